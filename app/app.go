@@ -1,0 +1,239 @@
+// Package app is the HTTP layer of the calendar: the Fiber application, its
+// routes, request parsing and validation, permissions and response shapes.
+//
+// Handlers return errors; one error handler (errorHandler) writes every error
+// body. Parameters are declared once per route (args.go) and drive
+// validation, the namespace index and the interface document.
+package app
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"log/slog"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+	_ "time/tzdata" // event time zones must resolve in a static binary
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/repository"
+)
+
+// Options are what New needs.
+type Options struct {
+	Config *config.Config
+	Store  repository.Store
+	Logger *slog.Logger
+	// Now returns the current time; nil means time.Now. Tests inject a clock.
+	Now func() time.Time
+}
+
+// Server holds the dependencies shared by all handlers.
+type Server struct {
+	cfg   *config.Config
+	store repository.Store
+	log   *slog.Logger
+	now   func() time.Time
+	// routes is every registered route, for the namespace index and docs.
+	routes []*route
+	// siteHost is SITE_URL without its scheme, for global_id.
+	siteHost string
+
+	adminOnce sync.Mutex
+	adminUser *repository.User
+
+	counts termCountCache
+}
+
+// request is one API call as the handlers see it.
+type request struct {
+	c    *fiber.Ctx
+	s    *Server
+	bag  *bag
+	lang string
+	// user is the authenticated caller, nil when anonymous.
+	user *repository.User
+	ctx  context.Context
+}
+
+// New builds the Fiber application.
+func New(opts Options) (*fiber.App, error) {
+	if opts.Config == nil || opts.Store == nil {
+		return nil, errors.New("app: Config and Store are required")
+	}
+	s := &Server{cfg: opts.Config, store: opts.Store, log: opts.Logger, now: opts.Now}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if u, err := url.Parse(s.cfg.SiteURL); err == nil {
+		s.siteHost = u.Host + strings.TrimSuffix(u.Path, "/")
+	}
+	f := fiber.New(fiber.Config{
+		ErrorHandler:          s.errorHandler,
+		DisableStartupMessage: true,
+		BodyLimit:             4 << 20,
+		ReadTimeout:           30 * time.Second,
+		WriteTimeout:          30 * time.Second,
+		IdleTimeout:           120 * time.Second,
+	})
+	f.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
+	f.Get("/readyz", s.ready)
+	f.Use(s.rewriteLanguagePrefix, s.methodOverride, s.commonHeaders)
+	s.registerRoutes(f)
+	f.Use(func(c *fiber.Ctx) error { return errNoRoute() })
+	return f, nil
+}
+
+// ready answers 200 while the store is reachable, else 503.
+func (s *Server) ready(c *fiber.Ctx) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
+	defer cancel()
+	if err := s.store.Ping(ctx); err != nil {
+		return errUnavailable("store")
+	}
+	return c.JSON(fiber.Map{"status": "ready"})
+}
+
+// rewriteLanguagePrefix maps /{lang}{REST_ROOT}/{namespace}/... onto the
+// unprefixed route and remembers the language (decisions.md, "Addresses").
+func (s *Server) rewriteLanguagePrefix(c *fiber.Ctx) error {
+	p := c.Path()
+	if len(p) > 3 && p[0] == '/' {
+		if i := strings.IndexByte(p[1:], '/'); i > 0 {
+			lang := p[1 : i+1]
+			rest := p[i+1:]
+			if s.cfg.IsLanguage(lang) && strings.HasPrefix(rest, s.cfg.APIRoot()) {
+				c.Locals(localPrefixLang, strings.Clone(lang))
+				c.Path(rest)
+			}
+		}
+	}
+	return c.Next()
+}
+
+// methodOverride honours ?_method= and X-HTTP-Method-Override on POST, as
+// the WordPress REST server does.
+func (s *Server) methodOverride(c *fiber.Ctx) error {
+	if c.Method() == fiber.MethodPost {
+		m := c.Get("X-HTTP-Method-Override")
+		if m == "" {
+			m = c.Query("_method")
+		}
+		switch strings.ToUpper(m) {
+		case fiber.MethodPut, fiber.MethodPatch, fiber.MethodDelete, fiber.MethodGet:
+			c.Method(strings.ToUpper(m))
+		}
+	}
+	return c.Next()
+}
+
+// commonHeaders adds the headers every API response carries.
+func (s *Server) commonHeaders(c *fiber.Ctx) error {
+	c.Set("X-Content-Type-Options", "nosniff")
+	c.Set("X-Robots-Tag", "noindex")
+	return c.Next()
+}
+
+const localPrefixLang = "prefix-lang"
+
+// handler adapts a request handler to Fiber: it parses the parameter bag,
+// resolves the language and the caller, and (for writes) refuses anonymous
+// callers before any validation (decisions.md, "Writes").
+func (s *Server) handler(rt *route) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		b, err := newBag(c)
+		if err != nil {
+			return err
+		}
+		r := &request{c: c, s: s, bag: b, ctx: c.UserContext()}
+		user, err := s.authenticate(r.ctx, c.Get(fiber.HeaderAuthorization))
+		if err != nil {
+			return err
+		}
+		r.user = user
+		if rt.write && r.user == nil {
+			return errForbidden(401)
+		}
+		if err := r.resolveLanguage(); err != nil {
+			return err
+		}
+		if err := r.validate(rt.args); err != nil {
+			return err
+		}
+		return rt.handle(r)
+	}
+}
+
+// resolveLanguage picks the response language: multilang_language wins over
+// the address prefix; an unknown language is 400.
+func (r *request) resolveLanguage() error {
+	r.lang = r.s.cfg.DefaultLanguage
+	if l, ok := r.c.Locals(localPrefixLang).(string); ok {
+		r.lang = l
+	}
+	if v, ok := r.bag.get("multilang_language"); ok {
+		l, _ := asString(v)
+		l = strings.ToLower(strings.TrimSpace(l))
+		if !r.s.cfg.IsLanguage(l) {
+			return invalidParam("multilang_language", "multilang_language is not one of "+strings.Join(r.s.cfg.Languages, ", ")+".")
+		}
+		r.lang = l
+	}
+	return nil
+}
+
+// authenticate resolves "Authorization: Bearer <token>" to a user. No header
+// is an anonymous caller; a token that matches nobody is 401.
+func (s *Server) authenticate(ctx context.Context, header string) (*repository.User, error) {
+	if header == "" {
+		return nil, nil
+	}
+	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		return nil, newError(401, "rest_invalid_authorization", "Use an Authorization header of the form 'Bearer <token>'.")
+	}
+	token = strings.TrimSpace(token)
+	if s.cfg.AdminToken != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.AdminToken)) == 1 {
+		return s.builtinAdmin(ctx)
+	}
+	u, err := s.store.UserByTokenHash(ctx, repository.HashToken(token))
+	if errors.Is(err, repository.ErrNotFound) {
+		return nil, newError(401, "rest_invalid_token", "The token is not valid.")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// builtinAdmin returns the user that ADMIN_TOKEN authenticates: the stored
+// user "admin", created with the admin role on first use.
+func (s *Server) builtinAdmin(ctx context.Context) (*repository.User, error) {
+	s.adminOnce.Lock()
+	defer s.adminOnce.Unlock()
+	if s.adminUser != nil {
+		return s.adminUser, nil
+	}
+	u, err := s.store.GetUserByLogin(ctx, "admin")
+	if errors.Is(err, repository.ErrNotFound) {
+		u = &repository.User{Login: "admin", Role: repository.RoleAdmin, Created: s.now().UTC()}
+		err = s.store.CreateUser(ctx, u)
+		if errors.Is(err, repository.ErrDuplicate) {
+			u, err = s.store.GetUserByLogin(ctx, "admin")
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	admin := *u
+	admin.Role = repository.RoleAdmin
+	s.adminUser = &admin
+	return s.adminUser, nil
+}

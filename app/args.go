@@ -1,0 +1,170 @@
+package app
+
+import (
+	"fmt"
+	"strings"
+)
+
+// argType is the JSON-schema type of a declared parameter.
+type argType string
+
+// The parameter types.
+const (
+	tString  argType = "string"
+	tInteger argType = "integer"
+	tBoolean argType = "boolean"
+	tNumber  argType = "number"
+	tArray   argType = "array"
+	tObject  argType = "object"
+	tAny     argType = ""
+)
+
+// arg declares one route parameter. The same declarations drive validation,
+// the namespace index and the interface document, so they cannot drift.
+type arg struct {
+	Name     string
+	Type     argType
+	Items    argType // element type of arrays
+	Required bool
+	Default  any
+	Enum     []string
+	Desc     string
+	// Check validates a present value after the type check; it returns ""
+	// when the value is valid, else the message for data.params.
+	Check func(r *request, v any) string
+	// Format is the JSON-schema format (date-time, uri, email...), for docs.
+	Format string
+}
+
+// validate runs the declared checks in WordPress's order (reference 2.4):
+// required parameters first, then each present parameter's type and
+// validator. Defaults are filled in for absent parameters.
+func (r *request) validate(args []arg) error { return r.validateBag(r.bag, args) }
+
+// validateBag validates any bag (inline venue or organizer data included).
+func (r *request) validateBag(b *bag, args []arg) error {
+	var errs paramErrors
+	for _, a := range args {
+		if a.Required && !b.has(a.Name) {
+			errs.missingParam(a.Name)
+		}
+	}
+	if err := errs.err(); err != nil {
+		return err
+	}
+	for _, a := range args {
+		v, ok := b.get(a.Name)
+		if !ok {
+			if a.Default != nil {
+				b.values[a.Name] = a.Default
+			}
+			continue
+		}
+		if msg := typeCheck(a, v); msg != "" {
+			errs.invalidParam(a.Name, msg)
+			continue
+		}
+		if len(a.Enum) > 0 {
+			s, _ := asString(v)
+			if !contains(a.Enum, s) {
+				errs.invalidParam(a.Name, fmt.Sprintf("%s is not one of %s.", a.Name, strings.Join(a.Enum, ", ")))
+				continue
+			}
+		}
+		if a.Check != nil {
+			if msg := a.Check(r, v); msg != "" {
+				errs.invalidParam(a.Name, msg)
+			}
+		}
+	}
+	return errs.err()
+}
+
+// typeCheck checks v against the declared type, as rest_validate_value_from_schema does.
+func typeCheck(a arg, v any) string {
+	switch a.Type {
+	case tInteger:
+		if _, ok := asInt(v); !ok {
+			return fmt.Sprintf("%s is not of type integer.", a.Name)
+		}
+	case tBoolean:
+		if _, ok := asBool(v); !ok {
+			return fmt.Sprintf("%s is not of type boolean.", a.Name)
+		}
+	case tNumber:
+		if _, ok := asFloat(v); !ok {
+			return fmt.Sprintf("%s is not of type number.", a.Name)
+		}
+	case tString:
+		if _, ok := asString(v); !ok {
+			return fmt.Sprintf("%s is not of type string.", a.Name)
+		}
+	}
+	return ""
+}
+
+// invalid is the generic message of a validator that said no.
+const invalid = "Invalid parameter."
+
+// Reusable validators.
+
+// nonEmptyString accepts a non-empty string.
+func nonEmptyString(_ *request, v any) string {
+	s, ok := v.(string)
+	if !ok {
+		if n, isNum := asString(v); isNum && n != "" {
+			return ""
+		}
+		return invalid
+	}
+	if strings.TrimSpace(s) == "" {
+		return invalid
+	}
+	return ""
+}
+
+// emptyOrString accepts any scalar, the empty string included.
+func emptyOrString(_ *request, v any) string {
+	if _, ok := asString(v); !ok {
+		return invalid
+	}
+	return ""
+}
+
+// positiveInt accepts a whole number greater than zero.
+func positiveInt(_ *request, v any) string {
+	n, ok := asInt(v)
+	if !ok || n <= 0 {
+		return invalid
+	}
+	return ""
+}
+
+// isTime accepts anything parseDate understands.
+func isTime(_ *request, v any) string {
+	if !isDate(v) {
+		return invalid
+	}
+	return ""
+}
+
+// isURLOrEmpty accepts an empty value or an absolute http(s) URL.
+func isURLOrEmpty(_ *request, v any) string {
+	s, ok := asString(v)
+	if !ok {
+		return invalid
+	}
+	if s == "" || validURL(s) {
+		return ""
+	}
+	return invalid
+}
+
+func contains[T comparable](list []T, v T) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

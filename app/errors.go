@@ -1,0 +1,156 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/calendar/eventcal/repository"
+)
+
+// APIError is every error the API answers with. It renders as the envelope
+// {"code","message","data":{"status",...}} of the WordPress REST server
+// (reference section 2.6). Handlers return it; only errorHandler writes it.
+type APIError struct {
+	Status  int
+	Code    string
+	Message string
+	// Data holds extra members of "data" besides "status" (params, details...).
+	Data map[string]any
+}
+
+// Error implements error.
+func (e *APIError) Error() string { return e.Code + ": " + e.Message }
+
+// newError builds an APIError.
+func newError(status int, code, message string) *APIError {
+	return &APIError{Status: status, Code: code, Message: message}
+}
+
+// with returns e with one more member in data.
+func (e *APIError) with(key string, v any) *APIError {
+	if e.Data == nil {
+		e.Data = map[string]any{}
+	}
+	e.Data[key] = v
+	return e
+}
+
+// Frequently used errors.
+var (
+	errNoRoute   = func() *APIError { return newError(404, "rest_no_route", "No route was found matching the URL and request method.") }
+	errForbidden = func(status int) *APIError {
+		return newError(status, "rest_forbidden", "Sorry, you are not allowed to do that.")
+	}
+	errInvalidJSON = func() *APIError { return newError(400, "rest_invalid_json", "Invalid JSON body passed.") }
+)
+
+// paramErrors collects validation failures of one request, then turns them
+// into the WordPress shapes: rest_missing_callback_param (data.params a list)
+// or rest_invalid_param (data.params a map name -> message, data.details).
+type paramErrors struct {
+	missing []string
+	invalid map[string]string
+	details map[string]any
+}
+
+// missingParam records a required parameter that was not sent.
+func (p *paramErrors) missingParam(name string) { p.missing = append(p.missing, name) }
+
+// invalidParam records an invalid parameter with a message.
+func (p *paramErrors) invalidParam(name, msg string) {
+	if p.invalid == nil {
+		p.invalid = map[string]string{}
+	}
+	if _, dup := p.invalid[name]; !dup {
+		p.invalid[name] = msg
+	}
+}
+
+// invalidParamCode records an invalid parameter with a detail code, as a
+// validator returning a WP_Error does.
+func (p *paramErrors) invalidParamCode(name, code, msg string) {
+	p.invalidParam(name, msg)
+	if p.details == nil {
+		p.details = map[string]any{}
+	}
+	p.details[name] = map[string]any{"code": code, "message": msg, "data": nil}
+}
+
+// err returns the APIError for the collected failures, or nil.
+func (p *paramErrors) err() error {
+	if len(p.missing) > 0 {
+		return newError(400, "rest_missing_callback_param",
+			"Missing parameter(s): "+strings.Join(p.missing, ", ")).with("params", p.missing)
+	}
+	if len(p.invalid) > 0 {
+		names := make([]string, 0, len(p.invalid))
+		for n := range p.invalid {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		details := p.details
+		if details == nil {
+			details = map[string]any{}
+		}
+		return newError(400, "rest_invalid_param",
+			"Invalid parameter(s): "+strings.Join(names, ", ")).
+			with("params", p.invalid).with("details", details)
+	}
+	return nil
+}
+
+// invalidParam returns a rest_invalid_param error for one parameter.
+func invalidParam(name, msg string) error {
+	var p paramErrors
+	p.invalidParam(name, msg)
+	return p.err()
+}
+
+// errUnavailable is answered when a dependency (store, search engine) fails.
+func errUnavailable(what string) *APIError {
+	return newError(503, what+"_unavailable", "The "+what+" is not available; try again later.")
+}
+
+// errorHandler writes every error body. Store failures become 503 so that
+// clients retry; Fiber's own errors keep their status.
+func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
+	var apiErr *APIError
+	var fe *fiber.Error
+	switch {
+	case errors.As(err, &apiErr):
+	case errors.As(err, &fe):
+		switch fe.Code {
+		case 404, 405:
+			apiErr = errNoRoute()
+		case 413:
+			apiErr = newError(413, "rest_request_too_large", "The request body is too large.")
+		default:
+			apiErr = newError(fe.Code, "rest_error", fe.Message)
+		}
+	case errors.Is(err, repository.ErrNotFound):
+		apiErr = newError(404, "rest_not_found", "Not found.")
+	default:
+		s.log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
+		apiErr = errUnavailable("store")
+	}
+	data := map[string]any{"status": apiErr.Status}
+	for k, v := range apiErr.Data {
+		data[k] = v
+	}
+	if apiErr.Status >= 500 {
+		s.log.Warn("error response", slog.Int("status", apiErr.Status), slog.String("code", apiErr.Code), slog.String("path", c.Path()))
+	}
+	c.Status(apiErr.Status)
+	return c.JSON(fiber.Map{"code": apiErr.Code, "message": apiErr.Message, "data": data})
+}
+
+// notFound returns the 404 of a missing resource, e.g. rest-event-not-found.
+func notFound(res string, id any) *APIError {
+	title := strings.ToUpper(res[:1]) + res[1:]
+	return newError(404, "rest-"+res+"-not-found", fmt.Sprintf("%s with ID %v does not exist.", title, id))
+}

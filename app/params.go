@@ -1,0 +1,326 @@
+package app
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// bag is the flat parameter bag of one request, as the WordPress REST server
+// builds it (reference 2.3): JSON body > form body > query string > path
+// parameters. Values are string, []any, map[string]any, json.Number, bool or
+// nil (JSON null). Every string is copied out of Fiber's request buffers.
+type bag struct {
+	values map[string]any
+	// fromBody records which keys came from the body (JSON or form).
+	fromBody map[string]bool
+	// pathOnly records keys whose value is the route's path parameter,
+	// not overridden by the query or the body.
+	pathOnly map[string]bool
+}
+
+// newBag parses the request into a bag.
+func newBag(c *fiber.Ctx) (*bag, error) {
+	b := &bag{values: map[string]any{}, fromBody: map[string]bool{}, pathOnly: map[string]bool{}}
+	for _, name := range c.Route().Params {
+		b.values[name] = strings.Clone(c.Params(name))
+		b.pathOnly[name] = true
+	}
+	mergeForm(b.values, string(c.Request().URI().QueryString()), nil, b.pathOnly)
+	method := c.Method()
+	if method == fiber.MethodGet || method == fiber.MethodHead {
+		return b, nil
+	}
+	body := c.Body()
+	ct := strings.ToLower(string(c.Request().Header.ContentType()))
+	switch {
+	case strings.HasPrefix(ct, "application/x-www-form-urlencoded"):
+		mergeForm(b.values, string(body), b.fromBody, b.pathOnly)
+	case strings.HasPrefix(ct, "multipart/form-data"):
+		form, err := c.MultipartForm()
+		if err != nil {
+			return nil, newError(400, "rest_invalid_body", "Malformed multipart body.")
+		}
+		vals := url.Values{}
+		for k, vs := range form.Value {
+			for _, v := range vs {
+				vals.Add(k, strings.Clone(v))
+			}
+		}
+		mergeForm(b.values, vals.Encode(), b.fromBody, b.pathOnly)
+	case strings.Contains(ct, "json") || (ct == "" && len(bytes.TrimSpace(body)) > 0 && bytes.TrimSpace(body)[0] == '{'):
+		trimmed := bytes.TrimSpace(body)
+		if len(trimmed) == 0 {
+			break
+		}
+		dec := json.NewDecoder(bytes.NewReader(trimmed))
+		dec.UseNumber()
+		var obj map[string]any
+		if err := dec.Decode(&obj); err != nil || dec.More() {
+			return nil, errInvalidJSON()
+		}
+		for k, v := range obj {
+			b.values[k] = v
+			b.fromBody[k] = true
+			delete(b.pathOnly, k)
+		}
+	}
+	return b, nil
+}
+
+// mergeForm parses a URL-encoded string with PHP's conventions: "a[]=x"
+// builds a list, "a[k]=x" a map, and a repeated plain key keeps the last
+// value.
+func mergeForm(dst map[string]any, raw string, fromBody, pathOnly map[string]bool) {
+	if raw == "" {
+		return
+	}
+	lists := map[string][]any{}
+	for _, pair := range strings.Split(raw, "&") {
+		if pair == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		key, err := url.QueryUnescape(k)
+		if err != nil {
+			continue
+		}
+		val, err := url.QueryUnescape(v)
+		if err != nil {
+			val = v
+		}
+		if fromBody != nil {
+			base, _, _ := strings.Cut(key, "[")
+			fromBody[base] = true
+		}
+		if pathOnly != nil {
+			base, _, _ := strings.Cut(key, "[")
+			delete(pathOnly, base)
+		}
+		if i := strings.IndexByte(key, '['); i > 0 && strings.HasSuffix(key, "]") {
+			base, sub := key[:i], key[i+1:len(key)-1]
+			if sub == "" {
+				lists[base] = append(lists[base], val)
+				dst[base] = lists[base]
+				continue
+			}
+			sub = strings.TrimSuffix(strings.ReplaceAll(sub, "][", "."), "]")
+			m, ok := dst[base].(map[string]any)
+			if !ok {
+				m = map[string]any{}
+				dst[base] = m
+			}
+			m[sub] = val
+			continue
+		}
+		dst[key] = val
+	}
+}
+
+// sent reports whether the client sent the parameter (the path parameter
+// of the route alone does not count).
+func (b *bag) sent(name string) bool { return b.has(name) && !b.pathOnly[name] }
+
+// has reports whether the parameter was sent (or defaulted).
+func (b *bag) has(name string) bool {
+	_, ok := b.values[name]
+	return ok
+}
+
+// get returns the raw value of a parameter.
+func (b *bag) get(name string) (any, bool) {
+	v, ok := b.values[name]
+	return v, ok
+}
+
+// str returns the parameter as a string ("" when absent or not a scalar).
+func (b *bag) str(name string) string {
+	s, _ := asString(b.values[name])
+	return s
+}
+
+// asString converts a scalar to a string; lists and maps are not strings.
+func asString(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case json.Number:
+		return x.String(), true
+	case bool:
+		if x {
+			return "1", true
+		}
+		return "", true
+	case nil:
+		return "", true
+	}
+	return "", false
+}
+
+// asBool applies WordPress's boolean coercion (reference 2.7): booleans, the
+// strings true/false/1/0 in any case and the numbers 0/1. Anything else,
+// the empty string included, is not a boolean.
+func asBool(v any) (bool, bool) {
+	switch x := v.(type) {
+	case bool:
+		return x, true
+	case json.Number:
+		switch x.String() {
+		case "0":
+			return false, true
+		case "1":
+			return true, true
+		}
+	case string:
+		switch strings.ToLower(strings.TrimSpace(x)) {
+		case "true", "1":
+			return true, true
+		case "false", "0":
+			return false, true
+		}
+	}
+	return false, false
+}
+
+// truthy applies TEC's looser truthiness (reference 6.4): 1, true, yes, y,
+// on, enable, enabled are true; everything else is false.
+func truthy(v any) bool {
+	switch x := v.(type) {
+	case bool:
+		return x
+	case json.Number:
+		f, err := x.Float64()
+		return err == nil && f != 0
+	case string:
+		switch strings.ToLower(strings.TrimSpace(x)) {
+		case "1", "true", "yes", "y", "on", "enable", "enabled":
+			return true
+		}
+	}
+	return false
+}
+
+// asInt converts a whole number (JSON number or numeric string) to int64.
+func asInt(v any) (int64, bool) {
+	var s string
+	switch x := v.(type) {
+	case json.Number:
+		s = x.String()
+	case string:
+		s = strings.TrimSpace(x)
+	case bool:
+		return 0, false
+	default:
+		return 0, false
+	}
+	if s == "" {
+		return 0, false
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n, true
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// asFloat converts a JSON number or numeric string to float64.
+func asFloat(v any) (float64, bool) {
+	var s string
+	switch x := v.(type) {
+	case json.Number:
+		s = x.String()
+	case string:
+		s = strings.TrimSpace(x)
+	default:
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, false
+	}
+	return f, true
+}
+
+// asList turns a CSV string or an array into a list of values: CSV items
+// are trimmed and empty ones dropped (reference 4.1, "Lists").
+func asList(v any) []any {
+	switch x := v.(type) {
+	case []any:
+		out := make([]any, 0, len(x))
+		for _, e := range x {
+			if s, ok := e.(string); ok {
+				s = strings.TrimSpace(s)
+				if s == "" {
+					continue
+				}
+				out = append(out, s)
+				continue
+			}
+			out = append(out, e)
+		}
+		return out
+	case string:
+		var out []any
+		for _, p := range strings.Split(x, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+		return out
+	case nil:
+		return nil
+	case map[string]any:
+		return []any{x}
+	default:
+		return []any{x}
+	}
+}
+
+// asIntList converts a list parameter of IDs; ok is false if an item is
+// not a positive whole number.
+func asIntList(v any) ([]int64, bool) {
+	items := asList(v)
+	out := make([]int64, 0, len(items))
+	for _, it := range items {
+		n, ok := asInt(it)
+		if !ok || n <= 0 {
+			return nil, false
+		}
+		out = append(out, n)
+	}
+	return out, true
+}
+
+// isEmptyValue reports whether v is an "empty" value in PHP's sense:
+// "", "0", 0, false, null, [] or {}.
+func isEmptyValue(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case string:
+		return x == "" || x == "0"
+	case json.Number:
+		f, err := x.Float64()
+		return err == nil && f == 0
+	case bool:
+		return !x
+	case []any:
+		for _, e := range x {
+			if !isEmptyValue(e) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		return len(x) == 0
+	}
+	return false
+}

@@ -1,0 +1,345 @@
+package app
+
+import (
+	"crypto/subtle"
+	"errors"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/calendar/eventcal/repository"
+)
+
+// postType describes one of the three post resources. Events, venues and
+// organizers share their read, write and delete logic; what differs is
+// declared here and in the kind-specific apply functions.
+type postType struct {
+	kind       repository.PostKind
+	res        string // "event", "venue", "organizer": error codes and messages
+	collection string // route segment
+	nameField  string // request/response field holding the title
+}
+
+// postTypes returns the event, venue and organizer descriptors.
+func (s *Server) postTypes() (ev, ve, or *postType) {
+	return &postType{kind: repository.KindEvent, res: "event", collection: "events", nameField: "title"},
+		&postType{kind: repository.KindVenue, res: "venue", collection: "venues", nameField: "venue"},
+		&postType{kind: repository.KindOrganizer, res: "organizer", collection: "organizers", nameField: "organizer"}
+}
+
+// lookup says how a route addresses its item.
+type lookup int
+
+const (
+	byID lookup = iota
+	bySlug
+)
+
+// loadPost finds the item a by-ID or by-slug route addresses. A missing
+// item is 404 (decisions.md); an ID of another kind is 400
+// rest-invalid-event-id for events (reference 5) and 404 otherwise.
+func (r *request) loadPost(pt *postType, how lookup) (*repository.Post, error) {
+	if how == byID {
+		id, _ := strconv.ParseInt(r.c.Params("id"), 10, 64)
+		p, err := r.s.store.GetPost(r.ctx, id)
+		if errors.Is(err, repository.ErrNotFound) {
+			return nil, notFound(pt.res, id)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if p.Kind != pt.kind {
+			if pt.kind == repository.KindEvent {
+				return nil, newError(400, "rest-invalid-event-id", "The specified ID is not a valid event.")
+			}
+			return nil, notFound(pt.res, id)
+		}
+		return p, nil
+	}
+	slug, err := url.PathUnescape(r.c.Params("slug"))
+	if err != nil {
+		slug = r.c.Params("slug")
+	}
+	p, err := r.s.store.GetPostBySlug(r.ctx, pt.kind, r.lang, slug)
+	if errors.Is(err, repository.ErrNotFound) && r.lang != r.s.cfg.DefaultLanguage {
+		p, err = r.s.store.GetPostBySlug(r.ctx, pt.kind, r.s.cfg.DefaultLanguage, slug)
+	}
+	if errors.Is(err, repository.ErrNotFound) {
+		title := strings.ToUpper(pt.res[:1]) + pt.res[1:]
+		return nil, newError(404, "rest-"+pt.res+"-not-found", title+" with slug "+slug+" does not exist.")
+	}
+	return p, err
+}
+
+// postReadArgs declares the parameters of a single read.
+func (s *Server) postReadArgs(pt *postType) []arg {
+	return []arg{
+		{Name: "password", Type: tString, Desc: "The password of a password-protected event."},
+		{Name: "context", Type: tString, Enum: []string{"view", "edit"}, Default: "view", Desc: "edit shows protected content to callers who may edit the item."},
+	}
+}
+
+// postDeleteArgs declares the parameters of a delete.
+func (s *Server) postDeleteArgs(pt *postType) []arg {
+	return []arg{
+		{Name: "password", Type: tString, Desc: "Accepted for compatibility; irrelevant for deletes."},
+		{Name: "force", Type: tBoolean, Default: false, Desc: "Delete permanently instead of moving to the trash (editors and admins)."},
+	}
+}
+
+// getPost serves GET by ID or slug with the visibility rules of reference
+// 5 and 7.2.
+func (s *Server) getPost(pt *postType, how lookup) func(r *request) error {
+	return func(r *request) error {
+		p, err := r.loadPost(pt, how)
+		if err != nil {
+			return err
+		}
+		if err := r.checkReadable(pt, p); err != nil {
+			return err
+		}
+		return r.sendPost(200, p, true)
+	}
+}
+
+// checkReadable applies the trash, status and password rules to a single read.
+func (r *request) checkReadable(pt *postType, p *repository.Post) error {
+	if p.Status == repository.StatusTrash && !canEditPost(r.user, p) {
+		return newError(403, pt.res+"-no-longer-available", "This "+pt.res+" is no longer available")
+	}
+	if !canReadPost(r.user, p) {
+		return newError(403, pt.res+"-not-accessible", "The requested "+pt.res+" is not accessible")
+	}
+	if p.Password != "" && !r.unlocks(p) {
+		return newError(403, pt.res+"-password-protected", "The requested "+pt.res+" is not accessible without a password")
+	}
+	return nil
+}
+
+// unlocks reports whether the request may see a protected post: the right
+// password, or context=edit from a caller who may edit it.
+func (r *request) unlocks(p *repository.Post) bool {
+	if p.Password == "" {
+		return true
+	}
+	if pw := r.bag.str("password"); pw != "" && subtle.ConstantTimeCompare([]byte(pw), []byte(p.Password)) == 1 {
+		return true
+	}
+	return r.bag.str("context") == "edit" && canEditPost(r.user, p)
+}
+
+// sendPost renders one post of any kind.
+func (r *request) sendPost(status int, p *repository.Post, single bool) error {
+	l, err := r.s.loadLinked(r.ctx, []*repository.Post{p})
+	if err != nil {
+		return err
+	}
+	v := view{lang: r.lang, single: single}
+	switch p.Kind {
+	case repository.KindEvent:
+		return sendJSON(r.c, status, r.s.renderEvent(p, l, v))
+	case repository.KindVenue:
+		return sendJSON(r.c, status, r.s.renderVenue(p, l, v))
+	default:
+		return sendJSON(r.c, status, r.s.renderOrganizer(p, l, v))
+	}
+}
+
+// createPost serves POST on a collection (201).
+func (s *Server) createPost(pt *postType) func(r *request) error {
+	return func(r *request) error {
+		if !canCreatePosts(r.user) {
+			return forbidden(r.user)
+		}
+		p, _, err := r.create(pt, r.bag)
+		if err != nil {
+			return err
+		}
+		return r.sendPost(201, p, false)
+	}
+}
+
+// create validates nothing (the caller did) and writes a new post from b,
+// reusing a duplicate venue or organizer (reference 7.3). It returns the
+// post and whether it was newly made.
+func (r *request) create(pt *postType, b *bag) (*repository.Post, bool, error) {
+	plan, err := r.prepareWrite(pt, b, nil)
+	if err != nil {
+		return nil, false, err
+	}
+	if pt.kind != repository.KindEvent {
+		if dup, err := r.findDuplicate(pt, b); err != nil {
+			return nil, false, err
+		} else if dup != nil {
+			if err := plan.commit(r); err != nil {
+				return nil, false, err
+			}
+			p, err := r.s.store.UpdatePost(r.ctx, dup.ID, func(p *repository.Post) error {
+				return plan.applyMeta(r, p)
+			})
+			r.s.counts.invalidate()
+			return p, false, err
+		}
+	}
+	if err := plan.commit(r); err != nil {
+		return nil, false, err
+	}
+	now := r.s.now().UTC().Truncate(time.Second)
+	p := &repository.Post{Kind: pt.kind, Author: r.user.ID, Date: now, Modified: now}
+	switch pt.kind {
+	case repository.KindEvent:
+		p.Event = &repository.EventFields{ShowMap: true, ShowMapLink: true,
+			Categories: []int64{}, Tags: []int64{}, Venues: []int64{}, Organizers: []int64{}}
+	case repository.KindVenue:
+		p.Venue = &repository.VenueFields{ShowMap: true, ShowMapLink: true}
+	case repository.KindOrganizer:
+		p.Organizer = &repository.OrganizerFields{}
+	}
+	if err := plan.apply(r, p); err != nil {
+		return nil, false, err
+	}
+	if err := r.s.store.CreatePost(r.ctx, p); err != nil {
+		return nil, false, err
+	}
+	r.s.counts.invalidate()
+	return p, true, nil
+}
+
+// findDuplicate returns a non-trashed venue or organizer with the same name
+// (case-insensitive) and, when a description is sent, the same description.
+func (r *request) findDuplicate(pt *postType, b *bag) (*repository.Post, error) {
+	name := strings.TrimSpace(b.str(pt.nameField))
+	if name == "" {
+		return nil, nil
+	}
+	cands, err := r.s.store.FindPosts(r.ctx, repository.PostQuery{Kind: pt.kind, Title: name, TitleLang: r.lang,
+		ExcludeStatuses: []string{repository.StatusTrash}, Limit: 50})
+	if err != nil {
+		return nil, err
+	}
+	desc, hasDesc := b.get("description")
+	for _, c := range cands {
+		if hasDesc {
+			d, _ := asString(desc)
+			if c.Content.Get(r.lang, r.s.cfg.DefaultLanguage) != d {
+				continue
+			}
+		}
+		return c, nil
+	}
+	return nil, nil
+}
+
+// updatePost serves POST/PUT/PATCH on one item: a partial update.
+func (s *Server) updatePost(pt *postType, how lookup) func(r *request) error {
+	return func(r *request) error {
+		cur, err := r.loadPost(pt, how)
+		if err != nil {
+			return err
+		}
+		if !canEditPost(r.user, cur) {
+			return forbidden(r.user)
+		}
+		plan, err := r.prepareWrite(pt, r.bag, cur)
+		if err != nil {
+			return err
+		}
+		if err := plan.commit(r); err != nil {
+			return err
+		}
+		p, err := s.store.UpdatePost(r.ctx, cur.ID, func(p *repository.Post) error {
+			return plan.apply(r, p)
+		})
+		if errors.Is(err, repository.ErrNotFound) {
+			return notFound(pt.res, cur.ID)
+		}
+		if err != nil {
+			return err
+		}
+		s.counts.invalidate()
+		return r.sendPost(200, p, false)
+	}
+}
+
+// deletePost serves DELETE: trash (200 with the trashed item), 410 when
+// already trashed, or a permanent delete with force (editors and admins).
+// Trashing or deleting a venue or organizer unlinks it from every event.
+func (s *Server) deletePost(pt *postType, how lookup) func(r *request) error {
+	return func(r *request) error {
+		cur, err := r.loadPost(pt, how)
+		if err != nil {
+			return err
+		}
+		if !canEditPost(r.user, cur) {
+			return forbidden(r.user)
+		}
+		force, _ := asBool(r.bag.values["force"])
+		if force {
+			if !canEditOthers(r.user) {
+				return forbidden(r.user)
+			}
+			if pt.kind != repository.KindEvent {
+				if _, err := s.store.UnlinkPost(r.ctx, cur.ID); err != nil {
+					return err
+				}
+			}
+			if err := s.store.DeletePost(r.ctx, cur.ID); err != nil && !errors.Is(err, repository.ErrNotFound) {
+				return err
+			}
+			s.counts.invalidate()
+			return r.sendPost(200, cur, false)
+		}
+		if cur.Status == repository.StatusTrash {
+			return newError(410, pt.res+"-is-in-trash", "The "+pt.res+" is already trashed")
+		}
+		now := s.now().UTC().Truncate(time.Second)
+		p, err := s.store.UpdatePost(r.ctx, cur.ID, func(p *repository.Post) error {
+			if p.Status == repository.StatusTrash {
+				return newError(410, pt.res+"-is-in-trash", "The "+pt.res+" is already trashed")
+			}
+			p.Status = repository.StatusTrash
+			p.Modified = now
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if pt.kind != repository.KindEvent {
+			if _, err := s.store.UnlinkPost(r.ctx, cur.ID); err != nil {
+				return err
+			}
+		}
+		s.counts.invalidate()
+		return r.sendPost(200, p, false)
+	}
+}
+
+// validURL reports whether s is an absolute http(s) URL with a host.
+func validURL(s string) bool {
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil || u.Host == "" || strings.ContainsAny(s, " \t\n") {
+		return false
+	}
+	return u.Scheme == "http" || u.Scheme == "https"
+}
+
+// imageExtensions are the file types accepted as image URLs; a URL without
+// an extension is accepted too (the service never fetches it).
+var imageExtensions = map[string]bool{"jpg": true, "jpeg": true, "png": true, "gif": true, "webp": true,
+	"avif": true, "svg": true, "bmp": true, "ico": true, "tif": true, "tiff": true, "heic": true}
+
+// imageURLExtension returns the lower-case extension of a URL's path and
+// whether it is acceptable for an image.
+func imageURLExtension(raw string) (string, bool) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", false
+	}
+	ext := strings.ToLower(strings.TrimPrefix(path.Ext(u.Path), "."))
+	if ext == "" {
+		return "", true
+	}
+	return ext, imageExtensions[ext]
+}

@@ -1,0 +1,735 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/calendar/eventcal/repository"
+)
+
+// sendJSON writes v with the status, without HTML escaping (text comes back
+// as stored, decisions.md "Reads").
+func sendJSON(c *fiber.Ctx, status int, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	c.Status(status)
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
+	return c.Send(bytes.TrimRight(buf.Bytes(), "\n"))
+}
+
+// view says how an item is rendered.
+type view struct {
+	lang string
+	// single adds json_ld (single-item reads); lists and writes leave it out.
+	single bool
+}
+
+// linked holds what rendering a set of posts needs besides the posts.
+type linked struct {
+	posts  map[int64]*repository.Post
+	terms  map[int64]*repository.Term
+	counts map[repository.Taxonomy]map[int64]int
+}
+
+// loadLinked fetches the venues, organizers, images and terms of posts.
+func (s *Server) loadLinked(ctx context.Context, posts []*repository.Post) (*linked, error) {
+	var postIDs, termIDs []int64
+	for _, p := range posts {
+		if p.ImageID != 0 {
+			postIDs = append(postIDs, p.ImageID)
+		}
+		if e := p.Event; e != nil {
+			postIDs = append(postIDs, e.Venues...)
+			postIDs = append(postIDs, e.Organizers...)
+			termIDs = append(termIDs, e.Categories...)
+			termIDs = append(termIDs, e.Tags...)
+		}
+	}
+	l := &linked{posts: map[int64]*repository.Post{}, terms: map[int64]*repository.Term{}, counts: map[repository.Taxonomy]map[int64]int{}}
+	if len(postIDs) > 0 {
+		m, err := s.store.GetPosts(ctx, postIDs)
+		if err != nil {
+			return nil, err
+		}
+		l.posts = m
+		// images of linked venues and organizers
+		var more []int64
+		for _, p := range m {
+			if p.ImageID != 0 && m[p.ImageID] == nil {
+				more = append(more, p.ImageID)
+			}
+		}
+		if len(more) > 0 {
+			imgs, err := s.store.GetPosts(ctx, more)
+			if err != nil {
+				return nil, err
+			}
+			for id, p := range imgs {
+				l.posts[id] = p
+			}
+		}
+	}
+	if len(termIDs) > 0 {
+		m, err := s.store.GetTerms(ctx, termIDs)
+		if err != nil {
+			return nil, err
+		}
+		l.terms = m
+		for _, tax := range []repository.Taxonomy{repository.TaxCategory, repository.TaxTag} {
+			c, err := s.counts.get(ctx, s.store, tax)
+			if err != nil {
+				return nil, err
+			}
+			l.counts[tax] = c
+		}
+	}
+	return l, nil
+}
+
+// termCountCache keeps TermCounts for a moment: embedding terms in every
+// event would otherwise count all published events on each read. Local
+// writes invalidate it; other replicas' writes show within countTTL.
+type termCountCache struct {
+	mu      sync.Mutex
+	at      map[repository.Taxonomy]time.Time
+	counts  map[repository.Taxonomy]map[int64]int
+	version int64
+}
+
+const countTTL = 2 * time.Second
+
+// get returns the counts of a taxonomy.
+func (c *termCountCache) get(ctx context.Context, st repository.Store, tax repository.Taxonomy) (map[int64]int, error) {
+	c.mu.Lock()
+	if m, ok := c.counts[tax]; ok && time.Since(c.at[tax]) < countTTL {
+		c.mu.Unlock()
+		return m, nil
+	}
+	v := c.version
+	c.mu.Unlock()
+	m, err := st.TermCounts(ctx, tax)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.version == v {
+		if c.counts == nil {
+			c.counts = map[repository.Taxonomy]map[int64]int{}
+			c.at = map[repository.Taxonomy]time.Time{}
+		}
+		c.counts[tax] = m
+		c.at[tax] = time.Now()
+	}
+	c.mu.Unlock()
+	return m, nil
+}
+
+// invalidate drops the cached counts after a write.
+func (c *termCountCache) invalidate() {
+	c.mu.Lock()
+	c.counts = nil
+	c.version++
+	c.mu.Unlock()
+}
+
+// apiBase is the absolute API root for links, with the language prefix
+// when the language is not the default one.
+func (s *Server) apiBase(lang string) string {
+	prefix := ""
+	if lang != "" && lang != s.cfg.DefaultLanguage {
+		prefix = "/" + lang
+	}
+	return s.cfg.SiteURL + prefix + s.cfg.APIRoot()
+}
+
+// siteBase is the site URL for permalinks, with the language prefix.
+func (s *Server) siteBase(lang string) string {
+	if lang != "" && lang != s.cfg.DefaultLanguage {
+		return s.cfg.SiteURL + "/" + lang
+	}
+	return s.cfg.SiteURL
+}
+
+// textLang returns the language a record's text is shown in: the requested
+// one when the record has a translation in it, else the default language.
+func (s *Server) textLang(primary repository.Text, lang string) string {
+	if primary.Has(lang) {
+		return lang
+	}
+	return s.cfg.DefaultLanguage
+}
+
+// translations lists the languages a record has text in, in LANGUAGES order.
+func (s *Server) translations(texts ...repository.Text) []string {
+	out := []string{}
+	for _, l := range s.cfg.Languages {
+		for _, t := range texts {
+			if t.Has(l) {
+				out = append(out, l)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// localDate formats t in loc as "Y-m-d H:i:s" ("" for the zero time).
+func localDate(t time.Time, loc *time.Location) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.In(loc).Format(wpLayout)
+}
+
+// dateDetails is {year, month, day, hour, minutes, seconds} as zero-padded strings.
+func dateDetails(local string) *obj {
+	t, err := time.Parse(wpLayout, local)
+	o := newObj()
+	if err != nil {
+		return o
+	}
+	return o.set("year", t.Format("2006")).set("month", t.Format("01")).set("day", t.Format("02")).
+		set("hour", t.Format("15")).set("minutes", t.Format("04")).set("seconds", t.Format("05"))
+}
+
+// eventZone returns an event's time zone (the site zone when unset).
+func (s *Server) eventZone(e *repository.EventFields) (*time.Location, string) {
+	if e.Timezone != "" {
+		if loc, ok := loadZone(e.Timezone); ok {
+			return loc, e.Timezone
+		}
+	}
+	return s.cfg.Location, s.cfg.TimezoneName
+}
+
+// globalID is "<site host><path>?id=<id>".
+func (s *Server) globalID(id int64) string {
+	return s.siteHost + "?id=" + strconv.FormatInt(id, 10)
+}
+
+// permalink is the public URL of a post.
+func (s *Server) permalink(p *repository.Post, lang string) string {
+	sl := p.Slug.Get(lang, s.cfg.DefaultLanguage)
+	return s.siteBase(lang) + "/" + string(p.Kind) + "/" + sl + "/"
+}
+
+// renderEvent builds the Event object (reference 9.1 plus decisions.md).
+func (s *Server) renderEvent(p *repository.Post, l *linked, v view) *obj {
+	e := p.Event
+	if e == nil {
+		e = &repository.EventFields{}
+	}
+	def := s.cfg.DefaultLanguage
+	loc, tzName := s.eventZone(e)
+	o := newObj()
+	o.set("id", p.ID)
+	o.set("global_id", s.globalID(p.ID))
+	o.set("global_id_lineage", []string{s.globalID(p.ID)})
+	o.set("author", strconv.FormatInt(p.Author, 10))
+	o.set("status", p.Status)
+	o.set("date", localDate(p.Date, s.cfg.Location))
+	o.set("date_utc", localDate(p.Date, time.UTC))
+	o.set("modified", localDate(p.Modified, s.cfg.Location))
+	o.set("modified_utc", localDate(p.Modified, time.UTC))
+	o.set("url", s.permalink(p, v.lang))
+	o.set("rest_url", s.apiBase(v.lang)+"/events/"+strconv.FormatInt(p.ID, 10))
+	o.set("title", p.Title.Get(v.lang, def))
+	o.set("description", p.Content.Get(v.lang, def))
+	o.set("excerpt", p.Excerpt.Get(v.lang, def))
+	o.set("slug", p.Slug.Get(v.lang, def))
+	o.set("image", s.renderImage(l.posts[p.ImageID]))
+	o.set("all_day", e.AllDay)
+	o.set("start_date", e.StartLocal)
+	o.set("start_date_details", dateDetails(e.StartLocal))
+	o.set("end_date", e.EndLocal)
+	o.set("end_date_details", dateDetails(e.EndLocal))
+	us, ue := localDate(e.StartUTC, time.UTC), localDate(e.EndUTC, time.UTC)
+	o.set("utc_start_date", us)
+	o.set("utc_start_date_details", dateDetails(us))
+	o.set("utc_end_date", ue)
+	o.set("utc_end_date_details", dateDetails(ue))
+	o.set("timezone", tzName)
+	o.set("timezone_abbr", zoneAbbr(tzName, loc, e.StartUTC))
+	cost, details := formatCost(e.Cost)
+	o.set("cost", cost)
+	o.set("cost_details", details)
+	website := s.permalink(p, v.lang)
+	if e.Website != nil {
+		website = *e.Website
+	}
+	o.set("website", website)
+	o.set("show_map", e.ShowMap)
+	o.set("show_map_link", e.ShowMapLink)
+	o.set("hide_from_listings", e.HideFromListings)
+	o.set("sticky", e.Sticky)
+	o.set("featured", e.Featured)
+	o.set("categories", s.renderEmbeddedTerms(e.Categories, l, v.lang))
+	o.set("tags", s.renderEmbeddedTerms(e.Tags, l, v.lang))
+	var venues []any
+	for _, id := range e.Venues {
+		if vp := l.posts[id]; vp != nil && vp.Kind == repository.KindVenue {
+			venues = append(venues, s.renderVenue(vp, l, v))
+		}
+	}
+	switch len(venues) {
+	case 0:
+		o.set("venue", []any{})
+	case 1:
+		o.set("venue", venues[0])
+	default:
+		o.set("venue", venues)
+	}
+	orgs := []any{}
+	for _, id := range e.Organizers {
+		if op := l.posts[id]; op != nil && op.Kind == repository.KindOrganizer {
+			orgs = append(orgs, s.renderOrganizer(op, l, v))
+		}
+	}
+	o.set("organizer", orgs)
+	o.set("custom_fields", []any{})
+	o.set("ticketed", e.Ticketed)
+	o.set("language", s.textLang(p.Title, v.lang))
+	o.set("translations", s.translations(p.Title, p.Content, p.Excerpt))
+	if v.single {
+		o.set("json_ld", s.eventJSONLD(o, venues, orgs))
+	}
+	return o
+}
+
+// zoneAbbr is the abbreviation of the zone at t (the name itself for UTC±N).
+func zoneAbbr(name string, loc *time.Location, t time.Time) string {
+	if strings.HasPrefix(name, "UTC") {
+		return name
+	}
+	if t.IsZero() {
+		t = time.Now()
+	}
+	abbr, _ := t.In(loc).Zone()
+	return abbr
+}
+
+// renderImage is the Image object (reference 9.5), or false.
+func (s *Server) renderImage(img *repository.Post) any {
+	if img == nil || img.Image == nil {
+		return false
+	}
+	o := newObj().set("url", img.Image.URL).set("id", img.ID)
+	if img.Image.Extension != "" {
+		o.set("extension", img.Image.Extension)
+	}
+	return o
+}
+
+// renderVenue builds the Venue object (reference 9.2): empty values are
+// dropped before show_map, show_map_link and the global IDs are added.
+func (s *Server) renderVenue(p *repository.Post, l *linked, v view) *obj {
+	vf := p.Venue
+	if vf == nil {
+		vf = &repository.VenueFields{}
+	}
+	def := s.cfg.DefaultLanguage
+	o := newObj()
+	o.set("id", p.ID)
+	o.set("author", strconv.FormatInt(p.Author, 10))
+	o.set("status", p.Status)
+	o.set("date", localDate(p.Date, s.cfg.Location))
+	o.set("date_utc", localDate(p.Date, time.UTC))
+	o.set("modified", localDate(p.Modified, s.cfg.Location))
+	o.set("modified_utc", localDate(p.Modified, time.UTC))
+	o.set("url", s.permalink(p, v.lang))
+	o.set("venue", p.Title.Get(v.lang, def))
+	o.set("description", p.Content.Get(v.lang, def))
+	o.set("excerpt", p.Excerpt.Get(v.lang, def))
+	o.set("slug", p.Slug.Get(v.lang, def))
+	o.set("image", s.renderImage(l.posts[p.ImageID]))
+	o.set("address", vf.Address)
+	o.set("city", vf.City)
+	o.set("country", vf.Country)
+	o.set("province", vf.Province)
+	o.set("state", vf.State)
+	o.set("zip", vf.Zip)
+	o.set("phone", vf.Phone)
+	o.set("website", vf.Website)
+	o.set("stateprovince", vf.StateProvince)
+	if vf.GeoLat != nil && vf.GeoLng != nil {
+		o.set("geo_lat", *vf.GeoLat)
+		o.set("geo_lng", *vf.GeoLng)
+	}
+	if v.single {
+		o.set("json_ld", s.placeJSONLD(o))
+	}
+	dropEmpty(o)
+	o.set("show_map", vf.ShowMap)
+	o.set("show_map_link", vf.ShowMapLink)
+	o.set("global_id", s.globalID(p.ID))
+	o.set("global_id_lineage", []string{s.globalID(p.ID)})
+	o.set("language", s.textLang(p.Title, v.lang))
+	o.set("translations", s.translations(p.Title, p.Content, p.Excerpt))
+	return o
+}
+
+// renderOrganizer builds the Organizer object (reference 9.3).
+func (s *Server) renderOrganizer(p *repository.Post, l *linked, v view) *obj {
+	of := p.Organizer
+	if of == nil {
+		of = &repository.OrganizerFields{}
+	}
+	def := s.cfg.DefaultLanguage
+	o := newObj()
+	o.set("id", p.ID)
+	o.set("author", strconv.FormatInt(p.Author, 10))
+	o.set("status", p.Status)
+	o.set("date", localDate(p.Date, s.cfg.Location))
+	o.set("date_utc", localDate(p.Date, time.UTC))
+	o.set("modified", localDate(p.Modified, s.cfg.Location))
+	o.set("modified_utc", localDate(p.Modified, time.UTC))
+	o.set("url", s.permalink(p, v.lang))
+	o.set("organizer", p.Title.Get(v.lang, def))
+	o.set("description", p.Content.Get(v.lang, def))
+	o.set("excerpt", p.Excerpt.Get(v.lang, def))
+	o.set("slug", p.Slug.Get(v.lang, def))
+	o.set("image", s.renderImage(l.posts[p.ImageID]))
+	o.set("phone", of.Phone)
+	o.set("website", of.Website)
+	o.set("email", of.Email)
+	if v.single {
+		o.set("json_ld", s.personJSONLD(o))
+	}
+	o.set("global_id", s.globalID(p.ID))
+	o.set("global_id_lineage", []string{s.globalID(p.ID)})
+	dropEmpty(o)
+	o.set("language", s.textLang(p.Title, v.lang))
+	o.set("translations", s.translations(p.Title, p.Content, p.Excerpt))
+	return o
+}
+
+// dropEmpty removes empty and falsy values, as the original does for venues
+// and organizers.
+func dropEmpty(o *obj) {
+	for _, k := range append([]string(nil), o.keys...) {
+		switch x := o.vals[k].(type) {
+		case string:
+			if x == "" || x == "0" {
+				o.del(k)
+			}
+		case bool:
+			if !x {
+				o.del(k)
+			}
+		case nil:
+			o.del(k)
+		}
+	}
+}
+
+// taxonomyName is the WordPress taxonomy name clients of the original expect.
+func taxonomyName(tax repository.Taxonomy) string {
+	if tax == repository.TaxCategory {
+		return "tribe_events_cat"
+	}
+	return "post_tag"
+}
+
+// termCollection is the route segment of a taxonomy.
+func termCollection(tax repository.Taxonomy) string {
+	if tax == repository.TaxCategory {
+		return "categories"
+	}
+	return "tags"
+}
+
+// termURLs is {self, collection, up?}.
+func (s *Server) termURLs(t *repository.Term, lang string) *obj {
+	base := s.apiBase(lang) + "/" + termCollection(t.Taxonomy)
+	o := newObj().set("self", base+"/"+strconv.FormatInt(t.ID, 10)).set("collection", base)
+	if t.Parent != 0 {
+		o.set("up", base+"/"+strconv.FormatInt(t.Parent, 10))
+	}
+	return o
+}
+
+// renderEmbeddedTerms renders the terms of an event (reference 9.4, first shape).
+func (s *Server) renderEmbeddedTerms(ids []int64, l *linked, lang string) []any {
+	out := []any{}
+	def := s.cfg.DefaultLanguage
+	for _, id := range ids {
+		t := l.terms[id]
+		if t == nil {
+			continue
+		}
+		o := newObj()
+		o.set("name", t.Name.Get(lang, def))
+		o.set("slug", t.Slug.Get(lang, def))
+		o.set("term_group", 0)
+		o.set("term_taxonomy_id", t.ID)
+		o.set("taxonomy", taxonomyName(t.Taxonomy))
+		o.set("description", t.Description.Get(lang, def))
+		o.set("parent", t.Parent)
+		o.set("count", l.counts[t.Taxonomy][t.ID])
+		o.set("filter", "raw")
+		o.set("id", t.ID)
+		o.set("urls", s.termURLs(t, lang))
+		o.set("language", s.textLang(t.Name, lang))
+		o.set("translations", s.translations(t.Name, t.Description))
+		out = append(out, o)
+	}
+	return out
+}
+
+// renderTerm renders a term as /categories and /tags do (reference 9.4,
+// second shape).
+func (s *Server) renderTerm(t *repository.Term, count int, lang string) *obj {
+	def := s.cfg.DefaultLanguage
+	o := newObj()
+	o.set("id", t.ID)
+	o.set("count", count)
+	o.set("description", t.Description.Get(lang, def))
+	o.set("name", t.Name.Get(lang, def))
+	o.set("slug", t.Slug.Get(lang, def))
+	o.set("taxonomy", taxonomyName(t.Taxonomy))
+	if t.Taxonomy == repository.TaxCategory {
+		o.set("parent", t.Parent)
+	}
+	o.set("meta", []any{})
+	seg := "tag"
+	if t.Taxonomy == repository.TaxCategory {
+		seg = "events/category"
+	}
+	o.set("url", s.siteBase(lang)+"/"+seg+"/"+t.Slug.Get(lang, def)+"/")
+	o.set("urls", s.termURLs(t, lang))
+	o.set("language", s.textLang(t.Name, lang))
+	o.set("translations", s.translations(t.Name, t.Description))
+	return o
+}
+
+// formatCost formats a cost as the original does (reference 6.5): one value
+// as written; several as "lowest – highest" with 0 shown as "Free".
+// cost_details has the currency symbol and position found in the text and
+// the numeric values ascending (as strings, as the original returns them).
+func formatCost(raw []string) (string, *obj) {
+	details := newObj().set("currency_symbol", "").set("currency_code", "").set("currency_position", "").set("values", []string{})
+	if len(raw) == 0 {
+		return "", details
+	}
+	type val struct {
+		n    float64
+		text string
+	}
+	var vals []val
+	symbol, position := "", ""
+	for _, c := range raw {
+		for _, m := range costNumber(c) {
+			vals = append(vals, val{m.n, c})
+		}
+		if symbol == "" {
+			symbol, position = currencyOf(c)
+		}
+	}
+	sort.SliceStable(vals, func(i, j int) bool { return vals[i].n < vals[j].n })
+	strs := make([]string, 0, len(vals))
+	seen := map[string]bool{}
+	for _, v := range vals {
+		s := strconv.FormatFloat(v.n, 'f', -1, 64)
+		if !seen[s] {
+			seen[s] = true
+			strs = append(strs, s)
+		}
+	}
+	details.set("currency_symbol", symbol).set("currency_position", position).set("values", strs)
+	if len(raw) == 1 {
+		return strings.TrimSpace(raw[0]), details
+	}
+	if len(vals) == 0 {
+		return strings.Join(raw, ", "), details
+	}
+	show := func(v val) string {
+		if v.n == 0 {
+			return "Free"
+		}
+		return strings.TrimSpace(v.text)
+	}
+	lo, hi := vals[0], vals[len(vals)-1]
+	if lo.n == hi.n {
+		return show(lo), details
+	}
+	return show(lo) + " – " + show(hi), details
+}
+
+type costNum struct{ n float64 }
+
+// costNumber finds the numbers in a cost text; a decimal comma (5,50) is
+// read as a decimal point.
+func costNumber(s string) []costNum {
+	var out []costNum
+	var cur strings.Builder
+	flush := func() {
+		t := strings.Trim(cur.String(), ".,")
+		cur.Reset()
+		if t == "" {
+			return
+		}
+		// "1,000.50" -> thousands comma; "5,50" -> decimal comma.
+		if strings.Contains(t, ",") && strings.Contains(t, ".") {
+			t = strings.ReplaceAll(t, ",", "")
+		} else if i := strings.LastIndex(t, ","); i >= 0 {
+			if strings.Count(t, ",") > 1 || len(t)-i-1 == 3 {
+				t = strings.ReplaceAll(t, ",", "")
+			} else {
+				t = strings.ReplaceAll(t, ",", ".")
+			}
+		}
+		if f, err := strconv.ParseFloat(t, 64); err == nil && !math.IsInf(f, 0) {
+			out = append(out, costNum{f})
+		}
+	}
+	for _, r := range s {
+		if (r >= '0' && r <= '9') || r == '.' || r == ',' {
+			cur.WriteRune(r)
+			continue
+		}
+		flush()
+	}
+	flush()
+	if len(out) == 0 && strings.EqualFold(strings.TrimSpace(s), "free") {
+		out = append(out, costNum{0})
+	}
+	return out
+}
+
+// currencyOf finds a currency symbol next to the first number of s.
+func currencyOf(s string) (string, string) {
+	s = strings.TrimSpace(s)
+	i := strings.IndexAny(s, "0123456789")
+	if i < 0 {
+		return "", ""
+	}
+	if pre := strings.TrimSpace(s[:i]); pre != "" && !strings.EqualFold(pre, "free") {
+		return pre, "prefix"
+	}
+	j := strings.LastIndexAny(s, "0123456789")
+	if post := strings.TrimSpace(s[j+1:]); post != "" {
+		return post, "postfix"
+	}
+	return "", ""
+}
+
+// eventJSONLD is the schema.org Event of a rendered event.
+func (s *Server) eventJSONLD(o *obj, venues, orgs []any) *obj {
+	ld := newObj().set("@context", "http://schema.org").set("@type", "Event")
+	name, _ := o.get("title")
+	desc, _ := o.get("description")
+	ld.set("name", name).set("description", desc)
+	if img, ok := o.get("image"); ok {
+		if io, ok := img.(*obj); ok {
+			u, _ := io.get("url")
+			ld.set("image", u)
+		}
+	}
+	u, _ := o.get("url")
+	ld.set("url", u)
+	ld.set("startDate", isoDate(o, "utc_start_date"))
+	ld.set("endDate", isoDate(o, "utc_end_date"))
+	if st, _ := o.get("status"); st == repository.StatusPublish {
+		ld.set("eventStatus", "https://schema.org/EventScheduled")
+	}
+	if len(venues) > 0 {
+		if vo, ok := venues[0].(*obj); ok {
+			ld.set("location", s.placeJSONLD(vo))
+		}
+	}
+	if len(orgs) > 0 {
+		var people []any
+		for _, x := range orgs {
+			if oo, ok := x.(*obj); ok {
+				people = append(people, s.personJSONLD(oo))
+			}
+		}
+		ld.set("organizer", people)
+	}
+	if details, ok := o.get("cost_details"); ok {
+		if d, ok := details.(*obj); ok {
+			if vals, _ := d.get("values"); len(vals.([]string)) > 0 {
+				offer := newObj().set("@type", "Offer").set("price", vals.([]string)[0])
+				if sym, _ := d.get("currency_symbol"); sym != "" {
+					offer.set("priceCurrency", sym)
+				}
+				offer.set("url", u)
+				ld.set("offers", offer)
+			}
+		}
+	}
+	return ld
+}
+
+// isoDate turns a rendered UTC date into ISO 8601.
+func isoDate(o *obj, key string) string {
+	v, _ := o.get(key)
+	t, err := time.Parse(wpLayout, fmt.Sprint(v))
+	if err != nil {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// placeJSONLD is the schema.org Place of a rendered venue.
+func (s *Server) placeJSONLD(o *obj) *obj {
+	ld := newObj().set("@context", "http://schema.org").set("@type", "Place")
+	str := func(k string) string {
+		v, _ := o.get(k)
+		x, _ := v.(string)
+		return x
+	}
+	ld.set("name", str("venue")).set("description", str("description")).set("url", str("url"))
+	addr := newObj().set("@type", "PostalAddress")
+	if v := str("address"); v != "" {
+		addr.set("streetAddress", v)
+	}
+	if v := str("city"); v != "" {
+		addr.set("addressLocality", v)
+	}
+	if v := str("stateprovince"); v != "" {
+		addr.set("addressRegion", v)
+	}
+	if v := str("zip"); v != "" {
+		addr.set("postalCode", v)
+	}
+	if v := str("country"); v != "" {
+		addr.set("addressCountry", v)
+	}
+	ld.set("address", addr)
+	if v := str("phone"); v != "" {
+		ld.set("telephone", v)
+	}
+	if lat, ok := o.get("geo_lat"); ok {
+		lng, _ := o.get("geo_lng")
+		ld.set("geo", newObj().set("@type", "GeoCoordinates").set("latitude", lat).set("longitude", lng))
+	}
+	return ld
+}
+
+// personJSONLD is the schema.org Person of a rendered organizer.
+func (s *Server) personJSONLD(o *obj) *obj {
+	ld := newObj().set("@context", "http://schema.org").set("@type", "Person")
+	for _, kv := range [][2]string{{"organizer", "name"}, {"description", "description"}, {"url", "url"}, {"phone", "telephone"}, {"email", "email"}, {"website", "sameAs"}} {
+		if v, ok := o.get(kv[0]); ok {
+			if sv, _ := v.(string); sv != "" {
+				ld.set(kv[1], sv)
+			}
+		}
+	}
+	return ld
+}

@@ -1,0 +1,444 @@
+package app
+
+import (
+	"errors"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/calendar/eventcal/repository"
+)
+
+// termType describes categories or tags.
+type termType struct {
+	tax        repository.Taxonomy
+	res        string // "category", "tag"
+	collection string // "categories", "tags"
+}
+
+// termTypes returns the category and tag descriptors.
+func (s *Server) termTypes() (cat, tag *termType) {
+	return &termType{tax: repository.TaxCategory, res: "category", collection: "categories"},
+		&termType{tax: repository.TaxTag, res: "tag", collection: "tags"}
+}
+
+// termReadArgs declares the parameters of a single term read or delete.
+func (s *Server) termReadArgs() []arg { return nil }
+
+// termListArgs declares the list parameters of interface 4.7.
+func (s *Server) termListArgs(tt *termType) []arg {
+	args := []arg{
+		{Name: "page", Type: tInteger, Default: "1", Check: positiveInt, Desc: "Page to return."},
+		{Name: "per_page", Type: tInteger, Default: "8", Check: positiveInt, Desc: "Terms per page (at most 50)."},
+		{Name: "search", Type: tString, Check: nonEmptyString, Desc: "Terms whose name or slug contains the string."},
+		{Name: "exclude", Type: tArray, Items: tInteger, Check: s.existingTerms(tt), Desc: "Term IDs to leave out."},
+		{Name: "include", Type: tArray, Items: tInteger, Check: s.existingTerms(tt), Desc: "Only these term IDs."},
+		{Name: "order", Type: tString, Check: nonEmptyString, Desc: "asc or desc (anything else means desc); default asc."},
+		{Name: "orderby", Type: tString, Check: nonEmptyString, Desc: "name (default), id, slug, count, parent, description, include, term_group, none."},
+		{Name: "hide_empty", Type: tBoolean, Default: "1", Desc: "Hide terms that no published event uses."},
+		{Name: "post", Type: tInteger, Check: s.existingEvent, Desc: "Terms of this event."},
+		{Name: "event", Type: tInteger, Check: s.existingEvent, Desc: "Alias of post; wins when both are sent."},
+		{Name: "slug", Type: tString, Check: nonEmptyString, Desc: "Terms with exactly this slug."},
+	}
+	if tt.tax == repository.TaxCategory {
+		args = append(args, arg{Name: "parent", Type: tInteger, Check: s.existingTerms(tt), Desc: "Children of this category."})
+	}
+	return args
+}
+
+// existingTerms checks that every ID in a list is a term of the taxonomy.
+func (s *Server) existingTerms(tt *termType) func(r *request, v any) string {
+	return func(r *request, v any) string {
+		ids, ok := asIntList(v)
+		if !ok || len(ids) == 0 {
+			return invalid
+		}
+		found, err := s.store.GetTerms(r.ctx, ids)
+		if err != nil {
+			return "The store is not available."
+		}
+		for _, id := range ids {
+			if t := found[id]; t == nil || t.Taxonomy != tt.tax {
+				return invalid
+			}
+		}
+		return ""
+	}
+}
+
+// existingEvent checks that the value is the ID of an event (any status).
+func (s *Server) existingEvent(r *request, v any) string {
+	id, ok := asInt(v)
+	if !ok || id <= 0 {
+		return invalid
+	}
+	p, err := s.store.GetPost(r.ctx, id)
+	if err != nil || p.Kind != repository.KindEvent {
+		return invalid
+	}
+	return ""
+}
+
+// termWriteArgs declares the create/update parameters of a term.
+func (s *Server) termWriteArgs(tt *termType, create bool) []arg {
+	args := []arg{
+		{Name: "name", Type: tString, Required: create, Check: nonEmptyString, Desc: "Name, in the request language."},
+		{Name: "description", Type: tString, Check: nonEmptyString, Desc: "Description, in the request language."},
+		{Name: "slug", Type: tString, Check: nonEmptyString, Desc: "Slug in the request language; generated from the name when absent."},
+	}
+	if tt.tax == repository.TaxCategory {
+		args = append(args, arg{Name: "parent", Type: tInteger, Check: func(r *request, v any) string {
+			if n, _ := asInt(v); n == 0 {
+				return ""
+			}
+			return s.existingTerms(tt)(r, v)
+		}, Desc: "Parent category ID (0 for none)."})
+	}
+	return args
+}
+
+// loadTerm finds the term a route addresses; another taxonomy's ID is 404.
+func (r *request) loadTerm(tt *termType) (*repository.Term, error) {
+	id, _ := strconv.ParseInt(r.c.Params("id"), 10, 64)
+	t, err := r.s.store.GetTerm(r.ctx, id)
+	if errors.Is(err, repository.ErrNotFound) || (err == nil && t.Taxonomy != tt.tax) {
+		return nil, notFound(tt.res, id)
+	}
+	return t, err
+}
+
+// termCount returns the number of published events using a term.
+func (r *request) termCount(t *repository.Term) (int, error) {
+	c, err := r.s.counts.get(r.ctx, r.s.store, t.Taxonomy)
+	if err != nil {
+		return 0, err
+	}
+	return c[t.ID], nil
+}
+
+// getTerm serves GET /categories/{id} and /tags/{id}.
+func (s *Server) getTerm(tt *termType) func(r *request) error {
+	return func(r *request) error {
+		t, err := r.loadTerm(tt)
+		if err != nil {
+			return err
+		}
+		n, err := r.termCount(t)
+		if err != nil {
+			return err
+		}
+		return sendJSON(r.c, 200, s.renderTerm(t, n, r.lang))
+	}
+}
+
+// createTerm serves POST on /categories and /tags (201 with Location).
+func (s *Server) createTerm(tt *termType) func(r *request) error {
+	return func(r *request) error {
+		if !canManageTerms(r.user, tt.tax) {
+			return forbidden(r.user)
+		}
+		name := strings.TrimSpace(r.bag.str("name"))
+		parent, _ := asInt(r.bag.values["parent"])
+		dups, err := s.store.FindTerms(r.ctx, repository.TermQuery{Taxonomy: tt.tax, Name: name, NameLang: r.lang, Parent: parent, HasParent: true})
+		if err != nil {
+			return err
+		}
+		if len(dups) > 0 {
+			return newError(400, "term_exists", "A term with the name provided already exists with this parent.").with("term_id", dups[0].ID)
+		}
+		t := &repository.Term{Taxonomy: tt.tax}
+		applyTerm(r, t)
+		if err := s.store.CreateTerm(r.ctx, t); err != nil {
+			return err
+		}
+		s.counts.invalidate()
+		r.c.Set("Location", s.apiBase(r.lang)+"/"+tt.collection+"/"+strconv.FormatInt(t.ID, 10))
+		return sendJSON(r.c, 201, s.renderTerm(t, 0, r.lang))
+	}
+}
+
+// applyTerm writes the sent fields onto a term in the request language.
+func applyTerm(r *request, t *repository.Term) {
+	if v, ok := r.bag.get("name"); ok {
+		s, _ := asString(v)
+		t.Name.Set(r.lang, strings.TrimSpace(s))
+	}
+	if v, ok := r.bag.get("description"); ok {
+		s, _ := asString(v)
+		t.Description.Set(r.lang, s)
+	}
+	if v, ok := r.bag.get("slug"); ok {
+		s, _ := asString(v)
+		if sl := repository.NormalizeSlug(s); sl != "" {
+			t.Slug.Set(r.lang, sl)
+		}
+	}
+	if t.Slug[r.lang] == "" && t.Name.Has(r.lang) {
+		t.Slug.Set(r.lang, repository.Slugify(t.Name[r.lang]))
+	}
+	if len(t.Slug) == 0 {
+		t.Slug.Set(r.lang, "term")
+	}
+	if v, ok := r.bag.get("parent"); ok && t.Taxonomy == repository.TaxCategory {
+		t.Parent, _ = asInt(v)
+	}
+}
+
+// updateTerm serves POST/PUT/PATCH on one term.
+func (s *Server) updateTerm(tt *termType) func(r *request) error {
+	return func(r *request) error {
+		if !canManageTerms(r.user, tt.tax) {
+			return forbidden(r.user)
+		}
+		cur, err := r.loadTerm(tt)
+		if err != nil {
+			return err
+		}
+		if v, ok := r.bag.get("parent"); ok {
+			if err := r.checkParent(cur, v); err != nil {
+				return err
+			}
+		}
+		t, err := s.store.UpdateTerm(r.ctx, cur.ID, func(t *repository.Term) error {
+			applyTerm(r, t)
+			return nil
+		})
+		if errors.Is(err, repository.ErrNotFound) {
+			return notFound(tt.res, cur.ID)
+		}
+		if err != nil {
+			return err
+		}
+		s.counts.invalidate()
+		n, err := r.termCount(t)
+		if err != nil {
+			return err
+		}
+		return sendJSON(r.c, 200, s.renderTerm(t, n, r.lang))
+	}
+}
+
+// checkParent refuses a parent that is the category itself or one of its
+// descendants (a cycle).
+func (r *request) checkParent(t *repository.Term, v any) error {
+	p, _ := asInt(v)
+	for seen := 0; p != 0 && seen < 1000; seen++ {
+		if p == t.ID {
+			return newError(400, "rest_term_invalid", "A category cannot be its own ancestor.").with("params", map[string]string{"parent": invalid})
+		}
+		pt, err := r.s.store.GetTerm(r.ctx, p)
+		if errors.Is(err, repository.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		p = pt.Parent
+	}
+	return nil
+}
+
+// deleteTerm serves DELETE: always permanent; 200 with the term as it was.
+func (s *Server) deleteTerm(tt *termType) func(r *request) error {
+	return func(r *request) error {
+		if !canManageTerms(r.user, tt.tax) {
+			return forbidden(r.user)
+		}
+		t, err := r.loadTerm(tt)
+		if err != nil {
+			return err
+		}
+		n, err := r.termCount(t)
+		if err != nil {
+			return err
+		}
+		if err := s.store.DeleteTerm(r.ctx, t.ID); errors.Is(err, repository.ErrNotFound) {
+			return notFound(tt.res, t.ID)
+		} else if err != nil {
+			return err
+		}
+		s.counts.invalidate()
+		return sendJSON(r.c, 200, s.renderTerm(t, n, r.lang))
+	}
+}
+
+// maxPerPage caps per_page on every list (decisions.md).
+const maxPerPage = 50
+
+// listTerms serves GET /categories and /tags from the store (terms are few):
+// filters, ordering and paging as reference 11.1, links carrying every
+// filter (decisions.md), and 200 with an empty list past the last page.
+func (s *Server) listTerms(tt *termType) func(r *request) error {
+	return func(r *request) error {
+		all, err := s.store.FindTerms(r.ctx, repository.TermQuery{Taxonomy: tt.tax})
+		if err != nil {
+			return err
+		}
+		counts, err := s.counts.get(r.ctx, s.store, tt.tax)
+		if err != nil {
+			return err
+		}
+		b := r.bag
+		def := s.cfg.DefaultLanguage
+		var include, exclude, eventTerms []int64
+		if v, ok := b.get("include"); ok {
+			include, _ = asIntList(v)
+		}
+		if v, ok := b.get("exclude"); ok {
+			exclude, _ = asIntList(v)
+		}
+		postVal, hasPost := b.get("post")
+		if v, ok := b.get("event"); ok {
+			postVal, hasPost = v, true
+		}
+		if hasPost {
+			id, _ := asInt(postVal)
+			p, err := s.store.GetPost(r.ctx, id)
+			if err != nil {
+				return err
+			}
+			if p.Event != nil {
+				eventTerms = p.Event.Categories
+				if tt.tax == repository.TaxTag {
+					eventTerms = p.Event.Tags
+				}
+			}
+			if eventTerms == nil {
+				eventTerms = []int64{}
+			}
+		}
+		hideEmpty, _ := asBool(b.values["hide_empty"])
+		search := strings.ToLower(b.str("search"))
+		slug := b.str("slug")
+		parentVal, hasParent := b.get("parent")
+		parent, _ := asInt(parentVal)
+		var out []*repository.Term
+		for _, t := range all {
+			switch {
+			case include != nil && !contains(include, t.ID),
+				contains(exclude, t.ID),
+				eventTerms != nil && !contains(eventTerms, t.ID),
+				hideEmpty && counts[t.ID] == 0,
+				hasParent && t.Parent != parent,
+				slug != "" && t.Slug.Get(r.lang, def) != slug && t.Slug[def] != slug,
+				search != "" && !strings.Contains(strings.ToLower(t.Name.Get(r.lang, def)), search) && !strings.Contains(strings.ToLower(t.Slug.Get(r.lang, def)), search):
+				continue
+			}
+			out = append(out, t)
+		}
+		sortTerms(out, b.str("orderby"), b.str("order"), include, counts, r.lang, def)
+		page, _ := asInt(b.values["page"])
+		perPage, _ := asInt(b.values["per_page"])
+		if perPage > maxPerPage {
+			perPage = maxPerPage
+		}
+		total := len(out)
+		totalPages := (total + int(perPage) - 1) / int(perPage)
+		from := (int(page) - 1) * int(perPage)
+		items := []any{}
+		for i := from; i < total && i < from+int(perPage); i++ {
+			items = append(items, s.renderTerm(out[i], counts[out[i].ID], r.lang))
+		}
+		base := s.apiBase(r.lang) + "/" + tt.collection + "/"
+		resp := newObj()
+		resp.set("rest_url", listURL(base, r, int(page)))
+		resp.set("total", total)
+		resp.set("total_pages", totalPages)
+		resp.set(tt.collection, items)
+		if int(page) < totalPages {
+			resp.set("next_rest_url", listURL(base, r, int(page)+1))
+		}
+		if page > 1 && int(page)-1 <= totalPages && total > 0 {
+			resp.set("previous_rest_url", listURL(base, r, int(page)-1))
+		}
+		setTotals(r, total, totalPages)
+		return sendJSON(r.c, 200, resp)
+	}
+}
+
+// setTotals sends the paging headers of every list.
+func setTotals(r *request, total, pages int) {
+	r.c.Set("X-TEC-Total", strconv.Itoa(total))
+	r.c.Set("X-TEC-TotalPages", strconv.Itoa(pages))
+	r.c.Set("X-WP-Total", strconv.Itoa(total))
+	r.c.Set("X-WP-TotalPages", strconv.Itoa(pages))
+}
+
+// listURL rebuilds a list address carrying every parameter the client sent
+// (decisions.md), URL-encoded, with page last (page 1 omitted).
+func listURL(base string, r *request, page int) string {
+	q := url.Values{}
+	for k, v := range r.c.Queries() {
+		if k == "page" || k == "_method" {
+			continue
+		}
+		q.Set(strings.Clone(k), strings.Clone(v))
+	}
+	enc := q.Encode()
+	if page > 1 {
+		if enc != "" {
+			enc += "&"
+		}
+		enc += "page=" + strconv.Itoa(page)
+	}
+	if enc == "" {
+		return base
+	}
+	return base + "?" + enc
+}
+
+// sortTerms orders terms as WordPress's orderby/order do; ties go by ID.
+func sortTerms(ts []*repository.Term, orderby, order string, include []int64, counts map[int64]int, lang, def string) {
+	desc := order != "" && !strings.EqualFold(order, "asc")
+	key := strings.ToLower(orderby)
+	less := func(a, b *repository.Term) int {
+		switch key {
+		case "id", "term_id", "term_taxonomy_id":
+			return cmpInt(a.ID, b.ID)
+		case "slug":
+			return strings.Compare(a.Slug.Get(lang, def), b.Slug.Get(lang, def))
+		case "count":
+			return cmpInt(int64(counts[a.ID]), int64(counts[b.ID]))
+		case "parent":
+			return cmpInt(a.Parent, b.Parent)
+		case "description":
+			return strings.Compare(a.Description.Get(lang, def), b.Description.Get(lang, def))
+		case "include":
+			return cmpInt(int64(indexOf(include, a.ID)), int64(indexOf(include, b.ID)))
+		case "none", "term_group", "term_order", "taxonomy":
+			return 0
+		default:
+			return strings.Compare(strings.ToLower(a.Name.Get(lang, def)), strings.ToLower(b.Name.Get(lang, def)))
+		}
+	}
+	sort.SliceStable(ts, func(i, j int) bool {
+		c := less(ts[i], ts[j])
+		if c == 0 {
+			c = cmpInt(ts[i].ID, ts[j].ID)
+		}
+		if desc {
+			return c > 0
+		}
+		return c < 0
+	})
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func indexOf(list []int64, v int64) int {
+	for i, x := range list {
+		if x == v {
+			return i
+		}
+	}
+	return len(list)
+}

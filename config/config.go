@@ -1,0 +1,183 @@
+// Package config reads the service's settings from the environment.
+//
+// Every setting is declared once, in the registry returned by Options, with
+// its environment variable, default, type, validator, secret flag and a
+// one-line description (the design of Miniflux's internal/config/options.go).
+// Load reads them all into a Config once at start; the rest of the program
+// only reads the typed fields of that Config.
+//
+// An unset or empty variable takes its default. Values are trimmed of
+// surrounding white space. An invalid value makes Load fail with an error
+// that names the variable, and the process stops before serving anything.
+package config
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	// The time zone database is embedded so that TIMEZONE works the same in
+	// a minimal container image (which may have no /usr/share/zoneinfo) as
+	// on a developer's machine. It costs about 450 KB of binary.
+	_ "time/tzdata"
+)
+
+// Config holds every setting, validated and normalised. Build it with Load
+// (or Default in tests); the zero value is not a usable configuration.
+type Config struct {
+	// ListenAddr is the HTTP listen address (LISTEN_ADDR), e.g. ":8080".
+	ListenAddr string
+	// DataDir holds the embedded store and search index (DATA_DIR).
+	DataDir string
+	// MongoURI is the MongoDB connection string (MONGO_URI); empty means
+	// the embedded SQLite store. Secret: it may hold a password.
+	MongoURI string
+	// MongoDatabase is the MongoDB database name (MONGO_DATABASE).
+	MongoDatabase string
+	// MeiliURL is the Meilisearch base URL without trailing slash
+	// (MEILI_URL); empty means the embedded Bleve index.
+	MeiliURL string
+	// MeiliAPIKey is the Meilisearch API key (MEILI_API_KEY). Secret.
+	MeiliAPIKey string
+	// AdminToken is a bearer token with admin rights (ADMIN_TOKEN); empty
+	// disables it. Secret.
+	AdminToken string
+	// RestRoot is the REST path prefix (REST_ROOT): "" or "/x/y", with a
+	// leading slash and no trailing slash.
+	RestRoot string
+	// APINamespace is the API namespace below RestRoot (API_NAMESPACE),
+	// e.g. "calendar/events/v1": non-empty segments, no slash at either end.
+	APINamespace string
+	// SiteURL is the public base URL (SITE_URL), absolute http(s), without
+	// trailing slash.
+	SiteURL string
+	// TimezoneName is the site time zone's IANA name (TIMEZONE).
+	TimezoneName string
+	// Location is the loaded TimezoneName.
+	Location *time.Location
+	// Languages are the content languages (LANGUAGES), lower-case, without
+	// duplicates, in the configured order.
+	Languages []string
+	// DefaultLanguage is one of Languages (DEFAULT_LANGUAGE).
+	DefaultLanguage string
+	// LogLevel is the minimum log level (LOG_LEVEL).
+	LogLevel slog.Level
+	// LogFormat is "text" or "json" (LOG_FORMAT).
+	LogFormat string
+	// CORSAllowedOrigins are the allowed browser origins
+	// (CORS_ALLOWED_ORIGINS): either exactly ["*"] or lower-case
+	// "scheme://host[:port]" values.
+	CORSAllowedOrigins []string
+	// ShutdownTimeout bounds the graceful shutdown (SHUTDOWN_TIMEOUT).
+	ShutdownTimeout time.Duration
+}
+
+// Load reads every registered setting through getenv (os.Getenv in
+// production, a map lookup in tests; nil means os.Getenv). It returns an
+// error naming every invalid variable: errors.Join of *Error values, one per
+// variable, each printing as "invalid NAME: reason". Secret values are never
+// included in the messages.
+func Load(getenv func(string) string) (*Config, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	c := &Config{}
+	var errs []error
+	failed := map[string]bool{}
+	for _, o := range registry {
+		raw := valueOrDefault(o, getenv(o.Name))
+		if slices.ContainsFunc(o.dependsOn, func(name string) bool { return failed[name] }) {
+			// A setting this one is checked against is already reported
+			// invalid; checking against it would only add a confusing
+			// second error.
+			raw = o.Default
+		}
+		if err := o.parse(c, raw); err != nil {
+			errs = append(errs, &Error{Name: o.Name, Err: err})
+			failed[o.Name] = true
+			// Keep the default in c for the options parsed after this one,
+			// which are then checked against it. The default may itself be
+			// unacceptable here (DEFAULT_LANGUAGE "en" with LANGUAGES
+			// "nl,fr"); that error is already reported, c is discarded.
+			_ = o.parse(c, o.Default)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return c, nil
+}
+
+// Default returns the configuration with every setting at its default, as
+// Load does in an empty environment. Tests may build on it:
+//
+//	cfg := config.Default()
+//	cfg.DataDir = t.TempDir()
+func Default() *Config {
+	c, err := Load(func(string) string { return "" })
+	if err != nil {
+		panic("config: invalid defaults: " + err.Error())
+	}
+	return c
+}
+
+// valueOrDefault trims raw and substitutes the option's default when empty.
+func valueOrDefault(o Option, raw string) string {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return o.Default
+	}
+	return raw
+}
+
+// APIRoot returns the path under which the API is served: RestRoot + "/" +
+// APINamespace, e.g. "/calendar/events/v1" or "/wp-json/tribe/events/v1".
+func (c *Config) APIRoot() string { return c.RestRoot + "/" + c.APINamespace }
+
+// IsLanguage reports whether s is one of the configured Languages. The
+// comparison is exact: codes in Languages are lower-case.
+func (c *Config) IsLanguage(s string) bool {
+	for _, l := range c.Languages {
+		if l == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Embedded reports whether the embedded SQLite store is used (MONGO_URI is
+// empty).
+func (c *Config) Embedded() bool { return c.MongoURI == "" }
+
+// EmbeddedSearch reports whether the embedded Bleve index is used (MEILI_URL
+// is empty).
+func (c *Config) EmbeddedSearch() bool { return c.MeiliURL == "" }
+
+// NewLogger returns a logger writing to w at LogLevel, in LogFormat.
+func (c *Config) NewLogger(w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: c.LogLevel}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// Redacted returns every setting, keyed by environment variable, with its
+// normalised value as text. Set secrets are shown as "***"; unset secrets as
+// "" (so the log still tells whether one is configured). It is meant for a
+// startup log line.
+func (c *Config) Redacted() map[string]string {
+	m := make(map[string]string, len(registry))
+	for _, o := range registry {
+		v := o.format(c)
+		if o.Secret && v != "" {
+			v = "***"
+		}
+		m[o.Name] = v
+	}
+	return m
+}

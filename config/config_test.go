@@ -1,0 +1,384 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// env returns a getenv function that reads m.
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := Load(env(nil))
+	if err != nil {
+		t.Fatalf("Load with an empty environment: %v", err)
+	}
+	tests := []struct {
+		name string
+		got  any
+		want any
+	}{
+		{"ListenAddr", c.ListenAddr, ":8080"},
+		{"DataDir", c.DataDir, "./data"},
+		{"MongoURI", c.MongoURI, ""},
+		{"MongoDatabase", c.MongoDatabase, "calendar"},
+		{"MeiliURL", c.MeiliURL, ""},
+		{"MeiliAPIKey", c.MeiliAPIKey, ""},
+		{"AdminToken", c.AdminToken, ""},
+		{"RestRoot", c.RestRoot, ""},
+		{"APINamespace", c.APINamespace, "calendar/events/v1"},
+		{"SiteURL", c.SiteURL, "http://localhost:8080"},
+		{"TimezoneName", c.TimezoneName, "UTC"},
+		{"Location", c.Location.String(), "UTC"},
+		{"Languages", c.Languages, []string{"nl", "en", "fr", "de", "it", "pl", "es"}},
+		{"DefaultLanguage", c.DefaultLanguage, "en"},
+		{"LogLevel", c.LogLevel, slog.LevelInfo},
+		{"LogFormat", c.LogFormat, "text"},
+		{"CORSAllowedOrigins", c.CORSAllowedOrigins, []string{"*"}},
+		{"ShutdownTimeout", c.ShutdownTimeout, 10 * time.Second},
+		{"APIRoot()", c.APIRoot(), "/calendar/events/v1"},
+		{"Embedded()", c.Embedded(), true},
+		{"EmbeddedSearch()", c.EmbeddedSearch(), true},
+	}
+	for _, tt := range tests {
+		if !reflect.DeepEqual(tt.got, tt.want) {
+			t.Errorf("%s = %#v, want %#v", tt.name, tt.got, tt.want)
+		}
+	}
+	if d := Default(); !reflect.DeepEqual(d, c) {
+		t.Errorf("Default() = %+v, want %+v", d, c)
+	}
+}
+
+// TestValid checks that valid values are accepted and normalised.
+func TestValid(t *testing.T) {
+	tests := []struct {
+		name  string
+		env   map[string]string
+		field func(c *Config) any
+		want  any
+	}{
+		{"listen host:port", map[string]string{"LISTEN_ADDR": "127.0.0.1:9000"}, func(c *Config) any { return c.ListenAddr }, "127.0.0.1:9000"},
+		{"listen ipv6", map[string]string{"LISTEN_ADDR": "[::1]:0"}, func(c *Config) any { return c.ListenAddr }, "[::1]:0"},
+		{"listen trimmed", map[string]string{"LISTEN_ADDR": "  :80 \n"}, func(c *Config) any { return c.ListenAddr }, ":80"},
+		{"empty means default", map[string]string{"LISTEN_ADDR": "   "}, func(c *Config) any { return c.ListenAddr }, ":8080"},
+		{"data dir", map[string]string{"DATA_DIR": "/var/lib/calendar"}, func(c *Config) any { return c.DataDir }, "/var/lib/calendar"},
+		{"mongo uri", map[string]string{"MONGO_URI": "mongodb://u:p@db:27017/?replicaSet=rs0"}, func(c *Config) any { return c.MongoURI }, "mongodb://u:p@db:27017/?replicaSet=rs0"},
+		{"mongo seed list", map[string]string{"MONGO_URI": "mongodb://u:p%40ss@h1:27017,h2,[::1]:27018/cal?replicaSet=rs0"}, func(c *Config) any { return c.Embedded() }, false},
+		{"mongo socket", map[string]string{"MONGO_URI": "mongodb://%2Ftmp%2Fmongodb-27017.sock"}, func(c *Config) any { return c.Embedded() }, false},
+		{"mongo srv uri", map[string]string{"MONGO_URI": "mongodb+srv://cluster.example.org"}, func(c *Config) any { return c.Embedded() }, false},
+		{"mongo database", map[string]string{"MONGO_DATABASE": "cal_prod-2"}, func(c *Config) any { return c.MongoDatabase }, "cal_prod-2"},
+		{"meili url trailing slash", map[string]string{"MEILI_URL": "http://meilisearch:7700/"}, func(c *Config) any { return c.MeiliURL }, "http://meilisearch:7700"},
+		{"meili url sets engine", map[string]string{"MEILI_URL": "https://search.example.org"}, func(c *Config) any { return c.EmbeddedSearch() }, false},
+		{"meili key", map[string]string{"MEILI_API_KEY": "k3y"}, func(c *Config) any { return c.MeiliAPIKey }, "k3y"},
+		{"admin token", map[string]string{"ADMIN_TOKEN": "s3cret"}, func(c *Config) any { return c.AdminToken }, "s3cret"},
+		{"rest root plain", map[string]string{"REST_ROOT": "wp-json"}, func(c *Config) any { return c.RestRoot }, "/wp-json"},
+		{"rest root slashes", map[string]string{"REST_ROOT": "//api//v2/"}, func(c *Config) any { return c.RestRoot }, "/api/v2"},
+		{"rest root only slash", map[string]string{"REST_ROOT": "/"}, func(c *Config) any { return c.RestRoot }, ""},
+		{"namespace slashes", map[string]string{"API_NAMESPACE": "/tribe/events/v1/"}, func(c *Config) any { return c.APINamespace }, "tribe/events/v1"},
+		{"api root", map[string]string{"REST_ROOT": "/wp-json/", "API_NAMESPACE": "tribe/events/v1"}, func(c *Config) any { return c.APIRoot() }, "/wp-json/tribe/events/v1"},
+		{"site url trailing slash", map[string]string{"SITE_URL": "https://example.org/agenda/"}, func(c *Config) any { return c.SiteURL }, "https://example.org/agenda"},
+		{"timezone", map[string]string{"TIMEZONE": "Europe/Brussels"}, func(c *Config) any { return c.Location.String() }, "Europe/Brussels"},
+		{"timezone name", map[string]string{"TIMEZONE": "America/New_York"}, func(c *Config) any { return c.TimezoneName }, "America/New_York"},
+		{"languages normalised", map[string]string{"LANGUAGES": " EN, nl ,pt-BR,fil", "DEFAULT_LANGUAGE": "NL"}, func(c *Config) any { return c.Languages }, []string{"en", "nl", "pt-br", "fil"}},
+		{"default language lower-cased", map[string]string{"LANGUAGES": "en,nl", "DEFAULT_LANGUAGE": "NL"}, func(c *Config) any { return c.DefaultLanguage }, "nl"},
+		{"single language", map[string]string{"LANGUAGES": "en"}, func(c *Config) any { return c.Languages }, []string{"en"}},
+		{"log level debug", map[string]string{"LOG_LEVEL": "DEBUG"}, func(c *Config) any { return c.LogLevel }, slog.LevelDebug},
+		{"log level warning", map[string]string{"LOG_LEVEL": "warning"}, func(c *Config) any { return c.LogLevel }, slog.LevelWarn},
+		{"log level error", map[string]string{"LOG_LEVEL": "error"}, func(c *Config) any { return c.LogLevel }, slog.LevelError},
+		{"log format json", map[string]string{"LOG_FORMAT": "JSON"}, func(c *Config) any { return c.LogFormat }, "json"},
+		{"cors list", map[string]string{"CORS_ALLOWED_ORIGINS": "https://A.example.org/, http://localhost:3000,https://a.example.org"}, func(c *Config) any { return c.CORSAllowedOrigins }, []string{"https://a.example.org", "http://localhost:3000"}},
+		{"cors star", map[string]string{"CORS_ALLOWED_ORIGINS": " * "}, func(c *Config) any { return c.CORSAllowedOrigins }, []string{"*"}},
+		{"shutdown duration", map[string]string{"SHUTDOWN_TIMEOUT": "1m30s"}, func(c *Config) any { return c.ShutdownTimeout }, 90 * time.Second},
+		{"shutdown seconds", map[string]string{"SHUTDOWN_TIMEOUT": "25"}, func(c *Config) any { return c.ShutdownTimeout }, 25 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Load(env(tt.env))
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			if got := tt.field(c); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %#v, want %#v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestInvalid checks every validator's rejections: Load fails with an
+// *Error naming the variable, and secrets are not echoed.
+func TestInvalid(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		varName string
+		// msg is a fragment of the expected message.
+		msg string
+	}{
+		{"listen no port", map[string]string{"LISTEN_ADDR": "localhost"}, "LISTEN_ADDR", "host:port"},
+		{"listen bad port", map[string]string{"LISTEN_ADDR": ":http"}, "LISTEN_ADDR", "port"},
+		{"listen port range", map[string]string{"LISTEN_ADDR": ":70000"}, "LISTEN_ADDR", "65535"},
+		{"mongo scheme", map[string]string{"MONGO_URI": "postgres://u:hunter2@db"}, "MONGO_URI", "mongodb://"},
+		{"mongo no host", map[string]string{"MONGO_URI": "mongodb://"}, "MONGO_URI", "host"},
+		{"mongo no host after user", map[string]string{"MONGO_URI": "mongodb://u:hunter2@/db"}, "MONGO_URI", "host"},
+		{"mongo empty seed", map[string]string{"MONGO_URI": "mongodb://u:hunter2@a,,b/?replicaSet=rs0"}, "MONGO_URI", "empty host"},
+		{"mongo database dot", map[string]string{"MONGO_DATABASE": "cal.prod"}, "MONGO_DATABASE", `"."`},
+		{"mongo database long", map[string]string{"MONGO_DATABASE": strings.Repeat("d", 64)}, "MONGO_DATABASE", "63"},
+		{"meili relative", map[string]string{"MEILI_URL": "meilisearch:7700"}, "MEILI_URL", "absolute"},
+		{"meili ftp", map[string]string{"MEILI_URL": "ftp://meili"}, "MEILI_URL", "absolute"},
+		{"rest root dotdot", map[string]string{"REST_ROOT": "/api/../x"}, "REST_ROOT", `".."`},
+		{"rest root space", map[string]string{"REST_ROOT": "/my api"}, "REST_ROOT", "segment"},
+		{"rest root query", map[string]string{"REST_ROOT": "/api?x=1"}, "REST_ROOT", "segment"},
+		{"namespace only slashes", map[string]string{"API_NAMESPACE": "///"}, "API_NAMESPACE", "at least one"},
+		{"namespace dot", map[string]string{"API_NAMESPACE": "calendar/./v1"}, "API_NAMESPACE", `"."`},
+		{"site url relative", map[string]string{"SITE_URL": "example.org"}, "SITE_URL", "absolute"},
+		{"site url scheme", map[string]string{"SITE_URL": "mailto:a@example.org"}, "SITE_URL", "absolute"},
+		{"site url query", map[string]string{"SITE_URL": "https://example.org/?a=1"}, "SITE_URL", "query"},
+		{"timezone unknown", map[string]string{"TIMEZONE": "Mars/Olympus"}, "TIMEZONE", "Mars/Olympus"},
+		{"timezone local", map[string]string{"TIMEZONE": "Local"}, "TIMEZONE", "unknown"},
+		{"languages empty entry", map[string]string{"LANGUAGES": "en,,nl"}, "LANGUAGES", "empty"},
+		{"languages bad code", map[string]string{"LANGUAGES": "en,english"}, "LANGUAGES", `"english"`},
+		{"languages bad region", map[string]string{"LANGUAGES": "en,pt_br"}, "LANGUAGES", `"pt_br"`},
+		{"languages duplicate", map[string]string{"LANGUAGES": "en,nl,EN"}, "LANGUAGES", "twice"},
+		{"default language not listed", map[string]string{"LANGUAGES": "nl,fr", "DEFAULT_LANGUAGE": "en"}, "DEFAULT_LANGUAGE", "not one of LANGUAGES"},
+		{"default language with default list", map[string]string{"DEFAULT_LANGUAGE": "ja"}, "DEFAULT_LANGUAGE", `"ja"`},
+		{"log level", map[string]string{"LOG_LEVEL": "verbose"}, "LOG_LEVEL", "debug, info"},
+		{"log format", map[string]string{"LOG_FORMAT": "logfmt"}, "LOG_FORMAT", "text, json"},
+		{"cors star mixed", map[string]string{"CORS_ALLOWED_ORIGINS": "*,https://a.org"}, "CORS_ALLOWED_ORIGINS", "only entry"},
+		{"cors path", map[string]string{"CORS_ALLOWED_ORIGINS": "https://a.org/app"}, "CORS_ALLOWED_ORIGINS", "origin"},
+		{"cors bare host", map[string]string{"CORS_ALLOWED_ORIGINS": "a.org"}, "CORS_ALLOWED_ORIGINS", "origin"},
+		{"cors empty entry", map[string]string{"CORS_ALLOWED_ORIGINS": "https://a.org,"}, "CORS_ALLOWED_ORIGINS", "empty"},
+		{"shutdown unparsable", map[string]string{"SHUTDOWN_TIMEOUT": "soon"}, "SHUTDOWN_TIMEOUT", "duration"},
+		{"shutdown zero", map[string]string{"SHUTDOWN_TIMEOUT": "0s"}, "SHUTDOWN_TIMEOUT", "positive"},
+		{"shutdown negative", map[string]string{"SHUTDOWN_TIMEOUT": "-5"}, "SHUTDOWN_TIMEOUT", "positive"},
+		{"shutdown overflow", map[string]string{"SHUTDOWN_TIMEOUT": "99999999999"}, "SHUTDOWN_TIMEOUT", "too long"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Load(env(tt.env))
+			if err == nil {
+				t.Fatalf("Load succeeded (%+v), want an error for %s", c, tt.varName)
+			}
+			var cerr *Error
+			if !errors.As(err, &cerr) || cerr.Name != tt.varName {
+				t.Fatalf("error %v does not name %s", err, tt.varName)
+			}
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "invalid "+tt.varName+": ") || !strings.Contains(msg, tt.msg) {
+				t.Errorf("message %q: want prefix %q and fragment %q", msg, "invalid "+tt.varName+": ", tt.msg)
+			}
+			if strings.Contains(msg, "hunter2") {
+				t.Errorf("message %q leaks a secret", msg)
+			}
+			if strings.Contains(msg, "\n") {
+				t.Errorf("one invalid variable gave several errors: %q", msg)
+			}
+			// Option.Validate agrees with Load for settings that stand alone.
+			if tt.varName != "DEFAULT_LANGUAGE" {
+				if err := lookup(t, tt.varName).Validate(tt.env[tt.varName]); err == nil {
+					t.Errorf("Option.Validate(%q) accepted the value", tt.env[tt.varName])
+				}
+			}
+		})
+	}
+}
+
+// TestInvalidSeveral checks that every invalid variable is reported at once,
+// and that an invalid LANGUAGES does not make DEFAULT_LANGUAGE fail too.
+func TestInvalidSeveral(t *testing.T) {
+	_, err := Load(env(map[string]string{
+		"LISTEN_ADDR":      "nope",
+		"LANGUAGES":        "xx,,yy",
+		"DEFAULT_LANGUAGE": "xx",
+		"LOG_FORMAT":       "xml",
+	}))
+	if err == nil {
+		t.Fatal("Load succeeded")
+	}
+	msg := err.Error()
+	for _, name := range []string{"LISTEN_ADDR", "LANGUAGES", "LOG_FORMAT"} {
+		if !strings.Contains(msg, "invalid "+name+":") {
+			t.Errorf("message %q does not name %s", msg, name)
+		}
+	}
+	if strings.Contains(msg, "DEFAULT_LANGUAGE") {
+		t.Errorf("message %q reports DEFAULT_LANGUAGE, which depends on the invalid LANGUAGES", msg)
+	}
+}
+
+func lookup(t *testing.T, name string) Option {
+	t.Helper()
+	for _, o := range Options() {
+		if o.Name == name {
+			return o
+		}
+	}
+	t.Fatalf("no option %s", name)
+	return Option{}
+}
+
+// TestRegistry checks that every option is documented, its default is valid
+// on its own, and names are unique.
+func TestRegistry(t *testing.T) {
+	seen := map[string]bool{}
+	for _, o := range Options() {
+		if seen[o.Name] {
+			t.Errorf("%s registered twice", o.Name)
+		}
+		seen[o.Name] = true
+		if o.Description == "" || o.Type == "" {
+			t.Errorf("%s lacks a description or type", o.Name)
+		}
+		if strings.Contains(o.Description, "\n") {
+			t.Errorf("%s: description is not one line", o.Name)
+		}
+		if err := o.Validate(o.Default); err != nil {
+			t.Errorf("%s: default %q is invalid: %v", o.Name, o.Default, err)
+		}
+	}
+	want := []string{"LISTEN_ADDR", "DATA_DIR", "MONGO_URI", "MONGO_DATABASE", "MEILI_URL", "MEILI_API_KEY",
+		"ADMIN_TOKEN", "REST_ROOT", "API_NAMESPACE", "SITE_URL", "TIMEZONE", "LANGUAGES", "DEFAULT_LANGUAGE",
+		"LOG_LEVEL", "LOG_FORMAT", "CORS_ALLOWED_ORIGINS", "SHUTDOWN_TIMEOUT"}
+	for _, name := range want {
+		if !seen[name] {
+			t.Errorf("%s is not registered", name)
+		}
+	}
+	if len(seen) != len(want) {
+		t.Errorf("%d options registered, want %d (update this test when adding one)", len(seen), len(want))
+	}
+	secrets := map[string]bool{"MONGO_URI": true, "MEILI_API_KEY": true, "ADMIN_TOKEN": true}
+	for _, o := range Options() {
+		if o.Secret != secrets[o.Name] {
+			t.Errorf("%s: Secret = %v", o.Name, o.Secret)
+		}
+	}
+	// Options returns a copy.
+	Options()[0].Name = "CHANGED"
+	if Options()[0].Name == "CHANGED" {
+		t.Error("Options exposes the registry itself")
+	}
+}
+
+func TestRedacted(t *testing.T) {
+	c, err := Load(env(map[string]string{
+		"MONGO_URI":     "mongodb://user:hunter2@db:27017",
+		"ADMIN_TOKEN":   "hunter2-admin",
+		"MEILI_URL":     "http://meili:7700/",
+		"LANGUAGES":     "en,nl",
+		"LOG_LEVEL":     "warn",
+		"LOG_FORMAT":    "json",
+		"REST_ROOT":     "wp-json/",
+		"MEILI_API_KEY": "",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.Redacted()
+	if len(r) != len(Options()) {
+		t.Errorf("Redacted has %d settings, want %d", len(r), len(Options()))
+	}
+	tests := []struct{ name, want string }{
+		{"MONGO_URI", "***"},
+		{"ADMIN_TOKEN", "***"},
+		{"MEILI_API_KEY", ""},
+		{"MEILI_URL", "http://meili:7700"},
+		{"LANGUAGES", "en,nl"},
+		{"LOG_LEVEL", "warn"},
+		{"LOG_FORMAT", "json"},
+		{"REST_ROOT", "/wp-json"},
+		{"SHUTDOWN_TIMEOUT", "10s"},
+		{"CORS_ALLOWED_ORIGINS", "*"},
+		{"TIMEZONE", "UTC"},
+	}
+	for _, tt := range tests {
+		if got := r[tt.name]; got != tt.want {
+			t.Errorf("Redacted()[%s] = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	for k, v := range r {
+		if strings.Contains(v, "hunter2") {
+			t.Errorf("Redacted()[%s] leaks a secret: %q", k, v)
+		}
+	}
+	// Every formatted value loads back to the same configuration.
+	back, err := Load(func(k string) string {
+		if k == "MONGO_URI" || k == "ADMIN_TOKEN" {
+			return map[string]string{"MONGO_URI": c.MongoURI, "ADMIN_TOKEN": c.AdminToken}[k]
+		}
+		return r[k]
+	})
+	if err != nil {
+		t.Fatalf("reloading Redacted values: %v", err)
+	}
+	if !reflect.DeepEqual(back, c) {
+		t.Errorf("reloaded %+v, want %+v", back, c)
+	}
+}
+
+func TestIsLanguage(t *testing.T) {
+	c, err := Load(env(map[string]string{"LANGUAGES": "en,pt-br"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		in   string
+		want bool
+	}{{"en", true}, {"pt-br", true}, {"EN", false}, {"nl", false}, {"", false}}
+	for _, tt := range tests {
+		if got := c.IsLanguage(tt.in); got != tt.want {
+			t.Errorf("IsLanguage(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestNewLogger(t *testing.T) {
+	tests := []struct {
+		name      string
+		env       map[string]string
+		wantDebug bool
+		wantInfo  bool
+		json      bool
+	}{
+		{"default", nil, false, true, false},
+		{"debug text", map[string]string{"LOG_LEVEL": "debug"}, true, true, false},
+		{"error json", map[string]string{"LOG_LEVEL": "error", "LOG_FORMAT": "json"}, false, false, true},
+		{"info json", map[string]string{"LOG_FORMAT": "json"}, false, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Load(env(tt.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			log := c.NewLogger(&buf)
+			log.Debug("d-line")
+			log.Info("i-line", "k", "v")
+			out := buf.String()
+			if got := strings.Contains(out, "d-line"); got != tt.wantDebug {
+				t.Errorf("debug logged = %v, want %v (%q)", got, tt.wantDebug, out)
+			}
+			if got := strings.Contains(out, "i-line"); got != tt.wantInfo {
+				t.Errorf("info logged = %v, want %v (%q)", got, tt.wantInfo, out)
+			}
+			if tt.wantInfo {
+				lines := strings.Split(strings.TrimSpace(out), "\n")
+				line := lines[len(lines)-1]
+				var m map[string]any
+				isJSON := json.Unmarshal([]byte(line), &m) == nil
+				if isJSON != tt.json {
+					t.Errorf("line %q: JSON = %v, want %v", line, isJSON, tt.json)
+				}
+			}
+		})
+	}
+}

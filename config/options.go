@@ -1,0 +1,468 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Type names the kind of value an option holds. It is shown by --help.
+type Type string
+
+// The option types.
+const (
+	TypeString   Type = "string"
+	TypeSecret   Type = "secret"
+	TypeAddress  Type = "host:port"
+	TypePath     Type = "path"
+	TypeURL      Type = "url"
+	TypeURLPath  Type = "url path"
+	TypeTimezone Type = "timezone"
+	TypeList     Type = "list"
+	TypeLanguage Type = "language"
+	TypeEnum     Type = "enum"
+	TypeDuration Type = "duration"
+)
+
+// Option describes one setting read from the environment: its variable name,
+// default, type, whether it is secret, and a one-line description. Its
+// validator parses the raw text, normalises it and stores it in a Config.
+//
+// The registry (see Options) is the single place where a setting is declared,
+// in the manner of Miniflux's internal/config/options.go: Load, --help and
+// Redacted are all driven by it, so a new setting cannot be forgotten in one
+// of them.
+type Option struct {
+	// Name is the environment variable, e.g. "LISTEN_ADDR".
+	Name string
+	// Default is the raw value used when the variable is unset or empty.
+	Default string
+	// Type is the kind of value, for documentation.
+	Type Type
+	// Secret options are never printed (Redacted shows "***") and their
+	// values are never echoed in error messages.
+	Secret bool
+	// Description is a one-line explanation for --help.
+	Description string
+
+	// parse validates the trimmed raw value and stores the normalised value
+	// in c. Options parse in registry order, so a validator may read fields
+	// set by earlier options (DEFAULT_LANGUAGE reads Languages).
+	parse func(c *Config, raw string) error
+	// format returns the normalised value held by c, as text.
+	format func(c *Config) string
+	// dependsOn names the options parse reads from c. When one of them is
+	// invalid, Load does not check this option against it.
+	dependsOn []string
+}
+
+// Validate reports whether raw is an acceptable value for the option on its
+// own (ignoring checks that involve other options, such as DEFAULT_LANGUAGE
+// having to be one of LANGUAGES, which Load performs). An empty raw value
+// stands for the default.
+func (o Option) Validate(raw string) error {
+	c := Default()
+	if err := o.parse(c, valueOrDefault(o, raw)); err != nil {
+		return &Error{Name: o.Name, Err: err}
+	}
+	return nil
+}
+
+// Error reports an invalid setting. It names the environment variable.
+type Error struct {
+	// Name is the environment variable.
+	Name string
+	// Err says what is wrong with the value.
+	Err error
+}
+
+// Error implements error.
+func (e *Error) Error() string { return "invalid " + e.Name + ": " + e.Err.Error() }
+
+// Unwrap returns the underlying reason.
+func (e *Error) Unwrap() error { return e.Err }
+
+// registry lists every setting, in the order --help shows them. Options that
+// depend on another one come after it.
+var registry = []Option{
+	{
+		Name: "LISTEN_ADDR", Default: ":8080", Type: TypeAddress,
+		Description: "address the HTTP server listens on",
+		parse: func(c *Config, raw string) error {
+			if err := validateListenAddr(raw); err != nil {
+				return err
+			}
+			c.ListenAddr = raw
+			return nil
+		},
+		format: func(c *Config) string { return c.ListenAddr },
+	},
+	{
+		Name: "DATA_DIR", Default: "./data", Type: TypePath,
+		Description: "directory of the embedded store and search index (created if missing)",
+		parse: func(c *Config, raw string) error {
+			c.DataDir = raw
+			return nil
+		},
+		format: func(c *Config) string { return c.DataDir },
+	},
+	{
+		Name: "MONGO_URI", Default: "", Type: TypeSecret, Secret: true,
+		Description: "MongoDB connection string (mongodb:// or mongodb+srv://); empty uses the embedded SQLite store in DATA_DIR",
+		parse: func(c *Config, raw string) error {
+			if raw != "" {
+				if err := validateMongoURI(raw); err != nil {
+					return err
+				}
+			}
+			c.MongoURI = raw
+			return nil
+		},
+		format: func(c *Config) string { return c.MongoURI },
+	},
+	{
+		Name: "MONGO_DATABASE", Default: "calendar", Type: TypeString,
+		Description: "MongoDB database name (used only with MONGO_URI)",
+		parse: func(c *Config, raw string) error {
+			if len(raw) > 63 {
+				return errors.New("must be at most 63 bytes long")
+			}
+			if i := strings.IndexAny(raw, "/\\. \"$*<>:|?\x00"); i >= 0 {
+				return fmt.Errorf("must not contain %q", raw[i:i+1])
+			}
+			c.MongoDatabase = raw
+			return nil
+		},
+		format: func(c *Config) string { return c.MongoDatabase },
+	},
+	{
+		Name: "MEILI_URL", Default: "", Type: TypeURL,
+		Description: "Meilisearch base URL, e.g. http://meilisearch:7700; empty uses the embedded Bleve index in DATA_DIR",
+		parse: func(c *Config, raw string) error {
+			if raw == "" {
+				c.MeiliURL = ""
+				return nil
+			}
+			u, err := parseHTTPURL(raw)
+			if err != nil {
+				return err
+			}
+			c.MeiliURL = u
+			return nil
+		},
+		format: func(c *Config) string { return c.MeiliURL },
+	},
+	{
+		Name: "MEILI_API_KEY", Default: "", Type: TypeSecret, Secret: true,
+		Description: "Meilisearch API key (the master key or an admin key)",
+		parse: func(c *Config, raw string) error {
+			c.MeiliAPIKey = raw
+			return nil
+		},
+		format: func(c *Config) string { return c.MeiliAPIKey },
+	},
+	{
+		Name: "ADMIN_TOKEN", Default: "", Type: TypeSecret, Secret: true,
+		Description: "bearer token with admin rights, in addition to tokens created with 'token create'; empty disables it",
+		parse: func(c *Config, raw string) error {
+			c.AdminToken = raw
+			return nil
+		},
+		format: func(c *Config) string { return c.AdminToken },
+	},
+	{
+		Name: "REST_ROOT", Default: "", Type: TypeURLPath,
+		Description: "path prefix of the REST API, e.g. /wp-json; empty serves it at the root",
+		parse: func(c *Config, raw string) error {
+			p, err := normalisePath(raw)
+			if err != nil {
+				return err
+			}
+			if p != "" {
+				p = "/" + p
+			}
+			c.RestRoot = p
+			return nil
+		},
+		format: func(c *Config) string { return c.RestRoot },
+	},
+	{
+		Name: "API_NAMESPACE", Default: "calendar/events/v1", Type: TypeURLPath,
+		Description: "namespace of the API below REST_ROOT",
+		parse: func(c *Config, raw string) error {
+			p, err := normalisePath(raw)
+			if err != nil {
+				return err
+			}
+			if p == "" {
+				return errors.New("must contain at least one path segment")
+			}
+			c.APINamespace = p
+			return nil
+		},
+		format: func(c *Config) string { return c.APINamespace },
+	},
+	{
+		Name: "SITE_URL", Default: "http://localhost:8080", Type: TypeURL,
+		Description: "public base URL of the site, used for links in responses",
+		parse: func(c *Config, raw string) error {
+			u, err := parseHTTPURL(raw)
+			if err != nil {
+				return err
+			}
+			c.SiteURL = u
+			return nil
+		},
+		format: func(c *Config) string { return c.SiteURL },
+	},
+	{
+		Name: "TIMEZONE", Default: "UTC", Type: TypeTimezone,
+		Description: "site time zone (IANA name, e.g. Europe/Brussels) for events without their own",
+		parse: func(c *Config, raw string) error {
+			loc, err := time.LoadLocation(raw)
+			if err != nil || raw == "Local" {
+				// "Local" would make the service depend on the host's zone.
+				return fmt.Errorf("unknown time zone %q (use an IANA name such as Europe/Brussels)", raw)
+			}
+			c.TimezoneName = raw
+			c.Location = loc
+			return nil
+		},
+		format: func(c *Config) string { return c.TimezoneName },
+	},
+	{
+		Name: "LANGUAGES", Default: "nl,en,fr,de,it,pl,es", Type: TypeList,
+		Description: "comma-separated language codes the content may be written in",
+		parse: func(c *Config, raw string) error {
+			var langs []string
+			for _, part := range strings.Split(raw, ",") {
+				l := strings.ToLower(strings.TrimSpace(part))
+				if l == "" {
+					return errors.New("must not contain empty entries")
+				}
+				if !languagePattern.MatchString(l) {
+					return fmt.Errorf("%q is not a language code (two or three letters, optionally -xx)", l)
+				}
+				if slices.Contains(langs, l) {
+					return fmt.Errorf("%q is listed twice", l)
+				}
+				langs = append(langs, l)
+			}
+			c.Languages = langs
+			return nil
+		},
+		format: func(c *Config) string { return strings.Join(c.Languages, ",") },
+	},
+	{
+		Name: "DEFAULT_LANGUAGE", Default: "en", Type: TypeLanguage,
+		Description: "language used when a request names none; must be one of LANGUAGES",
+		dependsOn:   []string{"LANGUAGES"},
+		parse: func(c *Config, raw string) error {
+			l := strings.ToLower(raw)
+			if !c.IsLanguage(l) {
+				return fmt.Errorf("%q is not one of LANGUAGES (%s)", l, strings.Join(c.Languages, ","))
+			}
+			c.DefaultLanguage = l
+			return nil
+		},
+		format: func(c *Config) string { return c.DefaultLanguage },
+	},
+	{
+		Name: "LOG_LEVEL", Default: "info", Type: TypeEnum,
+		Description: "minimum log level: debug, info, warn or error",
+		parse: func(c *Config, raw string) error {
+			l, ok := logLevels[strings.ToLower(raw)]
+			if !ok {
+				return fmt.Errorf("%q is not one of debug, info, warn, error", raw)
+			}
+			c.LogLevel = l
+			return nil
+		},
+		format: func(c *Config) string { return strings.ToLower(c.LogLevel.String()) },
+	},
+	{
+		Name: "LOG_FORMAT", Default: "text", Type: TypeEnum,
+		Description: "log format: text or json",
+		parse: func(c *Config, raw string) error {
+			f := strings.ToLower(raw)
+			if f != "text" && f != "json" {
+				return fmt.Errorf("%q is not one of text, json", raw)
+			}
+			c.LogFormat = f
+			return nil
+		},
+		format: func(c *Config) string { return c.LogFormat },
+	},
+	{
+		Name: "CORS_ALLOWED_ORIGINS", Default: "*", Type: TypeList,
+		Description: "comma-separated origins allowed to call the API from a browser (scheme://host[:port]), or * for any",
+		parse: func(c *Config, raw string) error {
+			origins, err := parseOrigins(raw)
+			if err != nil {
+				return err
+			}
+			c.CORSAllowedOrigins = origins
+			return nil
+		},
+		format: func(c *Config) string { return strings.Join(c.CORSAllowedOrigins, ",") },
+	},
+	{
+		Name: "SHUTDOWN_TIMEOUT", Default: "10s", Type: TypeDuration,
+		Description: "how long in-flight requests may run after SIGINT/SIGTERM (Go duration, e.g. 10s, or whole seconds)",
+		parse: func(c *Config, raw string) error {
+			d, err := parseDuration(raw)
+			if err != nil {
+				return err
+			}
+			if d <= 0 {
+				return errors.New("must be positive")
+			}
+			c.ShutdownTimeout = d
+			return nil
+		},
+		format: func(c *Config) string { return c.ShutdownTimeout.String() },
+	},
+}
+
+// Options returns the registry of settings, in the order --help lists them.
+// The returned slice is a copy; changing it does not change the registry.
+func Options() []Option { return slices.Clone(registry) }
+
+// languagePattern matches a language code: "en", "fil", "pt-br".
+var languagePattern = regexp.MustCompile(`^[a-z]{2,3}(-[a-z]{2})?$`)
+
+// segmentPattern matches one URL path segment that needs no escaping
+// (RFC 3986 unreserved characters).
+var segmentPattern = regexp.MustCompile(`^[A-Za-z0-9._~-]+$`)
+
+var logLevels = map[string]slog.Level{
+	"debug":   slog.LevelDebug,
+	"info":    slog.LevelInfo,
+	"warn":    slog.LevelWarn,
+	"warning": slog.LevelWarn,
+	"error":   slog.LevelError,
+}
+
+// validateListenAddr accepts "host:port" and ":port" with a numeric port.
+func validateListenAddr(raw string) error {
+	_, port, err := net.SplitHostPort(raw)
+	if err != nil {
+		return fmt.Errorf("%q is not host:port (e.g. :8080 or 127.0.0.1:8080)", raw)
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("port %q is not a number from 0 to 65535", port)
+	}
+	return nil
+}
+
+// validateMongoURI checks the shape of a MongoDB connection string:
+// scheme, then a non-empty comma-separated host list (after any user info).
+// It does not use net/url, which rejects valid seed lists such as
+// "h1:27017,h2" and percent-encoded socket paths; the driver checks the
+// rest when the store opens. The value is secret (it may hold a password),
+// so messages never include it.
+func validateMongoURI(raw string) error {
+	rest, ok := strings.CutPrefix(raw, "mongodb://")
+	if !ok {
+		rest, ok = strings.CutPrefix(raw, "mongodb+srv://")
+	}
+	if !ok {
+		return errors.New("must start with mongodb:// or mongodb+srv://")
+	}
+	if i := strings.LastIndex(rest, "@"); i >= 0 {
+		rest = rest[i+1:]
+	}
+	hosts := rest
+	if i := strings.IndexAny(rest, "/?"); i >= 0 {
+		hosts = rest[:i]
+	}
+	if hosts == "" {
+		return errors.New("must name a host")
+	}
+	for _, h := range strings.Split(hosts, ",") {
+		if h == "" {
+			return errors.New("has an empty host in its host list")
+		}
+	}
+	return nil
+}
+
+// parseHTTPURL accepts an absolute http(s) URL without query or fragment
+// and returns it without trailing slashes.
+func parseHTTPURL(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("%q is not an absolute http(s) URL", raw)
+	}
+	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", fmt.Errorf("%q must not have a query, fragment or user info", raw)
+	}
+	return strings.TrimRight(raw, "/"), nil
+}
+
+// normalisePath turns "/a//b/" into "a/b": segments without slashes at
+// either end. Every segment must be URL-safe and neither "." nor "..".
+func normalisePath(raw string) (string, error) {
+	var segs []string
+	for _, s := range strings.Split(raw, "/") {
+		if s == "" {
+			continue
+		}
+		if s == "." || s == ".." || !segmentPattern.MatchString(s) {
+			return "", fmt.Errorf("%q has an invalid path segment %q (use letters, digits, '-', '_', '.', '~')", raw, s)
+		}
+		segs = append(segs, s)
+	}
+	return strings.Join(segs, "/"), nil
+}
+
+// parseOrigins accepts "*" alone or a list of scheme://host[:port] origins.
+func parseOrigins(raw string) ([]string, error) {
+	var origins []string
+	for _, part := range strings.Split(raw, ",") {
+		o := strings.TrimSpace(part)
+		switch {
+		case o == "":
+			return nil, errors.New("must not contain empty entries")
+		case o == "*":
+			if len(strings.Split(raw, ",")) > 1 {
+				return nil, errors.New("* must be the only entry")
+			}
+		default:
+			u, err := url.Parse(o)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+				strings.TrimRight(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+				return nil, fmt.Errorf("%q is not an origin (scheme://host[:port])", o)
+			}
+			o = strings.ToLower(u.Scheme + "://" + u.Host)
+		}
+		if !slices.Contains(origins, o) {
+			origins = append(origins, o)
+		}
+	}
+	return origins, nil
+}
+
+// parseDuration accepts a Go duration ("10s", "1m30s") or whole seconds ("10").
+func parseDuration(raw string) (time.Duration, error) {
+	if n, err := strconv.ParseInt(raw, 10, 64); err == nil {
+		if n > math.MaxInt64/int64(time.Second) {
+			return 0, fmt.Errorf("%q seconds is too long", raw)
+		}
+		return time.Duration(n) * time.Second, nil
+	}
+	d, err := time.ParseDuration(raw)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration (e.g. 10s, 1m30s)", raw)
+	}
+	return d, nil
+}

@@ -1,0 +1,300 @@
+// Command eventcal is the event-calendar REST service and its administration
+// commands.
+//
+//	eventcal [serve]                             run the HTTP service
+//	eventcal user add --login NAME --role ROLE   create a user
+//	eventcal token create --login NAME           create an API token
+//	eventcal healthcheck                         probe a running service
+//	eventcal help                                list commands and settings
+//
+// Every command reads its settings from the environment (see package
+// config). The administration commands open only the store, never the
+// search index, so they can run next to a serving process on the same
+// DATA_DIR (SQLite allows several processes) or MongoDB.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/calendar/eventcal/app"
+	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/repository/mongo"
+	"github.com/calendar/eventcal/repository/sqlite"
+)
+
+// programName is how the usage text calls the binary.
+const programName = "eventcal"
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitFailure = 1 // the command ran and failed (duplicate login, store down)
+	exitUsage   = 2 // bad command line or invalid configuration
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+// cli carries what every command needs: the environment and the output
+// streams. Results meant for scripts go to stdout; everything else to stderr.
+type cli struct {
+	getenv func(string) string
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// run executes the command line args (without the program name) and returns
+// the exit status.
+func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	c := &cli{getenv: getenv, stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		return c.serve(nil)
+	}
+	// New commands (reindex, status, ...) get one case here, one line in
+	// usage, and a method on cli.
+	switch args[0] {
+	case "serve":
+		return c.serve(args[1:])
+	case "user":
+		return c.user(args[1:])
+	case "token":
+		return c.token(args[1:])
+	case "healthcheck":
+		return c.healthcheck(args[1:])
+	case "help", "-h", "-help", "--help":
+		usage(stdout)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "%s: unknown command %q\n\n", programName, args[0])
+		usage(stderr)
+		return exitUsage
+	}
+}
+
+// usage writes the commands and every setting of the config registry.
+func usage(w io.Writer) {
+	fmt.Fprintf(w, `Usage: %[1]s [command] [flags]
+
+The event-calendar REST service.
+
+Commands:
+  serve                               run the HTTP service (the default command)
+  user add --login NAME --role ROLE   create a user and print its ID
+                                      (roles: %[2]s)
+  token create --login NAME           create an API token for a user and print it
+                                      (shown only once; only its hash is stored)
+  healthcheck [--url URL]             GET /healthz of the local service; exit 0 when healthy
+  help                                show this help
+
+Run '%[1]s COMMAND -h' for the flags of a command.
+
+Settings are read from the environment:
+
+`, programName, roleList())
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  VARIABLE\tDEFAULT\tDESCRIPTION")
+	for _, o := range config.Options() {
+		def := o.Default
+		if def == "" {
+			def = `""`
+		}
+		desc := o.Description
+		if o.Secret {
+			desc += " (secret)"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", o.Name, def, desc)
+	}
+	tw.Flush()
+}
+
+// roleList returns the role names, least capable first.
+func roleList() string {
+	names := make([]string, len(repository.Roles))
+	for i, r := range repository.Roles {
+		names[i] = string(r)
+	}
+	return strings.Join(names, ", ")
+}
+
+// flagSet returns a flag set for a command that reports errors on stderr.
+func (c *cli) flagSet(name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(c.stderr, "Usage: %s %s\n", programName, synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args into fs and refuses positional arguments. It
+// returns -1 when the command should go on, else the exit status.
+func (c *cli) parseFlags(fs *flag.FlagSet, args []string) int {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(c.stderr, "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		fs.Usage()
+		return exitUsage
+	}
+	return -1
+}
+
+// loadConfig reads the configuration; on error it prints every invalid
+// variable and returns nil.
+func (c *cli) loadConfig() *config.Config {
+	cfg, err := config.Load(c.getenv)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "%s: invalid configuration:\n", programName)
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(c.stderr, "  %s\n", line)
+		}
+		return nil
+	}
+	return cfg
+}
+
+// openStore opens the configured store: the embedded SQLite file
+// DATA_DIR/calendar.db when MONGO_URI is empty (creating DATA_DIR), else
+// MongoDB. The caller closes it.
+func openStore(ctx context.Context, cfg *config.Config) (repository.Store, error) {
+	if cfg.Embedded() {
+		if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+			return nil, fmt.Errorf("create DATA_DIR: %w", err)
+		}
+		s, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "calendar.db"))
+		if err != nil {
+			return nil, fmt.Errorf("open SQLite store: %w", err)
+		}
+		return s, nil
+	}
+	s, err := mongo.Open(ctx, cfg.MongoURI, cfg.MongoDatabase)
+	if err != nil {
+		return nil, fmt.Errorf("open MongoDB store: %w", err)
+	}
+	return s, nil
+}
+
+// storeEngine names the store engine in use, for logs.
+func storeEngine(cfg *config.Config) string {
+	if cfg.Embedded() {
+		return "sqlite"
+	}
+	return "mongodb"
+}
+
+// searchEngine names the search engine in use, for logs.
+func searchEngine(cfg *config.Config) string {
+	if cfg.EmbeddedSearch() {
+		return "bleve"
+	}
+	return "meilisearch"
+}
+
+// closeStore closes s, giving it a bounded time.
+func closeStore(s repository.Store) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return s.Close(ctx)
+}
+
+// serve runs the HTTP service until SIGINT or SIGTERM.
+func (c *cli) serve(args []string) int {
+	fs := c.flagSet("serve", "serve")
+	if code := c.parseFlags(fs, args); code >= 0 {
+		return code
+	}
+	cfg := c.loadConfig()
+	if cfg == nil {
+		return exitUsage
+	}
+	logger := cfg.NewLogger(c.stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := serveUntilDone(ctx, cfg, logger, nil); err != nil {
+		logger.Error("service stopped", "err", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+// serveUntilDone opens the store, builds the app and serves on
+// cfg.ListenAddr until ctx is done. It then stops accepting connections,
+// lets in-flight requests finish within cfg.ShutdownTimeout and closes the
+// store. ready, when not nil, is called with the bound address once the
+// listener accepts connections (tests listen on port 0).
+func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger, ready func(net.Addr)) (err error) {
+	store, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := closeStore(store); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("close store: %w", cerr))
+		}
+	}()
+
+	fiberApp, err := app.New(app.Options{Config: cfg, Store: store, Logger: logger})
+	if err != nil {
+		return fmt.Errorf("build app: %w", err)
+	}
+	ln, err := net.Listen("tcp", cfg.ListenAddr)
+	if err != nil {
+		return err
+	}
+	settings := make([]any, 0, len(config.Options()))
+	redacted := cfg.Redacted()
+	for _, o := range config.Options() {
+		settings = append(settings, slog.String(o.Name, redacted[o.Name]))
+	}
+	logger.Info("starting",
+		"addr", ln.Addr().String(),
+		"store", storeEngine(cfg),
+		"search", searchEngine(cfg),
+		"api_root", cfg.APIRoot(),
+		slog.Group("config", settings...))
+
+	served := make(chan error, 1)
+	go func() { served <- fiberApp.Listener(ln) }()
+	if ready != nil {
+		ready(ln.Addr())
+	}
+
+	select {
+	case err := <-served:
+		// The listener failed on its own; nothing is left to drain.
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
+	// ShutdownWithTimeout closes the listener, then waits for in-flight
+	// requests to end, up to the timeout.
+	shutdownErr := fiberApp.ShutdownWithTimeout(cfg.ShutdownTimeout)
+	if serveErr := <-served; serveErr != nil {
+		shutdownErr = errors.Join(shutdownErr, serveErr)
+	}
+	if shutdownErr != nil {
+		return fmt.Errorf("shutdown: %w", shutdownErr)
+	}
+	logger.Info("stopped")
+	return nil
+}

@@ -1,0 +1,386 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/repository"
+)
+
+// result is one run of the command line.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// runCLI runs args with the environment env.
+func runCLI(t *testing.T, env map[string]string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, func(k string) string { return env[k] }, &out, &errb)
+	return result{code, out.String(), errb.String()}
+}
+
+func TestHelp(t *testing.T) {
+	for _, arg := range []string{"help", "-h", "--help", "-help"} {
+		t.Run(arg, func(t *testing.T) {
+			r := runCLI(t, nil, arg)
+			if r.code != exitOK {
+				t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+			}
+			for _, cmd := range []string{"serve", "user add --login NAME --role ROLE", "token create --login NAME", "healthcheck", "contributor, author, editor, admin"} {
+				if !strings.Contains(r.stdout, cmd) {
+					t.Errorf("help does not mention %q:\n%s", cmd, r.stdout)
+				}
+			}
+			for _, o := range config.Options() {
+				line := lineWith(r.stdout, "  "+o.Name+" ")
+				if line == "" {
+					t.Errorf("help does not list %s", o.Name)
+					continue
+				}
+				if o.Default != "" && !strings.Contains(line, " "+o.Default+" ") {
+					t.Errorf("help line %q lacks the default %q", line, o.Default)
+				}
+				if !strings.Contains(line, o.Description) {
+					t.Errorf("help line %q lacks the description", line)
+				}
+				if o.Secret != strings.Contains(line, "(secret)") {
+					t.Errorf("help line %q: secret marker wrong", line)
+				}
+			}
+		})
+	}
+}
+
+// lineWith returns the first line of s that contains sub, or "".
+func lineWith(s, sub string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			return l
+		}
+	}
+	return ""
+}
+
+func TestUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"DATA_DIR": dir}
+	tests := []struct {
+		name       string
+		env        map[string]string
+		args       []string
+		wantCode   int
+		wantStderr []string
+	}{
+		{"unknown command", env, []string{"frobnicate"}, exitUsage, []string{`unknown command "frobnicate"`, "Usage:", "LISTEN_ADDR"}},
+		{"unknown user command", env, []string{"user", "remove"}, exitUsage, []string{`"user remove"`}},
+		{"user without command", env, []string{"user"}, exitUsage, []string{"Usage:"}},
+		{"user help", env, []string{"user", "-h"}, exitOK, []string{"Usage:"}},
+		{"user add help", env, []string{"user", "add", "-h"}, exitOK, []string{"-login", "-role"}},
+		{"unknown token command", env, []string{"token", "revoke"}, exitUsage, []string{`"token revoke"`}},
+		{"token without command", env, []string{"token"}, exitUsage, []string{"Usage:"}},
+		{"serve extra argument", env, []string{"serve", "now"}, exitUsage, []string{`unexpected argument "now"`}},
+		{"user add unknown flag", env, []string{"user", "add", "--name", "x"}, exitUsage, []string{"-name"}},
+		{"user add without login", env, []string{"user", "add", "--role", "admin"}, exitUsage, []string{"--login is required"}},
+		{"user add blank login", env, []string{"user", "add", "--login", "  ", "--role", "admin"}, exitUsage, []string{"--login is required"}},
+		{"user add login with space", env, []string{"user", "add", "--login", "a b", "--role", "admin"}, exitUsage, []string{"spaces"}},
+		{"user add long login", env, []string{"user", "add", "--login", strings.Repeat("a", 61), "--role", "admin"}, exitUsage, []string{"at most 60"}},
+		{"user add without role", env, []string{"user", "add", "--login", "x"}, exitUsage, []string{"--role must be one of"}},
+		{"user add bad role", env, []string{"user", "add", "--login", "x", "--role", "god"}, exitUsage, []string{`not "god"`}},
+		{"user add positional", env, []string{"user", "add", "--login", "x", "--role", "admin", "extra"}, exitUsage, []string{`unexpected argument "extra"`}},
+		{"token create without login", env, []string{"token", "create"}, exitUsage, []string{"--login is required"}},
+		{"invalid config", map[string]string{"DATA_DIR": dir, "LISTEN_ADDR": "nope", "TIMEZONE": "Nowhere/City"},
+			[]string{"user", "add", "--login", "x", "--role", "admin"}, exitUsage,
+			[]string{"invalid configuration", "invalid LISTEN_ADDR", "invalid TIMEZONE"}},
+		{"invalid config serve", map[string]string{"DATA_DIR": dir, "LOG_LEVEL": "loud"}, nil, exitUsage, []string{"invalid LOG_LEVEL"}},
+		{"secret not echoed", map[string]string{"MONGO_URI": "mysql://root:hunter2@db"}, []string{"token", "create", "--login", "x"}, exitUsage, []string{"invalid MONGO_URI"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, tt.env, tt.args...)
+			if r.code != tt.wantCode {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", r.code, tt.wantCode, r.stderr)
+			}
+			for _, s := range tt.wantStderr {
+				if !strings.Contains(r.stderr, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, r.stderr)
+				}
+			}
+			if r.stdout != "" {
+				t.Errorf("stdout is not empty: %q", r.stdout)
+			}
+			if strings.Contains(r.stderr, "hunter2") {
+				t.Errorf("stderr leaks a secret:\n%s", r.stderr)
+			}
+		})
+	}
+	// Usage errors never touch the store.
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("DATA_DIR is not empty after usage errors: %v", entries)
+	}
+}
+
+// TestUsersAndTokens runs the administration commands in sequence against
+// one embedded store, then checks what they stored.
+func TestUsersAndTokens(t *testing.T) {
+	// DATA_DIR does not exist yet: the commands create it.
+	env := map[string]string{"DATA_DIR": filepath.Join(t.TempDir(), "data")}
+	ids := map[string]string{}
+	var secret string
+	steps := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStdout *regexp.Regexp
+		wantStderr string
+		// keep records stdout for later steps.
+		keep func(stdout string)
+	}{
+		{"add editor", []string{"user", "add", "--login", "alice", "--role", "editor"}, exitOK,
+			regexp.MustCompile(`^[1-9][0-9]*\n$`), `Created editor "alice"`, func(s string) { ids["alice"] = strings.TrimSpace(s) }},
+		{"add admin single dash, role in capitals", []string{"user", "add", "-login", "bob", "-role", "ADMIN"}, exitOK,
+			regexp.MustCompile(`^[1-9][0-9]*\n$`), `Created admin "bob"`, func(s string) { ids["bob"] = strings.TrimSpace(s) }},
+		{"duplicate login", []string{"user", "add", "--login", "alice", "--role", "author"}, exitFailure,
+			regexp.MustCompile(`^$`), `login "alice" is already taken`, nil},
+		{"token for alice", []string{"token", "create", "--login", "alice"}, exitOK,
+			regexp.MustCompile(`^ecal_[0-9a-f]{64}\n$`), "shown only this once", func(s string) { secret = strings.TrimSpace(s) }},
+		{"second token differs", []string{"token", "create", "--login=alice"}, exitOK,
+			regexp.MustCompile(`^ecal_[0-9a-f]{64}\n$`), "", func(s string) {
+				if strings.TrimSpace(s) == secret {
+					t.Error("two tokens have the same secret")
+				}
+			}},
+		{"token for unknown user", []string{"token", "create", "--login", "nobody"}, exitFailure,
+			regexp.MustCompile(`^$`), `no user with login "nobody"`, nil},
+	}
+	for _, st := range steps {
+		r := runCLI(t, env, st.args...)
+		if r.code != st.wantCode {
+			t.Fatalf("%s: exit %d, want %d; stderr:\n%s", st.name, r.code, st.wantCode, r.stderr)
+		}
+		if !st.wantStdout.MatchString(r.stdout) {
+			t.Errorf("%s: stdout %q does not match %s", st.name, r.stdout, st.wantStdout)
+		}
+		if !strings.Contains(r.stderr, st.wantStderr) {
+			t.Errorf("%s: stderr lacks %q:\n%s", st.name, st.wantStderr, r.stderr)
+		}
+		if st.keep != nil {
+			st.keep(r.stdout)
+		}
+	}
+	if ids["alice"] == ids["bob"] {
+		t.Fatalf("alice and bob have the same ID %s", ids["alice"])
+	}
+
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	store, err := openStore(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close(ctx)
+	u, err := store.UserByTokenHash(ctx, repository.HashToken(secret))
+	if err != nil {
+		t.Fatalf("the printed token does not authenticate: %v", err)
+	}
+	if u.Login != "alice" || u.Role != repository.RoleEditor || strconv.FormatInt(u.ID, 10) != ids["alice"] {
+		t.Errorf("token user = %+v, want alice (editor, ID %s)", u, ids["alice"])
+	}
+	bob, err := store.GetUserByLogin(ctx, "bob")
+	if err != nil || bob.Role != repository.RoleAdmin || strconv.FormatInt(bob.ID, 10) != ids["bob"] {
+		t.Errorf("bob = %+v, %v; want admin with ID %s", bob, err, ids["bob"])
+	}
+	if _, err := store.UserByTokenHash(ctx, secret); err == nil {
+		t.Error("the secret itself was stored instead of its hash")
+	}
+}
+
+func TestHealthURL(t *testing.T) {
+	tests := []struct {
+		listen  string
+		want    string
+		wantErr bool
+	}{
+		{":8080", "http://127.0.0.1:8080/healthz", false},
+		{"0.0.0.0:9000", "http://127.0.0.1:9000/healthz", false},
+		{"[::]:80", "http://127.0.0.1:80/healthz", false},
+		{"10.1.2.3:8080", "http://10.1.2.3:8080/healthz", false},
+		{"[::1]:8080", "http://[::1]:8080/healthz", false},
+		{"localhost:8081", "http://localhost:8081/healthz", false},
+		{"127.0.0.1:0", "", true},
+	}
+	for _, tt := range tests {
+		got, err := healthURL(&config.Config{ListenAddr: tt.listen})
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("healthURL(%q) = %q, %v; want %q, error %v", tt.listen, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func TestHealthcheck(t *testing.T) {
+	healthy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/healthz" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte(`{"status":"ok"}`))
+	}))
+	defer healthy.Close()
+	sick := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "down", http.StatusServiceUnavailable)
+	}))
+	defer sick.Close()
+	// A port nobody listens on: bind one, then close it.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedAddr := ln.Addr().String()
+	ln.Close()
+
+	tests := []struct {
+		name     string
+		env      map[string]string
+		args     []string
+		wantCode int
+	}{
+		{"healthy via LISTEN_ADDR", map[string]string{"LISTEN_ADDR": healthy.Listener.Addr().String()}, nil, exitOK},
+		{"healthy via --url", nil, []string{"--url", healthy.URL + "/healthz"}, exitOK},
+		{"wrong path", nil, []string{"--url", healthy.URL + "/nope"}, exitFailure},
+		{"unhealthy", map[string]string{"LISTEN_ADDR": sick.Listener.Addr().String()}, nil, exitFailure},
+		{"nobody listening", map[string]string{"LISTEN_ADDR": closedAddr}, nil, exitFailure},
+		{"port 0", map[string]string{"LISTEN_ADDR": ":0"}, nil, exitFailure},
+		{"invalid config is 1, not 2", map[string]string{"LISTEN_ADDR": "bad"}, nil, exitFailure},
+		{"bad flag is 1, not 2", nil, []string{"--bogus"}, exitFailure},
+		{"help", nil, []string{"-h"}, exitOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, tt.env, append([]string{"healthcheck"}, tt.args...)...)
+			if r.code != tt.wantCode {
+				t.Errorf("exit %d, want %d; stdout %q stderr %q", r.code, tt.wantCode, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+// TestServe starts the service on a random port with the embedded store,
+// probes it with the healthcheck command, runs an administration command on
+// the same DATA_DIR while it serves, then stops it as a signal would.
+func TestServe(t *testing.T) {
+	env := map[string]string{"DATA_DIR": t.TempDir(), "LISTEN_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": "hunter2"}
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addrc := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- serveUntilDone(ctx, cfg, cfg.NewLogger(&logs), func(a net.Addr) { addrc <- a })
+	}()
+	var addr net.Addr
+	select {
+	case addr = <-addrc:
+	case err := <-done:
+		t.Fatalf("serve ended before listening: %v\n%s", err, logs.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("not listening after 30s\n%s", logs.String())
+	}
+
+	if r := runCLI(t, map[string]string{"LISTEN_ADDR": addr.String()}, "healthcheck"); r.code != exitOK {
+		t.Fatalf("healthcheck: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if r := runCLI(t, env, "user", "add", "--login", "carol", "--role", "author"); r.code != exitOK {
+		t.Fatalf("user add while serving: exit %d, stderr %q", r.code, r.stderr)
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve: %v\n%s", err, logs.String())
+		}
+	case <-time.After(cfg.ShutdownTimeout + 10*time.Second):
+		t.Fatalf("serve did not stop\n%s", logs.String())
+	}
+	out := logs.String()
+	for _, want := range []string{"msg=starting", "store=sqlite", "search=bleve", "config.ADMIN_TOKEN=***", "config.LISTEN_ADDR=127.0.0.1:0", "msg=stopped"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("logs lack %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "hunter2") {
+		t.Errorf("logs leak a secret:\n%s", out)
+	}
+	// The port is released.
+	if _, err := net.DialTimeout("tcp", addr.String(), time.Second); err == nil {
+		t.Error("still accepting connections after shutdown")
+	}
+	// The store was closed cleanly and holds carol.
+	store, err := openStore(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close(context.Background())
+	if _, err := store.GetUserByLogin(context.Background(), "carol"); err != nil {
+		t.Errorf("carol: %v", err)
+	}
+}
+
+// TestServeListenError checks that a taken port is reported, not hidden.
+func TestServeListenError(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	env := map[string]string{"DATA_DIR": t.TempDir(), "LISTEN_ADDR": ln.Addr().String()}
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	err = serveUntilDone(context.Background(), cfg, cfg.NewLogger(&logs), nil)
+	var opErr *net.OpError
+	if !errors.As(err, &opErr) {
+		t.Fatalf("serve on a taken port: %v, want a *net.OpError", err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

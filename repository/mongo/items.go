@@ -1,0 +1,231 @@
+package mongo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/calendar/eventcal/repository"
+)
+
+// maxUpdateAttempts bounds the retries of an update whose revision check
+// failed. Under the item lock that only happens when a lock holder outlived
+// its lease, so a handful of attempts is plenty.
+const maxUpdateAttempts = 10
+
+// itemOps adapts the write path shared by posts and terms (create, update,
+// delete with locks, slug reservations and marks) to one of them.
+type itemOps[T any] struct {
+	scope repository.MarkKind // lock, mark and slug namespace
+	seq   string              // ID sequence
+	coll  *mongo.Collection
+	id    func(*T) *int64
+	rev   func(*T) *int64
+	slugs func(*T) *repository.Text
+	space func(*T) slugSpace
+	// prepare brings a record into its stored form before a write.
+	prepare func(*T)
+	// fix normalises a record after reading it.
+	fix func(*T)
+	// pin restores in v what an update function must not change.
+	pin func(v, old *T)
+}
+
+// createItem stores the new record v: assigns its ID, reserves its slugs,
+// marks it and inserts it. On failure v is left as it was.
+func createItem[T any](ctx context.Context, s *Store, ops itemOps[T], v *T) (err error) {
+	idp, slugp, revp := ops.id(v), ops.slugs(v), ops.rev(v)
+	origID, origSlugs, origRev := *idp, *slugp, *revp
+	defer func() {
+		if err != nil {
+			*idp, *slugp, *revp = origID, origSlugs, origRev
+		}
+	}()
+	ops.prepare(v)
+	*slugp = slugp.Clone()
+	if err := s.assignID(ctx, ops.seq, idp); err != nil {
+		return err
+	}
+	id := *idp
+	l, err := s.lock(ctx, itemKey(ops.scope, id))
+	if err != nil {
+		return err
+	}
+	defer s.unlock(ctx, l)
+
+	added, err := s.claimSlugs(ctx, ops.space(v), id, nil, *slugp)
+	if err != nil {
+		return err
+	}
+	*revp = 1
+	seq, err := s.markBefore(ctx, ops.scope, id)
+	if err == nil {
+		_, err = ops.coll.InsertOne(ctx, v)
+		if mongo.IsDuplicateKeyError(err) {
+			err = fmt.Errorf("%s %d exists: %w", ops.scope, id, repository.ErrDuplicate)
+		}
+	}
+	if err != nil {
+		s.releaseSlugKeys(ctx, id, added)
+		return fmt.Errorf("mongo: create %s %d: %w", ops.scope, id, err)
+	}
+	s.markAfter(ctx, ops.scope, id, seq)
+	return nil
+}
+
+// getItem reads the record with this ID into v.
+func getItem[T any](ctx context.Context, ops itemOps[T], id int64, v *T) error {
+	err := ops.coll.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(v)
+	switch {
+	case isNoDocuments(err):
+		return repository.ErrNotFound
+	case err != nil:
+		return fmt.Errorf("mongo: get %s %d: %w", ops.scope, id, err)
+	}
+	ops.fix(v)
+	return nil
+}
+
+// mongoFindOption is an option of Collection.Find.
+type mongoFindOption = options.Lister[options.FindOptions]
+
+// findItems returns the records matching filter, by ID ascending.
+func findItems[T any](ctx context.Context, ops itemOps[T], filter any, opts ...mongoFindOption) ([]*T, error) {
+	cur, err := ops.coll.Find(ctx, filter, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("mongo: find %ss: %w", ops.scope, err)
+	}
+	var out []*T
+	if err := cur.All(ctx, &out); err != nil {
+		return nil, fmt.Errorf("mongo: find %ss: %w", ops.scope, err)
+	}
+	for _, v := range out {
+		ops.fix(v)
+	}
+	return out, nil
+}
+
+// errRetry asks updateItem for another attempt.
+var errRetry = errors.New("mongo: revision changed, retry")
+
+// updateItem reads the record, lets fn change it and writes it back with
+// the next revision. fn returns false when it changed nothing; no write
+// happens then (and the record is returned as read). The result reports
+// whether a write happened.
+func updateItem[T any](ctx context.Context, s *Store, ops itemOps[T], id int64, fn func(*T) (bool, error)) (*T, bool, error) {
+	for attempt := 0; ; attempt++ {
+		v, changed, err := updateOnce(ctx, s, ops, id, fn)
+		if !errors.Is(err, errRetry) {
+			return v, changed, err
+		}
+		if attempt+1 >= maxUpdateAttempts {
+			return nil, false, fmt.Errorf("mongo: update %s %d: gave up after %d attempts: concurrent writers", ops.scope, id, maxUpdateAttempts)
+		}
+		if err := sleep(ctx, backoff(attempt)); err != nil {
+			return nil, false, fmt.Errorf("mongo: update %s %d: %w", ops.scope, id, err)
+		}
+	}
+}
+
+// updateOnce is one attempt of updateItem, under the item's lock.
+func updateOnce[T any](ctx context.Context, s *Store, ops itemOps[T], id int64, fn func(*T) (bool, error)) (*T, bool, error) {
+	l, err := s.lock(ctx, itemKey(ops.scope, id))
+	if err != nil {
+		return nil, false, err
+	}
+	defer s.unlock(ctx, l)
+
+	raw, err := ops.coll.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Raw()
+	switch {
+	case isNoDocuments(err):
+		return nil, false, repository.ErrNotFound
+	case err != nil:
+		return nil, false, fmt.Errorf("mongo: update %s %d: read: %w", ops.scope, id, err)
+	}
+	// Decoding twice gives fn a deep copy to change while old stays intact.
+	var old, v T
+	if err := bson.Unmarshal(raw, &old); err != nil {
+		return nil, false, fmt.Errorf("mongo: update %s %d: decode: %w", ops.scope, id, err)
+	}
+	if err := bson.Unmarshal(raw, &v); err != nil {
+		return nil, false, fmt.Errorf("mongo: update %s %d: decode: %w", ops.scope, id, err)
+	}
+	ops.fix(&old)
+	ops.fix(&v)
+	changed, err := fn(&v)
+	if err != nil || !changed {
+		if err != nil {
+			return nil, false, err
+		}
+		return &old, false, nil
+	}
+	ops.pin(&v, &old)
+	ops.prepare(&v)
+	oldRev := *ops.rev(&old)
+	*ops.rev(&v) = oldRev + 1
+	slugp := ops.slugs(&v)
+	*slugp = slugp.Clone()
+	sp := ops.space(&v)
+
+	added, err := s.claimSlugs(ctx, sp, id, *ops.slugs(&old), *slugp)
+	if err != nil {
+		return nil, false, err
+	}
+	seq, err := s.markBefore(ctx, ops.scope, id)
+	if err != nil {
+		s.releaseSlugKeys(ctx, id, added)
+		return nil, false, err
+	}
+	// The revision check is what makes the write safe on MongoDB even if
+	// this holder outlived its lock lease.
+	res, err := ops.coll.ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "revision", Value: oldRev}}, &v)
+	if err != nil || res.MatchedCount == 0 {
+		s.releaseSlugKeys(ctx, id, added)
+		if err != nil {
+			return nil, false, fmt.Errorf("mongo: update %s %d: write: %w", ops.scope, id, err)
+		}
+		return nil, false, errRetry
+	}
+	s.releaseOldSlugs(ctx, sp, id, *ops.slugs(&old), *slugp)
+	s.markAfter(ctx, ops.scope, id, seq)
+	return &v, true, nil
+}
+
+// deleteItem removes the record with this ID and its slug reservations and
+// returns it as it was.
+func deleteItem[T any](ctx context.Context, s *Store, ops itemOps[T], id int64) (*T, error) {
+	key := itemKey(ops.scope, id)
+	l, err := s.lock(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer s.unlock(ctx, l)
+
+	n, err := ops.coll.CountDocuments(ctx, bson.D{{Key: "_id", Value: id}})
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("mongo: delete %s: %w", key, err)
+	case n == 0:
+		return nil, repository.ErrNotFound
+	}
+	seq, err := s.markBefore(ctx, ops.scope, id)
+	if err != nil {
+		return nil, err
+	}
+	var gone T
+	err = ops.coll.FindOneAndDelete(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&gone)
+	switch {
+	case isNoDocuments(err):
+		return nil, repository.ErrNotFound
+	case err != nil:
+		return nil, fmt.Errorf("mongo: delete %s: %w", key, err)
+	}
+	ops.fix(&gone)
+	s.releaseAllSlugs(ctx, ops.scope, id)
+	s.markAfter(ctx, ops.scope, id, seq)
+	return &gone, nil
+}

@@ -1,0 +1,89 @@
+package mongo
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+)
+
+// lockLease is how long a lock holds without its holder: a lock older than
+// this is taken over, as its holder must have died (every operation under a
+// lock is a few round trips).
+const lockLease = 30 * time.Second
+
+// lockWait bounds how long lock waits for a busy item before failing.
+const lockWait = 20 * time.Second
+
+// lockDoc is a document of the locks collection.
+type lockDoc struct {
+	Key   string    `bson:"_id"`
+	Token string    `bson:"token"`
+	At    time.Time `bson:"at"`
+}
+
+// itemLock is a held lock.
+type itemLock struct {
+	key, token string
+}
+
+// lock takes the write lock of the item key ("post:12"), waiting with
+// backoff while another writer holds it.
+func (s *Store) lock(ctx context.Context, key string) (*itemLock, error) {
+	deadline := time.Now().Add(lockWait)
+	for attempt := 0; ; attempt++ {
+		l, err := s.tryLock(ctx, key)
+		if err != nil || l != nil {
+			return l, err
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("mongo: %s is still locked by another writer after %s", key, lockWait)
+		}
+		if err := sleep(ctx, backoff(attempt)); err != nil {
+			return nil, fmt.Errorf("mongo: waiting for the lock of %s: %w", key, err)
+		}
+	}
+}
+
+// tryLock takes the lock of key if it is free (or its lease has expired)
+// and returns nil, nil when another writer holds it.
+func (s *Store) tryLock(ctx context.Context, key string) (*itemLock, error) {
+	for range 3 {
+		l := &itemLock{key: key, token: newToken()}
+		_, err := s.locks.InsertOne(ctx, lockDoc{Key: key, Token: l.token, At: now()})
+		if err == nil {
+			return l, nil
+		}
+		if !mongo.IsDuplicateKeyError(err) {
+			return nil, fmt.Errorf("mongo: lock %s: %w", key, err)
+		}
+		var cur lockDoc
+		err = s.locks.FindOne(ctx, bson.D{{Key: "_id", Value: key}}).Decode(&cur)
+		switch {
+		case isNoDocuments(err):
+			continue // released meanwhile: try again
+		case err != nil:
+			return nil, fmt.Errorf("mongo: lock %s: %w", key, err)
+		case time.Since(cur.At) < lockLease:
+			return nil, nil
+		}
+		// The holder died: remove its lock (only that one) and retry.
+		if _, err := s.locks.DeleteOne(ctx, bson.D{{Key: "_id", Value: key}, {Key: "token", Value: cur.Token}}); err != nil {
+			return nil, fmt.Errorf("mongo: break expired lock %s: %w", key, err)
+		}
+	}
+	return nil, nil
+}
+
+// unlock releases l. It runs even when ctx is done; a failure only delays
+// the next writer until the lease expires.
+func (s *Store) unlock(ctx context.Context, l *itemLock) {
+	if l == nil {
+		return
+	}
+	cctx, cancel := cleanupContext(ctx)
+	defer cancel()
+	s.locks.DeleteOne(cctx, bson.D{{Key: "_id", Value: l.key}, {Key: "token", Value: l.token}})
+}

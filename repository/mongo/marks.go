@@ -1,0 +1,144 @@
+package mongo
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/calendar/eventcal/repository"
+)
+
+// markDoc is a document of index_marks; _id is itemKey(kind, id).
+type markDoc struct {
+	Key                  string `bson:"_id"`
+	repository.IndexMark `bson:",inline"`
+}
+
+// markBefore records a mark for the item before it is written and returns
+// its seq. The caller holds the item's lock.
+func (s *Store) markBefore(ctx context.Context, kind repository.MarkKind, id int64) (int64, error) {
+	seq, err := s.nextSeq(ctx, seqMark, 1)
+	if err != nil {
+		return 0, err
+	}
+	return s.putMark(ctx, kind, id, seq)
+}
+
+// markAfter renews the mark once the write landed, with a seq above the
+// one markBefore recorded (see the package documentation for why). It is
+// best effort: the write has happened and the first mark still stands.
+func (s *Store) markAfter(ctx context.Context, kind repository.MarkKind, id, before int64) {
+	cctx, cancel := cleanupContext(ctx)
+	defer cancel()
+	s.putMark(cctx, kind, id, before+1)
+}
+
+// putMark sets the item's mark to seq, or to one more than its current seq
+// when that is not lower: the seq of one item must grow with every write
+// even where the counter is not atomic (FerretDB v1). The caller holds the
+// item's lock, so the read of the old seq and the fix-up cannot interleave
+// with another writer or with ClearMarks.
+func (s *Store) putMark(ctx context.Context, kind repository.MarkKind, id, seq int64) (int64, error) {
+	key := itemKey(kind, id)
+	set := func(seq int64) bson.D {
+		return bson.D{{Key: "$set", Value: bson.D{
+			{Key: "kind", Value: kind}, {Key: "id", Value: id}, {Key: "seq", Value: seq}, {Key: "at", Value: now()},
+		}}}
+	}
+	var old markDoc
+	err := s.marks.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: key}}, set(seq),
+		options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.Before),
+	).Decode(&old)
+	switch {
+	case isNoDocuments(err):
+		return seq, nil // upserted
+	case err != nil:
+		return 0, fmt.Errorf("mongo: mark %s: %w", key, err)
+	case old.Seq < seq:
+		return seq, nil
+	}
+	seq = old.Seq + 1
+	if _, err := s.marks.UpdateOne(ctx, bson.D{{Key: "_id", Value: key}}, set(seq)); err != nil {
+		return 0, fmt.Errorf("mongo: mark %s: %w", key, err)
+	}
+	return seq, nil
+}
+
+// PendingMarks returns up to limit marks (all of them when limit <= 0),
+// oldest first: by the time the mark was recorded, then by seq.
+func (s *Store) PendingMarks(ctx context.Context, limit int) ([]repository.IndexMark, error) {
+	opts := options.Find().SetSort(bson.D{{Key: "at", Value: 1}, {Key: "seq", Value: 1}, {Key: "_id", Value: 1}})
+	if limit > 0 {
+		opts.SetLimit(int64(limit))
+	}
+	cur, err := s.marks.Find(ctx, bson.D{}, opts)
+	if err != nil {
+		return nil, fmt.Errorf("mongo: pending marks: %w", err)
+	}
+	var docs []markDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("mongo: pending marks: %w", err)
+	}
+	marks := make([]repository.IndexMark, len(docs))
+	for i, d := range docs {
+		marks[i] = d.IndexMark
+		marks[i].At = marks[i].At.UTC()
+	}
+	return marks, nil
+}
+
+// ClearMarks removes each mark whose seq is still the one given. It takes
+// the item's lock for the compare-and-delete (atomic on MongoDB, not on
+// FerretDB v1); an item being written right now is skipped, since that
+// write is renewing its mark anyway.
+func (s *Store) ClearMarks(ctx context.Context, marks []repository.IndexMark) error {
+	for _, m := range marks {
+		key := itemKey(m.Kind, m.ID)
+		l, err := s.tryLock(ctx, key)
+		if err != nil {
+			return err
+		}
+		if l == nil {
+			continue
+		}
+		_, err = s.marks.DeleteOne(ctx, bson.D{{Key: "_id", Value: key}, {Key: "seq", Value: m.Seq}})
+		s.unlock(ctx, l)
+		if err != nil {
+			return fmt.Errorf("mongo: clear mark %s: %w", key, err)
+		}
+	}
+	return nil
+}
+
+// MarkForIndexing records marks for the items without changing them.
+func (s *Store) MarkForIndexing(ctx context.Context, kind repository.MarkKind, ids []int64) error {
+	if kind != repository.MarkPost && kind != repository.MarkTerm {
+		return fmt.Errorf("mongo: mark for indexing: unknown mark kind %q", kind)
+	}
+	ids = slices.Clone(ids)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	if len(ids) == 0 {
+		return nil
+	}
+	last, err := s.nextSeq(ctx, seqMark, int64(len(ids)))
+	if err != nil {
+		return err
+	}
+	first := last - int64(len(ids)) + 1
+	for i, id := range ids {
+		l, err := s.lock(ctx, itemKey(kind, id))
+		if err != nil {
+			return err
+		}
+		_, err = s.putMark(ctx, kind, id, first+int64(i))
+		s.unlock(ctx, l)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

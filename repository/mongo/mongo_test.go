@@ -1,0 +1,396 @@
+package mongo_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/repository/mongo"
+	"github.com/calendar/eventcal/repository/mongo/mongotest"
+	"github.com/calendar/eventcal/repository/storetest"
+)
+
+// openStore opens a store on a fresh database of the server at uri and
+// closes it when t ends.
+func openStore(t *testing.T, uri string) *mongo.Store {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := mongo.Open(ctx, uri, mongotest.Database(t))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close(context.Background()) })
+	return s
+}
+
+// TestStore runs the shared conformance suite; every subtest gets its own
+// database on one FerretDB server.
+func TestStore(t *testing.T) {
+	uri := mongotest.Start(t)
+	storetest.Run(t, func(t *testing.T) repository.Store { return openStore(t, uri) })
+}
+
+// TestEngine checks engine-specific behaviour the shared suite cannot see.
+func TestEngine(t *testing.T) {
+	uri := mongotest.Start(t)
+	for _, tc := range []struct {
+		name string
+		run  func(t *testing.T, ctx context.Context, s *mongo.Store)
+	}{
+		{"OpenIsIdempotent", func(t *testing.T, ctx context.Context, s *mongo.Store) {
+			// Open creates indexes on an existing database without error.
+			db := mongotest.Database(t)
+			for range 2 {
+				s2, err := mongo.Open(ctx, uri, db)
+				if err != nil {
+					t.Fatalf("Open: %v", err)
+				}
+				s2.Close(ctx)
+			}
+		}},
+		{"OpenFailsFast", func(t *testing.T, ctx context.Context, s *mongo.Store) {
+			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			if _, err := mongo.Open(ctx, "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=500", "x"); err == nil {
+				t.Error("Open of an unreachable server succeeded")
+			}
+			if _, err := mongo.Open(ctx, uri, ""); err == nil {
+				t.Error("Open with an empty database name succeeded")
+			}
+		}},
+		{"ConcurrentSequence", testConcurrentSequence},
+		{"ConcurrentSlugs", testConcurrentSlugs},
+		{"ConcurrentUpdatesNoLostUpdate", testConcurrentUpdates},
+		{"ConcurrentUpdatesWithSlugs", testConcurrentSlugUpdates},
+		{"MarksAreRenewedAfterTheWrite", testMarksRenewed},
+		{"TitleFilterQuotesRegex", testTitleRegex},
+		{"ExplicitIDAheadOfSequence", testExplicitIDAhead},
+		{"LeftoverSlugIsTakenOver", testLeftoverSlug},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+			defer cancel()
+			tc.run(t, ctx, openStore(t, uri))
+		})
+	}
+}
+
+// parallel runs fn(w, i) for i < n in each of workers goroutines.
+func parallel(workers, n int, fn func(w, i int)) {
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range n {
+				fn(w, i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func event(slug string) *repository.Post {
+	return &repository.Post{
+		Kind:   repository.KindEvent,
+		Status: repository.StatusPublish,
+		Date:   time.Date(2031, 3, 14, 18, 30, 5, 0, time.UTC),
+		Title:  repository.Text{"en": slug},
+		Slug:   repository.Text{"en": slug},
+		Event:  &repository.EventFields{},
+	}
+}
+
+func testConcurrentSequence(t *testing.T, ctx context.Context, s *mongo.Store) {
+	var mu sync.Mutex
+	var ids []int64
+	parallel(8, 50, func(w, i int) {
+		p := event(fmt.Sprintf("seq-%d-%d", w, i))
+		if err := s.CreatePost(ctx, p); err != nil {
+			t.Errorf("CreatePost: %v", err)
+			return
+		}
+		mu.Lock()
+		ids = append(ids, p.ID)
+		mu.Unlock()
+	})
+	slices.Sort(ids)
+	if len(ids) != 400 || len(slices.Compact(slices.Clone(ids))) != 400 {
+		t.Fatalf("got %d IDs, %d distinct; want 400 distinct", len(ids), len(slices.Compact(slices.Clone(ids))))
+	}
+	// A draw never reuses an ID, even once the post is gone.
+	if err := s.DeletePost(ctx, ids[len(ids)-1]); err != nil {
+		t.Fatal(err)
+	}
+	p := event("after-delete")
+	if err := s.CreatePost(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if p.ID <= ids[len(ids)-1] {
+		t.Errorf("ID %d after deleting %d", p.ID, ids[len(ids)-1])
+	}
+}
+
+func testConcurrentSlugs(t *testing.T, ctx context.Context, s *mongo.Store) {
+	var mu sync.Mutex
+	slugs := map[string]int64{}
+	parallel(8, 6, func(w, i int) {
+		p := event("gala")
+		if err := s.CreatePost(ctx, p); err != nil {
+			t.Errorf("CreatePost: %v", err)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if prev, dup := slugs[p.Slug["en"]]; dup {
+			t.Errorf("slug %q given to %d and %d", p.Slug["en"], prev, p.ID)
+		}
+		slugs[p.Slug["en"]] = p.ID
+	})
+	for n := 1; n <= 48; n++ {
+		slug := repository.SlugCandidate("gala", n)
+		id, ok := slugs[slug]
+		if !ok {
+			t.Errorf("slug %q unused: candidates must be used without gaps", slug)
+			continue
+		}
+		got, err := s.GetPostBySlug(ctx, repository.KindEvent, "en", slug)
+		if err != nil || got.ID != id {
+			t.Errorf("GetPostBySlug(%s) = %v, %v; want post %d", slug, got, err, id)
+		}
+	}
+}
+
+func testConcurrentUpdates(t *testing.T, ctx context.Context, s *mongo.Store) {
+	p := event("counter")
+	p.Event.Cost = []string{}
+	if err := s.CreatePost(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	parallel(8, 10, func(w, i int) {
+		_, err := s.UpdatePost(ctx, p.ID, func(p *repository.Post) error {
+			p.Event.Cost = append(p.Event.Cost, fmt.Sprintf("%d-%d", w, i))
+			p.Author++
+			return nil
+		})
+		if err != nil {
+			t.Errorf("UpdatePost: %v", err)
+		}
+	})
+	got, err := s.GetPost(ctx, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Author != 80 || len(got.Event.Cost) != 80 || got.Revision != p.Revision+80 {
+		t.Errorf("after 80 updates: author %d, %d costs, revision %d (from %d); want 80, 80, +80",
+			got.Author, len(got.Event.Cost), got.Revision, p.Revision)
+	}
+}
+
+// testConcurrentSlugUpdates has writers move one item's slug around while
+// others create items competing for the same slugs: slugs stay unique and
+// every stored slug resolves to its post.
+func testConcurrentSlugUpdates(t *testing.T, ctx context.Context, s *mongo.Store) {
+	var ids []int64
+	for i := range 4 {
+		p := event(fmt.Sprintf("move-%d", i))
+		if err := s.CreatePost(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, p.ID)
+	}
+	parallel(6, 8, func(w, i int) {
+		if w%2 == 0 {
+			p := event("swap")
+			if err := s.CreatePost(ctx, p); err != nil {
+				t.Errorf("CreatePost: %v", err)
+			}
+			return
+		}
+		id := ids[(w+i)%len(ids)]
+		_, err := s.UpdatePost(ctx, id, func(p *repository.Post) error {
+			p.Slug["en"] = []string{"swap", "swap-2", "move-0", "other"}[i%4]
+			return nil
+		})
+		if err != nil {
+			t.Errorf("UpdatePost: %v", err)
+		}
+	})
+	all, err := s.FindPosts(ctx, repository.PostQuery{Kind: repository.KindEvent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int64{}
+	for _, p := range all {
+		slug := p.Slug["en"]
+		if prev, dup := seen[slug]; dup {
+			t.Errorf("slug %q used by %d and %d", slug, prev, p.ID)
+		}
+		seen[slug] = p.ID
+		got, err := s.GetPostBySlug(ctx, repository.KindEvent, "en", slug)
+		if err != nil || got.ID != p.ID {
+			t.Errorf("GetPostBySlug(%s) = %v, %v; want %d", slug, got, err, p.ID)
+		}
+	}
+}
+
+func testMarksRenewed(t *testing.T, ctx context.Context, s *mongo.Store) {
+	p := event("marked")
+	if err := s.CreatePost(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	marks, err := s.PendingMarks(ctx, 10)
+	if err != nil || len(marks) != 1 {
+		t.Fatalf("PendingMarks = %v, %v", marks, err)
+	}
+	// Concurrent updates and a worker that clears what it read: after the
+	// writers are done, either the worker's last read saw the last write
+	// or a mark is still pending.
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			ms, err := s.PendingMarks(ctx, 10)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if err := s.ClearMarks(ctx, ms); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	parallel(4, 5, func(w, i int) {
+		if _, err := s.UpdatePost(ctx, p.ID, func(p *repository.Post) error { p.Author++; return nil }); err != nil {
+			t.Error(err)
+		}
+	})
+	close(done)
+	wg.Wait()
+	// Simulate the worker one last time: read the marks, then the item.
+	marks, err = s.PendingMarks(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range marks {
+		if m.Kind != repository.MarkPost || m.ID != p.ID {
+			t.Errorf("unexpected mark %+v", m)
+		}
+	}
+	if err := s.ClearMarks(ctx, marks); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := s.PendingMarks(ctx, 10); len(left) != 0 {
+		t.Errorf("marks left after clearing the current ones: %v", left)
+	}
+}
+
+func testTitleRegex(t *testing.T, ctx context.Context, s *mongo.Store) {
+	titles := []string{`A.B (c) [d] ^$ *+? {1} | \x`, "Line\n", "Line", "ÉTÉ", "été"}
+	ids := map[string]int64{}
+	for _, title := range titles {
+		p := &repository.Post{Kind: repository.KindVenue, Status: repository.StatusPublish,
+			Title: repository.Text{"en": title}, Slug: repository.Text{"en": "v"}, Venue: &repository.VenueFields{}}
+		if err := s.CreatePost(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		ids[title] = p.ID
+	}
+	for _, tc := range []struct {
+		q    string
+		want []int64
+	}{
+		{`a.b (C) [D] ^$ *+? {1} | \X`, []int64{ids[titles[0]]}},
+		{`A.B`, nil},
+		{`AxB (c) [d] ^$ *+? {1} | \x`, nil},
+		{"line", []int64{ids["Line"]}},
+		{"line\n", []int64{ids["Line\n"]}},
+	} {
+		got, err := s.FindPosts(ctx, repository.PostQuery{Title: tc.q, TitleLang: "en"})
+		if err != nil {
+			t.Errorf("FindPosts(%q): %v", tc.q, err)
+			continue
+		}
+		var gotIDs []int64
+		for _, p := range got {
+			gotIDs = append(gotIDs, p.ID)
+		}
+		if !slices.Equal(gotIDs, tc.want) {
+			t.Errorf("FindPosts(title %q) = %v, want %v", tc.q, gotIDs, tc.want)
+		}
+	}
+	for _, lang := range []string{"", "a.b", "$x", "e:n"} {
+		got, err := s.FindPosts(ctx, repository.PostQuery{Title: "x", TitleLang: lang})
+		if err != nil || len(got) != 0 {
+			t.Errorf("FindPosts(title lang %q) = %v, %v; want none", lang, got, err)
+		}
+	}
+}
+
+func testExplicitIDAhead(t *testing.T, ctx context.Context, s *mongo.Store) {
+	first := event("first")
+	if err := s.CreatePost(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	explicit := event("explicit")
+	explicit.ID = first.ID + 2
+	if err := s.CreatePost(ctx, explicit); err != nil {
+		t.Fatal(err)
+	}
+	// The sequence walks past the explicit ID.
+	var ids []int64
+	for i := range 3 {
+		p := event(fmt.Sprintf("auto-%d", i))
+		if err := s.CreatePost(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, p.ID)
+	}
+	if slices.Contains(ids, explicit.ID) {
+		t.Errorf("auto IDs %v reuse the explicit ID %d", ids, explicit.ID)
+	}
+	// An explicit ID in use (or used before) is a duplicate.
+	again := event("again")
+	again.ID = explicit.ID
+	if err := s.CreatePost(ctx, again); !errors.Is(err, repository.ErrDuplicate) {
+		t.Errorf("CreatePost(used ID) = %v, want ErrDuplicate", err)
+	}
+	if again.ID != explicit.ID || again.Slug["en"] != "again" {
+		t.Errorf("failed CreatePost changed its argument: %+v", again)
+	}
+}
+
+// testLeftoverSlug simulates a writer that died after reserving slugs:
+// the reservation is taken over by the next post wanting the slug.
+func testLeftoverSlug(t *testing.T, ctx context.Context, s *mongo.Store) {
+	a := event("leftover")
+	if err := s.CreatePost(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	// Deleting the post document behind the store's back leaves its
+	// reservation without a user, as a crash before the write would.
+	if err := mongo.DeletePostDocumentForTest(ctx, s, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	b := event("leftover")
+	if err := s.CreatePost(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if b.Slug["en"] != "leftover" {
+		t.Errorf("slug %q, want the leftover reservation taken over", b.Slug["en"])
+	}
+	got, err := s.GetPostBySlug(ctx, repository.KindEvent, "en", "leftover")
+	if err != nil || got.ID != b.ID {
+		t.Errorf("GetPostBySlug = %v, %v; want %d", got, err, b.ID)
+	}
+}

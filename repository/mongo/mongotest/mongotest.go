@@ -1,0 +1,201 @@
+// Package mongotest runs a MongoDB-compatible server for tests: FerretDB
+// v1 embedded in the test process, backed by SQLite files under
+// t.TempDir(), or an external server named by the TEST_MONGO_URI
+// environment variable.
+//
+// A test calls Start once for the server and Database for every store it
+// opens, so tests never share data even when they share a server:
+//
+//	uri := mongotest.Start(t)
+//	store, err := mongo.Open(ctx, uri, mongotest.Database(t))
+//
+// FerretDB logs are discarded unless TEST_FERRETDB_LOG is set (to "debug"
+// for everything, to anything else for warnings and errors).
+package mongotest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/FerretDB/FerretDB/ferretdb"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// EnvURI names the environment variable that points the tests at an
+// external MongoDB (or FerretDB) server instead of an embedded FerretDB.
+const EnvURI = "TEST_MONGO_URI"
+
+// EnvLog names the environment variable that turns FerretDB logging on.
+const EnvLog = "TEST_FERRETDB_LOG"
+
+// readyTimeout bounds how long Start waits for the server to answer a ping.
+const readyTimeout = 30 * time.Second
+
+// stopTimeout bounds how long the cleanup waits for FerretDB to shut down.
+const stopTimeout = 10 * time.Second
+
+// newMu serialises ferretdb.New: it writes package-level state (the version
+// info) that would otherwise race when parallel tests start servers.
+var newMu sync.Mutex
+
+// Start returns the URI of a MongoDB-compatible server for t.
+//
+// When TEST_MONGO_URI is set, Start returns it unchanged (the caller must
+// then use Database for unique database names). Otherwise it starts an
+// embedded FerretDB v1 with the SQLite handler on a random loopback port,
+// state under t.TempDir(), waits until it answers a ping and stops it when
+// t and its subtests finish.
+func Start(t testing.TB) string {
+	t.Helper()
+	if uri := os.Getenv(EnvURI); uri != "" {
+		return uri
+	}
+
+	dir := t.TempDir() // registered first, so removed after FerretDB stops
+	sqliteURL := (&url.URL{Scheme: "file", Path: dir + "/"}).String()
+	// The files are throw-away: skip fsync to keep tests fast on slow disks.
+	sqliteURL += "?mode=memory"
+
+	newMu.Lock()
+	f, err := ferretdb.New(&ferretdb.Config{
+		Listener:  ferretdb.ListenerConfig{TCP: "127.0.0.1:0"},
+		Logger:    logger(),
+		Handler:   "sqlite",
+		SQLiteURL: sqliteURL,
+	})
+	newMu.Unlock()
+	if err != nil {
+		t.Fatalf("mongotest: start FerretDB: %v", err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("mongotest: FerretDB stopped with an error: %v", err)
+			}
+		case <-time.After(stopTimeout):
+			t.Errorf("mongotest: FerretDB did not stop within %s", stopTimeout)
+		}
+	})
+
+	// The listener is bound by ferretdb.New, so the URI is known at once.
+	uri := f.MongoDBURI()
+	if err := waitReady(uri, done); err != nil {
+		t.Fatalf("mongotest: %v", err)
+	}
+	return uri
+}
+
+// waitReady pings the server at uri until it answers, Run fails or the
+// deadline passes.
+func waitReady(uri string, done <-chan error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
+	defer cancel()
+	client, err := mongo.Connect(options.Client().ApplyURI(uri).SetServerSelectionTimeout(time.Second))
+	if err != nil {
+		return fmt.Errorf("connect to FerretDB at %s: %w", uri, err)
+	}
+	defer client.Disconnect(context.Background())
+
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		pctx, pcancel := context.WithTimeout(ctx, time.Second)
+		err := client.Ping(pctx, nil)
+		pcancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case runErr := <-done:
+			return fmt.Errorf("FerretDB stopped before it was ready: %v (last ping: %v)", runErr, err)
+		case <-ctx.Done():
+			return fmt.Errorf("FerretDB at %s not ready after %s: %v", uri, readyTimeout, err)
+		case <-tick.C:
+		}
+	}
+}
+
+// logger returns the logger handed to FerretDB: a discarding one unless
+// TEST_FERRETDB_LOG asks for output.
+func logger() *slog.Logger {
+	switch v := os.Getenv(EnvLog); {
+	case v == "":
+		return slog.New(slog.DiscardHandler)
+	case strings.EqualFold(v, "debug"):
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	default:
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+}
+
+// dbSeq numbers the databases handed out by this process.
+var dbSeq atomic.Int64
+
+// runID tells apart test processes sharing one external server.
+var runID = func() string {
+	b := make([]byte, 4)
+	if _, err := rand.Read(b); err != nil {
+		return fmt.Sprintf("%08x", time.Now().UnixNano()&0xffffffff)
+	}
+	return hex.EncodeToString(b)
+}()
+
+// unsafeChars matches what may not appear in a database name.
+var unsafeChars = regexp.MustCompile(`[^a-zA-Z0-9_]+`)
+
+// Database returns a database name that no other test (in this process or
+// another one sharing the same server) uses. The name is derived from the
+// test name so leftovers on an external server are easy to attribute.
+//
+// When TEST_MONGO_URI is set, the database is dropped when t finishes; an
+// embedded FerretDB's files disappear with its temporary directory anyway.
+func Database(t testing.TB) string {
+	t.Helper()
+	name := unsafeChars.ReplaceAllString(t.Name(), "_")
+	// MongoDB caps database names at 63 bytes (FerretDB too).
+	suffix := fmt.Sprintf("_%s_%d", runID, dbSeq.Add(1))
+	if max := 63 - len("t_") - len(suffix); len(name) > max {
+		name = name[:max]
+	}
+	db := "t_" + name + suffix
+
+	if uri := os.Getenv(EnvURI); uri != "" {
+		t.Cleanup(func() { drop(t, uri, db) })
+	}
+	return db
+}
+
+// drop removes database db from the server at uri, reporting failures
+// without failing the test.
+func drop(t testing.TB, uri, db string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client, err := mongo.Connect(options.Client().ApplyURI(uri))
+	if err != nil {
+		t.Logf("mongotest: drop %s: %v", db, err)
+		return
+	}
+	defer client.Disconnect(ctx)
+	if err := client.Database(db).RunCommand(ctx, bson.D{{Key: "dropDatabase", Value: 1}}).Err(); err != nil {
+		t.Logf("mongotest: drop %s: %v", db, err)
+	}
+}

@@ -1,0 +1,281 @@
+package mongo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/calendar/eventcal/repository"
+)
+
+// postOps adapts the shared write path to posts.
+func (s *Store) postOps() itemOps[repository.Post] {
+	return itemOps[repository.Post]{
+		scope:   repository.MarkPost,
+		seq:     seqPost,
+		coll:    s.posts,
+		id:      func(p *repository.Post) *int64 { return &p.ID },
+		rev:     func(p *repository.Post) *int64 { return &p.Revision },
+		slugs:   func(p *repository.Post) *repository.Text { return &p.Slug },
+		space:   func(p *repository.Post) slugSpace { return s.postSlugs(p.Kind) },
+		prepare: preparePost,
+		fix:     fixPost,
+		pin: func(p, old *repository.Post) {
+			p.ID, p.Kind = old.ID, old.Kind
+		},
+	}
+}
+
+// preparePost brings p into its stored form: times in UTC whole seconds and
+// the link lists of an event as arrays (never null), so that filters and
+// $pull-style edits see an array and round trips compare equal.
+func preparePost(p *repository.Post) {
+	p.Date, p.Modified = storedTime(p.Date), storedTime(p.Modified)
+	if e := p.Event; e != nil {
+		e.StartUTC, e.EndUTC = storedTime(e.StartUTC), storedTime(e.EndUTC)
+		fixEvent(e)
+	}
+}
+
+// fixPost normalises a post read from the database.
+func fixPost(p *repository.Post) {
+	p.Date, p.Modified = p.Date.UTC(), p.Modified.UTC()
+	if e := p.Event; e != nil {
+		e.StartUTC, e.EndUTC = e.StartUTC.UTC(), e.EndUTC.UTC()
+		fixEvent(e)
+	}
+}
+
+// fixEvent turns nil link lists into empty ones.
+func fixEvent(e *repository.EventFields) {
+	for _, l := range []*[]int64{&e.Categories, &e.Tags, &e.Venues, &e.Organizers} {
+		if *l == nil {
+			*l = []int64{}
+		}
+	}
+}
+
+// CreatePost assigns p.ID (when 0), makes its slugs unique, stores it and
+// records an index mark. p is updated in place.
+func (s *Store) CreatePost(ctx context.Context, p *repository.Post) error {
+	return createItem(ctx, s, s.postOps(), p)
+}
+
+// GetPost returns the post with this ID or ErrNotFound.
+func (s *Store) GetPost(ctx context.Context, id int64) (*repository.Post, error) {
+	var p repository.Post
+	if err := getItem(ctx, s.postOps(), id, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// GetPosts returns the posts that exist among ids, keyed by ID.
+func (s *Store) GetPosts(ctx context.Context, ids []int64) (map[int64]*repository.Post, error) {
+	out := make(map[int64]*repository.Post, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	posts, err := findItems(ctx, s.postOps(), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range posts {
+		out[p.ID] = p
+	}
+	return out, nil
+}
+
+// GetPostBySlug returns the post of this kind whose slug in lang is slug.
+func (s *Store) GetPostBySlug(ctx context.Context, kind repository.PostKind, lang, slug string) (*repository.Post, error) {
+	id, err := s.slugOwner(ctx, s.postSlugs(kind), lang, slug)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.GetPost(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	// A reservation may be in flight (its write has not landed) or a
+	// leftover: only the post itself proves the slug.
+	if p.Kind != kind || p.Slug[lang] != slug {
+		return nil, repository.ErrNotFound
+	}
+	return p, nil
+}
+
+// UpdatePost reads the post, calls fn on it and stores the result with the
+// next revision, making changed slugs unique again.
+func (s *Store) UpdatePost(ctx context.Context, id int64, fn func(p *repository.Post) error) (*repository.Post, error) {
+	p, _, err := updateItem(ctx, s, s.postOps(), id, func(p *repository.Post) (bool, error) {
+		return true, fn(p)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// DeletePost removes the post and its slugs permanently and records an
+// index mark.
+func (s *Store) DeletePost(ctx context.Context, id int64) error {
+	_, err := deleteItem(ctx, s, s.postOps(), id)
+	return err
+}
+
+// FindPosts returns the posts matching q, by ID ascending.
+func (s *Store) FindPosts(ctx context.Context, q repository.PostQuery) ([]*repository.Post, error) {
+	filter, ok := postFilter(q, true)
+	if !ok {
+		return []*repository.Post{}, nil
+	}
+	opts := options.Find().SetSort(bson.D{{Key: "_id", Value: 1}})
+	if q.Limit > 0 {
+		opts.SetLimit(int64(q.Limit))
+	}
+	return findItems(ctx, s.postOps(), filter, opts)
+}
+
+// CountPosts returns how many posts match q, ignoring AfterID and Limit.
+func (s *Store) CountPosts(ctx context.Context, q repository.PostQuery) (int, error) {
+	filter, ok := postFilter(q, false)
+	if !ok {
+		return 0, nil
+	}
+	n, err := s.posts.CountDocuments(ctx, filter)
+	if err != nil {
+		return 0, fmt.Errorf("mongo: count posts: %w", err)
+	}
+	return int(n), nil
+}
+
+// postFilter translates q into a filter. It returns false when q can match
+// nothing (a title filter in an unusable language). paging adds AfterID.
+func postFilter(q repository.PostQuery, paging bool) (bson.D, bool) {
+	f := bson.D{}
+	if q.Kind != "" {
+		f = append(f, bson.E{Key: "kind", Value: q.Kind})
+	}
+	if status := inNin(q.Statuses, q.ExcludeStatuses); len(status) > 0 {
+		f = append(f, bson.E{Key: "status", Value: status})
+	}
+	var id bson.D
+	if len(q.IDs) > 0 {
+		id = append(id, bson.E{Key: "$in", Value: q.IDs})
+	}
+	if paging && q.AfterID != 0 {
+		id = append(id, bson.E{Key: "$gt", Value: q.AfterID})
+	}
+	if len(id) > 0 {
+		f = append(f, bson.E{Key: "_id", Value: id})
+	}
+	for _, l := range []struct {
+		field string
+		ids   []int64
+	}{
+		{"event.venues", q.VenueIDs},
+		{"event.organizers", q.OrganizerIDs},
+		{"event.categories", q.CategoryIDs},
+		{"event.tags", q.TagIDs},
+	} {
+		if len(l.ids) > 0 {
+			f = append(f, bson.E{Key: l.field, Value: bson.D{{Key: "$in", Value: l.ids}}})
+		}
+	}
+	if q.Title != "" {
+		if !validFieldName(q.TitleLang) {
+			return nil, false
+		}
+		f = append(f, bson.E{Key: "title." + q.TitleLang, Value: equalFoldRegex(q.Title)})
+	}
+	if q.ImageURL != "" {
+		// Only images have an image sub-document.
+		f = append(f, bson.E{Key: "image.url", Value: q.ImageURL})
+	}
+	if q.Parent != 0 {
+		f = append(f, bson.E{Key: "event.parent", Value: q.Parent})
+	}
+	return f, true
+}
+
+// inNin returns {$in: in, $nin: nin}, leaving out empty lists.
+func inNin(in, nin []string) bson.D {
+	var d bson.D
+	if len(in) > 0 {
+		d = append(d, bson.E{Key: "$in", Value: in})
+	}
+	if len(nin) > 0 {
+		d = append(d, bson.E{Key: "$nin", Value: nin})
+	}
+	return d
+}
+
+// equalFoldRegex returns a regular expression matching exactly s, ignoring
+// case. The value is quoted with regexp.QuoteMeta, whose escapes (a
+// backslash before each of \.+*?()|[]{}^$) mean the literal character in
+// PCRE (MongoDB) and in Go's RE2 syntax (FerretDB) alike. \z, not $, ends
+// it: in PCRE $ also matches before a final newline.
+func equalFoldRegex(s string) bson.Regex {
+	return bson.Regex{Pattern: `^` + regexp.QuoteMeta(s) + `\z`, Options: "i"}
+}
+
+// UnlinkPost removes venue or organizer id from every event that links it
+// and records index marks for those events. It returns the changed events.
+func (s *Store) UnlinkPost(ctx context.Context, id int64) ([]int64, error) {
+	// Venues and organizers share the post sequence, so id is in at most
+	// one of the two lists and both can be searched.
+	filter := bson.D{
+		{Key: "kind", Value: repository.KindEvent},
+		{Key: "$or", Value: bson.A{
+			bson.D{{Key: "event.venues", Value: id}},
+			bson.D{{Key: "event.organizers", Value: id}},
+		}},
+	}
+	return s.editEvents(ctx, filter, func(e *repository.EventFields) bool {
+		a, b := removeID(&e.Venues, id), removeID(&e.Organizers, id)
+		return a || b
+	})
+}
+
+// editEvents applies edit to every event matching filter (each under its
+// lock, with marks) and returns the IDs of the events it changed.
+func (s *Store) editEvents(ctx context.Context, filter bson.D, edit func(e *repository.EventFields) bool) ([]int64, error) {
+	cur, err := s.posts.Find(ctx, filter,
+		options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}).SetSort(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		return nil, fmt.Errorf("mongo: find linked events: %w", err)
+	}
+	var docs []struct {
+		ID int64 `bson:"_id"`
+	}
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("mongo: find linked events: %w", err)
+	}
+	changed := []int64{}
+	for _, d := range docs {
+		_, ok, err := updateItem(ctx, s, s.postOps(), d.ID, func(p *repository.Post) (bool, error) {
+			return p.Event != nil && edit(p.Event), nil
+		})
+		switch {
+		case errors.Is(err, repository.ErrNotFound):
+			continue // deleted meanwhile
+		case err != nil:
+			return changed, err
+		case ok:
+			changed = append(changed, d.ID)
+		}
+	}
+	return changed, nil
+}
+
+// removeID removes every id from *ids and reports whether there was one.
+func removeID(ids *[]int64, id int64) bool {
+	n := len(*ids)
+	*ids = slices.DeleteFunc(*ids, func(v int64) bool { return v == id })
+	return len(*ids) != n
+}

@@ -1,0 +1,107 @@
+package mongo
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/calendar/eventcal/repository"
+)
+
+// maxDraws bounds how many values nextID draws before giving up; more than a
+// handful only happens when something keeps claiming the same values.
+const maxDraws = 100
+
+// nextSeq adds n to the counter name and returns the new value, creating
+// the counter on first use. On MongoDB the $inc is atomic, so concurrent
+// callers get distinct values; FerretDB v1 may hand out a value twice, which
+// the callers that need distinct values detect (see nextID).
+func (s *Store) nextSeq(ctx context.Context, name string, n int64) (int64, error) {
+	opts := options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.After)
+	var out struct {
+		Value int64 `bson:"value"`
+	}
+	var err error
+	for attempt := range 5 {
+		err = s.counters.FindOneAndUpdate(ctx,
+			bson.D{{Key: "_id", Value: name}},
+			bson.D{{Key: "$inc", Value: bson.D{{Key: "value", Value: n}}}},
+			opts,
+		).Decode(&out)
+		if err == nil {
+			return out.Value, nil
+		}
+		// Two first-ever upserts may race to insert the counter; the
+		// loser sees a duplicate key and simply tries again.
+		if !mongo.IsDuplicateKeyError(err) {
+			break
+		}
+		if err := sleep(ctx, backoff(attempt)); err != nil {
+			return 0, err
+		}
+	}
+	return 0, fmt.Errorf("mongo: sequence %s: %w", name, err)
+}
+
+// nextID draws a new ID from sequence seq and claims it in id_claims, so an
+// ID is handed out once even when the counter is not atomic (FerretDB v1).
+// The claims also keep IDs from being reused after a delete.
+func (s *Store) nextID(ctx context.Context, seq string) (int64, error) {
+	for range maxDraws {
+		id, err := s.nextSeq(ctx, seq, 1)
+		if err != nil {
+			return 0, err
+		}
+		ok, err := s.claimID(ctx, seq, id)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			return id, nil
+		}
+	}
+	return 0, fmt.Errorf("mongo: sequence %s: no free ID after %d draws", seq, maxDraws)
+}
+
+// claimID records that id of sequence seq is in use. It returns false when
+// the ID was claimed before (drawn or given explicitly by someone else).
+func (s *Store) claimID(ctx context.Context, seq string, id int64) (bool, error) {
+	if id <= 0 {
+		return false, fmt.Errorf("mongo: invalid %s ID %d", seq, id)
+	}
+	_, err := s.claims.InsertOne(ctx, bson.D{{Key: "_id", Value: seq + ":" + strconv.FormatInt(id, 10)}})
+	switch {
+	case err == nil:
+		return true, nil
+	case mongo.IsDuplicateKeyError(err):
+		return false, nil
+	default:
+		return false, fmt.Errorf("mongo: claim %s ID %d: %w", seq, id, err)
+	}
+}
+
+// assignID gives a new record its ID: the next one of seq when *id is 0,
+// otherwise the caller's explicit ID, which must never have been used
+// (ErrDuplicate).
+func (s *Store) assignID(ctx context.Context, seq string, id *int64) error {
+	if *id == 0 {
+		n, err := s.nextID(ctx, seq)
+		if err != nil {
+			return err
+		}
+		*id = n
+		return nil
+	}
+	ok, err := s.claimID(ctx, seq, *id)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("mongo: %s ID %d is already used: %w", seq, *id, repository.ErrDuplicate)
+	}
+	return nil
+}

@@ -1,0 +1,286 @@
+package mongo
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/calendar/eventcal/repository"
+)
+
+// maxSlugCandidates bounds the search for a free slug (base, base-2, ...).
+const maxSlugCandidates = 100_000
+
+// slugSpace is where slugs must be unique: one post kind or one taxonomy.
+//
+// A slug is reserved by inserting a document into the slugs collection whose
+// _id is "<scope>:<group>:<lang>:<slug>" ("post:event:en:my-slug"), owned by
+// the item's ID: the unique _id makes two concurrent reservations of one slug
+// impossible on MongoDB and on FerretDB alike. Every reservation is made and
+// released by a writer holding the owner's item lock, so an item's writes
+// never race on its own reservations.
+//
+// A reservation can outlive its use when a process dies between reserving
+// and writing (or between writing and releasing the old slug). Such a
+// leftover is taken over by the next item that wants the slug, once the
+// owner's lock is free and the owner's document does not use the slug.
+type slugSpace struct {
+	scope repository.MarkKind // "post" or "term": also the lock and mark namespace
+	group string              // the post kind or taxonomy
+	items *mongo.Collection   // posts or terms
+	field string              // "kind" or "taxonomy": where items keep group
+}
+
+// postSlugs returns the slug space of posts of kind.
+func (s *Store) postSlugs(kind repository.PostKind) slugSpace {
+	return slugSpace{scope: repository.MarkPost, group: string(kind), items: s.posts, field: "kind"}
+}
+
+// termSlugs returns the slug space of terms of tax.
+func (s *Store) termSlugs(tax repository.Taxonomy) slugSpace {
+	return slugSpace{scope: repository.MarkTerm, group: string(tax), items: s.terms, field: "taxonomy"}
+}
+
+// key returns the reservation _id of slug in lang.
+func (sp slugSpace) key(lang, slug string) string {
+	return string(sp.scope) + ":" + sp.group + ":" + lang + ":" + slug
+}
+
+// slugDoc is a reservation in the slugs collection.
+type slugDoc struct {
+	Key   string    `bson:"_id"`
+	Scope string    `bson:"scope"`
+	Group string    `bson:"group"`
+	Lang  string    `bson:"lang"`
+	Slug  string    `bson:"slug"`
+	Owner int64     `bson:"owner"`
+	At    time.Time `bson:"at"`
+}
+
+// claimSlugs makes every slug in slugs unique in sp for the item owner,
+// whose stored slugs are old (nil for a new item), by reserving the first
+// free candidate (repository.SlugCandidate) per language. It rewrites slugs
+// in place and returns the reservations it added, which the caller releases
+// when its write fails. The caller holds the owner's item lock.
+func (s *Store) claimSlugs(ctx context.Context, sp slugSpace, owner int64, old, slugs repository.Text) ([]string, error) {
+	var added []string
+	for _, lang := range slices.Sorted(maps.Keys(slugs)) {
+		base := slugs[lang]
+		if base == "" || base == old[lang] {
+			continue // nothing to reserve, or already ours
+		}
+		if !validFieldName(lang) {
+			s.releaseSlugKeys(ctx, owner, added)
+			return nil, fmt.Errorf("mongo: invalid slug language %q", lang)
+		}
+		used, err := s.slugsInUse(ctx, sp, lang, base, owner)
+		if err != nil {
+			s.releaseSlugKeys(ctx, owner, added)
+			return nil, err
+		}
+		found := false
+		for n := 1; n <= maxSlugCandidates && !found; n++ {
+			cand := repository.SlugCandidate(base, n)
+			switch {
+			case cand == old[lang]:
+				found = true // our own slug is the first free candidate
+			case used[cand]:
+				continue
+			default:
+				ok, err := s.reserveSlug(ctx, sp, lang, cand, owner)
+				if err != nil {
+					s.releaseSlugKeys(ctx, owner, added)
+					return nil, err
+				}
+				if ok {
+					added = append(added, sp.key(lang, cand))
+					found = true
+				}
+			}
+			if found {
+				slugs[lang] = cand
+			}
+		}
+		if !found {
+			s.releaseSlugKeys(ctx, owner, added)
+			return nil, fmt.Errorf("mongo: no free slug for %q after %d candidates", base, maxSlugCandidates)
+		}
+	}
+	return added, nil
+}
+
+// slugsInUse returns the candidates of base (base, base-2, ...) that other
+// items hold and use. It saves a failed insert per taken candidate when many
+// items share a title; reserveSlug stays the authority.
+func (s *Store) slugsInUse(ctx context.Context, sp slugSpace, lang, base string, owner int64) (map[string]bool, error) {
+	pattern := "^" + regexp.QuoteMeta(sp.key(lang, base)) + `(-[0-9]+)?$`
+	cur, err := s.slugs.Find(ctx, bson.D{{Key: "_id", Value: bson.Regex{Pattern: pattern}}})
+	if err != nil {
+		return nil, fmt.Errorf("mongo: list slugs %q: %w", base, err)
+	}
+	var docs []slugDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("mongo: list slugs %q: %w", base, err)
+	}
+	if len(docs) == 0 {
+		return nil, nil
+	}
+	var owners []int64
+	for _, d := range docs {
+		if d.Owner != owner {
+			owners = append(owners, d.Owner)
+		}
+	}
+	slugsOf, err := s.ownerSlugs(ctx, sp, lang, owners)
+	if err != nil {
+		return nil, err
+	}
+	used := make(map[string]bool, len(docs))
+	for _, d := range docs {
+		if d.Owner != owner && slugsOf[d.Owner] == d.Slug {
+			used[d.Slug] = true
+		}
+	}
+	return used, nil
+}
+
+// ownerSlugs returns the stored slug in lang of each of the items ids that
+// exists in sp's group.
+func (s *Store) ownerSlugs(ctx context.Context, sp slugSpace, lang string, ids []int64) (map[int64]string, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	cur, err := sp.items.Find(ctx,
+		bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}, {Key: sp.field, Value: sp.group}},
+		options.Find().SetProjection(bson.D{{Key: "slug", Value: 1}}),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("mongo: read slug owners: %w", err)
+	}
+	var docs []struct {
+		ID   int64           `bson:"_id"`
+		Slug repository.Text `bson:"slug"`
+	}
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("mongo: read slug owners: %w", err)
+	}
+	out := make(map[int64]string, len(docs))
+	for _, d := range docs {
+		out[d.ID] = d.Slug[lang]
+	}
+	return out, nil
+}
+
+// reserveSlug reserves slug in lang for owner. It returns false when another
+// item holds the slug. A reservation owner made earlier counts as reserved
+// now (a leftover of one of its own failed writes).
+func (s *Store) reserveSlug(ctx context.Context, sp slugSpace, lang, slug string, owner int64) (bool, error) {
+	key := sp.key(lang, slug)
+	for range 5 {
+		_, err := s.slugs.InsertOne(ctx, slugDoc{
+			Key: key, Scope: string(sp.scope), Group: sp.group, Lang: lang, Slug: slug, Owner: owner, At: now(),
+		})
+		if err == nil {
+			return true, nil
+		}
+		if !mongo.IsDuplicateKeyError(err) {
+			return false, fmt.Errorf("mongo: reserve slug %s: %w", key, err)
+		}
+		var cur slugDoc
+		err = s.slugs.FindOne(ctx, bson.D{{Key: "_id", Value: key}}).Decode(&cur)
+		switch {
+		case isNoDocuments(err):
+			continue // released meanwhile
+		case err != nil:
+			return false, fmt.Errorf("mongo: reserve slug %s: %w", key, err)
+		case cur.Owner == owner:
+			return true, nil
+		}
+		retry, err := s.takeOverSlug(ctx, sp, lang, slug, cur.Owner)
+		if err != nil || !retry {
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+// takeOverSlug removes the reservation of slug by holder when it is a
+// leftover: holder's lock is free and holder's document does not use the
+// slug. It returns true when the reservation is gone (the caller then tries
+// to insert its own).
+func (s *Store) takeOverSlug(ctx context.Context, sp slugSpace, lang, slug string, holder int64) (bool, error) {
+	inUse := func() (bool, error) {
+		slugsOf, err := s.ownerSlugs(ctx, sp, lang, []int64{holder})
+		return slugsOf[holder] == slug, err
+	}
+	// Cheap check first: the common case is a slug in use.
+	if used, err := inUse(); err != nil || used {
+		return false, err
+	}
+	l, err := s.tryLock(ctx, itemKey(sp.scope, holder))
+	if err != nil || l == nil {
+		return false, err // holder is being written: its slug is in flight
+	}
+	defer s.unlock(ctx, l)
+	if used, err := inUse(); err != nil || used {
+		return false, err
+	}
+	if _, err := s.slugs.DeleteOne(ctx, bson.D{{Key: "_id", Value: sp.key(lang, slug)}, {Key: "owner", Value: holder}}); err != nil {
+		return false, fmt.Errorf("mongo: take over slug %s: %w", sp.key(lang, slug), err)
+	}
+	return true, nil
+}
+
+// releaseOldSlugs removes owner's reservations of the slugs in old that
+// slugs no longer uses, once a write changing them landed. Best effort: a
+// leftover is taken over later.
+func (s *Store) releaseOldSlugs(ctx context.Context, sp slugSpace, owner int64, old, slugs repository.Text) {
+	var keys []string
+	for lang, slug := range old {
+		if slug != "" && slugs[lang] != slug {
+			keys = append(keys, sp.key(lang, slug))
+		}
+	}
+	s.releaseSlugKeys(ctx, owner, keys)
+}
+
+// releaseSlugKeys removes owner's reservations with these keys. Best effort.
+func (s *Store) releaseSlugKeys(ctx context.Context, owner int64, keys []string) {
+	if len(keys) == 0 {
+		return
+	}
+	cctx, cancel := cleanupContext(ctx)
+	defer cancel()
+	s.slugs.DeleteMany(cctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: keys}}}, {Key: "owner", Value: owner}})
+}
+
+// releaseAllSlugs removes every reservation of owner in scope (after the
+// owner was deleted). Best effort.
+func (s *Store) releaseAllSlugs(ctx context.Context, scope repository.MarkKind, owner int64) {
+	cctx, cancel := cleanupContext(ctx)
+	defer cancel()
+	s.slugs.DeleteMany(cctx, bson.D{{Key: "scope", Value: string(scope)}, {Key: "owner", Value: owner}})
+}
+
+// slugOwner returns the ID of the item of sp that uses slug in lang.
+func (s *Store) slugOwner(ctx context.Context, sp slugSpace, lang, slug string) (int64, error) {
+	if slug == "" || !validFieldName(lang) {
+		return 0, repository.ErrNotFound
+	}
+	var doc slugDoc
+	err := s.slugs.FindOne(ctx, bson.D{{Key: "_id", Value: sp.key(lang, slug)}}).Decode(&doc)
+	switch {
+	case isNoDocuments(err):
+		return 0, repository.ErrNotFound
+	case err != nil:
+		return 0, fmt.Errorf("mongo: look up slug %s: %w", sp.key(lang, slug), err)
+	}
+	return doc.Owner, nil
+}

@@ -1,0 +1,271 @@
+// Package mongo is the MongoDB engine of repository.Store.
+//
+// Collections (all in one database):
+//
+//	posts        events, venues, organizers, images (repository.Post, _id = ID)
+//	terms        categories and tags (repository.Term, _id = ID)
+//	users        accounts (unique index on login)
+//	tokens       API tokens (_id = SHA-256 of the secret)
+//	counters     sequences {_id: "post"|"term"|"user"|"mark", value}
+//	id_claims    one document per ID ever handed out ("post:12")
+//	slugs        slug reservations ("post:event:en:my-slug" -> owner ID)
+//	index_marks  "needs indexing" marks ("post:12" -> seq)
+//	locks        short-lived per-item write locks ("post:12")
+//
+// # Why the item locks
+//
+// The engine is tested against FerretDB v1 (SQLite handler), whose updates
+// are not atomic: findAndModify, update and delete read the matching
+// documents, apply the change in Go and write the result back by _id without
+// re-checking the filter (internal/handler/common/update.go and
+// internal/backends/sqlite/collection.go in FerretDB v1.24). Two concurrent
+// {$inc} calls can return the same value, two ReplaceOne({_id, revision})
+// calls can both "win", and DeleteOne({_id, seq}) can delete a document that
+// changed after the check. The only atomic primitive FerretDB v1 offers is
+// the unique index: an insert whose _id exists fails with E11000.
+//
+// So every write of a post or term runs under a lock document inserted into
+// locks with the item's key as _id (a lease, taken over after lockLease when
+// its holder died). Under the lock the read-modify-write, the slug
+// reservations and the index mark of that item cannot interleave with another
+// writer. The lock is redundant but harmless on MongoDB, where the revision
+// check of ReplaceOne is atomic and still guards against a holder that
+// outlived its lease. Likewise sequences draw from the atomic $inc counter
+// (enough on MongoDB) and then claim the value by inserting id_claims
+// "post:12", so a duplicate draw on FerretDB is detected and redrawn. No
+// transactions are used (FerretDB v1 has none).
+//
+// # Index marks
+//
+// A write records its mark twice while holding the item lock: before the
+// write (so a crash after the mark only causes a harmless reindex, and a write
+// never lands without a mark) and again after it with a higher seq. The
+// second mark closes a race the first one alone leaves open: a sync worker
+// that lists the mark and reads the item between the mark and the write would
+// index the old state and then clear the mark. After the renewal its
+// ClearMarks (which compares seq) leaves the newer mark pending.
+package mongo
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/calendar/eventcal/repository"
+)
+
+// Collection names.
+const (
+	collPosts    = "posts"
+	collTerms    = "terms"
+	collUsers    = "users"
+	collTokens   = "tokens"
+	collCounters = "counters"
+	collClaims   = "id_claims"
+	collSlugs    = "slugs"
+	collMarks    = "index_marks"
+	collLocks    = "locks"
+)
+
+// Sequence names in the counters collection.
+const (
+	seqPost = "post"
+	seqTerm = "term"
+	seqUser = "user"
+	seqMark = "mark"
+)
+
+// cleanupTimeout bounds the best-effort work done after a write landed or
+// failed (unlocking, releasing slugs, renewing marks), which runs even when
+// the caller's context is already done.
+const cleanupTimeout = 10 * time.Second
+
+// Store is a repository.Store backed by a MongoDB database. It is safe for
+// concurrent use, also by several processes sharing the database.
+type Store struct {
+	client    *mongo.Client
+	db        *mongo.Database
+	posts     *mongo.Collection
+	terms     *mongo.Collection
+	users     *mongo.Collection
+	tokens    *mongo.Collection
+	counters  *mongo.Collection
+	claims    *mongo.Collection
+	slugs     *mongo.Collection
+	marks     *mongo.Collection
+	locks     *mongo.Collection
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ repository.Store = (*Store)(nil)
+
+// Open connects to the MongoDB server at uri, checks that it answers and
+// creates the indexes of database before returning.
+func Open(ctx context.Context, uri, database string) (*Store, error) {
+	if database == "" {
+		return nil, errors.New("mongo: open: empty database name")
+	}
+	client, err := mongo.Connect(options.Client().ApplyURI(uri))
+	if err != nil {
+		return nil, fmt.Errorf("mongo: connect: %w", err)
+	}
+	if err := client.Ping(ctx, nil); err != nil {
+		client.Disconnect(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("mongo: ping: %w", err)
+	}
+	db := client.Database(database)
+	s := &Store{
+		client:   client,
+		db:       db,
+		posts:    db.Collection(collPosts),
+		terms:    db.Collection(collTerms),
+		users:    db.Collection(collUsers),
+		tokens:   db.Collection(collTokens),
+		counters: db.Collection(collCounters),
+		claims:   db.Collection(collClaims),
+		slugs:    db.Collection(collSlugs),
+		marks:    db.Collection(collMarks),
+		locks:    db.Collection(collLocks),
+	}
+	if err := s.ensureIndexes(ctx); err != nil {
+		client.Disconnect(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return s, nil
+}
+
+// ensureIndexes creates every index the queries rely on. Creating an index
+// that exists with the same keys and options is a no-op.
+func (s *Store) ensureIndexes(ctx context.Context) error {
+	asc := func(keys ...string) bson.D {
+		d := make(bson.D, len(keys))
+		for i, k := range keys {
+			d[i] = bson.E{Key: k, Value: 1}
+		}
+		return d
+	}
+	plain := func(keys ...bson.D) []mongo.IndexModel {
+		ms := make([]mongo.IndexModel, len(keys))
+		for i, k := range keys {
+			ms[i] = mongo.IndexModel{Keys: k}
+		}
+		return ms
+	}
+	specs := []struct {
+		coll   *mongo.Collection
+		models []mongo.IndexModel
+	}{
+		{s.posts, plain(
+			asc("kind", "status"),
+			asc("event.venues"),
+			asc("event.organizers"),
+			asc("event.categories"),
+			asc("event.tags"),
+			asc("image.url"),
+			asc("event.parent"),
+		)},
+		{s.terms, plain(asc("taxonomy", "parent"), asc("parent"))},
+		// Unique logins: FerretDB v1 enforces unique secondary indexes
+		// (SQLite unique indexes), checked by the tests.
+		{s.users, []mongo.IndexModel{{Keys: asc("login"), Options: options.Index().SetUnique(true)}}},
+		{s.tokens, plain(asc("user_id"))},
+		{s.slugs, plain(asc("scope", "owner"))},
+		{s.marks, plain(asc("at", "seq"))},
+	}
+	// One createIndexes command per index: FerretDB v1.24 panics (and drops
+	// the connection) when one command lists two or more indexes that
+	// already exist, which is every Open after the first
+	// (validateIndexesForCreation deletes from a slice it indexes with
+	// stale positions). On MongoDB this only costs a few round trips.
+	for _, sp := range specs {
+		for _, m := range sp.models {
+			if _, err := sp.coll.Indexes().CreateOne(ctx, m); err != nil {
+				return fmt.Errorf("mongo: create index on %s: %w", sp.coll.Name(), err)
+			}
+		}
+	}
+	return nil
+}
+
+// Ping checks that the server answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.client.Ping(ctx, nil); err != nil {
+		return fmt.Errorf("mongo: ping: %w", err)
+	}
+	return nil
+}
+
+// Close disconnects from the server. Closing twice is not an error.
+func (s *Store) Close(ctx context.Context) error {
+	s.closeOnce.Do(func() {
+		if err := s.client.Disconnect(ctx); err != nil && !errors.Is(err, mongo.ErrClientDisconnected) {
+			s.closeErr = fmt.Errorf("mongo: close: %w", err)
+		}
+	})
+	return s.closeErr
+}
+
+// now returns the current time as stored: UTC, whole milliseconds.
+func now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
+
+// storedTime returns t as the engine stores it: UTC, truncated to the second
+// (BSON keeps milliseconds; whole seconds make round trips exact).
+func storedTime(t time.Time) time.Time { return t.Truncate(time.Second).UTC() }
+
+// cleanupContext returns a context for best-effort work that must run even
+// when ctx is done, bounded by cleanupTimeout.
+func cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+}
+
+// backoff returns the pause before retry number attempt (0-based): 1ms
+// doubling to 32ms, with ±50% jitter so that contenders spread out.
+func backoff(attempt int) time.Duration {
+	d := time.Millisecond << min(attempt, 5)
+	return d/2 + rand.N(d)
+}
+
+// sleep pauses for d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// newToken returns a random token that identifies one lock holder.
+func newToken() string {
+	b := make([]byte, 12)
+	crand.Read(b) // never fails
+	return hex.EncodeToString(b)
+}
+
+// itemKey names an item for locks and marks: "post:12", "term:5".
+func itemKey(kind repository.MarkKind, id int64) string {
+	return string(kind) + ":" + strconv.FormatInt(id, 10)
+}
+
+// validFieldName reports whether s can be used as one element of a field
+// path (a language code in "title.<lang>") and of a slug reservation key.
+func validFieldName(s string) bool {
+	return s != "" && !strings.ContainsAny(s, ".$:\x00")
+}
+
+// isNoDocuments reports whether err means "no document matched".
+func isNoDocuments(err error) bool { return errors.Is(err, mongo.ErrNoDocuments) }

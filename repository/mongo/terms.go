@@ -1,0 +1,242 @@
+package mongo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/calendar/eventcal/repository"
+)
+
+// termOps adapts the shared write path to terms.
+func (s *Store) termOps() itemOps[repository.Term] {
+	return itemOps[repository.Term]{
+		scope:   repository.MarkTerm,
+		seq:     seqTerm,
+		coll:    s.terms,
+		id:      func(t *repository.Term) *int64 { return &t.ID },
+		rev:     func(t *repository.Term) *int64 { return &t.Revision },
+		slugs:   func(t *repository.Term) *repository.Text { return &t.Slug },
+		space:   func(t *repository.Term) slugSpace { return s.termSlugs(t.Taxonomy) },
+		prepare: func(*repository.Term) {},
+		fix:     func(*repository.Term) {},
+		pin: func(t, old *repository.Term) {
+			t.ID, t.Taxonomy = old.ID, old.Taxonomy
+		},
+	}
+}
+
+// CreateTerm assigns t.ID (when 0), makes its slugs unique for its taxonomy,
+// stores it and records an index mark. t is updated in place.
+func (s *Store) CreateTerm(ctx context.Context, t *repository.Term) error {
+	return createItem(ctx, s, s.termOps(), t)
+}
+
+// GetTerm returns the term with this ID or ErrNotFound.
+func (s *Store) GetTerm(ctx context.Context, id int64) (*repository.Term, error) {
+	var t repository.Term
+	if err := getItem(ctx, s.termOps(), id, &t); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// GetTerms returns the terms that exist among ids, keyed by ID.
+func (s *Store) GetTerms(ctx context.Context, ids []int64) (map[int64]*repository.Term, error) {
+	out := make(map[int64]*repository.Term, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	terms, err := findItems(ctx, s.termOps(), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range terms {
+		out[t.ID] = t
+	}
+	return out, nil
+}
+
+// FindTerms returns the terms matching q, by ID ascending.
+func (s *Store) FindTerms(ctx context.Context, q repository.TermQuery) ([]*repository.Term, error) {
+	f := bson.D{}
+	if q.Taxonomy != "" {
+		f = append(f, bson.E{Key: "taxonomy", Value: q.Taxonomy})
+	}
+	if len(q.IDs) > 0 {
+		f = append(f, bson.E{Key: "_id", Value: bson.D{{Key: "$in", Value: q.IDs}}})
+	}
+	if q.Name != "" {
+		if !validFieldName(q.NameLang) {
+			return []*repository.Term{}, nil
+		}
+		f = append(f, bson.E{Key: "name." + q.NameLang, Value: equalFoldRegex(q.Name)})
+	}
+	if q.Slug != "" {
+		if !validFieldName(q.SlugLang) {
+			return []*repository.Term{}, nil
+		}
+		f = append(f, bson.E{Key: "slug." + q.SlugLang, Value: q.Slug})
+	}
+	if q.HasParent {
+		f = append(f, bson.E{Key: "parent", Value: q.Parent})
+	}
+	return findItems(ctx, s.termOps(), f, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+}
+
+// UpdateTerm reads the term, calls fn on it and stores the result with the
+// next revision, making changed slugs unique again.
+func (s *Store) UpdateTerm(ctx context.Context, id int64, fn func(t *repository.Term) error) (*repository.Term, error) {
+	t, _, err := updateItem(ctx, s, s.termOps(), id, func(t *repository.Term) (bool, error) {
+		return true, fn(t)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// DeleteTerm removes the term permanently, removes it from every event and
+// moves its child categories up to its parent, recording index marks for
+// everything it changes.
+//
+// Without transactions the steps are ordered for repair: references are
+// removed before the term (a failed call leaves the term in place, so it can
+// be retried) and once more after it, for events that linked the term while
+// it was being deleted.
+func (s *Store) DeleteTerm(ctx context.Context, id int64) error {
+	t, err := s.GetTerm(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := s.unlinkTerm(ctx, id); err != nil {
+		return err
+	}
+	if err := s.reparentChildren(ctx, id, t.Parent); err != nil {
+		return err
+	}
+	gone, err := deleteItem(ctx, s, s.termOps(), id)
+	if err != nil {
+		return err
+	}
+	if err := s.unlinkTerm(ctx, id); err != nil {
+		return err
+	}
+	return s.reparentChildren(ctx, id, gone.Parent)
+}
+
+// unlinkTerm removes term id from the categories and tags of every event.
+func (s *Store) unlinkTerm(ctx context.Context, id int64) error {
+	// Categories and tags share the term sequence: search both lists.
+	filter := bson.D{
+		{Key: "kind", Value: repository.KindEvent},
+		{Key: "$or", Value: bson.A{
+			bson.D{{Key: "event.categories", Value: id}},
+			bson.D{{Key: "event.tags", Value: id}},
+		}},
+	}
+	_, err := s.editEvents(ctx, filter, func(e *repository.EventFields) bool {
+		a, b := removeID(&e.Categories, id), removeID(&e.Tags, id)
+		return a || b
+	})
+	return err
+}
+
+// reparentChildren moves the children of term id to parent.
+func (s *Store) reparentChildren(ctx context.Context, id, parent int64) error {
+	children, err := findItems(ctx, s.termOps(), bson.D{{Key: "parent", Value: id}},
+		options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		return err
+	}
+	for _, c := range children {
+		_, _, err := updateItem(ctx, s, s.termOps(), c.ID, func(t *repository.Term) (bool, error) {
+			if t.Parent != id {
+				return false, nil
+			}
+			t.Parent = parent
+			return true, nil
+		})
+		if err != nil && !errors.Is(err, repository.ErrNotFound) {
+			return err
+		}
+	}
+	return nil
+}
+
+// TermCounts returns, for each term of tax used by at least one published
+// event, how many published events use it.
+//
+// The counting happens here rather than in an $unwind/$group aggregation:
+// FerretDB v1 groups by a dotted path such as "$event.tags" wrongly (every
+// event lands in one null group). Only the one list is fetched per event.
+func (s *Store) TermCounts(ctx context.Context, tax repository.Taxonomy) (map[int64]int, error) {
+	var field string
+	switch tax {
+	case repository.TaxCategory:
+		field = "categories"
+	case repository.TaxTag:
+		field = "tags"
+	default:
+		return nil, fmt.Errorf("mongo: term counts: unknown taxonomy %q", tax)
+	}
+	cur, err := s.posts.Find(ctx,
+		bson.D{{Key: "kind", Value: repository.KindEvent}, {Key: "status", Value: repository.StatusPublish}},
+		options.Find().SetProjection(bson.D{{Key: "event." + field, Value: 1}}),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("mongo: term counts: %w", err)
+	}
+	defer cur.Close(ctx)
+	counts := map[int64]int{}
+	for cur.Next(ctx) {
+		var p repository.Post
+		if err := cur.Decode(&p); err != nil {
+			return nil, fmt.Errorf("mongo: term counts: %w", err)
+		}
+		if p.Event == nil {
+			continue
+		}
+		ids := p.Event.Categories
+		if tax == repository.TaxTag {
+			ids = p.Event.Tags
+		}
+		seen := map[int64]bool{}
+		for _, id := range ids {
+			if !seen[id] {
+				seen[id] = true
+				counts[id]++
+			}
+		}
+	}
+	if err := cur.Err(); err != nil {
+		return nil, fmt.Errorf("mongo: term counts: %w", err)
+	}
+	// Keep only existing terms of tax (an event may still list a term that
+	// is being deleted).
+	if len(counts) > 0 {
+		ids := make([]int64, 0, len(counts))
+		for id := range counts {
+			ids = append(ids, id)
+		}
+		terms, err := findItems(ctx, s.termOps(),
+			bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}, {Key: "taxonomy", Value: tax}},
+			options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
+		if err != nil {
+			return nil, err
+		}
+		exists := make(map[int64]bool, len(terms))
+		for _, t := range terms {
+			exists[t.ID] = true
+		}
+		for id := range counts {
+			if !exists[id] {
+				delete(counts, id)
+			}
+		}
+	}
+	return counts, nil
+}

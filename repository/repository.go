@@ -1,0 +1,400 @@
+// Package repository defines the calendar's domain types and the store
+// contract that every storage engine implements.
+//
+// Two engines implement Store: repository/sqlite (the embedded default, one
+// SQLite file under DATA_DIR) and repository/mongo (MongoDB). Both are checked
+// by the shared conformance suite in repository/storetest.
+//
+// Design notes shared by the engines:
+//
+//   - Events, venues, organizers and images are "posts" and share one ID
+//     sequence (as WordPress posts do); categories and tags are "terms" and
+//     share another. IDs are never reused.
+//   - Text fields are stored per language (Text). Slugs are per language too and
+//     unique per post kind (or taxonomy) and language; the engine makes a
+//     requested slug unique by appending -2, -3, ... (also under concurrency).
+//   - Updates are read-modify-write with a revision check: UpdatePost reads the
+//     record, applies the caller's function and writes it back only if nobody
+//     wrote in between, retrying otherwise. No concurrent update is lost.
+//   - Every write records an IndexMark ("this item needs indexing") in the same
+//     transaction (SQLite) or before the write (MongoDB), so a crash at any
+//     point is repaired by the sync worker, which lists and clears the marks.
+package repository
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+)
+
+// Errors returned by every engine. Callers test them with errors.Is.
+var (
+	// ErrNotFound means no record has the requested ID, slug or key.
+	ErrNotFound = errors.New("repository: not found")
+	// ErrDuplicate means a unique key (a user login) is already taken.
+	ErrDuplicate = errors.New("repository: duplicate key")
+)
+
+// PostKind names the kind of a post.
+type PostKind string
+
+// The post kinds.
+const (
+	KindEvent     PostKind = "event"
+	KindVenue     PostKind = "venue"
+	KindOrganizer PostKind = "organizer"
+	KindImage     PostKind = "image"
+)
+
+// Taxonomy names the kind of a term.
+type Taxonomy string
+
+// The taxonomies.
+const (
+	TaxCategory Taxonomy = "category"
+	TaxTag      Taxonomy = "tag"
+)
+
+// Post statuses, with WordPress's meaning.
+const (
+	StatusPublish = "publish"
+	StatusFuture  = "future"
+	StatusDraft   = "draft"
+	StatusPending = "pending"
+	StatusPrivate = "private"
+	StatusTrash   = "trash"
+)
+
+// Statuses lists every registered post status.
+var Statuses = []string{StatusPublish, StatusFuture, StatusDraft, StatusPending, StatusPrivate, StatusTrash}
+
+// IsStatus reports whether s is a registered post status.
+func IsStatus(s string) bool {
+	for _, v := range Statuses {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Text holds one text field in several languages, keyed by language code.
+type Text map[string]string
+
+// Get returns the text in lang, falling back to the default language def.
+func (t Text) Get(lang, def string) string {
+	if v, ok := t[lang]; ok && v != "" {
+		return v
+	}
+	return t[def]
+}
+
+// Has reports whether the text has a non-empty value in lang.
+func (t Text) Has(lang string) bool { return t[lang] != "" }
+
+// Set stores v as the lang translation; an empty v removes that translation.
+func (t *Text) Set(lang, v string) {
+	if *t == nil {
+		*t = Text{}
+	}
+	if v == "" {
+		delete(*t, lang)
+		return
+	}
+	(*t)[lang] = v
+}
+
+// Clone returns a copy of t.
+func (t Text) Clone() Text {
+	if t == nil {
+		return nil
+	}
+	c := make(Text, len(t))
+	for k, v := range t {
+		c[k] = v
+	}
+	return c
+}
+
+// Post is an event, venue, organizer or registered image. Fields shared by
+// every kind sit at the top level; kind-specific fields sit in the one
+// matching sub-struct (Event, Venue, Organizer or Image), the others are nil.
+type Post struct {
+	ID       int64    `json:"id" bson:"_id"`
+	Kind     PostKind `json:"kind" bson:"kind"`
+	Author   int64    `json:"author" bson:"author"`
+	Status   string   `json:"status" bson:"status"`
+	Password string   `json:"password,omitempty" bson:"password,omitempty"`
+	// Date is the publish date (UTC); Modified the last modification (UTC).
+	Date     time.Time `json:"date" bson:"date"`
+	Modified time.Time `json:"modified" bson:"modified"`
+	// Title is the event title, venue name or organizer name.
+	Title   Text `json:"title,omitempty" bson:"title,omitempty"`
+	Content Text `json:"content,omitempty" bson:"content,omitempty"`
+	Excerpt Text `json:"excerpt,omitempty" bson:"excerpt,omitempty"`
+	// Slug holds the slug per language; the engine keeps each unique per
+	// kind and language.
+	Slug Text `json:"slug,omitempty" bson:"slug,omitempty"`
+	// ImageID is the featured image (a KindImage post), 0 for none.
+	ImageID int64 `json:"image_id,omitempty" bson:"image_id,omitempty"`
+	// Revision is incremented by every write; engines use it for the
+	// compare-and-swap of UpdatePost. Callers never set it.
+	Revision int64 `json:"revision" bson:"revision"`
+
+	Event     *EventFields     `json:"event,omitempty" bson:"event,omitempty"`
+	Venue     *VenueFields     `json:"venue,omitempty" bson:"venue,omitempty"`
+	Organizer *OrganizerFields `json:"organizer,omitempty" bson:"organizer,omitempty"`
+	Image     *ImageFields     `json:"image,omitempty" bson:"image,omitempty"`
+}
+
+// EventFields are the fields only events have.
+type EventFields struct {
+	// Timezone is the event's IANA zone or a UTC±N offset; "" means the site zone.
+	Timezone string `json:"timezone,omitempty" bson:"timezone,omitempty"`
+	AllDay   bool   `json:"all_day" bson:"all_day"`
+	// StartLocal and EndLocal are wall-clock "2006-01-02 15:04:05" in the
+	// event's zone; StartUTC and EndUTC are the same instants.
+	StartLocal string    `json:"start_local" bson:"start_local"`
+	EndLocal   string    `json:"end_local" bson:"end_local"`
+	StartUTC   time.Time `json:"start_utc" bson:"start_utc"`
+	EndUTC     time.Time `json:"end_utc" bson:"end_utc"`
+	// Cost is the cost as written: one element for a string, several for a list.
+	Cost []string `json:"cost,omitempty" bson:"cost,omitempty"`
+	// Website is nil when never set (responses then fall back to the permalink).
+	Website          *string `json:"website,omitempty" bson:"website,omitempty"`
+	ShowMap          bool    `json:"show_map" bson:"show_map"`
+	ShowMapLink      bool    `json:"show_map_link" bson:"show_map_link"`
+	HideFromListings bool    `json:"hide_from_listings" bson:"hide_from_listings"`
+	Sticky           bool    `json:"sticky" bson:"sticky"`
+	Featured         bool    `json:"featured" bson:"featured"`
+	Ticketed         bool    `json:"ticketed" bson:"ticketed"`
+	// Linked records, in the order the client gave them.
+	Categories []int64 `json:"categories" bson:"categories"`
+	Tags       []int64 `json:"tags" bson:"tags"`
+	Venues     []int64 `json:"venues" bson:"venues"`
+	Organizers []int64 `json:"organizers" bson:"organizers"`
+	// Parent is the parent event (recurring series), 0 for none.
+	Parent int64 `json:"parent" bson:"parent"`
+}
+
+// VenueFields are the fields only venues have. Address fields are shared by
+// all languages.
+type VenueFields struct {
+	Address       string   `json:"address,omitempty" bson:"address,omitempty"`
+	City          string   `json:"city,omitempty" bson:"city,omitempty"`
+	Country       string   `json:"country,omitempty" bson:"country,omitempty"`
+	Province      string   `json:"province,omitempty" bson:"province,omitempty"`
+	State         string   `json:"state,omitempty" bson:"state,omitempty"`
+	StateProvince string   `json:"stateprovince,omitempty" bson:"stateprovince,omitempty"`
+	Zip           string   `json:"zip,omitempty" bson:"zip,omitempty"`
+	Phone         string   `json:"phone,omitempty" bson:"phone,omitempty"`
+	Website       string   `json:"website,omitempty" bson:"website,omitempty"`
+	ShowMap       bool     `json:"show_map" bson:"show_map"`
+	ShowMapLink   bool     `json:"show_map_link" bson:"show_map_link"`
+	GeoLat        *float64 `json:"geo_lat,omitempty" bson:"geo_lat,omitempty"`
+	GeoLng        *float64 `json:"geo_lng,omitempty" bson:"geo_lng,omitempty"`
+}
+
+// OrganizerFields are the fields only organizers have.
+type OrganizerFields struct {
+	Phone   string `json:"phone,omitempty" bson:"phone,omitempty"`
+	Website string `json:"website,omitempty" bson:"website,omitempty"`
+	Email   string `json:"email,omitempty" bson:"email,omitempty"`
+}
+
+// ImageFields describe a registered image. The service never fetches the
+// URL, so only what the URL itself tells is known.
+type ImageFields struct {
+	URL       string `json:"url" bson:"url"`
+	Extension string `json:"extension,omitempty" bson:"extension,omitempty"`
+}
+
+// Term is an event category or an event tag.
+type Term struct {
+	ID          int64    `json:"id" bson:"_id"`
+	Taxonomy    Taxonomy `json:"taxonomy" bson:"taxonomy"`
+	Name        Text     `json:"name,omitempty" bson:"name,omitempty"`
+	Description Text     `json:"description,omitempty" bson:"description,omitempty"`
+	Slug        Text     `json:"slug,omitempty" bson:"slug,omitempty"`
+	// Parent is the parent category, 0 for none (always 0 for tags).
+	Parent   int64 `json:"parent" bson:"parent"`
+	Revision int64 `json:"revision" bson:"revision"`
+}
+
+// Role is a user's role, with WordPress's meaning.
+type Role string
+
+// The roles, from least to most capable.
+const (
+	RoleContributor Role = "contributor"
+	RoleAuthor      Role = "author"
+	RoleEditor      Role = "editor"
+	RoleAdmin       Role = "admin"
+)
+
+// Roles lists every role, least capable first.
+var Roles = []Role{RoleContributor, RoleAuthor, RoleEditor, RoleAdmin}
+
+// ParseRole returns the role named s.
+func ParseRole(s string) (Role, bool) {
+	for _, r := range Roles {
+		if string(r) == strings.ToLower(strings.TrimSpace(s)) {
+			return r, true
+		}
+	}
+	return "", false
+}
+
+// User is an account that may authenticate with tokens.
+type User struct {
+	ID      int64     `json:"id" bson:"_id"`
+	Login   string    `json:"login" bson:"login"`
+	Role    Role      `json:"role" bson:"role"`
+	Created time.Time `json:"created" bson:"created"`
+}
+
+// Token is an API token; only the SHA-256 hash of the secret is stored.
+type Token struct {
+	Hash    string    `json:"hash" bson:"_id"`
+	UserID  int64     `json:"user_id" bson:"user_id"`
+	Created time.Time `json:"created" bson:"created"`
+}
+
+// MarkKind says what an IndexMark refers to.
+type MarkKind string
+
+// The kinds of IndexMark.
+const (
+	MarkPost MarkKind = "post"
+	MarkTerm MarkKind = "term"
+)
+
+// IndexMark records that a post or term changed (was created, updated or
+// deleted) and needs (re)indexing. Seq grows with every write of the same
+// item, so ClearMarks only clears marks that no later write has renewed.
+type IndexMark struct {
+	Kind MarkKind `json:"kind" bson:"kind"`
+	ID   int64    `json:"id" bson:"id"`
+	Seq  int64    `json:"seq" bson:"seq"`
+	// At is when the mark was (last) recorded.
+	At time.Time `json:"at" bson:"at"`
+}
+
+// PostQuery selects posts. Zero-valued fields do not filter; set fields
+// combine with AND. Results are ordered by ID ascending.
+type PostQuery struct {
+	Kind PostKind
+	// Statuses keeps posts whose status is one of these.
+	Statuses []string
+	// ExcludeStatuses drops posts whose status is one of these.
+	ExcludeStatuses []string
+	// IDs keeps posts with one of these IDs.
+	IDs []int64
+	// Events linking any of these venues / organizers / categories / tags.
+	VenueIDs     []int64
+	OrganizerIDs []int64
+	CategoryIDs  []int64
+	TagIDs       []int64
+	// Title keeps posts whose title in TitleLang equals Title, ignoring case
+	// (used for the venue and organizer duplicate detection).
+	Title     string
+	TitleLang string
+	// ImageURL keeps images registered with exactly this URL.
+	ImageURL string
+	// Parent keeps events whose parent is this event.
+	Parent int64
+	// AfterID keeps posts with a larger ID (for iterating in pages).
+	AfterID int64
+	// Limit caps the number of results; 0 means no cap.
+	Limit int
+}
+
+// TermQuery selects terms of one taxonomy, ordered by ID ascending.
+type TermQuery struct {
+	Taxonomy Taxonomy
+	IDs      []int64
+	// Name keeps terms whose name in NameLang equals Name, ignoring case.
+	Name     string
+	NameLang string
+	// Slug keeps terms whose slug in SlugLang equals Slug.
+	Slug     string
+	SlugLang string
+	// Parent keeps terms with this parent when HasParent is set.
+	Parent    int64
+	HasParent bool
+}
+
+// Store is the storage contract. Every call takes the request context.
+// Errors other than ErrNotFound and ErrDuplicate mean the store failed.
+type Store interface {
+	// CreatePost assigns p.ID from the post sequence (when 0), makes every
+	// slug unique for p.Kind and its language, sets Revision, stores p and
+	// records an index mark. p is updated in place.
+	CreatePost(ctx context.Context, p *Post) error
+	// GetPost returns the post with this ID, of any kind, or ErrNotFound.
+	GetPost(ctx context.Context, id int64) (*Post, error)
+	// GetPosts returns the posts that exist among ids, keyed by ID.
+	GetPosts(ctx context.Context, ids []int64) (map[int64]*Post, error)
+	// GetPostBySlug returns the post of this kind whose slug in lang is slug.
+	GetPostBySlug(ctx context.Context, kind PostKind, lang, slug string) (*Post, error)
+	// UpdatePost reads the post, calls fn on it and stores the result if no
+	// other write happened in between, retrying otherwise. Slugs changed by
+	// fn are made unique again. fn may be called more than once and must not
+	// change ID or Kind. An error from fn aborts the update and is returned.
+	UpdatePost(ctx context.Context, id int64, fn func(p *Post) error) (*Post, error)
+	// DeletePost removes the post permanently (and its slugs) and records
+	// an index mark. It returns ErrNotFound when there is no such post.
+	DeletePost(ctx context.Context, id int64) error
+	// FindPosts returns the posts matching q, by ID ascending.
+	FindPosts(ctx context.Context, q PostQuery) ([]*Post, error)
+	// CountPosts returns how many posts match q (ignoring AfterID/Limit).
+	CountPosts(ctx context.Context, q PostQuery) (int, error)
+	// UnlinkPost removes venue or organizer id from every event that links it
+	// and records index marks for those events. It returns the events changed.
+	UnlinkPost(ctx context.Context, id int64) ([]int64, error)
+
+	// CreateTerm assigns t.ID from the term sequence, makes every slug unique
+	// for its taxonomy and language, stores t and records an index mark.
+	CreateTerm(ctx context.Context, t *Term) error
+	// GetTerm returns the term with this ID, of either taxonomy, or ErrNotFound.
+	GetTerm(ctx context.Context, id int64) (*Term, error)
+	// GetTerms returns the terms that exist among ids, keyed by ID.
+	GetTerms(ctx context.Context, ids []int64) (map[int64]*Term, error)
+	// FindTerms returns the terms matching q, by ID ascending.
+	FindTerms(ctx context.Context, q TermQuery) ([]*Term, error)
+	// UpdateTerm is UpdatePost for terms.
+	UpdateTerm(ctx context.Context, id int64, fn func(t *Term) error) (*Term, error)
+	// DeleteTerm removes the term permanently, removes it from every event
+	// (recording marks for them) and records a mark for the term. Child
+	// categories move up to the deleted term's parent, as in WordPress.
+	DeleteTerm(ctx context.Context, id int64) error
+	// TermCounts returns, for each term of the taxonomy used by at least one
+	// published event, how many published events use it.
+	TermCounts(ctx context.Context, tax Taxonomy) (map[int64]int, error)
+
+	// CreateUser assigns u.ID and stores u; a taken login is ErrDuplicate.
+	CreateUser(ctx context.Context, u *User) error
+	// GetUser returns the user with this ID or ErrNotFound.
+	GetUser(ctx context.Context, id int64) (*User, error)
+	// GetUserByLogin returns the user with this login or ErrNotFound.
+	GetUserByLogin(ctx context.Context, login string) (*User, error)
+	// CreateToken stores a token (its hash) for an existing user.
+	CreateToken(ctx context.Context, t *Token) error
+	// UserByTokenHash returns the user owning the token with this hash.
+	UserByTokenHash(ctx context.Context, hash string) (*User, error)
+
+	// PendingMarks returns up to limit index marks, oldest first.
+	PendingMarks(ctx context.Context, limit int) ([]IndexMark, error)
+	// ClearMarks removes the given marks, except those whose Seq changed
+	// since they were read (the item was written again meanwhile).
+	ClearMarks(ctx context.Context, marks []IndexMark) error
+	// MarkForIndexing records marks without changing the items (used to
+	// request a reindex of items that depend on a changed item).
+	MarkForIndexing(ctx context.Context, kind MarkKind, ids []int64) error
+
+	// Ping checks that the store is reachable.
+	Ping(ctx context.Context) error
+	// Close releases the store's resources.
+	Close(ctx context.Context) error
+}

@@ -1,0 +1,234 @@
+// Package search defines the index contract of the calendar's read path:
+// the documents the sync worker indexes, one query-options type per index
+// with explicit optionals, and results with exact totals.
+//
+// Two engines implement Engine: search/bleve (embedded default, under
+// DATA_DIR) and search/meili (Meilisearch, when MEILI_URL is set). Both are
+// checked by the shared conformance suite in search/searchtest, which
+// generates fixtures and computes the expected results with Match (the
+// reference semantics in Go), so an engine can only pass by agreeing with it.
+//
+// Dates are Unix seconds (UTC instants); geo points are one internal
+// GeoPoint converted at each engine's edge.
+package search
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+)
+
+// ErrUnavailable wraps engine failures the API reports as 503.
+var ErrUnavailable = errors.New("search: engine unavailable")
+
+// Opt is an explicit optional: a filter is applied only when Set.
+type Opt[T any] struct {
+	Value T
+	Set   bool
+}
+
+// Some returns a set optional.
+func Some[T any](v T) Opt[T] { return Opt[T]{Value: v, Set: true} }
+
+// GeoPoint is a latitude/longitude pair in degrees.
+type GeoPoint struct {
+	Lat float64 `json:"lat"`
+	Lng float64 `json:"lng"`
+}
+
+// GeoCircle is a point and a radius in kilometres.
+type GeoCircle struct {
+	Center   GeoPoint
+	RadiusKm float64
+}
+
+// Text holds the searchable text of one document in one language, already
+// resolved with the fallback to the default language field by field.
+type Text struct {
+	Title       string `json:"title"`
+	Description string `json:"description"`
+	Excerpt     string `json:"excerpt"`
+}
+
+// EventDocument is the flat document of one event. Every boolean and list
+// is always present (false / empty), because a negative filter must not
+// match documents that lack the field.
+type EventDocument struct {
+	ID int64 `json:"id"`
+	// Text is keyed by language code; every configured language is present.
+	Text   map[string]Text `json:"text"`
+	Status string          `json:"status"`
+	Author int64           `json:"author"`
+	// PublishDate is the post date (Unix seconds).
+	PublishDate int64 `json:"publish_date"`
+	// Start and End are the event's UTC instants (Unix seconds).
+	Start int64 `json:"start"`
+	End   int64 `json:"end"`
+	// StartLocal and EndLocal are the wall-clock times in the site zone
+	// written as if they were UTC (Unix seconds), for local-day rules.
+	StartLocal       int64 `json:"start_local"`
+	EndLocal         int64 `json:"end_local"`
+	AllDay           bool  `json:"all_day"`
+	Featured         bool  `json:"featured"`
+	Ticketed         bool  `json:"ticketed"`
+	Sticky           bool  `json:"sticky"`
+	HideFromListings bool  `json:"hide_from_listings"`
+	HasPassword      bool  `json:"has_password"`
+	// CategoryIDs holds the assigned categories and all their ancestors, so
+	// a filter on a category also matches events in its children.
+	CategoryIDs   []int64  `json:"category_ids"`
+	CategorySlugs []string `json:"category_slugs"`
+	TagIDs        []int64  `json:"tag_ids"`
+	TagSlugs      []string `json:"tag_slugs"`
+	VenueIDs      []int64  `json:"venue_ids"`
+	OrganizerIDs  []int64  `json:"organizer_ids"`
+	// Geo is the point of the first linked venue that has one.
+	Geo      *GeoPoint `json:"geo,omitempty"`
+	HasGeo   bool      `json:"has_geo"`
+	ParentID int64     `json:"parent_id"`
+}
+
+// PlaceKind says which place index a document belongs to.
+type PlaceKind string
+
+// The place kinds.
+const (
+	Venues     PlaceKind = "venue"
+	Organizers PlaceKind = "organizer"
+)
+
+// PlaceDocument is the flat document of one venue or organizer.
+type PlaceDocument struct {
+	ID          int64     `json:"id"`
+	Kind        PlaceKind `json:"kind"`
+	Status      string    `json:"status"`
+	PublishDate int64     `json:"publish_date"`
+	// Text is keyed by language (Title is the name), resolved with fallback.
+	Text map[string]Text `json:"text"`
+	// Fields holds the other searchable fields by name: address, city,
+	// province, state, stateprovince, zip, phone (venues); phone, email,
+	// website (organizers).
+	Fields map[string]string `json:"fields"`
+	// HasEvents: linked to at least one event whose status is not draft or
+	// pending (trashed events count), as reference 7.1 says.
+	HasEvents bool `json:"has_events"`
+	// LastStart maps an event status to the latest start (Unix seconds) of
+	// the linked events with that status; only_with_upcoming compares it
+	// with "now" for the statuses the caller may see.
+	LastStart map[string]int64 `json:"last_start"`
+}
+
+// EventSort orders event results.
+type EventSort int
+
+// The event orders.
+const (
+	// ByStart: start ascending, then ID ascending (the default).
+	ByStart EventSort = iota
+	// ByPublishDate: publish date ascending, then ID ascending (include).
+	ByPublishDate
+)
+
+// EventQuery selects events. Unset optionals and empty lists do not filter;
+// set filters combine with AND; the values of one list filter with OR.
+type EventQuery struct {
+	// Lang picks the Text used by Query.
+	Lang string
+	// Query is full-text search over title, description and excerpt: every
+	// word must appear in one of them (case-insensitive).
+	Query string
+	// Statuses keeps events with one of these statuses.
+	Statuses []string
+	// Date bounds on Start and End (Unix seconds).
+	StartGTE, StartGT, StartLT Opt[int64]
+	EndLTE, EndLT, EndGT       Opt[int64]
+	// IDs keeps only these events.
+	IDs          []int64
+	CategoryIDs  []int64
+	TagIDs       []int64
+	VenueIDs     []int64
+	OrganizerIDs []int64
+	Featured     Opt[bool]
+	Ticketed     Opt[bool]
+	HasGeo       Opt[bool]
+	Near         Opt[GeoCircle]
+	ParentID     Opt[int64]
+	// ExcludeHidden drops events hidden from listings.
+	ExcludeHidden bool
+	// ExcludeProtected drops password-protected events.
+	ExcludeProtected bool
+	Sort             EventSort
+	// Offset and Limit page the results; Limit 0 returns only the total.
+	Offset, Limit int
+}
+
+// PlaceQuery selects venues or organizers, ordered by publish date
+// descending, then ID descending.
+type PlaceQuery struct {
+	Kind PlaceKind
+	Lang string
+	// Query: every word must appear in one field (title, description,
+	// excerpt in Lang, or one of Fields).
+	Query     string
+	Statuses  []string
+	IDs       []int64
+	HasEvents Opt[bool]
+	// UpcomingAfter keeps places with a linked event, of one of
+	// UpcomingStatuses, starting at or after this instant.
+	UpcomingAfter    Opt[int64]
+	UpcomingStatuses []string
+	Offset, Limit    int
+}
+
+// Result is one page of IDs, in order, and the exact number of matches.
+type Result struct {
+	IDs   []int64
+	Total int
+}
+
+// Engine is the search index contract.
+type Engine interface {
+	// Init creates the indexes if needed and reconciles their settings.
+	Init(ctx context.Context) error
+	// IndexEvents adds or replaces event documents; it returns once the
+	// engine has applied them (searches see them).
+	IndexEvents(ctx context.Context, docs []EventDocument) error
+	// IndexPlaces adds or replaces venue or organizer documents.
+	IndexPlaces(ctx context.Context, docs []PlaceDocument) error
+	// DeleteEvents removes events; missing IDs are not an error.
+	DeleteEvents(ctx context.Context, ids []int64) error
+	// DeletePlaces removes venues or organizers.
+	DeletePlaces(ctx context.Context, kind PlaceKind, ids []int64) error
+	// SearchEvents runs an event query.
+	SearchEvents(ctx context.Context, q EventQuery) (Result, error)
+	// SearchPlaces runs a venue or organizer query.
+	SearchPlaces(ctx context.Context, q PlaceQuery) (Result, error)
+	// CountEvents and CountPlaces return the number of indexed documents.
+	CountEvents(ctx context.Context) (int, error)
+	CountPlaces(ctx context.Context, kind PlaceKind) (int, error)
+	// Ping checks that the engine answers.
+	Ping(ctx context.Context) error
+	// Close releases the engine.
+	Close() error
+}
+
+// Words splits a query into lower-case words on every character other than
+// letters, digits and '-' (reference 7.1).
+func Words(q string) []string {
+	return strings.FieldsFunc(strings.ToLower(q), func(r rune) bool {
+		return !(r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r > 127 && isLetter(r))
+	})
+}
+
+func isLetter(r rune) bool { return strings.ToUpper(string(r)) != strings.ToLower(string(r)) }
+
+// DistanceKm is the great-circle (haversine) distance between two points.
+func DistanceKm(a, b GeoPoint) float64 {
+	const earthRadiusKm = 6371.0088
+	rad := math.Pi / 180
+	dLat := (b.Lat - a.Lat) * rad
+	dLng := (b.Lng - a.Lng) * rad
+	h := math.Sin(dLat/2)*math.Sin(dLat/2) + math.Cos(a.Lat*rad)*math.Cos(b.Lat*rad)*math.Sin(dLng/2)*math.Sin(dLng/2)
+	return 2 * earthRadiusKm * math.Asin(math.Sqrt(h))
+}
