@@ -18,9 +18,11 @@ import (
 	_ "time/tzdata" // event time zones must resolve in a static binary
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/cors"
 
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/search"
 )
 
 // Options are what New needs.
@@ -28,15 +30,26 @@ type Options struct {
 	Config *config.Config
 	Store  repository.Store
 	Logger *slog.Logger
+	// Search serves the lists; nil answers lists with 503.
+	Search search.Engine
+	// Indexer is told after every write that index marks are waiting (the
+	// sync worker); nil when another process runs the worker.
+	Indexer Notifier
 	// Now returns the current time; nil means time.Now. Tests inject a clock.
 	Now func() time.Time
 }
+
+// Notifier is told that new index marks were written.
+type Notifier interface{ Notify() }
 
 // Server holds the dependencies shared by all handlers.
 type Server struct {
 	cfg   *config.Config
 	store repository.Store
-	log   *slog.Logger
+	// search serves lists; indexer is woken after writes.
+	search  search.Engine
+	indexer Notifier
+	log     *slog.Logger
 	now   func() time.Time
 	// routes is every registered route, for the namespace index and docs.
 	routes []*route
@@ -65,7 +78,7 @@ func New(opts Options) (*fiber.App, error) {
 	if opts.Config == nil || opts.Store == nil {
 		return nil, errors.New("app: Config and Store are required")
 	}
-	s := &Server{cfg: opts.Config, store: opts.Store, log: opts.Logger, now: opts.Now}
+	s := &Server{cfg: opts.Config, store: opts.Store, search: opts.Search, indexer: opts.Indexer, log: opts.Logger, now: opts.Now}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -85,7 +98,7 @@ func New(opts Options) (*fiber.App, error) {
 	})
 	f.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	f.Get("/readyz", s.ready)
-	f.Use(s.rewriteLanguagePrefix, s.methodOverride, s.commonHeaders)
+	f.Use(s.cors(), s.rewriteLanguagePrefix, s.methodOverride, s.commonHeaders)
 	s.registerRoutes(f)
 	f.Use(func(c *fiber.Ctx) error { return errNoRoute() })
 	return f, nil
@@ -97,6 +110,9 @@ func (s *Server) ready(c *fiber.Ctx) error {
 	defer cancel()
 	if err := s.store.Ping(ctx); err != nil {
 		return errUnavailable("store")
+	}
+	if s.search == nil || s.search.Ping(ctx) != nil {
+		return errUnavailable("search")
 	}
 	return c.JSON(fiber.Map{"status": "ready"})
 }
@@ -167,8 +183,26 @@ func (s *Server) handler(rt *route) fiber.Handler {
 		if err := r.validate(rt.args); err != nil {
 			return err
 		}
-		return rt.handle(r)
+		err = rt.handle(r)
+		if rt.write && s.indexer != nil {
+			// Wake the sync worker even after a failed write: linked items
+			// it created may have left marks.
+			s.indexer.Notify()
+		}
+		return err
 	}
+}
+
+// cors answers browser preflights and exposes the paging headers
+// (decisions.md: CORS exposes all four total headers).
+func (s *Server) cors() fiber.Handler {
+	return cors.New(cors.Config{
+		AllowOrigins:  strings.Join(s.cfg.CORSAllowedOrigins, ","),
+		AllowMethods:  "GET,HEAD,OPTIONS,POST,PUT,PATCH,DELETE",
+		AllowHeaders:  "Authorization, Content-Type, X-HTTP-Method-Override, X-Request-ID",
+		ExposeHeaders: "X-TEC-Total, X-TEC-TotalPages, X-WP-Total, X-WP-TotalPages, X-Request-ID",
+		MaxAge:        600,
+	})
 }
 
 // resolveLanguage picks the response language: multilang_language wins over

@@ -113,7 +113,8 @@ func invalidParam(name, msg string) error {
 
 // errUnavailable is answered when a dependency (store, search engine) fails.
 func errUnavailable(what string) *APIError {
-	return newError(503, what+"_unavailable", "The "+what+" is not available; try again later.")
+	name := map[string]string{"store": "data store", "search": "search engine"}[what]
+	return newError(503, what+"_unavailable", "The "+name+" is not available; try again later.")
 }
 
 // errorHandler writes every error body. Store failures become 503 so that

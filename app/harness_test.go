@@ -32,6 +32,7 @@ type env struct {
 	tokens map[string]string // role (or login) -> bearer token
 	users  map[string]*repository.User
 	now    time.Time
+	docs   docValidator
 }
 
 // root is the API root under the default settings.
@@ -189,6 +190,7 @@ func (e *env) do(method, target, as string, body any) *resp {
 		dec.UseNumber()
 		_ = dec.Decode(&out.body)
 	}
+	e.validateResponse(e.t, req, out)
 	return out
 }
 

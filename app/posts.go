@@ -249,6 +249,13 @@ func (s *Server) updatePost(pt *postType, how lookup) func(r *request) error {
 		if err := plan.commit(r); err != nil {
 			return err
 		}
+		if e := cur.Event; e != nil && (plan.setVenues || plan.setOrganizers) {
+			// The venues and organizers an event leaves need reindexing
+			// (has_events, only_with_upcoming); mark them before the write.
+			if err := s.store.MarkForIndexing(r.ctx, repository.MarkPost, append(append([]int64{}, e.Venues...), e.Organizers...)); err != nil {
+				return err
+			}
+		}
 		p, err := s.store.UpdatePost(r.ctx, cur.ID, func(p *repository.Post) error {
 			return plan.apply(r, p)
 		})
@@ -282,6 +289,10 @@ func (s *Server) deletePost(pt *postType, how lookup) func(r *request) error {
 			}
 			if pt.kind != repository.KindEvent {
 				if _, err := s.store.UnlinkPost(r.ctx, cur.ID); err != nil {
+					return err
+				}
+			} else if e := cur.Event; e != nil {
+				if err := s.store.MarkForIndexing(r.ctx, repository.MarkPost, append(append([]int64{}, e.Venues...), e.Organizers...)); err != nil {
 					return err
 				}
 			}

@@ -33,7 +33,9 @@ func (s *Server) registerRoutes(f *fiber.App) {
 	cat, tag := s.termTypes()
 	s.routes = []*route{
 		{methods: readable, path: "", args: s.indexArgs(), handle: s.namespaceIndex, summary: "The namespace index: every route with its methods and parameters."},
+		{methods: readable, path: "/doc", handle: s.serveDoc, summary: "This interface document (OpenAPI 3)."},
 
+		{methods: readable, path: "/events", args: s.eventListArgs(), handle: s.listEvents, summary: "List and search events."},
 		{methods: creatable, path: "/events", args: s.postWriteArgs(ev, true), write: true, handle: s.createPost(ev), summary: "Create an event."},
 		{methods: readable, path: "/events/:id", args: s.postReadArgs(ev), handle: s.getPost(ev, byID), summary: "Read an event by ID."},
 		{methods: editable, path: "/events/:id", args: s.postWriteArgs(ev, false), write: true, handle: s.updatePost(ev, byID), summary: "Update an event by ID."},
@@ -42,6 +44,7 @@ func (s *Server) registerRoutes(f *fiber.App) {
 		{methods: editable, path: "/events/by-slug/:slug", args: s.postWriteArgs(ev, false), write: true, handle: s.updatePost(ev, bySlug), summary: "Update an event by slug."},
 		{methods: deletable, path: "/events/by-slug/:slug", args: s.postDeleteArgs(ev), write: true, handle: s.deletePost(ev, bySlug), summary: "Trash (or with force, delete) an event by slug."},
 
+		{methods: readable, path: "/venues", args: s.placeListArgs(), handle: s.listPlaces(ve), summary: "List and search venues."},
 		{methods: creatable, path: "/venues", args: s.postWriteArgs(ve, true), write: true, handle: s.createPost(ve), summary: "Create a venue (or reuse a duplicate)."},
 		{methods: readable, path: "/venues/:id", args: s.postReadArgs(ve), handle: s.getPost(ve, byID), summary: "Read a venue by ID."},
 		{methods: editable, path: "/venues/:id", args: s.postWriteArgs(ve, false), write: true, handle: s.updatePost(ve, byID), summary: "Update a venue by ID."},
@@ -50,6 +53,7 @@ func (s *Server) registerRoutes(f *fiber.App) {
 		{methods: editable, path: "/venues/by-slug/:slug", args: s.postWriteArgs(ve, false), write: true, handle: s.updatePost(ve, bySlug), summary: "Update a venue by slug."},
 		{methods: deletable, path: "/venues/by-slug/:slug", args: s.postDeleteArgs(ve), write: true, handle: s.deletePost(ve, bySlug), summary: "Trash (or with force, delete) a venue by slug."},
 
+		{methods: readable, path: "/organizers", args: s.placeListArgs(), handle: s.listPlaces(or), summary: "List and search organizers."},
 		{methods: creatable, path: "/organizers", args: s.postWriteArgs(or, true), write: true, handle: s.createPost(or), summary: "Create an organizer (or reuse a duplicate)."},
 		{methods: readable, path: "/organizers/:id", args: s.postReadArgs(or), handle: s.getPost(or, byID), summary: "Read an organizer by ID."},
 		{methods: editable, path: "/organizers/:id", args: s.postWriteArgs(or, false), write: true, handle: s.updatePost(or, byID), summary: "Update an organizer by ID."},

@@ -1,9 +1,18 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/storetest"
@@ -26,4 +35,316 @@ func openTemp(t *testing.T) *Store {
 
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) repository.Store { return openTemp(t) })
+}
+
+// writeMany creates n users and n posts in s from several goroutines and
+// returns their IDs.
+func writeMany(ctx context.Context, s repository.Store, name string, n int) (users, posts []int64, err error) {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*n)
+	for g := range 4 {
+		wg.Go(func() {
+			for i := g; i < n; i += 4 {
+				u := &repository.User{Login: fmt.Sprintf("%s-%d", name, i), Role: repository.RoleAuthor, Created: time.Now()}
+				if err := s.CreateUser(ctx, u); err != nil {
+					errs <- err
+					return
+				}
+				p := &repository.Post{
+					Kind: repository.KindEvent, Status: repository.StatusPublish,
+					Title: repository.Text{"en": "Shared"}, Slug: repository.Text{"en": "shared"},
+					Event: &repository.EventFields{Tags: []int64{int64(i)}},
+				}
+				if err := s.CreatePost(ctx, p); err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				users, posts = append(users, u.ID), append(posts, p.ID)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return users, posts, <-errs
+}
+
+func checkAllDistinct(t *testing.T, what string, ids []int64, want int) {
+	t.Helper()
+	seen := map[int64]bool{}
+	for _, id := range ids {
+		if id <= 0 || seen[id] {
+			t.Errorf("%s: ID %d is invalid or repeated", what, id)
+		}
+		seen[id] = true
+	}
+	if len(seen) != want {
+		t.Errorf("%s: %d distinct IDs, want %d", what, len(seen), want)
+	}
+}
+
+// TestTwoStoresOneFile opens the same file twice, as two processes would,
+// and writes from both at once.
+func TestTwoStoresOneFile(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "shared.db")
+	a, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close(ctx)
+	b, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(ctx)
+
+	const n = 40
+	var wg sync.WaitGroup
+	var usersA, postsA, usersB, postsB []int64
+	var errA, errB error
+	wg.Go(func() { usersA, postsA, errA = writeMany(ctx, a, "a", n) })
+	wg.Go(func() { usersB, postsB, errB = writeMany(ctx, b, "b", n) })
+	wg.Wait()
+	if errA != nil || errB != nil {
+		t.Fatalf("writes failed: %v / %v", errA, errB)
+	}
+	checkAllDistinct(t, "user IDs", append(usersA, usersB...), 2*n)
+	checkAllDistinct(t, "post IDs", append(postsA, postsB...), 2*n)
+
+	// Each store sees the other's writes, with unique slugs across both.
+	for _, s := range []*Store{a, b} {
+		posts, err := s.FindPosts(ctx, repository.PostQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(posts) != 2*n {
+			t.Fatalf("store sees %d posts, want %d", len(posts), 2*n)
+		}
+		slugs := map[string]bool{}
+		for _, p := range posts {
+			if slugs[p.Slug["en"]] {
+				t.Errorf("slug %q used twice", p.Slug["en"])
+			}
+			slugs[p.Slug["en"]] = true
+		}
+		if _, err := s.GetUserByLogin(ctx, "a-0"); err != nil {
+			t.Errorf("GetUserByLogin(a-0): %v", err)
+		}
+		if _, err := s.GetUserByLogin(ctx, "b-0"); err != nil {
+			t.Errorf("GetUserByLogin(b-0): %v", err)
+		}
+	}
+	// A duplicate login is detected across stores too.
+	if err := b.CreateUser(ctx, &repository.User{Login: "a-1", Role: repository.RoleAdmin}); !errors.Is(err, repository.ErrDuplicate) {
+		t.Errorf("CreateUser(login taken in the other store) = %v, want ErrDuplicate", err)
+	}
+	marks, err := a.PendingMarks(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(marks) != 2*n {
+		t.Errorf("%d marks, want %d (one per post, from both stores)", len(marks), 2*n)
+	}
+}
+
+// helperEnv names the database a helper process writes to.
+const helperEnv = "EVENTCAL_SQLITE_HELPER_DB"
+
+// TestHelperProcess is not a test: TestTwoProcesses runs the test binary
+// again with it to write from a second process.
+func TestHelperProcess(t *testing.T) {
+	path := os.Getenv(helperEnv)
+	if path == "" {
+		t.Skip("helper process only")
+	}
+	ctx := t.Context()
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	users, posts, err := writeMany(ctx, s, "child", 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal([][]int64{users, posts})
+	fmt.Printf("\nIDS %s\n", out)
+}
+
+// TestTwoProcesses writes from this process and a child process at once.
+func TestTwoProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a process")
+	}
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "shared.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), helperEnv+"="+path)
+	var stdout bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	users, posts, err := writeMany(ctx, s, "parent", 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("helper process: %v\n%s", err, stdout.String())
+	}
+	var child [][]int64
+	_, line, ok := strings.Cut(stdout.String(), "\nIDS ")
+	line, _, _ = strings.Cut(line, "\n")
+	if !ok || json.Unmarshal([]byte(line), &child) != nil || len(child) != 2 {
+		t.Fatalf("helper output: %s", stdout.String())
+	}
+	checkAllDistinct(t, "user IDs of both processes", append(users, child[0]...), 80)
+	checkAllDistinct(t, "post IDs of both processes", append(posts, child[1]...), 80)
+	if n, err := s.CountPosts(ctx, repository.PostQuery{}); err != nil || n != 80 {
+		t.Errorf("CountPosts = %d, %v; want 80", n, err)
+	}
+}
+
+// TestReopen checks that data and sequences survive closing the store.
+func TestReopen(t *testing.T) {
+	ctx := t.Context()
+	// Characters that mean something in a URI must not confuse the driver.
+	path := filepath.Join(t.TempDir(), "dir with space?#%", "calendar.db")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &repository.Post{Kind: repository.KindVenue, Status: repository.StatusPublish, Slug: repository.Text{"en": "hall"}, Venue: &repository.VenueFields{City: "Gent"}}
+	if err := s.CreatePost(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeletePost(ctx, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	q := &repository.Post{Kind: repository.KindVenue, Status: repository.StatusPublish, Slug: repository.Text{"en": "hall"}, Venue: &repository.VenueFields{City: "Gent"}}
+	if err := s.CreatePost(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("database file not where asked: %v", err)
+	}
+	s, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	got, err := s.GetPostBySlug(ctx, repository.KindVenue, "en", "hall")
+	if err != nil || got.ID != q.ID || got.Venue.City != "Gent" {
+		t.Fatalf("after reopen: %+v, %v", got, err)
+	}
+	r := &repository.Post{Kind: repository.KindVenue, Status: repository.StatusPublish, Slug: repository.Text{"en": "hall"}, Venue: &repository.VenueFields{}}
+	if err := s.CreatePost(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if r.ID <= q.ID || r.Slug["en"] != "hall-2" {
+		t.Errorf("after reopen: new post %d slug %q, want ID > %d and hall-2", r.ID, r.Slug["en"], q.ID)
+	}
+}
+
+// TestNewerSchema refuses a database written by a newer program.
+func TestNewerSchema(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "calendar.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.wdb.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion+1)); err != nil {
+		t.Fatal(err)
+	}
+	s.Close(ctx)
+	if s, err := Open(ctx, path); err == nil {
+		s.Close(ctx)
+		t.Fatal("Open accepted a newer schema")
+	}
+}
+
+// TestClosedStore fails calls cleanly after Close.
+func TestClosedStore(t *testing.T) {
+	s := openTemp(t)
+	ctx := t.Context()
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ping(ctx); err == nil {
+		t.Error("Ping after Close succeeded")
+	}
+	if _, err := s.GetPost(ctx, 1); err == nil || errors.Is(err, repository.ErrNotFound) {
+		t.Errorf("GetPost after Close = %v, want a store error", err)
+	}
+}
+
+func BenchmarkGetPost(b *testing.B) {
+	ctx := b.Context()
+	s, err := Open(ctx, filepath.Join(b.TempDir(), "bench.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close(ctx)
+	var ids []int64
+	for i := range 1000 {
+		p := &repository.Post{
+			Kind: repository.KindEvent, Status: repository.StatusPublish,
+			Title:   repository.Text{"en": fmt.Sprintf("Event %d", i), "nl": "Evenement"},
+			Content: repository.Text{"en": strings.Repeat("Lorem ipsum dolor sit amet. ", 40)},
+			Slug:    repository.Text{"en": "event"},
+			Event:   &repository.EventFields{StartUTC: time.Now(), Categories: []int64{1, 2}, Venues: []int64{3}},
+		}
+		if err := s.CreatePost(ctx, p); err != nil {
+			b.Fatal(err)
+		}
+		ids = append(ids, p.ID)
+	}
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			if _, err := s.GetPost(ctx, ids[i%len(ids)]); err != nil {
+				b.Error(err)
+				return
+			}
+			i++
+		}
+	})
+}
+
+func BenchmarkUpdatePost(b *testing.B) {
+	ctx := b.Context()
+	s, err := Open(ctx, filepath.Join(b.TempDir(), "bench.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close(ctx)
+	p := &repository.Post{Kind: repository.KindEvent, Status: repository.StatusPublish, Slug: repository.Text{"en": "e"}, Event: &repository.EventFields{}}
+	if err := s.CreatePost(ctx, p); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := s.UpdatePost(ctx, p.ID, func(p *repository.Post) error {
+			p.Title.Set("en", fmt.Sprint(i))
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -1,0 +1,534 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/search"
+)
+
+// defaultRadiusKm is geoloc_radius's default (decisions.md).
+const defaultRadiusKm = 25.0
+
+// pageArgs declares page and per_page.
+func pageArgs() []arg {
+	return []arg{
+		{Name: "page", Type: tInteger, Default: "1", Check: positiveInt, Desc: "Page of results (from 1)."},
+		{Name: "per_page", Type: tInteger, Default: "8", Check: positiveInt, Desc: "Results per page; larger values are clamped to 50."},
+	}
+}
+
+// eventListArgs declares the parameters of GET /events (interface 4.2.1).
+func (s *Server) eventListArgs() []arg {
+	date := func(name, desc string) arg {
+		return arg{Name: name, Type: tString, Check: isTime, Format: "date-time", Desc: desc}
+	}
+	return append(pageArgs(),
+		date("start_date", "Events that start on or after this date (default: today 00:00 in the site zone)."),
+		date("end_date", "Events that end on or before this date (default: two years after today, 23:59:59)."),
+		date("starts_before", "Events starting before this date."),
+		date("starts_after", "Events starting after this date."),
+		date("ends_before", "Events ending before this date."),
+		date("ends_after", "Events ending after this date."),
+		arg{Name: "strict_dates", Type: tString, Default: "false", Check: nonEmptyString, Desc: "true: dates apply at the exact times given; otherwise whole days are included."},
+		arg{Name: "search", Type: tString, Check: nonEmptyString, Desc: "Words that must appear in the title, description or excerpt."},
+		arg{Name: "categories", Type: tArray, Items: tString, Check: s.existingTermRefs(repository.TaxCategory), Desc: "Category IDs or slugs (any of them; children included)."},
+		arg{Name: "tags", Type: tArray, Items: tString, Check: s.existingTermRefs(repository.TaxTag), Desc: "Tag IDs or slugs (any of them)."},
+		arg{Name: "venue", Type: tArray, Items: tInteger, Check: s.existingPosts(repository.KindVenue), Desc: "Venue IDs (any of them)."},
+		arg{Name: "organizer", Type: tArray, Items: tInteger, Check: s.existingPosts(repository.KindOrganizer), Desc: "Organizer IDs (any of them)."},
+		arg{Name: "featured", Type: tBoolean, Desc: "Only featured (true) or only not featured (false) events."},
+		arg{Name: "status", Type: tArray, Items: tString, Check: checkStatusList, Desc: "Post statuses; anonymous callers may only ask for publish."},
+		arg{Name: "geoloc", Type: tBoolean, Desc: "Events whose venue has (true) or lacks (false) a geo point."},
+		arg{Name: "geoloc_lat", Type: tNumber, Check: checkLatLng(90), Desc: "Latitude of the centre; needs geoloc_lng."},
+		arg{Name: "geoloc_lng", Type: tNumber, Check: checkLatLng(180), Desc: "Longitude of the centre; needs geoloc_lat."},
+		arg{Name: "geoloc_radius", Type: tNumber, Default: "25", Check: positiveNumber, Desc: "Radius around the centre in kilometres."},
+		arg{Name: "include", Type: tArray, Items: tInteger, Check: positiveIntList, Desc: "Only these event IDs; date filters are ignored."},
+		arg{Name: "post_parent", Type: tInteger, Check: s.existingEvent, Desc: "Children of this event."},
+		arg{Name: "ticketed", Type: tBoolean, Desc: "Events with (true) or without (false) tickets."},
+		arg{Name: "password", Type: tString, Desc: "Shows protected fields of events with this password."},
+		arg{Name: "context", Type: tString, Enum: []string{"view", "edit"}, Default: "view", Desc: "edit shows protected fields to callers who may edit the event."},
+	)
+}
+
+// placeListArgs declares the parameters of GET /venues and /organizers.
+func (s *Server) placeListArgs() []arg {
+	return append(pageArgs(),
+		arg{Name: "search", Type: tString, Check: nonEmptyString, Desc: "Words that must all appear in one field (name, description, address or contact fields)."},
+		arg{Name: "event", Type: tInteger, Check: s.existingEvent, Desc: "Items linked to this event."},
+		arg{Name: "has_events", Type: tAny, Desc: "Truthy: items with events (not draft or pending); falsy: items without."},
+		arg{Name: "only_with_upcoming", Type: tAny, Default: "false", Desc: "Truthy: items with an event starting now or later."},
+		arg{Name: "status", Type: tArray, Items: tString, Check: checkStatusList, Desc: "Post statuses; anonymous callers may only ask for publish."},
+	)
+}
+
+// positiveNumber accepts a number greater than zero.
+func positiveNumber(_ *request, v any) string {
+	f, ok := asFloat(v)
+	if !ok || f <= 0 {
+		return invalid
+	}
+	return ""
+}
+
+// positiveIntList accepts a CSV or list of positive whole numbers.
+func positiveIntList(_ *request, v any) string {
+	if ids, ok := asIntList(v); !ok || len(ids) == 0 {
+		return invalid
+	}
+	return ""
+}
+
+// checkStatusList accepts registered statuses; callers who may not edit
+// posts may only ask for exactly publish (reference 4.5).
+func checkStatusList(r *request, v any) string {
+	items := asList(v)
+	if len(items) == 0 {
+		return invalid
+	}
+	for _, it := range items {
+		s, _ := asString(it)
+		if !repository.IsStatus(s) {
+			return invalid
+		}
+		if !canCreatePosts(r.user) && s != repository.StatusPublish {
+			return invalid
+		}
+	}
+	return ""
+}
+
+// existingPosts checks a list of IDs of existing posts of a kind.
+func (s *Server) existingPosts(kind repository.PostKind) func(r *request, v any) string {
+	return func(r *request, v any) string {
+		ids, ok := asIntList(v)
+		if !ok || len(ids) == 0 {
+			return invalid
+		}
+		found, err := s.store.GetPosts(r.ctx, ids)
+		if err != nil {
+			return "The store is not available."
+		}
+		for _, id := range ids {
+			if p := found[id]; p == nil || p.Kind != kind {
+				return invalid
+			}
+		}
+		return ""
+	}
+}
+
+// existingTermRefs checks that every item names an existing term by ID,
+// slug or name.
+func (s *Server) existingTermRefs(tax repository.Taxonomy) func(r *request, v any) string {
+	return func(r *request, v any) string {
+		if _, err := r.resolveTermRefs(tax, v); err != nil {
+			return invalid
+		}
+		return ""
+	}
+}
+
+// errUnknownTerm is returned for a term reference that names nothing.
+var errUnknownTerm = errors.New("unknown term")
+
+// resolveTermRefs maps term references (IDs, slugs, names) to IDs.
+func (r *request) resolveTermRefs(tax repository.Taxonomy, v any) ([]int64, error) {
+	items := asList(v)
+	if len(items) == 0 {
+		return nil, errUnknownTerm
+	}
+	var ids []int64
+	for _, it := range items {
+		sv, _ := asString(it)
+		t, err := r.findTerm(tax, sv)
+		if err != nil {
+			return nil, err
+		}
+		if t == nil {
+			if n, ok := asInt(it); ok {
+				if tt, err := r.s.store.GetTerm(r.ctx, n); err == nil && tt.Taxonomy == tax {
+					t = tt
+				}
+			}
+		}
+		if t == nil {
+			return nil, errUnknownTerm
+		}
+		ids = append(ids, t.ID)
+	}
+	return ids, nil
+}
+
+// listPage reads page and per_page (clamped to 50).
+func (r *request) listPage() (page, perPage int) {
+	p, _ := asInt(r.bag.values["page"])
+	pp, _ := asInt(r.bag.values["per_page"])
+	return int(p), int(min(pp, maxPerPage))
+}
+
+// visibleStatuses returns the statuses a list shows: the ones asked for,
+// else every non-trashed status for callers who may edit posts, else
+// publish (reference 4.5).
+func (r *request) visibleStatuses() []string {
+	if v, ok := r.bag.get("status"); ok {
+		var out []string
+		for _, it := range asList(v) {
+			s, _ := asString(it)
+			out = append(out, s)
+		}
+		return out
+	}
+	if canCreatePosts(r.user) {
+		return []string{repository.StatusPublish, repository.StatusFuture, repository.StatusDraft, repository.StatusPending, repository.StatusPrivate}
+	}
+	return []string{repository.StatusPublish}
+}
+
+// eventQuery turns the request into an engine query (reference 4.2-4.5,
+// decisions.md "Reads").
+func (r *request) eventQuery() (search.EventQuery, error) {
+	b := r.bag
+	q := search.EventQuery{Lang: r.lang, Statuses: r.visibleStatuses(), ExcludeHidden: true, Sort: search.ByStart}
+	loc := r.s.cfg.Location
+	now := r.s.now()
+	strict := truthy(b.values["strict_dates"])
+	bound := func(name string, startOfDay bool) (int64, bool, error) {
+		v, ok := b.get(name)
+		if !ok {
+			return 0, false, nil
+		}
+		s, _ := asString(v)
+		t, err := parseDate(s, loc, now)
+		if err != nil {
+			return 0, false, invalidParam(name, invalid)
+		}
+		if !strict {
+			if startOfDay {
+				t = midnight(t)
+			} else {
+				t = endOfDay(t)
+			}
+		}
+		return t.Unix(), true, nil
+	}
+	if v, ok := b.get("include"); ok {
+		q.IDs, _ = asIntList(v)
+		q.Sort = search.ByPublishDate
+	} else {
+		relative := b.has("starts_before") || b.has("starts_after") || b.has("ends_before") || b.has("ends_after")
+		explicit := b.has("start_date") || b.has("end_date")
+		if v, ok, err := bound("start_date", true); err != nil {
+			return q, err
+		} else if ok {
+			q.StartGTE = search.Some(v)
+		} else if !relative || explicit {
+			q.StartGTE = search.Some(midnight(now.In(loc)).Unix())
+		}
+		if v, ok, err := bound("end_date", false); err != nil {
+			return q, err
+		} else if ok {
+			q.EndLTE = search.Some(v)
+		} else if !relative || explicit {
+			q.EndLTE = search.Some(endOfDay(now.In(loc).AddDate(2, 0, 0)).Unix())
+		}
+		for _, x := range []struct {
+			name string
+			dst  *search.Opt[int64]
+		}{{"starts_before", &q.StartLT}, {"starts_after", &q.StartGT}, {"ends_before", &q.EndLT}, {"ends_after", &q.EndGT}} {
+			v, ok, err := bound(x.name, false)
+			if err != nil {
+				return q, err
+			}
+			if ok {
+				*x.dst = search.Some(v)
+			}
+		}
+	}
+	if v, ok := b.get("search"); ok {
+		q.Query, _ = asString(v)
+		if r.user == nil {
+			// Protected text must not be probed word by word (decisions.md).
+			q.ExcludeProtected = true
+		}
+	}
+	var err error
+	if v, ok := b.get("categories"); ok {
+		if q.CategoryIDs, err = r.resolveTermRefs(repository.TaxCategory, v); err != nil {
+			return q, invalidParam("categories", invalid)
+		}
+	}
+	if v, ok := b.get("tags"); ok {
+		if q.TagIDs, err = r.resolveTermRefs(repository.TaxTag, v); err != nil {
+			return q, invalidParam("tags", invalid)
+		}
+	}
+	if v, ok := b.get("venue"); ok {
+		q.VenueIDs, _ = asIntList(v)
+	}
+	if v, ok := b.get("organizer"); ok {
+		q.OrganizerIDs, _ = asIntList(v)
+	}
+	for name, dst := range map[string]*search.Opt[bool]{"featured": &q.Featured, "ticketed": &q.Ticketed, "geoloc": &q.HasGeo} {
+		if v, ok := b.get(name); ok {
+			bv, _ := asBool(v)
+			*dst = search.Some(bv)
+		}
+	}
+	_, hasLat := b.get("geoloc_lat")
+	_, hasLng := b.get("geoloc_lng")
+	switch {
+	case hasLat && hasLng:
+		lat, _ := asFloat(b.values["geoloc_lat"])
+		lng, _ := asFloat(b.values["geoloc_lng"])
+		radius, _ := asFloat(b.values["geoloc_radius"])
+		q.Near = search.Some(search.GeoCircle{Center: search.GeoPoint{Lat: lat, Lng: lng}, RadiusKm: radius})
+	case hasLat:
+		return q, invalidParam("geoloc_lng", "geoloc_lng is required with geoloc_lat.")
+	case hasLng:
+		return q, invalidParam("geoloc_lat", "geoloc_lat is required with geoloc_lng.")
+	}
+	if v, ok := b.get("post_parent"); ok {
+		id, _ := asInt(v)
+		q.ParentID = search.Some(id)
+	}
+	return q, nil
+}
+
+// listEvents serves GET /events from the search index.
+func (s *Server) listEvents(r *request) error {
+	q, err := r.eventQuery()
+	if err != nil {
+		return err
+	}
+	page, perPage := r.listPage()
+	q.Offset, q.Limit = (page-1)*perPage, perPage
+	res, err := s.searchEvents(r.ctx, q)
+	if err != nil {
+		return err
+	}
+	if len(res.IDs) == 0 && page > 1 {
+		return newError(404, "event-archive-page-not-found", "The requested event archive page does not exist")
+	}
+	posts, err := r.postsInOrder(res.IDs)
+	if err != nil {
+		return err
+	}
+	l, err := s.loadLinked(r.ctx, posts)
+	if err != nil {
+		return err
+	}
+	items := make([]any, 0, len(posts))
+	for _, p := range posts {
+		o := s.renderEvent(p, l, view{lang: r.lang})
+		if !r.unlocks(p) {
+			redactEvent(o)
+		}
+		items = append(items, o)
+	}
+	return r.sendList("events", items, res.Total, page, perPage)
+}
+
+// searchEvents runs an event query, mapping engine failures to 503.
+func (s *Server) searchEvents(ctx context.Context, q search.EventQuery) (search.Result, error) {
+	if s.search == nil {
+		return search.Result{}, errUnavailable("search")
+	}
+	res, err := s.search.SearchEvents(ctx, q)
+	if err != nil {
+		s.log.Warn("search failed", "err", err)
+		return res, errUnavailable("search")
+	}
+	return res, nil
+}
+
+// postsInOrder loads posts by ID in the given order, skipping any that
+// vanished since the index saw them.
+func (r *request) postsInOrder(ids []int64) ([]*repository.Post, error) {
+	m, err := r.s.store.GetPosts(r.ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*repository.Post, 0, len(ids))
+	for _, id := range ids {
+		if p := m[id]; p != nil {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// redactEvent blanks the protected fields of a password-protected event in
+// a list (reference 4.8).
+func redactEvent(o *obj) {
+	for k, v := range map[string]any{"description": "", "excerpt": "", "image": false, "all_day": nil, "show_map": nil,
+		"show_map_link": nil, "hide_from_listings": nil, "sticky": nil, "featured": nil, "ticketed": nil, "cost": "",
+		"website": "", "categories": []any{}, "tags": []any{}, "venue": []any{}, "organizer": []any{}, "custom_fields": []any{}} {
+		if _, ok := o.get(k); ok {
+			o.set(k, v)
+		}
+	}
+	o.set("cost_details", newObj().set("currency_symbol", "").set("currency_position", "").set("currency_code", "").set("values", []any{}))
+}
+
+// listPlaces serves GET /venues and /organizers from the search index.
+func (s *Server) listPlaces(pt *postType) func(r *request) error {
+	kind := search.Venues
+	if pt.kind == repository.KindOrganizer {
+		kind = search.Organizers
+	}
+	return func(r *request) error {
+		b := r.bag
+		q := search.PlaceQuery{Kind: kind, Lang: r.lang, Statuses: r.visibleStatuses()}
+		if v, ok := b.get("search"); ok {
+			q.Query, _ = asString(v)
+		}
+		if v, ok := b.get("event"); ok {
+			id, _ := asInt(v)
+			ev, err := s.store.GetPost(r.ctx, id)
+			if err != nil {
+				return err
+			}
+			q.IDs = []int64{}
+			if ev.Event != nil {
+				if kind == search.Venues {
+					q.IDs = append(q.IDs, ev.Event.Venues...)
+				} else {
+					q.IDs = append(q.IDs, ev.Event.Organizers...)
+				}
+			}
+			if len(q.IDs) == 0 {
+				q.IDs = []int64{-1} // the event links nothing: no item matches
+			}
+		}
+		if v, ok := b.get("has_events"); ok {
+			q.HasEvents = search.Some(truthy(v))
+		}
+		if truthy(b.values["only_with_upcoming"]) {
+			q.UpcomingAfter = search.Some(s.now().Unix())
+			q.UpcomingStatuses = q.Statuses
+		}
+		page, perPage := r.listPage()
+		q.Offset, q.Limit = (page-1)*perPage, perPage
+		if s.search == nil {
+			return errUnavailable("search")
+		}
+		res, err := s.search.SearchPlaces(r.ctx, q)
+		if err != nil {
+			s.log.Warn("search failed", "err", err)
+			return errUnavailable("search")
+		}
+		if len(res.IDs) == 0 && page > 1 {
+			return newError(404, pt.res+"-archive-page-not-found", "The requested "+pt.res+" archive page does not exist")
+		}
+		posts, err := r.postsInOrder(res.IDs)
+		if err != nil {
+			return err
+		}
+		l, err := s.loadLinked(r.ctx, posts)
+		if err != nil {
+			return err
+		}
+		items := make([]any, 0, len(posts))
+		for _, p := range posts {
+			if kind == search.Venues {
+				items = append(items, s.renderVenue(p, l, view{lang: r.lang}))
+			} else {
+				items = append(items, s.renderOrganizer(p, l, view{lang: r.lang}))
+			}
+		}
+		return r.sendList(pt.collection, items, res.Total, page, perPage)
+	}
+}
+
+// sendList writes a list envelope {<key>, rest_url, next_rest_url?,
+// previous_rest_url?, total, total_pages} with the paging headers.
+func (r *request) sendList(key string, items []any, total, page, perPage int) error {
+	pages := 0
+	if total > 0 {
+		pages = (total + perPage - 1) / perPage
+	}
+	base := r.s.apiBase(r.lang) + "/" + key + "/"
+	o := newObj().set(key, items)
+	o.set("rest_url", r.pageURL(base, page, true))
+	if page < pages {
+		o.set("next_rest_url", r.pageURL(base, page+1, false))
+	}
+	if page > 1 && page-1 <= pages {
+		o.set("previous_rest_url", r.pageURL(base, page-1, false))
+	}
+	o.set("total", total).set("total_pages", pages)
+	setTotals(r, total, pages)
+	return sendJSON(r.c, 200, o)
+}
+
+// linkOrder is the order of parameters in list links (reference 4.6), then
+// everything else the client sent, alphabetically.
+var linkOrder = []string{"page", "per_page", "start_date", "end_date", "search", "geoloc", "geoloc_lat", "geoloc_lng",
+	"geoloc_radius", "status", "post_parent", "include", "starts_before", "starts_after", "ends_before", "ends_after",
+	"ticketed", "venue", "organizer", "featured", "categories", "tags", "strict_dates", "event", "has_events",
+	"only_with_upcoming", "multilang_language"}
+
+// pageURL builds a list link carrying every parameter the client sent,
+// URL-encoded; rest_url keeps page in its place, next/previous put it last
+// and omit page 1.
+func (r *request) pageURL(base string, page int, self bool) string {
+	sent := map[string]string{}
+	for k := range r.c.Queries() {
+		if k == "page" || k == "_method" || k == "password" {
+			continue
+		}
+		name := strings.TrimSuffix(k, "[]")
+		if v, ok := r.bag.get(name); ok {
+			sent[name] = joinValue(v)
+		}
+	}
+	var parts []string
+	add := func(k, v string) { parts = append(parts, url.QueryEscape(k)+"="+url.QueryEscape(v)) }
+	if self {
+		add("page", strconv.Itoa(page))
+	}
+	done := map[string]bool{}
+	for _, k := range linkOrder {
+		if v, ok := sent[k]; ok {
+			add(k, v)
+			done[k] = true
+		}
+	}
+	var rest []string
+	for k := range sent {
+		if !done[k] {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	for _, k := range rest {
+		add(k, sent[k])
+	}
+	if !self && page > 1 {
+		add("page", strconv.Itoa(page))
+	}
+	if len(parts) == 0 {
+		return base
+	}
+	return base + "?" + strings.Join(parts, "&")
+}
+
+// joinValue writes a parameter value back as text (lists joined by commas).
+func joinValue(v any) string {
+	if l, ok := v.([]any); ok {
+		parts := make([]string, 0, len(l))
+		for _, x := range l {
+			s, _ := asString(x)
+			parts = append(parts, s)
+		}
+		return strings.Join(parts, ",")
+	}
+	s, _ := asString(v)
+	return s
+}
+

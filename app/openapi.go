@@ -1,0 +1,298 @@
+package app
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// The interface document (GET /{namespace}/doc) is generated from the route
+// table and the argument declarations that the router and the validators
+// use, so it cannot drift from the service. Response schemas are declared
+// once below; the API scenario tests validate every response they receive
+// against this document (github.com/getkin/kin-openapi).
+
+// ref is a JSON reference to a component schema.
+func ref(name string) *obj { return newObj().set("$ref", "#/components/schemas/"+name) }
+
+// schemaType is {"type": t}.
+func schemaType(t string) *obj { return newObj().set("type", t) }
+
+// nullable marks a schema as accepting null (redacted list items).
+func nullable(o *obj) *obj { return o.set("nullable", true) }
+
+// object builds an object schema from ordered (name, schema) pairs.
+func object(required []string, props ...any) *obj {
+	p := newObj()
+	for i := 0; i+1 < len(props); i += 2 {
+		p.set(props[i].(string), props[i+1])
+	}
+	o := newObj().set("type", "object").set("properties", p)
+	if len(required) > 0 {
+		o.set("required", required)
+	}
+	return o
+}
+
+func arrayOf(items any) *obj { return newObj().set("type", "array").set("items", items) }
+
+// componentSchemas are the response shapes (reference section 9).
+func componentSchemas() *obj {
+	str, integer, number := schemaType("string"), schemaType("integer"), schemaType("number")
+	strs := arrayOf(str)
+	dateDetails := object([]string{"year", "month", "day", "hour", "minutes", "seconds"},
+		"year", str, "month", str, "day", str, "hour", str, "minutes", str, "seconds", str)
+	image := newObj().set("oneOf", []any{schemaType("boolean"), object([]string{"url", "id"}, "url", str, "id", integer, "extension", str)})
+	urls := object([]string{"self", "collection"}, "self", str, "collection", str, "up", str)
+	embeddedTerm := object([]string{"id", "name", "slug", "taxonomy"},
+		"name", str, "slug", str, "term_group", integer, "term_taxonomy_id", integer, "taxonomy", str,
+		"description", str, "parent", integer, "count", integer, "filter", str, "id", integer, "urls", urls,
+		"language", str, "translations", strs)
+	term := object([]string{"id", "count", "name", "slug", "taxonomy", "url", "urls"},
+		"id", integer, "count", integer, "description", str, "name", str, "slug", str, "taxonomy", str,
+		"parent", integer, "meta", arrayOf(newObj()), "url", str, "urls", urls, "language", str, "translations", strs)
+	jsonLD := schemaType("object")
+	venue := object([]string{"id", "status", "show_map", "show_map_link", "global_id"},
+		"id", integer, "author", str, "status", str, "date", str, "date_utc", str, "modified", str, "modified_utc", str,
+		"url", str, "venue", newObj().set("oneOf", []any{str, arrayOf(newObj())}), "description", str, "excerpt", str, "slug", str, "image", image,
+		"address", str, "city", str, "country", str, "province", str, "state", str, "zip", str, "phone", str,
+		"website", str, "stateprovince", str, "geo_lat", number, "geo_lng", number, "json_ld", jsonLD,
+		"show_map", nullable(schemaType("boolean")), "show_map_link", nullable(schemaType("boolean")),
+		"global_id", str, "global_id_lineage", strs, "language", str, "translations", strs)
+	organizer := object([]string{"id", "status", "global_id"},
+		"id", integer, "author", str, "status", str, "date", str, "date_utc", str, "modified", str, "modified_utc", str,
+		"url", str, "organizer", newObj().set("oneOf", []any{str, arrayOf(newObj())}), "description", str, "excerpt", str, "slug", str, "image", image,
+		"phone", str, "website", str, "email", str, "json_ld", jsonLD, "global_id", str, "global_id_lineage", strs,
+		"language", str, "translations", strs)
+	costDetails := object([]string{"currency_symbol", "currency_code", "currency_position", "values"},
+		"currency_symbol", str, "currency_code", str,
+		"currency_position", newObj().set("type", "string").set("enum", []string{"", "prefix", "postfix"}), "values", strs)
+	nb := func() *obj { return nullable(schemaType("boolean")) }
+	event := object([]string{"id", "global_id", "author", "status", "date", "date_utc", "url", "rest_url", "title",
+		"description", "excerpt", "slug", "image", "all_day", "start_date", "end_date", "utc_start_date", "utc_end_date",
+		"timezone", "timezone_abbr", "cost", "cost_details", "website", "categories", "tags", "venue", "organizer",
+		"language", "translations"},
+		"id", integer, "global_id", str, "global_id_lineage", strs, "author", str, "status", str,
+		"date", str, "date_utc", str, "modified", str, "modified_utc", str, "url", str, "rest_url", str,
+		"title", str, "description", str, "excerpt", str, "slug", str, "image", image, "all_day", nb(),
+		"start_date", str, "start_date_details", ref("DateDetails"), "end_date", str, "end_date_details", ref("DateDetails"),
+		"utc_start_date", str, "utc_start_date_details", ref("DateDetails"), "utc_end_date", str,
+		"utc_end_date_details", ref("DateDetails"), "timezone", str, "timezone_abbr", str, "cost", str,
+		"cost_details", ref("CostDetails"), "website", str, "show_map", nb(), "show_map_link", nb(),
+		"hide_from_listings", nb(), "sticky", nb(), "featured", nb(),
+		"categories", arrayOf(ref("EmbeddedTerm")), "tags", arrayOf(ref("EmbeddedTerm")),
+		"venue", newObj().set("oneOf", []any{ref("Venue"), arrayOf(ref("Venue"))}),
+		"organizer", arrayOf(ref("Organizer")), "custom_fields", newObj().set("oneOf", []any{arrayOf(newObj()), schemaType("object")}),
+		"ticketed", nb(), "language", str, "translations", strs, "json_ld", jsonLD)
+	list := func(key, item string) *obj {
+		return object([]string{key, "rest_url", "total", "total_pages"}, key, arrayOf(ref(item)), "rest_url", str,
+			"next_rest_url", str, "previous_rest_url", str, "total", integer, "total_pages", integer)
+	}
+	errSchema := object([]string{"code", "message", "data"}, "code", str, "message", str,
+		"data", object([]string{"status"}, "status", integer, "params", newObj(), "details", newObj(), "term_id", integer))
+	index := object([]string{"namespace", "routes"}, "namespace", str, "routes", schemaType("object"), "_links", schemaType("object"))
+	return newObj().set("Error", errSchema).set("DateDetails", dateDetails).set("CostDetails", costDetails).
+		set("Image", image).set("EmbeddedTerm", embeddedTerm).set("Term", term).set("Venue", venue).
+		set("Organizer", organizer).set("Event", event).
+		set("EventList", list("events", "Event")).set("VenueList", list("venues", "Venue")).
+		set("OrganizerList", list("organizers", "Organizer")).set("CategoryList", list("categories", "Term")).
+		set("TagList", list("tags", "Term")).set("NamespaceIndex", index).set("Document", schemaType("object"))
+}
+
+// argSchema is the JSON schema of a declared argument.
+func argSchema(a arg) *obj {
+	o := newObj()
+	if a.Type != tAny {
+		o.set("type", string(a.Type))
+	}
+	if a.Type == tArray {
+		items := newObj()
+		if a.Items != tAny {
+			items.set("type", string(a.Items))
+		}
+		o.set("items", items)
+	}
+	if a.Format != "" && a.Type == tString {
+		o.set("format", a.Format)
+	}
+	if len(a.Enum) > 0 {
+		o.set("enum", a.Enum)
+	}
+	if a.Default != nil {
+		o.set("default", typedDefault(a))
+	}
+	return o
+}
+
+// typedDefault converts a declared default to the argument's type.
+func typedDefault(a arg) any {
+	s, ok := a.Default.(string)
+	if !ok {
+		return a.Default
+	}
+	switch a.Type {
+	case tInteger:
+		n, _ := strconv.Atoi(s)
+		return n
+	case tNumber:
+		f, _ := strconv.ParseFloat(s, 64)
+		return f
+	case tBoolean:
+		b, _ := asBool(s)
+		return b
+	}
+	return s
+}
+
+// routeResponses lists the statuses a route answers with and their schemas.
+func routeResponses(rt *route, method string) (ok int, okSchema string, errs []int) {
+	p := rt.path
+	switch {
+	case p == "":
+		return 200, "NamespaceIndex", []int{404}
+	case p == "/doc":
+		return 200, "Document", nil
+	}
+	coll := strings.Split(strings.Trim(p, "/"), "/")[0]
+	item := map[string]string{"events": "Event", "venues": "Venue", "organizers": "Organizer", "categories": "Term", "tags": "Term"}[coll]
+	isList := !strings.Contains(p, ":")
+	switch {
+	case isList && method == fiber.MethodGet:
+		name := strings.ToUpper(coll[:1]) + coll[1:]
+		if coll == "categories" {
+			name = "Category"
+		} else {
+			name = strings.TrimSuffix(name, "s")
+		}
+		if coll == "categories" || coll == "tags" {
+			return 200, name + "List", []int{400}
+		}
+		return 200, name + "List", []int{400, 404, 503}
+	case isList:
+		return 201, item, []int{400, 401, 403, 503}
+	case method == fiber.MethodGet:
+		return 200, item, []int{400, 403, 404, 503}
+	case method == fiber.MethodDelete:
+		return 200, item, []int{400, 401, 403, 404, 410, 503}
+	default:
+		return 200, item, []int{400, 401, 403, 404, 503}
+	}
+}
+
+// errorDescriptions names each error status.
+var errorDescriptions = map[int]string{400: "Invalid or missing parameters.", 401: "Authentication required.",
+	403: "Not allowed, not accessible or password-protected.", 404: "No such item, route or page.",
+	410: "Already in the trash.", 503: "The store or the search engine is unavailable."}
+
+// openAPI builds the interface document.
+func (s *Server) openAPI() *obj {
+	paths := newObj()
+	for _, rt := range s.routes {
+		key := pathVar.ReplaceAllString(rt.path, "{$1}")
+		if key == "" {
+			key = "/"
+		}
+		item, ok := paths.vals[key].(*obj)
+		if !ok {
+			item = newObj()
+			paths.set(key, item)
+		}
+		for _, m := range rt.methods {
+			item.set(strings.ToLower(m), s.operation(rt, m))
+		}
+	}
+	return newObj().set("openapi", "3.0.3").
+		set("info", newObj().set("title", "Event Calendar REST API").set("version", "1.0.0").
+			set("description", "Events, venues, organizers, event categories and event tags of the calendar.")).
+		set("servers", []any{newObj().set("url", s.cfg.SiteURL+s.cfg.APIRoot())}).
+		set("paths", paths).
+		set("components", newObj().set("schemas", componentSchemas()).
+			set("securitySchemes", newObj().set("bearer", newObj().set("type", "http").set("scheme", "bearer"))))
+}
+
+// operation documents one method of a route.
+func (s *Server) operation(rt *route, method string) *obj {
+	op := newObj().set("operationId", strings.ToLower(method)+opName(rt.path)).set("summary", rt.summary)
+	var params []any
+	for _, name := range pathVar.FindAllStringSubmatch(rt.path, -1) {
+		typ := "string"
+		if name[1] == "id" {
+			typ = "integer"
+		}
+		params = append(params, newObj().set("name", name[1]).set("in", "path").set("required", true).set("schema", schemaType(typ)))
+	}
+	body := method == fiber.MethodPost || method == fiber.MethodPut || method == fiber.MethodPatch
+	props := newObj()
+	var required []string
+	for _, a := range rt.args {
+		if body && a.Name != "multilang_language" {
+			props.set(a.Name, argSchema(a).set("description", a.Desc))
+			if a.Required {
+				required = append(required, a.Name)
+			}
+			continue
+		}
+		p := newObj().set("name", a.Name).set("in", "query").set("description", a.Desc).set("required", a.Required).set("schema", argSchema(a))
+		if a.Type == tArray {
+			p.set("style", "form").set("explode", false)
+		}
+		params = append(params, p)
+	}
+	if len(params) > 0 {
+		op.set("parameters", params)
+	}
+	if body {
+		schema := newObj().set("type", "object").set("properties", props)
+		if len(required) > 0 {
+			schema.set("required", required)
+		}
+		op.set("requestBody", newObj().set("required", len(required) > 0).set("content", newObj().
+			set("application/json", newObj().set("schema", schema)).
+			set("application/x-www-form-urlencoded", newObj().set("schema", schema))))
+	}
+	okStatus, okSchema, errs := routeResponses(rt, method)
+	resps := newObj()
+	okResp := newObj().set("description", "Success.").set("content", newObj().set("application/json", newObj().set("schema", ref(okSchema))))
+	if strings.HasSuffix(okSchema, "List") {
+		h := newObj()
+		for _, name := range []string{"X-TEC-Total", "X-TEC-TotalPages", "X-WP-Total", "X-WP-TotalPages"} {
+			h.set(name, newObj().set("schema", schemaType("integer")))
+		}
+		okResp.set("headers", h)
+	}
+	resps.set(strconv.Itoa(okStatus), okResp)
+	sort.Ints(errs)
+	for _, code := range errs {
+		resps.set(strconv.Itoa(code), newObj().set("description", errorDescriptions[code]).
+			set("content", newObj().set("application/json", newObj().set("schema", ref("Error")))))
+	}
+	resps.set("default", newObj().set("description", "Error envelope.").
+		set("content", newObj().set("application/json", newObj().set("schema", ref("Error")))))
+	op.set("responses", resps)
+	if rt.write {
+		op.set("security", []any{newObj().set("bearer", []any{})})
+	}
+	return op
+}
+
+// opName turns a route path into an operationId suffix.
+func opName(p string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(strings.Trim(p, "/"), "/") {
+		part = strings.TrimPrefix(part, ":")
+		for _, w := range strings.Split(part, "-") {
+			if w != "" {
+				b.WriteString(strings.ToUpper(w[:1]) + w[1:])
+			}
+		}
+	}
+	if b.Len() == 0 {
+		return "Index"
+	}
+	return b.String()
+}
+
+// serveDoc serves GET /{namespace}/doc.
+func (s *Server) serveDoc(r *request) error { return sendJSON(r.c, 200, s.openAPI()) }

@@ -1,0 +1,146 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+)
+
+// docValidator checks responses against the service's own interface
+// document, so the document cannot drift from the service.
+type docValidator struct {
+	once sync.Once
+	doc  *openapi3.T
+	err  error
+}
+
+// load fetches and validates GET /doc once per env.
+func (e *env) loadDoc() (*openapi3.T, error) {
+	e.docs.once.Do(func() {
+		req, _ := http.NewRequest("GET", root+"/doc", nil)
+		res, err := e.app.Test(req, -1)
+		if err != nil {
+			e.docs.err = err
+			return
+		}
+		raw, _ := io.ReadAll(res.Body)
+		loader := openapi3.NewLoader()
+		doc, err := loader.LoadFromData(raw)
+		if err != nil {
+			e.docs.err = err
+			return
+		}
+		if err := doc.Validate(context.Background()); err != nil {
+			e.docs.err = err
+			return
+		}
+		e.docs.doc = doc
+	})
+	return e.docs.doc, e.docs.err
+}
+
+// validateResponse checks one response against the document; routes the
+// document does not describe (health checks, no-route answers) are skipped.
+func (e *env) validateResponse(t *testing.T, req *http.Request, r *resp) {
+	t.Helper()
+	doc, err := e.loadDoc()
+	if err != nil {
+		t.Fatalf("interface document invalid: %v", err)
+	}
+	method := req.Method
+	if method == http.MethodHead || method == http.MethodOptions {
+		return
+	}
+	p := req.URL.Path
+	for _, l := range e.cfg.Languages {
+		p = strings.TrimPrefix(p, "/"+l+root)
+	}
+	p = strings.TrimPrefix(strings.TrimPrefix(p, root), "/")
+	var route *routers.Route
+	params := map[string]string{}
+	for tmpl, item := range doc.Paths.Map() {
+		if !matchTemplate(tmpl, "/"+p, params) {
+			continue
+		}
+		if op := item.GetOperation(method); op != nil {
+			route = &routers.Route{Spec: doc, Path: tmpl, PathItem: item, Method: method, Operation: op}
+		}
+		break
+	}
+	if route == nil {
+		return
+	}
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},
+		Status:                 r.status,
+		Header:                 r.header,
+		Body:                   io.NopCloser(bytes.NewReader([]byte(r.raw))),
+		Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+	}
+	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
+		t.Errorf("%s %s: response %d does not match the interface document: %v\nbody: %.400s", method, req.URL.Path, r.status, err, r.raw)
+	}
+}
+
+// matchTemplate matches "/events/{id}" against "/events/12".
+func matchTemplate(tmpl, path string, params map[string]string) bool {
+	if tmpl == "/" {
+		return path == "/"
+	}
+	ts := strings.Split(strings.Trim(tmpl, "/"), "/")
+	ps := strings.Split(strings.Trim(path, "/"), "/")
+	if len(ts) != len(ps) {
+		return false
+	}
+	for i, s := range ts {
+		if strings.HasPrefix(s, "{") {
+			params[strings.Trim(s, "{}")] = ps[i]
+			continue
+		}
+		if s != ps[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestInterfaceDocument(t *testing.T) {
+	e := newEnv(t)
+	doc, err := e.loadDoc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := doc.Servers[0].URL; got != "http://example.test"+root {
+		t.Errorf("servers[0].url = %q", got)
+	}
+	for _, p := range []string{"/events", "/events/{id}", "/events/by-slug/{slug}", "/venues", "/venues/{id}", "/venues/by-slug/{slug}",
+		"/organizers", "/organizers/{id}", "/organizers/by-slug/{slug}", "/categories", "/categories/{id}", "/tags", "/tags/{id}", "/doc"} {
+		if doc.Paths.Find(p) == nil {
+			t.Errorf("document lacks %s", p)
+		}
+	}
+	op := doc.Paths.Find("/events").Get
+	found := false
+	for _, prm := range op.Parameters {
+		if prm.Value.Name == "per_page" {
+			found = true
+			if prm.Value.Schema.Value.Default != float64(8) && prm.Value.Schema.Value.Default != 8 {
+				t.Errorf("per_page default = %v", prm.Value.Schema.Value.Default)
+			}
+		}
+	}
+	if !found {
+		t.Error("GET /events lacks per_page")
+	}
+	if doc.Paths.Find("/events").Post.RequestBody.Value.Content.Get("application/json").Schema.Value.Required == nil {
+		t.Error("create event body must list required fields")
+	}
+}

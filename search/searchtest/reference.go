@@ -1,0 +1,205 @@
+package searchtest
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/calendar/eventcal/search"
+)
+
+// This file is the reference semantics of the search contract, written
+// plainly in Go. The suite computes every expected result with it, so an
+// engine passes only by agreeing with these functions, and a reader can
+// settle any question about a filter by reading them.
+
+// MatchEvent reports whether doc satisfies every filter of q. Paging and
+// sorting are ignored.
+func MatchEvent(doc search.EventDocument, q search.EventQuery) bool {
+	if len(q.IDs) > 0 && !slices.Contains(q.IDs, doc.ID) {
+		return false
+	}
+	if len(q.Statuses) > 0 && !slices.Contains(q.Statuses, doc.Status) {
+		return false
+	}
+	if q.StartGTE.Set && !(doc.Start >= q.StartGTE.Value) ||
+		q.StartGT.Set && !(doc.Start > q.StartGT.Value) ||
+		q.StartLT.Set && !(doc.Start < q.StartLT.Value) ||
+		q.EndLTE.Set && !(doc.End <= q.EndLTE.Value) ||
+		q.EndLT.Set && !(doc.End < q.EndLT.Value) ||
+		q.EndGT.Set && !(doc.End > q.EndGT.Value) {
+		return false
+	}
+	if !anyOf(doc.CategoryIDs, q.CategoryIDs) || !anyOf(doc.TagIDs, q.TagIDs) ||
+		!anyOf(doc.VenueIDs, q.VenueIDs) || !anyOf(doc.OrganizerIDs, q.OrganizerIDs) {
+		return false
+	}
+	if q.Featured.Set && doc.Featured != q.Featured.Value ||
+		q.Ticketed.Set && doc.Ticketed != q.Ticketed.Value ||
+		q.HasGeo.Set && doc.HasGeo != q.HasGeo.Value {
+		return false
+	}
+	if q.Near.Set && !(doc.HasGeo && doc.Geo != nil &&
+		search.DistanceKm(*doc.Geo, q.Near.Value.Center) <= q.Near.Value.RadiusKm) {
+		return false
+	}
+	if q.ParentID.Set && doc.ParentID != q.ParentID.Value {
+		return false
+	}
+	if q.ExcludeHidden && doc.HideFromListings || q.ExcludeProtected && doc.HasPassword {
+		return false
+	}
+	if words := search.Words(q.Query); len(words) > 0 {
+		// Each word may come from a different field: the union of the
+		// fields' words must hold them all.
+		t := doc.Text[q.Lang]
+		have := wordSet(t.Title, t.Description, t.Excerpt)
+		for _, w := range words {
+			if !have[w] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// MatchPlace reports whether doc satisfies every filter of q (its kind
+// included). Paging and sorting are ignored.
+func MatchPlace(doc search.PlaceDocument, q search.PlaceQuery) bool {
+	if doc.Kind != q.Kind {
+		return false
+	}
+	if len(q.IDs) > 0 && !slices.Contains(q.IDs, doc.ID) {
+		return false
+	}
+	if len(q.Statuses) > 0 && !slices.Contains(q.Statuses, doc.Status) {
+		return false
+	}
+	if q.HasEvents.Set && doc.HasEvents != q.HasEvents.Value {
+		return false
+	}
+	if q.UpcomingAfter.Set {
+		upcoming := false
+		for _, s := range q.UpcomingStatuses {
+			if last, ok := doc.LastStart[s]; ok && last >= q.UpcomingAfter.Value {
+				upcoming = true
+				break
+			}
+		}
+		if !upcoming {
+			return false
+		}
+	}
+	if words := search.Words(q.Query); len(words) > 0 {
+		// All the words must be in one field (reference 7.1): a venue
+		// whose title says "jazz" and whose city says "paris" does not
+		// match "jazz paris".
+		t := doc.Text[q.Lang]
+		fields := []string{t.Title, t.Description, t.Excerpt}
+		for _, v := range doc.Fields {
+			fields = append(fields, v)
+		}
+		if !slices.ContainsFunc(fields, func(f string) bool { return hasAll(wordSet(f), words) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// ExpectedEvents returns the result an engine must give for q over docs:
+// the matches sorted by q.Sort, then paged.
+func ExpectedEvents(docs []search.EventDocument, q search.EventQuery) search.Result {
+	var hits []search.EventDocument
+	for _, d := range docs {
+		if MatchEvent(d, q) {
+			hits = append(hits, d)
+		}
+	}
+	SortEvents(hits, q.Sort)
+	ids := make([]int64, len(hits))
+	for i, d := range hits {
+		ids[i] = d.ID
+	}
+	return search.Result{IDs: Page(ids, q.Offset, q.Limit), Total: len(hits)}
+}
+
+// ExpectedPlaces returns the result an engine must give for q over docs:
+// the matches sorted by publish date descending then ID descending, then
+// paged.
+func ExpectedPlaces(docs []search.PlaceDocument, q search.PlaceQuery) search.Result {
+	var hits []search.PlaceDocument
+	for _, d := range docs {
+		if MatchPlace(d, q) {
+			hits = append(hits, d)
+		}
+	}
+	SortPlaces(hits)
+	ids := make([]int64, len(hits))
+	for i, d := range hits {
+		ids[i] = d.ID
+	}
+	return search.Result{IDs: Page(ids, q.Offset, q.Limit), Total: len(hits)}
+}
+
+// SortEvents orders docs in place: ByStart is start ascending then ID
+// ascending; ByPublishDate is publish date ascending then ID ascending.
+func SortEvents(docs []search.EventDocument, by search.EventSort) {
+	key := func(d search.EventDocument) int64 { return d.Start }
+	if by == search.ByPublishDate {
+		key = func(d search.EventDocument) int64 { return d.PublishDate }
+	}
+	slices.SortFunc(docs, func(a, b search.EventDocument) int {
+		return cmp.Or(cmp.Compare(key(a), key(b)), cmp.Compare(a.ID, b.ID))
+	})
+}
+
+// SortPlaces orders docs in place: publish date descending, then ID
+// descending (WordPress's default order, reference 7.1).
+func SortPlaces(docs []search.PlaceDocument) {
+	slices.SortFunc(docs, func(a, b search.PlaceDocument) int {
+		return cmp.Or(cmp.Compare(b.PublishDate, a.PublishDate), cmp.Compare(b.ID, a.ID))
+	})
+}
+
+// Page returns ids[offset:offset+limit], clamped to the slice. A negative
+// offset counts as 0; a limit of 0 or less gives an empty page (a request
+// for the total only).
+func Page(ids []int64, offset, limit int) []int64 {
+	offset = max(offset, 0)
+	if limit <= 0 || offset >= len(ids) {
+		return []int64{}
+	}
+	end := len(ids)
+	if limit < end-offset {
+		end = offset + limit
+	}
+	return slices.Clone(ids[offset:end])
+}
+
+// anyOf reports whether have holds any of want; an empty want does not
+// filter.
+func anyOf(have, want []int64) bool {
+	if len(want) == 0 {
+		return true
+	}
+	return slices.ContainsFunc(want, func(v int64) bool { return slices.Contains(have, v) })
+}
+
+// wordSet returns the whole words (search.Words) of the texts.
+func wordSet(texts ...string) map[string]bool {
+	set := map[string]bool{}
+	for _, t := range texts {
+		for _, w := range search.Words(t) {
+			set[w] = true
+		}
+	}
+	return set
+}
+
+func hasAll(set map[string]bool, words []string) bool {
+	for _, w := range words {
+		if !set[w] {
+			return false
+		}
+	}
+	return true
+}
