@@ -50,7 +50,7 @@ type Server struct {
 	search  search.Engine
 	indexer Notifier
 	log     *slog.Logger
-	now   func() time.Time
+	now     func() time.Time
 	// routes is every registered route, for the namespace index and docs.
 	routes []*route
 	// siteHost is SITE_URL without its scheme, for global_id.

@@ -42,7 +42,9 @@ func (e *APIError) with(key string, v any) *APIError {
 
 // Frequently used errors.
 var (
-	errNoRoute   = func() *APIError { return newError(404, "rest_no_route", "No route was found matching the URL and request method.") }
+	errNoRoute = func() *APIError {
+		return newError(404, "rest_no_route", "No route was found matching the URL and request method.")
+	}
 	errForbidden = func(status int) *APIError {
 		return newError(status, "rest_forbidden", "Sorry, you are not allowed to do that.")
 	}

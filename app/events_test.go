@@ -50,7 +50,7 @@ func TestEventCreateReadShape(t *testing.T) {
 			"image.url": "https://img.test/a/poster.jpg", "image.extension": "jpg",
 			"language": "en", "translations": []any{"en"}, "json_ld.@type": "Event", "json_ld.name": "Jazz Night",
 			"json_ld.startDate": "2026-12-01T19:00:00Z", "json_ld.location.@type": "Place", "venue.json_ld.@type": "Place",
-			"rest_url": "http://example.test" + root + "/events/" + strconv.FormatInt(id, 10),
+			"rest_url":  "http://example.test" + root + "/events/" + strconv.FormatInt(id, 10),
 			"global_id": "example.test?id=" + strconv.FormatInt(id, 10),
 		}},
 		{name: "by slug", method: "GET", url: "events/by-slug/jazz-night", status: 200, want: map[string]any{"id": id}},

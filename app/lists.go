@@ -531,4 +531,3 @@ func joinValue(v any) string {
 	s, _ := asString(v)
 	return s
 }
-

@@ -21,8 +21,8 @@ type route struct {
 }
 
 var (
-	readable = []string{fiber.MethodGet}
-	editable = []string{fiber.MethodPost, fiber.MethodPut, fiber.MethodPatch}
+	readable  = []string{fiber.MethodGet}
+	editable  = []string{fiber.MethodPost, fiber.MethodPut, fiber.MethodPatch}
 	creatable = []string{fiber.MethodPost}
 	deletable = []string{fiber.MethodDelete}
 )
