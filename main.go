@@ -34,6 +34,10 @@ import (
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/mongo"
 	"github.com/calendar/eventcal/repository/sqlite"
+	"github.com/calendar/eventcal/search"
+	"github.com/calendar/eventcal/search/bleve"
+	"github.com/calendar/eventcal/search/meili"
+	"github.com/calendar/eventcal/sync"
 )
 
 // programName is how the usage text calls the binary.
@@ -237,6 +241,62 @@ func (c *cli) serve(args []string) int {
 	return exitOK
 }
 
+// openSearch opens the configured search engine: Bleve under DATA_DIR, or
+// Meilisearch when MEILI_URL is set. Bleve holds a file lock, so only the
+// serving process opens it (the admin commands open the store alone).
+func openSearch(ctx context.Context, cfg *config.Config) (search.Engine, error) {
+	if cfg.EmbeddedSearch() {
+		if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+			return nil, err
+		}
+		e, err := bleve.Open(filepath.Join(cfg.DataDir, "index"))
+		if err != nil {
+			return nil, fmt.Errorf("open search index: %w", err)
+		}
+		return e, nil
+	}
+	e, err := meili.Open(ctx, cfg.MeiliURL, cfg.MeiliAPIKey, meili.Options{Languages: cfg.Languages})
+	if err != nil {
+		return nil, fmt.Errorf("open meilisearch: %w", err)
+	}
+	return e, nil
+}
+
+// newWorker builds the sync worker that moves index marks into the engine.
+func newWorker(cfg *config.Config, store repository.Store, engine search.Engine, logger *slog.Logger) *sync.Worker {
+	return &sync.Worker{Store: store, Engine: engine, Log: logger,
+		Docs: &sync.DocBuilder{Store: store, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location}}
+}
+
+// runIndexer reconciles the engine's indexes (retrying with backoff while
+// the engine is unreachable), fills an empty index from the store, then runs
+// the sync worker until ctx ends. Lists answer 503 until the engine answers.
+func runIndexer(ctx context.Context, engine search.Engine, w *sync.Worker, logger *slog.Logger) {
+	backoff := 200 * time.Millisecond
+	for {
+		err := engine.Init(ctx)
+		if err == nil {
+			_, err = w.Populate(ctx)
+		}
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		logger.Warn("search engine not ready", "err", err, "retry_in", backoff.String())
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		backoff = min(backoff*2, 30*time.Second)
+	}
+	w.Run(ctx)
+}
+
 // serveUntilDone opens the store, builds the app and serves on
 // cfg.ListenAddr until ctx is done. It then stops accepting connections,
 // lets in-flight requests finish within cfg.ShutdownTimeout and closes the
@@ -253,7 +313,28 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 		}
 	}()
 
-	fiberApp, err := app.New(app.Options{Config: cfg, Store: store, Logger: logger})
+	engine, err := openSearch(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := engine.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("close search: %w", cerr))
+		}
+	}()
+	worker := newWorker(cfg, store, engine, logger)
+	workerCtx, stopWorker := context.WithCancel(context.WithoutCancel(ctx))
+	workerDone := make(chan struct{})
+	go func() {
+		defer close(workerDone)
+		runIndexer(workerCtx, engine, worker, logger)
+	}()
+	defer func() {
+		stopWorker()
+		<-workerDone
+	}()
+
+	fiberApp, err := app.New(app.Options{Config: cfg, Store: store, Search: engine, Indexer: worker, Logger: logger})
 	if err != nil {
 		return fmt.Errorf("build app: %w", err)
 	}

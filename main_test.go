@@ -18,6 +18,7 @@ import (
 
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
 
 // result is one run of the command line.
@@ -134,11 +135,35 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
-// TestUsersAndTokens runs the administration commands in sequence against
-// one embedded store, then checks what they stored.
+// TestUsersAndTokens runs the administration commands against each store
+// engine: the embedded SQLite store, and MongoDB (an embedded FerretDB, or
+// the server named by TEST_MONGO_URI).
 func TestUsersAndTokens(t *testing.T) {
-	// DATA_DIR does not exist yet: the commands create it.
-	env := map[string]string{"DATA_DIR": filepath.Join(t.TempDir(), "data")}
+	t.Run("sqlite", func(t *testing.T) {
+		// DATA_DIR does not exist yet: the commands create it.
+		dir := filepath.Join(t.TempDir(), "data")
+		testUsersAndTokens(t, map[string]string{"DATA_DIR": dir})
+		if _, err := os.Stat(filepath.Join(dir, "calendar.db")); err != nil {
+			t.Errorf("no calendar.db in DATA_DIR: %v", err)
+		}
+	})
+	t.Run("mongo", func(t *testing.T) {
+		// DATA_DIR points at a file: it must not be touched with MongoDB.
+		notADir := filepath.Join(t.TempDir(), "file")
+		if err := os.WriteFile(notADir, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		testUsersAndTokens(t, map[string]string{
+			"DATA_DIR":       notADir,
+			"MONGO_URI":      mongotest.Start(t),
+			"MONGO_DATABASE": mongotest.Database(t),
+		})
+	})
+}
+
+// testUsersAndTokens runs the administration commands in sequence against
+// the store env configures, then checks what they stored.
+func testUsersAndTokens(t *testing.T, env map[string]string) {
 	ids := map[string]string{}
 	var secret string
 	steps := []struct {
@@ -281,11 +306,25 @@ func TestHealthcheck(t *testing.T) {
 	}
 }
 
-// TestServe starts the service on a random port with the embedded store,
+// TestServe starts the service on a random port with each store engine,
 // probes it with the healthcheck command, runs an administration command on
-// the same DATA_DIR while it serves, then stops it as a signal would.
+// the same store while it serves, then stops it as a signal would.
 func TestServe(t *testing.T) {
-	env := map[string]string{"DATA_DIR": t.TempDir(), "LISTEN_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": "hunter2"}
+	t.Run("sqlite", func(t *testing.T) {
+		testServe(t, map[string]string{"DATA_DIR": t.TempDir()}, "store=sqlite")
+	})
+	t.Run("mongo", func(t *testing.T) {
+		testServe(t, map[string]string{
+			"DATA_DIR":       t.TempDir(),
+			"MONGO_URI":      mongotest.Start(t),
+			"MONGO_DATABASE": mongotest.Database(t),
+		}, "store=mongodb")
+	})
+}
+
+func testServe(t *testing.T, env map[string]string, wantEngine string) {
+	env["LISTEN_ADDR"] = "127.0.0.1:0"
+	env["ADMIN_TOKEN"] = "hunter2"
 	cfg, err := config.Load(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
@@ -324,7 +363,7 @@ func TestServe(t *testing.T) {
 		t.Fatalf("serve did not stop\n%s", logs.String())
 	}
 	out := logs.String()
-	for _, want := range []string{"msg=starting", "store=sqlite", "search=bleve", "config.ADMIN_TOKEN=***", "config.LISTEN_ADDR=127.0.0.1:0", "msg=stopped"} {
+	for _, want := range []string{"msg=starting", wantEngine, "search=bleve", "config.ADMIN_TOKEN=***", "config.LISTEN_ADDR=127.0.0.1:0", "msg=stopped"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("logs lack %q:\n%s", want, out)
 		}

@@ -20,6 +20,9 @@ import (
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/sqlite"
+	"github.com/calendar/eventcal/search"
+	"github.com/calendar/eventcal/search/bleve"
+	"github.com/calendar/eventcal/sync"
 )
 
 // env is one embedded stack for API scenarios: a SQLite store in a temp
@@ -33,6 +36,19 @@ type env struct {
 	users  map[string]*repository.User
 	now    time.Time
 	docs   docValidator
+	engine search.Engine
+	worker *sync.Worker
+}
+
+// flush waits (with a deadline) until the sync worker has indexed every
+// write so far.
+func (e *env) flush() {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := e.worker.Flush(ctx); err != nil {
+		e.t.Fatalf("flush: %v", err)
+	}
 }
 
 // root is the API root under the default settings.
@@ -55,9 +71,23 @@ func newEnv(t *testing.T, settings ...string) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close(context.Background()) })
+	eng, err := bleve.Open(filepath.Join(cfg.DataDir, "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	e := &env{t: t, store: st, cfg: cfg, tokens: map[string]string{}, users: map[string]*repository.User{},
-		now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
-	a, err := app.New(app.Options{Config: cfg, Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC), engine: eng}
+	e.worker = &sync.Worker{Store: st, Engine: eng, Log: quiet, Now: func() time.Time { return e.now },
+		Docs: &sync.DocBuilder{Store: st, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location}}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); e.worker.Run(runCtx) }()
+	t.Cleanup(func() { stop(); <-done; eng.Close() })
+	a, err := app.New(app.Options{Config: cfg, Store: st, Search: eng, Indexer: e.worker, Logger: quiet,
 		Now: func() time.Time { return e.now }})
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +193,7 @@ func (e *env) do(method, target, as string, body any) *resp {
 	if !strings.HasPrefix(target, "/") {
 		target = root + "/" + target
 	}
-	req := httptest.NewRequest(method, target, rdr)
+	req := httptest.NewRequest(method, strings.ReplaceAll(target, " ", "%20"), rdr)
 	if ct != "" {
 		req.Header.Set("Content-Type", ct)
 	}

@@ -115,7 +115,7 @@ var registry = []Option{
 		format: func(c *Config) string { return c.DataDir },
 	},
 	{
-		Name: "MONGO_URI", Default: "", Type: TypeSecret, Secret: true,
+		Name: "MONGO_URI", Default: "", Type: TypeURL, Secret: true,
 		Description: "MongoDB connection string (mongodb:// or mongodb+srv://); empty uses the embedded SQLite store in DATA_DIR",
 		parse: func(c *Config, raw string) error {
 			if raw != "" {

@@ -12,3 +12,15 @@ func DeletePostDocumentForTest(ctx context.Context, s *Store, id int64) error {
 	_, err := s.posts.DeleteOne(ctx, bson.D{{Key: "_id", Value: id}})
 	return err
 }
+
+// AgeSlugReservationsForTest moves the time of every slug reservation back
+// past the lock lease, so that leftovers become eligible for a take-over.
+func AgeSlugReservationsForTest(ctx context.Context, s *Store) error {
+	_, err := s.slugs.UpdateMany(ctx, bson.D{}, bson.D{{Key: "$set", Value: bson.D{{Key: "at", Value: now().Add(-2 * lockLease)}}}})
+	return err
+}
+
+// SlugReservationsForTest returns the number of slug reservations.
+func SlugReservationsForTest(ctx context.Context, s *Store) (int64, error) {
+	return s.slugs.CountDocuments(ctx, bson.D{})
+}

@@ -30,7 +30,10 @@ const maxSlugCandidates = 100_000
 // A reservation can outlive its use when a process dies between reserving
 // and writing (or between writing and releasing the old slug). Such a
 // leftover is taken over by the next item that wants the slug, once the
-// owner's lock is free and the owner's document does not use the slug.
+// owner's lock is free and the owner's document does not use the slug. A
+// reservation younger than lockLease is never questioned: its writer may
+// still hold the lock (and a dead writer's lock lasts that long anyway),
+// which keeps collisions between concurrent writers cheap.
 type slugSpace struct {
 	scope repository.MarkKind // "post" or "term": also the lock and mark namespace
 	group string              // the post kind or taxonomy
@@ -80,14 +83,19 @@ func (s *Store) claimSlugs(ctx context.Context, sp slugSpace, owner int64, old, 
 			s.releaseSlugKeys(ctx, owner, added)
 			return nil, fmt.Errorf("mongo: invalid slug language %q", lang)
 		}
-		used, err := s.slugsInUse(ctx, sp, lang, base, owner)
-		if err != nil {
-			s.releaseSlugKeys(ctx, owner, added)
-			return nil, err
-		}
+		// The requested slug is usually free: try it before listing the
+		// taken candidates (a regex scan on FerretDB).
+		var used map[string]bool
 		found := false
 		for n := 1; n <= maxSlugCandidates && !found; n++ {
 			cand := repository.SlugCandidate(base, n)
+			if n == 2 {
+				var err error
+				if used, err = s.slugsInUse(ctx, sp, lang, base, owner); err != nil {
+					s.releaseSlugKeys(ctx, owner, added)
+					return nil, err
+				}
+			}
 			switch {
 			case cand == old[lang]:
 				found = true // our own slug is the first free candidate
@@ -120,7 +128,7 @@ func (s *Store) claimSlugs(ctx context.Context, sp slugSpace, owner int64, old, 
 // items hold and use. It saves a failed insert per taken candidate when many
 // items share a title; reserveSlug stays the authority.
 func (s *Store) slugsInUse(ctx context.Context, sp slugSpace, lang, base string, owner int64) (map[string]bool, error) {
-	pattern := "^" + regexp.QuoteMeta(sp.key(lang, base)) + `(-[0-9]+)?$`
+	pattern := "^" + regexp.QuoteMeta(sp.key(lang, base)) + `(-[0-9]+)?\z`
 	cur, err := s.slugs.Find(ctx, bson.D{{Key: "_id", Value: bson.Regex{Pattern: pattern}}})
 	if err != nil {
 		return nil, fmt.Errorf("mongo: list slugs %q: %w", base, err)
@@ -132,9 +140,14 @@ func (s *Store) slugsInUse(ctx context.Context, sp slugSpace, lang, base string,
 	if len(docs) == 0 {
 		return nil, nil
 	}
+	used := make(map[string]bool, len(docs))
 	var owners []int64
 	for _, d := range docs {
-		if d.Owner != owner {
+		switch {
+		case d.Owner == owner:
+		case recent(d.At):
+			used[d.Slug] = true
+		default:
 			owners = append(owners, d.Owner)
 		}
 	}
@@ -142,9 +155,8 @@ func (s *Store) slugsInUse(ctx context.Context, sp slugSpace, lang, base string,
 	if err != nil {
 		return nil, err
 	}
-	used := make(map[string]bool, len(docs))
 	for _, d := range docs {
-		if d.Owner != owner && slugsOf[d.Owner] == d.Slug {
+		if d.Owner != owner && !recent(d.At) && slugsOf[d.Owner] == d.Slug {
 			used[d.Slug] = true
 		}
 	}
@@ -202,6 +214,8 @@ func (s *Store) reserveSlug(ctx context.Context, sp slugSpace, lang, slug string
 			return false, fmt.Errorf("mongo: reserve slug %s: %w", key, err)
 		case cur.Owner == owner:
 			return true, nil
+		case recent(cur.At):
+			return false, nil
 		}
 		retry, err := s.takeOverSlug(ctx, sp, lang, slug, cur.Owner)
 		if err != nil || !retry {
@@ -237,6 +251,10 @@ func (s *Store) takeOverSlug(ctx context.Context, sp slugSpace, lang, slug strin
 	}
 	return true, nil
 }
+
+// recent reports whether a reservation made at is too young to be a
+// leftover.
+func recent(at time.Time) bool { return time.Since(at) < lockLease }
 
 // releaseOldSlugs removes owner's reservations of the slugs in old that
 // slugs no longer uses, once a write changing them landed. Best effort: a

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,11 +87,9 @@ func (w *writeTx) putPost(p *repository.Post, isNew bool) error {
 			return err
 		}
 	}
-	slugs, err := w.uniqueSlugs(p.Slug, func(lang, slug string) (int64, error) {
-		var owner int64
-		err := w.queryRow(`SELECT post_id FROM post_slugs WHERE kind = ? AND lang = ? AND slug = ?`,
-			string(p.Kind), lang, slug).Scan(&owner)
-		return owner, err
+	slugs, err := w.uniqueSlugs(p.Slug, func(lang, base string) (map[string]int64, error) {
+		return w.slugOwners(`SELECT slug, post_id FROM post_slugs
+			WHERE kind = ? AND lang = ? AND slug >= ? AND slug < ?`, string(p.Kind), lang, base)
 	}, p.ID)
 	if err != nil {
 		return err
@@ -150,10 +149,14 @@ func (w *writeTx) putPost(p *repository.Post, isNew bool) error {
 
 // uniqueSlugs returns the slugs to store for an item with the requested
 // ones: for each language the first repository.SlugCandidate that no other
-// item owns. owner looks up who owns a slug (sql.ErrNoRows for nobody). The
-// item's own rows are deleted before, so its current slug counts as free.
-// Empty slugs are dropped.
-func (w *writeTx) uniqueSlugs(want repository.Text, owner func(lang, slug string) (int64, error), self int64) (repository.Text, error) {
+// item owns. owners returns who owns the slugs of a language that are
+// candidates for a base (see slugOwners). The item's own rows are deleted before, so its current slug
+// counts as free. Empty slugs are dropped.
+//
+// One range query per language finds base and every base-N, rather than
+// one query per candidate: a hundred events called "Concert" cost the
+// hundred-and-first one query, not a hundred.
+func (w *writeTx) uniqueSlugs(want repository.Text, owners func(lang, base string) (map[string]int64, error), self int64) (repository.Text, error) {
 	if len(want) == 0 {
 		return want, nil
 	}
@@ -163,17 +166,51 @@ func (w *writeTx) uniqueSlugs(want repository.Text, owner func(lang, slug string
 		if base == "" {
 			continue
 		}
+		taken, err := owners(lang, base)
+		if err != nil {
+			return nil, err
+		}
 		for n := 1; ; n++ {
 			cand := repository.SlugCandidate(base, n)
-			id, err := owner(lang, cand)
-			if errors.Is(err, errNoRows) || (err == nil && id == self) {
+			if id, ok := taken[cand]; !ok || id == self {
 				out[lang] = cand
 				break
 			}
-			if err != nil {
-				return nil, fmt.Errorf("sqlite: slug lookup: %w", err)
-			}
 		}
+	}
+	return out, nil
+}
+
+// slugOwners reads from a slug table (post_slugs or term_slugs) the owners
+// of base and of every base-N, with a range scan of the primary key: in
+// byte order they all sort in [base, base+"."), as "-" is the byte just
+// before ".". (The range may hold other slugs too; they are never
+// candidates, so they do no harm.)
+func (w *writeTx) slugOwners(query string, scope, lang, base string) (map[string]int64, error) {
+	st := w.stmt(query)
+	args := []any{scope, lang, base, base + "."}
+	var rows *sql.Rows
+	var err error
+	if st != nil {
+		rows, err = st.QueryContext(w.ctx, args...)
+	} else {
+		rows, err = w.tx.QueryContext(w.ctx, query, args...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: slug lookup: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[string]int64)
+	for rows.Next() {
+		var slug string
+		var id int64
+		if err := rows.Scan(&slug, &id); err != nil {
+			return nil, fmt.Errorf("sqlite: slug lookup: %w", err)
+		}
+		out[slug] = id
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: slug lookup: %w", err)
 	}
 	return out, nil
 }
@@ -360,7 +397,9 @@ func postFilter(q repository.PostQuery, withPage bool) (string, []any) {
 	return " WHERE " + strings.Join(where, " AND "), args
 }
 
-// FindPosts returns the posts matching q, by ID ascending.
+// FindPosts returns the posts matching q, by ID ascending. As the contract
+// says, zero-valued fields do not filter (an empty list included); a Title
+// without TitleLang matches a title in any language.
 func (s *Store) FindPosts(ctx context.Context, q repository.PostQuery) ([]*repository.Post, error) {
 	where, args := postFilter(q, true)
 	query := `SELECT doc FROM posts` + where + ` ORDER BY id`

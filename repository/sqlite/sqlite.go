@@ -124,6 +124,7 @@ var schema = []string{
 		doc      TEXT NOT NULL       -- JSON of repository.Term
 	)`,
 	`CREATE INDEX IF NOT EXISTS terms_by_taxonomy ON terms(taxonomy, parent, id)`,
+	`CREATE INDEX IF NOT EXISTS terms_by_parent ON terms(parent)`,
 	`CREATE TABLE IF NOT EXISTS term_slugs (
 		taxonomy TEXT NOT NULL,
 		lang     TEXT NOT NULL,
@@ -275,6 +276,9 @@ func (s *Store) Ping(ctx context.Context) error {
 // first call's result.
 func (s *Store) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {
+		// Best effort: let SQLite refresh its planner statistics if needed
+		// (https://sqlite.org/lang_analyze.html#periodically_run_pragma_optimize_).
+		s.wdb.ExecContext(ctx, "PRAGMA optimize")
 		s.reads.close()
 		s.writes.close()
 		s.closeErr = errors.Join(s.rdb.Close(), s.wdb.Close())

@@ -65,11 +65,9 @@ func (w *writeTx) putTerm(t *repository.Term, isNew bool) error {
 			return err
 		}
 	}
-	slugs, err := w.uniqueSlugs(t.Slug, func(lang, slug string) (int64, error) {
-		var owner int64
-		err := w.queryRow(`SELECT term_id FROM term_slugs WHERE taxonomy = ? AND lang = ? AND slug = ?`,
-			string(t.Taxonomy), lang, slug).Scan(&owner)
-		return owner, err
+	slugs, err := w.uniqueSlugs(t.Slug, func(lang, base string) (map[string]int64, error) {
+		return w.slugOwners(`SELECT slug, term_id FROM term_slugs
+			WHERE taxonomy = ? AND lang = ? AND slug >= ? AND slug < ?`, string(t.Taxonomy), lang, base)
 	}, t.ID)
 	if err != nil {
 		return err

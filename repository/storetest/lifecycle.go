@@ -2,13 +2,10 @@ package storetest
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/calendar/eventcal/repository"
 )
-
-func errorsIsDuplicate(err error) bool { return errors.Is(err, repository.ErrDuplicate) }
 
 var lifecycleTests = []storeTest{
 	{"Ping", func(t *testing.T, ctx context.Context, s repository.Store) {

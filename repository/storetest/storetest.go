@@ -285,6 +285,8 @@ func wantNotFound(t *testing.T, what string, err error) {
 	}
 }
 
+func errorsIsDuplicate(err error) bool { return errors.Is(err, repository.ErrDuplicate) }
+
 // normTime drops what engines may legitimately lose: sub-second digits, the
 // location and the monotonic reading.
 func normTime(tm time.Time) time.Time { return tm.Truncate(time.Second).UTC() }

@@ -9,6 +9,10 @@
 //	uri := mongotest.Start(t)
 //	store, err := mongo.Open(ctx, uri, mongotest.Database(t))
 //
+// Close every client before the test ends (register its Close with
+// t.Cleanup after calling Start): FerretDB waits up to three seconds for
+// open connections when it stops.
+//
 // FerretDB logs are discarded unless TEST_FERRETDB_LOG is set (to "debug"
 // for everything, to anything else for warnings and errors).
 package mongotest
@@ -67,7 +71,7 @@ func Start(t testing.TB) string {
 	dir := t.TempDir() // registered first, so removed after FerretDB stops
 	sqliteURL := (&url.URL{Scheme: "file", Path: dir + "/"}).String()
 	// The files are throw-away: skip fsync to keep tests fast on slow disks.
-	sqliteURL += "?mode=memory"
+	sqliteURL += "?_pragma=synchronous(off)"
 
 	newMu.Lock()
 	f, err := ferretdb.New(&ferretdb.Config{

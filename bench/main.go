@@ -1,0 +1,409 @@
+// Command bench seeds the embedded stack through the HTTP API and measures
+// write rate, sync lag and read latency under concurrent load, next to the
+// ceiling of a bare Fiber handler serving a pre-encoded body of the same
+// size as a default events page.
+//
+//	go run ./bench -events 10000 -concurrency 8 -duration 10s
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	gosync "sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/calendar/eventcal/app"
+	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/repository/sqlite"
+	"github.com/calendar/eventcal/search/bleve"
+	"github.com/calendar/eventcal/sync"
+)
+
+func main() {
+	events := flag.Int("events", 10000, "events to seed")
+	venues := flag.Int("venues", 200, "venues to seed")
+	organizers := flag.Int("organizers", 100, "organizers to seed")
+	categories := flag.Int("categories", 30, "categories to seed")
+	tags := flag.Int("tags", 50, "tags to seed")
+	conc := flag.Int("concurrency", 8, "concurrent clients")
+	dur := flag.Duration("duration", 8*time.Second, "duration of each read measurement")
+	lagSamples := flag.Int("lag-samples", 200, "writes sampled for sync lag")
+	dir := flag.String("data", "", "data directory (default: a new temporary one, removed afterwards)")
+	flag.Parse()
+	if err := run(*events, *venues, *organizers, *categories, *tags, *conc, *dur, *lagSamples, *dir); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// stack is the service under test, in process, on a loopback port.
+type stack struct {
+	base   string
+	client *http.Client
+	token  string
+}
+
+func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lagSamples int, dir string) error {
+	if dir == "" {
+		d, err := os.MkdirTemp("", "calendar-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	env := map[string]string{"DATA_DIR": dir, "ADMIN_TOKEN": "bench-admin", "LOG_LEVEL": "error"}
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "calendar.db"))
+	if err != nil {
+		return err
+	}
+	defer st.Close(context.Background())
+	eng, err := bleve.Open(filepath.Join(dir, "index"))
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	if err := eng.Init(ctx); err != nil {
+		return err
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	w := &sync.Worker{Store: st, Engine: eng, Log: quiet,
+		Docs: &sync.DocBuilder{Store: st, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location}}
+	go w.Run(ctx)
+	a, err := app.New(app.Options{Config: cfg, Store: st, Search: eng, Indexer: w, Logger: quiet})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	go a.Listener(ln)
+	defer a.Shutdown()
+	s := &stack{base: "http://" + ln.Addr().String() + cfg.APIRoot(), token: "bench-admin",
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conc * 2, MaxConnsPerHost: conc * 2}, Timeout: 30 * time.Second}}
+
+	fmt.Fprintf(os.Stderr, "seeding %d venues, %d organizers, %d categories, %d tags, %d events with %d clients...\n", nVenues, nOrgs, nCats, nTags, nEvents, conc)
+	rng := rand.New(rand.NewPCG(1, 2))
+	venueIDs, err := s.seed(nVenues, conc, func(i int) map[string]any {
+		return map[string]any{"venue": fmt.Sprintf("Venue %d %s", i, words[i%len(words)]), "city": cities[i%len(cities)],
+			"address": fmt.Sprintf("%d Main Street", i), "geo_lat": 48 + float64(i%100)/50, "geo_lng": 2 + float64(i%70)/35}
+	}, "venues", nil)
+	if err != nil {
+		return err
+	}
+	orgIDs, err := s.seed(nOrgs, conc, func(i int) map[string]any {
+		return map[string]any{"organizer": fmt.Sprintf("Organizer %d", i), "email": fmt.Sprintf("org%d@example.test", i)}
+	}, "organizers", nil)
+	if err != nil {
+		return err
+	}
+	catIDs, err := s.seed(nCats, 1, func(i int) map[string]any { return map[string]any{"name": fmt.Sprintf("Category %d", i)} }, "categories", nil)
+	if err != nil {
+		return err
+	}
+	tagIDs, err := s.seed(nTags, 1, func(i int) map[string]any { return map[string]any{"name": fmt.Sprintf("tag-%d", i)} }, "tags", nil)
+	if err != nil {
+		return err
+	}
+	today := time.Now().UTC().Truncate(24 * time.Hour)
+	var mu gosync.Mutex
+	eventBody := func(i int) map[string]any {
+		mu.Lock()
+		defer mu.Unlock()
+		start := today.Add(time.Duration(rng.IntN(730*24)) * time.Hour)
+		return map[string]any{
+			"title":       fmt.Sprintf("%s %s %d", words[rng.IntN(len(words))], words[rng.IntN(len(words))], i),
+			"description": fmt.Sprintf("An evening of %s and %s.", words[rng.IntN(len(words))], words[rng.IntN(len(words))]),
+			"start_date":  start.Format("2006-01-02 15:04:05"), "end_date": start.Add(2 * time.Hour).Format("2006-01-02 15:04:05"),
+			"venue": venueIDs[rng.IntN(len(venueIDs))], "organizer": []any{orgIDs[rng.IntN(len(orgIDs))]},
+			"categories": []any{catIDs[rng.IntN(len(catIDs))]}, "tags": []any{tagIDs[rng.IntN(len(tagIDs))], tagIDs[rng.IntN(len(tagIDs))]},
+			"featured": rng.IntN(5) == 0, "cost": strconv.Itoa(rng.IntN(50)) + "$",
+		}
+	}
+	var createLat latencies
+	t0 := time.Now()
+	eventIDs, err := s.seed(nEvents, conc, eventBody, "events", &createLat)
+	if err != nil {
+		return err
+	}
+	createRate := float64(nEvents) / time.Since(t0).Seconds()
+	fmt.Fprintln(os.Stderr, "waiting for the index to catch up...")
+	flushCtx, cancelFlush := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancelFlush()
+	if err := w.Flush(flushCtx); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(os.Stderr, "measuring sync lag...")
+	lag, err := s.syncLag(lagSamples, today)
+	if err != nil {
+		return err
+	}
+	// Slugs for by-slug reads.
+	slugs := make([]string, 0, 200)
+	for i := 0; i < 200 && i < len(eventIDs); i++ {
+		var ev struct {
+			Slug string `json:"slug"`
+		}
+		if err := s.getJSON("/events/"+strconv.FormatInt(eventIDs[i], 10), &ev); err != nil {
+			return err
+		}
+		slugs = append(slugs, ev.Slug)
+	}
+	from, to := today.AddDate(0, 1, 0).Format("2006-01-02"), today.AddDate(0, 7, 0).Format("2006-01-02")
+	type scenario struct {
+		name string
+		path func(r *rand.Rand) string
+	}
+	reads := []scenario{
+		{"GET /events/{id}", func(r *rand.Rand) string { return "/events/" + strconv.FormatInt(eventIDs[r.IntN(len(eventIDs))], 10) }},
+		{"GET /events/by-slug/{slug}", func(r *rand.Rand) string { return "/events/by-slug/" + url.PathEscape(slugs[r.IntN(len(slugs))]) }},
+		{"GET /events (default)", func(r *rand.Rand) string { return "/events" }},
+		{"GET /events (dates+category+featured)", func(r *rand.Rand) string {
+			return "/events?start_date=" + from + "&end_date=" + to + "&categories=" + strconv.FormatInt(catIDs[r.IntN(len(catIDs))], 10) + "&featured=true"
+		}},
+		{"GET /events?search=", func(r *rand.Rand) string { return "/events?search=" + words[r.IntN(len(words))] }},
+		{"GET /events (geo radius 50 km)", func(r *rand.Rand) string {
+			return fmt.Sprintf("/events?geoloc_lat=%.3f&geoloc_lng=%.3f&geoloc_radius=50", 48+r.Float64()*2, 2+r.Float64()*2)
+		}},
+		{"GET /venues?search=", func(r *rand.Rand) string { return "/venues?search=" + cities[r.IntN(len(cities))] }},
+	}
+	// The ceiling: a bare Fiber handler with a body as large as a default page.
+	page, err := s.raw("/events")
+	if err != nil {
+		return err
+	}
+	ceilApp := fiber.New(fiber.Config{DisableStartupMessage: true})
+	ceilApp.Get("/ceiling", func(c *fiber.Ctx) error {
+		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
+		return c.Send(page)
+	})
+	cln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	go ceilApp.Listener(cln)
+	defer ceilApp.Shutdown()
+	ceiling := s.load("http://"+cln.Addr().String(), func(*rand.Rand) string { return "/ceiling" }, conc, dur)
+
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(os.Stdout, "\nembedded stack (SQLite + Bleve), %d events, %d clients, %s per read row, GOMAXPROCS=%d\n\n", nEvents, conc, dur, maxProcs())
+	fmt.Fprintln(tw, "measurement\trequests/s\tp50 ms\tp99 ms\tof ceiling\t")
+	fmt.Fprintf(tw, "POST /events (seeding)\t%.0f\t%.2f\t%.2f\t\t\n", createRate, createLat.pct(50), createLat.pct(99))
+	fmt.Fprintf(tw, "sync lag (write → visible in list)\t\t%.1f\t%.1f\t\t\n", lag.pct(50), lag.pct(99))
+	for _, sc := range reads {
+		res := s.load(s.base, sc.path, conc, dur)
+		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%.2f\t\n", sc.name, res.rate, res.lat.pct(50), res.lat.pct(99), res.rate/ceiling.rate)
+		if res.errors > 0 {
+			fmt.Fprintf(tw, "  (errors: %d)\t\t\t\t\t\n", res.errors)
+		}
+	}
+	fmt.Fprintf(tw, "ceiling: bare Fiber, %d-byte body\t%.0f\t%.2f\t%.2f\t1.00\t\n", len(page), ceiling.rate, ceiling.lat.pct(50), ceiling.lat.pct(99))
+	return tw.Flush()
+}
+
+func maxProcs() int { return runtimeGOMAXPROCS() }
+
+// latencies collects durations in milliseconds.
+type latencies struct {
+	mu gosync.Mutex
+	ms []float64
+}
+
+func (l *latencies) add(d time.Duration) {
+	l.mu.Lock()
+	l.ms = append(l.ms, float64(d.Microseconds())/1000)
+	l.mu.Unlock()
+}
+
+// pct returns the p-th percentile.
+func (l *latencies) pct(p float64) float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.ms) == 0 {
+		return 0
+	}
+	sort.Float64s(l.ms)
+	i := int(float64(len(l.ms)-1) * p / 100)
+	return l.ms[i]
+}
+
+// seed creates n items through the API with conc clients and returns their IDs in order.
+func (s *stack) seed(n, conc int, body func(i int) map[string]any, coll string, lat *latencies) ([]int64, error) {
+	ids := make([]int64, n)
+	var next atomic.Int64
+	var firstErr atomic.Value
+	var wg gosync.WaitGroup
+	for c := 0; c < conc; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || firstErr.Load() != nil {
+					return
+				}
+				start := time.Now()
+				id, err := s.create(coll, body(i))
+				if err != nil {
+					firstErr.Store(err)
+					return
+				}
+				if lat != nil {
+					lat.add(time.Since(start))
+				}
+				ids[i] = id
+			}
+		}()
+	}
+	wg.Wait()
+	if err, ok := firstErr.Load().(error); ok {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// create POSTs one item and returns its ID.
+func (s *stack) create(coll string, body map[string]any) (int64, error) {
+	raw, _ := json.Marshal(body)
+	req, _ := http.NewRequest("POST", s.base+"/"+coll, bytes.NewReader(raw))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	res, err := s.client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	out, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 201 {
+		return 0, fmt.Errorf("POST %s: %d %s", coll, res.StatusCode, out)
+	}
+	var v struct {
+		ID int64 `json:"id"`
+	}
+	return v.ID, json.Unmarshal(out, &v)
+}
+
+// raw GETs a path and returns the body.
+func (s *stack) raw(path string) ([]byte, error) {
+	res, err := s.client.Get(s.base + path)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if res.StatusCode != 200 {
+		return nil, fmt.Errorf("GET %s: %d %s", path, res.StatusCode, b)
+	}
+	return b, err
+}
+
+// getJSON GETs a path into v.
+func (s *stack) getJSON(path string, v any) error {
+	b, err := s.raw(path)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+// syncLag writes events one by one and polls the list until each shows.
+func (s *stack) syncLag(n int, today time.Time) (*latencies, error) {
+	lat := &latencies{}
+	for i := 0; i < n; i++ {
+		word := fmt.Sprintf("lagprobe%d", i)
+		start := today.AddDate(0, 0, 3)
+		if _, err := s.create("events", map[string]any{"title": "Probe " + word, "start_date": start.Format("2006-01-02 15:04:05"),
+			"end_date": start.Add(time.Hour).Format("2006-01-02 15:04:05")}); err != nil {
+			return nil, err
+		}
+		accepted := time.Now()
+		deadline := accepted.Add(30 * time.Second)
+		for {
+			var page struct {
+				Total int `json:"total"`
+			}
+			if err := s.getJSON("/events?search="+word, &page); err != nil {
+				return nil, err
+			}
+			if page.Total > 0 {
+				lat.add(time.Since(accepted))
+				break
+			}
+			if time.Now().After(deadline) {
+				return nil, fmt.Errorf("event %s not visible after 30 s", word)
+			}
+			time.Sleep(2 * time.Millisecond) // polling interval of the probe, not a wait for a result
+		}
+	}
+	return lat, nil
+}
+
+// loadResult is one measurement.
+type loadResult struct {
+	rate   float64
+	lat    *latencies
+	errors int64
+}
+
+// load runs conc clients against base+path(r) for dur.
+func (s *stack) load(base string, path func(*rand.Rand) string, conc int, dur time.Duration) loadResult {
+	lat := &latencies{}
+	var count, errs atomic.Int64
+	stop := time.Now().Add(dur)
+	var wg gosync.WaitGroup
+	for c := 0; c < conc; c++ {
+		wg.Add(1)
+		go func(seed uint64) {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(seed, 7))
+			for time.Now().Before(stop) {
+				start := time.Now()
+				res, err := s.client.Get(base + path(r))
+				if err != nil {
+					errs.Add(1)
+					continue
+				}
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if res.StatusCode != 200 {
+					errs.Add(1)
+				}
+				lat.add(time.Since(start))
+				count.Add(1)
+			}
+		}(uint64(c + 1))
+	}
+	start := time.Now()
+	wg.Wait()
+	return loadResult{rate: float64(count.Load()) / time.Since(start).Seconds(), lat: lat, errors: errs.Load()}
+}
+
+var words = []string{"jazz", "rock", "theatre", "poetry", "cinema", "opera", "dance", "market", "lecture", "workshop",
+	"festival", "concert", "exhibition", "tasting", "comedy", "choir", "quartet", "ballet", "circus", "fair"}
+
+var cities = []string{"Paris", "Lyon", "Amsterdam", "Berlin", "Madrid", "Rome", "Warsaw", "Brussels", "Gent", "Utrecht"}

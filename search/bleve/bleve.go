@@ -1,0 +1,352 @@
+// Package bleve is the embedded search engine: three Bleve (scorch)
+// indexes under one directory, events.bleve, venues.bleve and
+// organizers.bleve, queried with Bleve queries built from the contract's
+// options.
+//
+// One process per directory: each index holds a bbolt file lock on its
+// root.bolt while it is open. A second Open of the same directory, from
+// another process or from this one, waits for the lock for openTimeout and
+// then fails; it never shares or corrupts the index. Run a single service
+// instance per DATA_DIR (use Meilisearch to scale out).
+//
+// Writes are durable when they return: a batch is applied (searchable) and
+// persisted before IndexEvents and the other writes return, so the sync
+// worker may clear its marks afterwards.
+package bleve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	gosync "sync"
+
+	bleve "github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/mapping"
+	blevesearch "github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/query"
+
+	"github.com/calendar/eventcal/search"
+)
+
+// openTimeout bounds the wait for another holder of an index's file lock.
+const openTimeout = "1s"
+
+// fingerprintKey is the internal key under which an index records the
+// fingerprint of the mapping it was built with.
+var fingerprintKey = []byte("eventcal.mapping")
+
+// Engine is the Bleve implementation of search.Engine. It is safe for
+// concurrent use.
+type Engine struct {
+	dir        string
+	events     bleve.Index
+	venues     bleve.Index
+	organizers bleve.Index
+
+	closeOnce gosync.Once
+	closeErr  error
+}
+
+var _ search.Engine = (*Engine)(nil)
+
+// Open opens the indexes under dir, creating dir and the indexes when they
+// do not exist. When an index is missing, or was built with another mapping
+// (see indexMapping and mappingVersion), all three are deleted and created
+// empty: the index is derived data, and the sync worker repopulates an
+// empty event index from the store (Worker.Populate). Rebuilding all three
+// together keeps that rule sufficient. Settings are therefore reconciled
+// here, and Init has nothing left to do.
+func Open(dir string) (*Engine, error) {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("bleve: create %s: %w", dir, err)
+	}
+	kinds := []indexKind{eventsIndex, venuesIndex, organizersIndex}
+	opened := map[indexKind]bleve.Index{}
+	closeAll := func() {
+		for _, idx := range opened {
+			_ = idx.Close()
+		}
+		clear(opened)
+	}
+	current := true
+	for _, k := range kinds {
+		idx, ok, err := openExisting(indexPath(dir, k), indexMapping(k))
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		if idx != nil {
+			opened[k] = idx
+		}
+		current = current && ok
+	}
+	if !current {
+		closeAll()
+		for _, k := range kinds {
+			idx, err := create(indexPath(dir, k), indexMapping(k))
+			if err != nil {
+				closeAll()
+				return nil, err
+			}
+			opened[k] = idx
+		}
+	}
+	return &Engine{dir: dir, events: opened[eventsIndex], venues: opened[venuesIndex], organizers: opened[organizersIndex]}, nil
+}
+
+func indexPath(dir string, k indexKind) string { return filepath.Join(dir, string(k)+".bleve") }
+
+// openExisting opens the index at path if there is one. ok says whether it
+// was built with m; an index that is not is returned open (for the caller
+// to close) with ok false.
+func openExisting(path string, m *mapping.IndexMappingImpl) (idx bleve.Index, ok bool, err error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
+	idx, err = bleve.OpenUsing(path, map[string]interface{}{"bolt_timeout": openTimeout})
+	if err != nil {
+		return nil, false, fmt.Errorf("bleve: open %s (one process per directory): %w", path, err)
+	}
+	want, err := fingerprint(m)
+	if err != nil {
+		_ = idx.Close()
+		return nil, false, err
+	}
+	got, err := idx.GetInternal(fingerprintKey)
+	if err != nil {
+		_ = idx.Close()
+		return nil, false, fmt.Errorf("bleve: read %s: %w", path, err)
+	}
+	return idx, string(got) == want, nil
+}
+
+// create makes a new, empty scorch index at path (replacing whatever is
+// there) and records m's fingerprint in it.
+func create(path string, m *mapping.IndexMappingImpl) (bleve.Index, error) {
+	if err := os.RemoveAll(path); err != nil {
+		return nil, fmt.Errorf("bleve: remove %s: %w", path, err)
+	}
+	fp, err := fingerprint(m)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := bleve.NewUsing(path, m, scorch.Name, scorch.Name, map[string]interface{}{"bolt_timeout": openTimeout})
+	if err != nil {
+		return nil, fmt.Errorf("bleve: create %s: %w", path, err)
+	}
+	if err := idx.SetInternal(fingerprintKey, []byte(fp)); err != nil {
+		_ = idx.Close()
+		return nil, fmt.Errorf("bleve: create %s: %w", path, err)
+	}
+	return idx, nil
+}
+
+// unavailable wraps an index failure as search.ErrUnavailable; a context
+// error is returned as it is.
+func unavailable(ctx context.Context, what string, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return ctxErr
+	}
+	return fmt.Errorf("%w: bleve %s: %w", search.ErrUnavailable, what, err)
+}
+
+// Init checks that the indexes are open. Open has already created them and
+// reconciled their mappings.
+func (e *Engine) Init(ctx context.Context) error { return e.Ping(ctx) }
+
+// Ping checks that every index answers.
+func (e *Engine) Ping(ctx context.Context) error {
+	for _, idx := range []bleve.Index{e.events, e.venues, e.organizers} {
+		if _, err := idx.DocCount(); err != nil {
+			return unavailable(ctx, "ping", err)
+		}
+	}
+	return ctx.Err()
+}
+
+// Close closes the three indexes, releasing their locks. Later calls
+// return the first call's result.
+func (e *Engine) Close() error {
+	e.closeOnce.Do(func() {
+		e.closeErr = errors.Join(e.events.Close(), e.venues.Close(), e.organizers.Close())
+	})
+	return e.closeErr
+}
+
+// place returns the index of a place kind.
+func (e *Engine) place(kind search.PlaceKind) (bleve.Index, error) {
+	switch kind {
+	case search.Venues:
+		return e.venues, nil
+	case search.Organizers:
+		return e.organizers, nil
+	}
+	return nil, fmt.Errorf("bleve: unknown place kind %q", kind)
+}
+
+// apply runs a batch; it returns once the batch is searchable and persisted.
+func apply(ctx context.Context, idx bleve.Index, b *bleve.Batch, what string) error {
+	if b.Size() == 0 {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := idx.Batch(b); err != nil {
+		return unavailable(ctx, what, err)
+	}
+	return nil
+}
+
+// IndexEvents adds or replaces events in one batch.
+func (e *Engine) IndexEvents(ctx context.Context, docs []search.EventDocument) error {
+	b := e.events.NewBatch()
+	for _, d := range docs {
+		if err := b.Index(docID(d.ID), eventFields(d)); err != nil {
+			return fmt.Errorf("bleve: event %d: %w", d.ID, err)
+		}
+	}
+	return apply(ctx, e.events, b, "index events")
+}
+
+// IndexPlaces adds or replaces venues and organizers, one batch per kind.
+// A document of an unknown kind fails the call before anything is written.
+func (e *Engine) IndexPlaces(ctx context.Context, docs []search.PlaceDocument) error {
+	batches := map[bleve.Index]*bleve.Batch{}
+	for _, d := range docs {
+		idx, err := e.place(d.Kind)
+		if err != nil {
+			return fmt.Errorf("place %d: %w", d.ID, err)
+		}
+		if batches[idx] == nil {
+			batches[idx] = idx.NewBatch()
+		}
+		if err := batches[idx].Index(docID(d.ID), placeFields(d)); err != nil {
+			return fmt.Errorf("bleve: place %d: %w", d.ID, err)
+		}
+	}
+	for idx, b := range batches {
+		if err := apply(ctx, idx, b, "index places"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DeleteEvents removes events; IDs not in the index are ignored.
+func (e *Engine) DeleteEvents(ctx context.Context, ids []int64) error {
+	return deleteIDs(ctx, e.events, ids, "delete events")
+}
+
+// DeletePlaces removes venues or organizers from their kind's index only.
+func (e *Engine) DeletePlaces(ctx context.Context, kind search.PlaceKind, ids []int64) error {
+	idx, err := e.place(kind)
+	if err != nil {
+		return err
+	}
+	return deleteIDs(ctx, idx, ids, "delete places")
+}
+
+func deleteIDs(ctx context.Context, idx bleve.Index, ids []int64, what string) error {
+	b := idx.NewBatch()
+	for _, id := range ids {
+		b.Delete(docID(id))
+	}
+	return apply(ctx, idx, b, what)
+}
+
+// maxPage bounds Offset and Limit so that their sum cannot overflow in
+// Bleve's collector; nothing pages that far.
+const maxPage = math.MaxInt32
+
+// SearchEvents runs an event query.
+func (e *Engine) SearchEvents(ctx context.Context, q search.EventQuery) (search.Result, error) {
+	key := fieldSortStart
+	if q.Sort == search.ByPublishDate {
+		key = fieldSortPublish
+	}
+	order := blevesearch.SortOrder{&blevesearch.SortField{Field: key, Type: blevesearch.SortFieldAsString}}
+	return searchIndex(ctx, e.events, eventQuery(q), order, q.Offset, q.Limit, "search events")
+}
+
+// SearchPlaces runs a venue or organizer query, newest first (publish date
+// descending, then ID descending).
+func (e *Engine) SearchPlaces(ctx context.Context, q search.PlaceQuery) (search.Result, error) {
+	idx, err := e.place(q.Kind)
+	if err != nil {
+		return search.Result{}, err
+	}
+	var other []string
+	if len(search.Words(q.Query)) > 0 {
+		// The other fields are dynamic (fields.address, fields.city...):
+		// ask the index which exist, so any field the sync worker adds is
+		// searched without a mapping change.
+		names, err := idx.Fields()
+		if err != nil {
+			return search.Result{}, unavailable(ctx, "list fields", err)
+		}
+		for _, n := range names {
+			if strings.HasPrefix(n, prefixFields+".") {
+				other = append(other, n)
+			}
+		}
+	}
+	order := blevesearch.SortOrder{&blevesearch.SortField{Field: fieldSortPublish, Type: blevesearch.SortFieldAsString, Desc: true}}
+	return searchIndex(ctx, idx, placeQuery(q, other), order, q.Offset, q.Limit, "search places")
+}
+
+// searchIndex runs a query sorted by order and returns one page of IDs and
+// the exact total.
+//
+// Score is "none" and the sort is by fields: nothing is scored, and Bleve
+// counts every match (its early stop applies only to score-sorted
+// requests), so Total is exact. No stored field is loaded: the hit's
+// document ID is the ID.
+func searchIndex(ctx context.Context, idx bleve.Index, q query.Query, order blevesearch.SortOrder, offset, limit int, what string) (search.Result, error) {
+	offset = min(max(offset, 0), maxPage)
+	limit = min(max(limit, 0), maxPage)
+	req := bleve.NewSearchRequestOptions(q, limit, offset, false)
+	req.Sort = order
+	req.Score = bleve.ScoreNone
+	res, err := idx.SearchInContext(ctx, req)
+	if err != nil {
+		return search.Result{}, unavailable(ctx, what, err)
+	}
+	out := search.Result{IDs: make([]int64, 0, len(res.Hits)), Total: int(res.Total)}
+	for _, h := range res.Hits {
+		id, err := strconv.ParseInt(h.ID, 10, 64)
+		if err != nil {
+			return search.Result{}, fmt.Errorf("bleve: %s: document ID %q is not a number", what, h.ID)
+		}
+		out.IDs = append(out.IDs, id)
+	}
+	return out, nil
+}
+
+// CountEvents returns the number of indexed events.
+func (e *Engine) CountEvents(ctx context.Context) (int, error) {
+	n, err := e.events.DocCount()
+	if err != nil {
+		return 0, unavailable(ctx, "count events", err)
+	}
+	return int(n), nil
+}
+
+// CountPlaces returns the number of indexed venues or organizers.
+func (e *Engine) CountPlaces(ctx context.Context, kind search.PlaceKind) (int, error) {
+	idx, err := e.place(kind)
+	if err != nil {
+		return 0, err
+	}
+	n, err := idx.DocCount()
+	if err != nil {
+		return 0, unavailable(ctx, "count places", err)
+	}
+	return int(n), nil
+}

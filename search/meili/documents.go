@@ -1,0 +1,154 @@
+package meili
+
+import (
+	"strings"
+
+	"github.com/calendar/eventcal/search"
+)
+
+// Attribute names of the Meilisearch documents. search.EventDocument and
+// search.PlaceDocument are flattened at this edge: dates stay Unix seconds
+// (numbers, so range filters and sorts are numeric), every boolean and list
+// is always written (a negative filter must not match a document that
+// lacks the field), and nested maps become one attribute per key.
+const (
+	attrID               = "id"
+	attrKind             = "kind"
+	attrStatus           = "status"
+	attrAuthor           = "author"
+	attrPublishDate      = "publish_date"
+	attrStart            = "start"
+	attrEnd              = "end"
+	attrStartLocal       = "start_local"
+	attrEndLocal         = "end_local"
+	attrAllDay           = "all_day"
+	attrFeatured         = "featured"
+	attrTicketed         = "ticketed"
+	attrSticky           = "sticky"
+	attrHideFromListings = "hide_from_listings"
+	attrHasPassword      = "has_password"
+	attrCategoryIDs      = "category_ids"
+	attrCategorySlugs    = "category_slugs"
+	attrTagIDs           = "tag_ids"
+	attrTagSlugs         = "tag_slugs"
+	attrVenueIDs         = "venue_ids"
+	attrOrganizerIDs     = "organizer_ids"
+	attrHasGeo           = "has_geo"
+	attrParentID         = "parent_id"
+	attrHasEvents        = "has_events"
+	// attrGeo is Meilisearch's reserved geo attribute, {"lat": …, "lng": …}:
+	// https://www.meilisearch.com/docs/learn/filtering_and_sorting/geosearch
+	attrGeo = "_geo"
+)
+
+// The prefixes of the flattened per-key attributes.
+const (
+	prefixTitle       = "title_"
+	prefixDescription = "description_"
+	prefixExcerpt     = "excerpt_"
+	prefixField       = "field_"
+	prefixLastStart   = "last_start_"
+)
+
+// attr builds a flattened attribute name from a prefix and a key (a
+// language code, a place field name or a status). The key is lower-cased
+// and every character other than a-z, 0-9, '_' and '-' becomes '_', so that
+// the name is always a plain word in the filter grammar.
+func attr(prefix, key string) string {
+	var b strings.Builder
+	b.WriteString(prefix)
+	for _, r := range strings.ToLower(key) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// textAttrs are the searchable attributes of one language, in ranking
+// order (title, description, excerpt).
+func textAttrs(lang string) []string {
+	return []string{attr(prefixTitle, lang), attr(prefixDescription, lang), attr(prefixExcerpt, lang)}
+}
+
+// eventDocument flattens an event for Meilisearch. The text of every
+// language in d.Text is written; the engine has made those languages
+// searchable before the batch is sent (see Engine.learn).
+func eventDocument(d search.EventDocument) map[string]any {
+	m := map[string]any{
+		attrID:               d.ID,
+		attrStatus:           d.Status,
+		attrAuthor:           d.Author,
+		attrPublishDate:      d.PublishDate,
+		attrStart:            d.Start,
+		attrEnd:              d.End,
+		attrStartLocal:       d.StartLocal,
+		attrEndLocal:         d.EndLocal,
+		attrAllDay:           d.AllDay,
+		attrFeatured:         d.Featured,
+		attrTicketed:         d.Ticketed,
+		attrSticky:           d.Sticky,
+		attrHideFromListings: d.HideFromListings,
+		attrHasPassword:      d.HasPassword,
+		attrCategoryIDs:      ids(d.CategoryIDs),
+		attrCategorySlugs:    strs(d.CategorySlugs),
+		attrTagIDs:           ids(d.TagIDs),
+		attrTagSlugs:         strs(d.TagSlugs),
+		attrVenueIDs:         ids(d.VenueIDs),
+		attrOrganizerIDs:     ids(d.OrganizerIDs),
+		attrHasGeo:           d.HasGeo,
+		attrParentID:         d.ParentID,
+	}
+	if d.HasGeo && d.Geo != nil {
+		// The internal GeoPoint is converted here, at the edge.
+		m[attrGeo] = map[string]float64{"lat": d.Geo.Lat, "lng": d.Geo.Lng}
+	}
+	putText(m, d.Text)
+	return m
+}
+
+// placeDocument flattens a venue or organizer. Every status in statuses
+// gets a last_start_<status> number (0 when no linked event has it), so
+// that the upcoming filter compares numbers that always exist.
+func placeDocument(d search.PlaceDocument, statuses []string) map[string]any {
+	m := map[string]any{
+		attrID:          d.ID,
+		attrKind:        string(d.Kind),
+		attrStatus:      d.Status,
+		attrPublishDate: d.PublishDate,
+		attrHasEvents:   d.HasEvents,
+	}
+	for _, s := range statuses {
+		m[attr(prefixLastStart, s)] = d.LastStart[s]
+	}
+	for name, v := range d.Fields {
+		m[attr(prefixField, name)] = v
+	}
+	putText(m, d.Text)
+	return m
+}
+
+func putText(m map[string]any, text map[string]search.Text) {
+	for lang, t := range text {
+		a := textAttrs(lang)
+		m[a[0]], m[a[1]], m[a[2]] = t.Title, t.Description, t.Excerpt
+	}
+}
+
+// ids and strs turn a nil list into an empty one, so that the attribute is
+// written as [] rather than null.
+func ids(v []int64) []int64 {
+	if v == nil {
+		return []int64{}
+	}
+	return v
+}
+
+func strs(v []string) []string {
+	if v == nil {
+		return []string{}
+	}
+	return v
+}

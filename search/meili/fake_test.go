@@ -1,0 +1,537 @@
+package meili
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeMeili emulates the Meilisearch HTTP API just enough for the contract
+// tests: it records every request and answers in the documented shapes.
+//
+//   - Writes answer 202 with a summarized task
+//     {taskUid, indexUid, status: "enqueued", type, enqueuedAt}
+//     (https://www.meilisearch.com/docs/reference/api/tasks#summarized-task-objects);
+//     their effect is applied at once, and GET /tasks/{uid} reports the task
+//     "processing" on the first poll, then "succeeded" or "failed" with an
+//     error object {message, code, type, link}.
+//   - Searches answer {hits, query, processingTimeMs, hitsPerPage, page,
+//     totalPages, totalHits} when page or hitsPerPage is given, else
+//     {hits, query, processingTimeMs, limit, offset, estimatedTotalHits}.
+//   - A missing index answers 404 with code index_not_found.
+type fakeMeili struct {
+	t   *testing.T
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	requests []recorded
+	indexes  map[string]*fakeIndex
+	tasks    map[int64]*fakeTask
+	nextTask int64
+
+	// failTasks makes the tasks of a type fail with the given error.
+	failTasks map[string]apiError
+	// intercept, when it returns ok, answers a request instead of the
+	// emulation (to simulate 5xx answers, for example).
+	intercept func(r *http.Request) (status int, body any, ok bool)
+	// hits returns every document matching a search request body, in
+	// order; the fake pages them. By default: none, or, with emulate, the
+	// stored documents that emulateSearch finds.
+	hits    func(index string, body map[string]any) []map[string]any
+	emulate bool
+	// stuck keeps every task "processing".
+	stuck bool
+}
+
+type recorded struct {
+	Method string
+	Path   string
+	Query  string
+	Auth   string
+	Body   any
+}
+
+type fakeIndex struct {
+	primaryKey string
+	settings   map[string]any
+	docs       map[string]map[string]any
+}
+
+type fakeTask struct {
+	summary map[string]any
+	final   string
+	err     *apiError
+	polls   int
+}
+
+type apiError struct {
+	Message string `json:"message"`
+	Code    string `json:"code"`
+	Type    string `json:"type"`
+	Link    string `json:"link"`
+}
+
+func newAPIError(code, message string) apiError {
+	typ := "invalid_request"
+	if code == "internal" {
+		typ = "internal"
+	}
+	return apiError{Message: message, Code: code, Type: typ, Link: "https://docs.meilisearch.com/errors#" + code}
+}
+
+func newFakeMeili(t *testing.T) *fakeMeili {
+	f := &fakeMeili{t: t, indexes: map[string]*fakeIndex{}, tasks: map[int64]*fakeTask{}, failTasks: map[string]apiError{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
+		f.reply(w, 200, map[string]any{"status": "available"})
+	})
+	mux.HandleFunc("GET /indexes/{uid}", f.getIndex)
+	mux.HandleFunc("POST /indexes", f.createIndex)
+	mux.HandleFunc("DELETE /indexes/{uid}", f.deleteIndex)
+	mux.HandleFunc("GET /indexes/{uid}/settings", f.getSettings)
+	mux.HandleFunc("PATCH /indexes/{uid}/settings", f.updateSettings)
+	mux.HandleFunc("POST /indexes/{uid}/documents", f.addDocuments)
+	mux.HandleFunc("POST /indexes/{uid}/documents/delete-batch", f.deleteDocuments)
+	mux.HandleFunc("POST /indexes/{uid}/search", f.search)
+	mux.HandleFunc("GET /indexes/{uid}/stats", f.stats)
+	mux.HandleFunc("POST /swap-indexes", f.swapIndexes)
+	mux.HandleFunc("GET /tasks/{uid}", f.getTask)
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		var body any
+		if len(raw) > 0 {
+			if err := json.Unmarshal(raw, &body); err != nil {
+				t.Errorf("fake meili: %s %s: body is not JSON: %v", r.Method, r.URL.Path, err)
+			}
+		}
+		f.mu.Lock()
+		f.requests = append(f.requests, recorded{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Authorization"), body})
+		intercept := f.intercept
+		f.mu.Unlock()
+		if intercept != nil {
+			if status, answer, ok := intercept(r); ok {
+				f.reply(w, status, answer)
+				return
+			}
+		}
+		r = r.WithContext(withBody(r.Context(), body))
+		mux.ServeHTTP(w, r)
+	}))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// defaultSettings are the settings of a new index (Meilisearch defaults).
+func defaultSettings() map[string]any {
+	return map[string]any{
+		"displayedAttributes":  []any{"*"},
+		"searchableAttributes": []any{"*"},
+		"filterableAttributes": []any{},
+		"sortableAttributes":   []any{},
+		"rankingRules":         []any{"words", "typo", "proximity", "attribute", "sort", "exactness"},
+		"stopWords":            []any{},
+		"nonSeparatorTokens":   []any{},
+		"separatorTokens":      []any{},
+		"dictionary":           []any{},
+		"synonyms":             map[string]any{},
+		"distinctAttribute":    nil,
+		"proximityPrecision":   "byWord",
+		"typoTolerance": map[string]any{
+			"enabled":             true,
+			"minWordSizeForTypos": map[string]any{"oneTypo": 5, "twoTypos": 9},
+			"disableOnWords":      []any{},
+			"disableOnAttributes": []any{},
+			"disableOnNumbers":    false,
+		},
+		"faceting":            map[string]any{"maxValuesPerFacet": 100, "sortFacetValuesBy": map[string]any{"*": "alpha"}},
+		"pagination":          map[string]any{"maxTotalHits": 1000},
+		"embedders":           map[string]any{},
+		"searchCutoffMs":      nil,
+		"localizedAttributes": nil,
+		"facetSearch":         true,
+		"prefixSearch":        "indexingTime",
+	}
+}
+
+// addIndex creates an index directly, with the given settings merged over
+// the defaults.
+func (f *fakeMeili) addIndex(uid string, settings map[string]any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := defaultSettings()
+	if settings != nil {
+		for k, v := range jsonValue(f.t, settings).(map[string]any) {
+			s[k] = v
+		}
+	}
+	f.indexes[uid] = &fakeIndex{primaryKey: "id", settings: s, docs: map[string]map[string]any{}}
+}
+
+func (f *fakeMeili) reply(w http.ResponseWriter, status int, body any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	if err := json.NewEncoder(w).Encode(body); err != nil {
+		f.t.Errorf("fake meili: encode answer: %v", err)
+	}
+}
+
+func (f *fakeMeili) notFound(w http.ResponseWriter, uid string) {
+	f.reply(w, 404, newAPIError("index_not_found", fmt.Sprintf("Index `%s` not found.", uid)))
+}
+
+// enqueue registers a task whose effect has been decided (apply returns
+// the error that fails it, if any) and answers with its summary.
+func (f *fakeMeili) enqueue(w http.ResponseWriter, typ string, index any, apply func() *apiError) {
+	f.mu.Lock()
+	uid := f.nextTask
+	f.nextTask++
+	task := &fakeTask{final: "succeeded"}
+	if e, ok := f.failTasks[typ]; ok {
+		task.final, task.err = "failed", &e
+	} else if e := apply(); e != nil {
+		task.final, task.err = "failed", e
+	}
+	task.summary = map[string]any{
+		"taskUid": uid, "indexUid": index, "status": "enqueued", "type": typ,
+		"enqueuedAt": "2025-01-01T00:00:00.000000Z",
+	}
+	f.tasks[uid] = task
+	f.mu.Unlock()
+	f.reply(w, 202, task.summary)
+}
+
+func (f *fakeMeili) getTask(w http.ResponseWriter, r *http.Request) {
+	uid, _ := strconv.ParseInt(r.PathValue("uid"), 10, 64)
+	f.mu.Lock()
+	task, ok := f.tasks[uid]
+	var answer map[string]any
+	if ok {
+		task.polls++
+		status := task.final
+		if task.polls == 1 || f.stuck {
+			status = "processing"
+		}
+		answer = map[string]any{
+			"uid": uid, "indexUid": task.summary["indexUid"], "status": status, "type": task.summary["type"],
+			"details": map[string]any{}, "error": nil, "canceledBy": nil, "duration": nil,
+			"enqueuedAt": "2025-01-01T00:00:00.000000Z", "startedAt": "2025-01-01T00:00:00.001000Z", "finishedAt": nil,
+		}
+		if status != "processing" {
+			answer["duration"], answer["finishedAt"] = "PT0.001S", "2025-01-01T00:00:00.002000Z"
+			if task.err != nil {
+				answer["error"] = task.err
+			}
+		}
+	}
+	f.mu.Unlock()
+	if !ok {
+		f.reply(w, 404, newAPIError("task_not_found", fmt.Sprintf("Task `%d` not found.", uid)))
+		return
+	}
+	f.reply(w, 200, answer)
+}
+
+func (f *fakeMeili) index(uid string) *fakeIndex {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.indexes[uid]
+}
+
+func (f *fakeMeili) getIndex(w http.ResponseWriter, r *http.Request) {
+	uid := r.PathValue("uid")
+	ix := f.index(uid)
+	if ix == nil {
+		f.notFound(w, uid)
+		return
+	}
+	f.reply(w, 200, map[string]any{"uid": uid, "primaryKey": ix.primaryKey,
+		"createdAt": "2025-01-01T00:00:00.000000Z", "updatedAt": "2025-01-01T00:00:00.000000Z"})
+}
+
+func (f *fakeMeili) createIndex(w http.ResponseWriter, r *http.Request) {
+	body, _ := bodyOf(r).(map[string]any)
+	uid, _ := body["uid"].(string)
+	pk, _ := body["primaryKey"].(string)
+	f.enqueue(w, "indexCreation", uid, func() *apiError {
+		if _, ok := f.indexes[uid]; ok {
+			e := newAPIError("index_already_exists", fmt.Sprintf("Index `%s` already exists.", uid))
+			return &e
+		}
+		f.indexes[uid] = &fakeIndex{primaryKey: pk, settings: defaultSettings(), docs: map[string]map[string]any{}}
+		return nil
+	})
+}
+
+func (f *fakeMeili) deleteIndex(w http.ResponseWriter, r *http.Request) {
+	uid := r.PathValue("uid")
+	f.enqueue(w, "indexDeletion", uid, func() *apiError {
+		if _, ok := f.indexes[uid]; !ok {
+			e := newAPIError("index_not_found", fmt.Sprintf("Index `%s` not found.", uid))
+			return &e
+		}
+		delete(f.indexes, uid)
+		return nil
+	})
+}
+
+func (f *fakeMeili) getSettings(w http.ResponseWriter, r *http.Request) {
+	uid := r.PathValue("uid")
+	ix := f.index(uid)
+	if ix == nil {
+		f.notFound(w, uid)
+		return
+	}
+	f.mu.Lock()
+	answer := jsonValue(f.t, ix.settings)
+	f.mu.Unlock()
+	f.reply(w, 200, answer)
+}
+
+func (f *fakeMeili) updateSettings(w http.ResponseWriter, r *http.Request) {
+	uid := r.PathValue("uid")
+	body, _ := bodyOf(r).(map[string]any)
+	f.enqueue(w, "settingsUpdate", uid, func() *apiError {
+		ix, ok := f.indexes[uid]
+		if !ok {
+			e := newAPIError("index_not_found", fmt.Sprintf("Index `%s` not found.", uid))
+			return &e
+		}
+		for k, v := range body {
+			ix.settings[k] = v
+		}
+		return nil
+	})
+}
+
+func (f *fakeMeili) addDocuments(w http.ResponseWriter, r *http.Request) {
+	uid := r.PathValue("uid")
+	docs, _ := bodyOf(r).([]any)
+	f.enqueue(w, "documentAdditionOrUpdate", uid, func() *apiError {
+		ix, ok := f.indexes[uid]
+		if !ok {
+			ix = &fakeIndex{primaryKey: r.URL.Query().Get("primaryKey"), settings: defaultSettings(), docs: map[string]map[string]any{}}
+			f.indexes[uid] = ix
+		}
+		for _, d := range docs {
+			doc := d.(map[string]any)
+			ix.docs[fmt.Sprint(doc["id"])] = doc
+		}
+		return nil
+	})
+}
+
+func (f *fakeMeili) deleteDocuments(w http.ResponseWriter, r *http.Request) {
+	uid := r.PathValue("uid")
+	ids, _ := bodyOf(r).([]any)
+	f.enqueue(w, "documentDeletion", uid, func() *apiError {
+		ix, ok := f.indexes[uid]
+		if !ok {
+			e := newAPIError("index_not_found", fmt.Sprintf("Index `%s` not found.", uid))
+			return &e
+		}
+		for _, id := range ids {
+			delete(ix.docs, fmt.Sprint(id))
+		}
+		return nil
+	})
+}
+
+func (f *fakeMeili) swapIndexes(w http.ResponseWriter, r *http.Request) {
+	pairs, _ := bodyOf(r).([]any)
+	f.enqueue(w, "indexSwap", nil, func() *apiError {
+		for _, p := range pairs {
+			names := p.(map[string]any)["indexes"].([]any)
+			a, b := names[0].(string), names[1].(string)
+			for _, uid := range []string{a, b} {
+				if _, ok := f.indexes[uid]; !ok {
+					e := newAPIError("index_not_found", fmt.Sprintf("Index `%s` not found.", uid))
+					return &e
+				}
+			}
+			f.indexes[a], f.indexes[b] = f.indexes[b], f.indexes[a]
+		}
+		return nil
+	})
+}
+
+func (f *fakeMeili) stats(w http.ResponseWriter, r *http.Request) {
+	uid := r.PathValue("uid")
+	ix := f.index(uid)
+	if ix == nil {
+		f.notFound(w, uid)
+		return
+	}
+	f.mu.Lock()
+	n := len(ix.docs)
+	f.mu.Unlock()
+	f.reply(w, 200, map[string]any{"numberOfDocuments": n, "isIndexing": false, "fieldDistribution": map[string]any{}})
+}
+
+func (f *fakeMeili) search(w http.ResponseWriter, r *http.Request) {
+	uid := r.PathValue("uid")
+	if f.index(uid) == nil {
+		f.notFound(w, uid)
+		return
+	}
+	body, _ := bodyOf(r).(map[string]any)
+	var all []map[string]any
+	switch {
+	case f.hits != nil:
+		all = f.hits(uid, body)
+	case f.emulate:
+		f.mu.Lock()
+		found, err := f.emulateSearch(f.indexes[uid], body)
+		f.mu.Unlock()
+		if err != nil {
+			f.reply(w, 400, err)
+			return
+		}
+		all = found
+	}
+	num := func(key string, def int) int {
+		if v, ok := body[key].(float64); ok {
+			return int(v)
+		}
+		return def
+	}
+	q, _ := body["q"].(string)
+	answer := map[string]any{"query": q, "processingTimeMs": 1}
+	var offset, limit int
+	if _, hasPage := body["page"]; hasPage || body["hitsPerPage"] != nil {
+		perPage, page := num("hitsPerPage", 20), num("page", 1)
+		offset, limit = perPage*(page-1), perPage
+		if page == 0 {
+			offset, limit = 0, 0
+		}
+		totalPages := 0
+		if perPage > 0 {
+			totalPages = (len(all) + perPage - 1) / perPage
+		}
+		answer["hitsPerPage"], answer["page"], answer["totalPages"], answer["totalHits"] = perPage, page, totalPages, len(all)
+	} else {
+		offset, limit = num("offset", 0), num("limit", 20)
+		answer["offset"], answer["limit"], answer["estimatedTotalHits"] = offset, limit, len(all)
+	}
+	hits := []map[string]any{}
+	for i := offset; i < len(all) && i < offset+limit; i++ {
+		hits = append(hits, project(all[i], body["attributesToRetrieve"]))
+	}
+	answer["hits"] = hits
+	f.reply(w, 200, answer)
+}
+
+// project keeps the attributes a search asked for.
+func project(doc map[string]any, attrs any) map[string]any {
+	list, ok := attrs.([]any)
+	if !ok {
+		return doc
+	}
+	out := map[string]any{}
+	for _, a := range list {
+		if v, ok := doc[a.(string)]; ok {
+			out[a.(string)] = v
+		}
+	}
+	return out
+}
+
+// calls returns the recorded requests whose method and path match (an
+// empty method matches all; a path ending in '*' is a prefix).
+func (f *fakeMeili) calls(method, path string) []recorded {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []recorded
+	for _, r := range f.requests {
+		if method != "" && r.Method != method {
+			continue
+		}
+		if p, ok := strings.CutSuffix(path, "*"); ok && strings.HasPrefix(r.Path, p) || r.Path == path {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// writes returns the recorded requests that are not reads (GET), as
+// "METHOD path", in order.
+func (f *fakeMeili) writes() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, r := range f.requests {
+		if r.Method != http.MethodGet {
+			out = append(out, r.Method+" "+r.Path)
+		}
+	}
+	return out
+}
+
+func (f *fakeMeili) reset() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.requests = nil
+}
+
+// engine opens an Engine on the fake with fast task polling.
+func (f *fakeMeili) engine(opts Options) *Engine {
+	f.t.Helper()
+	opts.TaskPollInterval = time.Millisecond
+	if opts.TaskTimeout == 0 {
+		opts.TaskTimeout = 10 * time.Second
+	}
+	e, err := Open(f.t.Context(), f.srv.URL, "test-key", opts)
+	if err != nil {
+		f.t.Fatalf("Open: %v", err)
+	}
+	f.t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// jsonValue round-trips v through JSON, so that Go literals compare with
+// decoded request bodies (numbers become float64, and so on).
+func jsonValue(t *testing.T, v any) any {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("marshal %v: %v", v, err)
+	}
+	var out any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("unmarshal %s: %v", raw, err)
+	}
+	return out
+}
+
+// jsonString renders a value for failure messages.
+func jsonString(v any) string {
+	raw, _ := json.MarshalIndent(v, "", "  ")
+	return string(raw)
+}
+
+// sortedKeys returns the keys of a decoded JSON object.
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+type bodyKey struct{}
+
+func withBody(ctx context.Context, body any) context.Context {
+	return context.WithValue(ctx, bodyKey{}, body)
+}
+
+// bodyOf returns the decoded JSON body of a request to the fake.
+func bodyOf(r *http.Request) any { return r.Context().Value(bodyKey{}) }

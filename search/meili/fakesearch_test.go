@@ -1,0 +1,390 @@
+package meili
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/calendar/eventcal/search"
+)
+
+// An emulation of Meilisearch's search over the fake's stored documents,
+// used by TestSuiteAgainstFake to run the shared conformance suite without
+// a server. It checks the engine's translation (attribute names, filter
+// grammar and operators, settings that a search depends on, paging, the
+// edge and one-field rules), not Meilisearch itself: its tokenizer is
+// search.Words. Where Meilisearch would refuse a request (an attribute not
+// filterable, sortable or searchable) it refuses too, and it caps totals at
+// the index's maxTotalHits as Meilisearch does. Its geo distance uses
+// another earth radius than search.DistanceKm on purpose, so the suite's
+// points exactly on a circle's edge come out on the wrong side unless the
+// engine decides them itself.
+
+// fakeEarthRadiusM differs from search.DistanceKm's 6371.0088 km.
+const fakeEarthRadiusM = 6_371_088.0
+
+// emulateSearch returns the documents of an index matching a search body,
+// in order, or an error message in Meilisearch's words.
+func (f *fakeMeili) emulateSearch(ix *fakeIndex, body map[string]any) ([]map[string]any, *apiError) {
+	settings := ix.settings
+	strs := func(v any) []string {
+		var out []string
+		list, _ := v.([]any)
+		for _, x := range list {
+			out = append(out, fmt.Sprint(x))
+		}
+		return out
+	}
+	bad := func(code, format string, args ...any) *apiError {
+		e := newAPIError(code, fmt.Sprintf(format, args...))
+		return &e
+	}
+
+	match := func(map[string]any) bool { return true }
+	if fs, ok := body["filter"].(string); ok {
+		p := &filterParser{src: fs, filterable: strs(settings["filterableAttributes"])}
+		expr, err := p.parse()
+		if err != nil {
+			return nil, bad("invalid_search_filter", "%v in %q", err, fs)
+		}
+		match = expr
+	}
+
+	var words []string
+	if q, _ := body["q"].(string); q != "" {
+		if !strings.HasPrefix(q, `"`) {
+			return nil, bad("invalid_search_q", "the fake only understands phrase words, got %q", q)
+		}
+		for _, w := range strings.Split(q, " ") {
+			words = append(words, strings.Trim(w, `"`))
+		}
+	}
+	searchable := strs(settings["searchableAttributes"])
+	on := strs(body["attributesToSearchOn"])
+	for _, a := range on {
+		if !slices.Contains(searchable, a) && !slices.Equal(searchable, []string{"*"}) {
+			return nil, bad("invalid_search_attributes_to_search_on", "Attribute `%s` is not searchable.", a)
+		}
+	}
+	if len(words) > 0 && body["matchingStrategy"] != "all" {
+		return nil, bad("invalid_search_matching_strategy", "the fake only emulates matchingStrategy all")
+	}
+
+	sortable := strs(settings["sortableAttributes"])
+	type sortKey struct {
+		attr string
+		desc bool
+	}
+	var keys []sortKey
+	for _, s := range strs(body["sort"]) {
+		attr, dir, _ := strings.Cut(s, ":")
+		if !slices.Contains(sortable, attr) {
+			return nil, bad("invalid_search_sort", "Attribute `%s` is not sortable.", attr)
+		}
+		keys = append(keys, sortKey{attr, dir == "desc"})
+	}
+
+	var out []map[string]any
+	for _, doc := range ix.docs {
+		if !match(doc) {
+			continue
+		}
+		if len(words) > 0 {
+			have := map[string]bool{}
+			for _, a := range on {
+				text, _ := doc[a].(string)
+				for _, w := range search.Words(text) {
+					have[w] = true
+				}
+			}
+			all := true
+			for _, w := range words {
+				all = all && have[w]
+			}
+			if !all {
+				continue
+			}
+		}
+		out = append(out, doc)
+	}
+	slices.SortFunc(out, func(a, b map[string]any) int {
+		for _, k := range keys {
+			x, _ := a[k.attr].(float64)
+			y, _ := b[k.attr].(float64)
+			c := cmp.Compare(x, y)
+			if k.desc {
+				c = -c
+			}
+			if c != 0 {
+				return c
+			}
+		}
+		return cmp.Compare(fmt.Sprint(a["id"]), fmt.Sprint(b["id"]))
+	})
+	if max, ok := settings["pagination"].(map[string]any)["maxTotalHits"].(float64); ok && len(out) > int(max) {
+		out = out[:int(max)]
+	}
+	return out, nil
+}
+
+// filterParser parses the filter grammar of
+// meilisearch/meilisearch crates/filter-parser/src/lib.rs (the part the
+// engine uses) into a predicate.
+type filterParser struct {
+	src        string
+	pos        int
+	filterable []string
+}
+
+type predicate = func(doc map[string]any) bool
+
+func (p *filterParser) parse() (predicate, error) {
+	e, err := p.or()
+	if err != nil {
+		return nil, err
+	}
+	if tok := p.next(); tok != "" {
+		return nil, fmt.Errorf("unexpected %q", tok)
+	}
+	return e, nil
+}
+
+// next returns the next token: a punctuation mark, an operator, a quoted
+// string (with its quotes, escapes still in) or a word.
+func (p *filterParser) next() string {
+	for p.pos < len(p.src) && p.src[p.pos] == ' ' {
+		p.pos++
+	}
+	if p.pos >= len(p.src) {
+		return ""
+	}
+	start := p.pos
+	c := p.src[p.pos]
+	switch {
+	case strings.ContainsRune("()[],", rune(c)):
+		p.pos++
+	case c == '!' || c == '>' || c == '<' || c == '=':
+		p.pos++
+		if p.pos < len(p.src) && p.src[p.pos] == '=' {
+			p.pos++
+		}
+	case c == '"':
+		p.pos++
+		for p.pos < len(p.src) && p.src[p.pos] != '"' {
+			if p.src[p.pos] == '\\' {
+				p.pos++
+			}
+			p.pos++
+		}
+		p.pos++
+	default:
+		for p.pos < len(p.src) && !strings.ContainsRune(" ()[],!<>=\"", rune(p.src[p.pos])) {
+			p.pos++
+		}
+	}
+	return p.src[start:min(p.pos, len(p.src))]
+}
+
+func (p *filterParser) peek() string {
+	pos := p.pos
+	tok := p.next()
+	p.pos = pos
+	return tok
+}
+
+func (p *filterParser) expect(want string) error {
+	if tok := p.next(); tok != want {
+		return fmt.Errorf("expected %q, got %q", want, tok)
+	}
+	return nil
+}
+
+func (p *filterParser) or() (predicate, error) {
+	return p.chain("OR", p.and, func(a, b bool) bool { return a || b })
+}
+
+func (p *filterParser) and() (predicate, error) {
+	return p.chain("AND", p.not, func(a, b bool) bool { return a && b })
+}
+
+func (p *filterParser) chain(op string, sub func() (predicate, error), join func(a, b bool) bool) (predicate, error) {
+	first, err := sub()
+	if err != nil {
+		return nil, err
+	}
+	parts := []predicate{first}
+	for p.peek() == op {
+		p.next()
+		next, err := sub()
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, next)
+	}
+	return func(doc map[string]any) bool {
+		r := parts[0](doc)
+		for _, part := range parts[1:] {
+			r = join(r, part(doc))
+		}
+		return r
+	}, nil
+}
+
+func (p *filterParser) not() (predicate, error) {
+	if p.peek() == "NOT" {
+		p.next()
+		inner, err := p.not()
+		if err != nil {
+			return nil, err
+		}
+		return func(doc map[string]any) bool { return !inner(doc) }, nil
+	}
+	return p.primary()
+}
+
+func (p *filterParser) primary() (predicate, error) {
+	tok := p.next()
+	switch {
+	case tok == "(":
+		e, err := p.or()
+		if err != nil {
+			return nil, err
+		}
+		return e, p.expect(")")
+	case tok == "_geoRadius":
+		return p.geoRadius()
+	case tok == "" || strings.ContainsAny(tok[:1], "()[],!<>=\""):
+		return nil, fmt.Errorf("expected an attribute, got %q", tok)
+	}
+	field := tok
+	if !slices.Contains(p.filterable, field) {
+		return nil, fmt.Errorf("attribute `%s` is not filterable", field)
+	}
+	op := p.next()
+	if op == "IN" {
+		if err := p.expect("["); err != nil {
+			return nil, err
+		}
+		var values []string
+		for {
+			v, err := p.value()
+			if err != nil {
+				return nil, err
+			}
+			values = append(values, v)
+			if sep := p.next(); sep == "]" {
+				break
+			} else if sep != "," {
+				return nil, fmt.Errorf("expected ',' or ']', got %q", sep)
+			}
+		}
+		return func(doc map[string]any) bool {
+			return slices.ContainsFunc(values, func(v string) bool { return anyElement(doc[field], "=", v) })
+		}, nil
+	}
+	if !slices.Contains([]string{"=", "!=", ">", ">=", "<", "<="}, op) {
+		return nil, fmt.Errorf("unknown operator %q", op)
+	}
+	v, err := p.value()
+	if err != nil {
+		return nil, err
+	}
+	if op == "!=" {
+		return func(doc map[string]any) bool { return !anyElement(doc[field], "=", v) }, nil
+	}
+	return func(doc map[string]any) bool { return anyElement(doc[field], op, v) }, nil
+}
+
+// value reads a literal: a quoted string (unescaped as Meilisearch does)
+// or a bare word.
+func (p *filterParser) value() (string, error) {
+	tok := p.next()
+	if strings.HasPrefix(tok, `"`) {
+		if len(tok) < 2 || !strings.HasSuffix(tok, `"`) {
+			return "", fmt.Errorf("unterminated string %s", tok)
+		}
+		s, err := strconv.Unquote(tok)
+		if err != nil {
+			return "", fmt.Errorf("bad string %s: %v", tok, err)
+		}
+		return s, nil
+	}
+	if tok == "" || strings.ContainsAny(tok, "()[],!<>=") {
+		return "", fmt.Errorf("expected a value, got %q", tok)
+	}
+	return tok, nil
+}
+
+func (p *filterParser) geoRadius() (predicate, error) {
+	if !slices.Contains(p.filterable, "_geo") {
+		return nil, fmt.Errorf("attribute `_geo` is not filterable")
+	}
+	if err := p.expect("("); err != nil {
+		return nil, err
+	}
+	var args []float64
+	for i := range 3 {
+		tok := p.next()
+		f, err := strconv.ParseFloat(tok, 64)
+		if err != nil || strings.ContainsAny(tok, "eE") {
+			return nil, fmt.Errorf("bad _geoRadius argument %q", tok)
+		}
+		args = append(args, f)
+		if sep := p.next(); i < 2 && sep != "," || i == 2 && sep != ")" {
+			return nil, fmt.Errorf("bad _geoRadius separator %q", sep)
+		}
+	}
+	return func(doc map[string]any) bool {
+		geo, ok := doc["_geo"].(map[string]any)
+		if !ok {
+			return false
+		}
+		lat, _ := geo["lat"].(float64)
+		lng, _ := geo["lng"].(float64)
+		return fakeDistanceM(args[0], args[1], lat, lng) <= args[2]
+	}, nil
+}
+
+func fakeDistanceM(lat1, lng1, lat2, lng2 float64) float64 {
+	rad := math.Pi / 180
+	dLat, dLng := (lat2-lat1)*rad, (lng2-lng1)*rad
+	h := math.Pow(math.Sin(dLat/2), 2) + math.Cos(lat1*rad)*math.Cos(lat2*rad)*math.Pow(math.Sin(dLng/2), 2)
+	return fakeEarthRadiusM * 2 * math.Asin(math.Sqrt(h))
+}
+
+// anyElement compares a document value (or, for an array, any of its
+// elements) with a literal: numerically for numbers, as the words true
+// and false for booleans, exactly for strings. A missing value never
+// matches.
+func anyElement(v any, op, lit string) bool {
+	if list, ok := v.([]any); ok {
+		return slices.ContainsFunc(list, func(x any) bool { return anyElement(x, op, lit) })
+	}
+	switch x := v.(type) {
+	case float64:
+		n, err := strconv.ParseFloat(lit, 64)
+		if err != nil {
+			return false
+		}
+		switch op {
+		case "=":
+			return x == n
+		case ">":
+			return x > n
+		case ">=":
+			return x >= n
+		case "<":
+			return x < n
+		case "<=":
+			return x <= n
+		}
+	case bool:
+		return op == "=" && strconv.FormatBool(x) == lit
+	case string:
+		return op == "=" && x == lit
+	}
+	return false
+}

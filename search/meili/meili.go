@@ -1,0 +1,465 @@
+// Package meili is the Meilisearch implementation of search.Engine, used
+// when MEILI_URL is set.
+//
+// The engine keeps three indexes, <prefix>events, <prefix>venues and
+// <prefix>organizers, whose settings are declared in code (settingsFor) and
+// reconciled at Init. Documents are flattened at this edge (documents.go),
+// filters are built by a few typed helpers with a single quoting function
+// (filter.go), and every write is a Meilisearch task that the engine awaits
+// and whose final status it checks: the client reports a failed task as a
+// task, not as an error.
+//
+// Totals are exact: searches use the page/hitsPerPage form, whose totalHits
+// is exhaustive, never the offset/limit form, whose estimatedTotalHits is
+// an estimate (see pageWindow).
+//
+// Two rules of the contract are decided in Go on data Meilisearch returns
+// (exact.go): whether a point on the edge of a Near circle is inside
+// (search.DistanceKm, not Meilisearch's own rounding), and "all the words
+// in one field" for place text queries.
+//
+// Languages, place fields and event statuses each get their own attributes;
+// a document bringing one the settings lack extends them before it is
+// indexed, so no text is ever silently unsearchable.
+package meili
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/meilisearch/meilisearch-go"
+
+	"github.com/calendar/eventcal/search"
+)
+
+// Options configures an Engine. The zero value is usable.
+type Options struct {
+	// IndexPrefix starts every index UID (default "calendar_"). Meilisearch
+	// accepts letters, digits, '-' and '_' in index UIDs.
+	IndexPrefix string
+	// TaskTimeout bounds the wait for one task (default 2 minutes); an
+	// engine that has not finished a task by then counts as unavailable.
+	TaskTimeout time.Duration
+	// TaskPollInterval is the delay between two task status checks
+	// (default 50ms).
+	TaskPollInterval time.Duration
+	// BatchSize is the number of documents or IDs per write request
+	// (default 1000).
+	BatchSize int
+	// Languages are the content languages (config LANGUAGES); their text
+	// attributes are declared searchable at Init. A document in another
+	// language extends the settings before it is indexed.
+	Languages []string
+}
+
+// The defaults of Options.
+const (
+	DefaultIndexPrefix      = "calendar_"
+	DefaultTaskTimeout      = 2 * time.Minute
+	DefaultTaskPollInterval = 50 * time.Millisecond
+	DefaultBatchSize        = 1000
+)
+
+func (o Options) withDefaults() (Options, error) {
+	if o.IndexPrefix == "" {
+		o.IndexPrefix = DefaultIndexPrefix
+	}
+	for _, r := range o.IndexPrefix {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return o, fmt.Errorf("meili: index prefix %q: only letters, digits, '-' and '_' are allowed", o.IndexPrefix)
+		}
+	}
+	if o.TaskTimeout <= 0 {
+		o.TaskTimeout = DefaultTaskTimeout
+	}
+	if o.TaskPollInterval <= 0 {
+		o.TaskPollInterval = DefaultTaskPollInterval
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = DefaultBatchSize
+	}
+	return o, nil
+}
+
+// Engine is the Meilisearch search engine. It is safe for concurrent use.
+type Engine struct {
+	client meilisearch.ServiceManager
+	opts   Options
+	// owner is false for engines made by WithPrefix, which share the
+	// client of the engine they were made from.
+	owner bool
+
+	mu    sync.RWMutex
+	vocab vocabulary
+	// learnMu serialises vocabulary growth (settings updates).
+	learnMu sync.Mutex
+}
+
+var _ search.Engine = (*Engine)(nil)
+
+// Open connects to the Meilisearch server at url (with apiKey when not
+// empty) and checks that it answers; an unreachable server is an error
+// wrapping search.ErrUnavailable. Call Init before indexing or searching.
+func Open(ctx context.Context, url, apiKey string, opts Options) (*Engine, error) {
+	if url == "" {
+		return nil, errors.New("meili: empty server URL")
+	}
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	// No client-side retries: the caller decides. The sync worker retries
+	// its batch later, and an API request answers 503 at once instead of
+	// stalling through the client's 1s+2s+3s back-off on 502/503/504.
+	client := meilisearch.New(url, meilisearch.WithAPIKey(apiKey), meilisearch.DisableRetries())
+	e := &Engine{client: client, opts: opts, owner: true}
+	e.vocab, _ = vocabulary{
+		venueFields:     defaultVenueFields,
+		organizerFields: defaultOrganizerFields,
+		statuses:        defaultStatuses,
+	}.union(vocabulary{languages: opts.Languages})
+	if err := e.Ping(ctx); err != nil {
+		client.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// IndexUID returns the UID of one of the engine's indexes.
+func (e *Engine) IndexUID(ix Index) string { return e.opts.IndexPrefix + string(ix) }
+
+// Init creates the indexes if needed and reconciles their settings with
+// settingsFor, sending an update only for an index whose live settings
+// differ.
+func (e *Engine) Init(ctx context.Context) error {
+	e.learnMu.Lock()
+	defer e.learnMu.Unlock()
+	for _, ix := range indexes {
+		if err := e.EnsureIndex(ctx, e.IndexUID(ix), ix); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// IndexEvents adds or replaces event documents, BatchSize per request,
+// and returns once every batch task has succeeded.
+func (e *Engine) IndexEvents(ctx context.Context, docs []search.EventDocument) error {
+	if len(docs) == 0 {
+		return nil
+	}
+	var add vocabulary
+	for _, d := range docs {
+		add.languages = appendKeys(add.languages, d.Text)
+	}
+	if err := e.learn(ctx, sorted(add)); err != nil {
+		return err
+	}
+	return e.addDocuments(ctx, e.IndexUID(EventIndex), len(docs), func(i int) map[string]any {
+		return eventDocument(docs[i])
+	})
+}
+
+// IndexPlaces adds or replaces venue and organizer documents (each goes to
+// the index of its Kind).
+func (e *Engine) IndexPlaces(ctx context.Context, docs []search.PlaceDocument) error {
+	if len(docs) == 0 {
+		return nil
+	}
+	byIndex := map[Index][]search.PlaceDocument{}
+	var add vocabulary
+	for _, d := range docs {
+		ix, err := indexOf(d.Kind)
+		if err != nil {
+			return err
+		}
+		byIndex[ix] = append(byIndex[ix], d)
+		add.languages = appendKeys(add.languages, d.Text)
+		add.statuses = appendKeys(add.statuses, d.LastStart)
+		if ix == VenueIndex {
+			add.venueFields = appendKeys(add.venueFields, d.Fields)
+		} else {
+			add.organizerFields = appendKeys(add.organizerFields, d.Fields)
+		}
+	}
+	if err := e.learn(ctx, sorted(add)); err != nil {
+		return err
+	}
+	statuses := e.vocabulary().statuses
+	for _, ix := range []Index{VenueIndex, OrganizerIndex} {
+		part := byIndex[ix]
+		err := e.addDocuments(ctx, e.IndexUID(ix), len(part), func(i int) map[string]any {
+			return placeDocument(part[i], statuses)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addDocuments sends n documents, built by doc, in batches and awaits each
+// batch's task before sending the next.
+func (e *Engine) addDocuments(ctx context.Context, uid string, n int, doc func(int) map[string]any) error {
+	pk := attrID
+	for start := 0; start < n; start += e.opts.BatchSize {
+		end := min(start+e.opts.BatchSize, n)
+		batch := make([]map[string]any, 0, end-start)
+		for i := start; i < end; i++ {
+			batch = append(batch, doc(i))
+		}
+		task, err := e.client.Index(uid).AddDocumentsWithContext(ctx, batch, &meilisearch.DocumentOptions{PrimaryKey: &pk})
+		if err := e.await(ctx, fmt.Sprintf("add documents %d-%d to %s", start, end-1, uid), task, err); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DeleteEvents removes events; missing IDs are not an error.
+func (e *Engine) DeleteEvents(ctx context.Context, ids []int64) error {
+	return e.deleteDocuments(ctx, e.IndexUID(EventIndex), ids)
+}
+
+// DeletePlaces removes venues or organizers; missing IDs are not an error.
+func (e *Engine) DeletePlaces(ctx context.Context, kind search.PlaceKind, ids []int64) error {
+	ix, err := indexOf(kind)
+	if err != nil {
+		return err
+	}
+	return e.deleteDocuments(ctx, e.IndexUID(ix), ids)
+}
+
+func (e *Engine) deleteDocuments(ctx context.Context, uid string, ids []int64) error {
+	for start := 0; start < len(ids); start += e.opts.BatchSize {
+		end := min(start+e.opts.BatchSize, len(ids))
+		keys := make([]string, 0, end-start)
+		for _, id := range ids[start:end] {
+			keys = append(keys, strconv.FormatInt(id, 10))
+		}
+		task, err := e.client.Index(uid).DeleteDocumentsWithContext(ctx, keys, nil)
+		if err := e.await(ctx, "delete documents from "+uid, task, err); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SearchEvents runs an event query.
+func (e *Engine) SearchEvents(ctx context.Context, q search.EventQuery) (search.Result, error) {
+	return e.run(ctx, planEvents(q, e.vocabulary(), e.IndexUID(EventIndex)))
+}
+
+// SearchPlaces runs a venue or organizer query.
+func (e *Engine) SearchPlaces(ctx context.Context, q search.PlaceQuery) (search.Result, error) {
+	ix, err := indexOf(q.Kind)
+	if err != nil {
+		return search.Result{}, err
+	}
+	return e.run(ctx, planPlaces(q, ix, e.vocabulary(), e.IndexUID(ix)))
+}
+
+// run sends a planned search and cuts the requested page out of the
+// returned page window.
+func (e *Engine) run(ctx context.Context, p plan) (search.Result, error) {
+	if p.req == nil {
+		return search.Result{}, nil
+	}
+	if p.near != nil {
+		geo, ok, err := e.nearFilter(ctx, p)
+		if err != nil || !ok {
+			return search.Result{}, err
+		}
+		p.req.Filter = and(p.filter, geo)
+	}
+	if p.oneField != nil {
+		return e.searchOneField(ctx, p)
+	}
+	resp, err := e.client.Index(p.index).SearchWithContext(ctx, p.req.Query, p.req)
+	if err != nil {
+		return search.Result{}, e.fail("search "+p.index, err)
+	}
+	hits := resp.Hits
+	hits = hits[min(p.skip, len(hits)):]
+	hits = hits[:min(p.limit, len(hits))]
+	res := search.Result{IDs: make([]int64, 0, len(hits)), Total: int(resp.TotalHits)}
+	for _, h := range hits {
+		id, err := hitID(h)
+		if err != nil {
+			return search.Result{}, fmt.Errorf("meili: search %s: %w", p.index, err)
+		}
+		res.IDs = append(res.IDs, id)
+	}
+	return res, nil
+}
+
+func hitID(h meilisearch.Hit) (int64, error) {
+	var id int64
+	if err := json.Unmarshal(h[attrID], &id); err != nil {
+		return 0, fmt.Errorf("decode hit id %s: %w", h[attrID], err)
+	}
+	return id, nil
+}
+
+// CountEvents returns the number of indexed events.
+func (e *Engine) CountEvents(ctx context.Context) (int, error) {
+	return e.count(ctx, e.IndexUID(EventIndex))
+}
+
+// CountPlaces returns the number of indexed venues or organizers.
+func (e *Engine) CountPlaces(ctx context.Context, kind search.PlaceKind) (int, error) {
+	ix, err := indexOf(kind)
+	if err != nil {
+		return 0, err
+	}
+	return e.count(ctx, e.IndexUID(ix))
+}
+
+func (e *Engine) count(ctx context.Context, uid string) (int, error) {
+	stats, err := e.client.Index(uid).GetStatsWithContext(ctx, nil)
+	if err != nil {
+		return 0, e.fail("stats of "+uid, err)
+	}
+	return int(stats.NumberOfDocuments), nil
+}
+
+// Ping checks that the server answers and reports itself available.
+func (e *Engine) Ping(ctx context.Context) error {
+	h, err := e.client.HealthWithContext(ctx)
+	if err != nil {
+		return e.fail("health", err)
+	}
+	if h.Status != "available" {
+		return fmt.Errorf("%w: meili: health status %q", search.ErrUnavailable, h.Status)
+	}
+	return nil
+}
+
+// Close releases the engine's idle connections. Closing an engine made by
+// WithPrefix does nothing: it shares its parent's client.
+func (e *Engine) Close() error {
+	if e.owner {
+		e.client.Close()
+	}
+	return nil
+}
+
+// TaskError is a Meilisearch task that finished without succeeding
+// (status failed or canceled). The client returns such a task as a normal
+// result; the engine turns it into this error.
+type TaskError struct {
+	// Op says what the engine was doing.
+	Op string
+	// TaskUID, Type, IndexUID and Status describe the task.
+	TaskUID  int64
+	Type     string
+	IndexUID string
+	Status   string
+	// Code and Message are the task's error (for example
+	// "invalid_document_id"); both are empty for a canceled task.
+	Code    string
+	Message string
+}
+
+// Error names the operation, the task and the task's error code.
+func (e *TaskError) Error() string {
+	return fmt.Sprintf("meili: %s: task %d (%s) %s: %s: %s", e.Op, e.TaskUID, e.Type, e.Status, e.Code, e.Message)
+}
+
+// await waits for the task a write request enqueued and checks its final
+// status. err is the write request's own error, passed through so that
+// callers can write e.await(ctx, op, client.Call(…)).
+func (e *Engine) await(ctx context.Context, op string, info *meilisearch.TaskInfo, err error) error {
+	if err != nil {
+		return e.fail(op, err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, e.opts.TaskTimeout)
+	defer cancel()
+	task, err := e.client.WaitForTaskWithContext(wctx, info.TaskUID, e.opts.TaskPollInterval)
+	if err != nil {
+		if ctx.Err() == nil && wctx.Err() != nil {
+			return fmt.Errorf("%w: meili: %s: task %d not finished after %s", search.ErrUnavailable, op, info.TaskUID, e.opts.TaskTimeout)
+		}
+		return e.fail(op+": wait for task "+strconv.FormatInt(info.TaskUID, 10), err)
+	}
+	if task.Status == meilisearch.TaskStatusSucceeded {
+		return nil
+	}
+	return &TaskError{
+		Op: op, TaskUID: info.TaskUID, Type: string(task.Type), IndexUID: task.IndexUID,
+		Status: string(task.Status), Code: task.Error.Code, Message: task.Error.Message,
+	}
+}
+
+// fail wraps an error of the client. Failures to reach the server
+// (connection refused, timeouts) and 5xx answers wrap search.ErrUnavailable,
+// which the API reports as 503.
+func (e *Engine) fail(op string, err error) error {
+	var me *meilisearch.Error
+	if errors.As(err, &me) && me.OriginError != nil {
+		// meilisearch.Error does not unwrap: keep its cause (a
+		// *net.OpError, context.Canceled, …) reachable by errors.Is/As.
+		err = &causeError{err: err, cause: me.OriginError}
+	}
+	if unavailable(err) {
+		return fmt.Errorf("%w: meili: %s: %w", search.ErrUnavailable, op, err)
+	}
+	return fmt.Errorf("meili: %s: %w", op, err)
+}
+
+func unavailable(err error) bool {
+	var me *meilisearch.Error
+	if errors.As(err, &me) {
+		switch me.ErrCode {
+		case meilisearch.MeilisearchCommunicationError, meilisearch.MeilisearchTimeoutError, meilisearch.MeilisearchMaxRetriesExceeded:
+			return true
+		}
+		return me.StatusCode >= 500
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// apiCode returns the Meilisearch error code of a client error ("" when
+// there is none), e.g. "index_not_found".
+func apiCode(err error) string {
+	var me *meilisearch.Error
+	if errors.As(err, &me) {
+		return me.MeilisearchApiError.Code
+	}
+	return ""
+}
+
+type causeError struct{ err, cause error }
+
+func (c *causeError) Error() string { return c.err.Error() }
+func (c *causeError) Unwrap() []error {
+	return []error{c.err, c.cause}
+}
+
+// appendKeys appends the keys of m to dst.
+func appendKeys[V any](dst []string, m map[string]V) []string {
+	for k := range m {
+		if !slices.Contains(dst, k) {
+			dst = append(dst, k)
+		}
+	}
+	return dst
+}
+
+// sorted sorts the lists of a vocabulary built from map keys, so that new
+// attributes are declared in a deterministic order.
+func sorted(v vocabulary) vocabulary {
+	slices.Sort(v.languages)
+	slices.Sort(v.venueFields)
+	slices.Sort(v.organizerFields)
+	slices.Sort(v.statuses)
+	return v
+}

@@ -1,0 +1,68 @@
+package meili
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/calendar/eventcal/search"
+	"github.com/calendar/eventcal/search/searchtest"
+)
+
+// TestConformance runs the shared conformance suite against a real
+// Meilisearch server when TEST_MEILI_URL (and, if the server has a master
+// key, TEST_MEILI_KEY) is set. Every engine the suite asks for gets its own
+// index prefix, and its indexes are deleted when its test ends.
+func TestConformance(t *testing.T) {
+	url := os.Getenv("TEST_MEILI_URL")
+	if url == "" {
+		t.Skip("TEST_MEILI_URL not set")
+	}
+	key := os.Getenv("TEST_MEILI_KEY")
+	run := time.Now().UnixNano()
+	var n atomic.Int64
+	searchtest.Run(t, func(t *testing.T) search.Engine {
+		// No Languages: the engine learns them from the fixtures, which
+		// also exercises settings updates on a live server.
+		prefix := fmt.Sprintf("conformance_%d_%d_", run, n.Add(1))
+		e, err := Open(t.Context(), url, key, Options{IndexPrefix: prefix})
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			for _, ix := range indexes {
+				if err := e.DeleteIndex(ctx, e.IndexUID(ix)); err != nil {
+					t.Errorf("DeleteIndex: %v", err)
+				}
+			}
+		})
+		return e
+	})
+}
+
+// TestSuiteAgainstFake runs the conformance suite against the fake's
+// emulation of Meilisearch (fakesearch_test.go). It needs no server and
+// checks the engine's side of the contract: the requests it builds, the
+// settings they depend on, and the rules it decides itself. Whether
+// Meilisearch answers those requests as the emulation does is what
+// TestConformance checks against a real server.
+func TestSuiteAgainstFake(t *testing.T) {
+	f := newFakeMeili(t)
+	f.emulate = true
+	var n atomic.Int64
+	searchtest.Run(t, func(t *testing.T) search.Engine {
+		e, err := Open(t.Context(), f.srv.URL, "", Options{
+			IndexPrefix:      fmt.Sprintf("suite_%d_", n.Add(1)),
+			TaskPollInterval: time.Millisecond,
+		})
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		return e
+	})
+}

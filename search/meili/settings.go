@@ -1,0 +1,277 @@
+package meili
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/meilisearch/meilisearch-go"
+
+	"github.com/calendar/eventcal/search"
+)
+
+// Index names one of the engine's three indexes; the index UID is the
+// engine's prefix followed by this name (calendar_events, …).
+type Index string
+
+// The engine's indexes.
+const (
+	EventIndex     Index = "events"
+	VenueIndex     Index = "venues"
+	OrganizerIndex Index = "organizers"
+)
+
+// indexes lists every Index, in the order Init reconciles them.
+var indexes = []Index{EventIndex, VenueIndex, OrganizerIndex}
+
+// indexOf maps a place kind to its index.
+func indexOf(kind search.PlaceKind) (Index, error) {
+	switch kind {
+	case search.Venues:
+		return VenueIndex, nil
+	case search.Organizers:
+		return OrganizerIndex, nil
+	}
+	return "", fmt.Errorf("meili: unknown place kind %q", kind)
+}
+
+// Default vocabulary (see Options).
+var (
+	// defaultStatuses are the registered post statuses
+	// (repository.Statuses); each gets a last_start_<status> attribute.
+	defaultStatuses = []string{"publish", "future", "draft", "pending", "private", "trash"}
+	// defaultVenueFields and defaultOrganizerFields are the Fields named in
+	// search.PlaceDocument's documentation.
+	defaultVenueFields     = []string{"address", "city", "province", "state", "stateprovince", "zip", "phone"}
+	defaultOrganizerFields = []string{"phone", "email", "website"}
+)
+
+// vocabulary is the open-ended part of the schema: the languages, place
+// fields and event statuses that have their own attributes. It starts from
+// Options and grows when a document brings a new key (Engine.learn), so a
+// document's text is never silently unsearchable.
+type vocabulary struct {
+	languages       []string
+	venueFields     []string
+	organizerFields []string
+	statuses        []string
+}
+
+// union returns v extended with the keys of o it lacks, and whether it
+// grew. The original slices are never modified.
+func (v vocabulary) union(o vocabulary) (vocabulary, bool) {
+	grew := false
+	add := func(dst, src []string) []string {
+		for _, s := range src {
+			if s != "" && !slices.Contains(dst, s) {
+				dst = append(slices.Clip(dst), s)
+				grew = true
+			}
+		}
+		return dst
+	}
+	v.languages = add(v.languages, o.languages)
+	v.venueFields = add(v.venueFields, o.venueFields)
+	v.organizerFields = add(v.organizerFields, o.organizerFields)
+	v.statuses = add(v.statuses, o.statuses)
+	return v, grew
+}
+
+// fieldsOf returns the place fields of an index.
+func (v vocabulary) fieldsOf(ix Index) []string {
+	if ix == VenueIndex {
+		return v.venueFields
+	}
+	return v.organizerFields
+}
+
+// maxTotalHits is the pagination.maxTotalHits of every index. Meilisearch
+// never returns, and never counts, more than maxTotalHits matches (default
+// 1000: a calendar with more events than that would report wrong totals and
+// empty deep pages). 1,000,000 is far above the calendar's size; raising it
+// costs nothing for queries that match fewer documents.
+// https://www.meilisearch.com/docs/reference/api/settings/update-pagination
+const maxTotalHits = 1_000_000
+
+// rankingRules puts "sort" FIRST. Meilisearch applies ranking rules in
+// order and each later rule only breaks ties of the earlier ones; the
+// default order is words, typo, proximity, attribute, sort, exactness, in
+// which a text query would reorder results by relevance and the requested
+// date order would only break relevance ties. Calendar lists are ordered
+// by date (start or publish date, then ID) whatever the text query, as the
+// search contract's reference semantics and the Bleve engine do, so sort
+// must decide first; the relevance rules after it never matter because every
+// sort ends with the unique id.
+// https://www.meilisearch.com/docs/learn/relevancy/ranking_rules
+// https://www.meilisearch.com/docs/learn/filtering_and_sorting/sort_search_results
+var rankingRules = []string{"sort", "words", "typo", "proximity", "attribute", "exactness"}
+
+// settingsFor declares the settings of one index from the vocabulary: the
+// single place where filterable, sortable and searchable attributes,
+// ranking rules and text matching are written down. Init and EnsureIndex
+// reconcile the live index with it.
+func settingsFor(ix Index, v vocabulary) *meilisearch.Settings {
+	var searchable, filterable, sortable []string
+	for _, lang := range v.languages {
+		searchable = append(searchable, textAttrs(lang)...)
+	}
+	switch ix {
+	case EventIndex:
+		filterable = []string{
+			attrID, attrStatus, attrStart, attrEnd,
+			attrCategoryIDs, attrTagIDs, attrVenueIDs, attrOrganizerIDs,
+			attrFeatured, attrTicketed, attrHasGeo, attrGeo, attrParentID,
+			attrHideFromListings, attrHasPassword,
+		}
+		sortable = []string{attrStart, attrPublishDate, attrID}
+	default:
+		for _, f := range v.fieldsOf(ix) {
+			searchable = append(searchable, attr(prefixField, f))
+		}
+		filterable = []string{attrID, attrStatus, attrHasEvents}
+		for _, s := range v.statuses {
+			filterable = append(filterable, attr(prefixLastStart, s))
+		}
+		sortable = []string{attrPublishDate, attrID}
+	}
+	if len(searchable) == 0 {
+		// No language known yet: leave the default ("*"); text queries
+		// return nothing until a language is learned (see textSearch).
+		searchable = []string{"*"}
+	}
+	disabled := "disabled"
+	return &meilisearch.Settings{
+		RankingRules:         rankingRules,
+		SearchableAttributes: uniq(searchable),
+		FilterableAttributes: uniq(filterable),
+		SortableAttributes:   sortable,
+		// Typo tolerance off: the contract is exact words (search.Words),
+		// and password-protected text must not be probed by near-misses.
+		// The other fields are Meilisearch's defaults, written out because
+		// the client always sends the whole object.
+		TypoTolerance: &meilisearch.TypoTolerance{
+			Enabled:             false,
+			MinWordSizeForTypos: meilisearch.MinWordSizeForTypos{OneTypo: 5, TwoTypos: 9},
+			DisableOnWords:      []string{},
+			DisableOnAttributes: []string{},
+		},
+		Pagination: &meilisearch.Pagination{MaxTotalHits: maxTotalHits},
+		// Prefix search off: by default the last query word also matches
+		// longer words ("conc" → "concert"); the contract matches whole
+		// words only (Meilisearch ≥ 1.12).
+		// https://www.meilisearch.com/docs/capabilities/full_text_search/how_to/configure_prefix_search
+		PrefixSearch: &disabled,
+		// '-' is part of a word in search.Words ("e-bike" is one word), but
+		// a separator in Meilisearch's default tokenizer.
+		// https://www.meilisearch.com/docs/changelog/v1.4
+		NonSeparatorTokens: []string{"-"},
+	}
+}
+
+// settingsDiff names the settings in which live differs from want (nil
+// when the index is up to date). Only the settings settingsFor declares
+// are compared; lists Meilisearch treats as sets are compared as sets.
+func settingsDiff(live, want *meilisearch.Settings) []string {
+	var diff []string
+	check := func(name string, same bool) {
+		if !same {
+			diff = append(diff, name)
+		}
+	}
+	check("rankingRules", slices.Equal(live.RankingRules, want.RankingRules))
+	check("searchableAttributes", slices.Equal(live.SearchableAttributes, want.SearchableAttributes))
+	check("filterableAttributes", sameSet(live.FilterableAttributes, want.FilterableAttributes))
+	check("sortableAttributes", sameSet(live.SortableAttributes, want.SortableAttributes))
+	check("typoTolerance", live.TypoTolerance != nil && live.TypoTolerance.Enabled == want.TypoTolerance.Enabled)
+	check("pagination", live.Pagination != nil && live.Pagination.MaxTotalHits == want.Pagination.MaxTotalHits)
+	check("prefixSearch", live.PrefixSearch != nil && *live.PrefixSearch == *want.PrefixSearch)
+	check("nonSeparatorTokens", sameSet(live.NonSeparatorTokens, want.NonSeparatorTokens))
+	return diff
+}
+
+// EnsureIndex creates the index uid when it does not exist (primary key
+// id) and reconciles its settings with those declared for ix: it fetches
+// the live settings and sends an update only when they differ. Every task
+// is awaited. Init calls it for the engine's own indexes; a rebuild calls
+// it to prepare an index under another name with the same settings.
+func (e *Engine) EnsureIndex(ctx context.Context, uid string, ix Index) error {
+	return e.ensureIndex(ctx, uid, settingsFor(ix, e.vocabulary()))
+}
+
+func (e *Engine) ensureIndex(ctx context.Context, uid string, want *meilisearch.Settings) error {
+	info, err := e.client.GetIndexWithContext(ctx, uid)
+	switch {
+	case apiCode(err) == "index_not_found":
+		task, err := e.client.CreateIndexWithContext(ctx, &meilisearch.IndexConfig{Uid: uid, PrimaryKey: attrID})
+		if err := e.await(ctx, "create index "+uid, task, err); err != nil {
+			// Another process may have created it in between.
+			var te *TaskError
+			if !errors.As(err, &te) || te.Code != "index_already_exists" {
+				return err
+			}
+		}
+	case err != nil:
+		return e.fail("get index "+uid, err)
+	case info.PrimaryKey != "" && info.PrimaryKey != attrID:
+		return fmt.Errorf("meili: index %s has primary key %q, want %q", uid, info.PrimaryKey, attrID)
+	}
+	live, err := e.client.Index(uid).GetSettingsWithContext(ctx)
+	if err != nil {
+		return e.fail("get settings of "+uid, err)
+	}
+	if settingsDiff(live, want) == nil {
+		return nil
+	}
+	task, err := e.client.Index(uid).UpdateSettingsWithContext(ctx, want)
+	return e.await(ctx, "update settings of "+uid, task, err)
+}
+
+// learn makes sure the vocabulary holds every key of add, updating the
+// settings of the engine's indexes first when it grows. The new vocabulary
+// is published only once the settings are applied, so a search never
+// names an attribute the index does not know.
+func (e *Engine) learn(ctx context.Context, add vocabulary) error {
+	if _, grew := e.vocabulary().union(add); !grew {
+		return nil
+	}
+	e.learnMu.Lock()
+	defer e.learnMu.Unlock()
+	next, grew := e.vocabulary().union(add)
+	if !grew {
+		return nil
+	}
+	for _, ix := range indexes {
+		if err := e.ensureIndex(ctx, e.IndexUID(ix), settingsFor(ix, next)); err != nil {
+			return err
+		}
+	}
+	e.mu.Lock()
+	e.vocab = next
+	e.mu.Unlock()
+	return nil
+}
+
+func (e *Engine) vocabulary() vocabulary {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.vocab
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}
+
+// uniq drops repeated names, keeping the first occurrence.
+func uniq(names []string) []string {
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -1,0 +1,132 @@
+package searchtest
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/calendar/eventcal/search"
+)
+
+// The reference functions decide every expectation of the suite, so they
+// get hand-written cases of their own.
+
+func TestMatchEvent(t *testing.T) {
+	paris := search.GeoPoint{Lat: 48.8566, Lng: 2.3522}
+	doc := search.EventDocument{
+		ID: 7, Status: "publish", Start: 1000, End: 2000, Featured: true, HasGeo: true, Geo: &paris,
+		CategoryIDs: []int64{1, 2}, TagIDs: []int64{}, ParentID: 3, HasPassword: true,
+		Text: map[string]search.Text{
+			"en": {Title: "Open-air JAZZ", Description: "a night", Excerpt: "don't miss"},
+			"fr": {Title: "Jazz en plein-air"},
+		},
+	}
+	for _, c := range []struct {
+		name string
+		q    search.EventQuery
+		want bool
+	}{
+		{"nothing set", search.EventQuery{}, true},
+		{"start >= on the value", search.EventQuery{StartGTE: search.Some[int64](1000)}, true},
+		{"start > on the value", search.EventQuery{StartGT: search.Some[int64](1000)}, false},
+		{"start < on the value", search.EventQuery{StartLT: search.Some[int64](1000)}, false},
+		{"start < after the value", search.EventQuery{StartLT: search.Some[int64](1001)}, true},
+		{"end <= on the value", search.EventQuery{EndLTE: search.Some[int64](2000)}, true},
+		{"end < on the value", search.EventQuery{EndLT: search.Some[int64](2000)}, false},
+		{"end > on the value", search.EventQuery{EndGT: search.Some[int64](2000)}, false},
+		{"end > before the value", search.EventQuery{EndGT: search.Some[int64](1999)}, true},
+		{"any category", search.EventQuery{CategoryIDs: []int64{9, 2}}, true},
+		{"no category", search.EventQuery{CategoryIDs: []int64{9}}, false},
+		{"tag on a doc without tags", search.EventQuery{TagIDs: []int64{1}}, false},
+		{"featured false", search.EventQuery{Featured: search.Some(false)}, false},
+		{"ticketed false", search.EventQuery{Ticketed: search.Some(false)}, true},
+		{"status", search.EventQuery{Statuses: []string{"draft", "publish"}}, true},
+		{"other status", search.EventQuery{Statuses: []string{"draft"}}, false},
+		{"ids", search.EventQuery{IDs: []int64{8}}, false},
+		{"parent", search.EventQuery{ParentID: search.Some[int64](3)}, true},
+		{"parent zero", search.EventQuery{ParentID: search.Some[int64](0)}, false},
+		{"exclude protected", search.EventQuery{ExcludeProtected: true}, false},
+		{"exclude hidden", search.EventQuery{ExcludeHidden: true}, true},
+		{"near, on the point", search.EventQuery{Near: search.Some(search.GeoCircle{Center: paris})}, true},
+		{"near, far", search.EventQuery{Near: search.Some(search.GeoCircle{Center: search.GeoPoint{Lat: 52.52, Lng: 13.4}, RadiusKm: 500})}, false},
+		{"words from two fields", search.EventQuery{Lang: "en", Query: "jazz NIGHT"}, true},
+		{"hyphenated word", search.EventQuery{Lang: "en", Query: "open-air"}, true},
+		{"half a hyphenated word", search.EventQuery{Lang: "en", Query: "air"}, false},
+		{"apostrophe splits", search.EventQuery{Lang: "en", Query: "don t"}, true},
+		{"prefix", search.EventQuery{Lang: "en", Query: "jaz"}, false},
+		{"other language", search.EventQuery{Lang: "fr", Query: "night"}, false},
+		{"missing language", search.EventQuery{Lang: "de", Query: "jazz"}, false},
+		{"no words", search.EventQuery{Lang: "de", Query: "?!"}, true},
+	} {
+		if got := MatchEvent(doc, c.q); got != c.want {
+			t.Errorf("%s: MatchEvent = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestMatchPlace(t *testing.T) {
+	doc := search.PlaceDocument{
+		ID: 5, Kind: search.Venues, Status: "publish", HasEvents: true,
+		Text:      map[string]search.Text{"en": {Title: "Jazz Club"}},
+		Fields:    map[string]string{"address": "100, Avenue du Temple", "city": "Paris"},
+		LastStart: map[string]int64{"publish": 500, "draft": 900},
+	}
+	for _, c := range []struct {
+		name string
+		q    search.PlaceQuery
+		want bool
+	}{
+		{"kind", search.PlaceQuery{Kind: search.Venues}, true},
+		{"other kind", search.PlaceQuery{Kind: search.Organizers}, false},
+		{"words in one field", search.PlaceQuery{Kind: search.Venues, Lang: "en", Query: "temple AVENUE"}, true},
+		{"words in two fields", search.PlaceQuery{Kind: search.Venues, Lang: "en", Query: "jazz paris"}, false},
+		{"title", search.PlaceQuery{Kind: search.Venues, Lang: "en", Query: "club"}, true},
+		{"has events", search.PlaceQuery{Kind: search.Venues, HasEvents: search.Some(false)}, false},
+		{"upcoming on the value", search.PlaceQuery{Kind: search.Venues, UpcomingAfter: search.Some[int64](500), UpcomingStatuses: []string{"publish"}}, true},
+		{"upcoming past the value", search.PlaceQuery{Kind: search.Venues, UpcomingAfter: search.Some[int64](501), UpcomingStatuses: []string{"publish"}}, false},
+		{"upcoming other status", search.PlaceQuery{Kind: search.Venues, UpcomingAfter: search.Some[int64](501), UpcomingStatuses: []string{"publish", "draft"}}, true},
+		{"upcoming no statuses", search.PlaceQuery{Kind: search.Venues, UpcomingAfter: search.Some[int64](0)}, false},
+	} {
+		if got := MatchPlace(doc, c.q); got != c.want {
+			t.Errorf("%s: MatchPlace = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestExpectedOrderAndPaging(t *testing.T) {
+	events := []search.EventDocument{
+		{ID: 3, Start: 10, PublishDate: 5}, {ID: 1, Start: 10, PublishDate: 7}, {ID: 2, Start: 5, PublishDate: 7},
+	}
+	if got := ExpectedEvents(events, search.EventQuery{Limit: 10}); !slices.Equal(got.IDs, []int64{2, 1, 3}) || got.Total != 3 {
+		t.Errorf("by start: %+v", got)
+	}
+	if got := ExpectedEvents(events, search.EventQuery{Sort: search.ByPublishDate, Limit: 10}); !slices.Equal(got.IDs, []int64{3, 1, 2}) {
+		t.Errorf("by publish date: %+v", got)
+	}
+	places := []search.PlaceDocument{{ID: 1, PublishDate: 5}, {ID: 2, PublishDate: 5}, {ID: 3, PublishDate: 1}}
+	if got := ExpectedPlaces(places, search.PlaceQuery{Limit: 10}); !slices.Equal(got.IDs, []int64{2, 1, 3}) {
+		t.Errorf("places: %+v", got)
+	}
+	ids := []int64{1, 2, 3, 4, 5}
+	for _, c := range []struct {
+		offset, limit int
+		want          []int64
+	}{
+		{0, 2, []int64{1, 2}}, {4, 2, []int64{5}}, {5, 2, []int64{}}, {99, 2, []int64{}},
+		{0, 0, []int64{}}, {-1, 1, []int64{1}}, {1, -1, []int64{}},
+	} {
+		if got := Page(ids, c.offset, c.limit); !slices.Equal(got, c.want) {
+			t.Errorf("Page(%d, %d) = %v, want %v", c.offset, c.limit, got, c.want)
+		}
+	}
+}
+
+func TestGenerateIsDeterministic(t *testing.T) {
+	a, b := Generate(9, 40, 6, 4), Generate(9, 40, 6, 4)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("two fixture sets from one seed differ")
+	}
+	if reflect.DeepEqual(a.Events, Generate(10, 40, 6, 4).Events) {
+		t.Fatal("two seeds gave the same events")
+	}
+}
