@@ -57,7 +57,13 @@ const root = "/calendar/events/v1"
 // newEnv starts a stack; extra settings override the defaults.
 func newEnv(t *testing.T, settings ...string) *env {
 	t.Helper()
-	vars := map[string]string{"DATA_DIR": t.TempDir(), "SITE_URL": "http://example.test", "ADMIN_TOKEN": "admin-secret"}
+	return newEnvIn(t, t.TempDir(), settings...)
+}
+
+// newEnvIn starts a stack on an existing data directory.
+func newEnvIn(t *testing.T, dir string, settings ...string) *env {
+	t.Helper()
+	vars := map[string]string{"DATA_DIR": dir, "SITE_URL": "http://example.test", "ADMIN_TOKEN": "admin-secret"}
 	for i := 0; i+1 < len(settings); i += 2 {
 		vars[settings[i]] = settings[i+1]
 	}
@@ -93,9 +99,11 @@ func newEnv(t *testing.T, settings ...string) *env {
 		t.Fatal(err)
 	}
 	e.app = a
-	for _, role := range []string{"contributor", "author", "editor", "admin"} {
+	for _, role := range []string{"contributor", "author", "editor"} {
 		e.addUser(role, role)
 	}
+	e.addUser("admin1", "admin")
+	e.tokens["admin"] = e.tokens["admin1"]
 	e.addUser("contributor2", "contributor")
 	e.addUser("author2", "author")
 	return e

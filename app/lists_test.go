@@ -69,7 +69,7 @@ func TestEventList(t *testing.T) {
 	// Default: from today 00:00 to two years later, publish only, hidden excluded, by start then ID.
 	cases := []struct {
 		name, q, as string
-		want []int64
+		want        []int64
 	}{
 		{"default window", "", "", []int64{m["today"], m["dec1"], m["dec1b"], m["secret"], m["child"], m["multi"]}},
 		{"editor sees drafts", "", "editor", []int64{m["today"], m["dec1"], m["dec1b"], m["draft"], m["secret"], m["child"], m["multi"]}},
@@ -210,7 +210,7 @@ func TestPlaceLists(t *testing.T) {
 	}
 	cases := []struct {
 		name, q, as string
-		want []int64
+		want        []int64
 	}{
 		{"all venues", "venues", "", v("venue:paris", "venue:london", "venue:nogeo")},
 		{"search two words one field", "venues?search=temple+avenue", "", v("venue:paris")},

@@ -3,7 +3,11 @@ package app_test
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
 	"testing"
+	"time"
 )
 
 // keysOf returns the top-level keys of a JSON object in document order.
@@ -38,4 +42,44 @@ func equalStrings(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// httpClient sends raw requests to a live server.
+type httpClient struct{ c *http.Client }
+
+func newHTTPClient() *httpClient { return &httpClient{c: &http.Client{Timeout: 30 * time.Second}} }
+
+// send performs a request with a bearer token and returns status and body.
+func (h *httpClient) send(method, url, token, body string) (int, string) {
+	var rdr io.Reader
+	if body != "" {
+		rdr = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, rdr)
+	if err != nil {
+		return 0, err.Error()
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := h.c.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer res.Body.Close()
+	out, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(out)
+}
+
+// jsonID reads "id" from a JSON body.
+func jsonID(t *testing.T, body string) int64 {
+	t.Helper()
+	var v struct {
+		ID int64 `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(body), &v); err != nil || v.ID == 0 {
+		t.Fatalf("no id in %s", body)
+	}
+	return v.ID
 }
