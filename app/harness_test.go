@@ -183,6 +183,12 @@ func jsonPath(v any, p string) any {
 // url.Values (sent as a form) or a string (sent as JSON text as is).
 func (e *env) do(method, target, as string, body any) *resp {
 	e.t.Helper()
+	return e.doWith(method, target, as, body, nil)
+}
+
+// doWith is do with extra request headers.
+func (e *env) doWith(method, target, as string, body any, headers map[string]string) *resp {
+	e.t.Helper()
 	var rdr io.Reader
 	ct := ""
 	switch b := body.(type) {
@@ -204,6 +210,9 @@ func (e *env) do(method, target, as string, body any) *resp {
 	req := httptest.NewRequest(method, strings.ReplaceAll(target, " ", "%20"), rdr)
 	if ct != "" {
 		req.Header.Set("Content-Type", ct)
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
 	}
 	switch {
 	case as == "":
