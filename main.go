@@ -15,6 +15,8 @@ package main
 
 import (
 	"context"
+	crand "crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -80,6 +82,10 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return c.token(args[1:])
 	case "healthcheck":
 		return c.healthcheck(args[1:])
+	case "reindex":
+		return c.reindex(args[1:])
+	case "status":
+		return c.status(args[1:])
 	case "help", "-h", "-help", "--help":
 		usage(stdout)
 		return exitOK
@@ -103,6 +109,9 @@ Commands:
   token create --login NAME           create an API token for a user and print it
                                       (shown only once; only its hash is stored)
   healthcheck [--url URL]             GET /healthz of the local service; exit 0 when healthy
+  reindex [--url URL] [--token T]     rebuild the search indexes without downtime: through the
+                                      running service's admin API when one answers, else directly
+  status [--url URL] [--token T]      print pending index marks, the last batch and document counts
   help                                show this help
 
 Run '%[1]s COMMAND -h' for the flags of a command.
@@ -269,39 +278,78 @@ func newWorker(cfg *config.Config, store repository.Store, engine search.Engine,
 }
 
 // runIndexer reconciles the engine's indexes (retrying with backoff while
-// the engine is unreachable), fills an empty index from the store, then runs
-// the sync worker until ctx ends. Lists answer 503 until the engine answers.
-func runIndexer(ctx context.Context, engine search.Engine, w *sync.Worker, logger *slog.Logger) {
+// the engine is unreachable), then, whenever this process holds the lease,
+// fills an empty index from the store and runs the sync worker; while
+// another process holds the lease the worker pauses. It returns when ctx
+// ends. Lists answer 503 until the engine answers.
+func runIndexer(ctx context.Context, engine search.Engine, w *sync.Worker, lease sync.Lease, logger *slog.Logger) {
+	if !retryUntilDone(ctx, logger, engine.Init) {
+		return
+	}
+	sync.RunWhileLeader(ctx, lease, func(ctx context.Context) {
+		populate := func(ctx context.Context) error {
+			_, err := w.Populate(ctx)
+			return err
+		}
+		if retryUntilDone(ctx, logger, populate) {
+			w.Run(ctx)
+		}
+	})
+}
+
+// retryUntilDone calls fn until it succeeds, with backoff (200 ms doubling
+// up to 30 s) between failures; false means ctx ended first.
+func retryUntilDone(ctx context.Context, logger *slog.Logger, fn func(context.Context) error) bool {
 	backoff := 200 * time.Millisecond
 	for {
-		err := engine.Init(ctx)
+		err := fn(ctx)
 		if err == nil {
-			_, err = w.Populate(ctx)
-		}
-		if err == nil {
-			break
+			return true
 		}
 		if ctx.Err() != nil {
-			return
+			return false
 		}
 		logger.Warn("search engine not ready", "err", err, "retry_in", backoff.String())
 		t := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return
+			return false
 		case <-t.C:
 		}
 		backoff = min(backoff*2, 30*time.Second)
 	}
-	w.Run(ctx)
 }
 
-// serveUntilDone opens the store, builds the app and serves on
-// cfg.ListenAddr until ctx is done. It then stops accepting connections,
-// lets in-flight requests finish within cfg.ShutdownTimeout and closes the
-// store. ready, when not nil, is called with the bound address once the
-// listener accepts connections (tests listen on port 0).
+// leaseName names the lease of the service processes sharing a store.
+const leaseName = "leader"
+
+// newLease returns the lease deciding which process runs the sync worker
+// and the scheduled jobs: a lease document in MongoDB, which several
+// processes may share, or always held with SQLite, which one process
+// serves (the Bleve index in DATA_DIR is locked by it).
+func newLease(cfg *config.Config, store repository.Store, logger *slog.Logger) sync.Lease {
+	if s, ok := store.(*mongo.Store); ok {
+		return s.Lease(leaseName, leaseHolder(), cfg.LeaseTTL, logger)
+	}
+	return sync.Held()
+}
+
+// leaseHolder identifies this process in the lease: host name, process ID
+// and a random part (a restarted process is a new holder).
+func leaseHolder() string {
+	host, _ := os.Hostname()
+	b := make([]byte, 4)
+	crand.Read(b) // never fails
+	return fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b))
+}
+
+// serveUntilDone opens the store, the search engine and the lease, builds
+// the app and serves on cfg.ListenAddr until ctx is done (see serve). It
+// then releases the lease, so that another process takes over at once,
+// and closes the engine and the store. ready, when not nil, is called with
+// the bound address once the listener accepts connections (tests listen on
+// port 0).
 func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger, ready func(net.Addr)) (err error) {
 	store, err := openStore(ctx, cfg)
 	if err != nil {
@@ -322,19 +370,59 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 			err = errors.Join(err, fmt.Errorf("close search: %w", cerr))
 		}
 	}()
+	if !cfg.Embedded() && cfg.EmbeddedSearch() {
+		logger.Warn("MongoDB with the embedded Bleve index: only the process holding the lease updates its own index; run one process, or share Meilisearch (MEILI_URL) between several")
+	}
+	lease := newLease(cfg, store, logger)
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if rerr := lease.Release(rctx); rerr != nil {
+			logger.Warn("release the lease", "err", rerr)
+		}
+	}()
+	return serve(ctx, cfg, logger, store, engine, lease, ready)
+}
+
+// serve runs the service on an open store and engine: the lease keeper,
+// the sync worker and the schedule (both only while the lease is held),
+// and the app on cfg.ListenAddr until ctx is done. It then stops accepting
+// connections, lets in-flight requests finish within cfg.ShutdownTimeout,
+// stops the schedule, aborts a running rebuild and stops the worker. It
+// neither releases the lease nor closes the store or engine: a test
+// cancelling ctx thus simulates a crashed process.
+func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store repository.Store, engine search.Engine, lease sync.Lease, ready func(net.Addr)) error {
 	worker := newWorker(cfg, store, engine, logger)
-	workerCtx, stopWorker := context.WithCancel(context.WithoutCancel(ctx))
-	workerDone := make(chan struct{})
+	reindexer := sync.NewReindexer(store, engine, worker, logger, nil, lease)
+	schedule, err := sync.NewSchedule(sync.ScheduleOptions{
+		ReindexCron: cfg.ReindexCron, Location: cfg.Location, Reindexer: reindexer,
+		Store: store, Notifier: worker, Lease: lease, Log: logger,
+	})
+	if err != nil {
+		return err
+	}
+	backgroundCtx, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
+	leaseDone, workerDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(leaseDone)
+		lease.Keep(backgroundCtx)
+	}()
 	go func() {
 		defer close(workerDone)
-		runIndexer(workerCtx, engine, worker, logger)
+		runIndexer(backgroundCtx, engine, worker, lease, logger)
 	}()
+	schedule.Start()
 	defer func() {
-		stopWorker()
+		if err := schedule.Shutdown(); err != nil {
+			logger.Warn("stop the schedule", "err", err)
+		}
+		reindexer.Close()
+		stopBackground()
 		<-workerDone
+		<-leaseDone
 	}()
 
-	fiberApp, err := app.New(app.Options{Config: cfg, Store: store, Search: engine, Indexer: worker, Logger: logger})
+	fiberApp, err := app.New(app.Options{Config: cfg, Store: store, Search: engine, Indexer: worker, Reindexer: reindexer, Logger: logger})
 	if err != nil {
 		return fmt.Errorf("build app: %w", err)
 	}

@@ -35,6 +35,8 @@ type Options struct {
 	// Indexer is told after every write that index marks are waiting (the
 	// sync worker); nil when another process runs the worker.
 	Indexer Notifier
+	// Reindexer runs full rebuilds for the admin routes; nil answers 503.
+	Reindexer Reindexer
 	// Now returns the current time; nil means time.Now. Tests inject a clock.
 	Now func() time.Time
 }
@@ -47,10 +49,11 @@ type Server struct {
 	cfg   *config.Config
 	store repository.Store
 	// search serves lists; indexer is woken after writes.
-	search  search.Engine
-	indexer Notifier
-	log     *slog.Logger
-	now     func() time.Time
+	search    search.Engine
+	indexer   Notifier
+	reindexer Reindexer
+	log       *slog.Logger
+	now       func() time.Time
 	// routes is every registered route, for the namespace index and docs.
 	routes []*route
 	// siteHost is SITE_URL without its scheme, for global_id.
@@ -78,7 +81,7 @@ func New(opts Options) (*fiber.App, error) {
 	if opts.Config == nil || opts.Store == nil {
 		return nil, errors.New("app: Config and Store are required")
 	}
-	s := &Server{cfg: opts.Config, store: opts.Store, search: opts.Search, indexer: opts.Indexer, log: opts.Logger, now: opts.Now}
+	s := &Server{cfg: opts.Config, store: opts.Store, search: opts.Search, indexer: opts.Indexer, reindexer: opts.Reindexer, log: opts.Logger, now: opts.Now}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -96,6 +99,11 @@ func New(opts Options) (*fiber.App, error) {
 		WriteTimeout:          30 * time.Second,
 		IdleTimeout:           120 * time.Second,
 	})
+	// Every request, probes and errors included, gets an ID, one log line
+	// and one histogram sample (requestlog.go, metrics.go).
+	metrics := newAppMetrics(s.log, opts.Indexer)
+	f.Use(s.observeRequests(metrics))
+	f.Get(metricsPath, metrics.serve())
 	f.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	f.Get("/readyz", s.ready)
 	f.Use(s.cors(), s.rewriteLanguagePrefix, s.methodOverride, s.commonHeaders)

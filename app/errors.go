@@ -138,7 +138,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	case errors.Is(err, repository.ErrNotFound):
 		apiErr = newError(404, "rest_not_found", "Not found.")
 	default:
-		s.log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
+		s.log.Error("request failed", "method", c.Method(), "path", c.Path(), "request_id", requestID(c), "err", err)
 		apiErr = errUnavailable("store")
 	}
 	data := map[string]any{"status": apiErr.Status}
@@ -146,7 +146,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		data[k] = v
 	}
 	if apiErr.Status >= 500 {
-		s.log.Warn("error response", slog.Int("status", apiErr.Status), slog.String("code", apiErr.Code), slog.String("path", c.Path()))
+		s.log.Warn("error response", slog.Int("status", apiErr.Status), slog.String("code", apiErr.Code), slog.String("path", c.Path()), slog.String("request_id", requestID(c)))
 	}
 	c.Status(apiErr.Status)
 	return c.JSON(fiber.Map{"code": apiErr.Code, "message": apiErr.Message, "data": data})

@@ -98,7 +98,14 @@ func componentSchemas() *obj {
 		set("Organizer", organizer).set("Event", event).
 		set("EventList", list("events", "Event")).set("VenueList", list("venues", "Venue")).
 		set("OrganizerList", list("organizers", "Organizer")).set("CategoryList", list("categories", "Term")).
-		set("TagList", list("tags", "Term")).set("NamespaceIndex", index).set("Document", schemaType("object"))
+		set("TagList", list("tags", "Term")).set("NamespaceIndex", index).set("Document", schemaType("object")).
+		set("JobEnvelope", object([]string{"job"}, "job", object([]string{"id", "state", "done", "total", "started"},
+			"id", str, "state", newObj().set("type", "string").set("enum", []string{"running", "succeeded", "failed"}),
+			"done", integer, "total", integer, "started", str, "finished", str, "error", str, "trigger", str))).
+		set("SyncStatus", object([]string{"pending_marks", "store", "index", "engine_healthy"},
+			"pending_marks", integer, "pending_capped", schemaType("boolean"), "oldest_mark_age_seconds", number,
+			"last_batch_at", nullable(schemaType("string")), "last_batch_size", integer, "last_error", str,
+			"store", schemaType("object"), "index", schemaType("object"), "engine_healthy", schemaType("boolean"), "engine_error", str))
 }
 
 // argSchema is the JSON schema of a declared argument.
@@ -154,6 +161,12 @@ func routeResponses(rt *route, method string) (ok int, okSchema string, errs []i
 		return 200, "NamespaceIndex", []int{404}
 	case p == "/doc":
 		return 200, "Document", nil
+	case p == "/admin/reindex" && method == fiber.MethodPost:
+		return 202, "JobEnvelope", []int{401, 403, 409, 503}
+	case p == "/admin/reindex":
+		return 200, "JobEnvelope", []int{401, 403, 404, 503}
+	case p == "/admin/sync":
+		return 200, "SyncStatus", []int{401, 403, 503}
 	}
 	coll := strings.Split(strings.Trim(p, "/"), "/")[0]
 	item := map[string]string{"events": "Event", "venues": "Venue", "organizers": "Organizer", "categories": "Term", "tags": "Term"}[coll]
@@ -184,7 +197,7 @@ func routeResponses(rt *route, method string) (ok int, okSchema string, errs []i
 // errorDescriptions names each error status.
 var errorDescriptions = map[int]string{400: "Invalid or missing parameters.", 401: "Authentication required.",
 	403: "Not allowed, not accessible or password-protected.", 404: "No such item, route or page.",
-	410: "Already in the trash.", 503: "The store or the search engine is unavailable."}
+	409: "A rebuild is already running.", 410: "Already in the trash.", 503: "The store or the search engine is unavailable."}
 
 // openAPI builds the interface document.
 func (s *Server) openAPI() *obj {

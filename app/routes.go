@@ -68,6 +68,10 @@ func (s *Server) registerRoutes(f *fiber.App) {
 		{methods: editable, path: "/categories/:id", args: s.termWriteArgs(cat, false), write: true, handle: s.updateTerm(cat), summary: "Update an event category."},
 		{methods: deletable, path: "/categories/:id", args: s.termReadArgs(), write: true, handle: s.deleteTerm(cat), summary: "Delete an event category permanently."},
 
+		{methods: creatable, path: "/admin/reindex", handle: s.startReindex, summary: "Start a full rebuild of the search indexes (admin)."},
+		{methods: readable, path: "/admin/reindex", handle: s.getReindex, summary: "The current or last rebuild (admin)."},
+		{methods: readable, path: "/admin/sync", handle: s.syncStatus, summary: "Sync worker and index figures (admin)."},
+
 		{methods: readable, path: "/tags", args: s.termListArgs(tag), handle: s.listTerms(tag), summary: "List event tags."},
 		{methods: creatable, path: "/tags", args: s.termWriteArgs(tag, true), write: true, handle: s.createTerm(tag), summary: "Create an event tag."},
 		{methods: readable, path: "/tags/:id", args: s.termReadArgs(), handle: s.getTerm(tag), summary: "Read an event tag."},

@@ -74,6 +74,12 @@ type Config struct {
 	CORSAllowedOrigins []string
 	// ShutdownTimeout bounds the graceful shutdown (SHUTDOWN_TIMEOUT).
 	ShutdownTimeout time.Duration
+	// ReindexCron is the cron expression of scheduled full rebuilds
+	// (REINDEX_CRON), evaluated in Location; empty disables them.
+	ReindexCron string
+	// LeaseTTL is how long the leader lease lasts without renewal
+	// (LEASE_TTL), with MongoDB.
+	LeaseTTL time.Duration
 }
 
 // Load reads every registered setting through getenv (os.Getenv in

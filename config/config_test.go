@@ -44,6 +44,8 @@ func TestDefaults(t *testing.T) {
 		{"LogFormat", c.LogFormat, "text"},
 		{"CORSAllowedOrigins", c.CORSAllowedOrigins, []string{"*"}},
 		{"ShutdownTimeout", c.ShutdownTimeout, 10 * time.Second},
+		{"ReindexCron", c.ReindexCron, ""},
+		{"LeaseTTL", c.LeaseTTL, 15 * time.Second},
 		{"APIRoot()", c.APIRoot(), "/calendar/events/v1"},
 		{"Embedded()", c.Embedded(), true},
 		{"EmbeddedSearch()", c.EmbeddedSearch(), true},
@@ -99,6 +101,14 @@ func TestValid(t *testing.T) {
 		{"cors star", map[string]string{"CORS_ALLOWED_ORIGINS": " * "}, func(c *Config) any { return c.CORSAllowedOrigins }, []string{"*"}},
 		{"shutdown duration", map[string]string{"SHUTDOWN_TIMEOUT": "1m30s"}, func(c *Config) any { return c.ShutdownTimeout }, 90 * time.Second},
 		{"shutdown seconds", map[string]string{"SHUTDOWN_TIMEOUT": "25"}, func(c *Config) any { return c.ShutdownTimeout }, 25 * time.Second},
+		{"reindex cron", map[string]string{"REINDEX_CRON": " 30 3 * * 0 "}, func(c *Config) any { return c.ReindexCron }, "30 3 * * 0"},
+		{"reindex cron ranges and names", map[string]string{"REINDEX_CRON": "*/15 1-5 * JAN-MAR MON,FRI"}, func(c *Config) any { return c.ReindexCron }, "*/15 1-5 * JAN-MAR MON,FRI"},
+		{"reindex cron descriptor", map[string]string{"REINDEX_CRON": "@daily"}, func(c *Config) any { return c.ReindexCron }, "@daily"},
+		{"reindex cron every", map[string]string{"REINDEX_CRON": "@every 6h"}, func(c *Config) any { return c.ReindexCron }, "@every 6h"},
+		{"reindex cron with a time zone", map[string]string{"REINDEX_CRON": "0 3 * * *", "TIMEZONE": "Europe/Brussels"}, func(c *Config) any { return c.ReindexCron }, "0 3 * * *"},
+		{"lease ttl", map[string]string{"LEASE_TTL": "1m"}, func(c *Config) any { return c.LeaseTTL }, time.Minute},
+		{"lease ttl seconds", map[string]string{"LEASE_TTL": "5"}, func(c *Config) any { return c.LeaseTTL }, 5 * time.Second},
+		{"lease ttl minimum", map[string]string{"LEASE_TTL": "1s"}, func(c *Config) any { return c.LeaseTTL }, time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -160,6 +170,16 @@ func TestInvalid(t *testing.T) {
 		{"shutdown zero", map[string]string{"SHUTDOWN_TIMEOUT": "0s"}, "SHUTDOWN_TIMEOUT", "positive"},
 		{"shutdown negative", map[string]string{"SHUTDOWN_TIMEOUT": "-5"}, "SHUTDOWN_TIMEOUT", "positive"},
 		{"shutdown overflow", map[string]string{"SHUTDOWN_TIMEOUT": "99999999999"}, "SHUTDOWN_TIMEOUT", "too long"},
+		{"reindex cron four fields", map[string]string{"REINDEX_CRON": "0 3 * *"}, "REINDEX_CRON", "found 4"},
+		{"reindex cron seconds field", map[string]string{"REINDEX_CRON": "0 0 3 * * *"}, "REINDEX_CRON", "found 6"},
+		{"reindex cron out of range", map[string]string{"REINDEX_CRON": "0 24 * * *"}, "REINDEX_CRON", "above maximum"},
+		{"reindex cron word", map[string]string{"REINDEX_CRON": "nightly"}, "REINDEX_CRON", "not a cron expression"},
+		{"reindex cron descriptor", map[string]string{"REINDEX_CRON": "@fortnightly"}, "REINDEX_CRON", "unrecognized descriptor"},
+		{"reindex cron never fires", map[string]string{"REINDEX_CRON": "0 0 30 2 *"}, "REINDEX_CRON", "never fires"},
+		{"reindex cron own time zone", map[string]string{"REINDEX_CRON": "CRON_TZ=Asia/Tokyo 0 3 * * *"}, "REINDEX_CRON", "TIMEZONE"},
+		{"lease ttl unparsable", map[string]string{"LEASE_TTL": "long"}, "LEASE_TTL", "duration"},
+		{"lease ttl too short", map[string]string{"LEASE_TTL": "500ms"}, "LEASE_TTL", "at least 1s"},
+		{"lease ttl zero", map[string]string{"LEASE_TTL": "0"}, "LEASE_TTL", "at least 1s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -246,7 +266,7 @@ func TestRegistry(t *testing.T) {
 	}
 	want := []string{"LISTEN_ADDR", "DATA_DIR", "MONGO_URI", "MONGO_DATABASE", "MEILI_URL", "MEILI_API_KEY",
 		"ADMIN_TOKEN", "REST_ROOT", "API_NAMESPACE", "SITE_URL", "TIMEZONE", "LANGUAGES", "DEFAULT_LANGUAGE",
-		"LOG_LEVEL", "LOG_FORMAT", "CORS_ALLOWED_ORIGINS", "SHUTDOWN_TIMEOUT"}
+		"LOG_LEVEL", "LOG_FORMAT", "CORS_ALLOWED_ORIGINS", "SHUTDOWN_TIMEOUT", "REINDEX_CRON", "LEASE_TTL"}
 	for _, name := range want {
 		if !seen[name] {
 			t.Errorf("%s is not registered", name)
@@ -278,6 +298,8 @@ func TestRedacted(t *testing.T) {
 		"LOG_FORMAT":    "json",
 		"REST_ROOT":     "wp-json/",
 		"MEILI_API_KEY": "",
+		"REINDEX_CRON":  "15 2 * * *",
+		"LEASE_TTL":     "20",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -298,6 +320,8 @@ func TestRedacted(t *testing.T) {
 		{"SHUTDOWN_TIMEOUT", "10s"},
 		{"CORS_ALLOWED_ORIGINS", "*"},
 		{"TIMEZONE", "UTC"},
+		{"REINDEX_CRON", "15 2 * * *"},
+		{"LEASE_TTL", "20s"},
 	}
 	for _, tt := range tests {
 		if got := r[tt.name]; got != tt.want {

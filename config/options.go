@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/go-co-op/gocron/v2"
 )
 
 // Type names the kind of value an option holds. It is shown by --help.
@@ -30,6 +32,7 @@ const (
 	TypeLanguage Type = "language"
 	TypeEnum     Type = "enum"
 	TypeDuration Type = "duration"
+	TypeCron     Type = "cron"
 )
 
 // Option describes one setting read from the environment: its variable name,
@@ -330,6 +333,68 @@ var registry = []Option{
 		},
 		format: func(c *Config) string { return c.ShutdownTimeout.String() },
 	},
+	{
+		Name: "REINDEX_CRON", Default: "", Type: TypeCron,
+		Description: "cron expression (5 fields, or @daily, @every 6h...) evaluated in TIMEZONE for full rebuilds of the search indexes, e.g. 30 3 * * 0; empty disables them",
+		dependsOn:   []string{"TIMEZONE"},
+		parse: func(c *Config, raw string) error {
+			if err := validateCron(raw, c.Location); err != nil {
+				return err
+			}
+			c.ReindexCron = raw
+			return nil
+		},
+		format: func(c *Config) string { return c.ReindexCron },
+	},
+	{
+		Name: "LEASE_TTL", Default: "15s", Type: TypeDuration,
+		Description: "with MongoDB, how long the process running the sync worker and scheduled jobs keeps the lead without renewing it (a crashed leader is replaced after this)",
+		parse: func(c *Config, raw string) error {
+			d, err := parseDuration(raw)
+			if err != nil {
+				return err
+			}
+			if d < minLeaseTTL {
+				return fmt.Errorf("must be at least %s", minLeaseTTL)
+			}
+			c.LeaseTTL = d
+			return nil
+		},
+		format: func(c *Config) string { return c.LeaseTTL.String() },
+	},
+}
+
+// minLeaseTTL is the shortest LEASE_TTL: the lease is renewed every third
+// of it, with a database round trip or two each time.
+const minLeaseTTL = time.Second
+
+// validateCron checks a REINDEX_CRON expression the way the scheduler
+// (gocron, with robfig/cron's standard parser) will read it, in loc; the
+// empty expression disables scheduled rebuilds. The time zone is always
+// TIMEZONE: a TZ= or CRON_TZ= prefix is refused.
+func validateCron(raw string, loc *time.Location) error {
+	if raw == "" {
+		return nil
+	}
+	if strings.HasPrefix(raw, "TZ=") || strings.HasPrefix(raw, "CRON_TZ=") {
+		return errors.New("must not name a time zone: the schedule is evaluated in TIMEZONE")
+	}
+	err := gocron.NewDefaultCron(false).IsValid(raw, loc, time.Now())
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, gocron.ErrCronJobInvalid):
+		return fmt.Errorf("%q never fires", raw)
+	}
+	// gocron joins its own error with the parser's; the parser's says what
+	// is wrong.
+	reason := err.Error()
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		if errs := joined.Unwrap(); len(errs) > 0 {
+			reason = errs[len(errs)-1].Error()
+		}
+	}
+	return fmt.Errorf("%q is not a cron expression (5 fields: minute hour day-of-month month day-of-week, or a descriptor such as @daily): %s", raw, reason)
 }
 
 // Options returns the registry of settings, in the order --help lists them.

@@ -31,6 +31,11 @@ type Worker struct {
 	wake   chan struct{}
 	stepMu gosync.Mutex
 	once   gosync.Once
+	// metrics are created by init; see Metrics (metrics.go).
+	metrics *Metrics
+	// dual, while a rebuild runs, also receives every batch and records
+	// what the worker wrote (reindex.go); guarded by stepMu.
+	dual *dualWrite
 
 	statsMu workerStats
 }
@@ -72,6 +77,7 @@ func (w *Worker) init() {
 		if w.Now == nil {
 			w.Now = time.Now
 		}
+		w.metrics = newMetrics(w.Store, w.Engine, w.Now)
 	})
 }
 
@@ -165,7 +171,9 @@ func (w *Worker) Step(ctx context.Context) (int, error) {
 	w.statsMu.mu.Lock()
 	w.statsMu.lastBatchAt, w.statsMu.lastBatchSize, w.statsMu.lastError = now, len(marks), ""
 	w.statsMu.mu.Unlock()
-	w.Log.Info("sync batch", "marks", len(marks), "duration_ms", now.Sub(start).Milliseconds())
+	w.metrics.observeBatch(marks, now)
+	// duration_ms is fractional milliseconds, as in the request log lines.
+	w.Log.Info("sync batch", "marks", len(marks), "duration_ms", float64(now.Sub(start).Microseconds())/1000)
 	return len(marks), nil
 }
 
@@ -222,19 +230,22 @@ func (w *Worker) apply(ctx context.Context, marks []repository.IndexMark) error 
 			events[id] = true
 		}
 	}
-	if err := w.indexEvents(ctx, keys(events)); err != nil {
+	dsts := w.destinations(events, places, gone)
+	if err := w.indexEvents(ctx, keys(events), dsts); err != nil {
 		return err
 	}
-	if err := w.indexPlaces(ctx, keys(places)); err != nil {
+	if err := w.indexPlaces(ctx, keys(places), dsts); err != nil {
 		return err
 	}
 	if len(gone) > 0 {
-		if err := w.Engine.DeleteEvents(ctx, gone); err != nil {
-			return err
-		}
-		for _, k := range []search.PlaceKind{search.Venues, search.Organizers} {
-			if err := w.Engine.DeletePlaces(ctx, k, gone); err != nil {
+		for _, dst := range dsts {
+			if err := dst.DeleteEvents(ctx, gone); err != nil {
 				return err
+			}
+			for _, k := range []search.PlaceKind{search.Venues, search.Organizers} {
+				if err := dst.DeletePlaces(ctx, k, gone); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -281,8 +292,9 @@ func (w *Worker) eventsOfTerms(ctx context.Context, termIDs []int64) ([]int64, e
 	return out, nil
 }
 
-// indexEvents (re)indexes events, deleting trashed or vanished ones.
-func (w *Worker) indexEvents(ctx context.Context, ids []int64) error {
+// indexEvents (re)indexes events into every destination, deleting trashed
+// or vanished ones.
+func (w *Worker) indexEvents(ctx context.Context, ids []int64, dsts []search.Writer) error {
 	const chunk = 500
 	for len(ids) > 0 {
 		n := min(chunk, len(ids))
@@ -306,20 +318,23 @@ func (w *Worker) indexEvents(ctx context.Context, ids []int64) error {
 		if err != nil {
 			return err
 		}
-		if err := w.Engine.IndexEvents(ctx, docs); err != nil {
-			return err
-		}
-		if len(dead) > 0 {
-			if err := w.Engine.DeleteEvents(ctx, dead); err != nil {
+		for _, dst := range dsts {
+			if err := dst.IndexEvents(ctx, docs); err != nil {
 				return err
+			}
+			if len(dead) > 0 {
+				if err := dst.DeleteEvents(ctx, dead); err != nil {
+					return err
+				}
 			}
 		}
 	}
 	return nil
 }
 
-// indexPlaces (re)indexes venues and organizers, deleting trashed ones.
-func (w *Worker) indexPlaces(ctx context.Context, ids []int64) error {
+// indexPlaces (re)indexes venues and organizers into every destination,
+// deleting trashed ones.
+func (w *Worker) indexPlaces(ctx context.Context, ids []int64, dsts []search.Writer) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -350,14 +365,16 @@ func (w *Worker) indexPlaces(ctx context.Context, ids []int64) error {
 		}
 		docs = append(docs, d)
 	}
-	if len(docs) > 0 {
-		if err := w.Engine.IndexPlaces(ctx, docs); err != nil {
-			return err
+	for _, dst := range dsts {
+		if len(docs) > 0 {
+			if err := dst.IndexPlaces(ctx, docs); err != nil {
+				return err
+			}
 		}
-	}
-	for k, ids := range dead {
-		if err := w.Engine.DeletePlaces(ctx, k, ids); err != nil {
-			return err
+		for k, ids := range dead {
+			if err := dst.DeletePlaces(ctx, k, ids); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -386,7 +403,16 @@ func (w *Worker) Populate(ctx context.Context) (bool, error) {
 // IndexAll indexes every stored event, venue and organizer into the engine,
 // calling progress (when set) after each page.
 func (w *Worker) IndexAll(ctx context.Context, progress func(done int)) error {
+	return w.IndexAllInto(ctx, w.Engine, progress)
+}
+
+// IndexAllInto indexes every stored event, venue and organizer (trashed
+// ones excepted) into dst, in pages by ID, calling progress (when set) with
+// the number of items done after each page. Populate and full rebuilds
+// (Reindexer) share it.
+func (w *Worker) IndexAllInto(ctx context.Context, dst search.Writer, progress func(done int)) error {
 	w.init()
+	dsts := []search.Writer{dst}
 	done := 0
 	for _, kind := range []repository.PostKind{repository.KindEvent, repository.KindVenue, repository.KindOrganizer} {
 		q := repository.PostQuery{Kind: kind, ExcludeStatuses: []string{repository.StatusTrash}, Limit: 500}
@@ -403,9 +429,9 @@ func (w *Worker) IndexAll(ctx context.Context, progress func(done int)) error {
 				ids[i] = p.ID
 			}
 			if kind == repository.KindEvent {
-				err = w.indexEvents(ctx, ids)
+				err = w.indexEvents(ctx, ids, dsts)
 			} else {
-				err = w.indexPlaces(ctx, ids)
+				err = w.indexPlaces(ctx, ids, dsts)
 			}
 			if err != nil {
 				return err

@@ -11,6 +11,7 @@
 //	slugs        slug reservations ("post:event:en:my-slug" -> owner ID)
 //	index_marks  "needs indexing" marks ("post:12" -> seq)
 //	locks        short-lived per-item write locks ("post:12")
+//	leases       the leader lease of the service processes (lease.go)
 //
 // # Why the item locks
 //
@@ -76,6 +77,7 @@ const (
 	collSlugs    = "slugs"
 	collMarks    = "index_marks"
 	collLocks    = "locks"
+	collLeases   = "leases"
 )
 
 // Sequence names in the counters collection.
@@ -105,6 +107,7 @@ type Store struct {
 	slugs     *mongo.Collection
 	marks     *mongo.Collection
 	locks     *mongo.Collection
+	leases    *mongo.Collection
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -138,6 +141,7 @@ func Open(ctx context.Context, uri, database string) (*Store, error) {
 		slugs:    db.Collection(collSlugs),
 		marks:    db.Collection(collMarks),
 		locks:    db.Collection(collLocks),
+		leases:   db.Collection(collLeases),
 	}
 	if err := s.ensureIndexes(ctx); err != nil {
 		client.Disconnect(context.WithoutCancel(ctx))
@@ -183,6 +187,7 @@ func (s *Store) ensureIndexes(ctx context.Context) error {
 		{s.tokens, plain(asc("user_id"))},
 		{s.slugs, plain(asc("scope", "owner"))},
 		{s.marks, plain(asc("at", "seq"))},
+		{s.leases, plain(asc("name", "term"))},
 	}
 	// One createIndexes command per index: FerretDB v1.24 panics (and drops
 	// the connection) when one command lists two or more indexes that

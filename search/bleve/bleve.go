@@ -3,6 +3,17 @@
 // organizers.bleve, queried with Bleve queries built from the contract's
 // options.
 //
+// A full rebuild (search.Rebuilder, rebuild.go) writes a new generation of
+// the three indexes beside the live one (events.bleve.<n>, ...), then
+// records n in the manifest file "generation" (written atomically: a
+// temporary file renamed over the old one) and swaps the open indexes under
+// a lock that every search and write holds for reading, so no query fails
+// or sees a closed index; the old generation is then closed and removed.
+// Open reads the manifest (none: generation 0, the plain names above) and
+// deletes every index directory of another generation: the leftovers of a
+// rebuild that was aborted or interrupted, or of a committed one whose old
+// generation was not removed yet.
+//
 // One process per directory: each index holds a bbolt file lock on its
 // root.bolt while it is open. A second Open of the same directory, from
 // another process or from this one, waits for the lock for openTimeout and
@@ -41,32 +52,77 @@ const openTimeout = "1s"
 // fingerprint of the mapping it was built with.
 var fingerprintKey = []byte("eventcal.mapping")
 
-// Engine is the Bleve implementation of search.Engine. It is safe for
-// concurrent use.
+// Engine is the Bleve implementation of search.Engine and
+// search.Rebuilder. It is safe for concurrent use.
 type Engine struct {
-	dir        string
-	events     bleve.Index
-	venues     bleve.Index
-	organizers bleve.Index
+	dir string
+
+	// mu guards cur. Every search and write holds it for reading for its
+	// whole call; a committing rebuild holds it for writing only to swap
+	// cur, so an index is never closed under a running query.
+	mu  gosync.RWMutex
+	cur *generation
+
+	// rebuildMu guards rebuilding, the open rebuild (nil when none).
+	rebuildMu  gosync.Mutex
+	rebuilding *rebuild
 
 	closeOnce gosync.Once
 	closeErr  error
 }
 
-var _ search.Engine = (*Engine)(nil)
+// generation is one set of the three indexes.
+type generation struct {
+	// n numbers the generation: 0 uses the plain directory names
+	// (events.bleve), n > 0 the suffixed ones (events.bleve.<n>).
+	n          int64
+	events     bleve.Index
+	venues     bleve.Index
+	organizers bleve.Index
+}
+
+var (
+	_ search.Engine    = (*Engine)(nil)
+	_ search.Rebuilder = (*Engine)(nil)
+)
+
+// current returns the live generation and a function that releases it;
+// the generation stays open until then.
+func (e *Engine) current() (*generation, func()) {
+	e.mu.RLock()
+	return e.cur, e.mu.RUnlock
+}
 
 // Open opens the indexes under dir, creating dir and the indexes when they
-// do not exist. When an index is missing, or was built with another mapping
-// (see indexMapping and mappingVersion), all three are deleted and created
-// empty: the index is derived data, and the sync worker repopulates an
-// empty event index from the store (Worker.Populate). Rebuilding all three
-// together keeps that rule sufficient. Settings are therefore reconciled
-// here, and Init has nothing left to do.
+// do not exist. It opens the generation the manifest names and first
+// deletes the index directories of every other generation (see the package
+// documentation). When an index is missing, or was built with another
+// mapping (see indexMapping and mappingVersion), all three are deleted and
+// created empty: the index is derived data, and the sync worker repopulates
+// an empty event index from the store (Worker.Populate). Rebuilding all
+// three together keeps that rule sufficient. Settings are therefore
+// reconciled here, and Init has nothing left to do.
 func Open(dir string) (*Engine, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("bleve: create %s: %w", dir, err)
 	}
-	kinds := []indexKind{eventsIndex, venuesIndex, organizersIndex}
+	n, err := readManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := removeOtherGenerations(dir, n); err != nil {
+		return nil, err
+	}
+	g, err := openGeneration(dir, n)
+	if err != nil {
+		return nil, err
+	}
+	return &Engine{dir: dir, cur: g}, nil
+}
+
+// openGeneration opens the indexes of generation n, recreating all three
+// empty when one is missing or was built with another mapping.
+func openGeneration(dir string, n int64) (*generation, error) {
 	opened := map[indexKind]bleve.Index{}
 	closeAll := func() {
 		for _, idx := range opened {
@@ -75,8 +131,8 @@ func Open(dir string) (*Engine, error) {
 		clear(opened)
 	}
 	current := true
-	for _, k := range kinds {
-		idx, ok, err := openExisting(indexPath(dir, k), indexMapping(k))
+	for _, k := range indexKinds {
+		idx, ok, err := openExisting(indexPath(dir, k, n), indexMapping(k))
 		if err != nil {
 			closeAll()
 			return nil, err
@@ -88,19 +144,43 @@ func Open(dir string) (*Engine, error) {
 	}
 	if !current {
 		closeAll()
-		for _, k := range kinds {
-			idx, err := create(indexPath(dir, k), indexMapping(k))
-			if err != nil {
-				closeAll()
-				return nil, err
-			}
-			opened[k] = idx
+		g, err := createGeneration(dir, n)
+		if err != nil {
+			return nil, err
 		}
+		return g, nil
 	}
-	return &Engine{dir: dir, events: opened[eventsIndex], venues: opened[venuesIndex], organizers: opened[organizersIndex]}, nil
+	return &generation{n: n, events: opened[eventsIndex], venues: opened[venuesIndex], organizers: opened[organizersIndex]}, nil
 }
 
-func indexPath(dir string, k indexKind) string { return filepath.Join(dir, string(k)+".bleve") }
+// createGeneration creates the three indexes of generation n, empty
+// (replacing whatever is at their paths).
+func createGeneration(dir string, n int64) (*generation, error) {
+	opened := map[indexKind]bleve.Index{}
+	for _, k := range indexKinds {
+		idx, err := create(indexPath(dir, k, n), indexMapping(k))
+		if err != nil {
+			for _, idx := range opened {
+				_ = idx.Close()
+			}
+			return nil, err
+		}
+		opened[k] = idx
+	}
+	return &generation{n: n, events: opened[eventsIndex], venues: opened[venuesIndex], organizers: opened[organizersIndex]}, nil
+}
+
+// indexKinds lists the engine's indexes.
+var indexKinds = []indexKind{eventsIndex, venuesIndex, organizersIndex}
+
+// indexPath is the directory of index k of generation n.
+func indexPath(dir string, k indexKind, n int64) string {
+	name := string(k) + ".bleve"
+	if n > 0 {
+		name += "." + strconv.FormatInt(n, 10)
+	}
+	return filepath.Join(dir, name)
+}
 
 // openExisting opens the index at path if there is one. ok says whether it
 // was built with m; an index that is not is returned open (for the caller
@@ -162,7 +242,9 @@ func (e *Engine) Init(ctx context.Context) error { return e.Ping(ctx) }
 
 // Ping checks that every index answers.
 func (e *Engine) Ping(ctx context.Context) error {
-	for _, idx := range []bleve.Index{e.events, e.venues, e.organizers} {
+	g, done := e.current()
+	defer done()
+	for _, idx := range []bleve.Index{g.events, g.venues, g.organizers} {
 		if _, err := idx.DocCount(); err != nil {
 			return unavailable(ctx, "ping", err)
 		}
@@ -170,22 +252,42 @@ func (e *Engine) Ping(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// Close closes the three indexes, releasing their locks. Later calls
-// return the first call's result.
+// Close closes the live indexes (and those of an open rebuild), releasing
+// their locks. Later calls return the first call's result. An open
+// rebuild's directories are left for the next Open to remove.
 func (e *Engine) Close() error {
 	e.closeOnce.Do(func() {
-		e.closeErr = errors.Join(e.events.Close(), e.venues.Close(), e.organizers.Close())
+		e.rebuildMu.Lock()
+		r := e.rebuilding
+		e.rebuilding = nil
+		e.rebuildMu.Unlock()
+		if r != nil {
+			r.mu.Lock()
+			if !r.done {
+				r.done = true
+				_ = r.gen.close()
+			}
+			r.mu.Unlock()
+		}
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.closeErr = e.cur.close()
 	})
 	return e.closeErr
 }
 
+// close closes the three indexes.
+func (g *generation) close() error {
+	return errors.Join(g.events.Close(), g.venues.Close(), g.organizers.Close())
+}
+
 // place returns the index of a place kind.
-func (e *Engine) place(kind search.PlaceKind) (bleve.Index, error) {
+func (g *generation) place(kind search.PlaceKind) (bleve.Index, error) {
 	switch kind {
 	case search.Venues:
-		return e.venues, nil
+		return g.venues, nil
 	case search.Organizers:
-		return e.organizers, nil
+		return g.organizers, nil
 	}
 	return nil, fmt.Errorf("bleve: unknown place kind %q", kind)
 }
@@ -206,21 +308,33 @@ func apply(ctx context.Context, idx bleve.Index, b *bleve.Batch, what string) er
 
 // IndexEvents adds or replaces events in one batch.
 func (e *Engine) IndexEvents(ctx context.Context, docs []search.EventDocument) error {
-	b := e.events.NewBatch()
+	g, done := e.current()
+	defer done()
+	return g.indexEvents(ctx, docs)
+}
+
+func (g *generation) indexEvents(ctx context.Context, docs []search.EventDocument) error {
+	b := g.events.NewBatch()
 	for _, d := range docs {
 		if err := b.Index(docID(d.ID), eventFields(d)); err != nil {
 			return fmt.Errorf("bleve: event %d: %w", d.ID, err)
 		}
 	}
-	return apply(ctx, e.events, b, "index events")
+	return apply(ctx, g.events, b, "index events")
 }
 
 // IndexPlaces adds or replaces venues and organizers, one batch per kind.
 // A document of an unknown kind fails the call before anything is written.
 func (e *Engine) IndexPlaces(ctx context.Context, docs []search.PlaceDocument) error {
+	g, done := e.current()
+	defer done()
+	return g.indexPlaces(ctx, docs)
+}
+
+func (g *generation) indexPlaces(ctx context.Context, docs []search.PlaceDocument) error {
 	batches := map[bleve.Index]*bleve.Batch{}
 	for _, d := range docs {
-		idx, err := e.place(d.Kind)
+		idx, err := g.place(d.Kind)
 		if err != nil {
 			return fmt.Errorf("place %d: %w", d.ID, err)
 		}
@@ -241,12 +355,20 @@ func (e *Engine) IndexPlaces(ctx context.Context, docs []search.PlaceDocument) e
 
 // DeleteEvents removes events; IDs not in the index are ignored.
 func (e *Engine) DeleteEvents(ctx context.Context, ids []int64) error {
-	return deleteIDs(ctx, e.events, ids, "delete events")
+	g, done := e.current()
+	defer done()
+	return deleteIDs(ctx, g.events, ids, "delete events")
 }
 
 // DeletePlaces removes venues or organizers from their kind's index only.
 func (e *Engine) DeletePlaces(ctx context.Context, kind search.PlaceKind, ids []int64) error {
-	idx, err := e.place(kind)
+	g, done := e.current()
+	defer done()
+	return g.deletePlaces(ctx, kind, ids)
+}
+
+func (g *generation) deletePlaces(ctx context.Context, kind search.PlaceKind, ids []int64) error {
+	idx, err := g.place(kind)
 	if err != nil {
 		return err
 	}
@@ -267,18 +389,22 @@ const maxPage = math.MaxInt32
 
 // SearchEvents runs an event query.
 func (e *Engine) SearchEvents(ctx context.Context, q search.EventQuery) (search.Result, error) {
+	g, done := e.current()
+	defer done()
 	key := fieldSortStart
 	if q.Sort == search.ByPublishDate {
 		key = fieldSortPublish
 	}
 	order := blevesearch.SortOrder{&blevesearch.SortField{Field: key, Type: blevesearch.SortFieldAsString}}
-	return searchIndex(ctx, e.events, eventQuery(q), order, q.Offset, q.Limit, "search events")
+	return searchIndex(ctx, g.events, eventQuery(q), order, q.Offset, q.Limit, "search events")
 }
 
 // SearchPlaces runs a venue or organizer query, newest first (publish date
 // descending, then ID descending).
 func (e *Engine) SearchPlaces(ctx context.Context, q search.PlaceQuery) (search.Result, error) {
-	idx, err := e.place(q.Kind)
+	g, done := e.current()
+	defer done()
+	idx, err := g.place(q.Kind)
 	if err != nil {
 		return search.Result{}, err
 	}
@@ -331,7 +457,9 @@ func searchIndex(ctx context.Context, idx bleve.Index, q query.Query, order blev
 
 // CountEvents returns the number of indexed events.
 func (e *Engine) CountEvents(ctx context.Context) (int, error) {
-	n, err := e.events.DocCount()
+	g, done := e.current()
+	defer done()
+	n, err := g.events.DocCount()
 	if err != nil {
 		return 0, unavailable(ctx, "count events", err)
 	}
@@ -340,7 +468,9 @@ func (e *Engine) CountEvents(ctx context.Context) (int, error) {
 
 // CountPlaces returns the number of indexed venues or organizers.
 func (e *Engine) CountPlaces(ctx context.Context, kind search.PlaceKind) (int, error) {
-	idx, err := e.place(kind)
+	g, done := e.current()
+	defer done()
+	idx, err := g.place(kind)
 	if err != nil {
 		return 0, err
 	}

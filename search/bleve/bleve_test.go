@@ -106,7 +106,7 @@ func TestOneProcessPerDirectory(t *testing.T) {
 func TestMappingChangeRebuildsAllIndexes(t *testing.T) {
 	for name, damage := range map[string]func(t *testing.T, e *Engine, dir string){
 		"other mapping": func(t *testing.T, e *Engine, dir string) {
-			if err := e.venues.SetInternal(fingerprintKey, []byte("an older mapping")); err != nil {
+			if err := e.cur.venues.SetInternal(fingerprintKey, []byte("an older mapping")); err != nil {
 				t.Fatal(err)
 			}
 			e.Close()

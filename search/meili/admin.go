@@ -3,6 +3,7 @@ package meili
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/meilisearch/meilisearch-go"
 )
@@ -29,8 +30,20 @@ func (e *Engine) WithPrefix(prefix string) (*Engine, error) {
 // history of the indexes a and b (both must exist) and waits for the swap
 // to succeed.
 func (e *Engine) SwapIndexes(ctx context.Context, a, b string) error {
-	task, err := e.client.SwapIndexesWithContext(ctx, []*meilisearch.SwapIndexesParams{{Indexes: []string{a, b}}})
-	return e.await(ctx, "swap indexes "+a+" and "+b, task, err)
+	return e.swapIndexes(ctx, [][2]string{{a, b}})
+}
+
+// swapIndexes exchanges every pair in one request, which Meilisearch
+// applies as one atomic task: a search sees all pairs swapped or none.
+func (e *Engine) swapIndexes(ctx context.Context, pairs [][2]string) error {
+	params := make([]*meilisearch.SwapIndexesParams, len(pairs))
+	names := make([]string, len(pairs))
+	for i, p := range pairs {
+		params[i] = &meilisearch.SwapIndexesParams{Indexes: []string{p[0], p[1]}}
+		names[i] = p[0] + " and " + p[1]
+	}
+	task, err := e.client.SwapIndexesWithContext(ctx, params)
+	return e.await(ctx, "swap indexes "+strings.Join(names, ", "), task, err)
 }
 
 // DeleteIndex deletes the index uid and waits for the deletion; an index

@@ -100,9 +100,16 @@ type Engine struct {
 	vocab vocabulary
 	// learnMu serialises vocabulary growth (settings updates).
 	learnMu sync.Mutex
+
+	// rebuildMu guards rebuilding: whether a rebuild is open (rebuild.go).
+	rebuildMu  sync.Mutex
+	rebuilding bool
 }
 
-var _ search.Engine = (*Engine)(nil)
+var (
+	_ search.Engine    = (*Engine)(nil)
+	_ search.Rebuilder = (*Engine)(nil)
+)
 
 // Open connects to the Meilisearch server at url (with apiKey when not
 // empty) and checks that it answers; an unreachable server is an error

@@ -1,0 +1,169 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/search"
+	"github.com/calendar/eventcal/sync"
+)
+
+// Reindexer starts and reports full rebuilds of the search indexes
+// (sync.Reindexer).
+type Reindexer interface {
+	Start(ctx context.Context, trigger string) (sync.Job, error)
+	Last() (sync.Job, bool)
+}
+
+// WorkerStats reports the sync worker's recent figures (sync.Worker).
+type WorkerStats interface{ Stats() sync.Stats }
+
+// requireAdmin refuses everyone but admins: 401 anonymous, 403 others.
+func (r *request) requireAdmin() error {
+	if roleRank(r.user) < 4 {
+		return forbidden(r.user)
+	}
+	return nil
+}
+
+// startReindex serves POST /admin/reindex: 202 with the new job, or 409
+// with the running one.
+func (s *Server) startReindex(r *request) error {
+	if err := r.requireAdmin(); err != nil {
+		return err
+	}
+	if s.reindexer == nil {
+		return errUnavailable("search")
+	}
+	// The job outlives the request: detach it from the request's context.
+	job, err := s.reindexer.Start(context.WithoutCancel(r.ctx), "api")
+	if errors.Is(err, sync.ErrRebuildRunning) {
+		return newError(409, "reindex_running", "A rebuild is already running.").with("job", job)
+	}
+	if errors.Is(err, sync.ErrNotLeader) {
+		// Another replica holds the lease and runs the jobs; the load
+		// balancer may route a retry there.
+		return newError(503, "reindex_not_leader", "This replica does not run jobs now; retry, or send the request to the replica holding the lease.")
+	}
+	if err != nil {
+		return err
+	}
+	return sendJSON(r.c, 202, newObj().set("job", job))
+}
+
+// getReindex serves GET /admin/reindex: the current or last job.
+func (s *Server) getReindex(r *request) error {
+	if err := r.requireAdmin(); err != nil {
+		return err
+	}
+	if s.reindexer == nil {
+		return errUnavailable("search")
+	}
+	job, ok := s.reindexer.Last()
+	if !ok {
+		return newError(404, "reindex_not_found", "No rebuild has run since the service started.")
+	}
+	return sendJSON(r.c, 200, newObj().set("job", job))
+}
+
+// markScanLimit bounds how many pending marks /admin/sync counts.
+const markScanLimit = 100000
+
+// syncStatus serves GET /admin/sync: pending marks and the age of the
+// oldest, the last batch, documents in the store and in each index, and the
+// engine's health.
+func (s *Server) syncStatus(r *request) error {
+	if err := r.requireAdmin(); err != nil {
+		return err
+	}
+	st, err := s.SyncStatus(r.ctx)
+	if err != nil {
+		return err
+	}
+	return sendJSON(r.c, 200, st)
+}
+
+// SyncStatus is the view of GET /admin/sync (and of `eventcal status`).
+type SyncStatus struct {
+	PendingMarks int `json:"pending_marks"`
+	// PendingCapped is true when more marks exist than were counted.
+	PendingCapped    bool           `json:"pending_capped"`
+	OldestMarkAgeSec float64        `json:"oldest_mark_age_seconds"`
+	LastBatchAt      *time.Time     `json:"last_batch_at"`
+	LastBatchSize    int            `json:"last_batch_size"`
+	LastError        string         `json:"last_error,omitempty"`
+	Store            map[string]int `json:"store"`
+	Index            map[string]int `json:"index"`
+	EngineHealthy    bool           `json:"engine_healthy"`
+	EngineError      string         `json:"engine_error,omitempty"`
+}
+
+// SyncStatus computes the sync figures of this server.
+func (s *Server) SyncStatus(ctx context.Context) (*SyncStatus, error) {
+	ws, _ := s.indexer.(WorkerStats)
+	return ComputeSyncStatus(ctx, s.store, s.search, ws, s.now())
+}
+
+// ComputeSyncStatus computes the sync figures from a store, an engine (may
+// be nil) and the worker's stats (may be nil), for the admin route and the
+// `status` command.
+func ComputeSyncStatus(ctx context.Context, store repository.Store, engine search.Engine, ws WorkerStats, now time.Time) (*SyncStatus, error) {
+	out := &SyncStatus{Store: map[string]int{}, Index: map[string]int{}}
+	marks, err := store.PendingMarks(ctx, markScanLimit)
+	if err != nil {
+		return nil, err
+	}
+	out.PendingMarks, out.PendingCapped = len(marks), len(marks) >= markScanLimit
+	if len(marks) > 0 {
+		oldest := marks[0].At
+		for _, m := range marks {
+			if m.At.Before(oldest) {
+				oldest = m.At
+			}
+		}
+		out.OldestMarkAgeSec = now.Sub(oldest).Seconds()
+	}
+	if ws != nil {
+		st := ws.Stats()
+		if !st.LastBatchAt.IsZero() {
+			t := st.LastBatchAt.UTC()
+			out.LastBatchAt = &t
+		}
+		out.LastBatchSize, out.LastError = st.LastBatchSize, st.LastError
+	}
+	for _, k := range []repository.PostKind{repository.KindEvent, repository.KindVenue, repository.KindOrganizer} {
+		n, err := store.CountPosts(ctx, repository.PostQuery{Kind: k, ExcludeStatuses: []string{repository.StatusTrash}})
+		if err != nil {
+			return nil, err
+		}
+		out.Store[string(k)+"s"] = n
+	}
+	if engine == nil {
+		out.EngineError = "no search engine configured"
+		return out, nil
+	}
+	if err := engine.Ping(ctx); err != nil {
+		out.EngineError = err.Error()
+		return out, nil
+	}
+	out.EngineHealthy = true
+	counts := []struct {
+		name string
+		fn   func(context.Context) (int, error)
+	}{
+		{"events", engine.CountEvents},
+		{"venues", func(ctx context.Context) (int, error) { return engine.CountPlaces(ctx, search.Venues) }},
+		{"organizers", func(ctx context.Context) (int, error) { return engine.CountPlaces(ctx, search.Organizers) }},
+	}
+	for _, c := range counts {
+		n, err := c.fn(ctx)
+		if err != nil {
+			out.EngineHealthy, out.EngineError = false, err.Error()
+			break
+		}
+		out.Index[c.name] = n
+	}
+	return out, nil
+}

@@ -1,0 +1,83 @@
+package app_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	gosync "sync"
+	"testing"
+	"time"
+
+	"github.com/calendar/eventcal/app"
+	"github.com/calendar/eventcal/sync"
+)
+
+// fakeReindexer records Start calls; a job stays running until finish.
+type fakeReindexer struct {
+	mu   gosync.Mutex
+	job  *sync.Job
+	runs int
+}
+
+func (f *fakeReindexer) Start(_ context.Context, trigger string) (sync.Job, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.job != nil && f.job.State == sync.JobRunning {
+		return *f.job, sync.ErrRebuildRunning
+	}
+	f.runs++
+	f.job = &sync.Job{ID: "job-" + string(rune('0'+f.runs)), State: sync.JobRunning, Total: 10, Started: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC), Trigger: trigger}
+	return *f.job, nil
+}
+
+func (f *fakeReindexer) Last() (sync.Job, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.job == nil {
+		return sync.Job{}, false
+	}
+	return *f.job, true
+}
+
+func (f *fakeReindexer) finish() {
+	f.mu.Lock()
+	f.job.State, f.job.Done, f.job.Finished = sync.JobSucceeded, 10, time.Date(2026, 11, 22, 12, 1, 0, 0, time.UTC)
+	f.mu.Unlock()
+}
+
+func TestAdminRoutes(t *testing.T) {
+	e := newEnv(t)
+	fake := &fakeReindexer{}
+	a, err := app.New(app.Options{Config: e.cfg, Store: e.store, Search: e.engine, Indexer: e.worker, Reindexer: fake,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return e.now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.app = a
+	e.must(201, "POST", "events", "editor", map[string]any{"title": "E", "start_date": "2026-12-01", "end_date": "2026-12-01"})
+	e.run(t, []scenario{
+		{name: "no job yet", method: "GET", url: "admin/reindex", as: "admin", status: 404, want: map[string]any{"code": "reindex_not_found"}},
+		{name: "sync status", method: "GET", url: "admin/sync", as: "admin", status: 200, want: map[string]any{
+			"store.events": 1, "engine_healthy": true},
+			check: func(t *testing.T, r *resp) {
+				if r.num("pending_marks") < 0 {
+					t.Errorf("pending_marks missing: %s", r.raw)
+				}
+			}},
+		{name: "anonymous start", method: "POST", url: "admin/reindex", status: 401},
+		{name: "editor start", method: "POST", url: "admin/reindex", as: "editor", status: 403},
+		{name: "editor sync", method: "GET", url: "admin/sync", as: "editor", status: 403},
+		{name: "start", method: "POST", url: "admin/reindex", as: "admin", status: 202, want: map[string]any{"job.state": "running", "job.trigger": "api", "job.total": 10}},
+		{name: "second start is 409 with the running job", method: "POST", url: "admin/reindex", as: "admin", status: 409,
+			want: map[string]any{"code": "reindex_running", "data.job.id": "job-1"}},
+		{name: "admin token works", method: "GET", url: "admin/reindex", as: "token:admin-secret", status: 200, want: map[string]any{"job.state": "running"}},
+	})
+	fake.finish()
+	e.flush()
+	e.run(t, []scenario{
+		{name: "last job", method: "GET", url: "admin/reindex", as: "admin", status: 200, want: map[string]any{"job.state": "succeeded", "job.done": 10}},
+		{name: "sync status after flush", method: "GET", url: "admin/sync", as: "admin", status: 200, want: map[string]any{
+			"pending_marks": 0, "index.events": 1, "store.events": 1, "store.venues": 0}},
+		{name: "new start after finish", method: "POST", url: "admin/reindex", as: "admin", status: 202, want: map[string]any{"job.id": "job-2"}},
+	})
+}

@@ -1,0 +1,134 @@
+package app
+
+import (
+	"log/slog"
+	"strconv"
+	gosync "sync"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/calendar/eventcal/sync"
+)
+
+// metricsPath serves the Prometheus metrics, outside the API namespace and
+// without authentication: like /healthz it is meant for the private network
+// the service runs in (a scraper on the same network, or a proxy that does
+// not route it from outside).
+const metricsPath = "/metrics"
+
+// unmatchedRoute is the route label of requests no route answered (404s,
+// CORS preflights answered by the middleware): the raw path would make the
+// label set unbounded.
+const unmatchedRoute = "unmatched"
+
+// metricsSource is what an Indexer implements to have its metrics served
+// with the app's (the sync worker does).
+type metricsSource interface{ Metrics() *sync.Metrics }
+
+// appMetrics are the Prometheus metrics of one app instance, on a registry of
+// its own: tests build many apps in one process, and the default global
+// registry would panic on the second registration.
+//
+//	eventcal_http_request_duration_seconds{method,route,status}  histogram
+//	go_* and process_*                                           runtime and process collectors
+//	eventcal_sync_* and eventcal_search_documents                the Indexer's, when it has metrics (sync.Metrics)
+type appMetrics struct {
+	registry        *prometheus.Registry
+	requestDuration *prometheus.HistogramVec
+	log             *slog.Logger
+
+	// routes holds every route that is not middleware, read from the app
+	// on the first request (all routes exist by then).
+	routesOnce gosync.Once
+	routes     map[routeKey]bool
+}
+
+// routeKey identifies a route by method and pattern.
+type routeKey struct{ method, path string }
+
+// newAppMetrics builds the registry of one app, with the metrics of indexer
+// when it has any.
+func newAppMetrics(log *slog.Logger, indexer Notifier) *appMetrics {
+	m := &appMetrics{
+		registry: prometheus.NewRegistry(),
+		requestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "eventcal_http_request_duration_seconds",
+			Help:    "Duration of HTTP requests by method, route pattern and status.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"method", "route", "status"}),
+		log: log,
+	}
+	m.registry.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.requestDuration,
+	)
+	if src, ok := indexer.(metricsSource); ok {
+		m.registry.MustRegister(src.Metrics())
+	}
+	return m
+}
+
+// observe records one finished request.
+func (m *appMetrics) observe(method, route string, status int, seconds float64) {
+	m.requestDuration.WithLabelValues(method, route, strconv.Itoa(status)).Observe(seconds)
+}
+
+// serve answers GET /metrics in the Prometheus text format (or OpenMetrics
+// and compressed forms when the scraper asks for them). A collector that
+// fails (store or engine unreachable) is logged and left out; the other
+// metrics are still served.
+func (m *appMetrics) serve() fiber.Handler {
+	return adaptor.HTTPHandler(promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{
+		ErrorLog:      slog.NewLogLogger(m.log.Handler(), slog.LevelWarn),
+		ErrorHandling: promhttp.ContinueOnError,
+	}))
+}
+
+// routeLabel is the route pattern that answered the request (Fiber syntax,
+// e.g. /calendar/events/v1/events/:id), or unmatchedRoute when only
+// middleware ran: c.Route() is then a middleware's route ("/" for the final
+// rest_no_route handler), which Fiber does not mark publicly, hence the set
+// of real routes. Route patterns are strings of the app, never request
+// memory, so they are safe to keep as label values.
+func (m *appMetrics) routeLabel(c *fiber.Ctx) string {
+	m.routesOnce.Do(func() {
+		m.routes = map[routeKey]bool{}
+		for _, rt := range c.App().GetRoutes(true) {
+			m.routes[routeKey{rt.Method, rt.Path}] = true
+		}
+	})
+	rt := c.Route()
+	if !m.routes[routeKey{rt.Method, rt.Path}] {
+		return unmatchedRoute
+	}
+	return rt.Path
+}
+
+// methodLabel maps the request method onto a constant string: Fiber's
+// c.Method() aliases request memory, which a label value must not, and
+// unknown methods must not grow the label set.
+func methodLabel(method string) string {
+	switch method {
+	case fiber.MethodGet:
+		return fiber.MethodGet
+	case fiber.MethodHead:
+		return fiber.MethodHead
+	case fiber.MethodPost:
+		return fiber.MethodPost
+	case fiber.MethodPut:
+		return fiber.MethodPut
+	case fiber.MethodPatch:
+		return fiber.MethodPatch
+	case fiber.MethodDelete:
+		return fiber.MethodDelete
+	case fiber.MethodOptions:
+		return fiber.MethodOptions
+	default:
+		return "OTHER"
+	}
+}

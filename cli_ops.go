@@ -1,0 +1,320 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/calendar/eventcal/app"
+	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/sync"
+)
+
+// opsFlags are the flags shared by reindex and status.
+type opsFlags struct {
+	url, token string
+	direct     bool
+}
+
+// parseOps parses the flags of an operations command.
+func (c *cli) parseOps(name, synopsis string, args []string) (*opsFlags, int) {
+	fs := c.flagSet(name, synopsis)
+	f := &opsFlags{}
+	fs.StringVar(&f.url, "url", "", "base URL of a running service (default: probe LISTEN_ADDR on 127.0.0.1)")
+	fs.StringVar(&f.token, "token", "", "admin token for the service (default: ADMIN_TOKEN)")
+	fs.BoolVar(&f.direct, "direct", false, "work on the store and index directly, without asking a service")
+	if code := c.parseFlags(fs, args); code >= 0 {
+		return nil, code
+	}
+	return f, -1
+}
+
+// remoteBase returns the base URL of a running service to ask, or "" to
+// work directly: --url wins; else a service answering on LISTEN_ADDR.
+func (c *cli) remoteBase(f *opsFlags) string {
+	if f.direct {
+		return ""
+	}
+	if f.url != "" {
+		return strings.TrimSuffix(f.url, "/")
+	}
+	cfg := c.loadConfig()
+	if cfg == nil {
+		return ""
+	}
+	health, err := healthURL(cfg)
+	if err != nil {
+		return ""
+	}
+	if probe(health, time.Second, io.Discard) != nil {
+		return ""
+	}
+	return strings.TrimSuffix(health, "/healthz")
+}
+
+// adminClient talks to a running service's admin API.
+type adminClient struct {
+	base, token string
+	http        *http.Client
+}
+
+// call sends a request and decodes the JSON answer into out.
+func (a *adminClient) call(method, path string, out any) (int, error) {
+	req, err := http.NewRequest(method, a.base+path, nil)
+	if err != nil {
+		return 0, err
+	}
+	if a.token != "" {
+		req.Header.Set("Authorization", "Bearer "+a.token)
+	}
+	res, err := a.http.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode >= 400 && res.StatusCode != http.StatusConflict {
+		var e struct {
+			Code, Message string
+		}
+		_ = json.Unmarshal(body, &e)
+		return res.StatusCode, fmt.Errorf("%s %s: %d %s: %s", method, path, res.StatusCode, e.Code, e.Message)
+	}
+	return res.StatusCode, json.Unmarshal(body, out)
+}
+
+// reindex runs "reindex": through a running service's admin API when one
+// answers, else directly on the store and the index.
+func (c *cli) reindex(args []string) int {
+	f, code := c.parseOps("reindex", "rebuild the search indexes without downtime", args)
+	if code >= 0 {
+		return code
+	}
+	cfg := c.loadConfig()
+	if cfg == nil {
+		return exitUsage
+	}
+	if base := c.remoteBase(f); base != "" {
+		token := f.token
+		if token == "" {
+			token = cfg.AdminToken
+		}
+		return c.reindexRemote(&adminClient{base: base + cfg.APIRoot(), token: token, http: &http.Client{Timeout: 30 * time.Second}})
+	}
+	return c.reindexDirect(cfg)
+}
+
+// reindexRemote starts (or joins) a rebuild on the service and follows it.
+func (c *cli) reindexRemote(a *adminClient) int {
+	var env struct {
+		Job  sync.Job `json:"job"`
+		Data struct {
+			Job sync.Job `json:"job"`
+		} `json:"data"`
+	}
+	status, err := a.call("POST", "/admin/reindex", &env)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "%s: %v\n", programName, err)
+		return exitFailure
+	}
+	job := env.Job
+	if status == http.StatusConflict {
+		job = env.Data.Job
+		fmt.Fprintf(c.stderr, "a rebuild is already running (job %s); following it\n", job.ID)
+	}
+	return c.follow(job, func() (sync.Job, error) {
+		var cur struct {
+			Job sync.Job `json:"job"`
+		}
+		_, err := a.call("GET", "/admin/reindex", &cur)
+		return cur.Job, err
+	})
+}
+
+// follow shows a job's progress until it ends: a progress bar on a
+// terminal, plain lines otherwise.
+func (c *cli) follow(job sync.Job, poll func() (sync.Job, error)) int {
+	var bar *progressbar.ProgressBar
+	if fd, ok := c.stderr.(*os.File); ok && isatty.IsTerminal(fd.Fd()) {
+		bar = progressbar.NewOptions(max(job.Total, 1), progressbar.OptionSetWriter(c.stderr),
+			progressbar.OptionSetDescription("reindex"), progressbar.OptionShowCount(), progressbar.OptionShowIts(),
+			progressbar.OptionSetItsString("docs"), progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond))
+	}
+	lastLine := time.Time{}
+	for {
+		if bar != nil {
+			bar.ChangeMax(max(job.Total, 1))
+			_ = bar.Set(job.Done)
+		} else if time.Since(lastLine) >= 2*time.Second || job.State != sync.JobRunning {
+			lastLine = time.Now()
+			rate := 0.0
+			if el := time.Since(job.Started).Seconds(); el > 0 {
+				rate = float64(job.Done) / el
+			}
+			eta := "?"
+			if rate > 0 && job.Total >= job.Done {
+				eta = (time.Duration(float64(job.Total-job.Done)/rate) * time.Second).Round(time.Second).String()
+			}
+			fmt.Fprintf(c.stderr, "reindex %s: %d/%d documents, %.0f docs/s, ETA %s\n", job.State, job.Done, job.Total, rate, eta)
+		}
+		if job.State != sync.JobRunning {
+			break
+		}
+		time.Sleep(500 * time.Millisecond) // polling interval of the progress display
+		next, err := poll()
+		if err != nil {
+			fmt.Fprintf(c.stderr, "%s: %v\n", programName, err)
+			return exitFailure
+		}
+		job = next
+	}
+	if bar != nil {
+		_ = bar.Finish()
+		fmt.Fprintln(c.stderr)
+	}
+	if job.State == sync.JobFailed {
+		fmt.Fprintf(c.stderr, "%s: rebuild failed: %s\n", programName, job.Error)
+		return exitFailure
+	}
+	fmt.Fprintf(c.stdout, "rebuild %s: %d documents in %s\n", job.State, job.Done, job.Finished.Sub(job.Started).Round(time.Millisecond))
+	return exitOK
+}
+
+// status runs "status": the sync figures, from a running service when one
+// answers, else computed from the store and the index directly.
+func (c *cli) status(args []string) int {
+	f, code := c.parseOps("status", "print the sync worker and index figures", args)
+	if code >= 0 {
+		return code
+	}
+	cfg := c.loadConfig()
+	if cfg == nil {
+		return exitUsage
+	}
+	var st app.SyncStatus
+	if base := c.remoteBase(f); base != "" {
+		token := f.token
+		if token == "" {
+			token = cfg.AdminToken
+		}
+		a := &adminClient{base: base + cfg.APIRoot(), token: token, http: &http.Client{Timeout: 30 * time.Second}}
+		if _, err := a.call("GET", "/admin/sync", &st); err != nil {
+			fmt.Fprintf(c.stderr, "%s: %v\n", programName, err)
+			return exitFailure
+		}
+	} else {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		store, err := openStore(ctx, cfg)
+		if err != nil {
+			fmt.Fprintf(c.stderr, "%s: %v\n", programName, err)
+			return exitFailure
+		}
+		defer closeStore(store)
+		engine, err := openSearch(ctx, cfg)
+		if err != nil {
+			fmt.Fprintf(c.stderr, "%s: %v (is a service running on this DATA_DIR? pass --url)\n", programName, err)
+			return exitFailure
+		}
+		defer engine.Close()
+		s, err := app.ComputeSyncStatus(ctx, store, engine, nil, time.Now())
+		if err != nil {
+			fmt.Fprintf(c.stderr, "%s: %v\n", programName, err)
+			return exitFailure
+		}
+		st = *s
+	}
+	printStatus(c.stdout, &st)
+	return exitOK
+}
+
+// printStatus writes the sync figures as a table.
+func printStatus(w io.Writer, st *app.SyncStatus) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	pending := fmt.Sprint(st.PendingMarks)
+	if st.PendingCapped {
+		pending = "≥ " + pending
+	}
+	fmt.Fprintf(tw, "pending marks\t%s\n", pending)
+	fmt.Fprintf(tw, "oldest mark age\t%.1fs\n", st.OldestMarkAgeSec)
+	if st.LastBatchAt != nil {
+		fmt.Fprintf(tw, "last batch\t%s (%d marks)\n", st.LastBatchAt.Format(time.RFC3339), st.LastBatchSize)
+	}
+	if st.LastError != "" {
+		fmt.Fprintf(tw, "last error\t%s\n", st.LastError)
+	}
+	for _, k := range []string{"events", "venues", "organizers"} {
+		fmt.Fprintf(tw, "%s\tstore %d, index %d\n", k, st.Store[k], st.Index[k])
+	}
+	health := "healthy"
+	if !st.EngineHealthy {
+		health = "unhealthy: " + st.EngineError
+	}
+	fmt.Fprintf(tw, "search engine\t%s\n", health)
+	_ = tw.Flush()
+}
+
+// reindexDirect rebuilds the indexes in this process (no service runs on
+// this DATA_DIR or database).
+func (c *cli) reindexDirect(cfg *config.Config) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	store, err := openStore(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "%s: %v\n", programName, err)
+		return exitFailure
+	}
+	defer closeStore(store)
+	engine, err := openSearch(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "%s: %v (is a service running on this DATA_DIR? pass --url)\n", programName, err)
+		return exitFailure
+	}
+	defer engine.Close()
+	if err := engine.Init(ctx); err != nil {
+		fmt.Fprintf(c.stderr, "%s: %v\n", programName, err)
+		return exitFailure
+	}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	// With MongoDB, other processes may share the store: rebuild only while
+	// holding the same lease the services use.
+	lease := newLease(cfg, store, logger)
+	go lease.Keep(ctx)
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = lease.Release(rctx)
+	}()
+	deadline := time.Now().Add(2*cfg.LeaseTTL + time.Second)
+	for lease.IsLeader(ctx) != nil {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			fmt.Fprintf(c.stderr, "%s: another process holds the lease; ask it with --url\n", programName)
+			return exitFailure
+		}
+		time.Sleep(100 * time.Millisecond) // poll interval while the lease is taken
+	}
+	w := newWorker(cfg, store, engine, logger)
+	r := sync.NewReindexer(store, engine, w, logger, nil, lease)
+	defer r.Close()
+	job, err := r.Start(ctx, "cli")
+	if err != nil {
+		fmt.Fprintf(c.stderr, "%s: %v\n", programName, err)
+		return exitFailure
+	}
+	return c.follow(job, func() (sync.Job, error) {
+		j, _ := r.Last()
+		return j, nil
+	})
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/repository/sqlite"
+)
+
+// seedEvents writes n published events straight into the store of dir.
+func seedEvents(t *testing.T, dir string, n int) {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(dir, "calendar.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close(context.Background())
+	start := time.Date(2027, 1, 1, 10, 0, 0, 0, time.UTC)
+	for i := 0; i < n; i++ {
+		p := &repository.Post{Kind: repository.KindEvent, Status: repository.StatusPublish, Date: start, Modified: start,
+			Title: repository.Text{"en": fmt.Sprintf("Seeded %d", i)}, Slug: repository.Text{"en": "seeded"},
+			Event: &repository.EventFields{StartLocal: "2027-01-01 10:00:00", EndLocal: "2027-01-01 11:00:00",
+				StartUTC: start, EndUTC: start.Add(time.Hour), ShowMap: true, ShowMapLink: true}}
+		if err := st.CreatePost(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// statusLine returns the line of `status` output that starts with name.
+func statusLine(out, name string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, name) {
+			return strings.Join(strings.Fields(l), " ")
+		}
+	}
+	return ""
+}
+
+func TestReindexAndStatusDirect(t *testing.T) {
+	dir := t.TempDir()
+	seedEvents(t, dir, 30)
+	env := map[string]string{"DATA_DIR": dir, "LISTEN_ADDR": "127.0.0.1:1"}
+	r := runCLI(t, env, "status")
+	if r.code != exitOK {
+		t.Fatalf("status: exit %d: %s", r.code, r.stderr)
+	}
+	if got := statusLine(r.stdout, "pending marks"); got != "pending marks 30" {
+		t.Errorf("before: %q\n%s", got, r.stdout)
+	}
+	if got := statusLine(r.stdout, "events"); got != "events store 30, index 0" {
+		t.Errorf("before: %q", got)
+	}
+	r = runCLI(t, env, "reindex")
+	if r.code != exitOK || !strings.Contains(r.stdout, "rebuild succeeded: 30 documents") {
+		t.Fatalf("reindex: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "30/30") {
+		t.Errorf("no progress lines: %q", r.stderr)
+	}
+	r = runCLI(t, env, "status", "--direct")
+	if got := statusLine(r.stdout, "events"); got != "events store 30, index 30" {
+		t.Errorf("after: %q\n%s", got, r.stdout)
+	}
+	if got := statusLine(r.stdout, "search engine"); got != "search engine healthy" {
+		t.Errorf("engine: %q", got)
+	}
+}
+
+func TestReindexAndStatusRemote(t *testing.T) {
+	dir := t.TempDir()
+	seedEvents(t, dir, 12)
+	env := map[string]string{"DATA_DIR": dir, "LISTEN_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": "ops-token"}
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	addrc := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() { done <- serveUntilDone(ctx, cfg, cfg.NewLogger(&logs), func(a net.Addr) { addrc <- a }) }()
+	t.Cleanup(func() { cancel(); <-done })
+	var addr net.Addr
+	select {
+	case addr = <-addrc:
+	case err := <-done:
+		t.Fatalf("serve ended: %v\n%s", err, logs.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("not listening")
+	}
+	remote := map[string]string{"DATA_DIR": dir, "LISTEN_ADDR": addr.String(), "ADMIN_TOKEN": "ops-token"}
+	// The service is found on LISTEN_ADDR; the index is locked by it, so a
+	// direct rebuild would fail: this goes through the admin API.
+	r := runCLI(t, remote, "reindex")
+	if r.code != exitOK || !strings.Contains(r.stdout, "rebuild succeeded") {
+		t.Fatalf("remote reindex: exit %d\nstdout %s\nstderr %s\nlogs %s", r.code, r.stdout, r.stderr, logs.String())
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r = runCLI(t, remote, "status", "--url", "http://"+addr.String())
+		if r.code != exitOK {
+			t.Fatalf("remote status: exit %d: %s", r.code, r.stderr)
+		}
+		if statusLine(r.stdout, "events") == "events store 12, index 12" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("index never reached 12 events:\n%s", r.stdout)
+		}
+	}
+	if r := runCLI(t, map[string]string{"DATA_DIR": dir, "LISTEN_ADDR": addr.String(), "ADMIN_TOKEN": "wrong"}, "status"); r.code != exitFailure {
+		t.Errorf("wrong token: exit %d", r.code)
+	}
+}

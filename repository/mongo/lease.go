@@ -1,0 +1,291 @@
+package mongo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// # The leader lease
+//
+// Several service processes may share one database; the sync worker and
+// the scheduled jobs must run in exactly one of them. They run in the
+// holder of a lease kept in the leases collection.
+//
+// The lease cannot be one document renewed by updates: FerretDB v1 updates
+// are not atomic (see the package documentation), so a renewal racing with
+// a take-over could overwrite the new holder's document and leave two
+// processes believing they lead. Like the item locks, the lease is built on
+// the one atomic primitive both servers offer, inserting a unique _id. It is
+// a chain of immutable documents, one per term:
+//
+//	{_id: "leader:00000000000000000042", name: "leader", term: 42,
+//	 holder: "host:1234:9f3c…", at: …, expires: …}
+//
+// The document with the highest term says who holds the lease. Acquiring,
+// taking over and renewing all insert the document of the next term: of
+// several processes racing for a term exactly one insert succeeds. The
+// holder renews every ttl/3 (a new term); a released lease is a term with
+// an empty holder, which anyone may take at once. The two latest terms are
+// kept and older ones deleted, so a process working from a stale read can
+// only re-insert a long-gone low term, and the check after every insert
+// ("is my term the highest?") rejects that.
+//
+// Expiry does not compare clocks of different machines. A process that
+// does not hold the lease watches the latest term and takes it over when
+// it has seen no new term for a whole ttl, measured on its own monotonic
+// clock. The holder counts itself leader only until ttl-ttl/3 after the
+// start of its last successful renewal, which is before any other process
+// could have seen that renewal: it stops leading at least ttl/3 before
+// anyone can take over, even when it cannot reach the database.
+
+// LeaseHolderRenewals is how many renewals fit in one ttl: the holder
+// renews (and others check) every ttl/LeaseHolderRenewals.
+const LeaseHolderRenewals = 3
+
+// ErrLeaseNotHeld is returned by Lease.IsLeader when this process does not
+// hold the lease.
+var ErrLeaseNotHeld = errors.New("mongo: the lease is not held by this process")
+
+// leaseDoc is one term of a lease.
+type leaseDoc struct {
+	ID     string `bson:"_id"`
+	Name   string `bson:"name"`
+	Term   int64  `bson:"term"`
+	Holder string `bson:"holder"`
+	// At and Expires are informational (the holder's clock): nobody
+	// decides on them.
+	At      time.Time `bson:"at"`
+	Expires time.Time `bson:"expires"`
+}
+
+// Lease is a leader lease among the processes sharing the database (see
+// the section above). It implements sync.Lease and gocron's Elector. It is
+// safe for concurrent use.
+type Lease struct {
+	coll   *mongo.Collection
+	name   string
+	holder string
+	ttl    time.Duration
+	log    *slog.Logger
+	// now is a monotonic clock (time.Now; tests replace it).
+	now func() time.Time
+
+	mu sync.Mutex
+	// term is the term this process holds (0: none) and validUntil when
+	// it stops counting itself leader without a renewal.
+	term       int64
+	validUntil time.Time
+	// seenTerm is the latest term seen held by another process, since
+	// seenAt.
+	seenTerm int64
+	seenAt   time.Time
+	// held is the state last announced, changed is closed and replaced at
+	// every change of it.
+	held    bool
+	changed chan struct{}
+}
+
+// Lease returns the lease called name, as seen by holder (an ID unique to
+// this process, e.g. host, PID and a random part), expiring ttl after its
+// holder stops renewing it. Nothing is written until Keep (or IsLeader
+// answers for a kept lease). logger (nil: slog.Default) gets a line per
+// change of holder and per failed renewal.
+func (s *Store) Lease(name, holder string, ttl time.Duration, logger *slog.Logger) *Lease {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Lease{coll: s.leases, name: name, holder: holder, ttl: ttl, log: logger, now: time.Now, changed: make(chan struct{})}
+}
+
+// IsLeader returns nil while this process holds the lease.
+func (l *Lease) IsLeader(context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.term != 0 && l.now().Before(l.validUntil) {
+		return nil
+	}
+	return fmt.Errorf("%w (%s)", ErrLeaseNotHeld, l.name)
+}
+
+// Changed returns a channel closed at the next change of IsLeader's
+// answer (observed by Keep).
+func (l *Lease) Changed() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.changed
+}
+
+// Keep acquires, takes over and renews the lease every ttl/3 until ctx
+// ends. It does not release it: see Release.
+func (l *Lease) Keep(ctx context.Context) {
+	interval := l.ttl / LeaseHolderRenewals
+	for {
+		sctx, cancel := context.WithTimeout(ctx, interval)
+		err := l.step(sctx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			l.log.Warn("lease renewal failed", "lease", l.name, "holder", l.holder, "err", err)
+		}
+		wait := interval
+		l.mu.Lock()
+		if l.term != 0 {
+			// Wake when the holder's own validity ends, to announce it.
+			wait = max(min(wait, l.validUntil.Sub(l.now())), time.Millisecond)
+		}
+		l.mu.Unlock()
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		l.settle()
+	}
+}
+
+// Release gives the lease up when this process holds it: it writes a term
+// without holder, which any process may take at once. It is meant for a
+// graceful shutdown, after the work the lease guards has stopped.
+func (l *Lease) Release(ctx context.Context) error {
+	l.mu.Lock()
+	term := l.term
+	l.term = 0
+	l.mu.Unlock()
+	l.settle()
+	if term == 0 {
+		return nil
+	}
+	cur, err := l.latest(ctx)
+	if err != nil || cur == nil || cur.Term != term || cur.Holder != l.holder {
+		return err
+	}
+	_, err = l.coll.InsertOne(ctx, l.doc(term+1, ""))
+	if err != nil && !mongo.IsDuplicateKeyError(err) {
+		return fmt.Errorf("mongo: release lease %s: %w", l.name, err)
+	}
+	return nil
+}
+
+// step reads the latest term and claims the next one when this process
+// holds the lease (a renewal), when the lease is released or absent, or
+// when nobody renewed it for a whole ttl.
+func (l *Lease) step(ctx context.Context) error {
+	defer l.settle()
+	start := l.now()
+	cur, err := l.latest(ctx)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	mine := cur != nil && cur.Holder == l.holder
+	if !mine {
+		l.term = 0 // another process holds a later term
+	}
+	var claim bool
+	switch {
+	case mine, cur == nil, cur.Holder == "":
+		claim = true
+	default:
+		if cur.Term != l.seenTerm {
+			l.seenTerm, l.seenAt = cur.Term, start
+		}
+		claim = start.Sub(l.seenAt) >= l.ttl
+	}
+	l.mu.Unlock()
+	if !claim {
+		return nil
+	}
+	next := int64(1)
+	if cur != nil {
+		next = cur.Term + 1
+	}
+	won, err := l.claim(ctx, next)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case won:
+		if !mine {
+			previous := ""
+			if cur != nil {
+				previous = cur.Holder
+			}
+			l.log.Info("lease acquired", "lease", l.name, "holder", l.holder, "term", next, "previous", previous)
+		}
+		l.term, l.validUntil = next, start.Add(l.ttl-l.ttl/LeaseHolderRenewals)
+	case err == nil:
+		l.term = 0 // another process claimed the term first
+	}
+	return err
+}
+
+// claim inserts the document of term and reports whether this process now
+// holds the lease; it deletes the terms before the previous one.
+func (l *Lease) claim(ctx context.Context, term int64) (bool, error) {
+	if _, err := l.coll.InsertOne(ctx, l.doc(term, l.holder)); err != nil {
+		if mongo.IsDuplicateKeyError(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("mongo: claim lease %s: %w", l.name, err)
+	}
+	// A process working from a stale read may insert a term whose
+	// document was already deleted; only the highest term holds.
+	cur, err := l.latest(ctx)
+	if err != nil {
+		return false, err
+	}
+	if cur == nil || cur.Term != term {
+		return false, nil
+	}
+	if _, err := l.coll.DeleteMany(ctx, bson.D{{Key: "name", Value: l.name}, {Key: "term", Value: bson.D{{Key: "$lt", Value: term - 1}}}}); err != nil {
+		l.log.Warn("lease: deleting old terms failed", "lease", l.name, "err", err)
+	}
+	return true, nil
+}
+
+// latest returns the document of the highest term (nil when there is none).
+func (l *Lease) latest(ctx context.Context) (*leaseDoc, error) {
+	var d leaseDoc
+	err := l.coll.FindOne(ctx, bson.D{{Key: "name", Value: l.name}},
+		options.FindOne().SetSort(bson.D{{Key: "term", Value: -1}})).Decode(&d)
+	switch {
+	case isNoDocuments(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("mongo: read lease %s: %w", l.name, err)
+	}
+	return &d, nil
+}
+
+// doc returns the document of term held by holder ("" for a release).
+func (l *Lease) doc(term int64, holder string) leaseDoc {
+	at := now()
+	return leaseDoc{ID: fmt.Sprintf("%s:%020d", l.name, term), Name: l.name, Term: term, Holder: holder, At: at, Expires: at.Add(l.ttl)}
+}
+
+// settle announces a change of IsLeader's answer on the Changed channel.
+func (l *Lease) settle() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	held := l.term != 0 && l.now().Before(l.validUntil)
+	if held == l.held {
+		return
+	}
+	if !held {
+		l.log.Warn("lease no longer held", "lease", l.name, "holder", l.holder)
+	}
+	l.held = held
+	close(l.changed)
+	l.changed = make(chan struct{})
+}
