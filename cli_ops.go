@@ -19,6 +19,8 @@ import (
 
 	"github.com/calendar/eventcal/app"
 	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/search"
 	"github.com/calendar/eventcal/sync"
 )
 
@@ -217,18 +219,12 @@ func (c *cli) status(args []string) int {
 	} else {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		store, err := openStore(ctx, cfg)
+		store, engine, closeAll, err := openDirect(ctx, cfg)
 		if err != nil {
 			fmt.Fprintf(c.stderr, "%s: %v\n", programName, err)
 			return exitFailure
 		}
-		defer closeStore(store)
-		engine, err := openSearch(ctx, cfg)
-		if err != nil {
-			fmt.Fprintf(c.stderr, "%s: %v (is a service running on this DATA_DIR? pass --url)\n", programName, err)
-			return exitFailure
-		}
-		defer engine.Close()
+		defer closeAll()
 		s, err := app.ComputeSyncStatus(ctx, store, engine, nil, time.Now())
 		if err != nil {
 			fmt.Fprintf(c.stderr, "%s: %v\n", programName, err)
@@ -271,18 +267,12 @@ func printStatus(w io.Writer, st *app.SyncStatus) {
 func (c *cli) reindexDirect(cfg *config.Config) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	store, err := openStore(ctx, cfg)
+	store, engine, closeAll, err := openDirect(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "%s: %v\n", programName, err)
 		return exitFailure
 	}
-	defer closeStore(store)
-	engine, err := openSearch(ctx, cfg)
-	if err != nil {
-		fmt.Fprintf(c.stderr, "%s: %v (is a service running on this DATA_DIR? pass --url)\n", programName, err)
-		return exitFailure
-	}
-	defer engine.Close()
+	defer closeAll()
 	if err := engine.Init(ctx); err != nil {
 		fmt.Fprintf(c.stderr, "%s: %v\n", programName, err)
 		return exitFailure
@@ -317,4 +307,19 @@ func (c *cli) reindexDirect(cfg *config.Config) int {
 		j, _ := r.Last()
 		return j, nil
 	})
+}
+
+// openDirect opens the store and the search engine for a command that works
+// without a service; closeAll closes both.
+func openDirect(ctx context.Context, cfg *config.Config) (repository.Store, search.Engine, func(), error) {
+	store, err := openStore(ctx, cfg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	engine, err := openSearch(ctx, cfg)
+	if err != nil {
+		_ = closeStore(store)
+		return nil, nil, nil, fmt.Errorf("%w (is a service running on this DATA_DIR? pass --url)", err)
+	}
+	return store, engine, func() { _ = engine.Close(); _ = closeStore(store) }, nil
 }

@@ -334,13 +334,9 @@ func (s *Server) renderImage(img *repository.Post) any {
 	return o
 }
 
-// renderVenue builds the Venue object (reference 9.2): empty values are
-// dropped before show_map, show_map_link and the global IDs are added.
-func (s *Server) renderVenue(p *repository.Post, l *linked, v view) *obj {
-	vf := p.Venue
-	if vf == nil {
-		vf = &repository.VenueFields{}
-	}
+// placeHeader starts a venue or organizer object with the fields both
+// share, in the reference's order; nameKey holds the name.
+func (s *Server) placeHeader(p *repository.Post, l *linked, v view, nameKey string) *obj {
 	def := s.cfg.DefaultLanguage
 	o := newObj()
 	o.set("id", p.ID)
@@ -351,11 +347,22 @@ func (s *Server) renderVenue(p *repository.Post, l *linked, v view) *obj {
 	o.set("modified", localDate(p.Modified, s.cfg.Location))
 	o.set("modified_utc", localDate(p.Modified, time.UTC))
 	o.set("url", s.permalink(p, v.lang))
-	o.set("venue", p.Title.Get(v.lang, def))
+	o.set(nameKey, p.Title.Get(v.lang, def))
 	o.set("description", p.Content.Get(v.lang, def))
 	o.set("excerpt", p.Excerpt.Get(v.lang, def))
 	o.set("slug", p.Slug.Get(v.lang, def))
 	o.set("image", s.renderImage(l.posts[p.ImageID]))
+	return o
+}
+
+// renderVenue builds the Venue object (reference 9.2): empty values are
+// dropped before show_map, show_map_link and the global IDs are added.
+func (s *Server) renderVenue(p *repository.Post, l *linked, v view) *obj {
+	vf := p.Venue
+	if vf == nil {
+		vf = &repository.VenueFields{}
+	}
+	o := s.placeHeader(p, l, v, "venue")
 	o.set("address", vf.Address)
 	o.set("city", vf.City)
 	o.set("country", vf.Country)
@@ -388,21 +395,7 @@ func (s *Server) renderOrganizer(p *repository.Post, l *linked, v view) *obj {
 	if of == nil {
 		of = &repository.OrganizerFields{}
 	}
-	def := s.cfg.DefaultLanguage
-	o := newObj()
-	o.set("id", p.ID)
-	o.set("author", strconv.FormatInt(p.Author, 10))
-	o.set("status", p.Status)
-	o.set("date", localDate(p.Date, s.cfg.Location))
-	o.set("date_utc", localDate(p.Date, time.UTC))
-	o.set("modified", localDate(p.Modified, s.cfg.Location))
-	o.set("modified_utc", localDate(p.Modified, time.UTC))
-	o.set("url", s.permalink(p, v.lang))
-	o.set("organizer", p.Title.Get(v.lang, def))
-	o.set("description", p.Content.Get(v.lang, def))
-	o.set("excerpt", p.Excerpt.Get(v.lang, def))
-	o.set("slug", p.Slug.Get(v.lang, def))
-	o.set("image", s.renderImage(l.posts[p.ImageID]))
+	o := s.placeHeader(p, l, v, "organizer")
 	o.set("phone", of.Phone)
 	o.set("website", of.Website)
 	o.set("email", of.Email)
