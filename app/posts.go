@@ -179,7 +179,7 @@ func (r *request) create(pt *postType, b *bag) (*repository.Post, bool, error) {
 			p, err := r.s.store.UpdatePost(r.ctx, dup.ID, func(p *repository.Post) error {
 				return plan.applyMeta(r, p)
 			})
-			r.s.counts.invalidate()
+			// venues and organizers do not change term counts
 			return p, false, err
 		}
 	}
@@ -203,8 +203,16 @@ func (r *request) create(pt *postType, b *bag) (*repository.Post, bool, error) {
 	if err := r.s.store.CreatePost(r.ctx, p); err != nil {
 		return nil, false, err
 	}
-	r.s.counts.invalidate()
+	r.s.countsChanged(p)
 	return p, true, nil
+}
+
+// countsChanged drops the cached counts of the terms of the given events
+// (before and after a write).
+func (s *Server) countsChanged(posts ...*repository.Post) {
+	if ids := eventTerms(posts...); len(ids) > 0 {
+		s.counts.invalidate(ids...)
+	}
 }
 
 // findDuplicate returns a non-trashed venue or organizer with the same name
@@ -265,7 +273,7 @@ func (s *Server) updatePost(pt *postType, how lookup) func(r *request) error {
 		if err != nil {
 			return err
 		}
-		s.counts.invalidate()
+		s.countsChanged(cur, p)
 		return r.sendPost(200, p, false)
 	}
 }
@@ -299,7 +307,7 @@ func (s *Server) deletePost(pt *postType, how lookup) func(r *request) error {
 			if err := s.store.DeletePost(r.ctx, cur.ID); err != nil && !errors.Is(err, repository.ErrNotFound) {
 				return err
 			}
-			s.counts.invalidate()
+			s.countsChanged(cur)
 			return r.sendPost(200, cur, false)
 		}
 		if cur.Status == repository.StatusTrash {
@@ -322,7 +330,7 @@ func (s *Server) deletePost(pt *postType, how lookup) func(r *request) error {
 				return err
 			}
 		}
-		s.counts.invalidate()
+		s.countsChanged(cur)
 		return r.sendPost(200, p, false)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
+	gosync "sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -89,35 +89,52 @@ func (s *Server) loadLinked(ctx context.Context, posts []*repository.Post) (*lin
 			return nil, err
 		}
 		l.terms = m
-		for _, tax := range []repository.Taxonomy{repository.TaxCategory, repository.TaxTag} {
-			c, err := s.counts.get(ctx, s.store, tax)
-			if err != nil {
-				return nil, err
+		counts, err := s.counts.forTerms(ctx, s.store, m)
+		if err != nil {
+			return nil, err
+		}
+		for id, n := range counts {
+			tax := m[id].Taxonomy
+			if l.counts[tax] == nil {
+				l.counts[tax] = map[int64]int{}
 			}
-			l.counts[tax] = c
+			l.counts[tax][id] = n
 		}
 	}
 	return l, nil
 }
 
-// termCountCache keeps TermCounts for a moment: embedding terms in every
-// event would otherwise count all published events on each read. Local
-// writes invalidate it; other replicas' writes show within countTTL.
+// termCountCache keeps term counts (published events per term) for a
+// moment. Rendering an event needs the counts of its few terms: those are
+// counted one by one (an indexed count) and kept for countTTL; a write
+// drops the entries of the terms it touched, so a local reader sees its own
+// writes at once and other replicas' writes show within countTTL. Term lists
+// need every count of a taxonomy: those maps are cached the same way.
 type termCountCache struct {
-	mu      sync.Mutex
-	at      map[repository.Taxonomy]time.Time
-	counts  map[repository.Taxonomy]map[int64]int
+	mu      gosync.Mutex
+	terms   map[int64]countEntry
+	all     map[repository.Taxonomy]countAll
 	version int64
+}
+
+type countEntry struct {
+	n  int
+	at time.Time
+}
+
+type countAll struct {
+	m  map[int64]int
+	at time.Time
 }
 
 const countTTL = 2 * time.Second
 
-// get returns the counts of a taxonomy.
+// get returns every count of a taxonomy (for term lists).
 func (c *termCountCache) get(ctx context.Context, st repository.Store, tax repository.Taxonomy) (map[int64]int, error) {
 	c.mu.Lock()
-	if m, ok := c.counts[tax]; ok && time.Since(c.at[tax]) < countTTL {
+	if a, ok := c.all[tax]; ok && time.Since(a.at) < countTTL {
 		c.mu.Unlock()
-		return m, nil
+		return a.m, nil
 	}
 	v := c.version
 	c.mu.Unlock()
@@ -127,23 +144,86 @@ func (c *termCountCache) get(ctx context.Context, st repository.Store, tax repos
 	}
 	c.mu.Lock()
 	if c.version == v {
-		if c.counts == nil {
-			c.counts = map[repository.Taxonomy]map[int64]int{}
-			c.at = map[repository.Taxonomy]time.Time{}
+		if c.all == nil {
+			c.all = map[repository.Taxonomy]countAll{}
 		}
-		c.counts[tax] = m
-		c.at[tax] = time.Now()
+		c.all[tax] = countAll{m: m, at: time.Now()}
 	}
 	c.mu.Unlock()
 	return m, nil
 }
 
-// invalidate drops the cached counts after a write.
-func (c *termCountCache) invalidate() {
+// forTerms returns the counts of the given terms.
+func (c *termCountCache) forTerms(ctx context.Context, st repository.Store, terms map[int64]*repository.Term) (map[int64]int, error) {
+	out := make(map[int64]int, len(terms))
+	var missing []*repository.Term
 	c.mu.Lock()
-	c.counts = nil
-	c.version++
+	v := c.version
+	for id, t := range terms {
+		if e, ok := c.terms[id]; ok && time.Since(e.at) < countTTL {
+			out[id] = e.n
+			continue
+		}
+		missing = append(missing, t)
+	}
 	c.mu.Unlock()
+	fresh := map[int64]int{}
+	for _, t := range missing {
+		q := repository.PostQuery{Kind: repository.KindEvent, Statuses: []string{repository.StatusPublish}}
+		if t.Taxonomy == repository.TaxCategory {
+			q.CategoryIDs = []int64{t.ID}
+		} else {
+			q.TagIDs = []int64{t.ID}
+		}
+		n, err := st.CountPosts(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		out[t.ID], fresh[t.ID] = n, n
+	}
+	if len(fresh) > 0 {
+		c.mu.Lock()
+		if c.version == v {
+			if c.terms == nil {
+				c.terms = map[int64]countEntry{}
+			}
+			now := time.Now()
+			for id, n := range fresh {
+				c.terms[id] = countEntry{n: n, at: now}
+			}
+		}
+		c.mu.Unlock()
+	}
+	return out, nil
+}
+
+// invalidate drops cached counts after a write: those of the given terms
+// (and the per-taxonomy maps), or everything when no term is given.
+func (c *termCountCache) invalidate(termIDs ...int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.version++
+	c.all = nil
+	if len(termIDs) == 0 {
+		c.terms = nil
+		return
+	}
+	for _, id := range termIDs {
+		delete(c.terms, id)
+	}
+}
+
+// eventTerms lists the terms of the events among posts (nil ones skipped),
+// for invalidating their counts.
+func eventTerms(posts ...*repository.Post) []int64 {
+	var ids []int64
+	for _, p := range posts {
+		if p != nil && p.Event != nil {
+			ids = append(ids, p.Event.Categories...)
+			ids = append(ids, p.Event.Tags...)
+		}
+	}
+	return ids
 }
 
 // apiBase is the absolute API root for links, with the language prefix

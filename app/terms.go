@@ -110,7 +110,7 @@ func (r *request) loadTerm(tt *termType) (*repository.Term, error) {
 
 // termCount returns the number of published events using a term.
 func (r *request) termCount(t *repository.Term) (int, error) {
-	c, err := r.s.counts.get(r.ctx, r.s.store, t.Taxonomy)
+	c, err := r.s.counts.forTerms(r.ctx, r.s.store, map[int64]*repository.Term{t.ID: t})
 	if err != nil {
 		return 0, err
 	}
@@ -152,7 +152,7 @@ func (s *Server) createTerm(tt *termType) func(r *request) error {
 		if err := s.store.CreateTerm(r.ctx, t); err != nil {
 			return err
 		}
-		s.counts.invalidate()
+		s.counts.invalidate(t.ID)
 		r.c.Set("Location", s.apiBase(r.lang)+"/"+tt.collection+"/"+strconv.FormatInt(t.ID, 10))
 		return sendJSON(r.c, 201, s.renderTerm(t, 0, r.lang))
 	}
@@ -210,7 +210,7 @@ func (s *Server) updateTerm(tt *termType) func(r *request) error {
 		if err != nil {
 			return err
 		}
-		s.counts.invalidate()
+		s.counts.invalidate(t.ID)
 		n, err := r.termCount(t)
 		if err != nil {
 			return err
@@ -258,7 +258,7 @@ func (s *Server) deleteTerm(tt *termType) func(r *request) error {
 		} else if err != nil {
 			return err
 		}
-		s.counts.invalidate()
+		s.counts.invalidate(t.ID)
 		return sendJSON(r.c, 200, s.renderTerm(t, n, r.lang))
 	}
 }

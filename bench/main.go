@@ -20,6 +20,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	gosync "sync"
@@ -46,12 +47,16 @@ func main() {
 	dur := flag.Duration("duration", 8*time.Second, "duration of each read measurement")
 	lagSamples := flag.Int("lag-samples", 200, "writes sampled for sync lag")
 	dir := flag.String("data", "", "data directory (default: a new temporary one, removed afterwards)")
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the read measurements to this file")
 	flag.Parse()
 	if err := run(*events, *venues, *organizers, *categories, *tags, *conc, *dur, *lagSamples, *dir); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
+
+// cpuProfile is the -cpuprofile flag.
+var cpuProfile string
 
 // stack is the service under test, in process, on a loopback port.
 type stack struct {
@@ -210,6 +215,17 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 	defer ceilApp.Shutdown()
 	ceiling := s.load("http://"+cln.Addr().String(), func(*rand.Rand) string { return "/ceiling" }, conc, dur)
 
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(os.Stdout, "\nembedded stack (SQLite + Bleve), %d events, %d clients, %s per read row, GOMAXPROCS=%d\n\n", nEvents, conc, dur, maxProcs())
 	fmt.Fprintln(tw, "measurement\trequests/s\tp50 ms\tp99 ms\tof ceiling\t")
