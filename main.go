@@ -262,14 +262,19 @@ func openSearch(ctx context.Context, cfg *config.Config) (search.Engine, error) 
 		if err != nil {
 			return nil, fmt.Errorf("open search index: %w", err)
 		}
-		return e, nil
+		return search.NewCached(e, searchCacheTTL), nil
 	}
 	e, err := meili.Open(ctx, cfg.MeiliURL, cfg.MeiliAPIKey, meili.Options{Languages: cfg.Languages})
 	if err != nil {
 		return nil, fmt.Errorf("open meilisearch: %w", err)
 	}
-	return e, nil
+	return search.NewCached(e, searchCacheTTL), nil
 }
+
+// searchCacheTTL bounds how long a list result is reused. Writes through
+// this process invalidate it at once; the TTL only matters for replicas
+// whose index is written by another process (see search.Cached).
+const searchCacheTTL = 250 * time.Millisecond
 
 // newWorker builds the sync worker that moves index marks into the engine.
 func newWorker(cfg *config.Config, store repository.Store, engine search.Engine, logger *slog.Logger) *sync.Worker {

@@ -77,10 +77,14 @@ func newEnvIn(t *testing.T, dir string, settings ...string) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close(context.Background()) })
-	eng, err := bleve.Open(filepath.Join(cfg.DataDir, "index"))
+	rawEngine, err := bleve.Open(filepath.Join(cfg.DataDir, "index"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The service wraps its engine in the result cache (main.go); so do the
+	// scenarios, so that every list assertion after a write checks that the
+	// cache was invalidated.
+	eng := search.NewCached(rawEngine, time.Minute)
 	if err := eng.Init(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package app
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -21,14 +20,12 @@ import (
 // as stored, decisions.md "Reads").
 func sendJSON(c *fiber.Ctx, status int, v any) error {
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if err := writeJSON(&buf, v); err != nil {
 		return err
 	}
 	c.Status(status)
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
-	return c.Send(bytes.TrimRight(buf.Bytes(), "\n"))
+	return c.Send(buf.Bytes())
 }
 
 // view says how an item is rendered.

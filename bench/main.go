@@ -33,6 +33,7 @@ import (
 	"github.com/calendar/eventcal/app"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository/sqlite"
+	"github.com/calendar/eventcal/search"
 	"github.com/calendar/eventcal/search/bleve"
 	"github.com/calendar/eventcal/sync"
 )
@@ -86,10 +87,12 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 		return err
 	}
 	defer st.Close(context.Background())
-	eng, err := bleve.Open(filepath.Join(dir, "index"))
+	rawEngine, err := bleve.Open(filepath.Join(dir, "index"))
 	if err != nil {
 		return err
 	}
+	// As the service does (main.go): list results are reused until a write.
+	eng := search.NewCached(rawEngine, 250*time.Millisecond)
 	defer eng.Close()
 	if err := eng.Init(ctx); err != nil {
 		return err
