@@ -262,7 +262,9 @@ func openSearch(ctx context.Context, cfg *config.Config) (search.Engine, error) 
 		if err != nil {
 			return nil, fmt.Errorf("open search index: %w", err)
 		}
-		return search.NewCached(e, searchCacheTTL), nil
+		// Bleve belongs to this process alone (file lock): every write goes
+		// through the cache's invalidation, so the TTL only caps memory age.
+		return search.NewCached(e, embeddedCacheTTL), nil
 	}
 	e, err := meili.Open(ctx, cfg.MeiliURL, cfg.MeiliAPIKey, meili.Options{Languages: cfg.Languages})
 	if err != nil {
@@ -271,10 +273,15 @@ func openSearch(ctx context.Context, cfg *config.Config) (search.Engine, error) 
 	return search.NewCached(e, searchCacheTTL), nil
 }
 
-// searchCacheTTL bounds how long a list result is reused. Writes through
-// this process invalidate it at once; the TTL only matters for replicas
-// whose index is written by another process (see search.Cached).
+// searchCacheTTL bounds how long a list result is reused with Meilisearch.
+// Writes through this process invalidate it at once; the TTL only matters
+// for replicas whose index is written by another process (see
+// search.Cached), where it adds at most this much to the sync lag.
 const searchCacheTTL = 250 * time.Millisecond
+
+// embeddedCacheTTL is the result cache TTL with the embedded Bleve index,
+// which only this process writes.
+const embeddedCacheTTL = time.Minute
 
 // newWorker builds the sync worker that moves index marks into the engine.
 func newWorker(cfg *config.Config, store repository.Store, engine search.Engine, logger *slog.Logger) *sync.Worker {

@@ -92,7 +92,7 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 		return err
 	}
 	// As the service does (main.go): list results are reused until a write.
-	eng := search.NewCached(rawEngine, 250*time.Millisecond)
+	eng := search.NewCached(rawEngine, time.Minute)
 	defer eng.Close()
 	if err := eng.Init(ctx); err != nil {
 		return err
