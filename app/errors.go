@@ -148,8 +148,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	if apiErr.Status >= 500 {
 		s.log.Warn("error response", slog.Int("status", apiErr.Status), slog.String("code", apiErr.Code), slog.String("path", c.Path()), slog.String("request_id", requestID(c)))
 	}
-	c.Status(apiErr.Status)
-	return c.JSON(fiber.Map{"code": apiErr.Code, "message": apiErr.Message, "data": data})
+	return sendJSON(c, apiErr.Status, newObj().set("code", apiErr.Code).set("message", apiErr.Message).set("data", data))
 }
 
 // notFound returns the 404 of a missing resource, e.g. rest-event-not-found.

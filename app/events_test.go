@@ -280,3 +280,26 @@ func TestEventLinkedData(t *testing.T) {
 		t.Error("event write left no index mark")
 	}
 }
+
+func TestGlobalParameters(t *testing.T) {
+	e := newEnv(t)
+	id := e.must(201, "POST", "events", "editor", map[string]any{"title": "Fields", "description": "d",
+		"start_date": "2026-12-01 10:00", "end_date": "2026-12-01 11:00", "venue": map[string]any{"venue": "V", "city": "Gent"}}).id()
+	e.flush()
+	p := "events/" + strconv.FormatInt(id, 10)
+	e.run(t, []scenario{
+		{name: "_fields on an item", method: "GET", url: p + "?_fields=id,title,venue.city", status: 200,
+			want: map[string]any{"id": id, "title": "Fields", "venue": map[string]any{"city": "Gent"}},
+			check: func(t *testing.T, r *resp) {
+				if got := keysOf(t, r.raw); !equalStrings(got, []string{"id", "title", "venue"}) {
+					t.Errorf("keys %v", got)
+				}
+			}},
+		{name: "_fields on a list", method: "GET", url: "events?_fields=events.title,total", status: 200,
+			want: map[string]any{"total": 1, "events": []any{map[string]any{"title": "Fields"}}}},
+		{name: "_envelope", method: "GET", url: "events?_envelope", status: 200,
+			want: map[string]any{"status": 200, "body.total": 1, "headers.X-WP-Total": "1"}},
+		{name: "_envelope on an error", method: "GET", url: "events/99999?_envelope=1", status: 200,
+			want: map[string]any{"status": 404, "body.code": "rest-event-not-found"}},
+	})
+}

@@ -18,7 +18,27 @@ import (
 
 // sendJSON writes v with the status, without HTML escaping (text comes back
 // as stored, decisions.md "Reads").
+//
+// WordPress's global parameters apply to every response (reference 2.9):
+// _fields keeps only the listed (comma-separated, dotted) fields of the
+// object, and _envelope wraps the response as {body, status, headers} with
+// HTTP 200. _jsonp is not supported (JSONP defeats CORS).
 func sendJSON(c *fiber.Ctx, status int, v any) error {
+	if fields := c.Query("_fields"); fields != "" {
+		if o, ok := v.(*obj); ok {
+			v = pickFields(o, strings.Split(fields, ","))
+		}
+	}
+	if _, ok := c.Queries()["_envelope"]; ok {
+		headers := newObj()
+		for _, h := range []string{"X-TEC-Total", "X-TEC-TotalPages", "X-WP-Total", "X-WP-TotalPages", "Location"} {
+			if val := c.GetRespHeader(h); val != "" {
+				headers.set(h, val)
+			}
+		}
+		v = newObj().set("body", v).set("status", status).set("headers", headers)
+		status = fiber.StatusOK
+	}
 	var buf bytes.Buffer
 	if err := writeJSON(&buf, v); err != nil {
 		return err
@@ -26,6 +46,52 @@ func sendJSON(c *fiber.Ctx, status int, v any) error {
 	c.Status(status)
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
 	return c.Send(buf.Bytes())
+}
+
+// pickFields keeps the listed fields of o; "a.b" keeps b inside a. Lists
+// of objects are filtered item by item, as WordPress does for collections.
+func pickFields(o *obj, fields []string) *obj {
+	want := map[string][]string{}
+	for _, f := range fields {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		top, rest, _ := strings.Cut(f, ".")
+		if rest != "" {
+			want[top] = append(want[top], rest)
+		} else {
+			want[top] = append(want[top], "")
+		}
+	}
+	out := newObj()
+	for _, k := range o.keys {
+		subs, ok := want[k]
+		if !ok {
+			continue
+		}
+		out.set(k, pickNested(o.vals[k], subs))
+	}
+	return out
+}
+
+// pickNested applies nested field paths to a value (whole value when one
+// of them is empty).
+func pickNested(v any, subs []string) any {
+	if contains(subs, "") {
+		return v
+	}
+	switch x := v.(type) {
+	case *obj:
+		return pickFields(x, subs)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = pickNested(e, subs)
+		}
+		return out
+	}
+	return v
 }
 
 // view says how an item is rendered.
