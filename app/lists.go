@@ -105,21 +105,28 @@ func checkStatusList(r *request, v any) string {
 // existingPosts checks a list of IDs of existing posts of a kind.
 func (s *Server) existingPosts(kind repository.PostKind) func(r *request, v any) string {
 	return func(r *request, v any) string {
-		ids, ok := asIntList(v)
-		if !ok || len(ids) == 0 {
+		return existingIDs(r, v, s.store.GetPosts, func(p *repository.Post) bool { return p.Kind == kind })
+	}
+}
+
+// existingIDs checks that v is a list of positive IDs that fetch finds and
+// that fits accepts; it returns "" or the message for data.params.
+func existingIDs[T any](r *request, v any, fetch func(context.Context, []int64) (map[int64]T, error), fits func(T) bool) string {
+	ids, ok := asIntList(v)
+	if !ok || len(ids) == 0 {
+		return invalid
+	}
+	found, err := fetch(r.ctx, ids)
+	if err != nil {
+		return "The store is not available."
+	}
+	for _, id := range ids {
+		x, ok := found[id]
+		if !ok || !fits(x) {
 			return invalid
 		}
-		found, err := s.store.GetPosts(r.ctx, ids)
-		if err != nil {
-			return "The store is not available."
-		}
-		for _, id := range ids {
-			if p := found[id]; p == nil || p.Kind != kind {
-				return invalid
-			}
-		}
-		return ""
 	}
+	return ""
 }
 
 // existingTermRefs checks that every item names an existing term by ID,
@@ -314,21 +321,15 @@ func (s *Server) listEvents(r *request) error {
 	if len(res.IDs) == 0 && page > 1 {
 		return newError(404, "event-archive-page-not-found", "The requested event archive page does not exist")
 	}
-	posts, err := r.postsInOrder(res.IDs)
-	if err != nil {
-		return err
-	}
-	l, err := s.loadLinked(r.ctx, posts)
-	if err != nil {
-		return err
-	}
-	items := make([]any, 0, len(posts))
-	for _, p := range posts {
+	items, err := r.renderPage(res.IDs, func(p *repository.Post, l *linked) *obj {
 		o := s.renderEvent(p, l, view{lang: r.lang})
 		if !r.unlocks(p) {
 			redactEvent(o)
 		}
-		items = append(items, o)
+		return o
+	})
+	if err != nil {
+		return err
 	}
 	return r.sendList("events", items, res.Total, page, perPage)
 }
@@ -344,6 +345,24 @@ func (s *Server) searchEvents(ctx context.Context, q search.EventQuery) (search.
 		return res, errUnavailable("search")
 	}
 	return res, nil
+}
+
+// renderPage loads a page of posts (in the engine's order) with what they
+// link to and renders each.
+func (r *request) renderPage(ids []int64, render func(*repository.Post, *linked) *obj) ([]any, error) {
+	posts, err := r.postsInOrder(ids)
+	if err != nil {
+		return nil, err
+	}
+	l, err := r.s.loadLinked(r.ctx, posts)
+	if err != nil {
+		return nil, err
+	}
+	items := make([]any, 0, len(posts))
+	for _, p := range posts {
+		items = append(items, render(p, l))
+	}
+	return items, nil
 }
 
 // postsInOrder loads posts by ID in the given order, skipping any that
@@ -425,21 +444,15 @@ func (s *Server) listPlaces(pt *postType) func(r *request) error {
 		if len(res.IDs) == 0 && page > 1 {
 			return newError(404, pt.res+"-archive-page-not-found", "The requested "+pt.res+" archive page does not exist")
 		}
-		posts, err := r.postsInOrder(res.IDs)
+		render := s.renderOrganizer
+		if kind == search.Venues {
+			render = s.renderVenue
+		}
+		items, err := r.renderPage(res.IDs, func(p *repository.Post, l *linked) *obj {
+			return render(p, l, view{lang: r.lang})
+		})
 		if err != nil {
 			return err
-		}
-		l, err := s.loadLinked(r.ctx, posts)
-		if err != nil {
-			return err
-		}
-		items := make([]any, 0, len(posts))
-		for _, p := range posts {
-			if kind == search.Venues {
-				items = append(items, s.renderVenue(p, l, view{lang: r.lang}))
-			} else {
-				items = append(items, s.renderOrganizer(p, l, view{lang: r.lang}))
-			}
 		}
 		return r.sendList(pt.collection, items, res.Total, page, perPage)
 	}

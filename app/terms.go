@@ -50,20 +50,7 @@ func (s *Server) termListArgs(tt *termType) []arg {
 // existingTerms checks that every ID in a list is a term of the taxonomy.
 func (s *Server) existingTerms(tt *termType) func(r *request, v any) string {
 	return func(r *request, v any) string {
-		ids, ok := asIntList(v)
-		if !ok || len(ids) == 0 {
-			return invalid
-		}
-		found, err := s.store.GetTerms(r.ctx, ids)
-		if err != nil {
-			return "The store is not available."
-		}
-		for _, id := range ids {
-			if t := found[id]; t == nil || t.Taxonomy != tt.tax {
-				return invalid
-			}
-		}
-		return ""
+		return existingIDs(r, v, s.store.GetTerms, func(t *repository.Term) bool { return t.Taxonomy == tt.tax })
 	}
 }
 
