@@ -140,6 +140,15 @@ func positiveInt(_ *request, v any) string {
 	return ""
 }
 
+// nonNegativeInt accepts a whole number from zero up.
+func nonNegativeInt(_ *request, v any) string {
+	n, ok := asInt(v)
+	if !ok || n < 0 {
+		return invalid
+	}
+	return ""
+}
+
 // isTime accepts anything parseDate understands.
 func isTime(_ *request, v any) string {
 	if !isDate(v) {

@@ -40,6 +40,7 @@ func (s *Server) termListArgs(tt *termType) []arg {
 		{Name: "post", Type: tInteger, Check: s.existingEvent, Desc: "Terms of this event."},
 		{Name: "event", Type: tInteger, Check: s.existingEvent, Desc: "Alias of post; wins when both are sent."},
 		{Name: "slug", Type: tString, Check: nonEmptyString, Desc: "Terms with exactly this slug."},
+		{Name: "offset", Type: tInteger, Check: nonNegativeInt, Desc: "Skip this many terms (WordPress's offset; wins over page)."},
 	}
 	if tt.tax == repository.TaxCategory {
 		args = append(args, arg{Name: "parent", Type: tInteger, Check: s.existingTerms(tt), Desc: "Children of this category."})
@@ -323,6 +324,10 @@ func (s *Server) listTerms(tt *termType) func(r *request) error {
 		total := len(out)
 		totalPages := (total + int(perPage) - 1) / int(perPage)
 		from := (int(page) - 1) * int(perPage)
+		if v, ok := b.get("offset"); ok {
+			off, _ := asInt(v)
+			from = int(off)
+		}
 		items := []any{}
 		for i := from; i < total && i < from+int(perPage); i++ {
 			items = append(items, s.renderTerm(out[i], counts[out[i].ID], r.lang))

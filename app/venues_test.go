@@ -98,6 +98,8 @@ func TestTermRoutes(t *testing.T) {
 		{name: "parent filter", method: "GET", url: "categories?hide_empty=0&parent=" + strconv.FormatInt(pid, 10), status: 200, want: map[string]any{"total": 1}},
 		{name: "search", method: "GET", url: "categories?hide_empty=0&search=mus", status: 200, want: map[string]any{"total": 1, "categories.0.name": "Music"}},
 		{name: "past last page is empty 200", method: "GET", url: "tags?hide_empty=0&page=9", status: 200, want: map[string]any{"tags": []any{}}},
+		{name: "offset", method: "GET", url: "tags?hide_empty=0&per_page=2&offset=3&orderby=id", status: 200, want: map[string]any{"tags.0.name": "tag 3", "total": 4}},
+		{name: "negative offset", method: "GET", url: "tags?offset=-1", status: 400},
 		{name: "bad include", method: "GET", url: "categories?include=2389", status: 400},
 		{name: "empty order", method: "GET", url: "categories?order=", status: 400},
 		{name: "duplicate name", method: "POST", url: "categories", as: "author", body: map[string]any{"name": "jazz", "parent": pid}, status: 400, want: map[string]any{"code": "term_exists", "data.term_id": child}},
