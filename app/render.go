@@ -24,12 +24,13 @@ import (
 // object, and _envelope wraps the response as {body, status, headers} with
 // HTTP 200. _jsonp is not supported (JSONP defeats CORS).
 func sendJSON(c *fiber.Ctx, status int, v any) error {
-	if fields := c.Query("_fields"); fields != "" {
+	args := c.Request().URI().QueryArgs()
+	if fields := string(args.Peek("_fields")); fields != "" {
 		if o, ok := v.(*obj); ok {
 			v = pickFields(o, strings.Split(fields, ","))
 		}
 	}
-	if _, ok := c.Queries()["_envelope"]; ok {
+	if args.Has("_envelope") {
 		headers := newObj()
 		for _, h := range []string{"X-TEC-Total", "X-TEC-TotalPages", "X-WP-Total", "X-WP-TotalPages", "Location"} {
 			if val := c.GetRespHeader(h); val != "" {
