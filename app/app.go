@@ -74,6 +74,8 @@ type request struct {
 	// user is the authenticated caller, nil when anonymous.
 	user *repository.User
 	ctx  context.Context
+	// termIDs holds the categories and tags a list validator resolved.
+	termIDs map[repository.Taxonomy][]int64
 }
 
 // New builds the Fiber application.

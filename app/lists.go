@@ -133,9 +133,15 @@ func existingIDs[T any](r *request, v any, fetch func(context.Context, []int64) 
 // slug or name.
 func (s *Server) existingTermRefs(tax repository.Taxonomy) func(r *request, v any) string {
 	return func(r *request, v any) string {
-		if _, err := r.resolveTermRefs(tax, v); err != nil {
+		ids, err := r.resolveTermRefs(tax, v)
+		if err != nil {
 			return invalid
 		}
+		// Keep the IDs: eventQuery filters on them without resolving again.
+		if r.termIDs == nil {
+			r.termIDs = map[repository.Taxonomy][]int64{}
+		}
+		r.termIDs[tax] = ids
 		return ""
 	}
 }
@@ -263,17 +269,9 @@ func (r *request) eventQuery() (search.EventQuery, error) {
 			q.ExcludeProtected = true
 		}
 	}
-	var err error
-	if v, ok := b.get("categories"); ok {
-		if q.CategoryIDs, err = r.resolveTermRefs(repository.TaxCategory, v); err != nil {
-			return q, invalidParam("categories", invalid)
-		}
-	}
-	if v, ok := b.get("tags"); ok {
-		if q.TagIDs, err = r.resolveTermRefs(repository.TaxTag, v); err != nil {
-			return q, invalidParam("tags", invalid)
-		}
-	}
+	// The validators resolved categories and tags (existingTermRefs).
+	q.CategoryIDs = r.termIDs[repository.TaxCategory]
+	q.TagIDs = r.termIDs[repository.TaxTag]
 	if v, ok := b.get("venue"); ok {
 		q.VenueIDs, _ = asIntList(v)
 	}
