@@ -304,32 +304,49 @@ func (r *request) eventQuery() (search.EventQuery, error) {
 	return q, nil
 }
 
-// listEvents serves GET /events from the search index.
+// listEvents serves GET /events from the search index (as an iCalendar
+// feed when the client prefers text/calendar).
 func (s *Server) listEvents(r *request) error {
-	q, err := r.eventQuery()
+	if wantsCalendar(r.c) {
+		return s.listEventFeed(r)
+	}
+	page, perPage := r.listPage()
+	var items []any
+	res, err := s.eventPage(r, page, perPage, func(_ *repository.Post, o *obj) { items = append(items, o) })
 	if err != nil {
 		return err
 	}
-	page, perPage := r.listPage()
+	if items == nil {
+		items = []any{}
+	}
+	return r.sendList("events", items, res.Total, page, perPage)
+}
+
+// eventPage runs the request's event query for one page and hands each
+// event, rendered for the caller (redacted where protected), to each in
+// the engine's order. A page past the last one is 404.
+func (s *Server) eventPage(r *request, page, perPage int, each func(*repository.Post, *obj)) (search.Result, error) {
+	q, err := r.eventQuery()
+	if err != nil {
+		return search.Result{}, err
+	}
 	q.Offset, q.Limit = (page-1)*perPage, perPage
 	res, err := s.searchEvents(r.ctx, q)
 	if err != nil {
-		return err
+		return res, err
 	}
 	if len(res.IDs) == 0 && page > 1 {
-		return newError(404, "event-archive-page-not-found", "The requested event archive page does not exist")
+		return res, newError(404, "event-archive-page-not-found", "The requested event archive page does not exist")
 	}
-	items, err := r.renderPage(res.IDs, func(p *repository.Post, l *linked) *obj {
+	_, err = r.renderPage(res.IDs, func(p *repository.Post, l *linked) *obj {
 		o := s.renderEvent(p, l, view{lang: r.lang})
 		if !r.unlocks(p) {
 			redactEvent(o)
 		}
+		each(p, o)
 		return o
 	})
-	if err != nil {
-		return err
-	}
-	return r.sendList("events", items, res.Total, page, perPage)
+	return res, err
 }
 
 // searchEvents runs an event query, mapping engine failures to 503.

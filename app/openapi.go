@@ -168,6 +168,9 @@ func routeResponses(rt *route, method string) (ok int, okSchema string, errs []i
 	case p == "/admin/sync":
 		return 200, "SyncStatus", []int{401, 403, 503}
 	}
+	if strings.HasSuffix(p, ".ics") {
+		return 200, calendarSchema, []int{400, 403, 404, 503}
+	}
 	coll := strings.Split(strings.Trim(p, "/"), "/")[0]
 	item := map[string]string{"events": "Event", "venues": "Venue", "organizers": "Organizer", "categories": "Term", "tags": "Term"}[coll]
 	isList := !strings.Contains(p, ":")
@@ -193,6 +196,9 @@ func routeResponses(rt *route, method string) (ok int, okSchema string, errs []i
 		return 200, item, []int{400, 401, 403, 404, 503}
 	}
 }
+
+// calendarSchema marks routes that answer text/calendar (RFC 5545).
+const calendarSchema = "Calendar"
 
 // errorDescriptions names each error status.
 var errorDescriptions = map[int]string{400: "Invalid or missing parameters.", 401: "Authentication required.",
@@ -268,6 +274,13 @@ func (s *Server) operation(rt *route, method string) *obj {
 	okStatus, okSchema, errs := routeResponses(rt, method)
 	resps := newObj()
 	okResp := newObj().set("description", "Success.").set("content", newObj().set("application/json", newObj().set("schema", ref(okSchema))))
+	switch {
+	case okSchema == calendarSchema:
+		okResp.set("content", newObj().set("text/calendar", newObj().set("schema", schemaType("string"))))
+	case rt.path == "/events" && method == fiber.MethodGet:
+		// Accept: text/calendar turns the list into a feed (feeds.go).
+		okResp.vals["content"].(*obj).set("text/calendar", newObj().set("schema", schemaType("string")))
+	}
 	if strings.HasSuffix(okSchema, "List") {
 		h := newObj()
 		for _, name := range []string{"X-TEC-Total", "X-TEC-TotalPages", "X-WP-Total", "X-WP-TotalPages"} {

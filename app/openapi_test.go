@@ -14,6 +14,11 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 )
 
+func init() {
+	// Feeds are text: validate their status and content type, not a schema.
+	openapi3filter.RegisterBodyDecoder("text/calendar", openapi3filter.FileBodyDecoder)
+}
+
 // docValidator checks responses against the service's own interface
 // document, so the document cannot drift from the service.
 type docValidator struct {
@@ -105,7 +110,14 @@ func matchTemplate(tmpl, path string, params map[string]string) bool {
 	}
 	for i, s := range ts {
 		if strings.HasPrefix(s, "{") {
-			params[strings.Trim(s, "{}")] = ps[i]
+			// "{id}.ics" needs the suffix; a bare "{id}" never matches a
+			// segment with a suffix (the router sends those elsewhere).
+			name, suffix, _ := strings.Cut(strings.TrimPrefix(s, "{"), "}")
+			v, cut := strings.CutSuffix(ps[i], suffix)
+			if (suffix != "" && !cut) || (suffix == "" && strings.Contains(v, ".")) || v == "" {
+				return false
+			}
+			params[name] = v
 			continue
 		}
 		if s != ps[i] {

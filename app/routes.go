@@ -36,6 +36,8 @@ func (s *Server) registerRoutes(f *fiber.App) {
 		{methods: readable, path: "/doc", handle: s.serveDoc, summary: "This interface document (OpenAPI 3)."},
 
 		{methods: readable, path: "/events", args: s.eventListArgs(), handle: s.listEvents, summary: "List and search events."},
+		{methods: readable, path: "/events.ics", args: s.feedArgs(), handle: s.listEventFeed, summary: "List events as an iCalendar (RFC 5545) feed."},
+		{methods: readable, path: "/events/:id.ics", args: s.postReadArgs(ev), handle: s.getEventFeed, summary: "Read an event as an iCalendar (RFC 5545) object."},
 		{methods: creatable, path: "/events", args: s.postWriteArgs(ev, true), write: true, handle: s.createPost(ev), summary: "Create an event."},
 		{methods: readable, path: "/events/:id", args: s.postReadArgs(ev), handle: s.getPost(ev, byID), summary: "Read an event by ID."},
 		{methods: editable, path: "/events/:id", args: s.postWriteArgs(ev, false), write: true, handle: s.updatePost(ev, byID), summary: "Update an event by ID."},
@@ -142,6 +144,14 @@ func matchPattern(pattern, path string) bool {
 		return false
 	}
 	for i, p := range ps {
+		if name, suffix, ok := strings.Cut(p, "."); ok && strings.HasPrefix(p, ":") {
+			// ":id.ics": the segment ends in the suffix; the rest is the parameter.
+			var cut bool
+			if xs[i], cut = strings.CutSuffix(xs[i], "."+suffix); !cut {
+				return false
+			}
+			p = name
+		}
 		switch {
 		case p == ":id":
 			if xs[i] == "" || strings.Trim(xs[i], "0123456789") != "" {
