@@ -393,6 +393,10 @@ type Store interface {
 	// request a reindex of items that depend on a changed item).
 	MarkForIndexing(ctx context.Context, kind MarkKind, ids []int64) error
 
+	// WebhookStore holds the webhook endpoints, the item states their
+	// messages reported and the delivery queue (webhooks.go).
+	WebhookStore
+
 	// Ping checks that the store is reachable.
 	Ping(ctx context.Context) error
 	// Close releases the store's resources.

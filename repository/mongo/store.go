@@ -147,6 +147,10 @@ func Open(ctx context.Context, uri, database string) (*Store, error) {
 		client.Disconnect(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	if err := s.webhookIndexes(ctx); err != nil {
+		client.Disconnect(context.WithoutCancel(ctx))
+		return nil, err
+	}
 	return s, nil
 }
 

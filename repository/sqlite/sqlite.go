@@ -162,6 +162,34 @@ var schema = []string{
 		PRIMARY KEY (kind, id)
 	) WITHOUT ROWID`,
 	`CREATE UNIQUE INDEX IF NOT EXISTS index_marks_by_seq ON index_marks(seq)`,
+
+	// Webhooks (webhooks.go): endpoints as JSON documents, the state each
+	// item was last reported in, and the delivery queue and log.
+	`CREATE TABLE IF NOT EXISTS webhooks (
+		id  INTEGER PRIMARY KEY,
+		rev INTEGER NOT NULL,
+		doc TEXT NOT NULL
+	)`,
+	`CREATE TABLE IF NOT EXISTS webhook_items (
+		kind     TEXT NOT NULL,
+		id       INTEGER NOT NULL,
+		revision INTEGER NOT NULL,
+		status   TEXT NOT NULL,
+		PRIMARY KEY (kind, id)
+	) WITHOUT ROWID`,
+	`CREATE TABLE IF NOT EXISTS webhook_deliveries (
+		seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+		webhook_id INTEGER NOT NULL,
+		msg_id     TEXT NOT NULL,
+		item       TEXT NOT NULL,
+		status     TEXT NOT NULL,
+		next_at    INTEGER NOT NULL,   -- Unix nanoseconds
+		created    INTEGER NOT NULL,   -- Unix nanoseconds
+		doc        TEXT NOT NULL,
+		payload    BLOB NOT NULL
+	)`,
+	`CREATE UNIQUE INDEX IF NOT EXISTS webhook_deliveries_by_msg ON webhook_deliveries(webhook_id, msg_id)`,
+	`CREATE INDEX IF NOT EXISTS webhook_deliveries_pending ON webhook_deliveries(status, webhook_id, item, seq)`,
 }
 
 // Store is a repository.Store on one SQLite file. It is safe for concurrent

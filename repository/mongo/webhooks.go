@@ -1,0 +1,337 @@
+package mongo
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/calendar/eventcal/repository"
+)
+
+// Webhook collections:
+//
+//	webhooks            endpoints (repository.Webhook, _id = ID)
+//	webhook_items       the state each item was last reported in (_id = "post:12")
+//	webhook_deliveries  the delivery queue and log (_id = "<webhook ID>:<message ID>")
+//
+// Only the lease holder's sync worker writes webhook_items and queues
+// deliveries, so their writes never race. RecordChanges is not one
+// transaction (FerretDB v1 has none): it queues the deliveries first, under
+// _ids derived from the message, then records the states, so a crash in
+// between makes the next try queue the same deliveries again, which the
+// unique _id turns into no-ops.
+const (
+	collWebhooks   = "webhooks"
+	collItemStates = "webhook_items"
+	collDeliveries = "webhook_deliveries"
+	seqWebhook     = "webhook"
+	seqDelivery    = "delivery"
+)
+
+// webhookIndexes are the indexes of the webhook collections.
+func (s *Store) webhookIndexes(ctx context.Context) error {
+	d := s.db.Collection(collDeliveries)
+	for _, keys := range []bson.D{
+		{{Key: "status", Value: 1}, {Key: "seq", Value: 1}},
+		{{Key: "webhook_id", Value: 1}, {Key: "seq", Value: 1}},
+	} {
+		if _, err := d.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: keys}); err != nil {
+			return fmt.Errorf("mongo: create index on %s: %w", collDeliveries, err)
+		}
+	}
+	return nil
+}
+
+// CreateWebhook assigns w.ID and stores w.
+func (s *Store) CreateWebhook(ctx context.Context, w *repository.Webhook) error {
+	c := *w
+	c.ID = 0
+	if err := s.assignID(ctx, seqWebhook, &c.ID); err != nil {
+		return err
+	}
+	c.Revision = 1
+	c.Created, c.Updated = storedTime(c.Created), storedTime(c.Updated)
+	if _, err := s.db.Collection(collWebhooks).InsertOne(ctx, &c); err != nil {
+		return fmt.Errorf("mongo: create webhook: %w", err)
+	}
+	*w = c
+	return nil
+}
+
+// GetWebhook returns the endpoint or repository.ErrNotFound.
+func (s *Store) GetWebhook(ctx context.Context, id int64) (*repository.Webhook, error) {
+	var w repository.Webhook
+	err := s.db.Collection(collWebhooks).FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&w)
+	if isNoDocuments(err) {
+		return nil, repository.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("mongo: webhook %d: %w", id, err)
+	}
+	fixWebhookTimes(&w)
+	return &w, nil
+}
+
+func fixWebhookTimes(w *repository.Webhook) {
+	w.Created, w.Updated = w.Created.UTC(), w.Updated.UTC()
+	if !w.FailingSince.IsZero() {
+		w.FailingSince = w.FailingSince.UTC()
+	}
+}
+
+// ListWebhooks returns every endpoint by ID.
+func (s *Store) ListWebhooks(ctx context.Context) ([]*repository.Webhook, error) {
+	cur, err := s.db.Collection(collWebhooks).Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		return nil, fmt.Errorf("mongo: webhooks: %w", err)
+	}
+	var out []*repository.Webhook
+	if err := cur.All(ctx, &out); err != nil {
+		return nil, fmt.Errorf("mongo: webhooks: %w", err)
+	}
+	for _, w := range out {
+		fixWebhookTimes(w)
+	}
+	return out, nil
+}
+
+// UpdateWebhook reads the endpoint, applies fn and replaces it if its
+// revision is unchanged, starting over otherwise. (On FerretDB v1 the
+// revision check is not atomic; endpoints are changed rarely, by admins and
+// by the one delivering process.)
+func (s *Store) UpdateWebhook(ctx context.Context, id int64, fn func(w *repository.Webhook) error) (*repository.Webhook, error) {
+	for attempt := 0; ; attempt++ {
+		w, err := s.GetWebhook(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		rev := w.Revision
+		if err := fn(w); err != nil {
+			return nil, err
+		}
+		w.ID, w.Revision = id, rev+1
+		w.Created, w.Updated = storedTime(w.Created), storedTime(w.Updated)
+		if !w.FailingSince.IsZero() {
+			w.FailingSince = storedTime(w.FailingSince)
+		}
+		res, err := s.db.Collection(collWebhooks).ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "revision", Value: rev}}, w)
+		if err != nil {
+			return nil, fmt.Errorf("mongo: update webhook %d: %w", id, err)
+		}
+		if res.MatchedCount == 1 {
+			return w, nil
+		}
+		if err := sleep(ctx, backoff(attempt)); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// DeleteWebhook removes the endpoint and its deliveries.
+func (s *Store) DeleteWebhook(ctx context.Context, id int64) error {
+	res, err := s.db.Collection(collWebhooks).DeleteOne(ctx, bson.D{{Key: "_id", Value: id}})
+	if err != nil {
+		return fmt.Errorf("mongo: delete webhook %d: %w", id, err)
+	}
+	if res.DeletedCount == 0 {
+		return repository.ErrNotFound
+	}
+	if _, err := s.db.Collection(collDeliveries).DeleteMany(ctx, bson.D{{Key: "webhook_id", Value: id}}); err != nil {
+		return fmt.Errorf("mongo: delete deliveries of webhook %d: %w", id, err)
+	}
+	return nil
+}
+
+// itemStateDoc is a document of webhook_items.
+type itemStateDoc struct {
+	Key                  string `bson:"_id"`
+	repository.ItemState `bson:",inline"`
+}
+
+// ItemStates returns the recorded states among keys.
+func (s *Store) ItemStates(ctx context.Context, keys []repository.ItemKey) (map[repository.ItemKey]repository.ItemState, error) {
+	out := make(map[repository.ItemKey]repository.ItemState, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	ids := make(bson.A, len(keys))
+	for i, k := range keys {
+		ids[i] = k.String()
+	}
+	cur, err := s.db.Collection(collItemStates).Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
+	if err != nil {
+		return nil, fmt.Errorf("mongo: item states: %w", err)
+	}
+	var docs []itemStateDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("mongo: item states: %w", err)
+	}
+	for _, d := range docs {
+		out[d.ItemKey] = d.ItemState
+	}
+	return out, nil
+}
+
+// deliveryDocument is a document of webhook_deliveries.
+type deliveryDocument struct {
+	Key                 string `bson:"_id"`
+	repository.Delivery `bson:",inline"`
+}
+
+func deliveryKey(webhookID int64, msgID string) string {
+	return strconv.FormatInt(webhookID, 10) + ":" + msgID
+}
+
+// RecordChanges queues the deliveries (skipping those already queued),
+// then stores the states and forgets the gone items.
+func (s *Store) RecordChanges(ctx context.Context, states []repository.ItemState, gone []repository.ItemKey, deliveries []*repository.Delivery) error {
+	coll := s.db.Collection(collDeliveries)
+	if len(deliveries) > 0 {
+		last, err := s.nextSeq(ctx, seqDelivery, int64(len(deliveries)))
+		if err != nil {
+			return err
+		}
+		first := last - int64(len(deliveries)) + 1
+		for i, d := range deliveries {
+			doc := deliveryDocument{Key: deliveryKey(d.WebhookID, d.ID), Delivery: *d}
+			doc.Seq = first + int64(i)
+			doc.Created, doc.NextAttempt = storedMillis(d.Created), storedMillis(d.NextAttempt)
+			if _, err := coll.InsertOne(ctx, &doc); err != nil {
+				if mongo.IsDuplicateKeyError(err) {
+					continue
+				}
+				return fmt.Errorf("mongo: queue delivery: %w", err)
+			}
+			d.Seq = doc.Seq
+		}
+	}
+	states2 := s.db.Collection(collItemStates)
+	for _, st := range states {
+		doc := itemStateDoc{Key: st.String(), ItemState: st}
+		if _, err := states2.ReplaceOne(ctx, bson.D{{Key: "_id", Value: doc.Key}}, &doc, options.Replace().SetUpsert(true)); err != nil {
+			return fmt.Errorf("mongo: item state %s: %w", doc.Key, err)
+		}
+	}
+	for _, k := range gone {
+		if _, err := states2.DeleteOne(ctx, bson.D{{Key: "_id", Value: k.String()}}); err != nil {
+			return fmt.Errorf("mongo: item state %s: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// storedMillis is t as BSON keeps it: UTC, whole milliseconds.
+func storedMillis(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
+
+func decodeDeliveries(ctx context.Context, cur *mongo.Cursor) ([]*repository.Delivery, error) {
+	var docs []deliveryDocument
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("mongo: deliveries: %w", err)
+	}
+	out := make([]*repository.Delivery, len(docs))
+	for i := range docs {
+		d := docs[i].Delivery
+		d.Created, d.NextAttempt = d.Created.UTC(), d.NextAttempt.UTC()
+		for j := range d.Log {
+			d.Log[j].At = d.Log[j].At.UTC()
+		}
+		out[i] = &d
+	}
+	return out, nil
+}
+
+// dueScan bounds how many pending deliveries DueDeliveries reads to find
+// the due ones that are first in line.
+const dueScan = 2000
+
+// DueDeliveries returns the pending deliveries due at now that are first
+// in line for their endpoint and item. The pending ones are read in Seq
+// order and the line is kept in Go.
+func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]*repository.Delivery, error) {
+	cur, err := s.db.Collection(collDeliveries).Find(ctx, bson.D{{Key: "status", Value: repository.DeliveryPending}},
+		options.Find().SetSort(bson.D{{Key: "seq", Value: 1}}).SetLimit(dueScan))
+	if err != nil {
+		return nil, fmt.Errorf("mongo: due deliveries: %w", err)
+	}
+	pending, err := decodeDeliveries(ctx, cur)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []*repository.Delivery
+	for _, d := range pending {
+		line := strconv.FormatInt(d.WebhookID, 10) + "|" + d.Item
+		if seen[line] {
+			continue
+		}
+		seen[line] = true
+		if !d.NextAttempt.After(now) {
+			out = append(out, d)
+			if len(out) == limit {
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// SaveDelivery stores a delivery's status, next attempt and log.
+func (s *Store) SaveDelivery(ctx context.Context, d *repository.Delivery) error {
+	_, err := s.db.Collection(collDeliveries).UpdateOne(ctx, bson.D{{Key: "_id", Value: deliveryKey(d.WebhookID, d.ID)}},
+		bson.D{{Key: "$set", Value: bson.D{
+			{Key: "status", Value: d.Status},
+			{Key: "attempts", Value: d.Attempts},
+			{Key: "next_attempt", Value: storedMillis(d.NextAttempt)},
+			{Key: "log", Value: d.Log},
+		}}})
+	if err != nil {
+		return fmt.Errorf("mongo: save delivery: %w", err)
+	}
+	return nil
+}
+
+// ListDeliveries returns an endpoint's deliveries, newest first.
+func (s *Store) ListDeliveries(ctx context.Context, webhookID int64, limit int) ([]*repository.Delivery, error) {
+	cur, err := s.db.Collection(collDeliveries).Find(ctx, bson.D{{Key: "webhook_id", Value: webhookID}},
+		options.Find().SetSort(bson.D{{Key: "seq", Value: -1}}).SetLimit(int64(limit)))
+	if err != nil {
+		return nil, fmt.Errorf("mongo: deliveries: %w", err)
+	}
+	return decodeDeliveries(ctx, cur)
+}
+
+// DeliveryQueue counts pending deliveries and finds the oldest.
+func (s *Store) DeliveryQueue(ctx context.Context) (int, time.Time, error) {
+	coll := s.db.Collection(collDeliveries)
+	filter := bson.D{{Key: "status", Value: repository.DeliveryPending}}
+	n, err := coll.CountDocuments(ctx, filter)
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("mongo: delivery queue: %w", err)
+	}
+	if n == 0 {
+		return 0, time.Time{}, nil
+	}
+	var d deliveryDocument
+	err = coll.FindOne(ctx, filter, options.FindOne().SetSort(bson.D{{Key: "seq", Value: 1}})).Decode(&d)
+	if err != nil && !isNoDocuments(err) {
+		return 0, time.Time{}, fmt.Errorf("mongo: delivery queue: %w", err)
+	}
+	return int(n), d.Created.UTC(), nil
+}
+
+// PruneDeliveries removes finished deliveries created before t.
+func (s *Store) PruneDeliveries(ctx context.Context, before time.Time) error {
+	_, err := s.db.Collection(collDeliveries).DeleteMany(ctx, bson.D{
+		{Key: "status", Value: bson.D{{Key: "$ne", Value: repository.DeliveryPending}}},
+		{Key: "created", Value: bson.D{{Key: "$lt", Value: before}}},
+	})
+	if err != nil {
+		return fmt.Errorf("mongo: prune deliveries: %w", err)
+	}
+	return nil
+}

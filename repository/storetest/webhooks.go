@@ -1,0 +1,202 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/calendar/eventcal/repository"
+)
+
+var webhookTests = []storeTest{
+	{"CRUD", testWebhookCRUD},
+	{"ItemStates", testItemStates},
+	{"DeliveryQueue", testDeliveryQueue},
+}
+
+func newWebhook(t *testing.T, ctx context.Context, s repository.Store, url string) *repository.Webhook {
+	t.Helper()
+	w := &repository.Webhook{URL: url, Events: []string{"event.created", "*"}, Secret: "whsec_c2VjcmV0",
+		Active: true, Created: baseTime, Updated: baseTime}
+	if err := s.CreateWebhook(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func testWebhookCRUD(t *testing.T, ctx context.Context, s repository.Store) {
+	a := newWebhook(t, ctx, s, "https://a.example/hook")
+	b := newWebhook(t, ctx, s, "https://b.example/hook")
+	if a.ID <= 0 || b.ID <= a.ID {
+		t.Fatalf("IDs %d, %d: want positive and increasing", a.ID, b.ID)
+	}
+	got, err := s.GetWebhook(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.URL != a.URL || got.Secret != a.Secret || !got.Active || len(got.Events) != 2 || !normTime(got.Created).Equal(normTime(baseTime)) {
+		t.Errorf("read back %+v", got)
+	}
+	failing := baseTime.Add(time.Hour)
+	up, err := s.UpdateWebhook(ctx, a.ID, func(w *repository.Webhook) error {
+		w.Active, w.DisabledReason, w.FailingSince = false, "failing", failing
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ = s.GetWebhook(ctx, a.ID)
+	if got.Active || got.DisabledReason != "failing" || !normTime(got.FailingSince).Equal(normTime(failing)) || got.Revision != up.Revision {
+		t.Errorf("after update %+v", got)
+	}
+	stop := errors.New("stop")
+	if _, err := s.UpdateWebhook(ctx, a.ID, func(*repository.Webhook) error { return stop }); !errors.Is(err, stop) {
+		t.Errorf("fn error = %v", err)
+	}
+	list, err := s.ListWebhooks(ctx)
+	if err != nil || len(list) != 2 || list[0].ID != a.ID || list[1].ID != b.ID {
+		t.Fatalf("list = %v, %v", list, err)
+	}
+	d := &repository.Delivery{ID: "msg_1", WebhookID: a.ID, Item: "post:1", Type: "event.created", Payload: []byte(`{}`),
+		Created: baseTime, Status: repository.DeliveryPending, NextAttempt: baseTime}
+	if err := s.RecordChanges(ctx, nil, nil, []*repository.Delivery{d}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteWebhook(ctx, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetWebhook(ctx, a.ID); !errors.Is(err, repository.ErrNotFound) {
+		t.Errorf("deleted webhook: %v", err)
+	}
+	if ds, _ := s.ListDeliveries(ctx, a.ID, 10); len(ds) != 0 {
+		t.Errorf("deliveries of a deleted webhook remain: %d", len(ds))
+	}
+	if err := s.DeleteWebhook(ctx, a.ID); !errors.Is(err, repository.ErrNotFound) {
+		t.Errorf("second delete: %v", err)
+	}
+	if _, err := s.UpdateWebhook(ctx, a.ID, func(*repository.Webhook) error { return nil }); !errors.Is(err, repository.ErrNotFound) {
+		t.Errorf("update of a deleted webhook: %v", err)
+	}
+}
+
+func testItemStates(t *testing.T, ctx context.Context, s repository.Store) {
+	p1 := repository.ItemKey{Kind: repository.MarkPost, ID: 1}
+	t1 := repository.ItemKey{Kind: repository.MarkTerm, ID: 1}
+	p2 := repository.ItemKey{Kind: repository.MarkPost, ID: 2}
+	err := s.RecordChanges(ctx, []repository.ItemState{
+		{ItemKey: p1, Revision: 1, Status: "draft"}, {ItemKey: t1, Revision: 3}, {ItemKey: p2, Revision: 1, Status: "publish"},
+	}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RecordChanges(ctx, []repository.ItemState{{ItemKey: p1, Revision: 2, Status: "publish"}}, []repository.ItemKey{p2}, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.ItemStates(ctx, []repository.ItemKey{p1, t1, p2, {Kind: repository.MarkPost, ID: 99}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[p1].Revision != 2 || got[p1].Status != "publish" || got[t1].Revision != 3 {
+		t.Errorf("states = %+v", got)
+	}
+	if _, ok := got[p2]; ok {
+		t.Error("a gone item keeps its state")
+	}
+	many := make([]repository.ItemKey, 1000)
+	for i := range many {
+		many[i] = repository.ItemKey{Kind: repository.MarkPost, ID: int64(i + 1)}
+	}
+	if got, err := s.ItemStates(ctx, many); err != nil || len(got) != 1 {
+		t.Errorf("1000 keys: %d states, %v", len(got), err)
+	}
+}
+
+func testDeliveryQueue(t *testing.T, ctx context.Context, s repository.Store) {
+	w1 := newWebhook(t, ctx, s, "https://a.example/hook").ID
+	w2 := newWebhook(t, ctx, s, "https://b.example/hook").ID
+	at := func(min int) time.Time { return baseTime.Add(time.Duration(min) * time.Minute) }
+	d := func(w int64, msg, item string, next int) *repository.Delivery {
+		return &repository.Delivery{ID: msg, WebhookID: w, Item: item, Type: "event.updated", Payload: []byte(`{"m":"` + msg + `"}`),
+			Created: at(0), Status: repository.DeliveryPending, NextAttempt: at(next)}
+	}
+	first := []*repository.Delivery{
+		d(w1, "m1", "post:1", 0), d(w1, "m2", "post:1", 0), // m2 waits behind m1
+		d(w1, "m3", "post:2", 5), // not due before minute 5
+		d(w2, "m1", "post:1", 0), // another endpoint: its own line
+	}
+	if err := s.RecordChanges(ctx, nil, nil, first); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < len(first); i++ {
+		if first[i].Seq <= first[i-1].Seq {
+			t.Fatalf("seqs not increasing: %d then %d", first[i-1].Seq, first[i].Seq)
+		}
+	}
+	// The same messages again (a retried batch) are not queued twice.
+	if err := s.RecordChanges(ctx, nil, nil, []*repository.Delivery{d(w1, "m1", "post:1", 0)}); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(ds []*repository.Delivery) []string {
+		var out []string
+		for _, x := range ds {
+			out = append(out, x.ID+"@"+map[int64]string{w1: "w1", w2: "w2"}[x.WebhookID])
+		}
+		return out
+	}
+	due, err := s.DueDeliveries(ctx, at(1), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(due); len(got) != 2 || got[0] != "m1@w1" || got[1] != "m1@w2" {
+		t.Fatalf("due at minute 1 = %v, want [m1@w1 m1@w2]", got)
+	}
+	if string(due[0].Payload) != `{"m":"m1"}` || due[0].Item != "post:1" || due[0].Type != "event.updated" {
+		t.Errorf("delivery read back as %+v", due[0])
+	}
+	n, oldest, err := s.DeliveryQueue(ctx)
+	if err != nil || n != 4 || !normTime(oldest).Equal(normTime(at(0))) {
+		t.Errorf("queue = %d, %v, %v; want 4 pending since minute 0", n, oldest, err)
+	}
+	// m1@w1 delivered: m2 is next in its line.
+	m1 := due[0]
+	m1.Status, m1.Attempts = repository.DeliveryDelivered, 1
+	m1.Log = append(m1.Log, repository.DeliveryAttempt{At: at(1), Code: 204, DurationMs: 12})
+	if err := s.SaveDelivery(ctx, m1); err != nil {
+		t.Fatal(err)
+	}
+	// m1@w2 failed once: retried at minute 10.
+	r := due[1]
+	r.Attempts, r.NextAttempt = 1, at(10)
+	r.Log = append(r.Log, repository.DeliveryAttempt{At: at(1), Code: 500, Error: "status 500"})
+	if err := s.SaveDelivery(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	due, _ = s.DueDeliveries(ctx, at(6), 10)
+	if got := ids(due); len(got) != 2 || got[0] != "m2@w1" || got[1] != "m3@w1" {
+		t.Fatalf("due at minute 6 = %v, want [m2@w1 m3@w1]", got)
+	}
+	if due, _ := s.DueDeliveries(ctx, at(6), 1); len(due) != 1 {
+		t.Errorf("limit 1 gave %d", len(due))
+	}
+	log, err := s.ListDeliveries(ctx, w1, 10)
+	if err != nil || len(log) != 3 || log[0].ID != "m3" || log[2].ID != "m1" {
+		t.Fatalf("log of w1 = %v, %v", ids(log), err)
+	}
+	if l := log[2]; l.Status != repository.DeliveryDelivered || l.Attempts != 1 || len(l.Log) != 1 || l.Log[0].Code != 204 || !normTime(l.Log[0].At).Equal(normTime(at(1))) {
+		t.Errorf("delivered entry = %+v", l)
+	}
+	w2log, _ := s.ListDeliveries(ctx, w2, 10)
+	if len(w2log) != 1 {
+		t.Fatalf("log of w2 has %d entries, want 1", len(w2log))
+	}
+	if w2log[0].Attempts != 1 || !normTime(w2log[0].NextAttempt).Equal(normTime(at(10))) || w2log[0].Log[0].Error != "status 500" {
+		t.Errorf("retried entry = %+v", *w2log[0])
+	}
+	if err := s.PruneDeliveries(ctx, at(1)); err != nil {
+		t.Fatal(err)
+	}
+	if log, _ := s.ListDeliveries(ctx, w1, 10); len(log) != 2 {
+		t.Errorf("after prune: %d deliveries, want the 2 pending", len(log))
+	}
+}
