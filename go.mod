@@ -19,6 +19,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3
 	github.com/schollz/progressbar/v3 v3.19.1
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	go.mongodb.org/mongo-driver/v2 v2.9.3
 	golang.org/x/net v0.59.0
 	modernc.org/sqlite v1.60.0

@@ -86,6 +86,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return c.reindex(args[1:])
 	case "status":
 		return c.status(args[1:])
+	case "webhook":
+		return c.webhook(args[1:])
 	case "help", "-h", "-help", "--help":
 		usage(stdout)
 		return exitOK
@@ -112,6 +114,8 @@ Commands:
   reindex [--url URL] [--token T]     rebuild the search indexes without downtime: through the
                                       running service's admin API when one answers, else directly
   status [--url URL] [--token T]      print pending index marks, the last batch and document counts
+  webhook add|list|update|delete|ping|deliveries
+                                      manage webhook endpoints ('webhook -h' for the flags)
   help                                show this help
 
 Run '%[1]s COMMAND -h' for the flags of a command.
@@ -289,6 +293,13 @@ func newWorker(cfg *config.Config, store repository.Store, engine search.Engine,
 		Docs: &sync.DocBuilder{Store: store, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location}}
 }
 
+// newWebhooks builds the webhook deliverer; the worker hands it every
+// batch of marks, and the lease holder runs its delivery loop.
+func newWebhooks(cfg *config.Config, store repository.Store, logger *slog.Logger) *sync.Webhooks {
+	return &sync.Webhooks{Store: store, Log: logger, AllowPrivate: cfg.WebhookAllowPrivate,
+		Render: app.NewItemRenderer(app.Options{Config: cfg, Store: store})}
+}
+
 // runIndexer reconciles the engine's indexes (retrying with backoff while
 // the engine is unreachable), then, whenever this process holds the lease,
 // fills an empty index from the store and runs the sync worker; while
@@ -405,6 +416,8 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 // cancelling ctx thus simulates a crashed process.
 func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store repository.Store, engine search.Engine, lease sync.Lease, ready func(net.Addr)) error {
 	worker := newWorker(cfg, store, engine, logger)
+	hooks := newWebhooks(cfg, store, logger)
+	worker.Changes = hooks
 	reindexer := sync.NewReindexer(store, engine, worker, logger, nil, lease)
 	schedule, err := sync.NewSchedule(sync.ScheduleOptions{
 		ReindexCron: cfg.ReindexCron, Location: cfg.Location, Reindexer: reindexer,
@@ -423,6 +436,11 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 		defer close(workerDone)
 		runIndexer(backgroundCtx, engine, worker, lease, logger)
 	}()
+	webhooksDone := make(chan struct{})
+	go func() {
+		defer close(webhooksDone)
+		sync.RunWhileLeader(backgroundCtx, lease, hooks.Run)
+	}()
 	schedule.Start()
 	defer func() {
 		if err := schedule.Shutdown(); err != nil {
@@ -431,10 +449,11 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 		reindexer.Close()
 		stopBackground()
 		<-workerDone
+		<-webhooksDone
 		<-leaseDone
 	}()
 
-	fiberApp, err := app.New(app.Options{Config: cfg, Store: store, Search: engine, Indexer: worker, Reindexer: reindexer, Logger: logger})
+	fiberApp, err := app.New(app.Options{Config: cfg, Store: store, Search: engine, Indexer: worker, Reindexer: reindexer, Webhooks: hooks, Logger: logger})
 	if err != nil {
 		return fmt.Errorf("build app: %w", err)
 	}

@@ -7,7 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	gosync "sync"
 	"testing"
 	"time"
 
@@ -56,7 +58,7 @@ func TestReplicas(t *testing.T) {
 	start := func(name string) *replica {
 		t.Helper()
 		env := map[string]string{"DATA_DIR": t.TempDir(), "MONGO_URI": uri, "MONGO_DATABASE": db, "LEASE_TTL": "3s",
-			"LISTEN_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": token, "SHUTDOWN_TIMEOUT": "5s"}
+			"LISTEN_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": token, "SHUTDOWN_TIMEOUT": "5s", "WEBHOOK_ALLOW_PRIVATE": "true"}
 		cfg, err := config.Load(func(k string) string { return env[k] })
 		if err != nil {
 			t.Fatal(err)
@@ -135,9 +137,31 @@ func TestReplicas(t *testing.T) {
 	}
 	leads := func(r *replica) bool { return r.lease.IsLeader(context.Background()) == nil }
 
+	// A webhook receiver: each message must arrive once, from whichever
+	// replica holds the lease.
+	var hookMu gosync.Mutex
+	hookIDs := map[string]int{}
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		hookMu.Lock()
+		hookIDs[r.Header.Get("webhook-id")]++
+		hookMu.Unlock()
+	}))
+	t.Cleanup(receiver.Close)
+	messages := func() (distinct, total int) {
+		hookMu.Lock()
+		defer hookMu.Unlock()
+		for _, n := range hookIDs {
+			total += n
+		}
+		return len(hookIDs), total
+	}
+
 	a := start("a")
 	eventually("a holds the lease", func() bool { return leads(a) })
 	b := start("b")
+	hook := call(b, "POST", "/admin/webhooks", `{"url":"`+receiver.URL+`","events":["event.created"]}`)
+	hookPath := fmt.Sprintf("/admin/webhooks/%v/deliveries?per_page=200", hook["id"])
 
 	// Writes through both are indexed by a's worker; b's worker waits.
 	write(a, 8, "a")
@@ -151,11 +175,29 @@ func TestReplicas(t *testing.T) {
 		t.Errorf("b's worker ran while a held the lease:\n%s", out)
 	}
 
+	eventually("a delivers one message per event", func() bool {
+		log, _ := call(b, "GET", hookPath, "")["deliveries"].([]any)
+		done := 0
+		for _, d := range log {
+			if d.(map[string]any)["status"] == "delivered" {
+				done++
+			}
+		}
+		return done == 16
+	})
+	if d, n := messages(); d != 16 || n != 16 {
+		t.Fatalf("receiver got %d messages (%d distinct), want 16 once each", n, d)
+	}
+
 	// a crashes: its lease is not released. b's writes wait for a worker.
 	a.crash(t)
 	write(b, 6, "c")
 	eventually("b takes the lease over", func() bool { return leads(b) })
 	eventually("b's worker indexes what was left", func() bool { return listed(b) == 22 })
+	eventually("b delivers the messages of the writes a left", func() bool { _, n := messages(); return n >= 22 })
+	if d, n := messages(); d != 22 || n != 22 {
+		t.Errorf("receiver got %d messages (%d distinct), want 22 once each", n, d)
+	}
 	// (The batch's log line follows its index writes: poll for it too.)
 	eventually("b's logs show the take-over and b's worker", func() bool {
 		out := b.logs.String()

@@ -39,6 +39,10 @@ type Options struct {
 	Reindexer Reindexer
 	// Now returns the current time; nil means time.Now. Tests inject a clock.
 	Now func() time.Time
+	// Webhooks sends the admin API's test pings (sync.Webhooks); its
+	// metrics are served with the app's when it has any. nil answers pings
+	// with 503.
+	Webhooks WebhookSender
 }
 
 // Notifier is told that new index marks were written.
@@ -52,6 +56,7 @@ type Server struct {
 	search    search.Engine
 	indexer   Notifier
 	reindexer Reindexer
+	webhooks  WebhookSender
 	log       *slog.Logger
 	now       func() time.Time
 	// routes is every registered route, for the namespace index and docs.
@@ -83,7 +88,7 @@ func New(opts Options) (*fiber.App, error) {
 	if opts.Config == nil || opts.Store == nil {
 		return nil, errors.New("app: Config and Store are required")
 	}
-	s := &Server{cfg: opts.Config, store: opts.Store, search: opts.Search, indexer: opts.Indexer, reindexer: opts.Reindexer, log: opts.Logger, now: opts.Now}
+	s := &Server{cfg: opts.Config, store: opts.Store, search: opts.Search, indexer: opts.Indexer, reindexer: opts.Reindexer, webhooks: opts.Webhooks, log: opts.Logger, now: opts.Now}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -103,7 +108,7 @@ func New(opts Options) (*fiber.App, error) {
 	})
 	// Every request, probes and errors included, gets an ID, one log line
 	// and one histogram sample (requestlog.go, metrics.go).
-	metrics := newAppMetrics(s.log, opts.Indexer)
+	metrics := newAppMetrics(s.log, opts.Indexer, opts.Webhooks)
 	f.Use(s.observeRequests(metrics))
 	f.Get(metricsPath, metrics.serve())
 	f.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })

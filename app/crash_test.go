@@ -3,6 +3,7 @@ package app_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -33,7 +34,7 @@ func TestMain(m *testing.M) {
 // runCrashChild serves the API on a loopback port without a sync worker
 // and prints the address; the parent kills it with SIGKILL.
 func runCrashChild(dir string) int {
-	env := map[string]string{"DATA_DIR": dir, "ADMIN_TOKEN": "crash-admin"}
+	env := map[string]string{"DATA_DIR": dir, "ADMIN_TOKEN": "crash-admin", "WEBHOOK_ALLOW_PRIVATE": "true"}
 	cfg, err := config.Load(func(k string) string { return env[k] })
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -59,10 +60,10 @@ func runCrashChild(dir string) int {
 	return 0
 }
 
-// TestCrashRecovery: writes are accepted by a process that is killed before
-// its sync worker ran; a new process on the same DATA_DIR indexes them all.
-func TestCrashRecovery(t *testing.T) {
-	dir := t.TempDir()
+// startCrashChild starts a service process on dir that accepts writes but
+// runs no worker, and returns the base URL of its API.
+func startCrashChild(t *testing.T, dir string) (*exec.Cmd, string) {
+	t.Helper()
 	child := exec.Command(os.Args[0], "-test.run=^$")
 	child.Env = append(os.Environ(), crashChildEnv+"="+dir)
 	stdout, err := child.StdoutPipe()
@@ -78,7 +79,14 @@ func TestCrashRecovery(t *testing.T) {
 	if err != nil {
 		t.Fatalf("child gave no address: %v", err)
 	}
-	base := "http://" + strings.TrimSpace(addrLine) + root
+	return child, "http://" + strings.TrimSpace(addrLine) + root
+}
+
+// TestCrashRecovery: writes are accepted by a process that is killed before
+// its sync worker ran; a new process on the same DATA_DIR indexes them all.
+func TestCrashRecovery(t *testing.T) {
+	dir := t.TempDir()
+	child, base := startCrashChild(t, dir)
 	client := newHTTPClient()
 	post := func(method, path, body string) string {
 		t.Helper()
@@ -112,5 +120,56 @@ func TestCrashRecovery(t *testing.T) {
 	r = e.must(200, "GET", "events?per_page=50&featured=true&search=probe", "", nil)
 	if got := r.num("total"); got != n/2 {
 		t.Errorf("featured after restart = %v, want %d (the update must be indexed too)", got, n/2)
+	}
+}
+
+// TestWebhookCrashRecovery: a process accepts writes and is killed (kill
+// -9) before any message was queued or sent; a new process on the same
+// DATA_DIR delivers a message for each write.
+func TestWebhookCrashRecovery(t *testing.T) {
+	dir := t.TempDir()
+	rc := newReceiver(t)
+	child, base := startCrashChild(t, dir)
+	client := newHTTPClient()
+	post := func(method, path, body string) string {
+		t.Helper()
+		status, out := client.send(method, base+path, "crash-admin", body)
+		if status >= 300 {
+			t.Fatalf("%s %s: %d %s", method, path, status, out)
+		}
+		return out
+	}
+	post("POST", "/admin/webhooks", `{"url":"`+rc.srv.URL+`","events":["event.created","event.trashed"]}`)
+	const n = 5
+	var ids []int64
+	for i := range n {
+		ids = append(ids, jsonID(t, post("POST", "/events", fmt.Sprintf(`{"title":"Hooked crash %d","start_date":"2027-01-%02d 10:00","end_date":"2027-01-%02d 11:00"}`, i, i+1, i+1))))
+	}
+	if err := child.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = child.Wait()
+	if got := len(rc.all()); got != 0 {
+		t.Fatalf("the killed process sent %d messages", got)
+	}
+	e := newEnvIn(t, dir, "WEBHOOK_ALLOW_PRIVATE", "true")
+	e.deliver()
+	e.deliver()
+	got := map[string]int{}
+	for _, r := range rc.all() {
+		var m message
+		if err := json.Unmarshal(r.body, &m); err != nil {
+			t.Fatal(err)
+		}
+		id, _ := m.Item["id"].(float64)
+		got[m.Type+" "+strconv.FormatInt(int64(id), 10)]++
+	}
+	if len(got) != n || len(rc.all()) != n {
+		t.Fatalf("after restart the receiver got %v, want one event.created for each of %v", got, ids)
+	}
+	for _, id := range ids {
+		if got["event.created "+strconv.FormatInt(id, 10)] != 1 {
+			t.Errorf("event %d: %d messages", id, got["event.created "+strconv.FormatInt(id, 10)])
+		}
 	}
 }

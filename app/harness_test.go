@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,7 +39,16 @@ type env struct {
 	docs   docValidator
 	engine search.Engine
 	worker *sync.Worker
+	// hooks queue webhook messages from the worker's batches; tests send
+	// them with hooks.DeliverDue (no delivery loop runs).
+	hooks *sync.Webhooks
+	// hookClock is the webhooks' clock (Unix nanoseconds), read by the
+	// worker's goroutine too: tests move it with advanceHooks.
+	hookClock atomic.Int64
 }
+
+// advanceHooks moves the webhooks' clock forward.
+func (e *env) advanceHooks(d time.Duration) { e.hookClock.Add(int64(d)) }
 
 // flush waits (with a deadline) until the sync worker has indexed every
 // write so far.
@@ -93,12 +103,17 @@ func newEnvIn(t *testing.T, dir string, settings ...string) *env {
 		now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC), engine: eng}
 	e.worker = &sync.Worker{Store: st, Engine: eng, Log: quiet, Now: func() time.Time { return e.now },
 		Docs: &sync.DocBuilder{Store: st, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location}}
+	e.hookClock.Store(e.now.UnixNano())
+	e.hooks = &sync.Webhooks{Store: st, Log: quiet, AllowPrivate: cfg.WebhookAllowPrivate,
+		Now:    func() time.Time { return time.Unix(0, e.hookClock.Load()).UTC() },
+		Render: app.NewItemRenderer(app.Options{Config: cfg, Store: st})}
+	e.worker.Changes = e.hooks
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); e.worker.Run(runCtx) }()
 	t.Cleanup(func() { stop(); <-done; eng.Close() })
 	a, err := app.New(app.Options{Config: cfg, Store: st, Search: eng, Indexer: e.worker, Logger: quiet,
-		Now: func() time.Time { return e.now }})
+		Now: func() time.Time { return e.now }, Webhooks: e.hooks})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,7 @@ type routeKey struct{ method, path string }
 
 // newAppMetrics builds the registry of one app, with the metrics of indexer
 // when it has any.
-func newAppMetrics(log *slog.Logger, indexer Notifier) *appMetrics {
+func newAppMetrics(log *slog.Logger, indexer Notifier, webhooks WebhookSender) *appMetrics {
 	m := &appMetrics{
 		registry: prometheus.NewRegistry(),
 		requestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -68,6 +68,9 @@ func newAppMetrics(log *slog.Logger, indexer Notifier) *appMetrics {
 		m.requestDuration,
 	)
 	if src, ok := indexer.(metricsSource); ok {
+		m.registry.MustRegister(src.Metrics())
+	}
+	if src, ok := webhooks.(interface{ Metrics() prometheus.Collector }); ok {
 		m.registry.MustRegister(src.Metrics())
 	}
 	return m

@@ -92,6 +92,10 @@ func componentSchemas() *obj {
 	}
 	errSchema := object([]string{"code", "message", "data"}, "code", str, "message", str,
 		"data", object([]string{"status"}, "status", integer, "params", newObj(), "details", newObj(), "term_id", integer))
+	webhook := object([]string{"id", "url", "events", "active", "created", "updated"},
+		"id", integer, "url", str, "description", str, "events", strs, "active", schemaType("boolean"),
+		"disabled_reason", str, "failing_since", str, "created", str, "updated", str, "secret", str)
+	attempt := object([]string{"at", "code", "duration_ms"}, "at", str, "code", integer, "error", str, "duration_ms", integer)
 	index := object([]string{"namespace", "routes"}, "namespace", str, "routes", schemaType("object"), "_links", schemaType("object"))
 	return newObj().set("Error", errSchema).set("DateDetails", dateDetails).set("CostDetails", costDetails).
 		set("Image", image).set("EmbeddedTerm", embeddedTerm).set("Term", term).set("Venue", venue).
@@ -102,6 +106,12 @@ func componentSchemas() *obj {
 		set("JobEnvelope", object([]string{"job"}, "job", object([]string{"id", "state", "done", "total", "started"},
 			"id", str, "state", newObj().set("type", "string").set("enum", []string{"running", "succeeded", "failed"}),
 			"done", integer, "total", integer, "started", str, "finished", str, "error", str, "trigger", str))).
+		set("Webhook", webhook).set("WebhookList", object([]string{"webhooks"}, "webhooks", arrayOf(webhook))).
+		set("WebhookDeleted", object([]string{"deleted", "previous"}, "deleted", schemaType("boolean"), "previous", webhook)).
+		set("WebhookPing", object([]string{"ok", "attempt"}, "ok", schemaType("boolean"), "attempt", attempt)).
+		set("DeliveryList", object([]string{"deliveries"}, "deliveries", arrayOf(object([]string{"id", "type", "item", "status", "attempts", "created", "log"},
+			"id", str, "type", str, "item", str, "status", newObj().set("type", "string").set("enum", []string{"pending", "delivered", "failed"}),
+			"attempts", integer, "created", str, "next_attempt", str, "log", arrayOf(attempt))))).
 		set("SyncStatus", object([]string{"pending_marks", "store", "index", "engine_healthy"},
 			"pending_marks", integer, "pending_capped", schemaType("boolean"), "oldest_mark_age_seconds", number,
 			"last_batch_at", nullable(schemaType("string")), "last_batch_size", integer, "last_error", str,
@@ -167,6 +177,18 @@ func routeResponses(rt *route, method string) (ok int, okSchema string, errs []i
 		return 200, "JobEnvelope", []int{401, 403, 404, 503}
 	case p == "/admin/sync":
 		return 200, "SyncStatus", []int{401, 403, 503}
+	case p == "/admin/webhooks" && method == fiber.MethodPost:
+		return 201, "Webhook", []int{400, 401, 403, 503}
+	case p == "/admin/webhooks":
+		return 200, "WebhookList", []int{401, 403, 503}
+	case p == "/admin/webhooks/:id/ping":
+		return 200, "WebhookPing", []int{401, 403, 404, 503}
+	case p == "/admin/webhooks/:id/deliveries":
+		return 200, "DeliveryList", []int{400, 401, 403, 404, 503}
+	case p == "/admin/webhooks/:id" && method == fiber.MethodDelete:
+		return 200, "WebhookDeleted", []int{401, 403, 404, 503}
+	case p == "/admin/webhooks/:id":
+		return 200, "Webhook", []int{400, 401, 403, 404, 503}
 	}
 	if strings.HasSuffix(p, ".ics") {
 		return 200, calendarSchema, []int{400, 403, 404, 503}

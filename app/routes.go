@@ -73,6 +73,13 @@ func (s *Server) registerRoutes(f *fiber.App) {
 		{methods: creatable, path: "/admin/reindex", handle: s.startReindex, summary: "Start a full rebuild of the search indexes (admin)."},
 		{methods: readable, path: "/admin/reindex", handle: s.getReindex, summary: "The current or last rebuild (admin)."},
 		{methods: readable, path: "/admin/sync", handle: s.syncStatus, summary: "Sync worker and index figures (admin)."},
+		{methods: readable, path: "/admin/webhooks", handle: s.listWebhooks, summary: "List webhook endpoints (admin)."},
+		{methods: creatable, path: "/admin/webhooks", args: s.webhookWriteArgs(true), write: true, handle: s.createWebhook, summary: "Register a webhook endpoint (admin); the answer shows its secret once."},
+		{methods: readable, path: "/admin/webhooks/:id", handle: s.getWebhook, summary: "Read a webhook endpoint (admin)."},
+		{methods: editable, path: "/admin/webhooks/:id", args: s.webhookWriteArgs(false), write: true, handle: s.updateWebhook, summary: "Update a webhook endpoint (admin)."},
+		{methods: deletable, path: "/admin/webhooks/:id", write: true, handle: s.deleteWebhook, summary: "Delete a webhook endpoint and its delivery log (admin)."},
+		{methods: creatable, path: "/admin/webhooks/:id/ping", write: true, handle: s.pingWebhook, summary: "Send a signed test message to a webhook endpoint now (admin)."},
+		{methods: readable, path: "/admin/webhooks/:id/deliveries", args: []arg{{Name: "per_page", Type: tInteger, Default: "50", Check: positiveInt, Desc: "Deliveries to show, newest first (at most 200)."}}, handle: s.webhookDeliveries, summary: "A webhook endpoint's delivery log (admin)."},
 
 		{methods: readable, path: "/tags", args: s.termListArgs(tag), handle: s.listTerms(tag), summary: "List event tags."},
 		{methods: creatable, path: "/tags", args: s.termWriteArgs(tag, true), write: true, handle: s.createTerm(tag), summary: "Create an event tag."},

@@ -80,6 +80,9 @@ type Config struct {
 	// LeaseTTL is how long the leader lease lasts without renewal
 	// (LEASE_TTL), with MongoDB.
 	LeaseTTL time.Duration
+	// WebhookAllowPrivate lets webhook endpoints reach private addresses
+	// (WEBHOOK_ALLOW_PRIVATE).
+	WebhookAllowPrivate bool
 }
 
 // Load reads every registered setting through getenv (os.Getenv in

@@ -33,6 +33,7 @@ const (
 	TypeEnum     Type = "enum"
 	TypeDuration Type = "duration"
 	TypeCron     Type = "cron"
+	TypeBool     Type = "bool"
 )
 
 // Option describes one setting read from the environment: its variable name,
@@ -361,6 +362,19 @@ var registry = []Option{
 			return nil
 		},
 		format: func(c *Config) string { return c.LeaseTTL.String() },
+	},
+	{
+		Name: "WEBHOOK_ALLOW_PRIVATE", Default: "false", Type: TypeBool,
+		Description: "let webhook endpoints be (or resolve to) private, loopback and link-local addresses; off, the service cannot be made to reach internal hosts",
+		parse: func(c *Config, raw string) error {
+			b, err := strconv.ParseBool(raw)
+			if err != nil {
+				return errors.New("must be true or false")
+			}
+			c.WebhookAllowPrivate = b
+			return nil
+		},
+		format: func(c *Config) string { return strconv.FormatBool(c.WebhookAllowPrivate) },
 	},
 }
 

@@ -56,7 +56,10 @@ func (k ItemKey) String() string { return string(k.Kind) + ":" + strconv.FormatI
 // ItemState is what the webhook messages last reported of an item: its
 // revision and status. A change is a difference from it.
 type ItemState struct {
-	ItemKey  `bson:",inline"`
+	ItemKey `bson:",inline"`
+	// Resource is what the item is ("event", "venue", "category", ...),
+	// kept so that a deleted item's message can name it.
+	Resource string `json:"resource" bson:"resource"`
 	Revision int64  `json:"revision" bson:"revision"`
 	Status   string `json:"status" bson:"status"`
 }

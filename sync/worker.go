@@ -27,6 +27,10 @@ type Worker struct {
 	PollInterval time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Changes, when set, sees every batch of marks before it is indexed
+	// (the webhooks queue their messages there); an error fails the batch,
+	// which is retried with its marks.
+	Changes ChangeObserver
 
 	wake   chan struct{}
 	stepMu gosync.Mutex
@@ -79,6 +83,12 @@ func (w *Worker) init() {
 		}
 		w.metrics = newMetrics(w.Store, w.Engine, w.Now)
 	})
+}
+
+// ChangeObserver sees the marks of a batch before they are indexed and
+// cleared (Webhooks).
+type ChangeObserver interface {
+	Observe(ctx context.Context, marks []repository.IndexMark) error
 }
 
 // Notify tells the worker that new marks exist; it never blocks.
@@ -158,6 +168,14 @@ func (w *Worker) Step(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	start := w.Now()
+	if w.Changes != nil {
+		if err := w.Changes.Observe(ctx, marks); err != nil {
+			w.statsMu.mu.Lock()
+			w.statsMu.lastError = err.Error()
+			w.statsMu.mu.Unlock()
+			return 0, err
+		}
+	}
 	if err := w.apply(ctx, marks); err != nil {
 		w.statsMu.mu.Lock()
 		w.statsMu.lastError = err.Error()

@@ -173,6 +173,7 @@ var schema = []string{
 	`CREATE TABLE IF NOT EXISTS webhook_items (
 		kind     TEXT NOT NULL,
 		id       INTEGER NOT NULL,
+		resource TEXT NOT NULL,
 		revision INTEGER NOT NULL,
 		status   TEXT NOT NULL,
 		PRIMARY KEY (kind, id)

@@ -144,7 +144,7 @@ func (s *Store) ItemStates(ctx context.Context, keys []repository.ItemKey) (map[
 		chunk := keys[start:min(start+400, len(keys))]
 		var q strings.Builder
 		args := make([]any, 0, 2*len(chunk))
-		q.WriteString(`SELECT kind, id, revision, status FROM webhook_items WHERE (kind, id) IN (VALUES `)
+		q.WriteString(`SELECT kind, id, resource, revision, status FROM webhook_items WHERE (kind, id) IN (VALUES `)
 		for i, k := range chunk {
 			if i > 0 {
 				q.WriteString(", ")
@@ -160,7 +160,7 @@ func (s *Store) ItemStates(ctx context.Context, keys []repository.ItemKey) (map[
 		for rows.Next() {
 			var st repository.ItemState
 			var kind string
-			if err := rows.Scan(&kind, &st.ID, &st.Revision, &st.Status); err != nil {
+			if err := rows.Scan(&kind, &st.ID, &st.Resource, &st.Revision, &st.Status); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("sqlite: item states: %w", err)
 			}
@@ -188,9 +188,9 @@ type deliveryDoc struct {
 func (s *Store) RecordChanges(ctx context.Context, states []repository.ItemState, gone []repository.ItemKey, deliveries []*repository.Delivery) error {
 	return s.write(ctx, func(tx *writeTx) error {
 		for _, st := range states {
-			if _, err := tx.exec(`INSERT INTO webhook_items(kind, id, revision, status) VALUES (?, ?, ?, ?)
-				ON CONFLICT(kind, id) DO UPDATE SET revision = excluded.revision, status = excluded.status`,
-				string(st.Kind), st.ID, st.Revision, st.Status); err != nil {
+			if _, err := tx.exec(`INSERT INTO webhook_items(kind, id, resource, revision, status) VALUES (?, ?, ?, ?, ?)
+				ON CONFLICT(kind, id) DO UPDATE SET resource = excluded.resource, revision = excluded.revision, status = excluded.status`,
+				string(st.Kind), st.ID, st.Resource, st.Revision, st.Status); err != nil {
 				return err
 			}
 		}

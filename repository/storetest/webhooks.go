@@ -85,19 +85,19 @@ func testItemStates(t *testing.T, ctx context.Context, s repository.Store) {
 	t1 := repository.ItemKey{Kind: repository.MarkTerm, ID: 1}
 	p2 := repository.ItemKey{Kind: repository.MarkPost, ID: 2}
 	err := s.RecordChanges(ctx, []repository.ItemState{
-		{ItemKey: p1, Revision: 1, Status: "draft"}, {ItemKey: t1, Revision: 3}, {ItemKey: p2, Revision: 1, Status: "publish"},
+		{ItemKey: p1, Resource: "event", Revision: 1, Status: "draft"}, {ItemKey: t1, Resource: "tag", Revision: 3}, {ItemKey: p2, Revision: 1, Status: "publish"},
 	}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RecordChanges(ctx, []repository.ItemState{{ItemKey: p1, Revision: 2, Status: "publish"}}, []repository.ItemKey{p2}, nil); err != nil {
+	if err := s.RecordChanges(ctx, []repository.ItemState{{ItemKey: p1, Resource: "event", Revision: 2, Status: "publish"}}, []repository.ItemKey{p2}, nil); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.ItemStates(ctx, []repository.ItemKey{p1, t1, p2, {Kind: repository.MarkPost, ID: 99}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || got[p1].Revision != 2 || got[p1].Status != "publish" || got[t1].Revision != 3 {
+	if len(got) != 2 || got[p1].Revision != 2 || got[p1].Status != "publish" || got[t1].Revision != 3 || got[t1].Resource != "tag" || got[p1].Resource != "event" {
 		t.Errorf("states = %+v", got)
 	}
 	if _, ok := got[p2]; ok {
