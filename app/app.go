@@ -214,8 +214,10 @@ func (s *Server) cors() fiber.Handler {
 	return cors.New(cors.Config{
 		AllowOrigins:  strings.Join(s.cfg.CORSAllowedOrigins, ","),
 		AllowMethods:  "GET,HEAD,OPTIONS,POST,PUT,PATCH,DELETE",
-		AllowHeaders:  "Authorization, Content-Type, X-HTTP-Method-Override, X-Request-ID",
-		ExposeHeaders: "X-TEC-Total, X-TEC-TotalPages, X-WP-Total, X-WP-TotalPages, X-Request-ID",
+		// X-WP-Nonce and X-Requested-With are what WordPress frontends
+		// (wp.apiFetch, jQuery) send: preflights naming them must pass.
+		AllowHeaders:  "Authorization, Content-Type, X-HTTP-Method-Override, X-Request-ID, X-WP-Nonce, X-Requested-With",
+		ExposeHeaders: "X-TEC-Total, X-TEC-TotalPages, X-WP-Total, X-WP-TotalPages, X-Request-ID, Link",
 		MaxAge:        600,
 	})
 }

@@ -491,6 +491,7 @@ func (r *request) sendList(key string, items []any, total, page, perPage int) er
 	}
 	o.set("total", total).set("total_pages", pages)
 	setTotals(r, total, pages)
+	setPageLinks(r, o)
 	return sendJSON(r.c, 200, o)
 }
 

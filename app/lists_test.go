@@ -282,3 +282,64 @@ func TestCORS(t *testing.T) {
 		t.Errorf("listed origin = %q", got)
 	}
 }
+
+// TestCORSWordPressHeaders: preflights for the headers WordPress frontends
+// send (wp.apiFetch's X-WP-Nonce, jQuery's X-Requested-With) pass, and Link
+// is exposed.
+func TestCORSWordPressHeaders(t *testing.T) {
+	e := newEnv(t)
+	for _, h := range []string{"X-WP-Nonce", "X-Requested-With", "X-WP-Nonce, X-Requested-With, Content-Type"} {
+		pre := e.doWith("OPTIONS", "events", "", nil, map[string]string{"Origin": "https://front.test",
+			"Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": h})
+		allowed := strings.ToLower(pre.header.Get("Access-Control-Allow-Headers"))
+		for _, want := range strings.Split(h, ",") {
+			if !strings.Contains(allowed, strings.ToLower(strings.TrimSpace(want))) {
+				t.Errorf("preflight for %q: Allow-Headers %q", h, allowed)
+			}
+		}
+	}
+	r := e.doWith("GET", "events", "", nil, map[string]string{"Origin": "https://front.test"})
+	if !strings.Contains(r.header.Get("Access-Control-Expose-Headers"), "Link") {
+		t.Errorf("Link not exposed: %q", r.header.Get("Access-Control-Expose-Headers"))
+	}
+}
+
+// TestLinkHeader: lists send their next and previous pages as an RFC 8288
+// Link header, the same URLs as the body's links.
+func TestLinkHeader(t *testing.T) {
+	e := newEnv(t)
+	for i := range 5 {
+		e.must(201, "POST", "events", "editor", map[string]any{"title": "Linked " + strconv.Itoa(i), "start_date": "2027-01-10 10:00", "end_date": "2027-01-10 11:00"})
+		e.must(201, "POST", "tags", "editor", map[string]any{"name": "linked" + strconv.Itoa(i)})
+	}
+	e.flush()
+	cases := []struct {
+		url        string
+		next, prev bool
+	}{
+		{"events?per_page=2&start_date=2027-01-01", true, false},
+		{"events?per_page=2&page=2&start_date=2027-01-01", true, true},
+		{"events?per_page=2&page=3&start_date=2027-01-01", false, true},
+		{"events?per_page=10&start_date=2027-01-01", false, false},
+		{"tags?per_page=2&hide_empty=0", true, false},
+		{"tags?per_page=2&page=2&hide_empty=0", true, true},
+		{"tags?per_page=2&page=3&hide_empty=0", false, true},
+	}
+	for _, c := range cases {
+		r := e.must(200, "GET", c.url, "", nil)
+		link := r.header.Get("Link")
+		var want []string
+		if (c.prev && r.str("previous_rest_url") == "") || (c.next && r.str("next_rest_url") == "") {
+			t.Fatalf("%s: the body lacks its page links: %s", c.url, r.raw)
+		}
+		if c.prev {
+			want = append(want, "<"+r.str("previous_rest_url")+`>; rel="prev"`)
+		}
+		if c.next {
+			want = append(want, "<"+r.str("next_rest_url")+`>; rel="next"`)
+		}
+		if link != strings.Join(want, ", ") {
+			t.Errorf("%s: Link %q, want %q", c.url, link, strings.Join(want, ", "))
+		}
+	}
+}

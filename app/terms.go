@@ -345,7 +345,22 @@ func (s *Server) listTerms(tt *termType) func(r *request) error {
 			resp.set("previous_rest_url", listURL(base, r, int(page)-1))
 		}
 		setTotals(r, total, totalPages)
+		setPageLinks(r, resp)
 		return sendJSON(r.c, 200, resp)
+	}
+}
+
+// setPageLinks sends the list's next and previous pages as an RFC 8288
+// Link header (the body links stay), as WordPress does for its lists.
+func setPageLinks(r *request, list *obj) {
+	var links []string
+	for _, l := range []struct{ key, rel string }{{"previous_rest_url", "prev"}, {"next_rest_url", "next"}} {
+		if u, ok := list.vals[l.key].(string); ok && u != "" {
+			links = append(links, "<"+u+`>; rel="`+l.rel+`"`)
+		}
+	}
+	if len(links) > 0 {
+		r.c.Set("Link", strings.Join(links, ", "))
 	}
 }
 
