@@ -212,8 +212,8 @@ func (s *Server) handler(rt *route) fiber.Handler {
 // (decisions.md: CORS exposes all four total headers).
 func (s *Server) cors() fiber.Handler {
 	return cors.New(cors.Config{
-		AllowOrigins:  strings.Join(s.cfg.CORSAllowedOrigins, ","),
-		AllowMethods:  "GET,HEAD,OPTIONS,POST,PUT,PATCH,DELETE",
+		AllowOrigins: strings.Join(s.cfg.CORSAllowedOrigins, ","),
+		AllowMethods: "GET,HEAD,OPTIONS,POST,PUT,PATCH,DELETE",
 		// X-WP-Nonce and X-Requested-With are what WordPress frontends
 		// (wp.apiFetch, jQuery) send: preflights naming them must pass.
 		AllowHeaders:  "Authorization, Content-Type, X-HTTP-Method-Override, X-Request-ID, X-WP-Nonce, X-Requested-With",
