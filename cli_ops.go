@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -28,6 +29,8 @@ import (
 type opsFlags struct {
 	url, token string
 	direct     bool
+	// cancel (reindex only) stops the running rebuild.
+	cancel bool
 }
 
 // parseOps parses the flags of an operations command.
@@ -37,6 +40,9 @@ func (c *cli) parseOps(name, synopsis string, args []string) (*opsFlags, int) {
 	fs.StringVar(&f.url, "url", "", "base URL of a running service (default: probe LISTEN_ADDR on 127.0.0.1)")
 	fs.StringVar(&f.token, "token", "", "admin token for the service (default: ADMIN_TOKEN)")
 	fs.BoolVar(&f.direct, "direct", false, "work on the store and index directly, without asking a service")
+	if name == "reindex" {
+		fs.BoolVar(&f.cancel, "cancel", false, "stop the rebuild running in the service (the live indexes are kept)")
+	}
 	if code := c.parseFlags(fs, args); code >= 0 {
 		return nil, code
 	}
@@ -92,6 +98,9 @@ func (a *adminClient) call(method, path string, out any) (int, error) {
 			Code, Message string
 		}
 		_ = json.Unmarshal(body, &e)
+		if res.StatusCode == http.StatusUnauthorized && a.token == "" {
+			return res.StatusCode, fmt.Errorf("%s %s: the service needs an admin token: pass --token or set ADMIN_TOKEN", method, path)
+		}
 		return res.StatusCode, fmt.Errorf("%s %s: %d %s: %s", method, path, res.StatusCode, e.Code, e.Message)
 	}
 	return res.StatusCode, json.Unmarshal(body, out)
@@ -113,9 +122,35 @@ func (c *cli) reindex(args []string) int {
 		if token == "" {
 			token = cfg.AdminToken
 		}
-		return c.reindexRemote(&adminClient{base: base + cfg.APIRoot(), token: token, http: &http.Client{Timeout: 30 * time.Second}})
+		a := &adminClient{base: base + cfg.APIRoot(), token: token, http: &http.Client{Timeout: 30 * time.Second}}
+		if f.cancel {
+			return c.reindexCancel(a)
+		}
+		return c.reindexRemote(a)
+	}
+	if f.cancel {
+		fmt.Fprintf(c.stderr, "%s: --cancel needs a running service (none answers; pass --url)\n", programName)
+		return exitFailure
 	}
 	return c.reindexDirect(cfg)
+}
+
+// reindexCancel stops the rebuild running in the service.
+func (c *cli) reindexCancel(a *adminClient) int {
+	var env struct {
+		Job sync.Job `json:"job"`
+	}
+	status, err := a.call("DELETE", "/admin/reindex", &env)
+	if status == http.StatusNotFound {
+		fmt.Fprintln(c.stderr, "no rebuild is running")
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(c.stderr, "%s: %v\n", programName, err)
+		return exitFailure
+	}
+	fmt.Fprintf(c.stdout, "rebuild %s %s after %d of %d documents; the live indexes were kept\n", env.Job.ID, env.Job.State, env.Job.Done, env.Job.Total)
+	return exitOK
 }
 
 // reindexRemote starts (or joins) a rebuild on the service and follows it.
@@ -136,7 +171,13 @@ func (c *cli) reindexRemote(a *adminClient) int {
 		job = env.Data.Job
 		fmt.Fprintf(c.stderr, "a rebuild is already running (job %s); following it\n", job.ID)
 	}
+	// Ctrl-C stops following, not the rebuild: say so.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	return c.follow(job, func() (sync.Job, error) {
+		if ctx.Err() != nil {
+			return job, errFollowInterrupted
+		}
 		var cur struct {
 			Job sync.Job `json:"job"`
 		}
@@ -144,6 +185,9 @@ func (c *cli) reindexRemote(a *adminClient) int {
 		return cur.Job, err
 	})
 }
+
+// errFollowInterrupted ends following a remote rebuild on Ctrl-C.
+var errFollowInterrupted = errors.New("stopped following the rebuild; it goes on in the service (stop it with 'reindex --cancel')")
 
 // follow shows a job's progress until it ends: a progress bar on a
 // terminal, plain lines otherwise.

@@ -119,4 +119,18 @@ func TestReindexAndStatusRemote(t *testing.T) {
 	if r := runCLI(t, map[string]string{"DATA_DIR": dir, "LISTEN_ADDR": addr.String(), "ADMIN_TOKEN": "wrong"}, "status"); r.code != exitFailure {
 		t.Errorf("wrong token: exit %d", r.code)
 	}
+	// Without any token the commands say how to pass one.
+	for _, cmd := range []string{"status", "reindex"} {
+		r := runCLI(t, map[string]string{"DATA_DIR": dir, "LISTEN_ADDR": addr.String()}, cmd)
+		if r.code != exitFailure || !strings.Contains(r.stderr, "pass --token or set ADMIN_TOKEN") {
+			t.Errorf("%s without a token: exit %d, stderr %s", cmd, r.code, r.stderr)
+		}
+	}
+	// --cancel with no rebuild running says so; it never touches the index.
+	if r := runCLI(t, remote, "reindex", "--cancel"); r.code != exitOK || !strings.Contains(r.stderr, "no rebuild is running") {
+		t.Errorf("reindex --cancel: exit %d, stderr %s", r.code, r.stderr)
+	}
+	if r := runCLI(t, map[string]string{"DATA_DIR": t.TempDir()}, "reindex", "--cancel", "--direct"); r.code != exitFailure || !strings.Contains(r.stderr, "needs a running service") {
+		t.Errorf("reindex --cancel --direct: exit %d, stderr %s", r.code, r.stderr)
+	}
 }

@@ -15,6 +15,7 @@ import (
 type Reindexer interface {
 	Start(ctx context.Context, trigger string) (sync.Job, error)
 	Last() (sync.Job, bool)
+	Cancel(ctx context.Context) (sync.Job, error)
 }
 
 // WorkerStats reports the sync worker's recent figures (sync.Worker).
@@ -51,6 +52,26 @@ func (s *Server) startReindex(r *request) error {
 		return err
 	}
 	return sendJSON(r.c, 202, newObj().set("job", job))
+}
+
+// cancelReindex serves DELETE /admin/reindex: it stops the running
+// rebuild (the live indexes stay as they are) and answers with the
+// cancelled job, or 404 when none runs.
+func (s *Server) cancelReindex(r *request) error {
+	if err := r.requireAdmin(); err != nil {
+		return err
+	}
+	if s.reindexer == nil {
+		return errUnavailable("search")
+	}
+	job, err := s.reindexer.Cancel(r.ctx)
+	if errors.Is(err, sync.ErrNoRebuild) {
+		return newError(404, "reindex_not_running", "No rebuild is running.")
+	}
+	if err != nil {
+		return err
+	}
+	return sendJSON(r.c, 200, newObj().set("job", job))
 }
 
 // getReindex serves GET /admin/reindex: the current or last job.

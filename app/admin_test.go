@@ -39,6 +39,16 @@ func (f *fakeReindexer) Last() (sync.Job, bool) {
 	return *f.job, true
 }
 
+func (f *fakeReindexer) Cancel(context.Context) (sync.Job, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.job == nil || f.job.State != sync.JobRunning {
+		return sync.Job{}, sync.ErrNoRebuild
+	}
+	f.job.State, f.job.Finished = sync.JobCancelled, time.Date(2026, 11, 22, 12, 0, 30, 0, time.UTC)
+	return *f.job, nil
+}
+
 func (f *fakeReindexer) finish() {
 	f.mu.Lock()
 	f.job.State, f.job.Done, f.job.Finished = sync.JobSucceeded, 10, time.Date(2026, 11, 22, 12, 1, 0, 0, time.UTC)
@@ -79,5 +89,8 @@ func TestAdminRoutes(t *testing.T) {
 		{name: "sync status after flush", method: "GET", url: "admin/sync", as: "admin", status: 200, want: map[string]any{
 			"pending_marks": 0, "index.events": 1, "store.events": 1, "store.venues": 0}},
 		{name: "new start after finish", method: "POST", url: "admin/reindex", as: "admin", status: 202, want: map[string]any{"job.id": "job-2"}},
+		{name: "editor cancel", method: "DELETE", url: "admin/reindex", as: "editor", status: 403},
+		{name: "cancel", method: "DELETE", url: "admin/reindex", as: "admin", status: 200, want: map[string]any{"job.id": "job-2", "job.state": "cancelled"}},
+		{name: "cancel with none running", method: "DELETE", url: "admin/reindex", as: "admin", status: 404, want: map[string]any{"code": "reindex_not_running"}},
 	})
 }

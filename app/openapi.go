@@ -104,7 +104,7 @@ func componentSchemas() *obj {
 		set("OrganizerList", list("organizers", "Organizer")).set("CategoryList", list("categories", "Term")).
 		set("TagList", list("tags", "Term")).set("NamespaceIndex", index).set("Document", schemaType("object")).
 		set("JobEnvelope", object([]string{"job"}, "job", object([]string{"id", "state", "done", "total", "started"},
-			"id", str, "state", newObj().set("type", "string").set("enum", []string{"running", "succeeded", "failed"}),
+			"id", str, "state", newObj().set("type", "string").set("enum", []string{"running", "succeeded", "failed", "cancelled"}),
 			"done", integer, "total", integer, "started", str, "finished", str, "error", str, "trigger", str))).
 		set("Webhook", webhook).set("WebhookList", object([]string{"webhooks"}, "webhooks", arrayOf(webhook))).
 		set("WebhookDeleted", object([]string{"deleted", "previous"}, "deleted", schemaType("boolean"), "previous", webhook)).
@@ -173,6 +173,8 @@ func routeResponses(rt *route, method string) (ok int, okSchema string, errs []i
 		return 200, "Document", nil
 	case p == "/admin/reindex" && method == fiber.MethodPost:
 		return 202, "JobEnvelope", []int{401, 403, 409, 503}
+	case p == "/admin/reindex" && method == fiber.MethodDelete:
+		return 200, "JobEnvelope", []int{401, 403, 404, 503}
 	case p == "/admin/reindex":
 		return 200, "JobEnvelope", []int{401, 403, 404, 503}
 	case p == "/admin/sync":

@@ -72,6 +72,7 @@ func (s *Server) registerRoutes(f *fiber.App) {
 
 		{methods: creatable, path: "/admin/reindex", handle: s.startReindex, summary: "Start a full rebuild of the search indexes (admin)."},
 		{methods: readable, path: "/admin/reindex", handle: s.getReindex, summary: "The current or last rebuild (admin)."},
+		{methods: deletable, path: "/admin/reindex", write: true, handle: s.cancelReindex, summary: "Cancel the running rebuild; the live indexes are kept (admin)."},
 		{methods: readable, path: "/admin/sync", handle: s.syncStatus, summary: "Sync worker and index figures (admin)."},
 		{methods: readable, path: "/admin/webhooks", handle: s.listWebhooks, summary: "List webhook endpoints (admin)."},
 		{methods: creatable, path: "/admin/webhooks", args: s.webhookWriteArgs(true), write: true, handle: s.createWebhook, summary: "Register a webhook endpoint (admin); the answer shows its secret once."},

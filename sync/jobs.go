@@ -10,6 +10,8 @@ const (
 	JobRunning   = "running"
 	JobSucceeded = "succeeded"
 	JobFailed    = "failed"
+	// JobCancelled: an admin stopped the rebuild; the live indexes were kept.
+	JobCancelled = "cancelled"
 )
 
 // Job describes a full rebuild of the search indexes.

@@ -33,6 +33,9 @@ const scrapeTimeout = 2 * time.Second
 //	eventcal_search_documents{index}                gauge      documents per index (events, venues, organizers), read on scrape
 //	eventcal_reindex_duration_seconds               histogram  duration of full rebuilds (ObserveReindex)
 //	eventcal_reindex_documents_total                counter    documents written by full rebuilds (ObserveReindex)
+//	eventcal_reindex_failures_total                 counter    full rebuilds that failed (ObserveReindexFailure)
+//	eventcal_reindex_last_success_timestamp_seconds gauge      when the last full rebuild succeeded (Unix time; 0 before one did)
+//	eventcal_sync_errors_total{kind}                counter    failed sync batches by kind: store, index, webhooks
 //
 // Every method is safe for concurrent use and does nothing on a nil
 // *Metrics, so callers need no nil checks.
@@ -45,6 +48,9 @@ type Metrics struct {
 	lag             prometheus.Histogram
 	reindexDuration prometheus.Histogram
 	reindexDocs     prometheus.Counter
+	reindexFailures prometheus.Counter
+	reindexLastOK   prometheus.Gauge
+	syncErrors      *prometheus.CounterVec
 
 	pendingMarks  *prometheus.Desc
 	oldestMarkAge *prometheus.Desc
@@ -82,6 +88,24 @@ func newMetrics(store repository.Store, engine search.Engine, now func() time.Ti
 			Name: "eventcal_reindex_documents_total",
 			Help: "Documents (events, venues, organizers) written by full rebuilds.",
 		}),
+		reindexFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "eventcal_reindex_failures_total",
+			Help: "Full rebuilds of the search indexes that failed.",
+		}),
+		reindexLastOK: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "eventcal_reindex_last_success_timestamp_seconds",
+			Help: "Unix time the last full rebuild succeeded (0 before one did in this process).",
+		}),
+		syncErrors: func() *prometheus.CounterVec {
+			v := prometheus.NewCounterVec(prometheus.CounterOpts{
+				Name: "eventcal_sync_errors_total",
+				Help: "Failed sync batches by kind: store (reading or clearing marks), index (building or writing documents), webhooks (queueing messages).",
+			}, []string{"kind"})
+			for _, k := range []string{syncErrStore, syncErrIndex, syncErrWebhooks} {
+				v.WithLabelValues(k)
+			}
+			return v
+		}(),
 		pendingMarks: prometheus.NewDesc("eventcal_sync_pending_marks",
 			"Index marks waiting for the sync worker, counted on scrape up to a cap.", nil, nil),
 		oldestMarkAge: prometheus.NewDesc("eventcal_sync_oldest_pending_mark_age_seconds",
@@ -107,9 +131,33 @@ func (m *Metrics) ObserveReindex(d time.Duration, docs int) {
 		return
 	}
 	m.reindexDuration.Observe(d.Seconds())
+	m.reindexLastOK.Set(float64(m.now().Unix()))
 	if docs > 0 {
 		m.reindexDocs.Add(float64(docs))
 	}
+}
+
+// ObserveReindexFailure records a full rebuild that failed.
+func (m *Metrics) ObserveReindexFailure() {
+	if m == nil {
+		return
+	}
+	m.reindexFailures.Inc()
+}
+
+// The kinds of eventcal_sync_errors_total.
+const (
+	syncErrStore    = "store"
+	syncErrIndex    = "index"
+	syncErrWebhooks = "webhooks"
+)
+
+// observeSyncError records a failed batch.
+func (m *Metrics) observeSyncError(kind string) {
+	if m == nil {
+		return
+	}
+	m.syncErrors.WithLabelValues(kind).Inc()
 }
 
 // observeBatch records a batch of marks that was cleared at now.
@@ -133,6 +181,9 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	m.lag.Describe(ch)
 	m.reindexDuration.Describe(ch)
 	m.reindexDocs.Describe(ch)
+	m.reindexFailures.Describe(ch)
+	m.reindexLastOK.Describe(ch)
+	m.syncErrors.Describe(ch)
 	ch <- m.pendingMarks
 	ch <- m.oldestMarkAge
 	ch <- m.documents
@@ -150,6 +201,9 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	m.lag.Collect(ch)
 	m.reindexDuration.Collect(ch)
 	m.reindexDocs.Collect(ch)
+	m.reindexFailures.Collect(ch)
+	m.reindexLastOK.Collect(ch)
+	m.syncErrors.Collect(ch)
 
 	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
 	defer cancel()

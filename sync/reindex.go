@@ -66,12 +66,16 @@ type Reindexer struct {
 	now    func() time.Time
 	lease  Lease
 
-	mu     gosync.Mutex
-	last   Job
-	ran    bool
-	cancel context.CancelFunc // cancels the running job; nil when none
-	done   chan struct{}      // closed when the running job ends; nil when none
-	closed bool
+	mu   gosync.Mutex
+	last Job
+	// lastLog is when progress was last logged.
+	lastLog time.Time
+	ran     bool
+	cancel  context.CancelFunc // cancels the running job; nil when none
+	// cancelBy cancels the running job with a cause (Cancel); nil when none.
+	cancelBy context.CancelCauseFunc
+	done     chan struct{} // closed when the running job ends; nil when none
+	closed   bool
 }
 
 // NewReindexer returns a Reindexer that rebuilds engine's indexes from
@@ -124,14 +128,14 @@ func (r *Reindexer) Start(ctx context.Context, trigger string) (Job, error) {
 	}
 	job := Job{ID: newJobID(), State: JobRunning, Total: total, Started: r.now().UTC(), Trigger: trigger}
 	leaderCtx, stopLeader := whileLeader(ctx, r.lease)
-	jobCtx, cancel := context.WithCancel(leaderCtx)
+	jobCtx, cancel := context.WithCancelCause(leaderCtx)
 	done := make(chan struct{})
-	r.last, r.ran, r.cancel, r.done = job, true, cancel, done
+	r.last, r.ran, r.cancel, r.cancelBy, r.done, r.lastLog = job, true, func() { cancel(nil) }, cancel, done, job.Started
 	r.log.Info("reindex started", "job", job.ID, "trigger", trigger, "total", total)
 	go func() {
 		defer close(done)
 		defer stopLeader()
-		defer cancel()
+		defer cancel(nil)
 		err := r.rebuild(jobCtx, rb)
 		if err != nil && context.Cause(jobCtx) != nil {
 			// Report why the context ended (lease lost, shutdown).
@@ -199,11 +203,50 @@ func (r *Reindexer) count(ctx context.Context) (int, error) {
 	return total, nil
 }
 
-// progress records the number of items written so far.
+// progressLogInterval is how often a running rebuild logs its progress.
+const progressLogInterval = 5 * time.Second
+
+// progress records the number of items written so far, and logs it (done,
+// total, rate) every progressLogInterval.
 func (r *Reindexer) progress(done int) {
+	now := r.now()
 	r.mu.Lock()
 	r.last.Done = done
+	job, due := r.last, now.Sub(r.lastLog) >= progressLogInterval
+	if due {
+		r.lastLog = now
+	}
 	r.mu.Unlock()
+	if due {
+		rate := 0.0
+		if secs := now.Sub(job.Started).Seconds(); secs > 0 {
+			rate = float64(done) / secs
+		}
+		r.log.Info("reindex progress", "job", job.ID, "done", done, "total", job.Total, "per_second", int(rate))
+	}
+}
+
+// ErrRebuildCancelled is why a rebuild stopped by Cancel ended.
+var ErrRebuildCancelled = errors.New("sync: rebuild cancelled")
+
+// Cancel stops the running rebuild (the live indexes are kept), waits for
+// it to end and returns its job, now cancelled. ErrNoRebuild means none
+// was running.
+func (r *Reindexer) Cancel(ctx context.Context) (Job, error) {
+	r.mu.Lock()
+	cancel, done := r.cancelBy, r.done
+	r.mu.Unlock()
+	if cancel == nil {
+		return Job{}, ErrNoRebuild
+	}
+	cancel(ErrRebuildCancelled)
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return Job{}, ctx.Err()
+	}
+	job, _ := r.Last()
+	return job, nil
 }
 
 // finish records the end of the running job.
@@ -212,14 +255,22 @@ func (r *Reindexer) finish(err error) {
 	job := &r.last
 	job.Finished = r.now().UTC()
 	job.State = JobSucceeded
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrRebuildCancelled):
+		job.State, job.Error = JobCancelled, "cancelled; the live indexes were kept"
+	case err != nil:
 		job.State, job.Error = JobFailed, err.Error()
 	}
-	r.cancel, r.done = nil, nil
+	r.cancel, r.cancelBy, r.done = nil, nil, nil
 	final := *job
 	r.mu.Unlock()
 	took := final.Finished.Sub(final.Started)
+	if final.State == JobCancelled {
+		r.log.Warn("reindex cancelled", "job", final.ID, "done", final.Done, "total", final.Total, "duration_ms", took.Milliseconds())
+		return
+	}
 	if err != nil {
+		r.worker.Metrics().ObserveReindexFailure()
 		r.log.Error("reindex failed", "job", final.ID, "done", final.Done, "total", final.Total, "duration_ms", took.Milliseconds(), "err", err)
 		return
 	}

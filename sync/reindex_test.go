@@ -261,3 +261,37 @@ func trashFirstEvent(t *testing.T, s *stack) {
 		t.Fatal(err)
 	}
 }
+
+// TestRebuildCancel: an admin's Cancel stops the running rebuild; the job
+// says cancelled, the live index is untouched and the next rebuild runs.
+func TestRebuildCancel(t *testing.T) {
+	s := newStack(t)
+	for range 5 {
+		s.post(t, repository.KindEvent, "Jazz night", repository.StatusPublish, baseTime)
+	}
+	s.flush(t)
+	gate := newGate(s.engine)
+	s.worker.Engine = gate
+	r := NewReindexer(s.store, gate, s.worker, quiet, nil, nil)
+	if _, err := r.Cancel(t.Context()); !errors.Is(err, ErrNoRebuild) {
+		t.Errorf("Cancel with nothing running = %v, want ErrNoRebuild", err)
+	}
+	if _, err := r.Start(t.Context(), "test"); err != nil {
+		t.Fatal(err)
+	}
+	gate.waitReached(t)
+	job, err := r.Cancel(t.Context())
+	if err != nil || job.State != JobCancelled || !strings.Contains(job.Error, "live indexes were kept") || job.Finished.IsZero() {
+		t.Fatalf("Cancel = %+v, %v; want a cancelled job", job, err)
+	}
+	close(gate.release)
+	if n, err := s.engine.CountEvents(t.Context()); err != nil || n != 5 {
+		t.Errorf("live events after the cancel = %d, %v; want 5", n, err)
+	}
+	if _, err := r.Start(t.Context(), "test"); err != nil {
+		t.Fatalf("Start after the cancel: %v", err)
+	}
+	if job := waitJob(t, r); job.State != JobSucceeded {
+		t.Errorf("next job = %+v", job)
+	}
+}

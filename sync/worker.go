@@ -164,12 +164,16 @@ func (w *Worker) Step(ctx context.Context) (int, error) {
 	w.stepMu.Lock()
 	defer w.stepMu.Unlock()
 	marks, err := w.Store.PendingMarks(ctx, w.BatchSize)
+	if err != nil && ctx.Err() == nil {
+		w.metrics.observeSyncError(syncErrStore)
+	}
 	if err != nil || len(marks) == 0 {
 		return 0, err
 	}
 	start := w.Now()
 	if w.Changes != nil {
 		if err := w.Changes.Observe(ctx, marks); err != nil {
+			w.metrics.observeSyncError(syncErrWebhooks)
 			w.statsMu.mu.Lock()
 			w.statsMu.lastError = err.Error()
 			w.statsMu.mu.Unlock()
@@ -177,12 +181,14 @@ func (w *Worker) Step(ctx context.Context) (int, error) {
 		}
 	}
 	if err := w.apply(ctx, marks); err != nil {
+		w.metrics.observeSyncError(syncErrIndex)
 		w.statsMu.mu.Lock()
 		w.statsMu.lastError = err.Error()
 		w.statsMu.mu.Unlock()
 		return 0, err
 	}
 	if err := w.Store.ClearMarks(ctx, marks); err != nil {
+		w.metrics.observeSyncError(syncErrStore)
 		return 0, err
 	}
 	now := w.Now()
