@@ -189,6 +189,9 @@ func (s *Server) handler(rt *route) fiber.Handler {
 			return err
 		}
 		r.user = user
+		if user != nil {
+			c.Locals(localUserID, user.ID)
+		}
 		if rt.write && r.user == nil {
 			return errForbidden(401)
 		}

@@ -343,3 +343,17 @@ func TestLinkHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestFieldsOnLists pins the README's _fields forms on lists: dotted paths
+// reach into each item; bare item keys name list-level keys.
+func TestFieldsOnLists(t *testing.T) {
+	e := newEnv(t)
+	e.must(201, "POST", "events", "editor", map[string]any{"title": "Fielded", "start_date": "2027-01-10 10:00", "end_date": "2027-01-10 11:00"})
+	e.flush()
+	if r := e.must(200, "GET", "events?start_date=2027-01-01&_fields=events.id,events.title,total", "", nil); r.raw != `{"events":[{"id":1,"title":"Fielded"}],"total":1}` {
+		t.Errorf("dotted form: %s", r.raw)
+	}
+	if r := e.must(200, "GET", "events?start_date=2027-01-01&_fields=id,title", "", nil); r.raw != `{}` {
+		t.Errorf("bare form: %s", r.raw)
+	}
+}

@@ -2,6 +2,8 @@ package app
 
 import (
 	"log/slog"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	gosync "sync"
 
@@ -39,6 +41,7 @@ type metricsSource interface{ Metrics() *sync.Metrics }
 type appMetrics struct {
 	registry        *prometheus.Registry
 	requestDuration *prometheus.HistogramVec
+	inFlight        prometheus.Gauge
 	log             *slog.Logger
 
 	// routes holds every route that is not middleware, read from the app
@@ -60,12 +63,24 @@ func newAppMetrics(log *slog.Logger, indexer Notifier, webhooks WebhookSender) *
 			Help:    "Duration of HTTP requests by method, route pattern and status.",
 			Buckets: prometheus.DefBuckets,
 		}, []string{"method", "route", "status"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "eventcal_http_requests_in_flight",
+			Help: "HTTP requests being served now.",
+		}),
 		log: log,
 	}
+	version, revision := buildVersion()
+	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "eventcal_build_info",
+		Help: "Always 1; the labels name the running build: module version, VCS revision and Go version.",
+	}, []string{"version", "revision", "go"})
+	buildInfo.WithLabelValues(version, revision, runtime.Version()).Set(1)
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requestDuration,
+		m.inFlight,
+		buildInfo,
 	)
 	if src, ok := indexer.(metricsSource); ok {
 		m.registry.MustRegister(src.Metrics())
@@ -74,6 +89,26 @@ func newAppMetrics(log *slog.Logger, indexer Notifier, webhooks WebhookSender) *
 		m.registry.MustRegister(src.Metrics())
 	}
 	return m
+}
+
+// buildVersion reads the main module's version and VCS revision from the
+// build information ("devel" and "unknown" when the build recorded none,
+// as with go run or -buildvcs=false).
+func buildVersion() (version, revision string) {
+	version, revision = "devel", "unknown"
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		version = v
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && s.Value != "" {
+			revision = s.Value
+		}
+	}
+	return
 }
 
 // observe records one finished request.

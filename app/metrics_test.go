@@ -293,3 +293,74 @@ func TestRequestIDHeader(t *testing.T) {
 		})
 	}
 }
+
+// TestRequestLogFields: request lines carry the client address (from
+// X-Forwarded-For only when the peer is a trusted proxy), the user agent and
+// the user ID; probes log at debug level.
+func TestRequestLogFields(t *testing.T) {
+	// Requests made with app.Test come from 0.0.0.0.
+	for _, tc := range []struct {
+		name, trusted, xff, want string
+	}{
+		{"no proxy trusted: the peer", "", "203.0.113.9", "0.0.0.0"},
+		{"trusted proxy: the client it names", "0.0.0.0/32", "203.0.113.9", "203.0.113.9"},
+		{"trusted chain: the right-most untrusted hop", "0.0.0.0/32,10.0.0.0/8", "198.51.100.1, 203.0.113.9, 10.1.1.1", "203.0.113.9"},
+		{"garbage in the header: the peer", "0.0.0.0/32", "not-an-ip", "0.0.0.0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, "TRUSTED_PROXIES", tc.trusted)
+			logs := withLogger(t, e, nil)
+			id := "fields-" + strconv.Itoa(len(tc.name))
+			e.doWith("GET", "events", "editor", nil, map[string]string{"X-Request-ID": id, "X-Forwarded-For": tc.xff,
+				"User-Agent": "calendar-widget/2.1\x01x"})
+			lines := logs.lines(t, "request", id)
+			if len(lines) != 1 {
+				t.Fatalf("%d lines", len(lines))
+			}
+			l := lines[0]
+			if l["client"] != tc.want {
+				t.Errorf("client = %v, want %s", l["client"], tc.want)
+			}
+			if l["user_agent"] != "calendar-widget/2.1?x" {
+				t.Errorf("user_agent = %q", l["user_agent"])
+			}
+			if l["user_id"] != float64(e.users["editor"].ID) {
+				t.Errorf("user_id = %v, want %d", l["user_id"], e.users["editor"].ID)
+			}
+		})
+	}
+	t.Run("probes at debug level", func(t *testing.T) {
+		e := newEnv(t)
+		logs := &logBuffer{}
+		a, err := app.New(app.Options{Config: e.cfg, Store: e.store, Search: e.engine, Indexer: e.worker,
+			Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.app = a
+		for _, p := range []string{"/healthz", "/readyz", "/metrics", root + "/events"} {
+			e.doWith("GET", p, "admin", nil, map[string]string{"X-Request-ID": "probe" + p})
+			lines := logs.lines(t, "request", "probe"+p)
+			want := "DEBUG"
+			if p == root+"/events" {
+				want = "INFO"
+			}
+			if len(lines) != 1 || lines[0]["level"] != want {
+				t.Errorf("%s: lines %v, want one at %s", p, lines, want)
+			}
+		}
+	})
+}
+
+// TestMetricsBuildInfoAndInFlight: the build is named, and the request
+// being served is counted in flight.
+func TestMetricsBuildInfoAndInFlight(t *testing.T) {
+	e := newEnv(t)
+	out := e.doWith("GET", "/metrics", "admin", nil, nil).raw
+	if !strings.Contains(out, `eventcal_build_info{go="go`) {
+		t.Errorf("no eventcal_build_info with the Go version")
+	}
+	if v, ok := metricValue(out, "eventcal_http_requests_in_flight"); !ok || v != 1 {
+		t.Errorf("in flight during the scrape = %v, %v; want 1 (the scrape itself)", v, ok)
+	}
+}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"log/slog"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -40,6 +41,8 @@ func (s *Server) observeRequests(m *appMetrics) fiber.Handler {
 		c.Set(fiber.HeaderXRequestID, id)
 		// Read before the chain: rewriteLanguagePrefix changes c.Path().
 		path := strings.Clone(c.Path())
+		m.inFlight.Inc()
+		defer m.inFlight.Dec()
 
 		if chainErr := c.Next(); chainErr != nil {
 			if err := c.App().ErrorHandler(c, chainErr); err != nil {
@@ -50,16 +53,81 @@ func (s *Server) observeRequests(m *appMetrics) fiber.Handler {
 		elapsed := time.Since(start)
 		method, route, status := methodLabel(c.Method()), m.routeLabel(c), c.Response().StatusCode()
 		m.observe(method, route, status, elapsed.Seconds())
-		s.log.LogAttrs(c.UserContext(), slog.LevelInfo, "request",
+		level := slog.LevelInfo
+		if probePaths[path] {
+			level = slog.LevelDebug
+		}
+		userID, _ := c.Locals(localUserID).(int64)
+		s.log.LogAttrs(c.UserContext(), level, "request",
 			slog.String("method", method),
 			slog.String("route", route),
 			slog.String("path", path),
 			slog.Int("status", status),
 			slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
 			slog.String("request_id", id),
+			slog.String("client", clientAddr(c, s.cfg.TrustedProxies)),
+			slog.String("user_agent", logText(c.Get(fiber.HeaderUserAgent), maxUserAgentLog)),
+			slog.Int64("user_id", userID),
 		)
 		return nil
 	}
+}
+
+// probePaths are the health and metrics routes: probes call them every
+// few seconds, so their request lines are logged at debug level.
+var probePaths = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
+
+// localUserID is the c.Locals key of the authenticated caller's ID (0 for
+// anonymous requests), for the request log.
+const localUserID = "user-id"
+
+// maxUserAgentLog bounds the user agent written to a log line.
+const maxUserAgentLog = 256
+
+// logText copies s for a log line: at most n bytes, control characters
+// replaced, so a client cannot forge or flood log lines.
+func logText(s string, n int) string {
+	if len(s) > n {
+		s = s[:n]
+	}
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, strings.ToValidUTF8(s, "?"))
+}
+
+// clientAddr is the client's address: the connection's peer, or, when the
+// peer is a trusted proxy, the last address in X-Forwarded-For that is not
+// itself a trusted proxy (the right-most untrusted hop: addresses left of
+// it were written by the client and cannot be believed).
+func clientAddr(c *fiber.Ctx, trusted []netip.Prefix) string {
+	peer, _ := netip.AddrFromSlice(c.Context().RemoteIP())
+	peer = peer.Unmap()
+	if !isTrusted(peer, trusted) {
+		return peer.String()
+	}
+	hops := strings.Split(c.Get(fiber.HeaderXForwardedFor), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			break
+		}
+		if a = a.Unmap(); !isTrusted(a, trusted) {
+			return a.String()
+		}
+	}
+	return peer.String()
+}
+
+func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
+	for _, p := range trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
 }
 
 // requestID returns the ID observeRequests gave the request ("" outside it),

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net/netip"
 	"os"
 	"slices"
 	"strings"
@@ -72,6 +73,9 @@ type Config struct {
 	// (CORS_ALLOWED_ORIGINS): either exactly ["*"] or lower-case
 	// "scheme://host[:port]" values.
 	CORSAllowedOrigins []string
+	// TrustedProxies are the proxies whose X-Forwarded-For is believed
+	// (TRUSTED_PROXIES).
+	TrustedProxies []netip.Prefix
 	// ShutdownTimeout bounds the graceful shutdown (SHUTDOWN_TIMEOUT).
 	ShutdownTimeout time.Duration
 	// ReindexCron is the cron expression of scheduled full rebuilds

@@ -110,6 +110,13 @@ func TestValid(t *testing.T) {
 		{"lease ttl seconds", map[string]string{"LEASE_TTL": "5"}, func(c *Config) any { return c.LeaseTTL }, 5 * time.Second},
 		{"lease ttl minimum", map[string]string{"LEASE_TTL": "1s"}, func(c *Config) any { return c.LeaseTTL }, time.Second},
 		{"webhook private default", map[string]string{}, func(c *Config) any { return c.WebhookAllowPrivate }, false},
+		{"trusted proxies", map[string]string{"TRUSTED_PROXIES": " 10.0.0.0/8, 192.168.1.7 ,::1"}, func(c *Config) any {
+			out := ""
+			for _, p := range c.TrustedProxies {
+				out += p.String() + " "
+			}
+			return out
+		}, "10.0.0.0/8 192.168.1.7/32 ::1/128 "},
 		{"webhook private on", map[string]string{"WEBHOOK_ALLOW_PRIVATE": "true"}, func(c *Config) any { return c.WebhookAllowPrivate }, true},
 	}
 	for _, tt := range tests {
@@ -182,6 +189,7 @@ func TestInvalid(t *testing.T) {
 		{"lease ttl unparsable", map[string]string{"LEASE_TTL": "long"}, "LEASE_TTL", "duration"},
 		{"lease ttl too short", map[string]string{"LEASE_TTL": "500ms"}, "LEASE_TTL", "at least 1s"},
 		{"lease ttl zero", map[string]string{"LEASE_TTL": "0"}, "LEASE_TTL", "at least 1s"},
+		{"trusted proxies word", map[string]string{"TRUSTED_PROXIES": "10.0.0.0/8,proxy.internal"}, "TRUSTED_PROXIES", "not an IP address"},
 		{"webhook private word", map[string]string{"WEBHOOK_ALLOW_PRIVATE": "sometimes"}, "WEBHOOK_ALLOW_PRIVATE", "true or false"},
 	}
 	for _, tt := range tests {
@@ -270,7 +278,7 @@ func TestRegistry(t *testing.T) {
 	want := []string{"LISTEN_ADDR", "DATA_DIR", "MONGO_URI", "MONGO_DATABASE", "MEILI_URL", "MEILI_API_KEY",
 		"ADMIN_TOKEN", "REST_ROOT", "API_NAMESPACE", "SITE_URL", "TIMEZONE", "LANGUAGES", "DEFAULT_LANGUAGE",
 		"LOG_LEVEL", "LOG_FORMAT", "CORS_ALLOWED_ORIGINS", "SHUTDOWN_TIMEOUT", "REINDEX_CRON", "LEASE_TTL",
-		"WEBHOOK_ALLOW_PRIVATE"}
+		"WEBHOOK_ALLOW_PRIVATE", "TRUSTED_PROXIES"}
 	for _, name := range want {
 		if !seen[name] {
 			t.Errorf("%s is not registered", name)

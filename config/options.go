@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
@@ -317,6 +318,39 @@ var registry = []Option{
 			return nil
 		},
 		format: func(c *Config) string { return strings.Join(c.CORSAllowedOrigins, ",") },
+	},
+	{
+		Name: "TRUSTED_PROXIES", Default: "", Type: TypeList,
+		Description: "comma-separated IP addresses or CIDR ranges of reverse proxies whose X-Forwarded-For names the client (request logs); empty trusts none",
+		parse: func(c *Config, raw string) error {
+			c.TrustedProxies = nil
+			for _, part := range strings.Split(raw, ",") {
+				part = strings.TrimSpace(part)
+				if part == "" {
+					continue
+				}
+				if !strings.Contains(part, "/") {
+					a, err := netip.ParseAddr(part)
+					if err != nil {
+						return fmt.Errorf("%q is not an IP address or CIDR range", part)
+					}
+					part = netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()).String()
+				}
+				p, err := netip.ParsePrefix(part)
+				if err != nil {
+					return fmt.Errorf("%q is not an IP address or CIDR range", part)
+				}
+				c.TrustedProxies = append(c.TrustedProxies, p.Masked())
+			}
+			return nil
+		},
+		format: func(c *Config) string {
+			out := make([]string, len(c.TrustedProxies))
+			for i, p := range c.TrustedProxies {
+				out[i] = p.String()
+			}
+			return strings.Join(out, ",")
+		},
 	},
 	{
 		Name: "SHUTDOWN_TIMEOUT", Default: "10s", Type: TypeDuration,

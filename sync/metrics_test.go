@@ -162,6 +162,30 @@ func TestWorkerMetrics(t *testing.T) {
 			want: map[string]sample{
 				"eventcal_reindex_duration_seconds": {count: 1, sum: 90, found: true},
 				"eventcal_reindex_documents_total":  {value: 1200, found: true},
+				"eventcal_reindex_failures_total":   {found: true},
+			},
+		},
+		{
+			name: "rebuild failed",
+			do:   func(t *testing.T) { w.Metrics().ObserveReindexFailure() },
+			want: map[string]sample{"eventcal_reindex_failures_total": {value: 1, found: true}},
+		},
+		{
+			name: "a webhook observer fails a batch",
+			do: func(t *testing.T) {
+				if err := w.Store.MarkForIndexing(ctx, repository.MarkPost, []int64{104}); err != nil {
+					t.Fatal(err)
+				}
+				w.Changes = failingObserver{}
+				if _, err := w.Step(ctx); err == nil {
+					t.Fatal("the batch did not fail")
+				}
+				w.Changes = nil
+			},
+			want: map[string]sample{
+				"eventcal_sync_errors_total kind webhooks": {value: 1, found: true},
+				"eventcal_sync_errors_total kind index":    {found: true},
+				"eventcal_sync_errors_total kind store":    {found: true},
 			},
 		},
 	}
@@ -221,4 +245,11 @@ func TestMetricsStoreDown(t *testing.T) {
 	if got := find(families, "eventcal_sync_pending_marks"); got.found {
 		t.Errorf("pending gauge present although the store failed: %+v", got)
 	}
+}
+
+// failingObserver fails every batch.
+type failingObserver struct{}
+
+func (failingObserver) Observe(context.Context, []repository.IndexMark) error {
+	return errors.New("webhook queue unavailable")
 }
