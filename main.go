@@ -206,7 +206,7 @@ func openStore(ctx context.Context, cfg *config.Config) (repository.Store, error
 	}
 	s, err := mongo.Open(ctx, cfg.MongoURI, cfg.MongoDatabase)
 	if err != nil {
-		return nil, fmt.Errorf("open MongoDB store: %w", err)
+		return nil, fmt.Errorf("MONGO_URI: %w", err)
 	}
 	return s, nil
 }

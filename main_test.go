@@ -423,3 +423,38 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// TestUnreachableStore: with MONGO_URI pointing at a closed port, the
+// commands fail with one line naming the setting, the server (without
+// credentials) and what failed, after the 5 s server selection timeout
+// rather than the driver's 30 s.
+func TestUnreachableStore(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // a closed port
+	env := map[string]string{"MONGO_URI": "mongodb://user:s3cret@" + addr + "/?replicaSet=none&directConnection=true", "LISTEN_ADDR": "127.0.0.1:0"}
+	for _, args := range [][]string{{"user", "add", "--login", "x", "--role", "editor"}, {"serve"}} {
+		start := time.Now()
+		r := runCLI(t, env, args...)
+		took := time.Since(start)
+		if r.code != exitFailure {
+			t.Errorf("%v: exit %d", args, r.code)
+		}
+		line := strings.TrimSpace(r.stderr)
+		if args[0] == "serve" {
+			line = lineWith(r.stderr, "MONGO_URI")
+		}
+		if !strings.Contains(line, "MONGO_URI: mongo: no server answers at mongodb://"+addr+"/:") || !strings.Contains(line, "connection refused") ||
+			strings.Contains(r.stderr, "s3cret") {
+			t.Errorf("%v: stderr %q", args, r.stderr)
+		}
+		// Generous: the point is the 5 s selection timeout, not the
+		// driver's 30 s default.
+		if took > 25*time.Second {
+			t.Errorf("%v took %s", args, took)
+		}
+	}
+}

@@ -54,6 +54,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -88,6 +89,9 @@ const (
 	seqMark = "mark"
 )
 
+// serverSelection is how long an operation waits for a reachable server.
+const serverSelection = 5 * time.Second
+
 // cleanupTimeout bounds the best-effort work done after a write landed or
 // failed (unlocking, releasing slugs, renewing marks), which runs even when
 // the caller's context is already done.
@@ -120,13 +124,16 @@ func Open(ctx context.Context, uri, database string) (*Store, error) {
 	if database == "" {
 		return nil, errors.New("mongo: open: empty database name")
 	}
-	client, err := mongo.Connect(options.Client().ApplyURI(uri))
+	// A server that cannot be selected within serverSelection fails the
+	// call (Open at start, and any later operation, which the API then
+	// answers with 503) instead of waiting the driver's default 30 s.
+	client, err := mongo.Connect(options.Client().ApplyURI(uri).SetServerSelectionTimeout(serverSelection))
 	if err != nil {
 		return nil, fmt.Errorf("mongo: connect: %w", err)
 	}
 	if err := client.Ping(ctx, nil); err != nil {
 		client.Disconnect(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("mongo: ping: %w", err)
+		return nil, fmt.Errorf("mongo: no server answers at %s: %s", RedactURI(uri), lastServerError(err))
 	}
 	db := client.Database(database)
 	s := &Store{
@@ -278,3 +285,27 @@ func validFieldName(s string) bool {
 
 // isNoDocuments reports whether err means "no document matched".
 func isNoDocuments(err error) bool { return errors.Is(err, mongo.ErrNoDocuments) }
+
+// RedactURI returns a MongoDB URI without its credentials and options, to
+// name the server in messages.
+func RedactURI(uri string) string {
+	u, err := url.Parse(uri)
+	if err != nil || u.Host == "" {
+		return "(unparsable URI)"
+	}
+	return u.Scheme + "://" + u.Host + u.Path
+}
+
+// lastServerError shortens a server selection error to the last error of
+// the server ("dial tcp 127.0.0.1:1: connect: connection refused"), which
+// says what failed; other errors are returned whole.
+func lastServerError(err error) string {
+	msg := err.Error()
+	if _, rest, ok := strings.Cut(msg, "Last error: "); ok {
+		if i := strings.Index(rest, " }"); i >= 0 {
+			rest = rest[:i]
+		}
+		return rest
+	}
+	return msg
+}
