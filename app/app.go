@@ -117,7 +117,7 @@ func New(opts Options) (*fiber.App, error) {
 	metrics := newAppMetrics(s.log, opts.Indexer)
 	s.metrics = metrics
 	s.answerUnknownMethods(f)
-	f.Use(s.observeRequests(metrics), s.recoverPanics)
+	f.Use(s.observeRequests(metrics), s.recoverPanics, refuseLargeBodies)
 	f.Get(metricsPath, metrics.serve())
 	f.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	f.Get("/readyz", s.ready)

@@ -63,6 +63,22 @@ func newEnv(t *testing.T, settings ...string) *env {
 // newEnvIn starts a stack on an existing data directory.
 func newEnvIn(t *testing.T, dir string, settings ...string) *env {
 	t.Helper()
+	return newEnvWith(t, dir, envOptions{}, settings...)
+}
+
+// envOptions change how newEnvWith builds the stack.
+type envOptions struct {
+	// openStore replaces the SQLite store (a MongoDB store, for example).
+	openStore func(t *testing.T, cfg *config.Config) repository.Store
+	// wrapStore wraps the store the app sees (fault injection).
+	wrapStore func(repository.Store) repository.Store
+	// log receives the app's log lines (discarded when nil).
+	log io.Writer
+}
+
+// newEnvWith starts a stack with options.
+func newEnvWith(t *testing.T, dir string, opts envOptions, settings ...string) *env {
+	t.Helper()
 	vars := map[string]string{"DATA_DIR": dir, "SITE_URL": "http://example.test", "ADMIN_TOKEN": "admin-secret"}
 	for i := 0; i+1 < len(settings); i += 2 {
 		vars[settings[i]] = settings[i+1]
@@ -72,9 +88,15 @@ func newEnvIn(t *testing.T, dir string, settings ...string) *env {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "calendar.db"))
-	if err != nil {
-		t.Fatal(err)
+	var st repository.Store
+	if opts.openStore != nil {
+		st = opts.openStore(t, cfg)
+	} else {
+		sq, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "calendar.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st = sq
 	}
 	t.Cleanup(func() { st.Close(context.Background()) })
 	rawEngine, err := bleve.Open(filepath.Join(cfg.DataDir, "index"))
@@ -97,7 +119,14 @@ func newEnvIn(t *testing.T, dir string, settings ...string) *env {
 	done := make(chan struct{})
 	go func() { defer close(done); e.worker.Run(runCtx) }()
 	t.Cleanup(func() { stop(); <-done; eng.Close() })
-	a, err := app.New(app.Options{Config: cfg, Store: st, Search: eng, Indexer: e.worker, Logger: quiet,
+	appStore, appLog := st, quiet
+	if opts.wrapStore != nil {
+		appStore = opts.wrapStore(st)
+	}
+	if opts.log != nil {
+		appLog = slog.New(slog.NewTextHandler(opts.log, nil))
+	}
+	a, err := app.New(app.Options{Config: cfg, Store: appStore, Search: eng, Indexer: e.worker, Logger: appLog,
 		Now: func() time.Time { return e.now }})
 	if err != nil {
 		t.Fatal(err)

@@ -43,6 +43,15 @@ func (s *Server) recoverPanics(c *fiber.Ctx) (err error) {
 	return c.Next()
 }
 
+// refuseLargeBodies answers 413 to a request whose announced body is over
+// limits.MaxBodyBytes, on every path, before anything reads it.
+func refuseLargeBodies(c *fiber.Ctx) error {
+	if c.Request().Header.ContentLength() > limits.MaxBodyBytes {
+		return errBodyTooLarge()
+	}
+	return c.Next()
+}
+
 // answerUnknownMethods answers methods Fiber does not route (PROPFIND...)
 // with the rest_no_route envelope, logged like every request, instead of
 // Fiber's text/plain 400 written before any middleware runs.
