@@ -104,7 +104,7 @@ func TestDateRange(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) { testDateRange(t, newEnv(t)) })
 	t.Run("mongo", func(t *testing.T) {
 		uri := mongotest.Start(t)
-		e := newEnvWith(t, t.TempDir(), envOptions{openStore: func(t *testing.T, _ *config.Config) repository.Store {
+		e := newEnvWith(t, t.TempDir(), envOptions{openStore: func(t testing.TB, _ *config.Config) repository.Store {
 			st, err := mongo.Open(context.Background(), uri, mongotest.Database(t))
 			if err != nil {
 				t.Fatal(err)

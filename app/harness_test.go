@@ -28,7 +28,7 @@ import (
 // env is one embedded stack for API scenarios: a SQLite store in a temp
 // dir, the Fiber app, and a user with a token for every role.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	app    *fiber.App
 	store  repository.Store
 	cfg    *config.Config
@@ -55,13 +55,13 @@ func (e *env) flush() {
 const root = "/calendar/events/v1"
 
 // newEnv starts a stack; extra settings override the defaults.
-func newEnv(t *testing.T, settings ...string) *env {
+func newEnv(t testing.TB, settings ...string) *env {
 	t.Helper()
 	return newEnvIn(t, t.TempDir(), settings...)
 }
 
 // newEnvIn starts a stack on an existing data directory.
-func newEnvIn(t *testing.T, dir string, settings ...string) *env {
+func newEnvIn(t testing.TB, dir string, settings ...string) *env {
 	t.Helper()
 	return newEnvWith(t, dir, envOptions{}, settings...)
 }
@@ -69,7 +69,7 @@ func newEnvIn(t *testing.T, dir string, settings ...string) *env {
 // envOptions change how newEnvWith builds the stack.
 type envOptions struct {
 	// openStore replaces the SQLite store (a MongoDB store, for example).
-	openStore func(t *testing.T, cfg *config.Config) repository.Store
+	openStore func(t testing.TB, cfg *config.Config) repository.Store
 	// wrapStore wraps the store the app sees (fault injection).
 	wrapStore func(repository.Store) repository.Store
 	// log receives the app's log lines (discarded when nil).
@@ -77,7 +77,7 @@ type envOptions struct {
 }
 
 // newEnvWith starts a stack with options.
-func newEnvWith(t *testing.T, dir string, opts envOptions, settings ...string) *env {
+func newEnvWith(t testing.TB, dir string, opts envOptions, settings ...string) *env {
 	t.Helper()
 	vars := map[string]string{"DATA_DIR": dir, "SITE_URL": "http://example.test", "ADMIN_TOKEN": "admin-secret"}
 	for i := 0; i+1 < len(settings); i += 2 {
