@@ -3,6 +3,7 @@ package app_test
 import (
 	"bytes"
 	"context"
+	"mime/multipart"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -126,6 +127,41 @@ func TestHTTPLayerErrorsInEnvelope(t *testing.T) {
 			}
 			if !strings.Contains(logText(logs), "status="+res.Status[:3]) {
 				t.Errorf("no request line with status %d:\n%s", tt.status, logText(logs))
+			}
+		})
+	}
+}
+
+// TestStreamedBodies: with bodies streamed, JSON, form and multipart
+// bodies (small, and larger than fasthttp's 8 KiB read-ahead) still decode.
+func TestStreamedBodies(t *testing.T) {
+	e := newEnv(t)
+	long := strings.Repeat("d", 50_000)
+	var mp bytes.Buffer
+	w := multipart.NewWriter(&mp)
+	_ = w.WriteField("venue", "Multipart hall")
+	_ = w.WriteField("description", long)
+	_ = w.Close()
+	for _, tt := range []struct {
+		name, ct, body string
+	}{
+		{"json", "application/json", `{"venue":"JSON hall","description":"` + long + `"}`},
+		{"form", "application/x-www-form-urlencoded", "venue=Form+hall&description=" + long},
+		{"multipart", w.FormDataContentType(), mp.String()},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			req := httptest.NewRequest("POST", root+"/venues", strings.NewReader(tt.body))
+			req.Header.Set("Content-Type", tt.ct)
+			req.Header.Set("Authorization", "Bearer "+e.tokens["editor"])
+			res, err := e.app.Test(req, -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			var b bytes.Buffer
+			_, _ = b.ReadFrom(res.Body)
+			if res.StatusCode != 201 || !strings.Contains(b.String(), long) {
+				t.Fatalf("%d %.200s", res.StatusCode, b.String())
 			}
 		})
 	}
