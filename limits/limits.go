@@ -102,10 +102,14 @@ const MaxWordBytes = 64
 
 // Offset returns (page-1)*perPage for page >= 1 and perPage >= 1, saturated
 // at the last whole page at or below MaxOffset, so that no page number
-// overflows and the result stays a multiple of perPage.
+// overflows and the result stays a multiple of perPage (or is MaxOffset,
+// for a page size over MaxOffset).
 func Offset(page, perPage int64) int {
-	if page < 1 || perPage < 1 {
+	if page <= 1 || perPage < 1 {
 		return 0
+	}
+	if perPage > MaxOffset {
+		return MaxOffset
 	}
 	if last := MaxOffset / perPage; page-1 >= last {
 		return int(last * perPage)
