@@ -63,7 +63,11 @@ func Rich(s string) string {
 // Plain returns s as plain text: every tag removed (script and style with
 // their contents) and the entities of the remaining text decoded, repeated
 // until nothing changes, so that "&lt;script&gt;" inside stripped markup
-// cannot decode into a tag. A value without '<' is returned unchanged.
+// cannot decode into a tag. A '<' that could still start markup once the
+// value is put next to other text ("x</" at the end of a value, which the
+// parser keeps as text) is removed too: the result never holds '<'
+// followed by a letter, '/', '!' or '?'. A value without '<' is returned
+// unchanged.
 func Plain(s string) string {
 	for range 4 {
 		if !strings.Contains(s, "<") {
@@ -71,11 +75,29 @@ func Plain(s string) string {
 		}
 		out := html.UnescapeString(strict.Sanitize(s))
 		if out == s {
-			return s
+			return dropTagOpeners(s)
 		}
 		s = out
 	}
 	// Still changing after four rounds: keep the escaped form, which holds
 	// no markup.
 	return strict.Sanitize(s)
+}
+
+// dropTagOpeners removes every '<' followed by a letter, '/', '!' or '?'.
+func dropTagOpeners(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '<' && i+1 < len(s) && opensMarkup(s[i+1]) {
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// opensMarkup reports whether c after '<' starts a tag, comment or
+// processing instruction.
+func opensMarkup(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '/' || c == '!' || c == '?'
 }

@@ -43,6 +43,9 @@ func TestPlain(t *testing.T) {
 		{"encoded tag cannot survive", `<b>x</b>&lt;script&gt;alert(1)&lt;/script&gt;`, `x`},
 		{"doubly encoded tag stays text", `<b>x</b>&amp;lt;img src=x onerror=alert(1)&amp;gt;`, `x&lt;img src=x onerror=alert(1)&gt;`},
 		{"img with onerror removed", `<img src=x onerror=alert(1)>Name`, `Name`},
+		{"dangling end-tag opener removed (fuzz)", `0000</`, `0000/`},
+		{"bogus comments removed", `a <! b <? c </`, `a `},
+		{"math kept", `1 < 2 and 3 <= 4`, `1 < 2 and 3 <= 4`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := Plain(tt.in); got != tt.want {
