@@ -84,16 +84,21 @@ func Plain(s string) string {
 	return strict.Sanitize(s)
 }
 
-// dropTagOpeners removes every '<' followed by a letter, '/', '!' or '?'.
+// dropTagOpeners removes every '<' that would be followed by a letter,
+// '/', '!' or '?' once the other such '<' are gone ("<</" becomes "/"). It
+// works from the end, so each '<' sees the character that follows it in
+// the result.
 func dropTagOpeners(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '<' && i+1 < len(s) && opensMarkup(s[i+1]) {
+	out := make([]byte, len(s))
+	j := len(out)
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '<' && j < len(out) && opensMarkup(out[j]) {
 			continue
 		}
-		b.WriteByte(s[i])
+		j--
+		out[j] = s[i]
 	}
-	return b.String()
+	return string(out[j:])
 }
 
 // opensMarkup reports whether c after '<' starts a tag, comment or

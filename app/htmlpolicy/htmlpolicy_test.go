@@ -45,6 +45,7 @@ func TestPlain(t *testing.T) {
 		{"img with onerror removed", `<img src=x onerror=alert(1)>Name`, `Name`},
 		{"dangling end-tag opener removed (fuzz)", `0000</`, `0000/`},
 		{"bogus comments removed", `a <! b <? c </`, `a `},
+		{"stacked openers removed (fuzz)", `<</`, `/`},
 		{"math kept", `1 < 2 and 3 <= 4`, `1 < 2 and 3 <= 4`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
