@@ -21,6 +21,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/cors"
 
 	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/limits"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search"
 )
@@ -68,6 +69,9 @@ type Server struct {
 	adminUser *repository.User
 
 	counts termCountCache
+
+	// metrics records requests; the HTTP-layer error paths use it too.
+	metrics *appMetrics
 }
 
 // request is one API call as the handlers see it.
@@ -101,15 +105,24 @@ func New(opts Options) (*fiber.App, error) {
 	f := fiber.New(fiber.Config{
 		ErrorHandler:          s.errorHandler,
 		DisableStartupMessage: true,
-		BodyLimit:             4 << 20,
-		ReadTimeout:           30 * time.Second,
-		WriteTimeout:          30 * time.Second,
-		IdleTimeout:           120 * time.Second,
+		// Bodies are streamed and read by readBody up to MaxBodyBytes, so a
+		// connection announcing a large Content-Length reserves nothing
+		// (limits package; README "Limits").
+		BodyLimit:                    limits.MaxBodyBytes,
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
+		Concurrency:                  limits.MaxConnections,
+		ReadBufferSize:               limits.ReadBufferBytes,
+		ReadTimeout:                  limits.ReadTimeout,
+		WriteTimeout:                 limits.WriteTimeout,
+		IdleTimeout:                  limits.IdleTimeout,
 	})
 	// Every request, probes and errors included, gets an ID, one log line
 	// and one histogram sample (requestlog.go, metrics.go).
 	metrics := newAppMetrics(s.log, opts.Indexer, opts.Webhooks)
-	f.Use(s.observeRequests(metrics))
+	s.metrics = metrics
+	s.answerUnknownMethods(f)
+	f.Use(s.observeRequests(metrics), s.recoverPanics, refuseLargeBodies)
 	f.Get(metricsPath, metrics.serve())
 	f.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	f.Get("/readyz", s.ready)

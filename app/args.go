@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // argType is the JSON-schema type of a declared parameter.
@@ -34,6 +35,14 @@ type arg struct {
 	Check func(r *request, v any) string
 	// Format is the JSON-schema format (date-time, uri, email...), for docs.
 	Format string
+	// MaxLen bounds a string value (or each string of a list) in
+	// characters; MaxItems bounds a list (or CSV) value. Both come from the
+	// limits package and appear in the interface document.
+	MaxLen   int
+	MaxItems int
+	// Text says how a written text value is filtered for the caller's role
+	// (htmlpolicy; README "HTML policy"): plainText or richText.
+	Text textKind
 }
 
 // validate runs the declared checks in WordPress's order (reference 2.4):
@@ -64,6 +73,10 @@ func (r *request) validateBag(b *bag, args []arg) error {
 			errs.invalidParam(a.Name, msg)
 			continue
 		}
+		if msg := sizeCheck(a, v); msg != "" {
+			errs.invalidParam(a.Name, msg)
+			continue
+		}
 		if len(a.Enum) > 0 {
 			s, _ := asString(v)
 			if !contains(a.Enum, s) {
@@ -77,7 +90,32 @@ func (r *request) validateBag(b *bag, args []arg) error {
 			}
 		}
 	}
-	return errs.err()
+	if err := errs.err(); err != nil {
+		return err
+	}
+	r.filterText(b, args)
+	return nil
+}
+
+// sizeCheck applies MaxLen and MaxItems, with WordPress's messages.
+func sizeCheck(a arg, v any) string {
+	if a.MaxItems > 0 {
+		if n := len(asList(v)); n > a.MaxItems {
+			return fmt.Sprintf("%s must contain at most %d items.", a.Name, a.MaxItems)
+		}
+	}
+	if a.MaxLen > 0 {
+		vals := []any{v}
+		if l, ok := v.([]any); ok {
+			vals = l
+		}
+		for _, x := range vals {
+			if s, ok := x.(string); ok && utf8.RuneCountInString(s) > a.MaxLen {
+				return fmt.Sprintf("%s must be at most %d characters long.", a.Name, a.MaxLen)
+			}
+		}
+	}
+	return ""
 }
 
 // typeCheck checks v against the declared type, as rest_validate_value_from_schema does.

@@ -117,7 +117,7 @@ func isDate(v any) bool {
 	if !ok {
 		return false
 	}
-	_, err := parseDate(s, time.UTC, time.Now())
+	_, err := parseDateInRange(s, time.UTC, time.Now())
 	return err == nil
 }
 

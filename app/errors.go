@@ -122,6 +122,13 @@ func errUnavailable(what string) *APIError {
 // errorHandler writes every error body. Store failures become 503 so that
 // clients retry; Fiber's own errors keep their status.
 func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
+	if requestID(c) == "" && s.metrics != nil {
+		// An HTTP-layer error (413, 431, 408, a malformed request) that
+		// fasthttp reports before the middleware chain: observe it like
+		// every request, which calls back here to write the envelope.
+		s.observe(c, s.metrics, func() error { return err })
+		return nil
+	}
 	var apiErr *APIError
 	var fe *fiber.Error
 	switch {
@@ -131,7 +138,14 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		case 404, 405:
 			apiErr = errNoRoute()
 		case 413:
-			apiErr = newError(413, "rest_request_too_large", "The request body is too large.")
+			apiErr = errBodyTooLarge()
+		case 408:
+			apiErr = newError(408, "rest_request_timeout", "The request was not received in time.")
+		case 431:
+			apiErr = newError(431, "rest_request_headers_too_large", "The request headers are too large.")
+		case 400:
+			// fasthttp's parse errors quote the raw request: not echoed.
+			apiErr = newError(400, "rest_bad_request", "The request could not be read.")
 		default:
 			apiErr = newError(fe.Code, "rest_error", fe.Message)
 		}

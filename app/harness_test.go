@@ -29,7 +29,7 @@ import (
 // env is one embedded stack for API scenarios: a SQLite store in a temp
 // dir, the Fiber app, and a user with a token for every role.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	app    *fiber.App
 	store  repository.Store
 	cfg    *config.Config
@@ -65,13 +65,29 @@ func (e *env) flush() {
 const root = "/calendar/events/v1"
 
 // newEnv starts a stack; extra settings override the defaults.
-func newEnv(t *testing.T, settings ...string) *env {
+func newEnv(t testing.TB, settings ...string) *env {
 	t.Helper()
 	return newEnvIn(t, t.TempDir(), settings...)
 }
 
 // newEnvIn starts a stack on an existing data directory.
-func newEnvIn(t *testing.T, dir string, settings ...string) *env {
+func newEnvIn(t testing.TB, dir string, settings ...string) *env {
+	t.Helper()
+	return newEnvWith(t, dir, envOptions{}, settings...)
+}
+
+// envOptions change how newEnvWith builds the stack.
+type envOptions struct {
+	// openStore replaces the SQLite store (a MongoDB store, for example).
+	openStore func(t testing.TB, cfg *config.Config) repository.Store
+	// wrapStore wraps the store the app sees (fault injection).
+	wrapStore func(repository.Store) repository.Store
+	// log receives the app's log lines (discarded when nil).
+	log io.Writer
+}
+
+// newEnvWith starts a stack with options.
+func newEnvWith(t testing.TB, dir string, opts envOptions, settings ...string) *env {
 	t.Helper()
 	vars := map[string]string{"DATA_DIR": dir, "SITE_URL": "http://example.test", "ADMIN_TOKEN": "admin-secret"}
 	for i := 0; i+1 < len(settings); i += 2 {
@@ -82,9 +98,15 @@ func newEnvIn(t *testing.T, dir string, settings ...string) *env {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "calendar.db"))
-	if err != nil {
-		t.Fatal(err)
+	var st repository.Store
+	if opts.openStore != nil {
+		st = opts.openStore(t, cfg)
+	} else {
+		sq, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "calendar.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st = sq
 	}
 	t.Cleanup(func() { st.Close(context.Background()) })
 	rawEngine, err := bleve.Open(filepath.Join(cfg.DataDir, "index"))
@@ -112,7 +134,14 @@ func newEnvIn(t *testing.T, dir string, settings ...string) *env {
 	done := make(chan struct{})
 	go func() { defer close(done); e.worker.Run(runCtx) }()
 	t.Cleanup(func() { stop(); <-done; eng.Close() })
-	a, err := app.New(app.Options{Config: cfg, Store: st, Search: eng, Indexer: e.worker, Logger: quiet,
+	appStore, appLog := st, quiet
+	if opts.wrapStore != nil {
+		appStore = opts.wrapStore(st)
+	}
+	if opts.log != nil {
+		appLog = slog.New(slog.NewTextHandler(opts.log, nil))
+	}
+	a, err := app.New(app.Options{Config: cfg, Store: appStore, Search: eng, Indexer: e.worker, Logger: appLog,
 		Now: func() time.Time { return e.now }, Webhooks: e.hooks})
 	if err != nil {
 		t.Fatal(err)

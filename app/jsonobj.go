@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"encoding/json"
+	"sort"
 	"strconv"
 	"unicode/utf8"
 )
@@ -109,6 +110,32 @@ func writeJSON(buf *bytes.Buffer, v any) error {
 			writeString(buf, e)
 		}
 		buf.WriteByte(']')
+	case map[string]any:
+		// Sorted keys, as encoding/json writes maps; strings through
+		// writeString, so "</" is escaped in error data too.
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		buf.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			writeString(buf, k)
+			buf.WriteByte(':')
+			if err := writeJSON(buf, x[k]); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte('}')
+	case map[string]string:
+		m := make(map[string]any, len(x))
+		for k, v := range x {
+			m[k] = v
+		}
+		return writeJSON(buf, m)
 	default:
 		enc := json.NewEncoder(buf)
 		enc.SetEscapeHTML(false)
@@ -121,19 +148,25 @@ func writeJSON(buf *bytes.Buffer, v any) error {
 }
 
 // writeString writes a JSON string literal, escaping what JSON requires
-// (and U+2028/U+2029, as encoding/json does) but not HTML characters.
+// (and U+2028/U+2029, as encoding/json does) and the slash of "</", but
+// not other HTML characters.
 func writeString(buf *bytes.Buffer, s string) {
 	const hex = "0123456789abcdef"
 	buf.WriteByte('"')
 	start := 0
 	for i := 0; i < len(s); {
 		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
+			if b >= 0x20 && b != '"' && b != '\\' && (b != '/' || i == 0 || s[i-1] != '<') {
 				i++
 				continue
 			}
 			buf.WriteString(s[start:i])
 			switch b {
+			case '/':
+				// "</" is written "<\/", as WordPress's JSON does, so that no
+				// string (json_ld above all) can close a <script> element
+				// that embeds the JSON.
+				buf.WriteString(`\/`)
 			case '"', '\\':
 				buf.WriteByte('\\')
 				buf.WriteByte(b)

@@ -17,7 +17,10 @@ func TestWriteJSON(t *testing.T) {
 	}{
 		{"order kept", newObj().set("z", 1).set("a", 2), `{"z":1,"a":2}`},
 		{"nested", nested, `{"b":1,"a":["x",true,null,7,1.5,{"z":["q"]}]}`},
-		{"html not escaped", "<p>Rock & Roll</p>", `"<p>Rock & Roll</p>"`},
+		{"html not escaped but closing slash is", "<p>Rock & Roll</p>", `"<p>Rock & Roll<\/p>"`},
+		{"script end escaped", "</script><script>x</script>", `"<\/script><script>x<\/script>"`},
+		{"other slashes kept", "a/b </ c", `"a/b <\/ c"`},
+		{"slash first", "/x", `"/x"`},
 		{"escapes", "quote \" backslash \\ nl \n tab \t cr \r ctl \x01", `"quote \" backslash \\ nl \n tab \t cr \r ctl \u0001"`},
 		{"unicode kept", "Fête – 日本 😀", `"Fête – 日本 😀"`},
 		{"line separators", "a\u2028b\u2029c", `"a\u2028b\u2029c"`},

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/calendar/eventcal/limits"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search"
 )
@@ -36,18 +37,18 @@ func (s *Server) eventListArgs() []arg {
 		date("ends_before", "Events ending before this date."),
 		date("ends_after", "Events ending after this date."),
 		arg{Name: "strict_dates", Type: tString, Default: "false", Check: nonEmptyString, Desc: "true: dates apply at the exact times given; otherwise whole days are included."},
-		arg{Name: "search", Type: tString, Check: nonEmptyString, Desc: "Words that must appear in the title, description or excerpt."},
-		arg{Name: "categories", Type: tArray, Items: tString, Check: s.existingTermRefs(repository.TaxCategory), Desc: "Category IDs or slugs (any of them; children included)."},
-		arg{Name: "tags", Type: tArray, Items: tString, Check: s.existingTermRefs(repository.TaxTag), Desc: "Tag IDs or slugs (any of them)."},
-		arg{Name: "venue", Type: tArray, Items: tInteger, Check: s.existingPosts(repository.KindVenue), Desc: "Venue IDs (any of them)."},
-		arg{Name: "organizer", Type: tArray, Items: tInteger, Check: s.existingPosts(repository.KindOrganizer), Desc: "Organizer IDs (any of them)."},
+		arg{Name: "search", Type: tString, Check: nonEmptyString, Desc: "Words that must appear in the title, description or excerpt.", MaxLen: limits.MaxQueryText},
+		arg{Name: "categories", Type: tArray, Items: tString, Check: s.existingTermRefs(repository.TaxCategory), Desc: "Category IDs or slugs (any of them; children included).", MaxItems: limits.MaxListItems},
+		arg{Name: "tags", Type: tArray, Items: tString, Check: s.existingTermRefs(repository.TaxTag), Desc: "Tag IDs or slugs (any of them).", MaxItems: limits.MaxListItems},
+		arg{Name: "venue", Type: tArray, Items: tInteger, Check: s.existingPosts(repository.KindVenue), Desc: "Venue IDs (any of them).", MaxItems: limits.MaxListItems},
+		arg{Name: "organizer", Type: tArray, Items: tInteger, Check: s.existingPosts(repository.KindOrganizer), Desc: "Organizer IDs (any of them).", MaxItems: limits.MaxListItems},
 		arg{Name: "featured", Type: tBoolean, Desc: "Only featured (true) or only not featured (false) events."},
-		arg{Name: "status", Type: tArray, Items: tString, Check: checkStatusList, Desc: "Post statuses; anonymous callers may only ask for publish."},
+		arg{Name: "status", Type: tArray, Items: tString, Check: checkStatusList, Desc: "Post statuses; anonymous callers may only ask for publish.", MaxItems: limits.MaxListItems},
 		arg{Name: "geoloc", Type: tBoolean, Desc: "Events whose venue has (true) or lacks (false) a geo point."},
 		arg{Name: "geoloc_lat", Type: tNumber, Check: checkLatLng(90), Desc: "Latitude of the centre; needs geoloc_lng."},
 		arg{Name: "geoloc_lng", Type: tNumber, Check: checkLatLng(180), Desc: "Longitude of the centre; needs geoloc_lat."},
 		arg{Name: "geoloc_radius", Type: tNumber, Default: "25", Check: positiveNumber, Desc: "Radius around the centre in kilometres."},
-		arg{Name: "include", Type: tArray, Items: tInteger, Check: positiveIntList, Desc: "Only these event IDs; date filters are ignored."},
+		arg{Name: "include", Type: tArray, Items: tInteger, Check: positiveIntList, Desc: "Only these event IDs; date filters are ignored.", MaxItems: limits.MaxListItems},
 		arg{Name: "post_parent", Type: tInteger, Check: s.existingEvent, Desc: "Children of this event."},
 		arg{Name: "ticketed", Type: tBoolean, Desc: "Events with (true) or without (false) tickets."},
 		arg{Name: "password", Type: tString, Desc: "Shows protected fields of events with this password."},
@@ -58,11 +59,11 @@ func (s *Server) eventListArgs() []arg {
 // placeListArgs declares the parameters of GET /venues and /organizers.
 func (s *Server) placeListArgs() []arg {
 	return append(pageArgs(),
-		arg{Name: "search", Type: tString, Check: nonEmptyString, Desc: "Words that must all appear in one field (name, description, address or contact fields)."},
+		arg{Name: "search", Type: tString, Check: nonEmptyString, Desc: "Words that must all appear in one field (name, description, address or contact fields).", MaxLen: limits.MaxQueryText},
 		arg{Name: "event", Type: tInteger, Check: s.existingEvent, Desc: "Items linked to this event."},
 		arg{Name: "has_events", Type: tAny, Desc: "Truthy: items with events (not draft or pending); falsy: items without."},
 		arg{Name: "only_with_upcoming", Type: tAny, Default: "false", Desc: "Truthy: items with an event starting now or later."},
-		arg{Name: "status", Type: tArray, Items: tString, Check: checkStatusList, Desc: "Post statuses; anonymous callers may only ask for publish."},
+		arg{Name: "status", Type: tArray, Items: tString, Check: checkStatusList, Desc: "Post statuses; anonymous callers may only ask for publish.", MaxItems: limits.MaxListItems},
 	)
 }
 
@@ -216,7 +217,7 @@ func (r *request) eventQuery() (search.EventQuery, error) {
 			return 0, false, nil
 		}
 		s, _ := asString(v)
-		t, err := parseDate(s, loc, now)
+		t, err := parseDateInRange(s, loc, now)
 		if err != nil {
 			return 0, false, invalidParam(name, invalid)
 		}
@@ -291,6 +292,7 @@ func (r *request) eventQuery() (search.EventQuery, error) {
 		lat, _ := asFloat(b.values["geoloc_lat"])
 		lng, _ := asFloat(b.values["geoloc_lng"])
 		radius, _ := asFloat(b.values["geoloc_radius"])
+		radius = min(radius, limits.MaxRadiusKm)
 		q.Near = search.Some(search.GeoCircle{Center: search.GeoPoint{Lat: lat, Lng: lng}, RadiusKm: radius})
 	case hasLat:
 		return q, invalidParam("geoloc_lng", "geoloc_lng is required with geoloc_lat.")
@@ -330,7 +332,7 @@ func (s *Server) eventPage(r *request, page, perPage int, each func(*repository.
 	if err != nil {
 		return search.Result{}, err
 	}
-	q.Offset, q.Limit = (page-1)*perPage, perPage
+	q.Offset, q.Limit = limits.Offset(int64(page), int64(perPage)), perPage
 	res, err := s.searchEvents(r.ctx, q)
 	if err != nil {
 		return res, err
@@ -447,7 +449,7 @@ func (s *Server) listPlaces(pt *postType) func(r *request) error {
 			q.UpcomingStatuses = q.Statuses
 		}
 		page, perPage := r.listPage()
-		q.Offset, q.Limit = (page-1)*perPage, perPage
+		q.Offset, q.Limit = limits.Offset(int64(page), int64(perPage)), perPage
 		if s.search == nil {
 			return errUnavailable("search")
 		}

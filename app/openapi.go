@@ -137,6 +137,12 @@ func argSchema(a arg) *obj {
 	if len(a.Enum) > 0 {
 		o.set("enum", a.Enum)
 	}
+	if a.MaxLen > 0 && a.Type == tString {
+		o.set("maxLength", a.MaxLen)
+	}
+	if a.MaxItems > 0 && a.Type == tArray {
+		o.set("maxItems", a.MaxItems)
+	}
 	if a.Default != nil {
 		o.set("default", typedDefault(a))
 	}

@@ -54,7 +54,7 @@ func (e *env) loadDoc() (*openapi3.T, error) {
 
 // validateResponse checks one response against the document; routes the
 // document does not describe (health checks, no-route answers) are skipped.
-func (e *env) validateResponse(t *testing.T, req *http.Request, r *resp) {
+func (e *env) validateResponse(t testing.TB, req *http.Request, r *resp) {
 	t.Helper()
 	doc, err := e.loadDoc()
 	if err != nil {

@@ -36,13 +36,16 @@ func newBag(c *fiber.Ctx) (*bag, error) {
 	if method == fiber.MethodGet || method == fiber.MethodHead {
 		return b, nil
 	}
-	body := c.Body()
+	body, err := readBody(c)
+	if err != nil {
+		return nil, err
+	}
 	ct := strings.ToLower(string(c.Request().Header.ContentType()))
 	switch {
 	case strings.HasPrefix(ct, "application/x-www-form-urlencoded"):
 		mergeForm(b.values, string(body), b.fromBody, b.pathOnly)
 	case strings.HasPrefix(ct, "multipart/form-data"):
-		form, err := c.MultipartForm()
+		form, err := readMultipartForm(c, body)
 		if err != nil {
 			return nil, newError(400, "rest_invalid_body", "Malformed multipart body.")
 		}

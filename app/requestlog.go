@@ -30,48 +30,58 @@ const maxRequestIDLen = 128
 // duration_ms is fractional milliseconds, as in the sync worker's lines.
 func (s *Server) observeRequests(m *appMetrics) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		// The injected clock (s.now) is a calendar clock; durations use the
-		// monotonic one.
-		start := time.Now()
-		id := sanitizeRequestID(c.Get(fiber.HeaderXRequestID))
-		if id == "" {
-			id = uuid.NewString()
-		}
-		c.Locals(localRequestID, id)
-		c.Set(fiber.HeaderXRequestID, id)
-		// Read before the chain: rewriteLanguagePrefix changes c.Path().
-		path := strings.Clone(c.Path())
-		m.inFlight.Inc()
-		defer m.inFlight.Dec()
-
-		if chainErr := c.Next(); chainErr != nil {
-			if err := c.App().ErrorHandler(c, chainErr); err != nil {
-				_ = c.SendStatus(fiber.StatusInternalServerError)
-			}
-		}
-
-		elapsed := time.Since(start)
-		method, route, status := methodLabel(c.Method()), m.routeLabel(c), c.Response().StatusCode()
-		m.observe(method, route, status, elapsed.Seconds())
-		level := slog.LevelInfo
-		if probePaths[path] {
-			level = slog.LevelDebug
-		}
-		userID, _ := c.Locals(localUserID).(int64)
-		s.log.LogAttrs(c.UserContext(), level, "request",
-			slog.String("method", method),
-			slog.String("route", route),
-			slog.String("path", path),
-			slog.Int("status", status),
-			slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
-			slog.String("request_id", id),
-			slog.String("client", clientAddr(c, s.cfg.TrustedProxies)),
-			slog.String("user_agent", logText(c.Get(fiber.HeaderUserAgent), maxUserAgentLog)),
-			slog.Int64("user_id", userID),
-		)
+		s.observe(c, m, c.Next)
 		return nil
 	}
 }
+
+// observe runs next as one observed request (see observeRequests). The
+// HTTP-layer error paths that bypass the middleware chain (unknown
+// methods, bodies and headers refused by the server) call it too, so that
+// every answer has an ID, a log line and a sample.
+func (s *Server) observe(c *fiber.Ctx, m *appMetrics, next func() error) {
+	// The injected clock (s.now) is a calendar clock; durations use the
+	// monotonic one.
+	start := time.Now()
+	id := sanitizeRequestID(c.Get(fiber.HeaderXRequestID))
+	if id == "" {
+		id = uuid.NewString()
+	}
+	c.Locals(localRequestID, id)
+	c.Set(fiber.HeaderXRequestID, id)
+	// Read before the chain: rewriteLanguagePrefix changes c.Path().
+	path := strings.Clone(c.Path())
+	m.inFlight.Inc()
+	defer m.inFlight.Dec()
+
+	if chainErr := next(); chainErr != nil {
+		if err := c.App().ErrorHandler(c, chainErr); err != nil {
+			_ = c.SendStatus(fiber.StatusInternalServerError)
+		}
+	}
+	closeIfBodyUnread(c)
+
+	elapsed := time.Since(start)
+	method, route, status := methodLabel(c.Method()), m.routeLabel(c), c.Response().StatusCode()
+	m.observe(method, route, status, elapsed.Seconds())
+	level := slog.LevelInfo
+	if probePaths[path] {
+		level = slog.LevelDebug
+	}
+	userID, _ := c.Locals(localUserID).(int64)
+	s.log.LogAttrs(c.UserContext(), level, "request",
+		slog.String("method", method),
+		slog.String("route", route),
+		slog.String("path", path),
+		slog.Int("status", status),
+		slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
+		slog.String("request_id", id),
+		slog.String("client", clientAddr(c, s.cfg.TrustedProxies)),
+		slog.String("user_agent", logText(c.Get(fiber.HeaderUserAgent), maxUserAgentLog)),
+		slog.Int64("user_id", userID),
+	)
+}
+
 
 // probePaths are the health and metrics routes: probes call them every
 // few seconds, so their request lines are logged at debug level.

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/calendar/eventcal/limits"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -31,15 +32,15 @@ func (s *Server) termListArgs(tt *termType) []arg {
 	args := []arg{
 		{Name: "page", Type: tInteger, Default: "1", Check: positiveInt, Desc: "Page to return."},
 		{Name: "per_page", Type: tInteger, Default: "8", Check: positiveInt, Desc: "Terms per page (at most 50)."},
-		{Name: "search", Type: tString, Check: nonEmptyString, Desc: "Terms whose name or slug contains the string."},
-		{Name: "exclude", Type: tArray, Items: tInteger, Check: s.existingTerms(tt), Desc: "Term IDs to leave out."},
-		{Name: "include", Type: tArray, Items: tInteger, Check: s.existingTerms(tt), Desc: "Only these term IDs."},
+		{Name: "search", Type: tString, Check: nonEmptyString, Desc: "Terms whose name or slug contains the string.", MaxLen: limits.MaxQueryText},
+		{Name: "exclude", Type: tArray, Items: tInteger, Check: s.existingTerms(tt), Desc: "Term IDs to leave out.", MaxItems: limits.MaxListItems},
+		{Name: "include", Type: tArray, Items: tInteger, Check: s.existingTerms(tt), Desc: "Only these term IDs.", MaxItems: limits.MaxListItems},
 		{Name: "order", Type: tString, Check: nonEmptyString, Desc: "asc or desc (anything else means desc); default asc."},
 		{Name: "orderby", Type: tString, Check: nonEmptyString, Desc: "name (default), id, slug, count, parent, description, include, term_group, none."},
 		{Name: "hide_empty", Type: tBoolean, Default: "1", Desc: "Hide terms that no published event uses."},
 		{Name: "post", Type: tInteger, Check: s.existingEvent, Desc: "Terms of this event."},
 		{Name: "event", Type: tInteger, Check: s.existingEvent, Desc: "Alias of post; wins when both are sent."},
-		{Name: "slug", Type: tString, Check: nonEmptyString, Desc: "Terms with exactly this slug."},
+		{Name: "slug", Type: tString, Check: nonEmptyString, Desc: "Terms with exactly this slug.", MaxLen: limits.MaxQueryText},
 		{Name: "offset", Type: tInteger, Check: nonNegativeInt, Desc: "Skip this many terms (WordPress's offset; wins over page)."},
 	}
 	if tt.tax == repository.TaxCategory {
@@ -71,9 +72,9 @@ func (s *Server) existingEvent(r *request, v any) string {
 // termWriteArgs declares the create/update parameters of a term.
 func (s *Server) termWriteArgs(tt *termType, create bool) []arg {
 	args := []arg{
-		{Name: "name", Type: tString, Required: create, Check: nonEmptyString, Desc: "Name, in the request language."},
-		{Name: "description", Type: tString, Check: nonEmptyString, Desc: "Description, in the request language."},
-		{Name: "slug", Type: tString, Check: nonEmptyString, Desc: "Slug in the request language; generated from the name when absent."},
+		{Name: "name", Type: tString, Required: create, Check: nonEmptyString, Desc: "Name, in the request language.", MaxLen: limits.MaxTermName, Text: plainText},
+		{Name: "description", Type: tString, Check: nonEmptyString, Desc: "Description, in the request language.", MaxLen: limits.MaxDescription, Text: richText},
+		{Name: "slug", Type: tString, Check: nonEmptyString, Desc: "Slug in the request language; generated from the name when absent.", MaxLen: limits.MaxSlug},
 	}
 	if tt.tax == repository.TaxCategory {
 		args = append(args, arg{Name: "parent", Type: tInteger, Check: func(r *request, v any) string {
@@ -252,7 +253,7 @@ func (s *Server) deleteTerm(tt *termType) func(r *request) error {
 }
 
 // maxPerPage caps per_page on every list (decisions.md).
-const maxPerPage = 50
+const maxPerPage = limits.MaxPerPage
 
 // listTerms serves GET /categories and /tags from the store (terms are few):
 // filters, ordering and paging as reference 11.1, links carrying every
@@ -323,10 +324,10 @@ func (s *Server) listTerms(tt *termType) func(r *request) error {
 		}
 		total := len(out)
 		totalPages := (total + int(perPage) - 1) / int(perPage)
-		from := (int(page) - 1) * int(perPage)
+		from := limits.Offset(page, perPage)
 		if v, ok := b.get("offset"); ok {
 			off, _ := asInt(v)
-			from = int(off)
+			from = int(min(off, limits.MaxOffset))
 		}
 		items := []any{}
 		for i := from; i < total && i < from+int(perPage); i++ {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/calendar/eventcal/limits"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -16,48 +17,48 @@ import (
 // enforced) or an update (everything optional) of one post type.
 func (s *Server) postWriteArgs(pt *postType, create bool) []arg {
 	text := func(name, desc string) arg {
-		return arg{Name: name, Type: tString, Check: emptyOrString, Desc: desc}
+		return arg{Name: name, Type: tString, Check: emptyOrString, Desc: desc, MaxLen: limits.MaxShortText, Text: plainText}
 	}
 	common := []arg{
 		{Name: "author", Type: tInteger, Desc: "ID of an existing user; editors and admins may name another user."},
 		{Name: "date", Type: tString, Check: isTime, Format: "date-time", Desc: "Publication date, in the item's (or the site's) time zone."},
 		{Name: "date_utc", Type: tString, Check: isTime, Format: "date-time", Desc: "Publication date in UTC."},
-		{Name: "description", Type: tString, Check: emptyOrString, Desc: "Description (HTML allowed); an empty value clears it."},
-		{Name: "excerpt", Type: tString, Check: emptyOrString, Desc: "Excerpt; an empty value clears it."},
-		{Name: "slug", Type: tString, Check: emptyOrString, Desc: "Slug in the request language; generated from the name when absent."},
+		{Name: "description", Type: tString, Check: emptyOrString, Desc: "Description (HTML allowed); an empty value clears it.", MaxLen: limits.MaxDescription, Text: richText},
+		{Name: "excerpt", Type: tString, Check: emptyOrString, Desc: "Excerpt; an empty value clears it.", MaxLen: limits.MaxExcerpt, Text: richText},
+		{Name: "slug", Type: tString, Check: emptyOrString, Desc: "Slug in the request language; generated from the name when absent.", MaxLen: limits.MaxSlug},
 		{Name: "status", Type: tString, Enum: []string{"publish", "future", "draft", "pending", "private"}, Desc: "Post status; contributors' publish and future become pending."},
-		{Name: "image", Type: tAny, Check: checkImageArg, Desc: "Featured image: the ID of a registered image or an http(s) URL; empty removes it."},
+		{Name: "image", Type: tAny, Check: checkImageArg, Desc: "Featured image: the ID of a registered image or an http(s) URL; empty removes it.", MaxLen: limits.MaxURL},
 	}
 	var own []arg
 	switch pt.kind {
 	case repository.KindEvent:
 		own = []arg{
-			{Name: "title", Type: tString, Required: create, Check: nonEmptyString, Desc: "Event title."},
+			{Name: "title", Type: tString, Required: create, Check: nonEmptyString, Desc: "Event title.", MaxLen: limits.MaxTitle, Text: plainText},
 			{Name: "start_date", Type: tString, Required: create, Check: isTime, Format: "date-time", Desc: "Start, as wall-clock time in the event time zone, a Unix timestamp or a relative phrase."},
 			{Name: "end_date", Type: tString, Required: create, Check: isTime, Format: "date-time", Desc: "End, read like start_date; not before the start."},
-			{Name: "timezone", Type: tString, Check: checkZone, Desc: "Event time zone: an IANA name or UTC±N; empty means the site zone."},
+			{Name: "timezone", Type: tString, Check: checkZone, Desc: "Event time zone: an IANA name or UTC±N; empty means the site zone.", MaxLen: limits.MaxShortText},
 			{Name: "all_day", Type: tBoolean, Desc: "All-day event: start at 00:00:00, end at 23:59:59."},
-			{Name: "cost", Type: tAny, Check: checkCost, Desc: "Cost as text, or a list of prices."},
-			{Name: "website", Type: tString, Check: isURLOrEmpty, Format: "uri", Desc: "Event web page (http or https)."},
+			{Name: "cost", Type: tAny, Check: checkCost, Desc: "Cost as text, or a list of prices.", MaxLen: limits.MaxShortText, MaxItems: limits.MaxCostItems, Text: plainText},
+			{Name: "website", Type: tString, Check: isURLOrEmpty, Format: "uri", Desc: "Event web page (http or https).", MaxLen: limits.MaxURL},
 			{Name: "show_map", Type: tBoolean, Desc: "Show a map."},
 			{Name: "show_map_link", Type: tBoolean, Desc: "Show a map link."},
 			{Name: "hide_from_listings", Type: tBoolean, Desc: "Hide from event lists (still readable by ID)."},
 			{Name: "sticky", Type: tBoolean, Desc: "Sticky in calendar views."},
 			{Name: "featured", Type: tBoolean, Desc: "Featured event."},
 			{Name: "ticketed", Type: tBoolean, Desc: "The event sells tickets."},
-			{Name: "categories", Type: tArray, Items: tAny, Desc: "Category IDs, slugs or names (unknown names are created); empty clears."},
-			{Name: "tags", Type: tArray, Items: tAny, Desc: "Tag IDs, slugs or names (unknown names are created); empty clears."},
-			{Name: "venue", Type: tAny, Desc: "Venue: an ID, a list or CSV of IDs, {id} objects or inline venue data; empty unlinks."},
-			{Name: "organizer", Type: tAny, Desc: "Organizers: IDs, a CSV of IDs, {id} objects or inline organizer data; empty unlinks."},
-			{Name: "password", Type: tString, Check: emptyOrString, Desc: "Password protecting the event; empty removes it."},
+			{Name: "categories", Type: tArray, Items: tAny, Desc: "Category IDs, slugs or names (unknown names are created); empty clears.", MaxLen: limits.MaxTermName, MaxItems: limits.MaxTermsPerField, Text: plainText},
+			{Name: "tags", Type: tArray, Items: tAny, Desc: "Tag IDs, slugs or names (unknown names are created); empty clears.", MaxLen: limits.MaxTermName, MaxItems: limits.MaxTermsPerField, Text: plainText},
+			{Name: "venue", Type: tAny, Desc: "Venue: an ID, a list or CSV of IDs, {id} objects or inline venue data; empty unlinks.", MaxItems: limits.MaxLinksPerEvent},
+			{Name: "organizer", Type: tAny, Desc: "Organizers: IDs, a CSV of IDs, {id} objects or inline organizer data; empty unlinks.", MaxItems: limits.MaxLinksPerEvent},
+			{Name: "password", Type: tString, Check: emptyOrString, Desc: "Password protecting the event; empty removes it.", MaxLen: limits.MaxPassword},
 		}
 	case repository.KindVenue:
 		own = []arg{
-			{Name: "venue", Type: tString, Required: create, Check: nonEmptyString, Desc: "Venue name."},
+			{Name: "venue", Type: tString, Required: create, Check: nonEmptyString, Desc: "Venue name.", MaxLen: limits.MaxTitle, Text: plainText},
 			text("address", "Street address."), text("city", "City."), text("country", "Country."),
 			text("province", "Province."), text("state", "State."), text("stateprovince", "State or province; derived from state or province when absent."),
 			text("zip", "Postal code."), text("phone", "Phone number."),
-			{Name: "website", Type: tString, Check: isURLOrEmpty, Format: "uri", Desc: "Venue web page (http or https)."},
+			{Name: "website", Type: tString, Check: isURLOrEmpty, Format: "uri", Desc: "Venue web page (http or https).", MaxLen: limits.MaxURL},
 			{Name: "show_map", Type: tAny, Desc: "Events at the venue show a map (default true)."},
 			{Name: "show_map_link", Type: tAny, Desc: "Events at the venue show a map link (default true)."},
 			{Name: "geo_lat", Type: tAny, Check: checkLatLng(90), Desc: "Latitude, -90 to 90; empty clears."},
@@ -65,9 +66,9 @@ func (s *Server) postWriteArgs(pt *postType, create bool) []arg {
 		}
 	case repository.KindOrganizer:
 		own = []arg{
-			{Name: "organizer", Type: tString, Required: create, Check: nonEmptyString, Desc: "Organizer name."},
+			{Name: "organizer", Type: tString, Required: create, Check: nonEmptyString, Desc: "Organizer name.", MaxLen: limits.MaxTitle, Text: plainText},
 			text("phone", "Phone number."), text("email", "E-mail address."),
-			{Name: "website", Type: tString, Check: isURLOrEmpty, Format: "uri", Desc: "Organizer web page (http or https)."},
+			{Name: "website", Type: tString, Check: isURLOrEmpty, Format: "uri", Desc: "Organizer web page (http or https).", MaxLen: limits.MaxURL},
 		}
 	}
 	return append(own, common...)
@@ -554,7 +555,7 @@ func (plan *writePlan) applyStatusAndDate(r *request, p *repository.Post, creati
 	dateSet := false
 	if v, ok := b.get("date"); ok {
 		s, _ := asString(v)
-		t, err := parseDate(s, zone, now)
+		t, err := parseDateInRange(s, zone, now)
 		if err != nil {
 			return invalidParam("date", invalid)
 		}
@@ -562,7 +563,7 @@ func (plan *writePlan) applyStatusAndDate(r *request, p *repository.Post, creati
 	}
 	if v, ok := b.get("date_utc"); ok {
 		s, _ := asString(v)
-		t, err := parseDate(s, time.UTC, now)
+		t, err := parseDateInRange(s, time.UTC, now)
 		if err != nil {
 			return invalidParam("date_utc", invalid)
 		}
@@ -688,7 +689,7 @@ func (plan *writePlan) applyEvent(r *request, p *repository.Post) error {
 	}{{"start_date", &e.StartLocal}, {"end_date", &e.EndLocal}} {
 		if v, ok := b.get(d.name); ok {
 			s, _ := asString(v)
-			t, err := parseDate(s, loc, now)
+			t, err := parseDateInRange(s, loc, now)
 			if err != nil {
 				return invalidParam(d.name, invalid)
 			}

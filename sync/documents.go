@@ -27,9 +27,9 @@ func (b *DocBuilder) text(p *repository.Post) map[string]search.Text {
 	out := make(map[string]search.Text, len(b.Languages))
 	for _, l := range b.Languages {
 		out[l] = search.Text{
-			Title:       p.Title.Get(l, b.DefaultLanguage),
-			Description: p.Content.Get(l, b.DefaultLanguage),
-			Excerpt:     p.Excerpt.Get(l, b.DefaultLanguage),
+			Title:       cutLongWords(p.Title.Get(l, b.DefaultLanguage)),
+			Description: cutLongWords(p.Content.Get(l, b.DefaultLanguage)),
+			Excerpt:     cutLongWords(p.Excerpt.Get(l, b.DefaultLanguage)),
 		}
 	}
 	return out
@@ -136,14 +136,14 @@ func (b *DocBuilder) Place(ctx context.Context, p *repository.Post) (search.Plac
 		if v := p.Venue; v != nil {
 			for k, val := range map[string]string{"address": v.Address, "city": v.City, "province": v.Province, "state": v.State,
 				"stateprovince": v.StateProvince, "zip": v.Zip, "phone": v.Phone} {
-				d.Fields[k] = val
+				d.Fields[k] = cutLongWords(val)
 			}
 		}
 		q.VenueIDs = []int64{p.ID}
 	default:
 		d.Kind = search.Organizers
 		if o := p.Organizer; o != nil {
-			d.Fields["phone"], d.Fields["email"], d.Fields["website"] = o.Phone, o.Email, o.Website
+			d.Fields["phone"], d.Fields["email"], d.Fields["website"] = cutLongWords(o.Phone), cutLongWords(o.Email), cutLongWords(o.Website)
 		}
 		q.OrganizerIDs = []int64{p.ID}
 	}

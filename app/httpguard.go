@@ -1,0 +1,136 @@
+package app
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net"
+	"runtime/debug"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+
+	"github.com/calendar/eventcal/limits"
+)
+
+// This file keeps the HTTP layer answering under hostile input: handler
+// panics, unknown methods and bodies larger than the routes need. The
+// numbers are in the limits package.
+
+// errInternal is the answer to a handler panic (WordPress's fatal-error
+// answer has the same code).
+func errInternal() *APIError {
+	return newError(500, "internal_server_error", "There has been a critical error on this website.")
+}
+
+// errBodyTooLarge is the 413 of a body over limits.MaxBodyBytes.
+func errBodyTooLarge() *APIError {
+	return newError(413, "rest_request_too_large", fmt.Sprintf("The request body is larger than %d bytes.", limits.MaxBodyBytes))
+}
+
+// recoverPanics turns a panic in any later handler into a logged 500 with
+// the error envelope; the process keeps serving.
+func (s *Server) recoverPanics(c *fiber.Ctx) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("handler panic", "panic", fmt.Sprint(v), "method", methodLabel(c.Method()),
+				"path", c.Path(), "request_id", requestID(c), "stack", string(debug.Stack()))
+			err = errInternal()
+		}
+	}()
+	return c.Next()
+}
+
+// refuseLargeBodies answers 413 to a request whose announced body is over
+// limits.MaxBodyBytes, on every path, before anything reads it.
+func refuseLargeBodies(c *fiber.Ctx) error {
+	if c.Request().Header.ContentLength() > limits.MaxBodyBytes {
+		return errBodyTooLarge()
+	}
+	return c.Next()
+}
+
+// answerUnknownMethods answers methods Fiber does not route (PROPFIND...)
+// with the rest_no_route envelope, logged like every request, instead of
+// Fiber's text/plain 400 written before any middleware runs.
+func (s *Server) answerUnknownMethods(f *fiber.App) {
+	srv := f.Server()
+	next := srv.Handler
+	srv.Handler = func(fctx *fasthttp.RequestCtx) {
+		if knownMethod(fctx.Method()) {
+			next(fctx)
+			return
+		}
+		c := f.AcquireCtx(fctx)
+		defer f.ReleaseCtx(c)
+		s.observe(c, s.metrics, func() error { return errNoRoute() })
+	}
+}
+
+// knownMethod reports whether Fiber routes the method.
+func knownMethod(m []byte) bool {
+	for _, k := range fiber.DefaultMethods {
+		if string(m) == k {
+			return true
+		}
+	}
+	return false
+}
+
+// localBodyRead is the c.Locals key set once readBody consumed the body.
+const localBodyRead = "body-read"
+
+// readBody returns the request body, at most limits.MaxBodyBytes: a larger
+// announced length is refused before reading, a chunked body is cut off
+// at the limit. Bodies are streamed (app.New), so nothing was reserved
+// for the announced length before this point.
+func readBody(c *fiber.Ctx) ([]byte, error) {
+	req := c.Request()
+	if n := req.Header.ContentLength(); n > limits.MaxBodyBytes {
+		return nil, errBodyTooLarge()
+	}
+	stream := c.Context().RequestBodyStream()
+	if stream == nil {
+		c.Locals(localBodyRead, true)
+		return req.Body(), nil
+	}
+	body, err := io.ReadAll(io.LimitReader(stream, limits.MaxBodyBytes+1))
+	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return nil, newError(408, "rest_request_timeout", "The request body was not received in time.")
+		}
+		return nil, newError(400, "rest_invalid_body", "The request body could not be read.")
+	}
+	if len(body) > limits.MaxBodyBytes {
+		return nil, errBodyTooLarge()
+	}
+	c.Locals(localBodyRead, true)
+	return body, nil
+}
+
+// readMultipartForm parses a multipart/form-data body read by readBody.
+func readMultipartForm(c *fiber.Ctx, body []byte) (*multipart.Form, error) {
+	boundary := string(c.Request().Header.MultipartFormBoundary())
+	if boundary == "" {
+		return nil, errors.New("no boundary")
+	}
+	return multipart.NewReader(bytes.NewReader(body), boundary).ReadForm(limits.MaxBodyBytes)
+}
+
+// closeIfBodyUnread closes the connection after a request whose body was
+// announced but not read (refused with 413, or a route that takes no
+// body): the unread bytes must not be parsed as the next request.
+func closeIfBodyUnread(c *fiber.Ctx) {
+	if c.Request().Header.ContentLength() == 0 {
+		return
+	}
+	if read, _ := c.Locals(localBodyRead).(bool); read {
+		return
+	}
+	if c.Context().RequestBodyStream() != nil {
+		c.Context().SetConnectionClose()
+	}
+}

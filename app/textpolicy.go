@@ -1,0 +1,51 @@
+package app
+
+import (
+	"github.com/calendar/eventcal/app/htmlpolicy"
+	"github.com/calendar/eventcal/repository"
+)
+
+// textKind says how a written text field is filtered (README "HTML policy").
+type textKind int
+
+const (
+	// notText fields are not filtered (IDs, dates, URLs, slugs, passwords).
+	notText textKind = iota
+	// plainText fields keep no markup: tags are stripped.
+	plainText
+	// richText fields keep what wp_kses_post allows an author.
+	richText
+)
+
+// canUnfilteredHTML is WordPress's unfiltered_html: editors and admins
+// store any HTML in any field.
+func canUnfilteredHTML(u *repository.User) bool { return roleRank(u) >= 3 }
+
+// filterText applies the HTML policy to the validated text values of a
+// bag, in place, unless the caller has unfiltered_html. It runs inside
+// validation, so every write path (inline venues and organizers included)
+// stores only filtered text.
+func (r *request) filterText(b *bag, args []arg) {
+	if canUnfilteredHTML(r.user) {
+		return
+	}
+	for _, a := range args {
+		if a.Text == notText {
+			continue
+		}
+		filter := htmlpolicy.Plain
+		if a.Text == richText {
+			filter = htmlpolicy.Rich
+		}
+		switch v := b.values[a.Name].(type) {
+		case string:
+			b.values[a.Name] = filter(v)
+		case []any:
+			for i, x := range v {
+				if s, ok := x.(string); ok {
+					v[i] = filter(s)
+				}
+			}
+		}
+	}
+}
