@@ -216,7 +216,7 @@ func (r *request) eventQuery() (search.EventQuery, error) {
 			return 0, false, nil
 		}
 		s, _ := asString(v)
-		t, err := parseDate(s, loc, now)
+		t, err := parseDate(s, loc, now, r.lang)
 		if err != nil {
 			return 0, false, invalidParam(name, invalid)
 		}

@@ -554,7 +554,7 @@ func (plan *writePlan) applyStatusAndDate(r *request, p *repository.Post, creati
 	dateSet := false
 	if v, ok := b.get("date"); ok {
 		s, _ := asString(v)
-		t, err := parseDate(s, zone, now)
+		t, err := parseDate(s, zone, now, r.lang)
 		if err != nil {
 			return invalidParam("date", invalid)
 		}
@@ -562,7 +562,7 @@ func (plan *writePlan) applyStatusAndDate(r *request, p *repository.Post, creati
 	}
 	if v, ok := b.get("date_utc"); ok {
 		s, _ := asString(v)
-		t, err := parseDate(s, time.UTC, now)
+		t, err := parseDate(s, time.UTC, now, r.lang)
 		if err != nil {
 			return invalidParam("date_utc", invalid)
 		}
@@ -688,7 +688,7 @@ func (plan *writePlan) applyEvent(r *request, p *repository.Post) error {
 	}{{"start_date", &e.StartLocal}, {"end_date", &e.EndLocal}} {
 		if v, ok := b.get(d.name); ok {
 			s, _ := asString(v)
-			t, err := parseDate(s, loc, now)
+			t, err := parseDate(s, loc, now, r.lang)
 			if err != nil {
 				return invalidParam(d.name, invalid)
 			}
