@@ -156,9 +156,93 @@ var englishWeekdays = map[string]time.Weekday{
 	"saturday": time.Saturday, "sat": time.Saturday,
 }
 
-// parsePhrase reads a phrase at now (in the site zone).
+// parsePhrase reads a phrase at now (in the site zone). What the library
+// reads must use every number and every connecting word of the phrase: it
+// skips what it does not need, so "tomorrow:40", "9 tomorrow" or "before
+// tomorrow" would otherwise all be tomorrow.
 func parsePhrase(text, lang string, now time.Time) (time.Time, error) {
 	s := strings.ToLower(strings.Join(strings.Fields(text), " "))
+	t, viaLibrary, err := readPhrase(s, lang, now)
+	if err != nil || !viaLibrary {
+		return t, err
+	}
+	// A variant may mean the same by coincidence ("woensdag 16:00" and
+	// "16:00" on a Wednesday): it must mean the same a day later too.
+	later := now.AddDate(0, 0, 1)
+	tLater, _, errLater := readPhrase(s, lang, later)
+	for _, variant := range variants(s) {
+		v, _, err := readPhrase(variant, lang, now)
+		if err != nil || !v.Equal(t) {
+			continue
+		}
+		if vl, _, err := readPhrase(variant, lang, later); err == nil && errLater == nil && vl.Equal(tLater) {
+			return time.Time{}, ErrNotADate
+		}
+	}
+	return t, nil
+}
+
+// optional are the words the library may rightly do without: future
+// markers ("in 6 months", "dans 2 semaines", "over 2 weken": a bare "6
+// months" is in the future too), articles and prepositions ("a week ago",
+// "1 de diciembre", "tomorrow at 9am").
+var optional = map[string]bool{}
+
+// letters are the one-letter words a phrase may have ("a week ago", French
+// "il y a", Polish "w", "z"); any other lone letter is an abbreviation the
+// library reads too loosely ("30 d", "45 s").
+var letters = map[string]bool{"a": true, "y": true, "w": true, "z": true, "o": true, "e": true, "i": true, "à": true}
+
+func init() {
+	for _, w := range strings.Fields(`a an in dans over binnen tra fra za dentro de del at il y à om um o la le el w z
+		alle en un une ein eine een uno una jeden`) {
+		optional[w] = true
+	}
+}
+
+var (
+	numberRe = regexp.MustCompile(`\d+`)
+	wordRe   = regexp.MustCompile(`\pL+`)
+)
+
+// variants returns s with each number changed and each word that is not
+// optional removed: a phrase whose meaning survives either change had a
+// part the library skipped.
+func variants(s string) []string {
+	var out []string
+	for _, loc := range numberRe.FindAllStringIndex(s, -1) {
+		n, _ := strconv.Atoi(s[loc[0]:loc[1]])
+		m := n + 1
+		if len(strconv.Itoa(m)) != loc[1]-loc[0] {
+			m = n - 1
+		}
+		out = append(out, s[:loc[0]]+strconv.Itoa(m)+s[loc[1]:])
+	}
+	for _, loc := range wordRe.FindAllStringIndex(s, -1) {
+		if w := s[loc[0]:loc[1]]; !optional[w] {
+			out = append(out, strings.TrimSpace(s[:loc[0]]+" "+s[loc[1]:]))
+		}
+	}
+	return out
+}
+
+// readPhrase reads a normalized phrase; viaLibrary reports that the library
+// read it (rather than this package's own forms).
+func readPhrase(s, lang string, now time.Time) (t time.Time, viaLibrary bool, err error) {
+	t, err = ownForms(s, lang, now)
+	if err == nil || err != errNotOwn {
+		return t, false, err
+	}
+	t, err = libraryForms(s, lang, now)
+	return t, err == nil, err
+}
+
+// errNotOwn says that a phrase is none of this package's own forms.
+var errNotOwn = errors.New("not one of our forms")
+
+// ownForms reads strtotime's day words, a bare time, "first/last day of"
+// and English weekdays.
+func ownForms(s, lang string, now time.Time) (time.Time, error) {
 	today := midnight(now)
 	// strtotime's day words: the day at 00:00 ("noon": 12:00).
 	switch s {
@@ -190,8 +274,21 @@ func parsePhrase(text, lang string, now time.Time) (time.Time, error) {
 	if t, ok := englishWeekday(s, now); ok {
 		return t, nil
 	}
-	if !wordy(s) {
+	return time.Time{}, errNotOwn
+}
+
+// libraryForms reads a phrase with the library: relative first, then a
+// written date with a day and a month, then a month and a year, then a
+// weekday in the request's language.
+func libraryForms(s, lang string, now time.Time) (time.Time, error) {
+	ok, single := anchored(s)
+	if !ok {
 		return time.Time{}, ErrNotADate
+	}
+	for _, w := range wordRe.FindAllString(s, -1) {
+		if len([]rune(w)) == 1 && !letters[w] {
+			return time.Time{}, ErrNotADate
+		}
 	}
 	p := parsers.Get().(*parserSet)
 	defer parsers.Put(p)
@@ -205,10 +302,16 @@ func parsePhrase(text, lang string, now time.Time) (time.Time, error) {
 		}
 		return t, nil
 	}
+	if single {
+		return time.Time{}, ErrNotADate
+	}
+	if !plausibleNumbers(s) {
+		return time.Time{}, ErrNotADate
+	}
 	if d, err := p.absolute.Parse(config(langs, now, dps.Future, []string{"day", "month"}), s); err == nil {
 		return d.Time, nil
 	}
-	if d, err := p.absolute.Parse(config(langs, now, dps.Future, []string{"month", "year"}), s); err == nil {
+	if d, err := p.absolute.Parse(config(langs, now, dps.Future, []string{"month", "year"}), s); err == nil && fourDigitYear.MatchString(s) {
 		// "December 2026" is its first day, as strtotime reads it.
 		return time.Date(d.Time.Year(), d.Time.Month(), 1, 0, 0, 0, 0, d.Time.Location()), nil
 	}
@@ -216,6 +319,32 @@ func parsePhrase(text, lang string, now time.Time) (time.Time, error) {
 		return t, nil
 	}
 	return time.Time{}, ErrNotADate
+}
+
+var (
+	// clockInText matches a time of day inside a phrase.
+	clockInText = regexp.MustCompile(`\d{1,2}:\d{2}(?::\d{2})?|\d{1,2}\s*(?:am|pm)\b`)
+	// fourDigitYear matches a year written in full.
+	fourDigitYear = regexp.MustCompile(`(^|\D)\d{4}($|\D)`)
+)
+
+// plausibleNumbers reports whether the numbers of a written date can be a
+// day (1-31) and a year written in full: "24,56 december" and "december 97"
+// are not dates.
+func plausibleNumbers(s string) bool {
+	days, years := 0, 0
+	for _, n := range numberRe.FindAllString(clockInText.ReplaceAllString(s, " "), -1) {
+		v, _ := strconv.Atoi(n)
+		switch {
+		case len(n) == 4:
+			years++
+		case v >= 1 && v <= 31 && len(n) <= 2:
+			days++
+		default:
+			return false
+		}
+	}
+	return days <= 1 && years <= 1
 }
 
 // parseMonth reads the month phrase of "first/last day of ...": a relative
@@ -230,7 +359,7 @@ func parseMonth(s, lang string, now time.Time) (time.Time, error) {
 	case "last month", "previous month":
 		return now.AddDate(0, -1, 1-now.Day()), nil
 	}
-	if !wordy(s) {
+	if ok, single := anchored(s); !ok || single {
 		return time.Time{}, ErrNotADate
 	}
 	p := parsers.Get().(*parserSet)
@@ -292,6 +421,10 @@ func localWeekday(p *parserSet, s string, langs []string, now time.Time) (time.T
 		return time.Time{}, false
 	}
 	days := int(midnight(d.Time).Sub(midnight(now)).Hours()/24 + 0.5)
+	if days == 0 && d.Period < date.Day {
+		// "woensdag 16:00" on a Wednesday before 16:00.
+		return d.Time, true
+	}
 	if days < 1 || days > 7 {
 		return time.Time{}, false
 	}
@@ -348,18 +481,36 @@ func clockWord(s string) (h, m, sec int, ok bool) {
 	return clock(s)
 }
 
-// wordy reports whether s has a word the library can anchor a date on: a
-// run of three or more letters, or a single word of two ("nu", Dutch for
-// now). Single letters and pairs ("y", "a 6", "an 52 s") are abbreviations
-// the library reads too loosely; digits alone ("8.2", "4-25 94") are refused.
-func wordy(s string) bool {
+// fillers are words of the configured languages that the library skips or
+// reads as the number one ("a", "une", "ein"): they never make a string a
+// date ("8 after", "une-7", "an/10/and" are not dates).
+var fillers = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`a an the and or of at on in to by for after before from with one
+		een de het en om op te van na voor un une le la les et ou du des à au
+		ein eine einen der die das und oder am um im zu vor nach
+		uno una il lo di da del alle tra fra i w z po do za od o jeden jedna
+		el los las y`) {
+		fillers[w] = true
+	}
+}
+
+// anchored reports whether s has a word the library can anchor a date on:
+// three or more letters and not a filler. Single letters and pairs ("y",
+// "a 6", "an 52 s") are abbreviations the library reads too loosely, and
+// digits alone ("8.2", "4-25 94") are refused. single reports a string that
+// is one word of two letters ("nu", Dutch for now), which only the relative
+// parser may read.
+func anchored(s string) (ok, single bool) {
 	words := strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) })
 	for _, w := range words {
-		if len([]rune(w)) >= 3 {
-			return true
+		if len([]rune(w)) >= 3 && !fillers[w] {
+			return true, false
 		}
 	}
-	return len(words) == 1 && len([]rune(words[0])) == 2 && !strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) })
+	single = len(words) == 1 && len([]rune(words[0])) == 2 && !strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) })
+	return single, single
 }
 
 // isDayWord reports whether t is now moved by at most two whole days with the
