@@ -104,7 +104,7 @@ const cacheSize = 4096
 
 type cacheKey struct {
 	text, lang, zone string
-	now              int64
+	minute           int64
 }
 
 var phraseCache = struct {
@@ -112,30 +112,48 @@ var phraseCache = struct {
 	m map[cacheKey]result
 }{m: map[cacheKey]result{}}
 
+// result is a phrase read at the start of a minute: t, and whether it moves
+// with the clock ("+2 weeks") or stays put ("tomorrow", "16:00").
 type result struct {
-	t   time.Time
-	err error
+	t       time.Time
+	follows bool
+	err     error
 }
 
-// cached parses a phrase once per text, language, zone and second: a list
-// request names the same few phrases in many parameters, and frontends send
-// the same list queries over and over.
+// cached reads a phrase once per text, language, zone and minute: a list
+// request names the same few phrases in several parameters, frontends send
+// the same list queries over and over, and the library needs about 2 ms of
+// CPU for a phrase (BenchmarkParseLibrary). Within a minute a phrase's
+// instant either moves with the clock or stays put (days, hours and zone
+// transitions change on minute boundaries), so reading it at the minute's
+// start and one second later tells which, and every call in that minute is
+// answered exactly.
 func cached(text, lang string, now time.Time) (time.Time, error) {
-	k := cacheKey{text: text, lang: lang, zone: now.Location().String(), now: now.Unix()}
+	start := now.Truncate(time.Minute)
+	k := cacheKey{text: text, lang: lang, zone: now.Location().String(), minute: start.Unix()}
 	phraseCache.Lock()
 	r, ok := phraseCache.m[k]
 	phraseCache.Unlock()
-	if ok {
-		return r.t, r.err
+	if !ok {
+		r.t, r.err = parsePhrase(text, lang, start)
+		if r.err == nil {
+			t1, err := parsePhrase(text, lang, start.Add(time.Second))
+			r.follows = err == nil && t1.Sub(r.t) == time.Second
+		}
+		phraseCache.Lock()
+		if len(phraseCache.m) >= cacheSize {
+			clear(phraseCache.m)
+		}
+		phraseCache.m[k] = r
+		phraseCache.Unlock()
 	}
-	t, err := parsePhrase(text, lang, now)
-	phraseCache.Lock()
-	if len(phraseCache.m) >= cacheSize {
-		clear(phraseCache.m)
+	if r.err != nil {
+		return time.Time{}, r.err
 	}
-	phraseCache.m[k] = result{t, err}
-	phraseCache.Unlock()
-	return t, err
+	if r.follows {
+		return r.t.Add(now.Sub(start)), nil
+	}
+	return r.t, nil
 }
 
 var (
@@ -166,6 +184,38 @@ func parsePhrase(text, lang string, now time.Time) (time.Time, error) {
 	if err != nil || !viaLibrary {
 		return t, err
 	}
+	vk := verdictKey{text: s, lang: lang, zone: now.Location().String()}
+	verdicts.Lock()
+	whole, known := verdicts.m[vk]
+	verdicts.Unlock()
+	if !known {
+		whole = usesEveryPart(s, lang, now, t)
+		verdicts.Lock()
+		if len(verdicts.m) >= cacheSize {
+			clear(verdicts.m)
+		}
+		verdicts.m[vk] = whole
+		verdicts.Unlock()
+	}
+	if !whole {
+		return time.Time{}, ErrNotADate
+	}
+	return t, nil
+}
+
+type verdictKey struct{ text, lang, zone string }
+
+// verdicts remembers, per phrase, language and zone, whether the library
+// used every part of it: the answer does not depend on the clock, and it is
+// the costly part of reading a phrase (one parse per number and word).
+var verdicts = struct {
+	sync.Mutex
+	m map[verdictKey]bool
+}{m: map[verdictKey]bool{}}
+
+// usesEveryPart reports whether every variant of s (see variants) reads
+// differently from s, which read as t at now.
+func usesEveryPart(s, lang string, now, t time.Time) bool {
 	// A variant may mean the same by coincidence ("woensdag 16:00" and
 	// "16:00" on a Wednesday): it must mean the same a day later too.
 	later := now.AddDate(0, 0, 1)
@@ -176,10 +226,10 @@ func parsePhrase(text, lang string, now time.Time) (time.Time, error) {
 			continue
 		}
 		if vl, _, err := readPhrase(variant, lang, later); err == nil && errLater == nil && vl.Equal(tLater) {
-			return time.Time{}, ErrNotADate
+			return false
 		}
 	}
-	return t, nil
+	return true
 }
 
 // optional are the words the library may rightly do without: future

@@ -279,19 +279,54 @@ func TestParseCacheKeepsClock(t *testing.T) {
 	if err1 != nil || err2 != nil || b.Sub(a) != 90*time.Second {
 		t.Errorf("+2 weeks at now and now+90s: %s, %s", a, b)
 	}
+	// Within one minute (cached): the clock still counts, day words do not.
+	for _, c := range []struct {
+		in   string
+		move time.Duration
+	}{{"+2 weeks", 30 * time.Second}, {"over 2 weken", 30 * time.Second}, {"tomorrow", 0}, {"morgen", 0}, {"16:00", 0}, {"first day of next month", 30 * time.Second}} {
+		a, err1 := Parse(c.in, "nl", now, time.UTC)
+		b, err2 := Parse(c.in, "nl", now.Add(30*time.Second), time.UTC)
+		if err1 != nil || err2 != nil || b.Sub(a) != c.move {
+			t.Errorf("%s at now and now+30s: %s, %s (%v %v), want %s apart", c.in, a, b, err1, err2, c.move)
+		}
+	}
 }
 
 // phraseHeavy is what a phrase-heavy list request sends.
 var phraseHeavy = []string{"today", "+6 months", "next wednesday 4pm", "1 December 2026", "last day of next month", "2 weeks ago"}
 
-// BenchmarkParseUncached measures the library's cost per phrase (each call
-// at a new second, so nothing is cached).
+// BenchmarkParseUncached measures the cost per phrase of a phrase-heavy
+// list at a new minute each call (nothing cached but the verdicts).
 func BenchmarkParseUncached(b *testing.B) {
-	t0 := now
 	i := 0
 	for b.Loop() {
 		i++
-		if _, err := Parse(phraseHeavy[i%len(phraseHeavy)], "nl", t0.Add(time.Duration(i)*time.Second), time.UTC); err != nil {
+		if _, err := Parse(phraseHeavy[i%len(phraseHeavy)], "nl", now.Add(time.Duration(i)*time.Minute), time.UTC); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseLibrary measures one phrase the library reads, at a new
+// minute each time (its verdict is cached, its instant is not: two library
+// reads per call).
+func BenchmarkParseLibrary(b *testing.B) {
+	i := 0
+	for b.Loop() {
+		i++
+		if _, err := Parse("+6 months", "nl", now.Add(time.Duration(i)*time.Minute), time.UTC); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseFirstSight measures a phrase never seen before (the library
+// reads it and each of its variants).
+func BenchmarkParseFirstSight(b *testing.B) {
+	i := 0
+	for b.Loop() {
+		i++
+		if _, err := Parse(fmt.Sprintf("%d December 2026", 1+i%28), fmt.Sprint([]string{"nl", "fr", "de", "es"}[i/28%4]), now.Add(time.Duration(i)*time.Second), time.FixedZone(fmt.Sprint(i), 0)); err != nil {
 			b.Fatal(err)
 		}
 	}
