@@ -1,6 +1,7 @@
 package datetext
 
 import (
+	"strings"
 	"sync"
 	"time"
 )
@@ -50,6 +51,8 @@ func cached(text, lang string, now time.Time) (time.Time, error) {
 		if len(phraseCache.m) >= cacheSize {
 			clear(phraseCache.m)
 		}
+		// The text may live in a request buffer that is reused later.
+		k.text, k.lang = strings.Clone(k.text), strings.Clone(k.lang)
 		phraseCache.m[k] = r
 		phraseCache.Unlock()
 	}

@@ -137,6 +137,7 @@ func parsePhrase(text, lang string, now time.Time) (time.Time, error) {
 		if len(verdicts.m) >= cacheSize {
 			clear(verdicts.m)
 		}
+		vk.text, vk.lang = strings.Clone(vk.text), strings.Clone(vk.lang)
 		verdicts.m[vk] = whole
 		verdicts.Unlock()
 	}
