@@ -188,8 +188,8 @@ func nonNegativeInt(_ *request, v any) string {
 }
 
 // isTime accepts anything parseDate understands.
-func isTime(_ *request, v any) string {
-	if !isDate(v) {
+func isTime(r *request, v any) string {
+	if !isDate(r, v) {
 		return invalid
 	}
 	return ""

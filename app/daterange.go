@@ -10,8 +10,8 @@ import (
 // (limits.MinYear to limits.MaxYear, in the given zone and in UTC): every
 // date a request sends, in a write or a list filter, is read through it, so
 // "99999999999999" (year 3170843) is 400 rest_invalid_param everywhere.
-func parseDateInRange(raw string, loc *time.Location, now time.Time) (time.Time, error) {
-	t, err := parseDate(raw, loc, now)
+func parseDateInRange(raw string, loc *time.Location, now time.Time, lang string) (time.Time, error) {
+	t, err := parseDate(raw, loc, now, lang)
 	if err != nil {
 		return t, err
 	}

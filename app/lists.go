@@ -217,7 +217,7 @@ func (r *request) eventQuery() (search.EventQuery, error) {
 			return 0, false, nil
 		}
 		s, _ := asString(v)
-		t, err := parseDateInRange(s, loc, now)
+		t, err := parseDateInRange(s, loc, now, r.lang)
 		if err != nil {
 			return 0, false, invalidParam(name, invalid)
 		}
@@ -231,8 +231,9 @@ func (r *request) eventQuery() (search.EventQuery, error) {
 		return t.Unix(), true, nil
 	}
 	if v, ok := b.get("include"); ok {
+		// include keeps the start-date order of every event list (the
+		// original's live answers do, whatever reference 4.4 reads).
 		q.IDs, _ = asIntList(v)
-		q.Sort = search.ByPublishDate
 	} else {
 		relative := b.has("starts_before") || b.has("starts_after") || b.has("ends_before") || b.has("ends_after")
 		explicit := b.has("start_date") || b.has("end_date")
@@ -356,6 +357,9 @@ func (s *Server) searchEvents(ctx context.Context, q search.EventQuery) (search.
 	if s.search == nil {
 		return search.Result{}, errUnavailable("search")
 	}
+	if searchMatchesNothing(q.Query) {
+		return search.Result{}, nil
+	}
 	res, err := s.search.SearchEvents(ctx, q)
 	if err != nil {
 		s.log.Warn("search failed", "err", err)
@@ -453,7 +457,11 @@ func (s *Server) listPlaces(pt *postType) func(r *request) error {
 		if s.search == nil {
 			return errUnavailable("search")
 		}
-		res, err := s.search.SearchPlaces(r.ctx, q)
+		var res search.Result
+		var err error
+		if !searchMatchesNothing(q.Query) {
+			res, err = s.search.SearchPlaces(r.ctx, q)
+		}
 		if err != nil {
 			s.log.Warn("search failed", "err", err)
 			return errUnavailable("search")

@@ -10,6 +10,7 @@ import (
 	"strings"
 	gosync "sync"
 	"time"
+	"unicode"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -688,7 +689,7 @@ func formatCost(raw []string) (string, *obj) {
 	}
 	details.set("currency_symbol", symbol).set("currency_position", position).set("values", strs)
 	if len(raw) == 1 {
-		return strings.TrimSpace(raw[0]), details
+		return joinCurrency(strings.TrimSpace(raw[0]), symbol, position), details
 	}
 	if len(vals) == 0 {
 		return strings.Join(raw, ", "), details
@@ -697,7 +698,7 @@ func formatCost(raw []string) (string, *obj) {
 		if v.n == 0 {
 			return "Free"
 		}
-		return strings.TrimSpace(v.text)
+		return joinCurrency(strings.TrimSpace(v.text), symbol, position)
 	}
 	lo, hi := vals[0], vals[len(vals)-1]
 	if lo.n == hi.n {
@@ -745,6 +746,40 @@ func costNumber(s string) []costNum {
 		out = append(out, costNum{0})
 	}
 	return out
+}
+
+// joinCurrency writes one amount and its currency symbol without the space
+// between them, as the original's tribe_format_currency does (reference
+// 6.5): "€ 12" is "€12", "12 €" is "12€". Any other text (a range, words,
+// a symbol of several words) stays as written.
+func joinCurrency(text, symbol, position string) string {
+	if symbol == "" || strings.ContainsFunc(symbol, unicode.IsSpace) {
+		return text
+	}
+	var amount string
+	switch position {
+	case "prefix":
+		rest, ok := strings.CutPrefix(text, symbol)
+		if !ok {
+			return text
+		}
+		amount = strings.TrimSpace(rest)
+	case "postfix":
+		rest, ok := strings.CutSuffix(text, symbol)
+		if !ok {
+			return text
+		}
+		amount = strings.TrimSpace(rest)
+	default:
+		return text
+	}
+	if amount == "" || strings.Trim(amount, "0123456789.,") != "" || len(costNumber(amount)) != 1 {
+		return text
+	}
+	if position == "prefix" {
+		return symbol + amount
+	}
+	return amount + symbol
 }
 
 // currencyOf finds a currency symbol next to the first number of s.

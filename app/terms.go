@@ -303,6 +303,9 @@ func (s *Server) listTerms(tt *termType) func(r *request) error {
 		parentVal, hasParent := b.get("parent")
 		parent, _ := asInt(parentVal)
 		var out []*repository.Term
+		if searchMatchesNothing(search) {
+			all = nil
+		}
 		for _, t := range all {
 			switch {
 			case include != nil && !contains(include, t.ID),

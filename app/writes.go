@@ -555,7 +555,7 @@ func (plan *writePlan) applyStatusAndDate(r *request, p *repository.Post, creati
 	dateSet := false
 	if v, ok := b.get("date"); ok {
 		s, _ := asString(v)
-		t, err := parseDateInRange(s, zone, now)
+		t, err := parseDateInRange(s, zone, now, r.lang)
 		if err != nil {
 			return invalidParam("date", invalid)
 		}
@@ -563,7 +563,7 @@ func (plan *writePlan) applyStatusAndDate(r *request, p *repository.Post, creati
 	}
 	if v, ok := b.get("date_utc"); ok {
 		s, _ := asString(v)
-		t, err := parseDateInRange(s, time.UTC, now)
+		t, err := parseDateInRange(s, time.UTC, now, r.lang)
 		if err != nil {
 			return invalidParam("date_utc", invalid)
 		}
@@ -689,7 +689,7 @@ func (plan *writePlan) applyEvent(r *request, p *repository.Post) error {
 	}{{"start_date", &e.StartLocal}, {"end_date", &e.EndLocal}} {
 		if v, ok := b.get(d.name); ok {
 			s, _ := asString(v)
-			t, err := parseDateInRange(s, loc, now)
+			t, err := parseDateInRange(s, loc, now, r.lang)
 			if err != nil {
 				return invalidParam(d.name, invalid)
 			}

@@ -183,6 +183,9 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 		slugs = append(slugs, ev.Slug)
 	}
 	from, to := today.AddDate(0, 1, 0).Format("2006-01-02"), today.AddDate(0, 7, 0).Format("2006-01-02")
+	// datePhrases are what frontends write for the start of a window
+	// (read by the date-phrase parser, cached per minute).
+	datePhrases := []string{"today", "tomorrow 9am", "+2 weeks", "first day of next month", "next wednesday 4pm", "next month"}
 	type scenario struct {
 		name string
 		path func(r *rand.Rand) string
@@ -193,6 +196,10 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 		{"GET /events (default)", func(r *rand.Rand) string { return "/events" }},
 		{"GET /events (dates+category+featured)", func(r *rand.Rand) string {
 			return "/events?start_date=" + from + "&end_date=" + to + "&categories=" + strconv.FormatInt(catIDs[r.IntN(len(catIDs))], 10) + "&featured=true"
+		}},
+		{"GET /events (date phrases)", func(r *rand.Rand) string {
+			return "/events?start_date=" + url.QueryEscape(datePhrases[r.IntN(len(datePhrases))]) + "&end_date=" + url.QueryEscape("+6 months") +
+				"&categories=" + strconv.FormatInt(catIDs[r.IntN(len(catIDs))], 10)
 		}},
 		{"GET /events?search=", func(r *rand.Rand) string { return "/events?search=" + words[r.IntN(len(words))] }},
 		{"GET /events (geo radius 50 km)", func(r *rand.Rand) string {
