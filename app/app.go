@@ -20,6 +20,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/cors"
 
+	"github.com/calendar/eventcal/app/httpcache"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search"
@@ -39,6 +40,13 @@ type Options struct {
 	Reindexer Reindexer
 	// Now returns the current time; nil means time.Now. Tests inject a clock.
 	Now func() time.Time
+	// ResponseCacheBytes bounds the rendered-response cache (0: the
+	// default, DefaultResponseCacheBytes; negative: no cache, while ETags,
+	// 304s and compression still apply).
+	ResponseCacheBytes int64
+	// ResponseCacheTTL bounds how long a rendered response is reused when
+	// another process writes (0: DefaultResponseCacheTTL).
+	ResponseCacheTTL time.Duration
 }
 
 // Notifier is told that new index marks were written.
@@ -63,6 +71,8 @@ type Server struct {
 	adminUser *repository.User
 
 	counts termCountCache
+	// pages is the rendered-response cache (pagecache.go).
+	pages *httpcache.Cache
 }
 
 // request is one API call as the handlers see it.
@@ -104,7 +114,9 @@ func New(opts Options) (*fiber.App, error) {
 	// Every request, probes and errors included, gets an ID, one log line
 	// and one histogram sample (requestlog.go, metrics.go).
 	metrics := newAppMetrics(s.log, opts.Indexer)
-	f.Use(s.observeRequests(metrics))
+	s.pages = newResponseCache(opts)
+	metrics.registry.MustRegister(s.pages.Collectors()...)
+	f.Use(s.observeRequests(metrics), s.pages.Middleware())
 	f.Get(metricsPath, metrics.serve())
 	f.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	f.Get("/readyz", s.ready)
@@ -193,7 +205,14 @@ func (s *Server) handler(rt *route) fiber.Handler {
 		if err := r.validate(rt.args); err != nil {
 			return err
 		}
+		if !rt.write {
+			return s.serveRead(r, rt)
+		}
+		// Cached renderings are stale from the moment a write may change
+		// what they show (before and after: see httpcache.Invalidate).
+		s.pages.Invalidate()
 		err = rt.handle(r)
+		s.pages.Invalidate()
 		if rt.write && s.indexer != nil {
 			// Wake the sync worker even after a failed write: linked items
 			// it created may have left marks.
