@@ -73,6 +73,8 @@ type Server struct {
 	counts termCountCache
 	// pages is the rendered-response cache (pagecache.go).
 	pages *httpcache.Cache
+	// linkCache keeps decoded linked records between renders (linkcache.go).
+	linkCache linkedRecords
 }
 
 // request is one API call as the handlers see it.
@@ -115,6 +117,7 @@ func New(opts Options) (*fiber.App, error) {
 	// and one histogram sample (requestlog.go, metrics.go).
 	metrics := newAppMetrics(s.log, opts.Indexer)
 	s.pages = newResponseCache(opts)
+	s.linkCache = linkedRecords{gen: s.pages.Generation, ttl: responseCacheTTL(opts)}
 	metrics.registry.MustRegister(s.pages.Collectors()...)
 	f.Use(s.observeRequests(metrics), s.pages.Middleware())
 	f.Get(metricsPath, metrics.serve())

@@ -21,6 +21,14 @@ const DefaultResponseCacheBytes = 64 << 20
 // allows replicas sharing MongoDB and Meilisearch (main.go searchCacheTTL).
 const DefaultResponseCacheTTL = 250 * time.Millisecond
 
+// responseCacheTTL is the TTL the options ask for, or the default.
+func responseCacheTTL(opts Options) time.Duration {
+	if opts.ResponseCacheTTL == 0 {
+		return DefaultResponseCacheTTL
+	}
+	return opts.ResponseCacheTTL
+}
+
 // generationer is a search engine that counts its writes (search.Cached):
 // a list rendered before the index changed is stale.
 type generationer interface{ Generation() int64 }
@@ -31,9 +39,7 @@ func newResponseCache(opts Options) *httpcache.Cache {
 	if o.MaxBytes == 0 {
 		o.MaxBytes = DefaultResponseCacheBytes
 	}
-	if o.TTL == 0 {
-		o.TTL = DefaultResponseCacheTTL
-	}
+	o.TTL = responseCacheTTL(opts)
 	if g, ok := opts.Search.(generationer); ok {
 		o.Version = g.Generation
 	}

@@ -125,7 +125,7 @@ func (s *Server) loadLinked(ctx context.Context, posts []*repository.Post) (*lin
 	}
 	l := &linked{posts: map[int64]*repository.Post{}, terms: map[int64]*repository.Term{}, counts: map[repository.Taxonomy]map[int64]int{}}
 	if len(postIDs) > 0 {
-		m, err := s.store.GetPosts(ctx, postIDs)
+		m, err := s.linkedPosts(ctx, postIDs)
 		if err != nil {
 			return nil, err
 		}
@@ -138,7 +138,7 @@ func (s *Server) loadLinked(ctx context.Context, posts []*repository.Post) (*lin
 			}
 		}
 		if len(more) > 0 {
-			imgs, err := s.store.GetPosts(ctx, more)
+			imgs, err := s.linkedPosts(ctx, more)
 			if err != nil {
 				return nil, err
 			}
@@ -148,7 +148,7 @@ func (s *Server) loadLinked(ctx context.Context, posts []*repository.Post) (*lin
 		}
 	}
 	if len(termIDs) > 0 {
-		m, err := s.store.GetTerms(ctx, termIDs)
+		m, err := s.linkedTerms(ctx, termIDs)
 		if err != nil {
 			return nil, err
 		}

@@ -59,7 +59,10 @@ func (b *cacheBench) run(tw *tabwriter.Writer) error {
 		return err
 	}
 	go cold.Listener(ln)
-	defer cold.Shutdown()
+	defer func() {
+		b.s.client.CloseIdleConnections()
+		_ = cold.ShutdownWithTimeout(time.Second)
+	}()
 	coldBase := "http://" + ln.Addr().String() + b.cfg.APIRoot()
 
 	// Warm and read the validators of the cached rows.

@@ -441,3 +441,7 @@ func changedHeaders(ctx *fiber.Ctx, before map[string]string) []headerField {
 	})
 	return out
 }
+
+// Generation counts Invalidate calls, for callers that keep data of their
+// own that every write makes stale (decoded records, for instance).
+func (c *Cache) Generation() int64 { return c.gen.Load() }
