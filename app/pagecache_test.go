@@ -280,6 +280,11 @@ func TestRevalidation(t *testing.T) {
 			t.Errorf("%s: 304 ETag %q, want %q", u, r.header.Get("ETag"), tag)
 		}
 	}
+	// HEAD shares GET's entry and validator, without a body.
+	get := e.must(200, "GET", ev(evID), "", nil)
+	if head := e.must(200, "HEAD", ev(evID), "", nil); head.raw != "" || head.header.Get("ETag") != get.header.Get("ETag") {
+		t.Errorf("HEAD: %d bytes, ETag %q (GET %q)", len(head.raw), head.header.Get("ETag"), get.header.Get("ETag"))
+	}
 	tags := map[string]string{}
 	for _, u := range []string{ev(evID), "events"} {
 		tags[u] = e.must(200, "GET", u, "", nil).header.Get("ETag")
