@@ -369,3 +369,42 @@ func TestResponseCacheByteBound(t *testing.T) {
 		t.Error("misses not counted")
 	}
 }
+
+// TestTermCountsOnAPage: a page whose terms' counts all expired at once is
+// counted with one grouped count per taxonomy; the figures equal the
+// per-term ones (published events only, direct links).
+func TestTermCountsOnAPage(t *testing.T) {
+	e := newCacheEnv(t, -1)
+	cat := map[string]int64{}
+	for _, n := range []string{"A", "B", "C", "D"} {
+		cat[n] = e.must(201, "POST", "categories", "editor", map[string]any{"name": "Cat " + n}).id()
+	}
+	tag := e.must(201, "POST", "tags", "editor", map[string]any{"name": "T"}).id()
+	mk := func(status string, cats ...string) {
+		var ids []any
+		for _, c := range cats {
+			ids = append(ids, cat[c])
+		}
+		e.must(201, "POST", "events", "editor", map[string]any{"title": "E", "status": status, "categories": ids, "tags": []any{tag},
+			"start_date": "2026-12-01 20:00", "end_date": "2026-12-01 22:00"})
+	}
+	mk("publish", "A", "B", "C", "D")
+	mk("publish", "A")
+	mk("draft", "C", "D")
+	e.flush()
+	want := map[int64]int64{cat["A"]: 2, cat["B"]: 1, cat["C"]: 1, cat["D"]: 1}
+	r := e.must(200, "GET", "events", "", nil)
+	for _, it := range r.path("events").([]any) {
+		for _, c := range it.(map[string]any)["categories"].([]any) {
+			m := c.(map[string]any)
+			n, _ := m["id"].(json.Number).Int64()
+			got, _ := m["count"].(json.Number).Int64()
+			if got != want[n] {
+				t.Errorf("category %d: count %d, want %d", n, got, want[n])
+			}
+		}
+	}
+	if got := r.path("events.0.tags.0.count"); got != json.Number("2") {
+		t.Errorf("tag count %v, want 2", got)
+	}
+}
