@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	gosync "sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -338,5 +339,42 @@ func TestRenderErrorPassesThrough(t *testing.T) {
 	})
 	if r := get(t, f, "/"); r.status != 503 || c.Len() != 0 {
 		t.Errorf("status %d, entries %d", r.status, c.Len())
+	}
+}
+
+// TestConcurrentUse runs hits, misses, lazy compression and invalidations
+// from many goroutines (meant for -race) and checks the bound afterwards.
+func TestConcurrentUse(t *testing.T) {
+	var renders atomic.Int64
+	const bound = 32 << 10
+	c := New(Options{MaxBytes: bound})
+	f := testApp(c, &renders, 1500)
+	var wg gosync.WaitGroup
+	for g := 0; g < 6; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 60; i++ {
+				req := httptest.NewRequest("GET", fmt.Sprintf("/item/%d", (g+i)%15), nil)
+				req.Header.Set("Accept-Encoding", []string{"", "gzip", "br"}[(g+i)%3])
+				res, err := f.Test(req, -1)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if res.StatusCode != 200 {
+					t.Errorf("status %d", res.StatusCode)
+				}
+				if i%17 == 0 {
+					c.Invalidate()
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	if b := c.Bytes(); b > bound {
+		t.Errorf("%d bytes, bound %d", b, bound)
 	}
 }
