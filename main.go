@@ -287,6 +287,17 @@ const searchCacheTTL = 250 * time.Millisecond
 // which only this process writes.
 const embeddedCacheTTL = time.Minute
 
+// responseCacheTTL bounds how long a rendered response is reused: as long
+// as the result cache's with the embedded stack, which only this process
+// writes; searchCacheTTL when MongoDB or Meilisearch may be written by
+// another replica.
+func responseCacheTTL(cfg *config.Config) time.Duration {
+	if cfg.Embedded() && cfg.EmbeddedSearch() {
+		return embeddedCacheTTL
+	}
+	return searchCacheTTL
+}
+
 // newWorker builds the sync worker that moves index marks into the engine.
 func newWorker(cfg *config.Config, store repository.Store, engine search.Engine, logger *slog.Logger) *sync.Worker {
 	return &sync.Worker{Store: store, Engine: engine, Log: logger,
@@ -453,7 +464,8 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 		<-leaseDone
 	}()
 
-	fiberApp, err := app.New(app.Options{Config: cfg, Store: store, Search: engine, Indexer: worker, Reindexer: reindexer, Webhooks: hooks, Logger: logger})
+	fiberApp, err := app.New(app.Options{Config: cfg, Store: store, Search: engine, Indexer: worker, Reindexer: reindexer, Webhooks: hooks, Logger: logger,
+		ResponseCacheTTL: responseCacheTTL(cfg)})
 	if err != nil {
 		return fmt.Errorf("build app: %w", err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/cors"
 
+	"github.com/calendar/eventcal/app/httpcache"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/limits"
 	"github.com/calendar/eventcal/repository"
@@ -44,6 +45,13 @@ type Options struct {
 	// metrics are served with the app's when it has any. nil answers pings
 	// with 503.
 	Webhooks WebhookSender
+	// ResponseCacheBytes bounds the rendered-response cache (0: the
+	// default, DefaultResponseCacheBytes; negative: no cache, while ETags,
+	// 304s and compression still apply).
+	ResponseCacheBytes int64
+	// ResponseCacheTTL bounds how long a rendered response is reused when
+	// another process writes (0: DefaultResponseCacheTTL).
+	ResponseCacheTTL time.Duration
 }
 
 // Notifier is told that new index marks were written.
@@ -72,6 +80,10 @@ type Server struct {
 
 	// metrics records requests; the HTTP-layer error paths use it too.
 	metrics *appMetrics
+	// pages is the rendered-response cache (pagecache.go).
+	pages *httpcache.Cache
+	// linkCache keeps decoded linked records between renders (linkcache.go).
+	linkCache linkedRecords
 }
 
 // request is one API call as the handlers see it.
@@ -121,8 +133,11 @@ func New(opts Options) (*fiber.App, error) {
 	// and one histogram sample (requestlog.go, metrics.go).
 	metrics := newAppMetrics(s.log, opts.Indexer, opts.Webhooks)
 	s.metrics = metrics
+	s.pages = newResponseCache(opts)
+	s.linkCache = linkedRecords{gen: s.pages.Generation, ttl: responseCacheTTL(opts)}
+	metrics.registry.MustRegister(s.pages.Collectors()...)
 	s.answerUnknownMethods(f)
-	f.Use(s.observeRequests(metrics), s.recoverPanics, refuseLargeBodies)
+	f.Use(s.observeRequests(metrics), s.recoverPanics, refuseLargeBodies, s.pages.Middleware())
 	f.Get(metricsPath, metrics.serve())
 	f.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	f.Get("/readyz", s.ready)
@@ -214,7 +229,14 @@ func (s *Server) handler(rt *route) fiber.Handler {
 		if err := r.validate(rt.args); err != nil {
 			return err
 		}
+		if !rt.write {
+			return s.serveRead(r, rt)
+		}
+		// Cached renderings are stale from the moment a write may change
+		// what they show (before and after: see httpcache.Invalidate).
+		s.pages.Invalidate()
 		err = rt.handle(r)
+		s.pages.Invalidate()
 		if rt.write && s.indexer != nil {
 			// Wake the sync worker even after a failed write: linked items
 			// it created may have left marks.

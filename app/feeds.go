@@ -101,7 +101,6 @@ func (s *Server) sendCalendar(r *request, events []ical.Event) error {
 		return err
 	}
 	r.c.Set(fiber.HeaderContentType, ical.ContentType)
-	r.c.Set(fiber.HeaderVary, fiber.HeaderAccept)
 	return r.c.Status(200).Send(buf.Bytes())
 }
 

@@ -182,12 +182,28 @@ func TestEventFeed(t *testing.T) {
 		if len(evs) != len(parseFeed(t, e.do("GET", "events.ics?"+window, "", nil))) {
 			t.Error("Accept: text/calendar lists other events than /events.ics")
 		}
-		if !strings.Contains(r.header.Get("Vary"), "Accept") {
+		varies := func(r *resp) bool {
+			for _, v := range strings.Split(r.header.Get("Vary"), ",") {
+				if strings.EqualFold(strings.TrimSpace(v), "Accept") {
+					return true
+				}
+			}
+			return false
+		}
+		if !varies(r) {
 			t.Errorf("Vary = %q", r.header.Get("Vary"))
 		}
-		j := e.doWith("GET", root+"/events?"+window, "", nil, map[string]string{"Accept": "application/json, text/calendar;q=0.5"})
-		if !strings.HasPrefix(j.header.Get("Content-Type"), "application/json") {
-			t.Errorf("JSON preferred, got %q", j.header.Get("Content-Type"))
+		// The same query as JSON right after: the response cache keeps the
+		// two representations apart, both ways round.
+		for range 2 {
+			j := e.doWith("GET", root+"/events?"+window, "", nil, map[string]string{"Accept": "application/json, text/calendar;q=0.5"})
+			if !strings.HasPrefix(j.header.Get("Content-Type"), "application/json") || !varies(j) {
+				t.Errorf("JSON preferred, got %q (Vary %q)", j.header.Get("Content-Type"), j.header.Get("Vary"))
+			}
+			c := e.doWith("GET", root+"/events?"+window, "", nil, map[string]string{"Accept": "text/calendar"})
+			if !strings.HasPrefix(c.header.Get("Content-Type"), "text/calendar") || !varies(c) {
+				t.Errorf("calendar asked for, got %q (Vary %q)", c.header.Get("Content-Type"), c.header.Get("Vary"))
+			}
 		}
 	})
 
@@ -228,6 +244,26 @@ func TestEventFeed(t *testing.T) {
 		sec := parseFeed(t, e.do("GET", "events/"+strconv.FormatInt(f.secret, 10)+".ics?password=s3cret", "", nil))
 		if d := prop(sec[uid(f.secret)], ics.ComponentPropertyDescription); d != "hidden words" {
 			t.Errorf("unlocked description = %q", d)
+		}
+	})
+
+	t.Run("ETag, 304 and freshness after a write", func(t *testing.T) {
+		for _, url := range []string{"events.ics?" + window, "events/" + strconv.FormatInt(f.jazz, 10) + ".ics"} {
+			first := e.do("GET", url, "", nil)
+			tag := first.header.Get("ETag")
+			if first.status != 200 || tag == "" || !strings.Contains(first.header.Get("Cache-Control"), "public") {
+				t.Fatalf("%s: %d, ETag %q, Cache-Control %q", url, first.status, tag, first.header.Get("Cache-Control"))
+			}
+			if r := e.doWith("GET", root+"/"+url, "", nil, map[string]string{"If-None-Match": tag}); r.status != 304 || r.raw != "" {
+				t.Errorf("%s revalidation: %d %q", url, r.status, r.raw)
+			}
+		}
+		e.must(200, "PATCH", "events/"+strconv.FormatInt(f.jazz, 10), "editor", map[string]any{"title": "Summer Jazz Night II"})
+		e.flush()
+		for _, url := range []string{"events.ics?" + window, "events/" + strconv.FormatInt(f.jazz, 10) + ".ics"} {
+			if got := prop(parseFeed(t, e.do("GET", url, "", nil))[uid(f.jazz)], ics.ComponentPropertySummary); got != "Summer Jazz Night II" {
+				t.Errorf("%s after the write: SUMMARY %q", url, got)
+			}
 		}
 	})
 

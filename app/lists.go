@@ -389,7 +389,7 @@ func (r *request) renderPage(ids []int64, render func(*repository.Post, *linked)
 // postsInOrder loads posts by ID in the given order, skipping any that
 // vanished since the index saw them.
 func (r *request) postsInOrder(ids []int64) ([]*repository.Post, error) {
-	m, err := r.s.store.GetPosts(r.ctx, ids)
+	m, err := r.s.linkedPosts(r.ctx, ids) // decoded once per write generation (linkcache.go)
 	if err != nil {
 		return nil, err
 	}

@@ -319,6 +319,17 @@ func (s *Server) operation(rt *route, method string) *obj {
 		okResp.set("headers", h)
 	}
 	resps.set(strconv.Itoa(okStatus), okResp)
+	if method == fiber.MethodGet {
+		// Every 200 GET carries a strong ETag (app/httpcache).
+		h, _ := okResp.get("headers")
+		ho, ok := h.(*obj)
+		if !ok {
+			ho = newObj()
+			okResp.set("headers", ho)
+		}
+		ho.set("ETag", newObj().set("schema", schemaType("string")).set("description", "Strong validator of this representation; send it back in If-None-Match."))
+		resps.set("304", newObj().set("description", "Not modified: If-None-Match names the current ETag."))
+	}
 	sort.Ints(errs)
 	for _, code := range errs {
 		resps.set(strconv.Itoa(code), newObj().set("description", errorDescriptions[code]).

@@ -126,7 +126,7 @@ func (s *Server) loadLinked(ctx context.Context, posts []*repository.Post) (*lin
 	}
 	l := &linked{posts: map[int64]*repository.Post{}, terms: map[int64]*repository.Term{}, counts: map[repository.Taxonomy]map[int64]int{}}
 	if len(postIDs) > 0 {
-		m, err := s.store.GetPosts(ctx, postIDs)
+		m, err := s.linkedPosts(ctx, postIDs)
 		if err != nil {
 			return nil, err
 		}
@@ -139,7 +139,7 @@ func (s *Server) loadLinked(ctx context.Context, posts []*repository.Post) (*lin
 			}
 		}
 		if len(more) > 0 {
-			imgs, err := s.store.GetPosts(ctx, more)
+			imgs, err := s.linkedPosts(ctx, more)
 			if err != nil {
 				return nil, err
 			}
@@ -149,7 +149,7 @@ func (s *Server) loadLinked(ctx context.Context, posts []*repository.Post) (*lin
 		}
 	}
 	if len(termIDs) > 0 {
-		m, err := s.store.GetTerms(ctx, termIDs)
+		m, err := s.linkedTerms(ctx, termIDs)
 		if err != nil {
 			return nil, err
 		}
@@ -176,6 +176,8 @@ func (s *Server) loadLinked(ctx context.Context, posts []*repository.Post) (*lin
 // writes at once and other replicas' writes show within countTTL. Term lists
 // need every count of a taxonomy: those maps are cached the same way.
 type termCountCache struct {
+	// loading serialises grouped counts (get).
+	loading gosync.Mutex
 	mu      gosync.Mutex
 	terms   map[int64]countEntry
 	all     map[repository.Taxonomy]countAll
@@ -194,8 +196,22 @@ type countAll struct {
 
 const countTTL = 2 * time.Second
 
+// fewCounts is how many expired term counts are counted one by one; more
+// are read from one grouped count per taxonomy (TermCounts).
+const fewCounts = 3
+
 // get returns every count of a taxonomy (for term lists).
 func (c *termCountCache) get(ctx context.Context, st repository.Store, tax repository.Taxonomy) (map[int64]int, error) {
+	c.mu.Lock()
+	if a, ok := c.all[tax]; ok && time.Since(a.at) < countTTL {
+		c.mu.Unlock()
+		return a.m, nil
+	}
+	c.mu.Unlock()
+	// One grouped count at a time: concurrent renders that found the map
+	// expired wait for the first one's result instead of each counting.
+	c.loading.Lock()
+	defer c.loading.Unlock()
 	c.mu.Lock()
 	if a, ok := c.all[tax]; ok && time.Since(a.at) < countTTL {
 		c.mu.Unlock()
@@ -233,6 +249,23 @@ func (c *termCountCache) forTerms(ctx context.Context, st repository.Store, term
 	}
 	c.mu.Unlock()
 	fresh := map[int64]int{}
+	if len(missing) > fewCounts {
+		// Many counts expired at once (a page of events after countTTL):
+		// one grouped count per taxonomy instead of one count per term.
+		byTax := map[repository.Taxonomy]map[int64]int{}
+		for _, t := range missing {
+			all, ok := byTax[t.Taxonomy]
+			if !ok {
+				var err error
+				if all, err = c.get(ctx, st, t.Taxonomy); err != nil {
+					return nil, err
+				}
+				byTax[t.Taxonomy] = all
+			}
+			out[t.ID], fresh[t.ID] = all[t.ID], all[t.ID]
+		}
+		missing = nil
+	}
 	for _, t := range missing {
 		q := repository.PostQuery{Kind: repository.KindEvent, Statuses: []string{repository.StatusPublish}}
 		if t.Taxonomy == repository.TaxCategory {

@@ -49,6 +49,7 @@ func main() {
 	lagSamples := flag.Int("lag-samples", 200, "writes sampled for sync lag")
 	dir := flag.String("data", "", "data directory (default: a new temporary one, removed afterwards)")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the read measurements to this file")
+	flag.StringVar(&uncachedProfile, "cpuprofile-uncached", "", "write a CPU profile of the uncached list rows alone to this file")
 	flag.Parse()
 	if err := run(*events, *venues, *organizers, *categories, *tags, *conc, *dur, *lagSamples, *dir); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -101,7 +102,7 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 	w := &sync.Worker{Store: st, Engine: eng, Log: quiet,
 		Docs: &sync.DocBuilder{Store: st, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location}}
 	go w.Run(ctx)
-	a, err := app.New(app.Options{Config: cfg, Store: st, Search: eng, Indexer: w, Logger: quiet})
+	a, err := app.New(app.Options{Config: cfg, Store: st, Search: eng, Indexer: w, Logger: quiet, ResponseCacheTTL: time.Minute})
 	if err != nil {
 		return err
 	}
@@ -112,7 +113,8 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 	go a.Listener(ln)
 	defer a.Shutdown()
 	s := &stack{base: "http://" + ln.Addr().String() + cfg.APIRoot(), token: "bench-admin",
-		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conc * 2, MaxConnsPerHost: conc * 2}, Timeout: 30 * time.Second}}
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conc * 2, MaxConnsPerHost: conc * 2,
+			DisableCompression: true}, Timeout: 30 * time.Second}} // compression only where a row asks for it
 
 	fmt.Fprintf(os.Stderr, "seeding %d venues, %d organizers, %d categories, %d tags, %d events with %d clients...\n", nVenues, nOrgs, nCats, nTags, nEvents, conc)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -247,6 +249,10 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 		if res.errors > 0 {
 			fmt.Fprintf(tw, "  (errors: %d)\t\t\t\t\t\n", res.errors)
 		}
+	}
+	if err := (&cacheBench{s: s, cfg: cfg, store: st, engine: rawEngine, eventIDs: eventIDs, catIDs: catIDs,
+		ceiling: ceiling.rate, conc: conc, dur: dur}).run(tw); err != nil {
+		return err
 	}
 	fmt.Fprintf(tw, "ceiling: bare Fiber, %d-byte body\t%.0f\t%.2f\t%.2f\t1.00\t\n", len(page), ceiling.rate, ceiling.lat.pct(50), ceiling.lat.pct(99))
 	return tw.Flush()

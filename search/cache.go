@@ -164,3 +164,7 @@ func (r *cachedRebuild) Commit(ctx context.Context) error {
 
 // Unwrap returns the wrapped engine.
 func (c *Cached) Unwrap() Engine { return c.Engine }
+
+// Generation counts the writes through this wrapper: anything derived from
+// a result (a rendered list page) is stale once it changes.
+func (c *Cached) Generation() int64 { return c.gen.Load() }

@@ -1,0 +1,88 @@
+package app
+
+import (
+	"context"
+	gosync "sync"
+	"time"
+
+	"github.com/calendar/eventcal/repository"
+)
+
+// linkedRecords keeps the decoded venues, organizers, images and terms that
+// list pages link to. A calendar page links the same few venues and terms
+// over and over; reading and decoding them from the store was a tenth of an
+// uncached list's cost. Everything is dropped when the response cache's
+// generation moves (every write route bumps it, before and after the
+// write) and after ttl, which bounds the staleness of writes by other
+// replicas exactly as the response cache's TTL does. Records are shared
+// between requests: renderers only read them.
+type linkedRecords struct {
+	gen func() int64
+	ttl time.Duration
+
+	mu    gosync.Mutex
+	at    time.Time
+	was   int64
+	posts map[int64]*repository.Post
+	terms map[int64]*repository.Term
+}
+
+// maxLinkedRecords bounds each map; past it the cache starts over.
+const maxLinkedRecords = 20000
+
+// current resets the maps when the generation moved or ttl passed; it
+// returns the generation the maps hold (call with mu held).
+func (c *linkedRecords) current() int64 {
+	g := c.gen()
+	if c.posts == nil || g != c.was || time.Since(c.at) >= c.ttl {
+		c.posts, c.terms = map[int64]*repository.Post{}, map[int64]*repository.Term{}
+		c.was, c.at = g, time.Now()
+	}
+	return g
+}
+
+// cachedRecords returns the records among ids found in m, fetching the
+// missing ones with fetch and keeping them unless a write intervened.
+func cachedRecords[T any](ctx context.Context, c *linkedRecords, ids []int64, m func() map[int64]*T, fetch func(context.Context, []int64) (map[int64]*T, error)) (map[int64]*T, error) {
+	out := make(map[int64]*T, len(ids))
+	var missing []int64
+	c.mu.Lock()
+	gen := c.current()
+	have := m()
+	for _, id := range ids {
+		if v, ok := have[id]; ok {
+			out[id] = v
+		} else {
+			missing = append(missing, id)
+		}
+	}
+	c.mu.Unlock()
+	if len(missing) == 0 {
+		return out, nil
+	}
+	got, err := fetch(ctx, missing)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	keep := c.current() == gen && len(m()) < maxLinkedRecords
+	have = m()
+	for id, v := range got {
+		out[id] = v
+		if keep {
+			have[id] = v
+		}
+	}
+	c.mu.Unlock()
+	return out, nil
+}
+
+// linkedPosts is store.GetPosts through the linked-record cache.
+func (s *Server) linkedPosts(ctx context.Context, ids []int64) (map[int64]*repository.Post, error) {
+	return cachedRecords(ctx, &s.linkCache, ids, func() map[int64]*repository.Post { return s.linkCache.posts }, s.store.GetPosts)
+}
+
+// linkedTerms is store.GetTerms through the linked-record cache.
+func (s *Server) linkedTerms(ctx context.Context, ids []int64) (map[int64]*repository.Term, error) {
+	return cachedRecords(ctx, &s.linkCache, ids, func() map[int64]*repository.Term { return s.linkCache.terms }, s.store.GetTerms)
+}
