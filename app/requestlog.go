@@ -82,7 +82,6 @@ func (s *Server) observe(c *fiber.Ctx, m *appMetrics, next func() error) {
 	)
 }
 
-
 // probePaths are the health and metrics routes: probes call them every
 // few seconds, so their request lines are logged at debug level.
 var probePaths = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
