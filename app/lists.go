@@ -28,7 +28,7 @@ func (s *Server) eventListArgs() []arg {
 	date := func(name, desc string) arg {
 		return arg{Name: name, Type: tString, Check: isTime, Format: "date-time", Desc: desc}
 	}
-	return append(pageArgs(),
+	return append(append(pageArgs(),
 		date("start_date", "Events that start on or after this date (default: today 00:00 in the site zone)."),
 		date("end_date", "Events that end on or before this date (default: two years after today, 23:59:59)."),
 		date("starts_before", "Events starting before this date."),
@@ -36,7 +36,7 @@ func (s *Server) eventListArgs() []arg {
 		date("ends_before", "Events ending before this date."),
 		date("ends_after", "Events ending after this date."),
 		arg{Name: "strict_dates", Type: tString, Default: "false", Check: nonEmptyString, Desc: "true: dates apply at the exact times given; otherwise whole days are included."},
-		arg{Name: "search", Type: tString, Check: nonEmptyString, Desc: "Words that must appear in the title, description or excerpt."},
+		arg{Name: "search", Type: tString, Check: nonEmptyString, Desc: "Words that must match the title, description or excerpt, accents and case aside; the last word also as a prefix (unless followed by a space), words of 5+ letters with a typo (9+: two); only the first 10 words count."},
 		arg{Name: "categories", Type: tArray, Items: tString, Check: s.existingTermRefs(repository.TaxCategory), Desc: "Category IDs or slugs (any of them; children included)."},
 		arg{Name: "tags", Type: tArray, Items: tString, Check: s.existingTermRefs(repository.TaxTag), Desc: "Tag IDs or slugs (any of them)."},
 		arg{Name: "venue", Type: tArray, Items: tInteger, Check: s.existingPosts(repository.KindVenue), Desc: "Venue IDs (any of them)."},
@@ -52,7 +52,7 @@ func (s *Server) eventListArgs() []arg {
 		arg{Name: "ticketed", Type: tBoolean, Desc: "Events with (true) or without (false) tickets."},
 		arg{Name: "password", Type: tString, Desc: "Shows protected fields of events with this password."},
 		arg{Name: "context", Type: tString, Enum: []string{"view", "edit"}, Default: "view", Desc: "edit shows protected fields to callers who may edit the event."},
-	)
+	), textSearchArgs()...)
 }
 
 // placeListArgs declares the parameters of GET /venues and /organizers.
@@ -310,6 +310,9 @@ func (s *Server) listEvents(r *request) error {
 	if err != nil {
 		return err
 	}
+	if err := r.applyTextSearchArgs(&q); err != nil {
+		return err
+	}
 	page, perPage := r.listPage()
 	q.Offset, q.Limit = (page-1)*perPage, perPage
 	res, err := s.searchEvents(r.ctx, q)
@@ -319,15 +322,29 @@ func (s *Server) listEvents(r *request) error {
 	if len(res.IDs) == 0 && page > 1 {
 		return newError(404, "event-archive-page-not-found", "The requested event archive page does not exist")
 	}
+	facets, err := s.eventFacets(r, q, res)
+	if err != nil {
+		return err
+	}
+	var terms []search.Term
+	if truthy(r.bag.values["highlight"]) {
+		terms = search.ParseQuery(q.Query)
+	}
 	items, err := r.renderPage(res.IDs, func(p *repository.Post, l *linked) *obj {
 		o := s.renderEvent(p, l, view{lang: r.lang})
 		if !r.unlocks(p) {
 			redactEvent(o)
 		}
+		if terms != nil {
+			addHighlight(o, terms)
+		}
 		return o
 	})
 	if err != nil {
 		return err
+	}
+	if facets != nil {
+		return r.sendList("events", items, res.Total, page, perPage, "facets", facetsObject(facets))
 	}
 	return r.sendList("events", items, res.Total, page, perPage)
 }
@@ -458,7 +475,8 @@ func (s *Server) listPlaces(pt *postType) func(r *request) error {
 
 // sendList writes a list envelope {<key>, rest_url, next_rest_url?,
 // previous_rest_url?, total, total_pages} with the paging headers.
-func (r *request) sendList(key string, items []any, total, page, perPage int) error {
+// extra holds more (name, value) pairs for the envelope, set last.
+func (r *request) sendList(key string, items []any, total, page, perPage int, extra ...any) error {
 	pages := 0
 	if total > 0 {
 		pages = (total + perPage - 1) / perPage
@@ -473,6 +491,9 @@ func (r *request) sendList(key string, items []any, total, page, perPage int) er
 		o.set("previous_rest_url", r.pageURL(base, page-1, false))
 	}
 	o.set("total", total).set("total_pages", pages)
+	for i := 0; i+1 < len(extra); i += 2 {
+		o.set(extra[i].(string), extra[i+1])
+	}
 	setTotals(r, total, pages)
 	return sendJSON(r.c, 200, o)
 }

@@ -133,3 +133,19 @@ func TestTermMatches(t *testing.T) {
 		}
 	}
 }
+
+func TestHighlight(t *testing.T) {
+	tests := []struct{ text, query, want string }{
+		{"Jazz Night at the Café", "jaz", "<mark>Jazz</mark> Night at the Café"},
+		{"Jazz Night at the Café", "jazz nigth", "<mark>Jazz</mark> <mark>Night</mark> at the Café"},
+		{"Été <b>&</b> cafe", "ete cafe ", "<mark>Été</mark> &lt;b&gt;&amp;&lt;/b&gt; <mark>cafe</mark>"},
+		{"open-air, night", "open-air", "<mark>open-air</mark>, night"},
+		{"no match here", "zzz", "no match here"},
+		{"x<script>", "script", "x&lt;<mark>script</mark>&gt;"},
+	}
+	for _, tt := range tests {
+		if got := Highlight(tt.text, ParseQuery(tt.query)); got != tt.want {
+			t.Errorf("Highlight(%q, %q) = %q, want %q", tt.text, tt.query, got, tt.want)
+		}
+	}
+}

@@ -402,10 +402,17 @@ func (e *Engine) SearchEvents(ctx context.Context, q search.EventQuery) (search.
 	}
 	order := blevesearch.SortOrder{&blevesearch.SortField{Field: key, Type: blevesearch.SortFieldAsString}}
 	relevance := q.Relevance && len(terms) > 0
+	bq := eventQuery(q, text)
 	if relevance {
 		order = append(blevesearch.SortOrder{&blevesearch.SortScore{Desc: true}}, order...)
+		// Only the text scores: the filters (whose range and term queries
+		// would add scores that vary with the dates) only filter.
+		bq = query.NewBooleanQuery([]query.Query{text}, nil, nil)
+		if _, none := eventQuery(q, nil).(*query.MatchAllQuery); !none {
+			bq.(*query.BooleanQuery).AddFilter(eventQuery(q, nil))
+		}
 	}
-	return searchIndex(ctx, g.events, eventQuery(q, text), request{
+	return searchIndex(ctx, g.events, bq, request{
 		order: order, score: relevance, offset: q.Offset, limit: q.Limit, facets: q.Facets,
 	}, "search events")
 }
