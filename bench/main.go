@@ -113,6 +113,13 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 	defer a.Shutdown()
 	s := &stack{base: "http://" + ln.Addr().String() + cfg.APIRoot(), token: "bench-admin",
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conc * 2, MaxConnsPerHost: conc * 2}, Timeout: 30 * time.Second}}
+	// The same service without the result cache (on the same store and
+	// index), for the rows that measure the engine: typeahead and facets.
+	uncachedBase, stopUncached, err := serveUncached(cfg, st, rawEngine, w, quiet)
+	if err != nil {
+		return err
+	}
+	defer stopUncached()
 
 	fmt.Fprintf(os.Stderr, "seeding %d venues, %d organizers, %d categories, %d tags, %d events with %d clients...\n", nVenues, nOrgs, nCats, nTags, nEvents, conc)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -200,6 +207,11 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 		}},
 		{"GET /venues?search=", func(r *rand.Rand) string { return "/venues?search=" + cities[r.IntN(len(cities))] }},
 	}
+	// Rows on the uncached service (see serveUncached).
+	uncachedReads := []scenario{
+		{"typeahead (uncached)", typeaheadPath},
+		{"GET /events?facets=categories,venue (uncached)", func(r *rand.Rand) string { return "/events?facets=categories,venue" }},
+	}
 	// The ceiling: a bare Fiber handler with a body as large as a default page.
 	page, err := s.raw("/events")
 	if err != nil {
@@ -236,6 +248,13 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 	fmt.Fprintf(tw, "sync lag (write → visible in list)\t\t%.1f\t%.1f\t\t\n", lag.pct(50), lag.pct(99))
 	for _, sc := range reads {
 		res := s.load(s.base, sc.path, conc, dur)
+		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%.2f\t\n", sc.name, res.rate, res.lat.pct(50), res.lat.pct(99), res.rate/ceiling.rate)
+		if res.errors > 0 {
+			fmt.Fprintf(tw, "  (errors: %d)\t\t\t\t\t\n", res.errors)
+		}
+	}
+	for _, sc := range uncachedReads {
+		res := s.load(uncachedBase, sc.path, conc, dur)
 		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%.2f\t\n", sc.name, res.rate, res.lat.pct(50), res.lat.pct(99), res.rate/ceiling.rate)
 		if res.errors > 0 {
 			fmt.Fprintf(tw, "  (errors: %d)\t\t\t\t\t\n", res.errors)
