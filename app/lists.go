@@ -58,7 +58,7 @@ func (s *Server) eventListArgs() []arg {
 // placeListArgs declares the parameters of GET /venues and /organizers.
 func (s *Server) placeListArgs() []arg {
 	return append(pageArgs(),
-		arg{Name: "search", Type: tString, Check: nonEmptyString, Desc: "Words that must all appear in one field (name, description, address or contact fields)."},
+		arg{Name: "search", Type: tString, Check: nonEmptyString, Desc: "Words that must all match one field (name, description, address or contact fields), accents and case aside; the last word also as a prefix (unless followed by a space), words of 5+ letters with a typo (9+: two); only the first 10 words count."},
 		arg{Name: "event", Type: tInteger, Check: s.existingEvent, Desc: "Items linked to this event."},
 		arg{Name: "has_events", Type: tAny, Desc: "Truthy: items with events (not draft or pending); falsy: items without."},
 		arg{Name: "only_with_upcoming", Type: tAny, Default: "false", Desc: "Truthy: items with an event starting now or later."},

@@ -217,8 +217,9 @@ func FacetValues(d EventDocument, facet string) []string {
 type PlaceQuery struct {
 	Kind PlaceKind
 	Lang string
-	// Query: every word must appear in one field (title, description,
-	// excerpt in Lang, or one of Fields).
+	// Query: every term of ParseQuery(Query) must match a word of one
+	// field (title, description, excerpt in Lang, or one of Fields), by the
+	// text-matching rules (text.go).
 	Query     string
 	Statuses  []string
 	IDs       []int64
