@@ -315,7 +315,11 @@ func (s *Server) listEvents(r *request) error {
 	}
 	page, perPage := r.listPage()
 	q.Offset, q.Limit = (page-1)*perPage, perPage
-	res, err := s.searchEvents(r.ctx, q)
+	listQ := q
+	if !r.facetsFromList(q) {
+		listQ.Facets = nil // counted by their own query (eventFacets)
+	}
+	res, err := s.searchEvents(r.ctx, listQ)
 	if err != nil {
 		return err
 	}

@@ -69,6 +69,12 @@ func (r *request) seesAllProtected() bool {
 	return r.bag.str("context") == "edit" && r.user != nil && canEditOthers(r.user) && canPublish(r.user)
 }
 
+// facetsFromList reports whether the list query itself gives the caller's
+// facets: it leaves protected events out, or the caller sees them all.
+func (r *request) facetsFromList(q search.EventQuery) bool {
+	return q.ExcludeProtected || r.seesAllProtected()
+}
+
 // eventFacets returns the facets of q for the caller: from res when q
 // already leaves protected events out or the caller sees them all, else
 // from a count-only query without them.
@@ -76,7 +82,7 @@ func (s *Server) eventFacets(r *request, q search.EventQuery, res search.Result)
 	if len(q.Facets) == 0 {
 		return nil, nil
 	}
-	if q.ExcludeProtected || r.seesAllProtected() {
+	if r.facetsFromList(q) {
 		return res.Facets, nil
 	}
 	q.ExcludeProtected, q.Offset, q.Limit, q.Relevance = true, 0, 0, false

@@ -170,3 +170,31 @@ func TestTextSearchParamsDocumented(t *testing.T) {
 		}
 	}
 }
+
+func TestPlaceTextSearch(t *testing.T) {
+	e := newEnv(t)
+	v := e.must(201, "POST", "venues", "editor", map[string]any{"venue": "Théâtre du Châtelet", "city": "Paris",
+		"address": "1 Place du Châtelet", "description": "<p>A <em>grand</em> hall</p>"}).id()
+	e.must(201, "POST", "venues", "editor", map[string]any{"venue": "Other Hall", "city": "Lyon"})
+	e.flush()
+	cases := []struct {
+		query string
+		want  []int64
+	}{
+		{"theatre chatelet", []int64{v}},
+		{"THEATRE CHATEL", []int64{v}},
+		{"chatelte%20", []int64{v}},
+		{"theatre paris", nil}, // words in two fields
+		{"pari", []int64{v}},
+		{"em%20", nil},
+		{"grand", []int64{v}},
+	}
+	for _, c := range cases {
+		t.Run(c.query, func(t *testing.T) {
+			e.t = t
+			if got := listIDs(e.must(200, "GET", "venues?search="+c.query, "", nil), "venues"); ids(got...) != ids(c.want...) {
+				t.Errorf("got %v, want %v", got, c.want)
+			}
+		})
+	}
+}
