@@ -175,12 +175,14 @@ func slicesContainsBefore(words []string, w string) bool {
 
 // MaxTypos is the number of typos a folded query word allows: none below
 // MinWordSizeOneTypo characters, one up to MinWordSizeTwoTypos-1, two from
-// there. Words made only of digits never allow typos (Meilisearch's
-// typoTolerance.disableOnNumbers).
+// there. Words made only of digits (and '-', the one punctuation a word
+// holds) never allow typos: Meilisearch's typoTolerance.disableOnNumbers,
+// which exempts words whose every character is numeric or ASCII
+// punctuation (crates/milli/src/disabled_typos_terms.rs).
 func MaxTypos(w string) int {
 	digits := true
 	for _, r := range w {
-		if r < '0' || r > '9' {
+		if !unicode.IsNumber(r) && r != '-' {
 			digits = false
 			break
 		}
