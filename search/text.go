@@ -28,6 +28,12 @@ import (
 // by both engines.
 const MaxQueryWords = 10
 
+// MaxWordBytes is the longest query word that can match (in bytes, after
+// Fold): Meilisearch's MAX_WORD_LENGTH (crates/milli/src/lib.rs), beyond
+// which a query word matches nothing; it also bounds the cost of the
+// distance computations.
+const MaxWordBytes = 250
+
 // The word lengths (in characters, after Fold) from which typos are
 // allowed: Meilisearch's DEFAULT_MIN_WORD_LEN_ONE_TYPO and
 // DEFAULT_MIN_WORD_LEN_TWO_TYPOS (crates/milli/src/index.rs).
@@ -249,6 +255,7 @@ func distances(a, b []rune) (whole, prefix int) {
 
 // Matches reports whether the folded record word w matches the term:
 //
+//   - nothing when the term's word is longer than MaxWordBytes;
 //   - equal to the term's word, or, for a prefix term, starting with it;
 //   - else, within the term's typos: a word with the same first letter at
 //     distance up to Typos; a word with another first letter at distance
@@ -256,6 +263,9 @@ func distances(a, b []rune) (whole, prefix int) {
 //     compute_derivations.rs in Meilisearch's milli). For a prefix term the
 //     distance is to the closest prefix of w.
 func (t Term) Matches(w string) bool {
+	if len(t.Word) > MaxWordBytes {
+		return false
+	}
 	if w == t.Word || t.Prefix && strings.HasPrefix(w, t.Word) {
 		return true
 	}

@@ -2,6 +2,7 @@ package search
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -126,6 +127,8 @@ func TestTermMatches(t *testing.T) {
 		{"konzertx", "konzert", true},      // prefix with a typo: deletion
 		{"konzrt", "konzertsaal", true},    // distance to the closest prefix
 		{"konzrtx ", "konzertsaal", false},
+		{strings.Repeat("a", 251) + " ", strings.Repeat("a", 251), false}, // over Meilisearch's word length
+		{strings.Repeat("a", 250) + " ", strings.Repeat("a", 250), true},
 	}
 	for _, tt := range tests {
 		if got := term(tt.query).Matches(tt.word); got != tt.want {

@@ -99,6 +99,9 @@ func placeTextQuery(idx bleve.Index, fields []string, terms []search.Term) (quer
 // termQuery returns the query of the words of field that match t, nil
 // when none does.
 func termQuery(idx bleve.Index, field string, t search.Term) (query.Query, error) {
+	if len(t.Word) > search.MaxWordBytes {
+		return nil, nil // matches nothing (search.Term.Matches)
+	}
 	boost := 1.0
 	if isTitle(field) {
 		boost = boostTitle

@@ -64,6 +64,10 @@ func textCases(f *Fixtures) []eventCase {
 	} {
 		add("en", tc.query, tc.x)
 	}
+	// A word longer than search.MaxWordBytes matches nothing (and costs
+	// no distance computation).
+	add("en", "jazz "+strings.Repeat("1", search.MaxWordBytes+1), none)
+	add("en", "jazz "+strings.Repeat("1", search.MaxWordBytes+1)+" ", none)
 	add("fr", "ete theatre", any)
 	add("fr", "cinéam ", some)
 	add("nl", "rondlieding ", some)
