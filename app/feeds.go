@@ -61,7 +61,7 @@ func (r *request) feedPage() (page, perPage int) {
 func (s *Server) listEventFeed(r *request) error {
 	page, perPage := r.feedPage()
 	var events []ical.Event
-	res, err := s.eventPage(r, page, perPage, func(p *repository.Post, o *obj) {
+	_, res, err := s.eventPage(r, page, perPage, func(p *repository.Post, o *obj) {
 		events = append(events, s.icalEvent(p, o))
 	})
 	if err != nil {

@@ -29,7 +29,7 @@ func (s *Server) eventListArgs() []arg {
 	date := func(name, desc string) arg {
 		return arg{Name: name, Type: tString, Check: isTime, Format: "date-time", Desc: desc}
 	}
-	return append(pageArgs(),
+	return append(append(pageArgs(),
 		date("start_date", "Events that start on or after this date (default: today 00:00 in the site zone)."),
 		date("end_date", "Events that end on or before this date (default: two years after today, 23:59:59)."),
 		date("starts_before", "Events starting before this date."),
@@ -37,7 +37,7 @@ func (s *Server) eventListArgs() []arg {
 		date("ends_before", "Events ending before this date."),
 		date("ends_after", "Events ending after this date."),
 		arg{Name: "strict_dates", Type: tString, Default: "false", Check: nonEmptyString, Desc: "true: dates apply at the exact times given; otherwise whole days are included."},
-		arg{Name: "search", Type: tString, Check: nonEmptyString, Desc: "Words that must appear in the title, description or excerpt.", MaxLen: limits.MaxQueryText},
+		arg{Name: "search", Type: tString, Check: nonEmptyString, Desc: "Words that must match the title, description or excerpt, accents and case aside; the last word also as a prefix (unless followed by a space), words of 5+ letters with a typo (9+: two); only the first 10 words count.", MaxLen: limits.MaxQueryText},
 		arg{Name: "categories", Type: tArray, Items: tString, Check: s.existingTermRefs(repository.TaxCategory), Desc: "Category IDs or slugs (any of them; children included).", MaxItems: limits.MaxListItems},
 		arg{Name: "tags", Type: tArray, Items: tString, Check: s.existingTermRefs(repository.TaxTag), Desc: "Tag IDs or slugs (any of them).", MaxItems: limits.MaxListItems},
 		arg{Name: "venue", Type: tArray, Items: tInteger, Check: s.existingPosts(repository.KindVenue), Desc: "Venue IDs (any of them).", MaxItems: limits.MaxListItems},
@@ -53,13 +53,13 @@ func (s *Server) eventListArgs() []arg {
 		arg{Name: "ticketed", Type: tBoolean, Desc: "Events with (true) or without (false) tickets."},
 		arg{Name: "password", Type: tString, Desc: "Shows protected fields of events with this password."},
 		arg{Name: "context", Type: tString, Enum: []string{"view", "edit"}, Default: "view", Desc: "edit shows protected fields to callers who may edit the event."},
-	)
+	), textSearchArgs()...)
 }
 
 // placeListArgs declares the parameters of GET /venues and /organizers.
 func (s *Server) placeListArgs() []arg {
 	return append(pageArgs(),
-		arg{Name: "search", Type: tString, Check: nonEmptyString, Desc: "Words that must all appear in one field (name, description, address or contact fields).", MaxLen: limits.MaxQueryText},
+		arg{Name: "search", Type: tString, Check: nonEmptyString, Desc: "Words that must all match one field (name, description, address or contact fields), accents and case aside; the last word also as a prefix (unless followed by a space), words of 5+ letters with a typo (9+: two); only the first 10 words count.", MaxLen: limits.MaxQueryText},
 		arg{Name: "event", Type: tInteger, Check: s.existingEvent, Desc: "Items linked to this event."},
 		arg{Name: "has_events", Type: tAny, Desc: "Truthy: items with events (not draft or pending); falsy: items without."},
 		arg{Name: "only_with_upcoming", Type: tAny, Default: "false", Desc: "Truthy: items with an event starting now or later."},
@@ -315,41 +315,64 @@ func (s *Server) listEvents(r *request) error {
 	}
 	page, perPage := r.listPage()
 	var items []any
-	res, err := s.eventPage(r, page, perPage, func(_ *repository.Post, o *obj) { items = append(items, o) })
+	q, res, err := s.eventPage(r, page, perPage, func(_ *repository.Post, o *obj) { items = append(items, o) })
 	if err != nil {
 		return err
 	}
 	if items == nil {
 		items = []any{}
 	}
+	facets, err := s.eventFacets(r, q, res)
+	if err != nil {
+		return err
+	}
+	if facets != nil {
+		return r.sendList("events", items, res.Total, page, perPage, "facets", facetsObject(facets))
+	}
 	return r.sendList("events", items, res.Total, page, perPage)
 }
 
-// eventPage runs the request's event query for one page and hands each
-// event, rendered for the caller (redacted where protected), to each in
-// the engine's order. A page past the last one is 404.
-func (s *Server) eventPage(r *request, page, perPage int, each func(*repository.Post, *obj)) (search.Result, error) {
+// eventPage runs the request's event query (with its text-search
+// arguments) for one page and hands each event, rendered for the caller
+// (redacted where protected, highlighted when asked), to each in the
+// engine's order. A page past the last one is 404. It returns the query
+// (for the facets) and the engine's result.
+func (s *Server) eventPage(r *request, page, perPage int, each func(*repository.Post, *obj)) (search.EventQuery, search.Result, error) {
 	q, err := r.eventQuery()
 	if err != nil {
-		return search.Result{}, err
+		return q, search.Result{}, err
+	}
+	if err := r.applyTextSearchArgs(&q); err != nil {
+		return q, search.Result{}, err
 	}
 	q.Offset, q.Limit = limits.Offset(int64(page), int64(perPage)), perPage
-	res, err := s.searchEvents(r.ctx, q)
+	listQ := q
+	if !r.facetsFromList(q) {
+		listQ.Facets = nil // counted by their own query (eventFacets)
+	}
+	res, err := s.searchEvents(r.ctx, listQ)
 	if err != nil {
-		return res, err
+		return q, res, err
 	}
 	if len(res.IDs) == 0 && page > 1 {
-		return res, newError(404, "event-archive-page-not-found", "The requested event archive page does not exist")
+		return q, res, newError(404, "event-archive-page-not-found", "The requested event archive page does not exist")
+	}
+	var terms []search.Term
+	if truthy(r.bag.values["highlight"]) {
+		terms = search.ParseQuery(q.Query)
 	}
 	_, err = r.renderPage(res.IDs, func(p *repository.Post, l *linked) *obj {
 		o := s.renderEvent(p, l, view{lang: r.lang})
 		if !r.unlocks(p) {
 			redactEvent(o)
 		}
+		if terms != nil {
+			addHighlight(o, terms)
+		}
 		each(p, o)
 		return o
 	})
-	return res, err
+	return q, res, err
 }
 
 // searchEvents runs an event query, mapping engine failures to 503.
@@ -485,7 +508,8 @@ func (s *Server) listPlaces(pt *postType) func(r *request) error {
 
 // sendList writes a list envelope {<key>, rest_url, next_rest_url?,
 // previous_rest_url?, total, total_pages} with the paging headers.
-func (r *request) sendList(key string, items []any, total, page, perPage int) error {
+// extra holds more (name, value) pairs for the envelope, set last.
+func (r *request) sendList(key string, items []any, total, page, perPage int, extra ...any) error {
 	pages := 0
 	if total > 0 {
 		pages = (total + perPage - 1) / perPage
@@ -500,6 +524,9 @@ func (r *request) sendList(key string, items []any, total, page, perPage int) er
 		o.set("previous_rest_url", r.pageURL(base, page-1, false))
 	}
 	o.set("total", total).set("total_pages", pages)
+	for i := 0; i+1 < len(extra); i += 2 {
+		o.set(extra[i].(string), extra[i+1])
+	}
 	setTotals(r, total, pages)
 	setPageLinks(r, o)
 	return sendJSON(r.c, 200, o)

@@ -85,10 +85,17 @@ func componentSchemas() *obj {
 		"categories", arrayOf(ref("EmbeddedTerm")), "tags", arrayOf(ref("EmbeddedTerm")),
 		"venue", newObj().set("oneOf", []any{ref("Venue"), arrayOf(ref("Venue"))}),
 		"organizer", arrayOf(ref("Organizer")), "custom_fields", newObj().set("oneOf", []any{arrayOf(newObj()), schemaType("object")}),
-		"ticketed", nb(), "language", str, "translations", strs, "json_ld", jsonLD)
+		"ticketed", nb(), "language", str, "translations", strs, "json_ld", jsonLD,
+		"highlight", object([]string{"title", "excerpt"}, "title", str, "excerpt", str))
 	list := func(key, item string) *obj {
 		return object([]string{key, "rest_url", "total", "total_pages"}, key, arrayOf(ref(item)), "rest_url", str,
 			"next_rest_url", str, "previous_rest_url", str, "total", integer, "total_pages", integer)
+	}
+	// EventList gains facets (facets=...): counts per value per facet.
+	eventList := list("events", "Event")
+	if props, ok := eventList.get("properties"); ok {
+		counts := schemaType("object").set("additionalProperties", integer)
+		props.(*obj).set("facets", schemaType("object").set("additionalProperties", counts))
 	}
 	errSchema := object([]string{"code", "message", "data"}, "code", str, "message", str,
 		"data", object([]string{"status"}, "status", integer, "params", newObj(), "details", newObj(), "term_id", integer))
@@ -100,7 +107,7 @@ func componentSchemas() *obj {
 	return newObj().set("Error", errSchema).set("DateDetails", dateDetails).set("CostDetails", costDetails).
 		set("Image", image).set("EmbeddedTerm", embeddedTerm).set("Term", term).set("Venue", venue).
 		set("Organizer", organizer).set("Event", event).
-		set("EventList", list("events", "Event")).set("VenueList", list("venues", "Venue")).
+		set("EventList", eventList).set("VenueList", list("venues", "Venue")).
 		set("OrganizerList", list("organizers", "Organizer")).set("CategoryList", list("categories", "Term")).
 		set("TagList", list("tags", "Term")).set("NamespaceIndex", index).set("Document", schemaType("object")).
 		set("JobEnvelope", object([]string{"job"}, "job", object([]string{"id", "state", "done", "total", "started"},

@@ -115,6 +115,13 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 	s := &stack{base: "http://" + ln.Addr().String() + cfg.APIRoot(), token: "bench-admin",
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conc * 2, MaxConnsPerHost: conc * 2,
 			DisableCompression: true}, Timeout: 30 * time.Second}} // compression only where a row asks for it
+	// The same service without the result cache (on the same store and
+	// index), for the rows that measure the engine: typeahead and facets.
+	uncachedBase, stopUncached, err := serveUncached(cfg, st, rawEngine, w, quiet)
+	if err != nil {
+		return err
+	}
+	defer stopUncached()
 
 	fmt.Fprintf(os.Stderr, "seeding %d venues, %d organizers, %d categories, %d tags, %d events with %d clients...\n", nVenues, nOrgs, nCats, nTags, nEvents, conc)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -209,6 +216,11 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 		}},
 		{"GET /venues?search=", func(r *rand.Rand) string { return "/venues?search=" + cities[r.IntN(len(cities))] }},
 	}
+	// Rows on the uncached service (see serveUncached).
+	uncachedReads := []scenario{
+		{"typeahead (uncached)", typeaheadPath},
+		{"GET /events?facets=categories,venue (uncached)", func(r *rand.Rand) string { return "/events?facets=categories,venue" }},
+	}
 	// The ceiling: a bare Fiber handler with a body as large as a default page.
 	page, err := s.raw("/events")
 	if err != nil {
@@ -253,6 +265,13 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 	if err := (&cacheBench{s: s, cfg: cfg, store: st, engine: rawEngine, eventIDs: eventIDs, catIDs: catIDs,
 		ceiling: ceiling.rate, conc: conc, dur: dur}).run(tw); err != nil {
 		return err
+	}
+	for _, sc := range uncachedReads {
+		res := s.load(uncachedBase, sc.path, conc, dur)
+		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%.2f\t\n", sc.name, res.rate, res.lat.pct(50), res.lat.pct(99), res.rate/ceiling.rate)
+		if res.errors > 0 {
+			fmt.Fprintf(tw, "  (errors: %d)\t\t\t\t\t\n", res.errors)
+		}
 	}
 	fmt.Fprintf(tw, "ceiling: bare Fiber, %d-byte body\t%.0f\t%.2f\t%.2f\t1.00\t\n", len(page), ceiling.rate, ceiling.lat.pct(50), ceiling.lat.pct(99))
 	return tw.Flush()

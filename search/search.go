@@ -16,7 +16,7 @@ import (
 	"context"
 	"errors"
 	"math"
-	"strings"
+	"strconv"
 )
 
 // ErrUnavailable wraps engine failures the API reports as 503.
@@ -135,8 +135,9 @@ const (
 type EventQuery struct {
 	// Lang picks the Text used by Query.
 	Lang string
-	// Query is full-text search over title, description and excerpt: every
-	// word must appear in one of them (case-insensitive).
+	// Query is full-text search over title, description and excerpt by the
+	// text-matching rules (text.go): every term of ParseQuery(Query) must
+	// match a word of one of them.
 	Query string
 	// Statuses keeps events with one of these statuses.
 	Statuses []string
@@ -159,8 +160,56 @@ type EventQuery struct {
 	// ExcludeProtected drops password-protected events.
 	ExcludeProtected bool
 	Sort             EventSort
+	// Relevance orders a text query best match first (Sort breaks ties);
+	// without words in Query it changes nothing.
+	Relevance bool
+	// Facets asks for the number of matches (the whole result, not the
+	// page) per value of each named facet (EventFacets).
+	Facets []string
 	// Offset and Limit page the results; Limit 0 returns only the total.
 	Offset, Limit int
+}
+
+// The event facets: the value of categories, tags, venue and organizer is
+// an ID (an event counts once for each of its IDs; categories include the
+// ancestors of the assigned ones, as CategoryIDs does); featured and
+// ticketed count "true" and "false".
+const (
+	FacetCategories = "categories"
+	FacetTags       = "tags"
+	FacetVenue      = "venue"
+	FacetOrganizer  = "organizer"
+	FacetFeatured   = "featured"
+	FacetTicketed   = "ticketed"
+)
+
+// EventFacets lists the facets an EventQuery may ask for.
+var EventFacets = []string{FacetCategories, FacetTags, FacetVenue, FacetOrganizer, FacetFeatured, FacetTicketed}
+
+// FacetValues returns the values an event counts for in a facet.
+func FacetValues(d EventDocument, facet string) []string {
+	ids := func(v []int64) []string {
+		out := make([]string, 0, len(v))
+		for _, id := range v {
+			out = append(out, strconv.FormatInt(id, 10))
+		}
+		return out
+	}
+	switch facet {
+	case FacetCategories:
+		return ids(d.CategoryIDs)
+	case FacetTags:
+		return ids(d.TagIDs)
+	case FacetVenue:
+		return ids(d.VenueIDs)
+	case FacetOrganizer:
+		return ids(d.OrganizerIDs)
+	case FacetFeatured:
+		return []string{strconv.FormatBool(d.Featured)}
+	case FacetTicketed:
+		return []string{strconv.FormatBool(d.Ticketed)}
+	}
+	return nil
 }
 
 // PlaceQuery selects venues or organizers, ordered by publish date
@@ -168,8 +217,9 @@ type EventQuery struct {
 type PlaceQuery struct {
 	Kind PlaceKind
 	Lang string
-	// Query: every word must appear in one field (title, description,
-	// excerpt in Lang, or one of Fields).
+	// Query: every term of ParseQuery(Query) must match a word of one
+	// field (title, description, excerpt in Lang, or one of Fields), by the
+	// text-matching rules (text.go).
 	Query     string
 	Statuses  []string
 	IDs       []int64
@@ -185,6 +235,9 @@ type PlaceQuery struct {
 type Result struct {
 	IDs   []int64
 	Total int
+	// Facets maps each requested facet to the number of matches per value
+	// (values with no match are absent); nil when none was requested.
+	Facets map[string]map[string]int
 }
 
 // Engine is the search index contract.
@@ -212,16 +265,6 @@ type Engine interface {
 	// Close releases the engine.
 	Close() error
 }
-
-// Words splits a query into lower-case words on every character other than
-// letters, digits and '-' (reference 7.1).
-func Words(q string) []string {
-	return strings.FieldsFunc(strings.ToLower(q), func(r rune) bool {
-		return !(r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r > 127 && isLetter(r))
-	})
-}
-
-func isLetter(r rune) bool { return strings.ToUpper(string(r)) != strings.ToLower(string(r)) }
 
 // DistanceKm is the great-circle (haversine) distance between two points.
 func DistanceKm(a, b GeoPoint) float64 {

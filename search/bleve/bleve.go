@@ -395,8 +395,26 @@ func (e *Engine) SearchEvents(ctx context.Context, q search.EventQuery) (search.
 	if q.Sort == search.ByPublishDate {
 		key = fieldSortPublish
 	}
+	terms := search.ParseQuery(q.Query)
+	text, err := textQuery(g.events, q.Lang, terms)
+	if err != nil {
+		return search.Result{}, unavailable(ctx, "search events", err)
+	}
 	order := blevesearch.SortOrder{&blevesearch.SortField{Field: key, Type: blevesearch.SortFieldAsString}}
-	return searchIndex(ctx, g.events, eventQuery(q), order, q.Offset, q.Limit, "search events")
+	relevance := q.Relevance && len(terms) > 0
+	bq := eventQuery(q, text)
+	if relevance {
+		order = append(blevesearch.SortOrder{&blevesearch.SortScore{Desc: true}}, order...)
+		// Only the text scores: the filters (whose range and term queries
+		// would add scores that vary with the dates) only filter.
+		bq = query.NewBooleanQuery([]query.Query{text}, nil, nil)
+		if _, none := eventQuery(q, nil).(*query.MatchAllQuery); !none {
+			bq.(*query.BooleanQuery).AddFilter(eventQuery(q, nil))
+		}
+	}
+	return searchIndex(ctx, g.events, bq, request{
+		order: order, score: relevance, offset: q.Offset, limit: q.Limit, facets: q.Facets,
+	}, "search events")
 }
 
 // SearchPlaces runs a venue or organizer query, newest first (publish date
@@ -408,8 +426,8 @@ func (e *Engine) SearchPlaces(ctx context.Context, q search.PlaceQuery) (search.
 	if err != nil {
 		return search.Result{}, err
 	}
-	var other []string
-	if len(search.Words(q.Query)) > 0 {
+	var text query.Query
+	if terms := search.ParseQuery(q.Query); len(terms) > 0 {
 		// The other fields are dynamic (fields.address, fields.city...):
 		// ask the index which exist, so any field the sync worker adds is
 		// searched without a mapping change.
@@ -417,29 +435,49 @@ func (e *Engine) SearchPlaces(ctx context.Context, q search.PlaceQuery) (search.
 		if err != nil {
 			return search.Result{}, unavailable(ctx, "list fields", err)
 		}
+		fields := []string{textField(q.Lang, "title"), textField(q.Lang, "description"), textField(q.Lang, "excerpt")}
 		for _, n := range names {
 			if strings.HasPrefix(n, prefixFields+".") {
-				other = append(other, n)
+				fields = append(fields, n)
 			}
+		}
+		if text, err = placeTextQuery(idx, fields, terms); err != nil {
+			return search.Result{}, unavailable(ctx, "search places", err)
 		}
 	}
 	order := blevesearch.SortOrder{&blevesearch.SortField{Field: fieldSortPublish, Type: blevesearch.SortFieldAsString, Desc: true}}
-	return searchIndex(ctx, idx, placeQuery(q, other), order, q.Offset, q.Limit, "search places")
+	return searchIndex(ctx, idx, placeQuery(q, text), request{order: order, offset: q.Offset, limit: q.Limit}, "search places")
 }
 
-// searchIndex runs a query sorted by order and returns one page of IDs and
-// the exact total.
+// request is how searchIndex runs a query: its order, whether hits are
+// scored (only a relevance order needs it), the page and the facets.
+type request struct {
+	order         blevesearch.SortOrder
+	score         bool
+	offset, limit int
+	facets        []string
+}
+
+// searchIndex runs a query and returns one page of IDs, the exact total
+// and the requested facets.
 //
-// Score is "none" and the sort is by fields: nothing is scored, and Bleve
-// counts every match (its early stop applies only to score-sorted
-// requests), so Total is exact. No stored field is loaded: the hit's
-// document ID is the ID.
-func searchIndex(ctx context.Context, idx bleve.Index, q query.Query, order blevesearch.SortOrder, offset, limit int, what string) (search.Result, error) {
-	offset = min(max(offset, 0), maxPage)
-	limit = min(max(limit, 0), maxPage)
+// The sort is by fields, led by the score only for a relevance order;
+// otherwise score is "none" and nothing is scored. Bleve counts every
+// match either way (it has no early stop), so Total and the facets' counts
+// are exact. No stored field is loaded: the hit's document ID is the ID.
+func searchIndex(ctx context.Context, idx bleve.Index, q query.Query, r request, what string) (search.Result, error) {
+	offset := min(max(r.offset, 0), maxPage)
+	limit := min(max(r.limit, 0), maxPage)
 	req := bleve.NewSearchRequestOptions(q, limit, offset, false)
-	req.Sort = order
-	req.Score = bleve.ScoreNone
+	req.Sort = r.order
+	if !r.score {
+		req.Score = bleve.ScoreNone
+	}
+	for _, f := range r.facets {
+		if field, ok := facetFields[f]; ok {
+			req.AddFacet(f, bleve.NewFacetRequest(field, math.MaxInt32))
+		}
+	}
 	res, err := idx.SearchInContext(ctx, req)
 	if err != nil {
 		return search.Result{}, unavailable(ctx, what, err)
@@ -451,6 +489,18 @@ func searchIndex(ctx context.Context, idx bleve.Index, q query.Query, order blev
 			return search.Result{}, fmt.Errorf("bleve: %s: document ID %q is not a number", what, h.ID)
 		}
 		out.IDs = append(out.IDs, id)
+	}
+	if len(r.facets) > 0 {
+		out.Facets = map[string]map[string]int{}
+		for _, f := range r.facets {
+			counts := map[string]int{}
+			if fr := res.Facets[f]; fr != nil && fr.Terms != nil {
+				for _, t := range fr.Terms.Terms() {
+					counts[t.Term] = t.Count
+				}
+			}
+			out.Facets[f] = counts
+		}
 	}
 	return out, nil
 }

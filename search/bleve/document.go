@@ -79,6 +79,9 @@ func eventFields(d search.EventDocument) map[string]interface{} {
 		"parent_id":          d.ParentID,
 		prefixText:           textFields(d.Text),
 	}
+	for facet, field := range facetFields {
+		m[field] = search.FacetValues(d, facet)
+	}
 	// has_geo and the point agree: a document is near something only when
 	// it says it has a point and has one.
 	hasGeo := d.HasGeo && d.Geo != nil
@@ -94,7 +97,7 @@ func eventFields(d search.EventDocument) map[string]interface{} {
 func placeFields(d search.PlaceDocument) map[string]interface{} {
 	fields := make(map[string]interface{}, len(d.Fields))
 	for k, v := range d.Fields {
-		fields[k] = v
+		fields[k] = search.PlainText(v)
 	}
 	last := make(map[string]interface{}, len(d.LastStart))
 	for k, v := range d.LastStart {
@@ -113,10 +116,14 @@ func placeFields(d search.PlaceDocument) map[string]interface{} {
 	}
 }
 
+// textFields is the indexed text: plain text (search.PlainText) by
+// language.
 func textFields(text map[string]search.Text) map[string]interface{} {
 	out := make(map[string]interface{}, len(text))
 	for lang, t := range text {
-		out[lang] = map[string]interface{}{"title": t.Title, "description": t.Description, "excerpt": t.Excerpt}
+		out[lang] = map[string]interface{}{
+			"title": search.PlainText(t.Title), "description": search.PlainText(t.Description), "excerpt": search.PlainText(t.Excerpt),
+		}
 	}
 	return out
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
@@ -16,12 +15,14 @@ import (
 )
 
 // wordsAnalyzer names the analyzer of every text field. It produces exactly
-// search.Words of the text: lower-case words split on every character other
-// than letters, digits and '-'. Bleve's "unicode" tokenizer would be close
-// but not equal (it splits "open-air" in two and keeps "don't" or "3.14"
-// whole), and the suite checks whole-word matching against search.Words;
-// sharing the one function makes the index and the query agree by
-// construction. Query words are therefore looked up as plain term queries.
+// search.Words of the text: the words of the contract's text-matching rules
+// (NFKD, combining marks removed, lower case; split on every character other
+// than letters, digits and '-'). Bleve's own analyzers would be close but
+// not equal (the "unicode" tokenizer splits "open-air" in two and keeps
+// "don't" or "3.14" whole; its folding filters differ from NFKD), and the
+// suite checks matching against search.Words; sharing the one function makes
+// the index and the query agree by construction. HTML is removed before the
+// text reaches the analyzer (textFields applies search.PlainText).
 const wordsAnalyzer = "eventcal_words"
 
 func init() {
@@ -36,22 +37,15 @@ func init() {
 // wordAnalyzer is the analyzer registered as wordsAnalyzer.
 type wordAnalyzer struct{}
 
-// Analyze returns the tokens of search.Words(input). Offsets are byte
-// offsets in the lower-cased text (the string Words splits); the index
-// keeps no term vectors we read, so they only need to be plausible.
+// Analyze returns the tokens of search.Words(input), with their positions.
+// Offsets are not kept (they would point into the folded text, and
+// nothing reads them: highlights are computed from the stored record).
 func (wordAnalyzer) Analyze(input []byte) analysis.TokenStream {
-	lower := strings.ToLower(string(input))
 	words := search.Words(string(input))
 	tokens := make(analysis.TokenStream, 0, len(words))
-	pos := 0
 	for i, w := range words {
-		start := pos
-		if j := strings.Index(lower[pos:], w); j >= 0 {
-			start = pos + j
-		}
-		pos = min(start+len(w), len(lower))
 		tokens = append(tokens, &analysis.Token{
-			Term: []byte(w), Start: start, End: start + len(w), Position: i + 1, Type: analysis.AlphaNumeric,
+			Term: []byte(w), Position: i + 1, Type: analysis.AlphaNumeric,
 		})
 	}
 	return tokens
@@ -78,6 +72,17 @@ const (
 	prefixLastStart  = "last_start"
 )
 
+// facetFields maps each event facet to its keyword field: the facet's
+// values (search.FacetValues), whose doc values Bleve's terms facet counts.
+var facetFields = map[string]string{
+	search.FacetCategories: "facet_categories",
+	search.FacetTags:       "facet_tags",
+	search.FacetVenue:      "facet_venue",
+	search.FacetOrganizer:  "facet_organizer",
+	search.FacetFeatured:   "facet_featured",
+	search.FacetTicketed:   "facet_ticketed",
+}
+
 // indexKind names one of the engine's indexes (its directory is
 // <kind>.bleve).
 type indexKind string
@@ -92,7 +97,7 @@ const (
 // mappingVersion is part of the fingerprint: bump it when the documents'
 // shape changes without the mapping changing (for example a new way of
 // filling a field), so existing indexes are rebuilt.
-const mappingVersion = 1
+const mappingVersion = 2
 
 // indexMapping declares the mapping of each index. Every field is explicit
 // except the text (and a place's other fields and last starts), whose names
@@ -166,6 +171,10 @@ func indexMapping(kind indexKind) *mapping.IndexMappingImpl {
 		// keyword, "lat,lng", whose doc value the exact distance check
 		// reads (see nearQuery). One short term per document decodes far
 		// faster than two numeric fields' sixteen precision terms each.
+		// The facets (facetFields): keywords read from doc values.
+		for _, field := range facetFields {
+			add(field, docValueKeyword())
+		}
 		add(fieldGeo, &mapping.FieldMapping{Type: "geopoint", Index: true, DocValues: true})
 		add(fieldPoint, docValueKeyword())
 		add(fieldSortStart, docValueKeyword())

@@ -16,8 +16,8 @@ import (
 // Bleve can merge the postings of term disjunctions into bitmaps.
 
 // eventQuery builds the query of q's filters (paging and sort are the
-// request's).
-func eventQuery(q search.EventQuery) query.Query {
+// request's); text is the query of q's words (textQuery), nil for none.
+func eventQuery(q search.EventQuery, text query.Query) query.Query {
 	var and []query.Query
 	add := func(c query.Query) { and = append(and, c) }
 	if len(q.IDs) > 0 {
@@ -74,17 +74,15 @@ func eventQuery(q search.EventQuery) query.Query {
 	if q.ExcludeProtected {
 		add(boolIs("has_password", false))
 	}
-	// Text: every word, each in any of the language's fields.
-	fields := []string{textField(q.Lang, "title"), textField(q.Lang, "description"), textField(q.Lang, "excerpt")}
-	for _, w := range search.Words(q.Query) {
-		add(anyField(fields, w))
+	if text != nil {
+		add(text)
 	}
 	return all(and)
 }
 
-// placeQuery builds the query of q's filters; otherFields are the indexed
-// names of the places' other fields (fields.<name>).
-func placeQuery(q search.PlaceQuery, otherFields []string) query.Query {
+// placeQuery builds the query of q's filters; text is the query of q's
+// words (placeTextQuery), nil for none.
+func placeQuery(q search.PlaceQuery, text query.Query) query.Query {
 	var and []query.Query
 	add := func(c query.Query) { and = append(and, c) }
 	if len(q.IDs) > 0 {
@@ -105,19 +103,8 @@ func placeQuery(q search.PlaceQuery, otherFields []string) query.Query {
 		}
 		add(anyOf(or))
 	}
-	if words := search.Words(q.Query); len(words) > 0 {
-		// All words in one field: a disjunction over the fields of the
-		// conjunction of the words in that field (reference 7.1).
-		fields := append([]string{textField(q.Lang, "title"), textField(q.Lang, "description"), textField(q.Lang, "excerpt")}, otherFields...)
-		var or []query.Query
-		for _, f := range fields {
-			var words1 []query.Query
-			for _, w := range words {
-				words1 = append(words1, term(f, w))
-			}
-			or = append(or, all(words1))
-		}
-		add(anyOf(or))
+	if text != nil {
+		add(text)
 	}
 	return all(and)
 }
@@ -174,15 +161,6 @@ func anyKeyword(field string, values []string) query.Query {
 	or := make([]query.Query, len(values))
 	for i, v := range values {
 		or[i] = term(field, v)
-	}
-	return anyOf(or)
-}
-
-// anyField matches a word in any of the fields.
-func anyField(fields []string, word string) query.Query {
-	or := make([]query.Query, len(fields))
-	for i, f := range fields {
-		or[i] = term(f, word)
 	}
 	return anyOf(or)
 }

@@ -124,16 +124,19 @@ func placeDocument(d search.PlaceDocument, statuses []string) map[string]any {
 		m[attr(prefixLastStart, s)] = d.LastStart[s]
 	}
 	for name, v := range d.Fields {
-		m[attr(prefixField, name)] = v
+		m[attr(prefixField, name)] = search.PlainText(v)
 	}
 	putText(m, d.Text)
 	return m
 }
 
+// putText writes the text of every language as plain text
+// (search.PlainText): Meilisearch indexes what it is given, and tag names
+// and entities must not be words.
 func putText(m map[string]any, text map[string]search.Text) {
 	for lang, t := range text {
 		a := textAttrs(lang)
-		m[a[0]], m[a[1]], m[a[2]] = t.Title, t.Description, t.Excerpt
+		m[a[0]], m[a[1]], m[a[2]] = search.PlainText(t.Title), search.PlainText(t.Description), search.PlainText(t.Excerpt)
 	}
 }
 

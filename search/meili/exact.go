@@ -43,6 +43,7 @@ func (e *Engine) nearFilter(ctx context.Context, p plan) (cond string, ok bool, 
 	req := *p.req
 	req.Filter = ring
 	req.Sort = nil
+	req.Facets = nil
 	req.AttributesToRetrieve = []string{attrID, attrGeo}
 	req.Page, req.HitsPerPage = 1, ptr(int64(maxTotalHits))
 	resp, err := e.client.Index(p.index).SearchWithContext(ctx, req.Query, &req)
@@ -70,8 +71,8 @@ func (e *Engine) nearFilter(ctx context.Context, p plan) (cond string, ok bool, 
 // searchOneField runs a place text query of several words. Meilisearch
 // returns every candidate (all words somewhere in the searched attributes),
 // in order, with those attributes; a candidate is kept when one attribute
-// alone holds every word (search.Words, as the contract says), and the page
-// is cut here. Places are few (venues and organizers, not events) and only
+// alone matches every term (search.Term.Matches, as the contract says), and
+// the page is cut here. Places are few (venues and organizers, not events) and only
 // multi-word queries take this path.
 func (e *Engine) searchOneField(ctx context.Context, p plan) (search.Result, error) {
 	req := *p.req
@@ -104,13 +105,10 @@ func hasAllWordsInOne(h meilisearch.Hit, rule *oneField) bool {
 		if raw, ok := h[a]; !ok || json.Unmarshal(raw, &text) != nil {
 			continue
 		}
-		have := map[string]bool{}
-		for _, w := range search.Words(text) {
-			have[w] = true
-		}
+		words := search.Words(text)
 		all := true
-		for _, w := range rule.words {
-			all = all && have[w]
+		for _, t := range rule.terms {
+			all = all && t.MatchesAny(words)
 		}
 		if all {
 			return true

@@ -426,6 +426,18 @@ func (f *fakeMeili) search(w http.ResponseWriter, r *http.Request) {
 		hits = append(hits, project(all[i], body["attributesToRetrieve"]))
 	}
 	answer["hits"] = hits
+	if f.emulate {
+		f.mu.Lock()
+		dist, err := emulateFacets(f.indexes[uid], body, all)
+		f.mu.Unlock()
+		if err != nil {
+			f.reply(w, 400, err)
+			return
+		}
+		if dist != nil {
+			answer["facetDistribution"] = dist
+		}
+	}
 	f.reply(w, 200, answer)
 }
 

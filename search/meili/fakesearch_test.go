@@ -53,13 +53,21 @@ func (f *fakeMeili) emulateSearch(ix *fakeIndex, body map[string]any) ([]map[str
 		match = expr
 	}
 
-	var words []string
+	// The query: words as search.ParseQuery reads them (Meilisearch's
+	// tokenizer and normaliser are emulated by search.Words), with typos
+	// and the last word's prefix as the settings allow; a one-word phrase
+	// ("-x") matches exactly.
+	var terms []search.Term
 	if q, _ := body["q"].(string); q != "" {
-		if !strings.HasPrefix(q, `"`) {
-			return nil, bad("invalid_search_q", "the fake only understands phrase words, got %q", q)
-		}
-		for _, w := range strings.Split(q, " ") {
-			words = append(words, strings.Trim(w, `"`))
+		terms = search.ParseQuery(q)
+		typo, _ := settings["typoTolerance"].(map[string]any)
+		for i := range terms {
+			if strings.Contains(q, `"`+terms[i].Word+`"`) || typo["enabled"] != true {
+				terms[i].Typos = 0
+			}
+			if settings["prefixSearch"] == "disabled" {
+				terms[i].Prefix = false
+			}
 		}
 	}
 	searchable := strs(settings["searchableAttributes"])
@@ -69,7 +77,7 @@ func (f *fakeMeili) emulateSearch(ix *fakeIndex, body map[string]any) ([]map[str
 			return nil, bad("invalid_search_attributes_to_search_on", "Attribute `%s` is not searchable.", a)
 		}
 	}
-	if len(words) > 0 && body["matchingStrategy"] != "all" {
+	if len(terms) > 0 && body["matchingStrategy"] != "all" {
 		return nil, bad("invalid_search_matching_strategy", "the fake only emulates matchingStrategy all")
 	}
 
@@ -92,17 +100,15 @@ func (f *fakeMeili) emulateSearch(ix *fakeIndex, body map[string]any) ([]map[str
 		if !match(doc) {
 			continue
 		}
-		if len(words) > 0 {
-			have := map[string]bool{}
+		if len(terms) > 0 {
+			var have []string
 			for _, a := range on {
 				text, _ := doc[a].(string)
-				for _, w := range search.Words(text) {
-					have[w] = true
-				}
+				have = append(have, search.Words(text)...)
 			}
 			all := true
-			for _, w := range words {
-				all = all && have[w]
+			for _, t := range terms {
+				all = all && t.MatchesAny(have)
 			}
 			if !all {
 				continue
@@ -124,10 +130,75 @@ func (f *fakeMeili) emulateSearch(ix *fakeIndex, body map[string]any) ([]map[str
 		}
 		return cmp.Compare(fmt.Sprint(a["id"]), fmt.Sprint(b["id"]))
 	})
+	if len(keys) == 0 && len(terms) > 0 {
+		// No sort: the ranking rules order the hits. Emulated: fewer
+		// typos first, then a match in an earlier attribute.
+		rank := map[any][2]int{}
+		for _, doc := range out {
+			typos, firstAttr := 0, len(on)
+			for _, t := range terms {
+				best := 3
+				for i, a := range on {
+					text, _ := doc[a].(string)
+					for _, w := range search.Words(text) {
+						if !t.Matches(w) {
+							continue
+						}
+						d := 0
+						if w != t.Word && !(t.Prefix && strings.HasPrefix(w, t.Word)) {
+							d = search.Distance(t.Word, w)
+						}
+						if d < best {
+							best = d
+						}
+						firstAttr = min(firstAttr, i)
+					}
+				}
+				typos += best
+			}
+			rank[doc["id"]] = [2]int{typos, firstAttr}
+		}
+		slices.SortStableFunc(out, func(a, b map[string]any) int {
+			ra, rb := rank[a["id"]], rank[b["id"]]
+			return cmp.Or(cmp.Compare(ra[0], rb[0]), cmp.Compare(ra[1], rb[1]))
+		})
+	}
 	if max, ok := settings["pagination"].(map[string]any)["maxTotalHits"].(float64); ok && len(out) > int(max) {
 		out = out[:int(max)]
 	}
 	return out, nil
+}
+
+// emulateFacets returns the facetDistribution of a search's matches, or an
+// error when a facet is not filterable (as Meilisearch refuses it).
+func emulateFacets(ix *fakeIndex, body map[string]any, found []map[string]any) (map[string]map[string]int, *apiError) {
+	list, _ := body["facets"].([]any)
+	if len(list) == 0 {
+		return nil, nil
+	}
+	filterable, _ := ix.settings["filterableAttributes"].([]any)
+	dist := map[string]map[string]int{}
+	for _, x := range list {
+		a := fmt.Sprint(x)
+		if !slices.Contains(filterable, any(a)) {
+			e := newAPIError("invalid_search_facets", fmt.Sprintf("Attribute `%s` is not filterable.", a))
+			return nil, &e
+		}
+		counts := map[string]int{}
+		for _, doc := range found {
+			switch v := doc[a].(type) {
+			case []any:
+				for _, x := range v {
+					counts[fmt.Sprint(x)]++
+				}
+			case nil:
+			default:
+				counts[fmt.Sprint(v)]++
+			}
+		}
+		dist[a] = counts
+	}
+	return dist, nil
 }
 
 // filterParser parses the filter grammar of

@@ -304,7 +304,36 @@ func (e *Engine) run(ctx context.Context, p plan) (search.Result, error) {
 		}
 		res.IDs = append(res.IDs, id)
 	}
+	if len(p.facets) > 0 {
+		if res.Facets, err = facetCounts(resp.FacetDistribution, p.facets); err != nil {
+			return search.Result{}, fmt.Errorf("meili: search %s: %w", p.index, err)
+		}
+	}
 	return res, nil
+}
+
+// facetCounts reads a facetDistribution ({"<attribute>": {"<value>":
+// count}}) into the contract's facets. Meilisearch writes numbers and
+// booleans as their JSON text ("3", "true"), which are the contract's
+// values (search.FacetValues).
+func facetCounts(raw json.RawMessage, facets []string) (map[string]map[string]int, error) {
+	var dist map[string]map[string]int
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &dist); err != nil {
+			return nil, fmt.Errorf("decode facetDistribution: %w", err)
+		}
+	}
+	out := make(map[string]map[string]int, len(facets))
+	for _, f := range facets {
+		counts := map[string]int{}
+		for v, n := range dist[facetAttrs[f]] {
+			if n > 0 {
+				counts[v] = n
+			}
+		}
+		out[f] = counts
+	}
+	return out, nil
 }
 
 func hitID(h meilisearch.Hit) (int64, error) {

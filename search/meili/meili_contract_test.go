@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meilisearch/meilisearch-go"
+
 	"github.com/calendar/eventcal/search"
 )
 
@@ -71,13 +73,25 @@ func TestSearchEventsRequest(t *testing.T) {
 			ExcludeHidden: true, ExcludeProtected: true,
 		}, map[string]any{filter: `status IN ["publish", "future"] AND start >= 1 AND start > 2 AND start < 3 AND end <= 4 AND end < 5 AND end > 6 AND id IN [7] AND category_ids IN [8] AND tag_ids IN [9] AND venue_ids IN [10] AND organizer_ids IN [11] AND featured = true AND ticketed = false AND has_geo = true AND parent_id = 12 AND hide_from_listings = false AND has_password = false`}},
 		{"by publish date", search.EventQuery{Sort: search.ByPublishDate}, map[string]any{"sort": []any{"publish_date:asc", "id:asc"}}},
+		// The last word is a prefix unless a separator follows it: the
+		// request ends with a space then.
 		{"text", search.EventQuery{Query: "Jazz,  NIGHT!"}, map[string]any{
-			"q": `"jazz" "night"`, "attributesToSearchOn": []any{"title_en", "description_en", "excerpt_en"}, "matchingStrategy": "all"}},
+			"q": `jazz night `, "attributesToSearchOn": []any{"title_en", "description_en", "excerpt_en"}, "matchingStrategy": "all"}},
+		{"text as typed", search.EventQuery{Query: "Jazz nig"}, map[string]any{
+			"q": `jazz nig`, "attributesToSearchOn": []any{"title_en", "description_en", "excerpt_en"}, "matchingStrategy": "all"}},
 		{"text hyphenated and accented", search.EventQuery{Lang: "nl", Query: "open-air ÉÉN -"}, map[string]any{
-			"q": `"open-air" "één" "-"`, "attributesToSearchOn": []any{"title_nl", "description_nl", "excerpt_nl"}, "matchingStrategy": "all"}},
+			"q": `open-air een "-"`, "attributesToSearchOn": []any{"title_nl", "description_nl", "excerpt_nl"}, "matchingStrategy": "all"}},
+		// Only the first ten distinct words are sent.
+		{"text over the word limit", search.EventQuery{Query: "a b a c d e f g h i j k l"}, map[string]any{
+			"q": `a b c d e f g h i j `, "attributesToSearchOn": []any{"title_en", "description_en", "excerpt_en"}, "matchingStrategy": "all"}},
+		{"relevance", search.EventQuery{Query: "jazz", Relevance: true}, map[string]any{
+			"q": `jazz`, "attributesToSearchOn": []any{"title_en", "description_en", "excerpt_en"}, "matchingStrategy": "all", "sort": nil}},
+		{"relevance without words keeps the date order", search.EventQuery{Relevance: true}, nil},
+		{"facets", search.EventQuery{Facets: search.EventFacets}, map[string]any{
+			"facets": []any{"category_ids", "tag_ids", "venue_ids", "organizer_ids", "featured", "ticketed"}}},
 		{"text only punctuation is no text", search.EventQuery{Query: " !? ... "}, nil},
 		{"text with filters", search.EventQuery{Query: "jazz", Statuses: []string{"publish"}, Featured: search.Some(true)}, map[string]any{
-			"q": `"jazz"`, "attributesToSearchOn": []any{"title_en", "description_en", "excerpt_en"}, "matchingStrategy": "all",
+			"q": `jazz`, "attributesToSearchOn": []any{"title_en", "description_en", "excerpt_en"}, "matchingStrategy": "all",
 			filter: `status IN ["publish"] AND featured = true`}},
 		{"second page", search.EventQuery{Offset: 10, Limit: 10}, map[string]any{"page": 2}},
 		{"unaligned page", search.EventQuery{Offset: 3, Limit: 5}, map[string]any{"page": 1, "hitsPerPage": 8}},
@@ -106,6 +120,9 @@ func TestSearchEventsRequest(t *testing.T) {
 			}
 			for k, v := range tt.want {
 				want[k] = v
+				if v == nil {
+					delete(want, k)
+				}
 			}
 			checkSearches(t, f, "/indexes/calendar_events/search", want)
 		})
@@ -140,11 +157,11 @@ func TestSearchPlacesRequest(t *testing.T) {
 			UpcomingAfter: search.Some[int64](5), UpcomingStatuses: []string{"publish", "future"}}, "calendar_organizers",
 			map[string]any{filter: `status IN ["publish"] AND id IN [3, 4] AND has_events = true AND (last_start_publish >= 5 OR last_start_future >= 5)`}},
 		{"venue word", search.PlaceQuery{Kind: search.Venues, Query: "Temple!"}, "calendar_venues",
-			map[string]any{"q": `"temple"`, "attributesToSearchOn": venueAttrs, "matchingStrategy": "all"}},
+			map[string]any{"q": `temple `, "attributesToSearchOn": venueAttrs, "matchingStrategy": "all"}},
 		{"organizer word", search.PlaceQuery{Kind: search.Organizers, Query: "info"}, "calendar_organizers",
-			map[string]any{"q": `"info"`, "attributesToSearchOn": organizerAttrs, "matchingStrategy": "all"}},
+			map[string]any{"q": `info`, "attributesToSearchOn": organizerAttrs, "matchingStrategy": "all"}},
 		{"venue word in an unknown language searches the fields", search.PlaceQuery{Kind: search.Venues, Lang: "de", Query: "temple"}, "calendar_venues",
-			map[string]any{"q": `"temple"`, "attributesToSearchOn": venueAttrs[3:], "matchingStrategy": "all"}},
+			map[string]any{"q": `temple`, "attributesToSearchOn": venueAttrs[3:], "matchingStrategy": "all"}},
 		{"page", search.PlaceQuery{Kind: search.Venues, Offset: 20, Limit: 10}, "calendar_venues", map[string]any{"page": 3}},
 		{"total only", search.PlaceQuery{Kind: search.Venues, Limit: -1}, "calendar_venues", map[string]any{"hitsPerPage": 0}},
 	}
@@ -313,7 +330,7 @@ func TestNearDecidesTheEdge(t *testing.T) {
 				t.Fatalf("%d requests, want %d", len(got), tt.requests)
 			}
 			first, second := got[0].Body.(map[string]any), got[1].Body.(map[string]any)
-			if first["q"] != `"jazz"` || second["q"] != `"jazz"` {
+			if first["q"] != `jazz` || second["q"] != `jazz` {
 				t.Errorf("q = %v, %v; want the text query in both", first["q"], second["q"])
 			}
 			if !reflect.DeepEqual(first["attributesToRetrieve"], []any{"id", "_geo"}) || first["hitsPerPage"] != float64(maxTotalHits) {
@@ -375,7 +392,7 @@ func TestPlaceWordsInOneField(t *testing.T) {
 	wantRetrieve := []any{"id", "title_en", "description_en", "excerpt_en",
 		"field_address", "field_city", "field_province", "field_state", "field_stateprovince", "field_zip", "field_phone"}
 	if !reflect.DeepEqual(body["attributesToRetrieve"], wantRetrieve) || body["hitsPerPage"] != float64(maxTotalHits) ||
-		body["q"] != `"temple" "avenue"` || !reflect.DeepEqual(body["sort"], []any{"publish_date:desc", "id:desc"}) {
+		body["q"] != `temple avenue` || !reflect.DeepEqual(body["sort"], []any{"publish_date:desc", "id:desc"}) {
 		t.Errorf("candidate request %s", jsonString(body))
 	}
 	q.Offset = 2
@@ -396,10 +413,12 @@ var wantEventSettings = map[string]any{
 	"filterableAttributes": []any{"id", "status", "start", "end", "category_ids", "tag_ids", "venue_ids", "organizer_ids",
 		"featured", "ticketed", "has_geo", "_geo", "parent_id", "hide_from_listings", "has_password"},
 	"sortableAttributes": []any{"start", "publish_date", "id"},
-	"typoTolerance": map[string]any{"enabled": false, "minWordSizeForTypos": map[string]any{"oneTypo": 5, "twoTypos": 9},
-		"disableOnWords": []any{}, "disableOnAttributes": []any{}, "disableOnNumbers": false},
+	"typoTolerance": map[string]any{"enabled": true, "minWordSizeForTypos": map[string]any{"oneTypo": 5, "twoTypos": 9},
+		"disableOnWords": []any{}, "disableOnAttributes": []any{}, "disableOnNumbers": true},
 	"pagination":         map[string]any{"maxTotalHits": 1000000},
-	"prefixSearch":       "disabled",
+	"faceting":           map[string]any{"maxValuesPerFacet": 1000000, "sortFacetValuesBy": map[string]any{"*": "alpha"}},
+	"prefixSearch":       "indexingTime",
+	"searchCutoffMs":     60000,
 	"nonSeparatorTokens": []any{"-"},
 }
 
@@ -492,12 +511,20 @@ func TestInitReconcilesLiveSettings(t *testing.T) {
 		{"same settings", wantEventSettings, false},
 		{"filterable attributes in another order", reordered, false},
 		{"default ranking rules", drifted("rankingRules", []any{"words", "typo", "proximity", "attribute", "sort", "exactness"}), true},
-		{"searchable attributes reordered", drifted("searchableAttributes", []any{"title_nl", "description_nl", "excerpt_nl", "title_en", "description_en", "excerpt_en"}), true},
+		// The live order of the attributes is kept (mergeSettings).
+		{"searchable attributes reordered", drifted("searchableAttributes", []any{"title_nl", "description_nl", "excerpt_nl", "title_en", "description_en", "excerpt_en"}), false},
 		{"missing filterable attribute", drifted("filterableAttributes", []any{"id", "status"}), true},
 		{"missing sortable attribute", drifted("sortableAttributes", []any{"start", "id"}), true},
-		{"typo tolerance on", drifted("typoTolerance", map[string]any{"enabled": true}), true},
+		{"typo tolerance off", drifted("typoTolerance", map[string]any{"enabled": false, "minWordSizeForTypos": map[string]any{"oneTypo": 5, "twoTypos": 9},
+			"disableOnWords": []any{}, "disableOnAttributes": []any{}, "disableOnNumbers": true}), true},
+		{"typos on numbers", drifted("typoTolerance", map[string]any{"enabled": true, "minWordSizeForTypos": map[string]any{"oneTypo": 5, "twoTypos": 9},
+			"disableOnWords": []any{}, "disableOnAttributes": []any{}, "disableOnNumbers": false}), true},
+		{"other word sizes for typos", drifted("typoTolerance", map[string]any{"enabled": true, "minWordSizeForTypos": map[string]any{"oneTypo": 4, "twoTypos": 8},
+			"disableOnWords": []any{}, "disableOnAttributes": []any{}, "disableOnNumbers": true}), true},
+		{"default search cutoff", drifted("searchCutoffMs", nil), true},
+		{"default max values per facet", drifted("faceting", map[string]any{"maxValuesPerFacet": 100, "sortFacetValuesBy": map[string]any{"*": "alpha"}}), true},
 		{"default max total hits", drifted("pagination", map[string]any{"maxTotalHits": 1000}), true},
-		{"prefix search on", drifted("prefixSearch", "indexingTime"), true},
+		{"prefix search off", drifted("prefixSearch", "disabled"), true},
 		{"hyphen separates", drifted("nonSeparatorTokens", []any{}), true},
 	}
 	for _, tt := range tests {
@@ -512,13 +539,80 @@ func TestInitReconcilesLiveSettings(t *testing.T) {
 			if tt.update != (len(patches) == 1) || len(patches) > 1 {
 				t.Fatalf("%d settings updates, want update %v", len(patches), tt.update)
 			}
-			if tt.update && !reflect.DeepEqual(patches[0].Body, jsonValue(t, wantEventSettings)) {
+			if want := jsonValue(t, wantEventSettings).(map[string]any); tt.update && !reflect.DeepEqual(sortedLists(patches[0].Body), sortedLists(want)) {
 				t.Errorf("update = %s", jsonString(patches[0].Body))
 			}
 			if got := f.calls(http.MethodPost, "/indexes"); len(got) != 0 {
 				t.Errorf("an existing index was created again")
 			}
 		})
+	}
+}
+
+// sortedLists returns a settings body with the attribute lists sorted
+// (they are sets, whose merged order follows the live index).
+func sortedLists(body any) any {
+	m, ok := body.(map[string]any)
+	if !ok {
+		return body
+	}
+	out := maps.Clone(m)
+	for _, k := range []string{"filterableAttributes", "sortableAttributes"} {
+		if list, ok := out[k].([]any); ok {
+			list = slices.Clone(list)
+			slices.SortFunc(list, func(a, b any) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+			out[k] = list
+		}
+	}
+	return out
+}
+
+// TestSettingsMergeKeepsWhatAnotherProcessAdded: a process that knows
+// fewer languages, fields or statuses than the live index (another replica
+// learned them, or an older release) reconciles without removing them:
+// that replica's searches on its attributes keep working.
+func TestSettingsMergeKeepsWhatAnotherProcessAdded(t *testing.T) {
+	live := maps.Clone(wantEventSettings)
+	live["searchableAttributes"] = append(slices.Clone(eventAttrs), "title_de", "description_de", "excerpt_de")
+	live["filterableAttributes"] = append(slices.Clone(wantEventSettings["filterableAttributes"].([]any)), "venue_city")
+	live["sortableAttributes"] = []any{"start", "publish_date", "id", "end"}
+	live["prefixSearch"] = "disabled" // an older release's setting: replaced
+	f := newFakeMeili(t)
+	e := f.engine(Options{Languages: testLangs})
+	f.addIndex("calendar_events", live)
+	if err := e.EnsureIndex(t.Context(), "calendar_events", EventIndex); err != nil {
+		t.Fatalf("EnsureIndex: %v", err)
+	}
+	patches := f.calls(http.MethodPatch, "/indexes/calendar_events/settings")
+	if len(patches) != 1 {
+		t.Fatalf("%d settings updates, want 1", len(patches))
+	}
+	body := patches[0].Body.(map[string]any)
+	if want := jsonValue(t, live["searchableAttributes"]); !reflect.DeepEqual(body["searchableAttributes"], want) {
+		t.Errorf("searchableAttributes = %v, want the live ones kept: %v", body["searchableAttributes"], want)
+	}
+	if !slices.Contains(body["filterableAttributes"].([]any), any("venue_city")) || !slices.Contains(body["sortableAttributes"].([]any), any("end")) {
+		t.Errorf("filterable %v / sortable %v lost an attribute of the live index", body["filterableAttributes"], body["sortableAttributes"])
+	}
+	if body["prefixSearch"] != "indexingTime" {
+		t.Errorf("prefixSearch = %v, want indexingTime", body["prefixSearch"])
+	}
+	// The German searches of the other process still name searchable
+	// attributes (the fake refuses unknown ones as Meilisearch does).
+	f.reset()
+	f.emulate = true
+	if _, err := e.client.Index("calendar_events").SearchWithContext(t.Context(), "jazz", &meilisearch.SearchRequest{
+		AttributesToSearchOn: []string{"title_de", "description_de", "excerpt_de"}, MatchingStrategy: meilisearch.All,
+	}); err != nil {
+		t.Errorf("a search on the other process's attributes failed: %v", err)
+	}
+	// A second reconcile finds nothing to change.
+	f.reset()
+	if err := e.EnsureIndex(t.Context(), "calendar_events", EventIndex); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.writes(); len(got) != 0 {
+		t.Errorf("second reconcile wrote %q", got)
 	}
 }
 
@@ -660,8 +754,11 @@ func TestNewVocabularyExtendsSettingsFirst(t *testing.T) {
 		t.Fatalf("writes = %q, want %q", got, want)
 	}
 	venues := f.calls(http.MethodPatch, "/indexes/calendar_venues/settings")[0].Body.(map[string]any)
-	wantSearchable := jsonValue(t, []string{"title_en", "description_en", "excerpt_en", "title_fr", "description_fr", "excerpt_fr",
-		"field_address", "field_city", "field_province", "field_state", "field_stateprovince", "field_zip", "field_phone", "field_country"})
+	// The live attributes keep their order; the new ones follow
+	// (mergeSettings).
+	wantSearchable := jsonValue(t, []string{"title_en", "description_en", "excerpt_en",
+		"field_address", "field_city", "field_province", "field_state", "field_stateprovince", "field_zip", "field_phone",
+		"title_fr", "description_fr", "excerpt_fr", "field_country"})
 	if !reflect.DeepEqual(venues["searchableAttributes"], wantSearchable) {
 		t.Errorf("venue searchable attributes = %v", venues["searchableAttributes"])
 	}

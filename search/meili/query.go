@@ -26,11 +26,26 @@ type plan struct {
 	oneField *oneField
 	// offset is the requested offset (used by oneField paging).
 	offset int
+	// facets are the requested event facets (req.Facets holds their
+	// attributes).
+	facets []string
 }
 
-// oneField is the place rule "all the words in one field".
+// facetAttrs maps each event facet to the attribute whose
+// facetDistribution counts it. Every one is filterable (settingsFor), as
+// Meilisearch requires of a facet.
+var facetAttrs = map[string]string{
+	search.FacetCategories: attrCategoryIDs,
+	search.FacetTags:       attrTagIDs,
+	search.FacetVenue:      attrVenueIDs,
+	search.FacetOrganizer:  attrOrganizerIDs,
+	search.FacetFeatured:   attrFeatured,
+	search.FacetTicketed:   attrTicketed,
+}
+
+// oneField is the place rule "all the terms in one field".
 type oneField struct {
-	words []string
+	terms []search.Term
 	attrs []string
 }
 
@@ -58,7 +73,20 @@ func planEvents(q search.EventQuery, v vocabulary, index string) plan {
 	if !textQuery(req, q.Query, attrs) {
 		return plan{}
 	}
+	if q.Relevance && req.Query != "" {
+		// Best match first: without a sort, the ranking rules after
+		// "sort" (words, typo, proximity, attribute, exactness) decide.
+		// Meilisearch breaks their ties by its internal document order,
+		// not by date; the contract lets the engines differ there.
+		req.Sort = nil
+	}
+	for _, f := range q.Facets {
+		if a, ok := facetAttrs[f]; ok {
+			req.Facets = append(req.Facets, a)
+		}
+	}
 	p := paged(index, req, q.Offset, q.Limit)
+	p.facets = slices.Clone(q.Facets)
 	if q.Near.Set {
 		p.near, p.filter = &q.Near.Value, f
 	}
@@ -87,13 +115,13 @@ func planPlaces(q search.PlaceQuery, ix Index, v vocabulary, index string) plan 
 		return plan{}
 	}
 	p := paged(index, req, q.Offset, q.Limit)
-	if words := search.Words(q.Query); len(words) > 1 {
+	if terms := search.ParseQuery(q.Query); len(terms) > 1 {
 		// Meilisearch's matchingStrategy "all" accepts words spread over
 		// several attributes; the place contract wants them all in one
 		// field (a venue titled "Jazz Club" in Amsterdam does not match
 		// "jazz amsterdam"), which no search parameter expresses. With a
 		// single word both rules agree.
-		p.oneField = &oneField{words: words, attrs: attrs}
+		p.oneField = &oneField{terms: terms, attrs: attrs}
 	}
 	return p
 }
@@ -165,35 +193,41 @@ func placeFilter(q search.PlaceQuery, v vocabulary) (f string, ok bool) {
 	), true
 }
 
-// textQuery adds the full-text part of a query to req. Following
-// search.Words, every word must appear in one of attrs (case-insensitive,
-// whole words). It returns false when the query can match nothing: it has
-// words but no attribute to find them in (a language that no document
-// has).
-//
-// Each word is sent as a one-word phrase ("jazz" "night"): a phrase is
-// matched exactly, so Meilisearch neither splits nor concatenates words
-// ("newyork" ↔ "new york"), nor reads a leading '-' as its negation
-// operator; typo tolerance and prefix search are also disabled in the
-// settings. matchingStrategy "all" keeps only documents that contain every
-// word (the default, "last", drops words until enough documents match).
+// textQuery adds the full-text part of a query to req, by the contract's
+// text-matching rules (search/text.go), which are Meilisearch's own with
+// the settings of settingsFor: it sends the terms of search.ParseQuery
+// (folded, at most search.MaxQueryWords distinct words), separated by
+// spaces, and a final space when the last term is not a prefix, so that
+// Meilisearch's prefix rule (the last word, when nothing follows it) picks
+// the same word. matchingStrategy "all" keeps only documents that match
+// every word (the default, "last", drops words until enough documents
+// match). A word starting with '-' would be Meilisearch's negation
+// operator; it is sent as a one-word phrase (matched exactly, no typo or
+// prefix). It returns false when the query can match nothing: it has words
+// but no attribute to find them in (a language that no document has).
 // https://www.meilisearch.com/docs/reference/api/search#query-q
 // https://www.meilisearch.com/docs/reference/api/search#matching-strategy
 func textQuery(req *meilisearch.SearchRequest, query string, attrs []string) bool {
-	words := search.Words(query)
-	if len(words) == 0 {
+	terms := search.ParseQuery(query)
+	if len(terms) == 0 {
 		return true
 	}
 	if len(attrs) == 0 {
 		return false
 	}
-	phrases := make([]string, len(words))
-	for i, w := range words {
-		// Words never contain '"' (only letters, digits and '-'), so a
-		// phrase needs no escaping.
-		phrases[i] = `"` + w + `"`
+	words := make([]string, len(terms))
+	for i, t := range terms {
+		words[i] = t.Word
+		if strings.HasPrefix(t.Word, "-") {
+			// Words never contain '"' (only letters, digits and '-'), so a
+			// phrase needs no escaping.
+			words[i] = `"` + t.Word + `"`
+		}
 	}
-	req.Query = strings.Join(phrases, " ")
+	req.Query = strings.Join(words, " ")
+	if !terms[len(terms)-1].Prefix {
+		req.Query += " "
+	}
 	req.AttributesToSearchOn = attrs
 	req.MatchingStrategy = meilisearch.All
 	return true

@@ -140,33 +140,80 @@ func settingsFor(ix Index, v vocabulary) *meilisearch.Settings {
 		// return nothing until a language is learned (see textSearch).
 		searchable = []string{"*"}
 	}
-	disabled := "disabled"
+	prefixSearch := "indexingTime"
 	return &meilisearch.Settings{
 		RankingRules:         rankingRules,
 		SearchableAttributes: uniq(searchable),
 		FilterableAttributes: uniq(filterable),
 		SortableAttributes:   sortable,
-		// Typo tolerance off: the contract is exact words (search.Words),
-		// and password-protected text must not be probed by near-misses.
-		// The other fields are Meilisearch's defaults, written out because
-		// the client always sends the whole object.
+		// Typo tolerance by the contract's rules (search/text.go), which
+		// are Meilisearch's defaults written out: one typo from
+		// search.MinWordSizeOneTypo characters, two from
+		// search.MinWordSizeTwoTypos, none on words made of digits.
+		// The client always sends the whole object.
 		TypoTolerance: &meilisearch.TypoTolerance{
-			Enabled:             false,
-			MinWordSizeForTypos: meilisearch.MinWordSizeForTypos{OneTypo: 5, TwoTypos: 9},
+			Enabled:             true,
+			MinWordSizeForTypos: meilisearch.MinWordSizeForTypos{OneTypo: search.MinWordSizeOneTypo, TwoTypos: search.MinWordSizeTwoTypos},
 			DisableOnWords:      []string{},
 			DisableOnAttributes: []string{},
+			DisableOnNumbers:    true,
 		},
 		Pagination: &meilisearch.Pagination{MaxTotalHits: maxTotalHits},
-		// Prefix search off: by default the last query word also matches
-		// longer words ("conc" → "concert"); the contract matches whole
-		// words only (Meilisearch ≥ 1.12).
+		// Facet counts are exact only when every value is returned:
+		// maxValuesPerFacet (default 100) caps the values per facet.
+		Faceting: &meilisearch.Faceting{
+			MaxValuesPerFacet: maxTotalHits,
+			SortFacetValuesBy: map[string]meilisearch.SortFacetType{"*": meilisearch.SortFacetTypeAlpha},
+		},
+		// Prefix search on the last query word (the contract's "jaz" finds
+		// "jazz"), computed at indexing time (the default, written out).
 		// https://www.meilisearch.com/docs/capabilities/full_text_search/how_to/configure_prefix_search
-		PrefixSearch: &disabled,
+		PrefixSearch: &prefixSearch,
+		// searchCutoffMs (default 1500) stops a search that runs longer
+		// and returns the documents ranked so far: a page in the wrong
+		// order, with a wrong total. The cutoff is set far above any
+		// request timeout, so a slow server fails the request rather than
+		// answering wrongly.
+		SearchCutoffMs: searchCutoffMs,
 		// '-' is part of a word in search.Words ("e-bike" is one word), but
 		// a separator in Meilisearch's default tokenizer.
 		// https://www.meilisearch.com/docs/changelog/v1.4
 		NonSeparatorTokens: []string{"-"},
 	}
+}
+
+// searchCutoffMs is the searchCutoffMs of every index (see settingsFor).
+const searchCutoffMs = 60_000
+
+// mergeSettings returns want extended with what live already has, so that
+// reconciling never shrinks an index another process relies on (a replica
+// that learned another language or field, or runs another version, goes on
+// finding its words and filtering on its attributes). The searchable,
+// filterable and sortable attributes are the union, live's first in live's
+// order, so that processes with different vocabularies converge on one
+// list instead of rewriting each other's order; a "*" (Meilisearch's
+// default) counts as no list. The other settings are want's.
+func mergeSettings(live, want *meilisearch.Settings) *meilisearch.Settings {
+	merged := *want
+	if live == nil {
+		return &merged
+	}
+	union := func(l, w []string) []string {
+		var out []string
+		for _, a := range append(slices.Clone(l), w...) {
+			if a != "*" && !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+		if len(out) == 0 {
+			return slices.Clone(w)
+		}
+		return out
+	}
+	merged.SearchableAttributes = union(live.SearchableAttributes, want.SearchableAttributes)
+	merged.FilterableAttributes = union(live.FilterableAttributes, want.FilterableAttributes)
+	merged.SortableAttributes = union(live.SortableAttributes, want.SortableAttributes)
+	return &merged
 }
 
 // settingsDiff names the settings in which live differs from want (nil
@@ -183,11 +230,19 @@ func settingsDiff(live, want *meilisearch.Settings) []string {
 	check("searchableAttributes", slices.Equal(live.SearchableAttributes, want.SearchableAttributes))
 	check("filterableAttributes", sameSet(live.FilterableAttributes, want.FilterableAttributes))
 	check("sortableAttributes", sameSet(live.SortableAttributes, want.SortableAttributes))
-	check("typoTolerance", live.TypoTolerance != nil && live.TypoTolerance.Enabled == want.TypoTolerance.Enabled)
+	check("typoTolerance", live.TypoTolerance != nil && sameTypoTolerance(*live.TypoTolerance, *want.TypoTolerance))
 	check("pagination", live.Pagination != nil && live.Pagination.MaxTotalHits == want.Pagination.MaxTotalHits)
+	check("faceting", live.Faceting != nil && live.Faceting.MaxValuesPerFacet == want.Faceting.MaxValuesPerFacet)
+	check("searchCutoffMs", live.SearchCutoffMs == want.SearchCutoffMs)
 	check("prefixSearch", live.PrefixSearch != nil && *live.PrefixSearch == *want.PrefixSearch)
 	check("nonSeparatorTokens", sameSet(live.NonSeparatorTokens, want.NonSeparatorTokens))
 	return diff
+}
+
+func sameTypoTolerance(a, b meilisearch.TypoTolerance) bool {
+	return a.Enabled == b.Enabled && a.MinWordSizeForTypos == b.MinWordSizeForTypos &&
+		a.DisableOnNumbers == b.DisableOnNumbers &&
+		sameSet(a.DisableOnWords, b.DisableOnWords) && sameSet(a.DisableOnAttributes, b.DisableOnAttributes)
 }
 
 // EnsureIndex creates the index uid when it does not exist (primary key
@@ -220,6 +275,9 @@ func (e *Engine) ensureIndex(ctx context.Context, uid string, want *meilisearch.
 	if err != nil {
 		return e.fail("get settings of "+uid, err)
 	}
+	// Never shrink: keep what another process (a replica with another
+	// vocabulary, or an older one) has added to the live settings.
+	want = mergeSettings(live, want)
 	if settingsDiff(live, want) == nil {
 		return nil
 	}

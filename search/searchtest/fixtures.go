@@ -45,7 +45,8 @@ var (
 // between languages so that a query in the wrong language can be told apart.
 var vocabulary = map[string][]string{
 	"en": {"jazz", "concert", "night", "market", "festival", "open-air", "workshop", "kids", "theatre", "film",
-		"summer", "winter", "Art", "music", "dance", "rock-n-roll", "2025", "Live", "café", "tour"},
+		"summer", "winter", "Art", "music", "dance", "rock-n-roll", "2025", "Live", "café", "tour",
+		"nightclub", "exhibition", "12345"},
 	"fr": {"jazz", "musique", "soirée", "marché", "été", "THÉÂTRE", "danse", "atelier", "plein-air", "enfants",
 		"Cinéma", "nuit", "café", "concert", "visite", "2025", "fête", "Art", "hiver", "film"},
 	"nl": {"jazz", "muziek", "avond", "markt", "zomer", "theater", "dans", "workshop", "kinderen", "film",
@@ -199,6 +200,9 @@ func Generate(seed uint64, events, venues, organizers int) *Fixtures {
 			if g.chance(0.6) {
 				t.Excerpt = g.sentence(lang, 1, 5)
 			}
+			if i%4 == 1 {
+				t.Description = htmlOf(t.Description)
+			}
 			d.Text[lang] = t
 		}
 		switch {
@@ -255,6 +259,15 @@ func Generate(seed uint64, events, venues, organizers int) *Fixtures {
 	}
 	f.linkPlaces()
 	return f
+}
+
+// htmlOf writes text as the HTML a post description holds: markup whose
+// tag and attribute names (p, strong, div, class, br) must never be words,
+// entities for spaces and accents, and the text split by a tag.
+func htmlOf(text string) string {
+	text = strings.ReplaceAll(text, "é", "&eacute;")
+	text = strings.ReplaceAll(text, " ", "&nbsp;")
+	return `<div class="event"><p><strong>` + text + `</strong></p><br/><script>var p = "strong";</script></div>`
 }
 
 func (g generator) pick64(s []int64) int64 { return s[g.r.IntN(len(s))] }

@@ -48,15 +48,12 @@ func MatchEvent(doc search.EventDocument, q search.EventQuery) bool {
 	if q.ExcludeHidden && doc.HideFromListings || q.ExcludeProtected && doc.HasPassword {
 		return false
 	}
-	if words := search.Words(q.Query); len(words) > 0 {
-		// Each word may come from a different field: the union of the
-		// fields' words must hold them all.
+	if terms := search.ParseQuery(q.Query); len(terms) > 0 {
+		// Each term may match in a different field: the union of the
+		// fields' words must match them all.
 		t := doc.Text[q.Lang]
-		have := wordSet(t.Title, t.Description, t.Excerpt)
-		for _, w := range words {
-			if !have[w] {
-				return false
-			}
+		if !matchesAll(terms, TextWords(t.Title, t.Description, t.Excerpt)) {
+			return false
 		}
 	}
 	return true
@@ -89,8 +86,8 @@ func MatchPlace(doc search.PlaceDocument, q search.PlaceQuery) bool {
 			return false
 		}
 	}
-	if words := search.Words(q.Query); len(words) > 0 {
-		// All the words must be in one field (reference 7.1): a venue
+	if terms := search.ParseQuery(q.Query); len(terms) > 0 {
+		// All the terms must match in one field (reference 7.1): a venue
 		// whose title says "jazz" and whose city says "paris" does not
 		// match "jazz paris".
 		t := doc.Text[q.Lang]
@@ -98,7 +95,7 @@ func MatchPlace(doc search.PlaceDocument, q search.PlaceQuery) bool {
 		for _, v := range doc.Fields {
 			fields = append(fields, v)
 		}
-		if !slices.ContainsFunc(fields, func(f string) bool { return hasAll(wordSet(f), words) }) {
+		if !slices.ContainsFunc(fields, func(f string) bool { return matchesAll(terms, TextWords(f)) }) {
 			return false
 		}
 	}
@@ -184,22 +181,45 @@ func anyOf(have, want []int64) bool {
 	return slices.ContainsFunc(want, func(v int64) bool { return slices.Contains(have, v) })
 }
 
-// wordSet returns the whole words (search.Words) of the texts.
-func wordSet(texts ...string) map[string]bool {
-	set := map[string]bool{}
+// TextWords returns the words of indexed texts by the contract's rules:
+// search.Words of search.PlainText of each.
+func TextWords(texts ...string) []string {
+	var out []string
 	for _, t := range texts {
-		for _, w := range search.Words(t) {
-			set[w] = true
-		}
+		out = append(out, search.Words(search.PlainText(t))...)
 	}
-	return set
+	return out
 }
 
-func hasAll(set map[string]bool, words []string) bool {
-	for _, w := range words {
-		if !set[w] {
+// matchesAll reports whether every term matches one of the words.
+func matchesAll(terms []search.Term, words []string) bool {
+	for _, t := range terms {
+		if !t.MatchesAny(words) {
 			return false
 		}
 	}
 	return true
+}
+
+// ExpectedFacets counts, for each facet of q.Facets, the matches of q over
+// docs per value (search.FacetValues); nil when q asks for none.
+func ExpectedFacets(docs []search.EventDocument, q search.EventQuery) map[string]map[string]int {
+	if len(q.Facets) == 0 {
+		return nil
+	}
+	out := map[string]map[string]int{}
+	for _, f := range q.Facets {
+		out[f] = map[string]int{}
+	}
+	for _, d := range docs {
+		if !MatchEvent(d, q) {
+			continue
+		}
+		for _, f := range q.Facets {
+			for _, v := range search.FacetValues(d, f) {
+				out[f][v]++
+			}
+		}
+	}
+	return out
 }

@@ -17,7 +17,7 @@ func TestMatchEvent(t *testing.T) {
 		ID: 7, Status: "publish", Start: 1000, End: 2000, Featured: true, HasGeo: true, Geo: &paris,
 		CategoryIDs: []int64{1, 2}, TagIDs: []int64{}, ParentID: 3, HasPassword: true,
 		Text: map[string]search.Text{
-			"en": {Title: "Open-air JAZZ", Description: "a night", Excerpt: "don't miss"},
+			"en": {Title: "Open-air JAZZ", Description: "<p>a <strong>night</strong> at the caf&eacute;</p>", Excerpt: "don't miss"},
 			"fr": {Title: "Jazz en plein-air"},
 		},
 	}
@@ -53,7 +53,13 @@ func TestMatchEvent(t *testing.T) {
 		{"hyphenated word", search.EventQuery{Lang: "en", Query: "open-air"}, true},
 		{"half a hyphenated word", search.EventQuery{Lang: "en", Query: "air"}, false},
 		{"apostrophe splits", search.EventQuery{Lang: "en", Query: "don t"}, true},
-		{"prefix", search.EventQuery{Lang: "en", Query: "jaz"}, false},
+		{"prefix", search.EventQuery{Lang: "en", Query: "jaz"}, true},
+		{"whole word", search.EventQuery{Lang: "en", Query: "jaz "}, false},
+		{"only the last word is a prefix", search.EventQuery{Lang: "en", Query: "jaz night"}, false},
+		{"typo in the last word", search.EventQuery{Lang: "en", Query: "jazz nigth"}, true},
+		{"markup is not text", search.EventQuery{Lang: "en", Query: "strong"}, false},
+		{"entity decoded and folded", search.EventQuery{Lang: "en", Query: "CAFE"}, true},
+		{"eleventh word ignored", search.EventQuery{Lang: "en", Query: "jazz night a at the open-air don t miss cafe zzz"}, true},
 		{"other language", search.EventQuery{Lang: "fr", Query: "night"}, false},
 		{"missing language", search.EventQuery{Lang: "de", Query: "jazz"}, false},
 		{"no words", search.EventQuery{Lang: "de", Query: "?!"}, true},

@@ -48,6 +48,9 @@ func Run(t *testing.T, newEngine func(t *testing.T) search.Engine) {
 
 	t.Run("EventQueries", func(t *testing.T) { runEventCases(t, e, f.Events, eventCases(f)) })
 	t.Run("PlaceQueries", func(t *testing.T) { runPlaceCases(t, e, f.Places(), placeCases(f)) })
+	t.Run("Relevance", func(t *testing.T) { testRelevance(t, e, f) })
+	t.Run("RelevanceOrder", func(t *testing.T) { testRelevanceOrder(t, openEngine(t, newEngine)) })
+	t.Run("Facets", func(t *testing.T) { testFacets(t, e, f) })
 	t.Run("Counts", func(t *testing.T) { testCounts(t, e, f) })
 	t.Run("PingAndInit", func(t *testing.T) {
 		if err := e.Ping(t.Context()); err != nil {
@@ -412,8 +415,8 @@ func eventCases(f *Fixtures) []eventCase {
 		{name: "text two words", q: q(func(q *search.EventQuery) { q.Query = "jazz concert" })},
 		{name: "text three words", q: q(func(q *search.EventQuery) { q.Query = "Music, night; festival" })},
 		{name: "text hyphenated word", q: q(func(q *search.EventQuery) { q.Query = "open-air" })},
-		{name: "text part of a hyphenated word", q: q(func(q *search.EventQuery) { q.Query = "open" }), expect: none},
-		{name: "text prefix is not a word", q: q(func(q *search.EventQuery) { q.Query = "jaz" }), expect: none},
+		{name: "text part of a hyphenated word", q: q(func(q *search.EventQuery) { q.Query = "open " }), expect: none},
+		{name: "text prefix followed by a space is a word", q: q(func(q *search.EventQuery) { q.Query = "jaz " }), expect: none},
 		// search.Words keeps '-' as a word character, so a lone "-" is a
 		// word that must appear alone in the text; the case follows
 		// whatever Words decides.
@@ -443,6 +446,7 @@ func eventCases(f *Fixtures) []eventCase {
 		{name: "page by publish date", paged: true, q: q(func(q *search.EventQuery) { q.Sort, q.Offset, q.Limit = search.ByPublishDate, 5, 10 }), expect: all},
 		{name: "total only matching nothing", paged: true, q: q(func(q *search.EventQuery) { q.Query = "zzzqqq" }), expect: none},
 	}
+	cases = append(cases, textCases(f)...)
 	return append(cases, randomEventCases(f, 30)...)
 }
 
@@ -535,6 +539,10 @@ func placeCases(f *Fixtures) []placeCase {
 		// Text: all words in one field (title, description, excerpt in the
 		// language, or one of the other fields).
 		{name: "text in the address", q: venue(func(q *search.PlaceQuery) { q.Query = "temple" })},
+		{name: "text prefix in the address", q: venue(func(q *search.PlaceQuery) { q.Query = "templ" })},
+		{name: "text typo in the city", q: venue(func(q *search.PlaceQuery) { q.Query = "amsterdma " })},
+		{name: "text typo and prefix in one field", q: venue(func(q *search.PlaceQuery) { q.Query = "tmeple ave" })},
+		{name: "text folded province", q: venue(func(q *search.PlaceQuery) { q.Query = "ILE-DE-FRANCE" })},
 		{name: "text two words in the address", q: venue(func(q *search.PlaceQuery) { q.Query = "Temple avenue" })},
 		{name: "text hyphenated street", q: venue(func(q *search.PlaceQuery) { q.Query = "saint-michel" })},
 		{name: "text zip", q: venue(func(q *search.PlaceQuery) { q.Query = "75003" })},

@@ -1,0 +1,148 @@
+package app
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/calendar/eventcal/search"
+)
+
+// This file holds the search options of GET /events beyond the words
+// themselves (issue 8): orderby=relevance, facets and highlight. The
+// text-matching rules are the search package's (search/text.go).
+
+// textSearchArgs declares orderby, facets and highlight of GET /events.
+func textSearchArgs() []arg {
+	return []arg{
+		{Name: "orderby", Type: tString, Enum: []string{"date", "relevance"}, Default: "date",
+			Desc: "relevance (only with search): best match first, then by date; date: by start date."},
+		{Name: "facets", Type: tArray, Items: tString, Check: checkFacets,
+			Desc: "Count the matching events per value of these fields (" + strings.Join(search.EventFacets, ", ") +
+				"): the response gains facets, with exact counts over the whole result (not the page). Password-protected events count only for callers who may see their fields."},
+		{Name: "highlight", Type: tBoolean, Default: "false",
+			Desc: "true (with search): each event gains highlight.title and highlight.excerpt, HTML-escaped with <mark> around the matched words."},
+	}
+}
+
+// checkFacets accepts a CSV or list of known facet names.
+func checkFacets(_ *request, v any) string {
+	list := asList(v)
+	if len(list) == 0 {
+		return invalid
+	}
+	for _, f := range list {
+		s, _ := asString(f)
+		if !contains(search.EventFacets, s) {
+			return fmt.Sprintf("facets must be among %s.", strings.Join(search.EventFacets, ", "))
+		}
+	}
+	return ""
+}
+
+// applyTextSearchArgs sets the relevance order and the facets of q.
+func (r *request) applyTextSearchArgs(q *search.EventQuery) error {
+	if r.bag.str("orderby") == "relevance" {
+		if !r.bag.has("search") {
+			return invalidParam("orderby", "orderby=relevance requires search.")
+		}
+		q.Relevance = true
+	}
+	if v, ok := r.bag.get("facets"); ok {
+		for _, f := range asList(v) {
+			s, _ := asString(f)
+			if !contains(q.Facets, s) {
+				q.Facets = append(q.Facets, s)
+			}
+		}
+	}
+	return nil
+}
+
+// seesAllProtected reports whether the caller may see the protected fields
+// of every event (edit context, allowed to edit any event): only then do
+// password-protected events count in facets, whose values (categories,
+// tags, venue, organizer, featured, ticketed) are protected fields.
+func (r *request) seesAllProtected() bool {
+	return r.bag.str("context") == "edit" && r.user != nil && canEditOthers(r.user) && canPublish(r.user)
+}
+
+// facetsFromList reports whether the list query itself gives the caller's
+// facets: it leaves protected events out, or the caller sees them all.
+func (r *request) facetsFromList(q search.EventQuery) bool {
+	return q.ExcludeProtected || r.seesAllProtected()
+}
+
+// eventFacets returns the facets of q for the caller: from res when q
+// already leaves protected events out or the caller sees them all, else
+// from a count-only query without them.
+func (s *Server) eventFacets(r *request, q search.EventQuery, res search.Result) (map[string]map[string]int, error) {
+	if len(q.Facets) == 0 {
+		return nil, nil
+	}
+	if r.facetsFromList(q) {
+		return res.Facets, nil
+	}
+	q.ExcludeProtected, q.Offset, q.Limit, q.Relevance = true, 0, 0, false
+	counted, err := s.searchEvents(r.ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return counted.Facets, nil
+}
+
+// facetsObject renders facets in the order of search.EventFacets, values
+// in the engine's order (an object of counts per facet).
+func facetsObject(facets map[string]map[string]int) *obj {
+	o := newObj()
+	for _, f := range search.EventFacets {
+		counts, ok := facets[f]
+		if !ok {
+			continue
+		}
+		c := newObj()
+		for _, v := range sortedKeys(counts) {
+			c.set(v, counts[v])
+		}
+		o.set(f, c)
+	}
+	return o
+}
+
+// addHighlight sets highlight {title, excerpt} on a rendered event: the
+// plain text of its rendered title and excerpt, HTML-escaped, with the
+// matched words marked. It reads the rendered (and, for a locked event,
+// redacted) fields, so it never shows text the caller may not see.
+func addHighlight(o *obj, terms []search.Term) {
+	field := func(name string) string {
+		v, _ := o.get(name)
+		s, _ := v.(string)
+		return search.Highlight(strings.TrimSpace(search.PlainText(s)), terms)
+	}
+	o.set("highlight", newObj().set("title", field("title")).set("excerpt", field("excerpt")))
+}
+
+// sortedKeys returns the values of a facet in order: numbers (IDs)
+// numerically, then the other values (true, false) alphabetically.
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		x, errA := strconv.ParseInt(a, 10, 64)
+		y, errB := strconv.ParseInt(b, 10, 64)
+		switch {
+		case errA == nil && errB == nil:
+			return cmp.Compare(x, y)
+		case errA == nil:
+			return -1
+		case errB == nil:
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	return keys
+}

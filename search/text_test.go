@@ -1,0 +1,154 @@
+package search
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestPlainText(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain jazz", "plain jazz"},
+		{"<p>Jazz <strong>Night</strong></p>", " Jazz Night "},
+		{"<p>one</p><p>two</p>", " one  two "},
+		{"Caf<em>é</em> &amp; th&eacute;&acirc;tre", "Café & théâtre"},
+		{"a<br/>b", "a b"},
+		{"x<script>var strong = 1</script>y", "x  y"},
+		{"x<style>p { color: red }</style>y", "x  y"},
+		{"<!-- strong -->z", "z"},
+		{"5 &lt; 6 &#233;", "5 < 6 é"},
+		{"unclosed <b", "unclosed "},
+	}
+	for _, tt := range tests {
+		if got := PlainText(tt.in); got != tt.want {
+			t.Errorf("PlainText(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestWordsFold(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"Été ETE ete", []string{"ete", "ete", "ete"}},
+		{"CINÉMA, open-air!", []string{"cinema", "open-air"}},
+		{"ﬁlm ²", []string{"film", "2"}}, // compatibility decomposition
+		{"Ærø Straße", []string{"ærø", "straße"}},
+		{"über—naïve", []string{"uber", "naive"}},
+		{"", nil},
+	}
+	for _, tt := range tests {
+		if got := Words(tt.in); !slices.Equal(got, tt.want) {
+			t.Errorf("Words(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestParseQuery(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []Term
+	}{
+		{"jaz", []Term{{Word: "jaz", Prefix: true}}},
+		{"jaz ", []Term{{Word: "jaz"}}},
+		{"jaz!", []Term{{Word: "jaz"}}},
+		{"Summer JA", []Term{{Word: "summer", Typos: 1}, {Word: "ja", Prefix: true}}},
+		{"jazz nigth", []Term{{Word: "jazz"}, {Word: "nigth", Typos: 1, Prefix: true}}},
+		{"jazz jazz", []Term{{Word: "jazz"}}},
+		{"festivals", []Term{{Word: "festivals", Typos: 2, Prefix: true}}},
+		{"20250", []Term{{Word: "20250", Prefix: true}}},
+		{"  ", nil},
+		// The first ten distinct words count; the eleventh (last) is cut,
+		// so no word is a prefix.
+		{"a b a c d e f g h i j k", []Term{{Word: "a"}, {Word: "b"}, {Word: "c"}, {Word: "d"}, {Word: "e"}, {Word: "f"}, {Word: "g"}, {Word: "h"}, {Word: "i"}, {Word: "j"}}},
+		{"a b c d e f g h i j", []Term{{Word: "a"}, {Word: "b"}, {Word: "c"}, {Word: "d"}, {Word: "e"}, {Word: "f"}, {Word: "g"}, {Word: "h"}, {Word: "i"}, {Word: "j", Prefix: true}}},
+	}
+	for _, tt := range tests {
+		if got := ParseQuery(tt.in); !slices.Equal(got, tt.want) {
+			t.Errorf("ParseQuery(%q) = %+v, want %+v", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestDistance(t *testing.T) {
+	tests := []struct {
+		a, b          string
+		whole, prefix int
+	}{
+		{"night", "night", 0, 0},
+		{"nigth", "night", 1, 1}, // adjacent transposition counts 1
+		{"nihgt", "night", 1, 1},
+		{"nght", "night", 1, 1},
+		{"jaz", "jazz", 1, 0},
+		{"concret", "concerts", 2, 1},
+		{"ca", "abc", 3, 1}, // restricted: no edit inside a transposed pair
+		{"été", "ete", 2, 2},
+		{"", "abc", 3, 0},
+	}
+	for _, tt := range tests {
+		if got := Distance(tt.a, tt.b); got != tt.whole {
+			t.Errorf("Distance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.whole)
+		}
+		if got := PrefixDistance(tt.a, tt.b); got != tt.prefix {
+			t.Errorf("PrefixDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.prefix)
+		}
+	}
+}
+
+func TestTermMatches(t *testing.T) {
+	term := func(q string) Term { return ParseQuery(q)[0] }
+	tests := []struct {
+		query, word string
+		want        bool
+	}{
+		{"jazz ", "jazz", true},
+		{"jazz ", "jazzy", false},
+		{"jaz", "jazz", true},
+		{"jaz ", "jazz", false},
+		// 4 characters: no typo; 5: one typo with the same first letter.
+		{"jazx ", "jazz", false},
+		{"nigth ", "night", true},
+		{"nigth", "nightclub", true},
+		{"mught ", "night", false}, // other first letter
+		{"nxxht ", "night", false}, // two typos
+		// 8 characters: one typo; 9: two.
+		{"festivxl ", "festival", true},
+		{"festivxx ", "festival", false},
+		{"festivals ", "festivaxx", true},
+		{"festivals ", "xestivals", true},  // other first letter: both typos
+		{"festivals ", "xestivaxs", false}, // other first letter and another typo
+		{"festivasl ", "festivals", true},  // transposition
+		{"efstivasl ", "festivals", false}, // first-letter transposition + another
+		{"efstivals ", "festivals", true},  // first-letter transposition alone
+		{"20251 ", "20250", false},         // digits never get typos
+		{"2025", "20250", true},            // but are prefixes
+		{"cinema", "cinema", true},         // (folded on both sides by Words)
+		{"konzertx", "konzert", true},      // prefix with a typo: deletion
+		{"konzrt", "konzertsaal", true},    // distance to the closest prefix
+		{"konzrtx ", "konzertsaal", false},
+		{strings.Repeat("a", 251) + " ", strings.Repeat("a", 251), false}, // over Meilisearch's word length
+		{strings.Repeat("a", 250) + " ", strings.Repeat("a", 250), true},
+	}
+	for _, tt := range tests {
+		if got := term(tt.query).Matches(tt.word); got != tt.want {
+			t.Errorf("term %+v matches %q = %v, want %v", term(tt.query), tt.word, got, tt.want)
+		}
+	}
+}
+
+func TestHighlight(t *testing.T) {
+	tests := []struct{ text, query, want string }{
+		{"Jazz Night at the Café", "jaz", "<mark>Jazz</mark> Night at the Café"},
+		{"Jazz Night at the Café", "jazz nigth", "<mark>Jazz</mark> <mark>Night</mark> at the Café"},
+		{"Été <b>&</b> cafe", "ete cafe ", "<mark>Été</mark> &lt;b&gt;&amp;&lt;/b&gt; <mark>cafe</mark>"},
+		{"open-air, night", "open-air", "<mark>open-air</mark>, night"},
+		{"no match here", "zzz", "no match here"},
+		{"x<script>", "script", "x&lt;<mark>script</mark>&gt;"},
+	}
+	for _, tt := range tests {
+		if got := Highlight(tt.text, ParseQuery(tt.query)); got != tt.want {
+			t.Errorf("Highlight(%q, %q) = %q, want %q", tt.text, tt.query, got, tt.want)
+		}
+	}
+}
