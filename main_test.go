@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/internal/testdeadline"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
@@ -342,8 +343,8 @@ func testServe(t *testing.T, env map[string]string, wantEngine string) {
 	case addr = <-addrc:
 	case err := <-done:
 		t.Fatalf("serve ended before listening: %v\n%s", err, logs.String())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("not listening after 30s\n%s", logs.String())
+	case <-testdeadline.After(t):
+		t.Fatalf("never listened\n%s", logs.String())
 	}
 
 	if r := runCLI(t, map[string]string{"LISTEN_ADDR": addr.String()}, "healthcheck"); r.code != exitOK {
@@ -359,7 +360,7 @@ func testServe(t *testing.T, env map[string]string, wantEngine string) {
 		if err != nil {
 			t.Fatalf("serve: %v\n%s", err, logs.String())
 		}
-	case <-time.After(cfg.ShutdownTimeout + 10*time.Second):
+	case <-testdeadline.After(t):
 		t.Fatalf("serve did not stop\n%s", logs.String())
 	}
 	out := logs.String()

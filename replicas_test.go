@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/internal/testdeadline"
 	"github.com/calendar/eventcal/repository/mongo"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 	"github.com/calendar/eventcal/search/bleve"
@@ -78,14 +79,14 @@ func TestReplicas(t *testing.T) {
 			r.base = "http://" + a.String() + cfg.APIRoot()
 		case err := <-r.done:
 			t.Fatalf("%s stopped before listening: %v\n%s", name, err, r.logs.String())
-		case <-time.After(30 * time.Second):
-			t.Fatalf("%s not listening after 30s", name)
+		case <-testdeadline.After(t):
+			t.Fatalf("%s never listened", name)
 		}
 		t.Cleanup(func() { r.crash(t) })
 		return r
 	}
 
-	client := &http.Client{Timeout: 10 * time.Second}
+	client := &http.Client{Timeout: testdeadline.Timeout(t)}
 	call := func(r *replica, method, path, body string) map[string]any {
 		t.Helper()
 		req, err := http.NewRequest(method, r.base+path, strings.NewReader(body))
@@ -125,10 +126,10 @@ func TestReplicas(t *testing.T) {
 	}
 	eventually := func(what string, cond func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
+		deadline := testdeadline.Of(t)
 		for !cond() {
 			if time.Now().After(deadline) {
-				t.Fatalf("%s: not true after 30s", what)
+				t.Fatalf("%s: never true", what)
 			}
 			time.Sleep(20 * time.Millisecond) // poll interval
 		}
@@ -177,7 +178,7 @@ func (r *replica) crash(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s: serve: %v\n%s", r.name, err, r.logs.String())
 		}
-	case <-time.After(30 * time.Second):
+	case <-testdeadline.After(t):
 		t.Errorf("%s did not stop", r.name)
 	}
 }

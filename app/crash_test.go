@@ -79,7 +79,7 @@ func TestCrashRecovery(t *testing.T) {
 		t.Fatalf("child gave no address: %v", err)
 	}
 	base := "http://" + strings.TrimSpace(addrLine) + root
-	client := newHTTPClient()
+	client := newHTTPClient(t)
 	post := func(method, path, body string) string {
 		t.Helper()
 		status, out := client.send(method, base+path, "crash-admin", body)

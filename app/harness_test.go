@@ -18,6 +18,7 @@ import (
 
 	"github.com/calendar/eventcal/app"
 	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/internal/testdeadline"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/sqlite"
 	"github.com/calendar/eventcal/search"
@@ -44,7 +45,7 @@ type env struct {
 // write so far.
 func (e *env) flush() {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithDeadline(context.Background(), testdeadline.Of(e.t))
 	defer cancel()
 	if err := e.worker.Flush(ctx); err != nil {
 		e.t.Fatalf("flush: %v", err)

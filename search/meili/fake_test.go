@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/calendar/eventcal/internal/testdeadline"
 )
 
 // fakeMeili emulates the Meilisearch HTTP API just enough for the contract
@@ -486,7 +488,7 @@ func (f *fakeMeili) engine(opts Options) *Engine {
 	f.t.Helper()
 	opts.TaskPollInterval = time.Millisecond
 	if opts.TaskTimeout == 0 {
-		opts.TaskTimeout = 10 * time.Second
+		opts.TaskTimeout = testdeadline.Timeout(f.t)
 	}
 	e, err := Open(f.t.Context(), f.srv.URL, "test-key", opts)
 	if err != nil {
