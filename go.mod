@@ -18,6 +18,7 @@ require (
 	github.com/prometheus/client_model v0.6.3
 	github.com/schollz/progressbar/v3 v3.19.1
 	go.mongodb.org/mongo-driver/v2 v2.9.3
+	golang.org/x/mod v0.41.0
 	modernc.org/sqlite v1.60.0
 )
 

@@ -52,6 +52,8 @@ type fakeMeili struct {
 	emulate bool
 	// stuck keeps every task "processing".
 	stuck bool
+	// version is the pkgVersion GET /version reports (MinVersion at first).
+	version string
 }
 
 type recorded struct {
@@ -91,10 +93,16 @@ func newAPIError(code, message string) apiError {
 }
 
 func newFakeMeili(t *testing.T) *fakeMeili {
-	f := &fakeMeili{t: t, indexes: map[string]*fakeIndex{}, tasks: map[int64]*fakeTask{}, failTasks: map[string]apiError{}}
+	f := &fakeMeili{t: t, version: MinVersion, indexes: map[string]*fakeIndex{}, tasks: map[int64]*fakeTask{}, failTasks: map[string]apiError{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
 		f.reply(w, 200, map[string]any{"status": "available"})
+	})
+	mux.HandleFunc("GET /version", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		v := f.version
+		f.mu.Unlock()
+		f.reply(w, 200, map[string]any{"commitSha": "0000000", "commitDate": "2025-01-01T00:00:00Z", "pkgVersion": v})
 	})
 	mux.HandleFunc("GET /indexes/{uid}", f.getIndex)
 	mux.HandleFunc("POST /indexes", f.createIndex)

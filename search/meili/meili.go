@@ -112,8 +112,9 @@ var (
 )
 
 // Open connects to the Meilisearch server at url (with apiKey when not
-// empty) and checks that it answers; an unreachable server is an error
-// wrapping search.ErrUnavailable. Call Init before indexing or searching.
+// empty) and checks that it answers and is at least MinVersion; an
+// unreachable server is an error wrapping search.ErrUnavailable, an older
+// one an *UnsupportedVersionError. Call Init before indexing or searching.
 func Open(ctx context.Context, url, apiKey string, opts Options) (*Engine, error) {
 	if url == "" {
 		return nil, errors.New("meili: empty server URL")
@@ -133,6 +134,10 @@ func Open(ctx context.Context, url, apiKey string, opts Options) (*Engine, error
 		statuses:        defaultStatuses,
 	}.union(vocabulary{languages: opts.Languages})
 	if err := e.Ping(ctx); err != nil {
+		client.Close()
+		return nil, err
+	}
+	if err := e.checkVersion(ctx); err != nil {
 		client.Close()
 		return nil, err
 	}
