@@ -392,14 +392,9 @@ func (e *Engine) await(ctx context.Context, op string, info *meilisearch.TaskInf
 	if err != nil {
 		return e.fail(op, err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, e.opts.TaskTimeout)
-	defer cancel()
-	task, err := e.client.WaitForTaskWithContext(wctx, info.TaskUID, e.opts.TaskPollInterval)
+	task, err := e.waitTask(ctx, op, info.TaskUID)
 	if err != nil {
-		if ctx.Err() == nil && wctx.Err() != nil {
-			return fmt.Errorf("%w: meili: %s: task %d not finished after %s", search.ErrUnavailable, op, info.TaskUID, e.opts.TaskTimeout)
-		}
-		return e.fail(op+": wait for task "+strconv.FormatInt(info.TaskUID, 10), err)
+		return err
 	}
 	if task.Status == meilisearch.TaskStatusSucceeded {
 		return nil
