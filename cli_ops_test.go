@@ -78,7 +78,7 @@ func TestReindexAndStatusDirect(t *testing.T) {
 func TestReindexAndStatusRemote(t *testing.T) {
 	dir := t.TempDir()
 	seedEvents(t, dir, 12)
-	env := map[string]string{"DATA_DIR": dir, "LISTEN_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": "ops-token"}
+	env := map[string]string{"DATA_DIR": dir, "LISTEN_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": "ops-token", "DRAIN_DELAY": "0"}
 	cfg, err := config.Load(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)

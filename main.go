@@ -24,10 +24,9 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -241,7 +240,7 @@ func (c *cli) serve(args []string) int {
 		return exitUsage
 	}
 	logger := cfg.NewLogger(c.stderr)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := shutdownSignals()
 	defer stop()
 	if err := serveUntilDone(ctx, cfg, logger, nil); err != nil {
 		logger.Error("service stopped", "err", err)
@@ -398,8 +397,9 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 
 // serve runs the service on an open store and engine: the lease keeper,
 // the sync worker and the schedule (both only while the lease is held),
-// and the app on cfg.ListenAddr until ctx is done. It then stops accepting
-// connections, lets in-flight requests finish within cfg.ShutdownTimeout,
+// and the app on cfg.ListenAddr until ctx is done. It then drains (see
+// drain), stops accepting connections, lets in-flight requests finish
+// within cfg.ShutdownTimeout,
 // stops the schedule, aborts a running rebuild and stops the worker. It
 // neither releases the lease nor closes the store or engine: a test
 // cancelling ctx thus simulates a crashed process.
@@ -434,7 +434,8 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 		<-leaseDone
 	}()
 
-	fiberApp, err := app.New(app.Options{Config: cfg, Store: store, Search: engine, Indexer: worker, Reindexer: reindexer, Logger: logger})
+	draining := new(atomic.Bool)
+	fiberApp, err := app.New(app.Options{Config: cfg, Store: store, Search: engine, Indexer: worker, Reindexer: reindexer, Logger: logger, Draining: draining.Load})
 	if err != nil {
 		return fmt.Errorf("build app: %w", err)
 	}
@@ -465,6 +466,9 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 		// The listener failed on its own; nothing is left to drain.
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
+	}
+	if err := drain(ctx, cfg, logger, draining, served); err != nil {
+		return err
 	}
 	logger.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
 	// ShutdownWithTimeout closes the listener, then waits for in-flight

@@ -326,6 +326,7 @@ func TestServe(t *testing.T) {
 func testServe(t *testing.T, env map[string]string, wantEngine string) {
 	env["LISTEN_ADDR"] = "127.0.0.1:0"
 	env["ADMIN_TOKEN"] = "hunter2"
+	env["DRAIN_DELAY"] = "0" // the drain has its own test (drain_test.go)
 	cfg, err := config.Load(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)

@@ -57,7 +57,7 @@ func TestReplicas(t *testing.T) {
 	start := func(name string) *replica {
 		t.Helper()
 		env := map[string]string{"DATA_DIR": t.TempDir(), "MONGO_URI": uri, "MONGO_DATABASE": db, "LEASE_TTL": "3s",
-			"LISTEN_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": token, "SHUTDOWN_TIMEOUT": "5s"}
+			"LISTEN_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": token, "SHUTDOWN_TIMEOUT": "5s", "DRAIN_DELAY": "0"}
 		cfg, err := config.Load(func(k string) string { return env[k] })
 		if err != nil {
 			t.Fatal(err)

@@ -80,6 +80,12 @@ type Config struct {
 	// LeaseTTL is how long the leader lease lasts without renewal
 	// (LEASE_TTL), with MongoDB.
 	LeaseTTL time.Duration
+	// DrainDelay is how long /readyz fails before the listener closes on
+	// shutdown (DRAIN_DELAY).
+	DrainDelay time.Duration
+	// ReplicaID is the replica's identity in the lease (REPLICA_ID); empty
+	// means the host name.
+	ReplicaID string
 }
 
 // Load reads every registered setting through getenv (os.Getenv in

@@ -46,6 +46,8 @@ func TestDefaults(t *testing.T) {
 		{"ShutdownTimeout", c.ShutdownTimeout, 10 * time.Second},
 		{"ReindexCron", c.ReindexCron, ""},
 		{"LeaseTTL", c.LeaseTTL, 15 * time.Second},
+		{"DrainDelay", c.DrainDelay, 5 * time.Second},
+		{"ReplicaID", c.ReplicaID, ""},
 		{"APIRoot()", c.APIRoot(), "/calendar/events/v1"},
 		{"Embedded()", c.Embedded(), true},
 		{"EmbeddedSearch()", c.EmbeddedSearch(), true},
@@ -109,6 +111,9 @@ func TestValid(t *testing.T) {
 		{"lease ttl", map[string]string{"LEASE_TTL": "1m"}, func(c *Config) any { return c.LeaseTTL }, time.Minute},
 		{"lease ttl seconds", map[string]string{"LEASE_TTL": "5"}, func(c *Config) any { return c.LeaseTTL }, 5 * time.Second},
 		{"lease ttl minimum", map[string]string{"LEASE_TTL": "1s"}, func(c *Config) any { return c.LeaseTTL }, time.Second},
+		{"drain delay", map[string]string{"DRAIN_DELAY": "15s"}, func(c *Config) any { return c.DrainDelay }, 15 * time.Second},
+		{"drain delay off", map[string]string{"DRAIN_DELAY": "0"}, func(c *Config) any { return c.DrainDelay }, time.Duration(0)},
+		{"replica id", map[string]string{"REPLICA_ID": "calendar-1.eu_west"}, func(c *Config) any { return c.ReplicaID }, "calendar-1.eu_west"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -180,6 +185,11 @@ func TestInvalid(t *testing.T) {
 		{"lease ttl unparsable", map[string]string{"LEASE_TTL": "long"}, "LEASE_TTL", "duration"},
 		{"lease ttl too short", map[string]string{"LEASE_TTL": "500ms"}, "LEASE_TTL", "at least 1s"},
 		{"lease ttl zero", map[string]string{"LEASE_TTL": "0"}, "LEASE_TTL", "at least 1s"},
+		{"drain delay negative", map[string]string{"DRAIN_DELAY": "-1s"}, "DRAIN_DELAY", "negative"},
+		{"drain delay unparsable", map[string]string{"DRAIN_DELAY": "soon"}, "DRAIN_DELAY", "duration"},
+		{"replica id with a slash", map[string]string{"REPLICA_ID": "a/b"}, "REPLICA_ID", "only letters"},
+		{"replica id with a space", map[string]string{"REPLICA_ID": "a b"}, "REPLICA_ID", "only letters"},
+		{"replica id too long", map[string]string{"REPLICA_ID": strings.Repeat("r", 129)}, "REPLICA_ID", "at most 128"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -267,6 +277,7 @@ func TestRegistry(t *testing.T) {
 	want := []string{"LISTEN_ADDR", "DATA_DIR", "MONGO_URI", "MONGO_DATABASE", "MEILI_URL", "MEILI_API_KEY",
 		"ADMIN_TOKEN", "REST_ROOT", "API_NAMESPACE", "SITE_URL", "TIMEZONE", "LANGUAGES", "DEFAULT_LANGUAGE",
 		"LOG_LEVEL", "LOG_FORMAT", "CORS_ALLOWED_ORIGINS", "SHUTDOWN_TIMEOUT", "REINDEX_CRON", "LEASE_TTL"}
+	want = append(want, "DRAIN_DELAY", "REPLICA_ID")
 	for _, name := range want {
 		if !seen[name] {
 			t.Errorf("%s is not registered", name)
