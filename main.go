@@ -15,8 +15,6 @@ package main
 
 import (
 	"context"
-	crand "crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -341,18 +339,44 @@ const leaseName = "leader"
 // serves (the Bleve index in DATA_DIR is locked by it).
 func newLease(cfg *config.Config, store repository.Store, logger *slog.Logger) sync.Lease {
 	if s, ok := store.(*mongo.Store); ok {
-		return s.Lease(leaseName, leaseHolder(), cfg.LeaseTTL, logger)
+		return s.Lease(leaseName, replicaID(cfg), cfg.LeaseTTL, logger)
 	}
 	return sync.Held()
 }
 
-// leaseHolder identifies this process in the lease: host name, process ID
-// and a random part (a restarted process is a new holder).
-func leaseHolder() string {
-	host, _ := os.Hostname()
-	b := make([]byte, 4)
-	crand.Read(b) // never fails
-	return fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b))
+// replicaID is this replica's stable identity in the lease: REPLICA_ID,
+// else the host name (a container keeps its host name across restarts),
+// so that a replica restarted after a crash takes its lease back at once.
+// The lease adds a random instance ID per process to detect two live
+// processes with one identity (mongo.ErrDuplicateReplica).
+func replicaID(cfg *config.Config) string {
+	if cfg.ReplicaID != "" {
+		return cfg.ReplicaID
+	}
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	return host
+}
+
+// refuseDuplicates returns a context that ends, with cause
+// mongo.ErrDuplicateReplica, when lease finds another live process with
+// this replica's identity; stop releases its resources.
+func refuseDuplicates(ctx context.Context, lease sync.Lease) (_ context.Context, stop func()) {
+	ml, ok := lease.(*mongo.Lease)
+	if !ok {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		select {
+		case <-ml.Conflict():
+			cancel(mongo.ErrDuplicateReplica)
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { cancel(nil) }
 }
 
 // serveUntilDone opens the store, the search engine and the lease, builds
@@ -392,7 +416,15 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 			logger.Warn("release the lease", "err", rerr)
 		}
 	}()
-	return serve(ctx, cfg, logger, store, engine, lease, ready)
+	ctx, stopWatch := refuseDuplicates(ctx, lease)
+	defer stopWatch()
+	if err := serve(ctx, cfg, logger, store, engine, lease, ready); err != nil {
+		return err
+	}
+	if cause := context.Cause(ctx); errors.Is(cause, mongo.ErrDuplicateReplica) {
+		return cause
+	}
+	return nil
 }
 
 // serve runs the service on an open store and engine: the lease keeper,
