@@ -99,7 +99,7 @@ type Lease struct {
 	// instance is this process's random ID (see "Replica identity").
 	instance string
 	ttl      time.Duration
-	log    *slog.Logger
+	log      *slog.Logger
 	// now is a monotonic clock (time.Now; tests replace it).
 	now func() time.Time
 
