@@ -288,10 +288,11 @@ func newWorker(cfg *config.Config, store repository.Store, engine search.Engine,
 
 // runIndexer reconciles the engine's indexes (retrying with backoff while
 // the engine is unreachable), then, whenever this process holds the lease,
-// fills an empty index from the store and runs the sync worker; while
-// another process holds the lease the worker pauses. It returns when ctx
-// ends. Lists answer 503 until the engine answers.
-func runIndexer(ctx context.Context, engine search.Engine, w *sync.Worker, lease sync.Lease, logger *slog.Logger) {
+// fills an empty index from the store, rebuilds outdated indexes
+// (migrateOutdated) and runs the sync worker; while another process holds
+// the lease the worker pauses. It returns when ctx ends. Lists answer 503
+// until the engine answers.
+func runIndexer(ctx context.Context, engine search.Engine, w *sync.Worker, reindexer *sync.Reindexer, lease sync.Lease, logger *slog.Logger) {
 	if !retryUntilDone(ctx, logger, engine.Init) {
 		return
 	}
@@ -301,6 +302,7 @@ func runIndexer(ctx context.Context, engine search.Engine, w *sync.Worker, lease
 			return err
 		}
 		if retryUntilDone(ctx, logger, populate) {
+			migrateOutdated(ctx, engine, reindexer, logger)
 			w.Run(ctx)
 		}
 	})
@@ -453,7 +455,7 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 	}()
 	go func() {
 		defer close(workerDone)
-		runIndexer(backgroundCtx, engine, worker, lease, logger)
+		runIndexer(backgroundCtx, engine, worker, reindexer, lease, logger)
 	}()
 	schedule.Start()
 	defer func() {

@@ -119,6 +119,7 @@ func newFakeMeili(t *testing.T) *fakeMeili {
 	mux.HandleFunc("GET /indexes/{uid}/settings", f.getSettings)
 	mux.HandleFunc("PATCH /indexes/{uid}/settings", f.updateSettings)
 	mux.HandleFunc("POST /indexes/{uid}/documents", f.addDocuments)
+	mux.HandleFunc("GET /indexes/{uid}/documents/{id}", f.getDocument)
 	mux.HandleFunc("POST /indexes/{uid}/documents/delete-batch", f.deleteDocuments)
 	mux.HandleFunc("POST /indexes/{uid}/search", f.search)
 	mux.HandleFunc("GET /indexes/{uid}/stats", f.stats)
@@ -412,6 +413,24 @@ func (f *fakeMeili) addDocuments(w http.ResponseWriter, r *http.Request) {
 		}
 		return nil
 	})
+}
+
+func (f *fakeMeili) getDocument(w http.ResponseWriter, r *http.Request) {
+	uid, id := r.PathValue("uid"), r.PathValue("id")
+	ix := f.index(uid)
+	if ix == nil {
+		f.notFound(w, uid)
+		return
+	}
+	f.mu.Lock()
+	doc, ok := ix.docs[id]
+	answer := jsonValue(f.t, doc)
+	f.mu.Unlock()
+	if !ok {
+		f.reply(w, 404, newAPIError("document_not_found", fmt.Sprintf("Document `%s` not found.", id)))
+		return
+	}
+	f.reply(w, 200, answer)
 }
 
 func (f *fakeMeili) deleteDocuments(w http.ResponseWriter, r *http.Request) {

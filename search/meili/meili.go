@@ -104,6 +104,10 @@ type Engine struct {
 	// rebuildMu guards rebuilding: whether a rebuild is open (rebuild.go).
 	rebuildMu  sync.Mutex
 	rebuilding bool
+
+	// outdated is set when the live indexes were written under an older
+	// attribute scheme (scheme.go).
+	outdated outdatedFlag
 }
 
 var (
@@ -149,7 +153,8 @@ func (e *Engine) IndexUID(ix Index) string { return e.opts.IndexPrefix + string(
 
 // Init creates the indexes if needed and reconciles their settings with
 // settingsFor, sending an update only for an index whose live settings
-// differ.
+// differ. It then checks the attribute scheme the indexes were written
+// under (see Outdated).
 func (e *Engine) Init(ctx context.Context) error {
 	e.learnMu.Lock()
 	defer e.learnMu.Unlock()
@@ -158,7 +163,7 @@ func (e *Engine) Init(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	return e.checkScheme(ctx)
 }
 
 // IndexEvents adds or replaces event documents, BatchSize per request,

@@ -64,8 +64,14 @@ func TestSettingsTaskWait(t *testing.T) {
 
 	t.Run("an update that outlasts TaskTimeout is not sent again", func(t *testing.T) {
 		f := newFakeMeili(t)
-		// The engine gives up after 20ms; the update takes "for ever"
-		// (until finishTasks), as on a large index.
+		// The indexes exist with the default settings, so the only task
+		// the engine waits for is the settings update, which takes "for
+		// ever" (until finishTasks), as on a large index. The engine gives
+		// up waiting after 20ms (however slow the machine, it never ends
+		// before finishTasks).
+		for _, ix := range indexes {
+			f.addIndex(DefaultIndexPrefix+string(ix), nil)
+		}
 		e := f.engine(Options{TaskTimeout: 20 * time.Millisecond})
 		f.busyTasks["settingsUpdate"] = 1 << 30
 		uid := e.IndexUID(EventIndex)
@@ -79,6 +85,8 @@ func TestSettingsTaskWait(t *testing.T) {
 			}
 		}
 		f.finishTasks()
+		// A patient engine (the same process later, on a quiet server).
+		e = f.engine(Options{})
 		if err := e.Init(t.Context()); err != nil {
 			t.Fatalf("Init once the update ended: %v", err)
 		}
