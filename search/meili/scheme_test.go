@@ -56,7 +56,7 @@ var plainWord = regexp.MustCompile(`^[a-z0-9_-]+$`)
 func TestAttributeNamesCannotCollide(t *testing.T) {
 	groups := [][]string{
 		{"pt-BR", "pt-br", "PT-BR", "pt_br", "pt.br", "pt br"}, // all "pt-br" or "pt_br" before
-		{"日本", "中国", "ελ", "__"},                              // all "__" before
+		{"日本", "中国", "ελ", "__"},                               // all "__" before
 		{"Publish", "publish", "PUBLISH"},
 		{"auto-draft", "auto_draft", "auto draft", "auto-Draft"},
 		{"\xff", "\xfe", "\uFFFD", "_x"}, // invalid UTF-8 bytes and the replacement character
