@@ -263,7 +263,16 @@ func openSearch(ctx context.Context, cfg *config.Config) (search.Engine, error) 
 		// through the cache's invalidation, so the TTL only caps memory age.
 		return search.NewCached(e, embeddedCacheTTL), nil
 	}
-	e, err := meili.Open(ctx, cfg.MeiliURL, cfg.MeiliAPIKey, meili.Options{Languages: cfg.Languages})
+	apiKey := cfg.MeiliAPIKey
+	if apiKey == "" && cfg.MeiliMasterKey != "" {
+		// The master key only creates (or finds) the service's scoped key.
+		key, err := meili.EnsureServiceKey(ctx, cfg.MeiliURL, cfg.MeiliMasterKey, "")
+		if err != nil {
+			return nil, fmt.Errorf("open meilisearch: %w", err)
+		}
+		apiKey = key
+	}
+	e, err := meili.Open(ctx, cfg.MeiliURL, apiKey, meili.Options{Languages: cfg.Languages})
 	if err != nil {
 		return nil, fmt.Errorf("open meilisearch: %w", err)
 	}

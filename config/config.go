@@ -86,6 +86,9 @@ type Config struct {
 	// ReplicaID is the replica's identity in the lease (REPLICA_ID); empty
 	// means the host name.
 	ReplicaID string
+	// MeiliMasterKey is the Meilisearch master key (MEILI_MASTER_KEY), used
+	// at start to create the service's scoped key when MeiliAPIKey is empty.
+	MeiliMasterKey string
 }
 
 // Load reads every registered setting through getenv (os.Getenv in

@@ -48,6 +48,7 @@ func TestDefaults(t *testing.T) {
 		{"LeaseTTL", c.LeaseTTL, 15 * time.Second},
 		{"DrainDelay", c.DrainDelay, 5 * time.Second},
 		{"ReplicaID", c.ReplicaID, ""},
+		{"MeiliMasterKey", c.MeiliMasterKey, ""},
 		{"APIRoot()", c.APIRoot(), "/calendar/events/v1"},
 		{"Embedded()", c.Embedded(), true},
 		{"EmbeddedSearch()", c.EmbeddedSearch(), true},
@@ -277,7 +278,7 @@ func TestRegistry(t *testing.T) {
 	want := []string{"LISTEN_ADDR", "DATA_DIR", "MONGO_URI", "MONGO_DATABASE", "MEILI_URL", "MEILI_API_KEY",
 		"ADMIN_TOKEN", "REST_ROOT", "API_NAMESPACE", "SITE_URL", "TIMEZONE", "LANGUAGES", "DEFAULT_LANGUAGE",
 		"LOG_LEVEL", "LOG_FORMAT", "CORS_ALLOWED_ORIGINS", "SHUTDOWN_TIMEOUT", "REINDEX_CRON", "LEASE_TTL"}
-	want = append(want, "DRAIN_DELAY", "REPLICA_ID")
+	want = append(want, "DRAIN_DELAY", "REPLICA_ID", "MEILI_MASTER_KEY")
 	for _, name := range want {
 		if !seen[name] {
 			t.Errorf("%s is not registered", name)
@@ -286,7 +287,7 @@ func TestRegistry(t *testing.T) {
 	if len(seen) != len(want) {
 		t.Errorf("%d options registered, want %d (update this test when adding one)", len(seen), len(want))
 	}
-	secrets := map[string]bool{"MONGO_URI": true, "MEILI_API_KEY": true, "ADMIN_TOKEN": true}
+	secrets := map[string]bool{"MONGO_URI": true, "MEILI_API_KEY": true, "ADMIN_TOKEN": true, "MEILI_MASTER_KEY": true}
 	for _, o := range Options() {
 		if o.Secret != secrets[o.Name] {
 			t.Errorf("%s: Secret = %v", o.Name, o.Secret)

@@ -390,6 +390,15 @@ var registry = []Option{
 		},
 		format: func(c *Config) string { return c.ReplicaID },
 	},
+	{
+		Name: "MEILI_MASTER_KEY", Default: "", Type: TypeSecret, Secret: true,
+		Description: "Meilisearch master key: when set and MEILI_API_KEY is empty, the service creates (or finds) its own scoped API key with it at start and uses only that key",
+		parse: func(c *Config, raw string) error {
+			c.MeiliMasterKey = raw
+			return nil
+		},
+		format: func(c *Config) string { return c.MeiliMasterKey },
+	},
 }
 
 // maxReplicaID bounds REPLICA_ID (and the host name used in its place).

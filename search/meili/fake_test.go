@@ -55,6 +55,8 @@ type fakeMeili struct {
 	// busyTasks makes the tasks of a type stay "processing" for that many
 	// polls beyond the first, their effect applied only when they end.
 	busyTasks map[string]int
+	// keys are the API keys by UID (POST /keys, GET and DELETE /keys/{uid}).
+	keys map[string]map[string]any
 	// version is the pkgVersion GET /version reports (MinVersion at first).
 	version string
 }
@@ -102,7 +104,7 @@ func newAPIError(code, message string) apiError {
 }
 
 func newFakeMeili(t *testing.T) *fakeMeili {
-	f := &fakeMeili{t: t, version: MinVersion, indexes: map[string]*fakeIndex{}, tasks: map[int64]*fakeTask{}, failTasks: map[string]apiError{}, busyTasks: map[string]int{}}
+	f := &fakeMeili{t: t, version: MinVersion, indexes: map[string]*fakeIndex{}, tasks: map[int64]*fakeTask{}, failTasks: map[string]apiError{}, busyTasks: map[string]int{}, keys: map[string]map[string]any{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
 		f.reply(w, 200, map[string]any{"status": "available"})
@@ -112,6 +114,48 @@ func newFakeMeili(t *testing.T) *fakeMeili {
 		v := f.version
 		f.mu.Unlock()
 		f.reply(w, 200, map[string]any{"commitSha": "0000000", "commitDate": "2025-01-01T00:00:00Z", "pkgVersion": v})
+	})
+	mux.HandleFunc("POST /keys", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := bodyOf(r).(map[string]any)
+		uid, _ := body["uid"].(string)
+		f.mu.Lock()
+		_, exists := f.keys[uid]
+		key := map[string]any{}
+		if !exists {
+			for k, v := range body {
+				key[k] = v
+			}
+			key["key"] = "key-of-" + uid // Meilisearch: HMAC of the UID with the master key
+			key["createdAt"], key["updatedAt"] = "2025-01-01T00:00:00Z", "2025-01-01T00:00:00Z"
+			f.keys[uid] = key
+		}
+		f.mu.Unlock()
+		if exists {
+			f.reply(w, 409, newAPIError("api_key_already_exists", "`uid` field value `"+uid+"` is already an existing API key."))
+			return
+		}
+		f.reply(w, 201, key)
+	})
+	mux.HandleFunc("GET /keys/{uid}", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		key, ok := f.keys[r.PathValue("uid")]
+		f.mu.Unlock()
+		if !ok {
+			f.reply(w, 404, newAPIError("api_key_not_found", "API key `"+r.PathValue("uid")+"` not found."))
+			return
+		}
+		f.reply(w, 200, key)
+	})
+	mux.HandleFunc("DELETE /keys/{uid}", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		_, ok := f.keys[r.PathValue("uid")]
+		delete(f.keys, r.PathValue("uid"))
+		f.mu.Unlock()
+		if !ok {
+			f.reply(w, 404, newAPIError("api_key_not_found", "API key `"+r.PathValue("uid")+"` not found."))
+			return
+		}
+		w.WriteHeader(204)
 	})
 	mux.HandleFunc("GET /indexes/{uid}", f.getIndex)
 	mux.HandleFunc("POST /indexes", f.createIndex)
