@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/internal/testdeadline"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/sqlite"
 )
@@ -77,7 +78,7 @@ func TestReindexAndStatusDirect(t *testing.T) {
 func TestReindexAndStatusRemote(t *testing.T) {
 	dir := t.TempDir()
 	seedEvents(t, dir, 12)
-	env := map[string]string{"DATA_DIR": dir, "LISTEN_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": "ops-token"}
+	env := map[string]string{"DATA_DIR": dir, "LISTEN_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": "ops-token", "DRAIN_DELAY": "0"}
 	cfg, err := config.Load(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +94,7 @@ func TestReindexAndStatusRemote(t *testing.T) {
 	case addr = <-addrc:
 	case err := <-done:
 		t.Fatalf("serve ended: %v\n%s", err, logs.String())
-	case <-time.After(30 * time.Second):
+	case <-testdeadline.After(t):
 		t.Fatal("not listening")
 	}
 	remote := map[string]string{"DATA_DIR": dir, "LISTEN_ADDR": addr.String(), "ADMIN_TOKEN": "ops-token"}
@@ -103,7 +104,7 @@ func TestReindexAndStatusRemote(t *testing.T) {
 	if r.code != exitOK || !strings.Contains(r.stdout, "rebuild succeeded") {
 		t.Fatalf("remote reindex: exit %d\nstdout %s\nstderr %s\nlogs %s", r.code, r.stdout, r.stderr, logs.String())
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := testdeadline.Of(t)
 	for {
 		r = runCLI(t, remote, "status", "--url", "http://"+addr.String())
 		if r.code != exitOK {

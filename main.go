@@ -15,8 +15,6 @@ package main
 
 import (
 	"context"
-	crand "crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -24,10 +22,9 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -245,7 +242,7 @@ func (c *cli) serve(args []string) int {
 		return exitUsage
 	}
 	logger := cfg.NewLogger(c.stderr)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := shutdownSignals()
 	defer stop()
 	if err := serveUntilDone(ctx, cfg, logger, nil); err != nil {
 		logger.Error("service stopped", "err", err)
@@ -270,7 +267,16 @@ func openSearch(ctx context.Context, cfg *config.Config) (search.Engine, error) 
 		// through the cache's invalidation, so the TTL only caps memory age.
 		return search.NewCached(e, embeddedCacheTTL), nil
 	}
-	e, err := meili.Open(ctx, cfg.MeiliURL, cfg.MeiliAPIKey, meili.Options{Languages: cfg.Languages})
+	apiKey := cfg.MeiliAPIKey
+	if apiKey == "" && cfg.MeiliMasterKey != "" {
+		// The master key only creates (or finds) the service's scoped key.
+		key, err := meili.EnsureServiceKey(ctx, cfg.MeiliURL, cfg.MeiliMasterKey, "")
+		if err != nil {
+			return nil, fmt.Errorf("open meilisearch: %w", err)
+		}
+		apiKey = key
+	}
+	e, err := meili.Open(ctx, cfg.MeiliURL, apiKey, meili.Options{Languages: cfg.Languages})
 	if err != nil {
 		return nil, fmt.Errorf("open meilisearch: %w", err)
 	}
@@ -313,10 +319,11 @@ func newWebhooks(cfg *config.Config, store repository.Store, logger *slog.Logger
 
 // runIndexer reconciles the engine's indexes (retrying with backoff while
 // the engine is unreachable), then, whenever this process holds the lease,
-// fills an empty index from the store and runs the sync worker; while
-// another process holds the lease the worker pauses. It returns when ctx
-// ends. Lists answer 503 until the engine answers.
-func runIndexer(ctx context.Context, engine search.Engine, w *sync.Worker, lease sync.Lease, logger *slog.Logger) {
+// fills an empty index from the store, rebuilds outdated indexes
+// (migrateOutdated) and runs the sync worker; while another process holds
+// the lease the worker pauses. It returns when ctx ends. Lists answer 503
+// until the engine answers.
+func runIndexer(ctx context.Context, engine search.Engine, w *sync.Worker, reindexer *sync.Reindexer, lease sync.Lease, logger *slog.Logger) {
 	if !retryUntilDone(ctx, logger, engine.Init) {
 		return
 	}
@@ -326,6 +333,7 @@ func runIndexer(ctx context.Context, engine search.Engine, w *sync.Worker, lease
 			return err
 		}
 		if retryUntilDone(ctx, logger, populate) {
+			migrateOutdated(ctx, engine, reindexer, logger)
 			w.Run(ctx)
 		}
 	})
@@ -364,18 +372,44 @@ const leaseName = "leader"
 // serves (the Bleve index in DATA_DIR is locked by it).
 func newLease(cfg *config.Config, store repository.Store, logger *slog.Logger) sync.Lease {
 	if s, ok := store.(*mongo.Store); ok {
-		return s.Lease(leaseName, leaseHolder(), cfg.LeaseTTL, logger)
+		return s.Lease(leaseName, replicaID(cfg), cfg.LeaseTTL, logger)
 	}
 	return sync.Held()
 }
 
-// leaseHolder identifies this process in the lease: host name, process ID
-// and a random part (a restarted process is a new holder).
-func leaseHolder() string {
-	host, _ := os.Hostname()
-	b := make([]byte, 4)
-	crand.Read(b) // never fails
-	return fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b))
+// replicaID is this replica's stable identity in the lease: REPLICA_ID,
+// else the host name (a container keeps its host name across restarts),
+// so that a replica restarted after a crash takes its lease back at once.
+// The lease adds a random instance ID per process to detect two live
+// processes with one identity (mongo.ErrDuplicateReplica).
+func replicaID(cfg *config.Config) string {
+	if cfg.ReplicaID != "" {
+		return cfg.ReplicaID
+	}
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	return host
+}
+
+// refuseDuplicates returns a context that ends, with cause
+// mongo.ErrDuplicateReplica, when lease finds another live process with
+// this replica's identity; stop releases its resources.
+func refuseDuplicates(ctx context.Context, lease sync.Lease) (_ context.Context, stop func()) {
+	ml, ok := lease.(*mongo.Lease)
+	if !ok {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		select {
+		case <-ml.Conflict():
+			cancel(mongo.ErrDuplicateReplica)
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { cancel(nil) }
 }
 
 // serveUntilDone opens the store, the search engine and the lease, builds
@@ -415,13 +449,22 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 			logger.Warn("release the lease", "err", rerr)
 		}
 	}()
-	return serve(ctx, cfg, logger, store, engine, lease, ready)
+	ctx, stopWatch := refuseDuplicates(ctx, lease)
+	defer stopWatch()
+	if err := serve(ctx, cfg, logger, store, engine, lease, ready); err != nil {
+		return err
+	}
+	if cause := context.Cause(ctx); errors.Is(cause, mongo.ErrDuplicateReplica) {
+		return cause
+	}
+	return nil
 }
 
 // serve runs the service on an open store and engine: the lease keeper,
 // the sync worker and the schedule (both only while the lease is held),
-// and the app on cfg.ListenAddr until ctx is done. It then stops accepting
-// connections, lets in-flight requests finish within cfg.ShutdownTimeout,
+// and the app on cfg.ListenAddr until ctx is done. It then drains (see
+// drain), stops accepting connections, lets in-flight requests finish
+// within cfg.ShutdownTimeout,
 // stops the schedule, aborts a running rebuild and stops the worker. It
 // neither releases the lease nor closes the store or engine: a test
 // cancelling ctx thus simulates a crashed process.
@@ -445,7 +488,7 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 	}()
 	go func() {
 		defer close(workerDone)
-		runIndexer(backgroundCtx, engine, worker, lease, logger)
+		runIndexer(backgroundCtx, engine, worker, reindexer, lease, logger)
 	}()
 	webhooksDone := make(chan struct{})
 	go func() {
@@ -464,8 +507,9 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 		<-leaseDone
 	}()
 
+	draining := new(atomic.Bool)
 	fiberApp, err := app.New(app.Options{Config: cfg, Store: store, Search: engine, Indexer: worker, Reindexer: reindexer, Webhooks: hooks, Logger: logger,
-		ResponseCacheTTL: responseCacheTTL(cfg)})
+		ResponseCacheTTL: responseCacheTTL(cfg), Draining: draining.Load})
 	if err != nil {
 		return fmt.Errorf("build app: %w", err)
 	}
@@ -496,6 +540,9 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 		// The listener failed on its own; nothing is left to drain.
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
+	}
+	if err := drain(ctx, cfg, logger, draining, served); err != nil {
+		return err
 	}
 	logger.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
 	// ShutdownWithTimeout closes the listener, then waits for in-flight

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/internal/testdeadline"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
@@ -325,6 +326,7 @@ func TestServe(t *testing.T) {
 func testServe(t *testing.T, env map[string]string, wantEngine string) {
 	env["LISTEN_ADDR"] = "127.0.0.1:0"
 	env["ADMIN_TOKEN"] = "hunter2"
+	env["DRAIN_DELAY"] = "0" // the drain has its own test (drain_test.go)
 	cfg, err := config.Load(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
@@ -342,8 +344,8 @@ func testServe(t *testing.T, env map[string]string, wantEngine string) {
 	case addr = <-addrc:
 	case err := <-done:
 		t.Fatalf("serve ended before listening: %v\n%s", err, logs.String())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("not listening after 30s\n%s", logs.String())
+	case <-testdeadline.After(t):
+		t.Fatalf("never listened\n%s", logs.String())
 	}
 
 	if r := runCLI(t, map[string]string{"LISTEN_ADDR": addr.String()}, "healthcheck"); r.code != exitOK {
@@ -359,7 +361,7 @@ func testServe(t *testing.T, env map[string]string, wantEngine string) {
 		if err != nil {
 			t.Fatalf("serve: %v\n%s", err, logs.String())
 		}
-	case <-time.After(cfg.ShutdownTimeout + 10*time.Second):
+	case <-testdeadline.After(t):
 		t.Fatalf("serve did not stop\n%s", logs.String())
 	}
 	out := logs.String()

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/internal/testdeadline"
 	"github.com/calendar/eventcal/repository/mongo"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 	"github.com/calendar/eventcal/search/bleve"
@@ -58,7 +59,7 @@ func TestReplicas(t *testing.T) {
 	start := func(name string) *replica {
 		t.Helper()
 		env := map[string]string{"DATA_DIR": t.TempDir(), "MONGO_URI": uri, "MONGO_DATABASE": db, "LEASE_TTL": "3s",
-			"LISTEN_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": token, "SHUTDOWN_TIMEOUT": "5s", "WEBHOOK_ALLOW_PRIVATE": "true"}
+			"LISTEN_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": token, "SHUTDOWN_TIMEOUT": "5s", "WEBHOOK_ALLOW_PRIVATE": "true", "DRAIN_DELAY": "0"}
 		cfg, err := config.Load(func(k string) string { return env[k] })
 		if err != nil {
 			t.Fatal(err)
@@ -80,14 +81,14 @@ func TestReplicas(t *testing.T) {
 			r.base = "http://" + a.String() + cfg.APIRoot()
 		case err := <-r.done:
 			t.Fatalf("%s stopped before listening: %v\n%s", name, err, r.logs.String())
-		case <-time.After(30 * time.Second):
-			t.Fatalf("%s not listening after 30s", name)
+		case <-testdeadline.After(t):
+			t.Fatalf("%s never listened", name)
 		}
 		t.Cleanup(func() { r.crash(t) })
 		return r
 	}
 
-	client := &http.Client{Timeout: 10 * time.Second}
+	client := &http.Client{Timeout: testdeadline.Timeout(t)}
 	call := func(r *replica, method, path, body string) map[string]any {
 		t.Helper()
 		req, err := http.NewRequest(method, r.base+path, strings.NewReader(body))
@@ -127,10 +128,10 @@ func TestReplicas(t *testing.T) {
 	}
 	eventually := func(what string, cond func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
+		deadline := testdeadline.Of(t)
 		for !cond() {
 			if time.Now().After(deadline) {
-				t.Fatalf("%s: not true after 30s", what)
+				t.Fatalf("%s: never true", what)
 			}
 			time.Sleep(20 * time.Millisecond) // poll interval
 		}
@@ -219,7 +220,7 @@ func (r *replica) crash(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s: serve: %v\n%s", r.name, err, r.logs.String())
 		}
-	case <-time.After(30 * time.Second):
+	case <-testdeadline.After(t):
 		t.Errorf("%s did not stop", r.name)
 	}
 }

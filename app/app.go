@@ -52,6 +52,9 @@ type Options struct {
 	// ResponseCacheTTL bounds how long a rendered response is reused when
 	// another process writes (0: DefaultResponseCacheTTL).
 	ResponseCacheTTL time.Duration
+	// Draining reports that the process is shutting down: /readyz then
+	// answers 503 while the other routes keep serving. Nil means never.
+	Draining func() bool
 }
 
 // Notifier is told that new index marks were written.
@@ -68,6 +71,7 @@ type Server struct {
 	webhooks  WebhookSender
 	log       *slog.Logger
 	now       func() time.Time
+	draining  func() bool
 	// routes is every registered route, for the namespace index and docs.
 	routes []*route
 	// siteHost is SITE_URL without its scheme, for global_id.
@@ -104,7 +108,7 @@ func New(opts Options) (*fiber.App, error) {
 	if opts.Config == nil || opts.Store == nil {
 		return nil, errors.New("app: Config and Store are required")
 	}
-	s := &Server{cfg: opts.Config, store: opts.Store, search: opts.Search, indexer: opts.Indexer, reindexer: opts.Reindexer, webhooks: opts.Webhooks, log: opts.Logger, now: opts.Now}
+	s := &Server{cfg: opts.Config, store: opts.Store, search: opts.Search, indexer: opts.Indexer, reindexer: opts.Reindexer, webhooks: opts.Webhooks, log: opts.Logger, now: opts.Now, draining: opts.Draining}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -145,19 +149,6 @@ func New(opts Options) (*fiber.App, error) {
 	s.registerRoutes(f)
 	f.Use(func(c *fiber.Ctx) error { return errNoRoute() })
 	return f, nil
-}
-
-// ready answers 200 while the store is reachable, else 503.
-func (s *Server) ready(c *fiber.Ctx) error {
-	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
-	defer cancel()
-	if err := s.store.Ping(ctx); err != nil {
-		return errUnavailable("store")
-	}
-	if s.search == nil || s.search.Ping(ctx) != nil {
-		return errUnavailable("search")
-	}
-	return c.JSON(fiber.Map{"status": "ready"})
 }
 
 // rewriteLanguagePrefix maps /{lang}{REST_ROOT}/{namespace}/... onto the

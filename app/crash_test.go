@@ -87,7 +87,7 @@ func startCrashChild(t *testing.T, dir string) (*exec.Cmd, string) {
 func TestCrashRecovery(t *testing.T) {
 	dir := t.TempDir()
 	child, base := startCrashChild(t, dir)
-	client := newHTTPClient()
+	client := newHTTPClient(t)
 	post := func(method, path, body string) string {
 		t.Helper()
 		status, out := client.send(method, base+path, "crash-admin", body)
@@ -130,7 +130,7 @@ func TestWebhookCrashRecovery(t *testing.T) {
 	dir := t.TempDir()
 	rc := newReceiver(t)
 	child, base := startCrashChild(t, dir)
-	client := newHTTPClient()
+	client := newHTTPClient(t)
 	post := func(method, path, body string) string {
 		t.Helper()
 		status, out := client.send(method, base+path, "crash-admin", body)

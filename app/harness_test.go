@@ -19,6 +19,7 @@ import (
 
 	"github.com/calendar/eventcal/app"
 	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/internal/testdeadline"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/sqlite"
 	"github.com/calendar/eventcal/search"
@@ -54,7 +55,7 @@ func (e *env) advanceHooks(d time.Duration) { e.hookClock.Add(int64(d)) }
 // write so far.
 func (e *env) flush() {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithDeadline(context.Background(), testdeadline.Of(e.t))
 	defer cancel()
 	if err := e.worker.Flush(ctx); err != nil {
 		e.t.Fatalf("flush: %v", err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calendar/eventcal/internal/testdeadline"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/sync"
 )
@@ -23,8 +24,7 @@ func running(r *sync.Reindexer) bool {
 // requires it to succeed.
 func waitRebuild(t *testing.T, r *sync.Reindexer) sync.Job {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx := testdeadline.Context(t)
 	job, err := r.Wait(ctx)
 	if err != nil || job.State != sync.JobSucceeded {
 		t.Fatalf("rebuild = %+v, %v; want succeeded", job, err)

@@ -7,7 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/calendar/eventcal/internal/testdeadline"
 )
 
 // keysOf returns the top-level keys of a JSON object in document order.
@@ -47,7 +48,11 @@ func equalStrings(a, b []string) bool {
 // httpClient sends raw requests to a live server.
 type httpClient struct{ c *http.Client }
 
-func newHTTPClient() *httpClient { return &httpClient{c: &http.Client{Timeout: 30 * time.Second}} }
+// newHTTPClient returns a client whose requests give up only at the
+// test's deadline (testdeadline): a busy machine may answer slowly.
+func newHTTPClient(t testing.TB) *httpClient {
+	return &httpClient{c: &http.Client{Timeout: testdeadline.Timeout(t)}}
+}
 
 // send performs a request with a bearer token and returns status and body.
 func (h *httpClient) send(method, url, token, body string) (int, string) {

@@ -87,6 +87,15 @@ type Config struct {
 	// WebhookAllowPrivate lets webhook endpoints reach private addresses
 	// (WEBHOOK_ALLOW_PRIVATE).
 	WebhookAllowPrivate bool
+	// DrainDelay is how long /readyz fails before the listener closes on
+	// shutdown (DRAIN_DELAY).
+	DrainDelay time.Duration
+	// ReplicaID is the replica's identity in the lease (REPLICA_ID); empty
+	// means the host name.
+	ReplicaID string
+	// MeiliMasterKey is the Meilisearch master key (MEILI_MASTER_KEY), used
+	// at start to create the service's scoped key when MeiliAPIKey is empty.
+	MeiliMasterKey string
 }
 
 // Load reads every registered setting through getenv (os.Getenv in

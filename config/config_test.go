@@ -46,6 +46,9 @@ func TestDefaults(t *testing.T) {
 		{"ShutdownTimeout", c.ShutdownTimeout, 10 * time.Second},
 		{"ReindexCron", c.ReindexCron, ""},
 		{"LeaseTTL", c.LeaseTTL, 15 * time.Second},
+		{"DrainDelay", c.DrainDelay, 5 * time.Second},
+		{"ReplicaID", c.ReplicaID, ""},
+		{"MeiliMasterKey", c.MeiliMasterKey, ""},
 		{"APIRoot()", c.APIRoot(), "/calendar/events/v1"},
 		{"Embedded()", c.Embedded(), true},
 		{"EmbeddedSearch()", c.EmbeddedSearch(), true},
@@ -118,6 +121,9 @@ func TestValid(t *testing.T) {
 			return out
 		}, "10.0.0.0/8 192.168.1.7/32 ::1/128 "},
 		{"webhook private on", map[string]string{"WEBHOOK_ALLOW_PRIVATE": "true"}, func(c *Config) any { return c.WebhookAllowPrivate }, true},
+		{"drain delay", map[string]string{"DRAIN_DELAY": "15s"}, func(c *Config) any { return c.DrainDelay }, 15 * time.Second},
+		{"drain delay off", map[string]string{"DRAIN_DELAY": "0"}, func(c *Config) any { return c.DrainDelay }, time.Duration(0)},
+		{"replica id", map[string]string{"REPLICA_ID": "calendar-1.eu_west"}, func(c *Config) any { return c.ReplicaID }, "calendar-1.eu_west"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -191,6 +197,11 @@ func TestInvalid(t *testing.T) {
 		{"lease ttl zero", map[string]string{"LEASE_TTL": "0"}, "LEASE_TTL", "at least 1s"},
 		{"trusted proxies word", map[string]string{"TRUSTED_PROXIES": "10.0.0.0/8,proxy.internal"}, "TRUSTED_PROXIES", "not an IP address"},
 		{"webhook private word", map[string]string{"WEBHOOK_ALLOW_PRIVATE": "sometimes"}, "WEBHOOK_ALLOW_PRIVATE", "true or false"},
+		{"drain delay negative", map[string]string{"DRAIN_DELAY": "-1s"}, "DRAIN_DELAY", "negative"},
+		{"drain delay unparsable", map[string]string{"DRAIN_DELAY": "soon"}, "DRAIN_DELAY", "duration"},
+		{"replica id with a slash", map[string]string{"REPLICA_ID": "a/b"}, "REPLICA_ID", "only letters"},
+		{"replica id with a space", map[string]string{"REPLICA_ID": "a b"}, "REPLICA_ID", "only letters"},
+		{"replica id too long", map[string]string{"REPLICA_ID": strings.Repeat("r", 129)}, "REPLICA_ID", "at most 128"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -279,6 +290,7 @@ func TestRegistry(t *testing.T) {
 		"ADMIN_TOKEN", "REST_ROOT", "API_NAMESPACE", "SITE_URL", "TIMEZONE", "LANGUAGES", "DEFAULT_LANGUAGE",
 		"LOG_LEVEL", "LOG_FORMAT", "CORS_ALLOWED_ORIGINS", "SHUTDOWN_TIMEOUT", "REINDEX_CRON", "LEASE_TTL",
 		"WEBHOOK_ALLOW_PRIVATE", "TRUSTED_PROXIES"}
+	want = append(want, "DRAIN_DELAY", "REPLICA_ID", "MEILI_MASTER_KEY")
 	for _, name := range want {
 		if !seen[name] {
 			t.Errorf("%s is not registered", name)
@@ -287,7 +299,7 @@ func TestRegistry(t *testing.T) {
 	if len(seen) != len(want) {
 		t.Errorf("%d options registered, want %d (update this test when adding one)", len(seen), len(want))
 	}
-	secrets := map[string]bool{"MONGO_URI": true, "MEILI_API_KEY": true, "ADMIN_TOKEN": true}
+	secrets := map[string]bool{"MONGO_URI": true, "MEILI_API_KEY": true, "ADMIN_TOKEN": true, "MEILI_MASTER_KEY": true}
 	for _, o := range Options() {
 		if o.Secret != secrets[o.Name] {
 			t.Errorf("%s: Secret = %v", o.Name, o.Secret)

@@ -410,6 +410,61 @@ var registry = []Option{
 		},
 		format: func(c *Config) string { return strconv.FormatBool(c.WebhookAllowPrivate) },
 	},
+	{
+		Name: "DRAIN_DELAY", Default: "5s", Type: TypeDuration,
+		Description: "after SIGINT/SIGTERM, how long /readyz answers 503 while requests are still served, so that load balancers stop sending traffic before the listener closes (Go duration or whole seconds; 0 closes at once)",
+		parse: func(c *Config, raw string) error {
+			d, err := parseDuration(raw)
+			if err != nil {
+				return err
+			}
+			if d < 0 {
+				return errors.New("must not be negative")
+			}
+			c.DrainDelay = d
+			return nil
+		},
+		format: func(c *Config) string { return c.DrainDelay.String() },
+	},
+	{
+		Name: "REPLICA_ID", Default: "", Type: TypeString,
+		Description: "stable identity of this replica in the MongoDB lease (letters, digits, '.', '-', '_'; at most 128); empty means the host name. A replica restarted under the same identity takes its lease back at once",
+		parse: func(c *Config, raw string) error {
+			if err := validateReplicaID(raw); err != nil {
+				return err
+			}
+			c.ReplicaID = raw
+			return nil
+		},
+		format: func(c *Config) string { return c.ReplicaID },
+	},
+	{
+		Name: "MEILI_MASTER_KEY", Default: "", Type: TypeSecret, Secret: true,
+		Description: "Meilisearch master key: when set and MEILI_API_KEY is empty, the service creates (or finds) its own scoped API key with it at start and uses only that key",
+		parse: func(c *Config, raw string) error {
+			c.MeiliMasterKey = raw
+			return nil
+		},
+		format: func(c *Config) string { return c.MeiliMasterKey },
+	},
+}
+
+// maxReplicaID bounds REPLICA_ID (and the host name used in its place).
+const maxReplicaID = 128
+
+// validateReplicaID checks a REPLICA_ID: empty, or at most maxReplicaID
+// letters, digits, '.', '-' and '_' (what host names and container names
+// are made of).
+func validateReplicaID(raw string) error {
+	if len(raw) > maxReplicaID {
+		return fmt.Errorf("must be at most %d characters", maxReplicaID)
+	}
+	for _, r := range raw {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' || r == '_') {
+			return fmt.Errorf("%q: only letters, digits, '.', '-' and '_' are allowed", raw)
+		}
+	}
+	return nil
 }
 
 // minLeaseTTL is the shortest LEASE_TTL: the lease is renewed every third

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calendar/eventcal/internal/testdeadline"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/sqlite"
 	"github.com/calendar/eventcal/search"
@@ -73,8 +74,7 @@ func (s *stack) post(t *testing.T, kind repository.PostKind, title, status strin
 
 func (s *stack) flush(t *testing.T) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
+	ctx := testdeadline.Context(t)
 	if err := s.worker.Flush(ctx); err != nil {
 		t.Fatalf("Flush: %v", err)
 	}
@@ -136,7 +136,7 @@ func (g *gatedEngine) waitReached(t *testing.T) {
 	t.Helper()
 	select {
 	case <-g.reached:
-	case <-time.After(30 * time.Second):
+	case <-testdeadline.After(t):
 		t.Fatal("the rebuild's scan never reached the gate")
 	}
 }
@@ -218,10 +218,10 @@ func (f *fakeLease) callCount() int {
 // eventually polls cond until it holds or the deadline passes.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := testdeadline.Of(t)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not true after 30s", what)
+			t.Fatalf("%s: never true", what)
 		}
 		time.Sleep(5 * time.Millisecond) // a poll interval, not a wait for an outcome
 	}
@@ -230,8 +230,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // waitJob waits for the reindexer's job to end.
 func waitJob(t *testing.T, r *Reindexer) Job {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := testdeadline.Context(t)
 	job, err := r.Wait(ctx)
 	if err != nil {
 		t.Fatalf("Wait: %v", err)

@@ -23,7 +23,8 @@ type Job struct {
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished,omitzero"`
 	Error    string    `json:"error,omitempty"`
-	// Trigger says what started the job: "api", "schedule", "cli".
+	// Trigger says what started the job: "api", "schedule", "cli", or
+	// "migration" (indexes in an older layout, rebuilt at start).
 	Trigger string `json:"trigger"`
 }
 

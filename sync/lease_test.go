@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
+
+	"github.com/calendar/eventcal/internal/testdeadline"
 )
 
 // TestRunWhileLeader: fn runs while the lease is held, its context ends
@@ -26,7 +27,7 @@ func TestRunWhileLeader(t *testing.T) {
 		select {
 		case c := <-started:
 			return c
-		case <-time.After(30 * time.Second):
+		case <-testdeadline.After(t):
 			t.Fatalf("%s: fn did not start", what)
 			return nil
 		}
@@ -35,7 +36,7 @@ func TestRunWhileLeader(t *testing.T) {
 		t.Helper()
 		select {
 		case <-c.Done():
-		case <-time.After(30 * time.Second):
+		case <-testdeadline.After(t):
 			t.Fatalf("%s: fn's context did not end", what)
 		}
 	}
@@ -62,7 +63,7 @@ func TestRunWhileLeader(t *testing.T) {
 	ended("shut down", running)
 	select {
 	case <-done:
-	case <-time.After(30 * time.Second):
+	case <-testdeadline.After(t):
 		t.Fatal("RunWhileLeader did not return")
 	}
 	select {

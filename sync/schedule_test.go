@@ -1,13 +1,13 @@
 package sync
 
 import (
-	"context"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/calendar/eventcal/internal/testdeadline"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -27,8 +27,8 @@ func (r runs) next(t *testing.T) string {
 	select {
 	case name := <-r:
 		return name
-	case <-time.After(30 * time.Second):
-		t.Fatal("no job ran within 30s")
+	case <-testdeadline.After(t):
+		t.Fatal("no job ran")
 		return ""
 	}
 }
@@ -51,8 +51,7 @@ func startSchedule(t *testing.T, o ScheduleOptions, clock *clockwork.FakeClock, 
 // waitTimers waits until n jobs have armed their timer on the fake clock.
 func waitTimers(t *testing.T, clock *clockwork.FakeClock, n int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
+	ctx := testdeadline.Context(t)
 	if err := clock.BlockUntilContext(ctx, n); err != nil {
 		t.Fatalf("%d job timers not armed: %v", n, err)
 	}

@@ -2,6 +2,8 @@ package mongo
 
 import (
 	"context"
+	crand "crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -27,7 +29,7 @@ import (
 // a chain of immutable documents, one per term:
 //
 //	{_id: "leader:00000000000000000042", name: "leader", term: 42,
-//	 holder: "host:1234:9f3c…", at: …, expires: …}
+//	 holder: "calendar-1", instance: "9f3c…", at: …, expires: …}
 //
 // The document with the highest term says who holds the lease. Acquiring,
 // taking over and renewing all insert the document of the next term: of
@@ -45,10 +47,29 @@ import (
 // start of its last successful renewal, which is before any other process
 // could have seen that renewal: it stops leading at least ttl/3 before
 // anyone can take over, even when it cannot reach the database.
+//
+// # Replica identity
+//
+// The holder is the replica's stable identity (REPLICA_ID, by default the
+// host name), and every process also draws a random instance ID. A process
+// that finds the latest term held by its own identity but another instance
+// before it ever held the lease is that replica restarted after a crash:
+// its predecessor is dead, so it takes the lease back at once instead of
+// waiting a whole ttl. A process that already held the lease and finds a
+// term of its identity written by another instance has met a second live
+// process with its identity (a misconfiguration): it stops leading, closes
+// Conflict and stops keeping the lease (the service then exits with
+// ErrDuplicateReplica). Until that next check (at most ttl/3) both may
+// run the guarded work, which the sync worker tolerates (marks are
+// cleared by version).
 
 // LeaseHolderRenewals is how many renewals fit in one ttl: the holder
 // renews (and others check) every ttl/LeaseHolderRenewals.
 const LeaseHolderRenewals = 3
+
+// ErrDuplicateReplica is the error of a process that found another live
+// process holding the lease under its own identity (see Conflict).
+var ErrDuplicateReplica = errors.New("mongo: another live process uses this replica identity (REPLICA_ID must be unique per process)")
 
 // ErrLeaseNotHeld is returned by Lease.IsLeader when this process does not
 // hold the lease.
@@ -60,6 +81,8 @@ type leaseDoc struct {
 	Name   string `bson:"name"`
 	Term   int64  `bson:"term"`
 	Holder string `bson:"holder"`
+	// Instance tells apart processes of one Holder identity.
+	Instance string `bson:"instance,omitempty"`
 	// At and Expires are informational (the holder's clock): nobody
 	// decides on them.
 	At      time.Time `bson:"at"`
@@ -73,8 +96,10 @@ type Lease struct {
 	coll   *mongo.Collection
 	name   string
 	holder string
-	ttl    time.Duration
-	log    *slog.Logger
+	// instance is this process's random ID (see "Replica identity").
+	instance string
+	ttl      time.Duration
+	log      *slog.Logger
 	// now is a monotonic clock (time.Now; tests replace it).
 	now func() time.Time
 
@@ -91,19 +116,37 @@ type Lease struct {
 	// every change of it.
 	held    bool
 	changed chan struct{}
+	// won counts the terms this process claimed; conflict is closed when
+	// another live process with the same holder identity is found.
+	won      int64
+	conflict chan struct{}
 }
 
-// Lease returns the lease called name, as seen by holder (an ID unique to
-// this process, e.g. host, PID and a random part), expiring ttl after its
-// holder stops renewing it. Nothing is written until Keep (or IsLeader
+// Lease returns the lease called name, as seen by holder (the replica's
+// stable identity, REPLICA_ID; the process adds a random instance ID, see
+// "Replica identity"), expiring ttl after its holder stops renewing it. Nothing is written until Keep (or IsLeader
 // answers for a kept lease). logger (nil: slog.Default) gets a line per
 // change of holder and per failed renewal.
 func (s *Store) Lease(name, holder string, ttl time.Duration, logger *slog.Logger) *Lease {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Lease{coll: s.leases, name: name, holder: holder, ttl: ttl, log: logger, now: time.Now, changed: make(chan struct{})}
+	return &Lease{coll: s.leases, name: name, holder: holder, instance: randomInstance(), ttl: ttl, log: logger, now: time.Now,
+		changed: make(chan struct{}), conflict: make(chan struct{})}
 }
+
+// randomInstance returns a new random instance ID.
+func randomInstance() string {
+	b := make([]byte, 8)
+	crand.Read(b) // never fails
+	return hex.EncodeToString(b)
+}
+
+// Conflict returns a channel closed when this process has found another
+// live process holding the lease under its identity; it then no longer
+// leads or keeps the lease, and the service should stop with
+// ErrDuplicateReplica.
+func (l *Lease) Conflict() <-chan struct{} { return l.conflict }
 
 // IsLeader returns nil while this process holds the lease.
 func (l *Lease) IsLeader(context.Context) error {
@@ -131,7 +174,7 @@ func (l *Lease) Keep(ctx context.Context) {
 		sctx, cancel := context.WithTimeout(ctx, interval)
 		err := l.step(sctx)
 		cancel()
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || errors.Is(err, ErrDuplicateReplica) {
 			return
 		}
 		if err != nil {
@@ -168,7 +211,7 @@ func (l *Lease) Release(ctx context.Context) error {
 		return nil
 	}
 	cur, err := l.latest(ctx)
-	if err != nil || cur == nil || cur.Term != term || cur.Holder != l.holder {
+	if err != nil || cur == nil || cur.Term != term || cur.Holder != l.holder || cur.Instance != l.instance {
 		return err
 	}
 	_, err = l.coll.InsertOne(ctx, l.doc(term+1, ""))
@@ -189,13 +232,30 @@ func (l *Lease) step(ctx context.Context) error {
 		return err
 	}
 	l.mu.Lock()
-	mine := cur != nil && cur.Holder == l.holder
+	sameID := cur != nil && cur.Holder == l.holder
+	mine := sameID && cur.Instance == l.instance
 	if !mine {
 		l.term = 0 // another process holds a later term
 	}
 	var claim bool
 	switch {
+	case sameID && !mine && l.won > 0:
+		// This process led, and a term of its identity was written by
+		// another process since: two live processes share the identity.
+		select {
+		case <-l.conflict:
+		default:
+			close(l.conflict)
+			l.log.Error("another live process uses this replica identity: no longer leading", "lease", l.name, "holder", l.holder,
+				"instance", l.instance, "other_instance", cur.Instance, "term", cur.Term)
+		}
+		l.mu.Unlock()
+		return ErrDuplicateReplica
 	case mine, cur == nil, cur.Holder == "":
+		claim = true
+	case sameID:
+		// The same replica restarted: its predecessor is dead (a live one
+		// would have been refused above on its side). Take over at once.
 		claim = true
 	default:
 		if cur.Term != l.seenTerm {
@@ -216,12 +276,13 @@ func (l *Lease) step(ctx context.Context) error {
 	defer l.mu.Unlock()
 	switch {
 	case won:
+		l.won++
 		if !mine {
 			previous := ""
 			if cur != nil {
 				previous = cur.Holder
 			}
-			l.log.Info("lease acquired", "lease", l.name, "holder", l.holder, "term", next, "previous", previous)
+			l.log.Info("lease acquired", "lease", l.name, "holder", l.holder, "instance", l.instance, "term", next, "previous", previous)
 		}
 		l.term, l.validUntil = next, start.Add(l.ttl-l.ttl/LeaseHolderRenewals)
 	case err == nil:
@@ -271,7 +332,11 @@ func (l *Lease) latest(ctx context.Context) (*leaseDoc, error) {
 // doc returns the document of term held by holder ("" for a release).
 func (l *Lease) doc(term int64, holder string) leaseDoc {
 	at := now()
-	return leaseDoc{ID: fmt.Sprintf("%s:%020d", l.name, term), Name: l.name, Term: term, Holder: holder, At: at, Expires: at.Add(l.ttl)}
+	d := leaseDoc{ID: fmt.Sprintf("%s:%020d", l.name, term), Name: l.name, Term: term, Holder: holder, At: at, Expires: at.Add(l.ttl)}
+	if holder != "" {
+		d.Instance = l.instance
+	}
+	return d
 }
 
 // settle announces a change of IsLeader's answer on the Changed channel.

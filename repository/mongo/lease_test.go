@@ -12,6 +12,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/calendar/eventcal/internal/testdeadline"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
 
@@ -242,7 +243,7 @@ func TestLease(t *testing.T) {
 		wg.Go(func() { a.Keep(aCtx) })
 		select {
 		case <-changed:
-		case <-time.After(10 * time.Second):
+		case <-testdeadline.After(t):
 			t.Fatal("a never announced that it holds the lease")
 		}
 		if err := a.IsLeader(t.Context()); err != nil {
@@ -253,7 +254,7 @@ func TestLease(t *testing.T) {
 		crash() // a stops renewing without releasing
 		select {
 		case <-bChanged:
-		case <-time.After(10 * time.Second):
+		case <-testdeadline.After(t):
 			t.Fatal("b never took over")
 		}
 		if err := b.IsLeader(t.Context()); err != nil {

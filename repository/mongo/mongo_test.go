@@ -19,9 +19,7 @@ import (
 // closes it when t ends.
 func openStore(t *testing.T, uri string) *mongo.Store {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := mongo.Open(ctx, uri, mongotest.Database(t))
+	s, err := mongo.Open(t.Context(), uri, mongotest.Database(t))
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -30,10 +28,13 @@ func openStore(t *testing.T, uri string) *mongo.Store {
 }
 
 // TestStore runs the shared conformance suite; every subtest gets its own
-// database on one FerretDB server.
+// database on one FerretDB server. The embedded FerretDB runs in the test
+// process, over SQLite, and serialises writes: its concurrency tests use
+// fewer writers (mongotest.StoreOptions); against a real MongoDB
+// (TEST_MONGO_URI) they run in full.
 func TestStore(t *testing.T) {
 	uri := mongotest.Start(t)
-	storetest.Run(t, func(t *testing.T) repository.Store { return openStore(t, uri) })
+	storetest.RunWith(t, mongotest.StoreOptions(), func(t *testing.T) repository.Store { return openStore(t, uri) })
 }
 
 // TestEngine checks engine-specific behaviour the shared suite cannot see.
@@ -71,9 +72,7 @@ func TestEngine(t *testing.T) {
 		{"LeftoverSlugIsTakenOver", testLeftoverSlug},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-			defer cancel()
-			tc.run(t, ctx, openStore(t, uri))
+			tc.run(t, t.Context(), openStore(t, uri))
 		})
 	}
 }

@@ -12,25 +12,35 @@ import (
 	"github.com/calendar/eventcal/repository"
 )
 
+// The defaults of Options.
 const (
-	workers   = 8  // goroutines writing at once
-	perWorker = 50 // creates per goroutine in the ID tests
+	DefaultWorkers   = 8  // goroutines writing at once
+	DefaultPerWorker = 50 // creates per goroutine in the PostIDs test
 )
 
-var concurrencyTests = []storeTest{
-	{"PostIDs", testConcurrentPostIDs},
-	{"PostSlugs", testConcurrentPostSlugs},
-	{"TermIDsAndSlugs", testConcurrentTerms},
-	{"UserIDs", testConcurrentUsers},
-	{"PartialUpdates", testConcurrentUpdates},
-	{"TermUpdates", testConcurrentTermUpdates},
+// concurrency holds the scale of the concurrency tests (Options).
+type concurrency struct {
+	workers   int // goroutines writing at once
+	perWorker int // creates per goroutine in the PostIDs test
 }
 
-// parallel runs fn(worker, i) for i < n in each of workers goroutines and
-// waits for all of them.
-func parallel(n int, fn func(worker, i int)) {
+// tests returns the concurrency tests at scale c.
+func (c concurrency) tests() []storeTest {
+	return []storeTest{
+		{"PostIDs", c.testConcurrentPostIDs},
+		{"PostSlugs", c.testConcurrentPostSlugs},
+		{"TermIDsAndSlugs", c.testConcurrentTerms},
+		{"UserIDs", c.testConcurrentUsers},
+		{"PartialUpdates", c.testConcurrentUpdates},
+		{"TermUpdates", c.testConcurrentTermUpdates},
+	}
+}
+
+// parallel runs fn(worker, i) for i < n in each of c.workers goroutines
+// and waits for all of them.
+func (c concurrency) parallel(n int, fn func(worker, i int)) {
 	var wg sync.WaitGroup
-	for w := range workers {
+	for w := range c.workers {
 		wg.Go(func() {
 			for i := range n {
 				fn(w, i)
@@ -52,9 +62,9 @@ func (c *collector[T]) add(v T) {
 	c.mu.Unlock()
 }
 
-func testConcurrentPostIDs(t *testing.T, ctx context.Context, s repository.Store) {
+func (c concurrency) testConcurrentPostIDs(t *testing.T, ctx context.Context, s repository.Store) {
 	var ids collector[int64]
-	parallel(perWorker, func(w, i int) {
+	c.parallel(c.perWorker, func(w, i int) {
 		var p *repository.Post
 		switch (w + i) % 4 {
 		case 0:
@@ -72,13 +82,13 @@ func testConcurrentPostIDs(t *testing.T, ctx context.Context, s repository.Store
 		}
 		ids.add(p.ID)
 	})
-	if len(ids.vals) != workers*perWorker {
-		t.Fatalf("%d posts created, want %d", len(ids.vals), workers*perWorker)
+	if len(ids.vals) != c.workers*c.perWorker {
+		t.Fatalf("%d posts created, want %d", len(ids.vals), c.workers*c.perWorker)
 	}
 	checkDistinct(t, "concurrently assigned post IDs", ids.vals, 0)
 	n, err := s.CountPosts(ctx, repository.PostQuery{})
-	if err != nil || n != workers*perWorker {
-		t.Errorf("CountPosts = %d, %v; want %d", n, err, workers*perWorker)
+	if err != nil || n != c.workers*c.perWorker {
+		t.Errorf("CountPosts = %d, %v; want %d", n, err, c.workers*c.perWorker)
 	}
 	got, err := s.GetPosts(ctx, ids.vals)
 	if err != nil || len(got) != len(ids.vals) {
@@ -86,14 +96,14 @@ func testConcurrentPostIDs(t *testing.T, ctx context.Context, s repository.Store
 	}
 }
 
-func testConcurrentPostSlugs(t *testing.T, ctx context.Context, s repository.Store) {
+func (c concurrency) testConcurrentPostSlugs(t *testing.T, ctx context.Context, s repository.Store) {
 	const n = 10
 	type created struct {
 		id    int64
 		slugs repository.Text
 	}
 	var res collector[created]
-	parallel(n, func(w, i int) {
+	c.parallel(n, func(w, i int) {
 		kind := repository.KindEvent
 		var p *repository.Post
 		if i%5 == 4 { // a few venues compete among themselves only
@@ -109,8 +119,8 @@ func testConcurrentPostSlugs(t *testing.T, ctx context.Context, s repository.Sto
 		}
 		res.add(created{p.ID, p.Slug})
 	})
-	if len(res.vals) != workers*n {
-		t.Fatalf("%d posts created, want %d", len(res.vals), workers*n)
+	if len(res.vals) != c.workers*n {
+		t.Fatalf("%d posts created, want %d", len(res.vals), c.workers*n)
 	}
 	for _, kind := range []repository.PostKind{repository.KindEvent, repository.KindVenue} {
 		posts, err := s.FindPosts(ctx, repository.PostQuery{Kind: kind})
@@ -152,11 +162,11 @@ func testConcurrentPostSlugs(t *testing.T, ctx context.Context, s repository.Sto
 	}
 }
 
-func testConcurrentTerms(t *testing.T, ctx context.Context, s repository.Store) {
+func (c concurrency) testConcurrentTerms(t *testing.T, ctx context.Context, s repository.Store) {
 	const n = 10
 	var terms collector[*repository.Term]
 	var posts collector[int64]
-	parallel(n, func(w, i int) {
+	c.parallel(n, func(w, i int) {
 		tax := repository.TaxCategory
 		if w%2 == 1 {
 			tax = repository.TaxTag
@@ -176,8 +186,8 @@ func testConcurrentTerms(t *testing.T, ctx context.Context, s repository.Store) 
 			posts.add(p.ID)
 		}
 	})
-	if len(terms.vals) != workers*n {
-		t.Fatalf("%d terms created, want %d", len(terms.vals), workers*n)
+	if len(terms.vals) != c.workers*n {
+		t.Fatalf("%d terms created, want %d", len(terms.vals), c.workers*n)
 	}
 	checkDistinct(t, "concurrently assigned term IDs", termIDs(terms.vals), 0)
 	checkDistinct(t, "post IDs assigned among terms", posts.vals, 0)
@@ -193,16 +203,16 @@ func testConcurrentTerms(t *testing.T, ctx context.Context, s repository.Store) 
 		}
 		slices.Sort(slugs)
 		slices.Sort(want)
-		if len(found) != workers*n/2 || !slices.Equal(slugs, want) {
+		if len(found) != c.workers*n/2 || !slices.Equal(slugs, want) {
 			t.Errorf("%s slugs: %v, want %v", tax, slugs, want)
 		}
 	}
 }
 
-func testConcurrentUsers(t *testing.T, ctx context.Context, s repository.Store) {
+func (c concurrency) testConcurrentUsers(t *testing.T, ctx context.Context, s repository.Store) {
 	const n = 5
 	var ids collector[int64]
-	parallel(n, func(w, i int) {
+	c.parallel(n, func(w, i int) {
 		u := &repository.User{Login: fmt.Sprintf("user-%d-%d", w, i), Role: repository.RoleAuthor, Created: baseTime}
 		if err := s.CreateUser(ctx, u); err != nil {
 			t.Errorf("CreateUser: %v", err)
@@ -213,7 +223,7 @@ func testConcurrentUsers(t *testing.T, ctx context.Context, s repository.Store) 
 	checkDistinct(t, "concurrently assigned user IDs", ids.vals, 0)
 	// Everybody races for the same login: exactly one wins.
 	var won, dup collector[int]
-	parallel(1, func(w, _ int) {
+	c.parallel(1, func(w, _ int) {
 		err := s.CreateUser(ctx, &repository.User{Login: "contested", Role: repository.RoleAdmin, Created: baseTime})
 		switch {
 		case err == nil:
@@ -224,19 +234,19 @@ func testConcurrentUsers(t *testing.T, ctx context.Context, s repository.Store) 
 			t.Errorf("CreateUser(contested): %v", err)
 		}
 	})
-	if len(won.vals) != 1 || len(dup.vals) != workers-1 {
-		t.Errorf("contested login: %d created, %d ErrDuplicate; want 1 and %d", len(won.vals), len(dup.vals), workers-1)
+	if len(won.vals) != 1 || len(dup.vals) != c.workers-1 {
+		t.Errorf("contested login: %d created, %d ErrDuplicate; want 1 and %d", len(won.vals), len(dup.vals), c.workers-1)
 	}
 }
 
-func testConcurrentUpdates(t *testing.T, ctx context.Context, s repository.Store) {
+func (c concurrency) testConcurrentUpdates(t *testing.T, ctx context.Context, s repository.Store) {
 	const n = 5
 	ev := minimalEvent("contended")
 	ev.Content = repository.Text{"en": "start"}
 	mustCreatePost(t, ctx, s, ev)
 	start := ev.Revision
 	var revs collector[int64]
-	parallel(n, func(w, i int) {
+	c.parallel(n, func(w, i int) {
 		lang := fmt.Sprintf("l%d", w)
 		p, err := s.UpdatePost(ctx, ev.ID, func(p *repository.Post) error {
 			p.Content.Set(lang, fmt.Sprintf("v%d", i))
@@ -259,7 +269,7 @@ func testConcurrentUpdates(t *testing.T, ctx context.Context, s repository.Store
 	wantContent := repository.Text{"en": "start"}
 	var wantCost []string
 	var wantTags, wantOrgs []int64
-	for w := range workers {
+	for w := range c.workers {
 		wantContent[fmt.Sprintf("l%d", w)] = fmt.Sprintf("v%d", n-1)
 		for i := range n {
 			wantCost = append(wantCost, fmt.Sprintf("w%d-%d", w, i))
@@ -278,8 +288,8 @@ func testConcurrentUpdates(t *testing.T, ctx context.Context, s repository.Store
 	checkIDs(t, "tags after concurrent updates", wantTags, sortedIDs(got.Event.Tags))
 	checkIDs(t, "organizers after concurrent updates", wantOrgs, sortedIDs(got.Event.Organizers))
 	checkDistinct(t, "revisions returned by concurrent updates", revs.vals, 0)
-	if got.Revision < start+workers*n {
-		t.Errorf("revision %d after %d updates from %d", got.Revision, workers*n, start)
+	if got.Revision < start+int64(c.workers*n) {
+		t.Errorf("revision %d after %d updates from %d", got.Revision, c.workers*n, start)
 	}
 	for _, r := range revs.vals {
 		if r <= start || r > got.Revision {
@@ -287,7 +297,7 @@ func testConcurrentUpdates(t *testing.T, ctx context.Context, s repository.Store
 		}
 	}
 	// The link index saw every update.
-	for w := range workers {
+	for w := range c.workers {
 		found, err := s.FindPosts(ctx, repository.PostQuery{TagIDs: []int64{int64(100 + w)}, OrganizerIDs: []int64{int64(200 + w)}})
 		if err != nil || len(found) != 1 {
 			t.Errorf("FindPosts(tag %d, organizer %d) = %d posts, %v; want 1", 100+w, 200+w, len(found), err)
@@ -295,10 +305,10 @@ func testConcurrentUpdates(t *testing.T, ctx context.Context, s repository.Store
 	}
 }
 
-func testConcurrentTermUpdates(t *testing.T, ctx context.Context, s repository.Store) {
+func (c concurrency) testConcurrentTermUpdates(t *testing.T, ctx context.Context, s repository.Store) {
 	const n = 5
 	term := mustCreateTerm(t, ctx, s, termFixture(repository.TaxCategory, "Contended", 0))
-	parallel(n, func(w, i int) {
+	c.parallel(n, func(w, i int) {
 		_, err := s.UpdateTerm(ctx, term.ID, func(tm *repository.Term) error {
 			tm.Description.Set(fmt.Sprintf("l%d-%d", w, i), "x")
 			return nil
@@ -308,10 +318,10 @@ func testConcurrentTermUpdates(t *testing.T, ctx context.Context, s repository.S
 		}
 	})
 	got := mustGetTerm(t, ctx, s, term.ID)
-	if len(got.Description) != 1+workers*n {
-		t.Errorf("lost term updates: %d descriptions, want %d", len(got.Description), 1+workers*n)
+	if len(got.Description) != 1+c.workers*n {
+		t.Errorf("lost term updates: %d descriptions, want %d", len(got.Description), 1+c.workers*n)
 	}
-	if got.Revision < term.Revision+workers*n {
-		t.Errorf("term revision %d after %d updates from %d", got.Revision, workers*n, term.Revision)
+	if got.Revision < term.Revision+int64(c.workers*n) {
+		t.Errorf("term revision %d after %d updates from %d", got.Revision, c.workers*n, term.Revision)
 	}
 }

@@ -86,14 +86,12 @@ func TestReopenKeepsData(t *testing.T) {
 func TestOneProcessPerDirectory(t *testing.T) {
 	dir := t.TempDir()
 	e := mustOpen(t, dir)
-	start := time.Now()
+	// A second Open that waited for the lock instead of failing would
+	// hang here until go test's -timeout: no time budget is needed.
 	second, err := Open(dir)
 	if err == nil {
 		second.Close()
 		t.Fatal("a second Open of a locked directory succeeded")
-	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("the second Open took %s to fail", d)
 	}
 	if err := e.Close(); err != nil {
 		t.Fatalf("Close: %v", err)

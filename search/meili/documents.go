@@ -1,7 +1,9 @@
 package meili
 
 import (
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/calendar/eventcal/search"
 )
@@ -51,18 +53,36 @@ const (
 )
 
 // attr builds a flattened attribute name from a prefix and a key (a
-// language code, a place field name or a status). The key is lower-cased
-// and every character other than a-z, 0-9, '_' and '-' becomes '_', so that
-// the name is always a plain word in the filter grammar.
+// language code, a place field name or a status). Distinct keys always get
+// distinct names (see attributeScheme): a-z, 0-9 and '-' are kept, and
+// every other character, '_' and upper-case letters included, becomes '_',
+// its code point in lower-case hexadecimal, and '_' ("pt-BR" →
+// "pt-_42__52_", "pt_br" → "pt_5f_br"). Since '_' only ever starts or ends
+// such an escape, the name can be decoded back to the key: no two keys
+// share one, and the name is always a plain word in the filter grammar.
+// Keys made of a-z, 0-9 and '-' only (every default language, status and
+// place field) keep the names of the first scheme.
 func attr(prefix, key string) string {
 	var b strings.Builder
+	b.Grow(len(prefix) + len(key))
 	b.WriteString(prefix)
-	for _, r := range strings.ToLower(key) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
+	for i := 0; i < len(key); {
+		r, size := utf8.DecodeRuneInString(key[i:])
+		switch {
+		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-':
 			b.WriteRune(r)
-		} else {
+		case r == utf8.RuneError && size == 1:
+			// A byte that is not UTF-8: "_x" and its value, so that two
+			// such bytes never share the replacement character's escape.
+			b.WriteString("_x")
+			b.WriteString(strconv.FormatUint(uint64(key[i]), 16))
+			b.WriteByte('_')
+		default:
+			b.WriteByte('_')
+			b.WriteString(strconv.FormatInt(int64(r), 16))
 			b.WriteByte('_')
 		}
+		i += size
 	}
 	return b.String()
 }

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/calendar/eventcal/internal/testdeadline"
 )
 
 // fakeMeili emulates the Meilisearch HTTP API just enough for the contract
@@ -50,6 +52,13 @@ type fakeMeili struct {
 	emulate bool
 	// stuck keeps every task "processing".
 	stuck bool
+	// busyTasks makes the tasks of a type stay "processing" for that many
+	// polls beyond the first, their effect applied only when they end.
+	busyTasks map[string]int
+	// keys are the API keys by UID (POST /keys, GET and DELETE /keys/{uid}).
+	keys map[string]map[string]any
+	// version is the pkgVersion GET /version reports (MinVersion at first).
+	version string
 }
 
 type recorded struct {
@@ -71,6 +80,12 @@ type fakeTask struct {
 	final   string
 	err     *apiError
 	polls   int
+	// busy is how many polls beyond the first still see the task
+	// "processing" (a long settings update on a large index).
+	busy int
+	// pending, when set, is the task's effect, applied when the task ends
+	// (the emulation applies other tasks' effects at once).
+	pending func() *apiError
 }
 
 type apiError struct {
@@ -89,10 +104,58 @@ func newAPIError(code, message string) apiError {
 }
 
 func newFakeMeili(t *testing.T) *fakeMeili {
-	f := &fakeMeili{t: t, indexes: map[string]*fakeIndex{}, tasks: map[int64]*fakeTask{}, failTasks: map[string]apiError{}}
+	f := &fakeMeili{t: t, version: MinVersion, indexes: map[string]*fakeIndex{}, tasks: map[int64]*fakeTask{}, failTasks: map[string]apiError{}, busyTasks: map[string]int{}, keys: map[string]map[string]any{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
 		f.reply(w, 200, map[string]any{"status": "available"})
+	})
+	mux.HandleFunc("GET /version", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		v := f.version
+		f.mu.Unlock()
+		f.reply(w, 200, map[string]any{"commitSha": "0000000", "commitDate": "2025-01-01T00:00:00Z", "pkgVersion": v})
+	})
+	mux.HandleFunc("POST /keys", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := bodyOf(r).(map[string]any)
+		uid, _ := body["uid"].(string)
+		f.mu.Lock()
+		_, exists := f.keys[uid]
+		key := map[string]any{}
+		if !exists {
+			for k, v := range body {
+				key[k] = v
+			}
+			key["key"] = "key-of-" + uid // Meilisearch: HMAC of the UID with the master key
+			key["createdAt"], key["updatedAt"] = "2025-01-01T00:00:00Z", "2025-01-01T00:00:00Z"
+			f.keys[uid] = key
+		}
+		f.mu.Unlock()
+		if exists {
+			f.reply(w, 409, newAPIError("api_key_already_exists", "`uid` field value `"+uid+"` is already an existing API key."))
+			return
+		}
+		f.reply(w, 201, key)
+	})
+	mux.HandleFunc("GET /keys/{uid}", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		key, ok := f.keys[r.PathValue("uid")]
+		f.mu.Unlock()
+		if !ok {
+			f.reply(w, 404, newAPIError("api_key_not_found", "API key `"+r.PathValue("uid")+"` not found."))
+			return
+		}
+		f.reply(w, 200, key)
+	})
+	mux.HandleFunc("DELETE /keys/{uid}", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		_, ok := f.keys[r.PathValue("uid")]
+		delete(f.keys, r.PathValue("uid"))
+		f.mu.Unlock()
+		if !ok {
+			f.reply(w, 404, newAPIError("api_key_not_found", "API key `"+r.PathValue("uid")+"` not found."))
+			return
+		}
+		w.WriteHeader(204)
 	})
 	mux.HandleFunc("GET /indexes/{uid}", f.getIndex)
 	mux.HandleFunc("POST /indexes", f.createIndex)
@@ -100,11 +163,13 @@ func newFakeMeili(t *testing.T) *fakeMeili {
 	mux.HandleFunc("GET /indexes/{uid}/settings", f.getSettings)
 	mux.HandleFunc("PATCH /indexes/{uid}/settings", f.updateSettings)
 	mux.HandleFunc("POST /indexes/{uid}/documents", f.addDocuments)
+	mux.HandleFunc("GET /indexes/{uid}/documents/{id}", f.getDocument)
 	mux.HandleFunc("POST /indexes/{uid}/documents/delete-batch", f.deleteDocuments)
 	mux.HandleFunc("POST /indexes/{uid}/search", f.search)
 	mux.HandleFunc("GET /indexes/{uid}/stats", f.stats)
 	mux.HandleFunc("POST /swap-indexes", f.swapIndexes)
 	mux.HandleFunc("GET /tasks/{uid}", f.getTask)
+	mux.HandleFunc("GET /tasks", f.listTasks)
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw, _ := io.ReadAll(r.Body)
 		var body any
@@ -197,6 +262,8 @@ func (f *fakeMeili) enqueue(w http.ResponseWriter, typ string, index any, apply 
 	task := &fakeTask{final: "succeeded"}
 	if e, ok := f.failTasks[typ]; ok {
 		task.final, task.err = "failed", &e
+	} else if n := f.busyTasks[typ]; n > 0 {
+		task.busy, task.pending = n, apply
 	} else if e := apply(); e != nil {
 		task.final, task.err = "failed", e
 	}
@@ -216,21 +283,7 @@ func (f *fakeMeili) getTask(w http.ResponseWriter, r *http.Request) {
 	var answer map[string]any
 	if ok {
 		task.polls++
-		status := task.final
-		if task.polls == 1 || f.stuck {
-			status = "processing"
-		}
-		answer = map[string]any{
-			"uid": uid, "indexUid": task.summary["indexUid"], "status": status, "type": task.summary["type"],
-			"details": map[string]any{}, "error": nil, "canceledBy": nil, "duration": nil,
-			"enqueuedAt": "2025-01-01T00:00:00.000000Z", "startedAt": "2025-01-01T00:00:00.001000Z", "finishedAt": nil,
-		}
-		if status != "processing" {
-			answer["duration"], answer["finishedAt"] = "PT0.001S", "2025-01-01T00:00:00.002000Z"
-			if task.err != nil {
-				answer["error"] = task.err
-			}
-		}
+		answer = f.taskObject(uid, task)
 	}
 	f.mu.Unlock()
 	if !ok {
@@ -238,6 +291,83 @@ func (f *fakeMeili) getTask(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.reply(w, 200, answer)
+}
+
+// finishTasks lets every busy task end at its next poll.
+func (f *fakeMeili) finishTasks() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, task := range f.tasks {
+		task.busy = 0
+	}
+	clear(f.busyTasks)
+}
+
+// taskStatus is a task's status now: "enqueued" until first polled, then
+// "processing" for 1+busy polls (or for ever when stuck), then final. The
+// caller holds f.mu.
+func (f *fakeMeili) taskStatus(task *fakeTask) string {
+	switch {
+	case task.polls == 0:
+		return "enqueued"
+	case task.polls <= 1+task.busy || f.stuck:
+		return "processing"
+	}
+	return task.final
+}
+
+// taskObject renders a task as GET /tasks/{uid} does; the caller holds f.mu.
+func (f *fakeMeili) taskObject(uid int64, task *fakeTask) map[string]any {
+	status := f.taskStatus(task)
+	if status != "processing" && status != "enqueued" && task.pending != nil {
+		if e := task.pending(); e != nil {
+			task.final, task.err = "failed", e
+		}
+		task.pending = nil
+		status = task.final
+	}
+	answer := map[string]any{
+		"uid": uid, "indexUid": task.summary["indexUid"], "status": status, "type": task.summary["type"],
+		"details": map[string]any{}, "error": nil, "canceledBy": nil, "duration": nil,
+		"enqueuedAt": "2025-01-01T00:00:00.000000Z", "startedAt": "2025-01-01T00:00:00.001000Z", "finishedAt": nil,
+	}
+	if status != "processing" && status != "enqueued" {
+		answer["duration"], answer["finishedAt"] = "PT0.001S", "2025-01-01T00:00:00.002000Z"
+		if task.err != nil {
+			answer["error"] = task.err
+		}
+	}
+	return answer
+}
+
+// listTasks answers GET /tasks with the indexUids, types and statuses
+// filters (comma-separated lists), newest first.
+func (f *fakeMeili) listTasks(w http.ResponseWriter, r *http.Request) {
+	filter := func(name string) func(string) bool {
+		v := r.URL.Query().Get(name)
+		if v == "" {
+			return func(string) bool { return true }
+		}
+		list := strings.Split(v, ",")
+		return func(s string) bool { return slices.Contains(list, s) }
+	}
+	byIndex, byType, byStatus := filter("indexUids"), filter("types"), filter("statuses")
+	f.mu.Lock()
+	results := []map[string]any{}
+	for uid := f.nextTask - 1; uid >= 0; uid-- {
+		task := f.tasks[uid]
+		index, _ := task.summary["indexUid"].(string)
+		typ, _ := task.summary["type"].(string)
+		if !byIndex(index) || !byType(typ) {
+			continue
+		}
+		// taskObject applies the effect of a task that has just ended.
+		if obj := f.taskObject(uid, task); byStatus(obj["status"].(string)) {
+			results = append(results, obj)
+		}
+	}
+	f.mu.Unlock()
+	f.reply(w, 200, map[string]any{"results": results, "total": len(results), "limit": 20, "from": nil, "next": nil})
 }
 
 func (f *fakeMeili) index(uid string) *fakeIndex {
@@ -327,6 +457,24 @@ func (f *fakeMeili) addDocuments(w http.ResponseWriter, r *http.Request) {
 		}
 		return nil
 	})
+}
+
+func (f *fakeMeili) getDocument(w http.ResponseWriter, r *http.Request) {
+	uid, id := r.PathValue("uid"), r.PathValue("id")
+	ix := f.index(uid)
+	if ix == nil {
+		f.notFound(w, uid)
+		return
+	}
+	f.mu.Lock()
+	doc, ok := ix.docs[id]
+	answer := jsonValue(f.t, doc)
+	f.mu.Unlock()
+	if !ok {
+		f.reply(w, 404, newAPIError("document_not_found", fmt.Sprintf("Document `%s` not found.", id)))
+		return
+	}
+	f.reply(w, 200, answer)
 }
 
 func (f *fakeMeili) deleteDocuments(w http.ResponseWriter, r *http.Request) {
@@ -498,7 +646,7 @@ func (f *fakeMeili) engine(opts Options) *Engine {
 	f.t.Helper()
 	opts.TaskPollInterval = time.Millisecond
 	if opts.TaskTimeout == 0 {
-		opts.TaskTimeout = 10 * time.Second
+		opts.TaskTimeout = testdeadline.Timeout(f.t)
 	}
 	e, err := Open(f.t.Context(), f.srv.URL, "test-key", opts)
 	if err != nil {

@@ -63,7 +63,7 @@ func TestFilterHelpers(t *testing.T) {
 		{"not", not("a = 1"), `NOT a = 1`},
 		{"geo", geoRadius(search.GeoPoint{Lat: 48.8566, Lng: -2.3522}, 10000), `_geoRadius(48.8566, -2.3522, 10000)`},
 		{"geo small numbers never use exponents", geoRadius(search.GeoPoint{Lat: 1e-7, Lng: -45}, 0.5), `_geoRadius(0.0000001, -45, 0.5)`},
-		{"attr lower-cases and cleans", attr(prefixLastStart, "Auto Draft!"), `last_start_auto_draft_`},
+		{"attr escapes what is not a-z, 0-9 or '-'", attr(prefixLastStart, "Auto Draft!"), `last_start__41_uto_20__44_raft_21_`},
 		{"attr keeps hyphens", attr(prefixTitle, "pt-br"), `title_pt-br`},
 	}
 	for _, tt := range tests {

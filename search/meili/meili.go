@@ -104,6 +104,10 @@ type Engine struct {
 	// rebuildMu guards rebuilding: whether a rebuild is open (rebuild.go).
 	rebuildMu  sync.Mutex
 	rebuilding bool
+
+	// outdated is set when the live indexes were written under an older
+	// attribute scheme (scheme.go).
+	outdated outdatedFlag
 }
 
 var (
@@ -112,8 +116,9 @@ var (
 )
 
 // Open connects to the Meilisearch server at url (with apiKey when not
-// empty) and checks that it answers; an unreachable server is an error
-// wrapping search.ErrUnavailable. Call Init before indexing or searching.
+// empty) and checks that it answers and is at least MinVersion; an
+// unreachable server is an error wrapping search.ErrUnavailable, an older
+// one an *UnsupportedVersionError. Call Init before indexing or searching.
 func Open(ctx context.Context, url, apiKey string, opts Options) (*Engine, error) {
 	if url == "" {
 		return nil, errors.New("meili: empty server URL")
@@ -136,6 +141,10 @@ func Open(ctx context.Context, url, apiKey string, opts Options) (*Engine, error
 		client.Close()
 		return nil, err
 	}
+	if err := e.checkVersion(ctx); err != nil {
+		client.Close()
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -144,7 +153,8 @@ func (e *Engine) IndexUID(ix Index) string { return e.opts.IndexPrefix + string(
 
 // Init creates the indexes if needed and reconciles their settings with
 // settingsFor, sending an update only for an index whose live settings
-// differ.
+// differ. It then checks the attribute scheme the indexes were written
+// under (see Outdated).
 func (e *Engine) Init(ctx context.Context) error {
 	e.learnMu.Lock()
 	defer e.learnMu.Unlock()
@@ -153,7 +163,7 @@ func (e *Engine) Init(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	return e.checkScheme(ctx)
 }
 
 // IndexEvents adds or replaces event documents, BatchSize per request,
@@ -416,14 +426,9 @@ func (e *Engine) await(ctx context.Context, op string, info *meilisearch.TaskInf
 	if err != nil {
 		return e.fail(op, err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, e.opts.TaskTimeout)
-	defer cancel()
-	task, err := e.client.WaitForTaskWithContext(wctx, info.TaskUID, e.opts.TaskPollInterval)
+	task, err := e.waitTask(ctx, op, info.TaskUID)
 	if err != nil {
-		if ctx.Err() == nil && wctx.Err() != nil {
-			return fmt.Errorf("%w: meili: %s: task %d not finished after %s", search.ErrUnavailable, op, info.TaskUID, e.opts.TaskTimeout)
-		}
-		return e.fail(op+": wait for task "+strconv.FormatInt(info.TaskUID, 10), err)
+		return err
 	}
 	if task.Status == meilisearch.TaskStatusSucceeded {
 		return nil

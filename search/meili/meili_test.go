@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calendar/eventcal/internal/testdeadline"
 	"github.com/calendar/eventcal/search"
 	"github.com/calendar/eventcal/search/searchtest"
 )
@@ -33,7 +34,7 @@ func TestConformance(t *testing.T) {
 			t.Fatalf("Open: %v", err)
 		}
 		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), testdeadline.Timeout(t))
 			defer cancel()
 			for _, ix := range indexes {
 				if err := e.DeleteIndex(ctx, e.IndexUID(ix)); err != nil {

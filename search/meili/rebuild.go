@@ -143,6 +143,10 @@ func (r *rebuild) Commit(ctx context.Context) error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("meili: rebuild committed, but deleting the old indexes failed (the next rebuild retries): %w", err)
 	}
+	// The swapped-in documents were written under the current scheme.
+	if err := e.recordScheme(ctx); err != nil {
+		return fmt.Errorf("meili: rebuild committed, but recording its attribute scheme failed (the next start rebuilds again): %w", err)
+	}
 	return nil
 }
 

@@ -38,7 +38,7 @@ func TestRebuildRequests(t *testing.T) {
 		wantEvents []string
 	}{
 		{"commit", func(r search.Rebuild) error { return r.Commit(t.Context()) },
-			append([]string{"POST /swap-indexes"}, deleteTemporary...), []string{"7"}},
+			append(append([]string{"POST /swap-indexes"}, deleteTemporary...), "POST /indexes/calendar_meta/documents"), []string{"7"}},
 		{"abort", func(r search.Rebuild) error { return r.Abort(t.Context()) },
 			deleteTemporary, []string{"1", "2"}},
 	}

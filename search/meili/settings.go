@@ -271,6 +271,10 @@ func (e *Engine) ensureIndex(ctx context.Context, uid string, want *meilisearch.
 	case info.PrimaryKey != "" && info.PrimaryKey != attrID:
 		return fmt.Errorf("meili: index %s has primary key %q, want %q", uid, info.PrimaryKey, attrID)
 	}
+	// Never stack a settings update on one still queued or running.
+	if err := e.awaitSettingsTasks(ctx, uid); err != nil {
+		return err
+	}
 	live, err := e.client.Index(uid).GetSettingsWithContext(ctx)
 	if err != nil {
 		return e.fail("get settings of "+uid, err)

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calendar/eventcal/internal/testdeadline"
 	"github.com/calendar/eventcal/search"
 )
 
@@ -31,12 +32,10 @@ const (
 	indexBatchSize    = 100
 )
 
-// pollDeadline bounds every wait for a write to become visible; pollEvery is
-// the pause between two checks of the poll.
-const (
-	pollDeadline = 20 * time.Second
-	pollEvery    = 20 * time.Millisecond
-)
+// pollEvery is the pause between two checks of a poll. A poll has no time
+// budget of its own: it gives up only shortly before go test's -timeout
+// (testdeadline), so a busy machine slows the suite down without failing it.
+const pollEvery = 20 * time.Millisecond
 
 // Run checks an engine against the reference semantics. newEngine must
 // return a new, empty engine on every call (its own temporary directory or
@@ -145,17 +144,19 @@ func countKind(places []search.PlaceDocument, kind search.PlaceKind) int {
 }
 
 // eventually calls check until it returns nil, failing t with check's last
-// error when pollDeadline passes. It is the only way the suite waits.
+// error when the test's deadline (testdeadline.Of) passes. It is the only
+// way the suite waits.
 func eventually(t *testing.T, check func(ctx context.Context) error) {
 	t.Helper()
-	deadline := time.Now().Add(pollDeadline)
+	start := time.Now()
+	deadline := testdeadline.Of(t)
 	for {
 		err := check(t.Context())
 		if err == nil {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("not visible after %s: %v", pollDeadline, err)
+			t.Fatalf("not visible after %s: %v", time.Since(start).Round(time.Millisecond), err)
 		}
 		select {
 		case <-t.Context().Done():

@@ -36,6 +36,9 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/calendar/eventcal/internal/testdeadline"
+	"github.com/calendar/eventcal/repository/storetest"
 )
 
 // EnvURI names the environment variable that points the tests at an
@@ -44,12 +47,6 @@ const EnvURI = "TEST_MONGO_URI"
 
 // EnvLog names the environment variable that turns FerretDB logging on.
 const EnvLog = "TEST_FERRETDB_LOG"
-
-// readyTimeout bounds how long Start waits for the server to answer a ping.
-const readyTimeout = 30 * time.Second
-
-// stopTimeout bounds how long the cleanup waits for FerretDB to shut down.
-const stopTimeout = 10 * time.Second
 
 // newMu serialises ferretdb.New: it writes package-level state (the version
 // info) that would otherwise race when parallel tests start servers.
@@ -95,23 +92,24 @@ func Start(t testing.TB) string {
 			if err != nil {
 				t.Errorf("mongotest: FerretDB stopped with an error: %v", err)
 			}
-		case <-time.After(stopTimeout):
-			t.Errorf("mongotest: FerretDB did not stop within %s", stopTimeout)
+		case <-testdeadline.After(t):
+			t.Errorf("mongotest: FerretDB did not stop")
 		}
 	})
 
 	// The listener is bound by ferretdb.New, so the URI is known at once.
 	uri := f.MongoDBURI()
-	if err := waitReady(uri, done); err != nil {
+	if err := waitReady(uri, done, testdeadline.Of(t)); err != nil {
 		t.Fatalf("mongotest: %v", err)
 	}
 	return uri
 }
 
 // waitReady pings the server at uri until it answers, Run fails or the
-// deadline passes.
-func waitReady(uri string, done <-chan error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
+// deadline (the test's, testdeadline.Of: a busy machine may be slow to
+// start FerretDB) passes.
+func waitReady(uri string, done <-chan error, deadline time.Time) error {
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	client, err := mongo.Connect(options.Client().ApplyURI(uri).SetServerSelectionTimeout(time.Second))
 	if err != nil {
@@ -132,7 +130,7 @@ func waitReady(uri string, done <-chan error) error {
 		case runErr := <-done:
 			return fmt.Errorf("FerretDB stopped before it was ready: %v (last ping: %v)", runErr, err)
 		case <-ctx.Done():
-			return fmt.Errorf("FerretDB at %s not ready after %s: %v", uri, readyTimeout, err)
+			return fmt.Errorf("FerretDB at %s never became ready: %v", uri, err)
 		case <-tick.C:
 		}
 	}
@@ -202,4 +200,17 @@ func drop(t testing.TB, uri, db string) {
 	if err := client.Database(db).RunCommand(ctx, bson.D{{Key: "dropDatabase", Value: 1}}).Err(); err != nil {
 		t.Logf("mongotest: drop %s: %v", db, err)
 	}
+}
+
+// StoreOptions returns the scale of the store conformance suite for the
+// server Start returns: in full (storetest's defaults) against an external
+// server (TEST_MONGO_URI); with 4 writers of 10 posts each against the
+// embedded FerretDB, which runs in the test process over SQLite and
+// serialises every write, so that 8×50 concurrent creates under -race on a
+// busy machine take minutes without testing anything more.
+func StoreOptions() storetest.Options {
+	if os.Getenv(EnvURI) != "" {
+		return storetest.Options{}
+	}
+	return storetest.Options{Workers: 4, PerWorker: 10}
 }

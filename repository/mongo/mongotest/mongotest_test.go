@@ -5,12 +5,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/calendar/eventcal/internal/testdeadline"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
 
@@ -20,8 +20,7 @@ func TestStartServesDatabases(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			uri := mongotest.Start(t)
-			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-			defer cancel()
+			ctx := testdeadline.Context(t)
 			client, err := mongo.Connect(options.Client().ApplyURI(uri))
 			if err != nil {
 				t.Fatal(err)

@@ -1,0 +1,102 @@
+package meili
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+)
+
+// attributeScheme numbers the ways attr has named the flattened
+// attributes of a key (a language, place field or status):
+//
+//  1. the key lower-cased, every character other than a-z, 0-9, '_' and
+//     '-' replaced with '_': "pt-BR" and "pt-br" shared one attribute, and
+//     so did two non-Latin keys of the same length;
+//  2. the injective encoding of attr: no two keys share an attribute.
+//
+// The live indexes record the scheme their documents were written under in
+// the metadata index. Init finds indexes that hold documents under an older
+// scheme (or under no record at all: written before the record existed) and
+// reports them through Outdated; the service then runs a full rebuild, the
+// zero-downtime one (rebuild.go), whose Commit records the current scheme.
+// Lists keep answering from the old indexes meanwhile; only keys outside
+// a-z, 0-9 and '-', whose attribute names changed, miss until the swap.
+const attributeScheme = 2
+
+// metaIndex holds one document, metaDocID, describing the live indexes:
+// {"id": 1, "attribute_scheme": 2}. It is not one of the swapped indexes.
+const (
+	metaIndex Index = "meta"
+	metaDocID       = 1
+)
+
+// metaDoc is the document of the metadata index.
+type metaDoc struct {
+	ID              int `json:"id"`
+	AttributeScheme int `json:"attribute_scheme"`
+}
+
+// outdatedFlag is set by Init when the live indexes need a rebuild.
+type outdatedFlag struct{ atomic.Bool }
+
+// Outdated reports whether the live indexes hold documents written under
+// an older attribute scheme (as found by the last Init): they need a full
+// rebuild, after which it reports false.
+func (e *Engine) Outdated(context.Context) (bool, error) {
+	return e.outdated.Load(), nil
+}
+
+// checkScheme reads the scheme recorded for the live indexes. Indexes
+// recorded under attributeScheme are current. Otherwise, empty indexes
+// (a new installation) are recorded as current at once, and indexes with
+// documents are marked outdated.
+func (e *Engine) checkScheme(ctx context.Context) error {
+	scheme, err := e.recordedScheme(ctx)
+	if err != nil {
+		return err
+	}
+	if scheme >= attributeScheme {
+		e.outdated.Store(false)
+		return nil
+	}
+	docs := 0
+	for _, ix := range indexes {
+		n, err := e.count(ctx, e.IndexUID(ix))
+		if err != nil {
+			return err
+		}
+		docs += n
+	}
+	if docs == 0 {
+		e.outdated.Store(false)
+		return e.recordScheme(ctx)
+	}
+	e.outdated.Store(true)
+	return nil
+}
+
+// recordedScheme returns the attribute scheme of the metadata document, 0
+// when there is none.
+func (e *Engine) recordedScheme(ctx context.Context) (int, error) {
+	var doc metaDoc
+	err := e.client.Index(e.IndexUID(metaIndex)).GetDocumentWithContext(ctx, fmt.Sprint(metaDocID), nil, &doc)
+	switch code := apiCode(err); {
+	case code == "document_not_found" || code == "index_not_found":
+		return 0, nil
+	case err != nil:
+		return 0, e.fail("read the attribute scheme", err)
+	}
+	return doc.AttributeScheme, nil
+}
+
+// recordScheme records attributeScheme as the scheme of the live indexes.
+func (e *Engine) recordScheme(ctx context.Context) error {
+	err := e.addDocuments(ctx, e.IndexUID(metaIndex), 1, func(int) map[string]any {
+		return map[string]any{"id": metaDocID, "attribute_scheme": attributeScheme}
+	})
+	if err != nil {
+		return err
+	}
+	e.outdated.Store(false)
+	return nil
+}
