@@ -271,7 +271,10 @@ type itemRenderer struct{ s *Server }
 
 // NewItemRenderer returns the renderer webhook messages use.
 func NewItemRenderer(opts Options) sync.ItemRenderer {
-	return itemRenderer{s: &Server{cfg: opts.Config, store: opts.Store, now: opts.Now}}
+	// No linked-record cache: a message shows the store as it is now
+	// (ttl 0 starts the cache over on every read).
+	return itemRenderer{s: &Server{cfg: opts.Config, store: opts.Store, now: opts.Now,
+		linkCache: linkedRecords{gen: func() int64 { return 0 }}}}
 }
 
 // RenderPost renders an event, venue or organizer.
