@@ -245,6 +245,10 @@ func (c *termCountCache) forTerms(ctx context.Context, st repository.Store, term
 			out[id] = e.n
 			continue
 		}
+		if a, ok := c.all[t.Taxonomy]; ok && time.Since(a.at) < countTTL {
+			out[id] = a.m[id] // a fresh grouped count (get) has it
+			continue
+		}
 		missing = append(missing, t)
 	}
 	c.mu.Unlock()
