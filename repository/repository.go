@@ -393,6 +393,9 @@ type Store interface {
 	// request a reindex of items that depend on a changed item).
 	MarkForIndexing(ctx context.Context, kind MarkKind, ids []int64) error
 
+	// EventLinks aggregates event links for the sync worker (aggregates.go).
+	EventLinks
+
 	// Ping checks that the store is reachable.
 	Ping(ctx context.Context) error
 	// Close releases the store's resources.
