@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/calendar/eventcal/repository"
@@ -16,9 +17,18 @@ import (
 // event.venues (or event.organizers) selects the linked events, and the
 // server groups them by place and status, returning one small row per
 // pair. The events are read inside the server only; none is sent or
-// decoded. (A per-place constant cost, as the SQLite engine has, would
-// need a second collection kept in step with every event write, which
-// cannot be made atomic without transactions: see the package comment.)
+// decoded.
+//
+// On FerretDB v1, which lacks the $max accumulator and cannot $unwind a
+// nested array, one find reads the same projected rows (status, start and
+// links only) and they are grouped here. The tests run on FerretDB, so
+// they exercise that path; the aggregation runs on MongoDB only.
+//
+// Unlike the SQLite engine's, the cost grows with the number of linked
+// events (read in the server, without decoding documents): a constant cost
+// would need a second collection kept in step with every event write,
+// which cannot be made atomic without transactions (see the package
+// comment).
 func (s *Store) PlaceEvents(ctx context.Context, kind repository.PostKind, ids []int64) (map[int64]repository.PlaceEvents, error) {
 	out := make(map[int64]repository.PlaceEvents, len(ids))
 	if len(ids) == 0 {
@@ -30,42 +40,87 @@ func (s *Store) PlaceEvents(ctx context.Context, kind repository.PostKind, ids [
 	} else if kind != repository.KindVenue {
 		return out, nil
 	}
-	pipeline := bson.A{
-		bson.D{{Key: "$match", Value: bson.D{
-			{Key: field, Value: bson.D{{Key: "$in", Value: ids}}},
-			{Key: "kind", Value: repository.KindEvent},
-			{Key: "status", Value: bson.D{{Key: "$in", Value: repository.Statuses}}},
-		}}},
-		bson.D{{Key: "$project", Value: bson.D{{Key: "_id", Value: 0}, {Key: "status", Value: 1}, {Key: field, Value: 1}, {Key: "event.start_utc", Value: 1}}}},
-		bson.D{{Key: "$unwind", Value: "$" + field}},
-		bson.D{{Key: "$match", Value: bson.D{{Key: field, Value: bson.D{{Key: "$in", Value: ids}}}}}},
-		bson.D{{Key: "$group", Value: bson.D{
-			{Key: "_id", Value: bson.D{{Key: "place", Value: "$" + field}, {Key: "status", Value: "$status"}}},
-			{Key: "latest", Value: bson.D{{Key: "$max", Value: "$event.start_utc"}}},
-		}}},
+	match := bson.D{
+		{Key: field, Value: bson.D{{Key: "$in", Value: ids}}},
+		{Key: "kind", Value: repository.KindEvent},
+		{Key: "status", Value: bson.D{{Key: "$in", Value: repository.Statuses}}},
 	}
-	cur, err := s.posts.Aggregate(ctx, pipeline)
-	if err != nil {
-		return nil, fmt.Errorf("mongo: place events: %w", err)
+	project := bson.D{{Key: "_id", Value: 0}, {Key: "status", Value: 1}, {Key: field, Value: 1}, {Key: "event.start_utc", Value: 1}}
+	want := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
 	}
-	var rows []struct {
-		ID struct {
-			Place  int64  `bson:"place"`
-			Status string `bson:"status"`
-		} `bson:"_id"`
-		Latest time.Time `bson:"latest"`
-	}
-	if err := cur.All(ctx, &rows); err != nil {
-		return nil, fmt.Errorf("mongo: place events: %w", err)
-	}
-	for _, r := range rows {
-		pe, ok := out[r.ID.Place]
+	add := func(place int64, status string, start time.Time) {
+		pe, ok := out[place]
 		if !ok {
 			pe.LatestStart = map[string]int64{}
 		}
-		pe.LatestStart[r.ID.Status] = r.Latest.Unix()
-		pe.HasEvents = pe.HasEvents || repository.CountsForHasEvents(r.ID.Status)
-		out[r.ID.Place] = pe
+		if cur, ok := pe.LatestStart[status]; !ok || start.Unix() > cur {
+			pe.LatestStart[status] = start.Unix()
+		}
+		pe.HasEvents = pe.HasEvents || repository.CountsForHasEvents(status)
+		out[place] = pe
+	}
+	if !s.noMaxAccumulator {
+		cur, err := s.posts.Aggregate(ctx, bson.A{
+			bson.D{{Key: "$match", Value: match}},
+			bson.D{{Key: "$project", Value: project}},
+			bson.D{{Key: "$unwind", Value: "$" + field}},
+			bson.D{{Key: "$match", Value: bson.D{{Key: field, Value: bson.D{{Key: "$in", Value: ids}}}}}},
+			bson.D{{Key: "$group", Value: bson.D{
+				{Key: "_id", Value: bson.D{{Key: "place", Value: "$" + field}, {Key: "status", Value: "$status"}}},
+				{Key: "latest", Value: bson.D{{Key: "$max", Value: "$event.start_utc"}}},
+			}}},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("mongo: place events: %w", err)
+		}
+		var rows []struct {
+			ID struct {
+				Place  int64  `bson:"place"`
+				Status string `bson:"status"`
+			} `bson:"_id"`
+			Latest time.Time `bson:"latest"`
+		}
+		if err := cur.All(ctx, &rows); err != nil {
+			return nil, fmt.Errorf("mongo: place events: %w", err)
+		}
+		for _, r := range rows {
+			add(r.ID.Place, r.ID.Status, r.Latest)
+		}
+		return out, nil
+	}
+	// FerretDB v1: its $unwind of a nested array breaks the connection, so
+	// read the same projected rows with find and group them here.
+	cur, err := s.posts.Find(ctx, match, options.Find().SetProjection(project))
+	if err != nil {
+		return nil, fmt.Errorf("mongo: place events: %w", err)
+	}
+	defer cur.Close(ctx)
+	for cur.Next(ctx) {
+		var row struct {
+			Status string `bson:"status"`
+			Event  struct {
+				Venues     []int64   `bson:"venues"`
+				Organizers []int64   `bson:"organizers"`
+				StartUTC   time.Time `bson:"start_utc"`
+			} `bson:"event"`
+		}
+		if err := cur.Decode(&row); err != nil {
+			return nil, fmt.Errorf("mongo: place events: %w", err)
+		}
+		places := row.Event.Venues
+		if kind == repository.KindOrganizer {
+			places = row.Event.Organizers
+		}
+		for _, place := range places {
+			if want[place] {
+				add(place, row.Status, row.Event.StartUTC)
+			}
+		}
+	}
+	if err := cur.Err(); err != nil {
+		return nil, fmt.Errorf("mongo: place events: %w", err)
 	}
 	return out, nil
 }
@@ -96,4 +151,17 @@ func (s *Store) FindPostIDs(ctx context.Context, q repository.PostQuery) ([]int6
 		ids[i] = d.ID
 	}
 	return ids, nil
+}
+
+// isFerretDB reports whether the server is FerretDB, whose buildInfo
+// answer carries its own version. FerretDB v1 has no $max accumulator (only
+// $count and $sum), and asking for it leaks a cursor inside FerretDB, so it
+// is not tried.
+func isFerretDB(ctx context.Context, db *mongo.Database) (bool, error) {
+	var info bson.M
+	if err := db.RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&info); err != nil {
+		return false, fmt.Errorf("mongo: buildInfo: %w", err)
+	}
+	_, ok := info["ferretdbVersion"]
+	return ok, nil
 }
