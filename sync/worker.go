@@ -342,7 +342,7 @@ func (w *Worker) indexPlaces(ctx context.Context, ids []int64, dsts []search.Wri
 	if err != nil {
 		return err
 	}
-	var docs []search.PlaceDocument
+	var live []*repository.Post
 	dead := map[search.PlaceKind][]int64{}
 	for _, id := range ids {
 		p := posts[id]
@@ -359,11 +359,12 @@ func (w *Worker) indexPlaces(ctx context.Context, ids []int64, dsts []search.Wri
 			dead[kind] = append(dead[kind], id)
 			continue
 		}
-		d, err := w.Docs.Place(ctx, p)
-		if err != nil {
-			return err
-		}
-		docs = append(docs, d)
+		live = append(live, p)
+	}
+	// One aggregate query per kind for the whole batch.
+	docs, err := w.Docs.Places(ctx, live)
+	if err != nil {
+		return err
 	}
 	for _, dst := range dsts {
 		if len(docs) > 0 {
