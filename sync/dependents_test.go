@@ -151,7 +151,6 @@ func TestPlaceRebuiltOncePerBatch(t *testing.T) {
 	}
 }
 
-
 // TestDependentsInBackground changes the geo point of a venue with 50
 // events: the worker re-indexes them 10 per step after its batch, shows the
 // progress in Stats, keeps the venue's mark until the end, and indexes an
