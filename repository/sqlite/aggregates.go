@@ -44,40 +44,82 @@ func placeEventsRows(row string) string {
 			FROM ` + from + `json_each(` + row + `.doc, '$.event.organizers') o WHERE ` + row + `.kind = 'event' AND ` + start + ` IS NOT NULL`
 }
 
-// aggregateSchema creates place_events, its triggers and its index; it is
-// idempotent.
+// term_events keeps, for every link from an event to a category or tag,
+// the event's status: counting the published events of a term (which every
+// rendered event needs for its terms) then reads a narrow index range
+// instead of every published post (see countByTerm). It is kept by the same
+// triggers as place_events.
+var termEventsTable = `CREATE TABLE IF NOT EXISTS term_events (
+		rel      TEXT NOT NULL,      -- category or tag
+		term_id  INTEGER NOT NULL,
+		status   TEXT NOT NULL,
+		event_id INTEGER NOT NULL,
+		PRIMARY KEY (rel, term_id, status, event_id)
+	) WITHOUT ROWID`
+
+// termEventsRows selects the term_events rows of the event row named row
+// (as placeEventsRows).
+func termEventsRows(row string) string {
+	from := ""
+	if row != "new" {
+		from = row + ", "
+	}
+	return `SELECT 'category', c.value, ` + row + `.status, ` + row + `.id
+			FROM ` + from + `json_each(` + row + `.doc, '$.event.categories') c WHERE ` + row + `.kind = 'event'
+		UNION ALL
+		SELECT 'tag', g.value, ` + row + `.status, ` + row + `.id
+			FROM ` + from + `json_each(` + row + `.doc, '$.event.tags') g WHERE ` + row + `.kind = 'event'`
+}
+
+// aggregateSchema creates place_events and term_events, their triggers
+// and indexes; it is idempotent.
 var aggregateSchema = []string{
 	placeEventsTable,
 	`CREATE INDEX IF NOT EXISTS place_events_by_event ON place_events(event_id)`,
-	`CREATE TRIGGER IF NOT EXISTS place_events_insert AFTER INSERT ON posts WHEN new.kind = 'event' BEGIN
+	termEventsTable,
+	`CREATE INDEX IF NOT EXISTS term_events_by_event ON term_events(event_id)`,
+	`CREATE TRIGGER IF NOT EXISTS event_aggregates_insert AFTER INSERT ON posts WHEN new.kind = 'event' BEGIN
 		INSERT OR IGNORE INTO place_events(rel, place_id, status, start_utc, event_id) ` + placeEventsRows("new") + `;
+		INSERT OR IGNORE INTO term_events(rel, term_id, status, event_id) ` + termEventsRows("new") + `;
 	END`,
-	`CREATE TRIGGER IF NOT EXISTS place_events_update AFTER UPDATE OF kind, status, doc ON posts BEGIN
+	`CREATE TRIGGER IF NOT EXISTS event_aggregates_update AFTER UPDATE OF kind, status, doc ON posts BEGIN
 		DELETE FROM place_events WHERE event_id = old.id;
+		DELETE FROM term_events WHERE event_id = old.id;
 		INSERT OR IGNORE INTO place_events(rel, place_id, status, start_utc, event_id) ` + placeEventsRows("new") + `;
+		INSERT OR IGNORE INTO term_events(rel, term_id, status, event_id) ` + termEventsRows("new") + `;
 	END`,
-	`CREATE TRIGGER IF NOT EXISTS place_events_delete AFTER DELETE ON posts BEGIN
+	`CREATE TRIGGER IF NOT EXISTS event_aggregates_delete AFTER DELETE ON posts BEGIN
 		DELETE FROM place_events WHERE event_id = old.id;
+		DELETE FROM term_events WHERE event_id = old.id;
 	END`,
 }
 
-// migrateAggregates creates the aggregate tables in tx; when place_events
-// is new (a database written before it existed), it fills it from the
-// stored events.
+// migrateAggregates creates the aggregate tables in tx; a table that is
+// new (a database written before it existed) is filled from the stored
+// events.
 func migrateAggregates(ctx context.Context, tx *sql.Tx) error {
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'place_events'`).Scan(&n); err != nil {
-		return err
+	fills := map[string]string{
+		"place_events": `INSERT OR IGNORE INTO place_events(rel, place_id, status, start_utc, event_id) ` + placeEventsRows("posts"),
+		"term_events":  `INSERT OR IGNORE INTO term_events(rel, term_id, status, event_id) ` + termEventsRows("posts"),
+	}
+	var missing []string
+	for _, table := range []string{"place_events", "term_events"} {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, table).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			missing = append(missing, table)
+		}
 	}
 	for _, q := range aggregateSchema {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("%w\n%s", err, q)
 		}
 	}
-	if n == 0 {
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO place_events(rel, place_id, status, start_utc, event_id) `+
-			placeEventsRows("posts")+` ORDER BY 1`); err != nil {
-			return fmt.Errorf("fill place_events: %w", err)
+	for _, table := range missing {
+		if _, err := tx.ExecContext(ctx, fills[table]); err != nil {
+			return fmt.Errorf("fill %s: %w", table, err)
 		}
 	}
 	return nil
@@ -144,4 +186,33 @@ func (s *Store) FindPostIDs(ctx context.Context, q repository.PostQuery) ([]int6
 		ids = []int64{}
 	}
 	return ids, err
+}
+
+// countByTerm counts the events of some categories or of some tags
+// (optionally of some statuses) from term_events, an index-only range
+// count. It reports false for every other query shape, which CountPosts
+// then runs on posts. Rendering an event counts the published events of
+// each of its terms: on posts that count visits every published event
+// (the status index), so its cost grew with the store.
+func (s *Store) countByTerm(ctx context.Context, q repository.PostQuery) (int, bool, error) {
+	rel, ids := "category", q.CategoryIDs
+	if len(q.TagIDs) > 0 {
+		rel, ids = "tag", q.TagIDs
+	}
+	if q.Kind != repository.KindEvent || len(ids) == 0 || (len(q.CategoryIDs) > 0 && len(q.TagIDs) > 0) ||
+		len(q.ExcludeStatuses) > 0 || len(q.IDs) > 0 || len(q.VenueIDs) > 0 || len(q.OrganizerIDs) > 0 ||
+		q.Title != "" || q.ImageURL != "" || q.Parent != 0 {
+		return 0, false, nil
+	}
+	query, args := `SELECT count(DISTINCT event_id) FROM term_events WHERE rel = ? AND term_id IN (SELECT value FROM json_each(?))`,
+		[]any{rel, jsonIDs(ids)}
+	if len(q.Statuses) > 0 {
+		query += ` AND status IN (SELECT value FROM json_each(?))`
+		args = append(args, jsonStrings(q.Statuses))
+	}
+	var n int
+	if err := s.queryRow(ctx, query, args...).Scan(&n); err != nil {
+		return 0, true, fmt.Errorf("sqlite: %w", err)
+	}
+	return n, true, nil
 }

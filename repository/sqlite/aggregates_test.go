@@ -27,15 +27,15 @@ func TestPlaceEventsBackfill(t *testing.T) {
 	event := func(status string, start time.Time) {
 		t.Helper()
 		e := &repository.Post{Kind: repository.KindEvent, Status: status, Event: &repository.EventFields{
-			StartUTC: start, EndUTC: start.Add(time.Hour), Venues: []int64{venue.ID}, Organizers: []int64{}}}
+			StartUTC: start, EndUTC: start.Add(time.Hour), Venues: []int64{venue.ID}, Organizers: []int64{}, Categories: []int64{7}}}
 		if err := s.CreatePost(ctx, e); err != nil {
 			t.Fatal(err)
 		}
 	}
 	event(repository.StatusPublish, start)
 	event(repository.StatusDraft, start.Add(time.Hour))
-	for _, q := range []string{`DROP TRIGGER place_events_insert`, `DROP TRIGGER place_events_update`,
-		`DROP TRIGGER place_events_delete`, `DROP TABLE place_events`} {
+	for _, q := range []string{`DROP TRIGGER event_aggregates_insert`, `DROP TRIGGER event_aggregates_update`,
+		`DROP TRIGGER event_aggregates_delete`, `DROP TABLE place_events`, `DROP TABLE term_events`} {
 		if _, err := s.wdb.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
 		}
@@ -58,5 +58,10 @@ func TestPlaceEventsBackfill(t *testing.T) {
 		"publish": start.Unix(), "draft": start.Add(time.Hour).Unix(), "trash": start.Add(2 * time.Hour).Unix(), "pending": start.Add(3 * time.Hour).Unix()}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("after the backfill: got %+v, want %+v", got, want)
+	}
+	// term_events was filled too: the events written before the reopen count.
+	n, err := s.CountPosts(ctx, repository.PostQuery{Kind: repository.KindEvent, CategoryIDs: []int64{7}})
+	if err != nil || n != 4 {
+		t.Errorf("events in category 7 after the backfill = %d, %v; want 4", n, err)
 	}
 }

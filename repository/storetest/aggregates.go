@@ -17,6 +17,7 @@ var placeEventsTests = []storeTest{
 	{"FollowsWrites", testPlaceEventsFollowsWrites},
 	{"MatchesDefinition", testPlaceEventsMatchesDefinition},
 	{"FindPostIDs", testFindPostIDs},
+	{"CountByTerm", testCountByTerm},
 }
 
 // placeEvents calls PlaceEvents and fails the test on an error.
@@ -253,5 +254,75 @@ func testFindPostIDs(t *testing.T, ctx context.Context, s repository.Store) {
 			pq.AfterID = page[len(page)-1]
 		}
 		checkIDs(t, fmt.Sprintf("pages of FindPostIDs(%+v)", q), want, paged)
+	}
+}
+
+// testCountByTerm writes generated events (creates, updates, deletes) with
+// random statuses, categories and tags, and checks CountPosts of the
+// shapes term counts use (one or several terms, with and without
+// statuses) against the reference filter.
+func testCountByTerm(t *testing.T, ctx context.Context, s repository.Store) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var cats, tags []int64
+	for i := range 3 {
+		cats = append(cats, mustCreateTerm(t, ctx, s, termFixture(repository.TaxCategory, fmt.Sprintf("Cat %d", i), 0)).ID)
+		tags = append(tags, mustCreateTerm(t, ctx, s, termFixture(repository.TaxTag, fmt.Sprintf("tag %d", i), 0)).ID)
+	}
+	pick := func(from []int64) []int64 {
+		var out []int64
+		for _, id := range from {
+			if rng.IntN(2) == 0 {
+				out = append(out, id)
+			}
+		}
+		return out
+	}
+	randomize := func(p *repository.Post) {
+		p.Status = repository.Statuses[rng.IntN(len(repository.Statuses))]
+		p.Event.Categories, p.Event.Tags = pick(cats), pick(tags)
+	}
+	var ids []int64
+	for i := range 24 {
+		p := minimalEvent(fmt.Sprintf("term-gen-%d", i))
+		randomize(p)
+		ids = append(ids, mustCreatePost(t, ctx, s, p).ID)
+	}
+	for _, id := range ids[:8] {
+		if _, err := s.UpdatePost(ctx, id, func(p *repository.Post) error { randomize(p); return nil }); err != nil {
+			t.Fatalf("UpdatePost: %v", err)
+		}
+	}
+	for _, id := range ids[8:11] {
+		if err := s.DeletePost(ctx, id); err != nil {
+			t.Fatalf("DeletePost: %v", err)
+		}
+	}
+	if err := s.DeleteTerm(ctx, cats[2]); err != nil {
+		t.Fatalf("DeleteTerm: %v", err)
+	}
+	all, err := s.FindPosts(ctx, repository.PostQuery{})
+	if err != nil {
+		t.Fatalf("FindPosts: %v", err)
+	}
+	pub := []string{repository.StatusPublish}
+	for _, q := range []repository.PostQuery{
+		{Kind: repository.KindEvent, Statuses: pub, CategoryIDs: cats[:1]},
+		{Kind: repository.KindEvent, Statuses: pub, CategoryIDs: cats[1:2]},
+		{Kind: repository.KindEvent, Statuses: pub, CategoryIDs: cats[2:3]},
+		{Kind: repository.KindEvent, Statuses: pub, TagIDs: tags[:1]},
+		{Kind: repository.KindEvent, Statuses: []string{repository.StatusDraft, repository.StatusTrash}, TagIDs: tags[1:2]},
+		{Kind: repository.KindEvent, CategoryIDs: cats},
+		{Kind: repository.KindEvent, TagIDs: tags},
+		{Kind: repository.KindEvent, Statuses: pub, CategoryIDs: cats[:1], TagIDs: tags[:1]},
+		{Kind: repository.KindEvent, ExcludeStatuses: pub, TagIDs: tags[2:]},
+	} {
+		want := len(expectPosts(all, q))
+		got, err := s.CountPosts(ctx, q)
+		if err != nil {
+			t.Fatalf("CountPosts(%+v): %v", q, err)
+		}
+		if got != want {
+			t.Errorf("CountPosts(%+v) = %d, want %d", q, got, want)
+		}
 	}
 }
