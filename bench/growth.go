@@ -10,6 +10,7 @@ import (
 	"strings"
 	gosync "sync"
 	"sync/atomic"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -119,6 +120,19 @@ type growthRow struct {
 	p50, p99  float64
 	indexedIn time.Duration
 	seedTook  time.Duration
+	// cpuPer is the process CPU time (user+system, clients included) per
+	// measured create, until all were indexed: unlike the rates it hardly
+	// depends on what else runs on the machine.
+	cpuPer time.Duration
+}
+
+// cpuTime returns the CPU time the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // runGrowth seeds to each size and measures creates there. creates is the
@@ -158,6 +172,7 @@ func runGrowth(ctx context.Context, s *stack, st repository.Store, w *sync.Worke
 		rng := rand.New(rand.NewPCG(uint64(size), 9))
 		var mu gosync.Mutex
 		var lat latencies
+		cpu0 := cpuTime()
 		start := time.Now()
 		if _, err := s.seed(creates, conc, func(i int) map[string]any {
 			mu.Lock()
@@ -171,12 +186,13 @@ func runGrowth(ctx context.Context, s *stack, st repository.Store, w *sync.Worke
 			return err
 		}
 		indexed := time.Since(start)
+		cpuPer := (cpuTime() - cpu0) / time.Duration(creates)
 		if stop != nil {
 			stop()
 		}
 		stored += creates
 		rows = append(rows, growthRow{stored: size, rate: float64(creates) / took.Seconds(), p50: lat.pct(50), p99: lat.pct(99),
-			indexedIn: indexed, seedTook: seedTook})
+			indexedIn: indexed, seedTook: seedTook, cpuPer: cpuPer})
 	}
 	fmt.Fprintln(os.Stderr, "measuring sync lag while 100 writes/s arrive...")
 	lag, paced, err := s.pacedLag(100, 100, k)
@@ -185,11 +201,12 @@ func runGrowth(ctx context.Context, s *stack, st repository.Store, w *sync.Worke
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(os.Stdout, "\ngrowth: creates through the API, %d per size, %d clients, GOMAXPROCS=%d\n\n", creates, conc, maxProcs())
-	fmt.Fprintln(tw, "stored events\tcreates/s\tp50 ms\tp99 ms\tall indexed after s\tof the first\tseed+index s\t")
+	fmt.Fprintln(tw, "stored events\tcreates/s\tof the first\tp50 ms\tp99 ms\tall indexed after s\tCPU ms/create\tseed+index s\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%d\t%.0f\t%.2f\t%.2f\t%.1f\t%.2f\t%.0f\t\n", r.stored, r.rate, r.p50, r.p99, r.indexedIn.Seconds(), r.rate/rows[0].rate, r.seedTook.Seconds())
+		fmt.Fprintf(tw, "%d\t%.0f\t%.2f\t%.2f\t%.2f\t%.1f\t%.2f\t%.0f\t\n", r.stored, r.rate, r.rate/rows[0].rate, r.p50, r.p99,
+			r.indexedIn.Seconds(), float64(r.cpuPer.Microseconds())/1000, r.seedTook.Seconds())
 	}
-	fmt.Fprintf(tw, "sync lag at %d events, %.0f writes/s arriving (ms)\t\tp50 %.1f\tp99 %.1f\t\t\t\t\n", stored, paced, lag.pct(50), lag.pct(99))
+	fmt.Fprintf(tw, "sync lag at %d events, %.0f writes/s arriving (ms)\t\t\tp50 %.1f\tp99 %.1f\t\t\t\t\n", stored, paced, lag.pct(50), lag.pct(99))
 	return tw.Flush()
 }
 
