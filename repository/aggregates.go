@@ -59,8 +59,9 @@ func PlaceEventsOf(kind PostKind, id int64, events []*Post) PlaceEvents {
 type EventLinks interface {
 	// PlaceEvents returns, for each of ids that events link as kind
 	// (KindVenue or KindOrganizer), the aggregate of those events. IDs no
-	// event links are absent from the result. Its cost does not grow with
-	// the number of events linked to a place.
+	// event links are absent from the result. One query for the whole
+	// list; on SQLite its cost does not grow with the number of events
+	// linked to a place (MongoDB reads them inside the server).
 	PlaceEvents(ctx context.Context, kind PostKind, ids []int64) (map[int64]PlaceEvents, error)
 	// FindPostIDs returns the IDs of the posts matching q, ascending (use
 	// AfterID and Limit to page), without reading their documents.

@@ -136,7 +136,8 @@ func (b *DocBuilder) Place(ctx context.Context, p *repository.Post) (search.Plac
 // Places builds the documents of venues and organizers. has_events and the
 // latest start per status come from the store's aggregate of their linked
 // events (repository.EventLinks.PlaceEvents): one query per kind for the
-// whole list, whose cost does not depend on how many events a place has.
+// whole list (on SQLite its cost does not depend on how many events a
+// place has).
 // Posts of other kinds get a document of kind Organizers with no fields,
 // as before; callers pass venues and organizers only.
 func (b *DocBuilder) Places(ctx context.Context, posts []*repository.Post) ([]search.PlaceDocument, error) {

@@ -12,7 +12,7 @@ import (
 	"github.com/calendar/eventcal/repository"
 )
 
-var placeEventsTests = []storeTest{
+var eventLinksTests = []storeTest{
 	{"Rules", testPlaceEventsRules},
 	{"FollowsWrites", testPlaceEventsFollowsWrites},
 	{"MatchesDefinition", testPlaceEventsMatchesDefinition},

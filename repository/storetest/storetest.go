@@ -64,7 +64,7 @@ func Run(t *testing.T, newStore func(t *testing.T) repository.Store) {
 		{"Marks", markTests},
 		{"Concurrency", concurrencyTests},
 		{"Lifecycle", lifecycleTests},
-		{"PlaceEvents", placeEventsTests},
+		{"EventLinks", eventLinksTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
