@@ -234,7 +234,9 @@ func (w *Worker) batch(ctx context.Context, marks []repository.IndexMark) (int, 
 	w.statsMu.mu.Lock()
 	w.statsMu.lastBatchAt, w.statsMu.lastBatchSize, w.statsMu.lastError = now, len(marks), ""
 	w.statsMu.mu.Unlock()
-	w.metrics.observeBatch(clear, now)
+	// Every mark of the batch is visible now (a held venue mark too: only
+	// its dependents wait).
+	w.metrics.observeBatch(marks, now)
 	// duration_ms is fractional milliseconds, as in the request log lines.
 	w.Log.Info("sync batch", "marks", len(marks), "duration_ms", float64(now.Sub(start).Microseconds())/1000)
 	return len(marks), nil

@@ -204,7 +204,14 @@ func (s *Store) countByTerm(ctx context.Context, q repository.PostQuery) (int, b
 		q.Title != "" || q.ImageURL != "" || q.Parent != 0 {
 		return 0, false, nil
 	}
-	query, args := `SELECT count(DISTINCT event_id) FROM term_events WHERE rel = ? AND term_id IN (SELECT value FROM json_each(?))`,
+	// One term: its rows are one per event (the primary key, and an event
+	// has one status), so count(*) counts index entries without the
+	// temporary b-tree DISTINCT needs; several terms may share events.
+	count := `count(DISTINCT event_id)`
+	if len(ids) == 1 {
+		count = `count(*)`
+	}
+	query, args := `SELECT `+count+` FROM term_events WHERE rel = ? AND term_id IN (SELECT value FROM json_each(?))`,
 		[]any{rel, jsonIDs(ids)}
 	if len(q.Statuses) > 0 {
 		query += ` AND status IN (SELECT value FROM json_each(?))`
