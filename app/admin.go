@@ -119,6 +119,9 @@ type SyncStatus struct {
 	Index            map[string]int `json:"index"`
 	EngineHealthy    bool           `json:"engine_healthy"`
 	EngineError      string         `json:"engine_error,omitempty"`
+	// DependentReindex lists the running re-indexes of the events of
+	// changed venues and terms, with their progress (sync/dependents.go).
+	DependentReindex []sync.CascadeProgress `json:"dependent_reindex"`
 }
 
 // SyncStatus computes the sync figures of this server.
@@ -131,7 +134,7 @@ func (s *Server) SyncStatus(ctx context.Context) (*SyncStatus, error) {
 // be nil) and the worker's stats (may be nil), for the admin route and the
 // `status` command.
 func ComputeSyncStatus(ctx context.Context, store repository.Store, engine search.Engine, ws WorkerStats, now time.Time) (*SyncStatus, error) {
-	out := &SyncStatus{Store: map[string]int{}, Index: map[string]int{}}
+	out := &SyncStatus{Store: map[string]int{}, Index: map[string]int{}, DependentReindex: []sync.CascadeProgress{}}
 	marks, err := store.PendingMarks(ctx, markScanLimit)
 	if err != nil {
 		return nil, err
@@ -153,6 +156,9 @@ func ComputeSyncStatus(ctx context.Context, store repository.Store, engine searc
 			out.LastBatchAt = &t
 		}
 		out.LastBatchSize, out.LastError = st.LastBatchSize, st.LastError
+		if st.Dependents != nil {
+			out.DependentReindex = st.Dependents
+		}
 	}
 	for _, k := range []repository.PostKind{repository.KindEvent, repository.KindVenue, repository.KindOrganizer} {
 		n, err := store.CountPosts(ctx, repository.PostQuery{Kind: k, ExcludeStatuses: []string{repository.StatusTrash}})

@@ -94,3 +94,40 @@ func TestAdminRoutes(t *testing.T) {
 		{name: "cancel with none running", method: "DELETE", url: "admin/reindex", as: "admin", status: 404, want: map[string]any{"code": "reindex_not_running"}},
 	})
 }
+
+// progressIndexer is an indexer whose stats report a running dependent
+// re-index.
+type progressIndexer struct{ stats sync.Stats }
+
+func (p progressIndexer) Notify()           {}
+func (p progressIndexer) Stats() sync.Stats { return p.stats }
+
+// TestAdminSyncDependents checks that GET /admin/sync shows the progress of
+// the dependent re-indexes the worker runs (and an empty list otherwise).
+func TestAdminSyncDependents(t *testing.T) {
+	e := newEnv(t)
+	e.run(t, []scenario{
+		{name: "none running", method: "GET", url: "admin/sync", as: "admin", status: 200, check: func(t *testing.T, r *resp) {
+			if l, ok := r.path("dependent_reindex").([]any); !ok || len(l) != 0 {
+				t.Errorf("dependent_reindex = %v, want []", r.path("dependent_reindex"))
+			}
+		}},
+	})
+	started := time.Date(2026, 11, 22, 11, 59, 0, 0, time.UTC)
+	ix := progressIndexer{stats: sync.Stats{Dependents: []sync.CascadeProgress{
+		{Kind: "venue", ID: 12, Done: 256, Total: 900, Started: started},
+		{Kind: "term", ID: 3, Done: 0, Total: 40, Started: started},
+	}}}
+	a, err := app.New(app.Options{Config: e.cfg, Store: e.store, Search: e.engine, Indexer: ix,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return e.now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.app = a
+	e.run(t, []scenario{
+		{name: "two running", method: "GET", url: "admin/sync", as: "admin", status: 200, want: map[string]any{
+			"dependent_reindex.0.kind": "venue", "dependent_reindex.0.id": 12, "dependent_reindex.0.done": 256,
+			"dependent_reindex.0.total": 900, "dependent_reindex.0.started": "2026-11-22T11:59:00Z",
+			"dependent_reindex.1.kind": "term", "dependent_reindex.1.total": 40}},
+	})
+}

@@ -122,7 +122,10 @@ func componentSchemas() *obj {
 		set("SyncStatus", object([]string{"pending_marks", "store", "index", "engine_healthy"},
 			"pending_marks", integer, "pending_capped", schemaType("boolean"), "oldest_mark_age_seconds", number,
 			"last_batch_at", nullable(schemaType("string")), "last_batch_size", integer, "last_error", str,
-			"store", schemaType("object"), "index", schemaType("object"), "engine_healthy", schemaType("boolean"), "engine_error", str))
+			"store", schemaType("object"), "index", schemaType("object"), "engine_healthy", schemaType("boolean"), "engine_error", str,
+			"dependent_reindex", arrayOf(object([]string{"kind", "id", "done", "total", "started"},
+				"kind", newObj().set("type", "string").set("enum", []string{"venue", "term"}),
+				"id", integer, "done", integer, "total", integer, "started", str))))
 }
 
 // argSchema is the JSON schema of a declared argument.

@@ -1,9 +1,14 @@
-// Command bench seeds the embedded stack through the HTTP API and measures
+// Command bench seeds the embedded stack and measures
 // write rate, sync lag and read latency under concurrent load, next to the
 // ceiling of a bare Fiber handler serving a pre-encoded body of the same
 // size as a default events page.
 //
 //	go run ./bench -events 10000 -concurrency 8 -duration 10s
+//	go run ./bench -growth              # creates/s at 2k, 25k, 50k and 100k events
+//
+// Events beyond the last -api-events are written to the store directly
+// (fast seeding); the last ones, and every measured write, go through the
+// HTTP API.
 package main
 
 import (
@@ -50,6 +55,10 @@ func main() {
 	dir := flag.String("data", "", "data directory (default: a new temporary one, removed afterwards)")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the read measurements to this file")
 	flag.StringVar(&uncachedProfile, "cpuprofile-uncached", "", "write a CPU profile of the uncached list rows alone to this file")
+	flag.BoolVar(&growth, "growth", false, "measure creates/s at each size of -growth-steps instead (growth.go)")
+	flag.StringVar(&growthSteps, "growth-steps", "2000,25000,50000,100000", "store sizes of -growth")
+	flag.IntVar(&growthCreates, "growth-creates", 1000, "creates measured through the API at each size of -growth")
+	flag.IntVar(&apiEvents, "api-events", 2000, "events seeded (and measured) through the API; the others are written to the store directly")
 	flag.Parse()
 	if err := run(*events, *venues, *organizers, *categories, *tags, *conc, *dur, *lagSamples, *dir); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -59,6 +68,14 @@ func main() {
 
 // cpuProfile is the -cpuprofile flag.
 var cpuProfile string
+
+// The -growth, -growth-steps, -growth-creates and -api-events flags.
+var (
+	growth        bool
+	growthSteps   string
+	growthCreates int
+	apiEvents     int
+)
 
 // stack is the service under test, in process, on a loopback port.
 type stack struct {
@@ -147,6 +164,23 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 		return err
 	}
 	today := time.Now().UTC().Truncate(24 * time.Hour)
+	kit, err := newSeedKit(ctx, st, venueIDs, orgIDs, catIDs, tagIDs, today, cfg.Location)
+	if err != nil {
+		return err
+	}
+	if growth {
+		steps, err := parseSteps(growthSteps)
+		if err != nil {
+			return err
+		}
+		return runGrowth(ctx, s, st, w, kit, steps, growthCreates, conc)
+	}
+	// The fast path: all but the last apiEvents events go straight to the store.
+	bulk, err := storeSeed(ctx, st, w, kit, 0, max(0, nEvents-apiEvents))
+	if err != nil {
+		return err
+	}
+	nAPI := nEvents - len(bulk)
 	var mu gosync.Mutex
 	eventBody := func(i int) map[string]any {
 		mu.Lock()
@@ -163,11 +197,12 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 	}
 	var createLat latencies
 	t0 := time.Now()
-	eventIDs, err := s.seed(nEvents, conc, eventBody, "events", &createLat)
+	eventIDs, err := s.seed(nAPI, conc, eventBody, "events", &createLat)
 	if err != nil {
 		return err
 	}
-	createRate := float64(nEvents) / time.Since(t0).Seconds()
+	createRate := float64(nAPI) / time.Since(t0).Seconds()
+	eventIDs = append(bulk, eventIDs...)
 	fmt.Fprintln(os.Stderr, "waiting for the index to catch up...")
 	flushCtx, cancelFlush := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancelFlush()
@@ -177,6 +212,11 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 
 	fmt.Fprintln(os.Stderr, "measuring sync lag...")
 	lag, err := s.syncLag(lagSamples, today)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(os.Stderr, "measuring sync lag while 100 writes/s arrive...")
+	pacedLag, pacedRate, err := s.pacedLag(100, lagSamples/2, kit)
 	if err != nil {
 		return err
 	}
@@ -253,8 +293,9 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(os.Stdout, "\nembedded stack (SQLite + Bleve), %d events, %d clients, %s per read row, GOMAXPROCS=%d\n\n", nEvents, conc, dur, maxProcs())
 	fmt.Fprintln(tw, "measurement\trequests/s\tp50 ms\tp99 ms\tof ceiling\t")
-	fmt.Fprintf(tw, "POST /events (seeding)\t%.0f\t%.2f\t%.2f\t\t\n", createRate, createLat.pct(50), createLat.pct(99))
+	fmt.Fprintf(tw, "POST /events (last %d of the seed)\t%.0f\t%.2f\t%.2f\t\t\n", nAPI, createRate, createLat.pct(50), createLat.pct(99))
 	fmt.Fprintf(tw, "sync lag (write → visible in list)\t\t%.1f\t%.1f\t\t\n", lag.pct(50), lag.pct(99))
+	fmt.Fprintf(tw, "sync lag, %.0f writes/s arriving\t\t%.1f\t%.1f\t\t\n", pacedRate, pacedLag.pct(50), pacedLag.pct(99))
 	for _, sc := range reads {
 		res := s.load(s.base, sc.path, conc, dur)
 		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%.2f\t\n", sc.name, res.rate, res.lat.pct(50), res.lat.pct(99), res.rate/ceiling.rate)
@@ -382,11 +423,14 @@ func (s *stack) getJSON(path string, v any) error {
 	return json.Unmarshal(b, v)
 }
 
+// probeSeq numbers the probe events of syncLag.
+var probeSeq atomic.Int64
+
 // syncLag writes events one by one and polls the list until each shows.
 func (s *stack) syncLag(n int, today time.Time) (*latencies, error) {
 	lat := &latencies{}
 	for i := 0; i < n; i++ {
-		word := fmt.Sprintf("lagprobe%d", i)
+		word := fmt.Sprintf("lagprobe%d", probeSeq.Add(1)) // unique across calls
 		start := today.AddDate(0, 0, 3)
 		if _, err := s.create("events", map[string]any{"title": "Probe " + word, "start_date": start.Format("2006-01-02 15:04:05"),
 			"end_date": start.Add(time.Hour).Format("2006-01-02 15:04:05")}); err != nil {

@@ -396,6 +396,8 @@ type Store interface {
 	// WebhookStore holds the webhook endpoints, the item states their
 	// messages reported and the delivery queue (webhooks.go).
 	WebhookStore
+	// EventLinks aggregates event links for the sync worker (aggregates.go).
+	EventLinks
 
 	// Ping checks that the store is reachable.
 	Ping(ctx context.Context) error

@@ -124,47 +124,65 @@ func (b *DocBuilder) Events(ctx context.Context, events []*repository.Post) ([]s
 	return docs, nil
 }
 
-// Place builds the document of a venue or organizer, scanning its linked
-// events for has_events and the latest start per status.
+// Place builds the document of a venue or organizer (see Places).
 func (b *DocBuilder) Place(ctx context.Context, p *repository.Post) (search.PlaceDocument, error) {
-	d := search.PlaceDocument{ID: p.ID, Status: p.Status, PublishDate: p.Date.Unix(), Text: b.text(p),
-		Fields: map[string]string{}, LastStart: map[string]int64{}}
-	q := repository.PostQuery{Kind: repository.KindEvent}
-	switch p.Kind {
-	case repository.KindVenue:
-		d.Kind = search.Venues
-		if v := p.Venue; v != nil {
-			for k, val := range map[string]string{"address": v.Address, "city": v.City, "province": v.Province, "state": v.State,
-				"stateprovince": v.StateProvince, "zip": v.Zip, "phone": v.Phone} {
-				d.Fields[k] = cutLongWords(val)
-			}
-		}
-		q.VenueIDs = []int64{p.ID}
-	default:
-		d.Kind = search.Organizers
-		if o := p.Organizer; o != nil {
-			d.Fields["phone"], d.Fields["email"], d.Fields["website"] = cutLongWords(o.Phone), cutLongWords(o.Email), cutLongWords(o.Website)
-		}
-		q.OrganizerIDs = []int64{p.ID}
+	docs, err := b.Places(ctx, []*repository.Post{p})
+	if err != nil {
+		return search.PlaceDocument{}, err
 	}
-	for {
-		q.Limit = 500
-		evs, err := b.Store.FindPosts(ctx, q)
+	return docs[0], nil
+}
+
+// Places builds the documents of venues and organizers. has_events and the
+// latest start per status come from the store's aggregate of their linked
+// events (repository.EventLinks.PlaceEvents): one query per kind for the
+// whole list (on SQLite its cost does not depend on how many events a
+// place has).
+// Posts of other kinds get a document of kind Organizers with no fields,
+// as before; callers pass venues and organizers only.
+func (b *DocBuilder) Places(ctx context.Context, posts []*repository.Post) ([]search.PlaceDocument, error) {
+	byKind := map[repository.PostKind][]int64{}
+	for _, p := range posts {
+		kind := repository.KindOrganizer
+		if p.Kind == repository.KindVenue {
+			kind = repository.KindVenue
+		}
+		byKind[kind] = append(byKind[kind], p.ID)
+	}
+	stats := map[repository.PostKind]map[int64]repository.PlaceEvents{}
+	for kind, ids := range byKind {
+		m, err := b.Store.PlaceEvents(ctx, kind, ids)
 		if err != nil {
-			return d, err
+			return nil, err
 		}
-		for _, e := range evs {
-			if e.Status != repository.StatusDraft && e.Status != repository.StatusPending {
-				d.HasEvents = true
-			}
-			if s := e.Event.StartUTC.Unix(); s > d.LastStart[e.Status] || d.LastStart[e.Status] == 0 {
-				d.LastStart[e.Status] = s
-			}
-		}
-		if len(evs) < q.Limit {
-			break
-		}
-		q.AfterID = evs[len(evs)-1].ID
+		stats[kind] = m
 	}
-	return d, nil
+	docs := make([]search.PlaceDocument, 0, len(posts))
+	for _, p := range posts {
+		d := search.PlaceDocument{ID: p.ID, Status: p.Status, PublishDate: p.Date.Unix(), Text: b.text(p),
+			Fields: map[string]string{}, LastStart: map[string]int64{}}
+		kind := repository.KindOrganizer
+		switch p.Kind {
+		case repository.KindVenue:
+			kind, d.Kind = repository.KindVenue, search.Venues
+			if v := p.Venue; v != nil {
+				for k, val := range map[string]string{"address": v.Address, "city": v.City, "province": v.Province, "state": v.State,
+					"stateprovince": v.StateProvince, "zip": v.Zip, "phone": v.Phone} {
+					d.Fields[k] = cutLongWords(val)
+				}
+			}
+		default:
+			d.Kind = search.Organizers
+			if o := p.Organizer; o != nil {
+				d.Fields["phone"], d.Fields["email"], d.Fields["website"] = cutLongWords(o.Phone), cutLongWords(o.Email), cutLongWords(o.Website)
+			}
+		}
+		pe := stats[kind][p.ID]
+		d.HasEvents = pe.HasEvents
+		for status, start := range pe.LatestStart {
+			d.LastStart[status] = start
+		}
+		docs = append(docs, d)
+	}
+	return docs, nil
 }

@@ -3,6 +3,7 @@ package sync
 import (
 	"context"
 	"log/slog"
+	"slices"
 	gosync "sync"
 	"time"
 
@@ -27,6 +28,12 @@ type Worker struct {
 	PollInterval time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// CascadeChunk is the number of events a step re-indexes for changed
+	// venues and terms (default 256); MaxCascades the number of such
+	// dependent re-indexes that run in the background at once (default
+	// 64). See dependents.go.
+	CascadeChunk int
+	MaxCascades  int
 	// Changes, when set, sees every batch of marks before it is indexed
 	// (the webhooks queue their messages there); an error fails the batch,
 	// which is retried with its marks.
@@ -40,6 +47,10 @@ type Worker struct {
 	// dual, while a rebuild runs, also receives every batch and records
 	// what the worker wrote (reindex.go); guarded by stepMu.
 	dual *dualWrite
+	// cascades are the running dependent re-indexes, started in
+	// cascadeOrder (dependents.go); guarded by stepMu.
+	cascades     map[cascadeKey]*cascade
+	cascadeOrder []cascadeKey
 
 	statsMu workerStats
 }
@@ -50,6 +61,7 @@ type workerStats struct {
 	lastBatchAt   time.Time
 	lastBatchSize int
 	lastError     string
+	dependents    []CascadeProgress
 }
 
 // Stats are the worker's recent figures.
@@ -57,13 +69,17 @@ type Stats struct {
 	LastBatchAt   time.Time
 	LastBatchSize int
 	LastError     string
+	// Dependents are the running re-indexes of the events of changed
+	// venues and terms.
+	Dependents []CascadeProgress
 }
 
 // Stats returns the worker's recent figures.
 func (w *Worker) Stats() Stats {
 	w.statsMu.mu.Lock()
 	defer w.statsMu.mu.Unlock()
-	return Stats{LastBatchAt: w.statsMu.lastBatchAt, LastBatchSize: w.statsMu.lastBatchSize, LastError: w.statsMu.lastError}
+	return Stats{LastBatchAt: w.statsMu.lastBatchAt, LastBatchSize: w.statsMu.lastBatchSize, LastError: w.statsMu.lastError,
+		Dependents: slices.Clone(w.statsMu.dependents)}
 }
 
 func (w *Worker) init() {
@@ -81,6 +97,13 @@ func (w *Worker) init() {
 		if w.Now == nil {
 			w.Now = time.Now
 		}
+		if w.CascadeChunk <= 0 {
+			w.CascadeChunk = defaultCascadeChunk
+		}
+		if w.MaxCascades <= 0 {
+			w.MaxCascades = defaultMaxCascades
+		}
+		w.cascades = map[cascadeKey]*cascade{}
 		w.metrics = newMetrics(w.Store, w.Engine, w.Now)
 	})
 }
@@ -116,7 +139,7 @@ func (w *Worker) Run(ctx context.Context) {
 			w.Log.Warn("sync batch failed", "err", err, "retry_in", backoff)
 			wait = backoff
 			backoff = min(backoff*2, 30*time.Second)
-		case n >= w.BatchSize:
+		case n >= w.BatchSize || w.runningCascades():
 			backoff = 100 * time.Millisecond
 			continue
 		default:
@@ -158,18 +181,49 @@ func (w *Worker) Flush(ctx context.Context) error {
 	}
 }
 
-// Step runs one batch and returns the number of marks it cleared.
+// Step runs one batch and then one chunk of the running dependent
+// re-indexes (dependents.go). It returns the number of marks it cleared
+// plus the number of dependent events it indexed: 0 means nothing is left.
 func (w *Worker) Step(ctx context.Context) (int, error) {
 	w.init()
 	w.stepMu.Lock()
 	defer w.stepMu.Unlock()
-	marks, err := w.Store.PendingMarks(ctx, w.BatchSize)
-	if err != nil && ctx.Err() == nil {
-		w.metrics.observeSyncError(syncErrStore)
-	}
-	if err != nil || len(marks) == 0 {
+	// Running cascades hold their marks: read that many more so that they
+	// never crowd ordinary marks out of the batch.
+	pending, err := w.Store.PendingMarks(ctx, w.BatchSize+len(w.cascades))
+	if err != nil {
+		if ctx.Err() == nil {
+			w.metrics.observeSyncError(syncErrStore)
+		}
 		return 0, err
 	}
+	marks := make([]repository.IndexMark, 0, len(pending))
+	for _, m := range pending {
+		if !w.heldBy(m) && len(marks) < w.BatchSize {
+			marks = append(marks, m)
+		}
+	}
+	did := 0
+	if len(marks) > 0 {
+		n, err := w.batch(ctx, marks)
+		if err != nil {
+			return 0, err
+		}
+		did += n
+	}
+	n, err := w.stepCascades(ctx)
+	if err != nil {
+		w.statsMu.mu.Lock()
+		w.statsMu.lastError = err.Error()
+		w.statsMu.mu.Unlock()
+	}
+	return did + n, err
+}
+
+// batch applies marks, starts the dependent re-indexes they call for and
+// clears them (except the marks the new re-indexes hold). The caller holds
+// stepMu.
+func (w *Worker) batch(ctx context.Context, marks []repository.IndexMark) (int, error) {
 	start := w.Now()
 	if w.Changes != nil {
 		if err := w.Changes.Observe(ctx, marks); err != nil {
@@ -180,14 +234,23 @@ func (w *Worker) Step(ctx context.Context) (int, error) {
 			return 0, err
 		}
 	}
-	if err := w.apply(ctx, marks); err != nil {
+	deps, err := w.apply(ctx, marks)
+	var held map[cascadeKey]bool
+	if err == nil {
+		held, err = w.startCascades(ctx, deps)
+	}
+	if err != nil {
 		w.metrics.observeSyncError(syncErrIndex)
 		w.statsMu.mu.Lock()
 		w.statsMu.lastError = err.Error()
 		w.statsMu.mu.Unlock()
 		return 0, err
 	}
-	if err := w.Store.ClearMarks(ctx, marks); err != nil {
+	clear := marks
+	if len(held) > 0 {
+		clear = slices.DeleteFunc(slices.Clone(marks), func(m repository.IndexMark) bool { return held[cascadeKey{m.Kind, m.ID}] })
+	}
+	if err := w.Store.ClearMarks(ctx, clear); err != nil {
 		w.metrics.observeSyncError(syncErrStore)
 		return 0, err
 	}
@@ -195,30 +258,40 @@ func (w *Worker) Step(ctx context.Context) (int, error) {
 	w.statsMu.mu.Lock()
 	w.statsMu.lastBatchAt, w.statsMu.lastBatchSize, w.statsMu.lastError = now, len(marks), ""
 	w.statsMu.mu.Unlock()
+	// Every mark of the batch is visible now (a held venue mark too: only
+	// its dependents wait).
 	w.metrics.observeBatch(marks, now)
 	// duration_ms is fractional milliseconds, as in the request log lines.
 	w.Log.Info("sync batch", "marks", len(marks), "duration_ms", float64(now.Sub(start).Microseconds())/1000)
 	return len(marks), nil
 }
 
-// apply indexes what the marks name, with dependencies.
-func (w *Worker) apply(ctx context.Context, marks []repository.IndexMark) error {
-	var postIDs, termIDs []int64
+// apply indexes what the marks name: events, venues and organizers (a
+// place is rebuilt once however many of the batch's events link it), and
+// the places of the batch's events. It returns the venue and term marks,
+// whose linked events need indexing again (dependents.go).
+func (w *Worker) apply(ctx context.Context, marks []repository.IndexMark) ([]repository.IndexMark, error) {
+	var postIDs []int64
+	var deps []repository.IndexMark
 	for _, m := range marks {
 		if m.Kind == repository.MarkTerm {
-			termIDs = append(termIDs, m.ID)
+			deps = append(deps, m)
 		} else {
 			postIDs = append(postIDs, m.ID)
 		}
 	}
 	posts, err := w.Store.GetPosts(ctx, postIDs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	events := map[int64]bool{}
 	places := map[int64]bool{}
 	var gone []int64
-	for _, id := range postIDs {
+	for _, m := range marks {
+		if m.Kind == repository.MarkTerm {
+			continue
+		}
+		id := m.ID
 		p := posts[id]
 		switch {
 		case p == nil:
@@ -235,85 +308,30 @@ func (w *Worker) apply(ctx context.Context, marks []repository.IndexMark) error 
 			places[id] = true
 			// Events carry their venue's geo point.
 			if p.Kind == repository.KindVenue {
-				evs, err := w.Store.FindPosts(ctx, repository.PostQuery{Kind: repository.KindEvent, VenueIDs: []int64{id}})
-				if err != nil {
-					return err
-				}
-				for _, e := range evs {
-					events[e.ID] = true
-				}
+				deps = append(deps, m)
 			}
-		}
-	}
-	if len(termIDs) > 0 {
-		ids, err := w.eventsOfTerms(ctx, termIDs)
-		if err != nil {
-			return err
-		}
-		for _, id := range ids {
-			events[id] = true
 		}
 	}
 	dsts := w.destinations(events, places, gone)
 	if err := w.indexEvents(ctx, keys(events), dsts); err != nil {
-		return err
+		return nil, err
 	}
 	if err := w.indexPlaces(ctx, keys(places), dsts); err != nil {
-		return err
+		return nil, err
 	}
 	if len(gone) > 0 {
 		for _, dst := range dsts {
 			if err := dst.DeleteEvents(ctx, gone); err != nil {
-				return err
+				return nil, err
 			}
 			for _, k := range []search.PlaceKind{search.Venues, search.Organizers} {
 				if err := dst.DeletePlaces(ctx, k, gone); err != nil {
-					return err
+					return nil, err
 				}
 			}
 		}
 	}
-	return nil
-}
-
-// eventsOfTerms returns the events using the terms or their descendants.
-func (w *Worker) eventsOfTerms(ctx context.Context, termIDs []int64) ([]int64, error) {
-	all, err := w.Store.FindTerms(ctx, repository.TermQuery{Taxonomy: repository.TaxCategory})
-	if err != nil {
-		return nil, err
-	}
-	children := map[int64][]int64{}
-	for _, t := range all {
-		children[t.Parent] = append(children[t.Parent], t.ID)
-	}
-	set := map[int64]bool{}
-	var walk func(id int64, depth int)
-	walk = func(id int64, depth int) {
-		if set[id] || depth > 64 {
-			return
-		}
-		set[id] = true
-		for _, c := range children[id] {
-			walk(c, depth+1)
-		}
-	}
-	for _, id := range termIDs {
-		walk(id, 0)
-	}
-	ids := keys(set)
-	evs, err := w.Store.FindPosts(ctx, repository.PostQuery{Kind: repository.KindEvent, CategoryIDs: ids})
-	if err != nil {
-		return nil, err
-	}
-	tagged, err := w.Store.FindPosts(ctx, repository.PostQuery{Kind: repository.KindEvent, TagIDs: termIDs})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]int64, 0, len(evs)+len(tagged))
-	for _, e := range append(evs, tagged...) {
-		out = append(out, e.ID)
-	}
-	return out, nil
+	return deps, nil
 }
 
 // indexEvents (re)indexes events into every destination, deleting trashed
@@ -366,7 +384,7 @@ func (w *Worker) indexPlaces(ctx context.Context, ids []int64, dsts []search.Wri
 	if err != nil {
 		return err
 	}
-	var docs []search.PlaceDocument
+	var live []*repository.Post
 	dead := map[search.PlaceKind][]int64{}
 	for _, id := range ids {
 		p := posts[id]
@@ -383,11 +401,12 @@ func (w *Worker) indexPlaces(ctx context.Context, ids []int64, dsts []search.Wri
 			dead[kind] = append(dead[kind], id)
 			continue
 		}
-		d, err := w.Docs.Place(ctx, p)
-		if err != nil {
-			return err
-		}
-		docs = append(docs, d)
+		live = append(live, p)
+	}
+	// One aggregate query per kind for the whole batch.
+	docs, err := w.Docs.Places(ctx, live)
+	if err != nil {
+		return err
 	}
 	for _, dst := range dsts {
 		if len(docs) > 0 {

@@ -114,6 +114,9 @@ type Store struct {
 	leases    *mongo.Collection
 	closeOnce sync.Once
 	closeErr  error
+	// noMaxAccumulator is set on servers without $max in $group
+	// (FerretDB v1; aggregates.go).
+	noMaxAccumulator bool
 }
 
 var _ repository.Store = (*Store)(nil)
@@ -149,6 +152,10 @@ func Open(ctx context.Context, uri, database string) (*Store, error) {
 		marks:    db.Collection(collMarks),
 		locks:    db.Collection(collLocks),
 		leases:   db.Collection(collLeases),
+	}
+	if s.noMaxAccumulator, err = isFerretDB(ctx, db); err != nil {
+		client.Disconnect(context.WithoutCancel(ctx))
+		return nil, err
 	}
 	if err := s.ensureIndexes(ctx); err != nil {
 		client.Disconnect(context.WithoutCancel(ctx))

@@ -416,6 +416,9 @@ func (s *Store) FindPosts(ctx context.Context, q repository.PostQuery) ([]*repos
 
 // CountPosts returns how many posts match q, ignoring AfterID and Limit.
 func (s *Store) CountPosts(ctx context.Context, q repository.PostQuery) (int, error) {
+	if n, ok, err := s.countByTerm(ctx, q); ok {
+		return n, err
+	}
 	where, args := postFilter(q, false)
 	var n int
 	if err := s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM posts`+where, args...).Scan(&n); err != nil {

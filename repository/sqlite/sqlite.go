@@ -284,6 +284,9 @@ func migrate(ctx context.Context, db *sql.DB) error {
 			return fmt.Errorf("%w\n%s", err, q)
 		}
 	}
+	if err := migrateAggregates(ctx, tx); err != nil {
+		return err
+	}
 	if version < schemaVersion {
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
 			return err

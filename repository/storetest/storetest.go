@@ -86,6 +86,7 @@ func RunWith(t *testing.T, opts Options, newStore func(t *testing.T) repository.
 		{"Concurrency", conc.tests()},
 		{"Lifecycle", lifecycleTests},
 		{"Webhooks", webhookTests},
+		{"EventLinks", eventLinksTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -1,0 +1,69 @@
+package repository
+
+import "context"
+
+// PlaceEvents is what the events linked to one venue or organizer say about
+// it, for its search document.
+type PlaceEvents struct {
+	// HasEvents is true when at least one linked event is neither a draft
+	// nor pending (trashed events count), as reference 7.1 defines the
+	// has_events filter.
+	HasEvents bool
+	// LatestStart maps each registered status (Statuses) held by at least
+	// one linked event to the latest start among those events, as Unix
+	// seconds of StartUTC.
+	LatestStart map[string]int64
+}
+
+// CountsForHasEvents reports whether an event with this status makes its
+// venues and organizers "have events" (reference 7.1: drafts and pending
+// events do not; trashed ones do).
+func CountsForHasEvents(status string) bool {
+	return status != StatusDraft && status != StatusPending
+}
+
+// PlaceEventsOf computes PlaceEvents for the venue or organizer id (kind
+// says which link list counts) from its linked events: the definition the
+// engines' PlaceEvents must match. Events that do not link id, and statuses
+// that are not registered, are ignored.
+func PlaceEventsOf(kind PostKind, id int64, events []*Post) PlaceEvents {
+	out := PlaceEvents{LatestStart: map[string]int64{}}
+	for _, e := range events {
+		if e == nil || e.Event == nil || !IsStatus(e.Status) {
+			continue
+		}
+		links := e.Event.Venues
+		if kind == KindOrganizer {
+			links = e.Event.Organizers
+		}
+		linked := false
+		for _, l := range links {
+			linked = linked || l == id
+		}
+		if !linked {
+			continue
+		}
+		if CountsForHasEvents(e.Status) {
+			out.HasEvents = true
+		}
+		s := e.Event.StartUTC.Unix()
+		if cur, ok := out.LatestStart[e.Status]; !ok || s > cur {
+			out.LatestStart[e.Status] = s
+		}
+	}
+	return out
+}
+
+// EventLinks are the queries over the links of events that the sync worker
+// runs without reading event documents. Store includes it.
+type EventLinks interface {
+	// PlaceEvents returns, for each of ids that events link as kind
+	// (KindVenue or KindOrganizer), the aggregate of those events. IDs no
+	// event links are absent from the result. One query for the whole
+	// list; on SQLite its cost does not grow with the number of events
+	// linked to a place (MongoDB reads them inside the server).
+	PlaceEvents(ctx context.Context, kind PostKind, ids []int64) (map[int64]PlaceEvents, error)
+	// FindPostIDs returns the IDs of the posts matching q, ascending (use
+	// AfterID and Limit to page), without reading their documents.
+	FindPostIDs(ctx context.Context, q PostQuery) ([]int64, error)
+}

@@ -1,0 +1,167 @@
+package mongo
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/calendar/eventcal/repository"
+)
+
+// PlaceEvents returns the aggregates of the events linked to each venue or
+// organizer among ids, in one aggregation: the multikey index on
+// event.venues (or event.organizers) selects the linked events, and the
+// server groups them by place and status, returning one small row per
+// pair. The events are read inside the server only; none is sent or
+// decoded.
+//
+// On FerretDB v1, which lacks the $max accumulator and cannot $unwind a
+// nested array, one find reads the same projected rows (status, start and
+// links only) and they are grouped here. The tests run on FerretDB, so
+// they exercise that path; the aggregation runs on MongoDB only.
+//
+// Unlike the SQLite engine's, the cost grows with the number of linked
+// events (read in the server, without decoding documents): a constant cost
+// would need a second collection kept in step with every event write,
+// which cannot be made atomic without transactions (see the package
+// comment).
+func (s *Store) PlaceEvents(ctx context.Context, kind repository.PostKind, ids []int64) (map[int64]repository.PlaceEvents, error) {
+	out := make(map[int64]repository.PlaceEvents, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	field := "event.venues"
+	if kind == repository.KindOrganizer {
+		field = "event.organizers"
+	} else if kind != repository.KindVenue {
+		return out, nil
+	}
+	match := bson.D{
+		{Key: field, Value: bson.D{{Key: "$in", Value: ids}}},
+		{Key: "kind", Value: repository.KindEvent},
+		{Key: "status", Value: bson.D{{Key: "$in", Value: repository.Statuses}}},
+	}
+	project := bson.D{{Key: "_id", Value: 0}, {Key: "status", Value: 1}, {Key: field, Value: 1}, {Key: "event.start_utc", Value: 1}}
+	want := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	add := func(place int64, status string, start time.Time) {
+		pe, ok := out[place]
+		if !ok {
+			pe.LatestStart = map[string]int64{}
+		}
+		if cur, ok := pe.LatestStart[status]; !ok || start.Unix() > cur {
+			pe.LatestStart[status] = start.Unix()
+		}
+		pe.HasEvents = pe.HasEvents || repository.CountsForHasEvents(status)
+		out[place] = pe
+	}
+	if !s.noMaxAccumulator {
+		cur, err := s.posts.Aggregate(ctx, bson.A{
+			bson.D{{Key: "$match", Value: match}},
+			bson.D{{Key: "$project", Value: project}},
+			bson.D{{Key: "$unwind", Value: "$" + field}},
+			bson.D{{Key: "$match", Value: bson.D{{Key: field, Value: bson.D{{Key: "$in", Value: ids}}}}}},
+			bson.D{{Key: "$group", Value: bson.D{
+				{Key: "_id", Value: bson.D{{Key: "place", Value: "$" + field}, {Key: "status", Value: "$status"}}},
+				{Key: "latest", Value: bson.D{{Key: "$max", Value: "$event.start_utc"}}},
+			}}},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("mongo: place events: %w", err)
+		}
+		var rows []struct {
+			ID struct {
+				Place  int64  `bson:"place"`
+				Status string `bson:"status"`
+			} `bson:"_id"`
+			Latest time.Time `bson:"latest"`
+		}
+		if err := cur.All(ctx, &rows); err != nil {
+			return nil, fmt.Errorf("mongo: place events: %w", err)
+		}
+		for _, r := range rows {
+			add(r.ID.Place, r.ID.Status, r.Latest)
+		}
+		return out, nil
+	}
+	// FerretDB v1: its $unwind of a nested array breaks the connection, so
+	// read the same projected rows with find and group them here.
+	cur, err := s.posts.Find(ctx, match, options.Find().SetProjection(project))
+	if err != nil {
+		return nil, fmt.Errorf("mongo: place events: %w", err)
+	}
+	defer cur.Close(ctx)
+	for cur.Next(ctx) {
+		var row struct {
+			Status string `bson:"status"`
+			Event  struct {
+				Venues     []int64   `bson:"venues"`
+				Organizers []int64   `bson:"organizers"`
+				StartUTC   time.Time `bson:"start_utc"`
+			} `bson:"event"`
+		}
+		if err := cur.Decode(&row); err != nil {
+			return nil, fmt.Errorf("mongo: place events: %w", err)
+		}
+		places := row.Event.Venues
+		if kind == repository.KindOrganizer {
+			places = row.Event.Organizers
+		}
+		for _, place := range places {
+			if want[place] {
+				add(place, row.Status, row.Event.StartUTC)
+			}
+		}
+	}
+	if err := cur.Err(); err != nil {
+		return nil, fmt.Errorf("mongo: place events: %w", err)
+	}
+	return out, nil
+}
+
+// FindPostIDs returns the IDs of the posts matching q, ascending, fetching
+// only _id.
+func (s *Store) FindPostIDs(ctx context.Context, q repository.PostQuery) ([]int64, error) {
+	filter, ok := postFilter(q, true)
+	if !ok {
+		return []int64{}, nil
+	}
+	opts := options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetProjection(bson.D{{Key: "_id", Value: 1}})
+	if q.Limit > 0 {
+		opts.SetLimit(int64(q.Limit))
+	}
+	cur, err := s.posts.Find(ctx, filter, opts)
+	if err != nil {
+		return nil, fmt.Errorf("mongo: find post IDs: %w", err)
+	}
+	var docs []struct {
+		ID int64 `bson:"_id"`
+	}
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("mongo: find post IDs: %w", err)
+	}
+	ids := make([]int64, len(docs))
+	for i, d := range docs {
+		ids[i] = d.ID
+	}
+	return ids, nil
+}
+
+// isFerretDB reports whether the server is FerretDB, whose buildInfo
+// answer carries its own version. FerretDB v1 has no $max accumulator (only
+// $count and $sum), and asking for it leaks a cursor inside FerretDB, so it
+// is not tried.
+func isFerretDB(ctx context.Context, db *mongo.Database) (bool, error) {
+	var info bson.M
+	if err := db.RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&info); err != nil {
+		return false, fmt.Errorf("mongo: buildInfo: %w", err)
+	}
+	_, ok := info["ferretdbVersion"]
+	return ok, nil
+}

@@ -1,0 +1,225 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/calendar/eventcal/repository"
+)
+
+// place_events keeps, for every link from an event to a venue or organizer,
+// the event's status and start (Unix seconds): what the search documents of
+// places need (repository.PlaceEvents). Its primary key orders the rows of
+// one place by status and then start, so the latest start of each status is
+// one index probe (SQLite's min/max optimization), whatever the number of
+// events at the place.
+//
+// Triggers on posts keep it in step with every write of an event, in the
+// same transaction, so no write path can forget it. They read the start
+// from the JSON document, where StartUTC is written as RFC 3339 text;
+// SQLite's unixepoch reads it at millisecond precision (events are stored
+// with whole seconds).
+var placeEventsTable = `CREATE TABLE IF NOT EXISTS place_events (
+		rel       TEXT NOT NULL,     -- venue or organizer
+		place_id  INTEGER NOT NULL,
+		status    TEXT NOT NULL,
+		start_utc INTEGER NOT NULL,  -- Unix seconds
+		event_id  INTEGER NOT NULL,
+		PRIMARY KEY (rel, place_id, status, start_utc, event_id)
+	) WITHOUT ROWID`
+
+// placeEventsRows selects the place_events rows of the event row named
+// row: "new" in the triggers, "posts" (the whole table) for the backfill.
+func placeEventsRows(row string) string {
+	from := ""
+	if row != "new" {
+		from = row + ", "
+	}
+	start := `unixepoch(json_extract(` + row + `.doc, '$.event.start_utc'))`
+	return `SELECT 'venue', v.value, ` + row + `.status, ` + start + `, ` + row + `.id
+			FROM ` + from + `json_each(` + row + `.doc, '$.event.venues') v WHERE ` + row + `.kind = 'event' AND ` + start + ` IS NOT NULL
+		UNION ALL
+		SELECT 'organizer', o.value, ` + row + `.status, ` + start + `, ` + row + `.id
+			FROM ` + from + `json_each(` + row + `.doc, '$.event.organizers') o WHERE ` + row + `.kind = 'event' AND ` + start + ` IS NOT NULL`
+}
+
+// term_events keeps, for every link from an event to a category or tag,
+// the event's status: counting the published events of a term (which every
+// rendered event needs for its terms) then reads a narrow index range
+// instead of every published post (see countByTerm). It is kept by the same
+// triggers as place_events.
+var termEventsTable = `CREATE TABLE IF NOT EXISTS term_events (
+		rel      TEXT NOT NULL,      -- category or tag
+		term_id  INTEGER NOT NULL,
+		status   TEXT NOT NULL,
+		event_id INTEGER NOT NULL,
+		PRIMARY KEY (rel, term_id, status, event_id)
+	) WITHOUT ROWID`
+
+// termEventsRows selects the term_events rows of the event row named row
+// (as placeEventsRows).
+func termEventsRows(row string) string {
+	from := ""
+	if row != "new" {
+		from = row + ", "
+	}
+	return `SELECT 'category', c.value, ` + row + `.status, ` + row + `.id
+			FROM ` + from + `json_each(` + row + `.doc, '$.event.categories') c WHERE ` + row + `.kind = 'event'
+		UNION ALL
+		SELECT 'tag', g.value, ` + row + `.status, ` + row + `.id
+			FROM ` + from + `json_each(` + row + `.doc, '$.event.tags') g WHERE ` + row + `.kind = 'event'`
+}
+
+// aggregateSchema creates place_events and term_events, their triggers
+// and indexes; it is idempotent.
+var aggregateSchema = []string{
+	placeEventsTable,
+	`CREATE INDEX IF NOT EXISTS place_events_by_event ON place_events(event_id)`,
+	termEventsTable,
+	`CREATE INDEX IF NOT EXISTS term_events_by_event ON term_events(event_id)`,
+	`CREATE TRIGGER IF NOT EXISTS event_aggregates_insert AFTER INSERT ON posts WHEN new.kind = 'event' BEGIN
+		INSERT OR IGNORE INTO place_events(rel, place_id, status, start_utc, event_id) ` + placeEventsRows("new") + `;
+		INSERT OR IGNORE INTO term_events(rel, term_id, status, event_id) ` + termEventsRows("new") + `;
+	END`,
+	`CREATE TRIGGER IF NOT EXISTS event_aggregates_update AFTER UPDATE OF kind, status, doc ON posts BEGIN
+		DELETE FROM place_events WHERE event_id = old.id;
+		DELETE FROM term_events WHERE event_id = old.id;
+		INSERT OR IGNORE INTO place_events(rel, place_id, status, start_utc, event_id) ` + placeEventsRows("new") + `;
+		INSERT OR IGNORE INTO term_events(rel, term_id, status, event_id) ` + termEventsRows("new") + `;
+	END`,
+	`CREATE TRIGGER IF NOT EXISTS event_aggregates_delete AFTER DELETE ON posts BEGIN
+		DELETE FROM place_events WHERE event_id = old.id;
+		DELETE FROM term_events WHERE event_id = old.id;
+	END`,
+}
+
+// migrateAggregates creates the aggregate tables in tx; a table that is
+// new (a database written before it existed) is filled from the stored
+// events.
+func migrateAggregates(ctx context.Context, tx *sql.Tx) error {
+	fills := map[string]string{
+		"place_events": `INSERT OR IGNORE INTO place_events(rel, place_id, status, start_utc, event_id) ` + placeEventsRows("posts"),
+		"term_events":  `INSERT OR IGNORE INTO term_events(rel, term_id, status, event_id) ` + termEventsRows("posts"),
+	}
+	var missing []string
+	for _, table := range []string{"place_events", "term_events"} {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, table).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			missing = append(missing, table)
+		}
+	}
+	for _, q := range aggregateSchema {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("%w\n%s", err, q)
+		}
+	}
+	for _, table := range missing {
+		if _, err := tx.ExecContext(ctx, fills[table]); err != nil {
+			return fmt.Errorf("fill %s: %w", table, err)
+		}
+	}
+	return nil
+}
+
+// placeEventsQuery returns, for each place ID (?2, a JSON array) and each
+// status (?3), the latest start of the place's events with that status
+// (NULL when none): one probe of the primary key per pair.
+const placeEventsQuery = `SELECT p.value, s.value,
+		(SELECT max(e.start_utc) FROM place_events e WHERE e.rel = ?1 AND e.place_id = p.value AND e.status = s.value)
+	FROM json_each(?2) p, json_each(?3) s`
+
+// PlaceEvents returns the aggregates of the events linked to each venue
+// or organizer among ids, in one query.
+func (s *Store) PlaceEvents(ctx context.Context, kind repository.PostKind, ids []int64) (map[int64]repository.PlaceEvents, error) {
+	out := make(map[int64]repository.PlaceEvents, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.query(ctx, placeEventsQuery, string(kind), jsonIDs(ids), jsonStrings(repository.Statuses))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: place events: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var status string
+		var latest sql.NullInt64
+		if err := rows.Scan(&id, &status, &latest); err != nil {
+			return nil, fmt.Errorf("sqlite: place events: %w", err)
+		}
+		if !latest.Valid {
+			continue
+		}
+		pe, ok := out[id]
+		if !ok {
+			pe.LatestStart = map[string]int64{}
+		}
+		pe.LatestStart[status] = latest.Int64
+		pe.HasEvents = pe.HasEvents || repository.CountsForHasEvents(status)
+		out[id] = pe
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: place events: %w", err)
+	}
+	return out, nil
+}
+
+// FindPostIDs returns the IDs of the posts matching q, ascending, reading
+// only the index columns.
+func (s *Store) FindPostIDs(ctx context.Context, q repository.PostQuery) ([]int64, error) {
+	where, args := postFilter(q, true)
+	query := `SELECT id FROM posts` + where + ` ORDER BY id`
+	if q.Limit > 0 {
+		query += ` LIMIT ?`
+		args = append(args, q.Limit)
+	}
+	rows, err := s.rdb.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	ids, err := scanIDs(rows)
+	if ids == nil && err == nil {
+		ids = []int64{}
+	}
+	return ids, err
+}
+
+// countByTerm counts the events of some categories or of some tags
+// (optionally of some statuses) from term_events, an index-only range
+// count. It reports false for every other query shape, which CountPosts
+// then runs on posts. Rendering an event counts the published events of
+// each of its terms: on posts that count visits every published event
+// (the status index), so its cost grew with the store.
+func (s *Store) countByTerm(ctx context.Context, q repository.PostQuery) (int, bool, error) {
+	rel, ids := "category", q.CategoryIDs
+	if len(q.TagIDs) > 0 {
+		rel, ids = "tag", q.TagIDs
+	}
+	if q.Kind != repository.KindEvent || len(ids) == 0 || (len(q.CategoryIDs) > 0 && len(q.TagIDs) > 0) ||
+		len(q.ExcludeStatuses) > 0 || len(q.IDs) > 0 || len(q.VenueIDs) > 0 || len(q.OrganizerIDs) > 0 ||
+		q.Title != "" || q.ImageURL != "" || q.Parent != 0 {
+		return 0, false, nil
+	}
+	// One term: its rows are one per event (the primary key, and an event
+	// has one status), so count(*) counts index entries without the
+	// temporary b-tree DISTINCT needs; several terms may share events.
+	count := `count(DISTINCT event_id)`
+	if len(ids) == 1 {
+		count = `count(*)`
+	}
+	query, args := `SELECT `+count+` FROM term_events WHERE rel = ? AND term_id IN (SELECT value FROM json_each(?))`,
+		[]any{rel, jsonIDs(ids)}
+	if len(q.Statuses) > 0 {
+		query += ` AND status IN (SELECT value FROM json_each(?))`
+		args = append(args, jsonStrings(q.Statuses))
+	}
+	var n int
+	if err := s.queryRow(ctx, query, args...).Scan(&n); err != nil {
+		return 0, true, fmt.Errorf("sqlite: %w", err)
+	}
+	return n, true, nil
+}

@@ -1,0 +1,67 @@
+package sqlite
+
+import (
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/calendar/eventcal/repository"
+)
+
+// TestPlaceEventsBackfill opens a database written before place_events
+// existed (simulated by dropping it and its triggers) and checks that Open
+// fills it from the stored events, and that the triggers are back.
+func TestPlaceEventsBackfill(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "calendar.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	venue := &repository.Post{Kind: repository.KindVenue, Status: repository.StatusPublish, Venue: &repository.VenueFields{}}
+	if err := s.CreatePost(ctx, venue); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2030, 5, 1, 20, 0, 0, 0, time.UTC)
+	event := func(status string, start time.Time) {
+		t.Helper()
+		e := &repository.Post{Kind: repository.KindEvent, Status: status, Event: &repository.EventFields{
+			StartUTC: start, EndUTC: start.Add(time.Hour), Venues: []int64{venue.ID}, Organizers: []int64{}, Categories: []int64{7}}}
+		if err := s.CreatePost(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	event(repository.StatusPublish, start)
+	event(repository.StatusDraft, start.Add(time.Hour))
+	for _, q := range []string{`DROP TRIGGER event_aggregates_insert`, `DROP TRIGGER event_aggregates_update`,
+		`DROP TRIGGER event_aggregates_delete`, `DROP TABLE place_events`, `DROP TABLE term_events`} {
+		if _, err := s.wdb.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	event(repository.StatusTrash, start.Add(2*time.Hour)) // written by the "old" schema
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	event(repository.StatusPending, start.Add(3*time.Hour)) // written by the triggers again
+	got, err := s.PlaceEvents(ctx, repository.KindVenue, []int64{venue.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int64]repository.PlaceEvents{venue.ID: {HasEvents: true, LatestStart: map[string]int64{
+		"publish": start.Unix(), "draft": start.Add(time.Hour).Unix(), "trash": start.Add(2 * time.Hour).Unix(), "pending": start.Add(3 * time.Hour).Unix()}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("after the backfill: got %+v, want %+v", got, want)
+	}
+	// term_events was filled too: the events written before the reopen count.
+	n, err := s.CountPosts(ctx, repository.PostQuery{Kind: repository.KindEvent, CategoryIDs: []int64{7}})
+	if err != nil || n != 4 {
+		t.Errorf("events in category 7 after the backfill = %d, %v; want 4", n, err)
+	}
+}
