@@ -22,7 +22,7 @@ import (
 
 	"github.com/calendar/eventcal/app/httpcache"
 	"github.com/calendar/eventcal/config"
-	"github.com/calendar/eventcal/limits"
+	"github.com/calendar/eventcal/config/limits"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search"
 )

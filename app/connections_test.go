@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/calendar/eventcal/limits"
+	"github.com/calendar/eventcal/config/limits"
 )
 
 // serveLoopback serves the env's app on a real 127.0.0.1 listener.

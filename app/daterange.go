@@ -3,7 +3,7 @@ package app
 import (
 	"time"
 
-	"github.com/calendar/eventcal/limits"
+	"github.com/calendar/eventcal/config/limits"
 )
 
 // parseDateInRange is parseDate limited to the years both stores hold

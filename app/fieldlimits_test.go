@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/calendar/eventcal/config"
-	"github.com/calendar/eventcal/limits"
+	"github.com/calendar/eventcal/config/limits"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/mongo"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/calendar/eventcal/limits"
+	"github.com/calendar/eventcal/config/limits"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search"
 )

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/calendar/eventcal/limits"
+	"github.com/calendar/eventcal/config/limits"
 	"github.com/calendar/eventcal/repository"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/calendar/eventcal/limits"
+	"github.com/calendar/eventcal/config/limits"
 	"github.com/calendar/eventcal/repository"
 )
 

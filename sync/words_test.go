@@ -5,7 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/calendar/eventcal/limits"
+	"github.com/calendar/eventcal/config/limits"
 	"github.com/calendar/eventcal/search"
 )
 
