@@ -548,7 +548,11 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 	// ShutdownWithTimeout closes the listener, then waits for in-flight
 	// requests to end, up to the timeout.
 	shutdownErr := fiberApp.ShutdownWithTimeout(cfg.ShutdownTimeout)
-	if serveErr := <-served; serveErr != nil {
+	// Shutdown closes the listeners the server has registered; one it has
+	// not registered yet (a shutdown right after the start) is closed here,
+	// or Listener would never return.
+	_ = ln.Close()
+	if serveErr := <-served; serveErr != nil && !errors.Is(serveErr, net.ErrClosed) {
 		shutdownErr = errors.Join(shutdownErr, serveErr)
 	}
 	if shutdownErr != nil {
