@@ -517,6 +517,11 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 	// ShutdownWithTimeout closes the listener, then waits for in-flight
 	// requests to end, up to the timeout.
 	shutdownErr := fiberApp.ShutdownWithTimeout(cfg.ShutdownTimeout)
+	// fasthttp's Shutdown does nothing when its Serve has not registered
+	// the listener yet (a signal right after start): close it here too,
+	// so that Serve, whenever it starts, returns instead of accepting for
+	// ever. Closing an already closed listener only returns an error.
+	ln.Close()
 	if serveErr := <-served; serveErr != nil {
 		shutdownErr = errors.Join(shutdownErr, serveErr)
 	}
