@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/config"
-	"github.com/calendar/eventcal/internal/testdeadline"
+	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/sqlite"
 )

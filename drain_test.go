@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/config"
-	"github.com/calendar/eventcal/internal/testdeadline"
+	"github.com/calendar/eventcal/config/testdeadline"
 )
 
 // slowRequest is an HTTP request written up to the middle of its body, on

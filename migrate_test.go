@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/calendar/eventcal/config"
-	"github.com/calendar/eventcal/internal/testdeadline"
+	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/sqlite"
 	"github.com/calendar/eventcal/search"

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/config"
-	"github.com/calendar/eventcal/internal/testdeadline"
+	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository/mongo"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 	"github.com/calendar/eventcal/search/bleve"

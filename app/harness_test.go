@@ -19,7 +19,7 @@ import (
 
 	"github.com/calendar/eventcal/app"
 	"github.com/calendar/eventcal/config"
-	"github.com/calendar/eventcal/internal/testdeadline"
+	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/sqlite"
 	"github.com/calendar/eventcal/search"

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/calendar/eventcal/internal/testdeadline"
+	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/sync"
 )

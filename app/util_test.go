@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/calendar/eventcal/internal/testdeadline"
+	"github.com/calendar/eventcal/config/testdeadline"
 )
 
 // keysOf returns the top-level keys of a JSON object in document order.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/calendar/eventcal/internal/testdeadline"
+	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/sqlite"
 	"github.com/calendar/eventcal/search"

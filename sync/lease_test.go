@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/calendar/eventcal/internal/testdeadline"
+	"github.com/calendar/eventcal/config/testdeadline"
 )
 
 // TestRunWhileLeader: fn runs while the lease is held, its context ends

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/calendar/eventcal/internal/testdeadline"
+	"github.com/calendar/eventcal/config/testdeadline"
 )
 
 // fakeMeili emulates the Meilisearch HTTP API just enough for the contract

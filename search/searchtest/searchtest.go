@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/calendar/eventcal/internal/testdeadline"
+	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/search"
 )
 

@@ -37,7 +37,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
-	"github.com/calendar/eventcal/internal/testdeadline"
+	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository/storetest"
 )
 
