@@ -64,6 +64,8 @@ func Run(t *testing.T, newStore func(t *testing.T) repository.Store) {
 		{"Marks", markTests},
 		{"Concurrency", concurrencyTests},
 		{"Lifecycle", lifecycleTests},
+		{"Accounts", accountTests},
+		{"Exclusive", exclusiveTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
