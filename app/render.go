@@ -217,6 +217,10 @@ func (c *termCountCache) get(ctx context.Context, st repository.Store, tax repos
 	return m, nil
 }
 
+// maxSingleCounts is how many terms forTerms counts one by one; beyond it
+// the counts of the whole taxonomy are read at once.
+const maxSingleCounts = 16
+
 // forTerms returns the counts of the given terms.
 func (c *termCountCache) forTerms(ctx context.Context, st repository.Store, terms map[int64]*repository.Term) (map[int64]int, error) {
 	out := make(map[int64]int, len(terms))
@@ -232,6 +236,18 @@ func (c *termCountCache) forTerms(ctx context.Context, st repository.Store, term
 	}
 	c.mu.Unlock()
 	fresh := map[int64]int{}
+	if len(missing) > maxSingleCounts {
+		// Many terms (an event with hundreds of categories): one grouped
+		// count per taxonomy (cached) instead of one count per term.
+		for _, t := range missing {
+			all, err := c.get(ctx, st, t.Taxonomy)
+			if err != nil {
+				return nil, err
+			}
+			out[t.ID] = all[t.ID]
+		}
+		return out, nil
+	}
 	for _, t := range missing {
 		q := repository.PostQuery{Kind: repository.KindEvent, Statuses: []string{repository.StatusPublish}}
 		if t.Taxonomy == repository.TaxCategory {
