@@ -39,6 +39,10 @@ type Options struct {
 	Reindexer Reindexer
 	// Now returns the current time; nil means time.Now. Tests inject a clock.
 	Now func() time.Time
+	// Metrics is the app's registry (NewMetrics); nil makes a new one.
+	// With METRICS_ADDR set the caller serves Metrics.App() there and the
+	// API listener has no /metrics.
+	Metrics *Metrics
 }
 
 // Notifier is told that new index marks were written.
@@ -63,6 +67,8 @@ type Server struct {
 	adminUser *repository.User
 
 	counts termCountCache
+	// metrics counts failed authentications (and serves /metrics).
+	metrics *appMetrics
 }
 
 // request is one API call as the handlers see it.
@@ -103,9 +109,15 @@ func New(opts Options) (*fiber.App, error) {
 	})
 	// Every request, probes and errors included, gets an ID, one log line
 	// and one histogram sample (requestlog.go, metrics.go).
-	metrics := newAppMetrics(s.log, opts.Indexer)
+	if opts.Metrics == nil {
+		opts.Metrics = NewMetrics(s.log, opts.Indexer)
+	}
+	metrics := opts.Metrics.m
+	s.metrics = metrics
 	f.Use(s.observeRequests(metrics))
-	f.Get(metricsPath, metrics.serve())
+	if s.cfg.MetricsAddr == "" {
+		f.Get(metricsPath, s.serveMetrics(metrics))
+	}
 	f.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	f.Get("/readyz", s.ready)
 	f.Use(s.cors(), s.rewriteLanguagePrefix, s.methodOverride, s.commonHeaders)
@@ -234,27 +246,64 @@ func (r *request) resolveLanguage() error {
 }
 
 // authenticate resolves "Authorization: Bearer <token>" to a user. No header
-// is an anonymous caller; a token that matches nobody is 401.
+// is an anonymous caller; a token that matches nobody, has expired or
+// belongs to a disabled user is 401, counted in
+// eventcal_auth_failures_total. The store is read on every call (no
+// cache), so a revocation or a disabled user takes effect at once on every
+// replica.
 func (s *Server) authenticate(ctx context.Context, header string) (*repository.User, error) {
 	if header == "" {
 		return nil, nil
 	}
 	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		s.authFailed("malformed")
 		return nil, newError(401, "rest_invalid_authorization", "Use an Authorization header of the form 'Bearer <token>'.")
 	}
 	token = strings.TrimSpace(token)
 	if s.cfg.AdminToken != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.AdminToken)) == 1 {
 		return s.builtinAdmin(ctx)
 	}
-	u, err := s.store.UserByTokenHash(ctx, repository.HashToken(token))
+	hash := repository.HashToken(token)
+	tok, err := s.store.TokenByHash(ctx, hash)
 	if errors.Is(err, repository.ErrNotFound) {
+		s.authFailed("unknown")
 		return nil, newError(401, "rest_invalid_token", "The token is not valid.")
 	}
 	if err != nil {
 		return nil, err
 	}
+	now := s.now()
+	if !tok.Usable(now) {
+		s.authFailed("expired")
+		return nil, newError(401, "rest_invalid_token", "The token has expired.")
+	}
+	u, err := s.store.GetUser(ctx, tok.UserID)
+	if errors.Is(err, repository.ErrNotFound) {
+		s.authFailed("unknown")
+		return nil, newError(401, "rest_invalid_token", "The token is not valid.")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if u.Disabled {
+		s.authFailed("disabled")
+		return nil, newError(401, "rest_user_disabled", "The token's user is disabled.")
+	}
+	if now.Sub(tok.LastUsed) >= repository.TokenTouchInterval {
+		// Best effort: a failed write only leaves LastUsed older.
+		if err := s.store.TouchToken(ctx, hash, now.UTC()); err != nil {
+			s.log.Warn("record token use", "err", err)
+		}
+	}
 	return u, nil
+}
+
+// authFailed counts one refused authentication.
+func (s *Server) authFailed(reason string) {
+	if s.metrics != nil {
+		s.metrics.authFailures.WithLabelValues(reason).Inc()
+	}
 }
 
 // builtinAdmin returns the user that ADMIN_TOKEN authenticates: the stored

@@ -39,7 +39,9 @@ type metricsSource interface{ Metrics() *sync.Metrics }
 type appMetrics struct {
 	registry        *prometheus.Registry
 	requestDuration *prometheus.HistogramVec
-	log             *slog.Logger
+	// authFailures counts refused bearer tokens by reason.
+	authFailures *prometheus.CounterVec
+	log          *slog.Logger
 
 	// routes holds every route that is not middleware, read from the app
 	// on the first request (all routes exist by then).
@@ -60,12 +62,20 @@ func newAppMetrics(log *slog.Logger, indexer Notifier) *appMetrics {
 			Help:    "Duration of HTTP requests by method, route pattern and status.",
 			Buckets: prometheus.DefBuckets,
 		}, []string{"method", "route", "status"}),
+		authFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "eventcal_auth_failures_total",
+			Help: "Refused authentications by reason (malformed, unknown, expired, disabled).",
+		}, []string{"reason"}),
 		log: log,
+	}
+	for _, reason := range authFailureReasons {
+		m.authFailures.WithLabelValues(reason) // exported at 0 from the start
 	}
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requestDuration,
+		m.authFailures,
 	)
 	if src, ok := indexer.(metricsSource); ok {
 		m.registry.MustRegister(src.Metrics())
@@ -130,5 +140,45 @@ func methodLabel(method string) string {
 		return fiber.MethodOptions
 	default:
 		return "OTHER"
+	}
+}
+
+// authFailureReasons are the reason labels of eventcal_auth_failures_total.
+var authFailureReasons = []string{"malformed", "unknown", "expired", "disabled"}
+
+// Metrics is the Prometheus registry of one app, created before the app
+// when /metrics is served on a listener of its own (METRICS_ADDR).
+type Metrics struct{ m *appMetrics }
+
+// NewMetrics builds the registry of an app, with the metrics of indexer
+// when it has any (pass the same indexer to New).
+func NewMetrics(log *slog.Logger, indexer Notifier) *Metrics {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Metrics{m: newAppMetrics(log, indexer)}
+}
+
+// App is a Fiber app answering GET /metrics without authentication, for
+// the separate METRICS_ADDR listener (a private network only).
+func (m *Metrics) App() *fiber.App {
+	f := fiber.New(fiber.Config{DisableStartupMessage: true})
+	f.Get(metricsPath, m.m.serve())
+	return f
+}
+
+// serveMetrics answers /metrics on the API listener: only to admins
+// (ADMIN_TOKEN or an admin's token), 401 anonymous, 403 others.
+func (s *Server) serveMetrics(m *appMetrics) fiber.Handler {
+	h := m.serve()
+	return func(c *fiber.Ctx) error {
+		u, err := s.authenticate(c.UserContext(), c.Get(fiber.HeaderAuthorization))
+		if err != nil {
+			return err
+		}
+		if roleRank(u) < 4 {
+			return forbidden(u)
+		}
+		return h(c)
 	}
 }

@@ -105,7 +105,30 @@ func componentSchemas() *obj {
 		set("SyncStatus", object([]string{"pending_marks", "store", "index", "engine_healthy"},
 			"pending_marks", integer, "pending_capped", schemaType("boolean"), "oldest_mark_age_seconds", number,
 			"last_batch_at", nullable(schemaType("string")), "last_batch_size", integer, "last_error", str,
-			"store", schemaType("object"), "index", schemaType("object"), "engine_healthy", schemaType("boolean"), "engine_error", str))
+			"store", schemaType("object"), "index", schemaType("object"), "engine_healthy", schemaType("boolean"), "engine_error", str)).
+		set("User", accountUser).set("UserList", object([]string{"users"}, "users", arrayOf(ref("User")))).
+		set("Token", accountToken(false)).set("CreatedToken", accountToken(true)).
+		set("TokenList", object([]string{"tokens"}, "tokens", arrayOf(ref("Token")))).
+		set("RevokedToken", object([]string{"revoked", "id"}, "revoked", schemaType("boolean"), "id", str))
+}
+
+// accountUser is the schema of a user on the admin routes.
+var accountUser = object([]string{"id", "login", "role", "disabled", "created"},
+	"id", schemaType("integer"), "login", schemaType("string"),
+	"role", newObj().set("type", "string").set("enum", []string{"contributor", "author", "editor", "admin"}),
+	"disabled", schemaType("boolean"), "created", schemaType("string"))
+
+// accountToken is the schema of a token on the admin routes; the create
+// response adds the secret.
+func accountToken(withSecret bool) *obj {
+	req := []string{"id", "user", "name", "created", "last_used", "expires"}
+	props := []any{"id", schemaType("string"), "user", schemaType("integer"), "name", schemaType("string"),
+		"created", schemaType("string"), "last_used", nullable(schemaType("string")), "expires", nullable(schemaType("string"))}
+	if withSecret {
+		req = append(req, "token")
+		props = append(props, "token", schemaType("string"))
+	}
+	return object(req, props...)
 }
 
 // argSchema is the JSON schema of a declared argument.
@@ -167,6 +190,16 @@ func routeResponses(rt *route, method string) (ok int, okSchema string, errs []i
 		return 200, "JobEnvelope", []int{401, 403, 404, 503}
 	case p == "/admin/sync":
 		return 200, "SyncStatus", []int{401, 403, 503}
+	case p == "/admin/users":
+		return 200, "UserList", []int{401, 403, 503}
+	case p == "/admin/users/:id":
+		return 200, "User", []int{400, 401, 403, 404, 503}
+	case p == "/admin/tokens" && method == fiber.MethodPost:
+		return 201, "CreatedToken", []int{400, 401, 403, 503}
+	case p == "/admin/tokens":
+		return 200, "TokenList", []int{400, 401, 403, 503}
+	case p == "/admin/tokens/:token":
+		return 200, "RevokedToken", []int{401, 403, 404, 503}
 	}
 	coll := strings.Split(strings.Trim(p, "/"), "/")[0]
 	item := map[string]string{"events": "Event", "venues": "Venue", "organizers": "Organizer", "categories": "Term", "tags": "Term"}[coll]
@@ -284,7 +317,7 @@ func (s *Server) operation(rt *route, method string) *obj {
 	resps.set("default", newObj().set("description", "Error envelope.").
 		set("content", newObj().set("application/json", newObj().set("schema", ref("Error")))))
 	op.set("responses", resps)
-	if rt.write {
+	if rt.write || strings.HasPrefix(rt.path, "/admin/") {
 		op.set("security", []any{newObj().set("bearer", []any{})})
 	}
 	return op

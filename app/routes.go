@@ -71,6 +71,11 @@ func (s *Server) registerRoutes(f *fiber.App) {
 		{methods: creatable, path: "/admin/reindex", handle: s.startReindex, summary: "Start a full rebuild of the search indexes (admin)."},
 		{methods: readable, path: "/admin/reindex", handle: s.getReindex, summary: "The current or last rebuild (admin)."},
 		{methods: readable, path: "/admin/sync", handle: s.syncStatus, summary: "Sync worker and index figures (admin)."},
+		{methods: readable, path: "/admin/users", handle: s.listUsers, summary: "List the users (admin)."},
+		{methods: editable, path: "/admin/users/:id", args: s.userArgs(), write: true, handle: s.updateUser, summary: "Give a user another role, or disable or enable it (admin)."},
+		{methods: readable, path: "/admin/tokens", args: s.tokenListArgs(), handle: s.listTokens, summary: "List the API tokens, without their secrets (admin)."},
+		{methods: creatable, path: "/admin/tokens", args: s.tokenCreateArgs(), write: true, handle: s.createToken, summary: "Create an API token for a user; the secret is shown only in this response (admin)."},
+		{methods: deletable, path: "/admin/tokens/:token", write: true, handle: s.revokeToken, summary: "Revoke an API token by its ID, at once on every replica (admin)."},
 
 		{methods: readable, path: "/tags", args: s.termListArgs(tag), handle: s.listTerms(tag), summary: "List event tags."},
 		{methods: creatable, path: "/tags", args: s.termWriteArgs(tag, true), write: true, handle: s.createTerm(tag), summary: "Create an event tag."},
