@@ -109,15 +109,23 @@ func (r *request) lookupTerms(tax repository.Taxonomy, items []any) ([]termRef, 
 			refs = append(refs, termRef{id: t.ID})
 			continue
 		}
+		if !canManageTerms(r.user, tax) {
+			// Refused at the first unknown name: a request naming
+			// thousands of new terms costs one look-up, not thousands.
+			return nil, errCannotCreateTerm(tax)
+		}
 		if key := strings.ToLower(name); !newNames[key] {
 			newNames[key] = true
 			refs = append(refs, termRef{name: name})
 		}
 	}
-	if len(newNames) > 0 && !canManageTerms(r.user, tax) {
-		return nil, newError(403, "rest_cannot_create", "Sorry, you are not allowed to create terms in this taxonomy; use existing "+termCollection(tax)+".")
-	}
 	return refs, nil
+}
+
+// errCannotCreateTerm is the 403 for naming a new term without the right
+// to create terms of tax.
+func errCannotCreateTerm(tax repository.Taxonomy) error {
+	return newError(403, "rest_cannot_create", "Sorry, you are not allowed to create terms in this taxonomy; use existing "+termCollection(tax)+".")
 }
 
 // createTerms turns refs into term IDs, creating the named terms. Each
