@@ -69,6 +69,7 @@ func TestEngine(t *testing.T) {
 		{"TitleFilterQuotesRegex", testTitleRegex},
 		{"ExplicitIDAheadOfSequence", testExplicitIDAhead},
 		{"LeftoverSlugIsTakenOver", testLeftoverSlug},
+		{"NameKeysBackfill", testNameKeysBackfill},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
