@@ -194,35 +194,43 @@ func (r *request) findTerm(tax repository.Taxonomy, s string) (*repository.Term,
 // other's records make one record. It returns the post and whether it is
 // new.
 func (r *request) createPlace(pt *postType, plan *writePlan) (*repository.Post, bool, error) {
-	name := strings.TrimSpace(plan.b.str(pt.nameField))
+	dup, err := r.findDuplicate(pt, plan.b)
+	if err != nil {
+		return nil, false, err
+	}
 	var p *repository.Post
 	made := false
-	err := r.s.store.Exclusive(r.ctx, nameLockKey("post:"+string(pt.kind), r.lang, name), func(context.Context) error {
-		dup, err := r.findDuplicate(pt, plan.b)
-		if err != nil {
-			return err
-		}
-		if dup == nil {
+	if dup == nil {
+		// Only the look-up-then-create needs the name's lock: reusing or
+		// updating a found duplicate is guarded by UpdatePost itself, so
+		// parallel writers of one name hold the lock only briefly.
+		name := strings.TrimSpace(plan.b.str(pt.nameField))
+		err = r.s.store.Exclusive(r.ctx, nameLockKey("post:"+string(pt.kind), r.lang, name), func(context.Context) error {
+			var err error
+			if dup, err = r.findDuplicate(pt, plan.b); err != nil || dup != nil {
+				return err
+			}
 			p, err = r.createNew(pt, plan)
 			made = err == nil
 			return err
-		}
-		if !canEditPost(r.user, dup) {
-			p = dup // reused as it is: the sent fields are not written
-			return nil
-		}
-		if err := plan.commit(r); err != nil {
-			return err
-		}
-		p, err = r.s.store.UpdatePost(r.ctx, dup.ID, func(p *repository.Post) error {
-			return plan.applyMeta(r, p)
 		})
-		if errors.Is(err, repository.ErrNotFound) {
-			// deleted meanwhile: make a new one
-			p, err = r.createNew(pt, plan)
-			made = err == nil
+		if err != nil || made {
+			return p, made, err
 		}
-		return err
+	}
+	if !canEditPost(r.user, dup) {
+		return dup, false, nil // reused as it is: the sent fields are not written
+	}
+	if err := plan.commit(r); err != nil {
+		return nil, false, err
+	}
+	p, err = r.s.store.UpdatePost(r.ctx, dup.ID, func(p *repository.Post) error {
+		return plan.applyMeta(r, p)
 	})
-	return p, made, err
+	if errors.Is(err, repository.ErrNotFound) {
+		// deleted meanwhile: make a new one
+		p, err = r.createNew(pt, plan)
+		return p, err == nil, err
+	}
+	return p, false, err
 }
