@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"reflect"
 	"strings"
 
 	"github.com/calendar/eventcal/repository"
@@ -224,6 +225,11 @@ func (r *request) createPlace(pt *postType, plan *writePlan) (*repository.Post, 
 	if err := plan.commit(r); err != nil {
 		return nil, false, err
 	}
+	if !changesPlace(r, plan, dup) {
+		// Nothing to write (the common case of parallel creates of one
+		// venue): no update, no wait for the record's lock.
+		return dup, false, nil
+	}
 	p, err = r.s.store.UpdatePost(r.ctx, dup.ID, func(p *repository.Post) error {
 		return plan.applyMeta(r, p)
 	})
@@ -233,4 +239,22 @@ func (r *request) createPlace(pt *postType, plan *writePlan) (*repository.Post, 
 		return p, err == nil, err
 	}
 	return p, false, err
+}
+
+// changesPlace reports whether applying the plan's venue or organizer
+// fields would change p.
+func changesPlace(r *request, plan *writePlan, p *repository.Post) bool {
+	c := *p
+	if p.Venue != nil {
+		v := *p.Venue
+		c.Venue = &v
+	}
+	if p.Organizer != nil {
+		o := *p.Organizer
+		c.Organizer = &o
+	}
+	if err := plan.applyMeta(r, &c); err != nil {
+		return true
+	}
+	return c.ImageID != p.ImageID || !reflect.DeepEqual(c.Venue, p.Venue) || !reflect.DeepEqual(c.Organizer, p.Organizer)
 }
