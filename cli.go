@@ -24,7 +24,7 @@ const maxLoginLength = 60
 // user runs "user SUBCOMMAND".
 func (c *cli) user(args []string) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprintf(c.stderr, "Usage: %s user add --login NAME --role ROLE\n", programName)
+		fmt.Fprintf(c.stderr, "Usage: %s user add|list|role|disable|enable ...\n", programName)
 		if len(args) > 0 && isHelpFlag(args[0]) {
 			return exitOK
 		}
@@ -33,8 +33,12 @@ func (c *cli) user(args []string) int {
 	switch args[0] {
 	case "add":
 		return c.userAdd(args[1:])
+	case "list":
+		return c.userList(args[1:])
+	case "role", "disable", "enable":
+		return c.userSet(args[0], args[1:])
 	default:
-		fmt.Fprintf(c.stderr, "%s: unknown command \"user %s\" (known: user add)\n", programName, args[0])
+		fmt.Fprintf(c.stderr, "%s: unknown command \"user %s\" (known: user add, list, role, disable, enable)\n", programName, args[0])
 		return exitUsage
 	}
 }
@@ -42,7 +46,7 @@ func (c *cli) user(args []string) int {
 // token runs "token SUBCOMMAND".
 func (c *cli) token(args []string) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprintf(c.stderr, "Usage: %s token create --login NAME\n", programName)
+		fmt.Fprintf(c.stderr, "Usage: %s token create|list|revoke ...\n", programName)
 		if len(args) > 0 && isHelpFlag(args[0]) {
 			return exitOK
 		}
@@ -51,8 +55,12 @@ func (c *cli) token(args []string) int {
 	switch args[0] {
 	case "create":
 		return c.tokenCreate(args[1:])
+	case "list":
+		return c.tokenList(args[1:])
+	case "revoke":
+		return c.tokenRevoke(args[1:])
 	default:
-		fmt.Fprintf(c.stderr, "%s: unknown command \"token %s\" (known: token create)\n", programName, args[0])
+		fmt.Fprintf(c.stderr, "%s: unknown command \"token %s\" (known: token create, list, revoke)\n", programName, args[0])
 		return exitUsage
 	}
 }
@@ -75,12 +83,22 @@ func validateLogin(login string) error {
 }
 
 // withStore loads the configuration, opens the store, calls fn and closes
-// the store. SIGINT/SIGTERM cancel fn's context.
+// the store. SIGINT/SIGTERM cancel fn's context. It names the store on
+// stderr and refuses a missing embedded store (cli_accounts.go).
 func (c *cli) withStore(fn func(ctx context.Context, store repository.Store) int) int {
+	return c.withStoreInit(false, fn)
+}
+
+// withStoreInit is withStore that may create a new embedded store (init).
+func (c *cli) withStoreInit(init bool, fn func(ctx context.Context, store repository.Store) int) int {
 	cfg := c.loadConfig()
 	if cfg == nil {
 		return exitUsage
 	}
+	if err := c.checkStoreExists(cfg, init); err != nil {
+		return exitFailure
+	}
+	fmt.Fprintf(c.stderr, "Store: %s\n", storeDescription(cfg))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	store, err := openStore(ctx, cfg)
@@ -101,9 +119,10 @@ func (c *cli) withStore(fn func(ctx context.Context, store repository.Store) int
 // userAdd runs "user add --login NAME --role ROLE": it creates the user and
 // prints its ID on stdout.
 func (c *cli) userAdd(args []string) int {
-	fs := c.flagSet("user add", "user add --login NAME --role ROLE")
+	fs := c.flagSet("user add", "user add --login NAME --role ROLE [--init]")
 	login := fs.String("login", "", "login of the new user (required)")
 	roleName := fs.String("role", "", "role: "+roleList()+" (required)")
+	initStore := fs.Bool("init", false, "create the embedded store (DATA_DIR) when it does not exist yet")
 	if code := c.parseFlags(fs, args); code >= 0 {
 		return code
 	}
@@ -117,7 +136,7 @@ func (c *cli) userAdd(args []string) int {
 		fmt.Fprintf(c.stderr, "user add: --role must be one of %s, not %q\n", roleList(), *roleName)
 		return exitUsage
 	}
-	return c.withStore(func(ctx context.Context, store repository.Store) int {
+	return c.withStoreInit(*initStore, func(ctx context.Context, store repository.Store) int {
 		u := &repository.User{Login: *login, Role: role, Created: time.Now().UTC()}
 		if err := store.CreateUser(ctx, u); err != nil {
 			if errors.Is(err, repository.ErrDuplicate) {
@@ -136,10 +155,21 @@ func (c *cli) userAdd(args []string) int {
 // tokenCreate runs "token create --login NAME": it creates an API token for
 // the user and prints the secret, alone, on stdout. Only its hash is stored.
 func (c *cli) tokenCreate(args []string) int {
-	fs := c.flagSet("token create", "token create --login NAME")
+	fs := c.flagSet("token create", "token create --login NAME [--name TEXT] [--expires 30d]")
 	login := fs.String("login", "", "login of the user the token authenticates (required)")
+	name := fs.String("name", "", "what the token is for, shown by 'token list'")
+	expires := fs.String("expires", "", "lifetime (e.g. 720h or 30d); absent: no expiry")
 	if code := c.parseFlags(fs, args); code >= 0 {
 		return code
+	}
+	lifetime, err := parseExpiry(*expires)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "token create: %v\n", err)
+		return exitUsage
+	}
+	if len(*name) > 100 {
+		fmt.Fprintf(c.stderr, "token create: --name must be at most 100 bytes\n")
+		return exitUsage
 	}
 	*login = strings.TrimSpace(*login)
 	if err := validateLogin(*login); err != nil {
@@ -161,13 +191,17 @@ func (c *cli) tokenCreate(args []string) int {
 			fmt.Fprintf(c.stderr, "token create: %v\n", err)
 			return exitFailure
 		}
-		t := &repository.Token{Hash: repository.HashToken(secret), UserID: u.ID, Created: time.Now().UTC()}
+		now := time.Now().UTC().Truncate(time.Second)
+		t := &repository.Token{Hash: repository.HashToken(secret), UserID: u.ID, Created: now, Name: strings.TrimSpace(*name)}
+		if lifetime > 0 {
+			t.Expires = now.Add(lifetime)
+		}
 		if err := store.CreateToken(ctx, t); err != nil {
 			fmt.Fprintf(c.stderr, "token create: %v\n", err)
 			return exitFailure
 		}
-		fmt.Fprintf(c.stderr, "Created a token for %s %q (ID %d). It is shown only this once: "+
-			"send it as \"Authorization: Bearer <token>\".\n", u.Role, u.Login, u.ID)
+		fmt.Fprintf(c.stderr, "Created token %s for %s %q (user ID %d). It is shown only this once: "+
+			"send it as \"Authorization: Bearer <token>\".\n", t.ID(), u.Role, u.Login, u.ID)
 		fmt.Fprintln(c.stdout, secret)
 		return exitOK
 	})

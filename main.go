@@ -4,6 +4,8 @@
 //	eventcal [serve]                             run the HTTP service
 //	eventcal user add --login NAME --role ROLE   create a user
 //	eventcal token create --login NAME           create an API token
+//	eventcal token list | token revoke ID        list or revoke API tokens
+//	eventcal user list | role | disable | enable manage users
 //	eventcal healthcheck                         probe a running service
 //	eventcal help                                list commands and settings
 //
@@ -104,9 +106,15 @@ The event-calendar REST service.
 Commands:
   serve                               run the HTTP service (the default command)
   user add --login NAME --role ROLE   create a user and print its ID
-                                      (roles: %[2]s)
+                                      (roles: %[2]s); --init creates a new embedded store
+  user list                           list the users
+  user role --login NAME --role ROLE  give a user another role
+  user disable|enable --login NAME    refuse (or accept again) every token of a user
   token create --login NAME           create an API token for a user and print it
-                                      (shown only once; only its hash is stored)
+                                      (shown only once; only its hash is stored;
+                                      --name TEXT, --expires 30d)
+  token list [--login NAME]           list tokens: ID, user, name, created, last use, expiry
+  token revoke ID                     revoke a token at once
   healthcheck [--url URL]             GET /healthz of the local service; exit 0 when healthy
   reindex [--url URL] [--token T]     rebuild the search indexes without downtime: through the
                                       running service's admin API when one answers, else directly
@@ -508,10 +516,18 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 	}()
 
 	draining := new(atomic.Bool)
+	metrics := app.NewMetrics(logger, worker)
 	fiberApp, err := app.New(app.Options{Config: cfg, Store: store, Search: engine, Indexer: worker, Reindexer: reindexer, Webhooks: hooks, Logger: logger,
-		ResponseCacheTTL: responseCacheTTL(cfg), Draining: draining.Load})
+		ResponseCacheTTL: responseCacheTTL(cfg), Draining: draining.Load, Metrics: metrics})
 	if err != nil {
 		return fmt.Errorf("build app: %w", err)
+	}
+	if cfg.MetricsAddr != "" {
+		stopMetrics, err := serveMetrics(cfg.MetricsAddr, metrics, logger)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
 	}
 	ln, err := net.Listen("tcp", cfg.ListenAddr)
 	if err != nil {
@@ -560,4 +576,29 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// serveMetrics serves /metrics, without authentication, on its own
+// listener (METRICS_ADDR: a private network only). The returned function
+// stops it.
+func serveMetrics(addr string, metrics *app.Metrics, logger *slog.Logger) (func(), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics listener: %w", err)
+	}
+	f := metrics.App()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := f.Listener(ln); err != nil {
+			logger.Warn("metrics listener stopped", "err", err)
+		}
+	}()
+	logger.Info("serving metrics", "addr", ln.Addr().String())
+	return func() {
+		if err := f.ShutdownWithTimeout(5 * time.Second); err != nil {
+			logger.Warn("stop the metrics listener", "err", err)
+		}
+		<-done
+	}, nil
 }

@@ -93,7 +93,7 @@ func TestUsageErrors(t *testing.T) {
 		{"user without command", env, []string{"user"}, exitUsage, []string{"Usage:"}},
 		{"user help", env, []string{"user", "-h"}, exitOK, []string{"Usage:"}},
 		{"user add help", env, []string{"user", "add", "-h"}, exitOK, []string{"-login", "-role"}},
-		{"unknown token command", env, []string{"token", "revoke"}, exitUsage, []string{`"token revoke"`}},
+		{"unknown token command", env, []string{"token", "burn"}, exitUsage, []string{`"token burn"`}},
 		{"token without command", env, []string{"token"}, exitUsage, []string{"Usage:"}},
 		{"serve extra argument", env, []string{"serve", "now"}, exitUsage, []string{`unexpected argument "now"`}},
 		{"user add unknown flag", env, []string{"user", "add", "--name", "x"}, exitUsage, []string{"-name"}},
@@ -141,7 +141,7 @@ func TestUsageErrors(t *testing.T) {
 // the server named by TEST_MONGO_URI).
 func TestUsersAndTokens(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) {
-		// DATA_DIR does not exist yet: the commands create it.
+		// DATA_DIR does not exist yet: "user add --init" creates it.
 		dir := filepath.Join(t.TempDir(), "data")
 		testUsersAndTokens(t, map[string]string{"DATA_DIR": dir})
 		if _, err := os.Stat(filepath.Join(dir, "calendar.db")); err != nil {
@@ -176,7 +176,7 @@ func testUsersAndTokens(t *testing.T, env map[string]string) {
 		// keep records stdout for later steps.
 		keep func(stdout string)
 	}{
-		{"add editor", []string{"user", "add", "--login", "alice", "--role", "editor"}, exitOK,
+		{"add editor", []string{"user", "add", "--login", "alice", "--role", "editor", "--init"}, exitOK,
 			regexp.MustCompile(`^[1-9][0-9]*\n$`), `Created editor "alice"`, func(s string) { ids["alice"] = strings.TrimSpace(s) }},
 		{"add admin single dash, role in capitals", []string{"user", "add", "-login", "bob", "-role", "ADMIN"}, exitOK,
 			regexp.MustCompile(`^[1-9][0-9]*\n$`), `Created admin "bob"`, func(s string) { ids["bob"] = strings.TrimSpace(s) }},

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/cors"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/calendar/eventcal/app/httpcache"
 	"github.com/calendar/eventcal/config"
@@ -55,6 +56,10 @@ type Options struct {
 	// Draining reports that the process is shutting down: /readyz then
 	// answers 503 while the other routes keep serving. Nil means never.
 	Draining func() bool
+	// Metrics is the app's registry (NewMetrics); nil makes a new one.
+	// With METRICS_ADDR set the caller serves Metrics.App() there and the
+	// API listener has no /metrics.
+	Metrics *Metrics
 }
 
 // Notifier is told that new index marks were written.
@@ -135,14 +140,22 @@ func New(opts Options) (*fiber.App, error) {
 	})
 	// Every request, probes and errors included, gets an ID, one log line
 	// and one histogram sample (requestlog.go, metrics.go).
-	metrics := newAppMetrics(s.log, opts.Indexer, opts.Webhooks)
+	if opts.Metrics == nil {
+		opts.Metrics = NewMetrics(s.log, opts.Indexer)
+	}
+	metrics := opts.Metrics.m
 	s.metrics = metrics
+	if src, ok := opts.Webhooks.(interface{ Metrics() prometheus.Collector }); ok {
+		metrics.registry.MustRegister(src.Metrics())
+	}
 	s.pages = newResponseCache(opts)
 	s.linkCache = linkedRecords{gen: s.pages.Generation, ttl: responseCacheTTL(opts)}
 	metrics.registry.MustRegister(s.pages.Collectors()...)
 	s.answerUnknownMethods(f)
 	f.Use(s.observeRequests(metrics), s.recoverPanics, refuseLargeBodies, s.pages.Middleware())
-	f.Get(metricsPath, metrics.serve())
+	if s.cfg.MetricsAddr == "" {
+		f.Get(metricsPath, s.serveMetrics(metrics))
+	}
 	f.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	f.Get("/readyz", s.ready)
 	f.Use(s.cors(), s.rewriteLanguagePrefix, s.methodOverride, s.commonHeaders)
@@ -270,27 +283,64 @@ func (r *request) resolveLanguage() error {
 }
 
 // authenticate resolves "Authorization: Bearer <token>" to a user. No header
-// is an anonymous caller; a token that matches nobody is 401.
+// is an anonymous caller; a token that matches nobody, has expired or
+// belongs to a disabled user is 401, counted in
+// eventcal_auth_failures_total. The store is read on every call (no
+// cache), so a revocation or a disabled user takes effect at once on every
+// replica.
 func (s *Server) authenticate(ctx context.Context, header string) (*repository.User, error) {
 	if header == "" {
 		return nil, nil
 	}
 	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		s.authFailed("malformed")
 		return nil, newError(401, "rest_invalid_authorization", "Use an Authorization header of the form 'Bearer <token>'.")
 	}
 	token = strings.TrimSpace(token)
 	if s.cfg.AdminToken != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.AdminToken)) == 1 {
 		return s.builtinAdmin(ctx)
 	}
-	u, err := s.store.UserByTokenHash(ctx, repository.HashToken(token))
+	hash := repository.HashToken(token)
+	tok, err := s.store.TokenByHash(ctx, hash)
 	if errors.Is(err, repository.ErrNotFound) {
+		s.authFailed("unknown")
 		return nil, newError(401, "rest_invalid_token", "The token is not valid.")
 	}
 	if err != nil {
 		return nil, err
 	}
+	now := s.now()
+	if !tok.Usable(now) {
+		s.authFailed("expired")
+		return nil, newError(401, "rest_invalid_token", "The token has expired.")
+	}
+	u, err := s.store.GetUser(ctx, tok.UserID)
+	if errors.Is(err, repository.ErrNotFound) {
+		s.authFailed("unknown")
+		return nil, newError(401, "rest_invalid_token", "The token is not valid.")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if u.Disabled {
+		s.authFailed("disabled")
+		return nil, newError(401, "rest_user_disabled", "The token's user is disabled.")
+	}
+	if now.Sub(tok.LastUsed) >= repository.TokenTouchInterval {
+		// Best effort: a failed write only leaves LastUsed older.
+		if err := s.store.TouchToken(ctx, hash, now.UTC()); err != nil {
+			s.log.Warn("record token use", "err", err)
+		}
+	}
 	return u, nil
+}
+
+// authFailed counts one refused authentication.
+func (s *Server) authFailed(reason string) {
+	if s.metrics != nil {
+		s.metrics.authFailures.WithLabelValues(reason).Inc()
+	}
 }
 
 // builtinAdmin returns the user that ADMIN_TOKEN authenticates: the stored

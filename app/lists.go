@@ -398,7 +398,7 @@ func (r *request) renderPage(ids []int64, render func(*repository.Post, *linked)
 	if err != nil {
 		return nil, err
 	}
-	l, err := r.s.loadLinked(r.ctx, posts)
+	l, err := r.loadLinked(posts)
 	if err != nil {
 		return nil, err
 	}

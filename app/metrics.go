@@ -42,7 +42,9 @@ type appMetrics struct {
 	registry        *prometheus.Registry
 	requestDuration *prometheus.HistogramVec
 	inFlight        prometheus.Gauge
-	log             *slog.Logger
+	// authFailures counts refused bearer tokens by reason.
+	authFailures *prometheus.CounterVec
+	log          *slog.Logger
 
 	// routes holds every route that is not middleware, read from the app
 	// on the first request (all routes exist by then).
@@ -55,7 +57,7 @@ type routeKey struct{ method, path string }
 
 // newAppMetrics builds the registry of one app, with the metrics of indexer
 // when it has any.
-func newAppMetrics(log *slog.Logger, indexer Notifier, webhooks WebhookSender) *appMetrics {
+func newAppMetrics(log *slog.Logger, indexer Notifier) *appMetrics {
 	m := &appMetrics{
 		registry: prometheus.NewRegistry(),
 		requestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -67,7 +69,14 @@ func newAppMetrics(log *slog.Logger, indexer Notifier, webhooks WebhookSender) *
 			Name: "eventcal_http_requests_in_flight",
 			Help: "HTTP requests being served now.",
 		}),
+		authFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "eventcal_auth_failures_total",
+			Help: "Refused authentications by reason (malformed, unknown, expired, disabled).",
+		}, []string{"reason"}),
 		log: log,
+	}
+	for _, reason := range authFailureReasons {
+		m.authFailures.WithLabelValues(reason) // exported at 0 from the start
 	}
 	version, revision := buildVersion()
 	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -81,11 +90,9 @@ func newAppMetrics(log *slog.Logger, indexer Notifier, webhooks WebhookSender) *
 		m.requestDuration,
 		m.inFlight,
 		buildInfo,
+		m.authFailures,
 	)
 	if src, ok := indexer.(metricsSource); ok {
-		m.registry.MustRegister(src.Metrics())
-	}
-	if src, ok := webhooks.(interface{ Metrics() prometheus.Collector }); ok {
 		m.registry.MustRegister(src.Metrics())
 	}
 	return m
@@ -168,5 +175,45 @@ func methodLabel(method string) string {
 		return fiber.MethodOptions
 	default:
 		return "OTHER"
+	}
+}
+
+// authFailureReasons are the reason labels of eventcal_auth_failures_total.
+var authFailureReasons = []string{"malformed", "unknown", "expired", "disabled"}
+
+// Metrics is the Prometheus registry of one app, created before the app
+// when /metrics is served on a listener of its own (METRICS_ADDR).
+type Metrics struct{ m *appMetrics }
+
+// NewMetrics builds the registry of an app, with the metrics of indexer
+// when it has any (pass the same indexer to New).
+func NewMetrics(log *slog.Logger, indexer Notifier) *Metrics {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Metrics{m: newAppMetrics(log, indexer)}
+}
+
+// App is a Fiber app answering GET /metrics without authentication, for
+// the separate METRICS_ADDR listener (a private network only).
+func (m *Metrics) App() *fiber.App {
+	f := fiber.New(fiber.Config{DisableStartupMessage: true})
+	f.Get(metricsPath, m.m.serve())
+	return f
+}
+
+// serveMetrics answers /metrics on the API listener: only to admins
+// (ADMIN_TOKEN or an admin's token), 401 anonymous, 403 others.
+func (s *Server) serveMetrics(m *appMetrics) fiber.Handler {
+	h := m.serve()
+	return func(c *fiber.Ctx) error {
+		u, err := s.authenticate(c.UserContext(), c.Get(fiber.HeaderAuthorization))
+		if err != nil {
+			return err
+		}
+		if roleRank(u) < 4 {
+			return forbidden(u)
+		}
+		return h(c)
 	}
 }

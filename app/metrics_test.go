@@ -68,7 +68,7 @@ func withLogger(t *testing.T, e *env, mod func(*app.Options)) *logBuffer {
 // scrape returns the /metrics exposition.
 func (e *env) scrape() string {
 	e.t.Helper()
-	r := e.must(200, "GET", "/metrics", "", nil)
+	r := e.must(200, "GET", "/metrics", "admin", nil)
 	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
 		e.t.Fatalf("/metrics Content-Type %q", ct)
 	}

@@ -125,7 +125,30 @@ func componentSchemas() *obj {
 			"store", schemaType("object"), "index", schemaType("object"), "engine_healthy", schemaType("boolean"), "engine_error", str,
 			"dependent_reindex", arrayOf(object([]string{"kind", "id", "done", "total", "started"},
 				"kind", newObj().set("type", "string").set("enum", []string{"venue", "term"}),
-				"id", integer, "done", integer, "total", integer, "started", str))))
+				"id", integer, "done", integer, "total", integer, "started", str)))).
+		set("User", accountUser).set("UserList", object([]string{"users"}, "users", arrayOf(ref("User")))).
+		set("Token", accountToken(false)).set("CreatedToken", accountToken(true)).
+		set("TokenList", object([]string{"tokens"}, "tokens", arrayOf(ref("Token")))).
+		set("RevokedToken", object([]string{"revoked", "id"}, "revoked", schemaType("boolean"), "id", str))
+}
+
+// accountUser is the schema of a user on the admin routes.
+var accountUser = object([]string{"id", "login", "role", "disabled", "created"},
+	"id", schemaType("integer"), "login", schemaType("string"),
+	"role", newObj().set("type", "string").set("enum", []string{"contributor", "author", "editor", "admin"}),
+	"disabled", schemaType("boolean"), "created", schemaType("string"))
+
+// accountToken is the schema of a token on the admin routes; the create
+// response adds the secret.
+func accountToken(withSecret bool) *obj {
+	req := []string{"id", "user", "name", "created", "last_used", "expires"}
+	props := []any{"id", schemaType("string"), "user", schemaType("integer"), "name", schemaType("string"),
+		"created", schemaType("string"), "last_used", nullable(schemaType("string")), "expires", nullable(schemaType("string"))}
+	if withSecret {
+		req = append(req, "token")
+		props = append(props, "token", schemaType("string"))
+	}
+	return object(req, props...)
 }
 
 // argSchema is the JSON schema of a declared argument.
@@ -207,6 +230,16 @@ func routeResponses(rt *route, method string) (ok int, okSchema string, errs []i
 		return 200, "WebhookDeleted", []int{401, 403, 404, 503}
 	case p == "/admin/webhooks/:id":
 		return 200, "Webhook", []int{400, 401, 403, 404, 503}
+	case p == "/admin/users":
+		return 200, "UserList", []int{401, 403, 503}
+	case p == "/admin/users/:id":
+		return 200, "User", []int{400, 401, 403, 404, 503}
+	case p == "/admin/tokens" && method == fiber.MethodPost:
+		return 201, "CreatedToken", []int{400, 401, 403, 503}
+	case p == "/admin/tokens":
+		return 200, "TokenList", []int{400, 401, 403, 503}
+	case p == "/admin/tokens/:token":
+		return 200, "RevokedToken", []int{401, 403, 404, 503}
 	}
 	if strings.HasSuffix(p, ".ics") {
 		return 200, calendarSchema, []int{400, 403, 404, 503}
@@ -348,7 +381,7 @@ func (s *Server) operation(rt *route, method string) *obj {
 	resps.set("default", newObj().set("description", "Error envelope.").
 		set("content", newObj().set("application/json", newObj().set("schema", ref("Error")))))
 	op.set("responses", resps)
-	if rt.write {
+	if rt.write || strings.HasPrefix(rt.path, "/admin/") {
 		op.set("security", []any{newObj().set("bearer", []any{})})
 	}
 	return op

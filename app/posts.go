@@ -132,7 +132,7 @@ func (r *request) unlocks(p *repository.Post) bool {
 
 // sendPost renders one post of any kind.
 func (r *request) sendPost(status int, p *repository.Post, single bool) error {
-	l, err := r.s.loadLinked(r.ctx, []*repository.Post{p})
+	l, err := r.loadLinked([]*repository.Post{p})
 	if err != nil {
 		return err
 	}
@@ -170,21 +170,17 @@ func (r *request) create(pt *postType, b *bag) (*repository.Post, bool, error) {
 		return nil, false, err
 	}
 	if pt.kind != repository.KindEvent {
-		if dup, err := r.findDuplicate(pt, b); err != nil {
-			return nil, false, err
-		} else if dup != nil {
-			if err := plan.commit(r); err != nil {
-				return nil, false, err
-			}
-			p, err := r.s.store.UpdatePost(r.ctx, dup.ID, func(p *repository.Post) error {
-				return plan.applyMeta(r, p)
-			})
-			// venues and organizers do not change term counts
-			return p, false, err
-		}
+		return r.createPlace(pt, plan)
 	}
+	p, err := r.createNew(pt, plan)
+	return p, err == nil, err
+}
+
+// createNew commits a validated plan (what it links to) and stores a new
+// post from it.
+func (r *request) createNew(pt *postType, plan *writePlan) (*repository.Post, error) {
 	if err := plan.commit(r); err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	now := r.s.now().UTC().Truncate(time.Second)
 	p := &repository.Post{Kind: pt.kind, Author: r.user.ID, Date: now, Modified: now}
@@ -198,13 +194,13 @@ func (r *request) create(pt *postType, b *bag) (*repository.Post, bool, error) {
 		p.Organizer = &repository.OrganizerFields{}
 	}
 	if err := plan.apply(r, p); err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	if err := r.s.store.CreatePost(r.ctx, p); err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	r.s.countsChanged(p)
-	return p, true, nil
+	return p, nil
 }
 
 // countsChanged drops the cached counts of the terms of the given events
@@ -216,7 +212,8 @@ func (s *Server) countsChanged(posts ...*repository.Post) {
 }
 
 // findDuplicate returns a non-trashed venue or organizer with the same name
-// (case-insensitive) and, when a description is sent, the same description.
+// (case-insensitive) and, when a description is sent, the same description,
+// among those the caller may read (linkrules.go).
 func (r *request) findDuplicate(pt *postType, b *bag) (*repository.Post, error) {
 	name := strings.TrimSpace(b.str(pt.nameField))
 	if name == "" {
@@ -229,6 +226,9 @@ func (r *request) findDuplicate(pt *postType, b *bag) (*repository.Post, error) 
 	}
 	desc, hasDesc := b.get("description")
 	for _, c := range cands {
+		if !canReadPost(r.user, c) {
+			continue
+		}
 		if hasDesc {
 			d, _ := asString(desc)
 			if c.Content.Get(r.lang, r.s.cfg.DefaultLanguage) != d {

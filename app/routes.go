@@ -81,6 +81,11 @@ func (s *Server) registerRoutes(f *fiber.App) {
 		{methods: deletable, path: "/admin/webhooks/:id", write: true, handle: s.deleteWebhook, summary: "Delete a webhook endpoint and its delivery log (admin)."},
 		{methods: creatable, path: "/admin/webhooks/:id/ping", write: true, handle: s.pingWebhook, summary: "Send a signed test message to a webhook endpoint now (admin)."},
 		{methods: readable, path: "/admin/webhooks/:id/deliveries", args: []arg{{Name: "per_page", Type: tInteger, Default: "50", Check: positiveInt, Desc: "Deliveries to show, newest first (at most 200)."}}, handle: s.webhookDeliveries, summary: "A webhook endpoint's delivery log (admin)."},
+		{methods: readable, path: "/admin/users", handle: s.listUsers, summary: "List the users (admin)."},
+		{methods: editable, path: "/admin/users/:id", args: s.userArgs(), write: true, handle: s.updateUser, summary: "Give a user another role, or disable or enable it (admin)."},
+		{methods: readable, path: "/admin/tokens", args: s.tokenListArgs(), handle: s.listTokens, summary: "List the API tokens, without their secrets (admin)."},
+		{methods: creatable, path: "/admin/tokens", args: s.tokenCreateArgs(), write: true, handle: s.createToken, summary: "Create an API token for a user; the secret is shown only in this response (admin)."},
+		{methods: deletable, path: "/admin/tokens/:token", write: true, handle: s.revokeToken, summary: "Revoke an API token by its ID, at once on every replica (admin)."},
 
 		{methods: readable, path: "/tags", args: s.termListArgs(tag), handle: s.listTerms(tag), summary: "List event tags."},
 		{methods: creatable, path: "/tags", args: s.termWriteArgs(tag, true), write: true, handle: s.createTerm(tag), summary: "Create an event tag."},

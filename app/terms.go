@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"net/url"
 	"sort"
@@ -129,16 +130,21 @@ func (s *Server) createTerm(tt *termType) func(r *request) error {
 		}
 		name := strings.TrimSpace(r.bag.str("name"))
 		parent, _ := asInt(r.bag.values["parent"])
-		dups, err := s.store.FindTerms(r.ctx, repository.TermQuery{Taxonomy: tt.tax, Name: name, NameLang: r.lang, Parent: parent, HasParent: true})
-		if err != nil {
-			return err
-		}
-		if len(dups) > 0 {
-			return newError(400, "term_exists", "A term with the name provided already exists with this parent.").with("term_id", dups[0].ID)
-		}
 		t := &repository.Term{Taxonomy: tt.tax}
-		applyTerm(r, t)
-		if err := s.store.CreateTerm(r.ctx, t); err != nil {
+		// Under the name's lock (linkrules.go): parallel creates of one
+		// name make one term, the others get term_exists.
+		err := s.store.Exclusive(r.ctx, nameLockKey("term:"+string(tt.tax), r.lang, name), func(context.Context) error {
+			dups, err := s.store.FindTerms(r.ctx, repository.TermQuery{Taxonomy: tt.tax, Name: name, NameLang: r.lang, Parent: parent, HasParent: true})
+			if err != nil {
+				return err
+			}
+			if len(dups) > 0 {
+				return newError(400, "term_exists", "A term with the name provided already exists with this parent.").with("term_id", dups[0].ID)
+			}
+			applyTerm(r, t)
+			return s.store.CreateTerm(r.ctx, t)
+		})
+		if err != nil {
 			return err
 		}
 		s.counts.invalidate(t.ID)

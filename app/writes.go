@@ -157,6 +157,7 @@ type writePlan struct {
 	setVenues, setOrganizers bool
 	categories, tags         []any
 	setCategories, setTags   bool
+	catRefs, tagRefs         []termRef
 	imageURL                 string
 	imageID                  int64
 	setImage                 bool
@@ -217,7 +218,11 @@ func (r *request) prepareWrite(pt *postType, b *bag, cur *repository.Post) (*wri
 				continue
 			}
 			*l.set = true
-			refs, msg, err := r.parseLinks(v, l.kind)
+			var current []int64
+			if cur != nil && cur.Event != nil {
+				current = append(append(current, cur.Event.Venues...), cur.Event.Organizers...)
+			}
+			refs, msg, err := r.parseLinks(v, l.kind, current)
 			if err != nil {
 				return nil, err
 			}
@@ -235,6 +240,17 @@ func (r *request) prepareWrite(pt *postType, b *bag, cur *repository.Post) (*wri
 	}
 	if err := errs.err(); err != nil {
 		return nil, err
+	}
+	var err error
+	if plan.setCategories {
+		if plan.catRefs, err = r.lookupTerms(repository.TaxCategory, plan.categories); err != nil {
+			return nil, err
+		}
+	}
+	if plan.setTags {
+		if plan.tagRefs, err = r.lookupTerms(repository.TaxTag, plan.tags); err != nil {
+			return nil, err
+		}
 	}
 	return plan, nil
 }
@@ -256,8 +272,9 @@ func termItems(v any) []any {
 // parseLinks reads a venue or organizer value (reference 6.8, decisions.md):
 // empty values unlink; scalars are IDs or CSV of IDs; objects are {id} or
 // inline data; lists mix them. IDs must be existing items of the kind;
-// inline data must pass the kind's create validation.
-func (r *request) parseLinks(v any, kind repository.PostKind) ([]linkRef, string, error) {
+// inline data must pass the kind's create validation. An ID the caller may
+// not read counts as missing unless current (the event's links) has it.
+func (r *request) parseLinks(v any, kind repository.PostKind, current []int64) ([]linkRef, string, error) {
 	if isEmptyValue(v) {
 		return []linkRef{}, "", nil
 	}
@@ -321,7 +338,7 @@ func (r *request) parseLinks(v any, kind repository.PostKind) ([]linkRef, string
 			return nil, "", err
 		}
 		for _, id := range ids {
-			if p := found[id]; p == nil || p.Kind != kind {
+			if p := found[id]; p == nil || p.Kind != kind || !r.mayLink(p, current) {
 				return nil, fmt.Sprintf("There is no %s with ID %d.", kind, id), nil
 			}
 		}
@@ -365,12 +382,12 @@ func (plan *writePlan) commit(r *request) error {
 		*l.dst = ids
 	}
 	if plan.setCategories {
-		if plan.categoryIDs, err = r.resolveTerms(repository.TaxCategory, plan.categories); err != nil {
+		if plan.categoryIDs, err = r.createTerms(repository.TaxCategory, plan.catRefs); err != nil {
 			return err
 		}
 	}
 	if plan.setTags {
-		if plan.tagIDs, err = r.resolveTerms(repository.TaxTag, plan.tags); err != nil {
+		if plan.tagIDs, err = r.createTerms(repository.TaxTag, plan.tagRefs); err != nil {
 			return err
 		}
 	}
@@ -380,78 +397,6 @@ func (plan *writePlan) commit(r *request) error {
 		}
 	}
 	return nil
-}
-
-// resolveTerms maps term items to IDs (reference 6.7): numeric items must
-// be existing terms (unknown ones are dropped); other items are looked up by
-// slug, then name, in the request language and the default one, and
-// created when missing.
-func (r *request) resolveTerms(tax repository.Taxonomy, items []any) ([]int64, error) {
-	ids := []int64{}
-	add := func(id int64) {
-		if !contains(ids, id) {
-			ids = append(ids, id)
-		}
-	}
-	for _, it := range items {
-		if n, ok := asInt(it); ok {
-			t, err := r.s.store.GetTerm(r.ctx, n)
-			if errors.Is(err, repository.ErrNotFound) {
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			if t.Taxonomy == tax {
-				add(t.ID)
-			}
-			continue
-		}
-		name, _ := asString(it)
-		name = strings.TrimSpace(name)
-		if name == "" {
-			continue
-		}
-		t, err := r.findTerm(tax, name)
-		if err != nil {
-			return nil, err
-		}
-		if t == nil {
-			t = &repository.Term{Taxonomy: tax}
-			t.Name.Set(r.lang, name)
-			t.Slug.Set(r.lang, repository.Slugify(name))
-			if err := r.s.store.CreateTerm(r.ctx, t); err != nil {
-				return nil, err
-			}
-		}
-		add(t.ID)
-	}
-	return ids, nil
-}
-
-// findTerm finds a term by slug or name in the request or default language.
-func (r *request) findTerm(tax repository.Taxonomy, s string) (*repository.Term, error) {
-	langs := []string{r.lang}
-	if r.lang != r.s.cfg.DefaultLanguage {
-		langs = append(langs, r.s.cfg.DefaultLanguage)
-	}
-	for _, l := range langs {
-		ts, err := r.s.store.FindTerms(r.ctx, repository.TermQuery{Taxonomy: tax, Slug: s, SlugLang: l})
-		if err != nil {
-			return nil, err
-		}
-		if len(ts) > 0 {
-			return ts[0], nil
-		}
-		ts, err = r.s.store.FindTerms(r.ctx, repository.TermQuery{Taxonomy: tax, Name: s, NameLang: l})
-		if err != nil {
-			return nil, err
-		}
-		if len(ts) > 0 {
-			return ts[0], nil
-		}
-	}
-	return nil, nil
 }
 
 // registerImage returns the image registered for a URL, registering it

@@ -32,6 +32,9 @@ import (
 type Config struct {
 	// ListenAddr is the HTTP listen address (LISTEN_ADDR), e.g. ":8080".
 	ListenAddr string
+	// MetricsAddr is the address of a separate listener for /metrics
+	// (METRICS_ADDR); empty serves /metrics on ListenAddr to admins only.
+	MetricsAddr string
 	// DataDir holds the embedded store and search index (DATA_DIR).
 	DataDir string
 	// MongoURI is the MongoDB connection string (MONGO_URI); empty means

@@ -75,6 +75,8 @@ func TestValid(t *testing.T) {
 		{"listen ipv6", map[string]string{"LISTEN_ADDR": "[::1]:0"}, func(c *Config) any { return c.ListenAddr }, "[::1]:0"},
 		{"listen trimmed", map[string]string{"LISTEN_ADDR": "  :80 \n"}, func(c *Config) any { return c.ListenAddr }, ":80"},
 		{"empty means default", map[string]string{"LISTEN_ADDR": "   "}, func(c *Config) any { return c.ListenAddr }, ":8080"},
+		{"metrics addr", map[string]string{"METRICS_ADDR": "127.0.0.1:9090"}, func(c *Config) any { return c.MetricsAddr }, "127.0.0.1:9090"},
+		{"metrics addr default", map[string]string{}, func(c *Config) any { return c.MetricsAddr }, ""},
 		{"data dir", map[string]string{"DATA_DIR": "/var/lib/calendar"}, func(c *Config) any { return c.DataDir }, "/var/lib/calendar"},
 		{"mongo uri", map[string]string{"MONGO_URI": "mongodb://u:p@db:27017/?replicaSet=rs0"}, func(c *Config) any { return c.MongoURI }, "mongodb://u:p@db:27017/?replicaSet=rs0"},
 		{"mongo seed list", map[string]string{"MONGO_URI": "mongodb://u:p%40ss@h1:27017,h2,[::1]:27018/cal?replicaSet=rs0"}, func(c *Config) any { return c.Embedded() }, false},
@@ -150,6 +152,7 @@ func TestInvalid(t *testing.T) {
 	}{
 		{"listen no port", map[string]string{"LISTEN_ADDR": "localhost"}, "LISTEN_ADDR", "host:port"},
 		{"listen bad port", map[string]string{"LISTEN_ADDR": ":http"}, "LISTEN_ADDR", "port"},
+		{"metrics addr bad", map[string]string{"METRICS_ADDR": "nohost"}, "METRICS_ADDR", "host:port"},
 		{"listen port range", map[string]string{"LISTEN_ADDR": ":70000"}, "LISTEN_ADDR", "65535"},
 		{"mongo scheme", map[string]string{"MONGO_URI": "postgres://u:hunter2@db"}, "MONGO_URI", "mongodb://"},
 		{"mongo no host", map[string]string{"MONGO_URI": "mongodb://"}, "MONGO_URI", "host"},
@@ -289,7 +292,7 @@ func TestRegistry(t *testing.T) {
 	want := []string{"LISTEN_ADDR", "DATA_DIR", "MONGO_URI", "MONGO_DATABASE", "MEILI_URL", "MEILI_API_KEY",
 		"ADMIN_TOKEN", "REST_ROOT", "API_NAMESPACE", "SITE_URL", "TIMEZONE", "LANGUAGES", "DEFAULT_LANGUAGE",
 		"LOG_LEVEL", "LOG_FORMAT", "CORS_ALLOWED_ORIGINS", "SHUTDOWN_TIMEOUT", "REINDEX_CRON", "LEASE_TTL",
-		"WEBHOOK_ALLOW_PRIVATE", "TRUSTED_PROXIES"}
+		"WEBHOOK_ALLOW_PRIVATE", "TRUSTED_PROXIES", "METRICS_ADDR"}
 	want = append(want, "DRAIN_DELAY", "REPLICA_ID", "MEILI_MASTER_KEY")
 	for _, name := range want {
 		if !seen[name] {

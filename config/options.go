@@ -175,6 +175,20 @@ var registry = []Option{
 		format: func(c *Config) string { return c.MeiliAPIKey },
 	},
 	{
+		Name: "METRICS_ADDR", Default: "", Type: TypeAddress,
+		Description: "address of a separate listener serving /metrics without authentication (keep it on a private network); empty serves /metrics on LISTEN_ADDR to admin tokens only",
+		parse: func(c *Config, raw string) error {
+			if raw != "" {
+				if err := validateListenAddr(raw); err != nil {
+					return err
+				}
+			}
+			c.MetricsAddr = raw
+			return nil
+		},
+		format: func(c *Config) string { return c.MetricsAddr },
+	},
+	{
 		Name: "ADMIN_TOKEN", Default: "", Type: TypeSecret, Secret: true,
 		Description: "bearer token with admin rights, in addition to tokens created with 'token create'; empty disables it",
 		parse: func(c *Config, raw string) error {

@@ -220,6 +220,10 @@ type Term struct {
 	// Parent is the parent category, 0 for none (always 0 for tags).
 	Parent   int64 `json:"parent" bson:"parent"`
 	Revision int64 `json:"revision" bson:"revision"`
+	// NameKeys is engine-internal: the MongoDB engine stores the folded
+	// "<lang>:<name>" of every translation here for its name index. It is
+	// empty in every term an engine returns; callers never set it.
+	NameKeys []string `json:"-" bson:"name_keys,omitempty"`
 }
 
 // Role is a user's role, with WordPress's meaning.
@@ -252,6 +256,8 @@ type User struct {
 	Login   string    `json:"login" bson:"login"`
 	Role    Role      `json:"role" bson:"role"`
 	Created time.Time `json:"created" bson:"created"`
+	// Disabled users cannot authenticate (their tokens are refused).
+	Disabled bool `json:"disabled" bson:"disabled"`
 }
 
 // Token is an API token; only the SHA-256 hash of the secret is stored.
@@ -259,6 +265,13 @@ type Token struct {
 	Hash    string    `json:"hash" bson:"_id"`
 	UserID  int64     `json:"user_id" bson:"user_id"`
 	Created time.Time `json:"created" bson:"created"`
+	// Name says what the token is for ("ci", "laptop"); may be empty.
+	Name string `json:"name" bson:"name"`
+	// LastUsed is the last successful authentication (zero: never), kept
+	// to the minute (see TokenTouchInterval).
+	LastUsed time.Time `json:"last_used" bson:"last_used"`
+	// Expires is when the token stops working (zero: never).
+	Expires time.Time `json:"expires" bson:"expires"`
 }
 
 // MarkKind says what an IndexMark refers to.
@@ -383,6 +396,28 @@ type Store interface {
 	CreateToken(ctx context.Context, t *Token) error
 	// UserByTokenHash returns the user owning the token with this hash.
 	UserByTokenHash(ctx context.Context, hash string) (*User, error)
+	// ListUsers returns every user, by ID ascending.
+	ListUsers(ctx context.Context) ([]*User, error)
+	// UpdateUser stores the Role and Disabled flag of u for the existing
+	// user u.ID (ErrNotFound when there is none); other fields are kept.
+	UpdateUser(ctx context.Context, u *User) error
+	// TokenByHash returns the token with this hash or ErrNotFound.
+	TokenByHash(ctx context.Context, hash string) (*Token, error)
+	// ListTokens returns the tokens of the user userID (of every user when
+	// 0), oldest first.
+	ListTokens(ctx context.Context, userID int64) ([]*Token, error)
+	// RevokeToken deletes the token whose public ID (Token.ID) is id, or
+	// returns ErrNotFound.
+	RevokeToken(ctx context.Context, id string) error
+	// TouchToken records at as the last use of the token with this hash.
+	TouchToken(ctx context.Context, hash string, at time.Time) error
+
+	// Exclusive runs fn while holding the lock named key: no two calls of
+	// Exclusive with one key run fn at once, in this process or (for
+	// engines shared by several processes) in any other. It serialises a
+	// look-up-then-create such as term names and venue duplicate detection.
+	// fn must be short (MongoDB takes over a lock held past its lease).
+	Exclusive(ctx context.Context, key string, fn func(ctx context.Context) error) error
 
 	// PendingMarks returns up to limit index marks, oldest first.
 	PendingMarks(ctx context.Context, limit int) ([]IndexMark, error)

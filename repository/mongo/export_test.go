@@ -24,3 +24,10 @@ func AgeSlugReservationsForTest(ctx context.Context, s *Store) error {
 func SlugReservationsForTest(ctx context.Context, s *Store) (int64, error) {
 	return s.slugs.CountDocuments(ctx, bson.D{})
 }
+
+// StripNameKeysForTest removes name_keys from every term, as terms stored
+// before the name index have none.
+func StripNameKeysForTest(ctx context.Context, s *Store) error {
+	_, err := s.terms.UpdateMany(ctx, bson.D{}, bson.D{{Key: "$unset", Value: bson.D{{Key: "name_keys", Value: ""}}}})
+	return err
+}

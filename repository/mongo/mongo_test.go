@@ -70,6 +70,7 @@ func TestEngine(t *testing.T) {
 		{"TitleFilterQuotesRegex", testTitleRegex},
 		{"ExplicitIDAheadOfSequence", testExplicitIDAhead},
 		{"LeftoverSlugIsTakenOver", testLeftoverSlug},
+		{"NameKeysBackfill", testNameKeysBackfill},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.run(t, t.Context(), openStore(t, uri))

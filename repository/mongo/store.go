@@ -165,6 +165,10 @@ func Open(ctx context.Context, uri, database string) (*Store, error) {
 		client.Disconnect(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	if err := s.backfillNameKeys(ctx); err != nil {
+		client.Disconnect(context.WithoutCancel(ctx))
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -198,7 +202,7 @@ func (s *Store) ensureIndexes(ctx context.Context) error {
 			asc("image.url"),
 			asc("event.parent"),
 		)},
-		{s.terms, plain(asc("taxonomy", "parent"), asc("parent"))},
+		{s.terms, plain(asc("taxonomy", "parent"), asc("parent"), asc("taxonomy", "name_keys"))},
 		// Unique logins: FerretDB v1 enforces unique secondary indexes
 		// (SQLite unique indexes), checked by the tests.
 		{s.users, []mongo.IndexModel{{Keys: asc("login"), Options: options.Index().SetUnique(true)}}},

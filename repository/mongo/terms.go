@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -21,8 +24,8 @@ func (s *Store) termOps() itemOps[repository.Term] {
 		rev:     func(t *repository.Term) *int64 { return &t.Revision },
 		slugs:   func(t *repository.Term) *repository.Text { return &t.Slug },
 		space:   func(t *repository.Term) slugSpace { return s.termSlugs(t.Taxonomy) },
-		prepare: func(*repository.Term) {},
-		fix:     func(*repository.Term) {},
+		prepare: func(t *repository.Term) { t.NameKeys = termNameKeys(t.Name) },
+		fix:     func(t *repository.Term) { t.NameKeys = nil },
 		pin: func(t, old *repository.Term) {
 			t.ID, t.Taxonomy = old.ID, old.Taxonomy
 		},
@@ -32,6 +35,7 @@ func (s *Store) termOps() itemOps[repository.Term] {
 // CreateTerm assigns t.ID (when 0), makes its slugs unique for its taxonomy,
 // stores it and records an index mark. t is updated in place.
 func (s *Store) CreateTerm(ctx context.Context, t *repository.Term) error {
+	defer func() { t.NameKeys = nil }()
 	return createItem(ctx, s, s.termOps(), t)
 }
 
@@ -73,13 +77,38 @@ func (s *Store) FindTerms(ctx context.Context, q repository.TermQuery) ([]*repos
 		if !validFieldName(q.NameLang) {
 			return []*repository.Term{}, nil
 		}
-		f = append(f, bson.E{Key: "name." + q.NameLang, Value: equalFoldRegex(q.Name)})
+		// The indexed name_keys, not a case-insensitive regex on
+		// name.<lang>, which would scan the taxonomy.
+		f = append(f, bson.E{Key: "name_keys", Value: termNameKey(q.NameLang, q.Name)})
 	}
 	if q.Slug != "" {
 		if !validFieldName(q.SlugLang) {
 			return []*repository.Term{}, nil
 		}
-		f = append(f, bson.E{Key: "slug." + q.SlugLang, Value: q.Slug})
+		// The slug's reservation names its owner: an _id look-up instead
+		// of a scan of slug.<lang> (the owner is then checked by the
+		// filter, as a reservation may be a leftover).
+		taxes := []repository.Taxonomy{q.Taxonomy}
+		if q.Taxonomy == "" {
+			taxes = []repository.Taxonomy{repository.TaxCategory, repository.TaxTag}
+		}
+		owners := []int64{}
+		for _, tax := range taxes {
+			id, err := s.slugOwner(ctx, s.termSlugs(tax), q.SlugLang, q.Slug)
+			if errors.Is(err, repository.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			owners = append(owners, id)
+		}
+		if len(owners) == 0 {
+			return []*repository.Term{}, nil
+		}
+		f = append(f, bson.E{Key: "slug." + q.SlugLang, Value: q.Slug},
+			// $and keeps this _id condition apart from the IDs filter's.
+			bson.E{Key: "$and", Value: bson.A{bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: owners}}}}}})
 	}
 	if q.HasParent {
 		f = append(f, bson.E{Key: "parent", Value: q.Parent})
@@ -96,6 +125,7 @@ func (s *Store) UpdateTerm(ctx context.Context, id int64, fn func(t *repository.
 	if err != nil {
 		return nil, err
 	}
+	t.NameKeys = nil
 	return t, nil
 }
 
@@ -239,4 +269,52 @@ func (s *Store) TermCounts(ctx context.Context, tax repository.Taxonomy) (map[in
 		}
 	}
 	return counts, nil
+}
+
+// termNameKey is the name_keys entry of name in lang: the language, a colon
+// and the name with ASCII letters lower-cased (the case folding of the
+// Name filter, as in the SQLite engine).
+func termNameKey(lang, name string) string {
+	return lang + ":" + strings.Map(func(r rune) rune {
+		if 'A' <= r && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return r
+	}, name)
+}
+
+// termNameKeys returns the name_keys of a term's names.
+func termNameKeys(names repository.Text) []string {
+	var keys []string
+	for _, lang := range slices.Sorted(maps.Keys(names)) {
+		if names[lang] != "" {
+			keys = append(keys, termNameKey(lang, names[lang]))
+		}
+	}
+	return keys
+}
+
+// backfillNameKeys writes name_keys into terms stored before the name
+// index existed. The revision filter leaves alone a term that a writer
+// changed meanwhile (its write set the keys already).
+func (s *Store) backfillNameKeys(ctx context.Context) error {
+	cur, err := s.terms.Find(ctx, bson.D{{Key: "name_keys", Value: bson.D{{Key: "$exists", Value: false}}}})
+	if err != nil {
+		return fmt.Errorf("mongo: backfill term names: %w", err)
+	}
+	var terms []repository.Term
+	if err := cur.All(ctx, &terms); err != nil {
+		return fmt.Errorf("mongo: backfill term names: %w", err)
+	}
+	for _, t := range terms {
+		keys := termNameKeys(t.Name)
+		if keys == nil {
+			keys = []string{}
+		}
+		if _, err := s.terms.UpdateOne(ctx, bson.D{{Key: "_id", Value: t.ID}, {Key: "revision", Value: t.Revision}},
+			bson.D{{Key: "$set", Value: bson.D{{Key: "name_keys", Value: keys}}}}); err != nil {
+			return fmt.Errorf("mongo: backfill term names: %w", err)
+		}
+	}
+	return nil
 }

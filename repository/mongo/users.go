@@ -2,10 +2,14 @@ package mongo
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/calendar/eventcal/repository"
 )
@@ -64,6 +68,12 @@ func (s *Store) CreateToken(ctx context.Context, t *repository.Token) error {
 		return err
 	}
 	t.Created = storedTime(t.Created)
+	if !t.LastUsed.IsZero() {
+		t.LastUsed = storedTime(t.LastUsed)
+	}
+	if !t.Expires.IsZero() {
+		t.Expires = storedTime(t.Expires)
+	}
 	_, err := s.tokens.InsertOne(ctx, t)
 	switch {
 	case mongo.IsDuplicateKeyError(err):
@@ -86,4 +96,120 @@ func (s *Store) UserByTokenHash(ctx context.Context, hash string) (*repository.U
 		return nil, fmt.Errorf("mongo: get token: %w", err)
 	}
 	return s.GetUser(ctx, t.UserID)
+}
+
+// ListUsers returns every user, by ID ascending.
+func (s *Store) ListUsers(ctx context.Context) ([]*repository.User, error) {
+	cur, err := s.users.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		return nil, fmt.Errorf("mongo: list users: %w", err)
+	}
+	out := []*repository.User{}
+	if err := cur.All(ctx, &out); err != nil {
+		return nil, fmt.Errorf("mongo: list users: %w", err)
+	}
+	for _, u := range out {
+		u.Created = u.Created.UTC()
+	}
+	return out, nil
+}
+
+// UpdateUser stores u's role and disabled flag (one $set: both fields
+// change together).
+func (s *Store) UpdateUser(ctx context.Context, u *repository.User) error {
+	res, err := s.users.UpdateOne(ctx, bson.D{{Key: "_id", Value: u.ID}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "role", Value: u.Role}, {Key: "disabled", Value: u.Disabled}}}})
+	if err != nil {
+		return fmt.Errorf("mongo: update user %d: %w", u.ID, err)
+	}
+	if res.MatchedCount == 0 {
+		return repository.ErrNotFound
+	}
+	return nil
+}
+
+// fixToken brings the stored times of t to UTC.
+func fixToken(t *repository.Token) {
+	t.Created = t.Created.UTC()
+	if !t.LastUsed.IsZero() {
+		t.LastUsed = t.LastUsed.UTC()
+	}
+	if !t.Expires.IsZero() {
+		t.Expires = t.Expires.UTC()
+	}
+}
+
+// TokenByHash returns the token with this hash or ErrNotFound.
+func (s *Store) TokenByHash(ctx context.Context, hash string) (*repository.Token, error) {
+	var t repository.Token
+	err := s.tokens.FindOne(ctx, bson.D{{Key: "_id", Value: hash}}).Decode(&t)
+	switch {
+	case isNoDocuments(err):
+		return nil, repository.ErrNotFound
+	case err != nil:
+		return nil, fmt.Errorf("mongo: get token: %w", err)
+	}
+	fixToken(&t)
+	return &t, nil
+}
+
+// ListTokens returns the tokens of one user (every user's for 0), oldest
+// first.
+func (s *Store) ListTokens(ctx context.Context, userID int64) ([]*repository.Token, error) {
+	filter := bson.D{}
+	if userID != 0 {
+		filter = bson.D{{Key: "user_id", Value: userID}}
+	}
+	cur, err := s.tokens.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "created", Value: 1}, {Key: "_id", Value: 1}}))
+	if err != nil {
+		return nil, fmt.Errorf("mongo: list tokens: %w", err)
+	}
+	out := []*repository.Token{}
+	if err := cur.All(ctx, &out); err != nil {
+		return nil, fmt.Errorf("mongo: list tokens: %w", err)
+	}
+	for _, t := range out {
+		fixToken(t)
+	}
+	return out, nil
+}
+
+// RevokeToken deletes the token whose public ID is id: a prefix range of
+// _id (hex digits sort below "g").
+func (s *Store) RevokeToken(ctx context.Context, id string) error {
+	if !repository.ValidTokenID(id) {
+		return repository.ErrNotFound
+	}
+	res, err := s.tokens.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$gte", Value: id}, {Key: "$lt", Value: id + "g"}}}})
+	if err != nil {
+		return fmt.Errorf("mongo: revoke token: %w", err)
+	}
+	if res.DeletedCount == 0 {
+		return repository.ErrNotFound
+	}
+	return nil
+}
+
+// TouchToken records the last use of a token.
+func (s *Store) TouchToken(ctx context.Context, hash string, at time.Time) error {
+	_, err := s.tokens.UpdateOne(ctx, bson.D{{Key: "_id", Value: hash}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "last_used", Value: storedTime(at)}}}})
+	if err != nil {
+		return fmt.Errorf("mongo: touch token: %w", err)
+	}
+	return nil
+}
+
+// Exclusive runs fn holding the lock named key in the locks collection
+// (a unique-_id insert, the same claim the item locks use), so the lock
+// holds across every process sharing the database. The key is hashed into
+// the lock's _id, which keeps it short whatever the caller names.
+func (s *Store) Exclusive(ctx context.Context, key string, fn func(ctx context.Context) error) error {
+	sum := sha256.Sum256([]byte(key))
+	l, err := s.lock(ctx, "exclusive:"+hex.EncodeToString(sum[:16]))
+	if err != nil {
+		return err
+	}
+	defer s.unlock(ctx, l)
+	return fn(ctx)
 }

@@ -353,7 +353,11 @@ func postFilter(q repository.PostQuery, withPage bool) (string, []any) {
 		where = append(where, cond)
 		args = append(args, a...)
 	}
-	if q.Kind != "" {
+	if q.Kind != "" && q.Title != "" {
+		// The title look-up drives the plan (as in termQuery): no read of
+		// every post of the kind through posts_by_kind.
+		add(`+kind = ?`, string(q.Kind))
+	} else if q.Kind != "" {
 		add(`kind = ?`, string(q.Kind))
 	}
 	if len(q.Statuses) > 0 {

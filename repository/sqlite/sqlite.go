@@ -70,7 +70,18 @@ const busyTimeout = 10 * time.Second
 
 // schemaVersion is stored in PRAGMA user_version; Open refuses a database
 // written by a newer schema.
-const schemaVersion = 1
+const schemaVersion = 2
+
+// migrations bring a database from one version to the next: migrations[i]
+// runs on a database at version i+1 (the schema above is version 1).
+var migrations = [][]string{
+	{ // 2: token names, last use and expiry; disabled users
+		`ALTER TABLE users ADD COLUMN disabled INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE tokens ADD COLUMN name TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE tokens ADD COLUMN last_used TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE tokens ADD COLUMN expires TEXT NOT NULL DEFAULT ''`,
+	},
+}
 
 // schema creates every table and index; it is idempotent.
 var schema = []string{
@@ -202,6 +213,8 @@ type Store struct {
 	wdb    *sql.DB
 	reads  stmtCache
 	writes stmtCache
+	// exclusive holds the locks of Exclusive.
+	exclusive keyedMutex
 
 	closeOnce sync.Once
 	closeErr  error
@@ -286,6 +299,13 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	}
 	if err := migrateAggregates(ctx, tx); err != nil {
 		return err
+	}
+	for v := max(version, 1); v < schemaVersion; v++ {
+		for _, q := range migrations[v-1] {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("migrate to version %d: %w\n%s", v+1, err, q)
+			}
+		}
 	}
 	if version < schemaVersion {
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {

@@ -163,14 +163,33 @@ func scanTerms(rows interface {
 // Taxonomy matches both taxonomies; a Name or Slug without a language
 // matches it in any language.
 func (s *Store) FindTerms(ctx context.Context, q repository.TermQuery) ([]*repository.Term, error) {
+	query, args := termQuery(q)
+	rows, err := s.rdb.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	return scanTerms(rows)
+}
+
+// termQuery builds FindTerms's statement. Name and slug conditions name
+// every column of their index prefix (taxonomy, language), so they are
+// index look-ups, never scans (TestTermQueryPlans).
+func termQuery(q repository.TermQuery) (string, []any) {
 	var where []string
 	var args []any
 	add := func(cond string, a ...any) {
 		where = append(where, cond)
 		args = append(args, a...)
 	}
+	// With a name or slug, the look-up drives the plan: the unary + keeps
+	// SQLite from reading every term of the taxonomy (or parent) through
+	// their index and filtering them by the subquery instead.
+	plus := ""
+	if q.Name != "" || q.Slug != "" {
+		plus = "+"
+	}
 	if q.Taxonomy != "" {
-		add(`taxonomy = ?`, string(q.Taxonomy))
+		add(plus+`taxonomy = ?`, string(q.Taxonomy))
 	}
 	if len(q.IDs) > 0 {
 		add(`id IN (SELECT value FROM json_each(?))`, jsonIDs(q.IDs))
@@ -183,24 +202,33 @@ func (s *Store) FindTerms(ctx context.Context, q repository.TermQuery) ([]*repos
 		}
 	}
 	if q.Slug != "" {
-		if q.SlugLang != "" {
-			add(`id IN (SELECT term_id FROM term_slugs WHERE slug = ? AND lang = ?)`, q.Slug, q.SlugLang)
-		} else {
-			add(`id IN (SELECT term_id FROM term_slugs WHERE slug = ?)`, q.Slug)
+		taxes := []string{string(q.Taxonomy)}
+		if q.Taxonomy == "" {
+			taxes = []string{string(repository.TaxCategory), string(repository.TaxTag)}
 		}
+		langs := ""
+		if q.SlugLang != "" {
+			langs = ` AND lang = ?`
+		}
+		var parts []string
+		for _, tax := range taxes {
+			parts = append(parts, `SELECT term_id FROM term_slugs WHERE taxonomy = ?`+langs+` AND slug = ?`)
+			args = append(args, tax)
+			if q.SlugLang != "" {
+				args = append(args, q.SlugLang)
+			}
+			args = append(args, q.Slug)
+		}
+		where = append(where, `id IN (`+strings.Join(parts, ` UNION ALL `)+`)`)
 	}
 	if q.HasParent {
-		add(`parent = ?`, q.Parent)
+		add(plus+`parent = ?`, q.Parent)
 	}
 	query := `SELECT doc FROM terms`
 	if len(where) > 0 {
 		query += ` WHERE ` + strings.Join(where, ` AND `)
 	}
-	rows, err := s.rdb.QueryContext(ctx, query+` ORDER BY id`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: %w", err)
-	}
-	return scanTerms(rows)
+	return query + ` ORDER BY id`, args
 }
 
 // UpdateTerm reads the term, applies fn and writes the result if the term

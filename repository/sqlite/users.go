@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/calendar/eventcal/repository"
@@ -41,8 +42,8 @@ func (s *Store) CreateUser(ctx context.Context, u *repository.User) error {
 		} else if err := w.reserve("user", id); err != nil {
 			return err
 		}
-		_, err = w.exec(`INSERT INTO users(id, login, role, created) VALUES (?, ?, ?, ?)`,
-			id, u.Login, string(u.Role), u.Created.Format(timeText))
+		_, err = w.exec(`INSERT INTO users(id, login, role, created, disabled) VALUES (?, ?, ?, ?, ?)`,
+			id, u.Login, string(u.Role), u.Created.Format(timeText), u.Disabled)
 		return err
 	})
 	if err != nil {
@@ -52,10 +53,13 @@ func (s *Store) CreateUser(ctx context.Context, u *repository.User) error {
 	return nil
 }
 
+// userColumns are the columns scanUser reads, in its order.
+const userColumns = `id, login, role, created, disabled`
+
 func scanUser(row interface{ Scan(...any) error }) (*repository.User, error) {
 	var u repository.User
 	var role, created string
-	if err := row.Scan(&u.ID, &u.Login, &role, &created); err != nil {
+	if err := row.Scan(&u.ID, &u.Login, &role, &created, &u.Disabled); err != nil {
 		return nil, notFound(err)
 	}
 	u.Role = repository.Role(role)
@@ -68,12 +72,12 @@ func scanUser(row interface{ Scan(...any) error }) (*repository.User, error) {
 
 // GetUser returns the user with this ID or repository.ErrNotFound.
 func (s *Store) GetUser(ctx context.Context, id int64) (*repository.User, error) {
-	return scanUser(s.queryRow(ctx, `SELECT id, login, role, created FROM users WHERE id = ?`, id))
+	return scanUser(s.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE id = ?`, id))
 }
 
 // GetUserByLogin returns the user with this login or repository.ErrNotFound.
 func (s *Store) GetUserByLogin(ctx context.Context, login string) (*repository.User, error) {
-	return scanUser(s.queryRow(ctx, `SELECT id, login, role, created FROM users WHERE login = ?`, login))
+	return scanUser(s.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE login = ?`, login))
 }
 
 // CreateToken stores a token hash for an existing user. An unknown user is
@@ -91,14 +95,191 @@ func (s *Store) CreateToken(ctx context.Context, t *repository.Token) error {
 		if !errors.Is(err, errNoRows) {
 			return notFound(err)
 		}
-		_, err = w.exec(`INSERT INTO tokens(hash, user_id, created) VALUES (?, ?, ?)`,
-			t.Hash, t.UserID, t.Created.Format(timeText))
+		_, err = w.exec(`INSERT INTO tokens(hash, user_id, created, name, last_used, expires) VALUES (?, ?, ?, ?, ?, ?)`,
+			t.Hash, t.UserID, t.Created.Format(timeText), t.Name, optTime(t.LastUsed), optTime(t.Expires))
 		return err
 	})
 }
 
 // UserByTokenHash returns the user owning the token with this hash.
 func (s *Store) UserByTokenHash(ctx context.Context, hash string) (*repository.User, error) {
-	return scanUser(s.queryRow(ctx, `SELECT u.id, u.login, u.role, u.created
+	return scanUser(s.queryRow(ctx, `SELECT u.id, u.login, u.role, u.created, u.disabled
 		FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = ?`, hash))
+}
+
+// optTime stores an optional time: "" for the zero time.
+func optTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(timeText)
+}
+
+// parseOptTime reads what optTime stored.
+func parseOptTime(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	return parseTime(s)
+}
+
+// ListUsers returns every user, by ID ascending.
+func (s *Store) ListUsers(ctx context.Context) ([]*repository.User, error) {
+	rows, err := s.query(ctx, `SELECT `+userColumns+` FROM users ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	defer rows.Close()
+	out := []*repository.User{}
+	for rows.Next() {
+		u, err := scanUser(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}
+
+// UpdateUser stores u's role and disabled flag.
+func (s *Store) UpdateUser(ctx context.Context, u *repository.User) error {
+	return s.write(ctx, func(w *writeTx) error {
+		res, err := w.exec(`UPDATE users SET role = ?, disabled = ? WHERE id = ?`, string(u.Role), u.Disabled, u.ID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return repository.ErrNotFound
+		}
+		return nil
+	})
+}
+
+// tokenColumns are the columns scanToken reads, in its order.
+const tokenColumns = `hash, user_id, created, name, last_used, expires`
+
+func scanToken(row interface{ Scan(...any) error }) (*repository.Token, error) {
+	var t repository.Token
+	var created, last, expires string
+	if err := row.Scan(&t.Hash, &t.UserID, &created, &t.Name, &last, &expires); err != nil {
+		return nil, notFound(err)
+	}
+	var err error
+	if t.Created, err = parseTime(created); err != nil {
+		return nil, err
+	}
+	if t.LastUsed, err = parseOptTime(last); err != nil {
+		return nil, err
+	}
+	if t.Expires, err = parseOptTime(expires); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// TokenByHash returns the token with this hash or repository.ErrNotFound.
+func (s *Store) TokenByHash(ctx context.Context, hash string) (*repository.Token, error) {
+	return scanToken(s.queryRow(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE hash = ?`, hash))
+}
+
+// ListTokens returns the tokens of one user (every user's for 0), oldest
+// first.
+func (s *Store) ListTokens(ctx context.Context, userID int64) ([]*repository.Token, error) {
+	rows, err := s.query(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE ? = 0 OR user_id = ? ORDER BY created, hash`, userID, userID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	defer rows.Close()
+	out := []*repository.Token{}
+	for rows.Next() {
+		t, err := scanToken(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// RevokeToken deletes the token whose public ID is id (a prefix range of
+// the primary key).
+func (s *Store) RevokeToken(ctx context.Context, id string) error {
+	if !repository.ValidTokenID(id) {
+		return repository.ErrNotFound
+	}
+	return s.write(ctx, func(w *writeTx) error {
+		res, err := w.exec(`DELETE FROM tokens WHERE hash >= ? AND hash < ?`, id, id+"g")
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return repository.ErrNotFound
+		}
+		return nil
+	})
+}
+
+// TouchToken records the last use of a token.
+func (s *Store) TouchToken(ctx context.Context, hash string, at time.Time) error {
+	return s.write(ctx, func(w *writeTx) error {
+		_, err := w.exec(`UPDATE tokens SET last_used = ? WHERE hash = ?`, optTime(at), hash)
+		return err
+	})
+}
+
+// Exclusive runs fn holding the in-process lock named key. A SQLite file
+// is served by one service process (the search index beside it allows no
+// other), so an in-process lock serialises every API writer; the CLI never
+// calls Exclusive.
+func (s *Store) Exclusive(ctx context.Context, key string, fn func(ctx context.Context) error) error {
+	unlock, err := s.exclusive.lock(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return fn(ctx)
+}
+
+// keyedMutex is a set of named mutexes, each existing while it is held or
+// waited for.
+type keyedMutex struct {
+	mu    sync.Mutex
+	locks map[string]*keyedEntry
+}
+
+type keyedEntry struct {
+	ch   chan struct{} // holds one token while the lock is free
+	refs int
+}
+
+// lock takes the mutex named key, waiting until it is free or ctx is done,
+// and returns its release function.
+func (k *keyedMutex) lock(ctx context.Context, key string) (func(), error) {
+	k.mu.Lock()
+	if k.locks == nil {
+		k.locks = map[string]*keyedEntry{}
+	}
+	e := k.locks[key]
+	if e == nil {
+		e = &keyedEntry{ch: make(chan struct{}, 1)}
+		e.ch <- struct{}{}
+		k.locks[key] = e
+	}
+	e.refs++
+	k.mu.Unlock()
+	release := func() {
+		k.mu.Lock()
+		e.refs--
+		if e.refs == 0 {
+			delete(k.locks, key)
+		}
+		k.mu.Unlock()
+	}
+	select {
+	case <-e.ch:
+		return func() { e.ch <- struct{}{}; release() }, nil
+	case <-ctx.Done():
+		release()
+		return nil, ctx.Err()
+	}
 }

@@ -87,6 +87,8 @@ func RunWith(t *testing.T, opts Options, newStore func(t *testing.T) repository.
 		{"Lifecycle", lifecycleTests},
 		{"Webhooks", webhookTests},
 		{"EventLinks", eventLinksTests},
+		{"Accounts", accountTests},
+		{"Exclusive", exclusiveTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -1,0 +1,211 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/calendar/eventcal/repository"
+)
+
+// The account admin routes (issue 7, finding 9): users listed, given
+// another role or disabled; tokens listed, created (with a name and an
+// optional expiry) and revoked. All need an admin. Tokens are shown by
+// their public ID (the first 16 hex digits of the stored hash); the secret
+// is returned once, by the create call.
+
+// maxTokenLifetime bounds expires_in (ten years).
+const maxTokenLifetime = 10 * 365 * 24 * time.Hour
+
+// maxTokenName bounds a token's name.
+const maxTokenName = 100
+
+// userArgs declares the body of POST /admin/users/:id.
+func (s *Server) userArgs() []arg {
+	roles := make([]string, len(repository.Roles))
+	for i, r := range repository.Roles {
+		roles[i] = string(r)
+	}
+	return []arg{
+		{Name: "role", Type: tString, Enum: roles, Desc: "The user's new role."},
+		{Name: "disabled", Type: tBoolean, Desc: "true refuses every token of the user at once; false enables it again."},
+	}
+}
+
+// tokenListArgs declares the query of GET /admin/tokens.
+func (s *Server) tokenListArgs() []arg {
+	return []arg{{Name: "user", Type: tInteger, Check: positiveInt, Desc: "Only the tokens of this user ID."}}
+}
+
+// tokenCreateArgs declares the body of POST /admin/tokens.
+func (s *Server) tokenCreateArgs() []arg {
+	return []arg{
+		{Name: "user", Type: tInteger, Required: true, Check: positiveInt, Desc: "ID of the user the token authenticates."},
+		{Name: "name", Type: tString, Check: checkTokenName, Desc: "What the token is for (at most 100 bytes)."},
+		{Name: "expires_in", Type: tInteger, Check: checkExpiresIn, Desc: "Lifetime in seconds (60 to ten years); absent: no expiry."},
+	}
+}
+
+// checkTokenName bounds a token name.
+func checkTokenName(_ *request, v any) string {
+	s, _ := asString(v)
+	if len(s) > maxTokenName {
+		return fmt.Sprintf("At most %d bytes.", maxTokenName)
+	}
+	return ""
+}
+
+// checkExpiresIn accepts 60 seconds to maxTokenLifetime.
+func checkExpiresIn(_ *request, v any) string {
+	n, ok := asInt(v)
+	if !ok || n < 60 || n > int64(maxTokenLifetime/time.Second) {
+		return fmt.Sprintf("Must be from 60 to %d seconds.", int64(maxTokenLifetime/time.Second))
+	}
+	return ""
+}
+
+// userJSON renders a user for the admin routes.
+func userJSON(u *repository.User) *obj {
+	return newObj().set("id", u.ID).set("login", u.Login).set("role", string(u.Role)).
+		set("disabled", u.Disabled).set("created", u.Created.UTC().Format(time.RFC3339))
+}
+
+// optionalTime renders a time, or nil for the zero time.
+func optionalTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// tokenJSON renders a token (never its hash or secret).
+func tokenJSON(t *repository.Token) *obj {
+	return newObj().set("id", t.ID()).set("user", t.UserID).set("name", t.Name).
+		set("created", t.Created.UTC().Format(time.RFC3339)).set("last_used", optionalTime(t.LastUsed)).
+		set("expires", optionalTime(t.Expires))
+}
+
+// listUsers serves GET /admin/users.
+func (s *Server) listUsers(r *request) error {
+	if err := r.requireAdmin(); err != nil {
+		return err
+	}
+	users, err := s.store.ListUsers(r.ctx)
+	if err != nil {
+		return err
+	}
+	out := make([]any, len(users))
+	for i, u := range users {
+		out[i] = userJSON(u)
+	}
+	return sendJSON(r.c, 200, newObj().set("users", out))
+}
+
+// updateUser serves POST/PUT/PATCH /admin/users/:id: a new role and/or the
+// disabled flag. It takes effect on the user's next request, on every
+// replica (authentication reads the store each time).
+func (s *Server) updateUser(r *request) error {
+	if err := r.requireAdmin(); err != nil {
+		return err
+	}
+	id, _ := strconv.ParseInt(r.c.Params("id"), 10, 64)
+	u, err := s.store.GetUser(r.ctx, id)
+	if errors.Is(err, repository.ErrNotFound) {
+		return newError(404, "rest_user_invalid_id", "Invalid user ID.")
+	}
+	if err != nil {
+		return err
+	}
+	if v, ok := r.bag.get("role"); ok {
+		name, _ := asString(v)
+		u.Role, _ = repository.ParseRole(name)
+	}
+	if v, ok := r.bag.get("disabled"); ok {
+		u.Disabled, _ = asBool(v)
+	}
+	if err := s.store.UpdateUser(r.ctx, u); err != nil {
+		if errors.Is(err, repository.ErrNotFound) {
+			return newError(404, "rest_user_invalid_id", "Invalid user ID.")
+		}
+		return err
+	}
+	if u.Login == "admin" {
+		// The ADMIN_TOKEN user is cached with the admin role; it keeps
+		// working whatever is stored (the token is configuration).
+		s.adminOnce.Lock()
+		s.adminUser = nil
+		s.adminOnce.Unlock()
+	}
+	return sendJSON(r.c, 200, userJSON(u))
+}
+
+// listTokens serves GET /admin/tokens.
+func (s *Server) listTokens(r *request) error {
+	if err := r.requireAdmin(); err != nil {
+		return err
+	}
+	var user int64
+	if v, ok := r.bag.get("user"); ok {
+		user, _ = asInt(v)
+	}
+	tokens, err := s.store.ListTokens(r.ctx, user)
+	if err != nil {
+		return err
+	}
+	out := make([]any, len(tokens))
+	for i, t := range tokens {
+		out[i] = tokenJSON(t)
+	}
+	return sendJSON(r.c, 200, newObj().set("tokens", out))
+}
+
+// createToken serves POST /admin/tokens: 201 with the token and its
+// secret, shown only this once.
+func (s *Server) createToken(r *request) error {
+	if err := r.requireAdmin(); err != nil {
+		return err
+	}
+	uid, _ := asInt(r.bag.values["user"])
+	if _, err := s.store.GetUser(r.ctx, uid); errors.Is(err, repository.ErrNotFound) {
+		return invalidParam("user", "There is no user with that ID.")
+	} else if err != nil {
+		return err
+	}
+	secret, err := repository.NewTokenSecret()
+	if err != nil {
+		return err
+	}
+	now := s.now().UTC().Truncate(time.Second)
+	t := &repository.Token{Hash: repository.HashToken(secret), UserID: uid, Created: now}
+	if v, ok := r.bag.get("name"); ok {
+		name, _ := asString(v)
+		t.Name = strings.TrimSpace(name)
+	}
+	if v, ok := r.bag.get("expires_in"); ok {
+		n, _ := asInt(v)
+		t.Expires = now.Add(time.Duration(n) * time.Second)
+	}
+	if err := s.store.CreateToken(r.ctx, t); err != nil {
+		return err
+	}
+	return sendJSON(r.c, 201, tokenJSON(t).set("token", secret))
+}
+
+// revokeToken serves DELETE /admin/tokens/:token: the token stops working
+// at once, on every replica.
+func (s *Server) revokeToken(r *request) error {
+	if err := r.requireAdmin(); err != nil {
+		return err
+	}
+	id := strings.ToLower(r.c.Params("token"))
+	err := s.store.RevokeToken(r.ctx, id)
+	if errors.Is(err, repository.ErrNotFound) {
+		return newError(404, "rest_token_invalid_id", "No token has that ID.")
+	}
+	if err != nil {
+		return err
+	}
+	return sendJSON(r.c, 200, newObj().set("revoked", true).set("id", strings.Clone(id)))
+}
