@@ -38,7 +38,9 @@ func newCacheEnv(t *testing.T, maxBytes int64) *env {
 // cacheMetric reads one eventcal_http_cache_* figure from /metrics.
 func (e *env) cacheMetric(name string) float64 {
 	e.t.Helper()
-	res, err := e.app.Test(httptest.NewRequest("GET", "/metrics", nil), -1)
+	req := httptest.NewRequest("GET", "/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+e.tokens["admin"])
+	res, err := e.app.Test(req, -1)
 	if err != nil {
 		e.t.Fatal(err)
 	}

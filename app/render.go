@@ -234,9 +234,6 @@ func (c *termCountCache) get(ctx context.Context, st repository.Store, tax repos
 	return m, nil
 }
 
-// maxSingleCounts is how many terms forTerms counts one by one; beyond it
-// the counts of the whole taxonomy are read at once.
-const maxSingleCounts = 16
 
 // forTerms returns the counts of the given terms.
 func (c *termCountCache) forTerms(ctx context.Context, st repository.Store, terms map[int64]*repository.Term) (map[int64]int, error) {
