@@ -234,7 +234,6 @@ func (c *termCountCache) get(ctx context.Context, st repository.Store, tax repos
 	return m, nil
 }
 
-
 // forTerms returns the counts of the given terms.
 func (c *termCountCache) forTerms(ctx context.Context, st repository.Store, terms map[int64]*repository.Term) (map[int64]int, error) {
 	out := make(map[int64]int, len(terms))
