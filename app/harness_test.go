@@ -114,7 +114,7 @@ func newEnvWith(t testing.TB, dir string, opts envOptions, settings ...string) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The service wraps its engine in the result cache (main.go); so do the
+	// The service wraps its engine in the result cache (app/cli); so do the
 	// scenarios, so that every list assertion after a write checks that the
 	// cache was invalidated.
 	eng := search.NewCached(rawEngine, time.Minute)

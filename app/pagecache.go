@@ -18,7 +18,7 @@ const DefaultResponseCacheBytes = 64 << 20
 
 // DefaultResponseCacheTTL is the response cache TTL when
 // Options.ResponseCacheTTL is zero: the staleness the search result cache
-// allows replicas sharing MongoDB and Meilisearch (main.go searchCacheTTL).
+// allows replicas sharing MongoDB and Meilisearch (app/cli searchCacheTTL).
 const DefaultResponseCacheTTL = 250 * time.Millisecond
 
 // responseCacheTTL is the TTL the options ask for, or the default.
