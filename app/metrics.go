@@ -78,7 +78,7 @@ func newAppMetrics(log *slog.Logger, indexer Notifier) *appMetrics {
 	for _, reason := range authFailureReasons {
 		m.authFailures.WithLabelValues(reason) // exported at 0 from the start
 	}
-	version, revision := buildVersion()
+	version, revision := BuildVersion()
 	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "eventcal_build_info",
 		Help: "Always 1; the labels name the running build: module version, VCS revision and Go version.",
@@ -98,10 +98,10 @@ func newAppMetrics(log *slog.Logger, indexer Notifier) *appMetrics {
 	return m
 }
 
-// buildVersion reads the main module's version and VCS revision from the
+// BuildVersion reads the main module's version and VCS revision from the
 // build information ("devel" and "unknown" when the build recorded none,
 // as with go run or -buildvcs=false).
-func buildVersion() (version, revision string) {
+func BuildVersion() (version, revision string) {
 	version, revision = "devel", "unknown"
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {

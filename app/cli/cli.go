@@ -24,10 +24,11 @@ const maxLoginLength = 60
 // user runs "user SUBCOMMAND".
 func (c *cli) user(args []string) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprintf(c.stderr, "Usage: %s user add|list|role|disable|enable ...\n", programName)
 		if len(args) > 0 && isHelpFlag(args[0]) {
+			fmt.Fprintf(c.stdout, "Usage: %s user add|list|role|disable|enable ...\n", programName)
 			return exitOK
 		}
+		fmt.Fprintf(c.stderr, "Usage: %s user add|list|role|disable|enable ...\n", programName)
 		return exitUsage
 	}
 	switch args[0] {
@@ -46,10 +47,11 @@ func (c *cli) user(args []string) int {
 // token runs "token SUBCOMMAND".
 func (c *cli) token(args []string) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprintf(c.stderr, "Usage: %s token create|list|revoke ...\n", programName)
 		if len(args) > 0 && isHelpFlag(args[0]) {
+			fmt.Fprintf(c.stdout, "Usage: %s token create|list|revoke ...\n", programName)
 			return exitOK
 		}
+		fmt.Fprintf(c.stderr, "Usage: %s token create|list|revoke ...\n", programName)
 		return exitUsage
 	}
 	switch args[0] {

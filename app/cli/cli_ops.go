@@ -109,7 +109,7 @@ func (a *adminClient) call(method, path string, out any) (int, error) {
 // reindex runs "reindex": through a running service's admin API when one
 // answers, else directly on the store and the index.
 func (c *cli) reindex(args []string) int {
-	f, code := c.parseOps("reindex", "rebuild the search indexes without downtime", args)
+	f, code := c.parseOps("reindex", "reindex [--url URL] [--token T] [--direct] [--cancel]", args)
 	if code >= 0 {
 		return code
 	}
@@ -194,25 +194,22 @@ var errFollowInterrupted = errors.New("stopped following the rebuild; it goes on
 func (c *cli) follow(job sync.Job, poll func() (sync.Job, error)) int {
 	var bar *progressbar.ProgressBar
 	if fd, ok := c.stderr.(*os.File); ok && isatty.IsTerminal(fd.Fd()) {
+		// The bar's own rate and ETA count from its creation, so a rebuild
+		// joined half-way would start with an absurd rate: the rate and
+		// ETA shown are the job's, since the job started.
 		bar = progressbar.NewOptions(max(job.Total, 1), progressbar.OptionSetWriter(c.stderr),
-			progressbar.OptionSetDescription("reindex"), progressbar.OptionShowCount(), progressbar.OptionShowIts(),
-			progressbar.OptionSetItsString("docs"), progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond))
+			progressbar.OptionSetDescription("reindex"), progressbar.OptionShowCount(),
+			progressbar.OptionSetPredictTime(false), progressbar.OptionThrottle(100*time.Millisecond))
 	}
 	lastLine := time.Time{}
 	for {
+		rate, eta := jobRate(job, time.Now())
 		if bar != nil {
 			bar.ChangeMax(max(job.Total, 1))
+			bar.Describe(fmt.Sprintf("reindex %.0f docs/s, ETA %s", rate, eta))
 			_ = bar.Set(job.Done)
 		} else if time.Since(lastLine) >= 2*time.Second || job.State != sync.JobRunning {
 			lastLine = time.Now()
-			rate := 0.0
-			if el := time.Since(job.Started).Seconds(); el > 0 {
-				rate = float64(job.Done) / el
-			}
-			eta := "?"
-			if rate > 0 && job.Total >= job.Done {
-				eta = (time.Duration(float64(job.Total-job.Done)/rate) * time.Second).Round(time.Second).String()
-			}
 			fmt.Fprintf(c.stderr, "reindex %s: %d/%d documents, %.0f docs/s, ETA %s\n", job.State, job.Done, job.Total, rate, eta)
 		}
 		if job.State != sync.JobRunning {
@@ -238,10 +235,24 @@ func (c *cli) follow(job sync.Job, poll func() (sync.Job, error)) int {
 	return exitOK
 }
 
+// jobRate is a job's rate since it started (documents per second) and the
+// time left at that rate ("?" before there is a rate).
+func jobRate(job sync.Job, now time.Time) (float64, string) {
+	rate := 0.0
+	if el := now.Sub(job.Started).Seconds(); el > 0 {
+		rate = float64(job.Done) / el
+	}
+	eta := "?"
+	if rate > 0 && job.Total >= job.Done {
+		eta = (time.Duration(float64(job.Total-job.Done)/rate) * time.Second).Round(time.Second).String()
+	}
+	return rate, eta
+}
+
 // status runs "status": the sync figures, from a running service when one
 // answers, else computed from the store and the index directly.
 func (c *cli) status(args []string) int {
-	f, code := c.parseOps("status", "print the sync worker and index figures", args)
+	f, code := c.parseOps("status", "status [--url URL] [--token T] [--direct]", args)
 	if code >= 0 {
 		return code
 	}

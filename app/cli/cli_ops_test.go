@@ -13,6 +13,7 @@ import (
 	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/sqlite"
+	"github.com/calendar/eventcal/sync"
 )
 
 // seedEvents writes n published events straight into the store of dir.
@@ -133,5 +134,27 @@ func TestReindexAndStatusRemote(t *testing.T) {
 	}
 	if r := runCLI(t, map[string]string{"DATA_DIR": t.TempDir()}, "reindex", "--cancel", "--direct"); r.code != exitFailure || !strings.Contains(r.stderr, "needs a running service") {
 		t.Errorf("reindex --cancel --direct: exit %d, stderr %s", r.code, r.stderr)
+	}
+}
+
+// TestJobRate: the rate counts from the job's start, so following a
+// rebuild joined half-way shows its real rate from the first update.
+func TestJobRate(t *testing.T) {
+	start := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		done, total int
+		after       time.Duration
+		rate        float64
+		eta         string
+	}{
+		{0, 1000, 0, 0, "?"},
+		{5000, 10000, 10 * time.Second, 500, "10s"},
+		{5000, 10000, 100 * time.Millisecond, 50000, "0s"},
+		{10000, 10000, 20 * time.Second, 500, "0s"},
+	} {
+		rate, eta := jobRate(sync.Job{Done: tc.done, Total: tc.total, Started: start}, start.Add(tc.after))
+		if rate != tc.rate || eta != tc.eta {
+			t.Errorf("%d/%d after %s: %v docs/s, ETA %s; want %v, %s", tc.done, tc.total, tc.after, rate, eta, tc.rate, tc.eta)
+		}
 	}
 }

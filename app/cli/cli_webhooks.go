@@ -34,10 +34,11 @@ Message types: %[2]s, or * for all.
 // (like user and token, it works with or without a running service).
 func (c *cli) webhook(args []string) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprintf(c.stderr, webhookUsage, programName, strings.Join(sync.WebhookEventTypes, ", "))
 		if len(args) > 0 && isHelpFlag(args[0]) {
+			fmt.Fprintf(c.stdout, webhookUsage, programName, strings.Join(sync.WebhookEventTypes, ", "))
 			return exitOK
 		}
+		fmt.Fprintf(c.stderr, webhookUsage, programName, strings.Join(sync.WebhookEventTypes, ", "))
 		return exitUsage
 	}
 	cmds := map[string]func([]string) int{

@@ -38,7 +38,7 @@ func TestWebhookCommands(t *testing.T) {
 		notStdout string
 	}{
 		{"usage", env, []string{"webhook"}, exitUsage, "", "webhook add --url", ""},
-		{"help", env, []string{"webhook", "-h"}, exitOK, "", "event.created", ""},
+		{"help", env, []string{"webhook", "-h"}, exitOK, "event.created", "", ""},
 		{"unknown", env, []string{"webhook", "frob"}, exitUsage, "", `unknown command "webhook frob"`, ""},
 		{"add needs url", env, []string{"webhook", "add"}, exitUsage, "", "--url is required", ""},
 		{"add refuses loopback", env, []string{"webhook", "add", "--url", srv.URL}, exitUsage, "", "private", ""},

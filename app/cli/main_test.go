@@ -88,11 +88,9 @@ func TestUsageErrors(t *testing.T) {
 		wantCode   int
 		wantStderr []string
 	}{
-		{"unknown command", env, []string{"frobnicate"}, exitUsage, []string{`unknown command "frobnicate"`, "Usage:", "LISTEN_ADDR"}},
+		{"unknown command", env, []string{"frobnicate"}, exitUsage, []string{`unknown command "frobnicate"; run 'eventcal --help' for the commands`}},
 		{"unknown user command", env, []string{"user", "remove"}, exitUsage, []string{`"user remove"`}},
 		{"user without command", env, []string{"user"}, exitUsage, []string{"Usage:"}},
-		{"user help", env, []string{"user", "-h"}, exitOK, []string{"Usage:"}},
-		{"user add help", env, []string{"user", "add", "-h"}, exitOK, []string{"-login", "-role"}},
 		{"unknown token command", env, []string{"token", "burn"}, exitUsage, []string{`"token burn"`}},
 		{"token without command", env, []string{"token"}, exitUsage, []string{"Usage:"}},
 		{"serve extra argument", env, []string{"serve", "now"}, exitUsage, []string{`unexpected argument "now"`}},
@@ -129,6 +127,32 @@ func TestUsageErrors(t *testing.T) {
 				t.Errorf("stderr leaks a secret:\n%s", r.stderr)
 			}
 		})
+	}
+	// Asked-for help goes to standard output, errors to standard error; the
+	// unknown command is one line.
+	if r := runCLI(t, env, "frobnicate"); strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("unknown command: %q, want one line", r.stderr)
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"user", "-h"}, []string{"Usage: eventcal user"}},
+		{[]string{"user", "add", "-h"}, []string{"Usage: eventcal user add", "-login", "-role"}},
+		{[]string{"token", "--help"}, []string{"Usage: eventcal token"}},
+		{[]string{"reindex", "-h"}, []string{"Usage: eventcal reindex [--url URL] [--token T] [--direct] [--cancel]", "-cancel"}},
+		{[]string{"status", "-h"}, []string{"Usage: eventcal status [--url URL] [--token T] [--direct]"}},
+		{[]string{"webhook", "-h"}, []string{"Usage: eventcal webhook COMMAND"}},
+	} {
+		r := runCLI(t, env, tc.args...)
+		if r.code != exitOK || r.stderr != "" {
+			t.Errorf("%v: exit %d, stderr %q", tc.args, r.code, r.stderr)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(r.stdout, w) {
+				t.Errorf("%v: stdout lacks %q:\n%s", tc.args, w, r.stdout)
+			}
+		}
 	}
 	// Usage errors never touch the store.
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
@@ -457,6 +481,27 @@ func TestUnreachableStore(t *testing.T) {
 		// driver's 30 s default.
 		if took > 25*time.Second {
 			t.Errorf("%v took %s", args, took)
+		}
+	}
+}
+
+// TestHelpShowsCurrentValues: --help shows what each setting is set to in
+// this environment, secrets masked; and --version names the build.
+func TestHelpShowsCurrentValues(t *testing.T) {
+	env := map[string]string{"LISTEN_ADDR": ":9999", "ADMIN_TOKEN": "hunter2-token", "LOG_LEVEL": "debug"}
+	r := runCLI(t, env, "--help")
+	if r.code != exitOK || strings.Contains(r.stdout, "hunter2") {
+		t.Fatalf("exit %d; the secret leaks: %v", r.code, strings.Contains(r.stdout, "hunter2"))
+	}
+	for name, want := range map[string]string{"LISTEN_ADDR": " :9999 ", "ADMIN_TOKEN": " *** ", "LOG_LEVEL": " debug ", "DATA_DIR": " - "} {
+		if line := lineWith(r.stdout, "  "+name+" "); !strings.Contains(line, want) {
+			t.Errorf("%s line %q lacks %q", name, line, want)
+		}
+	}
+	for _, arg := range []string{"--version", "version"} {
+		r := runCLI(t, nil, arg)
+		if r.code != exitOK || !strings.HasPrefix(r.stdout, "eventcal ") || !strings.Contains(r.stdout, "go1.") {
+			t.Errorf("%s: exit %d, stdout %q", arg, r.code, r.stdout)
 		}
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"text/tabwriter"
@@ -90,17 +91,22 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	case "webhook":
 		return c.webhook(args[1:])
 	case "help", "-h", "-help", "--help":
-		usage(stdout)
+		c.usage(stdout)
+		return exitOK
+	case "version", "-version", "--version":
+		version, revision := app.BuildVersion()
+		fmt.Fprintf(stdout, "%s %s (revision %s, %s)\n", programName, version, revision, runtime.Version())
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "%s: unknown command %q\n\n", programName, args[0])
-		usage(stderr)
+		fmt.Fprintf(stderr, "%s: unknown command %q; run '%s --help' for the commands\n", programName, args[0], programName)
 		return exitUsage
 	}
 }
 
-// usage writes the commands and every setting of the config registry.
-func usage(w io.Writer) {
+// usage writes the commands and every setting of the config registry,
+// with the value each one has in this environment where it is set
+// (secrets masked).
+func (c *cli) usage(w io.Writer) {
 	fmt.Fprintf(w, `Usage: %[1]s [command] [flags]
 
 The event-calendar REST service.
@@ -123,6 +129,7 @@ Commands:
   status [--url URL] [--token T]      print pending index marks, the last batch and document counts
   webhook add|list|update|delete|ping|deliveries
                                       manage webhook endpoints ('webhook -h' for the flags)
+  version                             print the version (also --version)
   help                                show this help
 
 Run '%[1]s COMMAND -h' for the flags of a command.
@@ -131,7 +138,7 @@ Settings are read from the environment:
 
 `, programName, roleList())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  VARIABLE\tDEFAULT\tDESCRIPTION")
+	fmt.Fprintln(tw, "  VARIABLE\tDEFAULT\tSET TO\tDESCRIPTION")
 	for _, o := range config.Options() {
 		def := o.Default
 		if def == "" {
@@ -141,7 +148,14 @@ Settings are read from the environment:
 		if o.Secret {
 			desc += " (secret)"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", o.Name, def, desc)
+		cur := "-"
+		if v := c.getenv(o.Name); v != "" {
+			cur = v
+			if o.Secret {
+				cur = "***"
+			}
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", o.Name, def, cur, desc)
 	}
 	tw.Flush()
 }
@@ -160,7 +174,7 @@ func (c *cli) flagSet(name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(c.stderr, "Usage: %s %s\n", programName, synopsis)
+		fmt.Fprintf(fs.Output(), "Usage: %s %s\n", programName, synopsis)
 		fs.PrintDefaults()
 	}
 	return fs
@@ -169,6 +183,17 @@ func (c *cli) flagSet(name, synopsis string) *flag.FlagSet {
 // parseFlags parses args into fs and refuses positional arguments. It
 // returns -1 when the command should go on, else the exit status.
 func (c *cli) parseFlags(fs *flag.FlagSet, args []string) int {
+	// Asked-for help goes to standard output (errors go to standard error).
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if isHelpFlag(a) {
+			fs.SetOutput(c.stdout)
+			fs.Usage()
+			return exitOK
+		}
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
