@@ -3,11 +3,13 @@ package sync
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search"
@@ -293,5 +295,30 @@ func TestRebuildCancel(t *testing.T) {
 	}
 	if job := waitJob(t, r); job.State != JobSucceeded {
 		t.Errorf("next job = %+v", job)
+	}
+}
+
+// TestRebuildLogs: a running rebuild logs its progress (done, total, rate)
+// every few seconds, and a failed one logs why.
+func TestRebuildLogs(t *testing.T) {
+	var buf strings.Builder
+	clock := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	r := NewReindexer(nil, nil, &Worker{}, slog.New(slog.NewTextHandler(&buf, nil)), func() time.Time { return clock }, nil)
+	r.last = Job{ID: "job-1", State: JobRunning, Total: 1000, Started: clock}
+	r.lastLog = clock
+	r.progress(100) // too soon after the start: no line
+	clock = clock.Add(6 * time.Second)
+	r.progress(600)
+	clock = clock.Add(time.Second)
+	r.progress(700) // too soon after the last line
+	r.finish(errors.New("disk full"))
+	out := buf.String()
+	if n := strings.Count(out, `msg="reindex progress"`); n != 1 {
+		t.Errorf("%d progress lines, want 1:\n%s", n, out)
+	}
+	for _, want := range []string{"done=600 total=1000 per_second=100", `msg="reindex failed"`, `err="disk full"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
 	}
 }

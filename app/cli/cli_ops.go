@@ -174,6 +174,12 @@ func (c *cli) reindexRemote(a *adminClient) int {
 	// Ctrl-C stops following, not the rebuild: say so.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	return c.followRemote(ctx, a, job)
+}
+
+// followRemote follows a job of the service until it ends or ctx does
+// (Ctrl-C), which only stops following.
+func (c *cli) followRemote(ctx context.Context, a *adminClient, job sync.Job) int {
 	return c.follow(job, func() (sync.Job, error) {
 		if ctx.Err() != nil {
 			return job, errFollowInterrupted

@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -156,5 +159,23 @@ func TestJobRate(t *testing.T) {
 		if rate != tc.rate || eta != tc.eta {
 			t.Errorf("%d/%d after %s: %v docs/s, ETA %s; want %v, %s", tc.done, tc.total, tc.after, rate, eta, tc.rate, tc.eta)
 		}
+	}
+}
+
+// TestFollowInterrupted: Ctrl-C while following a remote rebuild says that
+// the rebuild goes on in the service and how to stop it.
+func TestFollowInterrupted(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, `{"job":{"id":"j1","state":"running","done":5,"total":10,"started":"2026-11-23T12:00:00Z"}}`)
+	}))
+	defer srv.Close()
+	var out, errb bytes.Buffer
+	c := &cli{getenv: func(string) string { return "" }, stdout: &out, stderr: &errb}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // Ctrl-C before the first poll
+	a := &adminClient{base: srv.URL, token: "t", http: srv.Client()}
+	code := c.followRemote(ctx, a, sync.Job{ID: "j1", State: sync.JobRunning, Done: 5, Total: 10, Started: time.Now()})
+	if code != exitFailure || !strings.Contains(errb.String(), "it goes on in the service") || !strings.Contains(errb.String(), "reindex --cancel") {
+		t.Errorf("exit %d, stderr %q", code, errb.String())
 	}
 }
