@@ -27,6 +27,7 @@ package bleve
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -35,14 +36,17 @@ import (
 	"strconv"
 	"strings"
 	gosync "sync"
+	"sync/atomic"
 
 	bleve "github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	blevesearch "github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
+	index "github.com/blevesearch/bleve_index_api"
 
 	"github.com/calendar/eventcal/search"
+	"github.com/calendar/eventcal/search/memindex"
 )
 
 // openTimeout bounds the wait for another holder of an index's file lock.
@@ -79,6 +83,15 @@ type generation struct {
 	events     bleve.Index
 	venues     bleve.Index
 	organizers bleve.Index
+	// queries answers event queries from the documents of events, loaded
+	// at open and kept in step by every event write.
+	queries *memindex.Index
+	// eventsMu orders event writes, so that the stored documents and
+	// queries apply them in the same order.
+	eventsMu gosync.Mutex
+	// closed is set once the indexes are closed: queries then fail as the
+	// closed Bleve indexes do.
+	closed atomic.Bool
 }
 
 var (
@@ -150,7 +163,64 @@ func openGeneration(dir string, n int64) (*generation, error) {
 		}
 		return g, nil
 	}
-	return &generation{n: n, events: opened[eventsIndex], venues: opened[venuesIndex], organizers: opened[organizersIndex]}, nil
+	g := &generation{n: n, events: opened[eventsIndex], venues: opened[venuesIndex], organizers: opened[organizersIndex], queries: memindex.New()}
+	docs, err := loadEvents(g.events)
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	g.queries.Apply(docs)
+	return g, nil
+}
+
+// loadEvents reads every stored event document of idx.
+func loadEvents(idx bleve.Index) ([]search.EventDocument, error) {
+	fail := func(err error) ([]search.EventDocument, error) {
+		return nil, fmt.Errorf("bleve: load the events: %w", err)
+	}
+	adv, err := idx.Advanced()
+	if err != nil {
+		return fail(err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return fail(err)
+	}
+	defer r.Close()
+	ids, err := r.DocIDReaderAll()
+	if err != nil {
+		return fail(err)
+	}
+	defer ids.Close()
+	var docs []search.EventDocument
+	for {
+		internal, err := ids.Next()
+		if err != nil {
+			return fail(err)
+		}
+		if internal == nil {
+			return docs, nil
+		}
+		ext, err := r.ExternalID(internal)
+		if err != nil {
+			return fail(err)
+		}
+		stored, err := r.Document(ext)
+		if err != nil || stored == nil {
+			return fail(fmt.Errorf("document %s: %v", ext, err))
+		}
+		var raw []byte
+		stored.VisitFields(func(f index.Field) {
+			if f.Name() == fieldDoc {
+				raw = f.Value()
+			}
+		})
+		var d search.EventDocument
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return fail(fmt.Errorf("document %s: %w", ext, err))
+		}
+		docs = append(docs, d)
+	}
 }
 
 // createGeneration creates the three indexes of generation n, empty
@@ -167,7 +237,7 @@ func createGeneration(dir string, n int64) (*generation, error) {
 		}
 		opened[k] = idx
 	}
-	return &generation{n: n, events: opened[eventsIndex], venues: opened[venuesIndex], organizers: opened[organizersIndex]}, nil
+	return &generation{n: n, events: opened[eventsIndex], venues: opened[venuesIndex], organizers: opened[organizersIndex], queries: memindex.New()}, nil
 }
 
 // indexKinds lists the engine's indexes.
@@ -278,6 +348,7 @@ func (e *Engine) Close() error {
 
 // close closes the three indexes.
 func (g *generation) close() error {
+	g.closed.Store(true)
 	return errors.Join(g.events.Close(), g.venues.Close(), g.organizers.Close())
 }
 
@@ -316,11 +387,32 @@ func (e *Engine) IndexEvents(ctx context.Context, docs []search.EventDocument) e
 func (g *generation) indexEvents(ctx context.Context, docs []search.EventDocument) error {
 	b := g.events.NewBatch()
 	for _, d := range docs {
-		if err := b.Index(docID(d.ID), eventFields(d)); err != nil {
+		fields, err := eventFields(d)
+		if err == nil {
+			err = b.Index(docID(d.ID), fields)
+		}
+		if err != nil {
 			return fmt.Errorf("bleve: event %d: %w", d.ID, err)
 		}
 	}
-	return apply(ctx, g.events, b, "index events")
+	g.eventsMu.Lock()
+	defer g.eventsMu.Unlock()
+	if err := apply(ctx, g.events, b, "index events"); err != nil {
+		return err
+	}
+	g.queries.Apply(docs)
+	return nil
+}
+
+// deleteEvents removes events from the stored documents and the queries.
+func (g *generation) deleteEvents(ctx context.Context, ids []int64) error {
+	g.eventsMu.Lock()
+	defer g.eventsMu.Unlock()
+	if err := deleteIDs(ctx, g.events, ids, "delete events"); err != nil {
+		return err
+	}
+	g.queries.Remove(ids)
+	return nil
 }
 
 // IndexPlaces adds or replaces venues and organizers, one batch per kind.
@@ -357,7 +449,7 @@ func (g *generation) indexPlaces(ctx context.Context, docs []search.PlaceDocumen
 func (e *Engine) DeleteEvents(ctx context.Context, ids []int64) error {
 	g, done := e.current()
 	defer done()
-	return deleteIDs(ctx, g.events, ids, "delete events")
+	return g.deleteEvents(ctx, ids)
 }
 
 // DeletePlaces removes venues or organizers from their kind's index only.
@@ -387,34 +479,14 @@ func deleteIDs(ctx context.Context, idx bleve.Index, ids []int64, what string) e
 // Bleve's collector; nothing pages that far.
 const maxPage = math.MaxInt32
 
-// SearchEvents runs an event query.
+// SearchEvents runs an event query (search/memindex answers it).
 func (e *Engine) SearchEvents(ctx context.Context, q search.EventQuery) (search.Result, error) {
 	g, done := e.current()
 	defer done()
-	key := fieldSortStart
-	if q.Sort == search.ByPublishDate {
-		key = fieldSortPublish
+	if g.closed.Load() {
+		return search.Result{}, unavailable(ctx, "search events", errors.New("the index is closed"))
 	}
-	terms := search.ParseQuery(q.Query)
-	text, err := textQuery(g.events, q.Lang, terms)
-	if err != nil {
-		return search.Result{}, unavailable(ctx, "search events", err)
-	}
-	order := blevesearch.SortOrder{&blevesearch.SortField{Field: key, Type: blevesearch.SortFieldAsString}}
-	relevance := q.Relevance && len(terms) > 0
-	bq := eventQuery(q, text)
-	if relevance {
-		order = append(blevesearch.SortOrder{&blevesearch.SortScore{Desc: true}}, order...)
-		// Only the text scores: the filters (whose range and term queries
-		// would add scores that vary with the dates) only filter.
-		bq = query.NewBooleanQuery([]query.Query{text}, nil, nil)
-		if _, none := eventQuery(q, nil).(*query.MatchAllQuery); !none {
-			bq.(*query.BooleanQuery).AddFilter(eventQuery(q, nil))
-		}
-	}
-	return searchIndex(ctx, g.events, bq, request{
-		order: order, score: relevance, offset: q.Offset, limit: q.Limit, facets: q.Facets,
-	}, "search events")
+	return g.queries.Search(ctx, q)
 }
 
 // SearchPlaces runs a venue or organizer query, newest first (publish date
@@ -449,35 +521,24 @@ func (e *Engine) SearchPlaces(ctx context.Context, q search.PlaceQuery) (search.
 	return searchIndex(ctx, idx, placeQuery(q, text), request{order: order, offset: q.Offset, limit: q.Limit}, "search places")
 }
 
-// request is how searchIndex runs a query: its order, whether hits are
-// scored (only a relevance order needs it), the page and the facets.
+// request is how searchIndex runs a query: its order and the page.
 type request struct {
 	order         blevesearch.SortOrder
-	score         bool
 	offset, limit int
-	facets        []string
 }
 
-// searchIndex runs a query and returns one page of IDs, the exact total
-// and the requested facets.
+// searchIndex runs a query and returns one page of IDs and the exact
+// total.
 //
-// The sort is by fields, led by the score only for a relevance order;
-// otherwise score is "none" and nothing is scored. Bleve counts every
-// match either way (it has no early stop), so Total and the facets' counts
-// are exact. No stored field is loaded: the hit's document ID is the ID.
+// The sort is by fields and nothing is scored. Bleve counts every match (it
+// has no early stop), so Total is exact. No stored field is loaded: the
+// hit's document ID is the ID.
 func searchIndex(ctx context.Context, idx bleve.Index, q query.Query, r request, what string) (search.Result, error) {
 	offset := min(max(r.offset, 0), maxPage)
 	limit := min(max(r.limit, 0), maxPage)
 	req := bleve.NewSearchRequestOptions(q, limit, offset, false)
 	req.Sort = r.order
-	if !r.score {
-		req.Score = bleve.ScoreNone
-	}
-	for _, f := range r.facets {
-		if field, ok := facetFields[f]; ok {
-			req.AddFacet(f, bleve.NewFacetRequest(field, math.MaxInt32))
-		}
-	}
+	req.Score = bleve.ScoreNone
 	res, err := idx.SearchInContext(ctx, req)
 	if err != nil {
 		return search.Result{}, unavailable(ctx, what, err)
@@ -490,18 +551,6 @@ func searchIndex(ctx context.Context, idx bleve.Index, q query.Query, r request,
 		}
 		out.IDs = append(out.IDs, id)
 	}
-	if len(r.facets) > 0 {
-		out.Facets = map[string]map[string]int{}
-		for _, f := range r.facets {
-			counts := map[string]int{}
-			if fr := res.Facets[f]; fr != nil && fr.Terms != nil {
-				for _, t := range fr.Terms.Terms() {
-					counts[t.Term] = t.Count
-				}
-			}
-			out.Facets[f] = counts
-		}
-	}
 	return out, nil
 }
 
@@ -509,11 +558,7 @@ func searchIndex(ctx context.Context, idx bleve.Index, q query.Query, r request,
 func (e *Engine) CountEvents(ctx context.Context) (int, error) {
 	g, done := e.current()
 	defer done()
-	n, err := g.events.DocCount()
-	if err != nil {
-		return 0, unavailable(ctx, "count events", err)
-	}
-	return int(n), nil
+	return g.queries.Count(), ctx.Err()
 }
 
 // CountPlaces returns the number of indexed venues or organizers.

@@ -1,9 +1,9 @@
 package bleve
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/calendar/eventcal/search"
 )
@@ -12,7 +12,7 @@ import (
 // indexes: flat maps whose keys are the mapping's field names. Building the
 // maps here (rather than letting Bleve reflect on the structs) keeps the
 // conversions in one place: IDs as document IDs, booleans always present,
-// and the geo point as Bleve's [lon, lat].
+// and an event as its stored JSON.
 
 // docID is the Bleve document ID of a contract ID.
 func docID(id int64) string { return strconv.FormatInt(id, 10) }
@@ -33,64 +33,21 @@ func sortKeyOf(primary, id int64) string {
 	return fmt.Sprintf("%016x%016x", uint64(primary)^signBit, uint64(id)^signBit)
 }
 
-// pointKey writes a point as "lat,lng" with the shortest decimals that
-// parse back to the same float64s, so the exact distance check measures the
-// very coordinates of the document.
-func pointKey(p search.GeoPoint) string {
-	return strconv.FormatFloat(p.Lat, 'g', -1, 64) + "," + strconv.FormatFloat(p.Lng, 'g', -1, 64)
-}
-
-// parsePointKey reads what pointKey wrote.
-func parsePointKey(s string) (search.GeoPoint, bool) {
-	lat, lng, ok := strings.Cut(s, ",")
-	if !ok {
-		return search.GeoPoint{}, false
+// eventFields is the stored form of an event: the document as JSON, its
+// text already plain (search.PlainText), which loadEvents reads back.
+func eventFields(d search.EventDocument) (map[string]interface{}, error) {
+	if len(d.Text) > 0 {
+		text := make(map[string]search.Text, len(d.Text))
+		for lang, t := range d.Text {
+			text[lang] = search.Text{Title: search.PlainText(t.Title), Description: search.PlainText(t.Description), Excerpt: search.PlainText(t.Excerpt)}
+		}
+		d.Text = text
 	}
-	la, err1 := strconv.ParseFloat(lat, 64)
-	ln, err2 := strconv.ParseFloat(lng, 64)
-	return search.GeoPoint{Lat: la, Lng: ln}, err1 == nil && err2 == nil
-}
-
-// eventFields is the indexed form of an event.
-func eventFields(d search.EventDocument) map[string]interface{} {
-	m := map[string]interface{}{
-		fieldID:              d.ID,
-		fieldStatus:          d.Status,
-		"author":             d.Author,
-		fieldPublishDate:     d.PublishDate,
-		fieldStart:           d.Start,
-		fieldSortStart:       sortKeyOf(d.Start, d.ID),
-		fieldSortPublish:     sortKeyOf(d.PublishDate, d.ID),
-		fieldEnd:             d.End,
-		"start_local":        d.StartLocal,
-		"end_local":          d.EndLocal,
-		"all_day":            d.AllDay,
-		"featured":           d.Featured,
-		"ticketed":           d.Ticketed,
-		"sticky":             d.Sticky,
-		"hide_from_listings": d.HideFromListings,
-		"has_password":       d.HasPassword,
-		"category_ids":       d.CategoryIDs,
-		"category_slugs":     d.CategorySlugs,
-		"tag_ids":            d.TagIDs,
-		"tag_slugs":          d.TagSlugs,
-		"venue_ids":          d.VenueIDs,
-		"organizer_ids":      d.OrganizerIDs,
-		"parent_id":          d.ParentID,
-		prefixText:           textFields(d.Text),
+	b, err := json.Marshal(d)
+	if err != nil {
+		return nil, err
 	}
-	for facet, field := range facetFields {
-		m[field] = search.FacetValues(d, facet)
-	}
-	// has_geo and the point agree: a document is near something only when
-	// it says it has a point and has one.
-	hasGeo := d.HasGeo && d.Geo != nil
-	m[fieldHasGeo] = hasGeo
-	if hasGeo {
-		m[fieldGeo] = []float64{d.Geo.Lng, d.Geo.Lat}
-		m[fieldPoint] = pointKey(*d.Geo)
-	}
-	return m
+	return map[string]interface{}{fieldDoc: string(b)}, nil
 }
 
 // placeFields is the indexed form of a venue or organizer.

@@ -54,34 +54,19 @@ func (wordAnalyzer) Analyze(input []byte) analysis.TokenStream {
 // The field names of the indexes. Text fields are dynamic and flattened by
 // language: text.<lang>.title, text.<lang>.description, text.<lang>.excerpt;
 // a place's other fields are fields.<name>; a place's latest start per event
-// status is last_start.<status>.
+// status is last_start.<status>. The events index holds one stored field,
+// fieldDoc (see indexMapping).
 const (
 	fieldID          = "id"
 	fieldStatus      = "status"
 	fieldPublishDate = "publish_date"
-	fieldStart       = "start"
-	fieldEnd         = "end"
-	fieldSortStart   = "sort_start"
 	fieldSortPublish = "sort_publish"
-	fieldGeo         = "geo"
-	fieldPoint       = "point"
-	fieldHasGeo      = "has_geo"
 	fieldHasEvents   = "has_events"
+	fieldDoc         = "doc"
 	prefixText       = "text"
 	prefixFields     = "fields"
 	prefixLastStart  = "last_start"
 )
-
-// facetFields maps each event facet to its keyword field: the facet's
-// values (search.FacetValues), whose doc values Bleve's terms facet counts.
-var facetFields = map[string]string{
-	search.FacetCategories: "facet_categories",
-	search.FacetTags:       "facet_tags",
-	search.FacetVenue:      "facet_venue",
-	search.FacetOrganizer:  "facet_organizer",
-	search.FacetFeatured:   "facet_featured",
-	search.FacetTicketed:   "facet_ticketed",
-}
 
 // indexKind names one of the engine's indexes (its directory is
 // <kind>.bleve).
@@ -97,19 +82,37 @@ const (
 // mappingVersion is part of the fingerprint: bump it when the documents'
 // shape changes without the mapping changing (for example a new way of
 // filling a field), so existing indexes are rebuilt.
-const mappingVersion = 2
+const mappingVersion = 3
 
-// indexMapping declares the mapping of each index. Every field is explicit
-// except the text (and a place's other fields and last starts), whose names
-// depend on the configured languages and fields and are indexed
-// dynamically with wordsAnalyzer. Only the ID is stored, and no search
-// loads it: a hit's document ID is the ID, and sorting reads doc values.
-// Only the sort keys, the exact point and the geo point keep doc values;
-// dates and IDs are indexed numbers for range and equality queries.
+// indexMapping declares the mapping of each index.
+//
+// The events index stores each event document whole, as JSON in fieldDoc,
+// and indexes nothing: event queries are answered by search/memindex from
+// the documents loaded at open (see the package documentation of
+// search/memindex for why), so an inverted index of them would only cost
+// writes and merges.
+//
+// The place indexes are searched by Bleve. Every field is explicit except
+// the text (and a place's other fields and last starts), whose names depend
+// on the configured languages and fields and are indexed dynamically with
+// wordsAnalyzer. Only the ID is stored, and no search loads it: a hit's
+// document ID is the ID, and sorting reads doc values.
 func indexMapping(kind indexKind) *mapping.IndexMappingImpl {
+	im := mapping.NewIndexMapping()
+	im.DefaultAnalyzer = wordsAnalyzer
+	im.StoreDynamic = false
+	im.DocValuesDynamic = false
+	if kind == eventsIndex {
+		doc := mapping.NewDocumentStaticMapping()
+		doc.AddSubDocumentMapping("_all", mapping.NewDocumentDisabledMapping())
+		doc.AddFieldMappingsAt(fieldDoc, &mapping.FieldMapping{Type: "text", Store: true})
+		im.DefaultMapping = doc
+		im.IndexDynamic = false
+		return im
+	}
 	// number: an indexed float64 (dates and IDs are exact up to 2^53).
-	number := func(docValues bool) *mapping.FieldMapping {
-		return &mapping.FieldMapping{Type: "number", Index: true, DocValues: docValues}
+	number := func() *mapping.FieldMapping {
+		return &mapping.FieldMapping{Type: "number", Index: true}
 	}
 	boolean := func() *mapping.FieldMapping {
 		return &mapping.FieldMapping{Type: "boolean", Index: true}
@@ -117,12 +120,10 @@ func indexMapping(kind indexKind) *mapping.IndexMappingImpl {
 	keywordField := func() *mapping.FieldMapping {
 		return &mapping.FieldMapping{Type: "text", Analyzer: keyword.Name, Index: true, SkipFreqNorm: true}
 	}
-	// docValueKeyword is a keyword read from doc values: one short term
-	// per document. The sort keys hold (date, ID) encoded so that byte
-	// order is the sort order (see sortKeyOf). Sorting on one reads a
-	// single term per hit; sorting on the two numeric fields instead reads
-	// every precision-shifted term of both (16 each), and decompressing
-	// those doc values was most of a list query's time.
+	// The sort key holds (date, ID) encoded so that byte order is the sort
+	// order (see sortKeyOf), read from doc values: one short term per
+	// document, where sorting on two numeric fields would read every
+	// precision-shifted term of both.
 	docValueKeyword := func() *mapping.FieldMapping {
 		return &mapping.FieldMapping{Type: "text", Analyzer: keyword.Name, Index: true, DocValues: true, SkipFreqNorm: true}
 	}
@@ -143,54 +144,20 @@ func indexMapping(kind indexKind) *mapping.IndexMappingImpl {
 
 	// The ID as a number, stored as well for anyone inspecting the index;
 	// searches read the hit's document ID, which is the same number.
-	id := number(false)
+	id := number()
 	id.Store = true
 	add(fieldID, id)
 	add(fieldStatus, keywordField())
-	add(fieldPublishDate, number(false))
+	add(fieldPublishDate, number())
 	add(fieldSortPublish, docValueKeyword())
+	add("kind", keywordField())
+	add(fieldHasEvents, boolean())
 	dynamic(prefixText)
+	dynamic(prefixFields)
+	dynamic(prefixLastStart)
 
-	switch kind {
-	case eventsIndex:
-		add("author", number(false))
-		add(fieldStart, number(false))
-		add(fieldEnd, number(false))
-		add("start_local", number(false))
-		add("end_local", number(false))
-		for _, name := range []string{"all_day", "featured", "ticketed", "sticky", "hide_from_listings", "has_password", fieldHasGeo} {
-			add(name, boolean())
-		}
-		for _, name := range []string{"category_ids", "tag_ids", "venue_ids", "organizer_ids", "parent_id"} {
-			add(name, number(false))
-		}
-		add("category_slugs", keywordField())
-		add("tag_slugs", keywordField())
-		// The geo point, [lon, lat] as Bleve wants it, with the doc values
-		// its distance filter reads; and the exact coordinates as one
-		// keyword, "lat,lng", whose doc value the exact distance check
-		// reads (see nearQuery). One short term per document decodes far
-		// faster than two numeric fields' sixteen precision terms each.
-		// The facets (facetFields): keywords read from doc values.
-		for _, field := range facetFields {
-			add(field, docValueKeyword())
-		}
-		add(fieldGeo, &mapping.FieldMapping{Type: "geopoint", Index: true, DocValues: true})
-		add(fieldPoint, docValueKeyword())
-		add(fieldSortStart, docValueKeyword())
-	default:
-		add("kind", keywordField())
-		add(fieldHasEvents, boolean())
-		dynamic(prefixFields)
-		dynamic(prefixLastStart)
-	}
-
-	im := mapping.NewIndexMapping()
 	im.DefaultMapping = doc
-	im.DefaultAnalyzer = wordsAnalyzer
 	im.IndexDynamic = true
-	im.StoreDynamic = false
-	im.DocValuesDynamic = false
 	return im
 }
 

@@ -177,7 +177,7 @@ func (r *rebuild) IndexPlaces(ctx context.Context, docs []search.PlaceDocument) 
 
 // DeleteEvents removes events from the new generation.
 func (r *rebuild) DeleteEvents(ctx context.Context, ids []int64) error {
-	return r.write(func(g *generation) error { return deleteIDs(ctx, g.events, ids, "delete events") })
+	return r.write(func(g *generation) error { return g.deleteEvents(ctx, ids) })
 }
 
 // DeletePlaces removes venues or organizers from the new generation.

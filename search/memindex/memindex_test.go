@@ -1,0 +1,298 @@
+package memindex
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/calendar/eventcal/search"
+	"github.com/calendar/eventcal/search/searchtest"
+)
+
+// TestAgreesWithReferenceAfterChanges indexes generated events, then
+// replaces, moves and removes many of them in batches of several sizes
+// (the postings and date orders must follow every change), and checks
+// generated queries of every filter, order, page and facet against the
+// reference (searchtest) after each round.
+func TestAgreesWithReferenceAfterChanges(t *testing.T) {
+	f := searchtest.Generate(7, 600, 30, 12)
+	r := rand.New(rand.NewPCG(11, 12))
+	x := New()
+	live := map[int64]search.EventDocument{}
+	apply := func(docs []search.EventDocument) {
+		x.Apply(docs)
+		for _, d := range docs {
+			live[d.ID] = d
+		}
+	}
+	remove := func(ids []int64) {
+		x.Remove(ids)
+		for _, id := range ids {
+			delete(live, id)
+		}
+	}
+	// Round 0: everything, in batches of 1, 7 and the rest.
+	apply(f.Events[:1])
+	apply(f.Events[1:8])
+	apply(f.Events[8:])
+	check(t, "indexed", x, live, f, r)
+
+	for round := 1; round <= 3; round++ {
+		var changed []search.EventDocument
+		for _, d := range f.Events {
+			cur, ok := live[d.ID]
+			if !ok || r.IntN(3) > 0 {
+				continue
+			}
+			other := f.Events[r.IntN(len(f.Events))]
+			cur.Text = other.Text // other words: the old postings must go
+			cur.Start += int64(r.IntN(200000)) - 100000
+			cur.End = cur.Start + int64(r.IntN(10000))
+			cur.PublishDate = other.PublishDate
+			cur.Status = other.Status
+			cur.Featured, cur.Ticketed = !cur.Featured, other.Ticketed
+			cur.CategoryIDs, cur.VenueIDs, cur.Geo, cur.HasGeo = other.CategoryIDs, other.VenueIDs, other.Geo, other.HasGeo
+			changed = append(changed, cur)
+		}
+		// The same event twice in one batch: the later one wins.
+		if len(changed) > 1 {
+			dup := changed[0]
+			dup.Start++
+			changed = append(changed, dup)
+		}
+		apply(changed)
+		var gone []int64
+		for id := range live {
+			if r.IntN(8) == 0 {
+				gone = append(gone, id)
+			}
+		}
+		remove(append(gone, 999999999)) // an unknown ID is ignored
+		// Some come back, under the same IDs.
+		var back []search.EventDocument
+		for _, id := range gone[:len(gone)/2] {
+			for _, d := range f.Events {
+				if d.ID == id {
+					back = append(back, d)
+				}
+			}
+		}
+		apply(back)
+		check(t, fmt.Sprintf("round %d", round), x, live, f, r)
+	}
+	remove(slices.Collect(func(yield func(int64) bool) {
+		for id := range live {
+			if !yield(id) {
+				return
+			}
+		}
+	}))
+	if x.Count() != 0 {
+		t.Fatalf("Count after removing everything: %d", x.Count())
+	}
+	for lang, v := range x.langs {
+		if len(v.byText) != 0 || len(v.sorted) != 0 {
+			t.Errorf("language %s keeps %d words after every event is gone", lang, len(v.byText))
+		}
+	}
+	if len(x.byStart) != 0 || len(x.byPublish) != 0 {
+		t.Errorf("orders keep %d and %d slots", len(x.byStart), len(x.byPublish))
+	}
+}
+
+// check runs generated queries against x and the reference over live.
+func check(t *testing.T, round string, x *Index, live map[int64]search.EventDocument, f *searchtest.Fixtures, r *rand.Rand) {
+	t.Helper()
+	docs := make([]search.EventDocument, 0, len(live))
+	for _, d := range live {
+		docs = append(docs, d)
+	}
+	if x.Count() != len(docs) {
+		t.Fatalf("%s: Count %d, want %d", round, x.Count(), len(docs))
+	}
+	for i := 0; i < 400; i++ {
+		q := randomQuery(r, f, docs)
+		got, err := x.Search(t.Context(), q)
+		if err != nil {
+			t.Fatalf("%s: %+v: %v", round, q, err)
+		}
+		want := searchtest.ExpectedEvents(docs, q)
+		if got.Total != want.Total {
+			t.Fatalf("%s: %+v: total %d, want %d", round, q, got.Total, want.Total)
+		}
+		if q.Relevance {
+			// Same set; the order is checked by the engine suite.
+			whole := q
+			whole.Offset, whole.Limit = 0, len(docs)
+			all, _ := x.Search(t.Context(), whole)
+			wantAll := searchtest.ExpectedEvents(docs, whole)
+			if !slices.Equal(slices.Sorted(slices.Values(all.IDs)), slices.Sorted(slices.Values(wantAll.IDs))) {
+				t.Fatalf("%s: %+v: relevance set differs", round, q)
+			}
+			if want := searchtest.Page(all.IDs, q.Offset, q.Limit); !slices.Equal(got.IDs, want) {
+				t.Fatalf("%s: %+v: page %v is not the order's page %v", round, q, got.IDs, want)
+			}
+		} else if !slices.Equal(got.IDs, want.IDs) {
+			t.Fatalf("%s: %+v: IDs %v, want %v", round, q, got.IDs, want.IDs)
+		}
+		if wantF := searchtest.ExpectedFacets(docs, q); fmt.Sprint(got.Facets) != fmt.Sprint(wantF) {
+			t.Fatalf("%s: %+v: facets %v, want %v", round, q, got.Facets, wantF)
+		}
+	}
+}
+
+// randomQuery draws a query: each filter set with some probability, with
+// values taken from the fixtures (so that most filters match something).
+func randomQuery(r *rand.Rand, f *searchtest.Fixtures, docs []search.EventDocument) search.EventQuery {
+	q := search.EventQuery{Lang: f.Langs[r.IntN(len(f.Langs))], Offset: r.IntN(20), Limit: r.IntN(15)}
+	pick := func() search.EventDocument { return docs[r.IntN(len(docs))] }
+	maybe := func(p int) bool { return r.IntN(p) == 0 }
+	if maybe(3) {
+		d := pick()
+		words := searchtest.TextWords(d.Text[q.Lang].Title, d.Text[q.Lang].Description)
+		if len(words) > 0 {
+			w := words[r.IntN(len(words))]
+			switch r.IntN(4) {
+			case 0: // a prefix
+				w = w[:1+r.IntN(len(w))]
+			case 1: // a typo (a transposition after the first letter)
+				if len(w) > 4 {
+					b := []byte(w)
+					b[2], b[3] = b[3], b[2]
+					w = string(b)
+				}
+			case 2: // two words, the first whole
+				if len(words) > 1 {
+					w = words[r.IntN(len(words))] + " " + w
+				}
+			}
+			q.Query = w
+			if maybe(3) {
+				q.Query += " "
+			}
+		}
+		q.Relevance = maybe(2)
+	}
+	if maybe(2) {
+		q.Statuses = []string{"publish"}
+		if maybe(2) {
+			q.Statuses = append(q.Statuses, "future", "private")
+		}
+	}
+	if maybe(2) {
+		q.StartGTE = search.Some(pick().Start)
+	}
+	if maybe(4) {
+		q.StartGT = search.Some(pick().Start)
+	}
+	if maybe(3) {
+		q.StartLT = search.Some(pick().Start + 500000)
+	}
+	if maybe(3) {
+		q.EndGT = search.Some(pick().End)
+	}
+	if maybe(4) {
+		q.EndLTE = search.Some(pick().End + 800000)
+	}
+	if maybe(6) {
+		q.EndLT = search.Some(pick().End + 800000)
+	}
+	if maybe(3) {
+		if c := pick().CategoryIDs; len(c) > 0 {
+			q.CategoryIDs = []int64{c[0], 424242}
+		}
+	}
+	if maybe(5) {
+		if v := pick().TagIDs; len(v) > 0 {
+			q.TagIDs = v[:1]
+		}
+	}
+	if maybe(5) {
+		if v := pick().VenueIDs; len(v) > 0 {
+			q.VenueIDs = v
+		}
+	}
+	if maybe(6) {
+		if v := pick().OrganizerIDs; len(v) > 0 {
+			q.OrganizerIDs = v[:1]
+		}
+	}
+	if maybe(4) {
+		q.Featured = search.Some(maybe(2))
+	}
+	if maybe(5) {
+		q.Ticketed = search.Some(maybe(2))
+	}
+	if maybe(6) {
+		q.HasGeo = search.Some(maybe(2))
+	}
+	if maybe(4) {
+		c := f.Cities[r.IntN(len(f.Cities))]
+		q.Near = search.Some(search.GeoCircle{Center: c, RadiusKm: []float64{0, 1, 5, 25, 200}[r.IntN(5)]})
+	}
+	if maybe(8) {
+		q.ParentID = search.Some(pick().ParentID)
+	}
+	if maybe(3) {
+		q.ExcludeHidden = true
+	}
+	if maybe(3) {
+		q.ExcludeProtected = true
+	}
+	if maybe(5) {
+		q.IDs = []int64{pick().ID, pick().ID, pick().ID, 31337}
+	}
+	if maybe(4) {
+		q.Sort = search.ByPublishDate
+	}
+	if maybe(3) {
+		q.Facets = search.EventFacets[:1+r.IntN(len(search.EventFacets))]
+	}
+	return q
+}
+
+// TestNearBoundary checks the circle at its edge: a point at exactly the
+// radius is inside, one a float step beyond it is outside, at the equator,
+// at high latitudes and across the antimeridian.
+func TestNearBoundary(t *testing.T) {
+	centres := []search.GeoPoint{{Lat: 0, Lng: 0}, {Lat: 78.2, Lng: 15.6}, {Lat: -33.9, Lng: 179.99}, {Lat: 89.9, Lng: -45}}
+	offsets := []search.GeoPoint{{Lat: 0.3, Lng: 0}, {Lat: 0, Lng: 0.3}, {Lat: -0.2, Lng: 0.25}}
+	x := New()
+	var docs []search.EventDocument
+	id := int64(1)
+	for _, c := range centres {
+		for _, o := range offsets {
+			lng := c.Lng + o.Lng
+			if lng > 180 {
+				lng -= 360
+			}
+			p := search.GeoPoint{Lat: c.Lat + o.Lat, Lng: lng}
+			docs = append(docs, search.EventDocument{ID: id, Start: id, Status: "publish", HasGeo: true, Geo: &p})
+			id++
+		}
+	}
+	x.Apply(docs)
+	for _, c := range centres {
+		for _, d := range docs {
+			dist := search.DistanceKm(*d.Geo, c)
+			for _, radius := range []float64{dist, nextBelow(dist)} {
+				q := search.EventQuery{Near: search.Some(search.GeoCircle{Center: c, RadiusKm: radius}), Limit: 100}
+				got, err := x.Search(t.Context(), q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := searchtest.ExpectedEvents(docs, q); !slices.Equal(got.IDs, want.IDs) {
+					t.Errorf("centre %v radius %v: %v, want %v", c, radius, got.IDs, want.IDs)
+				}
+			}
+		}
+	}
+}
+
+func nextBelow(f float64) float64 {
+	if f == 0 {
+		return -1
+	}
+	return f * (1 - 1e-15)
+}
