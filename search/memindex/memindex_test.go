@@ -32,6 +32,18 @@ func TestAgreesWithReferenceAfterChanges(t *testing.T) {
 			delete(live, id)
 		}
 	}
+	// Loaded in one call (one sort), with a repeated ID whose later
+	// document wins.
+	loaded := New()
+	first := f.Events[0]
+	first.Start -= 1e6
+	loaded.Apply(append([]search.EventDocument{first}, f.Events...))
+	byID := map[int64]search.EventDocument{}
+	for _, d := range f.Events {
+		byID[d.ID] = d
+	}
+	check(t, "loaded", loaded, byID, f, r)
+
 	// Round 0: everything, in batches of 1, 7 and the rest.
 	apply(f.Events[:1])
 	apply(f.Events[1:8])
@@ -96,8 +108,16 @@ func TestAgreesWithReferenceAfterChanges(t *testing.T) {
 			t.Errorf("language %s keeps %d words after every event is gone", lang, len(v.byText))
 		}
 	}
-	if len(x.byStart) != 0 || len(x.byPublish) != 0 {
-		t.Errorf("orders keep %d and %d slots", len(x.byStart), len(x.byPublish))
+	if len(x.order) != 0 {
+		t.Errorf("the date order keeps %d blocks", len(x.order))
+	}
+	for l, m := range x.lists {
+		if len(m) != 0 {
+			t.Errorf("list filter %d keeps %d values", l, len(m))
+		}
+	}
+	if len(x.pointOf) != 0 || len(x.freePts) != len(x.points) {
+		t.Errorf("points: %d shared, %d free of %d", len(x.pointOf), len(x.freePts), len(x.points))
 	}
 }
 

@@ -1,0 +1,91 @@
+package memindex
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/calendar/eventcal/search"
+)
+
+// benchWords are the words of the load benchmark's events (bench/main.go).
+var benchWords = []string{"jazz", "rock", "theatre", "poetry", "cinema", "opera", "dance", "market", "lecture", "workshop",
+	"festival", "concert", "exhibition", "tasting", "comedy", "choir", "quartet", "ballet", "circus", "fair"}
+
+// benchIndex builds n events shaped like the load benchmark's: two years
+// of dates, 200 venues with points, 30 categories, 50 tags.
+func benchIndex(n int) (*Index, int64) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const now = int64(1_800_000_000)
+	docs := make([]search.EventDocument, n)
+	for i := range docs {
+		w := func() string { return benchWords[r.IntN(len(benchWords))] }
+		start := now + int64(r.IntN(730*24))*3600
+		venue := int64(r.IntN(200))
+		geo := &search.GeoPoint{Lat: 48 + float64(venue%20)*0.1, Lng: 2 + float64(venue/20)*0.1}
+		docs[i] = search.EventDocument{
+			ID: int64(i + 1), Status: "publish", Start: start, End: start + 7200, PublishDate: now - int64(i),
+			Text: map[string]search.Text{"en": {
+				Title:       fmt.Sprintf("%s %s %d", w(), w(), i),
+				Description: fmt.Sprintf("An evening of %s and %s.", w(), w()),
+			}},
+			Featured: r.IntN(5) == 0, CategoryIDs: []int64{int64(r.IntN(30))}, TagIDs: []int64{int64(r.IntN(50)), int64(r.IntN(50))},
+			VenueIDs: []int64{venue}, OrganizerIDs: []int64{int64(r.IntN(100))}, HasGeo: true, Geo: geo,
+		}
+	}
+	x := New()
+	x.Apply(docs)
+	return x, now
+}
+
+// BenchmarkSearch measures the list queries of the load benchmark on the
+// index alone: go test ./search/memindex -run XXX -bench Search.
+func BenchmarkSearch(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		x, now := benchIndex(n)
+		window := search.EventQuery{Lang: "en", Statuses: []string{"publish"}, ExcludeHidden: true, ExcludeProtected: true,
+			StartGTE: search.Some(now), EndLTE: search.Some(now + 2*366*86400), Limit: 8}
+		with := func(f func(q *search.EventQuery)) search.EventQuery {
+			q := window
+			f(&q)
+			return q
+		}
+		for _, c := range []struct {
+			name string
+			q    search.EventQuery
+		}{
+			{"default", window},
+			{"filtered", with(func(q *search.EventQuery) {
+				q.StartGTE, q.EndLTE = search.Some(now+30*86400), search.Some(now+400*86400)
+				q.CategoryIDs, q.Featured = []int64{7}, search.Some(true)
+			})},
+			{"search", with(func(q *search.EventQuery) { q.Query = "jazz" })},
+			{"typeahead j", with(func(q *search.EventQuery) { q.Query = "j" })},
+			{"typeahead jazz c", with(func(q *search.EventQuery) { q.Query = "jazz c" })},
+			{"typo", with(func(q *search.EventQuery) { q.Query = "jazz cnocert " })},
+			{"relevance", with(func(q *search.EventQuery) { q.Query = "jazz concert"; q.Relevance = true })},
+			{"geo 50km", with(func(q *search.EventQuery) {
+				q.Near = search.Some(search.GeoCircle{Center: search.GeoPoint{Lat: 48.5, Lng: 2.5}, RadiusKm: 50})
+			})},
+			{"facets", with(func(q *search.EventQuery) { q.Facets = []string{search.FacetCategories, search.FacetVenue} })},
+		} {
+			b.Run(fmt.Sprintf("%d/%s", n, c.name), func(b *testing.B) {
+				for b.Loop() {
+					if _, err := x.Search(b.Context(), c.q); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkApply measures one write of one event into an index of 100,000.
+func BenchmarkApply(b *testing.B) {
+	x, now := benchIndex(100000)
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		x.Apply([]search.EventDocument{{ID: int64(i%1000 + 1), Status: "publish", Start: now + int64(i), End: now + int64(i) + 60,
+			Text: map[string]search.Text{"en": {Title: fmt.Sprintf("jazz night %d", i)}}}})
+	}
+}
