@@ -150,12 +150,24 @@ type word struct {
 	title, body roaring.Bitmap
 }
 
-// vocabulary is the words of one language: by text, and sorted for prefix
-// and typo walks.
+// vocabulary is the words of one language: by text, and in order for
+// prefix and typo walks. New words wait in recent (unsorted, at most
+// recentMax) until they are merged into sorted, so a new word costs no
+// move of the whole vocabulary; a word that leaves stays in sorted, skipped,
+// until the next merge. A word is in exactly one of sorted and recent.
 type vocabulary struct {
 	byText map[string]*word
 	sorted []string
+	recent []string
+	// stale counts the words of sorted that are no longer in byText.
+	stale int
 }
+
+// recentMax bounds the unsorted new words of a vocabulary: a merge
+// (O(vocabulary)) every recentMax new words, and at most recentMax words
+// checked one by one in a walk. A variable so that the tests can merge
+// often.
+var recentMax = 1024
 
 // New returns an empty index.
 func New() *Index {
@@ -312,8 +324,11 @@ func (v *vocabulary) add(refs []wordRef, slot uint32, words []string, title bool
 		if e == nil {
 			e = &word{text: w, vocab: v}
 			v.byText[w] = e
-			i, _ := slices.BinarySearch(v.sorted, w)
-			v.sorted = slices.Insert(v.sorted, i, w)
+			if _, ok := slices.BinarySearch(v.sorted, w); ok {
+				v.stale-- // back in sorted, where it stayed
+			} else if v.recent = append(v.recent, w); len(v.recent) > recentMax {
+				v.merge()
+			}
 		}
 		b := &e.body
 		if title {
@@ -405,9 +420,30 @@ func (x *Index) unlink(slot uint32) {
 func forget(e *word) {
 	v := e.vocab
 	delete(v.byText, e.text)
-	if i, ok := slices.BinarySearch(v.sorted, e.text); ok {
-		v.sorted = slices.Delete(v.sorted, i, i+1)
+	if i := slices.Index(v.recent, e.text); i >= 0 {
+		v.recent = slices.Delete(v.recent, i, i+1)
+		return
 	}
+	if v.stale++; v.stale > len(v.sorted)/2 {
+		v.merge()
+	}
+}
+
+// merge sorts the recent words into sorted and drops the stale ones.
+func (v *vocabulary) merge() {
+	slices.Sort(v.recent)
+	out := make([]string, 0, len(v.byText))
+	i := 0
+	for _, w := range v.sorted {
+		if v.byText[w] == nil {
+			continue
+		}
+		for ; i < len(v.recent) && v.recent[i] < w; i++ {
+			out = append(out, v.recent[i])
+		}
+		out = append(out, w)
+	}
+	v.sorted, v.recent, v.stale = append(out, v.recent[i:]...), nil, 0
 }
 
 // compare orders entries by start, then by event ID.
@@ -744,13 +780,17 @@ func (v *vocabulary) walk(t search.Term, fn func(*word)) {
 		r, _ := utf8.DecodeRuneInString(t.Word)
 		start = string(r)
 	}
-	for i := sort.SearchStrings(v.sorted, start); i < len(v.sorted); i++ {
-		w := v.sorted[i]
-		if !strings.HasPrefix(w, start) {
-			break
+	visit := func(w string) {
+		if e := v.byText[w]; e != nil && t.Matches(w) {
+			fn(e)
 		}
-		if t.Matches(w) {
-			fn(v.byText[w])
+	}
+	for i := sort.SearchStrings(v.sorted, start); i < len(v.sorted) && strings.HasPrefix(v.sorted[i], start); i++ {
+		visit(v.sorted[i])
+	}
+	for _, w := range v.recent {
+		if strings.HasPrefix(w, start) {
+			visit(w)
 		}
 	}
 }

@@ -16,6 +16,16 @@ import (
 // generated queries of every filter, order, page and facet against the
 // reference (searchtest) after each round.
 func TestAgreesWithReferenceAfterChanges(t *testing.T) {
+	for _, recent := range []int{recentMax, 2} {
+		t.Run(fmt.Sprintf("merge after %d new words", recent), func(t *testing.T) {
+			defer func(was int) { recentMax = was }(recentMax)
+			recentMax = recent
+			agreesAfterChanges(t)
+		})
+	}
+}
+
+func agreesAfterChanges(t *testing.T) {
 	f := searchtest.Generate(7, 600, 30, 12)
 	r := rand.New(rand.NewPCG(11, 12))
 	x := New()
@@ -104,7 +114,7 @@ func TestAgreesWithReferenceAfterChanges(t *testing.T) {
 		t.Fatalf("Count after removing everything: %d", x.Count())
 	}
 	for lang, v := range x.langs {
-		if len(v.byText) != 0 || len(v.sorted) != 0 {
+		if len(v.byText) != 0 || len(v.sorted)-v.stale != 0 || len(v.recent) != 0 {
 			t.Errorf("language %s keeps %d words after every event is gone", lang, len(v.byText))
 		}
 	}
