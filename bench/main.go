@@ -25,7 +25,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"sort"
 	"strconv"
 	gosync "sync"
@@ -53,8 +52,7 @@ func main() {
 	dur := flag.Duration("duration", 8*time.Second, "duration of each read measurement")
 	lagSamples := flag.Int("lag-samples", 200, "writes sampled for sync lag")
 	dir := flag.String("data", "", "data directory (default: a new temporary one, removed afterwards)")
-	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the read measurements to this file")
-	flag.StringVar(&uncachedProfile, "cpuprofile-uncached", "", "write a CPU profile of the uncached list rows alone to this file")
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the uncached read rows to this file")
 	flag.BoolVar(&growth, "growth", false, "measure creates/s at each size of -growth-steps instead (growth.go)")
 	flag.StringVar(&growthSteps, "growth-steps", "2000,25000,50000,100000", "store sizes of -growth")
 	flag.IntVar(&growthCreates, "growth-creates", 1000, "creates measured through the API at each size of -growth")
@@ -132,8 +130,8 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 	s := &stack{base: "http://" + ln.Addr().String() + cfg.APIRoot(), token: "bench-admin",
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conc * 2, MaxConnsPerHost: conc * 2,
 			DisableCompression: true}, Timeout: 30 * time.Second}} // compression only where a row asks for it
-	// The same service without the result cache (on the same store and
-	// index), for the rows that measure the engine: typeahead and facets.
+	// The same service without the result cache and the response cache
+	// (on the same store and index), for the read rows.
 	uncachedBase, stopUncached, err := serveUncached(cfg, st, rawEngine, w, quiet)
 	if err != nil {
 		return err
@@ -231,7 +229,6 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 		}
 		slugs = append(slugs, ev.Slug)
 	}
-	from, to := today.AddDate(0, 1, 0).Format("2006-01-02"), today.AddDate(0, 7, 0).Format("2006-01-02")
 	// datePhrases are what frontends write for the start of a window
 	// (read by the date-phrase parser, cached per minute).
 	datePhrases := []string{"today", "tomorrow 9am", "+2 weeks", "first day of next month", "next wednesday 4pm", "next month"}
@@ -239,12 +236,18 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 		name string
 		path func(r *rand.Rand) string
 	}
+	// The read rows run on the uncached service (serveUncached: no result
+	// cache, no response cache), so they measure the engine, the store and
+	// rendering; the cached rows follow (cacheBench).
 	reads := []scenario{
 		{"GET /events/{id}", func(r *rand.Rand) string { return "/events/" + strconv.FormatInt(eventIDs[r.IntN(len(eventIDs))], 10) }},
 		{"GET /events/by-slug/{slug}", func(r *rand.Rand) string { return "/events/by-slug/" + url.PathEscape(slugs[r.IntN(len(slugs))]) }},
 		{"GET /events (default)", func(r *rand.Rand) string { return "/events" }},
-		{"GET /events (dates+category+featured)", func(r *rand.Rand) string {
-			return "/events?start_date=" + from + "&end_date=" + to + "&categories=" + strconv.FormatInt(catIDs[r.IntN(len(catIDs))], 10) + "&featured=true"
+		{"GET /events (dates+category+featured, new each time)", func(r *rand.Rand) string {
+			from := today.AddDate(0, 0, r.IntN(600))
+			to := from.AddDate(0, 0, 30+r.IntN(150))
+			return "/events?start_date=" + from.Format("2006-01-02") + "&end_date=" + to.Format("2006-01-02") +
+				"&categories=" + strconv.FormatInt(catIDs[r.IntN(len(catIDs))], 10) + "&featured=" + strconv.FormatBool(r.IntN(2) == 0)
 		}},
 		{"GET /events (date phrases)", func(r *rand.Rand) string {
 			return "/events?start_date=" + url.QueryEscape(datePhrases[r.IntN(len(datePhrases))]) + "&end_date=" + url.QueryEscape("+6 months") +
@@ -255,11 +258,10 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 			return fmt.Sprintf("/events?geoloc_lat=%.3f&geoloc_lng=%.3f&geoloc_radius=50", 48+r.Float64()*2, 2+r.Float64()*2)
 		}},
 		{"GET /venues?search=", func(r *rand.Rand) string { return "/venues?search=" + cities[r.IntN(len(cities))] }},
-	}
-	// Rows on the uncached service (see serveUncached).
-	uncachedReads := []scenario{
-		{"typeahead (uncached)", typeaheadPath},
-		{"GET /events?facets=categories,venue (uncached)", func(r *rand.Rand) string { return "/events?facets=categories,venue" }},
+		{"typeahead", typeaheadPath},
+		{"GET /events?facets=categories,venue", func(r *rand.Rand) string {
+			return "/events?facets=categories,venue&categories=" + strconv.FormatInt(catIDs[r.IntN(len(catIDs))], 10)
+		}},
 	}
 	// The ceiling: a bare Fiber handler with a body as large as a default page.
 	page, err := s.raw("/events")
@@ -279,42 +281,30 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 	defer ceilApp.Shutdown()
 	ceiling := s.load("http://"+cln.Addr().String(), func(*rand.Rand) string { return "/ceiling" }, conc, dur)
 
-	if cpuProfile != "" {
-		f, err := os.Create(cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(os.Stdout, "\nembedded stack (SQLite + Bleve), %d events, %d clients, %s per read row, GOMAXPROCS=%d\n\n", nEvents, conc, dur, maxProcs())
+	fmt.Fprintf(os.Stdout, "\nembedded stack (SQLite + Bleve/memindex), %d events, %d clients, %s per read row, GOMAXPROCS=%d\n\n", nEvents, conc, dur, maxProcs())
 	fmt.Fprintln(tw, "measurement\trequests/s\tp50 ms\tp99 ms\tof ceiling\t")
 	fmt.Fprintf(tw, "POST /events (last %d of the seed)\t%.0f\t%.2f\t%.2f\t\t\n", nAPI, createRate, createLat.pct(50), createLat.pct(99))
 	fmt.Fprintf(tw, "sync lag (write → visible in list)\t\t%.1f\t%.1f\t\t\n", lag.pct(50), lag.pct(99))
 	fmt.Fprintf(tw, "sync lag, %.0f writes/s arriving\t\t%.1f\t%.1f\t\t\n", pacedRate, pacedLag.pct(50), pacedLag.pct(99))
-	for _, sc := range reads {
-		res := s.load(s.base, sc.path, conc, dur)
-		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%.2f\t\n", sc.name, res.rate, res.lat.pct(50), res.lat.pct(99), res.rate/ceiling.rate)
-		if res.errors > 0 {
-			fmt.Fprintf(tw, "  (errors: %d)\t\t\t\t\t\n", res.errors)
-		}
-	}
-	if err := (&cacheBench{s: s, cfg: cfg, store: st, engine: rawEngine, eventIDs: eventIDs, catIDs: catIDs,
-		ceiling: ceiling.rate, conc: conc, dur: dur}).run(tw); err != nil {
+	fmt.Fprintln(tw, "uncached (no result or response cache):\t\t\t\t\t")
+	stopProfile, err := startProfile(cpuProfile)
+	if err != nil {
 		return err
 	}
-	for _, sc := range uncachedReads {
+	for _, sc := range reads {
 		res := s.load(uncachedBase, sc.path, conc, dur)
 		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%.2f\t\n", sc.name, res.rate, res.lat.pct(50), res.lat.pct(99), res.rate/ceiling.rate)
 		if res.errors > 0 {
 			fmt.Fprintf(tw, "  (errors: %d)\t\t\t\t\t\n", res.errors)
 		}
 	}
+	stopProfile()
+	if err := (&cacheBench{s: s, eventIDs: eventIDs, ceiling: ceiling.rate, conc: conc, dur: dur}).run(tw); err != nil {
+		return err
+	}
 	fmt.Fprintf(tw, "ceiling: bare Fiber, %d-byte body\t%.0f\t%.2f\t%.2f\t1.00\t\n", len(page), ceiling.rate, ceiling.lat.pct(50), ceiling.lat.pct(99))
+	fmt.Fprintf(tw, "process RSS after the run (MiB)\t%.0f\t\t\t\t\n", rssMiB())
 	return tw.Flush()
 }
 

@@ -15,9 +15,11 @@ import (
 )
 
 // serveUncached starts a second service on the same store and index, with
-// the engine unwrapped (no result cache), and returns its API base.
+// the engine unwrapped (no result cache) and no response cache, and
+// returns its API base. The linked-record and term-count caches stay: they
+// are part of rendering, dropped by every write.
 func serveUncached(cfg *config.Config, st *sqlite.Store, eng *bleve.Engine, w *sync.Worker, log *slog.Logger) (string, func(), error) {
-	a, err := app.New(app.Options{Config: cfg, Store: st, Search: eng, Indexer: w, Logger: log})
+	a, err := app.New(app.Options{Config: cfg, Store: st, Search: eng, Indexer: w, Logger: log, ResponseCacheBytes: -1})
 	if err != nil {
 		return "", nil, err
 	}
