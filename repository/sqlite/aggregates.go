@@ -71,8 +71,24 @@ func termEventsRows(row string) string {
 			FROM ` + from + `json_each(` + row + `.doc, '$.event.tags') g WHERE ` + row + `.kind = 'event'`
 }
 
-// aggregateSchema creates place_events and term_events, their triggers
-// and indexes; it is idempotent.
+// term_counts keeps the number of term_events rows of each term and
+// status, by triggers on term_events, so that the counts of a whole
+// taxonomy (TermCounts, which term lists and every rendered event's terms
+// read) are a read of one row per term, where counting term_events grew
+// with the store (a grouped count over 300,000 rows at 100,000 events).
+// term_events rows are only ever inserted or deleted (a changed event
+// deletes its rows and inserts them again), and an ignored INSERT OR
+// IGNORE fires no AFTER INSERT trigger, so the counts follow exactly.
+var termCountsTable = `CREATE TABLE IF NOT EXISTS term_counts (
+		rel     TEXT NOT NULL,
+		term_id INTEGER NOT NULL,
+		status  TEXT NOT NULL,
+		n       INTEGER NOT NULL,
+		PRIMARY KEY (rel, term_id, status)
+	) WITHOUT ROWID`
+
+// aggregateSchema creates place_events, term_events and term_counts,
+// their triggers and indexes; it is idempotent.
 var aggregateSchema = []string{
 	placeEventsTable,
 	`CREATE INDEX IF NOT EXISTS place_events_by_event ON place_events(event_id)`,
@@ -92,18 +108,31 @@ var aggregateSchema = []string{
 		DELETE FROM place_events WHERE event_id = old.id;
 		DELETE FROM term_events WHERE event_id = old.id;
 	END`,
+	termCountsTable,
+	`CREATE TRIGGER IF NOT EXISTS term_counts_insert AFTER INSERT ON term_events BEGIN
+		INSERT INTO term_counts(rel, term_id, status, n) VALUES (new.rel, new.term_id, new.status, 1)
+			ON CONFLICT(rel, term_id, status) DO UPDATE SET n = n + 1;
+	END`,
+	`CREATE TRIGGER IF NOT EXISTS term_counts_delete AFTER DELETE ON term_events BEGIN
+		UPDATE term_counts SET n = n - 1 WHERE rel = old.rel AND term_id = old.term_id AND status = old.status;
+	END`,
 }
 
 // migrateAggregates creates the aggregate tables in tx; a table that is
 // new (a database written before it existed) is filled from the stored
 // events.
 func migrateAggregates(ctx context.Context, tx *sql.Tx) error {
-	fills := map[string]string{
-		"place_events": `INSERT OR IGNORE INTO place_events(rel, place_id, status, start_utc, event_id) ` + placeEventsRows("posts"),
-		"term_events":  `INSERT OR IGNORE INTO term_events(rel, term_id, status, event_id) ` + termEventsRows("posts"),
+	// In this order: filling term_events fills term_counts by its
+	// triggers, and term_counts is then counted again from term_events
+	// (whichever of the two was missing).
+	fills := map[string][]string{
+		"place_events": {`INSERT OR IGNORE INTO place_events(rel, place_id, status, start_utc, event_id) ` + placeEventsRows("posts")},
+		"term_events":  {`INSERT OR IGNORE INTO term_events(rel, term_id, status, event_id) ` + termEventsRows("posts")},
+		"term_counts": {`DELETE FROM term_counts`,
+			`INSERT INTO term_counts(rel, term_id, status, n) SELECT rel, term_id, status, count(*) FROM term_events GROUP BY rel, term_id, status`},
 	}
 	var missing []string
-	for _, table := range []string{"place_events", "term_events"} {
+	for _, table := range []string{"place_events", "term_events", "term_counts"} {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, table).Scan(&n); err != nil {
 			return err
@@ -118,8 +147,10 @@ func migrateAggregates(ctx context.Context, tx *sql.Tx) error {
 		}
 	}
 	for _, table := range missing {
-		if _, err := tx.ExecContext(ctx, fills[table]); err != nil {
-			return fmt.Errorf("fill %s: %w", table, err)
+		for _, q := range fills[table] {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("fill %s: %w", table, err)
+			}
 		}
 	}
 	return nil

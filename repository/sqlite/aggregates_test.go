@@ -35,7 +35,8 @@ func TestPlaceEventsBackfill(t *testing.T) {
 	event(repository.StatusPublish, start)
 	event(repository.StatusDraft, start.Add(time.Hour))
 	for _, q := range []string{`DROP TRIGGER event_aggregates_insert`, `DROP TRIGGER event_aggregates_update`,
-		`DROP TRIGGER event_aggregates_delete`, `DROP TABLE place_events`, `DROP TABLE term_events`} {
+		`DROP TRIGGER event_aggregates_delete`, `DROP TRIGGER term_counts_insert`, `DROP TRIGGER term_counts_delete`,
+		`DROP TABLE place_events`, `DROP TABLE term_events`, `DROP TABLE term_counts`} {
 		if _, err := s.wdb.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
 		}
@@ -63,5 +64,47 @@ func TestPlaceEventsBackfill(t *testing.T) {
 	n, err := s.CountPosts(ctx, repository.PostQuery{Kind: repository.KindEvent, CategoryIDs: []int64{7}})
 	if err != nil || n != 4 {
 		t.Errorf("events in category 7 after the backfill = %d, %v; want 4", n, err)
+	}
+	// And term_counts, once (the triggers of the term_events fill and the
+	// recount do not add up).
+	if got, err := s.TermCounts(ctx, repository.TaxCategory); err != nil || !reflect.DeepEqual(got, map[int64]int{7: 1}) {
+		t.Errorf("TermCounts after the backfill = %v, %v; want 7: 1", got, err)
+	}
+}
+
+// TestTermCountsBackfillAlone: a database with term_events but without
+// term_counts (written by the release before it) gets its counts on open.
+func TestTermCountsBackfillAlone(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "calendar.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`DROP TRIGGER term_counts_insert`, `DROP TRIGGER term_counts_delete`, `DROP TABLE term_counts`} {
+		if _, err := s.wdb.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, status := range []string{repository.StatusPublish, repository.StatusPublish, repository.StatusDraft} {
+		start := time.Date(2031, 1, 1+i, 20, 0, 0, 0, time.UTC)
+		e := &repository.Post{Kind: repository.KindEvent, Status: status, Title: map[string]string{"en": "Old " + status},
+			Event: &repository.EventFields{StartUTC: start, EndUTC: start.Add(time.Hour), Venues: []int64{}, Organizers: []int64{},
+				Categories: []int64{3, 4}, Tags: []int64{9}}}
+		if err := s.CreatePost(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Open(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	for tax, want := range map[repository.Taxonomy]map[int64]int{repository.TaxCategory: {3: 2, 4: 2}, repository.TaxTag: {9: 2}} {
+		if got, err := s.TermCounts(ctx, tax); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("TermCounts(%s) = %v, %v; want %v", tax, got, err, want)
+		}
 	}
 }

@@ -333,11 +333,9 @@ func (s *Store) TermCounts(ctx context.Context, tax repository.Taxonomy) (map[in
 	if tax == repository.TaxTag {
 		rel = "tag"
 	}
-	rows, err := s.query(ctx, `SELECT l.target, count(*) FROM post_links l
-		JOIN posts p ON p.id = l.post_id
-		JOIN terms t ON t.id = l.target
-		WHERE l.rel = ? AND t.taxonomy = ? AND p.kind = 'event' AND p.status = ?
-		GROUP BY l.target`, rel, string(tax), repository.StatusPublish)
+	// term_counts (aggregates.go) holds the counts, kept by triggers.
+	rows, err := s.query(ctx, `SELECT term_id, n FROM term_counts WHERE rel = ? AND status = ? AND n > 0`,
+		rel, repository.StatusPublish)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}

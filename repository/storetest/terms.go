@@ -338,7 +338,8 @@ func testTermCounts(t *testing.T, ctx context.Context, s repository.Store) {
 	event(repository.StatusPrivate, []int64{c1.ID}, nil)
 	event(repository.StatusFuture, []int64{c4.ID}, []int64{t1.ID})
 	moving := event(repository.StatusDraft, []int64{c3.ID}, []int64{t2.ID})
-	_ = c3
+	// A term listed twice counts the event once.
+	twice := event(repository.StatusDraft, []int64{c2.ID, c2.ID}, []int64{t1.ID, t1.ID})
 	check := func(when string, tax repository.Taxonomy, want map[int64]int) {
 		t.Helper()
 		got, err := s.TermCounts(ctx, tax)
@@ -368,4 +369,9 @@ func testTermCounts(t *testing.T, ctx context.Context, s repository.Store) {
 		t.Fatal(err)
 	}
 	check("after DeleteTerm", repository.TaxCategory, map[int64]int{c2.ID: 2})
+	mustUpdatePost(t, ctx, s, twice.ID, func(p *repository.Post) { p.Status = repository.StatusPublish })
+	check("a term listed twice", repository.TaxCategory, map[int64]int{c2.ID: 3})
+	check("a term listed twice", repository.TaxTag, map[int64]int{t1.ID: 3, t2.ID: 1})
+	mustUpdatePost(t, ctx, s, twice.ID, func(p *repository.Post) { p.Status = repository.StatusDraft })
+	check("a term listed twice, unpublished", repository.TaxCategory, map[int64]int{c2.ID: 2})
 }
