@@ -26,6 +26,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	gosync "sync"
@@ -54,6 +55,7 @@ func main() {
 	lagSamples := flag.Int("lag-samples", 200, "writes sampled for sync lag")
 	dir := flag.String("data", "", "data directory (default: a new temporary one, removed afterwards)")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the uncached read rows to this file")
+	flag.StringVar(&memProfile, "memprofile", "", "write a heap profile, after the reindex, to this file")
 	flag.BoolVar(&growth, "growth", false, "measure creates/s at each size of -growth-steps instead (growth.go)")
 	flag.StringVar(&growthSteps, "growth-steps", "2000,25000,50000,100000", "store sizes of -growth")
 	flag.IntVar(&growthCreates, "growth-creates", 1000, "creates measured through the API at each size of -growth")
@@ -67,6 +69,9 @@ func main() {
 
 // cpuProfile is the -cpuprofile flag.
 var cpuProfile string
+
+// memProfile is the -memprofile flag.
+var memProfile string
 
 // The -growth, -growth-steps, -growth-creates and -api-events flags.
 var (
@@ -321,6 +326,16 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 	runtime.GC()
 	fmt.Fprintf(tw, "full reindex: %d documents, %s\t%.0f docs/s\t%.1f s\t\t\t\n", job.Done, job.State, float64(job.Done)/took.Seconds(), took.Seconds())
 	fmt.Fprintf(tw, "process RSS after the reindex (MiB)\t%.0f\t\t\t\t\n", rssMiB())
+	if memProfile != "" {
+		f, err := os.Create(memProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.WriteHeapProfile(f); err != nil {
+			return err
+		}
+	}
 	return tw.Flush()
 }
 
