@@ -110,8 +110,8 @@ func placeQuery(q search.PlaceQuery, text query.Query) query.Query {
 }
 
 // geoSlackRatio and geoSlackKm widen the radius Bleve filters with, so that
-// its candidates include every document search.DistanceKm puts inside the
-// circle. Bleve measures with an earth diameter that varies with latitude
+// its candidates include every document search.GeoCircle.Contains puts
+// inside the circle. Bleve measures with an earth diameter that varies with latitude
 // (up to 0.25% from the mean radius DistanceKm uses) on points quantised to
 // about a centimetre; 1% and 10 m cover both with room to spare.
 const (
@@ -123,10 +123,10 @@ const (
 )
 
 // nearQuery keeps the documents whose point is within c.RadiusKm of the
-// centre by search.DistanceKm, exactly as the reference measures. Bleve's
+// centre by search.GeoCircle.Contains, exactly as the reference measures. Bleve's
 // own distance query (on the widened radius) finds the candidates from the
 // geo index; a custom filter then reads each candidate's exact point from
-// its doc value (see pointKey) and applies DistanceKm. Both run inside the one
+// its doc value (see pointKey) and applies Contains. Both run inside the one
 // search, so the hits, the sort and the total all see the exact set.
 func nearQuery(c search.GeoCircle) query.Query {
 	r := c.RadiusKm
@@ -145,7 +145,7 @@ func nearQuery(c search.GeoCircle) query.Query {
 	exact := func(_ context.Context, d *blevesearch.DocumentMatch) (bool, error) {
 		key, _ := d.Fields[fieldPoint].(string)
 		p, ok := parsePointKey(key)
-		return ok && search.DistanceKm(p, c.Center) <= r, nil
+		return ok && c.Contains(p), nil
 	}
 	return query.NewCustomFilterQueryWithFilter(candidates, exact, []string{fieldPoint}, nil)
 }
