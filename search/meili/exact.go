@@ -27,7 +27,7 @@ import (
 // sum, in [0, 1]) by a few 1e-16; after the millimetre rounding that can
 // move a point lying within a millimetre or so of the edge to the other
 // side. So the engine still decides those points itself, but the ring it
-// asks for is only as wide as that difference can be: about 2 mm for a
+// asks for is only as wide as that difference can be: 2 mm either side for a
 // radius of kilometres (it widens for radii under a few metres, where
 // 1 − cos θ cancels and both sides' distances are noisy).
 //
