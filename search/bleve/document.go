@@ -33,16 +33,25 @@ func sortKeyOf(primary, id int64) string {
 	return fmt.Sprintf("%016x%016x", uint64(primary)^signBit, uint64(id)^signBit)
 }
 
-// pointKey writes a point as "lat,lng" with the shortest decimals that
-// parse back to the same float64s, so the exact distance check measures the
-// very coordinates of the document.
+// pointKey writes a point as "p" and "lat,lng" with the shortest decimals
+// that parse back to the same float64s, so the exact distance check
+// measures the very coordinates of the document.
+//
+// The leading "p" keeps the key from looking like a prefix-coded number:
+// Bleve's custom filter reads doc values through decodeDocValueTerm
+// (search/searcher/search_custom_fields.go in bleve v2.6.1), which takes
+// any term whose first byte is 0x20–0x5F and whose length matches that
+// byte's shift for a number, and drops it unless the shift is 0. Without
+// it a short key such as "48.8,2.3", "89.5,90" or "-33.9,151" never
+// reached the filter, and its event fell out of every Near list.
 func pointKey(p search.GeoPoint) string {
-	return strconv.FormatFloat(p.Lat, 'g', -1, 64) + "," + strconv.FormatFloat(p.Lng, 'g', -1, 64)
+	return "p" + strconv.FormatFloat(p.Lat, 'g', -1, 64) + "," + strconv.FormatFloat(p.Lng, 'g', -1, 64)
 }
 
-// parsePointKey reads what pointKey wrote.
+// parsePointKey reads what pointKey wrote (and keys written before the
+// "p", so that an index built earlier keeps working until it is rebuilt).
 func parsePointKey(s string) (search.GeoPoint, bool) {
-	lat, lng, ok := strings.Cut(s, ",")
+	lat, lng, ok := strings.Cut(strings.TrimPrefix(s, "p"), ",")
 	if !ok {
 		return search.GeoPoint{}, false
 	}

@@ -66,6 +66,7 @@ func Run(t *testing.T, newEngine func(t *testing.T) search.Engine) {
 	t.Run("ReindexReplaces", func(t *testing.T) { testReindex(t, openEngine(t, newEngine), f) })
 	t.Run("Delete", func(t *testing.T) { testDelete(t, openEngine(t, newEngine), f) })
 	t.Run("LargeTotals", func(t *testing.T) { testLargeTotals(t, openEngine(t, newEngine)) })
+	t.Run("NearEdges", func(t *testing.T) { RunNearEdges(t, newEngine) })
 }
 
 // openEngine gets a fresh engine, initialises it and closes it at the end
