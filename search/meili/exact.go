@@ -35,7 +35,8 @@ import (
 // distance is ≤ r + ½ mm, so Go's h ≤ hav(r + ½ mm), Meilisearch's h ≤
 // hav(r + ½ mm) + edgeSlackH, and Meilisearch's rounded distance ≤
 // dist(hav(r + ½ mm) + edgeSlackH) + ½ mm (+ asin's last place, 1e-8 m),
-// below outer; the same argument bounds inner from the other side. It also
+// below outer (edgeRing takes a whole millimetre where ½ mm is needed);
+// the same argument bounds inner from the other side. It also
 // covers Meilisearch's early stop (its R-tree walk in chord order stops at
 // the first point measured outside the radius): points whose order the
 // walk gets wrong are within float noise of each other, far less than the
