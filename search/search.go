@@ -266,12 +266,64 @@ type Engine interface {
 	Close() error
 }
 
-// DistanceKm is the great-circle (haversine) distance between two points.
-func DistanceKm(a, b GeoPoint) float64 {
-	const earthRadiusKm = 6371.0088
-	rad := math.Pi / 180
-	dLat := (b.Lat - a.Lat) * rad
-	dLng := (b.Lng - a.Lng) * rad
-	h := math.Sin(dLat/2)*math.Sin(dLat/2) + math.Cos(a.Lat*rad)*math.Cos(b.Lat*rad)*math.Sin(dLng/2)*math.Sin(dLng/2)
-	return 2 * earthRadiusKm * math.Asin(math.Sqrt(h))
+// EarthRadiusM is the earth radius of the contract's distance, in metres:
+// Meilisearch's own (see DistanceM).
+const EarthRadiusM = 6371e3
+
+// MaxDistanceM is the largest distance DistanceM can return (half a great
+// circle, rounded up): every point is within it of every other.
+const MaxDistanceM = math.Pi*EarthRadiusM + 0.001
+
+// radPerDeg is Rust's f64::to_radians factor, PI/180.0 rounded once in
+// float64 arithmetic (the untyped constant expression would be exact).
+var radPerDeg = func() float64 { pi := math.Pi; return pi / 180 }()
+
+// DistanceM is the contract's distance between two points, in metres: the
+// haversine distance exactly as Meilisearch computes it for _geoRadius, so
+// that the Meilisearch engine can leave the whole circle to the server.
+//
+// Meilisearch's filter keeps a point when
+// milli::distance_between_two_points(center, point) <= radius + f64::EPSILON,
+// radius in metres as written in the filter (the GeoLowerThan arm of the
+// filter's evaluation:
+// https://github.com/meilisearch/meilisearch/blob/v1.18.0/crates/milli/src/search/facet/filter.rs#L670,
+// unchanged in
+// https://github.com/meilisearch/meilisearch/blob/v1.50.0/crates/milli/src/search/facet/filter/index_filter.rs#L567).
+// distance_between_two_points
+// (https://github.com/meilisearch/meilisearch/blob/v1.18.0/crates/milli/src/lib.rs#L325,
+// v1.50.0 lib.rs#L386, geoutils 0.5.1 in both Cargo.lock files) is
+// geoutils 0.5.1's Location::haversine_distance_to
+// (https://github.com/srishanbhattarai/geoutils/blob/v0.5.1/src/formula.rs#L184):
+// hav(θ) = (1 − cos θ)/2, h = hav(φ2 − φ1) + cos φ1 · cos φ2 · hav(λ2 − λ1),
+// d = 2 · 6371e3 · asin(√h), rounded to the millimetre. This function does
+// the same float64 operations in the same order (degrees to radians by
+// Rust's to_radians factor, products kept from fusing). Only cos and asin
+// may differ from Meilisearch's by a unit in the last place (Go's math
+// package against the C library Meilisearch was built with), which moves h
+// by a few 1e-16; see the Meilisearch engine's nearFilter for how it stays
+// exact anyway.
+func DistanceM(a, b GeoPoint) float64 {
+	hav := func(theta float64) float64 { return (1 - math.Cos(theta)) / 2 }
+	phi1, phi2 := a.Lat*radPerDeg, b.Lat*radPerDeg
+	lambda1, lambda2 := a.Lng*radPerDeg, b.Lng*radPerDeg
+	havDPhi := hav(phi2 - phi1)
+	havDLambda := float64(float64(math.Cos(phi1)*math.Cos(phi2)) * hav(lambda2-lambda1))
+	h := havDPhi + havDLambda
+	return math.Round(2*EarthRadiusM*math.Asin(math.Sqrt(h))*1000) / 1000
+}
+
+// DistanceKm is DistanceM in kilometres, for display and test data; the
+// circle rule itself is GeoCircle.Contains.
+func DistanceKm(a, b GeoPoint) float64 { return DistanceM(a, b) / 1000 }
+
+// RadiusM is the circle's radius in metres, the value both the rule
+// (Contains) and a Meilisearch _geoRadius filter use.
+func (c GeoCircle) RadiusM() float64 { return c.RadiusKm * 1000 }
+
+// Contains is the contract's Near rule, Meilisearch's _geoRadius rule: p is
+// inside when DistanceM(center, p) <= RadiusM() + 2^-52 (Rust's
+// f64::EPSILON, added to the radius as Meilisearch does). A negative or NaN
+// radius contains nothing.
+func (c GeoCircle) Contains(p GeoPoint) bool {
+	return DistanceM(c.Center, p) <= c.RadiusM()+0x1p-52
 }

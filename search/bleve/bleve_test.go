@@ -190,8 +190,8 @@ func TestErrors(t *testing.T) {
 }
 
 // TestNearIsExactHaversine puts points at exactly the query radius where
-// Bleve's own distance (an earth diameter varying with latitude) differs
-// most from search.DistanceKm: near the equator, at high latitudes and
+// a distance with another earth model (Bleve's own, an earth diameter
+// varying with latitude) would differ most from search.DistanceKm: near the equator, at high latitudes and
 // across the antimeridian. Radii sit on a point's distance and one float
 // step below it.
 func TestNearIsExactHaversine(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"github.com/meilisearch/meilisearch-go"
 
@@ -12,32 +13,80 @@ import (
 
 // Two rules of the search contract are decided in Go, on data Meilisearch
 // returns, because Meilisearch cannot decide them exactly on its own:
-// the edge of a Near circle, and "all the words in one field" for places.
+// the last millimetres of the edge of a Near circle, and "all the words in
+// one field" for places.
 
-// nearSlack is how far (relative to the radius, at least nearMinSlackM
-// meters) Meilisearch's own distance may be trusted to agree with
-// search.DistanceKm. Both are haversine distances, but with their own
-// earth radius constant and their own float rounding, so a point lying
-// exactly on the circle (the conformance suite puts one there) could fall
-// on either side. 1e-3 is far above any plausible difference (the earth
-// radius constants in use, 6,371.0, 6,371.0088 and 6,371.088 km, differ by
-// less than 2e-5; float rounding is around 1e-15).
+// The edge of a Near circle. search.GeoCircle.Contains is Meilisearch's
+// own _geoRadius rule, float operation for float operation (see
+// search.DistanceM for the source it follows), so a _geoRadius filter with
+// the exact radius would decide every point as the contract does, but for
+// two functions: cos and asin come from Go's math package here and from
+// the C library Meilisearch was built with there (glibc or musl; neither
+// promises correct rounding, and Go's Cos and Asin are not correctly
+// rounded either). A last-place difference in cos moves h (the haversine
+// sum, in [0, 1]) by a few 1e-16; after the millimetre rounding that can
+// move a point lying within a millimetre or so of the edge to the other
+// side. So the engine still decides those points itself, but the ring it
+// asks for is only as wide as that difference can be: 2 mm either side for a
+// radius of kilometres (it widens for radii under a few metres, where
+// 1 − cos θ cancels and both sides' distances are noisy).
+//
+// The bound, with the rounding: DistanceM(p) ≤ r means the unrounded
+// distance is ≤ r + ½ mm, so Go's h ≤ hav(r + ½ mm), Meilisearch's h ≤
+// hav(r + ½ mm) + edgeSlackH, and Meilisearch's rounded distance ≤
+// dist(hav(r + ½ mm) + edgeSlackH) + ½ mm (+ asin's last place, 1e-8 m),
+// below outer (edgeRing takes a whole millimetre where ½ mm is needed);
+// the same argument bounds inner from the other side. It also
+// covers Meilisearch's early stop (its R-tree walk in chord order stops at
+// the first point measured outside the radius): points whose order the
+// walk gets wrong are within float noise of each other, far less than the
+// ring's width, so they are all on the same side of the edge.
 const (
-	nearSlack     = 1e-3
-	nearMinSlackM = 10.0
+	// edgeSlackH bounds |h_Go − h_Meilisearch|: 1 ulp of cos on each side
+	// gives ≤ 2.2e-16 on each cos, so ≤ 1.1e-16 on hav(Δφ) and ≤ 1e-15 on
+	// cos φ1 · cos φ2 · hav(Δλ), with a few roundings of the sum; 4e-15
+	// is about twice that.
+	edgeSlackH = 4e-15
+	// edgeSlackM is the millimetre rounding on either side.
+	edgeSlackM = 0.001
 )
 
+// edgeRing returns the radii in metres of the ring around a circle of
+// radius r metres outside which Meilisearch's _geoRadius and
+// search.GeoCircle.Contains cannot disagree (inner < 0 when the ring
+// reaches the centre).
+func edgeRing(r float64) (inner, outer float64) {
+	const earth = search.EarthRadiusM
+	hav := func(d float64) float64 {
+		s := math.Sin(min(max(d, 0), math.Pi*earth) / (2 * earth))
+		return s * s
+	}
+	dist := func(h float64) float64 { return 2 * earth * math.Asin(math.Sqrt(min(max(h, 0), 1))) }
+	inner = dist(hav(r-edgeSlackM)-edgeSlackH) - edgeSlackM
+	if inner <= 0 {
+		inner = -1
+	}
+	return inner, dist(hav(r+edgeSlackM)+edgeSlackH) + edgeSlackM
+}
+
 // nearFilter returns the geo condition of a Near query, exact to the
-// contract's search.DistanceKm: points well inside the circle are left to
-// Meilisearch's _geoRadius, and the few points in a thin ring around the
-// edge are fetched (with every other filter and the text query applied)
-// and measured here; those inside are kept by ID. ok is false when nothing
-// can be inside.
+// contract's search.GeoCircle.Contains: points inside the ring of edgeRing
+// are left to Meilisearch's _geoRadius, and the few points in the ring
+// (within millimetres of the edge for any radius over a few metres) are
+// fetched (with every other filter and the text query applied, id and
+// _geo only, one page of maxTotalHits) and decided here; those inside are
+// kept by ID. ok is false when nothing can be inside (no request is sent
+// then). A circle covering the whole earth needs no ring.
 func (e *Engine) nearFilter(ctx context.Context, p plan) (cond string, ok bool, err error) {
 	c := *p.near
-	r := c.RadiusKm * 1000
-	slack := max(nearMinSlackM, r*nearSlack)
-	inner, outer := r-slack, r+slack
+	r := c.RadiusM()
+	switch {
+	case !(r >= 0):
+		return "", false, nil // negative or NaN: Contains keeps nothing
+	case r >= search.MaxDistanceM:
+		return geoRadius(c.Center, math.Ceil(search.MaxDistanceM)), true, nil
+	}
+	inner, outer := edgeRing(r)
 
 	ring := and(p.filter, geoRadius(c.Center, outer), when(inner > 0, not(geoRadius(c.Center, inner))))
 	req := *p.req
@@ -50,6 +99,9 @@ func (e *Engine) nearFilter(ctx context.Context, p plan) (cond string, ok bool, 
 	if err != nil {
 		return "", false, e.fail("search "+p.index+" (edge of the circle)", err)
 	}
+	if int(resp.TotalHits) > len(resp.Hits) {
+		return "", false, fmt.Errorf("meili: search %s: %d points on the edge of the circle, more than one page of %d", p.index, resp.TotalHits, maxTotalHits)
+	}
 	var inside []int64
 	for _, h := range resp.Hits {
 		id, err := hitID(h)
@@ -60,7 +112,7 @@ func (e *Engine) nearFilter(ctx context.Context, p plan) (cond string, ok bool, 
 		if err := json.Unmarshal(h[attrGeo], &at); err != nil {
 			return "", false, fmt.Errorf("meili: search %s: decode _geo of %d: %w", p.index, id, err)
 		}
-		if search.DistanceKm(at, c.Center) <= c.RadiusKm {
+		if c.Contains(at) {
 			inside = append(inside, id)
 		}
 	}

@@ -50,6 +50,9 @@ type fakeMeili struct {
 	// stored documents that emulateSearch finds.
 	hits    func(index string, body map[string]any) []map[string]any
 	emulate bool
+	// geoCos, when set, replaces math.Cos in the emulated _geoRadius
+	// distance, to stand for another C library's cos (see fakeDistanceM).
+	geoCos func(float64) float64
 	// stuck keeps every task "processing".
 	stuck bool
 	// busyTasks makes the tasks of a type stay "processing" for that many

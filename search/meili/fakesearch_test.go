@@ -18,13 +18,10 @@ import (
 // edge and one-field rules), not Meilisearch itself: its tokenizer is
 // search.Words. Where Meilisearch would refuse a request (an attribute not
 // filterable, sortable or searchable) it refuses too, and it caps totals at
-// the index's maxTotalHits as Meilisearch does. Its geo distance uses
-// another earth radius than search.DistanceKm on purpose, so the suite's
-// points exactly on a circle's edge come out on the wrong side unless the
-// engine decides them itself.
-
-// fakeEarthRadiusM differs from search.DistanceKm's 6371.0088 km.
-const fakeEarthRadiusM = 6_371_088.0
+// the index's maxTotalHits as Meilisearch does. Its _geoRadius is
+// Meilisearch's own rule, written out here from its source (not by calling
+// search.DistanceM); with geoCos set, its cos stands for another C
+// library's, off by a last place for some arguments.
 
 // emulateSearch returns the documents of an index matching a search body,
 // in order, or an error message in Meilisearch's words.
@@ -45,7 +42,7 @@ func (f *fakeMeili) emulateSearch(ix *fakeIndex, body map[string]any) ([]map[str
 
 	match := func(map[string]any) bool { return true }
 	if fs, ok := body["filter"].(string); ok {
-		p := &filterParser{src: fs, filterable: strs(settings["filterableAttributes"])}
+		p := &filterParser{src: fs, filterable: strs(settings["filterableAttributes"]), cos: f.geoCos}
 		expr, err := p.parse()
 		if err != nil {
 			return nil, bad("invalid_search_filter", "%v in %q", err, fs)
@@ -208,6 +205,8 @@ type filterParser struct {
 	src        string
 	pos        int
 	filterable []string
+	// cos is the cos of the geo distance (nil: math.Cos).
+	cos func(float64) float64
 }
 
 type predicate = func(doc map[string]any) bool
@@ -415,15 +414,46 @@ func (p *filterParser) geoRadius() (predicate, error) {
 		}
 		lat, _ := geo["lat"].(float64)
 		lng, _ := geo["lng"].(float64)
-		return fakeDistanceM(args[0], args[1], lat, lng) <= args[2]
+		return fakeDistanceM(p.cos, [2]float64{args[0], args[1]}, [2]float64{lat, lng}) <= args[2]+0x1p-52
 	}, nil
 }
 
-func fakeDistanceM(lat1, lng1, lat2, lng2 float64) float64 {
-	rad := math.Pi / 180
-	dLat, dLng := (lat2-lat1)*rad, (lng2-lng1)*rad
-	h := math.Pow(math.Sin(dLat/2), 2) + math.Cos(lat1*rad)*math.Cos(lat2*rad)*math.Pow(math.Sin(dLng/2), 2)
-	return fakeEarthRadiusM * 2 * math.Asin(math.Sqrt(h))
+// fakeDistanceM is Meilisearch's milli::distance_between_two_points(base,
+// point) (crates/milli/src/lib.rs), which _geoRadius compares with
+// `<= radius + f64::EPSILON` (the GeoLowerThan arm of the filter's
+// evaluation, crates/milli/src/search/facet/filter.rs in v1.18): geoutils
+// 0.5.1's haversine_distance_to (src/formula.rs), in metres, rounded to the
+// millimetre, earth radius 6371e3 m, hav(θ) = (1 − cos θ) / 2, degrees to
+// radians by Rust's to_radians (x · (π/180)).
+func fakeDistanceM(cos func(float64) float64, start, end [2]float64) float64 {
+	if cos == nil {
+		cos = math.Cos
+	}
+	radsPerDeg := float64(math.Pi) / 180.0
+	haversine := func(theta float64) float64 { return (1.0 - cos(theta)) / 2.0 }
+	phi1 := start[0] * radsPerDeg
+	phi2 := end[0] * radsPerDeg
+	lambda1 := start[1] * radsPerDeg
+	lambda2 := end[1] * radsPerDeg
+	havDeltaPhi := haversine(phi2 - phi1)
+	havDeltaLambda := float64(float64(cos(phi1)*cos(phi2)) * haversine(lambda2-lambda1))
+	totalDelta := havDeltaPhi + havDeltaLambda
+	return math.Round(2.0*6371e3*math.Asin(math.Sqrt(totalDelta))*1000.0) / 1000.0
+}
+
+// otherLibmCos is a cos that differs from math.Cos by one unit in the last
+// place for about two arguments in three (up for some, down for others,
+// never beyond [-1, 1]), as another C library's may: the engine must still
+// decide every point as search.GeoCircle.Contains does.
+func otherLibmCos(x float64) float64 {
+	c := math.Cos(x)
+	switch math.Float64bits(x) % 3 {
+	case 1:
+		return min(math.Nextafter(c, 2), 1)
+	case 2:
+		return max(math.Nextafter(c, -2), -1)
+	}
+	return c
 }
 
 // anyElement compares a document value (or, for an array, any of its

@@ -277,8 +277,9 @@ func TestSearchResultPaging(t *testing.T) {
 }
 
 // TestNearDecidesTheEdge: a Near query first fetches the points in a thin
-// ring around the circle's edge and measures them with search.DistanceKm,
-// then sends the query with the inner circle or the IDs found inside.
+// ring around the circle's edge (edgeRing: millimetres wide) and decides
+// them with search.GeoCircle.Contains, then sends the query with the inner
+// circle or the IDs found inside.
 func TestNearDecidesTheEdge(t *testing.T) {
 	paris := search.GeoPoint{Lat: 48.8566, Lng: 2.3522}
 	onEdge := search.GeoPoint{Lat: 48.9, Lng: 2.4}
@@ -297,8 +298,11 @@ func TestNearDecidesTheEdge(t *testing.T) {
 		}
 		return []map[string]any{{"id": 9}, {"id": 1}}
 	}
-	inner := radius*1000 - max(nearMinSlackM, radius*1000*nearSlack)
-	outer := radius*1000 + max(nearMinSlackM, radius*1000*nearSlack)
+	inner, outer := edgeRing(radius * 1000)
+	if outer-inner > 0.005 {
+		t.Fatalf("ring [%v, %v] m for a radius of %v km: want millimetres", inner, outer, radius)
+	}
+	_, outerZero := edgeRing(0)
 	tests := []struct {
 		name       string
 		radius     float64
@@ -313,7 +317,7 @@ func TestNearDecidesTheEdge(t *testing.T) {
 			"", // not checked
 			"", 2},
 		{"radius zero", 0,
-			`featured = true AND _geoRadius(48.8566, 2.3522, 10)`,
+			fmt.Sprintf(`featured = true AND _geoRadius(48.8566, 2.3522, %s)`, number(outerZero)),
 			`featured = true AND id IN [3]`, 2},
 	}
 	for _, tt := range tests {

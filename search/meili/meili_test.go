@@ -25,7 +25,7 @@ func TestConformance(t *testing.T) {
 	key := os.Getenv("TEST_MEILI_KEY")
 	run := time.Now().UnixNano()
 	var n atomic.Int64
-	searchtest.Run(t, func(t *testing.T) search.Engine {
+	newEngine := func(t *testing.T) search.Engine {
 		// No Languages: the engine learns them from the fixtures, which
 		// also exercises settings updates on a live server.
 		prefix := fmt.Sprintf("conformance_%d_%d_", run, n.Add(1))
@@ -43,7 +43,40 @@ func TestConformance(t *testing.T) {
 			}
 		})
 		return e
-	})
+	}
+	searchtest.Run(t, newEngine)
+	t.Run("NearEdges", func(t *testing.T) { searchtest.RunNearEdges(t, newEngine) })
+}
+
+// TestNearEdgesAgainstFake runs the shared generated-data check of the
+// Near rule (searchtest.RunNearEdges: points exactly on the circle, a
+// float step or a millimetre either side, at the poles and across the
+// antimeridian) against the fake, whose _geoRadius is Meilisearch's rule
+// from its source: once with Go's cos (the fake and search.DistanceM then
+// agree everywhere) and once with a cos one last place off for most
+// arguments (another C library's), where only the engine's edge ring keeps
+// the result exact.
+func TestNearEdgesAgainstFake(t *testing.T) {
+	tests := []struct {
+		name string
+		cos  func(float64) float64
+	}{
+		{"same cos", nil},
+		{"another C library's cos", otherLibmCos},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeMeili(t)
+			f.emulate, f.geoCos = true, tt.cos
+			searchtest.RunNearEdges(t, func(t *testing.T) search.Engine {
+				e, err := Open(t.Context(), f.srv.URL, "", Options{TaskPollInterval: time.Millisecond})
+				if err != nil {
+					t.Fatalf("Open: %v", err)
+				}
+				return e
+			})
+		})
+	}
 }
 
 // TestSuiteAgainstFake runs the conformance suite against the fake's

@@ -27,9 +27,9 @@
 //     otherwise it is expanded to a flat bit set that the ordered pass tests
 //     with one load per entry.
 //   - A table of the distinct geo points (events share their venue's): a
-//     radius query measures each point once, with the exact
-//     search.DistanceKm, after a latitude band that no point inside can
-//     leave.
+//     radius query decides each point once, with the contract's rule
+//     (search.GeoCircle.Contains), after a latitude band that no point
+//     inside can leave.
 //
 // Every filter is thus decided exactly as the reference (search/searchtest)
 // decides it, and totals and facet counts are exact.
@@ -685,7 +685,7 @@ func (x *Index) plan(q search.EventQuery) *plan {
 }
 
 // near decides, for every point, whether it is inside the circle c by
-// search.DistanceKm, as the reference does.
+// search.GeoCircle.Contains, as the reference does.
 func (p *plan) near(x *Index, c search.GeoCircle) {
 	if !(c.RadiusKm >= 0) {
 		p.none = true // negative or NaN radius; +Inf is everything
@@ -693,10 +693,12 @@ func (p *plan) near(x *Index, c search.GeoCircle) {
 	}
 	// A point farther in latitude than the radius is farther in distance:
 	// the great-circle distance is at least the earth radius times the
-	// latitude difference. The band is widened by a millionth so that
-	// rounding never drops a point inside; a point outside the real
-	// latitudes (which the API never stores) gets the exact check alone.
-	band := c.RadiusKm / earthRadiusKm * (1 + 1e-6) * 180 / math.Pi
+	// latitude difference. The band is widened by a metre and a millionth,
+	// far more than the distance's rounding (to the millimetre) and its
+	// float error, so that no point inside is ever left out; a point
+	// outside the real latitudes (which the API never stores) gets the
+	// exact check alone.
+	band := (c.RadiusM() + 1) / search.EarthRadiusM * (1 + 1e-6) * 180 / math.Pi
 	p.inside = make([]bool, len(x.points))
 	any := false
 	for i, pt := range x.points {
@@ -707,15 +709,12 @@ func (p *plan) near(x *Index, c search.GeoCircle) {
 		if math.Abs(lat-c.Center.Lat) > band && lat >= -90 && lat <= 90 {
 			continue
 		}
-		if search.DistanceKm(pt.p, c.Center) <= c.RadiusKm {
+		if c.Contains(pt.p) {
 			p.inside[i], any = true, true
 		}
 	}
 	p.none = !any
 }
-
-// earthRadiusKm is the radius search.DistanceKm measures with.
-const earthRadiusKm = 6371.0088
 
 // match returns the rows where term t matches a word (in the title or the
 // body), and, when scored, the same rows split by how they match.

@@ -39,7 +39,7 @@ func MatchEvent(doc search.EventDocument, q search.EventQuery) bool {
 		return false
 	}
 	if q.Near.Set && !(doc.HasGeo && doc.Geo != nil &&
-		search.DistanceKm(*doc.Geo, q.Near.Value.Center) <= q.Near.Value.RadiusKm) {
+		q.Near.Value.Contains(*doc.Geo)) {
 		return false
 	}
 	if q.ParentID.Set && doc.ParentID != q.ParentID.Value {

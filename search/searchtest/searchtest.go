@@ -66,6 +66,7 @@ func Run(t *testing.T, newEngine func(t *testing.T) search.Engine) {
 	t.Run("ReindexReplaces", func(t *testing.T) { testReindex(t, openEngine(t, newEngine), f) })
 	t.Run("Delete", func(t *testing.T) { testDelete(t, openEngine(t, newEngine), f) })
 	t.Run("LargeTotals", func(t *testing.T) { testLargeTotals(t, openEngine(t, newEngine)) })
+	t.Run("NearEdges", func(t *testing.T) { RunNearEdges(t, newEngine) })
 }
 
 // openEngine gets a fresh engine, initialises it and closes it at the end
@@ -390,7 +391,7 @@ func eventCases(f *Fixtures) []eventCase {
 		{name: "all by publish date", q: q(func(q *search.EventQuery) { q.Sort = search.ByPublishDate }), expect: all},
 		{name: "publish by publish date", q: q(func(q *search.EventQuery) { q.Statuses, q.Sort = []string{"publish"}, search.ByPublishDate })},
 
-		// Geo: the reference is the haversine of search.DistanceKm.
+		// Geo: the reference is search.GeoCircle.Contains (Meilisearch's rule).
 		{name: "near paris 10 km", q: q(func(q *search.EventQuery) { q.Near = search.Some(search.GeoCircle{Center: paris, RadiusKm: 10}) })},
 		{name: "near amsterdam 25 km", q: q(func(q *search.EventQuery) { q.Near = search.Some(search.GeoCircle{Center: amsterdam, RadiusKm: 25}) })},
 		{name: "near berlin 1000 km", q: q(func(q *search.EventQuery) { q.Near = search.Some(search.GeoCircle{Center: berlin, RadiusKm: 1000}) })},

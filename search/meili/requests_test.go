@@ -1,0 +1,173 @@
+package meili
+
+import (
+	"fmt"
+	"net/http"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/calendar/eventcal/search"
+	"github.com/calendar/eventcal/search/searchtest"
+)
+
+// TestOneSearchPerList counts the search requests the engine sends for
+// each kind of list, against the fake's emulation on generated data: one
+// search per list, asking for a page of the requested size only
+// (page/hitsPerPage, never offset/limit, so that Meilisearch counts
+// totalHits exhaustively), whatever the number of matches. A Near list
+// sends one more, bounded request first: the points within millimetres of
+// the circle's edge (edgeRing), one page of at most maxTotalHits, id and
+// _geo only. A multi-word place search is the other exception (see
+// searchOneField): one request, but for every candidate.
+func TestOneSearchPerList(t *testing.T) {
+	f := newFakeMeili(t)
+	f.emulate = true
+	e, err := Open(t.Context(), f.srv.URL, "", Options{TaskPollInterval: time.Millisecond})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { e.Close() })
+	fx := searchtest.Generate(20260101, 1500, 150, 20)
+	if err := e.Init(t.Context()); err != nil {
+		t.Fatalf("Init: %v", err)
+	}
+	if err := e.IndexEvents(t.Context(), fx.Events); err != nil {
+		t.Fatalf("IndexEvents: %v", err)
+	}
+	if err := e.IndexPlaces(t.Context(), fx.Places()); err != nil {
+		t.Fatalf("IndexPlaces: %v", err)
+	}
+	paris := fx.Cities[1]
+	venueWord := search.Words(fx.Venues[0].Text["en"].Title)[0]
+
+	const eventsPath, venuesPath = "/indexes/calendar_events/search", "/indexes/calendar_venues/search"
+	type list struct {
+		name   string
+		events *search.EventQuery
+		places *search.PlaceQuery
+		// ring: a Near list, whose first request is the edge ring.
+		ring bool
+		// whole: the one request asks for every candidate (hitsPerPage
+		// maxTotalHits) and the engine pages them itself.
+		whole bool
+		// anyOrder: the contract lets the engines order ties differently.
+		anyOrder bool
+	}
+	ev := func(mod func(q *search.EventQuery)) *search.EventQuery {
+		q := search.EventQuery{Lang: "en", Statuses: []string{"publish"}}
+		mod(&q)
+		return &q
+	}
+	lists := []list{
+		{name: "default", events: ev(func(q *search.EventQuery) { q.EndGT = search.Some(fx.Now) })},
+		{name: "filtered (dates, category, featured)", events: ev(func(q *search.EventQuery) {
+			q.StartGTE, q.EndLTE = search.Some(fx.Now-200*86400), search.Some(fx.Now+300*86400)
+			q.CategoryIDs, q.Featured = []int64{1, 2, 3}, search.Some(false)
+		})},
+		{name: "text search", events: ev(func(q *search.EventQuery) { q.Query = "jazz" })},
+		{name: "geo radius", events: ev(func(q *search.EventQuery) {
+			q.Near = search.Some(search.GeoCircle{Center: paris, RadiusKm: 40})
+		}), ring: true},
+		{name: "geo radius and text", events: ev(func(q *search.EventQuery) {
+			q.Query, q.Near = "concert", search.Some(search.GeoCircle{Center: paris, RadiusKm: 50})
+		}), ring: true},
+		{name: "facets", events: ev(func(q *search.EventQuery) {
+			q.Facets = []string{search.FacetCategories, search.FacetTags, search.FacetFeatured, search.FacetVenue}
+		})},
+		{name: "relevance", events: ev(func(q *search.EventQuery) { q.Query, q.Relevance = "music", true }), anyOrder: true},
+		{name: "by publish date", events: ev(func(q *search.EventQuery) { q.Sort = search.ByPublishDate })},
+		{name: "places", places: &search.PlaceQuery{Kind: search.Venues, Lang: "en"}},
+		{name: "places search", places: &search.PlaceQuery{Kind: search.Venues, Lang: "en", Query: venueWord}},
+		{name: "places search, several words", places: &search.PlaceQuery{Kind: search.Venues, Lang: "en", Query: "a e"}, whole: true},
+	}
+	pages := []struct{ offset, limit int }{{0, 5}, {10, 5}, {20, 10}}
+	for _, l := range lists {
+		for _, pg := range pages {
+			t.Run(fmt.Sprintf("%s/offset %d limit %d", l.name, pg.offset, pg.limit), func(t *testing.T) {
+				f.reset()
+				var got search.Result
+				var want search.Result
+				path := eventsPath
+				if l.events != nil {
+					q := *l.events
+					q.Offset, q.Limit = pg.offset, pg.limit
+					got, err = e.SearchEvents(t.Context(), q)
+					want = searchtest.ExpectedEvents(fx.Events, q)
+				} else {
+					q := *l.places
+					q.Offset, q.Limit = pg.offset, pg.limit
+					got, err = e.SearchPlaces(t.Context(), q)
+					want = searchtest.ExpectedPlaces(fx.Places(), q)
+					path = venuesPath
+				}
+				if err != nil {
+					t.Fatalf("search: %v", err)
+				}
+				if want.Total <= pg.offset+pg.limit && !l.whole {
+					t.Fatalf("the generated data gives %d matches: want more than one page", want.Total)
+				}
+				if got.Total != want.Total || !l.anyOrder && !slices.Equal(got.IDs, want.IDs) || len(got.IDs) != len(want.IDs) {
+					t.Errorf("result %v (total %d), want %v (total %d)", got.IDs, got.Total, want.IDs, want.Total)
+				}
+
+				reqs := f.calls(http.MethodPost, "/indexes/*")
+				wantN := 1
+				if l.ring {
+					wantN = 2
+				}
+				if len(reqs) != wantN {
+					t.Fatalf("%d search requests, want %d: %v", len(reqs), wantN, reqs)
+				}
+				for _, r := range reqs {
+					if r.Path != path {
+						t.Errorf("request to %s, want %s", r.Path, path)
+					}
+				}
+				bodies := make([]map[string]any, len(reqs))
+				for i, r := range reqs {
+					bodies[i] = r.Body.(map[string]any)
+					if _, ok := bodies[i]["limit"]; ok {
+						t.Errorf("request %d sends limit (an estimated total): %s", i, jsonString(bodies[i]))
+					}
+					if _, ok := bodies[i]["offset"]; ok {
+						t.Errorf("request %d sends offset (an estimated total): %s", i, jsonString(bodies[i]))
+					}
+				}
+				main := bodies[len(bodies)-1]
+				if l.ring {
+					ring := bodies[0]
+					c := l.events.Near.Value
+					inner, outer := edgeRing(c.RadiusM())
+					if outer-inner > 0.005 {
+						t.Errorf("edge ring %v m to %v m: want millimetres", inner, outer)
+					}
+					wantFilter := geoRadius(c.Center, outer) + " AND " + not(geoRadius(c.Center, inner))
+					if s, _ := ring["filter"].(string); !strings.HasSuffix(s, wantFilter) {
+						t.Errorf("ring filter %q, want it to end with %q", s, wantFilter)
+					}
+					if ring["hitsPerPage"] != float64(maxTotalHits) || ring["page"] != float64(1) ||
+						!reflect.DeepEqual(ring["attributesToRetrieve"], []any{"id", "_geo"}) || ring["sort"] != nil || ring["facets"] != nil {
+						t.Errorf("ring request %s: want one bounded page of id and _geo, unsorted, no facets", jsonString(ring))
+					}
+					if !strings.Contains(main["filter"].(string), geoRadius(c.Center, inner)) {
+						t.Errorf("list filter %q: want the inner circle to Meilisearch", main["filter"])
+					}
+				}
+				if l.whole {
+					if main["hitsPerPage"] != float64(maxTotalHits) || main["page"] != float64(1) {
+						t.Errorf("request %s: want every candidate in one page", jsonString(main))
+					}
+					return
+				}
+				wantPage := float64(pg.offset/pg.limit + 1)
+				if main["hitsPerPage"] != float64(pg.limit) || main["page"] != wantPage {
+					t.Errorf("list request asks page %v of %v hits, want page %v of %d: %s",
+						main["page"], main["hitsPerPage"], wantPage, pg.limit, jsonString(main))
+				}
+			})
+		}
+	}
+}
