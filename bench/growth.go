@@ -226,10 +226,14 @@ func flushWithin(ctx context.Context, w *sync.Worker, d time.Duration) error {
 	return w.Flush(ctx)
 }
 
-// pacedLag measures the sync lag of probe writes (samples of them, one
-// after the other) while a background writer creates events through the
-// API at rate per second. It returns the lag and the background rate
-// reached.
+// pacedFor is the shortest time the sync lag is measured while writes
+// arrive at a steady rate.
+const pacedFor = 30 * time.Second
+
+// pacedLag measures the sync lag of probe writes (at least samples of
+// them, one after the other, for at least pacedFor) while a background
+// writer creates events through the API at rate per second. It returns the
+// lag and the background rate reached.
 func (s *stack) pacedLag(rate, samples int, k *seedKit) (*latencies, float64, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg gosync.WaitGroup
@@ -270,7 +274,15 @@ func (s *stack) pacedLag(rate, samples int, k *seedKit) (*latencies, float64, er
 			}
 		}()
 	}
-	lag, err := s.syncLag(samples, k.today)
+	// At least samples writes, over at least pacedFor of writes arriving.
+	lag := &latencies{}
+	var err error
+	for err == nil && (len(lag.ms) < samples || time.Since(start) < pacedFor) {
+		var more *latencies
+		if more, err = s.syncLag(min(10, samples), k.today); err == nil {
+			lag.ms = append(lag.ms, more.ms...)
+		}
+	}
 	elapsed := time.Since(start)
 	cancel()
 	wg.Wait()
