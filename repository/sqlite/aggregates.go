@@ -220,8 +220,8 @@ func (s *Store) FindPostIDs(ctx context.Context, q repository.PostQuery) ([]int6
 }
 
 // countByTerm counts the events of some categories or of some tags
-// (optionally of some statuses) from term_events, an index-only range
-// count. It reports false for every other query shape, which CountPosts
+// (optionally of some statuses): of one term from term_counts (a row per
+// status), of several from term_events (an index-only range count). It reports false for every other query shape, which CountPosts
 // then runs on posts. Rendering an event counts the published events of
 // each of its terms: on posts that count visits every published event
 // (the status index), so its cost grew with the store.
@@ -236,14 +236,13 @@ func (s *Store) countByTerm(ctx context.Context, q repository.PostQuery) (int, b
 		return 0, false, nil
 	}
 	// One term: its rows are one per event (the primary key, and an event
-	// has one status), so count(*) counts index entries without the
-	// temporary b-tree DISTINCT needs; several terms may share events.
-	count := `count(DISTINCT event_id)`
-	if len(ids) == 1 {
-		count = `count(*)`
-	}
-	query, args := `SELECT `+count+` FROM term_events WHERE rel = ? AND term_id IN (SELECT value FROM json_each(?))`,
+	// has one status), so term_counts holds the count per status; several
+	// terms may share events, which count(DISTINCT) counts once.
+	query, args := `SELECT count(DISTINCT event_id) FROM term_events WHERE rel = ? AND term_id IN (SELECT value FROM json_each(?))`,
 		[]any{rel, jsonIDs(ids)}
+	if len(ids) == 1 {
+		query, args = `SELECT coalesce(sum(n), 0) FROM term_counts WHERE rel = ? AND term_id = ?`, []any{rel, ids[0]}
+	}
 	if len(q.Statuses) > 0 {
 		query += ` AND status IN (SELECT value FROM json_each(?))`
 		args = append(args, jsonStrings(q.Statuses))
