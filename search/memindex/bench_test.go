@@ -19,18 +19,25 @@ func benchIndex(n int) (*Index, int64) {
 	const now = int64(1_800_000_000)
 	docs := make([]search.EventDocument, n)
 	for i := range docs {
-		w := func() string { return benchWords[r.IntN(len(benchWords))] }
 		start := now + int64(r.IntN(730*24))*3600
 		venue := int64(r.IntN(200))
 		geo := &search.GeoPoint{Lat: 48 + float64(venue%20)*0.1, Lng: 2 + float64(venue/20)*0.1}
 		docs[i] = search.EventDocument{
 			ID: int64(i + 1), Status: "publish", Start: start, End: start + 7200, PublishDate: now - int64(i),
-			Text: map[string]search.Text{"en": {
-				Title:       fmt.Sprintf("%s %s %d", w(), w(), i),
-				Description: fmt.Sprintf("An evening of %s and %s.", w(), w()),
-			}},
+			Text: map[string]search.Text{},
 			Featured: r.IntN(5) == 0, CategoryIDs: []int64{int64(r.IntN(30))}, TagIDs: []int64{int64(r.IntN(50)), int64(r.IntN(50))},
 			VenueIDs: []int64{venue}, OrganizerIDs: []int64{int64(r.IntN(100))}, HasGeo: true, Geo: geo,
+		}
+	}
+	// Seven languages, as the service's default LANGUAGES, each falling
+	// back to the one text (the documents' shape for untranslated events).
+	for i := range docs {
+		t := search.Text{
+			Title:       fmt.Sprintf("%s %s %d", benchWords[r.IntN(len(benchWords))], benchWords[r.IntN(len(benchWords))], i),
+			Description: fmt.Sprintf("An evening of %s and %s.", benchWords[r.IntN(len(benchWords))], benchWords[r.IntN(len(benchWords))]),
+		}
+		for _, l := range []string{"nl", "en", "fr", "de", "it", "pl", "es"} {
+			docs[i].Text[l] = t
 		}
 	}
 	x := New()

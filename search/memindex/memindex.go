@@ -22,7 +22,13 @@
 //     decided on the entry.
 //   - Bitmaps (roaring) of the events of each category, tag, venue and
 //     organizer, and per language of each word of the title and of the
-//     description and excerpt. A query's list filters and words become one
+//     description and excerpt. An event whose text in a language is the
+//     same as in another (the document falls back to the default language
+//     for untranslated text, so with seven languages most events have one
+//     text seven times) is indexed once, under the first of those
+//     languages by name; the others record the alias in a bitmap, and a
+//     query in one of them reads the postings of the language aliased to,
+//     limited to the aliased events. A query's list filters and words become one
 //     bitmap of candidates: when it is small its members are sorted,
 //     otherwise it is expanded to a flat bit set that the ordered pass tests
 //     with one load per entry.
@@ -43,6 +49,7 @@ package memindex
 import (
 	"cmp"
 	"context"
+	"maps"
 	"math"
 	"math/bits"
 	"slices"
@@ -103,9 +110,11 @@ type row struct {
 	status string
 	// lists holds the event's values of each list filter.
 	lists [numLists][]int64
-	// words lists the word entries whose bitmaps hold this row, so that a
-	// replaced or removed event leaves no posting behind.
-	words []wordRef
+	// words lists the word entries whose bitmaps hold this row, and
+	// aliases the alias bitmaps, so that a replaced or removed event leaves
+	// no posting behind.
+	words   []wordRef
+	aliases []*roaring.Bitmap
 	// e is the event's entry in the date order.
 	e entry
 }
@@ -143,11 +152,11 @@ type wordRef struct {
 }
 
 // word is one distinct word of one language's text, with the rows whose
-// title and whose description or excerpt hold it.
+// title and whose description or excerpt hold it (nil: none).
 type word struct {
 	text        string
 	vocab       *vocabulary
-	title, body roaring.Bitmap
+	title, body *roaring.Bitmap
 }
 
 // vocabulary is the words of one language: by text, and in order for
@@ -161,6 +170,9 @@ type vocabulary struct {
 	recent []string
 	// stale counts the words of sorted that are no longer in byText.
 	stale int
+	// aliases holds, per other language, the events whose text in this
+	// language is their text in that one (indexed there only).
+	aliases map[string]*roaring.Bitmap
 }
 
 // recentMax bounds the unsorted new words of a vocabulary: a merge
@@ -302,11 +314,19 @@ func (x *Index) link(slot uint32, d *search.EventDocument) {
 			b.Add(slot)
 		}
 	}
-	for lang, t := range d.Text {
-		v := x.langs[lang]
-		if v == nil {
-			v = &vocabulary{byText: map[string]*word{}}
-			x.langs[lang] = v
+	langs := slices.Sorted(maps.Keys(d.Text))
+	for i, lang := range langs {
+		t := d.Text[lang]
+		v := x.vocabulary(lang)
+		if j := slices.IndexFunc(langs[:i], func(l string) bool { return d.Text[l] == t }); j >= 0 {
+			a := v.aliases[langs[j]]
+			if a == nil {
+				a = roaring.New()
+				v.aliases[langs[j]] = a
+			}
+			a.Add(slot)
+			r.aliases = append(r.aliases, a)
+			continue
 		}
 		r.words = v.add(r.words, slot, textWords(t.Title), true)
 		r.words = v.add(r.words, slot, textWords(t.Description), false)
@@ -314,6 +334,16 @@ func (x *Index) link(slot uint32, d *search.EventDocument) {
 	}
 	r.words = slices.Clip(r.words)
 	x.rows[slot] = r
+}
+
+// vocabulary returns the vocabulary of lang, creating it.
+func (x *Index) vocabulary(lang string) *vocabulary {
+	v := x.langs[lang]
+	if v == nil {
+		v = &vocabulary{byText: map[string]*word{}, aliases: map[string]*roaring.Bitmap{}}
+		x.langs[lang] = v
+	}
+	return v
 }
 
 // add records that the row at slot holds words (in its title or body),
@@ -334,7 +364,10 @@ func (v *vocabulary) add(refs []wordRef, slot uint32, words []string, title bool
 		if title {
 			b = &e.title
 		}
-		if b.CheckedAdd(slot) {
+		if *b == nil {
+			*b = roaring.New()
+		}
+		if (*b).CheckedAdd(slot) {
 			refs = append(refs, wordRef{w: e, title: title})
 		}
 	}
@@ -387,14 +420,19 @@ func (x *Index) unlink(slot uint32) {
 	r := &x.rows[slot]
 	for _, ref := range r.words {
 		e := ref.w
+		b := &e.body
 		if ref.title {
-			e.title.Remove(slot)
-		} else {
-			e.body.Remove(slot)
+			b = &e.title
 		}
-		if e.title.IsEmpty() && e.body.IsEmpty() {
+		if (*b).Remove(slot); (*b).IsEmpty() {
+			*b = nil
+		}
+		if e.title == nil && e.body == nil {
 			forget(e)
 		}
+	}
+	for _, a := range r.aliases {
+		a.Remove(slot)
 	}
 	for l, values := range r.lists {
 		for _, v := range values {
@@ -673,7 +711,7 @@ func (x *Index) plan(q search.EventQuery) *plan {
 		return p
 	}
 	for _, t := range terms {
-		matched, classes := v.match(t, q.Relevance)
+		matched, classes := x.match(v, t, q.Relevance)
 		if and(matched); p.none {
 			return p
 		}
@@ -717,27 +755,25 @@ func (p *plan) near(x *Index, c search.GeoCircle) {
 }
 
 // match returns the rows where term t matches a word (in the title or the
-// body), and, when scored, the same rows split by how they match.
-func (v *vocabulary) match(t search.Term, scored bool) (*roaring.Bitmap, []scoredClass) {
-	var parts []*roaring.Bitmap
-	// classes: title exact, prefix, typo, then body exact, prefix, typo.
-	var classes [6][]*roaring.Bitmap
-	v.walk(t, func(e *word) {
-		parts = append(parts, &e.title, &e.body)
-		if !scored {
-			return
+// body) of their text in v's language, and, when scored, the same rows
+// split by how they match: the words of v, and of each language v aliases
+// to for the aliased rows.
+func (x *Index) match(v *vocabulary, t search.Term, scored bool) (*roaring.Bitmap, []scoredClass) {
+	matched, classes := v.match(t, scored)
+	for lang, rows := range v.aliases {
+		if rows.IsEmpty() {
+			continue
 		}
-		k := 2
-		switch {
-		case e.text == t.Word:
-			k = 0
-		case t.Prefix && strings.HasPrefix(e.text, t.Word):
-			k = 1
+		m, cs := x.langs[lang].match(t, scored)
+		m.And(rows)
+		matched.Or(m)
+		if scored {
+			for k := range classes {
+				cs[k].And(rows)
+				classes[k].Or(cs[k])
+			}
 		}
-		classes[k] = append(classes[k], &e.title)
-		classes[3+k] = append(classes[3+k], &e.body)
-	})
-	matched := roaring.FastOr(parts...)
+	}
 	if !scored {
 		return matched, nil
 	}
@@ -746,14 +782,46 @@ func (v *vocabulary) match(t search.Term, scored bool) (*roaring.Bitmap, []score
 		scoreExact, scorePrefix, scoreTypo,
 	}
 	var out []scoredClass
-	for k, bs := range classes {
-		if len(bs) > 0 {
-			out = append(out, scoredClass{rows: roaring.FastOr(bs...), score: weights[k]})
+	for k, b := range classes {
+		if !b.IsEmpty() {
+			out = append(out, scoredClass{rows: b, score: weights[k]})
 		}
 	}
 	// Best first, so a row's score for this word is its first class.
 	slices.SortStableFunc(out, func(a, b scoredClass) int { return cmp.Compare(b.score, a.score) })
 	return matched, out
+}
+
+// match returns the rows where t matches a word of v, and when scored the
+// six classes of scoredClass (title exact, prefix, typo, then body exact,
+// prefix, typo) as bitmaps.
+func (v *vocabulary) match(t search.Term, scored bool) (*roaring.Bitmap, [6]*roaring.Bitmap) {
+	var parts []*roaring.Bitmap
+	var classes [6][]*roaring.Bitmap
+	v.walk(t, func(e *word) {
+		k := 2
+		switch {
+		case e.text == t.Word:
+			k = 0
+		case t.Prefix && strings.HasPrefix(e.text, t.Word):
+			k = 1
+		}
+		for g, b := range []*roaring.Bitmap{e.title, e.body} {
+			if b != nil {
+				parts = append(parts, b)
+				if scored {
+					classes[3*g+k] = append(classes[3*g+k], b)
+				}
+			}
+		}
+	})
+	var out [6]*roaring.Bitmap
+	if scored {
+		for k, bs := range classes {
+			out[k] = roaring.FastOr(bs...)
+		}
+	}
+	return roaring.FastOr(parts...), out
 }
 
 // walk calls fn for every word of the vocabulary that t matches

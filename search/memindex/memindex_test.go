@@ -69,6 +69,15 @@ func agreesAfterChanges(t *testing.T) {
 			}
 			other := f.Events[r.IntN(len(f.Events))]
 			cur.Text = other.Text // other words: the old postings must go
+			if r.IntN(3) == 0 {
+				// Untranslated: every language falls back to one text
+				// (indexed once, the other languages aliased to it).
+				one := other.Text[f.Langs[r.IntN(len(f.Langs))]]
+				cur.Text = map[string]search.Text{}
+				for _, l := range f.Langs {
+					cur.Text[l] = one
+				}
+			}
 			cur.Start += int64(r.IntN(200000)) - 100000
 			cur.End = cur.Start + int64(r.IntN(10000))
 			cur.PublishDate = other.PublishDate
@@ -101,6 +110,15 @@ func agreesAfterChanges(t *testing.T) {
 			}
 		}
 		apply(back)
+		aliased := uint64(0)
+		for _, v := range x.langs {
+			for _, a := range v.aliases {
+				aliased += a.GetCardinality()
+			}
+		}
+		if aliased == 0 {
+			t.Fatal("no event has a language aliased to another: the test does not exercise aliases")
+		}
 		check(t, fmt.Sprintf("round %d", round), x, live, f, r)
 	}
 	remove(slices.Collect(func(yield func(int64) bool) {
@@ -116,6 +134,11 @@ func agreesAfterChanges(t *testing.T) {
 	for lang, v := range x.langs {
 		if len(v.byText) != 0 || len(v.sorted)-v.stale != 0 || len(v.recent) != 0 {
 			t.Errorf("language %s keeps %d words after every event is gone", lang, len(v.byText))
+		}
+		for to, a := range v.aliases {
+			if !a.IsEmpty() {
+				t.Errorf("language %s keeps %d events aliased to %s", lang, a.GetCardinality(), to)
+			}
 		}
 	}
 	if len(x.order) != 0 {
