@@ -24,7 +24,7 @@ func benchIndex(n int) (*Index, int64) {
 		geo := &search.GeoPoint{Lat: 48 + float64(venue%20)*0.1, Lng: 2 + float64(venue/20)*0.1}
 		docs[i] = search.EventDocument{
 			ID: int64(i + 1), Status: "publish", Start: start, End: start + 7200, PublishDate: now - int64(i),
-			Text: map[string]search.Text{},
+			Text:     map[string]search.Text{},
 			Featured: r.IntN(5) == 0, CategoryIDs: []int64{int64(r.IntN(30))}, TagIDs: []int64{int64(r.IntN(50)), int64(r.IntN(50))},
 			VenueIDs: []int64{venue}, OrganizerIDs: []int64{int64(r.IntN(100))}, HasGeo: true, Geo: geo,
 		}
