@@ -25,6 +25,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/pprof"
 	"sort"
@@ -56,11 +57,17 @@ func main() {
 	dir := flag.String("data", "", "data directory (default: a new temporary one, removed afterwards)")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the uncached read rows to this file")
 	flag.StringVar(&memProfile, "memprofile", "", "write a heap profile, after the reindex, to this file")
+	rows := flag.String("rows", "", "run only the uncached read rows whose name matches this regular expression (for profiling one row)")
 	flag.BoolVar(&growth, "growth", false, "measure creates/s at each size of -growth-steps instead (growth.go)")
 	flag.StringVar(&growthSteps, "growth-steps", "2000,25000,50000,100000", "store sizes of -growth")
 	flag.IntVar(&growthCreates, "growth-creates", 1000, "creates measured through the API at each size of -growth")
 	flag.IntVar(&apiEvents, "api-events", 2000, "events seeded (and measured) through the API; the others are written to the store directly")
 	flag.Parse()
+	var err error
+	if rowFilter, err = regexp.Compile(*rows); err != nil {
+		fmt.Fprintln(os.Stderr, "-rows:", err)
+		os.Exit(2)
+	}
 	if err := run(*events, *venues, *organizers, *categories, *tags, *conc, *dur, *lagSamples, *dir); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -72,6 +79,9 @@ var cpuProfile string
 
 // memProfile is the -memprofile flag.
 var memProfile string
+
+// rowFilter is the -rows flag.
+var rowFilter *regexp.Regexp
 
 // The -growth, -growth-steps, -growth-creates and -api-events flags.
 var (
@@ -299,6 +309,9 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 		return err
 	}
 	for _, sc := range reads {
+		if !rowFilter.MatchString(sc.name) {
+			continue
+		}
 		res := s.load(uncachedBase, sc.path, conc, dur)
 		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%.2f\t\n", sc.name, res.rate, res.lat.pct(50), res.lat.pct(99), res.rate/ceiling.rate)
 		if res.errors > 0 {
