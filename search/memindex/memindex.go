@@ -594,6 +594,8 @@ type plan struct {
 	byName   bool
 	// flagMask and flagWant: an entry passes when flags&mask == want.
 	flagMask, flagWant uint8
+	// The date bounds of q as inclusive ranges.
+	startMin, startMax, endMin, endMax int64
 	// cands holds the candidates of the list filters, IDs and words
 	// (nil: every event).
 	cands *roaring.Bitmap
@@ -631,6 +633,12 @@ const (
 
 func (x *Index) plan(q search.EventQuery) *plan {
 	p := &plan{q: q}
+	p.startMin, p.startMax = bounds(q.StartGTE, q.StartGT, search.Opt[int64]{}, q.StartLT)
+	p.endMin, p.endMax = bounds(search.Opt[int64]{}, q.EndGT, q.EndLTE, q.EndLT)
+	if p.startMin > p.startMax || p.endMin > p.endMax {
+		p.none = true
+		return p
+	}
 	if len(q.Statuses) > 0 {
 		for _, s := range q.Statuses {
 			if c, ok := x.statuses[s]; ok {
@@ -891,14 +899,20 @@ func (p *plan) each(x *Index, fn func(slot uint32)) {
 			}
 		}
 	}
-	q := &p.q
-	b, i := x.order.lowerBound(x, q)
+	// The cheap filters are decided here, on the entry, in one expression;
+	// passesRest decides the others only when the query has them.
+	rest := p.byName || p.inside != nil || p.q.ParentID.Set
+	statuses, mask, want, endMin, endMax := p.statuses, p.flagMask, p.flagWant, p.endMin, p.endMax
+	b, i := x.order.lowerBound(p.startMin)
 	for ; b < len(x.order); b, i = b+1, 0 {
 		for _, e := range x.order[b][i:] {
-			if q.StartLT.Set && e.start >= q.StartLT.Value {
+			if e.start > p.startMax {
 				return
 			}
-			if set != nil && set[e.slot>>6]&(1<<(e.slot&63)) == 0 || !p.passes(x, &e) {
+			if e.end < endMin || e.end > endMax || e.flags&mask != want ||
+				statuses != 0 && statuses&(1<<e.status) == 0 ||
+				set != nil && set[e.slot>>6]&(1<<(e.slot&63)) == 0 ||
+				rest && !p.passesRest(x, &e) {
 				continue
 			}
 			fn(e.slot)
@@ -906,38 +920,56 @@ func (p *plan) each(x *Index, fn func(slot uint32)) {
 	}
 }
 
-// lowerBound returns the block and position of the first entry q's start
-// bounds allow.
-func (bs blocks) lowerBound(x *Index, q *search.EventQuery) (int, int) {
-	ok := func(start int64) bool {
-		return (!q.StartGTE.Set || start >= q.StartGTE.Value) && (!q.StartGT.Set || start > q.StartGT.Value)
+// bounds turns lower (>=, >) and upper (<=, <) bounds into one inclusive
+// range; an exclusive bound at the end of int64 leaves the range empty.
+func bounds(gte, gt, lte, lt search.Opt[int64]) (lo, hi int64) {
+	lo, hi = math.MinInt64, math.MaxInt64
+	if gte.Set {
+		lo = max(lo, gte.Value)
 	}
-	b := sort.Search(len(bs), func(i int) bool { return ok(bs[i][len(bs[i])-1].start) })
+	if gt.Set {
+		if gt.Value == math.MaxInt64 {
+			return 1, 0
+		}
+		lo = max(lo, gt.Value+1)
+	}
+	if lte.Set {
+		hi = min(hi, lte.Value)
+	}
+	if lt.Set {
+		if lt.Value == math.MinInt64 {
+			return 1, 0
+		}
+		hi = min(hi, lt.Value-1)
+	}
+	return lo, hi
+}
+
+// lowerBound returns the block and position of the first entry starting
+// at or after start.
+func (bs blocks) lowerBound(start int64) (int, int) {
+	b := sort.Search(len(bs), func(i int) bool { return bs[i][len(bs[i])-1].start >= start })
 	if b == len(bs) {
 		return b, 0
 	}
-	return b, sort.Search(len(bs[b]), func(i int) bool { return ok(bs[b][i].start) })
+	return b, sort.Search(len(bs[b]), func(i int) bool { return bs[b][i].start >= start })
 }
 
 // passes decides the filters of the entry (all but the candidates' own):
 // statuses, dates, flags, parent and radius, as searchtest.MatchEvent does.
 func (p *plan) passes(x *Index, e *entry) bool {
+	if p.statuses != 0 && p.statuses&(1<<e.status) == 0 || e.flags&p.flagMask != p.flagWant ||
+		e.start < p.startMin || e.start > p.startMax || e.end < p.endMin || e.end > p.endMax {
+		return false
+	}
+	return p.passesRest(x, e)
+}
+
+// passesRest decides what passes leaves after the entry's own fields: a
+// status without a code (by name), the radius and the parent.
+func (p *plan) passesRest(x *Index, e *entry) bool {
 	q := &p.q
-	if p.statuses != 0 && p.statuses&(1<<e.status) == 0 {
-		return false
-	}
 	if e.status == 0 && p.statuses != 0 && (!p.byName || !slices.Contains(q.Statuses, x.rows[e.slot].status)) {
-		return false
-	}
-	if e.flags&p.flagMask != p.flagWant {
-		return false
-	}
-	if q.StartGTE.Set && !(e.start >= q.StartGTE.Value) ||
-		q.StartGT.Set && !(e.start > q.StartGT.Value) ||
-		q.StartLT.Set && !(e.start < q.StartLT.Value) ||
-		q.EndLTE.Set && !(e.end <= q.EndLTE.Value) ||
-		q.EndLT.Set && !(e.end < q.EndLT.Value) ||
-		q.EndGT.Set && !(e.end > q.EndGT.Value) {
 		return false
 	}
 	if p.inside != nil && (e.point < 0 || !p.inside[e.point]) {

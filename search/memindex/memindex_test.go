@@ -2,6 +2,7 @@ package memindex
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -348,4 +349,33 @@ func nextBelow(f float64) float64 {
 		return -1
 	}
 	return f * (1 - 1e-15)
+}
+
+// TestBounds pins the conversion of the date bounds to inclusive ranges,
+// at the ends of int64 above all.
+func TestBounds(t *testing.T) {
+	some := search.Some[int64]
+	var none search.Opt[int64]
+	for _, tc := range []struct {
+		name             string
+		gte, gt, lte, lt search.Opt[int64]
+		lo, hi           int64
+	}{
+		{"none", none, none, none, none, math.MinInt64, math.MaxInt64},
+		{">= and <=", some(5), none, some(9), none, 5, 9},
+		{"> and <", none, some(5), none, some(9), 6, 8},
+		{"the tighter of >= and >", some(7), some(5), none, none, 7, math.MaxInt64},
+		{"the tighter of <= and <", none, none, some(9), some(9), math.MinInt64, 8},
+		{"> the largest: empty", none, some(math.MaxInt64), none, none, 1, 0},
+		{"< the smallest: empty", none, none, none, some(math.MinInt64), 1, 0},
+		{">= the largest", some(math.MaxInt64), none, none, none, math.MaxInt64, math.MaxInt64},
+		{"crossed", some(10), none, some(9), none, 10, 9},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lo, hi := bounds(tc.gte, tc.gt, tc.lte, tc.lt)
+			if lo != tc.lo || hi != tc.hi {
+				t.Errorf("bounds = [%d, %d], want [%d, %d]", lo, hi, tc.lo, tc.hi)
+			}
+		})
+	}
 }
