@@ -1,7 +1,12 @@
 // Package bleve is the embedded search engine: three Bleve (scorch)
 // indexes under one directory, events.bleve, venues.bleve and
-// organizers.bleve, queried with Bleve queries built from the contract's
-// options.
+// organizers.bleve. Venue and organizer queries are Bleve queries built
+// from the contract's options. The events index stores each event document
+// (nothing of it is indexed): event queries are answered by a
+// search/memindex index per generation, loaded from the stored documents
+// when the generation opens and kept in step with every event write (the
+// stored document first, then the memory index, under one lock per
+// generation, so both apply writes in the same order).
 //
 // A full rebuild (search.Rebuilder, rebuild.go) writes a new generation of
 // the three indexes beside the live one (events.bleve.<n>, ...), then
