@@ -258,6 +258,15 @@ func writeFloat(buf *bytes.Buffer, f float64) {
 	buf.Write(b)
 }
 
+// plainByte marks the ASCII bytes a JSON string holds as they are: all
+// but control characters, '"', '\\' and '/' (escaped after '<').
+var plainByte = func() (t [256]bool) {
+	for b := 0x20; b < utf8.RuneSelf; b++ {
+		t[b] = b != '"' && b != '\\' && b != '/'
+	}
+	return t
+}()
+
 // writeString writes a JSON string literal, escaping what JSON requires
 // (and U+2028/U+2029, as encoding/json does) and the slash of "</", but
 // not other HTML characters.
@@ -266,6 +275,10 @@ func writeString(buf *bytes.Buffer, s string) {
 	buf.WriteByte('"')
 	start := 0
 	for i := 0; i < len(s); {
+		if plainByte[s[i]] {
+			i++
+			continue
+		}
 		if b := s[i]; b < utf8.RuneSelf {
 			if b >= 0x20 && b != '"' && b != '\\' && (b != '/' || i == 0 || s[i-1] != '<') {
 				i++

@@ -538,7 +538,7 @@ func (s *Server) renderEvent(p *repository.Post, l *linked, v view) *obj {
 	var venues []any
 	for _, id := range e.Venues {
 		if vp := l.posts[id]; vp != nil && vp.Kind == repository.KindVenue {
-			venues = append(venues, s.renderVenue(vp, l, v))
+			venues = append(venues, s.linkedPlace(vp, l, v, s.renderVenue))
 		}
 	}
 	switch len(venues) {
@@ -552,7 +552,7 @@ func (s *Server) renderEvent(p *repository.Post, l *linked, v view) *obj {
 	orgs := []any{}
 	for _, id := range e.Organizers {
 		if op := l.posts[id]; op != nil && op.Kind == repository.KindOrganizer {
-			orgs = append(orgs, s.renderOrganizer(op, l, v))
+			orgs = append(orgs, s.linkedPlace(op, l, v, s.renderOrganizer))
 		}
 	}
 	o.add("organizer", orgs)
@@ -668,6 +668,15 @@ func (s *Server) renderOrganizer(p *repository.Post, l *linked, v view) *obj {
 	return o
 }
 
+// linkedPlace is render(p, l, v) for a venue or organizer an event links,
+// reused from the linked-record cache while p and its image are the same
+// decoded records (linkcache.go).
+func (s *Server) linkedPlace(p *repository.Post, l *linked, v view, render func(*repository.Post, *linked, view) *obj) *obj {
+	k := renderedKey{id: p.ID, lang: v.lang, single: v.single, kind: renderedPlace}
+	img := l.posts[p.ImageID]
+	return s.linkCache.rendered(k, p, img, 0, func() *obj { return render(p, l, v) })
+}
+
 // dropEmpty removes empty and falsy values, as the original does for venues
 // and organizers.
 func dropEmpty(o *obj) {
@@ -712,30 +721,37 @@ func (s *Server) termURLs(t *repository.Term, lang string) *obj {
 
 // renderEmbeddedTerms renders the terms of an event (reference 9.4, first shape).
 func (s *Server) renderEmbeddedTerms(ids []int64, l *linked, lang string) []any {
-	out := []any{}
-	def := s.cfg.DefaultLanguage
+	out := make([]any, 0, len(ids))
 	for _, id := range ids {
 		t := l.terms[id]
 		if t == nil {
 			continue
 		}
-		o := newObjN(13)
-		o.add("name", t.Name.Get(lang, def))
-		o.add("slug", t.Slug.Get(lang, def))
-		o.add("term_group", 0)
-		o.add("term_taxonomy_id", t.ID)
-		o.add("taxonomy", taxonomyName(t.Taxonomy))
-		o.add("description", t.Description.Get(lang, def))
-		o.add("parent", t.Parent)
-		o.add("count", l.counts[t.Taxonomy][t.ID])
-		o.add("filter", "raw")
-		o.add("id", t.ID)
-		o.add("urls", s.termURLs(t, lang))
-		o.add("language", s.textLang(t.Name, lang))
-		o.add("translations", s.translations(t.Name, t.Description))
-		out = append(out, o)
+		count := l.counts[t.Taxonomy][t.ID]
+		k := renderedKey{id: t.ID, lang: lang, kind: renderedTerm}
+		out = append(out, s.linkCache.rendered(k, t, nil, count, func() *obj { return s.renderEmbeddedTerm(t, count, lang) }))
 	}
 	return out
+}
+
+// renderEmbeddedTerm renders one term of an event.
+func (s *Server) renderEmbeddedTerm(t *repository.Term, count int, lang string) *obj {
+	def := s.cfg.DefaultLanguage
+	o := newObjN(13)
+	o.add("name", t.Name.Get(lang, def))
+	o.add("slug", t.Slug.Get(lang, def))
+	o.add("term_group", 0)
+	o.add("term_taxonomy_id", t.ID)
+	o.add("taxonomy", taxonomyName(t.Taxonomy))
+	o.add("description", t.Description.Get(lang, def))
+	o.add("parent", t.Parent)
+	o.add("count", count)
+	o.add("filter", "raw")
+	o.add("id", t.ID)
+	o.add("urls", s.termURLs(t, lang))
+	o.add("language", s.textLang(t.Name, lang))
+	o.add("translations", s.translations(t.Name, t.Description))
+	return o
 }
 
 // renderTerm renders a term as /categories and /tags do (reference 9.4,
