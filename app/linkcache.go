@@ -26,7 +26,8 @@ type linkedRecords struct {
 	posts map[int64]*repository.Post
 	terms map[int64]*repository.Term
 	// renders keeps the rendered venues, organizers and terms that events
-	// embed (rendered): a page renders the same few again and again.
+	// embed (a page renders the same few again and again), and the
+	// post-only fields of listed events (rendered).
 	renders map[renderedKey]renderedEntry
 }
 
@@ -36,6 +37,7 @@ type renderedKind uint8
 const (
 	renderedPlace renderedKind = iota // a venue or organizer (linkedPlace)
 	renderedTerm                      // an embedded term (renderEmbeddedTerms)
+	renderedEvent                     // an event's head (renderListedEvent)
 )
 
 // renderedKey names a kept rendering: the record, the language and the

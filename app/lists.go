@@ -362,7 +362,7 @@ func (s *Server) eventPage(r *request, page, perPage int, each func(*repository.
 		terms = search.ParseQuery(q.Query)
 	}
 	_, err = r.renderPage(res.IDs, func(p *repository.Post, l *linked) *obj {
-		o := s.renderEvent(p, l, view{lang: r.lang})
+		o := s.renderListedEvent(p, l, view{lang: r.lang})
 		if !r.unlocks(p) {
 			redactEvent(o)
 		}

@@ -483,13 +483,44 @@ func (s *Server) permalink(p *repository.Post, lang string) string {
 
 // renderEvent builds the Event object (reference 9.1 plus decisions.md).
 func (s *Server) renderEvent(p *repository.Post, l *linked, v view) *obj {
+	return s.renderEventFrom(s.eventHead(p, v), p, l, v)
+}
+
+// renderListedEvent is renderEvent for an event of a list page: the fields
+// that depend on the post alone (eventHead) are built once per decoded
+// record and language (linkcache.go), p being the linked-record cache's
+// record. An event without a start is rendered afresh: its zone
+// abbreviation is the one in effect now.
+func (s *Server) renderListedEvent(p *repository.Post, l *linked, v view) *obj {
+	if p.Event == nil || p.Event.StartUTC.IsZero() {
+		return s.renderEvent(p, l, v)
+	}
+	k := renderedKey{id: p.ID, lang: v.lang, single: v.single, kind: renderedEvent}
+	head := s.linkCache.rendered(k, p, nil, 0, func() *obj { return s.eventHead(p, v) })
+	return s.renderEventFrom(head, p, l, v)
+}
+
+// Positions of the fields eventHead leaves empty for renderEventFrom.
+const (
+	evImage      = 15
+	evCategories = 35
+	evTags       = 36
+	evVenue      = 37
+	evOrganizer  = 38
+)
+
+// eventHead builds every field of the Event object, in order, that depends
+// only on the post, the language and the settings; the linked ones (image,
+// categories, tags, venue, organizer) are left nil at their positions and
+// json_ld is not added. A head may be shared: it is copied, never changed.
+func (s *Server) eventHead(p *repository.Post, v view) *obj {
 	e := p.Event
 	if e == nil {
 		e = &repository.EventFields{}
 	}
 	def := s.cfg.DefaultLanguage
 	loc, tzName := s.eventZone(e)
-	o := newObjN(48)
+	o := newObjN(44)
 	gid := s.globalID(p.ID)
 	o.add("id", p.ID)
 	o.add("global_id", gid)
@@ -507,7 +538,7 @@ func (s *Server) renderEvent(p *repository.Post, l *linked, v view) *obj {
 	o.add("description", p.Content.Get(v.lang, def))
 	o.add("excerpt", p.Excerpt.Get(v.lang, def))
 	o.add("slug", p.Slug.Get(v.lang, def))
-	o.add("image", s.renderImage(l.posts[p.ImageID]))
+	o.add("image", nil)
 	o.add("all_day", e.AllDay)
 	o.add("start_date", e.StartLocal)
 	o.add("start_date_details", dateDetails(e.StartLocal))
@@ -533,8 +564,34 @@ func (s *Server) renderEvent(p *repository.Post, l *linked, v view) *obj {
 	o.add("hide_from_listings", e.HideFromListings)
 	o.add("sticky", e.Sticky)
 	o.add("featured", e.Featured)
-	o.add("categories", s.renderEmbeddedTerms(e.Categories, l, v.lang))
-	o.add("tags", s.renderEmbeddedTerms(e.Tags, l, v.lang))
+	o.add("categories", nil)
+	o.add("tags", nil)
+	o.add("venue", nil)
+	o.add("organizer", nil)
+	o.add("custom_fields", []any{})
+	o.add("ticketed", e.Ticketed)
+	o.add("language", s.textLang(p.Title, v.lang))
+	o.add("translations", s.translations(p.Title, p.Content, p.Excerpt))
+	if o.keys[evImage] != "image" || o.keys[evCategories] != "categories" || o.keys[evTags] != "tags" ||
+		o.keys[evVenue] != "venue" || o.keys[evOrganizer] != "organizer" {
+		panic("eventHead: the positions of the linked fields moved")
+	}
+	return o
+}
+
+// renderEventFrom completes a copy of an event's head (eventHead) with
+// what the event links to, and json_ld for single reads.
+func (s *Server) renderEventFrom(head *obj, p *repository.Post, l *linked, v view) *obj {
+	e := p.Event
+	if e == nil {
+		e = &repository.EventFields{}
+	}
+	o := &obj{keys: make([]string, len(head.keys), len(head.keys)+2), vals: make([]any, len(head.vals), len(head.vals)+2)}
+	copy(o.keys, head.keys)
+	copy(o.vals, head.vals)
+	o.vals[evImage] = s.renderImage(l.posts[p.ImageID])
+	o.vals[evCategories] = s.renderEmbeddedTerms(e.Categories, l, v.lang)
+	o.vals[evTags] = s.renderEmbeddedTerms(e.Tags, l, v.lang)
 	var venues []any
 	for _, id := range e.Venues {
 		if vp := l.posts[id]; vp != nil && vp.Kind == repository.KindVenue {
@@ -543,11 +600,11 @@ func (s *Server) renderEvent(p *repository.Post, l *linked, v view) *obj {
 	}
 	switch len(venues) {
 	case 0:
-		o.add("venue", []any{})
+		o.vals[evVenue] = []any{}
 	case 1:
-		o.add("venue", venues[0])
+		o.vals[evVenue] = venues[0]
 	default:
-		o.add("venue", venues)
+		o.vals[evVenue] = venues
 	}
 	orgs := []any{}
 	for _, id := range e.Organizers {
@@ -555,11 +612,7 @@ func (s *Server) renderEvent(p *repository.Post, l *linked, v view) *obj {
 			orgs = append(orgs, s.linkedPlace(op, l, v, s.renderOrganizer))
 		}
 	}
-	o.add("organizer", orgs)
-	o.add("custom_fields", []any{})
-	o.add("ticketed", e.Ticketed)
-	o.add("language", s.textLang(p.Title, v.lang))
-	o.add("translations", s.translations(p.Title, p.Content, p.Excerpt))
+	o.vals[evOrganizer] = orgs
 	if v.single {
 		o.add("json_ld", s.eventJSONLD(o, venues, orgs))
 	}

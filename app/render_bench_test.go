@@ -17,6 +17,7 @@ import (
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/sqlite"
+	"github.com/calendar/eventcal/search"
 	"github.com/calendar/eventcal/search/bleve"
 	"github.com/calendar/eventcal/sync"
 )
@@ -134,6 +135,25 @@ func BenchmarkUncachedRead(b *testing.B) {
 			get(b, path)
 		}
 	})
+	// The same list with the engine's answer replayed: the app's part alone.
+	replay := &replayEngine{Engine: eng}
+	ra, err := app.New(app.Options{Config: cfg, Store: st, Search: replay, Logger: quiet, ResponseCacheBytes: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("list-app", func(b *testing.B) {
+		hh := h
+		h = ra.Handler()
+		defer func() { h = hh }()
+		path := base + "/events"
+		get(b, path) // records the engine's answer
+		replay.replay = true
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range b.N {
+			get(b, path)
+		}
+	})
 	b.Run("single", func(b *testing.B) {
 		get(b, base+"/events/"+strconv.FormatInt(events[0], 10))
 		b.ReportAllocs()
@@ -142,4 +162,22 @@ func BenchmarkUncachedRead(b *testing.B) {
 			get(b, base+"/events/"+strconv.FormatInt(events[i%len(events)], 10))
 		}
 	})
+}
+
+// replayEngine answers every event query with the answer the wrapped
+// engine gave the first one, once replay is set (single goroutine only).
+type replayEngine struct {
+	search.Engine
+	replay bool
+	last   search.Result
+}
+
+// SearchEvents records or replays an answer.
+func (e *replayEngine) SearchEvents(ctx context.Context, q search.EventQuery) (search.Result, error) {
+	if e.replay {
+		return e.last, nil
+	}
+	res, err := e.Engine.SearchEvents(ctx, q)
+	e.last = res
+	return res, err
 }
