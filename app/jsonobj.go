@@ -19,6 +19,12 @@ type obj struct {
 	keys []string
 	vals []any
 	idx  map[string]int
+	// encs holds, for a frozen object (freeze) and the copies made of it
+	// (copyObj), the JSON encoding of each value; nil for values set since.
+	encs [][]byte
+	// enc is the encoding of a frozen object as a whole; any change drops
+	// it.
+	enc []byte
 }
 
 // indexFrom is the number of keys from which set keeps a map of positions.
@@ -49,7 +55,7 @@ func (o *obj) find(k string) int {
 // set adds or replaces a key, keeping its first position.
 func (o *obj) set(k string, v any) *obj {
 	if i := o.find(k); i >= 0 {
-		o.vals[i] = v
+		o.put(i, v)
 		return o
 	}
 	o.add(k, v)
@@ -65,12 +71,78 @@ func (o *obj) set(k string, v any) *obj {
 // add appends a key the object does not have yet (renderers, whose keys
 // are distinct literals, skip set's look-up this way).
 func (o *obj) add(k string, v any) *obj {
+	o.enc = nil
+	if o.encs != nil {
+		o.encs = append(o.encs, nil)
+	}
 	if o.idx != nil {
 		o.idx[k] = len(o.keys)
 	}
 	o.keys = append(o.keys, k)
 	o.vals = append(o.vals, v)
 	return o
+}
+
+// put replaces the value at position i.
+func (o *obj) put(i int, v any) {
+	o.vals[i] = v
+	o.enc = nil
+	if o.encs != nil {
+		o.encs[i] = nil
+	}
+}
+
+// freeze records the encoding of o and of each of its values, for an
+// object that will be shared and written many times (a kept rendering,
+// linkcache.go): writeJSON then copies the bytes. Nothing may change a
+// frozen object that others can see; a change to a private copy (copyObj)
+// drops the encoding of what it changed.
+func (o *obj) freeze() *obj {
+	var buf bytes.Buffer
+	ends := make([]int, len(o.vals))
+	ok := make([]bool, len(o.vals))
+	for i, v := range o.vals {
+		start := buf.Len()
+		ok[i] = writeJSON(&buf, v) == nil
+		if !ok[i] {
+			buf.Truncate(start)
+		}
+		ends[i] = buf.Len()
+	}
+	raw := buf.Bytes()
+	encs := make([][]byte, len(o.vals))
+	start := 0
+	for i, end := range ends {
+		if ok[i] {
+			encs[i] = raw[start:end:end]
+		}
+		start = end
+	}
+	o.encs = encs
+	var whole bytes.Buffer
+	if writeJSON(&whole, o) == nil {
+		o.enc = whole.Bytes()
+	}
+	return o
+}
+
+// copyObj returns a private copy of o (keys, values and their encodings
+// copied; the values themselves shared), with room for extra more keys.
+func copyObj(o *obj, extra int) *obj {
+	c := &obj{keys: make([]string, len(o.keys), len(o.keys)+extra), vals: make([]any, len(o.vals), len(o.vals)+extra)}
+	copy(c.keys, o.keys)
+	copy(c.vals, o.vals)
+	if o.encs != nil {
+		c.encs = make([][]byte, len(o.encs), len(o.encs)+extra)
+		copy(c.encs, o.encs)
+	}
+	if o.idx != nil {
+		c.idx = make(map[string]int, 2*len(c.keys))
+		for i, k := range c.keys {
+			c.idx[k] = i
+		}
+	}
+	return c
 }
 
 // get returns a value.
@@ -95,6 +167,10 @@ func (o *obj) del(k string) {
 	}
 	o.keys = slices.Delete(o.keys, i, i+1)
 	o.vals = slices.Delete(o.vals, i, i+1)
+	o.enc = nil
+	if o.encs != nil {
+		o.encs = slices.Delete(o.encs, i, i+1)
+	}
 	if o.idx != nil {
 		delete(o.idx, k)
 		for j := i; j < len(o.keys); j++ {
@@ -109,11 +185,19 @@ func (o *obj) filter(keep func(k string, v any) bool) {
 	for i, k := range o.keys {
 		if keep(k, o.vals[i]) {
 			o.keys[n], o.vals[n] = k, o.vals[i]
+			if o.encs != nil {
+				o.encs[n] = o.encs[i]
+			}
 			n++
 		}
 	}
 	clear(o.vals[n:])
 	o.keys, o.vals = o.keys[:n], o.vals[:n]
+	o.enc = nil
+	if o.encs != nil {
+		clear(o.encs[n:])
+		o.encs = o.encs[:n]
+	}
 	if o.idx != nil {
 		o.idx = make(map[string]int, 2*n)
 		for i, x := range o.keys {
@@ -145,6 +229,10 @@ func writeJSON(buf *bytes.Buffer, v any) error {
 			buf.WriteString("null")
 			return nil
 		}
+		if x.enc != nil {
+			buf.Write(x.enc)
+			return nil
+		}
 		buf.WriteByte('{')
 		for i, k := range x.keys {
 			if i > 0 {
@@ -152,6 +240,10 @@ func writeJSON(buf *bytes.Buffer, v any) error {
 			}
 			writeString(buf, k)
 			buf.WriteByte(':')
+			if x.encs != nil && x.encs[i] != nil {
+				buf.Write(x.encs[i])
+				continue
+			}
 			if err := writeJSON(buf, x.vals[i]); err != nil {
 				return err
 			}

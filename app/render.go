@@ -496,7 +496,7 @@ func (s *Server) renderListedEvent(p *repository.Post, l *linked, v view) *obj {
 		return s.renderEvent(p, l, v)
 	}
 	k := renderedKey{id: p.ID, lang: v.lang, single: v.single, kind: renderedEvent}
-	head := s.linkCache.rendered(k, p, nil, 0, func() *obj { return s.eventHead(p, v) })
+	head := s.linkCache.rendered(k, p, nil, 0, func() *obj { return s.eventHead(p, v).freeze() })
 	return s.renderEventFrom(head, p, l, v)
 }
 
@@ -586,12 +586,10 @@ func (s *Server) renderEventFrom(head *obj, p *repository.Post, l *linked, v vie
 	if e == nil {
 		e = &repository.EventFields{}
 	}
-	o := &obj{keys: make([]string, len(head.keys), len(head.keys)+2), vals: make([]any, len(head.vals), len(head.vals)+2)}
-	copy(o.keys, head.keys)
-	copy(o.vals, head.vals)
-	o.vals[evImage] = s.renderImage(l.posts[p.ImageID])
-	o.vals[evCategories] = s.renderEmbeddedTerms(e.Categories, l, v.lang)
-	o.vals[evTags] = s.renderEmbeddedTerms(e.Tags, l, v.lang)
+	o := copyObj(head, 2)
+	o.put(evImage, s.renderImage(l.posts[p.ImageID]))
+	o.put(evCategories, s.renderEmbeddedTerms(e.Categories, l, v.lang))
+	o.put(evTags, s.renderEmbeddedTerms(e.Tags, l, v.lang))
 	var venues []any
 	for _, id := range e.Venues {
 		if vp := l.posts[id]; vp != nil && vp.Kind == repository.KindVenue {
@@ -600,11 +598,11 @@ func (s *Server) renderEventFrom(head *obj, p *repository.Post, l *linked, v vie
 	}
 	switch len(venues) {
 	case 0:
-		o.vals[evVenue] = []any{}
+		o.put(evVenue, []any{})
 	case 1:
-		o.vals[evVenue] = venues[0]
+		o.put(evVenue, venues[0])
 	default:
-		o.vals[evVenue] = venues
+		o.put(evVenue, venues)
 	}
 	orgs := []any{}
 	for _, id := range e.Organizers {
@@ -612,7 +610,7 @@ func (s *Server) renderEventFrom(head *obj, p *repository.Post, l *linked, v vie
 			orgs = append(orgs, s.linkedPlace(op, l, v, s.renderOrganizer))
 		}
 	}
-	o.vals[evOrganizer] = orgs
+	o.put(evOrganizer, orgs)
 	if v.single {
 		o.add("json_ld", s.eventJSONLD(o, venues, orgs))
 	}
@@ -727,7 +725,7 @@ func (s *Server) renderOrganizer(p *repository.Post, l *linked, v view) *obj {
 func (s *Server) linkedPlace(p *repository.Post, l *linked, v view, render func(*repository.Post, *linked, view) *obj) *obj {
 	k := renderedKey{id: p.ID, lang: v.lang, single: v.single, kind: renderedPlace}
 	img := l.posts[p.ImageID]
-	return s.linkCache.rendered(k, p, img, 0, func() *obj { return render(p, l, v) })
+	return s.linkCache.rendered(k, p, img, 0, func() *obj { return render(p, l, v).freeze() })
 }
 
 // dropEmpty removes empty and falsy values, as the original does for venues
@@ -782,7 +780,7 @@ func (s *Server) renderEmbeddedTerms(ids []int64, l *linked, lang string) []any 
 		}
 		count := l.counts[t.Taxonomy][t.ID]
 		k := renderedKey{id: t.ID, lang: lang, kind: renderedTerm}
-		out = append(out, s.linkCache.rendered(k, t, nil, count, func() *obj { return s.renderEmbeddedTerm(t, count, lang) }))
+		out = append(out, s.linkCache.rendered(k, t, nil, count, func() *obj { return s.renderEmbeddedTerm(t, count, lang).freeze() }))
 	}
 	return out
 }

@@ -115,3 +115,47 @@ func TestObjIndexedAndDeleted(t *testing.T) {
 		t.Errorf("after filter: keys %v", o.keys)
 	}
 }
+
+// TestFrozenObj checks that a frozen object and copies of it, changed in
+// every way, write what an unfrozen one does.
+func TestFrozenObj(t *testing.T) {
+	build := func() *obj {
+		return newObj().set("a", "x</y").set("n", int64(3)).set("f", 1.5).
+			set("d", newObj().set("y", "2026")).set("l", []any{newObj().set("k", true)}).set("z", nil)
+	}
+	write := func(o *obj) string {
+		var buf bytes.Buffer
+		if err := writeJSON(&buf, o); err != nil {
+			t.Fatal(err)
+		}
+		return buf.String()
+	}
+	frozen := build().freeze()
+	if got, want := write(frozen), write(build()); got != want {
+		t.Fatalf("frozen %s, want %s", got, want)
+	}
+	changes := []func(o *obj){
+		func(o *obj) { o.set("n", 4) },
+		func(o *obj) { o.add("new", "v") },
+		func(o *obj) { o.del("d") },
+		func(o *obj) { o.put(0, "changed") },
+		func(o *obj) { dropEmpty(o) },
+		func(o *obj) { o.set("z", "now set").set("extra", []string{"e"}) },
+	}
+	for i, change := range changes {
+		c, plain := copyObj(frozen, 2), build()
+		change(c)
+		change(plain)
+		if got, want := write(c), write(plain); got != want {
+			t.Errorf("change %d: copy writes %s, want %s", i, got, want)
+		}
+		if got, want := write(frozen), write(build()); got != want {
+			t.Errorf("change %d altered the frozen object: %s", i, got)
+		}
+		f := build().freeze()
+		change(f)
+		if got, want := write(f), write(plain); got != want {
+			t.Errorf("change %d on a frozen object: %s, want %s", i, got, want)
+		}
+	}
+}
