@@ -497,7 +497,8 @@ func (s *Server) listPlaces(pt *postType) func(r *request) error {
 			render = s.renderVenue
 		}
 		items, err := r.renderPage(res.IDs, func(p *repository.Post, l *linked) *obj {
-			return render(p, l, view{lang: r.lang})
+			// p is the linked-record cache's record: kept renderings apply.
+			return s.linkedPlace(p, l, view{lang: r.lang}, render)
 		})
 		if err != nil {
 			return err

@@ -483,7 +483,7 @@ func (s *Server) permalink(p *repository.Post, lang string) string {
 
 // renderEvent builds the Event object (reference 9.1 plus decisions.md).
 func (s *Server) renderEvent(p *repository.Post, l *linked, v view) *obj {
-	return s.renderEventFrom(s.eventHead(p, v), p, l, v)
+	return s.completeEvent(s.eventHead(p, v), p, l, v)
 }
 
 // renderListedEvent is renderEvent for an event of a list page: the fields
@@ -497,10 +497,10 @@ func (s *Server) renderListedEvent(p *repository.Post, l *linked, v view) *obj {
 	}
 	k := renderedKey{id: p.ID, lang: v.lang, single: v.single, kind: renderedEvent}
 	head := s.linkCache.rendered(k, p, nil, 0, func() *obj { return s.eventHead(p, v).freeze() })
-	return s.renderEventFrom(head, p, l, v)
+	return s.completeEvent(copyObj(head, 2), p, l, v)
 }
 
-// Positions of the fields eventHead leaves empty for renderEventFrom.
+// Positions of the fields eventHead leaves empty for completeEvent.
 const (
 	evImage      = 15
 	evCategories = 35
@@ -520,7 +520,7 @@ func (s *Server) eventHead(p *repository.Post, v view) *obj {
 	}
 	def := s.cfg.DefaultLanguage
 	loc, tzName := s.eventZone(e)
-	o := newObjN(44)
+	o := newObjN(45)
 	gid := s.globalID(p.ID)
 	o.add("id", p.ID)
 	o.add("global_id", gid)
@@ -579,14 +579,14 @@ func (s *Server) eventHead(p *repository.Post, v view) *obj {
 	return o
 }
 
-// renderEventFrom completes a copy of an event's head (eventHead) with
-// what the event links to, and json_ld for single reads.
-func (s *Server) renderEventFrom(head *obj, p *repository.Post, l *linked, v view) *obj {
+// completeEvent fills an event's head (eventHead: a new one, or a copy
+// of a shared one) with what the event links to, and json_ld for single
+// reads.
+func (s *Server) completeEvent(o *obj, p *repository.Post, l *linked, v view) *obj {
 	e := p.Event
 	if e == nil {
 		e = &repository.EventFields{}
 	}
-	o := copyObj(head, 2)
 	o.put(evImage, s.renderImage(l.posts[p.ImageID]))
 	o.put(evCategories, s.renderEmbeddedTerms(e.Categories, l, v.lang))
 	o.put(evTags, s.renderEmbeddedTerms(e.Tags, l, v.lang))
