@@ -25,6 +25,10 @@ type obj struct {
 	// enc is the encoding of a frozen object as a whole; any change drops
 	// it.
 	enc []byte
+	// shared says that keys and encs are a frozen object's own arrays
+	// (copyObj): they are cloned before anything is changed in place
+	// (appends reallocate: copyObj leaves no room).
+	shared bool
 }
 
 // indexFrom is the number of keys from which set keeps a map of positions.
@@ -87,8 +91,17 @@ func (o *obj) add(k string, v any) *obj {
 func (o *obj) put(i int, v any) {
 	o.vals[i] = v
 	o.enc = nil
-	if o.encs != nil {
+	if o.encs != nil && o.encs[i] != nil {
+		o.own()
 		o.encs[i] = nil
+	}
+}
+
+// own clones the arrays a copy shares with a frozen object (copyObj).
+func (o *obj) own() {
+	if o.shared {
+		o.keys, o.encs = slices.Clone(o.keys), slices.Clone(o.encs)
+		o.shared = false
 	}
 }
 
@@ -103,7 +116,9 @@ func (o *obj) freeze() *obj {
 	ok := make([]bool, len(o.vals))
 	for i, v := range o.vals {
 		start := buf.Len()
-		ok[i] = writeJSON(&buf, v) == nil
+		// nil values keep no encoding: they are the places renderers fill
+		// in copies (eventHead), which then need no private encs.
+		ok[i] = v != nil && writeJSON(&buf, v) == nil
 		if !ok[i] {
 			buf.Truncate(start)
 		}
@@ -126,16 +141,12 @@ func (o *obj) freeze() *obj {
 	return o
 }
 
-// copyObj returns a private copy of o (keys, values and their encodings
-// copied; the values themselves shared), with room for extra more keys.
+// copyObj returns a copy of a frozen object o that may be changed: the
+// values are copied (with room for extra more keys), the keys and the
+// encodings shared until the copy changes them in place (own).
 func copyObj(o *obj, extra int) *obj {
-	c := &obj{keys: make([]string, len(o.keys), len(o.keys)+extra), vals: make([]any, len(o.vals), len(o.vals)+extra)}
-	copy(c.keys, o.keys)
+	c := &obj{keys: slices.Clip(o.keys), vals: make([]any, len(o.vals), len(o.vals)+extra), encs: slices.Clip(o.encs), shared: true}
 	copy(c.vals, o.vals)
-	if o.encs != nil {
-		c.encs = make([][]byte, len(o.encs), len(o.encs)+extra)
-		copy(c.encs, o.encs)
-	}
 	if o.idx != nil {
 		c.idx = make(map[string]int, 2*len(c.keys))
 		for i, k := range c.keys {
@@ -165,6 +176,7 @@ func (o *obj) del(k string) {
 	if i < 0 {
 		return
 	}
+	o.own()
 	o.keys = slices.Delete(o.keys, i, i+1)
 	o.vals = slices.Delete(o.vals, i, i+1)
 	o.enc = nil
@@ -181,6 +193,7 @@ func (o *obj) del(k string) {
 
 // filter keeps the keys for which keep is true, in order.
 func (o *obj) filter(keep func(k string, v any) bool) {
+	o.own()
 	n := 0
 	for i, k := range o.keys {
 		if keep(k, o.vals[i]) {

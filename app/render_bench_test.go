@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	gosync "sync"
 	"testing"
 	"time"
 
@@ -170,12 +171,31 @@ func BenchmarkUncachedRead(b *testing.B) {
 		defer func() { h = hh }()
 		path := base + "/events"
 		get(b, path) // records the engine's answer
-		replay.replay = true
 		b.ReportAllocs()
 		b.ResetTimer()
 		for range b.N {
 			get(b, path)
 		}
+	})
+	// The same with concurrent clients (replay recorded above): kept
+	// renderings are shared between requests (run it with -race too).
+	b.Run("list-app-parallel", func(b *testing.B) {
+		rh := ra.Handler()
+		path := base + "/events"
+		b.ReportAllocs()
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				var fc fasthttp.RequestCtx
+				fc.Request.SetRequestURI(path)
+				fc.Request.Header.SetMethod("GET")
+				rh(&fc)
+				if code := fc.Response.StatusCode(); code != 200 {
+					b.Errorf("%s: %d", path, code)
+					return
+				}
+			}
+		})
 	})
 	b.Run("single", func(b *testing.B) {
 		get(b, base+"/events/"+strconv.FormatInt(events[0], 10))
@@ -188,19 +208,23 @@ func BenchmarkUncachedRead(b *testing.B) {
 }
 
 // replayEngine answers every event query with the answer the wrapped
-// engine gave the first one, once replay is set (single goroutine only).
+// engine gave the first one.
 type replayEngine struct {
 	search.Engine
-	replay bool
-	last   search.Result
+	mu   gosync.Mutex
+	last *search.Result
 }
 
 // SearchEvents records or replays an answer.
 func (e *replayEngine) SearchEvents(ctx context.Context, q search.EventQuery) (search.Result, error) {
-	if e.replay {
-		return e.last, nil
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.last != nil {
+		return *e.last, nil
 	}
 	res, err := e.Engine.SearchEvents(ctx, q)
-	e.last = res
+	if err == nil {
+		e.last = &res
+	}
 	return res, err
 }
