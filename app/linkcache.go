@@ -35,9 +35,10 @@ type linkedRecords struct {
 type renderedKind uint8
 
 const (
-	renderedPlace renderedKind = iota // a venue or organizer (linkedPlace)
-	renderedTerm                      // an embedded term (renderEmbeddedTerms)
-	renderedEvent                     // an event's head (renderListedEvent)
+	renderedVenue     renderedKind = iota // a venue (linkedPlace)
+	renderedOrganizer                     // an organizer (linkedPlace)
+	renderedTerm                          // an embedded term (renderEmbeddedTerms)
+	renderedEvent                         // an event's head (renderListedEvent)
 )
 
 // renderedKey names a kept rendering: the record, the language and the
@@ -118,9 +119,11 @@ func (s *Server) linkedTerms(ctx context.Context, ids []int64) (map[int64]*repos
 }
 
 // rendered returns the object build makes for k, reused while it was built
-// from the same decoded records (src and img, compared by identity: the
-// cache hands out one pointer per record and generation, and records are
-// never changed in place) and the same count. Kept objects are shared by
+// from the same decoded records (src and img, compared by identity: an
+// entry holds its records, so an equal pointer is the very record it was
+// built from, and records are never changed in place) and the same count:
+// a reused object is always the one build would make now. Entries go with
+// the records when the generation moves or ttl passes. Kept objects are shared by
 // every response that embeds them: they are only read (written out, or
 // read by json_ld and feeds), never changed; an object that embeds one and
 // is changed (redactEvent, addHighlight) replaces the value, not the kept

@@ -593,7 +593,7 @@ func (s *Server) completeEvent(o *obj, p *repository.Post, l *linked, v view) *o
 	var venues []any
 	for _, id := range e.Venues {
 		if vp := l.posts[id]; vp != nil && vp.Kind == repository.KindVenue {
-			venues = append(venues, s.linkedPlace(vp, l, v, s.renderVenue))
+			venues = append(venues, s.linkedPlace(vp, l, v, true))
 		}
 	}
 	switch len(venues) {
@@ -607,7 +607,7 @@ func (s *Server) completeEvent(o *obj, p *repository.Post, l *linked, v view) *o
 	orgs := []any{}
 	for _, id := range e.Organizers {
 		if op := l.posts[id]; op != nil && op.Kind == repository.KindOrganizer {
-			orgs = append(orgs, s.linkedPlace(op, l, v, s.renderOrganizer))
+			orgs = append(orgs, s.linkedPlace(op, l, v, false))
 		}
 	}
 	o.put(evOrganizer, orgs)
@@ -719,11 +719,15 @@ func (s *Server) renderOrganizer(p *repository.Post, l *linked, v view) *obj {
 	return o
 }
 
-// linkedPlace is render(p, l, v) for a venue or organizer an event links,
-// reused from the linked-record cache while p and its image are the same
-// decoded records (linkcache.go).
-func (s *Server) linkedPlace(p *repository.Post, l *linked, v view, render func(*repository.Post, *linked, view) *obj) *obj {
-	k := renderedKey{id: p.ID, lang: v.lang, single: v.single, kind: renderedPlace}
+// linkedPlace renders p as a venue (renderVenue) or an organizer
+// (renderOrganizer), reused from the linked-record cache while p and its
+// image are the same decoded records (linkcache.go).
+func (s *Server) linkedPlace(p *repository.Post, l *linked, v view, venue bool) *obj {
+	k := renderedKey{id: p.ID, lang: v.lang, single: v.single, kind: renderedOrganizer}
+	render := s.renderOrganizer
+	if venue {
+		k.kind, render = renderedVenue, s.renderVenue
+	}
 	img := l.posts[p.ImageID]
 	return s.linkCache.rendered(k, p, img, 0, func() *obj { return render(p, l, v).freeze() })
 }
