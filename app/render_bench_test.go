@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -57,7 +58,7 @@ func BenchmarkUncachedRead(b *testing.B) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	w := &sync.Worker{Store: st, Engine: eng, Log: quiet,
 		Docs: &sync.DocBuilder{Store: st, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location}}
-	now := time.Now().UTC().Truncate(time.Second)
+	now := time.Now().UTC().Truncate(24 * time.Hour) // the same data all day (dumpResponses)
 	post := func(p *repository.Post) int64 {
 		p.Status, p.Date, p.Modified, p.Author = repository.StatusPublish, now, now, 1
 		if err := st.CreatePost(ctx, p); err != nil {
@@ -129,6 +130,7 @@ func BenchmarkUncachedRead(b *testing.B) {
 		}
 	}
 	base := cfg.APIRoot()
+	dumpResponses(b, h, base, events[0], venues[0])
 	// The index merges its segments in the background for a while after
 	// the seeding; its allocations and CPU would be counted against the
 	// requests. Wait (30 s at most) until the allocations per request stop
@@ -205,6 +207,31 @@ func BenchmarkUncachedRead(b *testing.B) {
 			get(b, base+"/events/"+strconv.FormatInt(events[i%len(events)], 10))
 		}
 	})
+}
+
+// dumpResponses writes some read responses into $RENDER_BENCH_DUMP (when
+// set), to compare two versions of the renderer byte for byte.
+func dumpResponses(b *testing.B, h fasthttp.RequestHandler, base string, event, venue int64) {
+	dir := os.Getenv("RENDER_BENCH_DUMP")
+	if dir == "" {
+		return
+	}
+	paths := []string{"/events", "/events?per_page=50&page=2", "/events?search=concert&highlight=true",
+		"/events?_fields=id,venue.venue,start_date_details", "/events?_envelope=1&tags=tag-1",
+		"/events/" + strconv.FormatInt(event, 10), "/venues", "/organizers?per_page=20", "/venues/" + strconv.FormatInt(venue, 10)}
+	for i, p := range paths {
+		var fc fasthttp.RequestCtx
+		for range 2 { // the second answer comes from warm caches
+			fc.Response.Reset()
+			fc.Request.SetRequestURI(base + p)
+			fc.Request.Header.SetMethod("GET")
+			h(&fc)
+		}
+		out := fmt.Sprintf("%s\n%d\n%s\n%s\n", p, fc.Response.StatusCode(), fc.Response.Header.String(), fc.Response.Body())
+		if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(i)+".txt"), []byte(out), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // replayEngine answers every event query with the answer the wrapped
