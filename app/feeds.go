@@ -125,14 +125,14 @@ func (s *Server) icalEvent(p *repository.Post, o *obj) ical.Event {
 		URL:         objString(o, "url"),
 		Status:      icalStatus(p.Status),
 	}
-	if cats, ok := o.vals["categories"].([]any); ok {
+	if cats, ok := o.at("categories").([]any); ok {
 		for _, c := range cats {
 			if co, ok := c.(*obj); ok {
 				out.Categories = append(out.Categories, ical.PlainText(objString(co, "name")))
 			}
 		}
 	}
-	if v := firstObj(o.vals["venue"]); v != nil {
+	if v := firstObj(o.at("venue")); v != nil {
 		var parts []string
 		for _, k := range []string{"venue", "address", "city", "stateprovince", "zip", "country"} {
 			if x := strings.TrimSpace(ical.PlainText(objString(v, k))); x != "" {
@@ -140,13 +140,13 @@ func (s *Server) icalEvent(p *repository.Post, o *obj) ical.Event {
 			}
 		}
 		out.Location = strings.Join(parts, ", ")
-		lat, okLat := v.vals["geo_lat"].(float64)
-		lng, okLng := v.vals["geo_lng"].(float64)
+		lat, okLat := v.at("geo_lat").(float64)
+		lng, okLng := v.at("geo_lng").(float64)
 		if okLat && okLng {
 			out.Geo = &ical.Point{Lat: lat, Lng: lng}
 		}
 	}
-	if orgs, ok := o.vals["organizer"].([]any); ok {
+	if orgs, ok := o.at("organizer").([]any); ok {
 		for _, x := range orgs {
 			if org, ok := x.(*obj); ok {
 				if email := objString(org, "email"); email != "" {
@@ -174,7 +174,7 @@ func icalStatus(status string) ical.Status {
 
 // objString reads a string field of a rendered object.
 func objString(o *obj, k string) string {
-	s, _ := o.vals[k].(string)
+	s, _ := o.at(k).(string)
 	return s
 }
 

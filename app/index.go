@@ -29,7 +29,7 @@ func (s *Server) namespaceIndex(r *request) error {
 	routes := newObj()
 	for _, rt := range s.routes {
 		key := root + pathVar.ReplaceAllString(rt.path, "{$1}")
-		entry, ok := routes.vals[key].(*obj)
+		entry, ok := routes.at(key).(*obj)
 		if !ok {
 			entry = newObj().set("namespace", s.cfg.APINamespace).set("methods", []string{}).set("endpoints", []any{})
 			if !strings.Contains(rt.path, ":") {

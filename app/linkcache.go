@@ -25,6 +25,36 @@ type linkedRecords struct {
 	was   int64
 	posts map[int64]*repository.Post
 	terms map[int64]*repository.Term
+	// renders keeps the rendered venues, organizers and terms that events
+	// embed (a page renders the same few again and again), and the
+	// post-only fields of listed events (rendered).
+	renders map[renderedKey]renderedEntry
+}
+
+// renderedKind says what a kept rendering is.
+type renderedKind uint8
+
+const (
+	renderedVenue     renderedKind = iota // a venue (linkedPlace)
+	renderedOrganizer                     // an organizer (linkedPlace)
+	renderedTerm                          // an embedded term (renderEmbeddedTerms)
+	renderedEvent                         // an event's head (renderListedEvent)
+)
+
+// renderedKey names a kept rendering: the record, the language and the
+// view.
+type renderedKey struct {
+	id     int64
+	lang   string
+	single bool
+	kind   renderedKind
+}
+
+// renderedEntry is a kept rendering and what it was rendered from.
+type renderedEntry struct {
+	src, img any
+	count    int
+	o        *obj
 }
 
 // maxLinkedRecords bounds each map; past it the cache starts over.
@@ -36,6 +66,7 @@ func (c *linkedRecords) current() int64 {
 	g := c.gen()
 	if c.posts == nil || g != c.was || time.Since(c.at) >= c.ttl {
 		c.posts, c.terms = map[int64]*repository.Post{}, map[int64]*repository.Term{}
+		c.renders = map[renderedKey]renderedEntry{}
 		c.was, c.at = g, time.Now()
 	}
 	return g
@@ -85,4 +116,31 @@ func (s *Server) linkedPosts(ctx context.Context, ids []int64) (map[int64]*repos
 // linkedTerms is store.GetTerms through the linked-record cache.
 func (s *Server) linkedTerms(ctx context.Context, ids []int64) (map[int64]*repository.Term, error) {
 	return cachedRecords(ctx, &s.linkCache, ids, func() map[int64]*repository.Term { return s.linkCache.terms }, s.store.GetTerms)
+}
+
+// rendered returns the object build makes for k, reused while it was built
+// from the same decoded records (src and img, compared by identity: an
+// entry holds its records, so an equal pointer is the very record it was
+// built from, and records are never changed in place) and the same count:
+// a reused object is always the one build would make now. Entries go with
+// the records when the generation moves or ttl passes. Kept objects are shared by
+// every response that embeds them: they are only read (written out, or
+// read by json_ld and feeds), never changed; an object that embeds one and
+// is changed (redactEvent, addHighlight) replaces the value, not the kept
+// object.
+func (c *linkedRecords) rendered(k renderedKey, src, img any, count int, build func() *obj) *obj {
+	c.mu.Lock()
+	gen := c.current()
+	if e, ok := c.renders[k]; ok && e.src == src && e.img == img && e.count == count {
+		c.mu.Unlock()
+		return e.o
+	}
+	c.mu.Unlock()
+	o := build()
+	c.mu.Lock()
+	if c.current() == gen && len(c.renders) < maxLinkedRecords {
+		c.renders[k] = renderedEntry{src: src, img: img, count: count, o: o}
+	}
+	c.mu.Unlock()
+	return o
 }

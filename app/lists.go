@@ -362,7 +362,7 @@ func (s *Server) eventPage(r *request, page, perPage int, each func(*repository.
 		terms = search.ParseQuery(q.Query)
 	}
 	_, err = r.renderPage(res.IDs, func(p *repository.Post, l *linked) *obj {
-		o := s.renderEvent(p, l, view{lang: r.lang})
+		o := s.renderListedEvent(p, l, view{lang: r.lang})
 		if !r.unlocks(p) {
 			redactEvent(o)
 		}
@@ -492,12 +492,9 @@ func (s *Server) listPlaces(pt *postType) func(r *request) error {
 		if len(res.IDs) == 0 && page > 1 {
 			return newError(404, pt.res+"-archive-page-not-found", "The requested "+pt.res+" archive page does not exist")
 		}
-		render := s.renderOrganizer
-		if kind == search.Venues {
-			render = s.renderVenue
-		}
 		items, err := r.renderPage(res.IDs, func(p *repository.Post, l *linked) *obj {
-			return render(p, l, view{lang: r.lang})
+			// p is the linked-record cache's record: kept renderings apply.
+			return s.linkedPlace(p, l, view{lang: r.lang}, kind == search.Venues)
 		})
 		if err != nil {
 			return err

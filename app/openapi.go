@@ -286,7 +286,7 @@ func (s *Server) openAPI() *obj {
 		if key == "" {
 			key = "/"
 		}
-		item, ok := paths.vals[key].(*obj)
+		item, ok := paths.at(key).(*obj)
 		if !ok {
 			item = newObj()
 			paths.set(key, item)
@@ -352,7 +352,7 @@ func (s *Server) operation(rt *route, method string) *obj {
 		okResp.set("content", newObj().set("text/calendar", newObj().set("schema", schemaType("string"))))
 	case rt.path == "/events" && method == fiber.MethodGet:
 		// Accept: text/calendar turns the list into a feed (feeds.go).
-		okResp.vals["content"].(*obj).set("text/calendar", newObj().set("schema", schemaType("string")))
+		okResp.at("content").(*obj).set("text/calendar", newObj().set("schema", schemaType("string")))
 	}
 	if strings.HasSuffix(okSchema, "List") {
 		h := newObj()

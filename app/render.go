@@ -41,13 +41,33 @@ func sendJSON(c *fiber.Ctx, status int, v any) error {
 		v = newObj().set("body", v).set("status", status).set("headers", headers)
 		status = fiber.StatusOK
 	}
-	var buf bytes.Buffer
-	if err := writeJSON(&buf, v); err != nil {
+	buf := jsonBuffers.Get().(*bytes.Buffer)
+	defer putJSONBuffer(buf)
+	if err := writeJSON(buf, v); err != nil {
 		return err
 	}
 	c.Status(status)
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
-	return c.Send(buf.Bytes())
+	// SetBody copies: the buffer goes back to the pool.
+	c.Response().SetBody(buf.Bytes())
+	return nil
+}
+
+// jsonBuffers holds the buffers sendJSON encodes into, so that a list
+// page is not encoded into a buffer grown from nothing on every request.
+var jsonBuffers = gosync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledJSONBuffer is the largest buffer kept in jsonBuffers.
+const maxPooledJSONBuffer = 1 << 20
+
+// putJSONBuffer empties a buffer and returns it to the pool (unless it
+// grew past maxPooledJSONBuffer).
+func putJSONBuffer(buf *bytes.Buffer) {
+	if buf.Cap() > maxPooledJSONBuffer {
+		return
+	}
+	buf.Reset()
+	jsonBuffers.Put(buf)
 }
 
 // pickFields keeps the listed fields of o; "a.b" keeps b inside a. Lists
@@ -67,12 +87,12 @@ func pickFields(o *obj, fields []string) *obj {
 		}
 	}
 	out := newObj()
-	for _, k := range o.keys {
+	for i, k := range o.keys {
 		subs, ok := want[k]
 		if !ok {
 			continue
 		}
-		out.set(k, pickNested(o.vals[k], subs))
+		out.set(k, pickNested(o.vals[i], subs))
 	}
 	return out
 }
@@ -369,23 +389,75 @@ func (s *Server) translations(texts ...repository.Text) []string {
 	return out
 }
 
-// localDate formats t in loc as "Y-m-d H:i:s" ("" for the zero time).
+// localDate formats t in loc as "Y-m-d H:i:s" ("" for the zero time). It
+// writes the digits itself (what Format(wpLayout) writes, for years 0 to
+// 9999; other years go through Format): a rendered event has a dozen dates.
 func localDate(t time.Time, loc *time.Location) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.In(loc).Format(wpLayout)
+	t = t.In(loc)
+	y, mo, d := t.Date()
+	if y < 0 || y > 9999 {
+		return t.Format(wpLayout)
+	}
+	h, mi, sec := t.Clock()
+	var b [19]byte
+	put := func(at, n, width int) {
+		for i := at + width - 1; i >= at; i-- {
+			b[i] = byte('0' + n%10)
+			n /= 10
+		}
+	}
+	put(0, y, 4)
+	b[4] = '-'
+	put(5, int(mo), 2)
+	b[7] = '-'
+	put(8, d, 2)
+	b[10] = ' '
+	put(11, h, 2)
+	b[13] = ':'
+	put(14, mi, 2)
+	b[16] = ':'
+	put(17, sec, 2)
+	return string(b[:])
 }
 
 // dateDetails is {year, month, day, hour, minutes, seconds} as zero-padded strings.
 func dateDetails(local string) *obj {
 	t, err := time.Parse(wpLayout, local)
-	o := newObj()
 	if err != nil {
-		return o
+		return newObj()
 	}
-	return o.set("year", t.Format("2006")).set("month", t.Format("01")).set("day", t.Format("02")).
-		set("hour", t.Format("15")).set("minutes", t.Format("04")).set("seconds", t.Format("05"))
+	if plainLocalDate(local) {
+		// Parse accepted exactly "dddd-dd-dd dd:dd:dd": the fields are
+		// the digits as written, which is what Format writes back.
+		return newObjN(6).add("year", local[0:4]).add("month", local[5:7]).add("day", local[8:10]).
+			add("hour", local[11:13]).add("minutes", local[14:16]).add("seconds", local[17:19])
+	}
+	return newObjN(6).add("year", t.Format("2006")).add("month", t.Format("01")).add("day", t.Format("02")).
+		add("hour", t.Format("15")).add("minutes", t.Format("04")).add("seconds", t.Format("05"))
+}
+
+// plainLocalDate reports whether s is "dddd-dd-dd dd:dd:dd" (digits and
+// separators only, nothing more).
+func plainLocalDate(s string) bool {
+	if len(s) != len(wpLayout) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := wpLayout[i]; c {
+		case '-', ' ', ':':
+			if s[i] != c {
+				return false
+			}
+		default:
+			if s[i] < '0' || s[i] > '9' {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // eventZone returns an event's time zone (the site zone when unset).
@@ -411,83 +483,136 @@ func (s *Server) permalink(p *repository.Post, lang string) string {
 
 // renderEvent builds the Event object (reference 9.1 plus decisions.md).
 func (s *Server) renderEvent(p *repository.Post, l *linked, v view) *obj {
+	return s.completeEvent(s.eventHead(p, v), p, l, v)
+}
+
+// renderListedEvent is renderEvent for an event of a list page: the fields
+// that depend on the post alone (eventHead) are built once per decoded
+// record and language (linkcache.go), p being the linked-record cache's
+// record. An event without a start is rendered afresh: its zone
+// abbreviation is the one in effect now.
+func (s *Server) renderListedEvent(p *repository.Post, l *linked, v view) *obj {
+	if p.Event == nil || p.Event.StartUTC.IsZero() {
+		return s.renderEvent(p, l, v)
+	}
+	k := renderedKey{id: p.ID, lang: v.lang, single: v.single, kind: renderedEvent}
+	head := s.linkCache.rendered(k, p, nil, 0, func() *obj { return s.eventHead(p, v).freeze() })
+	return s.completeEvent(copyObj(head, 2), p, l, v)
+}
+
+// Positions of the fields eventHead leaves empty for completeEvent.
+const (
+	evImage      = 15
+	evCategories = 35
+	evTags       = 36
+	evVenue      = 37
+	evOrganizer  = 38
+)
+
+// eventHead builds every field of the Event object, in order, that depends
+// only on the post, the language and the settings; the linked ones (image,
+// categories, tags, venue, organizer) are left nil at their positions and
+// json_ld is not added. A head may be shared: it is copied, never changed.
+func (s *Server) eventHead(p *repository.Post, v view) *obj {
 	e := p.Event
 	if e == nil {
 		e = &repository.EventFields{}
 	}
 	def := s.cfg.DefaultLanguage
 	loc, tzName := s.eventZone(e)
-	o := newObj()
-	o.set("id", p.ID)
-	o.set("global_id", s.globalID(p.ID))
-	o.set("global_id_lineage", []string{s.globalID(p.ID)})
-	o.set("author", strconv.FormatInt(p.Author, 10))
-	o.set("status", p.Status)
-	o.set("date", localDate(p.Date, s.cfg.Location))
-	o.set("date_utc", localDate(p.Date, time.UTC))
-	o.set("modified", localDate(p.Modified, s.cfg.Location))
-	o.set("modified_utc", localDate(p.Modified, time.UTC))
-	o.set("url", s.permalink(p, v.lang))
-	o.set("rest_url", s.apiBase(v.lang)+"/events/"+strconv.FormatInt(p.ID, 10))
-	o.set("title", p.Title.Get(v.lang, def))
-	o.set("description", p.Content.Get(v.lang, def))
-	o.set("excerpt", p.Excerpt.Get(v.lang, def))
-	o.set("slug", p.Slug.Get(v.lang, def))
-	o.set("image", s.renderImage(l.posts[p.ImageID]))
-	o.set("all_day", e.AllDay)
-	o.set("start_date", e.StartLocal)
-	o.set("start_date_details", dateDetails(e.StartLocal))
-	o.set("end_date", e.EndLocal)
-	o.set("end_date_details", dateDetails(e.EndLocal))
+	o := newObjN(45)
+	gid := s.globalID(p.ID)
+	o.add("id", p.ID)
+	o.add("global_id", gid)
+	o.add("global_id_lineage", []string{gid})
+	o.add("author", strconv.FormatInt(p.Author, 10))
+	o.add("status", p.Status)
+	o.add("date", localDate(p.Date, s.cfg.Location))
+	o.add("date_utc", localDate(p.Date, time.UTC))
+	o.add("modified", localDate(p.Modified, s.cfg.Location))
+	o.add("modified_utc", localDate(p.Modified, time.UTC))
+	permalink := s.permalink(p, v.lang)
+	o.add("url", permalink)
+	o.add("rest_url", s.apiBase(v.lang)+"/events/"+strconv.FormatInt(p.ID, 10))
+	o.add("title", p.Title.Get(v.lang, def))
+	o.add("description", p.Content.Get(v.lang, def))
+	o.add("excerpt", p.Excerpt.Get(v.lang, def))
+	o.add("slug", p.Slug.Get(v.lang, def))
+	o.add("image", nil)
+	o.add("all_day", e.AllDay)
+	o.add("start_date", e.StartLocal)
+	o.add("start_date_details", dateDetails(e.StartLocal))
+	o.add("end_date", e.EndLocal)
+	o.add("end_date_details", dateDetails(e.EndLocal))
 	us, ue := localDate(e.StartUTC, time.UTC), localDate(e.EndUTC, time.UTC)
-	o.set("utc_start_date", us)
-	o.set("utc_start_date_details", dateDetails(us))
-	o.set("utc_end_date", ue)
-	o.set("utc_end_date_details", dateDetails(ue))
-	o.set("timezone", tzName)
-	o.set("timezone_abbr", zoneAbbr(tzName, loc, e.StartUTC))
+	o.add("utc_start_date", us)
+	o.add("utc_start_date_details", dateDetails(us))
+	o.add("utc_end_date", ue)
+	o.add("utc_end_date_details", dateDetails(ue))
+	o.add("timezone", tzName)
+	o.add("timezone_abbr", zoneAbbr(tzName, loc, e.StartUTC))
 	cost, details := formatCost(e.Cost)
-	o.set("cost", cost)
-	o.set("cost_details", details)
-	website := s.permalink(p, v.lang)
+	o.add("cost", cost)
+	o.add("cost_details", details)
+	website := permalink
 	if e.Website != nil {
 		website = *e.Website
 	}
-	o.set("website", website)
-	o.set("show_map", e.ShowMap)
-	o.set("show_map_link", e.ShowMapLink)
-	o.set("hide_from_listings", e.HideFromListings)
-	o.set("sticky", e.Sticky)
-	o.set("featured", e.Featured)
-	o.set("categories", s.renderEmbeddedTerms(e.Categories, l, v.lang))
-	o.set("tags", s.renderEmbeddedTerms(e.Tags, l, v.lang))
+	o.add("website", website)
+	o.add("show_map", e.ShowMap)
+	o.add("show_map_link", e.ShowMapLink)
+	o.add("hide_from_listings", e.HideFromListings)
+	o.add("sticky", e.Sticky)
+	o.add("featured", e.Featured)
+	o.add("categories", nil)
+	o.add("tags", nil)
+	o.add("venue", nil)
+	o.add("organizer", nil)
+	o.add("custom_fields", []any{})
+	o.add("ticketed", e.Ticketed)
+	o.add("language", s.textLang(p.Title, v.lang))
+	o.add("translations", s.translations(p.Title, p.Content, p.Excerpt))
+	if o.keys[evImage] != "image" || o.keys[evCategories] != "categories" || o.keys[evTags] != "tags" ||
+		o.keys[evVenue] != "venue" || o.keys[evOrganizer] != "organizer" {
+		panic("eventHead: the positions of the linked fields moved")
+	}
+	return o
+}
+
+// completeEvent fills an event's head (eventHead: a new one, or a copy
+// of a shared one) with what the event links to, and json_ld for single
+// reads.
+func (s *Server) completeEvent(o *obj, p *repository.Post, l *linked, v view) *obj {
+	e := p.Event
+	if e == nil {
+		e = &repository.EventFields{}
+	}
+	o.put(evImage, s.renderImage(l.posts[p.ImageID]))
+	o.put(evCategories, s.renderEmbeddedTerms(e.Categories, l, v.lang))
+	o.put(evTags, s.renderEmbeddedTerms(e.Tags, l, v.lang))
 	var venues []any
 	for _, id := range e.Venues {
 		if vp := l.posts[id]; vp != nil && vp.Kind == repository.KindVenue {
-			venues = append(venues, s.renderVenue(vp, l, v))
+			venues = append(venues, s.linkedPlace(vp, l, v, true))
 		}
 	}
 	switch len(venues) {
 	case 0:
-		o.set("venue", []any{})
+		o.put(evVenue, []any{})
 	case 1:
-		o.set("venue", venues[0])
+		o.put(evVenue, venues[0])
 	default:
-		o.set("venue", venues)
+		o.put(evVenue, venues)
 	}
 	orgs := []any{}
 	for _, id := range e.Organizers {
 		if op := l.posts[id]; op != nil && op.Kind == repository.KindOrganizer {
-			orgs = append(orgs, s.renderOrganizer(op, l, v))
+			orgs = append(orgs, s.linkedPlace(op, l, v, false))
 		}
 	}
-	o.set("organizer", orgs)
-	o.set("custom_fields", []any{})
-	o.set("ticketed", e.Ticketed)
-	o.set("language", s.textLang(p.Title, v.lang))
-	o.set("translations", s.translations(p.Title, p.Content, p.Excerpt))
+	o.put(evOrganizer, orgs)
 	if v.single {
-		o.set("json_ld", s.eventJSONLD(o, venues, orgs))
+		o.add("json_ld", s.eventJSONLD(o, venues, orgs))
 	}
 	return o
 }
@@ -520,20 +645,20 @@ func (s *Server) renderImage(img *repository.Post) any {
 // share, in the reference's order; nameKey holds the name.
 func (s *Server) placeHeader(p *repository.Post, l *linked, v view, nameKey string) *obj {
 	def := s.cfg.DefaultLanguage
-	o := newObj()
-	o.set("id", p.ID)
-	o.set("author", strconv.FormatInt(p.Author, 10))
-	o.set("status", p.Status)
-	o.set("date", localDate(p.Date, s.cfg.Location))
-	o.set("date_utc", localDate(p.Date, time.UTC))
-	o.set("modified", localDate(p.Modified, s.cfg.Location))
-	o.set("modified_utc", localDate(p.Modified, time.UTC))
-	o.set("url", s.permalink(p, v.lang))
-	o.set(nameKey, p.Title.Get(v.lang, def))
-	o.set("description", p.Content.Get(v.lang, def))
-	o.set("excerpt", p.Excerpt.Get(v.lang, def))
-	o.set("slug", p.Slug.Get(v.lang, def))
-	o.set("image", s.renderImage(l.posts[p.ImageID]))
+	o := newObjN(24)
+	o.add("id", p.ID)
+	o.add("author", strconv.FormatInt(p.Author, 10))
+	o.add("status", p.Status)
+	o.add("date", localDate(p.Date, s.cfg.Location))
+	o.add("date_utc", localDate(p.Date, time.UTC))
+	o.add("modified", localDate(p.Modified, s.cfg.Location))
+	o.add("modified_utc", localDate(p.Modified, time.UTC))
+	o.add("url", s.permalink(p, v.lang))
+	o.add(nameKey, p.Title.Get(v.lang, def))
+	o.add("description", p.Content.Get(v.lang, def))
+	o.add("excerpt", p.Excerpt.Get(v.lang, def))
+	o.add("slug", p.Slug.Get(v.lang, def))
+	o.add("image", s.renderImage(l.posts[p.ImageID]))
 	return o
 }
 
@@ -545,29 +670,30 @@ func (s *Server) renderVenue(p *repository.Post, l *linked, v view) *obj {
 		vf = &repository.VenueFields{}
 	}
 	o := s.placeHeader(p, l, v, "venue")
-	o.set("address", vf.Address)
-	o.set("city", vf.City)
-	o.set("country", vf.Country)
-	o.set("province", vf.Province)
-	o.set("state", vf.State)
-	o.set("zip", vf.Zip)
-	o.set("phone", vf.Phone)
-	o.set("website", vf.Website)
-	o.set("stateprovince", vf.StateProvince)
+	o.add("address", vf.Address)
+	o.add("city", vf.City)
+	o.add("country", vf.Country)
+	o.add("province", vf.Province)
+	o.add("state", vf.State)
+	o.add("zip", vf.Zip)
+	o.add("phone", vf.Phone)
+	o.add("website", vf.Website)
+	o.add("stateprovince", vf.StateProvince)
 	if vf.GeoLat != nil && vf.GeoLng != nil {
-		o.set("geo_lat", *vf.GeoLat)
-		o.set("geo_lng", *vf.GeoLng)
+		o.add("geo_lat", *vf.GeoLat)
+		o.add("geo_lng", *vf.GeoLng)
 	}
 	if v.single {
-		o.set("json_ld", s.placeJSONLD(o))
+		o.add("json_ld", s.placeJSONLD(o))
 	}
 	dropEmpty(o)
-	o.set("show_map", vf.ShowMap)
-	o.set("show_map_link", vf.ShowMapLink)
-	o.set("global_id", s.globalID(p.ID))
-	o.set("global_id_lineage", []string{s.globalID(p.ID)})
-	o.set("language", s.textLang(p.Title, v.lang))
-	o.set("translations", s.translations(p.Title, p.Content, p.Excerpt))
+	o.add("show_map", vf.ShowMap)
+	o.add("show_map_link", vf.ShowMapLink)
+	gid := s.globalID(p.ID)
+	o.add("global_id", gid)
+	o.add("global_id_lineage", []string{gid})
+	o.add("language", s.textLang(p.Title, v.lang))
+	o.add("translations", s.translations(p.Title, p.Content, p.Excerpt))
 	return o
 }
 
@@ -578,37 +704,48 @@ func (s *Server) renderOrganizer(p *repository.Post, l *linked, v view) *obj {
 		of = &repository.OrganizerFields{}
 	}
 	o := s.placeHeader(p, l, v, "organizer")
-	o.set("phone", of.Phone)
-	o.set("website", of.Website)
-	o.set("email", of.Email)
+	o.add("phone", of.Phone)
+	o.add("website", of.Website)
+	o.add("email", of.Email)
 	if v.single {
-		o.set("json_ld", s.personJSONLD(o))
+		o.add("json_ld", s.personJSONLD(o))
 	}
-	o.set("global_id", s.globalID(p.ID))
-	o.set("global_id_lineage", []string{s.globalID(p.ID)})
+	gid := s.globalID(p.ID)
+	o.add("global_id", gid)
+	o.add("global_id_lineage", []string{gid})
 	dropEmpty(o)
-	o.set("language", s.textLang(p.Title, v.lang))
-	o.set("translations", s.translations(p.Title, p.Content, p.Excerpt))
+	o.add("language", s.textLang(p.Title, v.lang))
+	o.add("translations", s.translations(p.Title, p.Content, p.Excerpt))
 	return o
+}
+
+// linkedPlace renders p as a venue (renderVenue) or an organizer
+// (renderOrganizer), reused from the linked-record cache while p and its
+// image are the same decoded records (linkcache.go).
+func (s *Server) linkedPlace(p *repository.Post, l *linked, v view, venue bool) *obj {
+	k := renderedKey{id: p.ID, lang: v.lang, single: v.single, kind: renderedOrganizer}
+	render := s.renderOrganizer
+	if venue {
+		k.kind, render = renderedVenue, s.renderVenue
+	}
+	img := l.posts[p.ImageID]
+	return s.linkCache.rendered(k, p, img, 0, func() *obj { return render(p, l, v).freeze() })
 }
 
 // dropEmpty removes empty and falsy values, as the original does for venues
 // and organizers.
 func dropEmpty(o *obj) {
-	for _, k := range append([]string(nil), o.keys...) {
-		switch x := o.vals[k].(type) {
+	o.filter(func(_ string, v any) bool {
+		switch x := v.(type) {
 		case string:
-			if x == "" || x == "0" {
-				o.del(k)
-			}
+			return x != "" && x != "0"
 		case bool:
-			if !x {
-				o.del(k)
-			}
+			return x
 		case nil:
-			o.del(k)
+			return false
 		}
-	}
+		return true
+	})
 }
 
 // taxonomyName is the WordPress taxonomy name clients of the original expect.
@@ -630,39 +767,46 @@ func termCollection(tax repository.Taxonomy) string {
 // termURLs is {self, collection, up?}.
 func (s *Server) termURLs(t *repository.Term, lang string) *obj {
 	base := s.apiBase(lang) + "/" + termCollection(t.Taxonomy)
-	o := newObj().set("self", base+"/"+strconv.FormatInt(t.ID, 10)).set("collection", base)
+	o := newObjN(3).add("self", base+"/"+strconv.FormatInt(t.ID, 10)).add("collection", base)
 	if t.Parent != 0 {
-		o.set("up", base+"/"+strconv.FormatInt(t.Parent, 10))
+		o.add("up", base+"/"+strconv.FormatInt(t.Parent, 10))
 	}
 	return o
 }
 
 // renderEmbeddedTerms renders the terms of an event (reference 9.4, first shape).
 func (s *Server) renderEmbeddedTerms(ids []int64, l *linked, lang string) []any {
-	out := []any{}
-	def := s.cfg.DefaultLanguage
+	out := make([]any, 0, len(ids))
 	for _, id := range ids {
 		t := l.terms[id]
 		if t == nil {
 			continue
 		}
-		o := newObj()
-		o.set("name", t.Name.Get(lang, def))
-		o.set("slug", t.Slug.Get(lang, def))
-		o.set("term_group", 0)
-		o.set("term_taxonomy_id", t.ID)
-		o.set("taxonomy", taxonomyName(t.Taxonomy))
-		o.set("description", t.Description.Get(lang, def))
-		o.set("parent", t.Parent)
-		o.set("count", l.counts[t.Taxonomy][t.ID])
-		o.set("filter", "raw")
-		o.set("id", t.ID)
-		o.set("urls", s.termURLs(t, lang))
-		o.set("language", s.textLang(t.Name, lang))
-		o.set("translations", s.translations(t.Name, t.Description))
-		out = append(out, o)
+		count := l.counts[t.Taxonomy][t.ID]
+		k := renderedKey{id: t.ID, lang: lang, kind: renderedTerm}
+		out = append(out, s.linkCache.rendered(k, t, nil, count, func() *obj { return s.renderEmbeddedTerm(t, count, lang).freeze() }))
 	}
 	return out
+}
+
+// renderEmbeddedTerm renders one term of an event.
+func (s *Server) renderEmbeddedTerm(t *repository.Term, count int, lang string) *obj {
+	def := s.cfg.DefaultLanguage
+	o := newObjN(13)
+	o.add("name", t.Name.Get(lang, def))
+	o.add("slug", t.Slug.Get(lang, def))
+	o.add("term_group", 0)
+	o.add("term_taxonomy_id", t.ID)
+	o.add("taxonomy", taxonomyName(t.Taxonomy))
+	o.add("description", t.Description.Get(lang, def))
+	o.add("parent", t.Parent)
+	o.add("count", count)
+	o.add("filter", "raw")
+	o.add("id", t.ID)
+	o.add("urls", s.termURLs(t, lang))
+	o.add("language", s.textLang(t.Name, lang))
+	o.add("translations", s.translations(t.Name, t.Description))
+	return o
 }
 
 // renderTerm renders a term as /categories and /tags do (reference 9.4,

@@ -365,7 +365,7 @@ func (s *Server) listTerms(tt *termType) func(r *request) error {
 func setPageLinks(r *request, list *obj) {
 	var links []string
 	for _, l := range []struct{ key, rel string }{{"previous_rest_url", "prev"}, {"next_rest_url", "next"}} {
-		if u, ok := list.vals[l.key].(string); ok && u != "" {
+		if u, ok := list.at(l.key).(string); ok && u != "" {
 			links = append(links, "<"+u+`>; rel="`+l.rel+`"`)
 		}
 	}

@@ -74,6 +74,9 @@ type entry struct {
 	size int64
 	// cache is nil for a response that is not stored.
 	cache *Cache
+	// inPlace says that body is the response's own body (an entry that is
+	// not stored): write leaves it there rather than sending it again.
+	inPlace bool
 }
 
 // headerField is one response header the render set.
@@ -240,7 +243,10 @@ func (c *Cache) Serve(ctx *fiber.Ctx, req Request, render func() error) error {
 		c.misses.Inc()
 	}
 	e := &entry{key: strings.Clone(req.Key), gen: c.gen.Load(), ver: c.version(), at: c.opts.Now()}
-	before := snapshotHeaders(ctx)
+	var before map[string]string
+	if cacheable {
+		before = snapshotHeaders(ctx)
+	}
 	if err := render(); err != nil {
 		return err
 	}
@@ -248,12 +254,18 @@ func (c *Cache) Serve(ctx *fiber.Ctx, req Request, render func() error) error {
 	if res.StatusCode() != fiber.StatusOK || res.IsBodyStream() || len(res.Header.Peek(fiber.HeaderContentEncoding)) > 0 {
 		return nil
 	}
+	if !cacheable {
+		// Not kept: the body stays in the response, where the render put
+		// it (no copy), and no headers need remembering.
+		e.body = res.Body()
+		e.etag = digest(e.body)
+		e.inPlace = true
+		return e.write(ctx, req.Private, req.Vary...)
+	}
 	e.body = append([]byte(nil), res.Body()...)
 	e.etag = digest(e.body)
 	e.header = changedHeaders(ctx, before)
-	if cacheable {
-		c.store(e)
-	}
+	c.store(e)
 	return e.write(ctx, req.Private, req.Vary...)
 }
 
@@ -330,6 +342,9 @@ func (e *entry) write(ctx *fiber.Ctx, private bool, vary ...string) error {
 	case "gzip":
 		h.Set(fiber.HeaderContentEncoding, "gzip")
 		return ctx.Send(e.compressed(&e.gzip, func(dst, src []byte) []byte { return fasthttp.AppendGzipBytesLevel(dst, src, gzipLevel) }))
+	}
+	if e.inPlace {
+		return nil // the response holds the body already
 	}
 	return ctx.Send(e.body)
 }
