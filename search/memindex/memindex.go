@@ -248,7 +248,7 @@ func (x *Index) load(docs []search.EventDocument) {
 	x.order = blocks{}
 	for len(all) > 0 {
 		n := min(len(all), blockMax/2)
-		x.order = append(x.order, slices.Clone(all[:n]))
+		x.order = append(x.order, newBlock(slices.Clone(all[:n])))
 		all = all[n:]
 	}
 }
@@ -493,52 +493,107 @@ func (x *Index) compare(a, b entry) int {
 }
 
 // blocks is the date order: sorted runs of entries, each non-empty and of
-// at most blockMax entries, in order.
-type blocks [][]entry
+// at most blockMax entries, in order, with a summary of each.
+type blocks []*block
+
+// block is one run of the date order and its summary: the range of its
+// entries' ends, and how many entries it holds of each status and flags.
+// A list counts a block that its date bounds hold whole from the summary,
+// without reading the entries (Search's blockCount).
+type block struct {
+	e              []entry
+	minEnd, maxEnd int64
+	kinds          []kindCount
+}
+
+// kindCount is the number of entries of a block with one status and flags.
+type kindCount struct {
+	status, flags uint8
+	n             int32
+}
 
 // blockMax bounds a block: a write moves at most this many entries (8 KiB).
 const blockMax = 256
 
+// newBlock returns the block of entries with its summary.
+func newBlock(es []entry) *block {
+	b := &block{e: es}
+	b.summarize()
+	return b
+}
+
+// summarize computes the block's summary from its entries.
+func (b *block) summarize() {
+	b.minEnd, b.maxEnd, b.kinds = math.MaxInt64, math.MinInt64, b.kinds[:0]
+	for i := range b.e {
+		b.count(&b.e[i], 1)
+	}
+}
+
+// count adds (delta 1) or removes (-1) an entry in the summary; the end
+// range only grows here (summarize narrows it).
+func (b *block) count(e *entry, delta int32) {
+	b.minEnd, b.maxEnd = min(b.minEnd, e.end), max(b.maxEnd, e.end)
+	for i := range b.kinds {
+		if k := &b.kinds[i]; k.status == e.status && k.flags == e.flags {
+			if k.n += delta; k.n == 0 {
+				b.kinds = slices.Delete(b.kinds, i, i+1)
+			}
+			return
+		}
+	}
+	if delta > 0 {
+		b.kinds = append(b.kinds, kindCount{status: e.status, flags: e.flags, n: delta})
+	}
+}
+
 // find returns the block and position where e is or belongs.
 func (bs blocks) find(x *Index, e entry) (int, int) {
-	b := sort.Search(len(bs), func(i int) bool { return x.compare(bs[i][len(bs[i])-1], e) >= 0 })
+	b := sort.Search(len(bs), func(i int) bool { return x.compare(bs[i].e[len(bs[i].e)-1], e) >= 0 })
 	if b == len(bs) {
 		if b == 0 {
 			return 0, 0
 		}
-		return b - 1, len(bs[b-1])
+		return b - 1, len(bs[b-1].e)
 	}
-	i := sort.Search(len(bs[b]), func(i int) bool { return x.compare(bs[b][i], e) >= 0 })
+	i := sort.Search(len(bs[b].e), func(i int) bool { return x.compare(bs[b].e[i], e) >= 0 })
 	return b, i
 }
 
 func (bs *blocks) insert(x *Index, e entry) {
 	if len(*bs) == 0 {
-		*bs = blocks{{e}}
+		*bs = blocks{newBlock([]entry{e})}
 		return
 	}
 	b, i := bs.find(x, e)
-	blk := slices.Insert((*bs)[b], i, e)
-	if len(blk) > blockMax {
-		half := len(blk) / 2
-		left, right := slices.Clone(blk[:half]), slices.Clone(blk[half:])
-		*bs = slices.Insert(*bs, b+1, right)
-		blk = left
+	blk := (*bs)[b]
+	blk.e = slices.Insert(blk.e, i, e)
+	if len(blk.e) <= blockMax {
+		blk.count(&e, 1)
+		return
 	}
-	(*bs)[b] = blk
+	half := len(blk.e) / 2
+	left, right := newBlock(slices.Clone(blk.e[:half])), newBlock(slices.Clone(blk.e[half:]))
+	(*bs)[b] = left
+	*bs = slices.Insert(*bs, b+1, right)
 }
 
 func (bs *blocks) remove(x *Index, e entry) {
 	b, i := bs.find(x, e)
-	if b >= len(*bs) || i >= len((*bs)[b]) || (*bs)[b][i].slot != e.slot {
+	if b >= len(*bs) || i >= len((*bs)[b].e) || (*bs)[b].e[i].slot != e.slot {
 		return // not in the order (cannot happen: every live row is)
 	}
-	blk := slices.Delete((*bs)[b], i, i+1)
-	if len(blk) == 0 {
+	blk := (*bs)[b]
+	blk.e = slices.Delete(blk.e, i, i+1)
+	if len(blk.e) == 0 {
 		*bs = slices.Delete(*bs, b, b+1)
 		return
 	}
-	(*bs)[b] = blk
+	if e.end == blk.minEnd || e.end == blk.maxEnd {
+		blk.summarize() // the end range may narrow
+		return
+	}
+	blk.count(&e, -1)
 }
 
 // maxPage bounds Offset and Limit so that their sum cannot overflow.
@@ -562,20 +617,32 @@ func (x *Index) Search(ctx context.Context, q search.EventQuery) (search.Result,
 			p.each(x, func(slot uint32) {
 				hits = append(hits, slot)
 				counts.add(slot, &x.rows[slot].e)
-			})
+			}, nil)
 			res.Total = len(hits)
 			x.rank(hits, p)
 			for _, slot := range hits[min(offset, len(hits)):min(offset+limit, len(hits))] {
 				res.IDs = append(res.IDs, x.rows[slot].id)
 			}
 		} else {
+			// Without facets, a block wholly before or after the page is
+			// only counted (when its summary can count it).
+			var skip func(n int) bool
+			if len(q.Facets) == 0 {
+				skip = func(n int) bool {
+					if res.Total+n <= offset || res.Total >= offset+limit {
+						res.Total += n
+						return true
+					}
+					return false
+				}
+			}
 			p.each(x, func(slot uint32) {
 				if res.Total >= offset && res.Total < offset+limit {
 					res.IDs = append(res.IDs, x.rows[slot].id)
 				}
 				res.Total++
 				counts.add(slot, &x.rows[slot].e)
-			})
+			}, skip)
 		}
 	}
 	res.Facets = counts.result(x)
@@ -875,8 +942,12 @@ func (v *vocabulary) walk(t search.Term, fn func(*word)) {
 const sparse = 16
 
 // each calls fn for every matching row: in the date order, or in no
-// particular order when p is ranked.
-func (p *plan) each(x *Index, fn func(slot uint32)) {
+// particular order when p is ranked. When skip is not nil, each may count
+// the matches of a block from its summary instead: it calls skip with
+// their number, and calls fn for them only when skip returns false. It
+// can for a block that the date bounds hold whole, in a query whose other
+// filters are all decided by the summary (statuses and flags).
+func (p *plan) each(x *Index, fn func(slot uint32), skip func(n int) bool) {
 	if p.cands != nil && p.cands.GetCardinality()*sparse < uint64(len(x.slotOf)) {
 		cands := p.cands.ToArray()
 		cands = slices.DeleteFunc(cands, func(slot uint32) bool { return !p.passes(x, &x.rows[slot].e) })
@@ -903,9 +974,24 @@ func (p *plan) each(x *Index, fn func(slot uint32)) {
 	// passesRest decides the others only when the query has them.
 	rest := p.byName || p.inside != nil || p.q.ParentID.Set
 	statuses, mask, want, endMin, endMax := p.statuses, p.flagMask, p.flagWant, p.endMin, p.endMax
+	if set != nil || rest {
+		skip = nil
+	}
 	b, i := x.order.lowerBound(p.startMin)
 	for ; b < len(x.order); b, i = b+1, 0 {
-		for _, e := range x.order[b][i:] {
+		blk := x.order[b]
+		if skip != nil && i == 0 && blk.e[len(blk.e)-1].start <= p.startMax && blk.minEnd >= endMin && blk.maxEnd <= endMax {
+			n := 0
+			for _, k := range blk.kinds {
+				if k.flags&mask == want && (statuses == 0 || statuses&(1<<k.status) != 0) {
+					n += int(k.n)
+				}
+			}
+			if skip(n) {
+				continue
+			}
+		}
+		for _, e := range blk.e[i:] {
 			if e.start > p.startMax {
 				return
 			}
@@ -948,11 +1034,11 @@ func bounds(gte, gt, lte, lt search.Opt[int64]) (lo, hi int64) {
 // lowerBound returns the block and position of the first entry starting
 // at or after start.
 func (bs blocks) lowerBound(start int64) (int, int) {
-	b := sort.Search(len(bs), func(i int) bool { return bs[i][len(bs[i])-1].start >= start })
+	b := sort.Search(len(bs), func(i int) bool { return bs[i].e[len(bs[i].e)-1].start >= start })
 	if b == len(bs) {
 		return b, 0
 	}
-	return b, sort.Search(len(bs[b]), func(i int) bool { return bs[b][i].start >= start })
+	return b, sort.Search(len(bs[b].e), func(i int) bool { return bs[b].e[i].start >= start })
 }
 
 // passes decides the filters of the entry (all but the candidates' own):

@@ -200,6 +200,11 @@ func check(t *testing.T, round string, x *Index, live map[int64]search.EventDocu
 // values taken from the fixtures (so that most filters match something).
 func randomQuery(r *rand.Rand, f *searchtest.Fixtures, docs []search.EventDocument) search.EventQuery {
 	q := search.EventQuery{Lang: f.Langs[r.IntN(len(f.Langs))], Offset: r.IntN(20), Limit: r.IntN(15)}
+	if r.IntN(3) == 0 {
+		// A page past whole blocks, which are then counted from their
+		// summaries.
+		q.Offset = r.IntN(len(docs))
+	}
 	pick := func() search.EventDocument { return docs[r.IntN(len(docs))] }
 	maybe := func(p int) bool { return r.IntN(p) == 0 }
 	if maybe(3) {
