@@ -900,10 +900,17 @@ func (v *vocabulary) match(t search.Term, scored bool) (*roaring.Bitmap, [6]*roa
 }
 
 // walk calls fn for every word of the vocabulary that t matches
-// (search.Term.Matches). The walk reads only the words it must: the one
-// word for an exact term, the words starting with it for a prefix, the
-// words with its first letter for one typo, and every word only for two
-// typos (where another first letter is allowed).
+// (search.Term.Matches), each once. The walk reads only the words that can
+// match: the one word for an exact term, the words starting with it for a
+// prefix, the words with its first letter for one typo. With two typos
+// (nine letters or more) another first letter counts as both typos, so
+// such a word is within one edit of the term and the edit is at its start:
+// the word (or, for a prefix term, a prefix of it) is c+term[1:], c+term,
+// term[1:] or term[1]+term[0]+term[2:] for some letter c. The walk then
+// reads the words with the term's first letter, and, of every other first
+// letter c, those starting with c+term[1] or c+term[0], and those starting
+// with term[1:] or term[1]+term[0]. New words not yet sorted are all
+// checked.
 func (v *vocabulary) walk(t search.Term, fn func(*word)) {
 	if len(t.Word) > search.MaxWordBytes {
 		return
@@ -914,26 +921,44 @@ func (v *vocabulary) walk(t search.Term, fn func(*word)) {
 		}
 		return
 	}
-	start := ""
-	switch {
-	case t.Typos == 0:
-		start = t.Word
-	case t.Typos < 2:
-		r, _ := utf8.DecodeRuneInString(t.Word)
-		start = string(r)
-	}
+	seen := map[string]bool{}
 	visit := func(w string) {
-		if e := v.byText[w]; e != nil && t.Matches(w) {
+		if e := v.byText[w]; e != nil && !seen[w] && t.Matches(w) {
+			seen[w] = true
 			fn(e)
 		}
 	}
-	for i := sort.SearchStrings(v.sorted, start); i < len(v.sorted) && strings.HasPrefix(v.sorted[i], start); i++ {
-		visit(v.sorted[i])
+	walkPrefix := func(prefix string) {
+		for i := sort.SearchStrings(v.sorted, prefix); i < len(v.sorted) && strings.HasPrefix(v.sorted[i], prefix); i++ {
+			visit(v.sorted[i])
+		}
 	}
 	for _, w := range v.recent {
-		if strings.HasPrefix(w, start) {
-			visit(w)
+		visit(w)
+	}
+	r0, n0 := utf8.DecodeRuneInString(t.Word)
+	switch {
+	case t.Typos == 0:
+		walkPrefix(t.Word)
+		return
+	case t.Typos < 2:
+		walkPrefix(string(r0))
+		return
+	}
+	rest := t.Word[n0:]
+	r1, _ := utf8.DecodeRuneInString(rest)
+	walkPrefix(string(r0))
+	walkPrefix(rest)
+	walkPrefix(string(r1) + string(r0))
+	// Every other first letter: jump from one to the next.
+	for i := 0; i < len(v.sorted); {
+		c, n := utf8.DecodeRuneInString(v.sorted[i])
+		first := v.sorted[i][:n]
+		if c != r0 {
+			walkPrefix(first + string(r1))
+			walkPrefix(first + string(r0))
 		}
+		i += sort.Search(len(v.sorted)-i, func(j int) bool { return !strings.HasPrefix(v.sorted[i+j], first) })
 	}
 }
 

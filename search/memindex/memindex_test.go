@@ -384,3 +384,69 @@ func TestBounds(t *testing.T) {
 		})
 	}
 }
+
+// TestWalkFindsEveryMatch checks the vocabulary walk against every word
+// tried with search.Term.Matches, for terms of every typo budget, whole and
+// as prefixes, with edits at the first letters (where the two-typo walk
+// reads only some ranges), on words sorted and not yet sorted.
+func TestWalkFindsEveryMatch(t *testing.T) {
+	base := []string{"exhibition", "xhibition", "axhibition", "aexhibition", "xehibition", "exhibitions",
+		"exhibitionist", "éxhibition", "exhibtion", "exibition", "zexhibition", "ehxibition", "concert", "koncert",
+		"onconcert", "festival", "festivals", "vestival", "estival", "efstival", "jazz", "jaz", "12345678901", "2345678901"}
+	r := rand.New(rand.NewPCG(3, 4))
+	letters := []rune("abcdefghijklmnopqrstuvwxyzé0")
+	mutate := func(w string) string {
+		rs := []rune(w)
+		switch i := r.IntN(len(rs)); r.IntN(4) {
+		case 0:
+			rs[i] = letters[r.IntN(len(letters))]
+		case 1:
+			rs = append(rs[:i], append([]rune{letters[r.IntN(len(letters))]}, rs[i:]...)...)
+		case 2:
+			if len(rs) > 1 {
+				rs = append(rs[:i], rs[i+1:]...)
+			}
+		default:
+			if i+1 < len(rs) {
+				rs[i], rs[i+1] = rs[i+1], rs[i]
+			}
+		}
+		return string(rs)
+	}
+	words := slices.Clone(base)
+	for range 300 {
+		words = append(words, mutate(mutate(base[r.IntN(len(base))])))
+	}
+	for _, sortedShare := range []int{0, 1, 2} { // none, half, all sorted
+		v := &vocabulary{byText: map[string]*word{}}
+		for i, w := range words {
+			if v.byText[w] != nil {
+				continue
+			}
+			v.byText[w] = &word{text: w, vocab: v}
+			if sortedShare == 2 || sortedShare == 1 && i%2 == 0 {
+				v.sorted = append(v.sorted, w)
+			} else {
+				v.recent = append(v.recent, w)
+			}
+		}
+		slices.Sort(v.sorted)
+		for _, q := range append(slices.Clone(base), words[:80]...) {
+			for _, prefix := range []bool{false, true} {
+				term := search.Term{Word: q, Prefix: prefix, Typos: search.MaxTypos(q)}
+				var want, got []string
+				for w := range v.byText {
+					if term.Matches(w) {
+						want = append(want, w)
+					}
+				}
+				v.walk(term, func(e *word) { got = append(got, e.text) })
+				slices.Sort(want)
+				slices.Sort(got)
+				if !slices.Equal(got, want) {
+					t.Fatalf("walk(%+v) with %d of %d words sorted:\n got %q\nwant %q", term, len(v.sorted), len(v.byText), got, want)
+				}
+			}
+		}
+	}
+}
