@@ -933,18 +933,18 @@ func (v *vocabulary) walk(t search.Term, fn func(*word)) {
 			visit(v.sorted[i])
 		}
 	}
-	for _, w := range v.recent {
-		visit(w)
-	}
 	r0, n0 := utf8.DecodeRuneInString(t.Word)
 	switch {
 	case t.Typos == 0:
 		walkPrefix(t.Word)
+		walkRecent(v, t.Word, visit)
 		return
 	case t.Typos < 2:
 		walkPrefix(string(r0))
+		walkRecent(v, string(r0), visit)
 		return
 	}
+	walkRecent(v, "", visit)
 	rest := t.Word[n0:]
 	r1, _ := utf8.DecodeRuneInString(rest)
 	walkPrefix(string(r0))
@@ -959,6 +959,15 @@ func (v *vocabulary) walk(t search.Term, fn func(*word)) {
 			walkPrefix(first + string(r0))
 		}
 		i += sort.Search(len(v.sorted)-i, func(j int) bool { return !strings.HasPrefix(v.sorted[i+j], first) })
+	}
+}
+
+// walkRecent visits the words not yet sorted that start with prefix.
+func walkRecent(v *vocabulary, prefix string, visit func(string)) {
+	for _, w := range v.recent {
+		if strings.HasPrefix(w, prefix) {
+			visit(w)
+		}
 	}
 }
 
