@@ -980,7 +980,8 @@ const sparse = 16
 // the matches of a block from its summary instead: it calls skip with
 // their number, and calls fn for them only when skip returns false. It
 // can for a block that the date bounds hold whole, in a query whose other
-// filters are all decided by the summary (statuses and flags).
+// filters are all decided by the summary (statuses and flags), or, with
+// candidates or a radius, when every entry of the block passes those.
 func (p *plan) each(x *Index, fn func(slot uint32), skip func(n int) bool) {
 	if p.cands != nil && p.cands.GetCardinality()*sparse < uint64(len(x.slotOf)) {
 		cands := p.cands.ToArray()
@@ -1006,22 +1007,34 @@ func (p *plan) each(x *Index, fn func(slot uint32), skip func(n int) bool) {
 	}
 	// The cheap filters are decided here, on the entry, in one expression;
 	// passesRest decides the others only when the query has them.
-	rest := p.byName || p.inside != nil || p.q.ParentID.Set
-	statuses, mask, want, endMin, endMax := p.statuses, p.flagMask, p.flagWant, p.endMin, p.endMax
-	if set != nil || rest {
+	rest := p.byName || p.q.ParentID.Set
+	statuses, mask, want, endMin, endMax, inside := p.statuses, p.flagMask, p.flagWant, p.endMin, p.endMax, p.inside
+
+	if rest {
 		skip = nil
 	}
 	b, i := x.order.lowerBound(p.startMin)
 	for ; b < len(x.order); b, i = b+1, 0 {
 		blk := x.order[b]
 		if skip != nil && i == 0 && blk.e[len(blk.e)-1].start <= p.startMax && blk.minEnd >= endMin && blk.maxEnd <= endMax {
-			n := 0
+			// The dates hold the block whole: count its matches from the
+			// summary, or, with candidates or a radius, when every entry
+			// passes the statuses and flags, as the entries that are
+			// candidates and inside the circle.
+			n, all := 0, true
 			for _, k := range blk.kinds {
 				if k.flags&mask == want && (statuses == 0 || statuses&(1<<k.status) != 0) {
 					n += int(k.n)
+				} else {
+					all = false
 				}
 			}
-			if skip(n) {
+			if set != nil || inside != nil {
+				if n = -1; all {
+					n = countIn(blk.e, set, inside)
+				}
+			}
+			if n >= 0 && skip(n) {
 				continue
 			}
 		}
@@ -1032,6 +1045,7 @@ func (p *plan) each(x *Index, fn func(slot uint32), skip func(n int) bool) {
 			if e.end < endMin || e.end > endMax || e.flags&mask != want ||
 				statuses != 0 && statuses&(1<<e.status) == 0 ||
 				set != nil && set[e.slot>>6]&(1<<(e.slot&63)) == 0 ||
+				inside != nil && (e.point < 0 || !inside[e.point]) ||
 				rest && !p.passesRest(x, &e) {
 				continue
 			}
@@ -1063,6 +1077,31 @@ func bounds(gte, gt, lte, lt search.Opt[int64]) (lo, hi int64) {
 		hi = min(hi, lt.Value-1)
 	}
 	return lo, hi
+}
+
+// countIn counts the entries that are in set (nil: every one) and whose
+// point is inside (nil: every one), with one loop per case.
+func countIn(es []entry, set []uint64, inside []bool) int {
+	n := 0
+	switch {
+	case inside == nil:
+		for _, e := range es {
+			n += int(set[e.slot>>6] >> (e.slot & 63) & 1)
+		}
+	case set == nil:
+		for _, e := range es {
+			if e.point >= 0 && inside[e.point] {
+				n++
+			}
+		}
+	default:
+		for _, e := range es {
+			if set[e.slot>>6]&(1<<(e.slot&63)) != 0 && e.point >= 0 && inside[e.point] {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // lowerBound returns the block and position of the first entry starting
