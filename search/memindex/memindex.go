@@ -614,7 +614,7 @@ func (x *Index) Search(ctx context.Context, q search.EventQuery) (search.Result,
 	if !p.none {
 		if p.ranked() {
 			var hits []uint32
-			p.each(x, func(slot uint32) {
+			p.each(x, 0, func(slot uint32) {
 				hits = append(hits, slot)
 				counts.add(slot, &x.rows[slot].e)
 			}, nil)
@@ -636,7 +636,11 @@ func (x *Index) Search(ctx context.Context, q search.EventQuery) (search.Result,
 					return false
 				}
 			}
-			p.each(x, func(slot uint32) {
+			ordered := offset + limit
+			if limit == 0 {
+				ordered = 0 // the total only: no order needed
+			}
+			p.each(x, ordered, func(slot uint32) {
 				if res.Total >= offset && res.Total < offset+limit {
 					res.IDs = append(res.IDs, x.rows[slot].id)
 				}
@@ -975,19 +979,20 @@ func walkRecent(v *vocabulary, prefix string, visit func(string)) {
 // sorted rather than the date order read.
 const sparse = 16
 
-// each calls fn for every matching row: in the date order, or in no
+// each calls fn for every matching row: the first ordered of them in the
+// date order and the others after them in any order, or all in no
 // particular order when p is ranked. When skip is not nil, each may count
 // the matches of a block from its summary instead: it calls skip with
 // their number, and calls fn for them only when skip returns false. It
 // can for a block that the date bounds hold whole, in a query whose other
 // filters are all decided by the summary (statuses and flags), or, with
 // candidates or a radius, when every entry of the block passes those.
-func (p *plan) each(x *Index, fn func(slot uint32), skip func(n int) bool) {
+func (p *plan) each(x *Index, ordered int, fn func(slot uint32), skip func(n int) bool) {
 	if p.cands != nil && p.cands.GetCardinality()*sparse < uint64(len(x.slotOf)) {
 		cands := p.cands.ToArray()
 		cands = slices.DeleteFunc(cands, func(slot uint32) bool { return !p.passes(x, &x.rows[slot].e) })
 		if !p.ranked() {
-			slices.SortFunc(cands, func(a, b uint32) int { return x.compare(x.rows[a].e, x.rows[b].e) })
+			x.sortFirst(cands, ordered)
 		}
 		for _, slot := range cands {
 			fn(slot)
@@ -1077,6 +1082,50 @@ func bounds(gte, gt, lte, lt search.Opt[int64]) (lo, hi int64) {
 		hi = min(hi, lt.Value-1)
 	}
 	return lo, hi
+}
+
+// sortFirst puts the k first slots of c by the date order at its front, in
+// order (the rest after them, in no order): a quickselect, then a sort of
+// the k, so that a page of a few thousand candidates costs no full sort.
+func (x *Index) sortFirst(c []uint32, k int) {
+	cmpSlots := func(a, b uint32) int { return x.compare(x.rows[a].e, x.rows[b].e) }
+	if k <= 0 {
+		return
+	}
+	if k < len(c) {
+		lo, hi := 0, len(c)-1
+		for lo < hi {
+			// Median of three as the pivot, then a Lomuto partition.
+			mid := lo + (hi-lo)/2
+			if cmpSlots(c[mid], c[lo]) < 0 {
+				c[mid], c[lo] = c[lo], c[mid]
+			}
+			if cmpSlots(c[hi], c[lo]) < 0 {
+				c[hi], c[lo] = c[lo], c[hi]
+			}
+			if cmpSlots(c[mid], c[hi]) < 0 {
+				c[mid], c[hi] = c[hi], c[mid]
+			}
+			pivot, store := c[hi], lo
+			for i := lo; i < hi; i++ {
+				if cmpSlots(c[i], pivot) < 0 {
+					c[i], c[store] = c[store], c[i]
+					store++
+				}
+			}
+			c[store], c[hi] = c[hi], c[store]
+			switch {
+			case store == k-1 || store == k:
+				lo = hi // the k first are in front
+			case store < k:
+				lo = store + 1
+			default:
+				hi = store - 1
+			}
+		}
+		c = c[:k]
+	}
+	slices.SortFunc(c, cmpSlots)
 }
 
 // countIn counts the entries that are in set (nil: every one) and whose
@@ -1176,11 +1225,25 @@ type facetCounts struct {
 	names []string
 	// lists[l] says whether list filter l's values are counted.
 	lists [numLists]bool
-	// matches holds the matching slots as a bit set (nil: no list facet).
+	// matches holds the matching slots as a bit set (nil: no list facet),
+	// and few the first fewMax of them, which are counted one by one when
+	// they are all the matches and many values are asked for.
 	matches []uint64
+	few     []uint32
+	n       int
 	// featured and ticketed count false and true (nil: not asked for).
 	featured, ticketed *[2]int
 }
+
+// fewMax and fewValues choose how list facets are counted: with at most
+// fewMax matches and more than fewValues values asked for, match by match
+// (a few thousand map increments), else value by value (an intersection
+// of bitmaps each, whose cost grows with the matches when they are few
+// and spread).
+const (
+	fewMax    = 4096
+	fewValues = 64
+)
 
 // facetLists maps the ID facets to their list filter.
 var facetLists = map[string]int{
@@ -1210,6 +1273,9 @@ func newFacetCounts(x *Index, names []string) *facetCounts {
 func (c *facetCounts) add(slot uint32, e *entry) {
 	if c.matches != nil {
 		c.matches[slot>>6] |= 1 << (slot & 63)
+		if c.n++; c.n <= fewMax {
+			c.few = append(c.few, slot)
+		}
 	}
 	if c.featured != nil {
 		c.featured[e.flags&flagFeatured>>bits.TrailingZeros8(flagFeatured)]++
@@ -1227,14 +1293,43 @@ func (c *facetCounts) result(x *Index) map[string]map[string]int {
 	if len(c.names) == 0 {
 		return nil
 	}
+	// Few matches and many values: each match's values are counted (an
+	// event counts once per value, as the bitmaps count it); otherwise the
+	// matches are intersected with each value's bitmap.
+	values := 0
+	for l, asked := range c.lists {
+		if asked {
+			values += len(x.lists[l])
+		}
+	}
+	var byValue [numLists]map[int64]int
 	var matches *roaring.Bitmap
-	if c.matches != nil {
+	if c.matches != nil && c.n <= fewMax && values > fewValues {
+		for l, asked := range c.lists {
+			if !asked {
+				continue
+			}
+			byValue[l] = map[int64]int{}
+			for _, slot := range c.few {
+				vs := x.rows[slot].lists[l]
+				for i, v := range vs {
+					if !slices.Contains(vs[:i], v) {
+						byValue[l][v]++
+					}
+				}
+			}
+		}
+	} else if c.matches != nil {
 		matches = roaring.FromDense(c.matches, false)
 	}
 	out := make(map[string]map[string]int, len(c.names))
 	for _, f := range c.names {
 		m := map[string]int{}
-		if l, ok := facetLists[f]; ok && !matches.IsEmpty() {
+		if l, ok := facetLists[f]; ok && byValue[l] != nil {
+			for v, n := range byValue[l] {
+				m[strconv.FormatInt(v, 10)] = n
+			}
+		} else if ok && !matches.IsEmpty() {
 			for v, b := range x.lists[l] {
 				if n := matches.AndCardinality(b); n > 0 {
 					m[strconv.FormatInt(v, 10)] = int(n)

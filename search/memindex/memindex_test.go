@@ -450,3 +450,35 @@ func TestWalkFindsEveryMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestSortFirst checks the partial sort against a full sort: the k first
+// slots in the date order, in order, for every k, with repeated starts.
+func TestSortFirst(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	x := New()
+	var docs []search.EventDocument
+	for i := range 200 {
+		docs = append(docs, search.EventDocument{ID: int64(1000 - i), Status: "publish", Start: int64(r.IntN(40))})
+	}
+	x.Apply(docs)
+	var all []uint32
+	for _, slot := range x.slotOf {
+		all = append(all, slot)
+	}
+	want := slices.Clone(all)
+	slices.SortFunc(want, func(a, b uint32) int { return x.compare(x.rows[a].e, x.rows[b].e) })
+	for k := 0; k <= len(all)+1; k++ {
+		c := slices.Clone(all)
+		r.Shuffle(len(c), func(i, j int) { c[i], c[j] = c[j], c[i] })
+		x.sortFirst(c, k)
+		n := min(k, len(c))
+		if !slices.Equal(c[:n], want[:n]) {
+			t.Fatalf("k=%d: first %v, want %v", k, c[:n], want[:n])
+		}
+		rest := slices.Clone(c)
+		slices.Sort(rest)
+		if sorted := slices.Sorted(slices.Values(all)); !slices.Equal(rest, sorted) {
+			t.Fatalf("k=%d: the slots changed", k)
+		}
+	}
+}
