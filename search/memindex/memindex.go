@@ -1240,7 +1240,8 @@ type facetCounts struct {
 // (a few thousand map increments), else value by value (an intersection
 // of bitmaps each, whose cost grows with the matches when they are few
 // and spread).
-const (
+// (Variables so that the tests can take both ways.)
+var (
 	fewMax    = 4096
 	fewValues = 64
 )

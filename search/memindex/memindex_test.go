@@ -17,10 +17,10 @@ import (
 // generated queries of every filter, order, page and facet against the
 // reference (searchtest) after each round.
 func TestAgreesWithReferenceAfterChanges(t *testing.T) {
-	for _, recent := range []int{recentMax, 2} {
-		t.Run(fmt.Sprintf("merge after %d new words", recent), func(t *testing.T) {
-			defer func(was int) { recentMax = was }(recentMax)
-			recentMax = recent
+	for _, c := range []struct{ recent, fewValues int }{{recentMax, fewValues}, {2, 0}} {
+		t.Run(fmt.Sprintf("merge after %d new words, facets by match above %d values", c.recent, c.fewValues), func(t *testing.T) {
+			defer func(r, f int) { recentMax, fewValues = r, f }(recentMax, fewValues)
+			recentMax, fewValues = c.recent, c.fewValues
 			agreesAfterChanges(t)
 		})
 	}
