@@ -72,6 +72,10 @@ type Index struct {
 	// (listed in free) until an added event takes it.
 	rows []row
 	free []uint32
+	// ents holds each row's entry again, by slot: candidates taken from a
+	// bitmap (in slot order) are checked reading it in order, where the
+	// rows would be read at random.
+	ents []entry
 	// slotOf maps an event ID to its slot.
 	slotOf map[int64]uint32
 	// order holds an entry of every event, by (start, ID).
@@ -265,6 +269,7 @@ func (x *Index) Remove(ids []int64) {
 		x.order.remove(x, x.rows[slot].e)
 		x.unlink(slot)
 		x.rows[slot] = row{}
+		x.ents[slot] = entry{}
 		delete(x.slotOf, id)
 		x.free = append(x.free, slot)
 	}
@@ -278,6 +283,7 @@ func (x *Index) allocate() uint32 {
 		return slot
 	}
 	x.rows = append(x.rows, row{})
+	x.ents = append(x.ents, entry{})
 	return uint32(len(x.rows) - 1)
 }
 
@@ -334,6 +340,7 @@ func (x *Index) link(slot uint32, d *search.EventDocument) {
 	}
 	r.words = slices.Clip(r.words)
 	x.rows[slot] = r
+	x.ents[slot] = r.e
 }
 
 // vocabulary returns the vocabulary of lang, creating it.
@@ -991,7 +998,7 @@ const sparse = 16
 func (p *plan) each(x *Index, ordered int, fn func(slot uint32), skip func(n int) bool) {
 	if p.cands != nil && p.cands.GetCardinality()*sparse < uint64(len(x.slotOf)) {
 		cands := p.cands.ToArray()
-		cands = slices.DeleteFunc(cands, func(slot uint32) bool { return !p.passes(x, &x.rows[slot].e) })
+		cands = slices.DeleteFunc(cands, func(slot uint32) bool { return !p.passes(x, &x.ents[slot]) })
 		if !p.ranked() {
 			x.sortFirst(cands, ordered)
 		}
