@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	gosync "sync"
@@ -156,17 +155,12 @@ func runGrowth(ctx context.Context, s *stack, st repository.Store, w *sync.Worke
 		}
 		seedTook := time.Since(t0)
 		last := si == len(steps)-1
-		var stop func()
-		if last && cpuProfile != "" {
-			f, err := os.Create(cpuProfile)
-			if err != nil {
+		stop := func() {}
+		if last {
+			var err error
+			if stop, err = startProfile(cpuProfile); err != nil {
 				return err
 			}
-			defer f.Close()
-			if err := pprof.StartCPUProfile(f); err != nil {
-				return err
-			}
-			stop = pprof.StopCPUProfile
 		}
 		fmt.Fprintf(os.Stderr, "measuring %d creates at %d events...\n", creates, stored)
 		rng := rand.New(rand.NewPCG(uint64(size), 9))
@@ -187,9 +181,7 @@ func runGrowth(ctx context.Context, s *stack, st repository.Store, w *sync.Worke
 		}
 		indexed := time.Since(start)
 		cpuPer := (cpuTime() - cpu0) / time.Duration(creates)
-		if stop != nil {
-			stop()
-		}
+		stop()
 		stored += creates
 		rows = append(rows, growthRow{stored: size, rate: float64(creates) / took.Seconds(), p50: lat.pct(50), p99: lat.pct(99),
 			indexedIn: indexed, seedTook: seedTook, cpuPer: cpuPer})
