@@ -525,12 +525,7 @@ func (s *Server) eventHead(p *repository.Post, v view) *obj {
 	o.add("id", p.ID)
 	o.add("global_id", gid)
 	o.add("global_id_lineage", []string{gid})
-	o.add("author", strconv.FormatInt(p.Author, 10))
-	o.add("status", p.Status)
-	o.add("date", localDate(p.Date, s.cfg.Location))
-	o.add("date_utc", localDate(p.Date, time.UTC))
-	o.add("modified", localDate(p.Modified, s.cfg.Location))
-	o.add("modified_utc", localDate(p.Modified, time.UTC))
+	s.addAuthorStatusDates(o, p)
 	permalink := s.permalink(p, v.lang)
 	o.add("url", permalink)
 	o.add("rest_url", s.apiBase(v.lang)+"/events/"+strconv.FormatInt(p.ID, 10))
@@ -641,18 +636,25 @@ func (s *Server) renderImage(img *repository.Post) any {
 	return o
 }
 
-// placeHeader starts a venue or organizer object with the fields both
-// share, in the reference's order; nameKey holds the name.
-func (s *Server) placeHeader(p *repository.Post, l *linked, v view, nameKey string) *obj {
-	def := s.cfg.DefaultLanguage
-	o := newObjN(24)
-	o.add("id", p.ID)
+// addAuthorStatusDates adds the fields every post response has after its
+// IDs, in the reference's order: author, status and the publish and
+// modified dates in the site zone and in UTC.
+func (s *Server) addAuthorStatusDates(o *obj, p *repository.Post) {
 	o.add("author", strconv.FormatInt(p.Author, 10))
 	o.add("status", p.Status)
 	o.add("date", localDate(p.Date, s.cfg.Location))
 	o.add("date_utc", localDate(p.Date, time.UTC))
 	o.add("modified", localDate(p.Modified, s.cfg.Location))
 	o.add("modified_utc", localDate(p.Modified, time.UTC))
+}
+
+// placeHeader starts a venue or organizer object with the fields both
+// share, in the reference's order; nameKey holds the name.
+func (s *Server) placeHeader(p *repository.Post, l *linked, v view, nameKey string) *obj {
+	def := s.cfg.DefaultLanguage
+	o := newObjN(24)
+	o.add("id", p.ID)
+	s.addAuthorStatusDates(o, p)
 	o.add("url", s.permalink(p, v.lang))
 	o.add(nameKey, p.Title.Get(v.lang, def))
 	o.add("description", p.Content.Get(v.lang, def))
