@@ -134,7 +134,9 @@ func New(opts Options) (*fiber.App, error) {
 		DisablePreParseMultipartForm: true,
 		Concurrency:                  limits.MaxConnections,
 		ReadBufferSize:               limits.ReadBufferBytes,
-		ReadTimeout:                  limits.ReadTimeout,
+		// The connection's read deadline until a request's headers are in;
+		// readHeaders then gives the body limits.ReadTimeout.
+		ReadTimeout: s.cfg.HeaderTimeout,
 		WriteTimeout:                 limits.WriteTimeout,
 		IdleTimeout:                  limits.IdleTimeout,
 	})
@@ -151,6 +153,7 @@ func New(opts Options) (*fiber.App, error) {
 	s.pages = newResponseCache(opts)
 	s.linkCache = linkedRecords{gen: s.pages.Generation, ttl: responseCacheTTL(opts)}
 	metrics.registry.MustRegister(s.pages.Collectors()...)
+	f.Server().HeaderReceived = readHeaders
 	s.answerUnknownMethods(f)
 	f.Use(s.observeRequests(metrics), s.recoverPanics, refuseLargeBodies, s.pages.Middleware())
 	if s.cfg.MetricsAddr == "" {
@@ -211,22 +214,29 @@ const localPrefixLang = "prefix-lang"
 // callers before any validation (decisions.md, "Writes").
 func (s *Server) handler(rt *route) fiber.Handler {
 	return func(c *fiber.Ctx) error {
+		// A write's caller is known from its headers before its body is
+		// read: an anonymous or refused caller's body is never read or
+		// parsed (see readHeaders).
+		var user *repository.User
+		var err error
+		if rt.write {
+			if user, err = s.caller(c); err != nil {
+				return err
+			}
+			if user == nil {
+				return errForbidden(401)
+			}
+		}
 		b, err := newBag(c)
 		if err != nil {
 			return err
 		}
-		r := &request{c: c, s: s, bag: b, ctx: c.UserContext()}
-		user, err := s.authenticate(r.ctx, c.Get(fiber.HeaderAuthorization))
-		if err != nil {
-			return err
+		if !rt.write {
+			if user, err = s.caller(c); err != nil {
+				return err
+			}
 		}
-		r.user = user
-		if user != nil {
-			c.Locals(localUserID, user.ID)
-		}
-		if rt.write && r.user == nil {
-			return errForbidden(401)
-		}
+		r := &request{c: c, s: s, bag: b, ctx: c.UserContext(), user: user}
 		if err := r.resolveLanguage(); err != nil {
 			return err
 		}
@@ -248,6 +258,19 @@ func (s *Server) handler(rt *route) fiber.Handler {
 		}
 		return err
 	}
+}
+
+// caller authenticates the request's bearer token (nil when anonymous) and
+// records the user for the request log.
+func (s *Server) caller(c *fiber.Ctx) (*repository.User, error) {
+	user, err := s.authenticate(c.UserContext(), c.Get(fiber.HeaderAuthorization))
+	if err != nil {
+		return nil, err
+	}
+	if user != nil {
+		c.Locals(localUserID, user.ID)
+	}
+	return user, nil
 }
 
 // cors answers browser preflights and exposes the paging headers

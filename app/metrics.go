@@ -36,6 +36,7 @@ type metricsSource interface{ Metrics() *sync.Metrics }
 // registry would panic on the second registration.
 //
 //	eventcal_http_request_duration_seconds{method,route,status}  histogram
+//	eventcal_http_connections_refused_total                      counter
 //	go_* and process_*                                           runtime and process collectors
 //	eventcal_sync_* and eventcal_search_documents                the Indexer's, when it has metrics (sync.Metrics)
 type appMetrics struct {
@@ -44,7 +45,10 @@ type appMetrics struct {
 	inFlight        prometheus.Gauge
 	// authFailures counts refused bearer tokens by reason.
 	authFailures *prometheus.CounterVec
-	log          *slog.Logger
+	// connectionsRefused counts connections over the per-address share
+	// (Metrics.Listener).
+	connectionsRefused prometheus.Counter
+	log                *slog.Logger
 
 	// routes holds every route that is not middleware, read from the app
 	// on the first request (all routes exist by then).
@@ -73,6 +77,10 @@ func newAppMetrics(log *slog.Logger, indexer Notifier) *appMetrics {
 			Name: "eventcal_auth_failures_total",
 			Help: "Refused authentications by reason (malformed, unknown, expired, disabled).",
 		}, []string{"reason"}),
+		connectionsRefused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "eventcal_http_connections_refused_total",
+			Help: "Connections refused with 429 because their client address already held MAX_CONNECTIONS_PER_ADDRESS connections.",
+		}),
 		log: log,
 	}
 	for _, reason := range authFailureReasons {
@@ -91,6 +99,7 @@ func newAppMetrics(log *slog.Logger, indexer Notifier) *appMetrics {
 		m.inFlight,
 		buildInfo,
 		m.authFailures,
+		m.connectionsRefused,
 	)
 	if src, ok := indexer.(metricsSource); ok {
 		m.registry.MustRegister(src.Metrics())

@@ -79,6 +79,14 @@ type Config struct {
 	// TrustedProxies are the proxies whose X-Forwarded-For is believed
 	// (TRUSTED_PROXIES).
 	TrustedProxies []netip.Prefix
+	// HeaderTimeout bounds the time a client may take to send a request's
+	// line and headers (HEADER_TIMEOUT); the body then has
+	// limits.ReadTimeout of its own.
+	HeaderTimeout time.Duration
+	// MaxConnectionsPerAddress is how many connections one client address
+	// may hold open at once (MAX_CONNECTIONS_PER_ADDRESS); 0 is no bound.
+	// Connections from TrustedProxies are not bounded.
+	MaxConnectionsPerAddress int
 	// ShutdownTimeout bounds the graceful shutdown (SHUTDOWN_TIMEOUT).
 	ShutdownTimeout time.Duration
 	// ReindexCron is the cron expression of scheduled full rebuilds

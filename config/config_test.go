@@ -126,6 +126,11 @@ func TestValid(t *testing.T) {
 		{"drain delay", map[string]string{"DRAIN_DELAY": "15s"}, func(c *Config) any { return c.DrainDelay }, 15 * time.Second},
 		{"drain delay off", map[string]string{"DRAIN_DELAY": "0"}, func(c *Config) any { return c.DrainDelay }, time.Duration(0)},
 		{"replica id", map[string]string{"REPLICA_ID": "calendar-1.eu_west"}, func(c *Config) any { return c.ReplicaID }, "calendar-1.eu_west"},
+		{"header timeout default", nil, func(c *Config) any { return c.HeaderTimeout }, 5 * time.Second},
+		{"header timeout", map[string]string{"HEADER_TIMEOUT": "250ms"}, func(c *Config) any { return c.HeaderTimeout }, 250 * time.Millisecond},
+		{"connections per address default", nil, func(c *Config) any { return c.MaxConnectionsPerAddress }, 256},
+		{"connections per address", map[string]string{"MAX_CONNECTIONS_PER_ADDRESS": "16"}, func(c *Config) any { return c.MaxConnectionsPerAddress }, 16},
+		{"connections per address unbounded", map[string]string{"MAX_CONNECTIONS_PER_ADDRESS": "0"}, func(c *Config) any { return c.MaxConnectionsPerAddress }, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -201,6 +206,12 @@ func TestInvalid(t *testing.T) {
 		{"trusted proxies word", map[string]string{"TRUSTED_PROXIES": "10.0.0.0/8,proxy.internal"}, "TRUSTED_PROXIES", "not an IP address"},
 		{"webhook private word", map[string]string{"WEBHOOK_ALLOW_PRIVATE": "sometimes"}, "WEBHOOK_ALLOW_PRIVATE", "true or false"},
 		{"drain delay negative", map[string]string{"DRAIN_DELAY": "-1s"}, "DRAIN_DELAY", "negative"},
+		{"header timeout zero", map[string]string{"HEADER_TIMEOUT": "0"}, "HEADER_TIMEOUT", "positive"},
+		{"header timeout too long", map[string]string{"HEADER_TIMEOUT": "2m"}, "HEADER_TIMEOUT", "at most 1m"},
+		{"header timeout unparsable", map[string]string{"HEADER_TIMEOUT": "quick"}, "HEADER_TIMEOUT", "duration"},
+		{"connections per address negative", map[string]string{"MAX_CONNECTIONS_PER_ADDRESS": "-1"}, "MAX_CONNECTIONS_PER_ADDRESS", "whole number from 0 to 4096"},
+		{"connections per address over the limit", map[string]string{"MAX_CONNECTIONS_PER_ADDRESS": "5000"}, "MAX_CONNECTIONS_PER_ADDRESS", "whole number"},
+		{"connections per address word", map[string]string{"MAX_CONNECTIONS_PER_ADDRESS": "many"}, "MAX_CONNECTIONS_PER_ADDRESS", "whole number"},
 		{"drain delay unparsable", map[string]string{"DRAIN_DELAY": "soon"}, "DRAIN_DELAY", "duration"},
 		{"replica id with a slash", map[string]string{"REPLICA_ID": "a/b"}, "REPLICA_ID", "only letters"},
 		{"replica id with a space", map[string]string{"REPLICA_ID": "a b"}, "REPLICA_ID", "only letters"},
@@ -293,7 +304,7 @@ func TestRegistry(t *testing.T) {
 		"ADMIN_TOKEN", "REST_ROOT", "API_NAMESPACE", "SITE_URL", "TIMEZONE", "LANGUAGES", "DEFAULT_LANGUAGE",
 		"LOG_LEVEL", "LOG_FORMAT", "CORS_ALLOWED_ORIGINS", "SHUTDOWN_TIMEOUT", "REINDEX_CRON", "LEASE_TTL",
 		"WEBHOOK_ALLOW_PRIVATE", "TRUSTED_PROXIES", "METRICS_ADDR"}
-	want = append(want, "DRAIN_DELAY", "REPLICA_ID", "MEILI_MASTER_KEY")
+	want = append(want, "DRAIN_DELAY", "REPLICA_ID", "MEILI_MASTER_KEY", "HEADER_TIMEOUT", "MAX_CONNECTIONS_PER_ADDRESS")
 	for _, name := range want {
 		if !seen[name] {
 			t.Errorf("%s is not registered", name)

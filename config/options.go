@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/go-co-op/gocron/v2"
+
+	"github.com/calendar/eventcal/config/limits"
 )
 
 // Type names the kind of value an option holds. It is shown by --help.
@@ -35,6 +37,7 @@ const (
 	TypeDuration Type = "duration"
 	TypeCron     Type = "cron"
 	TypeBool     Type = "bool"
+	TypeInteger  Type = "integer"
 )
 
 // Option describes one setting read from the environment: its variable name,
@@ -367,6 +370,35 @@ var registry = []Option{
 		},
 	},
 	{
+		Name: "HEADER_TIMEOUT", Default: "5s", Type: TypeDuration,
+		Description: "how long a client may take to send a request's line and headers before the connection is closed (Go duration or whole seconds, at most 1m); the body then has 15s of its own",
+		parse: func(c *Config, raw string) error {
+			d, err := parseDuration(raw)
+			if err != nil {
+				return err
+			}
+			if d <= 0 || d > maxHeaderTimeout {
+				return fmt.Errorf("must be positive and at most %s", maxHeaderTimeout)
+			}
+			c.HeaderTimeout = d
+			return nil
+		},
+		format: func(c *Config) string { return c.HeaderTimeout.String() },
+	},
+	{
+		Name: "MAX_CONNECTIONS_PER_ADDRESS", Default: "256", Type: TypeInteger,
+		Description: "how many connections one client IP address (IPv6: one /64) may hold open at once; more are refused with 429 (0: no bound; connections from TRUSTED_PROXIES are never bounded)",
+		parse: func(c *Config, raw string) error {
+			n, err := strconv.Atoi(raw)
+			if err != nil || n < 0 || n > limits.MaxConnections {
+				return fmt.Errorf("must be a whole number from 0 to %d", limits.MaxConnections)
+			}
+			c.MaxConnectionsPerAddress = n
+			return nil
+		},
+		format: func(c *Config) string { return strconv.Itoa(c.MaxConnectionsPerAddress) },
+	},
+	{
 		Name: "SHUTDOWN_TIMEOUT", Default: "10s", Type: TypeDuration,
 		Description: "how long in-flight requests may run after SIGINT/SIGTERM (Go duration, e.g. 10s, or whole seconds)",
 		parse: func(c *Config, raw string) error {
@@ -633,6 +665,10 @@ func parseOrigins(raw string) ([]string, error) {
 	}
 	return origins, nil
 }
+
+// maxHeaderTimeout bounds HEADER_TIMEOUT: a longer wait for headers would
+// let slow clients hold connections as long as before the option existed.
+const maxHeaderTimeout = time.Minute
 
 // parseDuration accepts a Go duration ("10s", "1m30s") or whole seconds ("10").
 func parseDuration(raw string) (time.Duration, error) {

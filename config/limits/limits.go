@@ -16,20 +16,28 @@ package limits
 import "time"
 
 // HTTP server bounds. A connection holds at most ReadBufferBytes for its
-// headers plus the 8 KiB fasthttp reads of a body before the handler runs:
+// headers plus BodyPrefetchBytes of its body before the handler runs:
 // bodies are streamed (never preallocated from Content-Length) and read by
-// the handler up to MaxBodyBytes.
+// the handler up to MaxBodyBytes, and only after the caller is
+// authenticated. An anonymous write announcing more than BodyPrefetchBytes
+// is answered from its headers alone. How long a client may take to send
+// its headers (HEADER_TIMEOUT) and how many connections one address may
+// hold (MAX_CONNECTIONS_PER_ADDRESS) are settings (config package).
 const (
 	// MaxBodyBytes is the largest request body accepted (413 above it). The
 	// largest legitimate body is an event with a MaxDescription description.
 	MaxBodyBytes = 1 << 20
+	// BodyPrefetchBytes is how much of a body fasthttp reads with the
+	// headers, before any handler runs (its fixed read-ahead).
+	BodyPrefetchBytes = 8 << 10
 	// MaxConnections is the number of connections served at once (fasthttp's
 	// Concurrency); further connections get 503 until one closes.
 	MaxConnections = 4096
 	// ReadBufferBytes bounds the request line and headers (431 above it).
 	ReadBufferBytes = 8 << 10
-	// ReadTimeout bounds the time to read one request, headers and body:
-	// a client that sends slowly is cut off after it.
+	// ReadTimeout bounds the time to read one request's body, counted from
+	// the end of its headers (the headers have HEADER_TIMEOUT): a client
+	// that sends slowly is cut off after it.
 	ReadTimeout = 15 * time.Second
 	// WriteTimeout bounds the time to write one response.
 	WriteTimeout = 30 * time.Second
