@@ -136,9 +136,9 @@ func New(opts Options) (*fiber.App, error) {
 		ReadBufferSize:               limits.ReadBufferBytes,
 		// The connection's read deadline until a request's headers are in;
 		// readHeaders then gives the body limits.ReadTimeout.
-		ReadTimeout: s.cfg.HeaderTimeout,
-		WriteTimeout:                 limits.WriteTimeout,
-		IdleTimeout:                  limits.IdleTimeout,
+		ReadTimeout:  s.cfg.HeaderTimeout,
+		WriteTimeout: limits.WriteTimeout,
+		IdleTimeout:  limits.IdleTimeout,
 	})
 	// Every request, probes and errors included, gets an ID, one log line
 	// and one histogram sample (requestlog.go, metrics.go).
