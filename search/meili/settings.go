@@ -149,7 +149,9 @@ func settingsFor(ix Index, v vocabulary) *meilisearch.Settings {
 		// Typo tolerance by the contract's rules (search/text.go), which
 		// are Meilisearch's defaults written out: one typo from
 		// search.MinWordSizeOneTypo characters, two from
-		// search.MinWordSizeTwoTypos, none on words made of digits.
+		// search.MinWordSizeTwoTypos; disableOnNumbers: a document word
+		// made of digits (and ASCII punctuation) is reached without typos
+		// only (search.ExactWord).
 		// The client always sends the whole object.
 		TypoTolerance: &meilisearch.TypoTolerance{
 			Enabled:             true,
@@ -176,9 +178,10 @@ func settingsFor(ix Index, v vocabulary) *meilisearch.Settings {
 		// answering wrongly.
 		SearchCutoffMs: searchCutoffMs,
 		// '-' is part of a word in search.Words ("e-bike" is one word), but
-		// a separator in Meilisearch's default tokenizer.
+		// a separator in Meilisearch's default tokenizer (charabia's
+		// DEFAULT_SEPARATORS, which search.Words otherwise follows).
 		// https://www.meilisearch.com/docs/changelog/v1.4
-		NonSeparatorTokens: []string{"-"},
+		NonSeparatorTokens: search.NonSeparators,
 	}
 }
 
