@@ -77,6 +77,11 @@ func (f *fakeMeili) emulateSearch(ix *fakeIndex, body map[string]any) ([]map[str
 	if len(terms) > 0 && body["matchingStrategy"] != "all" {
 		return nil, bad("invalid_search_matching_strategy", "the fake only emulates matchingStrategy all")
 	}
+	// search.Term.Matches is Meilisearch's rule with disableOnNumbers on
+	// (search.ExactWord): a document word of digits is stored exact.
+	if typo, _ := settings["typoTolerance"].(map[string]any); len(terms) > 0 && typo["enabled"] == true && typo["disableOnNumbers"] != true {
+		return nil, bad("invalid_settings_typo_tolerance", "the fake only emulates typoTolerance.disableOnNumbers true")
+	}
 
 	sortable := strs(settings["sortableAttributes"])
 	type sortKey struct {
