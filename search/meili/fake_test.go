@@ -30,6 +30,11 @@ import (
 //     totalPages, totalHits} when page or hitsPerPage is given, else
 //     {hits, query, processingTimeMs, limit, offset, estimatedTotalHits}.
 //   - A missing index answers 404 with code index_not_found.
+//   - Tasks are visible by Meilisearch's rule (fakeMeili.taskVisible): a
+//     key created through POST /keys whose indexes are not "*" sees only
+//     the tasks tied to exactly one of its indexes (never a swap); any
+//     other Authorization (the master key, "test-key") sees every task.
+//   - Every index has its own createdAt, which moves with it in a swap.
 type fakeMeili struct {
 	t   *testing.T
 	srv *httptest.Server
@@ -62,6 +67,8 @@ type fakeMeili struct {
 	keys map[string]map[string]any
 	// version is the pkgVersion GET /version reports (MinVersion at first).
 	version string
+	// created counts the indexes created, for their createdAt.
+	created int
 }
 
 type recorded struct {
@@ -73,6 +80,8 @@ type recorded struct {
 }
 
 type fakeIndex struct {
+	// createdAt belongs to the index (a swap moves it with the documents).
+	createdAt  string
 	primaryKey string
 	settings   map[string]any
 	docs       map[string]map[string]any
@@ -241,7 +250,60 @@ func (f *fakeMeili) addIndex(uid string, settings map[string]any) {
 			s[k] = v
 		}
 	}
-	f.indexes[uid] = &fakeIndex{primaryKey: "id", settings: s, docs: map[string]map[string]any{}}
+	f.indexes[uid] = f.newIndex("id")
+	f.indexes[uid].settings = s
+}
+
+// newIndex returns an empty index with the default settings, created now
+// (each index a nanosecond after the previous one). The caller holds f.mu.
+func (f *fakeMeili) newIndex(primaryKey string) *fakeIndex {
+	f.created++
+	at := time.Date(2025, 1, 1, 0, 0, 0, f.created, time.UTC).Format(time.RFC3339Nano)
+	return &fakeIndex{createdAt: at, primaryKey: primaryKey, settings: defaultSettings(), docs: map[string]map[string]any{}}
+}
+
+// oneIndexKinds are the task types tied to exactly one index
+// (Kind::related_to_one_index, crates/meilisearch-types/src/tasks.rs:
+// 582-599 at v1.18.0).
+var oneIndexKinds = []string{
+	"documentAdditionOrUpdate", "documentEdition", "documentDeletion", "settingsUpdate",
+	"indexCreation", "indexDeletion", "indexUpdate",
+}
+
+// taskVisible is Meilisearch's rule for which tasks a request sees
+// (get_tasks_from_authorized_indexes, crates/index-scheduler/src/queue/
+// tasks.rs:474-490): when the request filters by index (byIndex) or its
+// key is limited to some indexes, the tasks not tied to exactly one index
+// are dropped; with a limited key, so are the tasks of other indexes. The
+// caller holds f.mu.
+func (f *fakeMeili) taskVisible(auth string, task *fakeTask, byIndex bool) bool {
+	var patterns []string
+	all := true
+	for _, k := range f.keys {
+		if "Bearer "+fmt.Sprint(k["key"]) != auth {
+			continue
+		}
+		all = false
+		list, _ := k["indexes"].([]any)
+		for _, p := range list {
+			patterns = append(patterns, fmt.Sprint(p))
+			all = all || p == "*"
+		}
+	}
+	typ, _ := task.summary["type"].(string)
+	if (byIndex || !all) && !slices.Contains(oneIndexKinds, typ) {
+		return false
+	}
+	if all {
+		return true
+	}
+	index, _ := task.summary["indexUid"].(string)
+	for _, p := range patterns {
+		if prefix, ok := strings.CutSuffix(p, "*"); ok && strings.HasPrefix(index, prefix) || p == index {
+			return true
+		}
+	}
+	return false
 }
 
 func (f *fakeMeili) reply(w http.ResponseWriter, status int, body any) {
@@ -283,6 +345,7 @@ func (f *fakeMeili) getTask(w http.ResponseWriter, r *http.Request) {
 	uid, _ := strconv.ParseInt(r.PathValue("uid"), 10, 64)
 	f.mu.Lock()
 	task, ok := f.tasks[uid]
+	ok = ok && f.taskVisible(r.Header.Get("Authorization"), task, false)
 	var answer map[string]any
 	if ok {
 		task.polls++
@@ -355,13 +418,14 @@ func (f *fakeMeili) listTasks(w http.ResponseWriter, r *http.Request) {
 		return func(s string) bool { return slices.Contains(list, s) }
 	}
 	byIndex, byType, byStatus := filter("indexUids"), filter("types"), filter("statuses")
+	indexFilter := r.URL.Query().Get("indexUids") != ""
 	f.mu.Lock()
 	results := []map[string]any{}
 	for uid := f.nextTask - 1; uid >= 0; uid-- {
 		task := f.tasks[uid]
 		index, _ := task.summary["indexUid"].(string)
 		typ, _ := task.summary["type"].(string)
-		if !byIndex(index) || !byType(typ) {
+		if !byIndex(index) || !byType(typ) || !f.taskVisible(r.Header.Get("Authorization"), task, indexFilter) {
 			continue
 		}
 		// taskObject applies the effect of a task that has just ended.
@@ -387,7 +451,7 @@ func (f *fakeMeili) getIndex(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.reply(w, 200, map[string]any{"uid": uid, "primaryKey": ix.primaryKey,
-		"createdAt": "2025-01-01T00:00:00.000000Z", "updatedAt": "2025-01-01T00:00:00.000000Z"})
+		"createdAt": ix.createdAt, "updatedAt": ix.createdAt})
 }
 
 func (f *fakeMeili) createIndex(w http.ResponseWriter, r *http.Request) {
@@ -399,7 +463,7 @@ func (f *fakeMeili) createIndex(w http.ResponseWriter, r *http.Request) {
 			e := newAPIError("index_already_exists", fmt.Sprintf("Index `%s` already exists.", uid))
 			return &e
 		}
-		f.indexes[uid] = &fakeIndex{primaryKey: pk, settings: defaultSettings(), docs: map[string]map[string]any{}}
+		f.indexes[uid] = f.newIndex(pk)
 		return nil
 	})
 }
@@ -451,7 +515,7 @@ func (f *fakeMeili) addDocuments(w http.ResponseWriter, r *http.Request) {
 	f.enqueue(w, "documentAdditionOrUpdate", uid, func() *apiError {
 		ix, ok := f.indexes[uid]
 		if !ok {
-			ix = &fakeIndex{primaryKey: r.URL.Query().Get("primaryKey"), settings: defaultSettings(), docs: map[string]map[string]any{}}
+			ix = f.newIndex(r.URL.Query().Get("primaryKey"))
 			f.indexes[uid] = ix
 		}
 		for _, d := range docs {
@@ -647,11 +711,17 @@ func (f *fakeMeili) reset() {
 // engine opens an Engine on the fake with fast task polling.
 func (f *fakeMeili) engine(opts Options) *Engine {
 	f.t.Helper()
+	return f.engineWithKey("test-key", opts)
+}
+
+// engineWithKey opens an Engine on the fake with the API key key.
+func (f *fakeMeili) engineWithKey(key string, opts Options) *Engine {
+	f.t.Helper()
 	opts.TaskPollInterval = time.Millisecond
 	if opts.TaskTimeout == 0 {
 		opts.TaskTimeout = testdeadline.Timeout(f.t)
 	}
-	e, err := Open(f.t.Context(), f.srv.URL, "test-key", opts)
+	e, err := Open(f.t.Context(), f.srv.URL, key, opts)
 	if err != nil {
 		f.t.Fatalf("Open: %v", err)
 	}

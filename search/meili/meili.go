@@ -432,11 +432,16 @@ func (e *Engine) await(ctx context.Context, op string, info *meilisearch.TaskInf
 	if err != nil {
 		return err
 	}
+	return taskResult(op, info.TaskUID, task)
+}
+
+// taskResult is nil for a task that succeeded, else its *TaskError.
+func taskResult(op string, uid int64, task *meilisearch.Task) error {
 	if task.Status == meilisearch.TaskStatusSucceeded {
 		return nil
 	}
 	return &TaskError{
-		Op: op, TaskUID: info.TaskUID, Type: string(task.Type), IndexUID: task.IndexUID,
+		Op: op, TaskUID: uid, Type: string(task.Type), IndexUID: task.IndexUID,
 		Status: string(task.Status), Code: task.Error.Code, Message: task.Error.Message,
 	}
 }
