@@ -1,6 +1,7 @@
 package meili
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -67,6 +68,8 @@ type fakeMeili struct {
 	keys map[string]map[string]any
 	// version is the pkgVersion GET /version reports (MinVersion at first).
 	version string
+	// served counts the hits the fake's searches have answered with.
+	served int
 	// created counts the indexes created, for their createdAt.
 	created int
 }
@@ -178,6 +181,7 @@ func newFakeMeili(t *testing.T) *fakeMeili {
 	mux.HandleFunc("GET /indexes/{uid}/documents/{id}", f.getDocument)
 	mux.HandleFunc("POST /indexes/{uid}/documents/delete-batch", f.deleteDocuments)
 	mux.HandleFunc("POST /indexes/{uid}/search", f.search)
+	mux.HandleFunc("POST /multi-search", f.multiSearch)
 	mux.HandleFunc("GET /indexes/{uid}/stats", f.stats)
 	mux.HandleFunc("POST /swap-indexes", f.swapIndexes)
 	mux.HandleFunc("GET /tasks/{uid}", f.getTask)
@@ -641,6 +645,9 @@ func (f *fakeMeili) search(w http.ResponseWriter, r *http.Request) {
 		hits = append(hits, project(all[i], body["attributesToRetrieve"]))
 	}
 	answer["hits"] = hits
+	f.mu.Lock()
+	f.served += len(hits)
+	f.mu.Unlock()
 	if f.emulate {
 		f.mu.Lock()
 		dist, err := emulateFacets(f.indexes[uid], body, all)
@@ -654,6 +661,98 @@ func (f *fakeMeili) search(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	f.reply(w, 200, answer)
+}
+
+// multiSearch answers a federated POST /multi-search over one index as
+// Meilisearch does (crates/meilisearch/src/search/federated/perform.rs at
+// v1.18.0): every query's matches, merged in the order of their sort
+// values, each document once; the federation's offset and limit (defaults
+// 0 and 20) cut the page; estimatedTotalHits is the size of the union of
+// the queries' matches. Pagination inside a federated query is refused.
+// Non-federated multi-search is not emulated.
+func (f *fakeMeili) multiSearch(w http.ResponseWriter, r *http.Request) {
+	body, _ := bodyOf(r).(map[string]any)
+	fed, ok := body["federation"].(map[string]any)
+	if !ok {
+		f.reply(w, 400, newAPIError("bad_request", "the fake only emulates federated multi-search"))
+		return
+	}
+	queries, _ := body["queries"].([]any)
+	var merged []map[string]any
+	seen := map[string]bool{}
+	var sortBy []any
+	var retrieve any
+	for i, raw := range queries {
+		q, _ := raw.(map[string]any)
+		for _, k := range []string{"page", "hitsPerPage", "limit", "offset", "facets"} {
+			if _, ok := q[k]; ok {
+				f.reply(w, 400, newAPIError("invalid_multi_search_query_pagination", fmt.Sprintf("Inside `.queries[%d]`: `%s` is not allowed in a federated search", i, k)))
+				return
+			}
+		}
+		uid, _ := q["indexUid"].(string)
+		if f.index(uid) == nil {
+			f.notFound(w, uid)
+			return
+		}
+		var found []map[string]any
+		switch {
+		case f.hits != nil:
+			found = f.hits(uid, q)
+		case f.emulate:
+			f.mu.Lock()
+			var err *apiError
+			found, err = f.emulateSearch(f.indexes[uid], q)
+			f.mu.Unlock()
+			if err != nil {
+				err.Message = fmt.Sprintf("Inside `.queries[%d]`: %s", i, err.Message)
+				f.reply(w, 400, err)
+				return
+			}
+		}
+		sortBy, _ = q["sort"].([]any)
+		retrieve = q["attributesToRetrieve"]
+		for _, d := range found {
+			if id := fmt.Sprint(d["id"]); !seen[id] {
+				seen[id] = true
+				merged = append(merged, d)
+			}
+		}
+	}
+	slices.SortStableFunc(merged, func(a, b map[string]any) int {
+		for _, s := range sortBy {
+			attr, dir, _ := strings.Cut(fmt.Sprint(s), ":")
+			x, _ := a[attr].(float64)
+			y, _ := b[attr].(float64)
+			if attr == "id" {
+				x, _ = strconv.ParseFloat(fmt.Sprint(a["id"]), 64)
+				y, _ = strconv.ParseFloat(fmt.Sprint(b["id"]), 64)
+			}
+			c := cmp.Compare(x, y)
+			if dir == "desc" {
+				c = -c
+			}
+			if c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+	num := func(key string, def int) int {
+		if v, ok := fed[key].(float64); ok {
+			return int(v)
+		}
+		return def
+	}
+	offset, limit := num("offset", 0), num("limit", 20)
+	hits := []map[string]any{}
+	for i := offset; i < len(merged) && i < offset+limit; i++ {
+		hits = append(hits, project(merged[i], retrieve))
+	}
+	f.mu.Lock()
+	f.served += len(hits)
+	f.mu.Unlock()
+	f.reply(w, 200, map[string]any{"hits": hits, "processingTimeMs": 1, "limit": limit, "offset": offset, "estimatedTotalHits": len(merged)})
 }
 
 // project keeps the attributes a search asked for.

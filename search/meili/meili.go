@@ -13,12 +13,12 @@
 // is exhaustive, never the offset/limit form, whose estimatedTotalHits is
 // an estimate (see pageWindow).
 //
-// Two rules of the contract are decided in Go on data Meilisearch returns
+// One rule of the contract is decided in Go on data Meilisearch returns
 // (exact.go): whether a point within millimetres of the edge of a Near
 // circle is inside (search.GeoCircle.Contains is Meilisearch's own rule,
 // but Go's cos and asin may differ in the last place from those of the C
-// library Meilisearch runs with), and "all the words in one field" for
-// place text queries.
+// library Meilisearch runs with). "All the words in one field" for place
+// text queries is one federated multi-search (exact.go, searchOneField).
 //
 // Languages, place fields and event statuses each get their own attributes;
 // a document bringing one the settings lack extends them before it is

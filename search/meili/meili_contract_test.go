@@ -2,6 +2,7 @@ package meili
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -367,45 +368,127 @@ func TestNearDecidesTheEdge(t *testing.T) {
 	}
 }
 
-// TestPlaceWordsInOneField: a place query of several words keeps only the
-// candidates with every word in one attribute, and pages them itself.
+// TestPlaceWordsInOneField: a multi-word place query keeps the places
+// with every word in one field, pages them in the place order, and counts
+// them exactly, in one federated multi-search of one query per searchable
+// attribute. Runs against the fake and a real server.
 func TestPlaceWordsInOneField(t *testing.T) {
-	f := newFakeMeili(t)
-	e := f.engine(Options{Languages: testLangs})
-	f.addIndex("calendar_venues", nil)
-	f.hits = func(string, map[string]any) []map[string]any {
-		return []map[string]any{
-			{"id": 10, "title_en": "Jazz Club", "field_city": "Amsterdam"},                      // split: out
-			{"id": 11, "title_en": "Temple Club", "field_address": "12, Avenue du Louvre"},      // split: out
-			{"id": 12, "title_en": "Temple Hall", "field_address": "1, Temple Avenue"},          // in (address)
-			{"id": 13, "description_en": "avenue of the temple", "field_city": "Paris"},         // in (description)
-			{"id": 14, "title_en": "Temple-avenue", "field_zip": "avenue"},                      // out: one hyphenated word
-			{"id": 15, "title_en": "Avenue", "excerpt_en": "TEMPLE! avenue", "field_phone": ""}, // in (excerpt)
-		}
-	}
-	q := search.PlaceQuery{Kind: search.Venues, Lang: "en", Query: "Temple avenue", Limit: 2}
-	r, err := e.SearchPlaces(t.Context(), q)
-	if err != nil {
+	tg := newTarget(t)
+	e := tg.engine(t, tg.master, Options{Languages: testLangs})
+	if err := e.Init(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if r.Total != 3 || !slices.Equal(r.IDs, []int64{12, 13}) {
-		t.Errorf("first page = %+v, want total 3, IDs [12 13]", r)
+	en := func(title, desc, excerpt string) map[string]search.Text {
+		return map[string]search.Text{"en": {Title: title, Description: desc, Excerpt: excerpt}}
 	}
-	got := f.calls(http.MethodPost, "/indexes/calendar_venues/search")
+	venue := func(id, published int64, text map[string]search.Text, fields map[string]string) search.PlaceDocument {
+		return search.PlaceDocument{ID: id, Kind: search.Venues, Status: "publish", PublishDate: published, Text: text, Fields: fields}
+	}
+	docs := []search.PlaceDocument{
+		venue(10, 600, en("Jazz Club", "", ""), map[string]string{"city": "Amsterdam"}),                     // split: out
+		venue(11, 500, en("Temple Club", "", ""), map[string]string{"address": "12, Avenue du Louvre"}),     // split: out
+		venue(12, 400, en("Temple Hall", "", ""), map[string]string{"address": "1, Temple Avenue"}),         // in (address)
+		venue(13, 300, en("", "avenue of the temple", ""), map[string]string{"city": "Paris"}),              // in (description)
+		venue(14, 200, en("Temple-avenue", "", ""), map[string]string{"zip": "avenue"}),                     // out: one hyphenated word
+		venue(15, 100, en("Avenue", "", "TEMPLE! avenue"), map[string]string{"address": "Temple Avenue 3"}), // in (excerpt and address: once)
+	}
+	if err := e.IndexPlaces(t.Context(), docs); err != nil {
+		t.Fatal(err)
+	}
+	if tg.fake != nil {
+		tg.fake.reset()
+	}
+	tests := []struct {
+		offset, limit int
+		want          []int64
+	}{
+		{0, 2, []int64{12, 13}},
+		{2, 2, []int64{15}},
+		{1, 1, []int64{13}},
+		{0, 0, []int64{}},
+		{3, 5, []int64{}},
+	}
+	for _, tt := range tests {
+		q := search.PlaceQuery{Kind: search.Venues, Lang: "en", Query: "Temple avenue", Offset: tt.offset, Limit: tt.limit}
+		r, err := e.SearchPlaces(t.Context(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Total != 3 || !slices.Equal(r.IDs, tt.want) {
+			t.Errorf("offset %d limit %d = %+v, want total 3, IDs %v", tt.offset, tt.limit, r, tt.want)
+		}
+	}
+	if tg.fake == nil {
+		return
+	}
+	got := tg.fake.calls(http.MethodPost, "*")
+	if len(got) != len(tests) {
+		t.Fatalf("%d requests for %d pages: %+v", len(got), len(tests), got)
+	}
 	body := got[0].Body.(map[string]any)
-	wantRetrieve := []any{"id", "title_en", "description_en", "excerpt_en",
+	if got[0].Path != "/multi-search" || !reflect.DeepEqual(body["federation"], map[string]any{"limit": float64(2)}) {
+		t.Errorf("request %s %s", got[0].Path, jsonString(body))
+	}
+	var on []any
+	for _, q := range body["queries"].([]any) {
+		q := q.(map[string]any)
+		if q["indexUid"] != "calendar_venues" || q["q"] != "temple avenue" || q["matchingStrategy"] != "all" ||
+			!reflect.DeepEqual(q["sort"], []any{"publish_date:desc", "id:desc"}) || !reflect.DeepEqual(q["attributesToRetrieve"], []any{"id"}) {
+			t.Errorf("query %s", jsonString(q))
+		}
+		on = append(on, q["attributesToSearchOn"].([]any)...)
+	}
+	wantOn := []any{"title_en", "description_en", "excerpt_en",
 		"field_address", "field_city", "field_province", "field_state", "field_stateprovince", "field_zip", "field_phone"}
-	if !reflect.DeepEqual(body["attributesToRetrieve"], wantRetrieve) || body["hitsPerPage"] != float64(maxTotalHits) ||
-		body["q"] != `temple avenue` || !reflect.DeepEqual(body["sort"], []any{"publish_date:desc", "id:desc"}) {
-		t.Errorf("candidate request %s", jsonString(body))
+	if !reflect.DeepEqual(on, wantOn) {
+		t.Errorf("one query per attribute: %v, want %v", on, wantOn)
 	}
-	q.Offset = 2
-	if r, err = e.SearchPlaces(t.Context(), q); err != nil || r.Total != 3 || !slices.Equal(r.IDs, []int64{15}) {
-		t.Errorf("second page = %+v, %v; want total 3, IDs [15]", r, err)
+}
+
+// TestPlaceWordsInOneFieldCost: the requests of a multi-word place query,
+// and the hits they bring back, do not grow with the number of places
+// that match: one request per page, a page's worth of hits.
+func TestPlaceWordsInOneFieldCost(t *testing.T) {
+	type cost struct{ requests, hits, bytes int }
+	measure := func(n int) cost {
+		f := newFakeMeili(t)
+		f.emulate = true
+		e := f.engine(Options{Languages: testLangs})
+		if err := e.Init(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		docs := make([]search.PlaceDocument, n)
+		for i := range docs {
+			docs[i] = search.PlaceDocument{ID: int64(i + 1), Kind: search.Venues, Status: "publish", PublishDate: int64(i),
+				Text: map[string]search.Text{"en": {Title: "Temple Avenue Hall"}}, Fields: map[string]string{"city": "Temple avenue"}}
+		}
+		if err := e.IndexPlaces(t.Context(), docs); err != nil {
+			t.Fatal(err)
+		}
+		f.reset()
+		f.mu.Lock()
+		f.served = 0
+		f.mu.Unlock()
+		r, err := e.SearchPlaces(t.Context(), search.PlaceQuery{Kind: search.Venues, Lang: "en", Query: "temple avenue", Offset: 8, Limit: 8})
+		if err != nil || r.Total != n || len(r.IDs) != 8 {
+			t.Fatalf("%d places: %+v, %v", n, r, err)
+		}
+		c := cost{requests: len(f.calls("", "*"))}
+		for _, req := range f.calls("", "*") {
+			raw, _ := json.Marshal(req.Body)
+			c.bytes += len(raw)
+		}
+		f.mu.Lock()
+		c.hits = f.served
+		f.mu.Unlock()
+		return c
 	}
-	q.Offset, q.Limit = 0, 0
-	if r, err = e.SearchPlaces(t.Context(), q); err != nil || r.Total != 3 || len(r.IDs) != 0 {
-		t.Errorf("total only = %+v, %v; want total 3, no IDs", r, err)
+	small, large := measure(20), measure(2000)
+	if small != large {
+		t.Errorf("cost with 20 matching places %+v, with 2000 %+v: it grows with the data", small, large)
+	}
+	if large.requests != 1 || large.hits != 8 {
+		t.Errorf("cost %+v, want one request and 8 hits", large)
 	}
 }
 
