@@ -428,6 +428,15 @@ func (t Term) Matches(w string) bool {
 	return PrefixDistance(t.Word, w) <= budget
 }
 
+// Known differences from Meilisearch, which caps what one query word
+// reaches (crates/milli/src/search/new/limits.rs at v1.18.0): a prefix
+// that was not stored at indexing (longer than 4 bytes, or starting fewer
+// than 100 words) reaches only the first 1,000 words starting with it in
+// byte order (MAX_PREFIX_COUNT, compute_derivations.rs:62), and typo
+// derivations stop at 150 words with one typo and 50 with two. Matches has
+// no cap; search/meili's fake models the prefix cap (prefixReach) and
+// README ("Meilisearch") describes when it can matter.
+
 // MatchesAny reports whether any of the folded words matches the term.
 func (t Term) MatchesAny(words []string) bool {
 	for _, w := range words {

@@ -88,6 +88,11 @@ type fakeIndex struct {
 	primaryKey string
 	settings   map[string]any
 	docs       map[string]map[string]any
+	// writes counts the changes to docs and settings; words caches the
+	// index's sorted word list (wordList) as of wordsAt writes.
+	writes  int
+	words   []string
+	wordsAt int
 }
 
 type fakeTask struct {
@@ -509,6 +514,7 @@ func (f *fakeMeili) updateSettings(w http.ResponseWriter, r *http.Request) {
 		for k, v := range body {
 			ix.settings[k] = v
 		}
+		ix.writes++
 		return nil
 	})
 }
@@ -526,6 +532,7 @@ func (f *fakeMeili) addDocuments(w http.ResponseWriter, r *http.Request) {
 			doc := d.(map[string]any)
 			ix.docs[fmt.Sprint(doc["id"])] = doc
 		}
+		ix.writes++
 		return nil
 	})
 }
@@ -560,6 +567,7 @@ func (f *fakeMeili) deleteDocuments(w http.ResponseWriter, r *http.Request) {
 		for _, id := range ids {
 			delete(ix.docs, fmt.Sprint(id))
 		}
+		ix.writes++
 		return nil
 	})
 }
