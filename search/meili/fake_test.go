@@ -688,6 +688,7 @@ func (f *fakeMeili) multiSearch(w http.ResponseWriter, r *http.Request) {
 	queries, _ := body["queries"].([]any)
 	var merged []map[string]any
 	seen := map[string]bool{}
+	dist := map[string]map[string]int{}
 	var sortBy []any
 	var retrieve any
 	for i, raw := range queries {
@@ -721,9 +722,26 @@ func (f *fakeMeili) multiSearch(w http.ResponseWriter, r *http.Request) {
 		sortBy, _ = q["sort"].([]any)
 		retrieve = q["attributesToRetrieve"]
 		for _, d := range found {
-			if id := fmt.Sprint(d["id"]); !seen[id] {
+			if id := uid + "/" + fmt.Sprint(d["id"]); !seen[id] {
 				seen[id] = true
 				merged = append(merged, d)
+			}
+		}
+		if byIndex, _ := fed["facetsByIndex"].(map[string]any); byIndex[uid] != nil {
+			f.mu.Lock()
+			d, err := emulateFacets(f.indexes[uid], map[string]any{"facets": byIndex[uid]}, found)
+			f.mu.Unlock()
+			if err != nil {
+				f.reply(w, 400, err)
+				return
+			}
+			for a, counts := range d {
+				if dist[a] == nil {
+					dist[a] = map[string]int{}
+				}
+				for v, n := range counts {
+					dist[a][v] += n
+				}
 			}
 		}
 	}
@@ -760,7 +778,15 @@ func (f *fakeMeili) multiSearch(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.served += len(hits)
 	f.mu.Unlock()
-	f.reply(w, 200, map[string]any{"hits": hits, "processingTimeMs": 1, "limit": limit, "offset": offset, "estimatedTotalHits": len(merged)})
+	answer := map[string]any{"hits": hits, "processingTimeMs": 1, "limit": limit, "offset": offset, "estimatedTotalHits": len(merged)}
+	if _, ok := fed["facetsByIndex"]; ok {
+		if _, merge := fed["mergeFacets"]; !merge {
+			f.reply(w, 400, newAPIError("bad_request", "the fake only emulates facetsByIndex with mergeFacets"))
+			return
+		}
+		answer["facetDistribution"] = dist
+	}
+	f.reply(w, 200, answer)
 }
 
 // project keeps the attributes a search asked for.

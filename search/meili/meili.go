@@ -181,9 +181,7 @@ func (e *Engine) IndexEvents(ctx context.Context, docs []search.EventDocument) e
 	if err := e.learn(ctx, sorted(add)); err != nil {
 		return err
 	}
-	return e.addDocuments(ctx, e.IndexUID(EventIndex), len(docs), func(i int) map[string]any {
-		return eventDocument(docs[i])
-	})
+	return e.indexEvents(ctx, docs)
 }
 
 // IndexPlaces adds or replaces venue and organizer documents (each goes to
@@ -244,7 +242,10 @@ func (e *Engine) addDocuments(ctx context.Context, uid string, n int, doc func(i
 
 // DeleteEvents removes events; missing IDs are not an error.
 func (e *Engine) DeleteEvents(ctx context.Context, ids []int64) error {
-	return e.deleteDocuments(ctx, e.IndexUID(EventIndex), ids)
+	if err := e.deleteDocuments(ctx, e.IndexUID(EventIndex), ids); err != nil {
+		return err
+	}
+	return e.deleteDocuments(ctx, e.IndexUID(EventHiddenIndex), ids)
 }
 
 // DeletePlaces removes venues or organizers; missing IDs are not an error.
@@ -273,7 +274,7 @@ func (e *Engine) deleteDocuments(ctx context.Context, uid string, ids []int64) e
 
 // SearchEvents runs an event query.
 func (e *Engine) SearchEvents(ctx context.Context, q search.EventQuery) (search.Result, error) {
-	return e.run(ctx, planEvents(q, e.vocabulary(), e.IndexUID(EventIndex)))
+	return e.searchEvents(ctx, q)
 }
 
 // SearchPlaces runs a venue or organizer query.
@@ -358,7 +359,12 @@ func hitID(h meilisearch.Hit) (int64, error) {
 
 // CountEvents returns the number of indexed events.
 func (e *Engine) CountEvents(ctx context.Context) (int, error) {
-	return e.count(ctx, e.IndexUID(EventIndex))
+	public, err := e.count(ctx, e.IndexUID(EventIndex))
+	if err != nil {
+		return 0, err
+	}
+	hidden, err := e.count(ctx, e.IndexUID(EventHiddenIndex))
+	return public + hidden, err
 }
 
 // CountPlaces returns the number of indexed venues or organizers.

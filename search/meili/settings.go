@@ -18,12 +18,15 @@ type Index string
 // The engine's indexes.
 const (
 	EventIndex     Index = "events"
+	// EventHiddenIndex holds the events of every status but publish
+	// (hidden.go).
+	EventHiddenIndex Index = "events_hidden"
 	VenueIndex     Index = "venues"
 	OrganizerIndex Index = "organizers"
 )
 
 // indexes lists every Index, in the order Init reconciles them.
-var indexes = []Index{EventIndex, VenueIndex, OrganizerIndex}
+var indexes = []Index{EventIndex, EventHiddenIndex, VenueIndex, OrganizerIndex}
 
 // indexOf maps a place kind to its index.
 func indexOf(kind search.PlaceKind) (Index, error) {
@@ -117,7 +120,7 @@ func settingsFor(ix Index, v vocabulary) *meilisearch.Settings {
 		searchable = append(searchable, textAttrs(lang)...)
 	}
 	switch ix {
-	case EventIndex:
+	case EventIndex, EventHiddenIndex:
 		filterable = []string{
 			attrID, attrStatus, attrStart, attrEnd,
 			attrCategoryIDs, attrTagIDs, attrVenueIDs, attrOrganizerIDs,
