@@ -17,12 +17,12 @@ type Index string
 
 // The engine's indexes.
 const (
-	EventIndex     Index = "events"
+	EventIndex Index = "events"
 	// EventHiddenIndex holds the events of every status but publish
 	// (hidden.go).
 	EventHiddenIndex Index = "events_hidden"
-	VenueIndex     Index = "venues"
-	OrganizerIndex Index = "organizers"
+	VenueIndex       Index = "venues"
+	OrganizerIndex   Index = "organizers"
 )
 
 // indexes lists every Index, in the order Init reconciles them.
