@@ -1,8 +1,9 @@
 // Package meili is the Meilisearch implementation of search.Engine, used
 // when MEILI_URL is set.
 //
-// The engine keeps three indexes, <prefix>events, <prefix>venues and
-// <prefix>organizers, whose settings are declared in code (settingsFor) and
+// The engine keeps four indexes, <prefix>events (published events),
+// <prefix>events_hidden (events of every other status, hidden.go),
+// <prefix>venues and <prefix>organizers, whose settings are declared in code (settingsFor) and
 // reconciled at Init. Documents are flattened at this edge (documents.go),
 // filters are built by a few typed helpers with a single quoting function
 // (filter.go), and every write is a Meilisearch task that the engine awaits

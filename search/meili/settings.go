@@ -11,7 +11,7 @@ import (
 	"github.com/calendar/eventcal/search"
 )
 
-// Index names one of the engine's three indexes; the index UID is the
+// Index names one of the engine's indexes; the index UID is the
 // engine's prefix followed by this name (calendar_events, …).
 type Index string
 
