@@ -1073,11 +1073,18 @@ func TestUnavailable(t *testing.T) {
 	})
 }
 
+// TestCountAndPing runs against the fake and a real server.
 func TestCountAndPing(t *testing.T) {
-	f := newFakeMeili(t)
-	e := f.engine(Options{})
+	tg := newTarget(t)
+	e := tg.engine(t, tg.master, Options{})
 	if err := e.Init(t.Context()); err != nil {
 		t.Fatal(err)
+	}
+	if err := e.IndexEvents(t.Context(), []search.EventDocument{{ID: 4, Status: "publish"}, {ID: 5, Status: "draft"}}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := e.CountEvents(t.Context()); err != nil || n != 2 {
+		t.Errorf("CountEvents = %d, %v; want 2 (both event indexes)", n, err)
 	}
 	err := e.IndexPlaces(t.Context(), []search.PlaceDocument{{ID: 1, Kind: search.Venues}, {ID: 2, Kind: search.Venues}, {ID: 3, Kind: search.Organizers}})
 	if err != nil {
