@@ -1,6 +1,7 @@
 package search
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -20,8 +21,9 @@ import (
 //     MaxQueryWords distinct words count (ParseQuery).
 //   - The last query word also matches as a prefix, unless the query ends
 //     after it with a separator (a space).
+//   - Words are cut where Meilisearch's tokenizer cuts them (Words).
 //   - Typos as Meilisearch counts them by default (MaxTypos, Distance,
-//     Term.Matches).
+//     Term.Matches), with disableOnNumbers (ExactWord).
 
 // MaxQueryWords is the number of distinct query words that count:
 // Meilisearch's own limit (the rest of a longer query is ignored), applied
@@ -115,16 +117,133 @@ func Fold(s string) string {
 	return b.String()
 }
 
-// isWordRune reports whether r belongs to a word: letters, digits and '-'
-// (reference 7.1).
-func isWordRune(r rune) bool {
-	return r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r > 127 && (unicode.IsLetter(r) || unicode.IsDigit(r))
+// Words are split as Meilisearch's tokenizer, charabia, splits them, with
+// the index settings of search/meili (settingsFor): charabia cuts the raw
+// text at every occurrence of one of its DEFAULT_SEPARATORS (an
+// Aho-Corasick search, leftmost-longest: charabia/src/segmenter/mod.rs,
+// DEFAULT_SEPARATOR_AHO and AhoSegmentedStrIter, v0.9.6), normalises each
+// piece, and its classifier marks a piece that is one of those separators
+// as a separator, everything else as a word (charabia/src/normalizer/
+// classify.rs). NonSeparators are taken out of the list, as Meilisearch
+// does with the index's nonSeparatorTokens. The list is separators.go,
+// generated from charabia's source (search/internal/gensep), not written
+// by hand: it is neither "every punctuation" nor "everything but letters
+// and digits" ('$', '€', '£', '°', '~', '©', '®', '™', '|', '^', '<', '>',
+// '=' are not in it, so "3°F" and "$20" are one word each; '_' is).
+//
+// Meilisearch v1.18.0 links charabia v0.9.6, v1.50.0 charabia v0.9.9
+// (their Cargo.lock); the two lists differ in one entry: v0.9.9 adds
+// U+200C ZERO WIDTH NON-JOINER. The words here follow v0.9.6 (the minimum
+// and the compose file's version). Characters outside the list, U+00A0
+// NO-BREAK SPACE and U+000B among them, are part of words. Known differences
+// that remain: charabia also cuts where the script changes between two
+// letters ("abcδεζ" is two words there, one here) and segments Chinese,
+// Japanese, Thai, Khmer and German compounds with dictionaries.
+
+// NonSeparators are the separators of charabia that do not separate
+// words here; search/meili sends them as the indexes' nonSeparatorTokens.
+// '-' keeps "e-bike" and "open-air" one word (reference 7.1).
+var NonSeparators = []string{"-"}
+
+// separatorSet holds the single-character separators; separatorSeqs the
+// longer ones that contain a character that is not a separator on its
+// own ("។ល។", whose middle letter then separates too), by first rune. The
+// others (". ", ", ") are made of separators and cut the same way as
+// their characters.
+var (
+	asciiSeparator [utf8.RuneSelf]bool
+	separatorSet   = map[rune]bool{}
+	separatorSeqs  = map[rune][]string{}
+)
+
+func init() {
+	for _, s := range charabiaSeparators096 {
+		if slices.Contains(NonSeparators, s) {
+			continue
+		}
+		if r, n := utf8.DecodeRuneInString(s); n == len(s) {
+			separatorSet[r] = true
+			if r < utf8.RuneSelf {
+				asciiSeparator[r] = true
+			}
+		}
+	}
+	for _, s := range charabiaSeparators096 {
+		if utf8.RuneCountInString(s) < 2 {
+			continue
+		}
+		for _, r := range s {
+			if !separatorSet[r] {
+				first, _ := utf8.DecodeRuneInString(s)
+				separatorSeqs[first] = append(separatorSeqs[first], s)
+				break
+			}
+		}
+	}
 }
 
-// Words splits text into folded words (Fold) on every character other than
-// letters, digits and '-'. Use it on plain text (PlainText) or on a query.
+// isSeparator reports whether r alone separates words.
+func isSeparator(r rune) bool {
+	if r < utf8.RuneSelf {
+		return asciiSeparator[r]
+	}
+	return separatorSet[r]
+}
+
+// isWordRune reports whether r belongs to a word: it is not a separator.
+func isWordRune(r rune) bool { return !isSeparator(r) }
+
+// separatorLen returns the length in bytes of the separator starting at
+// text[i] (whose rune r is n bytes long), 0 when none does.
+func separatorLen(text string, i int, r rune, n int) int {
+	if seqs := separatorSeqs[r]; seqs != nil {
+		for _, s := range seqs {
+			if strings.HasPrefix(text[i:], s) {
+				return len(s)
+			}
+		}
+	}
+	if isSeparator(r) {
+		return n
+	}
+	return 0
+}
+
+// Words splits text into words at charabia's separators (see above) and
+// folds each (Fold); pieces that fold to nothing are dropped. Use it on
+// plain text (PlainText) or on a query.
 func Words(text string) []string {
-	return strings.FieldsFunc(Fold(text), func(r rune) bool { return !isWordRune(r) })
+	words, _ := splitWords(text)
+	return words
+}
+
+// splitWords returns the words of text and whether the last one runs to
+// the end of text (no separator follows it).
+func splitWords(text string) (words []string, open bool) {
+	start := -1
+	flush := func(end int) {
+		if start >= 0 {
+			if f := Fold(text[start:end]); f != "" {
+				words = append(words, f)
+			}
+			start = -1
+		}
+	}
+	for i := 0; i < len(text); {
+		r, n := utf8.DecodeRuneInString(text[i:])
+		if sep := separatorLen(text, i, r, n); sep > 0 {
+			flush(i)
+			i += sep
+			continue
+		}
+		if start < 0 {
+			start = i
+		}
+		i += n
+	}
+	open = start >= 0
+	flush(len(text))
+	return words, open && len(words) > 0
 }
 
 // Term is one word of a query as it matches: the folded word, whether it
@@ -142,7 +261,7 @@ type Term struct {
 // not a repeat of an earlier word: the repeat would have to match both
 // ways, which the earlier exact word already demands.
 func ParseQuery(q string) []Term {
-	words := Words(q)
+	words, open := splitWords(q)
 	var terms []Term
 	seen := map[string]bool{}
 	for _, w := range words {
@@ -158,8 +277,7 @@ func ParseQuery(q string) []Term {
 	if len(terms) == 0 {
 		return nil
 	}
-	last, _ := utf8.DecodeLastRuneInString(Fold(q))
-	if isWordRune(last) {
+	if open {
 		final := words[len(words)-1]
 		if t := &terms[len(terms)-1]; t.Word == final && !slicesContainsBefore(words, final) {
 			t.Prefix = true
@@ -181,26 +299,42 @@ func slicesContainsBefore(words []string, w string) bool {
 
 // MaxTypos is the number of typos a folded query word allows: none below
 // MinWordSizeOneTypo characters, one up to MinWordSizeTwoTypos-1, two from
-// there. Words made only of digits (and '-', the one punctuation a word
-// holds) never allow typos: Meilisearch's typoTolerance.disableOnNumbers,
-// which exempts words whose every character is numeric or ASCII
-// punctuation (crates/milli/src/disabled_typos_terms.rs).
+// there. It depends on the length only, digits or not: Meilisearch's
+// typoTolerance.disableOnNumbers acts on the words of the documents, not
+// on the query's (see ExactWord).
 func MaxTypos(w string) int {
-	digits := true
-	for _, r := range w {
-		if !unicode.IsNumber(r) && r != '-' {
-			digits = false
-			break
-		}
-	}
 	n := utf8.RuneCountInString(w)
 	switch {
-	case digits || n < MinWordSizeOneTypo:
+	case n < MinWordSizeOneTypo:
 		return 0
 	case n < MinWordSizeTwoTypos:
 		return 1
 	}
 	return 2
+}
+
+// ExactWord reports whether a folded record word is reached without typos
+// only: every character is numeric or ASCII punctuation. That is
+// Meilisearch's typoTolerance.disableOnNumbers, which search/meili turns
+// on: at indexing such a word goes to the exact word store
+// (crates/milli/src/disabled_typos_terms.rs, DisabledTyposTerms::is_exact,
+// used by crates/milli/src/update/new/extract/searchable/
+// extract_word_docids.rs:322-327 at v1.18.0), which a query word reaches
+// as itself or as a prefix (Word::Original in crates/milli/src/search/new/
+// db_cache.rs:183-205, and find_zero_typo_prefix_derivations in
+// query_term/compute_derivations.rs:38-73), never by a typo derivation
+// (Word::Derived reads word_docids only). So "19905" finds "1990s" but not
+// "19901", and "1990s" does not find "19901".
+func ExactWord(w string) bool {
+	for _, r := range w {
+		// Rust's char::is_numeric (Unicode Nd, Nl, No) and
+		// char::is_ascii_punctuation (!"#$%&'()*+,-./:;<=>?@[\]^_`{|}~).
+		asciiPunct := r >= '!' && r <= '/' || r >= ':' && r <= '@' || r >= '[' && r <= '`' || r >= '{' && r <= '~'
+		if !unicode.IsNumber(r) && !asciiPunct {
+			return false
+		}
+	}
+	return true
 }
 
 // Distance is the restricted Damerau-Levenshtein (optimal string
@@ -257,7 +391,7 @@ func distances(a, b []rune) (whole, prefix int) {
 //
 //   - nothing when the term's word is longer than MaxWordBytes;
 //   - equal to the term's word, or, for a prefix term, starting with it;
-//   - else, within the term's typos: a word with the same first letter at
+//   - else, unless w is an ExactWord, within the term's typos: a word with the same first letter at
 //     distance up to Typos; a word with another first letter at distance
 //     up to Typos-1 (the changed first letter counts as two typos,
 //     compute_derivations.rs in Meilisearch's milli). For a prefix term the
@@ -269,7 +403,7 @@ func (t Term) Matches(w string) bool {
 	if w == t.Word || t.Prefix && strings.HasPrefix(w, t.Word) {
 		return true
 	}
-	if t.Typos == 0 {
+	if t.Typos == 0 || ExactWord(w) {
 		return false
 	}
 	budget := t.Typos
@@ -293,6 +427,15 @@ func (t Term) Matches(w string) bool {
 	}
 	return PrefixDistance(t.Word, w) <= budget
 }
+
+// Known differences from Meilisearch, which caps what one query word
+// reaches (crates/milli/src/search/new/limits.rs at v1.18.0): a prefix
+// that was not stored at indexing (longer than 4 bytes, or starting fewer
+// than 100 words) reaches only the first 1,000 words starting with it in
+// byte order (MAX_PREFIX_COUNT, compute_derivations.rs:62), and typo
+// derivations stop at 150 words with one typo and 50 with two. Matches has
+// no cap; search/meili's fake models the prefix cap (prefixReach) and
+// README ("Meilisearch") describes when it can matter.
 
 // MatchesAny reports whether any of the folded words matches the term.
 func (t Term) MatchesAny(words []string) bool {

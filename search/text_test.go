@@ -57,7 +57,10 @@ func TestParseQuery(t *testing.T) {
 		{"jazz nigth", []Term{{Word: "jazz"}, {Word: "nigth", Typos: 1, Prefix: true}}},
 		{"jazz jazz", []Term{{Word: "jazz"}}},
 		{"festivals", []Term{{Word: "festivals", Typos: 2, Prefix: true}}},
-		{"20250", []Term{{Word: "20250", Prefix: true}}},
+		// The typo budget depends on the length only (disableOnNumbers
+		// acts on the record's words: ExactWord).
+		{"20250", []Term{{Word: "20250", Prefix: true, Typos: 1}}},
+		{"3°F $20", []Term{{Word: "3°f"}, {Word: "$20", Prefix: true}}},
 		{"  ", nil},
 		// The first ten distinct words count; the eleventh (last) is cut,
 		// so no word is a prefix.
@@ -121,11 +124,23 @@ func TestTermMatches(t *testing.T) {
 		{"festivasl ", "festivals", true},  // transposition
 		{"efstivasl ", "festivals", false}, // first-letter transposition + another
 		{"efstivals ", "festivals", true},  // first-letter transposition alone
-		{"20251 ", "20250", false},         // digits never get typos
-		{"2025", "20250", true},            // but are prefixes
-		{"cinema", "cinema", true},         // (folded on both sides by Words)
-		{"konzertx", "konzert", true},      // prefix with a typo: deletion
-		{"konzrt", "konzertsaal", true},    // distance to the closest prefix
+		{"20251 ", "20250", false},         // a record word of digits is reached without typos only
+		{"2025", "20250", true},            // but as a prefix too
+		{"19905 ", "1990s", true},          // a query word of digits has the typos of its length
+		{"19905", "1990s", true},
+		{"1990s ", "19901", false}, // ... and a record word of digits none
+		{"1990s", "199012", false},
+		{"1990s ", "1990x", true},
+		{"12-14x ", "12-14", false}, // '-' is ASCII punctuation: still an exact word
+		{"12.5x ", "12.5", false},
+		{"3°fx ", "3°f", false},  // '°' is neither: one typo of five characters
+		{"3°fxy ", "3°f", false}, // (two typos)
+		{"3°fahr ", "3°fahx", true},
+		{"€2000 ", "€2001", true},       // '€' is not ASCII punctuation
+		{"$2000 ", "$2001", false},      // '$' is
+		{"cinema", "cinema", true},      // (folded on both sides by Words)
+		{"konzertx", "konzert", true},   // prefix with a typo: deletion
+		{"konzrt", "konzertsaal", true}, // distance to the closest prefix
 		{"konzrtx ", "konzertsaal", false},
 		{strings.Repeat("a", 251) + " ", strings.Repeat("a", 251), false}, // over Meilisearch's word length
 		{strings.Repeat("a", 250) + " ", strings.Repeat("a", 250), true},
@@ -144,11 +159,75 @@ func TestHighlight(t *testing.T) {
 		{"Été <b>&</b> cafe", "ete cafe ", "<mark>Été</mark> &lt;b&gt;&amp;&lt;/b&gt; <mark>cafe</mark>"},
 		{"open-air, night", "open-air", "<mark>open-air</mark>, night"},
 		{"no match here", "zzz", "no match here"},
-		{"x<script>", "script", "x&lt;<mark>script</mark>&gt;"},
+		// '<' and '>' do not separate words (charabia), '(' and ')' do.
+		{"x<script>", "script", "x&lt;script&gt;"},
+		{"x<script>", "x<script>", "<mark>x&lt;script&gt;</mark>"},
+		{"x(script)", "script", "x(<mark>script</mark>)"},
 	}
 	for _, tt := range tests {
 		if got := Highlight(tt.text, ParseQuery(tt.query)); got != tt.want {
 			t.Errorf("Highlight(%q, %q) = %q, want %q", tt.text, tt.query, got, tt.want)
+		}
+	}
+}
+
+// TestWordsSeparators: words are cut where charabia cuts them (its
+// DEFAULT_SEPARATORS, less NonSeparators), at the boundaries the issue
+// named: '$', '€', '£', '°', '~', '©', '®', '™', '|', '^', '<', '>', '='
+// do not separate; ASCII punctuation otherwise does, as do '_', dashes
+// other than '-', and the multi-character "។ល។".
+func TestWordsSeparators(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"3°F", []string{"3°f"}},
+		{"$20 €15 £10", []string{"$20", "€15", "£10"}},
+		{"a~b a©b a®b a™b a|b a^b a<b>c a=b", []string{"a~b", "a©b", "a®b", "atmb", "a|b", "a^b", "a<b>c", "a=b"}},
+		{"a!b a\"b a#b a%b a&b a'b a(b)c a*b a+b a,b a.b a/b", []string{"a", "b", "a", "b", "a", "b", "a", "b", "a", "b", "a", "b", "a", "b", "c", "a", "b", "a", "b", "a", "b", "a", "b", "a", "b"}},
+		{"a:b a;b a?b a@b a[b]c a\\b a{b}c a`b a_b", []string{"a", "b", "a", "b", "a", "b", "a", "b", "a", "b", "c", "a", "b", "a", "b", "c", "a", "b", "a", "b"}},
+		{"e-bike open-air", []string{"e-bike", "open-air"}},
+		{"a\u2010b a\u2013b a\u2014b", []string{"a", "b", "a", "b", "a", "b"}},
+		{"a\u2009b a\u3000b a\tb a\x00b", []string{"a", "b", "a", "b", "a", "b", "a", "b"}},
+		// U+00A0 is not in charabia's list: one word, which NFKD then
+		// writes with a space (as Meilisearch's normaliser does).
+		{"a\u00a0b", []string{"a b"}},
+		{"a\vb a\u00b7b", []string{"a\vb", "a", "b"}}, // \v is no separator in charabia; '·' is
+		{"a\u203fb", []string{"a", "b"}},              // v0.9.6's list (v0.9.9 drops it)
+		{"a\u200cb", []string{"a\u200cb"}},            // v0.9.9 adds it
+		{"\u1780\u17d4\u179b\u17d4\u1780 \u179b", []string{"\u1780", "\u1780", "\u179b"}},
+		{"smile 🎷 ok", []string{"smile", "🎷", "ok"}},
+		{"...!?", nil},
+	}
+	for _, tt := range tests {
+		if got := Words(tt.in); !slices.Equal(got, tt.want) {
+			t.Errorf("Words(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestSeparatorLists: the two generated lists (separators.go) differ in
+// the one entry charabia added in v0.9.9 (U+200C), and hold the
+// characters the tokenizer relies on.
+func TestSeparatorLists(t *testing.T) {
+	only := func(a, b []string) []string {
+		var out []string
+		for _, s := range a {
+			if !slices.Contains(b, s) {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	if got := only(charabiaSeparators096, charabiaSeparators099); len(got) != 0 {
+		t.Errorf("only in v0.9.6: %q", got)
+	}
+	if got := only(charabiaSeparators099, charabiaSeparators096); !slices.Equal(got, []string{"\u200c"}) {
+		t.Errorf("only in v0.9.9: %q", got)
+	}
+	for _, s := range []string{"\x00", ". ", ", ", "-", "_", " ", "\n", "`", "+", "\u17d4\u179b\u17d4"} {
+		if !slices.Contains(charabiaSeparators096, s) {
+			t.Errorf("%q missing", s)
 		}
 	}
 }

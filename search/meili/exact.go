@@ -11,10 +11,10 @@ import (
 	"github.com/calendar/eventcal/search"
 )
 
-// Two rules of the search contract are decided in Go, on data Meilisearch
-// returns, because Meilisearch cannot decide them exactly on its own:
-// the last millimetres of the edge of a Near circle, and "all the words in
-// one field" for places.
+// One rule of the search contract is decided in Go, on data Meilisearch
+// returns, because Meilisearch cannot decide it exactly on its own: the
+// last millimetres of the edge of a Near circle. "All the words in one
+// field" for places is expressed in Meilisearch's terms (searchOneField).
 
 // The edge of a Near circle. search.GeoCircle.Contains is Meilisearch's
 // own _geoRadius rule, float operation for float operation (see
@@ -120,53 +120,61 @@ func (e *Engine) nearFilter(ctx context.Context, p plan) (cond string, ok bool, 
 	return cond, cond != "", nil
 }
 
-// searchOneField runs a place text query of several words. Meilisearch
-// returns every candidate (all words somewhere in the searched attributes),
-// in order, with those attributes; a candidate is kept when one attribute
-// alone matches every term (search.Term.Matches, as the contract says), and
-// the page is cut here. Places are few (venues and organizers, not events) and only
-// multi-word queries take this path.
+// searchOneField runs a place text query of several words: "all the
+// words in one field". A search with attributesToSearchOn [a] and
+// matchingStrategy "all" finds exactly the places with every word in
+// attribute a, so the rule is the union of one such search per searchable
+// attribute, which Meilisearch computes itself in ONE federated
+// multi-search (POST /multi-search with "federation"):
+//
+//   - the page: each query's hits in the sort order, merged by their sort
+//     values (sort is the first ranking rule, and publish_date then id is
+//     a total order: the merge compares Sort score values first,
+//     crates/meilisearch/src/search/federated/weighted_scores.rs:34-45 at
+//     v1.18.0), a place matched by several queries kept once
+//     (documents_seen, federated/perform.rs:907-912), then offset and
+//     limit of the federation applied; each query computes only
+//     offset+limit hits (perform.rs:838-839);
+//   - the total: estimatedTotalHits of a federated search over one index
+//     is the size of the union of the queries' candidate sets
+//     (perform.rs:879 and 954), not an estimate, and not capped by
+//     maxTotalHits.
+//
+// So one request answers a page, and its size is the page's, whatever the
+// number of places: the rule is no longer decided in Go on every
+// candidate.
 func (e *Engine) searchOneField(ctx context.Context, p plan) (search.Result, error) {
-	req := *p.req
-	req.AttributesToRetrieve = append([]string{attrID}, p.oneField.attrs...)
-	req.Page, req.HitsPerPage = 1, ptr(int64(maxTotalHits))
-	resp, err := e.client.Index(p.index).SearchWithContext(ctx, req.Query, &req)
-	if err != nil {
-		return search.Result{}, e.fail("search "+p.index, err)
+	queries := make([]*meilisearch.SearchRequest, 0, len(p.oneField.attrs))
+	for _, a := range p.oneField.attrs {
+		queries = append(queries, &meilisearch.SearchRequest{
+			IndexUID:             p.index,
+			Query:                p.req.Query,
+			Filter:               p.req.Filter,
+			Sort:                 p.req.Sort,
+			AttributesToSearchOn: []string{a},
+			MatchingStrategy:     meilisearch.All,
+			AttributesToRetrieve: []string{attrID},
+		})
 	}
-	var kept []int64
-	for _, h := range resp.Hits {
+	// The client leaves out a limit of 0 (the server then uses 20): ask
+	// for one hit and drop it.
+	resp, err := e.client.MultiSearchWithContext(ctx, &meilisearch.MultiSearchRequest{
+		Federation: &meilisearch.MultiSearchFederation{Offset: int64(p.offset), Limit: int64(max(p.limit, 1))},
+		Queries:    queries,
+	})
+	if err != nil {
+		return search.Result{}, e.fail("search "+p.index+" (all words in one field)", err)
+	}
+	hits := resp.Hits[:min(p.limit, len(resp.Hits))]
+	res := search.Result{Total: int(resp.EstimatedTotalHits), IDs: make([]int64, 0, len(hits))}
+	for _, h := range hits {
 		id, err := hitID(h)
 		if err != nil {
 			return search.Result{}, fmt.Errorf("meili: search %s: %w", p.index, err)
 		}
-		if hasAllWordsInOne(h, p.oneField) {
-			kept = append(kept, id)
-		}
-	}
-	res := search.Result{Total: len(kept), IDs: []int64{}}
-	if p.limit > 0 && p.offset < len(kept) {
-		res.IDs = kept[p.offset:min(p.offset+p.limit, len(kept))]
+		res.IDs = append(res.IDs, id)
 	}
 	return res, nil
-}
-
-func hasAllWordsInOne(h meilisearch.Hit, rule *oneField) bool {
-	for _, a := range rule.attrs {
-		var text string
-		if raw, ok := h[a]; !ok || json.Unmarshal(raw, &text) != nil {
-			continue
-		}
-		words := search.Words(text)
-		all := true
-		for _, t := range rule.terms {
-			all = all && t.MatchesAny(words)
-		}
-		if all {
-			return true
-		}
-	}
-	return false
 }
 
 func ptr[T any](v T) *T { return &v }

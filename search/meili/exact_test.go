@@ -74,16 +74,16 @@ func TestNearRequests(t *testing.T) {
 		{name: "negative", radiusKm: -1, requests: 0},
 		{name: "NaN", radiusKm: math.NaN(), requests: 0},
 		{name: "whole earth", radiusKm: 20_040, requests: 1,
-			filter: "_geoRadius(48.8566, 2.3522, " + number(math.Ceil(search.MaxDistanceM)) + ")"},
+			filter: `status IN ["publish"] AND _geoRadius(48.8566, 2.3522, ` + number(math.Ceil(search.MaxDistanceM)) + ")"},
 		{name: "infinite", radiusKm: math.Inf(1), requests: 1,
-			filter: "_geoRadius(48.8566, 2.3522, " + number(math.Ceil(search.MaxDistanceM)) + ")"},
+			filter: `status IN ["publish"] AND _geoRadius(48.8566, 2.3522, ` + number(math.Ceil(search.MaxDistanceM)) + ")"},
 		{name: "crowded edge", radiusKm: 5, answer: crowded, requests: 1, wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f.reset()
 			f.intercept = tt.answer
-			_, err := e.SearchEvents(t.Context(), search.EventQuery{Limit: 10,
+			_, err := e.SearchEvents(t.Context(), search.EventQuery{Limit: 10, Statuses: []string{"publish"},
 				Near: search.Some(search.GeoCircle{Center: paris, RadiusKm: tt.radiusKm})})
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, want error %v", err, tt.wantErr)

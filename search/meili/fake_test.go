@@ -1,6 +1,7 @@
 package meili
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -30,6 +31,11 @@ import (
 //     totalPages, totalHits} when page or hitsPerPage is given, else
 //     {hits, query, processingTimeMs, limit, offset, estimatedTotalHits}.
 //   - A missing index answers 404 with code index_not_found.
+//   - Tasks are visible by Meilisearch's rule (fakeMeili.taskVisible): a
+//     key created through POST /keys whose indexes are not "*" sees only
+//     the tasks tied to exactly one of its indexes (never a swap); any
+//     other Authorization (the master key, "test-key") sees every task.
+//   - Every index has its own createdAt, which moves with it in a swap.
 type fakeMeili struct {
 	t   *testing.T
 	srv *httptest.Server
@@ -62,6 +68,10 @@ type fakeMeili struct {
 	keys map[string]map[string]any
 	// version is the pkgVersion GET /version reports (MinVersion at first).
 	version string
+	// served counts the hits the fake's searches have answered with.
+	served int
+	// created counts the indexes created, for their createdAt.
+	created int
 }
 
 type recorded struct {
@@ -73,9 +83,16 @@ type recorded struct {
 }
 
 type fakeIndex struct {
+	// createdAt belongs to the index (a swap moves it with the documents).
+	createdAt  string
 	primaryKey string
 	settings   map[string]any
 	docs       map[string]map[string]any
+	// writes counts the changes to docs and settings; words caches the
+	// index's sorted word list (wordList) as of wordsAt writes.
+	writes  int
+	words   []string
+	wordsAt int
 }
 
 type fakeTask struct {
@@ -169,6 +186,7 @@ func newFakeMeili(t *testing.T) *fakeMeili {
 	mux.HandleFunc("GET /indexes/{uid}/documents/{id}", f.getDocument)
 	mux.HandleFunc("POST /indexes/{uid}/documents/delete-batch", f.deleteDocuments)
 	mux.HandleFunc("POST /indexes/{uid}/search", f.search)
+	mux.HandleFunc("POST /multi-search", f.multiSearch)
 	mux.HandleFunc("GET /indexes/{uid}/stats", f.stats)
 	mux.HandleFunc("POST /swap-indexes", f.swapIndexes)
 	mux.HandleFunc("GET /tasks/{uid}", f.getTask)
@@ -241,7 +259,60 @@ func (f *fakeMeili) addIndex(uid string, settings map[string]any) {
 			s[k] = v
 		}
 	}
-	f.indexes[uid] = &fakeIndex{primaryKey: "id", settings: s, docs: map[string]map[string]any{}}
+	f.indexes[uid] = f.newIndex("id")
+	f.indexes[uid].settings = s
+}
+
+// newIndex returns an empty index with the default settings, created now
+// (each index a nanosecond after the previous one). The caller holds f.mu.
+func (f *fakeMeili) newIndex(primaryKey string) *fakeIndex {
+	f.created++
+	at := time.Date(2025, 1, 1, 0, 0, 0, f.created, time.UTC).Format(time.RFC3339Nano)
+	return &fakeIndex{createdAt: at, primaryKey: primaryKey, settings: defaultSettings(), docs: map[string]map[string]any{}}
+}
+
+// oneIndexKinds are the task types tied to exactly one index
+// (Kind::related_to_one_index, crates/meilisearch-types/src/tasks.rs:
+// 582-599 at v1.18.0).
+var oneIndexKinds = []string{
+	"documentAdditionOrUpdate", "documentEdition", "documentDeletion", "settingsUpdate",
+	"indexCreation", "indexDeletion", "indexUpdate",
+}
+
+// taskVisible is Meilisearch's rule for which tasks a request sees
+// (get_tasks_from_authorized_indexes, crates/index-scheduler/src/queue/
+// tasks.rs:474-490): when the request filters by index (byIndex) or its
+// key is limited to some indexes, the tasks not tied to exactly one index
+// are dropped; with a limited key, so are the tasks of other indexes. The
+// caller holds f.mu.
+func (f *fakeMeili) taskVisible(auth string, task *fakeTask, byIndex bool) bool {
+	var patterns []string
+	all := true
+	for _, k := range f.keys {
+		if "Bearer "+fmt.Sprint(k["key"]) != auth {
+			continue
+		}
+		all = false
+		list, _ := k["indexes"].([]any)
+		for _, p := range list {
+			patterns = append(patterns, fmt.Sprint(p))
+			all = all || p == "*"
+		}
+	}
+	typ, _ := task.summary["type"].(string)
+	if (byIndex || !all) && !slices.Contains(oneIndexKinds, typ) {
+		return false
+	}
+	if all {
+		return true
+	}
+	index, _ := task.summary["indexUid"].(string)
+	for _, p := range patterns {
+		if prefix, ok := strings.CutSuffix(p, "*"); ok && strings.HasPrefix(index, prefix) || p == index {
+			return true
+		}
+	}
+	return false
 }
 
 func (f *fakeMeili) reply(w http.ResponseWriter, status int, body any) {
@@ -283,6 +354,7 @@ func (f *fakeMeili) getTask(w http.ResponseWriter, r *http.Request) {
 	uid, _ := strconv.ParseInt(r.PathValue("uid"), 10, 64)
 	f.mu.Lock()
 	task, ok := f.tasks[uid]
+	ok = ok && f.taskVisible(r.Header.Get("Authorization"), task, false)
 	var answer map[string]any
 	if ok {
 		task.polls++
@@ -355,13 +427,14 @@ func (f *fakeMeili) listTasks(w http.ResponseWriter, r *http.Request) {
 		return func(s string) bool { return slices.Contains(list, s) }
 	}
 	byIndex, byType, byStatus := filter("indexUids"), filter("types"), filter("statuses")
+	indexFilter := r.URL.Query().Get("indexUids") != ""
 	f.mu.Lock()
 	results := []map[string]any{}
 	for uid := f.nextTask - 1; uid >= 0; uid-- {
 		task := f.tasks[uid]
 		index, _ := task.summary["indexUid"].(string)
 		typ, _ := task.summary["type"].(string)
-		if !byIndex(index) || !byType(typ) {
+		if !byIndex(index) || !byType(typ) || !f.taskVisible(r.Header.Get("Authorization"), task, indexFilter) {
 			continue
 		}
 		// taskObject applies the effect of a task that has just ended.
@@ -387,7 +460,7 @@ func (f *fakeMeili) getIndex(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.reply(w, 200, map[string]any{"uid": uid, "primaryKey": ix.primaryKey,
-		"createdAt": "2025-01-01T00:00:00.000000Z", "updatedAt": "2025-01-01T00:00:00.000000Z"})
+		"createdAt": ix.createdAt, "updatedAt": ix.createdAt})
 }
 
 func (f *fakeMeili) createIndex(w http.ResponseWriter, r *http.Request) {
@@ -399,7 +472,7 @@ func (f *fakeMeili) createIndex(w http.ResponseWriter, r *http.Request) {
 			e := newAPIError("index_already_exists", fmt.Sprintf("Index `%s` already exists.", uid))
 			return &e
 		}
-		f.indexes[uid] = &fakeIndex{primaryKey: pk, settings: defaultSettings(), docs: map[string]map[string]any{}}
+		f.indexes[uid] = f.newIndex(pk)
 		return nil
 	})
 }
@@ -441,6 +514,7 @@ func (f *fakeMeili) updateSettings(w http.ResponseWriter, r *http.Request) {
 		for k, v := range body {
 			ix.settings[k] = v
 		}
+		ix.writes++
 		return nil
 	})
 }
@@ -451,13 +525,14 @@ func (f *fakeMeili) addDocuments(w http.ResponseWriter, r *http.Request) {
 	f.enqueue(w, "documentAdditionOrUpdate", uid, func() *apiError {
 		ix, ok := f.indexes[uid]
 		if !ok {
-			ix = &fakeIndex{primaryKey: r.URL.Query().Get("primaryKey"), settings: defaultSettings(), docs: map[string]map[string]any{}}
+			ix = f.newIndex(r.URL.Query().Get("primaryKey"))
 			f.indexes[uid] = ix
 		}
 		for _, d := range docs {
 			doc := d.(map[string]any)
 			ix.docs[fmt.Sprint(doc["id"])] = doc
 		}
+		ix.writes++
 		return nil
 	})
 }
@@ -492,6 +567,7 @@ func (f *fakeMeili) deleteDocuments(w http.ResponseWriter, r *http.Request) {
 		for _, id := range ids {
 			delete(ix.docs, fmt.Sprint(id))
 		}
+		ix.writes++
 		return nil
 	})
 }
@@ -577,6 +653,9 @@ func (f *fakeMeili) search(w http.ResponseWriter, r *http.Request) {
 		hits = append(hits, project(all[i], body["attributesToRetrieve"]))
 	}
 	answer["hits"] = hits
+	f.mu.Lock()
+	f.served += len(hits)
+	f.mu.Unlock()
 	if f.emulate {
 		f.mu.Lock()
 		dist, err := emulateFacets(f.indexes[uid], body, all)
@@ -588,6 +667,124 @@ func (f *fakeMeili) search(w http.ResponseWriter, r *http.Request) {
 		if dist != nil {
 			answer["facetDistribution"] = dist
 		}
+	}
+	f.reply(w, 200, answer)
+}
+
+// multiSearch answers a federated POST /multi-search over one index as
+// Meilisearch does (crates/meilisearch/src/search/federated/perform.rs at
+// v1.18.0): every query's matches, merged in the order of their sort
+// values, each document once; the federation's offset and limit (defaults
+// 0 and 20) cut the page; estimatedTotalHits is the size of the union of
+// the queries' matches. Pagination inside a federated query is refused.
+// Non-federated multi-search is not emulated.
+func (f *fakeMeili) multiSearch(w http.ResponseWriter, r *http.Request) {
+	body, _ := bodyOf(r).(map[string]any)
+	fed, ok := body["federation"].(map[string]any)
+	if !ok {
+		f.reply(w, 400, newAPIError("bad_request", "the fake only emulates federated multi-search"))
+		return
+	}
+	queries, _ := body["queries"].([]any)
+	var merged []map[string]any
+	seen := map[string]bool{}
+	dist := map[string]map[string]int{}
+	var sortBy []any
+	var retrieve any
+	for i, raw := range queries {
+		q, _ := raw.(map[string]any)
+		for _, k := range []string{"page", "hitsPerPage", "limit", "offset", "facets"} {
+			if _, ok := q[k]; ok {
+				f.reply(w, 400, newAPIError("invalid_multi_search_query_pagination", fmt.Sprintf("Inside `.queries[%d]`: `%s` is not allowed in a federated search", i, k)))
+				return
+			}
+		}
+		uid, _ := q["indexUid"].(string)
+		if f.index(uid) == nil {
+			f.notFound(w, uid)
+			return
+		}
+		var found []map[string]any
+		switch {
+		case f.hits != nil:
+			found = f.hits(uid, q)
+		case f.emulate:
+			f.mu.Lock()
+			var err *apiError
+			found, err = f.emulateSearch(f.indexes[uid], q)
+			f.mu.Unlock()
+			if err != nil {
+				err.Message = fmt.Sprintf("Inside `.queries[%d]`: %s", i, err.Message)
+				f.reply(w, 400, err)
+				return
+			}
+		}
+		sortBy, _ = q["sort"].([]any)
+		retrieve = q["attributesToRetrieve"]
+		for _, d := range found {
+			if id := uid + "/" + fmt.Sprint(d["id"]); !seen[id] {
+				seen[id] = true
+				merged = append(merged, d)
+			}
+		}
+		if byIndex, _ := fed["facetsByIndex"].(map[string]any); byIndex[uid] != nil {
+			f.mu.Lock()
+			d, err := emulateFacets(f.indexes[uid], map[string]any{"facets": byIndex[uid]}, found)
+			f.mu.Unlock()
+			if err != nil {
+				f.reply(w, 400, err)
+				return
+			}
+			for a, counts := range d {
+				if dist[a] == nil {
+					dist[a] = map[string]int{}
+				}
+				for v, n := range counts {
+					dist[a][v] += n
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(merged, func(a, b map[string]any) int {
+		for _, s := range sortBy {
+			attr, dir, _ := strings.Cut(fmt.Sprint(s), ":")
+			x, _ := a[attr].(float64)
+			y, _ := b[attr].(float64)
+			if attr == "id" {
+				x, _ = strconv.ParseFloat(fmt.Sprint(a["id"]), 64)
+				y, _ = strconv.ParseFloat(fmt.Sprint(b["id"]), 64)
+			}
+			c := cmp.Compare(x, y)
+			if dir == "desc" {
+				c = -c
+			}
+			if c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+	num := func(key string, def int) int {
+		if v, ok := fed[key].(float64); ok {
+			return int(v)
+		}
+		return def
+	}
+	offset, limit := num("offset", 0), num("limit", 20)
+	hits := []map[string]any{}
+	for i := offset; i < len(merged) && i < offset+limit; i++ {
+		hits = append(hits, project(merged[i], retrieve))
+	}
+	f.mu.Lock()
+	f.served += len(hits)
+	f.mu.Unlock()
+	answer := map[string]any{"hits": hits, "processingTimeMs": 1, "limit": limit, "offset": offset, "estimatedTotalHits": len(merged)}
+	if _, ok := fed["facetsByIndex"]; ok {
+		if _, merge := fed["mergeFacets"]; !merge {
+			f.reply(w, 400, newAPIError("bad_request", "the fake only emulates facetsByIndex with mergeFacets"))
+			return
+		}
+		answer["facetDistribution"] = dist
 	}
 	f.reply(w, 200, answer)
 }
@@ -647,11 +844,17 @@ func (f *fakeMeili) reset() {
 // engine opens an Engine on the fake with fast task polling.
 func (f *fakeMeili) engine(opts Options) *Engine {
 	f.t.Helper()
+	return f.engineWithKey("test-key", opts)
+}
+
+// engineWithKey opens an Engine on the fake with the API key key.
+func (f *fakeMeili) engineWithKey(key string, opts Options) *Engine {
+	f.t.Helper()
 	opts.TaskPollInterval = time.Millisecond
 	if opts.TaskTimeout == 0 {
 		opts.TaskTimeout = testdeadline.Timeout(f.t)
 	}
-	e, err := Open(f.t.Context(), f.srv.URL, "test-key", opts)
+	e, err := Open(f.t.Context(), f.srv.URL, key, opts)
 	if err != nil {
 		f.t.Fatalf("Open: %v", err)
 	}

@@ -3,6 +3,7 @@ package meili
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -77,6 +78,11 @@ func (f *fakeMeili) emulateSearch(ix *fakeIndex, body map[string]any) ([]map[str
 	if len(terms) > 0 && body["matchingStrategy"] != "all" {
 		return nil, bad("invalid_search_matching_strategy", "the fake only emulates matchingStrategy all")
 	}
+	// search.Term.Matches is Meilisearch's rule with disableOnNumbers on
+	// (search.ExactWord): a document word of digits is stored exact.
+	if typo, _ := settings["typoTolerance"].(map[string]any); len(terms) > 0 && typo["enabled"] == true && typo["disableOnNumbers"] != true {
+		return nil, bad("invalid_settings_typo_tolerance", "the fake only emulates typoTolerance.disableOnNumbers true")
+	}
 
 	sortable := strs(settings["sortableAttributes"])
 	type sortKey struct {
@@ -92,6 +98,12 @@ func (f *fakeMeili) emulateSearch(ix *fakeIndex, body map[string]any) ([]map[str
 		keys = append(keys, sortKey{attr, dir == "desc"})
 	}
 
+	// The words a prefix term reaches by its prefix, when Meilisearch caps
+	// them (prefixReach).
+	reach := make([]map[string]bool, len(terms))
+	for i, t := range terms {
+		reach[i] = prefixReach(ix, t)
+	}
 	var out []map[string]any
 	for _, doc := range ix.docs {
 		if !match(doc) {
@@ -104,8 +116,13 @@ func (f *fakeMeili) emulateSearch(ix *fakeIndex, body map[string]any) ([]map[str
 				have = append(have, search.Words(text)...)
 			}
 			all := true
-			for _, t := range terms {
-				all = all && t.MatchesAny(have)
+			for i, t := range terms {
+				all = all && slices.ContainsFunc(have, func(w string) bool {
+					if reach[i] != nil && w != t.Word && strings.HasPrefix(w, t.Word) {
+						return reach[i][w]
+					}
+					return t.Matches(w)
+				})
 			}
 			if !all {
 				continue
@@ -488,4 +505,90 @@ func anyElement(v any, op, lit string) bool {
 		return op == "=" && x == lit
 	}
 	return false
+}
+
+// Meilisearch's prefix rule, with its cap (crates/milli/src/search/new/
+// query_term/compute_derivations.rs at v1.18.0):
+//
+//   - Prefixes of 1 to 4 bytes (max_prefix_length) that start 100 words or
+//     more (prefix_count_threshold) are stored at indexing
+//     (crates/milli/src/index.rs:1792, update/new/word_fst_builder.rs
+//     PrefixFstBuilder::insert_word); such a prefix reaches every word
+//     that starts with it (word_prefix_docids: use_prefix_db,
+//     compute_derivations.rs:200-216).
+//   - Any other prefix reaches, besides the word itself, only the first
+//     MAX_PREFIX_COUNT (1,000) words starting with it, in byte order of
+//     the index's words (find_zero_typo_prefix_derivations,
+//     compute_derivations.rs:38-73; limits.rs MAX_PREFIX_COUNT).
+//
+// The words are those of every document of the index, in every searchable
+// attribute, whatever a search's filter. The contract's engines have no
+// cap (search.Term.Matches); README, "Meilisearch", documents the
+// difference.
+const (
+	maxPrefixLength      = 4
+	prefixCountThreshold = 100
+	maxPrefixCount       = 1000
+)
+
+// prefixReach returns, for a prefix term whose prefix is capped, the words
+// (other than the term's word) it reaches by its prefix; nil when every
+// word starting with it is reached. The caller holds f.mu.
+func prefixReach(ix *fakeIndex, t search.Term) map[string]bool {
+	if !t.Prefix {
+		return nil
+	}
+	words := wordList(ix)
+	i, _ := slices.BinarySearch(words, t.Word)
+	n := 0
+	for j := i; j < len(words) && strings.HasPrefix(words[j], t.Word); j++ {
+		n++
+	}
+	if len(t.Word) <= maxPrefixLength && n >= prefixCountThreshold {
+		return nil // a stored prefix
+	}
+	reach := map[string]bool{}
+	for j := i; j < len(words) && strings.HasPrefix(words[j], t.Word) && len(reach) < maxPrefixCount; j++ {
+		if words[j] != t.Word {
+			reach[words[j]] = true
+		}
+	}
+	if len(reach) < maxPrefixCount {
+		return nil // under the cap: no word is left out
+	}
+	return reach
+}
+
+// wordList returns the sorted distinct words of the index's searchable
+// attributes (every string attribute when they are "*"). The caller holds
+// f.mu.
+func wordList(ix *fakeIndex) []string {
+	if ix.words != nil && ix.wordsAt == ix.writes {
+		return ix.words
+	}
+	var searchable []string
+	if list, ok := ix.settings["searchableAttributes"].([]any); ok {
+		for _, a := range list {
+			searchable = append(searchable, fmt.Sprint(a))
+		}
+	}
+	all := len(searchable) == 0 || slices.Equal(searchable, []string{"*"})
+	seen := map[string]bool{}
+	for _, doc := range ix.docs {
+		for a, v := range doc {
+			text, ok := v.(string)
+			if !ok || !all && !slices.Contains(searchable, a) {
+				continue
+			}
+			for _, w := range search.Words(text) {
+				seen[w] = true
+			}
+		}
+	}
+	ix.words = slices.Sorted(maps.Keys(seen))
+	if ix.words == nil {
+		ix.words = []string{}
+	}
+	ix.wordsAt = ix.writes
+	return ix.words
 }

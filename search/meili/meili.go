@@ -1,8 +1,9 @@
 // Package meili is the Meilisearch implementation of search.Engine, used
 // when MEILI_URL is set.
 //
-// The engine keeps three indexes, <prefix>events, <prefix>venues and
-// <prefix>organizers, whose settings are declared in code (settingsFor) and
+// The engine keeps four indexes, <prefix>events (published events),
+// <prefix>events_hidden (events of every other status, hidden.go),
+// <prefix>venues and <prefix>organizers, whose settings are declared in code (settingsFor) and
 // reconciled at Init. Documents are flattened at this edge (documents.go),
 // filters are built by a few typed helpers with a single quoting function
 // (filter.go), and every write is a Meilisearch task that the engine awaits
@@ -13,12 +14,12 @@
 // is exhaustive, never the offset/limit form, whose estimatedTotalHits is
 // an estimate (see pageWindow).
 //
-// Two rules of the contract are decided in Go on data Meilisearch returns
+// One rule of the contract is decided in Go on data Meilisearch returns
 // (exact.go): whether a point within millimetres of the edge of a Near
 // circle is inside (search.GeoCircle.Contains is Meilisearch's own rule,
 // but Go's cos and asin may differ in the last place from those of the C
-// library Meilisearch runs with), and "all the words in one field" for
-// place text queries.
+// library Meilisearch runs with). "All the words in one field" for place
+// text queries is one federated multi-search (exact.go, searchOneField).
 //
 // Languages, place fields and event statuses each get their own attributes;
 // a document bringing one the settings lack extends them before it is
@@ -181,9 +182,7 @@ func (e *Engine) IndexEvents(ctx context.Context, docs []search.EventDocument) e
 	if err := e.learn(ctx, sorted(add)); err != nil {
 		return err
 	}
-	return e.addDocuments(ctx, e.IndexUID(EventIndex), len(docs), func(i int) map[string]any {
-		return eventDocument(docs[i])
-	})
+	return e.indexEvents(ctx, docs)
 }
 
 // IndexPlaces adds or replaces venue and organizer documents (each goes to
@@ -244,7 +243,10 @@ func (e *Engine) addDocuments(ctx context.Context, uid string, n int, doc func(i
 
 // DeleteEvents removes events; missing IDs are not an error.
 func (e *Engine) DeleteEvents(ctx context.Context, ids []int64) error {
-	return e.deleteDocuments(ctx, e.IndexUID(EventIndex), ids)
+	if err := e.deleteDocuments(ctx, e.IndexUID(EventIndex), ids); err != nil {
+		return err
+	}
+	return e.deleteDocuments(ctx, e.IndexUID(EventHiddenIndex), ids)
 }
 
 // DeletePlaces removes venues or organizers; missing IDs are not an error.
@@ -273,7 +275,7 @@ func (e *Engine) deleteDocuments(ctx context.Context, uid string, ids []int64) e
 
 // SearchEvents runs an event query.
 func (e *Engine) SearchEvents(ctx context.Context, q search.EventQuery) (search.Result, error) {
-	return e.run(ctx, planEvents(q, e.vocabulary(), e.IndexUID(EventIndex)))
+	return e.searchEvents(ctx, q)
 }
 
 // SearchPlaces runs a venue or organizer query.
@@ -358,7 +360,12 @@ func hitID(h meilisearch.Hit) (int64, error) {
 
 // CountEvents returns the number of indexed events.
 func (e *Engine) CountEvents(ctx context.Context) (int, error) {
-	return e.count(ctx, e.IndexUID(EventIndex))
+	public, err := e.count(ctx, e.IndexUID(EventIndex))
+	if err != nil {
+		return 0, err
+	}
+	hidden, err := e.count(ctx, e.IndexUID(EventHiddenIndex))
+	return public + hidden, err
 }
 
 // CountPlaces returns the number of indexed venues or organizers.
@@ -432,11 +439,16 @@ func (e *Engine) await(ctx context.Context, op string, info *meilisearch.TaskInf
 	if err != nil {
 		return err
 	}
+	return taskResult(op, info.TaskUID, task)
+}
+
+// taskResult is nil for a task that succeeded, else its *TaskError.
+func taskResult(op string, uid int64, task *meilisearch.Task) error {
 	if task.Status == meilisearch.TaskStatusSucceeded {
 		return nil
 	}
 	return &TaskError{
-		Op: op, TaskUID: info.TaskUID, Type: string(task.Type), IndexUID: task.IndexUID,
+		Op: op, TaskUID: uid, Type: string(task.Type), IndexUID: task.IndexUID,
 		Status: string(task.Status), Code: task.Error.Code, Message: task.Error.Message,
 	}
 }

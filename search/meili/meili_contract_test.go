@@ -2,6 +2,7 @@ package meili
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -36,7 +37,7 @@ func TestSearchEventsRequest(t *testing.T) {
 	}{
 		{"no filter", search.EventQuery{}, nil},
 		{"empty lists do not filter", search.EventQuery{Statuses: []string{}, IDs: []int64{}, CategoryIDs: []int64{}, TagIDs: []int64{}, VenueIDs: []int64{}, OrganizerIDs: []int64{}}, nil},
-		{"statuses", search.EventQuery{Statuses: []string{"publish", "private"}}, map[string]any{filter: `status IN ["publish", "private"]`}},
+		{"statuses", search.EventQuery{Statuses: []string{"draft", "private"}}, map[string]any{filter: `status IN ["draft", "private"]`}},
 		{"status with quotes", search.EventQuery{Statuses: []string{`we"ird\`}}, map[string]any{filter: `status IN ["we\"ird\\"]`}},
 		{"start >=", search.EventQuery{StartGTE: search.Some[int64](1735689600)}, map[string]any{filter: `start >= 1735689600`}},
 		{"start >", search.EventQuery{StartGT: search.Some[int64](100)}, map[string]any{filter: `start > 100`}},
@@ -66,12 +67,12 @@ func TestSearchEventsRequest(t *testing.T) {
 			CategoryIDs: []int64{3}, Featured: search.Some(false), ExcludeHidden: true,
 		}, map[string]any{filter: `status IN ["publish"] AND start >= 1000 AND end <= 2000 AND category_ids IN [3] AND featured = false AND hide_from_listings = false`}},
 		{"every filter", search.EventQuery{
-			Statuses: []string{"publish", "future"}, StartGTE: search.Some[int64](1), StartGT: search.Some[int64](2), StartLT: search.Some[int64](3),
+			Statuses: []string{"draft", "future"}, StartGTE: search.Some[int64](1), StartGT: search.Some[int64](2), StartLT: search.Some[int64](3),
 			EndLTE: search.Some[int64](4), EndLT: search.Some[int64](5), EndGT: search.Some[int64](6),
 			IDs: []int64{7}, CategoryIDs: []int64{8}, TagIDs: []int64{9}, VenueIDs: []int64{10}, OrganizerIDs: []int64{11},
 			Featured: search.Some(true), Ticketed: search.Some(false), HasGeo: search.Some(true), ParentID: search.Some[int64](12),
 			ExcludeHidden: true, ExcludeProtected: true,
-		}, map[string]any{filter: `status IN ["publish", "future"] AND start >= 1 AND start > 2 AND start < 3 AND end <= 4 AND end < 5 AND end > 6 AND id IN [7] AND category_ids IN [8] AND tag_ids IN [9] AND venue_ids IN [10] AND organizer_ids IN [11] AND featured = true AND ticketed = false AND has_geo = true AND parent_id = 12 AND hide_from_listings = false AND has_password = false`}},
+		}, map[string]any{filter: `status IN ["draft", "future"] AND start >= 1 AND start > 2 AND start < 3 AND end <= 4 AND end < 5 AND end > 6 AND id IN [7] AND category_ids IN [8] AND tag_ids IN [9] AND venue_ids IN [10] AND organizer_ids IN [11] AND featured = true AND ticketed = false AND has_geo = true AND parent_id = 12 AND hide_from_listings = false AND has_password = false`}},
 		{"by publish date", search.EventQuery{Sort: search.ByPublishDate}, map[string]any{"sort": []any{"publish_date:asc", "id:asc"}}},
 		// The last word is a prefix unless a separator follows it: the
 		// request ends with a space then.
@@ -101,12 +102,24 @@ func TestSearchEventsRequest(t *testing.T) {
 	f := newFakeMeili(t)
 	e := f.engine(Options{Languages: testLangs})
 	f.addIndex("calendar_events", nil)
+	f.addIndex("calendar_events_hidden", nil)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f.reset()
 			q := tt.q
 			if q.Lang == "" {
 				q.Lang = "en"
+			}
+			// One index per request here: a query without statuses is
+			// asked for published events (searches of both indexes:
+			// TestSearchBothEventIndexes).
+			path := "/indexes/calendar_events/search"
+			wantFilter, _ := tt.want[filter].(string)
+			if len(q.Statuses) == 0 {
+				q.Statuses = []string{"publish"}
+				wantFilter = and(`status IN ["publish"]`, wantFilter)
+			} else if !slices.Contains(q.Statuses, "publish") {
+				path = "/indexes/calendar_events_hidden/search"
 			}
 			if q.Limit == 0 && tt.name != "total only" && tt.name != "total only with offset" {
 				q.Limit = 10
@@ -124,7 +137,8 @@ func TestSearchEventsRequest(t *testing.T) {
 					delete(want, k)
 				}
 			}
-			checkSearches(t, f, "/indexes/calendar_events/search", want)
+			want[filter] = wantFilter
+			checkSearches(t, f, path, want)
 		})
 	}
 }
@@ -266,7 +280,7 @@ func TestSearchResultPaging(t *testing.T) {
 		{7, 0, nil},
 	}
 	for _, tt := range tests {
-		r, err := e.SearchEvents(t.Context(), search.EventQuery{Lang: "en", Offset: tt.offset, Limit: tt.limit})
+		r, err := e.SearchEvents(t.Context(), search.EventQuery{Lang: "en", Statuses: []string{"publish"}, Offset: tt.offset, Limit: tt.limit})
 		if err != nil {
 			t.Fatalf("offset %d limit %d: %v", tt.offset, tt.limit, err)
 		}
@@ -323,7 +337,7 @@ func TestNearDecidesTheEdge(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f.reset()
-			q := search.EventQuery{Lang: "en", Query: "jazz", Featured: search.Some(true), Limit: 10,
+			q := search.EventQuery{Lang: "en", Statuses: []string{"publish"}, Query: "jazz", Featured: search.Some(true), Limit: 10,
 				Near: search.Some(search.GeoCircle{Center: paris, RadiusKm: tt.radius})}
 			r, err := e.SearchEvents(t.Context(), q)
 			if err != nil {
@@ -340,10 +354,11 @@ func TestNearDecidesTheEdge(t *testing.T) {
 			if !reflect.DeepEqual(first["attributesToRetrieve"], []any{"id", "_geo"}) || first["hitsPerPage"] != float64(maxTotalHits) {
 				t.Errorf("ring request %s: want id and _geo of every hit", jsonString(first))
 			}
-			if tt.ringFilter != "" && first["filter"] != tt.ringFilter {
+			const status = `status IN ["publish"] AND `
+			if tt.ringFilter != "" && first["filter"] != status+tt.ringFilter {
 				t.Errorf("ring filter\n got %s\nwant %s", first["filter"], tt.ringFilter)
 			}
-			if tt.filter != "" && second["filter"] != tt.filter {
+			if tt.filter != "" && second["filter"] != status+tt.filter {
 				t.Errorf("filter\n got %s\nwant %s", second["filter"], tt.filter)
 			}
 			if tt.name == "just inside the edge" && !strings.HasSuffix(second["filter"].(string), "OR id IN [3])") {
@@ -358,7 +373,7 @@ func TestNearDecidesTheEdge(t *testing.T) {
 	// Nothing in the ring and no inner circle: nothing can match.
 	f.reset()
 	f.hits = nil
-	r, err := e.SearchEvents(t.Context(), search.EventQuery{Lang: "en", Limit: 10, Near: search.Some(search.GeoCircle{Center: paris})})
+	r, err := e.SearchEvents(t.Context(), search.EventQuery{Lang: "en", Statuses: []string{"publish"}, Limit: 10, Near: search.Some(search.GeoCircle{Center: paris})})
 	if err != nil || r.Total != 0 || len(r.IDs) != 0 {
 		t.Errorf("empty ring = %+v, %v; want empty", r, err)
 	}
@@ -367,45 +382,127 @@ func TestNearDecidesTheEdge(t *testing.T) {
 	}
 }
 
-// TestPlaceWordsInOneField: a place query of several words keeps only the
-// candidates with every word in one attribute, and pages them itself.
+// TestPlaceWordsInOneField: a multi-word place query keeps the places
+// with every word in one field, pages them in the place order, and counts
+// them exactly, in one federated multi-search of one query per searchable
+// attribute. Runs against the fake and a real server.
 func TestPlaceWordsInOneField(t *testing.T) {
-	f := newFakeMeili(t)
-	e := f.engine(Options{Languages: testLangs})
-	f.addIndex("calendar_venues", nil)
-	f.hits = func(string, map[string]any) []map[string]any {
-		return []map[string]any{
-			{"id": 10, "title_en": "Jazz Club", "field_city": "Amsterdam"},                      // split: out
-			{"id": 11, "title_en": "Temple Club", "field_address": "12, Avenue du Louvre"},      // split: out
-			{"id": 12, "title_en": "Temple Hall", "field_address": "1, Temple Avenue"},          // in (address)
-			{"id": 13, "description_en": "avenue of the temple", "field_city": "Paris"},         // in (description)
-			{"id": 14, "title_en": "Temple-avenue", "field_zip": "avenue"},                      // out: one hyphenated word
-			{"id": 15, "title_en": "Avenue", "excerpt_en": "TEMPLE! avenue", "field_phone": ""}, // in (excerpt)
-		}
-	}
-	q := search.PlaceQuery{Kind: search.Venues, Lang: "en", Query: "Temple avenue", Limit: 2}
-	r, err := e.SearchPlaces(t.Context(), q)
-	if err != nil {
+	tg := newTarget(t)
+	e := tg.engine(t, tg.master, Options{Languages: testLangs})
+	if err := e.Init(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if r.Total != 3 || !slices.Equal(r.IDs, []int64{12, 13}) {
-		t.Errorf("first page = %+v, want total 3, IDs [12 13]", r)
+	en := func(title, desc, excerpt string) map[string]search.Text {
+		return map[string]search.Text{"en": {Title: title, Description: desc, Excerpt: excerpt}}
 	}
-	got := f.calls(http.MethodPost, "/indexes/calendar_venues/search")
+	venue := func(id, published int64, text map[string]search.Text, fields map[string]string) search.PlaceDocument {
+		return search.PlaceDocument{ID: id, Kind: search.Venues, Status: "publish", PublishDate: published, Text: text, Fields: fields}
+	}
+	docs := []search.PlaceDocument{
+		venue(10, 600, en("Jazz Club", "", ""), map[string]string{"city": "Amsterdam"}),                     // split: out
+		venue(11, 500, en("Temple Club", "", ""), map[string]string{"address": "12, Avenue du Louvre"}),     // split: out
+		venue(12, 400, en("Temple Hall", "", ""), map[string]string{"address": "1, Temple Avenue"}),         // in (address)
+		venue(13, 300, en("", "avenue of the temple", ""), map[string]string{"city": "Paris"}),              // in (description)
+		venue(14, 200, en("Temple-avenue", "", ""), map[string]string{"zip": "avenue"}),                     // out: one hyphenated word
+		venue(15, 100, en("Avenue", "", "TEMPLE! avenue"), map[string]string{"address": "Temple Avenue 3"}), // in (excerpt and address: once)
+	}
+	if err := e.IndexPlaces(t.Context(), docs); err != nil {
+		t.Fatal(err)
+	}
+	if tg.fake != nil {
+		tg.fake.reset()
+	}
+	tests := []struct {
+		offset, limit int
+		want          []int64
+	}{
+		{0, 2, []int64{12, 13}},
+		{2, 2, []int64{15}},
+		{1, 1, []int64{13}},
+		{0, 0, []int64{}},
+		{3, 5, []int64{}},
+	}
+	for _, tt := range tests {
+		q := search.PlaceQuery{Kind: search.Venues, Lang: "en", Query: "Temple avenue", Offset: tt.offset, Limit: tt.limit}
+		r, err := e.SearchPlaces(t.Context(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Total != 3 || !slices.Equal(r.IDs, tt.want) {
+			t.Errorf("offset %d limit %d = %+v, want total 3, IDs %v", tt.offset, tt.limit, r, tt.want)
+		}
+	}
+	if tg.fake == nil {
+		return
+	}
+	got := tg.fake.calls(http.MethodPost, "*")
+	if len(got) != len(tests) {
+		t.Fatalf("%d requests for %d pages: %+v", len(got), len(tests), got)
+	}
 	body := got[0].Body.(map[string]any)
-	wantRetrieve := []any{"id", "title_en", "description_en", "excerpt_en",
+	if got[0].Path != "/multi-search" || !reflect.DeepEqual(body["federation"], map[string]any{"limit": float64(2)}) {
+		t.Errorf("request %s %s", got[0].Path, jsonString(body))
+	}
+	var on []any
+	for _, q := range body["queries"].([]any) {
+		q := q.(map[string]any)
+		if q["indexUid"] != "calendar_venues" || q["q"] != "temple avenue" || q["matchingStrategy"] != "all" ||
+			!reflect.DeepEqual(q["sort"], []any{"publish_date:desc", "id:desc"}) || !reflect.DeepEqual(q["attributesToRetrieve"], []any{"id"}) {
+			t.Errorf("query %s", jsonString(q))
+		}
+		on = append(on, q["attributesToSearchOn"].([]any)...)
+	}
+	wantOn := []any{"title_en", "description_en", "excerpt_en",
 		"field_address", "field_city", "field_province", "field_state", "field_stateprovince", "field_zip", "field_phone"}
-	if !reflect.DeepEqual(body["attributesToRetrieve"], wantRetrieve) || body["hitsPerPage"] != float64(maxTotalHits) ||
-		body["q"] != `temple avenue` || !reflect.DeepEqual(body["sort"], []any{"publish_date:desc", "id:desc"}) {
-		t.Errorf("candidate request %s", jsonString(body))
+	if !reflect.DeepEqual(on, wantOn) {
+		t.Errorf("one query per attribute: %v, want %v", on, wantOn)
 	}
-	q.Offset = 2
-	if r, err = e.SearchPlaces(t.Context(), q); err != nil || r.Total != 3 || !slices.Equal(r.IDs, []int64{15}) {
-		t.Errorf("second page = %+v, %v; want total 3, IDs [15]", r, err)
+}
+
+// TestPlaceWordsInOneFieldCost: the requests of a multi-word place query,
+// and the hits they bring back, do not grow with the number of places
+// that match: one request per page, a page's worth of hits.
+func TestPlaceWordsInOneFieldCost(t *testing.T) {
+	type cost struct{ requests, hits, bytes int }
+	measure := func(n int) cost {
+		f := newFakeMeili(t)
+		f.emulate = true
+		e := f.engine(Options{Languages: testLangs})
+		if err := e.Init(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		docs := make([]search.PlaceDocument, n)
+		for i := range docs {
+			docs[i] = search.PlaceDocument{ID: int64(i + 1), Kind: search.Venues, Status: "publish", PublishDate: int64(i),
+				Text: map[string]search.Text{"en": {Title: "Temple Avenue Hall"}}, Fields: map[string]string{"city": "Temple avenue"}}
+		}
+		if err := e.IndexPlaces(t.Context(), docs); err != nil {
+			t.Fatal(err)
+		}
+		f.reset()
+		f.mu.Lock()
+		f.served = 0
+		f.mu.Unlock()
+		r, err := e.SearchPlaces(t.Context(), search.PlaceQuery{Kind: search.Venues, Lang: "en", Query: "temple avenue", Offset: 8, Limit: 8})
+		if err != nil || r.Total != n || len(r.IDs) != 8 {
+			t.Fatalf("%d places: %+v, %v", n, r, err)
+		}
+		c := cost{requests: len(f.calls("", "*"))}
+		for _, req := range f.calls("", "*") {
+			raw, _ := json.Marshal(req.Body)
+			c.bytes += len(raw)
+		}
+		f.mu.Lock()
+		c.hits = f.served
+		f.mu.Unlock()
+		return c
 	}
-	q.Offset, q.Limit = 0, 0
-	if r, err = e.SearchPlaces(t.Context(), q); err != nil || r.Total != 3 || len(r.IDs) != 0 {
-		t.Errorf("total only = %+v, %v; want total 3, no IDs", r, err)
+	small, large := measure(20), measure(2000)
+	if small != large {
+		t.Errorf("cost with 20 matching places %+v, with 2000 %+v: it grows with the data", small, large)
+	}
+	if large.requests != 1 || large.hits != 8 {
+		t.Errorf("cost %+v, want one request and 8 hits", large)
 	}
 }
 
@@ -453,6 +550,7 @@ func TestInitCreatesIndexesAndSettings(t *testing.T) {
 	}
 	wantWrites := []string{
 		"POST /indexes", "PATCH /indexes/calendar_events/settings",
+		"POST /indexes", "PATCH /indexes/calendar_events_hidden/settings",
 		"POST /indexes", "PATCH /indexes/calendar_venues/settings",
 		"POST /indexes", "PATCH /indexes/calendar_organizers/settings",
 		// Empty indexes: recorded as written under the current scheme.
@@ -462,13 +560,14 @@ func TestInitCreatesIndexesAndSettings(t *testing.T) {
 		t.Errorf("writes = %q, want %q", got, wantWrites)
 	}
 	creates := f.calls(http.MethodPost, "/indexes")
-	for i, uid := range []string{"calendar_events", "calendar_venues", "calendar_organizers"} {
+	for i, uid := range []string{"calendar_events", "calendar_events_hidden", "calendar_venues", "calendar_organizers"} {
 		if want := jsonValue(t, map[string]any{"uid": uid, "primaryKey": "id"}); !reflect.DeepEqual(creates[i].Body, want) {
 			t.Errorf("create %d = %s, want %s", i, jsonString(creates[i].Body), jsonString(want))
 		}
 	}
 	for uid, want := range map[string]map[string]any{
-		"calendar_events": wantEventSettings, "calendar_venues": wantVenueSettings, "calendar_organizers": wantOrganizerSettings,
+		"calendar_events": wantEventSettings, "calendar_events_hidden": wantEventSettings,
+		"calendar_venues": wantVenueSettings, "calendar_organizers": wantOrganizerSettings,
 	} {
 		got := f.calls(http.MethodPatch, "/indexes/"+uid+"/settings")
 		if len(got) != 1 || !reflect.DeepEqual(got[0].Body, jsonValue(t, want)) {
@@ -493,7 +592,7 @@ func TestInitCreatesIndexesAndSettings(t *testing.T) {
 	if got := f.writes(); len(got) != 0 {
 		t.Errorf("second Init wrote %q", got)
 	}
-	if got := f.calls(http.MethodGet, "/indexes/*"); len(got) != 7 {
+	if got := f.calls(http.MethodGet, "/indexes/*"); len(got) != 9 {
 		t.Errorf("second Init read %d times, want an index and its settings for each index, and the scheme record", len(got))
 	}
 }
@@ -656,10 +755,16 @@ func TestEventDocumentShape(t *testing.T) {
 	if err := e.IndexEvents(t.Context(), docs); err != nil {
 		t.Fatalf("IndexEvents: %v", err)
 	}
-	if got := f.writes(); !slices.Equal(got, []string{"POST /indexes/calendar_events/documents"}) {
+	// Each event goes to the index of its status, after a search of the
+	// other index for it (hidden.go).
+	if got := f.writes(); !slices.Equal(got, []string{
+		"POST /indexes/calendar_events_hidden/search", "POST /indexes/calendar_events/documents",
+		"POST /indexes/calendar_events/search", "POST /indexes/calendar_events_hidden/documents",
+	}) {
 		t.Fatalf("writes = %q", got)
 	}
 	r := f.calls(http.MethodPost, "/indexes/calendar_events/documents")[0]
+	r.Body = append(r.Body.([]any), f.calls(http.MethodPost, "/indexes/calendar_events_hidden/documents")[0].Body.([]any)...)
 	if r.Query != "primaryKey=id" {
 		t.Errorf("query = %q, want primaryKey=id", r.Query)
 	}
@@ -753,7 +858,7 @@ func TestNewVocabularyExtendsSettingsFirst(t *testing.T) {
 		t.Fatalf("IndexPlaces: %v", err)
 	}
 	want := []string{
-		"PATCH /indexes/calendar_events/settings", "PATCH /indexes/calendar_venues/settings",
+		"PATCH /indexes/calendar_events/settings", "PATCH /indexes/calendar_events_hidden/settings", "PATCH /indexes/calendar_venues/settings",
 		"PATCH /indexes/calendar_organizers/settings", "POST /indexes/calendar_venues/documents",
 	}
 	if got := f.writes(); !slices.Equal(got, want) {
@@ -778,7 +883,7 @@ func TestNewVocabularyExtendsSettingsFirst(t *testing.T) {
 
 	// The new language is searchable at once; known words change nothing.
 	f.reset()
-	if _, err := e.SearchEvents(t.Context(), search.EventQuery{Lang: "fr", Query: "salle", Limit: 1}); err != nil {
+	if _, err := e.SearchEvents(t.Context(), search.EventQuery{Lang: "fr", Query: "salle", Limit: 1, Statuses: []string{"publish"}}); err != nil {
 		t.Fatal(err)
 	}
 	body := f.calls(http.MethodPost, "/indexes/calendar_events/search")[0].Body.(map[string]any)
@@ -786,10 +891,10 @@ func TestNewVocabularyExtendsSettingsFirst(t *testing.T) {
 		t.Errorf("attributesToSearchOn = %v", body["attributesToSearchOn"])
 	}
 	f.reset()
-	if err := e.IndexEvents(t.Context(), []search.EventDocument{{ID: 2, Text: map[string]search.Text{"fr": {}, "en": {}}}}); err != nil {
+	if err := e.IndexEvents(t.Context(), []search.EventDocument{{ID: 2, Status: "publish", Text: map[string]search.Text{"fr": {}, "en": {}}}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.writes(); !slices.Equal(got, []string{"POST /indexes/calendar_events/documents"}) {
+	if got := f.writes(); !slices.Equal(got, []string{"POST /indexes/calendar_events_hidden/search", "POST /indexes/calendar_events/documents"}) {
 		t.Errorf("writes = %q, want only the documents", got)
 	}
 }
@@ -804,7 +909,7 @@ func TestBatching(t *testing.T) {
 	docs := make([]search.EventDocument, 2500)
 	ids := make([]int64, 2500)
 	for i := range docs {
-		docs[i] = search.EventDocument{ID: int64(i + 1)}
+		docs[i] = search.EventDocument{ID: int64(i + 1), Status: "publish"}
 		ids[i] = int64(i + 1)
 	}
 	if err := e.IndexEvents(t.Context(), docs); err != nil {
@@ -816,6 +921,8 @@ func TestBatching(t *testing.T) {
 	var sizes, order []string
 	for _, r := range f.calls("", "*") {
 		switch {
+		case r.Method == http.MethodPost && strings.HasSuffix(r.Path, "/search"):
+			// Which of the events the hidden index holds (a read).
 		case r.Method == http.MethodPost:
 			batch := r.Body.([]any)
 			sizes = append(sizes, fmt.Sprintf("%s %d", r.Path[strings.LastIndex(r.Path, "/")+1:], len(batch)))
@@ -827,11 +934,13 @@ func TestBatching(t *testing.T) {
 			order = append(order, "wait")
 		}
 	}
-	wantSizes := []string{"documents 1000", "documents 1000", "documents 500", "delete-batch 1000", "delete-batch 1000", "delete-batch 500"}
+	// The deletion goes to both event indexes (hidden.go).
+	wantSizes := []string{"documents 1000", "documents 1000", "documents 500", "delete-batch 1000", "delete-batch 1000", "delete-batch 500",
+		"delete-batch 1000", "delete-batch 1000", "delete-batch 500"}
 	if !slices.Equal(sizes, wantSizes) {
 		t.Errorf("batches = %q, want %q", sizes, wantSizes)
 	}
-	if want := slices.Repeat([]string{"write", "wait"}, 6); !slices.Equal(order, want) {
+	if want := slices.Repeat([]string{"write", "wait"}, 9); !slices.Equal(order, want) {
 		t.Errorf("order = %q: each batch must be awaited before the next", order)
 	}
 	if n, err := e.CountEvents(t.Context()); err != nil || n != 0 {
@@ -847,7 +956,7 @@ func TestFailedTaskIsAnError(t *testing.T) {
 	}
 	f.reset()
 	f.failTasks["documentAdditionOrUpdate"] = newAPIError("invalid_document_id", "Document identifier `x` is invalid.")
-	err := e.IndexEvents(t.Context(), []search.EventDocument{{ID: 1}, {ID: 2}, {ID: 3}})
+	err := e.IndexEvents(t.Context(), []search.EventDocument{{ID: 1, Status: "publish"}, {ID: 2, Status: "publish"}, {ID: 3, Status: "publish"}})
 	var te *TaskError
 	if !errors.As(err, &te) || te.Code != "invalid_document_id" || te.Status != "failed" || te.Type != "documentAdditionOrUpdate" || te.IndexUID != "calendar_events" {
 		t.Fatalf("IndexEvents = %#v, want a failed TaskError", err)
@@ -858,7 +967,7 @@ func TestFailedTaskIsAnError(t *testing.T) {
 	if errors.Is(err, search.ErrUnavailable) {
 		t.Errorf("a failed task is not unavailability: %v", err)
 	}
-	if got := f.writes(); len(got) != 1 {
+	if got := slices.DeleteFunc(f.writes(), func(w string) bool { return strings.HasSuffix(w, "/search") }); len(got) != 1 {
 		t.Errorf("writes after a failed batch = %q, want the failed one only", got)
 	}
 
@@ -896,7 +1005,7 @@ func TestUnavailable(t *testing.T) {
 			f := newFakeMeili(t)
 			e := f.engine(Options{})
 			f.intercept = answer(tt.status, tt.code)
-			_, err := e.SearchEvents(t.Context(), search.EventQuery{Limit: 1})
+			_, err := e.SearchEvents(t.Context(), search.EventQuery{Limit: 1, Statuses: []string{"publish"}})
 			if err == nil || errors.Is(err, search.ErrUnavailable) != tt.unavailable {
 				t.Errorf("SearchEvents = %v, want unavailable %v", err, tt.unavailable)
 			}
@@ -964,11 +1073,18 @@ func TestUnavailable(t *testing.T) {
 	})
 }
 
+// TestCountAndPing runs against the fake and a real server.
 func TestCountAndPing(t *testing.T) {
-	f := newFakeMeili(t)
-	e := f.engine(Options{})
+	tg := newTarget(t)
+	e := tg.engine(t, tg.master, Options{})
 	if err := e.Init(t.Context()); err != nil {
 		t.Fatal(err)
+	}
+	if err := e.IndexEvents(t.Context(), []search.EventDocument{{ID: 4, Status: "publish"}, {ID: 5, Status: "draft"}}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := e.CountEvents(t.Context()); err != nil || n != 2 {
+		t.Errorf("CountEvents = %d, %v; want 2 (both event indexes)", n, err)
 	}
 	err := e.IndexPlaces(t.Context(), []search.PlaceDocument{{ID: 1, Kind: search.Venues}, {ID: 2, Kind: search.Venues}, {ID: 3, Kind: search.Organizers}})
 	if err != nil {
@@ -1017,7 +1133,7 @@ func TestRebuildHelpers(t *testing.T) {
 			t.Errorf("%s settings = %s", uid, jsonString(got))
 		}
 	}
-	if err := next.IndexEvents(t.Context(), []search.EventDocument{{ID: 7}}); err != nil {
+	if err := next.IndexEvents(t.Context(), []search.EventDocument{{ID: 7, Status: "publish"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.EnsureIndex(t.Context(), "calendar_events_tmp", EventIndex); err != nil {

@@ -21,10 +21,10 @@ type plan struct {
 	// req (see Engine.nearFilter); filter is then req's filter without it.
 	near   *search.GeoCircle
 	filter string
-	// oneField, when set, asks run to keep only the hits with every word
-	// in one attribute and to page them itself (see Engine.searchOneField).
+	// oneField, when set, asks run for the hits with every word in one
+	// attribute, one federated search per page (Engine.searchOneField).
 	oneField *oneField
-	// offset is the requested offset (used by oneField paging).
+	// offset is the requested offset (the federation's offset).
 	offset int
 	// facets are the requested event facets (req.Facets holds their
 	// attributes).
@@ -43,9 +43,9 @@ var facetAttrs = map[string]string{
 	search.FacetTicketed:   attrTicketed,
 }
 
-// oneField is the place rule "all the terms in one field".
+// oneField is the place rule "all the terms in one field": one query per
+// attribute.
 type oneField struct {
-	terms []search.Term
 	attrs []string
 }
 
@@ -119,9 +119,10 @@ func planPlaces(q search.PlaceQuery, ix Index, v vocabulary, index string) plan 
 		// Meilisearch's matchingStrategy "all" accepts words spread over
 		// several attributes; the place contract wants them all in one
 		// field (a venue titled "Jazz Club" in Amsterdam does not match
-		// "jazz amsterdam"), which no search parameter expresses. With a
-		// single word both rules agree.
-		p.oneField = &oneField{terms: terms, attrs: attrs}
+		// "jazz amsterdam"), which no single search expresses: a
+		// federated search of one search per attribute does
+		// (Engine.searchOneField). With a single word both rules agree.
+		p.oneField = &oneField{attrs: attrs}
 	}
 	return p
 }

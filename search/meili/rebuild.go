@@ -9,11 +9,11 @@ import (
 	"github.com/calendar/eventcal/search"
 )
 
-// A full rebuild (search.Rebuilder) fills three temporary indexes,
-// <prefix>rebuild_events, <prefix>rebuild_venues and
-// <prefix>rebuild_organizers, created with the live indexes' settings
-// (EnsureIndex), while the live indexes keep answering. Commit then swaps
-// the three pairs in ONE swap-indexes task, which Meilisearch applies
+// A full rebuild (search.Rebuilder) fills one temporary index per live
+// index, <prefix>rebuild_events, <prefix>rebuild_events_hidden,
+// <prefix>rebuild_venues and <prefix>rebuild_organizers, created with the
+// live indexes' settings (EnsureIndex), while the live indexes keep
+// answering. Commit then swaps the pairs in ONE swap-indexes task, which Meilisearch applies
 // atomically (documents and settings move together), and deletes the
 // temporary names, which hold the old data after the swap. Every task is
 // awaited and its final status checked.

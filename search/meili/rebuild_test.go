@@ -18,16 +18,20 @@ import (
 func TestRebuildRequests(t *testing.T) {
 	begin := []string{
 		"DELETE /indexes/calendar_rebuild_events", "POST /indexes", "PATCH /indexes/calendar_rebuild_events/settings",
+		"DELETE /indexes/calendar_rebuild_events_hidden", "POST /indexes", "PATCH /indexes/calendar_rebuild_events_hidden/settings",
 		"DELETE /indexes/calendar_rebuild_venues", "POST /indexes", "PATCH /indexes/calendar_rebuild_venues/settings",
 		"DELETE /indexes/calendar_rebuild_organizers", "POST /indexes", "PATCH /indexes/calendar_rebuild_organizers/settings",
 	}
 	fill := []string{
+		"POST /indexes/calendar_rebuild_events_hidden/search",
 		"POST /indexes/calendar_rebuild_events/documents",
 		"POST /indexes/calendar_rebuild_venues/documents",
 		"POST /indexes/calendar_rebuild_events/documents/delete-batch",
+		"POST /indexes/calendar_rebuild_events_hidden/documents/delete-batch",
 	}
 	deleteTemporary := []string{
-		"DELETE /indexes/calendar_rebuild_events", "DELETE /indexes/calendar_rebuild_venues", "DELETE /indexes/calendar_rebuild_organizers",
+		"DELETE /indexes/calendar_rebuild_events", "DELETE /indexes/calendar_rebuild_events_hidden",
+		"DELETE /indexes/calendar_rebuild_venues", "DELETE /indexes/calendar_rebuild_organizers",
 	}
 	tests := []struct {
 		name string
@@ -49,7 +53,7 @@ func TestRebuildRequests(t *testing.T) {
 			if err := e.Init(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			if err := e.IndexEvents(t.Context(), []search.EventDocument{{ID: 1}, {ID: 2}}); err != nil {
+			if err := e.IndexEvents(t.Context(), []search.EventDocument{{ID: 1, Status: "publish"}, {ID: 2, Status: "publish"}}); err != nil {
 				t.Fatal(err)
 			}
 			f.reset()
@@ -61,7 +65,8 @@ func TestRebuildRequests(t *testing.T) {
 				t.Fatalf("BeginRebuild writes\n got %q\nwant %q", got, begin)
 			}
 			for uid, want := range map[string]map[string]any{
-				"calendar_rebuild_events": wantEventSettings, "calendar_rebuild_venues": wantVenueSettings, "calendar_rebuild_organizers": wantOrganizerSettings,
+				"calendar_rebuild_events": wantEventSettings, "calendar_rebuild_events_hidden": wantEventSettings,
+				"calendar_rebuild_venues": wantVenueSettings, "calendar_rebuild_organizers": wantOrganizerSettings,
 			} {
 				if got := f.index(uid); got == nil || !reflect.DeepEqual(pick(got.settings, want), jsonValue(t, want)) {
 					t.Errorf("%s does not have the live settings", uid)
@@ -72,7 +77,7 @@ func TestRebuildRequests(t *testing.T) {
 			}
 
 			f.reset()
-			if err := r.IndexEvents(t.Context(), []search.EventDocument{{ID: 7}, {ID: 8}}); err != nil {
+			if err := r.IndexEvents(t.Context(), []search.EventDocument{{ID: 7, Status: "publish"}, {ID: 8, Status: "publish"}}); err != nil {
 				t.Fatal(err)
 			}
 			if err := r.IndexPlaces(t.Context(), []search.PlaceDocument{{ID: 9, Kind: search.Venues}}); err != nil {
@@ -99,6 +104,7 @@ func TestRebuildRequests(t *testing.T) {
 				swap := f.calls(http.MethodPost, "/swap-indexes")[0].Body
 				want := jsonValue(t, []any{
 					map[string]any{"indexes": []string{"calendar_events", "calendar_rebuild_events"}, "rename": false},
+					map[string]any{"indexes": []string{"calendar_events_hidden", "calendar_rebuild_events_hidden"}, "rename": false},
 					map[string]any{"indexes": []string{"calendar_venues", "calendar_rebuild_venues"}, "rename": false},
 					map[string]any{"indexes": []string{"calendar_organizers", "calendar_rebuild_organizers"}, "rename": false},
 				})
@@ -119,7 +125,7 @@ func TestRebuildRequests(t *testing.T) {
 			if !slices.Equal(live, tt.wantEvents) {
 				t.Errorf("live events = %q, want %q", live, tt.wantEvents)
 			}
-			for _, uid := range []string{"calendar_rebuild_events", "calendar_rebuild_venues", "calendar_rebuild_organizers"} {
+			for _, uid := range []string{"calendar_rebuild_events", "calendar_rebuild_events_hidden", "calendar_rebuild_venues", "calendar_rebuild_organizers"} {
 				if f.index(uid) != nil {
 					t.Errorf("%s still exists", uid)
 				}

@@ -20,8 +20,8 @@ import (
 // totalHits exhaustively), whatever the number of matches. A Near list
 // sends one more, bounded request first: the points within millimetres of
 // the circle's edge (edgeRing), one page of at most maxTotalHits, id and
-// _geo only. A multi-word place search is the other exception (see
-// searchOneField): one request, but for every candidate.
+// _geo only. A multi-word place search is one federated multi-search
+// (searchOneField) whose federation asks for the page itself.
 func TestOneSearchPerList(t *testing.T) {
 	f := newFakeMeili(t)
 	f.emulate = true
@@ -50,9 +50,9 @@ func TestOneSearchPerList(t *testing.T) {
 		places *search.PlaceQuery
 		// ring: a Near list, whose first request is the edge ring.
 		ring bool
-		// whole: the one request asks for every candidate (hitsPerPage
-		// maxTotalHits) and the engine pages them itself.
-		whole bool
+		// federated: the one request is a federated multi-search (one
+		// query per attribute) whose federation asks for the page.
+		federated bool
 		// anyOrder: the contract lets the engines order ties differently.
 		anyOrder bool
 	}
@@ -81,7 +81,7 @@ func TestOneSearchPerList(t *testing.T) {
 		{name: "by publish date", events: ev(func(q *search.EventQuery) { q.Sort = search.ByPublishDate })},
 		{name: "places", places: &search.PlaceQuery{Kind: search.Venues, Lang: "en"}},
 		{name: "places search", places: &search.PlaceQuery{Kind: search.Venues, Lang: "en", Query: venueWord}},
-		{name: "places search, several words", places: &search.PlaceQuery{Kind: search.Venues, Lang: "en", Query: "a e"}, whole: true},
+		{name: "places search, several words", places: &search.PlaceQuery{Kind: search.Venues, Lang: "en", Query: "a e"}, federated: true},
 	}
 	pages := []struct{ offset, limit int }{{0, 5}, {10, 5}, {20, 10}}
 	for _, l := range lists {
@@ -106,14 +106,17 @@ func TestOneSearchPerList(t *testing.T) {
 				if err != nil {
 					t.Fatalf("search: %v", err)
 				}
-				if want.Total <= pg.offset+pg.limit && !l.whole {
+				if want.Total <= pg.offset+pg.limit && !l.federated {
 					t.Fatalf("the generated data gives %d matches: want more than one page", want.Total)
 				}
 				if got.Total != want.Total || !l.anyOrder && !slices.Equal(got.IDs, want.IDs) || len(got.IDs) != len(want.IDs) {
 					t.Errorf("result %v (total %d), want %v (total %d)", got.IDs, got.Total, want.IDs, want.Total)
 				}
 
-				reqs := f.calls(http.MethodPost, "/indexes/*")
+				reqs := append(f.calls(http.MethodPost, "/indexes/*"), f.calls(http.MethodPost, "/multi-search")...)
+				if l.federated {
+					path = "/multi-search"
+				}
 				wantN := 1
 				if l.ring {
 					wantN = 2
@@ -156,9 +159,17 @@ func TestOneSearchPerList(t *testing.T) {
 						t.Errorf("list filter %q: want the inner circle to Meilisearch", main["filter"])
 					}
 				}
-				if l.whole {
-					if main["hitsPerPage"] != float64(maxTotalHits) || main["page"] != float64(1) {
-						t.Errorf("request %s: want every candidate in one page", jsonString(main))
+				if l.federated {
+					fed, _ := main["federation"].(map[string]any)
+					if fed["limit"] != float64(pg.limit) || pg.offset > 0 && fed["offset"] != float64(pg.offset) {
+						t.Errorf("request %s: want the federation to ask for offset %d limit %d", jsonString(main), pg.offset, pg.limit)
+					}
+					for _, q := range main["queries"].([]any) {
+						for _, k := range []string{"page", "hitsPerPage", "limit", "offset"} {
+							if _, ok := q.(map[string]any)[k]; ok {
+								t.Errorf("query sends %s: %s", k, jsonString(q))
+							}
+						}
 					}
 					return
 				}

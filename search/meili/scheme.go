@@ -12,7 +12,8 @@ import (
 //  1. the key lower-cased, every character other than a-z, 0-9, '_' and
 //     '-' replaced with '_': "pt-BR" and "pt-br" shared one attribute, and
 //     so did two non-Latin keys of the same length;
-//  2. the injective encoding of attr: no two keys share an attribute.
+//  2. the injective encoding of attr: no two keys share an attribute;
+//  3. events of every status but publish in their own index (hidden.go).
 //
 // The live indexes record the scheme their documents were written under in
 // the metadata index. Init finds indexes that hold documents under an older
@@ -21,7 +22,7 @@ import (
 // zero-downtime one (rebuild.go), whose Commit records the current scheme.
 // Lists keep answering from the old indexes meanwhile; only keys outside
 // a-z, 0-9 and '-', whose attribute names changed, miss until the swap.
-const attributeScheme = 2
+const attributeScheme = 3
 
 // metaIndex holds one document, metaDocID, describing the live indexes:
 // {"id": 1, "attribute_scheme": 2}. It is not one of the swapped indexes.

@@ -103,8 +103,8 @@ func TestDistinctKeysGetDistinctAttributes(t *testing.T) {
 	}
 	f.reset()
 	err := e.IndexEvents(t.Context(), []search.EventDocument{
-		{ID: 1, Text: map[string]search.Text{"pt-BR": {Title: "Samba"}}},
-		{ID: 2, Text: map[string]search.Text{"pt-br": {Title: "Fado"}}},
+		{ID: 1, Status: "publish", Text: map[string]search.Text{"pt-BR": {Title: "Samba"}}},
+		{ID: 2, Status: "publish", Text: map[string]search.Text{"pt-br": {Title: "Fado"}}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +131,7 @@ func TestDistinctKeysGetDistinctAttributes(t *testing.T) {
 		}
 	}
 	f.reset()
-	if _, err := e.SearchEvents(t.Context(), search.EventQuery{Lang: "pt-BR", Query: "samba", Limit: 1}); err != nil {
+	if _, err := e.SearchEvents(t.Context(), search.EventQuery{Lang: "pt-BR", Query: "samba", Limit: 1, Statuses: []string{"publish"}}); err != nil {
 		t.Fatal(err)
 	}
 	body := f.calls(http.MethodPost, "/indexes/calendar_events/search")[0].Body.(map[string]any)
@@ -191,6 +191,8 @@ func TestAttributeSchemeMigration(t *testing.T) {
 	}{
 		{"indexes with documents and no record are outdated", nil},
 		{"indexes recorded under the first scheme are outdated", 1},
+		// Scheme 2 kept events of every status in one index.
+		{"indexes recorded under the second scheme are outdated", 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeMeili(t)
@@ -221,7 +223,7 @@ func TestAttributeSchemeMigration(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := r.IndexEvents(t.Context(), []search.EventDocument{{ID: 1, Text: map[string]search.Text{"pt-BR": {Title: "rewritten"}}}}); err != nil {
+			if err := r.IndexEvents(t.Context(), []search.EventDocument{{ID: 1, Status: "publish", Text: map[string]search.Text{"pt-BR": {Title: "rewritten"}}}}); err != nil {
 				t.Fatal(err)
 			}
 			if !outdated(t, e) {

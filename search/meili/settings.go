@@ -11,19 +11,22 @@ import (
 	"github.com/calendar/eventcal/search"
 )
 
-// Index names one of the engine's three indexes; the index UID is the
+// Index names one of the engine's indexes; the index UID is the
 // engine's prefix followed by this name (calendar_events, …).
 type Index string
 
 // The engine's indexes.
 const (
-	EventIndex     Index = "events"
-	VenueIndex     Index = "venues"
-	OrganizerIndex Index = "organizers"
+	EventIndex Index = "events"
+	// EventHiddenIndex holds the events of every status but publish
+	// (hidden.go).
+	EventHiddenIndex Index = "events_hidden"
+	VenueIndex       Index = "venues"
+	OrganizerIndex   Index = "organizers"
 )
 
 // indexes lists every Index, in the order Init reconciles them.
-var indexes = []Index{EventIndex, VenueIndex, OrganizerIndex}
+var indexes = []Index{EventIndex, EventHiddenIndex, VenueIndex, OrganizerIndex}
 
 // indexOf maps a place kind to its index.
 func indexOf(kind search.PlaceKind) (Index, error) {
@@ -117,7 +120,7 @@ func settingsFor(ix Index, v vocabulary) *meilisearch.Settings {
 		searchable = append(searchable, textAttrs(lang)...)
 	}
 	switch ix {
-	case EventIndex:
+	case EventIndex, EventHiddenIndex:
 		filterable = []string{
 			attrID, attrStatus, attrStart, attrEnd,
 			attrCategoryIDs, attrTagIDs, attrVenueIDs, attrOrganizerIDs,
@@ -149,7 +152,9 @@ func settingsFor(ix Index, v vocabulary) *meilisearch.Settings {
 		// Typo tolerance by the contract's rules (search/text.go), which
 		// are Meilisearch's defaults written out: one typo from
 		// search.MinWordSizeOneTypo characters, two from
-		// search.MinWordSizeTwoTypos, none on words made of digits.
+		// search.MinWordSizeTwoTypos; disableOnNumbers: a document word
+		// made of digits (and ASCII punctuation) is reached without typos
+		// only (search.ExactWord).
 		// The client always sends the whole object.
 		TypoTolerance: &meilisearch.TypoTolerance{
 			Enabled:             true,
@@ -176,9 +181,10 @@ func settingsFor(ix Index, v vocabulary) *meilisearch.Settings {
 		// answering wrongly.
 		SearchCutoffMs: searchCutoffMs,
 		// '-' is part of a word in search.Words ("e-bike" is one word), but
-		// a separator in Meilisearch's default tokenizer.
+		// a separator in Meilisearch's default tokenizer (charabia's
+		// DEFAULT_SEPARATORS, which search.Words otherwise follows).
 		// https://www.meilisearch.com/docs/changelog/v1.4
-		NonSeparatorTokens: []string{"-"},
+		NonSeparatorTokens: search.NonSeparators,
 	}
 }
 

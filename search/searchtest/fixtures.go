@@ -43,10 +43,13 @@ var (
 // They hold words that Words treats specially: hyphenated words stay whole,
 // capitals and accented capitals are folded, and a few words are shared
 // between languages so that a query in the wrong language can be told apart.
+// "1990s" and "3°F" are one word each (charabia does not cut at '°'), and
+// "1990s" is within one typo of the digits "19905" (disableOnNumbers
+// exempts the record's digit words, not the query's).
 var vocabulary = map[string][]string{
 	"en": {"jazz", "concert", "night", "market", "festival", "open-air", "workshop", "kids", "theatre", "film",
 		"summer", "winter", "Art", "music", "dance", "rock-n-roll", "2025", "Live", "café", "tour",
-		"nightclub", "exhibition", "12345"},
+		"nightclub", "exhibition", "12345", "1990s", "3°F"},
 	"fr": {"jazz", "musique", "soirée", "marché", "été", "THÉÂTRE", "danse", "atelier", "plein-air", "enfants",
 		"Cinéma", "nuit", "café", "concert", "visite", "2025", "fête", "Art", "hiver", "film"},
 	"nl": {"jazz", "muziek", "avond", "markt", "zomer", "theater", "dans", "workshop", "kinderen", "film",

@@ -1,0 +1,220 @@
+package meili
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/meilisearch/meilisearch-go"
+
+	"github.com/calendar/eventcal/search"
+)
+
+// Events are kept in two indexes: <prefix>events holds the published ones
+// (status publish, all an anonymous caller may see) and
+// <prefix>events_hidden every other status (future, draft, pending,
+// private, trash, ...).
+//
+// Why: Meilisearch derives a query word's typo and prefix matches from the
+// word list of the whole index, whatever the filter
+// (crates/milli/src/search/new/query_term/compute_derivations.rs at
+// v1.18.0), and caps them (1,000 prefix words, 150 one-typo and 50
+// two-typo words: limits.rs). With one index, the words of drafts and
+// private events would lengthen every anonymous search's walk of that list
+// (a prefix word with typos iterates every word starting with it) and
+// could use up the caps, leaving out published matches. With the split,
+// an anonymous search (statuses [publish]) reads the published index only:
+// its cost and its matches do not depend on hidden text.
+//
+// A search whose statuses include both kinds (an editor's) is one
+// federated multi-search over the two indexes (searchBoth): Meilisearch
+// merges the two hit lists by their sort values, cuts the page with the
+// federation's offset and limit, sums the two exact totals (the indexes
+// hold distinct events: crates/meilisearch/src/search/federated/
+// perform.rs:407-421) and merges the facet counts (mergeFacets).
+// A write moves an event whose status changed: the other index is asked
+// which of the batch's events it holds (one search), those are deleted
+// from it, then the batch is added to its own index (a failure in between
+// leaves an event missing until the sync worker retries the batch, never
+// listed twice).
+
+// publicStatus is the one status of the published index.
+const publicStatus = "publish"
+
+// eventIndexOf is the index of an event status.
+func eventIndexOf(status string) Index {
+	if status == publicStatus {
+		return EventIndex
+	}
+	return EventHiddenIndex
+}
+
+// indexEvents writes events to the index of their status and removes them
+// from the other one.
+func (e *Engine) indexEvents(ctx context.Context, docs []search.EventDocument) error {
+	parts := map[Index][]search.EventDocument{}
+	for _, d := range docs {
+		ix := eventIndexOf(d.Status)
+		parts[ix] = append(parts[ix], d)
+	}
+	for _, ix := range []Index{EventIndex, EventHiddenIndex} {
+		part := parts[ix]
+		if len(part) == 0 {
+			continue
+		}
+		other := EventHiddenIndex
+		if ix == EventHiddenIndex {
+			other = EventIndex
+		}
+		ids := make([]int64, len(part))
+		for i, d := range part {
+			ids[i] = d.ID
+		}
+		moved, err := e.present(ctx, e.IndexUID(other), ids)
+		if err != nil {
+			return err
+		}
+		if err := e.deleteDocuments(ctx, e.IndexUID(other), moved); err != nil {
+			return err
+		}
+		err = e.addDocuments(ctx, e.IndexUID(ix), len(part), func(i int) map[string]any {
+			return eventDocument(part[i])
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// present returns the IDs of ids that index uid holds: one search per
+// BatchSize IDs (a read, where a deletion would be a task in the write
+// queue of every batch).
+func (e *Engine) present(ctx context.Context, uid string, ids []int64) ([]int64, error) {
+	var found []int64
+	for start := 0; start < len(ids); start += e.opts.BatchSize {
+		part := ids[start:min(start+e.opts.BatchSize, len(ids))]
+		req := &meilisearch.SearchRequest{Filter: in(attrID, part), AttributesToRetrieve: []string{attrID},
+			Page: 1, HitsPerPage: ptr(int64(len(part)))}
+		resp, err := e.client.Index(uid).SearchWithContext(ctx, "", req)
+		if err != nil {
+			return nil, e.fail("find events in "+uid, err)
+		}
+		for _, h := range resp.Hits {
+			id, err := hitID(h)
+			if err != nil {
+				return nil, fmt.Errorf("meili: find events in %s: %w", uid, err)
+			}
+			found = append(found, id)
+		}
+	}
+	return found, nil
+}
+
+// eventIndexesOf returns the indexes that may hold events of the
+// statuses (every status when the list is empty).
+func eventIndexesOf(statuses []string) []Index {
+	public, hidden := len(statuses) == 0, len(statuses) == 0
+	for _, s := range statuses {
+		if s == publicStatus {
+			public = true
+		} else {
+			hidden = true
+		}
+	}
+	var out []Index
+	if public {
+		out = append(out, EventIndex)
+	}
+	if hidden {
+		out = append(out, EventHiddenIndex)
+	}
+	return out
+}
+
+// searchEvents runs an event query on the indexes its statuses need.
+func (e *Engine) searchEvents(ctx context.Context, q search.EventQuery) (search.Result, error) {
+	ixs := eventIndexesOf(q.Statuses)
+	if len(ixs) == 1 {
+		return e.run(ctx, planEvents(q, e.vocabulary(), e.IndexUID(ixs[0])))
+	}
+	return e.searchBoth(ctx, planEvents(q, e.vocabulary(), e.IndexUID(EventIndex)), e.IndexUID(EventHiddenIndex))
+}
+
+// searchBoth runs the plan p (made for the published index) on it and on
+// the hidden index as one federated multi-search.
+func (e *Engine) searchBoth(ctx context.Context, p plan, hidden string) (search.Result, error) {
+	if p.req == nil {
+		return search.Result{}, nil
+	}
+	filters := map[string]string{}
+	if f, ok := p.req.Filter.(string); ok {
+		filters[p.index], filters[hidden] = f, f
+	} else {
+		filters[p.index], filters[hidden] = "", ""
+	}
+	if p.near != nil {
+		found := false
+		for _, uid := range []string{p.index, hidden} {
+			q := p
+			q.index = uid
+			geo, ok, err := e.nearFilter(ctx, q)
+			if err != nil {
+				return search.Result{}, err
+			}
+			// An index with nothing inside still takes part: with an
+			// impossible condition (no ID is negative).
+			if !ok {
+				geo = eq(attrID, int64(-1))
+			}
+			found = found || ok
+			filters[uid] = and(p.filter, geo)
+		}
+		if !found {
+			return search.Result{}, nil
+		}
+	}
+	fed := &meilisearch.MultiSearchFederation{Offset: int64(p.offset), Limit: int64(max(p.limit, 1))}
+	if len(p.req.Facets) > 0 {
+		fed.FacetsByIndex = map[string][]string{p.index: p.req.Facets, hidden: p.req.Facets}
+		fed.MergeFacets = &meilisearch.MultiSearchFederationMergeFacets{MaxValuesPerFacet: maxTotalHits}
+	}
+	var queries []*meilisearch.SearchRequest
+	for _, uid := range []string{p.index, hidden} {
+		q := &meilisearch.SearchRequest{
+			IndexUID:             uid,
+			Query:                p.req.Query,
+			Sort:                 p.req.Sort,
+			AttributesToSearchOn: p.req.AttributesToSearchOn,
+			MatchingStrategy:     p.req.MatchingStrategy,
+			AttributesToRetrieve: []string{attrID},
+		}
+		if f := filters[uid]; f != "" {
+			q.Filter = f
+		}
+		queries = append(queries, q)
+	}
+	resp, err := e.client.MultiSearchWithContext(ctx, &meilisearch.MultiSearchRequest{Federation: fed, Queries: queries})
+	if err != nil {
+		return search.Result{}, e.fail("search "+p.index+" and "+hidden, err)
+	}
+	hits := resp.Hits[:min(p.limit, len(resp.Hits))]
+	res := search.Result{Total: int(resp.EstimatedTotalHits), IDs: make([]int64, 0, len(hits))}
+	for _, h := range hits {
+		id, err := hitID(h)
+		if err != nil {
+			return search.Result{}, fmt.Errorf("meili: search %s and %s: %w", p.index, hidden, err)
+		}
+		res.IDs = append(res.IDs, id)
+	}
+	if len(p.facets) > 0 {
+		raw, err := json.Marshal(resp.FacetDistribution)
+		if err != nil {
+			return search.Result{}, err
+		}
+		if res.Facets, err = facetCounts(raw, p.facets); err != nil {
+			return search.Result{}, fmt.Errorf("meili: search %s and %s: %w", p.index, hidden, err)
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,133 @@
+package meili
+
+import (
+	"fmt"
+	"net/http"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/calendar/eventcal/search"
+)
+
+// TestHiddenTextDoesNotReachAnonymousSearch: drafts live in their own
+// index, so their words neither lengthen nor crowd an anonymous search.
+// 1,100 draft words "ωωω0000" … "ωωω1099" sort before the one published
+// word "ωωωz"; in one shared index Meilisearch's prefix "ωωω" would reach
+// only the first 1,000 words (all drafts) and miss the published event.
+// Runs against the fake (which models the cap) and a real server.
+func TestHiddenTextDoesNotReachAnonymousSearch(t *testing.T) {
+	tg := newTarget(t)
+	e := tg.engine(t, tg.master, Options{Languages: testLangs})
+	if err := e.Init(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var docs []search.EventDocument
+	for i := range 1100 {
+		docs = append(docs, search.EventDocument{ID: int64(i + 1), Status: "draft",
+			Text: map[string]search.Text{"en": {Title: fmt.Sprintf("ωωω%04d", i)}}})
+	}
+	docs = append(docs, search.EventDocument{ID: 5000, Status: "publish", Text: map[string]search.Text{"en": {Title: "ωωωz"}}})
+	if err := e.IndexEvents(t.Context(), docs); err != nil {
+		t.Fatal(err)
+	}
+	if tg.fake != nil {
+		tg.fake.reset()
+	}
+	anon, err := e.SearchEvents(t.Context(), search.EventQuery{Lang: "en", Query: "ωωω", Statuses: []string{"publish"}, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if anon.Total != 1 || !slices.Equal(anon.IDs, []int64{5000}) {
+		t.Errorf("anonymous search = %+v, want the published event", anon)
+	}
+	if tg.fake != nil {
+		if got := tg.fake.calls(http.MethodPost, "*"); len(got) != 1 || got[0].Path != "/indexes/calendar_events/search" {
+			t.Errorf("anonymous search requests %+v, want one to the published index", got)
+		}
+	}
+	// An editor's search reads both indexes: the published event and the
+	// drafts the (capped) prefix reaches in theirs.
+	all, err := e.SearchEvents(t.Context(), search.EventQuery{Lang: "en", Query: "ωωω", Statuses: []string{"publish", "draft"}, Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all.Total != 1001 || len(all.IDs) != 3 {
+		t.Errorf("editor search = total %d, %d IDs; want 1001 and a page of 3", all.Total, len(all.IDs))
+	}
+}
+
+// TestEventIndexes: an event is written to the index of its status and
+// leaves the other one when its status changes; a search whose statuses
+// span both indexes is one federated multi-search whose federation asks
+// for the page and the merged facets.
+func TestEventIndexes(t *testing.T) {
+	tg := newTarget(t)
+	e := tg.engine(t, tg.master, Options{Languages: testLangs})
+	if err := e.Init(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ev := func(id int64, status string, start int64, tag int64) search.EventDocument {
+		return search.EventDocument{ID: id, Status: status, Start: start, End: start, TagIDs: []int64{tag},
+			Text: map[string]search.Text{"en": {Title: "jazz"}}}
+	}
+	if err := e.IndexEvents(t.Context(), []search.EventDocument{
+		ev(1, "draft", 10, 7), ev(2, "publish", 20, 7), ev(3, "private", 30, 8), ev(4, "publish", 40, 8), ev(5, "future", 50, 7),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// 1 is published now, 4 is a draft.
+	if err := e.IndexEvents(t.Context(), []search.EventDocument{ev(1, "publish", 10, 7), ev(4, "draft", 40, 8)}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := e.CountEvents(t.Context()); err != nil || n != 5 {
+		t.Fatalf("CountEvents = %d, %v; want 5 (each event in one index)", n, err)
+	}
+	tests := []struct {
+		statuses []string
+		offset   int
+		want     []int64
+		total    int
+		tags     map[string]int
+	}{
+		{[]string{"publish"}, 0, []int64{1, 2}, 2, map[string]int{"7": 2}},
+		{[]string{"draft", "private", "future"}, 0, []int64{3, 4}, 3, map[string]int{"7": 1, "8": 2}},
+		{[]string{"publish", "draft", "private", "future"}, 0, []int64{1, 2}, 5, map[string]int{"7": 3, "8": 2}},
+		{[]string{"publish", "draft", "private", "future"}, 2, []int64{3, 4}, 5, map[string]int{"7": 3, "8": 2}},
+		{nil, 4, []int64{5}, 5, map[string]int{"7": 3, "8": 2}},
+	}
+	for _, tt := range tests {
+		if tg.fake != nil {
+			tg.fake.reset()
+		}
+		q := search.EventQuery{Lang: "en", Query: "jazz", Statuses: tt.statuses, Offset: tt.offset, Limit: 2, Facets: []string{search.FacetTags}}
+		r, err := e.SearchEvents(t.Context(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Total != tt.total || !slices.Equal(r.IDs, tt.want) || !reflect.DeepEqual(r.Facets[search.FacetTags], tt.tags) {
+			t.Errorf("statuses %v offset %d = %+v, want total %d IDs %v tags %v", tt.statuses, tt.offset, r, tt.total, tt.want, tt.tags)
+		}
+		if tg.fake == nil || len(eventIndexesOf(tt.statuses)) < 2 {
+			continue
+		}
+		got := tg.fake.calls(http.MethodPost, "*")
+		if len(got) != 1 || got[0].Path != "/multi-search" {
+			t.Fatalf("requests %+v, want one federated multi-search", got)
+		}
+		body := got[0].Body.(map[string]any)
+		fed := body["federation"].(map[string]any)
+		if fed["limit"] != float64(2) || tt.offset > 0 && fed["offset"] != float64(tt.offset) ||
+			!reflect.DeepEqual(fed["facetsByIndex"], map[string]any{"calendar_events": []any{"tag_ids"}, "calendar_events_hidden": []any{"tag_ids"}}) ||
+			fed["mergeFacets"] == nil {
+			t.Errorf("federation %s", jsonString(fed))
+		}
+		var uids []any
+		for _, q := range body["queries"].([]any) {
+			uids = append(uids, q.(map[string]any)["indexUid"])
+		}
+		if !reflect.DeepEqual(uids, []any{"calendar_events", "calendar_events_hidden"}) {
+			t.Errorf("queries on %v", uids)
+		}
+	}
+}
