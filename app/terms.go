@@ -319,8 +319,8 @@ func (s *Server) listTerms(tt *termType) func(r *request) error {
 				eventTerms != nil && !contains(eventTerms, t.ID),
 				hideEmpty && counts[t.ID] == 0,
 				hasParent && t.Parent != parent,
-				slug != "" && t.Slug.Get(r.lang, def) != slug && t.Slug[def] != slug,
-				search != "" && !strings.Contains(strings.ToLower(t.Name.Get(r.lang, def)), search) && !strings.Contains(strings.ToLower(t.Slug.Get(r.lang, def)), search):
+				slug != "" && t.Slug.Get(r.lang, def, r.s.cfg.Languages...) != slug && t.Slug[def] != slug,
+				search != "" && !strings.Contains(strings.ToLower(t.Name.Get(r.lang, def, r.s.cfg.Languages...)), search) && !strings.Contains(strings.ToLower(t.Slug.Get(r.lang, def, r.s.cfg.Languages...)), search):
 				continue
 			}
 			out = append(out, t)
