@@ -106,6 +106,9 @@ type request struct {
 	ctx  context.Context
 	// termIDs holds the categories and tags a list validator resolved.
 	termIDs map[repository.Taxonomy][]int64
+	// depErr is a store failure a validator met: validation answers it
+	// (503) rather than calling the value invalid.
+	depErr error
 }
 
 // New builds the Fiber application.
@@ -227,6 +230,10 @@ func (s *Server) handler(rt *route) fiber.Handler {
 		if rt.write && r.user == nil {
 			return errForbidden(401)
 		}
+		if b.unreadable != "" {
+			// After the 401: an anonymous write learns nothing more.
+			return unsupportedBody(c, b.unreadable)
+		}
 		if err := r.resolveLanguage(); err != nil {
 			return err
 		}
@@ -275,7 +282,7 @@ func (r *request) resolveLanguage() error {
 		l, _ := asString(v)
 		l = strings.ToLower(strings.TrimSpace(l))
 		if !r.s.cfg.IsLanguage(l) {
-			return invalidParam("multilang_language", "multilang_language is not one of "+strings.Join(r.s.cfg.Languages, ", ")+".")
+			return invalidValue("multilang_language", "Must be one of "+strings.Join(r.s.cfg.Languages, ", ")+".", v)
 		}
 		r.lang = l
 	}

@@ -22,6 +22,27 @@ type bag struct {
 	// pathOnly records keys whose value is the route's path parameter,
 	// not overridden by the query or the body.
 	pathOnly map[string]bool
+	// unreadable is the Content-Type of a body the service cannot read
+	// ("" when there is none): the handler answers 415 rather than
+	// ignore what the client sent.
+	unreadable string
+}
+
+// bodyTypes are the Content-Types a request body may have (any type
+// whose name contains "json" is read as JSON).
+var bodyTypes = []string{"application/json", "application/x-www-form-urlencoded", "multipart/form-data"}
+
+// errUnsupportedType is the 415 of a body in a Content-Type the service
+// cannot read; ct is "" when the request named none.
+func errUnsupportedType(ct string) *APIError {
+	shown := strconv.Quote(ct)
+	if ct == "" {
+		shown = "(none)"
+	}
+	return newError(415, "rest_unsupported_media_type",
+		"The request body's Content-Type "+shown+" is not supported: send the body as "+strings.Join(bodyTypes, ", ")+
+			" (a body that starts with { is read as JSON without a Content-Type), or send no body and the parameters in the query string.").
+		with("content_type", ct).with("accepted", bodyTypes)
 }
 
 // newBag parses the request into a bag.
@@ -71,6 +92,14 @@ func newBag(c *fiber.Ctx) (*bag, error) {
 			b.values[k] = v
 			b.fromBody[k] = true
 			delete(b.pathOnly, k)
+		}
+	default:
+		if len(bytes.TrimSpace(body)) > 0 {
+			mediaType, _, _ := strings.Cut(ct, ";")
+			b.unreadable = strings.TrimSpace(mediaType)
+			if b.unreadable == "" {
+				b.unreadable = "none"
+			}
 		}
 	}
 	return b, nil
@@ -326,4 +355,20 @@ func isEmptyValue(v any) bool {
 		return len(x) == 0
 	}
 	return false
+}
+
+// unsupportedBody answers a body the service cannot read: 415 with the
+// accepted types, also in Accept-Post or Accept-Patch (RFC 5789 section
+// 2.2; Accept-Post from the Linked Data Platform, RFC-less but common).
+func unsupportedBody(c *fiber.Ctx, ct string) error {
+	switch c.Method() {
+	case fiber.MethodPost:
+		c.Set("Accept-Post", strings.Join(bodyTypes, ", "))
+	case fiber.MethodPatch:
+		c.Set("Accept-Patch", strings.Join(bodyTypes, ", "))
+	}
+	if ct == "none" {
+		ct = ""
+	}
+	return errUnsupportedType(ct)
 }
