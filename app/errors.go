@@ -83,7 +83,11 @@ func (p *paramErrors) invalidValue(name, msg string, v any) {
 	enc := json.NewEncoder(&text)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(shown)
-	msg = strings.TrimSuffix(paramMessage(name, msg), ".") + "; received " + strings.TrimSpace(text.String()) + "."
+	msg = paramMessage(name, msg)
+	// A message that already quotes the string received does not repeat it.
+	if quoted := strings.TrimSpace(text.String()); !strings.HasPrefix(quoted, `"`) || !strings.Contains(msg, quoted) {
+		msg = strings.TrimSuffix(msg, ".") + "; received " + quoted + "."
+	}
 	p.record(name, "rest_invalid_param", msg, map[string]any{"param": name, "received": shown})
 }
 

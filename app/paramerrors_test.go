@@ -45,7 +45,7 @@ func TestInvalidParameterMessages(t *testing.T) {
 		{"page not a number", "GET", "categories?page=foo", nil, 400, "rest_invalid_param", "page",
 			[]string{"page must be an integer", `received "foo"`}},
 		{"unknown category", "GET", "events?categories=nosuch", nil, 400, "rest_invalid_param", "categories",
-			[]string{"Invalid parameter(s): categories", `There is no category with the ID, slug or name "nosuch"`, `received "nosuch"`}},
+			[]string{"Invalid parameter(s): categories", `There is no category with the ID, slug or name "nosuch"`}},
 		{"unknown tag", "GET", "events?tags=jazz,nosuch", nil, 400, "rest_invalid_param", "tags",
 			[]string{`There is no tag with the ID, slug or name "jazz"`}},
 		{"venue slug for an ID", "GET", "events?venue=paradiso", nil, 400, "rest_invalid_param", "venue",
