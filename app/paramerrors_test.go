@@ -178,3 +178,76 @@ func TestInvalidParameterReceivedValue(t *testing.T) {
 		t.Errorf("message does not quote the value as sent: %s", r.raw)
 	}
 }
+
+// TestUnsupportedBodyType: a write whose body is in a Content-Type the
+// service cannot read is 415 with the envelope and the accepted types,
+// never a "Missing parameter(s)" that hides that the body was ignored;
+// writes without a body (query-string parameters, reference 2.3) work as
+// before, and an anonymous write is still 401 first.
+func TestUnsupportedBodyType(t *testing.T) {
+	e := newEnv(t)
+	ev := e.must(201, "POST", "events", "editor", map[string]any{"title": "Concert", "start_date": "2026-12-01 20:00:00", "end_date": "2026-12-01 23:00:00"})
+	evURL := "events/" + strconv.FormatInt(ev.id(), 10)
+	jsonBody := `{"title":"Fête","start_date":"2026-12-02 20:00:00","end_date":"2026-12-02 22:00:00"}`
+	tests := []struct {
+		name, method, url, as, body, contentType string
+		status                                   int
+		code                                     string
+		words                                    []string
+		header, headerValue                      string
+	}{
+		{name: "JSON as text/plain", method: "POST", url: "events", as: "editor", body: jsonBody, contentType: "text/plain", status: 415, code: "rest_unsupported_media_type",
+			words:  []string{`"text/plain" is not supported`, "application/json", "application/x-www-form-urlencoded", "multipart/form-data"},
+			header: "Accept-Post", headerValue: "application/json, application/x-www-form-urlencoded, multipart/form-data"},
+		{name: "XML", method: "PATCH", url: evURL, as: "editor", body: "<event><title>X</title></event>", contentType: "application/xml; charset=utf-8", status: 415, code: "rest_unsupported_media_type",
+			words: []string{`"application/xml" is not supported`}, header: "Accept-Patch", headerValue: "application/json, application/x-www-form-urlencoded, multipart/form-data"},
+		{name: "form body without a type", method: "PUT", url: evURL, as: "editor", body: "title=X", contentType: "", status: 415, code: "rest_unsupported_media_type",
+			words: []string{"Content-Type (none)"}},
+		{name: "term as text/plain", method: "POST", url: "categories", as: "editor", body: `{"name":"Jazz"}`, contentType: "text/plain", status: 415, code: "rest_unsupported_media_type"},
+		{name: "anonymous is 401 first", method: "POST", url: "events", body: jsonBody, contentType: "text/plain", status: 401, code: "rest_forbidden"},
+		{name: "JSON without a type still read", method: "POST", url: "events", as: "editor", body: jsonBody, contentType: "", status: 201},
+		{name: "JSON with a vendor type", method: "PATCH", url: evURL, as: "editor", body: `{"title":"Vendor"}`, contentType: "application/merge-patch+json", status: 200},
+		{name: "empty text/plain body with query parameters", method: "PATCH", url: evURL + "?title=Query", as: "editor", body: "", contentType: "text/plain", status: 200},
+		{name: "no body, query parameters", method: "POST", url: evURL + "?title=Again", as: "editor", status: 200},
+		{name: "whitespace body", method: "PATCH", url: evURL + "?title=Spaces", as: "editor", body: " \n", contentType: "text/plain", status: 200},
+		{name: "delete without body", method: "DELETE", url: evURL, as: "editor", status: 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e.t = t
+			var body any
+			if tt.body != "" {
+				body = tt.body
+			}
+			r := e.doWith(tt.method, tt.url, tt.as, body, map[string]string{"Content-Type": tt.contentType})
+			if r.status != tt.status {
+				t.Fatalf("status %d, want %d: %s", r.status, tt.status, r.raw)
+			}
+			if tt.code != "" && r.str("code") != tt.code {
+				t.Errorf("code %q, want %q", r.str("code"), tt.code)
+			}
+			if tt.status == 415 {
+				if got := r.num("data.status"); got != 415 {
+					t.Errorf("data.status %v", got)
+				}
+				accepted, _ := r.path("data.accepted").([]any)
+				if len(accepted) != 3 {
+					t.Errorf("data.accepted = %v", r.path("data.accepted"))
+				}
+			}
+			for _, w := range tt.words {
+				if !strings.Contains(r.str("message"), w) {
+					t.Errorf("message lacks %q: %s", w, r.str("message"))
+				}
+			}
+			if tt.header != "" && r.header.Get(tt.header) != tt.headerValue {
+				t.Errorf("%s = %q, want %q", tt.header, r.header.Get(tt.header), tt.headerValue)
+			}
+		})
+	}
+	// The refused writes changed nothing; the accepted ones did.
+	e.t = t
+	if got := e.do("GET", evURL, "editor", nil).str("title"); got != "Spaces" {
+		t.Errorf("title after the writes = %q, want Spaces", got)
+	}
+}
