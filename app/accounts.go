@@ -52,7 +52,7 @@ func (s *Server) tokenCreateArgs() []arg {
 func checkTokenName(_ *request, v any) string {
 	s, _ := asString(v)
 	if len(s) > maxTokenName {
-		return fmt.Sprintf("At most %d bytes.", maxTokenName)
+		return fmt.Sprintf("Must be at most %d bytes long.", maxTokenName)
 	}
 	return ""
 }

@@ -50,7 +50,9 @@ var (
 	errForbidden = func(status int) *APIError {
 		return newError(status, "rest_forbidden", "Sorry, you are not allowed to do that.")
 	}
-	errInvalidJSON = func() *APIError { return newError(400, "rest_invalid_json", "Invalid JSON body passed.") }
+	errInvalidJSON = func(why string) *APIError {
+		return newError(400, "rest_invalid_json", "Invalid JSON body passed: "+why)
+	}
 )
 
 // paramErrors collects validation failures of one request, then turns them

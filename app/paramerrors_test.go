@@ -210,6 +210,12 @@ func TestUnsupportedBodyType(t *testing.T) {
 		{name: "empty text/plain body with query parameters", method: "PATCH", url: evURL + "?title=Query", as: "editor", body: "", contentType: "text/plain", status: 200},
 		{name: "no body, query parameters", method: "POST", url: evURL + "?title=Again", as: "editor", status: 200},
 		{name: "whitespace body", method: "PATCH", url: evURL + "?title=Spaces", as: "editor", body: " \n", contentType: "text/plain", status: 200},
+		{name: "broken JSON", method: "PATCH", url: evURL, as: "editor", body: `{"title": "X",}`, contentType: "application/json", status: 400, code: "rest_invalid_json",
+			words: []string{"Invalid JSON body passed", "at byte"}},
+		{name: "JSON array", method: "PATCH", url: evURL, as: "editor", body: `["title"]`, contentType: "application/json", status: 400, code: "rest_invalid_json",
+			words: []string{"Invalid JSON body passed", "must be a JSON object", "not an array"}},
+		{name: "JSON and more", method: "PATCH", url: evURL, as: "editor", body: `{"title": "X"} {}`, contentType: "application/json", status: 400, code: "rest_invalid_json",
+			words: []string{"one JSON object and nothing after it"}},
 		{name: "delete without body", method: "DELETE", url: evURL, as: "editor", status: 200},
 	}
 	for _, tt := range tests {

@@ -3,6 +3,8 @@ package app
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math"
 	"net/url"
 	"strconv"
@@ -68,7 +70,7 @@ func newBag(c *fiber.Ctx) (*bag, error) {
 	case strings.HasPrefix(ct, "multipart/form-data"):
 		form, err := readMultipartForm(c, body)
 		if err != nil {
-			return nil, newError(400, "rest_invalid_body", "Malformed multipart body.")
+			return nil, newError(400, "rest_invalid_body", "Malformed multipart body: multipart/form-data needs its boundary parameter and well-formed parts.")
 		}
 		vals := url.Values{}
 		for k, vs := range form.Value {
@@ -86,7 +88,7 @@ func newBag(c *fiber.Ctx) (*bag, error) {
 		dec.UseNumber()
 		var obj map[string]any
 		if err := dec.Decode(&obj); err != nil || dec.More() {
-			return nil, errInvalidJSON()
+			return nil, errInvalidJSON(jsonProblem(err, trimmed))
 		}
 		for k, v := range obj {
 			b.values[k] = v
@@ -371,4 +373,35 @@ func unsupportedBody(c *fiber.Ctx, ct string) error {
 		ct = ""
 	}
 	return errUnsupportedType(ct)
+}
+
+// jsonProblem says why a JSON body was refused: where the syntax breaks,
+// that it is not one object, or that something follows the object.
+func jsonProblem(err error, body []byte) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return "the body must hold one JSON object and nothing after it."
+	case errors.As(err, &syn):
+		return fmt.Sprintf("%s at byte %d.", syn.Error(), syn.Offset)
+	case errors.As(err, &typ) && typ.Field == "":
+		return "the body must be a JSON object ({\"name\": value, ...}), not " + jsonKind(body) + "."
+	}
+	return err.Error() + "."
+}
+
+// jsonKind names the JSON value body starts with.
+func jsonKind(body []byte) string {
+	switch body[0] {
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
 }
