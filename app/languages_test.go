@@ -38,6 +38,10 @@ func TestSingleLanguageFallback(t *testing.T) {
 			"total": 1, "events.0.title": "Fête du roi", "events.0.language": "fr"}},
 		{name: "event by id", method: "GET", url: "events/" + id(ev), status: 200, want: map[string]any{
 			"title": "Fête de la musique", "language": "fr", "url": "http://example.test/event/fete-de-la-musique/"}},
+		{name: "event by its only slug", method: "GET", url: "events/by-slug/fete-de-la-musique", status: 200, want: map[string]any{"id": ev.id()}},
+		{name: "event by the slug of its first language", method: "GET", url: "events/by-slug/koningsdag?multilang_language=de", status: 200, want: map[string]any{"id": nl.id()}},
+		{name: "not by the slug of a later language", method: "GET", url: "events/by-slug/fete-du-roi", status: 404, want: map[string]any{"code": "rest-event-not-found"}},
+		{name: "venue by its only slug", method: "GET", url: "venues/by-slug/salle-des-fetes", status: 200, want: map[string]any{"id": ve.id()}},
 		{name: "venue list", method: "GET", url: "venues?search=salle", status: 200, want: map[string]any{
 			"total": 1, "venues.0.venue": "Salle des fêtes", "venues.0.slug": "salle-des-fetes", "venues.0.language": "fr"}},
 		{name: "venue by id", method: "GET", url: "venues/" + id(ve), status: 200, want: map[string]any{"venue": "Salle des fêtes", "language": "fr"}},
