@@ -230,9 +230,9 @@ func (s *Server) handler(rt *route) fiber.Handler {
 		if rt.write && r.user == nil {
 			return errForbidden(401)
 		}
-		if b.unreadable != "" {
+		if b.unreadable {
 			// After the 401: an anonymous write learns nothing more.
-			return unsupportedBody(c, b.unreadable)
+			return unsupportedBody(c, b.unreadableType)
 		}
 		if err := r.resolveLanguage(); err != nil {
 			return err

@@ -212,6 +212,8 @@ func TestUnsupportedBodyType(t *testing.T) {
 		{name: "whitespace body", method: "PATCH", url: evURL + "?title=Spaces", as: "editor", body: " \n", contentType: "text/plain", status: 200},
 		{name: "broken JSON", method: "PATCH", url: evURL, as: "editor", body: `{"title": "X",}`, contentType: "application/json", status: 400, code: "rest_invalid_json",
 			words: []string{"Invalid JSON body passed", "at byte"}},
+		{name: "cut JSON", method: "PATCH", url: evURL, as: "editor", body: `{"title": "X"`, contentType: "application/json", status: 400, code: "rest_invalid_json",
+			words: []string{"Invalid JSON body passed", "ends before its JSON object does"}},
 		{name: "JSON array", method: "PATCH", url: evURL, as: "editor", body: `["title"]`, contentType: "application/json", status: 400, code: "rest_invalid_json",
 			words: []string{"Invalid JSON body passed", "must be a JSON object", "not an array"}},
 		{name: "JSON and more", method: "PATCH", url: evURL, as: "editor", body: `{"title": "X"} {}`, contentType: "application/json", status: 400, code: "rest_invalid_json",

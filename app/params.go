@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/url"
 	"strconv"
@@ -24,10 +25,11 @@ type bag struct {
 	// pathOnly records keys whose value is the route's path parameter,
 	// not overridden by the query or the body.
 	pathOnly map[string]bool
-	// unreadable is the Content-Type of a body the service cannot read
-	// ("" when there is none): the handler answers 415 rather than
-	// ignore what the client sent.
-	unreadable string
+	// unreadable reports a body the service cannot read, in the media
+	// type unreadableType ("" when the request named none): the handler
+	// answers 415 rather than ignore what the client sent.
+	unreadable     bool
+	unreadableType string
 }
 
 // bodyTypes are the Content-Types a request body may have (any type
@@ -98,10 +100,7 @@ func newBag(c *fiber.Ctx) (*bag, error) {
 	default:
 		if len(bytes.TrimSpace(body)) > 0 {
 			mediaType, _, _ := strings.Cut(ct, ";")
-			b.unreadable = strings.TrimSpace(mediaType)
-			if b.unreadable == "" {
-				b.unreadable = "none"
-			}
+			b.unreadable, b.unreadableType = true, strings.TrimSpace(mediaType)
 		}
 	}
 	return b, nil
@@ -360,17 +359,14 @@ func isEmptyValue(v any) bool {
 }
 
 // unsupportedBody answers a body the service cannot read: 415 with the
-// accepted types, also in Accept-Post or Accept-Patch (RFC 5789 section
-// 2.2; Accept-Post from the Linked Data Platform, RFC-less but common).
+// accepted types, also in Accept-Patch (RFC 5789 section 2.2) or
+// Accept-Post (its counterpart from the W3C Linked Data Platform).
 func unsupportedBody(c *fiber.Ctx, ct string) error {
 	switch c.Method() {
 	case fiber.MethodPost:
 		c.Set("Accept-Post", strings.Join(bodyTypes, ", "))
 	case fiber.MethodPatch:
 		c.Set("Accept-Patch", strings.Join(bodyTypes, ", "))
-	}
-	if ct == "none" {
-		ct = ""
 	}
 	return errUnsupportedType(ct)
 }
@@ -387,6 +383,8 @@ func jsonProblem(err error, body []byte) string {
 		return fmt.Sprintf("%s at byte %d.", syn.Error(), syn.Offset)
 	case errors.As(err, &typ) && typ.Field == "":
 		return "the body must be a JSON object ({\"name\": value, ...}), not " + jsonKind(body) + "."
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "the body ends before its JSON object does."
 	}
 	return err.Error() + "."
 }
