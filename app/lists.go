@@ -166,7 +166,7 @@ func (s *Server) existingTermRefs(tax repository.Taxonomy) func(r *request, v an
 		case errors.As(err, &unknown):
 			what := termNoun(tax)
 			if unknown.ref == "" {
-				return "Must name one or more " + what + " by ID, slug or name."
+				return "Must name one or more " + map[string]string{"category": "categories", "tag": "tags"}[what] + " by ID, slug or name."
 			}
 			return fmt.Sprintf("There is no %s with the ID, slug or name %s.", what, strconv.Quote(unknown.ref))
 		case err != nil:

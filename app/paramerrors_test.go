@@ -48,6 +48,8 @@ func TestInvalidParameterMessages(t *testing.T) {
 			[]string{"Invalid parameter(s): categories", `There is no category with the ID, slug or name "nosuch"`}},
 		{"unknown tag", "GET", "events?tags=jazz,nosuch", nil, 400, "rest_invalid_param", "tags",
 			[]string{`There is no tag with the ID, slug or name "jazz"`}},
+		{"empty category list", "GET", "events?categories=,", nil, 400, "rest_invalid_param", "categories",
+			[]string{"categories must name one or more categories by ID, slug or name"}},
 		{"venue slug for an ID", "GET", "events?venue=paradiso", nil, 400, "rest_invalid_param", "venue",
 			[]string{"Invalid parameter(s): venue", "venue must be venue IDs", "not slugs or names", `"paradiso" is not an ID`}},
 		{"unknown venue", "GET", "events?venue=999", nil, 400, "rest_invalid_param", "venue",
