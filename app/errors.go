@@ -80,6 +80,11 @@ func (p *paramErrors) invalidParam(name, msg string) {
 // invalidValue records an invalid parameter whose value v was received: the
 // message and the details say what it was.
 func (p *paramErrors) invalidValue(name, msg string, v any) {
+	if _, isObject := v.(map[string]any); isObject {
+		// An object is not echoed: its own errors name its fields.
+		p.invalidParam(name, msg)
+		return
+	}
 	shown := receivedValue(v)
 	var text strings.Builder
 	enc := json.NewEncoder(&text)

@@ -95,6 +95,8 @@ func TestInvalidParameterMessages(t *testing.T) {
 			[]string{"There is no venue with ID 999", "received 999"}},
 		{"write: organizer id object", "POST", "events", event("organizer", map[string]any{"id": "mojo"}), 400, "rest_invalid_param", "organizer",
 			[]string{"organizer must be organizer IDs", `"mojo" is not an ID`}},
+		{"write: inline venue without a name", "POST", "events", event("venue", map[string]any{"city": "Amsterdam"}), 400, "rest_invalid_param", "venue",
+			[]string{"Invalid venue data", "Missing parameter(s): venue"}},
 		{"write: time zone", "POST", "events", event("timezone", "Mars/Olympus"), 400, "rest_invalid_param", "timezone",
 			[]string{"timezone must be an IANA time zone name", "UTC+2", `received "Mars/Olympus"`}},
 		{"write: website", "PATCH", evURL, map[string]any{"website": "not a url"}, 400, "rest_invalid_param", "website",

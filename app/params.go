@@ -44,7 +44,7 @@ func errUnsupportedType(ct string) *APIError {
 		shown = "(none)"
 	}
 	return newError(415, "rest_unsupported_media_type",
-		"The request body's Content-Type "+shown+" is not supported: send the body as "+strings.Join(bodyTypes, ", ")+
+		"The request body's Content-Type "+shown+" is not supported: send the body as "+strings.Join(bodyTypes[:len(bodyTypes)-1], ", ")+" or "+bodyTypes[len(bodyTypes)-1]+
 			" (a body that starts with { is read as JSON without a Content-Type), or send no body and the parameters in the query string.").
 		with("content_type", ct).with("accepted", bodyTypes)
 }
