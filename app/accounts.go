@@ -52,7 +52,7 @@ func (s *Server) tokenCreateArgs() []arg {
 func checkTokenName(_ *request, v any) string {
 	s, _ := asString(v)
 	if len(s) > maxTokenName {
-		return fmt.Sprintf("At most %d bytes.", maxTokenName)
+		return fmt.Sprintf("Must be at most %d bytes long.", maxTokenName)
 	}
 	return ""
 }
@@ -169,7 +169,7 @@ func (s *Server) createToken(r *request) error {
 	}
 	uid, _ := asInt(r.bag.values["user"])
 	if _, err := s.store.GetUser(r.ctx, uid); errors.Is(err, repository.ErrNotFound) {
-		return invalidParam("user", "There is no user with that ID.")
+		return invalidValue("user", fmt.Sprintf("There is no user with ID %d.", uid), r.bag.values["user"])
 	} else if err != nil {
 		return err
 	}

@@ -106,6 +106,9 @@ type request struct {
 	ctx  context.Context
 	// termIDs holds the categories and tags a list validator resolved.
 	termIDs map[repository.Taxonomy][]int64
+	// depErr is a store failure a validator met: validation answers it
+	// (503) rather than calling the value invalid.
+	depErr error
 }
 
 // New builds the Fiber application.
@@ -236,6 +239,10 @@ func (s *Server) handler(rt *route) fiber.Handler {
 				return err
 			}
 		}
+		if b.unreadable {
+			// After the 401: an anonymous write learns nothing more.
+			return unsupportedBody(c, b.unreadableType)
+		}
 		r := &request{c: c, s: s, bag: b, ctx: c.UserContext(), user: user}
 		if err := r.resolveLanguage(); err != nil {
 			return err
@@ -298,7 +305,7 @@ func (r *request) resolveLanguage() error {
 		l, _ := asString(v)
 		l = strings.ToLower(strings.TrimSpace(l))
 		if !r.s.cfg.IsLanguage(l) {
-			return invalidParam("multilang_language", "multilang_language is not one of "+strings.Join(r.s.cfg.Languages, ", ")+".")
+			return invalidValue("multilang_language", "Must be one of "+strings.Join(r.s.cfg.Languages, ", ")+".", v)
 		}
 		r.lang = l
 	}

@@ -70,7 +70,7 @@ func (r *request) validateBag(b *bag, args []arg) error {
 			continue
 		}
 		if msg := typeCheck(a, v); msg != "" {
-			errs.invalidParam(a.Name, msg)
+			errs.invalidValue(a.Name, msg, v)
 			continue
 		}
 		if msg := sizeCheck(a, v); msg != "" {
@@ -80,15 +80,19 @@ func (r *request) validateBag(b *bag, args []arg) error {
 		if len(a.Enum) > 0 {
 			s, _ := asString(v)
 			if !contains(a.Enum, s) {
-				errs.invalidParam(a.Name, fmt.Sprintf("%s is not one of %s.", a.Name, strings.Join(a.Enum, ", ")))
+				errs.invalidValue(a.Name, "Must be one of "+strings.Join(a.Enum, ", ")+".", v)
 				continue
 			}
 		}
 		if a.Check != nil {
 			if msg := a.Check(r, v); msg != "" {
-				errs.invalidParam(a.Name, msg)
+				errs.invalidValue(a.Name, msg, v)
 			}
 		}
+	}
+	if r.depErr != nil {
+		// A validator could not ask the store: 503, not a 400.
+		return r.depErr
 	}
 	if err := errs.err(); err != nil {
 		return err
@@ -97,11 +101,12 @@ func (r *request) validateBag(b *bag, args []arg) error {
 	return nil
 }
 
-// sizeCheck applies MaxLen and MaxItems, with WordPress's messages.
+// sizeCheck applies MaxLen and MaxItems; the message says what was
+// received (a count, not the text).
 func sizeCheck(a arg, v any) string {
 	if a.MaxItems > 0 {
 		if n := len(asList(v)); n > a.MaxItems {
-			return fmt.Sprintf("%s must contain at most %d items.", a.Name, a.MaxItems)
+			return fmt.Sprintf("%s must contain at most %d items; received %d.", a.Name, a.MaxItems, n)
 		}
 	}
 	if a.MaxLen > 0 {
@@ -111,7 +116,7 @@ func sizeCheck(a arg, v any) string {
 		}
 		for _, x := range vals {
 			if s, ok := x.(string); ok && utf8.RuneCountInString(s) > a.MaxLen {
-				return fmt.Sprintf("%s must be at most %d characters long.", a.Name, a.MaxLen)
+				return fmt.Sprintf("%s must be at most %d characters long; received %d.", a.Name, a.MaxLen, utf8.RuneCountInString(s))
 			}
 		}
 	}
@@ -123,40 +128,40 @@ func typeCheck(a arg, v any) string {
 	switch a.Type {
 	case tInteger:
 		if _, ok := asInt(v); !ok {
-			return fmt.Sprintf("%s is not of type integer.", a.Name)
+			return "Must be an integer (a whole number such as 2)."
 		}
 	case tBoolean:
 		if _, ok := asBool(v); !ok {
-			return fmt.Sprintf("%s is not of type boolean.", a.Name)
+			return "Must be a boolean: true, false, 1 or 0."
 		}
 	case tNumber:
 		if _, ok := asFloat(v); !ok {
-			return fmt.Sprintf("%s is not of type number.", a.Name)
+			return "Must be a number (such as 52.37)."
 		}
 	case tString:
 		if _, ok := asString(v); !ok {
-			return fmt.Sprintf("%s is not of type string.", a.Name)
+			return "Must be a string, not a list or an object."
 		}
 	}
 	return ""
 }
 
-// invalid is the generic message of a validator that said no.
-const invalid = "Invalid parameter."
-
-// Reusable validators.
+// Reusable validators. Each returns "" for a valid value, else a message
+// saying what is accepted ("Must be ..."); validateBag adds the parameter's
+// name and the value received.
 
 // nonEmptyString accepts a non-empty string.
 func nonEmptyString(_ *request, v any) string {
+	const msg = "Must be a non-empty string."
 	s, ok := v.(string)
 	if !ok {
 		if n, isNum := asString(v); isNum && n != "" {
 			return ""
 		}
-		return invalid
+		return msg
 	}
 	if strings.TrimSpace(s) == "" {
-		return invalid
+		return msg
 	}
 	return ""
 }
@@ -164,7 +169,7 @@ func nonEmptyString(_ *request, v any) string {
 // emptyOrString accepts any scalar, the empty string included.
 func emptyOrString(_ *request, v any) string {
 	if _, ok := asString(v); !ok {
-		return invalid
+		return "Must be a string (empty to clear), not a list or an object."
 	}
 	return ""
 }
@@ -173,7 +178,7 @@ func emptyOrString(_ *request, v any) string {
 func positiveInt(_ *request, v any) string {
 	n, ok := asInt(v)
 	if !ok || n <= 0 {
-		return invalid
+		return "Must be a whole number of 1 or more."
 	}
 	return ""
 }
@@ -182,29 +187,34 @@ func positiveInt(_ *request, v any) string {
 func nonNegativeInt(_ *request, v any) string {
 	n, ok := asInt(v)
 	if !ok || n < 0 {
-		return invalid
+		return "Must be a whole number of 0 or more."
 	}
 	return ""
 }
 
 // isTime accepts anything parseDate understands.
 func isTime(r *request, v any) string {
-	if !isDate(r, v) {
-		return invalid
+	s, ok := asString(v)
+	if !ok {
+		return "Must be " + dateForms + ", not a list or an object."
+	}
+	if _, err := parseDateInRange(s, r.s.cfg.Location, r.s.now(), r.lang); err != nil {
+		return r.dateProblem(s, r.s.cfg.Location)
 	}
 	return ""
 }
 
 // isURLOrEmpty accepts an empty value or an absolute http(s) URL.
 func isURLOrEmpty(_ *request, v any) string {
+	const msg = "Must be an absolute http or https URL (https://example.com/page), or empty."
 	s, ok := asString(v)
 	if !ok {
-		return invalid
+		return msg
 	}
 	if s == "" || validURL(s) {
 		return ""
 	}
-	return invalid
+	return msg
 }
 
 func contains[T comparable](list []T, v T) bool {

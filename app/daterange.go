@@ -1,10 +1,14 @@
 package app
 
 import (
+	"errors"
 	"time"
 
 	"github.com/calendar/eventcal/config/limits"
 )
+
+// errDateOutOfRange is returned for a date outside the years the stores hold.
+var errDateOutOfRange = errors.New("date out of range")
 
 // parseDateInRange is parseDate limited to the years both stores hold
 // (limits.MinYear to limits.MaxYear, in the given zone and in UTC): every
@@ -17,7 +21,7 @@ func parseDateInRange(raw string, loc *time.Location, now time.Time, lang string
 	}
 	for _, y := range []int{t.Year(), t.UTC().Year()} {
 		if y < limits.MinYear || y > limits.MaxYear {
-			return time.Time{}, errBadDate
+			return time.Time{}, errDateOutOfRange
 		}
 	}
 	return t, nil

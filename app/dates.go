@@ -2,12 +2,14 @@ package app
 
 import (
 	"errors"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/calendar/eventcal/app/datetext"
+	"github.com/calendar/eventcal/config/limits"
 )
 
 // wpLayout is the date layout of every date string in responses.
@@ -89,4 +91,76 @@ func loadZone(name string) (*time.Location, bool) {
 		return nil, false
 	}
 	return loc, true
+}
+
+// dateForms says which date forms the API accepts (decisions.md, "Reads"),
+// for the messages of refused dates.
+const dateForms = `a date: YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS], RFC 3339 with an offset (2027-12-03T19:30:00+01:00), a Unix timestamp, or a phrase such as "tomorrow 9am" or "+2 weeks"`
+
+var (
+	// slashDate matches day/month or month/day dates: "03/12/2027 19:30".
+	slashDate = regexp.MustCompile(`^(\d{1,2})[/.](\d{1,2})[/.](\d{4})(.*)$`)
+	// isoDayPrefix matches the start of a YYYY-MM-DD date.
+	isoDayPrefix = regexp.MustCompile(`^(\d{4})-(\d{1,2})-(\d{1,2})(?:$|[ T])`)
+)
+
+// dateProblem is the message for a date parameter parseDateInRange
+// refused (raw as sent, read in loc): the accepted forms, and what is wrong
+// with raw when that can be told (a day that does not exist, an ambiguous
+// day/month order, a year out of range).
+func (r *request) dateProblem(raw string, loc *time.Location) string {
+	msg := "Must be " + dateForms + "."
+	s := strings.TrimSpace(raw)
+	if s == "" {
+		return "Must be " + dateForms + "; it is empty."
+	}
+	if _, err := parseDate(s, loc, r.s.now(), r.lang); err == nil {
+		return fmt.Sprintf("Must be a date from the year %d to %d.", limits.MinYear, limits.MaxYear)
+	}
+	if m := isoDayPrefix.FindStringSubmatch(s); m != nil {
+		y, _ := strconv.Atoi(m[1])
+		mo, _ := strconv.Atoi(m[2])
+		d, _ := strconv.Atoi(m[3])
+		if why := noSuchDay(y, mo, d); why != "" {
+			return strings.TrimSuffix(msg, ".") + "; " + why + "."
+		}
+		return msg
+	}
+	if m := slashDate.FindStringSubmatch(s); m != nil {
+		a, _ := strconv.Atoi(m[1])
+		b, _ := strconv.Atoi(m[2])
+		y, _ := strconv.Atoi(m[3])
+		rest := m[4]
+		var readings []string
+		for _, md := range [][2]int{{b, a}, {a, b}} { // day/month first, then month/day
+			if noSuchDay(y, md[0], md[1]) == "" {
+				t := time.Date(y, time.Month(md[0]), md[1], 0, 0, 0, 0, time.UTC)
+				reading := fmt.Sprintf("%s%s for %d %s", t.Format("2006-01-02"), rest, md[1], t.Month())
+				if !contains(readings, reading) {
+					readings = append(readings, reading)
+				}
+			}
+		}
+		switch len(readings) {
+		case 0:
+			return strings.TrimSuffix(msg, ".") + "; it is no date in either day/month or month/day order."
+		case 1:
+			return strings.TrimSuffix(msg, ".") + "; day/month order is not accepted: write " + readings[0] + "."
+		default:
+			return strings.TrimSuffix(msg, ".") + "; day/month order is ambiguous: write " + strings.Join(readings, " or ") + "."
+		}
+	}
+	return msg
+}
+
+// noSuchDay says why year y, month mo, day d is not a calendar day, or "".
+func noSuchDay(y, mo, d int) string {
+	if mo < 1 || mo > 12 {
+		return fmt.Sprintf("there is no month %d", mo)
+	}
+	last := time.Date(y, time.Month(mo)+1, 0, 0, 0, 0, 0, time.UTC).Day()
+	if d < 1 || d > last {
+		return fmt.Sprintf("%s %d has %d days", time.Month(mo), y, last)
+	}
+	return ""
 }

@@ -36,7 +36,8 @@ func TestDatesAsPeopleWriteThem(t *testing.T) {
 		v := q(kv...)
 		v.Set(param, value)
 		return scenario{name: name, method: "GET", url: "events?" + v.Encode(), status: 400,
-			want: map[string]any{"code": "rest_invalid_param", "data.params." + param: "Invalid parameter."}}
+			want:     map[string]any{"code": "rest_invalid_param", "data.details." + param + ".data.received": value},
+			contains: []string{param + " must be a date: YYYY-MM-DD"}}
 	}
 	e.run(t, []scenario{
 		list(q("start_date", "today", "end_date", "+6 months"), dec, apr),
@@ -67,6 +68,6 @@ func TestDatesAsPeopleWriteThem(t *testing.T) {
 		{name: "first day of next month in the event zone", method: "POST", url: "events", as: "editor", body: map[string]any{"title": "F", "timezone": "America/New_York", "start_date": "first day of next month", "end_date": "last day of next month"}, status: 201,
 			want: map[string]any{"start_date": "2026-12-01 07:00:00", "end_date": "2026-12-31 07:00:00", "utc_start_date": "2026-12-01 12:00:00"}},
 		{name: "nonsense start", method: "POST", url: "events", as: "editor", body: map[string]any{"title": "X", "start_date": "a 6", "end_date": "tomorrow"}, status: 400,
-			want: map[string]any{"code": "rest_invalid_param", "data.params.start_date": "Invalid parameter."}},
+			want: map[string]any{"code": "rest_invalid_param", "data.details.start_date.data.received": "a 6"}, contains: []string{"start_date must be a date"}},
 	})
 }

@@ -1,11 +1,13 @@
 package app
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -48,12 +50,17 @@ var (
 	errForbidden = func(status int) *APIError {
 		return newError(status, "rest_forbidden", "Sorry, you are not allowed to do that.")
 	}
-	errInvalidJSON = func() *APIError { return newError(400, "rest_invalid_json", "Invalid JSON body passed.") }
+	errInvalidJSON = func(why string) *APIError {
+		return newError(400, "rest_invalid_json", "Invalid JSON body passed: "+why)
+	}
 )
 
 // paramErrors collects validation failures of one request, then turns them
 // into the WordPress shapes: rest_missing_callback_param (data.params a list)
-// or rest_invalid_param (data.params a map name -> message, data.details).
+// or rest_invalid_param (data.params a map name -> message, data.details a
+// map name -> {code, message, data}). Every message names the parameter,
+// what was received and what is accepted, and the error's message repeats
+// them after WordPress's "Invalid parameter(s): a, b".
 type paramErrors struct {
 	missing []string
 	invalid map[string]string
@@ -63,24 +70,92 @@ type paramErrors struct {
 // missingParam records a required parameter that was not sent.
 func (p *paramErrors) missingParam(name string) { p.missing = append(p.missing, name) }
 
-// invalidParam records an invalid parameter with a message.
+// invalidParam records an invalid parameter with a message that says all
+// there is to say (a message starting "Must ..." is completed with the
+// parameter's name).
 func (p *paramErrors) invalidParam(name, msg string) {
-	if p.invalid == nil {
-		p.invalid = map[string]string{}
+	p.record(name, "rest_invalid_param", paramMessage(name, msg), nil)
+}
+
+// invalidValue records an invalid parameter whose value v was received: the
+// message and the details say what it was.
+func (p *paramErrors) invalidValue(name, msg string, v any) {
+	if _, isObject := v.(map[string]any); isObject {
+		// An object is not echoed: its own errors name its fields.
+		p.invalidParam(name, msg)
+		return
 	}
-	if _, dup := p.invalid[name]; !dup {
-		p.invalid[name] = msg
+	shown := receivedValue(v)
+	var text strings.Builder
+	enc := json.NewEncoder(&text)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(shown)
+	msg = paramMessage(name, msg)
+	// A message that already quotes the string received does not repeat it.
+	if quoted := strings.TrimSpace(text.String()); !strings.HasPrefix(quoted, `"`) || !strings.Contains(msg, quoted) {
+		msg = strings.TrimSuffix(msg, ".") + "; received " + quoted + "."
 	}
+	p.record(name, "rest_invalid_param", msg, map[string]any{"param": name, "received": shown})
 }
 
 // invalidParamCode records an invalid parameter with a detail code, as a
 // validator returning a WP_Error does.
 func (p *paramErrors) invalidParamCode(name, code, msg string) {
-	p.invalidParam(name, msg)
-	if p.details == nil {
-		p.details = map[string]any{}
+	p.record(name, code, msg, nil)
+}
+
+// record keeps the first failure of a parameter.
+func (p *paramErrors) record(name, code, msg string, data map[string]any) {
+	if p.invalid == nil {
+		p.invalid, p.details = map[string]string{}, map[string]any{}
 	}
-	p.details[name] = map[string]any{"code": code, "message": msg, "data": nil}
+	if _, dup := p.invalid[name]; dup {
+		return
+	}
+	if data == nil {
+		data = map[string]any{"param": name}
+	}
+	p.invalid[name] = msg
+	p.details[name] = map[string]any{"code": code, "message": msg, "data": data}
+}
+
+// paramMessage completes a validator's "Must be ..." with the name.
+func paramMessage(name, msg string) string {
+	if rest, ok := strings.CutPrefix(msg, "Must "); ok {
+		return name + " must " + rest
+	}
+	return msg
+}
+
+// maxShownRunes and maxShownItems bound the received value an error echoes.
+const (
+	maxShownRunes = 80
+	maxShownItems = 10
+)
+
+// receivedValue is v as an error shows it: strings cut to maxShownRunes,
+// lists to maxShownItems, objects as "{…}".
+func receivedValue(v any) any {
+	switch x := v.(type) {
+	case string:
+		if utf8.RuneCountInString(x) > maxShownRunes {
+			return string([]rune(x)[:maxShownRunes]) + "…"
+		}
+		return x
+	case []any:
+		out := make([]any, 0, min(len(x), maxShownItems+1))
+		for i, e := range x {
+			if i == maxShownItems {
+				out = append(out, "…")
+				break
+			}
+			out = append(out, receivedValue(e))
+		}
+		return out
+	case map[string]any:
+		return "{…}"
+	}
+	return v
 }
 
 // err returns the APIError for the collected failures, or nil.
@@ -95,13 +170,13 @@ func (p *paramErrors) err() error {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		details := p.details
-		if details == nil {
-			details = map[string]any{}
+		msgs := make([]string, len(names))
+		for i, n := range names {
+			msgs[i] = p.invalid[n]
 		}
 		return newError(400, "rest_invalid_param",
-			"Invalid parameter(s): "+strings.Join(names, ", ")).
-			with("params", p.invalid).with("details", details)
+			"Invalid parameter(s): "+strings.Join(names, ", ")+". "+strings.Join(msgs, " ")).
+			with("params", p.invalid).with("details", p.details)
 	}
 	return nil
 }
@@ -110,6 +185,14 @@ func (p *paramErrors) err() error {
 func invalidParam(name, msg string) error {
 	var p paramErrors
 	p.invalidParam(name, msg)
+	return p.err()
+}
+
+// invalidValue returns a rest_invalid_param error for one parameter and
+// the value received.
+func invalidValue(name, msg string, v any) error {
+	var p paramErrors
+	p.invalidValue(name, msg, v)
 	return p.err()
 }
 

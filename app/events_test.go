@@ -92,7 +92,7 @@ func TestEventValidation(t *testing.T) {
 		{name: "missing all", method: "POST", url: "events", as: "editor", body: map[string]any{}, status: 400,
 			want: map[string]any{"data.params": []any{"title", "start_date", "end_date"}}},
 		{name: "empty title", method: "POST", url: "events", as: "editor", body: with("title", ""), status: 400, want: map[string]any{"code": "rest_invalid_param"}, contains: []string{`"title"`}},
-		{name: "bad start", method: "POST", url: "events", as: "editor", body: with("start_date", "before my birthday"), status: 400, want: map[string]any{"code": "rest_invalid_param", "data.params.start_date": "Invalid parameter."}},
+		{name: "bad start", method: "POST", url: "events", as: "editor", body: with("start_date", "before my birthday"), status: 400, want: map[string]any{"code": "rest_invalid_param", "data.details.start_date.data.received": "before my birthday"}, contains: []string{"start_date must be a date"}},
 		{name: "end before start", method: "POST", url: "events", as: "editor", body: with("end_date", "2026-11-30 10:00"), status: 400, want: map[string]any{"code": "rest_invalid_param"}, contains: []string{"end_date"}},
 		{name: "bad website", method: "POST", url: "events", as: "editor", body: with("website", "foo"), status: 400, contains: []string{"website"}},
 		{name: "bad boolean", method: "POST", url: "events", as: "editor", body: with("featured", "maybe"), status: 400, contains: []string{"featured"}},

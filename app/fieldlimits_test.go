@@ -51,7 +51,7 @@ func TestFieldLimits(t *testing.T) {
 	e.run(t, []scenario{
 		{name: "title at the limit", method: "POST", url: "events", as: "editor", body: ev(map[string]any{"title": long(limits.MaxTitle)}), status: 201},
 		{name: "title over the limit", method: "POST", url: "events", as: "editor", body: ev(map[string]any{"title": long(limits.MaxTitle + 1)}), status: 400,
-			want: map[string]any{"data.params.title": "title must be at most 1000 characters long."}},
+			want: map[string]any{"data.params.title": "title must be at most 1000 characters long; received 1001."}},
 		{name: "title counted in characters", method: "POST", url: "events", as: "editor", body: ev(map[string]any{"title": strings.Repeat("é", limits.MaxTitle)}), status: 201},
 		{name: "slug over the limit", method: "POST", url: "events", as: "editor", body: ev(map[string]any{"slug": long(limits.MaxSlug + 1)}), status: 400, check: invalidParamOf("slug")},
 		{name: "description over the limit", method: "POST", url: "events", as: "editor", body: ev(map[string]any{"description": long(limits.MaxDescription + 1)}), status: 400, check: invalidParamOf("description")},
@@ -59,7 +59,7 @@ func TestFieldLimits(t *testing.T) {
 		{name: "password over the limit", method: "POST", url: "events", as: "editor", body: ev(map[string]any{"password": long(limits.MaxPassword + 1)}), status: 400, check: invalidParamOf("password")},
 		{name: "cost item over the limit", method: "POST", url: "events", as: "editor", body: ev(map[string]any{"cost": []any{"5", long(limits.MaxShortText + 1)}}), status: 400, check: invalidParamOf("cost")},
 		{name: "too many categories", method: "POST", url: "events", as: "editor", body: ev(map[string]any{"categories": ids(limits.MaxTermsPerField + 1)}), status: 400,
-			want: map[string]any{"data.params.categories": "categories must contain at most 100 items."}},
+			want: map[string]any{"data.params.categories": "categories must contain at most 100 items; received 101."}},
 		{name: "too many tags as CSV", method: "POST", url: "events", as: "editor", body: ev(map[string]any{"tags": strings.Repeat("t,", limits.MaxTermsPerField+1)}), status: 400, check: invalidParamOf("tags")},
 		{name: "category name over the limit", method: "POST", url: "events", as: "editor", body: ev(map[string]any{"categories": []any{long(limits.MaxTermName + 1)}}), status: 400, check: invalidParamOf("categories")},
 		{name: "too many venues", method: "POST", url: "events", as: "editor", body: ev(map[string]any{"venue": venues}), status: 400, check: invalidParamOf("venue")},

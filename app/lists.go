@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"sort"
 	"strconv"
@@ -71,7 +72,7 @@ func (s *Server) placeListArgs() []arg {
 func positiveNumber(_ *request, v any) string {
 	f, ok := asFloat(v)
 	if !ok || f <= 0 {
-		return invalid
+		return "Must be a number greater than 0."
 	}
 	return ""
 }
@@ -79,7 +80,7 @@ func positiveNumber(_ *request, v any) string {
 // positiveIntList accepts a CSV or list of positive whole numbers.
 func positiveIntList(_ *request, v any) string {
 	if ids, ok := asIntList(v); !ok || len(ids) == 0 {
-		return invalid
+		return "Must be one or more IDs (whole numbers of 1 or more), comma-separated or as a list."
 	}
 	return ""
 }
@@ -88,16 +89,17 @@ func positiveIntList(_ *request, v any) string {
 // posts may only ask for exactly publish (reference 4.5).
 func checkStatusList(r *request, v any) string {
 	items := asList(v)
+	statuses := strings.Join(repository.Statuses, ", ")
 	if len(items) == 0 {
-		return invalid
+		return "Must be one or more of " + statuses + "."
 	}
 	for _, it := range items {
 		s, _ := asString(it)
 		if !repository.IsStatus(s) {
-			return invalid
+			return "Must be one or more of " + statuses + "; " + strconv.Quote(s) + " is none of them."
 		}
 		if !canCreatePosts(r.user) && s != repository.StatusPublish {
-			return invalid
+			return "Must be publish: only callers who may create events may list other statuses."
 		}
 	}
 	return ""
@@ -106,25 +108,49 @@ func checkStatusList(r *request, v any) string {
 // existingPosts checks a list of IDs of existing posts of a kind.
 func (s *Server) existingPosts(kind repository.PostKind) func(r *request, v any) string {
 	return func(r *request, v any) string {
-		return existingIDs(r, v, s.store.GetPosts, func(p *repository.Post) bool { return p.Kind == kind })
+		return existingIDs(r, v, string(kind), s.store.GetPosts, func(p *repository.Post) bool { return p.Kind == kind })
 	}
 }
 
-// existingIDs checks that v is a list of positive IDs that fetch finds and
-// that fits accepts; it returns "" or the message for data.params.
-func existingIDs[T any](r *request, v any, fetch func(context.Context, []int64) (map[int64]T, error), fits func(T) bool) string {
-	ids, ok := asIntList(v)
-	if !ok || len(ids) == 0 {
-		return invalid
+// existingIDs checks that v is a list of positive IDs of what ("venue")
+// that fetch finds and that fits accepts; it returns "" or the message for
+// data.params. A store failure is kept in r.depErr (a 503).
+func existingIDs[T any](r *request, v any, what string, fetch func(context.Context, []int64) (map[int64]T, error), fits func(T) bool) string {
+	if msg := idListProblem(v, what); msg != "" {
+		return msg
 	}
+	ids, _ := asIntList(v)
 	found, err := fetch(r.ctx, ids)
 	if err != nil {
+		r.depErr = err
 		return "The store is not available."
 	}
 	for _, id := range ids {
 		x, ok := found[id]
 		if !ok || !fits(x) {
-			return invalid
+			return fmt.Sprintf("There is no %s with ID %d.", what, id)
+		}
+	}
+	return ""
+}
+
+// idListProblem says what is wrong with a list of IDs of what, or "":
+// an item that is not a whole number of 1 or more is named (a slug or a
+// name where an ID is expected).
+func idListProblem(v any, what string) string {
+	items := asList(v)
+	if len(items) == 0 {
+		return "Must be one or more " + what + " IDs, comma-separated or as a list."
+	}
+	for _, it := range items {
+		if n, ok := asInt(it); !ok || n <= 0 {
+			shown, _ := asString(it)
+			if _, scalar := asString(it); !scalar {
+				shown = "an object or a list"
+			} else {
+				shown = strconv.Quote(shown)
+			}
+			return fmt.Sprintf("Must be %s IDs (whole numbers of 1 or more), not slugs or names: %s is not an ID.", what, shown)
 		}
 	}
 	return ""
@@ -135,8 +161,17 @@ func existingIDs[T any](r *request, v any, fetch func(context.Context, []int64) 
 func (s *Server) existingTermRefs(tax repository.Taxonomy) func(r *request, v any) string {
 	return func(r *request, v any) string {
 		ids, err := r.resolveTermRefs(tax, v)
-		if err != nil {
-			return invalid
+		var unknown unknownTermError
+		switch {
+		case errors.As(err, &unknown):
+			what := termNoun(tax)
+			if unknown.ref == "" {
+				return "Must name one or more " + map[string]string{"category": "categories", "tag": "tags"}[what] + " by ID, slug or name."
+			}
+			return fmt.Sprintf("There is no %s with the ID, slug or name %s.", what, strconv.Quote(unknown.ref))
+		case err != nil:
+			r.depErr = err
+			return "The store is not available."
 		}
 		// Keep the IDs: eventQuery filters on them without resolving again.
 		if r.termIDs == nil {
@@ -147,14 +182,25 @@ func (s *Server) existingTermRefs(tax repository.Taxonomy) func(r *request, v an
 	}
 }
 
-// errUnknownTerm is returned for a term reference that names nothing.
-var errUnknownTerm = errors.New("unknown term")
+// termNoun names one term of a taxonomy in messages.
+func termNoun(tax repository.Taxonomy) string {
+	if tax == repository.TaxCategory {
+		return "category"
+	}
+	return "tag"
+}
+
+// unknownTermError is returned for a term reference that names nothing
+// (ref is "" when no reference was given at all).
+type unknownTermError struct{ ref string }
+
+func (e unknownTermError) Error() string { return "unknown term " + strconv.Quote(e.ref) }
 
 // resolveTermRefs maps term references (IDs, slugs, names) to IDs.
 func (r *request) resolveTermRefs(tax repository.Taxonomy, v any) ([]int64, error) {
 	items := asList(v)
 	if len(items) == 0 {
-		return nil, errUnknownTerm
+		return nil, unknownTermError{}
 	}
 	var ids []int64
 	for _, it := range items {
@@ -171,7 +217,7 @@ func (r *request) resolveTermRefs(tax repository.Taxonomy, v any) ([]int64, erro
 			}
 		}
 		if t == nil {
-			return nil, errUnknownTerm
+			return nil, unknownTermError{ref: sv}
 		}
 		ids = append(ids, t.ID)
 	}
@@ -219,7 +265,7 @@ func (r *request) eventQuery() (search.EventQuery, error) {
 		s, _ := asString(v)
 		t, err := parseDateInRange(s, loc, now, r.lang)
 		if err != nil {
-			return 0, false, invalidParam(name, invalid)
+			return 0, false, invalidValue(name, r.dateProblem(s, loc), v)
 		}
 		if !strict {
 			if startOfDay {

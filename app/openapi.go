@@ -276,7 +276,8 @@ const calendarSchema = "Calendar"
 // errorDescriptions names each error status.
 var errorDescriptions = map[int]string{400: "Invalid or missing parameters.", 401: "Authentication required.",
 	403: "Not allowed, not accessible or password-protected.", 404: "No such item, route or page.",
-	409: "A rebuild is already running.", 410: "Already in the trash.", 503: "The store or the search engine is unavailable."}
+	409: "A rebuild is already running.", 410: "Already in the trash.",
+	415: "The body's Content-Type is not application/json, application/x-www-form-urlencoded or multipart/form-data.", 503: "The store or the search engine is unavailable."}
 
 // openAPI builds the interface document.
 func (s *Server) openAPI() *obj {
@@ -345,6 +346,10 @@ func (s *Server) operation(rt *route, method string) *obj {
 			set("application/x-www-form-urlencoded", newObj().set("schema", schema))))
 	}
 	okStatus, okSchema, errs := routeResponses(rt, method)
+	if body {
+		// A body in another Content-Type is refused (params.go).
+		errs = append(errs, 415)
+	}
 	resps := newObj()
 	okResp := newObj().set("description", "Success.").set("content", newObj().set("application/json", newObj().set("schema", ref(okSchema))))
 	switch {

@@ -3,6 +3,9 @@ package app
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"math"
 	"net/url"
 	"strconv"
@@ -22,6 +25,28 @@ type bag struct {
 	// pathOnly records keys whose value is the route's path parameter,
 	// not overridden by the query or the body.
 	pathOnly map[string]bool
+	// unreadable reports a body the service cannot read, in the media
+	// type unreadableType ("" when the request named none): the handler
+	// answers 415 rather than ignore what the client sent.
+	unreadable     bool
+	unreadableType string
+}
+
+// bodyTypes are the Content-Types a request body may have (any type
+// whose name contains "json" is read as JSON).
+var bodyTypes = []string{"application/json", "application/x-www-form-urlencoded", "multipart/form-data"}
+
+// errUnsupportedType is the 415 of a body in a Content-Type the service
+// cannot read; ct is "" when the request named none.
+func errUnsupportedType(ct string) *APIError {
+	shown := strconv.Quote(ct)
+	if ct == "" {
+		shown = "(none)"
+	}
+	return newError(415, "rest_unsupported_media_type",
+		"The request body's Content-Type "+shown+" is not supported: send the body as "+strings.Join(bodyTypes[:len(bodyTypes)-1], ", ")+" or "+bodyTypes[len(bodyTypes)-1]+
+			" (a body that starts with { is read as JSON without a Content-Type), or send no body and the parameters in the query string.").
+		with("content_type", ct).with("accepted", bodyTypes)
 }
 
 // newBag parses the request into a bag.
@@ -47,7 +72,7 @@ func newBag(c *fiber.Ctx) (*bag, error) {
 	case strings.HasPrefix(ct, "multipart/form-data"):
 		form, err := readMultipartForm(c, body)
 		if err != nil {
-			return nil, newError(400, "rest_invalid_body", "Malformed multipart body.")
+			return nil, newError(400, "rest_invalid_body", "Malformed multipart body: multipart/form-data needs its boundary parameter and well-formed parts.")
 		}
 		vals := url.Values{}
 		for k, vs := range form.Value {
@@ -65,12 +90,17 @@ func newBag(c *fiber.Ctx) (*bag, error) {
 		dec.UseNumber()
 		var obj map[string]any
 		if err := dec.Decode(&obj); err != nil || dec.More() {
-			return nil, errInvalidJSON()
+			return nil, errInvalidJSON(jsonProblem(err, trimmed))
 		}
 		for k, v := range obj {
 			b.values[k] = v
 			b.fromBody[k] = true
 			delete(b.pathOnly, k)
+		}
+	default:
+		if len(bytes.TrimSpace(body)) > 0 {
+			mediaType, _, _ := strings.Cut(ct, ";")
+			b.unreadable, b.unreadableType = true, strings.TrimSpace(mediaType)
 		}
 	}
 	return b, nil
@@ -326,4 +356,50 @@ func isEmptyValue(v any) bool {
 		return len(x) == 0
 	}
 	return false
+}
+
+// unsupportedBody answers a body the service cannot read: 415 with the
+// accepted types, also in Accept-Patch (RFC 5789 section 2.2) or
+// Accept-Post (its counterpart from the W3C Linked Data Platform).
+func unsupportedBody(c *fiber.Ctx, ct string) error {
+	switch c.Method() {
+	case fiber.MethodPost:
+		c.Set("Accept-Post", strings.Join(bodyTypes, ", "))
+	case fiber.MethodPatch:
+		c.Set("Accept-Patch", strings.Join(bodyTypes, ", "))
+	}
+	return errUnsupportedType(ct)
+}
+
+// jsonProblem says why a JSON body was refused: where the syntax breaks,
+// that it is not one object, or that something follows the object.
+func jsonProblem(err error, body []byte) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return "the body must hold one JSON object and nothing after it."
+	case errors.As(err, &syn):
+		return fmt.Sprintf("%s at byte %d.", syn.Error(), syn.Offset)
+	case errors.As(err, &typ) && typ.Field == "":
+		return "the body must be a JSON object ({\"name\": value, ...}), not " + jsonKind(body) + "."
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "the body ends before its JSON object does."
+	}
+	return err.Error() + "."
+}
+
+// jsonKind names the JSON value body starts with.
+func jsonKind(body []byte) string {
+	switch body[0] {
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
 }

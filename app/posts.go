@@ -62,9 +62,25 @@ func (r *request) loadPost(pt *postType, how lookup) (*repository.Post, error) {
 	if err != nil {
 		slug = r.c.Params("slug")
 	}
+	def := r.s.cfg.DefaultLanguage
 	p, err := r.s.store.GetPostBySlug(r.ctx, pt.kind, r.lang, slug)
-	if errors.Is(err, repository.ErrNotFound) && r.lang != r.s.cfg.DefaultLanguage {
-		p, err = r.s.store.GetPostBySlug(r.ctx, pt.kind, r.s.cfg.DefaultLanguage, slug)
+	if errors.Is(err, repository.ErrNotFound) && r.lang != def {
+		p, err = r.s.store.GetPostBySlug(r.ctx, pt.kind, def, slug)
+	}
+	// A record with no slug in the request language or the default one
+	// shows its first language's slug (decisions.md, "Languages"): that
+	// slug finds it too, and only when it is the one shown.
+	for _, l := range r.s.cfg.Languages {
+		if !errors.Is(err, repository.ErrNotFound) {
+			break
+		}
+		if l == r.lang || l == def {
+			continue
+		}
+		p, err = r.s.store.GetPostBySlug(r.ctx, pt.kind, l, slug)
+		if err == nil && p.Slug.Get(r.lang, def, r.s.cfg.Languages...) != slug {
+			p, err = nil, repository.ErrNotFound
+		}
 	}
 	if errors.Is(err, repository.ErrNotFound) {
 		title := strings.ToUpper(pt.res[:1]) + pt.res[1:]

@@ -367,10 +367,17 @@ func (s *Server) siteBase(lang string) string {
 }
 
 // textLang returns the language a record's text is shown in: the requested
-// one when the record has a translation in it, else the default language.
+// one when the record has a translation in it, else the default language,
+// else the record's first language (repository.Text.Get's fallback).
 func (s *Server) textLang(primary repository.Text, lang string) string {
-	if primary.Has(lang) {
+	switch {
+	case primary.Has(lang):
 		return lang
+	case primary.Has(s.cfg.DefaultLanguage):
+		return s.cfg.DefaultLanguage
+	}
+	if first := primary.First(s.cfg.Languages...); first != "" {
+		return first
 	}
 	return s.cfg.DefaultLanguage
 }
@@ -477,7 +484,7 @@ func (s *Server) globalID(id int64) string {
 
 // permalink is the public URL of a post.
 func (s *Server) permalink(p *repository.Post, lang string) string {
-	sl := p.Slug.Get(lang, s.cfg.DefaultLanguage)
+	sl := p.Slug.Get(lang, s.cfg.DefaultLanguage, s.cfg.Languages...)
 	return s.siteBase(lang) + "/" + string(p.Kind) + "/" + sl + "/"
 }
 
@@ -529,10 +536,10 @@ func (s *Server) eventHead(p *repository.Post, v view) *obj {
 	permalink := s.permalink(p, v.lang)
 	o.add("url", permalink)
 	o.add("rest_url", s.apiBase(v.lang)+"/events/"+strconv.FormatInt(p.ID, 10))
-	o.add("title", p.Title.Get(v.lang, def))
-	o.add("description", p.Content.Get(v.lang, def))
-	o.add("excerpt", p.Excerpt.Get(v.lang, def))
-	o.add("slug", p.Slug.Get(v.lang, def))
+	o.add("title", p.Title.Get(v.lang, def, s.cfg.Languages...))
+	o.add("description", p.Content.Get(v.lang, def, s.cfg.Languages...))
+	o.add("excerpt", p.Excerpt.Get(v.lang, def, s.cfg.Languages...))
+	o.add("slug", p.Slug.Get(v.lang, def, s.cfg.Languages...))
 	o.add("image", nil)
 	o.add("all_day", e.AllDay)
 	o.add("start_date", e.StartLocal)
@@ -656,10 +663,10 @@ func (s *Server) placeHeader(p *repository.Post, l *linked, v view, nameKey stri
 	o.add("id", p.ID)
 	s.addAuthorStatusDates(o, p)
 	o.add("url", s.permalink(p, v.lang))
-	o.add(nameKey, p.Title.Get(v.lang, def))
-	o.add("description", p.Content.Get(v.lang, def))
-	o.add("excerpt", p.Excerpt.Get(v.lang, def))
-	o.add("slug", p.Slug.Get(v.lang, def))
+	o.add(nameKey, p.Title.Get(v.lang, def, s.cfg.Languages...))
+	o.add("description", p.Content.Get(v.lang, def, s.cfg.Languages...))
+	o.add("excerpt", p.Excerpt.Get(v.lang, def, s.cfg.Languages...))
+	o.add("slug", p.Slug.Get(v.lang, def, s.cfg.Languages...))
 	o.add("image", s.renderImage(l.posts[p.ImageID]))
 	return o
 }
@@ -795,12 +802,12 @@ func (s *Server) renderEmbeddedTerms(ids []int64, l *linked, lang string) []any 
 func (s *Server) renderEmbeddedTerm(t *repository.Term, count int, lang string) *obj {
 	def := s.cfg.DefaultLanguage
 	o := newObjN(13)
-	o.add("name", t.Name.Get(lang, def))
-	o.add("slug", t.Slug.Get(lang, def))
+	o.add("name", t.Name.Get(lang, def, s.cfg.Languages...))
+	o.add("slug", t.Slug.Get(lang, def, s.cfg.Languages...))
 	o.add("term_group", 0)
 	o.add("term_taxonomy_id", t.ID)
 	o.add("taxonomy", taxonomyName(t.Taxonomy))
-	o.add("description", t.Description.Get(lang, def))
+	o.add("description", t.Description.Get(lang, def, s.cfg.Languages...))
 	o.add("parent", t.Parent)
 	o.add("count", count)
 	o.add("filter", "raw")
@@ -818,9 +825,9 @@ func (s *Server) renderTerm(t *repository.Term, count int, lang string) *obj {
 	o := newObj()
 	o.set("id", t.ID)
 	o.set("count", count)
-	o.set("description", t.Description.Get(lang, def))
-	o.set("name", t.Name.Get(lang, def))
-	o.set("slug", t.Slug.Get(lang, def))
+	o.set("description", t.Description.Get(lang, def, s.cfg.Languages...))
+	o.set("name", t.Name.Get(lang, def, s.cfg.Languages...))
+	o.set("slug", t.Slug.Get(lang, def, s.cfg.Languages...))
 	o.set("taxonomy", taxonomyName(t.Taxonomy))
 	if t.Taxonomy == repository.TaxCategory {
 		o.set("parent", t.Parent)
@@ -830,7 +837,7 @@ func (s *Server) renderTerm(t *repository.Term, count int, lang string) *obj {
 	if t.Taxonomy == repository.TaxCategory {
 		seg = "events/category"
 	}
-	o.set("url", s.siteBase(lang)+"/"+seg+"/"+t.Slug.Get(lang, def)+"/")
+	o.set("url", s.siteBase(lang)+"/"+seg+"/"+t.Slug.Get(lang, def, s.cfg.Languages...)+"/")
 	o.set("urls", s.termURLs(t, lang))
 	o.set("language", s.textLang(t.Name, lang))
 	o.set("translations", s.translations(t.Name, t.Description))

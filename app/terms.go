@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"sort"
 	"strconv"
@@ -53,7 +54,7 @@ func (s *Server) termListArgs(tt *termType) []arg {
 // existingTerms checks that every ID in a list is a term of the taxonomy.
 func (s *Server) existingTerms(tt *termType) func(r *request, v any) string {
 	return func(r *request, v any) string {
-		return existingIDs(r, v, s.store.GetTerms, func(t *repository.Term) bool { return t.Taxonomy == tt.tax })
+		return existingIDs(r, v, tt.res, s.store.GetTerms, func(t *repository.Term) bool { return t.Taxonomy == tt.tax })
 	}
 }
 
@@ -61,11 +62,15 @@ func (s *Server) existingTerms(tt *termType) func(r *request, v any) string {
 func (s *Server) existingEvent(r *request, v any) string {
 	id, ok := asInt(v)
 	if !ok || id <= 0 {
-		return invalid
+		return "Must be an event ID (a whole number of 1 or more), not a slug."
 	}
 	p, err := s.store.GetPost(r.ctx, id)
-	if err != nil || p.Kind != repository.KindEvent {
-		return invalid
+	switch {
+	case errors.Is(err, repository.ErrNotFound) || (err == nil && p.Kind != repository.KindEvent):
+		return fmt.Sprintf("There is no event with ID %d.", id)
+	case err != nil:
+		r.depErr = err
+		return "The store is not available."
 	}
 	return ""
 }
@@ -220,7 +225,7 @@ func (r *request) checkParent(t *repository.Term, v any) error {
 	p, _ := asInt(v)
 	for seen := 0; p != 0 && seen < 1000; seen++ {
 		if p == t.ID {
-			return newError(400, "rest_term_invalid", "A category cannot be its own ancestor.").with("params", map[string]string{"parent": invalid})
+			return newError(400, "rest_term_invalid", "A category cannot be its own ancestor.").with("params", map[string]string{"parent": fmt.Sprintf("parent %d is this category or one of its descendants; choose another category, or 0 for none.", p)})
 		}
 		pt, err := r.s.store.GetTerm(r.ctx, p)
 		if errors.Is(err, repository.ErrNotFound) {
@@ -319,8 +324,8 @@ func (s *Server) listTerms(tt *termType) func(r *request) error {
 				eventTerms != nil && !contains(eventTerms, t.ID),
 				hideEmpty && counts[t.ID] == 0,
 				hasParent && t.Parent != parent,
-				slug != "" && t.Slug.Get(r.lang, def) != slug && t.Slug[def] != slug,
-				search != "" && !strings.Contains(strings.ToLower(t.Name.Get(r.lang, def)), search) && !strings.Contains(strings.ToLower(t.Slug.Get(r.lang, def)), search):
+				slug != "" && t.Slug.Get(r.lang, def, r.s.cfg.Languages...) != slug && t.Slug[def] != slug,
+				search != "" && !strings.Contains(strings.ToLower(t.Name.Get(r.lang, def, r.s.cfg.Languages...)), search) && !strings.Contains(strings.ToLower(t.Slug.Get(r.lang, def, r.s.cfg.Languages...)), search):
 				continue
 			}
 			out = append(out, t)

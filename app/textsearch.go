@@ -31,12 +31,12 @@ func textSearchArgs() []arg {
 func checkFacets(_ *request, v any) string {
 	list := asList(v)
 	if len(list) == 0 {
-		return invalid
+		return "Must name one or more of " + strings.Join(search.EventFacets, ", ") + "."
 	}
 	for _, f := range list {
 		s, _ := asString(f)
 		if !contains(search.EventFacets, s) {
-			return fmt.Sprintf("facets must be among %s.", strings.Join(search.EventFacets, ", "))
+			return fmt.Sprintf("Must be among %s; %s is not.", strings.Join(search.EventFacets, ", "), strconv.Quote(s))
 		}
 	}
 	return ""
@@ -46,7 +46,7 @@ func checkFacets(_ *request, v any) string {
 func (r *request) applyTextSearchArgs(q *search.EventQuery) error {
 	if r.bag.str("orderby") == "relevance" {
 		if !r.bag.has("search") {
-			return invalidParam("orderby", "orderby=relevance requires search.")
+			return invalidParam("orderby", "orderby=relevance requires search: send search with the words to rank by, or orderby=date.")
 		}
 		q.Relevance = true
 	}

@@ -44,7 +44,7 @@ func (s *Server) webhookWriteArgs(create bool) []arg {
 func maxLength(n int) func(*request, any) string {
 	return func(_ *request, v any) string {
 		if s, _ := asString(v); len(s) > n {
-			return "longer than " + strconv.Itoa(n) + " bytes"
+			return "Must be at most " + strconv.Itoa(n) + " bytes long."
 		}
 		return ""
 	}

@@ -83,12 +83,13 @@ func checkImageArg(_ *request, v any) string {
 	if n, ok := asInt(v); ok && n > 0 {
 		return ""
 	}
+	const msg = "Must be the ID of a registered image, an http or https URL of an image file (.jpg, .png, ...), or empty to remove it."
 	s, ok := v.(string)
 	if !ok || !validURL(s) {
-		return invalid
+		return msg
 	}
 	if _, ok := imageURLExtension(s); !ok {
-		return "The image must be an image file."
+		return "The image must be an image file: " + strings.TrimPrefix(msg, "Must be ")
 	}
 	return ""
 }
@@ -100,7 +101,7 @@ func checkZone(_ *request, v any) string {
 		return ""
 	}
 	if _, ok := loadZone(s); !ok {
-		return invalid
+		return "Must be an IANA time zone name (Europe/Amsterdam), UTC, or an offset such as UTC+2 or UTC-5:30; empty means the site's zone."
 	}
 	return ""
 }
@@ -111,13 +112,13 @@ func checkCost(_ *request, v any) string {
 	case []any:
 		for _, e := range x {
 			if _, ok := asString(e); !ok {
-				return invalid
+				return "Must be text or a list of prices (numbers or text), not nested lists or objects."
 			}
 		}
 		return ""
 	}
 	if _, ok := asString(v); !ok {
-		return invalid
+		return "Must be text or a list of prices (numbers or text), not an object."
 	}
 	return ""
 }
@@ -137,6 +138,17 @@ func checkLatLng(limit float64) func(*request, any) string {
 		}
 		return ""
 	}
+}
+
+// linkForms is the message for an item of a venue or organizer value that
+// is not an ID: what the parameter accepts, and that a slug or a name is
+// not an ID.
+func linkForms(kind repository.PostKind, item any) string {
+	shown := "an object or a list"
+	if sv, ok := asString(item); ok {
+		shown = strconv.Quote(sv)
+	}
+	return fmt.Sprintf(`Must be %[1]s IDs (whole numbers of 1 or more; a list, or comma-separated), {"id": ...} objects or %[1]s data objects, or empty to unlink; %[2]s is not an ID (an ID, not a slug or a name).`, kind, shown)
 }
 
 // linkRef is one item of a venue or organizer value: an existing ID or
@@ -177,7 +189,7 @@ func (r *request) prepareWrite(pt *postType, b *bag, cur *repository.Post) (*wri
 		u, err := r.s.store.GetUser(r.ctx, id)
 		switch {
 		case errors.Is(err, repository.ErrNotFound):
-			errs.invalidParam("author", "There is no user with that ID.")
+			errs.invalidValue("author", fmt.Sprintf("There is no user with ID %d.", id), v)
 		case err != nil:
 			return nil, err
 		case u.ID != r.user.ID && !canEditOthers(r.user):
@@ -194,14 +206,14 @@ func (r *request) prepareWrite(pt *postType, b *bag, cur *repository.Post) (*wri
 			id, _ := asInt(v)
 			img, err := r.s.store.GetPost(r.ctx, id)
 			if errors.Is(err, repository.ErrNotFound) || (err == nil && img.Kind != repository.KindImage) {
-				errs.invalidParam("image", "There is no image with that ID.")
+				errs.invalidValue("image", fmt.Sprintf("There is no image with ID %d: send the ID of a registered image or an image URL.", id), v)
 			} else if err != nil {
 				return nil, err
 			}
 			plan.imageID = id
 		default:
 			if !canUploadFiles(r.user) {
-				errs.invalidParam("image", "Sorry, you are not allowed to register images from URLs.")
+				errs.invalidParam("image", "Sorry, you are not allowed to register images from URLs: send the ID of a registered image instead.")
 			}
 			plan.imageURL, _ = v.(string)
 		}
@@ -227,7 +239,7 @@ func (r *request) prepareWrite(pt *postType, b *bag, cur *repository.Post) (*wri
 				return nil, err
 			}
 			if msg != "" {
-				errs.invalidParam(l.name, msg)
+				errs.invalidValue(l.name, msg, v)
 			}
 			*l.dst = refs
 		}
@@ -305,7 +317,7 @@ func (r *request) parseLinks(v any, kind repository.PostKind, current []int64) (
 			if idv, ok := x["id"]; ok && !isEmptyValue(idv) {
 				id, ok := asInt(idv)
 				if !ok || id <= 0 {
-					return nil, "Invalid " + string(kind) + " ID.", nil
+					return nil, linkForms(kind, idv), nil
 				}
 				refs = append(refs, linkRef{id: id})
 				ids = append(ids, id)
@@ -318,7 +330,7 @@ func (r *request) parseLinks(v any, kind repository.PostKind, current []int64) (
 			if err := r.validateBag(sub, r.s.postWriteArgs(pt, true)); err != nil {
 				var ae *APIError
 				if errors.As(err, &ae) {
-					return nil, "Invalid " + string(kind) + " data: " + ae.Message, nil
+					return nil, "Invalid " + string(kind) + " data (an object without id creates a " + string(kind) + "): " + ae.Message, nil
 				}
 				return nil, "", err
 			}
@@ -326,7 +338,7 @@ func (r *request) parseLinks(v any, kind repository.PostKind, current []int64) (
 		default:
 			id, ok := asInt(it)
 			if !ok || id <= 0 {
-				return nil, "Invalid " + string(kind) + " ID.", nil
+				return nil, linkForms(kind, it), nil
 			}
 			refs = append(refs, linkRef{id: id})
 			ids = append(ids, id)
@@ -502,7 +514,7 @@ func (plan *writePlan) applyStatusAndDate(r *request, p *repository.Post, creati
 		s, _ := asString(v)
 		t, err := parseDateInRange(s, zone, now, r.lang)
 		if err != nil {
-			return invalidParam("date", invalid)
+			return invalidValue("date", r.dateProblem(s, zone), v)
 		}
 		p.Date, dateSet = t.UTC().Truncate(time.Second), true
 	}
@@ -510,7 +522,7 @@ func (plan *writePlan) applyStatusAndDate(r *request, p *repository.Post, creati
 		s, _ := asString(v)
 		t, err := parseDateInRange(s, time.UTC, now, r.lang)
 		if err != nil {
-			return invalidParam("date_utc", invalid)
+			return invalidValue("date_utc", r.dateProblem(s, time.UTC), v)
 		}
 		p.Date, dateSet = t.UTC().Truncate(time.Second), true
 	}
@@ -636,7 +648,7 @@ func (plan *writePlan) applyEvent(r *request, p *repository.Post) error {
 			s, _ := asString(v)
 			t, err := parseDateInRange(s, loc, now, r.lang)
 			if err != nil {
-				return invalidParam(d.name, invalid)
+				return invalidValue(d.name, r.dateProblem(s, loc), v)
 			}
 			*d.dst = t.In(loc).Format(wpLayout)
 		}
@@ -655,10 +667,10 @@ func (plan *writePlan) applyEvent(r *request, p *repository.Post) error {
 	start, err1 := time.ParseInLocation(wpLayout, e.StartLocal, loc)
 	end, err2 := time.ParseInLocation(wpLayout, e.EndLocal, loc)
 	if err1 != nil || err2 != nil {
-		return invalidParam("start_date", invalid)
+		return invalidParam("start_date", "The event has no valid start and end: send start_date and end_date, each as "+dateForms+".")
 	}
 	if end.Before(start) {
-		return invalidParam("end_date", "The end date must not be before the start date.")
+		return invalidParam("end_date", fmt.Sprintf("The end date must not be before the start date: end_date is %s, start_date %s (%s).", e.EndLocal, e.StartLocal, loc))
 	}
 	e.StartUTC, e.EndUTC = start.UTC(), end.UTC()
 	for name, dst := range map[string]*bool{"show_map": &e.ShowMap, "show_map_link": &e.ShowMapLink,

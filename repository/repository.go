@@ -82,12 +82,36 @@ func IsStatus(s string) bool {
 // Text holds one text field in several languages, keyed by language code.
 type Text map[string]string
 
-// Get returns the text in lang, falling back to the default language def.
-func (t Text) Get(lang, def string) string {
-	if v, ok := t[lang]; ok && v != "" {
+// Get returns the text in lang, falling back to the default language def
+// and, where that has no text either, to the record's first language: the
+// first of order (the configured languages) the text has, else the first
+// language code in alphabetical order (decisions.md, "Languages": a record
+// written only in French still has its French title in an English list).
+func (t Text) Get(lang, def string, order ...string) string {
+	if v := t[lang]; v != "" {
 		return v
 	}
-	return t[def]
+	if v := t[def]; v != "" {
+		return v
+	}
+	return t[t.First(order...)]
+}
+
+// First returns the first language of order that t has text in, else the
+// alphabetically first language it has text in, else "".
+func (t Text) First(order ...string) string {
+	for _, l := range order {
+		if t[l] != "" {
+			return l
+		}
+	}
+	first := ""
+	for l, v := range t {
+		if v != "" && (first == "" || l < first) {
+			first = l
+		}
+	}
+	return first
 }
 
 // Has reports whether the text has a non-empty value in lang.

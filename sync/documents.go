@@ -27,9 +27,9 @@ func (b *DocBuilder) text(p *repository.Post) map[string]search.Text {
 	out := make(map[string]search.Text, len(b.Languages))
 	for _, l := range b.Languages {
 		out[l] = search.Text{
-			Title:       cutLongWords(p.Title.Get(l, b.DefaultLanguage)),
-			Description: cutLongWords(p.Content.Get(l, b.DefaultLanguage)),
-			Excerpt:     cutLongWords(p.Excerpt.Get(l, b.DefaultLanguage)),
+			Title:       cutLongWords(p.Title.Get(l, b.DefaultLanguage, b.Languages...)),
+			Description: cutLongWords(p.Content.Get(l, b.DefaultLanguage, b.Languages...)),
+			Excerpt:     cutLongWords(p.Excerpt.Get(l, b.DefaultLanguage, b.Languages...)),
 		}
 	}
 	return out
@@ -100,7 +100,7 @@ func (b *DocBuilder) Events(ctx context.Context, events []*repository.Post) ([]s
 			for cur, depth := terms[id], 0; cur != nil && !seen[cur.ID] && depth < 64; cur, depth = terms[cur.Parent], depth+1 {
 				seen[cur.ID] = true
 				d.CategoryIDs = append(d.CategoryIDs, cur.ID)
-				d.CategorySlugs = append(d.CategorySlugs, cur.Slug.Get(b.DefaultLanguage, b.DefaultLanguage))
+				d.CategorySlugs = append(d.CategorySlugs, cur.Slug.Get(b.DefaultLanguage, b.DefaultLanguage, b.Languages...))
 				if cur.Parent == 0 {
 					break
 				}
@@ -109,7 +109,7 @@ func (b *DocBuilder) Events(ctx context.Context, events []*repository.Post) ([]s
 		for _, id := range e.Tags {
 			if t := terms[id]; t != nil {
 				d.TagIDs = append(d.TagIDs, t.ID)
-				d.TagSlugs = append(d.TagSlugs, t.Slug.Get(b.DefaultLanguage, b.DefaultLanguage))
+				d.TagSlugs = append(d.TagSlugs, t.Slug.Get(b.DefaultLanguage, b.DefaultLanguage, b.Languages...))
 			}
 		}
 		for _, vid := range e.Venues {

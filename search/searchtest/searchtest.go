@@ -67,6 +67,7 @@ func Run(t *testing.T, newEngine func(t *testing.T) search.Engine) {
 	t.Run("Delete", func(t *testing.T) { testDelete(t, openEngine(t, newEngine), f) })
 	t.Run("LargeTotals", func(t *testing.T) { testLargeTotals(t, openEngine(t, newEngine)) })
 	t.Run("NearEdges", func(t *testing.T) { RunNearEdges(t, newEngine) })
+	t.Run("SingleLanguage", func(t *testing.T) { testSingleLanguage(t, openEngine(t, newEngine)) })
 }
 
 // openEngine gets a fresh engine, initialises it and closes it at the end
