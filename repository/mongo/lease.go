@@ -125,8 +125,9 @@ type Lease struct {
 // Lease returns the lease called name, as seen by holder (the replica's
 // stable identity, REPLICA_ID; the process adds a random instance ID, see
 // "Replica identity"), expiring ttl after its holder stops renewing it. Nothing is written until Keep (or IsLeader
-// answers for a kept lease). logger (nil: slog.Default) gets a line per
-// change of holder and per failed renewal.
+// answers for a kept lease). logger (nil: slog.Default) gets a Warn line
+// per failed renewal and Debug lines per claimed term and change of hold;
+// sync.LogLeaseChanges logs the transitions themselves.
 func (s *Store) Lease(name, holder string, ttl time.Duration, logger *slog.Logger) *Lease {
 	if logger == nil {
 		logger = slog.Default()
@@ -282,7 +283,9 @@ func (l *Lease) step(ctx context.Context) error {
 			if cur != nil {
 				previous = cur.Holder
 			}
-			l.log.Info("lease acquired", "lease", l.name, "holder", l.holder, "instance", l.instance, "term", next, "previous", previous)
+			// The transition itself is logged once by sync.LogLeaseChanges
+			// ("lease acquired", "lease taken back"); this says from whom.
+			l.log.Debug("lease term claimed", "lease", l.name, "holder", l.holder, "instance", l.instance, "term", next, "previous", previous)
 		}
 		l.term, l.validUntil = next, start.Add(l.ttl-l.ttl/LeaseHolderRenewals)
 	case err == nil:
@@ -347,9 +350,8 @@ func (l *Lease) settle() {
 	if held == l.held {
 		return
 	}
-	if !held {
-		l.log.Warn("lease no longer held", "lease", l.name, "holder", l.holder)
-	}
+	// The service logs the transition (sync.LogLeaseChanges).
+	l.log.Debug("lease hold changed", "lease", l.name, "holder", l.holder, "held", held, "term", l.term)
 	l.held = held
 	close(l.changed)
 	l.changed = make(chan struct{})
