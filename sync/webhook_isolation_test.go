@@ -296,3 +296,77 @@ func TestWebhookIsolation(t *testing.T) {
 		t.Errorf("queue: %d pending (%v), want the %d messages of the two disabled endpoints", pending, err, 2*n)
 	}
 }
+
+// TestWebhookRestartKeepsMessages: stopping Run (a lost lease, a
+// shutdown) while an attempt hangs loses nothing: Run returns once the
+// attempt has ended, every message is still pending, and the next Run
+// delivers them all, in order per item.
+func TestWebhookRestartKeepsMessages(t *testing.T) {
+	ctx := t.Context()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "calendar.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close(context.Background()) })
+	var up atomic.Bool
+	rc := newIsolationReceiver(t, func(r *http.Request, _ isolationMessage, _ int) int {
+		if !up.Load() {
+			<-r.Context().Done() // hangs until the attempt is abandoned
+			return http.StatusGatewayTimeout
+		}
+		return http.StatusOK
+	})
+	w := &repository.Webhook{URL: rc.srv.URL, Events: []string{"*"}, Secret: NewWebhookSecret(), Active: true}
+	if err := st.CreateWebhook(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	var ds []*repository.Delivery
+	now := time.Now().UTC()
+	for rev := 1; rev <= 3; rev++ {
+		for _, item := range []string{"post:1", "post:2"} {
+			body, _ := json.Marshal(isolationMessage{Item: item, Rev: rev})
+			ds = append(ds, &repository.Delivery{ID: fmt.Sprintf("msg_%s_%d", item, rev), WebhookID: w.ID, Item: item,
+				Type: "event.updated", Payload: body, Created: now, Status: repository.DeliveryPending, NextAttempt: now})
+		}
+	}
+	if err := st.RecordChanges(ctx, nil, nil, ds); err != nil {
+		t.Fatal(err)
+	}
+	run := func() (stop func()) {
+		h := &Webhooks{Store: st, Log: quiet, AllowPrivate: true, Timeout: testdeadline.Timeout(t), FirstRetry: time.Millisecond}
+		runCtx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); h.Run(runCtx) }()
+		return func() {
+			cancel()
+			select {
+			case <-done:
+			case <-testdeadline.After(t):
+				t.Fatal("Run did not return")
+			}
+		}
+	}
+	stop := run()
+	eventually(t, "both items' first messages are in flight", func() bool {
+		_, _, inFlight, _, _ := rc.snapshot()
+		return inFlight == 2
+	})
+	stop()
+	if n, _, err := st.DeliveryQueue(ctx); err != nil || n != len(ds) {
+		t.Fatalf("after the stop: %d pending (%v), want %d", n, err, len(ds))
+	}
+	up.Store(true)
+	stop = run()
+	defer stop()
+	eventually(t, "every message delivered after the restart", func() bool {
+		n, _, err := st.DeliveryQueue(ctx)
+		return err == nil && n == 0
+	})
+	_, ok, _, _, _ := rc.snapshot()
+	if len(ok) != len(ds) {
+		t.Errorf("%d delivered, want %d", len(ok), len(ds))
+	}
+	if err := inItemOrder(ok); err != nil {
+		t.Error(err)
+	}
+}
