@@ -544,11 +544,13 @@ func (h *Webhooks) Ping(ctx context.Context, hook *repository.Webhook) repositor
 //	eventcal_webhook_deliveries_total{outcome}              counter  attempts by outcome: delivered, retry, failed
 //	eventcal_webhook_queue_depth                            gauge    pending deliveries, read on scrape
 //	eventcal_webhook_oldest_pending_age_seconds             gauge    age of the oldest pending delivery (0 when none)
+//	eventcal_webhook_attempts_in_flight                     gauge    attempts waiting for an answer (at most Concurrency)
 type webhookMetrics struct {
 	h          *Webhooks
 	deliveries *prometheus.CounterVec
 	depth      *prometheus.Desc
 	oldest     *prometheus.Desc
+	inFlight   *prometheus.Desc
 }
 
 func webhookMetricsFor(h *Webhooks) *webhookMetrics {
@@ -557,6 +559,8 @@ func webhookMetricsFor(h *Webhooks) *webhookMetrics {
 			Help: "Webhook delivery attempts by outcome (delivered, retry, failed)."}, []string{"outcome"}),
 		depth:  prometheus.NewDesc("eventcal_webhook_queue_depth", "Webhook deliveries waiting to be sent.", nil, nil),
 		oldest: prometheus.NewDesc("eventcal_webhook_oldest_pending_age_seconds", "Age of the oldest pending webhook delivery (0 when none).", nil, nil),
+		inFlight: prometheus.NewDesc("eventcal_webhook_attempts_in_flight",
+			"Webhook delivery attempts waiting for an answer (at most the overall concurrency).", nil, nil),
 	}
 	for _, o := range []string{"delivered", "retry", "failed"} {
 		m.deliveries.WithLabelValues(o)
@@ -575,12 +579,14 @@ func (m *webhookMetrics) Describe(ch chan<- *prometheus.Desc) {
 	m.deliveries.Describe(ch)
 	ch <- m.depth
 	ch <- m.oldest
+	ch <- m.inFlight
 }
 
 // Collect implements prometheus.Collector; the queue figures are read from
 // the store on each scrape.
 func (m *webhookMetrics) Collect(ch chan<- prometheus.Metric) {
 	m.deliveries.Collect(ch)
+	ch <- prometheus.MustNewConstMetric(m.inFlight, prometheus.GaugeValue, float64(len(m.h.slots)))
 	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
 	defer cancel()
 	n, oldest, err := m.h.Store.DeliveryQueue(ctx)
