@@ -120,6 +120,9 @@ type Lease struct {
 	// another live process with the same holder identity is found.
 	won      int64
 	conflict chan struct{}
+	// previous is the holder of the term before the one this process
+	// last claimed (its own after a renewal or a taking back).
+	previous string
 }
 
 // Lease returns the lease called name, as seen by holder (the replica's
@@ -157,6 +160,19 @@ func (l *Lease) IsLeader(context.Context) error {
 		return nil
 	}
 	return fmt.Errorf("%w (%s)", ErrLeaseNotHeld, l.name)
+}
+
+// LeaseDetails implements sync.LeaseDetails: this replica's identity and,
+// when held, the term and the previous holder, for the lines that log the
+// lease's transitions.
+func (l *Lease) LeaseDetails(held bool) []any {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := []any{"holder", l.holder, "instance", l.instance}
+	if held {
+		out = append(out, "term", l.term, "previous", l.previous)
+	}
+	return out
 }
 
 // Changed returns a channel closed at the next change of IsLeader's
@@ -278,14 +294,14 @@ func (l *Lease) step(ctx context.Context) error {
 	switch {
 	case won:
 		l.won++
+		l.previous = ""
+		if cur != nil {
+			l.previous = cur.Holder
+		}
 		if !mine {
-			previous := ""
-			if cur != nil {
-				previous = cur.Holder
-			}
 			// The transition itself is logged once by sync.LogLeaseChanges
-			// ("lease acquired", "lease taken back"); this says from whom.
-			l.log.Debug("lease term claimed", "lease", l.name, "holder", l.holder, "instance", l.instance, "term", next, "previous", previous)
+			// ("lease acquired", "lease taken back"), with LeaseDetails.
+			l.log.Debug("lease term claimed", "lease", l.name, "holder", l.holder, "instance", l.instance, "term", next, "previous", l.previous)
 		}
 		l.term, l.validUntil = next, start.Add(l.ttl-l.ttl/LeaseHolderRenewals)
 	case err == nil:

@@ -309,7 +309,10 @@ func TestLeaseTransitionsLogged(t *testing.T) {
 	if err := l.step(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(`level=INFO msg="lease taken back" lease=leader times=1`, 1)
+	waitFor(`level=INFO msg="lease taken back" lease=leader times=1 holder=process-a`, 1)
+	if !strings.Contains(out.String(), "term=2 previous=process-a") {
+		t.Errorf("the taking back does not name its term and the previous holder:\n%s", out.String())
+	}
 	cancel()
 	<-done
 	if n := strings.Count(out.String(), "\n"); n != 3 {
