@@ -220,17 +220,18 @@ func (h *Webhooks) Run(ctx context.Context) {
 		// busy marks the endpoints whose goroutine runs; again those a
 		// pass found busy, to look at once more when it ends (their
 		// goroutine may have looked before the new messages came).
-		busy, again = map[int64]bool{}, map[int64]bool{}
-		finished    = make(chan int64)
-		lastPrune   time.Time
+		busy      = map[int64]bool{}
+		again     = map[int64]bool{}
+		finished  = make(chan int64)
+		lastPrune time.Time
 	)
 	defer wg.Wait()
-	start := func(id int64) {
+	start := func(id int64, hook *repository.Webhook) {
 		busy[id] = true
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			h.runEndpoint(ctx, id)
+			h.runEndpoint(ctx, id, hook)
 			select {
 			case finished <- id:
 			case <-ctx.Done():
@@ -252,7 +253,7 @@ func (h *Webhooks) Run(ctx context.Context) {
 			case busy[hook.ID]:
 				again[hook.ID] = true
 			default:
-				start(hook.ID)
+				start(hook.ID, hook)
 			}
 		}
 		if now := h.Now(); now.Sub(lastPrune) > 24*time.Hour {
@@ -272,7 +273,8 @@ func (h *Webhooks) Run(ctx context.Context) {
 // (PollInterval passed, or Observe queued messages): true, or ctx ended:
 // false. Meanwhile it notes the endpoint goroutines that end, and starts
 // one again when a pass asked for it.
-func (h *Webhooks) waitForWork(ctx context.Context, finished <-chan int64, busy, again map[int64]bool, start func(int64)) bool {
+func (h *Webhooks) waitForWork(ctx context.Context, finished <-chan int64, busy, again map[int64]bool,
+	start func(int64, *repository.Webhook)) bool {
 	t := time.NewTimer(h.PollInterval)
 	defer t.Stop()
 	for {
@@ -287,7 +289,7 @@ func (h *Webhooks) waitForWork(ctx context.Context, finished <-chan int64, busy,
 			delete(busy, id)
 			if again[id] {
 				delete(again, id)
-				start(id)
+				start(id, nil) // read again: it may have been disabled meanwhile
 			}
 		}
 	}
@@ -296,10 +298,15 @@ func (h *Webhooks) waitForWork(ctx context.Context, finished <-chan int64, busy,
 // runEndpoint sends one endpoint's due deliveries, a batch at a time,
 // until none is due, the endpoint is disabled or gone, or an error (left
 // to the next pass, PollInterval later, so that a failing store is not
-// hammered).
-func (h *Webhooks) runEndpoint(ctx context.Context, id int64) {
+// hammered). The first batch goes by hook as the pass just read it (nil:
+// read it); every further one reads the endpoint again (an attempt may
+// have disabled it).
+func (h *Webhooks) runEndpoint(ctx context.Context, id int64, hook *repository.Webhook) {
+	var err error
 	for ctx.Err() == nil {
-		hook, err := h.Store.GetWebhook(ctx, id)
+		if hook == nil {
+			hook, err = h.Store.GetWebhook(ctx, id)
+		}
 		if errors.Is(err, repository.ErrNotFound) || err == nil && !hook.Active {
 			return
 		}
@@ -309,6 +316,7 @@ func (h *Webhooks) runEndpoint(ctx context.Context, id int64) {
 			if n == 0 && err == nil {
 				return
 			}
+			hook = nil
 		}
 		if err != nil {
 			if ctx.Err() == nil {
