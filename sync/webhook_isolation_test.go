@@ -395,3 +395,84 @@ func attemptsInFlight(t *testing.T, h *Webhooks) float64 {
 	t.Fatal("no eventcal_webhook_attempts_in_flight")
 	return 0
 }
+
+// TestWebhookConcurrencyBounds: with every endpoint hanging, the attempts
+// in flight stop at Concurrency overall and EndpointConcurrency per
+// endpoint.
+func TestWebhookConcurrencyBounds(t *testing.T) {
+	ctx := t.Context()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "calendar.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close(context.Background()) })
+	release := make(chan struct{})
+	var rcs []*receiver
+	var ds []*repository.Delivery
+	now := time.Now().UTC()
+	for range 4 {
+		rc := newIsolationReceiver(t, func(r *http.Request, _ isolationMessage, _ int) int {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return http.StatusGatewayTimeout
+		})
+		rcs = append(rcs, rc)
+		w := &repository.Webhook{URL: rc.srv.URL, Events: []string{"*"}, Secret: NewWebhookSecret(), Active: true}
+		if err := st.CreateWebhook(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 5 {
+			item := fmt.Sprintf("post:%d", i)
+			body, _ := json.Marshal(isolationMessage{Item: item, Rev: 1})
+			ds = append(ds, &repository.Delivery{ID: "msg_" + item, WebhookID: w.ID, Item: item,
+				Type: "event.updated", Payload: body, Created: now, Status: repository.DeliveryPending, NextAttempt: now})
+		}
+	}
+	t.Cleanup(func() { close(release) })
+	if err := st.RecordChanges(ctx, nil, nil, ds); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name                     string
+		concurrency, perEndpoint int
+		want                     int
+	}{
+		{"the overall bound", 3, 2, 3},
+		{"the endpoint bound", 100, 2, 8},
+		{"one at a time per endpoint", 100, 1, 4},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := &Webhooks{Store: st, Log: quiet, AllowPrivate: true, Timeout: testdeadline.Timeout(t),
+				Concurrency: tc.concurrency, EndpointConcurrency: tc.perEndpoint}
+			runCtx, stop := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() { defer close(done); h.Run(runCtx) }()
+			inFlight := func() (total, most int) {
+				for _, rc := range rcs {
+					_, _, n, _, _ := rc.snapshot()
+					total, most = total+n, max(most, n)
+				}
+				return total, most
+			}
+			eventually(t, "attempts up to the bound", func() bool {
+				total, _ := inFlight()
+				return total >= tc.want
+			})
+			if total, most := inFlight(); total != tc.want || most > tc.perEndpoint {
+				t.Errorf("%d attempts in flight, at most %d to one endpoint; want %d, at most %d", total, most, tc.want, tc.perEndpoint)
+			}
+			if n := attemptsInFlight(t, h); n != float64(tc.want) {
+				t.Errorf("eventcal_webhook_attempts_in_flight %v, want %d", n, tc.want)
+			}
+			stop()
+			<-done
+			eventually(t, "the abandoned attempts end", func() bool {
+				total, _ := inFlight()
+				return total == 0
+			})
+		})
+	}
+}
