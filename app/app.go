@@ -56,6 +56,9 @@ type Options struct {
 	// Draining reports that the process is shutting down: /readyz then
 	// answers 503 while the other routes keep serving. Nil means never.
 	Draining func() bool
+	// ReadyTimeout bounds each dependency check of /readyz on its own
+	// (0: DefaultReadyTimeout).
+	ReadyTimeout time.Duration
 	// Metrics is the app's registry (NewMetrics); nil makes a new one.
 	// With METRICS_ADDR set the caller serves Metrics.App() there and the
 	// API listener has no /metrics.
@@ -77,6 +80,8 @@ type Server struct {
 	log       *slog.Logger
 	now       func() time.Time
 	draining  func() bool
+	// readyTimeout bounds each /readyz check.
+	readyTimeout time.Duration
 	// routes is every registered route, for the namespace index and docs.
 	routes []*route
 	// siteHost is SITE_URL without its scheme, for global_id.
@@ -116,7 +121,11 @@ func New(opts Options) (*fiber.App, error) {
 	if opts.Config == nil || opts.Store == nil {
 		return nil, errors.New("app: Config and Store are required")
 	}
-	s := &Server{cfg: opts.Config, store: opts.Store, search: opts.Search, indexer: opts.Indexer, reindexer: opts.Reindexer, webhooks: opts.Webhooks, log: opts.Logger, now: opts.Now, draining: opts.Draining}
+	s := &Server{cfg: opts.Config, store: opts.Store, search: opts.Search, indexer: opts.Indexer, reindexer: opts.Reindexer, webhooks: opts.Webhooks, log: opts.Logger, now: opts.Now, draining: opts.Draining,
+		readyTimeout: opts.ReadyTimeout}
+	if s.readyTimeout <= 0 {
+		s.readyTimeout = DefaultReadyTimeout
+	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

@@ -7,8 +7,9 @@ import (
 	"github.com/gofiber/fiber/v2"
 )
 
-// readyTimeout bounds each dependency check of /readyz.
-const readyTimeout = 2 * time.Second
+// DefaultReadyTimeout bounds each dependency check of /readyz
+// (Options.ReadyTimeout).
+const DefaultReadyTimeout = 2 * time.Second
 
 // The values of the store and search members of /readyz.
 const (
@@ -21,6 +22,12 @@ const (
 //
 //	{"status": "ready", "store": "ok", "search": "unavailable"}
 //
+// Each dependency is checked concurrently, with its own deadline
+// (Options.ReadyTimeout, 2 s by default): a store that hangs makes its own
+// check "unavailable" when its deadline passes, and never the engine's (nor
+// the other way round), and the probe answers within one deadline, not the
+// sum of them.
+//
 // Only the store decides: item reads and every write need it, while lists
 // answer 503 on their own while the search engine is down, so a replica
 // whose engine is down stays in rotation for the rest. During the shutdown
@@ -29,15 +36,15 @@ const (
 // before the listener closes. A 503 is the error envelope, with the checks
 // in its data.
 func (s *Server) ready(c *fiber.Ctx) error {
-	ctx, cancel := context.WithTimeout(c.UserContext(), readyTimeout)
-	defer cancel()
-	store, search := checkOK, checkOK
-	if err := s.store.Ping(ctx); err != nil {
-		store = checkUnavailable
-	}
-	if s.search == nil || s.search.Ping(ctx) != nil {
-		search = checkUnavailable
-	}
+	parent := c.UserContext()
+	storeCheck := s.check(parent, s.store.Ping)
+	searchCheck := s.check(parent, func(ctx context.Context) error {
+		if s.search == nil {
+			return errUnavailable("search")
+		}
+		return s.search.Ping(ctx)
+	})
+	store, search := <-storeCheck, <-searchCheck
 	switch {
 	case s.draining != nil && s.draining():
 		return newError(503, "shutting_down", "The service is shutting down; try again on another replica.").
@@ -46,4 +53,29 @@ func (s *Server) ready(c *fiber.Ctx) error {
 		return errUnavailable("store").with("store", store).with("search", search).with("draining", false)
 	}
 	return c.JSON(fiber.Map{"status": "ready", "store": store, "search": search})
+}
+
+// check runs ping in its own goroutine with its own deadline and sends
+// "ok" or "unavailable" on the channel it returns: "unavailable" as soon
+// as the deadline passes, even when ping ignores its context and keeps
+// running (it then finishes in the background).
+func (s *Server) check(parent context.Context, ping func(context.Context) error) <-chan string {
+	out := make(chan string, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(parent, s.readyTimeout)
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- ping(ctx) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				out <- checkUnavailable
+				return
+			}
+			out <- checkOK
+		case <-ctx.Done():
+			out <- checkUnavailable
+		}
+	}()
+	return out
 }

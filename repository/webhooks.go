@@ -129,6 +129,11 @@ type WebhookStore interface {
 	// Seq, leaving out any delivery behind an earlier pending one for the
 	// same endpoint and item (per-item order).
 	DueDeliveries(ctx context.Context, now time.Time, limit int) ([]*Delivery, error)
+	// DueEndpointDeliveries is DueDeliveries for one endpoint: up to limit
+	// of its pending deliveries due at now, by Seq, each first in line for
+	// its item. The deliverer asks for every endpoint on its own, so that
+	// one endpoint's backlog never hides another endpoint's due messages.
+	DueEndpointDeliveries(ctx context.Context, webhookID int64, now time.Time, limit int) ([]*Delivery, error)
 	// SaveDelivery stores a delivery's status, attempts and log.
 	SaveDelivery(ctx context.Context, d *Delivery) error
 	// ListDeliveries returns an endpoint's deliveries, newest first.

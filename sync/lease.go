@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 )
 
 // Lease decides which process runs the sync worker, full rebuilds and the
@@ -99,4 +100,55 @@ func whileLeader(ctx context.Context, l Lease) (context.Context, context.CancelF
 		}
 	}()
 	return ctx, func() { cancel(context.Canceled) }
+}
+
+// LeaseDetails is implemented by leases that say more of their state in
+// LogLeaseChanges' lines: key-value pairs as slog takes them (the MongoDB
+// lease: the replica's identity and, once held, its term and the previous
+// holder).
+type LeaseDetails interface {
+	LeaseDetails(held bool) []any
+}
+
+// LogLeaseChanges logs every change of this process's hold on the lease
+// until ctx ends, one line per transition: "lease acquired" (Info) the
+// first time it is held, "lease lost" (Warn, with why) when it stops being
+// held, and "lease taken back" (Info, with how many times) when it is held
+// again after a loss, for example once the store is reachable again after
+// an outage. attrs are added to every line (the lease's name, say), and
+// the lease's own LeaseDetails when it has them. A lease that never
+// changes (Held) logs nothing. The service runs it once per process,
+// beside Keep.
+func LogLeaseChanges(ctx context.Context, l Lease, log *slog.Logger, attrs ...any) {
+	if l.Changed() == nil {
+		return
+	}
+	line := func(held bool, more ...any) []any {
+		out := append(attrs[:len(attrs):len(attrs)], more...)
+		if d, ok := l.(LeaseDetails); ok {
+			out = append(out, d.LeaseDetails(held)...)
+		}
+		return out
+	}
+	var held bool
+	var gained int
+	for ctx.Err() == nil {
+		changed := l.Changed()
+		err := l.IsLeader(ctx)
+		switch {
+		case err == nil && !held && gained == 0:
+			gained++
+			log.Info("lease acquired", line(true)...)
+		case err == nil && !held:
+			gained++
+			log.Info("lease taken back", line(true, "times", gained-1)...)
+		case err != nil && held && ctx.Err() == nil:
+			log.Warn("lease lost", line(false, "err", err.Error())...)
+		}
+		held = err == nil
+		select {
+		case <-ctx.Done():
+		case <-changed:
+		}
+	}
 }

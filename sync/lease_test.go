@@ -1,8 +1,12 @@
 package sync
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
+	gosync "sync"
 	"testing"
 
 	"github.com/calendar/eventcal/config/testdeadline"
@@ -87,4 +91,81 @@ func TestHeld(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	l.Keep(ctx) // returns at once
+}
+
+// logBuffer collects log lines written from several goroutines.
+type logBuffer struct {
+	mu  gosync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestLogLeaseChanges: every transition of the lease is logged once, at
+// Info when it is gained and Warn when it is lost, and a lease held again
+// after a loss (a store outage, say) is logged as taken back.
+func TestLogLeaseChanges(t *testing.T) {
+	lease := newFakeLease(false)
+	var out logBuffer
+	log := slog.New(slog.NewTextHandler(&out, nil))
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		LogLeaseChanges(ctx, lease, log, "lease", "leader")
+	}()
+	count := func(msg string) int { return strings.Count(out.String(), "msg=\""+msg+"\"") }
+	steps := []struct {
+		held bool
+		// msg is the message the transition logs, times how many lines
+		// of it there are then, and line the text of the last one.
+		msg   string
+		times int
+		line  string
+	}{
+		{true, "lease acquired", 1, `level=INFO msg="lease acquired" lease=leader`},
+		{false, "lease lost", 1, `level=WARN msg="lease lost" lease=leader err="fake lease: held elsewhere"`},
+		{true, "lease taken back", 1, `level=INFO msg="lease taken back" lease=leader times=1`},
+		{false, "lease lost", 2, `level=WARN msg="lease lost" lease=leader`},
+		{true, "lease taken back", 2, `level=INFO msg="lease taken back" lease=leader times=2`},
+	}
+	for _, st := range steps {
+		lease.set(st.held)
+		// The next transition only once this one is logged, so that none
+		// is coalesced.
+		eventually(t, st.line, func() bool { return count(st.msg) == st.times })
+		if !strings.Contains(out.String(), st.line) {
+			t.Errorf("no line %s in\n%s", st.line, out.String())
+		}
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-testdeadline.After(t):
+		t.Fatal("LogLeaseChanges did not return")
+	}
+	// Once per transition: 1 acquired, 2 lost, 2 taken back, nothing else
+	// (not even for the shutdown).
+	if got := strings.Count(out.String(), "\n"); got != 5 || count("lease acquired") != 1 || count("lease lost") != 2 || count("lease taken back") != 2 {
+		t.Errorf("%d lines:\n%s", got, out.String())
+	}
+}
+
+// TestLogLeaseChangesHeld: a lease that never changes logs nothing.
+func TestLogLeaseChangesHeld(t *testing.T) {
+	var out logBuffer
+	LogLeaseChanges(t.Context(), Held(), slog.New(slog.NewTextHandler(&out, nil)))
+	if out.String() != "" {
+		t.Errorf("logged %q", out.String())
+	}
 }

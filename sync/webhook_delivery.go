@@ -27,14 +27,12 @@ import (
 
 // Delivery limits.
 const (
-	// deliveryBatch is how many due deliveries one pass takes.
-	deliveryBatch = 32
-	// deliveryConcurrency is how many deliveries are sent at once (each to
-	// a different endpoint or item).
-	deliveryConcurrency = 4
-	// disabledPause is how long a message to a disabled endpoint waits
-	// before it is looked at again.
-	disabledPause = time.Minute
+	// endpointBatch is how many due deliveries of one endpoint one pass
+	// takes.
+	endpointBatch = 16
+	// DefaultConcurrency bounds the attempts in flight overall and
+	// DefaultEndpointConcurrency those to one endpoint (Webhooks).
+	DefaultConcurrency, DefaultEndpointConcurrency = 32, 2
 	// keepDeliveries is how long finished deliveries stay in the log.
 	keepDeliveries = 7 * 24 * time.Hour
 	// maxURLLength bounds an endpoint URL.
@@ -205,16 +203,58 @@ func (h *Webhooks) send(ctx context.Context, hook *repository.Webhook, msgID str
 
 // Run sends due deliveries until ctx ends, and prunes the log daily. Only
 // the lease holder runs it.
+//
+// Every active endpoint has its own line (see Webhooks): Run starts one
+// goroutine per endpoint with due deliveries, which sends them, at most
+// EndpointConcurrency at a time, until none is due, and then ends. All of
+// them share Concurrency attempts in flight. A slow, failing or
+// redirecting endpoint thus only delays its own messages: the others
+// never wait for its attempts (at most EndpointConcurrency of the
+// Concurrency slots). Run looks for due deliveries every PollInterval and
+// whenever Observe queues new ones, and returns once every attempt in
+// flight has ended.
 func (h *Webhooks) Run(ctx context.Context) {
 	h.init()
-	var lastPrune time.Time
+	var (
+		wg gosync.WaitGroup
+		// busy marks the endpoints whose goroutine runs; again those a
+		// pass found busy, to look at once more when it ends (their
+		// goroutine may have looked before the new messages came).
+		busy      = map[int64]bool{}
+		again     = map[int64]bool{}
+		finished  = make(chan int64)
+		lastPrune time.Time
+	)
+	defer wg.Wait()
+	start := func(id int64, hook *repository.Webhook) {
+		busy[id] = true
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h.runEndpoint(ctx, id, hook)
+			select {
+			case finished <- id:
+			case <-ctx.Done():
+			}
+		}()
+	}
 	for {
-		n, err := h.DeliverDue(ctx)
+		hooks, err := h.Store.ListWebhooks(ctx)
 		if ctx.Err() != nil {
 			return
 		}
 		if err != nil {
 			h.Log.Warn("webhook deliveries failed", "err", err)
+		}
+		for _, hook := range hooks {
+			switch {
+			case !hook.Active:
+				// Its messages wait, pending, until it is enabled again.
+			case busy[hook.ID]:
+				again[hook.ID] = true
+			default:
+				start(hook.ID, hook)
+			}
 		}
 		if now := h.Now(); now.Sub(lastPrune) > 24*time.Hour {
 			if err := h.Store.PruneDeliveries(ctx, now.Add(-keepDeliveries)); err != nil {
@@ -223,75 +263,166 @@ func (h *Webhooks) Run(ctx context.Context) {
 				lastPrune = now
 			}
 		}
-		if n >= deliveryBatch {
-			continue
-		}
-		t := time.NewTimer(h.PollInterval)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !h.waitForWork(ctx, finished, busy, again, start) {
 			return
-		case <-h.wake:
-		case <-t.C:
 		}
-		t.Stop()
 	}
 }
 
-// DeliverDue sends the deliveries due now (one batch) and returns how many
-// it tried.
+// waitForWork waits until Run should look at every endpoint again
+// (PollInterval passed, or Observe queued messages): true, or ctx ended:
+// false. Meanwhile it notes the endpoint goroutines that end, and starts
+// one again when a pass asked for it.
+func (h *Webhooks) waitForWork(ctx context.Context, finished <-chan int64, busy, again map[int64]bool,
+	start func(int64, *repository.Webhook)) bool {
+	t := time.NewTimer(h.PollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-h.wake:
+			return true
+		case <-t.C:
+			return true
+		case id := <-finished:
+			delete(busy, id)
+			if again[id] {
+				delete(again, id)
+				start(id, nil) // read again: it may have been disabled meanwhile
+			}
+		}
+	}
+}
+
+// runEndpoint sends one endpoint's due deliveries, a batch at a time,
+// until none is due, the endpoint is disabled or gone, or an error (left
+// to the next pass, PollInterval later, so that a failing store is not
+// hammered). The first batch goes by hook as the pass just read it (nil:
+// read it); every further one reads the endpoint again (an attempt may
+// have disabled it).
+func (h *Webhooks) runEndpoint(ctx context.Context, id int64, hook *repository.Webhook) {
+	var err error
+	for ctx.Err() == nil {
+		if hook == nil {
+			hook, err = h.Store.GetWebhook(ctx, id)
+		}
+		if errors.Is(err, repository.ErrNotFound) || err == nil && !hook.Active {
+			return
+		}
+		if err == nil {
+			var n int
+			n, err = h.deliverEndpoint(ctx, hook)
+			if n == 0 && err == nil {
+				return
+			}
+			hook = nil
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				h.Log.Warn("webhook deliveries failed", "webhook", id, "err", err)
+			}
+			return
+		}
+	}
+}
+
+// DeliverDue sends the deliveries due now, one batch per active endpoint
+// (the endpoints concurrently), and returns how many it tried.
 func (h *Webhooks) DeliverDue(ctx context.Context) (int, error) {
 	h.init()
-	due, err := h.Store.DueDeliveries(ctx, h.Now(), deliveryBatch)
-	if err != nil || len(due) == 0 {
-		return 0, err
-	}
 	hooks, err := h.Store.ListWebhooks(ctx)
 	if err != nil {
 		return 0, err
 	}
-	byID := map[int64]*repository.Webhook{}
-	for _, w := range hooks {
-		byID[w.ID] = w
-	}
-	var wg gosync.WaitGroup
-	sem := make(chan struct{}, deliveryConcurrency)
-	errs := make(chan error, len(due))
-	for _, d := range due {
-		hook := byID[d.WebhookID]
-		if hook == nil {
-			continue // deleted meanwhile, with its deliveries
+	var (
+		wg    gosync.WaitGroup
+		mu    gosync.Mutex
+		tried int
+		errs  []error
+	)
+	for _, hook := range hooks {
+		if !hook.Active {
+			continue
 		}
 		wg.Add(1)
-		sem <- struct{}{}
 		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := h.attempt(ctx, hook, d); err != nil {
-				errs <- err
+			defer wg.Done()
+			n, err := h.deliverEndpoint(ctx, hook)
+			mu.Lock()
+			defer mu.Unlock()
+			tried += n
+			if err != nil {
+				errs = append(errs, err)
 			}
 		}()
 	}
 	wg.Wait()
-	close(errs)
-	return len(due), errors.Join(collect(errs)...)
+	return tried, errors.Join(errs...)
 }
 
-func collect(ch <-chan error) []error {
-	var out []error
-	for err := range ch {
-		out = append(out, err)
+// deliverEndpoint sends one batch of an endpoint's due deliveries: each
+// about another item (the store returns an item's first pending message
+// only), at most EndpointConcurrency at a time and each holding one of the
+// Concurrency slots. It returns how many it tried.
+func (h *Webhooks) deliverEndpoint(ctx context.Context, hook *repository.Webhook) (int, error) {
+	due, err := h.Store.DueEndpointDeliveries(ctx, hook.ID, h.Now(), endpointBatch)
+	if err != nil || len(due) == 0 {
+		return 0, err
 	}
-	return out
+	var (
+		wg   gosync.WaitGroup
+		mu   gosync.Mutex
+		errs []error
+	)
+	own := make(chan struct{}, h.EndpointConcurrency)
+	health := newEndpointHealth(hook)
+	tried := 0
+	for _, d := range due {
+		if !acquire(ctx, own) {
+			break
+		}
+		if !health.isActive() {
+			// Disabled by an attempt of this batch: the rest waits.
+			<-own
+			break
+		}
+		if !acquire(ctx, h.slots) {
+			<-own
+			break
+		}
+		tried++
+		wg.Add(1)
+		go func() {
+			defer func() { <-h.slots; <-own; wg.Done() }()
+			if err := h.attempt(ctx, hook, health, d); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if tried < len(due) && ctx.Err() != nil {
+		errs = append(errs, ctx.Err())
+	}
+	return tried, errors.Join(errs...)
+}
+
+// acquire takes a slot of sem, or reports false when ctx ends first.
+func acquire(ctx context.Context, sem chan struct{}) bool {
+	select {
+	case sem <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // attempt tries one delivery and records the outcome on it and on its
 // endpoint's health.
-func (h *Webhooks) attempt(ctx context.Context, hook *repository.Webhook, d *repository.Delivery) error {
+func (h *Webhooks) attempt(ctx context.Context, hook *repository.Webhook, health *endpointHealth, d *repository.Delivery) error {
 	start := h.Now()
-	if !hook.Active {
-		d.NextAttempt = start.Add(disabledPause)
-		return h.Store.SaveDelivery(ctx, d)
-	}
 	code, sendErr := h.send(ctx, hook, d.ID, d.Payload, start)
 	end := h.Now()
 	a := repository.DeliveryAttempt{At: start.UTC(), Code: code, DurationMs: end.Sub(start).Milliseconds()}
@@ -320,19 +451,45 @@ func (h *Webhooks) attempt(ctx context.Context, hook *repository.Webhook, d *rep
 		h.Log.Warn("webhook delivery failed", "webhook", hook.ID, "message", d.ID, "type", d.Type,
 			"attempt", d.Attempts, "code", code, "err", a.Error, "outcome", outcome)
 	}
-	return h.recordHealth(ctx, hook, sendErr, end)
+	return h.recordHealth(ctx, health, sendErr, end)
+}
+
+// endpointHealth is what a batch of attempts knows of its endpoint's
+// health. The attempts of one batch run concurrently and record their
+// outcomes one at a time through it, so that a success clears a failure
+// recorded by another attempt of the batch, and a disabled endpoint gets
+// no further attempt from the batch.
+type endpointHealth struct {
+	mu           gosync.Mutex
+	id           int64
+	active       bool
+	failingSince time.Time
+}
+
+func newEndpointHealth(hook *repository.Webhook) *endpointHealth {
+	return &endpointHealth{id: hook.ID, active: hook.Active, failingSince: hook.FailingSince}
+}
+
+// isActive reports whether the endpoint was still active at the last
+// outcome recorded.
+func (e *endpointHealth) isActive() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.active
 }
 
 // recordHealth keeps an endpoint's FailingSince, and disables an endpoint
 // that has failed without a success for DisableAfter.
-func (h *Webhooks) recordHealth(ctx context.Context, hook *repository.Webhook, sendErr error, now time.Time) error {
-	if sendErr == nil && hook.FailingSince.IsZero() {
+func (h *Webhooks) recordHealth(ctx context.Context, health *endpointHealth, sendErr error, now time.Time) error {
+	health.mu.Lock()
+	defer health.mu.Unlock()
+	if sendErr == nil && health.failingSince.IsZero() {
 		return nil
 	}
-	if sendErr != nil && !hook.FailingSince.IsZero() && now.Sub(hook.FailingSince) < h.DisableAfter {
+	if sendErr != nil && !health.failingSince.IsZero() && now.Sub(health.failingSince) < h.DisableAfter {
 		return nil
 	}
-	_, err := h.Store.UpdateWebhook(ctx, hook.ID, func(w *repository.Webhook) error {
+	w, err := h.Store.UpdateWebhook(ctx, health.id, func(w *repository.Webhook) error {
 		switch {
 		case sendErr == nil:
 			w.FailingSince = time.Time{}
@@ -346,8 +503,12 @@ func (h *Webhooks) recordHealth(ctx context.Context, hook *repository.Webhook, s
 		w.Updated = now
 		return nil
 	})
-	if errors.Is(err, repository.ErrNotFound) {
+	switch {
+	case errors.Is(err, repository.ErrNotFound):
+		health.active = false
 		return nil
+	case err == nil:
+		health.active, health.failingSince = w.Active, w.FailingSince
 	}
 	return err
 }
@@ -391,11 +552,13 @@ func (h *Webhooks) Ping(ctx context.Context, hook *repository.Webhook) repositor
 //	eventcal_webhook_deliveries_total{outcome}              counter  attempts by outcome: delivered, retry, failed
 //	eventcal_webhook_queue_depth                            gauge    pending deliveries, read on scrape
 //	eventcal_webhook_oldest_pending_age_seconds             gauge    age of the oldest pending delivery (0 when none)
+//	eventcal_webhook_attempts_in_flight                     gauge    attempts waiting for an answer (at most Concurrency)
 type webhookMetrics struct {
 	h          *Webhooks
 	deliveries *prometheus.CounterVec
 	depth      *prometheus.Desc
 	oldest     *prometheus.Desc
+	inFlight   *prometheus.Desc
 }
 
 func webhookMetricsFor(h *Webhooks) *webhookMetrics {
@@ -404,6 +567,8 @@ func webhookMetricsFor(h *Webhooks) *webhookMetrics {
 			Help: "Webhook delivery attempts by outcome (delivered, retry, failed)."}, []string{"outcome"}),
 		depth:  prometheus.NewDesc("eventcal_webhook_queue_depth", "Webhook deliveries waiting to be sent.", nil, nil),
 		oldest: prometheus.NewDesc("eventcal_webhook_oldest_pending_age_seconds", "Age of the oldest pending webhook delivery (0 when none).", nil, nil),
+		inFlight: prometheus.NewDesc("eventcal_webhook_attempts_in_flight",
+			"Webhook delivery attempts waiting for an answer (at most the overall concurrency).", nil, nil),
 	}
 	for _, o := range []string{"delivered", "retry", "failed"} {
 		m.deliveries.WithLabelValues(o)
@@ -422,12 +587,14 @@ func (m *webhookMetrics) Describe(ch chan<- *prometheus.Desc) {
 	m.deliveries.Describe(ch)
 	ch <- m.depth
 	ch <- m.oldest
+	ch <- m.inFlight
 }
 
 // Collect implements prometheus.Collector; the queue figures are read from
 // the store on each scrape.
 func (m *webhookMetrics) Collect(ch chan<- prometheus.Metric) {
 	m.deliveries.Collect(ch)
+	ch <- prometheus.MustNewConstMetric(m.inFlight, prometheus.GaugeValue, float64(len(m.h.slots)))
 	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
 	defer cancel()
 	n, oldest, err := m.h.Store.DeliveryQueue(ctx)

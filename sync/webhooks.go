@@ -37,6 +37,13 @@ import (
 // failures with exponential backoff and jitter for RetryFor (24 hours),
 // keeps each endpoint's messages about one item in order, and disables an
 // endpoint that has failed for DisableAfter (a day).
+//
+// Endpoints are isolated from each other: each has its own line in the
+// store (DueEndpointDeliveries) and its own goroutine in Run, with at most
+// EndpointConcurrency attempts in flight, so an endpoint that hangs,
+// fails or redirects (redirects are not followed: a 3xx is a failed
+// attempt) delays only its own messages. Concurrency bounds the attempts
+// of all endpoints together.
 type Webhooks struct {
 	Store repository.Store
 	// Render renders items as the API shows them to an admin.
@@ -59,11 +66,16 @@ type Webhooks struct {
 	// PollInterval is how often Run looks for due deliveries (default 1 s);
 	// Observe wakes it at once.
 	PollInterval time.Duration
+	// Concurrency bounds the attempts in flight overall (default
+	// DefaultConcurrency, 32) and EndpointConcurrency those to one endpoint
+	// (default DefaultEndpointConcurrency, 2), each about another item.
+	Concurrency, EndpointConcurrency int
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 
 	once    gosync.Once
 	wake    chan struct{}
+	slots   chan struct{}
 	client  *httpClient
 	metrics *webhookMetrics
 }
@@ -108,6 +120,13 @@ func (h *Webhooks) init() {
 		def(&h.FirstRetry, 5*time.Second)
 		def(&h.MaxRetryWait, time.Hour)
 		def(&h.PollInterval, time.Second)
+		if h.Concurrency <= 0 {
+			h.Concurrency = DefaultConcurrency
+		}
+		if h.EndpointConcurrency <= 0 {
+			h.EndpointConcurrency = DefaultEndpointConcurrency
+		}
+		h.slots = make(chan struct{}, h.Concurrency)
 		if h.MaxResponse <= 0 {
 			h.MaxResponse = 64 << 10
 		}

@@ -521,6 +521,11 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 		defer close(leaseDone)
 		lease.Keep(backgroundCtx)
 	}()
+	leaseLogDone := make(chan struct{})
+	go func() {
+		defer close(leaseLogDone)
+		sync.LogLeaseChanges(backgroundCtx, lease, logger, "lease", leaseName)
+	}()
 	go func() {
 		defer close(workerDone)
 		runIndexer(backgroundCtx, engine, worker, reindexer, lease, logger)
@@ -540,6 +545,7 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 		<-workerDone
 		<-webhooksDone
 		<-leaseDone
+		<-leaseLogDone
 	}()
 
 	draining := new(atomic.Bool)

@@ -120,13 +120,17 @@ type Lease struct {
 	// another live process with the same holder identity is found.
 	won      int64
 	conflict chan struct{}
+	// previous is the holder of the term before the one this process
+	// last claimed (its own after a renewal or a taking back).
+	previous string
 }
 
 // Lease returns the lease called name, as seen by holder (the replica's
 // stable identity, REPLICA_ID; the process adds a random instance ID, see
 // "Replica identity"), expiring ttl after its holder stops renewing it. Nothing is written until Keep (or IsLeader
-// answers for a kept lease). logger (nil: slog.Default) gets a line per
-// change of holder and per failed renewal.
+// answers for a kept lease). logger (nil: slog.Default) gets a Warn line
+// per failed renewal and Debug lines per claimed term and change of hold;
+// sync.LogLeaseChanges logs the transitions themselves.
 func (s *Store) Lease(name, holder string, ttl time.Duration, logger *slog.Logger) *Lease {
 	if logger == nil {
 		logger = slog.Default()
@@ -156,6 +160,19 @@ func (l *Lease) IsLeader(context.Context) error {
 		return nil
 	}
 	return fmt.Errorf("%w (%s)", ErrLeaseNotHeld, l.name)
+}
+
+// LeaseDetails implements sync.LeaseDetails: this replica's identity and,
+// when held, the term and the previous holder, for the lines that log the
+// lease's transitions.
+func (l *Lease) LeaseDetails(held bool) []any {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := []any{"holder", l.holder, "instance", l.instance}
+	if held {
+		out = append(out, "term", l.term, "previous", l.previous)
+	}
+	return out
 }
 
 // Changed returns a channel closed at the next change of IsLeader's
@@ -277,12 +294,14 @@ func (l *Lease) step(ctx context.Context) error {
 	switch {
 	case won:
 		l.won++
+		l.previous = ""
+		if cur != nil {
+			l.previous = cur.Holder
+		}
 		if !mine {
-			previous := ""
-			if cur != nil {
-				previous = cur.Holder
-			}
-			l.log.Info("lease acquired", "lease", l.name, "holder", l.holder, "instance", l.instance, "term", next, "previous", previous)
+			// The transition itself is logged once by sync.LogLeaseChanges
+			// ("lease acquired", "lease taken back"), with LeaseDetails.
+			l.log.Debug("lease term claimed", "lease", l.name, "holder", l.holder, "instance", l.instance, "term", next, "previous", l.previous)
 		}
 		l.term, l.validUntil = next, start.Add(l.ttl-l.ttl/LeaseHolderRenewals)
 	case err == nil:
@@ -347,9 +366,8 @@ func (l *Lease) settle() {
 	if held == l.held {
 		return
 	}
-	if !held {
-		l.log.Warn("lease no longer held", "lease", l.name, "holder", l.holder)
-	}
+	// The service logs the transition (sync.LogLeaseChanges).
+	l.log.Debug("lease hold changed", "lease", l.name, "holder", l.holder, "held", held, "term", l.term)
 	l.held = held
 	close(l.changed)
 	l.changed = make(chan struct{})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
+	evsync "github.com/calendar/eventcal/sync"
 )
 
 // fakeClock is a monotonic clock the lease tests move by hand.
@@ -264,4 +265,75 @@ func TestLease(t *testing.T) {
 			t.Errorf("a still leads after it stopped renewing")
 		}
 	})
+}
+
+// TestLeaseTransitionsLogged: with sync.LogLeaseChanges watching it, a
+// lease that is acquired, lost (its renewals fail during a store outage
+// until its validity passes) and taken back when the store answers again
+// is logged once per transition, the taking back included.
+func TestLeaseTransitionsLogged(t *testing.T) {
+	uri := mongotest.Start(t)
+	const ttl = 3 * time.Second
+	s := leaseStore(t, uri)
+	clock := &fakeClock{t: time.Unix(1_000_000, 0)}
+	l := s.Lease("leader", "process-a", ttl, quiet)
+	l.now = clock.now
+	var out logBuffer
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		evsync.LogLeaseChanges(ctx, l, slog.New(slog.NewTextHandler(&out, nil)), "lease", "leader")
+	}()
+	waitFor := func(what string, times int) {
+		t.Helper()
+		deadline := testdeadline.Of(t)
+		for strings.Count(out.String(), what) != times {
+			if time.Now().After(deadline) {
+				t.Fatalf("never logged %d× %s:\n%s", times, what, out.String())
+			}
+			time.Sleep(5 * time.Millisecond) // a poll interval
+		}
+	}
+	if err := l.step(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(`level=INFO msg="lease acquired" lease=leader`, 1)
+	// No renewal for a whole ttl (the store is unreachable): the holder
+	// stops counting itself leader, which Keep announces.
+	clock.advance(ttl)
+	l.settle()
+	waitFor(`level=WARN msg="lease lost" lease=leader`, 1)
+	// The store answers again and nobody took over: the holder renews its
+	// own term, taking the lease back.
+	if err := l.step(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(`level=INFO msg="lease taken back" lease=leader times=1 holder=process-a`, 1)
+	if !strings.Contains(out.String(), "term=2 previous=process-a") {
+		t.Errorf("the taking back does not name its term and the previous holder:\n%s", out.String())
+	}
+	cancel()
+	<-done
+	if n := strings.Count(out.String(), "\n"); n != 3 {
+		t.Errorf("%d lines, want 3:\n%s", n, out.String())
+	}
+}
+
+// logBuffer collects log lines written from several goroutines.
+type logBuffer struct {
+	mu  gosync.Mutex
+	buf strings.Builder
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

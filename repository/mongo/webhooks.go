@@ -39,6 +39,8 @@ func (s *Store) webhookIndexes(ctx context.Context) error {
 	for _, keys := range []bson.D{
 		{{Key: "status", Value: 1}, {Key: "seq", Value: 1}},
 		{{Key: "webhook_id", Value: 1}, {Key: "seq", Value: 1}},
+		// DueEndpointDeliveries: one endpoint's pending line.
+		{{Key: "status", Value: 1}, {Key: "webhook_id", Value: 1}, {Key: "seq", Value: 1}},
 	} {
 		if _, err := d.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: keys}); err != nil {
 			return fmt.Errorf("mongo: create index on %s: %w", collDeliveries, err)
@@ -245,15 +247,27 @@ func decodeDeliveries(ctx context.Context, cur *mongo.Cursor) ([]*repository.Del
 	return out, nil
 }
 
-// dueScan bounds how many pending deliveries DueDeliveries reads to find
-// the due ones that are first in line.
+// dueScan bounds how many pending deliveries DueDeliveries and
+// DueEndpointDeliveries read to find the due ones that are first in line.
 const dueScan = 2000
 
 // DueDeliveries returns the pending deliveries due at now that are first
 // in line for their endpoint and item. The pending ones are read in Seq
 // order and the line is kept in Go.
 func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]*repository.Delivery, error) {
-	cur, err := s.db.Collection(collDeliveries).Find(ctx, bson.D{{Key: "status", Value: repository.DeliveryPending}},
+	return s.dueDeliveries(ctx, bson.D{{Key: "status", Value: repository.DeliveryPending}}, now, limit)
+}
+
+// DueEndpointDeliveries returns the pending deliveries of one endpoint due
+// at now that are first in line for their item; the scan of dueScan
+// pending deliveries is the endpoint's own, so another endpoint's backlog
+// cannot fill it.
+func (s *Store) DueEndpointDeliveries(ctx context.Context, webhookID int64, now time.Time, limit int) ([]*repository.Delivery, error) {
+	return s.dueDeliveries(ctx, bson.D{{Key: "status", Value: repository.DeliveryPending}, {Key: "webhook_id", Value: webhookID}}, now, limit)
+}
+
+func (s *Store) dueDeliveries(ctx context.Context, filter bson.D, now time.Time, limit int) ([]*repository.Delivery, error) {
+	cur, err := s.db.Collection(collDeliveries).Find(ctx, filter,
 		options.Find().SetSort(bson.D{{Key: "seq", Value: 1}}).SetLimit(dueScan))
 	if err != nil {
 		return nil, fmt.Errorf("mongo: due deliveries: %w", err)

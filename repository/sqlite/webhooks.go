@@ -266,6 +266,16 @@ func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]
 		ORDER BY d.seq LIMIT ?`, now.UnixNano(), limit)
 }
 
+// DueEndpointDeliveries returns the pending deliveries of one endpoint due
+// at now that are first in line for their item.
+func (s *Store) DueEndpointDeliveries(ctx context.Context, webhookID int64, now time.Time, limit int) ([]*repository.Delivery, error) {
+	return s.deliveries(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries d
+		WHERE d.status = 'pending' AND d.webhook_id = ? AND d.next_at <= ?
+		AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.status = 'pending'
+			AND e.webhook_id = d.webhook_id AND e.item = d.item AND e.seq < d.seq)
+		ORDER BY d.seq LIMIT ?`, webhookID, now.UnixNano(), limit)
+}
+
 // SaveDelivery stores a delivery's status, next attempt and log.
 func (s *Store) SaveDelivery(ctx context.Context, d *repository.Delivery) error {
 	doc, err := json.Marshal(deliveryDoc{Type: d.Type, Attempts: d.Attempts, Log: d.Log})

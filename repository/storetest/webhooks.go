@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ var webhookTests = []storeTest{
 	{"CRUD", testWebhookCRUD},
 	{"ItemStates", testItemStates},
 	{"DeliveryQueue", testDeliveryQueue},
+	{"EndpointDeliveryQueue", testEndpointDeliveryQueue},
 }
 
 func newWebhook(t *testing.T, ctx context.Context, s repository.Store, url string) *repository.Webhook {
@@ -198,5 +200,77 @@ func testDeliveryQueue(t *testing.T, ctx context.Context, s repository.Store) {
 	}
 	if log, _ := s.ListDeliveries(ctx, w1, 10); len(log) != 2 {
 		t.Errorf("after prune: %d deliveries, want the 2 pending", len(log))
+	}
+}
+
+// testEndpointDeliveryQueue: an endpoint's due deliveries are read on
+// their own, whatever backlog another endpoint has queued before them,
+// first in line per item, in Seq order, up to the limit.
+func testEndpointDeliveryQueue(t *testing.T, ctx context.Context, s repository.Store) {
+	busy := newWebhook(t, ctx, s, "https://busy.example/hook").ID
+	quiet := newWebhook(t, ctx, s, "https://quiet.example/hook").ID
+	idle := newWebhook(t, ctx, s, "https://idle.example/hook").ID
+	at := func(min int) time.Time { return baseTime.Add(time.Duration(min) * time.Minute) }
+	d := func(w int64, msg, item string, next int) *repository.Delivery {
+		return &repository.Delivery{ID: msg, WebhookID: w, Item: item, Type: "event.updated", Payload: []byte(`{}`),
+			Created: at(0), Status: repository.DeliveryPending, NextAttempt: at(next)}
+	}
+	// The busy endpoint's backlog comes first: 40 messages about 20 items
+	// (two per item), more than any limit below.
+	var queued []*repository.Delivery
+	for i := range 40 {
+		queued = append(queued, d(busy, fmt.Sprintf("b%02d", i), fmt.Sprintf("post:%d", i%20), 0))
+	}
+	queued = append(queued,
+		d(quiet, "q1", "post:1", 0), d(quiet, "q2", "post:1", 0), // q2 waits behind q1
+		d(quiet, "q3", "post:2", 5), // due at minute 5
+		d(quiet, "q4", "post:3", 0),
+	)
+	if err := s.RecordChanges(ctx, nil, nil, queued); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(ds []*repository.Delivery) []string {
+		var out []string
+		for _, x := range ds {
+			out = append(out, x.ID)
+		}
+		return out
+	}
+	tests := []struct {
+		name    string
+		webhook int64
+		minute  int
+		limit   int
+		want    string
+	}{
+		{"behind another endpoint's backlog", quiet, 1, 10, "[q1 q4]"},
+		{"a later retry becomes due", quiet, 6, 10, "[q1 q3 q4]"},
+		{"the limit", quiet, 6, 2, "[q1 q3]"},
+		{"the backlog: first in line per item", busy, 1, 5, "[b00 b01 b02 b03 b04]"},
+		{"the backlog: every item once", busy, 1, 100, fmt.Sprint(ids(queued[:20]))},
+		{"nothing queued", idle, 1, 10, "[]"},
+	}
+	for _, tc := range tests {
+		due, err := s.DueEndpointDeliveries(ctx, tc.webhook, at(tc.minute), tc.limit)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := fmt.Sprint(ids(due)); got != tc.want {
+			t.Errorf("%s: due = %s, want %s", tc.name, got, tc.want)
+		}
+		for _, x := range due {
+			if x.WebhookID != tc.webhook {
+				t.Errorf("%s: %s of endpoint %d", tc.name, x.ID, x.WebhookID)
+			}
+		}
+	}
+	// q1 delivered: q2 is next in its line.
+	due, _ := s.DueEndpointDeliveries(ctx, quiet, at(1), 1)
+	due[0].Status = repository.DeliveryDelivered
+	if err := s.SaveDelivery(ctx, due[0]); err != nil {
+		t.Fatal(err)
+	}
+	if due, _ := s.DueEndpointDeliveries(ctx, quiet, at(1), 10); fmt.Sprint(ids(due)) != "[q2 q4]" {
+		t.Errorf("after q1: due = %v, want [q2 q4]", ids(due))
 	}
 }
