@@ -85,7 +85,7 @@ func (s *Server) getEventFeed(r *request) error {
 	if err := r.checkReadable(ev, p); err != nil {
 		return err
 	}
-	l, err := s.loadLinked(r.ctx, []*repository.Post{p})
+	l, err := r.loadLinked([]*repository.Post{p})
 	if err != nil {
 		return err
 	}
