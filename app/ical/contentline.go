@@ -26,7 +26,8 @@ import (
 // The rules (README "Security"):
 //   - TEXT (3.3.11): backslash, ';' and ',' are backslash-escaped; every line
 //     break (CRLF, CR, LF, VT, FF, NEL, U+2028, U+2029) becomes "\n"; other
-//     control characters (C0 but TAB, DEL, C1) are dropped.
+//     control characters (C0 but TAB, DEL, C1) and invalid UTF-8 are
+//     dropped.
 //   - URI (3.3.13) and CAL-ADDRESS (3.3.3): the value must parse (net/url;
 //     net/mail for an e-mail), is written in its canonical percent-encoded
 //     form, and must not hold a control character, white space or DQUOTE;
@@ -111,6 +112,7 @@ func isControl(r rune) bool {
 
 // textValue encodes s as a TEXT value (RFC 5545 3.3.11).
 func textValue(s string) string {
+	s = strings.ToValidUTF8(s, "") // invalid bytes are dropped
 	var b strings.Builder
 	b.Grow(len(s) + 8)
 	for i, r := range s {
@@ -122,8 +124,8 @@ func textValue(s string) string {
 		case r == '\\' || r == ';' || r == ',':
 			b.WriteByte('\\')
 			b.WriteRune(r)
-		case isControl(r) || r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
-			// dropped: control characters and invalid UTF-8
+		case isControl(r):
+			// dropped
 		default:
 			b.WriteRune(r)
 		}
@@ -190,11 +192,9 @@ func paramValue(s string) string {
 			return ' '
 		case r == '"':
 			return '\''
-		case r == utf8.RuneError:
-			return -1
 		}
 		return r
-	}, s)
+	}, strings.ToValidUTF8(s, ""))
 	s = strings.Join(strings.Fields(s), " ")
 	if strings.ContainsAny(s, ":;,") {
 		return `"` + s + `"`
