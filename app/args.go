@@ -195,18 +195,6 @@ func isTime(r *request, v any) string {
 	return ""
 }
 
-// isURLOrEmpty accepts an empty value or an absolute http(s) URL.
-func isURLOrEmpty(_ *request, v any) string {
-	s, ok := asString(v)
-	if !ok {
-		return invalid
-	}
-	if s == "" || validURL(s) {
-		return ""
-	}
-	return invalid
-}
-
 func contains[T comparable](list []T, v T) bool {
 	for _, x := range list {
 		if x == v {
