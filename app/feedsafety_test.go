@@ -278,7 +278,7 @@ func TestContactFieldsRefuseLineBreaks(t *testing.T) {
 	or := e.must(201, "POST", "organizers", "editor", map[string]any{"organizer": "Base org", "email": "base@example.test"}).id()
 	ev := e.must(201, "POST", "events", "editor", map[string]any{"title": "Base", "start_date": "2027-01-01 10:00", "end_date": "2027-01-01 11:00"}).id()
 	bad := map[string][]string{
-		"email": {"a@b.c\r\nEND:VEVENT", "a@b.c\n", "a@b.c\u2028x", "a@b.c\tx", "a@b.c\x00", "Name <a@b.c>", "a b@c.d", "not-an-address", "a@b.c, d@e.f"},
+		"email":   {"a@b.c\r\nEND:VEVENT", "a@b.c\n", "a@b.c\u2028x", "a@b.c\tx", "a@b.c\x00", "Name <a@b.c>", "a b@c.d", "not-an-address", "a@b.c, d@e.f"},
 		"website": {"https://x.test/\r\nEND:VEVENT", "https://x.test/\u2029", "https://x.test/\x7f", "javascript:alert(1)", "foo"},
 		"phone":   {"555\r\n1234", "555\n", "555\u2028", "555\x1b", "555\u0085"},
 	}
