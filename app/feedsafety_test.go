@@ -340,3 +340,44 @@ func TestContactFieldsRefuseLineBreaks(t *testing.T) {
 func lineBreakingValue(s string) bool {
 	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || (r >= 0x7f && r < 0xa0) || r == '\u2028' || r == '\u2029' })
 }
+
+// TestProtectedEventHidesLinksInFeeds checks a password-protected event's
+// venue and organizer: left out of the list feed as they are left out of
+// the JSON list (reference 4.8), shown with the password, and the single
+// feed needs the password as the JSON item does.
+func TestProtectedEventHidesLinksInFeeds(t *testing.T) {
+	e := newEnv(t)
+	v := e.must(201, "POST", "venues", "editor", map[string]any{"venue": "Guarded Hall", "geo_lat": 1, "geo_lng": 2}).id()
+	o := e.must(201, "POST", "organizers", "editor", map[string]any{"organizer": "Guarded Org", "email": "guard@example.test"}).id()
+	id := strconv.FormatInt(e.must(201, "POST", "events", "editor", map[string]any{"title": "Guarded", "password": "pw",
+		"start_date": "2027-02-01 10:00", "end_date": "2027-02-01 11:00", "venue": v, "organizer": []int64{o}}).id(), 10)
+	e.flush()
+	cases := []struct {
+		name, url, as string
+		status        int
+		shown         bool
+	}{
+		{"list, anonymous", "events.ics?include=" + id, "", 200, false},
+		{"list, contributor", "events.ics?include=" + id, "contributor", 200, false},
+		{"list, with the password", "events.ics?include=" + id + "&password=pw", "", 200, true},
+		{"list, editor with context=edit", "events.ics?include=" + id + "&context=edit", "editor", 200, true},
+		{"single, anonymous", "events/" + id + ".ics", "", 403, false},
+		{"single, with the password", "events/" + id + ".ics?password=pw", "", 200, true},
+	}
+	for _, c := range cases {
+		r := e.do("GET", c.url, c.as, nil)
+		if r.status != c.status {
+			t.Errorf("%s: %d, want %d", c.name, r.status, c.status)
+			continue
+		}
+		if r.status != 200 {
+			continue
+		}
+		parseStrict(t, r.raw, 1)
+		for _, marker := range []string{"Guarded Hall", "guard@example.test", "GEO:"} {
+			if got := strings.Contains(r.raw, marker); got != c.shown {
+				t.Errorf("%s: %q shown %v, want %v", c.name, marker, got, c.shown)
+			}
+		}
+	}
+}
