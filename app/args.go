@@ -204,19 +204,6 @@ func isTime(r *request, v any) string {
 	return ""
 }
 
-// isURLOrEmpty accepts an empty value or an absolute http(s) URL.
-func isURLOrEmpty(_ *request, v any) string {
-	const msg = "Must be an absolute http or https URL (https://example.com/page), or empty."
-	s, ok := asString(v)
-	if !ok {
-		return msg
-	}
-	if s == "" || validURL(s) {
-		return ""
-	}
-	return msg
-}
-
 func contains[T comparable](list []T, v T) bool {
 	for _, x := range list {
 		if x == v {

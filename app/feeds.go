@@ -15,8 +15,11 @@ import (
 // iCalendar feeds (GET /events.ics, GET /events/{id}.ics, and GET /events
 // with Accept: text/calendar) list exactly what the same JSON request
 // lists: the same query, visibility rules, redaction and language. Each
-// VEVENT is built from the rendered event object, so a field the JSON
-// leaves out or blanks for the caller is absent from the feed too.
+// VEVENT is built from the rendered event object, whose linked venues and
+// organizers come from r.loadLinked (the one visibility rule of
+// linkrules.go), so a field or linked record the JSON leaves out or blanks
+// for the caller is absent from the feed too: a feed never decides
+// visibility itself. Escaping is app/ical's (contentline.go).
 const (
 	// defaultFeedEvents is a feed's page size when per_page is not given.
 	defaultFeedEvents = 200
@@ -75,7 +78,8 @@ func (s *Server) listEventFeed(r *request) error {
 	return s.sendCalendar(r, events)
 }
 
-// getEventFeed serves GET /events/{id}.ics with the rules of a single read.
+// getEventFeed serves GET /events/{id}.ics with the rules of a single read
+// (checkReadable, then the caller's linked records, as sendPost does).
 func (s *Server) getEventFeed(r *request) error {
 	ev, _, _ := s.postTypes()
 	p, err := r.loadPost(ev, byID)
@@ -85,7 +89,7 @@ func (s *Server) getEventFeed(r *request) error {
 	if err := r.checkReadable(ev, p); err != nil {
 		return err
 	}
-	l, err := s.loadLinked(r.ctx, []*repository.Post{p})
+	l, err := r.loadLinked([]*repository.Post{p})
 	if err != nil {
 		return err
 	}

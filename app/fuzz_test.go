@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -9,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/calendar/eventcal/app/ical"
+	"github.com/calendar/eventcal/repository"
 )
 
 // fuzzRoute is one route the fuzzer drives.
@@ -158,4 +162,81 @@ func escapeQuery(q string) string {
 func validEscape(q string, i int) bool {
 	isHex := func(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 	return i+2 < len(q) && isHex(q[i+1]) && isHex(q[i+2])
+}
+
+// FuzzEventFeed writes an event whose title, description, venue, category
+// and organizer name are arbitrary (as an editor, whose text is stored as
+// sent), stores an arbitrary organizer e-mail directly (as data from before
+// write validation), optionally makes the venue and organizer drafts, and
+// reads the event's single and list iCalendar feeds as a fuzzed role. Each
+// feed holds exactly one VEVENT, its lines are folded CRLF lines of at
+// most 75 octets, SUMMARY reads back as the stored title, ORGANIZER is
+// never anything but one mailto: address, and a draft venue or organizer
+// shows only to a reader who may read it.
+//
+// The seed corpus runs in go test ./...; fuzz with
+//
+//	go test ./app -run XXX -fuzz FuzzEventFeed -fuzztime 2m
+func FuzzEventFeed(f *testing.F) {
+	e := newEnv(f)
+	for _, h := range append([]string{"plain", "", "\x00\xff"}, hostileTexts...) {
+		f.Add(h, h, h, h, h, "a@b.c\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nUID:forged", false, uint8(0))
+		f.Add("T"+h, "D"+h, "V"+h, "K"+h, "O"+h, "ok@example.test", true, uint8(3))
+	}
+	f.Add("T", "D", "V", "K", "O", "ok@example.test", true, uint8(0))
+	n := 0
+	f.Fuzz(func(t *testing.T, title, desc, venue, cat, org, email string, draft bool, role uint8) {
+		// The harness reports through e.t: this iteration's t (iterations
+		// of one process run one at a time).
+		e.t = t
+		n++
+		as := feedRoles[int(role)%len(feedRoles)]
+		status := "publish"
+		if draft {
+			status = "draft"
+		}
+		mark := "#" + strconv.Itoa(n)
+		v := e.do("POST", "venues", "editor", map[string]any{"venue": "V" + mark + venue, "status": status})
+		o := e.do("POST", "organizers", "editor", map[string]any{"organizer": "O" + mark + org, "status": status, "email": "ok@example.test"})
+		if v.status != 201 || o.status != 201 {
+			t.Skipf("venue %d, organizer %d", v.status, o.status) // refused input: nothing to render
+		}
+		if _, err := e.store.UpdatePost(context.Background(), o.id(), func(p *repository.Post) error {
+			p.Organizer.Email = email
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		ev := e.do("POST", "events", "editor", map[string]any{"title": "T" + mark + title, "description": desc,
+			"start_date": "2027-04-01 10:00", "end_date": "2027-04-01 11:00", "venue": v.id(), "organizer": []int64{o.id()},
+			"categories": []string{"K" + mark + cat}})
+		if ev.status != 201 {
+			t.Skipf("event %d", ev.status)
+		}
+		id := strconv.FormatInt(ev.id(), 10)
+		e.flush()
+		item := e.must(200, "GET", "events/"+id, as, nil)
+		sees := !draft || as == "editor" || as == "admin"
+		for _, url := range []string{"events/" + id + ".ics", "events.ics?include=" + id} {
+			r := e.do("GET", url, as, nil)
+			if r.status != 200 {
+				t.Fatalf("%s as %q: %d %s", url, as, r.status, r.raw)
+			}
+			got := parseStrict(t, r.raw, 1)[uidOf(ev.id())]
+			if got == nil {
+				t.Fatalf("%s: event missing", url)
+			}
+			if s, err := got.Props.Text("SUMMARY"); err != nil || s != feedText(ical.PlainText(item.str("title"))) {
+				t.Errorf("%s: SUMMARY %q (%v), stored %q", url, s, err, item.str("title"))
+			}
+			if loc, _ := got.Props.Text("LOCATION"); strings.Contains(loc, "V"+mark) != sees {
+				t.Errorf("%s as %q: LOCATION %q; draft %v", url, as, loc, draft)
+			}
+			for _, p := range got.Props.Values("ORGANIZER") {
+				if !sees || !strings.HasPrefix(p.Value, "mailto:") || strings.ContainsFunc(p.Value, func(r rune) bool { return r <= ' ' || r == '"' }) {
+					t.Errorf("%s as %q: ORGANIZER %q (draft %v, stored %q)", url, as, p.Value, draft, email)
+				}
+			}
+		}
+	})
 }

@@ -43,19 +43,40 @@ func nameLockKey(scope, lang, name string) string {
 	return scope + ":" + lang + ":" + hex.EncodeToString(sum[:16])
 }
 
-// loadLinked is Server.loadLinked with the venues and organizers the
-// caller may not read left out, so no renderer can embed them.
-func (r *request) loadLinked(posts []*repository.Post) (*linked, error) {
-	l, err := r.s.loadLinked(r.ctx, posts)
+// seesLinked is the one rule for which linked records a reader may see
+// inside another record, in every output format (JSON, json_ld, the
+// iCalendar feeds, webhook messages): a venue or organizer is shown only
+// to a reader who may read it on its own (canReadPost: published ones to
+// everyone; draft, pending, private, future and trashed ones to those who
+// may edit them). Images and terms have no status of their own here and
+// are always shown. u is nil for an anonymous reader.
+func seesLinked(u *repository.User, p *repository.Post) bool {
+	if p.Kind == repository.KindVenue || p.Kind == repository.KindOrganizer {
+		return canReadPost(u, p)
+	}
+	return true
+}
+
+// linkedFor fetches what posts link to and leaves out every linked record
+// seesLinked hides from u, so no renderer can embed it. It is the only
+// caller of fetchLinked: every output format gets its linked records here
+// (TestOnlyLinkedForFetchesLinks keeps it so).
+func (s *Server) linkedFor(ctx context.Context, u *repository.User, posts []*repository.Post) (*linked, error) {
+	l, err := s.fetchLinked(ctx, posts)
 	if err != nil {
 		return nil, err
 	}
 	for id, p := range l.posts {
-		if (p.Kind == repository.KindVenue || p.Kind == repository.KindOrganizer) && !canReadPost(r.user, p) {
+		if !seesLinked(u, p) {
 			delete(l.posts, id)
 		}
 	}
 	return l, nil
+}
+
+// loadLinked is linkedFor for the caller of the request.
+func (r *request) loadLinked(posts []*repository.Post) (*linked, error) {
+	return r.s.linkedFor(r.ctx, r.user, posts)
 }
 
 // mayLink reports whether the caller may link the post p to an event that

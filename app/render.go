@@ -130,8 +130,10 @@ type linked struct {
 	counts map[repository.Taxonomy]map[int64]int
 }
 
-// loadLinked fetches the venues, organizers, images and terms of posts.
-func (s *Server) loadLinked(ctx context.Context, posts []*repository.Post) (*linked, error) {
+// fetchLinked fetches the venues, organizers, images and terms of posts,
+// whatever their status. Renderers never call it: they get what a reader
+// may see from linkedFor (linkrules.go), the one place that decides it.
+func (s *Server) fetchLinked(ctx context.Context, posts []*repository.Post) (*linked, error) {
 	var postIDs, termIDs []int64
 	for _, p := range posts {
 		if p.ImageID != 0 {

@@ -277,10 +277,16 @@ func NewItemRenderer(opts Options) sync.ItemRenderer {
 		linkCache: linkedRecords{gen: func() int64 { return 0 }}}}
 }
 
+// webhookReader is the reader webhook messages are rendered for: an admin
+// (endpoints are registered by admins and receive every change), so a
+// message embeds what an admin's GET by ID embeds, decided by the same
+// rule as every other output (seesLinked).
+var webhookReader = &repository.User{Role: repository.RoleAdmin}
+
 // RenderPost renders an event, venue or organizer.
 func (ir itemRenderer) RenderPost(ctx context.Context, p *repository.Post) (json.RawMessage, error) {
 	s := ir.s
-	l, err := s.loadLinked(ctx, []*repository.Post{p})
+	l, err := s.linkedFor(ctx, webhookReader, []*repository.Post{p})
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,10 @@ func (s *Server) postWriteArgs(pt *postType, create bool) []arg {
 	text := func(name, desc string) arg {
 		return arg{Name: name, Type: tString, Check: emptyOrString, Desc: desc, MaxLen: limits.MaxShortText, Text: plainText}
 	}
+	contact := func(a arg, check func(*request, any) string) arg {
+		a.Check = check
+		return a
+	}
 	common := []arg{
 		{Name: "author", Type: tInteger, Desc: "ID of an existing user; editors and admins may name another user."},
 		{Name: "date", Type: tString, Check: isTime, Format: "date-time", Desc: "Publication date, in the item's (or the site's) time zone."},
@@ -39,7 +43,7 @@ func (s *Server) postWriteArgs(pt *postType, create bool) []arg {
 			{Name: "timezone", Type: tString, Check: checkZone, Desc: "Event time zone: an IANA name or UTC±N; empty means the site zone.", MaxLen: limits.MaxShortText},
 			{Name: "all_day", Type: tBoolean, Desc: "All-day event: start at 00:00:00, end at 23:59:59."},
 			{Name: "cost", Type: tAny, Check: checkCost, Desc: "Cost as text, or a list of prices.", MaxLen: limits.MaxShortText, MaxItems: limits.MaxCostItems, Text: plainText},
-			{Name: "website", Type: tString, Check: isURLOrEmpty, Format: "uri", Desc: "Event web page (http or https).", MaxLen: limits.MaxURL},
+			{Name: "website", Type: tString, Check: checkWebsite, Format: "uri", Desc: "Event web page (http or https).", MaxLen: limits.MaxURL},
 			{Name: "show_map", Type: tBoolean, Desc: "Show a map."},
 			{Name: "show_map_link", Type: tBoolean, Desc: "Show a map link."},
 			{Name: "hide_from_listings", Type: tBoolean, Desc: "Hide from event lists (still readable by ID)."},
@@ -57,8 +61,8 @@ func (s *Server) postWriteArgs(pt *postType, create bool) []arg {
 			{Name: "venue", Type: tString, Required: create, Check: nonEmptyString, Desc: "Venue name.", MaxLen: limits.MaxTitle, Text: plainText},
 			text("address", "Street address."), text("city", "City."), text("country", "Country."),
 			text("province", "Province."), text("state", "State."), text("stateprovince", "State or province; derived from state or province when absent."),
-			text("zip", "Postal code."), text("phone", "Phone number."),
-			{Name: "website", Type: tString, Check: isURLOrEmpty, Format: "uri", Desc: "Venue web page (http or https).", MaxLen: limits.MaxURL},
+			text("zip", "Postal code."), contact(text("phone", "Phone number: any text without line breaks or control characters."), checkPhone),
+			{Name: "website", Type: tString, Check: checkWebsite, Format: "uri", Desc: "Venue web page (http or https).", MaxLen: limits.MaxURL},
 			{Name: "show_map", Type: tAny, Desc: "Events at the venue show a map (default true)."},
 			{Name: "show_map_link", Type: tAny, Desc: "Events at the venue show a map link (default true)."},
 			{Name: "geo_lat", Type: tAny, Check: checkLatLng(90), Desc: "Latitude, -90 to 90; empty clears."},
@@ -67,8 +71,9 @@ func (s *Server) postWriteArgs(pt *postType, create bool) []arg {
 	case repository.KindOrganizer:
 		own = []arg{
 			{Name: "organizer", Type: tString, Required: create, Check: nonEmptyString, Desc: "Organizer name.", MaxLen: limits.MaxTitle, Text: plainText},
-			text("phone", "Phone number."), text("email", "E-mail address."),
-			{Name: "website", Type: tString, Check: isURLOrEmpty, Format: "uri", Desc: "Organizer web page (http or https).", MaxLen: limits.MaxURL},
+			contact(text("phone", "Phone number: any text without line breaks or control characters."), checkPhone),
+			contact(text("email", "E-mail address: one plain address such as name@example.org."), checkEmail),
+			{Name: "website", Type: tString, Check: checkWebsite, Format: "uri", Desc: "Organizer web page (http or https).", MaxLen: limits.MaxURL},
 		}
 	}
 	return append(own, common...)

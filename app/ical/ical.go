@@ -2,9 +2,11 @@
 //
 // It knows nothing about the API's storage or visibility rules: the caller
 // hands it Event values that already hold exactly what the caller may see
-// (the same values the JSON renderer uses), and Write serialises them with
-// github.com/arran4/golang-ical, which folds lines at 75 octets (never inside
-// a UTF-8 sequence), escapes TEXT values and ends lines with CRLF.
+// (the same values the JSON renderer uses), and Write serialises them
+// through contentline.go, the one place that escapes each value by its
+// RFC 5545 type (values as stored, whatever they hold: CR and LF never
+// reach a line), folds lines at 75 octets (never inside a UTF-8 sequence)
+// and ends lines with CRLF.
 //
 // Timed events are written in their own zone (DTSTART;TZID=...) with one
 // VTIMEZONE block per zone, built from Go's time zone database for the
@@ -18,8 +20,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	ics "github.com/arran4/golang-ical"
 )
 
 // ContentType is the media type of a calendar response.
@@ -49,8 +49,9 @@ const (
 // Point is a geographic position in degrees.
 type Point struct{ Lat, Lng float64 }
 
-// Organizer is the event's ORGANIZER. It is written only when Email is set,
-// since ORGANIZER's value must be a calendar address (mailto:).
+// Organizer is the event's ORGANIZER. It is written only when Email is one
+// plain e-mail address, since ORGANIZER's value must be a calendar address
+// (mailto:); Name is its CN parameter.
 type Organizer struct {
 	Name  string
 	Email string
@@ -74,44 +75,50 @@ type Event struct {
 	// AllDay writes dates (VALUE=DATE) taken from Start and End in Zone;
 	// the end date is exclusive, so it is the day after End's date.
 	AllDay bool
-	// Summary, Description and Location are plain text.
+	// Summary, Description and Location are plain text, written as
+	// escaped TEXT.
 	Summary, Description, Location string
-	URL                            string
-	Geo                            *Point
-	Categories                     []string
-	Organizer                      *Organizer
-	Status                         Status
+	// URL is written only when it is an absolute http or https URL.
+	URL        string
+	Geo        *Point
+	Categories []string
+	Organizer  *Organizer
+	Status     Status
 }
 
 const (
 	localFormat = "20060102T150405"
+	utcFormat   = "20060102T150405Z"
 	dateFormat  = "20060102"
 )
 
-// Write serialises the calendar.
+// Write serialises the calendar. Every value goes through the encoders of
+// contentline.go, the one place where output is escaped.
 func Write(w io.Writer, c Calendar) error {
-	cal := ics.NewCalendar()
-	cal.CalendarProperties = nil
-	cal.SetVersion("2.0")
-	cal.SetProductId(c.ProdID)
-	cal.SetCalscale("GREGORIAN")
-	if c.Name != "" {
-		cal.SetName(c.Name)
-		cal.SetXWRCalName(c.Name)
+	cw := &contentWriter{w: w}
+	cw.line("BEGIN", "VCALENDAR")
+	cw.line("VERSION", "2.0")
+	cw.line("PRODID", textValue(c.ProdID))
+	cw.line("CALSCALE", "GREGORIAN")
+	if name := textValue(c.Name); name != "" {
+		cw.line("NAME", name)
+		cw.line("X-WR-CALNAME", name)
 	}
 	for _, tz := range timezones(c.Events) {
-		cal.AddVTimezone(tz)
+		tz.write(cw)
 	}
 	for i := range c.Events {
-		cal.AddVEvent(vevent(&c.Events[i]))
+		writeEvent(cw, &c.Events[i])
 	}
-	return cal.SerializeTo(w, ics.WithNewLine("\r\n"))
+	cw.line("END", "VCALENDAR")
+	return cw.err
 }
 
-// vevent builds one VEVENT.
-func vevent(e *Event) *ics.VEvent {
-	v := ics.NewEvent(e.UID)
-	v.SetDtStampTime(e.Modified)
+// writeEvent writes one VEVENT.
+func writeEvent(cw *contentWriter, e *Event) {
+	cw.line("BEGIN", "VEVENT")
+	cw.line("UID", textValue(e.UID))
+	cw.line("DTSTAMP", utcStamp(e.Modified))
 	switch {
 	case e.AllDay:
 		loc := e.location()
@@ -121,50 +128,59 @@ func vevent(e *Event) *ics.VEvent {
 			end = start
 		}
 		endDay := time.Date(end.Year(), end.Month(), end.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, 1)
-		v.SetProperty(ics.ComponentPropertyDtStart, start.Format(dateFormat), ics.WithValue(string(ics.ValueDataTypeDate)))
-		v.SetProperty(ics.ComponentPropertyDtEnd, endDay.Format(dateFormat), ics.WithValue(string(ics.ValueDataTypeDate)))
+		cw.line("DTSTART", start.Format(dateFormat), param{"VALUE", "DATE"})
+		cw.line("DTEND", endDay.Format(dateFormat), param{"VALUE", "DATE"})
 	case e.inUTC():
-		v.SetStartAt(e.Start)
-		v.SetEndAt(e.End)
+		cw.line("DTSTART", utcStamp(e.Start))
+		cw.line("DTEND", utcStamp(e.End))
 	default:
-		v.SetProperty(ics.ComponentPropertyDtStart, e.Start.In(e.Zone).Format(localFormat), ics.WithTZID(e.ZoneName))
-		v.SetProperty(ics.ComponentPropertyDtEnd, e.End.In(e.Zone).Format(localFormat), ics.WithTZID(e.ZoneName))
+		cw.line("DTSTART", e.Start.In(e.Zone).Format(localFormat), param{"TZID", e.ZoneName})
+		cw.line("DTEND", e.End.In(e.Zone).Format(localFormat), param{"TZID", e.ZoneName})
 	}
-	v.SetSummary(text(e.Summary))
-	if d := text(e.Description); d != "" {
-		v.SetDescription(d)
+	cw.line("SUMMARY", textValue(e.Summary))
+	if d := textValue(e.Description); d != "" {
+		cw.line("DESCRIPTION", d)
 	}
-	if e.URL != "" {
-		v.SetURL(e.URL)
+	if u, ok := uriValue(e.URL); ok {
+		cw.line("URL", u)
 	}
-	if l := text(e.Location); l != "" {
-		v.SetLocation(l)
+	if l := textValue(e.Location); l != "" {
+		cw.line("LOCATION", l)
 	}
 	if e.Geo != nil {
-		v.SetProperty(ics.ComponentPropertyGeo, coord(e.Geo.Lat)+";"+coord(e.Geo.Lng))
+		lat, okLat := floatValue(e.Geo.Lat)
+		lng, okLng := floatValue(e.Geo.Lng)
+		if okLat && okLng {
+			cw.line("GEO", lat+";"+lng)
+		}
 	}
 	for _, c := range e.Categories {
-		// One property per category: the library escapes commas in TEXT
-		// values, so a joined list would read as one category.
-		if c = text(c); c != "" {
-			v.AddProperty(ics.ComponentPropertyCategories, c)
+		// One property per category: a comma inside a category is
+		// escaped, so a joined list would read as one category.
+		if c = textValue(c); c != "" {
+			cw.line("CATEGORIES", c)
 		}
 	}
-	if o := e.Organizer; o != nil && o.Email != "" {
-		var params []ics.PropertyParameter
-		if cn := paramText(o.Name); cn != "" {
-			params = append(params, ics.WithCN(cn))
+	if o := e.Organizer; o != nil {
+		if addr, ok := calAddressValue(o.Email); ok {
+			var params []param
+			if strings.TrimSpace(o.Name) != "" {
+				params = append(params, param{"CN", o.Name})
+			}
+			cw.line("ORGANIZER", addr, params...)
 		}
-		v.SetOrganizer("mailto:"+o.Email, params...)
 	}
 	if !e.Modified.IsZero() {
-		v.SetLastModifiedAt(e.Modified)
+		cw.line("LAST-MODIFIED", utcStamp(e.Modified))
 	}
 	if e.Status != "" {
-		v.SetStatus(ics.ObjectStatus(e.Status))
+		cw.line("STATUS", string(e.Status))
 	}
-	return v
+	cw.line("END", "VEVENT")
 }
+
+// utcStamp formats an instant as a UTC DATE-TIME.
+func utcStamp(t time.Time) string { return t.UTC().Format(utcFormat) }
 
 func (e *Event) location() *time.Location {
 	if e.Zone == nil {
@@ -178,47 +194,9 @@ func (e *Event) inUTC() bool {
 	return e.Zone == nil || e.Zone == time.UTC || e.ZoneName == "" || e.ZoneName == "UTC"
 }
 
-// coord formats a coordinate with at most six decimals (about 0.1 m).
-func coord(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-
-// text normalises line breaks to LF (the library escapes LF as \n and
-// would pass a CR through raw) and drops other control characters, which
-// RFC 5545 forbids in TEXT values.
-func text(s string) string {
-	s = strings.ReplaceAll(s, "\r\n", "\n")
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\n' || r == '\t':
-			return r
-		case r == '\r':
-			return '\n'
-		case r < 0x20 || r == 0x7f:
-			return -1
-		}
-		return r
-	}, s)
-}
-
-// paramText makes a parameter value safe to write unquoted: RFC 5545 allows
-// neither DQUOTE nor control characters in it, and the library escapes
-// ",;:" with backslashes (which the grammar does not define), so those are
-// replaced by spaces.
-func paramText(s string) string {
-	s = strings.Map(func(r rune) rune {
-		switch {
-		case r == ',' || r == ';' || r == ':' || r == '"' || r == '\\' || r == '\'':
-			return ' '
-		case r < 0x20 || r == 0x7f:
-			return -1
-		}
-		return r
-	}, s)
-	return strings.Join(strings.Fields(s), " ")
-}
-
 // timezones builds one VTIMEZONE per zone used by a timed event, covering
 // the years from one before the earliest event to one after the latest.
-func timezones(events []Event) []*ics.VTimezone {
+func timezones(events []Event) []*vtimezoneBlock {
 	type span struct {
 		loc      *time.Location
 		from, to time.Time
@@ -246,7 +224,7 @@ func timezones(events []Event) []*ics.VTimezone {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	out := make([]*ics.VTimezone, 0, len(names))
+	out := make([]*vtimezoneBlock, 0, len(names))
 	for _, n := range names {
 		sp := zones[n]
 		from := time.Date(sp.from.Year()-1, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -263,8 +241,8 @@ const maxTransitions = 400
 // rules in force at from, then one per transition (each with an explicit
 // DTSTART rather than an RRULE, which RFC 5545 allows and every client
 // reads the same way).
-func vtimezone(name string, loc *time.Location, from, to time.Time) *ics.VTimezone {
-	tz := ics.NewTimezone(name)
+func vtimezone(name string, loc *time.Location, from, to time.Time) *vtimezoneBlock {
+	tz := &vtimezoneBlock{id: name}
 	t := from.In(loc)
 	start, _ := t.ZoneBounds()
 	if start.IsZero() {
@@ -291,26 +269,48 @@ func offsetBefore(t time.Time) int {
 	return off
 }
 
+// vtimezoneBlock is one VTIMEZONE.
+type vtimezoneBlock struct {
+	id           string
+	observations []observance
+}
+
+// observance is one STANDARD or DAYLIGHT block.
+type observance struct {
+	daylight       bool
+	start          string // local DTSTART
+	fromOff, toOff int
+	abbr           string
+}
+
+// write writes the block.
+func (tz *vtimezoneBlock) write(cw *contentWriter) {
+	cw.line("BEGIN", "VTIMEZONE")
+	cw.line("TZID", textValue(tz.id))
+	for _, o := range tz.observations {
+		kind := "STANDARD"
+		if o.daylight {
+			kind = "DAYLIGHT"
+		}
+		cw.line("BEGIN", kind)
+		cw.line("DTSTART", o.start)
+		cw.line("TZOFFSETFROM", utcOffset(o.fromOff))
+		cw.line("TZOFFSETTO", utcOffset(o.toOff))
+		if o.abbr != "" && !strings.ContainsAny(o.abbr, "+-") {
+			cw.line("TZNAME", textValue(o.abbr))
+		}
+		cw.line("END", kind)
+	}
+	cw.line("END", "VTIMEZONE")
+}
+
 // addObservance appends a STANDARD or DAYLIGHT block starting at instant
 // start; its DTSTART is local time in the offset in force before it.
-func addObservance(tz *ics.VTimezone, start time.Time, fromOff, toOff int, at time.Time) {
+func addObservance(tz *vtimezoneBlock, start time.Time, fromOff, toOff int, at time.Time) {
 	abbr, _ := at.Zone()
-	var cb *ics.ComponentBase
-	if at.IsDST() {
-		d := &ics.Daylight{}
-		tz.Components = append(tz.Components, d)
-		cb = &d.ComponentBase
-	} else {
-		s := tz.AddStandard()
-		cb = &s.ComponentBase
-	}
 	local := start.UTC().Add(time.Duration(fromOff) * time.Second)
-	cb.SetProperty(ics.ComponentProperty(ics.PropertyDtstart), local.Format(localFormat))
-	cb.SetProperty(ics.ComponentProperty(ics.PropertyTzoffsetfrom), utcOffset(fromOff))
-	cb.SetProperty(ics.ComponentProperty(ics.PropertyTzoffsetto), utcOffset(toOff))
-	if abbr != "" && !strings.ContainsAny(abbr, "+-") {
-		cb.SetProperty(ics.ComponentProperty(ics.PropertyTzname), abbr)
-	}
+	tz.observations = append(tz.observations, observance{daylight: at.IsDST(), start: local.Format(localFormat),
+		fromOff: fromOff, toOff: toOff, abbr: abbr})
 }
 
 // utcOffset formats seconds east of UTC as RFC 5545's UTC-OFFSET (+HHMM or

@@ -157,7 +157,7 @@ func TestRoundTripArran4(t *testing.T) {
 	if tz := e.GetProperty(ics.ComponentPropertyDtStart).ICalParameters["TZID"]; len(tz) != 1 || tz[0] != "Europe/Amsterdam" {
 		t.Errorf("DTSTART TZID = %v", tz)
 	}
-	if cn := e.GetProperty(ics.ComponentPropertyOrganizer).ICalParameters["CN"]; len(cn) != 1 || cn[0] != "Jazz Society Amsterdam" {
+	if cn := e.GetProperty(ics.ComponentPropertyOrganizer).ICalParameters["CN"]; len(cn) != 1 || cn[0] != "Jazz Society, 'Amsterdam'" {
 		t.Errorf("ORGANIZER CN = %v", cn)
 	}
 	desc := ics.FromText(e.GetProperty(ics.ComponentPropertyDescription).Value)
