@@ -100,7 +100,7 @@ func TestInvalidParameterMessages(t *testing.T) {
 		{"write: time zone", "POST", "events", event("timezone", "Mars/Olympus"), 400, "rest_invalid_param", "timezone",
 			[]string{"timezone must be an IANA time zone name", "UTC+2", `received "Mars/Olympus"`}},
 		{"write: website", "PATCH", evURL, map[string]any{"website": "not a url"}, 400, "rest_invalid_param", "website",
-			[]string{"website must be an absolute http or https URL", `received "not a url"`}},
+			[]string{"website must be empty or an absolute http or https URL", `received "not a url"`}},
 		{"write: image", "PATCH", evURL, map[string]any{"image": "ftp://x.test/a.jpg"}, 400, "rest_invalid_param", "image",
 			[]string{"image must be the ID of a registered image", `received "ftp://x.test/a.jpg"`}},
 		{"write: unknown image", "PATCH", evURL, map[string]any{"image": 999999}, 400, "rest_invalid_param", "image",
