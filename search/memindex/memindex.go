@@ -42,8 +42,12 @@
 //
 // The index is derived data: the engine that owns it (search/bleve)
 // persists every document and reloads them at start. It is safe for
-// concurrent use: queries share a read lock; Apply and Remove hold the write
-// lock for a few microseconds per document.
+// concurrent use: queries share a read lock; a write tokenizes its
+// documents and re-sorts the vocabularies they grow without it, then holds
+// the write lock only to link them, in chunks of about chunkWords words
+// (see Apply). The words are kept per language and visibility (status,
+// hidden, protected; see language), so that a search walks only the words
+// of events it may match.
 package memindex
 
 import (
@@ -57,6 +61,7 @@ import (
 	"strconv"
 	"strings"
 	gosync "sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -67,7 +72,11 @@ import (
 // Index is the in-memory event index. The zero value is not usable: call
 // New.
 type Index struct {
-	mu gosync.RWMutex
+	// writeMu orders the writers. A writer prepares its documents (their
+	// words, and the vocabularies' new sorted orders) holding writeMu only,
+	// so that queries keep running, then holds mu to swap the results in.
+	writeMu gosync.Mutex
+	mu      gosync.RWMutex
 	// rows holds the events by slot; a slot of a removed event is free
 	// (listed in free) until an added event takes it.
 	rows []row
@@ -90,7 +99,11 @@ type Index struct {
 	pointOf map[search.GeoPoint]int32
 	freePts []int32
 	// langs holds the words of each language's text.
-	langs map[string]*vocabulary
+	langs map[string]*language
+	// checked counts the vocabulary words that queries' prefix and typo
+	// walks compared with a term: the work of a text search that grows
+	// with the vocabulary (see Checked).
+	checked atomic.Uint64
 }
 
 // The list filters of a query, indexing Index.lists.
@@ -163,33 +176,74 @@ type word struct {
 	title, body *roaring.Bitmap
 }
 
-// vocabulary is the words of one language: by text, and in order for
-// prefix and typo walks. New words wait in recent (unsorted, at most
-// recentMax) until they are merged into sorted, so a new word costs no
-// move of the whole vocabulary; a word that leaves stays in sorted, skipped,
-// until the next merge. A word is in exactly one of sorted and recent.
-type vocabulary struct {
-	byText map[string]*word
-	sorted []string
-	recent []string
-	// stale counts the words of sorted that are no longer in byText.
-	stale int
+// language holds the words of one language's text in one vocabulary per
+// visibility of the events that hold them (see visibility), and the
+// events whose text in this language is their text in another.
+//
+// Why per visibility: a prefix or typo term walks the words of a
+// vocabulary, so a vocabulary filled by drafts (60 drafts of 3,500 random
+// words each made every anonymous typo search walk 200,000 words, 0.25 to
+// 0.65 s) would make every search slow, while none of those words can
+// match an event an anonymous caller may see. A query walks only the
+// vocabularies of the visibilities its filters keep (an anonymous search:
+// published, listed, not protected), so the words of events it cannot
+// match cost it nothing; the rows a word matches are the same, so results
+// do not change.
+type language struct {
+	parts map[visibility]*vocabulary
 	// aliases holds, per other language, the events whose text in this
 	// language is their text in that one (indexed there only).
 	aliases map[string]*roaring.Bitmap
 }
 
+// visibility is what decides whether a query may match an event without
+// reading it: its status and its hidden and protected flags (the other
+// flags are not visibility, and are left out so that vocabularies stay
+// few and large).
+type visibility struct {
+	status string
+	flags  uint8
+}
+
+// visibilityFlags are the flags of an entry that a visibility keeps.
+const visibilityFlags = flagHidden | flagProtected
+
+// vocabulary is the words of one language and visibility: by text, and in
+// order for prefix and typo walks. New words wait in recent (unsorted, at
+// most about recentMax) until a writer merges them into sorted, so a new
+// word costs no move of the whole vocabulary; a word that leaves stays in
+// sorted, skipped, until the next merge. A word is in exactly one of
+// sorted and recent.
+type vocabulary struct {
+	byText map[string]*word
+	sorted []string
+	recent []string
+	// stale counts the words of sorted that are not in byText.
+	stale int
+}
+
 // recentMax bounds the unsorted new words of a vocabulary: a merge
-// (O(vocabulary)) every recentMax new words, and at most recentMax words
-// checked one by one in a walk. A variable so that the tests can merge
-// often.
+// (O(vocabulary), outside the lock) once recentMax new words wait, and at
+// most recentMax words checked one by one in a walk. A variable so that the
+// tests can merge often.
 var recentMax = 1024
+
+// chunkWords bounds the words a writer links in one hold of the lock: a
+// write of many documents releases it between chunks of about this many
+// words (a document's words are linked in one hold, so a 200,000-character
+// description, about 30,000 words at most, holds it for a few
+// milliseconds). A variable so that the tests can take small chunks.
+var chunkWords = 8192
+
+// preparedHook, when set (tests), is called by a writer after it prepared
+// a chunk, holding writeMu but not mu.
+var preparedHook func()
 
 // New returns an empty index.
 func New() *Index {
 	x := &Index{
 		slotOf: map[int64]uint32{}, statuses: map[string]uint8{},
-		pointOf: map[search.GeoPoint]int32{}, langs: map[string]*vocabulary{},
+		pointOf: map[search.GeoPoint]int32{}, langs: map[string]*language{},
 	}
 	for i := range x.lists {
 		x.lists[i] = map[int64]*roaring.Bitmap{}
@@ -204,45 +258,268 @@ func (x *Index) Count() int {
 	return len(x.slotOf)
 }
 
+// Checked returns the number of vocabulary words that the prefix and typo
+// walks of all queries so far compared with a query term: what a text
+// search costs beyond its exact words.
+func (x *Index) Checked() uint64 { return x.checked.Load() }
+
+// prepared is a document made ready to link, outside the lock: its
+// visibility and the distinct words of its text in each language.
+type prepared struct {
+	d     *search.EventDocument
+	flags uint8
+	texts []preparedText
+	words int
+}
+
+// preparedText is a document's text in one language: aliasOf names the
+// earlier language (by name) with the same text, or, when empty, title and
+// body hold the distinct words of the title and of the description and
+// excerpt.
+type preparedText struct {
+	lang, aliasOf string
+	title, body   []string
+}
+
+// visibility returns the visibility of the prepared document.
+func (p *prepared) visibility() visibility {
+	return visibility{status: p.d.Status, flags: p.flags & visibilityFlags}
+}
+
+// prepare tokenizes d: the costly part of a write, done without the lock.
+func prepare(d *search.EventDocument) prepared {
+	p := prepared{d: d, flags: docFlags(d)}
+	langs := slices.Sorted(maps.Keys(d.Text))
+	for i, lang := range langs {
+		t := d.Text[lang]
+		if j := slices.IndexFunc(langs[:i], func(l string) bool { return d.Text[l] == t }); j >= 0 {
+			p.texts = append(p.texts, preparedText{lang: lang, aliasOf: langs[j]})
+			continue
+		}
+		pt := preparedText{lang: lang, title: distinct(textWords(t.Title))}
+		pt.body = distinct(append(textWords(t.Description), textWords(t.Excerpt)...))
+		p.words += len(pt.title) + len(pt.body)
+		p.texts = append(p.texts, pt)
+	}
+	return p
+}
+
+// distinct returns the words without repeats, in first-seen order.
+func distinct(words []string) []string {
+	seen := make(map[string]struct{}, len(words))
+	out := words[:0]
+	for _, w := range words {
+		if _, ok := seen[w]; !ok {
+			seen[w] = struct{}{}
+			out = append(out, w)
+		}
+	}
+	return slices.Clip(out)
+}
+
+// docFlags returns the flags of d's entry.
+func docFlags(d *search.EventDocument) uint8 {
+	var flags uint8
+	for _, f := range [...]struct {
+		on   bool
+		flag uint8
+	}{
+		{d.Featured, flagFeatured}, {d.Ticketed, flagTicketed}, {d.HideFromListings, flagHidden},
+		{d.HasPassword, flagProtected}, {d.HasGeo, flagHasGeo},
+	} {
+		if f.on {
+			flags |= f.flag
+		}
+	}
+	return flags
+}
+
 // Apply adds or replaces events. Within one call a later document of the
 // same ID wins.
+//
+// The documents are tokenized, and the vocabularies that gain many words
+// re-sorted, before the lock is taken, in chunks of about chunkWords words;
+// the lock is held only to link a chunk (map and bitmap updates), so a
+// write's hold of the lock grows with the chunk's words, never with the
+// rest of the write or the size of the vocabulary, and queries run between
+// chunks and during their preparation.
 func (x *Index) Apply(docs []search.EventDocument) {
 	if len(docs) == 0 {
 		return
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if len(x.slotOf) == 0 && len(docs) > blockMax {
-		x.load(docs)
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	if x.Count() == 0 && len(docs) > blockMax {
+		preps := make([]prepared, len(docs))
+		for i := range docs {
+			preps[i] = prepare(&docs[i])
+		}
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		x.load(preps)
 		return
 	}
-	for i := range docs {
-		d := &docs[i]
-		slot, ok := x.slotOf[d.ID]
+	var next *prepared
+	for i := 0; i < len(docs); {
+		// A chunk: at least one document, then more while they fit.
+		var chunk []prepared
+		words := 0
+		for i < len(docs) {
+			if next == nil {
+				p := prepare(&docs[i])
+				next = &p
+			}
+			if len(chunk) > 0 && words+next.words > chunkWords {
+				break
+			}
+			chunk = append(chunk, *next)
+			words += next.words
+			next = nil
+			i++
+		}
+		merges := x.premerge(chunk)
+		if preparedHook != nil {
+			preparedHook()
+		}
+		x.mu.Lock()
+		x.linkChunk(chunk, merges)
+		x.mu.Unlock()
+	}
+}
+
+// linkChunk installs the merged vocabularies and links the chunk's
+// documents. The caller holds mu.
+func (x *Index) linkChunk(chunk []prepared, merges []merged) {
+	for _, m := range merges {
+		v := x.vocabulary(m.lang, m.vis)
+		v.sorted, v.recent, v.stale = m.sorted, nil, m.added
+	}
+	for i := range chunk {
+		p := &chunk[i]
+		slot, ok := x.slotOf[p.d.ID]
 		if ok {
 			x.order.remove(x, x.rows[slot].e)
 			x.unlink(slot)
 		} else {
 			slot = x.allocate()
-			x.slotOf[d.ID] = slot
+			x.slotOf[p.d.ID] = slot
 		}
-		x.link(slot, d)
+		x.link(slot, p)
 		x.order.insert(x, x.rows[slot].e)
+	}
+	// Only when a removal's merge took pre-merged words out again.
+	for _, l := range x.langs {
+		for _, v := range l.parts {
+			if len(v.recent) > 2*recentMax {
+				v.merge()
+			}
+		}
 	}
 }
 
-// load fills an empty index with docs, building the date order in one sort.
-func (x *Index) load(docs []search.EventDocument) {
-	for i := range docs {
-		d := &docs[i]
-		slot, ok := x.slotOf[d.ID]
+// merged is the new sorted order of one vocabulary, built outside the
+// lock: its live sorted and recent words and added new words (not yet in
+// byText).
+type merged struct {
+	lang   string
+	vis    visibility
+	sorted []string
+	added  int
+}
+
+// premerge returns the new sorted order of every vocabulary whose new
+// words (those of chunk not in it yet), with the ones already waiting,
+// would exceed recentMax. The caller holds writeMu only: no other writer
+// changes the vocabularies it reads.
+func (x *Index) premerge(chunk []prepared) []merged {
+	type key struct {
+		lang string
+		vis  visibility
+	}
+	news := map[key]map[string]struct{}{}
+	for i := range chunk {
+		p := &chunk[i]
+		for _, t := range p.texts {
+			if t.aliasOf != "" {
+				continue
+			}
+			k := key{t.lang, p.visibility()}
+			v := x.existing(k.lang, k.vis)
+			for _, ws := range [][]string{t.title, t.body} {
+				for _, w := range ws {
+					if v != nil && v.byText[w] != nil {
+						continue
+					}
+					if news[k] == nil {
+						news[k] = map[string]struct{}{}
+					}
+					news[k][w] = struct{}{}
+				}
+			}
+		}
+	}
+	var out []merged
+	for k, set := range news {
+		v := x.existing(k.lang, k.vis)
+		waiting := 0
+		if v != nil {
+			waiting = len(v.recent)
+		}
+		if waiting+len(set) <= recentMax {
+			continue
+		}
+		add := slices.Collect(maps.Keys(set))
+		var live []string
+		if v != nil {
+			add = append(add, v.recent...)
+			live = make([]string, 0, len(v.sorted)-v.stale)
+			for _, w := range v.sorted {
+				if v.byText[w] != nil {
+					live = append(live, w)
+				}
+			}
+		}
+		slices.Sort(add)
+		out = append(out, merged{lang: k.lang, vis: k.vis, sorted: mergeSorted(live, add), added: len(set)})
+	}
+	return out
+}
+
+// mergeSorted merges two sorted lists of distinct words.
+func mergeSorted(a, b []string) []string {
+	out := make([]string, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if a[i] < b[j] {
+			out = append(out, a[i])
+			i++
+		} else {
+			out = append(out, b[j])
+			j++
+		}
+	}
+	out = append(out, a[i:]...)
+	return append(out, b[j:]...)
+}
+
+// load fills an empty index with prepared documents, building the date
+// order in one sort and each vocabulary's order in one merge.
+func (x *Index) load(preps []prepared) {
+	for i := range preps {
+		p := &preps[i]
+		slot, ok := x.slotOf[p.d.ID]
 		if ok {
 			x.unlink(slot) // a repeated ID: the later document wins
 		} else {
 			slot = x.allocate()
-			x.slotOf[d.ID] = slot
+			x.slotOf[p.d.ID] = slot
 		}
-		x.link(slot, d)
+		x.link(slot, p)
+	}
+	for _, l := range x.langs {
+		for _, v := range l.parts {
+			v.merge()
+		}
 	}
 	all := make([]entry, 0, len(x.slotOf))
 	for _, slot := range x.slotOf {
@@ -259,6 +536,8 @@ func (x *Index) load(docs []search.EventDocument) {
 
 // Remove deletes events; IDs not in the index are ignored.
 func (x *Index) Remove(ids []int64) {
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for _, id := range ids {
@@ -287,25 +566,16 @@ func (x *Index) allocate() uint32 {
 	return uint32(len(x.rows) - 1)
 }
 
-// link sets the row of d at slot and adds it to the bitmaps and points.
-func (x *Index) link(slot uint32, d *search.EventDocument) {
+// link sets the row of the prepared document at slot and adds it to the
+// bitmaps and points.
+func (x *Index) link(slot uint32, p *prepared) {
+	d := p.d
 	r := row{
 		live: true, id: d.ID, pub: d.PublishDate, parent: d.ParentID, status: d.Status,
 		lists: [numLists][]int64{
 			slices.Clone(d.CategoryIDs), slices.Clone(d.TagIDs), slices.Clone(d.VenueIDs), slices.Clone(d.OrganizerIDs),
 		},
-		e: entry{start: d.Start, end: d.End, slot: slot, point: -1, status: x.statusCode(d.Status)},
-	}
-	for _, f := range [...]struct {
-		on   bool
-		flag uint8
-	}{
-		{d.Featured, flagFeatured}, {d.Ticketed, flagTicketed}, {d.HideFromListings, flagHidden},
-		{d.HasPassword, flagProtected}, {d.HasGeo, flagHasGeo},
-	} {
-		if f.on {
-			r.e.flags |= f.flag
-		}
+		e: entry{start: d.Start, end: d.End, slot: slot, point: -1, status: x.statusCode(d.Status), flags: p.flags},
 	}
 	if d.HasGeo && d.Geo != nil {
 		r.e.point = x.addPoint(*d.Geo)
@@ -320,41 +590,59 @@ func (x *Index) link(slot uint32, d *search.EventDocument) {
 			b.Add(slot)
 		}
 	}
-	langs := slices.Sorted(maps.Keys(d.Text))
-	for i, lang := range langs {
-		t := d.Text[lang]
-		v := x.vocabulary(lang)
-		if j := slices.IndexFunc(langs[:i], func(l string) bool { return d.Text[l] == t }); j >= 0 {
-			a := v.aliases[langs[j]]
+	r.words = make([]wordRef, 0, p.words)
+	for _, t := range p.texts {
+		if t.aliasOf != "" {
+			l := x.language(t.lang)
+			a := l.aliases[t.aliasOf]
 			if a == nil {
 				a = roaring.New()
-				v.aliases[langs[j]] = a
+				l.aliases[t.aliasOf] = a
 			}
 			a.Add(slot)
 			r.aliases = append(r.aliases, a)
 			continue
 		}
-		r.words = v.add(r.words, slot, textWords(t.Title), true)
-		r.words = v.add(r.words, slot, textWords(t.Description), false)
-		r.words = v.add(r.words, slot, textWords(t.Excerpt), false)
+		v := x.vocabulary(t.lang, p.visibility())
+		r.words = v.add(r.words, slot, t.title, true)
+		r.words = v.add(r.words, slot, t.body, false)
 	}
-	r.words = slices.Clip(r.words)
 	x.rows[slot] = r
 	x.ents[slot] = r.e
 }
 
-// vocabulary returns the vocabulary of lang, creating it.
-func (x *Index) vocabulary(lang string) *vocabulary {
-	v := x.langs[lang]
+// language returns the words of lang, creating them.
+func (x *Index) language(lang string) *language {
+	l := x.langs[lang]
+	if l == nil {
+		l = &language{parts: map[visibility]*vocabulary{}, aliases: map[string]*roaring.Bitmap{}}
+		x.langs[lang] = l
+	}
+	return l
+}
+
+// vocabulary returns the vocabulary of lang and vis, creating it.
+func (x *Index) vocabulary(lang string, vis visibility) *vocabulary {
+	l := x.language(lang)
+	v := l.parts[vis]
 	if v == nil {
-		v = &vocabulary{byText: map[string]*word{}, aliases: map[string]*roaring.Bitmap{}}
-		x.langs[lang] = v
+		v = &vocabulary{byText: map[string]*word{}}
+		l.parts[vis] = v
 	}
 	return v
 }
 
-// add records that the row at slot holds words (in its title or body),
-// appending the new postings to refs.
+// existing returns the vocabulary of lang and vis, or nil.
+func (x *Index) existing(lang string, vis visibility) *vocabulary {
+	if l := x.langs[lang]; l != nil {
+		return l.parts[vis]
+	}
+	return nil
+}
+
+// add records that the row at slot holds words (distinct, in its title or
+// body), appending the new postings to refs. A new word not sorted yet
+// waits in recent (the writer merges, see premerge).
 func (v *vocabulary) add(refs []wordRef, slot uint32, words []string, title bool) []wordRef {
 	for _, w := range words {
 		e := v.byText[w]
@@ -362,9 +650,9 @@ func (v *vocabulary) add(refs []wordRef, slot uint32, words []string, title bool
 			e = &word{text: w, vocab: v}
 			v.byText[w] = e
 			if _, ok := slices.BinarySearch(v.sorted, w); ok {
-				v.stale-- // back in sorted, where it stayed
-			} else if v.recent = append(v.recent, w); len(v.recent) > recentMax {
-				v.merge()
+				v.stale-- // in sorted already: left there, or merged in ahead
+			} else {
+				v.recent = append(v.recent, w)
 			}
 		}
 		b := &e.body
@@ -792,13 +1080,13 @@ func (x *Index) plan(q search.EventQuery) *plan {
 	if len(terms) == 0 {
 		return p
 	}
-	v := x.langs[q.Lang]
-	if v == nil {
+	l := x.langs[q.Lang]
+	if l == nil {
 		p.none = true
 		return p
 	}
 	for _, t := range terms {
-		matched, classes := x.match(v, t, q.Relevance)
+		matched, classes := x.match(p, l, t, q.Relevance)
 		if and(matched); p.none {
 			return p
 		}
@@ -842,16 +1130,17 @@ func (p *plan) near(x *Index, c search.GeoCircle) {
 }
 
 // match returns the rows where term t matches a word (in the title or the
-// body) of their text in v's language, and, when scored, the same rows
-// split by how they match: the words of v, and of each language v aliases
-// to for the aliased rows.
-func (x *Index) match(v *vocabulary, t search.Term, scored bool) (*roaring.Bitmap, []scoredClass) {
-	matched, classes := v.match(t, scored)
-	for lang, rows := range v.aliases {
+// body) of their text in l's language, and, when scored, the same rows
+// split by how they match: the words of l, and of each language l aliases
+// to for the aliased rows. Only the vocabularies of the visibilities p
+// keeps are read.
+func (x *Index) match(p *plan, l *language, t search.Term, scored bool) (*roaring.Bitmap, []scoredClass) {
+	matched, classes := x.matchParts(p, l, t, scored)
+	for lang, rows := range l.aliases {
 		if rows.IsEmpty() {
 			continue
 		}
-		m, cs := x.langs[lang].match(t, scored)
+		m, cs := x.matchParts(p, x.langs[lang], t, scored)
 		m.And(rows)
 		matched.Or(m)
 		if scored {
@@ -879,29 +1168,48 @@ func (x *Index) match(v *vocabulary, t search.Term, scored bool) (*roaring.Bitma
 	return matched, out
 }
 
-// match returns the rows where t matches a word of v, and when scored the
-// six classes of scoredClass (title exact, prefix, typo, then body exact,
-// prefix, typo) as bitmaps.
-func (v *vocabulary) match(t search.Term, scored bool) (*roaring.Bitmap, [6]*roaring.Bitmap) {
+// keeps reports whether p can match an event of visibility vis: its
+// status is one p keeps (a status without a code is compared by name
+// here too), and its hidden and protected flags pass p's.
+func (p *plan) keeps(vis visibility) bool {
+	if len(p.q.Statuses) > 0 && !slices.Contains(p.q.Statuses, vis.status) {
+		return false
+	}
+	mask := p.flagMask & visibilityFlags
+	return vis.flags&mask == p.flagWant&mask
+}
+
+// matchParts returns the rows where t matches a word of l's vocabularies
+// of the visibilities p keeps, and when scored the six classes of
+// scoredClass (title exact, prefix, typo, then body exact, prefix, typo)
+// as bitmaps.
+func (x *Index) matchParts(p *plan, l *language, t search.Term, scored bool) (*roaring.Bitmap, [6]*roaring.Bitmap) {
 	var parts []*roaring.Bitmap
 	var classes [6][]*roaring.Bitmap
-	v.walk(t, func(e *word) {
-		k := 2
-		switch {
-		case e.text == t.Word:
-			k = 0
-		case t.Prefix && strings.HasPrefix(e.text, t.Word):
-			k = 1
+	checked := 0
+	for vis, v := range l.parts {
+		if !p.keeps(vis) {
+			continue
 		}
-		for g, b := range []*roaring.Bitmap{e.title, e.body} {
-			if b != nil {
-				parts = append(parts, b)
-				if scored {
-					classes[3*g+k] = append(classes[3*g+k], b)
+		checked += v.walk(t, func(e *word) {
+			k := 2
+			switch {
+			case e.text == t.Word:
+				k = 0
+			case t.Prefix && strings.HasPrefix(e.text, t.Word):
+				k = 1
+			}
+			for g, b := range []*roaring.Bitmap{e.title, e.body} {
+				if b != nil {
+					parts = append(parts, b)
+					if scored {
+						classes[3*g+k] = append(classes[3*g+k], b)
+					}
 				}
 			}
-		}
-	})
+		})
+	}
+	x.checked.Add(uint64(checked))
 	var out [6]*roaring.Bitmap
 	if scored {
 		for k, bs := range classes {
@@ -922,19 +1230,22 @@ func (v *vocabulary) match(t search.Term, scored bool) (*roaring.Bitmap, [6]*roa
 // reads the words with the term's first letter, and, of every other first
 // letter c, those starting with c+term[1] or c+term[0], and those starting
 // with term[1:] or term[1]+term[0]. New words not yet sorted are all
-// checked.
-func (v *vocabulary) walk(t search.Term, fn func(*word)) {
+// checked. It returns the number of words it read (each word it compared
+// with the term, each recent word, each first letter it jumped to).
+func (v *vocabulary) walk(t search.Term, fn func(*word)) int {
 	if len(t.Word) > search.MaxWordBytes {
-		return
+		return 0
 	}
 	if t.Typos == 0 && !t.Prefix {
 		if e := v.byText[t.Word]; e != nil {
 			fn(e)
 		}
-		return
+		return 1
 	}
 	seen := map[string]bool{}
+	checked := 0
 	visit := func(w string) {
+		checked++
 		if e := v.byText[w]; e != nil && !seen[w] && t.Matches(w) {
 			seen[w] = true
 			fn(e)
@@ -950,11 +1261,11 @@ func (v *vocabulary) walk(t search.Term, fn func(*word)) {
 	case t.Typos == 0:
 		walkPrefix(t.Word)
 		walkRecent(v, t.Word, visit)
-		return
+		return checked + len(v.recent)
 	case t.Typos < 2:
 		walkPrefix(string(r0))
 		walkRecent(v, string(r0), visit)
-		return
+		return checked + len(v.recent)
 	}
 	walkRecent(v, "", visit)
 	rest := t.Word[n0:]
@@ -971,7 +1282,9 @@ func (v *vocabulary) walk(t search.Term, fn func(*word)) {
 			walkPrefix(first + string(r0))
 		}
 		i += sort.Search(len(v.sorted)-i, func(j int) bool { return !strings.HasPrefix(v.sorted[i+j], first) })
+		checked++
 	}
+	return checked + len(v.recent)
 }
 
 // walkRecent visits the words not yet sorted that start with prefix.
