@@ -385,6 +385,7 @@ func (x *Index) Apply(docs []search.EventDocument) {
 		x.linkChunk(chunk, merges)
 		x.mu.Unlock()
 	}
+	x.compact()
 }
 
 // linkChunk installs the merged vocabularies and links the chunk's
@@ -406,14 +407,6 @@ func (x *Index) linkChunk(chunk []prepared, merges []merged) {
 		}
 		x.link(slot, p)
 		x.order.insert(x, x.rows[slot].e)
-	}
-	// Only when a removal's merge took pre-merged words out again.
-	for _, l := range x.langs {
-		for _, v := range l.parts {
-			if len(v.recent) > 2*recentMax {
-				v.merge()
-			}
-		}
 	}
 }
 
@@ -534,23 +527,54 @@ func (x *Index) load(preps []prepared) {
 	}
 }
 
-// Remove deletes events; IDs not in the index are ignored.
+// Remove deletes events; IDs not in the index are ignored. Like Apply, it
+// releases the lock between chunks of about chunkWords words.
 func (x *Index) Remove(ids []int64) {
 	x.writeMu.Lock()
 	defer x.writeMu.Unlock()
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	for _, id := range ids {
-		slot, ok := x.slotOf[id]
-		if !ok {
-			continue
+	for len(ids) > 0 {
+		x.mu.Lock()
+		words := 0
+		for len(ids) > 0 && words < chunkWords {
+			id := ids[0]
+			ids = ids[1:]
+			slot, ok := x.slotOf[id]
+			if !ok {
+				continue
+			}
+			words += len(x.rows[slot].words)
+			x.order.remove(x, x.rows[slot].e)
+			x.unlink(slot)
+			x.rows[slot] = row{}
+			x.ents[slot] = entry{}
+			delete(x.slotOf, id)
+			x.free = append(x.free, slot)
 		}
-		x.order.remove(x, x.rows[slot].e)
-		x.unlink(slot)
-		x.rows[slot] = row{}
-		x.ents[slot] = entry{}
-		delete(x.slotOf, id)
-		x.free = append(x.free, slot)
+		x.mu.Unlock()
+	}
+	x.compact()
+}
+
+// compact drops the words that left from the sorted order of every
+// vocabulary where they are more than half of it, building the new order
+// outside the lock. The caller holds writeMu (so nothing it reads
+// changes).
+func (x *Index) compact() {
+	for _, l := range x.langs {
+		for _, v := range l.parts {
+			if v.stale == 0 || v.stale <= len(v.sorted)/2 {
+				continue
+			}
+			live := make([]string, 0, len(v.sorted)-v.stale)
+			for _, w := range v.sorted {
+				if v.byText[w] != nil {
+					live = append(live, w)
+				}
+			}
+			x.mu.Lock()
+			v.sorted, v.stale = live, 0
+			x.mu.Unlock()
+		}
 	}
 }
 
@@ -749,16 +773,17 @@ func (x *Index) unlink(slot uint32) {
 	}
 }
 
-// forget drops an unused word from its vocabulary.
+// forget drops an unused word from its vocabulary: from recent, or, left
+// in sorted, it counts as stale until the writer compacts (compact).
 func forget(e *word) {
 	v := e.vocab
 	delete(v.byText, e.text)
-	if i := slices.Index(v.recent, e.text); i >= 0 {
-		v.recent = slices.Delete(v.recent, i, i+1)
+	if _, ok := slices.BinarySearch(v.sorted, e.text); ok {
+		v.stale++
 		return
 	}
-	if v.stale++; v.stale > len(v.sorted)/2 {
-		v.merge()
+	if i := slices.Index(v.recent, e.text); i >= 0 {
+		v.recent = slices.Delete(v.recent, i, i+1)
 	}
 }
 
