@@ -465,10 +465,13 @@ func (x *Index) premerge(chunk []prepared) []merged {
 		var live []string
 		if v != nil {
 			add = append(add, v.recent...)
-			live = make([]string, 0, len(v.sorted)-v.stale)
-			for _, w := range v.sorted {
-				if v.byText[w] != nil {
-					live = append(live, w)
+			live = v.sorted
+			if v.stale > 0 {
+				live = make([]string, 0, len(v.sorted)-v.stale)
+				for _, w := range v.sorted {
+					if v.byText[w] != nil {
+						live = append(live, w)
+					}
 				}
 			}
 		}
