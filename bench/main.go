@@ -339,6 +339,12 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 	runtime.GC()
 	fmt.Fprintf(tw, "full reindex: %d documents, %s\t%.0f docs/s\t%.1f s\t\t\t\n", job.Done, job.State, float64(job.Done)/took.Seconds(), took.Seconds())
 	fmt.Fprintf(tw, "process RSS after the reindex (MiB)\t%.0f\t\t\t\t\n", rssMiB())
+	if rowFilter.MatchString("large drafts") {
+		fmt.Fprintln(os.Stderr, "reads while large drafts arrive...")
+		if err := s.draftRows(tw, rawEngine, uncachedBase, cfg.Languages, conc, dur, today); err != nil {
+			return err
+		}
+	}
 	if memProfile != "" {
 		f, err := os.Create(memProfile)
 		if err != nil {
