@@ -32,7 +32,6 @@ package bleve
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -220,8 +219,8 @@ func loadEvents(idx bleve.Index) ([]search.EventDocument, error) {
 				raw = f.Value()
 			}
 		})
-		var d search.EventDocument
-		if err := json.Unmarshal(raw, &d); err != nil {
+		d, err := decodeEvent(raw)
+		if err != nil {
 			return fail(fmt.Errorf("document %s: %w", ext, err))
 		}
 		docs = append(docs, d)

@@ -3,6 +3,8 @@ package bleve
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/calendar/eventcal/search"
@@ -33,21 +35,71 @@ func sortKeyOf(primary, id int64) string {
 	return fmt.Sprintf("%016x%016x", uint64(primary)^signBit, uint64(id)^signBit)
 }
 
-// eventFields is the stored form of an event: the document as JSON, its
-// text already plain (search.PlainText), which loadEvents reads back.
+// storedEvent is the stored form of an event document: each distinct text
+// once, under the first of its languages by name, and TextSame naming,
+// for each other language with the same text, that language. A document
+// whose languages fall back to one text (an untranslated post: seven
+// languages by default) is stored, encoded and read back with its text
+// once, not seven times (200,000 characters of description made 1.4 MB of
+// JSON). Documents stored before TextSame existed have none and read back
+// as they are.
+type storedEvent struct {
+	search.EventDocument
+	TextSame map[string]string `json:"text_same,omitempty"`
+}
+
+// eventFields is the stored form of an event: the document as JSON
+// (storedEvent), its text already plain (search.PlainText), which
+// loadEvents reads back.
 func eventFields(d search.EventDocument) (map[string]interface{}, error) {
+	stored := storedEvent{EventDocument: d}
 	if len(d.Text) > 0 {
 		text := make(map[string]search.Text, len(d.Text))
-		for lang, t := range d.Text {
-			text[lang] = search.Text{Title: search.PlainText(t.Title), Description: search.PlainText(t.Description), Excerpt: search.PlainText(t.Excerpt)}
+		firstOf := map[search.Text]string{}
+		plain := map[string]string{}
+		once := func(s string) string {
+			p, ok := plain[s]
+			if !ok {
+				p = search.PlainText(s)
+				plain[s] = p
+			}
+			return p
 		}
-		d.Text = text
+		for _, lang := range slices.Sorted(maps.Keys(d.Text)) {
+			t := d.Text[lang]
+			if first, ok := firstOf[t]; ok {
+				if stored.TextSame == nil {
+					stored.TextSame = map[string]string{}
+				}
+				stored.TextSame[lang] = first
+				continue
+			}
+			firstOf[t] = lang
+			text[lang] = search.Text{Title: once(t.Title), Description: once(t.Description), Excerpt: once(t.Excerpt)}
+		}
+		stored.Text = text
 	}
-	b, err := json.Marshal(d)
+	b, err := json.Marshal(stored)
 	if err != nil {
 		return nil, err
 	}
 	return map[string]interface{}{fieldDoc: string(b)}, nil
+}
+
+// decodeEvent reads a stored event document back (see storedEvent).
+func decodeEvent(raw []byte) (search.EventDocument, error) {
+	var stored storedEvent
+	if err := json.Unmarshal(raw, &stored); err != nil {
+		return search.EventDocument{}, err
+	}
+	d := stored.EventDocument
+	for lang, first := range stored.TextSame {
+		if d.Text == nil {
+			d.Text = map[string]search.Text{}
+		}
+		d.Text[lang] = d.Text[first]
+	}
+	return d, nil
 }
 
 // placeFields is the indexed form of a venue or organizer.

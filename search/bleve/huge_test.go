@@ -2,6 +2,8 @@ package bleve
 
 import (
 	"math/rand/v2"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -47,5 +49,48 @@ func BenchmarkIndexHugeEvent(b *testing.B) {
 		if err := e.IndexEvents(b.Context(), docs[i:i+1]); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestStoredEventRoundTrip stores documents whose languages share texts
+// (each distinct text is stored once) and reads them back whole, as
+// loadEvents does, along with a document stored in the older form (every
+// language written out).
+func TestStoredEventRoundTrip(t *testing.T) {
+	one := search.Text{Title: "Jazz <b>night</b>", Description: "Three &amp; bands", Excerpt: "x"}
+	plain := search.Text{Title: "Jazz night", Description: "Three & bands", Excerpt: "x"}
+	other := search.Text{Title: "Nuit du jazz"}
+	for _, c := range []struct {
+		name string
+		text map[string]search.Text
+		want map[string]search.Text
+	}{
+		{"untranslated", map[string]search.Text{"en": one, "fr": one, "nl": one}, map[string]search.Text{"en": plain, "fr": plain, "nl": plain}},
+		{"one translation", map[string]search.Text{"en": one, "fr": other, "nl": one}, map[string]search.Text{"en": plain, "fr": other, "nl": plain}},
+		{"no text", nil, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := search.EventDocument{ID: 7, Status: "publish", Text: c.text, CategoryIDs: []int64{3}}
+			fields, err := eventFields(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw := fields[fieldDoc].(string)
+			if c.name == "untranslated" && strings.Count(raw, "Three") != 1 {
+				t.Errorf("the shared text is stored %d times: %s", strings.Count(raw, "Three"), raw)
+			}
+			got, err := decodeEvent([]byte(raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got.Text, c.want) || got.ID != 7 || got.Status != "publish" || !slices.Equal(got.CategoryIDs, []int64{3}) {
+				t.Errorf("read back %+v, want text %+v", got, c.want)
+			}
+		})
+	}
+	old := `{"id":9,"text":{"en":{"title":"A","description":"","excerpt":""},"fr":{"title":"A","description":"","excerpt":""}},"status":"draft"}`
+	got, err := decodeEvent([]byte(old))
+	if err != nil || len(got.Text) != 2 || got.Text["fr"].Title != "A" || got.ID != 9 {
+		t.Errorf("older form: %+v, %v", got, err)
 	}
 }
