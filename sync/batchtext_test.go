@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -26,6 +27,8 @@ func TestLargeDraftsDoNotHoldSmallWrites(t *testing.T) {
 		}
 	}
 	small := s.post(t, repository.KindEvent, "Harbour concert", repository.StatusPublish, baseTime)
+	reads := &postReads{Store: s.store, reads: map[int64]int{}}
+	s.worker.Store = reads
 
 	s.step(t)
 	if got := s.titles(t, "harbour"); !slices.Equal(got, []int64{small.ID}) {
@@ -38,4 +41,25 @@ func TestLargeDraftsDoNotHoldSmallWrites(t *testing.T) {
 	if n := s.counts(t)[0]; n != 7 {
 		t.Errorf("after the backlog: %d events indexed, want 7", n)
 	}
+	// Each post is read a bounded number of times (for the choice, when
+	// taken, and to build its document), not once per batch of the
+	// backlog.
+	for id, n := range reads.reads {
+		if n > 3 {
+			t.Errorf("post %d read %d times", id, n)
+		}
+	}
+}
+
+// postReads counts the reads of each post through GetPosts.
+type postReads struct {
+	repository.Store
+	reads map[int64]int
+}
+
+func (c *postReads) GetPosts(ctx context.Context, ids []int64) (map[int64]*repository.Post, error) {
+	for _, id := range ids {
+		c.reads[id]++
+	}
+	return c.Store.GetPosts(ctx, ids)
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"log/slog"
+	"maps"
 	"slices"
 	gosync "sync"
 	"time"
@@ -57,6 +58,10 @@ type Worker struct {
 	// cascadeOrder (dependents.go); guarded by stepMu.
 	cascades     map[cascadeKey]*cascade
 	cascadeOrder []cascadeKey
+	// textSizes holds the text size of the posts of the marks that the
+	// last batch left pending (choose), so that a backlog of large posts
+	// is read once for the choice, not at every batch; guarded by stepMu.
+	textSizes map[markVersion]int
 
 	statsMu workerStats
 }
@@ -214,15 +219,14 @@ func (w *Worker) Step(ctx context.Context) (int, error) {
 	}
 	did := 0
 	if len(marks) > 0 {
-		posts, err := w.Store.GetPosts(ctx, postIDs(marks))
+		chosen, posts, err := w.choose(ctx, marks)
 		if err != nil {
 			if ctx.Err() == nil {
 				w.metrics.observeSyncError(syncErrStore)
 			}
 			return 0, err
 		}
-		marks = w.fitText(marks, posts)
-		n, err := w.batch(ctx, marks, posts)
+		n, err := w.batch(ctx, chosen, posts)
 		if err != nil {
 			return 0, err
 		}
@@ -507,17 +511,6 @@ func (w *Worker) IndexAllInto(ctx context.Context, dst search.Writer, progress f
 // behind it wait well under the one-second lag target.
 const defaultBatchTextBytes = 256 << 10
 
-// postIDs returns the post IDs of the marks (term marks excepted).
-func postIDs(marks []repository.IndexMark) []int64 {
-	var ids []int64
-	for _, m := range marks {
-		if m.Kind != repository.MarkTerm {
-			ids = append(ids, m.ID)
-		}
-	}
-	return ids
-}
-
 // textBytes is the size of a post's text in every language: what indexing
 // it costs grows with it (tokenizing, postings, the stored document).
 func textBytes(p *repository.Post) int {
@@ -530,26 +523,90 @@ func textBytes(p *repository.Post) int {
 	return n
 }
 
-// fitText returns the marks a batch takes when their posts' text exceeds
-// BatchTextBytes: the oldest mark (PendingMarks returns them oldest first),
+// markVersion is one version of a mark: a new write to the post gives
+// its mark a new sequence number.
+type markVersion struct {
+	kind repository.MarkKind
+	id   int64
+	seq  int64
+}
+
+// choose returns the marks a batch takes (fitText) and their posts (those
+// of term marks excepted; a deleted post is absent). The text sizes of the
+// marks it leaves pending are kept for the next batches, so each post of a
+// backlog is read for the choice once, and again when it is taken.
+func (w *Worker) choose(ctx context.Context, marks []repository.IndexMark) ([]repository.IndexMark, map[int64]*repository.Post, error) {
+	version := func(m repository.IndexMark) markVersion { return markVersion{m.Kind, m.ID, m.Seq} }
+	var unknown []int64
+	for _, m := range marks {
+		if _, ok := w.textSizes[version(m)]; !ok && m.Kind != repository.MarkTerm {
+			unknown = append(unknown, m.ID)
+		}
+	}
+	posts := map[int64]*repository.Post{}
+	read := map[int64]bool{}
+	if len(unknown) > 0 {
+		got, err := w.Store.GetPosts(ctx, unknown)
+		if err != nil {
+			return nil, nil, err
+		}
+		maps.Copy(posts, got)
+		for _, id := range unknown {
+			read[id] = true
+		}
+	}
+	size := func(m repository.IndexMark) int {
+		if m.Kind == repository.MarkTerm {
+			return 0
+		}
+		if n, ok := w.textSizes[version(m)]; ok {
+			return n
+		}
+		if p := posts[m.ID]; p != nil {
+			return textBytes(p)
+		}
+		return 0
+	}
+	chosen := fitText(marks, size, w.BatchTextBytes)
+	taken := map[markVersion]bool{}
+	var missing []int64
+	for _, m := range chosen {
+		taken[version(m)] = true
+		if m.Kind != repository.MarkTerm && !read[m.ID] {
+			missing = append(missing, m.ID)
+		}
+	}
+	left := map[markVersion]int{}
+	for _, m := range marks {
+		if !taken[version(m)] && m.Kind != repository.MarkTerm {
+			left[version(m)] = size(m)
+		}
+	}
+	w.textSizes = left
+	if len(missing) > 0 {
+		got, err := w.Store.GetPosts(ctx, missing)
+		if err != nil {
+			return nil, nil, err
+		}
+		maps.Copy(posts, got)
+	}
+	return chosen, posts, nil
+}
+
+// fitText returns the marks a batch takes when their posts' text (size)
+// exceeds limit: the oldest mark (PendingMarks returns them oldest first),
 // then the others smallest post first (term marks and deleted posts count
 // nothing) while the text fits. The others stay pending for the next
 // batches, so a backlog of large posts (drafts of 200,000 characters)
 // never holds the small writes behind it for longer than about one large
 // post takes: each batch takes the small marks and as many large ones as
 // fit.
-func (w *Worker) fitText(marks []repository.IndexMark, posts map[int64]*repository.Post) []repository.IndexMark {
-	size := func(m repository.IndexMark) int {
-		if p := posts[m.ID]; p != nil && m.Kind != repository.MarkTerm {
-			return textBytes(p)
-		}
-		return 0
-	}
+func fitText(marks []repository.IndexMark, size func(repository.IndexMark) int, limit int) []repository.IndexMark {
 	total := 0
 	for _, m := range marks {
 		total += size(m)
 	}
-	if total <= w.BatchTextBytes {
+	if total <= limit {
 		return marks
 	}
 	// The oldest mark always goes (so a large post is never starved by a
@@ -559,7 +616,7 @@ func (w *Worker) fitText(marks []repository.IndexMark, posts map[int64]*reposito
 	rest := slices.Clone(marks[1:])
 	slices.SortStableFunc(rest, func(a, b repository.IndexMark) int { return cmp.Compare(size(a), size(b)) })
 	for _, m := range rest {
-		if used+size(m) > w.BatchTextBytes {
+		if used+size(m) > limit {
 			break
 		}
 		used += size(m)
