@@ -36,9 +36,12 @@ func (s *stack) draftRows(tw *tabwriter.Writer, eng *bleve.Engine, uncachedBase 
 		quiet[i] = s.load(uncachedBase, row.path, conc, dur)
 	}
 
-	// The flood: one client posting large drafts back to back for the
-	// whole measurement (the reads, then the lag probes).
+	// The flood: one client posting large drafts, one every
+	// -draft-interval (0: back to back), for the whole measurement (the
+	// reads, then the lag probes).
 	stop := make(chan struct{})
+	pace := time.NewTicker(max(draftInterval, time.Microsecond))
+	defer pace.Stop()
 	var posted atomic.Int64
 	var floodErr atomic.Value
 	var wg gosync.WaitGroup
@@ -47,6 +50,13 @@ func (s *stack) draftRows(tw *tabwriter.Writer, eng *bleve.Engine, uncachedBase 
 		defer wg.Done()
 		r := rand.New(rand.NewPCG(19, 4))
 		for {
+			if draftInterval > 0 {
+				select {
+				case <-stop:
+					return
+				case <-pace.C:
+				}
+			}
 			select {
 			case <-stop:
 				return
@@ -76,7 +86,11 @@ func (s *stack) draftRows(tw *tabwriter.Writer, eng *bleve.Engine, uncachedBase 
 	if lagErr != nil {
 		return lagErr
 	}
-	fmt.Fprintf(tw, "while large drafts arrive (200,000 characters each; %d posted):\t\t\t\t\t\n", posted.Load())
+	every := "back to back"
+	if draftInterval > 0 {
+		every = "one every " + draftInterval.String()
+	}
+	fmt.Fprintf(tw, "while large drafts arrive (200,000 characters each, %s; %d posted):\t\t\t\t\t\n", every, posted.Load())
 	for i, row := range rows {
 		q, f := quiet[i], flooded[i]
 		fmt.Fprintf(tw, "%s, quiet / with drafts\t%.0f / %.0f\t%.2f / %.2f\t%.2f / %.2f\t\t\n", row.name, q.rate, f.rate,
@@ -116,6 +130,9 @@ func (s *stack) draftRows(tw *tabwriter.Writer, eng *bleve.Engine, uncachedBase 
 	fmt.Fprintf(tw, "indexing one 200,000-character description (ms/doc, %d docs)\t\t%.0f\t\t\t\n", n, float64(took.Milliseconds())/n)
 	return nil
 }
+
+// draftInterval is the -draft-interval flag.
+var draftInterval time.Duration
 
 // randomWord returns n random lower-case letters.
 func randomWord(r *rand.Rand, n int) string {

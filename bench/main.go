@@ -62,6 +62,7 @@ func main() {
 	flag.StringVar(&growthSteps, "growth-steps", "2000,25000,50000,100000", "store sizes of -growth")
 	flag.IntVar(&growthCreates, "growth-creates", 1000, "creates measured through the API at each size of -growth")
 	flag.IntVar(&apiEvents, "api-events", 2000, "events seeded (and measured) through the API; the others are written to the store directly")
+	flag.DurationVar(&draftInterval, "draft-interval", 500*time.Millisecond, "how often the large-drafts rows post a 200,000-character draft (0: back to back)")
 	flag.Parse()
 	var err error
 	if rowFilter, err = regexp.Compile(*rows); err != nil {
