@@ -218,8 +218,12 @@ type vocabulary struct {
 	byText map[string]*word
 	sorted []string
 	recent []string
-	// stale counts the words of sorted that are not in byText.
+	// stale counts the words of sorted that are not in byText: words that
+	// left, and pending ones.
 	stale int
+	// pending holds the words a writer merged into sorted ahead of linking
+	// them (premerge), while it links them.
+	pending map[string]struct{}
 }
 
 // recentMax bounds the unsorted new words of a vocabulary: a merge
@@ -393,8 +397,13 @@ func (x *Index) Apply(docs []search.EventDocument) {
 func (x *Index) linkChunk(chunk []prepared, merges []merged) {
 	for _, m := range merges {
 		v := x.vocabulary(m.lang, m.vis)
-		v.sorted, v.recent, v.stale = m.sorted, nil, m.added
+		v.sorted, v.recent, v.stale, v.pending = m.sorted, nil, len(m.added), m.added
 	}
+	defer func() {
+		for _, m := range merges {
+			x.vocabulary(m.lang, m.vis).pending = nil
+		}
+	}()
 	for i := range chunk {
 		p := &chunk[i]
 		slot, ok := x.slotOf[p.d.ID]
@@ -417,7 +426,7 @@ type merged struct {
 	lang   string
 	vis    visibility
 	sorted []string
-	added  int
+	added  map[string]struct{}
 }
 
 // premerge returns the new sorted order of every vocabulary whose new
@@ -476,7 +485,7 @@ func (x *Index) premerge(chunk []prepared) []merged {
 			}
 		}
 		slices.Sort(add)
-		out = append(out, merged{lang: k.lang, vis: k.vis, sorted: mergeSorted(live, add), added: len(set)})
+		out = append(out, merged{lang: k.lang, vis: k.vis, sorted: mergeSorted(live, add), added: set})
 	}
 	return out
 }
@@ -676,8 +685,11 @@ func (v *vocabulary) add(refs []wordRef, slot uint32, words []string, title bool
 		if e == nil {
 			e = &word{text: w, vocab: v}
 			v.byText[w] = e
-			if _, ok := slices.BinarySearch(v.sorted, w); ok {
-				v.stale-- // in sorted already: left there, or merged in ahead
+			if _, ok := v.pending[w]; ok {
+				delete(v.pending, w) // merged in ahead
+				v.stale--
+			} else if v.stale > len(v.pending) && sortedHas(v.sorted, w) {
+				v.stale-- // left there when it went
 			} else {
 				v.recent = append(v.recent, w)
 			}
@@ -694,6 +706,12 @@ func (v *vocabulary) add(refs []wordRef, slot uint32, words []string, title bool
 		}
 	}
 	return refs
+}
+
+// sortedHas reports whether the sorted words hold w.
+func sortedHas(sorted []string, w string) bool {
+	_, ok := slices.BinarySearch(sorted, w)
+	return ok
 }
 
 // textWords returns the words of an indexed text by the contract's rules.
