@@ -102,7 +102,15 @@ func decodeEvent(raw []byte) (search.EventDocument, error) {
 	return d, nil
 }
 
-// placeFields is the indexed form of a venue or organizer.
+// publicStatus is the one status anonymous callers see.
+const publicStatus = "publish"
+
+// placeFields is the indexed form of a venue or organizer. The text and
+// fields of a place that is not published go under other names
+// (prefixHiddenText, prefixHiddenFields), so that the typo expansion of an
+// anonymous search (which reads a field's whole term dictionary for a
+// two-typo word) never reads the words of drafts, pending or private
+// places: a flood of draft venues cannot slow it.
 func placeFields(d search.PlaceDocument) map[string]interface{} {
 	fields := make(map[string]interface{}, len(d.Fields))
 	for k, v := range d.Fields {
@@ -112,6 +120,10 @@ func placeFields(d search.PlaceDocument) map[string]interface{} {
 	for k, v := range d.LastStart {
 		last[k] = v
 	}
+	text, other := prefixText, prefixFields
+	if d.Status != publicStatus {
+		text, other = prefixHiddenText, prefixHiddenFields
+	}
 	return map[string]interface{}{
 		fieldID:          d.ID,
 		"kind":           string(d.Kind),
@@ -119,8 +131,8 @@ func placeFields(d search.PlaceDocument) map[string]interface{} {
 		fieldPublishDate: d.PublishDate,
 		fieldSortPublish: sortKeyOf(d.PublishDate, d.ID),
 		fieldHasEvents:   d.HasEvents,
-		prefixText:       textFields(d.Text),
-		prefixFields:     fields,
+		text:             textFields(d.Text),
+		other:            fields,
 		prefixLastStart:  last,
 	}
 }
@@ -137,5 +149,6 @@ func textFields(text map[string]search.Text) map[string]interface{} {
 	return out
 }
 
-// textField is the indexed name of one text field in one language.
-func textField(lang, name string) string { return prefixText + "." + lang + "." + name }
+// textField is the indexed name of one text field in one language, under
+// prefix (prefixText or prefixHiddenText).
+func textField(prefix, lang, name string) string { return prefix + "." + lang + "." + name }

@@ -94,3 +94,87 @@ func TestStoredEventRoundTrip(t *testing.T) {
 		t.Errorf("older form: %+v, %v", got, err)
 	}
 }
+
+// TestHiddenPlacesCostAnonymousSearchesNothing fills the venue index with
+// the words of draft, pending and private venues and checks, by the number
+// of dictionary words the typo expansions read (not by time), that an
+// anonymous venue search does the same work as before and finds the same
+// venues, while a search that may match drafts finds their words through
+// typos.
+func TestHiddenPlacesCostAnonymousSearchesNothing(t *testing.T) {
+	e := mustOpen(t, t.TempDir())
+	defer e.Close()
+	r := rand.New(rand.NewPCG(9, 10))
+	venue := func(id int64, status, text string) search.PlaceDocument {
+		return search.PlaceDocument{ID: id, Kind: search.Venues, Status: status, PublishDate: id,
+			Text:   map[string]search.Text{"en": {Title: text}},
+			Fields: map[string]string{"city": text}, LastStart: map[string]int64{}}
+	}
+	var public []search.PlaceDocument
+	for i := range 30 {
+		public = append(public, venue(int64(i+1), "publish", "Paradiso "+randomWords(r, 3)))
+	}
+	if err := e.IndexPlaces(t.Context(), public); err != nil {
+		t.Fatal(err)
+	}
+	queries := []string{"paradsio", "parardisoo", "qwertyuiop", "zzzzzzzzzz", "prdiso", "para"}
+	run := func(statuses []string) (uint64, []search.Result) {
+		before := dictWordsRead.Load()
+		var out []search.Result
+		for _, q := range queries {
+			res, err := e.SearchPlaces(t.Context(), search.PlaceQuery{Kind: search.Venues, Lang: "en", Query: q, Statuses: statuses, Limit: 50})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, res)
+		}
+		return dictWordsRead.Load() - before, out
+	}
+	anon := []string{"publish"}
+	quietWork, quietResults := run(anon)
+	if quietWork == 0 {
+		t.Fatal("the expansions read no word: the test measures nothing")
+	}
+	var hidden []search.PlaceDocument
+	for i := range 90 {
+		hidden = append(hidden, venue(int64(1000+i), []string{"draft", "pending", "private"}[i%3], randomWords(r, 300)))
+	}
+	draftWord := strings.Fields(hidden[0].Text["en"].Title)[0]
+	if err := e.IndexPlaces(t.Context(), hidden); err != nil {
+		t.Fatal(err)
+	}
+	floodWork, floodResults := run(anon)
+	if floodWork != quietWork {
+		t.Errorf("anonymous venue searches read %d dictionary words after the hidden venues came, %d before", floodWork, quietWork)
+	}
+	if !reflect.DeepEqual(floodResults, quietResults) {
+		t.Errorf("anonymous results changed: %v, before %v", floodResults, quietResults)
+	}
+	b := []byte(draftWord)
+	b[2], b[3] = b[3], b[2]
+	for _, c := range []struct {
+		statuses []string
+		want     int
+	}{{nil, 1}, {[]string{"publish", "draft"}, 1}, {anon, 0}} {
+		res, err := e.SearchPlaces(t.Context(), search.PlaceQuery{Kind: search.Venues, Lang: "en", Query: string(b), Statuses: c.statuses, Limit: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Total != c.want {
+			t.Errorf("search %q with statuses %v: %v, want %d match", b, c.statuses, res.IDs, c.want)
+		}
+	}
+}
+
+// randomWords returns n random words of 10 letters, space-separated.
+func randomWords(r *rand.Rand, n int) string {
+	words := make([]string, n)
+	for i := range words {
+		b := make([]byte, 10)
+		for j := range b {
+			b[j] = byte('a' + r.IntN(26))
+		}
+		words[i] = string(b)
+	}
+	return strings.Join(words, " ")
+}
