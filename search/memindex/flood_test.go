@@ -1,14 +1,13 @@
 package memindex
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/search"
 )
 
@@ -155,8 +154,7 @@ func TestReadersProceedWhileIndexing(t *testing.T) {
 	for i := range 5 {
 		huge = append(huge, floodEvent(int64(200000+i), "draft", randomWords(r, 10000, 8)))
 	}
-	deadline, cancel := context.WithTimeout(t.Context(), 2*time.Minute) // a hang fails, never a slow machine
-	defer cancel()
+	deadline := testdeadline.Context(t) // a hang fails, never a slow machine
 
 	paused, release := make(chan struct{}), make(chan struct{})
 	chunks := 0
