@@ -100,6 +100,9 @@ type Index struct {
 	freePts []int32
 	// langs holds the words of each language's text.
 	langs map[string]*language
+	// built holds, while a writer links a chunk, the words it built
+	// outside the lock (build).
+	built map[builtKey]*word
 	// checked counts the vocabulary words that queries' prefix and typo
 	// walks compared with a term: the work of a text search that grows
 	// with the vocabulary (see Checked).
@@ -382,19 +385,21 @@ func (x *Index) Apply(docs []search.EventDocument) {
 			i++
 		}
 		merges := x.premerge(chunk)
+		slots, built := x.build(chunk)
 		if preparedHook != nil {
 			preparedHook()
 		}
 		x.mu.Lock()
-		x.linkChunk(chunk, merges)
+		x.linkChunk(chunk, merges, slots, built)
 		x.mu.Unlock()
 	}
 	x.compact()
 }
 
 // linkChunk installs the merged vocabularies and links the chunk's
-// documents. The caller holds mu.
-func (x *Index) linkChunk(chunk []prepared, merges []merged) {
+// documents at the slots build chose, with the words it built. The caller
+// holds mu.
+func (x *Index) linkChunk(chunk []prepared, merges []merged, slots []uint32, built map[builtKey]*word) {
 	for _, m := range merges {
 		v := x.vocabulary(m.lang, m.vis)
 		v.sorted, v.recent, v.stale, v.pending = m.sorted, nil, len(m.added), m.added
@@ -404,6 +409,8 @@ func (x *Index) linkChunk(chunk []prepared, merges []merged) {
 			x.vocabulary(m.lang, m.vis).pending = nil
 		}
 	}()
+	x.built = built
+	defer func() { x.built = nil }()
 	for i := range chunk {
 		p := &chunk[i]
 		slot, ok := x.slotOf[p.d.ID]
@@ -411,12 +418,99 @@ func (x *Index) linkChunk(chunk []prepared, merges []merged) {
 			x.order.remove(x, x.rows[slot].e)
 			x.unlink(slot)
 		} else {
-			slot = x.allocate()
+			slot = x.take(slots[i])
 			x.slotOf[p.d.ID] = slot
 		}
 		x.link(slot, p)
 		x.order.insert(x, x.rows[slot].e)
 	}
+}
+
+// builtKey names a word of one language and visibility.
+type builtKey struct {
+	lang string
+	vis  visibility
+	w    string
+}
+
+// build chooses the slot of each document of chunk (as linkChunk will
+// take them: its own, or a free one, or a new one) and makes, outside the
+// lock, the words that no vocabulary holds yet, with their postings of the
+// chunk's documents, so that linking them under the lock only puts them in
+// their vocabulary. A document whose ID the chunk holds twice gets no
+// built words (its first version is unlinked by the second). The caller
+// holds writeMu only.
+func (x *Index) build(chunk []prepared) ([]uint32, map[builtKey]*word) {
+	count := map[int64]int{}
+	for i := range chunk {
+		count[chunk[i].d.ID]++
+	}
+	slots := make([]uint32, len(chunk))
+	assigned := map[int64]uint32{}
+	free, next := len(x.free), uint32(len(x.rows))
+	built := map[builtKey]*word{}
+	for i := range chunk {
+		p := &chunk[i]
+		slot, ok := x.slotOf[p.d.ID]
+		if !ok {
+			if slot, ok = assigned[p.d.ID]; !ok {
+				if free > 0 {
+					free--
+					slot = x.free[free]
+				} else {
+					slot = next
+					next++
+				}
+				assigned[p.d.ID] = slot
+			}
+		}
+		slots[i] = slot
+		if count[p.d.ID] > 1 {
+			continue
+		}
+		vis := p.visibility()
+		for _, t := range p.texts {
+			if t.aliasOf != "" {
+				continue
+			}
+			v := x.existing(t.lang, vis)
+			for part, words := range [2][]string{t.title, t.body} {
+				for _, w := range words {
+					if v != nil && v.byText[w] != nil {
+						continue
+					}
+					k := builtKey{t.lang, vis, w}
+					e := built[k]
+					if e == nil {
+						e = &word{text: w}
+						built[k] = e
+					}
+					b := &e.body
+					if part == 0 {
+						b = &e.title
+					}
+					if *b == nil {
+						*b = roaring.New()
+					}
+					(*b).Add(slot)
+				}
+			}
+		}
+	}
+	return slots, built
+}
+
+// take returns slot, taken from the free slots or by growing rows (build
+// chose it as allocate would have).
+func (x *Index) take(slot uint32) uint32 {
+	if int(slot) == len(x.rows) {
+		return x.allocate()
+	}
+	if i := slices.Index(x.free, slot); i >= 0 {
+		x.free = slices.Delete(x.free, i, i+1)
+		return slot
+	}
+	panic("memindex: build chose a slot that is neither free nor next")
 }
 
 // merged is the new sorted order of one vocabulary, built outside the
@@ -639,9 +733,11 @@ func (x *Index) link(slot uint32, p *prepared) {
 			r.aliases = append(r.aliases, a)
 			continue
 		}
-		v := x.vocabulary(t.lang, p.visibility())
-		r.words = v.add(r.words, slot, t.title, true)
-		r.words = v.add(r.words, slot, t.body, false)
+		vis := p.visibility()
+		v := x.vocabulary(t.lang, vis)
+		built := func(w string) *word { return x.built[builtKey{t.lang, vis, w}] }
+		r.words = v.add(r.words, slot, t.title, true, built)
+		r.words = v.add(r.words, slot, t.body, false, built)
 	}
 	x.rows[slot] = r
 	x.ents[slot] = r.e
@@ -677,13 +773,18 @@ func (x *Index) existing(lang string, vis visibility) *vocabulary {
 }
 
 // add records that the row at slot holds words (distinct, in its title or
-// body), appending the new postings to refs. A new word not sorted yet
-// waits in recent (the writer merges, see premerge).
-func (v *vocabulary) add(refs []wordRef, slot uint32, words []string, title bool) []wordRef {
+// body), appending the postings to refs; the slot is in no bitmap of the
+// vocabulary yet, except those of the words the writer built for it
+// (built: nil when none). A new word not sorted yet waits in recent (the
+// writer merges, see premerge).
+func (v *vocabulary) add(refs []wordRef, slot uint32, words []string, title bool, built func(string) *word) []wordRef {
 	for _, w := range words {
 		e := v.byText[w]
 		if e == nil {
-			e = &word{text: w, vocab: v}
+			if e = built(w); e == nil {
+				e = &word{text: w}
+			}
+			e.vocab = v
 			v.byText[w] = e
 			if _, ok := v.pending[w]; ok {
 				delete(v.pending, w) // merged in ahead
@@ -701,9 +802,8 @@ func (v *vocabulary) add(refs []wordRef, slot uint32, words []string, title bool
 		if *b == nil {
 			*b = roaring.New()
 		}
-		if (*b).CheckedAdd(slot) {
-			refs = append(refs, wordRef{w: e, title: title})
-		}
+		(*b).Add(slot)
+		refs = append(refs, wordRef{w: e, title: title})
 	}
 	return refs
 }
