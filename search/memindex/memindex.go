@@ -43,9 +43,9 @@
 // The index is derived data: the engine that owns it (search/bleve)
 // persists every document and reloads them at start. It is safe for
 // concurrent use: queries share a read lock; a write tokenizes its
-// documents and re-sorts the vocabularies they grow without it, then holds
-// the write lock only to link them, in chunks of about chunkWords words
-// (see Apply). The words are kept per language and visibility (status,
+// documents, builds the postings of the words they bring and re-sorts the
+// vocabularies they grow without it, then holds the write lock only to
+// link them, in chunks of about chunkWords words (see Apply). The words are kept per language and visibility (status,
 // hidden, protected; see language), so that a search walks only the words
 // of events it may match.
 package memindex
@@ -344,8 +344,9 @@ func docFlags(d *search.EventDocument) uint8 {
 // Apply adds or replaces events. Within one call a later document of the
 // same ID wins.
 //
-// The documents are tokenized, and the vocabularies that gain many words
-// re-sorted, before the lock is taken, in chunks of about chunkWords words;
+// The documents are tokenized, the words they bring built with their
+// postings, and the vocabularies that gain many words re-sorted, before
+// the lock is taken, in chunks of about chunkWords words;
 // the lock is held only to link a chunk (map and bitmap updates), so a
 // write's hold of the lock grows with the chunk's words, never with the
 // rest of the write or the size of the vocabulary, and queries run between
