@@ -62,6 +62,7 @@ func main() {
 	flag.StringVar(&growthSteps, "growth-steps", "2000,25000,50000,100000", "store sizes of -growth")
 	flag.IntVar(&growthCreates, "growth-creates", 1000, "creates measured through the API at each size of -growth")
 	flag.IntVar(&apiEvents, "api-events", 2000, "events seeded (and measured) through the API; the others are written to the store directly")
+	flag.DurationVar(&draftInterval, "draft-interval", 500*time.Millisecond, "how often the large-drafts rows post a 200,000-character draft (0: back to back)")
 	flag.Parse()
 	var err error
 	if rowFilter, err = regexp.Compile(*rows); err != nil {
@@ -339,6 +340,12 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 	runtime.GC()
 	fmt.Fprintf(tw, "full reindex: %d documents, %s\t%.0f docs/s\t%.1f s\t\t\t\n", job.Done, job.State, float64(job.Done)/took.Seconds(), took.Seconds())
 	fmt.Fprintf(tw, "process RSS after the reindex (MiB)\t%.0f\t\t\t\t\n", rssMiB())
+	if rowFilter.MatchString("large drafts") {
+		fmt.Fprintln(os.Stderr, "reads while large drafts arrive...")
+		if err := s.draftRows(tw, rawEngine, uncachedBase, cfg.Languages, conc, dur, today); err != nil {
+			return err
+		}
+	}
 	if memProfile != "" {
 		f, err := os.Create(memProfile)
 		if err != nil {

@@ -22,14 +22,26 @@ type DocBuilder struct {
 	Location *time.Location
 }
 
-// text resolves the searchable text of a post in every language.
+// text resolves the searchable text of a post in every language. Each
+// distinct text is cut once (cutLongWords): the languages without a
+// translation share the default language's (a 200,000-character
+// description would otherwise be scanned once per language).
 func (b *DocBuilder) text(p *repository.Post) map[string]search.Text {
 	out := make(map[string]search.Text, len(b.Languages))
+	cut := map[string]string{}
+	once := func(s string) string {
+		c, ok := cut[s]
+		if !ok {
+			c = cutLongWords(s)
+			cut[s] = c
+		}
+		return c
+	}
 	for _, l := range b.Languages {
 		out[l] = search.Text{
-			Title:       cutLongWords(p.Title.Get(l, b.DefaultLanguage, b.Languages...)),
-			Description: cutLongWords(p.Content.Get(l, b.DefaultLanguage, b.Languages...)),
-			Excerpt:     cutLongWords(p.Excerpt.Get(l, b.DefaultLanguage, b.Languages...)),
+			Title:       once(p.Title.Get(l, b.DefaultLanguage, b.Languages...)),
+			Description: once(p.Content.Get(l, b.DefaultLanguage, b.Languages...)),
+			Excerpt:     once(p.Excerpt.Get(l, b.DefaultLanguage, b.Languages...)),
 		}
 	}
 	return out

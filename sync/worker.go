@@ -1,8 +1,10 @@
 package sync
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
+	"maps"
 	"slices"
 	gosync "sync"
 	"time"
@@ -23,6 +25,11 @@ type Worker struct {
 	Log    *slog.Logger
 	// BatchSize is the number of marks taken per batch (default 256).
 	BatchSize int
+	// BatchTextBytes bounds the text (titles, descriptions and excerpts,
+	// every language) of the posts of one batch (default 256 KiB; see
+	// fitText): a batch takes its marks smallest post first while they
+	// fit, and always at least one.
+	BatchTextBytes int
 	// PollInterval bounds how long marks written by another process wait
 	// (default 500 ms); local writes call Notify and are picked up at once.
 	PollInterval time.Duration
@@ -51,6 +58,10 @@ type Worker struct {
 	// cascadeOrder (dependents.go); guarded by stepMu.
 	cascades     map[cascadeKey]*cascade
 	cascadeOrder []cascadeKey
+	// textSizes holds the text size of the posts of the marks that the
+	// last batch left pending (choose), so that a backlog of large posts
+	// is read once for the choice, not at every batch; guarded by stepMu.
+	textSizes map[markVersion]int
 
 	statsMu workerStats
 }
@@ -87,6 +98,9 @@ func (w *Worker) init() {
 		w.wake = make(chan struct{}, 1)
 		if w.BatchSize <= 0 {
 			w.BatchSize = 256
+		}
+		if w.BatchTextBytes <= 0 {
+			w.BatchTextBytes = defaultBatchTextBytes
 		}
 		if w.PollInterval <= 0 {
 			w.PollInterval = 500 * time.Millisecond
@@ -205,7 +219,14 @@ func (w *Worker) Step(ctx context.Context) (int, error) {
 	}
 	did := 0
 	if len(marks) > 0 {
-		n, err := w.batch(ctx, marks)
+		chosen, posts, err := w.choose(ctx, marks)
+		if err != nil {
+			if ctx.Err() == nil {
+				w.metrics.observeSyncError(syncErrStore)
+			}
+			return 0, err
+		}
+		n, err := w.batch(ctx, chosen, posts)
 		if err != nil {
 			return 0, err
 		}
@@ -223,7 +244,7 @@ func (w *Worker) Step(ctx context.Context) (int, error) {
 // batch applies marks, starts the dependent re-indexes they call for and
 // clears them (except the marks the new re-indexes hold). The caller holds
 // stepMu.
-func (w *Worker) batch(ctx context.Context, marks []repository.IndexMark) (int, error) {
+func (w *Worker) batch(ctx context.Context, marks []repository.IndexMark, posts map[int64]*repository.Post) (int, error) {
 	start := w.Now()
 	if w.Changes != nil {
 		if err := w.Changes.Observe(ctx, marks); err != nil {
@@ -234,7 +255,7 @@ func (w *Worker) batch(ctx context.Context, marks []repository.IndexMark) (int, 
 			return 0, err
 		}
 	}
-	deps, err := w.apply(ctx, marks)
+	deps, err := w.apply(ctx, marks, posts)
 	var held map[cascadeKey]bool
 	if err == nil {
 		held, err = w.startCascades(ctx, deps)
@@ -268,21 +289,16 @@ func (w *Worker) batch(ctx context.Context, marks []repository.IndexMark) (int, 
 
 // apply indexes what the marks name: events, venues and organizers (a
 // place is rebuilt once however many of the batch's events link it), and
-// the places of the batch's events. It returns the venue and term marks,
-// whose linked events need indexing again (dependents.go).
-func (w *Worker) apply(ctx context.Context, marks []repository.IndexMark) ([]repository.IndexMark, error) {
-	var postIDs []int64
+// the places of the batch's events. posts holds the marked posts as Step
+// read them (it decides the kinds and links; the documents are built from
+// a fresh read). It returns the venue and term marks, whose linked events
+// need indexing again (dependents.go).
+func (w *Worker) apply(ctx context.Context, marks []repository.IndexMark, posts map[int64]*repository.Post) ([]repository.IndexMark, error) {
 	var deps []repository.IndexMark
 	for _, m := range marks {
 		if m.Kind == repository.MarkTerm {
 			deps = append(deps, m)
-		} else {
-			postIDs = append(postIDs, m.ID)
 		}
-	}
-	posts, err := w.Store.GetPosts(ctx, postIDs)
-	if err != nil {
-		return nil, err
 	}
 	events := map[int64]bool{}
 	places := map[int64]bool{}
@@ -487,6 +503,126 @@ func (w *Worker) IndexAllInto(ctx context.Context, dst search.Writer, progress f
 		}
 	}
 	return nil
+}
+
+// defaultBatchTextBytes is the default of Worker.BatchTextBytes: about one
+// event with a description at its limit (200,000 characters), whose
+// indexing takes a few hundred milliseconds, so that the writes queued
+// behind it wait well under the one-second lag target.
+const defaultBatchTextBytes = 256 << 10
+
+// textBytes is the size of a post's text in every language: what indexing
+// it costs grows with it (tokenizing, postings, the stored document).
+func textBytes(p *repository.Post) int {
+	n := 0
+	for _, t := range []repository.Text{p.Title, p.Content, p.Excerpt} {
+		for _, v := range t {
+			n += len(v)
+		}
+	}
+	return n
+}
+
+// markVersion is one version of a mark: a new write to the post gives
+// its mark a new sequence number.
+type markVersion struct {
+	kind repository.MarkKind
+	id   int64
+	seq  int64
+}
+
+// choose returns the marks a batch takes (fitText) and their posts (those
+// of term marks excepted; a deleted post is absent). The text sizes of the
+// marks it leaves pending are kept for the next batches, so each post of a
+// backlog is read for the choice once, and again when it is taken.
+func (w *Worker) choose(ctx context.Context, marks []repository.IndexMark) ([]repository.IndexMark, map[int64]*repository.Post, error) {
+	version := func(m repository.IndexMark) markVersion { return markVersion{m.Kind, m.ID, m.Seq} }
+	var unknown []int64
+	for _, m := range marks {
+		if _, ok := w.textSizes[version(m)]; !ok && m.Kind != repository.MarkTerm {
+			unknown = append(unknown, m.ID)
+		}
+	}
+	posts := map[int64]*repository.Post{}
+	read := map[int64]bool{}
+	if len(unknown) > 0 {
+		got, err := w.Store.GetPosts(ctx, unknown)
+		if err != nil {
+			return nil, nil, err
+		}
+		maps.Copy(posts, got)
+		for _, id := range unknown {
+			read[id] = true
+		}
+	}
+	size := func(m repository.IndexMark) int {
+		if m.Kind == repository.MarkTerm {
+			return 0
+		}
+		if n, ok := w.textSizes[version(m)]; ok {
+			return n
+		}
+		if p := posts[m.ID]; p != nil {
+			return textBytes(p)
+		}
+		return 0
+	}
+	chosen := fitText(marks, size, w.BatchTextBytes)
+	taken := map[markVersion]bool{}
+	var missing []int64
+	for _, m := range chosen {
+		taken[version(m)] = true
+		if m.Kind != repository.MarkTerm && !read[m.ID] {
+			missing = append(missing, m.ID)
+		}
+	}
+	left := map[markVersion]int{}
+	for _, m := range marks {
+		if !taken[version(m)] && m.Kind != repository.MarkTerm {
+			left[version(m)] = size(m)
+		}
+	}
+	w.textSizes = left
+	if len(missing) > 0 {
+		got, err := w.Store.GetPosts(ctx, missing)
+		if err != nil {
+			return nil, nil, err
+		}
+		maps.Copy(posts, got)
+	}
+	return chosen, posts, nil
+}
+
+// fitText returns the marks a batch takes when their posts' text (size)
+// exceeds limit: the oldest mark (PendingMarks returns them oldest first),
+// then the others smallest post first (term marks and deleted posts count
+// nothing) while the text fits. The others stay pending for the next
+// batches, so a backlog of large posts (drafts of 200,000 characters)
+// never holds the small writes behind it for longer than about one large
+// post takes: each batch takes the small marks and as many large ones as
+// fit.
+func fitText(marks []repository.IndexMark, size func(repository.IndexMark) int, limit int) []repository.IndexMark {
+	total := 0
+	for _, m := range marks {
+		total += size(m)
+	}
+	if total <= limit {
+		return marks
+	}
+	// The oldest mark always goes (so a large post is never starved by a
+	// stream of small ones), then the others smallest first.
+	out := []repository.IndexMark{marks[0]}
+	used := size(marks[0])
+	rest := slices.Clone(marks[1:])
+	slices.SortStableFunc(rest, func(a, b repository.IndexMark) int { return cmp.Compare(size(a), size(b)) })
+	for _, m := range rest {
+		if used+size(m) > limit {
+			break
+		}
+		used += size(m)
+		out = append(out, m)
+	}
+	return out
 }
 
 func keys(m map[int64]bool) []int64 {

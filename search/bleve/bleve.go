@@ -32,12 +32,12 @@ package bleve
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	gosync "sync"
@@ -220,8 +220,8 @@ func loadEvents(idx bleve.Index) ([]search.EventDocument, error) {
 				raw = f.Value()
 			}
 		})
-		var d search.EventDocument
-		if err := json.Unmarshal(raw, &d); err != nil {
+		d, err := decodeEvent(raw)
+		if err != nil {
 			return fail(fmt.Errorf("document %s: %w", ext, err))
 		}
 		docs = append(docs, d)
@@ -512,10 +512,26 @@ func (e *Engine) SearchPlaces(ctx context.Context, q search.PlaceQuery) (search.
 		if err != nil {
 			return search.Result{}, unavailable(ctx, "list fields", err)
 		}
-		fields := []string{textField(q.Lang, "title"), textField(q.Lang, "description"), textField(q.Lang, "excerpt")}
-		for _, n := range names {
-			if strings.HasPrefix(n, prefixFields+".") {
-				fields = append(fields, n)
+		// The published places' fields, and the others' when q may
+		// match a place that is not published (see placeFields).
+		public, hidden := true, true
+		if len(q.Statuses) > 0 {
+			public = slices.Contains(q.Statuses, publicStatus)
+			hidden = slices.ContainsFunc(q.Statuses, func(s string) bool { return s != publicStatus })
+		}
+		var fields []string
+		for _, set := range []struct {
+			on          bool
+			text, other string
+		}{{public, prefixText, prefixFields}, {hidden, prefixHiddenText, prefixHiddenFields}} {
+			if !set.on {
+				continue
+			}
+			fields = append(fields, textField(set.text, q.Lang, "title"), textField(set.text, q.Lang, "description"), textField(set.text, q.Lang, "excerpt"))
+			for _, n := range names {
+				if strings.HasPrefix(n, set.other+".") {
+					fields = append(fields, n)
+				}
 			}
 		}
 		if text, err = placeTextQuery(idx, fields, terms); err != nil {

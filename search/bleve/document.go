@@ -3,6 +3,8 @@ package bleve
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/calendar/eventcal/search"
@@ -33,24 +35,82 @@ func sortKeyOf(primary, id int64) string {
 	return fmt.Sprintf("%016x%016x", uint64(primary)^signBit, uint64(id)^signBit)
 }
 
-// eventFields is the stored form of an event: the document as JSON, its
-// text already plain (search.PlainText), which loadEvents reads back.
+// storedEvent is the stored form of an event document: each distinct text
+// once, under the first of its languages by name, and TextSame naming,
+// for each other language with the same text, that language. A document
+// whose languages fall back to one text (an untranslated post: seven
+// languages by default) is stored, encoded and read back with its text
+// once, not seven times (200,000 characters of description made 1.4 MB of
+// JSON). Documents stored before TextSame existed have none and read back
+// as they are.
+type storedEvent struct {
+	search.EventDocument
+	TextSame map[string]string `json:"text_same,omitempty"`
+}
+
+// eventFields is the stored form of an event: the document as JSON
+// (storedEvent), its text already plain (search.PlainText), which
+// loadEvents reads back.
 func eventFields(d search.EventDocument) (map[string]interface{}, error) {
+	stored := storedEvent{EventDocument: d}
 	if len(d.Text) > 0 {
 		text := make(map[string]search.Text, len(d.Text))
-		for lang, t := range d.Text {
-			text[lang] = search.Text{Title: search.PlainText(t.Title), Description: search.PlainText(t.Description), Excerpt: search.PlainText(t.Excerpt)}
+		firstOf := map[search.Text]string{}
+		plain := map[string]string{}
+		once := func(s string) string {
+			p, ok := plain[s]
+			if !ok {
+				p = search.PlainText(s)
+				plain[s] = p
+			}
+			return p
 		}
-		d.Text = text
+		for _, lang := range slices.Sorted(maps.Keys(d.Text)) {
+			t := d.Text[lang]
+			if first, ok := firstOf[t]; ok {
+				if stored.TextSame == nil {
+					stored.TextSame = map[string]string{}
+				}
+				stored.TextSame[lang] = first
+				continue
+			}
+			firstOf[t] = lang
+			text[lang] = search.Text{Title: once(t.Title), Description: once(t.Description), Excerpt: once(t.Excerpt)}
+		}
+		stored.Text = text
 	}
-	b, err := json.Marshal(d)
+	b, err := json.Marshal(stored)
 	if err != nil {
 		return nil, err
 	}
 	return map[string]interface{}{fieldDoc: string(b)}, nil
 }
 
-// placeFields is the indexed form of a venue or organizer.
+// decodeEvent reads a stored event document back (see storedEvent).
+func decodeEvent(raw []byte) (search.EventDocument, error) {
+	var stored storedEvent
+	if err := json.Unmarshal(raw, &stored); err != nil {
+		return search.EventDocument{}, err
+	}
+	d := stored.EventDocument
+	for lang, first := range stored.TextSame {
+		if d.Text == nil {
+			d.Text = map[string]search.Text{}
+		}
+		d.Text[lang] = d.Text[first]
+	}
+	return d, nil
+}
+
+// publicStatus is the one status anonymous callers see.
+const publicStatus = "publish"
+
+// placeFields is the indexed form of a venue or organizer. The text and
+// fields of a place that is not published go under other names
+// (prefixHiddenText, prefixHiddenFields), so that the typo expansion of an
+// anonymous search (which reads a field's whole term dictionary for a
+// two-typo word) never reads the words of drafts, pending or private
+// places: a flood of draft venues cannot slow it.
 func placeFields(d search.PlaceDocument) map[string]interface{} {
 	fields := make(map[string]interface{}, len(d.Fields))
 	for k, v := range d.Fields {
@@ -60,6 +120,10 @@ func placeFields(d search.PlaceDocument) map[string]interface{} {
 	for k, v := range d.LastStart {
 		last[k] = v
 	}
+	text, other := prefixText, prefixFields
+	if d.Status != publicStatus {
+		text, other = prefixHiddenText, prefixHiddenFields
+	}
 	return map[string]interface{}{
 		fieldID:          d.ID,
 		"kind":           string(d.Kind),
@@ -67,8 +131,8 @@ func placeFields(d search.PlaceDocument) map[string]interface{} {
 		fieldPublishDate: d.PublishDate,
 		fieldSortPublish: sortKeyOf(d.PublishDate, d.ID),
 		fieldHasEvents:   d.HasEvents,
-		prefixText:       textFields(d.Text),
-		prefixFields:     fields,
+		text:             textFields(d.Text),
+		other:            fields,
 		prefixLastStart:  last,
 	}
 }
@@ -85,5 +149,6 @@ func textFields(text map[string]search.Text) map[string]interface{} {
 	return out
 }
 
-// textField is the indexed name of one text field in one language.
-func textField(lang, name string) string { return prefixText + "." + lang + "." + name }
+// textField is the indexed name of one text field in one language, under
+// prefix (prefixText or prefixHiddenText).
+func textField(prefix, lang, name string) string { return prefix + "." + lang + "." + name }

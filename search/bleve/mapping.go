@@ -66,6 +66,11 @@ const (
 	prefixText       = "text"
 	prefixFields     = "fields"
 	prefixLastStart  = "last_start"
+	// The text and other fields of a place that is not published: kept
+	// apart (see placeFields) so that an anonymous search, which sees
+	// published places only, never walks their words.
+	prefixHiddenText   = "hidden_text"
+	prefixHiddenFields = "hidden_fields"
 )
 
 // indexKind names one of the engine's indexes (its directory is
@@ -155,6 +160,8 @@ func indexMapping(kind indexKind) *mapping.IndexMappingImpl {
 	dynamic(prefixText)
 	dynamic(prefixFields)
 	dynamic(prefixLastStart)
+	dynamic(prefixHiddenText)
+	dynamic(prefixHiddenFields)
 
 	im.DefaultMapping = doc
 	im.IndexDynamic = true

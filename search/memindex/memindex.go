@@ -42,8 +42,12 @@
 //
 // The index is derived data: the engine that owns it (search/bleve)
 // persists every document and reloads them at start. It is safe for
-// concurrent use: queries share a read lock; Apply and Remove hold the write
-// lock for a few microseconds per document.
+// concurrent use: queries share a read lock; a write tokenizes its
+// documents, builds the postings of the words they bring and re-sorts the
+// vocabularies they grow without it, then holds the write lock only to
+// link them, in chunks of about chunkWords words (see Apply). The words are kept per language and visibility (status,
+// hidden, protected; see language), so that a search walks only the words
+// of events it may match.
 package memindex
 
 import (
@@ -57,6 +61,7 @@ import (
 	"strconv"
 	"strings"
 	gosync "sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -67,7 +72,11 @@ import (
 // Index is the in-memory event index. The zero value is not usable: call
 // New.
 type Index struct {
-	mu gosync.RWMutex
+	// writeMu orders the writers. A writer prepares its documents (their
+	// words, and the vocabularies' new sorted orders) holding writeMu only,
+	// so that queries keep running, then holds mu to swap the results in.
+	writeMu gosync.Mutex
+	mu      gosync.RWMutex
 	// rows holds the events by slot; a slot of a removed event is free
 	// (listed in free) until an added event takes it.
 	rows []row
@@ -90,7 +99,14 @@ type Index struct {
 	pointOf map[search.GeoPoint]int32
 	freePts []int32
 	// langs holds the words of each language's text.
-	langs map[string]*vocabulary
+	langs map[string]*language
+	// built holds, while a writer links a chunk, the words it built
+	// outside the lock (build).
+	built map[builtKey]*word
+	// checked counts the vocabulary words that queries' prefix and typo
+	// walks compared with a term: the work of a text search that grows
+	// with the vocabulary (see Checked).
+	checked atomic.Uint64
 }
 
 // The list filters of a query, indexing Index.lists.
@@ -163,33 +179,78 @@ type word struct {
 	title, body *roaring.Bitmap
 }
 
-// vocabulary is the words of one language: by text, and in order for
-// prefix and typo walks. New words wait in recent (unsorted, at most
-// recentMax) until they are merged into sorted, so a new word costs no
-// move of the whole vocabulary; a word that leaves stays in sorted, skipped,
-// until the next merge. A word is in exactly one of sorted and recent.
-type vocabulary struct {
-	byText map[string]*word
-	sorted []string
-	recent []string
-	// stale counts the words of sorted that are no longer in byText.
-	stale int
+// language holds the words of one language's text in one vocabulary per
+// visibility of the events that hold them (see visibility), and the
+// events whose text in this language is their text in another.
+//
+// Why per visibility: a prefix or typo term walks the words of a
+// vocabulary, so a vocabulary filled by drafts (60 drafts of 3,500 random
+// words each made every anonymous typo search walk 200,000 words, 0.25 to
+// 0.65 s) would make every search slow, while none of those words can
+// match an event an anonymous caller may see. A query walks only the
+// vocabularies of the visibilities its filters keep (an anonymous search:
+// published, listed, not protected), so the words of events it cannot
+// match cost it nothing; the rows a word matches are the same, so results
+// do not change.
+type language struct {
+	parts map[visibility]*vocabulary
 	// aliases holds, per other language, the events whose text in this
 	// language is their text in that one (indexed there only).
 	aliases map[string]*roaring.Bitmap
 }
 
+// visibility is what decides whether a query may match an event without
+// reading it: its status and its hidden and protected flags (the other
+// flags are not visibility, and are left out so that vocabularies stay
+// few and large).
+type visibility struct {
+	status string
+	flags  uint8
+}
+
+// visibilityFlags are the flags of an entry that a visibility keeps.
+const visibilityFlags = flagHidden | flagProtected
+
+// vocabulary is the words of one language and visibility: by text, and in
+// order for prefix and typo walks. New words wait in recent (unsorted, at
+// most about recentMax) until a writer merges them into sorted, so a new
+// word costs no move of the whole vocabulary; a word that leaves stays in
+// sorted, skipped, until the next merge. A word is in exactly one of
+// sorted and recent.
+type vocabulary struct {
+	byText map[string]*word
+	sorted []string
+	recent []string
+	// stale counts the words of sorted that are not in byText: words that
+	// left, and pending ones.
+	stale int
+	// pending holds the words a writer merged into sorted ahead of linking
+	// them (premerge), while it links them.
+	pending map[string]struct{}
+}
+
 // recentMax bounds the unsorted new words of a vocabulary: a merge
-// (O(vocabulary)) every recentMax new words, and at most recentMax words
-// checked one by one in a walk. A variable so that the tests can merge
-// often.
+// (O(vocabulary), outside the lock) once recentMax new words wait, and at
+// most recentMax words checked one by one in a walk. A variable so that the
+// tests can merge often.
 var recentMax = 1024
+
+// chunkWords bounds the words a writer links in one hold of the lock: a
+// write of many documents releases it between chunks of about this many
+// words (a document's words are linked in one hold, so a 200,000-character
+// description, about 30,000 words at most, holds it for a few
+// milliseconds). A variable so that the tests can take small chunks.
+var chunkWords = 8192
+
+// preparedHook, when set (tests), is called by a writer after it prepared
+// a chunk, holding writeMu but not mu.
+var preparedHook func()
 
 // New returns an empty index.
 func New() *Index {
 	x := &Index{
 		slotOf: map[int64]uint32{}, statuses: map[string]uint8{},
-		pointOf: map[search.GeoPoint]int32{}, langs: map[string]*vocabulary{},
+		pointOf: map[search.GeoPoint]int32{}, langs: map[string]*language{},
 	}
 	for i := range x.lists {
 		x.lists[i] = map[int64]*roaring.Bitmap{}
@@ -204,45 +265,361 @@ func (x *Index) Count() int {
 	return len(x.slotOf)
 }
 
+// Checked returns the number of vocabulary words that the prefix and typo
+// walks of all queries so far compared with a query term: what a text
+// search costs beyond its exact words.
+func (x *Index) Checked() uint64 { return x.checked.Load() }
+
+// prepared is a document made ready to link, outside the lock: its
+// visibility and the distinct words of its text in each language.
+type prepared struct {
+	d     *search.EventDocument
+	flags uint8
+	texts []preparedText
+	words int
+}
+
+// preparedText is a document's text in one language: aliasOf names the
+// earlier language (by name) with the same text, or, when empty, title and
+// body hold the distinct words of the title and of the description and
+// excerpt.
+type preparedText struct {
+	lang, aliasOf string
+	title, body   []string
+}
+
+// visibility returns the visibility of the prepared document.
+func (p *prepared) visibility() visibility {
+	return visibility{status: p.d.Status, flags: p.flags & visibilityFlags}
+}
+
+// prepare tokenizes d: the costly part of a write, done without the lock.
+func prepare(d *search.EventDocument) prepared {
+	p := prepared{d: d, flags: docFlags(d)}
+	langs := slices.Sorted(maps.Keys(d.Text))
+	for i, lang := range langs {
+		t := d.Text[lang]
+		if j := slices.IndexFunc(langs[:i], func(l string) bool { return d.Text[l] == t }); j >= 0 {
+			p.texts = append(p.texts, preparedText{lang: lang, aliasOf: langs[j]})
+			continue
+		}
+		pt := preparedText{lang: lang, title: distinct(textWords(t.Title))}
+		pt.body = distinct(append(textWords(t.Description), textWords(t.Excerpt)...))
+		p.words += len(pt.title) + len(pt.body)
+		p.texts = append(p.texts, pt)
+	}
+	return p
+}
+
+// distinct returns the words without repeats, in first-seen order.
+func distinct(words []string) []string {
+	seen := make(map[string]struct{}, len(words))
+	out := words[:0]
+	for _, w := range words {
+		if _, ok := seen[w]; !ok {
+			seen[w] = struct{}{}
+			out = append(out, w)
+		}
+	}
+	return slices.Clip(out)
+}
+
+// docFlags returns the flags of d's entry.
+func docFlags(d *search.EventDocument) uint8 {
+	var flags uint8
+	for _, f := range [...]struct {
+		on   bool
+		flag uint8
+	}{
+		{d.Featured, flagFeatured}, {d.Ticketed, flagTicketed}, {d.HideFromListings, flagHidden},
+		{d.HasPassword, flagProtected}, {d.HasGeo, flagHasGeo},
+	} {
+		if f.on {
+			flags |= f.flag
+		}
+	}
+	return flags
+}
+
 // Apply adds or replaces events. Within one call a later document of the
 // same ID wins.
+//
+// The documents are tokenized, the words they bring built with their
+// postings, and the vocabularies that gain many words re-sorted, before
+// the lock is taken, in chunks of about chunkWords words;
+// the lock is held only to link a chunk (map and bitmap updates), so a
+// write's hold of the lock grows with the chunk's words, never with the
+// rest of the write or the size of the vocabulary, and queries run between
+// chunks and during their preparation.
 func (x *Index) Apply(docs []search.EventDocument) {
 	if len(docs) == 0 {
 		return
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if len(x.slotOf) == 0 && len(docs) > blockMax {
-		x.load(docs)
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	if x.Count() == 0 && len(docs) > blockMax {
+		preps := make([]prepared, len(docs))
+		for i := range docs {
+			preps[i] = prepare(&docs[i])
+		}
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		x.load(preps)
 		return
 	}
-	for i := range docs {
-		d := &docs[i]
-		slot, ok := x.slotOf[d.ID]
+	var next *prepared
+	for i := 0; i < len(docs); {
+		// A chunk: at least one document, then more while they fit.
+		var chunk []prepared
+		words := 0
+		for i < len(docs) {
+			if next == nil {
+				p := prepare(&docs[i])
+				next = &p
+			}
+			if len(chunk) > 0 && words+next.words > chunkWords {
+				break
+			}
+			chunk = append(chunk, *next)
+			words += next.words
+			next = nil
+			i++
+		}
+		merges := x.premerge(chunk)
+		slots, built := x.build(chunk)
+		if preparedHook != nil {
+			preparedHook()
+		}
+		x.mu.Lock()
+		x.linkChunk(chunk, merges, slots, built)
+		x.mu.Unlock()
+	}
+	x.compact()
+}
+
+// linkChunk installs the merged vocabularies and links the chunk's
+// documents at the slots build chose, with the words it built. The caller
+// holds mu.
+func (x *Index) linkChunk(chunk []prepared, merges []merged, slots []uint32, built map[builtKey]*word) {
+	for _, m := range merges {
+		v := x.vocabulary(m.lang, m.vis)
+		v.sorted, v.recent, v.stale, v.pending = m.sorted, nil, len(m.added), m.added
+	}
+	defer func() {
+		for _, m := range merges {
+			x.vocabulary(m.lang, m.vis).pending = nil
+		}
+	}()
+	x.built = built
+	defer func() { x.built = nil }()
+	for i := range chunk {
+		p := &chunk[i]
+		slot, ok := x.slotOf[p.d.ID]
 		if ok {
 			x.order.remove(x, x.rows[slot].e)
 			x.unlink(slot)
 		} else {
-			slot = x.allocate()
-			x.slotOf[d.ID] = slot
+			slot = x.take(slots[i])
+			x.slotOf[p.d.ID] = slot
 		}
-		x.link(slot, d)
+		x.link(slot, p)
 		x.order.insert(x, x.rows[slot].e)
 	}
 }
 
-// load fills an empty index with docs, building the date order in one sort.
-func (x *Index) load(docs []search.EventDocument) {
-	for i := range docs {
-		d := &docs[i]
-		slot, ok := x.slotOf[d.ID]
+// builtKey names a word of one language and visibility.
+type builtKey struct {
+	lang string
+	vis  visibility
+	w    string
+}
+
+// build chooses the slot of each document of chunk (as linkChunk will
+// take them: its own, or a free one, or a new one) and makes, outside the
+// lock, the words that no vocabulary holds yet, with their postings of the
+// chunk's documents, so that linking them under the lock only puts them in
+// their vocabulary. A document whose ID the chunk holds twice gets no
+// built words (its first version is unlinked by the second). The caller
+// holds writeMu only.
+func (x *Index) build(chunk []prepared) ([]uint32, map[builtKey]*word) {
+	count := map[int64]int{}
+	for i := range chunk {
+		count[chunk[i].d.ID]++
+	}
+	slots := make([]uint32, len(chunk))
+	assigned := map[int64]uint32{}
+	free, next := len(x.free), uint32(len(x.rows))
+	built := map[builtKey]*word{}
+	for i := range chunk {
+		p := &chunk[i]
+		slot, ok := x.slotOf[p.d.ID]
+		if !ok {
+			if slot, ok = assigned[p.d.ID]; !ok {
+				if free > 0 {
+					free--
+					slot = x.free[free]
+				} else {
+					slot = next
+					next++
+				}
+				assigned[p.d.ID] = slot
+			}
+		}
+		slots[i] = slot
+		if count[p.d.ID] > 1 {
+			continue
+		}
+		vis := p.visibility()
+		for _, t := range p.texts {
+			if t.aliasOf != "" {
+				continue
+			}
+			v := x.existing(t.lang, vis)
+			for part, words := range [2][]string{t.title, t.body} {
+				for _, w := range words {
+					if v != nil && v.byText[w] != nil {
+						continue
+					}
+					k := builtKey{t.lang, vis, w}
+					e := built[k]
+					if e == nil {
+						e = &word{text: w}
+						built[k] = e
+					}
+					b := &e.body
+					if part == 0 {
+						b = &e.title
+					}
+					if *b == nil {
+						*b = roaring.New()
+					}
+					(*b).Add(slot)
+				}
+			}
+		}
+	}
+	return slots, built
+}
+
+// take returns slot, taken from the free slots or by growing rows (build
+// chose it as allocate would have).
+func (x *Index) take(slot uint32) uint32 {
+	if int(slot) == len(x.rows) {
+		return x.allocate()
+	}
+	if i := slices.Index(x.free, slot); i >= 0 {
+		x.free = slices.Delete(x.free, i, i+1)
+		return slot
+	}
+	panic("memindex: build chose a slot that is neither free nor next")
+}
+
+// merged is the new sorted order of one vocabulary, built outside the
+// lock: its live sorted and recent words and added new words (not yet in
+// byText).
+type merged struct {
+	lang   string
+	vis    visibility
+	sorted []string
+	added  map[string]struct{}
+}
+
+// premerge returns the new sorted order of every vocabulary whose new
+// words (those of chunk not in it yet), with the ones already waiting,
+// would exceed recentMax. The caller holds writeMu only: no other writer
+// changes the vocabularies it reads.
+func (x *Index) premerge(chunk []prepared) []merged {
+	type key struct {
+		lang string
+		vis  visibility
+	}
+	news := map[key]map[string]struct{}{}
+	for i := range chunk {
+		p := &chunk[i]
+		for _, t := range p.texts {
+			if t.aliasOf != "" {
+				continue
+			}
+			k := key{t.lang, p.visibility()}
+			v := x.existing(k.lang, k.vis)
+			for _, ws := range [][]string{t.title, t.body} {
+				for _, w := range ws {
+					if v != nil && v.byText[w] != nil {
+						continue
+					}
+					if news[k] == nil {
+						news[k] = map[string]struct{}{}
+					}
+					news[k][w] = struct{}{}
+				}
+			}
+		}
+	}
+	var out []merged
+	for k, set := range news {
+		v := x.existing(k.lang, k.vis)
+		waiting := 0
+		if v != nil {
+			waiting = len(v.recent)
+		}
+		if waiting+len(set) <= recentMax {
+			continue
+		}
+		add := slices.Collect(maps.Keys(set))
+		var live []string
+		if v != nil {
+			add = append(add, v.recent...)
+			live = v.sorted
+			if v.stale > 0 {
+				live = make([]string, 0, len(v.sorted)-v.stale)
+				for _, w := range v.sorted {
+					if v.byText[w] != nil {
+						live = append(live, w)
+					}
+				}
+			}
+		}
+		slices.Sort(add)
+		out = append(out, merged{lang: k.lang, vis: k.vis, sorted: mergeSorted(live, add), added: set})
+	}
+	return out
+}
+
+// mergeSorted merges two sorted lists of distinct words.
+func mergeSorted(a, b []string) []string {
+	out := make([]string, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if a[i] < b[j] {
+			out = append(out, a[i])
+			i++
+		} else {
+			out = append(out, b[j])
+			j++
+		}
+	}
+	out = append(out, a[i:]...)
+	return append(out, b[j:]...)
+}
+
+// load fills an empty index with prepared documents, building the date
+// order in one sort and each vocabulary's order in one merge.
+func (x *Index) load(preps []prepared) {
+	for i := range preps {
+		p := &preps[i]
+		slot, ok := x.slotOf[p.d.ID]
 		if ok {
 			x.unlink(slot) // a repeated ID: the later document wins
 		} else {
 			slot = x.allocate()
-			x.slotOf[d.ID] = slot
+			x.slotOf[p.d.ID] = slot
 		}
-		x.link(slot, d)
+		x.link(slot, p)
+	}
+	for _, l := range x.langs {
+		for _, v := range l.parts {
+			v.merge()
+		}
 	}
 	all := make([]entry, 0, len(x.slotOf))
 	for _, slot := range x.slotOf {
@@ -257,21 +634,54 @@ func (x *Index) load(docs []search.EventDocument) {
 	}
 }
 
-// Remove deletes events; IDs not in the index are ignored.
+// Remove deletes events; IDs not in the index are ignored. Like Apply, it
+// releases the lock between chunks of about chunkWords words.
 func (x *Index) Remove(ids []int64) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	for _, id := range ids {
-		slot, ok := x.slotOf[id]
-		if !ok {
-			continue
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	for len(ids) > 0 {
+		x.mu.Lock()
+		words := 0
+		for len(ids) > 0 && words < chunkWords {
+			id := ids[0]
+			ids = ids[1:]
+			slot, ok := x.slotOf[id]
+			if !ok {
+				continue
+			}
+			words += len(x.rows[slot].words)
+			x.order.remove(x, x.rows[slot].e)
+			x.unlink(slot)
+			x.rows[slot] = row{}
+			x.ents[slot] = entry{}
+			delete(x.slotOf, id)
+			x.free = append(x.free, slot)
 		}
-		x.order.remove(x, x.rows[slot].e)
-		x.unlink(slot)
-		x.rows[slot] = row{}
-		x.ents[slot] = entry{}
-		delete(x.slotOf, id)
-		x.free = append(x.free, slot)
+		x.mu.Unlock()
+	}
+	x.compact()
+}
+
+// compact drops the words that left from the sorted order of every
+// vocabulary where they are more than half of it, building the new order
+// outside the lock. The caller holds writeMu (so nothing it reads
+// changes).
+func (x *Index) compact() {
+	for _, l := range x.langs {
+		for _, v := range l.parts {
+			if v.stale == 0 || v.stale <= len(v.sorted)/2 {
+				continue
+			}
+			live := make([]string, 0, len(v.sorted)-v.stale)
+			for _, w := range v.sorted {
+				if v.byText[w] != nil {
+					live = append(live, w)
+				}
+			}
+			x.mu.Lock()
+			v.sorted, v.stale = live, 0
+			x.mu.Unlock()
+		}
 	}
 }
 
@@ -287,25 +697,16 @@ func (x *Index) allocate() uint32 {
 	return uint32(len(x.rows) - 1)
 }
 
-// link sets the row of d at slot and adds it to the bitmaps and points.
-func (x *Index) link(slot uint32, d *search.EventDocument) {
+// link sets the row of the prepared document at slot and adds it to the
+// bitmaps and points.
+func (x *Index) link(slot uint32, p *prepared) {
+	d := p.d
 	r := row{
 		live: true, id: d.ID, pub: d.PublishDate, parent: d.ParentID, status: d.Status,
 		lists: [numLists][]int64{
 			slices.Clone(d.CategoryIDs), slices.Clone(d.TagIDs), slices.Clone(d.VenueIDs), slices.Clone(d.OrganizerIDs),
 		},
-		e: entry{start: d.Start, end: d.End, slot: slot, point: -1, status: x.statusCode(d.Status)},
-	}
-	for _, f := range [...]struct {
-		on   bool
-		flag uint8
-	}{
-		{d.Featured, flagFeatured}, {d.Ticketed, flagTicketed}, {d.HideFromListings, flagHidden},
-		{d.HasPassword, flagProtected}, {d.HasGeo, flagHasGeo},
-	} {
-		if f.on {
-			r.e.flags |= f.flag
-		}
+		e: entry{start: d.Start, end: d.End, slot: slot, point: -1, status: x.statusCode(d.Status), flags: p.flags},
 	}
 	if d.HasGeo && d.Geo != nil {
 		r.e.point = x.addPoint(*d.Geo)
@@ -320,51 +721,79 @@ func (x *Index) link(slot uint32, d *search.EventDocument) {
 			b.Add(slot)
 		}
 	}
-	langs := slices.Sorted(maps.Keys(d.Text))
-	for i, lang := range langs {
-		t := d.Text[lang]
-		v := x.vocabulary(lang)
-		if j := slices.IndexFunc(langs[:i], func(l string) bool { return d.Text[l] == t }); j >= 0 {
-			a := v.aliases[langs[j]]
+	r.words = make([]wordRef, 0, p.words)
+	for _, t := range p.texts {
+		if t.aliasOf != "" {
+			l := x.language(t.lang)
+			a := l.aliases[t.aliasOf]
 			if a == nil {
 				a = roaring.New()
-				v.aliases[langs[j]] = a
+				l.aliases[t.aliasOf] = a
 			}
 			a.Add(slot)
 			r.aliases = append(r.aliases, a)
 			continue
 		}
-		r.words = v.add(r.words, slot, textWords(t.Title), true)
-		r.words = v.add(r.words, slot, textWords(t.Description), false)
-		r.words = v.add(r.words, slot, textWords(t.Excerpt), false)
+		vis := p.visibility()
+		v := x.vocabulary(t.lang, vis)
+		built := func(w string) *word { return x.built[builtKey{t.lang, vis, w}] }
+		r.words = v.add(r.words, slot, t.title, true, built)
+		r.words = v.add(r.words, slot, t.body, false, built)
 	}
-	r.words = slices.Clip(r.words)
 	x.rows[slot] = r
 	x.ents[slot] = r.e
 }
 
-// vocabulary returns the vocabulary of lang, creating it.
-func (x *Index) vocabulary(lang string) *vocabulary {
-	v := x.langs[lang]
+// language returns the words of lang, creating them.
+func (x *Index) language(lang string) *language {
+	l := x.langs[lang]
+	if l == nil {
+		l = &language{parts: map[visibility]*vocabulary{}, aliases: map[string]*roaring.Bitmap{}}
+		x.langs[lang] = l
+	}
+	return l
+}
+
+// vocabulary returns the vocabulary of lang and vis, creating it.
+func (x *Index) vocabulary(lang string, vis visibility) *vocabulary {
+	l := x.language(lang)
+	v := l.parts[vis]
 	if v == nil {
-		v = &vocabulary{byText: map[string]*word{}, aliases: map[string]*roaring.Bitmap{}}
-		x.langs[lang] = v
+		v = &vocabulary{byText: map[string]*word{}}
+		l.parts[vis] = v
 	}
 	return v
 }
 
-// add records that the row at slot holds words (in its title or body),
-// appending the new postings to refs.
-func (v *vocabulary) add(refs []wordRef, slot uint32, words []string, title bool) []wordRef {
+// existing returns the vocabulary of lang and vis, or nil.
+func (x *Index) existing(lang string, vis visibility) *vocabulary {
+	if l := x.langs[lang]; l != nil {
+		return l.parts[vis]
+	}
+	return nil
+}
+
+// add records that the row at slot holds words (distinct, in its title or
+// body), appending the postings to refs; the slot is in no bitmap of the
+// vocabulary yet, except those of the words the writer built for it
+// (built: nil when none). A new word not sorted yet waits in recent (the
+// writer merges, see premerge).
+func (v *vocabulary) add(refs []wordRef, slot uint32, words []string, title bool, built func(string) *word) []wordRef {
 	for _, w := range words {
 		e := v.byText[w]
 		if e == nil {
-			e = &word{text: w, vocab: v}
+			if e = built(w); e == nil {
+				e = &word{text: w}
+			}
+			e.vocab = v
 			v.byText[w] = e
-			if _, ok := slices.BinarySearch(v.sorted, w); ok {
-				v.stale-- // back in sorted, where it stayed
-			} else if v.recent = append(v.recent, w); len(v.recent) > recentMax {
-				v.merge()
+			if _, ok := v.pending[w]; ok {
+				delete(v.pending, w) // merged in ahead
+				v.stale--
+			} else if v.stale > len(v.pending) && sortedHas(v.sorted, w) {
+				v.stale-- // left there when it went
+			} else {
+				v.recent = append(v.recent, w)
 			}
 		}
 		b := &e.body
@@ -374,11 +803,16 @@ func (v *vocabulary) add(refs []wordRef, slot uint32, words []string, title bool
 		if *b == nil {
 			*b = roaring.New()
 		}
-		if (*b).CheckedAdd(slot) {
-			refs = append(refs, wordRef{w: e, title: title})
-		}
+		(*b).Add(slot)
+		refs = append(refs, wordRef{w: e, title: title})
 	}
 	return refs
+}
+
+// sortedHas reports whether the sorted words hold w.
+func sortedHas(sorted []string, w string) bool {
+	_, ok := slices.BinarySearch(sorted, w)
+	return ok
 }
 
 // textWords returns the words of an indexed text by the contract's rules.
@@ -461,16 +895,17 @@ func (x *Index) unlink(slot uint32) {
 	}
 }
 
-// forget drops an unused word from its vocabulary.
+// forget drops an unused word from its vocabulary: from recent, or, left
+// in sorted, it counts as stale until the writer compacts (compact).
 func forget(e *word) {
 	v := e.vocab
 	delete(v.byText, e.text)
-	if i := slices.Index(v.recent, e.text); i >= 0 {
-		v.recent = slices.Delete(v.recent, i, i+1)
+	if _, ok := slices.BinarySearch(v.sorted, e.text); ok {
+		v.stale++
 		return
 	}
-	if v.stale++; v.stale > len(v.sorted)/2 {
-		v.merge()
+	if i := slices.Index(v.recent, e.text); i >= 0 {
+		v.recent = slices.Delete(v.recent, i, i+1)
 	}
 }
 
@@ -792,13 +1227,13 @@ func (x *Index) plan(q search.EventQuery) *plan {
 	if len(terms) == 0 {
 		return p
 	}
-	v := x.langs[q.Lang]
-	if v == nil {
+	l := x.langs[q.Lang]
+	if l == nil {
 		p.none = true
 		return p
 	}
 	for _, t := range terms {
-		matched, classes := x.match(v, t, q.Relevance)
+		matched, classes := x.match(p, l, t, q.Relevance)
 		if and(matched); p.none {
 			return p
 		}
@@ -842,16 +1277,17 @@ func (p *plan) near(x *Index, c search.GeoCircle) {
 }
 
 // match returns the rows where term t matches a word (in the title or the
-// body) of their text in v's language, and, when scored, the same rows
-// split by how they match: the words of v, and of each language v aliases
-// to for the aliased rows.
-func (x *Index) match(v *vocabulary, t search.Term, scored bool) (*roaring.Bitmap, []scoredClass) {
-	matched, classes := v.match(t, scored)
-	for lang, rows := range v.aliases {
+// body) of their text in l's language, and, when scored, the same rows
+// split by how they match: the words of l, and of each language l aliases
+// to for the aliased rows. Only the vocabularies of the visibilities p
+// keeps are read.
+func (x *Index) match(p *plan, l *language, t search.Term, scored bool) (*roaring.Bitmap, []scoredClass) {
+	matched, classes := x.matchParts(p, l, t, scored)
+	for lang, rows := range l.aliases {
 		if rows.IsEmpty() {
 			continue
 		}
-		m, cs := x.langs[lang].match(t, scored)
+		m, cs := x.matchParts(p, x.langs[lang], t, scored)
 		m.And(rows)
 		matched.Or(m)
 		if scored {
@@ -879,29 +1315,48 @@ func (x *Index) match(v *vocabulary, t search.Term, scored bool) (*roaring.Bitma
 	return matched, out
 }
 
-// match returns the rows where t matches a word of v, and when scored the
-// six classes of scoredClass (title exact, prefix, typo, then body exact,
-// prefix, typo) as bitmaps.
-func (v *vocabulary) match(t search.Term, scored bool) (*roaring.Bitmap, [6]*roaring.Bitmap) {
+// keeps reports whether p can match an event of visibility vis: its
+// status is one p keeps (a status without a code is compared by name
+// here too), and its hidden and protected flags pass p's.
+func (p *plan) keeps(vis visibility) bool {
+	if len(p.q.Statuses) > 0 && !slices.Contains(p.q.Statuses, vis.status) {
+		return false
+	}
+	mask := p.flagMask & visibilityFlags
+	return vis.flags&mask == p.flagWant&mask
+}
+
+// matchParts returns the rows where t matches a word of l's vocabularies
+// of the visibilities p keeps, and when scored the six classes of
+// scoredClass (title exact, prefix, typo, then body exact, prefix, typo)
+// as bitmaps.
+func (x *Index) matchParts(p *plan, l *language, t search.Term, scored bool) (*roaring.Bitmap, [6]*roaring.Bitmap) {
 	var parts []*roaring.Bitmap
 	var classes [6][]*roaring.Bitmap
-	v.walk(t, func(e *word) {
-		k := 2
-		switch {
-		case e.text == t.Word:
-			k = 0
-		case t.Prefix && strings.HasPrefix(e.text, t.Word):
-			k = 1
+	checked := 0
+	for vis, v := range l.parts {
+		if !p.keeps(vis) {
+			continue
 		}
-		for g, b := range []*roaring.Bitmap{e.title, e.body} {
-			if b != nil {
-				parts = append(parts, b)
-				if scored {
-					classes[3*g+k] = append(classes[3*g+k], b)
+		checked += v.walk(t, func(e *word) {
+			k := 2
+			switch {
+			case e.text == t.Word:
+				k = 0
+			case t.Prefix && strings.HasPrefix(e.text, t.Word):
+				k = 1
+			}
+			for g, b := range []*roaring.Bitmap{e.title, e.body} {
+				if b != nil {
+					parts = append(parts, b)
+					if scored {
+						classes[3*g+k] = append(classes[3*g+k], b)
+					}
 				}
 			}
-		}
-	})
+		})
+	}
+	x.checked.Add(uint64(checked))
 	var out [6]*roaring.Bitmap
 	if scored {
 		for k, bs := range classes {
@@ -922,19 +1377,22 @@ func (v *vocabulary) match(t search.Term, scored bool) (*roaring.Bitmap, [6]*roa
 // reads the words with the term's first letter, and, of every other first
 // letter c, those starting with c+term[1] or c+term[0], and those starting
 // with term[1:] or term[1]+term[0]. New words not yet sorted are all
-// checked.
-func (v *vocabulary) walk(t search.Term, fn func(*word)) {
+// checked. It returns the number of words it read (each word it compared
+// with the term, each recent word, each first letter it jumped to).
+func (v *vocabulary) walk(t search.Term, fn func(*word)) int {
 	if len(t.Word) > search.MaxWordBytes {
-		return
+		return 0
 	}
 	if t.Typos == 0 && !t.Prefix {
 		if e := v.byText[t.Word]; e != nil {
 			fn(e)
 		}
-		return
+		return 1
 	}
 	seen := map[string]bool{}
+	checked := 0
 	visit := func(w string) {
+		checked++
 		if e := v.byText[w]; e != nil && !seen[w] && t.Matches(w) {
 			seen[w] = true
 			fn(e)
@@ -950,11 +1408,11 @@ func (v *vocabulary) walk(t search.Term, fn func(*word)) {
 	case t.Typos == 0:
 		walkPrefix(t.Word)
 		walkRecent(v, t.Word, visit)
-		return
+		return checked + len(v.recent)
 	case t.Typos < 2:
 		walkPrefix(string(r0))
 		walkRecent(v, string(r0), visit)
-		return
+		return checked + len(v.recent)
 	}
 	walkRecent(v, "", visit)
 	rest := t.Word[n0:]
@@ -971,7 +1429,9 @@ func (v *vocabulary) walk(t search.Term, fn func(*word)) {
 			walkPrefix(first + string(r0))
 		}
 		i += sort.Search(len(v.sorted)-i, func(j int) bool { return !strings.HasPrefix(v.sorted[i+j], first) })
+		checked++
 	}
+	return checked + len(v.recent)
 }
 
 // walkRecent visits the words not yet sorted that start with prefix.

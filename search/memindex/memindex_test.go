@@ -17,10 +17,10 @@ import (
 // generated queries of every filter, order, page and facet against the
 // reference (searchtest) after each round.
 func TestAgreesWithReferenceAfterChanges(t *testing.T) {
-	for _, c := range []struct{ recent, fewValues int }{{recentMax, fewValues}, {2, 0}} {
-		t.Run(fmt.Sprintf("merge after %d new words, facets by match above %d values", c.recent, c.fewValues), func(t *testing.T) {
-			defer func(r, f int) { recentMax, fewValues = r, f }(recentMax, fewValues)
-			recentMax, fewValues = c.recent, c.fewValues
+	for _, c := range []struct{ recent, fewValues, chunk int }{{recentMax, fewValues, chunkWords}, {2, 0, 1}} {
+		t.Run(fmt.Sprintf("merge after %d new words, facets by match above %d values, chunks of %d words", c.recent, c.fewValues, c.chunk), func(t *testing.T) {
+			defer func(r, f, c int) { recentMax, fewValues, chunkWords = r, f, c }(recentMax, fewValues, chunkWords)
+			recentMax, fewValues, chunkWords = c.recent, c.fewValues, c.chunk
 			agreesAfterChanges(t)
 		})
 	}
@@ -132,11 +132,13 @@ func agreesAfterChanges(t *testing.T) {
 	if x.Count() != 0 {
 		t.Fatalf("Count after removing everything: %d", x.Count())
 	}
-	for lang, v := range x.langs {
-		if len(v.byText) != 0 || len(v.sorted)-v.stale != 0 || len(v.recent) != 0 {
-			t.Errorf("language %s keeps %d words after every event is gone", lang, len(v.byText))
+	for lang, l := range x.langs {
+		for vis, v := range l.parts {
+			if len(v.byText) != 0 || len(v.sorted)-v.stale != 0 || len(v.recent) != 0 {
+				t.Errorf("language %s, %+v keeps %d words after every event is gone", lang, vis, len(v.byText))
+			}
 		}
-		for to, a := range v.aliases {
+		for to, a := range l.aliases {
 			if !a.IsEmpty() {
 				t.Errorf("language %s keeps %d events aliased to %s", lang, a.GetCardinality(), to)
 			}
