@@ -12,6 +12,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -98,6 +99,9 @@ type Server struct {
 	pages *httpcache.Cache
 	// linkCache keeps decoded linked records between renders (linkcache.go).
 	linkCache linkedRecords
+	// writeRates bounds contributors' and authors' writes (writerate.go);
+	// nil when WRITE_RATE is 0.
+	writeRates *writeRates
 }
 
 // request is one API call as the handlers see it.
@@ -159,6 +163,7 @@ func New(opts Options) (*fiber.App, error) {
 	}
 	metrics := opts.Metrics.m
 	s.metrics = metrics
+	s.writeRates = newWriteRates(s.cfg.WriteRate, s.cfg.WriteBurst, metrics.writesRateLimited)
 	if src, ok := opts.Webhooks.(interface{ Metrics() prometheus.Collector }); ok {
 		metrics.registry.MustRegister(src.Metrics())
 	}
@@ -237,6 +242,11 @@ func (s *Server) handler(rt *route) fiber.Handler {
 			}
 			if user == nil {
 				return errForbidden(401)
+			}
+			// The real clock: the bound is on the machine's work per second.
+			if e := s.writeRates.allow(user, time.Now(), c.Request().Header.ContentLength()); e != nil {
+				c.Set(fiber.HeaderRetryAfter, strconv.Itoa(e.Data["retry_after"].(int)))
+				return e
 			}
 		}
 		b, err := newBag(c)

@@ -37,6 +37,7 @@ type metricsSource interface{ Metrics() *sync.Metrics }
 //
 //	eventcal_http_request_duration_seconds{method,route,status}  histogram
 //	eventcal_http_connections_refused_total                      counter
+//	eventcal_write_rate_limited_total                            counter
 //	go_* and process_*                                           runtime and process collectors
 //	eventcal_sync_* and eventcal_search_documents                the Indexer's, when it has metrics (sync.Metrics)
 type appMetrics struct {
@@ -48,7 +49,9 @@ type appMetrics struct {
 	// connectionsRefused counts connections over the per-address share
 	// (Metrics.Listener).
 	connectionsRefused prometheus.Counter
-	log                *slog.Logger
+	// writesRateLimited counts writes refused by WRITE_RATE (writerate.go).
+	writesRateLimited prometheus.Counter
+	log               *slog.Logger
 
 	// routes holds every route that is not middleware, read from the app
 	// on the first request (all routes exist by then).
@@ -81,6 +84,10 @@ func newAppMetrics(log *slog.Logger, indexer Notifier) *appMetrics {
 			Name: "eventcal_http_connections_refused_total",
 			Help: "Connections refused with 429 because their client address already held MAX_CONNECTIONS_PER_ADDRESS connections.",
 		}),
+		writesRateLimited: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "eventcal_write_rate_limited_total",
+			Help: "Writes by contributors and authors refused with 429 because they exceeded WRITE_RATE and WRITE_BURST.",
+		}),
 		log: log,
 	}
 	for _, reason := range authFailureReasons {
@@ -100,6 +107,7 @@ func newAppMetrics(log *slog.Logger, indexer Notifier) *appMetrics {
 		buildInfo,
 		m.authFailures,
 		m.connectionsRefused,
+		m.writesRateLimited,
 	)
 	if src, ok := indexer.(metricsSource); ok {
 		m.registry.MustRegister(src.Metrics())

@@ -87,6 +87,13 @@ type Config struct {
 	// may hold open at once (MAX_CONNECTIONS_PER_ADDRESS); 0 is no bound.
 	// Connections from TrustedProxies are not bounded.
 	MaxConnectionsPerAddress int
+	// WriteRate is how many writes a second one contributor or author may
+	// make on average (WRITE_RATE); 0 is no bound. Editors and admins are
+	// not bounded.
+	WriteRate float64
+	// WriteBurst is how many writes such a user may make at once before
+	// WriteRate applies (WRITE_BURST).
+	WriteBurst int
 	// ShutdownTimeout bounds the graceful shutdown (SHUTDOWN_TIMEOUT).
 	ShutdownTimeout time.Duration
 	// ReindexCron is the cron expression of scheduled full rebuilds

@@ -130,6 +130,9 @@ func TestValid(t *testing.T) {
 		{"header timeout", map[string]string{"HEADER_TIMEOUT": "250ms"}, func(c *Config) any { return c.HeaderTimeout }, 250 * time.Millisecond},
 		{"connections per address default", nil, func(c *Config) any { return c.MaxConnectionsPerAddress }, 256},
 		{"connections per address", map[string]string{"MAX_CONNECTIONS_PER_ADDRESS": "16"}, func(c *Config) any { return c.MaxConnectionsPerAddress }, 16},
+		{"write rate", map[string]string{"WRITE_RATE": "0.5"}, func(c *Config) any { return c.WriteRate }, 0.5},
+		{"write rate default", map[string]string{}, func(c *Config) any { return c.WriteRate }, 10.0},
+		{"write burst", map[string]string{"WRITE_BURST": "7"}, func(c *Config) any { return c.WriteBurst }, 7},
 		{"connections per address unbounded", map[string]string{"MAX_CONNECTIONS_PER_ADDRESS": "0"}, func(c *Config) any { return c.MaxConnectionsPerAddress }, 0},
 	}
 	for _, tt := range tests {
@@ -209,6 +212,9 @@ func TestInvalid(t *testing.T) {
 		{"header timeout zero", map[string]string{"HEADER_TIMEOUT": "0"}, "HEADER_TIMEOUT", "positive"},
 		{"header timeout too long", map[string]string{"HEADER_TIMEOUT": "2m"}, "HEADER_TIMEOUT", "at most 1m"},
 		{"header timeout unparsable", map[string]string{"HEADER_TIMEOUT": "quick"}, "HEADER_TIMEOUT", "duration"},
+		{"write rate negative", map[string]string{"WRITE_RATE": "-1"}, "WRITE_RATE", "number from 0 to 10000"},
+		{"write rate NaN", map[string]string{"WRITE_RATE": "NaN"}, "WRITE_RATE", "number from 0 to 10000"},
+		{"write burst zero", map[string]string{"WRITE_BURST": "0"}, "WRITE_BURST", "whole number from 1 to 100000"},
 		{"connections per address negative", map[string]string{"MAX_CONNECTIONS_PER_ADDRESS": "-1"}, "MAX_CONNECTIONS_PER_ADDRESS", "whole number from 0 to 4096"},
 		{"connections per address over the limit", map[string]string{"MAX_CONNECTIONS_PER_ADDRESS": "5000"}, "MAX_CONNECTIONS_PER_ADDRESS", "whole number"},
 		{"connections per address word", map[string]string{"MAX_CONNECTIONS_PER_ADDRESS": "many"}, "MAX_CONNECTIONS_PER_ADDRESS", "whole number"},
@@ -304,7 +310,7 @@ func TestRegistry(t *testing.T) {
 		"ADMIN_TOKEN", "REST_ROOT", "API_NAMESPACE", "SITE_URL", "TIMEZONE", "LANGUAGES", "DEFAULT_LANGUAGE",
 		"LOG_LEVEL", "LOG_FORMAT", "CORS_ALLOWED_ORIGINS", "SHUTDOWN_TIMEOUT", "REINDEX_CRON", "LEASE_TTL",
 		"WEBHOOK_ALLOW_PRIVATE", "TRUSTED_PROXIES", "METRICS_ADDR"}
-	want = append(want, "DRAIN_DELAY", "REPLICA_ID", "MEILI_MASTER_KEY", "HEADER_TIMEOUT", "MAX_CONNECTIONS_PER_ADDRESS")
+	want = append(want, "DRAIN_DELAY", "REPLICA_ID", "MEILI_MASTER_KEY", "HEADER_TIMEOUT", "MAX_CONNECTIONS_PER_ADDRESS", "WRITE_RATE", "WRITE_BURST")
 	for _, name := range want {
 		if !seen[name] {
 			t.Errorf("%s is not registered", name)

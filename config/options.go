@@ -38,6 +38,7 @@ const (
 	TypeCron     Type = "cron"
 	TypeBool     Type = "bool"
 	TypeInteger  Type = "integer"
+	TypeNumber   Type = "number"
 )
 
 // Option describes one setting read from the environment: its variable name,
@@ -397,6 +398,32 @@ var registry = []Option{
 			return nil
 		},
 		format: func(c *Config) string { return strconv.Itoa(c.MaxConnectionsPerAddress) },
+	},
+	{
+		Name: "WRITE_RATE", Default: "10", Type: TypeNumber,
+		Description: "how many writes a second one contributor or author may make on average (a token bucket per user, refilled at this rate; a write costs one more per 32 KiB of body); more are refused with 429 and Retry-After (0: no bound; editors and admins are never bounded)",
+		parse: func(c *Config, raw string) error {
+			f, err := strconv.ParseFloat(raw, 64)
+			if err != nil || math.IsNaN(f) || f < 0 || f > 10000 {
+				return errors.New("must be a number from 0 to 10000")
+			}
+			c.WriteRate = f
+			return nil
+		},
+		format: func(c *Config) string { return strconv.FormatFloat(c.WriteRate, 'g', -1, 64) },
+	},
+	{
+		Name: "WRITE_BURST", Default: "100", Type: TypeInteger,
+		Description: "how many writes one contributor or author may make at once before WRITE_RATE applies",
+		parse: func(c *Config, raw string) error {
+			n, err := strconv.Atoi(raw)
+			if err != nil || n < 1 || n > 100000 {
+				return errors.New("must be a whole number from 1 to 100000")
+			}
+			c.WriteBurst = n
+			return nil
+		},
+		format: func(c *Config) string { return strconv.Itoa(c.WriteBurst) },
 	},
 	{
 		Name: "SHUTDOWN_TIMEOUT", Default: "10s", Type: TypeDuration,
