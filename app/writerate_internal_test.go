@@ -43,7 +43,7 @@ func TestWriteRates(t *testing.T) {
 			{editor, 0, 0, true}, {editor, 0, 0, true}, {admin, 0, 0, true}, {admin, 0, 0, true}, {nil, 0, 0, true},
 		}},
 		{"large bodies cost more", 1, 10, []write{
-			{author, 0, 200_000, true}, // 1 + 6 tokens
+			{author, 0, 200_000, true},  // 1 + 6 tokens
 			{author, 0, 100_000, false}, // 1 + 3 > the 3 left
 			{author, 0, 64 << 10, true}, // 1 + 2
 			{author, 0, 0, false},
