@@ -77,12 +77,12 @@ func TestTokenLifecycle(t *testing.T) {
 	}
 
 	// Expiry: an hour and a minute later the token is refused.
-	e.now = e.now.Add(61 * time.Minute)
+	e.setNow(e.now.Add(61 * time.Minute))
 	r := e.must(401, "POST", "venues", tok, map[string]any{"venue": "Late"})
 	if !strings.Contains(r.raw, "expired") {
 		t.Errorf("expired token: %s", r.raw)
 	}
-	e.now = e.now.Add(-61 * time.Minute)
+	e.setNow(e.now.Add(-61 * time.Minute))
 
 	// Revocation, seen at once by the other replica.
 	e.must(200, "DELETE", "admin/tokens/"+strings.ToUpper(id), "admin", nil)

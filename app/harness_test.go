@@ -37,6 +37,9 @@ type env struct {
 	tokens map[string]string // role (or login) -> bearer token
 	users  map[string]*repository.User
 	now    time.Time
+	// clock is now for the worker's and the app's goroutines (Unix
+	// nanoseconds): setNow changes both without a data race.
+	clock atomic.Int64
 	docs   docValidator
 	engine search.Engine
 	worker *sync.Worker
@@ -49,6 +52,15 @@ type env struct {
 }
 
 // advanceHooks moves the webhooks' clock forward.
+// setNow moves the clock of the app and the worker to t.
+func (e *env) setNow(t time.Time) {
+	e.now = t
+	e.clock.Store(t.UnixNano())
+}
+
+// clockNow is the clock of the app and the worker.
+func (e *env) clockNow() time.Time { return time.Unix(0, e.clock.Load()).UTC() }
+
 func (e *env) advanceHooks(d time.Duration) { e.hookClock.Add(int64(d)) }
 
 // flush waits (with a deadline) until the sync worker has indexed every
@@ -124,7 +136,8 @@ func newEnvWith(t testing.TB, dir string, opts envOptions, settings ...string) *
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	e := &env{t: t, store: st, cfg: cfg, tokens: map[string]string{}, users: map[string]*repository.User{},
 		now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC), engine: eng}
-	e.worker = &sync.Worker{Store: st, Engine: eng, Log: quiet, Now: func() time.Time { return e.now },
+	e.clock.Store(e.now.UnixNano())
+	e.worker = &sync.Worker{Store: st, Engine: eng, Log: quiet, Now: e.clockNow,
 		Docs: &sync.DocBuilder{Store: st, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location}}
 	e.hookClock.Store(e.now.UnixNano())
 	e.hooks = &sync.Webhooks{Store: st, Log: quiet, AllowPrivate: cfg.WebhookAllowPrivate,
@@ -143,7 +156,7 @@ func newEnvWith(t testing.TB, dir string, opts envOptions, settings ...string) *
 		appLog = slog.New(slog.NewTextHandler(opts.log, nil))
 	}
 	a, err := app.New(app.Options{Config: cfg, Store: appStore, Search: eng, Indexer: e.worker, Logger: appLog,
-		Now: func() time.Time { return e.now }, Webhooks: e.hooks})
+		Now: e.clockNow, Webhooks: e.hooks})
 	if err != nil {
 		t.Fatal(err)
 	}
