@@ -21,6 +21,8 @@ const (
 //
 //	{"status": "ready", "store": "ok", "search": "unavailable"}
 //
+// plus the instance's identity, as /healthz reports it (identity.go).
+//
 // Only the store decides: item reads and every write need it, while lists
 // answer 503 on their own while the search engine is down, so a replica
 // whose engine is down stays in rotation for the rest. During the shutdown
@@ -45,5 +47,5 @@ func (s *Server) ready(c *fiber.Ctx) error {
 	case store != checkOK:
 		return errUnavailable("store").with("store", store).with("search", search).with("draining", false)
 	}
-	return c.JSON(fiber.Map{"status": "ready", "store": store, "search": search})
+	return c.JSON(s.identity.describe(fiber.Map{"status": "ready", "store": store, "search": search}))
 }

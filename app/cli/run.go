@@ -544,8 +544,9 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 
 	draining := new(atomic.Bool)
 	metrics := app.NewMetrics(logger, worker)
+	identity := app.NewIdentity()
 	fiberApp, err := app.New(app.Options{Config: cfg, Store: store, Search: engine, Indexer: worker, Reindexer: reindexer, Webhooks: hooks, Logger: logger,
-		ResponseCacheTTL: responseCacheTTL(cfg), Draining: draining.Load, Metrics: metrics})
+		ResponseCacheTTL: responseCacheTTL(cfg), Draining: draining.Load, Metrics: metrics, Identity: identity})
 	if err != nil {
 		return fmt.Errorf("build app: %w", err)
 	}
@@ -565,8 +566,14 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 	for _, o := range config.Options() {
 		settings = append(settings, slog.String(o.Name, redacted[o.Name]))
 	}
+	// The instance identifier is the one /healthz reports: whoever polls
+	// the port can tell this process from another one already there.
 	logger.Info("starting",
 		"addr", ln.Addr().String(),
+		"instance", identity.Instance,
+		"version", identity.Version,
+		"revision", identity.Revision,
+		"pid", identity.PID,
 		"store", storeEngine(cfg),
 		"search", searchEngine(cfg),
 		"api_root", cfg.APIRoot(),
