@@ -34,6 +34,7 @@ func TestCommandHelp(t *testing.T) {
 		{[]string{"webhook", "delete"}, []string{"id"}},
 		{[]string{"webhook", "ping"}, []string{"id"}},
 		{[]string{"webhook", "deliveries"}, []string{"id", "limit"}},
+		{[]string{"meili-key"}, []string{"out", "wait"}},
 	}
 	env := map[string]string{"DATA_DIR": t.TempDir()}
 	for _, tc := range tests {

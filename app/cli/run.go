@@ -90,6 +90,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return c.status(args[1:])
 	case "webhook":
 		return c.webhook(args[1:])
+	case "meili-key":
+		return c.meiliKey(args[1:])
 	case "help", "-h", "-help", "--help":
 		c.usage(stdout)
 		return exitOK
@@ -129,12 +131,15 @@ Commands:
   status [--url URL] [--token T]      print pending index marks, the last batch and document counts
   webhook add|list|update|delete|ping|deliveries
                                       manage webhook endpoints ('webhook -h' for the flags)
+  meili-key --out FILE                create (or find) the service's scoped Meilisearch key with the
+                                      master key and write it to FILE (for MEILI_API_KEY_FILE)
   version                             print the version (also --version)
   help                                show this help
 
 Run '%[1]s COMMAND -h' for the flags of a command.
 
-Settings are read from the environment:
+Settings are read from the environment; a secret one may instead be read
+from the file that NAME_FILE names (MEILI_API_KEY_FILE=/run/secrets/key):
 
 `, programName, roleList())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
