@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -111,5 +113,19 @@ func TestLockedDataDir(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHealthcheckNamesInstance: healthcheck prints which instance
+// answered, so that an answer from another process on the port shows.
+func TestHealthcheckNamesInstance(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"status":"ok","instance":"9c1e54a0b7d3f218","pid":4711,"version":"v1.2.3","revision":"abc123","started":"2026-11-25T18:00:00Z"}`))
+	}))
+	defer srv.Close()
+	r := runCLI(t, nil, "healthcheck", "--url", srv.URL+"/healthz")
+	want := "200 OK (instance 9c1e54a0b7d3f218, pid 4711, version v1.2.3, revision abc123)"
+	if r.code != exitOK || !strings.Contains(r.stdout, want) {
+		t.Errorf("exit %d, stdout %q; want %q", r.code, r.stdout, want)
 	}
 }
