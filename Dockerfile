@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 #
-# Build: docker build -t eventcal .
+# Build: docker build --build-arg VERSION=v1.2.3 --build-arg REVISION=$(git rev-parse HEAD) -t eventcal:v1.2.3 .
 # Run:   docker run --read-only --tmpfs /tmp -p 8080:8080 -v eventcal-data:/data eventcal
 #
 # The binary is static (CGO_ENABLED=0: the embedded SQLite store and Bleve
@@ -12,6 +12,11 @@
 # runtime to Debian 12's distroless static image. Bump them deliberately.
 
 FROM golang:1.26.8-bookworm AS build
+# The build context has no .git (.dockerignore), so the toolchain cannot
+# stamp the revision: both are linked in (-X), and "eventcal --version",
+# /healthz and the eventcal_build_info metric report them.
+ARG VERSION=dev
+ARG REVISION=unknown
 WORKDIR /src
 ENV CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-mod=readonly
 COPY . .
@@ -21,8 +26,9 @@ COPY . .
 # and build results between builds without baking them into a layer.
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
-    go build -trimpath -ldflags "-s -w" -o /out/eventcal . \
- && mkdir -p /out/data
+    go build -trimpath -o /out/eventcal \
+      -ldflags "-s -w -X github.com/calendar/eventcal/app.buildVersion=${VERSION} -X github.com/calendar/eventcal/app.buildRevision=${REVISION}" . \
+ && mkdir -p /out/data /out/keys
 
 FROM gcr.io/distroless/static-debian12:nonroot
 ARG VERSION=dev
@@ -38,6 +44,10 @@ COPY --from=build /out/eventcal /usr/local/bin/eventcal
 # else is written: the image runs with a read-only root file system
 # (docker run --read-only --tmpfs /tmp; docker-compose.yml sets read_only).
 COPY --from=build --chown=65532:65532 /out/data /data
+# /keys holds the scoped Meilisearch key that "eventcal meili-key" writes
+# and the service reads (MEILI_API_KEY_FILE; docker-compose.yml mounts a
+# volume here, which starts with this ownership).
+COPY --from=build --chown=65532:65532 /out/keys /keys
 ENV DATA_DIR=/data \
     LISTEN_ADDR=:8080 \
     TMPDIR=/tmp

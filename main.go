@@ -1,5 +1,3 @@
-// Command eventcal is the event-calendar REST service and its administration
-// commands; package app/cli implements them ("eventcal help" lists them).
 package main
 
 import (

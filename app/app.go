@@ -64,6 +64,9 @@ type Options struct {
 	// With METRICS_ADDR set the caller serves Metrics.App() there and the
 	// API listener has no /metrics.
 	Metrics *Metrics
+	// Identity is what /healthz and /readyz report about this instance;
+	// the zero value means NewIdentity().
+	Identity Identity
 }
 
 // Notifier is told that new index marks were written.
@@ -83,6 +86,8 @@ type Server struct {
 	draining  func() bool
 	// readyTimeout bounds each /readyz check.
 	readyTimeout time.Duration
+	// identity names this instance in /healthz and /readyz (identity.go).
+	identity Identity
 	// routes is every registered route, for the namespace index and docs.
 	routes []*route
 	// siteHost is SITE_URL without its scheme, for global_id.
@@ -136,6 +141,10 @@ func New(opts Options) (*fiber.App, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.identity = opts.Identity
+	if s.identity.Instance == "" {
+		s.identity = NewIdentity()
+	}
 	if u, err := url.Parse(s.cfg.SiteURL); err == nil {
 		s.siteHost = u.Host + strings.TrimSuffix(u.Path, "/")
 	}
@@ -176,7 +185,7 @@ func New(opts Options) (*fiber.App, error) {
 	if s.cfg.MetricsAddr == "" {
 		f.Get(metricsPath, s.serveMetrics(metrics))
 	}
-	f.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
+	f.Get("/healthz", s.health)
 	f.Get("/readyz", s.ready)
 	f.Use(s.cors(), s.rewriteLanguagePrefix, s.methodOverride, s.commonHeaders)
 	s.registerRoutes(f)

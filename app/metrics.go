@@ -3,7 +3,6 @@ package app
 import (
 	"log/slog"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	gosync "sync"
 
@@ -113,26 +112,6 @@ func newAppMetrics(log *slog.Logger, indexer Notifier) *appMetrics {
 		m.registry.MustRegister(src.Metrics())
 	}
 	return m
-}
-
-// BuildVersion reads the main module's version and VCS revision from the
-// build information ("devel" and "unknown" when the build recorded none,
-// as with go run or -buildvcs=false).
-func BuildVersion() (version, revision string) {
-	version, revision = "devel", "unknown"
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		version = v
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && s.Value != "" {
-			revision = s.Value
-		}
-	}
-	return
 }
 
 // observe records one finished request.

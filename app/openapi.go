@@ -386,10 +386,22 @@ func (s *Server) operation(rt *route, method string) *obj {
 	resps.set("default", newObj().set("description", "Error envelope.").
 		set("content", newObj().set("application/json", newObj().set("schema", ref("Error")))))
 	op.set("responses", resps)
-	if rt.write || strings.HasPrefix(rt.path, "/admin/") {
-		op.set("security", []any{newObj().set("bearer", []any{})})
-	}
+	op.set("security", operationSecurity(rt))
 	return op
+}
+
+// operationSecurity is an operation's security requirement. Writes and
+// the admin routes need a bearer token. Every other route accepts one
+// optionally (an editor's token shows drafts and private items), which
+// OpenAPI spells as a list of alternatives whose first is the empty
+// requirement: anonymous, or a bearer token. Every operation declares its
+// security, as redocly's recommended rule security-defined requires.
+func operationSecurity(rt *route) []any {
+	bearer := newObj().set("bearer", []any{})
+	if rt.write || strings.HasPrefix(rt.path, "/admin/") {
+		return []any{bearer}
+	}
+	return []any{newObj(), bearer}
 }
 
 // opName turns a route path into an operationId suffix.

@@ -159,3 +159,74 @@ func TestInterfaceDocument(t *testing.T) {
 		t.Error("create event body must list required fields")
 	}
 }
+
+// TestInterfaceDocumentSecurity: every operation declares its security
+// (redocly's recommended rule security-defined, checked here without
+// node): writes and admin routes require the bearer token, every other
+// operation accepts it optionally (anonymous, or a bearer token).
+func TestInterfaceDocumentSecurity(t *testing.T) {
+	e := newEnv(t)
+	doc, err := e.loadDoc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := doc.Components.SecuritySchemes["bearer"]; !ok {
+		t.Fatal("components.securitySchemes lacks bearer")
+	}
+	tests := []struct {
+		path, method string
+		optional     bool
+	}{
+		{"/events", "GET", true},
+		{"/events/{id}", "GET", true},
+		{"/events/by-slug/{slug}", "GET", true},
+		{"/venues", "GET", true},
+		{"/categories", "GET", true},
+		{"/doc", "GET", true},
+		{"/events", "POST", false},
+		{"/events/{id}", "PATCH", false},
+		{"/events/{id}", "DELETE", false},
+		{"/tags", "POST", false},
+	}
+	for _, tc := range tests {
+		item := doc.Paths.Find(tc.path)
+		if item == nil {
+			t.Errorf("document lacks %s", tc.path)
+			continue
+		}
+		op := item.GetOperation(tc.method)
+		if op == nil || op.Security == nil {
+			t.Errorf("%s %s: no security", tc.method, tc.path)
+			continue
+		}
+		anonymous := false
+		for _, req := range *op.Security {
+			if len(req) == 0 {
+				anonymous = true
+			}
+		}
+		if anonymous != tc.optional {
+			t.Errorf("%s %s: anonymous allowed = %v, want %v", tc.method, tc.path, anonymous, tc.optional)
+		}
+	}
+	n := 0
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			n++
+			if op.Security == nil || len(*op.Security) == 0 {
+				t.Errorf("%s %s declares no security", method, path)
+				continue
+			}
+			for _, req := range *op.Security {
+				for name := range req {
+					if _, ok := doc.Components.SecuritySchemes[name]; !ok {
+						t.Errorf("%s %s names an undeclared security scheme %q", method, path, name)
+					}
+				}
+			}
+		}
+	}
+	if n < 20 {
+		t.Errorf("only %d operations checked", n)
+	}
+}

@@ -22,6 +22,8 @@ const (
 //
 //	{"status": "ready", "store": "ok", "search": "unavailable"}
 //
+// plus the instance's identity, as /healthz reports it (identity.go).
+//
 // Each dependency is checked concurrently, with its own deadline
 // (Options.ReadyTimeout, 2 s by default): a store that hangs makes its own
 // check "unavailable" when its deadline passes, and never the engine's (nor
@@ -52,7 +54,7 @@ func (s *Server) ready(c *fiber.Ctx) error {
 	case store != checkOK:
 		return errUnavailable("store").with("store", store).with("search", search).with("draining", false)
 	}
-	return c.JSON(fiber.Map{"status": "ready", "store": store, "search": search})
+	return c.JSON(s.identity.describe(fiber.Map{"status": "ready", "store": store, "search": search}))
 }
 
 // check runs ping in its own goroutine with its own deadline and sends

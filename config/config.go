@@ -13,6 +13,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/netip"
@@ -129,7 +130,14 @@ func Load(getenv func(string) string) (*Config, error) {
 	var errs []error
 	failed := map[string]bool{}
 	for _, o := range registry {
-		raw := valueOrDefault(o, getenv(o.Name))
+		value, err := secretValue(o, getenv)
+		if err != nil {
+			errs = append(errs, &Error{Name: o.Name + "_FILE", Err: err})
+			failed[o.Name] = true
+			_ = o.parse(c, o.Default)
+			continue
+		}
+		raw := valueOrDefault(o, value)
 		if slices.ContainsFunc(o.dependsOn, func(name string) bool { return failed[name] }) {
 			// A setting this one is checked against is already reported
 			// invalid; checking against it would only add a confusing
@@ -163,6 +171,31 @@ func Default() *Config {
 		panic("config: invalid defaults: " + err.Error())
 	}
 	return c
+}
+
+// secretValue returns the raw value of option o: its variable, or for a
+// secret option whose variable is empty, the content of the file that
+// NAME_FILE names (the Docker secrets convention: docker-compose.yml hands
+// the service its Meilisearch key this way, so that the key is never in
+// its environment). Surrounding white space, such as a final newline, is
+// dropped by valueOrDefault.
+func secretValue(o Option, getenv func(string) string) (string, error) {
+	raw := getenv(o.Name)
+	if !o.Secret || strings.TrimSpace(raw) != "" {
+		return raw, nil
+	}
+	path := strings.TrimSpace(getenv(o.Name + "_FILE"))
+	if path == "" {
+		return raw, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return "", fmt.Errorf("%s is empty", path)
+	}
+	return string(b), nil
 }
 
 // valueOrDefault trims raw and substitutes the option's default when empty.

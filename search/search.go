@@ -1,15 +1,3 @@
-// Package search defines the index contract of the calendar's read path:
-// the documents the sync worker indexes, one query-options type per index
-// with explicit optionals, and results with exact totals.
-//
-// Two engines implement Engine: search/bleve (embedded default, under
-// DATA_DIR) and search/meili (Meilisearch, when MEILI_URL is set). Both are
-// checked by the shared conformance suite in search/searchtest, which
-// generates fixtures and computes the expected results with Match (the
-// reference semantics in Go), so an engine can only pass by agreeing with it.
-//
-// Dates are Unix seconds (UTC instants); geo points are one internal
-// GeoPoint converted at each engine's edge.
 package search
 
 import (

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -259,7 +260,9 @@ func healthURL(cfg *config.Config) (string, error) {
 }
 
 // probe GETs target and returns nil when it answers 200 OK. It writes the
-// status line to out.
+// status line to out, with the instance that answered when the body names
+// one (/healthz does), so that an answer from another process on the port
+// shows.
 func probe(target string, timeout time.Duration, out io.Writer) error {
 	client := &http.Client{Timeout: timeout}
 	resp, err := client.Get(target)
@@ -267,9 +270,17 @@ func probe(target string, timeout time.Duration, out io.Writer) error {
 		return err
 	}
 	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("%s answered %s", target, resp.Status)
+	}
+	var id struct {
+		Instance, Version, Revision string
+		PID                         int
+	}
+	if json.Unmarshal(body, &id) == nil && id.Instance != "" {
+		fmt.Fprintf(out, "%s: %s (instance %s, pid %d, version %s, revision %s)\n", target, resp.Status, id.Instance, id.PID, id.Version, id.Revision)
+		return nil
 	}
 	fmt.Fprintf(out, "%s: %s\n", target, resp.Status)
 	return nil

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -218,19 +217,17 @@ func (c *cli) tokenList(args []string) int {
 // every process serving the store.
 func (c *cli) tokenRevoke(args []string) int {
 	fs := c.flagSet("token revoke", "token revoke ID")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	ids, code := c.parseArgs(fs, args, 1)
+	if code >= 0 {
+		return code
 	}
-	if fs.NArg() != 1 {
+	if len(ids) != 1 {
 		fmt.Fprintf(c.stderr, "token revoke: give one token ID (see 'token list')\n")
 		return exitUsage
 	}
-	id := strings.ToLower(strings.TrimSpace(fs.Arg(0)))
+	id := strings.ToLower(strings.TrimSpace(ids[0]))
 	if !repository.ValidTokenID(id) {
-		fmt.Fprintf(c.stderr, "token revoke: %q is not a token ID (%d hex digits, see 'token list')\n", fs.Arg(0), repository.TokenIDLength)
+		fmt.Fprintf(c.stderr, "token revoke: %q is not a token ID (%d hex digits, see 'token list')\n", ids[0], repository.TokenIDLength)
 		return exitUsage
 	}
 	return c.withStore(func(ctx context.Context, store repository.Store) int {

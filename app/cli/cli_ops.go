@@ -379,8 +379,9 @@ func openDirect(ctx context.Context, cfg *config.Config) (repository.Store, sear
 	}
 	engine, err := openSearch(ctx, cfg)
 	if err != nil {
+		// A locked index already says which DATA_DIR and what to do.
 		_ = closeStore(store)
-		return nil, nil, nil, fmt.Errorf("%w (is a service running on this DATA_DIR? pass --url)", err)
+		return nil, nil, nil, err
 	}
 	return store, engine, func() { _ = engine.Close(); _ = closeStore(store) }, nil
 }

@@ -90,6 +90,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return c.status(args[1:])
 	case "webhook":
 		return c.webhook(args[1:])
+	case "meili-key":
+		return c.meiliKey(args[1:])
 	case "help", "-h", "-help", "--help":
 		c.usage(stdout)
 		return exitOK
@@ -129,12 +131,15 @@ Commands:
   status [--url URL] [--token T]      print pending index marks, the last batch and document counts
   webhook add|list|update|delete|ping|deliveries
                                       manage webhook endpoints ('webhook -h' for the flags)
+  meili-key --out FILE                create (or find) the service's scoped Meilisearch key with the
+                                      master key and write it to FILE (for MEILI_API_KEY_FILE)
   version                             print the version (also --version)
   help                                show this help
 
 Run '%[1]s COMMAND -h' for the flags of a command.
 
-Settings are read from the environment:
+Settings are read from the environment; a secret one may instead be read
+from the file that NAME_FILE names (MEILI_API_KEY_FILE=/run/secrets/key):
 
 `, programName, roleList())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -169,13 +174,24 @@ func roleList() string {
 	return strings.Join(names, ", ")
 }
 
-// flagSet returns a flag set for a command that reports errors on stderr.
+// flagSet returns the flag set of a command: errors go to stderr, and its
+// usage (-h, or after a usage error) shows the synopsis, every flag with
+// its description and default, and where the settings come from. Every
+// command builds its flags here and parses them with parseFlags or
+// parseArgs, so that all of them answer -h alike.
 func (c *cli) flagSet(name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: %s %s\n", programName, synopsis)
-		fs.PrintDefaults()
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: %s %s\n", programName, synopsis)
+		hasFlags := false
+		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+		if hasFlags {
+			fmt.Fprintln(w, "\nFlags:")
+			fs.PrintDefaults()
+		}
+		fmt.Fprintf(w, "\nSettings (DATA_DIR, MONGO_URI, LISTEN_ADDR, ...) come from the environment; '%s help' lists them.\n", programName)
 	}
 	return fs
 }
@@ -183,7 +199,18 @@ func (c *cli) flagSet(name, synopsis string) *flag.FlagSet {
 // parseFlags parses args into fs and refuses positional arguments. It
 // returns -1 when the command should go on, else the exit status.
 func (c *cli) parseFlags(fs *flag.FlagSet, args []string) int {
-	// Asked-for help goes to standard output (errors go to standard error).
+	if _, code := c.parseArgs(fs, args, 0); code >= 0 {
+		return code
+	}
+	return -1
+}
+
+// parseArgs parses args into fs and returns the positional arguments,
+// refusing more than maxArgs of them. The status is -1 when the command
+// should go on, else the exit status: help asked for (-h anywhere before
+// "--") goes to standard output with status 0, errors to standard error
+// with status 2.
+func (c *cli) parseArgs(fs *flag.FlagSet, args []string, maxArgs int) ([]string, int) {
 	for _, a := range args {
 		if a == "--" {
 			break
@@ -191,21 +218,21 @@ func (c *cli) parseFlags(fs *flag.FlagSet, args []string) int {
 		if isHelpFlag(a) {
 			fs.SetOutput(c.stdout)
 			fs.Usage()
-			return exitOK
+			return nil, exitOK
 		}
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
+			return nil, exitOK
 		}
-		return exitUsage
+		return nil, exitUsage
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(c.stderr, "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+	if fs.NArg() > maxArgs {
+		fmt.Fprintf(c.stderr, "%s: unexpected argument %q\n", fs.Name(), fs.Arg(maxArgs))
 		fs.Usage()
-		return exitUsage
+		return nil, exitUsage
 	}
-	return -1
+	return fs.Args(), -1
 }
 
 // loadConfig reads the configuration; on error it prints every invalid
@@ -268,7 +295,7 @@ func closeStore(s repository.Store) error {
 
 // serve runs the HTTP service until SIGINT or SIGTERM.
 func (c *cli) serve(args []string) int {
-	fs := c.flagSet("serve", "serve")
+	fs := c.flagSet("serve", "serve\n\nRuns the HTTP service until SIGINT or SIGTERM (the default command).")
 	if code := c.parseFlags(fs, args); code >= 0 {
 		return code
 	}
@@ -295,6 +322,9 @@ func openSearch(ctx context.Context, cfg *config.Config) (search.Engine, error) 
 			return nil, err
 		}
 		e, err := bleve.Open(filepath.Join(cfg.DataDir, "index"))
+		if errors.Is(err, bleve.ErrLocked) {
+			return nil, lockedDataDir(cfg, err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("open search index: %w", err)
 		}
@@ -316,6 +346,15 @@ func openSearch(ctx context.Context, cfg *config.Config) (search.Engine, error) 
 		return nil, fmt.Errorf("open meilisearch: %w", err)
 	}
 	return search.NewCached(e, searchCacheTTL), nil
+}
+
+// lockedDataDir explains a search index locked by another holder: the
+// cause, the DATA_DIR and what to do.
+func lockedDataDir(cfg *config.Config, err error) error {
+	return fmt.Errorf("open search index: %w: is another process using DATA_DIR=%s? "+
+		"Only one process may open a DATA_DIR: stop the other one (a running service, "+
+		"or an earlier 'go run .' still serving) or set another DATA_DIR; "+
+		"reindex and status can ask the running service instead (--url)", err, cfg.DataDir)
 }
 
 // searchCacheTTL bounds how long a list result is reused with Meilisearch.
@@ -550,8 +589,9 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 
 	draining := new(atomic.Bool)
 	metrics := app.NewMetrics(logger, worker)
+	identity := app.NewIdentity()
 	fiberApp, err := app.New(app.Options{Config: cfg, Store: store, Search: engine, Indexer: worker, Reindexer: reindexer, Webhooks: hooks, Logger: logger,
-		ResponseCacheTTL: responseCacheTTL(cfg), Draining: draining.Load, Metrics: metrics})
+		ResponseCacheTTL: responseCacheTTL(cfg), Draining: draining.Load, Metrics: metrics, Identity: identity})
 	if err != nil {
 		return fmt.Errorf("build app: %w", err)
 	}
@@ -571,8 +611,14 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 	for _, o := range config.Options() {
 		settings = append(settings, slog.String(o.Name, redacted[o.Name]))
 	}
+	// The instance identifier is the one /healthz reports: whoever polls
+	// the port can tell this process from another one already there.
 	logger.Info("starting",
 		"addr", ln.Addr().String(),
+		"instance", identity.Instance,
+		"version", identity.Version,
+		"revision", identity.Revision,
+		"pid", identity.PID,
 		"store", storeEngine(cfg),
 		"search", searchEngine(cfg),
 		"api_root", cfg.APIRoot(),

@@ -49,6 +49,7 @@ import (
 	blevesearch "github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/calendar/eventcal/search"
 	"github.com/calendar/eventcal/search/memindex"
@@ -56,6 +57,10 @@ import (
 
 // openTimeout bounds the wait for another holder of an index's file lock.
 const openTimeout = "1s"
+
+// ErrLocked reports that another holder of an index's file lock (another
+// process, or another Open in this one) kept it for openTimeout.
+var ErrLocked = errors.New("the index is locked by another process")
 
 // fingerprintKey is the internal key under which an index records the
 // fingerprint of the mapping it was built with.
@@ -265,6 +270,9 @@ func openExisting(path string, m *mapping.IndexMappingImpl) (idx bleve.Index, ok
 		return nil, false, nil
 	}
 	idx, err = bleve.OpenUsing(path, map[string]interface{}{"bolt_timeout": openTimeout})
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		return nil, false, fmt.Errorf("bleve: open %s: %w (one process per directory; waited %s for its lock)", path, ErrLocked, openTimeout)
+	}
 	if err != nil {
 		return nil, false, fmt.Errorf("bleve: open %s (one process per directory): %w", path, err)
 	}

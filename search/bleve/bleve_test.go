@@ -93,6 +93,9 @@ func TestOneProcessPerDirectory(t *testing.T) {
 		second.Close()
 		t.Fatal("a second Open of a locked directory succeeded")
 	}
+	if !errors.Is(err, ErrLocked) {
+		t.Errorf("second Open: %v, want ErrLocked", err)
+	}
 	if err := e.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
