@@ -1,3 +1,37 @@
+// Command eventcal is the event-calendar REST service and its administration
+// commands; package app/cli implements them ("eventcal help" lists them).
+//
+// # How it is built
+//
+//		HTTP (app)  --write-->  repository  --marks "needs indexing" in the same write
+//		     |                                   |
+//		     |--item reads--> repository         v
+//		     |                                 sync worker --batches--> search engine
+//		     '--lists/search--> search engine  <------------------------'
+//
+//	  - app: the Fiber application. routes.go shows every route on one screen;
+//	    one file per concern (posts.go for events, venues and organizers, terms.go,
+//	    lists.go, writes.go); handlers return errors and errors.go writes every
+//	    error body. Parameters are declared once (args.go) and drive validation,
+//	    the namespace index and the OpenAPI document (openapi.go).
+//	  - repository: the domain types and the Store contract, with the engines
+//	    repository/sqlite and repository/mongo and one conformance suite
+//	    (repository/storetest) that runs against both (MongoDB over embedded
+//	    FerretDB in go test ./..., and a real MongoDB when TEST_MONGO_URI is set).
+//	  - search: the index contract (documents, query options with explicit
+//	    optionals, exact totals), the engines search/bleve and search/meili, and
+//	    one conformance suite (search/searchtest) whose expected results are
+//	    computed by a reference implementation in Go. The embedded engine keeps
+//	    the event documents in Bleve and answers event queries from
+//	    search/memindex, an in-memory index loaded from them at start (go doc ./search). Meilisearch is checked by
+//	    contract tests against an httptest server, and by the suite against a real
+//	    server when TEST_MEILI_URL is set.
+//	  - sync: the worker that moves the marks into the engine, re-reading the
+//	    store for every batch (it queues IDs, never documents).
+//	  - config: one registry of settings with defaults, types and validators.
+//	  - app/cli: the command line (serve and the administration commands);
+//	    main.go at the root only calls it.
+//	  - bench: the load benchmark.
 package main
 
 import (
