@@ -61,6 +61,7 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/event"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
@@ -121,16 +122,29 @@ type Store struct {
 
 var _ repository.Store = (*Store)(nil)
 
+// Option changes how Open connects.
+type Option func(*options.ClientOptions)
+
+// WithCommandMonitor reports every command the store sends to m (the
+// command-count tests and the benchmark count round trips with it).
+func WithCommandMonitor(m *event.CommandMonitor) Option {
+	return func(o *options.ClientOptions) { o.SetMonitor(m) }
+}
+
 // Open connects to the MongoDB server at uri, checks that it answers and
 // creates the indexes of database before returning.
-func Open(ctx context.Context, uri, database string) (*Store, error) {
+func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, error) {
 	if database == "" {
 		return nil, errors.New("mongo: open: empty database name")
 	}
 	// A server that cannot be selected within serverSelection fails the
 	// call (Open at start, and any later operation, which the API then
 	// answers with 503) instead of waiting the driver's default 30 s.
-	client, err := mongo.Connect(options.Client().ApplyURI(uri).SetServerSelectionTimeout(serverSelection))
+	co := options.Client().ApplyURI(uri).SetServerSelectionTimeout(serverSelection)
+	for _, o := range opts {
+		o(co)
+	}
+	client, err := mongo.Connect(co)
 	if err != nil {
 		return nil, fmt.Errorf("mongo: connect: %w", err)
 	}

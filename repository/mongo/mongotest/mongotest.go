@@ -21,6 +21,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -66,6 +67,25 @@ func Start(t testing.TB) string {
 	}
 
 	dir := t.TempDir() // registered first, so removed after FerretDB stops
+	uri, stop, err := Embedded(dir, logger(), testdeadline.Of(t))
+	if err != nil {
+		t.Fatalf("mongotest: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := stop(testdeadline.Of(t)); err != nil {
+			t.Errorf("mongotest: %v", err)
+		}
+	})
+	return uri
+}
+
+// Embedded starts a FerretDB v1 with the SQLite handler in this process,
+// on a random loopback port with its files under dir, and returns its URI
+// once it answers a ping (waiting until ready at most) and the function
+// that stops it, waiting until the given deadline. Tests call Start; the
+// benchmark (go run ./bench -store ferretdb) calls Embedded. The service's
+// binary never links FerretDB.
+func Embedded(dir string, log *slog.Logger, ready time.Time) (uri string, stop func(deadline time.Time) error, err error) {
 	sqliteURL := (&url.URL{Scheme: "file", Path: dir + "/"}).String()
 	// The files are throw-away: skip fsync to keep tests fast on slow disks.
 	sqliteURL += "?_pragma=synchronous(off)"
@@ -73,36 +93,38 @@ func Start(t testing.TB) string {
 	newMu.Lock()
 	f, err := ferretdb.New(&ferretdb.Config{
 		Listener:  ferretdb.ListenerConfig{TCP: "127.0.0.1:0"},
-		Logger:    logger(),
+		Logger:    log,
 		Handler:   "sqlite",
 		SQLiteURL: sqliteURL,
 	})
 	newMu.Unlock()
 	if err != nil {
-		t.Fatalf("mongotest: start FerretDB: %v", err)
+		return "", nil, fmt.Errorf("start FerretDB: %w", err)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- f.Run(ctx) }()
-	t.Cleanup(func() {
+	stop = func(deadline time.Time) error {
 		cancel()
 		select {
 		case err := <-done:
 			if err != nil {
-				t.Errorf("mongotest: FerretDB stopped with an error: %v", err)
+				return fmt.Errorf("FerretDB stopped with an error: %w", err)
 			}
-		case <-testdeadline.After(t):
-			t.Errorf("mongotest: FerretDB did not stop")
+			return nil
+		case <-time.After(time.Until(deadline)):
+			return errors.New("FerretDB did not stop")
 		}
-	})
+	}
 
 	// The listener is bound by ferretdb.New, so the URI is known at once.
-	uri := f.MongoDBURI()
-	if err := waitReady(uri, done, testdeadline.Of(t)); err != nil {
-		t.Fatalf("mongotest: %v", err)
+	uri = f.MongoDBURI()
+	if err := waitReady(uri, done, ready); err != nil {
+		cancel()
+		return "", nil, err
 	}
-	return uri
+	return uri, stop, nil
 }
 
 // waitReady pings the server at uri until it answers, Run fails or the
