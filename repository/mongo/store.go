@@ -118,6 +118,12 @@ type Store struct {
 	// noMaxAccumulator is set on servers without $max in $group
 	// (FerretDB v1; aggregates.go).
 	noMaxAccumulator bool
+	// ferretDB is set on FerretDB v1, whose SQLite handler reads only a
+	// filter of exactly {_id: <string>} from its index: every other
+	// filter scans and decodes the whole collection in Go. Where a
+	// compare-and-delete runs under the item lock anyway, it is then split
+	// into two _id look-ups (marks.go).
+	ferretDB bool
 }
 
 var _ repository.Store = (*Store)(nil)
@@ -167,10 +173,11 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, er
 		locks:    db.Collection(collLocks),
 		leases:   db.Collection(collLeases),
 	}
-	if s.noMaxAccumulator, err = isFerretDB(ctx, db); err != nil {
+	if s.ferretDB, err = isFerretDB(ctx, db); err != nil {
 		client.Disconnect(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	s.noMaxAccumulator = s.ferretDB
 	if err := s.ensureIndexes(ctx); err != nil {
 		client.Disconnect(context.WithoutCancel(ctx))
 		return nil, err
