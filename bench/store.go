@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	_ "net/http/pprof" // -pprof
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -18,11 +20,21 @@ import (
 	"github.com/calendar/eventcal/repository/sqlite"
 )
 
-// The -store and -mongo-uri flags.
+// The -store, -mongo-uri and -pprof flags.
 var (
 	storeKind string
 	mongoURI  string
+	pprofAddr string
 )
+
+// servePprof serves net/http/pprof on -pprof's address (when set), to
+// profile any phase of a run, seeding included:
+// go tool pprof http://localhost:6060/debug/pprof/profile?seconds=20
+func servePprof() {
+	if pprofAddr != "" {
+		go func() { fmt.Fprintln(os.Stderr, "pprof:", http.ListenAndServe(pprofAddr, nil)) }()
+	}
+}
 
 // storeCommands counts the commands the MongoDB store sent (0 with SQLite).
 var storeCommands atomic.Int64
