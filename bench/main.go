@@ -62,6 +62,7 @@ func main() {
 	flag.IntVar(&growthCreates, "growth-creates", 1000, "creates measured through the API at each size of -growth")
 	flag.StringVar(&storeKind, "store", "sqlite", "the store: sqlite (embedded), ferretdb (MongoDB over a FerretDB started in this process) or mongodb (-mongo-uri)")
 	flag.StringVar(&mongoURI, "mongo-uri", "", "the MongoDB server of -store mongodb")
+	flag.BoolVar(&noIDIndex, "ferretdb-plain", false, "with -store ferretdb: leave out the index mongotest.IndexIDLookups adds to FerretDB's SQLite files")
 	flag.StringVar(&pprofAddr, "pprof", "", "serve net/http/pprof on this address (localhost:6060) for the whole run")
 	flag.IntVar(&apiEvents, "api-events", 2000, "events seeded (and measured) through the API; the others are written to the store directly")
 	flag.Parse()

@@ -25,6 +25,7 @@ var (
 	storeKind string
 	mongoURI  string
 	pprofAddr string
+	noIDIndex bool
 )
 
 // servePprof serves net/http/pprof on -pprof's address (when set), to
@@ -81,6 +82,15 @@ func openStore(ctx context.Context, dir string) (repository.Store, string, func(
 	if err != nil {
 		stopServer()
 		return nil, "", nil, err
+	}
+	if storeKind == "ferretdb" && !noIDIndex {
+		// FerretDB's look-ups by a string _id scan without it.
+		if err := mongotest.IndexIDLookups(filepath.Join(dir, "ferretdb")); err != nil {
+			st.Close(context.Background())
+			stopServer()
+			return nil, "", nil, err
+		}
+		name += ", _id look-ups indexed (mongotest.IndexIDLookups)"
 	}
 	if storeKind == "mongodb" {
 		name += ", database " + database + " (left for inspection)"
