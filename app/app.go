@@ -54,6 +54,12 @@ type Options struct {
 	// ResponseCacheTTL bounds how long a rendered response is reused when
 	// another process writes (0: DefaultResponseCacheTTL).
 	ResponseCacheTTL time.Duration
+	// RecordCacheTTL bounds how long decoded linked records (venues,
+	// organizers, images, terms) and term counts are reused between
+	// renders (0: the response cache's TTL for records, 2 s for counts;
+	// negative: never, so every render reads them from the store, as the
+	// command-count tests need).
+	RecordCacheTTL time.Duration
 	// Draining reports that the process is shutting down: /readyz then
 	// answers 503 while the other routes keep serving. Nil means never.
 	Draining func() bool
@@ -178,6 +184,9 @@ func New(opts Options) (*fiber.App, error) {
 	}
 	s.pages = newResponseCache(opts)
 	s.linkCache = linkedRecords{gen: s.pages.Generation, ttl: responseCacheTTL(opts)}
+	if opts.RecordCacheTTL != 0 {
+		s.linkCache.ttl, s.counts.ttl = opts.RecordCacheTTL, opts.RecordCacheTTL
+	}
 	metrics.registry.MustRegister(s.pages.Collectors()...)
 	f.Server().HeaderReceived = readHeaders
 	s.answerUnknownMethods(f)

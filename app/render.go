@@ -198,6 +198,8 @@ func (s *Server) fetchLinked(ctx context.Context, posts []*repository.Post) (*li
 // writes at once and other replicas' writes show within countTTL. Term lists
 // need every count of a taxonomy: those maps are cached the same way.
 type termCountCache struct {
+	// ttl is how long a count is reused (0: countTTL; negative: never).
+	ttl time.Duration
 	// loading serialises grouped counts (get).
 	loading gosync.Mutex
 	mu      gosync.Mutex
@@ -222,10 +224,19 @@ const countTTL = 2 * time.Second
 // are read from one grouped count per taxonomy (TermCounts).
 const fewCounts = 3
 
+// fresh reports whether a count taken at at may still be used.
+func (c *termCountCache) fresh(at time.Time) bool {
+	ttl := c.ttl
+	if ttl == 0 {
+		ttl = countTTL
+	}
+	return time.Since(at) < ttl
+}
+
 // get returns every count of a taxonomy (for term lists).
 func (c *termCountCache) get(ctx context.Context, st repository.Store, tax repository.Taxonomy) (map[int64]int, error) {
 	c.mu.Lock()
-	if a, ok := c.all[tax]; ok && time.Since(a.at) < countTTL {
+	if a, ok := c.all[tax]; ok && c.fresh(a.at) {
 		c.mu.Unlock()
 		return a.m, nil
 	}
@@ -235,7 +246,7 @@ func (c *termCountCache) get(ctx context.Context, st repository.Store, tax repos
 	c.loading.Lock()
 	defer c.loading.Unlock()
 	c.mu.Lock()
-	if a, ok := c.all[tax]; ok && time.Since(a.at) < countTTL {
+	if a, ok := c.all[tax]; ok && c.fresh(a.at) {
 		c.mu.Unlock()
 		return a.m, nil
 	}
@@ -263,11 +274,11 @@ func (c *termCountCache) forTerms(ctx context.Context, st repository.Store, term
 	c.mu.Lock()
 	v := c.version
 	for id, t := range terms {
-		if e, ok := c.terms[id]; ok && time.Since(e.at) < countTTL {
+		if e, ok := c.terms[id]; ok && c.fresh(e.at) {
 			out[id] = e.n
 			continue
 		}
-		if a, ok := c.all[t.Taxonomy]; ok && time.Since(a.at) < countTTL {
+		if a, ok := c.all[t.Taxonomy]; ok && c.fresh(a.at) {
 			out[id] = a.m[id] // a fresh grouped count (get) has it
 			continue
 		}
@@ -275,6 +286,22 @@ func (c *termCountCache) forTerms(ctx context.Context, st repository.Store, term
 	}
 	c.mu.Unlock()
 	fresh := map[int64]int{}
+	if tc, ok := st.(repository.TermEventCounter); ok && len(missing) > 0 {
+		// One query for every missing count, few or many (MongoDB: one
+		// command per render, README "MongoDB").
+		ids := make([]int64, len(missing))
+		for i, t := range missing {
+			ids[i] = t.ID
+		}
+		m, err := tc.CountTermEvents(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range ids {
+			out[id], fresh[id] = m[id], m[id]
+		}
+		missing = nil
+	}
 	if len(missing) > fewCounts {
 		// Many counts expired at once (a page of events after countTTL):
 		// one grouped count per taxonomy instead of one count per term.

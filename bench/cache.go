@@ -133,5 +133,5 @@ func (s *stack) loadWith(base string, path func(*rand.Rand) string, header http.
 	}
 	start := time.Now()
 	wg.Wait()
-	return loadResult{rate: float64(count.Load()) / time.Since(start).Seconds(), lat: lat, errors: errs.Load()}
+	return loadResult{rate: float64(count.Load()) / time.Since(start).Seconds(), lat: lat, errors: errs.Load(), count: count.Load()}
 }

@@ -67,3 +67,14 @@ type EventLinks interface {
 	// AfterID and Limit to page), without reading their documents.
 	FindPostIDs(ctx context.Context, q PostQuery) ([]int64, error)
 }
+
+// TermEventCounter is implemented by stores that count the published
+// events of several terms in one query (the MongoDB engine: one command
+// instead of one count per term). Renderers use it when the store has it
+// and CountPosts per term otherwise.
+type TermEventCounter interface {
+	// CountTermEvents returns, for each of ids (categories and tags
+	// alike) that at least one published event uses, how many published
+	// events use it.
+	CountTermEvents(ctx context.Context, ids []int64) (map[int64]int, error)
+}

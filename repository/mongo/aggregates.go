@@ -3,6 +3,7 @@ package mongo
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -92,7 +93,7 @@ func (s *Store) PlaceEvents(ctx context.Context, kind repository.PostKind, ids [
 	}
 	// FerretDB v1: its $unwind of a nested array breaks the connection, so
 	// read the same projected rows with find and group them here.
-	cur, err := s.posts.Find(ctx, match, options.Find().SetProjection(project))
+	cur, err := s.posts.Find(ctx, match, options.Find().SetProjection(project).SetBatchSize(oneReply))
 	if err != nil {
 		return nil, fmt.Errorf("mongo: place events: %w", err)
 	}
@@ -132,7 +133,7 @@ func (s *Store) FindPostIDs(ctx context.Context, q repository.PostQuery) ([]int6
 	if !ok {
 		return []int64{}, nil
 	}
-	opts := options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetProjection(bson.D{{Key: "_id", Value: 1}})
+	opts := options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetProjection(bson.D{{Key: "_id", Value: 1}}).SetBatchSize(oneReply)
 	if q.Limit > 0 {
 		opts.SetLimit(int64(q.Limit))
 	}
@@ -164,4 +165,108 @@ func isFerretDB(ctx context.Context, db *mongo.Database) (bool, error) {
 	}
 	_, ok := info["ferretdbVersion"]
 	return ok, nil
+}
+
+// oneReply is the batch size of finds whose whole answer should come in
+// the first reply (no getMore) up to this many records (MongoDB also caps
+// a reply at 16 MiB). The driver and FerretDB allocate by the batch size,
+// so it is not "unlimited".
+const oneReply = 10000
+
+// replyFor returns the batch size that brings n records in the first
+// reply and closes the cursor there: one more than n (a full batch would
+// leave it open, costing a getMore that finds nothing).
+func replyFor(n int) int32 { return int32(min(n, oneReply-1) + 1) }
+
+// CountTermEvents returns, for each of the terms ids used by at least one
+// published event, how many published events use it, in one command
+// whatever the number of terms (repository.TermEventCounter).
+//
+// On MongoDB it is one aggregation: the multikey indexes on
+// event.categories and event.tags select the events, and the server
+// groups them by term, returning one row per term. On FerretDB v1, which
+// groups by a dotted path wrongly (TermCounts), one find reads the
+// matching events' two lists (projected, all in the first reply) and they
+// are counted here. Either way an event that lists a term twice counts
+// once.
+func (s *Store) CountTermEvents(ctx context.Context, ids []int64) (map[int64]int, error) {
+	out := map[int64]int{}
+	ids = uniqueIDs(ids)
+	if len(ids) == 0 {
+		return out, nil
+	}
+	in := bson.D{{Key: "$in", Value: ids}}
+	match := bson.D{
+		{Key: "kind", Value: repository.KindEvent},
+		{Key: "status", Value: repository.StatusPublish},
+		{Key: "$or", Value: bson.A{
+			bson.D{{Key: "event.categories", Value: in}},
+			bson.D{{Key: "event.tags", Value: in}},
+		}},
+	}
+	if !s.noMaxAccumulator {
+		orEmpty := func(path string) bson.D { return bson.D{{Key: "$ifNull", Value: bson.A{path, bson.A{}}}} }
+		cur, err := s.posts.Aggregate(ctx, bson.A{
+			bson.D{{Key: "$match", Value: match}},
+			bson.D{{Key: "$project", Value: bson.D{{Key: "_id", Value: 0}, {Key: "t", Value: bson.D{
+				{Key: "$setUnion", Value: bson.A{orEmpty("$event.categories"), orEmpty("$event.tags")}}}}}}},
+			bson.D{{Key: "$unwind", Value: "$t"}},
+			bson.D{{Key: "$match", Value: bson.D{{Key: "t", Value: in}}}},
+			bson.D{{Key: "$group", Value: bson.D{{Key: "_id", Value: "$t"}, {Key: "n", Value: bson.D{{Key: "$sum", Value: 1}}}}}},
+		}, options.Aggregate().SetBatchSize(oneReply))
+		if err != nil {
+			return nil, fmt.Errorf("mongo: count term events: %w", err)
+		}
+		var rows []struct {
+			ID int64 `bson:"_id"`
+			N  int   `bson:"n"`
+		}
+		if err := cur.All(ctx, &rows); err != nil {
+			return nil, fmt.Errorf("mongo: count term events: %w", err)
+		}
+		for _, r := range rows {
+			out[r.ID] = r.N
+		}
+		return out, nil
+	}
+	cur, err := s.posts.Find(ctx, match, options.Find().
+		SetProjection(bson.D{{Key: "_id", Value: 0}, {Key: "event.categories", Value: 1}, {Key: "event.tags", Value: 1}}).
+		SetBatchSize(oneReply))
+	if err != nil {
+		return nil, fmt.Errorf("mongo: count term events: %w", err)
+	}
+	defer cur.Close(ctx)
+	want := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	for cur.Next(ctx) {
+		var row struct {
+			Event struct {
+				Categories []int64 `bson:"categories"`
+				Tags       []int64 `bson:"tags"`
+			} `bson:"event"`
+		}
+		if err := cur.Decode(&row); err != nil {
+			return nil, fmt.Errorf("mongo: count term events: %w", err)
+		}
+		seen := map[int64]bool{}
+		for _, id := range append(row.Event.Categories, row.Event.Tags...) {
+			if want[id] && !seen[id] {
+				seen[id] = true
+				out[id]++
+			}
+		}
+	}
+	if err := cur.Err(); err != nil {
+		return nil, fmt.Errorf("mongo: count term events: %w", err)
+	}
+	return out, nil
+}
+
+// uniqueIDs returns ids sorted, without repeats (a new slice).
+func uniqueIDs(ids []int64) []int64 {
+	out := slices.Clone(ids)
+	slices.Sort(out)
+	return slices.Compact(out)
 }

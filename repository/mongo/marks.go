@@ -104,13 +104,39 @@ func (s *Store) ClearMarks(ctx context.Context, marks []repository.IndexMark) er
 		if l == nil {
 			continue
 		}
-		_, err = s.marks.DeleteOne(ctx, bson.D{{Key: "_id", Value: key}, {Key: "seq", Value: m.Seq}})
+		err = s.clearMark(ctx, key, m.Seq)
 		s.unlock(ctx, l)
 		if err != nil {
 			return fmt.Errorf("mongo: clear mark %s: %w", key, err)
 		}
 	}
 	return nil
+}
+
+// clearMark deletes the mark key if its seq is still seq. The caller holds
+// the item's lock. On MongoDB the filter {_id, seq} is one atomic command
+// using the _id index. FerretDB v1 would scan every pending mark for that
+// filter (only {_id} alone is looked up), which made clearing a backlog
+// quadratic: there the mark is read by _id, compared here and deleted by
+// _id, which the lock makes as safe as FerretDB's own (non-atomic)
+// compare-and-delete.
+func (s *Store) clearMark(ctx context.Context, key string, seq int64) error {
+	if !s.ferretDB {
+		_, err := s.marks.DeleteOne(ctx, bson.D{{Key: "_id", Value: key}, {Key: "seq", Value: seq}})
+		return err
+	}
+	var cur markDoc
+	err := s.marks.FindOne(ctx, bson.D{{Key: "_id", Value: key}}).Decode(&cur)
+	switch {
+	case isNoDocuments(err):
+		return nil
+	case err != nil:
+		return err
+	case cur.Seq != seq:
+		return nil // written again since: keep it
+	}
+	_, err = s.marks.DeleteOne(ctx, bson.D{{Key: "_id", Value: key}})
+	return err
 }
 
 // MarkForIndexing records marks for the items without changing them.

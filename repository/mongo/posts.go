@@ -81,7 +81,11 @@ func (s *Store) GetPosts(ctx context.Context, ids []int64) (map[int64]*repositor
 	if len(ids) == 0 {
 		return out, nil
 	}
-	posts, err := findItems(ctx, s.postOps(), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
+	// One command whatever the number of IDs: repeats dropped, every
+	// match in the first reply.
+	ids = uniqueIDs(ids)
+	posts, err := findItems(ctx, s.postOps(), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}},
+		options.Find().SetBatchSize(replyFor(len(ids))))
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +138,7 @@ func (s *Store) FindPosts(ctx context.Context, q repository.PostQuery) ([]*repos
 	if !ok {
 		return []*repository.Post{}, nil
 	}
-	opts := options.Find().SetSort(bson.D{{Key: "_id", Value: 1}})
+	opts := options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetBatchSize(oneReply)
 	if q.Limit > 0 {
 		opts.SetLimit(int64(q.Limit))
 	}

@@ -61,6 +61,7 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/event"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
@@ -117,20 +118,39 @@ type Store struct {
 	// noMaxAccumulator is set on servers without $max in $group
 	// (FerretDB v1; aggregates.go).
 	noMaxAccumulator bool
+	// ferretDB is set on FerretDB v1, whose SQLite handler reads only a
+	// filter of exactly {_id: <string>} from its index: every other
+	// filter scans and decodes the whole collection in Go. Where a
+	// compare-and-delete runs under the item lock anyway, it is then split
+	// into two _id look-ups (marks.go).
+	ferretDB bool
 }
 
 var _ repository.Store = (*Store)(nil)
 
+// Option changes how Open connects.
+type Option func(*options.ClientOptions)
+
+// WithCommandMonitor reports every command the store sends to m (the
+// command-count tests and the benchmark count round trips with it).
+func WithCommandMonitor(m *event.CommandMonitor) Option {
+	return func(o *options.ClientOptions) { o.SetMonitor(m) }
+}
+
 // Open connects to the MongoDB server at uri, checks that it answers and
 // creates the indexes of database before returning.
-func Open(ctx context.Context, uri, database string) (*Store, error) {
+func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, error) {
 	if database == "" {
 		return nil, errors.New("mongo: open: empty database name")
 	}
 	// A server that cannot be selected within serverSelection fails the
 	// call (Open at start, and any later operation, which the API then
 	// answers with 503) instead of waiting the driver's default 30 s.
-	client, err := mongo.Connect(options.Client().ApplyURI(uri).SetServerSelectionTimeout(serverSelection))
+	co := options.Client().ApplyURI(uri).SetServerSelectionTimeout(serverSelection)
+	for _, o := range opts {
+		o(co)
+	}
+	client, err := mongo.Connect(co)
 	if err != nil {
 		return nil, fmt.Errorf("mongo: connect: %w", err)
 	}
@@ -153,10 +173,11 @@ func Open(ctx context.Context, uri, database string) (*Store, error) {
 		locks:    db.Collection(collLocks),
 		leases:   db.Collection(collLeases),
 	}
-	if s.noMaxAccumulator, err = isFerretDB(ctx, db); err != nil {
+	if s.ferretDB, err = isFerretDB(ctx, db); err != nil {
 		client.Disconnect(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	s.noMaxAccumulator = s.ferretDB
 	if err := s.ensureIndexes(ctx); err != nil {
 		client.Disconnect(context.WithoutCancel(ctx))
 		return nil, err

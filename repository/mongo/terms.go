@@ -54,7 +54,9 @@ func (s *Store) GetTerms(ctx context.Context, ids []int64) (map[int64]*repositor
 	if len(ids) == 0 {
 		return out, nil
 	}
-	terms, err := findItems(ctx, s.termOps(), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
+	ids = uniqueIDs(ids)
+	terms, err := findItems(ctx, s.termOps(), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}},
+		options.Find().SetBatchSize(replyFor(len(ids))))
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +115,7 @@ func (s *Store) FindTerms(ctx context.Context, q repository.TermQuery) ([]*repos
 	if q.HasParent {
 		f = append(f, bson.E{Key: "parent", Value: q.Parent})
 	}
-	return findItems(ctx, s.termOps(), f, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+	return findItems(ctx, s.termOps(), f, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetBatchSize(oneReply))
 }
 
 // UpdateTerm reads the term, calls fn on it and stores the result with the
@@ -215,7 +217,7 @@ func (s *Store) TermCounts(ctx context.Context, tax repository.Taxonomy) (map[in
 	}
 	cur, err := s.posts.Find(ctx,
 		bson.D{{Key: "kind", Value: repository.KindEvent}, {Key: "status", Value: repository.StatusPublish}},
-		options.Find().SetProjection(bson.D{{Key: "event." + field, Value: 1}}),
+		options.Find().SetProjection(bson.D{{Key: "event." + field, Value: 1}}).SetBatchSize(oneReply),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("mongo: term counts: %w", err)

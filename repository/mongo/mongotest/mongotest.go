@@ -20,11 +20,14 @@ package mongotest
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -66,6 +69,25 @@ func Start(t testing.TB) string {
 	}
 
 	dir := t.TempDir() // registered first, so removed after FerretDB stops
+	uri, stop, err := Embedded(dir, logger(), testdeadline.Of(t))
+	if err != nil {
+		t.Fatalf("mongotest: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := stop(testdeadline.Of(t)); err != nil {
+			t.Errorf("mongotest: %v", err)
+		}
+	})
+	return uri
+}
+
+// Embedded starts a FerretDB v1 with the SQLite handler in this process,
+// on a random loopback port with its files under dir, and returns its URI
+// once it answers a ping (waiting until ready at most) and the function
+// that stops it, waiting until the given deadline. Tests call Start; the
+// benchmark (go run ./bench -store ferretdb) calls Embedded. The service's
+// binary never links FerretDB.
+func Embedded(dir string, log *slog.Logger, ready time.Time) (uri string, stop func(deadline time.Time) error, err error) {
 	sqliteURL := (&url.URL{Scheme: "file", Path: dir + "/"}).String()
 	// The files are throw-away: skip fsync to keep tests fast on slow disks.
 	sqliteURL += "?_pragma=synchronous(off)"
@@ -73,36 +95,38 @@ func Start(t testing.TB) string {
 	newMu.Lock()
 	f, err := ferretdb.New(&ferretdb.Config{
 		Listener:  ferretdb.ListenerConfig{TCP: "127.0.0.1:0"},
-		Logger:    logger(),
+		Logger:    log,
 		Handler:   "sqlite",
 		SQLiteURL: sqliteURL,
 	})
 	newMu.Unlock()
 	if err != nil {
-		t.Fatalf("mongotest: start FerretDB: %v", err)
+		return "", nil, fmt.Errorf("start FerretDB: %w", err)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- f.Run(ctx) }()
-	t.Cleanup(func() {
+	stop = func(deadline time.Time) error {
 		cancel()
 		select {
 		case err := <-done:
 			if err != nil {
-				t.Errorf("mongotest: FerretDB stopped with an error: %v", err)
+				return fmt.Errorf("FerretDB stopped with an error: %w", err)
 			}
-		case <-testdeadline.After(t):
-			t.Errorf("mongotest: FerretDB did not stop")
+			return nil
+		case <-time.After(time.Until(deadline)):
+			return errors.New("FerretDB did not stop")
 		}
-	})
+	}
 
 	// The listener is bound by ferretdb.New, so the URI is known at once.
-	uri := f.MongoDBURI()
-	if err := waitReady(uri, done, testdeadline.Of(t)); err != nil {
-		t.Fatalf("mongotest: %v", err)
+	uri = f.MongoDBURI()
+	if err := waitReady(uri, done, ready); err != nil {
+		cancel()
+		return "", nil, err
 	}
-	return uri
+	return uri, stop, nil
 }
 
 // waitReady pings the server at uri until it answers, Run fails or the
@@ -213,4 +237,62 @@ func StoreOptions() storetest.Options {
 		return storetest.Options{}
 	}
 	return storetest.Options{Workers: 4, PerWorker: 10}
+}
+
+// IndexIDLookups adds to the SQLite files of an embedded FerretDB (its
+// directory, as given to Embedded) the index its look-ups by _id can use.
+// FerretDB v1.24 answers a filter of exactly {_id: <string>} with SQL
+// (every other filter is evaluated in Go over the whole collection), but
+// its WHERE clause reads _ferretdb_sjson->'$._id' while its own _id index
+// is on _ferretdb_sjson->"_id", which SQLite does not take for the same
+// expression: every such look-up scans the table (EXPLAIN QUERY PLAN:
+// SCAN). The store looks up counters, marks, locks, slug reservations,
+// ID claims and tokens that way, several times per write, in collections
+// that grow with the data. Call it after the store created its
+// collections (mongo.Open); collections created later lack the index.
+func IndexIDLookups(dir string) error {
+	files, err := filepath.Glob(filepath.Join(dir, "*.sqlite"))
+	if err != nil {
+		return err
+	}
+	for _, file := range files {
+		if err := indexIDLookups(file); err != nil {
+			return fmt.Errorf("mongotest: index _id look-ups in %s: %w", file, err)
+		}
+	}
+	return nil
+}
+
+// indexIDLookups adds the _id look-up index to every collection table of
+// one FerretDB database file.
+func indexIDLookups(file string) error {
+	db, err := sql.Open("sqlite", (&url.URL{Scheme: "file", Path: file}).String()+"?_pragma=busy_timeout(30000)")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\_ferretdb\_%' ESCAPE '\'`)
+	if err != nil {
+		return err
+	}
+	var tables []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return err
+		}
+		tables = append(tables, name)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, t := range tables {
+		q := fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %q ON %q (_ferretdb_sjson->'$._id')`, t+"_id_lookup", t)
+		if _, err := db.Exec(q); err != nil {
+			return err
+		}
+	}
+	return nil
 }

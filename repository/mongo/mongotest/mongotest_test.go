@@ -2,6 +2,10 @@ package mongotest_test
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -59,4 +63,80 @@ func TestDatabaseNames(t *testing.T) {
 			seen[db] = true
 		}
 	})
+}
+
+// TestIndexIDLookups checks that FerretDB's SQL for a look-up by a string
+// _id uses the index IndexIDLookups adds (it scans the table without it),
+// and that FerretDB keeps answering and writing with the index in place.
+func TestIndexIDLookups(t *testing.T) {
+	dir := t.TempDir()
+	uri, stop, err := mongotest.Embedded(dir, slog.New(slog.DiscardHandler), testdeadline.Of(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := stop(testdeadline.Of(t)); err != nil {
+			t.Error(err)
+		}
+	})
+	ctx := testdeadline.Context(t)
+	client, err := mongo.Connect(options.Client().ApplyURI(uri))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Disconnect(context.Background()) })
+	coll := client.Database("db").Collection("marks")
+	for i := range 20 {
+		if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: fmt.Sprintf("post:%d", i)}, {Key: "seq", Value: i}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plan := func() string {
+		t.Helper()
+		db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "db.sqlite")+"?mode=ro")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var table string
+		if err := db.QueryRow(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'marks%'`).Scan(&table); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := db.Query(fmt.Sprintf(`EXPLAIN QUERY PLAN SELECT _ferretdb_sjson FROM %q WHERE _ferretdb_sjson->'$._id' = ?`, table), `"post:3"`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, detail)
+		}
+		return strings.Join(out, "; ")
+	}
+	if p := plan(); !strings.Contains(p, "SCAN") {
+		t.Logf("before: %s (FerretDB's own _id index was used: IndexIDLookups may no longer be needed)", p)
+	}
+	if err := mongotest.IndexIDLookups(dir); err != nil {
+		t.Fatal(err)
+	}
+	if p := plan(); !strings.Contains(p, "USING INDEX") {
+		t.Errorf("after IndexIDLookups the look-up is %q, want an index search", p)
+	}
+	var doc struct {
+		Seq int `bson:"seq"`
+	}
+	if err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: "post:3"}}).Decode(&doc); err != nil || doc.Seq != 3 {
+		t.Errorf("FindOne after IndexIDLookups = %+v, %v", doc, err)
+	}
+	if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: "post:3"}}); !mongo.IsDuplicateKeyError(err) {
+		t.Errorf("duplicate _id after IndexIDLookups: %v, want E11000", err)
+	}
+	if _, err := coll.DeleteOne(ctx, bson.D{{Key: "_id", Value: "post:4"}}); err != nil {
+		t.Error(err)
+	}
 }

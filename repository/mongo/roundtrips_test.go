@@ -1,0 +1,146 @@
+package mongo_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	gosync "sync"
+	"testing"
+	"time"
+
+	driverevent "go.mongodb.org/mongo-driver/v2/event"
+
+	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/repository/mongo"
+	"github.com/calendar/eventcal/repository/mongo/mongotest"
+)
+
+// commandCounter counts the commands a store's client sends.
+type commandCounter struct {
+	mu    gosync.Mutex
+	names []string
+}
+
+func (c *commandCounter) monitor() *driverevent.CommandMonitor {
+	return &driverevent.CommandMonitor{Started: func(_ context.Context, e *driverevent.CommandStartedEvent) {
+		c.mu.Lock()
+		c.names = append(c.names, e.CommandName)
+		c.mu.Unlock()
+	}}
+}
+
+// take returns the commands counted since the last take.
+func (c *commandCounter) take() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.names
+	c.names = nil
+	return out
+}
+
+// TestRoundTrips checks the batched reads the API's renders rely on (app's
+// TestMongoCommandsPerRequest counts whole requests): GetPosts and GetTerms
+// answer any number of IDs, repeats included, in one command (past the
+// driver's default first batch of 101 documents), and CountTermEvents
+// counts the published events of any number of terms in one command, as
+// CountPosts does term by term.
+func TestRoundTrips(t *testing.T) {
+	uri := mongotest.Start(t)
+	ctx := t.Context()
+	counter := &commandCounter{}
+	s, err := mongo.Open(ctx, uri, mongotest.Database(t), mongo.WithCommandMonitor(counter.monitor()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close(context.Background()) })
+
+	var cats, tags []int64
+	for i := range 8 {
+		for _, tax := range []repository.Taxonomy{repository.TaxCategory, repository.TaxTag} {
+			term := &repository.Term{Taxonomy: tax, Name: repository.Text{"en": fmt.Sprintf("%s %d", tax, i)},
+				Slug: repository.Text{"en": fmt.Sprintf("%s-%d", tax, i)}}
+			if err := s.CreateTerm(ctx, term); err != nil {
+				t.Fatal(err)
+			}
+			if tax == repository.TaxCategory {
+				cats = append(cats, term.ID)
+			} else {
+				tags = append(tags, term.ID)
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(20, 6))
+	pick := func(from []int64) []int64 {
+		out := []int64{}
+		for range rng.IntN(3) {
+			out = append(out, from[rng.IntN(len(from))]) // repeats possible, as in stored data
+		}
+		return out
+	}
+	statuses := []string{repository.StatusPublish, repository.StatusPublish, repository.StatusDraft, repository.StatusTrash}
+	var ids []int64
+	const events = 120
+	for i := range events {
+		start := time.Date(2027, 3, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, i)
+		p := &repository.Post{Kind: repository.KindEvent, Status: statuses[rng.IntN(len(statuses))],
+			Title: repository.Text{"en": fmt.Sprintf("Event %d", i)}, Slug: repository.Text{"en": fmt.Sprintf("event-%d", i)},
+			Event: &repository.EventFields{StartUTC: start, EndUTC: start.Add(time.Hour), Categories: pick(cats), Tags: pick(tags)}}
+		if err := s.CreatePost(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, p.ID)
+	}
+	counter.take()
+
+	t.Run("GetPosts", func(t *testing.T) {
+		got, err := s.GetPosts(ctx, append(append([]int64{}, ids...), ids[:10]...))
+		if err != nil || len(got) != events {
+			t.Fatalf("GetPosts = %d posts, %v; want %d", len(got), err, events)
+		}
+		if cmds := counter.take(); len(cmds) != 1 {
+			t.Errorf("GetPosts of %d IDs sent %v, want one find", events+10, cmds)
+		}
+	})
+	t.Run("GetTerms", func(t *testing.T) {
+		all := append(append([]int64{}, cats...), tags...)
+		got, err := s.GetTerms(ctx, append(all, all...))
+		if err != nil || len(got) != len(all) {
+			t.Fatalf("GetTerms = %d terms, %v; want %d", len(got), err, len(all))
+		}
+		if cmds := counter.take(); len(cmds) != 1 {
+			t.Errorf("GetTerms sent %v, want one find", cmds)
+		}
+	})
+	t.Run("CountTermEvents", func(t *testing.T) {
+		terms := append(append([]int64{}, cats...), tags...)
+		got, err := s.CountTermEvents(ctx, append(terms, 999999))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cmds := counter.take(); len(cmds) != 1 {
+			t.Errorf("CountTermEvents sent %v, want one command", cmds)
+		}
+		want := map[int64]int{}
+		for _, id := range terms {
+			q := repository.PostQuery{Kind: repository.KindEvent, Statuses: []string{repository.StatusPublish}, CategoryIDs: []int64{id}}
+			if slices.Contains(tags, id) {
+				q.CategoryIDs, q.TagIDs = nil, []int64{id}
+			}
+			n, err := s.CountPosts(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n > 0 {
+				want[id] = n
+			}
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("CountTermEvents = %v\nCountPosts per term = %v", got, want)
+		}
+		if got, err := s.CountTermEvents(ctx, nil); err != nil || len(got) != 0 {
+			t.Errorf("CountTermEvents(none) = %v, %v; want empty", got, err)
+		}
+	})
+}
