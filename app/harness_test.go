@@ -39,7 +39,7 @@ type env struct {
 	now    time.Time
 	// clock is now for the worker's and the app's goroutines (Unix
 	// nanoseconds): setNow changes both without a data race.
-	clock atomic.Int64
+	clock  atomic.Int64
 	docs   docValidator
 	engine search.Engine
 	worker *sync.Worker
