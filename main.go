@@ -25,7 +25,8 @@
 //	    the event documents in Bleve and answers event queries from
 //	    search/memindex, an in-memory index loaded from them at start (go doc ./search). Meilisearch is checked by
 //	    contract tests against an httptest server, and by the suite against a real
-//	    server when TEST_MEILI_URL is set.
+//	    server when TEST_MEILI_URL is set (README.md, Meilisearch, has the
+//	    command).
 //	  - sync: the worker that moves the marks into the engine, re-reading the
 //	    store for every batch (it queues IDs, never documents).
 //	  - config: one registry of settings with defaults, types and validators.
