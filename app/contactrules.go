@@ -34,36 +34,38 @@ func lineBreaking(s string) bool {
 // noControlsMsg is the message for a contact field that holds one.
 const noControlsMsg = " must not contain line breaks, tabs or other control characters."
 
-// checkPhone accepts an empty value or any text without control
-// characters or line separators.
-func checkPhone(_ *request, v any) string {
-	s, ok := asString(v)
-	if !ok {
-		return contactNotText
-	}
-	if lineBreaking(s) {
-		return "phone" + noControlsMsg
-	}
-	return ""
-}
-
-// checkEmail accepts an empty value or one plain e-mail address.
-func checkEmail(_ *request, v any) string {
-	s, ok := asString(v)
-	if !ok {
-		return contactNotText
-	}
-	if s == "" {
+// contactCheck returns the validator of the contact field named field:
+// an empty value passes, a value with a control character or line
+// separator is refused, and any other must satisfy valid (nil: any text),
+// else the answer is the field's name followed by expected.
+func contactCheck(field string, valid func(string) bool, expected string) func(*request, any) string {
+	return func(_ *request, v any) string {
+		s, ok := asString(v)
+		switch {
+		case !ok:
+			return contactNotText
+		case s == "":
+			return ""
+		case lineBreaking(s):
+			return field + noControlsMsg
+		case valid != nil && !valid(s):
+			return field + expected
+		}
 		return ""
 	}
-	if lineBreaking(s) {
-		return "email" + noControlsMsg
-	}
-	if !plainEmail(s) {
-		return "email must be empty or one e-mail address such as name@example.org (no display name, spaces or quotes)."
-	}
-	return ""
 }
+
+var (
+	// checkPhone accepts any text without control characters or line
+	// separators.
+	checkPhone = contactCheck("phone", nil, "")
+	// checkEmail accepts one plain e-mail address.
+	checkEmail = contactCheck("email", plainEmail,
+		" must be empty or one e-mail address such as name@example.org (no display name, spaces or quotes).")
+	// checkWebsite accepts an absolute http or https URL.
+	checkWebsite = contactCheck("website", validURL,
+		" must be empty or an absolute http or https URL such as https://example.org/page.")
+)
 
 // plainEmail reports whether s (spaces around it aside) is exactly one
 // address net/mail accepts, with no display name and no white space or
@@ -75,25 +77,6 @@ func plainEmail(s string) bool {
 	}
 	a, err := mail.ParseAddress(s)
 	return err == nil && a.Name == "" && a.Address == s
-}
-
-// checkWebsite accepts an empty value or an absolute http or https URL
-// without control characters or line separators.
-func checkWebsite(_ *request, v any) string {
-	s, ok := asString(v)
-	if !ok {
-		return contactNotText
-	}
-	if s == "" {
-		return ""
-	}
-	if lineBreaking(s) {
-		return "website" + noControlsMsg
-	}
-	if !validURL(s) {
-		return "website must be empty or an absolute http or https URL such as https://example.org/page."
-	}
-	return ""
 }
 
 // contactNotText is the message of a contact field sent as a list or an object.
