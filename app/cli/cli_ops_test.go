@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/sqlite"
@@ -83,24 +81,7 @@ func TestReindexAndStatusRemote(t *testing.T) {
 	dir := t.TempDir()
 	seedEvents(t, dir, 12)
 	env := map[string]string{"DATA_DIR": dir, "LISTEN_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": "ops-token", "DRAIN_DELAY": "0"}
-	cfg, err := config.Load(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs syncBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	addrc := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() { done <- serveUntilDone(ctx, cfg, cfg.NewLogger(&logs), func(a net.Addr) { addrc <- a }) }()
-	t.Cleanup(func() { cancel(); <-done })
-	var addr net.Addr
-	select {
-	case addr = <-addrc:
-	case err := <-done:
-		t.Fatalf("serve ended: %v\n%s", err, logs.String())
-	case <-testdeadline.After(t):
-		t.Fatal("not listening")
-	}
+	addr, logs := startServing(t, env)
 	remote := map[string]string{"DATA_DIR": dir, "LISTEN_ADDR": addr.String(), "ADMIN_TOKEN": "ops-token"}
 	// The service is found on LISTEN_ADDR; the index is locked by it, so a
 	// direct rebuild would fail: this goes through the admin API.

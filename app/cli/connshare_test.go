@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -10,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/config/testdeadline"
 )
 
@@ -20,24 +18,7 @@ import (
 func TestServedConnectionShare(t *testing.T) {
 	env := map[string]string{"DATA_DIR": t.TempDir(), "LISTEN_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": "ops-token",
 		"DRAIN_DELAY": "0", "MAX_CONNECTIONS_PER_ADDRESS": "2", "HEADER_TIMEOUT": "1m"}
-	cfg, err := config.Load(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs syncBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	addrc := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() { done <- serveUntilDone(ctx, cfg, cfg.NewLogger(&logs), func(a net.Addr) { addrc <- a }) }()
-	t.Cleanup(func() { cancel(); <-done })
-	var addr net.Addr
-	select {
-	case addr = <-addrc:
-	case err := <-done:
-		t.Fatalf("serve ended: %v\n%s", err, logs.String())
-	case <-testdeadline.After(t):
-		t.Fatal("not listening")
-	}
+	addr, _ := startServing(t, env)
 	// get sends one request on c and returns the status and body.
 	get := func(c net.Conn, path, token string) (int, string) {
 		t.Helper()

@@ -505,3 +505,28 @@ func TestHelpShowsCurrentValues(t *testing.T) {
 		}
 	}
 }
+
+// startServing runs the service with the settings in env until the test
+// ends, and returns the API listener's address and the service's log.
+func startServing(t *testing.T, env map[string]string) (net.Addr, *syncBuffer) {
+	t.Helper()
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	addrc := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() { done <- serveUntilDone(ctx, cfg, cfg.NewLogger(logs), func(a net.Addr) { addrc <- a }) }()
+	t.Cleanup(func() { cancel(); <-done })
+	select {
+	case addr := <-addrc:
+		return addr, logs
+	case err := <-done:
+		t.Fatalf("serve ended: %v\n%s", err, logs.String())
+	case <-testdeadline.After(t):
+		t.Fatalf("not listening\n%s", logs.String())
+	}
+	return nil, nil
+}
