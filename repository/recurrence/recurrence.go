@@ -551,3 +551,28 @@ func Keys(s Series, lim Limits) (map[string]bool, error) {
 	}
 	return keys, nil
 }
+
+// At returns the occurrence a key names without expanding the series (the
+// key, from an index built with Expand, is trusted to be an occurrence):
+// its original start, its start and end with the override applied, and
+// the override. It is what list pages use; Find checks the key.
+func At(s Series, key string) (Occurrence, error) {
+	zone := zoneOf(s)
+	t, err := ParseKey(key, zone)
+	if err != nil {
+		return Occurrence{}, err
+	}
+	d := s.End.Sub(s.Start)
+	if d < 0 {
+		d = 0
+	}
+	o := Occurrence{Key: key, Original: t, Start: t, End: t.Add(d)}
+	for i := range s.Overrides {
+		if s.Overrides[i].Key == key {
+			o.Override = &s.Overrides[i]
+			apply(&o, o.Override, zone, d)
+			break
+		}
+	}
+	return o, nil
+}
