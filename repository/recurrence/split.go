@@ -69,7 +69,7 @@ func Split(s Series, key string, lim Limits) (Halves, error) {
 		}
 	}
 	for _, list := range []struct {
-		src            []string
+		src           []string
 		before, after *[]string
 	}{{s.Recurrence.Exclusions, &h.Before.Exclusions, &h.After.Exclusions}, {s.Recurrence.Additions, &h.Before.Additions, &h.After.Additions}} {
 		for _, raw := range list.src {
