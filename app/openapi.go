@@ -244,6 +244,12 @@ func routeResponses(rt *route, method string) (ok int, okSchema string, errs []i
 	case p == "/admin/tokens/:token":
 		return 200, "RevokedToken", []int{401, 403, 404, 503}
 	}
+	switch {
+	case p == "/events/:id/occurrences":
+		return 200, "EventList", []int{400, 403, 404, 503}
+	case p == "/events/:id/occurrences/:key/split":
+		return 201, "Event", []int{400, 401, 403, 404, 410, 503}
+	}
 	if strings.HasSuffix(p, ".ics") {
 		return 200, calendarSchema, []int{400, 403, 404, 503}
 	}

@@ -272,6 +272,11 @@ func (r *request) renderEventHits(res search.Result, render func(h eventHit, l *
 	if err != nil {
 		return nil, err
 	}
+	return r.renderHits(hits, render)
+}
+
+// renderHits renders event hits with what they link to.
+func (r *request) renderHits(hits []eventHit, render func(h eventHit, l *linked) *obj) ([]any, error) {
 	posts := make([]*repository.Post, len(hits))
 	for i, h := range hits {
 		posts[i] = h.post
