@@ -383,7 +383,8 @@ func (s *Server) listEvents(r *request) error {
 // eventPage runs the request's event query (with its text-search
 // arguments) for one page and hands each event, rendered for the caller
 // (redacted where protected, highlighted when asked), to each in the
-// engine's order. A page past the last one is 404. It returns the query
+// engine's order, with its stored record (the series, for an occurrence).
+// A page past the last one is 404. It returns the query
 // (for the facets) and the engine's result.
 func (s *Server) eventPage(r *request, page, perPage int, each func(*repository.Post, *obj)) (search.EventQuery, search.Result, error) {
 	q, err := r.eventQuery()
@@ -418,7 +419,7 @@ func (s *Server) eventPage(r *request, page, perPage int, each func(*repository.
 		if terms != nil {
 			addHighlight(o, terms)
 		}
-		each(p, o)
+		each(h.series, o)
 		return o
 	})
 	return q, res, err

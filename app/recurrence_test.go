@@ -180,3 +180,34 @@ func TestSplitSeries(t *testing.T) {
 		{name: "contributor", method: "POST", url: "events/" + nid + "/occurrences/20270408T190000/split", as: "contributor", status: 403},
 	})
 }
+
+// TestSeriesICalendar: the feeds carry RRULE, EXDATE and RDATE on the
+// series' VEVENT and each changed occurrence as a VEVENT with
+// RECURRENCE-ID and the same UID.
+func TestSeriesICalendar(t *testing.T) {
+	e := newEnv(t)
+	id := fmt.Sprint(e.must(201, "POST", "events", "editor", weekly(map[string]any{
+		"recurrence": map[string]any{"rules": []any{"FREQ=WEEKLY;UNTIL=20270430"}, "exclusions": []any{"2027-04-08 19:00:00"}, "additions": []any{"2027-05-02 11:00:00"}}})).id())
+	e.must(200, "PATCH", "events/"+id+"/occurrences/20270401T190000", "editor", map[string]any{"title": "Moved; class", "start_date": "2027-04-02 20:00:00"})
+	e.flush()
+	for _, target := range []string{"events/" + id + ".ics", "events.ics?start_date=2027-01-01&end_date=2027-12-31"} {
+		r := e.must(200, "GET", target, "", nil)
+		body := strings.ReplaceAll(r.raw, "\r\n", "\n")
+		for _, want := range []string{
+			"RRULE:FREQ=WEEKLY;UNTIL=20270430T215959Z\n",
+			"EXDATE;TZID=Europe/Amsterdam:20270408T190000\n",
+			"RDATE;TZID=Europe/Amsterdam:20270502T110000\n",
+			"RECURRENCE-ID;TZID=Europe/Amsterdam:20270401T190000\n",
+			"DTSTART;TZID=Europe/Amsterdam:20270402T200000\n",
+			"SUMMARY:Moved\\; class\n",
+			"DTSTART;TZID=Europe/Amsterdam:20270318T190000\n",
+		} {
+			if !strings.Contains(body, want) {
+				t.Errorf("%s lacks %q:\n%s", target, want, body)
+			}
+		}
+		if n := strings.Count(body, "UID:event-"+id+"@"); n != 2 {
+			t.Errorf("%s: %d VEVENTs with the series' UID, want 2 (the series and its changed occurrence)", target, n)
+		}
+	}
+}

@@ -104,3 +104,24 @@ func TestSplitRefuses(t *testing.T) {
 		t.Fatalf("Split = %+v, %v", h, err)
 	}
 }
+
+// TestICalRule writes UNTIL in UTC (or as a date for all-day series).
+func TestICalRule(t *testing.T) {
+	ams, _ := time.LoadLocation("Europe/Amsterdam")
+	cases := []struct {
+		rule   string
+		allDay bool
+		want   string
+	}{
+		{"freq=weekly;until=20270630", false, "FREQ=WEEKLY;UNTIL=20270630T215959Z"},
+		{"FREQ=WEEKLY;UNTIL=20270630T190000", false, "FREQ=WEEKLY;UNTIL=20270630T170000Z"},
+		{"FREQ=WEEKLY;UNTIL=20270630T170000Z", false, "FREQ=WEEKLY;UNTIL=20270630T170000Z"},
+		{"FREQ=WEEKLY;UNTIL=20270630T230000Z", true, "FREQ=WEEKLY;UNTIL=20270701"},
+		{"FREQ=MONTHLY;BYDAY=-1FR;COUNT=3", false, "FREQ=MONTHLY;BYDAY=-1FR;COUNT=3"},
+	}
+	for _, c := range cases {
+		if got := recurrence.ICalRule(c.rule, ams, c.allDay); got != c.want {
+			t.Errorf("ICalRule(%q, allDay %v) = %q, want %q", c.rule, c.allDay, got, c.want)
+		}
+	}
+}
