@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/recurrence"
@@ -26,7 +27,11 @@ func recurrenceArg() arg {
 
 // recurrenceLimits are the expansion bounds for now.
 func (s *Server) recurrenceLimits() recurrence.Limits {
-	return recurrence.Limits{Now: s.now(), Horizon: s.cfg.RecurrenceHorizon}
+	now := time.Now
+	if s.now != nil { // the webhooks' renderer may have no clock
+		now = s.now
+	}
+	return recurrence.Limits{Now: now(), Horizon: s.cfg.RecurrenceHorizon}
 }
 
 // checkRecurrenceArg checks the shape of a recurrence value: null (or an
@@ -317,4 +322,32 @@ func (r *request) applyCollapseSeries(q *search.EventQuery) {
 	if v, ok := r.bag.get("hide_subsequent_recurrences"); ok {
 		_, _ = asBool(v)
 	}
+}
+
+// changedOccurrences lists a series' changed occurrences for webhook
+// messages (an event.updated message about a series carries them, so an
+// occurrence change is reported with what changed): each occurrence's key,
+// original start, and its start, end, title and status after the change.
+// Cancelled occurrences are the series' exclusions.
+func (s *Server) changedOccurrences(p *repository.Post) []any {
+	out := []any{}
+	if p.Event == nil || p.Event.Recurrence == nil || len(p.Event.Overrides) == 0 {
+		return out
+	}
+	loc, _ := s.eventZone(p.Event)
+	all, err := recurrence.Expand(recurrence.SeriesOf(p.Event, loc), time.Time{}, time.Time{}, s.recurrenceLimits())
+	if err != nil {
+		return out
+	}
+	def := s.cfg.DefaultLanguage
+	for _, o := range all {
+		if o.Override == nil {
+			continue
+		}
+		q := s.occurrencePost(p, o)
+		out = append(out, newObjN(6).add("key", o.Key).add("start", localDate(o.Original, loc)).
+			add("start_date", q.Event.StartLocal).add("end_date", q.Event.EndLocal).
+			add("title", q.Title.Get(def, def, s.cfg.Languages...)).add("status", q.Status))
+	}
+	return out
 }

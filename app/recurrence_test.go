@@ -211,3 +211,48 @@ func TestSeriesICalendar(t *testing.T) {
 		}
 	}
 }
+
+// TestSeriesWebhooks: series writes and occurrence changes are reported
+// as event messages; a series' message carries its recurrence and its
+// changed occurrences, a split reports the new series as created.
+func TestSeriesWebhooks(t *testing.T) {
+	e := newEnv(t, "WEBHOOK_ALLOW_PRIVATE", "true")
+	rc := newReceiver(t)
+	_, secret := e.addWebhook(rc.srv.URL)
+	seen := 0
+	next := func() []message {
+		t.Helper()
+		e.deliver()
+		got := rc.all()
+		var out []message
+		for _, g := range got[seen:] {
+			out = append(out, verify(t, secret, g))
+		}
+		seen = len(got)
+		return out
+	}
+	id := e.must(201, "POST", "events", "editor", weekly(nil)).id()
+	if m := next(); len(m) != 1 || m[0].Type != "event.created" || jsonPath(m[0].Item, "recurrence.rules.0") != "FREQ=WEEKLY;COUNT=4" {
+		t.Fatalf("series created: %+v", m)
+	}
+	occ := fmt.Sprintf("events/%d/occurrences/", id)
+	e.must(200, "PATCH", occ+"20270325T190000", "editor", map[string]any{"title": "Moved", "start_date": "2027-03-26 10:00:00"})
+	m := next()
+	if len(m) != 1 || m[0].Type != "event.updated" || jsonPath(m[0].Item, "changed_occurrences.0.key") != "20270325T190000" ||
+		jsonPath(m[0].Item, "changed_occurrences.0.start_date") != "2027-03-26 10:00:00" || jsonPath(m[0].Item, "changed_occurrences.0.title") != "Moved" {
+		t.Fatalf("occurrence changed: %+v", m)
+	}
+	e.must(200, "DELETE", occ+"20270401T190000", "editor", nil)
+	if m := next(); len(m) != 1 || m[0].Type != "event.updated" || fmt.Sprint(jsonPath(m[0].Item, "recurrence.exclusions")) != "[2027-04-01 19:00:00]" {
+		t.Fatalf("occurrence cancelled: %+v", m)
+	}
+	nid := e.must(201, "POST", occ+"20270408T190000/split", "editor", map[string]any{"title": "New room"}).id()
+	types := map[string]int64{}
+	for _, x := range next() {
+		n, _ := x.Item["id"].(float64)
+		types[x.Type] = int64(n)
+	}
+	if types["event.created"] != nid || types["event.updated"] != id {
+		t.Fatalf("split: messages %v, want event.created %d and event.updated %d", types, nid, id)
+	}
+}
