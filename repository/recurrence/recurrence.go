@@ -51,6 +51,10 @@ const (
 	MaxDates = 1000
 	// MaxInterval bounds a rule's INTERVAL.
 	MaxInterval = 1000
+	// MaxRuleDates bounds the dates one rule is iterated through, from the
+	// series' start to the horizon (past ones included): about 137 years
+	// of a daily rule, a few milliseconds of CPU.
+	MaxRuleDates = 50000
 )
 
 // KeyLayout is the layout of an occurrence key: the original local start.
@@ -374,7 +378,8 @@ func parse(s Series) (*parsed, error) {
 
 // originals returns the original starts of the series up to end in start
 // order (duplicates removed, exclusions applied), keeping the latest max
-// when there are more, and whether some were dropped.
+// when there are more, and whether a rule gave more than MaxRuleDates
+// dates (it is cut there).
 func (p *parsed) originals(start, end time.Time, zone *time.Location, max int) ([]time.Time, bool) {
 	var all []time.Time
 	add := func(t time.Time) {
@@ -388,10 +393,15 @@ func (p *parsed) originals(start, end time.Time, zone *time.Location, max int) (
 	}
 	// Each rule is pulled up to end; a ring of 4*max bounds the memory,
 	// the final cut below keeps the latest max.
+	overflow := false
 	for _, r := range p.rules {
 		next := r.Iterator()
 		n := 0
-		for {
+		for pulled := 0; ; pulled++ {
+			if pulled == MaxRuleDates {
+				overflow = true
+				break
+			}
 			t, ok := next()
 			if !ok || t.After(end) {
 				break
@@ -411,11 +421,10 @@ func (p *parsed) originals(start, end time.Time, zone *time.Location, max int) (
 	}
 	slices.SortFunc(all, func(a, b time.Time) int { return a.Compare(b) })
 	all = slices.CompactFunc(all, func(a, b time.Time) bool { return a.Equal(b) })
-	dropped := false
 	if len(all) > max {
-		all, dropped = all[len(all)-max:], true
+		all = all[len(all)-max:]
 	}
-	return all, dropped
+	return all, overflow
 }
 
 // Validate checks a series for a write: the rules, exclusions and additions
@@ -435,7 +444,11 @@ func Validate(s Series, lim Limits) error {
 	}
 	// The latest max+1 occurrences: when the earliest of them is still
 	// upcoming, more than max are.
-	latest, _ := p.originals(s.Start.In(zone).Truncate(time.Second), lim.HorizonEnd(), zone, max+1)
+	latest, overflow := p.originals(s.Start.In(zone).Truncate(time.Second), lim.HorizonEnd(), zone, max+1)
+	if overflow {
+		return problem("recurrence", "a rule gives more than %d dates from the series' start (%s) to the horizon: start the series later",
+			MaxRuleDates, s.Start.In(zone).Format("2006-01-02"))
+	}
 	if len(latest) > max && !latest[0].Before(from) {
 		return problem("recurrence", "the series has more than %d occurrences up to the horizon (%s); at most %d are allowed: add an UNTIL or COUNT, or a larger INTERVAL",
 			max, lim.HorizonEnd().In(zone).Format("2006-01-02"), max)
