@@ -486,6 +486,21 @@ func (w *writeTx) ids(query string, args ...any) ([]int64, error) {
 	return scanIDs(rows)
 }
 
+// collect appends every row, read with scan, to out, closes rows and
+// returns out with rows.Err. (out is returned as given when there are no
+// rows: callers choose nil or empty.)
+func collect[T any](rows *sql.Rows, out []T, scan func(row interface{ Scan(...any) error }) (T, error)) ([]T, error) {
+	defer rows.Close()
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
 func scanIDs(rows *sql.Rows) ([]int64, error) {
 	defer rows.Close()
 	var out []int64

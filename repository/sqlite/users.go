@@ -129,16 +129,7 @@ func (s *Store) ListUsers(ctx context.Context) ([]*repository.User, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
-	defer rows.Close()
-	out := []*repository.User{}
-	for rows.Next() {
-		u, err := scanUser(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, u)
-	}
-	return out, rows.Err()
+	return collect(rows, []*repository.User{}, scanUser)
 }
 
 // UpdateUser stores u's role and disabled flag.
@@ -189,16 +180,7 @@ func (s *Store) ListTokens(ctx context.Context, userID int64) ([]*repository.Tok
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
-	defer rows.Close()
-	out := []*repository.Token{}
-	for rows.Next() {
-		t, err := scanToken(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return collect(rows, []*repository.Token{}, scanToken)
 }
 
 // RevokeToken deletes the token whose public ID is id (a prefix range of

@@ -72,16 +72,7 @@ func (s *Store) ListWebhooks(ctx context.Context) ([]*repository.Webhook, error)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
-	defer rows.Close()
-	var out []*repository.Webhook
-	for rows.Next() {
-		w, err := scanWebhook(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, w)
-	}
-	return out, rows.Err()
+	return collect[*repository.Webhook](rows, nil, scanWebhook)
 }
 
 // UpdateWebhook reads the endpoint, applies fn and writes it back unless
@@ -244,16 +235,7 @@ func (s *Store) deliveries(ctx context.Context, query string, args ...any) ([]*r
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: deliveries: %w", err)
 	}
-	defer rows.Close()
-	var out []*repository.Delivery
-	for rows.Next() {
-		d, err := scanDelivery(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, rows.Err()
+	return collect[*repository.Delivery](rows, nil, scanDelivery)
 }
 
 // DueDeliveries returns the pending deliveries due at now that are first
