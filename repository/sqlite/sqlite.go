@@ -6,7 +6,9 @@
 //
 // Posts and terms are stored as JSON documents (the json tags of
 // repository.Post and repository.Term) next to a few plain columns that
-// queries filter on (kind, status, parent, image URL). Everything a query
+// queries filter on (kind, status, parent, image URL); one generic table
+// type, docTable (doctable.go), does for both what is the same: reads, ID
+// allocation, slugs, folded names and updates. Everything a query
 // must find by value lives in side tables kept in step with the document in
 // the same transaction:
 //
