@@ -29,14 +29,21 @@ type stack struct {
 	worker *Worker
 }
 
-func newStack(t *testing.T) *stack {
+// openTestStore opens an embedded store in dir, closed when the test ends.
+func openTestStore(t *testing.T, dir string) *sqlite.Store {
 	t.Helper()
-	dir := t.TempDir()
 	st, err := sqlite.Open(t.Context(), filepath.Join(dir, "calendar.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close(context.Background()) })
+	return st
+}
+
+func newStack(t *testing.T) *stack {
+	t.Helper()
+	dir := t.TempDir()
+	st := openTestStore(t, dir)
 	eng, err := bleve.Open(filepath.Join(dir, "index"))
 	if err != nil {
 		t.Fatal(err)
