@@ -40,6 +40,17 @@ func openTestStore(t *testing.T, dir string) *sqlite.Store {
 	return st
 }
 
+// newStackWithEvents is newStack with n published events, indexed.
+func newStackWithEvents(t *testing.T, n int) *stack {
+	t.Helper()
+	s := newStack(t)
+	for range n {
+		s.post(t, repository.KindEvent, "Jazz night", repository.StatusPublish, baseTime)
+	}
+	s.flush(t)
+	return s
+}
+
 func newStack(t *testing.T) *stack {
 	t.Helper()
 	dir := t.TempDir()
