@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -137,7 +138,7 @@ func TestMetricsListener(t *testing.T) {
 	api, logs := srv.addr, srv.logs
 	re := regexp.MustCompile(`msg="serving metrics" addr=(\S+)`)
 	var m []string
-	for deadline := time.Now().Add(30 * time.Second); m == nil; {
+	for deadline := testdeadline.Of(t); m == nil; {
 		if m = re.FindStringSubmatch(logs.String()); m == nil {
 			if time.Now().After(deadline) {
 				t.Fatalf("no metrics listener in the logs:\n%s", logs.String())
