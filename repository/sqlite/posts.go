@@ -190,12 +190,8 @@ func (s *Store) UpdatePost(ctx context.Context, id int64, fn func(p *repository.
 // DeletePost removes the post, its slugs and links, and marks it.
 func (s *Store) DeletePost(ctx context.Context, id int64) error {
 	return s.write(ctx, func(w *writeTx) error {
-		res, err := w.exec(`DELETE FROM posts WHERE id = ?`, id)
-		if err != nil {
+		if err := w.execSome(`DELETE FROM posts WHERE id = ?`, id); err != nil {
 			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return repository.ErrNotFound
 		}
 		if err := postTable.deleteSides(w, id); err != nil {
 			return err

@@ -465,6 +465,19 @@ func (w *writeTx) exec(query string, args ...any) (sql.Result, error) {
 	return res, nil
 }
 
+// execSome runs a statement that must change a row: when it changes none
+// it returns repository.ErrNotFound.
+func (w *writeTx) execSome(query string, args ...any) error {
+	res, err := w.exec(query, args...)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return repository.ErrNotFound
+	}
+	return nil
+}
+
 // queryRow runs a statement in the transaction; Scan reports its errors.
 func (w *writeTx) queryRow(query string, args ...any) *sql.Row {
 	if st := w.stmt(query); st != nil {

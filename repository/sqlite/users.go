@@ -135,14 +135,7 @@ func (s *Store) ListUsers(ctx context.Context) ([]*repository.User, error) {
 // UpdateUser stores u's role and disabled flag.
 func (s *Store) UpdateUser(ctx context.Context, u *repository.User) error {
 	return s.write(ctx, func(w *writeTx) error {
-		res, err := w.exec(`UPDATE users SET role = ?, disabled = ? WHERE id = ?`, string(u.Role), u.Disabled, u.ID)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return repository.ErrNotFound
-		}
-		return nil
+		return w.execSome(`UPDATE users SET role = ?, disabled = ? WHERE id = ?`, string(u.Role), u.Disabled, u.ID)
 	})
 }
 
@@ -190,14 +183,7 @@ func (s *Store) RevokeToken(ctx context.Context, id string) error {
 		return repository.ErrNotFound
 	}
 	return s.write(ctx, func(w *writeTx) error {
-		res, err := w.exec(`DELETE FROM tokens WHERE hash >= ? AND hash < ?`, id, id+"g")
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return repository.ErrNotFound
-		}
-		return nil
+		return w.execSome(`DELETE FROM tokens WHERE hash >= ? AND hash < ?`, id, id+"g")
 	})
 }
 

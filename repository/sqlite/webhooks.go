@@ -116,14 +116,10 @@ func (s *Store) UpdateWebhook(ctx context.Context, id int64, fn func(w *reposito
 // DeleteWebhook removes the endpoint and its deliveries.
 func (s *Store) DeleteWebhook(ctx context.Context, id int64) error {
 	return s.write(ctx, func(tx *writeTx) error {
-		res, err := tx.exec(`DELETE FROM webhooks WHERE id = ?`, id)
-		if err != nil {
+		if err := tx.execSome(`DELETE FROM webhooks WHERE id = ?`, id); err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return repository.ErrNotFound
-		}
-		_, err = tx.exec(`DELETE FROM webhook_deliveries WHERE webhook_id = ?`, id)
+		_, err := tx.exec(`DELETE FROM webhook_deliveries WHERE webhook_id = ?`, id)
 		return err
 	})
 }
