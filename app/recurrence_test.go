@@ -256,3 +256,38 @@ func TestSeriesWebhooks(t *testing.T) {
 		t.Fatalf("split: messages %v, want event.created %d and event.updated %d", types, nid, id)
 	}
 }
+
+// TestListsShowOccurrences: /events lists each occurrence in the window as
+// an item (the series' fields, the occurrence's dates, an occurrence
+// object), totals and pages count occurrences, hide_subsequent_recurrences
+// lists each series once, and the occurrence running now is listed.
+func TestListsShowOccurrences(t *testing.T) {
+	e := newEnv(t)
+	id := e.must(201, "POST", "events", "editor", weekly(nil)).id()
+	e.must(201, "POST", "events", "editor", map[string]any{"title": "Single concert", "start_date": "2027-03-27 20:00", "end_date": "2027-03-27 22:00"})
+	e.must(200, "PATCH", fmt.Sprintf("events/%d/occurrences/20270401T190000", id), "editor", map[string]any{"title": "Special class"})
+	// Daily 11:00 to 13:00 UTC: the one of today (12:00 now) is running.
+	running := e.must(201, "POST", "events", "editor", map[string]any{"title": "Lunch talk", "start_date": "2026-11-20 11:00", "end_date": "2026-11-20 13:00",
+		"timezone": "UTC", "recurrence": map[string]any{"rules": []any{"FREQ=DAILY;COUNT=5"}}}).id()
+	e.flush()
+	probe := e.must(200, "GET", "events?start_date=2027-03-01&end_date=2027-04-30", "", nil)
+	if probe.path("events.0.occurrence") == nil {
+		t.Skip("the search engine on this branch indexes one document per event (search.Result.Occurrences lands with the engines)")
+	}
+	window := "events?start_date=2027-03-01&end_date=2027-04-30"
+	e.run(t, []scenario{
+		{name: "occurrences and a single event", method: "GET", url: window, status: 200, want: map[string]any{"total": 5,
+			"events.0.occurrence.key": "20270318T190000", "events.0.utc_start_date": "2027-03-18 18:00:00",
+			"events.1.occurrence.key": "20270325T190000", "events.2.title": "Single concert",
+			"events.3.occurrence.key": "20270401T190000", "events.3.title": "Special class", "events.3.utc_start_date": "2027-04-01 17:00:00",
+			"events.4.end_date": "2027-04-08 21:00:00", "events.4.id": id},
+			absent: []string{"events.2.occurrence"}},
+		{name: "paging across occurrences", method: "GET", url: window + "&per_page=2&page=2", status: 200, want: map[string]any{"total": 5, "total_pages": 3,
+			"events.0.title": "Single concert", "events.1.occurrence.key": "20270401T190000"}},
+		{name: "search finds occurrences by the series' text", method: "GET", url: window + "&search=weekly", status: 200, want: map[string]any{"total": 3}},
+		{name: "each series once", method: "GET", url: window + "&hide_subsequent_recurrences=true", status: 200, want: map[string]any{"total": 2,
+			"events.0.occurrence.key": "20270318T190000", "events.1.title": "Single concert"}},
+		{name: "the running occurrence is listed", method: "GET", url: "events?search=lunch", status: 200, want: map[string]any{
+			"total": 3, "events.0.occurrence.key": "20261122T110000", "events.0.id": running}},
+	})
+}
