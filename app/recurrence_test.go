@@ -291,3 +291,17 @@ func TestListsShowOccurrences(t *testing.T) {
 			"total": 3, "events.0.occurrence.key": "20261122T110000", "events.0.id": running}},
 	})
 }
+
+// TestRunningOccurrence: the occurrence happening now is listed (from
+// today 00:00 by default) and readable while it runs.
+func TestRunningOccurrence(t *testing.T) {
+	e := newEnv(t) // now is 2026-11-22 12:00 UTC
+	id := e.must(201, "POST", "events", "editor", map[string]any{"title": "Lunch talk", "start_date": "2026-11-20 11:00", "end_date": "2026-11-20 13:00",
+		"timezone": "UTC", "recurrence": map[string]any{"rules": []any{"FREQ=DAILY;COUNT=5"}}}).id()
+	e.run(t, []scenario{
+		{name: "listed from today", method: "GET", url: fmt.Sprintf("events/%d/occurrences", id), status: 200, want: map[string]any{
+			"total": 3, "events.0.occurrence.key": "20261122T110000", "events.0.start_date": "2026-11-22 11:00:00", "events.0.end_date": "2026-11-22 13:00:00"}},
+		{name: "past ones with dates", method: "GET", url: fmt.Sprintf("events/%d/occurrences?start_date=2026-11-01", id), status: 200, want: map[string]any{"total": 5}},
+		{name: "readable", method: "GET", url: fmt.Sprintf("events/%d/occurrences/20261122T110000", id), status: 200, want: map[string]any{"utc_end_date": "2026-11-22 13:00:00"}},
+	})
+}
