@@ -133,7 +133,7 @@ func (s *Store) FindPostIDs(ctx context.Context, q repository.PostQuery) ([]int6
 	if !ok {
 		return []int64{}, nil
 	}
-	opts := options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetProjection(bson.D{{Key: "_id", Value: 1}}).SetBatchSize(oneReply)
+	opts := options.Find().SetSort(bson.D{{Key: fieldID, Value: 1}}).SetProjection(bson.D{{Key: "_id", Value: 0}, {Key: fieldID, Value: 1}}).SetBatchSize(oneReply)
 	if q.Limit > 0 {
 		opts.SetLimit(int64(q.Limit))
 	}
@@ -142,7 +142,7 @@ func (s *Store) FindPostIDs(ctx context.Context, q repository.PostQuery) ([]int6
 		return nil, fmt.Errorf("mongo: find post IDs: %w", err)
 	}
 	var docs []struct {
-		ID int64 `bson:"_id"`
+		ID int64 `bson:"id"`
 	}
 	if err := cur.All(ctx, &docs); err != nil {
 		return nil, fmt.Errorf("mongo: find post IDs: %w", err)
