@@ -195,6 +195,19 @@ func (s *Store) CountTermEvents(ctx context.Context, ids []int64) (map[int64]int
 	if len(ids) == 0 {
 		return out, nil
 	}
+	if s.ferretDB {
+		// One scan, reused across renders (termcounts.go).
+		all, err := s.allTermCounts(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range ids {
+			if n := all[id]; n > 0 {
+				out[id] = n
+			}
+		}
+		return out, nil
+	}
 	in := bson.D{{Key: "$in", Value: ids}}
 	match := bson.D{
 		{Key: "kind", Value: repository.KindEvent},

@@ -76,8 +76,17 @@ func createItem[T any](ctx context.Context, s *Store, ops itemOps[T], v *T) (err
 		s.releaseSlugKeys(ctx, id, added)
 		return fmt.Errorf("mongo: create %s %d: %w", ops.scope, id, err)
 	}
+	s.written(ops.scope)
 	s.markAfter(ctx, ops.scope, id, seq)
 	return nil
+}
+
+// written records that a write of scope landed (term counts reused on
+// FerretDB are then stale).
+func (s *Store) written(scope repository.MarkKind) {
+	if scope == repository.MarkPost {
+		s.termCounts.postsWritten()
+	}
 }
 
 // getItem reads the record with this ID into v.
@@ -222,6 +231,7 @@ func updateOnce[T any](ctx context.Context, s *Store, ops itemOps[T], id int64, 
 		}
 		return nil, false, errRetry
 	}
+	s.written(ops.scope)
 	s.releaseOldSlugs(ctx, sp, id, *ops.slugs(&old), *slugp)
 	s.markAfter(ctx, ops.scope, id, seq)
 	return &v, true, nil
@@ -297,6 +307,7 @@ func deleteItem[T any](ctx context.Context, s *Store, ops itemOps[T], id int64) 
 	case err != nil:
 		return nil, fmt.Errorf("mongo: delete %s: %w", key, err)
 	}
+	s.written(ops.scope)
 	ops.fix(&gone)
 	s.releaseAllSlugs(ctx, ops.scope, id)
 	s.markAfter(ctx, ops.scope, id, seq)

@@ -168,5 +168,36 @@ func TestRoundTrips(t *testing.T) {
 		if got, err := s.CountTermEvents(ctx, nil); err != nil || len(got) != 0 {
 			t.Errorf("CountTermEvents(none) = %v, %v; want empty", got, err)
 		}
+
+		// The server's plan: on FerretDB one read of every published
+		// event, reused for a moment (at most one command a call) and
+		// made stale by the store's own post writes.
+		terms = append(terms, 999999)
+		for range 2 {
+			ownCounter.take()
+			got, err := own.CountTermEvents(ctx, terms)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cmds := ownCounter.take(); len(cmds) > 1 {
+				t.Errorf("CountTermEvents (server's plan) sent %v, want at most one command", cmds)
+			}
+			if !maps.Equal(got, want) {
+				t.Errorf("CountTermEvents (server's plan) = %v\nCountPosts per term = %v", got, want)
+			}
+		}
+		p := &repository.Post{Kind: repository.KindEvent, Status: repository.StatusPublish,
+			Title: repository.Text{"en": "One more"}, Slug: repository.Text{"en": "one-more"},
+			Event: &repository.EventFields{Categories: []int64{cats[0]}, Tags: []int64{tags[0], tags[0]}}}
+		if err := own.CreatePost(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		got, err = own.CountTermEvents(ctx, []int64{cats[0], tags[0]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[cats[0]] != want[cats[0]]+1 || got[tags[0]] != want[tags[0]]+1 {
+			t.Errorf("after a new event CountTermEvents = %v, want %d and %d", got, want[cats[0]]+1, want[tags[0]]+1)
+		}
 	})
 }

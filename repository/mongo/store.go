@@ -132,6 +132,8 @@ type Store struct {
 	byIDLookups bool
 	// migrated is what Open's migration did (migrate.go).
 	migrated MigrationStats
+	// termCounts reuses term counts on FerretDB (termcounts.go).
+	termCounts termCountsMemo
 }
 
 var _ repository.Store = (*Store)(nil)
