@@ -44,31 +44,39 @@ func (m *termCountsMemo) postsWritten() {
 	m.mu.Unlock()
 }
 
-// fresh returns the counts when they are fresh.
-func (m *termCountsMemo) fresh() (map[int64]int, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.counts != nil && m.of == m.gen && time.Since(m.at) < termCountsTTL {
+// fresh returns the counts when they were read within termCountsTTL and
+// after every post write up to generation min.
+func (m *termCountsMemo) fresh(min uint64) (map[int64]int, bool) {
+	if m.counts != nil && m.of >= min && time.Since(m.at) < termCountsTTL {
 		return m.counts, true
 	}
 	return nil, false
 }
 
 // allTermCounts returns the published-event count of every term that a
-// published event uses (an event listing a term twice counts once).
+// published event uses (an event listing a term twice counts once). The
+// counts reflect every post write of this store that landed before the
+// call.
 func (s *Store) allTermCounts(ctx context.Context) (map[int64]int, error) {
 	m := &s.termCounts
-	if c, ok := m.fresh(); ok {
+	m.mu.Lock()
+	need := m.gen
+	c, ok := m.fresh(need)
+	m.mu.Unlock()
+	if ok {
 		return c, nil
 	}
+	// One read at a time: callers that wait take the counts of a read
+	// that started after their call did.
 	m.loading.Lock()
 	defer m.loading.Unlock()
-	if c, ok := m.fresh(); ok {
-		return c, nil // counted by the caller we waited for
-	}
 	m.mu.Lock()
+	c, ok = m.fresh(need)
 	gen := m.gen
 	m.mu.Unlock()
+	if ok {
+		return c, nil
+	}
 	cur, err := s.posts.Find(ctx,
 		bson.D{{Key: "kind", Value: repository.KindEvent}, {Key: "status", Value: repository.StatusPublish}},
 		options.Find().SetProjection(bson.D{{Key: "_id", Value: 0}, {Key: "event.categories", Value: 1}, {Key: "event.tags", Value: 1}}).
