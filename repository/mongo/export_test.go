@@ -90,3 +90,11 @@ func SetMigrateBatchForTest(n int64) (restore func()) {
 	migrateBatch = n
 	return func() { migrateBatch = old }
 }
+
+// SetMaxIDLookupsForTest sets how many IDs the FerretDB plan reads with one
+// look-up each, until the returned function restores it.
+func SetMaxIDLookupsForTest(n int) (restore func()) {
+	old := maxIDLookups
+	maxIDLookups = n
+	return func() { maxIDLookups = old }
+}

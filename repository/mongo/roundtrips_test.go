@@ -129,6 +129,17 @@ func TestRoundTrips(t *testing.T) {
 			t.Errorf("GetPosts of %d IDs (%d distinct) sent %d commands %v, want %d finds (FerretDB: %v)", events+10, events, len(cmds), cmds, want, ferret)
 		}
 	})
+	t.Run("GetPosts, more IDs than look-ups", func(t *testing.T) {
+		defer mongo.SetMaxIDLookupsForTest(events - 1)()
+		ownCounter.take()
+		got, err := own.GetPosts(ctx, ids)
+		if err != nil || len(got) != events {
+			t.Fatalf("GetPosts = %d posts, %v; want %d", len(got), err, events)
+		}
+		if cmds := ownCounter.take(); len(cmds) != 1 {
+			t.Errorf("GetPosts of %d IDs, over the look-up limit, sent %v, want one find", events, cmds)
+		}
+	})
 	t.Run("GetTerms", func(t *testing.T) {
 		all := append(append([]int64{}, cats...), tags...)
 		got, err := s.GetTerms(ctx, append(all, all...))
