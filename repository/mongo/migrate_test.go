@@ -172,3 +172,51 @@ func countOld(t *testing.T, client *driver.Client, db string) int64 {
 	}
 	return n
 }
+
+// TestMigrateConcurrentOpens: two processes opening an old database at
+// once both succeed; one converts every record, the other waits for it
+// and converts none.
+func TestMigrateConcurrentOpens(t *testing.T) {
+	uri := mongotest.Start(t)
+	client, err := driver.Connect(options.Client().ApplyURI(uri))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Disconnect(context.Background()) })
+	t.Cleanup(mongo.SetMigrateBatchForTest(2))
+	ctx := t.Context()
+	db := mongotest.Database(t)
+	s, err := mongo.Open(ctx, uri, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close(context.Background()) })
+	posts, terms := seedForMigration(t, s)
+	if err := mongo.DowngradeLayoutForTest(ctx, s, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	stats := make([]mongo.MigrationStats, 2)
+	errs := make([]error, 2)
+	parallel(2, 1, func(w, _ int) {
+		st, err := mongo.Open(ctx, uri, db)
+		if errs[w] = err; err == nil {
+			stats[w] = st.LastMigration()
+			st.Close(context.Background())
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+	}
+	if total := stats[0].Converted + stats[1].Converted; total != len(posts)+len(terms) || stats[0].From+stats[1].From != 1 {
+		t.Errorf("migrations %+v; want one of them to convert all %d records", stats, len(posts)+len(terms))
+	}
+	if n := countOld(t, client, db); n != 0 {
+		t.Errorf("%d records left in the old layout", n)
+	}
+	got, err := s.FindPosts(ctx, repository.PostQuery{})
+	if err != nil || !reflect.DeepEqual(got, posts) {
+		t.Errorf("posts after the migration differ (%v):\n got %v\nwant %v", err, got, posts)
+	}
+}
