@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -113,7 +114,7 @@ func (s *Server) updateUser(r *request) error {
 	id, _ := strconv.ParseInt(r.c.Params("id"), 10, 64)
 	u, err := s.store.GetUser(r.ctx, id)
 	if errors.Is(err, repository.ErrNotFound) {
-		return newError(404, "rest_user_invalid_id", "Invalid user ID.")
+		return apierr.New(404, "rest_user_invalid_id", "Invalid user ID.")
 	}
 	if err != nil {
 		return err
@@ -127,7 +128,7 @@ func (s *Server) updateUser(r *request) error {
 	}
 	if err := s.store.UpdateUser(r.ctx, u); err != nil {
 		if errors.Is(err, repository.ErrNotFound) {
-			return newError(404, "rest_user_invalid_id", "Invalid user ID.")
+			return apierr.New(404, "rest_user_invalid_id", "Invalid user ID.")
 		}
 		return err
 	}
@@ -169,7 +170,7 @@ func (s *Server) createToken(r *request) error {
 	}
 	uid, _ := asInt(r.bag.values["user"])
 	if _, err := s.store.GetUser(r.ctx, uid); errors.Is(err, repository.ErrNotFound) {
-		return invalidValue("user", fmt.Sprintf("There is no user with ID %d.", uid), r.bag.values["user"])
+		return apierr.InvalidValue("user", fmt.Sprintf("There is no user with ID %d.", uid), r.bag.values["user"])
 	} else if err != nil {
 		return err
 	}
@@ -202,7 +203,7 @@ func (s *Server) revokeToken(r *request) error {
 	id := strings.ToLower(r.c.Params("token"))
 	err := s.store.RevokeToken(r.ctx, id)
 	if errors.Is(err, repository.ErrNotFound) {
-		return newError(404, "rest_token_invalid_id", "No token has that ID.")
+		return apierr.New(404, "rest_token_invalid_id", "No token has that ID.")
 	}
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search"
 	"github.com/calendar/eventcal/sync"
@@ -36,17 +37,17 @@ func (s *Server) startReindex(r *request) error {
 		return err
 	}
 	if s.reindexer == nil {
-		return errUnavailable("search")
+		return apierr.Unavailable("search")
 	}
 	// The job outlives the request: detach it from the request's context.
 	job, err := s.reindexer.Start(context.WithoutCancel(r.ctx), "api")
 	if errors.Is(err, sync.ErrRebuildRunning) {
-		return newError(409, "reindex_running", "A rebuild is already running.").with("job", job)
+		return apierr.New(409, "reindex_running", "A rebuild is already running.").With("job", job)
 	}
 	if errors.Is(err, sync.ErrNotLeader) {
 		// Another replica holds the lease and runs the jobs; the load
 		// balancer may route a retry there.
-		return newError(503, "reindex_not_leader", "This replica does not run jobs now; retry, or send the request to the replica holding the lease.")
+		return apierr.New(503, "reindex_not_leader", "This replica does not run jobs now; retry, or send the request to the replica holding the lease.")
 	}
 	if err != nil {
 		return err
@@ -62,11 +63,11 @@ func (s *Server) cancelReindex(r *request) error {
 		return err
 	}
 	if s.reindexer == nil {
-		return errUnavailable("search")
+		return apierr.Unavailable("search")
 	}
 	job, err := s.reindexer.Cancel(r.ctx)
 	if errors.Is(err, sync.ErrNoRebuild) {
-		return newError(404, "reindex_not_running", "No rebuild is running.")
+		return apierr.New(404, "reindex_not_running", "No rebuild is running.")
 	}
 	if err != nil {
 		return err
@@ -80,11 +81,11 @@ func (s *Server) getReindex(r *request) error {
 		return err
 	}
 	if s.reindexer == nil {
-		return errUnavailable("search")
+		return apierr.Unavailable("search")
 	}
 	job, ok := s.reindexer.Last()
 	if !ok {
-		return newError(404, "reindex_not_found", "No rebuild has run since the service started.")
+		return apierr.New(404, "reindex_not_found", "No rebuild has run since the service started.")
 	}
 	return sendJSON(r.c, 200, newObj().set("job", job))
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/cors"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/app/httpcache"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/config/limits"
@@ -198,7 +199,7 @@ func New(opts Options) (*fiber.App, error) {
 	f.Get("/readyz", s.ready)
 	f.Use(s.cors(), s.rewriteLanguagePrefix, s.methodOverride, s.commonHeaders)
 	s.registerRoutes(f)
-	f.Use(func(c *fiber.Ctx) error { return errNoRoute() })
+	f.Use(func(c *fiber.Ctx) error { return apierr.NoRoute() })
 	return f, nil
 }
 
@@ -259,7 +260,7 @@ func (s *Server) handler(rt *route) fiber.Handler {
 				return err
 			}
 			if user == nil {
-				return errForbidden(401)
+				return apierr.Forbidden(401)
 			}
 			// The real clock: the bound is on the machine's work per second.
 			if e := s.writeRates.allow(user, time.Now(), c.Request().Header.ContentLength()); e != nil {
@@ -342,7 +343,7 @@ func (r *request) resolveLanguage() error {
 		l, _ := asString(v)
 		l = strings.ToLower(strings.TrimSpace(l))
 		if !r.s.cfg.IsLanguage(l) {
-			return invalidValue("multilang_language", "Must be one of "+strings.Join(r.s.cfg.Languages, ", ")+".", v)
+			return apierr.InvalidValue("multilang_language", "Must be one of "+strings.Join(r.s.cfg.Languages, ", ")+".", v)
 		}
 		r.lang = l
 	}
@@ -362,7 +363,7 @@ func (s *Server) authenticate(ctx context.Context, header string) (*repository.U
 	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
 		s.authFailed("malformed")
-		return nil, newError(401, "rest_invalid_authorization", "Use an Authorization header of the form 'Bearer <token>'.")
+		return nil, apierr.New(401, "rest_invalid_authorization", "Use an Authorization header of the form 'Bearer <token>'.")
 	}
 	token = strings.TrimSpace(token)
 	if s.cfg.AdminToken != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.AdminToken)) == 1 {
@@ -372,7 +373,7 @@ func (s *Server) authenticate(ctx context.Context, header string) (*repository.U
 	tok, err := s.store.TokenByHash(ctx, hash)
 	if errors.Is(err, repository.ErrNotFound) {
 		s.authFailed("unknown")
-		return nil, newError(401, "rest_invalid_token", "The token is not valid.")
+		return nil, apierr.New(401, "rest_invalid_token", "The token is not valid.")
 	}
 	if err != nil {
 		return nil, err
@@ -380,19 +381,19 @@ func (s *Server) authenticate(ctx context.Context, header string) (*repository.U
 	now := s.now()
 	if !tok.Usable(now) {
 		s.authFailed("expired")
-		return nil, newError(401, "rest_invalid_token", "The token has expired.")
+		return nil, apierr.New(401, "rest_invalid_token", "The token has expired.")
 	}
 	u, err := s.store.GetUser(ctx, tok.UserID)
 	if errors.Is(err, repository.ErrNotFound) {
 		s.authFailed("unknown")
-		return nil, newError(401, "rest_invalid_token", "The token is not valid.")
+		return nil, apierr.New(401, "rest_invalid_token", "The token is not valid.")
 	}
 	if err != nil {
 		return nil, err
 	}
 	if u.Disabled {
 		s.authFailed("disabled")
-		return nil, newError(401, "rest_user_disabled", "The token's user is disabled.")
+		return nil, apierr.New(401, "rest_user_disabled", "The token's user is disabled.")
 	}
 	if now.Sub(tok.LastUsed) >= repository.TokenTouchInterval {
 		// Best effort: a failed write only leaves LastUsed older.

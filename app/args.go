@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/calendar/eventcal/app/apierr"
 )
 
 // argType is the JSON-schema type of a declared parameter.
@@ -52,13 +54,13 @@ func (r *request) validate(args []arg) error { return r.validateBag(r.bag, args)
 
 // validateBag validates any bag (inline venue or organizer data included).
 func (r *request) validateBag(b *bag, args []arg) error {
-	var errs paramErrors
+	var errs apierr.Params
 	for _, a := range args {
 		if a.Required && !b.has(a.Name) {
-			errs.missingParam(a.Name)
+			errs.Missing(a.Name)
 		}
 	}
-	if err := errs.err(); err != nil {
+	if err := errs.Err(); err != nil {
 		return err
 	}
 	for _, a := range args {
@@ -70,23 +72,23 @@ func (r *request) validateBag(b *bag, args []arg) error {
 			continue
 		}
 		if msg := typeCheck(a, v); msg != "" {
-			errs.invalidValue(a.Name, msg, v)
+			errs.InvalidValue(a.Name, msg, v)
 			continue
 		}
 		if msg := sizeCheck(a, v); msg != "" {
-			errs.invalidParam(a.Name, msg)
+			errs.Invalid(a.Name, msg)
 			continue
 		}
 		if len(a.Enum) > 0 {
 			s, _ := asString(v)
 			if !contains(a.Enum, s) {
-				errs.invalidValue(a.Name, "Must be one of "+strings.Join(a.Enum, ", ")+".", v)
+				errs.InvalidValue(a.Name, "Must be one of "+strings.Join(a.Enum, ", ")+".", v)
 				continue
 			}
 		}
 		if a.Check != nil {
 			if msg := a.Check(r, v); msg != "" {
-				errs.invalidValue(a.Name, msg, v)
+				errs.InvalidValue(a.Name, msg, v)
 			}
 		}
 	}
@@ -94,7 +96,7 @@ func (r *request) validateBag(b *bag, args []arg) error {
 		// A validator could not ask the store: 503, not a 400.
 		return r.depErr
 	}
-	if err := errs.err(); err != nil {
+	if err := errs.Err(); err != nil {
 		return err
 	}
 	r.filterText(b, args)

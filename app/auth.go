@@ -1,6 +1,7 @@
 package app
 
 import (
+	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -82,9 +83,9 @@ func canManageTerms(u *repository.User, tax repository.Taxonomy) bool {
 func canUploadFiles(u *repository.User) bool { return roleRank(u) >= 2 }
 
 // forbidden is 401 for anonymous callers and 403 for others.
-func forbidden(u *repository.User) *APIError {
+func forbidden(u *repository.User) *apierr.Error {
 	if u == nil {
-		return errForbidden(401)
+		return apierr.Forbidden(401)
 	}
-	return errForbidden(403)
+	return apierr.Forbidden(403)
 }

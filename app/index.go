@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/calendar/eventcal/app/apierr"
 )
 
 // indexArgs declares the namespace index's own parameters.
@@ -23,7 +25,7 @@ var pathVar = regexp.MustCompile(`:([a-z_]+)`)
 // (reference section 1).
 func (s *Server) namespaceIndex(r *request) error {
 	if ns := strings.Trim(r.bag.str("namespace"), "/"); ns != s.cfg.APINamespace {
-		return newError(404, "rest_invalid_namespace", "The specified namespace could not be found.")
+		return apierr.New(404, "rest_invalid_namespace", "The specified namespace could not be found.")
 	}
 	root := s.cfg.APIRoot()
 	routes := newObj()

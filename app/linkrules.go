@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -147,7 +148,7 @@ func (r *request) lookupTerms(tax repository.Taxonomy, items []any) ([]termRef, 
 // errCannotCreateTerm is the 403 for naming a new term without the right
 // to create terms of tax.
 func errCannotCreateTerm(tax repository.Taxonomy) error {
-	return newError(403, "rest_cannot_create", "Sorry, you are not allowed to create terms in this taxonomy; use existing "+termCollection(tax)+".")
+	return apierr.New(403, "rest_cannot_create", "Sorry, you are not allowed to create terms in this taxonomy; use existing "+termCollection(tax)+".")
 }
 
 // createTerms turns refs into term IDs, creating the named terms. Each

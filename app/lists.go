@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/config/limits"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search"
@@ -265,7 +266,7 @@ func (r *request) eventQuery() (search.EventQuery, error) {
 		s, _ := asString(v)
 		t, err := parseDateInRange(s, loc, now, r.lang)
 		if err != nil {
-			return 0, false, invalidValue(name, r.dateProblem(s, loc), v)
+			return 0, false, apierr.InvalidValue(name, r.dateProblem(s, loc), v)
 		}
 		if !strict {
 			if startOfDay {
@@ -342,9 +343,9 @@ func (r *request) eventQuery() (search.EventQuery, error) {
 		radius = min(radius, limits.MaxRadiusKm)
 		q.Near = search.Some(search.GeoCircle{Center: search.GeoPoint{Lat: lat, Lng: lng}, RadiusKm: radius})
 	case hasLat:
-		return q, invalidParam("geoloc_lng", "geoloc_lng is required with geoloc_lat.")
+		return q, apierr.InvalidParam("geoloc_lng", "geoloc_lng is required with geoloc_lat.")
 	case hasLng:
-		return q, invalidParam("geoloc_lat", "geoloc_lat is required with geoloc_lng.")
+		return q, apierr.InvalidParam("geoloc_lat", "geoloc_lat is required with geoloc_lng.")
 	}
 	if v, ok := b.get("post_parent"); ok {
 		id, _ := asInt(v)
@@ -401,7 +402,7 @@ func (s *Server) eventPage(r *request, page, perPage int, each func(*repository.
 		return q, res, err
 	}
 	if len(res.IDs) == 0 && page > 1 {
-		return q, res, newError(404, "event-archive-page-not-found", "The requested event archive page does not exist")
+		return q, res, apierr.New(404, "event-archive-page-not-found", "The requested event archive page does not exist")
 	}
 	var terms []search.Term
 	if truthy(r.bag.values["highlight"]) {
@@ -424,7 +425,7 @@ func (s *Server) eventPage(r *request, page, perPage int, each func(*repository.
 // searchEvents runs an event query, mapping engine failures to 503.
 func (s *Server) searchEvents(ctx context.Context, q search.EventQuery) (search.Result, error) {
 	if s.search == nil {
-		return search.Result{}, errUnavailable("search")
+		return search.Result{}, apierr.Unavailable("search")
 	}
 	if searchMatchesNothing(q.Query) {
 		return search.Result{}, nil
@@ -432,7 +433,7 @@ func (s *Server) searchEvents(ctx context.Context, q search.EventQuery) (search.
 	res, err := s.search.SearchEvents(ctx, q)
 	if err != nil {
 		s.log.Warn("search failed", "err", err)
-		return res, errUnavailable("search")
+		return res, apierr.Unavailable("search")
 	}
 	return res, nil
 }
@@ -524,7 +525,7 @@ func (s *Server) listPlaces(pt *postType) func(r *request) error {
 		page, perPage := r.listPage()
 		q.Offset, q.Limit = limits.Offset(int64(page), int64(perPage)), perPage
 		if s.search == nil {
-			return errUnavailable("search")
+			return apierr.Unavailable("search")
 		}
 		var res search.Result
 		var err error
@@ -533,10 +534,10 @@ func (s *Server) listPlaces(pt *postType) func(r *request) error {
 		}
 		if err != nil {
 			s.log.Warn("search failed", "err", err)
-			return errUnavailable("search")
+			return apierr.Unavailable("search")
 		}
 		if len(res.IDs) == 0 && page > 1 {
-			return newError(404, pt.res+"-archive-page-not-found", "The requested "+pt.res+" archive page does not exist")
+			return apierr.New(404, pt.res+"-archive-page-not-found", "The requested "+pt.res+" archive page does not exist")
 		}
 		items, err := r.renderPage(res.IDs, func(p *repository.Post, l *linked) *obj {
 			// p is the linked-record cache's record: kept renderings apply.

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/calendar/eventcal/app/apierr"
 )
 
 // bag is the flat parameter bag of one request, as the WordPress REST server
@@ -38,15 +40,15 @@ var bodyTypes = []string{"application/json", "application/x-www-form-urlencoded"
 
 // errUnsupportedType is the 415 of a body in a Content-Type the service
 // cannot read; ct is "" when the request named none.
-func errUnsupportedType(ct string) *APIError {
+func errUnsupportedType(ct string) *apierr.Error {
 	shown := strconv.Quote(ct)
 	if ct == "" {
 		shown = "(none)"
 	}
-	return newError(415, "rest_unsupported_media_type",
+	return apierr.New(415, "rest_unsupported_media_type",
 		"The request body's Content-Type "+shown+" is not supported: send the body as "+strings.Join(bodyTypes[:len(bodyTypes)-1], ", ")+" or "+bodyTypes[len(bodyTypes)-1]+
 			" (a body that starts with { is read as JSON without a Content-Type), or send no body and the parameters in the query string.").
-		with("content_type", ct).with("accepted", bodyTypes)
+		With("content_type", ct).With("accepted", bodyTypes)
 }
 
 // newBag parses the request into a bag.
@@ -72,7 +74,7 @@ func newBag(c *fiber.Ctx) (*bag, error) {
 	case strings.HasPrefix(ct, "multipart/form-data"):
 		form, err := readMultipartForm(c, body)
 		if err != nil {
-			return nil, newError(400, "rest_invalid_body", "Malformed multipart body: multipart/form-data needs its boundary parameter and well-formed parts.")
+			return nil, apierr.New(400, "rest_invalid_body", "Malformed multipart body: multipart/form-data needs its boundary parameter and well-formed parts.")
 		}
 		vals := url.Values{}
 		for k, vs := range form.Value {
@@ -90,7 +92,7 @@ func newBag(c *fiber.Ctx) (*bag, error) {
 		dec.UseNumber()
 		var obj map[string]any
 		if err := dec.Decode(&obj); err != nil || dec.More() {
-			return nil, errInvalidJSON(jsonProblem(err, trimmed))
+			return nil, apierr.InvalidJSON(jsonProblem(err, trimmed))
 		}
 		for k, v := range obj {
 			b.values[k] = v

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -45,16 +46,16 @@ func (r *request) loadPost(pt *postType, how lookup) (*repository.Post, error) {
 		id, _ := strconv.ParseInt(r.c.Params("id"), 10, 64)
 		p, err := r.s.store.GetPost(r.ctx, id)
 		if errors.Is(err, repository.ErrNotFound) {
-			return nil, notFound(pt.res, id)
+			return nil, apierr.NotFound(pt.res, id)
 		}
 		if err != nil {
 			return nil, err
 		}
 		if p.Kind != pt.kind {
 			if pt.kind == repository.KindEvent {
-				return nil, newError(400, "rest-invalid-event-id", "The specified ID is not a valid event.")
+				return nil, apierr.New(400, "rest-invalid-event-id", "The specified ID is not a valid event.")
 			}
-			return nil, notFound(pt.res, id)
+			return nil, apierr.NotFound(pt.res, id)
 		}
 		return p, nil
 	}
@@ -84,7 +85,7 @@ func (r *request) loadPost(pt *postType, how lookup) (*repository.Post, error) {
 	}
 	if errors.Is(err, repository.ErrNotFound) {
 		title := strings.ToUpper(pt.res[:1]) + pt.res[1:]
-		return nil, newError(404, "rest-"+pt.res+"-not-found", title+" with slug "+slug+" does not exist.")
+		return nil, apierr.New(404, "rest-"+pt.res+"-not-found", title+" with slug "+slug+" does not exist.")
 	}
 	return p, err
 }
@@ -123,13 +124,13 @@ func (s *Server) getPost(pt *postType, how lookup) func(r *request) error {
 // checkReadable applies the trash, status and password rules to a single read.
 func (r *request) checkReadable(pt *postType, p *repository.Post) error {
 	if p.Status == repository.StatusTrash && !canEditPost(r.user, p) {
-		return newError(403, pt.res+"-no-longer-available", "This "+pt.res+" is no longer available")
+		return apierr.New(403, pt.res+"-no-longer-available", "This "+pt.res+" is no longer available")
 	}
 	if !canReadPost(r.user, p) {
-		return newError(403, pt.res+"-not-accessible", "The requested "+pt.res+" is not accessible")
+		return apierr.New(403, pt.res+"-not-accessible", "The requested "+pt.res+" is not accessible")
 	}
 	if p.Password != "" && !r.unlocks(p) {
-		return newError(403, pt.res+"-password-protected", "The requested "+pt.res+" is not accessible without a password")
+		return apierr.New(403, pt.res+"-password-protected", "The requested "+pt.res+" is not accessible without a password")
 	}
 	return nil
 }
@@ -284,7 +285,7 @@ func (s *Server) updatePost(pt *postType, how lookup) func(r *request) error {
 			return plan.apply(r, p)
 		})
 		if errors.Is(err, repository.ErrNotFound) {
-			return notFound(pt.res, cur.ID)
+			return apierr.NotFound(pt.res, cur.ID)
 		}
 		if err != nil {
 			return err
@@ -327,12 +328,12 @@ func (s *Server) deletePost(pt *postType, how lookup) func(r *request) error {
 			return r.sendPost(200, cur, false)
 		}
 		if cur.Status == repository.StatusTrash {
-			return newError(410, pt.res+"-is-in-trash", "The "+pt.res+" is already trashed")
+			return apierr.New(410, pt.res+"-is-in-trash", "The "+pt.res+" is already trashed")
 		}
 		now := s.now().UTC().Truncate(time.Second)
 		p, err := s.store.UpdatePost(r.ctx, cur.ID, func(p *repository.Post) error {
 			if p.Status == repository.StatusTrash {
-				return newError(410, pt.res+"-is-in-trash", "The "+pt.res+" is already trashed")
+				return apierr.New(410, pt.res+"-is-in-trash", "The "+pt.res+" is already trashed")
 			}
 			p.Status = repository.StatusTrash
 			p.Modified = now

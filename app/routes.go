@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/calendar/eventcal/app/apierr"
 )
 
 // route is one path of the API with the methods it answers and the
@@ -118,7 +120,7 @@ func digitsOnly(h fiber.Handler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		id := c.Params("id")
 		if id == "" || strings.Trim(id, "0123456789") != "" || len(id) > 18 {
-			return errNoRoute()
+			return apierr.NoRoute()
 		}
 		return h(c)
 	}
@@ -140,7 +142,7 @@ func (s *Server) options(c *fiber.Ctx) error {
 		}
 	}
 	if len(methods) == 0 {
-		return errNoRoute()
+		return apierr.NoRoute()
 	}
 	if contains(methods, fiber.MethodGet) {
 		methods = append(methods, fiber.MethodHead)

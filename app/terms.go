@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/config/limits"
 	"github.com/calendar/eventcal/repository"
 )
@@ -98,7 +99,7 @@ func (r *request) loadTerm(tt *termType) (*repository.Term, error) {
 	id, _ := strconv.ParseInt(r.c.Params("id"), 10, 64)
 	t, err := r.s.store.GetTerm(r.ctx, id)
 	if errors.Is(err, repository.ErrNotFound) || (err == nil && t.Taxonomy != tt.tax) {
-		return nil, notFound(tt.res, id)
+		return nil, apierr.NotFound(tt.res, id)
 	}
 	return t, err
 }
@@ -144,7 +145,7 @@ func (s *Server) createTerm(tt *termType) func(r *request) error {
 				return err
 			}
 			if len(dups) > 0 {
-				return newError(400, "term_exists", "A term with the name provided already exists with this parent.").with("term_id", dups[0].ID)
+				return apierr.New(400, "term_exists", "A term with the name provided already exists with this parent.").With("term_id", dups[0].ID)
 			}
 			applyTerm(r, t)
 			return s.store.CreateTerm(r.ctx, t)
@@ -205,7 +206,7 @@ func (s *Server) updateTerm(tt *termType) func(r *request) error {
 			return nil
 		})
 		if errors.Is(err, repository.ErrNotFound) {
-			return notFound(tt.res, cur.ID)
+			return apierr.NotFound(tt.res, cur.ID)
 		}
 		if err != nil {
 			return err
@@ -225,7 +226,7 @@ func (r *request) checkParent(t *repository.Term, v any) error {
 	p, _ := asInt(v)
 	for seen := 0; p != 0 && seen < 1000; seen++ {
 		if p == t.ID {
-			return newError(400, "rest_term_invalid", "A category cannot be its own ancestor.").with("params", map[string]string{"parent": fmt.Sprintf("parent %d is this category or one of its descendants; choose another category, or 0 for none.", p)})
+			return apierr.New(400, "rest_term_invalid", "A category cannot be its own ancestor.").With("params", map[string]string{"parent": fmt.Sprintf("parent %d is this category or one of its descendants; choose another category, or 0 for none.", p)})
 		}
 		pt, err := r.s.store.GetTerm(r.ctx, p)
 		if errors.Is(err, repository.ErrNotFound) {
@@ -254,7 +255,7 @@ func (s *Server) deleteTerm(tt *termType) func(r *request) error {
 			return err
 		}
 		if err := s.store.DeleteTerm(r.ctx, t.ID); errors.Is(err, repository.ErrNotFound) {
-			return notFound(tt.res, t.ID)
+			return apierr.NotFound(tt.res, t.ID)
 		} else if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/search"
 )
 
@@ -46,7 +47,7 @@ func checkFacets(_ *request, v any) string {
 func (r *request) applyTextSearchArgs(q *search.EventQuery) error {
 	if r.bag.str("orderby") == "relevance" {
 		if !r.bag.has("search") {
-			return invalidParam("orderby", "orderby=relevance requires search: send search with the words to rank by, or orderby=date.")
+			return apierr.InvalidParam("orderby", "orderby=relevance requires search: send search with the words to rank by, or orderby=date.")
 		}
 		q.Relevance = true
 	}

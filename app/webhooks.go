@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/sync"
 )
@@ -106,7 +107,7 @@ func (r *request) loadWebhook() (*repository.Webhook, error) {
 	id, _ := asInt(r.bag.values["id"])
 	w, err := r.s.store.GetWebhook(r.ctx, id)
 	if errors.Is(err, repository.ErrNotFound) {
-		return nil, newError(404, "webhook_not_found", "No webhook has this ID.")
+		return nil, apierr.New(404, "webhook_not_found", "No webhook has this ID.")
 	}
 	return w, err
 }
@@ -138,7 +139,7 @@ func (s *Server) createWebhook(r *request) error {
 		return err
 	}
 	if len(hooks) >= maxWebhooks {
-		return newError(400, "webhook_limit", "At most "+strconv.Itoa(maxWebhooks)+" webhooks can be registered.")
+		return apierr.New(400, "webhook_limit", "At most "+strconv.Itoa(maxWebhooks)+" webhooks can be registered.")
 	}
 	now := s.now().UTC()
 	w := &repository.Webhook{Events: []string{"*"}, Secret: sync.NewWebhookSecret(), Active: true, Created: now, Updated: now}
@@ -228,7 +229,7 @@ func (s *Server) pingWebhook(r *request) error {
 		return err
 	}
 	if s.webhooks == nil {
-		return errUnavailable("webhooks")
+		return apierr.Unavailable("webhooks")
 	}
 	a := s.webhooks.Ping(r.ctx, w)
 	return sendJSON(r.c, 200, newObj().set("ok", a.Error == "").set("attempt", a))

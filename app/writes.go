@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/config/limits"
 	"github.com/calendar/eventcal/repository"
 )
@@ -188,17 +189,17 @@ type writePlan struct {
 // items, authors, image rights) without writing anything.
 func (r *request) prepareWrite(pt *postType, b *bag, cur *repository.Post) (*writePlan, error) {
 	plan := &writePlan{pt: pt, b: b, cur: cur}
-	var errs paramErrors
+	var errs apierr.Params
 	if v, ok := b.get("author"); ok {
 		id, _ := asInt(v)
 		u, err := r.s.store.GetUser(r.ctx, id)
 		switch {
 		case errors.Is(err, repository.ErrNotFound):
-			errs.invalidValue("author", fmt.Sprintf("There is no user with ID %d.", id), v)
+			errs.InvalidValue("author", fmt.Sprintf("There is no user with ID %d.", id), v)
 		case err != nil:
 			return nil, err
 		case u.ID != r.user.ID && !canEditOthers(r.user):
-			return nil, newError(403, "rest_cannot_edit_others", "Sorry, you are not allowed to write items as this user.")
+			return nil, apierr.New(403, "rest_cannot_edit_others", "Sorry, you are not allowed to write items as this user.")
 		default:
 			plan.author, plan.setAuthor = id, true
 		}
@@ -211,14 +212,14 @@ func (r *request) prepareWrite(pt *postType, b *bag, cur *repository.Post) (*wri
 			id, _ := asInt(v)
 			img, err := r.s.store.GetPost(r.ctx, id)
 			if errors.Is(err, repository.ErrNotFound) || (err == nil && img.Kind != repository.KindImage) {
-				errs.invalidValue("image", fmt.Sprintf("There is no image with ID %d: send the ID of a registered image or an image URL.", id), v)
+				errs.InvalidValue("image", fmt.Sprintf("There is no image with ID %d: send the ID of a registered image or an image URL.", id), v)
 			} else if err != nil {
 				return nil, err
 			}
 			plan.imageID = id
 		default:
 			if !canUploadFiles(r.user) {
-				errs.invalidParam("image", "Sorry, you are not allowed to register images from URLs: send the ID of a registered image instead.")
+				errs.Invalid("image", "Sorry, you are not allowed to register images from URLs: send the ID of a registered image instead.")
 			}
 			plan.imageURL, _ = v.(string)
 		}
@@ -244,7 +245,7 @@ func (r *request) prepareWrite(pt *postType, b *bag, cur *repository.Post) (*wri
 				return nil, err
 			}
 			if msg != "" {
-				errs.invalidValue(l.name, msg, v)
+				errs.InvalidValue(l.name, msg, v)
 			}
 			*l.dst = refs
 		}
@@ -255,7 +256,7 @@ func (r *request) prepareWrite(pt *postType, b *bag, cur *repository.Post) (*wri
 			plan.tags, plan.setTags = termItems(v), true
 		}
 	}
-	if err := errs.err(); err != nil {
+	if err := errs.Err(); err != nil {
 		return nil, err
 	}
 	var err error
@@ -333,7 +334,7 @@ func (r *request) parseLinks(v any, kind repository.PostKind, current []int64) (
 				sub.values[k] = val
 			}
 			if err := r.validateBag(sub, r.s.postWriteArgs(pt, true)); err != nil {
-				var ae *APIError
+				var ae *apierr.Error
 				if errors.As(err, &ae) {
 					return nil, "Invalid " + string(kind) + " data (an object without id creates a " + string(kind) + "): " + ae.Message, nil
 				}
@@ -519,7 +520,7 @@ func (plan *writePlan) applyStatusAndDate(r *request, p *repository.Post, creati
 		s, _ := asString(v)
 		t, err := parseDateInRange(s, zone, now, r.lang)
 		if err != nil {
-			return invalidValue("date", r.dateProblem(s, zone), v)
+			return apierr.InvalidValue("date", r.dateProblem(s, zone), v)
 		}
 		p.Date, dateSet = t.UTC().Truncate(time.Second), true
 	}
@@ -527,7 +528,7 @@ func (plan *writePlan) applyStatusAndDate(r *request, p *repository.Post, creati
 		s, _ := asString(v)
 		t, err := parseDateInRange(s, time.UTC, now, r.lang)
 		if err != nil {
-			return invalidValue("date_utc", r.dateProblem(s, time.UTC), v)
+			return apierr.InvalidValue("date_utc", r.dateProblem(s, time.UTC), v)
 		}
 		p.Date, dateSet = t.UTC().Truncate(time.Second), true
 	}
@@ -653,7 +654,7 @@ func (plan *writePlan) applyEvent(r *request, p *repository.Post) error {
 			s, _ := asString(v)
 			t, err := parseDateInRange(s, loc, now, r.lang)
 			if err != nil {
-				return invalidValue(d.name, r.dateProblem(s, loc), v)
+				return apierr.InvalidValue(d.name, r.dateProblem(s, loc), v)
 			}
 			*d.dst = t.In(loc).Format(wpLayout)
 		}
@@ -672,10 +673,10 @@ func (plan *writePlan) applyEvent(r *request, p *repository.Post) error {
 	start, err1 := time.ParseInLocation(wpLayout, e.StartLocal, loc)
 	end, err2 := time.ParseInLocation(wpLayout, e.EndLocal, loc)
 	if err1 != nil || err2 != nil {
-		return invalidParam("start_date", "The event has no valid start and end: send start_date and end_date, each as "+dateForms+".")
+		return apierr.InvalidParam("start_date", "The event has no valid start and end: send start_date and end_date, each as "+dateForms+".")
 	}
 	if end.Before(start) {
-		return invalidParam("end_date", fmt.Sprintf("The end date must not be before the start date: end_date is %s, start_date %s (%s).", e.EndLocal, e.StartLocal, loc))
+		return apierr.InvalidParam("end_date", fmt.Sprintf("The end date must not be before the start date: end_date is %s, start_date %s (%s).", e.EndLocal, e.StartLocal, loc))
 	}
 	e.StartUTC, e.EndUTC = start.UTC(), end.UTC()
 	for name, dst := range map[string]*bool{"show_map": &e.ShowMap, "show_map_link": &e.ShowMapLink,
