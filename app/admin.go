@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search"
@@ -24,8 +25,8 @@ type WorkerStats interface{ Stats() sync.Stats }
 
 // requireAdmin refuses everyone but admins: 401 anonymous, 403 others.
 func (r *request) requireAdmin() error {
-	if roleRank(r.user) < 4 {
-		return forbidden(r.user)
+	if !access.IsAdmin(r.user) {
+		return access.Forbidden(r.user)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/repository"
 )
@@ -44,20 +45,6 @@ func nameLockKey(scope, lang, name string) string {
 	return scope + ":" + lang + ":" + hex.EncodeToString(sum[:16])
 }
 
-// seesLinked is the one rule for which linked records a reader may see
-// inside another record, in every output format (JSON, json_ld, the
-// iCalendar feeds, webhook messages): a venue or organizer is shown only
-// to a reader who may read it on its own (canReadPost: published ones to
-// everyone; draft, pending, private, future and trashed ones to those who
-// may edit them). Images and terms have no status of their own here and
-// are always shown. u is nil for an anonymous reader.
-func seesLinked(u *repository.User, p *repository.Post) bool {
-	if p.Kind == repository.KindVenue || p.Kind == repository.KindOrganizer {
-		return canReadPost(u, p)
-	}
-	return true
-}
-
 // linkedFor fetches what posts link to and leaves out every linked record
 // seesLinked hides from u, so no renderer can embed it. It is the only
 // caller of fetchLinked: every output format gets its linked records here
@@ -68,7 +55,7 @@ func (s *Server) linkedFor(ctx context.Context, u *repository.User, posts []*rep
 		return nil, err
 	}
 	for id, p := range l.posts {
-		if !seesLinked(u, p) {
+		if !access.SeesLinked(u, p) {
 			delete(l.posts, id)
 		}
 	}
@@ -83,7 +70,7 @@ func (r *request) loadLinked(posts []*repository.Post) (*linked, error) {
 // mayLink reports whether the caller may link the post p to an event that
 // already links the IDs in current.
 func (r *request) mayLink(p *repository.Post, current []int64) bool {
-	return canReadPost(r.user, p) || contains(current, p.ID)
+	return access.CanReadPost(r.user, p) || contains(current, p.ID)
 }
 
 // termRef is one resolved category or tag item: an existing term's ID, or
@@ -132,7 +119,7 @@ func (r *request) lookupTerms(tax repository.Taxonomy, items []any) ([]termRef, 
 			refs = append(refs, termRef{id: t.ID})
 			continue
 		}
-		if !canManageTerms(r.user, tax) {
+		if !access.CanManageTerms(r.user, tax) {
 			// Refused at the first unknown name: a request naming
 			// thousands of new terms costs one look-up, not thousands.
 			return nil, errCannotCreateTerm(tax)
@@ -241,7 +228,7 @@ func (r *request) createPlace(pt *postType, plan *writePlan) (*repository.Post, 
 			return p, made, err
 		}
 	}
-	if !canEditPost(r.user, dup) {
+	if !access.CanEditPost(r.user, dup) {
 		return dup, false, nil // reused as it is: the sent fields are not written
 	}
 	if err := plan.commit(r); err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -86,14 +87,14 @@ func TestSeesLinked(t *testing.T) {
 			p := &repository.Post{Kind: kind, Status: r.status, Author: r.owner}
 			for name, u := range users {
 				want := strings.Contains(" "+r.sees+" ", " "+name+" ")
-				if got := seesLinked(u, p); got != want {
+				if got := access.SeesLinked(u, p); got != want {
 					t.Errorf("%s %s of user %d, read by %s: sees %v, want %v", r.status, kind, r.owner, name, got, want)
 				}
 			}
 		}
 	}
 	img := &repository.Post{Kind: repository.KindImage, Status: repository.StatusDraft}
-	if !seesLinked(nil, img) {
+	if !access.SeesLinked(nil, img) {
 		t.Error("images have no visibility of their own here")
 	}
 }

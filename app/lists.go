@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/config/limits"
 	"github.com/calendar/eventcal/repository"
@@ -99,7 +100,7 @@ func checkStatusList(r *request, v any) string {
 		if !repository.IsStatus(s) {
 			return "Must be one or more of " + statuses + "; " + strconv.Quote(s) + " is none of them."
 		}
-		if !canCreatePosts(r.user) && s != repository.StatusPublish {
+		if !access.CanCreatePosts(r.user) && s != repository.StatusPublish {
 			return "Must be publish: only callers who may create events may list other statuses."
 		}
 	}
@@ -244,10 +245,7 @@ func (r *request) visibleStatuses() []string {
 		}
 		return out
 	}
-	if canCreatePosts(r.user) {
-		return []string{repository.StatusPublish, repository.StatusFuture, repository.StatusDraft, repository.StatusPending, repository.StatusPrivate}
-	}
-	return []string{repository.StatusPublish}
+	return access.DefaultStatuses(r.user)
 }
 
 // eventQuery turns the request into an engine query (reference 4.2-4.5,

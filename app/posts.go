@@ -1,7 +1,6 @@
 package app
 
 import (
-	"crypto/subtle"
 	"errors"
 	"net/url"
 	"path"
@@ -9,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/repository"
 )
@@ -123,28 +123,13 @@ func (s *Server) getPost(pt *postType, how lookup) func(r *request) error {
 
 // checkReadable applies the trash, status and password rules to a single read.
 func (r *request) checkReadable(pt *postType, p *repository.Post) error {
-	if p.Status == repository.StatusTrash && !canEditPost(r.user, p) {
-		return apierr.New(403, pt.res+"-no-longer-available", "This "+pt.res+" is no longer available")
-	}
-	if !canReadPost(r.user, p) {
-		return apierr.New(403, pt.res+"-not-accessible", "The requested "+pt.res+" is not accessible")
-	}
-	if p.Password != "" && !r.unlocks(p) {
-		return apierr.New(403, pt.res+"-password-protected", "The requested "+pt.res+" is not accessible without a password")
-	}
-	return nil
+	return access.CheckReadable(r.user, p, pt.res, r.unlocks(p))
 }
 
 // unlocks reports whether the request may see a protected post: the right
 // password, or context=edit from a caller who may edit it.
 func (r *request) unlocks(p *repository.Post) bool {
-	if p.Password == "" {
-		return true
-	}
-	if pw := r.bag.str("password"); pw != "" && subtle.ConstantTimeCompare([]byte(pw), []byte(p.Password)) == 1 {
-		return true
-	}
-	return r.bag.str("context") == "edit" && canEditPost(r.user, p)
+	return access.Unlocks(r.user, p, r.bag.str("password"), r.bag.str("context") == "edit")
 }
 
 // sendPost renders one post of any kind.
@@ -167,8 +152,8 @@ func (r *request) sendPost(status int, p *repository.Post, single bool) error {
 // createPost serves POST on a collection (201).
 func (s *Server) createPost(pt *postType) func(r *request) error {
 	return func(r *request) error {
-		if !canCreatePosts(r.user) {
-			return forbidden(r.user)
+		if !access.CanCreatePosts(r.user) {
+			return access.Forbidden(r.user)
 		}
 		p, _, err := r.create(pt, r.bag)
 		if err != nil {
@@ -243,7 +228,7 @@ func (r *request) findDuplicate(pt *postType, b *bag) (*repository.Post, error) 
 	}
 	desc, hasDesc := b.get("description")
 	for _, c := range cands {
-		if !canReadPost(r.user, c) {
+		if !access.CanReadPost(r.user, c) {
 			continue
 		}
 		if hasDesc {
@@ -264,8 +249,8 @@ func (s *Server) updatePost(pt *postType, how lookup) func(r *request) error {
 		if err != nil {
 			return err
 		}
-		if !canEditPost(r.user, cur) {
-			return forbidden(r.user)
+		if !access.CanEditPost(r.user, cur) {
+			return access.Forbidden(r.user)
 		}
 		plan, err := r.prepareWrite(pt, r.bag, cur)
 		if err != nil {
@@ -304,13 +289,13 @@ func (s *Server) deletePost(pt *postType, how lookup) func(r *request) error {
 		if err != nil {
 			return err
 		}
-		if !canEditPost(r.user, cur) {
-			return forbidden(r.user)
+		if !access.CanEditPost(r.user, cur) {
+			return access.Forbidden(r.user)
 		}
 		force, _ := asBool(r.bag.values["force"])
 		if force {
-			if !canEditOthers(r.user) {
-				return forbidden(r.user)
+			if !access.CanEditOthers(r.user) {
+				return access.Forbidden(r.user)
 			}
 			if pt.kind != repository.KindEvent {
 				if _, err := s.store.UnlinkPost(r.ctx, cur.ID); err != nil {

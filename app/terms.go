@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/config/limits"
 	"github.com/calendar/eventcal/repository"
@@ -131,8 +132,8 @@ func (s *Server) getTerm(tt *termType) func(r *request) error {
 // createTerm serves POST on /categories and /tags (201 with Location).
 func (s *Server) createTerm(tt *termType) func(r *request) error {
 	return func(r *request) error {
-		if !canManageTerms(r.user, tt.tax) {
-			return forbidden(r.user)
+		if !access.CanManageTerms(r.user, tt.tax) {
+			return access.Forbidden(r.user)
 		}
 		name := strings.TrimSpace(r.bag.str("name"))
 		parent, _ := asInt(r.bag.values["parent"])
@@ -189,8 +190,8 @@ func applyTerm(r *request, t *repository.Term) {
 // updateTerm serves POST/PUT/PATCH on one term.
 func (s *Server) updateTerm(tt *termType) func(r *request) error {
 	return func(r *request) error {
-		if !canManageTerms(r.user, tt.tax) {
-			return forbidden(r.user)
+		if !access.CanManageTerms(r.user, tt.tax) {
+			return access.Forbidden(r.user)
 		}
 		cur, err := r.loadTerm(tt)
 		if err != nil {
@@ -243,8 +244,8 @@ func (r *request) checkParent(t *repository.Term, v any) error {
 // deleteTerm serves DELETE: always permanent; 200 with the term as it was.
 func (s *Server) deleteTerm(tt *termType) func(r *request) error {
 	return func(r *request) error {
-		if !canManageTerms(r.user, tt.tax) {
-			return forbidden(r.user)
+		if !access.CanManageTerms(r.user, tt.tax) {
+			return access.Forbidden(r.user)
 		}
 		t, err := r.loadTerm(tt)
 		if err != nil {

@@ -1,8 +1,8 @@
 package app
 
 import (
+	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/htmlpolicy"
-	"github.com/calendar/eventcal/repository"
 )
 
 // textKind says how a written text field is filtered (README "HTML policy").
@@ -17,16 +17,12 @@ const (
 	richText
 )
 
-// canUnfilteredHTML is WordPress's unfiltered_html: editors and admins
-// store any HTML in any field.
-func canUnfilteredHTML(u *repository.User) bool { return roleRank(u) >= 3 }
-
 // filterText applies the HTML policy to the validated text values of a
 // bag, in place, unless the caller has unfiltered_html. It runs inside
 // validation, so every write path (inline venues and organizers included)
 // stores only filtered text.
 func (r *request) filterText(b *bag, args []arg) {
-	if canUnfilteredHTML(r.user) {
+	if access.CanUnfilteredHTML(r.user) {
 		return
 	}
 	for _, a := range args {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/search"
 )
@@ -67,7 +68,7 @@ func (r *request) applyTextSearchArgs(q *search.EventQuery) error {
 // password-protected events count in facets, whose values (categories,
 // tags, venue, organizer, featured, ticketed) are protected fields.
 func (r *request) seesAllProtected() bool {
-	return r.bag.str("context") == "edit" && r.user != nil && canEditOthers(r.user) && canPublish(r.user)
+	return access.SeesAllProtected(r.user, r.bag.str("context") == "edit")
 }
 
 // facetsFromList reports whether the list query itself gives the caller's

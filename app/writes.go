@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/config/limits"
 	"github.com/calendar/eventcal/repository"
@@ -198,7 +199,7 @@ func (r *request) prepareWrite(pt *postType, b *bag, cur *repository.Post) (*wri
 			errs.InvalidValue("author", fmt.Sprintf("There is no user with ID %d.", id), v)
 		case err != nil:
 			return nil, err
-		case u.ID != r.user.ID && !canEditOthers(r.user):
+		case u.ID != r.user.ID && !access.CanEditOthers(r.user):
 			return nil, apierr.New(403, "rest_cannot_edit_others", "Sorry, you are not allowed to write items as this user.")
 		default:
 			plan.author, plan.setAuthor = id, true
@@ -218,7 +219,7 @@ func (r *request) prepareWrite(pt *postType, b *bag, cur *repository.Post) (*wri
 			}
 			plan.imageID = id
 		default:
-			if !canUploadFiles(r.user) {
+			if !access.CanUploadFiles(r.user) {
 				errs.Invalid("image", "Sorry, you are not allowed to register images from URLs: send the ID of a registered image instead.")
 			}
 			plan.imageURL, _ = v.(string)
@@ -539,13 +540,13 @@ func (plan *writePlan) applyStatusAndDate(r *request, p *repository.Post, creati
 	switch {
 	case status == "" && creating:
 		status = repository.StatusPublish
-		if !canPublish(r.user) {
+		if !access.CanPublish(r.user) {
 			status = repository.StatusDraft
 		}
 	case status == "":
 		status = p.Status
 	}
-	if !canPublish(r.user) && (status == repository.StatusPublish || status == repository.StatusFuture || status == repository.StatusPrivate) && status != p.Status {
+	if !access.CanPublish(r.user) && (status == repository.StatusPublish || status == repository.StatusFuture || status == repository.StatusPrivate) && status != p.Status {
 		status = repository.StatusPending
 	}
 	if status == repository.StatusPublish && p.Date.After(now) && (dateSet || creating || p.Status != repository.StatusPublish) {
