@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -68,9 +69,9 @@ func checkExpiresIn(_ *request, v any) string {
 }
 
 // userJSON renders a user for the admin routes.
-func userJSON(u *repository.User) *obj {
-	return newObj().set("id", u.ID).set("login", u.Login).set("role", string(u.Role)).
-		set("disabled", u.Disabled).set("created", u.Created.UTC().Format(time.RFC3339))
+func userJSON(u *repository.User) *present.Obj {
+	return present.NewObj().Set("id", u.ID).Set("login", u.Login).Set("role", string(u.Role)).
+		Set("disabled", u.Disabled).Set("created", u.Created.UTC().Format(time.RFC3339))
 }
 
 // optionalTime renders a time, or nil for the zero time.
@@ -82,10 +83,10 @@ func optionalTime(t time.Time) any {
 }
 
 // tokenJSON renders a token (never its hash or secret).
-func tokenJSON(t *repository.Token) *obj {
-	return newObj().set("id", t.ID()).set("user", t.UserID).set("name", t.Name).
-		set("created", t.Created.UTC().Format(time.RFC3339)).set("last_used", optionalTime(t.LastUsed)).
-		set("expires", optionalTime(t.Expires))
+func tokenJSON(t *repository.Token) *present.Obj {
+	return present.NewObj().Set("id", t.ID()).Set("user", t.UserID).Set("name", t.Name).
+		Set("created", t.Created.UTC().Format(time.RFC3339)).Set("last_used", optionalTime(t.LastUsed)).
+		Set("expires", optionalTime(t.Expires))
 }
 
 // listUsers serves GET /admin/users.
@@ -101,7 +102,7 @@ func (s *Server) listUsers(r *request) error {
 	for i, u := range users {
 		out[i] = userJSON(u)
 	}
-	return sendJSON(r.c, 200, newObj().set("users", out))
+	return sendJSON(r.c, 200, present.NewObj().Set("users", out))
 }
 
 // updateUser serves POST/PUT/PATCH /admin/users/:id: a new role and/or the
@@ -119,11 +120,11 @@ func (s *Server) updateUser(r *request) error {
 	if err != nil {
 		return err
 	}
-	if v, ok := r.bag.get("role"); ok {
+	if v, ok := r.bag.Get("role"); ok {
 		name, _ := asString(v)
 		u.Role, _ = repository.ParseRole(name)
 	}
-	if v, ok := r.bag.get("disabled"); ok {
+	if v, ok := r.bag.Get("disabled"); ok {
 		u.Disabled, _ = asBool(v)
 	}
 	if err := s.store.UpdateUser(r.ctx, u); err != nil {
@@ -148,7 +149,7 @@ func (s *Server) listTokens(r *request) error {
 		return err
 	}
 	var user int64
-	if v, ok := r.bag.get("user"); ok {
+	if v, ok := r.bag.Get("user"); ok {
 		user, _ = asInt(v)
 	}
 	tokens, err := s.store.ListTokens(r.ctx, user)
@@ -159,7 +160,7 @@ func (s *Server) listTokens(r *request) error {
 	for i, t := range tokens {
 		out[i] = tokenJSON(t)
 	}
-	return sendJSON(r.c, 200, newObj().set("tokens", out))
+	return sendJSON(r.c, 200, present.NewObj().Set("tokens", out))
 }
 
 // createToken serves POST /admin/tokens: 201 with the token and its
@@ -180,18 +181,18 @@ func (s *Server) createToken(r *request) error {
 	}
 	now := s.now().UTC().Truncate(time.Second)
 	t := &repository.Token{Hash: repository.HashToken(secret), UserID: uid, Created: now}
-	if v, ok := r.bag.get("name"); ok {
+	if v, ok := r.bag.Get("name"); ok {
 		name, _ := asString(v)
 		t.Name = strings.TrimSpace(name)
 	}
-	if v, ok := r.bag.get("expires_in"); ok {
+	if v, ok := r.bag.Get("expires_in"); ok {
 		n, _ := asInt(v)
 		t.Expires = now.Add(time.Duration(n) * time.Second)
 	}
 	if err := s.store.CreateToken(r.ctx, t); err != nil {
 		return err
 	}
-	return sendJSON(r.c, 201, tokenJSON(t).set("token", secret))
+	return sendJSON(r.c, 201, tokenJSON(t).Set("token", secret))
 }
 
 // revokeToken serves DELETE /admin/tokens/:token: the token stops working
@@ -208,5 +209,5 @@ func (s *Server) revokeToken(r *request) error {
 	if err != nil {
 		return err
 	}
-	return sendJSON(r.c, 200, newObj().set("revoked", true).set("id", strings.Clone(id)))
+	return sendJSON(r.c, 200, present.NewObj().Set("revoked", true).Set("id", strings.Clone(id)))
 }

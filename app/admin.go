@@ -7,6 +7,7 @@ import (
 
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search"
 	"github.com/calendar/eventcal/sync"
@@ -53,7 +54,7 @@ func (s *Server) startReindex(r *request) error {
 	if err != nil {
 		return err
 	}
-	return sendJSON(r.c, 202, newObj().set("job", job))
+	return sendJSON(r.c, 202, present.NewObj().Set("job", job))
 }
 
 // cancelReindex serves DELETE /admin/reindex: it stops the running
@@ -73,7 +74,7 @@ func (s *Server) cancelReindex(r *request) error {
 	if err != nil {
 		return err
 	}
-	return sendJSON(r.c, 200, newObj().set("job", job))
+	return sendJSON(r.c, 200, present.NewObj().Set("job", job))
 }
 
 // getReindex serves GET /admin/reindex: the current or last job.
@@ -88,7 +89,7 @@ func (s *Server) getReindex(r *request) error {
 	if !ok {
 		return apierr.New(404, "reindex_not_found", "No rebuild has run since the service started.")
 	}
-	return sendJSON(r.c, 200, newObj().set("job", job))
+	return sendJSON(r.c, 200, present.NewObj().Set("job", job))
 }
 
 // markScanLimit bounds how many pending marks /admin/sync counts.

@@ -11,7 +11,6 @@ import (
 	"crypto/subtle"
 	"errors"
 	"log/slog"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/app/httpcache"
+	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/config/limits"
 	"github.com/calendar/eventcal/repository"
@@ -97,20 +97,17 @@ type Server struct {
 	identity Identity
 	// routes is every registered route, for the namespace index and docs.
 	routes []*route
-	// siteHost is SITE_URL without its scheme, for global_id.
-	siteHost string
 
 	adminOnce sync.Mutex
 	adminUser *repository.User
-
-	counts termCountCache
 
 	// metrics records requests; the HTTP-layer error paths use it too.
 	metrics *appMetrics
 	// pages is the rendered-response cache (pagecache.go).
 	pages *httpcache.Cache
-	// linkCache keeps decoded linked records between renders (linkcache.go).
-	linkCache linkedRecords
+	// render turns records into the response shapes and keeps the linked
+	// records, renderings and term counts between requests (app/present).
+	render *present.Renderer
 	// writeRates bounds contributors' and authors' writes (writerate.go);
 	// nil when WRITE_RATE is 0.
 	writeRates *writeRates
@@ -152,9 +149,6 @@ func New(opts Options) (*fiber.App, error) {
 	if s.identity.Instance == "" {
 		s.identity = NewIdentity()
 	}
-	if u, err := url.Parse(s.cfg.SiteURL); err == nil {
-		s.siteHost = u.Host + strings.TrimSuffix(u.Path, "/")
-	}
 	f := fiber.New(fiber.Config{
 		ErrorHandler:          s.errorHandler,
 		DisableStartupMessage: true,
@@ -184,10 +178,11 @@ func New(opts Options) (*fiber.App, error) {
 		metrics.registry.MustRegister(src.Metrics())
 	}
 	s.pages = newResponseCache(opts)
-	s.linkCache = linkedRecords{gen: s.pages.Generation, ttl: responseCacheTTL(opts)}
+	recordTTL, countTTL := responseCacheTTL(opts), time.Duration(0)
 	if opts.RecordCacheTTL != 0 {
-		s.linkCache.ttl, s.counts.ttl = opts.RecordCacheTTL, opts.RecordCacheTTL
+		recordTTL, countTTL = opts.RecordCacheTTL, opts.RecordCacheTTL
 	}
+	s.render = present.NewRenderer(s.cfg, s.store, s.pages.Generation, recordTTL, countTTL)
 	metrics.registry.MustRegister(s.pages.Collectors()...)
 	f.Server().HeaderReceived = readHeaders
 	s.answerUnknownMethods(f)
@@ -339,7 +334,7 @@ func (r *request) resolveLanguage() error {
 	if l, ok := r.c.Locals(localPrefixLang).(string); ok {
 		r.lang = l
 	}
-	if v, ok := r.bag.get("multilang_language"); ok {
+	if v, ok := r.bag.Get("multilang_language"); ok {
 		l, _ := asString(v)
 		l = strings.ToLower(strings.TrimSpace(l))
 		if !r.s.cfg.IsLanguage(l) {

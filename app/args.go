@@ -64,7 +64,7 @@ func (r *request) validateBag(b *bag, args []arg) error {
 		return err
 	}
 	for _, a := range args {
-		v, ok := b.get(a.Name)
+		v, ok := b.Get(a.Name)
 		if !ok {
 			if a.Default != nil {
 				b.values[a.Name] = a.Default

@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -53,5 +54,5 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	if apiErr.Status >= 500 {
 		s.log.Warn("error response", slog.Int("status", apiErr.Status), slog.String("code", apiErr.Code), slog.String("path", c.Path()), slog.String("request_id", requestID(c)))
 	}
-	return sendJSON(c, apiErr.Status, newObj().set("code", apiErr.Code).set("message", apiErr.Message).set("data", data))
+	return sendJSON(c, apiErr.Status, present.NewObj().Set("code", apiErr.Code).Set("message", apiErr.Message).Set("data", data))
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/calendar/eventcal/app/ical"
+	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -64,7 +65,7 @@ func (r *request) feedPage() (page, perPage int) {
 func (s *Server) listEventFeed(r *request) error {
 	page, perPage := r.feedPage()
 	var events []ical.Event
-	_, res, err := s.eventPage(r, page, perPage, func(p *repository.Post, o *obj) {
+	_, res, err := s.eventPage(r, page, perPage, func(p *repository.Post, o *present.Obj) {
 		events = append(events, s.icalEvent(p, o))
 	})
 	if err != nil {
@@ -93,14 +94,14 @@ func (s *Server) getEventFeed(r *request) error {
 	if err != nil {
 		return err
 	}
-	o := s.renderEvent(p, l, view{lang: r.lang})
+	o := s.render.Event(p, l, present.View{Lang: r.lang})
 	return s.sendCalendar(r, []ical.Event{s.icalEvent(p, o)})
 }
 
 // sendCalendar writes a calendar response.
 func (s *Server) sendCalendar(r *request, events []ical.Event) error {
 	var buf bytes.Buffer
-	cal := ical.Calendar{ProdID: "-//eventcal//Event Calendar API//EN", Name: s.siteHost, Events: events}
+	cal := ical.Calendar{ProdID: "-//eventcal//Event Calendar API//EN", Name: s.render.SiteHost(), Events: events}
 	if err := ical.Write(&buf, cal); err != nil {
 		return err
 	}
@@ -110,14 +111,14 @@ func (s *Server) sendCalendar(r *request, events []ical.Event) error {
 
 // icalEvent builds a VEVENT from a post and the object rendered from it
 // for this caller (which holds the caller's language and redactions).
-func (s *Server) icalEvent(p *repository.Post, o *obj) ical.Event {
+func (s *Server) icalEvent(p *repository.Post, o *present.Obj) ical.Event {
 	e := p.Event
 	if e == nil {
 		e = &repository.EventFields{}
 	}
-	loc, zone := s.eventZone(e)
+	loc, zone := s.render.EventZone(e)
 	out := ical.Event{
-		UID:         "event-" + strconv.FormatInt(p.ID, 10) + "@" + s.siteHost,
+		UID:         "event-" + strconv.FormatInt(p.ID, 10) + "@" + s.render.SiteHost(),
 		Modified:    p.Modified.UTC().Truncate(time.Second),
 		Start:       e.StartUTC,
 		End:         e.EndUTC,
@@ -129,14 +130,14 @@ func (s *Server) icalEvent(p *repository.Post, o *obj) ical.Event {
 		URL:         objString(o, "url"),
 		Status:      icalStatus(p.Status),
 	}
-	if cats, ok := o.at("categories").([]any); ok {
+	if cats, ok := o.At("categories").([]any); ok {
 		for _, c := range cats {
-			if co, ok := c.(*obj); ok {
+			if co, ok := c.(*present.Obj); ok {
 				out.Categories = append(out.Categories, ical.PlainText(objString(co, "name")))
 			}
 		}
 	}
-	if v := firstObj(o.at("venue")); v != nil {
+	if v := firstObj(o.At("venue")); v != nil {
 		var parts []string
 		for _, k := range []string{"venue", "address", "city", "stateprovince", "zip", "country"} {
 			if x := strings.TrimSpace(ical.PlainText(objString(v, k))); x != "" {
@@ -144,15 +145,15 @@ func (s *Server) icalEvent(p *repository.Post, o *obj) ical.Event {
 			}
 		}
 		out.Location = strings.Join(parts, ", ")
-		lat, okLat := v.at("geo_lat").(float64)
-		lng, okLng := v.at("geo_lng").(float64)
+		lat, okLat := v.At("geo_lat").(float64)
+		lng, okLng := v.At("geo_lng").(float64)
 		if okLat && okLng {
 			out.Geo = &ical.Point{Lat: lat, Lng: lng}
 		}
 	}
-	if orgs, ok := o.at("organizer").([]any); ok {
+	if orgs, ok := o.At("organizer").([]any); ok {
 		for _, x := range orgs {
-			if org, ok := x.(*obj); ok {
+			if org, ok := x.(*present.Obj); ok {
 				if email := objString(org, "email"); email != "" {
 					out.Organizer = &ical.Organizer{Name: ical.PlainText(objString(org, "organizer")), Email: email}
 					break
@@ -177,20 +178,20 @@ func icalStatus(status string) ical.Status {
 }
 
 // objString reads a string field of a rendered object.
-func objString(o *obj, k string) string {
-	s, _ := o.at(k).(string)
+func objString(o *present.Obj, k string) string {
+	s, _ := o.At(k).(string)
 	return s
 }
 
 // firstObj returns a rendered venue: the object itself, or the first of a
 // list of them.
-func firstObj(v any) *obj {
+func firstObj(v any) *present.Obj {
 	switch x := v.(type) {
-	case *obj:
+	case *present.Obj:
 		return x
 	case []any:
 		for _, it := range x {
-			if o, ok := it.(*obj); ok {
+			if o, ok := it.(*present.Obj); ok {
 				return o
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/present"
 )
 
 // indexArgs declares the namespace index's own parameters.
@@ -28,56 +29,56 @@ func (s *Server) namespaceIndex(r *request) error {
 		return apierr.New(404, "rest_invalid_namespace", "The specified namespace could not be found.")
 	}
 	root := s.cfg.APIRoot()
-	routes := newObj()
+	routes := present.NewObj()
 	for _, rt := range s.routes {
 		key := root + pathVar.ReplaceAllString(rt.path, "{$1}")
-		entry, ok := routes.at(key).(*obj)
+		entry, ok := routes.At(key).(*present.Obj)
 		if !ok {
-			entry = newObj().set("namespace", s.cfg.APINamespace).set("methods", []string{}).set("endpoints", []any{})
+			entry = present.NewObj().Set("namespace", s.cfg.APINamespace).Set("methods", []string{}).Set("endpoints", []any{})
 			if !strings.Contains(rt.path, ":") {
-				entry.set("_links", newObj().set("self", []any{newObj().set("href", s.cfg.SiteURL+key)}))
+				entry.Set("_links", present.NewObj().Set("self", []any{present.NewObj().Set("href", s.cfg.SiteURL+key)}))
 			}
-			routes.set(key, entry)
+			routes.Set(key, entry)
 		}
-		methods, _ := entry.get("methods")
-		entry.set("methods", append(methods.([]string), rt.methods...))
-		args := newObj()
+		methods, _ := entry.Get("methods")
+		entry.Set("methods", append(methods.([]string), rt.methods...))
+		args := present.NewObj()
 		for _, a := range rt.args {
-			args.set(a.Name, describeArg(a))
+			args.Set(a.Name, describeArg(a))
 		}
-		eps, _ := entry.get("endpoints")
-		entry.set("endpoints", append(eps.([]any), newObj().set("methods", rt.methods).set("args", args)))
+		eps, _ := entry.Get("endpoints")
+		entry.Set("endpoints", append(eps.([]any), present.NewObj().Set("methods", rt.methods).Set("args", args)))
 	}
-	body := newObj().set("namespace", s.cfg.APINamespace).set("routes", routes).
-		set("_links", newObj().set("up", []any{newObj().set("href", s.cfg.SiteURL+s.cfg.RestRoot+"/")}))
+	body := present.NewObj().Set("namespace", s.cfg.APINamespace).Set("routes", routes).
+		Set("_links", present.NewObj().Set("up", []any{present.NewObj().Set("href", s.cfg.SiteURL+s.cfg.RestRoot+"/")}))
 	return sendJSON(r.c, fiber.StatusOK, body)
 }
 
 // describeArg shows an argument with JSON-schema keywords and required.
-func describeArg(a arg) *obj {
-	o := newObj()
+func describeArg(a arg) *present.Obj {
+	o := present.NewObj()
 	if a.Type != tAny {
-		o.set("type", string(a.Type))
+		o.Set("type", string(a.Type))
 	}
 	if a.Format != "" {
-		o.set("format", a.Format)
+		o.Set("format", a.Format)
 	}
 	if a.Desc != "" {
-		o.set("description", a.Desc)
+		o.Set("description", a.Desc)
 	}
 	if a.Default != nil {
-		o.set("default", a.Default)
+		o.Set("default", a.Default)
 	}
 	if len(a.Enum) > 0 {
-		o.set("enum", a.Enum)
+		o.Set("enum", a.Enum)
 	}
 	if a.Type == tArray {
-		items := newObj()
+		items := present.NewObj()
 		if a.Items != tAny {
-			items.set("type", string(a.Items))
+			items.Set("type", string(a.Items))
 		}
-		o.set("items", items)
+		o.Set("items", items)
 	}
-	o.set("required", a.Required)
+	o.Set("required", a.Required)
 	return o
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -45,26 +46,9 @@ func nameLockKey(scope, lang, name string) string {
 	return scope + ":" + lang + ":" + hex.EncodeToString(sum[:16])
 }
 
-// linkedFor fetches what posts link to and leaves out every linked record
-// seesLinked hides from u, so no renderer can embed it. It is the only
-// caller of fetchLinked: every output format gets its linked records here
-// (TestOnlyLinkedForFetchesLinks keeps it so).
-func (s *Server) linkedFor(ctx context.Context, u *repository.User, posts []*repository.Post) (*linked, error) {
-	l, err := s.fetchLinked(ctx, posts)
-	if err != nil {
-		return nil, err
-	}
-	for id, p := range l.posts {
-		if !access.SeesLinked(u, p) {
-			delete(l.posts, id)
-		}
-	}
-	return l, nil
-}
-
 // loadLinked is linkedFor for the caller of the request.
-func (r *request) loadLinked(posts []*repository.Post) (*linked, error) {
-	return r.s.linkedFor(r.ctx, r.user, posts)
+func (r *request) loadLinked(posts []*repository.Post) (*present.Linked, error) {
+	return r.s.render.LinkedFor(r.ctx, r.user, posts)
 }
 
 // mayLink reports whether the caller may link the post p to an event that
@@ -135,7 +119,7 @@ func (r *request) lookupTerms(tax repository.Taxonomy, items []any) ([]termRef, 
 // errCannotCreateTerm is the 403 for naming a new term without the right
 // to create terms of tax.
 func errCannotCreateTerm(tax repository.Taxonomy) error {
-	return apierr.New(403, "rest_cannot_create", "Sorry, you are not allowed to create terms in this taxonomy; use existing "+termCollection(tax)+".")
+	return apierr.New(403, "rest_cannot_create", "Sorry, you are not allowed to create terms in this taxonomy; use existing "+present.TermCollection(tax)+".")
 }
 
 // createTerms turns refs into term IDs, creating the named terms. Each

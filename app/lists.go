@@ -11,6 +11,7 @@ import (
 
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/config/limits"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search"
@@ -237,7 +238,7 @@ func (r *request) listPage() (page, perPage int) {
 // else every non-trashed status for callers who may edit posts, else
 // publish (reference 4.5).
 func (r *request) visibleStatuses() []string {
-	if v, ok := r.bag.get("status"); ok {
+	if v, ok := r.bag.Get("status"); ok {
 		var out []string
 		for _, it := range asList(v) {
 			s, _ := asString(it)
@@ -257,7 +258,7 @@ func (r *request) eventQuery() (search.EventQuery, error) {
 	now := r.s.now()
 	strict := truthy(b.values["strict_dates"])
 	bound := func(name string, startOfDay bool) (int64, bool, error) {
-		v, ok := b.get(name)
+		v, ok := b.Get(name)
 		if !ok {
 			return 0, false, nil
 		}
@@ -275,7 +276,7 @@ func (r *request) eventQuery() (search.EventQuery, error) {
 		}
 		return t.Unix(), true, nil
 	}
-	if v, ok := b.get("include"); ok {
+	if v, ok := b.Get("include"); ok {
 		// include keeps the start-date order of every event list (the
 		// original's live answers do, whatever reference 4.4 reads).
 		q.IDs, _ = asIntList(v)
@@ -309,7 +310,7 @@ func (r *request) eventQuery() (search.EventQuery, error) {
 			}
 		}
 	}
-	if v, ok := b.get("search"); ok {
+	if v, ok := b.Get("search"); ok {
 		q.Query, _ = asString(v)
 		if r.user == nil {
 			// Protected text must not be probed word by word (decisions.md).
@@ -319,20 +320,20 @@ func (r *request) eventQuery() (search.EventQuery, error) {
 	// The validators resolved categories and tags (existingTermRefs).
 	q.CategoryIDs = r.termIDs[repository.TaxCategory]
 	q.TagIDs = r.termIDs[repository.TaxTag]
-	if v, ok := b.get("venue"); ok {
+	if v, ok := b.Get("venue"); ok {
 		q.VenueIDs, _ = asIntList(v)
 	}
-	if v, ok := b.get("organizer"); ok {
+	if v, ok := b.Get("organizer"); ok {
 		q.OrganizerIDs, _ = asIntList(v)
 	}
 	for name, dst := range map[string]*search.Opt[bool]{"featured": &q.Featured, "ticketed": &q.Ticketed, "geoloc": &q.HasGeo} {
-		if v, ok := b.get(name); ok {
+		if v, ok := b.Get(name); ok {
 			bv, _ := asBool(v)
 			*dst = search.Some(bv)
 		}
 	}
-	_, hasLat := b.get("geoloc_lat")
-	_, hasLng := b.get("geoloc_lng")
+	_, hasLat := b.Get("geoloc_lat")
+	_, hasLng := b.Get("geoloc_lng")
 	switch {
 	case hasLat && hasLng:
 		lat, _ := asFloat(b.values["geoloc_lat"])
@@ -345,7 +346,7 @@ func (r *request) eventQuery() (search.EventQuery, error) {
 	case hasLng:
 		return q, apierr.InvalidParam("geoloc_lat", "geoloc_lat is required with geoloc_lng.")
 	}
-	if v, ok := b.get("post_parent"); ok {
+	if v, ok := b.Get("post_parent"); ok {
 		id, _ := asInt(v)
 		q.ParentID = search.Some(id)
 	}
@@ -360,7 +361,7 @@ func (s *Server) listEvents(r *request) error {
 	}
 	page, perPage := r.listPage()
 	var items []any
-	q, res, err := s.eventPage(r, page, perPage, func(_ *repository.Post, o *obj) { items = append(items, o) })
+	q, res, err := s.eventPage(r, page, perPage, func(_ *repository.Post, o *present.Obj) { items = append(items, o) })
 	if err != nil {
 		return err
 	}
@@ -382,7 +383,7 @@ func (s *Server) listEvents(r *request) error {
 // (redacted where protected, highlighted when asked), to each in the
 // engine's order. A page past the last one is 404. It returns the query
 // (for the facets) and the engine's result.
-func (s *Server) eventPage(r *request, page, perPage int, each func(*repository.Post, *obj)) (search.EventQuery, search.Result, error) {
+func (s *Server) eventPage(r *request, page, perPage int, each func(*repository.Post, *present.Obj)) (search.EventQuery, search.Result, error) {
 	q, err := r.eventQuery()
 	if err != nil {
 		return q, search.Result{}, err
@@ -406,8 +407,8 @@ func (s *Server) eventPage(r *request, page, perPage int, each func(*repository.
 	if truthy(r.bag.values["highlight"]) {
 		terms = search.ParseQuery(q.Query)
 	}
-	_, err = r.renderPage(res.IDs, func(p *repository.Post, l *linked) *obj {
-		o := s.renderListedEvent(p, l, view{lang: r.lang})
+	_, err = r.renderPage(res.IDs, func(p *repository.Post, l *present.Linked) *present.Obj {
+		o := s.render.ListedEvent(p, l, present.View{Lang: r.lang})
 		if !r.unlocks(p) {
 			redactEvent(o)
 		}
@@ -438,7 +439,7 @@ func (s *Server) searchEvents(ctx context.Context, q search.EventQuery) (search.
 
 // renderPage loads a page of posts (in the engine's order) with what they
 // link to and renders each.
-func (r *request) renderPage(ids []int64, render func(*repository.Post, *linked) *obj) ([]any, error) {
+func (r *request) renderPage(ids []int64, render func(*repository.Post, *present.Linked) *present.Obj) ([]any, error) {
 	posts, err := r.postsInOrder(ids)
 	if err != nil {
 		return nil, err
@@ -457,7 +458,7 @@ func (r *request) renderPage(ids []int64, render func(*repository.Post, *linked)
 // postsInOrder loads posts by ID in the given order, skipping any that
 // vanished since the index saw them.
 func (r *request) postsInOrder(ids []int64) ([]*repository.Post, error) {
-	m, err := r.s.linkedPosts(r.ctx, ids) // decoded once per write generation (linkcache.go)
+	m, err := r.s.render.Posts(r.ctx, ids) // decoded once per write generation (linkcache.go)
 	if err != nil {
 		return nil, err
 	}
@@ -472,15 +473,15 @@ func (r *request) postsInOrder(ids []int64) ([]*repository.Post, error) {
 
 // redactEvent blanks the protected fields of a password-protected event in
 // a list (reference 4.8).
-func redactEvent(o *obj) {
+func redactEvent(o *present.Obj) {
 	for k, v := range map[string]any{"description": "", "excerpt": "", "image": false, "all_day": nil, "show_map": nil,
 		"show_map_link": nil, "hide_from_listings": nil, "sticky": nil, "featured": nil, "ticketed": nil, "cost": "",
 		"website": "", "categories": []any{}, "tags": []any{}, "venue": []any{}, "organizer": []any{}, "custom_fields": []any{}} {
-		if _, ok := o.get(k); ok {
-			o.set(k, v)
+		if _, ok := o.Get(k); ok {
+			o.Set(k, v)
 		}
 	}
-	o.set("cost_details", newObj().set("currency_symbol", "").set("currency_position", "").set("currency_code", "").set("values", []any{}))
+	o.Set("cost_details", present.NewObj().Set("currency_symbol", "").Set("currency_position", "").Set("currency_code", "").Set("values", []any{}))
 }
 
 // listPlaces serves GET /venues and /organizers from the search index.
@@ -492,10 +493,10 @@ func (s *Server) listPlaces(pt *postType) func(r *request) error {
 	return func(r *request) error {
 		b := r.bag
 		q := search.PlaceQuery{Kind: kind, Lang: r.lang, Statuses: r.visibleStatuses()}
-		if v, ok := b.get("search"); ok {
+		if v, ok := b.Get("search"); ok {
 			q.Query, _ = asString(v)
 		}
-		if v, ok := b.get("event"); ok {
+		if v, ok := b.Get("event"); ok {
 			id, _ := asInt(v)
 			ev, err := s.store.GetPost(r.ctx, id)
 			if err != nil {
@@ -513,7 +514,7 @@ func (s *Server) listPlaces(pt *postType) func(r *request) error {
 				q.IDs = []int64{-1} // the event links nothing: no item matches
 			}
 		}
-		if v, ok := b.get("has_events"); ok {
+		if v, ok := b.Get("has_events"); ok {
 			q.HasEvents = search.Some(truthy(v))
 		}
 		if truthy(b.values["only_with_upcoming"]) {
@@ -537,9 +538,9 @@ func (s *Server) listPlaces(pt *postType) func(r *request) error {
 		if len(res.IDs) == 0 && page > 1 {
 			return apierr.New(404, pt.res+"-archive-page-not-found", "The requested "+pt.res+" archive page does not exist")
 		}
-		items, err := r.renderPage(res.IDs, func(p *repository.Post, l *linked) *obj {
+		items, err := r.renderPage(res.IDs, func(p *repository.Post, l *present.Linked) *present.Obj {
 			// p is the linked-record cache's record: kept renderings apply.
-			return s.linkedPlace(p, l, view{lang: r.lang}, kind == search.Venues)
+			return s.render.LinkedPlace(p, l, present.View{Lang: r.lang}, kind == search.Venues)
 		})
 		if err != nil {
 			return err
@@ -556,18 +557,18 @@ func (r *request) sendList(key string, items []any, total, page, perPage int, ex
 	if total > 0 {
 		pages = (total + perPage - 1) / perPage
 	}
-	base := r.s.apiBase(r.lang) + "/" + key + "/"
-	o := newObj().set(key, items)
-	o.set("rest_url", r.pageURL(base, page, true))
+	base := r.s.render.APIBase(r.lang) + "/" + key + "/"
+	o := present.NewObj().Set(key, items)
+	o.Set("rest_url", r.pageURL(base, page, true))
 	if page < pages {
-		o.set("next_rest_url", r.pageURL(base, page+1, false))
+		o.Set("next_rest_url", r.pageURL(base, page+1, false))
 	}
 	if page > 1 && page-1 <= pages {
-		o.set("previous_rest_url", r.pageURL(base, page-1, false))
+		o.Set("previous_rest_url", r.pageURL(base, page-1, false))
 	}
-	o.set("total", total).set("total_pages", pages)
+	o.Set("total", total).Set("total_pages", pages)
 	for i := 0; i+1 < len(extra); i += 2 {
-		o.set(extra[i].(string), extra[i+1])
+		o.Set(extra[i].(string), extra[i+1])
 	}
 	setTotals(r, total, pages)
 	setPageLinks(r, o)
@@ -591,7 +592,7 @@ func (r *request) pageURL(base string, page int, self bool) string {
 			continue
 		}
 		name := strings.TrimSuffix(k, "[]")
-		if v, ok := r.bag.get(name); ok {
+		if v, ok := r.bag.Get(name); ok {
 			sent[name] = joinValue(v)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/calendar/eventcal/app/present"
 )
 
 // The interface document (GET /{namespace}/doc) is generated from the route
@@ -15,36 +17,38 @@ import (
 // against this document (github.com/getkin/kin-openapi).
 
 // ref is a JSON reference to a component schema.
-func ref(name string) *obj { return newObj().set("$ref", "#/components/schemas/"+name) }
+func ref(name string) *present.Obj { return present.NewObj().Set("$ref", "#/components/schemas/"+name) }
 
 // schemaType is {"type": t}.
-func schemaType(t string) *obj { return newObj().set("type", t) }
+func schemaType(t string) *present.Obj { return present.NewObj().Set("type", t) }
 
 // nullable marks a schema as accepting null (redacted list items).
-func nullable(o *obj) *obj { return o.set("nullable", true) }
+func nullable(o *present.Obj) *present.Obj { return o.Set("nullable", true) }
 
 // object builds an object schema from ordered (name, schema) pairs.
-func object(required []string, props ...any) *obj {
-	p := newObj()
+func object(required []string, props ...any) *present.Obj {
+	p := present.NewObj()
 	for i := 0; i+1 < len(props); i += 2 {
-		p.set(props[i].(string), props[i+1])
+		p.Set(props[i].(string), props[i+1])
 	}
-	o := newObj().set("type", "object").set("properties", p)
+	o := present.NewObj().Set("type", "object").Set("properties", p)
 	if len(required) > 0 {
-		o.set("required", required)
+		o.Set("required", required)
 	}
 	return o
 }
 
-func arrayOf(items any) *obj { return newObj().set("type", "array").set("items", items) }
+func arrayOf(items any) *present.Obj {
+	return present.NewObj().Set("type", "array").Set("items", items)
+}
 
 // componentSchemas are the response shapes (reference section 9).
-func componentSchemas() *obj {
+func componentSchemas() *present.Obj {
 	str, integer, number := schemaType("string"), schemaType("integer"), schemaType("number")
 	strs := arrayOf(str)
 	dateDetails := object([]string{"year", "month", "day", "hour", "minutes", "seconds"},
 		"year", str, "month", str, "day", str, "hour", str, "minutes", str, "seconds", str)
-	image := newObj().set("oneOf", []any{schemaType("boolean"), object([]string{"url", "id"}, "url", str, "id", integer, "extension", str)})
+	image := present.NewObj().Set("oneOf", []any{schemaType("boolean"), object([]string{"url", "id"}, "url", str, "id", integer, "extension", str)})
 	urls := object([]string{"self", "collection"}, "self", str, "collection", str, "up", str)
 	embeddedTerm := object([]string{"id", "name", "slug", "taxonomy"},
 		"name", str, "slug", str, "term_group", integer, "term_taxonomy_id", integer, "taxonomy", str,
@@ -52,24 +56,24 @@ func componentSchemas() *obj {
 		"language", str, "translations", strs)
 	term := object([]string{"id", "count", "name", "slug", "taxonomy", "url", "urls"},
 		"id", integer, "count", integer, "description", str, "name", str, "slug", str, "taxonomy", str,
-		"parent", integer, "meta", arrayOf(newObj()), "url", str, "urls", urls, "language", str, "translations", strs)
+		"parent", integer, "meta", arrayOf(present.NewObj()), "url", str, "urls", urls, "language", str, "translations", strs)
 	jsonLD := schemaType("object")
 	venue := object([]string{"id", "status", "show_map", "show_map_link", "global_id"},
 		"id", integer, "author", str, "status", str, "date", str, "date_utc", str, "modified", str, "modified_utc", str,
-		"url", str, "venue", newObj().set("oneOf", []any{str, arrayOf(newObj())}), "description", str, "excerpt", str, "slug", str, "image", image,
+		"url", str, "venue", present.NewObj().Set("oneOf", []any{str, arrayOf(present.NewObj())}), "description", str, "excerpt", str, "slug", str, "image", image,
 		"address", str, "city", str, "country", str, "province", str, "state", str, "zip", str, "phone", str,
 		"website", str, "stateprovince", str, "geo_lat", number, "geo_lng", number, "json_ld", jsonLD,
 		"show_map", nullable(schemaType("boolean")), "show_map_link", nullable(schemaType("boolean")),
 		"global_id", str, "global_id_lineage", strs, "language", str, "translations", strs)
 	organizer := object([]string{"id", "status", "global_id"},
 		"id", integer, "author", str, "status", str, "date", str, "date_utc", str, "modified", str, "modified_utc", str,
-		"url", str, "organizer", newObj().set("oneOf", []any{str, arrayOf(newObj())}), "description", str, "excerpt", str, "slug", str, "image", image,
+		"url", str, "organizer", present.NewObj().Set("oneOf", []any{str, arrayOf(present.NewObj())}), "description", str, "excerpt", str, "slug", str, "image", image,
 		"phone", str, "website", str, "email", str, "json_ld", jsonLD, "global_id", str, "global_id_lineage", strs,
 		"language", str, "translations", strs)
 	costDetails := object([]string{"currency_symbol", "currency_code", "currency_position", "values"},
 		"currency_symbol", str, "currency_code", str,
-		"currency_position", newObj().set("type", "string").set("enum", []string{"", "prefix", "postfix"}), "values", strs)
-	nb := func() *obj { return nullable(schemaType("boolean")) }
+		"currency_position", present.NewObj().Set("type", "string").Set("enum", []string{"", "prefix", "postfix"}), "values", strs)
+	nb := func() *present.Obj { return nullable(schemaType("boolean")) }
 	event := object([]string{"id", "global_id", "author", "status", "date", "date_utc", "url", "rest_url", "title",
 		"description", "excerpt", "slug", "image", "all_day", "start_date", "end_date", "utc_start_date", "utc_end_date",
 		"timezone", "timezone_abbr", "cost", "cost_details", "website", "categories", "tags", "venue", "organizer",
@@ -83,64 +87,64 @@ func componentSchemas() *obj {
 		"cost_details", ref("CostDetails"), "website", str, "show_map", nb(), "show_map_link", nb(),
 		"hide_from_listings", nb(), "sticky", nb(), "featured", nb(),
 		"categories", arrayOf(ref("EmbeddedTerm")), "tags", arrayOf(ref("EmbeddedTerm")),
-		"venue", newObj().set("oneOf", []any{ref("Venue"), arrayOf(ref("Venue"))}),
-		"organizer", arrayOf(ref("Organizer")), "custom_fields", newObj().set("oneOf", []any{arrayOf(newObj()), schemaType("object")}),
+		"venue", present.NewObj().Set("oneOf", []any{ref("Venue"), arrayOf(ref("Venue"))}),
+		"organizer", arrayOf(ref("Organizer")), "custom_fields", present.NewObj().Set("oneOf", []any{arrayOf(present.NewObj()), schemaType("object")}),
 		"ticketed", nb(), "language", str, "translations", strs, "json_ld", jsonLD,
 		"highlight", object([]string{"title", "excerpt"}, "title", str, "excerpt", str))
-	list := func(key, item string) *obj {
+	list := func(key, item string) *present.Obj {
 		return object([]string{key, "rest_url", "total", "total_pages"}, key, arrayOf(ref(item)), "rest_url", str,
 			"next_rest_url", str, "previous_rest_url", str, "total", integer, "total_pages", integer)
 	}
 	// EventList gains facets (facets=...): counts per value per facet.
 	eventList := list("events", "Event")
-	if props, ok := eventList.get("properties"); ok {
-		counts := schemaType("object").set("additionalProperties", integer)
-		props.(*obj).set("facets", schemaType("object").set("additionalProperties", counts))
+	if props, ok := eventList.Get("properties"); ok {
+		counts := schemaType("object").Set("additionalProperties", integer)
+		props.(*present.Obj).Set("facets", schemaType("object").Set("additionalProperties", counts))
 	}
 	errSchema := object([]string{"code", "message", "data"}, "code", str, "message", str,
-		"data", object([]string{"status"}, "status", integer, "params", newObj(), "details", newObj(), "term_id", integer))
+		"data", object([]string{"status"}, "status", integer, "params", present.NewObj(), "details", present.NewObj(), "term_id", integer))
 	webhook := object([]string{"id", "url", "events", "active", "created", "updated"},
 		"id", integer, "url", str, "description", str, "events", strs, "active", schemaType("boolean"),
 		"disabled_reason", str, "failing_since", str, "created", str, "updated", str, "secret", str)
 	attempt := object([]string{"at", "code", "duration_ms"}, "at", str, "code", integer, "error", str, "duration_ms", integer)
 	index := object([]string{"namespace", "routes"}, "namespace", str, "routes", schemaType("object"), "_links", schemaType("object"))
-	return newObj().set("Error", errSchema).set("DateDetails", dateDetails).set("CostDetails", costDetails).
-		set("Image", image).set("EmbeddedTerm", embeddedTerm).set("Term", term).set("Venue", venue).
-		set("Organizer", organizer).set("Event", event).
-		set("EventList", eventList).set("VenueList", list("venues", "Venue")).
-		set("OrganizerList", list("organizers", "Organizer")).set("CategoryList", list("categories", "Term")).
-		set("TagList", list("tags", "Term")).set("NamespaceIndex", index).set("Document", schemaType("object")).
-		set("JobEnvelope", object([]string{"job"}, "job", object([]string{"id", "state", "done", "total", "started"},
-			"id", str, "state", newObj().set("type", "string").set("enum", []string{"running", "succeeded", "failed", "cancelled"}),
+	return present.NewObj().Set("Error", errSchema).Set("DateDetails", dateDetails).Set("CostDetails", costDetails).
+		Set("Image", image).Set("EmbeddedTerm", embeddedTerm).Set("Term", term).Set("Venue", venue).
+		Set("Organizer", organizer).Set("Event", event).
+		Set("EventList", eventList).Set("VenueList", list("venues", "Venue")).
+		Set("OrganizerList", list("organizers", "Organizer")).Set("CategoryList", list("categories", "Term")).
+		Set("TagList", list("tags", "Term")).Set("NamespaceIndex", index).Set("Document", schemaType("object")).
+		Set("JobEnvelope", object([]string{"job"}, "job", object([]string{"id", "state", "done", "total", "started"},
+			"id", str, "state", present.NewObj().Set("type", "string").Set("enum", []string{"running", "succeeded", "failed", "cancelled"}),
 			"done", integer, "total", integer, "started", str, "finished", str, "error", str, "trigger", str))).
-		set("Webhook", webhook).set("WebhookList", object([]string{"webhooks"}, "webhooks", arrayOf(webhook))).
-		set("WebhookDeleted", object([]string{"deleted", "previous"}, "deleted", schemaType("boolean"), "previous", webhook)).
-		set("WebhookPing", object([]string{"ok", "attempt"}, "ok", schemaType("boolean"), "attempt", attempt)).
-		set("DeliveryList", object([]string{"deliveries"}, "deliveries", arrayOf(object([]string{"id", "type", "item", "status", "attempts", "created", "log"},
-			"id", str, "type", str, "item", str, "status", newObj().set("type", "string").set("enum", []string{"pending", "delivered", "failed"}),
+		Set("Webhook", webhook).Set("WebhookList", object([]string{"webhooks"}, "webhooks", arrayOf(webhook))).
+		Set("WebhookDeleted", object([]string{"deleted", "previous"}, "deleted", schemaType("boolean"), "previous", webhook)).
+		Set("WebhookPing", object([]string{"ok", "attempt"}, "ok", schemaType("boolean"), "attempt", attempt)).
+		Set("DeliveryList", object([]string{"deliveries"}, "deliveries", arrayOf(object([]string{"id", "type", "item", "status", "attempts", "created", "log"},
+			"id", str, "type", str, "item", str, "status", present.NewObj().Set("type", "string").Set("enum", []string{"pending", "delivered", "failed"}),
 			"attempts", integer, "created", str, "next_attempt", str, "log", arrayOf(attempt))))).
-		set("SyncStatus", object([]string{"pending_marks", "store", "index", "engine_healthy"},
+		Set("SyncStatus", object([]string{"pending_marks", "store", "index", "engine_healthy"},
 			"pending_marks", integer, "pending_capped", schemaType("boolean"), "oldest_mark_age_seconds", number,
 			"last_batch_at", nullable(schemaType("string")), "last_batch_size", integer, "last_error", str,
 			"store", schemaType("object"), "index", schemaType("object"), "engine_healthy", schemaType("boolean"), "engine_error", str,
 			"dependent_reindex", arrayOf(object([]string{"kind", "id", "done", "total", "started"},
-				"kind", newObj().set("type", "string").set("enum", []string{"venue", "term"}),
+				"kind", present.NewObj().Set("type", "string").Set("enum", []string{"venue", "term"}),
 				"id", integer, "done", integer, "total", integer, "started", str)))).
-		set("User", accountUser).set("UserList", object([]string{"users"}, "users", arrayOf(ref("User")))).
-		set("Token", accountToken(false)).set("CreatedToken", accountToken(true)).
-		set("TokenList", object([]string{"tokens"}, "tokens", arrayOf(ref("Token")))).
-		set("RevokedToken", object([]string{"revoked", "id"}, "revoked", schemaType("boolean"), "id", str))
+		Set("User", accountUser).Set("UserList", object([]string{"users"}, "users", arrayOf(ref("User")))).
+		Set("Token", accountToken(false)).Set("CreatedToken", accountToken(true)).
+		Set("TokenList", object([]string{"tokens"}, "tokens", arrayOf(ref("Token")))).
+		Set("RevokedToken", object([]string{"revoked", "id"}, "revoked", schemaType("boolean"), "id", str))
 }
 
 // accountUser is the schema of a user on the admin routes.
 var accountUser = object([]string{"id", "login", "role", "disabled", "created"},
 	"id", schemaType("integer"), "login", schemaType("string"),
-	"role", newObj().set("type", "string").set("enum", []string{"contributor", "author", "editor", "admin"}),
+	"role", present.NewObj().Set("type", "string").Set("enum", []string{"contributor", "author", "editor", "admin"}),
 	"disabled", schemaType("boolean"), "created", schemaType("string"))
 
 // accountToken is the schema of a token on the admin routes; the create
 // response adds the secret.
-func accountToken(withSecret bool) *obj {
+func accountToken(withSecret bool) *present.Obj {
 	req := []string{"id", "user", "name", "created", "last_used", "expires"}
 	props := []any{"id", schemaType("string"), "user", schemaType("integer"), "name", schemaType("string"),
 		"created", schemaType("string"), "last_used", nullable(schemaType("string")), "expires", nullable(schemaType("string"))}
@@ -152,32 +156,32 @@ func accountToken(withSecret bool) *obj {
 }
 
 // argSchema is the JSON schema of a declared argument.
-func argSchema(a arg) *obj {
-	o := newObj()
+func argSchema(a arg) *present.Obj {
+	o := present.NewObj()
 	if a.Type != tAny {
-		o.set("type", string(a.Type))
+		o.Set("type", string(a.Type))
 	}
 	if a.Type == tArray {
-		items := newObj()
+		items := present.NewObj()
 		if a.Items != tAny {
-			items.set("type", string(a.Items))
+			items.Set("type", string(a.Items))
 		}
-		o.set("items", items)
+		o.Set("items", items)
 	}
 	if a.Format != "" && a.Type == tString {
-		o.set("format", a.Format)
+		o.Set("format", a.Format)
 	}
 	if len(a.Enum) > 0 {
-		o.set("enum", a.Enum)
+		o.Set("enum", a.Enum)
 	}
 	if a.MaxLen > 0 && a.Type == tString {
-		o.set("maxLength", a.MaxLen)
+		o.Set("maxLength", a.MaxLen)
 	}
 	if a.MaxItems > 0 && a.Type == tArray {
-		o.set("maxItems", a.MaxItems)
+		o.Set("maxItems", a.MaxItems)
 	}
 	if a.Default != nil {
-		o.set("default", typedDefault(a))
+		o.Set("default", typedDefault(a))
 	}
 	return o
 }
@@ -280,113 +284,113 @@ var errorDescriptions = map[int]string{400: "Invalid or missing parameters.", 40
 	415: "The body's Content-Type is not application/json, application/x-www-form-urlencoded or multipart/form-data.", 503: "The store or the search engine is unavailable."}
 
 // openAPI builds the interface document.
-func (s *Server) openAPI() *obj {
-	paths := newObj()
+func (s *Server) openAPI() *present.Obj {
+	paths := present.NewObj()
 	for _, rt := range s.routes {
 		key := pathVar.ReplaceAllString(rt.path, "{$1}")
 		if key == "" {
 			key = "/"
 		}
-		item, ok := paths.at(key).(*obj)
+		item, ok := paths.At(key).(*present.Obj)
 		if !ok {
-			item = newObj()
-			paths.set(key, item)
+			item = present.NewObj()
+			paths.Set(key, item)
 		}
 		for _, m := range rt.methods {
-			item.set(strings.ToLower(m), s.operation(rt, m))
+			item.Set(strings.ToLower(m), s.operation(rt, m))
 		}
 	}
-	return newObj().set("openapi", "3.0.3").
-		set("info", newObj().set("title", "Event Calendar REST API").set("version", "1.0.0").
-			set("description", "Events, venues, organizers, event categories and event tags of the calendar.")).
-		set("servers", []any{newObj().set("url", s.cfg.SiteURL+s.cfg.APIRoot())}).
-		set("paths", paths).
-		set("components", newObj().set("schemas", componentSchemas()).
-			set("securitySchemes", newObj().set("bearer", newObj().set("type", "http").set("scheme", "bearer"))))
+	return present.NewObj().Set("openapi", "3.0.3").
+		Set("info", present.NewObj().Set("title", "Event Calendar REST API").Set("version", "1.0.0").
+			Set("description", "Events, venues, organizers, event categories and event tags of the calendar.")).
+		Set("servers", []any{present.NewObj().Set("url", s.cfg.SiteURL+s.cfg.APIRoot())}).
+		Set("paths", paths).
+		Set("components", present.NewObj().Set("schemas", componentSchemas()).
+			Set("securitySchemes", present.NewObj().Set("bearer", present.NewObj().Set("type", "http").Set("scheme", "bearer"))))
 }
 
 // operation documents one method of a route.
-func (s *Server) operation(rt *route, method string) *obj {
-	op := newObj().set("operationId", strings.ToLower(method)+opName(rt.path)).set("summary", rt.summary)
+func (s *Server) operation(rt *route, method string) *present.Obj {
+	op := present.NewObj().Set("operationId", strings.ToLower(method)+opName(rt.path)).Set("summary", rt.summary)
 	var params []any
 	for _, name := range pathVar.FindAllStringSubmatch(rt.path, -1) {
 		typ := "string"
 		if name[1] == "id" {
 			typ = "integer"
 		}
-		params = append(params, newObj().set("name", name[1]).set("in", "path").set("required", true).set("schema", schemaType(typ)))
+		params = append(params, present.NewObj().Set("name", name[1]).Set("in", "path").Set("required", true).Set("schema", schemaType(typ)))
 	}
 	body := method == fiber.MethodPost || method == fiber.MethodPut || method == fiber.MethodPatch
-	props := newObj()
+	props := present.NewObj()
 	var required []string
 	for _, a := range rt.args {
 		if body && a.Name != "multilang_language" {
-			props.set(a.Name, argSchema(a).set("description", a.Desc))
+			props.Set(a.Name, argSchema(a).Set("description", a.Desc))
 			if a.Required {
 				required = append(required, a.Name)
 			}
 			continue
 		}
-		p := newObj().set("name", a.Name).set("in", "query").set("description", a.Desc).set("required", a.Required).set("schema", argSchema(a))
+		p := present.NewObj().Set("name", a.Name).Set("in", "query").Set("description", a.Desc).Set("required", a.Required).Set("schema", argSchema(a))
 		if a.Type == tArray {
-			p.set("style", "form").set("explode", false)
+			p.Set("style", "form").Set("explode", false)
 		}
 		params = append(params, p)
 	}
 	if len(params) > 0 {
-		op.set("parameters", params)
+		op.Set("parameters", params)
 	}
 	if body {
-		schema := newObj().set("type", "object").set("properties", props)
+		schema := present.NewObj().Set("type", "object").Set("properties", props)
 		if len(required) > 0 {
-			schema.set("required", required)
+			schema.Set("required", required)
 		}
-		op.set("requestBody", newObj().set("required", len(required) > 0).set("content", newObj().
-			set("application/json", newObj().set("schema", schema)).
-			set("application/x-www-form-urlencoded", newObj().set("schema", schema))))
+		op.Set("requestBody", present.NewObj().Set("required", len(required) > 0).Set("content", present.NewObj().
+			Set("application/json", present.NewObj().Set("schema", schema)).
+			Set("application/x-www-form-urlencoded", present.NewObj().Set("schema", schema))))
 	}
 	okStatus, okSchema, errs := routeResponses(rt, method)
 	if body {
 		// A body in another Content-Type is refused (params.go).
 		errs = append(errs, 415)
 	}
-	resps := newObj()
-	okResp := newObj().set("description", "Success.").set("content", newObj().set("application/json", newObj().set("schema", ref(okSchema))))
+	resps := present.NewObj()
+	okResp := present.NewObj().Set("description", "Success.").Set("content", present.NewObj().Set("application/json", present.NewObj().Set("schema", ref(okSchema))))
 	switch {
 	case okSchema == calendarSchema:
-		okResp.set("content", newObj().set("text/calendar", newObj().set("schema", schemaType("string"))))
+		okResp.Set("content", present.NewObj().Set("text/calendar", present.NewObj().Set("schema", schemaType("string"))))
 	case rt.path == "/events" && method == fiber.MethodGet:
 		// Accept: text/calendar turns the list into a feed (feeds.go).
-		okResp.at("content").(*obj).set("text/calendar", newObj().set("schema", schemaType("string")))
+		okResp.At("content").(*present.Obj).Set("text/calendar", present.NewObj().Set("schema", schemaType("string")))
 	}
 	if strings.HasSuffix(okSchema, "List") {
-		h := newObj()
+		h := present.NewObj()
 		for _, name := range []string{"X-TEC-Total", "X-TEC-TotalPages", "X-WP-Total", "X-WP-TotalPages"} {
-			h.set(name, newObj().set("schema", schemaType("integer")))
+			h.Set(name, present.NewObj().Set("schema", schemaType("integer")))
 		}
-		okResp.set("headers", h)
+		okResp.Set("headers", h)
 	}
-	resps.set(strconv.Itoa(okStatus), okResp)
+	resps.Set(strconv.Itoa(okStatus), okResp)
 	if method == fiber.MethodGet {
 		// Every 200 GET carries a strong ETag (app/httpcache).
-		h, _ := okResp.get("headers")
-		ho, ok := h.(*obj)
+		h, _ := okResp.Get("headers")
+		ho, ok := h.(*present.Obj)
 		if !ok {
-			ho = newObj()
-			okResp.set("headers", ho)
+			ho = present.NewObj()
+			okResp.Set("headers", ho)
 		}
-		ho.set("ETag", newObj().set("schema", schemaType("string")).set("description", "Strong validator of this representation; send it back in If-None-Match."))
-		resps.set("304", newObj().set("description", "Not modified: If-None-Match names the current ETag."))
+		ho.Set("ETag", present.NewObj().Set("schema", schemaType("string")).Set("description", "Strong validator of this representation; send it back in If-None-Match."))
+		resps.Set("304", present.NewObj().Set("description", "Not modified: If-None-Match names the current ETag."))
 	}
 	sort.Ints(errs)
 	for _, code := range errs {
-		resps.set(strconv.Itoa(code), newObj().set("description", errorDescriptions[code]).
-			set("content", newObj().set("application/json", newObj().set("schema", ref("Error")))))
+		resps.Set(strconv.Itoa(code), present.NewObj().Set("description", errorDescriptions[code]).
+			Set("content", present.NewObj().Set("application/json", present.NewObj().Set("schema", ref("Error")))))
 	}
-	resps.set("default", newObj().set("description", "Error envelope.").
-		set("content", newObj().set("application/json", newObj().set("schema", ref("Error")))))
-	op.set("responses", resps)
-	op.set("security", operationSecurity(rt))
+	resps.Set("default", present.NewObj().Set("description", "Error envelope.").
+		Set("content", present.NewObj().Set("application/json", present.NewObj().Set("schema", ref("Error")))))
+	op.Set("responses", resps)
+	op.Set("security", operationSecurity(rt))
 	return op
 }
 
@@ -397,11 +401,11 @@ func (s *Server) operation(rt *route, method string) *obj {
 // requirement: anonymous, or a bearer token. Every operation declares its
 // security, as redocly's recommended rule security-defined requires.
 func operationSecurity(rt *route) []any {
-	bearer := newObj().set("bearer", []any{})
+	bearer := present.NewObj().Set("bearer", []any{})
 	if rt.write || strings.HasPrefix(rt.path, "/admin/") {
 		return []any{bearer}
 	}
-	return []any{newObj(), bearer}
+	return []any{present.NewObj(), bearer}
 }
 
 // opName turns a route path into an operationId suffix.

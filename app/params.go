@@ -167,8 +167,8 @@ func (b *bag) has(name string) bool {
 	return ok
 }
 
-// get returns the raw value of a parameter.
-func (b *bag) get(name string) (any, bool) {
+// Get returns the raw value of a parameter.
+func (b *bag) Get(name string) (any, bool) {
 	v, ok := b.values[name]
 	return v, ok
 }

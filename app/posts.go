@@ -10,6 +10,7 @@ import (
 
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -138,14 +139,14 @@ func (r *request) sendPost(status int, p *repository.Post, single bool) error {
 	if err != nil {
 		return err
 	}
-	v := view{lang: r.lang, single: single}
+	v := present.View{Lang: r.lang, Single: single}
 	switch p.Kind {
 	case repository.KindEvent:
-		return sendJSON(r.c, status, r.s.renderEvent(p, l, v))
+		return sendJSON(r.c, status, r.s.render.Event(p, l, v))
 	case repository.KindVenue:
-		return sendJSON(r.c, status, r.s.renderVenue(p, l, v))
+		return sendJSON(r.c, status, r.s.render.Venue(p, l, v))
 	default:
-		return sendJSON(r.c, status, r.s.renderOrganizer(p, l, v))
+		return sendJSON(r.c, status, r.s.render.Organizer(p, l, v))
 	}
 }
 
@@ -208,8 +209,8 @@ func (r *request) createNew(pt *postType, plan *writePlan) (*repository.Post, er
 // countsChanged drops the cached counts of the terms of the given events
 // (before and after a write).
 func (s *Server) countsChanged(posts ...*repository.Post) {
-	if ids := eventTerms(posts...); len(ids) > 0 {
-		s.counts.invalidate(ids...)
+	if ids := present.EventTerms(posts...); len(ids) > 0 {
+		s.render.Counts.Invalidate(ids...)
 	}
 }
 
@@ -226,7 +227,7 @@ func (r *request) findDuplicate(pt *postType, b *bag) (*repository.Post, error) 
 	if err != nil {
 		return nil, err
 	}
-	desc, hasDesc := b.get("description")
+	desc, hasDesc := b.Get("description")
 	for _, c := range cands {
 		if !access.CanReadPost(r.user, c) {
 			continue

@@ -11,6 +11,7 @@ import (
 
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/config/limits"
 	"github.com/calendar/eventcal/repository"
 )
@@ -107,7 +108,7 @@ func (r *request) loadTerm(tt *termType) (*repository.Term, error) {
 
 // termCount returns the number of published events using a term.
 func (r *request) termCount(t *repository.Term) (int, error) {
-	c, err := r.s.counts.forTerms(r.ctx, r.s.store, map[int64]*repository.Term{t.ID: t})
+	c, err := r.s.render.Counts.ForTerms(r.ctx, r.s.store, map[int64]*repository.Term{t.ID: t})
 	if err != nil {
 		return 0, err
 	}
@@ -125,7 +126,7 @@ func (s *Server) getTerm(tt *termType) func(r *request) error {
 		if err != nil {
 			return err
 		}
-		return sendJSON(r.c, 200, s.renderTerm(t, n, r.lang))
+		return sendJSON(r.c, 200, s.render.Term(t, n, r.lang))
 	}
 }
 
@@ -154,23 +155,23 @@ func (s *Server) createTerm(tt *termType) func(r *request) error {
 		if err != nil {
 			return err
 		}
-		s.counts.invalidate(t.ID)
-		r.c.Set("Location", s.apiBase(r.lang)+"/"+tt.collection+"/"+strconv.FormatInt(t.ID, 10))
-		return sendJSON(r.c, 201, s.renderTerm(t, 0, r.lang))
+		s.render.Counts.Invalidate(t.ID)
+		r.c.Set("Location", s.render.APIBase(r.lang)+"/"+tt.collection+"/"+strconv.FormatInt(t.ID, 10))
+		return sendJSON(r.c, 201, s.render.Term(t, 0, r.lang))
 	}
 }
 
 // applyTerm writes the sent fields onto a term in the request language.
 func applyTerm(r *request, t *repository.Term) {
-	if v, ok := r.bag.get("name"); ok {
+	if v, ok := r.bag.Get("name"); ok {
 		s, _ := asString(v)
 		t.Name.Set(r.lang, strings.TrimSpace(s))
 	}
-	if v, ok := r.bag.get("description"); ok {
+	if v, ok := r.bag.Get("description"); ok {
 		s, _ := asString(v)
 		t.Description.Set(r.lang, s)
 	}
-	if v, ok := r.bag.get("slug"); ok {
+	if v, ok := r.bag.Get("slug"); ok {
 		s, _ := asString(v)
 		if sl := repository.NormalizeSlug(s); sl != "" {
 			t.Slug.Set(r.lang, sl)
@@ -182,7 +183,7 @@ func applyTerm(r *request, t *repository.Term) {
 	if len(t.Slug) == 0 {
 		t.Slug.Set(r.lang, "term")
 	}
-	if v, ok := r.bag.get("parent"); ok && t.Taxonomy == repository.TaxCategory {
+	if v, ok := r.bag.Get("parent"); ok && t.Taxonomy == repository.TaxCategory {
 		t.Parent, _ = asInt(v)
 	}
 }
@@ -197,7 +198,7 @@ func (s *Server) updateTerm(tt *termType) func(r *request) error {
 		if err != nil {
 			return err
 		}
-		if v, ok := r.bag.get("parent"); ok {
+		if v, ok := r.bag.Get("parent"); ok {
 			if err := r.checkParent(cur, v); err != nil {
 				return err
 			}
@@ -212,12 +213,12 @@ func (s *Server) updateTerm(tt *termType) func(r *request) error {
 		if err != nil {
 			return err
 		}
-		s.counts.invalidate(t.ID)
+		s.render.Counts.Invalidate(t.ID)
 		n, err := r.termCount(t)
 		if err != nil {
 			return err
 		}
-		return sendJSON(r.c, 200, s.renderTerm(t, n, r.lang))
+		return sendJSON(r.c, 200, s.render.Term(t, n, r.lang))
 	}
 }
 
@@ -260,8 +261,8 @@ func (s *Server) deleteTerm(tt *termType) func(r *request) error {
 		} else if err != nil {
 			return err
 		}
-		s.counts.invalidate(t.ID)
-		return sendJSON(r.c, 200, s.renderTerm(t, n, r.lang))
+		s.render.Counts.Invalidate(t.ID)
+		return sendJSON(r.c, 200, s.render.Term(t, n, r.lang))
 	}
 }
 
@@ -277,21 +278,21 @@ func (s *Server) listTerms(tt *termType) func(r *request) error {
 		if err != nil {
 			return err
 		}
-		counts, err := s.counts.get(r.ctx, s.store, tt.tax)
+		counts, err := s.render.Counts.All(r.ctx, s.store, tt.tax)
 		if err != nil {
 			return err
 		}
 		b := r.bag
 		def := s.cfg.DefaultLanguage
 		var include, exclude, eventTerms []int64
-		if v, ok := b.get("include"); ok {
+		if v, ok := b.Get("include"); ok {
 			include, _ = asIntList(v)
 		}
-		if v, ok := b.get("exclude"); ok {
+		if v, ok := b.Get("exclude"); ok {
 			exclude, _ = asIntList(v)
 		}
-		postVal, hasPost := b.get("post")
-		if v, ok := b.get("event"); ok {
+		postVal, hasPost := b.Get("post")
+		if v, ok := b.Get("event"); ok {
 			postVal, hasPost = v, true
 		}
 		if hasPost {
@@ -313,7 +314,7 @@ func (s *Server) listTerms(tt *termType) func(r *request) error {
 		hideEmpty, _ := asBool(b.values["hide_empty"])
 		search := strings.ToLower(b.str("search"))
 		slug := b.str("slug")
-		parentVal, hasParent := b.get("parent")
+		parentVal, hasParent := b.Get("parent")
 		parent, _ := asInt(parentVal)
 		var out []*repository.Term
 		if searchMatchesNothing(search) {
@@ -341,25 +342,25 @@ func (s *Server) listTerms(tt *termType) func(r *request) error {
 		total := len(out)
 		totalPages := (total + int(perPage) - 1) / int(perPage)
 		from := limits.Offset(page, perPage)
-		if v, ok := b.get("offset"); ok {
+		if v, ok := b.Get("offset"); ok {
 			off, _ := asInt(v)
 			from = int(min(off, limits.MaxOffset))
 		}
 		items := []any{}
 		for i := from; i < total && i < from+int(perPage); i++ {
-			items = append(items, s.renderTerm(out[i], counts[out[i].ID], r.lang))
+			items = append(items, s.render.Term(out[i], counts[out[i].ID], r.lang))
 		}
-		base := s.apiBase(r.lang) + "/" + tt.collection + "/"
-		resp := newObj()
-		resp.set("rest_url", listURL(base, r, int(page)))
-		resp.set("total", total)
-		resp.set("total_pages", totalPages)
-		resp.set(tt.collection, items)
+		base := s.render.APIBase(r.lang) + "/" + tt.collection + "/"
+		resp := present.NewObj()
+		resp.Set("rest_url", listURL(base, r, int(page)))
+		resp.Set("total", total)
+		resp.Set("total_pages", totalPages)
+		resp.Set(tt.collection, items)
 		if int(page) < totalPages {
-			resp.set("next_rest_url", listURL(base, r, int(page)+1))
+			resp.Set("next_rest_url", listURL(base, r, int(page)+1))
 		}
 		if page > 1 && int(page)-1 <= totalPages && total > 0 {
-			resp.set("previous_rest_url", listURL(base, r, int(page)-1))
+			resp.Set("previous_rest_url", listURL(base, r, int(page)-1))
 		}
 		setTotals(r, total, totalPages)
 		setPageLinks(r, resp)
@@ -369,10 +370,10 @@ func (s *Server) listTerms(tt *termType) func(r *request) error {
 
 // setPageLinks sends the list's next and previous pages as an RFC 8288
 // Link header (the body links stay), as WordPress does for its lists.
-func setPageLinks(r *request, list *obj) {
+func setPageLinks(r *request, list *present.Obj) {
 	var links []string
 	for _, l := range []struct{ key, rel string }{{"previous_rest_url", "prev"}, {"next_rest_url", "next"}} {
-		if u, ok := list.at(l.key).(string); ok && u != "" {
+		if u, ok := list.At(l.key).(string); ok && u != "" {
 			links = append(links, "<"+u+`>; rel="`+l.rel+`"`)
 		}
 	}

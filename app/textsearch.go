@@ -9,6 +9,7 @@ import (
 
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/search"
 )
 
@@ -52,7 +53,7 @@ func (r *request) applyTextSearchArgs(q *search.EventQuery) error {
 		}
 		q.Relevance = true
 	}
-	if v, ok := r.bag.get("facets"); ok {
+	if v, ok := r.bag.Get("facets"); ok {
 		for _, f := range asList(v) {
 			s, _ := asString(f)
 			if !contains(q.Facets, s) {
@@ -97,18 +98,18 @@ func (s *Server) eventFacets(r *request, q search.EventQuery, res search.Result)
 
 // facetsObject renders facets in the order of search.EventFacets, values
 // in the engine's order (an object of counts per facet).
-func facetsObject(facets map[string]map[string]int) *obj {
-	o := newObj()
+func facetsObject(facets map[string]map[string]int) *present.Obj {
+	o := present.NewObj()
 	for _, f := range search.EventFacets {
 		counts, ok := facets[f]
 		if !ok {
 			continue
 		}
-		c := newObj()
+		c := present.NewObj()
 		for _, v := range sortedKeys(counts) {
-			c.set(v, counts[v])
+			c.Set(v, counts[v])
 		}
-		o.set(f, c)
+		o.Set(f, c)
 	}
 	return o
 }
@@ -117,13 +118,13 @@ func facetsObject(facets map[string]map[string]int) *obj {
 // plain text of its rendered title and excerpt, HTML-escaped, with the
 // matched words marked. It reads the rendered (and, for a locked event,
 // redacted) fields, so it never shows text the caller may not see.
-func addHighlight(o *obj, terms []search.Term) {
+func addHighlight(o *present.Obj, terms []search.Term) {
 	field := func(name string) string {
-		v, _ := o.get(name)
+		v, _ := o.Get(name)
 		s, _ := v.(string)
 		return search.Highlight(strings.TrimSpace(search.PlainText(s)), terms)
 	}
-	o.set("highlight", newObj().set("title", field("title")).set("excerpt", field("excerpt")))
+	o.Set("highlight", present.NewObj().Set("title", field("title")).Set("excerpt", field("excerpt")))
 }
 
 // sortedKeys returns the values of a facet in order: numbers (IDs)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/sync"
 )
@@ -81,18 +82,18 @@ func checkWebhookSecret(_ *request, v any) string {
 
 // renderWebhook is an endpoint as the admin API shows it; the secret only
 // when asked (on create, or when it was just set).
-func renderWebhook(w *repository.Webhook, withSecret bool) *obj {
-	o := newObj().set("id", w.ID).set("url", w.URL).set("description", w.Description).
-		set("events", w.Events).set("active", w.Active)
+func renderWebhook(w *repository.Webhook, withSecret bool) *present.Obj {
+	o := present.NewObj().Set("id", w.ID).Set("url", w.URL).Set("description", w.Description).
+		Set("events", w.Events).Set("active", w.Active)
 	if w.DisabledReason != "" {
-		o.set("disabled_reason", w.DisabledReason)
+		o.Set("disabled_reason", w.DisabledReason)
 	}
 	if !w.FailingSince.IsZero() {
-		o.set("failing_since", w.FailingSince.UTC().Format(timeRFC3339))
+		o.Set("failing_since", w.FailingSince.UTC().Format(timeRFC3339))
 	}
-	o.set("created", w.Created.UTC().Format(timeRFC3339)).set("updated", w.Updated.UTC().Format(timeRFC3339))
+	o.Set("created", w.Created.UTC().Format(timeRFC3339)).Set("updated", w.Updated.UTC().Format(timeRFC3339))
 	if withSecret {
-		o.set("secret", w.Secret)
+		o.Set("secret", w.Secret)
 	}
 	return o
 }
@@ -125,7 +126,7 @@ func (s *Server) listWebhooks(r *request) error {
 	for _, w := range hooks {
 		items = append(items, renderWebhook(w, false))
 	}
-	return sendJSON(r.c, 200, newObj().set("webhooks", items))
+	return sendJSON(r.c, 200, present.NewObj().Set("webhooks", items))
 }
 
 // createWebhook serves POST /admin/webhooks: 201 with the secret, shown
@@ -155,7 +156,7 @@ func applyWebhookFields(b *bag, w *repository.Webhook) {
 	if b.has("url") {
 		w.URL = strings.TrimSpace(b.str("url"))
 	}
-	if v, ok := b.get("events"); ok {
+	if v, ok := b.Get("events"); ok {
 		var evs []string
 		for _, it := range asList(v) {
 			t, _ := asString(it)
@@ -171,7 +172,7 @@ func applyWebhookFields(b *bag, w *repository.Webhook) {
 	if b.has("description") {
 		w.Description = b.str("description")
 	}
-	if v, ok := b.get("active"); ok {
+	if v, ok := b.Get("active"); ok {
 		active, _ := asBool(v)
 		if active && !w.Active {
 			w.DisabledReason, w.FailingSince = "", time.Time{}
@@ -218,7 +219,7 @@ func (s *Server) deleteWebhook(r *request) error {
 	if err := s.store.DeleteWebhook(r.ctx, w.ID); err != nil && !errors.Is(err, repository.ErrNotFound) {
 		return err
 	}
-	return sendJSON(r.c, 200, newObj().set("deleted", true).set("previous", renderWebhook(w, false)))
+	return sendJSON(r.c, 200, present.NewObj().Set("deleted", true).Set("previous", renderWebhook(w, false)))
 }
 
 // pingWebhook serves POST /admin/webhooks/{id}/ping: one signed
@@ -232,7 +233,7 @@ func (s *Server) pingWebhook(r *request) error {
 		return apierr.Unavailable("webhooks")
 	}
 	a := s.webhooks.Ping(r.ctx, w)
-	return sendJSON(r.c, 200, newObj().set("ok", a.Error == "").set("attempt", a))
+	return sendJSON(r.c, 200, present.NewObj().Set("ok", a.Error == "").Set("attempt", a))
 }
 
 // webhookDeliveries serves GET /admin/webhooks/{id}/deliveries: the
@@ -243,7 +244,7 @@ func (s *Server) webhookDeliveries(r *request) error {
 		return err
 	}
 	n := int64(defaultDeliveryListLen)
-	if v, ok := r.bag.get("per_page"); ok {
+	if v, ok := r.bag.Get("per_page"); ok {
 		n, _ = asInt(v)
 	}
 	ds, err := s.store.ListDeliveries(r.ctx, w.ID, int(min(max(n, 1), maxDeliveryListLen)))
@@ -252,18 +253,18 @@ func (s *Server) webhookDeliveries(r *request) error {
 	}
 	items := make([]any, 0, len(ds))
 	for _, d := range ds {
-		o := newObj().set("id", d.ID).set("type", d.Type).set("item", d.Item).set("status", d.Status).
-			set("attempts", d.Attempts).set("created", d.Created.UTC().Format(timeRFC3339))
+		o := present.NewObj().Set("id", d.ID).Set("type", d.Type).Set("item", d.Item).Set("status", d.Status).
+			Set("attempts", d.Attempts).Set("created", d.Created.UTC().Format(timeRFC3339))
 		if d.Status == repository.DeliveryPending {
-			o.set("next_attempt", d.NextAttempt.UTC().Format(timeRFC3339))
+			o.Set("next_attempt", d.NextAttempt.UTC().Format(timeRFC3339))
 		}
 		log := make([]any, 0, len(d.Log))
 		for _, a := range d.Log {
 			log = append(log, a)
 		}
-		items = append(items, o.set("log", log))
+		items = append(items, o.Set("log", log))
 	}
-	return sendJSON(r.c, 200, newObj().set("deliveries", items))
+	return sendJSON(r.c, 200, present.NewObj().Set("deliveries", items))
 }
 
 // itemRenderer renders items for webhook messages as an admin reads them
@@ -275,7 +276,7 @@ func NewItemRenderer(opts Options) sync.ItemRenderer {
 	// No linked-record cache: a message shows the store as it is now
 	// (ttl 0 starts the cache over on every read).
 	return itemRenderer{s: &Server{cfg: opts.Config, store: opts.Store, now: opts.Now,
-		linkCache: linkedRecords{gen: func() int64 { return 0 }}}}
+		render: present.NewRenderer(opts.Config, opts.Store, func() int64 { return 0 }, 0, 0)}}
 }
 
 // webhookReader is the reader webhook messages are rendered for: an admin
@@ -287,19 +288,19 @@ var webhookReader = &repository.User{Role: repository.RoleAdmin}
 // RenderPost renders an event, venue or organizer.
 func (ir itemRenderer) RenderPost(ctx context.Context, p *repository.Post) (json.RawMessage, error) {
 	s := ir.s
-	l, err := s.linkedFor(ctx, webhookReader, []*repository.Post{p})
+	l, err := s.render.LinkedFor(ctx, webhookReader, []*repository.Post{p})
 	if err != nil {
 		return nil, err
 	}
-	v := view{lang: s.cfg.DefaultLanguage, single: true}
-	var o *obj
+	v := present.View{Lang: s.cfg.DefaultLanguage, Single: true}
+	var o *present.Obj
 	switch p.Kind {
 	case repository.KindEvent:
-		o = s.renderEvent(p, l, v)
+		o = s.render.Event(p, l, v)
 	case repository.KindVenue:
-		o = s.renderVenue(p, l, v)
+		o = s.render.Venue(p, l, v)
 	default:
-		o = s.renderOrganizer(p, l, v)
+		o = s.render.Organizer(p, l, v)
 	}
 	return marshalObj(o)
 }
@@ -307,16 +308,16 @@ func (ir itemRenderer) RenderPost(ctx context.Context, p *repository.Post) (json
 // RenderTerm renders a category or tag.
 func (ir itemRenderer) RenderTerm(ctx context.Context, t *repository.Term) (json.RawMessage, error) {
 	s := ir.s
-	counts, err := s.counts.forTerms(ctx, s.store, map[int64]*repository.Term{t.ID: t})
+	counts, err := s.render.Counts.ForTerms(ctx, s.store, map[int64]*repository.Term{t.ID: t})
 	if err != nil {
 		return nil, err
 	}
-	return marshalObj(s.renderTerm(t, counts[t.ID], s.cfg.DefaultLanguage))
+	return marshalObj(s.render.Term(t, counts[t.ID], s.cfg.DefaultLanguage))
 }
 
-func marshalObj(o *obj) (json.RawMessage, error) {
+func marshalObj(o *present.Obj) (json.RawMessage, error) {
 	var buf bytes.Buffer
-	if err := writeJSON(&buf, o); err != nil {
+	if err := present.WriteJSON(&buf, o); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil

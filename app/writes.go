@@ -11,6 +11,7 @@ import (
 
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/datetext"
 	"github.com/calendar/eventcal/config/limits"
 	"github.com/calendar/eventcal/repository"
 )
@@ -107,7 +108,7 @@ func checkZone(_ *request, v any) string {
 	if s == "" {
 		return ""
 	}
-	if _, ok := loadZone(s); !ok {
+	if _, ok := datetext.LoadZone(s); !ok {
 		return "Must be an IANA time zone name (Europe/Amsterdam), UTC, or an offset such as UTC+2 or UTC-5:30; empty means the site's zone."
 	}
 	return ""
@@ -191,7 +192,7 @@ type writePlan struct {
 func (r *request) prepareWrite(pt *postType, b *bag, cur *repository.Post) (*writePlan, error) {
 	plan := &writePlan{pt: pt, b: b, cur: cur}
 	var errs apierr.Params
-	if v, ok := b.get("author"); ok {
+	if v, ok := b.Get("author"); ok {
 		id, _ := asInt(v)
 		u, err := r.s.store.GetUser(r.ctx, id)
 		switch {
@@ -205,7 +206,7 @@ func (r *request) prepareWrite(pt *postType, b *bag, cur *repository.Post) (*wri
 			plan.author, plan.setAuthor = id, true
 		}
 	}
-	if v, ok := b.get("image"); ok {
+	if v, ok := b.Get("image"); ok {
 		plan.setImage = true
 		switch {
 		case isEmptyValue(v):
@@ -232,7 +233,7 @@ func (r *request) prepareWrite(pt *postType, b *bag, cur *repository.Post) (*wri
 			dst  *[]linkRef
 			set  *bool
 		}{{"venue", repository.KindVenue, &plan.venues, &plan.setVenues}, {"organizer", repository.KindOrganizer, &plan.organizers, &plan.setOrganizers}} {
-			v, ok := b.get(l.name)
+			v, ok := b.Get(l.name)
 			if !ok {
 				continue
 			}
@@ -250,10 +251,10 @@ func (r *request) prepareWrite(pt *postType, b *bag, cur *repository.Post) (*wri
 			}
 			*l.dst = refs
 		}
-		if v, ok := b.get("categories"); ok {
+		if v, ok := b.Get("categories"); ok {
 			plan.categories, plan.setCategories = termItems(v), true
 		}
-		if v, ok := b.get("tags"); ok {
+		if v, ok := b.Get("tags"); ok {
 			plan.tags, plan.setTags = termItems(v), true
 		}
 	}
@@ -457,7 +458,7 @@ func (plan *writePlan) apply(r *request, p *repository.Post) error {
 	b := plan.b
 	lang := r.lang
 	creating := p.ID == 0
-	if v, ok := b.get(plan.pt.nameField); ok {
+	if v, ok := b.Get(plan.pt.nameField); ok {
 		s, _ := asString(v)
 		p.Title.Set(lang, strings.TrimSpace(s))
 	}
@@ -465,13 +466,13 @@ func (plan *writePlan) apply(r *request, p *repository.Post) error {
 		name string
 		dst  *repository.Text
 	}{{"description", &p.Content}, {"excerpt", &p.Excerpt}} {
-		if v, ok := b.get(f.name); ok {
+		if v, ok := b.Get(f.name); ok {
 			s, _ := asString(v)
 			f.dst.Set(lang, s)
 		}
 	}
 	// Slug: the one sent (normalised), else keep, else derive from the title.
-	if v, ok := b.get("slug"); ok && b.sent("slug") {
+	if v, ok := b.Get("slug"); ok && b.sent("slug") {
 		s, _ := asString(v)
 		if sl := repository.NormalizeSlug(s); sl != "" {
 			p.Slug.Set(lang, sl)
@@ -489,7 +490,7 @@ func (plan *writePlan) apply(r *request, p *repository.Post) error {
 	if plan.setImage {
 		p.ImageID = plan.imageID
 	}
-	if v, ok := b.get("password"); ok && p.Kind == repository.KindEvent {
+	if v, ok := b.Get("password"); ok && p.Kind == repository.KindEvent {
 		p.Password, _ = asString(v)
 	}
 	if err := plan.applyStatusAndDate(r, p, creating); err != nil {
@@ -506,10 +507,10 @@ func (plan *writePlan) applyStatusAndDate(r *request, p *repository.Post, creati
 	b := plan.b
 	zone := r.s.cfg.Location
 	if p.Event != nil {
-		zone, _ = r.s.eventZone(p.Event)
-		if v, ok := b.get("timezone"); ok {
+		zone, _ = r.s.render.EventZone(p.Event)
+		if v, ok := b.Get("timezone"); ok {
 			if s, _ := asString(v); s != "" {
-				zone, _ = loadZone(s)
+				zone, _ = datetext.LoadZone(s)
 			} else {
 				zone = r.s.cfg.Location
 			}
@@ -517,7 +518,7 @@ func (plan *writePlan) applyStatusAndDate(r *request, p *repository.Post, creati
 	}
 	now := r.s.now()
 	dateSet := false
-	if v, ok := b.get("date"); ok {
+	if v, ok := b.Get("date"); ok {
 		s, _ := asString(v)
 		t, err := parseDateInRange(s, zone, now, r.lang)
 		if err != nil {
@@ -525,7 +526,7 @@ func (plan *writePlan) applyStatusAndDate(r *request, p *repository.Post, creati
 		}
 		p.Date, dateSet = t.UTC().Truncate(time.Second), true
 	}
-	if v, ok := b.get("date_utc"); ok {
+	if v, ok := b.Get("date_utc"); ok {
 		s, _ := asString(v)
 		t, err := parseDateInRange(s, time.UTC, now, r.lang)
 		if err != nil {
@@ -534,7 +535,7 @@ func (plan *writePlan) applyStatusAndDate(r *request, p *repository.Post, creati
 		p.Date, dateSet = t.UTC().Truncate(time.Second), true
 	}
 	status := ""
-	if v, ok := b.get("status"); ok {
+	if v, ok := b.Get("status"); ok {
 		status, _ = asString(v)
 	}
 	switch {
@@ -564,7 +565,7 @@ func (plan *writePlan) applyStatusAndDate(r *request, p *repository.Post, creati
 func (plan *writePlan) applyMeta(r *request, p *repository.Post) error {
 	b := plan.b
 	str := func(name string, dst *string) {
-		if v, ok := b.get(name); ok {
+		if v, ok := b.Get(name); ok {
 			s, _ := asString(v)
 			*dst = strings.TrimSpace(s)
 		}
@@ -586,14 +587,14 @@ func (plan *writePlan) applyMeta(r *request, p *repository.Post) error {
 		} else if b.has("state") || b.has("province") || b.has("country") || (p.ID == 0 && v.StateProvince == "") {
 			v.StateProvince = deriveStateProvince(v)
 		}
-		if x, ok := b.get("show_map"); ok {
+		if x, ok := b.Get("show_map"); ok {
 			v.ShowMap = truthy(x)
 		}
-		if x, ok := b.get("show_map_link"); ok {
+		if x, ok := b.Get("show_map_link"); ok {
 			v.ShowMapLink = truthy(x)
 		}
 		for name, dst := range map[string]**float64{"geo_lat": &v.GeoLat, "geo_lng": &v.GeoLng} {
-			if x, ok := b.get(name); ok {
+			if x, ok := b.Get(name); ok {
 				if f, ok := asFloat(x); ok {
 					f := f
 					*dst = &f
@@ -641,26 +642,26 @@ func (plan *writePlan) applyEvent(r *request, p *repository.Post) error {
 		p.Event = &repository.EventFields{ShowMap: true, ShowMapLink: true}
 	}
 	e := p.Event
-	if v, ok := b.get("timezone"); ok {
+	if v, ok := b.Get("timezone"); ok {
 		e.Timezone, _ = asString(v)
 		e.Timezone = strings.TrimSpace(e.Timezone)
 	}
-	loc, _ := r.s.eventZone(e)
+	loc, _ := r.s.render.EventZone(e)
 	now := r.s.now()
 	for _, d := range []struct {
 		name string
 		dst  *string
 	}{{"start_date", &e.StartLocal}, {"end_date", &e.EndLocal}} {
-		if v, ok := b.get(d.name); ok {
+		if v, ok := b.Get(d.name); ok {
 			s, _ := asString(v)
 			t, err := parseDateInRange(s, loc, now, r.lang)
 			if err != nil {
 				return apierr.InvalidValue(d.name, r.dateProblem(s, loc), v)
 			}
-			*d.dst = t.In(loc).Format(wpLayout)
+			*d.dst = t.In(loc).Format(datetext.Layout)
 		}
 	}
-	if v, ok := b.get("all_day"); ok {
+	if v, ok := b.Get("all_day"); ok {
 		e.AllDay, _ = asBool(v)
 	}
 	if e.AllDay {
@@ -671,8 +672,8 @@ func (plan *writePlan) applyEvent(r *request, p *repository.Post) error {
 			e.EndLocal = e.EndLocal[:10] + " 23:59:59"
 		}
 	}
-	start, err1 := time.ParseInLocation(wpLayout, e.StartLocal, loc)
-	end, err2 := time.ParseInLocation(wpLayout, e.EndLocal, loc)
+	start, err1 := time.ParseInLocation(datetext.Layout, e.StartLocal, loc)
+	end, err2 := time.ParseInLocation(datetext.Layout, e.EndLocal, loc)
 	if err1 != nil || err2 != nil {
 		return apierr.InvalidParam("start_date", "The event has no valid start and end: send start_date and end_date, each as "+dateForms+".")
 	}
@@ -682,14 +683,14 @@ func (plan *writePlan) applyEvent(r *request, p *repository.Post) error {
 	e.StartUTC, e.EndUTC = start.UTC(), end.UTC()
 	for name, dst := range map[string]*bool{"show_map": &e.ShowMap, "show_map_link": &e.ShowMapLink,
 		"hide_from_listings": &e.HideFromListings, "sticky": &e.Sticky, "featured": &e.Featured, "ticketed": &e.Ticketed} {
-		if v, ok := b.get(name); ok {
+		if v, ok := b.Get(name); ok {
 			*dst, _ = asBool(v)
 		}
 	}
-	if v, ok := b.get("cost"); ok {
+	if v, ok := b.Get("cost"); ok {
 		e.Cost = costValues(v)
 	}
-	if v, ok := b.get("website"); ok {
+	if v, ok := b.Get("website"); ok {
 		s, _ := asString(v)
 		s = strings.TrimSpace(s)
 		e.Website = &s

@@ -1,8 +1,9 @@
-package app
+package present
 
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/calendar/eventcal/app/datetext"
 	"math"
 	"testing"
 	"time"
@@ -27,7 +28,7 @@ func TestLocalDateMatchesFormat(t *testing.T) {
 	}
 	for _, tm := range times {
 		for _, loc := range []*time.Location{time.UTC, paris, time.FixedZone("x", -9*3600-30*60)} {
-			if got, want := localDate(tm, loc), tm.In(loc).Format(wpLayout); got != want {
+			if got, want := localDate(tm, loc), tm.In(loc).Format(datetext.Layout); got != want {
 				t.Errorf("localDate(%v, %v) = %q, want %q", tm, loc, got, want)
 			}
 		}
@@ -41,11 +42,11 @@ func TestLocalDateMatchesFormat(t *testing.T) {
 // against the parsed fields, and the strings it does not take.
 func TestDateDetailsShapes(t *testing.T) {
 	slow := func(local string) string {
-		tm, err := time.Parse(wpLayout, local)
-		o := newObj()
+		tm, err := time.Parse(datetext.Layout, local)
+		o := NewObj()
 		if err == nil {
-			o.set("year", tm.Format("2006")).set("month", tm.Format("01")).set("day", tm.Format("02")).
-				set("hour", tm.Format("15")).set("minutes", tm.Format("04")).set("seconds", tm.Format("05"))
+			o.Set("year", tm.Format("2006")).Set("month", tm.Format("01")).Set("day", tm.Format("02")).
+				Set("hour", tm.Format("15")).Set("minutes", tm.Format("04")).Set("seconds", tm.Format("05"))
 		}
 		raw, _ := o.MarshalJSON()
 		return string(raw)
@@ -60,7 +61,7 @@ func TestDateDetailsShapes(t *testing.T) {
 }
 
 // TestWriteFloatMatchesEncodingJSON checks the float fast path of
-// writeJSON against encoding/json.
+// WriteJSON against encoding/json.
 func TestWriteFloatMatchesEncodingJSON(t *testing.T) {
 	for _, f := range []float64{0, math.Copysign(0, -1), 1, -1.5, 48.8566, 2.3522, 1e-6, 9.99e-7, 1e-7, -1.234e-9, 1e20, 1e21, 1.5e300,
 		math.MaxFloat64, math.SmallestNonzeroFloat64, 123456789.123456789, 0.1 + 0.2} {
@@ -69,15 +70,15 @@ func TestWriteFloatMatchesEncodingJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		var buf bytes.Buffer
-		if err := writeJSON(&buf, f); err != nil {
+		if err := WriteJSON(&buf, f); err != nil {
 			t.Fatal(err)
 		}
 		if buf.String() != string(want) {
-			t.Errorf("writeJSON(%v) = %s, want %s", f, buf.String(), want)
+			t.Errorf("WriteJSON(%v) = %s, want %s", f, buf.String(), want)
 		}
 	}
 	var buf bytes.Buffer
-	if err := writeJSON(&buf, math.NaN()); err == nil {
+	if err := WriteJSON(&buf, math.NaN()); err == nil {
 		t.Error("NaN: no error")
 	}
 }
@@ -85,21 +86,21 @@ func TestWriteFloatMatchesEncodingJSON(t *testing.T) {
 // TestObjIndexedAndDeleted checks an object past indexFrom keys and
 // deletions in it.
 func TestObjIndexedAndDeleted(t *testing.T) {
-	o := newObj()
+	o := NewObj()
 	keys := []string{}
 	for i := range 2 * indexFrom {
 		k := string(rune('A' + i))
 		keys = append(keys, k)
-		o.set(k, i)
+		o.Set(k, i)
 	}
-	o.set("B", "again")
-	o.del("A")
-	o.del("missing")
-	o.add("zz", true)
-	if v, ok := o.get("B"); !ok || v != "again" {
+	o.Set("B", "again")
+	o.Del("A")
+	o.Del("missing")
+	o.Add("zz", true)
+	if v, ok := o.Get("B"); !ok || v != "again" {
 		t.Errorf("B = %v", v)
 	}
-	if _, ok := o.get("A"); ok {
+	if _, ok := o.Get("A"); ok {
 		t.Error("A still there")
 	}
 	if len(o.keys) != 2*indexFrom || o.keys[0] != "B" || o.keys[len(o.keys)-1] != "zz" {
@@ -110,8 +111,8 @@ func TestObjIndexedAndDeleted(t *testing.T) {
 			t.Errorf("find(%q) = %d, want %d", k, o.find(k), i)
 		}
 	}
-	o.filter(func(k string, _ any) bool { return k != "C" })
-	if o.find("C") != -1 || o.find("D") != 1 || o.at("D") != 3 {
+	o.Filter(func(k string, _ any) bool { return k != "C" })
+	if o.find("C") != -1 || o.find("D") != 1 || o.At("D") != 3 {
 		t.Errorf("after filter: keys %v", o.keys)
 	}
 }
@@ -119,28 +120,28 @@ func TestObjIndexedAndDeleted(t *testing.T) {
 // TestFrozenObj checks that a frozen object and copies of it, changed in
 // every way, write what an unfrozen one does.
 func TestFrozenObj(t *testing.T) {
-	build := func() *obj {
-		return newObj().set("a", "x</y").set("n", int64(3)).set("f", 1.5).
-			set("d", newObj().set("y", "2026")).set("l", []any{newObj().set("k", true)}).set("z", nil)
+	build := func() *Obj {
+		return NewObj().Set("a", "x</y").Set("n", int64(3)).Set("f", 1.5).
+			Set("d", NewObj().Set("y", "2026")).Set("l", []any{NewObj().Set("k", true)}).Set("z", nil)
 	}
-	write := func(o *obj) string {
+	write := func(o *Obj) string {
 		var buf bytes.Buffer
-		if err := writeJSON(&buf, o); err != nil {
+		if err := WriteJSON(&buf, o); err != nil {
 			t.Fatal(err)
 		}
 		return buf.String()
 	}
-	frozen := build().freeze()
+	frozen := build().Freeze()
 	if got, want := write(frozen), write(build()); got != want {
 		t.Fatalf("frozen %s, want %s", got, want)
 	}
-	changes := []func(o *obj){
-		func(o *obj) { o.set("n", 4) },
-		func(o *obj) { o.add("new", "v") },
-		func(o *obj) { o.del("d") },
-		func(o *obj) { o.put(0, "changed") },
-		func(o *obj) { dropEmpty(o) },
-		func(o *obj) { o.set("z", "now set").set("extra", []string{"e"}) },
+	changes := []func(o *Obj){
+		func(o *Obj) { o.Set("n", 4) },
+		func(o *Obj) { o.Add("new", "v") },
+		func(o *Obj) { o.Del("d") },
+		func(o *Obj) { o.put(0, "changed") },
+		func(o *Obj) { dropEmpty(o) },
+		func(o *Obj) { o.Set("z", "now set").Set("extra", []string{"e"}) },
 	}
 	for i, change := range changes {
 		c, plain := copyObj(frozen, 2), build()
@@ -152,7 +153,7 @@ func TestFrozenObj(t *testing.T) {
 		if got, want := write(frozen), write(build()); got != want {
 			t.Errorf("change %d altered the frozen object: %s", i, got)
 		}
-		f := build().freeze()
+		f := build().Freeze()
 		change(f)
 		if got, want := write(f), write(plain); got != want {
 			t.Errorf("change %d on a frozen object: %s, want %s", i, got, want)

@@ -1,4 +1,4 @@
-package app
+package present
 
 import (
 	"context"
@@ -35,14 +35,14 @@ type linkedRecords struct {
 type renderedKind uint8
 
 const (
-	renderedVenue     renderedKind = iota // a venue (linkedPlace)
-	renderedOrganizer                     // an organizer (linkedPlace)
+	renderedVenue     renderedKind = iota // a venue (LinkedPlace)
+	renderedOrganizer                     // an organizer (LinkedPlace)
 	renderedTerm                          // an embedded term (renderEmbeddedTerms)
-	renderedEvent                         // an event's head (renderListedEvent)
+	renderedEvent                         // an event's head (ListedEvent)
 )
 
 // renderedKey names a kept rendering: the record, the language and the
-// view.
+// View.
 type renderedKey struct {
 	id     int64
 	lang   string
@@ -54,7 +54,7 @@ type renderedKey struct {
 type renderedEntry struct {
 	src, img any
 	count    int
-	o        *obj
+	o        *Obj
 }
 
 // maxLinkedRecords bounds each map; past it the cache starts over.
@@ -108,14 +108,14 @@ func cachedRecords[T any](ctx context.Context, c *linkedRecords, ids []int64, m 
 	return out, nil
 }
 
-// linkedPosts is store.GetPosts through the linked-record cache.
-func (s *Server) linkedPosts(ctx context.Context, ids []int64) (map[int64]*repository.Post, error) {
-	return cachedRecords(ctx, &s.linkCache, ids, func() map[int64]*repository.Post { return s.linkCache.posts }, s.store.GetPosts)
+// Posts is store.GetPosts through the linked-record cache.
+func (rn *Renderer) Posts(ctx context.Context, ids []int64) (map[int64]*repository.Post, error) {
+	return cachedRecords(ctx, &rn.links, ids, func() map[int64]*repository.Post { return rn.links.posts }, rn.store.GetPosts)
 }
 
 // linkedTerms is store.GetTerms through the linked-record cache.
-func (s *Server) linkedTerms(ctx context.Context, ids []int64) (map[int64]*repository.Term, error) {
-	return cachedRecords(ctx, &s.linkCache, ids, func() map[int64]*repository.Term { return s.linkCache.terms }, s.store.GetTerms)
+func (rn *Renderer) linkedTerms(ctx context.Context, ids []int64) (map[int64]*repository.Term, error) {
+	return cachedRecords(ctx, &rn.links, ids, func() map[int64]*repository.Term { return rn.links.terms }, rn.store.GetTerms)
 }
 
 // rendered returns the object build makes for k, reused while it was built
@@ -128,7 +128,7 @@ func (s *Server) linkedTerms(ctx context.Context, ids []int64) (map[int64]*repos
 // read by json_ld and feeds), never changed; an object that embeds one and
 // is changed (redactEvent, addHighlight) replaces the value, not the kept
 // object.
-func (c *linkedRecords) rendered(k renderedKey, src, img any, count int, build func() *obj) *obj {
+func (c *linkedRecords) rendered(k renderedKey, src, img any, count int, build func() *Obj) *Obj {
 	c.mu.Lock()
 	gen := c.current()
 	if e, ok := c.renders[k]; ok && e.src == src && e.img == img && e.count == count {

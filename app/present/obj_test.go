@@ -1,4 +1,4 @@
-package app
+package present
 
 import (
 	"bytes"
@@ -9,13 +9,13 @@ import (
 // TestWriteJSON checks the direct encoder against encoding/json on the
 // value shapes responses use, strings with every escape included.
 func TestWriteJSON(t *testing.T) {
-	nested := newObj().set("b", 1).set("a", []any{"x", true, nil, int64(7), 1.5, newObj().set("z", []string{"q"})})
+	nested := NewObj().Set("b", 1).Set("a", []any{"x", true, nil, int64(7), 1.5, NewObj().Set("z", []string{"q"})})
 	cases := []struct {
 		name string
 		v    any
 		want string
 	}{
-		{"order kept", newObj().set("z", 1).set("a", 2), `{"z":1,"a":2}`},
+		{"order kept", NewObj().Set("z", 1).Set("a", 2), `{"z":1,"a":2}`},
 		{"nested", nested, `{"b":1,"a":["x",true,null,7,1.5,{"z":["q"]}]}`},
 		{"html not escaped but closing slash is", "<p>Rock & Roll</p>", `"<p>Rock & Roll<\/p>"`},
 		{"script end escaped", "</script><script>x</script>", `"<\/script><script>x<\/script>"`},
@@ -26,7 +26,7 @@ func TestWriteJSON(t *testing.T) {
 		{"line separators", "a\u2028b\u2029c", `"a\u2028b\u2029c"`},
 		{"invalid utf8", "a\xffb", `"a\ufffdb"`},
 		{"empty list", []any{}, `[]`},
-		{"nil obj", (*obj)(nil), `null`},
+		{"nil Obj", (*Obj)(nil), `null`},
 		{"struct falls back", struct {
 			A string `json:"a"`
 		}{"<x>"}, `{"a":"<x>"}`},
@@ -34,7 +34,7 @@ func TestWriteJSON(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := writeJSON(&buf, c.v); err != nil {
+			if err := WriteJSON(&buf, c.v); err != nil {
 				t.Fatal(err)
 			}
 			if buf.String() != c.want {

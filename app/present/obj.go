@@ -1,4 +1,4 @@
-package app
+package present
 
 import (
 	"bytes"
@@ -7,15 +7,16 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
-// obj is a JSON object that keeps its keys in insertion order, so responses
+// Obj is a JSON object that keeps its keys in insertion order, so responses
 // list fields in the order the reference documents (section 9). Keys and
 // values sit in two parallel slices (a rendered event is some forty small
 // objects: a map each was most of a list's allocations); objects that grow
 // past indexFrom keys get a map from key to position as well.
-type obj struct {
+type Obj struct {
 	keys []string
 	vals []any
 	idx  map[string]int
@@ -34,14 +35,14 @@ type obj struct {
 // indexFrom is the number of keys from which set keeps a map of positions.
 const indexFrom = 32
 
-// newObj returns an empty ordered object.
-func newObj() *obj { return &obj{} }
+// NewObj returns an empty ordered object.
+func NewObj() *Obj { return &Obj{} }
 
-// newObjN returns an empty ordered object with room for n keys.
-func newObjN(n int) *obj { return &obj{keys: make([]string, 0, n), vals: make([]any, 0, n)} }
+// NewObjN returns an empty ordered object with room for n keys.
+func NewObjN(n int) *Obj { return &Obj{keys: make([]string, 0, n), vals: make([]any, 0, n)} }
 
 // find returns the position of a key, or -1.
-func (o *obj) find(k string) int {
+func (o *Obj) find(k string) int {
 	if o.idx != nil {
 		if i, ok := o.idx[k]; ok {
 			return i
@@ -56,13 +57,13 @@ func (o *obj) find(k string) int {
 	return -1
 }
 
-// set adds or replaces a key, keeping its first position.
-func (o *obj) set(k string, v any) *obj {
+// Set adds or replaces a key, keeping its first position.
+func (o *Obj) Set(k string, v any) *Obj {
 	if i := o.find(k); i >= 0 {
 		o.put(i, v)
 		return o
 	}
-	o.add(k, v)
+	o.Add(k, v)
 	if o.idx == nil && len(o.keys) > indexFrom {
 		o.idx = make(map[string]int, 2*len(o.keys))
 		for i, x := range o.keys {
@@ -72,9 +73,9 @@ func (o *obj) set(k string, v any) *obj {
 	return o
 }
 
-// add appends a key the object does not have yet (renderers, whose keys
+// Add appends a key the object does not have yet (renderers, whose keys
 // are distinct literals, skip set's look-up this way).
-func (o *obj) add(k string, v any) *obj {
+func (o *Obj) Add(k string, v any) *Obj {
 	o.enc = nil
 	if o.encs != nil {
 		o.encs = append(o.encs, nil)
@@ -88,7 +89,7 @@ func (o *obj) add(k string, v any) *obj {
 }
 
 // put replaces the value at position i.
-func (o *obj) put(i int, v any) {
+func (o *Obj) put(i int, v any) {
 	o.vals[i] = v
 	o.enc = nil
 	if o.encs != nil && o.encs[i] != nil {
@@ -98,19 +99,19 @@ func (o *obj) put(i int, v any) {
 }
 
 // own clones the arrays a copy shares with a frozen object (copyObj).
-func (o *obj) own() {
+func (o *Obj) own() {
 	if o.shared {
 		o.keys, o.encs = slices.Clone(o.keys), slices.Clone(o.encs)
 		o.shared = false
 	}
 }
 
-// freeze records the encoding of o and of each of its values, for an
+// Freeze records the encoding of o and of each of its values, for an
 // object that will be shared and written many times (a kept rendering,
-// linkcache.go): writeJSON then copies the bytes. Nothing may change a
+// linkcache.go): WriteJSON then copies the bytes. Nothing may change a
 // frozen object that others can see; a change to a private copy (copyObj)
 // drops the encoding of what it changed.
-func (o *obj) freeze() *obj {
+func (o *Obj) Freeze() *Obj {
 	var buf bytes.Buffer
 	ends := make([]int, len(o.vals))
 	ok := make([]bool, len(o.vals))
@@ -118,7 +119,7 @@ func (o *obj) freeze() *obj {
 		start := buf.Len()
 		// nil values keep no encoding: they are the places renderers fill
 		// in copies (eventHead), which then need no private encs.
-		ok[i] = v != nil && writeJSON(&buf, v) == nil
+		ok[i] = v != nil && WriteJSON(&buf, v) == nil
 		if !ok[i] {
 			buf.Truncate(start)
 		}
@@ -135,7 +136,7 @@ func (o *obj) freeze() *obj {
 	}
 	o.encs = encs
 	var whole bytes.Buffer
-	if writeJSON(&whole, o) == nil {
+	if WriteJSON(&whole, o) == nil {
 		o.enc = whole.Bytes()
 	}
 	return o
@@ -144,8 +145,8 @@ func (o *obj) freeze() *obj {
 // copyObj returns a copy of a frozen object o that may be changed: the
 // values are copied (with room for extra more keys), the keys and the
 // encodings shared until the copy changes them in place (own).
-func copyObj(o *obj, extra int) *obj {
-	c := &obj{keys: slices.Clip(o.keys), vals: make([]any, len(o.vals), len(o.vals)+extra), encs: slices.Clip(o.encs), shared: true}
+func copyObj(o *Obj, extra int) *Obj {
+	c := &Obj{keys: slices.Clip(o.keys), vals: make([]any, len(o.vals), len(o.vals)+extra), encs: slices.Clip(o.encs), shared: true}
 	copy(c.vals, o.vals)
 	if o.idx != nil {
 		c.idx = make(map[string]int, 2*len(c.keys))
@@ -156,22 +157,22 @@ func copyObj(o *obj, extra int) *obj {
 	return c
 }
 
-// get returns a value.
-func (o *obj) get(k string) (any, bool) {
+// Get returns a value.
+func (o *Obj) Get(k string) (any, bool) {
 	if i := o.find(k); i >= 0 {
 		return o.vals[i], true
 	}
 	return nil, false
 }
 
-// at returns a value, nil when the key is missing.
-func (o *obj) at(k string) any {
-	v, _ := o.get(k)
+// At returns a value, nil when the key is missing.
+func (o *Obj) At(k string) any {
+	v, _ := o.Get(k)
 	return v
 }
 
-// del removes a key.
-func (o *obj) del(k string) {
+// Del removes a key.
+func (o *Obj) Del(k string) {
 	i := o.find(k)
 	if i < 0 {
 		return
@@ -191,8 +192,8 @@ func (o *obj) del(k string) {
 	}
 }
 
-// filter keeps the keys for which keep is true, in order.
-func (o *obj) filter(keep func(k string, v any) bool) {
+// Filter keeps the keys for which keep is true, in order.
+func (o *Obj) Filter(keep func(k string, v any) bool) {
 	o.own()
 	n := 0
 	for i, k := range o.keys {
@@ -220,24 +221,24 @@ func (o *obj) filter(keep func(k string, v any) bool) {
 }
 
 // MarshalJSON writes the keys in order.
-func (o *obj) MarshalJSON() ([]byte, error) {
+func (o *Obj) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
-	if err := writeJSON(&buf, o); err != nil {
+	if err := WriteJSON(&buf, o); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
 }
 
-// writeJSON encodes v into buf without HTML escaping. The types responses
+// WriteJSON encodes v into buf without HTML escaping. The types responses
 // are built from (ordered objects, lists, strings, numbers, booleans) are
 // written directly, so nested objects are not re-parsed and compacted the
 // way encoding/json treats nested Marshalers (a profile showed that cost);
 // anything else goes through encoding/json.
-func writeJSON(buf *bytes.Buffer, v any) error {
+func WriteJSON(buf *bytes.Buffer, v any) error {
 	switch x := v.(type) {
 	case nil:
 		buf.WriteString("null")
-	case *obj:
+	case *Obj:
 		if x == nil {
 			buf.WriteString("null")
 			return nil
@@ -257,7 +258,7 @@ func writeJSON(buf *bytes.Buffer, v any) error {
 				buf.Write(x.encs[i])
 				continue
 			}
-			if err := writeJSON(buf, x.vals[i]); err != nil {
+			if err := WriteJSON(buf, x.vals[i]); err != nil {
 				return err
 			}
 		}
@@ -287,7 +288,7 @@ func writeJSON(buf *bytes.Buffer, v any) error {
 			if i > 0 {
 				buf.WriteByte(',')
 			}
-			if err := writeJSON(buf, e); err != nil {
+			if err := WriteJSON(buf, e); err != nil {
 				return err
 			}
 		}
@@ -316,7 +317,7 @@ func writeJSON(buf *bytes.Buffer, v any) error {
 			}
 			writeString(buf, k)
 			buf.WriteByte(':')
-			if err := writeJSON(buf, x[k]); err != nil {
+			if err := WriteJSON(buf, x[k]); err != nil {
 				return err
 			}
 		}
@@ -326,7 +327,7 @@ func writeJSON(buf *bytes.Buffer, v any) error {
 		for k, v := range x {
 			m[k] = v
 		}
-		return writeJSON(buf, m)
+		return WriteJSON(buf, m)
 	default:
 		return writeJSONFallback(buf, v)
 	}
@@ -434,4 +435,50 @@ func writeString(buf *bytes.Buffer, s string) {
 	}
 	buf.WriteString(s[start:])
 	buf.WriteByte('"')
+}
+
+// PickFields keeps the listed fields of o; "a.b" keeps b inside a. Lists
+// of objects are filtered item by item, as WordPress does for collections.
+func PickFields(o *Obj, fields []string) *Obj {
+	want := map[string][]string{}
+	for _, f := range fields {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		top, rest, _ := strings.Cut(f, ".")
+		if rest != "" {
+			want[top] = append(want[top], rest)
+		} else {
+			want[top] = append(want[top], "")
+		}
+	}
+	out := NewObj()
+	for i, k := range o.keys {
+		subs, ok := want[k]
+		if !ok {
+			continue
+		}
+		out.Set(k, pickNested(o.vals[i], subs))
+	}
+	return out
+}
+
+// pickNested applies nested field paths to a value (whole value when one
+// of them is empty).
+func pickNested(v any, subs []string) any {
+	if slices.Contains(subs, "") {
+		return v
+	}
+	switch x := v.(type) {
+	case *Obj:
+		return PickFields(x, subs)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = pickNested(e, subs)
+		}
+		return out
+	}
+	return v
 }

@@ -1,4 +1,4 @@
-package app
+package present
 
 import (
 	"context"
@@ -52,8 +52,8 @@ func TestCountsForManyTerms(t *testing.T) {
 				}
 				terms[int64(i)] = &repository.Term{ID: int64(i), Taxonomy: tax}
 			}
-			var c termCountCache
-			got, err := c.forTerms(context.Background(), st, terms)
+			var c TermCounts
+			got, err := c.ForTerms(context.Background(), st, terms)
 			if err != nil {
 				t.Fatal(err)
 			}
