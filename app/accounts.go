@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/input"
 	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/repository"
 )
@@ -52,7 +53,7 @@ func (s *Server) tokenCreateArgs() []arg {
 
 // checkTokenName bounds a token name.
 func checkTokenName(_ *request, v any) string {
-	s, _ := asString(v)
+	s, _ := input.AsString(v)
 	if len(s) > maxTokenName {
 		return fmt.Sprintf("Must be at most %d bytes long.", maxTokenName)
 	}
@@ -61,7 +62,7 @@ func checkTokenName(_ *request, v any) string {
 
 // checkExpiresIn accepts 60 seconds to maxTokenLifetime.
 func checkExpiresIn(_ *request, v any) string {
-	n, ok := asInt(v)
+	n, ok := input.AsInt(v)
 	if !ok || n < 60 || n > int64(maxTokenLifetime/time.Second) {
 		return fmt.Sprintf("Must be from 60 to %d seconds.", int64(maxTokenLifetime/time.Second))
 	}
@@ -121,11 +122,11 @@ func (s *Server) updateUser(r *request) error {
 		return err
 	}
 	if v, ok := r.bag.Get("role"); ok {
-		name, _ := asString(v)
+		name, _ := input.AsString(v)
 		u.Role, _ = repository.ParseRole(name)
 	}
 	if v, ok := r.bag.Get("disabled"); ok {
-		u.Disabled, _ = asBool(v)
+		u.Disabled, _ = input.AsBool(v)
 	}
 	if err := s.store.UpdateUser(r.ctx, u); err != nil {
 		if errors.Is(err, repository.ErrNotFound) {
@@ -150,7 +151,7 @@ func (s *Server) listTokens(r *request) error {
 	}
 	var user int64
 	if v, ok := r.bag.Get("user"); ok {
-		user, _ = asInt(v)
+		user, _ = input.AsInt(v)
 	}
 	tokens, err := s.store.ListTokens(r.ctx, user)
 	if err != nil {
@@ -169,9 +170,9 @@ func (s *Server) createToken(r *request) error {
 	if err := r.requireAdmin(); err != nil {
 		return err
 	}
-	uid, _ := asInt(r.bag.values["user"])
+	uid, _ := input.AsInt(r.bag.Values["user"])
 	if _, err := s.store.GetUser(r.ctx, uid); errors.Is(err, repository.ErrNotFound) {
-		return apierr.InvalidValue("user", fmt.Sprintf("There is no user with ID %d.", uid), r.bag.values["user"])
+		return apierr.InvalidValue("user", fmt.Sprintf("There is no user with ID %d.", uid), r.bag.Values["user"])
 	} else if err != nil {
 		return err
 	}
@@ -182,11 +183,11 @@ func (s *Server) createToken(r *request) error {
 	now := s.now().UTC().Truncate(time.Second)
 	t := &repository.Token{Hash: repository.HashToken(secret), UserID: uid, Created: now}
 	if v, ok := r.bag.Get("name"); ok {
-		name, _ := asString(v)
+		name, _ := input.AsString(v)
 		t.Name = strings.TrimSpace(name)
 	}
 	if v, ok := r.bag.Get("expires_in"); ok {
-		n, _ := asInt(v)
+		n, _ := input.AsInt(v)
 		t.Expires = now.Add(time.Duration(n) * time.Second)
 	}
 	if err := s.store.CreateToken(r.ctx, t); err != nil {

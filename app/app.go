@@ -23,6 +23,7 @@ import (
 
 	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/app/httpcache"
+	"github.com/calendar/eventcal/app/input"
 	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/config/limits"
@@ -117,7 +118,7 @@ type Server struct {
 type request struct {
 	c    *fiber.Ctx
 	s    *Server
-	bag  *bag
+	bag  *input.Bag
 	lang string
 	// user is the authenticated caller, nil when anonymous.
 	user *repository.User
@@ -263,7 +264,7 @@ func (s *Server) handler(rt *route) fiber.Handler {
 				return e
 			}
 		}
-		b, err := newBag(c)
+		b, err := input.NewBag(c, readBody)
 		if err != nil {
 			return err
 		}
@@ -272,9 +273,9 @@ func (s *Server) handler(rt *route) fiber.Handler {
 				return err
 			}
 		}
-		if b.unreadable {
+		if mediaType, ok := b.Unreadable(); ok {
 			// After the 401: an anonymous write learns nothing more.
-			return unsupportedBody(c, b.unreadableType)
+			return input.UnsupportedBody(c, mediaType)
 		}
 		r := &request{c: c, s: s, bag: b, ctx: c.UserContext(), user: user}
 		if err := r.resolveLanguage(); err != nil {
@@ -335,7 +336,7 @@ func (r *request) resolveLanguage() error {
 		r.lang = l
 	}
 	if v, ok := r.bag.Get("multilang_language"); ok {
-		l, _ := asString(v)
+		l, _ := input.AsString(v)
 		l = strings.ToLower(strings.TrimSpace(l))
 		if !r.s.cfg.IsLanguage(l) {
 			return apierr.InvalidValue("multilang_language", "Must be one of "+strings.Join(r.s.cfg.Languages, ", ")+".", v)

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/input"
 )
 
 // argType is the JSON-schema type of a declared parameter.
@@ -53,10 +54,10 @@ type arg struct {
 func (r *request) validate(args []arg) error { return r.validateBag(r.bag, args) }
 
 // validateBag validates any bag (inline venue or organizer data included).
-func (r *request) validateBag(b *bag, args []arg) error {
+func (r *request) validateBag(b *input.Bag, args []arg) error {
 	var errs apierr.Params
 	for _, a := range args {
-		if a.Required && !b.has(a.Name) {
+		if a.Required && !b.Has(a.Name) {
 			errs.Missing(a.Name)
 		}
 	}
@@ -67,7 +68,7 @@ func (r *request) validateBag(b *bag, args []arg) error {
 		v, ok := b.Get(a.Name)
 		if !ok {
 			if a.Default != nil {
-				b.values[a.Name] = a.Default
+				b.Values[a.Name] = a.Default
 			}
 			continue
 		}
@@ -80,7 +81,7 @@ func (r *request) validateBag(b *bag, args []arg) error {
 			continue
 		}
 		if len(a.Enum) > 0 {
-			s, _ := asString(v)
+			s, _ := input.AsString(v)
 			if !contains(a.Enum, s) {
 				errs.InvalidValue(a.Name, "Must be one of "+strings.Join(a.Enum, ", ")+".", v)
 				continue
@@ -107,7 +108,7 @@ func (r *request) validateBag(b *bag, args []arg) error {
 // received (a count, not the text).
 func sizeCheck(a arg, v any) string {
 	if a.MaxItems > 0 {
-		if n := len(asList(v)); n > a.MaxItems {
+		if n := len(input.AsList(v)); n > a.MaxItems {
 			return fmt.Sprintf("%s must contain at most %d items; received %d.", a.Name, a.MaxItems, n)
 		}
 	}
@@ -129,19 +130,19 @@ func sizeCheck(a arg, v any) string {
 func typeCheck(a arg, v any) string {
 	switch a.Type {
 	case tInteger:
-		if _, ok := asInt(v); !ok {
+		if _, ok := input.AsInt(v); !ok {
 			return "Must be an integer (a whole number such as 2)."
 		}
 	case tBoolean:
-		if _, ok := asBool(v); !ok {
+		if _, ok := input.AsBool(v); !ok {
 			return "Must be a boolean: true, false, 1 or 0."
 		}
 	case tNumber:
-		if _, ok := asFloat(v); !ok {
+		if _, ok := input.AsFloat(v); !ok {
 			return "Must be a number (such as 52.37)."
 		}
 	case tString:
-		if _, ok := asString(v); !ok {
+		if _, ok := input.AsString(v); !ok {
 			return "Must be a string, not a list or an object."
 		}
 	}
@@ -157,7 +158,7 @@ func nonEmptyString(_ *request, v any) string {
 	const msg = "Must be a non-empty string."
 	s, ok := v.(string)
 	if !ok {
-		if n, isNum := asString(v); isNum && n != "" {
+		if n, isNum := input.AsString(v); isNum && n != "" {
 			return ""
 		}
 		return msg
@@ -170,7 +171,7 @@ func nonEmptyString(_ *request, v any) string {
 
 // emptyOrString accepts any scalar, the empty string included.
 func emptyOrString(_ *request, v any) string {
-	if _, ok := asString(v); !ok {
+	if _, ok := input.AsString(v); !ok {
 		return "Must be a string (empty to clear), not a list or an object."
 	}
 	return ""
@@ -178,7 +179,7 @@ func emptyOrString(_ *request, v any) string {
 
 // positiveInt accepts a whole number greater than zero.
 func positiveInt(_ *request, v any) string {
-	n, ok := asInt(v)
+	n, ok := input.AsInt(v)
 	if !ok || n <= 0 {
 		return "Must be a whole number of 1 or more."
 	}
@@ -187,7 +188,7 @@ func positiveInt(_ *request, v any) string {
 
 // nonNegativeInt accepts a whole number from zero up.
 func nonNegativeInt(_ *request, v any) string {
-	n, ok := asInt(v)
+	n, ok := input.AsInt(v)
 	if !ok || n < 0 {
 		return "Must be a whole number of 0 or more."
 	}
@@ -196,12 +197,12 @@ func nonNegativeInt(_ *request, v any) string {
 
 // isTime accepts anything parseDate understands.
 func isTime(r *request, v any) string {
-	s, ok := asString(v)
+	s, ok := input.AsString(v)
 	if !ok {
-		return "Must be " + dateForms + ", not a list or an object."
+		return "Must be " + input.DateForms + ", not a list or an object."
 	}
-	if _, err := parseDateInRange(s, r.s.cfg.Location, r.s.now(), r.lang); err != nil {
-		return r.dateProblem(s, r.s.cfg.Location)
+	if _, err := input.ParseDateInRange(s, r.s.cfg.Location, r.s.now(), r.lang); err != nil {
+		return input.DateProblem(s, r.s.cfg.Location, r.s.now(), r.lang)
 	}
 	return ""
 }
@@ -213,4 +214,15 @@ func contains[T comparable](list []T, v T) bool {
 		}
 	}
 	return false
+}
+
+// isDate reports whether v parses as a date for request r ("is time"
+// validator): in r's language, site zone and clock.
+func isDate(r *request, v any) bool {
+	s, ok := input.AsString(v)
+	if !ok {
+		return false
+	}
+	_, err := input.ParseDateInRange(s, r.s.cfg.Location, r.s.now(), r.lang)
+	return err == nil
 }

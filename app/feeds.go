@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/calendar/eventcal/app/ical"
+	"github.com/calendar/eventcal/app/input"
 	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/repository"
 )
@@ -52,10 +53,10 @@ func wantsCalendar(c *fiber.Ctx) bool {
 // defaultFeedEvents (whatever the route's JSON default) and is clamped to
 // maxFeedEvents.
 func (r *request) feedPage() (page, perPage int) {
-	p, _ := asInt(r.bag.values["page"])
+	p, _ := input.AsInt(r.bag.Values["page"])
 	pp := int64(defaultFeedEvents)
 	if r.c.Query("per_page") != "" {
-		pp, _ = asInt(r.bag.values["per_page"])
+		pp, _ = input.AsInt(r.bag.Values["per_page"])
 	}
 	return int(p), int(min(max(pp, 1), maxFeedEvents))
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime/multipart"
 	"net"
 	"runtime/debug"
 	"strconv"
@@ -173,15 +172,6 @@ func readBody(c *fiber.Ctx) ([]byte, error) {
 	}
 	c.Locals(localBodyRead, true)
 	return body, nil
-}
-
-// readMultipartForm parses a multipart/form-data body read by readBody.
-func readMultipartForm(c *fiber.Ctx, body []byte) (*multipart.Form, error) {
-	boundary := string(c.Request().Header.MultipartFormBoundary())
-	if boundary == "" {
-		return nil, errors.New("no boundary")
-	}
-	return multipart.NewReader(bytes.NewReader(body), boundary).ReadForm(limits.MaxBodyBytes)
 }
 
 // closeIfBodyUnread closes the connection after a request whose body was

@@ -25,7 +25,7 @@ var pathVar = regexp.MustCompile(`:([a-z_]+)`)
 // parameters, as the WordPress REST server describes a namespace
 // (reference section 1).
 func (s *Server) namespaceIndex(r *request) error {
-	if ns := strings.Trim(r.bag.str("namespace"), "/"); ns != s.cfg.APINamespace {
+	if ns := strings.Trim(r.bag.Str("namespace"), "/"); ns != s.cfg.APINamespace {
 		return apierr.New(404, "rest_invalid_namespace", "The specified namespace could not be found.")
 	}
 	root := s.cfg.APIRoot()

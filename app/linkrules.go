@@ -10,6 +10,7 @@ import (
 
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/input"
 	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/repository"
 )
@@ -73,7 +74,7 @@ type termRef struct {
 func (r *request) lookupTerms(tax repository.Taxonomy, items []any) ([]termRef, error) {
 	var ids []int64
 	for _, it := range items {
-		if n, ok := asInt(it); ok {
+		if n, ok := input.AsInt(it); ok {
 			ids = append(ids, n)
 		}
 	}
@@ -84,13 +85,13 @@ func (r *request) lookupTerms(tax repository.Taxonomy, items []any) ([]termRef, 
 	refs := []termRef{}
 	newNames := map[string]bool{}
 	for _, it := range items {
-		if n, ok := asInt(it); ok {
+		if n, ok := input.AsInt(it); ok {
 			if t := found[n]; t != nil && t.Taxonomy == tax {
 				refs = append(refs, termRef{id: n})
 			}
 			continue
 		}
-		name, _ := asString(it)
+		name, _ := input.AsString(it)
 		name = strings.TrimSpace(name)
 		if name == "" {
 			continue
@@ -198,7 +199,7 @@ func (r *request) createPlace(pt *postType, plan *writePlan) (*repository.Post, 
 		// Only the look-up-then-create needs the name's lock: reusing or
 		// updating a found duplicate is guarded by UpdatePost itself, so
 		// parallel writers of one name hold the lock only briefly.
-		name := strings.TrimSpace(plan.b.str(pt.nameField))
+		name := strings.TrimSpace(plan.b.Str(pt.nameField))
 		err = r.s.store.Exclusive(r.ctx, nameLockKey("post:"+string(pt.kind), r.lang, name), func(context.Context) error {
 			var err error
 			if dup, err = r.findDuplicate(pt, plan.b); err != nil || dup != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/input"
 	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/config/limits"
 	"github.com/calendar/eventcal/repository"
@@ -73,7 +74,7 @@ func (s *Server) placeListArgs() []arg {
 
 // positiveNumber accepts a number greater than zero.
 func positiveNumber(_ *request, v any) string {
-	f, ok := asFloat(v)
+	f, ok := input.AsFloat(v)
 	if !ok || f <= 0 {
 		return "Must be a number greater than 0."
 	}
@@ -82,7 +83,7 @@ func positiveNumber(_ *request, v any) string {
 
 // positiveIntList accepts a CSV or list of positive whole numbers.
 func positiveIntList(_ *request, v any) string {
-	if ids, ok := asIntList(v); !ok || len(ids) == 0 {
+	if ids, ok := input.AsIntList(v); !ok || len(ids) == 0 {
 		return "Must be one or more IDs (whole numbers of 1 or more), comma-separated or as a list."
 	}
 	return ""
@@ -91,13 +92,13 @@ func positiveIntList(_ *request, v any) string {
 // checkStatusList accepts registered statuses; callers who may not edit
 // posts may only ask for exactly publish (reference 4.5).
 func checkStatusList(r *request, v any) string {
-	items := asList(v)
+	items := input.AsList(v)
 	statuses := strings.Join(repository.Statuses, ", ")
 	if len(items) == 0 {
 		return "Must be one or more of " + statuses + "."
 	}
 	for _, it := range items {
-		s, _ := asString(it)
+		s, _ := input.AsString(it)
 		if !repository.IsStatus(s) {
 			return "Must be one or more of " + statuses + "; " + strconv.Quote(s) + " is none of them."
 		}
@@ -122,7 +123,7 @@ func existingIDs[T any](r *request, v any, what string, fetch func(context.Conte
 	if msg := idListProblem(v, what); msg != "" {
 		return msg
 	}
-	ids, _ := asIntList(v)
+	ids, _ := input.AsIntList(v)
 	found, err := fetch(r.ctx, ids)
 	if err != nil {
 		r.depErr = err
@@ -141,14 +142,14 @@ func existingIDs[T any](r *request, v any, what string, fetch func(context.Conte
 // an item that is not a whole number of 1 or more is named (a slug or a
 // name where an ID is expected).
 func idListProblem(v any, what string) string {
-	items := asList(v)
+	items := input.AsList(v)
 	if len(items) == 0 {
 		return "Must be one or more " + what + " IDs, comma-separated or as a list."
 	}
 	for _, it := range items {
-		if n, ok := asInt(it); !ok || n <= 0 {
-			shown, _ := asString(it)
-			if _, scalar := asString(it); !scalar {
+		if n, ok := input.AsInt(it); !ok || n <= 0 {
+			shown, _ := input.AsString(it)
+			if _, scalar := input.AsString(it); !scalar {
 				shown = "an object or a list"
 			} else {
 				shown = strconv.Quote(shown)
@@ -201,19 +202,19 @@ func (e unknownTermError) Error() string { return "unknown term " + strconv.Quot
 
 // resolveTermRefs maps term references (IDs, slugs, names) to IDs.
 func (r *request) resolveTermRefs(tax repository.Taxonomy, v any) ([]int64, error) {
-	items := asList(v)
+	items := input.AsList(v)
 	if len(items) == 0 {
 		return nil, unknownTermError{}
 	}
 	var ids []int64
 	for _, it := range items {
-		sv, _ := asString(it)
+		sv, _ := input.AsString(it)
 		t, err := r.findTerm(tax, sv)
 		if err != nil {
 			return nil, err
 		}
 		if t == nil {
-			if n, ok := asInt(it); ok {
+			if n, ok := input.AsInt(it); ok {
 				if tt, err := r.s.store.GetTerm(r.ctx, n); err == nil && tt.Taxonomy == tax {
 					t = tt
 				}
@@ -229,8 +230,8 @@ func (r *request) resolveTermRefs(tax repository.Taxonomy, v any) ([]int64, erro
 
 // listPage reads page and per_page (clamped to 50).
 func (r *request) listPage() (page, perPage int) {
-	p, _ := asInt(r.bag.values["page"])
-	pp, _ := asInt(r.bag.values["per_page"])
+	p, _ := input.AsInt(r.bag.Values["page"])
+	pp, _ := input.AsInt(r.bag.Values["per_page"])
 	return int(p), int(min(pp, maxPerPage))
 }
 
@@ -240,8 +241,8 @@ func (r *request) listPage() (page, perPage int) {
 func (r *request) visibleStatuses() []string {
 	if v, ok := r.bag.Get("status"); ok {
 		var out []string
-		for _, it := range asList(v) {
-			s, _ := asString(it)
+		for _, it := range input.AsList(v) {
+			s, _ := input.AsString(it)
 			out = append(out, s)
 		}
 		return out
@@ -256,22 +257,22 @@ func (r *request) eventQuery() (search.EventQuery, error) {
 	q := search.EventQuery{Lang: r.lang, Statuses: r.visibleStatuses(), ExcludeHidden: true, Sort: search.ByStart}
 	loc := r.s.cfg.Location
 	now := r.s.now()
-	strict := truthy(b.values["strict_dates"])
+	strict := input.Truthy(b.Values["strict_dates"])
 	bound := func(name string, startOfDay bool) (int64, bool, error) {
 		v, ok := b.Get(name)
 		if !ok {
 			return 0, false, nil
 		}
-		s, _ := asString(v)
-		t, err := parseDateInRange(s, loc, now, r.lang)
+		s, _ := input.AsString(v)
+		t, err := input.ParseDateInRange(s, loc, now, r.lang)
 		if err != nil {
-			return 0, false, apierr.InvalidValue(name, r.dateProblem(s, loc), v)
+			return 0, false, apierr.InvalidValue(name, input.DateProblem(s, loc, r.s.now(), r.lang), v)
 		}
 		if !strict {
 			if startOfDay {
-				t = midnight(t)
+				t = input.Midnight(t)
 			} else {
-				t = endOfDay(t)
+				t = input.EndOfDay(t)
 			}
 		}
 		return t.Unix(), true, nil
@@ -279,23 +280,23 @@ func (r *request) eventQuery() (search.EventQuery, error) {
 	if v, ok := b.Get("include"); ok {
 		// include keeps the start-date order of every event list (the
 		// original's live answers do, whatever reference 4.4 reads).
-		q.IDs, _ = asIntList(v)
+		q.IDs, _ = input.AsIntList(v)
 	} else {
-		relative := b.has("starts_before") || b.has("starts_after") || b.has("ends_before") || b.has("ends_after")
-		explicit := b.has("start_date") || b.has("end_date")
+		relative := b.Has("starts_before") || b.Has("starts_after") || b.Has("ends_before") || b.Has("ends_after")
+		explicit := b.Has("start_date") || b.Has("end_date")
 		if v, ok, err := bound("start_date", true); err != nil {
 			return q, err
 		} else if ok {
 			q.StartGTE = search.Some(v)
 		} else if !relative || explicit {
-			q.StartGTE = search.Some(midnight(now.In(loc)).Unix())
+			q.StartGTE = search.Some(input.Midnight(now.In(loc)).Unix())
 		}
 		if v, ok, err := bound("end_date", false); err != nil {
 			return q, err
 		} else if ok {
 			q.EndLTE = search.Some(v)
 		} else if !relative || explicit {
-			q.EndLTE = search.Some(endOfDay(now.In(loc).AddDate(2, 0, 0)).Unix())
+			q.EndLTE = search.Some(input.EndOfDay(now.In(loc).AddDate(2, 0, 0)).Unix())
 		}
 		for _, x := range []struct {
 			name string
@@ -311,7 +312,7 @@ func (r *request) eventQuery() (search.EventQuery, error) {
 		}
 	}
 	if v, ok := b.Get("search"); ok {
-		q.Query, _ = asString(v)
+		q.Query, _ = input.AsString(v)
 		if r.user == nil {
 			// Protected text must not be probed word by word (decisions.md).
 			q.ExcludeProtected = true
@@ -321,14 +322,14 @@ func (r *request) eventQuery() (search.EventQuery, error) {
 	q.CategoryIDs = r.termIDs[repository.TaxCategory]
 	q.TagIDs = r.termIDs[repository.TaxTag]
 	if v, ok := b.Get("venue"); ok {
-		q.VenueIDs, _ = asIntList(v)
+		q.VenueIDs, _ = input.AsIntList(v)
 	}
 	if v, ok := b.Get("organizer"); ok {
-		q.OrganizerIDs, _ = asIntList(v)
+		q.OrganizerIDs, _ = input.AsIntList(v)
 	}
 	for name, dst := range map[string]*search.Opt[bool]{"featured": &q.Featured, "ticketed": &q.Ticketed, "geoloc": &q.HasGeo} {
 		if v, ok := b.Get(name); ok {
-			bv, _ := asBool(v)
+			bv, _ := input.AsBool(v)
 			*dst = search.Some(bv)
 		}
 	}
@@ -336,9 +337,9 @@ func (r *request) eventQuery() (search.EventQuery, error) {
 	_, hasLng := b.Get("geoloc_lng")
 	switch {
 	case hasLat && hasLng:
-		lat, _ := asFloat(b.values["geoloc_lat"])
-		lng, _ := asFloat(b.values["geoloc_lng"])
-		radius, _ := asFloat(b.values["geoloc_radius"])
+		lat, _ := input.AsFloat(b.Values["geoloc_lat"])
+		lng, _ := input.AsFloat(b.Values["geoloc_lng"])
+		radius, _ := input.AsFloat(b.Values["geoloc_radius"])
 		radius = min(radius, limits.MaxRadiusKm)
 		q.Near = search.Some(search.GeoCircle{Center: search.GeoPoint{Lat: lat, Lng: lng}, RadiusKm: radius})
 	case hasLat:
@@ -347,7 +348,7 @@ func (r *request) eventQuery() (search.EventQuery, error) {
 		return q, apierr.InvalidParam("geoloc_lat", "geoloc_lat is required with geoloc_lng.")
 	}
 	if v, ok := b.Get("post_parent"); ok {
-		id, _ := asInt(v)
+		id, _ := input.AsInt(v)
 		q.ParentID = search.Some(id)
 	}
 	return q, nil
@@ -404,7 +405,7 @@ func (s *Server) eventPage(r *request, page, perPage int, each func(*repository.
 		return q, res, apierr.New(404, "event-archive-page-not-found", "The requested event archive page does not exist")
 	}
 	var terms []search.Term
-	if truthy(r.bag.values["highlight"]) {
+	if input.Truthy(r.bag.Values["highlight"]) {
 		terms = search.ParseQuery(q.Query)
 	}
 	_, err = r.renderPage(res.IDs, func(p *repository.Post, l *present.Linked) *present.Obj {
@@ -426,7 +427,7 @@ func (s *Server) searchEvents(ctx context.Context, q search.EventQuery) (search.
 	if s.search == nil {
 		return search.Result{}, apierr.Unavailable("search")
 	}
-	if searchMatchesNothing(q.Query) {
+	if input.SearchMatchesNothing(q.Query) {
 		return search.Result{}, nil
 	}
 	res, err := s.search.SearchEvents(ctx, q)
@@ -494,10 +495,10 @@ func (s *Server) listPlaces(pt *postType) func(r *request) error {
 		b := r.bag
 		q := search.PlaceQuery{Kind: kind, Lang: r.lang, Statuses: r.visibleStatuses()}
 		if v, ok := b.Get("search"); ok {
-			q.Query, _ = asString(v)
+			q.Query, _ = input.AsString(v)
 		}
 		if v, ok := b.Get("event"); ok {
-			id, _ := asInt(v)
+			id, _ := input.AsInt(v)
 			ev, err := s.store.GetPost(r.ctx, id)
 			if err != nil {
 				return err
@@ -515,9 +516,9 @@ func (s *Server) listPlaces(pt *postType) func(r *request) error {
 			}
 		}
 		if v, ok := b.Get("has_events"); ok {
-			q.HasEvents = search.Some(truthy(v))
+			q.HasEvents = search.Some(input.Truthy(v))
 		}
-		if truthy(b.values["only_with_upcoming"]) {
+		if input.Truthy(b.Values["only_with_upcoming"]) {
 			q.UpcomingAfter = search.Some(s.now().Unix())
 			q.UpcomingStatuses = q.Statuses
 		}
@@ -528,7 +529,7 @@ func (s *Server) listPlaces(pt *postType) func(r *request) error {
 		}
 		var res search.Result
 		var err error
-		if !searchMatchesNothing(q.Query) {
+		if !input.SearchMatchesNothing(q.Query) {
 			res, err = s.search.SearchPlaces(r.ctx, q)
 		}
 		if err != nil {
@@ -632,11 +633,11 @@ func joinValue(v any) string {
 	if l, ok := v.([]any); ok {
 		parts := make([]string, 0, len(l))
 		for _, x := range l {
-			s, _ := asString(x)
+			s, _ := input.AsString(x)
 			parts = append(parts, s)
 		}
 		return strings.Join(parts, ",")
 	}
-	s, _ := asString(v)
+	s, _ := input.AsString(v)
 	return s
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/calendar/eventcal/app/input"
 	"github.com/calendar/eventcal/app/present"
 )
 
@@ -200,7 +201,7 @@ func typedDefault(a arg) any {
 		f, _ := strconv.ParseFloat(s, 64)
 		return f
 	case tBoolean:
-		b, _ := asBool(s)
+		b, _ := input.AsBool(s)
 		return b
 	}
 	return s

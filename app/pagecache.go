@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/calendar/eventcal/app/httpcache"
+	"github.com/calendar/eventcal/app/input"
 )
 
 // DefaultResponseCacheBytes bounds the rendered-response cache when
@@ -78,14 +79,14 @@ func (r *request) cacheRequest(rt *route) httpcache.Request {
 	sb.WriteByte(0)
 	now := r.s.now()
 	sb.WriteString(now.In(r.s.cfg.Location).Format(time.DateOnly))
-	names := make([]string, 0, len(r.bag.values))
-	for k := range r.bag.values {
+	names := make([]string, 0, len(r.bag.Values))
+	for k := range r.bag.Values {
 		names = append(names, k)
 	}
 	sort.Strings(names)
 	relative := false
 	for _, k := range names {
-		v := r.bag.values[k]
+		v := r.bag.Values[k]
 		sb.WriteByte(0)
 		sb.WriteString(k)
 		sb.WriteByte('=')
@@ -100,7 +101,7 @@ func (r *request) cacheRequest(rt *route) httpcache.Request {
 			sb.Write(raw)
 		}
 	}
-	if relative || truthy(r.bag.values["only_with_upcoming"]) {
+	if relative || input.Truthy(r.bag.Values["only_with_upcoming"]) {
 		// The answer depends on the time of day: keyed by the second.
 		sb.WriteByte(0)
 		sb.WriteString(strconv.FormatInt(now.Unix(), 10))
@@ -117,8 +118,8 @@ var isDateParam = map[string]bool{"start_date": true, "end_date": true, "starts_
 // at another time of the same day ("now", "+1 hour"): such answers must not
 // be reused for the whole day.
 func (r *request) relativeDate(s string, now time.Time) bool {
-	a, errA := parseDate(s, r.s.cfg.Location, now, r.lang)
-	b, errB := parseDate(s, r.s.cfg.Location, now.Add(-time.Hour-time.Minute-time.Second), r.lang)
+	a, errA := input.ParseDate(s, r.s.cfg.Location, now, r.lang)
+	b, errB := input.ParseDate(s, r.s.cfg.Location, now.Add(-time.Hour-time.Minute-time.Second), r.lang)
 	return errA == nil && errB == nil && !a.Equal(b)
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/input"
 	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/repository"
 )
@@ -130,7 +131,7 @@ func (r *request) checkReadable(pt *postType, p *repository.Post) error {
 // unlocks reports whether the request may see a protected post: the right
 // password, or context=edit from a caller who may edit it.
 func (r *request) unlocks(p *repository.Post) bool {
-	return access.Unlocks(r.user, p, r.bag.str("password"), r.bag.str("context") == "edit")
+	return access.Unlocks(r.user, p, r.bag.Str("password"), r.bag.Str("context") == "edit")
 }
 
 // sendPost renders one post of any kind.
@@ -167,7 +168,7 @@ func (s *Server) createPost(pt *postType) func(r *request) error {
 // create validates nothing (the caller did) and writes a new post from b,
 // reusing a duplicate venue or organizer (reference 7.3). It returns the
 // post and whether it was newly made.
-func (r *request) create(pt *postType, b *bag) (*repository.Post, bool, error) {
+func (r *request) create(pt *postType, b *input.Bag) (*repository.Post, bool, error) {
 	plan, err := r.prepareWrite(pt, b, nil)
 	if err != nil {
 		return nil, false, err
@@ -217,8 +218,8 @@ func (s *Server) countsChanged(posts ...*repository.Post) {
 // findDuplicate returns a non-trashed venue or organizer with the same name
 // (case-insensitive) and, when a description is sent, the same description,
 // among those the caller may read (linkrules.go).
-func (r *request) findDuplicate(pt *postType, b *bag) (*repository.Post, error) {
-	name := strings.TrimSpace(b.str(pt.nameField))
+func (r *request) findDuplicate(pt *postType, b *input.Bag) (*repository.Post, error) {
+	name := strings.TrimSpace(b.Str(pt.nameField))
 	if name == "" {
 		return nil, nil
 	}
@@ -233,7 +234,7 @@ func (r *request) findDuplicate(pt *postType, b *bag) (*repository.Post, error) 
 			continue
 		}
 		if hasDesc {
-			d, _ := asString(desc)
+			d, _ := input.AsString(desc)
 			if c.Content.Get(r.lang, r.s.cfg.DefaultLanguage) != d {
 				continue
 			}
@@ -293,7 +294,7 @@ func (s *Server) deletePost(pt *postType, how lookup) func(r *request) error {
 		if !access.CanEditPost(r.user, cur) {
 			return access.Forbidden(r.user)
 		}
-		force, _ := asBool(r.bag.values["force"])
+		force, _ := input.AsBool(r.bag.Values["force"])
 		if force {
 			if !access.CanEditOthers(r.user) {
 				return access.Forbidden(r.user)

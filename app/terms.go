@@ -11,6 +11,7 @@ import (
 
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/input"
 	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/config/limits"
 	"github.com/calendar/eventcal/repository"
@@ -63,7 +64,7 @@ func (s *Server) existingTerms(tt *termType) func(r *request, v any) string {
 
 // existingEvent checks that the value is the ID of an event (any status).
 func (s *Server) existingEvent(r *request, v any) string {
-	id, ok := asInt(v)
+	id, ok := input.AsInt(v)
 	if !ok || id <= 0 {
 		return "Must be an event ID (a whole number of 1 or more), not a slug."
 	}
@@ -87,7 +88,7 @@ func (s *Server) termWriteArgs(tt *termType, create bool) []arg {
 	}
 	if tt.tax == repository.TaxCategory {
 		args = append(args, arg{Name: "parent", Type: tInteger, Check: func(r *request, v any) string {
-			if n, _ := asInt(v); n == 0 {
+			if n, _ := input.AsInt(v); n == 0 {
 				return ""
 			}
 			return s.existingTerms(tt)(r, v)
@@ -136,8 +137,8 @@ func (s *Server) createTerm(tt *termType) func(r *request) error {
 		if !access.CanManageTerms(r.user, tt.tax) {
 			return access.Forbidden(r.user)
 		}
-		name := strings.TrimSpace(r.bag.str("name"))
-		parent, _ := asInt(r.bag.values["parent"])
+		name := strings.TrimSpace(r.bag.Str("name"))
+		parent, _ := input.AsInt(r.bag.Values["parent"])
 		t := &repository.Term{Taxonomy: tt.tax}
 		// Under the name's lock (linkrules.go): parallel creates of one
 		// name make one term, the others get term_exists.
@@ -164,15 +165,15 @@ func (s *Server) createTerm(tt *termType) func(r *request) error {
 // applyTerm writes the sent fields onto a term in the request language.
 func applyTerm(r *request, t *repository.Term) {
 	if v, ok := r.bag.Get("name"); ok {
-		s, _ := asString(v)
+		s, _ := input.AsString(v)
 		t.Name.Set(r.lang, strings.TrimSpace(s))
 	}
 	if v, ok := r.bag.Get("description"); ok {
-		s, _ := asString(v)
+		s, _ := input.AsString(v)
 		t.Description.Set(r.lang, s)
 	}
 	if v, ok := r.bag.Get("slug"); ok {
-		s, _ := asString(v)
+		s, _ := input.AsString(v)
 		if sl := repository.NormalizeSlug(s); sl != "" {
 			t.Slug.Set(r.lang, sl)
 		}
@@ -184,7 +185,7 @@ func applyTerm(r *request, t *repository.Term) {
 		t.Slug.Set(r.lang, "term")
 	}
 	if v, ok := r.bag.Get("parent"); ok && t.Taxonomy == repository.TaxCategory {
-		t.Parent, _ = asInt(v)
+		t.Parent, _ = input.AsInt(v)
 	}
 }
 
@@ -225,7 +226,7 @@ func (s *Server) updateTerm(tt *termType) func(r *request) error {
 // checkParent refuses a parent that is the category itself or one of its
 // descendants (a cycle).
 func (r *request) checkParent(t *repository.Term, v any) error {
-	p, _ := asInt(v)
+	p, _ := input.AsInt(v)
 	for seen := 0; p != 0 && seen < 1000; seen++ {
 		if p == t.ID {
 			return apierr.New(400, "rest_term_invalid", "A category cannot be its own ancestor.").With("params", map[string]string{"parent": fmt.Sprintf("parent %d is this category or one of its descendants; choose another category, or 0 for none.", p)})
@@ -286,17 +287,17 @@ func (s *Server) listTerms(tt *termType) func(r *request) error {
 		def := s.cfg.DefaultLanguage
 		var include, exclude, eventTerms []int64
 		if v, ok := b.Get("include"); ok {
-			include, _ = asIntList(v)
+			include, _ = input.AsIntList(v)
 		}
 		if v, ok := b.Get("exclude"); ok {
-			exclude, _ = asIntList(v)
+			exclude, _ = input.AsIntList(v)
 		}
 		postVal, hasPost := b.Get("post")
 		if v, ok := b.Get("event"); ok {
 			postVal, hasPost = v, true
 		}
 		if hasPost {
-			id, _ := asInt(postVal)
+			id, _ := input.AsInt(postVal)
 			p, err := s.store.GetPost(r.ctx, id)
 			if err != nil {
 				return err
@@ -311,13 +312,13 @@ func (s *Server) listTerms(tt *termType) func(r *request) error {
 				eventTerms = []int64{}
 			}
 		}
-		hideEmpty, _ := asBool(b.values["hide_empty"])
-		search := strings.ToLower(b.str("search"))
-		slug := b.str("slug")
+		hideEmpty, _ := input.AsBool(b.Values["hide_empty"])
+		search := strings.ToLower(b.Str("search"))
+		slug := b.Str("slug")
 		parentVal, hasParent := b.Get("parent")
-		parent, _ := asInt(parentVal)
+		parent, _ := input.AsInt(parentVal)
 		var out []*repository.Term
-		if searchMatchesNothing(search) {
+		if input.SearchMatchesNothing(search) {
 			all = nil
 		}
 		for _, t := range all {
@@ -333,9 +334,9 @@ func (s *Server) listTerms(tt *termType) func(r *request) error {
 			}
 			out = append(out, t)
 		}
-		sortTerms(out, b.str("orderby"), b.str("order"), include, counts, r.lang, def)
-		page, _ := asInt(b.values["page"])
-		perPage, _ := asInt(b.values["per_page"])
+		sortTerms(out, b.Str("orderby"), b.Str("order"), include, counts, r.lang, def)
+		page, _ := input.AsInt(b.Values["page"])
+		perPage, _ := input.AsInt(b.Values["per_page"])
 		if perPage > maxPerPage {
 			perPage = maxPerPage
 		}
@@ -343,7 +344,7 @@ func (s *Server) listTerms(tt *termType) func(r *request) error {
 		totalPages := (total + int(perPage) - 1) / int(perPage)
 		from := limits.Offset(page, perPage)
 		if v, ok := b.Get("offset"); ok {
-			off, _ := asInt(v)
+			off, _ := input.AsInt(v)
 			from = int(min(off, limits.MaxOffset))
 		}
 		items := []any{}

@@ -3,6 +3,7 @@ package app
 import (
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/htmlpolicy"
+	"github.com/calendar/eventcal/app/input"
 )
 
 // textKind says how a written text field is filtered (README "HTML policy").
@@ -21,7 +22,7 @@ const (
 // bag, in place, unless the caller has unfiltered_html. It runs inside
 // validation, so every write path (inline venues and organizers included)
 // stores only filtered text.
-func (r *request) filterText(b *bag, args []arg) {
+func (r *request) filterText(b *input.Bag, args []arg) {
 	if access.CanUnfilteredHTML(r.user) {
 		return
 	}
@@ -33,9 +34,9 @@ func (r *request) filterText(b *bag, args []arg) {
 		if a.Text == richText {
 			filter = htmlpolicy.Rich
 		}
-		switch v := b.values[a.Name].(type) {
+		switch v := b.Values[a.Name].(type) {
 		case string:
-			b.values[a.Name] = filter(v)
+			b.Values[a.Name] = filter(v)
 		case []any:
 			for i, x := range v {
 				if s, ok := x.(string); ok {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/input"
 	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/search"
 )
@@ -32,12 +33,12 @@ func textSearchArgs() []arg {
 
 // checkFacets accepts a CSV or list of known facet names.
 func checkFacets(_ *request, v any) string {
-	list := asList(v)
+	list := input.AsList(v)
 	if len(list) == 0 {
 		return "Must name one or more of " + strings.Join(search.EventFacets, ", ") + "."
 	}
 	for _, f := range list {
-		s, _ := asString(f)
+		s, _ := input.AsString(f)
 		if !contains(search.EventFacets, s) {
 			return fmt.Sprintf("Must be among %s; %s is not.", strings.Join(search.EventFacets, ", "), strconv.Quote(s))
 		}
@@ -47,15 +48,15 @@ func checkFacets(_ *request, v any) string {
 
 // applyTextSearchArgs sets the relevance order and the facets of q.
 func (r *request) applyTextSearchArgs(q *search.EventQuery) error {
-	if r.bag.str("orderby") == "relevance" {
-		if !r.bag.has("search") {
+	if r.bag.Str("orderby") == "relevance" {
+		if !r.bag.Has("search") {
 			return apierr.InvalidParam("orderby", "orderby=relevance requires search: send search with the words to rank by, or orderby=date.")
 		}
 		q.Relevance = true
 	}
 	if v, ok := r.bag.Get("facets"); ok {
-		for _, f := range asList(v) {
-			s, _ := asString(f)
+		for _, f := range input.AsList(v) {
+			s, _ := input.AsString(f)
 			if !contains(q.Facets, s) {
 				q.Facets = append(q.Facets, s)
 			}
@@ -69,7 +70,7 @@ func (r *request) applyTextSearchArgs(q *search.EventQuery) error {
 // password-protected events count in facets, whose values (categories,
 // tags, venue, organizer, featured, ticketed) are protected fields.
 func (r *request) seesAllProtected() bool {
-	return access.SeesAllProtected(r.user, r.bag.str("context") == "edit")
+	return access.SeesAllProtected(r.user, r.bag.Str("context") == "edit")
 }
 
 // facetsFromList reports whether the list query itself gives the caller's

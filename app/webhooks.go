@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/input"
 	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/sync"
@@ -45,7 +46,7 @@ func (s *Server) webhookWriteArgs(create bool) []arg {
 
 func maxLength(n int) func(*request, any) string {
 	return func(_ *request, v any) string {
-		if s, _ := asString(v); len(s) > n {
+		if s, _ := input.AsString(v); len(s) > n {
 			return "Must be at most " + strconv.Itoa(n) + " bytes long."
 		}
 		return ""
@@ -53,7 +54,7 @@ func maxLength(n int) func(*request, any) string {
 }
 
 func (s *Server) checkWebhookURL(_ *request, v any) string {
-	u, _ := asString(v)
+	u, _ := input.AsString(v)
 	if err := sync.CheckWebhookURL(strings.TrimSpace(u), s.cfg.WebhookAllowPrivate); err != nil {
 		return strings.TrimPrefix(err.Error(), "webhook: ")
 	}
@@ -62,8 +63,8 @@ func (s *Server) checkWebhookURL(_ *request, v any) string {
 
 func checkWebhookEvents(_ *request, v any) string {
 	var types []string
-	for _, it := range asList(v) {
-		t, _ := asString(it)
+	for _, it := range input.AsList(v) {
+		t, _ := input.AsString(it)
 		types = append(types, t)
 	}
 	if err := sync.CheckWebhookEvents(types); err != nil {
@@ -73,7 +74,7 @@ func checkWebhookEvents(_ *request, v any) string {
 }
 
 func checkWebhookSecret(_ *request, v any) string {
-	sec, _ := asString(v)
+	sec, _ := input.AsString(v)
 	if err := sync.CheckWebhookSecret(sec); err != nil {
 		return err.Error()
 	}
@@ -105,7 +106,7 @@ func (r *request) loadWebhook() (*repository.Webhook, error) {
 	if err := r.requireAdmin(); err != nil {
 		return nil, err
 	}
-	id, _ := asInt(r.bag.values["id"])
+	id, _ := input.AsInt(r.bag.Values["id"])
 	w, err := r.s.store.GetWebhook(r.ctx, id)
 	if errors.Is(err, repository.ErrNotFound) {
 		return nil, apierr.New(404, "webhook_not_found", "No webhook has this ID.")
@@ -152,28 +153,28 @@ func (s *Server) createWebhook(r *request) error {
 }
 
 // applyWebhookFields copies the sent fields onto w.
-func applyWebhookFields(b *bag, w *repository.Webhook) {
-	if b.has("url") {
-		w.URL = strings.TrimSpace(b.str("url"))
+func applyWebhookFields(b *input.Bag, w *repository.Webhook) {
+	if b.Has("url") {
+		w.URL = strings.TrimSpace(b.Str("url"))
 	}
 	if v, ok := b.Get("events"); ok {
 		var evs []string
-		for _, it := range asList(v) {
-			t, _ := asString(it)
+		for _, it := range input.AsList(v) {
+			t, _ := input.AsString(it)
 			if !slices.Contains(evs, t) {
 				evs = append(evs, t)
 			}
 		}
 		w.Events = evs
 	}
-	if b.has("secret") {
-		w.Secret = b.str("secret")
+	if b.Has("secret") {
+		w.Secret = b.Str("secret")
 	}
-	if b.has("description") {
-		w.Description = b.str("description")
+	if b.Has("description") {
+		w.Description = b.Str("description")
 	}
 	if v, ok := b.Get("active"); ok {
-		active, _ := asBool(v)
+		active, _ := input.AsBool(v)
 		if active && !w.Active {
 			w.DisabledReason, w.FailingSince = "", time.Time{}
 		}
@@ -207,7 +208,7 @@ func (s *Server) updateWebhook(r *request) error {
 	if err != nil {
 		return err
 	}
-	return sendJSON(r.c, 200, renderWebhook(w, r.bag.has("secret")))
+	return sendJSON(r.c, 200, renderWebhook(w, r.bag.Has("secret")))
 }
 
 // deleteWebhook serves DELETE /admin/webhooks/{id}.
@@ -245,7 +246,7 @@ func (s *Server) webhookDeliveries(r *request) error {
 	}
 	n := int64(defaultDeliveryListLen)
 	if v, ok := r.bag.Get("per_page"); ok {
-		n, _ = asInt(v)
+		n, _ = input.AsInt(v)
 	}
 	ds, err := s.store.ListDeliveries(r.ctx, w.ID, int(min(max(n, 1), maxDeliveryListLen)))
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/app/datetext"
+	"github.com/calendar/eventcal/app/input"
 	"github.com/calendar/eventcal/config/limits"
 	"github.com/calendar/eventcal/repository"
 )
@@ -85,10 +86,10 @@ func (s *Server) postWriteArgs(pt *postType, create bool) []arg {
 // checkImageArg accepts an empty value, a positive ID or an http(s) URL of
 // an image (the file itself is never fetched).
 func checkImageArg(_ *request, v any) string {
-	if isEmptyValue(v) {
+	if input.IsEmptyValue(v) {
 		return ""
 	}
-	if n, ok := asInt(v); ok && n > 0 {
+	if n, ok := input.AsInt(v); ok && n > 0 {
 		return ""
 	}
 	const msg = "Must be the ID of a registered image, an http or https URL of an image file (.jpg, .png, ...), or empty to remove it."
@@ -104,7 +105,7 @@ func checkImageArg(_ *request, v any) string {
 
 // checkZone accepts "", an IANA zone name or UTC±N.
 func checkZone(_ *request, v any) string {
-	s, _ := asString(v)
+	s, _ := input.AsString(v)
 	if s == "" {
 		return ""
 	}
@@ -119,13 +120,13 @@ func checkCost(_ *request, v any) string {
 	switch x := v.(type) {
 	case []any:
 		for _, e := range x {
-			if _, ok := asString(e); !ok {
+			if _, ok := input.AsString(e); !ok {
 				return "Must be text or a list of prices (numbers or text), not nested lists or objects."
 			}
 		}
 		return ""
 	}
-	if _, ok := asString(v); !ok {
+	if _, ok := input.AsString(v); !ok {
 		return "Must be text or a list of prices (numbers or text), not an object."
 	}
 	return ""
@@ -140,7 +141,7 @@ func checkLatLng(limit float64) func(*request, any) string {
 		if v == nil {
 			return ""
 		}
-		f, ok := asFloat(v)
+		f, ok := input.AsFloat(v)
 		if !ok || math.Abs(f) > limit {
 			return fmt.Sprintf("Must be a number from %v to %v.", -limit, limit)
 		}
@@ -153,7 +154,7 @@ func checkLatLng(limit float64) func(*request, any) string {
 // not an ID.
 func linkForms(kind repository.PostKind, item any) string {
 	shown := "an object or a list"
-	if sv, ok := asString(item); ok {
+	if sv, ok := input.AsString(item); ok {
 		shown = strconv.Quote(sv)
 	}
 	return fmt.Sprintf(`Must be %[1]s IDs (whole numbers of 1 or more; a list, or comma-separated), {"id": ...} objects or %[1]s data objects, or empty to unlink; %[2]s is not an ID (an ID, not a slug or a name).`, kind, shown)
@@ -163,14 +164,14 @@ func linkForms(kind repository.PostKind, item any) string {
 // inline data to create (or reuse) an item from.
 type linkRef struct {
 	id   int64
-	data *bag
+	data *input.Bag
 }
 
 // writePlan is a validated write: what prepareWrite checked and resolved,
 // then commit creates linked items, then apply changes the post.
 type writePlan struct {
 	pt  *postType
-	b   *bag
+	b   *input.Bag
 	cur *repository.Post // nil on create
 
 	venues, organizers       []linkRef
@@ -189,11 +190,11 @@ type writePlan struct {
 
 // prepareWrite checks what the declared validators cannot (links to other
 // items, authors, image rights) without writing anything.
-func (r *request) prepareWrite(pt *postType, b *bag, cur *repository.Post) (*writePlan, error) {
+func (r *request) prepareWrite(pt *postType, b *input.Bag, cur *repository.Post) (*writePlan, error) {
 	plan := &writePlan{pt: pt, b: b, cur: cur}
 	var errs apierr.Params
 	if v, ok := b.Get("author"); ok {
-		id, _ := asInt(v)
+		id, _ := input.AsInt(v)
 		u, err := r.s.store.GetUser(r.ctx, id)
 		switch {
 		case errors.Is(err, repository.ErrNotFound):
@@ -209,9 +210,9 @@ func (r *request) prepareWrite(pt *postType, b *bag, cur *repository.Post) (*wri
 	if v, ok := b.Get("image"); ok {
 		plan.setImage = true
 		switch {
-		case isEmptyValue(v):
+		case input.IsEmptyValue(v):
 		case isIntLike(v):
-			id, _ := asInt(v)
+			id, _ := input.AsInt(v)
 			img, err := r.s.store.GetPost(r.ctx, id)
 			if errors.Is(err, repository.ErrNotFound) || (err == nil && img.Kind != repository.KindImage) {
 				errs.InvalidValue("image", fmt.Sprintf("There is no image with ID %d: send the ID of a registered image or an image URL.", id), v)
@@ -277,16 +278,16 @@ func (r *request) prepareWrite(pt *postType, b *bag, cur *repository.Post) (*wri
 
 // isIntLike reports whether v is a whole number or a numeric string.
 func isIntLike(v any) bool {
-	_, ok := asInt(v)
+	_, ok := input.AsInt(v)
 	return ok
 }
 
 // termItems turns a categories/tags value into its items ("" or [] → none).
 func termItems(v any) []any {
-	if isEmptyValue(v) {
+	if input.IsEmptyValue(v) {
 		return []any{}
 	}
-	return asList(v)
+	return input.AsList(v)
 }
 
 // parseLinks reads a venue or organizer value (reference 6.8, decisions.md):
@@ -295,7 +296,7 @@ func termItems(v any) []any {
 // inline data must pass the kind's create validation. An ID the caller may
 // not read counts as missing unless current (the event's links) has it.
 func (r *request) parseLinks(v any, kind repository.PostKind, current []int64) ([]linkRef, string, error) {
-	if isEmptyValue(v) {
+	if input.IsEmptyValue(v) {
 		return []linkRef{}, "", nil
 	}
 	var items []any
@@ -305,7 +306,7 @@ func (r *request) parseLinks(v any, kind repository.PostKind, current []int64) (
 	case map[string]any:
 		items = []any{x}
 	case string:
-		items = asList(x)
+		items = input.AsList(x)
 	default:
 		items = []any{x}
 	}
@@ -317,13 +318,13 @@ func (r *request) parseLinks(v any, kind repository.PostKind, current []int64) (
 		pt = or
 	}
 	for _, it := range items {
-		if isEmptyValue(it) {
+		if input.IsEmptyValue(it) {
 			continue
 		}
 		switch x := it.(type) {
 		case map[string]any:
-			if idv, ok := x["id"]; ok && !isEmptyValue(idv) {
-				id, ok := asInt(idv)
+			if idv, ok := x["id"]; ok && !input.IsEmptyValue(idv) {
+				id, ok := input.AsInt(idv)
 				if !ok || id <= 0 {
 					return nil, linkForms(kind, idv), nil
 				}
@@ -331,10 +332,7 @@ func (r *request) parseLinks(v any, kind repository.PostKind, current []int64) (
 				ids = append(ids, id)
 				continue
 			}
-			sub := &bag{values: map[string]any{}, fromBody: map[string]bool{}}
-			for k, val := range x {
-				sub.values[k] = val
-			}
+			sub := input.BagOf(x)
 			if err := r.validateBag(sub, r.s.postWriteArgs(pt, true)); err != nil {
 				var ae *apierr.Error
 				if errors.As(err, &ae) {
@@ -344,7 +342,7 @@ func (r *request) parseLinks(v any, kind repository.PostKind, current []int64) (
 			}
 			refs = append(refs, linkRef{data: sub})
 		default:
-			id, ok := asInt(it)
+			id, ok := input.AsInt(it)
 			if !ok || id <= 0 {
 				return nil, linkForms(kind, it), nil
 			}
@@ -459,7 +457,7 @@ func (plan *writePlan) apply(r *request, p *repository.Post) error {
 	lang := r.lang
 	creating := p.ID == 0
 	if v, ok := b.Get(plan.pt.nameField); ok {
-		s, _ := asString(v)
+		s, _ := input.AsString(v)
 		p.Title.Set(lang, strings.TrimSpace(s))
 	}
 	for _, f := range []struct {
@@ -467,13 +465,13 @@ func (plan *writePlan) apply(r *request, p *repository.Post) error {
 		dst  *repository.Text
 	}{{"description", &p.Content}, {"excerpt", &p.Excerpt}} {
 		if v, ok := b.Get(f.name); ok {
-			s, _ := asString(v)
+			s, _ := input.AsString(v)
 			f.dst.Set(lang, s)
 		}
 	}
 	// Slug: the one sent (normalised), else keep, else derive from the title.
-	if v, ok := b.Get("slug"); ok && b.sent("slug") {
-		s, _ := asString(v)
+	if v, ok := b.Get("slug"); ok && b.Sent("slug") {
+		s, _ := input.AsString(v)
 		if sl := repository.NormalizeSlug(s); sl != "" {
 			p.Slug.Set(lang, sl)
 		}
@@ -491,7 +489,7 @@ func (plan *writePlan) apply(r *request, p *repository.Post) error {
 		p.ImageID = plan.imageID
 	}
 	if v, ok := b.Get("password"); ok && p.Kind == repository.KindEvent {
-		p.Password, _ = asString(v)
+		p.Password, _ = input.AsString(v)
 	}
 	if err := plan.applyStatusAndDate(r, p, creating); err != nil {
 		return err
@@ -509,7 +507,7 @@ func (plan *writePlan) applyStatusAndDate(r *request, p *repository.Post, creati
 	if p.Event != nil {
 		zone, _ = r.s.render.EventZone(p.Event)
 		if v, ok := b.Get("timezone"); ok {
-			if s, _ := asString(v); s != "" {
+			if s, _ := input.AsString(v); s != "" {
 				zone, _ = datetext.LoadZone(s)
 			} else {
 				zone = r.s.cfg.Location
@@ -519,24 +517,24 @@ func (plan *writePlan) applyStatusAndDate(r *request, p *repository.Post, creati
 	now := r.s.now()
 	dateSet := false
 	if v, ok := b.Get("date"); ok {
-		s, _ := asString(v)
-		t, err := parseDateInRange(s, zone, now, r.lang)
+		s, _ := input.AsString(v)
+		t, err := input.ParseDateInRange(s, zone, now, r.lang)
 		if err != nil {
-			return apierr.InvalidValue("date", r.dateProblem(s, zone), v)
+			return apierr.InvalidValue("date", input.DateProblem(s, zone, r.s.now(), r.lang), v)
 		}
 		p.Date, dateSet = t.UTC().Truncate(time.Second), true
 	}
 	if v, ok := b.Get("date_utc"); ok {
-		s, _ := asString(v)
-		t, err := parseDateInRange(s, time.UTC, now, r.lang)
+		s, _ := input.AsString(v)
+		t, err := input.ParseDateInRange(s, time.UTC, now, r.lang)
 		if err != nil {
-			return apierr.InvalidValue("date_utc", r.dateProblem(s, time.UTC), v)
+			return apierr.InvalidValue("date_utc", input.DateProblem(s, time.UTC, r.s.now(), r.lang), v)
 		}
 		p.Date, dateSet = t.UTC().Truncate(time.Second), true
 	}
 	status := ""
 	if v, ok := b.Get("status"); ok {
-		status, _ = asString(v)
+		status, _ = input.AsString(v)
 	}
 	switch {
 	case status == "" && creating:
@@ -566,7 +564,7 @@ func (plan *writePlan) applyMeta(r *request, p *repository.Post) error {
 	b := plan.b
 	str := func(name string, dst *string) {
 		if v, ok := b.Get(name); ok {
-			s, _ := asString(v)
+			s, _ := input.AsString(v)
 			*dst = strings.TrimSpace(s)
 		}
 	}
@@ -582,20 +580,20 @@ func (plan *writePlan) applyMeta(r *request, p *repository.Post) error {
 			"province": &v.Province, "state": &v.State, "zip": &v.Zip, "phone": &v.Phone, "website": &v.Website} {
 			str(name, dst)
 		}
-		if b.has("stateprovince") {
+		if b.Has("stateprovince") {
 			str("stateprovince", &v.StateProvince)
-		} else if b.has("state") || b.has("province") || b.has("country") || (p.ID == 0 && v.StateProvince == "") {
+		} else if b.Has("state") || b.Has("province") || b.Has("country") || (p.ID == 0 && v.StateProvince == "") {
 			v.StateProvince = deriveStateProvince(v)
 		}
 		if x, ok := b.Get("show_map"); ok {
-			v.ShowMap = truthy(x)
+			v.ShowMap = input.Truthy(x)
 		}
 		if x, ok := b.Get("show_map_link"); ok {
-			v.ShowMapLink = truthy(x)
+			v.ShowMapLink = input.Truthy(x)
 		}
 		for name, dst := range map[string]**float64{"geo_lat": &v.GeoLat, "geo_lng": &v.GeoLng} {
 			if x, ok := b.Get(name); ok {
-				if f, ok := asFloat(x); ok {
+				if f, ok := input.AsFloat(x); ok {
 					f := f
 					*dst = &f
 				} else {
@@ -643,7 +641,7 @@ func (plan *writePlan) applyEvent(r *request, p *repository.Post) error {
 	}
 	e := p.Event
 	if v, ok := b.Get("timezone"); ok {
-		e.Timezone, _ = asString(v)
+		e.Timezone, _ = input.AsString(v)
 		e.Timezone = strings.TrimSpace(e.Timezone)
 	}
 	loc, _ := r.s.render.EventZone(e)
@@ -653,16 +651,16 @@ func (plan *writePlan) applyEvent(r *request, p *repository.Post) error {
 		dst  *string
 	}{{"start_date", &e.StartLocal}, {"end_date", &e.EndLocal}} {
 		if v, ok := b.Get(d.name); ok {
-			s, _ := asString(v)
-			t, err := parseDateInRange(s, loc, now, r.lang)
+			s, _ := input.AsString(v)
+			t, err := input.ParseDateInRange(s, loc, now, r.lang)
 			if err != nil {
-				return apierr.InvalidValue(d.name, r.dateProblem(s, loc), v)
+				return apierr.InvalidValue(d.name, input.DateProblem(s, loc, r.s.now(), r.lang), v)
 			}
 			*d.dst = t.In(loc).Format(datetext.Layout)
 		}
 	}
 	if v, ok := b.Get("all_day"); ok {
-		e.AllDay, _ = asBool(v)
+		e.AllDay, _ = input.AsBool(v)
 	}
 	if e.AllDay {
 		if len(e.StartLocal) >= 10 {
@@ -675,7 +673,7 @@ func (plan *writePlan) applyEvent(r *request, p *repository.Post) error {
 	start, err1 := time.ParseInLocation(datetext.Layout, e.StartLocal, loc)
 	end, err2 := time.ParseInLocation(datetext.Layout, e.EndLocal, loc)
 	if err1 != nil || err2 != nil {
-		return apierr.InvalidParam("start_date", "The event has no valid start and end: send start_date and end_date, each as "+dateForms+".")
+		return apierr.InvalidParam("start_date", "The event has no valid start and end: send start_date and end_date, each as "+input.DateForms+".")
 	}
 	if end.Before(start) {
 		return apierr.InvalidParam("end_date", fmt.Sprintf("The end date must not be before the start date: end_date is %s, start_date %s (%s).", e.EndLocal, e.StartLocal, loc))
@@ -684,14 +682,14 @@ func (plan *writePlan) applyEvent(r *request, p *repository.Post) error {
 	for name, dst := range map[string]*bool{"show_map": &e.ShowMap, "show_map_link": &e.ShowMapLink,
 		"hide_from_listings": &e.HideFromListings, "sticky": &e.Sticky, "featured": &e.Featured, "ticketed": &e.Ticketed} {
 		if v, ok := b.Get(name); ok {
-			*dst, _ = asBool(v)
+			*dst, _ = input.AsBool(v)
 		}
 	}
 	if v, ok := b.Get("cost"); ok {
 		e.Cost = costValues(v)
 	}
 	if v, ok := b.Get("website"); ok {
-		s, _ := asString(v)
+		s, _ := input.AsString(v)
 		s = strings.TrimSpace(s)
 		e.Website = &s
 	}
@@ -716,7 +714,7 @@ func costValues(v any) []string {
 	case []any:
 		out := []string{}
 		for _, e := range x {
-			if s, ok := asString(e); ok && strings.TrimSpace(s) != "" {
+			if s, ok := input.AsString(e); ok && strings.TrimSpace(s) != "" {
 				out = append(out, strings.TrimSpace(s))
 			}
 		}
@@ -724,7 +722,7 @@ func costValues(v any) []string {
 	case json.Number:
 		return []string{x.String()}
 	}
-	s, _ := asString(v)
+	s, _ := input.AsString(v)
 	if strings.TrimSpace(s) == "" {
 		return nil
 	}

@@ -51,3 +51,39 @@ func TestSeesLinked(t *testing.T) {
 		t.Error("images have no visibility of their own here")
 	}
 }
+
+func TestCanEditPost(t *testing.T) {
+	own := func(role repository.Role, status string) (*repository.User, *repository.Post) {
+		return &repository.User{ID: 7, Role: role}, &repository.Post{Author: 7, Status: status}
+	}
+	tests := []struct {
+		name   string
+		role   repository.Role
+		status string
+		others bool
+		want   bool
+	}{
+		{"contributor own draft", repository.RoleContributor, repository.StatusDraft, false, true},
+		{"contributor own published", repository.RoleContributor, repository.StatusPublish, false, false},
+		{"author own published", repository.RoleAuthor, repository.StatusPublish, false, true},
+		{"author other's draft", repository.RoleAuthor, repository.StatusDraft, true, false},
+		{"editor other's published", repository.RoleEditor, repository.StatusPublish, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u, p := own(tt.role, tt.status)
+			if tt.others {
+				p.Author = 8
+			}
+			if got := CanEditPost(u, p); got != tt.want {
+				t.Errorf("CanEditPost = %v, want %v", got, tt.want)
+			}
+		})
+	}
+	if CanEditPost(nil, &repository.Post{Status: repository.StatusDraft}) {
+		t.Error("anonymous may edit")
+	}
+	if Forbidden(nil).Status != 401 || Forbidden(&repository.User{}).Status != 403 {
+		t.Error("Forbidden: 401 for anonymous, 403 for the others")
+	}
+}

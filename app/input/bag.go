@@ -1,4 +1,4 @@
-package app
+package input
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"mime/multipart"
 	"net/url"
 	"strconv"
 	"strings"
@@ -14,14 +15,15 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/config/limits"
 )
 
-// bag is the flat parameter bag of one request, as the WordPress REST server
+// Bag is the flat parameter bag of one request, as the WordPress REST server
 // builds it (reference 2.3): JSON body > form body > query string > path
 // parameters. Values are string, []any, map[string]any, json.Number, bool or
 // nil (JSON null). Every string is copied out of Fiber's request buffers.
-type bag struct {
-	values map[string]any
+type Bag struct {
+	Values map[string]any
 	// fromBody records which keys came from the body (JSON or form).
 	fromBody map[string]bool
 	// pathOnly records keys whose value is the route's path parameter,
@@ -38,9 +40,9 @@ type bag struct {
 // whose name contains "json" is read as JSON).
 var bodyTypes = []string{"application/json", "application/x-www-form-urlencoded", "multipart/form-data"}
 
-// errUnsupportedType is the 415 of a body in a Content-Type the service
+// UnsupportedType is the 415 of a body in a Content-Type the service
 // cannot read; ct is "" when the request named none.
-func errUnsupportedType(ct string) *apierr.Error {
+func UnsupportedType(ct string) *apierr.Error {
 	shown := strconv.Quote(ct)
 	if ct == "" {
 		shown = "(none)"
@@ -51,26 +53,27 @@ func errUnsupportedType(ct string) *apierr.Error {
 		With("content_type", ct).With("accepted", bodyTypes)
 }
 
-// newBag parses the request into a bag.
-func newBag(c *fiber.Ctx) (*bag, error) {
-	b := &bag{values: map[string]any{}, fromBody: map[string]bool{}, pathOnly: map[string]bool{}}
+// NewBag parses the request into a bag; read reads the body (within the
+// service's limits) for the methods that have one.
+func NewBag(c *fiber.Ctx, read func(*fiber.Ctx) ([]byte, error)) (*Bag, error) {
+	b := &Bag{Values: map[string]any{}, fromBody: map[string]bool{}, pathOnly: map[string]bool{}}
 	for _, name := range c.Route().Params {
-		b.values[name] = strings.Clone(c.Params(name))
+		b.Values[name] = strings.Clone(c.Params(name))
 		b.pathOnly[name] = true
 	}
-	mergeForm(b.values, string(c.Request().URI().QueryString()), nil, b.pathOnly)
+	mergeForm(b.Values, string(c.Request().URI().QueryString()), nil, b.pathOnly)
 	method := c.Method()
 	if method == fiber.MethodGet || method == fiber.MethodHead {
 		return b, nil
 	}
-	body, err := readBody(c)
+	body, err := read(c)
 	if err != nil {
 		return nil, err
 	}
 	ct := strings.ToLower(string(c.Request().Header.ContentType()))
 	switch {
 	case strings.HasPrefix(ct, "application/x-www-form-urlencoded"):
-		mergeForm(b.values, string(body), b.fromBody, b.pathOnly)
+		mergeForm(b.Values, string(body), b.fromBody, b.pathOnly)
 	case strings.HasPrefix(ct, "multipart/form-data"):
 		form, err := readMultipartForm(c, body)
 		if err != nil {
@@ -82,7 +85,7 @@ func newBag(c *fiber.Ctx) (*bag, error) {
 				vals.Add(k, strings.Clone(v))
 			}
 		}
-		mergeForm(b.values, vals.Encode(), b.fromBody, b.pathOnly)
+		mergeForm(b.Values, vals.Encode(), b.fromBody, b.pathOnly)
 	case strings.Contains(ct, "json") || (ct == "" && len(bytes.TrimSpace(body)) > 0 && bytes.TrimSpace(body)[0] == '{'):
 		trimmed := bytes.TrimSpace(body)
 		if len(trimmed) == 0 {
@@ -95,7 +98,7 @@ func newBag(c *fiber.Ctx) (*bag, error) {
 			return nil, apierr.InvalidJSON(jsonProblem(err, trimmed))
 		}
 		for k, v := range obj {
-			b.values[k] = v
+			b.Values[k] = v
 			b.fromBody[k] = true
 			delete(b.pathOnly, k)
 		}
@@ -157,30 +160,45 @@ func mergeForm(dst map[string]any, raw string, fromBody, pathOnly map[string]boo
 	}
 }
 
-// sent reports whether the client sent the parameter (the path parameter
-// of the route alone does not count).
-func (b *bag) sent(name string) bool { return b.has(name) && !b.pathOnly[name] }
+// BagOf is a bag of the members of a JSON object sent inside a body (an
+// inline venue or organizer), validated like a body of its own.
+func BagOf(members map[string]any) *Bag {
+	b := &Bag{Values: make(map[string]any, len(members)), fromBody: map[string]bool{}}
+	for k, v := range members {
+		b.Values[k] = v
+	}
+	return b
+}
 
-// has reports whether the parameter was sent (or defaulted).
-func (b *bag) has(name string) bool {
-	_, ok := b.values[name]
+// Unreadable reports a body the service cannot read and its media type
+// ("" when the request named none): the handler answers 415 (UnsupportedBody)
+// rather than ignore what the client sent.
+func (b *Bag) Unreadable() (mediaType string, ok bool) { return b.unreadableType, b.unreadable }
+
+// Sent reports whether the client sent the parameter (the path parameter
+// of the route alone does not count).
+func (b *Bag) Sent(name string) bool { return b.Has(name) && !b.pathOnly[name] }
+
+// Has reports whether the parameter was sent (or defaulted).
+func (b *Bag) Has(name string) bool {
+	_, ok := b.Values[name]
 	return ok
 }
 
 // Get returns the raw value of a parameter.
-func (b *bag) Get(name string) (any, bool) {
-	v, ok := b.values[name]
+func (b *Bag) Get(name string) (any, bool) {
+	v, ok := b.Values[name]
 	return v, ok
 }
 
-// str returns the parameter as a string ("" when absent or not a scalar).
-func (b *bag) str(name string) string {
-	s, _ := asString(b.values[name])
+// Str returns the parameter as a string ("" when absent or not a scalar).
+func (b *Bag) Str(name string) string {
+	s, _ := AsString(b.Values[name])
 	return s
 }
 
-// asString converts a scalar to a string; lists and maps are not strings.
-func asString(v any) (string, bool) {
+// AsString converts a scalar to a string; lists and maps are not strings.
+func AsString(v any) (string, bool) {
 	switch x := v.(type) {
 	case string:
 		return x, true
@@ -197,10 +215,10 @@ func asString(v any) (string, bool) {
 	return "", false
 }
 
-// asBool applies WordPress's boolean coercion (reference 2.7): booleans, the
+// AsBool applies WordPress's boolean coercion (reference 2.7): booleans, the
 // strings true/false/1/0 in any case and the numbers 0/1. Anything else,
 // the empty string included, is not a boolean.
-func asBool(v any) (bool, bool) {
+func AsBool(v any) (bool, bool) {
 	switch x := v.(type) {
 	case bool:
 		return x, true
@@ -222,9 +240,9 @@ func asBool(v any) (bool, bool) {
 	return false, false
 }
 
-// truthy applies TEC's looser truthiness (reference 6.4): 1, true, yes, y,
+// Truthy applies TEC's looser truthiness (reference 6.4): 1, true, yes, y,
 // on, enable, enabled are true; everything else is false.
-func truthy(v any) bool {
+func Truthy(v any) bool {
 	switch x := v.(type) {
 	case bool:
 		return x
@@ -240,8 +258,8 @@ func truthy(v any) bool {
 	return false
 }
 
-// asInt converts a whole number (JSON number or numeric string) to int64.
-func asInt(v any) (int64, bool) {
+// AsInt converts a whole number (JSON number or numeric string) to int64.
+func AsInt(v any) (int64, bool) {
 	var s string
 	switch x := v.(type) {
 	case json.Number:
@@ -266,8 +284,8 @@ func asInt(v any) (int64, bool) {
 	return int64(f), true
 }
 
-// asFloat converts a JSON number or numeric string to float64.
-func asFloat(v any) (float64, bool) {
+// AsFloat converts a JSON number or numeric string to float64.
+func AsFloat(v any) (float64, bool) {
 	var s string
 	switch x := v.(type) {
 	case json.Number:
@@ -284,9 +302,9 @@ func asFloat(v any) (float64, bool) {
 	return f, true
 }
 
-// asList turns a CSV string or an array into a list of values: CSV items
+// AsList turns a CSV string or an array into a list of values: CSV items
 // are trimmed and empty ones dropped (reference 4.1, "Lists").
-func asList(v any) []any {
+func AsList(v any) []any {
 	switch x := v.(type) {
 	case []any:
 		out := make([]any, 0, len(x))
@@ -319,13 +337,13 @@ func asList(v any) []any {
 	}
 }
 
-// asIntList converts a list parameter of IDs; ok is false if an item is
+// AsIntList converts a list parameter of IDs; ok is false if an item is
 // not a positive whole number.
-func asIntList(v any) ([]int64, bool) {
-	items := asList(v)
+func AsIntList(v any) ([]int64, bool) {
+	items := AsList(v)
 	out := make([]int64, 0, len(items))
 	for _, it := range items {
-		n, ok := asInt(it)
+		n, ok := AsInt(it)
 		if !ok || n <= 0 {
 			return nil, false
 		}
@@ -334,9 +352,9 @@ func asIntList(v any) ([]int64, bool) {
 	return out, true
 }
 
-// isEmptyValue reports whether v is an "empty" value in PHP's sense:
+// IsEmptyValue reports whether v is an "empty" value in PHP's sense:
 // "", "0", 0, false, null, [] or {}.
-func isEmptyValue(v any) bool {
+func IsEmptyValue(v any) bool {
 	switch x := v.(type) {
 	case nil:
 		return true
@@ -349,7 +367,7 @@ func isEmptyValue(v any) bool {
 		return !x
 	case []any:
 		for _, e := range x {
-			if !isEmptyValue(e) {
+			if !IsEmptyValue(e) {
 				return false
 			}
 		}
@@ -360,17 +378,17 @@ func isEmptyValue(v any) bool {
 	return false
 }
 
-// unsupportedBody answers a body the service cannot read: 415 with the
+// UnsupportedBody answers a body the service cannot read: 415 with the
 // accepted types, also in Accept-Patch (RFC 5789 section 2.2) or
 // Accept-Post (its counterpart from the W3C Linked Data Platform).
-func unsupportedBody(c *fiber.Ctx, ct string) error {
+func UnsupportedBody(c *fiber.Ctx, ct string) error {
 	switch c.Method() {
 	case fiber.MethodPost:
 		c.Set("Accept-Post", strings.Join(bodyTypes, ", "))
 	case fiber.MethodPatch:
 		c.Set("Accept-Patch", strings.Join(bodyTypes, ", "))
 	}
-	return errUnsupportedType(ct)
+	return UnsupportedType(ct)
 }
 
 // jsonProblem says why a JSON body was refused: where the syntax breaks,
@@ -404,4 +422,13 @@ func jsonKind(body []byte) string {
 		return "null"
 	}
 	return "a number"
+}
+
+// readMultipartForm parses a multipart/form-data body read by NewBag's read.
+func readMultipartForm(c *fiber.Ctx, body []byte) (*multipart.Form, error) {
+	boundary := string(c.Request().Header.MultipartFormBoundary())
+	if boundary == "" {
+		return nil, errors.New("no boundary")
+	}
+	return multipart.NewReader(bytes.NewReader(body), boundary).ReadForm(limits.MaxBodyBytes)
 }

@@ -1,9 +1,10 @@
-package app
+package input
 
 import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,13 +16,13 @@ import (
 // errBadDate is returned for strings that are not a date.
 var errBadDate = errors.New("not a date")
 
-// parseDate reads a date the way the API accepts them (decisions.md,
+// ParseDate reads a date the way the API accepts them (decisions.md,
 // "Reads"): a Unix timestamp (an instant), YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS]
 // (wall-clock time in loc), RFC 3339 with an offset (an instant), or a
 // relative or written phrase in the request's language lang or in English
 // ("+6 months", "next wednesday 4pm", "1 December 2026", "demain"),
 // evaluated at now in loc (package datetext). The result is in loc.
-func parseDate(raw string, loc *time.Location, now time.Time, lang string) (time.Time, error) {
+func ParseDate(raw string, loc *time.Location, now time.Time, lang string) (time.Time, error) {
 	t, err := datetext.Parse(raw, lang, now, loc)
 	if err != nil {
 		return time.Time{}, errBadDate
@@ -29,32 +30,21 @@ func parseDate(raw string, loc *time.Location, now time.Time, lang string) (time
 	return t, nil
 }
 
-// midnight returns 00:00:00 of t's day in t's location.
-func midnight(t time.Time) time.Time {
+// Midnight returns 00:00:00 of t's day in t's location.
+func Midnight(t time.Time) time.Time {
 	y, m, d := t.Date()
 	return time.Date(y, m, d, 0, 0, 0, 0, t.Location())
 }
 
-// endOfDay returns 23:59:59 of t's day in t's location.
-func endOfDay(t time.Time) time.Time {
+// EndOfDay returns 23:59:59 of t's day in t's location.
+func EndOfDay(t time.Time) time.Time {
 	y, m, d := t.Date()
 	return time.Date(y, m, d, 23, 59, 59, 0, t.Location())
 }
 
-// isDate reports whether v parses as a date for request r ("is time"
-// validator): in r's language, site zone and clock.
-func isDate(r *request, v any) bool {
-	s, ok := asString(v)
-	if !ok {
-		return false
-	}
-	_, err := parseDateInRange(s, r.s.cfg.Location, r.s.now(), r.lang)
-	return err == nil
-}
-
-// dateForms says which date forms the API accepts (decisions.md, "Reads"),
+// DateForms says which date forms the API accepts (decisions.md, "Reads"),
 // for the messages of refused dates.
-const dateForms = `a date: YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS], RFC 3339 with an offset (2027-12-03T19:30:00+01:00), a Unix timestamp, or a phrase such as "tomorrow 9am" or "+2 weeks"`
+const DateForms = `a date: YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS], RFC 3339 with an offset (2027-12-03T19:30:00+01:00), a Unix timestamp, or a phrase such as "tomorrow 9am" or "+2 weeks"`
 
 var (
 	// slashDate matches day/month or month/day dates: "03/12/2027 19:30".
@@ -63,24 +53,24 @@ var (
 	isoDayPrefix = regexp.MustCompile(`^(\d{4})-(\d{1,2})-(\d{1,2})(?:$|[ T])`)
 )
 
-// dateProblem is the message for a date parameter parseDateInRange
+// DateProblem is the message for a date parameter ParseDateInRange
 // refused (raw as sent, read in loc): the accepted forms, and what is wrong
 // with raw when that can be told (a day that does not exist, an ambiguous
 // day/month order, a year out of range).
-func (r *request) dateProblem(raw string, loc *time.Location) string {
-	msg := "Must be " + dateForms + "."
+func DateProblem(raw string, loc *time.Location, now time.Time, lang string) string {
+	msg := "Must be " + DateForms + "."
 	s := strings.TrimSpace(raw)
 	if s == "" {
-		return "Must be " + dateForms + "; it is empty."
+		return "Must be " + DateForms + "; it is empty."
 	}
-	if _, err := parseDate(s, loc, r.s.now(), r.lang); err == nil {
+	if _, err := ParseDate(s, loc, now, lang); err == nil {
 		return fmt.Sprintf("Must be a date from the year %d to %d.", limits.MinYear, limits.MaxYear)
 	}
 	if m := isoDayPrefix.FindStringSubmatch(s); m != nil {
 		y, _ := strconv.Atoi(m[1])
 		mo, _ := strconv.Atoi(m[2])
 		d, _ := strconv.Atoi(m[3])
-		if why := noSuchDay(y, mo, d); why != "" {
+		if why := NoSuchDay(y, mo, d); why != "" {
 			return strings.TrimSuffix(msg, ".") + "; " + why + "."
 		}
 		return msg
@@ -92,10 +82,10 @@ func (r *request) dateProblem(raw string, loc *time.Location) string {
 		rest := m[4]
 		var readings []string
 		for _, md := range [][2]int{{b, a}, {a, b}} { // day/month first, then month/day
-			if noSuchDay(y, md[0], md[1]) == "" {
+			if NoSuchDay(y, md[0], md[1]) == "" {
 				t := time.Date(y, time.Month(md[0]), md[1], 0, 0, 0, 0, time.UTC)
 				reading := fmt.Sprintf("%s%s for %d %s", t.Format("2006-01-02"), rest, md[1], t.Month())
-				if !contains(readings, reading) {
+				if !slices.Contains(readings, reading) {
 					readings = append(readings, reading)
 				}
 			}
@@ -112,8 +102,8 @@ func (r *request) dateProblem(raw string, loc *time.Location) string {
 	return msg
 }
 
-// noSuchDay says why year y, month mo, day d is not a calendar day, or "".
-func noSuchDay(y, mo, d int) string {
+// NoSuchDay says why year y, month mo, day d is not a calendar day, or "".
+func NoSuchDay(y, mo, d int) string {
 	if mo < 1 || mo > 12 {
 		return fmt.Sprintf("there is no month %d", mo)
 	}
@@ -122,4 +112,24 @@ func noSuchDay(y, mo, d int) string {
 		return fmt.Sprintf("%s %d has %d days", time.Month(mo), y, last)
 	}
 	return ""
+}
+
+// errDateOutOfRange is returned for a date outside the years the stores hold.
+var errDateOutOfRange = errors.New("date out of range")
+
+// ParseDateInRange is ParseDate limited to the years both stores hold
+// (limits.MinYear to limits.MaxYear, in the given zone and in UTC): every
+// date a request sends, in a write or a list filter, is read through it, so
+// "99999999999999" (year 3170843) is 400 rest_invalid_param everywhere.
+func ParseDateInRange(raw string, loc *time.Location, now time.Time, lang string) (time.Time, error) {
+	t, err := ParseDate(raw, loc, now, lang)
+	if err != nil {
+		return t, err
+	}
+	for _, y := range []int{t.Year(), t.UTC().Year()} {
+		if y < limits.MinYear || y > limits.MaxYear {
+			return time.Time{}, errDateOutOfRange
+		}
+	}
+	return t, nil
 }
