@@ -69,27 +69,6 @@ func checkExpiresIn(_ *request, v any) string {
 	return ""
 }
 
-// userJSON renders a user for the admin routes.
-func userJSON(u *repository.User) *present.Obj {
-	return present.NewObj().Set("id", u.ID).Set("login", u.Login).Set("role", string(u.Role)).
-		Set("disabled", u.Disabled).Set("created", u.Created.UTC().Format(time.RFC3339))
-}
-
-// optionalTime renders a time, or nil for the zero time.
-func optionalTime(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return t.UTC().Format(time.RFC3339)
-}
-
-// tokenJSON renders a token (never its hash or secret).
-func tokenJSON(t *repository.Token) *present.Obj {
-	return present.NewObj().Set("id", t.ID()).Set("user", t.UserID).Set("name", t.Name).
-		Set("created", t.Created.UTC().Format(time.RFC3339)).Set("last_used", optionalTime(t.LastUsed)).
-		Set("expires", optionalTime(t.Expires))
-}
-
 // listUsers serves GET /admin/users.
 func (s *Server) listUsers(r *request) error {
 	if err := r.requireAdmin(); err != nil {
@@ -101,7 +80,7 @@ func (s *Server) listUsers(r *request) error {
 	}
 	out := make([]any, len(users))
 	for i, u := range users {
-		out[i] = userJSON(u)
+		out[i] = present.User(u)
 	}
 	return sendJSON(r.c, 200, present.NewObj().Set("users", out))
 }
@@ -141,7 +120,7 @@ func (s *Server) updateUser(r *request) error {
 		s.adminUser = nil
 		s.adminOnce.Unlock()
 	}
-	return sendJSON(r.c, 200, userJSON(u))
+	return sendJSON(r.c, 200, present.User(u))
 }
 
 // listTokens serves GET /admin/tokens.
@@ -159,7 +138,7 @@ func (s *Server) listTokens(r *request) error {
 	}
 	out := make([]any, len(tokens))
 	for i, t := range tokens {
-		out[i] = tokenJSON(t)
+		out[i] = present.Token(t)
 	}
 	return sendJSON(r.c, 200, present.NewObj().Set("tokens", out))
 }
@@ -193,7 +172,7 @@ func (s *Server) createToken(r *request) error {
 	if err := s.store.CreateToken(r.ctx, t); err != nil {
 		return err
 	}
-	return sendJSON(r.c, 201, tokenJSON(t).Set("token", secret))
+	return sendJSON(r.c, 201, present.Token(t).Set("token", secret))
 }
 
 // revokeToken serves DELETE /admin/tokens/:token: the token stops working

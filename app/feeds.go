@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -67,7 +66,7 @@ func (s *Server) listEventFeed(r *request) error {
 	page, perPage := r.feedPage()
 	var events []ical.Event
 	_, res, err := s.eventPage(r, page, perPage, func(p *repository.Post, o *present.Obj) {
-		events = append(events, s.icalEvent(p, o))
+		events = append(events, s.render.ICalEvent(p, o))
 	})
 	if err != nil {
 		return err
@@ -96,106 +95,15 @@ func (s *Server) getEventFeed(r *request) error {
 		return err
 	}
 	o := s.render.Event(p, l, present.View{Lang: r.lang})
-	return s.sendCalendar(r, []ical.Event{s.icalEvent(p, o)})
+	return s.sendCalendar(r, []ical.Event{s.render.ICalEvent(p, o)})
 }
 
 // sendCalendar writes a calendar response.
 func (s *Server) sendCalendar(r *request, events []ical.Event) error {
 	var buf bytes.Buffer
-	cal := ical.Calendar{ProdID: "-//eventcal//Event Calendar API//EN", Name: s.render.SiteHost(), Events: events}
-	if err := ical.Write(&buf, cal); err != nil {
+	if err := s.render.WriteCalendar(&buf, events); err != nil {
 		return err
 	}
 	r.c.Set(fiber.HeaderContentType, ical.ContentType)
 	return r.c.Status(200).Send(buf.Bytes())
-}
-
-// icalEvent builds a VEVENT from a post and the object rendered from it
-// for this caller (which holds the caller's language and redactions).
-func (s *Server) icalEvent(p *repository.Post, o *present.Obj) ical.Event {
-	e := p.Event
-	if e == nil {
-		e = &repository.EventFields{}
-	}
-	loc, zone := s.render.EventZone(e)
-	out := ical.Event{
-		UID:         "event-" + strconv.FormatInt(p.ID, 10) + "@" + s.render.SiteHost(),
-		Modified:    p.Modified.UTC().Truncate(time.Second),
-		Start:       e.StartUTC,
-		End:         e.EndUTC,
-		Zone:        loc,
-		ZoneName:    zone,
-		AllDay:      e.AllDay,
-		Summary:     ical.PlainText(objString(o, "title")),
-		Description: ical.PlainText(objString(o, "description")),
-		URL:         objString(o, "url"),
-		Status:      icalStatus(p.Status),
-	}
-	if cats, ok := o.At("categories").([]any); ok {
-		for _, c := range cats {
-			if co, ok := c.(*present.Obj); ok {
-				out.Categories = append(out.Categories, ical.PlainText(objString(co, "name")))
-			}
-		}
-	}
-	if v := firstObj(o.At("venue")); v != nil {
-		var parts []string
-		for _, k := range []string{"venue", "address", "city", "stateprovince", "zip", "country"} {
-			if x := strings.TrimSpace(ical.PlainText(objString(v, k))); x != "" {
-				parts = append(parts, x)
-			}
-		}
-		out.Location = strings.Join(parts, ", ")
-		lat, okLat := v.At("geo_lat").(float64)
-		lng, okLng := v.At("geo_lng").(float64)
-		if okLat && okLng {
-			out.Geo = &ical.Point{Lat: lat, Lng: lng}
-		}
-	}
-	if orgs, ok := o.At("organizer").([]any); ok {
-		for _, x := range orgs {
-			if org, ok := x.(*present.Obj); ok {
-				if email := objString(org, "email"); email != "" {
-					out.Organizer = &ical.Organizer{Name: ical.PlainText(objString(org, "organizer")), Email: email}
-					break
-				}
-			}
-		}
-	}
-	return out
-}
-
-// icalStatus maps a post status to a VEVENT STATUS: published and private
-// events are confirmed, trashed ones cancelled, the rest tentative.
-func icalStatus(status string) ical.Status {
-	switch status {
-	case repository.StatusPublish, repository.StatusPrivate:
-		return ical.StatusConfirmed
-	case repository.StatusTrash:
-		return ical.StatusCancelled
-	default:
-		return ical.StatusTentative
-	}
-}
-
-// objString reads a string field of a rendered object.
-func objString(o *present.Obj, k string) string {
-	s, _ := o.At(k).(string)
-	return s
-}
-
-// firstObj returns a rendered venue: the object itself, or the first of a
-// list of them.
-func firstObj(v any) *present.Obj {
-	switch x := v.(type) {
-	case *present.Obj:
-		return x
-	case []any:
-		for _, it := range x {
-			if o, ok := it.(*present.Obj); ok {
-				return o
-			}
-		}
-	}
-	return nil
 }

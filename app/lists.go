@@ -374,7 +374,7 @@ func (s *Server) listEvents(r *request) error {
 		return err
 	}
 	if facets != nil {
-		return r.sendList("events", items, res.Total, page, perPage, "facets", facetsObject(facets))
+		return r.sendList("events", items, res.Total, page, perPage, "facets", present.Facets(facets))
 	}
 	return r.sendList("events", items, res.Total, page, perPage)
 }
@@ -411,10 +411,10 @@ func (s *Server) eventPage(r *request, page, perPage int, each func(*repository.
 	_, err = r.renderPage(res.IDs, func(p *repository.Post, l *present.Linked) *present.Obj {
 		o := s.render.ListedEvent(p, l, present.View{Lang: r.lang})
 		if !r.unlocks(p) {
-			redactEvent(o)
+			present.RedactEvent(o)
 		}
 		if terms != nil {
-			addHighlight(o, terms)
+			present.AddHighlight(o, terms)
 		}
 		each(p, o)
 		return o
@@ -470,19 +470,6 @@ func (r *request) postsInOrder(ids []int64) ([]*repository.Post, error) {
 		}
 	}
 	return out, nil
-}
-
-// redactEvent blanks the protected fields of a password-protected event in
-// a list (reference 4.8).
-func redactEvent(o *present.Obj) {
-	for k, v := range map[string]any{"description": "", "excerpt": "", "image": false, "all_day": nil, "show_map": nil,
-		"show_map_link": nil, "hide_from_listings": nil, "sticky": nil, "featured": nil, "ticketed": nil, "cost": "",
-		"website": "", "categories": []any{}, "tags": []any{}, "venue": []any{}, "organizer": []any{}, "custom_fields": []any{}} {
-		if _, ok := o.Get(k); ok {
-			o.Set(k, v)
-		}
-	}
-	o.Set("cost_details", present.NewObj().Set("currency_symbol", "").Set("currency_position", "").Set("currency_code", "").Set("values", []any{}))
 }
 
 // listPlaces serves GET /venues and /organizers from the search index.

@@ -1,16 +1,13 @@
 package app
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/app/input"
-	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/search"
 )
 
@@ -95,58 +92,4 @@ func (s *Server) eventFacets(r *request, q search.EventQuery, res search.Result)
 		return nil, err
 	}
 	return counted.Facets, nil
-}
-
-// facetsObject renders facets in the order of search.EventFacets, values
-// in the engine's order (an object of counts per facet).
-func facetsObject(facets map[string]map[string]int) *present.Obj {
-	o := present.NewObj()
-	for _, f := range search.EventFacets {
-		counts, ok := facets[f]
-		if !ok {
-			continue
-		}
-		c := present.NewObj()
-		for _, v := range sortedKeys(counts) {
-			c.Set(v, counts[v])
-		}
-		o.Set(f, c)
-	}
-	return o
-}
-
-// addHighlight sets highlight {title, excerpt} on a rendered event: the
-// plain text of its rendered title and excerpt, HTML-escaped, with the
-// matched words marked. It reads the rendered (and, for a locked event,
-// redacted) fields, so it never shows text the caller may not see.
-func addHighlight(o *present.Obj, terms []search.Term) {
-	field := func(name string) string {
-		v, _ := o.Get(name)
-		s, _ := v.(string)
-		return search.Highlight(strings.TrimSpace(search.PlainText(s)), terms)
-	}
-	o.Set("highlight", present.NewObj().Set("title", field("title")).Set("excerpt", field("excerpt")))
-}
-
-// sortedKeys returns the values of a facet in order: numbers (IDs)
-// numerically, then the other values (true, false) alphabetically.
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b string) int {
-		x, errA := strconv.ParseInt(a, 10, 64)
-		y, errB := strconv.ParseInt(b, 10, 64)
-		switch {
-		case errA == nil && errB == nil:
-			return cmp.Compare(x, y)
-		case errA == nil:
-			return -1
-		case errB == nil:
-			return 1
-		}
-		return strings.Compare(a, b)
-	})
-	return keys
 }

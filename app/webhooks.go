@@ -81,26 +81,6 @@ func checkWebhookSecret(_ *request, v any) string {
 	return ""
 }
 
-// renderWebhook is an endpoint as the admin API shows it; the secret only
-// when asked (on create, or when it was just set).
-func renderWebhook(w *repository.Webhook, withSecret bool) *present.Obj {
-	o := present.NewObj().Set("id", w.ID).Set("url", w.URL).Set("description", w.Description).
-		Set("events", w.Events).Set("active", w.Active)
-	if w.DisabledReason != "" {
-		o.Set("disabled_reason", w.DisabledReason)
-	}
-	if !w.FailingSince.IsZero() {
-		o.Set("failing_since", w.FailingSince.UTC().Format(timeRFC3339))
-	}
-	o.Set("created", w.Created.UTC().Format(timeRFC3339)).Set("updated", w.Updated.UTC().Format(timeRFC3339))
-	if withSecret {
-		o.Set("secret", w.Secret)
-	}
-	return o
-}
-
-const timeRFC3339 = "2006-01-02T15:04:05Z07:00"
-
 // loadWebhook reads the :id endpoint for an admin.
 func (r *request) loadWebhook() (*repository.Webhook, error) {
 	if err := r.requireAdmin(); err != nil {
@@ -125,7 +105,7 @@ func (s *Server) listWebhooks(r *request) error {
 	}
 	items := make([]any, 0, len(hooks))
 	for _, w := range hooks {
-		items = append(items, renderWebhook(w, false))
+		items = append(items, present.Webhook(w, false))
 	}
 	return sendJSON(r.c, 200, present.NewObj().Set("webhooks", items))
 }
@@ -149,7 +129,7 @@ func (s *Server) createWebhook(r *request) error {
 	if err := s.store.CreateWebhook(r.ctx, w); err != nil {
 		return err
 	}
-	return sendJSON(r.c, 201, renderWebhook(w, true))
+	return sendJSON(r.c, 201, present.Webhook(w, true))
 }
 
 // applyWebhookFields copies the sent fields onto w.
@@ -191,7 +171,7 @@ func (s *Server) getWebhook(r *request) error {
 	if err != nil {
 		return err
 	}
-	return sendJSON(r.c, 200, renderWebhook(w, false))
+	return sendJSON(r.c, 200, present.Webhook(w, false))
 }
 
 // updateWebhook serves POST/PUT/PATCH /admin/webhooks/{id} (partial).
@@ -208,7 +188,7 @@ func (s *Server) updateWebhook(r *request) error {
 	if err != nil {
 		return err
 	}
-	return sendJSON(r.c, 200, renderWebhook(w, r.bag.Has("secret")))
+	return sendJSON(r.c, 200, present.Webhook(w, r.bag.Has("secret")))
 }
 
 // deleteWebhook serves DELETE /admin/webhooks/{id}.
@@ -220,7 +200,7 @@ func (s *Server) deleteWebhook(r *request) error {
 	if err := s.store.DeleteWebhook(r.ctx, w.ID); err != nil && !errors.Is(err, repository.ErrNotFound) {
 		return err
 	}
-	return sendJSON(r.c, 200, present.NewObj().Set("deleted", true).Set("previous", renderWebhook(w, false)))
+	return sendJSON(r.c, 200, present.NewObj().Set("deleted", true).Set("previous", present.Webhook(w, false)))
 }
 
 // pingWebhook serves POST /admin/webhooks/{id}/ping: one signed
@@ -255,9 +235,9 @@ func (s *Server) webhookDeliveries(r *request) error {
 	items := make([]any, 0, len(ds))
 	for _, d := range ds {
 		o := present.NewObj().Set("id", d.ID).Set("type", d.Type).Set("item", d.Item).Set("status", d.Status).
-			Set("attempts", d.Attempts).Set("created", d.Created.UTC().Format(timeRFC3339))
+			Set("attempts", d.Attempts).Set("created", d.Created.UTC().Format(present.TimeRFC3339))
 		if d.Status == repository.DeliveryPending {
-			o.Set("next_attempt", d.NextAttempt.UTC().Format(timeRFC3339))
+			o.Set("next_attempt", d.NextAttempt.UTC().Format(present.TimeRFC3339))
 		}
 		log := make([]any, 0, len(d.Log))
 		for _, a := range d.Log {

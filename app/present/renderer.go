@@ -40,9 +40,6 @@ func NewRenderer(cfg *config.Config, store repository.Store, generation func() i
 	return rn
 }
 
-// SiteHost is SITE_URL without its scheme (global IDs, iCalendar UIDs).
-func (rn *Renderer) SiteHost() string { return rn.siteHost }
-
 // View says how an item is rendered.
 type View struct {
 	// Lang is the language of the returned content.
