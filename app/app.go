@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/handlers"
 	"github.com/calendar/eventcal/app/httpcache"
 	"github.com/calendar/eventcal/app/input"
 	"github.com/calendar/eventcal/app/present"
@@ -29,6 +30,7 @@ import (
 	"github.com/calendar/eventcal/config/limits"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search"
+	eventsync "github.com/calendar/eventcal/sync"
 )
 
 // Options are what New needs.
@@ -78,26 +80,48 @@ type Options struct {
 }
 
 // Notifier is told that new index marks were written.
-type Notifier interface{ Notify() }
+type Notifier = handlers.Notifier
 
-// Server holds the dependencies shared by all handlers.
+// Reindexer starts and reports full rebuilds of the search indexes
+// (sync.Reindexer).
+type Reindexer = handlers.Reindexer
+
+// WebhookSender sends the admin API's test pings (sync.Webhooks).
+type WebhookSender = handlers.WebhookSender
+
+// WorkerStats reports the sync worker's recent figures (sync.Worker).
+type WorkerStats = handlers.WorkerStats
+
+// SyncStatus is the view of GET /admin/sync (and of `eventcal status`).
+type SyncStatus = handlers.SyncStatus
+
+// ComputeSyncStatus computes the sync figures from a store, an engine (may
+// be nil) and the worker's stats (may be nil), for the admin route and the
+// `status` command.
+func ComputeSyncStatus(ctx context.Context, store repository.Store, engine search.Engine, ws WorkerStats, now time.Time) (*SyncStatus, error) {
+	return handlers.ComputeSyncStatus(ctx, store, engine, ws, now)
+}
+
+// Server is the composition: the handlers (app/handlers) behind the
+// middleware chain (guard, request log, metrics, response cache,
+// authentication, write rates).
 type Server struct {
 	cfg   *config.Config
 	store repository.Store
-	// search serves lists; indexer is woken after writes.
-	search    search.Engine
-	indexer   Notifier
-	reindexer Reindexer
-	webhooks  WebhookSender
-	log       *slog.Logger
-	now       func() time.Time
-	draining  func() bool
+	// api is every route's handler.
+	api *handlers.API
+	// search is checked by /readyz; indexer is woken after writes.
+	search   search.Engine
+	indexer  Notifier
+	log      *slog.Logger
+	now      func() time.Time
+	draining func() bool
 	// readyTimeout bounds each /readyz check.
 	readyTimeout time.Duration
 	// identity names this instance in /healthz and /readyz (identity.go).
 	identity Identity
 	// routes is every registered route, for the namespace index and docs.
-	routes []*route
+	routes []*handlers.Route
 
 	adminOnce sync.Mutex
 	adminUser *repository.User
@@ -106,28 +130,9 @@ type Server struct {
 	metrics *appMetrics
 	// pages is the rendered-response cache (pagecache.go).
 	pages *httpcache.Cache
-	// render turns records into the response shapes and keeps the linked
-	// records, renderings and term counts between requests (app/present).
-	render *present.Renderer
 	// writeRates bounds contributors' and authors' writes (writerate.go);
 	// nil when WRITE_RATE is 0.
 	writeRates *writeRates
-}
-
-// request is one API call as the handlers see it.
-type request struct {
-	c    *fiber.Ctx
-	s    *Server
-	bag  *input.Bag
-	lang string
-	// user is the authenticated caller, nil when anonymous.
-	user *repository.User
-	ctx  context.Context
-	// termIDs holds the categories and tags a list validator resolved.
-	termIDs map[repository.Taxonomy][]int64
-	// depErr is a store failure a validator met: validation answers it
-	// (503) rather than calling the value invalid.
-	depErr error
 }
 
 // New builds the Fiber application.
@@ -135,7 +140,7 @@ func New(opts Options) (*fiber.App, error) {
 	if opts.Config == nil || opts.Store == nil {
 		return nil, errors.New("app: Config and Store are required")
 	}
-	s := &Server{cfg: opts.Config, store: opts.Store, search: opts.Search, indexer: opts.Indexer, reindexer: opts.Reindexer, webhooks: opts.Webhooks, log: opts.Logger, now: opts.Now, draining: opts.Draining,
+	s := &Server{cfg: opts.Config, store: opts.Store, search: opts.Search, indexer: opts.Indexer, log: opts.Logger, now: opts.Now, draining: opts.Draining,
 		readyTimeout: opts.ReadyTimeout}
 	if s.readyTimeout <= 0 {
 		s.readyTimeout = DefaultReadyTimeout
@@ -183,7 +188,10 @@ func New(opts Options) (*fiber.App, error) {
 	if opts.RecordCacheTTL != 0 {
 		recordTTL, countTTL = opts.RecordCacheTTL, opts.RecordCacheTTL
 	}
-	s.render = present.NewRenderer(s.cfg, s.store, s.pages.Generation, recordTTL, countTTL)
+	s.api = handlers.New(handlers.Deps{Config: s.cfg, Store: s.store, Search: s.search, Indexer: s.indexer,
+		Reindexer: opts.Reindexer, Webhooks: opts.Webhooks, Logger: s.log, Now: s.now,
+		Render:       present.NewRenderer(s.cfg, s.store, s.pages.Generation, recordTTL, countTTL),
+		AdminChanged: s.forgetAdmin})
 	metrics.registry.MustRegister(s.pages.Collectors()...)
 	f.Server().HeaderReceived = readHeaders
 	s.answerUnknownMethods(f)
@@ -244,14 +252,14 @@ const localPrefixLang = "prefix-lang"
 // handler adapts a request handler to Fiber: it parses the parameter bag,
 // resolves the language and the caller, and (for writes) refuses anonymous
 // callers before any validation (decisions.md, "Writes").
-func (s *Server) handler(rt *route) fiber.Handler {
+func (s *Server) handler(rt *handlers.Route) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		// A write's caller is known from its headers before its body is
 		// read: an anonymous or refused caller's body is never read or
 		// parsed (see readHeaders).
 		var user *repository.User
 		var err error
-		if rt.write {
+		if rt.Write {
 			if user, err = s.caller(c); err != nil {
 				return err
 			}
@@ -268,7 +276,7 @@ func (s *Server) handler(rt *route) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		if !rt.write {
+		if !rt.Write {
 			if user, err = s.caller(c); err != nil {
 				return err
 			}
@@ -277,22 +285,20 @@ func (s *Server) handler(rt *route) fiber.Handler {
 			// After the 401: an anonymous write learns nothing more.
 			return input.UnsupportedBody(c, mediaType)
 		}
-		r := &request{c: c, s: s, bag: b, ctx: c.UserContext(), user: user}
-		if err := r.resolveLanguage(); err != nil {
+		prefixLang, _ := c.Locals(localPrefixLang).(string)
+		r, err := s.api.Prepare(c, b, user, prefixLang, rt)
+		if err != nil {
 			return err
 		}
-		if err := r.validate(rt.args); err != nil {
-			return err
-		}
-		if !rt.write {
-			return s.serveRead(r, rt)
+		if !rt.Write {
+			return s.serveRead(c, r, rt)
 		}
 		// Cached renderings are stale from the moment a write may change
 		// what they show (before and after: see httpcache.Invalidate).
 		s.pages.Invalidate()
-		err = rt.handle(r)
+		err = rt.Handle(r)
 		s.pages.Invalidate()
-		if rt.write && s.indexer != nil {
+		if rt.Write && s.indexer != nil {
 			// Wake the sync worker even after a failed write: linked items
 			// it created may have left marks.
 			s.indexer.Notify()
@@ -326,24 +332,6 @@ func (s *Server) cors() fiber.Handler {
 		ExposeHeaders: "X-TEC-Total, X-TEC-TotalPages, X-WP-Total, X-WP-TotalPages, X-Request-ID, Link",
 		MaxAge:        600,
 	})
-}
-
-// resolveLanguage picks the response language: multilang_language wins over
-// the address prefix; an unknown language is 400.
-func (r *request) resolveLanguage() error {
-	r.lang = r.s.cfg.DefaultLanguage
-	if l, ok := r.c.Locals(localPrefixLang).(string); ok {
-		r.lang = l
-	}
-	if v, ok := r.bag.Get("multilang_language"); ok {
-		l, _ := input.AsString(v)
-		l = strings.ToLower(strings.TrimSpace(l))
-		if !r.s.cfg.IsLanguage(l) {
-			return apierr.InvalidValue("multilang_language", "Must be one of "+strings.Join(r.s.cfg.Languages, ", ")+".", v)
-		}
-		r.lang = l
-	}
-	return nil
 }
 
 // authenticate resolves "Authorization: Bearer <token>" to a user. No header
@@ -407,6 +395,15 @@ func (s *Server) authFailed(reason string) {
 	}
 }
 
+// forgetAdmin drops the cached ADMIN_TOKEN user after the stored "admin"
+// user changed (the admin API's user update): the token keeps the admin
+// role whatever is stored (the token is configuration).
+func (s *Server) forgetAdmin() {
+	s.adminOnce.Lock()
+	s.adminUser = nil
+	s.adminOnce.Unlock()
+}
+
 // builtinAdmin returns the user that ADMIN_TOKEN authenticates: the stored
 // user "admin", created with the admin role on first use.
 func (s *Server) builtinAdmin(ctx context.Context) (*repository.User, error) {
@@ -430,4 +427,9 @@ func (s *Server) builtinAdmin(ctx context.Context) (*repository.User, error) {
 	admin.Role = repository.RoleAdmin
 	s.adminUser = &admin
 	return s.adminUser, nil
+}
+
+// NewItemRenderer returns the renderer webhook messages use (sync.Webhooks).
+func NewItemRenderer(opts Options) eventsync.ItemRenderer {
+	return handlers.NewItemRenderer(opts.Config, opts.Store, opts.Now)
 }

@@ -54,5 +54,5 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	if apiErr.Status >= 500 {
 		s.log.Warn("error response", slog.Int("status", apiErr.Status), slog.String("code", apiErr.Code), slog.String("path", c.Path()), slog.String("request_id", requestID(c)))
 	}
-	return sendJSON(c, apiErr.Status, present.NewObj().Set("code", apiErr.Code).Set("message", apiErr.Message).Set("data", data))
+	return present.SendJSON(c, apiErr.Status, present.NewObj().Set("code", apiErr.Code).Set("message", apiErr.Message).Set("data", data))
 }

@@ -1,4 +1,4 @@
-package app
+package present
 
 import (
 	"bytes"
@@ -6,37 +6,35 @@ import (
 	gosync "sync"
 
 	"github.com/gofiber/fiber/v2"
-
-	"github.com/calendar/eventcal/app/present"
 )
 
-// sendJSON writes v with the status, without HTML escaping (text comes back
+// SendJSON writes v with the status, without HTML escaping (text comes back
 // as stored, decisions.md "Reads").
 //
 // WordPress's global parameters apply to every response (reference 2.9):
 // _fields keeps only the listed (comma-separated, dotted) fields of the
 // object, and _envelope wraps the response as {body, status, headers} with
 // HTTP 200. _jsonp is not supported (JSONP defeats CORS).
-func sendJSON(c *fiber.Ctx, status int, v any) error {
+func SendJSON(c *fiber.Ctx, status int, v any) error {
 	args := c.Request().URI().QueryArgs()
 	if fields := string(args.Peek("_fields")); fields != "" {
-		if o, ok := v.(*present.Obj); ok {
-			v = present.PickFields(o, strings.Split(fields, ","))
+		if o, ok := v.(*Obj); ok {
+			v = PickFields(o, strings.Split(fields, ","))
 		}
 	}
 	if args.Has("_envelope") {
-		headers := present.NewObj()
+		headers := NewObj()
 		for _, h := range []string{"X-TEC-Total", "X-TEC-TotalPages", "X-WP-Total", "X-WP-TotalPages", "Location"} {
 			if val := c.GetRespHeader(h); val != "" {
 				headers.Set(h, val)
 			}
 		}
-		v = present.NewObj().Set("body", v).Set("status", status).Set("headers", headers)
+		v = NewObj().Set("body", v).Set("status", status).Set("headers", headers)
 		status = fiber.StatusOK
 	}
 	buf := jsonBuffers.Get().(*bytes.Buffer)
 	defer putJSONBuffer(buf)
-	if err := present.WriteJSON(buf, v); err != nil {
+	if err := WriteJSON(buf, v); err != nil {
 		return err
 	}
 	c.Status(status)
@@ -46,7 +44,7 @@ func sendJSON(c *fiber.Ctx, status int, v any) error {
 	return nil
 }
 
-// jsonBuffers holds the buffers sendJSON encodes into, so that a list
+// jsonBuffers holds the buffers SendJSON encodes into, so that a list
 // page is not encoded into a buffer grown from nothing on every request.
 var jsonBuffers = gosync.Pool{New: func() any { return new(bytes.Buffer) }}
 

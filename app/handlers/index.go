@@ -1,4 +1,4 @@
-package app
+package handlers
 
 import (
 	"regexp"
@@ -11,8 +11,8 @@ import (
 )
 
 // indexArgs declares the namespace index's own parameters.
-func (s *Server) indexArgs() []arg {
-	return []arg{
+func (s *API) indexArgs() []Arg {
+	return []Arg{
 		{Name: "namespace", Type: tString, Default: s.cfg.APINamespace, Desc: "The namespace to describe."},
 		{Name: "context", Type: tString, Default: "view", Desc: "Scope under which the request is made."},
 	}
@@ -24,38 +24,38 @@ var pathVar = regexp.MustCompile(`:([a-z_]+)`)
 // namespaceIndex serves GET /{namespace}: every route with its methods and
 // parameters, as the WordPress REST server describes a namespace
 // (reference section 1).
-func (s *Server) namespaceIndex(r *request) error {
+func (s *API) namespaceIndex(r *Request) error {
 	if ns := strings.Trim(r.bag.Str("namespace"), "/"); ns != s.cfg.APINamespace {
 		return apierr.New(404, "rest_invalid_namespace", "The specified namespace could not be found.")
 	}
 	root := s.cfg.APIRoot()
 	routes := present.NewObj()
 	for _, rt := range s.routes {
-		key := root + pathVar.ReplaceAllString(rt.path, "{$1}")
+		key := root + pathVar.ReplaceAllString(rt.Path, "{$1}")
 		entry, ok := routes.At(key).(*present.Obj)
 		if !ok {
 			entry = present.NewObj().Set("namespace", s.cfg.APINamespace).Set("methods", []string{}).Set("endpoints", []any{})
-			if !strings.Contains(rt.path, ":") {
+			if !strings.Contains(rt.Path, ":") {
 				entry.Set("_links", present.NewObj().Set("self", []any{present.NewObj().Set("href", s.cfg.SiteURL+key)}))
 			}
 			routes.Set(key, entry)
 		}
 		methods, _ := entry.Get("methods")
-		entry.Set("methods", append(methods.([]string), rt.methods...))
+		entry.Set("methods", append(methods.([]string), rt.Methods...))
 		args := present.NewObj()
 		for _, a := range rt.args {
 			args.Set(a.Name, describeArg(a))
 		}
 		eps, _ := entry.Get("endpoints")
-		entry.Set("endpoints", append(eps.([]any), present.NewObj().Set("methods", rt.methods).Set("args", args)))
+		entry.Set("endpoints", append(eps.([]any), present.NewObj().Set("methods", rt.Methods).Set("args", args)))
 	}
 	body := present.NewObj().Set("namespace", s.cfg.APINamespace).Set("routes", routes).
 		Set("_links", present.NewObj().Set("up", []any{present.NewObj().Set("href", s.cfg.SiteURL+s.cfg.RestRoot+"/")}))
-	return sendJSON(r.c, fiber.StatusOK, body)
+	return present.SendJSON(r.c, fiber.StatusOK, body)
 }
 
 // describeArg shows an argument with JSON-schema keywords and required.
-func describeArg(a arg) *present.Obj {
+func describeArg(a Arg) *present.Obj {
 	o := present.NewObj()
 	if a.Type != tAny {
 		o.Set("type", string(a.Type))

@@ -1,4 +1,4 @@
-package app
+package handlers
 
 import (
 	"github.com/calendar/eventcal/app/access"
@@ -22,7 +22,7 @@ const (
 // bag, in place, unless the caller has unfiltered_html. It runs inside
 // validation, so every write path (inline venues and organizers included)
 // stores only filtered text.
-func (r *request) filterText(b *input.Bag, args []arg) {
+func (r *Request) filterText(b *input.Bag, args []Arg) {
 	if access.CanUnfilteredHTML(r.user) {
 		return
 	}

@@ -1,4 +1,4 @@
-package app
+package handlers
 
 import (
 	"encoding/json"
@@ -19,15 +19,15 @@ import (
 
 // postWriteArgs declares the parameters of a create (required fields
 // enforced) or an update (everything optional) of one post type.
-func (s *Server) postWriteArgs(pt *postType, create bool) []arg {
-	text := func(name, desc string) arg {
-		return arg{Name: name, Type: tString, Check: emptyOrString, Desc: desc, MaxLen: limits.MaxShortText, Text: plainText}
+func (s *API) postWriteArgs(pt *postType, create bool) []Arg {
+	text := func(name, desc string) Arg {
+		return Arg{Name: name, Type: tString, Check: emptyOrString, Desc: desc, MaxLen: limits.MaxShortText, Text: plainText}
 	}
-	contact := func(a arg, check func(*request, any) string) arg {
+	contact := func(a Arg, check func(*Request, any) string) Arg {
 		a.Check = check
 		return a
 	}
-	common := []arg{
+	common := []Arg{
 		{Name: "author", Type: tInteger, Desc: "ID of an existing user; editors and admins may name another user."},
 		{Name: "date", Type: tString, Check: isTime, Format: "date-time", Desc: "Publication date, in the item's (or the site's) time zone."},
 		{Name: "date_utc", Type: tString, Check: isTime, Format: "date-time", Desc: "Publication date in UTC."},
@@ -37,10 +37,10 @@ func (s *Server) postWriteArgs(pt *postType, create bool) []arg {
 		{Name: "status", Type: tString, Enum: []string{"publish", "future", "draft", "pending", "private"}, Desc: "Post status; contributors' publish and future become pending."},
 		{Name: "image", Type: tAny, Check: checkImageArg, Desc: "Featured image: the ID of a registered image or an http(s) URL; empty removes it.", MaxLen: limits.MaxURL},
 	}
-	var own []arg
+	var own []Arg
 	switch pt.kind {
 	case repository.KindEvent:
-		own = []arg{
+		own = []Arg{
 			{Name: "title", Type: tString, Required: create, Check: nonEmptyString, Desc: "Event title.", MaxLen: limits.MaxTitle, Text: plainText},
 			{Name: "start_date", Type: tString, Required: create, Check: isTime, Format: "date-time", Desc: "Start, as wall-clock time in the event time zone, a Unix timestamp or a relative phrase."},
 			{Name: "end_date", Type: tString, Required: create, Check: isTime, Format: "date-time", Desc: "End, read like start_date; not before the start."},
@@ -61,7 +61,7 @@ func (s *Server) postWriteArgs(pt *postType, create bool) []arg {
 			{Name: "password", Type: tString, Check: emptyOrString, Desc: "Password protecting the event; empty removes it.", MaxLen: limits.MaxPassword},
 		}
 	case repository.KindVenue:
-		own = []arg{
+		own = []Arg{
 			{Name: "venue", Type: tString, Required: create, Check: nonEmptyString, Desc: "Venue name.", MaxLen: limits.MaxTitle, Text: plainText},
 			text("address", "Street address."), text("city", "City."), text("country", "Country."),
 			text("province", "Province."), text("state", "State."), text("stateprovince", "State or province; derived from state or province when absent."),
@@ -73,7 +73,7 @@ func (s *Server) postWriteArgs(pt *postType, create bool) []arg {
 			{Name: "geo_lng", Type: tAny, Check: checkLatLng(180), Desc: "Longitude, -180 to 180; empty clears."},
 		}
 	case repository.KindOrganizer:
-		own = []arg{
+		own = []Arg{
 			{Name: "organizer", Type: tString, Required: create, Check: nonEmptyString, Desc: "Organizer name.", MaxLen: limits.MaxTitle, Text: plainText},
 			contact(text("phone", "Phone number: any text without line breaks or control characters."), checkPhone),
 			contact(text("email", "E-mail address: one plain address such as name@example.org."), checkEmail),
@@ -85,7 +85,7 @@ func (s *Server) postWriteArgs(pt *postType, create bool) []arg {
 
 // checkImageArg accepts an empty value, a positive ID or an http(s) URL of
 // an image (the file itself is never fetched).
-func checkImageArg(_ *request, v any) string {
+func checkImageArg(_ *Request, v any) string {
 	if input.IsEmptyValue(v) {
 		return ""
 	}
@@ -104,7 +104,7 @@ func checkImageArg(_ *request, v any) string {
 }
 
 // checkZone accepts "", an IANA zone name or UTC±N.
-func checkZone(_ *request, v any) string {
+func checkZone(_ *Request, v any) string {
 	s, _ := input.AsString(v)
 	if s == "" {
 		return ""
@@ -116,7 +116,7 @@ func checkZone(_ *request, v any) string {
 }
 
 // checkCost accepts a scalar or a list of scalars.
-func checkCost(_ *request, v any) string {
+func checkCost(_ *Request, v any) string {
 	switch x := v.(type) {
 	case []any:
 		for _, e := range x {
@@ -133,8 +133,8 @@ func checkCost(_ *request, v any) string {
 }
 
 // checkLatLng accepts an empty value or a number within ±limit.
-func checkLatLng(limit float64) func(*request, any) string {
-	return func(_ *request, v any) string {
+func checkLatLng(limit float64) func(*Request, any) string {
+	return func(_ *Request, v any) string {
 		if s, ok := v.(string); ok && s == "" {
 			return ""
 		}
@@ -190,7 +190,7 @@ type writePlan struct {
 
 // prepareWrite checks what the declared validators cannot (links to other
 // items, authors, image rights) without writing anything.
-func (r *request) prepareWrite(pt *postType, b *input.Bag, cur *repository.Post) (*writePlan, error) {
+func (r *Request) prepareWrite(pt *postType, b *input.Bag, cur *repository.Post) (*writePlan, error) {
 	plan := &writePlan{pt: pt, b: b, cur: cur}
 	var errs apierr.Params
 	if v, ok := b.Get("author"); ok {
@@ -295,7 +295,7 @@ func termItems(v any) []any {
 // inline data; lists mix them. IDs must be existing items of the kind;
 // inline data must pass the kind's create validation. An ID the caller may
 // not read counts as missing unless current (the event's links) has it.
-func (r *request) parseLinks(v any, kind repository.PostKind, current []int64) ([]linkRef, string, error) {
+func (r *Request) parseLinks(v any, kind repository.PostKind, current []int64) ([]linkRef, string, error) {
 	if input.IsEmptyValue(v) {
 		return []linkRef{}, "", nil
 	}
@@ -369,7 +369,7 @@ func (r *request) parseLinks(v any, kind repository.PostKind, current []int64) (
 
 // commit creates what the write links to: inline venues and organizers
 // (or their duplicates), unknown categories and tags, and new image URLs.
-func (plan *writePlan) commit(r *request) error {
+func (plan *writePlan) commit(r *Request) error {
 	var err error
 	for _, l := range []struct {
 		refs []linkRef
@@ -419,7 +419,7 @@ func (plan *writePlan) commit(r *request) error {
 
 // registerImage returns the image registered for a URL, registering it
 // (with an ID from the post sequence) when new. The URL is never fetched.
-func (r *request) registerImage(u string) (int64, error) {
+func (r *Request) registerImage(u string) (int64, error) {
 	found, err := r.s.store.FindPosts(r.ctx, repository.PostQuery{Kind: repository.KindImage, ImageURL: u, Limit: 1})
 	if err != nil {
 		return 0, err
@@ -452,7 +452,7 @@ func (r *request) registerImage(u string) (int64, error) {
 
 // apply writes the plan onto p (a new post, or the current record inside
 // UpdatePost's compare-and-swap loop). It may run more than once.
-func (plan *writePlan) apply(r *request, p *repository.Post) error {
+func (plan *writePlan) apply(r *Request, p *repository.Post) error {
 	b := plan.b
 	lang := r.lang
 	creating := p.ID == 0
@@ -501,7 +501,7 @@ func (plan *writePlan) apply(r *request, p *repository.Post) error {
 // applyStatusAndDate sets the status (scaled back for contributors,
 // reference 6.2) and the publish date; a publish date in the future makes
 // the post "future", a future post whose date passed is published.
-func (plan *writePlan) applyStatusAndDate(r *request, p *repository.Post, creating bool) error {
+func (plan *writePlan) applyStatusAndDate(r *Request, p *repository.Post, creating bool) error {
 	b := plan.b
 	zone := r.s.cfg.Location
 	if p.Event != nil {
@@ -560,7 +560,7 @@ func (plan *writePlan) applyStatusAndDate(r *request, p *repository.Post, creati
 
 // applyMeta writes the kind-specific fields (everything but text, slug,
 // author, status and dates), so duplicate detection can reuse it.
-func (plan *writePlan) applyMeta(r *request, p *repository.Post) error {
+func (plan *writePlan) applyMeta(r *Request, p *repository.Post) error {
 	b := plan.b
 	str := func(name string, dst *string) {
 		if v, ok := b.Get(name); ok {
@@ -634,7 +634,7 @@ func deriveStateProvince(v *repository.VenueFields) string {
 
 // applyEvent writes event fields: dates and zone (reference 6.3), flags,
 // cost, website and links.
-func (plan *writePlan) applyEvent(r *request, p *repository.Post) error {
+func (plan *writePlan) applyEvent(r *Request, p *repository.Post) error {
 	b := plan.b
 	if p.Event == nil {
 		p.Event = &repository.EventFields{ShowMap: true, ShowMapLink: true}

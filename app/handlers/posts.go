@@ -1,4 +1,4 @@
-package app
+package handlers
 
 import (
 	"errors"
@@ -26,7 +26,7 @@ type postType struct {
 }
 
 // postTypes returns the event, venue and organizer descriptors.
-func (s *Server) postTypes() (ev, ve, or *postType) {
+func (s *API) postTypes() (ev, ve, or *postType) {
 	return &postType{kind: repository.KindEvent, res: "event", collection: "events", nameField: "title"},
 		&postType{kind: repository.KindVenue, res: "venue", collection: "venues", nameField: "venue"},
 		&postType{kind: repository.KindOrganizer, res: "organizer", collection: "organizers", nameField: "organizer"}
@@ -43,7 +43,7 @@ const (
 // loadPost finds the item a by-ID or by-slug route addresses. A missing
 // item is 404 (decisions.md); an ID of another kind is 400
 // rest-invalid-event-id for events (reference 5) and 404 otherwise.
-func (r *request) loadPost(pt *postType, how lookup) (*repository.Post, error) {
+func (r *Request) loadPost(pt *postType, how lookup) (*repository.Post, error) {
 	if how == byID {
 		id, _ := strconv.ParseInt(r.c.Params("id"), 10, 64)
 		p, err := r.s.store.GetPost(r.ctx, id)
@@ -93,16 +93,16 @@ func (r *request) loadPost(pt *postType, how lookup) (*repository.Post, error) {
 }
 
 // postReadArgs declares the parameters of a single read.
-func (s *Server) postReadArgs(pt *postType) []arg {
-	return []arg{
+func (s *API) postReadArgs(pt *postType) []Arg {
+	return []Arg{
 		{Name: "password", Type: tString, Desc: "The password of a password-protected event."},
 		{Name: "context", Type: tString, Enum: []string{"view", "edit"}, Default: "view", Desc: "edit shows protected content to callers who may edit the item."},
 	}
 }
 
 // postDeleteArgs declares the parameters of a delete.
-func (s *Server) postDeleteArgs(pt *postType) []arg {
-	return []arg{
+func (s *API) postDeleteArgs(pt *postType) []Arg {
+	return []Arg{
 		{Name: "password", Type: tString, Desc: "Accepted for compatibility; irrelevant for deletes."},
 		{Name: "force", Type: tBoolean, Default: false, Desc: "Delete permanently instead of moving to the trash (editors and admins)."},
 	}
@@ -110,8 +110,8 @@ func (s *Server) postDeleteArgs(pt *postType) []arg {
 
 // getPost serves GET by ID or slug with the visibility rules of reference
 // 5 and 7.2.
-func (s *Server) getPost(pt *postType, how lookup) func(r *request) error {
-	return func(r *request) error {
+func (s *API) getPost(pt *postType, how lookup) func(r *Request) error {
+	return func(r *Request) error {
 		p, err := r.loadPost(pt, how)
 		if err != nil {
 			return err
@@ -124,18 +124,18 @@ func (s *Server) getPost(pt *postType, how lookup) func(r *request) error {
 }
 
 // checkReadable applies the trash, status and password rules to a single read.
-func (r *request) checkReadable(pt *postType, p *repository.Post) error {
+func (r *Request) checkReadable(pt *postType, p *repository.Post) error {
 	return access.CheckReadable(r.user, p, pt.res, r.unlocks(p))
 }
 
 // unlocks reports whether the request may see a protected post: the right
 // password, or context=edit from a caller who may edit it.
-func (r *request) unlocks(p *repository.Post) bool {
+func (r *Request) unlocks(p *repository.Post) bool {
 	return access.Unlocks(r.user, p, r.bag.Str("password"), r.bag.Str("context") == "edit")
 }
 
 // sendPost renders one post of any kind.
-func (r *request) sendPost(status int, p *repository.Post, single bool) error {
+func (r *Request) sendPost(status int, p *repository.Post, single bool) error {
 	l, err := r.loadLinked([]*repository.Post{p})
 	if err != nil {
 		return err
@@ -143,17 +143,17 @@ func (r *request) sendPost(status int, p *repository.Post, single bool) error {
 	v := present.View{Lang: r.lang, Single: single}
 	switch p.Kind {
 	case repository.KindEvent:
-		return sendJSON(r.c, status, r.s.render.Event(p, l, v))
+		return present.SendJSON(r.c, status, r.s.render.Event(p, l, v))
 	case repository.KindVenue:
-		return sendJSON(r.c, status, r.s.render.Venue(p, l, v))
+		return present.SendJSON(r.c, status, r.s.render.Venue(p, l, v))
 	default:
-		return sendJSON(r.c, status, r.s.render.Organizer(p, l, v))
+		return present.SendJSON(r.c, status, r.s.render.Organizer(p, l, v))
 	}
 }
 
 // createPost serves POST on a collection (201).
-func (s *Server) createPost(pt *postType) func(r *request) error {
-	return func(r *request) error {
+func (s *API) createPost(pt *postType) func(r *Request) error {
+	return func(r *Request) error {
 		if !access.CanCreatePosts(r.user) {
 			return access.Forbidden(r.user)
 		}
@@ -168,7 +168,7 @@ func (s *Server) createPost(pt *postType) func(r *request) error {
 // create validates nothing (the caller did) and writes a new post from b,
 // reusing a duplicate venue or organizer (reference 7.3). It returns the
 // post and whether it was newly made.
-func (r *request) create(pt *postType, b *input.Bag) (*repository.Post, bool, error) {
+func (r *Request) create(pt *postType, b *input.Bag) (*repository.Post, bool, error) {
 	plan, err := r.prepareWrite(pt, b, nil)
 	if err != nil {
 		return nil, false, err
@@ -182,7 +182,7 @@ func (r *request) create(pt *postType, b *input.Bag) (*repository.Post, bool, er
 
 // createNew commits a validated plan (what it links to) and stores a new
 // post from it.
-func (r *request) createNew(pt *postType, plan *writePlan) (*repository.Post, error) {
+func (r *Request) createNew(pt *postType, plan *writePlan) (*repository.Post, error) {
 	if err := plan.commit(r); err != nil {
 		return nil, err
 	}
@@ -209,7 +209,7 @@ func (r *request) createNew(pt *postType, plan *writePlan) (*repository.Post, er
 
 // countsChanged drops the cached counts of the terms of the given events
 // (before and after a write).
-func (s *Server) countsChanged(posts ...*repository.Post) {
+func (s *API) countsChanged(posts ...*repository.Post) {
 	if ids := present.EventTerms(posts...); len(ids) > 0 {
 		s.render.Counts.Invalidate(ids...)
 	}
@@ -218,7 +218,7 @@ func (s *Server) countsChanged(posts ...*repository.Post) {
 // findDuplicate returns a non-trashed venue or organizer with the same name
 // (case-insensitive) and, when a description is sent, the same description,
 // among those the caller may read (linkrules.go).
-func (r *request) findDuplicate(pt *postType, b *input.Bag) (*repository.Post, error) {
+func (r *Request) findDuplicate(pt *postType, b *input.Bag) (*repository.Post, error) {
 	name := strings.TrimSpace(b.Str(pt.nameField))
 	if name == "" {
 		return nil, nil
@@ -245,8 +245,8 @@ func (r *request) findDuplicate(pt *postType, b *input.Bag) (*repository.Post, e
 }
 
 // updatePost serves POST/PUT/PATCH on one item: a partial update.
-func (s *Server) updatePost(pt *postType, how lookup) func(r *request) error {
-	return func(r *request) error {
+func (s *API) updatePost(pt *postType, how lookup) func(r *Request) error {
+	return func(r *Request) error {
 		cur, err := r.loadPost(pt, how)
 		if err != nil {
 			return err
@@ -285,8 +285,8 @@ func (s *Server) updatePost(pt *postType, how lookup) func(r *request) error {
 // deletePost serves DELETE: trash (200 with the trashed item), 410 when
 // already trashed, or a permanent delete with force (editors and admins).
 // Trashing or deleting a venue or organizer unlinks it from every event.
-func (s *Server) deletePost(pt *postType, how lookup) func(r *request) error {
-	return func(r *request) error {
+func (s *API) deletePost(pt *postType, how lookup) func(r *Request) error {
+	return func(r *Request) error {
 		cur, err := r.loadPost(pt, how)
 		if err != nil {
 			return err

@@ -1,4 +1,4 @@
-package app
+package handlers
 
 import (
 	"bytes"
@@ -30,7 +30,7 @@ const (
 
 // feedArgs declares the parameters of GET /events.ics: those of GET
 // /events with a larger page.
-func (s *Server) feedArgs() []arg {
+func (s *API) feedArgs() []Arg {
 	args := s.eventListArgs()
 	for i := range args {
 		if args[i].Name == "per_page" {
@@ -51,7 +51,7 @@ func wantsCalendar(c *fiber.Ctx) bool {
 // feedPage reads page and per_page for a feed: per_page defaults to
 // defaultFeedEvents (whatever the route's JSON default) and is clamped to
 // maxFeedEvents.
-func (r *request) feedPage() (page, perPage int) {
+func (r *Request) feedPage() (page, perPage int) {
 	p, _ := input.AsInt(r.bag.Values["page"])
 	pp := int64(defaultFeedEvents)
 	if r.c.Query("per_page") != "" {
@@ -62,7 +62,7 @@ func (r *request) feedPage() (page, perPage int) {
 
 // listEventFeed serves GET /events.ics (and GET /events for Accept:
 // text/calendar).
-func (s *Server) listEventFeed(r *request) error {
+func (s *API) listEventFeed(r *Request) error {
 	page, perPage := r.feedPage()
 	var events []ical.Event
 	_, res, err := s.eventPage(r, page, perPage, func(p *repository.Post, o *present.Obj) {
@@ -81,7 +81,7 @@ func (s *Server) listEventFeed(r *request) error {
 
 // getEventFeed serves GET /events/{id}.ics with the rules of a single read
 // (checkReadable, then the caller's linked records, as sendPost does).
-func (s *Server) getEventFeed(r *request) error {
+func (s *API) getEventFeed(r *Request) error {
 	ev, _, _ := s.postTypes()
 	p, err := r.loadPost(ev, byID)
 	if err != nil {
@@ -99,7 +99,7 @@ func (s *Server) getEventFeed(r *request) error {
 }
 
 // sendCalendar writes a calendar response.
-func (s *Server) sendCalendar(r *request, events []ical.Event) error {
+func (s *API) sendCalendar(r *Request, events []ical.Event) error {
 	var buf bytes.Buffer
 	if err := s.render.WriteCalendar(&buf, events); err != nil {
 		return err

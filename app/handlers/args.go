@@ -1,4 +1,4 @@
-package app
+package handlers
 
 import (
 	"fmt"
@@ -23,9 +23,9 @@ const (
 	tAny     argType = ""
 )
 
-// arg declares one route parameter. The same declarations drive validation,
+// Arg declares one route parameter. The same declarations drive validation,
 // the namespace index and the interface document, so they cannot drift.
-type arg struct {
+type Arg struct {
 	Name     string
 	Type     argType
 	Items    argType // element type of arrays
@@ -35,7 +35,7 @@ type arg struct {
 	Desc     string
 	// Check validates a present value after the type check; it returns ""
 	// when the value is valid, else the message for data.params.
-	Check func(r *request, v any) string
+	Check func(r *Request, v any) string
 	// Format is the JSON-schema format (date-time, uri, email...), for docs.
 	Format string
 	// MaxLen bounds a string value (or each string of a list) in
@@ -51,10 +51,10 @@ type arg struct {
 // validate runs the declared checks in WordPress's order (reference 2.4):
 // required parameters first, then each present parameter's type and
 // validator. Defaults are filled in for absent parameters.
-func (r *request) validate(args []arg) error { return r.validateBag(r.bag, args) }
+func (r *Request) validate(args []Arg) error { return r.validateBag(r.bag, args) }
 
 // validateBag validates any bag (inline venue or organizer data included).
-func (r *request) validateBag(b *input.Bag, args []arg) error {
+func (r *Request) validateBag(b *input.Bag, args []Arg) error {
 	var errs apierr.Params
 	for _, a := range args {
 		if a.Required && !b.Has(a.Name) {
@@ -106,7 +106,7 @@ func (r *request) validateBag(b *input.Bag, args []arg) error {
 
 // sizeCheck applies MaxLen and MaxItems; the message says what was
 // received (a count, not the text).
-func sizeCheck(a arg, v any) string {
+func sizeCheck(a Arg, v any) string {
 	if a.MaxItems > 0 {
 		if n := len(input.AsList(v)); n > a.MaxItems {
 			return fmt.Sprintf("%s must contain at most %d items; received %d.", a.Name, a.MaxItems, n)
@@ -127,7 +127,7 @@ func sizeCheck(a arg, v any) string {
 }
 
 // typeCheck checks v against the declared type, as rest_validate_value_from_schema does.
-func typeCheck(a arg, v any) string {
+func typeCheck(a Arg, v any) string {
 	switch a.Type {
 	case tInteger:
 		if _, ok := input.AsInt(v); !ok {
@@ -154,7 +154,7 @@ func typeCheck(a arg, v any) string {
 // name and the value received.
 
 // nonEmptyString accepts a non-empty string.
-func nonEmptyString(_ *request, v any) string {
+func nonEmptyString(_ *Request, v any) string {
 	const msg = "Must be a non-empty string."
 	s, ok := v.(string)
 	if !ok {
@@ -170,7 +170,7 @@ func nonEmptyString(_ *request, v any) string {
 }
 
 // emptyOrString accepts any scalar, the empty string included.
-func emptyOrString(_ *request, v any) string {
+func emptyOrString(_ *Request, v any) string {
 	if _, ok := input.AsString(v); !ok {
 		return "Must be a string (empty to clear), not a list or an object."
 	}
@@ -178,7 +178,7 @@ func emptyOrString(_ *request, v any) string {
 }
 
 // positiveInt accepts a whole number greater than zero.
-func positiveInt(_ *request, v any) string {
+func positiveInt(_ *Request, v any) string {
 	n, ok := input.AsInt(v)
 	if !ok || n <= 0 {
 		return "Must be a whole number of 1 or more."
@@ -187,7 +187,7 @@ func positiveInt(_ *request, v any) string {
 }
 
 // nonNegativeInt accepts a whole number from zero up.
-func nonNegativeInt(_ *request, v any) string {
+func nonNegativeInt(_ *Request, v any) string {
 	n, ok := input.AsInt(v)
 	if !ok || n < 0 {
 		return "Must be a whole number of 0 or more."
@@ -196,7 +196,7 @@ func nonNegativeInt(_ *request, v any) string {
 }
 
 // isTime accepts anything parseDate understands.
-func isTime(r *request, v any) string {
+func isTime(r *Request, v any) string {
 	s, ok := input.AsString(v)
 	if !ok {
 		return "Must be " + input.DateForms + ", not a list or an object."
@@ -218,7 +218,7 @@ func contains[T comparable](list []T, v T) bool {
 
 // isDate reports whether v parses as a date for request r ("is time"
 // validator): in r's language, site zone and clock.
-func isDate(r *request, v any) bool {
+func isDate(r *Request, v any) bool {
 	s, ok := input.AsString(v)
 	if !ok {
 		return false

@@ -1,4 +1,4 @@
-package app
+package handlers
 
 import (
 	"sort"
@@ -157,7 +157,7 @@ func accountToken(withSecret bool) *present.Obj {
 }
 
 // argSchema is the JSON schema of a declared argument.
-func argSchema(a arg) *present.Obj {
+func argSchema(a Arg) *present.Obj {
 	o := present.NewObj()
 	if a.Type != tAny {
 		o.Set("type", string(a.Type))
@@ -188,7 +188,7 @@ func argSchema(a arg) *present.Obj {
 }
 
 // typedDefault converts a declared default to the argument's type.
-func typedDefault(a arg) any {
+func typedDefault(a Arg) any {
 	s, ok := a.Default.(string)
 	if !ok {
 		return a.Default
@@ -208,8 +208,8 @@ func typedDefault(a arg) any {
 }
 
 // routeResponses lists the statuses a route answers with and their schemas.
-func routeResponses(rt *route, method string) (ok int, okSchema string, errs []int) {
-	p := rt.path
+func routeResponses(rt *Route, method string) (ok int, okSchema string, errs []int) {
+	p := rt.Path
 	switch {
 	case p == "":
 		return 200, "NamespaceIndex", []int{404}
@@ -285,10 +285,10 @@ var errorDescriptions = map[int]string{400: "Invalid or missing parameters.", 40
 	415: "The body's Content-Type is not application/json, application/x-www-form-urlencoded or multipart/form-data.", 503: "The store or the search engine is unavailable."}
 
 // openAPI builds the interface document.
-func (s *Server) openAPI() *present.Obj {
+func (s *API) openAPI() *present.Obj {
 	paths := present.NewObj()
 	for _, rt := range s.routes {
-		key := pathVar.ReplaceAllString(rt.path, "{$1}")
+		key := pathVar.ReplaceAllString(rt.Path, "{$1}")
 		if key == "" {
 			key = "/"
 		}
@@ -297,7 +297,7 @@ func (s *Server) openAPI() *present.Obj {
 			item = present.NewObj()
 			paths.Set(key, item)
 		}
-		for _, m := range rt.methods {
+		for _, m := range rt.Methods {
 			item.Set(strings.ToLower(m), s.operation(rt, m))
 		}
 	}
@@ -311,10 +311,10 @@ func (s *Server) openAPI() *present.Obj {
 }
 
 // operation documents one method of a route.
-func (s *Server) operation(rt *route, method string) *present.Obj {
-	op := present.NewObj().Set("operationId", strings.ToLower(method)+opName(rt.path)).Set("summary", rt.summary)
+func (s *API) operation(rt *Route, method string) *present.Obj {
+	op := present.NewObj().Set("operationId", strings.ToLower(method)+opName(rt.Path)).Set("summary", rt.summary)
 	var params []any
-	for _, name := range pathVar.FindAllStringSubmatch(rt.path, -1) {
+	for _, name := range pathVar.FindAllStringSubmatch(rt.Path, -1) {
 		typ := "string"
 		if name[1] == "id" {
 			typ = "integer"
@@ -360,7 +360,7 @@ func (s *Server) operation(rt *route, method string) *present.Obj {
 	switch {
 	case okSchema == calendarSchema:
 		okResp.Set("content", present.NewObj().Set("text/calendar", present.NewObj().Set("schema", schemaType("string"))))
-	case rt.path == "/events" && method == fiber.MethodGet:
+	case rt.Path == "/events" && method == fiber.MethodGet:
 		// Accept: text/calendar turns the list into a feed (feeds.go).
 		okResp.At("content").(*present.Obj).Set("text/calendar", present.NewObj().Set("schema", schemaType("string")))
 	}
@@ -401,9 +401,9 @@ func (s *Server) operation(rt *route, method string) *present.Obj {
 // OpenAPI spells as a list of alternatives whose first is the empty
 // requirement: anonymous, or a bearer token. Every operation declares its
 // security, as redocly's recommended rule security-defined requires.
-func operationSecurity(rt *route) []any {
+func operationSecurity(rt *Route) []any {
 	bearer := present.NewObj().Set("bearer", []any{})
-	if rt.write || strings.HasPrefix(rt.path, "/admin/") {
+	if rt.Write || strings.HasPrefix(rt.Path, "/admin/") {
 		return []any{bearer}
 	}
 	return []any{present.NewObj(), bearer}
@@ -427,4 +427,4 @@ func opName(p string) string {
 }
 
 // serveDoc serves GET /{namespace}/doc.
-func (s *Server) serveDoc(r *request) error { return sendJSON(r.c, 200, s.openAPI()) }
+func (s *API) serveDoc(r *Request) error { return present.SendJSON(r.c, 200, s.openAPI()) }

@@ -1,4 +1,4 @@
-package app
+package handlers
 
 import (
 	"github.com/calendar/eventcal/app/input"
@@ -11,8 +11,8 @@ const noControlsMsg = " must not contain line breaks, tabs or other control char
 // an empty value passes, a value with a control character or line
 // separator is refused, and any other must satisfy valid (nil: any text),
 // else the answer is the field's name followed by expected.
-func contactCheck(field string, valid func(string) bool, expected string) func(*request, any) string {
-	return func(_ *request, v any) string {
+func contactCheck(field string, valid func(string) bool, expected string) func(*Request, any) string {
+	return func(_ *Request, v any) string {
 		s, ok := input.AsString(v)
 		switch {
 		case !ok:

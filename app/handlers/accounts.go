@@ -1,4 +1,4 @@
-package app
+package handlers
 
 import (
 	"errors"
@@ -26,25 +26,25 @@ const maxTokenLifetime = 10 * 365 * 24 * time.Hour
 const maxTokenName = 100
 
 // userArgs declares the body of POST /admin/users/:id.
-func (s *Server) userArgs() []arg {
+func (s *API) userArgs() []Arg {
 	roles := make([]string, len(repository.Roles))
 	for i, r := range repository.Roles {
 		roles[i] = string(r)
 	}
-	return []arg{
+	return []Arg{
 		{Name: "role", Type: tString, Enum: roles, Desc: "The user's new role."},
 		{Name: "disabled", Type: tBoolean, Desc: "true refuses every token of the user at once; false enables it again."},
 	}
 }
 
 // tokenListArgs declares the query of GET /admin/tokens.
-func (s *Server) tokenListArgs() []arg {
-	return []arg{{Name: "user", Type: tInteger, Check: positiveInt, Desc: "Only the tokens of this user ID."}}
+func (s *API) tokenListArgs() []Arg {
+	return []Arg{{Name: "user", Type: tInteger, Check: positiveInt, Desc: "Only the tokens of this user ID."}}
 }
 
 // tokenCreateArgs declares the body of POST /admin/tokens.
-func (s *Server) tokenCreateArgs() []arg {
-	return []arg{
+func (s *API) tokenCreateArgs() []Arg {
+	return []Arg{
 		{Name: "user", Type: tInteger, Required: true, Check: positiveInt, Desc: "ID of the user the token authenticates."},
 		{Name: "name", Type: tString, Check: checkTokenName, Desc: "What the token is for (at most 100 bytes)."},
 		{Name: "expires_in", Type: tInteger, Check: checkExpiresIn, Desc: "Lifetime in seconds (60 to ten years); absent: no expiry."},
@@ -52,7 +52,7 @@ func (s *Server) tokenCreateArgs() []arg {
 }
 
 // checkTokenName bounds a token name.
-func checkTokenName(_ *request, v any) string {
+func checkTokenName(_ *Request, v any) string {
 	s, _ := input.AsString(v)
 	if len(s) > maxTokenName {
 		return fmt.Sprintf("Must be at most %d bytes long.", maxTokenName)
@@ -61,7 +61,7 @@ func checkTokenName(_ *request, v any) string {
 }
 
 // checkExpiresIn accepts 60 seconds to maxTokenLifetime.
-func checkExpiresIn(_ *request, v any) string {
+func checkExpiresIn(_ *Request, v any) string {
 	n, ok := input.AsInt(v)
 	if !ok || n < 60 || n > int64(maxTokenLifetime/time.Second) {
 		return fmt.Sprintf("Must be from 60 to %d seconds.", int64(maxTokenLifetime/time.Second))
@@ -70,7 +70,7 @@ func checkExpiresIn(_ *request, v any) string {
 }
 
 // listUsers serves GET /admin/users.
-func (s *Server) listUsers(r *request) error {
+func (s *API) listUsers(r *Request) error {
 	if err := r.requireAdmin(); err != nil {
 		return err
 	}
@@ -82,13 +82,13 @@ func (s *Server) listUsers(r *request) error {
 	for i, u := range users {
 		out[i] = present.User(u)
 	}
-	return sendJSON(r.c, 200, present.NewObj().Set("users", out))
+	return present.SendJSON(r.c, 200, present.NewObj().Set("users", out))
 }
 
 // updateUser serves POST/PUT/PATCH /admin/users/:id: a new role and/or the
 // disabled flag. It takes effect on the user's next request, on every
 // replica (authentication reads the store each time).
-func (s *Server) updateUser(r *request) error {
+func (s *API) updateUser(r *Request) error {
 	if err := r.requireAdmin(); err != nil {
 		return err
 	}
@@ -116,15 +116,15 @@ func (s *Server) updateUser(r *request) error {
 	if u.Login == "admin" {
 		// The ADMIN_TOKEN user is cached with the admin role; it keeps
 		// working whatever is stored (the token is configuration).
-		s.adminOnce.Lock()
-		s.adminUser = nil
-		s.adminOnce.Unlock()
+		if s.adminChanged != nil {
+			s.adminChanged()
+		}
 	}
-	return sendJSON(r.c, 200, present.User(u))
+	return present.SendJSON(r.c, 200, present.User(u))
 }
 
 // listTokens serves GET /admin/tokens.
-func (s *Server) listTokens(r *request) error {
+func (s *API) listTokens(r *Request) error {
 	if err := r.requireAdmin(); err != nil {
 		return err
 	}
@@ -140,12 +140,12 @@ func (s *Server) listTokens(r *request) error {
 	for i, t := range tokens {
 		out[i] = present.Token(t)
 	}
-	return sendJSON(r.c, 200, present.NewObj().Set("tokens", out))
+	return present.SendJSON(r.c, 200, present.NewObj().Set("tokens", out))
 }
 
 // createToken serves POST /admin/tokens: 201 with the token and its
 // secret, shown only this once.
-func (s *Server) createToken(r *request) error {
+func (s *API) createToken(r *Request) error {
 	if err := r.requireAdmin(); err != nil {
 		return err
 	}
@@ -172,12 +172,12 @@ func (s *Server) createToken(r *request) error {
 	if err := s.store.CreateToken(r.ctx, t); err != nil {
 		return err
 	}
-	return sendJSON(r.c, 201, present.Token(t).Set("token", secret))
+	return present.SendJSON(r.c, 201, present.Token(t).Set("token", secret))
 }
 
 // revokeToken serves DELETE /admin/tokens/:token: the token stops working
 // at once, on every replica.
-func (s *Server) revokeToken(r *request) error {
+func (s *API) revokeToken(r *Request) error {
 	if err := r.requireAdmin(); err != nil {
 		return err
 	}
@@ -189,5 +189,5 @@ func (s *Server) revokeToken(r *request) error {
 	if err != nil {
 		return err
 	}
-	return sendJSON(r.c, 200, present.NewObj().Set("revoked", true).Set("id", strings.Clone(id)))
+	return present.SendJSON(r.c, 200, present.NewObj().Set("revoked", true).Set("id", strings.Clone(id)))
 }

@@ -1,4 +1,4 @@
-package app
+package handlers
 
 import (
 	"context"
@@ -48,13 +48,13 @@ func nameLockKey(scope, lang, name string) string {
 }
 
 // loadLinked is linkedFor for the caller of the request.
-func (r *request) loadLinked(posts []*repository.Post) (*present.Linked, error) {
+func (r *Request) loadLinked(posts []*repository.Post) (*present.Linked, error) {
 	return r.s.render.LinkedFor(r.ctx, r.user, posts)
 }
 
 // mayLink reports whether the caller may link the post p to an event that
 // already links the IDs in current.
-func (r *request) mayLink(p *repository.Post, current []int64) bool {
+func (r *Request) mayLink(p *repository.Post, current []int64) bool {
 	return access.CanReadPost(r.user, p) || contains(current, p.ID)
 }
 
@@ -71,7 +71,7 @@ type termRef struct {
 // request language and the default one (indexed look-ups). A name found
 // nowhere becomes a termRef to create, which needs the right to manage
 // terms of tax: 403 otherwise.
-func (r *request) lookupTerms(tax repository.Taxonomy, items []any) ([]termRef, error) {
+func (r *Request) lookupTerms(tax repository.Taxonomy, items []any) ([]termRef, error) {
 	var ids []int64
 	for _, it := range items {
 		if n, ok := input.AsInt(it); ok {
@@ -126,7 +126,7 @@ func errCannotCreateTerm(tax repository.Taxonomy) error {
 // createTerms turns refs into term IDs, creating the named terms. Each
 // creation looks the name up again under the name's lock: a parallel
 // request may have created it since lookupTerms.
-func (r *request) createTerms(tax repository.Taxonomy, refs []termRef) ([]int64, error) {
+func (r *Request) createTerms(tax repository.Taxonomy, refs []termRef) ([]int64, error) {
 	ids := []int64{}
 	for _, ref := range refs {
 		id := ref.id
@@ -159,7 +159,7 @@ func (r *request) createTerms(tax repository.Taxonomy, refs []termRef) ([]int64,
 }
 
 // findTerm finds a term by slug or name in the request or default language.
-func (r *request) findTerm(tax repository.Taxonomy, s string) (*repository.Term, error) {
+func (r *Request) findTerm(tax repository.Taxonomy, s string) (*repository.Term, error) {
 	langs := []string{r.lang}
 	if r.lang != r.s.cfg.DefaultLanguage {
 		langs = append(langs, r.s.cfg.DefaultLanguage)
@@ -188,7 +188,7 @@ func (r *request) findTerm(tax repository.Taxonomy, s string) (*repository.Term,
 // name's lock, so parallel creates of one name by callers who see each
 // other's records make one record. It returns the post and whether it is
 // new.
-func (r *request) createPlace(pt *postType, plan *writePlan) (*repository.Post, bool, error) {
+func (r *Request) createPlace(pt *postType, plan *writePlan) (*repository.Post, bool, error) {
 	dup, err := r.findDuplicate(pt, plan.b)
 	if err != nil {
 		return nil, false, err
@@ -237,7 +237,7 @@ func (r *request) createPlace(pt *postType, plan *writePlan) (*repository.Post, 
 
 // changesPlace reports whether applying the plan's venue or organizer
 // fields would change p.
-func changesPlace(r *request, plan *writePlan, p *repository.Post) bool {
+func changesPlace(r *Request, plan *writePlan, p *repository.Post) bool {
 	c := *p
 	if p.Venue != nil {
 		v := *p.Venue

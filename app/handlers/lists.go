@@ -1,4 +1,4 @@
-package app
+package handlers
 
 import (
 	"context"
@@ -22,17 +22,17 @@ import (
 const defaultRadiusKm = 25.0
 
 // pageArgs declares page and per_page.
-func pageArgs() []arg {
-	return []arg{
+func pageArgs() []Arg {
+	return []Arg{
 		{Name: "page", Type: tInteger, Default: "1", Check: positiveInt, Desc: "Page of results (from 1)."},
 		{Name: "per_page", Type: tInteger, Default: "8", Check: positiveInt, Desc: "Results per page; larger values are clamped to 50."},
 	}
 }
 
 // eventListArgs declares the parameters of GET /events (interface 4.2.1).
-func (s *Server) eventListArgs() []arg {
-	date := func(name, desc string) arg {
-		return arg{Name: name, Type: tString, Check: isTime, Format: "date-time", Desc: desc}
+func (s *API) eventListArgs() []Arg {
+	date := func(name, desc string) Arg {
+		return Arg{Name: name, Type: tString, Check: isTime, Format: "date-time", Desc: desc}
 	}
 	return append(append(pageArgs(),
 		date("start_date", "Events that start on or after this date (default: today 00:00 in the site zone)."),
@@ -41,39 +41,39 @@ func (s *Server) eventListArgs() []arg {
 		date("starts_after", "Events starting after this date."),
 		date("ends_before", "Events ending before this date."),
 		date("ends_after", "Events ending after this date."),
-		arg{Name: "strict_dates", Type: tString, Default: "false", Check: nonEmptyString, Desc: "true: dates apply at the exact times given; otherwise whole days are included."},
-		arg{Name: "search", Type: tString, Check: nonEmptyString, Desc: "Words that must match the title, description or excerpt, accents and case aside; the last word also as a prefix (unless followed by a space), words of 5+ letters with a typo (9+: two); only the first 10 words count.", MaxLen: limits.MaxQueryText},
-		arg{Name: "categories", Type: tArray, Items: tString, Check: s.existingTermRefs(repository.TaxCategory), Desc: "Category IDs or slugs (any of them; children included).", MaxItems: limits.MaxListItems},
-		arg{Name: "tags", Type: tArray, Items: tString, Check: s.existingTermRefs(repository.TaxTag), Desc: "Tag IDs or slugs (any of them).", MaxItems: limits.MaxListItems},
-		arg{Name: "venue", Type: tArray, Items: tInteger, Check: s.existingPosts(repository.KindVenue), Desc: "Venue IDs (any of them).", MaxItems: limits.MaxListItems},
-		arg{Name: "organizer", Type: tArray, Items: tInteger, Check: s.existingPosts(repository.KindOrganizer), Desc: "Organizer IDs (any of them).", MaxItems: limits.MaxListItems},
-		arg{Name: "featured", Type: tBoolean, Desc: "Only featured (true) or only not featured (false) events."},
-		arg{Name: "status", Type: tArray, Items: tString, Check: checkStatusList, Desc: "Post statuses; anonymous callers may only ask for publish.", MaxItems: limits.MaxListItems},
-		arg{Name: "geoloc", Type: tBoolean, Desc: "Events whose venue has (true) or lacks (false) a geo point."},
-		arg{Name: "geoloc_lat", Type: tNumber, Check: checkLatLng(90), Desc: "Latitude of the centre; needs geoloc_lng."},
-		arg{Name: "geoloc_lng", Type: tNumber, Check: checkLatLng(180), Desc: "Longitude of the centre; needs geoloc_lat."},
-		arg{Name: "geoloc_radius", Type: tNumber, Default: "25", Check: positiveNumber, Desc: "Radius around the centre in kilometres."},
-		arg{Name: "include", Type: tArray, Items: tInteger, Check: positiveIntList, Desc: "Only these event IDs; date filters are ignored.", MaxItems: limits.MaxListItems},
-		arg{Name: "post_parent", Type: tInteger, Check: s.existingEvent, Desc: "Children of this event."},
-		arg{Name: "ticketed", Type: tBoolean, Desc: "Events with (true) or without (false) tickets."},
-		arg{Name: "password", Type: tString, Desc: "Shows protected fields of events with this password."},
-		arg{Name: "context", Type: tString, Enum: []string{"view", "edit"}, Default: "view", Desc: "edit shows protected fields to callers who may edit the event."},
+		Arg{Name: "strict_dates", Type: tString, Default: "false", Check: nonEmptyString, Desc: "true: dates apply at the exact times given; otherwise whole days are included."},
+		Arg{Name: "search", Type: tString, Check: nonEmptyString, Desc: "Words that must match the title, description or excerpt, accents and case aside; the last word also as a prefix (unless followed by a space), words of 5+ letters with a typo (9+: two); only the first 10 words count.", MaxLen: limits.MaxQueryText},
+		Arg{Name: "categories", Type: tArray, Items: tString, Check: s.existingTermRefs(repository.TaxCategory), Desc: "Category IDs or slugs (any of them; children included).", MaxItems: limits.MaxListItems},
+		Arg{Name: "tags", Type: tArray, Items: tString, Check: s.existingTermRefs(repository.TaxTag), Desc: "Tag IDs or slugs (any of them).", MaxItems: limits.MaxListItems},
+		Arg{Name: "venue", Type: tArray, Items: tInteger, Check: s.existingPosts(repository.KindVenue), Desc: "Venue IDs (any of them).", MaxItems: limits.MaxListItems},
+		Arg{Name: "organizer", Type: tArray, Items: tInteger, Check: s.existingPosts(repository.KindOrganizer), Desc: "Organizer IDs (any of them).", MaxItems: limits.MaxListItems},
+		Arg{Name: "featured", Type: tBoolean, Desc: "Only featured (true) or only not featured (false) events."},
+		Arg{Name: "status", Type: tArray, Items: tString, Check: checkStatusList, Desc: "Post statuses; anonymous callers may only ask for publish.", MaxItems: limits.MaxListItems},
+		Arg{Name: "geoloc", Type: tBoolean, Desc: "Events whose venue has (true) or lacks (false) a geo point."},
+		Arg{Name: "geoloc_lat", Type: tNumber, Check: checkLatLng(90), Desc: "Latitude of the centre; needs geoloc_lng."},
+		Arg{Name: "geoloc_lng", Type: tNumber, Check: checkLatLng(180), Desc: "Longitude of the centre; needs geoloc_lat."},
+		Arg{Name: "geoloc_radius", Type: tNumber, Default: "25", Check: positiveNumber, Desc: "Radius around the centre in kilometres."},
+		Arg{Name: "include", Type: tArray, Items: tInteger, Check: positiveIntList, Desc: "Only these event IDs; date filters are ignored.", MaxItems: limits.MaxListItems},
+		Arg{Name: "post_parent", Type: tInteger, Check: s.existingEvent, Desc: "Children of this event."},
+		Arg{Name: "ticketed", Type: tBoolean, Desc: "Events with (true) or without (false) tickets."},
+		Arg{Name: "password", Type: tString, Desc: "Shows protected fields of events with this password."},
+		Arg{Name: "context", Type: tString, Enum: []string{"view", "edit"}, Default: "view", Desc: "edit shows protected fields to callers who may edit the event."},
 	), textSearchArgs()...)
 }
 
 // placeListArgs declares the parameters of GET /venues and /organizers.
-func (s *Server) placeListArgs() []arg {
+func (s *API) placeListArgs() []Arg {
 	return append(pageArgs(),
-		arg{Name: "search", Type: tString, Check: nonEmptyString, Desc: "Words that must all match one field (name, description, address or contact fields), accents and case aside; the last word also as a prefix (unless followed by a space), words of 5+ letters with a typo (9+: two); only the first 10 words count.", MaxLen: limits.MaxQueryText},
-		arg{Name: "event", Type: tInteger, Check: s.existingEvent, Desc: "Items linked to this event."},
-		arg{Name: "has_events", Type: tAny, Desc: "Truthy: items with events (not draft or pending); falsy: items without."},
-		arg{Name: "only_with_upcoming", Type: tAny, Default: "false", Desc: "Truthy: items with an event starting now or later."},
-		arg{Name: "status", Type: tArray, Items: tString, Check: checkStatusList, Desc: "Post statuses; anonymous callers may only ask for publish.", MaxItems: limits.MaxListItems},
+		Arg{Name: "search", Type: tString, Check: nonEmptyString, Desc: "Words that must all match one field (name, description, address or contact fields), accents and case aside; the last word also as a prefix (unless followed by a space), words of 5+ letters with a typo (9+: two); only the first 10 words count.", MaxLen: limits.MaxQueryText},
+		Arg{Name: "event", Type: tInteger, Check: s.existingEvent, Desc: "Items linked to this event."},
+		Arg{Name: "has_events", Type: tAny, Desc: "Truthy: items with events (not draft or pending); falsy: items without."},
+		Arg{Name: "only_with_upcoming", Type: tAny, Default: "false", Desc: "Truthy: items with an event starting now or later."},
+		Arg{Name: "status", Type: tArray, Items: tString, Check: checkStatusList, Desc: "Post statuses; anonymous callers may only ask for publish.", MaxItems: limits.MaxListItems},
 	)
 }
 
 // positiveNumber accepts a number greater than zero.
-func positiveNumber(_ *request, v any) string {
+func positiveNumber(_ *Request, v any) string {
 	f, ok := input.AsFloat(v)
 	if !ok || f <= 0 {
 		return "Must be a number greater than 0."
@@ -82,7 +82,7 @@ func positiveNumber(_ *request, v any) string {
 }
 
 // positiveIntList accepts a CSV or list of positive whole numbers.
-func positiveIntList(_ *request, v any) string {
+func positiveIntList(_ *Request, v any) string {
 	if ids, ok := input.AsIntList(v); !ok || len(ids) == 0 {
 		return "Must be one or more IDs (whole numbers of 1 or more), comma-separated or as a list."
 	}
@@ -91,7 +91,7 @@ func positiveIntList(_ *request, v any) string {
 
 // checkStatusList accepts registered statuses; callers who may not edit
 // posts may only ask for exactly publish (reference 4.5).
-func checkStatusList(r *request, v any) string {
+func checkStatusList(r *Request, v any) string {
 	items := input.AsList(v)
 	statuses := strings.Join(repository.Statuses, ", ")
 	if len(items) == 0 {
@@ -110,8 +110,8 @@ func checkStatusList(r *request, v any) string {
 }
 
 // existingPosts checks a list of IDs of existing posts of a kind.
-func (s *Server) existingPosts(kind repository.PostKind) func(r *request, v any) string {
-	return func(r *request, v any) string {
+func (s *API) existingPosts(kind repository.PostKind) func(r *Request, v any) string {
+	return func(r *Request, v any) string {
 		return existingIDs(r, v, string(kind), s.store.GetPosts, func(p *repository.Post) bool { return p.Kind == kind })
 	}
 }
@@ -119,7 +119,7 @@ func (s *Server) existingPosts(kind repository.PostKind) func(r *request, v any)
 // existingIDs checks that v is a list of positive IDs of what ("venue")
 // that fetch finds and that fits accepts; it returns "" or the message for
 // data.params. A store failure is kept in r.depErr (a 503).
-func existingIDs[T any](r *request, v any, what string, fetch func(context.Context, []int64) (map[int64]T, error), fits func(T) bool) string {
+func existingIDs[T any](r *Request, v any, what string, fetch func(context.Context, []int64) (map[int64]T, error), fits func(T) bool) string {
 	if msg := idListProblem(v, what); msg != "" {
 		return msg
 	}
@@ -162,8 +162,8 @@ func idListProblem(v any, what string) string {
 
 // existingTermRefs checks that every item names an existing term by ID,
 // slug or name.
-func (s *Server) existingTermRefs(tax repository.Taxonomy) func(r *request, v any) string {
-	return func(r *request, v any) string {
+func (s *API) existingTermRefs(tax repository.Taxonomy) func(r *Request, v any) string {
+	return func(r *Request, v any) string {
 		ids, err := r.resolveTermRefs(tax, v)
 		var unknown unknownTermError
 		switch {
@@ -201,7 +201,7 @@ type unknownTermError struct{ ref string }
 func (e unknownTermError) Error() string { return "unknown term " + strconv.Quote(e.ref) }
 
 // resolveTermRefs maps term references (IDs, slugs, names) to IDs.
-func (r *request) resolveTermRefs(tax repository.Taxonomy, v any) ([]int64, error) {
+func (r *Request) resolveTermRefs(tax repository.Taxonomy, v any) ([]int64, error) {
 	items := input.AsList(v)
 	if len(items) == 0 {
 		return nil, unknownTermError{}
@@ -229,7 +229,7 @@ func (r *request) resolveTermRefs(tax repository.Taxonomy, v any) ([]int64, erro
 }
 
 // listPage reads page and per_page (clamped to 50).
-func (r *request) listPage() (page, perPage int) {
+func (r *Request) listPage() (page, perPage int) {
 	p, _ := input.AsInt(r.bag.Values["page"])
 	pp, _ := input.AsInt(r.bag.Values["per_page"])
 	return int(p), int(min(pp, maxPerPage))
@@ -238,7 +238,7 @@ func (r *request) listPage() (page, perPage int) {
 // visibleStatuses returns the statuses a list shows: the ones asked for,
 // else every non-trashed status for callers who may edit posts, else
 // publish (reference 4.5).
-func (r *request) visibleStatuses() []string {
+func (r *Request) visibleStatuses() []string {
 	if v, ok := r.bag.Get("status"); ok {
 		var out []string
 		for _, it := range input.AsList(v) {
@@ -252,7 +252,7 @@ func (r *request) visibleStatuses() []string {
 
 // eventQuery turns the request into an engine query (reference 4.2-4.5,
 // decisions.md "Reads").
-func (r *request) eventQuery() (search.EventQuery, error) {
+func (r *Request) eventQuery() (search.EventQuery, error) {
 	b := r.bag
 	q := search.EventQuery{Lang: r.lang, Statuses: r.visibleStatuses(), ExcludeHidden: true, Sort: search.ByStart}
 	loc := r.s.cfg.Location
@@ -356,7 +356,7 @@ func (r *request) eventQuery() (search.EventQuery, error) {
 
 // listEvents serves GET /events from the search index (as an iCalendar
 // feed when the client prefers text/calendar).
-func (s *Server) listEvents(r *request) error {
+func (s *API) listEvents(r *Request) error {
 	if wantsCalendar(r.c) {
 		return s.listEventFeed(r)
 	}
@@ -384,7 +384,7 @@ func (s *Server) listEvents(r *request) error {
 // (redacted where protected, highlighted when asked), to each in the
 // engine's order. A page past the last one is 404. It returns the query
 // (for the facets) and the engine's result.
-func (s *Server) eventPage(r *request, page, perPage int, each func(*repository.Post, *present.Obj)) (search.EventQuery, search.Result, error) {
+func (s *API) eventPage(r *Request, page, perPage int, each func(*repository.Post, *present.Obj)) (search.EventQuery, search.Result, error) {
 	q, err := r.eventQuery()
 	if err != nil {
 		return q, search.Result{}, err
@@ -423,7 +423,7 @@ func (s *Server) eventPage(r *request, page, perPage int, each func(*repository.
 }
 
 // searchEvents runs an event query, mapping engine failures to 503.
-func (s *Server) searchEvents(ctx context.Context, q search.EventQuery) (search.Result, error) {
+func (s *API) searchEvents(ctx context.Context, q search.EventQuery) (search.Result, error) {
 	if s.search == nil {
 		return search.Result{}, apierr.Unavailable("search")
 	}
@@ -440,7 +440,7 @@ func (s *Server) searchEvents(ctx context.Context, q search.EventQuery) (search.
 
 // renderPage loads a page of posts (in the engine's order) with what they
 // link to and renders each.
-func (r *request) renderPage(ids []int64, render func(*repository.Post, *present.Linked) *present.Obj) ([]any, error) {
+func (r *Request) renderPage(ids []int64, render func(*repository.Post, *present.Linked) *present.Obj) ([]any, error) {
 	posts, err := r.postsInOrder(ids)
 	if err != nil {
 		return nil, err
@@ -458,7 +458,7 @@ func (r *request) renderPage(ids []int64, render func(*repository.Post, *present
 
 // postsInOrder loads posts by ID in the given order, skipping any that
 // vanished since the index saw them.
-func (r *request) postsInOrder(ids []int64) ([]*repository.Post, error) {
+func (r *Request) postsInOrder(ids []int64) ([]*repository.Post, error) {
 	m, err := r.s.render.Posts(r.ctx, ids) // decoded once per write generation (linkcache.go)
 	if err != nil {
 		return nil, err
@@ -473,12 +473,12 @@ func (r *request) postsInOrder(ids []int64) ([]*repository.Post, error) {
 }
 
 // listPlaces serves GET /venues and /organizers from the search index.
-func (s *Server) listPlaces(pt *postType) func(r *request) error {
+func (s *API) listPlaces(pt *postType) func(r *Request) error {
 	kind := search.Venues
 	if pt.kind == repository.KindOrganizer {
 		kind = search.Organizers
 	}
-	return func(r *request) error {
+	return func(r *Request) error {
 		b := r.bag
 		q := search.PlaceQuery{Kind: kind, Lang: r.lang, Statuses: r.visibleStatuses()}
 		if v, ok := b.Get("search"); ok {
@@ -540,7 +540,7 @@ func (s *Server) listPlaces(pt *postType) func(r *request) error {
 // sendList writes a list envelope {<key>, rest_url, next_rest_url?,
 // previous_rest_url?, total, total_pages} with the paging headers.
 // extra holds more (name, value) pairs for the envelope, set last.
-func (r *request) sendList(key string, items []any, total, page, perPage int, extra ...any) error {
+func (r *Request) sendList(key string, items []any, total, page, perPage int, extra ...any) error {
 	pages := 0
 	if total > 0 {
 		pages = (total + perPage - 1) / perPage
@@ -560,7 +560,7 @@ func (r *request) sendList(key string, items []any, total, page, perPage int, ex
 	}
 	setTotals(r, total, pages)
 	setPageLinks(r, o)
-	return sendJSON(r.c, 200, o)
+	return present.SendJSON(r.c, 200, o)
 }
 
 // linkOrder is the order of parameters in list links (reference 4.6), then
@@ -573,7 +573,7 @@ var linkOrder = []string{"page", "per_page", "start_date", "end_date", "search",
 // pageURL builds a list link carrying every parameter the client sent,
 // URL-encoded; rest_url keeps page in its place, next/previous put it last
 // and omit page 1.
-func (r *request) pageURL(base string, page int, self bool) string {
+func (r *Request) pageURL(base string, page int, self bool) string {
 	sent := map[string]string{}
 	for k := range r.c.Queries() {
 		if k == "page" || k == "_method" || k == "password" {

@@ -1,4 +1,4 @@
-package app
+package handlers
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/app/input"
 	"github.com/calendar/eventcal/app/present"
+	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/sync"
 )
@@ -31,8 +32,8 @@ const (
 )
 
 // webhookWriteArgs declares the body of POST/PATCH /admin/webhooks.
-func (s *Server) webhookWriteArgs(create bool) []arg {
-	return []arg{
+func (s *API) webhookWriteArgs(create bool) []Arg {
+	return []Arg{
 		{Name: "url", Type: tString, Required: create, Format: "uri", Check: s.checkWebhookURL,
 			Desc: "Endpoint URL (http or https; private addresses need WEBHOOK_ALLOW_PRIVATE=true)."},
 		{Name: "events", Type: tArray, Items: tString, Check: checkWebhookEvents,
@@ -44,8 +45,8 @@ func (s *Server) webhookWriteArgs(create bool) []arg {
 	}
 }
 
-func maxLength(n int) func(*request, any) string {
-	return func(_ *request, v any) string {
+func maxLength(n int) func(*Request, any) string {
+	return func(_ *Request, v any) string {
 		if s, _ := input.AsString(v); len(s) > n {
 			return "Must be at most " + strconv.Itoa(n) + " bytes long."
 		}
@@ -53,7 +54,7 @@ func maxLength(n int) func(*request, any) string {
 	}
 }
 
-func (s *Server) checkWebhookURL(_ *request, v any) string {
+func (s *API) checkWebhookURL(_ *Request, v any) string {
 	u, _ := input.AsString(v)
 	if err := sync.CheckWebhookURL(strings.TrimSpace(u), s.cfg.WebhookAllowPrivate); err != nil {
 		return strings.TrimPrefix(err.Error(), "webhook: ")
@@ -61,7 +62,7 @@ func (s *Server) checkWebhookURL(_ *request, v any) string {
 	return ""
 }
 
-func checkWebhookEvents(_ *request, v any) string {
+func checkWebhookEvents(_ *Request, v any) string {
 	var types []string
 	for _, it := range input.AsList(v) {
 		t, _ := input.AsString(it)
@@ -73,7 +74,7 @@ func checkWebhookEvents(_ *request, v any) string {
 	return ""
 }
 
-func checkWebhookSecret(_ *request, v any) string {
+func checkWebhookSecret(_ *Request, v any) string {
 	sec, _ := input.AsString(v)
 	if err := sync.CheckWebhookSecret(sec); err != nil {
 		return err.Error()
@@ -82,7 +83,7 @@ func checkWebhookSecret(_ *request, v any) string {
 }
 
 // loadWebhook reads the :id endpoint for an admin.
-func (r *request) loadWebhook() (*repository.Webhook, error) {
+func (r *Request) loadWebhook() (*repository.Webhook, error) {
 	if err := r.requireAdmin(); err != nil {
 		return nil, err
 	}
@@ -95,7 +96,7 @@ func (r *request) loadWebhook() (*repository.Webhook, error) {
 }
 
 // listWebhooks serves GET /admin/webhooks.
-func (s *Server) listWebhooks(r *request) error {
+func (s *API) listWebhooks(r *Request) error {
 	if err := r.requireAdmin(); err != nil {
 		return err
 	}
@@ -107,12 +108,12 @@ func (s *Server) listWebhooks(r *request) error {
 	for _, w := range hooks {
 		items = append(items, present.Webhook(w, false))
 	}
-	return sendJSON(r.c, 200, present.NewObj().Set("webhooks", items))
+	return present.SendJSON(r.c, 200, present.NewObj().Set("webhooks", items))
 }
 
 // createWebhook serves POST /admin/webhooks: 201 with the secret, shown
 // this once.
-func (s *Server) createWebhook(r *request) error {
+func (s *API) createWebhook(r *Request) error {
 	if err := r.requireAdmin(); err != nil {
 		return err
 	}
@@ -129,7 +130,7 @@ func (s *Server) createWebhook(r *request) error {
 	if err := s.store.CreateWebhook(r.ctx, w); err != nil {
 		return err
 	}
-	return sendJSON(r.c, 201, present.Webhook(w, true))
+	return present.SendJSON(r.c, 201, present.Webhook(w, true))
 }
 
 // applyWebhookFields copies the sent fields onto w.
@@ -166,16 +167,16 @@ func applyWebhookFields(b *input.Bag, w *repository.Webhook) {
 }
 
 // getWebhook serves GET /admin/webhooks/{id}.
-func (s *Server) getWebhook(r *request) error {
+func (s *API) getWebhook(r *Request) error {
 	w, err := r.loadWebhook()
 	if err != nil {
 		return err
 	}
-	return sendJSON(r.c, 200, present.Webhook(w, false))
+	return present.SendJSON(r.c, 200, present.Webhook(w, false))
 }
 
 // updateWebhook serves POST/PUT/PATCH /admin/webhooks/{id} (partial).
-func (s *Server) updateWebhook(r *request) error {
+func (s *API) updateWebhook(r *Request) error {
 	w, err := r.loadWebhook()
 	if err != nil {
 		return err
@@ -188,11 +189,11 @@ func (s *Server) updateWebhook(r *request) error {
 	if err != nil {
 		return err
 	}
-	return sendJSON(r.c, 200, present.Webhook(w, r.bag.Has("secret")))
+	return present.SendJSON(r.c, 200, present.Webhook(w, r.bag.Has("secret")))
 }
 
 // deleteWebhook serves DELETE /admin/webhooks/{id}.
-func (s *Server) deleteWebhook(r *request) error {
+func (s *API) deleteWebhook(r *Request) error {
 	w, err := r.loadWebhook()
 	if err != nil {
 		return err
@@ -200,12 +201,12 @@ func (s *Server) deleteWebhook(r *request) error {
 	if err := s.store.DeleteWebhook(r.ctx, w.ID); err != nil && !errors.Is(err, repository.ErrNotFound) {
 		return err
 	}
-	return sendJSON(r.c, 200, present.NewObj().Set("deleted", true).Set("previous", present.Webhook(w, false)))
+	return present.SendJSON(r.c, 200, present.NewObj().Set("deleted", true).Set("previous", present.Webhook(w, false)))
 }
 
 // pingWebhook serves POST /admin/webhooks/{id}/ping: one signed
 // "webhook.ping" message, sent now, and how the endpoint answered.
-func (s *Server) pingWebhook(r *request) error {
+func (s *API) pingWebhook(r *Request) error {
 	w, err := r.loadWebhook()
 	if err != nil {
 		return err
@@ -214,12 +215,12 @@ func (s *Server) pingWebhook(r *request) error {
 		return apierr.Unavailable("webhooks")
 	}
 	a := s.webhooks.Ping(r.ctx, w)
-	return sendJSON(r.c, 200, present.NewObj().Set("ok", a.Error == "").Set("attempt", a))
+	return present.SendJSON(r.c, 200, present.NewObj().Set("ok", a.Error == "").Set("attempt", a))
 }
 
 // webhookDeliveries serves GET /admin/webhooks/{id}/deliveries: the
 // delivery log, newest first.
-func (s *Server) webhookDeliveries(r *request) error {
+func (s *API) webhookDeliveries(r *Request) error {
 	w, err := r.loadWebhook()
 	if err != nil {
 		return err
@@ -245,19 +246,19 @@ func (s *Server) webhookDeliveries(r *request) error {
 		}
 		items = append(items, o.Set("log", log))
 	}
-	return sendJSON(r.c, 200, present.NewObj().Set("deliveries", items))
+	return present.SendJSON(r.c, 200, present.NewObj().Set("deliveries", items))
 }
 
 // itemRenderer renders items for webhook messages as an admin reads them
 // (in the default language, with json_ld, as GET by ID does).
-type itemRenderer struct{ s *Server }
+type itemRenderer struct{ s *API }
 
 // NewItemRenderer returns the renderer webhook messages use.
-func NewItemRenderer(opts Options) sync.ItemRenderer {
+func NewItemRenderer(cfg *config.Config, store repository.Store, now func() time.Time) sync.ItemRenderer {
 	// No linked-record cache: a message shows the store as it is now
 	// (ttl 0 starts the cache over on every read).
-	return itemRenderer{s: &Server{cfg: opts.Config, store: opts.Store, now: opts.Now,
-		render: present.NewRenderer(opts.Config, opts.Store, func() int64 { return 0 }, 0, 0)}}
+	return itemRenderer{s: &API{cfg: cfg, store: store, now: now,
+		render: present.NewRenderer(cfg, store, func() int64 { return 0 }, 0, 0)}}
 }
 
 // webhookReader is the reader webhook messages are rendered for: an admin

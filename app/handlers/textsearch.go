@@ -1,4 +1,4 @@
-package app
+package handlers
 
 import (
 	"fmt"
@@ -16,8 +16,8 @@ import (
 // text-matching rules are the search package's (search/text.go).
 
 // textSearchArgs declares orderby, facets and highlight of GET /events.
-func textSearchArgs() []arg {
-	return []arg{
+func textSearchArgs() []Arg {
+	return []Arg{
 		{Name: "orderby", Type: tString, Enum: []string{"date", "relevance"}, Default: "date",
 			Desc: "relevance (only with search): best match first, then by date; date: by start date."},
 		{Name: "facets", Type: tArray, Items: tString, Check: checkFacets,
@@ -29,7 +29,7 @@ func textSearchArgs() []arg {
 }
 
 // checkFacets accepts a CSV or list of known facet names.
-func checkFacets(_ *request, v any) string {
+func checkFacets(_ *Request, v any) string {
 	list := input.AsList(v)
 	if len(list) == 0 {
 		return "Must name one or more of " + strings.Join(search.EventFacets, ", ") + "."
@@ -44,7 +44,7 @@ func checkFacets(_ *request, v any) string {
 }
 
 // applyTextSearchArgs sets the relevance order and the facets of q.
-func (r *request) applyTextSearchArgs(q *search.EventQuery) error {
+func (r *Request) applyTextSearchArgs(q *search.EventQuery) error {
 	if r.bag.Str("orderby") == "relevance" {
 		if !r.bag.Has("search") {
 			return apierr.InvalidParam("orderby", "orderby=relevance requires search: send search with the words to rank by, or orderby=date.")
@@ -66,20 +66,20 @@ func (r *request) applyTextSearchArgs(q *search.EventQuery) error {
 // of every event (edit context, allowed to edit any event): only then do
 // password-protected events count in facets, whose values (categories,
 // tags, venue, organizer, featured, ticketed) are protected fields.
-func (r *request) seesAllProtected() bool {
+func (r *Request) seesAllProtected() bool {
 	return access.SeesAllProtected(r.user, r.bag.Str("context") == "edit")
 }
 
 // facetsFromList reports whether the list query itself gives the caller's
 // facets: it leaves protected events out, or the caller sees them all.
-func (r *request) facetsFromList(q search.EventQuery) bool {
+func (r *Request) facetsFromList(q search.EventQuery) bool {
 	return q.ExcludeProtected || r.seesAllProtected()
 }
 
 // eventFacets returns the facets of q for the caller: from res when q
 // already leaves protected events out or the caller sees them all, else
 // from a count-only query without them.
-func (s *Server) eventFacets(r *request, q search.EventQuery, res search.Result) (map[string]map[string]int, error) {
+func (s *API) eventFacets(r *Request, q search.EventQuery, res search.Result) (map[string]map[string]int, error) {
 	if len(q.Facets) == 0 {
 		return nil, nil
 	}

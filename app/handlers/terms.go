@@ -1,4 +1,4 @@
-package app
+package handlers
 
 import (
 	"context"
@@ -25,17 +25,17 @@ type termType struct {
 }
 
 // termTypes returns the category and tag descriptors.
-func (s *Server) termTypes() (cat, tag *termType) {
+func (s *API) termTypes() (cat, tag *termType) {
 	return &termType{tax: repository.TaxCategory, res: "category", collection: "categories"},
 		&termType{tax: repository.TaxTag, res: "tag", collection: "tags"}
 }
 
 // termReadArgs declares the parameters of a single term read or delete.
-func (s *Server) termReadArgs() []arg { return nil }
+func (s *API) termReadArgs() []Arg { return nil }
 
 // termListArgs declares the list parameters of interface 4.7.
-func (s *Server) termListArgs(tt *termType) []arg {
-	args := []arg{
+func (s *API) termListArgs(tt *termType) []Arg {
+	args := []Arg{
 		{Name: "page", Type: tInteger, Default: "1", Check: positiveInt, Desc: "Page to return."},
 		{Name: "per_page", Type: tInteger, Default: "8", Check: positiveInt, Desc: "Terms per page (at most 50)."},
 		{Name: "search", Type: tString, Check: nonEmptyString, Desc: "Terms whose name or slug contains the string.", MaxLen: limits.MaxQueryText},
@@ -50,20 +50,20 @@ func (s *Server) termListArgs(tt *termType) []arg {
 		{Name: "offset", Type: tInteger, Check: nonNegativeInt, Desc: "Skip this many terms (WordPress's offset; wins over page)."},
 	}
 	if tt.tax == repository.TaxCategory {
-		args = append(args, arg{Name: "parent", Type: tInteger, Check: s.existingTerms(tt), Desc: "Children of this category."})
+		args = append(args, Arg{Name: "parent", Type: tInteger, Check: s.existingTerms(tt), Desc: "Children of this category."})
 	}
 	return args
 }
 
 // existingTerms checks that every ID in a list is a term of the taxonomy.
-func (s *Server) existingTerms(tt *termType) func(r *request, v any) string {
-	return func(r *request, v any) string {
+func (s *API) existingTerms(tt *termType) func(r *Request, v any) string {
+	return func(r *Request, v any) string {
 		return existingIDs(r, v, tt.res, s.store.GetTerms, func(t *repository.Term) bool { return t.Taxonomy == tt.tax })
 	}
 }
 
 // existingEvent checks that the value is the ID of an event (any status).
-func (s *Server) existingEvent(r *request, v any) string {
+func (s *API) existingEvent(r *Request, v any) string {
 	id, ok := input.AsInt(v)
 	if !ok || id <= 0 {
 		return "Must be an event ID (a whole number of 1 or more), not a slug."
@@ -80,14 +80,14 @@ func (s *Server) existingEvent(r *request, v any) string {
 }
 
 // termWriteArgs declares the create/update parameters of a term.
-func (s *Server) termWriteArgs(tt *termType, create bool) []arg {
-	args := []arg{
+func (s *API) termWriteArgs(tt *termType, create bool) []Arg {
+	args := []Arg{
 		{Name: "name", Type: tString, Required: create, Check: nonEmptyString, Desc: "Name, in the request language.", MaxLen: limits.MaxTermName, Text: plainText},
 		{Name: "description", Type: tString, Check: nonEmptyString, Desc: "Description, in the request language.", MaxLen: limits.MaxDescription, Text: richText},
 		{Name: "slug", Type: tString, Check: nonEmptyString, Desc: "Slug in the request language; generated from the name when absent.", MaxLen: limits.MaxSlug},
 	}
 	if tt.tax == repository.TaxCategory {
-		args = append(args, arg{Name: "parent", Type: tInteger, Check: func(r *request, v any) string {
+		args = append(args, Arg{Name: "parent", Type: tInteger, Check: func(r *Request, v any) string {
 			if n, _ := input.AsInt(v); n == 0 {
 				return ""
 			}
@@ -98,7 +98,7 @@ func (s *Server) termWriteArgs(tt *termType, create bool) []arg {
 }
 
 // loadTerm finds the term a route addresses; another taxonomy's ID is 404.
-func (r *request) loadTerm(tt *termType) (*repository.Term, error) {
+func (r *Request) loadTerm(tt *termType) (*repository.Term, error) {
 	id, _ := strconv.ParseInt(r.c.Params("id"), 10, 64)
 	t, err := r.s.store.GetTerm(r.ctx, id)
 	if errors.Is(err, repository.ErrNotFound) || (err == nil && t.Taxonomy != tt.tax) {
@@ -108,7 +108,7 @@ func (r *request) loadTerm(tt *termType) (*repository.Term, error) {
 }
 
 // termCount returns the number of published events using a term.
-func (r *request) termCount(t *repository.Term) (int, error) {
+func (r *Request) termCount(t *repository.Term) (int, error) {
 	c, err := r.s.render.Counts.ForTerms(r.ctx, r.s.store, map[int64]*repository.Term{t.ID: t})
 	if err != nil {
 		return 0, err
@@ -117,8 +117,8 @@ func (r *request) termCount(t *repository.Term) (int, error) {
 }
 
 // getTerm serves GET /categories/{id} and /tags/{id}.
-func (s *Server) getTerm(tt *termType) func(r *request) error {
-	return func(r *request) error {
+func (s *API) getTerm(tt *termType) func(r *Request) error {
+	return func(r *Request) error {
 		t, err := r.loadTerm(tt)
 		if err != nil {
 			return err
@@ -127,13 +127,13 @@ func (s *Server) getTerm(tt *termType) func(r *request) error {
 		if err != nil {
 			return err
 		}
-		return sendJSON(r.c, 200, s.render.Term(t, n, r.lang))
+		return present.SendJSON(r.c, 200, s.render.Term(t, n, r.lang))
 	}
 }
 
 // createTerm serves POST on /categories and /tags (201 with Location).
-func (s *Server) createTerm(tt *termType) func(r *request) error {
-	return func(r *request) error {
+func (s *API) createTerm(tt *termType) func(r *Request) error {
+	return func(r *Request) error {
 		if !access.CanManageTerms(r.user, tt.tax) {
 			return access.Forbidden(r.user)
 		}
@@ -158,12 +158,12 @@ func (s *Server) createTerm(tt *termType) func(r *request) error {
 		}
 		s.render.Counts.Invalidate(t.ID)
 		r.c.Set("Location", s.render.APIBase(r.lang)+"/"+tt.collection+"/"+strconv.FormatInt(t.ID, 10))
-		return sendJSON(r.c, 201, s.render.Term(t, 0, r.lang))
+		return present.SendJSON(r.c, 201, s.render.Term(t, 0, r.lang))
 	}
 }
 
 // applyTerm writes the sent fields onto a term in the request language.
-func applyTerm(r *request, t *repository.Term) {
+func applyTerm(r *Request, t *repository.Term) {
 	if v, ok := r.bag.Get("name"); ok {
 		s, _ := input.AsString(v)
 		t.Name.Set(r.lang, strings.TrimSpace(s))
@@ -190,8 +190,8 @@ func applyTerm(r *request, t *repository.Term) {
 }
 
 // updateTerm serves POST/PUT/PATCH on one term.
-func (s *Server) updateTerm(tt *termType) func(r *request) error {
-	return func(r *request) error {
+func (s *API) updateTerm(tt *termType) func(r *Request) error {
+	return func(r *Request) error {
 		if !access.CanManageTerms(r.user, tt.tax) {
 			return access.Forbidden(r.user)
 		}
@@ -219,13 +219,13 @@ func (s *Server) updateTerm(tt *termType) func(r *request) error {
 		if err != nil {
 			return err
 		}
-		return sendJSON(r.c, 200, s.render.Term(t, n, r.lang))
+		return present.SendJSON(r.c, 200, s.render.Term(t, n, r.lang))
 	}
 }
 
 // checkParent refuses a parent that is the category itself or one of its
 // descendants (a cycle).
-func (r *request) checkParent(t *repository.Term, v any) error {
+func (r *Request) checkParent(t *repository.Term, v any) error {
 	p, _ := input.AsInt(v)
 	for seen := 0; p != 0 && seen < 1000; seen++ {
 		if p == t.ID {
@@ -244,8 +244,8 @@ func (r *request) checkParent(t *repository.Term, v any) error {
 }
 
 // deleteTerm serves DELETE: always permanent; 200 with the term as it was.
-func (s *Server) deleteTerm(tt *termType) func(r *request) error {
-	return func(r *request) error {
+func (s *API) deleteTerm(tt *termType) func(r *Request) error {
+	return func(r *Request) error {
 		if !access.CanManageTerms(r.user, tt.tax) {
 			return access.Forbidden(r.user)
 		}
@@ -263,7 +263,7 @@ func (s *Server) deleteTerm(tt *termType) func(r *request) error {
 			return err
 		}
 		s.render.Counts.Invalidate(t.ID)
-		return sendJSON(r.c, 200, s.render.Term(t, n, r.lang))
+		return present.SendJSON(r.c, 200, s.render.Term(t, n, r.lang))
 	}
 }
 
@@ -273,8 +273,8 @@ const maxPerPage = limits.MaxPerPage
 // listTerms serves GET /categories and /tags from the store (terms are few):
 // filters, ordering and paging as reference 11.1, links carrying every
 // filter (decisions.md), and 200 with an empty list past the last page.
-func (s *Server) listTerms(tt *termType) func(r *request) error {
-	return func(r *request) error {
+func (s *API) listTerms(tt *termType) func(r *Request) error {
+	return func(r *Request) error {
 		all, err := s.store.FindTerms(r.ctx, repository.TermQuery{Taxonomy: tt.tax})
 		if err != nil {
 			return err
@@ -365,13 +365,13 @@ func (s *Server) listTerms(tt *termType) func(r *request) error {
 		}
 		setTotals(r, total, totalPages)
 		setPageLinks(r, resp)
-		return sendJSON(r.c, 200, resp)
+		return present.SendJSON(r.c, 200, resp)
 	}
 }
 
 // setPageLinks sends the list's next and previous pages as an RFC 8288
 // Link header (the body links stay), as WordPress does for its lists.
-func setPageLinks(r *request, list *present.Obj) {
+func setPageLinks(r *Request, list *present.Obj) {
 	var links []string
 	for _, l := range []struct{ key, rel string }{{"previous_rest_url", "prev"}, {"next_rest_url", "next"}} {
 		if u, ok := list.At(l.key).(string); ok && u != "" {
@@ -384,7 +384,7 @@ func setPageLinks(r *request, list *present.Obj) {
 }
 
 // setTotals sends the paging headers of every list.
-func setTotals(r *request, total, pages int) {
+func setTotals(r *Request, total, pages int) {
 	r.c.Set("X-TEC-Total", strconv.Itoa(total))
 	r.c.Set("X-TEC-TotalPages", strconv.Itoa(pages))
 	r.c.Set("X-WP-Total", strconv.Itoa(total))
@@ -393,7 +393,7 @@ func setTotals(r *request, total, pages int) {
 
 // listURL rebuilds a list address carrying every parameter the client sent
 // (decisions.md), URL-encoded, with page last (page 1 omitted).
-func listURL(base string, r *request, page int) string {
+func listURL(base string, r *Request, page int) string {
 	q := url.Values{}
 	for k, v := range r.c.Queries() {
 		if k == "page" || k == "_method" {

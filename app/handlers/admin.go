@@ -1,4 +1,4 @@
-package app
+package handlers
 
 import (
 	"context"
@@ -25,7 +25,7 @@ type Reindexer interface {
 type WorkerStats interface{ Stats() sync.Stats }
 
 // requireAdmin refuses everyone but admins: 401 anonymous, 403 others.
-func (r *request) requireAdmin() error {
+func (r *Request) requireAdmin() error {
 	if !access.IsAdmin(r.user) {
 		return access.Forbidden(r.user)
 	}
@@ -34,7 +34,7 @@ func (r *request) requireAdmin() error {
 
 // startReindex serves POST /admin/reindex: 202 with the new job, or 409
 // with the running one.
-func (s *Server) startReindex(r *request) error {
+func (s *API) startReindex(r *Request) error {
 	if err := r.requireAdmin(); err != nil {
 		return err
 	}
@@ -54,13 +54,13 @@ func (s *Server) startReindex(r *request) error {
 	if err != nil {
 		return err
 	}
-	return sendJSON(r.c, 202, present.NewObj().Set("job", job))
+	return present.SendJSON(r.c, 202, present.NewObj().Set("job", job))
 }
 
 // cancelReindex serves DELETE /admin/reindex: it stops the running
 // rebuild (the live indexes stay as they are) and answers with the
 // cancelled job, or 404 when none runs.
-func (s *Server) cancelReindex(r *request) error {
+func (s *API) cancelReindex(r *Request) error {
 	if err := r.requireAdmin(); err != nil {
 		return err
 	}
@@ -74,11 +74,11 @@ func (s *Server) cancelReindex(r *request) error {
 	if err != nil {
 		return err
 	}
-	return sendJSON(r.c, 200, present.NewObj().Set("job", job))
+	return present.SendJSON(r.c, 200, present.NewObj().Set("job", job))
 }
 
 // getReindex serves GET /admin/reindex: the current or last job.
-func (s *Server) getReindex(r *request) error {
+func (s *API) getReindex(r *Request) error {
 	if err := r.requireAdmin(); err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func (s *Server) getReindex(r *request) error {
 	if !ok {
 		return apierr.New(404, "reindex_not_found", "No rebuild has run since the service started.")
 	}
-	return sendJSON(r.c, 200, present.NewObj().Set("job", job))
+	return present.SendJSON(r.c, 200, present.NewObj().Set("job", job))
 }
 
 // markScanLimit bounds how many pending marks /admin/sync counts.
@@ -98,7 +98,7 @@ const markScanLimit = 100000
 // syncStatus serves GET /admin/sync: pending marks and the age of the
 // oldest, the last batch, documents in the store and in each index, and the
 // engine's health.
-func (s *Server) syncStatus(r *request) error {
+func (s *API) syncStatus(r *Request) error {
 	if err := r.requireAdmin(); err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func (s *Server) syncStatus(r *request) error {
 	if err != nil {
 		return err
 	}
-	return sendJSON(r.c, 200, st)
+	return present.SendJSON(r.c, 200, st)
 }
 
 // SyncStatus is the view of GET /admin/sync (and of `eventcal status`).
@@ -128,7 +128,7 @@ type SyncStatus struct {
 }
 
 // SyncStatus computes the sync figures of this server.
-func (s *Server) SyncStatus(ctx context.Context) (*SyncStatus, error) {
+func (s *API) SyncStatus(ctx context.Context) (*SyncStatus, error) {
 	ws, _ := s.indexer.(WorkerStats)
 	return ComputeSyncStatus(ctx, s.store, s.search, ws, s.now())
 }

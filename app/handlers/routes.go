@@ -1,0 +1,133 @@
+package handlers
+
+import (
+	"github.com/gofiber/fiber/v2"
+)
+
+// Route is one path of the API with the methods it answers and the
+// parameters it declares.
+type Route struct {
+	Methods []string
+	// Path is relative to the API root, in Fiber syntax ("/events/:id").
+	Path string
+	args []Arg
+	// Write routes refuse anonymous callers with 401 before validation.
+	Write bool
+	// Handle serves a prepared request (API.Prepare).
+	Handle func(r *Request) error
+	// summary is a one-line description for the index and the docs.
+	summary string
+}
+
+var (
+	readable  = []string{fiber.MethodGet}
+	editable  = []string{fiber.MethodPost, fiber.MethodPut, fiber.MethodPatch}
+	creatable = []string{fiber.MethodPost}
+	deletable = []string{fiber.MethodDelete}
+)
+
+// Routes declares every route of the API on one screen, each with the
+// handler that serves it (one file per resource), and returns them. The
+// item routes of events, venues and organizers come from itemRoutes (by ID
+// and by slug), those of categories and tags from termRoutes. The root app
+// registers them behind its middleware.
+func (s *API) Routes() []*Route {
+	if s.routes != nil {
+		return s.routes
+	}
+	ev, ve, or := s.postTypes()
+	cat, tag := s.termTypes()
+	s.routes = concat(
+		[]*Route{
+			{Methods: readable, Path: "", args: s.indexArgs(), Handle: s.namespaceIndex, summary: "The namespace index: every route with its methods and parameters."},
+			{Methods: readable, Path: "/doc", Handle: s.serveDoc, summary: "This interface document (OpenAPI 3)."},
+
+			{Methods: readable, Path: "/events", args: s.eventListArgs(), Handle: s.listEvents, summary: "List and search events."},
+			{Methods: readable, Path: "/events.ics", args: s.feedArgs(), Handle: s.listEventFeed, summary: "List events as an iCalendar (RFC 5545) feed."},
+			{Methods: readable, Path: "/events/:id.ics", args: s.postReadArgs(ev), Handle: s.getEventFeed, summary: "Read an event as an iCalendar (RFC 5545) object."},
+			{Methods: creatable, Path: "/events", args: s.postWriteArgs(ev, true), Write: true, Handle: s.createPost(ev), summary: "Create an event."},
+		},
+		s.itemRoutes(ev, "an event"),
+		[]*Route{
+			{Methods: readable, Path: "/venues", args: s.placeListArgs(), Handle: s.listPlaces(ve), summary: "List and search venues."},
+			{Methods: creatable, Path: "/venues", args: s.postWriteArgs(ve, true), Write: true, Handle: s.createPost(ve), summary: "Create a venue (or reuse a duplicate)."},
+		},
+		s.itemRoutes(ve, "a venue"),
+		[]*Route{
+			{Methods: readable, Path: "/organizers", args: s.placeListArgs(), Handle: s.listPlaces(or), summary: "List and search organizers."},
+			{Methods: creatable, Path: "/organizers", args: s.postWriteArgs(or, true), Write: true, Handle: s.createPost(or), summary: "Create an organizer (or reuse a duplicate)."},
+		},
+		s.itemRoutes(or, "an organizer"),
+		s.termRoutes(cat, "an event category", "event categories"),
+		[]*Route{
+			{Methods: creatable, Path: "/admin/reindex", Handle: s.startReindex, summary: "Start a full rebuild of the search indexes (admin)."},
+			{Methods: readable, Path: "/admin/reindex", Handle: s.getReindex, summary: "The current or last rebuild (admin)."},
+			{Methods: deletable, Path: "/admin/reindex", Write: true, Handle: s.cancelReindex, summary: "Cancel the running rebuild; the live indexes are kept (admin)."},
+			{Methods: readable, Path: "/admin/sync", Handle: s.syncStatus, summary: "Sync worker and index figures (admin)."},
+			{Methods: readable, Path: "/admin/webhooks", Handle: s.listWebhooks, summary: "List webhook endpoints (admin)."},
+			{Methods: creatable, Path: "/admin/webhooks", args: s.webhookWriteArgs(true), Write: true, Handle: s.createWebhook, summary: "Register a webhook endpoint (admin); the answer shows its secret once."},
+			{Methods: readable, Path: "/admin/webhooks/:id", Handle: s.getWebhook, summary: "Read a webhook endpoint (admin)."},
+			{Methods: editable, Path: "/admin/webhooks/:id", args: s.webhookWriteArgs(false), Write: true, Handle: s.updateWebhook, summary: "Update a webhook endpoint (admin)."},
+			{Methods: deletable, Path: "/admin/webhooks/:id", Write: true, Handle: s.deleteWebhook, summary: "Delete a webhook endpoint and its delivery log (admin)."},
+			{Methods: creatable, Path: "/admin/webhooks/:id/ping", Write: true, Handle: s.pingWebhook, summary: "Send a signed test message to a webhook endpoint now (admin)."},
+			{Methods: readable, Path: "/admin/webhooks/:id/deliveries", args: []Arg{{Name: "per_page", Type: tInteger, Default: "50", Check: positiveInt, Desc: "Deliveries to show, newest first (at most 200)."}}, Handle: s.webhookDeliveries, summary: "A webhook endpoint's delivery log (admin)."},
+			{Methods: readable, Path: "/admin/users", Handle: s.listUsers, summary: "List the users (admin)."},
+			{Methods: editable, Path: "/admin/users/:id", args: s.userArgs(), Write: true, Handle: s.updateUser, summary: "Give a user another role, or disable or enable it (admin)."},
+			{Methods: readable, Path: "/admin/tokens", args: s.tokenListArgs(), Handle: s.listTokens, summary: "List the API tokens, without their secrets (admin)."},
+			{Methods: creatable, Path: "/admin/tokens", args: s.tokenCreateArgs(), Write: true, Handle: s.createToken, summary: "Create an API token for a user; the secret is shown only in this response (admin)."},
+			{Methods: deletable, Path: "/admin/tokens/:token", Write: true, Handle: s.revokeToken, summary: "Revoke an API token by its ID, at once on every replica (admin)."},
+		},
+		s.termRoutes(tag, "an event tag", "event tags"),
+	)
+	for _, rt := range s.routes {
+		rt.args = append([]Arg{languageArg(s)}, rt.args...)
+	}
+	return s.routes
+}
+
+// itemRoutes declares the read, update and delete routes of one post type's
+// items, once addressed by ID and once by slug: the same handlers, told how
+// to find the item. noun is "an event", "a venue"...
+func (s *API) itemRoutes(pt *postType, noun string) []*Route {
+	var out []*Route
+	for _, by := range []struct {
+		how        lookup
+		path, name string
+	}{{byID, "/:id", "ID"}, {bySlug, "/by-slug/:slug", "slug"}} {
+		p, suffix := "/"+pt.collection+by.path, " by "+by.name+"."
+		out = append(out,
+			&Route{Methods: readable, Path: p, args: s.postReadArgs(pt), Handle: s.getPost(pt, by.how), summary: "Read " + noun + suffix},
+			&Route{Methods: editable, Path: p, args: s.postWriteArgs(pt, false), Write: true, Handle: s.updatePost(pt, by.how), summary: "Update " + noun + suffix},
+			&Route{Methods: deletable, Path: p, args: s.postDeleteArgs(pt), Write: true, Handle: s.deletePost(pt, by.how), summary: "Trash (or with force, delete) " + noun + suffix})
+	}
+	return out
+}
+
+// termRoutes declares the routes of one taxonomy: its list and create, and
+// the read, update and delete of one term by ID. noun is "an event
+// category"; plural "event categories".
+func (s *API) termRoutes(tt *termType, noun, plural string) []*Route {
+	list, item := "/"+tt.collection, "/"+tt.collection+"/:id"
+	return []*Route{
+		{Methods: readable, Path: list, args: s.termListArgs(tt), Handle: s.listTerms(tt), summary: "List " + plural + "."},
+		{Methods: creatable, Path: list, args: s.termWriteArgs(tt, true), Write: true, Handle: s.createTerm(tt), summary: "Create " + noun + "."},
+		{Methods: readable, Path: item, args: s.termReadArgs(), Handle: s.getTerm(tt), summary: "Read " + noun + "."},
+		{Methods: editable, Path: item, args: s.termWriteArgs(tt, false), Write: true, Handle: s.updateTerm(tt), summary: "Update " + noun + "."},
+		{Methods: deletable, Path: item, args: s.termReadArgs(), Write: true, Handle: s.deleteTerm(tt), summary: "Delete " + noun + " permanently."},
+	}
+}
+
+// concat joins route groups in order.
+func concat(groups ...[]*Route) []*Route {
+	var out []*Route
+	for _, g := range groups {
+		out = append(out, g...)
+	}
+	return out
+}
+
+// languageArg declares multilang_language, accepted on every route.
+func languageArg(s *API) Arg {
+	return Arg{Name: "multilang_language", Type: tString, Enum: s.cfg.Languages,
+		Desc: "Language of the returned content (and of written text fields)."}
+}
