@@ -431,5 +431,5 @@ func (s *Server) builtinAdmin(ctx context.Context) (*repository.User, error) {
 
 // NewItemRenderer returns the renderer webhook messages use (sync.Webhooks).
 func NewItemRenderer(opts Options) eventsync.ItemRenderer {
-	return handlers.NewItemRenderer(opts.Config, opts.Store, opts.Now)
+	return handlers.NewItemRenderer(opts.Config, opts.Store)
 }

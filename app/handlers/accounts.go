@@ -26,7 +26,7 @@ const maxTokenLifetime = 10 * 365 * 24 * time.Hour
 const maxTokenName = 100
 
 // userArgs declares the body of POST /admin/users/:id.
-func (s *API) userArgs() []Arg {
+func (h *accounts) userArgs() []Arg {
 	roles := make([]string, len(repository.Roles))
 	for i, r := range repository.Roles {
 		roles[i] = string(r)
@@ -38,12 +38,12 @@ func (s *API) userArgs() []Arg {
 }
 
 // tokenListArgs declares the query of GET /admin/tokens.
-func (s *API) tokenListArgs() []Arg {
+func (h *accounts) tokenListArgs() []Arg {
 	return []Arg{{Name: "user", Type: tInteger, Check: positiveInt, Desc: "Only the tokens of this user ID."}}
 }
 
 // tokenCreateArgs declares the body of POST /admin/tokens.
-func (s *API) tokenCreateArgs() []Arg {
+func (h *accounts) tokenCreateArgs() []Arg {
 	return []Arg{
 		{Name: "user", Type: tInteger, Required: true, Check: positiveInt, Desc: "ID of the user the token authenticates."},
 		{Name: "name", Type: tString, Check: checkTokenName, Desc: "What the token is for (at most 100 bytes)."},
@@ -70,11 +70,11 @@ func checkExpiresIn(_ *Request, v any) string {
 }
 
 // listUsers serves GET /admin/users.
-func (s *API) listUsers(r *Request) error {
+func (h *accounts) listUsers(r *Request) error {
 	if err := r.requireAdmin(); err != nil {
 		return err
 	}
-	users, err := s.store.ListUsers(r.ctx)
+	users, err := h.store.ListUsers(r.ctx)
 	if err != nil {
 		return err
 	}
@@ -88,12 +88,12 @@ func (s *API) listUsers(r *Request) error {
 // updateUser serves POST/PUT/PATCH /admin/users/:id: a new role and/or the
 // disabled flag. It takes effect on the user's next request, on every
 // replica (authentication reads the store each time).
-func (s *API) updateUser(r *Request) error {
+func (h *accounts) updateUser(r *Request) error {
 	if err := r.requireAdmin(); err != nil {
 		return err
 	}
 	id, _ := strconv.ParseInt(r.c.Params("id"), 10, 64)
-	u, err := s.store.GetUser(r.ctx, id)
+	u, err := h.store.GetUser(r.ctx, id)
 	if errors.Is(err, repository.ErrNotFound) {
 		return apierr.New(404, "rest_user_invalid_id", "Invalid user ID.")
 	}
@@ -107,7 +107,7 @@ func (s *API) updateUser(r *Request) error {
 	if v, ok := r.bag.Get("disabled"); ok {
 		u.Disabled, _ = input.AsBool(v)
 	}
-	if err := s.store.UpdateUser(r.ctx, u); err != nil {
+	if err := h.store.UpdateUser(r.ctx, u); err != nil {
 		if errors.Is(err, repository.ErrNotFound) {
 			return apierr.New(404, "rest_user_invalid_id", "Invalid user ID.")
 		}
@@ -116,15 +116,15 @@ func (s *API) updateUser(r *Request) error {
 	if u.Login == "admin" {
 		// The ADMIN_TOKEN user is cached with the admin role; it keeps
 		// working whatever is stored (the token is configuration).
-		if s.adminChanged != nil {
-			s.adminChanged()
+		if h.adminChanged != nil {
+			h.adminChanged()
 		}
 	}
 	return present.SendJSON(r.c, 200, present.User(u))
 }
 
 // listTokens serves GET /admin/tokens.
-func (s *API) listTokens(r *Request) error {
+func (h *accounts) listTokens(r *Request) error {
 	if err := r.requireAdmin(); err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func (s *API) listTokens(r *Request) error {
 	if v, ok := r.bag.Get("user"); ok {
 		user, _ = input.AsInt(v)
 	}
-	tokens, err := s.store.ListTokens(r.ctx, user)
+	tokens, err := h.store.ListTokens(r.ctx, user)
 	if err != nil {
 		return err
 	}
@@ -145,12 +145,12 @@ func (s *API) listTokens(r *Request) error {
 
 // createToken serves POST /admin/tokens: 201 with the token and its
 // secret, shown only this once.
-func (s *API) createToken(r *Request) error {
+func (h *accounts) createToken(r *Request) error {
 	if err := r.requireAdmin(); err != nil {
 		return err
 	}
 	uid, _ := input.AsInt(r.bag.Values["user"])
-	if _, err := s.store.GetUser(r.ctx, uid); errors.Is(err, repository.ErrNotFound) {
+	if _, err := h.store.GetUser(r.ctx, uid); errors.Is(err, repository.ErrNotFound) {
 		return apierr.InvalidValue("user", fmt.Sprintf("There is no user with ID %d.", uid), r.bag.Values["user"])
 	} else if err != nil {
 		return err
@@ -159,7 +159,7 @@ func (s *API) createToken(r *Request) error {
 	if err != nil {
 		return err
 	}
-	now := s.now().UTC().Truncate(time.Second)
+	now := h.now().UTC().Truncate(time.Second)
 	t := &repository.Token{Hash: repository.HashToken(secret), UserID: uid, Created: now}
 	if v, ok := r.bag.Get("name"); ok {
 		name, _ := input.AsString(v)
@@ -169,7 +169,7 @@ func (s *API) createToken(r *Request) error {
 		n, _ := input.AsInt(v)
 		t.Expires = now.Add(time.Duration(n) * time.Second)
 	}
-	if err := s.store.CreateToken(r.ctx, t); err != nil {
+	if err := h.store.CreateToken(r.ctx, t); err != nil {
 		return err
 	}
 	return present.SendJSON(r.c, 201, present.Token(t).Set("token", secret))
@@ -177,12 +177,12 @@ func (s *API) createToken(r *Request) error {
 
 // revokeToken serves DELETE /admin/tokens/:token: the token stops working
 // at once, on every replica.
-func (s *API) revokeToken(r *Request) error {
+func (h *accounts) revokeToken(r *Request) error {
 	if err := r.requireAdmin(); err != nil {
 		return err
 	}
 	id := strings.ToLower(r.c.Params("token"))
-	err := s.store.RevokeToken(r.ctx, id)
+	err := h.store.RevokeToken(r.ctx, id)
 	if errors.Is(err, repository.ErrNotFound) {
 		return apierr.New(404, "rest_token_invalid_id", "No token has that ID.")
 	}
@@ -190,4 +190,12 @@ func (s *API) revokeToken(r *Request) error {
 		return err
 	}
 	return present.SendJSON(r.c, 200, present.NewObj().Set("revoked", true).Set("id", strings.Clone(id)))
+}
+
+// accounts serves the admin routes for users and tokens.
+type accounts struct {
+	store repository.Store
+	now   func() time.Time
+	// adminChanged is told that the stored "admin" user changed.
+	adminChanged func()
 }

@@ -34,15 +34,15 @@ func (r *Request) requireAdmin() error {
 
 // startReindex serves POST /admin/reindex: 202 with the new job, or 409
 // with the running one.
-func (s *API) startReindex(r *Request) error {
+func (h *admin) startReindex(r *Request) error {
 	if err := r.requireAdmin(); err != nil {
 		return err
 	}
-	if s.reindexer == nil {
+	if h.reindexer == nil {
 		return apierr.Unavailable("search")
 	}
 	// The job outlives the request: detach it from the request's context.
-	job, err := s.reindexer.Start(context.WithoutCancel(r.ctx), "api")
+	job, err := h.reindexer.Start(context.WithoutCancel(r.ctx), "api")
 	if errors.Is(err, sync.ErrRebuildRunning) {
 		return apierr.New(409, "reindex_running", "A rebuild is already running.").With("job", job)
 	}
@@ -60,14 +60,14 @@ func (s *API) startReindex(r *Request) error {
 // cancelReindex serves DELETE /admin/reindex: it stops the running
 // rebuild (the live indexes stay as they are) and answers with the
 // cancelled job, or 404 when none runs.
-func (s *API) cancelReindex(r *Request) error {
+func (h *admin) cancelReindex(r *Request) error {
 	if err := r.requireAdmin(); err != nil {
 		return err
 	}
-	if s.reindexer == nil {
+	if h.reindexer == nil {
 		return apierr.Unavailable("search")
 	}
-	job, err := s.reindexer.Cancel(r.ctx)
+	job, err := h.reindexer.Cancel(r.ctx)
 	if errors.Is(err, sync.ErrNoRebuild) {
 		return apierr.New(404, "reindex_not_running", "No rebuild is running.")
 	}
@@ -78,14 +78,14 @@ func (s *API) cancelReindex(r *Request) error {
 }
 
 // getReindex serves GET /admin/reindex: the current or last job.
-func (s *API) getReindex(r *Request) error {
+func (h *admin) getReindex(r *Request) error {
 	if err := r.requireAdmin(); err != nil {
 		return err
 	}
-	if s.reindexer == nil {
+	if h.reindexer == nil {
 		return apierr.Unavailable("search")
 	}
-	job, ok := s.reindexer.Last()
+	job, ok := h.reindexer.Last()
 	if !ok {
 		return apierr.New(404, "reindex_not_found", "No rebuild has run since the service started.")
 	}
@@ -98,11 +98,11 @@ const markScanLimit = 100000
 // syncStatus serves GET /admin/sync: pending marks and the age of the
 // oldest, the last batch, documents in the store and in each index, and the
 // engine's health.
-func (s *API) syncStatus(r *Request) error {
+func (h *admin) syncStatus(r *Request) error {
 	if err := r.requireAdmin(); err != nil {
 		return err
 	}
-	st, err := s.SyncStatus(r.ctx)
+	st, err := h.SyncStatus(r.ctx)
 	if err != nil {
 		return err
 	}
@@ -128,9 +128,9 @@ type SyncStatus struct {
 }
 
 // SyncStatus computes the sync figures of this server.
-func (s *API) SyncStatus(ctx context.Context) (*SyncStatus, error) {
-	ws, _ := s.indexer.(WorkerStats)
-	return ComputeSyncStatus(ctx, s.store, s.search, ws, s.now())
+func (h *admin) SyncStatus(ctx context.Context) (*SyncStatus, error) {
+	ws, _ := h.indexer.(WorkerStats)
+	return ComputeSyncStatus(ctx, h.store, h.search, ws, h.now())
 }
 
 // ComputeSyncStatus computes the sync figures from a store, an engine (may
@@ -196,4 +196,13 @@ func ComputeSyncStatus(ctx context.Context, store repository.Store, engine searc
 		out.Index[c.name] = n
 	}
 	return out, nil
+}
+
+// admin serves the rebuild and sync-status routes.
+type admin struct {
+	store     repository.Store
+	search    search.Engine
+	indexer   Notifier
+	reindexer Reindexer
+	now       func() time.Time
 }

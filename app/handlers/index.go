@@ -8,12 +8,13 @@ import (
 
 	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/app/present"
+	"github.com/calendar/eventcal/config"
 )
 
 // indexArgs declares the namespace index's own parameters.
-func (s *API) indexArgs() []Arg {
+func (h *docs) indexArgs() []Arg {
 	return []Arg{
-		{Name: "namespace", Type: tString, Default: s.cfg.APINamespace, Desc: "The namespace to describe."},
+		{Name: "namespace", Type: tString, Default: h.cfg.APINamespace, Desc: "The namespace to describe."},
 		{Name: "context", Type: tString, Default: "view", Desc: "Scope under which the request is made."},
 	}
 }
@@ -24,19 +25,19 @@ var pathVar = regexp.MustCompile(`:([a-z_]+)`)
 // namespaceIndex serves GET /{namespace}: every route with its methods and
 // parameters, as the WordPress REST server describes a namespace
 // (reference section 1).
-func (s *API) namespaceIndex(r *Request) error {
-	if ns := strings.Trim(r.bag.Str("namespace"), "/"); ns != s.cfg.APINamespace {
+func (h *docs) namespaceIndex(r *Request) error {
+	if ns := strings.Trim(r.bag.Str("namespace"), "/"); ns != h.cfg.APINamespace {
 		return apierr.New(404, "rest_invalid_namespace", "The specified namespace could not be found.")
 	}
-	root := s.cfg.APIRoot()
+	root := h.cfg.APIRoot()
 	routes := present.NewObj()
-	for _, rt := range s.routes {
+	for _, rt := range h.routes() {
 		key := root + pathVar.ReplaceAllString(rt.Path, "{$1}")
 		entry, ok := routes.At(key).(*present.Obj)
 		if !ok {
-			entry = present.NewObj().Set("namespace", s.cfg.APINamespace).Set("methods", []string{}).Set("endpoints", []any{})
+			entry = present.NewObj().Set("namespace", h.cfg.APINamespace).Set("methods", []string{}).Set("endpoints", []any{})
 			if !strings.Contains(rt.Path, ":") {
-				entry.Set("_links", present.NewObj().Set("self", []any{present.NewObj().Set("href", s.cfg.SiteURL+key)}))
+				entry.Set("_links", present.NewObj().Set("self", []any{present.NewObj().Set("href", h.cfg.SiteURL+key)}))
 			}
 			routes.Set(key, entry)
 		}
@@ -49,8 +50,8 @@ func (s *API) namespaceIndex(r *Request) error {
 		eps, _ := entry.Get("endpoints")
 		entry.Set("endpoints", append(eps.([]any), present.NewObj().Set("methods", rt.Methods).Set("args", args)))
 	}
-	body := present.NewObj().Set("namespace", s.cfg.APINamespace).Set("routes", routes).
-		Set("_links", present.NewObj().Set("up", []any{present.NewObj().Set("href", s.cfg.SiteURL+s.cfg.RestRoot+"/")}))
+	body := present.NewObj().Set("namespace", h.cfg.APINamespace).Set("routes", routes).
+		Set("_links", present.NewObj().Set("up", []any{present.NewObj().Set("href", h.cfg.SiteURL+h.cfg.RestRoot+"/")}))
 	return present.SendJSON(r.c, fiber.StatusOK, body)
 }
 
@@ -81,4 +82,11 @@ func describeArg(a Arg) *present.Obj {
 	}
 	o.Set("required", a.Required)
 	return o
+}
+
+// docs serves the namespace index and the interface document, both built
+// from the route table.
+type docs struct {
+	cfg    *config.Config
+	routes func() []*Route
 }

@@ -285,9 +285,9 @@ var errorDescriptions = map[int]string{400: "Invalid or missing parameters.", 40
 	415: "The body's Content-Type is not application/json, application/x-www-form-urlencoded or multipart/form-data.", 503: "The store or the search engine is unavailable."}
 
 // openAPI builds the interface document.
-func (s *API) openAPI() *present.Obj {
+func (h *docs) openAPI() *present.Obj {
 	paths := present.NewObj()
-	for _, rt := range s.routes {
+	for _, rt := range h.routes() {
 		key := pathVar.ReplaceAllString(rt.Path, "{$1}")
 		if key == "" {
 			key = "/"
@@ -298,20 +298,20 @@ func (s *API) openAPI() *present.Obj {
 			paths.Set(key, item)
 		}
 		for _, m := range rt.Methods {
-			item.Set(strings.ToLower(m), s.operation(rt, m))
+			item.Set(strings.ToLower(m), h.operation(rt, m))
 		}
 	}
 	return present.NewObj().Set("openapi", "3.0.3").
 		Set("info", present.NewObj().Set("title", "Event Calendar REST API").Set("version", "1.0.0").
 			Set("description", "Events, venues, organizers, event categories and event tags of the calendar.")).
-		Set("servers", []any{present.NewObj().Set("url", s.cfg.SiteURL+s.cfg.APIRoot())}).
+		Set("servers", []any{present.NewObj().Set("url", h.cfg.SiteURL+h.cfg.APIRoot())}).
 		Set("paths", paths).
 		Set("components", present.NewObj().Set("schemas", componentSchemas()).
 			Set("securitySchemes", present.NewObj().Set("bearer", present.NewObj().Set("type", "http").Set("scheme", "bearer"))))
 }
 
 // operation documents one method of a route.
-func (s *API) operation(rt *Route, method string) *present.Obj {
+func (h *docs) operation(rt *Route, method string) *present.Obj {
 	op := present.NewObj().Set("operationId", strings.ToLower(method)+opName(rt.Path)).Set("summary", rt.summary)
 	var params []any
 	for _, name := range pathVar.FindAllStringSubmatch(rt.Path, -1) {
@@ -427,4 +427,4 @@ func opName(p string) string {
 }
 
 // serveDoc serves GET /{namespace}/doc.
-func (s *API) serveDoc(r *Request) error { return present.SendJSON(r.c, 200, s.openAPI()) }
+func (h *docs) serveDoc(r *Request) error { return present.SendJSON(r.c, 200, h.openAPI()) }

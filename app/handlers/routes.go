@@ -37,10 +37,14 @@ func (s *API) Routes() []*Route {
 	}
 	ev, ve, or := s.postTypes()
 	cat, tag := s.termTypes()
+	dc := &docs{cfg: s.cfg, routes: func() []*Route { return s.routes }}
+	ad := &admin{store: s.store, search: s.search, indexer: s.indexer, reindexer: s.reindexer, now: s.now}
+	wh := &webhooks{cfg: s.cfg, store: s.store, sender: s.webhooks, now: s.now}
+	ac := &accounts{store: s.store, now: s.now, adminChanged: s.adminChanged}
 	s.routes = concat(
 		[]*Route{
-			{Methods: readable, Path: "", args: s.indexArgs(), Handle: s.namespaceIndex, summary: "The namespace index: every route with its methods and parameters."},
-			{Methods: readable, Path: "/doc", Handle: s.serveDoc, summary: "This interface document (OpenAPI 3)."},
+			{Methods: readable, Path: "", args: dc.indexArgs(), Handle: dc.namespaceIndex, summary: "The namespace index: every route with its methods and parameters."},
+			{Methods: readable, Path: "/doc", Handle: dc.serveDoc, summary: "This interface document (OpenAPI 3)."},
 
 			{Methods: readable, Path: "/events", args: s.eventListArgs(), Handle: s.listEvents, summary: "List and search events."},
 			{Methods: readable, Path: "/events.ics", args: s.feedArgs(), Handle: s.listEventFeed, summary: "List events as an iCalendar (RFC 5545) feed."},
@@ -60,22 +64,22 @@ func (s *API) Routes() []*Route {
 		s.itemRoutes(or, "an organizer"),
 		s.termRoutes(cat, "an event category", "event categories"),
 		[]*Route{
-			{Methods: creatable, Path: "/admin/reindex", Handle: s.startReindex, summary: "Start a full rebuild of the search indexes (admin)."},
-			{Methods: readable, Path: "/admin/reindex", Handle: s.getReindex, summary: "The current or last rebuild (admin)."},
-			{Methods: deletable, Path: "/admin/reindex", Write: true, Handle: s.cancelReindex, summary: "Cancel the running rebuild; the live indexes are kept (admin)."},
-			{Methods: readable, Path: "/admin/sync", Handle: s.syncStatus, summary: "Sync worker and index figures (admin)."},
-			{Methods: readable, Path: "/admin/webhooks", Handle: s.listWebhooks, summary: "List webhook endpoints (admin)."},
-			{Methods: creatable, Path: "/admin/webhooks", args: s.webhookWriteArgs(true), Write: true, Handle: s.createWebhook, summary: "Register a webhook endpoint (admin); the answer shows its secret once."},
-			{Methods: readable, Path: "/admin/webhooks/:id", Handle: s.getWebhook, summary: "Read a webhook endpoint (admin)."},
-			{Methods: editable, Path: "/admin/webhooks/:id", args: s.webhookWriteArgs(false), Write: true, Handle: s.updateWebhook, summary: "Update a webhook endpoint (admin)."},
-			{Methods: deletable, Path: "/admin/webhooks/:id", Write: true, Handle: s.deleteWebhook, summary: "Delete a webhook endpoint and its delivery log (admin)."},
-			{Methods: creatable, Path: "/admin/webhooks/:id/ping", Write: true, Handle: s.pingWebhook, summary: "Send a signed test message to a webhook endpoint now (admin)."},
-			{Methods: readable, Path: "/admin/webhooks/:id/deliveries", args: []Arg{{Name: "per_page", Type: tInteger, Default: "50", Check: positiveInt, Desc: "Deliveries to show, newest first (at most 200)."}}, Handle: s.webhookDeliveries, summary: "A webhook endpoint's delivery log (admin)."},
-			{Methods: readable, Path: "/admin/users", Handle: s.listUsers, summary: "List the users (admin)."},
-			{Methods: editable, Path: "/admin/users/:id", args: s.userArgs(), Write: true, Handle: s.updateUser, summary: "Give a user another role, or disable or enable it (admin)."},
-			{Methods: readable, Path: "/admin/tokens", args: s.tokenListArgs(), Handle: s.listTokens, summary: "List the API tokens, without their secrets (admin)."},
-			{Methods: creatable, Path: "/admin/tokens", args: s.tokenCreateArgs(), Write: true, Handle: s.createToken, summary: "Create an API token for a user; the secret is shown only in this response (admin)."},
-			{Methods: deletable, Path: "/admin/tokens/:token", Write: true, Handle: s.revokeToken, summary: "Revoke an API token by its ID, at once on every replica (admin)."},
+			{Methods: creatable, Path: "/admin/reindex", Handle: ad.startReindex, summary: "Start a full rebuild of the search indexes (admin)."},
+			{Methods: readable, Path: "/admin/reindex", Handle: ad.getReindex, summary: "The current or last rebuild (admin)."},
+			{Methods: deletable, Path: "/admin/reindex", Write: true, Handle: ad.cancelReindex, summary: "Cancel the running rebuild; the live indexes are kept (admin)."},
+			{Methods: readable, Path: "/admin/sync", Handle: ad.syncStatus, summary: "Sync worker and index figures (admin)."},
+			{Methods: readable, Path: "/admin/webhooks", Handle: wh.listWebhooks, summary: "List webhook endpoints (admin)."},
+			{Methods: creatable, Path: "/admin/webhooks", args: wh.webhookWriteArgs(true), Write: true, Handle: wh.createWebhook, summary: "Register a webhook endpoint (admin); the answer shows its secret once."},
+			{Methods: readable, Path: "/admin/webhooks/:id", Handle: wh.getWebhook, summary: "Read a webhook endpoint (admin)."},
+			{Methods: editable, Path: "/admin/webhooks/:id", args: wh.webhookWriteArgs(false), Write: true, Handle: wh.updateWebhook, summary: "Update a webhook endpoint (admin)."},
+			{Methods: deletable, Path: "/admin/webhooks/:id", Write: true, Handle: wh.deleteWebhook, summary: "Delete a webhook endpoint and its delivery log (admin)."},
+			{Methods: creatable, Path: "/admin/webhooks/:id/ping", Write: true, Handle: wh.pingWebhook, summary: "Send a signed test message to a webhook endpoint now (admin)."},
+			{Methods: readable, Path: "/admin/webhooks/:id/deliveries", args: []Arg{{Name: "per_page", Type: tInteger, Default: "50", Check: positiveInt, Desc: "Deliveries to show, newest first (at most 200)."}}, Handle: wh.webhookDeliveries, summary: "A webhook endpoint's delivery log (admin)."},
+			{Methods: readable, Path: "/admin/users", Handle: ac.listUsers, summary: "List the users (admin)."},
+			{Methods: editable, Path: "/admin/users/:id", args: ac.userArgs(), Write: true, Handle: ac.updateUser, summary: "Give a user another role, or disable or enable it (admin)."},
+			{Methods: readable, Path: "/admin/tokens", args: ac.tokenListArgs(), Handle: ac.listTokens, summary: "List the API tokens, without their secrets (admin)."},
+			{Methods: creatable, Path: "/admin/tokens", args: ac.tokenCreateArgs(), Write: true, Handle: ac.createToken, summary: "Create an API token for a user; the secret is shown only in this response (admin)."},
+			{Methods: deletable, Path: "/admin/tokens/:token", Write: true, Handle: ac.revokeToken, summary: "Revoke an API token by its ID, at once on every replica (admin)."},
 		},
 		s.termRoutes(tag, "an event tag", "event tags"),
 	)

@@ -32,9 +32,9 @@ const (
 )
 
 // webhookWriteArgs declares the body of POST/PATCH /admin/webhooks.
-func (s *API) webhookWriteArgs(create bool) []Arg {
+func (h *webhooks) webhookWriteArgs(create bool) []Arg {
 	return []Arg{
-		{Name: "url", Type: tString, Required: create, Format: "uri", Check: s.checkWebhookURL,
+		{Name: "url", Type: tString, Required: create, Format: "uri", Check: h.checkWebhookURL,
 			Desc: "Endpoint URL (http or https; private addresses need WEBHOOK_ALLOW_PRIVATE=true)."},
 		{Name: "events", Type: tArray, Items: tString, Check: checkWebhookEvents,
 			Desc: "Message types to send (" + strings.Join(sync.WebhookEventTypes, ", ") + "), or * for all; default *."},
@@ -54,9 +54,9 @@ func maxLength(n int) func(*Request, any) string {
 	}
 }
 
-func (s *API) checkWebhookURL(_ *Request, v any) string {
+func (h *webhooks) checkWebhookURL(_ *Request, v any) string {
 	u, _ := input.AsString(v)
-	if err := sync.CheckWebhookURL(strings.TrimSpace(u), s.cfg.WebhookAllowPrivate); err != nil {
+	if err := sync.CheckWebhookURL(strings.TrimSpace(u), h.cfg.WebhookAllowPrivate); err != nil {
 		return strings.TrimPrefix(err.Error(), "webhook: ")
 	}
 	return ""
@@ -82,13 +82,13 @@ func checkWebhookSecret(_ *Request, v any) string {
 	return ""
 }
 
-// loadWebhook reads the :id endpoint for an admin.
-func (r *Request) loadWebhook() (*repository.Webhook, error) {
+// load reads the :id endpoint for an admin.
+func (h *webhooks) load(r *Request) (*repository.Webhook, error) {
 	if err := r.requireAdmin(); err != nil {
 		return nil, err
 	}
 	id, _ := input.AsInt(r.bag.Values["id"])
-	w, err := r.s.store.GetWebhook(r.ctx, id)
+	w, err := h.store.GetWebhook(r.ctx, id)
 	if errors.Is(err, repository.ErrNotFound) {
 		return nil, apierr.New(404, "webhook_not_found", "No webhook has this ID.")
 	}
@@ -96,11 +96,11 @@ func (r *Request) loadWebhook() (*repository.Webhook, error) {
 }
 
 // listWebhooks serves GET /admin/webhooks.
-func (s *API) listWebhooks(r *Request) error {
+func (h *webhooks) listWebhooks(r *Request) error {
 	if err := r.requireAdmin(); err != nil {
 		return err
 	}
-	hooks, err := s.store.ListWebhooks(r.ctx)
+	hooks, err := h.store.ListWebhooks(r.ctx)
 	if err != nil {
 		return err
 	}
@@ -113,21 +113,21 @@ func (s *API) listWebhooks(r *Request) error {
 
 // createWebhook serves POST /admin/webhooks: 201 with the secret, shown
 // this once.
-func (s *API) createWebhook(r *Request) error {
+func (h *webhooks) createWebhook(r *Request) error {
 	if err := r.requireAdmin(); err != nil {
 		return err
 	}
-	hooks, err := s.store.ListWebhooks(r.ctx)
+	hooks, err := h.store.ListWebhooks(r.ctx)
 	if err != nil {
 		return err
 	}
 	if len(hooks) >= maxWebhooks {
 		return apierr.New(400, "webhook_limit", "At most "+strconv.Itoa(maxWebhooks)+" webhooks can be registered.")
 	}
-	now := s.now().UTC()
+	now := h.now().UTC()
 	w := &repository.Webhook{Events: []string{"*"}, Secret: sync.NewWebhookSecret(), Active: true, Created: now, Updated: now}
 	applyWebhookFields(r.bag, w)
-	if err := s.store.CreateWebhook(r.ctx, w); err != nil {
+	if err := h.store.CreateWebhook(r.ctx, w); err != nil {
 		return err
 	}
 	return present.SendJSON(r.c, 201, present.Webhook(w, true))
@@ -167,8 +167,8 @@ func applyWebhookFields(b *input.Bag, w *repository.Webhook) {
 }
 
 // getWebhook serves GET /admin/webhooks/{id}.
-func (s *API) getWebhook(r *Request) error {
-	w, err := r.loadWebhook()
+func (h *webhooks) getWebhook(r *Request) error {
+	w, err := h.load(r)
 	if err != nil {
 		return err
 	}
@@ -176,14 +176,14 @@ func (s *API) getWebhook(r *Request) error {
 }
 
 // updateWebhook serves POST/PUT/PATCH /admin/webhooks/{id} (partial).
-func (s *API) updateWebhook(r *Request) error {
-	w, err := r.loadWebhook()
+func (h *webhooks) updateWebhook(r *Request) error {
+	w, err := h.load(r)
 	if err != nil {
 		return err
 	}
-	w, err = s.store.UpdateWebhook(r.ctx, w.ID, func(w *repository.Webhook) error {
+	w, err = h.store.UpdateWebhook(r.ctx, w.ID, func(w *repository.Webhook) error {
 		applyWebhookFields(r.bag, w)
-		w.Updated = s.now().UTC()
+		w.Updated = h.now().UTC()
 		return nil
 	})
 	if err != nil {
@@ -193,12 +193,12 @@ func (s *API) updateWebhook(r *Request) error {
 }
 
 // deleteWebhook serves DELETE /admin/webhooks/{id}.
-func (s *API) deleteWebhook(r *Request) error {
-	w, err := r.loadWebhook()
+func (h *webhooks) deleteWebhook(r *Request) error {
+	w, err := h.load(r)
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteWebhook(r.ctx, w.ID); err != nil && !errors.Is(err, repository.ErrNotFound) {
+	if err := h.store.DeleteWebhook(r.ctx, w.ID); err != nil && !errors.Is(err, repository.ErrNotFound) {
 		return err
 	}
 	return present.SendJSON(r.c, 200, present.NewObj().Set("deleted", true).Set("previous", present.Webhook(w, false)))
@@ -206,22 +206,22 @@ func (s *API) deleteWebhook(r *Request) error {
 
 // pingWebhook serves POST /admin/webhooks/{id}/ping: one signed
 // "webhook.ping" message, sent now, and how the endpoint answered.
-func (s *API) pingWebhook(r *Request) error {
-	w, err := r.loadWebhook()
+func (h *webhooks) pingWebhook(r *Request) error {
+	w, err := h.load(r)
 	if err != nil {
 		return err
 	}
-	if s.webhooks == nil {
+	if h.sender == nil {
 		return apierr.Unavailable("webhooks")
 	}
-	a := s.webhooks.Ping(r.ctx, w)
+	a := h.sender.Ping(r.ctx, w)
 	return present.SendJSON(r.c, 200, present.NewObj().Set("ok", a.Error == "").Set("attempt", a))
 }
 
 // webhookDeliveries serves GET /admin/webhooks/{id}/deliveries: the
 // delivery log, newest first.
-func (s *API) webhookDeliveries(r *Request) error {
-	w, err := r.loadWebhook()
+func (h *webhooks) webhookDeliveries(r *Request) error {
+	w, err := h.load(r)
 	if err != nil {
 		return err
 	}
@@ -229,7 +229,7 @@ func (s *API) webhookDeliveries(r *Request) error {
 	if v, ok := r.bag.Get("per_page"); ok {
 		n, _ = input.AsInt(v)
 	}
-	ds, err := s.store.ListDeliveries(r.ctx, w.ID, int(min(max(n, 1), maxDeliveryListLen)))
+	ds, err := h.store.ListDeliveries(r.ctx, w.ID, int(min(max(n, 1), maxDeliveryListLen)))
 	if err != nil {
 		return err
 	}
@@ -251,14 +251,17 @@ func (s *API) webhookDeliveries(r *Request) error {
 
 // itemRenderer renders items for webhook messages as an admin reads them
 // (in the default language, with json_ld, as GET by ID does).
-type itemRenderer struct{ s *API }
+type itemRenderer struct {
+	cfg    *config.Config
+	store  repository.Store
+	render *present.Renderer
+}
 
 // NewItemRenderer returns the renderer webhook messages use.
-func NewItemRenderer(cfg *config.Config, store repository.Store, now func() time.Time) sync.ItemRenderer {
+func NewItemRenderer(cfg *config.Config, store repository.Store) sync.ItemRenderer {
 	// No linked-record cache: a message shows the store as it is now
 	// (ttl 0 starts the cache over on every read).
-	return itemRenderer{s: &API{cfg: cfg, store: store, now: now,
-		render: present.NewRenderer(cfg, store, func() int64 { return 0 }, 0, 0)}}
+	return itemRenderer{cfg: cfg, store: store, render: present.NewRenderer(cfg, store, func() int64 { return 0 }, 0, 0)}
 }
 
 // webhookReader is the reader webhook messages are rendered for: an admin
@@ -269,32 +272,30 @@ var webhookReader = &repository.User{Role: repository.RoleAdmin}
 
 // RenderPost renders an event, venue or organizer.
 func (ir itemRenderer) RenderPost(ctx context.Context, p *repository.Post) (json.RawMessage, error) {
-	s := ir.s
-	l, err := s.render.LinkedFor(ctx, webhookReader, []*repository.Post{p})
+	l, err := ir.render.LinkedFor(ctx, webhookReader, []*repository.Post{p})
 	if err != nil {
 		return nil, err
 	}
-	v := present.View{Lang: s.cfg.DefaultLanguage, Single: true}
+	v := present.View{Lang: ir.cfg.DefaultLanguage, Single: true}
 	var o *present.Obj
 	switch p.Kind {
 	case repository.KindEvent:
-		o = s.render.Event(p, l, v)
+		o = ir.render.Event(p, l, v)
 	case repository.KindVenue:
-		o = s.render.Venue(p, l, v)
+		o = ir.render.Venue(p, l, v)
 	default:
-		o = s.render.Organizer(p, l, v)
+		o = ir.render.Organizer(p, l, v)
 	}
 	return marshalObj(o)
 }
 
 // RenderTerm renders a category or tag.
 func (ir itemRenderer) RenderTerm(ctx context.Context, t *repository.Term) (json.RawMessage, error) {
-	s := ir.s
-	counts, err := s.render.Counts.ForTerms(ctx, s.store, map[int64]*repository.Term{t.ID: t})
+	counts, err := ir.render.Counts.ForTerms(ctx, ir.store, map[int64]*repository.Term{t.ID: t})
 	if err != nil {
 		return nil, err
 	}
-	return marshalObj(s.render.Term(t, counts[t.ID], s.cfg.DefaultLanguage))
+	return marshalObj(ir.render.Term(t, counts[t.ID], ir.cfg.DefaultLanguage))
 }
 
 func marshalObj(o *present.Obj) (json.RawMessage, error) {
@@ -303,4 +304,12 @@ func marshalObj(o *present.Obj) (json.RawMessage, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// webhooks serves the admin routes for webhook endpoints.
+type webhooks struct {
+	cfg    *config.Config
+	store  repository.Store
+	sender WebhookSender
+	now    func() time.Time
 }
