@@ -244,15 +244,25 @@ func (r *Request) findDuplicate(pt *postType, b *input.Bag) (*repository.Post, e
 	return nil, nil
 }
 
+// loadEditable finds the item a write route addresses (loadPost) and
+// refuses a caller who may not edit it.
+func (r *Request) loadEditable(pt *postType, how lookup) (*repository.Post, error) {
+	cur, err := r.loadPost(pt, how)
+	if err != nil {
+		return nil, err
+	}
+	if !access.CanEditPost(r.user, cur) {
+		return nil, access.Forbidden(r.user)
+	}
+	return cur, nil
+}
+
 // updatePost serves POST/PUT/PATCH on one item: a partial update.
 func (s *API) updatePost(pt *postType, how lookup) func(r *Request) error {
 	return func(r *Request) error {
-		cur, err := r.loadPost(pt, how)
+		cur, err := r.loadEditable(pt, how)
 		if err != nil {
 			return err
-		}
-		if !access.CanEditPost(r.user, cur) {
-			return access.Forbidden(r.user)
 		}
 		plan, err := r.prepareWrite(pt, r.bag, cur)
 		if err != nil {
@@ -287,12 +297,9 @@ func (s *API) updatePost(pt *postType, how lookup) func(r *Request) error {
 // Trashing or deleting a venue or organizer unlinks it from every event.
 func (s *API) deletePost(pt *postType, how lookup) func(r *Request) error {
 	return func(r *Request) error {
-		cur, err := r.loadPost(pt, how)
+		cur, err := r.loadEditable(pt, how)
 		if err != nil {
 			return err
-		}
-		if !access.CanEditPost(r.user, cur) {
-			return access.Forbidden(r.user)
 		}
 		force, _ := input.AsBool(r.bag.Values["force"])
 		if force {

@@ -189,13 +189,19 @@ func applyTerm(r *Request, t *repository.Term) {
 	}
 }
 
+// loadManaged refuses a caller who may not manage the taxonomy's terms,
+// then finds the :id term (loadTerm).
+func (r *Request) loadManaged(tt *termType) (*repository.Term, error) {
+	if !access.CanManageTerms(r.user, tt.tax) {
+		return nil, access.Forbidden(r.user)
+	}
+	return r.loadTerm(tt)
+}
+
 // updateTerm serves POST/PUT/PATCH on one term.
 func (s *API) updateTerm(tt *termType) func(r *Request) error {
 	return func(r *Request) error {
-		if !access.CanManageTerms(r.user, tt.tax) {
-			return access.Forbidden(r.user)
-		}
-		cur, err := r.loadTerm(tt)
+		cur, err := r.loadManaged(tt)
 		if err != nil {
 			return err
 		}
@@ -246,10 +252,7 @@ func (r *Request) checkParent(t *repository.Term, v any) error {
 // deleteTerm serves DELETE: always permanent; 200 with the term as it was.
 func (s *API) deleteTerm(tt *termType) func(r *Request) error {
 	return func(r *Request) error {
-		if !access.CanManageTerms(r.user, tt.tax) {
-			return access.Forbidden(r.user)
-		}
-		t, err := r.loadTerm(tt)
+		t, err := r.loadManaged(tt)
 		if err != nil {
 			return err
 		}
