@@ -47,10 +47,8 @@ func (rn *Renderer) eventHead(p *repository.Post, v View) *Obj {
 	def := rn.cfg.DefaultLanguage
 	loc, tzName := rn.EventZone(e)
 	o := NewObjN(45)
-	gid := rn.globalID(p.ID)
 	o.Add("id", p.ID)
-	o.Add("global_id", gid)
-	o.Add("global_id_lineage", []string{gid})
+	rn.addGlobalID(o, p.ID)
 	rn.addAuthorStatusDates(o, p)
 	permalink := rn.permalink(p, v.Lang)
 	o.Add("url", permalink)
@@ -91,8 +89,7 @@ func (rn *Renderer) eventHead(p *repository.Post, v View) *Obj {
 	o.Add("organizer", nil)
 	o.Add("custom_fields", []any{})
 	o.Add("ticketed", e.Ticketed)
-	o.Add("language", rn.textLang(p.Title, v.Lang))
-	o.Add("translations", rn.translations(p.Title, p.Content, p.Excerpt))
+	rn.addLanguages(o, p, v.Lang)
 	if o.keys[evImage] != "image" || o.keys[evCategories] != "categories" || o.keys[evTags] != "tags" ||
 		o.keys[evVenue] != "venue" || o.keys[evOrganizer] != "organizer" {
 		panic("eventHead: the positions of the linked fields moved")

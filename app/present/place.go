@@ -74,11 +74,8 @@ func (rn *Renderer) Venue(p *repository.Post, l *Linked, v View) *Obj {
 	dropEmpty(o)
 	o.Add("show_map", vf.ShowMap)
 	o.Add("show_map_link", vf.ShowMapLink)
-	gid := rn.globalID(p.ID)
-	o.Add("global_id", gid)
-	o.Add("global_id_lineage", []string{gid})
-	o.Add("language", rn.textLang(p.Title, v.Lang))
-	o.Add("translations", rn.translations(p.Title, p.Content, p.Excerpt))
+	rn.addGlobalID(o, p.ID)
+	rn.addLanguages(o, p, v.Lang)
 	return o
 }
 
@@ -95,12 +92,9 @@ func (rn *Renderer) Organizer(p *repository.Post, l *Linked, v View) *Obj {
 	if v.Single {
 		o.Add("json_ld", rn.personJSONLD(o))
 	}
-	gid := rn.globalID(p.ID)
-	o.Add("global_id", gid)
-	o.Add("global_id_lineage", []string{gid})
+	rn.addGlobalID(o, p.ID)
 	dropEmpty(o)
-	o.Add("language", rn.textLang(p.Title, v.Lang))
-	o.Add("translations", rn.translations(p.Title, p.Content, p.Excerpt))
+	rn.addLanguages(o, p, v.Lang)
 	return o
 }
 
