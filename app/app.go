@@ -1,9 +1,12 @@
-// Package app is the HTTP layer of the calendar: the Fiber application, its
-// routes, request parsing and validation, permissions and response shapes.
+// Package app is the HTTP layer's composition: Options into the Fiber
+// application, the middleware chain (guard, request log, metrics, response
+// cache, authentication, write rates) and the registration of the routes.
 //
-// Handlers return errors; one error handler (errorHandler) writes every error
-// body. Parameters are declared once per route (args.go) and drive
-// validation, the namespace index and the interface document.
+// A request then passes downwards through app/handlers (the route table and
+// one file per resource), which reads its input with app/input, decides
+// access with app/access and presents records with app/present; every
+// layer returns app/apierr errors, which one error handler (errorHandler)
+// writes.
 package app
 
 import (
