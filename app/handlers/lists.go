@@ -54,7 +54,7 @@ func (s *API) eventListArgs() []Arg {
 		Arg{Name: "geoloc_lng", Type: tNumber, Check: checkLatLng(180), Desc: "Longitude of the centre; needs geoloc_lat."},
 		Arg{Name: "geoloc_radius", Type: tNumber, Default: "25", Check: positiveNumber, Desc: "Radius around the centre in kilometres."},
 		Arg{Name: "include", Type: tArray, Items: tInteger, Check: positiveIntList, Desc: "Only these event IDs; date filters are ignored.", MaxItems: limits.MaxListItems},
-		Arg{Name: "post_parent", Type: tInteger, Check: s.existingEvent, Desc: "Children of this event."},
+		Arg{Name: "post_parent", Type: tInteger, Check: existingEvent, Desc: "Children of this event."},
 		Arg{Name: "ticketed", Type: tBoolean, Desc: "Events with (true) or without (false) tickets."},
 		Arg{Name: "password", Type: tString, Desc: "Shows protected fields of events with this password."},
 		Arg{Name: "context", Type: tString, Enum: []string{"view", "edit"}, Default: "view", Desc: "edit shows protected fields to callers who may edit the event."},
@@ -65,7 +65,7 @@ func (s *API) eventListArgs() []Arg {
 func (s *API) placeListArgs() []Arg {
 	return append(pageArgs(),
 		Arg{Name: "search", Type: tString, Check: nonEmptyString, Desc: "Words that must all match one field (name, description, address or contact fields), accents and case aside; the last word also as a prefix (unless followed by a space), words of 5+ letters with a typo (9+: two); only the first 10 words count.", MaxLen: limits.MaxQueryText},
-		Arg{Name: "event", Type: tInteger, Check: s.existingEvent, Desc: "Items linked to this event."},
+		Arg{Name: "event", Type: tInteger, Check: existingEvent, Desc: "Items linked to this event."},
 		Arg{Name: "has_events", Type: tAny, Desc: "Truthy: items with events (not draft or pending); falsy: items without."},
 		Arg{Name: "only_with_upcoming", Type: tAny, Default: "false", Desc: "Truthy: items with an event starting now or later."},
 		Arg{Name: "status", Type: tArray, Items: tString, Check: checkStatusList, Desc: "Post statuses; anonymous callers may only ask for publish.", MaxItems: limits.MaxListItems},

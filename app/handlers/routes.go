@@ -110,14 +110,14 @@ func (s *API) itemRoutes(pt *postType, noun string) []*Route {
 // termRoutes declares the routes of one taxonomy: its list and create, and
 // the read, update and delete of one term by ID. noun is "an event
 // category"; plural "event categories".
-func (s *API) termRoutes(tt *termType, noun, plural string) []*Route {
+func (s *API) termRoutes(tt *terms, noun, plural string) []*Route {
 	list, item := "/"+tt.collection, "/"+tt.collection+"/:id"
 	return []*Route{
-		{Methods: readable, Path: list, args: s.termListArgs(tt), Handle: s.listTerms(tt), summary: "List " + plural + "."},
-		{Methods: creatable, Path: list, args: s.termWriteArgs(tt, true), Write: true, Handle: s.createTerm(tt), summary: "Create " + noun + "."},
-		{Methods: readable, Path: item, args: s.termReadArgs(), Handle: s.getTerm(tt), summary: "Read " + noun + "."},
-		{Methods: editable, Path: item, args: s.termWriteArgs(tt, false), Write: true, Handle: s.updateTerm(tt), summary: "Update " + noun + "."},
-		{Methods: deletable, Path: item, args: s.termReadArgs(), Write: true, Handle: s.deleteTerm(tt), summary: "Delete " + noun + " permanently."},
+		{Methods: readable, Path: list, args: tt.listArgs(), Handle: tt.list, summary: "List " + plural + "."},
+		{Methods: creatable, Path: list, args: tt.writeArgs(true), Write: true, Handle: tt.create, summary: "Create " + noun + "."},
+		{Methods: readable, Path: item, args: tt.readArgs(), Handle: tt.get, summary: "Read " + noun + "."},
+		{Methods: editable, Path: item, args: tt.writeArgs(false), Write: true, Handle: tt.update, summary: "Update " + noun + "."},
+		{Methods: deletable, Path: item, args: tt.readArgs(), Write: true, Handle: tt.delete, summary: "Delete " + noun + " permanently."},
 	}
 }
 
