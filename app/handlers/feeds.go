@@ -83,11 +83,11 @@ func (s *API) listEventFeed(r *Request) error {
 // (checkReadable, then the caller's linked records, as sendPost does).
 func (s *API) getEventFeed(r *Request) error {
 	ev, _, _ := s.postTypes()
-	p, err := r.loadPost(ev, byID)
+	p, err := ev.load(r, byID)
 	if err != nil {
 		return err
 	}
-	if err := r.checkReadable(ev, p); err != nil {
+	if err := ev.checkReadable(r, p); err != nil {
 		return err
 	}
 	l, err := r.loadLinked([]*repository.Post{p})

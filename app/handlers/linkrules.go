@@ -188,8 +188,8 @@ func (r *Request) findTerm(tax repository.Taxonomy, s string) (*repository.Term,
 // name's lock, so parallel creates of one name by callers who see each
 // other's records make one record. It returns the post and whether it is
 // new.
-func (r *Request) createPlace(pt *postType, plan *writePlan) (*repository.Post, bool, error) {
-	dup, err := r.findDuplicate(pt, plan.b)
+func (pt *posts) createPlace(r *Request, plan *writePlan) (*repository.Post, bool, error) {
+	dup, err := pt.findDuplicate(r, plan.b)
 	if err != nil {
 		return nil, false, err
 	}
@@ -200,12 +200,12 @@ func (r *Request) createPlace(pt *postType, plan *writePlan) (*repository.Post, 
 		// updating a found duplicate is guarded by UpdatePost itself, so
 		// parallel writers of one name hold the lock only briefly.
 		name := strings.TrimSpace(plan.b.Str(pt.nameField))
-		err = r.s.store.Exclusive(r.ctx, nameLockKey("post:"+string(pt.kind), r.lang, name), func(context.Context) error {
+		err = pt.store.Exclusive(r.ctx, nameLockKey("post:"+string(pt.kind), r.lang, name), func(context.Context) error {
 			var err error
-			if dup, err = r.findDuplicate(pt, plan.b); err != nil || dup != nil {
+			if dup, err = pt.findDuplicate(r, plan.b); err != nil || dup != nil {
 				return err
 			}
-			p, err = r.createNew(pt, plan)
+			p, err = pt.createNew(r, plan)
 			made = err == nil
 			return err
 		})
@@ -224,12 +224,12 @@ func (r *Request) createPlace(pt *postType, plan *writePlan) (*repository.Post, 
 		// venue): no update, no wait for the record's lock.
 		return dup, false, nil
 	}
-	p, err = r.s.store.UpdatePost(r.ctx, dup.ID, func(p *repository.Post) error {
+	p, err = pt.store.UpdatePost(r.ctx, dup.ID, func(p *repository.Post) error {
 		return plan.applyMeta(r, p)
 	})
 	if errors.Is(err, repository.ErrNotFound) {
 		// deleted meanwhile: make a new one
-		p, err = r.createNew(pt, plan)
+		p, err = pt.createNew(r, plan)
 		return p, err == nil, err
 	}
 	return p, false, err

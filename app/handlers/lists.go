@@ -473,7 +473,7 @@ func (r *Request) postsInOrder(ids []int64) ([]*repository.Post, error) {
 }
 
 // listPlaces serves GET /venues and /organizers from the search index.
-func (s *API) listPlaces(pt *postType) func(r *Request) error {
+func (pt *posts) listPlaces() func(r *Request) error {
 	kind := search.Venues
 	if pt.kind == repository.KindOrganizer {
 		kind = search.Organizers
@@ -486,7 +486,7 @@ func (s *API) listPlaces(pt *postType) func(r *Request) error {
 		}
 		if v, ok := b.Get("event"); ok {
 			id, _ := input.AsInt(v)
-			ev, err := s.store.GetPost(r.ctx, id)
+			ev, err := pt.store.GetPost(r.ctx, id)
 			if err != nil {
 				return err
 			}
@@ -506,21 +506,21 @@ func (s *API) listPlaces(pt *postType) func(r *Request) error {
 			q.HasEvents = search.Some(input.Truthy(v))
 		}
 		if input.Truthy(b.Values["only_with_upcoming"]) {
-			q.UpcomingAfter = search.Some(s.now().Unix())
+			q.UpcomingAfter = search.Some(pt.now().Unix())
 			q.UpcomingStatuses = q.Statuses
 		}
 		page, perPage := r.listPage()
 		q.Offset, q.Limit = limits.Offset(int64(page), int64(perPage)), perPage
-		if s.search == nil {
+		if pt.search == nil {
 			return apierr.Unavailable("search")
 		}
 		var res search.Result
 		var err error
 		if !input.SearchMatchesNothing(q.Query) {
-			res, err = s.search.SearchPlaces(r.ctx, q)
+			res, err = pt.search.SearchPlaces(r.ctx, q)
 		}
 		if err != nil {
-			s.log.Warn("search failed", "err", err)
+			pt.log.Warn("search failed", "err", err)
 			return apierr.Unavailable("search")
 		}
 		if len(res.IDs) == 0 && page > 1 {
@@ -528,7 +528,7 @@ func (s *API) listPlaces(pt *postType) func(r *Request) error {
 		}
 		items, err := r.renderPage(res.IDs, func(p *repository.Post, l *present.Linked) *present.Obj {
 			// p is the linked-record cache's record: kept renderings apply.
-			return s.render.LinkedPlace(p, l, present.View{Lang: r.lang}, kind == search.Venues)
+			return pt.render.LinkedPlace(p, l, present.View{Lang: r.lang}, kind == search.Venues)
 		})
 		if err != nil {
 			return err

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"errors"
+	"log/slog"
 	"net/url"
 	"path"
 	"strconv"
@@ -12,24 +13,33 @@ import (
 	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/app/input"
 	"github.com/calendar/eventcal/app/present"
+	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/search"
 )
 
-// postType describes one of the three post resources. Events, venues and
-// organizers share their read, write and delete logic; what differs is
-// declared here and in the kind-specific apply functions.
-type postType struct {
+// posts serves the routes of one of the three post resources. Events,
+// venues and organizers share their read, write and delete logic; what
+// differs is declared here and in the kind-specific apply functions.
+type posts struct {
 	kind       repository.PostKind
 	res        string // "event", "venue", "organizer": error codes and messages
 	collection string // route segment
 	nameField  string // request/response field holding the title
+	cfg        *config.Config
+	store      repository.Store
+	render     *present.Renderer
+	now        func() time.Time
+	// search serves the venue and organizer lists.
+	search search.Engine
+	log    *slog.Logger
 }
 
-// postTypes returns the event, venue and organizer descriptors.
-func (s *API) postTypes() (ev, ve, or *postType) {
-	return &postType{kind: repository.KindEvent, res: "event", collection: "events", nameField: "title"},
-		&postType{kind: repository.KindVenue, res: "venue", collection: "venues", nameField: "venue"},
-		&postType{kind: repository.KindOrganizer, res: "organizer", collection: "organizers", nameField: "organizer"}
+// postTypes returns the handlers of events, venues and organizers.
+func (s *API) postTypes() (ev, ve, or *posts) {
+	return &posts{kind: repository.KindEvent, res: "event", collection: "events", nameField: "title", cfg: s.cfg, store: s.store, render: s.render, now: s.now, search: s.search, log: s.log},
+		&posts{kind: repository.KindVenue, res: "venue", collection: "venues", nameField: "venue", cfg: s.cfg, store: s.store, render: s.render, now: s.now, search: s.search, log: s.log},
+		&posts{kind: repository.KindOrganizer, res: "organizer", collection: "organizers", nameField: "organizer", cfg: s.cfg, store: s.store, render: s.render, now: s.now, search: s.search, log: s.log}
 }
 
 // lookup says how a route addresses its item.
@@ -40,13 +50,13 @@ const (
 	bySlug
 )
 
-// loadPost finds the item a by-ID or by-slug route addresses. A missing
+// load finds the item a by-ID or by-slug route addresses. A missing
 // item is 404 (decisions.md); an ID of another kind is 400
 // rest-invalid-event-id for events (reference 5) and 404 otherwise.
-func (r *Request) loadPost(pt *postType, how lookup) (*repository.Post, error) {
+func (pt *posts) load(r *Request, how lookup) (*repository.Post, error) {
 	if how == byID {
 		id, _ := strconv.ParseInt(r.c.Params("id"), 10, 64)
-		p, err := r.s.store.GetPost(r.ctx, id)
+		p, err := pt.store.GetPost(r.ctx, id)
 		if errors.Is(err, repository.ErrNotFound) {
 			return nil, apierr.NotFound(pt.res, id)
 		}
@@ -65,23 +75,23 @@ func (r *Request) loadPost(pt *postType, how lookup) (*repository.Post, error) {
 	if err != nil {
 		slug = r.c.Params("slug")
 	}
-	def := r.s.cfg.DefaultLanguage
-	p, err := r.s.store.GetPostBySlug(r.ctx, pt.kind, r.lang, slug)
+	def := pt.cfg.DefaultLanguage
+	p, err := pt.store.GetPostBySlug(r.ctx, pt.kind, r.lang, slug)
 	if errors.Is(err, repository.ErrNotFound) && r.lang != def {
-		p, err = r.s.store.GetPostBySlug(r.ctx, pt.kind, def, slug)
+		p, err = pt.store.GetPostBySlug(r.ctx, pt.kind, def, slug)
 	}
 	// A record with no slug in the request language or the default one
 	// shows its first language's slug (decisions.md, "Languages"): that
 	// slug finds it too, and only when it is the one shown.
-	for _, l := range r.s.cfg.Languages {
+	for _, l := range pt.cfg.Languages {
 		if !errors.Is(err, repository.ErrNotFound) {
 			break
 		}
 		if l == r.lang || l == def {
 			continue
 		}
-		p, err = r.s.store.GetPostBySlug(r.ctx, pt.kind, l, slug)
-		if err == nil && p.Slug.Get(r.lang, def, r.s.cfg.Languages...) != slug {
+		p, err = pt.store.GetPostBySlug(r.ctx, pt.kind, l, slug)
+		if err == nil && p.Slug.Get(r.lang, def, pt.cfg.Languages...) != slug {
 			p, err = nil, repository.ErrNotFound
 		}
 	}
@@ -92,31 +102,31 @@ func (r *Request) loadPost(pt *postType, how lookup) (*repository.Post, error) {
 	return p, err
 }
 
-// postReadArgs declares the parameters of a single read.
-func (s *API) postReadArgs(pt *postType) []Arg {
+// readArgs declares the parameters of a single read.
+func (pt *posts) readArgs() []Arg {
 	return []Arg{
 		{Name: "password", Type: tString, Desc: "The password of a password-protected event."},
 		{Name: "context", Type: tString, Enum: []string{"view", "edit"}, Default: "view", Desc: "edit shows protected content to callers who may edit the item."},
 	}
 }
 
-// postDeleteArgs declares the parameters of a delete.
-func (s *API) postDeleteArgs(pt *postType) []Arg {
+// deleteArgs declares the parameters of a delete.
+func (pt *posts) deleteArgs() []Arg {
 	return []Arg{
 		{Name: "password", Type: tString, Desc: "Accepted for compatibility; irrelevant for deletes."},
 		{Name: "force", Type: tBoolean, Default: false, Desc: "Delete permanently instead of moving to the trash (editors and admins)."},
 	}
 }
 
-// getPost serves GET by ID or slug with the visibility rules of reference
+// get serves GET by ID or slug with the visibility rules of reference
 // 5 and 7.2.
-func (s *API) getPost(pt *postType, how lookup) func(r *Request) error {
+func (pt *posts) get(how lookup) func(r *Request) error {
 	return func(r *Request) error {
-		p, err := r.loadPost(pt, how)
+		p, err := pt.load(r, how)
 		if err != nil {
 			return err
 		}
-		if err := r.checkReadable(pt, p); err != nil {
+		if err := pt.checkReadable(r, p); err != nil {
 			return err
 		}
 		return r.sendPost(200, p, true)
@@ -124,7 +134,7 @@ func (s *API) getPost(pt *postType, how lookup) func(r *Request) error {
 }
 
 // checkReadable applies the trash, status and password rules to a single read.
-func (r *Request) checkReadable(pt *postType, p *repository.Post) error {
+func (pt *posts) checkReadable(r *Request, p *repository.Post) error {
 	return access.CheckReadable(r.user, p, pt.res, r.unlocks(p))
 }
 
@@ -151,13 +161,13 @@ func (r *Request) sendPost(status int, p *repository.Post, single bool) error {
 	}
 }
 
-// createPost serves POST on a collection (201).
-func (s *API) createPost(pt *postType) func(r *Request) error {
+// createRoute serves POST on a collection (201).
+func (pt *posts) createRoute() func(r *Request) error {
 	return func(r *Request) error {
 		if !access.CanCreatePosts(r.user) {
 			return access.Forbidden(r.user)
 		}
-		p, _, err := r.create(pt, r.bag)
+		p, _, err := pt.create(r, r.bag)
 		if err != nil {
 			return err
 		}
@@ -168,25 +178,25 @@ func (s *API) createPost(pt *postType) func(r *Request) error {
 // create validates nothing (the caller did) and writes a new post from b,
 // reusing a duplicate venue or organizer (reference 7.3). It returns the
 // post and whether it was newly made.
-func (r *Request) create(pt *postType, b *input.Bag) (*repository.Post, bool, error) {
-	plan, err := r.prepareWrite(pt, b, nil)
+func (pt *posts) create(r *Request, b *input.Bag) (*repository.Post, bool, error) {
+	plan, err := pt.prepareWrite(r, b, nil)
 	if err != nil {
 		return nil, false, err
 	}
 	if pt.kind != repository.KindEvent {
-		return r.createPlace(pt, plan)
+		return pt.createPlace(r, plan)
 	}
-	p, err := r.createNew(pt, plan)
+	p, err := pt.createNew(r, plan)
 	return p, err == nil, err
 }
 
 // createNew commits a validated plan (what it links to) and stores a new
 // post from it.
-func (r *Request) createNew(pt *postType, plan *writePlan) (*repository.Post, error) {
+func (pt *posts) createNew(r *Request, plan *writePlan) (*repository.Post, error) {
 	if err := plan.commit(r); err != nil {
 		return nil, err
 	}
-	now := r.s.now().UTC().Truncate(time.Second)
+	now := pt.now().UTC().Truncate(time.Second)
 	p := &repository.Post{Kind: pt.kind, Author: r.user.ID, Date: now, Modified: now}
 	switch pt.kind {
 	case repository.KindEvent:
@@ -200,30 +210,30 @@ func (r *Request) createNew(pt *postType, plan *writePlan) (*repository.Post, er
 	if err := plan.apply(r, p); err != nil {
 		return nil, err
 	}
-	if err := r.s.store.CreatePost(r.ctx, p); err != nil {
+	if err := pt.store.CreatePost(r.ctx, p); err != nil {
 		return nil, err
 	}
-	r.s.countsChanged(p)
+	pt.countsChanged(p)
 	return p, nil
 }
 
 // countsChanged drops the cached counts of the terms of the given events
 // (before and after a write).
-func (s *API) countsChanged(posts ...*repository.Post) {
+func (pt *posts) countsChanged(posts ...*repository.Post) {
 	if ids := present.EventTerms(posts...); len(ids) > 0 {
-		s.render.Counts.Invalidate(ids...)
+		pt.render.Counts.Invalidate(ids...)
 	}
 }
 
 // findDuplicate returns a non-trashed venue or organizer with the same name
 // (case-insensitive) and, when a description is sent, the same description,
 // among those the caller may read (linkrules.go).
-func (r *Request) findDuplicate(pt *postType, b *input.Bag) (*repository.Post, error) {
+func (pt *posts) findDuplicate(r *Request, b *input.Bag) (*repository.Post, error) {
 	name := strings.TrimSpace(b.Str(pt.nameField))
 	if name == "" {
 		return nil, nil
 	}
-	cands, err := r.s.store.FindPosts(r.ctx, repository.PostQuery{Kind: pt.kind, Title: name, TitleLang: r.lang,
+	cands, err := pt.store.FindPosts(r.ctx, repository.PostQuery{Kind: pt.kind, Title: name, TitleLang: r.lang,
 		ExcludeStatuses: []string{repository.StatusTrash}, Limit: 50})
 	if err != nil {
 		return nil, err
@@ -235,7 +245,7 @@ func (r *Request) findDuplicate(pt *postType, b *input.Bag) (*repository.Post, e
 		}
 		if hasDesc {
 			d, _ := input.AsString(desc)
-			if c.Content.Get(r.lang, r.s.cfg.DefaultLanguage) != d {
+			if c.Content.Get(r.lang, pt.cfg.DefaultLanguage) != d {
 				continue
 			}
 		}
@@ -246,8 +256,8 @@ func (r *Request) findDuplicate(pt *postType, b *input.Bag) (*repository.Post, e
 
 // loadEditable finds the item a write route addresses (loadPost) and
 // refuses a caller who may not edit it.
-func (r *Request) loadEditable(pt *postType, how lookup) (*repository.Post, error) {
-	cur, err := r.loadPost(pt, how)
+func (pt *posts) loadEditable(r *Request, how lookup) (*repository.Post, error) {
+	cur, err := pt.load(r, how)
 	if err != nil {
 		return nil, err
 	}
@@ -257,14 +267,14 @@ func (r *Request) loadEditable(pt *postType, how lookup) (*repository.Post, erro
 	return cur, nil
 }
 
-// updatePost serves POST/PUT/PATCH on one item: a partial update.
-func (s *API) updatePost(pt *postType, how lookup) func(r *Request) error {
+// update serves POST/PUT/PATCH on one item: a partial update.
+func (pt *posts) update(how lookup) func(r *Request) error {
 	return func(r *Request) error {
-		cur, err := r.loadEditable(pt, how)
+		cur, err := pt.loadEditable(r, how)
 		if err != nil {
 			return err
 		}
-		plan, err := r.prepareWrite(pt, r.bag, cur)
+		plan, err := pt.prepareWrite(r, r.bag, cur)
 		if err != nil {
 			return err
 		}
@@ -274,11 +284,11 @@ func (s *API) updatePost(pt *postType, how lookup) func(r *Request) error {
 		if e := cur.Event; e != nil && (plan.setVenues || plan.setOrganizers) {
 			// The venues and organizers an event leaves need reindexing
 			// (has_events, only_with_upcoming); mark them before the write.
-			if err := s.store.MarkForIndexing(r.ctx, repository.MarkPost, append(append([]int64{}, e.Venues...), e.Organizers...)); err != nil {
+			if err := pt.store.MarkForIndexing(r.ctx, repository.MarkPost, append(append([]int64{}, e.Venues...), e.Organizers...)); err != nil {
 				return err
 			}
 		}
-		p, err := s.store.UpdatePost(r.ctx, cur.ID, func(p *repository.Post) error {
+		p, err := pt.store.UpdatePost(r.ctx, cur.ID, func(p *repository.Post) error {
 			return plan.apply(r, p)
 		})
 		if errors.Is(err, repository.ErrNotFound) {
@@ -287,17 +297,17 @@ func (s *API) updatePost(pt *postType, how lookup) func(r *Request) error {
 		if err != nil {
 			return err
 		}
-		s.countsChanged(cur, p)
+		pt.countsChanged(cur, p)
 		return r.sendPost(200, p, false)
 	}
 }
 
-// deletePost serves DELETE: trash (200 with the trashed item), 410 when
+// delete serves DELETE: trash (200 with the trashed item), 410 when
 // already trashed, or a permanent delete with force (editors and admins).
 // Trashing or deleting a venue or organizer unlinks it from every event.
-func (s *API) deletePost(pt *postType, how lookup) func(r *Request) error {
+func (pt *posts) delete(how lookup) func(r *Request) error {
 	return func(r *Request) error {
-		cur, err := r.loadEditable(pt, how)
+		cur, err := pt.loadEditable(r, how)
 		if err != nil {
 			return err
 		}
@@ -307,25 +317,25 @@ func (s *API) deletePost(pt *postType, how lookup) func(r *Request) error {
 				return access.Forbidden(r.user)
 			}
 			if pt.kind != repository.KindEvent {
-				if _, err := s.store.UnlinkPost(r.ctx, cur.ID); err != nil {
+				if _, err := pt.store.UnlinkPost(r.ctx, cur.ID); err != nil {
 					return err
 				}
 			} else if e := cur.Event; e != nil {
-				if err := s.store.MarkForIndexing(r.ctx, repository.MarkPost, append(append([]int64{}, e.Venues...), e.Organizers...)); err != nil {
+				if err := pt.store.MarkForIndexing(r.ctx, repository.MarkPost, append(append([]int64{}, e.Venues...), e.Organizers...)); err != nil {
 					return err
 				}
 			}
-			if err := s.store.DeletePost(r.ctx, cur.ID); err != nil && !errors.Is(err, repository.ErrNotFound) {
+			if err := pt.store.DeletePost(r.ctx, cur.ID); err != nil && !errors.Is(err, repository.ErrNotFound) {
 				return err
 			}
-			s.countsChanged(cur)
+			pt.countsChanged(cur)
 			return r.sendPost(200, cur, false)
 		}
 		if cur.Status == repository.StatusTrash {
 			return apierr.New(410, pt.res+"-is-in-trash", "The "+pt.res+" is already trashed")
 		}
-		now := s.now().UTC().Truncate(time.Second)
-		p, err := s.store.UpdatePost(r.ctx, cur.ID, func(p *repository.Post) error {
+		now := pt.now().UTC().Truncate(time.Second)
+		p, err := pt.store.UpdatePost(r.ctx, cur.ID, func(p *repository.Post) error {
 			if p.Status == repository.StatusTrash {
 				return apierr.New(410, pt.res+"-is-in-trash", "The "+pt.res+" is already trashed")
 			}
@@ -337,11 +347,11 @@ func (s *API) deletePost(pt *postType, how lookup) func(r *Request) error {
 			return err
 		}
 		if pt.kind != repository.KindEvent {
-			if _, err := s.store.UnlinkPost(r.ctx, cur.ID); err != nil {
+			if _, err := pt.store.UnlinkPost(r.ctx, cur.ID); err != nil {
 				return err
 			}
 		}
-		s.countsChanged(cur)
+		pt.countsChanged(cur)
 		return r.sendPost(200, p, false)
 	}
 }

@@ -48,18 +48,18 @@ func (s *API) Routes() []*Route {
 
 			{Methods: readable, Path: "/events", args: s.eventListArgs(), Handle: s.listEvents, summary: "List and search events."},
 			{Methods: readable, Path: "/events.ics", args: s.feedArgs(), Handle: s.listEventFeed, summary: "List events as an iCalendar (RFC 5545) feed."},
-			{Methods: readable, Path: "/events/:id.ics", args: s.postReadArgs(ev), Handle: s.getEventFeed, summary: "Read an event as an iCalendar (RFC 5545) object."},
-			{Methods: creatable, Path: "/events", args: s.postWriteArgs(ev, true), Write: true, Handle: s.createPost(ev), summary: "Create an event."},
+			{Methods: readable, Path: "/events/:id.ics", args: ev.readArgs(), Handle: s.getEventFeed, summary: "Read an event as an iCalendar (RFC 5545) object."},
+			{Methods: creatable, Path: "/events", args: ev.writeArgs(true), Write: true, Handle: ev.createRoute(), summary: "Create an event."},
 		},
 		s.itemRoutes(ev, "an event"),
 		[]*Route{
-			{Methods: readable, Path: "/venues", args: s.placeListArgs(), Handle: s.listPlaces(ve), summary: "List and search venues."},
-			{Methods: creatable, Path: "/venues", args: s.postWriteArgs(ve, true), Write: true, Handle: s.createPost(ve), summary: "Create a venue (or reuse a duplicate)."},
+			{Methods: readable, Path: "/venues", args: s.placeListArgs(), Handle: ve.listPlaces(), summary: "List and search venues."},
+			{Methods: creatable, Path: "/venues", args: ve.writeArgs(true), Write: true, Handle: ve.createRoute(), summary: "Create a venue (or reuse a duplicate)."},
 		},
 		s.itemRoutes(ve, "a venue"),
 		[]*Route{
-			{Methods: readable, Path: "/organizers", args: s.placeListArgs(), Handle: s.listPlaces(or), summary: "List and search organizers."},
-			{Methods: creatable, Path: "/organizers", args: s.postWriteArgs(or, true), Write: true, Handle: s.createPost(or), summary: "Create an organizer (or reuse a duplicate)."},
+			{Methods: readable, Path: "/organizers", args: s.placeListArgs(), Handle: or.listPlaces(), summary: "List and search organizers."},
+			{Methods: creatable, Path: "/organizers", args: or.writeArgs(true), Write: true, Handle: or.createRoute(), summary: "Create an organizer (or reuse a duplicate)."},
 		},
 		s.itemRoutes(or, "an organizer"),
 		s.termRoutes(cat, "an event category", "event categories"),
@@ -92,7 +92,7 @@ func (s *API) Routes() []*Route {
 // itemRoutes declares the read, update and delete routes of one post type's
 // items, once addressed by ID and once by slug: the same handlers, told how
 // to find the item. noun is "an event", "a venue"...
-func (s *API) itemRoutes(pt *postType, noun string) []*Route {
+func (s *API) itemRoutes(pt *posts, noun string) []*Route {
 	var out []*Route
 	for _, by := range []struct {
 		how        lookup
@@ -100,9 +100,9 @@ func (s *API) itemRoutes(pt *postType, noun string) []*Route {
 	}{{byID, "/:id", "ID"}, {bySlug, "/by-slug/:slug", "slug"}} {
 		p, suffix := "/"+pt.collection+by.path, " by "+by.name+"."
 		out = append(out,
-			&Route{Methods: readable, Path: p, args: s.postReadArgs(pt), Handle: s.getPost(pt, by.how), summary: "Read " + noun + suffix},
-			&Route{Methods: editable, Path: p, args: s.postWriteArgs(pt, false), Write: true, Handle: s.updatePost(pt, by.how), summary: "Update " + noun + suffix},
-			&Route{Methods: deletable, Path: p, args: s.postDeleteArgs(pt), Write: true, Handle: s.deletePost(pt, by.how), summary: "Trash (or with force, delete) " + noun + suffix})
+			&Route{Methods: readable, Path: p, args: pt.readArgs(), Handle: pt.get(by.how), summary: "Read " + noun + suffix},
+			&Route{Methods: editable, Path: p, args: pt.writeArgs(false), Write: true, Handle: pt.update(by.how), summary: "Update " + noun + suffix},
+			&Route{Methods: deletable, Path: p, args: pt.deleteArgs(), Write: true, Handle: pt.delete(by.how), summary: "Trash (or with force, delete) " + noun + suffix})
 	}
 	return out
 }

@@ -17,9 +17,9 @@ import (
 	"github.com/calendar/eventcal/repository"
 )
 
-// postWriteArgs declares the parameters of a create (required fields
+// writeArgs declares the parameters of a create (required fields
 // enforced) or an update (everything optional) of one post type.
-func (s *API) postWriteArgs(pt *postType, create bool) []Arg {
+func (pt *posts) writeArgs(create bool) []Arg {
 	text := func(name, desc string) Arg {
 		return Arg{Name: name, Type: tString, Check: emptyOrString, Desc: desc, MaxLen: limits.MaxShortText, Text: plainText}
 	}
@@ -170,7 +170,7 @@ type linkRef struct {
 // writePlan is a validated write: what prepareWrite checked and resolved,
 // then commit creates linked items, then apply changes the post.
 type writePlan struct {
-	pt  *postType
+	pt  *posts
 	b   *input.Bag
 	cur *repository.Post // nil on create
 
@@ -190,12 +190,12 @@ type writePlan struct {
 
 // prepareWrite checks what the declared validators cannot (links to other
 // items, authors, image rights) without writing anything.
-func (r *Request) prepareWrite(pt *postType, b *input.Bag, cur *repository.Post) (*writePlan, error) {
+func (pt *posts) prepareWrite(r *Request, b *input.Bag, cur *repository.Post) (*writePlan, error) {
 	plan := &writePlan{pt: pt, b: b, cur: cur}
 	var errs apierr.Params
 	if v, ok := b.Get("author"); ok {
 		id, _ := input.AsInt(v)
-		u, err := r.s.store.GetUser(r.ctx, id)
+		u, err := pt.store.GetUser(r.ctx, id)
 		switch {
 		case errors.Is(err, repository.ErrNotFound):
 			errs.InvalidValue("author", fmt.Sprintf("There is no user with ID %d.", id), v)
@@ -213,7 +213,7 @@ func (r *Request) prepareWrite(pt *postType, b *input.Bag, cur *repository.Post)
 		case input.IsEmptyValue(v):
 		case isIntLike(v):
 			id, _ := input.AsInt(v)
-			img, err := r.s.store.GetPost(r.ctx, id)
+			img, err := pt.store.GetPost(r.ctx, id)
 			if errors.Is(err, repository.ErrNotFound) || (err == nil && img.Kind != repository.KindImage) {
 				errs.InvalidValue("image", fmt.Sprintf("There is no image with ID %d: send the ID of a registered image or an image URL.", id), v)
 			} else if err != nil {
@@ -333,7 +333,7 @@ func (r *Request) parseLinks(v any, kind repository.PostKind, current []int64) (
 				continue
 			}
 			sub := input.BagOf(x)
-			if err := r.validateBag(sub, r.s.postWriteArgs(pt, true)); err != nil {
+			if err := r.validateBag(sub, pt.writeArgs(true)); err != nil {
 				var ae *apierr.Error
 				if errors.As(err, &ae) {
 					return nil, "Invalid " + string(kind) + " data (an object without id creates a " + string(kind) + "): " + ae.Message, nil
@@ -374,11 +374,11 @@ func (plan *writePlan) commit(r *Request) error {
 	for _, l := range []struct {
 		refs []linkRef
 		set  bool
-		pt   func() *postType
+		pt   func() *posts
 		dst  *[]int64
 	}{
-		{plan.venues, plan.setVenues, func() *postType { _, v, _ := r.s.postTypes(); return v }, &plan.venueIDs},
-		{plan.organizers, plan.setOrganizers, func() *postType { _, _, o := r.s.postTypes(); return o }, &plan.organizerIDs},
+		{plan.venues, plan.setVenues, func() *posts { _, v, _ := r.s.postTypes(); return v }, &plan.venueIDs},
+		{plan.organizers, plan.setOrganizers, func() *posts { _, _, o := r.s.postTypes(); return o }, &plan.organizerIDs},
 	} {
 		if !l.set {
 			continue
@@ -387,7 +387,7 @@ func (plan *writePlan) commit(r *Request) error {
 		for _, ref := range l.refs {
 			id := ref.id
 			if ref.data != nil {
-				p, _, err := r.create(l.pt(), ref.data)
+				p, _, err := l.pt().create(r, ref.data)
 				if err != nil {
 					return err
 				}
