@@ -30,8 +30,8 @@ const (
 
 // feedArgs declares the parameters of GET /events.ics: those of GET
 // /events with a larger page.
-func (s *API) feedArgs() []Arg {
-	args := s.eventListArgs()
+func (pt *posts) feedArgs() []Arg {
+	args := pt.eventListArgs()
 	for i := range args {
 		if args[i].Name == "per_page" {
 			args[i].Default = strconv.Itoa(defaultFeedEvents)
@@ -62,11 +62,11 @@ func (r *Request) feedPage() (page, perPage int) {
 
 // listEventFeed serves GET /events.ics (and GET /events for Accept:
 // text/calendar).
-func (s *API) listEventFeed(r *Request) error {
+func (pt *posts) listEventFeed(r *Request) error {
 	page, perPage := r.feedPage()
 	var events []ical.Event
-	_, res, err := s.eventPage(r, page, perPage, func(p *repository.Post, o *present.Obj) {
-		events = append(events, s.render.ICalEvent(p, o))
+	_, res, err := pt.eventPage(r, page, perPage, func(p *repository.Post, o *present.Obj) {
+		events = append(events, pt.render.ICalEvent(p, o))
 	})
 	if err != nil {
 		return err
@@ -76,32 +76,31 @@ func (s *API) listEventFeed(r *Request) error {
 	r.c.Set("X-WP-TotalPages", strconv.Itoa(pages))
 	r.c.Set("X-TEC-Total", strconv.Itoa(res.Total))
 	r.c.Set("X-TEC-TotalPages", strconv.Itoa(pages))
-	return s.sendCalendar(r, events)
+	return pt.sendCalendar(r, events)
 }
 
 // getEventFeed serves GET /events/{id}.ics with the rules of a single read
 // (checkReadable, then the caller's linked records, as sendPost does).
-func (s *API) getEventFeed(r *Request) error {
-	ev, _, _ := s.postTypes()
-	p, err := ev.load(r, byID)
+func (pt *posts) getEventFeed(r *Request) error {
+	p, err := pt.load(r, byID)
 	if err != nil {
 		return err
 	}
-	if err := ev.checkReadable(r, p); err != nil {
+	if err := pt.checkReadable(r, p); err != nil {
 		return err
 	}
 	l, err := r.loadLinked([]*repository.Post{p})
 	if err != nil {
 		return err
 	}
-	o := s.render.Event(p, l, present.View{Lang: r.lang})
-	return s.sendCalendar(r, []ical.Event{s.render.ICalEvent(p, o)})
+	o := pt.render.Event(p, l, present.View{Lang: r.lang})
+	return pt.sendCalendar(r, []ical.Event{pt.render.ICalEvent(p, o)})
 }
 
 // sendCalendar writes a calendar response.
-func (s *API) sendCalendar(r *Request, events []ical.Event) error {
+func (pt *posts) sendCalendar(r *Request, events []ical.Event) error {
 	var buf bytes.Buffer
-	if err := s.render.WriteCalendar(&buf, events); err != nil {
+	if err := pt.render.WriteCalendar(&buf, events); err != nil {
 		return err
 	}
 	r.c.Set(fiber.HeaderContentType, ical.ContentType)

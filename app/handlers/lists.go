@@ -30,7 +30,7 @@ func pageArgs() []Arg {
 }
 
 // eventListArgs declares the parameters of GET /events (interface 4.2.1).
-func (s *API) eventListArgs() []Arg {
+func (pt *posts) eventListArgs() []Arg {
 	date := func(name, desc string) Arg {
 		return Arg{Name: name, Type: tString, Check: isTime, Format: "date-time", Desc: desc}
 	}
@@ -43,10 +43,10 @@ func (s *API) eventListArgs() []Arg {
 		date("ends_after", "Events ending after this date."),
 		Arg{Name: "strict_dates", Type: tString, Default: "false", Check: nonEmptyString, Desc: "true: dates apply at the exact times given; otherwise whole days are included."},
 		Arg{Name: "search", Type: tString, Check: nonEmptyString, Desc: "Words that must match the title, description or excerpt, accents and case aside; the last word also as a prefix (unless followed by a space), words of 5+ letters with a typo (9+: two); only the first 10 words count.", MaxLen: limits.MaxQueryText},
-		Arg{Name: "categories", Type: tArray, Items: tString, Check: s.existingTermRefs(repository.TaxCategory), Desc: "Category IDs or slugs (any of them; children included).", MaxItems: limits.MaxListItems},
-		Arg{Name: "tags", Type: tArray, Items: tString, Check: s.existingTermRefs(repository.TaxTag), Desc: "Tag IDs or slugs (any of them).", MaxItems: limits.MaxListItems},
-		Arg{Name: "venue", Type: tArray, Items: tInteger, Check: s.existingPosts(repository.KindVenue), Desc: "Venue IDs (any of them).", MaxItems: limits.MaxListItems},
-		Arg{Name: "organizer", Type: tArray, Items: tInteger, Check: s.existingPosts(repository.KindOrganizer), Desc: "Organizer IDs (any of them).", MaxItems: limits.MaxListItems},
+		Arg{Name: "categories", Type: tArray, Items: tString, Check: pt.existingTermRefs(repository.TaxCategory), Desc: "Category IDs or slugs (any of them; children included).", MaxItems: limits.MaxListItems},
+		Arg{Name: "tags", Type: tArray, Items: tString, Check: pt.existingTermRefs(repository.TaxTag), Desc: "Tag IDs or slugs (any of them).", MaxItems: limits.MaxListItems},
+		Arg{Name: "venue", Type: tArray, Items: tInteger, Check: pt.existingPosts(repository.KindVenue), Desc: "Venue IDs (any of them).", MaxItems: limits.MaxListItems},
+		Arg{Name: "organizer", Type: tArray, Items: tInteger, Check: pt.existingPosts(repository.KindOrganizer), Desc: "Organizer IDs (any of them).", MaxItems: limits.MaxListItems},
 		Arg{Name: "featured", Type: tBoolean, Desc: "Only featured (true) or only not featured (false) events."},
 		Arg{Name: "status", Type: tArray, Items: tString, Check: checkStatusList, Desc: "Post statuses; anonymous callers may only ask for publish.", MaxItems: limits.MaxListItems},
 		Arg{Name: "geoloc", Type: tBoolean, Desc: "Events whose venue has (true) or lacks (false) a geo point."},
@@ -62,7 +62,7 @@ func (s *API) eventListArgs() []Arg {
 }
 
 // placeListArgs declares the parameters of GET /venues and /organizers.
-func (s *API) placeListArgs() []Arg {
+func (pt *posts) placeListArgs() []Arg {
 	return append(pageArgs(),
 		Arg{Name: "search", Type: tString, Check: nonEmptyString, Desc: "Words that must all match one field (name, description, address or contact fields), accents and case aside; the last word also as a prefix (unless followed by a space), words of 5+ letters with a typo (9+: two); only the first 10 words count.", MaxLen: limits.MaxQueryText},
 		Arg{Name: "event", Type: tInteger, Check: existingEvent, Desc: "Items linked to this event."},
@@ -110,9 +110,9 @@ func checkStatusList(r *Request, v any) string {
 }
 
 // existingPosts checks a list of IDs of existing posts of a kind.
-func (s *API) existingPosts(kind repository.PostKind) func(r *Request, v any) string {
+func (pt *posts) existingPosts(kind repository.PostKind) func(r *Request, v any) string {
 	return func(r *Request, v any) string {
-		return existingIDs(r, v, string(kind), s.store.GetPosts, func(p *repository.Post) bool { return p.Kind == kind })
+		return existingIDs(r, v, string(kind), pt.store.GetPosts, func(p *repository.Post) bool { return p.Kind == kind })
 	}
 }
 
@@ -162,7 +162,7 @@ func idListProblem(v any, what string) string {
 
 // existingTermRefs checks that every item names an existing term by ID,
 // slug or name.
-func (s *API) existingTermRefs(tax repository.Taxonomy) func(r *Request, v any) string {
+func (pt *posts) existingTermRefs(tax repository.Taxonomy) func(r *Request, v any) string {
 	return func(r *Request, v any) string {
 		ids, err := r.resolveTermRefs(tax, v)
 		var unknown unknownTermError
@@ -356,20 +356,20 @@ func (r *Request) eventQuery() (search.EventQuery, error) {
 
 // listEvents serves GET /events from the search index (as an iCalendar
 // feed when the client prefers text/calendar).
-func (s *API) listEvents(r *Request) error {
+func (pt *posts) listEvents(r *Request) error {
 	if wantsCalendar(r.c) {
-		return s.listEventFeed(r)
+		return pt.listEventFeed(r)
 	}
 	page, perPage := r.listPage()
 	var items []any
-	q, res, err := s.eventPage(r, page, perPage, func(_ *repository.Post, o *present.Obj) { items = append(items, o) })
+	q, res, err := pt.eventPage(r, page, perPage, func(_ *repository.Post, o *present.Obj) { items = append(items, o) })
 	if err != nil {
 		return err
 	}
 	if items == nil {
 		items = []any{}
 	}
-	facets, err := s.eventFacets(r, q, res)
+	facets, err := pt.eventFacets(r, q, res)
 	if err != nil {
 		return err
 	}
@@ -384,7 +384,7 @@ func (s *API) listEvents(r *Request) error {
 // (redacted where protected, highlighted when asked), to each in the
 // engine's order. A page past the last one is 404. It returns the query
 // (for the facets) and the engine's result.
-func (s *API) eventPage(r *Request, page, perPage int, each func(*repository.Post, *present.Obj)) (search.EventQuery, search.Result, error) {
+func (pt *posts) eventPage(r *Request, page, perPage int, each func(*repository.Post, *present.Obj)) (search.EventQuery, search.Result, error) {
 	q, err := r.eventQuery()
 	if err != nil {
 		return q, search.Result{}, err
@@ -397,7 +397,7 @@ func (s *API) eventPage(r *Request, page, perPage int, each func(*repository.Pos
 	if !r.facetsFromList(q) {
 		listQ.Facets = nil // counted by their own query (eventFacets)
 	}
-	res, err := s.searchEvents(r.ctx, listQ)
+	res, err := pt.searchEvents(r.ctx, listQ)
 	if err != nil {
 		return q, res, err
 	}
@@ -409,7 +409,7 @@ func (s *API) eventPage(r *Request, page, perPage int, each func(*repository.Pos
 		terms = search.ParseQuery(q.Query)
 	}
 	_, err = r.renderPage(res.IDs, func(p *repository.Post, l *present.Linked) *present.Obj {
-		o := s.render.ListedEvent(p, l, present.View{Lang: r.lang})
+		o := pt.render.ListedEvent(p, l, present.View{Lang: r.lang})
 		if !r.unlocks(p) {
 			present.RedactEvent(o)
 		}
@@ -423,16 +423,16 @@ func (s *API) eventPage(r *Request, page, perPage int, each func(*repository.Pos
 }
 
 // searchEvents runs an event query, mapping engine failures to 503.
-func (s *API) searchEvents(ctx context.Context, q search.EventQuery) (search.Result, error) {
-	if s.search == nil {
+func (pt *posts) searchEvents(ctx context.Context, q search.EventQuery) (search.Result, error) {
+	if pt.search == nil {
 		return search.Result{}, apierr.Unavailable("search")
 	}
 	if input.SearchMatchesNothing(q.Query) {
 		return search.Result{}, nil
 	}
-	res, err := s.search.SearchEvents(ctx, q)
+	res, err := pt.search.SearchEvents(ctx, q)
 	if err != nil {
-		s.log.Warn("search failed", "err", err)
+		pt.log.Warn("search failed", "err", err)
 		return res, apierr.Unavailable("search")
 	}
 	return res, nil

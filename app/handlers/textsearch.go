@@ -79,7 +79,7 @@ func (r *Request) facetsFromList(q search.EventQuery) bool {
 // eventFacets returns the facets of q for the caller: from res when q
 // already leaves protected events out or the caller sees them all, else
 // from a count-only query without them.
-func (s *API) eventFacets(r *Request, q search.EventQuery, res search.Result) (map[string]map[string]int, error) {
+func (pt *posts) eventFacets(r *Request, q search.EventQuery, res search.Result) (map[string]map[string]int, error) {
 	if len(q.Facets) == 0 {
 		return nil, nil
 	}
@@ -87,7 +87,7 @@ func (s *API) eventFacets(r *Request, q search.EventQuery, res search.Result) (m
 		return res.Facets, nil
 	}
 	q.ExcludeProtected, q.Offset, q.Limit, q.Relevance = true, 0, 0, false
-	counted, err := s.searchEvents(r.ctx, q)
+	counted, err := pt.searchEvents(r.ctx, q)
 	if err != nil {
 		return nil, err
 	}
