@@ -161,18 +161,16 @@ func (r *Request) sendPost(status int, p *repository.Post, single bool) error {
 	}
 }
 
-// createRoute serves POST on a collection (201).
-func (pt *posts) createRoute() func(r *Request) error {
-	return func(r *Request) error {
-		if !access.CanCreatePosts(r.user) {
-			return access.Forbidden(r.user)
-		}
-		p, _, err := pt.create(r, r.bag)
-		if err != nil {
-			return err
-		}
-		return r.sendPost(201, p, false)
+// post serves POST on a collection (201).
+func (pt *posts) post(r *Request) error {
+	if !access.CanCreatePosts(r.user) {
+		return access.Forbidden(r.user)
 	}
+	p, _, err := pt.create(r, r.bag)
+	if err != nil {
+		return err
+	}
+	return r.sendPost(201, p, false)
 }
 
 // create validates nothing (the caller did) and writes a new post from b,

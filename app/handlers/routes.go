@@ -35,6 +35,11 @@ func (s *API) Routes() []*Route {
 	if s.routes != nil {
 		return s.routes
 	}
+	// The handlers and their files: ev, ve, or (events, venues, organizers):
+	// posts.go for the items, writes.go for what a write changes, lists.go
+	// for the lists, feeds.go for the .ics feeds; cat, tag: terms.go; dc:
+	// index.go and openapi.go; ad: admin.go; wh: webhooks.go; ac:
+	// accounts.go.
 	ev, ve, or := s.postTypes()
 	cat, tag := s.termTypes()
 	dc := &docs{cfg: s.cfg, routes: func() []*Route { return s.routes }}
@@ -49,17 +54,17 @@ func (s *API) Routes() []*Route {
 			{Methods: readable, Path: "/events", args: ev.eventListArgs(), Handle: ev.listEvents, summary: "List and search events."},
 			{Methods: readable, Path: "/events.ics", args: ev.feedArgs(), Handle: ev.listEventFeed, summary: "List events as an iCalendar (RFC 5545) feed."},
 			{Methods: readable, Path: "/events/:id.ics", args: ev.readArgs(), Handle: ev.getEventFeed, summary: "Read an event as an iCalendar (RFC 5545) object."},
-			{Methods: creatable, Path: "/events", args: ev.writeArgs(true), Write: true, Handle: ev.createRoute(), summary: "Create an event."},
+			{Methods: creatable, Path: "/events", args: ev.writeArgs(true), Write: true, Handle: ev.post, summary: "Create an event."},
 		},
 		s.itemRoutes(ev, "an event"),
 		[]*Route{
 			{Methods: readable, Path: "/venues", args: ve.placeListArgs(), Handle: ve.listPlaces(), summary: "List and search venues."},
-			{Methods: creatable, Path: "/venues", args: ve.writeArgs(true), Write: true, Handle: ve.createRoute(), summary: "Create a venue (or reuse a duplicate)."},
+			{Methods: creatable, Path: "/venues", args: ve.writeArgs(true), Write: true, Handle: ve.post, summary: "Create a venue (or reuse a duplicate)."},
 		},
 		s.itemRoutes(ve, "a venue"),
 		[]*Route{
 			{Methods: readable, Path: "/organizers", args: or.placeListArgs(), Handle: or.listPlaces(), summary: "List and search organizers."},
-			{Methods: creatable, Path: "/organizers", args: or.writeArgs(true), Write: true, Handle: or.createRoute(), summary: "Create an organizer (or reuse a duplicate)."},
+			{Methods: creatable, Path: "/organizers", args: or.writeArgs(true), Write: true, Handle: or.post, summary: "Create an organizer (or reuse a duplicate)."},
 		},
 		s.itemRoutes(or, "an organizer"),
 		s.termRoutes(cat, "an event category", "event categories"),
