@@ -36,8 +36,9 @@ func (s *API) Routes() []*Route {
 		return s.routes
 	}
 	// The handlers and their files: ev, ve, or (events, venues, organizers):
-	// posts.go for the items, writes.go for what a write changes, lists.go
-	// for the lists, feeds.go for the .ics feeds; cat, tag: terms.go; dc:
+	// posts.go for the items; writeargs.go, writes.go and writefields.go
+	// for what a write sends and changes; listargs.go and lists.go for the
+	// lists; feeds.go for the .ics feeds; cat, tag: terms.go; dc:
 	// index.go and openapi.go; ad: admin.go; wh: webhooks.go; ac:
 	// accounts.go.
 	ev, ve, or := s.postTypes()
