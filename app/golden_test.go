@@ -255,6 +255,13 @@ func goldenMain() []goldenStep {
 		)
 	}
 	steps = append(steps, []goldenStep{
+		{name: "language prefix", method: "GET", path: "/fr" + root + "/events/{ev}"},
+		{name: "language prefix list", method: "GET", path: "/fr" + root + "/events?per_page=2"},
+		{name: "language prefix and parameter", method: "GET", path: "/fr" + root + "/events/{ev}?multilang_language=en"},
+		{name: "fields", method: "GET", path: "events/{ev}?_fields=id,title,venue.venue"},
+		{name: "envelope", method: "GET", path: "events?_envelope=1&per_page=1"},
+		{name: "method override query", method: "POST", path: "events/{ev}?_method=GET"},
+		{name: "form update", method: "PATCH", path: "events/{ev2}", as: "editor", body: url.Values{"excerpt": {"Form excerpt"}, "tags[]": {"Free", "Outdoor"}}},
 		{name: "read by slug", method: "GET", path: "events/by-slug/fair"},
 		{name: "read by slug missing", method: "GET", path: "events/by-slug/none"},
 		{name: "read missing", method: "GET", path: "events/999999"},
