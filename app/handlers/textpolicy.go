@@ -6,18 +6,6 @@ import (
 	"github.com/calendar/eventcal/app/input"
 )
 
-// textKind says how a written text field is filtered (README "HTML policy").
-type textKind int
-
-const (
-	// notText fields are not filtered (IDs, dates, URLs, slugs, passwords).
-	notText textKind = iota
-	// plainText fields keep no markup: tags are stripped.
-	plainText
-	// richText fields keep what wp_kses_post allows an author.
-	richText
-)
-
 // filterText applies the HTML policy to the validated text values of a
 // bag, in place, unless the caller has unfiltered_html. It runs inside
 // validation, so every write path (inline venues and organizers included)

@@ -1,6 +1,7 @@
 package input
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -62,6 +63,51 @@ func TestParseDateInRange(t *testing.T) {
 			}
 			if err != nil || got.Format("2006-01-02 15:04:05") != tt.want {
 				t.Errorf("%q = %v, %v; want %s", tt.raw, got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestValidate(t *testing.T) {
+	args := []Arg[string]{
+		{Name: "title", Type: String, Required: true, MaxLen: 5},
+		{Name: "page", Type: Integer, Default: "1", Check: func(who string, v any) string {
+			if n, _ := AsInt(v); n > 9 {
+				return "Must be at most 9 for " + who + "."
+			}
+			return ""
+		}},
+		{Name: "order", Type: String, Enum: []string{"asc", "desc"}},
+	}
+	tests := []struct {
+		name   string
+		values map[string]any
+		want   string // a substring of the error, "" for none
+	}{
+		{"valid, default filled", map[string]any{"title": "Jazz"}, ""},
+		{"missing", map[string]any{}, "rest_missing_callback_param"},
+		{"too long", map[string]any{"title": "Jazz night"}, "at most 5 characters"},
+		{"not an integer", map[string]any{"title": "a", "page": "x"}, "page must be an integer"},
+		{"check given the caller", map[string]any{"title": "a", "page": "12"}, "at most 9 for tester"},
+		{"not in the enum", map[string]any{"title": "a", "order": "up"}, "one of asc, desc"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := BagOf(tt.values)
+			err := Validate("tester", b, args)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("error %v", err)
+			case tt.want == "":
+				if b.Str("page") != "1" {
+					t.Errorf("page default not filled: %v", b.Values)
+				}
+			case err == nil:
+				t.Fatalf("no error, want %q", tt.want)
+			default:
+				if !strings.Contains(err.Error(), tt.want) {
+					t.Errorf("error %q, want %q", err.Error(), tt.want)
+				}
 			}
 		})
 	}
