@@ -21,8 +21,9 @@
 //	    rules), calls the store or the search engine, and presents the result
 //	    (app/present: the JSON shapes, JSON-LD, iCalendar and their caches).
 //	    Handlers return app/apierr errors; app's error handler writes every
-//	    error body. Parameters are declared once per route (handlers/args.go)
-//	    and drive validation, the namespace index and the OpenAPI document.
+//	    error body. Parameters are declared once per route (input.Arg, next
+//	    to each handler) and drive validation (input.Validate), the namespace
+//	    index and the OpenAPI document.
 //	  - repository: the domain types and the Store contract, with the engines
 //	    repository/sqlite and repository/mongo and one conformance suite
 //	    (repository/storetest) that runs against both (MongoDB over embedded
