@@ -103,5 +103,5 @@ func (s *Store) assignID(ctx context.Context, seq string, id *int64) error {
 	if !ok {
 		return fmt.Errorf("mongo: %s ID %d is already used: %w", seq, *id, repository.ErrDuplicate)
 	}
-	return nil
+	return s.raiseSeq(ctx, seq, *id) // explicitids.go
 }
