@@ -69,6 +69,9 @@ type Options struct {
 	RetryBase time.Duration
 	// Timeout bounds one request (0: DefaultTimeout).
 	Timeout time.Duration
+	// SiteZone is the site's time zone, for drafts' dates (nil: read from
+	// the site's REST index, else UTC).
+	SiteZone *time.Location
 	// DryRun reads the source and compares, but writes nothing.
 	DryRun bool
 	// Prune deletes the records imported earlier from this source that
@@ -157,7 +160,7 @@ func Run(ctx context.Context, store repository.Store, opts Options) (*Report, er
 	for _, k := range kinds {
 		rep.kind(k)
 	}
-	r := &importRun{c: c, store: store, opts: opts, m: &mapper{site: site, lang: opts.Language}, rep: rep, progress: progress, log: c.logger}
+	r := &importRun{c: c, store: store, opts: opts, m: &mapper{site: site, lang: opts.Language, zone: opts.SiteZone}, rep: rep, progress: progress, log: c.logger}
 	err = r.run(ctx)
 	rep.Requests = c.requests
 	return rep, err

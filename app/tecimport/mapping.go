@@ -39,6 +39,33 @@ type mapper struct {
 	lang string // the language the text is stored in
 	// images collects the featured images the posts link to, by ID.
 	images map[int64]*tecImage
+	// zone is the site's time zone, for the local dates of drafts
+	// (their UTC dates are "0000-00-00 00:00:00").
+	zone *time.Location
+}
+
+// zeroDate is how WordPress writes an unset date (the UTC dates of drafts).
+const zeroDate = "0000-00-00 00:00:00"
+
+// postDate reads a post's UTC date, or for a draft (zero UTC date) its
+// local date in the site's zone.
+func (m *mapper) postDate(field, utcValue, local string) (time.Time, error) {
+	if strings.TrimSpace(utcValue) != zeroDate {
+		return parseUTC(field, utcValue)
+	}
+	local = strings.TrimSpace(local)
+	if local == "" || local == zeroDate {
+		return time.Time{}, nil
+	}
+	zone := m.zone
+	if zone == nil {
+		zone = time.UTC
+	}
+	t, err := time.ParseInLocation(wpLayout, local, zone)
+	if err != nil {
+		return time.Time{}, fieldErr(strings.TrimSuffix(field, "_utc"), "%q is not a date of the form YYYY-MM-DD HH:MM:SS", local)
+	}
+	return t.UTC(), nil
 }
 
 // decodeText turns the source's entity-encoded text (titles and term
@@ -174,11 +201,11 @@ func (m *mapper) postBase(kind repository.PostKind, src *tecPost, name, nameFiel
 	if err := checkLen("description", src.Description, limits.MaxDescription); err != nil {
 		return nil, err
 	}
-	date, err := parseUTC("date_utc", src.DateUTC)
+	date, err := m.postDate("date_utc", src.DateUTC, src.Date)
 	if err != nil {
 		return nil, err
 	}
-	modified, err := parseUTC("modified_utc", src.ModifiedUTC)
+	modified, err := m.postDate("modified_utc", src.ModifiedUTC, src.Modified)
 	if err != nil {
 		return nil, err
 	}

@@ -50,6 +50,9 @@ type KindReport struct {
 	Deleted     int
 }
 
+// Changes counts the records created, updated and deleted.
+func (kr *KindReport) Changes() int { return kr.Created + kr.Updated + kr.Deleted }
+
 // Collision is a record of the store that holds an ID the import needs
 // and is not an earlier import of the same source record.
 type Collision struct {
@@ -138,7 +141,7 @@ func (r *Report) Failed() bool {
 func (r *Report) Changes() int {
 	n := 0
 	for _, kr := range r.Kinds {
-		n += kr.Created + kr.Updated + kr.Deleted
+		n += kr.Changes()
 	}
 	return n
 }

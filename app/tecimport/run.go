@@ -101,6 +101,17 @@ func (r *importRun) run(ctx context.Context) error {
 // fetch reads every list, the hidden events, the store's own records the
 // lists lack, and the password-protected events.
 func (r *importRun) fetch(ctx context.Context) error {
+	if r.m.zone == nil {
+		zone, err := r.c.siteZone(ctx)
+		if err != nil {
+			return err
+		}
+		if zone == nil {
+			zone = time.UTC
+			r.log.Info("the site's time zone is not readable from its REST index; the dates of drafts are read in UTC")
+		}
+		r.m.zone = zone
+	}
 	for _, kind := range []string{KindCategory, KindTag, KindVenue, KindOrganizer, KindEvent} {
 		l := listOf[kind]
 		r.progress.Start("read "+l.name, -1)

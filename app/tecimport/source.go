@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The source's list parameters (fixtures README, "Listing every event").
@@ -50,7 +51,9 @@ type tecImage struct {
 type tecPost struct {
 	ID          int64           `json:"id"`
 	Status      string          `json:"status"`
+	Date        string          `json:"date"`
 	DateUTC     string          `json:"date_utc"`
+	Modified    string          `json:"modified"`
 	ModifiedUTC string          `json:"modified_utc"`
 	URL         string          `json:"url"`
 	Description string          `json:"description"`
@@ -356,4 +359,48 @@ func decodeLinks(raw json.RawMessage) ([]int64, error) {
 		ids = append(ids, r.ID)
 	}
 	return ids, nil
+}
+
+// siteZone reads the site's time zone from WordPress's REST index
+// (/wp-json/: timezone_string, else gmt_offset hours), nil when it is not
+// reachable. Drafts carry "0000-00-00 00:00:00" as their UTC dates; their
+// local dates are read in this zone.
+func (c *client) siteZone(ctx context.Context) (*time.Location, error) {
+	if c.wpRoot == nil {
+		return nil, nil
+	}
+	index := *c.wpRoot
+	index.Path = strings.TrimSuffix(index.Path, "/wp/v2")
+	res, err := c.get(ctx, &index, "/", nil)
+	if err != nil {
+		return nil, err
+	}
+	if res.status != http.StatusOK {
+		return nil, nil
+	}
+	var body struct {
+		TimezoneString string          `json:"timezone_string"`
+		GMTOffset      json.RawMessage `json:"gmt_offset"`
+	}
+	if json.Unmarshal(res.body, &body) != nil {
+		return nil, nil
+	}
+	if body.TimezoneString != "" {
+		if loc, err := time.LoadLocation(body.TimezoneString); err == nil {
+			return loc, nil
+		}
+	}
+	var off json.Number
+	if json.Unmarshal(body.GMTOffset, &off) != nil {
+		var s string
+		if json.Unmarshal(body.GMTOffset, &s) != nil {
+			return nil, nil
+		}
+		off = json.Number(s)
+	}
+	h, err := off.Float64()
+	if err != nil || h < -14 || h > 14 {
+		return nil, nil
+	}
+	return time.FixedZone(fmt.Sprintf("UTC%+g", h), int(h*3600)), nil
 }
