@@ -92,6 +92,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return c.webhook(args[1:])
 	case "meili-key":
 		return c.meiliKey(args[1:])
+	case "import":
+		return c.importTEC(args[1:]) // cli_import.go
 	case "help", "-h", "-help", "--help":
 		c.usage(stdout)
 		return exitOK
@@ -133,6 +135,8 @@ Commands:
                                       manage webhook endpoints ('webhook -h' for the flags)
   meili-key --out FILE                create (or find) the service's scoped Meilisearch key with the
                                       master key and write it to FILE (for MEILI_API_KEY_FILE)
+  import --from URL                   import a WordPress site running The Events Calendar, with its IDs
+                                      ('import -h' for the flags; README "Moving from WordPress")
   version                             print the version (also --version)
   help                                show this help
 

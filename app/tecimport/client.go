@@ -81,16 +81,32 @@ func (r *response) describe() string {
 	return fmt.Sprintf("HTTP %d %s: %s", r.status, e.Code, e.Message)
 }
 
+var errCredentialsInURL = errors.New("--from must not hold credentials: pass them with --user and --app-password (or TEC_IMPORT_USER and TEC_IMPORT_APP_PASSWORD)")
+
+// CheckSource checks a --from URL as Run does, so that a command line can
+// refuse it before it opens the store.
+func CheckSource(raw string) error {
+	_, err := parseSource(raw)
+	return err
+}
+
 // parseSource checks the --from URL: http or https, no user info (the
 // credentials have their own flags and must never be echoed with a URL),
 // no query. It returns the root without a trailing slash.
 func parseSource(raw string) (*url.URL, error) {
-	u, err := url.Parse(strings.TrimSpace(raw))
+	raw = strings.TrimSpace(raw)
+	if _, rest, ok := strings.Cut(raw, "://"); ok {
+		authority, _, _ := strings.Cut(rest, "/")
+		if strings.Contains(authority, "@") {
+			return nil, errCredentialsInURL
+		}
+	}
+	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, errors.New("--from must be the http(s) URL of the REST namespace, such as https://example.org/wp-json/tribe/events/v1")
 	}
 	if u.User != nil {
-		return nil, errors.New("--from must not hold credentials: pass them with --user and --app-password (or TEC_IMPORT_USER and TEC_IMPORT_APP_PASSWORD)")
+		return nil, errCredentialsInURL
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
 		return nil, errors.New("--from must be the namespace root without a query, such as https://example.org/wp-json/tribe/events/v1")
