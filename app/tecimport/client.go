@@ -23,6 +23,15 @@ import (
 // rather than read into memory.
 const maxBody = 64 << 20
 
+// maxTotalBytes bounds everything read from the source in one run: the
+// records are held in memory until they are compared and written, so a
+// source that never stops sending is stopped here (a site of 100,000
+// events with long descriptions reads well under it).
+const maxTotalBytes = 2 << 30
+
+// errTooMuch is a source sending more than the bounds above.
+var errTooMuch = errors.New("the source sent too much")
+
 // maxRetryAfter bounds how long a Retry-After header may make the client
 // wait before one retry.
 const maxRetryAfter = 5 * time.Minute
@@ -43,6 +52,8 @@ type client struct {
 	logger   *slog.Logger
 	// requests counts the requests sent (retries included).
 	requests int
+	// bytes counts the body bytes read.
+	bytes int64
 	// onResponse, when set, is called after every response (tests cut
 	// the source after N responses with it).
 	onResponse func(n int)
@@ -161,6 +172,9 @@ func (c *client) get(ctx context.Context, root *url.URL, path string, q url.Valu
 		default:
 			return res, nil
 		}
+		if errors.Is(err, errTooMuch) {
+			return nil, lastErr // a retry would read it again
+		}
 		if attempt >= c.retries {
 			return nil, fmt.Errorf("%w (gave up after %d attempts)", lastErr, attempt+1)
 		}
@@ -196,7 +210,11 @@ func (c *client) once(ctx context.Context, u *url.URL) (*response, error) {
 		return nil, err
 	}
 	if len(body) > maxBody {
-		return nil, fmt.Errorf("response larger than %d MiB", maxBody>>20)
+		return nil, fmt.Errorf("%w: one response larger than %d MiB", errTooMuch, maxBody>>20)
+	}
+	c.bytes += int64(len(body))
+	if c.bytes > maxTotalBytes {
+		return nil, fmt.Errorf("%w: more than %d GiB in this run", errTooMuch, maxTotalBytes>>30)
 	}
 	return &response{status: res.StatusCode, header: res.Header, body: body}, nil
 }
@@ -206,6 +224,9 @@ func (c *client) once(ctx context.Context, u *url.URL) (*response, error) {
 // none; this also hides the URL's query in case a server redirected to
 // one that holds a token.
 func scrub(err error, u *url.URL) error {
+	if errors.Is(err, errTooMuch) {
+		return err
+	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		return ue.Err

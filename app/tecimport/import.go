@@ -28,7 +28,9 @@ package tecimport
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -129,7 +131,7 @@ func Run(ctx context.Context, store repository.Store, opts Options) (*Report, er
 		if timeout <= 0 {
 			timeout = DefaultTimeout
 		}
-		c.http = &http.Client{Timeout: timeout}
+		c.http = &http.Client{Timeout: timeout, CheckRedirect: sameOrigin}
 	}
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
@@ -156,6 +158,9 @@ func Run(ctx context.Context, store repository.Store, opts Options) (*Report, er
 		progress = noProgress{}
 	}
 	site := root.String()
+	if c.authenticated() && root.Scheme == "http" && !isLoopback(root.Hostname()) {
+		c.logger.Warn("the credentials go to the source over plain http; use https", "source", site)
+	}
 	rep := &Report{Source: site, DryRun: opts.DryRun}
 	for _, k := range kinds {
 		rep.kind(k)
@@ -164,4 +169,27 @@ func Run(ctx context.Context, store repository.Store, opts Options) (*Report, er
 	err = r.run(ctx)
 	rep.Requests = c.requests
 	return rep, err
+}
+
+// sameOrigin refuses a redirect to another scheme, host or port: the
+// credentials must not follow it (to plain http, or to another site);
+// the operator passes the final URL as --from instead.
+func sameOrigin(req *http.Request, via []*http.Request) error {
+	first := via[0].URL
+	if req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
+		return fmt.Errorf("the source redirected to %s://%s; pass that address as --from", req.URL.Scheme, req.URL.Host)
+	}
+	if len(via) >= 10 {
+		return errors.New("more than 10 redirects")
+	}
+	return nil
+}
+
+// isLoopback reports whether host is a loopback name or address.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

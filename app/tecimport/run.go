@@ -115,7 +115,7 @@ func (r *importRun) fetch(ctx context.Context) error {
 	for _, kind := range []string{KindCategory, KindTag, KindVenue, KindOrganizer, KindEvent} {
 		l := listOf[kind]
 		r.progress.Start("read "+l.name, -1)
-		items, err := r.c.fetchList(ctx, l, func(total, n int) {
+		items, total, err := r.c.fetchList(ctx, l, func(total, n int) {
 			if total > 0 {
 				r.progress.Total(total)
 			}
@@ -131,6 +131,9 @@ func (r *importRun) fetch(ctx context.Context) error {
 				continue
 			}
 			r.raw[kind][it.id] = it.raw
+		}
+		if total >= 0 && total != len(items) {
+			r.rep.warnf("the %s list announced %d records (X-TEC-Total) and gave %d (records changed while it was read?); run the import again", l.name, total, len(items))
 		}
 		r.log.Info("read", "list", l.name, "records", len(items))
 	}

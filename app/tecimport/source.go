@@ -164,31 +164,38 @@ func (c *client) authenticated() bool { return c.user != "" || c.password != "" 
 // posts and an empty page for terms; total_pages (body) or
 // X-TEC-TotalPages ends the loop earlier. progress is told the total
 // (X-TEC-Total) once known and every page's count.
-func (c *client) fetchList(ctx context.Context, k listKind, progress func(total, n int)) ([]listItem, error) {
+func (c *client) fetchList(ctx context.Context, k listKind, progress func(total, n int)) ([]listItem, int, error) {
 	var out []listItem
 	seen := map[int64]bool{}
+	announced := -1
 	for page := 1; page <= maxPages; page++ {
 		res, err := c.get(ctx, c.root, "/"+k.name, c.listQuery(k, page))
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if res.status == http.StatusNotFound && page > 1 {
 			break // past the end
 		}
 		if res.status != http.StatusOK {
-			return nil, fmt.Errorf("list %s page %d: %s%s", k.name, page, res.describe(), authHint(res))
+			return nil, 0, fmt.Errorf("list %s page %d: %s%s", k.name, page, res.describe(), authHint(res))
 		}
 		var body map[string]json.RawMessage
 		if err := json.Unmarshal(res.body, &body); err != nil {
-			return nil, fmt.Errorf("list %s page %d: the answer is not a JSON object: %v", k.name, page, err)
+			return nil, 0, fmt.Errorf("list %s page %d: the answer is not a JSON object: %v", k.name, page, err)
 		}
 		var items []json.RawMessage
 		if raw, ok := body[k.name]; ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 			if err := json.Unmarshal(raw, &items); err != nil {
-				return nil, fmt.Errorf("list %s page %d: %q is not a list: %v", k.name, page, k.name, err)
+				return nil, 0, fmt.Errorf("list %s page %d: %q is not a list: %v", k.name, page, k.name, err)
 			}
 		}
-		total, _ := strconv.Atoi(res.header.Get("X-TEC-Total"))
+		total, err := strconv.Atoi(res.header.Get("X-TEC-Total"))
+		if err != nil {
+			total = jsonInt(body["total"])
+		}
+		if page == 1 {
+			announced = total
+		}
 		if progress != nil {
 			progress(total, len(items))
 		}
@@ -211,7 +218,7 @@ func (c *client) fetchList(ctx context.Context, k listKind, progress func(total,
 			break
 		}
 	}
-	return out, nil
+	return out, announced, nil
 }
 
 // authHint adds what to do about a refused request.
