@@ -3,7 +3,9 @@ package cli
 import (
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,10 +102,10 @@ func TestImportWhileServing(t *testing.T) {
 	}
 	// Published events not hidden from listings: the 49 the source lists
 	// anonymously.
-	url := "http://" + addr.String() + "/calendar/events/v1/events?start_date=1971-01-01&end_date=2100-12-31&per_page=1"
+	listURL := "http://" + addr.String() + "/calendar/events/v1/events?start_date=1971-01-01&end_date=2100-12-31&per_page=1"
 	deadline := testdeadline.Of(t)
 	for {
-		res, err := http.Get(url)
+		res, err := http.Get(listURL)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,5 +121,23 @@ func TestImportWhileServing(t *testing.T) {
 			t.Fatalf("the service lists %d imported events, want 49\n%s", body.Total, logs.String())
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	// Imported records read through the API as the source showed them.
+	base := "http://" + addr.String() + "/calendar/events/v1"
+	for path, want := range map[string]string{
+		"/events/351": `"title":"FX “Quoted” \u0026 \u003cAngled\u003e Title’s Test"`,
+		"/venues/by-slug/" + url.PathEscape("fx-東京-hall"): `"venue":"FX 東京 Hall"`,
+		"/events/322": `"cost":"5 - 15"`,
+		"/tags/46":    `"name":"2027"`,
+	} {
+		res, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 || !strings.Contains(string(body), want) {
+			t.Errorf("GET %s: %d %s; want %s", path, res.StatusCode, body, want)
+		}
 	}
 }
