@@ -125,7 +125,7 @@ func TestImportWhileServing(t *testing.T) {
 	// Imported records read through the API as the source showed them.
 	base := "http://" + addr.String() + "/calendar/events/v1"
 	for path, want := range map[string]string{
-		"/events/351": `"title":"FX “Quoted” \u0026 \u003cAngled\u003e Title’s Test"`,
+		"/events/351": `"title":"FX “Quoted” & <Angled> Title’s Test"`,
 		"/venues/by-slug/" + url.PathEscape("fx-東京-hall"): `"venue":"FX 東京 Hall"`,
 		"/events/322": `"cost":"5 - 15"`,
 		"/tags/46":    `"name":"2027"`,
