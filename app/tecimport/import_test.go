@@ -456,6 +456,20 @@ func importScenarios(t *testing.T, open func(t *testing.T) repository.Store) {
 		}
 	})
 
+	t.Run("killed mid-way and resumed", func(t *testing.T) {
+		s2 := open(t)
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		cut := &cancelAfterWrites{Store: s2, n: 60, cancel: cancel}
+		if _, err := tecimport.Run(ctx, cut, options(src, nil)); !errors.Is(err, context.Canceled) {
+			t.Fatalf("interrupted import: error %v, want context.Canceled", err)
+		}
+		runImport(t, s2, options(src, nil))
+		if got := dumpStore(t, s2); got != full {
+			t.Error("the resumed import differs from an uninterrupted one")
+		}
+	})
+
 	t.Run("changes at the source", func(t *testing.T) {
 		// 351 edited, venue 308 edited, a new event 9001, 357 deleted.
 		for _, page := range eventFiles[:4] {
