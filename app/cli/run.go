@@ -7,6 +7,7 @@
 //	eventcal token list | token revoke ID        list or revoke API tokens
 //	eventcal user list | role | disable | enable manage users
 //	eventcal healthcheck                         probe a running service
+//	eventcal import --from URL                   import a WordPress site running The Events Calendar
 //	eventcal help                                list commands and settings
 //
 // Every command reads its settings from the environment (see package
