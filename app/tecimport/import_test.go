@@ -433,6 +433,17 @@ func importScenarios(t *testing.T, open func(t *testing.T) repository.Store) {
 	var logs bytes.Buffer
 	rep := runImport(t, s, options(src, &logs))
 	checkFullImport(t, src, s, rep)
+	// Lists, WordPress's ID list and the two hidden events: no event is
+	// read one by one to find out whether it is password-protected.
+	var singles []string
+	for _, rq := range src.Requests() {
+		if strings.Contains(rq, replay.Namespace+"/events/") {
+			singles = append(singles, rq)
+		}
+	}
+	if len(singles) != 2 {
+		t.Errorf("single event reads: %q; want only the two hidden events", singles)
+	}
 	var summary bytes.Buffer
 	rep.Print(&summary)
 	t.Logf("first import:\n%s", summary.String())
@@ -735,5 +746,29 @@ func TestAnonymousImport(t *testing.T) {
 		if strings.Contains(r, "status=") {
 			t.Errorf("anonymous request with a status: %s", r)
 		}
+	}
+}
+
+// TestImportWithoutWPRoute: on a site whose wp/v2 route is not reachable
+// the import says that hidden events cannot be found, imports the rest,
+// and finds the password-protected events by reading the events that
+// look redacted.
+func TestImportWithoutWPRoute(t *testing.T) {
+	src := replay.New(t)
+	src.DisableWP()
+	s := openSQLite(t)
+	rep := runImport(t, s, options(src, nil))
+	if ev := rep.Kind(tecimport.KindEvent); ev.Created != 177 || len(ev.Failed) != 0 {
+		t.Errorf("events: %+v; want the 177 listed ones", ev)
+	}
+	if !slices.Contains(rep.Protected, 369) || !slices.Contains(rep.Protected, 370) {
+		t.Errorf("protected = %v, want 369 and 370", rep.Protected)
+	}
+	warned := false
+	for _, w := range rep.Warnings {
+		warned = warned || strings.Contains(w, "hidden from listings")
+	}
+	if !warned {
+		t.Errorf("no warning about hidden events: %q", rep.Warnings)
 	}
 }

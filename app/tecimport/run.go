@@ -141,10 +141,11 @@ func (r *importRun) fetch(ctx context.Context) error {
 	// Events hidden from listings are in no TEC list; WordPress's own
 	// route enumerates every event ID.
 	var probe []int64
-	wpIDs, ok, err := r.c.wpEventIDs(ctx)
+	wp, ok, err := r.c.wpEventIDs(ctx)
 	if err != nil {
 		return err
 	}
+	wpIDs := wp.ids
 	if !ok {
 		r.rep.warnf("WordPress's wp/v2/tribe_events route is not reachable from %s: events hidden from listings (which no TEC list shows) are imported only if an earlier import has them", r.rep.Source)
 	}
@@ -183,7 +184,7 @@ func (r *importRun) fetch(ctx context.Context) error {
 		}
 		r.progress.Finish()
 	}
-	return r.findProtected(ctx)
+	return r.findProtected(ctx, wp, ok)
 }
 
 // probe reads one record the lists did not show.
@@ -215,13 +216,25 @@ func (r *importRun) probe(ctx context.Context, kind string, id int64) error {
 	return nil
 }
 
-// findProtected reads the events that look redacted (no description,
-// excerpt, terms, venue or organizer: what the lists show of a
-// password-protected event) one by one: a protected one answers 403
-// event-password-protected, even to an admin.
-func (r *importRun) findProtected(ctx context.Context) error {
+// findProtected finds the password-protected events. WordPress's own
+// route says which they are (content.protected); the events it did not
+// list that look redacted (no description, excerpt, terms, venue or
+// organizer: what the TEC lists show of a protected event) are read one
+// by one: a protected one answers 403 event-password-protected, even to
+// an admin.
+func (r *importRun) findProtected(ctx context.Context, wp wpEvents, wpOK bool) error {
+	listed := map[int64]bool{}
+	for _, id := range wp.ids {
+		listed[id] = true
+		if wp.protected[id] {
+			r.protected[id] = true
+		}
+	}
 	var ids []int64
 	for id, raw := range r.raw[KindEvent] {
+		if wpOK && listed[id] {
+			continue
+		}
 		var e struct {
 			Description, Excerpt string
 			Categories, Tags     []json.RawMessage

@@ -268,47 +268,64 @@ func gone(res *response) bool {
 		(res.status == http.StatusBadRequest && res.code() == "rest_invalid_param"))
 }
 
+// wpEvents is what WordPress's own route tells of the events.
+type wpEvents struct {
+	// ids is every event ID the route lists.
+	ids []int64
+	// protected holds the password-protected ones among them
+	// (content.protected).
+	protected map[int64]bool
+}
+
 // wpEventIDs enumerates every event ID through WordPress's own
 // /wp/v2/tribe_events route, which also lists events hidden from
-// listings (the TEC lists never show them). ok is false when the route
-// is not reachable (another REST root, the route disabled, a refusal).
-func (c *client) wpEventIDs(ctx context.Context) (ids []int64, ok bool, err error) {
+// listings (the TEC lists never show them) and says which are
+// password-protected. ok is false when the route is not reachable
+// (another REST root, the route disabled, a refusal).
+func (c *client) wpEventIDs(ctx context.Context) (out wpEvents, ok bool, err error) {
+	out.protected = map[int64]bool{}
 	if c.wpRoot == nil {
-		return nil, false, nil
+		return out, false, nil
 	}
 	for page := 1; page <= maxPages; page++ {
 		q := url.Values{}
 		q.Set("per_page", strconv.Itoa(wpPerPage))
 		q.Set("page", strconv.Itoa(page))
-		q.Set("_fields", "id")
+		q.Set("_fields", "id,content.protected")
 		if c.authenticated() {
 			q.Set("status", allStatuses)
 		}
 		res, err := c.get(ctx, c.wpRoot, "/tribe_events", q)
 		if err != nil {
-			return nil, false, err
+			return out, false, err
 		}
 		if res.status == http.StatusBadRequest && page > 1 && res.code() == "rest_post_invalid_page_number" {
 			break
 		}
 		if res.status != http.StatusOK {
 			if page == 1 {
-				return nil, false, nil
+				return out, false, nil
 			}
-			return nil, false, fmt.Errorf("list wp/v2/tribe_events page %d: %s", page, res.describe())
+			return out, false, fmt.Errorf("list wp/v2/tribe_events page %d: %s", page, res.describe())
 		}
 		var items []struct {
-			ID int64 `json:"id"`
+			ID      int64 `json:"id"`
+			Content struct {
+				Protected bool `json:"protected"`
+			} `json:"content"`
 		}
 		if err := json.Unmarshal(res.body, &items); err != nil {
 			if page == 1 {
-				return nil, false, nil
+				return out, false, nil
 			}
-			return nil, false, fmt.Errorf("list wp/v2/tribe_events page %d: %v", page, err)
+			return out, false, fmt.Errorf("list wp/v2/tribe_events page %d: %v", page, err)
 		}
 		for _, it := range items {
 			if it.ID > 0 {
-				ids = append(ids, it.ID)
+				out.ids = append(out.ids, it.ID)
+				if it.Content.Protected {
+					out.protected[it.ID] = true
+				}
 			}
 		}
 		pages, _ := strconv.Atoi(res.header.Get("X-WP-TotalPages"))
@@ -316,7 +333,7 @@ func (c *client) wpEventIDs(ctx context.Context) (ids []int64, ok bool, err erro
 			break
 		}
 	}
-	return ids, true, nil
+	return out, true, nil
 }
 
 // decodeImage reads an image value: false, null, [] or an object.

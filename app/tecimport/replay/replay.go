@@ -107,9 +107,12 @@ type Server struct {
 	exchanges map[string]*Exchange // by key(method, path, auth)
 	byFile    map[string]*Exchange
 	wpIDs     []int64
+	protected map[int64]bool
 	responses int
 	// cutAfter, when > 0, makes every response after that many a 503.
 	cutAfter int
+	// noWP makes wp/v2/tribe_events answer 404 (route not reachable).
+	noWP bool
 	// requests records every request line served (method, path, auth kind).
 	requests []string
 	// authHeaders records every Authorization header received.
@@ -119,10 +122,16 @@ type Server struct {
 // New starts a server replaying the recordings; it stops with the test.
 func New(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{exchanges: map[string]*Exchange{}, byFile: Load(t)}
+	s := &Server{exchanges: map[string]*Exchange{}, byFile: Load(t), protected: map[int64]bool{}}
 	events := map[int64]bool{}
 	for _, x := range s.byFile {
 		s.exchanges[key(x.Request.Method, x.Request.Path, x.Request.Auth)] = x
+		if strings.HasPrefix(x.File, "events-single-") && x.Status == 403 && strings.Contains(string(x.Body), "event-password-protected") {
+			// events-single-369-pw1: the ID is in the name.
+			if id, err := strconv.ParseInt(strings.Split(x.File, "-")[2], 10, 64); err == nil {
+				s.protected[id] = true
+			}
+		}
 		if strings.HasPrefix(x.File, "events-single-") && x.Status == 200 {
 			var b struct {
 				ID int64 `json:"id"`
@@ -189,6 +198,14 @@ func (s *Server) Remove(file string) {
 	defer s.mu.Unlock()
 	x := s.byFile[file]
 	delete(s.exchanges, key(x.Request.Method, x.Request.Path, x.Request.Auth))
+}
+
+// DisableWP makes WordPress's own wp/v2/tribe_events route answer 404,
+// as on a site that disabled it.
+func (s *Server) DisableWP() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.noWP = true
 }
 
 // CutAfter makes every response after the n-th a 503 (0: never).
@@ -263,7 +280,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.write(w, s.byFile["events-list-error-bad-credentials"])
 		return
 	}
-	if strings.TrimRight(r.URL.Path, "/") == "/wp-json/wp/v2/tribe_events" {
+	if strings.TrimRight(r.URL.Path, "/") == "/wp-json/wp/v2/tribe_events" && !s.noWP {
 		ids := s.wpIDs
 		s.mu.Unlock()
 		s.serveWP(w, r, ids, a)
@@ -305,10 +322,13 @@ func (s *Server) write(w http.ResponseWriter, x *Exchange) {
 	_, _ = w.Write(body)
 }
 
-// serveWP answers /wp-json/wp/v2/tribe_events?_fields=id as WordPress
-// does: 100 per page at most, X-WP-Total and X-WP-TotalPages, 400
-// rest_post_invalid_page_number past the end. Anonymous callers get no
-// more than the published events; this server gives them nothing.
+// serveWP answers /wp-json/wp/v2/tribe_events?_fields=id,content.protected
+// as WordPress does: 100 per page at most, X-WP-Total and
+// X-WP-TotalPages, 400 rest_post_invalid_page_number past the end, and
+// content.protected true for the password-protected events (those whose
+// recorded single read is 403 event-password-protected). Anonymous
+// callers get no more than the published events; this server gives them
+// nothing.
 func (s *Server) serveWP(w http.ResponseWriter, r *http.Request, ids []int64, a string) {
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	if a == "anonymous" {
@@ -331,9 +351,13 @@ func (s *Server) serveWP(w http.ResponseWriter, r *http.Request, ids []int64, a 
 		return
 	}
 	lo, hi := min((page-1)*per, len(ids)), min(page*per, len(ids))
-	out := make([]map[string]int64, 0, hi-lo)
+	out := make([]map[string]any, 0, hi-lo)
 	for _, id := range ids[lo:hi] {
-		out = append(out, map[string]int64{"id": id})
+		item := map[string]any{"id": id}
+		if strings.Contains(r.URL.Query().Get("_fields"), "content") {
+			item["content"] = map[string]bool{"protected": s.protected[id]}
+		}
+		out = append(out, item)
 	}
 	_ = json.NewEncoder(w).Encode(out)
 }
