@@ -54,9 +54,6 @@ type client struct {
 	requests int
 	// bytes counts the body bytes read.
 	bytes int64
-	// onResponse, when set, is called after every response (tests cut
-	// the source after N responses with it).
-	onResponse func(n int)
 }
 
 // response is one answer of the source.
@@ -154,9 +151,6 @@ func (c *client) get(ctx context.Context, root *url.URL, path string, q url.Valu
 		}
 		res, err := c.once(ctx, &u)
 		c.requests++
-		if c.onResponse != nil && err == nil {
-			c.onResponse(c.requests)
-		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}

@@ -85,9 +85,6 @@ type Options struct {
 	Logger *slog.Logger
 	// Progress is told about each phase (nil: none).
 	Progress Progress
-
-	// afterResponse, when set, is called after each response (tests).
-	afterResponse func(n int)
 }
 
 // Progress follows an import's phases: fetching each list, then writing
@@ -124,8 +121,7 @@ func Run(ctx context.Context, store repository.Store, opts Options) (*Report, er
 		return nil, errors.New("tecimport: no language")
 	}
 	c := &client{root: root, wpRoot: wpRootOf(root), user: opts.User, password: opts.AppPassword,
-		http: opts.HTTPClient, retries: opts.Retries, base: opts.RetryBase, logger: opts.Logger,
-		onResponse: opts.afterResponse}
+		http: opts.HTTPClient, retries: opts.Retries, base: opts.RetryBase, logger: opts.Logger}
 	if c.http == nil {
 		timeout := opts.Timeout
 		if timeout <= 0 {
