@@ -127,16 +127,7 @@ func TestSearchEventsRequest(t *testing.T) {
 			if _, err := e.SearchEvents(t.Context(), q); err != nil {
 				t.Fatalf("SearchEvents: %v", err)
 			}
-			want := map[string]any{
-				"q": "", "hybrid": nil, "attributesToRetrieve": []any{"id"},
-				"sort": []any{"start:asc", "id:asc"}, "page": 1, "hitsPerPage": 10,
-			}
-			for k, v := range tt.want {
-				want[k] = v
-				if v == nil {
-					delete(want, k)
-				}
-			}
+			want := searchBody([]any{"start:asc", "id:asc"}, tt.want)
 			want[filter] = wantFilter
 			checkSearches(t, f, path, want)
 		})
@@ -196,16 +187,26 @@ func TestSearchPlacesRequest(t *testing.T) {
 			if _, err := e.SearchPlaces(t.Context(), q); err != nil {
 				t.Fatalf("SearchPlaces: %v", err)
 			}
-			want := map[string]any{
-				"q": "", "hybrid": nil, "attributesToRetrieve": []any{"id"},
-				"sort": []any{"publish_date:desc", "id:desc"}, "page": 1, "hitsPerPage": 10,
-			}
-			for k, v := range tt.want {
-				want[k] = v
-			}
-			checkSearches(t, f, "/indexes/"+tt.index+"/search", want)
+			checkSearches(t, f, "/indexes/"+tt.index+"/search", searchBody([]any{"publish_date:desc", "id:desc"}, tt.want))
 		})
 	}
+}
+
+// searchBody is the body of a search request for the first page of ten
+// IDs in this sort order, with the keys of over set (a nil value removes
+// the key).
+func searchBody(sort []any, over map[string]any) map[string]any {
+	body := map[string]any{
+		"q": "", "hybrid": nil, "attributesToRetrieve": []any{"id"},
+		"sort": sort, "page": 1, "hitsPerPage": 10,
+	}
+	for k, v := range over {
+		body[k] = v
+		if v == nil {
+			delete(body, k)
+		}
+	}
+	return body
 }
 
 // checkSearches requires exactly one search request, to path, with
