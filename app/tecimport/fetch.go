@@ -74,20 +74,29 @@ func (r *importRun) fetch(ctx context.Context) error {
 	}
 	// Records imported earlier that the lists lack: hidden events, or
 	// records the source deleted. A single read tells them apart.
-	probes := map[string][]int64{KindEvent: probe}
+	probes := map[string]map[int64]bool{KindEvent: {}}
+	for _, id := range probe {
+		probes[KindEvent][id] = true
+	}
 	for _, kind := range []string{KindCategory, KindTag, KindVenue, KindOrganizer, KindEvent} {
 		for id := range r.own[kind] {
-			if _, listed := r.raw[kind][id]; !listed && !slices.Contains(probes[kind], id) {
-				probes[kind] = append(probes[kind], id)
+			if _, listed := r.raw[kind][id]; !listed {
+				if probes[kind] == nil {
+					probes[kind] = map[int64]bool{}
+				}
+				probes[kind][id] = true
 			}
 		}
 	}
 	for _, kind := range []string{KindCategory, KindTag, KindVenue, KindOrganizer, KindEvent} {
-		ids := probes[kind]
+		ids := sortedKeys(probes[kind])
 		if len(ids) == 0 {
 			continue
 		}
-		slices.Sort(ids)
+		if len(ids) > maxProbes {
+			r.rep.warnf("%d %s are not in the source's lists; only the first %d are read one by one (run the import again for the rest)", len(ids), listOf[kind].name, maxProbes)
+			ids = ids[:maxProbes]
+		}
 		r.progress.Start("read unlisted "+listOf[kind].name, len(ids))
 		for _, id := range ids {
 			if err := r.probe(ctx, kind, id); err != nil {
@@ -100,6 +109,10 @@ func (r *importRun) fetch(ctx context.Context) error {
 	}
 	return r.findProtected(ctx, wp, ok)
 }
+
+// maxProbes bounds the records of one kind read one by one in a run (a
+// source whose ID list never ends cannot keep the import reading).
+const maxProbes = 20_000
 
 // probe reads one record the lists did not show.
 func (r *importRun) probe(ctx context.Context, kind string, id int64) error {
