@@ -95,6 +95,11 @@ func (r *importRun) fetch(ctx context.Context) error {
 		}
 		if len(ids) > maxProbes {
 			r.rep.warnf("%d %s are not in the source's lists; only the first %d are read one by one (run the import again for the rest)", len(ids), listOf[kind].name, maxProbes)
+			for _, id := range ids[maxProbes:] {
+				if r.own[kind][id] {
+					r.unseen[kind][id] = true // not read: kept, never pruned
+				}
+			}
 			ids = ids[:maxProbes]
 		}
 		r.progress.Start("read unlisted "+listOf[kind].name, len(ids))
