@@ -42,6 +42,9 @@
 //	  - config: one registry of settings with defaults, types and validators.
 //	  - app/cli: the command line (serve and the administration commands);
 //	    main.go at the root only calls it.
+//	  - app/tecimport: "eventcal import", a client of a WordPress site running
+//	    The Events Calendar and a writer of the store (no HTTP serving);
+//	    app/tecimport/replay serves the recorded exchanges its tests use.
 //	  - bench: the load benchmark.
 package main
 

@@ -113,6 +113,9 @@ type Server struct {
 	store repository.Store
 	// api is every route's handler.
 	api *handlers.API
+	// compat serves the same routes under The Events Calendar's root
+	// (TEC_COMPAT, teccompat.go); nil without it.
+	compat *handlers.API
 	// search is checked by /readyz; indexer is woken after writes.
 	search   search.Engine
 	indexer  Notifier
@@ -195,6 +198,7 @@ func New(opts Options) (*fiber.App, error) {
 		Reindexer: opts.Reindexer, Webhooks: opts.Webhooks, Logger: s.log, Now: s.now,
 		Render:       present.NewRenderer(s.cfg, s.store, s.pages.Generation, recordTTL, countTTL),
 		AdminChanged: s.forgetAdmin})
+	s.compat = s.compatAPI(opts, recordTTL, countTTL) // teccompat.go
 	metrics.registry.MustRegister(s.pages.Collectors()...)
 	f.Server().HeaderReceived = readHeaders
 	s.answerUnknownMethods(f)
@@ -218,7 +222,7 @@ func (s *Server) rewriteLanguagePrefix(c *fiber.Ctx) error {
 		if i := strings.IndexByte(p[1:], '/'); i > 0 {
 			lang := p[1 : i+1]
 			rest := p[i+1:]
-			if s.cfg.IsLanguage(lang) && strings.HasPrefix(rest, s.cfg.APIRoot()) {
+			if s.cfg.IsLanguage(lang) && s.underAPIRoot(rest) {
 				c.Locals(localPrefixLang, strings.Clone(lang))
 				c.Path(rest)
 			}
@@ -256,6 +260,12 @@ const localPrefixLang = "prefix-lang"
 // resolves the language and the caller, and (for writes) refuses anonymous
 // callers before any validation (decisions.md, "Writes").
 func (s *Server) handler(rt *handlers.Route) fiber.Handler {
+	return s.handlerOf(s.api, rt)
+}
+
+// handlerOf is handler for a route of api (the API, or its TEC_COMPAT
+// twin).
+func (s *Server) handlerOf(api *handlers.API, rt *handlers.Route) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		// A write's caller is known from its headers before its body is
 		// read: an anonymous or refused caller's body is never read or
@@ -289,7 +299,7 @@ func (s *Server) handler(rt *handlers.Route) fiber.Handler {
 			return input.UnsupportedBody(c, mediaType)
 		}
 		prefixLang, _ := c.Locals(localPrefixLang).(string)
-		r, err := s.api.Prepare(c, b, user, prefixLang, rt)
+		r, err := api.Prepare(c, b, user, prefixLang, rt)
 		if err != nil {
 			return err
 		}

@@ -7,15 +7,25 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/handlers"
+	"github.com/calendar/eventcal/config"
 )
 
 // registerRoutes registers every route of the API (handlers.API.Routes)
-// behind the middleware of handler, under the API root.
+// behind the middleware of handler, under the API root, and with
+// TEC_COMPAT under The Events Calendar's root too (teccompat.go).
 func (s *Server) registerRoutes(f *fiber.App) {
 	s.routes = s.api.Routes()
-	root := s.cfg.APIRoot()
-	for _, rt := range s.routes {
-		h := s.handler(rt)
+	s.mount(f, s.cfg.APIRoot(), s.api, s.routes)
+	if s.compat != nil {
+		s.mount(f, config.TECRoot, s.compat, s.compat.Routes())
+	}
+}
+
+// mount registers the routes of api under root.
+func (s *Server) mount(f *fiber.App, root string, api *handlers.API, routes []*handlers.Route) {
+	for _, rt := range routes {
+		h := s.handlerOf(api, rt)
 		if strings.Contains(rt.Path, ":id") {
 			h = digitsOnly(h)
 		}
@@ -27,8 +37,9 @@ func (s *Server) registerRoutes(f *fiber.App) {
 			f.Add(m, root+rt.Path, h)
 		}
 	}
-	f.Options(root+"/*", s.options)
-	f.Options(root, s.options)
+	options := s.options(root)
+	f.Options(root+"/*", options)
+	f.Options(root, options)
 }
 
 // digitsOnly makes :id match digits only, as WordPress's (?P<id>\d+) does:
@@ -43,9 +54,12 @@ func digitsOnly(h fiber.Handler) fiber.Handler {
 	}
 }
 
-// options answers OPTIONS with the methods of the matched path.
-func (s *Server) options(c *fiber.Ctx) error {
-	rel := strings.TrimPrefix(c.Path(), s.cfg.APIRoot())
+// options answers OPTIONS under root with the methods of the matched path.
+func (s *Server) options(root string) fiber.Handler {
+	return func(c *fiber.Ctx) error { return s.optionsAt(c, strings.TrimPrefix(c.Path(), root)) }
+}
+
+func (s *Server) optionsAt(c *fiber.Ctx, rel string) error {
 	var methods []string
 	for _, rt := range s.routes {
 		if matchPattern(rt.Path, rel) {

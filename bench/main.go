@@ -5,6 +5,7 @@
 //
 //	go run ./bench -events 10000 -concurrency 8 -duration 10s
 //	go run ./bench -growth              # creates/s at 2k, 25k, 50k and 100k events
+//	go run ./bench -import 10000        # eventcal import of a generated TEC site (importbench.go)
 //
 // Events beyond the last -api-events are written to the store directly
 // (fast seeding); the last ones, and every measured write, go through the
@@ -66,8 +67,17 @@ func main() {
 	flag.StringVar(&pprofAddr, "pprof", "", "serve net/http/pprof on this address (localhost:6060) for the whole run")
 	flag.IntVar(&apiEvents, "api-events", 2000, "events seeded (and measured) through the API; the others are written to the store directly")
 	flag.DurationVar(&draftInterval, "draft-interval", 500*time.Millisecond, "how often the large-drafts rows post a 200,000-character draft (0: back to back)")
+	flag.IntVar(&importEvents, "import", 0, "import a generated TEC source of this many events instead, and measure until the API lists them (importbench.go)")
+	flag.Float64Var(&importRate, "import-rate", 0, "with -import: requests a second to the source (0: the importer's default; negative: no limit)")
 	flag.Parse()
 	servePprof()
+	if importEvents > 0 {
+		if err := runImportBench(importEvents, importRate); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var err error
 	if rowFilter, err = regexp.Compile(*rows); err != nil {
 		fmt.Fprintln(os.Stderr, "-rows:", err)

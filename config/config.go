@@ -106,6 +106,9 @@ type Config struct {
 	// WebhookAllowPrivate lets webhook endpoints reach private addresses
 	// (WEBHOOK_ALLOW_PRIVATE).
 	WebhookAllowPrivate bool
+	// TECCompat also serves the API under the original plugin's root,
+	// TECRoot (TEC_COMPAT).
+	TECCompat bool
 	// DrainDelay is how long /readyz fails before the listener closes on
 	// shutdown (DRAIN_DELAY).
 	DrainDelay time.Duration
@@ -213,6 +216,20 @@ func valueOrDefault(o Option, raw string) string {
 // APIRoot returns the path under which the API is served: RestRoot + "/" +
 // APINamespace, e.g. "/calendar/events/v1" or "/wp-json/tribe/events/v1".
 func (c *Config) APIRoot() string { return c.RestRoot + "/" + c.APINamespace }
+
+// TECRoot is the REST root of The Events Calendar's own namespace, under
+// which TEC_COMPAT serves the API too, so that a frontend written for the
+// original switches by changing its host only.
+const TECRoot = "/wp-json/tribe/events/v1"
+
+// APIRoots returns every path under which the API is served: APIRoot, and
+// TECRoot with TEC_COMPAT (when it is not APIRoot already).
+func (c *Config) APIRoots() []string {
+	if c.TECCompat && c.APIRoot() != TECRoot {
+		return []string{c.APIRoot(), TECRoot}
+	}
+	return []string{c.APIRoot()}
+}
 
 // IsLanguage reports whether s is one of the configured Languages. The
 // comparison is exact: codes in Languages are lower-case.

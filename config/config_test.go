@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -310,7 +311,7 @@ func TestRegistry(t *testing.T) {
 		"ADMIN_TOKEN", "REST_ROOT", "API_NAMESPACE", "SITE_URL", "TIMEZONE", "LANGUAGES", "DEFAULT_LANGUAGE",
 		"LOG_LEVEL", "LOG_FORMAT", "CORS_ALLOWED_ORIGINS", "SHUTDOWN_TIMEOUT", "REINDEX_CRON", "LEASE_TTL",
 		"WEBHOOK_ALLOW_PRIVATE", "TRUSTED_PROXIES", "METRICS_ADDR"}
-	want = append(want, "DRAIN_DELAY", "REPLICA_ID", "MEILI_MASTER_KEY", "HEADER_TIMEOUT", "MAX_CONNECTIONS_PER_ADDRESS", "WRITE_RATE", "WRITE_BURST", "RECURRENCE_HORIZON")
+	want = append(want, "DRAIN_DELAY", "REPLICA_ID", "MEILI_MASTER_KEY", "HEADER_TIMEOUT", "MAX_CONNECTIONS_PER_ADDRESS", "WRITE_RATE", "WRITE_BURST", "TEC_COMPAT", "RECURRENCE_HORIZON")
 	for _, name := range want {
 		if !seen[name] {
 			t.Errorf("%s is not registered", name)
@@ -448,5 +449,29 @@ func TestNewLogger(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAPIRoots: TEC_COMPAT adds the original plugin's root, unless the
+// API is served there already.
+func TestAPIRoots(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want []string
+	}{
+		{map[string]string{}, []string{"/calendar/events/v1"}},
+		{map[string]string{"TEC_COMPAT": "true"}, []string{"/calendar/events/v1", "/wp-json/tribe/events/v1"}},
+		{map[string]string{"TEC_COMPAT": "true", "REST_ROOT": "/wp-json", "API_NAMESPACE": "tribe/events/v1"}, []string{"/wp-json/tribe/events/v1"}},
+	} {
+		c, err := Load(func(k string) string { return tc.env[k] })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.APIRoots(); !slices.Equal(got, tc.want) {
+			t.Errorf("%v: APIRoots() = %v, want %v", tc.env, got, tc.want)
+		}
+	}
+	if _, err := Load(func(k string) string { return map[string]string{"TEC_COMPAT": "maybe"}[k] }); err == nil || !strings.Contains(err.Error(), "TEC_COMPAT") {
+		t.Errorf("TEC_COMPAT=maybe: %v", err)
 	}
 }

@@ -471,6 +471,19 @@ var registry = []Option{
 		format: func(c *Config) string { return c.LeaseTTL.String() },
 	},
 	{
+		Name: "TEC_COMPAT", Default: "false", Type: TypeBool,
+		Description: "also serve the API under /wp-json/tribe/events/v1 (The Events Calendar's root), with links under that root in its responses",
+		parse: func(c *Config, raw string) error {
+			b, err := strconv.ParseBool(raw)
+			if err != nil {
+				return errors.New("must be true or false")
+			}
+			c.TECCompat = b
+			return nil
+		},
+		format: func(c *Config) string { return strconv.FormatBool(c.TECCompat) },
+	},
+	{
 		Name: "WEBHOOK_ALLOW_PRIVATE", Default: "false", Type: TypeBool,
 		Description: "let webhook endpoints be (or resolve to) private, loopback and link-local addresses; off, the service cannot be made to reach internal hosts",
 		parse: func(c *Config, raw string) error {

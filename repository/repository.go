@@ -165,6 +165,8 @@ type Post struct {
 	// Revision is incremented by every write; engines use it for the
 	// compare-and-swap of UpdatePost. Callers never set it.
 	Revision int64 `json:"revision" bson:"revision"`
+	// Origin is set on imported records (origin.go); nil otherwise.
+	Origin *Origin `json:"origin,omitempty" bson:"origin,omitempty"`
 
 	Event     *EventFields     `json:"event,omitempty" bson:"event,omitempty"`
 	Venue     *VenueFields     `json:"venue,omitempty" bson:"venue,omitempty"`
@@ -308,6 +310,8 @@ type Term struct {
 	// Parent is the parent category, 0 for none (always 0 for tags).
 	Parent   int64 `json:"parent" bson:"parent"`
 	Revision int64 `json:"revision" bson:"revision"`
+	// Origin is set on imported terms (origin.go); nil otherwise.
+	Origin *Origin `json:"origin,omitempty" bson:"origin,omitempty"`
 	// NameKeys is engine-internal: the MongoDB engine stores the folded
 	// "<lang>:<name>" of every translation here for its name index. It is
 	// empty in every term an engine returns; callers never set it.
@@ -431,7 +435,10 @@ type TermQuery struct {
 type Store interface {
 	// CreatePost assigns p.ID from the post sequence (when 0), makes every
 	// slug unique for p.Kind and its language, sets Revision, stores p and
-	// records an index mark. p is updated in place.
+	// records an index mark. p is updated in place. An explicit p.ID (an
+	// import keeping its source's IDs) must never have been used
+	// (ErrDuplicate otherwise) and moves the sequence past it, so later
+	// posts never draw it.
 	CreatePost(ctx context.Context, p *Post) error
 	// GetPost returns the post with this ID, of any kind, or ErrNotFound.
 	GetPost(ctx context.Context, id int64) (*Post, error)
@@ -455,8 +462,9 @@ type Store interface {
 	// and records index marks for those events. It returns the events changed.
 	UnlinkPost(ctx context.Context, id int64) ([]int64, error)
 
-	// CreateTerm assigns t.ID from the term sequence, makes every slug unique
-	// for its taxonomy and language, stores t and records an index mark.
+	// CreateTerm assigns t.ID from the term sequence (when 0), makes every
+	// slug unique for its taxonomy and language, stores t and records an
+	// index mark. An explicit t.ID behaves as in CreatePost.
 	CreateTerm(ctx context.Context, t *Term) error
 	// GetTerm returns the term with this ID, of either taxonomy, or ErrNotFound.
 	GetTerm(ctx context.Context, id int64) (*Term, error)

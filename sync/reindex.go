@@ -189,12 +189,12 @@ func (r *Reindexer) Close() {
 	}
 }
 
-// count returns the number of stored events, venues and organizers that
-// are not in the trash: what a rebuild indexes.
+// count returns the number of stored events, venues and organizers that a
+// rebuild indexes (trash.go).
 func (r *Reindexer) count(ctx context.Context) (int, error) {
 	total := 0
 	for _, kind := range []repository.PostKind{repository.KindEvent, repository.KindVenue, repository.KindOrganizer} {
-		n, err := r.store.CountPosts(ctx, repository.PostQuery{Kind: kind, ExcludeStatuses: []string{repository.StatusTrash}})
+		n, err := r.store.CountPosts(ctx, IndexedPosts(kind))
 		if err != nil {
 			return 0, err
 		}

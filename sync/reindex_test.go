@@ -122,7 +122,9 @@ func TestRebuildRepairsTheRaceWithTheWorker(t *testing.T) {
 			t.Errorf("after the repair, %q = %v, want %v", c.word, got, c.want)
 		}
 	}
-	if got, want := s.counts(t), [3]int{30 - 2 + 1, 1, 1}; got != want {
+	// The trashed event stays indexed (status=trash lists, trash.go); the
+	// deleted one is gone.
+	if got, want := s.counts(t), [3]int{30 - 1 + 1, 1, 1}; got != want {
 		t.Errorf("counts after the repair = %v, want %v", got, want)
 	}
 	// The new generation is the one on disk.
@@ -189,7 +191,7 @@ func TestRebuildAborts(t *testing.T) {
 	}{
 		{"the dual write fails", func(t *testing.T, s *stack, r *Reindexer, g *gatedEngine, l *fakeLease) {
 			g.fail, g.failOn = errors.New("disk full"), "delete"
-			trashFirstEvent(t, s)
+			deleteFirstEvent(t, s)
 			s.flush(t) // the worker is not held up by the failing rebuild
 		}, "dual write: disk full"},
 		{"the lease is lost", func(t *testing.T, s *stack, r *Reindexer, g *gatedEngine, l *fakeLease) {
@@ -246,16 +248,15 @@ func TestRebuildAborts(t *testing.T) {
 	}
 }
 
-func trashFirstEvent(t *testing.T, s *stack) {
+func deleteFirstEvent(t *testing.T, s *stack) {
 	t.Helper()
 	evs, err := s.store.FindPosts(t.Context(), repository.PostQuery{Kind: repository.KindEvent, Limit: 1})
 	if err != nil || len(evs) == 0 {
 		t.Fatalf("FindPosts: %v", err)
 	}
-	if _, err := s.store.UpdatePost(context.WithoutCancel(t.Context()), evs[0].ID, func(p *repository.Post) error {
-		p.Status = repository.StatusTrash
-		return nil
-	}); err != nil {
+	// A deleted event is removed from the index (a trashed one stays
+	// indexed for status=trash lists: trash.go).
+	if err := s.store.DeletePost(context.WithoutCancel(t.Context()), evs[0].ID); err != nil {
 		t.Fatal(err)
 	}
 }

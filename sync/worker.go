@@ -366,7 +366,7 @@ func (w *Worker) indexEvents(ctx context.Context, ids []int64, dsts []search.Wri
 		var dead []int64
 		for _, id := range part {
 			p := posts[id]
-			if p == nil || p.Kind != repository.KindEvent || p.Status == repository.StatusTrash {
+			if !indexedEvent(p) { // trash.go
 				dead = append(dead, id)
 				continue
 			}
@@ -448,7 +448,7 @@ func (w *Worker) Populate(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	stored, err := w.Store.CountPosts(ctx, repository.PostQuery{Kind: repository.KindEvent, ExcludeStatuses: []string{repository.StatusTrash}})
+	stored, err := w.Store.CountPosts(ctx, IndexedPosts(repository.KindEvent))
 	if err != nil {
 		return false, err
 	}
@@ -474,7 +474,7 @@ func (w *Worker) IndexAllInto(ctx context.Context, dst search.Writer, progress f
 	dsts := []search.Writer{dst}
 	done := 0
 	for _, kind := range []repository.PostKind{repository.KindEvent, repository.KindVenue, repository.KindOrganizer} {
-		q := repository.PostQuery{Kind: kind, ExcludeStatuses: []string{repository.StatusTrash}, Limit: 500}
+		q := repository.PostQuery{Kind: kind, ExcludeStatuses: unindexedStatuses(kind), Limit: 500} // trash.go
 		for {
 			page, err := w.Store.FindPosts(ctx, q)
 			if err != nil {

@@ -29,6 +29,7 @@ func (c *cli) commands() map[string]func(args []string) int {
 		"status":      c.status,
 		"webhook":     c.webhook,
 		"meili-key":   c.meiliKey,
+		"import":      c.importTEC, // cli_import.go
 		"help":        c.help, "-h": c.help, "-help": c.help, "--help": c.help,
 		"version": c.version, "-version": c.version, "--version": c.version,
 	}

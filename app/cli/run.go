@@ -7,6 +7,7 @@
 //	eventcal token list | token revoke ID        list or revoke API tokens
 //	eventcal user list | role | disable | enable manage users
 //	eventcal healthcheck                         probe a running service
+//	eventcal import --from URL                   import a WordPress site running The Events Calendar
 //	eventcal help                                list commands and settings
 //
 // Every command reads its settings from the environment (see package
@@ -122,6 +123,8 @@ Commands:
                                       manage webhook endpoints ('webhook -h' for the flags)
   meili-key --out FILE                create (or find) the service's scoped Meilisearch key with the
                                       master key and write it to FILE (for MEILI_API_KEY_FILE)
+  import --from URL                   import a WordPress site running The Events Calendar, with its IDs
+                                      ('import -h' for the flags; README "Moving from WordPress")
   version                             print the version (also --version)
   help                                show this help
 

@@ -164,7 +164,7 @@ func ComputeSyncStatus(ctx context.Context, store repository.Store, engine searc
 		}
 	}
 	for _, k := range []repository.PostKind{repository.KindEvent, repository.KindVenue, repository.KindOrganizer} {
-		n, err := store.CountPosts(ctx, repository.PostQuery{Kind: k, ExcludeStatuses: []string{repository.StatusTrash}})
+		n, err := store.CountPosts(ctx, sync.IndexedPosts(k))
 		if err != nil {
 			return nil, err
 		}

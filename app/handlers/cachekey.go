@@ -26,6 +26,7 @@ func (r *Request) CacheKey(rt *Route) httpcache.Request {
 	}
 	var sb strings.Builder
 	sb.Grow(128)
+	sb.WriteString(r.s.cfg.APIRoot()) // TEC_COMPAT serves the routes under two roots
 	sb.WriteString(rt.Path)
 	if rt.Path == "/events" {
 		// Accept: text/calendar turns the list into a feed (feeds.go).

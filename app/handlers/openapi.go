@@ -313,7 +313,7 @@ func (h *docs) openAPI() *present.Obj {
 	return present.NewObj().Set("openapi", "3.0.3").
 		Set("info", present.NewObj().Set("title", "Event Calendar REST API").Set("version", "1.0.0").
 			Set("description", "Events, venues, organizers, event categories and event tags of the calendar.")).
-		Set("servers", []any{present.NewObj().Set("url", h.cfg.SiteURL+h.cfg.APIRoot())}).
+		Set("servers", h.servers()).
 		Set("paths", paths).
 		Set("components", present.NewObj().Set("schemas", componentSchemas()).
 			Set("securitySchemes", present.NewObj().Set("bearer", present.NewObj().Set("type", "http").Set("scheme", "bearer"))))
@@ -437,3 +437,16 @@ func opName(p string) string {
 
 // serveDoc serves GET /{namespace}/doc.
 func (h *docs) serveDoc(r *Request) error { return present.SendJSON(r.c, 200, h.openAPI()) }
+
+// servers lists the roots the API is served at: APIRoot, and with
+// TEC_COMPAT The Events Calendar's root as well (the document under that
+// root names it first).
+func (h *docs) servers() []any {
+	out := []any{present.NewObj().Set("url", h.cfg.SiteURL+h.cfg.APIRoot())}
+	for _, root := range h.cfg.APIRoots() {
+		if root != h.cfg.APIRoot() {
+			out = append(out, present.NewObj().Set("url", h.cfg.SiteURL+root).Set("description", "The Events Calendar's root (TEC_COMPAT)"))
+		}
+	}
+	return out
+}

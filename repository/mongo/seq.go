@@ -8,8 +8,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
-
-	"github.com/calendar/eventcal/repository"
 )
 
 // maxDraws bounds how many values nextID draws before giving up; more than a
@@ -85,8 +83,7 @@ func (s *Store) claimID(ctx context.Context, seq string, id int64) (bool, error)
 }
 
 // assignID gives a new record its ID: the next one of seq when *id is 0,
-// otherwise the caller's explicit ID, which must never have been used
-// (ErrDuplicate).
+// otherwise the caller's explicit ID, which moves the sequence past it.
 func (s *Store) assignID(ctx context.Context, seq string, id *int64) error {
 	if *id == 0 {
 		n, err := s.nextID(ctx, seq)
@@ -96,12 +93,12 @@ func (s *Store) assignID(ctx context.Context, seq string, id *int64) error {
 		*id = n
 		return nil
 	}
-	ok, err := s.claimID(ctx, seq, *id)
-	if err != nil {
+	if _, err := s.claimID(ctx, seq, *id); err != nil {
 		return err
 	}
-	if !ok {
-		return fmt.Errorf("mongo: %s ID %d is already used: %w", seq, *id, repository.ErrDuplicate)
-	}
-	return nil
+	// An explicit ID already claimed is taken again: a claim without a
+	// record is left by a create that died midway (or a deleted record),
+	// and an import that was killed must be able to finish. An ID a
+	// record holds is still refused: the insert fails with ErrDuplicate.
+	return s.raiseSeq(ctx, seq, *id) // explicitids.go
 }

@@ -89,6 +89,7 @@ func RunWith(t *testing.T, opts Options, newStore func(t *testing.T) repository.
 		{"EventLinks", eventLinksTests},
 		{"Accounts", accountTests},
 		{"Exclusive", exclusiveTests},
+		{"ExplicitIDs", explicitIDTests},
 		{"Recurrence", recurrenceTests},
 	}
 	for _, g := range groups {
@@ -347,6 +348,7 @@ func normPost(p *repository.Post) *repository.Post {
 	c := *p
 	c.Date, c.Modified = normTime(p.Date), normTime(p.Modified)
 	c.Title, c.Content, c.Excerpt, c.Slug = normText(p.Title), normText(p.Content), normText(p.Excerpt), normText(p.Slug)
+	c.Origin = normOrigin(p.Origin)
 	if p.Event != nil {
 		e := *p.Event
 		e.StartUTC, e.EndUTC = normTime(e.StartUTC), normTime(e.EndUTC)
@@ -370,12 +372,22 @@ func normPost(p *repository.Post) *repository.Post {
 	return &c
 }
 
+func normOrigin(o *repository.Origin) *repository.Origin {
+	if o == nil {
+		return nil
+	}
+	c := *o
+	c.Modified = normTime(o.Modified)
+	return &c
+}
+
 func normTerm(term *repository.Term) *repository.Term {
 	if term == nil {
 		return nil
 	}
 	c := *term
 	c.Name, c.Description, c.Slug = normText(term.Name), normText(term.Description), normText(term.Slug)
+	c.Origin = normOrigin(term.Origin)
 	return &c
 }
 

@@ -1,0 +1,180 @@
+package tecimport
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+func TestRawCost(t *testing.T) {
+	for _, tc := range []struct {
+		formatted, symbol string
+		values            []string
+		want              []string
+	}{
+		{"$10", "", []string{"10"}, []string{"10"}},
+		{"$5 – $15", "", []string{"5", "15"}, []string{"5 - 15"}},
+		{"$12.50", "", []string{"12.50"}, []string{"12.50"}},
+		{"€12", "€", []string{"12"}, []string{"€12"}},
+		{"$45", "$", []string{"45"}, []string{"$45"}},
+		{"Free", "", []string{"free"}, []string{"Free"}},
+		{"", "", nil, nil}, // "0" and "" alike
+		{"  ", "", nil, nil},
+	} {
+		if got := rawCost(tc.formatted, tc.symbol, tc.values); !slices.Equal(got, tc.want) {
+			t.Errorf("rawCost(%q, %q, %q) = %q, want %q", tc.formatted, tc.symbol, tc.values, got, tc.want)
+		}
+	}
+}
+
+func TestDecodeSlugAndText(t *testing.T) {
+	for _, tc := range []struct{ in, status, want string }{
+		{"fx-%e6%9d%b1%e4%ba%ac-hall", "publish", "fx-東京-hall"},
+		{"fx-online-%f0%9f%8e%a7", "publish", "fx-online-🎧"},
+		{"fx-cancelled-concert-trashed__trashed", "trash", "fx-cancelled-concert-trashed"},
+		{"keeps__trashed", "publish", "keeps__trashed"},
+		{"bad-%zz", "publish", "bad-%zz"},
+		{"%ff%fe", "publish", "%ff%fe"}, // not UTF-8: kept as sent
+	} {
+		if got := decodeSlug(tc.in, tc.status); got != tc.want {
+			t.Errorf("decodeSlug(%q, %s) = %q, want %q", tc.in, tc.status, got, tc.want)
+		}
+	}
+	for in, want := range map[string]string{
+		"FX &#8220;Quoted&#8221; &#038; <Angled> Title&#8217;s Test": "FX “Quoted” & <Angled> Title’s Test",
+		"FX Food &amp; Drink": "FX Food & Drink",
+		"2027":                "2027",
+	} {
+		if got := decodeText(in); got != want {
+			t.Errorf("decodeText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestParseSource(t *testing.T) {
+	for _, tc := range []struct{ in, want, err string }{
+		{"https://example.org/wp-json/tribe/events/v1/", "https://example.org/wp-json/tribe/events/v1", ""},
+		{"http://127.0.0.1:8088/wp-json/tribe/events/v1", "http://127.0.0.1:8088/wp-json/tribe/events/v1", ""},
+		{"https://admin:secret@example.org/wp-json/tribe/events/v1", "", "must not hold credentials"},
+		{"https://admin:se cret@example.org/x", "", "must not hold credentials"},
+		{"ftp://example.org/", "", "http(s) URL"},
+		{"example.org/wp-json", "", "http(s) URL"},
+		{"https://example.org/wp-json/tribe/events/v1?x=1", "", "without a query"},
+	} {
+		u, err := parseSource(tc.in)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("parseSource(%q) error %v, want %q", tc.in, err, tc.err)
+		case tc.err != "" && strings.Contains(err.Error(), "secret"):
+			t.Errorf("parseSource(%q) echoes the password: %v", tc.in, err)
+		case tc.err == "" && (err != nil || u.String() != tc.want):
+			t.Errorf("parseSource(%q) = %v, %v; want %s", tc.in, u, err, tc.want)
+		}
+	}
+	u, _ := parseSource("https://example.org/wp-json/tribe/events/v1")
+	if wp := wpRootOf(u); wp == nil || wp.String() != "https://example.org/wp-json/wp/v2" {
+		t.Errorf("wpRootOf = %v", wp)
+	}
+	u, _ = parseSource("https://example.org/api")
+	if wp := wpRootOf(u); wp != nil {
+		t.Errorf("wpRootOf(another namespace) = %v, want nil", wp)
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"3", 3 * time.Second, true},
+		{"0", 0, true},
+		{"-1", 0, false},
+		{"", 0, false},
+		{"soon", 0, false},
+		{"86400", maxRetryAfter, true},
+		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second, true},
+		{now.Add(-time.Hour).Format(http.TimeFormat), 0, true},
+	} {
+		got, ok := retryAfter(tc.in, now)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("retryAfter(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestClientRetries: 429 (with Retry-After) and 5xx are retried, a 4xx
+// is an answer, a redirect to another host is refused and the
+// credentials never follow it.
+func TestClientRetries(t *testing.T) {
+	var calls atomic.Int64
+	var leaked atomic.Bool
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			leaked.Store(true)
+		}
+	}))
+	defer other.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := calls.Add(1)
+		switch r.URL.Path {
+		case "/flaky":
+			switch n {
+			case 1:
+				w.Header().Set("Retry-After", "0")
+				w.WriteHeader(http.StatusTooManyRequests)
+			case 2:
+				w.WriteHeader(http.StatusBadGateway)
+			default:
+				fmt.Fprint(w, `{"ok":true}`)
+			}
+		case "/down":
+			w.WriteHeader(http.StatusServiceUnavailable)
+		case "/away":
+			http.Redirect(w, r, other.URL+"/x", http.StatusFound)
+		default:
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, `{"code":"rest_invalid_param","message":"Invalid parameter(s): id"}`)
+		}
+	}))
+	defer srv.Close()
+	root, _ := url.Parse(srv.URL)
+	c := &client{root: root, user: "u", password: "p", http: &http.Client{CheckRedirect: sameOrigin},
+		limiter: rate.NewLimiter(rate.Inf, 1), retries: 3, base: time.Millisecond, logger: slog.New(slog.DiscardHandler)}
+	ctx := context.Background()
+
+	res, err := c.get(ctx, root, "/flaky", nil)
+	if err != nil || res.status != 200 || calls.Load() != 3 {
+		t.Errorf("flaky: %v, %v after %d calls; want 200 after 3", res, err, calls.Load())
+	}
+	calls.Store(0)
+	if _, err := c.get(ctx, root, "/down", nil); err == nil || !strings.Contains(err.Error(), "503") || calls.Load() != 4 {
+		t.Errorf("down: %v after %d calls; want the 503 after 4", err, calls.Load())
+	}
+	res, err = c.get(ctx, root, "/missing", nil)
+	if err != nil || res.status != 400 || res.code() != "rest_invalid_param" || !gone(res) {
+		t.Errorf("missing: %+v, %v", res, err)
+	}
+	if _, err := c.get(ctx, root, "/away", nil); err == nil || !strings.Contains(err.Error(), "pass that address as --from") {
+		t.Errorf("redirect to another host: %v", err)
+	}
+	if leaked.Load() {
+		t.Error("the credentials followed a redirect to another host")
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := c.get(cancelled, root, "/down", nil); err == nil {
+		t.Error("a cancelled context did not stop the client")
+	}
+}

@@ -1,0 +1,462 @@
+package tecimport
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html"
+	"net/url"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/calendar/eventcal/config/limits"
+	"github.com/calendar/eventcal/repository"
+)
+
+// wpLayout is how the source writes dates ("Y-m-d H:i:s", no zone).
+const wpLayout = "2006-01-02 15:04:05"
+
+// fieldError names the field of a record that could not be imported.
+type fieldError struct {
+	field, problem string
+}
+
+func (e *fieldError) Error() string { return e.field + ": " + e.problem }
+
+func fieldErr(field, format string, a ...any) error {
+	return &fieldError{field: field, problem: fmt.Sprintf(format, a...)}
+}
+
+// mapper turns source records into store records.
+type mapper struct {
+	site string // Origin.Site
+	lang string // the language the text is stored in
+	// images collects the featured images the posts link to, by ID.
+	images map[int64]*tecImage
+	// zone is the site's time zone, for the local dates of drafts
+	// (their UTC dates are "0000-00-00 00:00:00").
+	zone *time.Location
+}
+
+// zeroDate is how WordPress writes an unset date (the UTC dates of drafts).
+const zeroDate = "0000-00-00 00:00:00"
+
+// postDate reads a post's UTC date, or for a draft (zero UTC date) its
+// local date in the site's zone.
+func (m *mapper) postDate(field, utcValue, local string) (time.Time, error) {
+	if strings.TrimSpace(utcValue) != zeroDate {
+		return parseUTC(field, utcValue)
+	}
+	local = strings.TrimSpace(local)
+	if local == "" || local == zeroDate {
+		return time.Time{}, nil
+	}
+	zone := m.zone
+	if zone == nil {
+		zone = time.UTC
+	}
+	t, err := time.ParseInLocation(wpLayout, local, zone)
+	if err != nil {
+		return time.Time{}, fieldErr(strings.TrimSuffix(field, "_utc"), "%q is not a date of the form YYYY-MM-DD HH:MM:SS", local)
+	}
+	return t.UTC(), nil
+}
+
+// decodeText turns the source's entity-encoded text (titles and term
+// names: "FX &#8220;Quoted&#8221; &#038; <Angled>") into the plain text
+// this service stores and returns as stored.
+func decodeText(s string) string { return strings.TrimSpace(html.UnescapeString(s)) }
+
+// decodeSlug decodes the source's percent-encoded non-Latin slugs
+// ("fx-%e6%9d%b1%e4%ba%ac-hall" is "fx-東京-hall") and drops the
+// "__trashed" suffix WordPress adds while a post is in the trash (it
+// restores the slug when the post leaves the trash; this service keeps
+// a trashed item's slug as it was).
+func decodeSlug(s, status string) string {
+	if d, err := url.PathUnescape(s); err == nil && utf8.ValidString(d) {
+		s = d
+	}
+	if status == repository.StatusTrash {
+		s = strings.TrimSuffix(s, "__trashed")
+	}
+	return strings.TrimSpace(s)
+}
+
+// checkLen fails a text field longer than the API accepts.
+func checkLen(field, s string, max int) error {
+	if n := utf8.RuneCountInString(s); n > max {
+		return fieldErr(field, "%d characters; this service accepts at most %d", n, max)
+	}
+	return nil
+}
+
+// parseUTC reads a source date in UTC; empty is the zero time.
+func parseUTC(field, s string) (time.Time, error) {
+	if strings.TrimSpace(s) == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.ParseInLocation(wpLayout, strings.TrimSpace(s), time.UTC)
+	if err != nil {
+		return time.Time{}, fieldErr(field, "%q is not a date of the form YYYY-MM-DD HH:MM:SS", s)
+	}
+	return t, nil
+}
+
+// utcOffsetZone matches WordPress's manual offsets: UTC+2, UTC-5:30, UTC+5.5.
+var utcOffsetZone = regexp.MustCompile(`^UTC([+-])(\d{1,2})(?:[:.](\d{1,2}))?$`)
+
+// checkZone accepts an IANA name, UTC, or a manual UTC±N offset (as the
+// API does), else fails the field.
+func checkZone(tz string) error {
+	if tz == "" || tz == "UTC" || utcOffsetZone.MatchString(tz) {
+		return nil
+	}
+	if _, err := time.LoadLocation(tz); err != nil || strings.EqualFold(tz, "local") {
+		return fieldErr("timezone", "%q is not a time zone this service knows (an IANA name, UTC or UTC±N)", tz)
+	}
+	return nil
+}
+
+// status checks a source status.
+func checkStatus(s string) error {
+	if !repository.IsStatus(s) {
+		return fieldErr("status", "%q is not a post status (publish, future, draft, pending, private, trash)", s)
+	}
+	return nil
+}
+
+// origin stamps a record with its source identity and content hash. The
+// hash covers the record exactly as it would be stored (its Origin and
+// Revision left out), so the same source content gives the same hash and
+// any change of a stored field at the source changes it.
+func (m *mapper) origin(id int64, modified time.Time, v any) (*repository.Origin, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(b)
+	return &repository.Origin{Site: m.site, ID: id, Modified: modified, Hash: hex.EncodeToString(sum[:16])}, nil
+}
+
+// term maps a category or tag.
+func (m *mapper) term(tax repository.Taxonomy, raw json.RawMessage) (*repository.Term, error) {
+	var src tecTerm
+	if err := json.Unmarshal(raw, &src); err != nil {
+		return nil, decodeErr(err)
+	}
+	if src.ID <= 0 {
+		return nil, fieldErr("id", "missing")
+	}
+	name := decodeText(src.Name)
+	if name == "" {
+		return nil, fieldErr("name", "empty")
+	}
+	if err := checkLen("name", name, limits.MaxTermName); err != nil {
+		return nil, err
+	}
+	slug := decodeSlug(src.Slug, "")
+	if slug == "" {
+		slug = repository.Slugify(name)
+	}
+	if err := checkLen("slug", slug, limits.MaxSlug); err != nil {
+		return nil, err
+	}
+	if err := checkLen("description", src.Description, limits.MaxDescription); err != nil {
+		return nil, err
+	}
+	t := &repository.Term{ID: src.ID, Taxonomy: tax}
+	t.Name.Set(m.lang, name)
+	t.Slug.Set(m.lang, slug)
+	t.Description.Set(m.lang, src.Description)
+	if tax == repository.TaxCategory {
+		if src.Parent < 0 || src.Parent == src.ID {
+			return nil, fieldErr("parent", "%d is not a parent category", src.Parent)
+		}
+		t.Parent = src.Parent
+	}
+	return t, nil
+}
+
+// postBase maps what every post kind shares. name is the title field.
+func (m *mapper) postBase(kind repository.PostKind, src *tecPost, name, nameField string) (*repository.Post, error) {
+	if src.ID <= 0 {
+		return nil, fieldErr("id", "missing")
+	}
+	if err := checkStatus(src.Status); err != nil {
+		return nil, err
+	}
+	title := decodeText(name)
+	if title == "" && kind != repository.KindEvent {
+		return nil, fieldErr(nameField, "empty")
+	}
+	if err := checkLen(nameField, title, limits.MaxTitle); err != nil {
+		return nil, err
+	}
+	if err := checkLen("description", src.Description, limits.MaxDescription); err != nil {
+		return nil, err
+	}
+	date, err := m.postDate("date_utc", src.DateUTC, src.Date)
+	if err != nil {
+		return nil, err
+	}
+	modified, err := m.postDate("modified_utc", src.ModifiedUTC, src.Modified)
+	if err != nil {
+		return nil, err
+	}
+	p := &repository.Post{ID: src.ID, Kind: kind, Status: src.Status, Date: date, Modified: modified}
+	p.Title.Set(m.lang, title)
+	p.Content.Set(m.lang, src.Description)
+	slug := decodeSlug(src.Slug, src.Status)
+	if slug == "" {
+		// Drafts have no slug at the source yet; every item has one here.
+		slug = repository.Slugify(title)
+	}
+	if slug == "" {
+		slug = string(kind)
+	}
+	if err := checkLen("slug", slug, limits.MaxSlug); err != nil {
+		return nil, err
+	}
+	p.Slug.Set(m.lang, slug)
+	img, err := decodeImage(src.Image)
+	if err != nil {
+		return nil, fieldErr("image", "%v", err)
+	}
+	if img != nil {
+		p.ImageID = img.ID
+		if m.images != nil {
+			m.images[img.ID] = img
+		}
+	}
+	return p, nil
+}
+
+// event maps an event. Links are kept as the source gives them; the run
+// drops those to records it does not import.
+func (m *mapper) event(raw json.RawMessage) (*repository.Post, error) {
+	var src tecEvent
+	if err := json.Unmarshal(raw, &src); err != nil {
+		return nil, decodeErr(err)
+	}
+	p, err := m.postBase(repository.KindEvent, &src.tecPost, src.Title, "title")
+	if err != nil {
+		return nil, err
+	}
+	if p.Title.Get(m.lang, m.lang) == "" {
+		return nil, fieldErr("title", "empty")
+	}
+	if err := checkLen("excerpt", src.Excerpt, limits.MaxExcerpt); err != nil {
+		return nil, err
+	}
+	p.Excerpt.Set(m.lang, src.Excerpt)
+	if err := checkZone(src.Timezone); err != nil {
+		return nil, err
+	}
+	e := &repository.EventFields{
+		Timezone: src.Timezone, AllDay: src.AllDay,
+		ShowMap: src.ShowMap, ShowMapLink: src.ShowMapLink, HideFromListings: src.HideFromListings,
+		Sticky: src.Sticky, Featured: src.Featured,
+		Categories: []int64{}, Tags: []int64{}, Venues: []int64{}, Organizers: []int64{},
+	}
+	for _, d := range []struct {
+		field, v string
+		dst      *string
+	}{{"start_date", src.StartDate, &e.StartLocal}, {"end_date", src.EndDate, &e.EndLocal}} {
+		t, err := time.Parse(wpLayout, strings.TrimSpace(d.v))
+		if err != nil {
+			return nil, fieldErr(d.field, "%q is not a date of the form YYYY-MM-DD HH:MM:SS", d.v)
+		}
+		*d.dst = t.Format(wpLayout)
+	}
+	if e.StartUTC, err = parseUTC("utc_start_date", src.UTCStartDate); err != nil {
+		return nil, err
+	}
+	if e.EndUTC, err = parseUTC("utc_end_date", src.UTCEndDate); err != nil {
+		return nil, err
+	}
+	if e.StartUTC.IsZero() || e.EndUTC.IsZero() {
+		return nil, fieldErr("utc_start_date", "missing")
+	}
+	if e.EndUTC.Before(e.StartUTC) {
+		return nil, fieldErr("end_date", "%s is before the start %s", src.UTCEndDate, src.UTCStartDate)
+	}
+	e.Cost = rawCost(src.Cost, src.CostDetails.CurrencySymbol, src.CostDetails.Values)
+	for _, c := range e.Cost {
+		if err := checkLen("cost", c, limits.MaxShortText); err != nil {
+			return nil, err
+		}
+	}
+	// An unset website comes back as the event's permalink; here unset
+	// stays unset (responses then show this service's permalink).
+	if w := strings.TrimSpace(src.Website); w != "" && w != src.URL {
+		if err := checkURL("website", w); err != nil {
+			return nil, err
+		}
+		e.Website = &w
+	}
+	for _, c := range src.Categories {
+		if c.ID > 0 {
+			e.Categories = append(e.Categories, c.ID)
+		}
+	}
+	for _, t := range src.Tags {
+		if t.ID > 0 {
+			e.Tags = append(e.Tags, t.ID)
+		}
+	}
+	if e.Venues, err = decodeLinks(src.Venue); err != nil {
+		return nil, fieldErr("venue", "%v", err)
+	}
+	if e.Organizers, err = decodeLinks(src.Organizer); err != nil {
+		return nil, fieldErr("organizer", "%v", err)
+	}
+	if e.Venues == nil {
+		e.Venues = []int64{}
+	}
+	if e.Organizers == nil {
+		e.Organizers = []int64{}
+	}
+	p.Event = e
+	return p, nil
+}
+
+// venue maps a venue.
+func (m *mapper) venue(raw json.RawMessage) (*repository.Post, error) {
+	var src tecVenue
+	if err := json.Unmarshal(raw, &src); err != nil {
+		return nil, decodeErr(err)
+	}
+	p, err := m.postBase(repository.KindVenue, &src.tecPost, src.Venue, "venue")
+	if err != nil {
+		return nil, err
+	}
+	v := &repository.VenueFields{
+		Address: src.Address, City: src.City, Country: src.Country, Province: src.Province,
+		State: src.State, StateProvince: src.StateProvince, Zip: src.Zip, Phone: src.Phone,
+		ShowMap: src.ShowMap == nil || *src.ShowMap, ShowMapLink: src.ShowMapLink == nil || *src.ShowMapLink,
+	}
+	for _, f := range []struct{ name, v string }{{"address", v.Address}, {"city", v.City}, {"country", v.Country},
+		{"province", v.Province}, {"state", v.State}, {"stateprovince", v.StateProvince}, {"zip", v.Zip}, {"phone", v.Phone}} {
+		if err := checkLen(f.name, f.v, limits.MaxShortText); err != nil {
+			return nil, err
+		}
+	}
+	if w := strings.TrimSpace(src.Website); w != "" {
+		if err := checkURL("website", w); err != nil {
+			return nil, err
+		}
+		v.Website = w
+	}
+	p.Venue = v
+	return p, nil
+}
+
+// organizer maps an organizer.
+func (m *mapper) organizer(raw json.RawMessage) (*repository.Post, error) {
+	var src tecOrganizer
+	if err := json.Unmarshal(raw, &src); err != nil {
+		return nil, decodeErr(err)
+	}
+	p, err := m.postBase(repository.KindOrganizer, &src.tecPost, src.Organizer, "organizer")
+	if err != nil {
+		return nil, err
+	}
+	o := &repository.OrganizerFields{Phone: src.Phone, Email: strings.TrimSpace(src.Email)}
+	for _, f := range []struct{ name, v string }{{"phone", o.Phone}, {"email", o.Email}} {
+		if err := checkLen(f.name, f.v, limits.MaxShortText); err != nil {
+			return nil, err
+		}
+	}
+	if w := strings.TrimSpace(src.Website); w != "" {
+		if err := checkURL("website", w); err != nil {
+			return nil, err
+		}
+		o.Website = w
+	}
+	p.Organizer = o
+	return p, nil
+}
+
+// image maps a featured image object to a registered image (the URL is
+// kept, never fetched, as the API does).
+func (m *mapper) image(img *tecImage) (*repository.Post, error) {
+	if err := checkURL("image", img.URL); err != nil {
+		return nil, err
+	}
+	u, _ := url.Parse(img.URL)
+	base := path.Base(u.Path)
+	ext := strings.ToLower(strings.TrimPrefix(path.Ext(base), "."))
+	if img.Extension != "" {
+		ext = strings.ToLower(img.Extension)
+	}
+	name := strings.TrimSuffix(base, path.Ext(base))
+	if name == "" || name == "." || name == "/" {
+		name = "image"
+	}
+	p := &repository.Post{ID: img.ID, Kind: repository.KindImage, Status: "inherit",
+		Image: &repository.ImageFields{URL: img.URL, Extension: ext}}
+	p.Title.Set(m.lang, name)
+	slug := repository.Slugify(name)
+	if slug == "" {
+		slug = "image"
+	}
+	p.Slug.Set(m.lang, slug)
+	return p, nil
+}
+
+// checkURL accepts an http(s) URL within the API's length limit.
+func checkURL(field, s string) error {
+	if err := checkLen(field, s, limits.MaxURL); err != nil {
+		return err
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fieldErr(field, "%q is not an http or https URL", s)
+	}
+	return nil
+}
+
+// rawCost recovers the cost as it was written from the source's formatted
+// cost. The source adds the site currency where the text had none ("10"
+// comes back as "$10", "5 - 15" as "$5 – $15", with currency_symbol "")
+// and keeps a symbol that was written ("€12": currency_symbol "€"), so:
+// without a written symbol and with numeric values, the values are the
+// cost ("10", "5 - 15"); otherwise the formatted cost is. A cost of "0"
+// comes back as "" with no values and cannot be told from no cost.
+func rawCost(formatted, symbol string, values []string) []string {
+	formatted = strings.TrimSpace(formatted)
+	if formatted == "" {
+		return nil
+	}
+	if symbol == "" && len(values) > 0 && allNumeric(values) {
+		if len(values) == 1 {
+			return []string{values[0]}
+		}
+		return []string{values[0] + " - " + values[len(values)-1]}
+	}
+	return []string{formatted}
+}
+
+func allNumeric(vs []string) bool {
+	for _, v := range vs {
+		if _, err := strconv.ParseFloat(v, 64); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeErr names the field of a JSON type error.
+func decodeErr(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fieldErr(te.Field, "has type %s, want %s", te.Value, te.Type)
+	}
+	return fieldErr("record", "not a JSON object: %v", err)
+}

@@ -1,0 +1,294 @@
+package tecimport
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/calendar/eventcal/config/limits"
+	"github.com/calendar/eventcal/repository"
+)
+
+// mapAll maps every record read; the images come from the posts' image
+// objects. Post IDs are shared by every post kind (as in WordPress): an
+// ID given to two kinds fails the second.
+func (r *importRun) mapAll() {
+	postIDs := map[int64]string{}
+	claim := func(kind string, id int64) bool {
+		if other, ok := postIDs[id]; ok && other != kind {
+			r.fail(kind, id, fieldErr("id", "the source also has a %s with this ID", other))
+			return false
+		}
+		postIDs[id] = kind
+		return true
+	}
+	for _, kind := range []string{KindCategory, KindTag} {
+		for _, id := range sortedKeys(r.raw[kind]) {
+			t, err := r.m.term(repository.Taxonomy(kind), r.raw[kind][id])
+			if err != nil {
+				r.fail(kind, id, err)
+				continue
+			}
+			if t.ID != id {
+				r.fail(kind, id, fieldErr("id", "a read of %d answered with record %d", id, t.ID))
+				continue
+			}
+			r.recs[kind][id] = &record{kind: kind, id: id, term: t}
+		}
+	}
+	mappers := map[string]func(json.RawMessage) (*repository.Post, error){
+		KindVenue: r.m.venue, KindOrganizer: r.m.organizer, KindEvent: r.m.event,
+	}
+	for _, kind := range []string{KindVenue, KindOrganizer, KindEvent} {
+		for _, id := range sortedKeys(r.raw[kind]) {
+			p, err := mappers[kind](r.raw[kind][id])
+			if err != nil {
+				r.fail(kind, id, err)
+				continue
+			}
+			if p.ID != id {
+				r.fail(kind, id, fieldErr("id", "a read of %d answered with record %d", id, p.ID))
+				continue
+			}
+			if !claim(kind, id) {
+				continue
+			}
+			r.recs[kind][id] = &record{kind: kind, id: id, post: p}
+		}
+	}
+	for _, id := range sortedKeys(r.m.images) {
+		img := r.m.images[id]
+		if !claim(KindImage, id) {
+			continue
+		}
+		p, err := r.m.image(img)
+		if err != nil {
+			r.fail(KindImage, id, err)
+			continue
+		}
+		r.recs[KindImage][id] = &record{kind: KindImage, id: id, post: p}
+	}
+}
+
+// resolveLinks keeps the links to records this import has (a link to a
+// record the source did not give, or that failed, is dropped with a
+// warning), orders categories parents first and bounds link counts as
+// the API does.
+func (r *importRun) resolveLinks() {
+	cats := r.recs[KindCategory]
+	for _, id := range sortedKeys(cats) {
+		rec := cats[id]
+		if p := rec.term.Parent; p != 0 && cats[p] == nil {
+			r.rep.warnf("category %d: its parent %d is not imported; imported as a top-level category", id, p)
+			rec.term.Parent = 0
+		}
+	}
+	for _, id := range sortedKeys(cats) {
+		rec := cats[id]
+		depth, p := 0, rec.term.Parent
+		for p != 0 && depth <= len(cats) {
+			depth++
+			p = cats[p].term.Parent
+		}
+		if depth > len(cats) {
+			r.fail(KindCategory, id, fieldErr("parent", "the parents form a cycle"))
+			delete(cats, id)
+			continue
+		}
+		rec.depth = depth
+	}
+	keep := func(kind string, id int64, field string, ids []int64, target string, max int) ([]int64, error) {
+		out := []int64{}
+		for _, t := range ids {
+			switch {
+			case slices.Contains(out, t):
+			case r.recs[target][t] == nil:
+				r.rep.warnf("%s %d: %s %d is not imported (the source did not give it, or it failed); link dropped", kind, id, field, t)
+			default:
+				out = append(out, t)
+			}
+		}
+		if len(out) > max {
+			return nil, fieldErr(field, "%d links; this service accepts at most %d", len(out), max)
+		}
+		return out, nil
+	}
+	for _, kind := range []string{KindVenue, KindOrganizer, KindEvent} {
+		for _, id := range sortedKeys(r.recs[kind]) {
+			p := r.recs[kind][id].post
+			if p.ImageID != 0 && r.recs[KindImage][p.ImageID] == nil {
+				r.rep.warnf("%s %d: image %d is not imported; link dropped", kind, id, p.ImageID)
+				p.ImageID = 0
+			}
+			e := p.Event
+			if e == nil {
+				continue
+			}
+			var err error
+			for _, l := range []struct {
+				field, target string
+				ids           *[]int64
+				max           int
+			}{
+				{"categories", KindCategory, &e.Categories, limits.MaxTermsPerField},
+				{"tags", KindTag, &e.Tags, limits.MaxTermsPerField},
+				{"venue", KindVenue, &e.Venues, limits.MaxLinksPerEvent},
+				{"organizer", KindOrganizer, &e.Organizers, limits.MaxLinksPerEvent},
+			} {
+				if err == nil {
+					*l.ids, err = keep(kind, id, l.field, *l.ids, l.target, l.max)
+				}
+			}
+			if err != nil {
+				r.fail(kind, id, err)
+				delete(r.recs[kind], id)
+			}
+		}
+	}
+}
+
+// stamp sets every record's Origin, with the hash of the record as it
+// will be stored.
+func (r *importRun) stamp() error {
+	for _, kind := range kinds {
+		for _, rec := range r.recs[kind] {
+			var err error
+			if rec.term != nil {
+				rec.term.Origin = nil
+				rec.term.Origin, err = r.m.origin(rec.id, time.Time{}, rec.term)
+			} else {
+				rec.post.Origin = nil
+				rec.post.Origin, err = r.m.origin(rec.id, rec.post.Modified, rec.post)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// classify compares every record with the store: new, changed at the
+// source, unchanged, or colliding with another record under its ID. It
+// also reports the records that disappeared from the source.
+func (r *importRun) classify(ctx context.Context) error {
+	var collisions []Collision
+	for _, kind := range kinds {
+		ids := sortedKeys(r.recs[kind])
+		for start := 0; start < len(ids); start += lookupBatch {
+			batch := ids[start:min(start+lookupBatch, len(ids))]
+			var here map[int64]existing
+			var err error
+			if kind == KindCategory || kind == KindTag {
+				here, err = r.existingTerms(ctx, batch)
+			} else {
+				here, err = r.existingPosts(ctx, batch)
+			}
+			if err != nil {
+				return err
+			}
+			for _, id := range batch {
+				rec := r.recs[kind][id]
+				cur, ok := here[id]
+				want := rec.origin()
+				switch {
+				case !ok:
+					rec.action = actCreate
+					r.rep.kind(kind).Created++
+				case cur.kind != kind || !cur.origin.SameSource(want):
+					collisions = append(collisions, Collision{Kind: kind, ID: id, Here: cur.describe()})
+				case cur.origin.Hash == want.Hash:
+					r.rep.kind(kind).Unchanged++
+				default:
+					rec.action = actUpdate
+					r.rep.kind(kind).Updated++
+				}
+			}
+		}
+	}
+	if len(collisions) > 0 {
+		r.rep.Collisions = collisions
+		for _, kind := range kinds {
+			kr := r.rep.kind(kind)
+			kr.Created, kr.Updated, kr.Unchanged = 0, 0, 0
+		}
+		return &CollisionError{Collisions: collisions}
+	}
+	for _, kind := range kinds {
+		kr := r.rep.kind(kind)
+		for _, id := range sortedKeys(r.own[kind]) {
+			if r.recs[kind][id] == nil && r.raw[kind][id] == nil && !r.unseen[kind][id] && !r.failed(kind, id) {
+				if kind == KindImage && r.m.images[id] != nil {
+					continue
+				}
+				kr.Disappeared = append(kr.Disappeared, id)
+			}
+		}
+	}
+	for id := range r.protected {
+		if r.recs[KindEvent][id] != nil || r.unseen[KindEvent][id] {
+			r.rep.Protected = append(r.rep.Protected, id)
+		}
+	}
+	slices.Sort(r.rep.Protected)
+	return nil
+}
+
+// failed reports whether the record failed in this run.
+func (r *importRun) failed(kind string, id int64) bool {
+	for _, f := range r.rep.kind(kind).Failed {
+		if f.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// existing is what classify needs of a stored record.
+type existing struct {
+	kind   string
+	title  string
+	origin *repository.Origin
+}
+
+func (e existing) describe() string {
+	from := "created in this service"
+	if e.origin != nil {
+		from = fmt.Sprintf("imported from %s (record %d there)", e.origin.Site, e.origin.ID)
+	}
+	return fmt.Sprintf("a %s %q, %s", e.kind, e.title, from)
+}
+
+func (r *importRun) existingPosts(ctx context.Context, ids []int64) (map[int64]existing, error) {
+	ps, err := r.store.GetPosts(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read the store: %w", err)
+	}
+	out := make(map[int64]existing, len(ps))
+	for id, p := range ps {
+		out[id] = existing{kind: string(p.Kind), title: p.Title.Get(r.m.lang, r.m.lang), origin: p.Origin}
+	}
+	return out, nil
+}
+
+func (r *importRun) existingTerms(ctx context.Context, ids []int64) (map[int64]existing, error) {
+	ts, err := r.store.GetTerms(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read the store: %w", err)
+	}
+	out := make(map[int64]existing, len(ts))
+	for id, t := range ts {
+		out[id] = existing{kind: string(t.Taxonomy), title: t.Name.Get(r.m.lang, r.m.lang), origin: t.Origin}
+	}
+	return out, nil
+}
+
+// origin returns the record's Origin.
+func (rec *record) origin() *repository.Origin {
+	if rec.term != nil {
+		return rec.term.Origin
+	}
+	return rec.post.Origin
+}

@@ -1,0 +1,149 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/calendar/eventcal/repository"
+)
+
+// explicitIDTests cover what an import keeping its source's IDs needs:
+// posts and terms created with explicit IDs, the sequences moved past
+// them, taken IDs refused, and the Origin stored with the record.
+var explicitIDTests = []storeTest{
+	{"PostSequenceMovesPast", testExplicitPostIDsMoveSequence},
+	{"TermSequenceMovesPast", testExplicitTermIDsMoveSequence},
+	{"TakenIDRefused", testExplicitIDTaken},
+	{"OriginRoundTrip", testOriginRoundTrip},
+}
+
+// explicitRun is how many consecutive explicit IDs the sequence tests
+// create: more than an engine that skips taken IDs one draw at a time
+// (MongoDB's id_claims allow 100 draws) could step over.
+const explicitRun = 120
+
+func testExplicitPostIDsMoveSequence(t *testing.T, ctx context.Context, s repository.Store) {
+	first := mustCreatePost(t, ctx, s, minimalEvent("auto-first"))
+	last := first.ID + explicitRun
+	for id := first.ID + 1; id <= last; id++ {
+		p := minimalEvent(fmt.Sprintf("imported-%d", id))
+		p.ID = id
+		mustCreatePost(t, ctx, s, p)
+		if p.ID != id {
+			t.Fatalf("CreatePost with ID %d stored ID %d", id, p.ID)
+		}
+	}
+	// An image (another post kind) draws from the same sequence.
+	next := mustCreatePost(t, ctx, s, imageFixture("https://img.example/after-import.png"))
+	if next.ID <= last {
+		t.Fatalf("after explicit IDs up to %d the next post got ID %d; want a larger one", last, next.ID)
+	}
+	// A gap below the largest explicit ID stays free for explicit use.
+	gap := minimalEvent("imported-gap")
+	gap.ID = last + 1000
+	mustCreatePost(t, ctx, s, gap)
+	after := mustCreatePost(t, ctx, s, minimalEvent("auto-after-gap"))
+	if after.ID <= gap.ID {
+		t.Fatalf("after explicit ID %d the next post got ID %d; want a larger one", gap.ID, after.ID)
+	}
+}
+
+func testExplicitTermIDsMoveSequence(t *testing.T, ctx context.Context, s repository.Store) {
+	first := mustCreateTerm(t, ctx, s, termFixture(repository.TaxCategory, "Auto first", 0))
+	last := first.ID + explicitRun
+	parent, child := int64(0), int64(0)
+	for id := first.ID + 1; id <= last; id++ {
+		tax := repository.TaxCategory
+		if id%2 == 0 {
+			tax = repository.TaxTag
+		}
+		term := termFixture(tax, fmt.Sprintf("Imported %d", id), 0)
+		if tax == repository.TaxCategory {
+			term.Parent = parent // parents before children, as an import writes them
+			if parent != 0 {
+				child = id
+			}
+			parent = id
+		}
+		term.ID = id
+		mustCreateTerm(t, ctx, s, term)
+		if term.ID != id {
+			t.Fatalf("CreateTerm with ID %d stored ID %d", id, term.ID)
+		}
+	}
+	next := mustCreateTerm(t, ctx, s, termFixture(repository.TaxTag, "Auto after import", 0))
+	if next.ID <= last {
+		t.Fatalf("after explicit term IDs up to %d the next term got ID %d; want a larger one", last, next.ID)
+	}
+	if got := mustGetTerm(t, ctx, s, child); got.Parent == 0 {
+		t.Errorf("imported category %d lost its parent", child)
+	}
+}
+
+func testExplicitIDTaken(t *testing.T, ctx context.Context, s repository.Store) {
+	p := mustCreatePost(t, ctx, s, eventFixture("Already here"))
+	dup := eventFixture("Imported over it")
+	dup.ID = p.ID
+	if err := s.CreatePost(ctx, dup); !errors.Is(err, repository.ErrDuplicate) {
+		t.Errorf("CreatePost with the taken ID %d: error %v, want ErrDuplicate", p.ID, err)
+	}
+	checkPost(t, "post after a refused explicit create", p, mustGetPost(t, ctx, s, p.ID))
+
+	term := mustCreateTerm(t, ctx, s, termFixture(repository.TaxCategory, "Taken", 0))
+	dupTerm := termFixture(repository.TaxTag, "Imported tag", 0)
+	dupTerm.ID = term.ID
+	if err := s.CreateTerm(ctx, dupTerm); !errors.Is(err, repository.ErrDuplicate) {
+		t.Errorf("CreateTerm with the taken ID %d: error %v, want ErrDuplicate", term.ID, err)
+	}
+	checkTerm(t, "term after a refused explicit create", term, mustGetTerm(t, ctx, s, term.ID))
+
+	// A deleted ID stays taken: IDs are never reused, also not explicitly.
+	mustCreatePost(t, ctx, s, eventFixture("Filler"))
+	gone := mustCreatePost(t, ctx, s, eventFixture("Deleted"))
+	if err := s.DeletePost(ctx, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	again := eventFixture("Imported into a deleted ID")
+	again.ID = gone.ID
+	err := s.CreatePost(ctx, again)
+	if err != nil && !errors.Is(err, repository.ErrDuplicate) {
+		t.Errorf("CreatePost with a deleted ID: error %v, want nil or ErrDuplicate", err)
+	}
+}
+
+func testOriginRoundTrip(t *testing.T, ctx context.Context, s repository.Store) {
+	site := "https://example.org/wp-json/tribe/events/v1"
+	mod := time.Date(2026, 11, 25, 16, 54, 35, 0, time.UTC)
+	p := eventFixture("Imported event")
+	p.ID = 4242
+	p.Origin = &repository.Origin{Site: site, ID: 4242, Modified: mod, Hash: "0123abcd"}
+	mustCreatePost(t, ctx, s, p)
+	got := mustGetPost(t, ctx, s, 4242)
+	checkPost(t, "GetPost(imported)", p, got)
+	if !got.Origin.SameSource(&repository.Origin{Site: site, ID: 4242}) {
+		t.Fatalf("origin after GetPost = %+v", got.Origin)
+	}
+	upd := mustUpdatePost(t, ctx, s, 4242, func(p *repository.Post) {
+		p.Title.Set("en", "Edited locally")
+	})
+	if upd.Origin == nil || upd.Origin.Hash != "0123abcd" || !normTime(upd.Origin.Modified).Equal(mod) {
+		t.Errorf("origin after an update that did not touch it = %+v, want kept", upd.Origin)
+	}
+	found, err := s.FindPosts(ctx, repository.PostQuery{IDs: []int64{4242}})
+	if err != nil || len(found) != 1 || found[0].Origin == nil || found[0].Origin.ID != 4242 {
+		t.Errorf("FindPosts(imported) = %v, %v; want it with its origin", found, err)
+	}
+
+	term := termFixture(repository.TaxTag, "2027", 0)
+	term.ID = 46
+	term.Origin = &repository.Origin{Site: site, ID: 46, Hash: "feed"}
+	mustCreateTerm(t, ctx, s, term)
+	gotTerm := mustGetTerm(t, ctx, s, 46)
+	checkTerm(t, "GetTerm(imported)", term, gotTerm)
+	if gotTerm.Origin == nil || gotTerm.Origin.Hash != "feed" || !gotTerm.Origin.Modified.IsZero() {
+		t.Errorf("term origin = %+v", gotTerm.Origin)
+	}
+}
