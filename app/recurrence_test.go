@@ -305,3 +305,15 @@ func TestRunningOccurrence(t *testing.T) {
 		{name: "readable", method: "GET", url: fmt.Sprintf("events/%d/occurrences/20261122T110000", id), status: 200, want: map[string]any{"utc_end_date": "2026-11-22 13:00:00"}},
 	})
 }
+
+// TestOccurrencesUnderTECRoot: with TEC_COMPAT the occurrence routes answer
+// under the original's root too, and their links name that root.
+func TestOccurrencesUnderTECRoot(t *testing.T) {
+	e := newEnv(t, "TEC_COMPAT", "true")
+	id := e.must(201, "POST", "events", "editor", weekly(nil)).id()
+	r := e.must(200, "GET", fmt.Sprintf("/wp-json/tribe/events/v1/events/%d/occurrences?start_date=2027-01-01", id), "", nil)
+	if r.num("total") != 4 || !strings.HasPrefix(r.str("events.0.occurrence.rest_url"), "http://example.test/wp-json/tribe/events/v1/events/") ||
+		!strings.Contains(r.str("rest_url"), "/wp-json/tribe/events/v1/events/") {
+		t.Fatalf("under the TEC root: %s", r.raw)
+	}
+}
