@@ -397,19 +397,36 @@ func (e *Engine) IndexEvents(ctx context.Context, docs []search.EventDocument) e
 	return g.indexEvents(ctx, docs)
 }
 
+// indexEvents stores each document under its key (search.DocumentKey: one
+// per occurrence) and, in the same batch, deletes the stored documents of
+// the batch's events that it does not hold (occurrences a series lost, the
+// single document of an event that became a series, or the reverse), as
+// found in the in-memory index, which holds exactly the stored documents.
 func (g *generation) indexEvents(ctx context.Context, docs []search.EventDocument) error {
 	b := g.events.NewBatch()
+	keys := make(map[string]struct{}, len(docs))
+	ids := make([]int64, 0, len(docs))
 	for _, d := range docs {
 		fields, err := eventFields(d)
 		if err == nil {
-			err = b.Index(docID(d.ID), fields)
+			k := d.Key()
+			keys[k] = struct{}{}
+			err = b.Index(k, fields)
 		}
 		if err != nil {
 			return fmt.Errorf("bleve: event %d: %w", d.ID, err)
 		}
+		if len(ids) == 0 || ids[len(ids)-1] != d.ID {
+			ids = append(ids, d.ID)
+		}
 	}
 	g.eventsMu.Lock()
 	defer g.eventsMu.Unlock()
+	for _, k := range g.queries.Keys(ids) {
+		if _, ok := keys[k]; !ok {
+			b.Delete(k)
+		}
+	}
 	if err := apply(ctx, g.events, b, "index events"); err != nil {
 		return err
 	}
@@ -417,11 +434,19 @@ func (g *generation) indexEvents(ctx context.Context, docs []search.EventDocumen
 	return nil
 }
 
-// deleteEvents removes events from the stored documents and the queries.
+// deleteEvents removes every stored document (every occurrence) of the
+// events and removes them from the queries.
 func (g *generation) deleteEvents(ctx context.Context, ids []int64) error {
 	g.eventsMu.Lock()
 	defer g.eventsMu.Unlock()
-	if err := deleteIDs(ctx, g.events, ids, "delete events"); err != nil {
+	b := g.events.NewBatch()
+	for _, k := range g.queries.Keys(ids) {
+		b.Delete(k)
+	}
+	for _, id := range ids {
+		b.Delete(docID(id)) // stored but not loaded: cannot happen, harmless
+	}
+	if err := apply(ctx, g.events, b, "delete events"); err != nil {
 		return err
 	}
 	g.queries.Remove(ids)

@@ -284,6 +284,21 @@ func (x *Index) Count() int {
 	return len(x.slotOf)
 }
 
+// Keys returns the document keys (search.DocumentKey) of every document
+// of the events ids, in no particular order; IDs not in the index have
+// none.
+func (x *Index) Keys(ids []int64) []string {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	var out []string
+	for _, id := range ids {
+		for _, slot := range x.byID[id] {
+			out = append(out, search.DocumentKey(id, x.rows[slot].occ))
+		}
+	}
+	return out
+}
+
 // Checked returns the number of vocabulary words that the prefix and typo
 // walks of all queries so far compared with a query term: what a text
 // search costs beyond its exact words.
