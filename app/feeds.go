@@ -64,9 +64,24 @@ func (r *request) feedPage() (page, perPage int) {
 func (s *Server) listEventFeed(r *request) error {
 	page, perPage := r.feedPage()
 	var events []ical.Event
+	var seriesErr error
+	seen := map[int64]bool{}
 	_, res, err := s.eventPage(r, page, perPage, func(p *repository.Post, o *obj) {
+		if p.Event != nil && p.Event.Recurrence != nil {
+			// A series once per page, with its rules and changed
+			// occurrences, however many of its occurrences the page has.
+			if !seen[p.ID] && seriesErr == nil {
+				seen[p.ID] = true
+				evs, err := s.icalSeries(r, p)
+				events, seriesErr = append(events, evs...), err
+			}
+			return
+		}
 		events = append(events, s.icalEvent(p, o))
 	})
+	if err == nil {
+		err = seriesErr
+	}
 	if err != nil {
 		return err
 	}
@@ -88,6 +103,13 @@ func (s *Server) getEventFeed(r *request) error {
 	}
 	if err := r.checkReadable(ev, p); err != nil {
 		return err
+	}
+	if p.Event != nil && p.Event.Recurrence != nil {
+		evs, err := s.icalSeries(r, p)
+		if err != nil {
+			return err
+		}
+		return s.sendCalendar(r, evs)
 	}
 	l, err := r.loadLinked([]*repository.Post{p})
 	if err != nil {

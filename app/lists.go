@@ -54,6 +54,7 @@ func (s *Server) eventListArgs() []arg {
 		arg{Name: "ticketed", Type: tBoolean, Desc: "Events with (true) or without (false) tickets."},
 		arg{Name: "password", Type: tString, Desc: "Shows protected fields of events with this password."},
 		arg{Name: "context", Type: tString, Enum: []string{"view", "edit"}, Default: "view", Desc: "edit shows protected fields to callers who may edit the event."},
+		collapseSeriesArg(),
 	), textSearchArgs()...)
 }
 
@@ -350,6 +351,7 @@ func (r *request) eventQuery() (search.EventQuery, error) {
 		id, _ := asInt(v)
 		q.ParentID = search.Some(id)
 	}
+	r.applyCollapseSeries(&q)
 	return q, nil
 }
 
@@ -381,7 +383,8 @@ func (s *Server) listEvents(r *request) error {
 // eventPage runs the request's event query (with its text-search
 // arguments) for one page and hands each event, rendered for the caller
 // (redacted where protected, highlighted when asked), to each in the
-// engine's order. A page past the last one is 404. It returns the query
+// engine's order, with its stored record (the series, for an occurrence).
+// A page past the last one is 404. It returns the query
 // (for the facets) and the engine's result.
 func (s *Server) eventPage(r *request, page, perPage int, each func(*repository.Post, *obj)) (search.EventQuery, search.Result, error) {
 	q, err := r.eventQuery()
@@ -407,15 +410,16 @@ func (s *Server) eventPage(r *request, page, perPage int, each func(*repository.
 	if truthy(r.bag.values["highlight"]) {
 		terms = search.ParseQuery(q.Query)
 	}
-	_, err = r.renderPage(res.IDs, func(p *repository.Post, l *linked) *obj {
-		o := s.renderListedEvent(p, l, view{lang: r.lang})
+	_, err = r.renderEventHits(res, func(h eventHit, l *linked) *obj {
+		p := h.post
+		o := s.renderHit(h, l, view{lang: r.lang})
 		if !r.unlocks(p) {
 			redactEvent(o)
 		}
 		if terms != nil {
 			addHighlight(o, terms)
 		}
-		each(p, o)
+		each(h.series, o)
 		return o
 	})
 	return q, res, err

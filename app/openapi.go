@@ -85,7 +85,10 @@ func componentSchemas() *obj {
 		"categories", arrayOf(ref("EmbeddedTerm")), "tags", arrayOf(ref("EmbeddedTerm")),
 		"venue", newObj().set("oneOf", []any{ref("Venue"), arrayOf(ref("Venue"))}),
 		"organizer", arrayOf(ref("Organizer")), "custom_fields", newObj().set("oneOf", []any{arrayOf(newObj()), schemaType("object")}),
-		"ticketed", nb(), "language", str, "translations", strs, "json_ld", jsonLD,
+		"ticketed", nb(), "language", str, "translations", strs,
+		"recurrence", nullable(object([]string{"rules", "exclusions", "additions"}, "rules", strs, "exclusions", strs, "additions", strs)),
+		"occurrence", object([]string{"key", "start"}, "key", str, "start", str, "rest_url", str),
+		"json_ld", jsonLD,
 		"highlight", object([]string{"title", "excerpt"}, "title", str, "excerpt", str))
 	list := func(key, item string) *obj {
 		return object([]string{key, "rest_url", "total", "total_pages"}, key, arrayOf(ref(item)), "rest_url", str,
@@ -240,6 +243,12 @@ func routeResponses(rt *route, method string) (ok int, okSchema string, errs []i
 		return 200, "TokenList", []int{400, 401, 403, 503}
 	case p == "/admin/tokens/:token":
 		return 200, "RevokedToken", []int{401, 403, 404, 503}
+	}
+	switch {
+	case p == "/events/:id/occurrences":
+		return 200, "EventList", []int{400, 403, 404, 503}
+	case p == "/events/:id/occurrences/:key/split":
+		return 201, "Event", []int{400, 401, 403, 404, 410, 503}
 	}
 	if strings.HasSuffix(p, ".ics") {
 		return 200, calendarSchema, []int{400, 403, 404, 503}

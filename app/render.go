@@ -603,6 +603,7 @@ func (s *Server) eventHead(p *repository.Post, v view) *obj {
 	o.add("ticketed", e.Ticketed)
 	o.add("language", s.textLang(p.Title, v.lang))
 	o.add("translations", s.translations(p.Title, p.Content, p.Excerpt))
+	o.add("recurrence", renderRecurrence(e.Recurrence))
 	if o.keys[evImage] != "image" || o.keys[evCategories] != "categories" || o.keys[evTags] != "tags" ||
 		o.keys[evVenue] != "venue" || o.keys[evOrganizer] != "organizer" {
 		panic("eventHead: the positions of the linked fields moved")

@@ -295,6 +295,9 @@ func (ir itemRenderer) RenderPost(ctx context.Context, p *repository.Post) (json
 	switch p.Kind {
 	case repository.KindEvent:
 		o = s.renderEvent(p, l, v)
+		if p.Event != nil && p.Event.Recurrence != nil {
+			o.add("changed_occurrences", s.changedOccurrences(p))
+		}
 	case repository.KindVenue:
 		o = s.renderVenue(p, l, v)
 	default:

@@ -55,6 +55,7 @@ func (s *Server) postWriteArgs(pt *postType, create bool) []arg {
 			{Name: "venue", Type: tAny, Desc: "Venue: an ID, a list or CSV of IDs, {id} objects or inline venue data; empty unlinks.", MaxItems: limits.MaxLinksPerEvent},
 			{Name: "organizer", Type: tAny, Desc: "Organizers: IDs, a CSV of IDs, {id} objects or inline organizer data; empty unlinks.", MaxItems: limits.MaxLinksPerEvent},
 			{Name: "password", Type: tString, Check: emptyOrString, Desc: "Password protecting the event; empty removes it.", MaxLen: limits.MaxPassword},
+			recurrenceArg(),
 		}
 	case repository.KindVenue:
 		own = []arg{
@@ -704,7 +705,7 @@ func (plan *writePlan) applyEvent(r *request, p *repository.Post) error {
 	if plan.setTags {
 		e.Tags = plan.tagIDs
 	}
-	return nil
+	return plan.applyRecurrence(r, p)
 }
 
 // costValues stores a cost as written: one string, or a list.

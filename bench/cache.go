@@ -100,6 +100,8 @@ func rssMiB() float64 {
 	return float64(resident*int64(os.Getpagesize())) / (1 << 20)
 }
 
+// loadWith runs conc clients against base+path(r) for dur, sending header
+// with every request and counting an answer other than want as an error.
 func (s *stack) loadWith(base string, path func(*rand.Rand) string, header http.Header, want, conc int, dur time.Duration) loadResult {
 	lat := &latencies{}
 	var count, errs atomic.Int64
@@ -109,7 +111,7 @@ func (s *stack) loadWith(base string, path func(*rand.Rand) string, header http.
 		wg.Add(1)
 		go func(seed uint64) {
 			defer wg.Done()
-			r := rand.New(rand.NewPCG(seed, 11))
+			r := rand.New(rand.NewPCG(seed, 7))
 			for time.Now().Before(stop) {
 				req, _ := http.NewRequest(http.MethodGet, base+path(r), nil)
 				for k, v := range header {

@@ -529,37 +529,9 @@ type loadResult struct {
 	count  int64 // requests answered
 }
 
-// load runs conc clients against base+path(r) for dur.
+// load runs conc clients against base+path(r) for dur, expecting 200 OK.
 func (s *stack) load(base string, path func(*rand.Rand) string, conc int, dur time.Duration) loadResult {
-	lat := &latencies{}
-	var count, errs atomic.Int64
-	stop := time.Now().Add(dur)
-	var wg gosync.WaitGroup
-	for c := 0; c < conc; c++ {
-		wg.Add(1)
-		go func(seed uint64) {
-			defer wg.Done()
-			r := rand.New(rand.NewPCG(seed, 7))
-			for time.Now().Before(stop) {
-				start := time.Now()
-				res, err := s.client.Get(base + path(r))
-				if err != nil {
-					errs.Add(1)
-					continue
-				}
-				_, _ = io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-				if res.StatusCode != 200 {
-					errs.Add(1)
-				}
-				lat.add(time.Since(start))
-				count.Add(1)
-			}
-		}(uint64(c + 1))
-	}
-	start := time.Now()
-	wg.Wait()
-	return loadResult{rate: float64(count.Load()) / time.Since(start).Seconds(), lat: lat, errors: errs.Load(), count: count.Load()}
+	return s.loadWith(base, path, nil, http.StatusOK, conc, dur)
 }
 
 var words = []string{"jazz", "rock", "theatre", "poetry", "cinema", "opera", "dance", "market", "lecture", "workshop",

@@ -109,6 +109,9 @@ type Config struct {
 	// DrainDelay is how long /readyz fails before the listener closes on
 	// shutdown (DRAIN_DELAY).
 	DrainDelay time.Duration
+	// RecurrenceHorizon is how far ahead of now recurring events are
+	// expanded (RECURRENCE_HORIZON, in days; default 730).
+	RecurrenceHorizon time.Duration
 	// ReplicaID is the replica's identity in the lease (REPLICA_ID); empty
 	// means the host name.
 	ReplicaID string

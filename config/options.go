@@ -512,6 +512,19 @@ var registry = []Option{
 		format: func(c *Config) string { return c.ReplicaID },
 	},
 	{
+		Name: "RECURRENCE_HORIZON", Default: "730", Type: TypeInteger,
+		Description: "how many days ahead of now recurring events are expanded into occurrences (1 to 3650); the scheduler rolls it forward daily",
+		parse: func(c *Config, raw string) error {
+			n, err := strconv.Atoi(raw)
+			if err != nil || n < 1 || n > 3650 {
+				return errors.New("must be a whole number of days from 1 to 3650")
+			}
+			c.RecurrenceHorizon = time.Duration(n) * 24 * time.Hour
+			return nil
+		},
+		format: func(c *Config) string { return strconv.Itoa(int(c.RecurrenceHorizon / (24 * time.Hour))) },
+	},
+	{
 		Name: "MEILI_MASTER_KEY", Default: "", Type: TypeSecret, Secret: true,
 		Description: "Meilisearch master key: when set and MEILI_API_KEY is empty, the service creates (or finds) its own scoped API key with it at start and uses only that key",
 		parse: func(c *Config, raw string) error {

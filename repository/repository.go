@@ -200,6 +200,70 @@ type EventFields struct {
 	Organizers []int64 `json:"organizers" bson:"organizers"`
 	// Parent is the parent event (recurring series), 0 for none.
 	Parent int64 `json:"parent" bson:"parent"`
+	// Recurrence makes the event a series (nil: a single event). Its own
+	// start and end are the first occurrence; see package
+	// repository/recurrence for the expansion into occurrences.
+	Recurrence *Recurrence `json:"recurrence,omitempty" bson:"recurrence,omitempty"`
+	// Overrides are the changes to single occurrences of the series, at
+	// most one per occurrence key. A cancelled occurrence is an exclusion
+	// instead (Recurrence.Exclusions).
+	Overrides []OccurrenceOverride `json:"overrides,omitempty" bson:"overrides,omitempty"`
+}
+
+// Recurrence is a series' rule set, as the client wrote it (RFC 5545).
+// Rules are RRULE values without the "RRULE:" prefix
+// ("FREQ=WEEKLY;BYDAY=TU,TH"); Exclusions (EXDATE) and Additions (RDATE)
+// are occurrence start times "2006-01-02 15:04:05" in the event's zone.
+type Recurrence struct {
+	Rules      []string `json:"rules" bson:"rules"`
+	Exclusions []string `json:"exclusions" bson:"exclusions"`
+	Additions  []string `json:"additions" bson:"additions"`
+}
+
+// Clone returns a deep copy of r (nil for nil).
+func (r *Recurrence) Clone() *Recurrence {
+	if r == nil {
+		return nil
+	}
+	return &Recurrence{
+		Rules:      append([]string{}, r.Rules...),
+		Exclusions: append([]string{}, r.Exclusions...),
+		Additions:  append([]string{}, r.Additions...),
+	}
+}
+
+// OccurrenceOverride changes one occurrence of a series, named by its key
+// (the occurrence's original local start, "20060102T150405"). Nil fields
+// keep the series' value; a text field replaces the languages it has.
+type OccurrenceOverride struct {
+	Key     string `json:"key" bson:"key"`
+	Title   Text   `json:"title,omitempty" bson:"title,omitempty"`
+	Content Text   `json:"content,omitempty" bson:"content,omitempty"`
+	Excerpt Text   `json:"excerpt,omitempty" bson:"excerpt,omitempty"`
+	// StartLocal and EndLocal move the occurrence ("2006-01-02 15:04:05"
+	// in the event's zone); the key stays the original start.
+	StartLocal *string `json:"start_local,omitempty" bson:"start_local,omitempty"`
+	EndLocal   *string `json:"end_local,omitempty" bson:"end_local,omitempty"`
+	// Status is the occurrence's post status (nil: the series' status).
+	Status     *string   `json:"status,omitempty" bson:"status,omitempty"`
+	Venues     *[]int64  `json:"venues,omitempty" bson:"venues,omitempty"`
+	Organizers *[]int64  `json:"organizers,omitempty" bson:"organizers,omitempty"`
+	Cost       *[]string `json:"cost,omitempty" bson:"cost,omitempty"`
+	Website    *string   `json:"website,omitempty" bson:"website,omitempty"`
+	Featured   *bool     `json:"featured,omitempty" bson:"featured,omitempty"`
+	// Cancelled is kept false by the service: a cancelled occurrence is
+	// written as an exclusion. Expansions skip an override that has it.
+	Cancelled bool `json:"cancelled" bson:"cancelled"`
+}
+
+// Override returns the override of the occurrence key, or nil.
+func (e *EventFields) Override(key string) *OccurrenceOverride {
+	for i := range e.Overrides {
+		if e.Overrides[i].Key == key {
+			return &e.Overrides[i]
+		}
+	}
+	return nil
 }
 
 // VenueFields are the fields only venues have. Address fields are shared by

@@ -29,14 +29,32 @@ type stack struct {
 	worker *Worker
 }
 
-func newStack(t *testing.T) *stack {
+// openTestStore opens an embedded store in dir, closed when the test ends.
+func openTestStore(t *testing.T, dir string) *sqlite.Store {
 	t.Helper()
-	dir := t.TempDir()
 	st, err := sqlite.Open(t.Context(), filepath.Join(dir, "calendar.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close(context.Background()) })
+	return st
+}
+
+// newStackWithEvents is newStack with n published events, indexed.
+func newStackWithEvents(t *testing.T, n int) *stack {
+	t.Helper()
+	s := newStack(t)
+	for range n {
+		s.post(t, repository.KindEvent, "Jazz night", repository.StatusPublish, baseTime)
+	}
+	s.flush(t)
+	return s
+}
+
+func newStack(t *testing.T) *stack {
+	t.Helper()
+	dir := t.TempDir()
+	st := openTestStore(t, dir)
 	eng, err := bleve.Open(filepath.Join(dir, "index"))
 	if err != nil {
 		t.Fatal(err)

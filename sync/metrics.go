@@ -172,18 +172,21 @@ func (m *Metrics) observeBatch(marks []repository.IndexMark, now time.Time) {
 	}
 }
 
+// recorded are the metrics the worker records as it goes (the others are
+// read on scrape).
+func (m *Metrics) recorded() []prometheus.Collector {
+	return []prometheus.Collector{m.batchMarks, m.lag, m.reindexDuration, m.reindexDocs,
+		m.reindexFailures, m.reindexLastOK, m.syncErrors}
+}
+
 // Describe implements prometheus.Collector.
 func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	if m == nil {
 		return
 	}
-	m.batchMarks.Describe(ch)
-	m.lag.Describe(ch)
-	m.reindexDuration.Describe(ch)
-	m.reindexDocs.Describe(ch)
-	m.reindexFailures.Describe(ch)
-	m.reindexLastOK.Describe(ch)
-	m.syncErrors.Describe(ch)
+	for _, c := range m.recorded() {
+		c.Describe(ch)
+	}
 	ch <- m.pendingMarks
 	ch <- m.oldestMarkAge
 	ch <- m.documents
@@ -197,13 +200,9 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	if m == nil {
 		return
 	}
-	m.batchMarks.Collect(ch)
-	m.lag.Collect(ch)
-	m.reindexDuration.Collect(ch)
-	m.reindexDocs.Collect(ch)
-	m.reindexFailures.Collect(ch)
-	m.reindexLastOK.Collect(ch)
-	m.syncErrors.Collect(ch)
+	for _, c := range m.recorded() {
+		c.Collect(ch)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
 	defer cancel()

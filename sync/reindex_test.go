@@ -201,11 +201,7 @@ func TestRebuildAborts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newStack(t)
-			for range 5 {
-				s.post(t, repository.KindEvent, "Jazz night", repository.StatusPublish, baseTime)
-			}
-			s.flush(t)
+			s := newStackWithEvents(t, 5)
 			gate := newGate(s.engine)
 			s.worker.Engine = gate
 			lease := newFakeLease(true)
@@ -267,11 +263,7 @@ func trashFirstEvent(t *testing.T, s *stack) {
 // TestRebuildCancel: an admin's Cancel stops the running rebuild; the job
 // says cancelled, the live index is untouched and the next rebuild runs.
 func TestRebuildCancel(t *testing.T) {
-	s := newStack(t)
-	for range 5 {
-		s.post(t, repository.KindEvent, "Jazz night", repository.StatusPublish, baseTime)
-	}
-	s.flush(t)
+	s := newStackWithEvents(t, 5)
 	gate := newGate(s.engine)
 	s.worker.Engine = gate
 	r := NewReindexer(s.store, gate, s.worker, quiet, nil, nil)

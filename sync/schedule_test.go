@@ -78,11 +78,7 @@ func TestScheduledRebuild(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newStack(t)
-			for range 3 {
-				s.post(t, repository.KindEvent, "Jazz night", repository.StatusPublish, baseTime)
-			}
-			s.flush(t)
+			s := newStackWithEvents(t, 3)
 			lease := newFakeLease(tt.held)
 			clock := clockwork.NewFakeClockAt(start)
 			r := NewReindexer(s.store, s.engine, s.worker, quiet, clock.Now, lease)

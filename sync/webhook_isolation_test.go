@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	gosync "sync"
 	"sync/atomic"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository"
-	"github.com/calendar/eventcal/repository/sqlite"
 )
 
 // isolationMessage is the body of the test messages.
@@ -105,11 +103,7 @@ func inItemOrder(ms []isolationMessage) error {
 // on.
 func TestWebhookIsolation(t *testing.T) {
 	ctx := t.Context()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "calendar.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close(context.Background()) })
+	st := openTestStore(t, t.TempDir())
 
 	release := make(chan struct{})
 	var releaseOnce gosync.Once
@@ -310,11 +304,7 @@ func TestWebhookIsolation(t *testing.T) {
 // delivers them all, in order per item.
 func TestWebhookRestartKeepsMessages(t *testing.T) {
 	ctx := t.Context()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "calendar.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close(context.Background()) })
+	st := openTestStore(t, t.TempDir())
 	var up atomic.Bool
 	rc := newIsolationReceiver(t, func(r *http.Request, _ isolationMessage, _ int) int {
 		if !up.Load() {
@@ -401,11 +391,7 @@ func attemptsInFlight(t *testing.T, h *Webhooks) float64 {
 // endpoint.
 func TestWebhookConcurrencyBounds(t *testing.T) {
 	ctx := t.Context()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "calendar.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close(context.Background()) })
+	st := openTestStore(t, t.TempDir())
 	release := make(chan struct{})
 	var rcs []*receiver
 	var ds []*repository.Delivery

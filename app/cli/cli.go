@@ -24,48 +24,27 @@ const maxLoginLength = 60
 
 // user runs "user SUBCOMMAND".
 func (c *cli) user(args []string) int {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		if len(args) > 0 && isHelpFlag(args[0]) {
-			fmt.Fprintf(c.stdout, "Usage: %s user add|list|role|disable|enable ...\n", programName)
-			return exitOK
-		}
-		fmt.Fprintf(c.stderr, "Usage: %s user add|list|role|disable|enable ...\n", programName)
-		return exitUsage
+	set := func(verb string) func([]string) int {
+		return func(args []string) int { return c.userSet(verb, args) }
 	}
-	switch args[0] {
-	case "add":
-		return c.userAdd(args[1:])
-	case "list":
-		return c.userList(args[1:])
-	case "role", "disable", "enable":
-		return c.userSet(args[0], args[1:])
-	default:
-		fmt.Fprintf(c.stderr, "%s: unknown command \"user %s\" (known: user add, list, role, disable, enable)\n", programName, args[0])
-		return exitUsage
-	}
+	return commandGroup{
+		name:  "user",
+		usage: synopsisUsage("user add|list|role|disable|enable ..."),
+		known: "user add, list, role, disable, enable",
+		subcommands: map[string]func([]string) int{
+			"add": c.userAdd, "list": c.userList, "role": set("role"), "disable": set("disable"), "enable": set("enable"),
+		},
+	}.run(c, args)
 }
 
 // token runs "token SUBCOMMAND".
 func (c *cli) token(args []string) int {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		if len(args) > 0 && isHelpFlag(args[0]) {
-			fmt.Fprintf(c.stdout, "Usage: %s token create|list|revoke ...\n", programName)
-			return exitOK
-		}
-		fmt.Fprintf(c.stderr, "Usage: %s token create|list|revoke ...\n", programName)
-		return exitUsage
-	}
-	switch args[0] {
-	case "create":
-		return c.tokenCreate(args[1:])
-	case "list":
-		return c.tokenList(args[1:])
-	case "revoke":
-		return c.tokenRevoke(args[1:])
-	default:
-		fmt.Fprintf(c.stderr, "%s: unknown command \"token %s\" (known: token create, list, revoke)\n", programName, args[0])
-		return exitUsage
-	}
+	return commandGroup{
+		name:        "token",
+		usage:       synopsisUsage("token create|list|revoke ..."),
+		known:       "token create, list, revoke",
+		subcommands: map[string]func([]string) int{"create": c.tokenCreate, "list": c.tokenList, "revoke": c.tokenRevoke},
+	}.run(c, args)
 }
 
 func isHelpFlag(s string) bool {
@@ -106,8 +85,7 @@ func (c *cli) withStoreInit(init bool, fn func(ctx context.Context, store reposi
 	defer stop()
 	store, err := openStore(ctx, cfg)
 	if err != nil {
-		fmt.Fprintf(c.stderr, "%s: %v\n", programName, err)
-		return exitFailure
+		return c.fail(programName, err)
 	}
 	code := fn(ctx, store)
 	if err := closeStore(store); err != nil {
@@ -123,16 +101,15 @@ func (c *cli) withStoreInit(init bool, fn func(ctx context.Context, store reposi
 // prints its ID on stdout.
 func (c *cli) userAdd(args []string) int {
 	fs := c.flagSet("user add", "user add --login NAME --role ROLE [--init]")
-	login := fs.String("login", "", "login of the new user (required)")
+	loginFlag := newLoginFlag(fs, "login of the new user (required)")
 	roleName := fs.String("role", "", "role: "+roleList()+" (required)")
 	initStore := fs.Bool("init", false, "create the embedded store (DATA_DIR) when it does not exist yet")
 	if code := c.parseFlags(fs, args); code >= 0 {
 		return code
 	}
-	*login = strings.TrimSpace(*login)
-	if err := validateLogin(*login); err != nil {
-		fmt.Fprintf(c.stderr, "user add: %v\n", err)
-		return exitUsage
+	login, err := loginFlag.value()
+	if err != nil {
+		return c.misuse("user add", err)
 	}
 	role, ok := repository.ParseRole(*roleName)
 	if !ok {
@@ -140,14 +117,12 @@ func (c *cli) userAdd(args []string) int {
 		return exitUsage
 	}
 	return c.withStoreInit(*initStore, func(ctx context.Context, store repository.Store) int {
-		u := &repository.User{Login: *login, Role: role, Created: time.Now().UTC()}
+		u := &repository.User{Login: login, Role: role, Created: time.Now().UTC()}
 		if err := store.CreateUser(ctx, u); err != nil {
 			if errors.Is(err, repository.ErrDuplicate) {
-				fmt.Fprintf(c.stderr, "user add: login %q is already taken\n", *login)
-			} else {
-				fmt.Fprintf(c.stderr, "user add: %v\n", err)
+				err = fmt.Errorf("login %q is already taken", login)
 			}
-			return exitFailure
+			return c.fail("user add", err)
 		}
 		fmt.Fprintf(c.stderr, "Created %s %q with ID %d.\n", u.Role, u.Login, u.ID)
 		fmt.Fprintln(c.stdout, u.ID)
@@ -159,7 +134,7 @@ func (c *cli) userAdd(args []string) int {
 // the user and prints the secret, alone, on stdout. Only its hash is stored.
 func (c *cli) tokenCreate(args []string) int {
 	fs := c.flagSet("token create", "token create --login NAME [--name TEXT] [--expires 30d]")
-	login := fs.String("login", "", "login of the user the token authenticates (required)")
+	loginFlag := newLoginFlag(fs, "login of the user the token authenticates (required)")
 	name := fs.String("name", "", "what the token is for, shown by 'token list'")
 	expires := fs.String("expires", "", "lifetime (e.g. 720h or 30d); absent: no expiry")
 	if code := c.parseFlags(fs, args); code >= 0 {
@@ -167,32 +142,23 @@ func (c *cli) tokenCreate(args []string) int {
 	}
 	lifetime, err := parseExpiry(*expires)
 	if err != nil {
-		fmt.Fprintf(c.stderr, "token create: %v\n", err)
-		return exitUsage
+		return c.misuse("token create", err)
 	}
 	if len(*name) > 100 {
-		fmt.Fprintf(c.stderr, "token create: --name must be at most 100 bytes\n")
-		return exitUsage
+		return c.misuse("token create", errors.New("--name must be at most 100 bytes"))
 	}
-	*login = strings.TrimSpace(*login)
-	if err := validateLogin(*login); err != nil {
-		fmt.Fprintf(c.stderr, "token create: %v\n", err)
-		return exitUsage
+	login, err := loginFlag.value()
+	if err != nil {
+		return c.misuse("token create", err)
 	}
 	return c.withStore(func(ctx context.Context, store repository.Store) int {
-		u, err := store.GetUserByLogin(ctx, *login)
-		if errors.Is(err, repository.ErrNotFound) {
-			fmt.Fprintf(c.stderr, "token create: no user with login %q (create one with '%s user add')\n", *login, programName)
-			return exitFailure
-		}
-		if err != nil {
-			fmt.Fprintf(c.stderr, "token create: %v\n", err)
-			return exitFailure
+		u, code := c.userByLogin(ctx, store, "token create", login, fmt.Sprintf(" (create one with '%s user add')", programName))
+		if u == nil {
+			return code
 		}
 		secret, err := repository.NewTokenSecret()
 		if err != nil {
-			fmt.Fprintf(c.stderr, "token create: %v\n", err)
-			return exitFailure
+			return c.fail("token create", err)
 		}
 		now := time.Now().UTC().Truncate(time.Second)
 		t := &repository.Token{Hash: repository.HashToken(secret), UserID: u.ID, Created: now, Name: strings.TrimSpace(*name)}
@@ -200,8 +166,7 @@ func (c *cli) tokenCreate(args []string) int {
 			t.Expires = now.Add(lifetime)
 		}
 		if err := store.CreateToken(ctx, t); err != nil {
-			fmt.Fprintf(c.stderr, "token create: %v\n", err)
-			return exitFailure
+			return c.fail("token create", err)
 		}
 		fmt.Fprintf(c.stderr, "Created token %s for %s %q (user ID %d). It is shown only this once: "+
 			"send it as \"Authorization: Bearer <token>\".\n", t.ID(), u.Role, u.Login, u.ID)
@@ -232,13 +197,11 @@ func (c *cli) healthcheck(args []string) int {
 		}
 		var err error
 		if target, err = healthURL(cfg); err != nil {
-			fmt.Fprintf(c.stderr, "healthcheck: %v\n", err)
-			return exitFailure
+			return c.fail("healthcheck", err)
 		}
 	}
 	if err := probe(target, *timeout, c.stdout); err != nil {
-		fmt.Fprintf(c.stderr, "healthcheck: %v\n", err)
-		return exitFailure
+		return c.fail("healthcheck", err)
 	}
 	return exitOK
 }

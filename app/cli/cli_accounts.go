@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/calendar/eventcal/config"
@@ -87,19 +87,17 @@ func (c *cli) userList(args []string) int {
 	return c.withStore(func(ctx context.Context, store repository.Store) int {
 		users, err := store.ListUsers(ctx)
 		if err != nil {
-			fmt.Fprintf(c.stderr, "user list: %v\n", err)
-			return exitFailure
+			return c.fail("user list", err)
 		}
-		tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tLOGIN\tROLE\tSTATE\tCREATED")
-		for _, u := range users {
-			state := "active"
-			if u.Disabled {
-				state = "disabled"
+		printTable(c.stdout, "ID\tLOGIN\tROLE\tSTATE\tCREATED", func(w io.Writer) {
+			for _, u := range users {
+				state := "active"
+				if u.Disabled {
+					state = "disabled"
+				}
+				fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\n", u.ID, u.Login, u.Role, state, u.Created.UTC().Format(time.RFC3339))
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", u.ID, u.Login, u.Role, state, u.Created.UTC().Format(time.RFC3339))
-		}
-		tw.Flush()
+		})
 		return exitOK
 	})
 }
@@ -110,8 +108,9 @@ func (c *cli) userSet(verb string, args []string) int {
 	if verb == "role" {
 		synopsis += " --role ROLE"
 	}
-	fs := c.flagSet("user "+verb, synopsis)
-	login := fs.String("login", "", "login of the user (required)")
+	cmd := "user " + verb
+	fs := c.flagSet(cmd, synopsis)
+	loginFlag := newLoginFlag(fs, "login of the user (required)")
 	roleName := ""
 	if verb == "role" {
 		fs.StringVar(&roleName, "role", "", "new role: "+roleList()+" (required)")
@@ -119,10 +118,9 @@ func (c *cli) userSet(verb string, args []string) int {
 	if code := c.parseFlags(fs, args); code >= 0 {
 		return code
 	}
-	*login = strings.TrimSpace(*login)
-	if err := validateLogin(*login); err != nil {
-		fmt.Fprintf(c.stderr, "user %s: %v\n", verb, err)
-		return exitUsage
+	login, err := loginFlag.value()
+	if err != nil {
+		return c.misuse(cmd, err)
 	}
 	role, ok := repository.ParseRole(roleName)
 	if verb == "role" && !ok {
@@ -130,14 +128,9 @@ func (c *cli) userSet(verb string, args []string) int {
 		return exitUsage
 	}
 	return c.withStore(func(ctx context.Context, store repository.Store) int {
-		u, err := store.GetUserByLogin(ctx, *login)
-		if errors.Is(err, repository.ErrNotFound) {
-			fmt.Fprintf(c.stderr, "user %s: no user with login %q\n", verb, *login)
-			return exitFailure
-		}
-		if err != nil {
-			fmt.Fprintf(c.stderr, "user %s: %v\n", verb, err)
-			return exitFailure
+		u, code := c.userByLogin(ctx, store, cmd, login, "")
+		if u == nil {
+			return code
 		}
 		switch verb {
 		case "role":
@@ -148,8 +141,7 @@ func (c *cli) userSet(verb string, args []string) int {
 			u.Disabled = false
 		}
 		if err := store.UpdateUser(ctx, u); err != nil {
-			fmt.Fprintf(c.stderr, "user %s: %v\n", verb, err)
-			return exitFailure
+			return c.fail(cmd, err)
 		}
 		state := "active"
 		if u.Disabled {
@@ -180,13 +172,11 @@ func (c *cli) tokenList(args []string) int {
 		}
 		tokens, err := store.ListTokens(ctx, userID)
 		if err != nil {
-			fmt.Fprintf(c.stderr, "token list: %v\n", err)
-			return exitFailure
+			return c.fail("token list", err)
 		}
 		users, err := store.ListUsers(ctx)
 		if err != nil {
-			fmt.Fprintf(c.stderr, "token list: %v\n", err)
-			return exitFailure
+			return c.fail("token list", err)
 		}
 		logins := map[int64]string{}
 		for _, u := range users {
@@ -198,17 +188,16 @@ func (c *cli) tokenList(args []string) int {
 			}
 			return t.UTC().Format(time.RFC3339)
 		}
-		tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tUSER\tNAME\tCREATED\tLAST USED\tEXPIRES")
-		for _, t := range tokens {
-			name := t.Name
-			if name == "" {
-				name = "-"
+		printTable(c.stdout, "ID\tUSER\tNAME\tCREATED\tLAST USED\tEXPIRES", func(w io.Writer) {
+			for _, t := range tokens {
+				name := t.Name
+				if name == "" {
+					name = "-"
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID(), logins[t.UserID], name,
+					t.Created.UTC().Format(time.RFC3339), orNever(t.LastUsed, "never"), orNever(t.Expires, "never"))
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID(), logins[t.UserID], name,
-				t.Created.UTC().Format(time.RFC3339), orNever(t.LastUsed, "never"), orNever(t.Expires, "never"))
-		}
-		tw.Flush()
+		})
 		return exitOK
 	})
 }
@@ -237,8 +226,7 @@ func (c *cli) tokenRevoke(args []string) int {
 			return exitFailure
 		}
 		if err != nil {
-			fmt.Fprintf(c.stderr, "token revoke: %v\n", err)
-			return exitFailure
+			return c.fail("token revoke", err)
 		}
 		fmt.Fprintf(c.stderr, "Revoked token %s.\n", id)
 		return exitOK

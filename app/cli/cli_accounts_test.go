@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -133,27 +134,11 @@ func TestCLITokenAndUserCommands(t *testing.T) {
 // authentication, and not on the API listener (issue 7, finding 9).
 func TestMetricsListener(t *testing.T) {
 	env := map[string]string{"DATA_DIR": t.TempDir(), "LISTEN_ADDR": "127.0.0.1:0", "METRICS_ADDR": "127.0.0.1:0"}
-	cfg, err := config.Load(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs syncBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	addrc := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() { done <- serveUntilDone(ctx, cfg, cfg.NewLogger(&logs), func(a net.Addr) { addrc <- a }) }()
-	var api net.Addr
-	select {
-	case api = <-addrc:
-	case err := <-done:
-		t.Fatalf("serve ended: %v\n%s", err, logs.String())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("not listening\n%s", logs.String())
-	}
+	srv := startService(t, env)
+	api, logs := srv.addr, srv.logs
 	re := regexp.MustCompile(`msg="serving metrics" addr=(\S+)`)
 	var m []string
-	for deadline := time.Now().Add(30 * time.Second); m == nil; {
+	for deadline := testdeadline.Of(t); m == nil; {
 		if m = re.FindStringSubmatch(logs.String()); m == nil {
 			if time.Now().After(deadline) {
 				t.Fatalf("no metrics listener in the logs:\n%s", logs.String())
@@ -177,8 +162,7 @@ func TestMetricsListener(t *testing.T) {
 	if st, _ := get("http://" + api.String() + "/metrics"); st != 404 {
 		t.Errorf("API listener /metrics: %d, want 404", st)
 	}
-	cancel()
-	if err := <-done; err != nil {
+	if err := srv.stop(t); err != nil {
 		t.Fatalf("serve: %v", err)
 	}
 	if _, err := net.DialTimeout("tcp", m[1], time.Second); err == nil {

@@ -33,10 +33,21 @@ type opsFlags struct {
 	cancel bool
 }
 
-// parseOps parses the flags of an operations command.
-func (c *cli) parseOps(name, synopsis string, args []string) (*opsFlags, int) {
+// opsCall is what an operations command works with: its flags, the
+// configuration and the admin API of a running service to ask (nil to
+// work directly on the store and the index).
+type opsCall struct {
+	opsFlags
+	cfg   *config.Config
+	admin *adminClient
+}
+
+// parseOps parses the flags of an operations command and loads the
+// configuration. The status is -1 when the command should go on.
+func (c *cli) parseOps(name, synopsis string, args []string) (*opsCall, int) {
 	fs := c.flagSet(name, synopsis)
-	f := &opsFlags{}
+	op := &opsCall{}
+	f := &op.opsFlags
 	fs.StringVar(&f.url, "url", "", "base URL of a running service (default: probe LISTEN_ADDR on 127.0.0.1)")
 	fs.StringVar(&f.token, "token", "", "admin token for the service (default: ADMIN_TOKEN)")
 	fs.BoolVar(&f.direct, "direct", false, "work on the store and index directly, without asking a service")
@@ -46,21 +57,27 @@ func (c *cli) parseOps(name, synopsis string, args []string) (*opsFlags, int) {
 	if code := c.parseFlags(fs, args); code >= 0 {
 		return nil, code
 	}
-	return f, -1
+	if op.cfg = c.loadConfig(); op.cfg == nil {
+		return nil, exitUsage
+	}
+	if base := remoteBase(f, op.cfg); base != "" {
+		token := f.token
+		if token == "" {
+			token = op.cfg.AdminToken
+		}
+		op.admin = &adminClient{base: base + op.cfg.APIRoot(), token: token, http: &http.Client{Timeout: 30 * time.Second}}
+	}
+	return op, -1
 }
 
 // remoteBase returns the base URL of a running service to ask, or "" to
 // work directly: --url wins; else a service answering on LISTEN_ADDR.
-func (c *cli) remoteBase(f *opsFlags) string {
+func remoteBase(f *opsFlags, cfg *config.Config) string {
 	if f.direct {
 		return ""
 	}
 	if f.url != "" {
 		return strings.TrimSuffix(f.url, "/")
-	}
-	cfg := c.loadConfig()
-	if cfg == nil {
-		return ""
 	}
 	health, err := healthURL(cfg)
 	if err != nil {
@@ -109,30 +126,21 @@ func (a *adminClient) call(method, path string, out any) (int, error) {
 // reindex runs "reindex": through a running service's admin API when one
 // answers, else directly on the store and the index.
 func (c *cli) reindex(args []string) int {
-	f, code := c.parseOps("reindex", "reindex [--url URL] [--token T] [--direct] [--cancel]", args)
+	op, code := c.parseOps("reindex", "reindex [--url URL] [--token T] [--direct] [--cancel]", args)
 	if code >= 0 {
 		return code
 	}
-	cfg := c.loadConfig()
-	if cfg == nil {
-		return exitUsage
-	}
-	if base := c.remoteBase(f); base != "" {
-		token := f.token
-		if token == "" {
-			token = cfg.AdminToken
+	if op.admin != nil {
+		if op.cancel {
+			return c.reindexCancel(op.admin)
 		}
-		a := &adminClient{base: base + cfg.APIRoot(), token: token, http: &http.Client{Timeout: 30 * time.Second}}
-		if f.cancel {
-			return c.reindexCancel(a)
-		}
-		return c.reindexRemote(a)
+		return c.reindexRemote(op.admin)
 	}
-	if f.cancel {
+	if op.cancel {
 		fmt.Fprintf(c.stderr, "%s: --cancel needs a running service (none answers; pass --url)\n", programName)
 		return exitFailure
 	}
-	return c.reindexDirect(cfg)
+	return c.reindexDirect(op.cfg)
 }
 
 // reindexCancel stops the rebuild running in the service.
@@ -146,8 +154,7 @@ func (c *cli) reindexCancel(a *adminClient) int {
 		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintf(c.stderr, "%s: %v\n", programName, err)
-		return exitFailure
+		return c.fail(programName, err)
 	}
 	fmt.Fprintf(c.stdout, "rebuild %s %s after %d of %d documents; the live indexes were kept\n", env.Job.ID, env.Job.State, env.Job.Done, env.Job.Total)
 	return exitOK
@@ -163,8 +170,7 @@ func (c *cli) reindexRemote(a *adminClient) int {
 	}
 	status, err := a.call("POST", "/admin/reindex", &env)
 	if err != nil {
-		fmt.Fprintf(c.stderr, "%s: %v\n", programName, err)
-		return exitFailure
+		return c.fail(programName, err)
 	}
 	job := env.Job
 	if status == http.StatusConflict {
@@ -224,8 +230,7 @@ func (c *cli) follow(job sync.Job, poll func() (sync.Job, error)) int {
 		time.Sleep(500 * time.Millisecond) // polling interval of the progress display
 		next, err := poll()
 		if err != nil {
-			fmt.Fprintf(c.stderr, "%s: %v\n", programName, err)
-			return exitFailure
+			return c.fail(programName, err)
 		}
 		job = next
 	}
@@ -258,38 +263,26 @@ func jobRate(job sync.Job, now time.Time) (float64, string) {
 // status runs "status": the sync figures, from a running service when one
 // answers, else computed from the store and the index directly.
 func (c *cli) status(args []string) int {
-	f, code := c.parseOps("status", "status [--url URL] [--token T] [--direct]", args)
+	op, code := c.parseOps("status", "status [--url URL] [--token T] [--direct]", args)
 	if code >= 0 {
 		return code
 	}
-	cfg := c.loadConfig()
-	if cfg == nil {
-		return exitUsage
-	}
 	var st app.SyncStatus
-	if base := c.remoteBase(f); base != "" {
-		token := f.token
-		if token == "" {
-			token = cfg.AdminToken
-		}
-		a := &adminClient{base: base + cfg.APIRoot(), token: token, http: &http.Client{Timeout: 30 * time.Second}}
-		if _, err := a.call("GET", "/admin/sync", &st); err != nil {
-			fmt.Fprintf(c.stderr, "%s: %v\n", programName, err)
-			return exitFailure
+	if op.admin != nil {
+		if _, err := op.admin.call("GET", "/admin/sync", &st); err != nil {
+			return c.fail(programName, err)
 		}
 	} else {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		store, engine, closeAll, err := openDirect(ctx, cfg)
+		store, engine, closeAll, err := openDirect(ctx, op.cfg)
 		if err != nil {
-			fmt.Fprintf(c.stderr, "%s: %v\n", programName, err)
-			return exitFailure
+			return c.fail(programName, err)
 		}
 		defer closeAll()
 		s, err := app.ComputeSyncStatus(ctx, store, engine, nil, time.Now())
 		if err != nil {
-			fmt.Fprintf(c.stderr, "%s: %v\n", programName, err)
-			return exitFailure
+			return c.fail(programName, err)
 		}
 		st = *s
 	}
@@ -330,13 +323,11 @@ func (c *cli) reindexDirect(cfg *config.Config) int {
 	defer stop()
 	store, engine, closeAll, err := openDirect(ctx, cfg)
 	if err != nil {
-		fmt.Fprintf(c.stderr, "%s: %v\n", programName, err)
-		return exitFailure
+		return c.fail(programName, err)
 	}
 	defer closeAll()
 	if err := engine.Init(ctx); err != nil {
-		fmt.Fprintf(c.stderr, "%s: %v\n", programName, err)
-		return exitFailure
+		return c.fail(programName, err)
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	// With MongoDB, other processes may share the store: rebuild only while
@@ -361,8 +352,7 @@ func (c *cli) reindexDirect(cfg *config.Config) int {
 	defer r.Close()
 	job, err := r.Start(ctx, "cli")
 	if err != nil {
-		fmt.Fprintf(c.stderr, "%s: %v\n", programName, err)
-		return exitFailure
+		return c.fail(programName, err)
 	}
 	return c.follow(job, func() (sync.Job, error) {
 		j, _ := r.Last()

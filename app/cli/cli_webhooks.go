@@ -6,10 +6,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/calendar/eventcal/config"
@@ -33,24 +33,17 @@ Message types: %[2]s, or * for all.
 // webhook runs "webhook SUBCOMMAND": endpoint administration on the store
 // (like user and token, it works with or without a running service).
 func (c *cli) webhook(args []string) int {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		if len(args) > 0 && isHelpFlag(args[0]) {
-			fmt.Fprintf(c.stdout, webhookUsage, programName, strings.Join(sync.WebhookEventTypes, ", "))
-			return exitOK
-		}
-		fmt.Fprintf(c.stderr, webhookUsage, programName, strings.Join(sync.WebhookEventTypes, ", "))
-		return exitUsage
-	}
-	cmds := map[string]func([]string) int{
-		"add": c.webhookAdd, "list": c.webhookList, "update": c.webhookUpdate,
-		"delete": c.webhookDelete, "ping": c.webhookPing, "deliveries": c.webhookDeliveries,
-	}
-	run, ok := cmds[args[0]]
-	if !ok {
-		fmt.Fprintf(c.stderr, "%s: unknown command \"webhook %s\" (known: add, list, update, delete, ping, deliveries)\n", programName, args[0])
-		return exitUsage
-	}
-	return run(args[1:])
+	return commandGroup{
+		name: "webhook",
+		usage: func(w io.Writer) {
+			fmt.Fprintf(w, webhookUsage, programName, strings.Join(sync.WebhookEventTypes, ", "))
+		},
+		known: "add, list, update, delete, ping, deliveries",
+		subcommands: map[string]func([]string) int{
+			"add": c.webhookAdd, "list": c.webhookList, "update": c.webhookUpdate,
+			"delete": c.webhookDelete, "ping": c.webhookPing, "deliveries": c.webhookDeliveries,
+		},
+	}.run(c, args)
 }
 
 // webhookFields are the flags add and update share.
@@ -138,13 +131,11 @@ func (c *cli) webhookAdd(args []string) int {
 		return exitUsage
 	}
 	if err := f.apply(fs, cfg, w); err != nil {
-		fmt.Fprintf(c.stderr, "webhook add: %v\n", err)
-		return exitUsage
+		return c.misuse("webhook add", err)
 	}
 	return c.withStore(func(ctx context.Context, store repository.Store) int {
 		if err := store.CreateWebhook(ctx, w); err != nil {
-			fmt.Fprintf(c.stderr, "webhook add: %v\n", err)
-			return exitFailure
+			return c.fail("webhook add", err)
 		}
 		fmt.Fprintf(c.stdout, "%d\t%s\n", w.ID, w.Secret)
 		fmt.Fprintln(c.stderr, "The secret is shown once: receivers verify signatures with it.")
@@ -160,19 +151,17 @@ func (c *cli) webhookList(args []string) int {
 	return c.withStore(func(ctx context.Context, store repository.Store) int {
 		hooks, err := store.ListWebhooks(ctx)
 		if err != nil {
-			fmt.Fprintf(c.stderr, "webhook list: %v\n", err)
-			return exitFailure
+			return c.fail("webhook list", err)
 		}
-		tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tACTIVE\tURL\tEVENTS\tNOTE")
-		for _, w := range hooks {
-			note := w.Description
-			if w.DisabledReason != "" {
-				note = w.DisabledReason
+		printTable(c.stdout, "ID\tACTIVE\tURL\tEVENTS\tNOTE", func(tw io.Writer) {
+			for _, w := range hooks {
+				note := w.Description
+				if w.DisabledReason != "" {
+					note = w.DisabledReason
+				}
+				fmt.Fprintf(tw, "%d\t%v\t%s\t%s\t%s\n", w.ID, w.Active, w.URL, strings.Join(w.Events, ","), note)
 			}
-			fmt.Fprintf(tw, "%d\t%v\t%s\t%s\t%s\n", w.ID, w.Active, w.URL, strings.Join(w.Events, ","), note)
-		}
-		tw.Flush()
+		})
 		return exitOK
 	})
 }
@@ -197,11 +186,9 @@ func (c *cli) idFlag(name, synopsis string, args []string, extra func(*flag.Flag
 // webhookErr prints a store error, naming a missing endpoint clearly.
 func (c *cli) webhookErr(cmd string, id int64, err error) int {
 	if errors.Is(err, repository.ErrNotFound) {
-		fmt.Fprintf(c.stderr, "%s: no webhook with ID %d\n", cmd, id)
-	} else {
-		fmt.Fprintf(c.stderr, "%s: %v\n", cmd, err)
+		err = fmt.Errorf("no webhook with ID %d", id)
 	}
-	return exitFailure
+	return c.fail(cmd, err)
 }
 
 func (c *cli) webhookUpdate(args []string) int {
@@ -222,8 +209,7 @@ func (c *cli) webhookUpdate(args []string) int {
 			return applyErr
 		})
 		if applyErr != nil {
-			fmt.Fprintf(c.stderr, "webhook update: %v\n", applyErr)
-			return exitUsage
+			return c.misuse("webhook update", applyErr)
 		}
 		if err != nil {
 			return c.webhookErr("webhook update", id, err)
@@ -285,17 +271,16 @@ func (c *cli) webhookDeliveries(args []string) int {
 		if err != nil {
 			return c.webhookErr("webhook deliveries", id, err)
 		}
-		tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "MESSAGE\tTYPE\tITEM\tSTATUS\tATTEMPTS\tLAST CODE\tLAST ERROR\tCREATED")
-		for _, d := range ds {
-			var code, errText string
-			if n := len(d.Log); n > 0 {
-				code, errText = strconv.Itoa(d.Log[n-1].Code), d.Log[n-1].Error
+		printTable(c.stdout, "MESSAGE\tTYPE\tITEM\tSTATUS\tATTEMPTS\tLAST CODE\tLAST ERROR\tCREATED", func(tw io.Writer) {
+			for _, d := range ds {
+				var code, errText string
+				if n := len(d.Log); n > 0 {
+					code, errText = strconv.Itoa(d.Log[n-1].Code), d.Log[n-1].Error
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", d.ID, d.Type, d.Item, d.Status, d.Attempts, code, errText,
+					d.Created.Format(time.RFC3339))
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", d.ID, d.Type, d.Item, d.Status, d.Attempts, code, errText,
-				d.Created.Format(time.RFC3339))
-		}
-		tw.Flush()
+		})
 		return exitOK
 	})
 }

@@ -351,26 +351,8 @@ func testServe(t *testing.T, env map[string]string, wantEngine string) {
 	env["LISTEN_ADDR"] = "127.0.0.1:0"
 	env["ADMIN_TOKEN"] = "hunter2"
 	env["DRAIN_DELAY"] = "0" // the drain has its own test (drain_test.go)
-	cfg, err := config.Load(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs syncBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	addrc := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- serveUntilDone(ctx, cfg, cfg.NewLogger(&logs), func(a net.Addr) { addrc <- a })
-	}()
-	var addr net.Addr
-	select {
-	case addr = <-addrc:
-	case err := <-done:
-		t.Fatalf("serve ended before listening: %v\n%s", err, logs.String())
-	case <-testdeadline.After(t):
-		t.Fatalf("never listened\n%s", logs.String())
-	}
+	srv := startService(t, env)
+	addr, logs := srv.addr, srv.logs
 
 	if r := runCLI(t, map[string]string{"LISTEN_ADDR": addr.String()}, "healthcheck"); r.code != exitOK {
 		t.Fatalf("healthcheck: exit %d, stderr %q", r.code, r.stderr)
@@ -379,14 +361,8 @@ func testServe(t *testing.T, env map[string]string, wantEngine string) {
 		t.Fatalf("user add while serving: exit %d, stderr %q", r.code, r.stderr)
 	}
 
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("serve: %v\n%s", err, logs.String())
-		}
-	case <-testdeadline.After(t):
-		t.Fatalf("serve did not stop\n%s", logs.String())
+	if err := srv.stop(t); err != nil {
+		t.Fatalf("serve: %v\n%s", err, logs.String())
 	}
 	out := logs.String()
 	for _, want := range []string{"msg=starting", wantEngine, "search=bleve", "config.ADMIN_TOKEN=***", "config.LISTEN_ADDR=127.0.0.1:0", "msg=stopped"} {
@@ -402,7 +378,7 @@ func testServe(t *testing.T, env map[string]string, wantEngine string) {
 		t.Error("still accepting connections after shutdown")
 	}
 	// The store was closed cleanly and holds carol.
-	store, err := openStore(context.Background(), cfg)
+	store, err := openStore(context.Background(), srv.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -510,23 +486,57 @@ func TestHelpShowsCurrentValues(t *testing.T) {
 // ends, and returns the API listener's address and the service's log.
 func startServing(t *testing.T, env map[string]string) (net.Addr, *syncBuffer) {
 	t.Helper()
+	s := startService(t, env)
+	return s.addr, s.logs
+}
+
+// service is a service a test runs (startService).
+type service struct {
+	cfg     *config.Config
+	addr    net.Addr
+	logs    *syncBuffer
+	cancel  context.CancelFunc
+	stopped chan struct{}
+	err     error // what serveUntilDone returned, once stopped is closed
+}
+
+// startService runs the service with the settings in env until stop is
+// called or the test ends, and returns once it listens.
+func startService(t *testing.T, env map[string]string) *service {
+	t.Helper()
 	cfg, err := config.Load(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	s := &service{cfg: cfg, logs: &syncBuffer{}, stopped: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
 	addrc := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() { done <- serveUntilDone(ctx, cfg, cfg.NewLogger(logs), func(a net.Addr) { addrc <- a }) }()
-	t.Cleanup(func() { cancel(); <-done })
+	go func() {
+		s.err = serveUntilDone(ctx, cfg, cfg.NewLogger(s.logs), func(a net.Addr) { addrc <- a })
+		close(s.stopped)
+	}()
+	t.Cleanup(func() { cancel(); <-s.stopped })
 	select {
-	case addr := <-addrc:
-		return addr, logs
-	case err := <-done:
-		t.Fatalf("serve ended: %v\n%s", err, logs.String())
+	case s.addr = <-addrc:
+		return s
+	case <-s.stopped:
+		t.Fatalf("serve ended before listening: %v\n%s", s.err, s.logs.String())
 	case <-testdeadline.After(t):
-		t.Fatalf("not listening\n%s", logs.String())
+		t.Fatalf("never listened\n%s", s.logs.String())
 	}
-	return nil, nil
+	return nil
+}
+
+// stop stops the service and returns what serveUntilDone returned.
+func (s *service) stop(t *testing.T) error {
+	t.Helper()
+	s.cancel()
+	select {
+	case <-s.stopped:
+		return s.err
+	case <-testdeadline.After(t):
+		t.Fatalf("serve did not stop\n%s", s.logs.String())
+		return nil
+	}
 }

@@ -60,19 +60,16 @@ func (c *cli) meiliKey(args []string) int {
 		}
 		if !errors.Is(err, search.ErrUnavailable) {
 			// Meilisearch answered (a wrong master key, say): final.
-			fmt.Fprintf(c.stderr, "meili-key: %v\n", err)
-			return exitFailure
+			return c.fail("meili-key", err)
 		}
 		select {
 		case <-ctx.Done():
-			fmt.Fprintf(c.stderr, "meili-key: %v\n", err)
-			return exitFailure
+			return c.fail("meili-key", err)
 		case <-time.After(time.Second):
 		}
 	}
 	if err := writeSecretFile(*out, key); err != nil {
-		fmt.Fprintf(c.stderr, "meili-key: %v\n", err)
-		return exitFailure
+		return c.fail("meili-key", err)
 	}
 	fmt.Fprintf(c.stderr, "meili-key: the service's scoped key is in %s (MEILI_API_KEY_FILE)\n", *out)
 	return exitOK

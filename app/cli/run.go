@@ -73,36 +73,25 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	if len(args) == 0 {
 		return c.serve(nil)
 	}
-	// New commands (reindex, status, ...) get one case here, one line in
-	// usage, and a method on cli.
-	switch args[0] {
-	case "serve":
-		return c.serve(args[1:])
-	case "user":
-		return c.user(args[1:])
-	case "token":
-		return c.token(args[1:])
-	case "healthcheck":
-		return c.healthcheck(args[1:])
-	case "reindex":
-		return c.reindex(args[1:])
-	case "status":
-		return c.status(args[1:])
-	case "webhook":
-		return c.webhook(args[1:])
-	case "meili-key":
-		return c.meiliKey(args[1:])
-	case "help", "-h", "-help", "--help":
-		c.usage(stdout)
-		return exitOK
-	case "version", "-version", "--version":
-		version, revision := app.BuildVersion()
-		fmt.Fprintf(stdout, "%s %s (revision %s, %s)\n", programName, version, revision, runtime.Version())
-		return exitOK
-	default:
+	cmd, ok := c.commands()[args[0]]
+	if !ok {
 		fmt.Fprintf(stderr, "%s: unknown command %q; run '%s --help' for the commands\n", programName, args[0], programName)
 		return exitUsage
 	}
+	return cmd(args[1:])
+}
+
+// help runs "help": the commands and the settings.
+func (c *cli) help([]string) int {
+	c.usage(c.stdout)
+	return exitOK
+}
+
+// version runs "version".
+func (c *cli) version([]string) int {
+	version, revision := app.BuildVersion()
+	fmt.Fprintf(c.stdout, "%s %s (revision %s, %s)\n", programName, version, revision, runtime.Version())
+	return exitOK
 }
 
 // usage writes the commands and every setting of the config registry,

@@ -84,6 +84,18 @@ type Event struct {
 	Categories []string
 	Organizer  *Organizer
 	Status     Status
+	// Rules are RRULE values (RFC 5545 RECUR, UNTIL in UTC, or a date for
+	// an all-day event); a value with other characters than RECUR's is
+	// left out. ExDates and RDates are occurrence starts (EXDATE, RDATE),
+	// written like DTSTART.
+	Rules           []string
+	ExDates, RDates []time.Time
+	// RecurrenceID, when set, makes this VEVENT the changed occurrence of
+	// the series with the same UID that originally started then.
+	RecurrenceID time.Time
+	// Until is the end of the series' last occurrence (zero for a single
+	// event): VTIMEZONE blocks cover it.
+	Until time.Time
 }
 
 const (
@@ -137,6 +149,20 @@ func writeEvent(cw *contentWriter, e *Event) {
 		cw.line("DTSTART", e.Start.In(e.Zone).Format(localFormat), param{"TZID", e.ZoneName})
 		cw.line("DTEND", e.End.In(e.Zone).Format(localFormat), param{"TZID", e.ZoneName})
 	}
+	if !e.RecurrenceID.IsZero() {
+		e.writeTime(cw, "RECURRENCE-ID", e.RecurrenceID)
+	}
+	for _, r := range e.Rules {
+		if recurValue(r) {
+			cw.line("RRULE", r)
+		}
+	}
+	for _, t := range e.RDates {
+		e.writeTime(cw, "RDATE", t)
+	}
+	for _, t := range e.ExDates {
+		e.writeTime(cw, "EXDATE", t)
+	}
 	cw.line("SUMMARY", textValue(e.Summary))
 	if d := textValue(e.Description); d != "" {
 		cw.line("DESCRIPTION", d)
@@ -179,6 +205,33 @@ func writeEvent(cw *contentWriter, e *Event) {
 	cw.line("END", "VEVENT")
 }
 
+// writeTime writes a DATE or DATE-TIME property in the form of DTSTART
+// (RECURRENCE-ID, RDATE and EXDATE must match it, RFC 5545 3.8.4.4).
+func (e *Event) writeTime(cw *contentWriter, name string, t time.Time) {
+	switch {
+	case e.AllDay:
+		cw.line(name, t.In(e.location()).Format(dateFormat), param{"VALUE", "DATE"})
+	case e.inUTC():
+		cw.line(name, utcStamp(t))
+	default:
+		cw.line(name, t.In(e.Zone).Format(localFormat), param{"TZID", e.ZoneName})
+	}
+}
+
+// recurValue reports whether r is made of RECUR characters only (so that
+// it cannot break out of its content line).
+func recurValue(r string) bool {
+	if r == "" || len(r) > 500 {
+		return false
+	}
+	for _, c := range r {
+		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("=;,+-", c)) {
+			return false
+		}
+	}
+	return true
+}
+
 // utcStamp formats an instant as a UTC DATE-TIME.
 func utcStamp(t time.Time) string { return t.UTC().Format(utcFormat) }
 
@@ -217,6 +270,9 @@ func timezones(events []Event) []*vtimezoneBlock {
 		}
 		if e.End.After(sp.to) {
 			sp.to = e.End
+		}
+		if e.Until.After(sp.to) {
+			sp.to = e.Until
 		}
 	}
 	names := make([]string, 0, len(zones))

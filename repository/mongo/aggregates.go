@@ -133,7 +133,7 @@ func (s *Store) FindPostIDs(ctx context.Context, q repository.PostQuery) ([]int6
 	if !ok {
 		return []int64{}, nil
 	}
-	opts := options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetProjection(bson.D{{Key: "_id", Value: 1}}).SetBatchSize(oneReply)
+	opts := options.Find().SetSort(bson.D{{Key: fieldID, Value: 1}}).SetProjection(bson.D{{Key: "_id", Value: 0}, {Key: fieldID, Value: 1}}).SetBatchSize(oneReply)
 	if q.Limit > 0 {
 		opts.SetLimit(int64(q.Limit))
 	}
@@ -142,7 +142,7 @@ func (s *Store) FindPostIDs(ctx context.Context, q repository.PostQuery) ([]int6
 		return nil, fmt.Errorf("mongo: find post IDs: %w", err)
 	}
 	var docs []struct {
-		ID int64 `bson:"_id"`
+		ID int64 `bson:"id"`
 	}
 	if err := cur.All(ctx, &docs); err != nil {
 		return nil, fmt.Errorf("mongo: find post IDs: %w", err)
@@ -193,6 +193,19 @@ func (s *Store) CountTermEvents(ctx context.Context, ids []int64) (map[int64]int
 	out := map[int64]int{}
 	ids = uniqueIDs(ids)
 	if len(ids) == 0 {
+		return out, nil
+	}
+	if s.ferretDB {
+		// One scan, reused across renders (termcounts.go).
+		all, err := s.allTermCounts(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range ids {
+			if n := all[id]; n > 0 {
+				out[id] = n
+			}
+		}
 		return out, nil
 	}
 	in := bson.D{{Key: "$in", Value: ids}}

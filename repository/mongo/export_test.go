@@ -4,12 +4,14 @@ import (
 	"context"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
 // DeletePostDocumentForTest removes the post document only, leaving its
 // slug reservations and marks behind, as a writer that died would.
 func DeletePostDocumentForTest(ctx context.Context, s *Store, id int64) error {
-	_, err := s.posts.DeleteOne(ctx, bson.D{{Key: "_id", Value: id}})
+	_, err := s.posts.DeleteOne(ctx, idFilter(id))
 	return err
 }
 
@@ -30,4 +32,69 @@ func SlugReservationsForTest(ctx context.Context, s *Store) (int64, error) {
 func StripNameKeysForTest(ctx context.Context, s *Store) error {
 	_, err := s.terms.UpdateMany(ctx, bson.D{}, bson.D{{Key: "$unset", Value: bson.D{{Key: "name_keys", Value: ""}}}})
 	return err
+}
+
+// DowngradeLayoutForTest rewrites the posts and terms of s in the layout
+// written before string _ids (numeric _id, no id field) and forgets the
+// layout version, as a database written by the previous version is. In
+// each collection, by ID, the first skip records stay converted (as an
+// interrupted migration leaves the batches it finished) and the next keep
+// are in both forms (as one interrupted between its insert and its
+// delete leaves them).
+func DowngradeLayoutForTest(ctx context.Context, s *Store, skip, keep int) error {
+	for _, coll := range []*mongo.Collection{s.posts, s.terms} {
+		cur, err := coll.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: fieldID, Value: 1}}))
+		if err != nil {
+			return err
+		}
+		var raws []bson.Raw
+		if err := cur.All(ctx, &raws); err != nil {
+			return err
+		}
+		for i, raw := range raws {
+			if i < skip {
+				continue
+			}
+			id := raw.Lookup(fieldID).Int64()
+			elems, err := raw.Elements()
+			if err != nil {
+				return err
+			}
+			old := bson.D{{Key: "_id", Value: id}}
+			for _, e := range elems {
+				if k := e.Key(); k != "_id" && k != fieldID {
+					old = append(old, bson.E{Key: k, Value: e.Value()})
+				}
+			}
+			if _, err := coll.InsertOne(ctx, old); err != nil {
+				return err
+			}
+			if i >= skip+keep {
+				if _, err := coll.DeleteOne(ctx, idFilter(id)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	_, err := s.meta.DeleteMany(ctx, bson.D{})
+	return err
+}
+
+// LayoutVersionForTest is the layout the store writes.
+const LayoutVersionForTest = layoutVersion
+
+// SetMigrateBatchForTest sets how many records a step of the migration
+// converts, until the returned function restores it.
+func SetMigrateBatchForTest(n int64) (restore func()) {
+	old := migrateBatch
+	migrateBatch = n
+	return func() { migrateBatch = old }
+}
+
+// SetMaxIDLookupsForTest sets how many IDs the FerretDB plan reads with one
+// look-up each, until the returned function restores it.
+func SetMaxIDLookupsForTest(n int) (restore func()) {
+	old := maxIDLookups
+	maxIDLookups = n
+	return func() { maxIDLookups = old }
 }

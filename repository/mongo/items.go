@@ -64,7 +64,10 @@ func createItem[T any](ctx context.Context, s *Store, ops itemOps[T], v *T) (err
 	*revp = 1
 	seq, err := s.markBefore(ctx, ops.scope, id)
 	if err == nil {
-		_, err = ops.coll.InsertOne(ctx, v)
+		var doc bson.Raw
+		if doc, err = encodeItem(v); err == nil {
+			_, err = ops.coll.InsertOne(ctx, doc)
+		}
 		if mongo.IsDuplicateKeyError(err) {
 			err = fmt.Errorf("%s %d exists: %w", ops.scope, id, repository.ErrDuplicate)
 		}
@@ -73,13 +76,25 @@ func createItem[T any](ctx context.Context, s *Store, ops itemOps[T], v *T) (err
 		s.releaseSlugKeys(ctx, id, added)
 		return fmt.Errorf("mongo: create %s %d: %w", ops.scope, id, err)
 	}
+	s.written(ops.scope)
 	s.markAfter(ctx, ops.scope, id, seq)
 	return nil
 }
 
+// written records that a write of scope landed (term counts reused on
+// FerretDB are then stale).
+func (s *Store) written(scope repository.MarkKind) {
+	if scope == repository.MarkPost {
+		s.termCounts.postsWritten()
+	}
+}
+
 // getItem reads the record with this ID into v.
 func getItem[T any](ctx context.Context, ops itemOps[T], id int64, v *T) error {
-	err := ops.coll.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(v)
+	raw, err := ops.coll.FindOne(ctx, idFilter(id)).Raw()
+	if err == nil {
+		err = decodeItem(raw, v)
+	}
 	switch {
 	case isNoDocuments(err):
 		return repository.ErrNotFound
@@ -99,12 +114,40 @@ func findItems[T any](ctx context.Context, ops itemOps[T], filter any, opts ...m
 	if err != nil {
 		return nil, fmt.Errorf("mongo: find %ss: %w", ops.scope, err)
 	}
+	defer cur.Close(ctx)
 	var out []*T
-	if err := cur.All(ctx, &out); err != nil {
+	for cur.Next(ctx) {
+		v := new(T)
+		if err := decodeItem(cur.Current, v); err != nil {
+			return nil, fmt.Errorf("mongo: find %ss: %w", ops.scope, err)
+		}
+		ops.fix(v)
+		out = append(out, v)
+	}
+	if err := cur.Err(); err != nil {
 		return nil, fmt.Errorf("mongo: find %ss: %w", ops.scope, err)
 	}
-	for _, v := range out {
+	return out, nil
+}
+
+// getItems returns the records among ids (repeats allowed), keyed by ID:
+// one find on MongoDB, one per ID on FerretDB (findByIDs).
+func getItems[T any](ctx context.Context, s *Store, ops itemOps[T], ids []int64) (map[int64]*T, error) {
+	out := make(map[int64]*T, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	raws, err := s.findByIDs(ctx, ops.coll, uniqueIDs(ids), nil)
+	if err != nil {
+		return nil, fmt.Errorf("mongo: get %ss: %w", ops.scope, err)
+	}
+	for _, raw := range raws {
+		v := new(T)
+		if err := decodeItem(raw, v); err != nil {
+			return nil, fmt.Errorf("mongo: get %ss: %w", ops.scope, err)
+		}
 		ops.fix(v)
+		out[*ops.id(v)] = v
 	}
 	return out, nil
 }
@@ -139,7 +182,7 @@ func updateOnce[T any](ctx context.Context, s *Store, ops itemOps[T], id int64, 
 	}
 	defer s.unlock(ctx, l)
 
-	raw, err := ops.coll.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Raw()
+	raw, err := ops.coll.FindOne(ctx, idFilter(id)).Raw()
 	switch {
 	case isNoDocuments(err):
 		return nil, false, repository.ErrNotFound
@@ -148,11 +191,11 @@ func updateOnce[T any](ctx context.Context, s *Store, ops itemOps[T], id int64, 
 	}
 	// Decoding twice gives fn a deep copy to change while old stays intact.
 	var old, v T
-	if err := bson.Unmarshal(raw, &old); err != nil {
-		return nil, false, fmt.Errorf("mongo: update %s %d: decode: %w", ops.scope, id, err)
+	if err := decodeItem(raw, &old); err != nil {
+		return nil, false, fmt.Errorf("mongo: update %s %d: %w", ops.scope, id, err)
 	}
-	if err := bson.Unmarshal(raw, &v); err != nil {
-		return nil, false, fmt.Errorf("mongo: update %s %d: decode: %w", ops.scope, id, err)
+	if err := decodeItem(raw, &v); err != nil {
+		return nil, false, fmt.Errorf("mongo: update %s %d: %w", ops.scope, id, err)
 	}
 	ops.fix(&old)
 	ops.fix(&v)
@@ -180,19 +223,56 @@ func updateOnce[T any](ctx context.Context, s *Store, ops itemOps[T], id int64, 
 		s.releaseSlugKeys(ctx, id, added)
 		return nil, false, err
 	}
-	// The revision check is what makes the write safe on MongoDB even if
-	// this holder outlived its lock lease.
-	res, err := ops.coll.ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "revision", Value: oldRev}}, &v)
-	if err != nil || res.MatchedCount == 0 {
+	matched, err := s.replaceItem(ctx, ops.coll, id, oldRev, &v)
+	if err != nil || !matched {
 		s.releaseSlugKeys(ctx, id, added)
 		if err != nil {
 			return nil, false, fmt.Errorf("mongo: update %s %d: write: %w", ops.scope, id, err)
 		}
 		return nil, false, errRetry
 	}
+	s.written(ops.scope)
 	s.releaseOldSlugs(ctx, sp, id, *ops.slugs(&old), *slugp)
 	s.markAfter(ctx, ops.scope, id, seq)
 	return &v, true, nil
+}
+
+// replaceItem stores v as the record id if its revision is still rev and
+// reports whether it did. The caller holds the item's lock.
+//
+// The revision check is what makes the write safe on MongoDB even if this
+// holder outlived its lock lease: there {_id, revision} is one atomic
+// command on the _id index. FerretDB v1 answers that filter by decoding
+// every record of the collection, and its replace is not atomic anyway
+// (it reads, compares in Go and writes back by _id): there the revision is
+// read by idFilter, compared here and the record replaced by idFilter, two
+// look-ups that are as safe as FerretDB's own compare-and-replace.
+func (s *Store) replaceItem(ctx context.Context, coll *mongo.Collection, id, rev int64, v any) (bool, error) {
+	doc, err := encodeItem(v)
+	if err != nil {
+		return false, err
+	}
+	filter := bson.D{{Key: "_id", Value: idKey(id)}, {Key: "revision", Value: rev}}
+	if s.ferretDB {
+		var cur struct {
+			Revision int64 `bson:"revision"`
+		}
+		err := coll.FindOne(ctx, idFilter(id), options.FindOne().SetProjection(bson.D{{Key: "revision", Value: 1}})).Decode(&cur)
+		switch {
+		case isNoDocuments(err):
+			return false, nil
+		case err != nil:
+			return false, err
+		case cur.Revision != rev:
+			return false, nil
+		}
+		filter = idFilter(id)
+	}
+	res, err := coll.ReplaceOne(ctx, filter, doc)
+	if err != nil {
+		return false, err
+	}
+	return res.MatchedCount > 0, nil
 }
 
 // deleteItem removes the record with this ID and its slug reservations and
@@ -205,7 +285,7 @@ func deleteItem[T any](ctx context.Context, s *Store, ops itemOps[T], id int64) 
 	}
 	defer s.unlock(ctx, l)
 
-	n, err := ops.coll.CountDocuments(ctx, bson.D{{Key: "_id", Value: id}})
+	n, err := ops.coll.CountDocuments(ctx, idFilter(id))
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("mongo: delete %s: %w", key, err)
@@ -217,13 +297,17 @@ func deleteItem[T any](ctx context.Context, s *Store, ops itemOps[T], id int64) 
 		return nil, err
 	}
 	var gone T
-	err = ops.coll.FindOneAndDelete(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&gone)
+	raw, err := ops.coll.FindOneAndDelete(ctx, idFilter(id)).Raw()
+	if err == nil {
+		err = decodeItem(raw, &gone)
+	}
 	switch {
 	case isNoDocuments(err):
 		return nil, repository.ErrNotFound
 	case err != nil:
 		return nil, fmt.Errorf("mongo: delete %s: %w", key, err)
 	}
+	s.written(ops.scope)
 	ops.fix(&gone)
 	s.releaseAllSlugs(ctx, ops.scope, id)
 	s.markAfter(ctx, ops.scope, id, seq)

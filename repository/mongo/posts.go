@@ -77,22 +77,9 @@ func (s *Store) GetPost(ctx context.Context, id int64) (*repository.Post, error)
 
 // GetPosts returns the posts that exist among ids, keyed by ID.
 func (s *Store) GetPosts(ctx context.Context, ids []int64) (map[int64]*repository.Post, error) {
-	out := make(map[int64]*repository.Post, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	// One command whatever the number of IDs: repeats dropped, every
-	// match in the first reply.
-	ids = uniqueIDs(ids)
-	posts, err := findItems(ctx, s.postOps(), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}},
-		options.Find().SetBatchSize(replyFor(len(ids))))
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range posts {
-		out[p.ID] = p
-	}
-	return out, nil
+	// On MongoDB one command whatever the number of IDs: repeats dropped,
+	// every match in the first reply. On FerretDB one look-up per ID.
+	return getItems(ctx, s, s.postOps(), ids)
 }
 
 // GetPostBySlug returns the post of this kind whose slug in lang is slug.
@@ -138,7 +125,7 @@ func (s *Store) FindPosts(ctx context.Context, q repository.PostQuery) ([]*repos
 	if !ok {
 		return []*repository.Post{}, nil
 	}
-	opts := options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetBatchSize(oneReply)
+	opts := options.Find().SetSort(bson.D{{Key: fieldID, Value: 1}}).SetBatchSize(oneReply)
 	if q.Limit > 0 {
 		opts.SetLimit(int64(q.Limit))
 	}
@@ -176,7 +163,7 @@ func postFilter(q repository.PostQuery, paging bool) (bson.D, bool) {
 		id = append(id, bson.E{Key: "$gt", Value: q.AfterID})
 	}
 	if len(id) > 0 {
-		f = append(f, bson.E{Key: "_id", Value: id})
+		f = append(f, bson.E{Key: fieldID, Value: id})
 	}
 	for _, l := range []struct {
 		field string
@@ -250,12 +237,12 @@ func (s *Store) UnlinkPost(ctx context.Context, id int64) ([]int64, error) {
 // lock, with marks) and returns the IDs of the events it changed.
 func (s *Store) editEvents(ctx context.Context, filter bson.D, edit func(e *repository.EventFields) bool) ([]int64, error) {
 	cur, err := s.posts.Find(ctx, filter,
-		options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}).SetSort(bson.D{{Key: "_id", Value: 1}}))
+		options.Find().SetProjection(bson.D{{Key: fieldID, Value: 1}}).SetSort(bson.D{{Key: fieldID, Value: 1}}))
 	if err != nil {
 		return nil, fmt.Errorf("mongo: find linked events: %w", err)
 	}
 	var docs []struct {
-		ID int64 `bson:"_id"`
+		ID int64 `bson:"id"`
 	}
 	if err := cur.All(ctx, &docs); err != nil {
 		return nil, fmt.Errorf("mongo: find linked events: %w", err)

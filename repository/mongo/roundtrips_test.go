@@ -41,20 +41,32 @@ func (c *commandCounter) take() []string {
 }
 
 // TestRoundTrips checks the batched reads the API's renders rely on (app's
-// TestMongoCommandsPerRequest counts whole requests): GetPosts and GetTerms
-// answer any number of IDs, repeats included, in one command (past the
-// driver's default first batch of 101 documents), and CountTermEvents
-// counts the published events of any number of terms in one command, as
-// CountPosts does term by term.
+// TestMongoCommandsPerRequest counts whole requests): on MongoDB, GetPosts
+// and GetTerms answer any number of IDs, repeats included, in one command
+// (past the driver's default first batch of 101 documents), and
+// CountTermEvents counts the published events of any number of terms in
+// one command, as CountPosts does term by term. The store runs MongoDB's
+// plan (mongo.WithMongoDBPlan) on whatever server the test has; on
+// FerretDB the store's own plan reads by ID with one look-up per distinct
+// ID instead (the "FerretDB plan" subtests; TestHotReadsPushedDown checks
+// that FerretDB answers them with SQL).
 func TestRoundTrips(t *testing.T) {
 	uri := mongotest.Start(t)
 	ctx := t.Context()
 	counter := &commandCounter{}
-	s, err := mongo.Open(ctx, uri, mongotest.Database(t), mongo.WithCommandMonitor(counter.monitor()))
+	db := mongotest.Database(t)
+	s, err := mongo.Open(ctx, uri, db, mongo.WithCommandMonitor(counter.monitor()), mongo.WithMongoDBPlan())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close(context.Background()) })
+	ownCounter := &commandCounter{}
+	own, err := mongo.Open(ctx, uri, db, mongo.WithCommandMonitor(ownCounter.monitor()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { own.Close(context.Background()) })
+	ferret := own.FerretDB()
 
 	var cats, tags []int64
 	for i := range 8 {
@@ -103,6 +115,31 @@ func TestRoundTrips(t *testing.T) {
 			t.Errorf("GetPosts of %d IDs sent %v, want one find", events+10, cmds)
 		}
 	})
+	t.Run("GetPosts, the server's plan", func(t *testing.T) {
+		ownCounter.take()
+		got, err := own.GetPosts(ctx, append(append([]int64{}, ids...), ids[:10]...))
+		if err != nil || len(got) != events {
+			t.Fatalf("GetPosts = %d posts, %v; want %d", len(got), err, events)
+		}
+		want := 1
+		if ferret {
+			want = events // one look-up per distinct ID
+		}
+		if cmds := ownCounter.take(); len(cmds) != want || slices.ContainsFunc(cmds, func(c string) bool { return c != "find" }) {
+			t.Errorf("GetPosts of %d IDs (%d distinct) sent %d commands %v, want %d finds (FerretDB: %v)", events+10, events, len(cmds), cmds, want, ferret)
+		}
+	})
+	t.Run("GetPosts, more IDs than look-ups", func(t *testing.T) {
+		defer mongo.SetMaxIDLookupsForTest(events - 1)()
+		ownCounter.take()
+		got, err := own.GetPosts(ctx, ids)
+		if err != nil || len(got) != events {
+			t.Fatalf("GetPosts = %d posts, %v; want %d", len(got), err, events)
+		}
+		if cmds := ownCounter.take(); len(cmds) != 1 {
+			t.Errorf("GetPosts of %d IDs, over the look-up limit, sent %v, want one find", events, cmds)
+		}
+	})
 	t.Run("GetTerms", func(t *testing.T) {
 		all := append(append([]int64{}, cats...), tags...)
 		got, err := s.GetTerms(ctx, append(all, all...))
@@ -141,6 +178,37 @@ func TestRoundTrips(t *testing.T) {
 		}
 		if got, err := s.CountTermEvents(ctx, nil); err != nil || len(got) != 0 {
 			t.Errorf("CountTermEvents(none) = %v, %v; want empty", got, err)
+		}
+
+		// The server's plan: on FerretDB one read of every published
+		// event, reused for a moment (at most one command a call) and
+		// made stale by the store's own post writes.
+		terms = append(terms, 999999)
+		for range 2 {
+			ownCounter.take()
+			got, err := own.CountTermEvents(ctx, terms)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cmds := ownCounter.take(); len(cmds) > 1 {
+				t.Errorf("CountTermEvents (server's plan) sent %v, want at most one command", cmds)
+			}
+			if !maps.Equal(got, want) {
+				t.Errorf("CountTermEvents (server's plan) = %v\nCountPosts per term = %v", got, want)
+			}
+		}
+		p := &repository.Post{Kind: repository.KindEvent, Status: repository.StatusPublish,
+			Title: repository.Text{"en": "One more"}, Slug: repository.Text{"en": "one-more"},
+			Event: &repository.EventFields{Categories: []int64{cats[0]}, Tags: []int64{tags[0], tags[0]}}}
+		if err := own.CreatePost(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		got, err = own.CountTermEvents(ctx, []int64{cats[0], tags[0]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[cats[0]] != want[cats[0]]+1 || got[tags[0]] != want[tags[0]]+1 {
+			t.Errorf("after a new event CountTermEvents = %v, want %d and %d", got, want[cats[0]]+1, want[tags[0]]+1)
 		}
 	})
 }

@@ -10,7 +10,6 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/calendar/eventcal/repository"
 )
@@ -169,23 +168,24 @@ func (s *Store) ownerSlugs(ctx context.Context, sp slugSpace, lang string, ids [
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	cur, err := sp.items.Find(ctx,
-		bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}, {Key: sp.field, Value: sp.group}},
-		options.Find().SetProjection(bson.D{{Key: "slug", Value: 1}}),
-	)
+	// By ID only (look-ups on FerretDB); the group is checked here.
+	raws, err := s.findByIDs(ctx, sp.items, uniqueIDs(ids),
+		bson.D{{Key: fieldID, Value: 1}, {Key: sp.field, Value: 1}, {Key: "slug", Value: 1}})
 	if err != nil {
 		return nil, fmt.Errorf("mongo: read slug owners: %w", err)
 	}
-	var docs []struct {
-		ID   int64           `bson:"_id"`
-		Slug repository.Text `bson:"slug"`
-	}
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, fmt.Errorf("mongo: read slug owners: %w", err)
-	}
-	out := make(map[int64]string, len(docs))
-	for _, d := range docs {
-		out[d.ID] = d.Slug[lang]
+	out := make(map[int64]string, len(raws))
+	for _, raw := range raws {
+		var d struct {
+			ID   int64           `bson:"_id"`
+			Slug repository.Text `bson:"slug"`
+		}
+		if err := decodeItem(raw, &d); err != nil {
+			return nil, fmt.Errorf("mongo: read slug owners: %w", err)
+		}
+		if group, _ := raw.Lookup(sp.field).StringValueOK(); group == sp.group {
+			out[d.ID] = d.Slug[lang]
+		}
 	}
 	return out, nil
 }

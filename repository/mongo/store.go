@@ -2,8 +2,8 @@
 //
 // Collections (all in one database):
 //
-//	posts        events, venues, organizers, images (repository.Post, _id = ID)
-//	terms        categories and tags (repository.Term, _id = ID)
+//	posts        events, venues, organizers, images (repository.Post, _id = "12", id = 12; ids.go)
+//	terms        categories and tags (repository.Term, _id = "12", id = 12)
 //	users        accounts (unique index on login)
 //	tokens       API tokens (_id = SHA-256 of the secret)
 //	counters     sequences {_id: "post"|"term"|"user"|"mark", value}
@@ -12,6 +12,7 @@
 //	index_marks  "needs indexing" marks ("post:12" -> seq)
 //	locks        short-lived per-item write locks ("post:12")
 //	leases       the leader lease of the service processes (lease.go)
+//	meta         the layout version of the database (migrate.go)
 //
 // # Why the item locks
 //
@@ -80,6 +81,7 @@ const (
 	collMarks    = "index_marks"
 	collLocks    = "locks"
 	collLeases   = "leases"
+	collMeta     = "meta"
 )
 
 // Sequence names in the counters collection.
@@ -113,6 +115,7 @@ type Store struct {
 	marks     *mongo.Collection
 	locks     *mongo.Collection
 	leases    *mongo.Collection
+	meta      *mongo.Collection
 	closeOnce sync.Once
 	closeErr  error
 	// noMaxAccumulator is set on servers without $max in $group
@@ -121,20 +124,44 @@ type Store struct {
 	// ferretDB is set on FerretDB v1, whose SQLite handler reads only a
 	// filter of exactly {_id: <string>} from its index: every other
 	// filter scans and decodes the whole collection in Go. Where a
-	// compare-and-delete runs under the item lock anyway, it is then split
-	// into two _id look-ups (marks.go).
+	// compare-and-delete or compare-and-replace runs under the item lock
+	// anyway, it is then split into _id look-ups (marks.go, items.go).
 	ferretDB bool
+	// byIDLookups reads records by several IDs with one find per ID
+	// (findByIDs): set on FerretDB unless WithMongoDBPlan.
+	byIDLookups bool
+	// migrated is what Open's migration did (migrate.go).
+	migrated MigrationStats
+	// termCounts reuses term counts on FerretDB (termcounts.go).
+	termCounts termCountsMemo
 }
 
 var _ repository.Store = (*Store)(nil)
 
 // Option changes how Open connects.
-type Option func(*options.ClientOptions)
+type Option func(*openOptions)
+
+// openOptions are what the Options set.
+type openOptions struct {
+	client      *options.ClientOptions
+	mongoDBPlan bool
+}
 
 // WithCommandMonitor reports every command the store sends to m (the
 // command-count tests and the benchmark count round trips with it).
 func WithCommandMonitor(m *event.CommandMonitor) Option {
-	return func(o *options.ClientOptions) { o.SetMonitor(m) }
+	return func(o *openOptions) { o.client.SetMonitor(m) }
+}
+
+// WithMongoDBPlan makes the store send the commands it sends to MongoDB
+// even on FerretDB: reads of several records by ID as one {_id: {$in}}
+// find (which FerretDB answers by decoding the whole collection) rather
+// than one find per ID, and a replace guarded by its revision in the
+// filter rather than by a look-up first. The results are the same; the
+// command-count tests use it to pin MongoDB's counts on the embedded
+// FerretDB.
+func WithMongoDBPlan() Option {
+	return func(o *openOptions) { o.mongoDBPlan = true }
 }
 
 // Open connects to the MongoDB server at uri, checks that it answers and
@@ -146,11 +173,11 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, er
 	// A server that cannot be selected within serverSelection fails the
 	// call (Open at start, and any later operation, which the API then
 	// answers with 503) instead of waiting the driver's default 30 s.
-	co := options.Client().ApplyURI(uri).SetServerSelectionTimeout(serverSelection)
+	oo := &openOptions{client: options.Client().ApplyURI(uri).SetServerSelectionTimeout(serverSelection)}
 	for _, o := range opts {
-		o(co)
+		o(oo)
 	}
-	client, err := mongo.Connect(co)
+	client, err := mongo.Connect(oo.client)
 	if err != nil {
 		return nil, fmt.Errorf("mongo: connect: %w", err)
 	}
@@ -172,13 +199,21 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, er
 		marks:    db.Collection(collMarks),
 		locks:    db.Collection(collLocks),
 		leases:   db.Collection(collLeases),
+		meta:     db.Collection(collMeta),
 	}
-	if s.ferretDB, err = isFerretDB(ctx, db); err != nil {
+	ferret, err := isFerretDB(ctx, db)
+	if err != nil {
 		client.Disconnect(context.WithoutCancel(ctx))
 		return nil, err
 	}
-	s.noMaxAccumulator = s.ferretDB
+	s.noMaxAccumulator = ferret
+	s.ferretDB = ferret && !oo.mongoDBPlan
+	s.byIDLookups = s.ferretDB
 	if err := s.ensureIndexes(ctx); err != nil {
+		client.Disconnect(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	if err := s.migrate(ctx); err != nil {
 		client.Disconnect(context.WithoutCancel(ctx))
 		return nil, err
 	}
@@ -215,6 +250,7 @@ func (s *Store) ensureIndexes(ctx context.Context) error {
 		models []mongo.IndexModel
 	}{
 		{s.posts, plain(
+			asc(fieldID),
 			asc("kind", "status"),
 			asc("event.venues"),
 			asc("event.organizers"),
@@ -223,7 +259,7 @@ func (s *Store) ensureIndexes(ctx context.Context) error {
 			asc("image.url"),
 			asc("event.parent"),
 		)},
-		{s.terms, plain(asc("taxonomy", "parent"), asc("parent"), asc("taxonomy", "name_keys"))},
+		{s.terms, plain(asc(fieldID), asc("taxonomy", "parent"), asc("parent"), asc("taxonomy", "name_keys"))},
 		// Unique logins: FerretDB v1 enforces unique secondary indexes
 		// (SQLite unique indexes), checked by the tests.
 		{s.users, []mongo.IndexModel{{Keys: asc("login"), Options: options.Index().SetUnique(true)}}},
@@ -246,6 +282,10 @@ func (s *Store) ensureIndexes(ctx context.Context) error {
 	}
 	return nil
 }
+
+// FerretDB reports whether the store runs its FerretDB plan: the server
+// is FerretDB and WithMongoDBPlan was not given.
+func (s *Store) FerretDB() bool { return s.ferretDB }
 
 // Ping checks that the server answers.
 func (s *Store) Ping(ctx context.Context) error {

@@ -1,6 +1,7 @@
 package mongo
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -50,20 +51,7 @@ func (s *Store) GetTerm(ctx context.Context, id int64) (*repository.Term, error)
 
 // GetTerms returns the terms that exist among ids, keyed by ID.
 func (s *Store) GetTerms(ctx context.Context, ids []int64) (map[int64]*repository.Term, error) {
-	out := make(map[int64]*repository.Term, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	ids = uniqueIDs(ids)
-	terms, err := findItems(ctx, s.termOps(), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}},
-		options.Find().SetBatchSize(replyFor(len(ids))))
-	if err != nil {
-		return nil, err
-	}
-	for _, t := range terms {
-		out[t.ID] = t
-	}
-	return out, nil
+	return getItems(ctx, s, s.termOps(), ids)
 }
 
 // FindTerms returns the terms matching q, by ID ascending.
@@ -73,7 +61,7 @@ func (s *Store) FindTerms(ctx context.Context, q repository.TermQuery) ([]*repos
 		f = append(f, bson.E{Key: "taxonomy", Value: q.Taxonomy})
 	}
 	if len(q.IDs) > 0 {
-		f = append(f, bson.E{Key: "_id", Value: bson.D{{Key: "$in", Value: q.IDs}}})
+		f = append(f, bson.E{Key: fieldID, Value: bson.D{{Key: "$in", Value: q.IDs}}})
 	}
 	if q.Name != "" {
 		if !validFieldName(q.NameLang) {
@@ -87,9 +75,8 @@ func (s *Store) FindTerms(ctx context.Context, q repository.TermQuery) ([]*repos
 		if !validFieldName(q.SlugLang) {
 			return []*repository.Term{}, nil
 		}
-		// The slug's reservation names its owner: an _id look-up instead
-		// of a scan of slug.<lang> (the owner is then checked by the
-		// filter, as a reservation may be a leftover).
+		// The slug's reservation names its owner: _id look-ups instead
+		// of a scan of slug.<lang>.
 		taxes := []repository.Taxonomy{q.Taxonomy}
 		if q.Taxonomy == "" {
 			taxes = []repository.Taxonomy{repository.TaxCategory, repository.TaxTag}
@@ -105,17 +92,37 @@ func (s *Store) FindTerms(ctx context.Context, q repository.TermQuery) ([]*repos
 			}
 			owners = append(owners, id)
 		}
-		if len(owners) == 0 {
-			return []*repository.Term{}, nil
-		}
-		f = append(f, bson.E{Key: "slug." + q.SlugLang, Value: q.Slug},
-			// $and keeps this _id condition apart from the IDs filter's.
-			bson.E{Key: "$and", Value: bson.A{bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: owners}}}}}})
+		return s.termsBySlugOwners(ctx, q, owners)
 	}
 	if q.HasParent {
 		f = append(f, bson.E{Key: "parent", Value: q.Parent})
 	}
-	return findItems(ctx, s.termOps(), f, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetBatchSize(oneReply))
+	return findItems(ctx, s.termOps(), f, options.Find().SetSort(bson.D{{Key: fieldID, Value: 1}}).SetBatchSize(oneReply))
+}
+
+// termsBySlugOwners answers FindTerms for a query with a slug: the owners
+// of its reservations are read by ID (look-ups on FerretDB, where a filter
+// on slug.<lang> decodes every term) and the query's conditions are
+// checked here, the slug among them (a reservation may be a leftover).
+func (s *Store) termsBySlugOwners(ctx context.Context, q repository.TermQuery, owners []int64) ([]*repository.Term, error) {
+	byID, err := getItems(ctx, s, s.termOps(), owners)
+	if err != nil {
+		return nil, err
+	}
+	out := []*repository.Term{}
+	for _, t := range byID {
+		switch {
+		case t.Slug[q.SlugLang] != q.Slug,
+			q.Taxonomy != "" && t.Taxonomy != q.Taxonomy,
+			len(q.IDs) > 0 && !slices.Contains(q.IDs, t.ID),
+			q.Name != "" && !slices.Contains(termNameKeys(t.Name), termNameKey(q.NameLang, q.Name)),
+			q.HasParent && t.Parent != q.Parent:
+			continue
+		}
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b *repository.Term) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nil
 }
 
 // UpdateTerm reads the term, calls fn on it and stores the result with the
@@ -180,7 +187,7 @@ func (s *Store) unlinkTerm(ctx context.Context, id int64) error {
 // reparentChildren moves the children of term id to parent.
 func (s *Store) reparentChildren(ctx context.Context, id, parent int64) error {
 	children, err := findItems(ctx, s.termOps(), bson.D{{Key: "parent", Value: id}},
-		options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
+		options.Find().SetProjection(bson.D{{Key: fieldID, Value: 1}}))
 	if err != nil {
 		return err
 	}
@@ -217,7 +224,7 @@ func (s *Store) TermCounts(ctx context.Context, tax repository.Taxonomy) (map[in
 	}
 	cur, err := s.posts.Find(ctx,
 		bson.D{{Key: "kind", Value: repository.KindEvent}, {Key: "status", Value: repository.StatusPublish}},
-		options.Find().SetProjection(bson.D{{Key: "event." + field, Value: 1}}).SetBatchSize(oneReply),
+		options.Find().SetProjection(bson.D{{Key: "_id", Value: 0}, {Key: "event." + field, Value: 1}}).SetBatchSize(oneReply),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("mongo: term counts: %w", err)
@@ -255,8 +262,8 @@ func (s *Store) TermCounts(ctx context.Context, tax repository.Taxonomy) (map[in
 			ids = append(ids, id)
 		}
 		terms, err := findItems(ctx, s.termOps(),
-			bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}, {Key: "taxonomy", Value: tax}},
-			options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
+			bson.D{{Key: fieldID, Value: bson.D{{Key: "$in", Value: ids}}}, {Key: "taxonomy", Value: tax}},
+			options.Find().SetProjection(bson.D{{Key: fieldID, Value: 1}}))
 		if err != nil {
 			return nil, err
 		}
@@ -304,8 +311,16 @@ func (s *Store) backfillNameKeys(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("mongo: backfill term names: %w", err)
 	}
+	defer cur.Close(ctx)
 	var terms []repository.Term
-	if err := cur.All(ctx, &terms); err != nil {
+	for cur.Next(ctx) {
+		var t repository.Term
+		if err := decodeItem(cur.Current, &t); err != nil {
+			return fmt.Errorf("mongo: backfill term names: %w", err)
+		}
+		terms = append(terms, t)
+	}
+	if err := cur.Err(); err != nil {
 		return fmt.Errorf("mongo: backfill term names: %w", err)
 	}
 	for _, t := range terms {
@@ -313,7 +328,7 @@ func (s *Store) backfillNameKeys(ctx context.Context) error {
 		if keys == nil {
 			keys = []string{}
 		}
-		if _, err := s.terms.UpdateOne(ctx, bson.D{{Key: "_id", Value: t.ID}, {Key: "revision", Value: t.Revision}},
+		if _, err := s.terms.UpdateOne(ctx, bson.D{{Key: "_id", Value: idKey(t.ID)}, {Key: "revision", Value: t.Revision}},
 			bson.D{{Key: "$set", Value: bson.D{{Key: "name_keys", Value: keys}}}}); err != nil {
 			return fmt.Errorf("mongo: backfill term names: %w", err)
 		}

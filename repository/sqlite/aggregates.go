@@ -202,12 +202,7 @@ func (s *Store) PlaceEvents(ctx context.Context, kind repository.PostKind, ids [
 // FindPostIDs returns the IDs of the posts matching q, ascending, reading
 // only the index columns.
 func (s *Store) FindPostIDs(ctx context.Context, q repository.PostQuery) ([]int64, error) {
-	where, args := postFilter(q, true)
-	query := `SELECT id FROM posts` + where + ` ORDER BY id`
-	if q.Limit > 0 {
-		query += ` LIMIT ?`
-		args = append(args, q.Limit)
-	}
+	query, args := postPage(`id`, q)
 	rows, err := s.rdb.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)

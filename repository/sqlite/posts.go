@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -15,17 +14,25 @@ import (
 // errConflict means another write changed the record since it was read.
 var errConflict = errors.New("sqlite: concurrent update")
 
-// decodePost reads a post document and gives empty link lists a non-nil
-// value, so that callers can tell "none" from "absent" the same way for
-// every record.
-func decodePost(doc []byte) (*repository.Post, error) {
-	var p repository.Post
-	if err := json.Unmarshal(doc, &p); err != nil {
-		return nil, fmt.Errorf("sqlite: decode post: %w", err)
-	}
-	normalizePost(&p)
-	return &p, nil
-}
+// postTable is the post document table. Empty link lists get a non-nil value
+// (normalizePost), so that callers can tell "none" from "absent" the same
+// way for every record.
+var postTable = (&docTable[repository.Post]{
+	name:       "post",
+	updateName: "UpdatePost",
+	scopeName:  "kind",
+	fields: func(p *repository.Post) docFields {
+		return docFields{id: &p.ID, revision: &p.Revision, slug: &p.Slug, scope: string(p.Kind), folded: p.Title}
+	},
+	normalize:  normalizePost,
+	writeRow:   writePostRow,
+	writeLinks: writePostLinks,
+	mark:       repository.MarkPost,
+}).queries(docSchema{
+	table: "posts", owner: "post_id", scope: "kind",
+	slugs: "post_slugs", folds: "post_titles", fold: "title_fold",
+	others: []string{"post_links"},
+})
 
 func normalizePost(p *repository.Post) {
 	if e := p.Event; e != nil {
@@ -40,65 +47,11 @@ func normalizePost(p *repository.Post) {
 // CreatePost assigns p.ID from the post sequence (unless set), makes its
 // slugs unique, stores it with an index mark and updates p in place.
 func (s *Store) CreatePost(ctx context.Context, p *repository.Post) error {
-	q := *p
-	q.Slug = p.Slug.Clone()
-	q.Revision = 1
-	err := s.write(ctx, func(w *writeTx) error {
-		if q.ID == 0 {
-			id, err := w.next("post", 1)
-			if err != nil {
-				return err
-			}
-			q.ID = id
-		} else {
-			var one int
-			err := w.queryRow(`SELECT 1 FROM posts WHERE id = ?`, q.ID).Scan(&one)
-			if err == nil {
-				return fmt.Errorf("sqlite: post %d exists: %w", q.ID, repository.ErrDuplicate)
-			}
-			if !errors.Is(err, errNoRows) {
-				return notFound(err)
-			}
-			if err := w.reserve("post", q.ID); err != nil {
-				return err
-			}
-		}
-		return w.putPost(&q, true)
-	})
-	if err != nil {
-		return err
-	}
-	normalizePost(&q)
-	*p = q
-	return nil
+	return postTable.create(ctx, s, p)
 }
 
-// putPost writes p (its row, slugs, links and title index) and marks it.
-// p.Slug is replaced by the unique slugs.
-func (w *writeTx) putPost(p *repository.Post, isNew bool) error {
-	if !isNew {
-		if _, err := w.exec(`DELETE FROM post_slugs WHERE post_id = ?`, p.ID); err != nil {
-			return err
-		}
-		if _, err := w.exec(`DELETE FROM post_links WHERE post_id = ?`, p.ID); err != nil {
-			return err
-		}
-		if _, err := w.exec(`DELETE FROM post_titles WHERE post_id = ?`, p.ID); err != nil {
-			return err
-		}
-	}
-	slugs, err := w.uniqueSlugs(p.Slug, func(lang, base string) (map[string]int64, error) {
-		return w.slugOwners(`SELECT slug, post_id FROM post_slugs
-			WHERE kind = ? AND lang = ? AND slug >= ? AND slug < ?`, string(p.Kind), lang, base)
-	}, p.ID)
-	if err != nil {
-		return err
-	}
-	p.Slug = slugs
-	doc, err := json.Marshal(p)
-	if err != nil {
-		return fmt.Errorf("sqlite: encode post: %w", err)
-	}
+// writePostRow inserts or updates the row of p, whose document is doc.
+func writePostRow(w *writeTx, p *repository.Post, doc []byte, isNew bool) error {
 	var parent, imageURL any
 	if p.Event != nil && p.Event.Parent != 0 {
 		parent = p.Event.Parent
@@ -106,6 +59,7 @@ func (w *writeTx) putPost(p *repository.Post, isNew bool) error {
 	if p.Kind == repository.KindImage && p.Image != nil {
 		imageURL = p.Image.URL
 	}
+	var err error
 	if isNew {
 		_, err = w.exec(`INSERT INTO posts(id, kind, status, parent, image_url, revision, doc) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			p.ID, string(p.Kind), p.Status, parent, imageURL, p.Revision, doc)
@@ -113,38 +67,28 @@ func (w *writeTx) putPost(p *repository.Post, isNew bool) error {
 		_, err = w.exec(`UPDATE posts SET status = ?, parent = ?, image_url = ?, revision = ?, doc = ? WHERE id = ?`,
 			p.Status, parent, imageURL, p.Revision, doc, p.ID)
 	}
-	if err != nil {
-		return err
+	return err
+}
+
+// writePostLinks writes an event's venues, organizers, categories and tags
+// to post_links.
+func writePostLinks(w *writeTx, p *repository.Post) error {
+	e := p.Event
+	if e == nil {
+		return nil
 	}
-	for _, lang := range sortedLangs(p.Slug) {
-		if _, err := w.exec(`INSERT INTO post_slugs(kind, lang, slug, post_id) VALUES (?, ?, ?, ?)`,
-			string(p.Kind), lang, p.Slug[lang], p.ID); err != nil {
-			return err
-		}
-	}
-	if e := p.Event; e != nil {
-		for _, l := range []struct {
-			rel string
-			ids []int64
-		}{{"venue", e.Venues}, {"organizer", e.Organizers}, {"category", e.Categories}, {"tag", e.Tags}} {
-			for _, target := range l.ids {
-				if _, err := w.exec(`INSERT OR IGNORE INTO post_links(post_id, rel, target) VALUES (?, ?, ?)`,
-					p.ID, l.rel, target); err != nil {
-					return err
-				}
+	for _, l := range []struct {
+		rel string
+		ids []int64
+	}{{"venue", e.Venues}, {"organizer", e.Organizers}, {"category", e.Categories}, {"tag", e.Tags}} {
+		for _, target := range l.ids {
+			if _, err := w.exec(`INSERT OR IGNORE INTO post_links(post_id, rel, target) VALUES (?, ?, ?)`,
+				p.ID, l.rel, target); err != nil {
+				return err
 			}
 		}
 	}
-	for lang, title := range p.Title {
-		if title == "" {
-			continue
-		}
-		if _, err := w.exec(`INSERT INTO post_titles(post_id, lang, title_fold) VALUES (?, ?, ?)`,
-			p.ID, lang, fold(title)); err != nil {
-			return err
-		}
-	}
-	return w.mark(repository.MarkPost, p.ID)
+	return nil
 }
 
 // uniqueSlugs returns the slugs to store for an item with the requested
@@ -217,56 +161,12 @@ func (w *writeTx) slugOwners(query string, scope, lang, base string) (map[string
 
 // GetPost returns the post with this ID or repository.ErrNotFound.
 func (s *Store) GetPost(ctx context.Context, id int64) (*repository.Post, error) {
-	var doc []byte
-	if err := s.queryRow(ctx, `SELECT doc FROM posts WHERE id = ?`, id).Scan(&doc); err != nil {
-		return nil, notFound(err)
-	}
-	return decodePost(doc)
+	return postTable.get(ctx, s, id)
 }
 
 // GetPosts returns the posts that exist among ids, keyed by ID.
 func (s *Store) GetPosts(ctx context.Context, ids []int64) (map[int64]*repository.Post, error) {
-	out := make(map[int64]*repository.Post, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	rows, err := s.query(ctx, `SELECT doc FROM posts WHERE id IN (SELECT value FROM json_each(?))`, jsonIDs(ids))
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: %w", err)
-	}
-	ps, err := scanPosts(rows)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range ps {
-		out[p.ID] = p
-	}
-	return out, nil
-}
-
-func scanPosts(rows interface {
-	Next() bool
-	Scan(...any) error
-	Err() error
-	Close() error
-}) ([]*repository.Post, error) {
-	defer rows.Close()
-	var out []*repository.Post
-	for rows.Next() {
-		var doc []byte
-		if err := rows.Scan(&doc); err != nil {
-			return nil, fmt.Errorf("sqlite: %w", err)
-		}
-		p, err := decodePost(doc)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: %w", err)
-	}
-	return out, nil
+	return postTable.getMany(ctx, s, ids)
 }
 
 // GetPostBySlug returns the post of this kind whose slug in lang is slug.
@@ -277,68 +177,24 @@ func (s *Store) GetPostBySlug(ctx context.Context, kind repository.PostKind, lan
 	if err != nil {
 		return nil, notFound(err)
 	}
-	return decodePost(doc)
+	return postTable.decode(doc)
 }
 
 // UpdatePost reads the post, applies fn and writes the result if the post
 // did not change meanwhile, retrying otherwise. fn runs outside any
 // transaction and may run several times.
 func (s *Store) UpdatePost(ctx context.Context, id int64, fn func(p *repository.Post) error) (*repository.Post, error) {
-	for {
-		p, err := s.GetPost(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		rev, kind := p.Revision, p.Kind
-		if err := fn(p); err != nil {
-			return nil, err
-		}
-		if p.ID != id || p.Kind != kind {
-			return nil, fmt.Errorf("sqlite: UpdatePost(%d): fn changed the ID or kind", id)
-		}
-		p.Revision = rev + 1
-		err = s.write(ctx, func(w *writeTx) error {
-			var cur int64
-			if err := w.queryRow(`SELECT revision FROM posts WHERE id = ?`, id).Scan(&cur); err != nil {
-				return notFound(err)
-			}
-			if cur != rev {
-				return errConflict
-			}
-			return w.putPost(p, false)
-		})
-		if errors.Is(err, errConflict) {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		normalizePost(p)
-		return p, nil
-	}
+	return postTable.update(ctx, s, id, fn)
 }
 
 // DeletePost removes the post, its slugs and links, and marks it.
 func (s *Store) DeletePost(ctx context.Context, id int64) error {
 	return s.write(ctx, func(w *writeTx) error {
-		res, err := w.exec(`DELETE FROM posts WHERE id = ?`, id)
-		if err != nil {
+		if err := w.execSome(`DELETE FROM posts WHERE id = ?`, id); err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return repository.ErrNotFound
-		}
-		for _, q := range []string{
-			`DELETE FROM post_slugs WHERE post_id = ?`,
-			`DELETE FROM post_links WHERE post_id = ?`,
-			`DELETE FROM post_titles WHERE post_id = ?`,
-		} {
-			if _, err := w.exec(q, id); err != nil {
-				return err
-			}
+		if err := postTable.deleteSides(w, id); err != nil {
+			return err
 		}
 		return w.mark(repository.MarkPost, id)
 	})
@@ -405,17 +261,24 @@ func postFilter(q repository.PostQuery, withPage bool) (string, []any) {
 // says, zero-valued fields do not filter (an empty list included); a Title
 // without TitleLang matches a title in any language.
 func (s *Store) FindPosts(ctx context.Context, q repository.PostQuery) ([]*repository.Post, error) {
-	where, args := postFilter(q, true)
-	query := `SELECT doc FROM posts` + where + ` ORDER BY id`
-	if q.Limit > 0 {
-		query += ` LIMIT ?`
-		args = append(args, q.Limit)
-	}
+	query, args := postPage(`doc`, q)
 	rows, err := s.rdb.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
-	return scanPosts(rows)
+	return postTable.scan(rows)
+}
+
+// postPage selects column of the posts matching q, by ID ascending, from
+// AfterID and at most Limit of them.
+func postPage(column string, q repository.PostQuery) (string, []any) {
+	where, args := postFilter(q, true)
+	query := `SELECT ` + column + ` FROM posts` + where + ` ORDER BY id`
+	if q.Limit > 0 {
+		query += ` LIMIT ?`
+		args = append(args, q.Limit)
+	}
+	return query, args
 }
 
 // CountPosts returns how many posts match q, ignoring AfterID and Limit.
@@ -457,14 +320,10 @@ func (s *Store) UnlinkPost(ctx context.Context, id int64) ([]int64, error) {
 // transaction, bumping revisions and marking them.
 func (w *writeTx) editEvents(ids []int64, edit func(e *repository.EventFields)) error {
 	for _, id := range ids {
-		var doc []byte
-		if err := w.queryRow(`SELECT doc FROM posts WHERE id = ?`, id).Scan(&doc); err != nil {
-			if errors.Is(err, errNoRows) {
-				continue // a stale link; putPost of a live post never leaves one
-			}
-			return notFound(err)
+		p, err := postTable.getTx(w, id)
+		if errors.Is(err, repository.ErrNotFound) {
+			continue // a stale link; writing a live post never leaves one
 		}
-		p, err := decodePost(doc)
 		if err != nil {
 			return err
 		}
@@ -473,7 +332,7 @@ func (w *writeTx) editEvents(ids []int64, edit func(e *repository.EventFields)) 
 		}
 		edit(p.Event)
 		p.Revision++
-		if err := w.putPost(p, false); err != nil {
+		if err := postTable.put(w, p, false); err != nil {
 			return err
 		}
 	}

@@ -6,7 +6,9 @@
 //
 // Posts and terms are stored as JSON documents (the json tags of
 // repository.Post and repository.Term) next to a few plain columns that
-// queries filter on (kind, status, parent, image URL). Everything a query
+// queries filter on (kind, status, parent, image URL); one generic table
+// type, docTable (doctable.go), does for both what is the same: reads, ID
+// allocation, slugs, folded names and updates. Everything a query
 // must find by value lives in side tables kept in step with the document in
 // the same transaction:
 //
@@ -463,6 +465,19 @@ func (w *writeTx) exec(query string, args ...any) (sql.Result, error) {
 	return res, nil
 }
 
+// execSome runs a statement that must change a row: when it changes none
+// it returns repository.ErrNotFound.
+func (w *writeTx) execSome(query string, args ...any) error {
+	res, err := w.exec(query, args...)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return repository.ErrNotFound
+	}
+	return nil
+}
+
 // queryRow runs a statement in the transaction; Scan reports its errors.
 func (w *writeTx) queryRow(query string, args ...any) *sql.Row {
 	if st := w.stmt(query); st != nil {
@@ -484,6 +499,21 @@ func (w *writeTx) ids(query string, args ...any) ([]int64, error) {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	return scanIDs(rows)
+}
+
+// collect appends every row, read with scan, to out, closes rows and
+// returns out with rows.Err. (out is returned as given when there are no
+// rows: callers choose nil or empty.)
+func collect[T any](rows *sql.Rows, out []T, scan func(row interface{ Scan(...any) error }) (T, error)) ([]T, error) {
+	defer rows.Close()
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }
 
 func scanIDs(rows *sql.Rows) ([]int64, error) {

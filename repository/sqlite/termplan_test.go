@@ -29,21 +29,7 @@ func TestTermQueryPlans(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			query, args := termQuery(tc.q)
-			rows, err := s.rdb.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+query, args...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rows.Close()
-			var plan []string
-			for rows.Next() {
-				var id, parent, notused int
-				var detail string
-				if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-					t.Fatal(err)
-				}
-				plan = append(plan, detail)
-			}
-			all := strings.Join(plan, "\n")
+			all := queryPlan(t, s, query, args...)
 			t.Logf("plan:\n%s", all)
 			for _, bad := range []string{"SCAN term_names", "SCAN term_slugs", "SCAN terms"} {
 				if strings.Contains(all, bad) {
@@ -67,7 +53,16 @@ func TestTitleQueryPlan(t *testing.T) {
 	defer s.Close(context.Background())
 	where, args := postFilter(repository.PostQuery{Kind: repository.KindVenue, Title: "Town Hall", TitleLang: "en",
 		ExcludeStatuses: []string{repository.StatusTrash}, Limit: 50}, true)
-	rows, err := s.rdb.QueryContext(context.Background(), "EXPLAIN QUERY PLAN SELECT doc FROM posts"+where+" ORDER BY id LIMIT 50", args...)
+	all := queryPlan(t, s, "SELECT doc FROM posts"+where+" ORDER BY id LIMIT 50", args...)
+	if !strings.Contains(all, "SEARCH posts USING INTEGER PRIMARY KEY") || !strings.Contains(all, "post_titles_by_title") {
+		t.Errorf("title look-up plan:\n%s", all)
+	}
+}
+
+// queryPlan returns the lines of SQLite's plan for query, one per step.
+func queryPlan(t *testing.T, s *Store, query string, args ...any) string {
+	t.Helper()
+	rows, err := s.rdb.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+query, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,8 +76,8 @@ func TestTitleQueryPlan(t *testing.T) {
 		}
 		plan = append(plan, detail)
 	}
-	all := strings.Join(plan, "\n")
-	if !strings.Contains(all, "SEARCH posts USING INTEGER PRIMARY KEY") || !strings.Contains(all, "post_titles_by_title") {
-		t.Errorf("title look-up plan:\n%s", all)
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
+	return strings.Join(plan, "\n")
 }

@@ -129,29 +129,13 @@ func (s *Store) ListUsers(ctx context.Context) ([]*repository.User, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
-	defer rows.Close()
-	out := []*repository.User{}
-	for rows.Next() {
-		u, err := scanUser(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, u)
-	}
-	return out, rows.Err()
+	return collect(rows, []*repository.User{}, scanUser)
 }
 
 // UpdateUser stores u's role and disabled flag.
 func (s *Store) UpdateUser(ctx context.Context, u *repository.User) error {
 	return s.write(ctx, func(w *writeTx) error {
-		res, err := w.exec(`UPDATE users SET role = ?, disabled = ? WHERE id = ?`, string(u.Role), u.Disabled, u.ID)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return repository.ErrNotFound
-		}
-		return nil
+		return w.execSome(`UPDATE users SET role = ?, disabled = ? WHERE id = ?`, string(u.Role), u.Disabled, u.ID)
 	})
 }
 
@@ -189,16 +173,7 @@ func (s *Store) ListTokens(ctx context.Context, userID int64) ([]*repository.Tok
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
-	defer rows.Close()
-	out := []*repository.Token{}
-	for rows.Next() {
-		t, err := scanToken(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return collect(rows, []*repository.Token{}, scanToken)
 }
 
 // RevokeToken deletes the token whose public ID is id (a prefix range of
@@ -208,14 +183,7 @@ func (s *Store) RevokeToken(ctx context.Context, id string) error {
 		return repository.ErrNotFound
 	}
 	return s.write(ctx, func(w *writeTx) error {
-		res, err := w.exec(`DELETE FROM tokens WHERE hash >= ? AND hash < ?`, id, id+"g")
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return repository.ErrNotFound
-		}
-		return nil
+		return w.execSome(`DELETE FROM tokens WHERE hash >= ? AND hash < ?`, id, id+"g")
 	})
 }
 

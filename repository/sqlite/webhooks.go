@@ -72,16 +72,7 @@ func (s *Store) ListWebhooks(ctx context.Context) ([]*repository.Webhook, error)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
-	defer rows.Close()
-	var out []*repository.Webhook
-	for rows.Next() {
-		w, err := scanWebhook(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, w)
-	}
-	return out, rows.Err()
+	return collect[*repository.Webhook](rows, nil, scanWebhook)
 }
 
 // UpdateWebhook reads the endpoint, applies fn and writes it back unless
@@ -125,14 +116,10 @@ func (s *Store) UpdateWebhook(ctx context.Context, id int64, fn func(w *reposito
 // DeleteWebhook removes the endpoint and its deliveries.
 func (s *Store) DeleteWebhook(ctx context.Context, id int64) error {
 	return s.write(ctx, func(tx *writeTx) error {
-		res, err := tx.exec(`DELETE FROM webhooks WHERE id = ?`, id)
-		if err != nil {
+		if err := tx.execSome(`DELETE FROM webhooks WHERE id = ?`, id); err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return repository.ErrNotFound
-		}
-		_, err = tx.exec(`DELETE FROM webhook_deliveries WHERE webhook_id = ?`, id)
+		_, err := tx.exec(`DELETE FROM webhook_deliveries WHERE webhook_id = ?`, id)
 		return err
 	})
 }
@@ -244,16 +231,7 @@ func (s *Store) deliveries(ctx context.Context, query string, args ...any) ([]*r
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: deliveries: %w", err)
 	}
-	defer rows.Close()
-	var out []*repository.Delivery
-	for rows.Next() {
-		d, err := scanDelivery(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, rows.Err()
+	return collect[*repository.Delivery](rows, nil, scanDelivery)
 }
 
 // DueDeliveries returns the pending deliveries due at now that are first

@@ -89,6 +89,7 @@ func RunWith(t *testing.T, opts Options, newStore func(t *testing.T) repository.
 		{"EventLinks", eventLinksTests},
 		{"Accounts", accountTests},
 		{"Exclusive", exclusiveTests},
+		{"Recurrence", recurrenceTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -368,7 +368,24 @@ func (f *fakeMeili) reply(w http.ResponseWriter, status int, body any) {
 }
 
 func (f *fakeMeili) notFound(w http.ResponseWriter, uid string) {
-	f.reply(w, 404, newAPIError("index_not_found", fmt.Sprintf("Index `%s` not found.", uid)))
+	f.reply(w, 404, indexNotFound(uid))
+}
+
+// indexNotFound is Meilisearch's error for a missing index.
+func indexNotFound(uid string) *apiError {
+	e := newAPIError("index_not_found", fmt.Sprintf("Index `%s` not found.", uid))
+	return &e
+}
+
+// pathIndex returns the index the request's path names; when there is none
+// it answers 404 and returns nil.
+func (f *fakeMeili) pathIndex(w http.ResponseWriter, r *http.Request) (string, *fakeIndex) {
+	uid := r.PathValue("uid")
+	ix := f.index(uid)
+	if ix == nil {
+		f.notFound(w, uid)
+	}
+	return uid, ix
 }
 
 // enqueue registers a task whose effect has been decided (apply returns
@@ -497,10 +514,8 @@ func (f *fakeMeili) index(uid string) *fakeIndex {
 }
 
 func (f *fakeMeili) getIndex(w http.ResponseWriter, r *http.Request) {
-	uid := r.PathValue("uid")
-	ix := f.index(uid)
+	uid, ix := f.pathIndex(w, r)
 	if ix == nil {
-		f.notFound(w, uid)
 		return
 	}
 	f.reply(w, 200, map[string]any{"uid": uid, "primaryKey": ix.primaryKey,
@@ -525,8 +540,7 @@ func (f *fakeMeili) deleteIndex(w http.ResponseWriter, r *http.Request) {
 	uid := r.PathValue("uid")
 	f.enqueue(w, "indexDeletion", uid, func() *apiError {
 		if _, ok := f.indexes[uid]; !ok {
-			e := newAPIError("index_not_found", fmt.Sprintf("Index `%s` not found.", uid))
-			return &e
+			return indexNotFound(uid)
 		}
 		delete(f.indexes, uid)
 		return nil
@@ -534,10 +548,8 @@ func (f *fakeMeili) deleteIndex(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *fakeMeili) getSettings(w http.ResponseWriter, r *http.Request) {
-	uid := r.PathValue("uid")
-	ix := f.index(uid)
+	_, ix := f.pathIndex(w, r)
 	if ix == nil {
-		f.notFound(w, uid)
 		return
 	}
 	f.mu.Lock()
@@ -552,8 +564,7 @@ func (f *fakeMeili) updateSettings(w http.ResponseWriter, r *http.Request) {
 	f.enqueue(w, "settingsUpdate", uid, func() *apiError {
 		ix, ok := f.indexes[uid]
 		if !ok {
-			e := newAPIError("index_not_found", fmt.Sprintf("Index `%s` not found.", uid))
-			return &e
+			return indexNotFound(uid)
 		}
 		for k, v := range body {
 			ix.settings[k] = v
@@ -631,12 +642,11 @@ func (f *fakeMeili) deleteByFilter(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *fakeMeili) getDocument(w http.ResponseWriter, r *http.Request) {
-	uid, id := r.PathValue("uid"), r.PathValue("id")
-	ix := f.index(uid)
+	_, ix := f.pathIndex(w, r)
 	if ix == nil {
-		f.notFound(w, uid)
 		return
 	}
+	id := r.PathValue("id")
 	f.mu.Lock()
 	doc, ok := ix.docs[id]
 	answer := jsonValue(f.t, doc)
@@ -654,8 +664,7 @@ func (f *fakeMeili) deleteDocuments(w http.ResponseWriter, r *http.Request) {
 	f.enqueue(w, "documentDeletion", uid, func() *apiError {
 		ix, ok := f.indexes[uid]
 		if !ok {
-			e := newAPIError("index_not_found", fmt.Sprintf("Index `%s` not found.", uid))
-			return &e
+			return indexNotFound(uid)
 		}
 		for _, id := range ids {
 			ix.remove(fmt.Sprint(id))
@@ -673,8 +682,7 @@ func (f *fakeMeili) swapIndexes(w http.ResponseWriter, r *http.Request) {
 			a, b := names[0].(string), names[1].(string)
 			for _, uid := range []string{a, b} {
 				if _, ok := f.indexes[uid]; !ok {
-					e := newAPIError("index_not_found", fmt.Sprintf("Index `%s` not found.", uid))
-					return &e
+					return indexNotFound(uid)
 				}
 			}
 			f.indexes[a], f.indexes[b] = f.indexes[b], f.indexes[a]
@@ -684,10 +692,8 @@ func (f *fakeMeili) swapIndexes(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *fakeMeili) stats(w http.ResponseWriter, r *http.Request) {
-	uid := r.PathValue("uid")
-	ix := f.index(uid)
+	_, ix := f.pathIndex(w, r)
 	if ix == nil {
-		f.notFound(w, uid)
 		return
 	}
 	f.mu.Lock()
@@ -697,9 +703,8 @@ func (f *fakeMeili) stats(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *fakeMeili) search(w http.ResponseWriter, r *http.Request) {
-	uid := r.PathValue("uid")
-	if f.index(uid) == nil {
-		f.notFound(w, uid)
+	uid, ix := f.pathIndex(w, r)
+	if ix == nil {
 		return
 	}
 	body, _ := bodyOf(r).(map[string]any)

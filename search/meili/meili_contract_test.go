@@ -129,16 +129,9 @@ func TestSearchEventsRequest(t *testing.T) {
 			if _, err := e.SearchEvents(t.Context(), q); err != nil {
 				t.Fatalf("SearchEvents: %v", err)
 			}
-			want := map[string]any{
-				"q": "", "hybrid": nil, "attributesToRetrieve": []any{"id", "occurrence"},
-				"sort": []any{"start:asc", "id:asc", "occurrence:asc"}, "page": 1, "hitsPerPage": 10,
-			}
-			for k, v := range tt.want {
-				want[k] = v
-				if v == nil {
-					delete(want, k)
-				}
-			}
+			over := map[string]any{"attributesToRetrieve": []any{"id", "occurrence"}}
+			maps.Copy(over, tt.want)
+			want := searchBody([]any{"start:asc", "id:asc", "occurrence:asc"}, over)
 			want[filter] = wantFilter
 			checkSearches(t, f, path, want)
 		})
@@ -198,16 +191,26 @@ func TestSearchPlacesRequest(t *testing.T) {
 			if _, err := e.SearchPlaces(t.Context(), q); err != nil {
 				t.Fatalf("SearchPlaces: %v", err)
 			}
-			want := map[string]any{
-				"q": "", "hybrid": nil, "attributesToRetrieve": []any{"id"},
-				"sort": []any{"publish_date:desc", "id:desc"}, "page": 1, "hitsPerPage": 10,
-			}
-			for k, v := range tt.want {
-				want[k] = v
-			}
-			checkSearches(t, f, "/indexes/"+tt.index+"/search", want)
+			checkSearches(t, f, "/indexes/"+tt.index+"/search", searchBody([]any{"publish_date:desc", "id:desc"}, tt.want))
 		})
 	}
+}
+
+// searchBody is the body of a search request for the first page of ten
+// IDs in this sort order, with the keys of over set (a nil value removes
+// the key).
+func searchBody(sort []any, over map[string]any) map[string]any {
+	body := map[string]any{
+		"q": "", "hybrid": nil, "attributesToRetrieve": []any{"id"},
+		"sort": sort, "page": 1, "hitsPerPage": 10,
+	}
+	for k, v := range over {
+		body[k] = v
+		if v == nil {
+			delete(body, k)
+		}
+	}
+	return body
 }
 
 // checkSearches requires exactly one search request, to path, with

@@ -95,19 +95,7 @@ func TestRebuildWithTheServiceKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := tg.engine(t, key, Options{Languages: testLangs})
-	if err := e.Init(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.IndexEvents(t.Context(), []search.EventDocument{{ID: 1}, {ID: 2}}); err != nil {
-		t.Fatal(err)
-	}
-	r, err := e.BeginRebuild(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.IndexEvents(t.Context(), []search.EventDocument{{ID: 7}}); err != nil {
-		t.Fatal(err)
-	}
+	r := rebuildOneOverTwo(t, e)
 	if tg.fake != nil {
 		tg.fake.reset()
 	}
@@ -140,17 +128,10 @@ func TestRebuildWithTheServiceKey(t *testing.T) {
 	}
 }
 
-// TestRebuildSwapNotApplied: a swap that fails where the key cannot see
-// it (the fake fails it) is a failed Commit, and the live index keeps its
-// documents.
-func TestRebuildSwapNotApplied(t *testing.T) {
-	f := newFakeMeili(t)
-	f.emulate = true
-	key, err := EnsureServiceKey(t.Context(), f.srv.URL, "master-key", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := f.engineWithKey(key, Options{Languages: testLangs})
+// rebuildOneOverTwo starts e with live events 1 and 2 and returns an open
+// rebuild that has written event 7.
+func rebuildOneOverTwo(t *testing.T, e *Engine) search.Rebuild {
+	t.Helper()
 	if err := e.Init(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -164,6 +145,21 @@ func TestRebuildSwapNotApplied(t *testing.T) {
 	if err := r.IndexEvents(t.Context(), []search.EventDocument{{ID: 7}}); err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+// TestRebuildSwapNotApplied: a swap that fails where the key cannot see
+// it (the fake fails it) is a failed Commit, and the live index keeps its
+// documents.
+func TestRebuildSwapNotApplied(t *testing.T) {
+	f := newFakeMeili(t)
+	f.emulate = true
+	key, err := EnsureServiceKey(t.Context(), f.srv.URL, "master-key", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := f.engineWithKey(key, Options{Languages: testLangs})
+	r := rebuildOneOverTwo(t, e)
 	f.mu.Lock()
 	f.failTasks["indexSwap"] = newAPIError("index_not_found", "Index `x` not found.")
 	f.mu.Unlock()

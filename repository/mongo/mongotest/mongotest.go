@@ -246,9 +246,9 @@ func StoreOptions() storetest.Options {
 // its WHERE clause reads _ferretdb_sjson->'$._id' while its own _id index
 // is on _ferretdb_sjson->"_id", which SQLite does not take for the same
 // expression: every such look-up scans the table (EXPLAIN QUERY PLAN:
-// SCAN). The store looks up counters, marks, locks, slug reservations,
-// ID claims and tokens that way, several times per write, in collections
-// that grow with the data. Call it after the store created its
+// SCAN). The store looks up posts and terms (by their string _id),
+// counters, marks, locks, slug reservations, ID claims and tokens that way,
+// several times per read and write, in collections that grow with the data. Call it after the store created its
 // collections (mongo.Open); collections created later lack the index.
 func IndexIDLookups(dir string) error {
 	files, err := filepath.Glob(filepath.Join(dir, "*.sqlite"))

@@ -1,0 +1,222 @@
+package mongo_test
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	driver "go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/repository/mongo"
+	"github.com/calendar/eventcal/repository/mongo/mongotest"
+)
+
+// TestMigrateStringIDs starts from databases in the layout written before
+// string _ids (numeric _id; DowngradeLayoutForTest), also as an
+// interrupted migration leaves them, and checks that Open converts every
+// post and term once, that the store then reads and writes them as
+// before, and that opening again changes nothing.
+func TestMigrateStringIDs(t *testing.T) {
+	uri := mongotest.Start(t)
+	client, err := driver.Connect(options.Client().ApplyURI(uri))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Disconnect(context.Background()) })
+	// Batches of 3 records: every case takes several steps.
+	t.Cleanup(mongo.SetMigrateBatchForTest(3))
+	for _, tc := range []struct {
+		name       string
+		skip, keep int
+	}{
+		{"from the old layout", 0, 0},
+		{"interrupted between an insert and its delete", 0, 3},
+		{"interrupted after some batches", 2, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			db := mongotest.Database(t)
+			open := func() *mongo.Store {
+				t.Helper()
+				s, err := mongo.Open(ctx, uri, db)
+				if err != nil {
+					t.Fatalf("Open: %v", err)
+				}
+				t.Cleanup(func() { s.Close(context.Background()) })
+				return s
+			}
+			s := open()
+			posts, terms := seedForMigration(t, s)
+			if err := mongo.DowngradeLayoutForTest(ctx, s, tc.skip, tc.keep); err != nil {
+				t.Fatal(err)
+			}
+			if n := countOld(t, client, db); n != int64(len(posts)+len(terms)-2*tc.skip) {
+				t.Fatalf("%d records in the old layout after the downgrade, want %d", n, len(posts)+len(terms)-2*tc.skip)
+			}
+
+			m := open()
+			if got := m.LastMigration(); got.From != 1 || got.Converted != len(posts)+len(terms)-2*tc.skip {
+				t.Errorf("LastMigration = %+v, want from 1, %d converted", got, len(posts)+len(terms)-2*tc.skip)
+			}
+			if n := countOld(t, client, db); n != 0 {
+				t.Errorf("%d records left in the old layout", n)
+			}
+			gotPosts, err := m.FindPosts(ctx, repository.PostQuery{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(gotPosts, posts) {
+				t.Errorf("posts after the migration differ:\n got %v\nwant %v", gotPosts, posts)
+			}
+			gotTerms, err := m.FindTerms(ctx, repository.TermQuery{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(gotTerms, terms) {
+				t.Errorf("terms after the migration differ:\n got %v\nwant %v", gotTerms, terms)
+			}
+			// Reads by ID, by slug, by several IDs; a page after an ID.
+			last := posts[len(posts)-1]
+			if p, err := m.GetPostBySlug(ctx, last.Kind, "en", last.Slug["en"]); err != nil || p.ID != last.ID {
+				t.Errorf("GetPostBySlug(%q) = %v, %v", last.Slug["en"], p, err)
+			}
+			if got, err := m.GetPosts(ctx, []int64{posts[0].ID, last.ID}); err != nil || len(got) != 2 {
+				t.Errorf("GetPosts = %v, %v", got, err)
+			}
+			if page, err := m.FindPosts(ctx, repository.PostQuery{AfterID: posts[1].ID, Limit: 2}); err != nil ||
+				len(page) != 2 || page[0].ID != posts[2].ID || page[1].ID != posts[3].ID {
+				t.Errorf("FindPosts(after %d, 2) = %v, %v", posts[1].ID, page, err)
+			}
+			if got, err := m.FindTerms(ctx, repository.TermQuery{Slug: terms[0].Slug["en"], SlugLang: "en"}); err != nil || len(got) != 1 {
+				t.Errorf("FindTerms(slug) = %v, %v", got, err)
+			}
+			// Writes: an update, and a create whose ID follows the others.
+			up, err := m.UpdatePost(ctx, last.ID, func(p *repository.Post) error { p.Title["en"] = "Renamed"; return nil })
+			if err != nil || up.Revision != last.Revision+1 {
+				t.Fatalf("UpdatePost = %v, %v", up, err)
+			}
+			p := event(last.Slug["en"]) // taken: gets "-2"
+			if err := m.CreatePost(ctx, p); err != nil {
+				t.Fatal(err)
+			}
+			if p.ID <= last.ID || p.Slug["en"] != last.Slug["en"]+"-2" {
+				t.Errorf("created post %d with slug %q after the migration; want an ID above %d and slug %q", p.ID, p.Slug["en"], last.ID, last.Slug["en"]+"-2")
+			}
+
+			if again := open().LastMigration(); again.From != 0 || again.Converted != 0 {
+				t.Errorf("a second Open migrated again: %+v", again)
+			}
+		})
+	}
+}
+
+// seedForMigration writes terms, a venue and events (some updated, with
+// links) and returns every post and term as the store reads them.
+func seedForMigration(t *testing.T, s *mongo.Store) ([]*repository.Post, []*repository.Term) {
+	t.Helper()
+	ctx := t.Context()
+	var cats []int64
+	for i := range 3 {
+		term := &repository.Term{Taxonomy: repository.TaxCategory, Name: repository.Text{"en": fmt.Sprintf("Cat %d", i)},
+			Slug: repository.Text{"en": fmt.Sprintf("cat-%d", i)}}
+		if err := s.CreateTerm(ctx, term); err != nil {
+			t.Fatal(err)
+		}
+		cats = append(cats, term.ID)
+	}
+	venue := &repository.Post{Kind: repository.KindVenue, Status: repository.StatusPublish,
+		Title: repository.Text{"en": "Hall"}, Slug: repository.Text{"en": "hall"}, Venue: &repository.VenueFields{City: "Gent"}}
+	if err := s.CreatePost(ctx, venue); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 8 {
+		p := event(fmt.Sprintf("event-%d", i))
+		p.Event.Venues, p.Event.Categories = []int64{venue.ID}, []int64{cats[i%3]}
+		p.Event.StartUTC = time.Date(2027, 5, 1, 20, 0, 0, 0, time.UTC).AddDate(0, 0, i)
+		if err := s.CreatePost(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			if _, err := s.UpdatePost(ctx, p.ID, func(p *repository.Post) error { p.Event.Featured = true; return nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	posts, err := s.FindPosts(ctx, repository.PostQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	terms, err := s.FindTerms(ctx, repository.TermQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return posts, terms
+}
+
+// countOld counts the posts and terms of database db in the old layout
+// (without the numeric id field).
+func countOld(t *testing.T, client *driver.Client, db string) int64 {
+	t.Helper()
+	var n int64
+	for _, coll := range []string{"posts", "terms"} {
+		c, err := client.Database(db).Collection(coll).CountDocuments(t.Context(), bson.D{{Key: "id", Value: bson.D{{Key: "$exists", Value: false}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += c
+	}
+	return n
+}
+
+// TestMigrateConcurrentOpens: two processes opening an old database at
+// once both succeed; one converts every record, the other waits for it
+// and converts none.
+func TestMigrateConcurrentOpens(t *testing.T) {
+	uri := mongotest.Start(t)
+	client, err := driver.Connect(options.Client().ApplyURI(uri))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Disconnect(context.Background()) })
+	t.Cleanup(mongo.SetMigrateBatchForTest(2))
+	ctx := t.Context()
+	db := mongotest.Database(t)
+	s, err := mongo.Open(ctx, uri, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close(context.Background()) })
+	posts, terms := seedForMigration(t, s)
+	if err := mongo.DowngradeLayoutForTest(ctx, s, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	stats := make([]mongo.MigrationStats, 2)
+	errs := make([]error, 2)
+	parallel(2, 1, func(w, _ int) {
+		st, err := mongo.Open(ctx, uri, db)
+		if errs[w] = err; err == nil {
+			stats[w] = st.LastMigration()
+			st.Close(context.Background())
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+	}
+	if total := stats[0].Converted + stats[1].Converted; total != len(posts)+len(terms) || stats[0].From+stats[1].From != 1 {
+		t.Errorf("migrations %+v; want one of them to convert all %d records", stats, len(posts)+len(terms))
+	}
+	if n := countOld(t, client, db); n != 0 {
+		t.Errorf("%d records left in the old layout", n)
+	}
+	got, err := s.FindPosts(ctx, repository.PostQuery{})
+	if err != nil || !reflect.DeepEqual(got, posts) {
+		t.Errorf("posts after the migration differ (%v):\n got %v\nwant %v", err, got, posts)
+	}
+}

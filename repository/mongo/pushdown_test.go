@@ -1,0 +1,239 @@
+package mongo_test
+
+import (
+	"context"
+	"fmt"
+	gosync "sync"
+	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	driverevent "go.mongodb.org/mongo-driver/v2/event"
+	driver "go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/repository/mongo"
+	"github.com/calendar/eventcal/repository/mongo/mongotest"
+)
+
+// ferretDBOrSkip connects to uri and skips t unless the server is FerretDB
+// (its buildInfo names its version).
+func ferretDBOrSkip(t *testing.T, uri string) *driver.Client {
+	t.Helper()
+	client, err := driver.Connect(options.Client().ApplyURI(uri))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Disconnect(context.Background()) })
+	if !isFerretDB(t, client) {
+		t.Skip("the server is not FerretDB: its pushdown rules do not apply")
+	}
+	return client
+}
+
+// isFerretDB reports whether client's server is FerretDB.
+func isFerretDB(t *testing.T, client *driver.Client) bool {
+	t.Helper()
+	var info bson.M
+	if err := client.Database("admin").RunCommand(t.Context(), bson.D{{Key: "buildInfo", Value: 1}}).Decode(&info); err != nil {
+		t.Fatal(err)
+	}
+	_, ok := info["ferretdbVersion"]
+	return ok
+}
+
+// filterPushdown asks FerretDB (explain's "filterPushdown" extension)
+// whether it answers the command cmd ({find: ..., filter: ...} or
+// {aggregate: ..., pipeline: [{$match: ...}]}) with SQL rather than by
+// decoding every document in Go. (FerretDB's explain reads no other
+// command's filter.)
+func filterPushdown(t *testing.T, db *driver.Database, cmd bson.D) bool {
+	t.Helper()
+	var res struct {
+		FilterPushdown bool `bson:"filterPushdown"`
+	}
+	if err := db.RunCommand(t.Context(), bson.D{{Key: "explain", Value: cmd}}).Decode(&res); err != nil {
+		t.Fatalf("explain %v: %v", cmd, err)
+	}
+	return res.FilterPushdown
+}
+
+// TestPushdown pins the rule the store's key layout (ids.go) relies on,
+// read from FerretDB v1.24's source (internal/backends/sqlite/collection.go,
+// Query and Explain): the SQLite handler answers a filter with SQL only
+// when it is exactly {_id: <string or ObjectId>}; $in, $eq, a number, or
+// any second condition decode the whole collection in Go. find and
+// aggregate first drop dotted keys from the filter they hand down
+// (EnableNestedPushdown is off), so {_id: "12", "a.b": 1} is pushed down
+// there (the rest is checked in Go); count, update, delete and
+// findAndModify hand their filter down as it is (msg_count.go,
+// msg_update.go, msg_delete.go, msg_findandmodify.go), which explain
+// cannot show. The rule is asked of FerretDB itself, through explain.
+func TestPushdown(t *testing.T) {
+	uri := mongotest.Start(t)
+	client := ferretDBOrSkip(t, uri)
+	db := client.Database(mongotest.Database(t))
+	coll := db.Collection("c")
+	if _, err := coll.InsertMany(t.Context(), []any{
+		bson.D{{Key: "_id", Value: "12"}, {Key: "id", Value: int64(12)}, {Key: "a", Value: bson.D{{Key: "b", Value: 1}}}},
+		bson.D{{Key: "_id", Value: int64(13)}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	find := func(filter bson.D) bson.D { return bson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: filter}} }
+	match := func(filter bson.D) bson.D {
+		return bson.D{{Key: "aggregate", Value: "c"}, {Key: "pipeline", Value: bson.A{bson.D{{Key: "$match", Value: filter}}}},
+			{Key: "cursor", Value: bson.D{}}}
+	}
+	for _, tc := range []struct {
+		name string
+		cmd  bson.D
+		want bool
+	}{
+		{"find by a string _id", find(bson.D{{Key: "_id", Value: "12"}}), true},
+		{"find by an ObjectId _id", find(bson.D{{Key: "_id", Value: bson.NewObjectID()}}), true},
+		{"find by a numeric _id", find(bson.D{{Key: "_id", Value: int64(13)}}), false},
+		{"find by a numeric _id (int32)", find(bson.D{{Key: "_id", Value: int32(13)}}), false},
+		{"find by _id $eq string", find(bson.D{{Key: "_id", Value: bson.D{{Key: "$eq", Value: "12"}}}}), false},
+		{"find by _id $in strings", find(bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: bson.A{"12", "14"}}}}}), false},
+		{"find by _id and a second field", find(bson.D{{Key: "_id", Value: "12"}, {Key: "revision", Value: 1}}), false},
+		{"find by _id and a dotted field (dropped from the SQL)", find(bson.D{{Key: "_id", Value: "12"}, {Key: "a.b", Value: 1}}), true},
+		{"find by a field other than _id", find(bson.D{{Key: "id", Value: int64(12)}}), false},
+		{"find everything", find(bson.D{}), false},
+		{"find by $or of _ids", find(bson.D{{Key: "$or", Value: bson.A{bson.D{{Key: "_id", Value: "12"}}}}}), false},
+		{"aggregate $match by a string _id", match(bson.D{{Key: "_id", Value: "12"}}), true},
+		{"aggregate $match by _id $in", match(bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: bson.A{"12"}}}}}), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := filterPushdown(t, db, tc.cmd); got != tc.want {
+				t.Errorf("filterPushdown = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// commandFilters records the filter of every find, count, findAndModify,
+// update and delete a store sends to the posts and terms collections.
+type commandFilters struct {
+	mu   gosync.Mutex
+	cmds []bson.D // {find: coll, filter: ...} as explain takes it, or the raw command
+}
+
+func (c *commandFilters) monitor() *driverevent.CommandMonitor {
+	return &driverevent.CommandMonitor{Started: func(_ context.Context, e *driverevent.CommandStartedEvent) {
+		coll, _ := e.Command.Lookup(e.CommandName).StringValueOK()
+		if coll != "posts" && coll != "terms" {
+			return
+		}
+		var cmd bson.D
+		switch e.CommandName {
+		case "find":
+			cmd = bson.D{{Key: "find", Value: coll}, {Key: "filter", Value: e.Command.Lookup("filter").Document()}}
+		default:
+			cmd = bson.D{{Key: e.CommandName, Value: coll}}
+		}
+		c.mu.Lock()
+		c.cmds = append(c.cmds, cmd)
+		c.mu.Unlock()
+	}}
+}
+
+func (c *commandFilters) take() []bson.D {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.cmds
+	c.cmds = nil
+	return out
+}
+
+// TestHotReadsPushedDown checks, by asking FerretDB (explain), that every
+// command the item reads send to posts and terms is one FerretDB answers
+// with SQL: a post or term by ID or by slug, several by ID (one look-up
+// each), a term by slug through FindTerms.
+func TestHotReadsPushedDown(t *testing.T) {
+	uri := mongotest.Start(t)
+	client := ferretDBOrSkip(t, uri)
+	dbName := mongotest.Database(t)
+	filters := &commandFilters{}
+	s, err := mongo.Open(t.Context(), uri, dbName, mongo.WithCommandMonitor(filters.monitor()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close(context.Background()) })
+	ctx := t.Context()
+
+	cat := &repository.Term{Taxonomy: repository.TaxCategory, Name: repository.Text{"en": "Jazz"}, Slug: repository.Text{"en": "jazz"}}
+	tag := &repository.Term{Taxonomy: repository.TaxTag, Name: repository.Text{"en": "live"}, Slug: repository.Text{"en": "live"}}
+	for _, term := range []*repository.Term{cat, tag} {
+		if err := s.CreateTerm(ctx, term); err != nil {
+			t.Fatal(err)
+		}
+	}
+	venue := &repository.Post{Kind: repository.KindVenue, Status: repository.StatusPublish,
+		Title: repository.Text{"en": "Hall"}, Slug: repository.Text{"en": "hall"}, Venue: &repository.VenueFields{City: "Gent"}}
+	if err := s.CreatePost(ctx, venue); err != nil {
+		t.Fatal(err)
+	}
+	ev := event("concert")
+	ev.Event.Venues, ev.Event.Categories, ev.Event.Tags = []int64{venue.ID}, []int64{cat.ID}, []int64{tag.ID}
+	if err := s.CreatePost(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	filters.take()
+
+	db := client.Database(dbName)
+	for _, tc := range []struct {
+		name string
+		read func() error
+	}{
+		{"GetPost", func() error { _, err := s.GetPost(ctx, ev.ID); return err }},
+		{"GetPost, missing", func() error {
+			if _, err := s.GetPost(ctx, 999999); err != repository.ErrNotFound {
+				return fmt.Errorf("GetPost(missing) = %v", err)
+			}
+			return nil
+		}},
+		{"GetPostBySlug", func() error { _, err := s.GetPostBySlug(ctx, repository.KindEvent, "en", "concert"); return err }},
+		{"GetPosts", func() error {
+			got, err := s.GetPosts(ctx, []int64{venue.ID, ev.ID, venue.ID, 999999})
+			if err == nil && len(got) != 2 {
+				err = fmt.Errorf("GetPosts = %d posts, want 2", len(got))
+			}
+			return err
+		}},
+		{"GetTerm", func() error { _, err := s.GetTerm(ctx, cat.ID); return err }},
+		{"GetTerms", func() error {
+			got, err := s.GetTerms(ctx, []int64{cat.ID, tag.ID})
+			if err == nil && len(got) != 2 {
+				err = fmt.Errorf("GetTerms = %d terms, want 2", len(got))
+			}
+			return err
+		}},
+		{"FindTerms by slug", func() error {
+			got, err := s.FindTerms(ctx, repository.TermQuery{Taxonomy: repository.TaxCategory, Slug: "jazz", SlugLang: "en"})
+			if err == nil && (len(got) != 1 || got[0].ID != cat.ID) {
+				err = fmt.Errorf("FindTerms(slug) = %v, want the category", got)
+			}
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.read(); err != nil {
+				t.Fatal(err)
+			}
+			cmds := filters.take()
+			if len(cmds) == 0 {
+				t.Fatal("no command sent to posts or terms")
+			}
+			for _, cmd := range cmds {
+				if cmd[0].Key != "find" {
+					t.Errorf("%v sent (a read should only find)", cmd)
+					continue
+				}
+				if !filterPushdown(t, db, cmd) {
+					t.Errorf("FerretDB scans for %v", cmd)
+				}
+			}
+		})
+	}
+}
