@@ -14,8 +14,10 @@
 // The layout, chosen so that a query reads memory in order and touches a
 // whole event only when it must:
 //
-//   - The date order: every event as a 32-byte entry (start, end, status,
-//     flags, point, slot) ordered by (start, ID), kept in blocks of at most
+//   - The date order: every document (a single event, or one occurrence
+//     of a series: see search's "Recurring events") as a 32-byte entry
+//     (start, end, status, flags, point, slot) ordered by (start, ID,
+//     occurrence key), kept in blocks of at most
 //     blockMax entries, so that a write moves one block and a list reads
 //     the entries in order. The start bounds of a query are found by binary
 //     search; every other cheap filter (statuses, flags, end bounds) is
