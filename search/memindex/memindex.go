@@ -92,6 +92,12 @@ type Index struct {
 	// one per occurrence for a series).
 	slotOf map[docKey]uint32
 	byID   map[int64][]uint32
+	// seriesOf numbers the events that have occurrences (1, 2, ...; see
+	// entry.series), reusing the numbers of series that left
+	// (seriesFree); seriesMax is the highest number given.
+	seriesOf   map[int64]uint32
+	seriesFree []uint32
+	seriesMax  uint32
 	// order holds an entry of every event, by (start, ID).
 	order blocks
 	// lists holds, per list filter, the events of each value.
@@ -167,6 +173,11 @@ type entry struct {
 	point  int32
 	status uint8
 	flags  uint8
+	// series is the number of the entry's series (Index.seriesOf), 0 for
+	// a single event: a collapsed list (CollapseSeries) tells the later
+	// occurrences of a series by it without reading their rows. It fits
+	// in the entry's padding (32 bytes with or without it).
+	series uint32
 }
 
 // The flags of an entry.
@@ -269,7 +280,7 @@ var preparedHook func()
 // New returns an empty index.
 func New() *Index {
 	x := &Index{
-		slotOf: map[docKey]uint32{}, byID: map[int64][]uint32{}, statuses: map[string]uint8{},
+		slotOf: map[docKey]uint32{}, byID: map[int64][]uint32{}, seriesOf: map[int64]uint32{}, statuses: map[string]uint8{},
 		pointOf: map[search.GeoPoint]int32{}, langs: map[string]*language{},
 	}
 	for i := range x.lists {
@@ -795,6 +806,10 @@ func (x *Index) removeSlots(slots []uint32) {
 				x.byID[id] = rest
 			} else {
 				delete(x.byID, id)
+				if n, ok := x.seriesOf[id]; ok {
+					delete(x.seriesOf, id)
+					x.seriesFree = append(x.seriesFree, n)
+				}
 			}
 		}
 		x.mu.Unlock()
@@ -843,6 +858,9 @@ func (x *Index) link(slot uint32, p *prepared) {
 	r := row{
 		live: true, id: d.ID, occ: d.Occurrence, pub: d.PublishDate, parent: d.ParentID, status: d.Status,
 		e: entry{start: d.Start, end: d.End, slot: slot, point: -1, status: x.statusCode(d.Status), flags: p.flags},
+	}
+	if d.Occurrence != "" {
+		r.e.series = x.seriesNumber(d.ID)
 	}
 	var like *row
 	if p.shares {
@@ -910,6 +928,22 @@ func (x *Index) link(slot uint32, p *prepared) {
 	}
 	x.rows[slot] = r
 	x.ents[slot] = r.e
+}
+
+// seriesNumber returns the number of series id, giving it one.
+func (x *Index) seriesNumber(id int64) uint32 {
+	if n, ok := x.seriesOf[id]; ok {
+		return n
+	}
+	var n uint32
+	if k := len(x.seriesFree); k > 0 {
+		n, x.seriesFree = x.seriesFree[k-1], x.seriesFree[:k-1]
+	} else {
+		x.seriesMax++
+		n = x.seriesMax
+	}
+	x.seriesOf[id] = n
+	return n
 }
 
 // language returns the words of lang, creating them.
@@ -1234,21 +1268,22 @@ func (x *Index) Search(ctx context.Context, q search.EventQuery) (search.Result,
 			occs = append(occs, r.occ)
 		}
 	}
-	// first reports whether the row at slot is the first of its series
-	// seen (always true for a single event, or without CollapseSeries).
-	var seen map[int64]struct{}
+	// first reports whether the document at slot is the first of its
+	// series seen (always true for a single event, or without
+	// CollapseSeries): a bit per series number, read from the entry.
+	var seen []uint64
 	first := func(slot uint32) bool {
-		r := &x.rows[slot]
-		if !q.CollapseSeries || r.occ == "" {
+		n := x.ents[slot].series
+		if !q.CollapseSeries || n == 0 {
 			return true
 		}
 		if seen == nil {
-			seen = map[int64]struct{}{}
+			seen = make([]uint64, x.seriesMax/64+1)
 		}
-		if _, ok := seen[r.id]; ok {
+		if seen[n>>6]&(1<<(n&63)) != 0 {
 			return false
 		}
-		seen[r.id] = struct{}{}
+		seen[n>>6] |= 1 << (n & 63)
 		return true
 	}
 	if !p.none {

@@ -3,6 +3,7 @@ package memindex
 import (
 	"context"
 	"testing"
+	"unsafe"
 
 	"github.com/calendar/eventcal/search"
 	"github.com/calendar/eventcal/search/searchtest"
@@ -45,5 +46,33 @@ func TestSeriesConformance(t *testing.T) {
 			chunkWords = chunk
 			searchtest.RunSeries(t, func(*testing.T) search.Engine { return eventEngine{New()} })
 		})
+	}
+}
+
+// TestEntryStays32Bytes: the series number lives in the entry's padding;
+// the date order's memory does not grow with it.
+func TestEntryStays32Bytes(t *testing.T) {
+	if n := unsafe.Sizeof(entry{}); n != 32 {
+		t.Errorf("entry is %d bytes, want 32", n)
+	}
+}
+
+// TestSeriesNumbersAreReused: a series that leaves gives its number back,
+// so the collapsed lists' bit set stays as large as the series indexed at
+// once, not all that ever were.
+func TestSeriesNumbersAreReused(t *testing.T) {
+	x := New()
+	base := search.EventDocument{Status: "publish", Text: map[string]search.Text{"en": {Title: "Weekly"}}}
+	for round := range 50 {
+		a, b := base, base
+		a.ID, b.ID = int64(2*round+1), int64(2*round+2)
+		x.Apply(append(searchtest.Occurrences(a, 3, 7*86400), searchtest.Occurrences(b, 2, 86400)...))
+		b.Occurrence = ""
+		x.Apply([]search.EventDocument{b}) // series b becomes a single event
+		x.Remove([]int64{a.ID})
+		x.Remove([]int64{b.ID})
+	}
+	if x.seriesMax > 2 || len(x.seriesOf) != 0 {
+		t.Errorf("after 100 series came and went: %d numbers given, %d held; want at most 2 and 0", x.seriesMax, len(x.seriesOf))
 	}
 }
