@@ -35,7 +35,7 @@
 //     orders' last tie-break. A write asks each event index which of its IDs
 //     it holds, enqueues a deletion by filter "id IN [...]" there and then
 //     the additions, in this order (Meilisearch runs an index's tasks in
-//     order; after v1.50 its autobatcher also joins a deletion by filter
+//     order; from v1.45.0 its autobatcher also joins a deletion by filter
 //     with the additions that follow it into one batch). CollapseSeries is
 //     distinct: "id" with page/hitsPerPage, whose totalHits Meilisearch
 //     computes after distinct (exact); facets are asked for in a second

@@ -42,14 +42,16 @@ import (
 // follow the deletion (a failure in between leaves an event missing until
 // the sync worker retries the batch, never listed twice or with stale
 // occurrences). Whether a search can fall between them depends on the
-// autobatcher: up to v1.50 a deletion by filter is never batched with
-// additions (crates/index-scheduler/src/scheduler/autobatcher.rs), so
+// autobatcher (crates/index-scheduler/src/scheduler/autobatcher.rs):
+// before v1.45.0 a deletion by filter is never batched with additions
+// (BatchStopReason::DeletionByFilterWithDocumentOperation at v1.18.0), so
 // for the short time between the two batches a search may miss the
-// events being rewritten; Meilisearch's commit 37cb8fb41 ("Autobatch
-// deletions by filter with additions", after v1.50.0) batches a deletion
-// by filter with the additions that FOLLOW it (not the reverse), which is
-// the order used here, so both are applied in one batch when enqueued
-// together.
+// events being rewritten; from v1.45.0 ("we can autobatch the deletion by
+// filter and import but only if the document addition is *after* the
+// deletion", still so at v1.50.0) a deletion by filter and the additions
+// that FOLLOW it (not the reverse: that order breaks the batch) are one
+// batch, so when both are enqueued before the scheduler takes the
+// deletion, the replacement is applied at once.
 
 // publicStatus is the one status of the published index.
 const publicStatus = "publish"
