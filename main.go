@@ -9,11 +9,21 @@
 //		     |                                 sync worker --batches--> search engine
 //		     '--lists/search--> search engine  <------------------------'
 //
-//	  - app: the Fiber application. routes.go shows every route on one screen;
-//	    one file per concern (posts.go for events, venues and organizers, terms.go,
-//	    lists.go, writes.go); handlers return errors and errors.go writes every
-//	    error body. Parameters are declared once (args.go) and drive validation,
-//	    the namespace index and the OpenAPI document (openapi.go).
+//	  - app: the HTTP layer, five packages a request passes through in one
+//	    direction. app itself is the composition (Options into a Server, the
+//	    middleware: guard, request log, metrics, response cache,
+//	    authentication, write rates); app/handlers holds the route table
+//	    (routes.go, every route on one screen) and one file per resource
+//	    (posts.go for events, venues and organizers by ID or slug, lists.go,
+//	    feeds.go, terms.go, accounts.go, admin.go, webhooks.go, index.go and
+//	    openapi.go); each handler reads its input (app/input: parameters,
+//	    bodies, dates), decides access (app/access: roles and per-object
+//	    rules), calls the store or the search engine, and presents the result
+//	    (app/present: the JSON shapes, JSON-LD, iCalendar and their caches).
+//	    Handlers return app/apierr errors; app's error handler writes every
+//	    error body. Parameters are declared once per route (input.Arg, next
+//	    to each handler) and drive validation (input.Validate), the namespace
+//	    index and the OpenAPI document.
 //	  - repository: the domain types and the Store contract, with the engines
 //	    repository/sqlite and repository/mongo and one conformance suite
 //	    (repository/storetest) that runs against both (MongoDB over embedded

@@ -1,9 +1,12 @@
-// Package app is the HTTP layer of the calendar: the Fiber application, its
-// routes, request parsing and validation, permissions and response shapes.
+// Package app is the HTTP layer's composition: Options into the Fiber
+// application, the middleware chain (guard, request log, metrics, response
+// cache, authentication, write rates) and the registration of the routes.
 //
-// Handlers return errors; one error handler (errorHandler) writes every error
-// body. Parameters are declared once per route (args.go) and drive
-// validation, the namespace index and the interface document.
+// A request then passes downwards through app/handlers (the route table and
+// one file per resource), which reads its input with app/input, decides
+// access with app/access and presents records with app/present; every
+// layer returns app/apierr errors, which one error handler (errorHandler)
+// writes.
 package app
 
 import (
@@ -11,7 +14,6 @@ import (
 	"crypto/subtle"
 	"errors"
 	"log/slog"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,11 +24,16 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/cors"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/handlers"
 	"github.com/calendar/eventcal/app/httpcache"
+	"github.com/calendar/eventcal/app/input"
+	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/config/limits"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search"
+	eventsync "github.com/calendar/eventcal/sync"
 )
 
 // Options are what New needs.
@@ -76,59 +83,59 @@ type Options struct {
 }
 
 // Notifier is told that new index marks were written.
-type Notifier interface{ Notify() }
+type Notifier = handlers.Notifier
 
-// Server holds the dependencies shared by all handlers.
+// Reindexer starts and reports full rebuilds of the search indexes
+// (sync.Reindexer).
+type Reindexer = handlers.Reindexer
+
+// WebhookSender sends the admin API's test pings (sync.Webhooks).
+type WebhookSender = handlers.WebhookSender
+
+// WorkerStats reports the sync worker's recent figures (sync.Worker).
+type WorkerStats = handlers.WorkerStats
+
+// SyncStatus is the view of GET /admin/sync (and of `eventcal status`).
+type SyncStatus = handlers.SyncStatus
+
+// ComputeSyncStatus computes the sync figures from a store, an engine (may
+// be nil) and the worker's stats (may be nil), for the admin route and the
+// `status` command.
+func ComputeSyncStatus(ctx context.Context, store repository.Store, engine search.Engine, ws WorkerStats, now time.Time) (*SyncStatus, error) {
+	return handlers.ComputeSyncStatus(ctx, store, engine, ws, now)
+}
+
+// Server is the composition: the handlers (app/handlers) behind the
+// middleware chain (guard, request log, metrics, response cache,
+// authentication, write rates).
 type Server struct {
 	cfg   *config.Config
 	store repository.Store
-	// search serves lists; indexer is woken after writes.
-	search    search.Engine
-	indexer   Notifier
-	reindexer Reindexer
-	webhooks  WebhookSender
-	log       *slog.Logger
-	now       func() time.Time
-	draining  func() bool
+	// api is every route's handler.
+	api *handlers.API
+	// search is checked by /readyz; indexer is woken after writes.
+	search   search.Engine
+	indexer  Notifier
+	log      *slog.Logger
+	now      func() time.Time
+	draining func() bool
 	// readyTimeout bounds each /readyz check.
 	readyTimeout time.Duration
 	// identity names this instance in /healthz and /readyz (identity.go).
 	identity Identity
 	// routes is every registered route, for the namespace index and docs.
-	routes []*route
-	// siteHost is SITE_URL without its scheme, for global_id.
-	siteHost string
+	routes []*handlers.Route
 
 	adminOnce sync.Mutex
 	adminUser *repository.User
-
-	counts termCountCache
 
 	// metrics records requests; the HTTP-layer error paths use it too.
 	metrics *appMetrics
 	// pages is the rendered-response cache (pagecache.go).
 	pages *httpcache.Cache
-	// linkCache keeps decoded linked records between renders (linkcache.go).
-	linkCache linkedRecords
 	// writeRates bounds contributors' and authors' writes (writerate.go);
 	// nil when WRITE_RATE is 0.
 	writeRates *writeRates
-}
-
-// request is one API call as the handlers see it.
-type request struct {
-	c    *fiber.Ctx
-	s    *Server
-	bag  *bag
-	lang string
-	// user is the authenticated caller, nil when anonymous.
-	user *repository.User
-	ctx  context.Context
-	// termIDs holds the categories and tags a list validator resolved.
-	termIDs map[repository.Taxonomy][]int64
-	// depErr is a store failure a validator met: validation answers it
-	// (503) rather than calling the value invalid.
-	depErr error
 }
 
 // New builds the Fiber application.
@@ -136,7 +143,7 @@ func New(opts Options) (*fiber.App, error) {
 	if opts.Config == nil || opts.Store == nil {
 		return nil, errors.New("app: Config and Store are required")
 	}
-	s := &Server{cfg: opts.Config, store: opts.Store, search: opts.Search, indexer: opts.Indexer, reindexer: opts.Reindexer, webhooks: opts.Webhooks, log: opts.Logger, now: opts.Now, draining: opts.Draining,
+	s := &Server{cfg: opts.Config, store: opts.Store, search: opts.Search, indexer: opts.Indexer, log: opts.Logger, now: opts.Now, draining: opts.Draining,
 		readyTimeout: opts.ReadyTimeout}
 	if s.readyTimeout <= 0 {
 		s.readyTimeout = DefaultReadyTimeout
@@ -150,9 +157,6 @@ func New(opts Options) (*fiber.App, error) {
 	s.identity = opts.Identity
 	if s.identity.Instance == "" {
 		s.identity = NewIdentity()
-	}
-	if u, err := url.Parse(s.cfg.SiteURL); err == nil {
-		s.siteHost = u.Host + strings.TrimSuffix(u.Path, "/")
 	}
 	f := fiber.New(fiber.Config{
 		ErrorHandler:          s.errorHandler,
@@ -183,10 +187,14 @@ func New(opts Options) (*fiber.App, error) {
 		metrics.registry.MustRegister(src.Metrics())
 	}
 	s.pages = newResponseCache(opts)
-	s.linkCache = linkedRecords{gen: s.pages.Generation, ttl: responseCacheTTL(opts)}
+	recordTTL, countTTL := responseCacheTTL(opts), time.Duration(0)
 	if opts.RecordCacheTTL != 0 {
-		s.linkCache.ttl, s.counts.ttl = opts.RecordCacheTTL, opts.RecordCacheTTL
+		recordTTL, countTTL = opts.RecordCacheTTL, opts.RecordCacheTTL
 	}
+	s.api = handlers.New(handlers.Deps{Config: s.cfg, Store: s.store, Search: s.search, Indexer: s.indexer,
+		Reindexer: opts.Reindexer, Webhooks: opts.Webhooks, Logger: s.log, Now: s.now,
+		Render:       present.NewRenderer(s.cfg, s.store, s.pages.Generation, recordTTL, countTTL),
+		AdminChanged: s.forgetAdmin})
 	metrics.registry.MustRegister(s.pages.Collectors()...)
 	f.Server().HeaderReceived = readHeaders
 	s.answerUnknownMethods(f)
@@ -198,7 +206,7 @@ func New(opts Options) (*fiber.App, error) {
 	f.Get("/readyz", s.ready)
 	f.Use(s.cors(), s.rewriteLanguagePrefix, s.methodOverride, s.commonHeaders)
 	s.registerRoutes(f)
-	f.Use(func(c *fiber.Ctx) error { return errNoRoute() })
+	f.Use(func(c *fiber.Ctx) error { return apierr.NoRoute() })
 	return f, nil
 }
 
@@ -247,19 +255,19 @@ const localPrefixLang = "prefix-lang"
 // handler adapts a request handler to Fiber: it parses the parameter bag,
 // resolves the language and the caller, and (for writes) refuses anonymous
 // callers before any validation (decisions.md, "Writes").
-func (s *Server) handler(rt *route) fiber.Handler {
+func (s *Server) handler(rt *handlers.Route) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		// A write's caller is known from its headers before its body is
 		// read: an anonymous or refused caller's body is never read or
 		// parsed (see readHeaders).
 		var user *repository.User
 		var err error
-		if rt.write {
+		if rt.Write {
 			if user, err = s.caller(c); err != nil {
 				return err
 			}
 			if user == nil {
-				return errForbidden(401)
+				return apierr.Forbidden(401)
 			}
 			// The real clock: the bound is on the machine's work per second.
 			if e := s.writeRates.allow(user, time.Now(), c.Request().Header.ContentLength()); e != nil {
@@ -267,35 +275,33 @@ func (s *Server) handler(rt *route) fiber.Handler {
 				return e
 			}
 		}
-		b, err := newBag(c)
+		b, err := input.NewBag(c, readBody)
 		if err != nil {
 			return err
 		}
-		if !rt.write {
+		if !rt.Write {
 			if user, err = s.caller(c); err != nil {
 				return err
 			}
 		}
-		if b.unreadable {
+		if mediaType, ok := b.Unreadable(); ok {
 			// After the 401: an anonymous write learns nothing more.
-			return unsupportedBody(c, b.unreadableType)
+			return input.UnsupportedBody(c, mediaType)
 		}
-		r := &request{c: c, s: s, bag: b, ctx: c.UserContext(), user: user}
-		if err := r.resolveLanguage(); err != nil {
+		prefixLang, _ := c.Locals(localPrefixLang).(string)
+		r, err := s.api.Prepare(c, b, user, prefixLang, rt)
+		if err != nil {
 			return err
 		}
-		if err := r.validate(rt.args); err != nil {
-			return err
-		}
-		if !rt.write {
-			return s.serveRead(r, rt)
+		if !rt.Write {
+			return s.serveRead(c, r, rt)
 		}
 		// Cached renderings are stale from the moment a write may change
 		// what they show (before and after: see httpcache.Invalidate).
 		s.pages.Invalidate()
-		err = rt.handle(r)
+		err = rt.Handle(r)
 		s.pages.Invalidate()
-		if rt.write && s.indexer != nil {
+		if rt.Write && s.indexer != nil {
 			// Wake the sync worker even after a failed write: linked items
 			// it created may have left marks.
 			s.indexer.Notify()
@@ -331,24 +337,6 @@ func (s *Server) cors() fiber.Handler {
 	})
 }
 
-// resolveLanguage picks the response language: multilang_language wins over
-// the address prefix; an unknown language is 400.
-func (r *request) resolveLanguage() error {
-	r.lang = r.s.cfg.DefaultLanguage
-	if l, ok := r.c.Locals(localPrefixLang).(string); ok {
-		r.lang = l
-	}
-	if v, ok := r.bag.get("multilang_language"); ok {
-		l, _ := asString(v)
-		l = strings.ToLower(strings.TrimSpace(l))
-		if !r.s.cfg.IsLanguage(l) {
-			return invalidValue("multilang_language", "Must be one of "+strings.Join(r.s.cfg.Languages, ", ")+".", v)
-		}
-		r.lang = l
-	}
-	return nil
-}
-
 // authenticate resolves "Authorization: Bearer <token>" to a user. No header
 // is an anonymous caller; a token that matches nobody, has expired or
 // belongs to a disabled user is 401, counted in
@@ -362,7 +350,7 @@ func (s *Server) authenticate(ctx context.Context, header string) (*repository.U
 	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
 		s.authFailed("malformed")
-		return nil, newError(401, "rest_invalid_authorization", "Use an Authorization header of the form 'Bearer <token>'.")
+		return nil, apierr.New(401, "rest_invalid_authorization", "Use an Authorization header of the form 'Bearer <token>'.")
 	}
 	token = strings.TrimSpace(token)
 	if s.cfg.AdminToken != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.AdminToken)) == 1 {
@@ -372,7 +360,7 @@ func (s *Server) authenticate(ctx context.Context, header string) (*repository.U
 	tok, err := s.store.TokenByHash(ctx, hash)
 	if errors.Is(err, repository.ErrNotFound) {
 		s.authFailed("unknown")
-		return nil, newError(401, "rest_invalid_token", "The token is not valid.")
+		return nil, apierr.New(401, "rest_invalid_token", "The token is not valid.")
 	}
 	if err != nil {
 		return nil, err
@@ -380,19 +368,19 @@ func (s *Server) authenticate(ctx context.Context, header string) (*repository.U
 	now := s.now()
 	if !tok.Usable(now) {
 		s.authFailed("expired")
-		return nil, newError(401, "rest_invalid_token", "The token has expired.")
+		return nil, apierr.New(401, "rest_invalid_token", "The token has expired.")
 	}
 	u, err := s.store.GetUser(ctx, tok.UserID)
 	if errors.Is(err, repository.ErrNotFound) {
 		s.authFailed("unknown")
-		return nil, newError(401, "rest_invalid_token", "The token is not valid.")
+		return nil, apierr.New(401, "rest_invalid_token", "The token is not valid.")
 	}
 	if err != nil {
 		return nil, err
 	}
 	if u.Disabled {
 		s.authFailed("disabled")
-		return nil, newError(401, "rest_user_disabled", "The token's user is disabled.")
+		return nil, apierr.New(401, "rest_user_disabled", "The token's user is disabled.")
 	}
 	if now.Sub(tok.LastUsed) >= repository.TokenTouchInterval {
 		// Best effort: a failed write only leaves LastUsed older.
@@ -408,6 +396,15 @@ func (s *Server) authFailed(reason string) {
 	if s.metrics != nil {
 		s.metrics.authFailures.WithLabelValues(reason).Inc()
 	}
+}
+
+// forgetAdmin drops the cached ADMIN_TOKEN user after the stored "admin"
+// user changed (the admin API's user update): the token keeps the admin
+// role whatever is stored (the token is configuration).
+func (s *Server) forgetAdmin() {
+	s.adminOnce.Lock()
+	s.adminUser = nil
+	s.adminOnce.Unlock()
 }
 
 // builtinAdmin returns the user that ADMIN_TOKEN authenticates: the stored
@@ -433,4 +430,9 @@ func (s *Server) builtinAdmin(ctx context.Context) (*repository.User, error) {
 	admin.Role = repository.RoleAdmin
 	s.adminUser = &admin
 	return s.adminUser, nil
+}
+
+// NewItemRenderer returns the renderer webhook messages use (sync.Webhooks).
+func NewItemRenderer(opts Options) eventsync.ItemRenderer {
+	return handlers.NewItemRenderer(opts.Config, opts.Store)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime/multipart"
 	"net"
 	"runtime/debug"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
 
+	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/config/limits"
 )
 
@@ -22,13 +22,13 @@ import (
 
 // errInternal is the answer to a handler panic (WordPress's fatal-error
 // answer has the same code).
-func errInternal() *APIError {
-	return newError(500, "internal_server_error", "There has been a critical error on this website.")
+func errInternal() *apierr.Error {
+	return apierr.New(500, "internal_server_error", "There has been a critical error on this website.")
 }
 
 // errBodyTooLarge is the 413 of a body over limits.MaxBodyBytes.
-func errBodyTooLarge() *APIError {
-	return newError(413, "rest_request_too_large", fmt.Sprintf("The request body is larger than %d bytes.", limits.MaxBodyBytes))
+func errBodyTooLarge() *apierr.Error {
+	return apierr.New(413, "rest_request_too_large", fmt.Sprintf("The request body is larger than %d bytes.", limits.MaxBodyBytes))
 }
 
 // recoverPanics turns a panic in any later handler into a logged 500 with
@@ -128,7 +128,7 @@ func (s *Server) answerUnknownMethods(f *fiber.App) {
 		}
 		c := f.AcquireCtx(fctx)
 		defer f.ReleaseCtx(c)
-		s.observe(c, s.metrics, func() error { return errNoRoute() })
+		s.observe(c, s.metrics, func() error { return apierr.NoRoute() })
 	}
 }
 
@@ -163,24 +163,15 @@ func readBody(c *fiber.Ctx) ([]byte, error) {
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
-			return nil, newError(408, "rest_request_timeout", "The request body was not received in time.")
+			return nil, apierr.New(408, "rest_request_timeout", "The request body was not received in time.")
 		}
-		return nil, newError(400, "rest_invalid_body", "The request body could not be read.")
+		return nil, apierr.New(400, "rest_invalid_body", "The request body could not be read.")
 	}
 	if len(body) > limits.MaxBodyBytes {
 		return nil, errBodyTooLarge()
 	}
 	c.Locals(localBodyRead, true)
 	return body, nil
-}
-
-// readMultipartForm parses a multipart/form-data body read by readBody.
-func readMultipartForm(c *fiber.Ctx, body []byte) (*multipart.Form, error) {
-	boundary := string(c.Request().Header.MultipartFormBoundary())
-	if boundary == "" {
-		return nil, errors.New("no boundary")
-	}
-	return multipart.NewReader(bytes.NewReader(body), boundary).ReadForm(limits.MaxBodyBytes)
 }
 
 // closeIfBodyUnread closes the connection after a request whose body was

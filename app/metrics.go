@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/sync"
 )
 
@@ -207,8 +208,8 @@ func (s *Server) serveMetrics(m *appMetrics) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		if roleRank(u) < 4 {
-			return forbidden(u)
+		if !access.IsAdmin(u) {
+			return access.Forbidden(u)
 		}
 		return h(c)
 	}

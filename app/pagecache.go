@@ -1,14 +1,11 @@
 package app
 
 import (
-	"encoding/json"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/calendar/eventcal/app/handlers"
 	"github.com/calendar/eventcal/app/httpcache"
 )
 
@@ -46,88 +43,12 @@ func newResponseCache(opts Options) *httpcache.Cache {
 	return httpcache.New(o)
 }
 
-// cacheRequest names the response to r in the rendered-response cache: the
-// route, the language, the caller (role and user ID: what a logged-in
-// caller sees depends on both), the calendar day (default date ranges),
-// and every parameter with its default applied, in name order, so that
-// neither parameter order nor spelled-out defaults split the key. Routes
-// whose answer depends on more than that (the admin ones) are not stored.
-func (r *request) cacheRequest(rt *route) httpcache.Request {
-	req := httpcache.Request{Private: r.user != nil}
-	if strings.HasPrefix(rt.path, "/admin") {
-		return req
-	}
-	var sb strings.Builder
-	sb.Grow(128)
-	sb.WriteString(rt.path)
-	if rt.path == "/events" {
-		// Accept: text/calendar turns the list into a feed (feeds.go).
-		req.Vary = []string{fiber.HeaderAccept}
-		if wantsCalendar(r.c) {
-			sb.WriteString(".ics")
-		}
-	}
-	sb.WriteByte(0)
-	sb.WriteString(r.lang)
-	sb.WriteByte(0)
-	if r.user != nil {
-		sb.WriteString(string(r.user.Role))
-		sb.WriteByte(':')
-		sb.WriteString(strconv.FormatInt(r.user.ID, 10))
-	}
-	sb.WriteByte(0)
-	now := r.s.now()
-	sb.WriteString(now.In(r.s.cfg.Location).Format(time.DateOnly))
-	names := make([]string, 0, len(r.bag.values))
-	for k := range r.bag.values {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	relative := false
-	for _, k := range names {
-		v := r.bag.values[k]
-		sb.WriteByte(0)
-		sb.WriteString(k)
-		sb.WriteByte('=')
-		if s, ok := v.(string); ok {
-			sb.WriteString(strconv.Quote(s))
-			relative = relative || (isDateParam[k] && r.relativeDate(s, now))
-		} else {
-			raw, err := json.Marshal(v)
-			if err != nil {
-				return req
-			}
-			sb.Write(raw)
-		}
-	}
-	if relative || truthy(r.bag.values["only_with_upcoming"]) {
-		// The answer depends on the time of day: keyed by the second.
-		sb.WriteByte(0)
-		sb.WriteString(strconv.FormatInt(now.Unix(), 10))
-	}
-	req.Key = sb.String()
-	return req
-}
-
-// isDateParam names the parameters parsed as dates (eventListArgs).
-var isDateParam = map[string]bool{"start_date": true, "end_date": true, "starts_before": true,
-	"starts_after": true, "ends_before": true, "ends_after": true}
-
-// relativeDate reports whether a date parameter means a different instant
-// at another time of the same day ("now", "+1 hour"): such answers must not
-// be reused for the whole day.
-func (r *request) relativeDate(s string, now time.Time) bool {
-	a, errA := parseDate(s, r.s.cfg.Location, now, r.lang)
-	b, errB := parseDate(s, r.s.cfg.Location, now.Add(-time.Hour-time.Minute-time.Second), r.lang)
-	return errA == nil && errB == nil && !a.Equal(b)
-}
-
 // serveRead runs a read handler through the response cache (ETag, 304,
 // compression and, for cacheable routes, the stored rendering).
-func (s *Server) serveRead(r *request, rt *route) error {
-	m := r.c.Method()
+func (s *Server) serveRead(c *fiber.Ctx, r *handlers.Request, rt *handlers.Route) error {
+	m := c.Method()
 	if m != fiber.MethodGet && m != fiber.MethodHead {
-		return rt.handle(r)
+		return rt.Handle(r)
 	}
-	return s.pages.Serve(r.c, r.cacheRequest(rt), func() error { return rt.handle(r) })
+	return s.pages.Serve(c, r.CacheKey(rt), func() error { return rt.Handle(r) })
 }

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/calendar/eventcal/app/apierr"
 )
 
 // DefaultReadyTimeout bounds each dependency check of /readyz
@@ -42,17 +44,17 @@ func (s *Server) ready(c *fiber.Ctx) error {
 	storeCheck := s.check(parent, s.store.Ping)
 	searchCheck := s.check(parent, func(ctx context.Context) error {
 		if s.search == nil {
-			return errUnavailable("search")
+			return apierr.Unavailable("search")
 		}
 		return s.search.Ping(ctx)
 	})
 	store, search := <-storeCheck, <-searchCheck
 	switch {
 	case s.draining != nil && s.draining():
-		return newError(503, "shutting_down", "The service is shutting down; try again on another replica.").
-			with("store", store).with("search", search).with("draining", true)
+		return apierr.New(503, "shutting_down", "The service is shutting down; try again on another replica.").
+			With("store", store).With("search", search).With("draining", true)
 	case store != checkOK:
-		return errUnavailable("store").with("store", store).with("search", search).with("draining", false)
+		return apierr.Unavailable("store").With("store", store).With("search", search).With("draining", false)
 	}
 	return c.JSON(s.identity.describe(fiber.Map{"status": "ready", "store": store, "search": search}))
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 
+	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -56,7 +57,7 @@ const writeCostBytes = 32 << 10
 // than 0 when unknown) from u's bucket at now, the real clock. When the
 // bucket lacks the tokens it returns the error to answer: 429
 // rest_too_many_requests with data.retry_after in seconds.
-func (w *writeRates) allow(u *repository.User, now time.Time, bodyBytes int) *APIError {
+func (w *writeRates) allow(u *repository.User, now time.Time, bodyBytes int) *apierr.Error {
 	if w == nil || !bounded(u) {
 		return nil
 	}
@@ -81,8 +82,8 @@ func (w *writeRates) allow(u *repository.User, now time.Time, bodyBytes int) *AP
 		w.refused.Inc()
 	}
 	secs := int(math.Ceil(delay.Seconds()))
-	return newError(429, "rest_too_many_requests",
+	return apierr.New(429, "rest_too_many_requests",
 		"Too many writes: this account may make "+strconv.FormatFloat(float64(w.limit), 'g', -1, 64)+
 			" writes a second (bursts of "+strconv.Itoa(w.burst)+"; a write counts once more per 32 KiB of body). Try again in "+strconv.Itoa(secs)+" s.").
-		with("retry_after", secs)
+		With("retry_after", secs)
 }

@@ -1,0 +1,89 @@
+package access
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/calendar/eventcal/repository"
+)
+
+// TestSeesLinked pins the rule for every role and status: a linked venue
+// or organizer shows to whoever may read it on its own.
+func TestSeesLinked(t *testing.T) {
+	users := map[string]*repository.User{
+		"anonymous":   nil,
+		"contributor": {ID: 1, Role: repository.RoleContributor},
+		"author":      {ID: 2, Role: repository.RoleAuthor},
+		"editor":      {ID: 3, Role: repository.RoleEditor},
+		"admin":       {ID: 4, Role: repository.RoleAdmin},
+	}
+	type rule struct {
+		status string
+		owner  int64
+		sees   string // the readers who see it, space-separated
+	}
+	rules := []rule{
+		{repository.StatusPublish, 3, "anonymous contributor author editor admin"},
+		{repository.StatusDraft, 3, "editor admin"},
+		{repository.StatusPending, 3, "editor admin"},
+		{repository.StatusPrivate, 3, "editor admin"},
+		{repository.StatusFuture, 3, "editor admin"},
+		{repository.StatusTrash, 3, "editor admin"},
+		{repository.StatusDraft, 1, "contributor editor admin"},
+		{repository.StatusPending, 1, "contributor editor admin"},
+		{repository.StatusPrivate, 2, "author editor admin"},
+		{repository.StatusFuture, 2, "author editor admin"},
+		{repository.StatusFuture, 1, "editor admin"}, // a contributor may not edit a scheduled post
+	}
+	for _, kind := range []repository.PostKind{repository.KindVenue, repository.KindOrganizer} {
+		for _, r := range rules {
+			p := &repository.Post{Kind: kind, Status: r.status, Author: r.owner}
+			for name, u := range users {
+				want := strings.Contains(" "+r.sees+" ", " "+name+" ")
+				if got := SeesLinked(u, p); got != want {
+					t.Errorf("%s %s of user %d, read by %s: sees %v, want %v", r.status, kind, r.owner, name, got, want)
+				}
+			}
+		}
+	}
+	img := &repository.Post{Kind: repository.KindImage, Status: repository.StatusDraft}
+	if !SeesLinked(nil, img) {
+		t.Error("images have no visibility of their own here")
+	}
+}
+
+func TestCanEditPost(t *testing.T) {
+	own := func(role repository.Role, status string) (*repository.User, *repository.Post) {
+		return &repository.User{ID: 7, Role: role}, &repository.Post{Author: 7, Status: status}
+	}
+	tests := []struct {
+		name   string
+		role   repository.Role
+		status string
+		others bool
+		want   bool
+	}{
+		{"contributor own draft", repository.RoleContributor, repository.StatusDraft, false, true},
+		{"contributor own published", repository.RoleContributor, repository.StatusPublish, false, false},
+		{"author own published", repository.RoleAuthor, repository.StatusPublish, false, true},
+		{"author other's draft", repository.RoleAuthor, repository.StatusDraft, true, false},
+		{"editor other's published", repository.RoleEditor, repository.StatusPublish, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u, p := own(tt.role, tt.status)
+			if tt.others {
+				p.Author = 8
+			}
+			if got := CanEditPost(u, p); got != tt.want {
+				t.Errorf("CanEditPost = %v, want %v", got, tt.want)
+			}
+		})
+	}
+	if CanEditPost(nil, &repository.Post{Status: repository.StatusDraft}) {
+		t.Error("anonymous may edit")
+	}
+	if Forbidden(nil).Status != 401 || Forbidden(&repository.User{}).Status != 403 {
+		t.Error("Forbidden: 401 for anonymous, 403 for the others")
+	}
+}

@@ -1,0 +1,124 @@
+package handlers
+
+import (
+	"strings"
+
+	"github.com/calendar/eventcal/app/input"
+)
+
+// Arg declares one route parameter (input.Arg): its checks are given the
+// request.
+type Arg = input.Arg[*Request]
+
+// The parameter types and text kinds, as the declarations name them.
+const (
+	tString   = input.String
+	tInteger  = input.Integer
+	tBoolean  = input.Boolean
+	tNumber   = input.Number
+	tArray    = input.Array
+	tObject   = input.Object
+	tAny      = input.Any
+	notText   = input.NotText
+	plainText = input.PlainText
+	richText  = input.RichText
+)
+
+// validate runs the declared checks in WordPress's order (reference 2.4):
+// required parameters first, then each present parameter's type and
+// validator. Defaults are filled in for absent parameters.
+func (r *Request) validate(args []Arg) error { return r.validateBag(r.bag, args) }
+
+// validateBag validates any bag (inline venue or organizer data included):
+// the declared checks (input.Validate), then a store failure a check met
+// (503, not a 400), then the HTML policy on the text values.
+func (r *Request) validateBag(b *input.Bag, args []Arg) error {
+	err := input.Validate(r, b, args)
+	if r.depErr != nil {
+		// A validator could not ask the store: 503, not a 400.
+		return r.depErr
+	}
+	if err != nil {
+		return err
+	}
+	r.filterText(b, args)
+	return nil
+}
+
+// Reusable validators. Each returns "" for a valid value, else a message
+// saying what is accepted ("Must be ..."); validateBag adds the parameter's
+// name and the value received.
+
+// nonEmptyString accepts a non-empty string.
+func nonEmptyString(_ *Request, v any) string {
+	const msg = "Must be a non-empty string."
+	s, ok := v.(string)
+	if !ok {
+		if n, isNum := input.AsString(v); isNum && n != "" {
+			return ""
+		}
+		return msg
+	}
+	if strings.TrimSpace(s) == "" {
+		return msg
+	}
+	return ""
+}
+
+// emptyOrString accepts any scalar, the empty string included.
+func emptyOrString(_ *Request, v any) string {
+	if _, ok := input.AsString(v); !ok {
+		return "Must be a string (empty to clear), not a list or an object."
+	}
+	return ""
+}
+
+// positiveInt accepts a whole number greater than zero.
+func positiveInt(_ *Request, v any) string {
+	n, ok := input.AsInt(v)
+	if !ok || n <= 0 {
+		return "Must be a whole number of 1 or more."
+	}
+	return ""
+}
+
+// nonNegativeInt accepts a whole number from zero up.
+func nonNegativeInt(_ *Request, v any) string {
+	n, ok := input.AsInt(v)
+	if !ok || n < 0 {
+		return "Must be a whole number of 0 or more."
+	}
+	return ""
+}
+
+// isTime accepts anything parseDate understands.
+func isTime(r *Request, v any) string {
+	s, ok := input.AsString(v)
+	if !ok {
+		return "Must be " + input.DateForms + ", not a list or an object."
+	}
+	if _, err := input.ParseDateInRange(s, r.s.cfg.Location, r.s.now(), r.lang); err != nil {
+		return input.DateProblem(s, r.s.cfg.Location, r.s.now(), r.lang)
+	}
+	return ""
+}
+
+func contains[T comparable](list []T, v T) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// isDate reports whether v parses as a date for request r ("is time"
+// validator): in r's language, site zone and clock.
+func isDate(r *Request, v any) bool {
+	s, ok := input.AsString(v)
+	if !ok {
+		return false
+	}
+	_, err := input.ParseDateInRange(s, r.s.cfg.Location, r.s.now(), r.lang)
+	return err == nil
+}

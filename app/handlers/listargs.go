@@ -1,0 +1,225 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/calendar/eventcal/app/access"
+	"github.com/calendar/eventcal/app/input"
+	"github.com/calendar/eventcal/config/limits"
+	"github.com/calendar/eventcal/repository"
+)
+
+// defaultRadiusKm is geoloc_radius's default (decisions.md).
+const defaultRadiusKm = 25.0
+
+// pageArgs declares page and per_page.
+func pageArgs() []Arg {
+	return []Arg{
+		{Name: "page", Type: tInteger, Default: "1", Check: positiveInt, Desc: "Page of results (from 1)."},
+		{Name: "per_page", Type: tInteger, Default: "8", Check: positiveInt, Desc: "Results per page; larger values are clamped to 50."},
+	}
+}
+
+// eventListArgs declares the parameters of GET /events (interface 4.2.1).
+func (pt *posts) eventListArgs() []Arg {
+	date := func(name, desc string) Arg {
+		return Arg{Name: name, Type: tString, Check: isTime, Format: "date-time", Desc: desc}
+	}
+	return append(append(pageArgs(),
+		date("start_date", "Events that start on or after this date (default: today 00:00 in the site zone)."),
+		date("end_date", "Events that end on or before this date (default: two years after today, 23:59:59)."),
+		date("starts_before", "Events starting before this date."),
+		date("starts_after", "Events starting after this date."),
+		date("ends_before", "Events ending before this date."),
+		date("ends_after", "Events ending after this date."),
+		Arg{Name: "strict_dates", Type: tString, Default: "false", Check: nonEmptyString, Desc: "true: dates apply at the exact times given; otherwise whole days are included."},
+		Arg{Name: "search", Type: tString, Check: nonEmptyString, Desc: "Words that must match the title, description or excerpt, accents and case aside; the last word also as a prefix (unless followed by a space), words of 5+ letters with a typo (9+: two); only the first 10 words count.", MaxLen: limits.MaxQueryText},
+		Arg{Name: "categories", Type: tArray, Items: tString, Check: pt.existingTermRefs(repository.TaxCategory), Desc: "Category IDs or slugs (any of them; children included).", MaxItems: limits.MaxListItems},
+		Arg{Name: "tags", Type: tArray, Items: tString, Check: pt.existingTermRefs(repository.TaxTag), Desc: "Tag IDs or slugs (any of them).", MaxItems: limits.MaxListItems},
+		Arg{Name: "venue", Type: tArray, Items: tInteger, Check: pt.existingPosts(repository.KindVenue), Desc: "Venue IDs (any of them).", MaxItems: limits.MaxListItems},
+		Arg{Name: "organizer", Type: tArray, Items: tInteger, Check: pt.existingPosts(repository.KindOrganizer), Desc: "Organizer IDs (any of them).", MaxItems: limits.MaxListItems},
+		Arg{Name: "featured", Type: tBoolean, Desc: "Only featured (true) or only not featured (false) events."},
+		Arg{Name: "status", Type: tArray, Items: tString, Check: checkStatusList, Desc: "Post statuses; anonymous callers may only ask for publish.", MaxItems: limits.MaxListItems},
+		Arg{Name: "geoloc", Type: tBoolean, Desc: "Events whose venue has (true) or lacks (false) a geo point."},
+		Arg{Name: "geoloc_lat", Type: tNumber, Check: checkLatLng(90), Desc: "Latitude of the centre; needs geoloc_lng."},
+		Arg{Name: "geoloc_lng", Type: tNumber, Check: checkLatLng(180), Desc: "Longitude of the centre; needs geoloc_lat."},
+		Arg{Name: "geoloc_radius", Type: tNumber, Default: "25", Check: positiveNumber, Desc: "Radius around the centre in kilometres."},
+		Arg{Name: "include", Type: tArray, Items: tInteger, Check: positiveIntList, Desc: "Only these event IDs; date filters are ignored.", MaxItems: limits.MaxListItems},
+		Arg{Name: "post_parent", Type: tInteger, Check: existingEvent, Desc: "Children of this event."},
+		Arg{Name: "ticketed", Type: tBoolean, Desc: "Events with (true) or without (false) tickets."},
+		Arg{Name: "password", Type: tString, Desc: "Shows protected fields of events with this password."},
+		Arg{Name: "context", Type: tString, Enum: []string{"view", "edit"}, Default: "view", Desc: "edit shows protected fields to callers who may edit the event."},
+		collapseSeriesArg(),
+	), textSearchArgs()...)
+}
+
+// placeListArgs declares the parameters of GET /venues and /organizers.
+func (pt *posts) placeListArgs() []Arg {
+	return append(pageArgs(),
+		Arg{Name: "search", Type: tString, Check: nonEmptyString, Desc: "Words that must all match one field (name, description, address or contact fields), accents and case aside; the last word also as a prefix (unless followed by a space), words of 5+ letters with a typo (9+: two); only the first 10 words count.", MaxLen: limits.MaxQueryText},
+		Arg{Name: "event", Type: tInteger, Check: existingEvent, Desc: "Items linked to this event."},
+		Arg{Name: "has_events", Type: tAny, Desc: "Truthy: items with events (not draft or pending); falsy: items without."},
+		Arg{Name: "only_with_upcoming", Type: tAny, Default: "false", Desc: "Truthy: items with an event starting now or later."},
+		Arg{Name: "status", Type: tArray, Items: tString, Check: checkStatusList, Desc: "Post statuses; anonymous callers may only ask for publish.", MaxItems: limits.MaxListItems},
+	)
+}
+
+// positiveNumber accepts a number greater than zero.
+func positiveNumber(_ *Request, v any) string {
+	f, ok := input.AsFloat(v)
+	if !ok || f <= 0 {
+		return "Must be a number greater than 0."
+	}
+	return ""
+}
+
+// positiveIntList accepts a CSV or list of positive whole numbers.
+func positiveIntList(_ *Request, v any) string {
+	if ids, ok := input.AsIntList(v); !ok || len(ids) == 0 {
+		return "Must be one or more IDs (whole numbers of 1 or more), comma-separated or as a list."
+	}
+	return ""
+}
+
+// checkStatusList accepts registered statuses; callers who may not edit
+// posts may only ask for exactly publish (reference 4.5).
+func checkStatusList(r *Request, v any) string {
+	items := input.AsList(v)
+	statuses := strings.Join(repository.Statuses, ", ")
+	if len(items) == 0 {
+		return "Must be one or more of " + statuses + "."
+	}
+	for _, it := range items {
+		s, _ := input.AsString(it)
+		if !repository.IsStatus(s) {
+			return "Must be one or more of " + statuses + "; " + strconv.Quote(s) + " is none of them."
+		}
+		if !access.CanCreatePosts(r.user) && s != repository.StatusPublish {
+			return "Must be publish: only callers who may create events may list other statuses."
+		}
+	}
+	return ""
+}
+
+// existingPosts checks a list of IDs of existing posts of a kind.
+func (pt *posts) existingPosts(kind repository.PostKind) func(r *Request, v any) string {
+	return func(r *Request, v any) string {
+		return existingIDs(r, v, string(kind), pt.store.GetPosts, func(p *repository.Post) bool { return p.Kind == kind })
+	}
+}
+
+// existingIDs checks that v is a list of positive IDs of what ("venue")
+// that fetch finds and that fits accepts; it returns "" or the message for
+// data.params. A store failure is kept in r.depErr (a 503).
+func existingIDs[T any](r *Request, v any, what string, fetch func(context.Context, []int64) (map[int64]T, error), fits func(T) bool) string {
+	if msg := idListProblem(v, what); msg != "" {
+		return msg
+	}
+	ids, _ := input.AsIntList(v)
+	found, err := fetch(r.ctx, ids)
+	if err != nil {
+		r.depErr = err
+		return "The store is not available."
+	}
+	for _, id := range ids {
+		x, ok := found[id]
+		if !ok || !fits(x) {
+			return fmt.Sprintf("There is no %s with ID %d.", what, id)
+		}
+	}
+	return ""
+}
+
+// idListProblem says what is wrong with a list of IDs of what, or "":
+// an item that is not a whole number of 1 or more is named (a slug or a
+// name where an ID is expected).
+func idListProblem(v any, what string) string {
+	items := input.AsList(v)
+	if len(items) == 0 {
+		return "Must be one or more " + what + " IDs, comma-separated or as a list."
+	}
+	for _, it := range items {
+		if n, ok := input.AsInt(it); !ok || n <= 0 {
+			shown, _ := input.AsString(it)
+			if _, scalar := input.AsString(it); !scalar {
+				shown = "an object or a list"
+			} else {
+				shown = strconv.Quote(shown)
+			}
+			return fmt.Sprintf("Must be %s IDs (whole numbers of 1 or more), not slugs or names: %s is not an ID.", what, shown)
+		}
+	}
+	return ""
+}
+
+// existingTermRefs checks that every item names an existing term by ID,
+// slug or name.
+func (pt *posts) existingTermRefs(tax repository.Taxonomy) func(r *Request, v any) string {
+	return func(r *Request, v any) string {
+		ids, err := r.resolveTermRefs(tax, v)
+		var unknown unknownTermError
+		switch {
+		case errors.As(err, &unknown):
+			what := termNoun(tax)
+			if unknown.ref == "" {
+				return "Must name one or more " + map[string]string{"category": "categories", "tag": "tags"}[what] + " by ID, slug or name."
+			}
+			return fmt.Sprintf("There is no %s with the ID, slug or name %s.", what, strconv.Quote(unknown.ref))
+		case err != nil:
+			r.depErr = err
+			return "The store is not available."
+		}
+		// Keep the IDs: eventQuery filters on them without resolving again.
+		if r.termIDs == nil {
+			r.termIDs = map[repository.Taxonomy][]int64{}
+		}
+		r.termIDs[tax] = ids
+		return ""
+	}
+}
+
+// termNoun names one term of a taxonomy in messages.
+func termNoun(tax repository.Taxonomy) string {
+	if tax == repository.TaxCategory {
+		return "category"
+	}
+	return "tag"
+}
+
+// unknownTermError is returned for a term reference that names nothing
+// (ref is "" when no reference was given at all).
+type unknownTermError struct{ ref string }
+
+func (e unknownTermError) Error() string { return "unknown term " + strconv.Quote(e.ref) }
+
+// resolveTermRefs maps term references (IDs, slugs, names) to IDs.
+func (r *Request) resolveTermRefs(tax repository.Taxonomy, v any) ([]int64, error) {
+	items := input.AsList(v)
+	if len(items) == 0 {
+		return nil, unknownTermError{}
+	}
+	var ids []int64
+	for _, it := range items {
+		sv, _ := input.AsString(it)
+		t, err := r.findTerm(tax, sv)
+		if err != nil {
+			return nil, err
+		}
+		if t == nil {
+			if n, ok := input.AsInt(it); ok {
+				if tt, err := r.s.store.GetTerm(r.ctx, n); err == nil && tt.Taxonomy == tax {
+					t = tt
+				}
+			}
+		}
+		if t == nil {
+			return nil, unknownTermError{ref: sv}
+		}
+		ids = append(ids, t.ID)
+	}
+	return ids, nil
+}

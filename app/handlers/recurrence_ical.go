@@ -1,0 +1,75 @@
+package handlers
+
+import (
+	"time"
+
+	"github.com/calendar/eventcal/app/access"
+	"github.com/calendar/eventcal/app/ical"
+	"github.com/calendar/eventcal/app/present"
+	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/repository/recurrence"
+)
+
+// icalSeries returns the VEVENTs of a recurring event for the caller: the
+// series itself (DTSTART of its first occurrence, RRULE, EXDATE, RDATE)
+// and one VEVENT per changed occurrence, with the series' UID and a
+// RECURRENCE-ID naming the occurrence's original start. Each is built from
+// the object rendered for the caller (redacted where protected), as
+// icalEvent does for single events. A changed occurrence the caller may
+// not read (its own status) is an EXDATE instead.
+func (pt *posts) icalSeries(r *Request, p *repository.Post) ([]ical.Event, error) {
+	loc, _ := pt.render.EventZone(p.Event)
+	all, err := recurrence.Expand(recurrence.SeriesOf(p.Event, loc), time.Time{}, time.Time{}, recurrenceLimits(pt.cfg, pt.now))
+	if err != nil {
+		return nil, recurrenceProblem(err)
+	}
+	posts := []*repository.Post{p}
+	var changed []recurrence.Occurrence
+	for _, o := range all {
+		if o.Override != nil {
+			changed = append(changed, o)
+			posts = append(posts, pt.render.OccurrencePost(p, o))
+		}
+	}
+	l, err := r.loadLinked(posts)
+	if err != nil {
+		return nil, err
+	}
+	render := func(q *repository.Post) ical.Event {
+		o := pt.render.Event(q, l, present.View{Lang: r.lang})
+		if !r.unlocks(q) {
+			present.RedactEvent(o)
+		}
+		return pt.render.ICalEvent(q, o)
+	}
+	master := render(p)
+	rec := p.Event.Recurrence
+	for _, rule := range rec.Rules {
+		master.Rules = append(master.Rules, recurrence.ICalRule(rule, loc, p.Event.AllDay))
+	}
+	for _, list := range []struct {
+		src []string
+		dst *[]time.Time
+	}{{rec.Exclusions, &master.ExDates}, {rec.Additions, &master.RDates}} {
+		for _, raw := range list.src {
+			if t, err := recurrence.ParseLocal(raw, loc); err == nil {
+				*list.dst = append(*list.dst, t)
+			}
+		}
+	}
+	if n := len(all); n > 0 {
+		master.Until = all[n-1].End
+	}
+	out := []ical.Event{master}
+	for i, o := range changed {
+		q := posts[i+1]
+		if !access.CanReadPost(r.user, q) {
+			out[0].ExDates = append(out[0].ExDates, o.Original)
+			continue
+		}
+		ev := render(q)
+		ev.RecurrenceID = o.Original
+		out = append(out, ev)
+	}
+	return out, nil
+}

@@ -1,0 +1,318 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/input"
+	"github.com/calendar/eventcal/app/present"
+	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/sync"
+)
+
+// WebhookSender sends test pings (sync.Webhooks).
+type WebhookSender interface {
+	Ping(ctx context.Context, hook *repository.Webhook) repository.DeliveryAttempt
+}
+
+// Webhook admin limits.
+const (
+	maxWebhooks            = 100
+	maxWebhookDescription  = 500
+	defaultDeliveryListLen = 50
+	maxDeliveryListLen     = 200
+)
+
+// webhookWriteArgs declares the body of POST/PATCH /admin/webhooks.
+func (h *webhooks) webhookWriteArgs(create bool) []Arg {
+	return []Arg{
+		{Name: "url", Type: tString, Required: create, Format: "uri", Check: h.checkWebhookURL,
+			Desc: "Endpoint URL (http or https; private addresses need WEBHOOK_ALLOW_PRIVATE=true)."},
+		{Name: "events", Type: tArray, Items: tString, Check: checkWebhookEvents,
+			Desc: "Message types to send (" + strings.Join(sync.WebhookEventTypes, ", ") + "), or * for all; default *."},
+		{Name: "secret", Type: tString, Check: checkWebhookSecret,
+			Desc: "Signing secret (whsec_ and at least 24 base64-encoded bytes); generated when omitted on create."},
+		{Name: "description", Type: tString, Check: maxLength(maxWebhookDescription), Desc: "A note for admins."},
+		{Name: "active", Type: tBoolean, Desc: "false disables the endpoint; true re-enables it and clears its failure record."},
+	}
+}
+
+func maxLength(n int) func(*Request, any) string {
+	return func(_ *Request, v any) string {
+		if s, _ := input.AsString(v); len(s) > n {
+			return "Must be at most " + strconv.Itoa(n) + " bytes long."
+		}
+		return ""
+	}
+}
+
+func (h *webhooks) checkWebhookURL(_ *Request, v any) string {
+	u, _ := input.AsString(v)
+	if err := sync.CheckWebhookURL(strings.TrimSpace(u), h.cfg.WebhookAllowPrivate); err != nil {
+		return strings.TrimPrefix(err.Error(), "webhook: ")
+	}
+	return ""
+}
+
+func checkWebhookEvents(_ *Request, v any) string {
+	var types []string
+	for _, it := range input.AsList(v) {
+		t, _ := input.AsString(it)
+		types = append(types, t)
+	}
+	if err := sync.CheckWebhookEvents(types); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+func checkWebhookSecret(_ *Request, v any) string {
+	sec, _ := input.AsString(v)
+	if err := sync.CheckWebhookSecret(sec); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// load reads the :id endpoint for an admin.
+func (h *webhooks) load(r *Request) (*repository.Webhook, error) {
+	if err := r.requireAdmin(); err != nil {
+		return nil, err
+	}
+	id, _ := input.AsInt(r.bag.Values["id"])
+	w, err := h.store.GetWebhook(r.ctx, id)
+	if errors.Is(err, repository.ErrNotFound) {
+		return nil, apierr.New(404, "webhook_not_found", "No webhook has this ID.")
+	}
+	return w, err
+}
+
+// listWebhooks serves GET /admin/webhooks.
+func (h *webhooks) listWebhooks(r *Request) error {
+	if err := r.requireAdmin(); err != nil {
+		return err
+	}
+	hooks, err := h.store.ListWebhooks(r.ctx)
+	if err != nil {
+		return err
+	}
+	items := make([]any, 0, len(hooks))
+	for _, w := range hooks {
+		items = append(items, present.Webhook(w, false))
+	}
+	return present.SendJSON(r.c, 200, present.NewObj().Set("webhooks", items))
+}
+
+// createWebhook serves POST /admin/webhooks: 201 with the secret, shown
+// this once.
+func (h *webhooks) createWebhook(r *Request) error {
+	if err := r.requireAdmin(); err != nil {
+		return err
+	}
+	hooks, err := h.store.ListWebhooks(r.ctx)
+	if err != nil {
+		return err
+	}
+	if len(hooks) >= maxWebhooks {
+		return apierr.New(400, "webhook_limit", "At most "+strconv.Itoa(maxWebhooks)+" webhooks can be registered.")
+	}
+	now := h.now().UTC()
+	w := &repository.Webhook{Events: []string{"*"}, Secret: sync.NewWebhookSecret(), Active: true, Created: now, Updated: now}
+	applyWebhookFields(r.bag, w)
+	if err := h.store.CreateWebhook(r.ctx, w); err != nil {
+		return err
+	}
+	return present.SendJSON(r.c, 201, present.Webhook(w, true))
+}
+
+// applyWebhookFields copies the sent fields onto w.
+func applyWebhookFields(b *input.Bag, w *repository.Webhook) {
+	if b.Has("url") {
+		w.URL = strings.TrimSpace(b.Str("url"))
+	}
+	if v, ok := b.Get("events"); ok {
+		var evs []string
+		for _, it := range input.AsList(v) {
+			t, _ := input.AsString(it)
+			if !slices.Contains(evs, t) {
+				evs = append(evs, t)
+			}
+		}
+		w.Events = evs
+	}
+	if b.Has("secret") {
+		w.Secret = b.Str("secret")
+	}
+	if b.Has("description") {
+		w.Description = b.Str("description")
+	}
+	if v, ok := b.Get("active"); ok {
+		active, _ := input.AsBool(v)
+		if active && !w.Active {
+			w.DisabledReason, w.FailingSince = "", time.Time{}
+		}
+		if !active && w.Active {
+			w.DisabledReason = "disabled by an admin"
+		}
+		w.Active = active
+	}
+}
+
+// getWebhook serves GET /admin/webhooks/{id}.
+func (h *webhooks) getWebhook(r *Request) error {
+	w, err := h.load(r)
+	if err != nil {
+		return err
+	}
+	return present.SendJSON(r.c, 200, present.Webhook(w, false))
+}
+
+// updateWebhook serves POST/PUT/PATCH /admin/webhooks/{id} (partial).
+func (h *webhooks) updateWebhook(r *Request) error {
+	w, err := h.load(r)
+	if err != nil {
+		return err
+	}
+	w, err = h.store.UpdateWebhook(r.ctx, w.ID, func(w *repository.Webhook) error {
+		applyWebhookFields(r.bag, w)
+		w.Updated = h.now().UTC()
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return present.SendJSON(r.c, 200, present.Webhook(w, r.bag.Has("secret")))
+}
+
+// deleteWebhook serves DELETE /admin/webhooks/{id}.
+func (h *webhooks) deleteWebhook(r *Request) error {
+	w, err := h.load(r)
+	if err != nil {
+		return err
+	}
+	if err := h.store.DeleteWebhook(r.ctx, w.ID); err != nil && !errors.Is(err, repository.ErrNotFound) {
+		return err
+	}
+	return present.SendJSON(r.c, 200, present.NewObj().Set("deleted", true).Set("previous", present.Webhook(w, false)))
+}
+
+// pingWebhook serves POST /admin/webhooks/{id}/ping: one signed
+// "webhook.ping" message, sent now, and how the endpoint answered.
+func (h *webhooks) pingWebhook(r *Request) error {
+	w, err := h.load(r)
+	if err != nil {
+		return err
+	}
+	if h.sender == nil {
+		return apierr.Unavailable("webhooks")
+	}
+	a := h.sender.Ping(r.ctx, w)
+	return present.SendJSON(r.c, 200, present.NewObj().Set("ok", a.Error == "").Set("attempt", a))
+}
+
+// webhookDeliveries serves GET /admin/webhooks/{id}/deliveries: the
+// delivery log, newest first.
+func (h *webhooks) webhookDeliveries(r *Request) error {
+	w, err := h.load(r)
+	if err != nil {
+		return err
+	}
+	n := int64(defaultDeliveryListLen)
+	if v, ok := r.bag.Get("per_page"); ok {
+		n, _ = input.AsInt(v)
+	}
+	ds, err := h.store.ListDeliveries(r.ctx, w.ID, int(min(max(n, 1), maxDeliveryListLen)))
+	if err != nil {
+		return err
+	}
+	items := make([]any, 0, len(ds))
+	for _, d := range ds {
+		o := present.NewObj().Set("id", d.ID).Set("type", d.Type).Set("item", d.Item).Set("status", d.Status).
+			Set("attempts", d.Attempts).Set("created", d.Created.UTC().Format(present.TimeRFC3339))
+		if d.Status == repository.DeliveryPending {
+			o.Set("next_attempt", d.NextAttempt.UTC().Format(present.TimeRFC3339))
+		}
+		log := make([]any, 0, len(d.Log))
+		for _, a := range d.Log {
+			log = append(log, a)
+		}
+		items = append(items, o.Set("log", log))
+	}
+	return present.SendJSON(r.c, 200, present.NewObj().Set("deliveries", items))
+}
+
+// itemRenderer renders items for webhook messages as an admin reads them
+// (in the default language, with json_ld, as GET by ID does).
+type itemRenderer struct {
+	cfg    *config.Config
+	store  repository.Store
+	render *present.Renderer
+}
+
+// NewItemRenderer returns the renderer webhook messages use.
+func NewItemRenderer(cfg *config.Config, store repository.Store) sync.ItemRenderer {
+	// No linked-record cache: a message shows the store as it is now
+	// (ttl 0 starts the cache over on every read).
+	return itemRenderer{cfg: cfg, store: store, render: present.NewRenderer(cfg, store, func() int64 { return 0 }, 0, 0)}
+}
+
+// webhookReader is the reader webhook messages are rendered for: an admin
+// (endpoints are registered by admins and receive every change), so a
+// message embeds what an admin's GET by ID embeds, decided by the same
+// rule as every other output (seesLinked).
+var webhookReader = &repository.User{Role: repository.RoleAdmin}
+
+// RenderPost renders an event, venue or organizer.
+func (ir itemRenderer) RenderPost(ctx context.Context, p *repository.Post) (json.RawMessage, error) {
+	l, err := ir.render.LinkedFor(ctx, webhookReader, []*repository.Post{p})
+	if err != nil {
+		return nil, err
+	}
+	v := present.View{Lang: ir.cfg.DefaultLanguage, Single: true}
+	var o *present.Obj
+	switch p.Kind {
+	case repository.KindEvent:
+		o = ir.render.Event(p, l, v)
+		if p.Event != nil && p.Event.Recurrence != nil {
+			o.Add("changed_occurrences", ir.render.ChangedOccurrences(p, recurrenceLimits(ir.cfg, time.Now)))
+		}
+	case repository.KindVenue:
+		o = ir.render.Venue(p, l, v)
+	default:
+		o = ir.render.Organizer(p, l, v)
+	}
+	return marshalObj(o)
+}
+
+// RenderTerm renders a category or tag.
+func (ir itemRenderer) RenderTerm(ctx context.Context, t *repository.Term) (json.RawMessage, error) {
+	counts, err := ir.render.Counts.ForTerms(ctx, ir.store, map[int64]*repository.Term{t.ID: t})
+	if err != nil {
+		return nil, err
+	}
+	return marshalObj(ir.render.Term(t, counts[t.ID], ir.cfg.DefaultLanguage))
+}
+
+func marshalObj(o *present.Obj) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	if err := present.WriteJSON(&buf, o); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// webhooks serves the admin routes for webhook endpoints.
+type webhooks struct {
+	cfg    *config.Config
+	store  repository.Store
+	sender WebhookSender
+	now    func() time.Time
+}

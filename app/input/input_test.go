@@ -1,0 +1,114 @@
+package input
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCoercions(t *testing.T) {
+	tests := []struct {
+		name string
+		v    any
+		b    bool
+		ok   bool
+	}{
+		{"true", true, true, true},
+		{"string 0", "0", false, true},
+		{"mixed case", "TRUE", true, true},
+		{"empty", "", false, false},
+		{"word", "yes", false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if b, ok := AsBool(tt.v); b != tt.b || ok != tt.ok {
+				t.Errorf("AsBool(%v) = %v, %v; want %v, %v", tt.v, b, ok, tt.b, tt.ok)
+			}
+		})
+	}
+}
+
+func TestBagOf(t *testing.T) {
+	b := BagOf(map[string]any{"venue": "Hall", "city": nil})
+	if !b.Sent("venue") || !b.Has("city") || b.Str("venue") != "Hall" || b.Has("zip") {
+		t.Fatalf("bag %v", b.Values)
+	}
+	if _, ok := b.Unreadable(); ok {
+		t.Fatal("an object bag is unreadable")
+	}
+}
+
+func TestParseDateInRange(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		raw  string
+		want string // "" for an error
+	}{
+		{"2026-12-01 10:00", "2026-12-01 10:00:00"},
+		{"99999999999999", ""},
+		{"2026-02-30", ""},
+		{"tomorrow", "2026-11-23 00:00:00"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.raw, func(t *testing.T) {
+			got, err := ParseDateInRange(tt.raw, time.UTC, now, "en")
+			if tt.want == "" {
+				if err == nil {
+					t.Errorf("%q parsed as %v", tt.raw, got)
+				}
+				if DateProblem(tt.raw, time.UTC, now, "en") == "" {
+					t.Errorf("DateProblem(%q) is empty", tt.raw)
+				}
+				return
+			}
+			if err != nil || got.Format("2006-01-02 15:04:05") != tt.want {
+				t.Errorf("%q = %v, %v; want %s", tt.raw, got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestValidate(t *testing.T) {
+	args := []Arg[string]{
+		{Name: "title", Type: String, Required: true, MaxLen: 5},
+		{Name: "page", Type: Integer, Default: "1", Check: func(who string, v any) string {
+			if n, _ := AsInt(v); n > 9 {
+				return "Must be at most 9 for " + who + "."
+			}
+			return ""
+		}},
+		{Name: "order", Type: String, Enum: []string{"asc", "desc"}},
+	}
+	tests := []struct {
+		name   string
+		values map[string]any
+		want   string // a substring of the error, "" for none
+	}{
+		{"valid, default filled", map[string]any{"title": "Jazz"}, ""},
+		{"missing", map[string]any{}, "rest_missing_callback_param"},
+		{"too long", map[string]any{"title": "Jazz night"}, "at most 5 characters"},
+		{"not an integer", map[string]any{"title": "a", "page": "x"}, "page must be an integer"},
+		{"check given the caller", map[string]any{"title": "a", "page": "12"}, "at most 9 for tester"},
+		{"not in the enum", map[string]any{"title": "a", "order": "up"}, "one of asc, desc"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := BagOf(tt.values)
+			err := Validate("tester", b, args)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("error %v", err)
+			case tt.want == "":
+				if b.Str("page") != "1" {
+					t.Errorf("page default not filled: %v", b.Values)
+				}
+			case err == nil:
+				t.Fatalf("no error, want %q", tt.want)
+			default:
+				if !strings.Contains(err.Error(), tt.want) {
+					t.Errorf("error %q, want %q", err.Error(), tt.want)
+				}
+			}
+		})
+	}
+}

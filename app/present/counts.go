@@ -1,0 +1,195 @@
+package present
+
+import (
+	"context"
+	gosync "sync"
+	"time"
+
+	"github.com/calendar/eventcal/repository"
+)
+
+// TermCounts keeps term counts (published events per term) for a
+// moment. Rendering an event needs the counts of its few terms: those are
+// counted one by one (an indexed count) and kept for countTTL; a write
+// drops the entries of the terms it touched, so a local reader sees its own
+// writes at once and other replicas' writes show within countTTL. Term lists
+// need every count of a taxonomy: those maps are cached the same way.
+type TermCounts struct {
+	// ttl is how long a count is reused (0: countTTL; negative: never).
+	ttl time.Duration
+	// loading serialises grouped counts (get).
+	loading gosync.Mutex
+	mu      gosync.Mutex
+	terms   map[int64]countEntry
+	all     map[repository.Taxonomy]countAll
+	version int64
+}
+
+type countEntry struct {
+	n  int
+	at time.Time
+}
+
+type countAll struct {
+	m  map[int64]int
+	at time.Time
+}
+
+const countTTL = 2 * time.Second
+
+// fewCounts is how many expired term counts are counted one by one; more
+// are read from one grouped count per taxonomy (TermCounts).
+const fewCounts = 3
+
+// fresh reports whether a count taken at at may still be used.
+func (c *TermCounts) fresh(at time.Time) bool {
+	ttl := c.ttl
+	if ttl == 0 {
+		ttl = countTTL
+	}
+	return time.Since(at) < ttl
+}
+
+// Get returns every count of a taxonomy (for term lists).
+func (c *TermCounts) All(ctx context.Context, st repository.Store, tax repository.Taxonomy) (map[int64]int, error) {
+	c.mu.Lock()
+	if a, ok := c.all[tax]; ok && c.fresh(a.at) {
+		c.mu.Unlock()
+		return a.m, nil
+	}
+	c.mu.Unlock()
+	// One grouped count at a time: concurrent renders that found the map
+	// expired wait for the first one's result instead of each counting.
+	c.loading.Lock()
+	defer c.loading.Unlock()
+	c.mu.Lock()
+	if a, ok := c.all[tax]; ok && c.fresh(a.at) {
+		c.mu.Unlock()
+		return a.m, nil
+	}
+	v := c.version
+	c.mu.Unlock()
+	m, err := st.TermCounts(ctx, tax)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.version == v {
+		if c.all == nil {
+			c.all = map[repository.Taxonomy]countAll{}
+		}
+		c.all[tax] = countAll{m: m, at: time.Now()}
+	}
+	c.mu.Unlock()
+	return m, nil
+}
+
+// ForTerms returns the counts of the given terms.
+func (c *TermCounts) ForTerms(ctx context.Context, st repository.Store, terms map[int64]*repository.Term) (map[int64]int, error) {
+	out := make(map[int64]int, len(terms))
+	var missing []*repository.Term
+	c.mu.Lock()
+	v := c.version
+	for id, t := range terms {
+		if e, ok := c.terms[id]; ok && c.fresh(e.at) {
+			out[id] = e.n
+			continue
+		}
+		if a, ok := c.all[t.Taxonomy]; ok && c.fresh(a.at) {
+			out[id] = a.m[id] // a fresh grouped count (get) has it
+			continue
+		}
+		missing = append(missing, t)
+	}
+	c.mu.Unlock()
+	fresh := map[int64]int{}
+	if tc, ok := st.(repository.TermEventCounter); ok && len(missing) > 0 {
+		// One query for every missing count, few or many (MongoDB: one
+		// command per render, README "MongoDB").
+		ids := make([]int64, len(missing))
+		for i, t := range missing {
+			ids[i] = t.ID
+		}
+		m, err := tc.CountTermEvents(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range ids {
+			out[id], fresh[id] = m[id], m[id]
+		}
+		missing = nil
+	}
+	if len(missing) > fewCounts {
+		// Many counts expired at once (a page of events after countTTL):
+		// one grouped count per taxonomy instead of one count per term.
+		byTax := map[repository.Taxonomy]map[int64]int{}
+		for _, t := range missing {
+			all, ok := byTax[t.Taxonomy]
+			if !ok {
+				var err error
+				if all, err = c.All(ctx, st, t.Taxonomy); err != nil {
+					return nil, err
+				}
+				byTax[t.Taxonomy] = all
+			}
+			out[t.ID], fresh[t.ID] = all[t.ID], all[t.ID]
+		}
+		missing = nil
+	}
+	for _, t := range missing {
+		q := repository.PostQuery{Kind: repository.KindEvent, Statuses: []string{repository.StatusPublish}}
+		if t.Taxonomy == repository.TaxCategory {
+			q.CategoryIDs = []int64{t.ID}
+		} else {
+			q.TagIDs = []int64{t.ID}
+		}
+		n, err := st.CountPosts(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		out[t.ID], fresh[t.ID] = n, n
+	}
+	if len(fresh) > 0 {
+		c.mu.Lock()
+		if c.version == v {
+			if c.terms == nil {
+				c.terms = map[int64]countEntry{}
+			}
+			now := time.Now()
+			for id, n := range fresh {
+				c.terms[id] = countEntry{n: n, at: now}
+			}
+		}
+		c.mu.Unlock()
+	}
+	return out, nil
+}
+
+// Invalidate drops cached counts after a write: those of the given terms
+// (and the per-taxonomy maps), or everything when no term is given.
+func (c *TermCounts) Invalidate(termIDs ...int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.version++
+	c.all = nil
+	if len(termIDs) == 0 {
+		c.terms = nil
+		return
+	}
+	for _, id := range termIDs {
+		delete(c.terms, id)
+	}
+}
+
+// EventTerms lists the terms of the events among posts (nil ones skipped),
+// for invalidating their counts.
+func EventTerms(posts ...*repository.Post) []int64 {
+	var ids []int64
+	for _, p := range posts {
+		if p != nil && p.Event != nil {
+			ids = append(ids, p.Event.Categories...)
+			ids = append(ids, p.Event.Tags...)
+		}
+	}
+	return ids
+}

@@ -1,0 +1,146 @@
+package present
+
+import (
+	"context"
+	gosync "sync"
+	"time"
+
+	"github.com/calendar/eventcal/repository"
+)
+
+// linkedRecords keeps the decoded venues, organizers, images and terms that
+// list pages link to. A calendar page links the same few venues and terms
+// over and over; reading and decoding them from the store was a tenth of an
+// uncached list's cost. Everything is dropped when the response cache's
+// generation moves (every write route bumps it, before and after the
+// write) and after ttl, which bounds the staleness of writes by other
+// replicas exactly as the response cache's TTL does. Records are shared
+// between requests: renderers only read them.
+type linkedRecords struct {
+	gen func() int64
+	ttl time.Duration
+
+	mu    gosync.Mutex
+	at    time.Time
+	was   int64
+	posts map[int64]*repository.Post
+	terms map[int64]*repository.Term
+	// renders keeps the rendered venues, organizers and terms that events
+	// embed (a page renders the same few again and again), and the
+	// post-only fields of listed events (rendered).
+	renders map[renderedKey]renderedEntry
+}
+
+// renderedKind says what a kept rendering is.
+type renderedKind uint8
+
+const (
+	renderedVenue     renderedKind = iota // a venue (LinkedPlace)
+	renderedOrganizer                     // an organizer (LinkedPlace)
+	renderedTerm                          // an embedded term (renderEmbeddedTerms)
+	renderedEvent                         // an event's head (ListedEvent)
+)
+
+// renderedKey names a kept rendering: the record, the language and the
+// View.
+type renderedKey struct {
+	id     int64
+	lang   string
+	single bool
+	kind   renderedKind
+}
+
+// renderedEntry is a kept rendering and what it was rendered from.
+type renderedEntry struct {
+	src, img any
+	count    int
+	o        *Obj
+}
+
+// maxLinkedRecords bounds each map; past it the cache starts over.
+const maxLinkedRecords = 20000
+
+// current resets the maps when the generation moved or ttl passed; it
+// returns the generation the maps hold (call with mu held).
+func (c *linkedRecords) current() int64 {
+	g := c.gen()
+	if c.posts == nil || g != c.was || time.Since(c.at) >= c.ttl {
+		c.posts, c.terms = map[int64]*repository.Post{}, map[int64]*repository.Term{}
+		c.renders = map[renderedKey]renderedEntry{}
+		c.was, c.at = g, time.Now()
+	}
+	return g
+}
+
+// cachedRecords returns the records among ids found in m, fetching the
+// missing ones with fetch and keeping them unless a write intervened.
+func cachedRecords[T any](ctx context.Context, c *linkedRecords, ids []int64, m func() map[int64]*T, fetch func(context.Context, []int64) (map[int64]*T, error)) (map[int64]*T, error) {
+	out := make(map[int64]*T, len(ids))
+	var missing []int64
+	c.mu.Lock()
+	gen := c.current()
+	have := m()
+	for _, id := range ids {
+		if v, ok := have[id]; ok {
+			out[id] = v
+		} else {
+			missing = append(missing, id)
+		}
+	}
+	c.mu.Unlock()
+	if len(missing) == 0 {
+		return out, nil
+	}
+	got, err := fetch(ctx, missing)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	keep := c.current() == gen && len(m()) < maxLinkedRecords
+	have = m()
+	for id, v := range got {
+		out[id] = v
+		if keep {
+			have[id] = v
+		}
+	}
+	c.mu.Unlock()
+	return out, nil
+}
+
+// Posts is store.GetPosts through the linked-record cache.
+func (rn *Renderer) Posts(ctx context.Context, ids []int64) (map[int64]*repository.Post, error) {
+	return cachedRecords(ctx, &rn.links, ids, func() map[int64]*repository.Post { return rn.links.posts }, rn.store.GetPosts)
+}
+
+// linkedTerms is store.GetTerms through the linked-record cache.
+func (rn *Renderer) linkedTerms(ctx context.Context, ids []int64) (map[int64]*repository.Term, error) {
+	return cachedRecords(ctx, &rn.links, ids, func() map[int64]*repository.Term { return rn.links.terms }, rn.store.GetTerms)
+}
+
+// rendered returns the object build makes for k, reused while it was built
+// from the same decoded records (src and img, compared by identity: an
+// entry holds its records, so an equal pointer is the very record it was
+// built from, and records are never changed in place) and the same count:
+// a reused object is always the one build would make now. Entries go with
+// the records when the generation moves or ttl passes. Kept objects are shared by
+// every response that embeds them: they are only read (written out, or
+// read by json_ld and feeds), never changed; an object that embeds one and
+// is changed (redactEvent, addHighlight) replaces the value, not the kept
+// object.
+func (c *linkedRecords) rendered(k renderedKey, src, img any, count int, build func() *Obj) *Obj {
+	c.mu.Lock()
+	gen := c.current()
+	if e, ok := c.renders[k]; ok && e.src == src && e.img == img && e.count == count {
+		c.mu.Unlock()
+		return e.o
+	}
+	c.mu.Unlock()
+	o := build()
+	c.mu.Lock()
+	if c.current() == gen && len(c.renders) < maxLinkedRecords {
+		c.renders[k] = renderedEntry{src: src, img: img, count: count, o: o}
+	}
+	c.mu.Unlock()
+	return o
+}
