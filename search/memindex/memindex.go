@@ -1268,12 +1268,12 @@ func (x *Index) Search(ctx context.Context, q search.EventQuery) (search.Result,
 			occs = append(occs, r.occ)
 		}
 	}
-	// first reports whether the document at slot is the first of its
+	// first reports whether the document of entry e is the first of its
 	// series seen (always true for a single event, or without
 	// CollapseSeries): a bit per series number, read from the entry.
 	var seen []uint64
-	first := func(slot uint32) bool {
-		n := x.ents[slot].series
+	first := func(e *entry) bool {
+		n := e.series
 		if !q.CollapseSeries || n == 0 {
 			return true
 		}
@@ -1289,13 +1289,13 @@ func (x *Index) Search(ctx context.Context, q search.EventQuery) (search.Result,
 	if !p.none {
 		if p.ranked() {
 			var hits []uint32
-			p.each(x, 0, func(slot uint32) {
-				hits = append(hits, slot)
-				counts.add(slot, &x.rows[slot].e)
+			p.each(x, 0, func(e *entry) {
+				hits = append(hits, e.slot)
+				counts.add(e.slot, e)
 			}, nil)
 			x.rank(hits, p)
 			if q.CollapseSeries {
-				hits = slices.DeleteFunc(hits, func(slot uint32) bool { return !first(slot) })
+				hits = slices.DeleteFunc(hits, func(slot uint32) bool { return !first(&x.ents[slot]) })
 			}
 			res.Total = len(hits)
 			for _, slot := range hits[min(offset, len(hits)):min(offset+limit, len(hits))] {
@@ -1304,13 +1304,13 @@ func (x *Index) Search(ctx context.Context, q search.EventQuery) (search.Result,
 		} else if q.CollapseSeries {
 			// Every match in order: a series' first match decides where
 			// it is listed, so no block can be counted without reading.
-			p.each(x, math.MaxInt, func(slot uint32) {
-				counts.add(slot, &x.rows[slot].e)
-				if !first(slot) {
+			p.each(x, math.MaxInt, func(e *entry) {
+				counts.add(e.slot, e)
+				if !first(e) {
 					return
 				}
 				if res.Total >= offset && res.Total < offset+limit {
-					put(slot)
+					put(e.slot)
 				}
 				res.Total++
 			}, nil)
@@ -1331,12 +1331,12 @@ func (x *Index) Search(ctx context.Context, q search.EventQuery) (search.Result,
 			if limit == 0 {
 				ordered = 0 // the total only: no order needed
 			}
-			p.each(x, ordered, func(slot uint32) {
+			p.each(x, ordered, func(e *entry) {
 				if res.Total >= offset && res.Total < offset+limit {
-					put(slot)
+					put(e.slot)
 				}
 				res.Total++
-				counts.add(slot, &x.rows[slot].e)
+				counts.add(e.slot, e)
 			}, skip)
 		}
 	}
@@ -1703,7 +1703,7 @@ const sparse = 16
 // can for a block that the date bounds hold whole, in a query whose other
 // filters are all decided by the summary (statuses and flags), or, with
 // candidates or a radius, when every entry of the block passes those.
-func (p *plan) each(x *Index, ordered int, fn func(slot uint32), skip func(n int) bool) {
+func (p *plan) each(x *Index, ordered int, fn func(e *entry), skip func(n int) bool) {
 	if p.cands != nil && p.cands.GetCardinality()*sparse < uint64(len(x.slotOf)) {
 		cands := p.cands.ToArray()
 		cands = slices.DeleteFunc(cands, func(slot uint32) bool { return !p.passes(x, &x.ents[slot]) })
@@ -1711,7 +1711,7 @@ func (p *plan) each(x *Index, ordered int, fn func(slot uint32), skip func(n int
 			x.sortFirst(cands, ordered)
 		}
 		for _, slot := range cands {
-			fn(slot)
+			fn(&x.ents[slot])
 		}
 		return
 	}
@@ -1759,7 +1759,9 @@ func (p *plan) each(x *Index, ordered int, fn func(slot uint32), skip func(n int
 				continue
 			}
 		}
-		for _, e := range blk.e[i:] {
+		es := blk.e[i:]
+		for k := range es {
+			e := &es[k]
 			if e.start > p.startMax {
 				return
 			}
@@ -1767,10 +1769,10 @@ func (p *plan) each(x *Index, ordered int, fn func(slot uint32), skip func(n int
 				statuses != 0 && statuses&(1<<e.status) == 0 ||
 				set != nil && set[e.slot>>6]&(1<<(e.slot&63)) == 0 ||
 				inside != nil && inside[e.point+1] == 0 ||
-				rest && !p.passesRest(x, &e) {
+				rest && !p.passesRest(x, e) {
 				continue
 			}
-			fn(e.slot)
+			fn(e)
 		}
 	}
 }
