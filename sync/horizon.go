@@ -20,10 +20,6 @@ import (
 // DefaultHorizonEvery is how often the schedule rolls the horizon.
 const DefaultHorizonEvery = 24 * time.Hour
 
-// firstHorizonLookback is how far back the first run of a process
-// compares (it does not know when the horizon was last rolled): a week
-// covers the weekly series of a process that was down a few days.
-const firstHorizonLookback = 7 * 24 * time.Hour
 
 // horizonPage is the number of events RollHorizon reads at once.
 const horizonPage = 500
@@ -84,15 +80,22 @@ type horizonRoller struct {
 	docs     *DocBuilder
 	notifier interface{ Notify() }
 	log      *slog.Logger
+	every    time.Duration
 	last     time.Time
 }
 
-// run rolls the horizon from the last run (or firstHorizonLookback ago)
-// to now and wakes the worker when it marked series.
+// run rolls the horizon from the last run to now and wakes the worker
+// when it marked series. The first run of a process (at its start, or
+// when it takes the lease) does not know when the horizon was last
+// rolled and compares with one period ago: a longer look back would
+// re-index most series at every start (a week marks every weekly
+// series). So a schedule stopped for longer than a period leaves the far
+// end of some series' horizons short of the occurrences it missed, until
+// the series is next written or a full rebuild (REINDEX_CRON) runs.
 func (r *horizonRoller) run(ctx context.Context, now time.Time) {
 	since := r.last
 	if since.IsZero() {
-		since = now.Add(-firstHorizonLookback)
+		since = now.Add(-r.every)
 	}
 	n, err := RollHorizon(ctx, r.store, r.docs, since, now)
 	if err != nil {

@@ -122,7 +122,7 @@ func NewSchedule(o ScheduleOptions) (*Schedule, error) {
 		if o.HorizonEvery <= 0 {
 			o.HorizonEvery = DefaultHorizonEvery
 		}
-		roller := &horizonRoller{store: o.Store, docs: o.Docs, notifier: o.Notifier, log: o.Log}
+		roller := &horizonRoller{store: o.Store, docs: o.Docs, notifier: o.Notifier, log: o.Log, every: o.HorizonEvery}
 		task := gocron.NewTask(func(ctx context.Context) { roller.run(ctx, o.Clock.Now()) })
 		opts := append(options(jobHorizon), gocron.WithStartAt(gocron.WithStartImmediately()))
 		if _, err := sched.NewJob(gocron.DurationJob(o.HorizonEvery), task, opts...); err != nil {

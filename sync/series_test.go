@@ -250,9 +250,10 @@ func TestScheduledHorizon(t *testing.T) {
 	s.worker.Docs.Horizon = 10 * 24 * time.Hour
 	weekly := s.series(t, "Open weekly", "FREQ=WEEKLY")
 	s.flush(t)
-	// The first run compares with a week before: the horizon's end then
-	// passed the second occurrence.
-	clock := clockwork.NewFakeClockAt(seriesStart.Add(time.Hour))
+	// The first run compares with one period (a day) before: from
+	// T+3d+1h to T+4d+1h the horizon's end (ten days ahead) passed the
+	// third occurrence (T+14d).
+	clock := clockwork.NewFakeClockAt(seriesStart.Add(4*24*time.Hour + time.Hour))
 	notified := &countingNotifier{}
 	ran := make(runs, 10)
 	r := NewReindexer(s.store, s.engine, s.worker, quiet, clock.Now, nil)
