@@ -20,7 +20,6 @@ import (
 // DefaultHorizonEvery is how often the schedule rolls the horizon.
 const DefaultHorizonEvery = 24 * time.Hour
 
-
 // horizonPage is the number of events RollHorizon reads at once.
 const horizonPage = 500
 
