@@ -30,6 +30,9 @@
 //   - search/bleve: each document is stored under its key; a write deletes
 //     in the same Bleve batch the stored keys of its IDs that it does not
 //     hold (known from memindex, which holds exactly the stored documents).
+//     An occurrence with the text of an earlier one of the same write is
+//     stored with a reference to it instead of the text, so a series' text
+//     is stored (and decoded at start) once.
 //   - search/meili: primary key "key" (the document key), "id" the series
 //     ID (filterable, the distinct attribute), "occurrence" sortable as the
 //     orders' last tie-break. A write asks each event index which of its IDs

@@ -31,9 +31,11 @@
 package bleve
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -203,13 +205,21 @@ func loadEvents(idx bleve.Index) ([]search.EventDocument, error) {
 	}
 	defer ids.Close()
 	var docs []search.EventDocument
+	// Occurrences stored with another's text (storedEvent.TextFrom) get
+	// that document's text map once all are read.
+	keyAt := map[string]int{}
+	type sharedText struct {
+		at   int
+		from string
+	}
+	var shared []sharedText
 	for {
 		internal, err := ids.Next()
 		if err != nil {
 			return fail(err)
 		}
 		if internal == nil {
-			return docs, nil
+			break
 		}
 		ext, err := r.ExternalID(internal)
 		if err != nil {
@@ -225,12 +235,28 @@ func loadEvents(idx bleve.Index) ([]search.EventDocument, error) {
 				raw = f.Value()
 			}
 		})
-		d, err := decodeEvent(raw)
+		d, from, err := decodeStored(raw)
 		if err != nil {
 			return fail(fmt.Errorf("document %s: %w", ext, err))
 		}
+		if from != "" {
+			shared = append(shared, sharedText{len(docs), from})
+		} else if d.Occurrence != "" {
+			keyAt[ext] = len(docs)
+		}
 		docs = append(docs, d)
 	}
+	for _, s := range shared {
+		if j, ok := keyAt[s.from]; ok {
+			docs[s.at].Text = docs[j].Text
+		}
+	}
+	// By event and occurrence: the occurrences of a series follow each
+	// other, so the in-memory index tokenizes their shared text once.
+	slices.SortFunc(docs, func(a, b search.EventDocument) int {
+		return cmp.Or(cmp.Compare(a.ID, b.ID), cmp.Compare(a.Occurrence, b.Occurrence))
+	})
+	return docs, nil
 }
 
 // createGeneration creates the three indexes of generation n, empty
@@ -406,8 +432,26 @@ func (g *generation) indexEvents(ctx context.Context, docs []search.EventDocumen
 	b := g.events.NewBatch()
 	keys := make(map[string]struct{}, len(docs))
 	ids := make([]int64, 0, len(docs))
-	for _, d := range docs {
-		fields, err := eventFields(d)
+	// textOf: the first document of each event in docs with its own
+	// stored text; a later occurrence with the same text refers to it.
+	textOf := map[int64]*search.EventDocument{}
+	last := make(map[string]int, len(docs))
+	for i := range docs {
+		last[docs[i].Key()] = i
+	}
+	for i, d := range docs {
+		if last[d.Key()] != i {
+			continue // a later document of the same key replaces it
+		}
+		from := ""
+		if d.Occurrence != "" {
+			if first := textOf[d.ID]; first != nil && maps.Equal(first.Text, d.Text) {
+				from = first.Key()
+			} else if first == nil {
+				textOf[d.ID] = &docs[i]
+			}
+		}
+		fields, err := eventFields(d, from)
 		if err == nil {
 			k := d.Key()
 			keys[k] = struct{}{}

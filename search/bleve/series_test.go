@@ -25,8 +25,12 @@ func TestSeriesStoredPerOccurrence(t *testing.T) {
 	}
 	write(append(searchtest.Occurrences(series, 6, 7*86400), single)...)
 	write(searchtest.Occurrences(series, 2, 7*86400)...) // four occurrences go
-	write(searchtest.Occurrences(single, 3, 86400)...)   // the single event becomes a series
-	want := append(searchtest.Occurrences(series, 2, 7*86400), searchtest.Occurrences(single, 3, 86400)...)
+	// The single event becomes a series, one occurrence with its own
+	// title: the others are stored with a reference to the first's text.
+	third := searchtest.Occurrences(single, 3, 86400)
+	third[1].Text = map[string]search.Text{"en": {Title: "Zeppelin matinee"}}
+	write(third...)
+	want := append(searchtest.Occurrences(series, 2, 7*86400), third...)
 	if err := e.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
@@ -40,6 +44,19 @@ func TestSeriesStoredPerOccurrence(t *testing.T) {
 	exp := searchtest.ExpectedEvents(want, q)
 	if err != nil || !slices.Equal(got.IDs, exp.IDs) || !slices.Equal(got.Occurrences, exp.Occurrences) {
 		t.Fatalf("after reopening: %v %v, %v; want %v %v", got.IDs, got.Occurrences, err, exp.IDs, exp.Occurrences)
+	}
+	// Text search after reopening: the occurrences stored with a
+	// reference to another's text have it again.
+	for _, q := range []search.EventQuery{
+		{Lang: "en", Query: searchtest.TextWords(single.Text["en"].Title)[0], IDs: []int64{single.ID}, Limit: 100},
+		{Lang: "en", Query: "zeppelin", Limit: 100},
+		{Lang: "en", Query: searchtest.TextWords(series.Text["en"].Title)[0], IDs: []int64{series.ID}, Limit: 100},
+	} {
+		got, err := e.SearchEvents(t.Context(), q)
+		exp := searchtest.ExpectedEvents(want, q)
+		if err != nil || !slices.Equal(got.IDs, exp.IDs) || exp.Total == 0 || got.Occurrence(0) != exp.Occurrence(0) {
+			t.Errorf("search %q after reopening: %v %v, %v; want %v %v", q.Query, got.IDs, got.Occurrences, err, exp.IDs, exp.Occurrences)
+		}
 	}
 	if err := e.DeleteEvents(t.Context(), []int64{series.ID}); err != nil {
 		t.Fatalf("DeleteEvents: %v", err)
