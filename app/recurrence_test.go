@@ -272,7 +272,7 @@ func TestListsShowOccurrences(t *testing.T) {
 	e.flush()
 	probe := e.must(200, "GET", "events?start_date=2027-03-01&end_date=2027-04-30", "", nil)
 	if probe.path("events.0.occurrence") == nil {
-		t.Skip("the search engine on this branch indexes one document per event (search.Result.Occurrences lands with the engines)")
+		t.Fatal("the list holds no occurrence object: the engine must index one document per occurrence (search.Result.Occurrences)")
 	}
 	window := "events?start_date=2027-03-01&end_date=2027-04-30"
 	e.run(t, []scenario{

@@ -30,6 +30,9 @@ type seedKit struct {
 	author                   int64
 	today                    time.Time
 	loc                      *time.Location
+	// seriesEvery makes every seriesEvery-th event a weekly series
+	// (-series; 0: none).
+	seriesEvery int
 }
 
 // eventPost returns generated event number i, as the API would store it.
@@ -38,7 +41,7 @@ func (k *seedKit) eventPost(i int, rng *rand.Rand) *repository.Post {
 	start := k.today.Add(time.Duration(rng.IntN(730*24)) * time.Hour)
 	local := start.In(k.loc)
 	now := time.Now().UTC().Truncate(time.Second)
-	return &repository.Post{Kind: repository.KindEvent, Author: k.author, Status: repository.StatusPublish, Date: now, Modified: now,
+	p := &repository.Post{Kind: repository.KindEvent, Author: k.author, Status: repository.StatusPublish, Date: now, Modified: now,
 		Title:   repository.Text{"en": title},
 		Content: repository.Text{"en": fmt.Sprintf("An evening of %s and %s.", words[rng.IntN(len(words))], words[rng.IntN(len(words))])},
 		Slug:    repository.Text{"en": repository.Slugify(title)},
@@ -50,6 +53,8 @@ func (k *seedKit) eventPost(i int, rng *rand.Rand) *repository.Post {
 			Categories: []int64{k.cats[rng.IntN(len(k.cats))]}, Tags: []int64{k.tags[rng.IntN(len(k.tags))]},
 		},
 	}
+	k.makeSeries(p, i, rng)
+	return p
 }
 
 // storeSeed writes n generated events straight into the store (numbered

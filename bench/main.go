@@ -6,6 +6,7 @@
 //	go run ./bench -events 10000 -concurrency 8 -duration 10s
 //	go run ./bench -growth              # creates/s at 2k, 25k, 50k and 100k events
 //	go run ./bench -import 10000        # eventcal import of a generated TEC site (importbench.go)
+//	go run ./bench -events 100000 -series 5000   # 5,000 weekly series (series.go)
 //
 // Events beyond the last -api-events are written to the store directly
 // (fast seeding); the last ones, and every measured write, go through the
@@ -66,6 +67,7 @@ func main() {
 	flag.BoolVar(&noIDIndex, "ferretdb-plain", false, "with -store ferretdb: leave out the index mongotest.IndexIDLookups adds to FerretDB's SQLite files")
 	flag.StringVar(&pprofAddr, "pprof", "", "serve net/http/pprof on this address (localhost:6060) for the whole run")
 	flag.IntVar(&apiEvents, "api-events", 2000, "events seeded (and measured) through the API; the others are written to the store directly")
+	flag.IntVar(&seriesCount, "series", 0, "of the events seeded into the store directly, this many are weekly series up to the recurrence horizon (series.go)")
 	flag.DurationVar(&draftInterval, "draft-interval", 500*time.Millisecond, "how often the large-drafts rows post a 200,000-character draft (0: back to back)")
 	flag.IntVar(&importEvents, "import", 0, "import a generated TEC source of this many events instead, and measure until the API lists them (importbench.go)")
 	flag.Float64Var(&importRate, "import-rate", 0, "with -import: requests a second to the source (0: the importer's default; negative: no limit)")
@@ -146,7 +148,8 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	w := &sync.Worker{Store: st, Engine: eng, Log: quiet,
-		Docs: &sync.DocBuilder{Store: st, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location}}
+		Docs: &sync.DocBuilder{Store: st, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location,
+			Horizon: cfg.RecurrenceHorizon}}
 	go w.Run(ctx)
 	a, err := app.New(app.Options{Config: cfg, Store: st, Search: eng, Indexer: w, Logger: quiet, ResponseCacheTTL: time.Minute})
 	if err != nil {
@@ -213,6 +216,9 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 		return runGrowth(ctx, s, st, w, kit, steps, growthCreates, conc)
 	}
 	// The fast path: all but the last apiEvents events go straight to the store.
+	if seriesCount > 0 {
+		kit.seriesEvery = max(1, max(0, nEvents-apiEvents)/seriesCount)
+	}
 	bulk, err := storeSeed(ctx, st, w, kit, 0, max(0, nEvents-apiEvents))
 	if err != nil {
 		return err
@@ -352,6 +358,11 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 		}
 	}
 	stopProfile()
+	if seriesCount > 0 && rowFilter.MatchString("series") {
+		if err := s.seriesRows(tw, uncachedBase, conc, dur, today); err != nil {
+			return err
+		}
+	}
 	if err := (&cacheBench{s: s, eventIDs: eventIDs, ceiling: ceiling.rate, conc: conc, dur: dur}).run(tw); err != nil {
 		return err
 	}
@@ -371,6 +382,9 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 	took := time.Since(t1)
 	runtime.GC()
 	fmt.Fprintf(tw, "full reindex: %d documents, %s\t%.0f docs/s\t%.1f s\t\t\t\n", job.Done, job.State, float64(job.Done)/took.Seconds(), took.Seconds())
+	if indexed, err := rawEngine.CountEvents(ctx); err == nil {
+		fmt.Fprintf(tw, "event documents in the index (an occurrence is one)\t%d\t\t\t\t\n", indexed)
+	}
 	fmt.Fprintf(tw, "process RSS after the reindex (MiB)\t%.0f\t\t\t\t\n", rssMiB())
 	if rowFilter.MatchString("large drafts") {
 		fmt.Fprintln(os.Stderr, "reads while large drafts arrive...")

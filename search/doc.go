@@ -11,6 +11,42 @@
 // Dates are Unix seconds (UTC instants); geo points are one internal
 // GeoPoint converted at each engine's edge.
 //
+// # Recurring events
+//
+// A series is indexed as one document per occurrence
+// (EventDocument.Occurrence, named by DocumentKey): every filter, order,
+// total and facet is per document, and Result.Occurrences says which
+// occurrence each hit is. IndexEvents replaces all the documents of each
+// event ID it is given (so a writer keeps an event's documents in one
+// call), DeleteEvents removes them all, and EventQuery.CollapseSeries keeps
+// each series' first match in the query's order. How each engine does it:
+//
+//   - search/memindex: one row per document; the IDs map to their rows (a
+//     write first removes the rows of its IDs that it does not hold). The
+//     occurrences of a series with the series' text reuse its tokens and
+//     share its word list, so an occurrence costs its postings and a row.
+//     A collapsed list reads the matches in order and skips the later ones
+//     of a series (no block is counted from its summary).
+//   - search/bleve: each document is stored under its key; a write deletes
+//     in the same Bleve batch the stored keys of its IDs that it does not
+//     hold (known from memindex, which holds exactly the stored documents).
+//     An occurrence with the text of an earlier one of the same write is
+//     stored with a reference to it instead of the text, so a series' text
+//     is stored (and decoded at start) once.
+//   - search/meili: primary key "key" (the document key), "id" the series
+//     ID (filterable, the distinct attribute), "occurrence" sortable as the
+//     orders' last tie-break. A write asks each event index which of its IDs
+//     it holds, enqueues a deletion by filter "id IN [...]" there and then
+//     the additions, in this order (Meilisearch runs an index's tasks in
+//     order; from v1.45.0 its autobatcher also joins a deletion by filter
+//     with the additions that follow it into one batch). CollapseSeries is
+//     distinct: "id" with page/hitsPerPage, whose totalHits Meilisearch
+//     computes after distinct (exact); facets are asked for in a second
+//     request without distinct, because Meilisearch counts them over one
+//     document per series chosen by internal document order. An editor's
+//     collapsed list over both event indexes is merged in Go (collapse.go):
+//     a series with occurrences of both kinds of status is in both.
+//
 // # How the engines answer text search
 //
 // The rules are those of app/README.md, "Text search", written in Go in text.go.

@@ -42,8 +42,19 @@ type Text struct {
 // EventDocument is the flat document of one event. Every boolean and list
 // is always present (false / empty), because a negative filter must not
 // match documents that lack the field.
+//
+// A recurring event (a series) is indexed as one document per occurrence:
+// each carries the series' ID and fields, the occurrence's own Start, End,
+// StartLocal and EndLocal (and the fields an override of that occurrence
+// changes), and its key in Occurrence. A single event is one document
+// whose Occurrence is empty. A document is thus named by (ID, Occurrence)
+// (DocumentKey).
 type EventDocument struct {
 	ID int64 `json:"id"`
+	// Occurrence is the key of the occurrence ("20060102T150405", the
+	// occurrence's original local start, which sorts as it does in time);
+	// empty for a single event.
+	Occurrence string `json:"occurrence,omitempty"`
 	// Text is keyed by language code; every configured language is present.
 	Text   map[string]Text `json:"text"`
 	Status string          `json:"status"`
@@ -76,6 +87,20 @@ type EventDocument struct {
 	HasGeo   bool      `json:"has_geo"`
 	ParentID int64     `json:"parent_id"`
 }
+
+// DocumentKey names one event document: "123" for a single event,
+// "123-20270304T190000" for an occurrence of series 123. It is unique per
+// document, made of digits, letters and '-' only (a valid Meilisearch
+// document ID), and the engines store documents under it.
+func DocumentKey(id int64, occurrence string) string {
+	if occurrence == "" {
+		return strconv.FormatInt(id, 10)
+	}
+	return strconv.FormatInt(id, 10) + "-" + occurrence
+}
+
+// Key returns DocumentKey of the document.
+func (d EventDocument) Key() string { return DocumentKey(d.ID, d.Occurrence) }
 
 // PlaceKind says which place index a document belongs to.
 type PlaceKind string
@@ -111,6 +136,11 @@ type PlaceDocument struct {
 type EventSort int
 
 // The event orders.
+//
+// Every order ends with the occurrence key ascending (single events, whose
+// key is empty, first), so that it is total over documents: two
+// occurrences of one series have the same ID and publish date, and an
+// override may move one to another's start.
 const (
 	// ByStart: start ascending, then ID ascending (the default).
 	ByStart EventSort = iota
@@ -152,8 +182,18 @@ type EventQuery struct {
 	// without words in Query it changes nothing.
 	Relevance bool
 	// Facets asks for the number of matches (the whole result, not the
-	// page) per value of each named facet (EventFacets).
+	// page) per value of each named facet (EventFacets). Matches are
+	// documents: an occurrence counts as one.
 	Facets []string
+	// CollapseSeries lists each series once (the API's
+	// hide_subsequent_recurrences): of the matching documents of one ID,
+	// only the first in the query's order is kept, and Total counts the
+	// documents kept; single events are unaffected. Facets still count
+	// every matching document (occurrences): Meilisearch's distinct counts
+	// facets over one document per series chosen by its internal order,
+	// not the listed one, which an override of a venue or organizer would
+	// make differ (see search/meili).
+	CollapseSeries bool
 	// Offset and Limit page the results; Limit 0 returns only the total.
 	Offset, Limit int
 }
@@ -221,11 +261,27 @@ type PlaceQuery struct {
 
 // Result is one page of IDs, in order, and the exact number of matches.
 type Result struct {
-	IDs   []int64
+	IDs []int64
+	// Occurrences holds, for event results, the occurrence key of each
+	// entry of IDs ("" for a single event), parallel to IDs; place results
+	// leave it nil. Engines may leave it nil when no entry of IDs is an
+	// occurrence: read it with Occurrence.
+	Occurrences []string
+	// Total is the exact number of matching documents (occurrences count
+	// one each; with CollapseSeries, the documents kept).
 	Total int
 	// Facets maps each requested facet to the number of matches per value
 	// (values with no match are absent); nil when none was requested.
 	Facets map[string]map[string]int
+}
+
+// Occurrence returns the occurrence key of the i-th entry of IDs ("" for a
+// single event, or when Occurrences was left nil).
+func (r Result) Occurrence(i int) string {
+	if i < len(r.Occurrences) {
+		return r.Occurrences[i]
+	}
+	return ""
 }
 
 // Engine is the search index contract.
@@ -233,11 +289,19 @@ type Engine interface {
 	// Init creates the indexes if needed and reconciles their settings.
 	Init(ctx context.Context) error
 	// IndexEvents adds or replaces event documents; it returns once the
-	// engine has applied them (searches see them).
+	// engine has applied them (searches see them). For every event ID
+	// present in docs, the given documents replace all the documents of
+	// that ID: occurrences not in docs are removed (a series replaced by
+	// fewer occurrences, a series that became a single event and the
+	// reverse). Within one call a later document of the same key wins.
+	// So every document of an event must be in the same call: a caller
+	// that splits its writes in batches keeps each event's documents
+	// together (the sync worker does).
 	IndexEvents(ctx context.Context, docs []EventDocument) error
 	// IndexPlaces adds or replaces venue or organizer documents.
 	IndexPlaces(ctx context.Context, docs []PlaceDocument) error
-	// DeleteEvents removes events; missing IDs are not an error.
+	// DeleteEvents removes every document (every occurrence) of the
+	// events; missing IDs are not an error.
 	DeleteEvents(ctx context.Context, ids []int64) error
 	// DeletePlaces removes venues or organizers.
 	DeletePlaces(ctx context.Context, kind PlaceKind, ids []int64) error
@@ -245,7 +309,8 @@ type Engine interface {
 	SearchEvents(ctx context.Context, q EventQuery) (Result, error)
 	// SearchPlaces runs a venue or organizer query.
 	SearchPlaces(ctx context.Context, q PlaceQuery) (Result, error)
-	// CountEvents and CountPlaces return the number of indexed documents.
+	// CountEvents and CountPlaces return the number of indexed documents
+	// (an occurrence is one event document).
 	CountEvents(ctx context.Context) (int, error)
 	CountPlaces(ctx context.Context, kind PlaceKind) (int, error)
 	// Ping checks that the engine answers.

@@ -5,9 +5,11 @@ package sync
 
 import (
 	"context"
+	"maps"
 	"time"
 
 	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/repository/recurrence"
 	"github.com/calendar/eventcal/search"
 )
 
@@ -20,6 +22,46 @@ type DocBuilder struct {
 	DefaultLanguage string
 	// Location is the site time zone, for the wall-clock fields.
 	Location *time.Location
+	// Horizon is how far ahead of now a series is expanded
+	// (RECURRENCE_HORIZON; 0: recurrence.DefaultHorizon), MaxOccurrences
+	// the most occurrences a series gets (0:
+	// recurrence.DefaultMaxOccurrences), and Now the clock (nil:
+	// time.Now).
+	Horizon        time.Duration
+	MaxOccurrences int
+	Now            func() time.Time
+}
+
+// limits returns the bounds of an expansion now.
+func (b *DocBuilder) limits() recurrence.Limits {
+	now := time.Now
+	if b.Now != nil {
+		now = b.Now
+	}
+	return recurrence.Limits{Now: now(), Horizon: b.Horizon, MaxOccurrences: b.MaxOccurrences}
+}
+
+// occurrences returns the occurrences of a series as the index holds
+// them: from the series' first (past occurrences stay listable) to the
+// horizon, at most MaxOccurrences (recurrence.Expand). A series the
+// expansion refuses (a stored rule it cannot read) is indexed as its first
+// occurrence, so that the event stays findable.
+func (b *DocBuilder) occurrences(e *repository.EventFields) []recurrence.Occurrence {
+	s := recurrence.SeriesOf(e, e.Zone(b.Location))
+	occs, err := recurrence.Expand(s, time.Time{}, time.Time{}, b.limits())
+	if err != nil || len(occs) == 0 {
+		return []recurrence.Occurrence{{Key: recurrence.Key(s.Start, s.Zone), Original: s.Start, Start: s.Start, End: s.End}}
+	}
+	return occs
+}
+
+// DocumentCount returns the number of documents the index holds for an
+// event: one, or one per occurrence of a series.
+func (b *DocBuilder) DocumentCount(p *repository.Post) int {
+	if p.Event == nil || p.Event.Recurrence == nil {
+		return 1
+	}
+	return len(b.occurrences(p.Event))
 }
 
 // text resolves the searchable text of a post in every language. Each
@@ -54,23 +96,44 @@ func wallClock(t time.Time, loc *time.Location) int64 {
 	return time.Date(y, m, d, l.Hour(), l.Minute(), l.Second(), 0, time.UTC).Unix()
 }
 
-// Events builds the documents of events, loading their venues and terms.
+// Events builds the documents of events, loading their venues and terms:
+// one per single event, one per occurrence of a series (Occurrences).
 // Category IDs include every ancestor, so a parent category matches events
 // of its children.
 func (b *DocBuilder) Events(ctx context.Context, events []*repository.Post) ([]search.EventDocument, error) {
+	var out []search.EventDocument
+	err := b.EventBatches(ctx, events, 0, func(docs []search.EventDocument) error {
+		out = append(out, docs...)
+		return nil
+	})
+	return out, err
+}
+
+// EventBatches builds the documents of events as Events does and hands
+// them to fn in batches of at most maxDocs documents (0: one batch), never
+// splitting the documents of one event (search.Engine.IndexEvents replaces
+// all of an event's documents with those of one call), so a batch of
+// series holds at most maxDocs documents plus one series' occurrences.
+// fn may keep the slice.
+func (b *DocBuilder) EventBatches(ctx context.Context, events []*repository.Post, maxDocs int, fn func([]search.EventDocument) error) error {
 	var venueIDs, termIDs []int64
 	for _, p := range events {
 		venueIDs = append(venueIDs, p.Event.Venues...)
 		termIDs = append(termIDs, p.Event.Categories...)
 		termIDs = append(termIDs, p.Event.Tags...)
+		for _, o := range p.Event.Overrides {
+			if o.Venues != nil {
+				venueIDs = append(venueIDs, *o.Venues...)
+			}
+		}
 	}
 	venues, err := b.Store.GetPosts(ctx, venueIDs)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	terms, err := b.Store.GetTerms(ctx, termIDs)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// Load ancestors of categories until none is missing.
 	for range 32 {
@@ -85,7 +148,7 @@ func (b *DocBuilder) Events(ctx context.Context, events []*repository.Post) ([]s
 		}
 		more, err := b.Store.GetTerms(ctx, missing)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if len(more) == 0 {
 			break
@@ -94,7 +157,7 @@ func (b *DocBuilder) Events(ctx context.Context, events []*repository.Post) ([]s
 			terms[id] = t
 		}
 	}
-	docs := make([]search.EventDocument, 0, len(events))
+	var docs []search.EventDocument
 	for _, p := range events {
 		e := p.Event
 		d := search.EventDocument{
@@ -124,16 +187,86 @@ func (b *DocBuilder) Events(ctx context.Context, events []*repository.Post) ([]s
 				d.TagSlugs = append(d.TagSlugs, t.Slug.Get(b.DefaultLanguage, b.DefaultLanguage, b.Languages...))
 			}
 		}
-		for _, vid := range e.Venues {
-			if v := venues[vid]; v != nil && v.Venue != nil && v.Venue.GeoLat != nil && v.Venue.GeoLng != nil {
-				d.Geo = &search.GeoPoint{Lat: *v.Venue.GeoLat, Lng: *v.Venue.GeoLng}
-				d.HasGeo = true
-				break
+		d.Geo, d.HasGeo = geoOf(e.Venues, venues)
+		if e.Recurrence == nil {
+			docs = append(docs, d)
+		} else {
+			docs = append(docs, b.occurrenceDocs(p, d, venues)...)
+		}
+		if maxDocs > 0 && len(docs) >= maxDocs {
+			if err := fn(docs); err != nil {
+				return err
+			}
+			docs = nil
+		}
+	}
+	if len(docs) > 0 || maxDocs == 0 {
+		return fn(docs)
+	}
+	return nil
+}
+
+// geoOf returns the point of the first of the venues that has one.
+func geoOf(ids []int64, venues map[int64]*repository.Post) (*search.GeoPoint, bool) {
+	for _, vid := range ids {
+		if v := venues[vid]; v != nil && v.Venue != nil && v.Venue.GeoLat != nil && v.Venue.GeoLng != nil {
+			return &search.GeoPoint{Lat: *v.Venue.GeoLat, Lng: *v.Venue.GeoLng}, true
+		}
+	}
+	return nil, false
+}
+
+// occurrenceDocs returns the documents of series p, whose document (as a
+// single event) is d: one per occurrence, each d with the occurrence's
+// key, start and end, and the fields its override changes (text by
+// language, status, venues and their point, organizers, featured).
+// Occurrences without an override share d's Text map, so an engine can
+// tell at once that their text is the series' (search/memindex tokenizes
+// it once).
+func (b *DocBuilder) occurrenceDocs(p *repository.Post, d search.EventDocument, venues map[int64]*repository.Post) []search.EventDocument {
+	occs := b.occurrences(p.Event)
+	out := make([]search.EventDocument, 0, len(occs))
+	for _, o := range occs {
+		od := d
+		od.Occurrence = o.Key
+		od.Start, od.End = o.Start.Unix(), o.End.Unix()
+		od.StartLocal, od.EndLocal = wallClock(o.Start, b.Location), wallClock(o.End, b.Location)
+		if v := o.Override; v != nil {
+			if len(v.Title) > 0 || len(v.Content) > 0 || len(v.Excerpt) > 0 {
+				changed := *p
+				changed.Title, changed.Content, changed.Excerpt = overText(p.Title, v.Title), overText(p.Content, v.Content), overText(p.Excerpt, v.Excerpt)
+				od.Text = b.text(&changed)
+			}
+			if v.Status != nil {
+				od.Status = *v.Status
+			}
+			if v.Venues != nil {
+				od.VenueIDs = append([]int64{}, *v.Venues...)
+				od.Geo, od.HasGeo = geoOf(*v.Venues, venues)
+			}
+			if v.Organizers != nil {
+				od.OrganizerIDs = append([]int64{}, *v.Organizers...)
+			}
+			if v.Featured != nil {
+				od.Featured = *v.Featured
 			}
 		}
-		docs = append(docs, d)
+		out = append(out, od)
 	}
-	return docs, nil
+	return out
+}
+
+// overText returns base with the languages of over replaced.
+func overText(base, over repository.Text) repository.Text {
+	if len(over) == 0 {
+		return base
+	}
+	out := maps.Clone(base)
+	if out == nil {
+		out = repository.Text{}
+	}
+	maps.Copy(out, over)
+	return out
 }
 
 // Place builds the document of a venue or organizer (see Places).

@@ -18,6 +18,7 @@ import (
 const (
 	jobReindex = "reindex"
 	jobPublish = "publish"
+	jobHorizon = "horizon"
 )
 
 // DefaultPublishEvery is how often scheduled publishing runs by default.
@@ -38,8 +39,15 @@ type ScheduleOptions struct {
 	Reindexer *Reindexer
 	// Store is where scheduled items are published.
 	Store repository.Store
-	// Notifier is woken when publishing wrote index marks (the worker).
+	// Notifier is woken when publishing or the horizon job wrote index
+	// marks (the worker).
 	Notifier interface{ Notify() }
+	// Docs, when set, enables the horizon job: every HorizonEvery
+	// (default DefaultHorizonEvery), and once at start, series whose
+	// occurrences up to Docs' horizon changed since the last run are
+	// marked for indexing (RollHorizon).
+	Docs         *DocBuilder
+	HorizonEvery time.Duration
 	// Lease decides whether this process runs the jobs (nil: Held).
 	Lease Lease
 	// Clock drives the schedule (nil: the real clock); tests pass a
@@ -109,6 +117,18 @@ func NewSchedule(o ScheduleOptions) (*Schedule, error) {
 	if _, err := sched.NewJob(gocron.DurationJob(o.PublishEvery), task, options(jobPublish)...); err != nil {
 		_ = sched.Shutdown()
 		return nil, fmt.Errorf("sync: schedule publishing: %w", err)
+	}
+	if o.Docs != nil {
+		if o.HorizonEvery <= 0 {
+			o.HorizonEvery = DefaultHorizonEvery
+		}
+		roller := &horizonRoller{store: o.Store, docs: o.Docs, notifier: o.Notifier, log: o.Log, every: o.HorizonEvery}
+		task := gocron.NewTask(func(ctx context.Context) { roller.run(ctx, o.Clock.Now()) })
+		opts := append(options(jobHorizon), gocron.WithStartAt(gocron.WithStartImmediately()))
+		if _, err := sched.NewJob(gocron.DurationJob(o.HorizonEvery), task, opts...); err != nil {
+			_ = sched.Shutdown()
+			return nil, fmt.Errorf("sync: schedule the recurrence horizon: %w", err)
+		}
 	}
 	return s, nil
 }

@@ -372,14 +372,20 @@ func (w *Worker) indexEvents(ctx context.Context, ids []int64, dsts []search.Wri
 			}
 			live = append(live, p)
 		}
-		docs, err := w.Docs.Events(ctx, live)
+		// A series is one document per occurrence: the documents go to
+		// the engine in writes of about batchDocs, each event's whole.
+		err = w.Docs.EventBatches(ctx, live, batchDocs, func(docs []search.EventDocument) error {
+			for _, dst := range dsts {
+				if err := dst.IndexEvents(ctx, docs); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 		if err != nil {
 			return err
 		}
 		for _, dst := range dsts {
-			if err := dst.IndexEvents(ctx, docs); err != nil {
-				return err
-			}
 			if len(dead) > 0 {
 				if err := dst.DeleteEvents(ctx, dead); err != nil {
 					return err
@@ -505,20 +511,32 @@ func (w *Worker) IndexAllInto(ctx context.Context, dst search.Writer, progress f
 	return nil
 }
 
+// batchDocs bounds the event documents of one engine write: the
+// occurrences of many series are sent in several writes (each series in
+// one: see DocBuilder.EventBatches), so a batch's memory and engine task
+// stay bounded whatever the series hold (at most recurrence's
+// MaxOccurrences each).
+const batchDocs = 2000
+
 // defaultBatchTextBytes is the default of Worker.BatchTextBytes: about one
 // event with a description at its limit (200,000 characters), whose
 // indexing takes a few hundred milliseconds, so that the writes queued
 // behind it wait well under the one-second lag target.
 const defaultBatchTextBytes = 256 << 10
 
-// textBytes is the size of a post's text in every language: what indexing
-// it costs grows with it (tokenizing, postings, the stored document).
-func textBytes(p *repository.Post) int {
+// textBytes is the size of a post's text in every language, times the
+// number of its documents (a series repeats its text in each occurrence's
+// document): what indexing it costs grows with it (tokenizing, postings,
+// the stored document).
+func (w *Worker) textBytes(p *repository.Post) int {
 	n := 0
 	for _, t := range []repository.Text{p.Title, p.Content, p.Excerpt} {
 		for _, v := range t {
 			n += len(v)
 		}
+	}
+	if p.Kind == repository.KindEvent && w.Docs != nil {
+		n *= w.Docs.DocumentCount(p)
 	}
 	return n
 }
@@ -563,7 +581,7 @@ func (w *Worker) choose(ctx context.Context, marks []repository.IndexMark) ([]re
 			return n
 		}
 		if p := posts[m.ID]; p != nil {
-			return textBytes(p)
+			return w.textBytes(p)
 		}
 		return 0
 	}

@@ -373,7 +373,8 @@ func responseCacheTTL(cfg *config.Config) time.Duration {
 // newWorker builds the sync worker that moves index marks into the engine.
 func newWorker(cfg *config.Config, store repository.Store, engine search.Engine, logger *slog.Logger) *sync.Worker {
 	return &sync.Worker{Store: store, Engine: engine, Log: logger,
-		Docs: &sync.DocBuilder{Store: store, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location}}
+		Docs: &sync.DocBuilder{Store: store, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location,
+			Horizon: cfg.RecurrenceHorizon}}
 }
 
 // newWebhooks builds the webhook deliverer; the worker hands it every
@@ -541,7 +542,7 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 	reindexer := sync.NewReindexer(store, engine, worker, logger, nil, lease)
 	schedule, err := sync.NewSchedule(sync.ScheduleOptions{
 		ReindexCron: cfg.ReindexCron, Location: cfg.Location, Reindexer: reindexer,
-		Store: store, Notifier: worker, Lease: lease, Log: logger,
+		Store: store, Notifier: worker, Lease: lease, Log: logger, Docs: worker.Docs,
 	})
 	if err != nil {
 		return err

@@ -170,10 +170,7 @@ type eventHit struct {
 
 // hitOccurrence returns the occurrence key of the i-th hit of an event
 // result ("" for a single event).
-//
-// TODO(recurix): res.Occurrence(i) once search.Result.Occurrences lands;
-// until then the index holds one document per event and every hit is "".
-func hitOccurrence(res search.Result, i int) string { return "" }
+func hitOccurrence(res search.Result, i int) string { return res.Occurrence(i) }
 
 // eventHits loads the posts of a result page in the engine's order,
 // shaping each occurrence hit as its occurrence (recurrence.At: the key,
@@ -250,9 +247,8 @@ func collapseSeriesArg() Arg {
 // applyCollapseSeries sets the query's CollapseSeries from
 // hide_subsequent_recurrences.
 func (r *Request) applyCollapseSeries(q *search.EventQuery) {
-	// TODO(recurix): q.CollapseSeries once search.EventQuery has it.
 	if v, ok := r.bag.Get("hide_subsequent_recurrences"); ok {
-		_, _ = input.AsBool(v)
+		q.CollapseSeries, _ = input.AsBool(v)
 	}
 }
 

@@ -31,9 +31,11 @@
 package bleve
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -203,13 +205,21 @@ func loadEvents(idx bleve.Index) ([]search.EventDocument, error) {
 	}
 	defer ids.Close()
 	var docs []search.EventDocument
+	// Occurrences stored with another's text (storedEvent.TextFrom) get
+	// that document's text map once all are read.
+	keyAt := map[string]int{}
+	type sharedText struct {
+		at   int
+		from string
+	}
+	var shared []sharedText
 	for {
 		internal, err := ids.Next()
 		if err != nil {
 			return fail(err)
 		}
 		if internal == nil {
-			return docs, nil
+			break
 		}
 		ext, err := r.ExternalID(internal)
 		if err != nil {
@@ -225,12 +235,28 @@ func loadEvents(idx bleve.Index) ([]search.EventDocument, error) {
 				raw = f.Value()
 			}
 		})
-		d, err := decodeEvent(raw)
+		d, from, err := decodeStored(raw)
 		if err != nil {
 			return fail(fmt.Errorf("document %s: %w", ext, err))
 		}
+		if from != "" {
+			shared = append(shared, sharedText{len(docs), from})
+		} else if d.Occurrence != "" {
+			keyAt[ext] = len(docs)
+		}
 		docs = append(docs, d)
 	}
+	for _, s := range shared {
+		if j, ok := keyAt[s.from]; ok {
+			docs[s.at].Text = docs[j].Text
+		}
+	}
+	// By event and occurrence: the occurrences of a series follow each
+	// other, so the in-memory index tokenizes their shared text once.
+	slices.SortFunc(docs, func(a, b search.EventDocument) int {
+		return cmp.Or(cmp.Compare(a.ID, b.ID), cmp.Compare(a.Occurrence, b.Occurrence))
+	})
+	return docs, nil
 }
 
 // createGeneration creates the three indexes of generation n, empty
@@ -397,19 +423,54 @@ func (e *Engine) IndexEvents(ctx context.Context, docs []search.EventDocument) e
 	return g.indexEvents(ctx, docs)
 }
 
+// indexEvents stores each document under its key (search.DocumentKey: one
+// per occurrence) and, in the same batch, deletes the stored documents of
+// the batch's events that it does not hold (occurrences a series lost, the
+// single document of an event that became a series, or the reverse), as
+// found in the in-memory index, which holds exactly the stored documents.
 func (g *generation) indexEvents(ctx context.Context, docs []search.EventDocument) error {
 	b := g.events.NewBatch()
-	for _, d := range docs {
-		fields, err := eventFields(d)
+	keys := make(map[string]struct{}, len(docs))
+	ids := make([]int64, 0, len(docs))
+	// textOf: the first document of each event in docs with its own
+	// stored text; a later occurrence with the same text refers to it.
+	textOf := map[int64]*search.EventDocument{}
+	last := make(map[string]int, len(docs))
+	for i := range docs {
+		last[docs[i].Key()] = i
+	}
+	for i, d := range docs {
+		if last[d.Key()] != i {
+			continue // a later document of the same key replaces it
+		}
+		from := ""
+		if d.Occurrence != "" {
+			if first := textOf[d.ID]; first != nil && maps.Equal(first.Text, d.Text) {
+				from = first.Key()
+			} else if first == nil {
+				textOf[d.ID] = &docs[i]
+			}
+		}
+		fields, err := eventFields(d, from)
 		if err == nil {
-			err = b.Index(docID(d.ID), fields)
+			k := d.Key()
+			keys[k] = struct{}{}
+			err = b.Index(k, fields)
 		}
 		if err != nil {
 			return fmt.Errorf("bleve: event %d: %w", d.ID, err)
 		}
+		if len(ids) == 0 || ids[len(ids)-1] != d.ID {
+			ids = append(ids, d.ID)
+		}
 	}
 	g.eventsMu.Lock()
 	defer g.eventsMu.Unlock()
+	for _, k := range g.queries.Keys(ids) {
+		if _, ok := keys[k]; !ok {
+			b.Delete(k)
+		}
+	}
 	if err := apply(ctx, g.events, b, "index events"); err != nil {
 		return err
 	}
@@ -417,11 +478,19 @@ func (g *generation) indexEvents(ctx context.Context, docs []search.EventDocumen
 	return nil
 }
 
-// deleteEvents removes events from the stored documents and the queries.
+// deleteEvents removes every stored document (every occurrence) of the
+// events and removes them from the queries.
 func (g *generation) deleteEvents(ctx context.Context, ids []int64) error {
 	g.eventsMu.Lock()
 	defer g.eventsMu.Unlock()
-	if err := deleteIDs(ctx, g.events, ids, "delete events"); err != nil {
+	b := g.events.NewBatch()
+	for _, k := range g.queries.Keys(ids) {
+		b.Delete(k)
+	}
+	for _, id := range ids {
+		b.Delete(docID(id)) // stored but not loaded: cannot happen, harmless
+	}
+	if err := apply(ctx, g.events, b, "delete events"); err != nil {
 		return err
 	}
 	g.queries.Remove(ids)

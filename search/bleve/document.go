@@ -43,17 +43,28 @@ func sortKeyOf(primary, id int64) string {
 // once, not seven times (200,000 characters of description made 1.4 MB of
 // JSON). Documents stored before TextSame existed have none and read back
 // as they are.
+//
+// TextFrom, set on an occurrence whose text is that of an earlier
+// occurrence of its series written in the same call (most occurrences of a
+// series), names that document's key: its text is stored once per series,
+// not once per occurrence, and loadEvents gives both documents the same
+// text map. A write replaces all the documents of an event together, so
+// the document named is always stored with it.
 type storedEvent struct {
 	search.EventDocument
 	TextSame map[string]string `json:"text_same,omitempty"`
+	TextFrom string            `json:"text_from,omitempty"`
 }
 
 // eventFields is the stored form of an event: the document as JSON
 // (storedEvent), its text already plain (search.PlainText), which
-// loadEvents reads back.
-func eventFields(d search.EventDocument) (map[string]interface{}, error) {
+// loadEvents reads back; textFrom, when set, is the key of a document
+// stored with the same text (see storedEvent).
+func eventFields(d search.EventDocument, textFrom string) (map[string]interface{}, error) {
 	stored := storedEvent{EventDocument: d}
-	if len(d.Text) > 0 {
+	if textFrom != "" {
+		stored.Text, stored.TextFrom = nil, textFrom
+	} else if len(d.Text) > 0 {
 		text := make(map[string]search.Text, len(d.Text))
 		firstOf := map[search.Text]string{}
 		plain := map[string]string{}
@@ -86,12 +97,27 @@ func eventFields(d search.EventDocument) (map[string]interface{}, error) {
 	return map[string]interface{}{fieldDoc: string(b)}, nil
 }
 
-// decodeEvent reads a stored event document back (see storedEvent).
+// decodeEvent reads a stored event document back (see storedEvent); a
+// document whose text is another's has none here (loadEvents resolves
+// TextFrom: see decodeStored).
 func decodeEvent(raw []byte) (search.EventDocument, error) {
+	d, _, err := decodeStored(raw)
+	return d, err
+}
+
+// decodeStored is decodeEvent, also returning the key of the document
+// whose text this one shares ("" when it has its own).
+func decodeStored(raw []byte) (search.EventDocument, string, error) {
 	var stored storedEvent
 	if err := json.Unmarshal(raw, &stored); err != nil {
-		return search.EventDocument{}, err
+		return search.EventDocument{}, "", err
 	}
+	d, err := stored.expand()
+	return d, stored.TextFrom, err
+}
+
+// expand resolves TextSame.
+func (stored storedEvent) expand() (search.EventDocument, error) {
 	d := stored.EventDocument
 	for lang, first := range stored.TextSame {
 		if d.Text == nil {

@@ -71,7 +71,7 @@ func TestStoredEventRoundTrip(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := search.EventDocument{ID: 7, Status: "publish", Text: c.text, CategoryIDs: []int64{3}}
-			fields, err := eventFields(d)
+			fields, err := eventFields(d, "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,7 +14,17 @@ import (
 // is always written (a negative filter must not match a document that
 // lacks the field), and nested maps become one attribute per key.
 const (
-	attrID               = "id"
+	attrID = "id"
+	// attrKey is the primary key of the event indexes: one document per
+	// occurrence, search.DocumentKey ("123", "123-20270304T190000": digits,
+	// letters and '-', valid Meilisearch document IDs). attrID stays the
+	// event (series) ID, filterable and the distinct attribute of
+	// CollapseSeries.
+	attrKey = "key"
+	// attrOccurrence is the occurrence key, written for occurrences only:
+	// it breaks the ties of the sort orders between occurrences of one
+	// series (a single event is alone with its ID).
+	attrOccurrence       = "occurrence"
 	attrKind             = "kind"
 	attrStatus           = "status"
 	attrAuthor           = "author"
@@ -99,6 +109,7 @@ func textAttrs(lang string) []string {
 func eventDocument(d search.EventDocument) map[string]any {
 	m := map[string]any{
 		attrID:               d.ID,
+		attrKey:              d.Key(),
 		attrStatus:           d.Status,
 		attrAuthor:           d.Author,
 		attrPublishDate:      d.PublishDate,
@@ -120,6 +131,9 @@ func eventDocument(d search.EventDocument) map[string]any {
 		attrOrganizerIDs:     ids(d.OrganizerIDs),
 		attrHasGeo:           d.HasGeo,
 		attrParentID:         d.ParentID,
+	}
+	if d.Occurrence != "" {
+		m[attrOccurrence] = d.Occurrence
 	}
 	if d.HasGeo && d.Geo != nil {
 		// The internal GeoPoint is converted here, at the edge.

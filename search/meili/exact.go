@@ -93,7 +93,8 @@ func (e *Engine) nearFilter(ctx context.Context, p plan) (cond string, ok bool, 
 	req.Filter = ring
 	req.Sort = nil
 	req.Facets = nil
-	req.AttributesToRetrieve = []string{attrID, attrGeo}
+	req.AttributesToRetrieve = []string{attrKey, attrGeo}
+	req.Distinct = "" // every document on the edge, occurrences included
 	req.Page, req.HitsPerPage = 1, ptr(int64(maxTotalHits))
 	resp, err := e.client.Index(p.index).SearchWithContext(ctx, req.Query, &req)
 	if err != nil {
@@ -102,21 +103,23 @@ func (e *Engine) nearFilter(ctx context.Context, p plan) (cond string, ok bool, 
 	if int(resp.TotalHits) > len(resp.Hits) {
 		return "", false, fmt.Errorf("meili: search %s: %d points on the edge of the circle, more than one page of %d", p.index, resp.TotalHits, maxTotalHits)
 	}
-	var inside []int64
+	// The documents inside are named by their key: an occurrence whose
+	// override moved it to another venue has its own point.
+	var inside []string
 	for _, h := range resp.Hits {
-		id, err := hitID(h)
-		if err != nil {
-			return "", false, fmt.Errorf("meili: search %s: %w", p.index, err)
+		var key string
+		if err := json.Unmarshal(h[attrKey], &key); err != nil {
+			return "", false, fmt.Errorf("meili: search %s: decode key %s: %w", p.index, h[attrKey], err)
 		}
 		var at search.GeoPoint
 		if err := json.Unmarshal(h[attrGeo], &at); err != nil {
-			return "", false, fmt.Errorf("meili: search %s: decode _geo of %d: %w", p.index, id, err)
+			return "", false, fmt.Errorf("meili: search %s: decode _geo of %s: %w", p.index, key, err)
 		}
 		if c.Contains(at) {
-			inside = append(inside, id)
+			inside = append(inside, key)
 		}
 	}
-	cond = or(when(inner > 0, geoRadius(c.Center, inner)), listIn(attrID, inside))
+	cond = or(when(inner > 0, geoRadius(c.Center, inner)), listIn(attrKey, inside))
 	return cond, cond != "", nil
 }
 

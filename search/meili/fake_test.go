@@ -1,7 +1,6 @@
 package meili
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -88,6 +87,14 @@ type fakeIndex struct {
 	primaryKey string
 	settings   map[string]any
 	docs       map[string]map[string]any
+	// internal numbers the documents as Meilisearch's internal document
+	// IDs do: a new document takes the smallest number no document holds
+	// (milli's AvailableIds), a replaced one keeps its number. Distinct
+	// facets depend on it (emulateDistinct). used holds the numbers taken
+	// and low is at most the smallest free one.
+	internal map[string]uint32
+	used     map[uint32]bool
+	low      uint32
 	// writes counts the changes to docs and settings; words caches the
 	// index's sorted word list (wordList) as of wordsAt writes.
 	writes  int
@@ -185,6 +192,7 @@ func newFakeMeili(t *testing.T) *fakeMeili {
 	mux.HandleFunc("POST /indexes/{uid}/documents", f.addDocuments)
 	mux.HandleFunc("GET /indexes/{uid}/documents/{id}", f.getDocument)
 	mux.HandleFunc("POST /indexes/{uid}/documents/delete-batch", f.deleteDocuments)
+	mux.HandleFunc("POST /indexes/{uid}/documents/delete", f.deleteByFilter)
 	mux.HandleFunc("POST /indexes/{uid}/search", f.search)
 	mux.HandleFunc("POST /multi-search", f.multiSearch)
 	mux.HandleFunc("GET /indexes/{uid}/stats", f.stats)
@@ -268,7 +276,43 @@ func (f *fakeMeili) addIndex(uid string, settings map[string]any) {
 func (f *fakeMeili) newIndex(primaryKey string) *fakeIndex {
 	f.created++
 	at := time.Date(2025, 1, 1, 0, 0, 0, f.created, time.UTC).Format(time.RFC3339Nano)
-	return &fakeIndex{createdAt: at, primaryKey: primaryKey, settings: defaultSettings(), docs: map[string]map[string]any{}}
+	return &fakeIndex{createdAt: at, primaryKey: primaryKey, settings: defaultSettings(), docs: map[string]map[string]any{}, internal: map[string]uint32{}, used: map[uint32]bool{}}
+}
+
+// put stores a document under its primary key value, numbering it.
+func (ix *fakeIndex) put(doc map[string]any) {
+	pk := ix.primaryKey
+	if pk == "" {
+		pk = "id"
+	}
+	key := fmt.Sprint(doc[pk])
+	ix.docs[key] = doc
+	if _, ok := ix.internal[key]; ok {
+		return
+	}
+	for ix.used[ix.low] {
+		ix.low++
+	}
+	ix.internal[key], ix.used[ix.low] = ix.low, true
+}
+
+// remove deletes the document stored under key.
+func (ix *fakeIndex) remove(key string) {
+	if n, ok := ix.internal[key]; ok {
+		delete(ix.used, n)
+		ix.low = min(ix.low, n)
+	}
+	delete(ix.docs, key)
+	delete(ix.internal, key)
+}
+
+// keyOf returns the primary key value of a stored document.
+func (ix *fakeIndex) keyOf(doc map[string]any) string {
+	pk := ix.primaryKey
+	if pk == "" {
+		pk = "id"
+	}
+	return fmt.Sprint(doc[pk])
 }
 
 // oneIndexKinds are the task types tied to exactly one index
@@ -534,14 +578,63 @@ func (f *fakeMeili) addDocuments(w http.ResponseWriter, r *http.Request) {
 	uid := r.PathValue("uid")
 	docs, _ := bodyOf(r).([]any)
 	f.enqueue(w, "documentAdditionOrUpdate", uid, func() *apiError {
+		pk := r.URL.Query().Get("primaryKey")
 		ix, ok := f.indexes[uid]
 		if !ok {
-			ix = f.newIndex(r.URL.Query().Get("primaryKey"))
+			ix = f.newIndex(pk)
 			f.indexes[uid] = ix
+		}
+		if ix.primaryKey == "" {
+			ix.primaryKey = pk
+		}
+		if pk != "" && pk != ix.primaryKey {
+			// Meilisearch refuses a primaryKey parameter that is not the
+			// index's (index_primary_key_already_exists).
+			e := newAPIError("index_primary_key_already_exists", fmt.Sprintf("Index `%s`: Index already has a primary key: `%s`.", uid, ix.primaryKey))
+			return &e
 		}
 		for _, d := range docs {
 			doc := d.(map[string]any)
-			ix.docs[fmt.Sprint(doc["id"])] = doc
+			if _, ok := doc[ix.primaryKey]; !ok && ix.primaryKey != "" {
+				e := newAPIError("missing_document_id", fmt.Sprintf("Document doesn't have a `%s` attribute: `%v`.", ix.primaryKey, doc))
+				return &e
+			}
+		}
+		for _, d := range docs {
+			ix.put(d.(map[string]any))
+		}
+		ix.writes++
+		return nil
+	})
+}
+
+// deleteByFilter answers POST /indexes/{uid}/documents/delete: a
+// documentDeletion task that removes the documents matching the filter
+// (filterable attributes only, as Meilisearch requires).
+func (f *fakeMeili) deleteByFilter(w http.ResponseWriter, r *http.Request) {
+	uid := r.PathValue("uid")
+	body, _ := bodyOf(r).(map[string]any)
+	fs, _ := body["filter"].(string)
+	f.enqueue(w, "documentDeletion", uid, func() *apiError {
+		ix, ok := f.indexes[uid]
+		if !ok {
+			e := newAPIError("index_not_found", fmt.Sprintf("Index `%s` not found.", uid))
+			return &e
+		}
+		var filterable []string
+		list, _ := ix.settings["filterableAttributes"].([]any)
+		for _, a := range list {
+			filterable = append(filterable, fmt.Sprint(a))
+		}
+		match, err := (&filterParser{src: fs, filterable: filterable, cos: f.geoCos}).parse()
+		if err != nil || fs == "" {
+			e := newAPIError("invalid_document_filter", fmt.Sprintf("%v in %q", err, fs))
+			return &e
+		}
+		for key, doc := range ix.docs {
+			if match(doc) {
+				ix.remove(key)
+			}
 		}
 		ix.writes++
 		return nil
@@ -574,7 +667,7 @@ func (f *fakeMeili) deleteDocuments(w http.ResponseWriter, r *http.Request) {
 			return indexNotFound(uid)
 		}
 		for _, id := range ids {
-			delete(ix.docs, fmt.Sprint(id))
+			ix.remove(fmt.Sprint(id))
 		}
 		ix.writes++
 		return nil
@@ -629,6 +722,17 @@ func (f *fakeMeili) search(w http.ResponseWriter, r *http.Request) {
 		}
 		all = found
 	}
+	forFacets := all
+	if f.emulate {
+		f.mu.Lock()
+		var err *apiError
+		all, forFacets, err = emulateDistinct(f.indexes[uid], body, all)
+		f.mu.Unlock()
+		if err != nil {
+			f.reply(w, 400, err)
+			return
+		}
+	}
 	num := func(key string, def int) int {
 		if v, ok := body[key].(float64); ok {
 			return int(v)
@@ -663,7 +767,7 @@ func (f *fakeMeili) search(w http.ResponseWriter, r *http.Request) {
 	f.mu.Unlock()
 	if f.emulate {
 		f.mu.Lock()
-		dist, err := emulateFacets(f.indexes[uid], body, all)
+		dist, err := emulateFacets(f.indexes[uid], body, forFacets)
 		f.mu.Unlock()
 		if err != nil {
 			f.reply(w, 400, err)
@@ -698,6 +802,13 @@ func (f *fakeMeili) multiSearch(w http.ResponseWriter, r *http.Request) {
 	var retrieve any
 	for i, raw := range queries {
 		q, _ := raw.(map[string]any)
+		if _, ok := q["distinct"]; ok {
+			// Meilisearch accepts it, but a federated query's count is not
+			// exhaustive, so its candidates are not deduplicated: the
+			// engine never relies on it, and the fake does not emulate it.
+			f.reply(w, 400, newAPIError("bad_request", "the fake does not emulate distinct in a federated search"))
+			return
+		}
 		for _, k := range []string{"page", "hitsPerPage", "limit", "offset", "facets"} {
 			if _, ok := q[k]; ok {
 				f.reply(w, 400, newAPIError("invalid_multi_search_query_pagination", fmt.Sprintf("Inside `.queries[%d]`: `%s` is not allowed in a federated search", i, k)))
@@ -726,8 +837,11 @@ func (f *fakeMeili) multiSearch(w http.ResponseWriter, r *http.Request) {
 		}
 		sortBy, _ = q["sort"].([]any)
 		retrieve = q["attributesToRetrieve"]
+		f.mu.Lock()
+		keyOf := f.indexes[uid].keyOf
+		f.mu.Unlock()
 		for _, d := range found {
-			if id := uid + "/" + fmt.Sprint(d["id"]); !seen[id] {
+			if id := uid + "/" + keyOf(d); !seen[id] {
 				seen[id] = true
 				merged = append(merged, d)
 			}
@@ -753,17 +867,12 @@ func (f *fakeMeili) multiSearch(w http.ResponseWriter, r *http.Request) {
 	slices.SortStableFunc(merged, func(a, b map[string]any) int {
 		for _, s := range sortBy {
 			attr, dir, _ := strings.Cut(fmt.Sprint(s), ":")
-			x, _ := a[attr].(float64)
-			y, _ := b[attr].(float64)
+			x, y := a[attr], b[attr]
 			if attr == "id" {
 				x, _ = strconv.ParseFloat(fmt.Sprint(a["id"]), 64)
 				y, _ = strconv.ParseFloat(fmt.Sprint(b["id"]), 64)
 			}
-			c := cmp.Compare(x, y)
-			if dir == "desc" {
-				c = -c
-			}
-			if c != 0 {
+			if c := compareSortValues(x, y, dir == "desc"); c != 0 {
 				return c
 			}
 		}

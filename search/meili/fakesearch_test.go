@@ -132,12 +132,7 @@ func (f *fakeMeili) emulateSearch(ix *fakeIndex, body map[string]any) ([]map[str
 	}
 	slices.SortFunc(out, func(a, b map[string]any) int {
 		for _, k := range keys {
-			x, _ := a[k.attr].(float64)
-			y, _ := b[k.attr].(float64)
-			c := cmp.Compare(x, y)
-			if k.desc {
-				c = -c
-			}
+			c := compareSortValues(a[k.attr], b[k.attr], k.desc)
 			if c != 0 {
 				return c
 			}
@@ -181,6 +176,78 @@ func (f *fakeMeili) emulateSearch(ix *fakeIndex, body map[string]any) ([]map[str
 		out = out[:int(max)]
 	}
 	return out, nil
+}
+
+// compareSortValues orders two values of a sort attribute as Meilisearch's
+// sort rule does: numbers before strings, numbers numerically, strings
+// lexicographically, and a document without the attribute after the
+// others whatever the direction.
+func compareSortValues(x, y any, desc bool) int {
+	rank := func(v any) int {
+		switch v.(type) {
+		case float64:
+			return 0
+		case string:
+			return 1
+		}
+		return 2
+	}
+	if rx, ry := rank(x), rank(y); rx != ry || rx == 2 {
+		return cmp.Compare(rx, ry)
+	}
+	var c int
+	if a, ok := x.(float64); ok {
+		c = cmp.Compare(a, y.(float64))
+	} else {
+		c = cmp.Compare(x.(string), y.(string))
+	}
+	if desc {
+		c = -c
+	}
+	return c
+}
+
+// emulateDistinct applies a search's distinct attribute (nil when it has
+// none) to its matches found, in their order, as Meilisearch does
+// (crates/milli/src/search/new/distinct.rs, bucket_sort and
+// execute_search in crates/milli/src/search/new/mod.rs): hits keeps, of
+// the documents sharing a value, the first in the ranking order (a
+// document without the attribute is alone); the exhaustive count
+// (page/hitsPerPage) is the number of hits; and facets are counted over
+// apply_distinct_rule of the candidates, which walks them in INTERNAL
+// document order and keeps the first of each value: not necessarily the
+// hit listed. The attribute must be filterable.
+func emulateDistinct(ix *fakeIndex, body map[string]any, found []map[string]any) (hits, forFacets []map[string]any, err *apiError) {
+	attr, _ := body["distinct"].(string)
+	if attr == "" {
+		return found, found, nil
+	}
+	filterable, _ := ix.settings["filterableAttributes"].([]any)
+	if !slices.Contains(filterable, any(attr)) {
+		e := newAPIError("invalid_search_distinct", fmt.Sprintf("Attribute `%s` is not filterable and thus, cannot be used as distinct attribute.", attr))
+		return nil, nil, &e
+	}
+	keep := func(docs []map[string]any) []map[string]any {
+		seen := map[string]bool{}
+		var out []map[string]any
+		for _, d := range docs {
+			v, ok := d[attr]
+			if ok {
+				k := fmt.Sprint(v)
+				if seen[k] {
+					continue
+				}
+				seen[k] = true
+			}
+			out = append(out, d)
+		}
+		return out
+	}
+	byInternal := slices.Clone(found)
+	slices.SortFunc(byInternal, func(a, b map[string]any) int {
+		return cmp.Compare(ix.internal[ix.keyOf(a)], ix.internal[ix.keyOf(b)])
+	})
+	return keep(found), keep(byInternal), nil
 }
 
 // emulateFacets returns the facetDistribution of a search's matches, or an

@@ -278,8 +278,8 @@ func TestFiltersParseAsMeant(t *testing.T) {
 				filterCase{fmt.Sprintf("geo %d %v", i, r), geoRadius(c, r), geo(r)},
 				filterCase{fmt.Sprintf("ring %d %v", i, r), and(eq(attrHasGeo, true), geoRadius(c, r+1), not(geoRadius(c, r))),
 					meant([]string{condCmp(attrHasGeo, "=", true), geo(r + 1), "NOT(" + geo(r) + ")"})},
-				filterCase{fmt.Sprintf("inside %d %v", i, r), or(geoRadius(c, r), in(attrID, []int64{4, 5})),
-					"OR(" + strings.Join(slices.Sorted(slices.Values([]string{geo(r), condIn(attrID, []int64{4, 5})})), ", ") + ")"})
+				filterCase{fmt.Sprintf("inside %d %v", i, r), or(geoRadius(c, r), in(attrKey, []string{"4", "5-20270304T190000"})),
+					"OR(" + strings.Join(slices.Sorted(slices.Values([]string{geo(r), condIn(attrKey, []string{"4", "5-20270304T190000"})})), ", ") + ")"})
 		}
 	}
 

@@ -32,11 +32,26 @@ import (
 // federation's offset and limit, sums the two exact totals (the indexes
 // hold distinct events: crates/meilisearch/src/search/federated/
 // perform.rs:407-421) and merges the facet counts (mergeFacets).
-// A write moves an event whose status changed: the other index is asked
-// which of the batch's events it holds (one search), those are deleted
-// from it, then the batch is added to its own index (a failure in between
-// leaves an event missing until the sync worker retries the batch, never
-// listed twice).
+// A write replaces all the documents of each of its events (the
+// occurrences of a series, which may be in both indexes when one
+// occurrence's status differs): each index is asked which of the batch's
+// events it holds (one search with distinct id), a deletion by filter
+// "id IN [...]" of those is enqueued, then the additions of the batch's
+// documents of that index, and only then are the tasks awaited. Tasks of
+// one index run in the order they were enqueued, so the additions always
+// follow the deletion (a failure in between leaves an event missing until
+// the sync worker retries the batch, never listed twice or with stale
+// occurrences). Whether a search can fall between them depends on the
+// autobatcher (crates/index-scheduler/src/scheduler/autobatcher.rs):
+// before v1.45.0 a deletion by filter is never batched with additions
+// (BatchStopReason::DeletionByFilterWithDocumentOperation at v1.18.0), so
+// for the short time between the two batches a search may miss the
+// events being rewritten; from v1.45.0 ("we can autobatch the deletion by
+// filter and import but only if the document addition is *after* the
+// deletion", still so at v1.50.0) a deletion by filter and the additions
+// that FOLLOW it (not the reverse: that order breaks the batch) are one
+// batch, so when both are enqueued before the scheduler takes the
+// deletion, the replacement is applied at once.
 
 // publicStatus is the one status of the published index.
 const publicStatus = "publish"
@@ -49,53 +64,85 @@ func eventIndexOf(status string) Index {
 	return EventHiddenIndex
 }
 
-// indexEvents writes events to the index of their status and removes them
-// from the other one.
+// indexEvents writes the documents of events to the index of their
+// status, replacing every document of those events in both indexes.
 func (e *Engine) indexEvents(ctx context.Context, docs []search.EventDocument) error {
 	parts := map[Index][]search.EventDocument{}
+	var ids []int64
+	seen := map[int64]bool{}
 	for _, d := range docs {
 		ix := eventIndexOf(d.Status)
 		parts[ix] = append(parts[ix], d)
+		if !seen[d.ID] {
+			seen[d.ID] = true
+			ids = append(ids, d.ID)
+		}
 	}
 	for _, ix := range []Index{EventIndex, EventHiddenIndex} {
-		part := parts[ix]
-		if len(part) == 0 {
-			continue
-		}
-		other := EventHiddenIndex
-		if ix == EventHiddenIndex {
-			other = EventIndex
-		}
-		ids := make([]int64, len(part))
-		for i, d := range part {
-			ids[i] = d.ID
-		}
-		moved, err := e.present(ctx, e.IndexUID(other), ids)
+		uid, part := e.IndexUID(ix), parts[ix]
+		held, err := e.present(ctx, uid, ids)
 		if err != nil {
 			return err
 		}
-		if err := e.deleteDocuments(ctx, e.IndexUID(other), moved); err != nil {
-			return err
+		// The deletions are enqueued, then the first addition, before
+		// any is awaited (so that they can share a batch); every later
+		// addition is awaited before the next is sent.
+		type enqueued struct {
+			op   string
+			info *meilisearch.TaskInfo
 		}
-		err = e.addDocuments(ctx, e.IndexUID(ix), len(part), func(i int) map[string]any {
-			return eventDocument(part[i])
-		})
-		if err != nil {
+		var pending []enqueued
+		awaitPending := func() error {
+			for _, t := range pending {
+				if err := e.await(ctx, t.op, t.info, nil); err != nil {
+					return err
+				}
+			}
+			pending = nil
+			return nil
+		}
+		for start := 0; start < len(held); start += e.opts.BatchSize {
+			chunk := held[start:min(start+e.opts.BatchSize, len(held))]
+			op := "delete the replaced events from " + uid
+			info, err := e.client.Index(uid).DeleteDocumentsByFilterWithContext(ctx, in(attrID, chunk), nil)
+			if err != nil {
+				return e.fail(op, err)
+			}
+			pending = append(pending, enqueued{op, info})
+		}
+		pk := attrKey
+		for start := 0; start < len(part); start += e.opts.BatchSize {
+			end := min(start+e.opts.BatchSize, len(part))
+			batch := make([]map[string]any, 0, end-start)
+			for _, d := range part[start:end] {
+				batch = append(batch, eventDocument(d))
+			}
+			op := fmt.Sprintf("add documents %d-%d to %s", start, end-1, uid)
+			info, err := e.client.Index(uid).AddDocumentsWithContext(ctx, batch, &meilisearch.DocumentOptions{PrimaryKey: &pk})
+			if err != nil {
+				return e.fail(op, err)
+			}
+			pending = append(pending, enqueued{op, info})
+			if err := awaitPending(); err != nil {
+				return err
+			}
+		}
+		if err := awaitPending(); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// present returns the IDs of ids that index uid holds: one search per
-// BatchSize IDs (a read, where a deletion would be a task in the write
-// queue of every batch).
+// present returns the IDs of ids that index uid holds documents of: one
+// search per BatchSize IDs, one hit per event (distinct id: a series has
+// many documents).
 func (e *Engine) present(ctx context.Context, uid string, ids []int64) ([]int64, error) {
 	var found []int64
 	for start := 0; start < len(ids); start += e.opts.BatchSize {
 		part := ids[start:min(start+e.opts.BatchSize, len(ids))]
 		req := &meilisearch.SearchRequest{Filter: in(attrID, part), AttributesToRetrieve: []string{attrID},
-			Page: 1, HitsPerPage: ptr(int64(len(part)))}
+			Distinct: attrID, Page: 1, HitsPerPage: ptr(int64(len(part)))}
 		resp, err := e.client.Index(uid).SearchWithContext(ctx, "", req)
 		if err != nil {
 			return nil, e.fail("find events in "+uid, err)
@@ -147,32 +194,12 @@ func (e *Engine) searchBoth(ctx context.Context, p plan, hidden string) (search.
 	if p.req == nil {
 		return search.Result{}, nil
 	}
-	filters := map[string]string{}
-	if f, ok := p.req.Filter.(string); ok {
-		filters[p.index], filters[hidden] = f, f
-	} else {
-		filters[p.index], filters[hidden] = "", ""
+	if p.collapse {
+		return e.searchBothCollapsed(ctx, p, hidden)
 	}
-	if p.near != nil {
-		found := false
-		for _, uid := range []string{p.index, hidden} {
-			q := p
-			q.index = uid
-			geo, ok, err := e.nearFilter(ctx, q)
-			if err != nil {
-				return search.Result{}, err
-			}
-			// An index with nothing inside still takes part: with an
-			// impossible condition (no ID is negative).
-			if !ok {
-				geo = eq(attrID, int64(-1))
-			}
-			found = found || ok
-			filters[uid] = and(p.filter, geo)
-		}
-		if !found {
-			return search.Result{}, nil
-		}
+	filters, found, err := e.bothFilters(ctx, p, hidden)
+	if err != nil || !found {
+		return search.Result{}, err
 	}
 	fed := &meilisearch.MultiSearchFederation{Offset: int64(p.offset), Limit: int64(max(p.limit, 1))}
 	if len(p.req.Facets) > 0 {
@@ -187,7 +214,7 @@ func (e *Engine) searchBoth(ctx context.Context, p plan, hidden string) (search.
 			Sort:                 p.req.Sort,
 			AttributesToSearchOn: p.req.AttributesToSearchOn,
 			MatchingStrategy:     p.req.MatchingStrategy,
-			AttributesToRetrieve: []string{attrID},
+			AttributesToRetrieve: []string{attrID, attrOccurrence},
 		}
 		if f := filters[uid]; f != "" {
 			q.Filter = f
@@ -200,12 +227,8 @@ func (e *Engine) searchBoth(ctx context.Context, p plan, hidden string) (search.
 	}
 	hits := resp.Hits[:min(p.limit, len(resp.Hits))]
 	res := search.Result{Total: int(resp.EstimatedTotalHits), IDs: make([]int64, 0, len(hits))}
-	for _, h := range hits {
-		id, err := hitID(h)
-		if err != nil {
-			return search.Result{}, fmt.Errorf("meili: search %s and %s: %w", p.index, hidden, err)
-		}
-		res.IDs = append(res.IDs, id)
+	if err := readHits(&res, hits); err != nil {
+		return search.Result{}, fmt.Errorf("meili: search %s and %s: %w", p.index, hidden, err)
 	}
 	if len(p.facets) > 0 {
 		raw, err := json.Marshal(resp.FacetDistribution)
@@ -217,4 +240,36 @@ func (e *Engine) searchBoth(ctx context.Context, p plan, hidden string) (search.
 		}
 	}
 	return res, nil
+}
+
+// bothFilters returns the filter of plan p (made for the published index)
+// in each of the two event indexes, with its Near circle decided in each
+// (Engine.nearFilter); found is false when no document of either index is
+// inside the circle.
+func (e *Engine) bothFilters(ctx context.Context, p plan, hidden string) (filters map[string]string, found bool, err error) {
+	filters = map[string]string{}
+	if f, ok := p.req.Filter.(string); ok {
+		filters[p.index], filters[hidden] = f, f
+	} else {
+		filters[p.index], filters[hidden] = "", ""
+	}
+	if p.near == nil {
+		return filters, true, nil
+	}
+	for _, uid := range []string{p.index, hidden} {
+		q := p
+		q.index = uid
+		geo, ok, err := e.nearFilter(ctx, q)
+		if err != nil {
+			return nil, false, err
+		}
+		// An index with nothing inside still takes part: with an
+		// impossible condition (no ID is negative).
+		if !ok {
+			geo = eq(attrID, int64(-1))
+		}
+		found = found || ok
+		filters[uid] = and(p.filter, geo)
+	}
+	return filters, found, nil
 }

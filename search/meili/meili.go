@@ -226,7 +226,11 @@ func (e *Engine) IndexPlaces(ctx context.Context, docs []search.PlaceDocument) e
 // addDocuments sends n documents, built by doc, in batches and awaits each
 // batch's task before sending the next.
 func (e *Engine) addDocuments(ctx context.Context, uid string, n int, doc func(int) map[string]any) error {
-	pk := attrID
+	return e.addDocumentsPK(ctx, uid, attrID, n, doc)
+}
+
+// addDocumentsPK is addDocuments for an index whose primary key is pk.
+func (e *Engine) addDocumentsPK(ctx context.Context, uid, pk string, n int, doc func(int) map[string]any) error {
 	for start := 0; start < n; start += e.opts.BatchSize {
 		end := min(start+e.opts.BatchSize, n)
 		batch := make([]map[string]any, 0, end-start)
@@ -241,12 +245,29 @@ func (e *Engine) addDocuments(ctx context.Context, uid string, n int, doc func(i
 	return nil
 }
 
-// DeleteEvents removes events; missing IDs are not an error.
+// DeleteEvents removes every document (every occurrence) of the events:
+// a deletion by filter id IN [...] in each event index; missing IDs are
+// not an error.
 func (e *Engine) DeleteEvents(ctx context.Context, ids []int64) error {
-	if err := e.deleteDocuments(ctx, e.IndexUID(EventIndex), ids); err != nil {
-		return err
+	for _, ix := range []Index{EventIndex, EventHiddenIndex} {
+		if err := e.deleteEventsByID(ctx, e.IndexUID(ix), ids); err != nil {
+			return err
+		}
 	}
-	return e.deleteDocuments(ctx, e.IndexUID(EventHiddenIndex), ids)
+	return nil
+}
+
+// deleteEventsByID deletes, by filter, every document of index uid whose
+// id is one of ids, BatchSize IDs per task, and awaits the tasks.
+func (e *Engine) deleteEventsByID(ctx context.Context, uid string, ids []int64) error {
+	for start := 0; start < len(ids); start += e.opts.BatchSize {
+		part := ids[start:min(start+e.opts.BatchSize, len(ids))]
+		task, err := e.client.Index(uid).DeleteDocumentsByFilterWithContext(ctx, in(attrID, part), nil)
+		if err := e.await(ctx, "delete events from "+uid, task, err); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // DeletePlaces removes venues or organizers; missing IDs are not an error.
@@ -303,7 +324,13 @@ func (e *Engine) run(ctx context.Context, p plan) (search.Result, error) {
 	if p.oneField != nil {
 		return e.searchOneField(ctx, p)
 	}
-	resp, err := e.client.Index(p.index).SearchWithContext(ctx, p.req.Query, p.req)
+	req := p.req
+	if p.collapse && len(req.Facets) > 0 {
+		r := *req
+		r.Facets = nil
+		req = &r
+	}
+	resp, err := e.client.Index(p.index).SearchWithContext(ctx, req.Query, req)
 	if err != nil {
 		return search.Result{}, e.fail("search "+p.index, err)
 	}
@@ -311,19 +338,53 @@ func (e *Engine) run(ctx context.Context, p plan) (search.Result, error) {
 	hits = hits[min(p.skip, len(hits)):]
 	hits = hits[:min(p.limit, len(hits))]
 	res := search.Result{IDs: make([]int64, 0, len(hits)), Total: int(resp.TotalHits)}
-	for _, h := range hits {
-		id, err := hitID(h)
-		if err != nil {
-			return search.Result{}, fmt.Errorf("meili: search %s: %w", p.index, err)
-		}
-		res.IDs = append(res.IDs, id)
+	if err := readHits(&res, hits); err != nil {
+		return search.Result{}, fmt.Errorf("meili: search %s: %w", p.index, err)
 	}
 	if len(p.facets) > 0 {
-		if res.Facets, err = facetCounts(resp.FacetDistribution, p.facets); err != nil {
+		dist := resp.FacetDistribution
+		if p.collapse {
+			// Every matching document counts in the facets, as without
+			// CollapseSeries: one more request, without distinct and
+			// without hits.
+			r := *p.req
+			r.Distinct, r.Page, r.HitsPerPage = "", 1, ptr(int64(0))
+			fr, err := e.client.Index(p.index).SearchWithContext(ctx, r.Query, &r)
+			if err != nil {
+				return search.Result{}, e.fail("search "+p.index+" (facets)", err)
+			}
+			dist = fr.FacetDistribution
+		}
+		if res.Facets, err = facetCounts(dist, p.facets); err != nil {
 			return search.Result{}, fmt.Errorf("meili: search %s: %w", p.index, err)
 		}
 	}
 	return res, nil
+}
+
+// readHits appends the IDs and occurrence keys of event hits to res
+// (Occurrences stays nil while every hit is a single event).
+func readHits(res *search.Result, hits meilisearch.Hits) error {
+	for _, h := range hits {
+		id, err := hitID(h)
+		if err != nil {
+			return err
+		}
+		res.IDs = append(res.IDs, id)
+		occ := ""
+		if raw, ok := h[attrOccurrence]; ok {
+			if err := json.Unmarshal(raw, &occ); err != nil {
+				return fmt.Errorf("decode hit occurrence %s: %w", raw, err)
+			}
+		}
+		if occ != "" && res.Occurrences == nil {
+			res.Occurrences = make([]string, len(res.IDs)-1, cap(res.IDs))
+		}
+		if res.Occurrences != nil {
+			res.Occurrences = append(res.Occurrences, occ)
+		}
+	}
+	return nil
 }
 
 // facetCounts reads a facetDistribution ({"<attribute>": {"<value>":

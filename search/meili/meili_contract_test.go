@@ -73,7 +73,9 @@ func TestSearchEventsRequest(t *testing.T) {
 			Featured: search.Some(true), Ticketed: search.Some(false), HasGeo: search.Some(true), ParentID: search.Some[int64](12),
 			ExcludeHidden: true, ExcludeProtected: true,
 		}, map[string]any{filter: `status IN ["draft", "future"] AND start >= 1 AND start > 2 AND start < 3 AND end <= 4 AND end < 5 AND end > 6 AND id IN [7] AND category_ids IN [8] AND tag_ids IN [9] AND venue_ids IN [10] AND organizer_ids IN [11] AND featured = true AND ticketed = false AND has_geo = true AND parent_id = 12 AND hide_from_listings = false AND has_password = false`}},
-		{"by publish date", search.EventQuery{Sort: search.ByPublishDate}, map[string]any{"sort": []any{"publish_date:asc", "id:asc"}}},
+		{"by publish date", search.EventQuery{Sort: search.ByPublishDate}, map[string]any{"sort": []any{"publish_date:asc", "id:asc", "occurrence:asc"}}},
+		// Each series once: distinct on the series id.
+		{"collapse series", search.EventQuery{CollapseSeries: true}, map[string]any{"distinct": "id"}},
 		// The last word is a prefix unless a separator follows it: the
 		// request ends with a space then.
 		{"text", search.EventQuery{Query: "Jazz,  NIGHT!"}, map[string]any{
@@ -127,7 +129,9 @@ func TestSearchEventsRequest(t *testing.T) {
 			if _, err := e.SearchEvents(t.Context(), q); err != nil {
 				t.Fatalf("SearchEvents: %v", err)
 			}
-			want := searchBody([]any{"start:asc", "id:asc"}, tt.want)
+			over := map[string]any{"attributesToRetrieve": []any{"id", "occurrence"}}
+			maps.Copy(over, tt.want)
+			want := searchBody([]any{"start:asc", "id:asc", "occurrence:asc"}, over)
 			want[filter] = wantFilter
 			checkSearches(t, f, path, want)
 		})
@@ -303,9 +307,9 @@ func TestNearDecidesTheEdge(t *testing.T) {
 	e := f.engine(Options{Languages: testLangs})
 	f.addIndex("calendar_events", nil)
 	ring := []map[string]any{
-		{"id": 1, "_geo": map[string]any{"lat": onEdge.Lat, "lng": onEdge.Lng}},
-		{"id": 2, "_geo": map[string]any{"lat": 48.90001, "lng": 2.4}},
-		{"id": 3, "_geo": map[string]any{"lat": paris.Lat, "lng": paris.Lng}},
+		{"id": 1, "key": "1", "_geo": map[string]any{"lat": onEdge.Lat, "lng": onEdge.Lng}},
+		{"id": 2, "key": "2", "_geo": map[string]any{"lat": 48.90001, "lng": 2.4}},
+		{"id": 3, "key": "3", "_geo": map[string]any{"lat": paris.Lat, "lng": paris.Lng}},
 	}
 	f.hits = func(_ string, body map[string]any) []map[string]any {
 		if body["sort"] == nil {
@@ -327,13 +331,13 @@ func TestNearDecidesTheEdge(t *testing.T) {
 	}{
 		{"on the edge", radius,
 			fmt.Sprintf(`featured = true AND _geoRadius(48.8566, 2.3522, %s) AND NOT _geoRadius(48.8566, 2.3522, %s)`, number(outer), number(inner)),
-			fmt.Sprintf(`featured = true AND (_geoRadius(48.8566, 2.3522, %s) OR id IN [1, 3])`, number(inner)), 2},
+			fmt.Sprintf(`featured = true AND (_geoRadius(48.8566, 2.3522, %s) OR key IN ["1", "3"])`, number(inner)), 2},
 		{"just inside the edge", radius - 1e-12,
 			"", // not checked
 			"", 2},
 		{"radius zero", 0,
 			fmt.Sprintf(`featured = true AND _geoRadius(48.8566, 2.3522, %s)`, number(outerZero)),
-			`featured = true AND id IN [3]`, 2},
+			`featured = true AND key IN ["3"]`, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -352,8 +356,8 @@ func TestNearDecidesTheEdge(t *testing.T) {
 			if first["q"] != `jazz` || second["q"] != `jazz` {
 				t.Errorf("q = %v, %v; want the text query in both", first["q"], second["q"])
 			}
-			if !reflect.DeepEqual(first["attributesToRetrieve"], []any{"id", "_geo"}) || first["hitsPerPage"] != float64(maxTotalHits) {
-				t.Errorf("ring request %s: want id and _geo of every hit", jsonString(first))
+			if !reflect.DeepEqual(first["attributesToRetrieve"], []any{"key", "_geo"}) || first["hitsPerPage"] != float64(maxTotalHits) {
+				t.Errorf("ring request %s: want key and _geo of every hit", jsonString(first))
 			}
 			const status = `status IN ["publish"] AND `
 			if tt.ringFilter != "" && first["filter"] != status+tt.ringFilter {
@@ -362,7 +366,7 @@ func TestNearDecidesTheEdge(t *testing.T) {
 			if tt.filter != "" && second["filter"] != status+tt.filter {
 				t.Errorf("filter\n got %s\nwant %s", second["filter"], tt.filter)
 			}
-			if tt.name == "just inside the edge" && !strings.HasSuffix(second["filter"].(string), "OR id IN [3])") {
+			if tt.name == "just inside the edge" && !strings.HasSuffix(second["filter"].(string), `OR key IN ["3"])`) {
 				t.Errorf("a radius one step below the point's distance must leave it out: %s", second["filter"])
 			}
 			if r.Total != 2 || !slices.Equal(r.IDs, []int64{9, 1}) {
@@ -512,9 +516,9 @@ func TestPlaceWordsInOneFieldCost(t *testing.T) {
 var wantEventSettings = map[string]any{
 	"rankingRules":         []any{"sort", "words", "typo", "proximity", "attribute", "exactness"},
 	"searchableAttributes": eventAttrs,
-	"filterableAttributes": []any{"id", "status", "start", "end", "category_ids", "tag_ids", "venue_ids", "organizer_ids",
+	"filterableAttributes": []any{"id", "key", "status", "start", "end", "category_ids", "tag_ids", "venue_ids", "organizer_ids",
 		"featured", "ticketed", "has_geo", "_geo", "parent_id", "hide_from_listings", "has_password"},
-	"sortableAttributes": []any{"start", "publish_date", "id"},
+	"sortableAttributes": []any{"start", "publish_date", "id", "occurrence"},
 	"typoTolerance": map[string]any{"enabled": true, "minWordSizeForTypos": map[string]any{"oneTypo": 5, "twoTypos": 9},
 		"disableOnWords": []any{}, "disableOnAttributes": []any{}, "disableOnNumbers": true},
 	"pagination":         map[string]any{"maxTotalHits": 1000000},
@@ -562,7 +566,11 @@ func TestInitCreatesIndexesAndSettings(t *testing.T) {
 	}
 	creates := f.calls(http.MethodPost, "/indexes")
 	for i, uid := range []string{"calendar_events", "calendar_events_hidden", "calendar_venues", "calendar_organizers"} {
-		if want := jsonValue(t, map[string]any{"uid": uid, "primaryKey": "id"}); !reflect.DeepEqual(creates[i].Body, want) {
+		pk := "id"
+		if i < 2 {
+			pk = "key" // one event document per occurrence
+		}
+		if want := jsonValue(t, map[string]any{"uid": uid, "primaryKey": pk}); !reflect.DeepEqual(creates[i].Body, want) {
 			t.Errorf("create %d = %s, want %s", i, jsonString(creates[i].Body), jsonString(want))
 		}
 	}
@@ -756,22 +764,23 @@ func TestEventDocumentShape(t *testing.T) {
 	if err := e.IndexEvents(t.Context(), docs); err != nil {
 		t.Fatalf("IndexEvents: %v", err)
 	}
-	// Each event goes to the index of its status, after a search of the
-	// other index for it (hidden.go).
+	// Each event goes to the index of its status, after a search of each
+	// index for the documents it holds of them (none here: no deletion;
+	// hidden.go).
 	if got := f.writes(); !slices.Equal(got, []string{
-		"POST /indexes/calendar_events_hidden/search", "POST /indexes/calendar_events/documents",
-		"POST /indexes/calendar_events/search", "POST /indexes/calendar_events_hidden/documents",
+		"POST /indexes/calendar_events/search", "POST /indexes/calendar_events/documents",
+		"POST /indexes/calendar_events_hidden/search", "POST /indexes/calendar_events_hidden/documents",
 	}) {
 		t.Fatalf("writes = %q", got)
 	}
 	r := f.calls(http.MethodPost, "/indexes/calendar_events/documents")[0]
 	r.Body = append(r.Body.([]any), f.calls(http.MethodPost, "/indexes/calendar_events_hidden/documents")[0].Body.([]any)...)
-	if r.Query != "primaryKey=id" {
-		t.Errorf("query = %q, want primaryKey=id", r.Query)
+	if r.Query != "primaryKey=key" {
+		t.Errorf("query = %q, want primaryKey=key", r.Query)
 	}
 	want := []any{
 		map[string]any{
-			"id": 101, "status": "publish", "author": 3, "publish_date": 1700000000,
+			"id": 101, "key": "101", "status": "publish", "author": 3, "publish_date": 1700000000,
 			"start": 1735722000, "end": 1735729200, "start_local": 1735725600, "end_local": 1735732800,
 			"all_day": true, "featured": true, "ticketed": true, "sticky": true, "hide_from_listings": true, "has_password": true,
 			"category_ids": []any{1, 4}, "category_slugs": []any{"cat-1", "cat-4"}, "tag_ids": []any{12}, "tag_slugs": []any{"tag-12"},
@@ -783,7 +792,7 @@ func TestEventDocumentShape(t *testing.T) {
 		// Every boolean and list is written, false and empty included;
 		// no _geo without a point.
 		map[string]any{
-			"id": 102, "status": "draft", "author": 0, "publish_date": 0,
+			"id": 102, "key": "102", "status": "draft", "author": 0, "publish_date": 0,
 			"start": 0, "end": 0, "start_local": 0, "end_local": 0,
 			"all_day": false, "featured": false, "ticketed": false, "sticky": false, "hide_from_listings": false, "has_password": false,
 			"category_ids": []any{}, "category_slugs": []any{}, "tag_ids": []any{}, "tag_slugs": []any{},
@@ -895,7 +904,7 @@ func TestNewVocabularyExtendsSettingsFirst(t *testing.T) {
 	if err := e.IndexEvents(t.Context(), []search.EventDocument{{ID: 2, Status: "publish", Text: map[string]search.Text{"fr": {}, "en": {}}}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.writes(); !slices.Equal(got, []string{"POST /indexes/calendar_events_hidden/search", "POST /indexes/calendar_events/documents"}) {
+	if got := f.writes(); !slices.Equal(got, []string{"POST /indexes/calendar_events/search", "POST /indexes/calendar_events/documents", "POST /indexes/calendar_events_hidden/search"}) {
 		t.Errorf("writes = %q, want only the documents", got)
 	}
 }
@@ -923,21 +932,26 @@ func TestBatching(t *testing.T) {
 	for _, r := range f.calls("", "*") {
 		switch {
 		case r.Method == http.MethodPost && strings.HasSuffix(r.Path, "/search"):
-			// Which of the events the hidden index holds (a read).
+			// Which of the events each index holds (a read).
+		case r.Method == http.MethodPost && strings.HasSuffix(r.Path, "/documents/delete"):
+			// A deletion by filter: id IN [...] of at most BatchSize IDs.
+			filter := r.Body.(map[string]any)["filter"].(string)
+			sizes = append(sizes, fmt.Sprintf("delete %d", strings.Count(filter, ",")+1))
+			order = append(order, "write")
+			if !strings.HasPrefix(filter, "id IN [1, ") && !strings.HasPrefix(filter, "id IN [1001, ") && !strings.HasPrefix(filter, "id IN [2001, ") {
+				t.Errorf("delete filter starts %.20s", filter)
+			}
 		case r.Method == http.MethodPost:
 			batch := r.Body.([]any)
 			sizes = append(sizes, fmt.Sprintf("%s %d", r.Path[strings.LastIndex(r.Path, "/")+1:], len(batch)))
 			order = append(order, "write")
-			if strings.HasSuffix(r.Path, "/delete-batch") && batch[0] != fmt.Sprint(ids[0]) && batch[0] != "1001" && batch[0] != "2001" {
-				t.Errorf("delete batch starts with %v", batch[0])
-			}
 		case strings.HasPrefix(r.Path, "/tasks/") && (len(order) == 0 || order[len(order)-1] != "wait"):
 			order = append(order, "wait")
 		}
 	}
 	// The deletion goes to both event indexes (hidden.go).
-	wantSizes := []string{"documents 1000", "documents 1000", "documents 500", "delete-batch 1000", "delete-batch 1000", "delete-batch 500",
-		"delete-batch 1000", "delete-batch 1000", "delete-batch 500"}
+	wantSizes := []string{"documents 1000", "documents 1000", "documents 500", "delete 1000", "delete 1000", "delete 500",
+		"delete 1000", "delete 1000", "delete 500"}
 	if !slices.Equal(sizes, wantSizes) {
 		t.Errorf("batches = %q, want %q", sizes, wantSizes)
 	}

@@ -29,6 +29,9 @@ type plan struct {
 	// facets are the requested event facets (req.Facets holds their
 	// attributes).
 	facets []string
+	// collapse: req lists each series once (req.Distinct); the facets are
+	// then counted by a request of their own without it.
+	collapse bool
 }
 
 // facetAttrs maps each event facet to the attribute whose
@@ -49,18 +52,32 @@ type oneField struct {
 	attrs []string
 }
 
-// The sort orders. Each ends with the unique id, so the order is total.
+// The sort orders. Each ends with the unique id (for events, the id and the
+// occurrence key), so the order is total.
 var (
-	sortByStart       = []string{attrStart + ":asc", attrID + ":asc"}
-	sortByPublishDate = []string{attrPublishDate + ":asc", attrID + ":asc"}
+	sortByStart       = []string{attrStart + ":asc", attrID + ":asc", attrOccurrence + ":asc"}
+	sortByPublishDate = []string{attrPublishDate + ":asc", attrID + ":asc", attrOccurrence + ":asc"}
 	sortPlaces        = []string{attrPublishDate + ":desc", attrID + ":desc"}
 )
 
 // planEvents translates an event query.
 func planEvents(q search.EventQuery, v vocabulary, index string) plan {
-	req := &meilisearch.SearchRequest{Sort: sortByStart, AttributesToRetrieve: []string{attrID}}
+	req := &meilisearch.SearchRequest{Sort: sortByStart, AttributesToRetrieve: []string{attrID, attrOccurrence}}
 	if q.Sort == search.ByPublishDate {
 		req.Sort = sortByPublishDate
+	}
+	if q.CollapseSeries {
+		// One hit per series: Meilisearch's distinct keeps, of the
+		// documents of one id, the first in the ranking order (the sort
+		// is the first ranking rule), and with page/hitsPerPage counts
+		// totalHits after distinct, exactly (execute_search in
+		// crates/milli/src/search/new/mod.rs applies apply_distinct_rule
+		// to all the candidates when the count is exhaustive). Its
+		// facetDistribution is computed over those candidates, one
+		// document per series chosen by internal document order, not the
+		// listed one, so facets are asked for without distinct
+		// (Engine.run).
+		req.Distinct = attrID
 	}
 	f := eventFilter(q)
 	if f != "" {
@@ -87,6 +104,7 @@ func planEvents(q search.EventQuery, v vocabulary, index string) plan {
 	}
 	p := paged(index, req, q.Offset, q.Limit)
 	p.facets = slices.Clone(q.Facets)
+	p.collapse = q.CollapseSeries
 	if q.Near.Set {
 		p.near, p.filter = &q.Near.Value, f
 	}

@@ -23,11 +23,12 @@ func TestRebuildRequests(t *testing.T) {
 		"DELETE /indexes/calendar_rebuild_organizers", "POST /indexes", "PATCH /indexes/calendar_rebuild_organizers/settings",
 	}
 	fill := []string{
-		"POST /indexes/calendar_rebuild_events_hidden/search",
+		"POST /indexes/calendar_rebuild_events/search",
 		"POST /indexes/calendar_rebuild_events/documents",
+		"POST /indexes/calendar_rebuild_events_hidden/search",
 		"POST /indexes/calendar_rebuild_venues/documents",
-		"POST /indexes/calendar_rebuild_events/documents/delete-batch",
-		"POST /indexes/calendar_rebuild_events_hidden/documents/delete-batch",
+		"POST /indexes/calendar_rebuild_events/documents/delete",
+		"POST /indexes/calendar_rebuild_events_hidden/documents/delete",
 	}
 	deleteTemporary := []string{
 		"DELETE /indexes/calendar_rebuild_events", "DELETE /indexes/calendar_rebuild_events_hidden",

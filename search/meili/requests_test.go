@@ -152,8 +152,8 @@ func TestOneSearchPerList(t *testing.T) {
 						t.Errorf("ring filter %q, want it to end with %q", s, wantFilter)
 					}
 					if ring["hitsPerPage"] != float64(maxTotalHits) || ring["page"] != float64(1) ||
-						!reflect.DeepEqual(ring["attributesToRetrieve"], []any{"id", "_geo"}) || ring["sort"] != nil || ring["facets"] != nil {
-						t.Errorf("ring request %s: want one bounded page of id and _geo, unsorted, no facets", jsonString(ring))
+						!reflect.DeepEqual(ring["attributesToRetrieve"], []any{"key", "_geo"}) || ring["sort"] != nil || ring["facets"] != nil {
+						t.Errorf("ring request %s: want one bounded page of key and _geo, unsorted, no facets", jsonString(ring))
 					}
 					if !strings.Contains(main["filter"].(string), geoRadius(c.Center, inner)) {
 						t.Errorf("list filter %q: want the inner circle to Meilisearch", main["filter"])

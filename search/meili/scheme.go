@@ -13,7 +13,12 @@ import (
 //     '-' replaced with '_': "pt-BR" and "pt-br" shared one attribute, and
 //     so did two non-Latin keys of the same length;
 //  2. the injective encoding of attr: no two keys share an attribute;
-//  3. events of every status but publish in their own index (hidden.go).
+//  3. events of every status but publish in their own index (hidden.go);
+//  4. one event document per occurrence of a recurring event, under the
+//     primary key key (search.DocumentKey), id the series' ID. An index of
+//     scheme 3 has primary key id: writes of the new documents to it fail
+//     (the sync worker keeps their marks and retries) until the rebuild
+//     that Outdated asks for swaps the new indexes in.
 //
 // The live indexes record the scheme their documents were written under in
 // the metadata index. Init finds indexes that hold documents under an older
@@ -22,7 +27,7 @@ import (
 // zero-downtime one (rebuild.go), whose Commit records the current scheme.
 // Lists keep answering from the old indexes meanwhile; only keys outside
 // a-z, 0-9 and '-', whose attribute names changed, miss until the swap.
-const attributeScheme = 3
+const attributeScheme = 4
 
 // metaIndex holds one document, metaDocID, describing the live indexes:
 // {"id": 1, "attribute_scheme": 2}. It is not one of the swapped indexes.

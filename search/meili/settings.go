@@ -122,12 +122,12 @@ func settingsFor(ix Index, v vocabulary) *meilisearch.Settings {
 	switch ix {
 	case EventIndex, EventHiddenIndex:
 		filterable = []string{
-			attrID, attrStatus, attrStart, attrEnd,
+			attrID, attrKey, attrStatus, attrStart, attrEnd,
 			attrCategoryIDs, attrTagIDs, attrVenueIDs, attrOrganizerIDs,
 			attrFeatured, attrTicketed, attrHasGeo, attrGeo, attrParentID,
 			attrHideFromListings, attrHasPassword,
 		}
-		sortable = []string{attrStart, attrPublishDate, attrID}
+		sortable = []string{attrStart, attrPublishDate, attrID, attrOccurrence}
 	default:
 		for _, f := range v.fieldsOf(ix) {
 			searchable = append(searchable, attr(prefixField, f))
@@ -257,14 +257,28 @@ func sameTypoTolerance(a, b meilisearch.TypoTolerance) bool {
 // is awaited. Init calls it for the engine's own indexes; a rebuild calls
 // it to prepare an index under another name with the same settings.
 func (e *Engine) EnsureIndex(ctx context.Context, uid string, ix Index) error {
-	return e.ensureIndex(ctx, uid, settingsFor(ix, e.vocabulary()))
+	return e.ensureIndex(ctx, uid, primaryKeyOf(ix), settingsFor(ix, e.vocabulary()))
 }
 
-func (e *Engine) ensureIndex(ctx context.Context, uid string, want *meilisearch.Settings) error {
+// primaryKeyOf is the primary key of an index: key (one document per
+// occurrence) for the event indexes, id for the others.
+func primaryKeyOf(ix Index) string {
+	if ix == EventIndex || ix == EventHiddenIndex {
+		return attrKey
+	}
+	return attrID
+}
+
+// ensureIndex creates index uid with primary key pk when it is missing and
+// reconciles its settings. A live index whose primary key is id where pk
+// is key holds events written under attribute scheme 3 or older (one
+// document per event): it is left as it is, and Init marks it outdated
+// (scheme.go), so that a rebuild replaces it.
+func (e *Engine) ensureIndex(ctx context.Context, uid, pk string, want *meilisearch.Settings) error {
 	info, err := e.client.GetIndexWithContext(ctx, uid)
 	switch {
 	case apiCode(err) == "index_not_found":
-		task, err := e.client.CreateIndexWithContext(ctx, &meilisearch.IndexConfig{Uid: uid, PrimaryKey: attrID})
+		task, err := e.client.CreateIndexWithContext(ctx, &meilisearch.IndexConfig{Uid: uid, PrimaryKey: pk})
 		if err := e.await(ctx, "create index "+uid, task, err); err != nil {
 			// Another process may have created it in between.
 			var te *TaskError
@@ -274,8 +288,8 @@ func (e *Engine) ensureIndex(ctx context.Context, uid string, want *meilisearch.
 		}
 	case err != nil:
 		return e.fail("get index "+uid, err)
-	case info.PrimaryKey != "" && info.PrimaryKey != attrID:
-		return fmt.Errorf("meili: index %s has primary key %q, want %q", uid, info.PrimaryKey, attrID)
+	case info.PrimaryKey != "" && info.PrimaryKey != pk && !(pk == attrKey && info.PrimaryKey == attrID):
+		return fmt.Errorf("meili: index %s has primary key %q, want %q", uid, info.PrimaryKey, pk)
 	}
 	// Never stack a settings update on one still queued or running.
 	if err := e.awaitSettingsTasks(ctx, uid); err != nil {
@@ -310,7 +324,7 @@ func (e *Engine) learn(ctx context.Context, add vocabulary) error {
 		return nil
 	}
 	for _, ix := range indexes {
-		if err := e.ensureIndex(ctx, e.IndexUID(ix), settingsFor(ix, next)); err != nil {
+		if err := e.ensureIndex(ctx, e.IndexUID(ix), primaryKeyOf(ix), settingsFor(ix, next)); err != nil {
 			return err
 		}
 	}

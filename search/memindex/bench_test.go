@@ -14,7 +14,12 @@ var benchWords = []string{"jazz", "rock", "theatre", "poetry", "cinema", "opera"
 
 // benchIndex builds n events shaped like the load benchmark's: two years
 // of dates, 200 venues with points, 30 categories, 50 tags.
-func benchIndex(n int) (*Index, int64) {
+func benchIndex(n int) (*Index, int64) { return benchIndexSeries(n, 0) }
+
+// benchIndexSeries is benchIndex with series of its events (every
+// n/series-th) weekly series of 105 occurrences from their start, as the
+// load benchmark's -series mode indexes them.
+func benchIndexSeries(n, series int) (*Index, int64) {
 	r := rand.New(rand.NewPCG(1, 2))
 	const now = int64(1_800_000_000)
 	docs := make([]search.EventDocument, n)
@@ -40,9 +45,65 @@ func benchIndex(n int) (*Index, int64) {
 			docs[i].Text[l] = t
 		}
 	}
+	if series > 0 {
+		every := n / series
+		var all []search.EventDocument
+		for i, d := range docs {
+			if i%every != 0 {
+				all = append(all, d)
+				continue
+			}
+			for k := range 105 {
+				o := d
+				o.Start, o.End = d.Start+int64(k)*7*86400, d.End+int64(k)*7*86400
+				o.Occurrence = fmt.Sprintf("k%03d", k)
+				all = append(all, o)
+			}
+		}
+		docs = all
+	}
 	x := New()
 	x.Apply(docs)
 	return x, now
+}
+
+// BenchmarkSeriesSearch is BenchmarkSearch's list rows over 100,000
+// events of which 5,000 are weekly series of 105 occurrences (620,000
+// documents), with the collapsed list: go test ./search/memindex -run XXX
+// -bench SeriesSearch.
+func BenchmarkSeriesSearch(b *testing.B) {
+	x, now := benchIndexSeries(100000, 5000)
+	b.Logf("%d documents", x.Count())
+	window := search.EventQuery{Lang: "en", Statuses: []string{"publish"}, ExcludeHidden: true, ExcludeProtected: true,
+		StartGTE: search.Some(now), EndLTE: search.Some(now + 2*366*86400), Limit: 8}
+	with := func(f func(q *search.EventQuery)) search.EventQuery {
+		q := window
+		f(&q)
+		return q
+	}
+	for _, c := range []struct {
+		name string
+		q    search.EventQuery
+	}{
+		{"default", window},
+		{"filtered", with(func(q *search.EventQuery) {
+			q.StartGTE, q.EndLTE = search.Some(now+30*86400), search.Some(now+400*86400)
+			q.CategoryIDs, q.Featured = []int64{7}, search.Some(true)
+		})},
+		{"search", with(func(q *search.EventQuery) { q.Query = "jazz" })},
+		{"geo 50km", with(func(q *search.EventQuery) {
+			q.Near = search.Some(search.GeoCircle{Center: search.GeoPoint{Lat: 48.5, Lng: 2.5}, RadiusKm: 50})
+		})},
+		{"collapsed", with(func(q *search.EventQuery) { q.CollapseSeries = true })},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := x.Search(b.Context(), c.q); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
 
 // BenchmarkSearch measures the list queries of the load benchmark on the

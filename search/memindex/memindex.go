@@ -14,8 +14,10 @@
 // The layout, chosen so that a query reads memory in order and touches a
 // whole event only when it must:
 //
-//   - The date order: every event as a 32-byte entry (start, end, status,
-//     flags, point, slot) ordered by (start, ID), kept in blocks of at most
+//   - The date order: every document (a single event, or one occurrence
+//     of a series: see search's "Recurring events") as a 32-byte entry
+//     (start, end, status, flags, point, slot) ordered by (start, ID,
+//     occurrence key), kept in blocks of at most
 //     blockMax entries, so that a write moves one block and a list reads
 //     the entries in order. The start bounds of a query are found by binary
 //     search; every other cheap filter (statuses, flags, end bounds) is
@@ -85,8 +87,17 @@ type Index struct {
 	// bitmap (in slot order) are checked reading it in order, where the
 	// rows would be read at random.
 	ents []entry
-	// slotOf maps an event ID to its slot.
-	slotOf map[int64]uint32
+	// slotOf maps a document (an event ID and occurrence key) to its
+	// slot; byID holds the slots of each event ID (one for a single event,
+	// one per occurrence for a series).
+	slotOf map[docKey]uint32
+	byID   map[int64][]uint32
+	// seriesOf numbers the events that have occurrences (1, 2, ...; see
+	// entry.series), reusing the numbers of series that left
+	// (seriesFree); seriesMax is the highest number given.
+	seriesOf   map[int64]uint32
+	seriesFree []uint32
+	seriesMax  uint32
 	// order holds an entry of every event, by (start, ID).
 	order blocks
 	// lists holds, per list filter, the events of each value.
@@ -121,10 +132,25 @@ const (
 // maxStatusCode is the highest status code; there are far fewer statuses.
 const maxStatusCode = 63
 
-// row is one event: what the entry does not hold.
+// docKey names one document: an event ID and its occurrence key ("" for
+// a single event).
+type docKey struct {
+	id  int64
+	occ string
+}
+
+// keyOf returns the document key of d.
+func keyOf(d *search.EventDocument) docKey { return docKey{d.ID, d.Occurrence} }
+
+// row is one document (a single event or one occurrence of a series):
+// what the entry does not hold. The occurrences of a series that share
+// their text and visibility share the slices words, aliases and lists
+// (read only once linked), so an occurrence costs its postings and its
+// row, not another copy of the series' word list.
 type row struct {
 	live   bool
 	id     int64
+	occ    string
 	pub    int64
 	parent int64
 	status string
@@ -147,6 +173,11 @@ type entry struct {
 	point  int32
 	status uint8
 	flags  uint8
+	// series is the number of the entry's series (Index.seriesOf), 0 for
+	// a single event: a collapsed list (CollapseSeries) tells the later
+	// occurrences of a series by it without reading their rows. It fits
+	// in the entry's padding (32 bytes with or without it).
+	series uint32
 }
 
 // The flags of an entry.
@@ -249,7 +280,7 @@ var preparedHook func()
 // New returns an empty index.
 func New() *Index {
 	x := &Index{
-		slotOf: map[int64]uint32{}, statuses: map[string]uint8{},
+		slotOf: map[docKey]uint32{}, byID: map[int64][]uint32{}, seriesOf: map[int64]uint32{}, statuses: map[string]uint8{},
 		pointOf: map[search.GeoPoint]int32{}, langs: map[string]*language{},
 	}
 	for i := range x.lists {
@@ -258,11 +289,27 @@ func New() *Index {
 	return x
 }
 
-// Count returns the number of events in the index.
+// Count returns the number of documents in the index (an occurrence of a
+// series is one).
 func (x *Index) Count() int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	return len(x.slotOf)
+}
+
+// Keys returns the document keys (search.DocumentKey) of every document
+// of the events ids, in no particular order; IDs not in the index have
+// none.
+func (x *Index) Keys(ids []int64) []string {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	var out []string
+	for _, id := range ids {
+		for _, slot := range x.byID[id] {
+			out = append(out, search.DocumentKey(id, x.rows[slot].occ))
+		}
+	}
+	return out
 }
 
 // Checked returns the number of vocabulary words that the prefix and typo
@@ -277,6 +324,12 @@ type prepared struct {
 	flags uint8
 	texts []preparedText
 	words int
+	// like, when shares is set, is an earlier document of the same write
+	// with the same ID, text and visibility (an earlier occurrence of the
+	// series): this one reuses its tokens, and its row shares the word
+	// list of like's row (linked before it).
+	like   docKey
+	shares bool
 }
 
 // preparedText is a document's text in one language: aliasOf names the
@@ -294,8 +347,18 @@ func (p *prepared) visibility() visibility {
 }
 
 // prepare tokenizes d: the costly part of a write, done without the lock.
-func prepare(d *search.EventDocument) prepared {
+// prev is the document prepared before d in the same write (nil: none):
+// when it is of the same event with the same text and visibility (two
+// occurrences of a series), d reuses its tokens.
+func prepare(d *search.EventDocument, prev *prepared) prepared {
 	p := prepared{d: d, flags: docFlags(d)}
+	if prev != nil && prev.d.ID == d.ID && prev.visibility() == p.visibility() && maps.Equal(prev.d.Text, d.Text) {
+		p.texts, p.words, p.like, p.shares = prev.texts, prev.words, keyOf(prev.d), true
+		if prev.shares {
+			p.like = prev.like
+		}
+		return p
+	}
 	langs := slices.Sorted(maps.Keys(d.Text))
 	for i, lang := range langs {
 		t := d.Text[lang]
@@ -341,8 +404,10 @@ func docFlags(d *search.EventDocument) uint8 {
 	return flags
 }
 
-// Apply adds or replaces events. Within one call a later document of the
-// same ID wins.
+// Apply adds or replaces event documents. For every event ID in docs,
+// the documents given replace all the documents of that ID (occurrences
+// not in docs are removed first); within one call a later document of the
+// same key (ID and occurrence) wins.
 //
 // The documents are tokenized, the words they bring built with their
 // postings, and the vocabularies that gain many words re-sorted, before
@@ -357,32 +422,39 @@ func (x *Index) Apply(docs []search.EventDocument) {
 	}
 	x.writeMu.Lock()
 	defer x.writeMu.Unlock()
+	docs = lastOfEach(docs)
+	x.removeStale(docs)
 	if x.Count() == 0 && len(docs) > blockMax {
 		preps := make([]prepared, len(docs))
 		for i := range docs {
-			preps[i] = prepare(&docs[i])
+			var prev *prepared
+			if i > 0 {
+				prev = &preps[i-1]
+			}
+			preps[i] = prepare(&docs[i], prev)
 		}
 		x.mu.Lock()
 		defer x.mu.Unlock()
 		x.load(preps)
 		return
 	}
-	var next *prepared
+	var next, prev *prepared
 	for i := 0; i < len(docs); {
 		// A chunk: at least one document, then more while they fit.
 		var chunk []prepared
 		words := 0
 		for i < len(docs) {
 			if next == nil {
-				p := prepare(&docs[i])
+				p := prepare(&docs[i], prev)
 				next = &p
+				prev = next
 			}
 			if len(chunk) > 0 && words+next.words > chunkWords {
 				break
 			}
 			chunk = append(chunk, *next)
 			words += next.words
-			next = nil
+			prev, next = &chunk[len(chunk)-1], nil
 			i++
 		}
 		merges := x.premerge(chunk)
@@ -414,17 +486,68 @@ func (x *Index) linkChunk(chunk []prepared, merges []merged, slots []uint32, bui
 	defer func() { x.built = nil }()
 	for i := range chunk {
 		p := &chunk[i]
-		slot, ok := x.slotOf[p.d.ID]
+		k := keyOf(p.d)
+		slot, ok := x.slotOf[k]
 		if ok {
 			x.order.remove(x, x.rows[slot].e)
 			x.unlink(slot)
 		} else {
 			slot = x.take(slots[i])
-			x.slotOf[p.d.ID] = slot
+			x.slotOf[k] = slot
+			x.byID[k.id] = append(x.byID[k.id], slot)
 		}
 		x.link(slot, p)
 		x.order.insert(x, x.rows[slot].e)
 	}
+}
+
+// lastOfEach returns docs without the documents that a later one of the
+// same key replaces, in their order.
+func lastOfEach(docs []search.EventDocument) []search.EventDocument {
+	last := make(map[docKey]int, len(docs))
+	for i := range docs {
+		last[keyOf(&docs[i])] = i
+	}
+	if len(last) == len(docs) {
+		return docs
+	}
+	out := make([]search.EventDocument, 0, len(last))
+	for i := range docs {
+		if last[keyOf(&docs[i])] == i {
+			out = append(out, docs[i])
+		}
+	}
+	return out
+}
+
+// removeStale removes the documents of the IDs of docs that docs do not
+// hold (the occurrences a series no longer has, a series that became a
+// single event or the reverse). The caller holds writeMu.
+func (x *Index) removeStale(docs []search.EventDocument) {
+	keep := make(map[docKey]struct{}, len(docs))
+	for i := range docs {
+		keep[keyOf(&docs[i])] = struct{}{}
+	}
+	var stale []uint32
+	x.mu.RLock()
+	for id := range x.idsOf(docs) {
+		for _, slot := range x.byID[id] {
+			if _, ok := keep[docKey{id, x.rows[slot].occ}]; !ok {
+				stale = append(stale, slot)
+			}
+		}
+	}
+	x.mu.RUnlock()
+	x.removeSlots(stale)
+}
+
+// idsOf returns the distinct IDs of docs.
+func (x *Index) idsOf(docs []search.EventDocument) map[int64]struct{} {
+	ids := make(map[int64]struct{}, len(docs))
+	for i := range docs {
+		ids[docs[i].ID] = struct{}{}
+	}
+	return ids
 }
 
 // builtKey names a word of one language and visibility.
@@ -442,19 +565,20 @@ type builtKey struct {
 // built words (its first version is unlinked by the second). The caller
 // holds writeMu only.
 func (x *Index) build(chunk []prepared) ([]uint32, map[builtKey]*word) {
-	count := map[int64]int{}
+	count := map[docKey]int{}
 	for i := range chunk {
-		count[chunk[i].d.ID]++
+		count[keyOf(chunk[i].d)]++
 	}
 	slots := make([]uint32, len(chunk))
-	assigned := map[int64]uint32{}
+	assigned := map[docKey]uint32{}
 	free, next := len(x.free), uint32(len(x.rows))
 	built := map[builtKey]*word{}
 	for i := range chunk {
 		p := &chunk[i]
-		slot, ok := x.slotOf[p.d.ID]
+		k := keyOf(p.d)
+		slot, ok := x.slotOf[k]
 		if !ok {
-			if slot, ok = assigned[p.d.ID]; !ok {
+			if slot, ok = assigned[k]; !ok {
 				if free > 0 {
 					free--
 					slot = x.free[free]
@@ -462,11 +586,12 @@ func (x *Index) build(chunk []prepared) ([]uint32, map[builtKey]*word) {
 					slot = next
 					next++
 				}
-				assigned[p.d.ID] = slot
+				assigned[k] = slot
 			}
 		}
 		slots[i] = slot
-		if count[p.d.ID] > 1 {
+		if count[k] > 1 || p.shares {
+			// A shared word list gets the slot when linked.
 			continue
 		}
 		vis := p.visibility()
@@ -536,6 +661,9 @@ func (x *Index) premerge(chunk []prepared) []merged {
 	news := map[key]map[string]struct{}{}
 	for i := range chunk {
 		p := &chunk[i]
+		if p.shares {
+			continue // the words of an earlier document
+		}
 		for _, t := range p.texts {
 			if t.aliasOf != "" {
 				continue
@@ -607,12 +735,14 @@ func mergeSorted(a, b []string) []string {
 func (x *Index) load(preps []prepared) {
 	for i := range preps {
 		p := &preps[i]
-		slot, ok := x.slotOf[p.d.ID]
+		k := keyOf(p.d)
+		slot, ok := x.slotOf[k]
 		if ok {
-			x.unlink(slot) // a repeated ID: the later document wins
+			x.unlink(slot) // a repeated key: the later document wins
 		} else {
 			slot = x.allocate()
-			x.slotOf[p.d.ID] = slot
+			x.slotOf[k] = slot
+			x.byID[k.id] = append(x.byID[k.id], slot)
 		}
 		x.link(slot, p)
 	}
@@ -634,32 +764,56 @@ func (x *Index) load(preps []prepared) {
 	}
 }
 
-// Remove deletes events; IDs not in the index are ignored. Like Apply, it
-// releases the lock between chunks of about chunkWords words.
+// Remove deletes events, every document (occurrence) of each; IDs not in
+// the index are ignored. Like Apply, it releases the lock between chunks
+// of about chunkWords words.
 func (x *Index) Remove(ids []int64) {
 	x.writeMu.Lock()
 	defer x.writeMu.Unlock()
-	for len(ids) > 0 {
+	var slots []uint32
+	x.mu.RLock()
+	for _, id := range ids {
+		slots = append(slots, x.byID[id]...)
+	}
+	x.mu.RUnlock()
+	x.removeSlots(slots)
+	x.compact()
+}
+
+// removeSlots removes the documents at slots (distinct, live), releasing
+// the lock between chunks of about chunkWords words. The caller holds
+// writeMu.
+func (x *Index) removeSlots(slots []uint32) {
+	for len(slots) > 0 {
 		x.mu.Lock()
 		words := 0
-		for len(ids) > 0 && words < chunkWords {
-			id := ids[0]
-			ids = ids[1:]
-			slot, ok := x.slotOf[id]
-			if !ok {
-				continue
-			}
-			words += len(x.rows[slot].words)
-			x.order.remove(x, x.rows[slot].e)
+		touched := map[int64]struct{}{}
+		for len(slots) > 0 && words < chunkWords {
+			slot := slots[0]
+			slots = slots[1:]
+			r := &x.rows[slot]
+			words += len(r.words)
+			x.order.remove(x, r.e)
 			x.unlink(slot)
+			delete(x.slotOf, docKey{r.id, r.occ})
+			touched[r.id] = struct{}{}
 			x.rows[slot] = row{}
 			x.ents[slot] = entry{}
-			delete(x.slotOf, id)
 			x.free = append(x.free, slot)
+		}
+		for id := range touched {
+			if rest := slices.DeleteFunc(x.byID[id], func(s uint32) bool { return !x.rows[s].live }); len(rest) > 0 {
+				x.byID[id] = rest
+			} else {
+				delete(x.byID, id)
+				if n, ok := x.seriesOf[id]; ok {
+					delete(x.seriesOf, id)
+					x.seriesFree = append(x.seriesFree, n)
+				}
+			}
 		}
 		x.mu.Unlock()
 	}
-	x.compact()
 }
 
 // compact drops the words that left from the sorted order of every
@@ -702,11 +856,25 @@ func (x *Index) allocate() uint32 {
 func (x *Index) link(slot uint32, p *prepared) {
 	d := p.d
 	r := row{
-		live: true, id: d.ID, pub: d.PublishDate, parent: d.ParentID, status: d.Status,
-		lists: [numLists][]int64{
-			slices.Clone(d.CategoryIDs), slices.Clone(d.TagIDs), slices.Clone(d.VenueIDs), slices.Clone(d.OrganizerIDs),
-		},
+		live: true, id: d.ID, occ: d.Occurrence, pub: d.PublishDate, parent: d.ParentID, status: d.Status,
 		e: entry{start: d.Start, end: d.End, slot: slot, point: -1, status: x.statusCode(d.Status), flags: p.flags},
+	}
+	if d.Occurrence != "" {
+		r.e.series = x.seriesNumber(d.ID)
+	}
+	var like *row
+	if p.shares {
+		if s, ok := x.slotOf[p.like]; ok && x.rows[s].live && x.rows[s].id == d.ID {
+			like = &x.rows[s]
+		}
+	}
+	lists := [numLists][]int64{d.CategoryIDs, d.TagIDs, d.VenueIDs, d.OrganizerIDs}
+	for l, values := range lists {
+		if like != nil && slices.Equal(like.lists[l], values) {
+			r.lists[l] = like.lists[l] // an occurrence: the series' lists
+		} else {
+			r.lists[l] = slices.Clone(values)
+		}
 	}
 	if d.HasGeo && d.Geo != nil {
 		r.e.point = x.addPoint(*d.Geo)
@@ -720,6 +888,24 @@ func (x *Index) link(slot uint32, p *prepared) {
 			}
 			b.Add(slot)
 		}
+	}
+	if like != nil {
+		// An occurrence with its series' text: the same words, so the
+		// same postings, in the same vocabularies (like holds them).
+		r.words, r.aliases = like.words, like.aliases
+		for _, ref := range r.words {
+			b := &ref.w.body
+			if ref.title {
+				b = &ref.w.title
+			}
+			(*b).Add(slot)
+		}
+		for _, a := range r.aliases {
+			a.Add(slot)
+		}
+		x.rows[slot] = r
+		x.ents[slot] = r.e
+		return
 	}
 	r.words = make([]wordRef, 0, p.words)
 	for _, t := range p.texts {
@@ -742,6 +928,22 @@ func (x *Index) link(slot uint32, p *prepared) {
 	}
 	x.rows[slot] = r
 	x.ents[slot] = r.e
+}
+
+// seriesNumber returns the number of series id, giving it one.
+func (x *Index) seriesNumber(id int64) uint32 {
+	if n, ok := x.seriesOf[id]; ok {
+		return n
+	}
+	var n uint32
+	if k := len(x.seriesFree); k > 0 {
+		n, x.seriesFree = x.seriesFree[k-1], x.seriesFree[:k-1]
+	} else {
+		x.seriesMax++
+		n = x.seriesMax
+	}
+	x.seriesOf[id] = n
+	return n
 }
 
 // language returns the words of lang, creating them.
@@ -926,12 +1128,14 @@ func (v *vocabulary) merge() {
 	v.sorted, v.recent, v.stale = append(out, v.recent[i:]...), nil, 0
 }
 
-// compare orders entries by start, then by event ID.
+// compare orders entries by start, then by event ID, then by occurrence
+// key.
 func (x *Index) compare(a, b entry) int {
 	if c := cmp.Compare(a.start, b.start); c != 0 || a.slot == b.slot {
 		return c
 	}
-	return cmp.Compare(x.rows[a.slot].id, x.rows[b.slot].id)
+	ra, rb := &x.rows[a.slot], &x.rows[b.slot]
+	return cmp.Or(cmp.Compare(ra.id, rb.id), cmp.Compare(ra.occ, rb.occ))
 }
 
 // blocks is the date order: sorted runs of entries, each non-empty and of
@@ -1053,18 +1257,63 @@ func (x *Index) Search(ctx context.Context, q search.EventQuery) (search.Result,
 	res := search.Result{IDs: []int64{}}
 	counts := newFacetCounts(x, q.Facets)
 	offset, limit := min(max(q.Offset, 0), maxPage), min(max(q.Limit, 0), maxPage)
+	var occs []string
+	put := func(slot uint32) {
+		r := &x.rows[slot]
+		res.IDs = append(res.IDs, r.id)
+		if r.occ != "" && occs == nil {
+			occs = make([]string, len(res.IDs)-1, cap(res.IDs))
+		}
+		if occs != nil {
+			occs = append(occs, r.occ)
+		}
+	}
+	// first reports whether the document of entry e is the first of its
+	// series seen (always true for a single event, or without
+	// CollapseSeries): a bit per series number, read from the entry.
+	var seen []uint64
+	first := func(e *entry) bool {
+		n := e.series
+		if !q.CollapseSeries || n == 0 {
+			return true
+		}
+		if seen == nil {
+			seen = make([]uint64, x.seriesMax/64+1)
+		}
+		if seen[n>>6]&(1<<(n&63)) != 0 {
+			return false
+		}
+		seen[n>>6] |= 1 << (n & 63)
+		return true
+	}
 	if !p.none {
 		if p.ranked() {
 			var hits []uint32
-			p.each(x, 0, func(slot uint32) {
-				hits = append(hits, slot)
-				counts.add(slot, &x.rows[slot].e)
+			p.each(x, 0, func(e *entry) {
+				hits = append(hits, e.slot)
+				counts.add(e.slot, e)
 			}, nil)
-			res.Total = len(hits)
 			x.rank(hits, p)
-			for _, slot := range hits[min(offset, len(hits)):min(offset+limit, len(hits))] {
-				res.IDs = append(res.IDs, x.rows[slot].id)
+			if q.CollapseSeries {
+				hits = slices.DeleteFunc(hits, func(slot uint32) bool { return !first(&x.ents[slot]) })
 			}
+			res.Total = len(hits)
+			for _, slot := range hits[min(offset, len(hits)):min(offset+limit, len(hits))] {
+				put(slot)
+			}
+		} else if q.CollapseSeries {
+			// Every match in order: a series' first match decides where
+			// it is listed, so no block can be counted without reading.
+			p.each(x, math.MaxInt, func(e *entry) {
+				counts.add(e.slot, e)
+				if !first(e) {
+					return
+				}
+				if res.Total >= offset && res.Total < offset+limit {
+					put(e.slot)
+				}
+				res.Total++
+			}, nil)
 		} else {
 			// Without facets, a block wholly before or after the page is
 			// only counted (when its summary can count it).
@@ -1082,16 +1331,17 @@ func (x *Index) Search(ctx context.Context, q search.EventQuery) (search.Result,
 			if limit == 0 {
 				ordered = 0 // the total only: no order needed
 			}
-			p.each(x, ordered, func(slot uint32) {
+			p.each(x, ordered, func(e *entry) {
 				if res.Total >= offset && res.Total < offset+limit {
-					res.IDs = append(res.IDs, x.rows[slot].id)
+					put(e.slot)
 				}
 				res.Total++
-				counts.add(slot, &x.rows[slot].e)
+				counts.add(e.slot, e)
 			}, skip)
 		}
 	}
 	res.Facets = counts.result(x)
+	res.Occurrences = occs
 	return res, nil
 }
 
@@ -1196,9 +1446,7 @@ func (x *Index) plan(q search.EventQuery) *plan {
 	if len(q.IDs) > 0 {
 		b := roaring.New()
 		for _, id := range q.IDs {
-			if slot, ok := x.slotOf[id]; ok {
-				b.Add(slot)
-			}
+			b.AddMany(x.byID[id])
 		}
 		if and(b); p.none {
 			return p
@@ -1455,7 +1703,7 @@ const sparse = 16
 // can for a block that the date bounds hold whole, in a query whose other
 // filters are all decided by the summary (statuses and flags), or, with
 // candidates or a radius, when every entry of the block passes those.
-func (p *plan) each(x *Index, ordered int, fn func(slot uint32), skip func(n int) bool) {
+func (p *plan) each(x *Index, ordered int, fn func(e *entry), skip func(n int) bool) {
 	if p.cands != nil && p.cands.GetCardinality()*sparse < uint64(len(x.slotOf)) {
 		cands := p.cands.ToArray()
 		cands = slices.DeleteFunc(cands, func(slot uint32) bool { return !p.passes(x, &x.ents[slot]) })
@@ -1463,7 +1711,7 @@ func (p *plan) each(x *Index, ordered int, fn func(slot uint32), skip func(n int
 			x.sortFirst(cands, ordered)
 		}
 		for _, slot := range cands {
-			fn(slot)
+			fn(&x.ents[slot])
 		}
 		return
 	}
@@ -1511,7 +1759,9 @@ func (p *plan) each(x *Index, ordered int, fn func(slot uint32), skip func(n int
 				continue
 			}
 		}
-		for _, e := range blk.e[i:] {
+		es := blk.e[i:]
+		for k := range es {
+			e := &es[k]
 			if e.start > p.startMax {
 				return
 			}
@@ -1519,10 +1769,10 @@ func (p *plan) each(x *Index, ordered int, fn func(slot uint32), skip func(n int
 				statuses != 0 && statuses&(1<<e.status) == 0 ||
 				set != nil && set[e.slot>>6]&(1<<(e.slot&63)) == 0 ||
 				inside != nil && inside[e.point+1] == 0 ||
-				rest && !p.passesRest(x, &e) {
+				rest && !p.passesRest(x, e) {
 				continue
 			}
-			fn(e.slot)
+			fn(e)
 		}
 	}
 }
@@ -1679,7 +1929,8 @@ func (x *Index) rank(hits []uint32, p *plan) {
 		score = func(slot uint32) float64 { return scores[slot] }
 	}
 	slices.SortFunc(hits, func(a, b uint32) int {
-		return cmp.Or(cmp.Compare(score(b), score(a)), cmp.Compare(date(a), date(b)), cmp.Compare(x.rows[a].id, x.rows[b].id))
+		return cmp.Or(cmp.Compare(score(b), score(a)), cmp.Compare(date(a), date(b)),
+			cmp.Compare(x.rows[a].id, x.rows[b].id), cmp.Compare(x.rows[a].occ, x.rows[b].occ))
 	})
 }
 

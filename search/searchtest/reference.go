@@ -103,8 +103,24 @@ func MatchPlace(doc search.PlaceDocument, q search.PlaceQuery) bool {
 }
 
 // ExpectedEvents returns the result an engine must give for q over docs:
-// the matches sorted by q.Sort, then paged.
+// the matches sorted by q.Sort, collapsed (CollapseSeries), then paged.
+// Occurrences is always set, parallel to IDs.
 func ExpectedEvents(docs []search.EventDocument, q search.EventQuery) search.Result {
+	hits := ExpectedHits(docs, q)
+	ids := make([]int64, len(hits))
+	occs := make([]string, len(hits))
+	for i, d := range hits {
+		ids[i], occs[i] = d.ID, d.Occurrence
+	}
+	page := Page(ids, q.Offset, q.Limit)
+	from := min(max(q.Offset, 0), len(occs))
+	return search.Result{IDs: page, Occurrences: slices.Clone(occs[from : from+len(page)]), Total: len(hits)}
+}
+
+// ExpectedHits returns every document that q lists, in q's order (not
+// paged): the matches sorted by q.Sort, and with CollapseSeries only the
+// first of each ID.
+func ExpectedHits(docs []search.EventDocument, q search.EventQuery) []search.EventDocument {
 	var hits []search.EventDocument
 	for _, d := range docs {
 		if MatchEvent(d, q) {
@@ -112,11 +128,17 @@ func ExpectedEvents(docs []search.EventDocument, q search.EventQuery) search.Res
 		}
 	}
 	SortEvents(hits, q.Sort)
-	ids := make([]int64, len(hits))
-	for i, d := range hits {
-		ids[i] = d.ID
+	if q.CollapseSeries {
+		seen := map[int64]bool{}
+		hits = slices.DeleteFunc(hits, func(d search.EventDocument) bool {
+			if seen[d.ID] {
+				return true
+			}
+			seen[d.ID] = true
+			return false
+		})
 	}
-	return search.Result{IDs: Page(ids, q.Offset, q.Limit), Total: len(hits)}
+	return hits
 }
 
 // ExpectedPlaces returns the result an engine must give for q over docs:
@@ -138,14 +160,16 @@ func ExpectedPlaces(docs []search.PlaceDocument, q search.PlaceQuery) search.Res
 }
 
 // SortEvents orders docs in place: ByStart is start ascending then ID
-// ascending; ByPublishDate is publish date ascending then ID ascending.
+// ascending; ByPublishDate is publish date ascending then ID ascending;
+// both then by occurrence key ascending (a single event's empty key
+// first).
 func SortEvents(docs []search.EventDocument, by search.EventSort) {
 	key := func(d search.EventDocument) int64 { return d.Start }
 	if by == search.ByPublishDate {
 		key = func(d search.EventDocument) int64 { return d.PublishDate }
 	}
 	slices.SortFunc(docs, func(a, b search.EventDocument) int {
-		return cmp.Or(cmp.Compare(key(a), key(b)), cmp.Compare(a.ID, b.ID))
+		return cmp.Or(cmp.Compare(key(a), key(b)), cmp.Compare(a.ID, b.ID), cmp.Compare(a.Occurrence, b.Occurrence))
 	})
 }
 
@@ -202,7 +226,8 @@ func matchesAll(terms []search.Term, words []string) bool {
 }
 
 // ExpectedFacets counts, for each facet of q.Facets, the matches of q over
-// docs per value (search.FacetValues); nil when q asks for none.
+// docs per value (search.FacetValues); nil when q asks for none. Every
+// matching document counts, CollapseSeries or not.
 func ExpectedFacets(docs []search.EventDocument, q search.EventQuery) map[string]map[string]int {
 	if len(q.Facets) == 0 {
 		return nil

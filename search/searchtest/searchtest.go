@@ -68,6 +68,7 @@ func Run(t *testing.T, newEngine func(t *testing.T) search.Engine) {
 	t.Run("LargeTotals", func(t *testing.T) { testLargeTotals(t, openEngine(t, newEngine)) })
 	t.Run("NearEdges", func(t *testing.T) { RunNearEdges(t, newEngine) })
 	t.Run("SingleLanguage", func(t *testing.T) { testSingleLanguage(t, openEngine(t, newEngine)) })
+	t.Run("Series", func(t *testing.T) { RunSeries(t, newEngine) })
 }
 
 // openEngine gets a fresh engine, initialises it and closes it at the end
@@ -303,6 +304,14 @@ func compare(want search.Result, got searchResult) error {
 		}
 		return fmt.Errorf("IDs differ from position %d: got %d IDs %v, want %d IDs %v",
 			i, len(got.IDs), clip(got.IDs[i:]), len(want.IDs), clip(want.IDs[i:]))
+	}
+	if len(got.Occurrences) > len(got.IDs) {
+		return fmt.Errorf("%d occurrence keys for %d IDs", len(got.Occurrences), len(got.IDs))
+	}
+	for i := range want.IDs {
+		if g, w := got.Occurrence(i), want.Occurrence(i); g != w {
+			return fmt.Errorf("occurrence at position %d (ID %d) = %q, want %q", i, want.IDs[i], g, w)
+		}
 	}
 	return nil
 }

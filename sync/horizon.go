@@ -1,0 +1,111 @@
+package sync
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/repository/recurrence"
+)
+
+// The index holds the occurrences of a series up to a horizon ahead of
+// now (DocBuilder.occurrences), so the occurrences it holds go stale as
+// days pass: the horizon's end moves over new occurrences, and a long
+// series capped at MaxOccurrences drops its earliest. The schedule runs
+// RollHorizon once a day (jobHorizon): it marks for indexing each series
+// whose expansion now differs from its expansion at the previous run, and
+// the worker re-indexes them as any other write.
+
+// DefaultHorizonEvery is how often the schedule rolls the horizon.
+const DefaultHorizonEvery = 24 * time.Hour
+
+// horizonPage is the number of events RollHorizon reads at once.
+const horizonPage = 500
+
+// RollHorizon marks for indexing the stored series (trashed ones
+// excepted) whose occurrences as indexed at since (expanded with Now =
+// since) differ from those at now: a different number, first or last
+// key. It reads the events in pages by ID and writes one mark call per
+// page, and returns the number of series marked.
+func RollHorizon(ctx context.Context, store repository.Store, docs *DocBuilder, since, now time.Time) (int, error) {
+	marked := 0
+	q := repository.PostQuery{Kind: repository.KindEvent, ExcludeStatuses: []string{repository.StatusTrash}, Limit: horizonPage}
+	for {
+		page, err := store.FindPosts(ctx, q)
+		if err != nil || len(page) == 0 {
+			return marked, err
+		}
+		var moved []int64
+		for _, p := range page {
+			if p.Event != nil && p.Event.Recurrence != nil && horizonMoved(p.Event, docs, since, now) {
+				moved = append(moved, p.ID)
+			}
+		}
+		if len(moved) > 0 {
+			if err := store.MarkForIndexing(ctx, repository.MarkPost, moved); err != nil {
+				return marked, err
+			}
+			marked += len(moved)
+		}
+		q.AfterID = page[len(page)-1].ID
+	}
+}
+
+// horizonMoved reports whether a series expands differently at now than
+// at since (the same rules otherwise); a series the expansion refuses has
+// not moved (it is indexed as its first occurrence either way).
+func horizonMoved(e *repository.EventFields, docs *DocBuilder, since, now time.Time) bool {
+	s := recurrence.SeriesOf(e, e.Zone(docs.Location))
+	expand := func(at time.Time) ([]recurrence.Occurrence, bool) {
+		occs, err := recurrence.Expand(s, time.Time{}, time.Time{},
+			recurrence.Limits{Now: at, Horizon: docs.Horizon, MaxOccurrences: docs.MaxOccurrences})
+		return occs, err == nil
+	}
+	before, ok1 := expand(since)
+	after, ok2 := expand(now)
+	if !ok1 || !ok2 {
+		return false
+	}
+	if len(before) != len(after) {
+		return true
+	}
+	return len(after) > 0 && (before[0].Key != after[0].Key || before[len(before)-1].Key != after[len(after)-1].Key)
+}
+
+// horizonRoller remembers when the horizon was last rolled.
+type horizonRoller struct {
+	store    repository.Store
+	docs     *DocBuilder
+	notifier interface{ Notify() }
+	log      *slog.Logger
+	every    time.Duration
+	last     time.Time
+}
+
+// run rolls the horizon from the last run to now and wakes the worker
+// when it marked series. The first run of a process (at its start, or
+// when it takes the lease) does not know when the horizon was last
+// rolled and compares with one period ago: a longer look back would
+// re-index most series at every start (a week marks every weekly
+// series). So a schedule stopped for longer than a period leaves the far
+// end of some series' horizons short of the occurrences it missed, until
+// the series is next written or a full rebuild (REINDEX_CRON) runs.
+func (r *horizonRoller) run(ctx context.Context, now time.Time) {
+	since := r.last
+	if since.IsZero() {
+		since = now.Add(-r.every)
+	}
+	n, err := RollHorizon(ctx, r.store, r.docs, since, now)
+	if err != nil {
+		r.log.Error("rolling the recurrence horizon failed", "err", err, "series", n)
+		return
+	}
+	r.last = now
+	if n > 0 {
+		if r.notifier != nil {
+			r.notifier.Notify()
+		}
+		r.log.Info("recurrence horizon rolled", "series", n)
+	}
+}
