@@ -64,7 +64,8 @@ func (s *stack) listed(t *testing.T, q search.EventQuery) []string {
 // document per occurrence (the store keeps the series), applies the
 // overrides to their occurrence, and replaces the documents on every
 // write: fewer occurrences, an exclusion, a series that becomes a single
-// event, a trashed series.
+// event, a trashed series (kept, with its status, for the trash list)
+// and a deleted one.
 func TestSeriesIndexedAsOccurrences(t *testing.T) {
 	s := newStack(t)
 	venue := s.post(t, repository.KindVenue, "Harbour hall", repository.StatusPublish, baseTime)
@@ -117,7 +118,13 @@ func TestSeriesIndexedAsOccurrences(t *testing.T) {
 			search.DocumentKey(p.ID, seriesStart.Format("20060102T150405")),
 			search.DocumentKey(p.ID, seriesStart.AddDate(0, 0, 1).Format("20060102T150405")),
 		}},
-		{"trashed", func(p *repository.Post) { p.Status = repository.StatusTrash }, search.EventQuery{}, []string{}},
+		{"trashed: gone from published lists", func(p *repository.Post) { p.Status = repository.StatusTrash }, search.EventQuery{}, []string{}},
+		// Trashed events stay indexed with their status (sync/trash.go), so
+		// the trash list shows the series' occurrences.
+		{"trashed: in the trash list", nil, search.EventQuery{Statuses: []string{repository.StatusTrash}}, []string{
+			search.DocumentKey(p.ID, seriesStart.Format("20060102T150405")),
+			search.DocumentKey(p.ID, seriesStart.AddDate(0, 0, 1).Format("20060102T150405")),
+		}},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
@@ -130,8 +137,12 @@ func TestSeriesIndexedAsOccurrences(t *testing.T) {
 			}
 		})
 	}
+	if err := s.store.DeletePost(t.Context(), p.ID); err != nil {
+		t.Fatalf("DeletePost: %v", err)
+	}
+	s.flush(t)
 	if n := s.counts(t)[0]; n != 0 {
-		t.Errorf("%d event documents left after trashing the series", n)
+		t.Errorf("%d event documents left after deleting the series", n)
 	}
 }
 
