@@ -4,23 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/calendar/eventcal/app"
 	"github.com/calendar/eventcal/app/tecimport"
-	"github.com/calendar/eventcal/config"
-	"github.com/calendar/eventcal/search"
-	"github.com/calendar/eventcal/search/bleve"
-	"github.com/calendar/eventcal/sync"
 )
 
 // The -import and -import-rate flags.
@@ -50,42 +41,15 @@ func runImportBench(n int, rate float64) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	env := map[string]string{"DATA_DIR": dir, "LOG_LEVEL": "error"}
-	cfg, err := config.Load(func(k string) string { return env[k] })
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	st, storeName, closeStore, err := openStore(ctx, dir)
+	svc, stopService, err := startService(ctx, dir, nil)
 	if err != nil {
 		return err
 	}
-	defer closeStore()
-	rawEngine, err := bleve.Open(filepath.Join(dir, "index"))
-	if err != nil {
-		return err
-	}
-	eng := search.NewCached(rawEngine, time.Minute)
-	defer eng.Close()
-	if err := eng.Init(ctx); err != nil {
-		return err
-	}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	w := &sync.Worker{Store: st, Engine: eng, Log: quiet,
-		Docs: &sync.DocBuilder{Store: st, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location}}
-	go w.Run(ctx)
-	a, err := app.New(app.Options{Config: cfg, Store: st, Search: eng, Indexer: w, Logger: quiet, ResponseCacheTTL: time.Minute})
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	go a.Listener(ln)
-	defer a.Shutdown()
-	listURL := "http://" + ln.Addr().String() + cfg.APIRoot() + "/events?start_date=1971-01-01&end_date=2100-12-31&per_page=1"
+	defer stopService()
+	cfg, st, storeName, quiet := svc.cfg, svc.store, svc.storeName, svc.log
+	listURL := svc.apiBase() + "/events?start_date=1971-01-01&end_date=2100-12-31&per_page=1"
 
 	src := httptest.NewServer(&genSource{events: n, today: time.Now().UTC().Truncate(24 * time.Hour)})
 	defer src.Close()

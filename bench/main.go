@@ -20,13 +20,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"runtime/pprof"
@@ -39,10 +37,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/calendar/eventcal/app"
-	"github.com/calendar/eventcal/config"
-	"github.com/calendar/eventcal/search"
-	"github.com/calendar/eventcal/search/bleve"
 	"github.com/calendar/eventcal/sync"
 )
 
@@ -124,44 +118,15 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 		defer os.RemoveAll(d)
 		dir = d
 	}
-	env := map[string]string{"DATA_DIR": dir, "ADMIN_TOKEN": "bench-admin", "LOG_LEVEL": "error"}
-	cfg, err := config.Load(func(k string) string { return env[k] })
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	st, storeName, closeStore, err := openStore(ctx, dir)
+	svc, stopService, err := startService(ctx, dir, map[string]string{"ADMIN_TOKEN": "bench-admin"})
 	if err != nil {
 		return err
 	}
-	defer closeStore()
-	rawEngine, err := bleve.Open(filepath.Join(dir, "index"))
-	if err != nil {
-		return err
-	}
-	// As the service does (main.go): list results are reused until a write.
-	eng := search.NewCached(rawEngine, time.Minute)
-	defer eng.Close()
-	if err := eng.Init(ctx); err != nil {
-		return err
-	}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	w := &sync.Worker{Store: st, Engine: eng, Log: quiet,
-		Docs: &sync.DocBuilder{Store: st, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location,
-			Horizon: cfg.RecurrenceHorizon}}
-	go w.Run(ctx)
-	a, err := app.New(app.Options{Config: cfg, Store: st, Search: eng, Indexer: w, Logger: quiet, ResponseCacheTTL: time.Minute})
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	go a.Listener(ln)
-	defer a.Shutdown()
-	s := &stack{base: "http://" + ln.Addr().String() + cfg.APIRoot(), token: "bench-admin",
+	defer stopService()
+	cfg, st, storeName, rawEngine, eng, w, quiet := svc.cfg, svc.store, svc.storeName, svc.rawEngine, svc.engine, svc.worker, svc.log
+	s := &stack{base: svc.apiBase(), token: "bench-admin",
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conc * 2, MaxConnsPerHost: conc * 2,
 			DisableCompression: true}, Timeout: 30 * time.Second}} // compression only where a row asks for it
 	// The same service without the result cache and the response cache
