@@ -293,7 +293,7 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 		return err
 	}
 	go ceilApp.Listener(cln)
-	defer ceilApp.Shutdown()
+	defer ceilApp.ShutdownWithTimeout(shutdownWait) //nolint:errcheck // the bench is ending
 	ceiling := s.load("http://"+cln.Addr().String(), func(*rand.Rand) string { return "/ceiling" }, conc, dur)
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -84,9 +84,14 @@ func startService(ctx context.Context, dir string, env map[string]string) (svc *
 		return nil, stop, err
 	}
 	go a.Listener(s.ln)
-	undo = append(undo, func() { _ = a.Shutdown() })
+	undo = append(undo, func() { _ = a.ShutdownWithTimeout(shutdownWait) })
 	return s, stop, nil
 }
 
 // apiBase is the URL of the API root of the started service.
 func (s *service) apiBase() string { return "http://" + s.ln.Addr().String() + s.cfg.APIRoot() }
+
+// shutdownWait bounds a server's shutdown at the end of a run: the
+// clients' idle keep-alive connections would otherwise hold it open
+// (fasthttp waits for every connection to close).
+const shutdownWait = 2 * time.Second

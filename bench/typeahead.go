@@ -28,7 +28,7 @@ func serveUncached(cfg *config.Config, st repository.Store, eng *bleve.Engine, w
 		return "", nil, err
 	}
 	go a.Listener(ln)
-	return "http://" + ln.Addr().String() + cfg.APIRoot(), func() { _ = a.Shutdown() }, nil
+	return "http://" + ln.Addr().String() + cfg.APIRoot(), func() { _ = a.ShutdownWithTimeout(shutdownWait) }, nil
 }
 
 // typeaheadPath is one request of a search box typed into: three times in
