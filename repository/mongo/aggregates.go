@@ -242,37 +242,12 @@ func (s *Store) CountTermEvents(ctx context.Context, ids []int64) (map[int64]int
 		}
 		return out, nil
 	}
-	cur, err := s.posts.Find(ctx, match, options.Find().
-		SetProjection(bson.D{{Key: "_id", Value: 0}, {Key: "event.categories", Value: 1}, {Key: "event.tags", Value: 1}}).
-		SetBatchSize(oneReply))
-	if err != nil {
-		return nil, fmt.Errorf("mongo: count term events: %w", err)
-	}
-	defer cur.Close(ctx)
 	want := make(map[int64]bool, len(ids))
 	for _, id := range ids {
 		want[id] = true
 	}
-	for cur.Next(ctx) {
-		var row struct {
-			Event struct {
-				Categories []int64 `bson:"categories"`
-				Tags       []int64 `bson:"tags"`
-			} `bson:"event"`
-		}
-		if err := cur.Decode(&row); err != nil {
-			return nil, fmt.Errorf("mongo: count term events: %w", err)
-		}
-		seen := map[int64]bool{}
-		for _, id := range append(row.Event.Categories, row.Event.Tags...) {
-			if want[id] && !seen[id] {
-				seen[id] = true
-				out[id]++
-			}
-		}
-	}
-	if err := cur.Err(); err != nil {
-		return nil, fmt.Errorf("mongo: count term events: %w", err)
+	if err := s.scanTermEvents(ctx, match, func(id int64) bool { return want[id] }, out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -282,4 +257,40 @@ func uniqueIDs(ids []int64) []int64 {
 	out := slices.Clone(ids)
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// scanTermEvents reads the categories and tags of the events filter
+// matches, one batch at a time, and adds one to out[id] per event that
+// carries term id and keep(id) accepts. It is the plan for servers
+// that answer an aggregation no faster than a scan (FerretDB).
+func (s *Store) scanTermEvents(ctx context.Context, filter bson.D, keep func(int64) bool, out map[int64]int) error {
+	cur, err := s.posts.Find(ctx, filter, options.Find().
+		SetProjection(bson.D{{Key: "_id", Value: 0}, {Key: "event.categories", Value: 1}, {Key: "event.tags", Value: 1}}).
+		SetBatchSize(oneReply))
+	if err != nil {
+		return fmt.Errorf("mongo: count term events: %w", err)
+	}
+	defer cur.Close(ctx)
+	for cur.Next(ctx) {
+		var row struct {
+			Event struct {
+				Categories []int64 `bson:"categories"`
+				Tags       []int64 `bson:"tags"`
+			} `bson:"event"`
+		}
+		if err := cur.Decode(&row); err != nil {
+			return fmt.Errorf("mongo: count term events: %w", err)
+		}
+		seen := map[int64]bool{}
+		for _, id := range append(row.Event.Categories, row.Event.Tags...) {
+			if keep(id) && !seen[id] {
+				seen[id] = true
+				out[id]++
+			}
+		}
+	}
+	if err := cur.Err(); err != nil {
+		return fmt.Errorf("mongo: count term events: %w", err)
+	}
+	return nil
 }

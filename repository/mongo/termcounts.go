@@ -2,12 +2,10 @@ package mongo
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/calendar/eventcal/repository"
 )
@@ -77,35 +75,10 @@ func (s *Store) allTermCounts(ctx context.Context) (map[int64]int, error) {
 	if ok {
 		return c, nil
 	}
-	cur, err := s.posts.Find(ctx,
-		bson.D{{Key: "kind", Value: repository.KindEvent}, {Key: "status", Value: repository.StatusPublish}},
-		options.Find().SetProjection(bson.D{{Key: "_id", Value: 0}, {Key: "event.categories", Value: 1}, {Key: "event.tags", Value: 1}}).
-			SetBatchSize(oneReply))
-	if err != nil {
-		return nil, fmt.Errorf("mongo: count term events: %w", err)
-	}
-	defer cur.Close(ctx)
 	counts := map[int64]int{}
-	for cur.Next(ctx) {
-		var row struct {
-			Event struct {
-				Categories []int64 `bson:"categories"`
-				Tags       []int64 `bson:"tags"`
-			} `bson:"event"`
-		}
-		if err := cur.Decode(&row); err != nil {
-			return nil, fmt.Errorf("mongo: count term events: %w", err)
-		}
-		seen := map[int64]bool{}
-		for _, id := range append(row.Event.Categories, row.Event.Tags...) {
-			if !seen[id] {
-				seen[id] = true
-				counts[id]++
-			}
-		}
-	}
-	if err := cur.Err(); err != nil {
-		return nil, fmt.Errorf("mongo: count term events: %w", err)
+	published := bson.D{{Key: "kind", Value: repository.KindEvent}, {Key: "status", Value: repository.StatusPublish}}
+	if err := s.scanTermEvents(ctx, published, func(int64) bool { return true }, counts); err != nil {
+		return nil, err
 	}
 	m.mu.Lock()
 	m.counts, m.of, m.at = counts, gen, time.Now()
