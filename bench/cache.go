@@ -34,13 +34,6 @@ func (b *cacheBench) run(tw *tabwriter.Writer) error {
 			return err
 		}
 	}
-	res, err := b.s.client.Get(b.s.base + "/events")
-	if err != nil {
-		return err
-	}
-	_, _ = io.Copy(io.Discard, res.Body)
-	res.Body.Close()
-	etag := res.Header.Get("ETag")
 	item := func(r *rand.Rand) string { return "/events/" + strconv.FormatInt(items[r.IntN(len(items))], 10) }
 	fixed := func(p string) func(*rand.Rand) string { return func(*rand.Rand) string { return p } }
 
@@ -53,10 +46,21 @@ func (b *cacheBench) run(tw *tabwriter.Writer) error {
 	}{
 		{"cached GET /events (default)", fixed("/events"), nil, 200},
 		{"cached GET /events/{id} (100 events)", item, nil, 200},
-		{"cached GET /events, If-None-Match (304)", fixed("/events"), http.Header{"If-None-Match": {etag}}, 304},
+		{"cached GET /events, If-None-Match (304)", fixed("/events"), http.Header{"If-None-Match": nil}, 304},
 		{"cached GET /events, Accept-Encoding: gzip", fixed("/events"), http.Header{"Accept-Encoding": {"gzip"}}, 200},
 		{"cached GET /events, Accept-Encoding: br", fixed("/events"), http.Header{"Accept-Encoding": {"br"}}, 200},
 	} {
+		if _, ok := m.header["If-None-Match"]; ok {
+			// The page's ETag as of now: the default list moves with the
+			// clock (an event that ends leaves it), so an ETag read
+			// before the previous row may be stale once the cached page
+			// expired (one minute) and was rendered again.
+			etag, err := b.etag("/events")
+			if err != nil {
+				return err
+			}
+			m.header = http.Header{"If-None-Match": {etag}}
+		}
 		r := b.s.loadWith(b.s.base, m.path, m.header, m.want, b.conc, b.dur)
 		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%.2f\t\n", m.name, r.rate, r.lat.pct(50), r.lat.pct(99), r.rate/b.ceiling)
 		if r.errors > 0 {
@@ -64,6 +68,17 @@ func (b *cacheBench) run(tw *tabwriter.Writer) error {
 		}
 	}
 	return nil
+}
+
+// etag returns the ETag of the page at path.
+func (b *cacheBench) etag(path string) (string, error) {
+	res, err := b.s.client.Get(b.s.base + path)
+	if err != nil {
+		return "", err
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return res.Header.Get("ETag"), nil
 }
 
 // startProfile starts a CPU profile into path (nothing when path is

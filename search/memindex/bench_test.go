@@ -95,6 +95,12 @@ func BenchmarkSeriesSearch(b *testing.B) {
 			q.Near = search.Some(search.GeoCircle{Center: search.GeoPoint{Lat: 48.5, Lng: 2.5}, RadiusKm: 50})
 		})},
 		{"collapsed", with(func(q *search.EventQuery) { q.CollapseSeries = true })},
+		{"facets", with(func(q *search.EventQuery) {
+			q.CategoryIDs, q.Facets = []int64{7}, []string{search.FacetCategories, search.FacetVenue}
+		})},
+		{"typeahead j", with(func(q *search.EventQuery) { q.Query = "j" })},
+		{"typeahead jazz c", with(func(q *search.EventQuery) { q.Query = "jazz c" })},
+		{"typo", with(func(q *search.EventQuery) { q.Query = "jazz cnocert " })},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {

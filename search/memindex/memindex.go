@@ -38,6 +38,18 @@
 //     radius query decides each point once, with the contract's rule
 //     (search.GeoCircle.Contains), after a latitude band that no point
 //     inside can leave.
+//   - Groups of occurrences (see group): the occurrences of a series that
+//     differ in their dates only (those without an override) are not in
+//     the date order but in their group, in order, with a head (first and
+//     last start, duration, status, flags, point) in one array. A query
+//     decides a group once, on its head and one representative's
+//     membership of the candidates, and counts its members in the date
+//     bounds by binary search; a page merges the date order with the
+//     groups' members. So a list over 5,000 weekly series of 105
+//     occurrences reads 5,000 heads rather than 525,000 entries (measured
+//     with the load benchmark at 100,000 events of which 5,000 series,
+//     650,000 documents: a one-word search went from 19.5 to 3.3 ms at
+//     p50, a 50 km radius from 16.1 to 1.6 ms).
 //
 // Every filter is thus decided exactly as the reference (search/searchtest)
 // decides it, and totals and facet counts are exact.
@@ -54,6 +66,7 @@ package memindex
 
 import (
 	"cmp"
+	"container/heap"
 	"context"
 	"maps"
 	"math"
@@ -98,6 +111,15 @@ type Index struct {
 	seriesOf   map[int64]uint32
 	seriesFree []uint32
 	seriesMax  uint32
+	// groups holds the uniform occurrences of the series (see group),
+	// which are not in order; reps holds each group's representative slot
+	// and grouped every slot in a group (nGrouped of them).
+	groups []*group
+	// heads holds the head of each group, at the group's index in groups.
+	heads    []groupHead
+	reps     *roaring.Bitmap
+	grouped  *roaring.Bitmap
+	nGrouped int
 	// order holds an entry of every event, by (start, ID).
 	order blocks
 	// lists holds, per list filter, the events of each value.
@@ -163,6 +185,52 @@ type row struct {
 	aliases []*roaring.Bitmap
 	// e is the event's entry in the date order.
 	e entry
+	// grp is the group that holds the entry (nil: the date order does).
+	grp *group
+}
+
+// group is the occurrences of one series that differ in their dates
+// only: the same text, lists, statuses, flags, point, parent and publish
+// date, and the same duration (end minus start, not negative). The
+// occurrences a series writes without an override are one group, so a
+// query decides every filter but the dates once for the group, on its
+// representative (rep, any member), and finds the members in its date
+// bounds by binary search in occ, instead of reading every occurrence in
+// the date order: a list over half a million occurrences of 5,000
+// series reads 5,000 groups. An occurrence with an override (another
+// title, venue, status...) is in the date order like a single event.
+type group struct {
+	// series is the series number (Index.seriesOf) of its event.
+	series uint32
+	rep    uint32
+	dur    int64
+	// occ holds the members' entries in the date order's order.
+	occ []entry
+	// at is the group's index in Index.groups, -1 while not installed.
+	at int
+}
+
+// groupHead is what a query reads of a group to decide it and, most
+// often, to count its members in the date bounds without reading them:
+// kept in one array (Index.heads), so that deciding every group of the
+// index reads memory in order.
+type groupHead struct {
+	// first and last are the starts of the first and last members, n
+	// their number.
+	first, last int64
+	dur         int64
+	n           int32
+	point       int32
+	series      uint32
+	status      uint8
+	flags       uint8
+}
+
+// head returns the head of g (installed) from its members.
+func (g *group) head() groupHead {
+	e := &g.occ[0]
+	return groupHead{first: e.start, last: g.occ[len(g.occ)-1].start, dur: g.dur, n: int32(len(g.occ)),
+		point: e.point, series: g.series, status: e.status, flags: e.flags}
 }
 
 // entry is an event in the date order.
@@ -281,7 +349,7 @@ var preparedHook func()
 func New() *Index {
 	x := &Index{
 		slotOf: map[docKey]uint32{}, byID: map[int64][]uint32{}, seriesOf: map[int64]uint32{}, statuses: map[string]uint8{},
-		pointOf: map[search.GeoPoint]int32{}, langs: map[string]*language{},
+		pointOf: map[search.GeoPoint]int32{}, langs: map[string]*language{}, reps: roaring.New(), grouped: roaring.New(),
 	}
 	for i := range x.lists {
 		x.lists[i] = map[int64]*roaring.Bitmap{}
@@ -330,6 +398,8 @@ type prepared struct {
 	// list of like's row (linked before it).
 	like   docKey
 	shares bool
+	// grp is the group the document joins (nil: the date order).
+	grp *group
 }
 
 // preparedText is a document's text in one language: aliasOf names the
@@ -424,6 +494,7 @@ func (x *Index) Apply(docs []search.EventDocument) {
 	defer x.writeMu.Unlock()
 	docs = lastOfEach(docs)
 	x.removeStale(docs)
+	grps := groupsOf(docs)
 	if x.Count() == 0 && len(docs) > blockMax {
 		preps := make([]prepared, len(docs))
 		for i := range docs {
@@ -432,6 +503,7 @@ func (x *Index) Apply(docs []search.EventDocument) {
 				prev = &preps[i-1]
 			}
 			preps[i] = prepare(&docs[i], prev)
+			preps[i].grp = grps[i]
 		}
 		x.mu.Lock()
 		defer x.mu.Unlock()
@@ -446,6 +518,7 @@ func (x *Index) Apply(docs []search.EventDocument) {
 		for i < len(docs) {
 			if next == nil {
 				p := prepare(&docs[i], prev)
+				p.grp = grps[i]
 				next = &p
 				prev = next
 			}
@@ -489,7 +562,7 @@ func (x *Index) linkChunk(chunk []prepared, merges []merged, slots []uint32, bui
 		k := keyOf(p.d)
 		slot, ok := x.slotOf[k]
 		if ok {
-			x.order.remove(x, x.rows[slot].e)
+			x.unplace(slot)
 			x.unlink(slot)
 		} else {
 			slot = x.take(slots[i])
@@ -497,8 +570,138 @@ func (x *Index) linkChunk(chunk []prepared, merges []merged, slots []uint32, bui
 			x.byID[k.id] = append(x.byID[k.id], slot)
 		}
 		x.link(slot, p)
-		x.order.insert(x, x.rows[slot].e)
+		x.place(slot, p.grp)
 	}
+}
+
+// place puts the entry of the row at slot in its group g, or, when g is
+// nil, in the date order. The caller holds mu.
+func (x *Index) place(slot uint32, g *group) {
+	e := x.rows[slot].e
+	if g == nil {
+		x.order.insert(x, e)
+		return
+	}
+	if g.at < 0 {
+		g.series, g.rep, g.at = e.series, slot, len(x.groups)
+		x.groups = append(x.groups, g)
+		x.heads = append(x.heads, groupHead{})
+		x.reps.Add(slot)
+	}
+	i := sort.Search(len(g.occ), func(i int) bool { return x.compare(g.occ[i], e) >= 0 })
+	g.occ = slices.Insert(g.occ, i, e)
+	x.heads[g.at] = g.head()
+	x.rows[slot].grp = g
+	x.grouped.Add(slot)
+	x.nGrouped++
+}
+
+// unplace takes the entry of the row at slot out of its group or the
+// date order; a group left empty leaves the index. The caller holds mu.
+func (x *Index) unplace(slot uint32) {
+	r := &x.rows[slot]
+	g := r.grp
+	if g == nil {
+		x.order.remove(x, r.e)
+		return
+	}
+	r.grp = nil
+	x.grouped.Remove(slot)
+	x.nGrouped--
+	if i := sort.Search(len(g.occ), func(i int) bool { return x.compare(g.occ[i], r.e) >= 0 }); i < len(g.occ) && g.occ[i].slot == slot {
+		g.occ = slices.Delete(g.occ, i, i+1)
+	}
+	if g.rep == slot {
+		x.reps.Remove(slot)
+		if len(g.occ) > 0 {
+			g.rep = g.occ[0].slot
+			x.reps.Add(g.rep)
+		}
+	}
+	if len(g.occ) == 0 {
+		end := len(x.groups) - 1
+		last := x.groups[end]
+		x.groups[g.at], x.heads[g.at], last.at = last, x.heads[end], g.at
+		x.groups, x.heads = x.groups[:end], x.heads[:end]
+		g.at = -1
+		return
+	}
+	x.heads[g.at] = g.head()
+}
+
+// groupsOf returns, for each document of docs, the new group it joins
+// (nil: none, it goes to the date order): the occurrences of one series
+// that differ from a template occurrence in their dates only (see group).
+// The template is the occurrence of the series, of at most three tried
+// (the first, the middle and the last), that the most others share; a
+// group needs two members.
+func groupsOf(docs []search.EventDocument) []*group {
+	out := make([]*group, len(docs))
+	byID := map[int64][]int{}
+	for i := range docs {
+		if docs[i].Occurrence != "" {
+			byID[docs[i].ID] = append(byID[docs[i].ID], i)
+		}
+	}
+	for _, idx := range byID {
+		if len(idx) < 2 {
+			continue
+		}
+		var members []int
+		for _, t := range []int{idx[0], idx[len(idx)/2], idx[len(idx)-1]} {
+			tmpl := &docs[t]
+			if !groupable(tmpl) {
+				continue
+			}
+			var m []int
+			for _, i := range idx {
+				if i == t || sameButDates(tmpl, &docs[i]) {
+					m = append(m, i)
+				}
+			}
+			if len(m) > len(members) {
+				members = m
+			}
+			if 2*len(members) > len(idx) {
+				break // a majority: no other template has more
+			}
+		}
+		if len(members) < 2 {
+			continue
+		}
+		g := &group{dur: docs[members[0]].End - docs[members[0]].Start, at: -1}
+		for _, i := range members {
+			out[i] = g
+		}
+	}
+	return out
+}
+
+// groupable reports whether an occurrence can be in a group: its end is
+// not before its start (so a bound on the end is one on the start).
+func groupable(d *search.EventDocument) bool {
+	return d.End >= d.Start && d.End-d.Start >= 0
+}
+
+// sameButDates reports whether occurrence b differs from a in its dates
+// only, with the same duration: everything but the dates that a query
+// decides on a document is the same.
+func sameButDates(a, b *search.EventDocument) bool {
+	return groupable(b) && a.ID == b.ID && b.End-b.Start == a.End-a.Start && a.Status == b.Status &&
+		a.PublishDate == b.PublishDate && a.ParentID == b.ParentID && docFlags(a) == docFlags(b) &&
+		samePoint(a, b) && slices.Equal(a.CategoryIDs, b.CategoryIDs) && slices.Equal(a.TagIDs, b.TagIDs) &&
+		slices.Equal(a.VenueIDs, b.VenueIDs) && slices.Equal(a.OrganizerIDs, b.OrganizerIDs) && maps.Equal(a.Text, b.Text)
+}
+
+// samePoint reports whether a and b have the same geo point entry: both
+// none, or equal points (a NaN point equals nothing: it gets an entry of
+// its own).
+func samePoint(a, b *search.EventDocument) bool {
+	pa, pb := a.HasGeo && a.Geo != nil, b.HasGeo && b.Geo != nil
+	if !pa || !pb {
+		return pa == pb
+	}
+	return *a.Geo == *b.Geo
 }
 
 // lastOfEach returns docs without the documents that a later one of the
@@ -738,22 +941,31 @@ func (x *Index) load(preps []prepared) {
 		k := keyOf(p.d)
 		slot, ok := x.slotOf[k]
 		if ok {
-			x.unlink(slot) // a repeated key: the later document wins
+			// A repeated key: the later document wins.
+			if x.rows[slot].grp != nil {
+				x.unplace(slot)
+			}
+			x.unlink(slot)
 		} else {
 			slot = x.allocate()
 			x.slotOf[k] = slot
 			x.byID[k.id] = append(x.byID[k.id], slot)
 		}
 		x.link(slot, p)
+		if p.grp != nil {
+			x.place(slot, p.grp)
+		}
 	}
 	for _, l := range x.langs {
 		for _, v := range l.parts {
 			v.merge()
 		}
 	}
-	all := make([]entry, 0, len(x.slotOf))
+	all := make([]entry, 0, len(x.slotOf)-x.nGrouped)
 	for _, slot := range x.slotOf {
-		all = append(all, x.rows[slot].e)
+		if x.rows[slot].grp == nil {
+			all = append(all, x.rows[slot].e)
+		}
 	}
 	slices.SortFunc(all, x.compare)
 	x.order = blocks{}
@@ -793,7 +1005,7 @@ func (x *Index) removeSlots(slots []uint32) {
 			slots = slots[1:]
 			r := &x.rows[slot]
 			words += len(r.words)
-			x.order.remove(x, r.e)
+			x.unplace(slot)
 			x.unlink(slot)
 			delete(x.slotOf, docKey{r.id, r.occ})
 			touched[r.id] = struct{}{}
@@ -1150,6 +1362,10 @@ type block struct {
 	e              []entry
 	minEnd, maxEnd int64
 	kinds          []kindCount
+	// occurrences counts the entries of series (occurrences with an
+	// override): a collapsed list counts a block from its summary only
+	// without them.
+	occurrences int32
 }
 
 // kindCount is the number of entries of a block with one status and flags.
@@ -1170,7 +1386,7 @@ func newBlock(es []entry) *block {
 
 // summarize computes the block's summary from its entries.
 func (b *block) summarize() {
-	b.minEnd, b.maxEnd, b.kinds = math.MaxInt64, math.MinInt64, b.kinds[:0]
+	b.minEnd, b.maxEnd, b.kinds, b.occurrences = math.MaxInt64, math.MinInt64, b.kinds[:0], 0
 	for i := range b.e {
 		b.count(&b.e[i], 1)
 	}
@@ -1180,6 +1396,9 @@ func (b *block) summarize() {
 // range only grows here (summarize narrows it).
 func (b *block) count(e *entry, delta int32) {
 	b.minEnd, b.maxEnd = min(b.minEnd, e.end), max(b.maxEnd, e.end)
+	if e.series != 0 {
+		b.occurrences += delta
+	}
 	for i := range b.kinds {
 		if k := &b.kinds[i]; k.status == e.status && k.flags == e.flags {
 			if k.n += delta; k.n == 0 {
@@ -1247,6 +1466,12 @@ const maxPage = math.MaxInt32
 
 // Search runs q: the page of IDs in q's order, the exact total, and the
 // facets q asks for.
+//
+// The documents of the date order (single events, and occurrences with
+// an override) are read there; each group of uniform occurrences (see
+// group) is decided once, on its representative, and brings its members
+// within the date bounds, found by binary search; a page merges the two
+// in the date order.
 func (x *Index) Search(ctx context.Context, q search.EventQuery) (search.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return search.Result{}, err
@@ -1254,95 +1479,406 @@ func (x *Index) Search(ctx context.Context, q search.EventQuery) (search.Result,
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	p := x.plan(q)
-	res := search.Result{IDs: []int64{}}
-	counts := newFacetCounts(x, q.Facets)
-	offset, limit := min(max(q.Offset, 0), maxPage), min(max(q.Limit, 0), maxPage)
-	var occs []string
-	put := func(slot uint32) {
-		r := &x.rows[slot]
-		res.IDs = append(res.IDs, r.id)
-		if r.occ != "" && occs == nil {
-			occs = make([]string, len(res.IDs)-1, cap(res.IDs))
-		}
-		if occs != nil {
-			occs = append(occs, r.occ)
+	s := &searcher{x: x, p: p, res: search.Result{IDs: []int64{}}, counts: newFacetCounts(x, q.Facets)}
+	s.offset, s.limit = min(max(q.Offset, 0), maxPage), min(max(q.Limit, 0), maxPage)
+	if !p.none {
+		gs := p.groups(x)
+		switch {
+		case p.ranked():
+			s.ranked(gs)
+		case q.CollapseSeries:
+			s.collapsed(gs)
+		case len(gs) == 0:
+			s.ordered()
+		default:
+			s.merged(gs)
 		}
 	}
-	// first reports whether the document of entry e is the first of its
-	// series seen (always true for a single event, or without
-	// CollapseSeries): a bit per series number, read from the entry.
-	var seen []uint64
-	first := func(e *entry) bool {
-		n := e.series
-		if !q.CollapseSeries || n == 0 {
-			return true
-		}
-		if seen == nil {
-			seen = make([]uint64, x.seriesMax/64+1)
-		}
-		if seen[n>>6]&(1<<(n&63)) != 0 {
-			return false
-		}
-		seen[n>>6] |= 1 << (n & 63)
+	s.res.Facets = s.counts.result(x)
+	s.res.Occurrences = s.occs
+	return s.res, nil
+}
+
+// searcher is one run of Search: the page and total it builds.
+type searcher struct {
+	x             *Index
+	p             *plan
+	res           search.Result
+	occs          []string
+	counts        *facetCounts
+	offset, limit int
+	// seen holds a bit per series number, for CollapseSeries.
+	seen []uint64
+}
+
+// put appends the document at slot to the page.
+func (s *searcher) put(slot uint32) {
+	r := &s.x.rows[slot]
+	s.res.IDs = append(s.res.IDs, r.id)
+	if r.occ != "" && s.occs == nil {
+		s.occs = make([]string, len(s.res.IDs)-1, cap(s.res.IDs))
+	}
+	if s.occs != nil {
+		s.occs = append(s.occs, r.occ)
+	}
+}
+
+// first reports whether the document of entry e is the first of its
+// series seen (always true for a single event, or without
+// CollapseSeries): a bit per series number, read from the entry.
+func (s *searcher) first(e *entry) bool {
+	n := e.series
+	if !s.p.q.CollapseSeries || n == 0 {
 		return true
 	}
-	if !p.none {
-		if p.ranked() {
-			var hits []uint32
-			p.each(x, 0, func(e *entry) {
-				hits = append(hits, e.slot)
-				counts.add(e.slot, e)
-			}, nil)
-			x.rank(hits, p)
-			if q.CollapseSeries {
-				hits = slices.DeleteFunc(hits, func(slot uint32) bool { return !first(&x.ents[slot]) })
-			}
-			res.Total = len(hits)
-			for _, slot := range hits[min(offset, len(hits)):min(offset+limit, len(hits))] {
-				put(slot)
-			}
-		} else if q.CollapseSeries {
-			// Every match in order: a series' first match decides where
-			// it is listed, so no block can be counted without reading.
-			p.each(x, math.MaxInt, func(e *entry) {
-				counts.add(e.slot, e)
-				if !first(e) {
-					return
-				}
-				if res.Total >= offset && res.Total < offset+limit {
-					put(e.slot)
-				}
-				res.Total++
-			}, nil)
-		} else {
-			// Without facets, a block wholly before or after the page is
-			// only counted (when its summary can count it).
-			var skip func(n int) bool
-			if len(q.Facets) == 0 {
-				skip = func(n int) bool {
-					if res.Total+n <= offset || res.Total >= offset+limit {
-						res.Total += n
-						return true
-					}
-					return false
-				}
-			}
-			ordered := offset + limit
-			if limit == 0 {
-				ordered = 0 // the total only: no order needed
-			}
-			p.each(x, ordered, func(e *entry) {
-				if res.Total >= offset && res.Total < offset+limit {
-					put(e.slot)
-				}
-				res.Total++
-				counts.add(e.slot, e)
-			}, skip)
+	if s.seen == nil {
+		s.seen = make([]uint64, s.x.seriesMax/64+1)
+	}
+	if s.seen[n>>6]&(1<<(n&63)) != 0 {
+		return false
+	}
+	s.seen[n>>6] |= 1 << (n & 63)
+	return true
+}
+
+// ranked runs a query ordered by something other than the date order:
+// every match, ranked.
+func (s *searcher) ranked(gs []groupHit) {
+	x := s.x
+	var hits []uint32
+	s.p.each(x, 0, func(e *entry) {
+		hits = append(hits, e.slot)
+		s.counts.add(e.slot, e)
+	}, nil)
+	for _, h := range gs {
+		for k := h.lo; k < h.hi; k++ {
+			e := &h.g.occ[k]
+			hits = append(hits, e.slot)
+			s.counts.add(e.slot, e)
 		}
 	}
-	res.Facets = counts.result(x)
-	res.Occurrences = occs
-	return res, nil
+	x.rank(hits, s.p)
+	if s.p.q.CollapseSeries {
+		hits = slices.DeleteFunc(hits, func(slot uint32) bool { return !s.first(&x.ents[slot]) })
+	}
+	s.res.Total = len(hits)
+	for _, slot := range hits[min(s.offset, len(hits)):min(s.offset+s.limit, len(hits))] {
+		s.put(slot)
+	}
+}
+
+// ordered runs a query in the date order when no group matches: the date
+// order alone, where a block wholly before or after the page is only
+// counted (when its summary can count it, and no facet is asked for).
+func (s *searcher) ordered() {
+	offset, limit := s.offset, s.limit
+	var skip func(n int) bool
+	if len(s.p.q.Facets) == 0 {
+		skip = func(n int) bool {
+			if s.res.Total+n <= offset || s.res.Total >= offset+limit {
+				s.res.Total += n
+				return true
+			}
+			return false
+		}
+	}
+	ordered := offset + limit
+	if limit == 0 {
+		ordered = 0 // the total only: no order needed
+	}
+	s.p.each(s.x, ordered, func(e *entry) {
+		if s.res.Total >= offset && s.res.Total < offset+limit {
+			s.put(e.slot)
+		}
+		s.res.Total++
+		s.counts.add(e.slot, e)
+	}, skip)
+}
+
+// merged runs a query in the date order with matching groups: the first
+// offset+limit matches of the date order (the rest counted, from the
+// blocks' summaries when they can), merged with the groups' members.
+func (s *searcher) merged(gs []groupHit) {
+	x := s.x
+	need := s.offset + s.limit
+	if s.limit == 0 {
+		need = 0
+	}
+	var main []uint32
+	total := 0
+	var skip func(n int) bool
+	if len(s.p.q.Facets) == 0 {
+		skip = func(n int) bool {
+			if len(main) >= need {
+				total += n
+				return true
+			}
+			return false
+		}
+	}
+	s.p.each(x, need, func(e *entry) {
+		if len(main) < need {
+			main = append(main, e.slot)
+		}
+		total++
+		s.counts.add(e.slot, e)
+	}, skip)
+	for _, h := range gs {
+		total += h.hi - h.lo
+		s.counts.addGroup(x, h.g, h.hi-h.lo)
+	}
+	s.res.Total = total
+	if need > 0 {
+		// Only the groups whose first member in the bounds is among the
+		// need first such can have a member on the page: need members
+		// come before any member of the others.
+		firstK(gs, need, func(a, b groupHit) int { return x.compareHits(&a, &b) })
+		s.merge(main, newCursors(x, gs[:min(need, len(gs))]), need)
+	}
+}
+
+// merge puts on the page the matches from the offset to need of two
+// streams in the date order: main (slots) and the groups' cursors.
+func (s *searcher) merge(main []uint32, c *cursors, need int) {
+	x := s.x
+	for k, i := 0, 0; k < need; k++ {
+		var slot uint32
+		switch {
+		case i < len(main) && (c.Len() == 0 || c.after(x.ents[main[i]])):
+			slot = main[i]
+			i++
+		case c.Len() > 0:
+			slot = c.pop()
+		default:
+			return
+		}
+		if k >= s.offset {
+			s.put(slot)
+		}
+	}
+}
+
+// collapsed runs a CollapseSeries query in the date order: each series is
+// listed once, by its first match, which is the first member in the date
+// bounds of its groups or a match of the date order (an occurrence with
+// an override), whichever comes first; the date order is read whole (a
+// series' first match there decides where it is listed).
+func (s *searcher) collapsed(gs []groupHit) {
+	x := s.x
+	need := s.offset + s.limit
+	if s.limit == 0 {
+		need = 0
+	}
+	// gfirst holds, per series number, the index in gs of the group hit
+	// with the first member in the bounds (-1: none, or a match of the
+	// date order comes first).
+	var gfirst []int32
+	if len(gs) > 0 {
+		gfirst = make([]int32, x.seriesMax+1)
+		for i := range gfirst {
+			gfirst[i] = -1
+		}
+	}
+	for i := range gs {
+		h := &gs[i]
+		if k := gfirst[h.series]; k < 0 || x.compareHits(h, &gs[k]) < 0 {
+			gfirst[h.series] = int32(i)
+		}
+		s.counts.addGroup(x, h.g, h.hi-h.lo)
+	}
+	var main []uint32
+	listed := 0
+	var skip func(n int) bool
+	if len(s.p.q.Facets) == 0 {
+		// A block without occurrences (each checks) after the page is
+		// only counted: its single events are all listed.
+		skip = func(n int) bool {
+			if len(main) >= need {
+				listed += n
+				return true
+			}
+			return false
+		}
+	}
+	s.p.each(x, math.MaxInt, func(e *entry) {
+		s.counts.add(e.slot, e)
+		if !s.first(e) {
+			return
+		}
+		if n := e.series; gfirst != nil && n != 0 && gfirst[n] >= 0 {
+			if x.before(*e, &gs[gfirst[n]]) {
+				gfirst[n] = -1
+			} else {
+				return // the series is listed by its group's member
+			}
+		}
+		if len(main) < need {
+			main = append(main, e.slot)
+		}
+		listed++
+	}, skip)
+	var reps []groupHit
+	for _, k := range gfirst {
+		if k >= 0 {
+			h := gs[k]
+			h.hi = h.lo + 1 // the series is listed once
+			reps = append(reps, h)
+		}
+	}
+	s.res.Total = listed + len(reps)
+	if need > 0 {
+		firstK(reps, need, func(a, b groupHit) int { return x.compareHits(&a, &b) })
+		s.merge(main, newCursors(x, reps[:min(need, len(reps))]), need)
+	}
+}
+
+// groupHit is a group that a query matches and the range [lo, hi) of its
+// members within the query's date bounds.
+type groupHit struct {
+	g      *group
+	lo, hi int
+	// start is the start of member lo; series is g's series number.
+	start  int64
+	series uint32
+}
+
+// compareHits orders group hits by their members lo in the date order.
+func (x *Index) compareHits(a, b *groupHit) int {
+	if c := cmp.Compare(a.start, b.start); c != 0 {
+		return c
+	}
+	return x.compare(a.g.occ[a.lo], b.g.occ[b.lo])
+}
+
+// groups decides the groups: those whose representative passes every
+// filter but the dates, with their members in the date bounds. When q
+// has candidates, they are narrowed to the date order's documents (the
+// groups' members are decided here).
+func (p *plan) groups(x *Index) []groupHit {
+	if len(x.groups) == 0 {
+		return nil
+	}
+	var out []groupHit
+	rest := p.byName || p.q.ParentID.Set
+	try := func(i int) {
+		h := &x.heads[i]
+		if h.flags&p.flagMask != p.flagWant || p.statuses != 0 && p.statuses&(1<<h.status) == 0 ||
+			p.inside != nil && p.inside[h.point+1] == 0 {
+			return
+		}
+		g := x.groups[i]
+		if rest && !p.passesRest(x, &g.occ[0]) { // every member has the representative's status and parent
+			return
+		}
+		if lo, hi, start := p.span(g, h); lo < hi {
+			out = append(out, groupHit{g: g, lo: lo, hi: hi, start: start, series: h.series})
+		}
+	}
+	if p.cands == nil {
+		for i := range x.heads {
+			try(i)
+		}
+		return out
+	}
+	it := roaring.And(p.cands, x.reps).ManyIterator()
+	buf := make([]uint32, 256)
+	for n := it.NextMany(buf); n > 0; n = it.NextMany(buf) {
+		for _, slot := range buf[:n] {
+			try(x.rows[slot].grp.at)
+		}
+	}
+	if x.nGrouped > 0 {
+		p.cands = roaring.AndNot(p.cands, x.grouped)
+		p.mainNone = p.cands.IsEmpty()
+	}
+	return out
+}
+
+// span returns the range [lo, hi) of g's members within p's date bounds
+// and the start of member lo: a member's end is its start plus g.dur, so
+// the bounds on the end are bounds on the start. The members are read
+// only when the bounds cut the group (its head says).
+func (p *plan) span(g *group, h *groupHead) (int, int, int64) {
+	lo, hi := p.startMin, p.startMax
+	if p.endMin != math.MinInt64 {
+		if b := p.endMin - h.dur; b <= p.endMin { // else below int64: no bound
+			lo = max(lo, b)
+		}
+	}
+	if p.endMax != math.MaxInt64 {
+		b := p.endMax - h.dur
+		if b > p.endMax {
+			return 0, 0, 0 // below int64: no start is low enough
+		}
+		hi = min(hi, b)
+	}
+	if lo > hi || h.last < lo || h.first > hi {
+		return 0, 0, 0
+	}
+	if lo <= h.first && h.last <= hi {
+		return 0, int(h.n), h.first
+	}
+	occ := g.occ
+	i, j := 0, len(occ)
+	if h.first < lo {
+		i = sort.Search(len(occ), func(i int) bool { return occ[i].start >= lo })
+	}
+	if h.last > hi {
+		j = i + sort.Search(len(occ)-i, func(k int) bool { return occ[i+k].start > hi })
+	}
+	if i >= j {
+		return 0, 0, 0
+	}
+	return i, j, occ[i].start
+}
+
+// cursors is a heap of groups' members in the date order: each group hit
+// at its next member (lo).
+type cursors struct {
+	x  *Index
+	hs []groupHit
+}
+
+// newCursors returns the heap of the group hits (which it reorders).
+func newCursors(x *Index, hs []groupHit) *cursors {
+	c := &cursors{x: x, hs: hs}
+	heap.Init(c)
+	return c
+}
+
+func (c *cursors) Len() int           { return len(c.hs) }
+func (c *cursors) Less(i, j int) bool { return c.x.compareHits(&c.hs[i], &c.hs[j]) < 0 }
+func (c *cursors) Swap(i, j int)      { c.hs[i], c.hs[j] = c.hs[j], c.hs[i] }
+func (c *cursors) Push(v any)         { c.hs = append(c.hs, v.(groupHit)) }
+func (c *cursors) Pop() any {
+	h := c.hs[len(c.hs)-1]
+	c.hs = c.hs[:len(c.hs)-1]
+	return h
+}
+
+// after reports whether e comes before the first member of the heap
+// (Len > 0).
+func (c *cursors) after(e entry) bool { return c.x.before(e, &c.hs[0]) }
+
+// before reports whether e comes before member lo of group hit h.
+func (x *Index) before(e entry, h *groupHit) bool {
+	if e.start != h.start {
+		return e.start < h.start
+	}
+	return x.compare(e, h.g.occ[h.lo]) < 0
+}
+
+// pop takes the first member of the heap (Len > 0) and returns its slot.
+func (c *cursors) pop() uint32 {
+	h := &c.hs[0]
+	slot := h.g.occ[h.lo].slot
+	if h.lo++; h.lo == h.hi {
+		heap.Pop(c)
+	} else {
+		h.start = h.g.occ[h.lo].start
+		heap.Fix(c, 0)
+	}
+	return slot
 }
 
 // plan is a query made ready to run over the index.
@@ -1362,6 +1898,9 @@ type plan struct {
 	// cands holds the candidates of the list filters, IDs and words
 	// (nil: every event).
 	cands *roaring.Bitmap
+	// mainNone: no document of the date order can match (the candidates,
+	// narrowed to it, are none), while a group may.
+	mainNone bool
 	// words holds the scored ways each word matches, for a relevance
 	// order.
 	words [][]scoredClass
@@ -1704,7 +2243,10 @@ const sparse = 16
 // filters are all decided by the summary (statuses and flags), or, with
 // candidates or a radius, when every entry of the block passes those.
 func (p *plan) each(x *Index, ordered int, fn func(e *entry), skip func(n int) bool) {
-	if p.cands != nil && p.cands.GetCardinality()*sparse < uint64(len(x.slotOf)) {
+	if p.mainNone {
+		return
+	}
+	if p.cands != nil && p.cands.GetCardinality()*sparse < uint64(len(x.slotOf)-x.nGrouped) {
 		cands := p.cands.ToArray()
 		cands = slices.DeleteFunc(cands, func(slot uint32) bool { return !p.passes(x, &x.ents[slot]) })
 		if !p.ranked() {
@@ -1737,7 +2279,8 @@ func (p *plan) each(x *Index, ordered int, fn func(e *entry), skip func(n int) b
 	b, i := x.order.lowerBound(p.startMin)
 	for ; b < len(x.order); b, i = b+1, 0 {
 		blk := x.order[b]
-		if skip != nil && i == 0 && blk.e[len(blk.e)-1].start <= p.startMax && blk.minEnd >= endMin && blk.maxEnd <= endMax {
+		if skip != nil && i == 0 && blk.e[len(blk.e)-1].start <= p.startMax && blk.minEnd >= endMin && blk.maxEnd <= endMax &&
+			(blk.occurrences == 0 || !p.q.CollapseSeries) {
 			// The dates hold the block whole: count its matches from the
 			// summary, or, with candidates or a radius, when every entry
 			// passes the statuses and flags, as the entries that are
@@ -1803,10 +2346,15 @@ func bounds(gte, gt, lte, lt search.Opt[int64]) (lo, hi int64) {
 }
 
 // sortFirst puts the k first slots of c by the date order at its front, in
-// order (the rest after them, in no order): a quickselect, then a sort of
-// the k, so that a page of a few thousand candidates costs no full sort.
+// order (the rest after them, in no order), by firstK.
 func (x *Index) sortFirst(c []uint32, k int) {
-	cmpSlots := func(a, b uint32) int { return x.compare(x.rows[a].e, x.rows[b].e) }
+	firstK(c, k, func(a, b uint32) int { return x.compare(x.rows[a].e, x.rows[b].e) })
+}
+
+// firstK puts the k first elements of c by cmpFn at its front, in order
+// (the rest after them, in no order): a quickselect, then a sort of the
+// k, so that a page of a few thousand candidates costs no full sort.
+func firstK[T any](c []T, k int, cmpFn func(a, b T) int) {
 	if k <= 0 {
 		return
 	}
@@ -1815,18 +2363,18 @@ func (x *Index) sortFirst(c []uint32, k int) {
 		for lo < hi {
 			// Median of three as the pivot, then a Lomuto partition.
 			mid := lo + (hi-lo)/2
-			if cmpSlots(c[mid], c[lo]) < 0 {
+			if cmpFn(c[mid], c[lo]) < 0 {
 				c[mid], c[lo] = c[lo], c[mid]
 			}
-			if cmpSlots(c[hi], c[lo]) < 0 {
+			if cmpFn(c[hi], c[lo]) < 0 {
 				c[hi], c[lo] = c[lo], c[hi]
 			}
-			if cmpSlots(c[mid], c[hi]) < 0 {
+			if cmpFn(c[mid], c[hi]) < 0 {
 				c[mid], c[hi] = c[hi], c[mid]
 			}
 			pivot, store := c[hi], lo
 			for i := lo; i < hi; i++ {
-				if cmpSlots(c[i], pivot) < 0 {
+				if cmpFn(c[i], pivot) < 0 {
 					c[i], c[store] = c[store], c[i]
 					store++
 				}
@@ -1843,7 +2391,7 @@ func (x *Index) sortFirst(c []uint32, k int) {
 		}
 		c = c[:k]
 	}
-	slices.SortFunc(c, cmpSlots)
+	slices.SortFunc(c, cmpFn)
 }
 
 // countIn counts the entries that are in set (nil: every one) and whose
@@ -1950,6 +2498,9 @@ type facetCounts struct {
 	n       int
 	// featured and ticketed count false and true (nil: not asked for).
 	featured, ticketed *[2]int
+	// grouped counts, per list filter, the values of the groups' matching
+	// members (addGroup).
+	grouped [numLists]map[int64]int
 }
 
 // fewMax and fewValues choose how list facets are counted: with at most
@@ -2003,6 +2554,32 @@ func (c *facetCounts) add(slot uint32, e *entry) {
 	}
 }
 
+// addGroup counts n matching members of group g: as many times its
+// representative's values and flags.
+func (c *facetCounts) addGroup(x *Index, g *group, n int) {
+	e := &x.ents[g.rep]
+	if c.featured != nil {
+		c.featured[e.flags&flagFeatured>>bits.TrailingZeros8(flagFeatured)] += n
+	}
+	if c.ticketed != nil {
+		c.ticketed[e.flags&flagTicketed>>bits.TrailingZeros8(flagTicketed)] += n
+	}
+	for l, asked := range c.lists {
+		if !asked {
+			continue
+		}
+		if c.grouped[l] == nil {
+			c.grouped[l] = map[int64]int{}
+		}
+		vs := x.rows[g.rep].lists[l]
+		for i, v := range vs {
+			if !slices.Contains(vs[:i], v) {
+				c.grouped[l][v] += n
+			}
+		}
+	}
+}
+
 // result returns the counts as the contract has them: an event counts once
 // for each value it has (values as strings, values without a match absent;
 // a name that is not a facet counts nothing, as in
@@ -2043,7 +2620,8 @@ func (c *facetCounts) result(x *Index) map[string]map[string]int {
 	out := make(map[string]map[string]int, len(c.names))
 	for _, f := range c.names {
 		m := map[string]int{}
-		if l, ok := facetLists[f]; ok && byValue[l] != nil {
+		l, ok := facetLists[f]
+		if ok && byValue[l] != nil {
 			for v, n := range byValue[l] {
 				m[strconv.FormatInt(v, 10)] = n
 			}
@@ -2052,6 +2630,11 @@ func (c *facetCounts) result(x *Index) map[string]map[string]int {
 				if n := matches.AndCardinality(b); n > 0 {
 					m[strconv.FormatInt(v, 10)] = int(n)
 				}
+			}
+		}
+		if ok {
+			for v, n := range c.grouped[l] {
+				m[strconv.FormatInt(v, 10)] += n
 			}
 		}
 		var flags *[2]int

@@ -2,6 +2,9 @@ package memindex
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -74,5 +77,164 @@ func TestSeriesNumbersAreReused(t *testing.T) {
 	}
 	if x.seriesMax > 2 || len(x.seriesOf) != 0 {
 		t.Errorf("after 100 series came and went: %d numbers given, %d held; want at most 2 and 0", x.seriesMax, len(x.seriesOf))
+	}
+}
+
+// TestSeriesAgreeWithReferenceAfterChanges indexes generated events of
+// which many are series with overrides (searchtest.WithSeries), then
+// edits whole series (a new text for every occurrence, an override of
+// one, a series made single and a single made a series), removes and
+// restores events, and checks generated queries (with and without
+// CollapseSeries) against the reference after each round: the groups of
+// uniform occurrences and the date order must agree on every filter,
+// total, page, occurrence key and facet.
+func TestSeriesAgreeWithReferenceAfterChanges(t *testing.T) {
+	for _, chunk := range []int{chunkWords, 3} {
+		t.Run(fmt.Sprintf("chunks of %d words", chunk), func(t *testing.T) {
+			defer func(c int) { chunkWords = c }(chunkWords)
+			chunkWords = chunk
+			seriesAgree(t)
+		})
+	}
+}
+
+func seriesAgree(t *testing.T) {
+	f := searchtest.Generate(9, 400, 30, 12)
+	fs := searchtest.WithSeries(f)
+	r := rand.New(rand.NewPCG(21, 22))
+	x := New()
+	live := map[int64][]search.EventDocument{}
+	var order []int64
+	for _, d := range fs.Events {
+		if _, ok := live[d.ID]; !ok {
+			order = append(order, d.ID)
+		}
+		live[d.ID] = append(live[d.ID], d)
+	}
+	write := func(ids []int64) {
+		var docs []search.EventDocument
+		for _, id := range ids {
+			docs = append(docs, live[id]...)
+		}
+		x.Apply(docs)
+	}
+	all := func() []search.EventDocument {
+		var docs []search.EventDocument
+		for _, id := range order {
+			docs = append(docs, live[id]...)
+		}
+		return docs
+	}
+	write(order[:1])
+	write(order[1:9])
+	write(order[9:])
+	if len(x.groups) == 0 {
+		t.Fatal("no group of uniform occurrences: the test does not exercise groups")
+	}
+	checkSeries(t, "indexed", x, all(), f, r)
+	const day = 86400
+	for round := 1; round <= 3; round++ {
+		var changed []int64
+		for _, id := range order {
+			docs := live[id]
+			if len(docs) == 0 || r.IntN(4) > 0 {
+				continue
+			}
+			switch k := r.IntN(5); {
+			case k == 0 && docs[0].Occurrence != "":
+				// Every occurrence gets another title: a new template.
+				for i := range docs {
+					docs[i].Text = retitled(docs[i].Text, fmt.Sprintf("round%d", round))
+				}
+			case k == 1 && len(docs) > 2:
+				// One occurrence gets an override (a venue, featured).
+				i := r.IntN(len(docs))
+				docs[i].VenueIDs, docs[i].Featured = []int64{f.Venues[r.IntN(len(f.Venues))].ID}, !docs[i].Featured
+			case k == 2 && docs[0].Occurrence != "":
+				// The series becomes a single event.
+				one := docs[0]
+				one.Occurrence = ""
+				docs = []search.EventDocument{one}
+			case k == 3 && docs[0].Occurrence == "":
+				// A single event becomes a series, daily.
+				docs = searchtest.Occurrences(docs[0], 2+r.IntN(20), day)
+			default:
+				// Moved: every occurrence an hour later.
+				for i := range docs {
+					docs[i].Start += 3600
+					docs[i].End += 3600
+				}
+			}
+			live[id] = docs
+			changed = append(changed, id)
+		}
+		write(changed)
+		var gone []int64
+		for _, id := range order {
+			if len(live[id]) > 0 && r.IntN(8) == 0 {
+				gone = append(gone, id)
+			}
+		}
+		x.Remove(gone)
+		saved := map[int64][]search.EventDocument{}
+		for _, id := range gone {
+			saved[id] = live[id]
+			delete(live, id)
+		}
+		checkSeries(t, fmt.Sprintf("round %d, removed", round), x, all(), f, r)
+		back := gone[:len(gone)/2]
+		for _, id := range back {
+			live[id] = saved[id]
+		}
+		write(back)
+		checkSeries(t, fmt.Sprintf("round %d", round), x, all(), f, r)
+	}
+	x.Remove(order)
+	if x.Count() != 0 || len(x.groups) != 0 || x.nGrouped != 0 || !x.reps.IsEmpty() || !x.grouped.IsEmpty() || len(x.order) != 0 {
+		t.Fatalf("after removing everything: %d documents, %d groups, %d grouped, %d representatives, %d blocks",
+			x.Count(), len(x.groups), x.nGrouped, x.reps.GetCardinality(), len(x.order))
+	}
+}
+
+// retitled returns text with word added to every language's title.
+func retitled(text map[string]search.Text, word string) map[string]search.Text {
+	out := make(map[string]search.Text, len(text))
+	for l, t := range text {
+		t.Title += " " + word
+		out[l] = t
+	}
+	return out
+}
+
+// checkSeries runs generated queries, half of them collapsed, against x
+// and the reference over docs: totals, pages with their occurrence keys,
+// and facets.
+func checkSeries(t *testing.T, round string, x *Index, docs []search.EventDocument, f *searchtest.Fixtures, r *rand.Rand) {
+	t.Helper()
+	if x.Count() != len(docs) {
+		t.Fatalf("%s: Count %d, want %d", round, x.Count(), len(docs))
+	}
+	for i := 0; i < 400; i++ {
+		q := randomQuery(r, f, docs)
+		q.CollapseSeries = r.IntN(2) == 0
+		q.Relevance = false // the relevance order is checked by the engine suite
+		got, err := x.Search(t.Context(), q)
+		if err != nil {
+			t.Fatalf("%s: %+v: %v", round, q, err)
+		}
+		want := searchtest.ExpectedEvents(docs, q)
+		if got.Total != want.Total {
+			t.Fatalf("%s: %+v: total %d, want %d", round, q, got.Total, want.Total)
+		}
+		gotOcc := make([]string, len(got.IDs))
+		for k := range got.IDs {
+			gotOcc[k] = got.Occurrence(k)
+		}
+		if !slices.Equal(got.IDs, want.IDs) || !slices.Equal(gotOcc, want.Occurrences) {
+			t.Fatalf("%s: %+v: page %v %q, want %v %q", round, q, got.IDs, gotOcc, want.IDs, want.Occurrences)
+		}
+		if wantF := searchtest.ExpectedFacets(docs, q); fmt.Sprint(got.Facets) != fmt.Sprint(wantF) {
+			t.Fatalf("%s: %+v: facets %v, want %v", round, q, got.Facets, wantF)
+		}
 	}
 }
