@@ -48,8 +48,8 @@
 //     groups' members. So a list over 5,000 weekly series of 105
 //     occurrences reads 5,000 heads rather than 525,000 entries (measured
 //     with the load benchmark at 100,000 events of which 5,000 series,
-//     650,000 documents: a one-word search went from 19.5 to 3.3 ms at
-//     p50, a 50 km radius from 16.1 to 1.6 ms).
+//     650,000 documents: a one-word search went from 19.5 to 4.1 ms at
+//     p50, a 50 km radius from 16.1 to 1.7 ms; bench/README.md).
 //
 // Every filter is thus decided exactly as the reference (search/searchtest)
 // decides it, and totals and facet counts are exact.
