@@ -608,7 +608,12 @@ func (x *Index) unplace(slot uint32) {
 	r.grp = nil
 	x.grouped.Remove(slot)
 	x.nGrouped--
-	if i := sort.Search(len(g.occ), func(i int) bool { return x.compare(g.occ[i], r.e) >= 0 }); i < len(g.occ) && g.occ[i].slot == slot {
+	switch i := sort.Search(len(g.occ), func(i int) bool { return x.compare(g.occ[i], r.e) >= 0 }); {
+	case i == 0 && len(g.occ) > 0 && g.occ[0].slot == slot:
+		// The first: a series rewritten (in the date order) leaves its
+		// old group from the front, so no member moves.
+		g.occ = g.occ[1:]
+	case i < len(g.occ) && g.occ[i].slot == slot:
 		g.occ = slices.Delete(g.occ, i, i+1)
 	}
 	if g.rep == slot {
