@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -261,6 +263,42 @@ func TestHorizonRollerRestart(t *testing.T) {
 			restarted.run(t.Context(), rollerNow.Add(7*day))
 			if got, want := pendingSeries(t, s, ids), []string{"lastHour", "stopDay", "threeDays", "twentyFive", "twentyThree"}; !slices.Equal(got, want) {
 				t.Errorf("the next run marked %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestScheduledHorizonAfterStop: the schedule's horizon job records its
+// runs in the store, so a schedule started five days after the previous
+// one stopped catches up at its first run.
+func TestScheduledHorizonAfterStop(t *testing.T) {
+	s := newStack(t)
+	ids := rollerSeries(t, s)
+	tests := []struct {
+		name string
+		at   time.Time
+		want []string
+	}{
+		{"the last start before the stop", rollerNow.Add(-5 * day), nil},
+		{"the start five days later", rollerNow, []string{"lastHour", "threeDays", "twentyFive", "twentyThree"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := clockwork.NewFakeClockAt(tt.at)
+			ran := make(runs, 10)
+			r := NewReindexer(s.store, s.engine, s.worker, quiet, clock.Now, nil)
+			sched := startSchedule(t, ScheduleOptions{Reindexer: r, Store: s.store, Docs: s.worker.Docs,
+				HorizonEvery: day, afterRun: ran.after}, clock, 1)
+			for name := ran.next(t); name != jobHorizon; name = ran.next(t) {
+			}
+			if err := sched.Shutdown(); err != nil {
+				t.Fatal(err)
+			}
+			if got := pendingSeries(t, s, ids); !slices.Equal(got, tt.want) {
+				t.Errorf("marked %v, want %v", got, tt.want)
+			}
+			if got := recordedRoll(t, s.store); got != rfc3339(tt.at) {
+				t.Errorf("recorded %q, want %q", got, rfc3339(tt.at))
 			}
 		})
 	}
