@@ -524,6 +524,16 @@ type Store interface {
 	// request a reindex of items that depend on a changed item).
 	MarkForIndexing(ctx context.Context, kind MarkKind, ids []int64) error
 
+	// GetJobState returns the value SetJobState last stored under key,
+	// with found false (and no error) when none was. It is the small
+	// persisted state of the service's periodic jobs, such as when the
+	// sync schedule last rolled the recurrence horizon. Keys and values
+	// are short strings; a value reads back exactly as it was stored.
+	GetJobState(ctx context.Context, key string) (value string, found bool, err error)
+	// SetJobState stores value under key, replacing any earlier value
+	// (an upsert). It records no index mark.
+	SetJobState(ctx context.Context, key, value string) error
+
 	// WebhookStore holds the webhook endpoints, the item states their
 	// messages reported and the delivery queue (webhooks.go).
 	WebhookStore

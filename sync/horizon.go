@@ -14,8 +14,9 @@ import (
 // days pass: the horizon's end moves over new occurrences, and a long
 // series capped at MaxOccurrences drops its earliest. The schedule runs
 // RollHorizon once a day (jobHorizon): it marks for indexing each series
-// whose expansion now differs from its expansion at the previous run, and
-// the worker re-indexes them as any other write.
+// whose expansion now differs from its expansion at the previous run
+// (recorded in the store, so a process started after a stop catches up;
+// horizonRoller.run), and the worker re-indexes them as any other write.
 
 // DefaultHorizonEvery is how often the schedule rolls the horizon.
 const DefaultHorizonEvery = 24 * time.Hour
@@ -73,7 +74,13 @@ func horizonMoved(e *repository.EventFields, docs *DocBuilder, since, now time.T
 	return len(after) > 0 && (before[0].Key != after[0].Key || before[len(before)-1].Key != after[len(after)-1].Key)
 }
 
-// horizonRoller remembers when the horizon was last rolled.
+// horizonRolledKey is the job state key (repository.Store.SetJobState)
+// of when the horizon was last rolled: RFC 3339 with nanoseconds, UTC.
+const horizonRolledKey = "recurrence.horizon.rolled"
+
+// horizonRoller remembers when the horizon was last rolled: in memory
+// (last) and in the store's job state (horizonRolledKey), which outlives
+// the process.
 type horizonRoller struct {
 	store    repository.Store
 	docs     *DocBuilder
@@ -83,18 +90,24 @@ type horizonRoller struct {
 	last     time.Time
 }
 
-// run rolls the horizon from the last run to now and wakes the worker
-// when it marked series. The first run of a process (at its start, or
-// when it takes the lease) does not know when the horizon was last
-// rolled and compares with one period ago: a longer look back would
-// re-index most series at every start (a week marks every weekly
-// series). So a schedule stopped for longer than a period leaves the far
-// end of some series' horizons short of the occurrences it missed, until
-// the series is next written or a full rebuild (REINDEX_CRON) runs.
+// run rolls the horizon from the last run to now, records now as the
+// last run and wakes the worker when it marked series. The first run of
+// a process (at its start, or when it takes the lease) reads when the
+// horizon was last rolled from the store, so a schedule stopped for days
+// catches up: the series whose expansion changed while it was stopped
+// are marked, and only those (a restart an hour after the last run marks
+// what changed in that hour). Without a usable record (never rolled,
+// unreadable, or later than now, as another machine's clock may be) it
+// compares with one period ago, as a longer look back would re-index
+// most series (a week marks every weekly series). A failed roll records
+// nothing, so the next run (in this process or after a restart) covers
+// its period again; a failure to read or record the time is logged and
+// does not stop the roll (an unrecorded run makes the next process look
+// back further, which only marks more).
 func (r *horizonRoller) run(ctx context.Context, now time.Time) {
 	since := r.last
 	if since.IsZero() {
-		since = now.Add(-r.every)
+		since = r.lastRolled(ctx, now)
 	}
 	n, err := RollHorizon(ctx, r.store, r.docs, since, now)
 	if err != nil {
@@ -102,10 +115,40 @@ func (r *horizonRoller) run(ctx context.Context, now time.Time) {
 		return
 	}
 	r.last = now
+	if err := r.store.SetJobState(ctx, horizonRolledKey, now.UTC().Format(time.RFC3339Nano)); err != nil {
+		r.log.Warn("recording when the recurrence horizon was rolled failed", "err", err)
+	}
 	if n > 0 {
 		if r.notifier != nil {
 			r.notifier.Notify()
 		}
-		r.log.Info("recurrence horizon rolled", "series", n)
+		r.log.Info("recurrence horizon rolled", "series", n, "since", since)
 	}
+}
+
+// lastRolled returns when the horizon was last rolled as the store
+// recorded it, or one period before now (saying why in the log) when
+// there is no usable record.
+func (r *horizonRoller) lastRolled(ctx context.Context, now time.Time) time.Time {
+	fallback := now.Add(-r.every)
+	value, found, err := r.store.GetJobState(ctx, horizonRolledKey)
+	if err != nil {
+		r.log.Warn("reading when the recurrence horizon was last rolled failed: rolling from one period ago", "err", err, "since", fallback)
+		return fallback
+	}
+	if !found {
+		r.log.Info("the recurrence horizon was never rolled: rolling from one period ago", "since", fallback)
+		return fallback
+	}
+	rolled, err := time.Parse(time.RFC3339Nano, value)
+	switch {
+	case err != nil:
+		r.log.Warn("the recorded last roll of the recurrence horizon is unreadable: rolling from one period ago", "rolled", value, "err", err, "since", fallback)
+		return fallback
+	case rolled.After(now):
+		r.log.Warn("the recorded last roll of the recurrence horizon is later than now: rolling from one period ago", "rolled", value, "since", fallback)
+		return fallback
+	}
+	r.log.Info("rolling the recurrence horizon from its last roll", "since", rolled)
+	return rolled
 }

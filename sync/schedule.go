@@ -45,7 +45,8 @@ type ScheduleOptions struct {
 	// Docs, when set, enables the horizon job: every HorizonEvery
 	// (default DefaultHorizonEvery), and once at start, series whose
 	// occurrences up to Docs' horizon changed since the last run are
-	// marked for indexing (RollHorizon).
+	// marked for indexing (RollHorizon). The last run is recorded in
+	// Store, so the run at start catches up after a stop.
 	Docs         *DocBuilder
 	HorizonEvery time.Duration
 	// Lease decides whether this process runs the jobs (nil: Held).

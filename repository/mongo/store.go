@@ -13,6 +13,7 @@
 //	locks        short-lived per-item write locks ("post:12")
 //	leases       the leader lease of the service processes (lease.go)
 //	meta         the layout version of the database (migrate.go)
+//	job_state    the periodic jobs' state ({_id: key, value}; jobstate.go)
 //
 // # Why the item locks
 //

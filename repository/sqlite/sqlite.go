@@ -24,7 +24,9 @@
 //     counter, never from MAX(id)+1, so they are never reused;
 //   - index_marks: one row per item that needs (re)indexing, written in the
 //     same transaction as the item, with a sequence number that grows on
-//     every write.
+//     every write;
+//   - job_state: the periodic jobs' persisted state, one value per key
+//     (GetJobState, SetJobState).
 //
 // # Concurrency
 //
@@ -175,6 +177,13 @@ var schema = []string{
 		PRIMARY KEY (kind, id)
 	) WITHOUT ROWID`,
 	`CREATE UNIQUE INDEX IF NOT EXISTS index_marks_by_seq ON index_marks(seq)`,
+
+	// The periodic jobs' state (jobstate.go). A database written before
+	// it existed gains it here on open.
+	`CREATE TABLE IF NOT EXISTS job_state (
+		key   TEXT PRIMARY KEY,
+		value TEXT NOT NULL
+	) WITHOUT ROWID`,
 
 	// Webhooks (webhooks.go): endpoints as JSON documents, the state each
 	// item was last reported in, and the delivery queue and log.

@@ -91,6 +91,7 @@ func RunWith(t *testing.T, opts Options, newStore func(t *testing.T) repository.
 		{"Exclusive", exclusiveTests},
 		{"ExplicitIDs", explicitIDTests},
 		{"Recurrence", recurrenceTests},
+		{"JobState", jobStateTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
