@@ -101,6 +101,12 @@ func BenchmarkSeriesSearch(b *testing.B) {
 		{"typeahead j", with(func(q *search.EventQuery) { q.Query = "j" })},
 		{"typeahead jazz c", with(func(q *search.EventQuery) { q.Query = "jazz c" })},
 		{"typo", with(func(q *search.EventQuery) { q.Query = "jazz cnocert " })},
+		{"deep page", with(func(q *search.EventQuery) { q.Offset = 300000 })},
+		{"relevance", with(func(q *search.EventQuery) { q.Query = "jazz concert"; q.Relevance = true })},
+		{"relevance, one prefix", with(func(q *search.EventQuery) { q.Query = "c"; q.Relevance = true })},
+		{"relevance, one prefix, deep page", with(func(q *search.EventQuery) { q.Query = "c"; q.Relevance = true; q.Offset = 200000 })},
+		{"collapsed, deep page", with(func(q *search.EventQuery) { q.CollapseSeries = true; q.Offset = 90000 })},
+		{"past the last page", with(func(q *search.EventQuery) { q.Offset = 5000000 })},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {

@@ -1547,29 +1547,195 @@ func (s *searcher) first(e *entry) bool {
 }
 
 // ranked runs a query ordered by something other than the date order:
-// every match, ranked.
+// best match first (a relevance order), then by the query's date (start
+// or publish date), then by ID and occurrence key. Every match of the
+// date order is scored, and a group once (its members match the same
+// words). In a start order a group's members are in that order already:
+// within one score the matches are in the date order, so a page is cut
+// from the scores' runs as a date-ordered page is (scorePage), at a cost
+// that does not grow with its offset. In a publish-date order a group's
+// members tie on everything but their key and are ranked one by one, as
+// are the series' first matches of a collapsed query.
 func (s *searcher) ranked(gs []groupHit) {
-	x := s.x
-	var hits []uint32
-	s.p.each(x, 0, func(e *entry) {
-		hits = append(hits, e.slot)
+	x, p := s.x, s.p
+	byStart := p.q.Sort != search.ByPublishDate
+	var hits []rankHit
+	p.each(x, 0, func(e *entry) {
+		date := e.start
+		if !byStart {
+			date = x.rows[e.slot].pub
+		}
+		hits = append(hits, rankHit{score: p.score(e.slot), date: date, slot: e.slot, gi: -1})
 		s.counts.add(e.slot, e)
 	}, nil)
-	for _, h := range gs {
+	total := len(hits)
+	for i := range gs {
+		h := &gs[i]
+		total += h.hi - h.lo
+		s.counts.addGroup(x, h.g, h.hi-h.lo)
+		score := p.score(h.g.rep)
+		if byStart {
+			// The first member stands for the group.
+			hits = append(hits, rankHit{score: score, date: h.start, slot: h.g.occ[h.lo].slot, gi: int32(i)})
+			continue
+		}
 		for k := h.lo; k < h.hi; k++ {
-			e := &h.g.occ[k]
-			hits = append(hits, e.slot)
-			s.counts.add(e.slot, e)
+			slot := h.g.occ[k].slot
+			hits = append(hits, rankHit{score: score, date: x.rows[slot].pub, slot: slot, gi: -1})
 		}
 	}
-	x.rank(hits, s.p)
-	if s.p.q.CollapseSeries {
-		hits = slices.DeleteFunc(hits, func(slot uint32) bool { return !s.first(&x.ents[slot]) })
+	if p.q.CollapseSeries {
+		// Each series once, by its best match (a group's first member is
+		// its best).
+		hits = s.collapseRanked(hits)
+		total = len(hits)
 	}
-	s.res.Total = len(hits)
-	for _, slot := range hits[min(s.offset, len(hits)):min(s.offset+s.limit, len(hits))] {
-		s.put(slot)
+	s.res.Total = total
+	if s.limit == 0 || s.offset >= total {
+		return
 	}
+	if !byStart || p.q.CollapseSeries {
+		selectK(hits, s.offset, s.compareRanked)
+		page := hits[s.offset:]
+		firstK(page, s.limit, s.compareRanked)
+		for _, h := range page[:min(s.limit, len(page))] {
+			s.put(h.slot)
+		}
+		return
+	}
+	s.scorePage(hits, gs)
+}
+
+// scorePage puts the page of a ranked query in a start order: the
+// matches by score, best first, each score's matches in the date order
+// (the date order's hits and the groups' members), the page cut from the
+// runs of the scores it overlaps (datePage).
+func (s *searcher) scorePage(hits []rankHit, gs []groupHit) {
+	sizes := map[float64]int{}
+	for _, h := range hits {
+		n := 1
+		if h.gi >= 0 {
+			n = gs[h.gi].hi - gs[h.gi].lo
+		}
+		sizes[h.score] += n
+	}
+	scores := slices.Sorted(maps.Keys(sizes))
+	slices.Reverse(scores)
+	pos, left := s.offset, s.limit
+	for _, score := range scores {
+		n := sizes[score]
+		if pos >= n {
+			pos -= n
+			continue
+		}
+		var main []uint32
+		var groups []groupHit
+		for _, h := range hits {
+			switch {
+			case h.score != score:
+			case h.gi >= 0:
+				groups = append(groups, gs[h.gi])
+			default:
+				main = append(main, h.slot)
+			}
+		}
+		take := min(left, n-pos)
+		s.datePage(main, groups, pos, take)
+		if left -= take; left == 0 {
+			return
+		}
+		pos = 0
+	}
+}
+
+// datePage puts on the page the matches from position from, take of them,
+// of the date-ordered merge of main (slots, in no order) and the members
+// of gs. Past deepOffset it finds the start of the page first.
+func (s *searcher) datePage(main []uint32, gs []groupHit, from, take int) {
+	x := s.x
+	if from > deepOffset {
+		starts := make([]int64, len(main))
+		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+		for i, slot := range main {
+			starts[i] = x.ents[slot].start
+			lo, hi = min(lo, starts[i]), max(hi, starts[i])
+		}
+		mainUpTo := func(t int64) int {
+			n := 0
+			for _, st := range starts {
+				if st <= t {
+					n++
+				}
+			}
+			return n
+		}
+		t, before := pageStart(gs, from, mainUpTo, lo, hi)
+		from -= before
+		main = slices.DeleteFunc(main, func(slot uint32) bool { return x.ents[slot].start < t })
+		gs = membersFrom(gs, t)
+	}
+	need := from + take
+	x.sortFirst(main, need)
+	firstK(gs, need, func(a, b groupHit) int { return x.compareHits(&a, &b) })
+	s.merge(main[:min(need, len(main))], newCursors(x, gs[:min(need, len(gs))]), from, need)
+}
+
+// rankHit is a match in a ranked query: its score and date, and, for a
+// group's first member standing for the group (gi >= 0), the group hit.
+type rankHit struct {
+	score float64
+	date  int64
+	slot  uint32
+	gi    int32
+}
+
+// compareRanked orders ranked hits: best score first, then by date, ID
+// and occurrence key.
+func (s *searcher) compareRanked(a, b rankHit) int {
+	if c := cmp.Compare(b.score, a.score); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.date, b.date); c != 0 {
+		return c
+	}
+	ra, rb := &s.x.rows[a.slot], &s.x.rows[b.slot]
+	return cmp.Or(cmp.Compare(ra.id, rb.id), cmp.Compare(ra.occ, rb.occ))
+}
+
+// collapseRanked keeps, of the hits of each series, the first in the
+// ranked order (single events all stay).
+func (s *searcher) collapseRanked(hits []rankHit) []rankHit {
+	best := map[uint32]int{}
+	keep := hits[:0]
+	for _, h := range hits {
+		n := s.x.ents[h.slot].series
+		if n == 0 {
+			keep = append(keep, h)
+			continue
+		}
+		if i, ok := best[n]; !ok {
+			best[n] = len(keep)
+			keep = append(keep, h)
+		} else if s.compareRanked(h, keep[i]) < 0 {
+			keep[i] = h
+		}
+	}
+	return keep
+}
+
+// score returns the relevance score of the document at slot: for each
+// query word, the score of the best way it matches (0 without words).
+func (p *plan) score(slot uint32) float64 {
+	total := 0.0
+	for _, classes := range p.words {
+		for _, c := range classes {
+			if c.rows.Contains(slot) {
+				total += c.score
+				break
+			}
+		}
+	}
+	return total
 }
 
 // ordered runs a query in the date order when no group matches: the date
@@ -1609,42 +1775,147 @@ func (s *searcher) merged(gs []groupHit) {
 	if s.limit == 0 {
 		need = 0
 	}
-	var main []uint32
-	total := 0
-	var skip func(n int) bool
-	if len(s.p.q.Facets) == 0 {
-		skip = func(n int) bool {
-			if len(main) >= need {
-				total += n
-				return true
-			}
-			return false
-		}
+	deep := s.offset > deepOffset
+	collect := need
+	if deep {
+		collect = 0
 	}
-	s.p.each(x, need, func(e *entry) {
-		if len(main) < need {
-			main = append(main, e.slot)
-		}
-		total++
-		s.counts.add(e.slot, e)
-	}, skip)
+	main, total := s.mainFirst(s.p, collect, true)
 	for _, h := range gs {
 		total += h.hi - h.lo
 		s.counts.addGroup(x, h.g, h.hi-h.lo)
 	}
 	s.res.Total = total
-	if need > 0 {
-		// Only the groups whose first member in the bounds is among the
-		// need first such can have a member on the page: need members
-		// come before any member of the others.
-		firstK(gs, need, func(a, b groupHit) int { return x.compareHits(&a, &b) })
-		s.merge(main, newCursors(x, gs[:min(need, len(gs))]), need)
+	if need == 0 || s.offset >= total {
+		return
 	}
+	from := s.offset
+	if deep {
+		// The page's first match starts at t: the matches before it are
+		// skipped whole, and the page is merged from the matches at t on.
+		p := s.p
+		mainUpTo := func(t int64) int {
+			q := *p
+			q.startMax = min(q.startMax, t)
+			_, n := s.mainFirst(&q, 0, false)
+			return n
+		}
+		// The date order's starts lie within its first and last entries'.
+		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+		if len(x.order) > 0 {
+			last := x.order[len(x.order)-1]
+			lo, hi = x.order[0].e[0].start, last.e[len(last.e)-1].start
+		}
+		t, before := pageStart(gs, s.offset, mainUpTo, max(lo, p.startMin), min(hi, p.startMax))
+		from -= before
+		need = from + s.limit
+		q := *p
+		q.startMin = max(q.startMin, t)
+		main, _ = s.mainFirst(&q, need, false)
+		gs = membersFrom(gs, t)
+	}
+	// Only the groups whose first member in the bounds is among the need
+	// first such can have a member on the page: need members come before
+	// any member of the others.
+	firstK(gs, need, func(a, b groupHit) int { return x.compareHits(&a, &b) })
+	s.merge(main, newCursors(x, gs[:min(need, len(gs))]), from, need)
 }
 
-// merge puts on the page the matches from the offset to need of two
-// streams in the date order: main (slots) and the groups' cursors.
-func (s *searcher) merge(main []uint32, c *cursors, need int) {
+// deepOffset is the offset past which a merged page is found by its
+// start (pageStart) rather than by merging every match before it: a page
+// at offset n would otherwise cost n steps of the merge (300,000 matches
+// into a page: 130 ms), where pageStart costs about 30 counts of the
+// matches up to a date, each reading the date order's block summaries and
+// one binary search per group. A variable so that the tests can find
+// every page by its start.
+var deepOffset = 2048
+
+// mainFirst reads the date order's matches of p: the first collect of
+// them in order, and their number (counting whole blocks from their
+// summaries when it can). With facets, it counts every match in them.
+func (s *searcher) mainFirst(p *plan, collect int, facets bool) ([]uint32, int) {
+	var main []uint32
+	n := 0
+	var skip func(k int) bool
+	if !facets || len(p.q.Facets) == 0 {
+		skip = func(k int) bool {
+			if len(main) >= collect {
+				n += k
+				return true
+			}
+			return false
+		}
+	}
+	p.each(s.x, collect, func(e *entry) {
+		if len(main) < collect {
+			main = append(main, e.slot)
+		}
+		n++
+		if facets {
+			s.counts.add(e.slot, e)
+		}
+	}, skip)
+	return main, n
+}
+
+// pageStart returns the start t of the match at position offset of a
+// date-ordered merge and the number of its matches that start before t,
+// by bisection on t. The merge is of a stream whose matches mainUpTo
+// counts (those starting at or before a time; their starts lie within
+// [lo, hi]) and of the members gs holds. The caller made sure that offset
+// is below the merge's size.
+func pageStart(gs []groupHit, offset int, mainUpTo func(t int64) int, lo, hi int64) (int64, int) {
+	// upTo returns the number of matches starting at or before t.
+	upTo := func(t int64) int {
+		n := mainUpTo(t)
+		for i := range gs {
+			h := &gs[i]
+			occ := h.g.occ[h.lo:h.hi]
+			switch {
+			case occ[len(occ)-1].start <= t:
+				n += len(occ)
+			case occ[0].start <= t:
+				n += sort.Search(len(occ), func(k int) bool { return occ[k].start > t })
+			}
+		}
+		return n
+	}
+	for i := range gs {
+		h := &gs[i]
+		lo, hi = min(lo, h.g.occ[h.lo].start), max(hi, h.g.occ[h.hi-1].start)
+	}
+	// The smallest t with more than offset matches at or before it.
+	for lo < hi {
+		mid := int64(uint64(lo) + (uint64(hi)-uint64(lo))/2)
+		if upTo(mid) > offset {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	if lo == math.MinInt64 {
+		return lo, 0
+	}
+	return lo, upTo(lo - 1)
+}
+
+// membersFrom returns the group hits with their members starting at or after t
+// (those left with none dropped), reusing gs.
+func membersFrom(gs []groupHit, t int64) []groupHit {
+	kept := gs[:0]
+	for _, h := range gs {
+		occ := h.g.occ[:h.hi]
+		if h.lo += sort.Search(h.hi-h.lo, func(k int) bool { return occ[h.lo+k].start >= t }); h.lo < h.hi {
+			h.start = occ[h.lo].start
+			kept = append(kept, h)
+		}
+	}
+	return kept
+}
+
+// merge puts on the page the matches from from to need of two streams in
+// the date order: main (slots) and the groups' cursors.
+func (s *searcher) merge(main []uint32, c *cursors, from, need int) {
 	x := s.x
 	for k, i := 0, 0; k < need; k++ {
 		var slot uint32
@@ -1657,7 +1928,7 @@ func (s *searcher) merge(main []uint32, c *cursors, need int) {
 		default:
 			return
 		}
-		if k >= s.offset {
+		if k >= from {
 			s.put(slot)
 		}
 	}
@@ -1731,9 +2002,9 @@ func (s *searcher) collapsed(gs []groupHit) {
 		}
 	}
 	s.res.Total = listed + len(reps)
-	if need > 0 {
+	if need > 0 && s.offset < s.res.Total {
 		firstK(reps, need, func(a, b groupHit) int { return x.compareHits(&a, &b) })
-		s.merge(main, newCursors(x, reps[:min(need, len(reps))]), need)
+		s.merge(main, newCursors(x, reps[:min(need, len(reps))]), s.offset, need)
 	}
 }
 
@@ -1906,6 +2177,9 @@ type plan struct {
 	// mainNone: no document of the date order can match (the candidates,
 	// narrowed to it, are none), while a group may.
 	mainNone bool
+	// set holds cands as a bit set once each built it (copies of the plan
+	// with other date bounds share it).
+	set []uint64
 	// words holds the scored ways each word matches, for a relevance
 	// order.
 	words [][]scoredClass
@@ -2262,17 +2536,17 @@ func (p *plan) each(x *Index, ordered int, fn func(e *entry), skip func(n int) b
 		}
 		return
 	}
-	var set []uint64
-	if p.cands != nil {
-		set = make([]uint64, (len(x.rows)+63)/64)
+	if p.cands != nil && p.set == nil {
+		p.set = make([]uint64, (len(x.rows)+63)/64)
 		it := p.cands.ManyIterator()
 		buf := make([]uint32, 256)
 		for n := it.NextMany(buf); n > 0; n = it.NextMany(buf) {
 			for _, slot := range buf[:n] {
-				set[slot>>6] |= 1 << (slot & 63)
+				p.set[slot>>6] |= 1 << (slot & 63)
 			}
 		}
 	}
+	set := p.set
 	// The cheap filters are decided here, on the entry, in one expression;
 	// passesRest decides the others only when the query has them.
 	rest := p.byName || p.q.ParentID.Set
@@ -2353,7 +2627,7 @@ func bounds(gte, gt, lte, lt search.Opt[int64]) (lo, hi int64) {
 // sortFirst puts the k first slots of c by the date order at its front, in
 // order (the rest after them, in no order), by firstK.
 func (x *Index) sortFirst(c []uint32, k int) {
-	firstK(c, k, func(a, b uint32) int { return x.compare(x.rows[a].e, x.rows[b].e) })
+	firstK(c, k, func(a, b uint32) int { return x.compare(x.ents[a], x.ents[b]) })
 }
 
 // firstK puts the k first elements of c by cmpFn at its front, in order
@@ -2363,7 +2637,14 @@ func firstK[T any](c []T, k int, cmpFn func(a, b T) int) {
 	if k <= 0 {
 		return
 	}
-	if k < len(c) {
+	selectK(c, k, cmpFn)
+	slices.SortFunc(c[:min(k, len(c))], cmpFn)
+}
+
+// selectK puts the k first elements of c by cmpFn at its front, in no
+// order (the rest after them): a quickselect.
+func selectK[T any](c []T, k int, cmpFn func(a, b T) int) {
+	if k > 0 && k < len(c) {
 		lo, hi := 0, len(c)-1
 		for lo < hi {
 			// Median of three as the pivot, then a Lomuto partition.
@@ -2394,9 +2675,7 @@ func firstK[T any](c []T, k int, cmpFn func(a, b T) int) {
 				hi = store - 1
 			}
 		}
-		c = c[:k]
 	}
-	slices.SortFunc(c, cmpFn)
 }
 
 // countIn counts the entries that are in set (nil: every one) and whose
@@ -2453,38 +2732,6 @@ func (p *plan) passesRest(x *Index, e *entry) bool {
 		return false
 	}
 	return !q.ParentID.Set || x.rows[e.slot].parent == q.ParentID.Value
-}
-
-// rank orders hits: best match first for a relevance order, then by the
-// query's date (start or publish date), then by ID.
-func (x *Index) rank(hits []uint32, p *plan) {
-	date := func(slot uint32) int64 {
-		if p.q.Sort == search.ByPublishDate {
-			return x.rows[slot].pub
-		}
-		return x.rows[slot].e.start
-	}
-	score := func(uint32) float64 { return 0 }
-	if p.words != nil {
-		scores := make(map[uint32]float64, len(hits))
-		for _, slot := range hits {
-			s := 0.0
-			for _, classes := range p.words {
-				for _, c := range classes {
-					if c.rows.Contains(slot) {
-						s += c.score
-						break
-					}
-				}
-			}
-			scores[slot] = s
-		}
-		score = func(slot uint32) float64 { return scores[slot] }
-	}
-	slices.SortFunc(hits, func(a, b uint32) int {
-		return cmp.Or(cmp.Compare(score(b), score(a)), cmp.Compare(date(a), date(b)),
-			cmp.Compare(x.rows[a].id, x.rows[b].id), cmp.Compare(x.rows[a].occ, x.rows[b].occ))
-	})
 }
 
 // facetCounts counts the matches per value of each requested facet: the

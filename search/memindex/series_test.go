@@ -1,6 +1,7 @@
 package memindex
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -89,10 +90,10 @@ func TestSeriesNumbersAreReused(t *testing.T) {
 // uniform occurrences and the date order must agree on every filter,
 // total, page, occurrence key and facet.
 func TestSeriesAgreeWithReferenceAfterChanges(t *testing.T) {
-	for _, chunk := range []int{chunkWords, 3} {
-		t.Run(fmt.Sprintf("chunks of %d words", chunk), func(t *testing.T) {
-			defer func(c int) { chunkWords = c }(chunkWords)
-			chunkWords = chunk
+	for _, c := range []struct{ chunk, deep int }{{chunkWords, deepOffset}, {3, 0}} {
+		t.Run(fmt.Sprintf("chunks of %d words, pages found by their start past offset %d", c.chunk, c.deep), func(t *testing.T) {
+			defer func(c, d int) { chunkWords, deepOffset = c, d }(chunkWords, deepOffset)
+			chunkWords, deepOffset = c.chunk, c.deep
 			seriesAgree(t)
 		})
 	}
@@ -217,12 +218,14 @@ func checkSeries(t *testing.T, round string, x *Index, docs []search.EventDocume
 	for i := 0; i < 400; i++ {
 		q := randomQuery(r, f, docs)
 		q.CollapseSeries = r.IntN(2) == 0
-		q.Relevance = false // the relevance order is checked by the engine suite
 		got, err := x.Search(t.Context(), q)
 		if err != nil {
 			t.Fatalf("%s: %+v: %v", round, q, err)
 		}
 		want := searchtest.ExpectedEvents(docs, q)
+		if q.Relevance && q.Query != "" {
+			want = rankedReference(x, docs, q)
+		}
 		if got.Total != want.Total {
 			t.Fatalf("%s: %+v: total %d, want %d", round, q, got.Total, want.Total)
 		}
@@ -237,4 +240,51 @@ func checkSeries(t *testing.T, round string, x *Index, docs []search.EventDocume
 			t.Fatalf("%s: %+v: facets %v, want %v", round, q, got.Facets, wantF)
 		}
 	}
+}
+
+// rankedReference returns the page of a relevance query by brute force:
+// the reference's matches (searchtest), each scored by the index's own
+// scores (the reference has none), sorted by score, date, ID and
+// occurrence key, each series' first kept when collapsed.
+func rankedReference(x *Index, docs []search.EventDocument, q search.EventQuery) search.Result {
+	whole := q
+	whole.Offset, whole.Limit, whole.CollapseSeries = 0, len(docs)+1, false
+	all := searchtest.ExpectedEvents(docs, whole)
+	p := x.plan(q)
+	type hit struct {
+		id         int64
+		occ        string
+		score      float64
+		date, slot int64
+	}
+	hits := make([]hit, len(all.IDs))
+	for i, id := range all.IDs {
+		occ := all.Occurrence(i)
+		slot := x.slotOf[docKey{id, occ}]
+		date := x.rows[slot].e.start
+		if q.Sort == search.ByPublishDate {
+			date = x.rows[slot].pub
+		}
+		hits[i] = hit{id: id, occ: occ, score: p.score(slot), date: date}
+	}
+	slices.SortFunc(hits, func(a, b hit) int {
+		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.date, b.date), cmp.Compare(a.id, b.id), cmp.Compare(a.occ, b.occ))
+	})
+	if q.CollapseSeries {
+		seen := map[int64]bool{}
+		hits = slices.DeleteFunc(hits, func(h hit) bool {
+			if h.occ == "" {
+				return false
+			}
+			dup := seen[h.id]
+			seen[h.id] = true
+			return dup
+		})
+	}
+	res := search.Result{Total: len(hits), IDs: []int64{}, Occurrences: []string{}}
+	for _, h := range hits[min(max(q.Offset, 0), len(hits)):min(max(q.Offset, 0)+max(q.Limit, 0), len(hits))] {
+		res.IDs = append(res.IDs, h.id)
+		res.Occurrences = append(res.Occurrences, h.occ)
+	}
+	return res
 }
