@@ -67,48 +67,47 @@ func benchIndexSeries(n, series int) (*Index, int64) {
 	return x, now
 }
 
-// BenchmarkSeriesSearch is BenchmarkSearch's list rows over 100,000
-// events of which 5,000 are weekly series of 105 occurrences (620,000
-// documents), with the collapsed list: go test ./search/memindex -run XXX
-// -bench SeriesSearch.
-func BenchmarkSeriesSearch(b *testing.B) {
-	x, now := benchIndexSeries(100000, 5000)
-	b.Logf("%d documents", x.Count())
-	window := search.EventQuery{Lang: "en", Statuses: []string{"publish"}, ExcludeHidden: true, ExcludeProtected: true,
+// benchQuery is one list row of the benchmarks.
+type benchQuery struct {
+	name string
+	q    search.EventQuery
+}
+
+// with returns the default list window from now (two years, the first
+// page, anonymous) changed by f.
+func with(now int64, f func(q *search.EventQuery)) search.EventQuery {
+	q := search.EventQuery{Lang: "en", Statuses: []string{"publish"}, ExcludeHidden: true, ExcludeProtected: true,
 		StartGTE: search.Some(now), EndLTE: search.Some(now + 2*366*86400), Limit: 8}
-	with := func(f func(q *search.EventQuery)) search.EventQuery {
-		q := window
-		f(&q)
-		return q
-	}
-	for _, c := range []struct {
-		name string
-		q    search.EventQuery
-	}{
-		{"default", window},
-		{"filtered", with(func(q *search.EventQuery) {
+	f(&q)
+	return q
+}
+
+// listQueries returns the load benchmark's list rows over the window
+// from now.
+func listQueries(now int64) []benchQuery {
+	w := func(f func(q *search.EventQuery)) search.EventQuery { return with(now, f) }
+	return []benchQuery{
+		{"default", w(func(*search.EventQuery) {})},
+		{"filtered", w(func(q *search.EventQuery) {
 			q.StartGTE, q.EndLTE = search.Some(now+30*86400), search.Some(now+400*86400)
 			q.CategoryIDs, q.Featured = []int64{7}, search.Some(true)
 		})},
-		{"search", with(func(q *search.EventQuery) { q.Query = "jazz" })},
-		{"geo 50km", with(func(q *search.EventQuery) {
+		{"search", w(func(q *search.EventQuery) { q.Query = "jazz" })},
+		{"typeahead j", w(func(q *search.EventQuery) { q.Query = "j" })},
+		{"typeahead jazz c", w(func(q *search.EventQuery) { q.Query = "jazz c" })},
+		{"typo", w(func(q *search.EventQuery) { q.Query = "jazz cnocert " })},
+		{"relevance", w(func(q *search.EventQuery) { q.Query = "jazz concert"; q.Relevance = true })},
+		{"geo 50km", w(func(q *search.EventQuery) {
 			q.Near = search.Some(search.GeoCircle{Center: search.GeoPoint{Lat: 48.5, Lng: 2.5}, RadiusKm: 50})
 		})},
-		{"collapsed", with(func(q *search.EventQuery) { q.CollapseSeries = true })},
-		{"facets", with(func(q *search.EventQuery) {
-			q.CategoryIDs, q.Facets = []int64{7}, []string{search.FacetCategories, search.FacetVenue}
-		})},
-		{"typeahead j", with(func(q *search.EventQuery) { q.Query = "j" })},
-		{"typeahead jazz c", with(func(q *search.EventQuery) { q.Query = "jazz c" })},
-		{"typo", with(func(q *search.EventQuery) { q.Query = "jazz cnocert " })},
-		{"deep page", with(func(q *search.EventQuery) { q.Offset = 300000 })},
-		{"relevance", with(func(q *search.EventQuery) { q.Query = "jazz concert"; q.Relevance = true })},
-		{"relevance, one prefix", with(func(q *search.EventQuery) { q.Query = "c"; q.Relevance = true })},
-		{"relevance, one prefix, deep page", with(func(q *search.EventQuery) { q.Query = "c"; q.Relevance = true; q.Offset = 200000 })},
-		{"collapsed, deep page", with(func(q *search.EventQuery) { q.CollapseSeries = true; q.Offset = 90000 })},
-		{"past the last page", with(func(q *search.EventQuery) { q.Offset = 5000000 })},
-	} {
-		b.Run(c.name, func(b *testing.B) {
+		{"facets", w(func(q *search.EventQuery) { q.Facets = []string{search.FacetCategories, search.FacetVenue} })},
+	}
+}
+
+// runQueries runs each query as a sub-benchmark of b.
+func runQueries(b *testing.B, x *Index, prefix string, qs []benchQuery) {
+	for _, c := range qs {
+		b.Run(prefix+c.name, func(b *testing.B) {
 			for b.Loop() {
 				if _, err := x.Search(b.Context(), c.q); err != nil {
 					b.Fatal(err)
@@ -118,45 +117,35 @@ func BenchmarkSeriesSearch(b *testing.B) {
 	}
 }
 
+// BenchmarkSeriesSearch is BenchmarkSearch's list rows over 100,000
+// events of which 5,000 are weekly series of 105 occurrences (620,000
+// documents), with the collapsed list, the facets of one category and
+// the rows an attacker would pick (deep pages, the relevance order of a
+// one-letter prefix): go test ./search/memindex -run XXX -bench
+// SeriesSearch.
+func BenchmarkSeriesSearch(b *testing.B) {
+	x, now := benchIndexSeries(100000, 5000)
+	b.Logf("%d documents", x.Count())
+	w := func(f func(q *search.EventQuery)) search.EventQuery { return with(now, f) }
+	runQueries(b, x, "", append(listQueries(now),
+		benchQuery{"collapsed", w(func(q *search.EventQuery) { q.CollapseSeries = true })},
+		benchQuery{"facets of one category", w(func(q *search.EventQuery) {
+			q.CategoryIDs, q.Facets = []int64{7}, []string{search.FacetCategories, search.FacetVenue}
+		})},
+		benchQuery{"deep page", w(func(q *search.EventQuery) { q.Offset = 300000 })},
+		benchQuery{"relevance, one prefix", w(func(q *search.EventQuery) { q.Query = "c"; q.Relevance = true })},
+		benchQuery{"relevance, one prefix, deep page", w(func(q *search.EventQuery) { q.Query = "c"; q.Relevance = true; q.Offset = 200000 })},
+		benchQuery{"collapsed, deep page", w(func(q *search.EventQuery) { q.CollapseSeries = true; q.Offset = 90000 })},
+		benchQuery{"past the last page", w(func(q *search.EventQuery) { q.Offset = 5000000 })},
+	))
+}
+
 // BenchmarkSearch measures the list queries of the load benchmark on the
 // index alone: go test ./search/memindex -run XXX -bench Search.
 func BenchmarkSearch(b *testing.B) {
 	for _, n := range []int{10000, 100000} {
 		x, now := benchIndex(n)
-		window := search.EventQuery{Lang: "en", Statuses: []string{"publish"}, ExcludeHidden: true, ExcludeProtected: true,
-			StartGTE: search.Some(now), EndLTE: search.Some(now + 2*366*86400), Limit: 8}
-		with := func(f func(q *search.EventQuery)) search.EventQuery {
-			q := window
-			f(&q)
-			return q
-		}
-		for _, c := range []struct {
-			name string
-			q    search.EventQuery
-		}{
-			{"default", window},
-			{"filtered", with(func(q *search.EventQuery) {
-				q.StartGTE, q.EndLTE = search.Some(now+30*86400), search.Some(now+400*86400)
-				q.CategoryIDs, q.Featured = []int64{7}, search.Some(true)
-			})},
-			{"search", with(func(q *search.EventQuery) { q.Query = "jazz" })},
-			{"typeahead j", with(func(q *search.EventQuery) { q.Query = "j" })},
-			{"typeahead jazz c", with(func(q *search.EventQuery) { q.Query = "jazz c" })},
-			{"typo", with(func(q *search.EventQuery) { q.Query = "jazz cnocert " })},
-			{"relevance", with(func(q *search.EventQuery) { q.Query = "jazz concert"; q.Relevance = true })},
-			{"geo 50km", with(func(q *search.EventQuery) {
-				q.Near = search.Some(search.GeoCircle{Center: search.GeoPoint{Lat: 48.5, Lng: 2.5}, RadiusKm: 50})
-			})},
-			{"facets", with(func(q *search.EventQuery) { q.Facets = []string{search.FacetCategories, search.FacetVenue} })},
-		} {
-			b.Run(fmt.Sprintf("%d/%s", n, c.name), func(b *testing.B) {
-				for b.Loop() {
-					if _, err := x.Search(b.Context(), c.q); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-		}
+		runQueries(b, x, fmt.Sprintf("%d/", n), listQueries(now))
 	}
 }
 
