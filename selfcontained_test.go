@@ -16,9 +16,14 @@ import (
 // go test ./..., and no file sends its reader to a file outside it (the
 // specification documents and tools a development machine once kept in a
 // directory beside the checkout). outsideReference matches such a pointer:
-// a path into a sibling shared/ directory, or one of the old specification
-// files named without a directory of ours (docs/decisions.md is ours).
-var outsideReference = regexp.MustCompile(`\.\./` + `shared\b|\bshared/(spec|tools|fixtures)\b|(^|[^-\w/.])(interface|reference|style)\.md\b`)
+// a path into a sibling shared/ directory, one of the old specification
+// files named without a directory of ours, or a numbered section of them
+// (the word reference or interface followed by a section number). Our decisions page is docs/decisions.md: outside
+// docs/, barePage matches it named without its directory.
+var (
+	outsideReference = regexp.MustCompile(`\.\./` + `shared\b|\bshared/(spec|tools|fixtures)\b|(^|[^-\w/.])(interface|reference|style)\.md\b|\b(reference|interface)( section)? \(?\d+(\.\d+)*\b`)
+	barePage         = regexp.MustCompile(`(^|[^-\w/.])decisions\.md\b`)
+)
 
 // allowedOutsideReferences are lines that may still match, by file:
 //   - .ci/run finds the optional filter parser of TestFiltersParseAsMeant
@@ -32,7 +37,7 @@ var allowedOutsideReferences = map[string][]string{
 	},
 	"README.md": {
 		"- The specification this service follows: `../" + "shared/" + "spec/interface.md`,",
-		"  `reference" + ".md` and `decisions.md`.",
+		"  `reference" + ".md` and `decisions" + ".md`.",
 	},
 }
 
@@ -69,7 +74,8 @@ func outsideReferences(root string) ([]string, error) {
 		}
 		rel = filepath.ToSlash(rel)
 		for i, line := range strings.Split(string(b), "\n") {
-			if outsideReference.MatchString(line) && !slices.Contains(allowedOutsideReferences[rel], strings.TrimRight(line, "\r")) {
+			bad := outsideReference.MatchString(line) || !strings.HasPrefix(rel, "docs/") && barePage.MatchString(line)
+			if bad && !slices.Contains(allowedOutsideReferences[rel], strings.TrimRight(line, "\r")) {
 				found = append(found, fmt.Sprintf("%s:%d: %s", rel, i+1, strings.TrimSpace(line)))
 			}
 		}
@@ -111,6 +117,14 @@ func TestOutsideReferences(t *testing.T) {
 		{"old interface file", "c.md", "The interface is `interface" + ".md`.\n", true},
 		{"old style file", "d.md", "see style" + ".md\n", true},
 		{"our decisions page", "e.go", "// (docs/decisions.md, \"Reads\")\n", false},
+		{"our decisions page from app/", "app/README.md", "[decisions](../docs/decisions.md)\n", false},
+		{"our decisions page within docs/", "docs/frontend.md", "[decisions](decisions" + ".md)\n", false},
+		{"the old decisions file", "j.go", "// (decisions" + ".md, \"Reads\")\n", true},
+		{"a section of the old reference", "k.go", "// as reference" + " 7.1 defines it\n", true},
+		{"a section of the old interface", "l.go", "// (interface" + " 4.2.1)\n", true},
+		{"a numbered reference section", "m.go", "// (reference" + " section 2.6)\n", true},
+		{"a reference section in parentheses", "docs/o.md", "The reference" + " (7.3) reuses it\n", true},
+		{"a reference implementation", "n.go", "// checked against the reference: 400 queries\n", false},
 		{"a docs page of ours named reference", "f.md", "[API](docs/reference.md) and api-reference.md\n", false},
 		{"the word shared", "g.go", "// post IDs are shared by events and venues\n", false},
 		{"a shared cache", "h.go", "// the shared/ prefix of the cache keys\n", false},
