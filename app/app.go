@@ -166,7 +166,7 @@ func New(opts Options) (*fiber.App, error) {
 		DisableStartupMessage: true,
 		// Bodies are streamed and read by readBody up to MaxBodyBytes, so a
 		// connection announcing a large Content-Length reserves nothing
-		// (limits package; README "Limits").
+		// (limits package; docs/operators.md, "Limits").
 		BodyLimit:                    limits.MaxBodyBytes,
 		StreamRequestBody:            true,
 		DisablePreParseMultipartForm: true,
