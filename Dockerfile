@@ -1,6 +1,8 @@
 # syntax=docker/dockerfile:1
 #
-# Build: docker build --build-arg VERSION=v1.2.3 --build-arg REVISION=$(git rev-parse HEAD) -t eventcal:v1.2.3 .
+# Build: docker build --build-arg REVISION=$(git rev-parse HEAD) -t eventcal:0.30.0 .
+#        (--build-arg VERSION=0.30.1-rc.1 links another version in; without
+#        it the binary reports the release the source is, config.Version)
 # Run:   docker run --read-only --tmpfs /tmp -p 8080:8080 -v eventcal-data:/data eventcal
 #
 # The binary is static (CGO_ENABLED=0: the embedded SQLite store and Bleve
@@ -13,9 +15,10 @@
 
 FROM golang:1.26.8-bookworm AS build
 # The build context has no .git (.dockerignore), so the toolchain cannot
-# stamp the revision: both are linked in (-X), and "eventcal --version",
-# /healthz and the eventcal_build_info metric report them.
-ARG VERSION=dev
+# stamp the revision: it is linked in (-X), as is VERSION when given, and
+# "eventcal --version", /healthz and the eventcal_build_info metric report
+# them.
+ARG VERSION=
 ARG REVISION=unknown
 WORKDIR /src
 ENV CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-mod=readonly
@@ -27,11 +30,11 @@ COPY . .
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
     go build -trimpath -o /out/eventcal \
-      -ldflags "-s -w -X github.com/calendar/eventcal/app.buildVersion=${VERSION} -X github.com/calendar/eventcal/app.buildRevision=${REVISION}" . \
+      -ldflags "-s -w ${VERSION:+-X github.com/calendar/eventcal/config.Version=${VERSION}} -X github.com/calendar/eventcal/app.buildRevision=${REVISION}" . \
  && mkdir -p /out/data /out/keys
 
 FROM gcr.io/distroless/static-debian12:nonroot
-ARG VERSION=dev
+ARG VERSION=
 ARG REVISION=unknown
 LABEL org.opencontainers.image.title="eventcal" \
       org.opencontainers.image.description="Event-calendar REST service (MongoDB or SQLite store, Meilisearch or Bleve index)" \

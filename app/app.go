@@ -166,7 +166,7 @@ func New(opts Options) (*fiber.App, error) {
 		DisableStartupMessage: true,
 		// Bodies are streamed and read by readBody up to MaxBodyBytes, so a
 		// connection announcing a large Content-Length reserves nothing
-		// (limits package; README "Limits").
+		// (limits package; docs/operators.md, "Limits").
 		BodyLimit:                    limits.MaxBodyBytes,
 		StreamRequestBody:            true,
 		DisablePreParseMultipartForm: true,
@@ -197,7 +197,7 @@ func New(opts Options) (*fiber.App, error) {
 	s.api = handlers.New(handlers.Deps{Config: s.cfg, Store: s.store, Search: s.search, Indexer: s.indexer,
 		Reindexer: opts.Reindexer, Webhooks: opts.Webhooks, Logger: s.log, Now: s.now,
 		Render:       present.NewRenderer(s.cfg, s.store, s.pages.Generation, recordTTL, countTTL),
-		AdminChanged: s.forgetAdmin})
+		AdminChanged: s.forgetAdmin, Version: s.identity.Version})
 	s.compat = s.compatAPI(opts, recordTTL, countTTL) // teccompat.go
 	metrics.registry.MustRegister(s.pages.Collectors()...)
 	f.Server().HeaderReceived = readHeaders

@@ -228,7 +228,12 @@ func healthURL(cfg *config.Config) (string, error) {
 // shows.
 func probe(target string, timeout time.Duration, out io.Writer) error {
 	client := &http.Client{Timeout: timeout}
-	resp, err := client.Get(target)
+	req, err := http.NewRequest(http.MethodGet, target, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("User-Agent", config.UserAgent("cli"))
+	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}

@@ -124,7 +124,7 @@ Commands:
   meili-key --out FILE                create (or find) the service's scoped Meilisearch key with the
                                       master key and write it to FILE (for MEILI_API_KEY_FILE)
   import --from URL                   import a WordPress site running The Events Calendar, with its IDs
-                                      ('import -h' for the flags; README "Moving from WordPress")
+                                      ('import -h' for the flags; docs/wordpress.md)
   version                             print the version (also --version)
   help                                show this help
 
