@@ -298,6 +298,9 @@ func (s *Server) handlerOf(api *handlers.API, rt *handlers.Route) fiber.Handler 
 			// After the 401: an anonymous write learns nothing more.
 			return input.UnsupportedBody(c, mediaType)
 		}
+		if b.JSONAsForm() {
+			return input.JSONSentAsForm(c)
+		}
 		prefixLang, _ := c.Locals(localPrefixLang).(string)
 		r, err := api.Prepare(c, b, user, prefixLang, rt)
 		if err != nil {
