@@ -137,7 +137,7 @@ from the file that NAME_FILE names (MEILI_API_KEY_FILE=/run/secrets/key):
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  VARIABLE\tDEFAULT\tSET TO\tDESCRIPTION")
 	for _, o := range config.Options() {
-		def := o.Default
+		def := o.DefaultIn(c.getenv)
 		if def == "" {
 			def = `""`
 		}
