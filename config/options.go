@@ -370,7 +370,7 @@ var registry = []Option{
 	},
 	{
 		Name: "TRUSTED_PROXIES", Default: "", Type: TypeList,
-		Description: "comma-separated IP addresses or CIDR ranges of reverse proxies whose X-Forwarded-For names the client (request logs); empty trusts none",
+		Description: "comma-separated IP addresses or CIDR ranges of reverse proxies whose X-Forwarded-For names the client (request logs) and whose connections MAX_CONNECTIONS_PER_ADDRESS does not bound; empty trusts none (set it behind a proxy)",
 		parse: func(c *Config, raw string) error {
 			c.TrustedProxies = nil
 			for _, part := range strings.Split(raw, ",") {
@@ -529,7 +529,7 @@ var registry = []Option{
 	},
 	{
 		Name: "DRAIN_DELAY", Default: "5s", Type: TypeDuration,
-		Description: "after SIGINT/SIGTERM, how long /readyz answers 503 while requests are still served, so that load balancers stop sending traffic before the listener closes (Go duration or whole seconds; 0 closes at once)",
+		Description: "after SIGINT/SIGTERM, how long /readyz answers 503 while requests are still served, so that load balancers stop sending traffic before the listener closes; after SIGINT (Ctrl-C) it also ends as soon as no connection is open (Go duration or whole seconds; 0 closes at once)",
 		parse: func(c *Config, raw string) error {
 			d, err := parseDuration(raw)
 			if err != nil {
