@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	_ "time/tzdata" // event time zones must resolve in a static binary
 
@@ -139,6 +140,9 @@ type Server struct {
 	// writeRates bounds contributors' and authors' writes (writerate.go);
 	// nil when WRITE_RATE is 0.
 	writeRates *writeRates
+	// proxyWarnAfter is when (Unix nanoseconds of now) the untrusted-proxy
+	// warning may be logged again (warnUntrustedProxy).
+	proxyWarnAfter atomic.Int64
 }
 
 // New builds the Fiber application.
@@ -297,6 +301,9 @@ func (s *Server) handlerOf(api *handlers.API, rt *handlers.Route) fiber.Handler 
 		if mediaType, ok := b.Unreadable(); ok {
 			// After the 401: an anonymous write learns nothing more.
 			return input.UnsupportedBody(c, mediaType)
+		}
+		if b.JSONAsForm() {
+			return input.JSONSentAsForm(c)
 		}
 		prefixLang, _ := c.Locals(localPrefixLang).(string)
 		r, err := api.Prepare(c, b, user, prefixLang, rt)
