@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/calendar/eventcal/config"
 )
 
 // maxBody bounds one response body: a page of 50 events with long
@@ -190,7 +192,7 @@ func (c *client) once(ctx context.Context, u *url.URL) (*response, error) {
 		return nil, err
 	}
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "eventcal-import")
+	req.Header.Set("User-Agent", config.UserAgent("import"))
 	if c.user != "" || c.password != "" {
 		req.SetBasicAuth(c.user, c.password)
 	}
