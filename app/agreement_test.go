@@ -57,7 +57,7 @@ func TestSlugsLikeWordPress(t *testing.T) {
 }
 
 // TestCostCurrencyJoined checks that "€ 12" comes back "€12" as the original
-// formats it (reference 6.5), and that other costs keep their text.
+// formats it, and that other costs keep their text.
 func TestCostCurrencyJoined(t *testing.T) {
 	e := newEnv(t)
 	ev := func(cost any) map[string]any {
@@ -85,7 +85,8 @@ func TestCostCurrencyJoined(t *testing.T) {
 }
 
 // TestSearchWithoutWords checks that a search with no letter or digit
-// matches nothing with a total of 0 on every list (decisions.md).
+// matches nothing with a total of 0 on every list (docs/decisions.md,
+// "Search text").
 func TestSearchWithoutWords(t *testing.T) {
 	e := newEnv(t)
 	e.must(201, "POST", "events", "editor", map[string]any{"title": "Star * night _ 100%", "start_date": "2026-12-01 10:00", "end_date": "2026-12-01 11:00", "venue": map[string]any{"venue": "Hall %"}, "organizer": map[string]any{"organizer": "Org *"}})

@@ -219,7 +219,8 @@ func New(opts Options) (*fiber.App, error) {
 }
 
 // rewriteLanguagePrefix maps /{lang}{REST_ROOT}/{namespace}/... onto the
-// unprefixed route and remembers the language (decisions.md, "Addresses").
+// unprefixed route and remembers the language (docs/decisions.md,
+// "Addresses").
 func (s *Server) rewriteLanguagePrefix(c *fiber.Ctx) error {
 	p := c.Path()
 	if len(p) > 3 && p[0] == '/' {
@@ -262,7 +263,7 @@ const localPrefixLang = "prefix-lang"
 
 // handler adapts a request handler to Fiber: it parses the parameter bag,
 // resolves the language and the caller, and (for writes) refuses anonymous
-// callers before any validation (decisions.md, "Writes").
+// callers before any validation (docs/decisions.md, "Writes").
 func (s *Server) handler(rt *handlers.Route) fiber.Handler {
 	return s.handlerOf(s.api, rt)
 }
@@ -341,7 +342,8 @@ func (s *Server) caller(c *fiber.Ctx) (*repository.User, error) {
 }
 
 // cors answers browser preflights and exposes the paging headers
-// (decisions.md: CORS exposes all four total headers).
+// (CORS exposes X-TEC-Total, X-TEC-TotalPages, X-WP-Total and
+// X-WP-TotalPages: docs/decisions.md, "Reads").
 func (s *Server) cors() fiber.Handler {
 	return cors.New(cors.Config{
 		AllowOrigins: strings.Join(s.cfg.CORSAllowedOrigins, ","),

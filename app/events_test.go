@@ -9,8 +9,8 @@ import (
 	"github.com/calendar/eventcal/repository"
 )
 
-// eventKeys is the key order of an Event object (reference 9.1 plus
-// decisions.md's additions).
+// eventKeys is the key order of an Event object: the original plugin's
+// keys in its order, then our additions.
 var eventKeys = []string{"id", "global_id", "global_id_lineage", "author", "status", "date", "date_utc", "modified",
 	"modified_utc", "url", "rest_url", "title", "description", "excerpt", "slug", "image", "all_day", "start_date",
 	"start_date_details", "end_date", "end_date_details", "utc_start_date", "utc_start_date_details", "utc_end_date",

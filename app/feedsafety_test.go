@@ -343,7 +343,7 @@ func lineBreakingValue(s string) bool {
 
 // TestProtectedEventHidesLinksInFeeds checks a password-protected event's
 // venue and organizer: left out of the list feed as they are left out of
-// the JSON list (reference 4.8), shown with the password, and the single
+// the JSON list, shown with the password, and the single
 // feed needs the password as the JSON item does.
 func TestProtectedEventHidesLinksInFeeds(t *testing.T) {
 	e := newEnv(t)

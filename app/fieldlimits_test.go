@@ -25,7 +25,8 @@ func invalidParamOf(param string) func(t *testing.T, r *resp) {
 
 // TestFieldLimits (issue 7, finding 3): every text field has a length,
 // every list a count; a value over it is 400 rest_invalid_param with the
-// reference's envelope, and a multi-megabyte word never reaches the index.
+// WordPress error envelope, and a multi-megabyte word never reaches the
+// index.
 func TestFieldLimits(t *testing.T) {
 	e := newEnv(t)
 	ev := func(extra map[string]any) map[string]any {

@@ -67,7 +67,8 @@ const headerWithheldBody = "X-Eventcal-Withheld-Body"
 // An anonymous write (no Authorization header) announcing more than the
 // limits.BodyPrefetchBytes fasthttp would read ahead is answered from its
 // headers alone: every write route refuses anonymous callers with 401
-// before looking at the body (decisions.md, "Writes"), and no other route
+// before looking at the body (a deliberate difference from WordPress,
+// which validates first: docs/decisions.md, "Writes"), and no other route
 // takes a body. Its length is cleared so that fasthttp reads none of it,
 // and the connection closes after the answer, so that the unread bytes are
 // never parsed as a request. A smaller body is read ahead whole, which

@@ -6,8 +6,8 @@ import (
 )
 
 // TestSingleLanguageFallback: a record written in one language only keeps
-// its text in every other language (decisions.md, "Languages": the default
-// language, then the record's first language), in lists, reads and
+// its text in every other language (docs/decisions.md, "Languages": the
+// default language, then the record's first language), in lists, reads and
 // searches, for events, venues, organizers and terms.
 func TestSingleLanguageFallback(t *testing.T) {
 	e := newEnv(t)

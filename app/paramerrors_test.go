@@ -9,8 +9,9 @@ import (
 
 // TestInvalidParameterMessages: every 400 names the parameter, what was
 // received and what is accepted, in the message, in data.params and in
-// data.details, with the codes and statuses of reference.md 2.4 and
-// decisions.md unchanged (issue 21, item 2).
+// data.details, with the codes and statuses unchanged: 400
+// rest_invalid_param, as WordPress answers a parameter its validator
+// refuses (issue 21, item 2).
 func TestInvalidParameterMessages(t *testing.T) {
 	e := newEnv(t)
 	venue := e.must(201, "POST", "venues", "editor", map[string]any{"venue": "Paradiso"})
@@ -186,7 +187,8 @@ func TestInvalidParameterReceivedValue(t *testing.T) {
 // TestUnsupportedBodyType: a write whose body is in a Content-Type the
 // service cannot read is 415 with the envelope and the accepted types,
 // never a "Missing parameter(s)" that hides that the body was ignored;
-// writes without a body (query-string parameters, reference 2.3) work as
+// writes without a body (parameters in the query string, which WordPress
+// reads for every method) work as
 // before, and an anonymous write is still 401 first.
 func TestUnsupportedBodyType(t *testing.T) {
 	e := newEnv(t)

@@ -86,7 +86,7 @@ func TestDuplicateDetectionByRole(t *testing.T) {
 		{name: "inline venue reuses a published one unchanged for a contributor", method: "POST", url: "events", as: "contributor",
 			body: event(map[string]any{"venue": map[string]any{"venue": "Town Hall", "phone": "inline"}}), status: 201,
 			want: map[string]any{"venue.id": town, "venue.phone": "111"}},
-		{name: "editor reuses and updates (reference 7.3)", method: "POST", url: "venues", as: "editor",
+		{name: "editor reuses and updates (as the original)", method: "POST", url: "venues", as: "editor",
 			body: map[string]any{"venue": "Town Hall", "phone": "444"}, status: 201, want: map[string]any{"id": town, "phone": "444"}},
 		{name: "editor reuses another's draft", method: "POST", url: "venues", as: "editor",
 			body: map[string]any{"venue": "Secret Hall", "phone": "555"}, status: 201, want: map[string]any{"id": secret, "phone": "555"}},

@@ -43,7 +43,7 @@ func (s *Server) mount(f *fiber.App, root string, api *handlers.API, routes []*h
 }
 
 // digitsOnly makes :id match digits only, as WordPress's (?P<id>\d+) does:
-// any other id is "no route" (reference 2.1).
+// any other id is 404 rest_no_route, as in WordPress.
 func digitsOnly(h fiber.Handler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		id := c.Params("id")

@@ -9,10 +9,12 @@ import (
 )
 
 // TestTrashList: status=trash, alone or among other statuses, lists
-// trashed events to callers who may edit events (reference 4.5: every
-// caller with edit_posts, contributors included); they appear in no other
-// list; anonymous callers get 400 for any status but publish (fixtures
-// events-list-trash-only-*, events-list-error-anonymous-status-draft).
+// trashed events to callers who may edit events (as in the original
+// plugin: every caller with edit_posts, contributors included); they
+// appear in no other list; anonymous callers get 400 for any status but
+// publish (recordings events-list-trash-only-* and
+// events-list-error-anonymous-status-draft in
+// tecimport/replay/testdata/tec-6.17.1).
 func TestTrashList(t *testing.T) {
 	e := newEnv(t)
 	var live, trashed []int64

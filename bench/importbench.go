@@ -123,7 +123,8 @@ func listTotal(u string) (int, error) {
 	return body.Total, nil
 }
 
-// genSource answers like a TEC 6.17.1 site (fixtures README) with
+// genSource answers like a TEC 6.17.1 site (as recorded in
+// app/tecimport/replay/testdata/tec-6.17.1) with
 // generated records: lists of 50 with X-TEC-Total and 404 past the end,
 // WordPress's wp/v2/tribe_events of 100 IDs a page, single reads.
 type genSource struct {

@@ -6,8 +6,8 @@ import "context"
 // it, for its search document.
 type PlaceEvents struct {
 	// HasEvents is true when at least one linked event is neither a draft
-	// nor pending (trashed events count), as reference 7.1 defines the
-	// has_events filter.
+	// nor pending (trashed events count), as the original plugin defines
+	// the has_events filter.
 	HasEvents bool
 	// LatestStart maps each registered status (Statuses) held by at least
 	// one linked event to the latest start among those events, as Unix
@@ -16,8 +16,8 @@ type PlaceEvents struct {
 }
 
 // CountsForHasEvents reports whether an event with this status makes its
-// venues and organizers "have events" (reference 7.1: drafts and pending
-// events do not; trashed ones do).
+// venues and organizers "have events" (as in the original plugin: drafts
+// and pending events do not; trashed ones do).
 func CountsForHasEvents(status string) bool {
 	return status != StatusDraft && status != StatusPending
 }

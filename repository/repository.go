@@ -85,8 +85,9 @@ type Text map[string]string
 // Get returns the text in lang, falling back to the default language def
 // and, where that has no text either, to the record's first language: the
 // first of order (the configured languages) the text has, else the first
-// language code in alphabetical order (decisions.md, "Languages": a record
-// written only in French still has its French title in an English list).
+// language code in alphabetical order (docs/decisions.md, "Languages": a
+// record written only in French still has its French title in an English
+// list).
 func (t Text) Get(lang, def string, order ...string) string {
 	if v := t[lang]; v != "" {
 		return v

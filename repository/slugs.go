@@ -14,7 +14,8 @@ import (
 
 // Slugify turns a title into a slug the way WordPress's sanitize_title does
 // (https://developer.wordpress.org/reference/functions/sanitize_title_with_dashes/),
-// folded to ASCII as decisions.md asks: "Food & Wine" is "food-wine",
+// always in ASCII (docs/decisions.md, "Identifiers and slugs": WordPress
+// keeps letters of other scripts percent-encoded): "Food & Wine" is "food-wine",
 // "Café Crème & Co" is "cafe-creme-co". Tags are stripped, entities and
 // percent-encoded UTF-8 are decoded, typographic marks WordPress drops
 // (quotes, ©, ™, …) are dropped, en and em dashes and non-breaking spaces

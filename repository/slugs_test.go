@@ -2,8 +2,8 @@ package repository
 
 import "testing"
 
-// TestSlugify pins Slugify to WordPress's sanitize_title (folded to ASCII,
-// decisions.md "Identifiers and slugs").
+// TestSlugify pins Slugify to WordPress's sanitize_title, folded to ASCII
+// (a deliberate difference: docs/decisions.md, "Identifiers and slugs").
 func TestSlugify(t *testing.T) {
 	cases := []struct{ in, want string }{
 		{"Food & Wine", "food-wine"},

@@ -2,8 +2,8 @@ package repository
 
 import "testing"
 
-// TestTextGetFallback pins the language fallback of decisions.md
-// ("Languages"): the requested language, the default language, then the
+// TestTextGetFallback pins the language fallback (docs/decisions.md,
+// "Languages"): the requested language, the default language, then the
 // record's first language in the configured order (alphabetical when no
 // order is given or none of it has text).
 func TestTextGetFallback(t *testing.T) {

@@ -158,8 +158,9 @@
 //     the zero-downtime rebuild (lists stay correct meanwhile: every search
 //     filters by status).
 //   - Meilisearch: filters are checked against Meilisearch's own filter parser
-//     (../shared/tools/meili-filter-parser, v1.18.0 and v1.50.0) by
-//     TestFiltersParseAsMeant (skipped when the tool is absent).
+//     (crates/filter-parser of v1.18.0 and v1.50.0, built as commands and
+//     named by MEILI_FILTER_PARSER) by TestFiltersParseAsMeant (skipped
+//     when the variable is not set).
 //   - Upgrading. The Bleve index rebuilds itself on start (its mapping
 //     fingerprint changed) and the sync worker refills it from the store. Meilisearch keeps the
 //     documents it has, whose text may still hold HTML: run a rebuild

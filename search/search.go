@@ -124,7 +124,7 @@ type PlaceDocument struct {
 	// website (organizers).
 	Fields map[string]string `json:"fields"`
 	// HasEvents: linked to at least one event whose status is not draft or
-	// pending (trashed events count), as reference 7.1 says.
+	// pending (trashed events count), as the original plugin counts them.
 	HasEvents bool `json:"has_events"`
 	// LastStart maps an event status to the latest start (Unix seconds) of
 	// the linked events with that status; only_with_upcoming compares it

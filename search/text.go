@@ -142,7 +142,8 @@ func Fold(s string) string {
 
 // NonSeparators are the separators of charabia that do not separate
 // words here; search/meili sends them as the indexes' nonSeparatorTokens.
-// '-' keeps "e-bike" and "open-air" one word (reference 7.1).
+// '-' keeps "e-bike" and "open-air" one word (the original plugin splits
+// place searches on anything but letters, digits and '-').
 var NonSeparators = []string{"-"}
 
 // separatorSet holds the single-character separators; separatorSeqs the

@@ -4,7 +4,8 @@ import "github.com/calendar/eventcal/repository"
 
 // Trashed events stay in the search index (with their status), so that
 // callers who may edit events list them with status=trash, alone or among
-// other statuses, like any other list (reference 4.5; issue 23). Every
+// other statuses, like any other list (as in the original plugin; issue
+// 23). Every
 // list names the statuses it shows and no default names the trash, so
 // they never show elsewhere. Trashed venues and organizers are still
 // removed from the index.

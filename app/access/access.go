@@ -12,7 +12,7 @@ import (
 )
 
 // The rules follow WordPress's roles as the original plugin maps them onto
-// events, venues and organizers (reference 10.1): contributors create and
+// events, venues and organizers: contributors create and
 // edit their own unpublished items; authors also publish and edit their own
 // published items; editors and admins edit everything.
 
@@ -76,7 +76,7 @@ func CanReadPost(u *repository.User, p *repository.Post) bool {
 
 // CanManageTerms reports whether u may create, update or delete terms of
 // the taxonomy: categories need the events publish capability (author and
-// up), tags manage_categories (editor and up) (reference 10.1).
+// up), tags manage_categories (editor and up), as in the original plugin.
 func CanManageTerms(u *repository.User, tax repository.Taxonomy) bool {
 	if tax == repository.TaxCategory {
 		return rank(u) >= 2

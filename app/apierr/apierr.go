@@ -1,6 +1,6 @@
 // Package apierr is the error envelope of the API: every error a handler
 // returns is an *Error, written by the root app's error handler as
-// {"code","message","data":{"status",...}} (reference section 2.6). It sits
+// {"code","message","data":{"status",...}}, as WordPress writes errors. It sits
 // below every other layer of app.
 package apierr
 
@@ -13,8 +13,8 @@ import (
 )
 
 // Error is every error the API answers with. It renders as the envelope
-// {"code","message","data":{"status",...}} of the WordPress REST server
-// (reference section 2.6). Handlers return it; only the root app's error handler writes it.
+// {"code","message","data":{"status",...}} of the WordPress REST server.
+// Handlers return it; only the root app's error handler writes it.
 type Error struct {
 	Status  int
 	Code    string

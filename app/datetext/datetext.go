@@ -1,5 +1,6 @@
 // Package datetext reads dates as people write them in API parameters: the
-// absolute forms of decisions.md ("Reads") on a fast path, and relative and
+// absolute forms (Unix timestamps, YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS], RFC
+// 3339: docs/decisions.md, "Reads") on a fast path, and relative and
 // written phrases in the request's language or in English, the way PHP's
 // strtotime reads them in the original plugin.
 //

@@ -24,7 +24,7 @@ const (
 	richText  = input.RichText
 )
 
-// validate runs the declared checks in WordPress's order (reference 2.4):
+// validate runs the declared checks in WordPress's order:
 // required parameters first, then each present parameter's type and
 // validator. Defaults are filled in for absent parameters.
 func (r *Request) validate(args []Arg) error { return r.validateBag(r.bag, args) }

@@ -23,8 +23,7 @@ func (h *docs) indexArgs() []Arg {
 var pathVar = regexp.MustCompile(`:([a-z_]+)`)
 
 // namespaceIndex serves GET /{namespace}: every route with its methods and
-// parameters, as the WordPress REST server describes a namespace
-// (reference section 1).
+// parameters, as the WordPress REST server describes a namespace.
 func (h *docs) namespaceIndex(r *Request) error {
 	if ns := strings.Trim(r.bag.Str("namespace"), "/"); ns != h.cfg.APINamespace {
 		return apierr.New(404, "rest_invalid_namespace", "The specified namespace could not be found.")

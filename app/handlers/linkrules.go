@@ -21,7 +21,7 @@ import (
 //   - Duplicate detection (POST /venues, /organizers and inline venue or
 //     organizer data in event writes) only considers records the caller may
 //     read. A readable duplicate the caller may edit is reused and updated
-//     with the sent fields (reference 7.3); a readable duplicate the caller
+//     with the sent fields (as the original plugin does); a readable duplicate the caller
 //     may not edit is reused unchanged; with no readable duplicate a new
 //     record is created.
 //   - Linking a venue or organizer by ID needs the right to read it; an ID
@@ -65,7 +65,7 @@ type termRef struct {
 	name string
 }
 
-// lookupTerms resolves term items without writing (reference 6.7): numeric
+// lookupTerms resolves term items without writing: numeric
 // items must be existing terms of tax (unknown ones are dropped), looked up
 // in one batch; other items are looked up by slug, then name, in the
 // request language and the default one (indexed look-ups). A name found
@@ -184,7 +184,8 @@ func (r *Request) findTerm(tax repository.Taxonomy, s string) (*repository.Term,
 }
 
 // createPlace creates a venue or organizer from a validated plan, reusing
-// a duplicate (reference 7.3) under the rules above. It runs under the
+// a duplicate (same name, and description when sent) under the rules
+// above. It runs under the
 // name's lock, so parallel creates of one name by callers who see each
 // other's records make one record. It returns the post and whether it is
 // new.

@@ -13,7 +13,8 @@ import (
 	"github.com/calendar/eventcal/repository"
 )
 
-// defaultRadiusKm is geoloc_radius's default (decisions.md).
+// defaultRadiusKm is geoloc_radius's default (our extension parameter:
+// docs/decisions.md, "Writes").
 const defaultRadiusKm = 25.0
 
 // pageArgs declares page and per_page.
@@ -24,7 +25,7 @@ func pageArgs() []Arg {
 	}
 }
 
-// eventListArgs declares the parameters of GET /events (interface 4.2.1).
+// eventListArgs declares the parameters of GET /events.
 func (pt *posts) eventListArgs() []Arg {
 	date := func(name, desc string) Arg {
 		return Arg{Name: name, Type: tString, Check: isTime, Format: "date-time", Desc: desc}
@@ -86,7 +87,7 @@ func positiveIntList(_ *Request, v any) string {
 }
 
 // checkStatusList accepts registered statuses; callers who may not edit
-// posts may only ask for exactly publish (reference 4.5).
+// posts may only ask for exactly publish (as in the original plugin).
 func checkStatusList(r *Request, v any) string {
 	items := input.AsList(v)
 	statuses := strings.Join(repository.Statuses, ", ")

@@ -25,7 +25,7 @@ func (r *Request) listPage() (page, perPage int) {
 
 // visibleStatuses returns the statuses a list shows: the ones asked for,
 // else every non-trashed status for callers who may edit posts, else
-// publish (reference 4.5).
+// publish (as the original plugin does).
 func (r *Request) visibleStatuses() []string {
 	if v, ok := r.bag.Get("status"); ok {
 		var out []string
@@ -38,8 +38,9 @@ func (r *Request) visibleStatuses() []string {
 	return access.DefaultStatuses(r.user)
 }
 
-// eventQuery turns the request into an engine query (reference 4.2-4.5,
-// decisions.md "Reads").
+// eventQuery turns the request into an engine query: the original plugin's
+// filters and date semantics, with the differences of docs/decisions.md
+// ("Reads").
 func (r *Request) eventQuery() (search.EventQuery, error) {
 	b := r.bag
 	q := search.EventQuery{Lang: r.lang, Statuses: r.visibleStatuses(), ExcludeHidden: true, Sort: search.ByStart}
@@ -67,7 +68,8 @@ func (r *Request) eventQuery() (search.EventQuery, error) {
 	}
 	if v, ok := b.Get("include"); ok {
 		// include keeps the start-date order of every event list (the
-		// original's live answers do, whatever reference 4.4 reads).
+		// original's live answers do, although its code suggests the
+		// publish date).
 		q.IDs, _ = input.AsIntList(v)
 	} else {
 		relative := b.Has("starts_before") || b.Has("starts_after") || b.Has("ends_before") || b.Has("ends_after")
@@ -102,7 +104,8 @@ func (r *Request) eventQuery() (search.EventQuery, error) {
 	if v, ok := b.Get("search"); ok {
 		q.Query, _ = input.AsString(v)
 		if r.user == nil {
-			// Protected text must not be probed word by word (decisions.md).
+			// Protected text must not be probed word by word (a deliberate
+			// difference: docs/decisions.md, "Reads").
 			q.ExcludeProtected = true
 		}
 	}
@@ -359,7 +362,8 @@ func (r *Request) sendListAt(path, key string, items []any, total, page, perPage
 	return present.SendJSON(r.c, 200, o)
 }
 
-// linkOrder is the order of parameters in list links (reference 4.6), then
+// linkOrder is the order of parameters in the original plugin's list
+// links, then
 // everything else the client sent, alphabetically.
 var linkOrder = []string{"page", "per_page", "start_date", "end_date", "search", "geoloc", "geoloc_lat", "geoloc_lng",
 	"geoloc_radius", "status", "post_parent", "include", "starts_before", "starts_after", "ends_before", "ends_after",

@@ -43,7 +43,8 @@ func arrayOf(items any) *present.Obj {
 	return present.NewObj().Set("type", "array").Set("items", items)
 }
 
-// componentSchemas are the response shapes (reference section 9).
+// componentSchemas are the response shapes: Event, Venue, Organizer, the
+// two term shapes, Image and the lists.
 func componentSchemas() *present.Obj {
 	str, integer, number := schemaType("string"), schemaType("integer"), schemaType("number")
 	strs := arrayOf(str)

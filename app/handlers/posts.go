@@ -51,8 +51,9 @@ const (
 )
 
 // load finds the item a by-ID or by-slug route addresses. A missing
-// item is 404 (decisions.md); an ID of another kind is 400
-// rest-invalid-event-id for events (reference 5) and 404 otherwise.
+// item is 404 (docs/decisions.md, "Reads"); an ID of another kind is 400
+// rest-invalid-event-id for events (as the original plugin answers) and
+// 404 otherwise.
 func (pt *posts) load(r *Request, how lookup) (*repository.Post, error) {
 	if how == byID {
 		id, _ := strconv.ParseInt(r.c.Params("id"), 10, 64)
@@ -81,7 +82,7 @@ func (pt *posts) load(r *Request, how lookup) (*repository.Post, error) {
 		p, err = pt.store.GetPostBySlug(r.ctx, pt.kind, def, slug)
 	}
 	// A record with no slug in the request language or the default one
-	// shows its first language's slug (decisions.md, "Languages"): that
+	// shows its first language's slug (docs/decisions.md, "Languages"): that
 	// slug finds it too, and only when it is the one shown.
 	for _, l := range pt.cfg.Languages {
 		if !errors.Is(err, repository.ErrNotFound) {
@@ -118,8 +119,11 @@ func (pt *posts) deleteArgs() []Arg {
 	}
 }
 
-// get serves GET by ID or slug with the visibility rules of reference
-// 5 and 7.2.
+// get serves GET by ID or slug with the original plugin's visibility rules
+// (access.CheckReadable): a trashed item the caller may not edit is 403
+// …-no-longer-available, an unpublished one the caller may not read 403
+// …-not-accessible, and a password-protected one 403 …-password-protected
+// without the password.
 func (pt *posts) get(how lookup) func(r *Request) error {
 	return func(r *Request) error {
 		p, err := pt.load(r, how)
@@ -174,7 +178,8 @@ func (pt *posts) post(r *Request) error {
 }
 
 // create validates nothing (the caller did) and writes a new post from b,
-// reusing a duplicate venue or organizer (reference 7.3). It returns the
+// reusing a duplicate venue or organizer (same name, and description when
+// sent, as the original plugin detects them). It returns the
 // post and whether it was newly made.
 func (pt *posts) create(r *Request, b *input.Bag) (*repository.Post, bool, error) {
 	plan, err := pt.prepareWrite(r, b, nil)

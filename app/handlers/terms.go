@@ -37,7 +37,7 @@ func (s *API) termTypes() (cat, tag *terms) {
 // readArgs declares the parameters of a single term read or delete.
 func (tt *terms) readArgs() []Arg { return nil }
 
-// listArgs declares the list parameters of interface 4.7.
+// listArgs declares the parameters of GET /categories and /tags.
 func (tt *terms) listArgs() []Arg {
 	args := []Arg{
 		{Name: "page", Type: tInteger, Default: "1", Check: positiveInt, Desc: "Page to return."},
@@ -266,12 +266,13 @@ func (tt *terms) delete(r *Request) error {
 	return present.SendJSON(r.c, 200, tt.render.Term(t, n, r.lang))
 }
 
-// maxPerPage caps per_page on every list (decisions.md).
+// maxPerPage caps per_page on every list (50, as the original plugin).
 const maxPerPage = limits.MaxPerPage
 
 // list serves GET /categories and /tags from the store (terms are few):
-// filters, ordering and paging as reference 11.1, links carrying every
-// filter (decisions.md), and 200 with an empty list past the last page.
+// filters, ordering and paging as WordPress's term lists, links carrying
+// every filter (docs/decisions.md, "Reads"), and 200 with an empty list
+// past the last page.
 func (tt *terms) list(r *Request) error {
 	all, err := tt.store.FindTerms(r.ctx, repository.TermQuery{Taxonomy: tt.tax})
 	if err != nil {
@@ -389,7 +390,8 @@ func setTotals(r *Request, total, pages int) {
 }
 
 // listURL rebuilds a list address carrying every parameter the client sent
-// (decisions.md), URL-encoded, with page last (page 1 omitted).
+// (docs/decisions.md, "Reads"), URL-encoded, with page last (page 1
+// omitted).
 func listURL(base string, r *Request, page int) string {
 	q := url.Values{}
 	for k, v := range r.c.Queries() {

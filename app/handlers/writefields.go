@@ -13,9 +13,11 @@ import (
 	"github.com/calendar/eventcal/repository"
 )
 
-// applyStatusAndDate sets the status (scaled back for contributors,
-// reference 6.2) and the publish date; a publish date in the future makes
-// the post "future", a future post whose date passed is published.
+// applyStatusAndDate sets the status and the publish date. As in the
+// original plugin, a contributor asking for publish or future gets
+// pending, and a new post without a status is a draft for contributors
+// and published for everyone else. A publish date in the future makes the
+// post "future", a future post whose date passed is published.
 func (plan *writePlan) applyStatusAndDate(r *Request, p *repository.Post, creating bool) error {
 	b := plan.b
 	zone := r.s.cfg.Location
@@ -147,8 +149,9 @@ func deriveStateProvince(v *repository.VenueFields) string {
 	return v.State
 }
 
-// applyEvent writes event fields: dates and zone (reference 6.3), flags,
-// cost, website and links.
+// applyEvent writes event fields: the time zone, the dates (read as
+// wall-clock time in the event's zone, as the original plugin reads them;
+// a Unix timestamp is an instant), flags, cost, website and links.
 func (plan *writePlan) applyEvent(r *Request, p *repository.Post) error {
 	b := plan.b
 	if p.Event == nil {

@@ -142,7 +142,9 @@ func termItems(v any) []any {
 	return input.AsList(v)
 }
 
-// parseLinks reads a venue or organizer value (reference 6.8, decisions.md):
+// parseLinks reads a venue or organizer value (as the original plugin
+// does, plus several venues and CSV organizer IDs: docs/decisions.md,
+// "Writes"):
 // empty values unlink; scalars are IDs or CSV of IDs; objects are {id} or
 // inline data; lists mix them. IDs must be existing items of the kind;
 // inline data must pass the kind's create validation. An ID the caller may

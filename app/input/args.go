@@ -61,7 +61,7 @@ type Arg[C any] struct {
 	Text TextKind
 }
 
-// Validate runs the declared checks in WordPress's order (reference 2.4):
+// Validate runs the declared checks in WordPress's order:
 // required parameters first, then each present parameter's type, size,
 // enumeration and Check (given c). Defaults are filled in for absent
 // parameters. The error is a 400 naming every problem, or nil.

@@ -19,7 +19,7 @@ import (
 )
 
 // Bag is the flat parameter bag of one request, as the WordPress REST server
-// builds it (reference 2.3): JSON body > form body > query string > path
+// builds it: JSON body > form body > query string > path
 // parameters. Values are string, []any, map[string]any, json.Number, bool or
 // nil (JSON null). Every string is copied out of Fiber's request buffers.
 type Bag struct {
@@ -253,7 +253,7 @@ func AsString(v any) (string, bool) {
 	return "", false
 }
 
-// AsBool applies WordPress's boolean coercion (reference 2.7): booleans, the
+// AsBool applies WordPress's boolean coercion: booleans, the
 // strings true/false/1/0 in any case and the numbers 0/1. Anything else,
 // the empty string included, is not a boolean.
 func AsBool(v any) (bool, bool) {
@@ -278,7 +278,7 @@ func AsBool(v any) (bool, bool) {
 	return false, false
 }
 
-// Truthy applies TEC's looser truthiness (reference 6.4): 1, true, yes, y,
+// Truthy applies TEC's looser truthiness: 1, true, yes, y,
 // on, enable, enabled are true; everything else is false.
 func Truthy(v any) bool {
 	switch x := v.(type) {
@@ -341,7 +341,7 @@ func AsFloat(v any) (float64, bool) {
 }
 
 // AsList turns a CSV string or an array into a list of values: CSV items
-// are trimmed and empty ones dropped (reference 4.1, "Lists").
+// are trimmed and empty ones dropped, as the original plugin splits them.
 func AsList(v any) []any {
 	switch x := v.(type) {
 	case []any:

@@ -16,7 +16,7 @@ import (
 // errBadDate is returned for strings that are not a date.
 var errBadDate = errors.New("not a date")
 
-// ParseDate reads a date the way the API accepts them (decisions.md,
+// ParseDate reads a date the way the API accepts them (docs/decisions.md,
 // "Reads"): a Unix timestamp (an instant), YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS]
 // (wall-clock time in loc), RFC 3339 with an offset (an instant), or a
 // relative or written phrase in the request's language lang or in English
@@ -42,7 +42,8 @@ func EndOfDay(t time.Time) time.Time {
 	return time.Date(y, m, d, 23, 59, 59, 0, t.Location())
 }
 
-// DateForms says which date forms the API accepts (decisions.md, "Reads"),
+// DateForms says which date forms the API accepts (docs/decisions.md,
+// "Reads"),
 // for the messages of refused dates.
 const DateForms = `a date: YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS], RFC 3339 with an offset (2027-12-03T19:30:00+01:00), a Unix timestamp, or a phrase such as "tomorrow 9am" or "+2 weeks"`
 

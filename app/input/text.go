@@ -8,15 +8,15 @@ import (
 
 // SearchMatchesNothing reports whether a search text has no letter and no
 // digit ("*", "%", "_", "--"): such a search matches nothing and reports a
-// total of 0 (decisions.md, "Search text"). It is checked here, before any
+// total of 0 (docs/decisions.md, "Search text"). It is checked here, before any
 // engine sees the text, so that every engine answers the same.
 func SearchMatchesNothing(text string) bool {
 	return text != "" && !strings.ContainsFunc(text, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) })
 }
 
 // Contact fields (issue 19, item 6; docs/operators.md, "Output escaping and contact fields"). The original checks
-// none of them but `website` (reference 6.1, 7.3, 8: "empty or string" for
-// e-mail and phone, "empty or URL" for website). We accept what a person
+// none of them but `website` ("empty or string" for e-mail and phone,
+// "empty or URL" for website). We accept what a person
 // would type and refuse what can only break an output format:
 //
 //   - every contact field: no control character (C0, DEL, C1: CR, LF and

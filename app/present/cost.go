@@ -8,7 +8,7 @@ import (
 	"unicode"
 )
 
-// formatCost formats a cost as the original does (reference 6.5): one value
+// formatCost formats a cost as the original plugin does: one value
 // as written; several as "lowest – highest" with 0 shown as "Free".
 // cost_details has the currency symbol and position found in the text and
 // the numeric values ascending (as strings, as the original returns them).
@@ -103,8 +103,8 @@ func costNumber(s string) []costNum {
 }
 
 // joinCurrency writes one amount and its currency symbol without the space
-// between them, as the original's tribe_format_currency does (reference
-// 6.5): "€ 12" is "€12", "12 €" is "12€". Any other text (a range, words,
+// between them, as the original's tribe_format_currency does: "€ 12" is
+// "€12", "12 €" is "12€". Any other text (a range, words,
 // a symbol of several words) stays as written.
 func joinCurrency(text, symbol, position string) string {
 	if symbol == "" || strings.ContainsFunc(symbol, unicode.IsSpace) {

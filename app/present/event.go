@@ -7,7 +7,8 @@ import (
 	"github.com/calendar/eventcal/repository"
 )
 
-// Event builds the Event object (reference 9.1 plus decisions.md).
+// Event builds the Event object: the original plugin's keys in its order,
+// then ticketed, language, translations and recurrence.
 func (rn *Renderer) Event(p *repository.Post, l *Linked, v View) *Obj {
 	return rn.completeEvent(rn.eventHead(p, v), p, l, v)
 }

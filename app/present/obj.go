@@ -12,7 +12,7 @@ import (
 )
 
 // Obj is a JSON object that keeps its keys in insertion order, so responses
-// list fields in the order the reference documents (section 9). Keys and
+// list fields in the order the original plugin sends them. Keys and
 // values sit in two parallel slices (a rendered event is some forty small
 // objects: a map each was most of a list's allocations); objects that grow
 // past indexFrom keys get a map from key to position as well.

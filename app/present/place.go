@@ -7,7 +7,8 @@ import (
 	"github.com/calendar/eventcal/repository"
 )
 
-// renderImage is the Image object (reference 9.5), or false.
+// renderImage is the Image object (url, id, extension, then the size
+// metadata, as the original plugin gives it), or false.
 func (rn *Renderer) renderImage(img *repository.Post) any {
 	if img == nil || img.Image == nil {
 		return false
@@ -20,7 +21,7 @@ func (rn *Renderer) renderImage(img *repository.Post) any {
 }
 
 // addAuthorStatusDates adds the fields every post response has after its
-// IDs, in the reference's order: author, status and the publish and
+// IDs, in the original plugin's order: author, status and the publish and
 // modified dates in the site zone and in UTC.
 func (rn *Renderer) addAuthorStatusDates(o *Obj, p *repository.Post) {
 	o.Add("author", strconv.FormatInt(p.Author, 10))
@@ -32,7 +33,7 @@ func (rn *Renderer) addAuthorStatusDates(o *Obj, p *repository.Post) {
 }
 
 // placeHeader starts a venue or organizer object with the fields both
-// share, in the reference's order; nameKey holds the name.
+// share, in the original plugin's order; nameKey holds the name.
 func (rn *Renderer) placeHeader(p *repository.Post, l *Linked, v View, nameKey string) *Obj {
 	def := rn.cfg.DefaultLanguage
 	o := NewObjN(24)
@@ -47,8 +48,8 @@ func (rn *Renderer) placeHeader(p *repository.Post, l *Linked, v View, nameKey s
 	return o
 }
 
-// Venue builds the Venue object (reference 9.2): empty values are
-// dropped before show_map, show_map_link and the global IDs are added.
+// Venue builds the Venue object as the original plugin does: empty values
+// are dropped before show_map, show_map_link and the global IDs are added.
 func (rn *Renderer) Venue(p *repository.Post, l *Linked, v View) *Obj {
 	vf := p.Venue
 	if vf == nil {
@@ -79,7 +80,8 @@ func (rn *Renderer) Venue(p *repository.Post, l *Linked, v View) *Obj {
 	return o
 }
 
-// Organizer builds the Organizer object (reference 9.3).
+// Organizer builds the Organizer object as the original plugin does (empty
+// values dropped).
 func (rn *Renderer) Organizer(p *repository.Post, l *Linked, v View) *Obj {
 	of := p.Organizer
 	if of == nil {

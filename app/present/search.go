@@ -64,7 +64,7 @@ func sortedKeys(m map[string]int) []string {
 }
 
 // RedactEvent blanks the protected fields of a password-protected event in
-// a list (reference 4.8).
+// a list, as the original plugin does (title, slug, dates and IDs stay).
 func RedactEvent(o *Obj) {
 	for k, v := range map[string]any{"description": "", "excerpt": "", "image": false, "all_day": nil, "show_map": nil,
 		"show_map_link": nil, "hide_from_listings": nil, "sticky": nil, "featured": nil, "ticketed": nil, "cost": "",

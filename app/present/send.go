@@ -9,9 +9,9 @@ import (
 )
 
 // SendJSON writes v with the status, without HTML escaping (text comes back
-// as stored, decisions.md "Reads").
+// as stored: docs/decisions.md, "Reads").
 //
-// WordPress's global parameters apply to every response (reference 2.9):
+// WordPress's global parameters apply to every response:
 // _fields keeps only the listed (comma-separated, dotted) fields of the
 // object, and _envelope wraps the response as {body, status, headers} with
 // HTTP 200. _jsonp is not supported (JSONP defeats CORS). An error (status

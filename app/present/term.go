@@ -32,7 +32,10 @@ func (rn *Renderer) termURLs(t *repository.Term, lang string) *Obj {
 	return o
 }
 
-// renderEmbeddedTerms renders the terms of an event (reference 9.4, first shape).
+// renderEmbeddedTerms renders the terms of an event in the shape the
+// original plugin embeds them in events: WordPress's raw term (name, slug,
+// term_group, term_taxonomy_id, taxonomy, description, parent, count,
+// filter), then id and urls.
 func (rn *Renderer) renderEmbeddedTerms(ids []int64, l *Linked, lang string) []any {
 	out := make([]any, 0, len(ids))
 	for _, id := range ids {
@@ -67,8 +70,8 @@ func (rn *Renderer) renderEmbeddedTerm(t *repository.Term, count int, lang strin
 	return o
 }
 
-// Term renders a term as /categories and /tags do (reference 9.4,
-// second shape).
+// Term renders a term as /categories and /tags do (WordPress's REST term
+// with link renamed url, then urls: not the shape embedded in events).
 func (rn *Renderer) Term(t *repository.Term, count int, lang string) *Obj {
 	def := rn.cfg.DefaultLanguage
 	o := NewObj()

@@ -12,7 +12,8 @@ import (
 	"time"
 )
 
-// The source's list parameters (fixtures README, "Listing every event").
+// The source's list parameters (the recordings' README,
+// replay/testdata/tec-6.17.1/README.md, "Listing every event").
 const (
 	// perPage is the source's largest page; more is silently clamped.
 	perPage = 50

@@ -60,7 +60,8 @@ func checkPlaceEvents(t *testing.T, what string, got, want map[int64]repository.
 
 // testPlaceEventsRules pins the rules written by hand: has_events counts
 // trashed, published, future and private events but not drafts or pending
-// ones (reference 7.1), and the latest start is kept per status.
+// ones (as in the original plugin), and the latest start is kept per
+// status.
 func testPlaceEventsRules(t *testing.T, ctx context.Context, s repository.Store) {
 	var venues, orgs []int64
 	for i := range 7 {

@@ -14,7 +14,8 @@ import (
 // This file builds the text part of a place query by the contract's
 // text-matching rules (search/text.go): each term of search.ParseQuery
 // becomes the disjunction of the index words it matches, and the terms
-// are joined by a conjunction within one field (reference 7.1).
+// are joined by a conjunction within one field (as the original plugin's
+// venue and organizer search: one field must hold every word).
 //
 // Typo and prefix-with-typo terms are expanded here, against the field's
 // term dictionary, with search.Term.Matches deciding each candidate; the
@@ -36,7 +37,7 @@ import (
 var dictWordsRead atomic.Uint64
 
 // placeTextQuery returns the query of a place's text: all terms match in
-// one field (reference 7.1), one of fields.
+// one field (as the original plugin's place search), one of fields.
 func placeTextQuery(idx bleve.Index, fields []string, terms []search.Term) (query.Query, error) {
 	if len(terms) == 0 {
 		return nil, nil

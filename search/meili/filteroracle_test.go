@@ -17,37 +17,39 @@ import (
 	"github.com/calendar/eventcal/search"
 )
 
-// The filter-parser oracle: Meilisearch's own crates/filter-parser at
-// v1.18.0 and v1.50.0, built as a command (../shared/tools/
-// meili-filter-parser/<version>/fpcheck; its README describes the format:
-// one JSON string per line in, "OK\t<JSON array of the parsed tree,
-// depth-first>" or "ERR\t<message>" out). TestFiltersParseAsMeant builds
-// the filters of generated queries (every list parameter alone and in
-// every combination, with hostile strings and extreme numbers), sends all
-// of them to each version in one process, and checks that every filter
-// parses to the conditions the query meant, with the same values.
+// The filter-parser oracle: Meilisearch's own crates/filter-parser (the
+// code Meilisearch runs on every filter it receives) at v1.18.0 and
+// v1.50.0, each built as a small command, fpcheck, that reads one filter
+// per line on stdin, written as a JSON string (json.Marshal(filter)), and
+// answers one line per filter, in order: "OK\t<JSON array>" (the parsed
+// tree depth-first: operators such as "AND2", attribute names and values
+// as Meilisearch reads them, after its unescaping), "OK\tempty" (an empty
+// filter), "ERR\t<message>" (Meilisearch would answer
+// invalid_search_filter) or "PANIC". The commands are not part of the
+// repository (they are Rust builds for one machine): set
+// MEILI_FILTER_PARSER to a directory holding v1.18.0/fpcheck and
+// v1.50.0/fpcheck to run the test; without it the test skips.
+// TestFiltersParseAsMeant builds the filters of generated queries (every
+// list parameter alone and in every combination, with hostile strings and
+// extreme numbers), sends all of them to each version in one process, and
+// checks that every filter parses to the conditions the query meant, with
+// the same values.
 
-// fpcheckPath returns the oracle of a version, or "" when the shared tools
-// are not beside the module (../shared from the module root).
+// filterParserEnv names the directory of the oracle's builds.
+const filterParserEnv = "MEILI_FILTER_PARSER"
+
+// fpcheckPath returns the oracle of a version under MEILI_FILTER_PARSER,
+// or "" when the variable is not set; a set variable without the version's
+// command fails the test (a misconfiguration must not pass as a skip).
 func fpcheckPath(t *testing.T, version string) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "tools", "meili-filter-parser", version, "fpcheck")
-	if _, err := os.Stat(p); err != nil {
+	dir := os.Getenv(filterParserEnv)
+	if dir == "" {
 		return ""
+	}
+	p := filepath.Join(dir, version, "fpcheck")
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("%s=%s: no filter parser for %s: %v", filterParserEnv, dir, version, err)
 	}
 	return p
 }
@@ -173,7 +175,7 @@ func TestFiltersParseAsMeant(t *testing.T) {
 	paths := map[string]string{}
 	for _, v := range versions {
 		if paths[v] = fpcheckPath(t, v); paths[v] == "" {
-			t.Skipf("Meilisearch's filter parser (../shared/tools/meili-filter-parser/%s/fpcheck beside the module) is not here: the oracle test needs it", v)
+			t.Skipf("needs Meilisearch's own filter parser as a command: set %s to a directory holding %s/fpcheck (crates/filter-parser of that Meilisearch release, built as the line reader described in search/meili/filteroracle_test.go)", filterParserEnv, v)
 		}
 	}
 

@@ -27,8 +27,8 @@ func (docStore) PlaceEvents(context.Context, repository.PostKind, []int64) (map[
 	return map[int64]repository.PlaceEvents{}, nil
 }
 
-// testSingleLanguage checks the language fallback of decisions.md
-// ("Languages") end to end at the index: records written in one language
+// testSingleLanguage checks the language fallback (docs/decisions.md,
+// "Languages") end to end at the index: records written in one language
 // only (or in languages other than the default) go through the sync
 // worker's document builder and are found by a search in every language,
 // by the text of the default language when they have it, else of their

@@ -87,7 +87,7 @@ func MatchPlace(doc search.PlaceDocument, q search.PlaceQuery) bool {
 		}
 	}
 	if terms := search.ParseQuery(q.Query); len(terms) > 0 {
-		// All the terms must match in one field (reference 7.1): a venue
+		// All the terms must match in one field (as in the original plugin): a venue
 		// whose title says "jazz" and whose city says "paris" does not
 		// match "jazz paris".
 		t := doc.Text[q.Lang]
@@ -174,7 +174,8 @@ func SortEvents(docs []search.EventDocument, by search.EventSort) {
 }
 
 // SortPlaces orders docs in place: publish date descending, then ID
-// descending (WordPress's default order, reference 7.1).
+// descending (WordPress's default order, which the original plugin's venue
+// and organizer lists keep).
 func SortPlaces(docs []search.PlaceDocument) {
 	slices.SortFunc(docs, func(a, b search.PlaceDocument) int {
 		return cmp.Or(cmp.Compare(b.PublishDate, a.PublishDate), cmp.Compare(b.ID, a.ID))

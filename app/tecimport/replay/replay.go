@@ -1,9 +1,9 @@
-// Package replay serves the recorded TEC 6.17.1 exchanges
-// (../shared/fixtures/tec-6.17.1, beside the module root) from a local
+// Package replay serves the recorded TEC 6.17.1 exchanges from a local
 // HTTP server, for the importer's tests: each request gets the recorded
 // answer of its method, path (query parameters in any order; page=1 as if
 // absent) and kind of authentication, with the recorded status, headers
-// and body.
+// and body. The recordings are in this package's testdata/tec-6.17.1; its
+// README.md says how they were recorded and what they show.
 //
 // WordPress's own wp/v2/tribe_events route was not recorded; the server
 // synthesises it from the recordings (every recorded event ID, the hidden
@@ -50,9 +50,13 @@ type Exchange struct {
 	File string `json:"-"`
 }
 
-// Dir returns the fixtures directory: ../shared/fixtures/tec-6.17.1 seen
-// from the module root (the directory holding go.mod above the test's
-// working directory).
+// fixtures is the recordings' directory, relative to the module root.
+var fixtures = filepath.Join("app", "tecimport", "replay", "testdata", "tec-6.17.1")
+
+// Dir returns the recordings' directory: testdata/tec-6.17.1 of this
+// package, found from the module root (the directory holding go.mod above
+// the test's working directory), so that a test of any package of the
+// module finds it.
 func Dir(t testing.TB) string {
 	t.Helper()
 	dir, err := os.Getwd()
@@ -69,7 +73,7 @@ func Dir(t testing.TB) string {
 		}
 		dir = parent
 	}
-	fx := filepath.Join(dir, "..", "shared", "fixtures", "tec-6.17.1")
+	fx := filepath.Join(dir, fixtures)
 	if _, err := os.Stat(filepath.Join(fx, "INDEX.tsv")); err != nil {
 		t.Fatalf("replay: the recorded exchanges are not at %s: %v", fx, err)
 	}
@@ -83,6 +87,9 @@ func Load(t testing.TB) map[string]*Exchange {
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("replay: no recordings in %s", dir)
 	}
 	out := map[string]*Exchange{}
 	for _, f := range files {
