@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"bytes"
@@ -81,7 +81,7 @@ func outsideReferences(root string) ([]string, error) {
 // TestNothingPointsOutsideTheRepository: no file of the module names a
 // file outside it.
 func TestNothingPointsOutsideTheRepository(t *testing.T) {
-	root, err := filepath.Abs(".")
+	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
