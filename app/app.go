@@ -212,6 +212,7 @@ func New(opts Options) (*fiber.App, error) {
 	}
 	f.Get("/healthz", s.health)
 	f.Get("/readyz", s.ready)
+	s.mountDocs(f) // docs.go
 	f.Use(s.cors(), s.rewriteLanguagePrefix, s.methodOverride, s.commonHeaders)
 	s.registerRoutes(f)
 	f.Use(func(c *fiber.Ctx) error { return apierr.NoRoute() })

@@ -384,8 +384,13 @@ func matches(inm, tag string) bool {
 	return false
 }
 
-// negotiate picks "br", "gzip" or "" (identity) from an Accept-Encoding
-// value: the accepted coding with the highest q, brotli on a tie.
+// Negotiate picks "br", "gzip" or "" (identity) from an Accept-Encoding
+// value: the accepted coding with the highest q, brotli on a tie. The
+// cache uses it, and so do handlers that send precompressed bodies
+// (app/apidocs).
+func Negotiate(accept string) string { return negotiate(accept) }
+
+// negotiate is Negotiate.
 func negotiate(accept string) string {
 	if accept == "" {
 		return ""
