@@ -85,6 +85,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Progress is told about each phase (nil: none).
 	Progress Progress
+	// Caps bound the run (zero fields: the defaults).
+	Caps Caps
 }
 
 // Progress follows an import's phases: fetching each list, then writing
@@ -120,8 +122,10 @@ func Run(ctx context.Context, store repository.Store, opts Options) (*Report, er
 	if opts.Language == "" {
 		return nil, errors.New("tecimport: no language")
 	}
+	caps := opts.Caps.withDefaults()
 	c := &client{root: root, wpRoot: wpRootOf(root), user: opts.User, password: opts.AppPassword,
-		http: opts.HTTPClient, retries: opts.Retries, base: opts.RetryBase, logger: opts.Logger}
+		http: opts.HTTPClient, retries: opts.Retries, base: opts.RetryBase, logger: opts.Logger,
+		caps: caps, redact: newRedactor(opts.User, opts.AppPassword)}
 	if c.http == nil {
 		timeout := opts.Timeout
 		if timeout <= 0 {
@@ -161,9 +165,10 @@ func Run(ctx context.Context, store repository.Store, opts Options) (*Report, er
 	for _, k := range kinds {
 		rep.kind(k)
 	}
-	r := &importRun{c: c, store: store, opts: opts, m: &mapper{site: site, lang: opts.Language, zone: opts.SiteZone}, rep: rep, progress: progress, log: c.logger}
+	r := &importRun{c: c, store: store, opts: opts, caps: caps, m: &mapper{site: site, lang: opts.Language, zone: opts.SiteZone}, rep: rep, progress: progress, log: c.logger}
+	c.holdFn = r.hold
 	err = r.run(ctx)
-	rep.Requests = c.requests
+	rep.Requests, rep.BytesRead = c.requests, c.bytes
 	return rep, err
 }
 

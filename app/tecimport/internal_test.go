@@ -151,7 +151,8 @@ func TestClientRetries(t *testing.T) {
 	defer srv.Close()
 	root, _ := url.Parse(srv.URL)
 	c := &client{root: root, user: "u", password: "p", http: &http.Client{CheckRedirect: sameOrigin},
-		limiter: rate.NewLimiter(rate.Inf, 1), retries: 3, base: time.Millisecond, logger: slog.New(slog.DiscardHandler)}
+		limiter: rate.NewLimiter(rate.Inf, 1), retries: 3, base: time.Millisecond, logger: slog.New(slog.DiscardHandler),
+		caps: Caps{}.withDefaults(), redact: newRedactor("u", "p")}
 	ctx := context.Background()
 
 	res, err := c.get(ctx, root, "/flaky", nil)
