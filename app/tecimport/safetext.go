@@ -3,6 +3,7 @@ package tecimport
 import (
 	"encoding/base64"
 	"fmt"
+	"io"
 	"net/url"
 	"strings"
 	"unicode"
@@ -104,4 +105,26 @@ func (x *redactor) text(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// RedactingWriter returns a writer that writes to w with the credentials
+// of user and password (every form the import's own messages remove)
+// replaced: the CLI writes every line of an import through it, so that
+// no credential reaches a terminal or log even from text this package
+// did not produce. Each Write is redacted on its own: callers write
+// whole lines.
+func RedactingWriter(w io.Writer, user, password string) io.Writer {
+	return &redactingWriter{w: w, x: newRedactor(user, password)}
+}
+
+type redactingWriter struct {
+	w io.Writer
+	x *redactor
+}
+
+func (r *redactingWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(r.w, r.x.scrub(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
