@@ -35,7 +35,7 @@ func (r *importRun) fetch(ctx context.Context) error {
 			}
 			r.progress.Add(n)
 		}, func(id int64, raw json.RawMessage) error {
-			return r.take(kind, id, id, raw)
+			return r.take(kind, id, raw)
 		})
 		r.progress.Finish()
 		if err != nil {
@@ -117,7 +117,7 @@ func (r *importRun) probe(ctx context.Context, kind string, id int64) error {
 	}
 	switch {
 	case body != nil:
-		return r.take(kind, id, 0, body)
+		return r.take(kind, id, body)
 	case gone(res):
 		// No such record (any more): disappeared if imported before.
 	case kind == KindEvent && res.status == http.StatusForbidden && res.code() == "event-password-protected":
@@ -181,15 +181,11 @@ func (r *importRun) findProtected(ctx context.Context, wp wpEvents, wpOK bool) e
 // take maps one record the source gave (from a list, or read by ID) and
 // keeps only its mapped form: the source's text is dropped at once, and
 // what is kept counts against Caps.HeldBytes. id is the ID the list item
-// or the read was for; listID is the list item's own ID (0 for a read by
-// ID, where the body's ID must match id).
-func (r *importRun) take(kind string, id, listID int64, raw json.RawMessage) error {
-	if listID == 0 && id == 0 {
+// holds (0 when unreadable) or the read was for; the mapped record's ID
+// must be the same.
+func (r *importRun) take(kind string, id int64, raw json.RawMessage) error {
+	if id <= 0 {
 		r.fail(kind, 0, fieldErr("id", "missing or not a positive number"))
-		return nil
-	}
-	if err := checkID(id); err != nil {
-		r.fail(kind, id, err)
 		return nil
 	}
 	if r.listed[kind][id] {
@@ -198,6 +194,10 @@ func (r *importRun) take(kind string, id, listID int64, raw json.RawMessage) err
 	r.listed[kind][id] = true
 	if err := r.hold(heldPerID); err != nil {
 		return err
+	}
+	if err := checkID(id); err != nil {
+		r.fail(kind, id, err)
+		return nil
 	}
 	var rec *record
 	var err error
@@ -237,6 +237,13 @@ func (r *importRun) take(kind string, id, listID int64, raw json.RawMessage) err
 	size, err := recordSize(rec)
 	if err != nil {
 		return err
+	}
+	if rec.post != nil && rec.post.ImageID != 0 {
+		// The image object the post links to is kept too (counted once
+		// per link: more than it holds, never less).
+		if img := r.m.images[rec.post.ImageID]; img != nil {
+			size += int64(heldPerRecord + len(img.URL) + len(img.Extension))
+		}
 	}
 	r.recs[kind][id] = rec
 	return r.hold(size)
