@@ -37,12 +37,21 @@ type Caps struct {
 // Default caps. A site of 100,000 events, 20,000 terms and 10,000 hidden
 // events imports within all of them.
 const (
-	DefaultMaxPages    = 10_000
+	// DefaultMaxPages is Caps.Pages's default: 500,000 records of a TEC
+	// list (50 a page), 1,000,000 IDs of WordPress's route.
+	DefaultMaxPages = 10_000
+	// DefaultMaxRequests is Caps.Requests's default.
 	DefaultMaxRequests = 200_000
-	DefaultMaxBytes    = 2 << 30
+	// DefaultMaxBytes is Caps.Bytes's default (2 GiB).
+	DefaultMaxBytes = 2 << 30
+	// DefaultMaxNewTerms is Caps.NewTerms's default.
 	DefaultMaxNewTerms = 20_000
-	DefaultMaxProbes   = 20_000
-	// heldFraction is the share of Bytes that HeldBytes defaults to.
+	// DefaultMaxProbes is Caps.Probes's default.
+	DefaultMaxProbes = 20_000
+	// heldFraction: HeldBytes defaults to Bytes/heldFraction, so that
+	// what a run holds, with the garbage collector's headroom (about
+	// twice the live heap) and one response being decoded, stays below
+	// the bytes cap.
 	heldFraction = 4
 )
 
@@ -72,12 +81,18 @@ func (c Caps) withDefaults() Caps {
 // The names of the caps, as CapError.Cap gives them; the CLI's flag that
 // raises each is --max-<name>.
 const (
-	CapPages     = "pages"
-	CapRequests  = "requests"
-	CapBytes     = "bytes"
+	// CapPages is Caps.Pages.
+	CapPages = "pages"
+	// CapRequests is Caps.Requests.
+	CapRequests = "requests"
+	// CapBytes is Caps.Bytes.
+	CapBytes = "bytes"
+	// CapHeldBytes is Caps.HeldBytes.
 	CapHeldBytes = "held-bytes"
-	CapNewTerms  = "new-terms"
-	CapProbes    = "probes"
+	// CapNewTerms is Caps.NewTerms.
+	CapNewTerms = "new-terms"
+	// CapProbes is Caps.Probes.
+	CapProbes = "probes"
 )
 
 // CapError stops a run that reached one of its caps; nothing was written.

@@ -16,6 +16,27 @@
 // the source rewrites exactly the records whose hash changed, and a run
 // killed at any point and started again ends with the same store.
 //
+// Every record goes through the API's own rules before it is stored, as
+// if an author (a caller without unfiltered_html) had sent it: titles,
+// names, costs and address fields keep no markup (htmlpolicy.Plain, after
+// the source's entities are decoded into text); descriptions and excerpts
+// keep what wp_kses_post allows an author (htmlpolicy.Rich); e-mail,
+// phone and website follow the API's contact rules (input.LineBreaking,
+// input.PlainEmail, input.WebURL) and an image URL the API's image rule;
+// a record the API would refuse is not stored but listed as failed, with
+// the field at fault. A slug WordPress could not have made is stored as
+// the API normalises a slug (repository.NormalizeSlug) and listed in the
+// summary (Report.Sanitized); IDs above repository.MaxExplicitID are
+// refused. A source's error text is shown with the credentials removed,
+// control characters escaped and its length bounded.
+//
+// A run is bounded by its Caps (pages per list, requests, bytes read,
+// bytes held, categories and tags created, records read one by one): one
+// that reaches a cap stops before writing anything (*CapError). The
+// records are mapped as each page arrives; the source's bodies are not
+// kept, so what a run holds is the records as they will be stored,
+// counted against Caps.HeldBytes (a quarter of the bytes cap by default).
+//
 // Every write goes through the store like the API's writes do, so each
 // records its index mark in the same write: a running service's sync
 // worker indexes the records within its usual lag, and with no service
@@ -111,8 +132,9 @@ func (noProgress) Finish()           {}
 
 // Run imports the source into store and returns what it did. The error
 // is set when the import could not run to its end: the source failed
-// (after retries), the store failed, ctx ended, or the store holds other
-// records under source IDs (*CollisionError; nothing was written). Failed
+// (after retries), the store failed, ctx ended, the store holds other
+// records under source IDs (*CollisionError; nothing was written), or the
+// run reached one of its caps (*CapError; nothing was written). Failed
 // records do not stop the run: they are in the report.
 func Run(ctx context.Context, store repository.Store, opts Options) (*Report, error) {
 	root, err := parseSource(opts.Source)
