@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"html"
 	"net/url"
-	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -500,20 +499,27 @@ func (m *mapper) organizer(raw json.RawMessage) (*repository.Post, error) {
 	return p, nil
 }
 
-// image maps a featured image object to a registered image (the URL is
-// kept, never fetched, as the API does).
+// image maps a featured image object to a registered image as the API
+// registers an image URL (the URL is kept, never fetched): the extension
+// from the URL's path (else the source's, when it is a plain word), the
+// title from the URL's last segment as written (percent-encoding kept),
+// the slug made from it.
 func (m *mapper) image(img *tecImage) (*repository.Post, error) {
 	if err := checkImage(img); err != nil {
 		return nil, err
 	}
-	u, _ := url.Parse(img.URL)
-	base := path.Base(u.Path)
-	ext := strings.ToLower(strings.TrimPrefix(path.Ext(base), "."))
-	if img.Extension != "" {
-		ext = strings.ToLower(img.Extension)
+	ext, _ := input.ImageURLExtension(img.URL)
+	if e := strings.ToLower(img.Extension); ext == "" && e != "" && len(e) <= 8 && !strings.ContainsFunc(e, func(r rune) bool {
+		return (r < 'a' || r > 'z') && (r < '0' || r > '9')
+	}) {
+		ext = e
 	}
-	name := strings.TrimSuffix(base, path.Ext(base))
-	if name == "" || name == "." || name == "/" {
+	name := img.URL[strings.LastIndex(img.URL, "/")+1:]
+	if i := strings.IndexAny(name, "?#"); i >= 0 {
+		name = name[:i]
+	}
+	name = strings.TrimSuffix(name, "."+ext)
+	if name == "" {
 		name = "image"
 	}
 	p := &repository.Post{ID: img.ID, Kind: repository.KindImage, Status: "inherit",
