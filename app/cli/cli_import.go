@@ -41,7 +41,10 @@ func (c *cli) importTEC(args []string) int {
 		"The Events Calendar. URL is its REST namespace root: https://example.org/wp-json/tribe/events/v1.\n"+
 		"Credentials (a WordPress application password) are best given as "+envImportUser+" and\n"+
 		envImportPassword+" (or "+envImportPasswordFile+"); without them only public records are imported.\n"+
-		"A second run updates what changed at the source and writes nothing else.")
+		"A second run updates what changed at the source and writes nothing else. Records go through the API's\n"+
+		"validation (HTML policy, contact fields, URLs, slugs, IDs); refused ones are listed and fail the run.\n"+
+		"Exit status: 0 done, 1 records failed or the source or store failed, 2 bad usage, 3 a --max-* cap\n"+
+		"stopped the run (nothing written).")
 	from := fs.String("from", "", "REST namespace root of the source site (required)")
 	user := fs.String("user", "", "WordPress login (default: $"+envImportUser+")")
 	password := fs.String("app-password", "", "WordPress application password (default: $"+envImportPassword+" or the file $"+envImportPasswordFile+"; prefer those: a flag shows in the process list)")
