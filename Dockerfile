@@ -1,6 +1,6 @@
-# syntax=docker/dockerfile:1
-#
-# Build: docker build --build-arg VERSION=v1.2.3 --build-arg REVISION=$(git rev-parse HEAD) -t eventcal:v1.2.3 .
+# Build: docker build --build-arg REVISION=$(git rev-parse HEAD) -t eventcal:0.30.0 .
+#        (--build-arg VERSION=0.30.1-rc.1 links another version in; without
+#        it the binary reports the release the source is, config.Version)
 # Run:   docker run --read-only --tmpfs /tmp -p 8080:8080 -v eventcal-data:/data eventcal
 #
 # The binary is static (CGO_ENABLED=0: the embedded SQLite store and Bleve
@@ -10,28 +10,35 @@
 #
 # Base images are pinned: the Go toolchain to the go.mod version, the
 # runtime to Debian 12's distroless static image. Bump them deliberately.
+#
+# Only instructions the classic builder knows too: no "# syntax=" line, no
+# RUN --mount, no heredocs, no COPY --chmod or --link (DOCKER_BUILDKIT=0
+# docker build, and docker-compose 1.x with Debian's docker.io 20.10,
+# build it as BuildKit does; config/deploy_test.go checks this file).
 
 FROM golang:1.26.8-bookworm AS build
-# The build context has no .git (.dockerignore), so the toolchain cannot
-# stamp the revision: both are linked in (-X), and "eventcal --version",
-# /healthz and the eventcal_build_info metric report them.
-ARG VERSION=dev
-ARG REVISION=unknown
 WORKDIR /src
 ENV CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-mod=readonly
+# The modules first, in a layer of their own: a change to the sources
+# reuses it, and only a change to go.mod or go.sum downloads again. It
+# holds every module of the graph, the test-only ones (FerretDB,
+# kin-openapi) too: the build stage is discarded, only the binary is kept.
+COPY go.mod go.sum ./
+RUN go mod download
 COPY . .
-# "go build" downloads only the modules the binary's packages import (the
-# test-only ones, FerretDB and kin-openapi, contribute their go.mod files
-# to the module graph, never their sources). The cache mounts keep modules
-# and build results between builds without baking them into a layer.
-RUN --mount=type=cache,target=/go/pkg/mod \
-    --mount=type=cache,target=/root/.cache/go-build \
-    go build -trimpath -o /out/eventcal \
-      -ldflags "-s -w -X github.com/calendar/eventcal/app.buildVersion=${VERSION} -X github.com/calendar/eventcal/app.buildRevision=${REVISION}" . \
+# The build context has no .git (.dockerignore), so the toolchain cannot
+# stamp the revision: it is linked in (-X), as is VERSION when given, and
+# "eventcal --version", /healthz and the eventcal_build_info metric report
+# them. Declared here, after the download: a RUN after an ARG is rebuilt
+# when its value changes.
+ARG VERSION=
+ARG REVISION=unknown
+RUN go build -trimpath -o /out/eventcal \
+      -ldflags "-s -w ${VERSION:+-X github.com/calendar/eventcal/config.Version=${VERSION}} -X github.com/calendar/eventcal/app.buildRevision=${REVISION}" . \
  && mkdir -p /out/data /out/keys
 
 FROM gcr.io/distroless/static-debian12:nonroot
-ARG VERSION=dev
+ARG VERSION=
 ARG REVISION=unknown
 LABEL org.opencontainers.image.title="eventcal" \
       org.opencontainers.image.description="Event-calendar REST service (MongoDB or SQLite store, Meilisearch or Bleve index)" \

@@ -35,7 +35,7 @@
 //	    the event documents in Bleve and answers event queries from
 //	    search/memindex, an in-memory index loaded from them at start (go doc ./search). Meilisearch is checked by
 //	    contract tests against an httptest server, and by the suite against a real
-//	    server when TEST_MEILI_URL is set (README.md, Meilisearch, has the
+//	    server when TEST_MEILI_URL is set (docs/operators.md, Meilisearch, has the
 //	    command).
 //	  - sync: the worker that moves the marks into the engine, re-reading the
 //	    store for every batch (it queues IDs, never documents).

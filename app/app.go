@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	_ "time/tzdata" // event time zones must resolve in a static binary
 
@@ -139,6 +140,9 @@ type Server struct {
 	// writeRates bounds contributors' and authors' writes (writerate.go);
 	// nil when WRITE_RATE is 0.
 	writeRates *writeRates
+	// proxyWarnAfter is when (Unix nanoseconds of now) the untrusted-proxy
+	// warning may be logged again (warnUntrustedProxy).
+	proxyWarnAfter atomic.Int64
 }
 
 // New builds the Fiber application.
@@ -166,7 +170,7 @@ func New(opts Options) (*fiber.App, error) {
 		DisableStartupMessage: true,
 		// Bodies are streamed and read by readBody up to MaxBodyBytes, so a
 		// connection announcing a large Content-Length reserves nothing
-		// (limits package; README "Limits").
+		// (limits package; docs/operators.md, "Limits").
 		BodyLimit:                    limits.MaxBodyBytes,
 		StreamRequestBody:            true,
 		DisablePreParseMultipartForm: true,
@@ -197,7 +201,7 @@ func New(opts Options) (*fiber.App, error) {
 	s.api = handlers.New(handlers.Deps{Config: s.cfg, Store: s.store, Search: s.search, Indexer: s.indexer,
 		Reindexer: opts.Reindexer, Webhooks: opts.Webhooks, Logger: s.log, Now: s.now,
 		Render:       present.NewRenderer(s.cfg, s.store, s.pages.Generation, recordTTL, countTTL),
-		AdminChanged: s.forgetAdmin})
+		AdminChanged: s.forgetAdmin, Version: s.identity.Version})
 	s.compat = s.compatAPI(opts, recordTTL, countTTL) // teccompat.go
 	metrics.registry.MustRegister(s.pages.Collectors()...)
 	f.Server().HeaderReceived = readHeaders
@@ -297,6 +301,9 @@ func (s *Server) handlerOf(api *handlers.API, rt *handlers.Route) fiber.Handler 
 		if mediaType, ok := b.Unreadable(); ok {
 			// After the 401: an anonymous write learns nothing more.
 			return input.UnsupportedBody(c, mediaType)
+		}
+		if b.JSONAsForm() {
+			return input.JSONSentAsForm(c)
 		}
 		prefixLang, _ := c.Locals(localPrefixLang).(string)
 		r, err := api.Prepare(c, b, user, prefixLang, rt)

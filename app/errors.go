@@ -47,6 +47,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		s.log.Error("request failed", "method", c.Method(), "path", c.Path(), "request_id", requestID(c), "err", err)
 		apiErr = apierr.Unavailable("store")
 	}
+	c.Locals(localErrorCode, apiErr.Code)
 	data := map[string]any{"status": apiErr.Status}
 	for k, v := range apiErr.Data {
 		data[k] = v

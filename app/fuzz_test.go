@@ -36,7 +36,7 @@ var unsafeHTML = regexp.MustCompile(`(?i)<script|<[^>]*\son[a-z]+\s*=|<[^>]*(hre
 // list with arbitrary input, as every role. Whatever is sent, the answer is
 // a success or a 4xx in the error envelope (never a 5xx: a recovered panic
 // is a 500), always JSON; and what a contributor or author stores keeps no
-// script and no markup in plain fields (README "HTML policy").
+// script and no markup in plain fields (docs/editors.md, "HTML policy").
 //
 // The seed corpus runs in go test ./...; fuzz with
 //

@@ -156,7 +156,7 @@ func newEnvWith(t testing.TB, dir string, opts envOptions, settings ...string) *
 		appLog = slog.New(slog.NewTextHandler(opts.log, nil))
 	}
 	a, err := app.New(app.Options{Config: cfg, Store: appStore, Search: eng, Indexer: e.worker, Logger: appLog,
-		Now: e.clockNow, Webhooks: e.hooks})
+		Now: e.clockNow, Webhooks: e.hooks, Identity: scenarioIdentity()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,6 +169,16 @@ func newEnvWith(t testing.TB, dir string, opts envOptions, settings ...string) *
 	e.addUser("contributor2", "contributor")
 	e.addUser("author2", "author")
 	return e
+}
+
+// scenarioIdentity is the build the scenarios' app reports: a fixed
+// version, so that a release (config.Version) does not change the
+// interface document's info.version, its ETag and the recorded sessions
+// (TestGolden); a fresh instance, as NewIdentity draws.
+func scenarioIdentity() app.Identity {
+	id := app.NewIdentity()
+	id.Version = "0.0.0-test"
+	return id
 }
 
 // addUser creates a user with a token.

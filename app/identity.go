@@ -8,35 +8,32 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/calendar/eventcal/config"
 )
 
-// Set at link time by release builds (the Dockerfile passes its VERSION
-// and REVISION build arguments):
+// Set at link time by release builds (the Dockerfile passes its REVISION
+// build argument):
 //
-//	go build -ldflags "-X github.com/calendar/eventcal/app.buildVersion=v1.2.3 -X github.com/calendar/eventcal/app.buildRevision=$(git rev-parse HEAD)"
+//	go build -ldflags "-X github.com/calendar/eventcal/app.buildRevision=$(git rev-parse HEAD)"
 //
 // An image is built without .git, so the Go toolchain cannot stamp the
-// revision itself; empty means "ask the build information".
-var buildVersion, buildRevision string
+// revision itself; empty means "ask the build information". The version
+// is config.Version (set at link time with -X .../config.Version=...).
+var buildRevision string
 
-// BuildVersion names the running build: the version and revision given at
-// link time (buildVersion, buildRevision), else the main module's version
-// and VCS revision from the build information, else "devel" and "unknown"
-// (go run, go test, -buildvcs=false).
+// BuildVersion names the running build: config.Version (the release this
+// source is, or what the build linked in instead), and the revision given
+// at link time (buildRevision), else the VCS revision from the build
+// information, else "unknown" (go run, go test, -buildvcs=false).
 func BuildVersion() (version, revision string) {
-	version, revision = "devel", "unknown"
+	version, revision = config.Version, "unknown"
 	if bi, ok := debug.ReadBuildInfo(); ok {
-		if v := bi.Main.Version; v != "" && v != "(devel)" {
-			version = v
-		}
 		for _, s := range bi.Settings {
 			if s.Key == "vcs.revision" && s.Value != "" {
 				revision = s.Value
 			}
 		}
-	}
-	if buildVersion != "" {
-		version = buildVersion
 	}
 	if buildRevision != "" {
 		revision = buildRevision
@@ -82,7 +79,7 @@ func (id Identity) describe(body fiber.Map) fiber.Map {
 
 // health answers GET /healthz: the process is up, and which one it is.
 //
-//	{"status": "ok", "version": "v1.2.3", "revision": "4f2a…", "instance": "9c1e54a0b7d3f218",
+//	{"status": "ok", "version": "0.30.0", "revision": "4f2a…", "instance": "9c1e54a0b7d3f218",
 //	 "started": "2026-11-25T18:30:00Z", "pid": 4711}
 //
 // It checks no dependency (that is /readyz): it answers as long as the

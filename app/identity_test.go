@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/calendar/eventcal/app"
+	"github.com/calendar/eventcal/config"
 )
 
 // probe GETs a probe path and decodes its JSON body.
@@ -89,5 +90,36 @@ func TestProbeIdentity(t *testing.T) {
 	// One server reports one identity on both probes.
 	if h, r := probe(t, first, "/healthz"), probe(t, first, "/readyz"); h["instance"] != r["instance"] || h["started"] != r["started"] {
 		t.Errorf("/healthz %v and /readyz %v of one server differ", h, r)
+	}
+}
+
+// TestDocReportsVersion: the interface document's info.version is the
+// build's version, under the API's root and under The Events Calendar's
+// (TEC_COMPAT), and /healthz reports the same; without an identity given,
+// that is config.Version, the release CHANGELOG.md names.
+func TestDocReportsVersion(t *testing.T) {
+	e := newEnv(t, "TEC_COMPAT", "true")
+	tests := []struct {
+		name string
+		id   app.Identity
+		want string
+	}{
+		{"this build", app.Identity{}, config.Version},
+		{"a build linked with another version", app.Identity{Version: "0.31.0-rc.1", Instance: "release-instance"}, "0.31.0-rc.1"},
+	}
+	for _, tc := range tests {
+		a, err := app.New(app.Options{Config: e.cfg, Store: e.store, Search: e.engine, Identity: tc.id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := probe(t, a, "/healthz")["version"]; got != tc.want {
+			t.Errorf("%s: /healthz version = %v, want %q", tc.name, got, tc.want)
+		}
+		for _, path := range []string{"/calendar/events/v1/doc", "/wp-json/tribe/events/v1/doc"} {
+			info, _ := probe(t, a, path)["info"].(map[string]any)
+			if got := info["version"]; got != tc.want {
+				t.Errorf("%s: GET %s info.version = %v, want %q", tc.name, path, got, tc.want)
+			}
+		}
 	}
 }

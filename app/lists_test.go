@@ -344,7 +344,7 @@ func TestLinkHeader(t *testing.T) {
 	}
 }
 
-// TestFieldsOnLists pins the README's _fields forms on lists: dotted paths
+// TestFieldsOnLists pins the _fields forms of docs/frontend.md on lists: dotted paths
 // reach into each item; bare item keys name list-level keys.
 func TestFieldsOnLists(t *testing.T) {
 	e := newEnv(t)

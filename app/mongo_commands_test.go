@@ -61,7 +61,7 @@ func (l *commandLog) take() []string {
 // with a command monitor; the sync worker uses another one, so only the
 // request's commands are counted. The record caches (linked records, term
 // counts) and the response cache are off: each request is the cold case,
-// the most it can cost. The table is README's ("MongoDB", Round trips).
+// the most it can cost. The table is docs/internals.md's ("Round trips").
 func TestMongoCommandsPerRequest(t *testing.T) {
 	var uri, db string
 	e := newEnvWith(t, t.TempDir(), envOptions{openStore: func(t testing.TB, _ *config.Config) repository.Store {

@@ -69,7 +69,7 @@ func (s *Server) observe(c *fiber.Ctx, m *appMetrics, next func() error) {
 		level = slog.LevelDebug
 	}
 	userID, _ := c.Locals(localUserID).(int64)
-	s.log.LogAttrs(c.UserContext(), level, "request",
+	attrs := []slog.Attr{
 		slog.String("method", method),
 		slog.String("route", route),
 		slog.String("path", path),
@@ -79,7 +79,56 @@ func (s *Server) observe(c *fiber.Ctx, m *appMetrics, next func() error) {
 		slog.String("client", clientAddr(c, s.cfg.TrustedProxies)),
 		slog.String("user_agent", logText(c.Get(fiber.HeaderUserAgent), maxUserAgentLog)),
 		slog.Int64("user_id", userID),
-	)
+	}
+	if code, _ := c.Locals(localErrorCode).(string); code != "" {
+		attrs = append(attrs, slog.String("code", code))
+	}
+	s.log.LogAttrs(c.UserContext(), level, "request", attrs...)
+	s.warnUntrustedProxy(c)
+}
+
+// localErrorCode is the c.Locals key of the API error code of an error
+// response (its envelope's "code"), which the request line logs.
+const localErrorCode = "error-code"
+
+// proxyWarnEvery is how often at most the untrusted-proxy warning is
+// logged (see warnUntrustedProxy).
+const proxyWarnEvery = time.Hour
+
+// warnUntrustedProxy logs a warning, at most once per proxyWarnEvery, when
+// a request carries X-Forwarded-For, Forwarded or X-Real-IP from a peer
+// that is not in TRUSTED_PROXIES: the service is most likely behind a
+// reverse proxy it does not know, so every client is counted as the proxy
+// (one share of MAX_CONNECTIONS_PER_ADDRESS for all of them, which then
+// answers 429) and logged with the proxy's address.
+func (s *Server) warnUntrustedProxy(c *fiber.Ctx) {
+	header := ""
+	for _, h := range []string{fiber.HeaderXForwardedFor, "Forwarded", "X-Real-IP"} {
+		if len(c.Request().Header.Peek(h)) > 0 {
+			header = h
+			break
+		}
+	}
+	if header == "" {
+		return
+	}
+	peer, _ := netip.AddrFromSlice(c.Context().RemoteIP())
+	peer = peer.Unmap()
+	if isTrusted(peer, s.cfg.TrustedProxies) {
+		return
+	}
+	now := s.now().UnixNano()
+	next := s.proxyWarnAfter.Load()
+	if now < next || !s.proxyWarnAfter.CompareAndSwap(next, now+int64(proxyWarnEvery)) {
+		return
+	}
+	s.log.Warn("a request came through a proxy that is not trusted: running behind a reverse proxy? "+
+		"Set TRUSTED_PROXIES to its address, or every client counts as the proxy: they share one "+
+		"MAX_CONNECTIONS_PER_ADDRESS share (429 once it is full) and are logged with its address",
+		slog.String("peer", peer.String()),
+		slog.String("header", header),
+		slog.Int("max_connections_per_address", s.cfg.MaxConnectionsPerAddress),
+		slog.String("repeats_after", proxyWarnEvery.String()))
 }
 
 // probePaths are the health and metrics routes: probes call them every

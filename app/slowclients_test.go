@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -399,7 +400,9 @@ func TestHeaderDeadline(t *testing.T) {
 // in the error envelope and closed, and counted in
 // eventcal_http_connections_refused_total, while another address is still
 // served and the address gets a connection again once one of its own
-// closes. Connections from a trusted proxy are not bounded.
+// closes. Connections from a trusted proxy are not bounded. Refusing a
+// loopback address (a reverse proxy missing from TRUSTED_PROXIES, most
+// likely) logs one warning naming TRUSTED_PROXIES.
 func TestConnectionShare(t *testing.T) {
 	const share = 4
 	for _, tt := range []struct {
@@ -412,7 +415,8 @@ func TestConnectionShare(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, "MAX_CONNECTIONS_PER_ADDRESS", fmt.Sprint(share), "HEADER_TIMEOUT", "1m", "TRUSTED_PROXIES", tt.trusted)
-			metrics := app.NewMetrics(nil, nil)
+			logs := &logBuffer{}
+			metrics := app.NewMetrics(slog.New(slog.NewJSONHandler(logs, nil)), nil)
 			raw, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
 				t.Fatal(err)
@@ -462,14 +466,31 @@ func TestConnectionShare(t *testing.T) {
 					t.Fatalf("connection over the share: %d %s close=%v", res.StatusCode, rb, res.Close)
 				}
 				waitClosed(t, over)
+				// A second refusal: counted, but not warned about again.
+				again := dialFrom("127.0.0.1")
+				_ = again.SetReadDeadline(testdeadline.Of(t))
+				if res, err := http.ReadResponse(bufio.NewReader(again), nil); err != nil || res.StatusCode != 429 {
+					t.Fatalf("second connection over the share: %v %v", res, err)
+				}
 			} else if st := healthz(over); st != 200 {
 				t.Fatalf("connection from a trusted proxy over the share: %d", st)
 			}
 			if st := healthz(dialFrom("127.0.0.2")); st != 200 {
 				t.Errorf("another address during the refusal: %d", st)
 			}
-			if got := refusedCount(t, metrics); got != map[bool]string{true: "1", false: "0"}[tt.refused] {
+			if got := refusedCount(t, metrics); got != map[bool]string{true: "2", false: "0"}[tt.refused] {
 				t.Errorf("eventcal_http_connections_refused_total = %s", got)
+			}
+			// The accept loop served 127.0.0.2 after the refusal: its
+			// warning is written.
+			warnings := logs.warnings(t)
+			if tt.refused != (len(warnings) == 1) || len(warnings) > 1 {
+				t.Errorf("%d warnings: %v", len(warnings), warnings)
+			}
+			if len(warnings) == 1 {
+				if msg, _ := warnings[0]["msg"].(string); !containsAll(msg, "TRUSTED_PROXIES", "MAX_CONNECTIONS_PER_ADDRESS") || warnings[0]["address"] != "127.0.0.1" {
+					t.Errorf("warning %v", warnings[0])
+				}
 			}
 			if !tt.refused {
 				return

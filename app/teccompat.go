@@ -33,7 +33,7 @@ func (s *Server) compatAPI(opts Options, recordTTL, countTTL time.Duration) *han
 	return handlers.New(handlers.Deps{Config: cfg, Store: s.store, Search: s.search, Indexer: s.indexer,
 		Reindexer: opts.Reindexer, Webhooks: opts.Webhooks, Logger: s.log, Now: s.now,
 		Render:       present.NewRenderer(cfg, s.store, s.pages.Generation, recordTTL, countTTL),
-		AdminChanged: s.forgetAdmin})
+		AdminChanged: s.forgetAdmin, Version: s.identity.Version})
 }
 
 // compatConfig is cfg with The Events Calendar's root as the API root.

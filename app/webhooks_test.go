@@ -17,6 +17,8 @@ import (
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/calendar/eventcal/config"
 )
 
 // receiver is an httptest endpoint that records every message and answers
@@ -68,7 +70,8 @@ type message struct {
 }
 
 // verify checks a message's signature with the Standard Webhooks library
-// and by hand (HMAC-SHA256 over id.timestamp.body), and decodes it.
+// and by hand (HMAC-SHA256 over id.timestamp.body) and its User-Agent (the
+// release that sent it), and decodes it.
 func verify(t *testing.T, secret string, r received) message {
 	t.Helper()
 	wh, err := standardwebhooks.NewWebhook(secret)
@@ -85,6 +88,9 @@ func verify(t *testing.T, secret string, r received) message {
 	want := "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
 	if r.header.Get("webhook-signature") != want {
 		t.Errorf("webhook-signature = %q, want %q", r.header.Get("webhook-signature"), want)
+	}
+	if ua, want := r.header.Get("User-Agent"), "eventcal-webhooks/"+config.Version; ua != want {
+		t.Errorf("User-Agent = %q, want %q", ua, want)
 	}
 	if _, err := strconv.ParseInt(r.header.Get("webhook-timestamp"), 10, 64); err != nil {
 		t.Errorf("webhook-timestamp %q", r.header.Get("webhook-timestamp"))

@@ -144,6 +144,9 @@ func Load(getenv func(string) string) (*Config, error) {
 			continue
 		}
 		raw := valueOrDefault(o, value)
+		if o.derive != nil && strings.TrimSpace(value) == "" {
+			raw = o.derive(c)
+		}
 		if slices.ContainsFunc(o.dependsOn, func(name string) bool { return failed[name] }) {
 			// A setting this one is checked against is already reported
 			// invalid; checking against it would only add a confusing

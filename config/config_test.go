@@ -475,3 +475,55 @@ func TestAPIRoots(t *testing.T) {
 		t.Errorf("TEC_COMPAT=maybe: %v", err)
 	}
 }
+
+// TestSiteURLDefault: without SITE_URL, links point at the address the
+// service listens on: LISTEN_ADDR's port, on its host when it names one,
+// else on localhost; an explicit SITE_URL wins, and --help shows the
+// derived default (DefaultIn).
+func TestSiteURLDefault(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"default", map[string]string{}, "http://localhost:8080"},
+		{"port only", map[string]string{"LISTEN_ADDR": ":9000"}, "http://localhost:9000"},
+		{"every IPv4 interface", map[string]string{"LISTEN_ADDR": "0.0.0.0:9000"}, "http://localhost:9000"},
+		{"every IPv6 interface", map[string]string{"LISTEN_ADDR": "[::]:9000"}, "http://localhost:9000"},
+		{"loopback", map[string]string{"LISTEN_ADDR": "127.0.0.1:9001"}, "http://127.0.0.1:9001"},
+		{"IPv6 loopback", map[string]string{"LISTEN_ADDR": "[::1]:9002"}, "http://[::1]:9002"},
+		{"host name", map[string]string{"LISTEN_ADDR": "events.internal:8081"}, "http://events.internal:8081"},
+		{"empty SITE_URL", map[string]string{"LISTEN_ADDR": ":9000", "SITE_URL": "  "}, "http://localhost:9000"},
+		{"explicit SITE_URL wins", map[string]string{"LISTEN_ADDR": ":9000", "SITE_URL": "https://events.example.org/"}, "https://events.example.org"},
+	}
+	var siteURL Option
+	for _, o := range Options() {
+		if o.Name == "SITE_URL" {
+			siteURL = o
+		}
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Load(func(k string) string { return tt.env[k] })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.SiteURL != tt.want {
+				t.Errorf("SiteURL = %q, want %q", c.SiteURL, tt.want)
+			}
+			if _, set := tt.env["SITE_URL"]; !set {
+				if got := siteURL.DefaultIn(func(k string) string { return tt.env[k] }); got != tt.want {
+					t.Errorf("DefaultIn = %q, want %q", got, tt.want)
+				}
+			}
+		})
+	}
+	// An invalid LISTEN_ADDR is reported once, not again as SITE_URL.
+	_, err := Load(func(k string) string { return map[string]string{"LISTEN_ADDR": "nope"}[k] })
+	if err == nil || strings.Contains(err.Error(), "SITE_URL") {
+		t.Errorf("invalid LISTEN_ADDR: %v", err)
+	}
+	if got := siteURL.DefaultIn(func(k string) string { return map[string]string{"LISTEN_ADDR": "nope"}[k] }); got != "http://localhost:8080" {
+		t.Errorf("DefaultIn with an invalid LISTEN_ADDR = %q", got)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -71,6 +72,34 @@ type Option struct {
 	// dependsOn names the options parse reads from c. When one of them is
 	// invalid, Load does not check this option against it.
 	dependsOn []string
+	// derive, when set, computes the default from the options parsed
+	// before this one (SITE_URL from LISTEN_ADDR); Default then documents
+	// its value with every other option at its default.
+	derive func(c *Config) string
+}
+
+// DefaultIn returns the default the option takes in the environment that
+// getenv reads (nil: os.Getenv): Default, or for an option whose default
+// is derived from others (SITE_URL from LISTEN_ADDR), the value derived
+// from their settings there. An invalid setting it derives from counts as
+// its default. --help shows this value.
+func (o Option) DefaultIn(getenv func(string) string) string {
+	if o.derive == nil {
+		return o.Default
+	}
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	c := Default()
+	for _, dep := range registry {
+		if !slices.Contains(o.dependsOn, dep.Name) {
+			continue
+		}
+		if dep.parse(c, valueOrDefault(dep, getenv(dep.Name))) != nil {
+			_ = dep.parse(c, dep.Default)
+		}
+	}
+	return o.derive(c)
 }
 
 // Validate reports whether raw is an acceptable value for the option on its
@@ -235,7 +264,9 @@ var registry = []Option{
 	},
 	{
 		Name: "SITE_URL", Default: "http://localhost:8080", Type: TypeURL,
-		Description: "public base URL of the site, used for links in responses",
+		Description: "public base URL of the site, used for links in responses; by default http://localhost (or LISTEN_ADDR's host) at LISTEN_ADDR's port",
+		dependsOn:   []string{"LISTEN_ADDR"},
+		derive:      func(c *Config) string { return localSiteURL(c.ListenAddr) },
 		parse: func(c *Config, raw string) error {
 			u, err := parseHTTPURL(raw)
 			if err != nil {
@@ -339,7 +370,7 @@ var registry = []Option{
 	},
 	{
 		Name: "TRUSTED_PROXIES", Default: "", Type: TypeList,
-		Description: "comma-separated IP addresses or CIDR ranges of reverse proxies whose X-Forwarded-For names the client (request logs); empty trusts none",
+		Description: "comma-separated IP addresses or CIDR ranges of reverse proxies whose X-Forwarded-For names the client (request logs) and whose connections MAX_CONNECTIONS_PER_ADDRESS does not bound; empty trusts none (set it behind a proxy)",
 		parse: func(c *Config, raw string) error {
 			c.TrustedProxies = nil
 			for _, part := range strings.Split(raw, ",") {
@@ -498,7 +529,7 @@ var registry = []Option{
 	},
 	{
 		Name: "DRAIN_DELAY", Default: "5s", Type: TypeDuration,
-		Description: "after SIGINT/SIGTERM, how long /readyz answers 503 while requests are still served, so that load balancers stop sending traffic before the listener closes (Go duration or whole seconds; 0 closes at once)",
+		Description: "after SIGINT/SIGTERM, how long /readyz answers 503 while requests are still served, so that load balancers stop sending traffic before the listener closes; after SIGINT (Ctrl-C) it also ends as soon as no connection is open (Go duration or whole seconds; 0 closes at once)",
 		parse: func(c *Config, raw string) error {
 			d, err := parseDuration(raw)
 			if err != nil {
@@ -629,6 +660,22 @@ func validateListenAddr(raw string) error {
 		return fmt.Errorf("port %q is not a number from 0 to 65535", port)
 	}
 	return nil
+}
+
+// localSiteURL is the default SITE_URL for a listen address: http:// and
+// the address's host, or localhost when it names none or every interface
+// (":9000", "0.0.0.0:9000", "[::]:9000"), at its port. A port of 0 (any
+// free port) is kept as given: the address is chosen only when the
+// listener opens, so set SITE_URL when links matter.
+func localSiteURL(listenAddr string) string {
+	host, port, err := net.SplitHostPort(listenAddr)
+	if err != nil {
+		return "http://localhost:8080"
+	}
+	if ip, err := netip.ParseAddr(host); host == "" || (err == nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 // validateMongoURI checks the shape of a MongoDB connection string:

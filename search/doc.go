@@ -49,7 +49,7 @@
 //
 // # How the engines answer text search
 //
-// The rules are those of app/README.md, "Text search", written in Go in text.go.
+// The rules are those of docs/frontend.md, "Text search", written in Go in text.go.
 //
 //   - The embedded engine (search/bleve) stores every event document in
 //     Bleve (one stored field, nothing indexed) and answers event queries from

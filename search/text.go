@@ -435,7 +435,7 @@ func (t Term) Matches(w string) bool {
 // byte order (MAX_PREFIX_COUNT, compute_derivations.rs:62), and typo
 // derivations stop at 150 words with one typo and 50 with two. Matches has
 // no cap; search/meili's fake models the prefix cap (prefixReach) and
-// README ("Meilisearch") describes when it can matter.
+// docs/operators.md ("Meilisearch") describes when it can matter.
 
 // MatchesAny reports whether any of the folded words matches the term.
 func (t Term) MatchesAny(words []string) bool {

@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -184,7 +185,7 @@ func (h *Webhooks) send(ctx context.Context, hook *repository.Webhook, msgID str
 		return 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "eventcal-webhooks/1")
+	req.Header.Set("User-Agent", config.UserAgent("webhooks"))
 	req.Header.Set("webhook-id", msgID)
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(at.Unix(), 10))
 	req.Header.Set("webhook-signature", sig)

@@ -81,6 +81,13 @@ func (c *cli) withStoreInit(init bool, fn func(ctx context.Context, store reposi
 		return exitFailure
 	}
 	fmt.Fprintf(c.stderr, "Store: %s\n", storeDescription(cfg))
+	return c.withConfiguredStore(cfg, fn)
+}
+
+// withConfiguredStore opens the store cfg names, runs fn with it and
+// closes it; the status is fn's, or exitFailure when the store cannot be
+// opened or closed.
+func (c *cli) withConfiguredStore(cfg *config.Config, fn func(ctx context.Context, store repository.Store) int) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	store, err := openStore(ctx, cfg)
@@ -228,7 +235,12 @@ func healthURL(cfg *config.Config) (string, error) {
 // shows.
 func probe(target string, timeout time.Duration, out io.Writer) error {
 	client := &http.Client{Timeout: timeout}
-	resp, err := client.Get(target)
+	req, err := http.NewRequest(http.MethodGet, target, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("User-Agent", config.UserAgent("cli"))
+	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/calendar/eventcal/app/tecimport"
+	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -126,7 +127,7 @@ func (c *cli) importTEC(args []string) int {
 	c.stdout = tecimport.RedactingWriter(c.stdout, *user, *password)
 	c.stderr = tecimport.RedactingWriter(c.stderr, *user, *password)
 	opts.Logger = slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	return c.withStoreInit(*initStore || *dryRun, func(ctx context.Context, store repository.Store) int {
+	run := func(ctx context.Context, store repository.Store) int {
 		rep, err := tecimport.Run(ctx, store, opts)
 		if rep != nil {
 			rep.Print(c.stdout)
@@ -155,7 +156,33 @@ func (c *cli) importTEC(args []string) int {
 			fmt.Fprintln(c.stderr, "import: a running service indexes the records within its usual lag; otherwise the next 'serve' indexes them at start")
 		}
 		return exitOK
-	})
+	}
+	if *dryRun {
+		return c.dryRunStore(cfg, run)
+	}
+	return c.withStoreInit(*initStore, run)
+}
+
+// dryRunStore runs fn, an import's dry run, with the configured store
+// when it exists. An embedded store that does not exist yet is not
+// created: fn compares the source with an empty store in a temporary
+// directory, removed afterwards, so that nothing is written to DATA_DIR.
+func (c *cli) dryRunStore(cfg *config.Config, fn func(ctx context.Context, store repository.Store) int) int {
+	if !cfg.Embedded() {
+		return c.withStoreInit(false, fn)
+	}
+	if _, err := os.Stat(embeddedStorePath(cfg)); !errors.Is(err, os.ErrNotExist) {
+		return c.withStoreInit(false, fn)
+	}
+	tmp, err := os.MkdirTemp("", "eventcal-dry-run-")
+	if err != nil {
+		return c.fail("import", err)
+	}
+	defer os.RemoveAll(tmp)
+	fmt.Fprintf(c.stderr, "Store: none yet at %s; the dry run compares the source with an empty store (nothing is written)\n", embeddedStorePath(cfg))
+	empty := *cfg
+	empty.DataDir = tmp
+	return c.withConfiguredStore(&empty, fn)
 }
 
 // importPassword reads the application password from the environment or

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -205,5 +206,58 @@ func TestImportCapExitStatus(t *testing.T) {
 	b64 := base64.StdEncoding.EncodeToString([]byte("u:" + secret))
 	if out := r.stdout + r.stderr; strings.Contains(out, secret) || strings.Contains(out, b64) || strings.ContainsAny(out, "\x1b\u202e") {
 		t.Errorf("the output carries a credential or an escape:\n%q", out)
+	}
+}
+
+// TestImportDryRunWritesNothing: a dry run without a store reads the
+// source and prints what an import would do, but creates nothing on disk:
+// neither DATA_DIR nor a store in it. With an existing store, it compares
+// with that store and leaves its records as they were.
+func TestImportDryRunWritesNothing(t *testing.T) {
+	src := replay.New(t)
+	for _, tc := range []struct {
+		name   string
+		create bool
+	}{
+		{"DATA_DIR missing", false},
+		{"DATA_DIR empty", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dataDir := filepath.Join(t.TempDir(), "data")
+			if tc.create {
+				if err := os.Mkdir(dataDir, 0o750); err != nil {
+					t.Fatal(err)
+				}
+			}
+			env := map[string]string{"DATA_DIR": dataDir, "TEC_IMPORT_USER": replay.User, "TEC_IMPORT_APP_PASSWORD": replay.AppPassword}
+			r := runCLI(t, env, "import", "--from", src.Root(), "--rate", "0", "--dry-run")
+			if r.code != exitOK {
+				t.Fatalf("dry run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			if !strings.Contains(strings.Join(strings.Fields(r.stdout), " "), "event 179") {
+				t.Errorf("the dry run does not say what it would import:\n%s", r.stdout)
+			}
+			entries, err := os.ReadDir(dataDir)
+			switch {
+			case !tc.create && !errors.Is(err, os.ErrNotExist):
+				t.Errorf("DATA_DIR was created: %v %v", entries, err)
+			case tc.create && (err != nil || len(entries) > 0):
+				t.Errorf("DATA_DIR is not empty after the dry run: %v %v", entries, err)
+			}
+			// Without a store, an import still asks for --init.
+			if r := runCLI(t, env, "import", "--from", src.Root(), "--rate", "0"); r.code != exitFailure || !strings.Contains(r.stderr, "there is no store") {
+				t.Errorf("import after the dry run: exit %d, stderr %q", r.code, r.stderr)
+			}
+		})
+	}
+	// With a store: the dry run reads it (nothing to change after an
+	// import) and writes nothing.
+	dataDir := filepath.Join(t.TempDir(), "data")
+	env := map[string]string{"DATA_DIR": dataDir, "TEC_IMPORT_USER": replay.User, "TEC_IMPORT_APP_PASSWORD": replay.AppPassword}
+	if r := runCLI(t, env, "import", "--from", src.Root(), "--rate", "0", "--init"); r.code != exitOK {
+		t.Fatalf("import: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := runCLI(t, env, "import", "--from", src.Root(), "--rate", "0", "--dry-run"); r.code != exitOK || !strings.Contains(r.stdout, "Nothing changed") {
+		t.Errorf("dry run over an imported store: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -101,6 +101,7 @@ func (a *adminClient) call(method, path string, out any) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	req.Header.Set("User-Agent", config.UserAgent("cli"))
 	if a.token != "" {
 		req.Header.Set("Authorization", "Bearer "+a.token)
 	}

@@ -129,3 +129,32 @@ func TestHealthcheckNamesInstance(t *testing.T) {
 		t.Errorf("exit %d, stdout %q; want %q", r.code, r.stdout, want)
 	}
 }
+
+// TestHelpShowsDerivedSiteURL: "eventcal help" shows SITE_URL's default
+// as derived from the LISTEN_ADDR in the environment.
+func TestHelpShowsDerivedSiteURL(t *testing.T) {
+	tests := []struct {
+		listen, want string
+	}{
+		{"", "http://localhost:8080"},
+		{":9000", "http://localhost:9000"},
+		{"127.0.0.1:9100", "http://127.0.0.1:9100"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.listen, func(t *testing.T) {
+			r := runCLI(t, map[string]string{"DATA_DIR": t.TempDir(), "LISTEN_ADDR": tt.listen}, "help")
+			if r.code != exitOK {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			var line string
+			for _, l := range strings.Split(r.stdout, "\n") {
+				if f := strings.Fields(l); len(f) > 1 && f[0] == "SITE_URL" {
+					line = l
+				}
+			}
+			if f := strings.Fields(line); len(f) < 2 || f[1] != tt.want {
+				t.Errorf("SITE_URL line %q, want the default %s", line, tt.want)
+			}
+		})
+	}
+}

@@ -124,7 +124,7 @@ Commands:
   meili-key --out FILE                create (or find) the service's scoped Meilisearch key with the
                                       master key and write it to FILE (for MEILI_API_KEY_FILE)
   import --from URL                   import a WordPress site running The Events Calendar, with its IDs
-                                      ('import -h' for the flags; README "Moving from WordPress")
+                                      ('import -h' for the flags; docs/wordpress.md)
   version                             print the version (also --version)
   help                                show this help
 
@@ -137,7 +137,7 @@ from the file that NAME_FILE names (MEILI_API_KEY_FILE=/run/secrets/key):
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  VARIABLE\tDEFAULT\tSET TO\tDESCRIPTION")
 	for _, o := range config.Options() {
-		def := o.Default
+		def := o.DefaultIn(c.getenv)
 		if def == "" {
 			def = `""`
 		}
@@ -617,10 +617,13 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 		"api_root", cfg.APIRoot(),
 		slog.Group("config", settings...))
 
+	warnNoAdmin(ctx, cfg, store, logger, time.Now())
+
 	served := make(chan error, 1)
 	// The per-address share (MAX_CONNECTIONS_PER_ADDRESS) is applied where
 	// connections are accepted; ln itself is what shutdown closes.
-	go func() { served <- fiberApp.Listener(metrics.Listener(ln, cfg)) }()
+	conns := countConns(ln)
+	go func() { served <- fiberApp.Listener(metrics.Listener(conns, cfg)) }()
 	if ready != nil {
 		ready(ln.Addr())
 	}
@@ -631,7 +634,7 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	if err := drain(ctx, cfg, logger, draining, served); err != nil {
+	if err := drain(ctx, cfg, logger, draining, served, conns); err != nil {
 		return err
 	}
 	logger.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
@@ -650,6 +653,50 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// warnNoAdmin logs a warning when nobody can administer the service:
+// ADMIN_TOKEN is unset and no enabled admin user holds a token that has
+// not expired at now. It says how to create one. A store error is logged
+// and otherwise ignored: the service starts all the same.
+func warnNoAdmin(ctx context.Context, cfg *config.Config, store repository.Store, logger *slog.Logger, now time.Time) {
+	if cfg.AdminToken != "" {
+		return
+	}
+	ok, err := adminCanLogIn(ctx, store, now)
+	if err != nil {
+		logger.Warn("could not check that an admin can log in", "err", err)
+		return
+	}
+	if !ok {
+		logger.Warn("no admin can log in: no enabled admin user has a valid token and ADMIN_TOKEN is unset; " +
+			"create one with '" + programName + " user add --login alice --role admin' and '" + programName + " token create --login alice' " +
+			"(with the service's DATA_DIR or MONGO_URI), or set ADMIN_TOKEN")
+	}
+}
+
+// adminCanLogIn reports whether an enabled admin user holds a token that
+// has not expired at now.
+func adminCanLogIn(ctx context.Context, store repository.Store, now time.Time) (bool, error) {
+	users, err := store.ListUsers(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, u := range users {
+		if u.Role != repository.RoleAdmin || u.Disabled {
+			continue
+		}
+		tokens, err := store.ListTokens(ctx, u.ID)
+		if err != nil {
+			return false, err
+		}
+		for _, t := range tokens {
+			if t.Expires.IsZero() || t.Expires.After(now) {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
 }
 
 // serveMetrics serves /metrics, without authentication, on its own

@@ -34,8 +34,10 @@ type Options struct {
 	// Answer is written to a refused connection before it is closed (a
 	// complete HTTP response).
 	Answer []byte
-	// Refused, when set, is called once for every refused connection.
-	Refused func()
+	// Refused, when set, is called once for every refused connection,
+	// with its address's group (the IPv4 address, or the /64 of an IPv6
+	// one).
+	Refused func(group netip.Addr)
 }
 
 // answerWriteTimeout bounds the write of Answer to a refused connection:
@@ -76,7 +78,7 @@ func (l *Listener) Accept() (net.Conn, error) {
 		l.mu.Lock()
 		if l.open[key] >= l.opts.PerAddress {
 			l.mu.Unlock()
-			l.refuse(c)
+			l.refuse(c, key)
 			continue
 		}
 		l.open[key]++
@@ -121,15 +123,15 @@ func (l *Listener) key(a net.Addr) (key netip.Addr, ok bool) {
 	return ip, true
 }
 
-// refuse answers c, closes it and counts it.
-func (l *Listener) refuse(c net.Conn) {
+// refuse answers c, closes it and reports it (key is its group).
+func (l *Listener) refuse(c net.Conn, key netip.Addr) {
 	if len(l.opts.Answer) > 0 {
 		_ = c.SetWriteDeadline(time.Now().Add(answerWriteTimeout))
 		_, _ = c.Write(l.opts.Answer)
 	}
 	_ = c.Close()
 	if l.opts.Refused != nil {
-		l.opts.Refused()
+		l.opts.Refused(key)
 	}
 }
 

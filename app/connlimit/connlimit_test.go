@@ -69,7 +69,7 @@ func TestListenerShares(t *testing.T) {
 				q.conns = append(q.conns, conns[i])
 			}
 			refused := 0
-			ln := New(q, Options{PerAddress: 2, Trusted: trusted, Answer: []byte("no"), Refused: func() { refused++ }})
+			ln := New(q, Options{PerAddress: 2, Trusted: trusted, Answer: []byte("no"), Refused: func(netip.Addr) { refused++ }})
 			answers := make([]chan string, len(conns))
 			for i, c := range conns {
 				answers[i] = make(chan string, 1)

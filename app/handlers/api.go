@@ -32,6 +32,9 @@ type Deps struct {
 	// AdminChanged is called when the stored "admin" user changes (the
 	// root app caches the ADMIN_TOKEN user); may be nil.
 	AdminChanged func()
+	// Version is the build's version, the interface document's
+	// info.version; empty means config.Version.
+	Version string
 }
 
 // API is the handlers of every route (Routes) with what they use.
@@ -47,6 +50,8 @@ type API struct {
 	now          func() time.Time
 	render       *present.Renderer
 	adminChanged func()
+	// version is the interface document's info.version (Deps.Version).
+	version string
 	// routes is every route, for the namespace index and the docs.
 	routes []*Route
 }
@@ -54,5 +59,14 @@ type API struct {
 // New returns the handlers; Logger and Now must be set.
 func New(d Deps) *API {
 	return &API{cfg: d.Config, store: d.Store, search: d.Search, indexer: d.Indexer, reindexer: d.Reindexer,
-		webhooks: d.Webhooks, log: d.Logger, now: d.Now, render: d.Render, adminChanged: d.AdminChanged}
+		webhooks: d.Webhooks, log: d.Logger, now: d.Now, render: d.Render, adminChanged: d.AdminChanged, version: d.Version}
+}
+
+// docVersion is the interface document's info.version: the build's
+// version (Deps.Version), else config.Version.
+func (s *API) docVersion() string {
+	if s.version != "" {
+		return s.version
+	}
+	return config.Version
 }

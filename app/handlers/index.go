@@ -87,6 +87,8 @@ func describeArg(a Arg) *present.Obj {
 // docs serves the namespace index and the interface document, both built
 // from the route table.
 type docs struct {
-	cfg    *config.Config
-	routes func() []*Route
+	cfg *config.Config
+	// version is the document's info.version: the build's version.
+	version string
+	routes  func() []*Route
 }

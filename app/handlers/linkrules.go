@@ -16,7 +16,7 @@ import (
 )
 
 // Per-object rules for what a write links to and what a response embeds
-// (issue 7, findings 4-6; README "Permissions"):
+// (issue 7, findings 4-6; docs/editors.md, "Permissions"):
 //
 //   - Duplicate detection (POST /venues, /organizers and inline venue or
 //     organizer data in event writes) only considers records the caller may

@@ -311,7 +311,7 @@ func (h *docs) openAPI() *present.Obj {
 		}
 	}
 	return present.NewObj().Set("openapi", "3.0.3").
-		Set("info", present.NewObj().Set("title", "Event Calendar REST API").Set("version", "1.0.0").
+		Set("info", present.NewObj().Set("title", "Event Calendar REST API").Set("version", h.version).
 			Set("description", "Events, venues, organizers, event categories and event tags of the calendar.")).
 		Set("servers", h.servers()).
 		Set("paths", paths).

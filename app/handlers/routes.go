@@ -43,7 +43,7 @@ func (s *API) Routes() []*Route {
 	// accounts.go.
 	ev, ve, or := s.postTypes()
 	cat, tag := s.termTypes()
-	dc := &docs{cfg: s.cfg, routes: func() []*Route { return s.routes }}
+	dc := &docs{cfg: s.cfg, version: s.docVersion(), routes: func() []*Route { return s.routes }}
 	ad := &admin{store: s.store, search: s.search, indexer: s.indexer, reindexer: s.reindexer, now: s.now}
 	wh := &webhooks{cfg: s.cfg, store: s.store, sender: s.webhooks, now: s.now}
 	ac := &accounts{store: s.store, now: s.now, adminChanged: s.adminChanged}

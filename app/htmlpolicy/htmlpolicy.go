@@ -1,5 +1,5 @@
 // Package htmlpolicy is the one place that decides what markup a text
-// field may keep (README "HTML policy").
+// field may keep (docs/editors.md, "HTML policy").
 //
 // Rich fields (descriptions and excerpts) written by callers without
 // WordPress's unfiltered_html capability keep what wp_kses_post allows an

@@ -23,7 +23,7 @@ import (
 // "a@b.c\r\nEND:VEVENT..." forged a second event; github.com/emersion/go-ical
 // quotes correctly but does not fold lines and refuses an empty calendar.
 //
-// The rules (README "Security"):
+// The rules (docs/operators.md, "Output escaping and contact fields"):
 //   - TEXT (3.3.11): backslash, ';' and ',' are backslash-escaped; every line
 //     break (CRLF, CR, LF, VT, FF, NEL, U+2028, U+2029) becomes "\n"; other
 //     control characters (C0 but TAB, DEL, C1) and invalid UTF-8 are

@@ -24,7 +24,7 @@ const (
 )
 
 // TextKind says how a written text value is filtered for the caller's role
-// (htmlpolicy; README "HTML policy").
+// (htmlpolicy; docs/editors.md, "HTML policy").
 type TextKind int
 
 const (

@@ -34,6 +34,10 @@ type Bag struct {
 	// answers 415 rather than ignore what the client sent.
 	unreadable     bool
 	unreadableType string
+	// jsonAsForm reports a JSON text sent as a URL-encoded form (curl's -d
+	// without a Content-Type): the handler answers 415 (JSONSentAsForm)
+	// rather than miss every parameter the client sent.
+	jsonAsForm bool
 }
 
 // bodyTypes are the Content-Types a request body may have (any type
@@ -73,6 +77,10 @@ func NewBag(c *fiber.Ctx, read func(*fiber.Ctx) ([]byte, error)) (*Bag, error) {
 	ct := strings.ToLower(string(c.Request().Header.ContentType()))
 	switch {
 	case strings.HasPrefix(ct, "application/x-www-form-urlencoded"):
+		if looksLikeJSON(body) {
+			b.jsonAsForm = true
+			break
+		}
 		mergeForm(b.Values, string(body), b.fromBody, b.pathOnly)
 	case strings.HasPrefix(ct, "multipart/form-data"):
 		form, err := readMultipartForm(c, body)
@@ -168,6 +176,36 @@ func BagOf(members map[string]any) *Bag {
 		b.Values[k] = v
 	}
 	return b
+}
+
+// looksLikeJSON reports whether a body sent as a URL-encoded form is
+// really a JSON text: it starts with { or [ (after white space) and either
+// is valid JSON or holds no "=" or "&", so that as a form it would be one
+// key without a value. A real form never starts with a brace or a bracket
+// (a PHP-style key such as "a[]=1" starts with its name).
+func looksLikeJSON(body []byte) bool {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 || (trimmed[0] != '{' && trimmed[0] != '[') {
+		return false
+	}
+	return json.Valid(trimmed) || !bytes.ContainsAny(trimmed, "=&")
+}
+
+// JSONAsForm reports a body that is a JSON text sent with the Content-Type
+// of a URL-encoded form (what curl -d sends when no Content-Type is
+// given): the handler answers 415 (JSONSentAsForm).
+func (b *Bag) JSONAsForm() bool { return b.jsonAsForm }
+
+// JSONSentAsForm is the 415 of a JSON body sent as a URL-encoded form: it
+// names the header to send, with the same Accept-Post or Accept-Patch as
+// UnsupportedBody.
+func JSONSentAsForm(c *fiber.Ctx) error {
+	setAcceptBody(c)
+	e := UnsupportedType("application/x-www-form-urlencoded")
+	e.Message = "The request body is JSON but its Content-Type is application/x-www-form-urlencoded (what curl -d sends by default), " +
+		"so none of its parameters were read: send it with the header Content-Type: application/json " +
+		"(curl -H 'Content-Type: application/json' -d '{...}', or curl --json '{...}')."
+	return e
 }
 
 // Unreadable reports a body the service cannot read and its media type
@@ -382,13 +420,19 @@ func IsEmptyValue(v any) bool {
 // accepted types, also in Accept-Patch (RFC 5789 section 2.2) or
 // Accept-Post (its counterpart from the W3C Linked Data Platform).
 func UnsupportedBody(c *fiber.Ctx, ct string) error {
+	setAcceptBody(c)
+	return UnsupportedType(ct)
+}
+
+// setAcceptBody sets Accept-Post or Accept-Patch (by the request's method)
+// to the body types the service reads.
+func setAcceptBody(c *fiber.Ctx) {
 	switch c.Method() {
 	case fiber.MethodPost:
 		c.Set("Accept-Post", strings.Join(bodyTypes, ", "))
 	case fiber.MethodPatch:
 		c.Set("Accept-Patch", strings.Join(bodyTypes, ", "))
 	}
-	return UnsupportedType(ct)
 }
 
 // jsonProblem says why a JSON body was refused: where the syntax breaks,

@@ -14,7 +14,7 @@ func SearchMatchesNothing(text string) bool {
 	return text != "" && !strings.ContainsFunc(text, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) })
 }
 
-// Contact fields (issue 19, item 6; README "Security"). The original checks
+// Contact fields (issue 19, item 6; docs/operators.md, "Output escaping and contact fields"). The original checks
 // none of them but `website` (reference 6.1, 7.3, 8: "empty or string" for
 // e-mail and phone, "empty or URL" for website). We accept what a person
 // would type and refuse what can only break an output format:

@@ -105,7 +105,7 @@ func (c *TermCounts) ForTerms(ctx context.Context, st repository.Store, terms ma
 	fresh := map[int64]int{}
 	if tc, ok := st.(repository.TermEventCounter); ok && len(missing) > 0 {
 		// One query for every missing count, few or many (MongoDB: one
-		// command per render, README "MongoDB").
+		// command per render, docs/internals.md, "Round trips").
 		ids := make([]int64, len(missing))
 		for i, t := range missing {
 			ids[i] = t.ID

@@ -14,10 +14,12 @@ import (
 // WordPress's global parameters apply to every response (reference 2.9):
 // _fields keeps only the listed (comma-separated, dotted) fields of the
 // object, and _envelope wraps the response as {body, status, headers} with
-// HTTP 200. _jsonp is not supported (JSONP defeats CORS).
+// HTTP 200. _jsonp is not supported (JSONP defeats CORS). An error (status
+// 400 or above) is never filtered by _fields, as WordPress leaves errors
+// whole: a client asking for "id,title" still learns what went wrong.
 func SendJSON(c *fiber.Ctx, status int, v any) error {
 	args := c.Request().URI().QueryArgs()
-	if fields := string(args.Peek("_fields")); fields != "" {
+	if fields := string(args.Peek("_fields")); fields != "" && status < 400 {
 		if o, ok := v.(*Obj); ok {
 			v = PickFields(o, strings.Split(fields, ","))
 		}

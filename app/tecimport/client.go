@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/calendar/eventcal/config"
 )
 
 // maxBody bounds one response body: a page of 50 events with long
@@ -44,7 +46,8 @@ type client struct {
 	retries  int
 	base     time.Duration
 	logger   *slog.Logger
-	// caps bound the run (requests, bytes, pages).
+	// caps bound the run (requests, bytes, pages); a zero field is no
+	// bound (Run always sets every one).
 	caps Caps
 	// redact makes the source's text safe to print.
 	redact *redactor
@@ -156,7 +159,7 @@ func (c *client) get(ctx context.Context, root *url.URL, path string, q url.Valu
 	u.RawQuery = encodeQuery(q)
 	var lastErr error
 	for attempt := 0; ; attempt++ {
-		if c.requests >= c.caps.Requests {
+		if c.caps.Requests > 0 && c.requests >= c.caps.Requests {
 			return nil, &CapError{Cap: CapRequests, Limit: int64(c.caps.Requests), Where: "the run's requests"}
 		}
 		if err := c.limiter.Wait(ctx); err != nil {
@@ -207,7 +210,7 @@ func (c *client) once(ctx context.Context, u *url.URL) (*response, error) {
 		return nil, err
 	}
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "eventcal-import")
+	req.Header.Set("User-Agent", config.UserAgent("import"))
 	if c.user != "" || c.password != "" {
 		req.SetBasicAuth(c.user, c.password)
 	}
@@ -224,7 +227,7 @@ func (c *client) once(ctx context.Context, u *url.URL) (*response, error) {
 		return nil, fmt.Errorf("%w: one response larger than %d MiB", errTooMuch, maxBody>>20)
 	}
 	c.bytes += int64(len(body))
-	if c.bytes > c.caps.Bytes {
+	if c.caps.Bytes > 0 && c.bytes > c.caps.Bytes {
 		return nil, &CapError{Cap: CapBytes, Limit: c.caps.Bytes, Where: "the bytes read from the source"}
 	}
 	return &response{status: res.StatusCode, header: res.Header, body: body}, nil

@@ -1,7 +1,7 @@
 // Package tecimport imports a calendar from a WordPress site running The
 // Events Calendar (TEC) through its REST API into a repository.Store,
 // keeping every record's ID, slug, dates, links and flags (eventcal
-// import; README "Moving from WordPress").
+// import; docs/wordpress.md).
 //
 // An import reads everything first (categories, tags, venues, organizers
 // and events of every status the credentials may read; hidden events

@@ -16,6 +16,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/time/rate"
+
+	"github.com/calendar/eventcal/config"
 )
 
 func TestRawCost(t *testing.T) {
@@ -229,5 +231,25 @@ func TestWordPressSlug(t *testing.T) {
 		if got := wordPressSlug(s); got != want {
 			t.Errorf("wordPressSlug(%q) = %v, want %v", s, got, want)
 		}
+	}
+}
+
+// TestClientUserAgent: every request to the site names the importer and
+// its release, so that the site's logs tell which import called.
+func TestClientUserAgent(t *testing.T) {
+	agents := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		agents <- r.Header.Get("User-Agent")
+		fmt.Fprint(w, `{"ok":true}`)
+	}))
+	defer srv.Close()
+	root, _ := url.Parse(srv.URL)
+	c := &client{root: root, http: srv.Client(), limiter: rate.NewLimiter(rate.Inf, 1), retries: 0,
+		base: time.Millisecond, logger: slog.New(slog.DiscardHandler)}
+	if _, err := c.get(context.Background(), root, "/events", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := <-agents, "eventcal-import/"+config.Version; got != want {
+		t.Errorf("User-Agent = %q, want %q", got, want)
 	}
 }

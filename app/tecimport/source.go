@@ -162,7 +162,7 @@ func (c *client) fetchList(ctx context.Context, k listKind, progress func(total,
 	seen := map[int64]bool{}
 	announced, count := -1, 0
 	for page := 1; ; page++ {
-		if page > c.caps.Pages {
+		if c.caps.Pages > 0 && page > c.caps.Pages {
 			return count, announced, &CapError{Cap: CapPages, Limit: int64(c.caps.Pages), Where: "list " + k.name}
 		}
 		res, err := c.get(ctx, c.root, "/"+k.name, c.listQuery(k, page))
@@ -293,7 +293,7 @@ func (c *client) wpEventIDs(ctx context.Context) (out wpEvents, ok bool, err err
 		return out, false, nil
 	}
 	for page := 1; ; page++ {
-		if page > c.caps.Pages {
+		if c.caps.Pages > 0 && page > c.caps.Pages {
 			return out, false, &CapError{Cap: CapPages, Limit: int64(c.caps.Pages), Where: "list wp/v2/tribe_events"}
 		}
 		q := url.Values{}

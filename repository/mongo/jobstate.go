@@ -11,7 +11,7 @@ import (
 
 // collJobState holds the periodic jobs' state, {_id: key, value}: keyed
 // by the string _id, so that both the read and the upsert are look-ups
-// FerretDB answers with SQL (README, "Keys and FerretDB").
+// FerretDB answers with SQL (docs/internals.md, "Keys and FerretDB").
 const collJobState = "job_state"
 
 // jobStateDoc is one value in collJobState.

@@ -154,6 +154,22 @@ func problem(field, format string, args ...any) *Error {
 	return &Error{Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
+// untilLayouts are the forms of an RRULE's UNTIL (RFC 5545 3.3.10): a
+// date, a UTC time, or a floating time (read in the event's zone).
+var untilLayouts = []string{"20060102", "20060102T150405Z", "20060102T150405"}
+
+// validUntil reports whether v is an UNTIL in one of untilLayouts naming
+// a real date and time.
+func validUntil(v string) bool {
+	for _, layout := range untilLayouts {
+		if len(v) == len(layout) {
+			_, err := time.Parse(layout, v)
+			return err == nil
+		}
+	}
+	return false
+}
+
 // ParseLocal reads "2006-01-02 15:04:05" (or "2006-01-02 15:04") as wall
 // time in zone.
 func ParseLocal(s string, zone *time.Location) (time.Time, error) {
@@ -236,6 +252,9 @@ func parseRule(rule string, start time.Time, field string) (*rrule.RRule, error)
 				return nil, problem(field, "FREQ=%s is finer than daily; the finest supported frequency is DAILY", v)
 			}
 		case "UNTIL":
+			if !validUntil(v) {
+				return nil, problem(field, "UNTIL must be a date like 20270630 or a time like 20270630T235959Z (UTC) or 20270630T235959 (the event's zone), not %q", v)
+			}
 			untilRaw = v
 		case "INTERVAL", "COUNT":
 			n, err := strconv.Atoi(v)

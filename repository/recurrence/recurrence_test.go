@@ -383,6 +383,9 @@ func TestValidateRefuses(t *testing.T) {
 		{"interval huge", []string{"FREQ=DAILY;INTERVAL=100000"}, nil, nil, "recurrence.rules[0]", "INTERVAL is at most"},
 		{"twice", []string{"FREQ=DAILY;FREQ=WEEKLY"}, nil, nil, "recurrence.rules[0]", "given twice"},
 		{"unknown part", []string{"FREQ=DAILY;X-FOO=1"}, nil, nil, "recurrence.rules[0]", "unknown rule part X-FOO"},
+		{"until in another format", []string{"FREQ=DAILY;UNTIL=2027-06-30"}, nil, nil, "recurrence.rules[0]", `UNTIL must be a date like 20270630 or a time like 20270630T235959Z (UTC) or 20270630T235959 (the event's zone), not "2027-06-30"`},
+		{"until not a date", []string{"FREQ=DAILY;UNTIL=20271340"}, nil, nil, "recurrence.rules[0]", "UNTIL must be a date like 20270630"},
+		{"until with a bad time", []string{"FREQ=DAILY;UNTIL=20270630T256000Z"}, nil, nil, "recurrence.rules[0]", "UNTIL must be a date like 20270630"},
 		{"until before start", []string{"FREQ=DAILY;UNTIL=20260101T000000Z"}, nil, nil, "recurrence.rules[0]", "before the series' start"},
 		{"empty rule", []string{" "}, nil, nil, "recurrence.rules[0]", "must not be empty"},
 		{"long rule", []string{"FREQ=DAILY;BYMONTH=" + strings.Repeat("1,", 200) + "1"}, nil, nil, "recurrence.rules[0]", "at most 300 characters"},
@@ -405,6 +408,9 @@ func TestValidateRefuses(t *testing.T) {
 			}
 			if re.Field != c.field || !strings.Contains(re.Message, c.message) {
 				t.Fatalf("Validate = %q / %q, want %q / ...%q...", re.Field, re.Message, c.field, c.message)
+			}
+			if strings.Contains(re.Message, "2006") || strings.Contains(re.Message, "15:04") {
+				t.Errorf("the message shows Go's date layout: %q", re.Message)
 			}
 			if c.name == "too many" {
 				return // Expand bounds it instead (the latest 1,000)

@@ -590,7 +590,7 @@ func anyElement(v any, op, lit string) bool {
 //
 // The words are those of every document of the index, in every searchable
 // attribute, whatever a search's filter. The contract's engines have no
-// cap (search.Term.Matches); README, "Meilisearch", documents the
+// cap (search.Term.Matches); docs/operators.md, "Meilisearch", documents the
 // difference.
 const (
 	maxPrefixLength      = 4

@@ -11,7 +11,7 @@ import (
 // than 4 bytes, or fewer than 100 words) reaches only the first 1,000
 // words starting with it, in byte order (MAX_PREFIX_COUNT); a stored one
 // reaches them all. The contract's own engines have no cap (the
-// difference README, "Meilisearch", describes). Runs against the fake,
+// difference docs/operators.md, "Meilisearch", describes). Runs against the fake,
 // which models the cap (prefixReach), and a real server.
 func TestPrefixCap(t *testing.T) {
 	tg := newTarget(t)
