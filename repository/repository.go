@@ -34,6 +34,25 @@ var (
 	ErrNotFound = errors.New("repository: not found")
 	// ErrDuplicate means a unique key (a user login) is already taken.
 	ErrDuplicate = errors.New("repository: duplicate key")
+	// ErrIDRange means an ID outside the range a store keeps: an
+	// explicit ID above MaxExplicitID, or a sequence that reached MaxID.
+	ErrIDRange = errors.New("repository: ID out of range")
+)
+
+// The ID range every engine keeps. IDs stay within what a JSON client
+// that reads numbers as IEEE doubles (JavaScript) reads exactly, and a
+// record created with an explicit ID (an import keeping its source's IDs)
+// can never move a sequence so far that the sequence runs out: after the
+// largest explicit ID, 2^52 IDs remain for the store's own creates.
+const (
+	// MaxID is the largest ID a store hands out or keeps (2^53 − 1).
+	// A sequence that reached it refuses further draws with ErrIDRange;
+	// it never wraps around or overflows.
+	MaxID int64 = 1<<53 - 1
+	// MaxExplicitID is the largest ID a caller may give a new record
+	// (2^52 − 1); a larger one is refused with ErrIDRange and nothing is
+	// written.
+	MaxExplicitID int64 = 1<<52 - 1
 )
 
 // PostKind names the kind of a post.

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -27,16 +28,24 @@ const (
 	envImportPasswordFile = "TEC_IMPORT_APP_PASSWORD_FILE"
 )
 
+// exitCap is the exit status of an import stopped by one of its caps
+// (tecimport.CapError): nothing was written.
+const exitCap = 3
+
 // importTEC runs "import --from URL": it imports a WordPress site running
 // The Events Calendar into the store (package app/tecimport) and prints
-// the summary on stdout. The exit status is 1 when anything failed.
+// the summary on stdout. The exit status is 1 when anything failed, 3
+// when the run reached one of its caps (--max-*; nothing written).
 func (c *cli) importTEC(args []string) int {
 	fs := c.flagSet("import", "import --from URL [--user LOGIN] [--app-password PASSWORD] [--dry-run] [--prune] ...\n\n"+
 		"Imports events, venues, organizers, categories and tags, with their IDs, from a WordPress site running\n"+
 		"The Events Calendar. URL is its REST namespace root: https://example.org/wp-json/tribe/events/v1.\n"+
 		"Credentials (a WordPress application password) are best given as "+envImportUser+" and\n"+
 		envImportPassword+" (or "+envImportPasswordFile+"); without them only public records are imported.\n"+
-		"A second run updates what changed at the source and writes nothing else.")
+		"A second run updates what changed at the source and writes nothing else. Records go through the API's\n"+
+		"validation (HTML policy, contact fields, URLs, slugs, IDs); refused ones are listed and fail the run.\n"+
+		"Exit status: 0 done, 1 records failed or the source or store failed, 2 bad usage, 3 a --max-* cap\n"+
+		"stopped the run (nothing written).")
 	from := fs.String("from", "", "REST namespace root of the source site (required)")
 	user := fs.String("user", "", "WordPress login (default: $"+envImportUser+")")
 	password := fs.String("app-password", "", "WordPress application password (default: $"+envImportPassword+" or the file $"+envImportPasswordFile+"; prefer those: a flag shows in the process list)")
@@ -47,8 +56,20 @@ func (c *cli) importTEC(args []string) int {
 	dryRun := fs.Bool("dry-run", false, "read the source and print what an import would do, without writing")
 	prune := fs.Bool("prune", false, "delete records imported earlier that the source no longer has")
 	initStore := fs.Bool("init", false, "create the embedded store (DATA_DIR) when it does not exist yet")
+	var caps tecimport.Caps
+	fs.IntVar(&caps.Pages, "max-"+tecimport.CapPages, tecimport.DefaultMaxPages, "pages read from one list of the source at most")
+	fs.IntVar(&caps.Requests, "max-"+tecimport.CapRequests, tecimport.DefaultMaxRequests, "requests to the source in one run at most (retries included)")
+	fs.Int64Var(&caps.Bytes, "max-"+tecimport.CapBytes, tecimport.DefaultMaxBytes, "bytes read from the source in one run at most")
+	fs.Int64Var(&caps.HeldBytes, "max-"+tecimport.CapHeldBytes, 0, "bytes of records held in memory until they are written at most (default: a quarter of --max-bytes)")
+	fs.IntVar(&caps.NewTerms, "max-"+tecimport.CapNewTerms, tecimport.DefaultMaxNewTerms, "categories and tags one run creates at most")
+	fs.IntVar(&caps.Probes, "max-"+tecimport.CapProbes, tecimport.DefaultMaxProbes, "records of one kind read one by one (not in any list) at most")
 	if code := c.parseFlags(fs, args); code >= 0 {
 		return code
+	}
+	passwordFlag := false
+	fs.Visit(func(f *flag.Flag) { passwordFlag = passwordFlag || f.Name == "app-password" })
+	if passwordFlag {
+		fmt.Fprintln(c.stderr, "import: warning: --app-password is visible to every user of this machine in the process list (/proc/PID/cmdline) and stays in the shell history; pass it as "+envImportPassword+" or in the file "+envImportPasswordFile+" names instead")
 	}
 	if strings.TrimSpace(*from) == "" {
 		fmt.Fprintln(c.stderr, "import: --from is required (the source's REST namespace root, such as https://example.org/wp-json/tribe/events/v1)")
@@ -98,17 +119,25 @@ func (c *cli) importTEC(args []string) int {
 	}
 	opts := tecimport.Options{
 		Source: *from, User: *user, AppPassword: *password, Language: lang,
-		Rate: r, Retries: n, Timeout: *timeout, DryRun: *dryRun, Prune: *prune,
-		Logger: slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Rate: r, Retries: n, Timeout: *timeout, DryRun: *dryRun, Prune: *prune, Caps: caps,
 	}
 	opts.Progress = c.importProgress()
+	// Every line from here on goes through the redactor: no credential
+	// reaches the terminal or a log, whatever text carries it.
+	c.stdout = tecimport.RedactingWriter(c.stdout, *user, *password)
+	c.stderr = tecimport.RedactingWriter(c.stderr, *user, *password)
+	opts.Logger = slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	run := func(ctx context.Context, store repository.Store) int {
 		rep, err := tecimport.Run(ctx, store, opts)
 		if rep != nil {
 			rep.Print(c.stdout)
 		}
 		var ce *tecimport.CollisionError
+		var capErr *tecimport.CapError
 		switch {
+		case errors.As(err, &capErr):
+			fmt.Fprintf(c.stderr, "import: stopped: %v\n", err)
+			return exitCap
 		case errors.As(err, &ce):
 			fmt.Fprintf(c.stderr, "import: %v\n", err)
 			return exitFailure

@@ -126,7 +126,7 @@ func TestImportWhileServing(t *testing.T) {
 	// Imported records read through the API as the source showed them.
 	base := "http://" + addr.String() + "/calendar/events/v1"
 	for path, want := range map[string]string{
-		"/events/351": `"title":"FX “Quoted” & <Angled> Title’s Test"`,
+		"/events/351": `"title":"FX “Quoted” &  Title’s Test"`, // no markup in a title, as the API stores it
 		"/venues/by-slug/" + url.PathEscape("fx-東京-hall"): `"venue":"FX 東京 Hall"`,
 		"/events/322": `"cost":"5 - 15"`,
 		"/tags/46":    `"name":"2027"`,
@@ -140,6 +140,72 @@ func TestImportWhileServing(t *testing.T) {
 		if res.StatusCode != 200 || !strings.Contains(string(body), want) {
 			t.Errorf("GET %s: %d %s; want %s", path, res.StatusCode, body, want)
 		}
+	}
+}
+
+// TestImportPasswordFlagWarns (issue 30, finding 10): the application
+// password given as --app-password draws a warning on stderr that names
+// the safer ways; from the environment or a file it draws none.
+func TestImportPasswordFlagWarns(t *testing.T) {
+	src := replay.New(t)
+	dir := t.TempDir()
+	pwFile := filepath.Join(dir, "pw")
+	if err := os.WriteFile(pwFile, []byte(replay.AppPassword), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		warn bool
+	}{
+		{"flag", map[string]string{"DATA_DIR": data}, []string{"--user", replay.User, "--app-password", replay.AppPassword}, true},
+		{"environment", map[string]string{"DATA_DIR": data, "TEC_IMPORT_USER": replay.User, "TEC_IMPORT_APP_PASSWORD": replay.AppPassword}, nil, false},
+		{"file", map[string]string{"DATA_DIR": data, "TEC_IMPORT_USER": replay.User, "TEC_IMPORT_APP_PASSWORD_FILE": pwFile}, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"import", "--from", src.Root(), "--rate", "0", "--init", "--dry-run"}, tc.args...)
+			r := runCLI(t, tc.env, args...)
+			if r.code != exitOK {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+			warned := strings.Contains(r.stderr, "warning: --app-password is visible") && strings.Contains(r.stderr, "TEC_IMPORT_APP_PASSWORD_FILE")
+			if warned != tc.warn {
+				t.Errorf("warned %v, want %v:\n%s", warned, tc.warn, r.stderr)
+			}
+			if strings.Contains(r.stdout+r.stderr, replay.AppPassword) {
+				t.Errorf("the password is echoed:\n%s", r.stderr)
+			}
+		})
+	}
+}
+
+// TestImportCapExitStatus (issue 30, finding 10): a run stopped by a cap
+// exits 3 and names the cap and its flag; a source echoing the
+// credentials in its error text shows neither them nor its escapes.
+func TestImportCapExitStatus(t *testing.T) {
+	dir := t.TempDir()
+	endless := replay.NewSite(t, &replay.Site{Endless: "categories"})
+	env := map[string]string{"DATA_DIR": filepath.Join(dir, "data")}
+	r := runCLI(t, env, "import", "--from", endless.Root(), "--rate", "0", "--init", "--max-pages", "3")
+	if r.code != exitCap || !strings.Contains(r.stderr, "--max-pages") || !strings.Contains(r.stderr, "list categories") {
+		t.Errorf("endless source: exit %d, stderr %q; want 3 naming --max-pages", r.code, r.stderr)
+	}
+	if n := endless.Requests(); n > 1+3 {
+		t.Errorf("%d requests to the endless source, want at most 4", n)
+	}
+
+	echo := replay.NewSite(t, &replay.Site{EchoAuth: true})
+	secret := "echo-me-secret-1234"
+	r = runCLI(t, map[string]string{"DATA_DIR": env["DATA_DIR"], "TEC_IMPORT_USER": "u", "TEC_IMPORT_APP_PASSWORD": secret},
+		"import", "--from", echo.Root(), "--rate", "0", "--retries", "0")
+	if r.code != exitFailure || !strings.Contains(r.stderr, "401") {
+		t.Errorf("echoing source: exit %d, stderr %q", r.code, r.stderr)
+	}
+	b64 := base64.StdEncoding.EncodeToString([]byte("u:" + secret))
+	if out := r.stdout + r.stderr; strings.Contains(out, secret) || strings.Contains(out, b64) || strings.ContainsAny(out, "\x1b\u202e") {
+		t.Errorf("the output carries a credential or an escape:\n%q", out)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/url"
-	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -359,30 +358,9 @@ func (pt *posts) delete(how lookup) func(r *Request) error {
 	}
 }
 
-// validURL reports whether s is an absolute http(s) URL with a host.
-func validURL(s string) bool {
-	u, err := url.Parse(strings.TrimSpace(s))
-	if err != nil || u.Host == "" || strings.ContainsAny(s, " \t\n") {
-		return false
-	}
-	return u.Scheme == "http" || u.Scheme == "https"
-}
+// validURL reports whether s is an absolute http(s) URL the service
+// stores (input.WebURL).
+func validURL(s string) bool { return input.WebURL(s) }
 
-// imageExtensions are the file types accepted as image URLs; a URL without
-// an extension is accepted too (the service never fetches it).
-var imageExtensions = map[string]bool{"jpg": true, "jpeg": true, "png": true, "gif": true, "webp": true,
-	"avif": true, "svg": true, "bmp": true, "ico": true, "tif": true, "tiff": true, "heic": true}
-
-// imageURLExtension returns the lower-case extension of a URL's path and
-// whether it is acceptable for an image.
-func imageURLExtension(raw string) (string, bool) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", false
-	}
-	ext := strings.ToLower(strings.TrimPrefix(path.Ext(u.Path), "."))
-	if ext == "" {
-		return "", true
-	}
-	return ext, imageExtensions[ext]
-}
+// imageURLExtension is input.ImageURLExtension.
+func imageURLExtension(raw string) (string, bool) { return input.ImageURLExtension(raw) }

@@ -25,13 +25,7 @@ import (
 // rather than read into memory.
 const maxBody = 64 << 20
 
-// maxTotalBytes bounds everything read from the source in one run: the
-// records are held in memory until they are compared and written, so a
-// source that never stops sending is stopped here (a site of 100,000
-// events with long descriptions reads well under it).
-const maxTotalBytes = 2 << 30
-
-// errTooMuch is a source sending more than the bounds above.
+// errTooMuch is a response larger than maxBody.
 var errTooMuch = errors.New("the source sent too much")
 
 // maxRetryAfter bounds how long a Retry-After header may make the client
@@ -52,10 +46,25 @@ type client struct {
 	retries  int
 	base     time.Duration
 	logger   *slog.Logger
+	// caps bound the run (requests, bytes, pages); a zero field is no
+	// bound (Run always sets every one).
+	caps Caps
+	// redact makes the source's text safe to print.
+	redact *redactor
+	// hold counts bytes the run holds (importRun.hold); nil: not counted.
+	holdFn func(n int64) error
 	// requests counts the requests sent (retries included).
 	requests int
 	// bytes counts the body bytes read.
 	bytes int64
+}
+
+// hold counts n bytes held by the run.
+func (c *client) hold(n int64) error {
+	if c.holdFn == nil {
+		return nil
+	}
+	return c.holdFn(n)
 }
 
 // response is one answer of the source.
@@ -81,14 +90,16 @@ func (r *response) code() string {
 }
 
 // describe is the status and WordPress error of a failed response, for
-// messages: "400 rest_invalid_param: Invalid parameter(s): id".
-func (r *response) describe() string {
+// messages: "HTTP 400 rest_invalid_param: Invalid parameter(s): id". The
+// source's text is shown through the redactor: no credential, no control
+// character, bounded.
+func (c *client) describe(r *response) string {
 	var e apiError
 	_ = json.Unmarshal(r.body, &e)
 	if e.Code == "" {
 		return fmt.Sprintf("HTTP %d", r.status)
 	}
-	return fmt.Sprintf("HTTP %d %s: %s", r.status, e.Code, e.Message)
+	return fmt.Sprintf("HTTP %d %s: %s", r.status, c.redact.text(e.Code), c.redact.text(e.Message))
 }
 
 var errCredentialsInURL = errors.New("--from must not hold credentials: pass them with --user and --app-password (or TEC_IMPORT_USER and TEC_IMPORT_APP_PASSWORD)")
@@ -148,6 +159,9 @@ func (c *client) get(ctx context.Context, root *url.URL, path string, q url.Valu
 	u.RawQuery = encodeQuery(q)
 	var lastErr error
 	for attempt := 0; ; attempt++ {
+		if c.caps.Requests > 0 && c.requests >= c.caps.Requests {
+			return nil, &CapError{Cap: CapRequests, Limit: int64(c.caps.Requests), Where: "the run's requests"}
+		}
 		if err := c.limiter.Wait(ctx); err != nil {
 			return nil, err
 		}
@@ -156,12 +170,16 @@ func (c *client) get(ctx context.Context, root *url.URL, path string, q url.Valu
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		var capErr *CapError
+		if errors.As(err, &capErr) {
+			return nil, capErr
+		}
 		wait := c.backoff(attempt)
 		switch {
 		case err != nil:
-			lastErr = fmt.Errorf("GET %s: %w", u.Redacted(), scrub(err, &u))
+			lastErr = fmt.Errorf("GET %s: %s", c.redact.text(u.Redacted()), c.redact.text(scrub(err).Error()))
 		case res.status == http.StatusTooManyRequests || res.status >= 500:
-			lastErr = fmt.Errorf("GET %s: %s", u.Redacted(), res.describe())
+			lastErr = fmt.Errorf("GET %s: %s", c.redact.text(u.Redacted()), c.describe(res))
 			if ra, ok := retryAfter(res.header.Get("Retry-After"), time.Now()); ok {
 				wait = ra
 			}
@@ -209,8 +227,8 @@ func (c *client) once(ctx context.Context, u *url.URL) (*response, error) {
 		return nil, fmt.Errorf("%w: one response larger than %d MiB", errTooMuch, maxBody>>20)
 	}
 	c.bytes += int64(len(body))
-	if c.bytes > maxTotalBytes {
-		return nil, fmt.Errorf("%w: more than %d GiB in this run", errTooMuch, maxTotalBytes>>30)
+	if c.caps.Bytes > 0 && c.bytes > c.caps.Bytes {
+		return nil, &CapError{Cap: CapBytes, Limit: c.caps.Bytes, Where: "the bytes read from the source"}
 	}
 	return &response{status: res.StatusCode, header: res.Header, body: body}, nil
 }
@@ -219,7 +237,7 @@ func (c *client) once(ctx context.Context, u *url.URL) (*response, error) {
 // url.Error already prints the URL without a password, and our URLs carry
 // none; this also hides the URL's query in case a server redirected to
 // one that holds a token.
-func scrub(err error, u *url.URL) error {
+func scrub(err error) error {
 	if errors.Is(err, errTooMuch) {
 		return err
 	}

@@ -29,27 +29,22 @@ func (r *importRun) fetch(ctx context.Context) error {
 	for _, kind := range []string{KindCategory, KindTag, KindVenue, KindOrganizer, KindEvent} {
 		l := listOf[kind]
 		r.progress.Start("read "+l.name, -1)
-		items, total, err := r.c.fetchList(ctx, l, func(total, n int) {
+		n, total, err := r.c.fetchList(ctx, l, func(total, n int) {
 			if total > 0 {
 				r.progress.Total(total)
 			}
 			r.progress.Add(n)
+		}, func(id int64, raw json.RawMessage) error {
+			return r.take(kind, id, raw)
 		})
 		r.progress.Finish()
 		if err != nil {
 			return err
 		}
-		for _, it := range items {
-			if it.id <= 0 {
-				r.fail(kind, 0, fieldErr("id", "missing or not a positive number"))
-				continue
-			}
-			r.raw[kind][it.id] = it.raw
+		if total >= 0 && total != n {
+			r.rep.warnf("the %s list announced %d records (X-TEC-Total) and gave %d (records changed while it was read?); run the import again", l.name, total, n)
 		}
-		if total >= 0 && total != len(items) {
-			r.rep.warnf("the %s list announced %d records (X-TEC-Total) and gave %d (records changed while it was read?); run the import again", l.name, total, len(items))
-		}
-		r.log.Info("read", "list", l.name, "records", len(items))
+		r.log.Info("read", "list", l.name, "records", n)
 	}
 
 	// Events hidden from listings are in no TEC list; WordPress's own
@@ -64,9 +59,14 @@ func (r *importRun) fetch(ctx context.Context) error {
 		r.rep.warnf("WordPress's wp/v2/tribe_events route is not reachable from %s: events hidden from listings (which no TEC list shows) are imported only if an earlier import has them", r.rep.Source)
 	}
 	for _, id := range wpIDs {
-		if _, listed := r.raw[KindEvent][id]; !listed {
-			probe = append(probe, id)
+		if r.listed[KindEvent][id] {
+			continue
 		}
+		if err := checkID(id); err != nil {
+			r.fail(KindEvent, id, err)
+			continue
+		}
+		probe = append(probe, id)
 	}
 
 	if err := r.scanOwn(ctx); err != nil {
@@ -80,7 +80,7 @@ func (r *importRun) fetch(ctx context.Context) error {
 	}
 	for _, kind := range []string{KindCategory, KindTag, KindVenue, KindOrganizer, KindEvent} {
 		for id := range r.own[kind] {
-			if _, listed := r.raw[kind][id]; !listed {
+			if !r.listed[kind][id] {
 				if probes[kind] == nil {
 					probes[kind] = map[int64]bool{}
 				}
@@ -93,14 +93,8 @@ func (r *importRun) fetch(ctx context.Context) error {
 		if len(ids) == 0 {
 			continue
 		}
-		if len(ids) > maxProbes {
-			r.rep.warnf("%d %s are not in the source's lists; only the first %d are read one by one (run the import again for the rest)", len(ids), listOf[kind].name, maxProbes)
-			for _, id := range ids[maxProbes:] {
-				if r.own[kind][id] {
-					r.unseen[kind][id] = true // not read: kept, never pruned
-				}
-			}
-			ids = ids[:maxProbes]
+		if len(ids) > r.caps.Probes {
+			return &CapError{Cap: CapProbes, Limit: int64(r.caps.Probes), Where: fmt.Sprintf("the %d %s no list showed (each read one by one)", len(ids), listOf[kind].name)}
 		}
 		r.progress.Start("read unlisted "+listOf[kind].name, len(ids))
 		for _, id := range ids {
@@ -115,10 +109,6 @@ func (r *importRun) fetch(ctx context.Context) error {
 	return r.findProtected(ctx, wp, ok)
 }
 
-// maxProbes bounds the records of one kind read one by one in a run (a
-// source whose ID list never ends cannot keep the import reading).
-const maxProbes = 20_000
-
 // probe reads one record the lists did not show.
 func (r *importRun) probe(ctx context.Context, kind string, id int64) error {
 	body, res, err := r.c.fetchSingle(ctx, listOf[kind], id)
@@ -127,7 +117,7 @@ func (r *importRun) probe(ctx context.Context, kind string, id int64) error {
 	}
 	switch {
 	case body != nil:
-		r.raw[kind][id] = body
+		return r.take(kind, id, body)
 	case gone(res):
 		// No such record (any more): disappeared if imported before.
 	case kind == KindEvent && res.status == http.StatusForbidden && res.code() == "event-password-protected":
@@ -140,9 +130,9 @@ func (r *importRun) probe(ctx context.Context, kind string, id int64) error {
 	default:
 		if r.own[kind][id] {
 			r.unseen[kind][id] = true
-			r.rep.warnf("%s %d: the source did not list it and a read answered %s; kept as imported before", kind, id, res.describe())
+			r.rep.warnf("%s %d: the source did not list it and a read answered %s; kept as imported before", kind, id, r.c.describe(res))
 		} else {
-			r.rep.warnf("%s %d: WordPress lists it but a read answered %s; not imported", kind, id, res.describe())
+			r.rep.warnf("%s %d: WordPress lists it but a read answered %s; not imported", kind, id, r.c.describe(res))
 		}
 	}
 	return nil
@@ -163,25 +153,11 @@ func (r *importRun) findProtected(ctx context.Context, wp wpEvents, wpOK bool) e
 		}
 	}
 	var ids []int64
-	for id, raw := range r.raw[KindEvent] {
+	for id := range r.redacted {
 		if wpOK && listed[id] {
 			continue
 		}
-		var e struct {
-			Description, Excerpt string
-			Categories, Tags     []json.RawMessage
-			Venue, Organizer     json.RawMessage
-		}
-		if json.Unmarshal(raw, &e) != nil {
-			continue
-		}
-		empty := func(raw json.RawMessage) bool {
-			s := strings.TrimSpace(string(raw))
-			return s == "" || s == "[]" || s == "null" || s == "false"
-		}
-		if e.Description == "" && e.Excerpt == "" && len(e.Categories) == 0 && len(e.Tags) == 0 && empty(e.Venue) && empty(e.Organizer) {
-			ids = append(ids, id)
-		}
+		ids = append(ids, id)
 	}
 	if len(ids) == 0 {
 		return nil
@@ -200,6 +176,110 @@ func (r *importRun) findProtected(ctx context.Context, wp wpEvents, wpOK bool) e
 		r.progress.Add(1)
 	}
 	return nil
+}
+
+// take maps one record the source gave (from a list, or read by ID) and
+// keeps only its mapped form: the source's text is dropped at once, and
+// what is kept counts against Caps.HeldBytes. id is the ID the list item
+// holds (0 when unreadable) or the read was for; the mapped record's ID
+// must be the same.
+func (r *importRun) take(kind string, id int64, raw json.RawMessage) error {
+	if id <= 0 {
+		r.fail(kind, 0, fieldErr("id", "missing or not a positive number"))
+		return nil
+	}
+	if r.listed[kind][id] {
+		return nil
+	}
+	r.listed[kind][id] = true
+	if err := r.hold(heldPerID); err != nil {
+		return err
+	}
+	if err := checkID(id); err != nil {
+		r.fail(kind, id, err)
+		return nil
+	}
+	var rec *record
+	var err error
+	switch kind {
+	case KindCategory, KindTag:
+		var t *repository.Term
+		if t, err = r.m.term(repository.Taxonomy(kind), raw); err == nil {
+			if t.ID != id {
+				err = fieldErr("id", "a read of %d answered with record %d", id, t.ID)
+			}
+			rec = &record{kind: kind, id: id, term: t}
+		}
+	default:
+		var p *repository.Post
+		switch kind {
+		case KindVenue:
+			p, err = r.m.venue(raw)
+		case KindOrganizer:
+			p, err = r.m.organizer(raw)
+		default:
+			p, err = r.m.event(raw)
+		}
+		if err == nil && p.ID != id {
+			err = fieldErr("id", "a read of %d answered with record %d", id, p.ID)
+		}
+		if err == nil {
+			rec = &record{kind: kind, id: id, post: p}
+		}
+		if kind == KindEvent && looksRedacted(raw) {
+			r.redacted[id] = true
+		}
+	}
+	if err != nil {
+		r.fail(kind, id, err)
+		return r.hold(0)
+	}
+	size, err := recordSize(rec)
+	if err != nil {
+		return err
+	}
+	if rec.post != nil && rec.post.ImageID != 0 {
+		// The image object the post links to is kept too (counted once
+		// per link: more than it holds, never less).
+		if img := r.m.images[rec.post.ImageID]; img != nil {
+			size += int64(heldPerRecord + len(img.URL) + len(img.Extension))
+		}
+	}
+	r.recs[kind][id] = rec
+	return r.hold(size)
+}
+
+// recordSize is what a mapped record counts against Caps.HeldBytes: its
+// encoded size (every string it holds) and a fixed part.
+func recordSize(rec *record) (int64, error) {
+	var v any = rec.post
+	if rec.term != nil {
+		v = rec.term
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return 0, err
+	}
+	return int64(heldPerRecord + len(b)), nil
+}
+
+// looksRedacted reports whether an event looks as the TEC lists show a
+// password-protected one: no description, excerpt, terms, venue or
+// organizer.
+func looksRedacted(raw json.RawMessage) bool {
+	var e struct {
+		Description, Excerpt string
+		Categories, Tags     []json.RawMessage
+		Venue, Organizer     json.RawMessage
+	}
+	if json.Unmarshal(raw, &e) != nil {
+		return false
+	}
+	empty := func(raw json.RawMessage) bool {
+		s := strings.TrimSpace(string(raw))
+		return s == "" || s == "[]" || s == "null" || s == "false"
+	}
+	return e.Description == "" && e.Excerpt == "" && len(e.Categories) == 0 && len(e.Tags) == 0 && empty(e.Venue) && empty(e.Organizer)
 }
 
 // scanOwn finds the store's records imported earlier from this source.

@@ -16,6 +16,27 @@
 // the source rewrites exactly the records whose hash changed, and a run
 // killed at any point and started again ends with the same store.
 //
+// Every record goes through the API's own rules before it is stored, as
+// if an author (a caller without unfiltered_html) had sent it: titles,
+// names, costs and address fields keep no markup (htmlpolicy.Plain, after
+// the source's entities are decoded into text); descriptions and excerpts
+// keep what wp_kses_post allows an author (htmlpolicy.Rich); e-mail,
+// phone and website follow the API's contact rules (input.LineBreaking,
+// input.PlainEmail, input.WebURL) and an image URL the API's image rule;
+// a record the API would refuse is not stored but listed as failed, with
+// the field at fault. A slug WordPress could not have made is stored as
+// the API normalises a slug (repository.NormalizeSlug) and listed in the
+// summary (Report.Sanitized); IDs above repository.MaxExplicitID are
+// refused. A source's error text is shown with the credentials removed,
+// control characters escaped and its length bounded.
+//
+// A run is bounded by its Caps (pages per list, requests, bytes read,
+// bytes held, categories and tags created, records read one by one): one
+// that reaches a cap stops before writing anything (*CapError). The
+// records are mapped as each page arrives; the source's bodies are not
+// kept, so what a run holds is the records as they will be stored,
+// counted against Caps.HeldBytes (a quarter of the bytes cap by default).
+//
 // Every write goes through the store like the API's writes do, so each
 // records its index mark in the same write: a running service's sync
 // worker indexes the records within its usual lag, and with no service
@@ -85,6 +106,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Progress is told about each phase (nil: none).
 	Progress Progress
+	// Caps bound the run (zero fields: the defaults).
+	Caps Caps
 }
 
 // Progress follows an import's phases: fetching each list, then writing
@@ -109,8 +132,9 @@ func (noProgress) Finish()           {}
 
 // Run imports the source into store and returns what it did. The error
 // is set when the import could not run to its end: the source failed
-// (after retries), the store failed, ctx ended, or the store holds other
-// records under source IDs (*CollisionError; nothing was written). Failed
+// (after retries), the store failed, ctx ended, the store holds other
+// records under source IDs (*CollisionError; nothing was written), or the
+// run reached one of its caps (*CapError; nothing was written). Failed
 // records do not stop the run: they are in the report.
 func Run(ctx context.Context, store repository.Store, opts Options) (*Report, error) {
 	root, err := parseSource(opts.Source)
@@ -120,8 +144,10 @@ func Run(ctx context.Context, store repository.Store, opts Options) (*Report, er
 	if opts.Language == "" {
 		return nil, errors.New("tecimport: no language")
 	}
+	caps := opts.Caps.withDefaults()
 	c := &client{root: root, wpRoot: wpRootOf(root), user: opts.User, password: opts.AppPassword,
-		http: opts.HTTPClient, retries: opts.Retries, base: opts.RetryBase, logger: opts.Logger}
+		http: opts.HTTPClient, retries: opts.Retries, base: opts.RetryBase, logger: opts.Logger,
+		caps: caps, redact: newRedactor(opts.User, opts.AppPassword)}
 	if c.http == nil {
 		timeout := opts.Timeout
 		if timeout <= 0 {
@@ -161,9 +187,10 @@ func Run(ctx context.Context, store repository.Store, opts Options) (*Report, er
 	for _, k := range kinds {
 		rep.kind(k)
 	}
-	r := &importRun{c: c, store: store, opts: opts, m: &mapper{site: site, lang: opts.Language, zone: opts.SiteZone}, rep: rep, progress: progress, log: c.logger}
+	r := &importRun{c: c, store: store, opts: opts, caps: caps, m: &mapper{site: site, lang: opts.Language, zone: opts.SiteZone}, rep: rep, progress: progress, log: c.logger}
+	c.holdFn = r.hold
 	err = r.run(ctx)
-	rep.Requests = c.requests
+	rep.Requests, rep.BytesRead = c.requests, c.bytes
 	return rep, err
 }
 

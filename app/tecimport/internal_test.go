@@ -2,6 +2,7 @@ package tecimport
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/time/rate"
 
@@ -153,7 +155,8 @@ func TestClientRetries(t *testing.T) {
 	defer srv.Close()
 	root, _ := url.Parse(srv.URL)
 	c := &client{root: root, user: "u", password: "p", http: &http.Client{CheckRedirect: sameOrigin},
-		limiter: rate.NewLimiter(rate.Inf, 1), retries: 3, base: time.Millisecond, logger: slog.New(slog.DiscardHandler)}
+		limiter: rate.NewLimiter(rate.Inf, 1), retries: 3, base: time.Millisecond, logger: slog.New(slog.DiscardHandler),
+		caps: Caps{}.withDefaults(), redact: newRedactor("u", "p")}
 	ctx := context.Background()
 
 	res, err := c.get(ctx, root, "/flaky", nil)
@@ -178,6 +181,56 @@ func TestClientRetries(t *testing.T) {
 	cancel()
 	if _, err := c.get(cancelled, root, "/down", nil); err == nil {
 		t.Error("a cancelled context did not stop the client")
+	}
+}
+
+// TestRedactorText: every form of the credentials is removed, control and
+// format characters are shown escaped, and the text is bounded.
+func TestRedactorText(t *testing.T) {
+	const user, password = "fx-admin", "abcd EFGH 1234 ijkl MNOP 5678"
+	x := newRedactor(user, password)
+	pair := user + ":" + password
+	b64 := base64.StdEncoding.EncodeToString([]byte(pair))
+	for _, tc := range []struct{ in, want string }{
+		{"Basic " + b64, "Basic [redacted]"},
+		{"pw=" + password + ";", "pw=[redacted];"},
+		{"pw=" + strings.ReplaceAll(password, " ", ""), "pw=[redacted]"},
+		{pair, "[redacted]"},
+		{url.QueryEscape(pair), "[redacted]"},
+		{"a\x1b[31mred\r\nb\u202ec\u2028d\x7f", `a\x1b[31mred\x0d\x0ab\u202ec\u2028d\x7f`},
+		{"bad \xff byte", "bad \ufffd byte"},
+		{"plain text stays", "plain text stays"},
+	} {
+		if got := x.text(tc.in); got != tc.want {
+			t.Errorf("text(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	long := x.text(strings.Repeat("é", 5000))
+	if n := utf8.RuneCountInString(long); n > sourceTextLen+40 || !strings.Contains(long, "10000 bytes in all") {
+		t.Errorf("a long text is %d characters: %.80q", n, long)
+	}
+	if got := newRedactor("u", "abc").text("u:abc and abc"); got != "[redacted] and abc" {
+		t.Errorf("a short password: %q; want only the pair removed", got)
+	}
+	var buf strings.Builder
+	w := RedactingWriter(&buf, user, password)
+	fmt.Fprintf(w, "header %s\n", b64)
+	if buf.String() != "header [redacted]\n" {
+		t.Errorf("RedactingWriter wrote %q", buf.String())
+	}
+}
+
+// TestWordPressSlug: the slugs sanitize_title makes pass; anything else
+// (path parts, white space, controls, format characters, upper case) not.
+func TestWordPressSlug(t *testing.T) {
+	for s, want := range map[string]bool{
+		"fx-jazz": true, "fx-東京-hall": true, "fx-online-🎧": true, "fx-東京ジャズ・フェスティバル-🎺": true, "__trashed-7": true, "a_b": true,
+		"": false, "../../admin": false, "a/b": false, "..": false, "a\x00b": false, "A": false, "a b": false, "a\u00a0b": false,
+		"a\u202eb": false, "a\u200bb": false, "a%2e": false, "a\\b": false, "a\nb": false, "a?b": false, "a#b": false,
+	} {
+		if got := wordPressSlug(s); got != want {
+			t.Errorf("wordPressSlug(%q) = %v, want %v", s, got, want)
+		}
 	}
 }
 

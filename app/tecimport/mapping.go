@@ -8,13 +8,15 @@ import (
 	"fmt"
 	"html"
 	"net/url"
-	"path"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
+	"github.com/calendar/eventcal/app/htmlpolicy"
+	"github.com/calendar/eventcal/app/input"
 	"github.com/calendar/eventcal/config/limits"
 	"github.com/calendar/eventcal/repository"
 )
@@ -33,6 +35,18 @@ func fieldErr(field, format string, a ...any) error {
 	return &fieldError{field: field, problem: fmt.Sprintf(format, a...)}
 }
 
+// shownLen bounds a source value quoted in a message.
+const shownLen = 80
+
+// shown quotes a source value for a message: Go-quoted (control and
+// format characters escaped) and cut to shownLen characters.
+func shown(s string) string {
+	if utf8.RuneCountInString(s) > shownLen {
+		s = string([]rune(s)[:shownLen]) + "…"
+	}
+	return strconv.QuoteToGraphic(s)
+}
+
 // mapper turns source records into store records.
 type mapper struct {
 	site string // Origin.Site
@@ -42,6 +56,16 @@ type mapper struct {
 	// zone is the site's time zone, for the local dates of drafts
 	// (their UTC dates are "0000-00-00 00:00:00").
 	zone *time.Location
+	// changed is told about every value stored other than the source
+	// has it (nil: nobody listens).
+	changed func(c Change)
+}
+
+// note tells m.changed about a value stored differently.
+func (m *mapper) note(kind string, id int64, field, from, to string) {
+	if m.changed != nil && from != to {
+		m.changed(Change{Kind: kind, ID: id, Field: field, From: from, To: to})
+	}
 }
 
 // zeroDate is how WordPress writes an unset date (the UTC dates of drafts).
@@ -63,15 +87,27 @@ func (m *mapper) postDate(field, utcValue, local string) (time.Time, error) {
 	}
 	t, err := time.ParseInLocation(wpLayout, local, zone)
 	if err != nil {
-		return time.Time{}, fieldErr(strings.TrimSuffix(field, "_utc"), "%q is not a date of the form YYYY-MM-DD HH:MM:SS", local)
+		return time.Time{}, fieldErr(strings.TrimSuffix(field, "_utc"), "%s is not a date of the form YYYY-MM-DD HH:MM:SS", shown(local))
 	}
 	return t.UTC(), nil
 }
 
 // decodeText turns the source's entity-encoded text (titles and term
-// names: "FX &#8220;Quoted&#8221; &#038; <Angled>") into the plain text
-// this service stores and returns as stored.
+// names: "FX &#8220;Quoted&#8221; &#038; Title") into the text it stands
+// for ("FX “Quoted” & Title"). The entities are decoded into text only:
+// the result then goes through plainText, as a title sent to the API does,
+// so "&lt;script&gt;" never becomes a live <script>.
 func decodeText(s string) string { return strings.TrimSpace(html.UnescapeString(s)) }
+
+// plainText is the API's rule for a plain text field written by a caller
+// without unfiltered_html (htmlpolicy.Plain: no markup at all), with the
+// surrounding white space dropped as the API drops it.
+func plainText(s string) string { return strings.TrimSpace(htmlpolicy.Plain(s)) }
+
+// richText is the API's rule for a description or excerpt written by a
+// caller without unfiltered_html (htmlpolicy.Rich: what wp_kses_post
+// allows an author; no script, event handler or javascript: URL).
+func richText(s string) string { return htmlpolicy.Rich(s) }
 
 // decodeSlug decodes the source's percent-encoded non-Latin slugs
 // ("fx-%e6%9d%b1%e4%ba%ac-hall" is "fx-東京-hall") and drops the
@@ -86,6 +122,54 @@ func decodeSlug(s, status string) string {
 		s = strings.TrimSuffix(s, "__trashed")
 	}
 	return strings.TrimSpace(s)
+}
+
+// wordPressSlug reports whether a decoded source slug is one WordPress's
+// sanitize_title can produce: a-z, 0-9, "_" and "-", and outside ASCII
+// only letters, marks, numbers, punctuation and symbols ("fx-東京-hall",
+// "fx-online-🎧"; no white space, control, format or unassigned
+// character). Such a slug is kept as the source has it, so the
+// record's address stays what it was; any other ("../../admin", "a/b/c",
+// "..", upper case, white space, control or format characters) is
+// sanitised as the API sanitises a slug it is sent.
+func wordPressSlug(s string) bool {
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '_':
+		case r < utf8.RuneSelf || r == utf8.RuneError:
+			return false
+		case unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S):
+		default:
+			return false
+		}
+	}
+	return s != ""
+}
+
+// slugFor returns the slug a record is stored with: the source's (decoded)
+// when WordPress could have made it, else the API's normalisation of it
+// (repository.NormalizeSlug), else one made from the title as the API
+// makes it, else the kind. A slug stored other than the source has it is
+// noted (the run summary lists it).
+func (m *mapper) slugFor(kind string, id int64, src, title string) string {
+	if src == "" || wordPressSlug(src) {
+		if src == "" {
+			src = repository.Slugify(title)
+		}
+		if src == "" {
+			src = kind
+		}
+		return src
+	}
+	slug := repository.NormalizeSlug(src)
+	if slug == "" {
+		slug = repository.Slugify(title)
+	}
+	if slug == "" {
+		slug = kind
+	}
+	m.note(kind, id, "slug", src, slug)
+	return slug
 }
 
 // checkLen fails a text field longer than the API accepts.
@@ -103,7 +187,7 @@ func parseUTC(field, s string) (time.Time, error) {
 	}
 	t, err := time.ParseInLocation(wpLayout, strings.TrimSpace(s), time.UTC)
 	if err != nil {
-		return time.Time{}, fieldErr(field, "%q is not a date of the form YYYY-MM-DD HH:MM:SS", s)
+		return time.Time{}, fieldErr(field, "%s is not a date of the form YYYY-MM-DD HH:MM:SS", shown(s))
 	}
 	return t, nil
 }
@@ -118,7 +202,7 @@ func checkZone(tz string) error {
 		return nil
 	}
 	if _, err := time.LoadLocation(tz); err != nil || strings.EqualFold(tz, "local") {
-		return fieldErr("timezone", "%q is not a time zone this service knows (an IANA name, UTC or UTC±N)", tz)
+		return fieldErr("timezone", "%s is not a time zone this service knows (an IANA name, UTC or UTC±N)", shown(tz))
 	}
 	return nil
 }
@@ -126,7 +210,7 @@ func checkZone(tz string) error {
 // status checks a source status.
 func checkStatus(s string) error {
 	if !repository.IsStatus(s) {
-		return fieldErr("status", "%q is not a post status (publish, future, draft, pending, private, trash)", s)
+		return fieldErr("status", "%s is not a post status (publish, future, draft, pending, private, trash)", shown(s))
 	}
 	return nil
 }
@@ -144,26 +228,37 @@ func (m *mapper) origin(id int64, modified time.Time, v any) (*repository.Origin
 	return &repository.Origin{Site: m.site, ID: id, Modified: modified, Hash: hex.EncodeToString(sum[:16])}, nil
 }
 
-// term maps a category or tag.
+// checkID refuses an ID outside the range the store keeps.
+func checkID(id int64) error {
+	switch {
+	case id <= 0:
+		return fieldErr("id", "missing or not a positive number")
+	case id > repository.MaxExplicitID:
+		return fieldErr("id", "%d is above %d, the largest ID this service keeps from a source", id, repository.MaxExplicitID)
+	}
+	return nil
+}
+
+// term maps a category or tag. The name and description go through the
+// API's HTML policy (plainText, richText); the slug through slugFor.
 func (m *mapper) term(tax repository.Taxonomy, raw json.RawMessage) (*repository.Term, error) {
 	var src tecTerm
 	if err := json.Unmarshal(raw, &src); err != nil {
 		return nil, decodeErr(err)
 	}
-	if src.ID <= 0 {
-		return nil, fieldErr("id", "missing")
+	if err := checkID(src.ID); err != nil {
+		return nil, err
 	}
-	name := decodeText(src.Name)
+	decoded := decodeText(src.Name)
+	name := plainText(decoded)
+	m.note(string(tax), src.ID, "name", decoded, name)
 	if name == "" {
-		return nil, fieldErr("name", "empty")
+		return nil, fieldErr("name", "empty once markup is removed")
 	}
 	if err := checkLen("name", name, limits.MaxTermName); err != nil {
 		return nil, err
 	}
-	slug := decodeSlug(src.Slug, "")
-	if slug == "" {
-		slug = repository.Slugify(name)
-	}
+	slug := m.slugFor(string(tax), src.ID, decodeSlug(src.Slug, ""), name)
 	if err := checkLen("slug", slug, limits.MaxSlug); err != nil {
 		return nil, err
 	}
@@ -173,7 +268,7 @@ func (m *mapper) term(tax repository.Taxonomy, raw json.RawMessage) (*repository
 	t := &repository.Term{ID: src.ID, Taxonomy: tax}
 	t.Name.Set(m.lang, name)
 	t.Slug.Set(m.lang, slug)
-	t.Description.Set(m.lang, src.Description)
+	t.Description.Set(m.lang, richText(src.Description))
 	if tax == repository.TaxCategory {
 		if src.Parent < 0 || src.Parent == src.ID {
 			return nil, fieldErr("parent", "%d is not a parent category", src.Parent)
@@ -185,14 +280,19 @@ func (m *mapper) term(tax repository.Taxonomy, raw json.RawMessage) (*repository
 
 // postBase maps what every post kind shares. name is the title field.
 func (m *mapper) postBase(kind repository.PostKind, src *tecPost, name, nameField string) (*repository.Post, error) {
-	if src.ID <= 0 {
-		return nil, fieldErr("id", "missing")
+	if err := checkID(src.ID); err != nil {
+		return nil, err
 	}
 	if err := checkStatus(src.Status); err != nil {
 		return nil, err
 	}
-	title := decodeText(name)
-	if title == "" && kind != repository.KindEvent {
+	decoded := decodeText(name)
+	title := plainText(decoded)
+	m.note(string(kind), src.ID, nameField, decoded, title)
+	if title == "" {
+		if decoded != "" {
+			return nil, fieldErr(nameField, "empty once markup is removed")
+		}
 		return nil, fieldErr(nameField, "empty")
 	}
 	if err := checkLen(nameField, title, limits.MaxTitle); err != nil {
@@ -211,15 +311,9 @@ func (m *mapper) postBase(kind repository.PostKind, src *tecPost, name, nameFiel
 	}
 	p := &repository.Post{ID: src.ID, Kind: kind, Status: src.Status, Date: date, Modified: modified}
 	p.Title.Set(m.lang, title)
-	p.Content.Set(m.lang, src.Description)
-	slug := decodeSlug(src.Slug, src.Status)
-	if slug == "" {
-		// Drafts have no slug at the source yet; every item has one here.
-		slug = repository.Slugify(title)
-	}
-	if slug == "" {
-		slug = string(kind)
-	}
+	p.Content.Set(m.lang, richText(src.Description))
+	// Drafts have no slug at the source yet; every item has one here.
+	slug := m.slugFor(string(kind), src.ID, decodeSlug(src.Slug, src.Status), title)
 	if err := checkLen("slug", slug, limits.MaxSlug); err != nil {
 		return nil, err
 	}
@@ -229,6 +323,11 @@ func (m *mapper) postBase(kind repository.PostKind, src *tecPost, name, nameFiel
 		return nil, fieldErr("image", "%v", err)
 	}
 	if img != nil {
+		// The image must be one the API would register: a post linking
+		// to a refused one is refused, as the API refuses the write.
+		if err := checkImage(img); err != nil {
+			return nil, err
+		}
 		p.ImageID = img.ID
 		if m.images != nil {
 			m.images[img.ID] = img
@@ -248,13 +347,10 @@ func (m *mapper) event(raw json.RawMessage) (*repository.Post, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.Title.Get(m.lang, m.lang) == "" {
-		return nil, fieldErr("title", "empty")
-	}
 	if err := checkLen("excerpt", src.Excerpt, limits.MaxExcerpt); err != nil {
 		return nil, err
 	}
-	p.Excerpt.Set(m.lang, src.Excerpt)
+	p.Excerpt.Set(m.lang, richText(src.Excerpt))
 	if err := checkZone(src.Timezone); err != nil {
 		return nil, err
 	}
@@ -270,7 +366,7 @@ func (m *mapper) event(raw json.RawMessage) (*repository.Post, error) {
 	}{{"start_date", src.StartDate, &e.StartLocal}, {"end_date", src.EndDate, &e.EndLocal}} {
 		t, err := time.Parse(wpLayout, strings.TrimSpace(d.v))
 		if err != nil {
-			return nil, fieldErr(d.field, "%q is not a date of the form YYYY-MM-DD HH:MM:SS", d.v)
+			return nil, fieldErr(d.field, "%s is not a date of the form YYYY-MM-DD HH:MM:SS", shown(d.v))
 		}
 		*d.dst = t.Format(wpLayout)
 	}
@@ -287,15 +383,17 @@ func (m *mapper) event(raw json.RawMessage) (*repository.Post, error) {
 		return nil, fieldErr("end_date", "%s is before the start %s", src.UTCEndDate, src.UTCStartDate)
 	}
 	e.Cost = rawCost(src.Cost, src.CostDetails.CurrencySymbol, src.CostDetails.Values)
-	for _, c := range e.Cost {
+	for i, c := range e.Cost {
 		if err := checkLen("cost", c, limits.MaxShortText); err != nil {
 			return nil, err
 		}
+		e.Cost[i] = plainText(c)
+		m.note(KindEvent, src.ID, "cost", c, e.Cost[i])
 	}
 	// An unset website comes back as the event's permalink; here unset
 	// stays unset (responses then show this service's permalink).
 	if w := strings.TrimSpace(src.Website); w != "" && w != src.URL {
-		if err := checkURL("website", w); err != nil {
+		if err := checkContact("website", src.Website, input.WebURL, "an http or https URL"); err != nil {
 			return nil, err
 		}
 		e.Website = &w
@@ -336,19 +434,26 @@ func (m *mapper) venue(raw json.RawMessage) (*repository.Post, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkContact("phone", src.Phone, nil, ""); err != nil {
+		return nil, err
+	}
 	v := &repository.VenueFields{
-		Address: src.Address, City: src.City, Country: src.Country, Province: src.Province,
-		State: src.State, StateProvince: src.StateProvince, Zip: src.Zip, Phone: src.Phone,
 		ShowMap: src.ShowMap == nil || *src.ShowMap, ShowMapLink: src.ShowMapLink == nil || *src.ShowMapLink,
 	}
-	for _, f := range []struct{ name, v string }{{"address", v.Address}, {"city", v.City}, {"country", v.Country},
-		{"province", v.Province}, {"state", v.State}, {"stateprovince", v.StateProvince}, {"zip", v.Zip}, {"phone", v.Phone}} {
+	for _, f := range []struct {
+		name, v string
+		dst     *string
+	}{{"address", src.Address, &v.Address}, {"city", src.City, &v.City}, {"country", src.Country, &v.Country},
+		{"province", src.Province, &v.Province}, {"state", src.State, &v.State}, {"stateprovince", src.StateProvince, &v.StateProvince},
+		{"zip", src.Zip, &v.Zip}, {"phone", src.Phone, &v.Phone}} {
 		if err := checkLen(f.name, f.v, limits.MaxShortText); err != nil {
 			return nil, err
 		}
+		*f.dst = plainText(f.v)
+		m.note(KindVenue, src.ID, f.name, strings.TrimSpace(f.v), *f.dst)
 	}
 	if w := strings.TrimSpace(src.Website); w != "" {
-		if err := checkURL("website", w); err != nil {
+		if err := checkContact("website", src.Website, input.WebURL, "an http or https URL"); err != nil {
 			return nil, err
 		}
 		v.Website = w
@@ -367,14 +472,25 @@ func (m *mapper) organizer(raw json.RawMessage) (*repository.Post, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &repository.OrganizerFields{Phone: src.Phone, Email: strings.TrimSpace(src.Email)}
-	for _, f := range []struct{ name, v string }{{"phone", o.Phone}, {"email", o.Email}} {
+	if err := checkContact("phone", src.Phone, nil, ""); err != nil {
+		return nil, err
+	}
+	if err := checkContact("email", src.Email, input.PlainEmail, "one e-mail address such as name@example.org"); err != nil {
+		return nil, err
+	}
+	o := &repository.OrganizerFields{}
+	for _, f := range []struct {
+		name, v string
+		dst     *string
+	}{{"phone", src.Phone, &o.Phone}, {"email", strings.TrimSpace(src.Email), &o.Email}} {
 		if err := checkLen(f.name, f.v, limits.MaxShortText); err != nil {
 			return nil, err
 		}
+		*f.dst = plainText(f.v)
+		m.note(KindOrganizer, src.ID, f.name, strings.TrimSpace(f.v), *f.dst)
 	}
 	if w := strings.TrimSpace(src.Website); w != "" {
-		if err := checkURL("website", w); err != nil {
+		if err := checkContact("website", src.Website, input.WebURL, "an http or https URL"); err != nil {
 			return nil, err
 		}
 		o.Website = w
@@ -383,20 +499,27 @@ func (m *mapper) organizer(raw json.RawMessage) (*repository.Post, error) {
 	return p, nil
 }
 
-// image maps a featured image object to a registered image (the URL is
-// kept, never fetched, as the API does).
+// image maps a featured image object to a registered image as the API
+// registers an image URL (the URL is kept, never fetched): the extension
+// from the URL's path (else the source's, when it is a plain word), the
+// title from the URL's last segment as written (percent-encoding kept),
+// the slug made from it.
 func (m *mapper) image(img *tecImage) (*repository.Post, error) {
-	if err := checkURL("image", img.URL); err != nil {
+	if err := checkImage(img); err != nil {
 		return nil, err
 	}
-	u, _ := url.Parse(img.URL)
-	base := path.Base(u.Path)
-	ext := strings.ToLower(strings.TrimPrefix(path.Ext(base), "."))
-	if img.Extension != "" {
-		ext = strings.ToLower(img.Extension)
+	ext, _ := input.ImageURLExtension(img.URL)
+	if e := strings.ToLower(img.Extension); ext == "" && e != "" && len(e) <= 8 && !strings.ContainsFunc(e, func(r rune) bool {
+		return (r < 'a' || r > 'z') && (r < '0' || r > '9')
+	}) {
+		ext = e
 	}
-	name := strings.TrimSuffix(base, path.Ext(base))
-	if name == "" || name == "." || name == "/" {
+	name := img.URL[strings.LastIndex(img.URL, "/")+1:]
+	if i := strings.IndexAny(name, "?#"); i >= 0 {
+		name = name[:i]
+	}
+	name = strings.TrimSuffix(name, "."+ext)
+	if name == "" {
 		name = "image"
 	}
 	p := &repository.Post{ID: img.ID, Kind: repository.KindImage, Status: "inherit",
@@ -410,16 +533,45 @@ func (m *mapper) image(img *tecImage) (*repository.Post, error) {
 	return p, nil
 }
 
-// checkURL accepts an http(s) URL within the API's length limit.
-func checkURL(field, s string) error {
-	if err := checkLen(field, s, limits.MaxURL); err != nil {
+// checkImage accepts an image the API would register: an ID in range and
+// an http(s) URL of an image file (input.WebURL, input.ImageURLExtension)
+// within the API's length limit; its extension, when given, one of an
+// image file.
+func checkImage(img *tecImage) error {
+	if err := checkID(img.ID); err != nil {
+		return fieldErr("image", "the image's ID: %v", err.(*fieldError).problem)
+	}
+	if err := checkLen("image", img.URL, limits.MaxURL); err != nil {
 		return err
 	}
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fieldErr(field, "%q is not an http or https URL", s)
+	if !input.WebURL(img.URL) {
+		return fieldErr("image", "%s is not an http or https URL this service stores (no white space, control characters, quotes, < > ` or \\)", shown(img.URL))
+	}
+	if _, ok := input.ImageURLExtension(img.URL); !ok {
+		return fieldErr("image", "%s is not the URL of an image file", shown(img.URL))
 	}
 	return nil
+}
+
+// checkContact applies the API's contact-field rules to a value: empty
+// passes; a control character or line separator (input.LineBreaking) is
+// refused, as the API refuses it with 400; and valid (nil: any text) must
+// accept the rest. Over-long values are refused too.
+func checkContact(field, raw string, valid func(string) bool, want string) error {
+	s := strings.TrimSpace(raw)
+	switch {
+	case raw == "":
+		return nil
+	case input.LineBreaking(raw):
+		return fieldErr(field, "%s holds a line break, tab or other control character, which the API refuses", shown(raw))
+	case valid != nil && !valid(s):
+		return fieldErr(field, "%s is not %s, which the API refuses", shown(s), want)
+	}
+	max := limits.MaxShortText
+	if field == "website" {
+		max = limits.MaxURL
+	}
+	return checkLen(field, s, max)
 }
 
 // rawCost recovers the cost as it was written from the source's formatted

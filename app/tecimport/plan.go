@@ -2,7 +2,6 @@ package tecimport
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -11,10 +10,11 @@ import (
 	"github.com/calendar/eventcal/repository"
 )
 
-// mapAll maps every record read; the images come from the posts' image
-// objects. Post IDs are shared by every post kind (as in WordPress): an
-// ID given to two kinds fails the second.
-func (r *importRun) mapAll() {
+// claimIDs checks the post IDs of the records mapped: post IDs are
+// shared by every post kind (as in WordPress), so an ID given to two
+// kinds fails the second (venues, then organizers, then events, each in
+// ID order); then it maps the images the posts link to.
+func (r *importRun) claimIDs() {
 	postIDs := map[int64]string{}
 	claim := func(kind string, id int64) bool {
 		if other, ok := postIDs[id]; ok && other != kind {
@@ -24,38 +24,11 @@ func (r *importRun) mapAll() {
 		postIDs[id] = kind
 		return true
 	}
-	for _, kind := range []string{KindCategory, KindTag} {
-		for _, id := range sortedKeys(r.raw[kind]) {
-			t, err := r.m.term(repository.Taxonomy(kind), r.raw[kind][id])
-			if err != nil {
-				r.fail(kind, id, err)
-				continue
-			}
-			if t.ID != id {
-				r.fail(kind, id, fieldErr("id", "a read of %d answered with record %d", id, t.ID))
-				continue
-			}
-			r.recs[kind][id] = &record{kind: kind, id: id, term: t}
-		}
-	}
-	mappers := map[string]func(json.RawMessage) (*repository.Post, error){
-		KindVenue: r.m.venue, KindOrganizer: r.m.organizer, KindEvent: r.m.event,
-	}
 	for _, kind := range []string{KindVenue, KindOrganizer, KindEvent} {
-		for _, id := range sortedKeys(r.raw[kind]) {
-			p, err := mappers[kind](r.raw[kind][id])
-			if err != nil {
-				r.fail(kind, id, err)
-				continue
-			}
-			if p.ID != id {
-				r.fail(kind, id, fieldErr("id", "a read of %d answered with record %d", id, p.ID))
-				continue
-			}
+		for _, id := range sortedKeys(r.recs[kind]) {
 			if !claim(kind, id) {
-				continue
+				delete(r.recs[kind], id)
 			}
-			r.recs[kind][id] = &record{kind: kind, id: id, post: p}
 		}
 	}
 	for _, id := range sortedKeys(r.m.images) {
@@ -216,10 +189,13 @@ func (r *importRun) classify(ctx context.Context) error {
 		}
 		return &CollisionError{Collisions: collisions}
 	}
+	if n := r.rep.kind(KindCategory).Created + r.rep.kind(KindTag).Created; n > r.caps.NewTerms {
+		return &CapError{Cap: CapNewTerms, Limit: int64(r.caps.NewTerms), Where: fmt.Sprintf("the %d categories and tags to create", n)}
+	}
 	for _, kind := range kinds {
 		kr := r.rep.kind(kind)
 		for _, id := range sortedKeys(r.own[kind]) {
-			if r.recs[kind][id] == nil && r.raw[kind][id] == nil && !r.unseen[kind][id] && !r.failed(kind, id) {
+			if r.recs[kind][id] == nil && !r.listed[kind][id] && !r.unseen[kind][id] && !r.failedIDs[kind][id] {
 				if kind == KindImage && r.m.images[id] != nil {
 					continue
 				}
@@ -236,16 +212,6 @@ func (r *importRun) classify(ctx context.Context) error {
 	return nil
 }
 
-// failed reports whether the record failed in this run.
-func (r *importRun) failed(kind string, id int64) bool {
-	for _, f := range r.rep.kind(kind).Failed {
-		if f.ID == id {
-			return true
-		}
-	}
-	return false
-}
-
 // existing is what classify needs of a stored record.
 type existing struct {
 	kind   string
@@ -258,7 +224,7 @@ func (e existing) describe() string {
 	if e.origin != nil {
 		from = fmt.Sprintf("imported from %s (record %d there)", e.origin.Site, e.origin.ID)
 	}
-	return fmt.Sprintf("a %s %q, %s", e.kind, e.title, from)
+	return fmt.Sprintf("a %s %s, %s", e.kind, shown(e.title), from)
 }
 
 func (r *importRun) existingPosts(ctx context.Context, ids []int64) (map[int64]existing, error) {

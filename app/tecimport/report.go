@@ -36,6 +36,21 @@ func (f Failure) String() string {
 	return fmt.Sprintf("%s %d: %s: %s", f.Kind, f.ID, f.Field, f.Reason)
 }
 
+// Change is a value stored other than the source has it: a slug that
+// WordPress could not have made, sanitised as the API sanitises a slug;
+// markup removed from a plain text field by the API's HTML policy.
+type Change struct {
+	Kind  string
+	ID    int64
+	Field string
+	// From is the source's value (decoded), To the value stored.
+	From, To string
+}
+
+func (c Change) String() string {
+	return fmt.Sprintf("%s %d: %s %s stored as %s", c.Kind, c.ID, c.Field, shown(c.From), shown(c.To))
+}
+
 // KindReport counts what happened to the records of one kind.
 type KindReport struct {
 	Kind string
@@ -101,9 +116,26 @@ type Report struct {
 	Warnings []string
 	// Collisions are set when the import stopped for them.
 	Collisions []Collision
+	// Sanitized lists the values stored other than the source has them
+	// (see Change).
+	Sanitized []Change
+	// Cap is the cap that stopped the run, nil when none did.
+	Cap *CapError
 	// Requests counts the requests sent to the source (retries included).
 	Requests int
+	// BytesRead counts the response bytes read from the source.
+	BytesRead int64
+	// HeldPeak is the most bytes the run held in memory at once by its
+	// own count (records mapped and waiting to be written, the ID sets
+	// and the report's lines); Caps.HeldBytes bounds it.
+	HeldPeak int64
+	// dropped counts warnings and changes beyond maxLines, not kept.
+	dropped int
 }
+
+// maxLines bounds the warnings and the changes a report keeps; the rest
+// are counted.
+const maxLines = 1000
 
 // kind returns the report of one kind.
 func (r *Report) kind(k string) *KindReport {
@@ -146,9 +178,22 @@ func (r *Report) Changes() int {
 	return n
 }
 
-// warnf records a warning.
+// warnf records a warning (the first maxLines; the others are counted).
 func (r *Report) warnf(format string, a ...any) {
+	if len(r.Warnings) >= maxLines {
+		r.dropped++
+		return
+	}
 	r.Warnings = append(r.Warnings, fmt.Sprintf(format, a...))
+}
+
+// sanitized records a change (the first maxLines; the others are counted).
+func (r *Report) sanitized(c Change) {
+	if len(r.Sanitized) >= maxLines {
+		r.dropped++
+		return
+	}
+	r.Sanitized = append(r.Sanitized, c)
 }
 
 // Print writes the summary: one line per kind, then the failures,
@@ -167,7 +212,7 @@ func (r *Report) Print(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %-10s %8d %8d %10d %7d %12s\n", kr.Kind, kr.Created, kr.Updated, kr.Unchanged, len(kr.Failed), dis)
 	}
-	if r.Changes() == 0 && !r.Failed() && len(r.Collisions) == 0 {
+	if r.Changes() == 0 && !r.Failed() && len(r.Collisions) == 0 && r.Cap == nil {
 		fmt.Fprintln(w, "Nothing changed: the store already matches the source.")
 	}
 	for _, kr := range r.Kinds {
@@ -185,13 +230,22 @@ func (r *Report) Print(w io.Writer) {
 			fmt.Fprintf(w, "gone from the source (kept; --prune deletes them): %s %s\n", kr.Kind, joinIDs(kr.Disappeared))
 		}
 	}
+	for _, c := range r.Sanitized {
+		fmt.Fprintf(w, "sanitized: %s\n", c)
+	}
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", wn)
+	}
+	if r.dropped > 0 {
+		fmt.Fprintf(w, "... and %d more warnings and sanitised values, not listed\n", r.dropped)
 	}
 	for _, c := range r.Collisions {
 		fmt.Fprintf(w, "collision: %s\n", c)
 	}
-	fmt.Fprintf(w, "%d requests to the source.\n", r.Requests)
+	if r.Cap != nil {
+		fmt.Fprintf(w, "stopped: %s\n", r.Cap)
+	}
+	fmt.Fprintf(w, "%d requests to the source, %d bytes read.\n", r.Requests, r.BytesRead)
 }
 
 func joinIDs(ids []int64) string {

@@ -25,9 +25,6 @@ const (
 	// upcoming events by default and refuses 1970-01-01 (timestamp 0).
 	windowStart = "1971-01-01"
 	windowEnd   = "2100-12-31"
-	// maxPages bounds how many pages of one list are read (500,000
-	// records), so a source whose pages never end cannot loop forever.
-	maxPages = 10_000
 	// wpPerPage is WordPress's largest page on wp/v2.
 	wpPerPage = 100
 )
@@ -131,13 +128,6 @@ var (
 	listTags       = listKind{"tags", false}
 )
 
-// listItem is one record of a list page, kept raw so that one malformed
-// record fails alone, and the ID read from it (0 when unreadable).
-type listItem struct {
-	id  int64
-	raw json.RawMessage
-}
-
 // listQuery returns the query of page page of a list: every status and
 // the widest window when authenticated (anonymous callers may only ask
 // for published records, which is what the source gives them without a
@@ -161,33 +151,40 @@ func (c *client) listQuery(k listKind, page int) url.Values {
 
 func (c *client) authenticated() bool { return c.user != "" || c.password != "" }
 
-// fetchList reads every page of a list. A page past the end is a 404 for
-// posts and an empty page for terms; total_pages (body) or
-// X-TEC-TotalPages ends the loop earlier. progress is told the total
-// (X-TEC-Total) once known and every page's count.
-func (c *client) fetchList(ctx context.Context, k listKind, progress func(total, n int)) ([]listItem, int, error) {
-	var out []listItem
+// fetchList reads every page of a list and gives each record to each as
+// it arrives (raw, and the ID read from it: 0 when unreadable); no page
+// is kept. A page past the end is a 404 for posts and an empty page for
+// terms; total_pages (body) or X-TEC-TotalPages ends the loop earlier. A
+// list that needs more than Caps.Pages pages stops the run (*CapError).
+// progress is told the total (X-TEC-Total) once known and every page's
+// count. It returns the records given and the total the first page
+// announced (-1 when none).
+func (c *client) fetchList(ctx context.Context, k listKind, progress func(total, n int), each func(id int64, raw json.RawMessage) error) (int, int, error) {
 	seen := map[int64]bool{}
-	announced := -1
-	for page := 1; page <= maxPages; page++ {
+	announced, count := -1, 0
+	for page := 1; ; page++ {
+		if c.caps.Pages > 0 && page > c.caps.Pages {
+			return count, announced, &CapError{Cap: CapPages, Limit: int64(c.caps.Pages), Where: "list " + k.name}
+		}
 		res, err := c.get(ctx, c.root, "/"+k.name, c.listQuery(k, page))
 		if err != nil {
-			return nil, 0, err
+			return count, announced, err
 		}
 		if res.status == http.StatusNotFound && page > 1 {
 			break // past the end
 		}
 		if res.status != http.StatusOK {
-			return nil, 0, fmt.Errorf("list %s page %d: %s%s", k.name, page, res.describe(), authHint(res))
+			return count, announced, fmt.Errorf("list %s page %d: %s%s", k.name, page, c.describe(res), authHint(res))
 		}
 		var body map[string]json.RawMessage
 		if err := json.Unmarshal(res.body, &body); err != nil {
-			return nil, 0, fmt.Errorf("list %s page %d: the answer is not a JSON object: %v", k.name, page, err)
+			return count, announced, fmt.Errorf("list %s page %d: the answer is not a JSON object: %v", k.name, page, err)
 		}
+		res.body = nil // the page is dropped as soon as it is decoded
 		var items []json.RawMessage
 		if raw, ok := body[k.name]; ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 			if err := json.Unmarshal(raw, &items); err != nil {
-				return nil, 0, fmt.Errorf("list %s page %d: %q is not a list: %v", k.name, page, k.name, err)
+				return count, announced, fmt.Errorf("list %s page %d: %q is not a list: %v", k.name, page, k.name, err)
 			}
 		}
 		total, err := strconv.Atoi(res.header.Get("X-TEC-Total"))
@@ -208,8 +205,16 @@ func (c *client) fetchList(ctx context.Context, k listKind, progress func(total,
 			if head.ID > 0 && seen[head.ID] {
 				continue // a record moved between pages while reading
 			}
-			seen[head.ID] = true
-			out = append(out, listItem{id: head.ID, raw: raw})
+			if head.ID > 0 {
+				seen[head.ID] = true
+				if err := c.hold(heldPerID); err != nil {
+					return count, announced, err
+				}
+			}
+			count++
+			if err := each(head.ID, raw); err != nil {
+				return count, announced, err
+			}
 		}
 		pages := jsonInt(body["total_pages"])
 		if pages == 0 {
@@ -219,7 +224,7 @@ func (c *client) fetchList(ctx context.Context, k listKind, progress func(total,
 			break
 		}
 	}
-	return out, announced, nil
+	return count, announced, nil
 }
 
 // authHint adds what to do about a refused request.
@@ -288,7 +293,10 @@ func (c *client) wpEventIDs(ctx context.Context) (out wpEvents, ok bool, err err
 	if c.wpRoot == nil {
 		return out, false, nil
 	}
-	for page := 1; page <= maxPages; page++ {
+	for page := 1; ; page++ {
+		if c.caps.Pages > 0 && page > c.caps.Pages {
+			return out, false, &CapError{Cap: CapPages, Limit: int64(c.caps.Pages), Where: "list wp/v2/tribe_events"}
+		}
 		q := url.Values{}
 		q.Set("per_page", strconv.Itoa(wpPerPage))
 		q.Set("page", strconv.Itoa(page))
@@ -307,7 +315,7 @@ func (c *client) wpEventIDs(ctx context.Context) (out wpEvents, ok bool, err err
 			if page == 1 {
 				return out, false, nil
 			}
-			return out, false, fmt.Errorf("list wp/v2/tribe_events page %d: %s", page, res.describe())
+			return out, false, fmt.Errorf("list wp/v2/tribe_events page %d: %s", page, c.describe(res))
 		}
 		var items []struct {
 			ID      int64 `json:"id"`
@@ -323,6 +331,9 @@ func (c *client) wpEventIDs(ctx context.Context) (out wpEvents, ok bool, err err
 		}
 		for _, it := range items {
 			if it.ID > 0 {
+				if err := c.hold(heldPerID); err != nil {
+					return out, false, err
+				}
 				out.ids = append(out.ids, it.ID)
 				if it.Content.Protected {
 					out.protected[it.ID] = true

@@ -97,7 +97,7 @@ func (r *importRun) writeOne(ctx context.Context, rec *record) error {
 		return fmt.Errorf("write %s %d: %w", rec.kind, rec.id, err)
 	}
 	if got := slugs[r.m.lang]; want != "" && got != want {
-		r.rep.warnf("%s %d: slug %q is taken by another record here; stored as %q", rec.kind, rec.id, want, got)
+		r.rep.warnf("%s %d: slug %s is taken by another record here; stored as %s", rec.kind, rec.id, shown(want), shown(got))
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/calendar/eventcal/repository"
 )
 
 // maxDraws bounds how many values nextID draws before giving up; more than a
@@ -54,6 +56,12 @@ func (s *Store) nextID(ctx context.Context, seq string) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
+		if id > repository.MaxID || id <= 0 {
+			// The counter passed the range (explicit IDs cannot move it
+			// there; see assignID): refuse rather than hand out an ID
+			// JSON clients cannot read exactly.
+			return 0, fmt.Errorf("mongo: sequence %s has reached %d: %w", seq, repository.MaxID, repository.ErrIDRange)
+		}
 		ok, err := s.claimID(ctx, seq, id)
 		if err != nil {
 			return 0, err
@@ -85,6 +93,9 @@ func (s *Store) claimID(ctx context.Context, seq string, id int64) (bool, error)
 // assignID gives a new record its ID: the next one of seq when *id is 0,
 // otherwise the caller's explicit ID, which moves the sequence past it.
 func (s *Store) assignID(ctx context.Context, seq string, id *int64) error {
+	if *id < 0 || *id > repository.MaxExplicitID {
+		return fmt.Errorf("mongo: %s ID %d is outside 1..%d: %w", seq, *id, repository.MaxExplicitID, repository.ErrIDRange)
+	}
 	if *id == 0 {
 		n, err := s.nextID(ctx, seq)
 		if err != nil {

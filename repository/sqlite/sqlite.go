@@ -542,9 +542,16 @@ func scanIDs(rows *sql.Rows) ([]int64, error) {
 }
 
 // next allocates n values from the named counter and returns the last one.
+// A counter never passes repository.MaxID: the draw that would is refused
+// with repository.ErrIDRange (SQLite would otherwise turn the sum into a
+// float once it overflowed int64, and every later create would fail).
 func (w *writeTx) next(counter string, n int) (int64, error) {
 	var v int64
-	err := w.queryRow(`UPDATE counters SET value = value + ? WHERE name = ? RETURNING value`, n, counter).Scan(&v)
+	err := w.queryRow(`UPDATE counters SET value = value + ? WHERE name = ? AND value <= ? - ? RETURNING value`,
+		n, counter, repository.MaxID, n).Scan(&v)
+	if errors.Is(err, errNoRows) {
+		return 0, fmt.Errorf("sqlite: counter %s has reached %d: %w", counter, repository.MaxID, repository.ErrIDRange)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: counter %s: %w", counter, err)
 	}
@@ -552,8 +559,12 @@ func (w *writeTx) next(counter string, n int) (int64, error) {
 }
 
 // reserve makes sure the named counter never hands out id (used when a
-// caller supplies its own ID).
+// caller supplies its own ID, which must be within 1 and
+// repository.MaxExplicitID).
 func (w *writeTx) reserve(counter string, id int64) error {
+	if id <= 0 || id > repository.MaxExplicitID {
+		return fmt.Errorf("sqlite: %s ID %d is outside 1..%d: %w", counter, id, repository.MaxExplicitID, repository.ErrIDRange)
+	}
 	_, err := w.exec(`UPDATE counters SET value = max(value, ?) WHERE name = ?`, id, counter)
 	return err
 }

@@ -17,6 +17,7 @@ var explicitIDTests = []storeTest{
 	{"PostSequenceMovesPast", testExplicitPostIDsMoveSequence},
 	{"TermSequenceMovesPast", testExplicitTermIDsMoveSequence},
 	{"TakenIDRefused", testExplicitIDTaken},
+	{"IDOutOfRangeRefused", testExplicitIDOutOfRange},
 	{"OriginRoundTrip", testOriginRoundTrip},
 }
 
@@ -111,6 +112,51 @@ func testExplicitIDTaken(t *testing.T, ctx context.Context, s repository.Store) 
 	err := s.CreatePost(ctx, again)
 	if err != nil && !errors.Is(err, repository.ErrDuplicate) {
 		t.Errorf("CreatePost with a deleted ID: error %v, want nil or ErrDuplicate", err)
+	}
+}
+
+// testExplicitIDOutOfRange: an explicit ID above MaxExplicitID (2^63 − 1,
+// the largest an int64 holds, among them) is refused with ErrIDRange and
+// leaves nothing behind, and creates after it still get IDs; the largest
+// explicit ID allowed leaves the sequence room for more creates.
+func testExplicitIDOutOfRange(t *testing.T, ctx context.Context, s repository.Store) {
+	for _, id := range []int64{repository.MaxExplicitID + 1, repository.MaxID, 1<<63 - 1, -5} {
+		p := eventFixture(fmt.Sprintf("Out of range %d", id))
+		p.ID = id
+		if err := s.CreatePost(ctx, p); !errors.Is(err, repository.ErrIDRange) {
+			t.Errorf("CreatePost with ID %d: error %v, want ErrIDRange", id, err)
+		}
+		if id > 0 {
+			if _, err := s.GetPost(ctx, id); !errors.Is(err, repository.ErrNotFound) {
+				t.Errorf("GetPost(%d) after the refused create: %v, want ErrNotFound", id, err)
+			}
+		}
+		term := termFixture(repository.TaxTag, fmt.Sprintf("Out of range %d", id), 0)
+		term.ID = id
+		if err := s.CreateTerm(ctx, term); !errors.Is(err, repository.ErrIDRange) {
+			t.Errorf("CreateTerm with ID %d: error %v, want ErrIDRange", id, err)
+		}
+		if _, err := s.GetPostBySlug(ctx, repository.KindEvent, "en", repository.Slugify(p.Title["en"])); !errors.Is(err, repository.ErrNotFound) {
+			t.Errorf("the refused create of ID %d left its slug: %v", id, err)
+		}
+	}
+	after := mustCreatePost(t, ctx, s, eventFixture("Created after the refusals"))
+	if after.ID <= 0 || after.ID > repository.MaxID {
+		t.Errorf("a create after the refusals got ID %d", after.ID)
+	}
+	top := eventFixture("Largest explicit ID")
+	top.ID = repository.MaxExplicitID
+	mustCreatePost(t, ctx, s, top)
+	next := mustCreatePost(t, ctx, s, eventFixture("Created after the largest explicit ID"))
+	if next.ID <= repository.MaxExplicitID || next.ID > repository.MaxID {
+		t.Errorf("a create after explicit ID %d got ID %d; want one above it, at most %d", top.ID, next.ID, repository.MaxID)
+	}
+	topTerm := termFixture(repository.TaxCategory, "Largest explicit term ID", 0)
+	topTerm.ID = repository.MaxExplicitID
+	mustCreateTerm(t, ctx, s, topTerm)
+	nextTerm := mustCreateTerm(t, ctx, s, termFixture(repository.TaxTag, "Term after the largest", 0))
+	if nextTerm.ID <= repository.MaxExplicitID || nextTerm.ID > repository.MaxID {
+		t.Errorf("a term created after explicit ID %d got ID %d", topTerm.ID, nextTerm.ID)
 	}
 }
 
