@@ -44,9 +44,7 @@ func (pt *posts) icalSeries(r *Request, p *repository.Post) ([]ical.Event, error
 	}
 	master := render(p)
 	rec := p.Event.Recurrence
-	for _, rule := range rec.Rules {
-		master.Rules = append(master.Rules, recurrence.ICalRule(rule, loc, p.Event.AllDay))
-	}
+	master.Rules = recurrence.ICalRules(recurrence.SeriesOf(p.Event, loc), p.Event.AllDay)
 	for _, list := range []struct {
 		src []string
 		dst *[]time.Time
