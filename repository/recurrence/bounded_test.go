@@ -1,6 +1,7 @@
 package recurrence_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -218,5 +219,49 @@ func TestDSTGapSeries(t *testing.T) {
 		if !found {
 			t.Errorf("%s: the addition %s is not at %s", c.zone, c.addition, c.additionAt)
 		}
+	}
+}
+
+// TestCacheExpandsOnce: reads of a kept series do not expand it again,
+// concurrent first reads expand it once, an override edit keeps the
+// expansion, a rule edit makes a new one; the kept expansion equals
+// Expand's.
+func TestCacheExpandsOnce(t *testing.T) {
+	c := recurrence.NewCache(0, 0)
+	s := series(t, "America/New_York", "2027-01-04 19:00:00", time.Hour, []string{"FREQ=YEARLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=1,-1", "FREQ=YEARLY;BYMONTH=2;BYDAY=5MO"}, nil, nil)
+	lim := recurrence.Limits{Now: now}
+	want, _ := recurrence.Expand(s, time.Time{}, time.Time{}, lim)
+	done := make(chan []recurrence.Occurrence)
+	for range 16 {
+		go func() {
+			got, _ := c.Expand(s, time.Time{}, time.Time{}, lim)
+			done <- got
+		}()
+	}
+	for range 16 {
+		if got := <-done; len(got) != len(want) || got[len(got)-1].Key != want[len(want)-1].Key {
+			t.Fatalf("cached %d occurrences, Expand %d", len(got), len(want))
+		}
+	}
+	if n := c.Expansions(); n != 1 {
+		t.Errorf("16 concurrent reads: %d expansions, want 1", n)
+	}
+	for i := range 10 {
+		if _, ok, _ := c.Find(s, want[1].Key, recurrence.Limits{Now: now.Add(-time.Duration(i+1) * time.Minute)}); !ok {
+			t.Fatalf("Find %s: not found", want[1].Key)
+		}
+	}
+	moved := "2027-12-31 09:00:00"
+	s.Overrides = []repository.OccurrenceOverride{{Key: want[1].Key, StartLocal: &moved}}
+	got, _ := c.Expand(s, time.Time{}, time.Time{}, lim)
+	if n := c.Expansions(); n != 1 {
+		t.Errorf("reads and an override: %d expansions, want 1", n)
+	}
+	if i := slices.IndexFunc(got, func(o recurrence.Occurrence) bool { return o.Key == want[1].Key }); i < 0 || got[i].Override == nil || got[i].Start.Format(recurrence.LocalLayout) != moved {
+		t.Errorf("the override is not applied")
+	}
+	s.Recurrence = &repository.Recurrence{Rules: []string{"FREQ=WEEKLY;COUNT=3"}}
+	if got, _ := c.Expand(s, time.Time{}, time.Time{}, lim); len(got) != 3 || c.Expansions() != 2 {
+		t.Errorf("after a rule edit: %d occurrences, %d expansions", len(got), c.Expansions())
 	}
 }

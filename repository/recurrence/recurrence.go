@@ -643,21 +643,31 @@ func Expand(s Series, from, to time.Time, lim Limits) ([]Occurrence, error) {
 	if err != nil || p == nil {
 		return nil, err
 	}
-	zone := zoneOf(s)
 	origs, _ := p.originals(lim.HorizonEnd(), lim.max(), lim.Work, false)
+	return occurrences(s, origs, from, to), nil
+}
+
+// occurrences shapes a series' original starts as its occurrences that
+// overlap [from, to], overrides applied, in start order (then key).
+func occurrences(s Series, origs []time.Time, from, to time.Time) []Occurrence {
+	zone := zoneOf(s)
+	duration := s.End.Sub(s.Start)
+	if duration < 0 {
+		duration = 0
+	}
 	overrides := make(map[string]*repository.OccurrenceOverride, len(s.Overrides))
 	for i := range s.Overrides {
 		overrides[s.Overrides[i].Key] = &s.Overrides[i]
 	}
 	out := make([]Occurrence, 0, len(origs))
 	for _, t := range origs {
-		o := Occurrence{Key: Key(t, zone), Original: t.In(zone), Start: t.In(zone), End: t.In(zone).Add(p.duration)}
+		o := Occurrence{Key: Key(t, zone), Original: t.In(zone), Start: t.In(zone), End: t.In(zone).Add(duration)}
 		if ov := overrides[o.Key]; ov != nil {
 			if ov.Cancelled {
 				continue
 			}
 			o.Override = ov
-			apply(&o, ov, zone, p.duration)
+			apply(&o, ov, zone, duration)
 		}
 		if !from.IsZero() && o.End.Before(from) {
 			continue
@@ -673,7 +683,7 @@ func Expand(s Series, from, to time.Time, lim Limits) ([]Occurrence, error) {
 		}
 		return cmp.Compare(a.Key, b.Key)
 	})
-	return out, nil
+	return out
 }
 
 // apply moves an occurrence as its override says: a new start keeps the
