@@ -44,6 +44,9 @@ type Options struct {
 	// RecurrenceCache keeps series' expansions for the occurrence routes
 	// and feeds of both API roots (nil: a new recurrence.NewCache(0, 0)).
 	RecurrenceCache *recurrence.Cache
+	// NoRecurrenceCache: every read of a series' occurrences expands it
+	// (the bench's uncached rows).
+	NoRecurrenceCache bool
 	// Search serves the lists; nil answers lists with 503.
 	Search search.Engine
 	// Indexer is told after every write that index marks are waiting (the
@@ -153,7 +156,7 @@ func New(opts Options) (*fiber.App, error) {
 	}
 	s := &Server{cfg: opts.Config, store: opts.Store, search: opts.Search, indexer: opts.Indexer, log: opts.Logger, now: opts.Now, draining: opts.Draining,
 		readyTimeout: opts.ReadyTimeout, expansions: opts.RecurrenceCache}
-	if s.expansions == nil {
+	if s.expansions == nil && !opts.NoRecurrenceCache {
 		s.expansions = recurrence.NewCache(0, 0)
 	}
 	if s.readyTimeout <= 0 {
