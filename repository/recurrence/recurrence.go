@@ -1,15 +1,20 @@
 // Package recurrence turns a recurring event (a series) into its
 // occurrences. It is pure domain logic: no HTTP, no store. The HTTP layer
 // validates writes with Validate, the sync worker and the feeds expand
-// series with Expand.
+// series with Expand (the occurrence routes through a Cache).
 //
 // A series is an event whose Recurrence holds RFC 5545 rules (RRULE values),
 // exclusions (EXDATE) and additions (RDATE). Its own start and end are the
 // first occurrence and every occurrence lasts as long. Rules are expanded
-// with github.com/teambition/rrule-go in the event's time zone, so the local
-// wall time is kept across daylight-saving changes (a weekly 19:00 event in
-// Europe/Amsterdam is at 19:00 before and after the last Sunday of March;
-// its UTC instant moves by an hour).
+// on wall-clock time (internal/rrule, a copy of
+// github.com/teambition/rrule-go with counted iteration) and each date is
+// then read in the event's time zone, so the local wall time is kept
+// across daylight-saving changes (a weekly 19:00 event in Europe/Amsterdam
+// is at 19:00 before and after the last Sunday of March; its UTC instant
+// moves by an hour). A wall time that does not exist (in a spring-forward
+// gap) is read with the offset before the gap, one that occurs twice is
+// its first occurrence, in every zone alike (RFC 5545 3.3.5,
+// repository/wallclock).
 //
 // Each occurrence has a key, its original local start written
 // "20060102T150405": stable across edits of other occurrences (and of the
@@ -21,6 +26,11 @@
 // series with more upcoming occurrences than that up to the horizon; as the
 // horizon rolls forward, Expand keeps the latest MaxOccurrences of an
 // older, longer series (its earliest past occurrences drop out first).
+// The work of an expansion is bounded apart from the dates it gives
+// (budget.go): each rule is followed at most MaxSeriesYears after the
+// series' start, fewer when its candidate days would exceed its share of
+// SeriesBudget, and a rule that gives no date in that span, or never can,
+// is refused by Validate; ICalRules states each rule's end in feeds.
 package recurrence
 
 import (
