@@ -73,6 +73,14 @@ func TestOccurrenceReadsUseKeptExpansion(t *testing.T) {
 	if n := cache.Expansions() - base; n != 0 {
 		t.Errorf("41 reads after the first: %d expansions, want 0", n)
 	}
+	// The response cache serves the occurrence routes as it serves lists:
+	// a strong ETag, 304 on revalidation.
+	for _, u := range []string{occ + "?per_page=3", occ + "/" + key, "events/" + id + ".ics"} {
+		tag := e.must(200, "GET", u, "", nil).header.Get("ETag")
+		if r := e.doWith("GET", root+"/"+u, "", nil, map[string]string{"If-None-Match": tag}); tag == "" || r.status != 304 {
+			t.Errorf("%s: ETag %q, revalidation %d", u, tag, r.status)
+		}
+	}
 	var wg sync.WaitGroup
 	for i := range 16 {
 		wg.Add(1)
