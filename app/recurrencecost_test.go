@@ -46,7 +46,7 @@ func TestImpossibleSeriesRefused(t *testing.T) {
 }
 
 // TestOccurrenceReadsUseKeptExpansion: the costliest accepted series is
-// expanded once; reads of its occurrences (list pages, one occurrence,
+// expanded once, by its write; reads of its occurrences (list pages, one occurrence,
 // its feed), 16 of them concurrent, expand it no more. A change of its
 // rules expands it again once.
 func TestOccurrenceReadsUseKeptExpansion(t *testing.T) {
@@ -55,14 +55,14 @@ func TestOccurrenceReadsUseKeptExpansion(t *testing.T) {
 	id := fmt.Sprint(e.must(201, "POST", "events", "editor", weekly(map[string]any{"title": "Costly", "status": "publish",
 		"recurrence": map[string]any{"rules": costliestRules}})).id())
 	occ := "events/" + id + "/occurrences"
+	base := cache.Expansions()
+	if base != 1 {
+		t.Errorf("the create: %d expansions kept, want 1", base)
+	}
 	first := e.must(200, "GET", occ+"?per_page=1", "", nil)
 	key := first.str("events.0.occurrence.key")
 	if key == "" || first.num("total") < 20 {
 		t.Fatalf("occurrences: %s", first.raw)
-	}
-	base := cache.Expansions()
-	if base != 1 {
-		t.Errorf("first read: %d expansions, want 1", base)
 	}
 	// Each read differs (the response cache cannot answer it).
 	for i := 1; i <= 20; i++ {
@@ -71,7 +71,7 @@ func TestOccurrenceReadsUseKeptExpansion(t *testing.T) {
 	}
 	e.must(200, "GET", "events/"+id+".ics", "", nil)
 	if n := cache.Expansions() - base; n != 0 {
-		t.Errorf("41 reads after the first: %d expansions, want 0", n)
+		t.Errorf("42 reads after the create: %d expansions, want 0", n)
 	}
 	// The response cache serves the occurrence routes as it serves lists:
 	// a strong ETag, 304 on revalidation.
@@ -99,17 +99,23 @@ func TestOccurrenceReadsUseKeptExpansion(t *testing.T) {
 	e.must(200, "GET", occ, "", nil)
 	e.must(200, "GET", occ+"?per_page=2", "", nil)
 	if n := cache.Expansions() - base; n != 1 {
-		t.Errorf("after a rule change and two reads: %d expansions, want 1", n)
+		t.Errorf("after a rule change (kept by the write) and two reads: %d expansions, want 1", n)
 	}
 }
 
 // TestConcurrentFirstReadsExpandOnce: 16 concurrent anonymous reads of a
-// series nobody has read yet cause one expansion.
+// series the cache no longer holds (evicted: this cache holds one) cause
+// one expansion.
 func TestConcurrentFirstReadsExpandOnce(t *testing.T) {
-	cache := recurrence.NewCache(0, 0)
+	cache := recurrence.NewCache(1, 0)
 	e := newEnvWith(t, t.TempDir(), envOptions{recurrenceCache: cache})
 	id := fmt.Sprint(e.must(201, "POST", "events", "editor", weekly(map[string]any{"title": "Costly", "status": "publish",
 		"recurrence": map[string]any{"rules": costliestRules}})).id())
+	e.must(201, "POST", "events", "editor", weekly(map[string]any{"title": "Other", "status": "publish"}))
+	base := cache.Expansions()
+	if base != 2 {
+		t.Fatalf("two creates: %d expansions, want 2", base)
+	}
 	var wg sync.WaitGroup
 	for i := range 16 {
 		wg.Add(1)
@@ -121,7 +127,7 @@ func TestConcurrentFirstReadsExpandOnce(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if n := cache.Expansions(); n != 1 {
+	if n := cache.Expansions() - base; n != 1 {
 		t.Errorf("16 concurrent first reads: %d expansions, want 1", n)
 	}
 }

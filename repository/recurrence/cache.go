@@ -81,6 +81,15 @@ func (c *Cache) Expand(s Series, from, to time.Time, lim Limits) ([]Occurrence, 
 	return occurrences(s, starts, from, to), nil
 }
 
+// Keep expands a series into the cache now unless it is kept already: a
+// write of a series calls it, so that the reads after it find the
+// expansion made. A nil Cache does nothing.
+func (c *Cache) Keep(s Series, lim Limits) {
+	if c != nil && s.Recurrence != nil {
+		_, _ = c.starts(s, lim)
+	}
+}
+
 // Find is Find through the cache.
 func (c *Cache) Find(s Series, key string, lim Limits) (Occurrence, bool, error) {
 	if _, err := ParseKey(key, zoneOf(s)); err != nil {
