@@ -29,10 +29,10 @@ import (
 	"github.com/calendar/eventcal/app/handlers"
 	"github.com/calendar/eventcal/app/httpcache"
 	"github.com/calendar/eventcal/app/input"
-	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/config/limits"
 	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/repository/recurrence"
 	"github.com/calendar/eventcal/search"
 	eventsync "github.com/calendar/eventcal/sync"
 )
@@ -42,6 +42,12 @@ type Options struct {
 	Config *config.Config
 	Store  repository.Store
 	Logger *slog.Logger
+	// RecurrenceCache keeps series' expansions for the occurrence routes
+	// and feeds of both API roots (nil: a new recurrence.NewCache(0, 0)).
+	RecurrenceCache *recurrence.Cache
+	// NoRecurrenceCache: every read of a series' occurrences expands it
+	// (the bench's uncached rows).
+	NoRecurrenceCache bool
 	// Search serves the lists; nil answers lists with 503.
 	Search search.Engine
 	// Indexer is told after every write that index marks are waiting (the
@@ -117,6 +123,8 @@ type Server struct {
 	// compat serves the same routes under The Events Calendar's root
 	// (TEC_COMPAT, teccompat.go); nil without it.
 	compat *handlers.API
+	// expansions keeps series' expansions for both roots' renderers.
+	expansions *recurrence.Cache
 	// search is checked by /readyz; indexer is woken after writes.
 	search   search.Engine
 	indexer  Notifier
@@ -151,7 +159,10 @@ func New(opts Options) (*fiber.App, error) {
 		return nil, errors.New("app: Config and Store are required")
 	}
 	s := &Server{cfg: opts.Config, store: opts.Store, search: opts.Search, indexer: opts.Indexer, log: opts.Logger, now: opts.Now, draining: opts.Draining,
-		readyTimeout: opts.ReadyTimeout}
+		readyTimeout: opts.ReadyTimeout, expansions: opts.RecurrenceCache}
+	if s.expansions == nil && !opts.NoRecurrenceCache {
+		s.expansions = recurrence.NewCache(0, 0)
+	}
 	if s.readyTimeout <= 0 {
 		s.readyTimeout = DefaultReadyTimeout
 	}
@@ -200,7 +211,7 @@ func New(opts Options) (*fiber.App, error) {
 	}
 	s.api = handlers.New(handlers.Deps{Config: s.cfg, Store: s.store, Search: s.search, Indexer: s.indexer,
 		Reindexer: opts.Reindexer, Webhooks: opts.Webhooks, Logger: s.log, Now: s.now,
-		Render:       present.NewRenderer(s.cfg, s.store, s.pages.Generation, recordTTL, countTTL),
+		Render:       s.renderer(s.cfg, recordTTL, countTTL),
 		AdminChanged: s.forgetAdmin, Version: s.identity.Version})
 	s.compat = s.compatAPI(opts, recordTTL, countTTL) // teccompat.go
 	metrics.registry.MustRegister(s.pages.Collectors()...)

@@ -21,6 +21,7 @@ import (
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/repository/recurrence"
 	"github.com/calendar/eventcal/repository/sqlite"
 	"github.com/calendar/eventcal/search"
 	"github.com/calendar/eventcal/search/bleve"
@@ -97,6 +98,8 @@ type envOptions struct {
 	wrapStore func(repository.Store) repository.Store
 	// log receives the app's log lines (discarded when nil).
 	log io.Writer
+	// recurrenceCache is the app's expansion cache (a new one when nil).
+	recurrenceCache *recurrence.Cache
 }
 
 // newEnvWith starts a stack with options.
@@ -156,7 +159,7 @@ func newEnvWith(t testing.TB, dir string, opts envOptions, settings ...string) *
 		appLog = slog.New(slog.NewTextHandler(opts.log, nil))
 	}
 	a, err := app.New(app.Options{Config: cfg, Store: appStore, Search: eng, Indexer: e.worker, Logger: appLog,
-		Now: e.clockNow, Webhooks: e.hooks, Identity: scenarioIdentity()})
+		Now: e.clockNow, Webhooks: e.hooks, Identity: scenarioIdentity(), RecurrenceCache: opts.recurrenceCache})
 	if err != nil {
 		t.Fatal(err)
 	}

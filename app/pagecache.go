@@ -7,6 +7,8 @@ import (
 
 	"github.com/calendar/eventcal/app/handlers"
 	"github.com/calendar/eventcal/app/httpcache"
+	"github.com/calendar/eventcal/app/present"
+	"github.com/calendar/eventcal/config"
 )
 
 // DefaultResponseCacheBytes bounds the rendered-response cache when
@@ -51,4 +53,12 @@ func (s *Server) serveRead(c *fiber.Ctx, r *handlers.Request, rt *handlers.Route
 		return rt.Handle(r)
 	}
 	return s.pages.Serve(c, r.CacheKey(rt), func() error { return rt.Handle(r) })
+}
+
+// renderer returns a renderer for cfg sharing the server's expansion
+// cache.
+func (s *Server) renderer(cfg *config.Config, recordTTL, countTTL time.Duration) *present.Renderer {
+	rn := present.NewRenderer(cfg, s.store, s.pages.Generation, recordTTL, countTTL)
+	rn.Expansions = s.expansions
+	return rn
 }

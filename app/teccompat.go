@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/app/handlers"
-	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/config"
 )
 
@@ -32,7 +31,7 @@ func (s *Server) compatAPI(opts Options, recordTTL, countTTL time.Duration) *han
 	cfg := compatConfig(s.cfg)
 	return handlers.New(handlers.Deps{Config: cfg, Store: s.store, Search: s.search, Indexer: s.indexer,
 		Reindexer: opts.Reindexer, Webhooks: opts.Webhooks, Logger: s.log, Now: s.now,
-		Render:       present.NewRenderer(cfg, s.store, s.pages.Generation, recordTTL, countTTL),
+		Render:       s.renderer(cfg, recordTTL, countTTL),
 		AdminChanged: s.forgetAdmin, Version: s.identity.Version})
 }
 

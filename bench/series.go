@@ -85,6 +85,46 @@ func (s *stack) seriesRows(tw *tabwriter.Writer, uncachedBase string, conc int, 
 	fmt.Fprintf(tw, "  until every occurrence is searchable\t\t%.1f\t%.1f\t\t\t\n", createLag.pct(50), createLag.pct(99))
 	fmt.Fprintf(tw, "PATCH /events/{series} (title), request\t\t%.2f\t%.2f\t\t\t\n", editLat.pct(50), editLat.pct(99))
 	fmt.Fprintf(tw, "  until every occurrence is searchable\t\t%.1f\t%.1f\t\t\t\n", editLag.pct(50), editLag.pct(99))
+	return s.costliestSeriesRows(tw, uncachedBase, conc, dur, today)
+}
+
+// costliestRules is the costliest series the API accepts as expansion
+// work counts it (repository/recurrence budgets): five rules, each
+// examining every day of its period, three with BYSETPOS, two rarely
+// giving a date.
+var costliestRules = []any{
+	"FREQ=YEARLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=1,-1",
+	"FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1",
+	"FREQ=YEARLY;BYMONTH=2;BYDAY=5MO",
+	"FREQ=YEARLY;BYYEARDAY=366",
+	"FREQ=DAILY;BYMONTHDAY=13;BYDAY=FR",
+}
+
+// costliestSeriesRows measures GET /events/{id}/occurrences of the
+// costliest accepted series, uncached (no response cache, no kept
+// expansion: each request expands the series) and cached (the service as
+// it runs: the response cache and the kept expansion), each request a
+// page size of 1 to 30.
+func (s *stack) costliestSeriesRows(tw *tabwriter.Writer, uncachedBase string, conc int, dur time.Duration, today time.Time) error {
+	start := today.AddDate(0, 0, 1).Add(19 * time.Hour)
+	id, err := s.create("events", map[string]any{"title": "Costliest series", "status": "publish", "start_date": start.Format(time.DateTime),
+		"end_date": start.Add(2 * time.Hour).Format(time.DateTime), "recurrence": map[string]any{"rules": costliestRules}})
+	if err != nil {
+		return err
+	}
+	path := func(r *rand.Rand) string {
+		return "/events/" + strconv.FormatInt(id, 10) + "/occurrences?per_page=" + strconv.Itoa(1+r.IntN(30))
+	}
+	for _, row := range []struct{ name, base string }{
+		{"GET /events/{id}/occurrences (costliest rules), uncached", uncachedBase},
+		{"GET /events/{id}/occurrences (costliest rules), cached", s.base},
+	} {
+		res := s.load(row.base, path, conc, dur)
+		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t\t\t\n", row.name, res.rate, res.lat.pct(50), res.lat.pct(99))
+		if res.errors > 0 {
+			fmt.Fprintf(tw, "  (errors: %d)\t\t\t\t\t\n", res.errors)
+		}
+	}
 	return nil
 }
 

@@ -25,6 +25,8 @@ import (
 
 	dps "github.com/markusmobius/go-dateparser"
 	"github.com/markusmobius/go-dateparser/date"
+
+	"github.com/calendar/eventcal/repository/wallclock"
 )
 
 // ErrNotADate is returned for a string that is not a date.
@@ -68,6 +70,20 @@ var (
 	offsetLayouts = []string{time.RFC3339Nano, time.RFC3339, "2006-01-02T15:04:05Z0700", "2006-01-02 15:04:05Z07:00", "2006-01-02 15:04:05 Z07:00", "2006-01-02T15:04Z07:00"}
 )
 
+// Wall reads s as a wall-clock date and time without zone or offset
+// ("2006-01-02 15:04:05" and the other absolute forms), returning its
+// fields in a UTC time; ok is false for any other form. A wall time is
+// read in a zone with wallclock.Resolve (RFC 5545: a time in a
+// daylight-saving gap is read with the offset before the gap).
+func Wall(s string) (time.Time, bool) {
+	for _, l := range absLayouts {
+		if t, err := time.Parse(l, s); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
 // parseAbsolute reads the fast-path forms. ok reports that s had one of
 // their shapes (err then says whether it was valid).
 func parseAbsolute(s string, loc *time.Location) (time.Time, bool, error) {
@@ -87,10 +103,8 @@ func parseAbsolute(s string, loc *time.Location) (time.Time, bool, error) {
 	if len(s) < 10 || s[0] < '0' || s[0] > '9' {
 		return time.Time{}, false, nil
 	}
-	for _, l := range absLayouts {
-		if t, err := time.ParseInLocation(l, s, loc); err == nil {
-			return t, true, nil
-		}
+	if w, ok := Wall(s); ok {
+		return wallclock.Resolve(w, loc), true, nil
 	}
 	for _, l := range offsetLayouts {
 		if t, err := time.Parse(l, s); err == nil {

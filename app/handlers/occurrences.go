@@ -93,7 +93,7 @@ func (pt *posts) loadSeries(r *Request) (*repository.Post, *time.Location, error
 // findOccurrence returns the occurrence the route's key names, or 404.
 func (pt *posts) findOccurrence(r *Request, p *repository.Post, loc *time.Location) (recurrence.Occurrence, error) {
 	key := r.c.Params("key")
-	o, ok, err := recurrence.Find(recurrence.SeriesOf(p.Event, loc), key, recurrenceLimits(pt.cfg, pt.now))
+	o, ok, err := pt.render.Expansions.Find(recurrence.SeriesOf(p.Event, loc), key, recurrenceLimits(pt.cfg, pt.now))
 	if err != nil {
 		return o, recurrenceProblem(err)
 	}
@@ -164,7 +164,7 @@ func (pt *posts) listOccurrences(r *Request) error {
 	if err != nil {
 		return err
 	}
-	all, err := recurrence.Expand(recurrence.SeriesOf(p.Event, loc), time.Time{}, time.Time{}, recurrenceLimits(pt.cfg, pt.now))
+	all, err := pt.render.Expansions.Expand(recurrence.SeriesOf(p.Event, loc), time.Time{}, time.Time{}, recurrenceLimits(pt.cfg, pt.now))
 	if err != nil {
 		return recurrenceProblem(err)
 	}
@@ -246,7 +246,7 @@ func (pt *posts) updateOccurrence(r *Request) error {
 			return apierr.New(409, "rest-event-not-recurring", "The event stopped being a recurring event meanwhile; read it again.")
 		}
 		series := recurrence.SeriesOf(p.Event, loc)
-		if _, ok, err := recurrence.Find(series, occ.Key, lim); err != nil || !ok {
+		if _, ok, err := pt.render.Expansions.Find(series, occ.Key, lim); err != nil || !ok {
 			return apierr.New(404, "rest-occurrence-not-found", fmt.Sprintf("Event %d has no occurrence %s any more.", p.ID, occ.Key))
 		}
 		ov := p.Event.Override(occ.Key)
@@ -261,7 +261,7 @@ func (pt *posts) updateOccurrence(r *Request) error {
 			return err
 		}
 		p.Modified = pt.now().UTC().Truncate(time.Second)
-		o, _, err := recurrence.Find(recurrence.SeriesOf(p.Event, loc), occ.Key, lim)
+		o, _, err := pt.render.Expansions.Find(recurrence.SeriesOf(p.Event, loc), occ.Key, lim)
 		after = o
 		return err
 	})
@@ -423,7 +423,7 @@ func (pt *posts) deleteOccurrence(r *Request) error {
 		if p.Event == nil || p.Event.Recurrence == nil {
 			return apierr.New(409, "rest-event-not-recurring", "The event stopped being a recurring event meanwhile; read it again.")
 		}
-		if _, ok, err := recurrence.Find(recurrence.SeriesOf(p.Event, loc), occ.Key, lim); err != nil || !ok {
+		if _, ok, err := pt.render.Expansions.Find(recurrence.SeriesOf(p.Event, loc), occ.Key, lim); err != nil || !ok {
 			return apierr.New(404, "rest-occurrence-not-found", fmt.Sprintf("Event %d has no occurrence %s any more.", p.ID, occ.Key))
 		}
 		rec := p.Event.Recurrence.Clone()

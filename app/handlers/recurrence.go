@@ -133,6 +133,10 @@ func (plan *writePlan) applyRecurrence(r *Request, p *repository.Post) error {
 	if err := recurrence.Validate(series, lim); err != nil {
 		return recurrenceProblem(err)
 	}
+	// Expanded once per change: the occurrence routes and feeds read
+	// this expansion (kept by content, so a write that fails later
+	// leaves only an unused entry).
+	r.s.render.Expansions.Keep(series, lim)
 	if len(e.Overrides) > 0 {
 		keys, err := recurrence.Keys(series, lim)
 		if err != nil {

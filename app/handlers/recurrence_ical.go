@@ -8,6 +8,7 @@ import (
 	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/recurrence"
+	"github.com/calendar/eventcal/repository/wallclock"
 )
 
 // icalSeries returns the VEVENTs of a recurring event for the caller: the
@@ -19,7 +20,7 @@ import (
 // not read (its own status) is an EXDATE instead.
 func (pt *posts) icalSeries(r *Request, p *repository.Post) ([]ical.Event, error) {
 	loc, _ := pt.render.EventZone(p.Event)
-	all, err := recurrence.Expand(recurrence.SeriesOf(p.Event, loc), time.Time{}, time.Time{}, recurrenceLimits(pt.cfg, pt.now))
+	all, err := pt.render.Expansions.Expand(recurrence.SeriesOf(p.Event, loc), time.Time{}, time.Time{}, recurrenceLimits(pt.cfg, pt.now))
 	if err != nil {
 		return nil, recurrenceProblem(err)
 	}
@@ -44,8 +45,10 @@ func (pt *posts) icalSeries(r *Request, p *repository.Post) ([]ical.Event, error
 	}
 	master := render(p)
 	rec := p.Event.Recurrence
-	for _, rule := range rec.Rules {
-		master.Rules = append(master.Rules, recurrence.ICalRule(rule, loc, p.Event.AllDay))
+	series := recurrence.SeriesOf(p.Event, loc)
+	master.Rules = recurrence.ICalRules(series, p.Event.AllDay)
+	if !p.Event.AllDay && !series.Local.IsZero() && wallclock.InGap(series.Local, loc) {
+		master.StartWall = series.Local // the rules repeat the wall time written
 	}
 	for _, list := range []struct {
 		src []string

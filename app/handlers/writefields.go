@@ -11,6 +11,7 @@ import (
 	"github.com/calendar/eventcal/app/datetext"
 	"github.com/calendar/eventcal/app/input"
 	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/repository/wallclock"
 )
 
 // applyStatusAndDate sets the status and the publish date. As in the
@@ -175,6 +176,11 @@ func (plan *writePlan) applyEvent(r *Request, p *repository.Post) error {
 				return apierr.InvalidValue(d.name, input.DateProblem(s, loc, r.s.now(), r.lang), v)
 			}
 			*d.dst = t.In(loc).Format(datetext.Layout)
+			if w, ok := datetext.Wall(strings.TrimSpace(s)); ok && wallclock.InGap(w, loc) {
+				// Kept as written: a series repeats this wall time; the
+				// instant (StartUTC) is after the gap (wallclock.Resolve).
+				*d.dst = w.Format(datetext.Layout)
+			}
 		}
 	}
 	if v, ok := b.Get("all_day"); ok {
@@ -188,8 +194,8 @@ func (plan *writePlan) applyEvent(r *Request, p *repository.Post) error {
 			e.EndLocal = e.EndLocal[:10] + " 23:59:59"
 		}
 	}
-	start, err1 := time.ParseInLocation(datetext.Layout, e.StartLocal, loc)
-	end, err2 := time.ParseInLocation(datetext.Layout, e.EndLocal, loc)
+	start, err1 := wallclock.Parse(datetext.Layout, e.StartLocal, loc)
+	end, err2 := wallclock.Parse(datetext.Layout, e.EndLocal, loc)
 	if err1 != nil || err2 != nil {
 		return apierr.InvalidParam("start_date", "The event has no valid start and end: send start_date and end_date, each as "+input.DateForms+".")
 	}

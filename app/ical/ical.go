@@ -68,6 +68,11 @@ type Event struct {
 	Modified time.Time
 	// Start and End are instants.
 	Start, End time.Time
+	// StartWall, when not zero, is the start as written: a wall time in
+	// Zone (read from its fields) that does not exist there, in a
+	// daylight-saving gap, and that RFC 5545 reads as Start. DTSTART then
+	// holds it, so that the series' RRULE repeats that wall time.
+	StartWall time.Time
 	// Zone and ZoneName are the event's own time zone (DTSTART;TZID). A nil
 	// Zone, or UTC, writes UTC times.
 	Zone     *time.Location
@@ -146,7 +151,11 @@ func writeEvent(cw *contentWriter, e *Event) {
 		cw.line("DTSTART", utcStamp(e.Start))
 		cw.line("DTEND", utcStamp(e.End))
 	default:
-		cw.line("DTSTART", e.Start.In(e.Zone).Format(localFormat), param{"TZID", e.ZoneName})
+		start := e.Start.In(e.Zone).Format(localFormat)
+		if !e.StartWall.IsZero() {
+			start = e.StartWall.Format(localFormat)
+		}
+		cw.line("DTSTART", start, param{"TZID", e.ZoneName})
 		cw.line("DTEND", e.End.In(e.Zone).Format(localFormat), param{"TZID", e.ZoneName})
 	}
 	if !e.RecurrenceID.IsZero() {

@@ -100,7 +100,7 @@ func (rn *Renderer) ChangedOccurrences(p *repository.Post, lim recurrence.Limits
 		return out
 	}
 	loc, _ := rn.EventZone(p.Event)
-	all, err := recurrence.Expand(recurrence.SeriesOf(p.Event, loc), time.Time{}, time.Time{}, lim)
+	all, err := rn.Expansions.Expand(recurrence.SeriesOf(p.Event, loc), time.Time{}, time.Time{}, lim)
 	if err != nil {
 		return out
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/repository/recurrence"
 )
 
 // Renderer turns records into the API's JSON shapes. It holds what every
@@ -25,6 +26,9 @@ type Renderer struct {
 	// Counts keeps term counts between renders; writes Invalidate the
 	// counts of the terms they touch.
 	Counts TermCounts
+	// Expansions keeps series' expansions between reads (nil: every read
+	// expands); the occurrence routes and feeds read through it.
+	Expansions *recurrence.Cache
 }
 
 // NewRenderer returns a Renderer. generation is the response cache's

@@ -1,15 +1,20 @@
 // Package recurrence turns a recurring event (a series) into its
 // occurrences. It is pure domain logic: no HTTP, no store. The HTTP layer
 // validates writes with Validate, the sync worker and the feeds expand
-// series with Expand.
+// series with Expand (the occurrence routes through a Cache).
 //
 // A series is an event whose Recurrence holds RFC 5545 rules (RRULE values),
 // exclusions (EXDATE) and additions (RDATE). Its own start and end are the
 // first occurrence and every occurrence lasts as long. Rules are expanded
-// with github.com/teambition/rrule-go in the event's time zone, so the local
-// wall time is kept across daylight-saving changes (a weekly 19:00 event in
-// Europe/Amsterdam is at 19:00 before and after the last Sunday of March;
-// its UTC instant moves by an hour).
+// on wall-clock time (internal/rrule, a copy of
+// github.com/teambition/rrule-go with counted iteration) and each date is
+// then read in the event's time zone, so the local wall time is kept
+// across daylight-saving changes (a weekly 19:00 event in Europe/Amsterdam
+// is at 19:00 before and after the last Sunday of March; its UTC instant
+// moves by an hour). A wall time that does not exist (in a spring-forward
+// gap) is read with the offset before the gap, one that occurs twice is
+// its first occurrence, in every zone alike (RFC 5545 3.3.5,
+// repository/wallclock).
 //
 // Each occurrence has a key, its original local start written
 // "20060102T150405": stable across edits of other occurrences (and of the
@@ -21,6 +26,11 @@
 // series with more upcoming occurrences than that up to the horizon; as the
 // horizon rolls forward, Expand keeps the latest MaxOccurrences of an
 // older, longer series (its earliest past occurrences drop out first).
+// The work of an expansion is bounded apart from the dates it gives
+// (budget.go): each rule is followed at most MaxSeriesYears after the
+// series' start, fewer when its candidate days would exceed its share of
+// SeriesBudget, and a rule that gives no date in that span, or never can,
+// is refused by Validate; ICalRules states each rule's end in feeds.
 package recurrence
 
 import (
@@ -33,7 +43,8 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/repository"
-	"github.com/teambition/rrule-go"
+	"github.com/calendar/eventcal/repository/recurrence/internal/rrule"
+	"github.com/calendar/eventcal/repository/wallclock"
 )
 
 // Default bounds (see Limits).
@@ -51,9 +62,9 @@ const (
 	MaxDates = 1000
 	// MaxInterval bounds a rule's INTERVAL.
 	MaxInterval = 1000
-	// MaxRuleDates bounds the dates one rule is iterated through, from the
-	// series' start to the horizon (past ones included): about 137 years
-	// of a daily rule, a few milliseconds of CPU.
+	// MaxRuleDates bounds the dates one rule gives from the series' start
+	// to the horizon (past ones included): about 137 years of a daily
+	// rule. Its work is bounded apart from that (RuleBudget).
 	MaxRuleDates = 50000
 )
 
@@ -72,6 +83,9 @@ type Limits struct {
 	Horizon time.Duration
 	// MaxOccurrences bounds the occurrences of a series (0: DefaultMaxOccurrences).
 	MaxOccurrences int
+	// Work, when not nil, counts the work of the expansions made with
+	// these limits.
+	Work *Work
 }
 
 func (l Limits) now() time.Time {
@@ -101,6 +115,13 @@ func (l Limits) max() int {
 type Series struct {
 	// Start and End are the first occurrence (End may equal Start).
 	Start, End time.Time
+	// Local is the series' start as written, a wall-clock time in Zone
+	// (read from its year to its second, whatever its location); zero:
+	// Start's wall time in Zone. It differs from Start's only when it
+	// falls in a daylight-saving gap: the rules repeat the wall time
+	// written (02:30 every week), the first occurrence is its instant
+	// (03:30 after a spring-forward at 02:00, wallclock.Resolve).
+	Local time.Time
 	// Zone is the event's time zone (the site zone when it has none).
 	Zone       *time.Location
 	Recurrence *repository.Recurrence
@@ -112,11 +133,23 @@ type Series struct {
 func SeriesOf(e *repository.EventFields, zone *time.Location) Series {
 	s := Series{Zone: zone, Recurrence: e.Recurrence, Overrides: e.Overrides}
 	s.Start = localOr(e.StartLocal, e.StartUTC, zone)
+	if w, err := parseWall(e.StartLocal); err == nil {
+		s.Local = w
+	}
 	s.End = localOr(e.EndLocal, e.EndUTC, zone)
 	if s.End.Before(s.Start) {
 		s.End = s.Start
 	}
 	return s
+}
+
+// wall returns the series' start as a floating wall time (UTC fields),
+// to the second.
+func (s Series) wall() time.Time {
+	if !s.Local.IsZero() {
+		return wallclock.Floating(s.Local, nil).Truncate(time.Second)
+	}
+	return wallclock.Floating(s.Start, zoneOf(s)).Truncate(time.Second)
 }
 
 func localOr(local string, utc time.Time, zone *time.Location) time.Time {
@@ -171,12 +204,23 @@ func validUntil(v string) bool {
 }
 
 // ParseLocal reads "2006-01-02 15:04:05" (or "2006-01-02 15:04") as wall
-// time in zone.
+// time in zone, a time in a daylight-saving gap or overlap resolved as
+// RFC 5545 says (wallclock.Resolve).
 func ParseLocal(s string, zone *time.Location) (time.Time, error) {
-	if t, err := time.ParseInLocation(LocalLayout, s, zone); err == nil {
+	w, err := parseWall(s)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return wallclock.Resolve(w, zone), nil
+}
+
+// parseWall reads "2006-01-02 15:04:05" (or "2006-01-02 15:04") as a
+// floating wall time (UTC fields).
+func parseWall(s string) (time.Time, error) {
+	if t, err := time.Parse(LocalLayout, s); err == nil {
 		return t, nil
 	}
-	return time.ParseInLocation("2006-01-02 15:04", s, zone)
+	return time.Parse("2006-01-02 15:04", s)
 }
 
 // Key returns the key of an occurrence originally starting at t.
@@ -188,11 +232,11 @@ func ParseKey(key string, zone *time.Location) (time.Time, error) {
 	if len(key) != len(KeyLayout) {
 		return time.Time{}, errors.New("an occurrence key is the original local start written YYYYMMDDTHHMMSS")
 	}
-	t, err := time.ParseInLocation(KeyLayout, key, zone)
+	t, err := time.Parse(KeyLayout, key)
 	if err != nil {
 		return time.Time{}, errors.New("an occurrence key is the original local start written YYYYMMDDTHHMMSS")
 	}
-	return t, nil
+	return wallclock.Resolve(t, zone), nil
 }
 
 // finerThanDaily are the frequencies refused.
@@ -214,15 +258,46 @@ var knownParts = map[string]bool{
 	"BYMONTH": true, "BYSETPOS": true,
 }
 
-// parseRule parses one rule for a series starting at start (in its zone).
-func parseRule(rule string, start time.Time, field string) (*rrule.RRule, error) {
-	if strings.TrimSpace(rule) == "" {
+// rule is one parsed rule of a series.
+type rule struct {
+	field string
+	r     *rrule.RRule
+	// count is the rule's COUNT (0: none); until its own UNTIL as a
+	// floating wall time (zero: none).
+	count int
+	until time.Time
+	// years is how far after the series' start the rule is expanded
+	// (spanYears), end that wall time (floating): the rule's UNTIL is the
+	// earlier of its own and end.
+	years int
+	end   time.Time
+	// limit bounds the rule's work (rrule.Counter).
+	limit int
+}
+
+// instants iterates the rule's dates as instants in zone (wall times
+// resolved by wallclock.Resolve), its work counted in c.
+func (rl *rule) instants(c *rrule.Counter, zone *time.Location) func() (time.Time, bool) {
+	next := rl.r.CountedIterator(c)
+	return func() (time.Time, bool) {
+		w, ok := next()
+		if !ok {
+			return time.Time{}, false
+		}
+		return wallclock.Resolve(w, zone), true
+	}
+}
+
+// parseRule parses one rule of a series of n rules starting at the
+// floating wall time wall in zone.
+func parseRule(text string, wall time.Time, zone *time.Location, field string, n int) (*rule, error) {
+	if strings.TrimSpace(text) == "" {
 		return nil, problem(field, "a rule must not be empty; write an RRULE value such as FREQ=WEEKLY;BYDAY=TU")
 	}
-	if len(rule) > MaxRuleLength {
+	if len(text) > MaxRuleLength {
 		return nil, problem(field, "a rule is at most %d characters", MaxRuleLength)
 	}
-	up := strings.ToUpper(strings.TrimSpace(rule))
+	up := strings.ToUpper(strings.TrimSpace(text))
 	if strings.HasPrefix(up, "RRULE:") {
 		return nil, problem(field, `write the RRULE value without the "RRULE:" prefix`)
 	}
@@ -230,7 +305,7 @@ func parseRule(rule string, start time.Time, field string) (*rrule.RRule, error)
 		return nil, problem(field, "a rule is one RRULE value, on one line")
 	}
 	seen := map[string]bool{}
-	var untilRaw string
+	raw := map[string]string{}
 	for _, part := range strings.Split(up, ";") {
 		k, v, ok := strings.Cut(part, "=")
 		if !ok || k == "" || v == "" {
@@ -246,6 +321,7 @@ func parseRule(rule string, start time.Time, field string) (*rrule.RRule, error)
 			return nil, problem(field, "%s is given twice", k)
 		}
 		seen[k] = true
+		raw[k] = v
 		switch k {
 		case "FREQ":
 			if finerThanDaily[v] {
@@ -255,7 +331,6 @@ func parseRule(rule string, start time.Time, field string) (*rrule.RRule, error)
 			if !validUntil(v) {
 				return nil, problem(field, "UNTIL must be a date like 20270630 or a time like 20270630T235959Z (UTC) or 20270630T235959 (the event's zone), not %q", v)
 			}
-			untilRaw = v
 		case "INTERVAL", "COUNT":
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 {
@@ -272,39 +347,61 @@ func parseRule(rule string, start time.Time, field string) (*rrule.RRule, error)
 	if seen["COUNT"] && seen["UNTIL"] {
 		return nil, problem(field, "COUNT and UNTIL must not both be given (RFC 5545)")
 	}
-	zone := start.Location()
 	opt, err := rrule.StrToROptionInLocation(up, zone)
 	if err != nil {
 		return nil, problem(field, "not a valid RRULE: %v", err)
 	}
-	if untilRaw != "" {
+	opt.Dtstart = wall
+	if _, err := rrule.NewRRule(*opt); err != nil { // the bounds of every part
+		return nil, problem(field, "not a valid RRULE: %v", err)
+	}
+	rl := &rule{field: field, count: opt.Count}
+	if u := raw["UNTIL"]; u != "" {
+		rl.until = wallclock.Floating(opt.Until, zone)
 		// A date-only UNTIL includes that whole day, in the event's zone.
-		if len(untilRaw) == len("20060102") {
-			opt.Until = opt.Until.AddDate(0, 0, 1).Add(-time.Second)
+		if len(u) == len("20060102") {
+			rl.until = rl.until.AddDate(0, 0, 1).Add(-time.Second)
 		}
-		if opt.Until.Before(start) {
-			return nil, problem(field, "UNTIL %s is before the series' start %s", untilRaw, start.Format(LocalLayout))
+		if rl.until.Before(wall) {
+			return nil, problem(field, "UNTIL %s is before the series' start %s", u, wall.Format(LocalLayout))
 		}
 	}
-	opt.Dtstart = start
+	if err := neverOccurs(opt, raw); err != "" {
+		return nil, problem(field, "%s", err)
+	}
+	if !someDayMatches(opt) {
+		return nil, problem(field, "the rule never occurs: no day matches its BYMONTH, BYMONTHDAY, BYYEARDAY, BYWEEKNO and BYDAY together")
+	}
+	rl.limit = ruleLimit(n)
+	rl.years = spanYears(opt, rl.limit)
+	if rl.years < MinSeriesYears {
+		return nil, problem(field, "the rule is too costly to expand: with its BYSETPOS values it could be followed for only %d years (at least %d are needed); give fewer BYSETPOS values", rl.years, MinSeriesYears)
+	}
+	rl.end = wall.AddDate(rl.years, 0, 0)
+	opt.Until = rl.end
+	if !rl.until.IsZero() && rl.until.Before(rl.end) {
+		opt.Until = rl.until
+	}
 	r, err := rrule.NewRRule(*opt)
 	if err != nil {
 		return nil, problem(field, "not a valid RRULE: %v", err)
 	}
-	if !someDayMatches(opt) {
-		return nil, problem(field, "the rule never occurs: no day matches its BYMONTH, BYMONTHDAY, BYYEARDAY and BYDAY together")
-	}
-	return r, nil
+	rl.r = r
+	return rl, nil
 }
 
 // someDayMatches reports whether some day of a 28-year cycle (every
-// weekday and leap-year combination) passes the rule's day filters. rrule-go
-// looks for the next occurrence of a rule that never occurs until the year
-// 9999 (about 0.1 s of CPU for a daily rule): a write must not cost that.
-// Impossibility through ordinals, BYSETPOS or BYWEEKNO is not detected here;
-// its cost is bounded by MaxRules.
+// weekday and leap-year combination) passes the rule's day filters
+// (BYWEEKNO read as ISO 8601 weeks, when the week starts on Monday).
+// Impossibility through ordinals and BYSETPOS is neverOccurs's; what
+// neither finds is bounded by the rule's work budget (Validate refuses a
+// rule that gives no date within it).
 func someDayMatches(o *rrule.ROption) bool {
-	if len(o.Bymonth)+len(o.Bymonthday)+len(o.Byyearday)+len(o.Byweekday) == 0 {
+	weekno := o.Byweekno
+	if o.Wkst != rrule.MO {
+		weekno = nil // weeks not ISO weeks: left to the budget
+	}
+	if len(o.Bymonth)+len(o.Bymonthday)+len(o.Byyearday)+len(o.Byweekday)+len(weekno) == 0 {
 		return true
 	}
 	days := map[time.Weekday]bool{}
@@ -324,9 +421,15 @@ func someDayMatches(o *rrule.ROption) bool {
 		y, m, md := d.Date()
 		monthLen := time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
 		yearLen := time.Date(y, 12, 31, 0, 0, 0, 0, time.UTC).YearDay()
+		wy, wn := d.ISOWeek()
+		weeks := 52
+		if _, w := time.Date(wy, 12, 28, 0, 0, 0, 0, time.UTC).ISOWeek(); w == 53 {
+			weeks = 53
+		}
 		if (len(o.Bymonth) == 0 || in(o.Bymonth, int(m), int(m))) &&
 			(len(o.Bymonthday) == 0 || in(o.Bymonthday, md, md-monthLen-1)) &&
 			(len(o.Byyearday) == 0 || in(o.Byyearday, d.YearDay(), d.YearDay()-yearLen-1)) &&
+			(len(weekno) == 0 || in(weekno, wn, wn-weeks-1)) &&
 			(len(days) == 0 || days[d.Weekday()]) {
 			return true
 		}
@@ -336,10 +439,38 @@ func someDayMatches(o *rrule.ROption) bool {
 
 // parsed is a series ready to expand.
 type parsed struct {
-	rules      []*rrule.RRule
+	zone *time.Location
+	// wall is the series' start as a floating wall time.
+	wall       time.Time
+	rules      []*rule
 	additions  []time.Time
 	exclusions map[string]bool
 	duration   time.Duration
+}
+
+// parseDate reads an exclusion or addition: a wall time in zone whose
+// instant is within the years 1 to 9999 in the zone and in UTC (the range
+// of RFC 5545 dates).
+func parseDate(raw string, zone *time.Location, field string) (time.Time, error) {
+	t, err := ParseLocal(raw, zone)
+	if err != nil {
+		return time.Time{}, problem(field, "%q is not a start time YYYY-MM-DD HH:MM:SS in the event's time zone", raw)
+	}
+	if !inDateRange(t) {
+		return time.Time{}, problem(field, "%q is outside the years 0001 to 9999 (in the event's time zone and in UTC)", raw)
+	}
+	return t, nil
+}
+
+// inDateRange reports whether t is within the years 1 to 9999 in its
+// location and in UTC.
+func inDateRange(t time.Time) bool {
+	for _, y := range []int{t.Year(), t.UTC().Year()} {
+		if y < 1 || y > 9999 {
+			return false
+		}
+	}
+	return true
 }
 
 // parse checks the series and prepares it; errors are *Error.
@@ -354,6 +485,9 @@ func parse(s Series) (*parsed, error) {
 	if s.Start.IsZero() {
 		return nil, problem("recurrence", "a recurring event needs a start_date (its first occurrence)")
 	}
+	if !inDateRange(s.Start) || !inDateRange(s.End) {
+		return nil, problem("recurrence", "the series' start and end must be within the years 0001 to 9999")
+	}
 	if len(rec.Rules) == 0 && len(rec.Additions) == 0 {
 		return nil, problem("recurrence", "give at least one rule (or addition); send recurrence: null for a single event")
 	}
@@ -366,40 +500,54 @@ func parse(s Series) (*parsed, error) {
 	if len(rec.Additions) > MaxDates {
 		return nil, problem("recurrence.additions", "at most %d additions per event", MaxDates)
 	}
-	start := s.Start.In(s.Zone).Truncate(time.Second)
-	p := &parsed{exclusions: map[string]bool{}, duration: s.End.Sub(s.Start)}
+	p := &parsed{zone: s.Zone, wall: s.wall(), exclusions: map[string]bool{}, duration: s.End.Sub(s.Start)}
 	if p.duration < 0 {
 		p.duration = 0
 	}
 	for i, raw := range rec.Rules {
-		r, err := parseRule(raw, start, fmt.Sprintf("recurrence.rules[%d]", i))
+		r, err := parseRule(raw, p.wall, s.Zone, fmt.Sprintf("recurrence.rules[%d]", i), len(rec.Rules))
 		if err != nil {
 			return nil, err
 		}
 		p.rules = append(p.rules, r)
 	}
 	for i, raw := range rec.Exclusions {
-		t, err := ParseLocal(raw, s.Zone)
+		t, err := parseDate(raw, s.Zone, fmt.Sprintf("recurrence.exclusions[%d]", i))
 		if err != nil {
-			return nil, problem(fmt.Sprintf("recurrence.exclusions[%d]", i), "%q is not a start time YYYY-MM-DD HH:MM:SS in the event's time zone", raw)
+			return nil, err
 		}
 		p.exclusions[Key(t, s.Zone)] = true
 	}
 	for i, raw := range rec.Additions {
-		t, err := ParseLocal(raw, s.Zone)
+		t, err := parseDate(raw, s.Zone, fmt.Sprintf("recurrence.additions[%d]", i))
 		if err != nil {
-			return nil, problem(fmt.Sprintf("recurrence.additions[%d]", i), "%q is not a start time YYYY-MM-DD HH:MM:SS in the event's time zone", raw)
+			return nil, err
 		}
 		p.additions = append(p.additions, t)
 	}
 	return p, nil
 }
 
+// ruleRun is what iterating one rule found.
+type ruleRun struct {
+	// dates counts the rule's dates iterated (up to the horizon, or
+	// beyond it when the run was complete).
+	dates int
+	// overflow: more than MaxRuleDates dates up to the horizon.
+	overflow bool
+	// exhausted: the rule's work budget ran out.
+	exhausted bool
+}
+
 // originals returns the original starts of the series up to end in start
 // order (duplicates removed, exclusions applied), keeping the latest max
-// when there are more, and whether a rule gave more than MaxRuleDates
-// dates (it is cut there).
-func (p *parsed) originals(start, end time.Time, zone *time.Location, max int) ([]time.Time, bool) {
+// when there are more, and what iterating each rule found. A complete run
+// (Validate) goes on past end, without keeping the dates, until a rule
+// has given one date and, for a rule with COUNT, all of them (or its
+// budget or span ends). The work is added to work (may be nil).
+func (p *parsed) originals(end time.Time, max int, work *Work, complete bool) ([]time.Time, []ruleRun) {
+	zone := p.zone
+	start := wallclock.Resolve(p.wall, zone)
 	var all []time.Time
 	add := func(t time.Time) {
 		if !t.After(end) && !p.exclusions[Key(t, zone)] {
@@ -412,22 +560,30 @@ func (p *parsed) originals(start, end time.Time, zone *time.Location, max int) (
 	}
 	// Each rule is pulled up to end; a ring of 4*max bounds the memory,
 	// the final cut below keeps the latest max.
-	overflow := false
-	for _, r := range p.rules {
-		next := r.Iterator()
-		n := 0
-		for pulled := 0; ; pulled++ {
-			if pulled == MaxRuleDates {
-				overflow = true
+	runs := make([]ruleRun, len(p.rules))
+	for i, rl := range p.rules {
+		run := &runs[i]
+		c := &rrule.Counter{Limit: rl.limit}
+		next := rl.instants(c, zone)
+		kept := 0
+		for {
+			t, ok := next()
+			if !ok {
 				break
 			}
-			t, ok := next()
-			if !ok || t.After(end) {
+			run.dates++
+			if t.After(end) {
+				if complete && rl.count > 0 && run.dates < rl.count {
+					continue // on to the COUNT's last date
+				}
+				break
+			}
+			if kept++; kept > MaxRuleDates {
+				run.overflow = true
 				break
 			}
 			if !p.exclusions[Key(t, zone)] {
 				all = append(all, t)
-				n++
 			}
 			if len(all) > 4*max+len(p.additions)+1 {
 				slices.SortFunc(all, func(a, b time.Time) int { return a.Compare(b) })
@@ -437,13 +593,15 @@ func (p *parsed) originals(start, end time.Time, zone *time.Location, max int) (
 				}
 			}
 		}
+		run.exhausted = c.Exhausted
+		work.add(c.Work)
 	}
 	slices.SortFunc(all, func(a, b time.Time) int { return a.Compare(b) })
 	all = slices.CompactFunc(all, func(a, b time.Time) bool { return a.Equal(b) })
 	if len(all) > max {
 		all = all[len(all)-max:]
 	}
-	return all, overflow
+	return all, runs
 }
 
 // Validate checks a series for a write: the rules, exclusions and additions
@@ -463,10 +621,26 @@ func Validate(s Series, lim Limits) error {
 	}
 	// The latest max+1 occurrences: when the earliest of them is still
 	// upcoming, more than max are.
-	latest, overflow := p.originals(s.Start.In(zone).Truncate(time.Second), lim.HorizonEnd(), zone, max+1)
-	if overflow {
-		return problem("recurrence", "a rule gives more than %d dates from the series' start (%s) to the horizon: start the series later",
-			MaxRuleDates, s.Start.In(zone).Format("2006-01-02"))
+	latest, runs := p.originals(lim.HorizonEnd(), max+1, lim.Work, true)
+	for i, run := range runs {
+		rl := p.rules[i]
+		switch {
+		case run.exhausted:
+			return problem(rl.field, "the rule takes more than %d iterations (candidate dates examined) to expand from the series' start (%s): start the series later or simplify the rule",
+				rl.limit, p.wall.Format("2006-01-02"))
+		case run.overflow:
+			return problem("recurrence", "a rule gives more than %d dates from the series' start (%s) to the horizon: start the series later",
+				MaxRuleDates, p.wall.Format("2006-01-02"))
+		case run.dates == 0 && !rl.until.IsZero() && rl.until.Before(rl.end):
+			return problem(rl.field, "the rule gives no date between the series' start (%s) and its UNTIL (%s)",
+				p.wall.Format(LocalLayout), rl.until.Format(LocalLayout))
+		case run.dates == 0:
+			return problem(rl.field, "the rule gives no date in the %d years after the series' start (%s), as far as it is expanded: no day matches it often enough",
+				rl.years, p.wall.Format("2006-01-02"))
+		case rl.count > 0 && run.dates < rl.count:
+			return problem(rl.field, "COUNT=%d is not reached in the %d years after the series' start (%s), as far as the rule is expanded (it gives %d dates by then): give a smaller COUNT",
+				rl.count, rl.years, p.wall.Format("2006-01-02"), run.dates)
+		}
 	}
 	if len(latest) > max && !latest[0].Before(from) {
 		return problem("recurrence", "the series has more than %d occurrences up to the horizon (%s); at most %d are allowed: add an UNTIL or COUNT, or a larger INTERVAL",
@@ -499,21 +673,31 @@ func Expand(s Series, from, to time.Time, lim Limits) ([]Occurrence, error) {
 	if err != nil || p == nil {
 		return nil, err
 	}
+	origs, _ := p.originals(lim.HorizonEnd(), lim.max(), lim.Work, false)
+	return occurrences(s, origs, from, to), nil
+}
+
+// occurrences shapes a series' original starts as its occurrences that
+// overlap [from, to], overrides applied, in start order (then key).
+func occurrences(s Series, origs []time.Time, from, to time.Time) []Occurrence {
 	zone := zoneOf(s)
-	origs, _ := p.originals(s.Start.In(zone).Truncate(time.Second), lim.HorizonEnd(), zone, lim.max())
+	duration := s.End.Sub(s.Start)
+	if duration < 0 {
+		duration = 0
+	}
 	overrides := make(map[string]*repository.OccurrenceOverride, len(s.Overrides))
 	for i := range s.Overrides {
 		overrides[s.Overrides[i].Key] = &s.Overrides[i]
 	}
 	out := make([]Occurrence, 0, len(origs))
 	for _, t := range origs {
-		o := Occurrence{Key: Key(t, zone), Original: t.In(zone), Start: t.In(zone), End: t.In(zone).Add(p.duration)}
+		o := Occurrence{Key: Key(t, zone), Original: t.In(zone), Start: t.In(zone), End: t.In(zone).Add(duration)}
 		if ov := overrides[o.Key]; ov != nil {
 			if ov.Cancelled {
 				continue
 			}
 			o.Override = ov
-			apply(&o, ov, zone, p.duration)
+			apply(&o, ov, zone, duration)
 		}
 		if !from.IsZero() && o.End.Before(from) {
 			continue
@@ -529,7 +713,7 @@ func Expand(s Series, from, to time.Time, lim Limits) ([]Occurrence, error) {
 		}
 		return cmp.Compare(a.Key, b.Key)
 	})
-	return out, nil
+	return out
 }
 
 // apply moves an occurrence as its override says: a new start keeps the
@@ -576,7 +760,7 @@ func Keys(s Series, lim Limits) (map[string]bool, error) {
 		return nil, err
 	}
 	zone := zoneOf(s)
-	origs, _ := p.originals(s.Start.In(zone).Truncate(time.Second), lim.HorizonEnd(), zone, lim.max())
+	origs, _ := p.originals(lim.HorizonEnd(), lim.max(), lim.Work, false)
 	keys := make(map[string]bool, len(origs))
 	for _, t := range origs {
 		keys[Key(t, zone)] = true

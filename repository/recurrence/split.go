@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/repository/recurrence/internal/rrule"
 )
 
 // Halves are a series split at one of its occurrences ("this and
@@ -60,7 +61,7 @@ func Split(s Series, key string, lim Limits) (Halves, error) {
 		Before: &repository.Recurrence{Rules: []string{}, Exclusions: []string{}, Additions: []string{}},
 		After:  &repository.Recurrence{Rules: []string{}, Exclusions: []string{}, Additions: []string{}}}
 	for i, raw := range s.Recurrence.Rules {
-		before, after := splitRule(raw, p.rules[i].Iterator(), at)
+		before, after := splitRule(raw, p.rules[i].instants(&rrule.Counter{Limit: p.rules[i].limit}, zone), at)
 		if before != "" {
 			h.Before.Rules = append(h.Before.Rules, before)
 		}
