@@ -618,7 +618,8 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 		slog.Group("config", settings...))
 
 	served := make(chan error, 1)
-	// The per-address share (MAX_CONNECTIONS_PER_ADDRESS) is applied where
+	// The per-address share (MAX_CONNECTIONS_PER_ADDRESS) and the
+	// process-wide bound (MAX_CONNECTIONS) are applied where
 	// connections are accepted; ln itself is what shutdown closes.
 	go func() { served <- fiberApp.Listener(metrics.Listener(ln, cfg)) }()
 	if ready != nil {
