@@ -14,7 +14,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"log/slog"
-	"strconv"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,8 +24,10 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/cors"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/valyala/fasthttp"
 
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/connlimit"
 	"github.com/calendar/eventcal/app/handlers"
 	"github.com/calendar/eventcal/app/httpcache"
 	"github.com/calendar/eventcal/app/input"
@@ -151,6 +153,8 @@ type Server struct {
 	// proxyWarnAfter is when (Unix nanoseconds of now) the untrusted-proxy
 	// warning may be logged again (warnUntrustedProxy).
 	proxyWarnAfter atomic.Int64
+	// bodies bounds the memory of request bodies (bodies.go).
+	bodies *bodyBudget
 }
 
 // New builds the Fiber application.
@@ -179,14 +183,17 @@ func New(opts Options) (*fiber.App, error) {
 	f := fiber.New(fiber.Config{
 		ErrorHandler:          s.errorHandler,
 		DisableStartupMessage: true,
-		// Bodies are streamed and read by readBody up to MaxBodyBytes, so a
+		// Bodies are streamed and read by bodyRead up to MaxBodyBytes, so a
 		// connection announcing a large Content-Length reserves nothing
 		// (limits package; docs/operators.md, "Limits").
 		BodyLimit:                    limits.MaxBodyBytes,
 		StreamRequestBody:            true,
 		DisablePreParseMultipartForm: true,
-		Concurrency:                  limits.MaxConnections,
-		ReadBufferSize:               limits.ReadBufferBytes,
+		// MAX_CONNECTIONS is kept by the listener (Metrics.Listener), which
+		// makes room by closing connections; fasthttp's own bound is a
+		// backstop above it, for the connections it still winds down.
+		Concurrency:    2 * maxConnections(s.cfg),
+		ReadBufferSize: limits.ReadBufferBytes,
 		// The connection's read deadline until a request's headers are in;
 		// readHeaders then gives the body limits.ReadTimeout.
 		ReadTimeout:  s.cfg.HeaderTimeout,
@@ -200,7 +207,8 @@ func New(opts Options) (*fiber.App, error) {
 	}
 	metrics := opts.Metrics.m
 	s.metrics = metrics
-	s.writeRates = newWriteRates(s.cfg.WriteRate, s.cfg.WriteBurst, metrics.writesRateLimited)
+	s.writeRates = newWriteRates(s.cfg.WriteRate, s.cfg.WriteBurst, metrics.writesRateLimited, metrics.writeTokens)
+	s.bodies = newBodyBudget(s.cfg.BodyMemory, s.cfg.BodyMemoryPerCaller, metrics.bodyBytes, metrics.bodiesRefused)
 	if src, ok := opts.Webhooks.(interface{ Metrics() prometheus.Collector }); ok {
 		metrics.registry.MustRegister(src.Metrics())
 	}
@@ -217,6 +225,7 @@ func New(opts Options) (*fiber.App, error) {
 	metrics.registry.MustRegister(s.pages.Collectors()...)
 	f.Server().HeaderReceived = readHeaders
 	s.answerUnknownMethods(f)
+	tellConnectionStates(f.Server())
 	f.Use(s.observeRequests(metrics), s.recoverPanics, refuseLargeBodies, s.pages.Middleware())
 	if s.cfg.MetricsAddr == "" {
 		f.Get(metricsPath, s.serveMetrics(metrics))
@@ -228,6 +237,35 @@ func New(opts Options) (*fiber.App, error) {
 	s.registerRoutes(f)
 	f.Use(func(c *fiber.Ctx) error { return apierr.NoRoute() })
 	return f, nil
+}
+
+// maxConnections is cfg's MAX_CONNECTIONS (its default for a Config not
+// built by config.Load).
+func maxConnections(cfg *config.Config) int {
+	if cfg.MaxConnections > 0 {
+		return cfg.MaxConnections
+	}
+	return limits.DefaultMaxConnections
+}
+
+// tellConnectionStates tells the listener (connlimit) which connections
+// are serving a request, so that only the others are closed to make room:
+// a request whose body is in hand when its handler starts is serving from
+// then (bodyRead tells it for the others, once their body is read), and
+// every connection is idle once its response is written.
+func tellConnectionStates(srv *fasthttp.Server) {
+	next := srv.Handler
+	srv.Handler = func(fctx *fasthttp.RequestCtx) {
+		if n := fctx.Request.Header.ContentLength(); n >= 0 && n <= limits.BodyPrefetchBytes {
+			connlimit.Serving(fctx.Conn())
+		}
+		next(fctx)
+	}
+	srv.ConnState = func(c net.Conn, state fasthttp.ConnState) {
+		if state == fasthttp.StateIdle {
+			connlimit.Idle(c)
+		}
+	}
 }
 
 // rewriteLanguagePrefix maps /{lang}{REST_ROOT}/{namespace}/... onto the
@@ -289,6 +327,7 @@ func (s *Server) handlerOf(api *handlers.API, rt *handlers.Route) fiber.Handler 
 		// parsed (see readHeaders).
 		var user *repository.User
 		var err error
+		var body bodyRead
 		if rt.Write {
 			if user, err = s.caller(c); err != nil {
 				return err
@@ -297,12 +336,17 @@ func (s *Server) handlerOf(api *handlers.API, rt *handlers.Route) fiber.Handler 
 				return apierr.Forbidden(401)
 			}
 			// The real clock: the bound is on the machine's work per second.
-			if e := s.writeRates.allow(user, time.Now(), c.Request().Header.ContentLength()); e != nil {
-				c.Set(fiber.HeaderRetryAfter, strconv.Itoa(e.Data["retry_after"].(int)))
-				return e
+			// The announced length is charged now, the bytes read as they
+			// arrive (writeCharge).
+			charge, e := s.writeRates.start(user, time.Now(), c.Request().Header.ContentLength())
+			if e != nil {
+				return withRetryAfter(c, e)
 			}
+			body.charge = charge
 		}
-		b, err := input.NewBag(c, readBody)
+		body.budget, body.caller = s.bodies, bodyCaller(c, user, s.cfg.TrustedProxies)
+		defer body.release()
+		b, err := input.NewBag(c, body.read)
 		if err != nil {
 			return err
 		}

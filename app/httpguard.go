@@ -2,10 +2,7 @@ package app
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"net"
 	"runtime/debug"
 	"strconv"
 
@@ -143,37 +140,8 @@ func knownMethod(m []byte) bool {
 	return false
 }
 
-// localBodyRead is the c.Locals key set once readBody consumed the body.
+// localBodyRead is the c.Locals key set once bodyRead consumed the body.
 const localBodyRead = "body-read"
-
-// readBody returns the request body, at most limits.MaxBodyBytes: a larger
-// announced length is refused before reading, a chunked body is cut off
-// at the limit. Bodies are streamed (app.New), so nothing was reserved
-// for the announced length before this point.
-func readBody(c *fiber.Ctx) ([]byte, error) {
-	req := c.Request()
-	if n := req.Header.ContentLength(); n > limits.MaxBodyBytes {
-		return nil, errBodyTooLarge()
-	}
-	stream := c.Context().RequestBodyStream()
-	if stream == nil {
-		c.Locals(localBodyRead, true)
-		return req.Body(), nil
-	}
-	body, err := io.ReadAll(io.LimitReader(stream, limits.MaxBodyBytes+1))
-	if err != nil {
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			return nil, apierr.New(408, "rest_request_timeout", "The request body was not received in time.")
-		}
-		return nil, apierr.New(400, "rest_invalid_body", "The request body could not be read.")
-	}
-	if len(body) > limits.MaxBodyBytes {
-		return nil, errBodyTooLarge()
-	}
-	c.Locals(localBodyRead, true)
-	return body, nil
-}
 
 // closeIfBodyUnread closes the connection after a request whose body was
 // announced but not read (refused with 413, or a route that takes no

@@ -37,7 +37,11 @@ type metricsSource interface{ Metrics() *sync.Metrics }
 //
 //	eventcal_http_request_duration_seconds{method,route,status}  histogram
 //	eventcal_http_connections_refused_total                      counter
+//	eventcal_http_connections_closed_total{state}                counter
 //	eventcal_write_rate_limited_total                            counter
+//	eventcal_write_rate_tokens_total                             counter
+//	eventcal_request_body_bytes                                  gauge
+//	eventcal_request_bodies_refused_total{bound}                 counter
 //	go_* and process_*                                           runtime and process collectors
 //	eventcal_sync_* and eventcal_search_documents                the Indexer's, when it has metrics (sync.Metrics)
 type appMetrics struct {
@@ -46,12 +50,21 @@ type appMetrics struct {
 	inFlight        prometheus.Gauge
 	// authFailures counts refused bearer tokens by reason.
 	authFailures *prometheus.CounterVec
-	// connectionsRefused counts connections over the per-address share
-	// (Metrics.Listener).
+	// connectionsRefused counts connections over the per-address share or
+	// refused at MAX_CONNECTIONS (Metrics.Listener).
 	connectionsRefused prometheus.Counter
-	// writesRateLimited counts writes refused by WRITE_RATE (writerate.go).
+	// connectionsClosed counts connections closed to make room, by the
+	// state they were in.
+	connectionsClosed *prometheus.CounterVec
+	// writesRateLimited counts writes refused by WRITE_RATE (writerate.go);
+	// writeTokens the tokens writes were charged.
 	writesRateLimited prometheus.Counter
-	log               *slog.Logger
+	writeTokens       prometheus.Counter
+	// bodyBytes is the memory held by request bodies; bodiesRefused
+	// counts bodies refused for it, by bound (bodies.go).
+	bodyBytes     prometheus.Gauge
+	bodiesRefused *prometheus.CounterVec
+	log           *slog.Logger
 
 	// routes holds every route that is not middleware, read from the app
 	// on the first request (all routes exist by then).
@@ -82,16 +95,38 @@ func newAppMetrics(log *slog.Logger, indexer Notifier) *appMetrics {
 		}, []string{"reason"}),
 		connectionsRefused: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "eventcal_http_connections_refused_total",
-			Help: "Connections refused with 429 because their client address already held MAX_CONNECTIONS_PER_ADDRESS connections.",
+			Help: "Connections refused: with 429 because their client address already held MAX_CONNECTIONS_PER_ADDRESS connections, or with 503 because all MAX_CONNECTIONS were serving requests.",
 		}),
+		connectionsClosed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "eventcal_http_connections_closed_total",
+			Help: "Connections closed to make room for a new one at MAX_CONNECTIONS, by the state they were in (new: nothing sent; sending: a request begun, not complete; idle: between requests).",
+		}, []string{"state"}),
 		writesRateLimited: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "eventcal_write_rate_limited_total",
 			Help: "Writes by contributors and authors refused with 429 because they exceeded WRITE_RATE and WRITE_BURST.",
 		}),
+		writeTokens: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "eventcal_write_rate_tokens_total",
+			Help: "Tokens taken from contributors' and authors' write buckets: 1 per write and 1 more per 32 KiB of body read.",
+		}),
+		bodyBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "eventcal_request_body_bytes",
+			Help: "Bytes of memory held now by request bodies being read or handled, counted against BODY_MEMORY_MIB.",
+		}),
+		bodiesRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "eventcal_request_bodies_refused_total",
+			Help: "Request bodies refused for memory, by bound: caller (429, BODY_MEMORY_PER_CALLER_MIB) or process (503, BODY_MEMORY_MIB).",
+		}, []string{"bound"}),
 		log: log,
 	}
 	for _, reason := range authFailureReasons {
 		m.authFailures.WithLabelValues(reason) // exported at 0 from the start
+	}
+	for _, state := range []string{"new", "sending", "idle"} {
+		m.connectionsClosed.WithLabelValues(state)
+	}
+	for _, bound := range []string{"caller", "process"} {
+		m.bodiesRefused.WithLabelValues(bound)
 	}
 	version, revision := BuildVersion()
 	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -107,7 +142,11 @@ func newAppMetrics(log *slog.Logger, indexer Notifier) *appMetrics {
 		buildInfo,
 		m.authFailures,
 		m.connectionsRefused,
+		m.connectionsClosed,
 		m.writesRateLimited,
+		m.writeTokens,
+		m.bodyBytes,
+		m.bodiesRefused,
 	)
 	if src, ok := indexer.(metricsSource); ok {
 		m.registry.MustRegister(src.Metrics())

@@ -95,6 +95,18 @@ type Config struct {
 	// WriteBurst is how many writes such a user may make at once before
 	// WriteRate applies (WRITE_BURST).
 	WriteBurst int
+	// MaxConnections is how many connections the server holds open at once
+	// (MAX_CONNECTIONS). At the bound a new connection closes one that is
+	// not serving a request (app/connlimit); when all are serving it is
+	// refused with 503.
+	MaxConnections int
+	// BodyMemory bounds the bytes of request bodies being read or handled
+	// at once, in the whole process (BODY_MEMORY_MIB, in bytes here).
+	BodyMemory int64
+	// BodyMemoryPerCaller bounds the same bytes for one caller: one
+	// account, or one client address for requests without one
+	// (BODY_MEMORY_PER_CALLER_MIB, in bytes here); at most BodyMemory.
+	BodyMemoryPerCaller int64
 	// ShutdownTimeout bounds the graceful shutdown (SHUTDOWN_TIMEOUT).
 	ShutdownTimeout time.Duration
 	// ReindexCron is the cron expression of scheduled full rebuilds

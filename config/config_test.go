@@ -134,6 +134,13 @@ func TestValid(t *testing.T) {
 		{"write rate", map[string]string{"WRITE_RATE": "0.5"}, func(c *Config) any { return c.WriteRate }, 0.5},
 		{"write rate default", map[string]string{}, func(c *Config) any { return c.WriteRate }, 10.0},
 		{"write burst", map[string]string{"WRITE_BURST": "7"}, func(c *Config) any { return c.WriteBurst }, 7},
+		{"connections default", nil, func(c *Config) any { return c.MaxConnections }, 4096},
+		{"connections", map[string]string{"MAX_CONNECTIONS": "64"}, func(c *Config) any { return c.MaxConnections }, 64},
+		{"body memory default", nil, func(c *Config) any { return c.BodyMemory }, int64(64 << 20)},
+		{"body memory", map[string]string{"BODY_MEMORY_MIB": "2"}, func(c *Config) any { return c.BodyMemory }, int64(2 << 20)},
+		{"body memory per caller default", nil, func(c *Config) any { return c.BodyMemoryPerCaller }, int64(4 << 20)},
+		{"body memory per caller", map[string]string{"BODY_MEMORY_PER_CALLER_MIB": "2"}, func(c *Config) any { return c.BodyMemoryPerCaller }, int64(2 << 20)},
+		{"body memory per caller over the whole", map[string]string{"BODY_MEMORY_MIB": "2"}, func(c *Config) any { return c.BodyMemoryPerCaller }, int64(2 << 20)},
 		{"connections per address unbounded", map[string]string{"MAX_CONNECTIONS_PER_ADDRESS": "0"}, func(c *Config) any { return c.MaxConnectionsPerAddress }, 0},
 	}
 	for _, tt := range tests {
@@ -216,8 +223,12 @@ func TestInvalid(t *testing.T) {
 		{"write rate negative", map[string]string{"WRITE_RATE": "-1"}, "WRITE_RATE", "number from 0 to 10000"},
 		{"write rate NaN", map[string]string{"WRITE_RATE": "NaN"}, "WRITE_RATE", "number from 0 to 10000"},
 		{"write burst zero", map[string]string{"WRITE_BURST": "0"}, "WRITE_BURST", "whole number from 1 to 100000"},
-		{"connections per address negative", map[string]string{"MAX_CONNECTIONS_PER_ADDRESS": "-1"}, "MAX_CONNECTIONS_PER_ADDRESS", "whole number from 0 to 4096"},
-		{"connections per address over the limit", map[string]string{"MAX_CONNECTIONS_PER_ADDRESS": "5000"}, "MAX_CONNECTIONS_PER_ADDRESS", "whole number"},
+		{"connections per address negative", map[string]string{"MAX_CONNECTIONS_PER_ADDRESS": "-1"}, "MAX_CONNECTIONS_PER_ADDRESS", "whole number from 0 to 1048576"},
+		{"connections per address over the limit", map[string]string{"MAX_CONNECTIONS_PER_ADDRESS": "2000000"}, "MAX_CONNECTIONS_PER_ADDRESS", "whole number"},
+		{"connections zero", map[string]string{"MAX_CONNECTIONS": "0"}, "MAX_CONNECTIONS", "whole number from 1 to 1048576"},
+		{"connections word", map[string]string{"MAX_CONNECTIONS": "lots"}, "MAX_CONNECTIONS", "whole number"},
+		{"body memory zero", map[string]string{"BODY_MEMORY_MIB": "0"}, "BODY_MEMORY_MIB", "whole number from 1 to 65536"},
+		{"body memory per caller zero", map[string]string{"BODY_MEMORY_PER_CALLER_MIB": "0"}, "BODY_MEMORY_PER_CALLER_MIB", "whole number"},
 		{"connections per address word", map[string]string{"MAX_CONNECTIONS_PER_ADDRESS": "many"}, "MAX_CONNECTIONS_PER_ADDRESS", "whole number"},
 		{"drain delay unparsable", map[string]string{"DRAIN_DELAY": "soon"}, "DRAIN_DELAY", "duration"},
 		{"replica id with a slash", map[string]string{"REPLICA_ID": "a/b"}, "REPLICA_ID", "only letters"},
@@ -311,7 +322,8 @@ func TestRegistry(t *testing.T) {
 		"ADMIN_TOKEN", "REST_ROOT", "API_NAMESPACE", "SITE_URL", "TIMEZONE", "LANGUAGES", "DEFAULT_LANGUAGE",
 		"LOG_LEVEL", "LOG_FORMAT", "CORS_ALLOWED_ORIGINS", "SHUTDOWN_TIMEOUT", "REINDEX_CRON", "LEASE_TTL",
 		"WEBHOOK_ALLOW_PRIVATE", "TRUSTED_PROXIES", "METRICS_ADDR"}
-	want = append(want, "DRAIN_DELAY", "REPLICA_ID", "MEILI_MASTER_KEY", "HEADER_TIMEOUT", "MAX_CONNECTIONS_PER_ADDRESS", "WRITE_RATE", "WRITE_BURST", "TEC_COMPAT", "RECURRENCE_HORIZON")
+	want = append(want, "DRAIN_DELAY", "REPLICA_ID", "MEILI_MASTER_KEY", "HEADER_TIMEOUT", "MAX_CONNECTIONS_PER_ADDRESS", "WRITE_RATE", "WRITE_BURST", "TEC_COMPAT", "RECURRENCE_HORIZON",
+		"MAX_CONNECTIONS", "BODY_MEMORY_MIB", "BODY_MEMORY_PER_CALLER_MIB")
 	for _, name := range want {
 		if !seen[name] {
 			t.Errorf("%s is not registered", name)

@@ -418,12 +418,25 @@ var registry = []Option{
 		format: func(c *Config) string { return c.HeaderTimeout.String() },
 	},
 	{
+		Name: "MAX_CONNECTIONS", Default: strconv.Itoa(limits.DefaultMaxConnections), Type: TypeInteger,
+		Description: "how many connections the server holds open at once; at the bound a new connection closes one that is not serving a request (idle, silent or still sending its request; from the address holding the most connections first), and is refused with 503 only when every connection is serving one",
+		parse: func(c *Config, raw string) error {
+			n, err := strconv.Atoi(raw)
+			if err != nil || n < 1 || n > maxConnections {
+				return fmt.Errorf("must be a whole number from 1 to %d", maxConnections)
+			}
+			c.MaxConnections = n
+			return nil
+		},
+		format: func(c *Config) string { return strconv.Itoa(c.MaxConnections) },
+	},
+	{
 		Name: "MAX_CONNECTIONS_PER_ADDRESS", Default: "256", Type: TypeInteger,
 		Description: "how many connections one client IP address (IPv6: one /64) may hold open at once; more are refused with 429 (0: no bound; connections from TRUSTED_PROXIES are never bounded)",
 		parse: func(c *Config, raw string) error {
 			n, err := strconv.Atoi(raw)
-			if err != nil || n < 0 || n > limits.MaxConnections {
-				return fmt.Errorf("must be a whole number from 0 to %d", limits.MaxConnections)
+			if err != nil || n < 0 || n > maxConnections {
+				return fmt.Errorf("must be a whole number from 0 to %d", maxConnections)
 			}
 			c.MaxConnectionsPerAddress = n
 			return nil
@@ -455,6 +468,33 @@ var registry = []Option{
 			return nil
 		},
 		format: func(c *Config) string { return strconv.Itoa(c.WriteBurst) },
+	},
+	{
+		Name: "BODY_MEMORY_MIB", Default: "64", Type: TypeInteger,
+		Description: "MiB of request bodies the process holds at once while they arrive and are handled, every role included; a body that would pass it is refused with 503 and Retry-After",
+		parse: func(c *Config, raw string) error {
+			n, err := strconv.Atoi(raw)
+			if err != nil || n < 1 || n > maxBodyMemoryMiB {
+				return fmt.Errorf("must be a whole number from 1 to %d", maxBodyMemoryMiB)
+			}
+			c.BodyMemory = int64(n) << 20
+			return nil
+		},
+		format: func(c *Config) string { return strconv.FormatInt(c.BodyMemory>>20, 10) },
+	},
+	{
+		Name: "BODY_MEMORY_PER_CALLER_MIB", Default: "4", Type: TypeInteger,
+		Description: "MiB of request bodies one caller (an account; without one, a client address) may have in BODY_MEMORY_MIB at once; a body that would pass it is refused with 429 and Retry-After (a value over BODY_MEMORY_MIB counts as BODY_MEMORY_MIB)",
+		dependsOn:   []string{"BODY_MEMORY_MIB"},
+		parse: func(c *Config, raw string) error {
+			n, err := strconv.Atoi(raw)
+			if err != nil || n < 1 || n > maxBodyMemoryMiB {
+				return fmt.Errorf("must be a whole number from 1 to %d", maxBodyMemoryMiB)
+			}
+			c.BodyMemoryPerCaller = min(int64(n)<<20, c.BodyMemory)
+			return nil
+		},
+		format: func(c *Config) string { return strconv.FormatInt(c.BodyMemoryPerCaller>>20, 10) },
 	},
 	{
 		Name: "SHUTDOWN_TIMEOUT", Default: "10s", Type: TypeDuration,
@@ -765,6 +805,13 @@ func parseOrigins(raw string) ([]string, error) {
 	}
 	return origins, nil
 }
+
+// maxConnections bounds MAX_CONNECTIONS: each connection costs a
+// goroutine and its buffers, about 20 KiB.
+const maxConnections = 1 << 20
+
+// maxBodyMemoryMiB bounds BODY_MEMORY_MIB (64 GiB).
+const maxBodyMemoryMiB = 1 << 16
 
 // maxHeaderTimeout bounds HEADER_TIMEOUT: a longer wait for headers would
 // let slow clients hold connections as long as before the option existed.

@@ -620,7 +620,8 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 	warnNoAdmin(ctx, cfg, store, logger, time.Now())
 
 	served := make(chan error, 1)
-	// The per-address share (MAX_CONNECTIONS_PER_ADDRESS) is applied where
+	// The per-address share (MAX_CONNECTIONS_PER_ADDRESS) and the
+	// process-wide bound (MAX_CONNECTIONS) are applied where
 	// connections are accepted; ln itself is what shutdown closes.
 	conns := countConns(ln)
 	go func() { served <- fiberApp.Listener(metrics.Listener(conns, cfg)) }()

@@ -130,3 +130,144 @@ func TestNoBound(t *testing.T) {
 		t.Error("New without a share wrapped the listener")
 	}
 }
+
+// TestListenerMakesRoom: at MaxOpen connections a new one closes one that
+// is not serving a request, from the address group holding the most, a
+// connection still sending (or new) before an idle one, the one in its
+// state longest first; with every connection serving, the new one is
+// refused. Each case accepts its connections in order, puts them in the
+// states listed, then accepts one more from 192.0.2.9.
+func TestListenerMakesRoom(t *testing.T) {
+	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+	type held struct {
+		from  string
+		state int32
+	}
+	for _, tt := range []struct {
+		name string
+		held []held
+		// order in which the held connections enter their states (indexes);
+		// nil is the order of held.
+		order []int
+		// closed is the index of the connection closed, -1 for a refusal.
+		closed int
+		state  string
+	}{
+		{"the address holding the most", []held{{"192.0.2.1:1", stateNew}, {"192.0.2.2:1", stateNew}, {"192.0.2.2:2", stateNew}}, nil, 1, "new"},
+		{"serving connections are never closed", []held{{"192.0.2.1:1", stateIdle}, {"192.0.2.2:1", stateServing}, {"192.0.2.2:2", stateServing}}, nil, 0, "idle"},
+		{"sending before idle in a group", []held{{"192.0.2.1:1", stateIdle}, {"192.0.2.1:2", stateSending}, {"192.0.2.2:1", stateNew}}, nil, 1, "sending"},
+		{"new before idle in a group", []held{{"192.0.2.1:1", stateIdle}, {"192.0.2.1:2", stateNew}, {"192.0.2.2:1", stateNew}}, nil, 1, "new"},
+		{"longest in its state first", []held{{"192.0.2.1:1", stateSending}, {"192.0.2.1:2", stateSending}, {"192.0.2.2:1", stateServing}}, []int{2, 1, 0}, 1, "sending"},
+		{"groups of one: idle last", []held{{"192.0.2.1:1", stateIdle}, {"192.0.2.2:1", stateSending}, {"192.0.2.3:1", stateSending}}, []int{2, 1, 0}, 2, "sending"},
+		{"a trusted proxy's connections count alone", []held{{"10.0.0.1:1", stateNew}, {"10.0.0.1:2", stateNew}, {"192.0.2.2:1", stateSending}}, []int{0, 1, 2}, 0, "new"},
+		{"one address against a proxy", []held{{"10.0.0.1:1", stateSending}, {"192.0.2.2:1", stateIdle}, {"192.0.2.2:2", stateIdle}}, nil, 1, "idle"},
+		{"all serving: refused", []held{{"192.0.2.1:1", stateServing}, {"192.0.2.2:1", stateServing}, {"192.0.2.2:2", stateServing}}, nil, -1, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			q := &queueListener{}
+			refused := 0
+			var closedStates []string
+			ln := New(q, Options{MaxOpen: len(tt.held), Trusted: trusted, FullAnswer: []byte("full"),
+				Refused: func(netip.Addr) { refused++ }, Closed: func(s string) { closedStates = append(closedStates, s) }}).(*Listener)
+			accepted := make([]*conn, len(tt.held))
+			for i, h := range tt.held {
+				q.conns = append(q.conns, dialFrom(t, h.from))
+				c, err := ln.Accept()
+				if err != nil {
+					t.Fatal(err)
+				}
+				accepted[i] = c.(*conn)
+			}
+			order := tt.order
+			if order == nil {
+				for i := range tt.held {
+					order = append(order, i)
+				}
+			}
+			for _, i := range order {
+				switch tt.held[i].state {
+				case stateSending:
+					ln.setState(accepted[i], stateSending)
+				case stateServing:
+					Serving(accepted[i])
+				case stateIdle:
+					Serving(accepted[i])
+					Idle(accepted[i])
+				}
+			}
+			newcomer := dialFrom(t, "192.0.2.9:1")
+			answer := make(chan string, 1)
+			go func() { b, _ := io.ReadAll(newcomer.peer); answer <- string(b) }()
+			q.conns = append(q.conns, newcomer)
+			c, err := ln.Accept()
+			if tt.closed < 0 {
+				if err == nil || refused != 1 || len(closedStates) != 0 || <-answer != "full" {
+					t.Fatalf("want a refusal: err %v, refused %d, closed %v", err, refused, closedStates)
+				}
+				if ln.Total() != len(tt.held) {
+					t.Fatalf("total %d after a refusal", ln.Total())
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, a := range accepted {
+				if a.released != (i == tt.closed) {
+					t.Errorf("connection %d (%s) released=%v, want closed: %d", i, tt.held[i].from, a.released, tt.closed)
+				}
+			}
+			if len(closedStates) != 1 || closedStates[0] != tt.state {
+				t.Errorf("closed states %v, want [%s]", closedStates, tt.state)
+			}
+			if ln.Total() != len(tt.held) {
+				t.Errorf("total %d, want %d", ln.Total(), len(tt.held))
+			}
+			// The closed connection's own Close later releases nothing more.
+			accepted[tt.closed].Close()
+			c.Close()
+			if ln.Total() != len(tt.held)-1 {
+				t.Errorf("total %d after closing the newcomer, want %d", ln.Total(), len(tt.held)-1)
+			}
+		})
+	}
+}
+
+// TestListenerReadMarksSending: a connection's first bytes, when new or
+// idle, put it in the sending state; while serving, reads change nothing.
+func TestListenerReadMarksSending(t *testing.T) {
+	a := dialFrom(t, "192.0.2.1:1")
+	ln := New(&queueListener{conns: []net.Conn{a}}, Options{MaxOpen: 4}).(*Listener)
+	c, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := c.(*conn)
+	read := func() {
+		t.Helper()
+		go func() { _, _ = a.peer.Write([]byte("x")) }()
+		if _, err := c.Read(make([]byte, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, step := range []struct {
+		name string
+		do   func()
+		want int32
+	}{
+		{"accepted", func() {}, stateNew},
+		{"first bytes", read, stateSending},
+		{"request complete", func() { Serving(c) }, stateServing},
+		{"read while serving", read, stateServing},
+		{"answered", func() { Idle(c) }, stateIdle},
+		{"next request's bytes", read, stateSending},
+	} {
+		step.do()
+		if got := cc.state.Load(); got != step.want {
+			t.Fatalf("%s: state %s, want %s", step.name, stateNames[got], stateNames[step.want])
+		}
+	}
+	// Serving and Idle ignore connections the listener did not accept.
+	Serving(a)
+	Idle(a)
+}

@@ -21,8 +21,10 @@ import "time"
 // the handler up to MaxBodyBytes, and only after the caller is
 // authenticated. An anonymous write announcing more than BodyPrefetchBytes
 // is answered from its headers alone. How long a client may take to send
-// its headers (HEADER_TIMEOUT) and how many connections one address may
-// hold (MAX_CONNECTIONS_PER_ADDRESS) are settings (config package).
+// its headers (HEADER_TIMEOUT), how many connections the process and one
+// address may hold (MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS) and how
+// many bytes of bodies may be held at once (BODY_MEMORY_MIB,
+// BODY_MEMORY_PER_CALLER_MIB) are settings (config package).
 const (
 	// MaxBodyBytes is the largest request body accepted (413 above it). The
 	// largest legitimate body is an event with a MaxDescription description.
@@ -30,9 +32,9 @@ const (
 	// BodyPrefetchBytes is how much of a body fasthttp reads with the
 	// headers, before any handler runs (its fixed read-ahead).
 	BodyPrefetchBytes = 8 << 10
-	// MaxConnections is the number of connections served at once (fasthttp's
-	// Concurrency); further connections get 503 until one closes.
-	MaxConnections = 4096
+	// DefaultMaxConnections is the default of MAX_CONNECTIONS, the number
+	// of connections held open at once.
+	DefaultMaxConnections = 4096
 	// ReadBufferBytes bounds the request line and headers (431 above it).
 	ReadBufferBytes = 8 << 10
 	// ReadTimeout bounds the time to read one request's body, counted from
