@@ -545,3 +545,16 @@ type Store interface {
 	// Close releases the store's resources.
 	Close(ctx context.Context) error
 }
+
+// OccurrenceStatus is the status an occurrence of a series whose status is
+// series has, given the occurrence's override (nil: none). An occurrence
+// is never more visible than its series: while the series is not
+// published, every occurrence has the series' status, whatever its
+// override says; once the series is published, an override's status (a
+// draft or private occurrence, say) applies.
+func OccurrenceStatus(series string, ov *OccurrenceOverride) string {
+	if series != StatusPublish || ov == nil || ov.Status == nil || *ov.Status == "" {
+		return series
+	}
+	return *ov.Status
+}

@@ -377,6 +377,12 @@ func (c *occurrenceChange) apply(r *Request, ov *repository.OccurrenceOverride, 
 		if !access.CanPublish(r.user) && (st == repository.StatusPublish || st == repository.StatusFuture || st == repository.StatusPrivate) && st != p.Status {
 			st = repository.StatusPending
 		}
+		if st == repository.StatusPublish && p.Status != repository.StatusPublish {
+			// An occurrence is never more visible than its series
+			// (repository.OccurrenceStatus): publishing one alone would
+			// show nothing, and is refused rather than stored.
+			return apierr.InvalidValue("status", fmt.Sprintf("An occurrence can be published only when its series is: event %d is %s. Publish the series (PATCH /events/%d with status=publish) first.", p.ID, p.Status, p.ID), v)
+		}
 		ov.Status = &st
 	}
 	if c.setVenues {

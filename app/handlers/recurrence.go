@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -175,12 +176,17 @@ func hitOccurrence(res search.Result, i int) string { return res.Occurrence(i) }
 // eventHits loads the posts of a result page in the engine's order,
 // shaping each occurrence hit as its occurrence (recurrence.At: the key,
 // from an index built by expanding the series, is not expanded again);
-// hits whose record vanished since the index saw them are skipped.
+// hits whose record vanished since the index saw them are skipped, and so
+// are occurrences whose status (never more visible than their series',
+// repository.OccurrenceStatus) is not one the list shows: the index's
+// status filter already leaves them out, unless its documents were
+// written before occurrences followed their series.
 func (r *Request) eventHits(res search.Result) ([]eventHit, error) {
 	m, err := r.s.render.Posts(r.ctx, res.IDs) // decoded once per write generation (linkcache.go)
 	if err != nil {
 		return nil, err
 	}
+	statuses := r.visibleStatuses()
 	out := make([]eventHit, 0, len(res.IDs))
 	for i, id := range res.IDs {
 		p := m[id]
@@ -197,7 +203,11 @@ func (r *Request) eventHits(res search.Result) ([]eventHit, error) {
 		if err != nil {
 			continue // not a key: stale until reindexed
 		}
-		out = append(out, eventHit{post: r.s.render.OccurrencePost(p, o), series: p, occ: &o})
+		q := r.s.render.OccurrencePost(p, o)
+		if !slices.Contains(statuses, q.Status) {
+			continue // not a status the list shows (an index written before occurrences followed their series)
+		}
+		out = append(out, eventHit{post: q, series: p, occ: &o})
 	}
 	return out, nil
 }
