@@ -465,7 +465,8 @@ func (pt *posts) deleteOccurrence(r *Request) error {
 // following"): the series ends before the occurrence and a new series
 // (its parent the old one) starts from it, with the event fields sent
 // applied to it (as an update would: title, start_date, recurrence...).
-// The answer is the new series (201).
+// The answer is the new series (201) with a parent field: the ID of the
+// series it was split from.
 //
 // The store writes one record at a time, so the split is two writes made
 // crash-safe by their order: the new series is created first, then the
@@ -541,7 +542,13 @@ func (pt *posts) splitSeries(r *Request) error {
 		return err
 	}
 	pt.countsChanged(cur, created)
-	return r.sendPost(201, created, false)
+	l, err := r.loadLinked([]*repository.Post{created})
+	if err != nil {
+		return err
+	}
+	// The new series names the one it was split from (its parent).
+	o := pt.render.Event(created, l, present.View{Lang: r.lang}).Add("parent", created.Event.Parent)
+	return present.SendJSON(r.c, 201, o)
 }
 
 // splitChild creates the new series of a split, or returns the one an
