@@ -134,6 +134,10 @@ func TestValid(t *testing.T) {
 		{"write rate", map[string]string{"WRITE_RATE": "0.5"}, func(c *Config) any { return c.WriteRate }, 0.5},
 		{"write rate default", map[string]string{}, func(c *Config) any { return c.WriteRate }, 10.0},
 		{"write burst", map[string]string{"WRITE_BURST": "7"}, func(c *Config) any { return c.WriteBurst }, 7},
+		{"series override text default", nil, func(c *Config) any { return c.MaxSeriesOverrideText }, 2 << 20},
+		{"series override text", map[string]string{"MAX_SERIES_OVERRIDE_TEXT": "0"}, func(c *Config) any { return c.MaxSeriesOverrideText }, 0},
+		{"account documents default", nil, func(c *Config) any { return c.MaxAccountDocuments }, 50000},
+		{"account documents", map[string]string{"MAX_ACCOUNT_DOCUMENTS": "1200"}, func(c *Config) any { return c.MaxAccountDocuments }, 1200},
 		{"connections per address unbounded", map[string]string{"MAX_CONNECTIONS_PER_ADDRESS": "0"}, func(c *Config) any { return c.MaxConnectionsPerAddress }, 0},
 	}
 	for _, tt := range tests {
@@ -216,6 +220,9 @@ func TestInvalid(t *testing.T) {
 		{"write rate negative", map[string]string{"WRITE_RATE": "-1"}, "WRITE_RATE", "number from 0 to 10000"},
 		{"write rate NaN", map[string]string{"WRITE_RATE": "NaN"}, "WRITE_RATE", "number from 0 to 10000"},
 		{"write burst zero", map[string]string{"WRITE_BURST": "0"}, "WRITE_BURST", "whole number from 1 to 100000"},
+		{"negative override text", map[string]string{"MAX_SERIES_OVERRIDE_TEXT": "-1"}, "MAX_SERIES_OVERRIDE_TEXT", "whole number of bytes from 0 to 1073741824"},
+		{"override text with a unit", map[string]string{"MAX_SERIES_OVERRIDE_TEXT": "2MiB"}, "MAX_SERIES_OVERRIDE_TEXT", "whole number of bytes"},
+		{"account documents not a number", map[string]string{"MAX_ACCOUNT_DOCUMENTS": "many"}, "MAX_ACCOUNT_DOCUMENTS", "whole number from 0 to 100000000"},
 		{"connections per address negative", map[string]string{"MAX_CONNECTIONS_PER_ADDRESS": "-1"}, "MAX_CONNECTIONS_PER_ADDRESS", "whole number from 0 to 4096"},
 		{"connections per address over the limit", map[string]string{"MAX_CONNECTIONS_PER_ADDRESS": "5000"}, "MAX_CONNECTIONS_PER_ADDRESS", "whole number"},
 		{"connections per address word", map[string]string{"MAX_CONNECTIONS_PER_ADDRESS": "many"}, "MAX_CONNECTIONS_PER_ADDRESS", "whole number"},
@@ -311,7 +318,8 @@ func TestRegistry(t *testing.T) {
 		"ADMIN_TOKEN", "REST_ROOT", "API_NAMESPACE", "SITE_URL", "TIMEZONE", "LANGUAGES", "DEFAULT_LANGUAGE",
 		"LOG_LEVEL", "LOG_FORMAT", "CORS_ALLOWED_ORIGINS", "SHUTDOWN_TIMEOUT", "REINDEX_CRON", "LEASE_TTL",
 		"WEBHOOK_ALLOW_PRIVATE", "TRUSTED_PROXIES", "METRICS_ADDR"}
-	want = append(want, "DRAIN_DELAY", "REPLICA_ID", "MEILI_MASTER_KEY", "HEADER_TIMEOUT", "MAX_CONNECTIONS_PER_ADDRESS", "WRITE_RATE", "WRITE_BURST", "TEC_COMPAT", "RECURRENCE_HORIZON")
+	want = append(want, "DRAIN_DELAY", "REPLICA_ID", "MEILI_MASTER_KEY", "HEADER_TIMEOUT", "MAX_CONNECTIONS_PER_ADDRESS", "WRITE_RATE", "WRITE_BURST", "TEC_COMPAT", "RECURRENCE_HORIZON",
+		"MAX_SERIES_OVERRIDE_TEXT", "MAX_ACCOUNT_DOCUMENTS")
 	for _, name := range want {
 		if !seen[name] {
 			t.Errorf("%s is not registered", name)

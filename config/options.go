@@ -538,6 +538,32 @@ var registry = []Option{
 		format: func(c *Config) string { return strconv.Itoa(int(c.RecurrenceHorizon / (24 * time.Hour))) },
 	},
 	{
+		Name: "MAX_SERIES_OVERRIDE_TEXT", Default: "2097152", Type: TypeInteger,
+		Description: "bytes of text (titles, descriptions and excerpts, every language) the changed occurrences of one series may hold together; a change past it is refused with 400 (0: no bound)",
+		parse: func(c *Config, raw string) error {
+			n, err := strconv.Atoi(raw)
+			if err != nil || n < 0 || n > maxSeriesOverrideText {
+				return fmt.Errorf("must be a whole number of bytes from 0 to %d", maxSeriesOverrideText)
+			}
+			c.MaxSeriesOverrideText = n
+			return nil
+		},
+		format: func(c *Config) string { return strconv.Itoa(c.MaxSeriesOverrideText) },
+	},
+	{
+		Name: "MAX_ACCOUNT_DOCUMENTS", Default: "50000", Type: TypeInteger,
+		Description: "search-index documents (one per single event, one per occurrence of a series, every status) the events of one contributor or author may make together; a write past it is refused with 400 (0: no bound; editors and admins are never bounded)",
+		parse: func(c *Config, raw string) error {
+			n, err := strconv.Atoi(raw)
+			if err != nil || n < 0 || n > maxAccountDocuments {
+				return fmt.Errorf("must be a whole number from 0 to %d", maxAccountDocuments)
+			}
+			c.MaxAccountDocuments = n
+			return nil
+		},
+		format: func(c *Config) string { return strconv.Itoa(c.MaxAccountDocuments) },
+	},
+	{
 		Name: "MEILI_MASTER_KEY", Default: "", Type: TypeSecret, Secret: true,
 		Description: "Meilisearch master key: when set and MEILI_API_KEY is empty, the service creates (or finds) its own scoped API key with it at start and uses only that key",
 		parse: func(c *Config, raw string) error {
@@ -547,6 +573,13 @@ var registry = []Option{
 		format: func(c *Config) string { return c.MeiliMasterKey },
 	},
 }
+
+// Upper ends of the content bounds' settings: far above any calendar's
+// need, below what would let one account or series exhaust memory.
+const (
+	maxSeriesOverrideText = 1 << 30
+	maxAccountDocuments   = 100_000_000
+)
 
 // maxReplicaID bounds REPLICA_ID (and the host name used in its place).
 const maxReplicaID = 128
