@@ -249,6 +249,7 @@ func (pt *posts) updateOccurrence(r *Request) error {
 		if _, ok, err := recurrence.Find(series, occ.Key, lim); err != nil || !ok {
 			return apierr.New(404, "rest-occurrence-not-found", fmt.Sprintf("Event %d has no occurrence %s any more.", p.ID, occ.Key))
 		}
+		textBefore := p.Event.OverrideTextBytes()
 		ov := p.Event.Override(occ.Key)
 		if ov == nil {
 			if len(p.Event.Overrides) >= recurrence.DefaultMaxOccurrences {
@@ -258,6 +259,9 @@ func (pt *posts) updateOccurrence(r *Request) error {
 			ov = &p.Event.Overrides[len(p.Event.Overrides)-1]
 		}
 		if err := change.apply(r, ov, occ, p); err != nil {
+			return err
+		}
+		if err := pt.checkOverrideText(sentTextField(r), textBefore, p.Event); err != nil {
 			return err
 		}
 		p.Modified = pt.now().UTC().Truncate(time.Second)
@@ -273,6 +277,18 @@ func (pt *posts) updateOccurrence(r *Request) error {
 	}
 	pt.countsChanged(cur, p)
 	return pt.sendOccurrence(r, 200, p, after, false)
+}
+
+// sentTextField names the text field of an override write, for the
+// message of MAX_SERIES_OVERRIDE_TEXT: the first of title, description
+// and excerpt the request sends.
+func sentTextField(r *Request) string {
+	for _, f := range []string{"description", "title", "excerpt"} {
+		if r.bag.Has(f) {
+			return f
+		}
+	}
+	return "the occurrence"
 }
 
 // occurrenceChange is a validated override write.
@@ -448,6 +464,7 @@ func (pt *posts) deleteOccurrence(r *Request) error {
 			kept = nil
 		}
 		p.Event.Overrides = kept
+		p.Event.Documents = pt.documentCount(p.Event)
 		p.Modified = pt.now().UTC().Truncate(time.Second)
 		return nil
 	})
@@ -535,6 +552,7 @@ func (pt *posts) splitSeries(r *Request) error {
 		if h.Before == nil {
 			p.Event.Overrides = nil
 		}
+		p.Event.Documents = pt.documentCount(p.Event)
 		p.Modified = now
 		return nil
 	})
