@@ -123,6 +123,9 @@ type Config struct {
 	// one contributor or author make together (MAX_ACCOUNT_DOCUMENTS); 0
 	// is no bound. Editors and admins are not bounded.
 	MaxAccountDocuments int
+	// SyncBatchBytes bounds the size of the search documents one sync
+	// batch builds (SYNC_BATCH_BYTES); a post over it is indexed alone.
+	SyncBatchBytes int
 	// ReplicaID is the replica's identity in the lease (REPLICA_ID); empty
 	// means the host name.
 	ReplicaID string

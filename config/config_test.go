@@ -138,6 +138,8 @@ func TestValid(t *testing.T) {
 		{"series override text", map[string]string{"MAX_SERIES_OVERRIDE_TEXT": "0"}, func(c *Config) any { return c.MaxSeriesOverrideText }, 0},
 		{"account documents default", nil, func(c *Config) any { return c.MaxAccountDocuments }, 50000},
 		{"account documents", map[string]string{"MAX_ACCOUNT_DOCUMENTS": "1200"}, func(c *Config) any { return c.MaxAccountDocuments }, 1200},
+		{"sync batch bytes default", nil, func(c *Config) any { return c.SyncBatchBytes }, 256 << 10},
+		{"sync batch bytes", map[string]string{"SYNC_BATCH_BYTES": "1048576"}, func(c *Config) any { return c.SyncBatchBytes }, 1 << 20},
 		{"connections per address unbounded", map[string]string{"MAX_CONNECTIONS_PER_ADDRESS": "0"}, func(c *Config) any { return c.MaxConnectionsPerAddress }, 0},
 	}
 	for _, tt := range tests {
@@ -222,6 +224,7 @@ func TestInvalid(t *testing.T) {
 		{"write burst zero", map[string]string{"WRITE_BURST": "0"}, "WRITE_BURST", "whole number from 1 to 100000"},
 		{"negative override text", map[string]string{"MAX_SERIES_OVERRIDE_TEXT": "-1"}, "MAX_SERIES_OVERRIDE_TEXT", "whole number of bytes from 0 to 1073741824"},
 		{"override text with a unit", map[string]string{"MAX_SERIES_OVERRIDE_TEXT": "2MiB"}, "MAX_SERIES_OVERRIDE_TEXT", "whole number of bytes"},
+		{"sync batch bytes too small", map[string]string{"SYNC_BATCH_BYTES": "100"}, "SYNC_BATCH_BYTES", "whole number of bytes from 4096 to 1073741824"},
 		{"account documents not a number", map[string]string{"MAX_ACCOUNT_DOCUMENTS": "many"}, "MAX_ACCOUNT_DOCUMENTS", "whole number from 0 to 100000000"},
 		{"connections per address negative", map[string]string{"MAX_CONNECTIONS_PER_ADDRESS": "-1"}, "MAX_CONNECTIONS_PER_ADDRESS", "whole number from 0 to 4096"},
 		{"connections per address over the limit", map[string]string{"MAX_CONNECTIONS_PER_ADDRESS": "5000"}, "MAX_CONNECTIONS_PER_ADDRESS", "whole number"},
@@ -319,7 +322,7 @@ func TestRegistry(t *testing.T) {
 		"LOG_LEVEL", "LOG_FORMAT", "CORS_ALLOWED_ORIGINS", "SHUTDOWN_TIMEOUT", "REINDEX_CRON", "LEASE_TTL",
 		"WEBHOOK_ALLOW_PRIVATE", "TRUSTED_PROXIES", "METRICS_ADDR"}
 	want = append(want, "DRAIN_DELAY", "REPLICA_ID", "MEILI_MASTER_KEY", "HEADER_TIMEOUT", "MAX_CONNECTIONS_PER_ADDRESS", "WRITE_RATE", "WRITE_BURST", "TEC_COMPAT", "RECURRENCE_HORIZON",
-		"MAX_SERIES_OVERRIDE_TEXT", "MAX_ACCOUNT_DOCUMENTS")
+		"MAX_SERIES_OVERRIDE_TEXT", "MAX_ACCOUNT_DOCUMENTS", "SYNC_BATCH_BYTES")
 	for _, name := range want {
 		if !seen[name] {
 			t.Errorf("%s is not registered", name)

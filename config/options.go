@@ -564,6 +564,19 @@ var registry = []Option{
 		format: func(c *Config) string { return strconv.Itoa(c.MaxAccountDocuments) },
 	},
 	{
+		Name: "SYNC_BATCH_BYTES", Default: "262144", Type: TypeInteger,
+		Description: "bytes of search documents one sync batch builds (text in every language, times a series' occurrences, and its changed occurrences' text); a post over it is indexed in a batch of its own, after the small writes queued with it (at least 4096)",
+		parse: func(c *Config, raw string) error {
+			n, err := strconv.Atoi(raw)
+			if err != nil || n < minSyncBatchBytes || n > maxSyncBatchBytes {
+				return fmt.Errorf("must be a whole number of bytes from %d to %d", minSyncBatchBytes, maxSyncBatchBytes)
+			}
+			c.SyncBatchBytes = n
+			return nil
+		},
+		format: func(c *Config) string { return strconv.Itoa(c.SyncBatchBytes) },
+	},
+	{
 		Name: "MEILI_MASTER_KEY", Default: "", Type: TypeSecret, Secret: true,
 		Description: "Meilisearch master key: when set and MEILI_API_KEY is empty, the service creates (or finds) its own scoped API key with it at start and uses only that key",
 		parse: func(c *Config, raw string) error {
@@ -579,6 +592,8 @@ var registry = []Option{
 const (
 	maxSeriesOverrideText = 1 << 30
 	maxAccountDocuments   = 100_000_000
+	minSyncBatchBytes     = 4 << 10
+	maxSyncBatchBytes     = 1 << 30
 )
 
 // maxReplicaID bounds REPLICA_ID (and the host name used in its place).
