@@ -154,3 +154,28 @@ func TestAccountDocumentBound(t *testing.T) {
 		t.Errorf("author's documents after the split: %d, %v; want 7 (2 + 2 + 3)", n, err)
 	}
 }
+
+// TestSeriesOccurrenceBound: MAX_SERIES_OCCURRENCES bounds a series'
+// occurrences up to the horizon (400 on the recurrence parameter naming
+// the setting, nothing stored), and the index holds that many documents
+// of a series at the bound.
+func TestSeriesOccurrenceBound(t *testing.T) {
+	e := newEnv(t, "MAX_SERIES_OCCURRENCES", "10")
+	count := func(n int) map[string]any {
+		return weekly(map[string]any{"recurrence": map[string]any{"rules": []any{fmt.Sprintf("FREQ=WEEKLY;COUNT=%d", n)}}})
+	}
+	e.must(201, "POST", "events", "editor", count(10))
+	e.flush()
+	list := e.must(200, "GET", "events?start_date=2027-01-01&end_date=2028-12-31", "", nil)
+	if list.num("total") != 10 {
+		t.Errorf("indexed occurrences: %v, want 10", list.num("total"))
+	}
+	before := storeSnapshot(t, e)
+	r := e.do("POST", "events", "editor", count(11))
+	if r.status != 400 || r.str("code") != "rest_invalid_param" || !strings.Contains(r.raw, "at most 10 are allowed") || !strings.Contains(r.raw, "MAX_SERIES_OCCURRENCES") {
+		t.Errorf("past the bound: %d %s", r.status, r.raw)
+	}
+	if after := storeSnapshot(t, e); after != before {
+		t.Errorf("the refused write changed the store:\n before %s\n after  %s", before, after)
+	}
+}

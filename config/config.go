@@ -115,6 +115,9 @@ type Config struct {
 	// RecurrenceHorizon is how far ahead of now recurring events are
 	// expanded (RECURRENCE_HORIZON, in days; default 730).
 	RecurrenceHorizon time.Duration
+	// MaxSeriesOccurrences bounds the occurrences of one series up to the
+	// horizon, and its changed occurrences (MAX_SERIES_OCCURRENCES).
+	MaxSeriesOccurrences int
 	// MaxSeriesOverrideText bounds the bytes of text (titles,
 	// descriptions, excerpts, every language) of one series' changed
 	// occurrences together (MAX_SERIES_OVERRIDE_TEXT); 0 is no bound.

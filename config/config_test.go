@@ -134,6 +134,8 @@ func TestValid(t *testing.T) {
 		{"write rate", map[string]string{"WRITE_RATE": "0.5"}, func(c *Config) any { return c.WriteRate }, 0.5},
 		{"write rate default", map[string]string{}, func(c *Config) any { return c.WriteRate }, 10.0},
 		{"write burst", map[string]string{"WRITE_BURST": "7"}, func(c *Config) any { return c.WriteBurst }, 7},
+		{"series occurrences default", nil, func(c *Config) any { return c.MaxSeriesOccurrences }, 1000},
+		{"series occurrences", map[string]string{"MAX_SERIES_OCCURRENCES": "300"}, func(c *Config) any { return c.MaxSeriesOccurrences }, 300},
 		{"series override text default", nil, func(c *Config) any { return c.MaxSeriesOverrideText }, 2 << 20},
 		{"series override text", map[string]string{"MAX_SERIES_OVERRIDE_TEXT": "0"}, func(c *Config) any { return c.MaxSeriesOverrideText }, 0},
 		{"account documents default", nil, func(c *Config) any { return c.MaxAccountDocuments }, 50000},
@@ -224,6 +226,7 @@ func TestInvalid(t *testing.T) {
 		{"write burst zero", map[string]string{"WRITE_BURST": "0"}, "WRITE_BURST", "whole number from 1 to 100000"},
 		{"negative override text", map[string]string{"MAX_SERIES_OVERRIDE_TEXT": "-1"}, "MAX_SERIES_OVERRIDE_TEXT", "whole number of bytes from 0 to 1073741824"},
 		{"override text with a unit", map[string]string{"MAX_SERIES_OVERRIDE_TEXT": "2MiB"}, "MAX_SERIES_OVERRIDE_TEXT", "whole number of bytes"},
+		{"series occurrences zero", map[string]string{"MAX_SERIES_OCCURRENCES": "0"}, "MAX_SERIES_OCCURRENCES", "whole number from 1 to 10000"},
 		{"sync batch bytes too small", map[string]string{"SYNC_BATCH_BYTES": "100"}, "SYNC_BATCH_BYTES", "whole number of bytes from 4096 to 1073741824"},
 		{"account documents not a number", map[string]string{"MAX_ACCOUNT_DOCUMENTS": "many"}, "MAX_ACCOUNT_DOCUMENTS", "whole number from 0 to 100000000"},
 		{"connections per address negative", map[string]string{"MAX_CONNECTIONS_PER_ADDRESS": "-1"}, "MAX_CONNECTIONS_PER_ADDRESS", "whole number from 0 to 4096"},
@@ -322,7 +325,7 @@ func TestRegistry(t *testing.T) {
 		"LOG_LEVEL", "LOG_FORMAT", "CORS_ALLOWED_ORIGINS", "SHUTDOWN_TIMEOUT", "REINDEX_CRON", "LEASE_TTL",
 		"WEBHOOK_ALLOW_PRIVATE", "TRUSTED_PROXIES", "METRICS_ADDR"}
 	want = append(want, "DRAIN_DELAY", "REPLICA_ID", "MEILI_MASTER_KEY", "HEADER_TIMEOUT", "MAX_CONNECTIONS_PER_ADDRESS", "WRITE_RATE", "WRITE_BURST", "TEC_COMPAT", "RECURRENCE_HORIZON",
-		"MAX_SERIES_OVERRIDE_TEXT", "MAX_ACCOUNT_DOCUMENTS", "SYNC_BATCH_BYTES")
+		"MAX_SERIES_OCCURRENCES", "MAX_SERIES_OVERRIDE_TEXT", "MAX_ACCOUNT_DOCUMENTS", "SYNC_BATCH_BYTES")
 	for _, name := range want {
 		if !seen[name] {
 			t.Errorf("%s is not registered", name)

@@ -538,6 +538,19 @@ var registry = []Option{
 		format: func(c *Config) string { return strconv.Itoa(int(c.RecurrenceHorizon / (24 * time.Hour))) },
 	},
 	{
+		Name: "MAX_SERIES_OCCURRENCES", Default: "1000", Type: TypeInteger,
+		Description: "occurrences one recurring event may have up to RECURRENCE_HORIZON (each is a search document), and changed occurrences it may keep; a write past it is refused with 400 (1 to 10000)",
+		parse: func(c *Config, raw string) error {
+			n, err := strconv.Atoi(raw)
+			if err != nil || n < 1 || n > maxSeriesOccurrences {
+				return fmt.Errorf("must be a whole number from 1 to %d", maxSeriesOccurrences)
+			}
+			c.MaxSeriesOccurrences = n
+			return nil
+		},
+		format: func(c *Config) string { return strconv.Itoa(c.MaxSeriesOccurrences) },
+	},
+	{
 		Name: "MAX_SERIES_OVERRIDE_TEXT", Default: "2097152", Type: TypeInteger,
 		Description: "bytes of text (titles, descriptions and excerpts, every language) the changed occurrences of one series may hold together; a change past it is refused with 400 (0: no bound)",
 		parse: func(c *Config, raw string) error {
@@ -590,6 +603,7 @@ var registry = []Option{
 // Upper ends of the content bounds' settings: far above any calendar's
 // need, below what would let one account or series exhaust memory.
 const (
+	maxSeriesOccurrences  = 10_000
 	maxSeriesOverrideText = 1 << 30
 	maxAccountDocuments   = 100_000_000
 	minSyncBatchBytes     = 4 << 10

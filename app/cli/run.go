@@ -374,7 +374,7 @@ func responseCacheTTL(cfg *config.Config) time.Duration {
 func newWorker(cfg *config.Config, store repository.Store, engine search.Engine, logger *slog.Logger) *sync.Worker {
 	return &sync.Worker{Store: store, Engine: engine, Log: logger, BatchBytes: cfg.SyncBatchBytes,
 		Docs: &sync.DocBuilder{Store: store, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location,
-			Horizon: cfg.RecurrenceHorizon}}
+			Horizon: cfg.RecurrenceHorizon, MaxOccurrences: cfg.MaxSeriesOccurrences}}
 }
 
 // newWebhooks builds the webhook deliverer; the worker hands it every

@@ -252,8 +252,8 @@ func (pt *posts) updateOccurrence(r *Request) error {
 		textBefore := p.Event.OverrideTextBytes()
 		ov := p.Event.Override(occ.Key)
 		if ov == nil {
-			if len(p.Event.Overrides) >= recurrence.DefaultMaxOccurrences {
-				return apierr.InvalidParam("key", fmt.Sprintf("A series keeps at most %d changed occurrences.", recurrence.DefaultMaxOccurrences))
+			if limit := pt.cfg.MaxSeriesOccurrences; len(p.Event.Overrides) >= limit {
+				return apierr.InvalidParam("key", fmt.Sprintf("A series keeps at most %d changed occurrences (MAX_SERIES_OCCURRENCES).", limit))
 			}
 			p.Event.Overrides = append(p.Event.Overrides, repository.OccurrenceOverride{Key: occ.Key})
 			ov = &p.Event.Overrides[len(p.Event.Overrides)-1]

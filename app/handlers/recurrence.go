@@ -31,12 +31,13 @@ func recurrenceArg() Arg {
 		Desc: `Makes the event a series: {"rules": RRULE values without "RRULE:" (FREQ=WEEKLY;BYDAY=TU,TH;UNTIL=20270630T235959Z; DAILY at the finest), "exclusions" and "additions": occurrence starts YYYY-MM-DD HH:MM:SS in the event's time zone}; the event's start and end are the first occurrence. null makes it a single event again.`}
 }
 
-// recurrenceLimits are the expansion bounds at now (RECURRENCE_HORIZON).
+// recurrenceLimits are the expansion bounds at now (RECURRENCE_HORIZON,
+// MAX_SERIES_OCCURRENCES).
 func recurrenceLimits(cfg *config.Config, now func() time.Time) recurrence.Limits {
 	if now == nil {
 		now = time.Now
 	}
-	return recurrence.Limits{Now: now(), Horizon: cfg.RecurrenceHorizon}
+	return recurrence.Limits{Now: now(), Horizon: cfg.RecurrenceHorizon, MaxOccurrences: cfg.MaxSeriesOccurrences}
 }
 
 // checkRecurrenceArg checks the shape of a recurrence value: null (or an
@@ -132,7 +133,7 @@ func (plan *writePlan) applyRecurrence(r *Request, p *repository.Post) error {
 	series := recurrence.SeriesOf(e, loc)
 	lim := recurrenceLimits(r.s.cfg, r.s.now)
 	if err := recurrence.Validate(series, lim); err != nil {
-		return recurrenceProblem(err)
+		return occurrenceBoundProblem(err, lim)
 	}
 	if len(e.Overrides) > 0 {
 		keys, err := recurrence.Keys(series, lim)
@@ -158,6 +159,17 @@ func recurrenceProblem(err error) error {
 		return apierr.InvalidParam("recurrence", re.Field+": "+re.Message+".")
 	}
 	return err
+}
+
+// occurrenceBoundProblem is recurrenceProblem, naming the setting in the
+// 400 of a series with more occurrences than MAX_SERIES_OCCURRENCES
+// (recurrence.Validate says "at most N are allowed").
+func occurrenceBoundProblem(err error, lim recurrence.Limits) error {
+	var re *recurrence.Error
+	if errors.As(err, &re) && lim.MaxOccurrences > 0 && strings.Contains(re.Message, fmt.Sprintf("at most %d are allowed", lim.MaxOccurrences)) {
+		return apierr.InvalidParam("recurrence", re.Field+": "+re.Message+" (MAX_SERIES_OCCURRENCES).")
+	}
+	return recurrenceProblem(err)
 }
 
 // eventHit is one hit of an event list: the post to render (the series
