@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/repository/mongo"
+	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
 
 // storeSnapshot is what a refused write must leave as it was: every post's
@@ -107,7 +110,21 @@ func TestSeriesOverrideTextBound(t *testing.T) {
 // and stores nothing; editors are not bounded; writes that do not grow
 // an account pass.
 func TestAccountDocumentBound(t *testing.T) {
-	e := newEnv(t, "MAX_ACCOUNT_DOCUMENTS", "10")
+	t.Run("sqlite", func(t *testing.T) { testAccountDocumentBound(t, newEnv(t, "MAX_ACCOUNT_DOCUMENTS", "10")) })
+	t.Run("mongo", func(t *testing.T) {
+		uri := mongotest.Start(t)
+		open := func(t testing.TB, _ *config.Config) repository.Store {
+			st, err := mongo.Open(context.Background(), uri, mongotest.Database(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st
+		}
+		testAccountDocumentBound(t, newEnvWith(t, t.TempDir(), envOptions{openStore: open}, "MAX_ACCOUNT_DOCUMENTS", "10"))
+	})
+}
+
+func testAccountDocumentBound(t *testing.T, e *env) {
 	series := func(count int, extra map[string]any) map[string]any {
 		b := weekly(map[string]any{"status": "draft", "recurrence": map[string]any{"rules": []any{fmt.Sprintf("FREQ=WEEKLY;COUNT=%d", count)}}})
 		for k, v := range extra {
