@@ -141,7 +141,8 @@ func newEnvWith(t testing.TB, dir string, opts envOptions, settings ...string) *
 		now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC), engine: eng}
 	e.clock.Store(e.now.UnixNano())
 	e.worker = &sync.Worker{Store: st, Engine: eng, Log: quiet, Now: e.clockNow,
-		Docs: &sync.DocBuilder{Store: st, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location}}
+		Docs: &sync.DocBuilder{Store: st, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location,
+			MaxOccurrences: cfg.MaxSeriesOccurrences}}
 	e.hookClock.Store(e.now.UnixNano())
 	e.hooks = &sync.Webhooks{Store: st, Log: quiet, AllowPrivate: cfg.WebhookAllowPrivate,
 		Now:    func() time.Time { return time.Unix(0, e.hookClock.Load()).UTC() },

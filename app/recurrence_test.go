@@ -154,6 +154,9 @@ func TestSplitSeries(t *testing.T) {
 	e.must(200, "PATCH", occ+"/20270415T190000", "editor", map[string]any{"title": "Special"})
 	split := e.must(201, "POST", occ+"/20270401T190000/split", "editor", map[string]any{"title": "Weekly class, new room"})
 	nid := fmt.Sprint(split.id())
+	if got := fmt.Sprint(split.path("parent")); got != id {
+		t.Errorf("split response: parent %s, want the old series %s", got, id)
+	}
 	if split.str("start_date") != "2027-04-01 19:00:00" || split.str("title") != "Weekly class, new room" ||
 		fmt.Sprint(split.path("recurrence.rules")) != "[FREQ=WEEKLY;COUNT=4]" {
 		t.Fatalf("new series: %s", split.raw)

@@ -72,7 +72,7 @@ func startService(ctx context.Context, dir string, env map[string]string) (svc *
 	cfg := s.cfg
 	s.worker = &sync.Worker{Store: st, Engine: s.engine, Log: s.log,
 		Docs: &sync.DocBuilder{Store: st, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location,
-			Horizon: cfg.RecurrenceHorizon}}
+			Horizon: cfg.RecurrenceHorizon, MaxOccurrences: cfg.MaxSeriesOccurrences}}
 	wctx, cancel := context.WithCancel(ctx)
 	undo = append(undo, cancel)
 	go s.worker.Run(wctx)

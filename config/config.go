@@ -127,6 +127,20 @@ type Config struct {
 	// RecurrenceHorizon is how far ahead of now recurring events are
 	// expanded (RECURRENCE_HORIZON, in days; default 730).
 	RecurrenceHorizon time.Duration
+	// MaxSeriesOccurrences bounds the occurrences of one series up to the
+	// horizon, and its changed occurrences (MAX_SERIES_OCCURRENCES).
+	MaxSeriesOccurrences int
+	// MaxSeriesOverrideText bounds the bytes of text (titles,
+	// descriptions, excerpts, every language) of one series' changed
+	// occurrences together (MAX_SERIES_OVERRIDE_TEXT); 0 is no bound.
+	MaxSeriesOverrideText int
+	// MaxAccountDocuments bounds the search-index documents the events of
+	// one contributor or author make together (MAX_ACCOUNT_DOCUMENTS); 0
+	// is no bound. Editors and admins are not bounded.
+	MaxAccountDocuments int
+	// SyncBatchBytes bounds the size of the search documents one sync
+	// batch builds (SYNC_BATCH_BYTES); a post over it is indexed alone.
+	SyncBatchBytes int
 	// ReplicaID is the replica's identity in the lease (REPLICA_ID); empty
 	// means the host name.
 	ReplicaID string

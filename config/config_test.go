@@ -141,6 +141,14 @@ func TestValid(t *testing.T) {
 		{"body memory per caller default", nil, func(c *Config) any { return c.BodyMemoryPerCaller }, int64(4 << 20)},
 		{"body memory per caller", map[string]string{"BODY_MEMORY_PER_CALLER_MIB": "2"}, func(c *Config) any { return c.BodyMemoryPerCaller }, int64(2 << 20)},
 		{"body memory per caller over the whole", map[string]string{"BODY_MEMORY_MIB": "2"}, func(c *Config) any { return c.BodyMemoryPerCaller }, int64(2 << 20)},
+		{"series occurrences default", nil, func(c *Config) any { return c.MaxSeriesOccurrences }, 1000},
+		{"series occurrences", map[string]string{"MAX_SERIES_OCCURRENCES": "300"}, func(c *Config) any { return c.MaxSeriesOccurrences }, 300},
+		{"series override text default", nil, func(c *Config) any { return c.MaxSeriesOverrideText }, 2 << 20},
+		{"series override text", map[string]string{"MAX_SERIES_OVERRIDE_TEXT": "0"}, func(c *Config) any { return c.MaxSeriesOverrideText }, 0},
+		{"account documents default", nil, func(c *Config) any { return c.MaxAccountDocuments }, 50000},
+		{"account documents", map[string]string{"MAX_ACCOUNT_DOCUMENTS": "1200"}, func(c *Config) any { return c.MaxAccountDocuments }, 1200},
+		{"sync batch bytes default", nil, func(c *Config) any { return c.SyncBatchBytes }, 256 << 10},
+		{"sync batch bytes", map[string]string{"SYNC_BATCH_BYTES": "1048576"}, func(c *Config) any { return c.SyncBatchBytes }, 1 << 20},
 		{"connections per address unbounded", map[string]string{"MAX_CONNECTIONS_PER_ADDRESS": "0"}, func(c *Config) any { return c.MaxConnectionsPerAddress }, 0},
 	}
 	for _, tt := range tests {
@@ -229,6 +237,11 @@ func TestInvalid(t *testing.T) {
 		{"connections word", map[string]string{"MAX_CONNECTIONS": "lots"}, "MAX_CONNECTIONS", "whole number"},
 		{"body memory zero", map[string]string{"BODY_MEMORY_MIB": "0"}, "BODY_MEMORY_MIB", "whole number from 1 to 65536"},
 		{"body memory per caller zero", map[string]string{"BODY_MEMORY_PER_CALLER_MIB": "0"}, "BODY_MEMORY_PER_CALLER_MIB", "whole number"},
+		{"negative override text", map[string]string{"MAX_SERIES_OVERRIDE_TEXT": "-1"}, "MAX_SERIES_OVERRIDE_TEXT", "whole number of bytes from 0 to 1073741824"},
+		{"override text with a unit", map[string]string{"MAX_SERIES_OVERRIDE_TEXT": "2MiB"}, "MAX_SERIES_OVERRIDE_TEXT", "whole number of bytes"},
+		{"series occurrences zero", map[string]string{"MAX_SERIES_OCCURRENCES": "0"}, "MAX_SERIES_OCCURRENCES", "whole number from 1 to 10000"},
+		{"sync batch bytes too small", map[string]string{"SYNC_BATCH_BYTES": "100"}, "SYNC_BATCH_BYTES", "whole number of bytes from 4096 to 1073741824"},
+		{"account documents not a number", map[string]string{"MAX_ACCOUNT_DOCUMENTS": "many"}, "MAX_ACCOUNT_DOCUMENTS", "whole number from 0 to 100000000"},
 		{"connections per address word", map[string]string{"MAX_CONNECTIONS_PER_ADDRESS": "many"}, "MAX_CONNECTIONS_PER_ADDRESS", "whole number"},
 		{"drain delay unparsable", map[string]string{"DRAIN_DELAY": "soon"}, "DRAIN_DELAY", "duration"},
 		{"replica id with a slash", map[string]string{"REPLICA_ID": "a/b"}, "REPLICA_ID", "only letters"},
@@ -323,7 +336,8 @@ func TestRegistry(t *testing.T) {
 		"LOG_LEVEL", "LOG_FORMAT", "CORS_ALLOWED_ORIGINS", "SHUTDOWN_TIMEOUT", "REINDEX_CRON", "LEASE_TTL",
 		"WEBHOOK_ALLOW_PRIVATE", "TRUSTED_PROXIES", "METRICS_ADDR"}
 	want = append(want, "DRAIN_DELAY", "REPLICA_ID", "MEILI_MASTER_KEY", "HEADER_TIMEOUT", "MAX_CONNECTIONS_PER_ADDRESS", "WRITE_RATE", "WRITE_BURST", "TEC_COMPAT", "RECURRENCE_HORIZON",
-		"MAX_CONNECTIONS", "BODY_MEMORY_MIB", "BODY_MEMORY_PER_CALLER_MIB")
+		"MAX_CONNECTIONS", "BODY_MEMORY_MIB", "BODY_MEMORY_PER_CALLER_MIB",
+		"MAX_SERIES_OCCURRENCES", "MAX_SERIES_OVERRIDE_TEXT", "MAX_ACCOUNT_DOCUMENTS", "SYNC_BATCH_BYTES")
 	for _, name := range want {
 		if !seen[name] {
 			t.Errorf("%s is not registered", name)

@@ -609,6 +609,58 @@ var registry = []Option{
 		format: func(c *Config) string { return strconv.Itoa(int(c.RecurrenceHorizon / (24 * time.Hour))) },
 	},
 	{
+		Name: "MAX_SERIES_OCCURRENCES", Default: "1000", Type: TypeInteger,
+		Description: "occurrences one recurring event may have up to RECURRENCE_HORIZON (each is a search document), and changed occurrences it may keep; a write past it is refused with 400 (1 to 10000)",
+		parse: func(c *Config, raw string) error {
+			n, err := strconv.Atoi(raw)
+			if err != nil || n < 1 || n > maxSeriesOccurrences {
+				return fmt.Errorf("must be a whole number from 1 to %d", maxSeriesOccurrences)
+			}
+			c.MaxSeriesOccurrences = n
+			return nil
+		},
+		format: func(c *Config) string { return strconv.Itoa(c.MaxSeriesOccurrences) },
+	},
+	{
+		Name: "MAX_SERIES_OVERRIDE_TEXT", Default: "2097152", Type: TypeInteger,
+		Description: "bytes of text (titles, descriptions and excerpts, every language) the changed occurrences of one series may hold together; a change past it is refused with 400 (0: no bound)",
+		parse: func(c *Config, raw string) error {
+			n, err := strconv.Atoi(raw)
+			if err != nil || n < 0 || n > maxSeriesOverrideText {
+				return fmt.Errorf("must be a whole number of bytes from 0 to %d", maxSeriesOverrideText)
+			}
+			c.MaxSeriesOverrideText = n
+			return nil
+		},
+		format: func(c *Config) string { return strconv.Itoa(c.MaxSeriesOverrideText) },
+	},
+	{
+		Name: "MAX_ACCOUNT_DOCUMENTS", Default: "50000", Type: TypeInteger,
+		Description: "search-index documents (one per single event, one per occurrence of a series, every status) the events of one contributor or author may make together; a write past it is refused with 400 (0: no bound; editors and admins are never bounded)",
+		parse: func(c *Config, raw string) error {
+			n, err := strconv.Atoi(raw)
+			if err != nil || n < 0 || n > maxAccountDocuments {
+				return fmt.Errorf("must be a whole number from 0 to %d", maxAccountDocuments)
+			}
+			c.MaxAccountDocuments = n
+			return nil
+		},
+		format: func(c *Config) string { return strconv.Itoa(c.MaxAccountDocuments) },
+	},
+	{
+		Name: "SYNC_BATCH_BYTES", Default: "262144", Type: TypeInteger,
+		Description: "bytes of search documents one sync batch builds (text in every language, times a series' occurrences, and its changed occurrences' text); a post over it is indexed in a batch of its own, after the small writes queued with it (at least 4096)",
+		parse: func(c *Config, raw string) error {
+			n, err := strconv.Atoi(raw)
+			if err != nil || n < minSyncBatchBytes || n > maxSyncBatchBytes {
+				return fmt.Errorf("must be a whole number of bytes from %d to %d", minSyncBatchBytes, maxSyncBatchBytes)
+			}
+			c.SyncBatchBytes = n
+			return nil
+		},
+		format: func(c *Config) string { return strconv.Itoa(c.SyncBatchBytes) },
+	},
+	{
 		Name: "MEILI_MASTER_KEY", Default: "", Type: TypeSecret, Secret: true,
 		Description: "Meilisearch master key: when set and MEILI_API_KEY is empty, the service creates (or finds) its own scoped API key with it at start and uses only that key",
 		parse: func(c *Config, raw string) error {
@@ -618,6 +670,16 @@ var registry = []Option{
 		format: func(c *Config) string { return c.MeiliMasterKey },
 	},
 }
+
+// Upper ends of the content bounds' settings: far above any calendar's
+// need, below what would let one account or series exhaust memory.
+const (
+	maxSeriesOccurrences  = 10_000
+	maxSeriesOverrideText = 1 << 30
+	maxAccountDocuments   = 100_000_000
+	minSyncBatchBytes     = 4 << 10
+	maxSyncBatchBytes     = 1 << 30
+)
 
 // maxReplicaID bounds REPLICA_ID (and the host name used in its place).
 const maxReplicaID = 128

@@ -230,6 +230,12 @@ type EventFields struct {
 	// most one per occurrence key. A cancelled occurrence is an exclusion
 	// instead (Recurrence.Exclusions).
 	Overrides []OccurrenceOverride `json:"overrides,omitempty" bson:"overrides,omitempty"`
+	// Documents is how many search-index documents the event made when
+	// it was last written through the API: 1 for a single event, its
+	// occurrences up to the horizon for a series. 0 (records written
+	// otherwise or before it existed) counts as 1. The stores sum it per
+	// author (Store.AccountDocuments) for MAX_ACCOUNT_DOCUMENTS.
+	Documents int `json:"documents,omitempty" bson:"documents,omitempty"`
 }
 
 // Recurrence is a series' rule set, as the client wrote it (RFC 5545).
@@ -286,6 +292,22 @@ func (e *EventFields) Override(key string) *OccurrenceOverride {
 		}
 	}
 	return nil
+}
+
+// OverrideTextBytes returns the bytes of text the overrides hold together:
+// their titles, descriptions and excerpts in every language. It is what
+// the service bounds per series (MAX_SERIES_OVERRIDE_TEXT): each override's
+// text is indexed with its occurrence and kept in the series' record.
+func (e *EventFields) OverrideTextBytes() int {
+	n := 0
+	for i := range e.Overrides {
+		for _, t := range []Text{e.Overrides[i].Title, e.Overrides[i].Content, e.Overrides[i].Excerpt} {
+			for _, v := range t {
+				n += len(v)
+			}
+		}
+	}
+	return n
 }
 
 // VenueFields are the fields only venues have. Address fields are shared by
@@ -478,6 +500,11 @@ type Store interface {
 	FindPosts(ctx context.Context, q PostQuery) ([]*Post, error)
 	// CountPosts returns how many posts match q (ignoring AfterID/Limit).
 	CountPosts(ctx context.Context, q PostQuery) (int, error)
+	// AccountDocuments returns the sum of EventFields.Documents (0 counts
+	// as 1) over the events of every status whose author is author: the
+	// search-index documents the account's events make. Its cost does not
+	// grow with the store, only (MongoDB) with the account's events.
+	AccountDocuments(ctx context.Context, author int64) (int, error)
 	// UnlinkPost removes venue or organizer id from every event that links it
 	// and records index marks for those events. It returns the events changed.
 	UnlinkPost(ctx context.Context, id int64) ([]int64, error)
@@ -564,4 +591,17 @@ type Store interface {
 	Ping(ctx context.Context) error
 	// Close releases the store's resources.
 	Close(ctx context.Context) error
+}
+
+// OccurrenceStatus is the status an occurrence of a series whose status is
+// series has, given the occurrence's override (nil: none). An occurrence
+// is never more visible than its series: while the series is not
+// published, every occurrence has the series' status, whatever its
+// override says; once the series is published, an override's status (a
+// draft or private occurrence, say) applies.
+func OccurrenceStatus(series string, ov *OccurrenceOverride) string {
+	if series != StatusPublish || ov == nil || ov.Status == nil || *ov.Status == "" {
+		return series
+	}
+	return *ov.Status
 }

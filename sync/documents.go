@@ -237,9 +237,9 @@ func (b *DocBuilder) occurrenceDocs(p *repository.Post, d search.EventDocument, 
 				changed.Title, changed.Content, changed.Excerpt = overText(p.Title, v.Title), overText(p.Content, v.Content), overText(p.Excerpt, v.Excerpt)
 				od.Text = b.text(&changed)
 			}
-			if v.Status != nil {
-				od.Status = *v.Status
-			}
+			// Never more visible than the series: the index filters
+			// on this status for anonymous lists and search.
+			od.Status = repository.OccurrenceStatus(p.Status, v)
 			if v.Venues != nil {
 				od.VenueIDs = append([]int64{}, *v.Venues...)
 				od.Geo, od.HasGeo = geoOf(*v.Venues, venues)

@@ -204,7 +204,7 @@ func TestSeriesWritesAreBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := s.worker.textBytes(p), len("Daily class a")*each; got != want {
+	if got, want := s.worker.documentBytes(p), (len("Daily class a")+docOverheadBytes)*each; got != want {
 		t.Errorf("text of a series of %d occurrences counts %d bytes, want %d", each, got, want)
 	}
 }

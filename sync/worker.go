@@ -25,11 +25,12 @@ type Worker struct {
 	Log    *slog.Logger
 	// BatchSize is the number of marks taken per batch (default 256).
 	BatchSize int
-	// BatchTextBytes bounds the text (titles, descriptions and excerpts,
-	// every language) of the posts of one batch (default 256 KiB; see
-	// fitText): a batch takes its marks smallest post first while they
-	// fit, and always at least one.
-	BatchTextBytes int
+	// BatchBytes bounds the size of the documents one batch builds
+	// (SYNC_BATCH_BYTES, default DefaultBatchBytes; see documentBytes and
+	// fitBatch): a batch takes its marks smallest post first while they
+	// fit, and always at least one; a post whose documents alone exceed it
+	// is indexed in a batch of its own, after the marks queued with it.
+	BatchBytes int
 	// PollInterval bounds how long marks written by another process wait
 	// (default 500 ms); local writes call Notify and are picked up at once.
 	PollInterval time.Duration
@@ -62,6 +63,10 @@ type Worker struct {
 	// last batch left pending (choose), so that a backlog of large posts
 	// is read once for the choice, not at every batch; guarded by stepMu.
 	textSizes map[markVersion]int
+	// deferred is the over-budget mark the last batch left for the small
+	// marks queued beside it (fitBatch): it goes, alone, in the next
+	// batch; guarded by stepMu.
+	deferred markVersion
 
 	statsMu workerStats
 }
@@ -99,8 +104,8 @@ func (w *Worker) init() {
 		if w.BatchSize <= 0 {
 			w.BatchSize = 256
 		}
-		if w.BatchTextBytes <= 0 {
-			w.BatchTextBytes = defaultBatchTextBytes
+		if w.BatchBytes <= 0 {
+			w.BatchBytes = DefaultBatchBytes
 		}
 		if w.PollInterval <= 0 {
 			w.PollInterval = 500 * time.Millisecond
@@ -518,27 +523,40 @@ func (w *Worker) IndexAllInto(ctx context.Context, dst search.Writer, progress f
 // MaxOccurrences each).
 const batchDocs = 2000
 
-// defaultBatchTextBytes is the default of Worker.BatchTextBytes: about one
-// event with a description at its limit (200,000 characters), whose
-// indexing takes a few hundred milliseconds, so that the writes queued
-// behind it wait well under the one-second lag target.
-const defaultBatchTextBytes = 256 << 10
+// DefaultBatchBytes is the default of Worker.BatchBytes (SYNC_BATCH_BYTES):
+// about one event with a description at its limit (200,000 characters)
+// and its document's other fields, whose indexing takes a few hundred
+// milliseconds, so that the writes queued behind it wait well under the
+// one-second lag target.
+const DefaultBatchBytes = 256 << 10
 
-// textBytes is the size of a post's text in every language, times the
-// number of its documents (a series repeats its text in each occurrence's
-// document): what indexing it costs grows with it (tokenizing, postings,
-// the stored document).
-func (w *Worker) textBytes(p *repository.Post) int {
+// docOverheadBytes is what documentBytes counts for a document's fields
+// other than its text (dates, IDs, statuses, keys): a series of many
+// occurrences with a short title still weighs its documents.
+const docOverheadBytes = 256
+
+// documentBytes is the size of the documents a post makes, as the batch
+// budget counts it: its text in every language (titles, descriptions and
+// excerpts as stored) and docOverheadBytes, once per document (a series
+// repeats its text in each occurrence's document), plus the text of the
+// series' changed occurrences (each in its own occurrence's document).
+// What indexing a post costs grows with it (tokenizing, postings, the
+// stored documents, the engine's payload).
+func (w *Worker) documentBytes(p *repository.Post) int {
 	n := 0
 	for _, t := range []repository.Text{p.Title, p.Content, p.Excerpt} {
 		for _, v := range t {
 			n += len(v)
 		}
 	}
-	if p.Kind == repository.KindEvent && w.Docs != nil {
-		n *= w.Docs.DocumentCount(p)
+	if p.Kind != repository.KindEvent || p.Event == nil {
+		return n + docOverheadBytes
 	}
-	return n
+	docs := 1
+	if w.Docs != nil {
+		docs = w.Docs.DocumentCount(p)
+	}
+	return (n+docOverheadBytes)*docs + p.Event.OverrideTextBytes()
 }
 
 // markVersion is one version of a mark: a new write to the post gives
@@ -549,7 +567,7 @@ type markVersion struct {
 	seq  int64
 }
 
-// choose returns the marks a batch takes (fitText) and their posts (those
+// choose returns the marks a batch takes (fitBatch) and their posts (those
 // of term marks excepted; a deleted post is absent). The text sizes of the
 // marks it leaves pending are kept for the next batches, so each post of a
 // backlog is read for the choice once, and again when it is taken.
@@ -581,11 +599,12 @@ func (w *Worker) choose(ctx context.Context, marks []repository.IndexMark) ([]re
 			return n
 		}
 		if p := posts[m.ID]; p != nil {
-			return w.textBytes(p)
+			return w.documentBytes(p)
 		}
 		return 0
 	}
-	chosen := fitText(marks, size, w.BatchTextBytes)
+	chosen, deferred := fitBatch(marks, size, w.BatchBytes, w.deferred)
+	w.deferred = deferred
 	taken := map[markVersion]bool{}
 	var missing []int64
 	for _, m := range chosen {
@@ -611,27 +630,48 @@ func (w *Worker) choose(ctx context.Context, marks []repository.IndexMark) ([]re
 	return chosen, posts, nil
 }
 
-// fitText returns the marks a batch takes when their posts' text (size)
-// exceeds limit: the oldest mark (PendingMarks returns them oldest first),
-// then the others smallest post first (term marks and deleted posts count
-// nothing) while the text fits. The others stay pending for the next
-// batches, so a backlog of large posts (drafts of 200,000 characters)
-// never holds the small writes behind it for longer than about one large
-// post takes: each batch takes the small marks and as many large ones as
-// fit.
-func fitText(marks []repository.IndexMark, size func(repository.IndexMark) int, limit int) []repository.IndexMark {
+// fitBatch returns the marks a batch takes when their posts' documents
+// (size) exceed limit: the oldest mark (PendingMarks returns them oldest
+// first), then the others smallest post first (term marks and deleted
+// posts count nothing) while they fit. The others stay pending for the
+// next batches, so a backlog of large posts (drafts of 200,000
+// characters) never holds the small writes behind it for longer than
+// about one large post takes: each batch takes the small marks and as
+// many large ones as fit.
+//
+// A mark whose post alone exceeds limit (a series of many occurrences
+// with long texts) never shares a batch: when it is the oldest, the
+// batch takes the other marks that fit instead and returns it as
+// deferred; the next batch (given it back as deferred) takes it alone,
+// so it is neither starved by a stream of small writes nor holds one
+// back for longer than its own batch.
+func fitBatch(marks []repository.IndexMark, size func(repository.IndexMark) int, limit int, deferred markVersion) ([]repository.IndexMark, markVersion) {
 	total := 0
 	for _, m := range marks {
 		total += size(m)
 	}
 	if total <= limit {
-		return marks
+		return marks, markVersion{}
+	}
+	oldest := marks[0]
+	if size(oldest) > limit {
+		if (markVersion{oldest.Kind, oldest.ID, oldest.Seq}) == deferred || len(marks) == 1 {
+			return marks[:1], markVersion{}
+		}
+		if rest := fitRest(nil, 0, marks[1:], size, limit); len(rest) > 0 {
+			return rest, markVersion{oldest.Kind, oldest.ID, oldest.Seq}
+		}
+		return marks[:1], markVersion{}
 	}
 	// The oldest mark always goes (so a large post is never starved by a
 	// stream of small ones), then the others smallest first.
-	out := []repository.IndexMark{marks[0]}
-	used := size(marks[0])
-	rest := slices.Clone(marks[1:])
+	return fitRest([]repository.IndexMark{oldest}, size(oldest), marks[1:], size, limit), markVersion{}
+}
+
+// fitRest appends to out the marks of rest, smallest first, while the
+// total stays within limit (used is what out weighs already).
+func fitRest(out []repository.IndexMark, used int, rest []repository.IndexMark, size func(repository.IndexMark) int, limit int) []repository.IndexMark {
+	rest = slices.Clone(rest)
 	slices.SortStableFunc(rest, func(a, b repository.IndexMark) int { return cmp.Compare(size(a), size(b)) })
 	for _, m := range rest {
 		if used+size(m) > limit {

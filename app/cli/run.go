@@ -372,9 +372,9 @@ func responseCacheTTL(cfg *config.Config) time.Duration {
 
 // newWorker builds the sync worker that moves index marks into the engine.
 func newWorker(cfg *config.Config, store repository.Store, engine search.Engine, logger *slog.Logger) *sync.Worker {
-	return &sync.Worker{Store: store, Engine: engine, Log: logger,
+	return &sync.Worker{Store: store, Engine: engine, Log: logger, BatchBytes: cfg.SyncBatchBytes,
 		Docs: &sync.DocBuilder{Store: store, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location,
-			Horizon: cfg.RecurrenceHorizon}}
+			Horizon: cfg.RecurrenceHorizon, MaxOccurrences: cfg.MaxSeriesOccurrences}}
 }
 
 // newWebhooks builds the webhook deliverer; the worker hands it every

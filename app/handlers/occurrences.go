@@ -249,15 +249,19 @@ func (pt *posts) updateOccurrence(r *Request) error {
 		if _, ok, err := pt.render.Expansions.Find(series, occ.Key, lim); err != nil || !ok {
 			return apierr.New(404, "rest-occurrence-not-found", fmt.Sprintf("Event %d has no occurrence %s any more.", p.ID, occ.Key))
 		}
+		textBefore := p.Event.OverrideTextBytes()
 		ov := p.Event.Override(occ.Key)
 		if ov == nil {
-			if len(p.Event.Overrides) >= recurrence.DefaultMaxOccurrences {
-				return apierr.InvalidParam("key", fmt.Sprintf("A series keeps at most %d changed occurrences.", recurrence.DefaultMaxOccurrences))
+			if limit := pt.cfg.MaxSeriesOccurrences; len(p.Event.Overrides) >= limit {
+				return apierr.InvalidParam("key", fmt.Sprintf("A series keeps at most %d changed occurrences (MAX_SERIES_OCCURRENCES).", limit))
 			}
 			p.Event.Overrides = append(p.Event.Overrides, repository.OccurrenceOverride{Key: occ.Key})
 			ov = &p.Event.Overrides[len(p.Event.Overrides)-1]
 		}
 		if err := change.apply(r, ov, occ, p); err != nil {
+			return err
+		}
+		if err := pt.checkOverrideText(sentTextField(r), textBefore, p.Event); err != nil {
 			return err
 		}
 		p.Modified = pt.now().UTC().Truncate(time.Second)
@@ -273,6 +277,18 @@ func (pt *posts) updateOccurrence(r *Request) error {
 	}
 	pt.countsChanged(cur, p)
 	return pt.sendOccurrence(r, 200, p, after, false)
+}
+
+// sentTextField names the text field of an override write, for the
+// message of MAX_SERIES_OVERRIDE_TEXT: the first of title, description
+// and excerpt the request sends.
+func sentTextField(r *Request) string {
+	for _, f := range []string{"description", "title", "excerpt"} {
+		if r.bag.Has(f) {
+			return f
+		}
+	}
+	return "the occurrence"
 }
 
 // occurrenceChange is a validated override write.
@@ -377,6 +393,12 @@ func (c *occurrenceChange) apply(r *Request, ov *repository.OccurrenceOverride, 
 		if !access.CanPublish(r.user) && (st == repository.StatusPublish || st == repository.StatusFuture || st == repository.StatusPrivate) && st != p.Status {
 			st = repository.StatusPending
 		}
+		if st == repository.StatusPublish && p.Status != repository.StatusPublish {
+			// An occurrence is never more visible than its series
+			// (repository.OccurrenceStatus): publishing one alone would
+			// show nothing, and is refused rather than stored.
+			return apierr.InvalidValue("status", fmt.Sprintf("An occurrence can be published only when its series is: event %d is %s. Publish the series (PATCH /events/%d with status=publish) first.", p.ID, p.Status, p.ID), v)
+		}
 		ov.Status = &st
 	}
 	if c.setVenues {
@@ -442,6 +464,7 @@ func (pt *posts) deleteOccurrence(r *Request) error {
 			kept = nil
 		}
 		p.Event.Overrides = kept
+		p.Event.Documents = pt.documentCount(p.Event)
 		p.Modified = pt.now().UTC().Truncate(time.Second)
 		return nil
 	})
@@ -459,7 +482,8 @@ func (pt *posts) deleteOccurrence(r *Request) error {
 // following"): the series ends before the occurrence and a new series
 // (its parent the old one) starts from it, with the event fields sent
 // applied to it (as an update would: title, start_date, recurrence...).
-// The answer is the new series (201).
+// The answer is the new series (201) with a parent field: the ID of the
+// series it was split from.
 //
 // The store writes one record at a time, so the split is two writes made
 // crash-safe by their order: the new series is created first, then the
@@ -528,6 +552,7 @@ func (pt *posts) splitSeries(r *Request) error {
 		if h.Before == nil {
 			p.Event.Overrides = nil
 		}
+		p.Event.Documents = pt.documentCount(p.Event)
 		p.Modified = now
 		return nil
 	})
@@ -535,7 +560,13 @@ func (pt *posts) splitSeries(r *Request) error {
 		return err
 	}
 	pt.countsChanged(cur, created)
-	return r.sendPost(201, created, false)
+	l, err := r.loadLinked([]*repository.Post{created})
+	if err != nil {
+		return err
+	}
+	// The new series names the one it was split from (its parent).
+	o := pt.render.Event(created, l, present.View{Lang: r.lang}).Add("parent", created.Event.Parent)
+	return present.SendJSON(r.c, 201, o)
 }
 
 // splitChild creates the new series of a split, or returns the one an

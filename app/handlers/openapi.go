@@ -94,6 +94,7 @@ func componentSchemas() *present.Obj {
 		"ticketed", nb(), "language", str, "translations", strs,
 		"recurrence", nullable(object([]string{"rules", "exclusions", "additions"}, "rules", strs, "exclusions", strs, "additions", strs)),
 		"occurrence", object([]string{"key", "start"}, "key", str, "start", str, "rest_url", str),
+		"parent", integer, // the split route's answer: the series it was split from
 		"json_ld", jsonLD,
 		"highlight", object([]string{"title", "excerpt"}, "title", str, "excerpt", str))
 	list := func(key, item string) *present.Obj {

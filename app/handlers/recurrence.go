@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,12 +31,13 @@ func recurrenceArg() Arg {
 		Desc: `Makes the event a series: {"rules": RRULE values without "RRULE:" (FREQ=WEEKLY;BYDAY=TU,TH;UNTIL=20270630T235959Z; DAILY at the finest), "exclusions" and "additions": occurrence starts YYYY-MM-DD HH:MM:SS in the event's time zone}; the event's start and end are the first occurrence. null makes it a single event again.`}
 }
 
-// recurrenceLimits are the expansion bounds at now (RECURRENCE_HORIZON).
+// recurrenceLimits are the expansion bounds at now (RECURRENCE_HORIZON,
+// MAX_SERIES_OCCURRENCES).
 func recurrenceLimits(cfg *config.Config, now func() time.Time) recurrence.Limits {
 	if now == nil {
 		now = time.Now
 	}
-	return recurrence.Limits{Now: now(), Horizon: cfg.RecurrenceHorizon}
+	return recurrence.Limits{Now: now(), Horizon: cfg.RecurrenceHorizon, MaxOccurrences: cfg.MaxSeriesOccurrences}
 }
 
 // checkRecurrenceArg checks the shape of a recurrence value: null (or an
@@ -131,7 +133,7 @@ func (plan *writePlan) applyRecurrence(r *Request, p *repository.Post) error {
 	series := recurrence.SeriesOf(e, loc)
 	lim := recurrenceLimits(r.s.cfg, r.s.now)
 	if err := recurrence.Validate(series, lim); err != nil {
-		return recurrenceProblem(err)
+		return occurrenceBoundProblem(err, lim)
 	}
 	// Expanded once per change: the occurrence routes and feeds read
 	// this expansion (kept by content, so a write that fails later
@@ -163,6 +165,17 @@ func recurrenceProblem(err error) error {
 	return err
 }
 
+// occurrenceBoundProblem is recurrenceProblem, naming the setting in the
+// 400 of a series with more occurrences than MAX_SERIES_OCCURRENCES
+// (recurrence.Validate says "at most N are allowed").
+func occurrenceBoundProblem(err error, lim recurrence.Limits) error {
+	var re *recurrence.Error
+	if errors.As(err, &re) && lim.MaxOccurrences > 0 && strings.Contains(re.Message, fmt.Sprintf("at most %d are allowed", lim.MaxOccurrences)) {
+		return apierr.InvalidParam("recurrence", re.Field+": "+re.Message+" (MAX_SERIES_OCCURRENCES).")
+	}
+	return recurrenceProblem(err)
+}
+
 // eventHit is one hit of an event list: the post to render (the series
 // shaped as its occurrence, for an occurrence) and the occurrence.
 type eventHit struct {
@@ -179,12 +192,17 @@ func hitOccurrence(res search.Result, i int) string { return res.Occurrence(i) }
 // eventHits loads the posts of a result page in the engine's order,
 // shaping each occurrence hit as its occurrence (recurrence.At: the key,
 // from an index built by expanding the series, is not expanded again);
-// hits whose record vanished since the index saw them are skipped.
+// hits whose record vanished since the index saw them are skipped, and so
+// are occurrences whose status (never more visible than their series',
+// repository.OccurrenceStatus) is not one the list shows: the index's
+// status filter already leaves them out, unless its documents were
+// written before occurrences followed their series.
 func (r *Request) eventHits(res search.Result) ([]eventHit, error) {
 	m, err := r.s.render.Posts(r.ctx, res.IDs) // decoded once per write generation (linkcache.go)
 	if err != nil {
 		return nil, err
 	}
+	statuses := r.visibleStatuses()
 	out := make([]eventHit, 0, len(res.IDs))
 	for i, id := range res.IDs {
 		p := m[id]
@@ -201,7 +219,11 @@ func (r *Request) eventHits(res search.Result) ([]eventHit, error) {
 		if err != nil {
 			continue // not a key: stale until reindexed
 		}
-		out = append(out, eventHit{post: r.s.render.OccurrencePost(p, o), series: p, occ: &o})
+		q := r.s.render.OccurrencePost(p, o)
+		if !slices.Contains(statuses, q.Status) {
+			continue // not a status the list shows (an index written before occurrences followed their series)
+		}
+		out = append(out, eventHit{post: q, series: p, occ: &o})
 	}
 	return out, nil
 }

@@ -229,7 +229,10 @@ func (plan *writePlan) applyEvent(r *Request, p *repository.Post) error {
 	if plan.setTags {
 		e.Tags = plan.tagIDs
 	}
-	return plan.applyRecurrence(r, p)
+	if err := plan.applyRecurrence(r, p); err != nil {
+		return err
+	}
+	return plan.pt.boundDocuments(r, p)
 }
 
 // costValues stores a cost as written: one string, or a list.

@@ -28,7 +28,10 @@ func Recurrence(rec *repository.Recurrence) any {
 
 // OccurrencePost returns a copy of the series p shaped as one of its
 // occurrences: the occurrence's dates and the fields its override
-// changes. p (possibly a shared cached record) is not changed.
+// changes. Its status is never more visible than the series'
+// (repository.OccurrenceStatus), and it keeps the series' password, so
+// every read rule applied to it applies the series' too. p (possibly a
+// shared cached record) is not changed.
 func (rn *Renderer) OccurrencePost(p *repository.Post, o recurrence.Occurrence) *repository.Post {
 	q := *p
 	e := *p.Event
@@ -49,9 +52,9 @@ func (rn *Renderer) OccurrencePost(p *repository.Post, o recurrence.Occurrence) 
 		merge(&q.Title, ov.Title)
 		merge(&q.Content, ov.Content)
 		merge(&q.Excerpt, ov.Excerpt)
-		if ov.Status != nil {
-			q.Status = *ov.Status
-		}
+		// The series' status and password decide while it is not
+		// published (repository.OccurrenceStatus).
+		q.Status = repository.OccurrenceStatus(p.Status, ov)
 		if ov.Venues != nil {
 			e.Venues = *ov.Venues
 		}

@@ -294,3 +294,34 @@ func (s *Store) scanTermEvents(ctx context.Context, filter bson.D, keep func(int
 	}
 	return nil
 }
+
+// AccountDocuments returns the index documents of the author's events
+// (repository.Store): one find on the (kind, author) index that returns
+// each event's Documents only, summed here (FerretDB v1 lacks the
+// accumulators an aggregation would use). Its cost grows with the
+// account's events, which the bound it serves keeps small.
+func (s *Store) AccountDocuments(ctx context.Context, author int64) (int, error) {
+	filter := bson.D{{Key: "kind", Value: repository.KindEvent}, {Key: "author", Value: author}}
+	opts := options.Find().SetProjection(bson.D{{Key: "_id", Value: 0}, {Key: "event.documents", Value: 1}})
+	cur, err := s.posts.Find(ctx, filter, opts)
+	if err != nil {
+		return 0, fmt.Errorf("mongo: account documents: %w", err)
+	}
+	defer cur.Close(ctx)
+	n := 0
+	for cur.Next(ctx) {
+		var row struct {
+			Event struct {
+				Documents int `bson:"documents"`
+			} `bson:"event"`
+		}
+		if err := cur.Decode(&row); err != nil {
+			return 0, fmt.Errorf("mongo: account documents: %w", err)
+		}
+		n += max(row.Event.Documents, 1)
+	}
+	if err := cur.Err(); err != nil {
+		return 0, fmt.Errorf("mongo: account documents: %w", err)
+	}
+	return n, nil
+}

@@ -259,6 +259,7 @@ func (s *Store) ensureIndexes(ctx context.Context) error {
 			asc("event.tags"),
 			asc("image.url"),
 			asc("event.parent"),
+			asc("kind", "author"),
 		)},
 		{s.terms, plain(asc(fieldID), asc("taxonomy", "parent"), asc("parent"), asc("taxonomy", "name_keys"))},
 		// Unique logins: FerretDB v1 enforces unique secondary indexes

@@ -87,6 +87,57 @@ var termCountsTable = `CREATE TABLE IF NOT EXISTS term_counts (
 		PRIMARY KEY (rel, term_id, status)
 	) WITHOUT ROWID`
 
+// account_documents keeps, per author, the sum of the Documents of their
+// events (repository.EventFields.Documents, 0 counting as 1), so that
+// AccountDocuments is one row read, however many events the account has.
+// Triggers on posts keep it in step with every write, as place_events.
+var accountDocumentsTable = `CREATE TABLE IF NOT EXISTS account_documents (
+		author INTEGER PRIMARY KEY,
+		n      INTEGER NOT NULL
+	)`
+
+// eventDocuments is the Documents of the event row named row, for
+// account_documents.
+func eventDocuments(row string) string {
+	return `max(coalesce(json_extract(` + row + `.doc, '$.event.documents'), 1), 1)`
+}
+
+// eventAuthor is the author of the row named row.
+func eventAuthor(row string) string { return `coalesce(json_extract(` + row + `.doc, '$.author'), 0)` }
+
+// accountDocumentsSchema creates account_documents and its triggers.
+var accountDocumentsSchema = []string{
+	accountDocumentsTable,
+	`CREATE TRIGGER IF NOT EXISTS account_documents_insert AFTER INSERT ON posts WHEN new.kind = 'event' BEGIN
+		INSERT INTO account_documents(author, n) VALUES (` + eventAuthor("new") + `, ` + eventDocuments("new") + `)
+			ON CONFLICT(author) DO UPDATE SET n = n + excluded.n;
+	END`,
+	`CREATE TRIGGER IF NOT EXISTS account_documents_update AFTER UPDATE OF kind, doc ON posts WHEN old.kind = 'event' OR new.kind = 'event' BEGIN
+		UPDATE account_documents SET n = n - ` + eventDocuments("old") + ` WHERE old.kind = 'event' AND author = ` + eventAuthor("old") + `;
+		INSERT INTO account_documents(author, n) SELECT ` + eventAuthor("new") + `, ` + eventDocuments("new") + ` WHERE new.kind = 'event'
+			ON CONFLICT(author) DO UPDATE SET n = n + excluded.n;
+	END`,
+	`CREATE TRIGGER IF NOT EXISTS account_documents_delete AFTER DELETE ON posts WHEN old.kind = 'event' BEGIN
+		UPDATE account_documents SET n = n - ` + eventDocuments("old") + ` WHERE author = ` + eventAuthor("old") + `;
+	END`,
+}
+
+// accountDocumentsFill fills account_documents from the stored events.
+const accountDocumentsFill = `INSERT INTO account_documents(author, n)
+	SELECT ` + `coalesce(json_extract(posts.doc, '$.author'), 0)` + `, sum(max(coalesce(json_extract(posts.doc, '$.event.documents'), 1), 1))
+	FROM posts WHERE kind = 'event' GROUP BY 1`
+
+// AccountDocuments returns the index documents of the author's events
+// (repository.Store): one read of account_documents.
+func (s *Store) AccountDocuments(ctx context.Context, author int64) (int, error) {
+	var n int
+	err := s.rdb.QueryRowContext(ctx, `SELECT coalesce((SELECT n FROM account_documents WHERE author = ?), 0)`, author).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: account documents: %w", err)
+	}
+	return n, nil
+}
+
 // aggregateSchema creates place_events, term_events and term_counts,
 // their triggers and indexes; it is idempotent.
 var aggregateSchema = []string{
@@ -132,7 +183,8 @@ func migrateAggregates(ctx context.Context, tx *sql.Tx) error {
 			`INSERT INTO term_counts(rel, term_id, status, n) SELECT rel, term_id, status, count(*) FROM term_events GROUP BY rel, term_id, status`},
 	}
 	var missing []string
-	for _, table := range []string{"place_events", "term_events", "term_counts"} {
+	fills["account_documents"] = []string{accountDocumentsFill}
+	for _, table := range []string{"place_events", "term_events", "term_counts", "account_documents"} {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, table).Scan(&n); err != nil {
 			return err
@@ -141,7 +193,7 @@ func migrateAggregates(ctx context.Context, tx *sql.Tx) error {
 			missing = append(missing, table)
 		}
 	}
-	for _, q := range aggregateSchema {
+	for _, q := range append(aggregateSchema[:len(aggregateSchema):len(aggregateSchema)], accountDocumentsSchema...) {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("%w\n%s", err, q)
 		}

@@ -108,3 +108,38 @@ func TestTermCountsBackfillAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestAccountDocumentsBackfill: a database written before account_documents
+// existed gets it filled from its events on open (0 counting as 1).
+func TestAccountDocumentsBackfill(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "calendar.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`DROP TRIGGER account_documents_insert`, `DROP TRIGGER account_documents_update`,
+		`DROP TRIGGER account_documents_delete`, `DROP TABLE account_documents`} {
+		if _, err := s.wdb.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, docs := range []int{0, 726, 30} {
+		start := time.Date(2031, 1, 1+i, 20, 0, 0, 0, time.UTC)
+		e := &repository.Post{Kind: repository.KindEvent, Author: 5, Status: repository.StatusDraft, Title: map[string]string{"en": "Old"},
+			Event: &repository.EventFields{StartUTC: start, EndUTC: start.Add(time.Hour), Documents: docs}}
+		if err := s.CreatePost(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Open(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	if n, err := s.AccountDocuments(ctx, 5); err != nil || n != 1+726+30 {
+		t.Errorf("AccountDocuments(5) = %d, %v; want %d", n, err, 1+726+30)
+	}
+}

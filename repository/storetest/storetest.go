@@ -87,6 +87,7 @@ func RunWith(t *testing.T, opts Options, newStore func(t *testing.T) repository.
 		{"Lifecycle", lifecycleTests},
 		{"Webhooks", webhookTests},
 		{"EventLinks", eventLinksTests},
+		{"AccountDocuments", accountDocumentTests},
 		{"Accounts", accountTests},
 		{"Exclusive", exclusiveTests},
 		{"ExplicitIDs", explicitIDTests},

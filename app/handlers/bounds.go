@@ -1,0 +1,94 @@
+package handlers
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/calendar/eventcal/app/access"
+	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/repository/recurrence"
+)
+
+// Content bounds that protect memory from the untrusted roles: what one
+// series' changed occurrences hold (MAX_SERIES_OVERRIDE_TEXT) and how many
+// search-index documents one account's events make
+// (MAX_ACCOUNT_DOCUMENTS). Both are checked inside the write's
+// compare-and-swap, so a refused write stores nothing. Each refusal is a
+// 400 whose code names the bound and whose data names the setting, the
+// limit and the size the write would have reached, in the manner of
+// WordPress's upload quota (rest_upload_limited_space, also a 400).
+
+// Error codes of the content bounds.
+const (
+	codeSeriesTextLimit      = "rest_series_override_text_limit"
+	codeAccountDocumentLimit = "rest_account_document_limit"
+)
+
+// documentCount is how many search-index documents the event e makes: one
+// for a single event, one per occurrence from its first to the horizon
+// for a series (as the sync worker's document builder expands it; a series
+// the expansion refuses is indexed as one document).
+func (pt *posts) documentCount(e *repository.EventFields) int {
+	if e == nil || e.Recurrence == nil {
+		return 1
+	}
+	loc, _ := pt.render.EventZone(e)
+	occs, err := recurrence.Expand(recurrence.SeriesOf(e, loc), time.Time{}, time.Time{}, recurrenceLimits(pt.cfg, pt.now))
+	if err != nil || len(occs) == 0 {
+		return 1
+	}
+	return len(occs)
+}
+
+// checkOverrideText refuses a change of a series' overrides that takes
+// their text past MAX_SERIES_OVERRIDE_TEXT. before is the text they held
+// before the change: a change that does not grow it (one shortening a
+// series stored over a lowered bound) is never refused.
+func (pt *posts) checkOverrideText(field string, before int, e *repository.EventFields) error {
+	limit := pt.cfg.MaxSeriesOverrideText
+	after := e.OverrideTextBytes()
+	if limit <= 0 || after <= limit || after <= before {
+		return nil
+	}
+	return apierr.New(400, codeSeriesTextLimit, fmt.Sprintf(
+		"The changed occurrences of a series hold at most %d bytes of text (titles, descriptions and excerpts in every language; MAX_SERIES_OVERRIDE_TEXT): this change of %s would make them %d bytes. Shorten it, or change the series itself instead of its occurrences.",
+		limit, field, after)).
+		With("setting", "MAX_SERIES_OVERRIDE_TEXT").With("limit", limit).With("size", after).With("param", field)
+}
+
+// boundDocuments records in the event p how many index documents it
+// makes (EventFields.Documents) and refuses the write when a contributor
+// or author would take their account's events past MAX_ACCOUNT_DOCUMENTS.
+// It runs inside the write's compare-and-swap (p is the record being
+// written, new when p.ID is 0), after the recurrence is applied. Editors
+// and admins are not bounded; a write that does not grow the account's
+// documents is never refused.
+//
+// The sum is read from the store (Store.AccountDocuments) at each write,
+// so writes of one account racing each other may each pass: the bound is
+// then exceeded by at most their number times one series' occurrences.
+func (pt *posts) boundDocuments(r *Request, p *repository.Post) error {
+	e := p.Event
+	before := 0
+	if p.ID != 0 {
+		before = max(e.Documents, 1)
+	}
+	e.Documents = pt.documentCount(e)
+	limit := pt.cfg.MaxAccountDocuments
+	if limit <= 0 || access.CanEditOthers(r.user) || e.Documents <= before {
+		return nil
+	}
+	total, err := pt.store.AccountDocuments(r.ctx, p.Author)
+	if err != nil {
+		return err
+	}
+	after := total - before + e.Documents
+	if after <= limit {
+		return nil
+	}
+	return apierr.New(400, codeAccountDocumentLimit, fmt.Sprintf(
+		"The events of one account make at most %d search-index documents (one per event, one per occurrence of a series, every status included; MAX_ACCOUNT_DOCUMENTS): this write would make the account's %d. Delete events or shorten series first, or ask an editor.",
+		limit, after)).
+		With("setting", "MAX_ACCOUNT_DOCUMENTS").With("limit", limit).With("size", after)
+}
