@@ -25,6 +25,7 @@ func newFakeMeili(t *testing.T) *fakeMeili {
 	s := meilisim.New(meilisim.Options{Version: MinVersion, Errorf: t.Errorf})
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
+	t.Cleanup(s.Close)
 	return &fakeMeili{Server: s, t: t, srv: srv}
 }
 
@@ -78,4 +79,14 @@ func sortedKeys(m map[string]any) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// stepOnPoll pauses the simulator's scheduler and has each poll of an
+// unfinished task process one batch afterwards: every task is seen
+// unfinished at least once, so the service must poll it to its end.
+func (f *fakeMeili) stepOnPoll() {
+	f.Pause()
+	f.Mu.Lock()
+	f.StepOnPoll = true
+	f.Mu.Unlock()
 }

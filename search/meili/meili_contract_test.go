@@ -550,6 +550,7 @@ var (
 
 func TestInitCreatesIndexesAndSettings(t *testing.T) {
 	f := newFakeMeili(t)
+	f.stepOnPoll()
 	e := f.engine(Options{Languages: testLangs})
 	if err := e.Init(t.Context()); err != nil {
 		t.Fatalf("Init: %v", err)
@@ -586,7 +587,7 @@ func TestInitCreatesIndexesAndSettings(t *testing.T) {
 	}
 	// Every task was awaited: each write's task was polled to its end.
 	if polls := f.Calls(http.MethodGet, "/tasks/*"); len(polls) < 2*len(wantWrites) {
-		t.Errorf("%d task polls for %d tasks (each is processing on the first poll)", len(polls), len(wantWrites))
+		t.Errorf("%d task polls for %d tasks (each is unfinished on its first poll)", len(polls), len(wantWrites))
 	}
 	for _, r := range f.Calls("", "*") {
 		if r.Auth != "Bearer test-key" {

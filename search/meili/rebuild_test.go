@@ -50,6 +50,7 @@ func TestRebuildRequests(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFakeMeili(t)
+			f.stepOnPoll()
 			e := f.engine(Options{Languages: testLangs})
 			if err := e.Init(t.Context()); err != nil {
 				t.Fatal(err)
@@ -113,8 +114,8 @@ func TestRebuildRequests(t *testing.T) {
 					t.Errorf("swap body = %s, want %s", jsonString(swap), jsonString(want))
 				}
 			}
-			// Every write's task was awaited to its end (the fake answers
-			// "processing" on the first poll).
+			// Every write's task was awaited to its end (stepOnPoll: each task is
+			// unfinished on its first poll).
 			if polls := f.Calls(http.MethodGet, "/tasks/*"); len(polls) < 2*len(tt.wantEnd) {
 				t.Errorf("%d task polls for %d tasks", len(polls), len(tt.wantEnd))
 			}

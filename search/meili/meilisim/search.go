@@ -289,6 +289,9 @@ type filterParser struct {
 	src        string
 	pos        int
 	filterable []string
+	// syntaxOnly parses without checking that attributes are filterable
+	// (what the route checks before it enqueues a deletion by filter).
+	syntaxOnly bool
 	// cos is the cos of the geo distance (nil: math.Cos).
 	cos func(float64) float64
 }
@@ -414,7 +417,7 @@ func (p *filterParser) primary() (predicate, error) {
 		return nil, fmt.Errorf("expected an attribute, got %q", tok)
 	}
 	field := tok
-	if !slices.Contains(p.filterable, field) {
+	if !p.syntaxOnly && !slices.Contains(p.filterable, field) {
 		return nil, fmt.Errorf("attribute `%s` is not filterable", field)
 	}
 	op := p.next()
@@ -473,7 +476,7 @@ func (p *filterParser) value() (string, error) {
 }
 
 func (p *filterParser) geoRadius() (predicate, error) {
-	if !slices.Contains(p.filterable, "_geo") {
+	if !p.syntaxOnly && !slices.Contains(p.filterable, "_geo") {
 		return nil, fmt.Errorf("attribute `_geo` is not filterable")
 	}
 	if err := p.expect("("); err != nil {

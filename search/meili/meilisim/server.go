@@ -35,6 +35,23 @@ type Server struct {
 	opts Options
 	mux  *http.ServeMux
 
+	// The scheduler's state (scheduler.go), guarded by Mu.
+	cond       *sync.Cond
+	queue      []int64
+	paused     bool
+	delay      time.Duration
+	processing bool
+	closed     bool
+	done       chan struct{}
+	nextBatch  int64
+	// StepOnPoll, while the scheduler is paused, makes every GET
+	// /tasks/{uid} that answers an unfinished task process the next batch
+	// once it has answered: a client sees each task unfinished and must
+	// poll again, deterministically.
+	StepOnPoll bool
+	// Batches lists the task uids of every processed batch, in order.
+	Batches [][]int64
+
 	// Mu guards every exported field; tests that read or change them
 	// hold it.
 
@@ -101,17 +118,32 @@ type Index struct {
 	WordsAt int
 }
 
+// Task is one registered task.
 type Task struct {
+	// Summary is the summarized task the write answered with.
 	Summary map[string]any
-	Final   string
-	Err     *APIError
-	Polls   int
-	// busy is how many polls beyond the first still see the task
-	// "processing" (a long settings update on a large index).
+	// Status is "enqueued", "processing", "succeeded" or "failed", as the
+	// scheduler moved it.
+	Status string
+	// Final is the status the task ends with, Err its error when failed.
+	Final string
+	Err   *APIError
+	// Batch is the uid of the batch that processed the task (-1 before).
+	Batch int64
+	// Polls counts GET /tasks/{uid} answers about the task.
+	Polls int
+	// Busy is how many polls beyond the first still see a held task
+	// "processing" (a long settings update on a large index; see
+	// Server.BusyTasks).
 	Busy int
-	// pending, when set, is the task's effect, applied when the task ends
-	// (the emulation applies other tasks' effects at once).
+	// Pending, when set, is a held task's effect, applied when it ends.
 	Pending func() *APIError
+
+	kind   autobatchKind
+	index  string
+	apply  func() *APIError
+	forced *APIError
+	held   bool
 }
 
 type APIError struct {
@@ -222,6 +254,9 @@ func New(opts Options) *Server {
 	mux.HandleFunc("GET /tasks/{uid}", f.GetTask)
 	mux.HandleFunc("GET /tasks", f.ListTasks)
 	f.mux = mux
+	f.cond = sync.NewCond(&f.Mu)
+	f.done = make(chan struct{})
+	go f.run()
 	return f
 }
 
@@ -453,22 +488,35 @@ func (f *Server) PathIndex(w http.ResponseWriter, r *http.Request) (string, *Ind
 // enqueue registers a task whose effect has been decided (apply returns
 // the error that fails it, if any) and answers with its summary.
 func (f *Server) Enqueue(w http.ResponseWriter, typ string, index any, apply func() *APIError) {
+	f.enqueue(w, typ, index, false, apply)
+}
+
+// enqueue registers a task and answers 202 with its summary; the
+// scheduler (scheduler.go) applies it later. byFilter marks a deletion by
+// filter, which the autobatcher keeps apart from document additions.
+func (f *Server) enqueue(w http.ResponseWriter, typ string, index any, byFilter bool, apply func() *APIError) {
 	f.Mu.Lock()
 	uid := f.NextTask
 	f.NextTask++
-	task := &Task{Final: "succeeded"}
+	task := &Task{Final: "succeeded", Status: "enqueued", Batch: -1, kind: autobatchKindOf(typ, byFilter), apply: apply}
+	task.index, _ = index.(string)
 	if e, ok := f.FailTasks[typ]; ok {
-		task.Final, task.Err = "failed", &e
-	} else if n := f.BusyTasks[typ]; n > 0 {
-		task.Busy, task.Pending = n, apply
-	} else if e := apply(); e != nil {
-		task.Final, task.Err = "failed", e
+		task.forced = &e
+	}
+	if n := f.BusyTasks[typ]; n > 0 && task.forced == nil {
+		// A task the test holds "processing" for n polls beyond the
+		// first: it bypasses the queue and takes effect when it ends.
+		task.Busy, task.Pending, task.held = n, apply, true
 	}
 	task.Summary = map[string]any{
 		"taskUid": uid, "indexUid": index, "status": "enqueued", "type": typ,
 		"enqueuedAt": "2025-01-01T00:00:00.000000Z",
 	}
 	f.Tasks[uid] = task
+	if !task.held {
+		f.queue = append(f.queue, uid)
+		f.wake()
+	}
 	f.Mu.Unlock()
 	f.Reply(w, 202, task.Summary)
 }
@@ -479,9 +527,11 @@ func (f *Server) GetTask(w http.ResponseWriter, r *http.Request) {
 	task, ok := f.Tasks[uid]
 	ok = ok && f.TaskVisible(r.Header.Get("Authorization"), task, false)
 	var answer map[string]any
+	step := false
 	if ok {
 		task.Polls++
 		answer = f.TaskObject(uid, task)
+		step = f.StepOnPoll && f.paused && (answer["status"] == "enqueued" || answer["status"] == "processing")
 	}
 	f.Mu.Unlock()
 	if !ok {
@@ -489,6 +539,9 @@ func (f *Server) GetTask(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.Reply(w, 200, answer)
+	if step {
+		f.Step()
+	}
 }
 
 // finishTasks lets every busy task end at its next poll.
@@ -505,13 +558,19 @@ func (f *Server) FinishTasks() {
 // "processing" for 1+busy polls (or for ever when stuck), then final. The
 // caller holds f.Mu.
 func (f *Server) TaskStatus(task *Task) string {
-	switch {
-	case task.Polls == 0:
-		return "enqueued"
-	case task.Polls <= 1+task.Busy || f.Stuck:
+	if task.held {
+		switch {
+		case task.Polls == 0:
+			return "enqueued"
+		case task.Polls <= 1+task.Busy || f.Stuck:
+			return "processing"
+		}
+		return task.Final
+	}
+	if f.Stuck && task.Status != "enqueued" {
 		return "processing"
 	}
-	return task.Final
+	return task.Status
 }
 
 // taskObject renders a task as GET /tasks/{uid} does; the caller holds f.Mu.
@@ -522,6 +581,7 @@ func (f *Server) TaskObject(uid int64, task *Task) map[string]any {
 			task.Final, task.Err = "failed", e
 		}
 		task.Pending = nil
+		task.Status = task.Final
 		status = task.Final
 	}
 	answer := map[string]any{
@@ -677,7 +737,20 @@ func (f *Server) DeleteByFilter(w http.ResponseWriter, r *http.Request) {
 	uid := r.PathValue("uid")
 	body, _ := bodyOf(r).(map[string]any)
 	fs, _ := body["filter"].(string)
-	f.Enqueue(w, "documentDeletion", uid, func() *APIError {
+	// crates/meilisearch/src/routes/indexes/documents.rs
+	// (delete_documents_by_filter): the filter is parsed before the task
+	// is enqueued; a malformed or empty one is 400 invalid_document_filter
+	// at once, and no task is registered. Whether its attributes are
+	// filterable is only known when the task runs (then the task fails).
+	if _, err := (&filterParser{src: fs, syntaxOnly: true}).parse(); err != nil || strings.TrimSpace(fs) == "" {
+		msg := "Sending an empty filter is forbidden."
+		if err != nil {
+			msg = fmt.Sprintf("%v in %q", err, fs)
+		}
+		f.Reply(w, 400, NewAPIError("invalid_document_filter", msg))
+		return
+	}
+	f.enqueue(w, "documentDeletion", uid, true, func() *APIError {
 		ix, ok := f.Indexes[uid]
 		if !ok {
 			e := NewAPIError("index_not_found", fmt.Sprintf("Index `%s` not found.", uid))
