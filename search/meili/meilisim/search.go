@@ -113,7 +113,7 @@ func (f *Server) EmulateSearch(ix *Index, body map[string]any) ([]map[string]any
 			var have []string
 			for _, a := range on {
 				text, _ := doc[a].(string)
-				have = append(have, search.Words(text)...)
+				have = append(have, indexedWords(text)...)
 			}
 			all := true
 			for i, t := range terms {
@@ -651,7 +651,7 @@ func wordList(ix *Index) []string {
 			if !ok || !all && !slices.Contains(searchable, a) {
 				continue
 			}
-			for _, w := range search.Words(text) {
+			for _, w := range indexedWords(text) {
 				seen[w] = true
 			}
 		}
@@ -662,4 +662,24 @@ func wordList(ix *Index) []string {
 	}
 	ix.WordsAt = ix.Writes
 	return ix.Words
+}
+
+// MaxPositionsPerAttribute is how many word positions of one attribute
+// Meilisearch indexes: MAX_POSITION_PER_ATTRIBUTE (u16::MAX + 1) in
+// crates/milli/src/lib.rs, applied by the extractors
+// (crates/milli/src/update/new/extract/searchable/extract_word_docids.rs).
+// Words beyond it are stored but not searchable.
+const MaxPositionsPerAttribute = 1 << 16
+
+// indexedWords returns the words of an attribute's text that are
+// indexed: the first MaxPositionsPerAttribute. The simulator gives each
+// word one position; Meilisearch also advances positions on separators
+// (8 for a hard one such as "."), so with punctuation the real cut comes
+// earlier.
+func indexedWords(text string) []string {
+	w := search.Words(text)
+	if len(w) > MaxPositionsPerAttribute {
+		w = w[:MaxPositionsPerAttribute]
+	}
+	return w
 }

@@ -165,6 +165,44 @@ func NewAPIError(code, message string) APIError {
 // Options.Version says otherwise.
 const DefaultVersion = "1.18.0"
 
+// DefaultPayloadLimit is Meilisearch's default http_payload_size_limit,
+// "100 MB" (DEFAULT_HTTP_PAYLOAD_SIZE_LIMIT in
+// crates/meilisearch/src/option.rs), which the byte-unit crate reads as
+// 100,000,000 bytes.
+const DefaultPayloadLimit = 100_000_000
+
+// byteSize renders n as the payload_too_large message does
+// (crates/meilisearch/src/error.rs): binary units when n is a multiple of
+// 1024, else decimal ones, in the largest unit n reaches.
+func byteSize(n int64) string {
+	base, units := 1000.0, []string{"B", "KB", "MB", "GB", "TB"}
+	if n%1024 == 0 && n > 0 {
+		base, units = 1024, []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	}
+	v, u := float64(n), 0
+	for v >= base && u < len(units)-1 {
+		v /= base
+		u++
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64) + " " + units[u]
+}
+
+// NewChecked is New for a version given by a user: it refuses a version
+// older than DefaultVersion (the oldest the simulator models) or one that
+// is not MAJOR.MINOR.PATCH.
+func NewChecked(opts Options) (*Server, error) {
+	if opts.Version != "" {
+		var v [3]int
+		if _, err := fmt.Sscanf(opts.Version, "%d.%d.%d", &v[0], &v[1], &v[2]); err != nil || fmt.Sprintf("%d.%d.%d", v[0], v[1], v[2]) != opts.Version {
+			return nil, fmt.Errorf("version %q: want MAJOR.MINOR.PATCH", opts.Version)
+		}
+		if v[0] != 1 || v[1] < 18 {
+			return nil, fmt.Errorf("version %s: the simulator models Meilisearch %s and newer 1.x releases", opts.Version, DefaultVersion)
+		}
+	}
+	return New(opts), nil
+}
+
 // Options configure a simulated server.
 type Options struct {
 	// MasterKey, when set, is the only key besides the keys created
@@ -174,6 +212,10 @@ type Options struct {
 	// Version is the pkgVersion GET /version reports (DefaultVersion
 	// when empty).
 	Version string
+	// PayloadLimit is the largest request body accepted, in bytes
+	// (DefaultPayloadLimit when 0); a larger one is 413
+	// payload_too_large.
+	PayloadLimit int64
 	// Errorf, when set, reports a request the simulator cannot read (a
 	// test's t.Errorf); by default such a request is answered 400 only.
 	Errorf func(format string, args ...any)
@@ -184,6 +226,9 @@ type Options struct {
 func New(opts Options) *Server {
 	if opts.Version == "" {
 		opts.Version = DefaultVersion
+	}
+	if opts.PayloadLimit <= 0 {
+		opts.PayloadLimit = DefaultPayloadLimit
 	}
 	f := &Server{opts: opts, Version: opts.Version, Indexes: map[string]*Index{}, Tasks: map[int64]*Task{}, FailTasks: map[string]APIError{}, BusyTasks: map[string]int{}, Keys: map[string]map[string]any{}}
 	mux := http.NewServeMux()
@@ -264,7 +309,14 @@ func New(opts Options) *Server {
 func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	mux := f.mux
 	{
-		raw, _ := io.ReadAll(r.Body)
+		// crates/meilisearch/src/extractors/payload.rs: a body beyond
+		// http_payload_size_limit is refused with payload_too_large (413)
+		// before anything is registered.
+		raw, _ := io.ReadAll(io.LimitReader(r.Body, f.opts.PayloadLimit+1))
+		if int64(len(raw)) > f.opts.PayloadLimit {
+			f.Reply(w, http.StatusRequestEntityTooLarge, NewAPIError("payload_too_large", "The provided payload reached the size limit. The maximum accepted payload size is "+byteSize(f.opts.PayloadLimit)+"."))
+			return
+		}
 		var body any
 		if len(raw) > 0 {
 			if err := json.Unmarshal(raw, &body); err != nil {
@@ -952,7 +1004,13 @@ func (f *Server) MultiSearch(w http.ResponseWriter, r *http.Request) {
 		}
 		uid, _ := q["indexUid"].(string)
 		if f.Index(uid) == nil {
-			f.NotFound(w, uid)
+			// crates/meilisearch/src/search/federated/perform.rs
+			// (SearchByIndex::execute): a missing index is index_not_found
+			// with status 400, not 404 (the index is not in the URL), its
+			// message prefixed with the query's place.
+			e := indexNotFound(uid)
+			e.Message = fmt.Sprintf("Inside `.queries[%d]`: %s", i, e.Message)
+			f.Reply(w, 400, e)
 			return
 		}
 		var found []map[string]any
