@@ -42,6 +42,10 @@ func run(args []string) error {
 		return err
 	}
 	defer sim.Close()
+	// Searches run over the stored documents (not a test's canned hits).
+	sim.Mu.Lock()
+	sim.Emulate = true
+	sim.Mu.Unlock()
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err
