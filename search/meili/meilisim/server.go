@@ -1,3 +1,7 @@
+// Package meilisim simulates a Meilisearch server (v1.18.0 and newer 1.x)
+// for tests: writes become tasks that a scheduler goroutine processes in
+// batches later, as the real index scheduler does. It is a test tool; the
+// service never imports it.
 package meilisim
 
 import (
@@ -19,13 +23,14 @@ import (
 //   - Writes answer 202 with a summarized task
 //     {taskUid, indexUid, status: "enqueued", type, enqueuedAt}
 //     (https://www.meilisearch.com/docs/reference/api/tasks#summarized-task-objects);
-//     their effect is applied at once, and GET /tasks/{uid} reports the task
-//     "processing" on the first poll, then "succeeded" or "failed" with an
-//     error object {message, code, type, link}.
+//     the scheduler (scheduler.go) moves the task from "enqueued" through
+//     "processing" to "succeeded" or "failed" (with an error object
+//     {message, code, type, link}) and applies a batch's effects at once.
 //   - Searches answer {hits, query, processingTimeMs, hitsPerPage, page,
 //     totalPages, totalHits} when page or hitsPerPage is given, else
 //     {hits, query, processingTimeMs, limit, offset, estimatedTotalHits}.
-//   - A missing index answers 404 with code index_not_found.
+//   - A missing index answers 404 with code index_not_found (400 inside a
+//     federated multi-search).
 //   - Tasks are visible by Meilisearch's rule (Server.TaskVisible): a
 //     key created through POST /keys whose indexes are not "*" sees only
 //     the tasks tied to exactly one of its indexes (never a swap); any
