@@ -24,7 +24,7 @@ import (
 // search.DistanceM); with geoCos set, its cos stands for another C
 // library's, off by a last place for some arguments.
 
-// emulateSearch returns the documents of an index matching a search body,
+// EmulateSearch returns the documents of an index matching a search body,
 // in order, or an error message in Meilisearch's words.
 func (f *Server) EmulateSearch(ix *Index, body map[string]any) ([]map[string]any, *APIError) {
 	settings := ix.Settings

@@ -94,6 +94,7 @@ type Server struct {
 	Created int
 }
 
+// Recorded is one request the server received.
 type Recorded struct {
 	Method string
 	Path   string
@@ -102,6 +103,7 @@ type Recorded struct {
 	Body   any
 }
 
+// Index is one index: its settings and documents.
 type Index struct {
 	// createdAt belongs to the index (a swap moves it with the documents).
 	CreatedAt  string
@@ -151,6 +153,7 @@ type Task struct {
 	held   bool
 }
 
+// APIError is Meilisearch's error object.
 type APIError struct {
 	Message string `json:"message"`
 	Code    string `json:"code"`
@@ -158,10 +161,15 @@ type APIError struct {
 	Link    string `json:"link"`
 }
 
+// NewAPIError returns the error object of a code.
 func NewAPIError(code, message string) APIError {
+	// Error types as crates/meilisearch-types/src/error.rs assigns them.
 	typ := "invalid_request"
-	if code == "internal" {
+	switch code {
+	case "internal":
 		typ = "internal"
+	case "missing_authorization_header", "invalid_api_key":
+		typ = "auth"
 	}
 	return APIError{Message: message, Code: code, Type: typ, Link: "https://docs.meilisearch.com/errors#" + code}
 }
@@ -408,7 +416,7 @@ func DefaultSettings() map[string]any {
 	}
 }
 
-// addIndex creates an index directly, with the given settings merged over
+// AddIndex creates an index directly, with the given settings merged over
 // the defaults.
 func (f *Server) AddIndex(uid string, settings map[string]any) {
 	f.Mu.Lock()
@@ -423,7 +431,7 @@ func (f *Server) AddIndex(uid string, settings map[string]any) {
 	f.Indexes[uid].Settings = s
 }
 
-// newIndex returns an empty index with the default settings, created now
+// NewIndex returns an empty index with the default settings, created now
 // (each index a nanosecond after the previous one). The caller holds f.Mu.
 func (f *Server) NewIndex(primaryKey string) *Index {
 	f.Created++
@@ -431,7 +439,7 @@ func (f *Server) NewIndex(primaryKey string) *Index {
 	return &Index{CreatedAt: at, PrimaryKey: primaryKey, Settings: DefaultSettings(), Docs: map[string]map[string]any{}, Internal: map[string]uint32{}, Used: map[uint32]bool{}}
 }
 
-// put stores a document under its primary key value, numbering it.
+// Put stores a document under its primary key value, numbering it.
 func (ix *Index) Put(doc map[string]any) {
 	pk := ix.PrimaryKey
 	if pk == "" {
@@ -448,7 +456,7 @@ func (ix *Index) Put(doc map[string]any) {
 	ix.Internal[key], ix.Used[ix.Low] = ix.Low, true
 }
 
-// remove deletes the document stored under key.
+// Remove deletes the document stored under key.
 func (ix *Index) Remove(key string) {
 	if n, ok := ix.Internal[key]; ok {
 		delete(ix.Used, n)
@@ -458,7 +466,7 @@ func (ix *Index) Remove(key string) {
 	delete(ix.Internal, key)
 }
 
-// keyOf returns the primary key value of a stored document.
+// KeyOf returns the primary key value of a stored document.
 func (ix *Index) KeyOf(doc map[string]any) string {
 	pk := ix.PrimaryKey
 	if pk == "" {
@@ -475,7 +483,7 @@ var oneIndexKinds = []string{
 	"indexCreation", "indexDeletion", "indexUpdate",
 }
 
-// taskVisible is Meilisearch's rule for which tasks a request sees
+// TaskVisible is Meilisearch's rule for which tasks a request sees
 // (get_tasks_from_authorized_indexes, crates/index-scheduler/src/queue/
 // tasks.rs:474-490): when the request filters by index (byIndex) or its
 // key is limited to some indexes, the tasks not tied to exactly one index
@@ -511,6 +519,7 @@ func (f *Server) TaskVisible(auth string, task *Task, byIndex bool) bool {
 	return false
 }
 
+// Reply writes a JSON answer.
 func (f *Server) Reply(w http.ResponseWriter, status int, body any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -521,6 +530,7 @@ func (f *Server) Reply(w http.ResponseWriter, status int, body any) {
 	}
 }
 
+// NotFound answers 404 index_not_found for uid.
 func (f *Server) NotFound(w http.ResponseWriter, uid string) {
 	f.Reply(w, 404, indexNotFound(uid))
 }
@@ -531,7 +541,7 @@ func indexNotFound(uid string) *APIError {
 	return &e
 }
 
-// pathIndex returns the index the request's path names; when there is none
+// PathIndex returns the index the request's path names; when there is none
 // it answers 404 and returns nil.
 func (f *Server) PathIndex(w http.ResponseWriter, r *http.Request) (string, *Index) {
 	uid := r.PathValue("uid")
@@ -542,13 +552,13 @@ func (f *Server) PathIndex(w http.ResponseWriter, r *http.Request) (string, *Ind
 	return uid, ix
 }
 
-// enqueue registers a task whose effect has been decided (apply returns
+// Enqueue registers a task whose effect has been decided (apply returns
 // the error that fails it, if any) and answers with its summary.
 func (f *Server) Enqueue(w http.ResponseWriter, typ string, index any, apply func() *APIError) {
 	f.enqueue(w, typ, index, false, apply)
 }
 
-// enqueue registers a task and answers 202 with its summary; the
+// Enqueue registers a task and answers 202 with its summary; the
 // scheduler (scheduler.go) applies it later. byFilter marks a deletion by
 // filter, which the autobatcher keeps apart from document additions.
 func (f *Server) enqueue(w http.ResponseWriter, typ string, index any, byFilter bool, apply func() *APIError) {
@@ -578,6 +588,7 @@ func (f *Server) enqueue(w http.ResponseWriter, typ string, index any, byFilter 
 	f.Reply(w, 202, task.Summary)
 }
 
+// GetTask answers GET /tasks/{uid}.
 func (f *Server) GetTask(w http.ResponseWriter, r *http.Request) {
 	uid, _ := strconv.ParseInt(r.PathValue("uid"), 10, 64)
 	f.Mu.Lock()
@@ -601,7 +612,7 @@ func (f *Server) GetTask(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// finishTasks lets every busy task end at its next poll.
+// FinishTasks lets every busy task end at its next poll.
 func (f *Server) FinishTasks() {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
@@ -611,7 +622,7 @@ func (f *Server) FinishTasks() {
 	clear(f.BusyTasks)
 }
 
-// taskStatus is a task's status now: "enqueued" until first polled, then
+// TaskStatus is a task's status now: "enqueued" until first polled, then
 // "processing" for 1+busy polls (or for ever when stuck), then final. The
 // caller holds f.Mu.
 func (f *Server) TaskStatus(task *Task) string {
@@ -630,7 +641,7 @@ func (f *Server) TaskStatus(task *Task) string {
 	return task.Status
 }
 
-// taskObject renders a task as GET /tasks/{uid} does; the caller holds f.Mu.
+// TaskObject renders a task as GET /tasks/{uid} does; the caller holds f.Mu.
 func (f *Server) TaskObject(uid int64, task *Task) map[string]any {
 	status := f.TaskStatus(task)
 	if status != "processing" && status != "enqueued" && task.Pending != nil {
@@ -655,7 +666,7 @@ func (f *Server) TaskObject(uid int64, task *Task) map[string]any {
 	return answer
 }
 
-// listTasks answers GET /tasks with the indexUids, types and statuses
+// ListTasks answers GET /tasks with the indexUids, types and statuses
 // filters (comma-separated lists), newest first.
 func (f *Server) ListTasks(w http.ResponseWriter, r *http.Request) {
 	filter := func(name string) func(string) bool {
@@ -686,12 +697,14 @@ func (f *Server) ListTasks(w http.ResponseWriter, r *http.Request) {
 	f.Reply(w, 200, map[string]any{"results": results, "total": len(results), "limit": 20, "from": nil, "next": nil})
 }
 
+// Index returns the index uid, or nil.
 func (f *Server) Index(uid string) *Index {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
 	return f.Indexes[uid]
 }
 
+// GetIndex answers GET /indexes/{uid}.
 func (f *Server) GetIndex(w http.ResponseWriter, r *http.Request) {
 	uid, ix := f.PathIndex(w, r)
 	if ix == nil {
@@ -701,6 +714,7 @@ func (f *Server) GetIndex(w http.ResponseWriter, r *http.Request) {
 		"createdAt": ix.CreatedAt, "updatedAt": ix.CreatedAt})
 }
 
+// CreateIndex answers POST /indexes with an indexCreation task.
 func (f *Server) CreateIndex(w http.ResponseWriter, r *http.Request) {
 	body, _ := bodyOf(r).(map[string]any)
 	uid, _ := body["uid"].(string)
@@ -715,6 +729,7 @@ func (f *Server) CreateIndex(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// DeleteIndex answers DELETE /indexes/{uid} with an indexDeletion task.
 func (f *Server) DeleteIndex(w http.ResponseWriter, r *http.Request) {
 	uid := r.PathValue("uid")
 	f.Enqueue(w, "indexDeletion", uid, func() *APIError {
@@ -726,6 +741,7 @@ func (f *Server) DeleteIndex(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// GetSettings answers GET /indexes/{uid}/settings.
 func (f *Server) GetSettings(w http.ResponseWriter, r *http.Request) {
 	_, ix := f.PathIndex(w, r)
 	if ix == nil {
@@ -737,6 +753,7 @@ func (f *Server) GetSettings(w http.ResponseWriter, r *http.Request) {
 	f.Reply(w, 200, answer)
 }
 
+// UpdateSettings answers PATCH /indexes/{uid}/settings with a settingsUpdate task.
 func (f *Server) UpdateSettings(w http.ResponseWriter, r *http.Request) {
 	uid := r.PathValue("uid")
 	body, _ := bodyOf(r).(map[string]any)
@@ -753,6 +770,7 @@ func (f *Server) UpdateSettings(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// AddDocuments answers POST /indexes/{uid}/documents with a documentAdditionOrUpdate task.
 func (f *Server) AddDocuments(w http.ResponseWriter, r *http.Request) {
 	uid := r.PathValue("uid")
 	docs, _ := bodyOf(r).([]any)
@@ -787,7 +805,7 @@ func (f *Server) AddDocuments(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// deleteByFilter answers POST /indexes/{uid}/documents/delete: a
+// DeleteByFilter answers POST /indexes/{uid}/documents/delete: a
 // documentDeletion task that removes the documents matching the filter
 // (filterable attributes only, as Meilisearch requires).
 func (f *Server) DeleteByFilter(w http.ResponseWriter, r *http.Request) {
@@ -833,6 +851,7 @@ func (f *Server) DeleteByFilter(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// GetDocument answers GET /indexes/{uid}/documents/{id}.
 func (f *Server) GetDocument(w http.ResponseWriter, r *http.Request) {
 	_, ix := f.PathIndex(w, r)
 	if ix == nil {
@@ -850,6 +869,7 @@ func (f *Server) GetDocument(w http.ResponseWriter, r *http.Request) {
 	f.Reply(w, 200, answer)
 }
 
+// DeleteDocuments answers POST /indexes/{uid}/documents/delete-batch with a documentDeletion task.
 func (f *Server) DeleteDocuments(w http.ResponseWriter, r *http.Request) {
 	uid := r.PathValue("uid")
 	ids, _ := bodyOf(r).([]any)
@@ -866,6 +886,7 @@ func (f *Server) DeleteDocuments(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// SwapIndexes answers POST /swap-indexes with an indexSwap task.
 func (f *Server) SwapIndexes(w http.ResponseWriter, r *http.Request) {
 	pairs, _ := bodyOf(r).([]any)
 	f.Enqueue(w, "indexSwap", nil, func() *APIError {
@@ -883,6 +904,7 @@ func (f *Server) SwapIndexes(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// Stats answers GET /indexes/{uid}/stats.
 func (f *Server) Stats(w http.ResponseWriter, r *http.Request) {
 	_, ix := f.PathIndex(w, r)
 	if ix == nil {
@@ -894,6 +916,7 @@ func (f *Server) Stats(w http.ResponseWriter, r *http.Request) {
 	f.Reply(w, 200, map[string]any{"numberOfDocuments": n, "isIndexing": false, "fieldDistribution": map[string]any{}})
 }
 
+// Search answers POST /indexes/{uid}/search.
 func (f *Server) Search(w http.ResponseWriter, r *http.Request) {
 	uid, ix := f.PathIndex(w, r)
 	if ix == nil {
@@ -972,7 +995,7 @@ func (f *Server) Search(w http.ResponseWriter, r *http.Request) {
 	f.Reply(w, 200, answer)
 }
 
-// multiSearch answers a federated POST /multi-search over one index as
+// MultiSearch answers a federated POST /multi-search over one index as
 // Meilisearch does (crates/meilisearch/src/search/federated/perform.rs at
 // v1.18.0): every query's matches, merged in the order of their sort
 // values, each document once; the federation's offset and limit (defaults
@@ -1116,7 +1139,7 @@ func project(doc map[string]any, attrs any) map[string]any {
 	return out
 }
 
-// calls returns the Recorded requests whose method and path match (an
+// Calls returns the Recorded requests whose method and path match (an
 // empty method matches all; a path ending in '*' is a prefix).
 func (f *Server) Calls(method, path string) []Recorded {
 	f.Mu.Lock()
@@ -1133,7 +1156,7 @@ func (f *Server) Calls(method, path string) []Recorded {
 	return out
 }
 
-// writes returns the Recorded requests that are not reads (GET), as
+// Writes returns the Recorded requests that are not reads (GET), as
 // "METHOD path", in order.
 func (f *Server) Writes() []string {
 	f.Mu.Lock()
@@ -1147,6 +1170,7 @@ func (f *Server) Writes() []string {
 	return out
 }
 
+// Reset forgets the recorded requests.
 func (f *Server) Reset() {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
