@@ -4,6 +4,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -26,8 +27,15 @@ var testOnlyModules = []string{
 	"github.com/getkin/kin-openapi",
 }
 
+// testOnlyPackages are this module's packages only tests (and their own
+// commands) may import: the Meilisearch simulator.
+var testOnlyPackages = []string{
+	"github.com/calendar/eventcal/search/meili/meilisim",
+}
+
 // TestServiceBuildLeavesOutTestModules: the service binary's package
-// graph (go list -deps github.com/calendar/eventcal, the main package) uses no test-only module.
+// graph (go list -deps github.com/calendar/eventcal, the main package) uses
+// no test-only module and none of this module's test-only packages.
 func TestServiceBuildLeavesOutTestModules(t *testing.T) {
 	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
 	out, err := exec.Command(goTool, "list", "-deps", "-f", "{{with .Module}}{{.Path}}{{end}}", "github.com/calendar/eventcal").CombinedOutput()
@@ -40,6 +48,21 @@ func TestServiceBuildLeavesOutTestModules(t *testing.T) {
 	}
 	if !modules["github.com/gofiber/fiber/v2"] || !modules["github.com/blevesearch/bleve/v2"] {
 		t.Fatalf("go list -deps github.com/calendar/eventcal does not look like the service's graph:\n%s", out)
+	}
+	pkgs, err := exec.Command(goTool, "list", "-deps", "github.com/calendar/eventcal").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, pkgs)
+	}
+	imported := strings.Fields(string(pkgs))
+	if !slices.Contains(imported, "github.com/calendar/eventcal/search/meili") {
+		t.Fatalf("go list -deps github.com/calendar/eventcal does not list the Meilisearch engine:\n%s", pkgs)
+	}
+	for _, p := range imported {
+		for _, prefix := range testOnlyPackages {
+			if p == prefix || strings.HasPrefix(p, prefix+"/") {
+				t.Errorf("the service imports the test-only package %s (go list -deps shows it)", p)
+			}
+		}
 	}
 	for m := range modules {
 		for _, prefix := range testOnlyModules {

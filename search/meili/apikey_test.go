@@ -19,7 +19,7 @@ func TestEnsureServiceKey(t *testing.T) {
 	if key != "key-of-"+ServiceKeyUID {
 		t.Fatalf("key %q", key)
 	}
-	creates := f.calls(http.MethodPost, "/keys")
+	creates := f.Calls(http.MethodPost, "/keys")
 	if len(creates) != 1 || creates[0].Auth != "Bearer master-key" {
 		t.Fatalf("creates %+v", creates)
 	}
@@ -35,28 +35,28 @@ func TestEnsureServiceKey(t *testing.T) {
 	}
 
 	// The next start finds it and creates nothing.
-	f.reset()
+	f.Reset()
 	if again, err := EnsureServiceKey(t.Context(), f.srv.URL, "master-key", ""); err != nil || again != key {
 		t.Fatalf("second start: %q, %v", again, err)
 	}
-	if n := len(f.calls(http.MethodPost, "/keys")); n != 0 {
+	if n := len(f.Calls(http.MethodPost, "/keys")); n != 0 {
 		t.Errorf("second start created %d keys", n)
 	}
 
 	// A key with another scope (an older release's) is replaced.
-	f.mu.Lock()
-	f.keys[ServiceKeyUID]["actions"] = []any{"*"}
-	f.mu.Unlock()
-	f.reset()
+	f.Mu.Lock()
+	f.Keys[ServiceKeyUID]["actions"] = []any{"*"}
+	f.Mu.Unlock()
+	f.Reset()
 	if again, err := EnsureServiceKey(t.Context(), f.srv.URL, "master-key", ""); err != nil || again != key {
 		t.Fatalf("replacement: %q, %v", again, err)
 	}
-	if got := f.writes(); !slices.Equal(got, []string{"DELETE /keys/" + ServiceKeyUID, "POST /keys"}) {
+	if got := f.Writes(); !slices.Equal(got, []string{"DELETE /keys/" + ServiceKeyUID, "POST /keys"}) {
 		t.Errorf("replacement writes %q", got)
 	}
 
 	// The engine then speaks with the service key only.
-	f.reset()
+	f.Reset()
 	e, err := Open(t.Context(), f.srv.URL, key, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +65,7 @@ func TestEnsureServiceKey(t *testing.T) {
 	if err := e.Init(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range f.calls("", "*") {
+	for _, r := range f.Calls("", "*") {
 		if r.Path != "/health" && r.Auth != "Bearer "+key {
 			t.Errorf("%s %s with %q", r.Method, r.Path, r.Auth)
 		}

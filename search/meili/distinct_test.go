@@ -39,14 +39,14 @@ func (f *fakeMeili) post(t *testing.T, path string, body any) map[string]any {
 // distinct attribute must be filterable.
 func TestFakeDistinctAsMeilisearch(t *testing.T) {
 	f := newFakeMeili(t)
-	f.emulate = true
-	f.addIndex("ev", map[string]any{
+	f.Emulate = true
+	f.AddIndex("ev", map[string]any{
 		"filterableAttributes": []any{"id", "venue_ids", "start"},
 		"sortableAttributes":   []any{"start", "id", "occurrence"},
 	})
-	f.mu.Lock()
-	f.indexes["ev"].primaryKey = "key"
-	f.mu.Unlock()
+	f.Mu.Lock()
+	f.Indexes["ev"].PrimaryKey = "key"
+	f.Mu.Unlock()
 	// Series 5's LAST occurrence is written first: it gets the smallest
 	// internal ID, and it is the one at venue 2.
 	docs := []map[string]any{
@@ -111,7 +111,7 @@ func TestFakeDistinctAsMeilisearch(t *testing.T) {
 // request without distinct, so that they count every occurrence.
 func TestSeriesWritesAndCollapsedSearches(t *testing.T) {
 	f := newFakeMeili(t)
-	f.emulate = true
+	f.Emulate = true
 	e := f.engine(Options{Languages: testLangs})
 	if err := e.Init(t.Context()); err != nil {
 		t.Fatal(err)
@@ -125,12 +125,12 @@ func TestSeriesWritesAndCollapsedSearches(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	f.reset()
+	f.Reset()
 	if err := e.IndexEvents(t.Context(), occs[:2]); err != nil { // two occurrences fewer
 		t.Fatal(err)
 	}
 	var order []string
-	for _, r := range f.calls("", "*") {
+	for _, r := range f.Calls("", "*") {
 		switch {
 		case strings.HasPrefix(r.Path, "/tasks/"):
 			if order[len(order)-1] != "wait" {
@@ -147,7 +147,7 @@ func TestSeriesWritesAndCollapsedSearches(t *testing.T) {
 	if !slices.Equal(order, want) {
 		t.Errorf("requests %q, want %q", order, want)
 	}
-	if del := f.calls(http.MethodPost, "/indexes/calendar_events/documents/delete"); len(del) != 1 ||
+	if del := f.Calls(http.MethodPost, "/indexes/calendar_events/documents/delete"); len(del) != 1 ||
 		!reflect.DeepEqual(del[0].Body, map[string]any{"filter": "id IN [40]"}) {
 		t.Errorf("deletion %v, want the filter id IN [40]", del)
 	}
@@ -155,7 +155,7 @@ func TestSeriesWritesAndCollapsedSearches(t *testing.T) {
 		t.Errorf("CountEvents = %d, %v; want 2", n, err)
 	}
 
-	f.reset()
+	f.Reset()
 	q := search.EventQuery{Lang: "en", Statuses: []string{"publish"}, CollapseSeries: true, Facets: []string{search.FacetVenue}, Limit: 10}
 	r, err := e.SearchEvents(t.Context(), q)
 	if err != nil {
@@ -167,7 +167,7 @@ func TestSeriesWritesAndCollapsedSearches(t *testing.T) {
 	if want := map[string]int{"1": 1, "2": 1}; !reflect.DeepEqual(r.Facets[search.FacetVenue], want) {
 		t.Errorf("venue facet %v, want %v (every occurrence)", r.Facets[search.FacetVenue], want)
 	}
-	searches := f.calls(http.MethodPost, "/indexes/calendar_events/search")
+	searches := f.Calls(http.MethodPost, "/indexes/calendar_events/search")
 	if len(searches) != 2 {
 		t.Fatalf("%d searches, want 2", len(searches))
 	}

@@ -56,7 +56,7 @@ func TestNearRequests(t *testing.T) {
 	paris := search.GeoPoint{Lat: 48.8566, Lng: 2.3522}
 	f := newFakeMeili(t)
 	e := f.engine(Options{Languages: testLangs})
-	f.addIndex("calendar_events", nil)
+	f.AddIndex("calendar_events", nil)
 	// A ring whose totalHits exceeds the page it returned (maxTotalHits
 	// points, too many to generate here: the answer says so instead).
 	crowded := func(r *http.Request) (int, any, bool) {
@@ -81,14 +81,14 @@ func TestNearRequests(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f.reset()
-			f.intercept = tt.answer
+			f.Reset()
+			f.Intercept = tt.answer
 			_, err := e.SearchEvents(t.Context(), search.EventQuery{Limit: 10, Statuses: []string{"publish"},
 				Near: search.Some(search.GeoCircle{Center: paris, RadiusKm: tt.radiusKm})})
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
 			}
-			got := f.calls(http.MethodPost, "/indexes/*")
+			got := f.Calls(http.MethodPost, "/indexes/*")
 			if len(got) != tt.requests {
 				t.Fatalf("%d requests, want %d", len(got), tt.requests)
 			}

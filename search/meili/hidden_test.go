@@ -32,7 +32,7 @@ func TestHiddenTextDoesNotReachAnonymousSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	if tg.fake != nil {
-		tg.fake.reset()
+		tg.fake.Reset()
 	}
 	anon, err := e.SearchEvents(t.Context(), search.EventQuery{Lang: "en", Query: "ωωω", Statuses: []string{"publish"}, Limit: 10})
 	if err != nil {
@@ -42,7 +42,7 @@ func TestHiddenTextDoesNotReachAnonymousSearch(t *testing.T) {
 		t.Errorf("anonymous search = %+v, want the published event", anon)
 	}
 	if tg.fake != nil {
-		if got := tg.fake.calls(http.MethodPost, "*"); len(got) != 1 || got[0].Path != "/indexes/calendar_events/search" {
+		if got := tg.fake.Calls(http.MethodPost, "*"); len(got) != 1 || got[0].Path != "/indexes/calendar_events/search" {
 			t.Errorf("anonymous search requests %+v, want one to the published index", got)
 		}
 	}
@@ -98,7 +98,7 @@ func TestEventIndexes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		if tg.fake != nil {
-			tg.fake.reset()
+			tg.fake.Reset()
 		}
 		q := search.EventQuery{Lang: "en", Query: "jazz", Statuses: tt.statuses, Offset: tt.offset, Limit: 2, Facets: []string{search.FacetTags}}
 		r, err := e.SearchEvents(t.Context(), q)
@@ -111,7 +111,7 @@ func TestEventIndexes(t *testing.T) {
 		if tg.fake == nil || len(eventIndexesOf(tt.statuses)) < 2 {
 			continue
 		}
-		got := tg.fake.calls(http.MethodPost, "*")
+		got := tg.fake.Calls(http.MethodPost, "*")
 		if len(got) != 1 || got[0].Path != "/multi-search" {
 			t.Fatalf("requests %+v, want one federated multi-search", got)
 		}

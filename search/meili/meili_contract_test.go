@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/calendar/eventcal/search/meili/meilisim"
 	"maps"
 	"net/http"
 	"reflect"
@@ -103,11 +104,11 @@ func TestSearchEventsRequest(t *testing.T) {
 	}
 	f := newFakeMeili(t)
 	e := f.engine(Options{Languages: testLangs})
-	f.addIndex("calendar_events", nil)
-	f.addIndex("calendar_events_hidden", nil)
+	f.AddIndex("calendar_events", nil)
+	f.AddIndex("calendar_events_hidden", nil)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f.reset()
+			f.Reset()
 			q := tt.q
 			if q.Lang == "" {
 				q.Lang = "en"
@@ -176,11 +177,11 @@ func TestSearchPlacesRequest(t *testing.T) {
 	}
 	f := newFakeMeili(t)
 	e := f.engine(Options{Languages: testLangs})
-	f.addIndex("calendar_venues", nil)
-	f.addIndex("calendar_organizers", nil)
+	f.AddIndex("calendar_venues", nil)
+	f.AddIndex("calendar_organizers", nil)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f.reset()
+			f.Reset()
 			q := tt.q
 			if q.Lang == "" {
 				q.Lang = "en"
@@ -217,7 +218,7 @@ func searchBody(sort []any, over map[string]any) map[string]any {
 // exactly the body want.
 func checkSearches(t *testing.T, f *fakeMeili, path string, want ...map[string]any) {
 	t.Helper()
-	got := f.calls(http.MethodPost, "/indexes/*")
+	got := f.Calls(http.MethodPost, "/indexes/*")
 	if len(got) != len(want) {
 		t.Fatalf("%d search requests, want %d: %v", len(got), len(want), got)
 	}
@@ -247,7 +248,7 @@ func TestSearchMatchingNothingSendsNothing(t *testing.T) {
 			t.Errorf("upcoming with statuses %q = %+v, %v; want empty", statuses, r, err)
 		}
 	}
-	if got := f.calls("", "/indexes/*"); len(got) != 0 {
+	if got := f.Calls("", "/indexes/*"); len(got) != 0 {
 		t.Errorf("requests sent: %v", got)
 	}
 }
@@ -257,12 +258,12 @@ func TestSearchMatchingNothingSendsNothing(t *testing.T) {
 func TestSearchResultPaging(t *testing.T) {
 	f := newFakeMeili(t)
 	e := f.engine(Options{Languages: testLangs})
-	f.addIndex("calendar_events", nil)
+	f.AddIndex("calendar_events", nil)
 	var docs []map[string]any
 	for id := 1; id <= 1234; id++ {
 		docs = append(docs, map[string]any{"id": id, "title_en": "x"})
 	}
-	f.hits = func(string, map[string]any) []map[string]any { return docs }
+	f.Hits = func(string, map[string]any) []map[string]any { return docs }
 	ids := func(from, to int) []int64 {
 		var out []int64
 		for i := from; i <= to; i++ {
@@ -305,13 +306,13 @@ func TestNearDecidesTheEdge(t *testing.T) {
 	radius := search.DistanceKm(paris, onEdge)
 	f := newFakeMeili(t)
 	e := f.engine(Options{Languages: testLangs})
-	f.addIndex("calendar_events", nil)
+	f.AddIndex("calendar_events", nil)
 	ring := []map[string]any{
 		{"id": 1, "key": "1", "_geo": map[string]any{"lat": onEdge.Lat, "lng": onEdge.Lng}},
 		{"id": 2, "key": "2", "_geo": map[string]any{"lat": 48.90001, "lng": 2.4}},
 		{"id": 3, "key": "3", "_geo": map[string]any{"lat": paris.Lat, "lng": paris.Lng}},
 	}
-	f.hits = func(_ string, body map[string]any) []map[string]any {
+	f.Hits = func(_ string, body map[string]any) []map[string]any {
 		if body["sort"] == nil {
 			return ring
 		}
@@ -341,14 +342,14 @@ func TestNearDecidesTheEdge(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f.reset()
+			f.Reset()
 			q := search.EventQuery{Lang: "en", Statuses: []string{"publish"}, Query: "jazz", Featured: search.Some(true), Limit: 10,
 				Near: search.Some(search.GeoCircle{Center: paris, RadiusKm: tt.radius})}
 			r, err := e.SearchEvents(t.Context(), q)
 			if err != nil {
 				t.Fatalf("SearchEvents: %v", err)
 			}
-			got := f.calls(http.MethodPost, "/indexes/calendar_events/search")
+			got := f.Calls(http.MethodPost, "/indexes/calendar_events/search")
 			if len(got) != tt.requests {
 				t.Fatalf("%d requests, want %d", len(got), tt.requests)
 			}
@@ -376,13 +377,13 @@ func TestNearDecidesTheEdge(t *testing.T) {
 	}
 
 	// Nothing in the ring and no inner circle: nothing can match.
-	f.reset()
-	f.hits = nil
+	f.Reset()
+	f.Hits = nil
 	r, err := e.SearchEvents(t.Context(), search.EventQuery{Lang: "en", Statuses: []string{"publish"}, Limit: 10, Near: search.Some(search.GeoCircle{Center: paris})})
 	if err != nil || r.Total != 0 || len(r.IDs) != 0 {
 		t.Errorf("empty ring = %+v, %v; want empty", r, err)
 	}
-	if got := f.calls(http.MethodPost, "/indexes/calendar_events/search"); len(got) != 1 {
+	if got := f.Calls(http.MethodPost, "/indexes/calendar_events/search"); len(got) != 1 {
 		t.Errorf("%d requests, want only the ring's", len(got))
 	}
 }
@@ -415,7 +416,7 @@ func TestPlaceWordsInOneField(t *testing.T) {
 		t.Fatal(err)
 	}
 	if tg.fake != nil {
-		tg.fake.reset()
+		tg.fake.Reset()
 	}
 	tests := []struct {
 		offset, limit int
@@ -440,7 +441,7 @@ func TestPlaceWordsInOneField(t *testing.T) {
 	if tg.fake == nil {
 		return
 	}
-	got := tg.fake.calls(http.MethodPost, "*")
+	got := tg.fake.Calls(http.MethodPost, "*")
 	if len(got) != len(tests) {
 		t.Fatalf("%d requests for %d pages: %+v", len(got), len(tests), got)
 	}
@@ -471,7 +472,7 @@ func TestPlaceWordsInOneFieldCost(t *testing.T) {
 	type cost struct{ requests, hits, bytes int }
 	measure := func(n int) cost {
 		f := newFakeMeili(t)
-		f.emulate = true
+		f.Emulate = true
 		e := f.engine(Options{Languages: testLangs})
 		if err := e.Init(t.Context()); err != nil {
 			t.Fatal(err)
@@ -484,22 +485,22 @@ func TestPlaceWordsInOneFieldCost(t *testing.T) {
 		if err := e.IndexPlaces(t.Context(), docs); err != nil {
 			t.Fatal(err)
 		}
-		f.reset()
-		f.mu.Lock()
-		f.served = 0
-		f.mu.Unlock()
+		f.Reset()
+		f.Mu.Lock()
+		f.Served = 0
+		f.Mu.Unlock()
 		r, err := e.SearchPlaces(t.Context(), search.PlaceQuery{Kind: search.Venues, Lang: "en", Query: "temple avenue", Offset: 8, Limit: 8})
 		if err != nil || r.Total != n || len(r.IDs) != 8 {
 			t.Fatalf("%d places: %+v, %v", n, r, err)
 		}
-		c := cost{requests: len(f.calls("", "*"))}
-		for _, req := range f.calls("", "*") {
+		c := cost{requests: len(f.Calls("", "*"))}
+		for _, req := range f.Calls("", "*") {
 			raw, _ := json.Marshal(req.Body)
 			c.bytes += len(raw)
 		}
-		f.mu.Lock()
-		c.hits = f.served
-		f.mu.Unlock()
+		f.Mu.Lock()
+		c.hits = f.Served
+		f.Mu.Unlock()
 		return c
 	}
 	small, large := measure(20), measure(2000)
@@ -549,6 +550,7 @@ var (
 
 func TestInitCreatesIndexesAndSettings(t *testing.T) {
 	f := newFakeMeili(t)
+	f.stepOnPoll()
 	e := f.engine(Options{Languages: testLangs})
 	if err := e.Init(t.Context()); err != nil {
 		t.Fatalf("Init: %v", err)
@@ -561,10 +563,10 @@ func TestInitCreatesIndexesAndSettings(t *testing.T) {
 		// Empty indexes: recorded as written under the current scheme.
 		"POST /indexes/calendar_meta/documents",
 	}
-	if got := f.writes(); !slices.Equal(got, wantWrites) {
+	if got := f.Writes(); !slices.Equal(got, wantWrites) {
 		t.Errorf("writes = %q, want %q", got, wantWrites)
 	}
-	creates := f.calls(http.MethodPost, "/indexes")
+	creates := f.Calls(http.MethodPost, "/indexes")
 	for i, uid := range []string{"calendar_events", "calendar_events_hidden", "calendar_venues", "calendar_organizers"} {
 		pk := "id"
 		if i < 2 {
@@ -578,30 +580,30 @@ func TestInitCreatesIndexesAndSettings(t *testing.T) {
 		"calendar_events": wantEventSettings, "calendar_events_hidden": wantEventSettings,
 		"calendar_venues": wantVenueSettings, "calendar_organizers": wantOrganizerSettings,
 	} {
-		got := f.calls(http.MethodPatch, "/indexes/"+uid+"/settings")
+		got := f.Calls(http.MethodPatch, "/indexes/"+uid+"/settings")
 		if len(got) != 1 || !reflect.DeepEqual(got[0].Body, jsonValue(t, want)) {
 			t.Errorf("%s settings\n got %s\nwant %s", uid, jsonString(got), jsonString(want))
 		}
 	}
 	// Every task was awaited: each write's task was polled to its end.
-	if polls := f.calls(http.MethodGet, "/tasks/*"); len(polls) < 2*len(wantWrites) {
-		t.Errorf("%d task polls for %d tasks (each is processing on the first poll)", len(polls), len(wantWrites))
+	if polls := f.Calls(http.MethodGet, "/tasks/*"); len(polls) < 2*len(wantWrites) {
+		t.Errorf("%d task polls for %d tasks (each is unfinished on its first poll)", len(polls), len(wantWrites))
 	}
-	for _, r := range f.calls("", "*") {
+	for _, r := range f.Calls("", "*") {
 		if r.Auth != "Bearer test-key" {
 			t.Fatalf("%s %s: Authorization = %q", r.Method, r.Path, r.Auth)
 		}
 	}
 
 	// A second Init finds everything in place and writes nothing.
-	f.reset()
+	f.Reset()
 	if err := e.Init(t.Context()); err != nil {
 		t.Fatalf("second Init: %v", err)
 	}
-	if got := f.writes(); len(got) != 0 {
+	if got := f.Writes(); len(got) != 0 {
 		t.Errorf("second Init wrote %q", got)
 	}
-	if got := f.calls(http.MethodGet, "/indexes/*"); len(got) != 9 {
+	if got := f.Calls(http.MethodGet, "/indexes/*"); len(got) != 9 {
 		t.Errorf("second Init read %d times, want an index and its settings for each index, and the scheme record", len(got))
 	}
 }
@@ -645,18 +647,18 @@ func TestInitReconcilesLiveSettings(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFakeMeili(t)
 			e := f.engine(Options{Languages: testLangs})
-			f.addIndex("calendar_events", tt.live)
+			f.AddIndex("calendar_events", tt.live)
 			if err := e.EnsureIndex(t.Context(), "calendar_events", EventIndex); err != nil {
 				t.Fatalf("EnsureIndex: %v", err)
 			}
-			patches := f.calls(http.MethodPatch, "/indexes/calendar_events/settings")
+			patches := f.Calls(http.MethodPatch, "/indexes/calendar_events/settings")
 			if tt.update != (len(patches) == 1) || len(patches) > 1 {
 				t.Fatalf("%d settings updates, want update %v", len(patches), tt.update)
 			}
 			if want := jsonValue(t, wantEventSettings).(map[string]any); tt.update && !reflect.DeepEqual(sortedLists(patches[0].Body), sortedLists(want)) {
 				t.Errorf("update = %s", jsonString(patches[0].Body))
 			}
-			if got := f.calls(http.MethodPost, "/indexes"); len(got) != 0 {
+			if got := f.Calls(http.MethodPost, "/indexes"); len(got) != 0 {
 				t.Errorf("an existing index was created again")
 			}
 		})
@@ -693,11 +695,11 @@ func TestSettingsMergeKeepsWhatAnotherProcessAdded(t *testing.T) {
 	live["prefixSearch"] = "disabled" // an older release's setting: replaced
 	f := newFakeMeili(t)
 	e := f.engine(Options{Languages: testLangs})
-	f.addIndex("calendar_events", live)
+	f.AddIndex("calendar_events", live)
 	if err := e.EnsureIndex(t.Context(), "calendar_events", EventIndex); err != nil {
 		t.Fatalf("EnsureIndex: %v", err)
 	}
-	patches := f.calls(http.MethodPatch, "/indexes/calendar_events/settings")
+	patches := f.Calls(http.MethodPatch, "/indexes/calendar_events/settings")
 	if len(patches) != 1 {
 		t.Fatalf("%d settings updates, want 1", len(patches))
 	}
@@ -713,19 +715,19 @@ func TestSettingsMergeKeepsWhatAnotherProcessAdded(t *testing.T) {
 	}
 	// The German searches of the other process still name searchable
 	// attributes (the fake refuses unknown ones as Meilisearch does).
-	f.reset()
-	f.emulate = true
+	f.Reset()
+	f.Emulate = true
 	if _, err := e.client.Index("calendar_events").SearchWithContext(t.Context(), "jazz", &meilisearch.SearchRequest{
 		AttributesToSearchOn: []string{"title_de", "description_de", "excerpt_de"}, MatchingStrategy: meilisearch.All,
 	}); err != nil {
 		t.Errorf("a search on the other process's attributes failed: %v", err)
 	}
 	// A second reconcile finds nothing to change.
-	f.reset()
+	f.Reset()
 	if err := e.EnsureIndex(t.Context(), "calendar_events", EventIndex); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.writes(); len(got) != 0 {
+	if got := f.Writes(); len(got) != 0 {
 		t.Errorf("second reconcile wrote %q", got)
 	}
 }
@@ -733,8 +735,8 @@ func TestSettingsMergeKeepsWhatAnotherProcessAdded(t *testing.T) {
 func TestInitRejectsAnotherPrimaryKey(t *testing.T) {
 	f := newFakeMeili(t)
 	e := f.engine(Options{})
-	f.addIndex("calendar_events", nil)
-	f.indexes["calendar_events"].primaryKey = "uuid"
+	f.AddIndex("calendar_events", nil)
+	f.Indexes["calendar_events"].PrimaryKey = "uuid"
 	if err := e.Init(t.Context()); err == nil || !strings.Contains(err.Error(), `primary key "uuid"`) {
 		t.Errorf("Init = %v, want a primary key error", err)
 	}
@@ -746,7 +748,7 @@ func TestEventDocumentShape(t *testing.T) {
 	if err := e.Init(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	f.reset()
+	f.Reset()
 	docs := []search.EventDocument{{
 		ID: 101, Status: "publish", Author: 3, PublishDate: 1700000000,
 		Start: 1735722000, End: 1735729200, StartLocal: 1735725600, EndLocal: 1735732800,
@@ -767,14 +769,14 @@ func TestEventDocumentShape(t *testing.T) {
 	// Each event goes to the index of its status, after a search of each
 	// index for the documents it holds of them (none here: no deletion;
 	// hidden.go).
-	if got := f.writes(); !slices.Equal(got, []string{
+	if got := f.Writes(); !slices.Equal(got, []string{
 		"POST /indexes/calendar_events/search", "POST /indexes/calendar_events/documents",
 		"POST /indexes/calendar_events_hidden/search", "POST /indexes/calendar_events_hidden/documents",
 	}) {
 		t.Fatalf("writes = %q", got)
 	}
-	r := f.calls(http.MethodPost, "/indexes/calendar_events/documents")[0]
-	r.Body = append(r.Body.([]any), f.calls(http.MethodPost, "/indexes/calendar_events_hidden/documents")[0].Body.([]any)...)
+	r := f.Calls(http.MethodPost, "/indexes/calendar_events/documents")[0]
+	r.Body = append(r.Body.([]any), f.Calls(http.MethodPost, "/indexes/calendar_events_hidden/documents")[0].Body.([]any)...)
 	if r.Query != "primaryKey=key" {
 		t.Errorf("query = %q, want primaryKey=key", r.Query)
 	}
@@ -811,7 +813,7 @@ func TestPlaceDocumentShape(t *testing.T) {
 	if err := e.Init(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	f.reset()
+	f.Reset()
 	docs := []search.PlaceDocument{{
 		ID: 201, Kind: search.Venues, Status: "publish", PublishDate: 1700000000, HasEvents: true,
 		Text:      map[string]search.Text{"en": {Title: "Jazz Club", Description: "Cellar"}, "nl": {Title: "Jazzclub"}},
@@ -824,7 +826,7 @@ func TestPlaceDocumentShape(t *testing.T) {
 	if err := e.IndexPlaces(t.Context(), docs); err != nil {
 		t.Fatalf("IndexPlaces: %v", err)
 	}
-	if got := f.writes(); !slices.Equal(got, []string{"POST /indexes/calendar_venues/documents", "POST /indexes/calendar_organizers/documents"}) {
+	if got := f.Writes(); !slices.Equal(got, []string{"POST /indexes/calendar_venues/documents", "POST /indexes/calendar_organizers/documents"}) {
 		t.Fatalf("writes = %q", got)
 	}
 	zero := map[string]any{"last_start_publish": 0, "last_start_future": 0, "last_start_draft": 0,
@@ -843,7 +845,7 @@ func TestPlaceDocumentShape(t *testing.T) {
 	}
 	maps.Copy(organizer, zero)
 	for i, want := range []map[string]any{venue, organizer} {
-		r := f.calls(http.MethodPost, "/indexes/*")[i]
+		r := f.Calls(http.MethodPost, "/indexes/*")[i]
 		if w := jsonValue(t, []any{want}); !reflect.DeepEqual(r.Body, w) {
 			t.Errorf("%s\n got %s\nwant %s", r.Path, jsonString(r.Body), jsonString(w))
 		}
@@ -859,7 +861,7 @@ func TestNewVocabularyExtendsSettingsFirst(t *testing.T) {
 	if err := e.Init(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	f.reset()
+	f.Reset()
 	err := e.IndexPlaces(t.Context(), []search.PlaceDocument{{
 		ID: 1, Kind: search.Venues, Text: map[string]search.Text{"fr": {Title: "Salle"}, "en": {Title: "Hall"}},
 		Fields: map[string]string{"country": "France"}, LastStart: map[string]int64{"archived": 5},
@@ -871,10 +873,10 @@ func TestNewVocabularyExtendsSettingsFirst(t *testing.T) {
 		"PATCH /indexes/calendar_events/settings", "PATCH /indexes/calendar_events_hidden/settings", "PATCH /indexes/calendar_venues/settings",
 		"PATCH /indexes/calendar_organizers/settings", "POST /indexes/calendar_venues/documents",
 	}
-	if got := f.writes(); !slices.Equal(got, want) {
+	if got := f.Writes(); !slices.Equal(got, want) {
 		t.Fatalf("writes = %q, want %q", got, want)
 	}
-	venues := f.calls(http.MethodPatch, "/indexes/calendar_venues/settings")[0].Body.(map[string]any)
+	venues := f.Calls(http.MethodPatch, "/indexes/calendar_venues/settings")[0].Body.(map[string]any)
 	// The live attributes keep their order; the new ones follow
 	// (mergeSettings).
 	wantSearchable := jsonValue(t, []string{"title_en", "description_en", "excerpt_en",
@@ -886,25 +888,25 @@ func TestNewVocabularyExtendsSettingsFirst(t *testing.T) {
 	if filterable := venues["filterableAttributes"].([]any); !slices.Contains(filterable, any("last_start_archived")) {
 		t.Errorf("venue filterable attributes = %v, want last_start_archived", filterable)
 	}
-	doc := f.calls(http.MethodPost, "/indexes/calendar_venues/documents")[0].Body.([]any)[0].(map[string]any)
+	doc := f.Calls(http.MethodPost, "/indexes/calendar_venues/documents")[0].Body.([]any)[0].(map[string]any)
 	if doc["last_start_archived"] != float64(5) || doc["title_fr"] != "Salle" || doc["field_country"] != "France" {
 		t.Errorf("document = %s", jsonString(doc))
 	}
 
 	// The new language is searchable at once; known words change nothing.
-	f.reset()
+	f.Reset()
 	if _, err := e.SearchEvents(t.Context(), search.EventQuery{Lang: "fr", Query: "salle", Limit: 1, Statuses: []string{"publish"}}); err != nil {
 		t.Fatal(err)
 	}
-	body := f.calls(http.MethodPost, "/indexes/calendar_events/search")[0].Body.(map[string]any)
+	body := f.Calls(http.MethodPost, "/indexes/calendar_events/search")[0].Body.(map[string]any)
 	if !reflect.DeepEqual(body["attributesToSearchOn"], []any{"title_fr", "description_fr", "excerpt_fr"}) {
 		t.Errorf("attributesToSearchOn = %v", body["attributesToSearchOn"])
 	}
-	f.reset()
+	f.Reset()
 	if err := e.IndexEvents(t.Context(), []search.EventDocument{{ID: 2, Status: "publish", Text: map[string]search.Text{"fr": {}, "en": {}}}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.writes(); !slices.Equal(got, []string{"POST /indexes/calendar_events/search", "POST /indexes/calendar_events/documents", "POST /indexes/calendar_events_hidden/search"}) {
+	if got := f.Writes(); !slices.Equal(got, []string{"POST /indexes/calendar_events/search", "POST /indexes/calendar_events/documents", "POST /indexes/calendar_events_hidden/search"}) {
 		t.Errorf("writes = %q, want only the documents", got)
 	}
 }
@@ -915,7 +917,7 @@ func TestBatching(t *testing.T) {
 	if err := e.Init(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	f.reset()
+	f.Reset()
 	docs := make([]search.EventDocument, 2500)
 	ids := make([]int64, 2500)
 	for i := range docs {
@@ -929,7 +931,7 @@ func TestBatching(t *testing.T) {
 		t.Fatalf("DeleteEvents: %v", err)
 	}
 	var sizes, order []string
-	for _, r := range f.calls("", "*") {
+	for _, r := range f.Calls("", "*") {
 		switch {
 		case r.Method == http.MethodPost && strings.HasSuffix(r.Path, "/search"):
 			// Which of the events each index holds (a read).
@@ -969,8 +971,8 @@ func TestFailedTaskIsAnError(t *testing.T) {
 	if err := e.Init(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	f.reset()
-	f.failTasks["documentAdditionOrUpdate"] = newAPIError("invalid_document_id", "Document identifier `x` is invalid.")
+	f.Reset()
+	f.FailTasks["documentAdditionOrUpdate"] = meilisim.NewAPIError("invalid_document_id", "Document identifier `x` is invalid.")
 	err := e.IndexEvents(t.Context(), []search.EventDocument{{ID: 1, Status: "publish"}, {ID: 2, Status: "publish"}, {ID: 3, Status: "publish"}})
 	var te *TaskError
 	if !errors.As(err, &te) || te.Code != "invalid_document_id" || te.Status != "failed" || te.Type != "documentAdditionOrUpdate" || te.IndexUID != "calendar_events" {
@@ -982,13 +984,13 @@ func TestFailedTaskIsAnError(t *testing.T) {
 	if errors.Is(err, search.ErrUnavailable) {
 		t.Errorf("a failed task is not unavailability: %v", err)
 	}
-	if got := slices.DeleteFunc(f.writes(), func(w string) bool { return strings.HasSuffix(w, "/search") }); len(got) != 1 {
+	if got := slices.DeleteFunc(f.Writes(), func(w string) bool { return strings.HasSuffix(w, "/search") }); len(got) != 1 {
 		t.Errorf("writes after a failed batch = %q, want the failed one only", got)
 	}
 
-	f.failTasks = map[string]apiError{"settingsUpdate": newAPIError("invalid_settings_filterable_attributes", "bad")}
+	f.FailTasks = map[string]meilisim.APIError{"settingsUpdate": meilisim.NewAPIError("invalid_settings_filterable_attributes", "bad")}
 	f2 := newFakeMeili(t)
-	f2.failTasks = f.failTasks
+	f2.FailTasks = f.FailTasks
 	if err := f2.engine(Options{}).Init(t.Context()); !errors.As(err, &te) || te.Code != "invalid_settings_filterable_attributes" {
 		t.Errorf("Init with a failing settings task = %v", err)
 	}
@@ -1000,7 +1002,7 @@ func TestUnavailable(t *testing.T) {
 			if r.URL.Path == "/health" {
 				return 0, nil, false
 			}
-			return status, newAPIError(code, "boom"), true
+			return status, meilisim.NewAPIError(code, "boom"), true
 		}
 	}
 	tests := []struct {
@@ -1019,7 +1021,7 @@ func TestUnavailable(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFakeMeili(t)
 			e := f.engine(Options{})
-			f.intercept = answer(tt.status, tt.code)
+			f.Intercept = answer(tt.status, tt.code)
 			_, err := e.SearchEvents(t.Context(), search.EventQuery{Limit: 1, Statuses: []string{"publish"}})
 			if err == nil || errors.Is(err, search.ErrUnavailable) != tt.unavailable {
 				t.Errorf("SearchEvents = %v, want unavailable %v", err, tt.unavailable)
@@ -1027,7 +1029,7 @@ func TestUnavailable(t *testing.T) {
 			if err := e.Init(t.Context()); err == nil || errors.Is(err, search.ErrUnavailable) != tt.unavailable {
 				t.Errorf("Init = %v, want unavailable %v", err, tt.unavailable)
 			}
-			if got := len(f.calls(http.MethodPost, "/indexes/calendar_events/search")); got != 1 {
+			if got := len(f.Calls(http.MethodPost, "/indexes/calendar_events/search")); got != 1 {
 				t.Errorf("%d search requests: the engine must not retry", got)
 			}
 		})
@@ -1062,7 +1064,7 @@ func TestUnavailable(t *testing.T) {
 	t.Run("task never finishes", func(t *testing.T) {
 		f := newFakeMeili(t)
 		e := f.engine(Options{TaskTimeout: 30 * time.Millisecond})
-		f.stuck = true
+		f.Stuck = true
 		err := e.DeleteEvents(t.Context(), []int64{1})
 		if !errors.Is(err, search.ErrUnavailable) || !strings.Contains(err.Error(), "not finished after 30ms") {
 			t.Errorf("DeleteEvents = %v, want ErrUnavailable after the task timeout", err)
@@ -1081,7 +1083,7 @@ func TestUnavailable(t *testing.T) {
 
 	t.Run("health not available", func(t *testing.T) {
 		f := newFakeMeili(t)
-		f.intercept = func(r *http.Request) (int, any, bool) { return 200, map[string]any{"status": "starting"}, true }
+		f.Intercept = func(r *http.Request) (int, any, bool) { return 200, map[string]any{"status": "starting"}, true }
 		if _, err := Open(t.Context(), f.srv.URL, "", Options{}); !errors.Is(err, search.ErrUnavailable) {
 			t.Errorf("Open = %v, want ErrUnavailable", err)
 		}
@@ -1132,7 +1134,7 @@ func TestRebuildHelpers(t *testing.T) {
 	if err := e.Init(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	f.reset()
+	f.Reset()
 	next, err := e.WithPrefix("calendar_next_")
 	if err != nil {
 		t.Fatal(err)
@@ -1143,7 +1145,7 @@ func TestRebuildHelpers(t *testing.T) {
 	for uid, want := range map[string]map[string]any{
 		"calendar_next_events": wantEventSettings, "calendar_next_venues": wantVenueSettings, "calendar_next_organizers": wantOrganizerSettings,
 	} {
-		got := f.calls(http.MethodPatch, "/indexes/"+uid+"/settings")
+		got := f.Calls(http.MethodPatch, "/indexes/"+uid+"/settings")
 		if len(got) != 1 || !reflect.DeepEqual(got[0].Body, jsonValue(t, want)) {
 			t.Errorf("%s settings = %s", uid, jsonString(got))
 		}
@@ -1154,20 +1156,20 @@ func TestRebuildHelpers(t *testing.T) {
 	if err := e.EnsureIndex(t.Context(), "calendar_events_tmp", EventIndex); err != nil {
 		t.Fatalf("EnsureIndex: %v", err)
 	}
-	got := f.calls(http.MethodPatch, "/indexes/calendar_events_tmp/settings")
+	got := f.Calls(http.MethodPatch, "/indexes/calendar_events_tmp/settings")
 	if len(got) != 1 || !reflect.DeepEqual(got[0].Body, jsonValue(t, wantEventSettings)) {
 		t.Errorf("calendar_events_tmp settings = %s", jsonString(got))
 	}
 
-	f.reset()
+	f.Reset()
 	if err := e.SwapIndexes(t.Context(), e.IndexUID(EventIndex), next.IndexUID(EventIndex)); err != nil {
 		t.Fatalf("SwapIndexes: %v", err)
 	}
-	swaps := f.calls(http.MethodPost, "/swap-indexes")
+	swaps := f.Calls(http.MethodPost, "/swap-indexes")
 	if want := jsonValue(t, []any{map[string]any{"indexes": []string{"calendar_events", "calendar_next_events"}, "rename": false}}); len(swaps) != 1 || !reflect.DeepEqual(swaps[0].Body, want) {
 		t.Errorf("swap request = %s, want %s", jsonString(swaps), jsonString(want))
 	}
-	if polls := f.calls(http.MethodGet, "/tasks/*"); len(polls) == 0 {
+	if polls := f.Calls(http.MethodGet, "/tasks/*"); len(polls) == 0 {
 		t.Errorf("the swap was not awaited")
 	}
 	if n, err := e.CountEvents(t.Context()); err != nil || n != 1 {
@@ -1183,7 +1185,7 @@ func TestRebuildHelpers(t *testing.T) {
 	if err := e.DeleteIndex(t.Context(), next.IndexUID(EventIndex)); err != nil {
 		t.Errorf("DeleteIndex of a missing index: %v", err)
 	}
-	if f.index("calendar_next_events") != nil {
+	if f.Index("calendar_next_events") != nil {
 		t.Errorf("calendar_next_events still exists")
 	}
 	if err := next.Close(); err != nil {
@@ -1213,7 +1215,7 @@ func TestOpenValidatesOptions(t *testing.T) {
 	if got := e.IndexUID(VenueIndex); got != "site-2_venues" {
 		t.Errorf("IndexUID = %q", got)
 	}
-	if got := f.calls(http.MethodGet, "/health"); len(got) != 1 || got[0].Auth != "" {
+	if got := f.Calls(http.MethodGet, "/health"); len(got) != 1 || got[0].Auth != "" {
 		t.Errorf("health checks = %v (no key: no Authorization header)", got)
 	}
 }

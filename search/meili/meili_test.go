@@ -3,6 +3,7 @@ package meili
 import (
 	"context"
 	"fmt"
+	"github.com/calendar/eventcal/search/meili/meilisim"
 	"os"
 	"sync/atomic"
 	"testing"
@@ -62,12 +63,12 @@ func TestNearEdgesAgainstFake(t *testing.T) {
 		cos  func(float64) float64
 	}{
 		{"same cos", nil},
-		{"another C library's cos", otherLibmCos},
+		{"another C library's cos", meilisim.OtherLibmCos},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFakeMeili(t)
-			f.emulate, f.geoCos = true, tt.cos
+			f.Emulate, f.GeoCos = true, tt.cos
 			searchtest.RunNearEdges(t, func(t *testing.T) search.Engine {
 				e, err := Open(t.Context(), f.srv.URL, "", Options{TaskPollInterval: time.Millisecond})
 				if err != nil {
@@ -87,7 +88,7 @@ func TestNearEdgesAgainstFake(t *testing.T) {
 // TestConformance checks against a real server.
 func TestSuiteAgainstFake(t *testing.T) {
 	f := newFakeMeili(t)
-	f.emulate = true
+	f.Emulate = true
 	var n atomic.Int64
 	searchtest.Run(t, func(t *testing.T) search.Engine {
 		e, err := Open(t.Context(), f.srv.URL, "", Options{

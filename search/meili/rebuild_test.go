@@ -50,6 +50,7 @@ func TestRebuildRequests(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFakeMeili(t)
+			f.stepOnPoll()
 			e := f.engine(Options{Languages: testLangs})
 			if err := e.Init(t.Context()); err != nil {
 				t.Fatal(err)
@@ -57,19 +58,19 @@ func TestRebuildRequests(t *testing.T) {
 			if err := e.IndexEvents(t.Context(), []search.EventDocument{{ID: 1, Status: "publish"}, {ID: 2, Status: "publish"}}); err != nil {
 				t.Fatal(err)
 			}
-			f.reset()
+			f.Reset()
 			r, err := e.BeginRebuild(t.Context())
 			if err != nil {
 				t.Fatalf("BeginRebuild: %v", err)
 			}
-			if got := f.writes(); !slices.Equal(got, begin) {
+			if got := f.Writes(); !slices.Equal(got, begin) {
 				t.Fatalf("BeginRebuild writes\n got %q\nwant %q", got, begin)
 			}
 			for uid, want := range map[string]map[string]any{
 				"calendar_rebuild_events": wantEventSettings, "calendar_rebuild_events_hidden": wantEventSettings,
 				"calendar_rebuild_venues": wantVenueSettings, "calendar_rebuild_organizers": wantOrganizerSettings,
 			} {
-				if got := f.index(uid); got == nil || !reflect.DeepEqual(pick(got.settings, want), jsonValue(t, want)) {
+				if got := f.Index(uid); got == nil || !reflect.DeepEqual(pick(got.Settings, want), jsonValue(t, want)) {
 					t.Errorf("%s does not have the live settings", uid)
 				}
 			}
@@ -77,7 +78,7 @@ func TestRebuildRequests(t *testing.T) {
 				t.Errorf("second BeginRebuild = %v, want ErrRebuildOpen", err)
 			}
 
-			f.reset()
+			f.Reset()
 			if err := r.IndexEvents(t.Context(), []search.EventDocument{{ID: 7, Status: "publish"}, {ID: 8, Status: "publish"}}); err != nil {
 				t.Fatal(err)
 			}
@@ -87,22 +88,22 @@ func TestRebuildRequests(t *testing.T) {
 			if err := r.DeleteEvents(t.Context(), []int64{8}); err != nil {
 				t.Fatal(err)
 			}
-			if got := f.writes(); !slices.Equal(got, fill) {
+			if got := f.Writes(); !slices.Equal(got, fill) {
 				t.Fatalf("rebuild writes\n got %q\nwant %q", got, fill)
 			}
 			if n, _ := e.CountEvents(t.Context()); n != 2 {
 				t.Errorf("live events during the rebuild = %d, want the 2 old ones", n)
 			}
 
-			f.reset()
+			f.Reset()
 			if err := tt.end(r); err != nil {
 				t.Fatalf("%s: %v", tt.name, err)
 			}
-			if got := f.writes(); !slices.Equal(got, tt.wantEnd) {
+			if got := f.Writes(); !slices.Equal(got, tt.wantEnd) {
 				t.Fatalf("%s writes\n got %q\nwant %q", tt.name, got, tt.wantEnd)
 			}
 			if tt.name == "commit" {
-				swap := f.calls(http.MethodPost, "/swap-indexes")[0].Body
+				swap := f.Calls(http.MethodPost, "/swap-indexes")[0].Body
 				want := jsonValue(t, []any{
 					map[string]any{"indexes": []string{"calendar_events", "calendar_rebuild_events"}, "rename": false},
 					map[string]any{"indexes": []string{"calendar_events_hidden", "calendar_rebuild_events_hidden"}, "rename": false},
@@ -113,13 +114,13 @@ func TestRebuildRequests(t *testing.T) {
 					t.Errorf("swap body = %s, want %s", jsonString(swap), jsonString(want))
 				}
 			}
-			// Every write's task was awaited to its end (the fake answers
-			// "processing" on the first poll).
-			if polls := f.calls(http.MethodGet, "/tasks/*"); len(polls) < 2*len(tt.wantEnd) {
+			// Every write's task was awaited to its end (stepOnPoll: each task is
+			// unfinished on its first poll).
+			if polls := f.Calls(http.MethodGet, "/tasks/*"); len(polls) < 2*len(tt.wantEnd) {
 				t.Errorf("%d task polls for %d tasks", len(polls), len(tt.wantEnd))
 			}
 			var live []string
-			for id := range f.index("calendar_events").docs {
+			for id := range f.Index("calendar_events").Docs {
 				live = append(live, id)
 			}
 			slices.Sort(live)
@@ -127,7 +128,7 @@ func TestRebuildRequests(t *testing.T) {
 				t.Errorf("live events = %q, want %q", live, tt.wantEvents)
 			}
 			for _, uid := range []string{"calendar_rebuild_events", "calendar_rebuild_events_hidden", "calendar_rebuild_venues", "calendar_rebuild_organizers"} {
-				if f.index(uid) != nil {
+				if f.Index(uid) != nil {
 					t.Errorf("%s still exists", uid)
 				}
 			}
@@ -161,19 +162,19 @@ func pick(got, want map[string]any) map[string]any {
 // swap, and the live engine knows the attributes the rebuild learned.
 func TestRebuildLeftoversAndVocabulary(t *testing.T) {
 	f := newFakeMeili(t)
-	f.emulate = true
+	f.Emulate = true
 	e := f.engine(Options{Languages: []string{"en"}})
 	if err := e.Init(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	f.addIndex("calendar_rebuild_events", map[string]any{"searchableAttributes": []string{"stale"}})
-	f.index("calendar_rebuild_events").docs["99"] = map[string]any{"id": 99}
+	f.AddIndex("calendar_rebuild_events", map[string]any{"searchableAttributes": []string{"stale"}})
+	f.Index("calendar_rebuild_events").Docs["99"] = map[string]any{"id": 99}
 
 	r, err := e.BeginRebuild(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ix := f.index("calendar_rebuild_events"); ix == nil || len(ix.docs) != 0 {
+	if ix := f.Index("calendar_rebuild_events"); ix == nil || len(ix.Docs) != 0 {
 		t.Fatalf("the leftover index was not replaced by an empty one")
 	}
 	// The live engine learns French from a document the rebuild does not
@@ -187,7 +188,7 @@ func TestRebuildLeftoversAndVocabulary(t *testing.T) {
 	if err := r.Commit(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	searchable := f.index("calendar_events").settings["searchableAttributes"]
+	searchable := f.Index("calendar_events").Settings["searchableAttributes"]
 	for _, a := range []string{"title_en", "title_fr", "title_de"} {
 		if !slices.Contains(searchable.([]any), any(a)) {
 			t.Errorf("live searchable attributes %v lack %s", searchable, a)

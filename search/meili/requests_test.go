@@ -24,7 +24,7 @@ import (
 // (searchOneField) whose federation asks for the page itself.
 func TestOneSearchPerList(t *testing.T) {
 	f := newFakeMeili(t)
-	f.emulate = true
+	f.Emulate = true
 	e, err := Open(t.Context(), f.srv.URL, "", Options{TaskPollInterval: time.Millisecond})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
@@ -87,7 +87,7 @@ func TestOneSearchPerList(t *testing.T) {
 	for _, l := range lists {
 		for _, pg := range pages {
 			t.Run(fmt.Sprintf("%s/offset %d limit %d", l.name, pg.offset, pg.limit), func(t *testing.T) {
-				f.reset()
+				f.Reset()
 				var got search.Result
 				var want search.Result
 				path := eventsPath
@@ -113,7 +113,7 @@ func TestOneSearchPerList(t *testing.T) {
 					t.Errorf("result %v (total %d), want %v (total %d)", got.IDs, got.Total, want.IDs, want.Total)
 				}
 
-				reqs := append(f.calls(http.MethodPost, "/indexes/*"), f.calls(http.MethodPost, "/multi-search")...)
+				reqs := append(f.Calls(http.MethodPost, "/indexes/*"), f.Calls(http.MethodPost, "/multi-search")...)
 				if l.federated {
 					path = "/multi-search"
 				}

@@ -101,7 +101,7 @@ func TestDistinctKeysGetDistinctAttributes(t *testing.T) {
 	if err := e.Init(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	f.reset()
+	f.Reset()
 	err := e.IndexEvents(t.Context(), []search.EventDocument{
 		{ID: 1, Status: "publish", Text: map[string]search.Text{"pt-BR": {Title: "Samba"}}},
 		{ID: 2, Status: "publish", Text: map[string]search.Text{"pt-br": {Title: "Fado"}}},
@@ -109,7 +109,7 @@ func TestDistinctKeysGetDistinctAttributes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs := f.calls(http.MethodPost, "/indexes/calendar_events/documents")[0].Body.([]any)
+	docs := f.Calls(http.MethodPost, "/indexes/calendar_events/documents")[0].Body.([]any)
 	byID := map[float64]map[string]any{}
 	for _, d := range docs {
 		byID[d.(map[string]any)["id"].(float64)] = d.(map[string]any)
@@ -120,7 +120,7 @@ func TestDistinctKeysGetDistinctAttributes(t *testing.T) {
 	if byID[2]["title_pt-br"] != "Fado" || byID[2]["title_pt-_42__52_"] != nil {
 		t.Errorf("pt-br document = %s", jsonString(byID[2]))
 	}
-	settings := f.calls(http.MethodPatch, "/indexes/calendar_events/settings")
+	settings := f.Calls(http.MethodPatch, "/indexes/calendar_events/settings")
 	if len(settings) == 0 {
 		t.Fatal("no settings update for the new languages")
 	}
@@ -130,11 +130,11 @@ func TestDistinctKeysGetDistinctAttributes(t *testing.T) {
 			t.Errorf("searchable attributes %v lack %s", searchable, a)
 		}
 	}
-	f.reset()
+	f.Reset()
 	if _, err := e.SearchEvents(t.Context(), search.EventQuery{Lang: "pt-BR", Query: "samba", Limit: 1, Statuses: []string{"publish"}}); err != nil {
 		t.Fatal(err)
 	}
-	body := f.calls(http.MethodPost, "/indexes/calendar_events/search")[0].Body.(map[string]any)
+	body := f.Calls(http.MethodPost, "/indexes/calendar_events/search")[0].Body.(map[string]any)
 	if want := []any{"title_pt-_42__52_", "description_pt-_42__52_", "excerpt_pt-_42__52_"}; !reflect.DeepEqual(body["attributesToSearchOn"], want) {
 		t.Errorf("attributesToSearchOn = %v, want %v", body["attributesToSearchOn"], want)
 	}
@@ -153,22 +153,22 @@ func TestAttributeSchemeMigration(t *testing.T) {
 		return o
 	}
 	recorded := func(f *fakeMeili) any {
-		ix := f.index("calendar_meta")
+		ix := f.Index("calendar_meta")
 		if ix == nil {
 			return nil
 		}
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		if d, ok := ix.docs["1"]; ok {
+		f.Mu.Lock()
+		defer f.Mu.Unlock()
+		if d, ok := ix.Docs["1"]; ok {
 			return d["attribute_scheme"]
 		}
 		return nil
 	}
 	withOldDocument := func(f *fakeMeili) {
-		f.addIndex("calendar_events", nil)
-		f.mu.Lock()
-		f.indexes["calendar_events"].docs["1"] = map[string]any{"id": float64(1), "title_pt-br": "written by the first scheme"}
-		f.mu.Unlock()
+		f.AddIndex("calendar_events", nil)
+		f.Mu.Lock()
+		f.Indexes["calendar_events"].Docs["1"] = map[string]any{"id": float64(1), "title_pt-br": "written by the first scheme"}
+		f.Mu.Unlock()
 	}
 
 	t.Run("new, empty indexes are current", func(t *testing.T) {
@@ -198,10 +198,10 @@ func TestAttributeSchemeMigration(t *testing.T) {
 			f := newFakeMeili(t)
 			withOldDocument(f)
 			if tc.record != nil {
-				f.addIndex("calendar_meta", nil)
-				f.mu.Lock()
-				f.indexes["calendar_meta"].docs["1"] = map[string]any{"id": float64(1), "attribute_scheme": jsonValue(t, tc.record)}
-				f.mu.Unlock()
+				f.AddIndex("calendar_meta", nil)
+				f.Mu.Lock()
+				f.Indexes["calendar_meta"].Docs["1"] = map[string]any{"id": float64(1), "attribute_scheme": jsonValue(t, tc.record)}
+				f.Mu.Unlock()
 			}
 			e := f.engine(Options{})
 			if err := e.Init(t.Context()); err != nil {
@@ -238,9 +238,9 @@ func TestAttributeSchemeMigration(t *testing.T) {
 			if got := recorded(f); got != float64(attributeScheme) {
 				t.Errorf("recorded scheme after the rebuild %v, want %d", got, attributeScheme)
 			}
-			f.mu.Lock()
-			doc := f.indexes["calendar_events"].docs["1"]
-			f.mu.Unlock()
+			f.Mu.Lock()
+			doc := f.Indexes["calendar_events"].Docs["1"]
+			f.Mu.Unlock()
 			if doc["title_pt-_42__52_"] != "rewritten" || doc["title_pt-br"] != nil {
 				t.Errorf("live document after the rebuild = %s", jsonString(doc))
 			}

@@ -3,6 +3,7 @@ package meili
 import (
 	"errors"
 	"fmt"
+	"github.com/calendar/eventcal/search/meili/meilisim"
 	"net/http"
 	"reflect"
 	"slices"
@@ -97,7 +98,7 @@ func TestRebuildWithTheServiceKey(t *testing.T) {
 	e := tg.engine(t, key, Options{Languages: testLangs})
 	r := rebuildOneOverTwo(t, e)
 	if tg.fake != nil {
-		tg.fake.reset()
+		tg.fake.Reset()
 	}
 	if err := r.Commit(t.Context()); err != nil {
 		t.Fatalf("Commit with the service key: %v", err)
@@ -122,7 +123,7 @@ func TestRebuildWithTheServiceKey(t *testing.T) {
 	}
 	// The swap was confirmed through a task of the live index: an empty
 	// deletion.
-	deletes := tg.fake.calls(http.MethodPost, "/indexes/calendar_events/documents/delete-batch")
+	deletes := tg.fake.Calls(http.MethodPost, "/indexes/calendar_events/documents/delete-batch")
 	if len(deletes) != 1 || !reflect.DeepEqual(deletes[0].Body, []any{}) {
 		t.Errorf("confirmation %+v", deletes)
 	}
@@ -153,16 +154,16 @@ func rebuildOneOverTwo(t *testing.T, e *Engine) search.Rebuild {
 // documents.
 func TestRebuildSwapNotApplied(t *testing.T) {
 	f := newFakeMeili(t)
-	f.emulate = true
+	f.Emulate = true
 	key, err := EnsureServiceKey(t.Context(), f.srv.URL, "master-key", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := f.engineWithKey(key, Options{Languages: testLangs})
 	r := rebuildOneOverTwo(t, e)
-	f.mu.Lock()
-	f.failTasks["indexSwap"] = newAPIError("index_not_found", "Index `x` not found.")
-	f.mu.Unlock()
+	f.Mu.Lock()
+	f.FailTasks["indexSwap"] = meilisim.NewAPIError("index_not_found", "Index `x` not found.")
+	f.Mu.Unlock()
 	err = r.Commit(t.Context())
 	var te *TaskError
 	if !errors.As(err, &te) || te.Code != "swap_not_applied" {

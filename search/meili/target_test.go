@@ -47,7 +47,7 @@ func newTarget(t *testing.T) *target {
 		return tg
 	}
 	f := newFakeMeili(t)
-	f.emulate = true
+	f.Emulate = true
 	return &target{url: f.srv.URL, master: "master-key", prefix: DefaultIndexPrefix, fake: f}
 }
 

@@ -2,6 +2,7 @@ package meili
 
 import (
 	"errors"
+	"github.com/calendar/eventcal/search/meili/meilisim"
 	"maps"
 	"net/http/httptest"
 	"strings"
@@ -13,7 +14,7 @@ import (
 
 // patches counts the settings updates sent to index uid.
 func (f *fakeMeili) patches(uid string) int {
-	return len(f.calls("PATCH", "/indexes/"+uid+"/settings"))
+	return len(f.Calls("PATCH", "/indexes/"+uid+"/settings"))
 }
 
 // TestSettingsTaskWait: a settings update is never sent while another one
@@ -29,17 +30,17 @@ func TestSettingsTaskWait(t *testing.T) {
 		// The live settings are the defaults again, and an update that
 		// brings the declared ones back is still running (sent by another
 		// replica, or by an earlier attempt that gave up waiting).
-		f.mu.Lock()
-		want := maps.Clone(f.indexes[uid].settings)
-		f.indexes[uid].settings = defaultSettings()
-		f.mu.Unlock()
-		f.busyTasks["settingsUpdate"] = 5
-		f.enqueue(httptest.NewRecorder(), "settingsUpdate", uid, func() *apiError {
-			maps.Copy(f.indexes[uid].settings, want)
+		f.Mu.Lock()
+		want := maps.Clone(f.Indexes[uid].Settings)
+		f.Indexes[uid].Settings = meilisim.DefaultSettings()
+		f.Mu.Unlock()
+		f.BusyTasks["settingsUpdate"] = 5
+		f.Enqueue(httptest.NewRecorder(), "settingsUpdate", uid, func() *meilisim.APIError {
+			maps.Copy(f.Indexes[uid].Settings, want)
 			return nil
 		})
-		f.busyTasks["settingsUpdate"] = 0
-		f.reset()
+		f.BusyTasks["settingsUpdate"] = 0
+		f.Reset()
 
 		if err := e.Init(t.Context()); err != nil {
 			t.Fatalf("Init: %v", err)
@@ -49,7 +50,7 @@ func TestSettingsTaskWait(t *testing.T) {
 		}
 		// The wait happens before the settings are read.
 		var sawPoll bool
-		for _, r := range f.calls("GET", "") {
+		for _, r := range f.Calls("GET", "") {
 			if r.Path == "/indexes/"+uid+"/settings" {
 				if !sawPoll {
 					t.Error("the live settings were read before the pending update ended")
@@ -70,10 +71,10 @@ func TestSettingsTaskWait(t *testing.T) {
 		// up waiting after 20ms (however slow the machine, it never ends
 		// before finishTasks).
 		for _, ix := range indexes {
-			f.addIndex(DefaultIndexPrefix+string(ix), nil)
+			f.AddIndex(DefaultIndexPrefix+string(ix), nil)
 		}
 		e := f.engine(Options{TaskTimeout: 20 * time.Millisecond})
-		f.busyTasks["settingsUpdate"] = 1 << 30
+		f.BusyTasks["settingsUpdate"] = 1 << 30
 		uid := e.IndexUID(EventIndex)
 		for attempt := 1; attempt <= 3; attempt++ {
 			err := e.Init(t.Context())
@@ -84,7 +85,7 @@ func TestSettingsTaskWait(t *testing.T) {
 				t.Fatalf("after attempt %d: %d settings updates sent, want 1 (retries stacked)", attempt, n)
 			}
 		}
-		f.finishTasks()
+		f.FinishTasks()
 		// A patient engine (the same process later, on a quiet server).
 		e = f.engine(Options{})
 		if err := e.Init(t.Context()); err != nil {
@@ -98,9 +99,9 @@ func TestSettingsTaskWait(t *testing.T) {
 				t.Errorf("%d settings updates of %s, want 1", n, e.IndexUID(ix))
 			}
 		}
-		f.mu.Lock()
-		sortable, _ := f.indexes[uid].settings["sortableAttributes"].([]any)
-		f.mu.Unlock()
+		f.Mu.Lock()
+		sortable, _ := f.Indexes[uid].Settings["sortableAttributes"].([]any)
+		f.Mu.Unlock()
 		if len(sortable) == 0 {
 			t.Error("the update's effect was not applied: no sortable attributes")
 		}

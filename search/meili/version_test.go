@@ -28,7 +28,7 @@ func TestVersionCheck(t *testing.T) {
 	} {
 		t.Run("v"+tc.version, func(t *testing.T) {
 			f := newFakeMeili(t)
-			f.version = tc.version
+			f.Version = tc.version
 			e, err := Open(t.Context(), f.srv.URL, "test-key", Options{})
 			if tc.ok {
 				if err != nil {
@@ -52,8 +52,8 @@ func TestVersionCheck(t *testing.T) {
 			if errors.Is(err, search.ErrUnavailable) {
 				t.Errorf("an old server counts as unavailable (retried forever): %v", err)
 			}
-			if len(f.calls("GET", "/version")) != 1 {
-				t.Errorf("GET /version calls: %d, want 1", len(f.calls("GET", "/version")))
+			if len(f.Calls("GET", "/version")) != 1 {
+				t.Errorf("GET /version calls: %d, want 1", len(f.Calls("GET", "/version")))
 			}
 		})
 	}

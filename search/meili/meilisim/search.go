@@ -1,4 +1,4 @@
-package meili
+package meilisim
 
 import (
 	"cmp"
@@ -24,10 +24,10 @@ import (
 // search.DistanceM); with geoCos set, its cos stands for another C
 // library's, off by a last place for some arguments.
 
-// emulateSearch returns the documents of an index matching a search body,
+// EmulateSearch returns the documents of an index matching a search body,
 // in order, or an error message in Meilisearch's words.
-func (f *fakeMeili) emulateSearch(ix *fakeIndex, body map[string]any) ([]map[string]any, *apiError) {
-	settings := ix.settings
+func (f *Server) EmulateSearch(ix *Index, body map[string]any) ([]map[string]any, *APIError) {
+	settings := ix.Settings
 	strs := func(v any) []string {
 		var out []string
 		list, _ := v.([]any)
@@ -36,14 +36,14 @@ func (f *fakeMeili) emulateSearch(ix *fakeIndex, body map[string]any) ([]map[str
 		}
 		return out
 	}
-	bad := func(code, format string, args ...any) *apiError {
-		e := newAPIError(code, fmt.Sprintf(format, args...))
+	bad := func(code, format string, args ...any) *APIError {
+		e := NewAPIError(code, fmt.Sprintf(format, args...))
 		return &e
 	}
 
 	match := func(map[string]any) bool { return true }
 	if fs, ok := body["filter"].(string); ok {
-		p := &filterParser{src: fs, filterable: strs(settings["filterableAttributes"]), cos: f.geoCos}
+		p := &filterParser{src: fs, filterable: strs(settings["filterableAttributes"]), cos: f.GeoCos}
 		expr, err := p.parse()
 		if err != nil {
 			return nil, bad("invalid_search_filter", "%v in %q", err, fs)
@@ -105,7 +105,7 @@ func (f *fakeMeili) emulateSearch(ix *fakeIndex, body map[string]any) ([]map[str
 		reach[i] = prefixReach(ix, t)
 	}
 	var out []map[string]any
-	for _, doc := range ix.docs {
+	for _, doc := range ix.Docs {
 		if !match(doc) {
 			continue
 		}
@@ -113,7 +113,7 @@ func (f *fakeMeili) emulateSearch(ix *fakeIndex, body map[string]any) ([]map[str
 			var have []string
 			for _, a := range on {
 				text, _ := doc[a].(string)
-				have = append(have, search.Words(text)...)
+				have = append(have, indexedWords(text)...)
 			}
 			all := true
 			for i, t := range terms {
@@ -217,14 +217,14 @@ func compareSortValues(x, y any, desc bool) int {
 // apply_distinct_rule of the candidates, which walks them in INTERNAL
 // document order and keeps the first of each value: not necessarily the
 // hit listed. The attribute must be filterable.
-func emulateDistinct(ix *fakeIndex, body map[string]any, found []map[string]any) (hits, forFacets []map[string]any, err *apiError) {
+func emulateDistinct(ix *Index, body map[string]any, found []map[string]any) (hits, forFacets []map[string]any, err *APIError) {
 	attr, _ := body["distinct"].(string)
 	if attr == "" {
 		return found, found, nil
 	}
-	filterable, _ := ix.settings["filterableAttributes"].([]any)
+	filterable, _ := ix.Settings["filterableAttributes"].([]any)
 	if !slices.Contains(filterable, any(attr)) {
-		e := newAPIError("invalid_search_distinct", fmt.Sprintf("Attribute `%s` is not filterable and thus, cannot be used as distinct attribute.", attr))
+		e := NewAPIError("invalid_search_distinct", fmt.Sprintf("Attribute `%s` is not filterable and thus, cannot be used as distinct attribute.", attr))
 		return nil, nil, &e
 	}
 	keep := func(docs []map[string]any) []map[string]any {
@@ -245,24 +245,24 @@ func emulateDistinct(ix *fakeIndex, body map[string]any, found []map[string]any)
 	}
 	byInternal := slices.Clone(found)
 	slices.SortFunc(byInternal, func(a, b map[string]any) int {
-		return cmp.Compare(ix.internal[ix.keyOf(a)], ix.internal[ix.keyOf(b)])
+		return cmp.Compare(ix.Internal[ix.KeyOf(a)], ix.Internal[ix.KeyOf(b)])
 	})
 	return keep(found), keep(byInternal), nil
 }
 
 // emulateFacets returns the facetDistribution of a search's matches, or an
 // error when a facet is not filterable (as Meilisearch refuses it).
-func emulateFacets(ix *fakeIndex, body map[string]any, found []map[string]any) (map[string]map[string]int, *apiError) {
+func emulateFacets(ix *Index, body map[string]any, found []map[string]any) (map[string]map[string]int, *APIError) {
 	list, _ := body["facets"].([]any)
 	if len(list) == 0 {
 		return nil, nil
 	}
-	filterable, _ := ix.settings["filterableAttributes"].([]any)
+	filterable, _ := ix.Settings["filterableAttributes"].([]any)
 	dist := map[string]map[string]int{}
 	for _, x := range list {
 		a := fmt.Sprint(x)
 		if !slices.Contains(filterable, any(a)) {
-			e := newAPIError("invalid_search_facets", fmt.Sprintf("Attribute `%s` is not filterable.", a))
+			e := NewAPIError("invalid_search_facets", fmt.Sprintf("Attribute `%s` is not filterable.", a))
 			return nil, &e
 		}
 		counts := map[string]int{}
@@ -289,6 +289,9 @@ type filterParser struct {
 	src        string
 	pos        int
 	filterable []string
+	// syntaxOnly parses without checking that attributes are filterable
+	// (what the route checks before it enqueues a deletion by filter).
+	syntaxOnly bool
 	// cos is the cos of the geo distance (nil: math.Cos).
 	cos func(float64) float64
 }
@@ -414,7 +417,7 @@ func (p *filterParser) primary() (predicate, error) {
 		return nil, fmt.Errorf("expected an attribute, got %q", tok)
 	}
 	field := tok
-	if !slices.Contains(p.filterable, field) {
+	if !p.syntaxOnly && !slices.Contains(p.filterable, field) {
 		return nil, fmt.Errorf("attribute `%s` is not filterable", field)
 	}
 	op := p.next()
@@ -473,7 +476,7 @@ func (p *filterParser) value() (string, error) {
 }
 
 func (p *filterParser) geoRadius() (predicate, error) {
-	if !slices.Contains(p.filterable, "_geo") {
+	if !p.syntaxOnly && !slices.Contains(p.filterable, "_geo") {
 		return nil, fmt.Errorf("attribute `_geo` is not filterable")
 	}
 	if err := p.expect("("); err != nil {
@@ -525,11 +528,12 @@ func fakeDistanceM(cos func(float64) float64, start, end [2]float64) float64 {
 	return math.Round(2.0*6371e3*math.Asin(math.Sqrt(totalDelta))*1000.0) / 1000.0
 }
 
-// otherLibmCos is a cos that differs from math.Cos by one unit in the last
+// OtherLibmCos is a cos that differs from math.Cos by one unit in the last
 // place for about two arguments in three (up for some, down for others,
 // never beyond [-1, 1]), as another C library's may: the engine must still
 // decide every point as search.GeoCircle.Contains does.
-func otherLibmCos(x float64) float64 {
+// OtherLibmCos stands for another C library's cos in _geoRadius distances (set it as Server.GeoCos).
+func OtherLibmCos(x float64) float64 {
 	c := math.Cos(x)
 	switch math.Float64bits(x) % 3 {
 	case 1:
@@ -600,8 +604,8 @@ const (
 
 // prefixReach returns, for a prefix term whose prefix is capped, the words
 // (other than the term's word) it reaches by its prefix; nil when every
-// word starting with it is reached. The caller holds f.mu.
-func prefixReach(ix *fakeIndex, t search.Term) map[string]bool {
+// word starting with it is reached. The caller holds f.Mu.
+func prefixReach(ix *Index, t search.Term) map[string]bool {
 	if !t.Prefix {
 		return nil
 	}
@@ -628,34 +632,54 @@ func prefixReach(ix *fakeIndex, t search.Term) map[string]bool {
 
 // wordList returns the sorted distinct words of the index's searchable
 // attributes (every string attribute when they are "*"). The caller holds
-// f.mu.
-func wordList(ix *fakeIndex) []string {
-	if ix.words != nil && ix.wordsAt == ix.writes {
-		return ix.words
+// f.Mu.
+func wordList(ix *Index) []string {
+	if ix.Words != nil && ix.WordsAt == ix.Writes {
+		return ix.Words
 	}
 	var searchable []string
-	if list, ok := ix.settings["searchableAttributes"].([]any); ok {
+	if list, ok := ix.Settings["searchableAttributes"].([]any); ok {
 		for _, a := range list {
 			searchable = append(searchable, fmt.Sprint(a))
 		}
 	}
 	all := len(searchable) == 0 || slices.Equal(searchable, []string{"*"})
 	seen := map[string]bool{}
-	for _, doc := range ix.docs {
+	for _, doc := range ix.Docs {
 		for a, v := range doc {
 			text, ok := v.(string)
 			if !ok || !all && !slices.Contains(searchable, a) {
 				continue
 			}
-			for _, w := range search.Words(text) {
+			for _, w := range indexedWords(text) {
 				seen[w] = true
 			}
 		}
 	}
-	ix.words = slices.Sorted(maps.Keys(seen))
-	if ix.words == nil {
-		ix.words = []string{}
+	ix.Words = slices.Sorted(maps.Keys(seen))
+	if ix.Words == nil {
+		ix.Words = []string{}
 	}
-	ix.wordsAt = ix.writes
-	return ix.words
+	ix.WordsAt = ix.Writes
+	return ix.Words
+}
+
+// MaxPositionsPerAttribute is how many word positions of one attribute
+// Meilisearch indexes: MAX_POSITION_PER_ATTRIBUTE (u16::MAX + 1) in
+// crates/milli/src/lib.rs, applied by the extractors
+// (crates/milli/src/update/new/extract/searchable/extract_word_docids.rs).
+// Words beyond it are stored but not searchable.
+const MaxPositionsPerAttribute = 1 << 16
+
+// indexedWords returns the words of an attribute's text that are
+// indexed: the first MaxPositionsPerAttribute. The simulator gives each
+// word one position; Meilisearch also advances positions on separators
+// (8 for a hard one such as "."), so with punctuation the real cut comes
+// earlier.
+func indexedWords(text string) []string {
+	w := search.Words(text)
+	if len(w) > MaxPositionsPerAttribute {
+		w = w[:MaxPositionsPerAttribute]
+	}
+	return w
 }

@@ -1,0 +1,320 @@
+package meilisim
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// client talks to a simulated server over HTTP.
+type client struct {
+	t   *testing.T
+	url string
+	key string
+}
+
+func start(t *testing.T, opts Options) (*Server, *client) {
+	t.Helper()
+	s := New(opts)
+	s.Emulate = true
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	t.Cleanup(s.Close)
+	return s, &client{t: t, url: srv.URL, key: opts.MasterKey}
+}
+
+// do sends a request and returns the status and decoded answer.
+func (c *client) do(method, path string, body any) (int, map[string]any) {
+	c.t.Helper()
+	var raw []byte
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		raw = b
+	default:
+		raw, _ = json.Marshal(b)
+	}
+	req, err := http.NewRequest(method, c.url+path, bytes.NewReader(raw))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if c.key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+// task returns the status of task uid and its error code.
+func (c *client) task(uid any) (string, string) {
+	c.t.Helper()
+	status, task := c.do("GET", fmt.Sprintf("/tasks/%v", uid), nil)
+	if status != 200 {
+		c.t.Fatalf("GET /tasks/%v = %d %v", uid, status, task)
+	}
+	code := ""
+	if e, ok := task["error"].(map[string]any); ok {
+		code, _ = e["code"].(string)
+	}
+	return task["status"].(string), code
+}
+
+// hits searches index for q and returns the ids found.
+func (c *client) hits(index, q string) []string {
+	c.t.Helper()
+	status, answer := c.do("POST", "/indexes/"+index+"/search", map[string]any{"q": q, "matchingStrategy": "all", "attributesToSearchOn": []string{"title"}})
+	if status != 200 {
+		c.t.Fatalf("search %s %q = %d %v", index, q, status, answer)
+	}
+	var ids []string
+	for _, h := range answer["hits"].([]any) {
+		ids = append(ids, fmt.Sprint(h.(map[string]any)["id"]))
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// create registers an index with the settings the simulator's search
+// emulation requires (the service's).
+func (c *client) create(uid string) {
+	c.do("POST", "/indexes", map[string]any{"uid": uid, "primaryKey": "id"})
+	c.do("PATCH", "/indexes/"+uid+"/settings", map[string]any{"typoTolerance": map[string]any{"enabled": false, "disableOnNumbers": true}})
+}
+
+func docs(ids ...int) []any {
+	var out []any
+	for _, id := range ids {
+		out = append(out, map[string]any{"id": id, "title": fmt.Sprintf("hall %d", id)})
+	}
+	return out
+}
+
+// TestSearchSeesOnlySucceededTasks: a write answers 202 "enqueued" and
+// changes nothing a search sees until its task has been processed; Pause
+// holds it enqueued, Step and Resume process it.
+func TestSearchSeesOnlySucceededTasks(t *testing.T) {
+	s, c := start(t, Options{})
+	c.create("places")
+	s.Drain()
+	s.Pause()
+	status, sum := c.do("POST", "/indexes/places/documents", docs(1))
+	if status != 202 || sum["status"] != "enqueued" {
+		t.Fatalf("add = %d %v, want 202 enqueued", status, sum)
+	}
+	if st, _ := c.task(sum["taskUid"]); st != "enqueued" {
+		t.Errorf("paused: task %s, want enqueued", st)
+	}
+	if got := c.hits("places", "hall"); len(got) != 0 {
+		t.Errorf("before its task ran, the search found %v", got)
+	}
+	if !s.Step() {
+		t.Fatal("Step found no batch")
+	}
+	if st, _ := c.task(sum["taskUid"]); st != "succeeded" {
+		t.Errorf("after Step: task %s, want succeeded", st)
+	}
+	if got := c.hits("places", "hall"); !slices.Equal(got, []string{"1"}) {
+		t.Errorf("after the task: %v, want [1]", got)
+	}
+
+	// Resume: the scheduler goroutine processes the queue on its own.
+	_, sum = c.do("POST", "/indexes/places/documents", docs(2))
+	if got := c.hits("places", "hall"); !slices.Equal(got, []string{"1"}) {
+		t.Errorf("paused again: %v, want [1]", got)
+	}
+	s.Resume()
+	waitTask(t, c, sum["taskUid"], "succeeded")
+	if got := c.hits("places", "hall"); !slices.Equal(got, []string{"1", "2"}) {
+		t.Errorf("after Resume: %v, want [1 2]", got)
+	}
+}
+
+// waitTask polls a task until it reaches want; the test's own deadline
+// bounds it.
+func waitTask(t *testing.T, c *client, uid any, want string) {
+	t.Helper()
+	for t.Context().Err() == nil {
+		if st, _ := c.task(uid); st == want {
+			return
+		}
+	}
+	t.Fatalf("task %v never became %s", uid, want)
+}
+
+// TestAutobatchingV1_18: which queued tasks share a batch, as
+// autobatcher.rs of v1.18.0 decides, and that a search sees the state
+// between batches.
+func TestAutobatchingV1_18(t *testing.T) {
+	s, c := start(t, Options{})
+	c.create("a")
+	c.create("b")
+	c.do("PATCH", "/indexes/a/settings", map[string]any{"filterableAttributes": []string{"id"}})
+	s.Drain()
+	first := int64(len(s.Batches))
+	s.Pause()
+	var uids []int64
+	send := func(method, path string, body any) {
+		status, sum := c.do(method, path, body)
+		if status != 202 {
+			t.Fatalf("%s %s = %d %v", method, path, status, sum)
+		}
+		uids = append(uids, int64(sum["taskUid"].(float64)))
+	}
+	send("POST", "/indexes/a/documents", docs(1))                                              // 0: addition
+	send("POST", "/indexes/b/documents", docs(9))                                              // 1: other index
+	send("POST", "/indexes/a/documents/delete-batch", []int{5})                                // 2: deletion by id joins additions
+	send("POST", "/indexes/a/documents", docs(2))                                              // 3: addition
+	send("POST", "/indexes/a/documents/delete", map[string]any{"filter": "id = 1"})            // 4: by filter: not with additions
+	send("POST", "/indexes/a/documents", docs(3))                                              // 5: addition: not after a filter
+	send("PATCH", "/indexes/a/settings", map[string]any{"sortableAttributes": []string{"id"}}) // 6: settings stop additions
+	send("PATCH", "/indexes/a/settings", map[string]any{"distinctAttribute": nil})             // 7: settings join settings
+
+	// Batch by batch: a search sees only what completed batches wrote.
+	// After the first batch, the oldest enqueued task is index b's: its
+	// batch comes next (create_batch.rs starts from the oldest task).
+	wantSeen := [][]string{{"1", "2"}, {"1", "2"}, {"2"}, {"2", "3"}, {"2", "3"}}
+	for i, want := range wantSeen {
+		if !s.Step() {
+			t.Fatalf("batch %d missing", i)
+		}
+		if got := c.hits("a", "hall"); !slices.Equal(got, want) {
+			t.Errorf("after batch %d index a has %v, want %v", i, got, want)
+		}
+	}
+	s.Drain()
+	u := func(i ...int) []int64 {
+		var out []int64
+		for _, j := range i {
+			out = append(out, uids[j])
+		}
+		return out
+	}
+	want := [][]int64{u(0, 2, 3), u(1), u(4), u(5), u(6, 7)}
+	if got := s.Batches[first:]; !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("batches %v, want %v", got, want)
+	}
+}
+
+// TestPayloadLimit: a body over the limit is 413 payload_too_large and
+// registers no task; the default limit is 100 MB as in option.rs.
+func TestPayloadLimit(t *testing.T) {
+	if New(Options{}).opts.PayloadLimit != 100_000_000 {
+		t.Errorf("default payload limit %d, want 100000000", New(Options{}).opts.PayloadLimit)
+	}
+	s, c := start(t, Options{PayloadLimit: 64})
+	body := []byte(`[{"id":1,"title":"` + strings.Repeat("x", 64) + `"}]`)
+	status, answer := c.do("POST", "/indexes/a/documents", body)
+	if status != 413 || answer["code"] != "payload_too_large" || answer["message"] != "The provided payload reached the size limit. The maximum accepted payload size is 64 B." {
+		t.Errorf("over the limit: %d %v, want 413 payload_too_large", status, answer)
+	}
+	if status, answer := c.do("POST", "/indexes/a/documents", []byte(`[{"id":1}]`)); status != 202 {
+		t.Errorf("under the limit: %d %v, want 202", status, answer)
+	}
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	if len(s.Tasks) != 1 {
+		t.Errorf("%d tasks registered, want 1 (the refused body registers none)", len(s.Tasks))
+	}
+}
+
+// TestPositionsCap: words past the 65,536th position of an attribute are
+// not searchable.
+func TestPositionsCap(t *testing.T) {
+	s, c := start(t, Options{})
+	filler := strings.Repeat("filler ", MaxPositionsPerAttribute-1)
+	c.create("a")
+	c.do("POST", "/indexes/a/documents", []any{
+		map[string]any{"id": 1, "title": filler + "needle"},          // position 65,535: the last indexed
+		map[string]any{"id": 2, "title": filler + "filler haystack"}, // position 65,536: beyond
+	})
+	s.Drain()
+	if got := c.hits("a", "needle"); !slices.Equal(got, []string{"1"}) {
+		t.Errorf("needle at the last position: %v, want [1]", got)
+	}
+	if got := c.hits("a", "haystack"); len(got) != 0 {
+		t.Errorf("haystack beyond the cap found: %v", got)
+	}
+}
+
+// TestErrorCodes: the codes and statuses the service reads.
+func TestErrorCodes(t *testing.T) {
+	s, c := start(t, Options{})
+	c.do("POST", "/indexes", map[string]any{"uid": "a", "primaryKey": "id"})
+	_, dup := c.do("POST", "/indexes", map[string]any{"uid": "a"})
+	_, pk := c.do("POST", "/indexes/a/documents?primaryKey=other", docs(1))
+	s.Drain()
+	if st, code := c.task(dup["taskUid"]); st != "failed" || code != "index_already_exists" {
+		t.Errorf("second creation: %s %s, want failed index_already_exists", st, code)
+	}
+	if st, code := c.task(pk["taskUid"]); st != "failed" || code != "index_primary_key_already_exists" {
+		t.Errorf("another primary key: %s %s, want failed index_primary_key_already_exists", st, code)
+	}
+	s.Mu.Lock()
+	before := len(s.Tasks)
+	s.Mu.Unlock()
+	tests := []struct {
+		name, method, path string
+		body               any
+		status             int
+		code               string
+	}{
+		{"search of a missing index", "POST", "/indexes/nope/search", map[string]any{"q": ""}, 404, "index_not_found"},
+		{"missing index inside a federated multi-search", "POST", "/multi-search",
+			map[string]any{"federation": map[string]any{}, "queries": []any{map[string]any{"indexUid": "nope"}}}, 400, "index_not_found"},
+		{"malformed delete filter", "POST", "/indexes/a/documents/delete", map[string]any{"filter": "id = "}, 400, "invalid_document_filter"},
+		{"empty delete filter", "POST", "/indexes/a/documents/delete", map[string]any{"filter": ""}, 400, "invalid_document_filter"},
+		{"missing task", "GET", "/tasks/999", nil, 404, "task_not_found"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, answer := c.do(tt.method, tt.path, tt.body)
+			if status != tt.status || answer["code"] != tt.code {
+				t.Errorf("%d %v, want %d %s", status, answer, tt.status, tt.code)
+			}
+		})
+	}
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	if len(s.Tasks) != before {
+		t.Errorf("refused requests registered %d tasks", len(s.Tasks)-before)
+	}
+}
+
+// TestMasterKey: with a master key, a request without Authorization is
+// 401 and one with an unknown key 403; /health needs no key; a key's
+// indexes limit the tasks it sees.
+func TestMasterKey(t *testing.T) {
+	s, c := start(t, Options{MasterKey: "master"})
+	anon := &client{t: t, url: c.url}
+	if status, _ := anon.do("GET", "/health", nil); status != 200 {
+		t.Errorf("health without a key: %d", status)
+	}
+	if status, answer := anon.do("GET", "/tasks", nil); status != 401 || answer["code"] != "missing_authorization_header" {
+		t.Errorf("no key: %d %v", status, answer)
+	}
+	wrong := &client{t: t, url: c.url, key: "wrong"}
+	if status, answer := wrong.do("GET", "/tasks", nil); status != 403 || answer["code"] != "invalid_api_key" {
+		t.Errorf("wrong key: %d %v", status, answer)
+	}
+	_, key := c.do("POST", "/keys", map[string]any{"uid": "k", "actions": []string{"*"}, "indexes": []string{"a"}})
+	c.do("POST", "/indexes", map[string]any{"uid": "a"})
+	c.do("POST", "/indexes", map[string]any{"uid": "b"})
+	s.Drain()
+	limited := &client{t: t, url: c.url, key: key["key"].(string)}
+	_, all := c.do("GET", "/tasks", nil)
+	_, mine := limited.do("GET", "/tasks", nil)
+	if all["total"] != 2.0 || mine["total"] != 1.0 {
+		t.Errorf("tasks: master sees %v, key on [a] sees %v; want 2 and 1", all["total"], mine["total"])
+	}
+}
