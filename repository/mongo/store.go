@@ -218,10 +218,6 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, er
 		client.Disconnect(context.WithoutCancel(ctx))
 		return nil, err
 	}
-	if err := s.webhookIndexes(ctx); err != nil {
-		client.Disconnect(context.WithoutCancel(ctx))
-		return nil, err
-	}
 	if err := s.backfillNameKeys(ctx); err != nil {
 		client.Disconnect(context.WithoutCancel(ctx))
 		return nil, err
@@ -229,59 +225,157 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, er
 	return s, nil
 }
 
-// ensureIndexes creates every index the queries rely on. Creating an index
-// that exists with the same keys and options is a no-op.
+// indexSpec is an index the store declares: the collection it is on, its
+// keys in order and whether it is unique.
+type indexSpec struct {
+	coll   string
+	keys   bson.D
+	unique bool
+}
+
+// asc returns ascending index or sort keys on fields, in order.
+func asc(fields ...string) bson.D {
+	d := make(bson.D, len(fields))
+	for i, f := range fields {
+		d[i] = bson.E{Key: f, Value: 1}
+	}
+	return d
+}
+
+// pendingMarksSort is the order of PendingMarks: oldest first, then by seq,
+// then by _id (seqs may repeat on FerretDB v1). An index with exactly these
+// keys is declared, so that the sort reads the index in order and a limit
+// stops after limit documents instead of sorting every pending mark.
+var pendingMarksSort = asc("at", "seq", "_id")
+
+// pageByKindIndex serves FindPosts under its most common filter, a kind
+// (paging venues, organizers or images by AfterID, sorted by id): it
+// answers the kind by equality and the page by a range scan in sort order.
+var pageByKindIndex = asc("kind", fieldID)
+
+// declaredIndexes returns every index the queries rely on, besides _id.
+func declaredIndexes() []indexSpec {
+	var out []indexSpec
+	add := func(coll string, keys ...bson.D) {
+		for _, k := range keys {
+			out = append(out, indexSpec{coll: coll, keys: k})
+		}
+	}
+	add(collPosts,
+		asc(fieldID),
+		pageByKindIndex,
+		asc("kind", "status"),
+		asc("event.venues"),
+		asc("event.organizers"),
+		asc("event.categories"),
+		asc("event.tags"),
+		asc("image.url"),
+		asc("event.parent"),
+	)
+	add(collTerms, asc(fieldID), asc("taxonomy", "parent"), asc("parent"), asc("taxonomy", "name_keys"))
+	// Unique logins: FerretDB v1 enforces unique secondary indexes
+	// (SQLite unique indexes), checked by the tests.
+	out = append(out, indexSpec{coll: collUsers, keys: asc("login"), unique: true})
+	add(collTokens, asc("user_id"))
+	add(collSlugs, asc("scope", "owner"))
+	add(collMarks, pendingMarksSort)
+	add(collLeases, asc("name", "term"))
+	add(collDeliveries,
+		asc("status", "seq"),
+		asc("webhook_id", "seq"),
+		// DueEndpointDeliveries: one endpoint's pending line.
+		asc("status", "webhook_id", "seq"),
+	)
+	return out
+}
+
+// obsoleteIndexes are indexes earlier versions created that a declared
+// index replaces: {at, seq} on index_marks, a prefix of pendingMarksSort.
+// ensureIndexes drops them (an index costs every write of its collection).
+var obsoleteIndexes = []indexSpec{
+	{coll: collMarks, keys: asc("at", "seq")},
+}
+
+// ensureIndexes creates every declared index and drops the obsolete ones.
+// Creating an index that exists with the same keys and options is a no-op;
+// so is dropping one that does not exist.
 func (s *Store) ensureIndexes(ctx context.Context) error {
-	asc := func(keys ...string) bson.D {
-		d := make(bson.D, len(keys))
-		for i, k := range keys {
-			d[i] = bson.E{Key: k, Value: 1}
-		}
-		return d
-	}
-	plain := func(keys ...bson.D) []mongo.IndexModel {
-		ms := make([]mongo.IndexModel, len(keys))
-		for i, k := range keys {
-			ms[i] = mongo.IndexModel{Keys: k}
-		}
-		return ms
-	}
-	specs := []struct {
-		coll   *mongo.Collection
-		models []mongo.IndexModel
-	}{
-		{s.posts, plain(
-			asc(fieldID),
-			asc("kind", "status"),
-			asc("event.venues"),
-			asc("event.organizers"),
-			asc("event.categories"),
-			asc("event.tags"),
-			asc("image.url"),
-			asc("event.parent"),
-		)},
-		{s.terms, plain(asc(fieldID), asc("taxonomy", "parent"), asc("parent"), asc("taxonomy", "name_keys"))},
-		// Unique logins: FerretDB v1 enforces unique secondary indexes
-		// (SQLite unique indexes), checked by the tests.
-		{s.users, []mongo.IndexModel{{Keys: asc("login"), Options: options.Index().SetUnique(true)}}},
-		{s.tokens, plain(asc("user_id"))},
-		{s.slugs, plain(asc("scope", "owner"))},
-		{s.marks, plain(asc("at", "seq"))},
-		{s.leases, plain(asc("name", "term"))},
-	}
 	// One createIndexes command per index: FerretDB v1.24 panics (and drops
 	// the connection) when one command lists two or more indexes that
 	// already exist, which is every Open after the first
 	// (validateIndexesForCreation deletes from a slice it indexes with
 	// stale positions). On MongoDB this only costs a few round trips.
-	for _, sp := range specs {
-		for _, m := range sp.models {
-			if _, err := sp.coll.Indexes().CreateOne(ctx, m); err != nil {
-				return fmt.Errorf("mongo: create index on %s: %w", sp.coll.Name(), err)
+	for _, ix := range declaredIndexes() {
+		m := mongo.IndexModel{Keys: ix.keys}
+		if ix.unique {
+			m.Options = options.Index().SetUnique(true)
+		}
+		if _, err := s.db.Collection(ix.coll).Indexes().CreateOne(ctx, m); err != nil {
+			return fmt.Errorf("mongo: create index on %s: %w", ix.coll, err)
+		}
+	}
+	for _, ix := range obsoleteIndexes {
+		if err := s.dropIndex(ctx, ix); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropIndex drops the index ix if it exists. It lists the indexes first:
+// FerretDB v1.24 drops the connection when asked to drop an index that
+// does not exist.
+func (s *Store) dropIndex(ctx context.Context, ix indexSpec) error {
+	coll := s.db.Collection(ix.coll)
+	cur, err := coll.Indexes().List(ctx)
+	if err != nil {
+		return fmt.Errorf("mongo: list indexes of %s: %w", ix.coll, err)
+	}
+	var have []struct {
+		Name string `bson:"name"`
+		Key  bson.D `bson:"key"`
+	}
+	if err := cur.All(ctx, &have); err != nil {
+		return fmt.Errorf("mongo: list indexes of %s: %w", ix.coll, err)
+	}
+	for _, h := range have {
+		if sameKeys(h.Key, ix.keys) {
+			if err := coll.Indexes().DropOne(ctx, h.Name); err != nil {
+				return fmt.Errorf("mongo: drop index %s of %s: %w", h.Name, ix.coll, err)
 			}
 		}
 	}
 	return nil
+}
+
+// sameKeys reports whether index keys a and b name the same fields in the
+// same order with the same directions (servers answer a direction as an
+// int32, int64 or double).
+func sameKeys(a, b bson.D) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	dir := func(v any) (float64, bool) {
+		switch n := v.(type) {
+		case int:
+			return float64(n), true
+		case int32:
+			return float64(n), true
+		case int64:
+			return float64(n), true
+		case float64:
+			return n, true
+		}
+		return 0, false
+	}
+	for i := range a {
+		da, oka := dir(a[i].Value)
+		db, okb := dir(b[i].Value)
+		if a[i].Key != b[i].Key || !oka || !okb || da != db {
+			return false
+		}
+	}
+	return true
 }
 
 // FerretDB reports whether the store runs its FerretDB plan: the server

@@ -33,22 +33,6 @@ const (
 	seqDelivery    = "delivery"
 )
 
-// webhookIndexes are the indexes of the webhook collections.
-func (s *Store) webhookIndexes(ctx context.Context) error {
-	d := s.db.Collection(collDeliveries)
-	for _, keys := range []bson.D{
-		{{Key: "status", Value: 1}, {Key: "seq", Value: 1}},
-		{{Key: "webhook_id", Value: 1}, {Key: "seq", Value: 1}},
-		// DueEndpointDeliveries: one endpoint's pending line.
-		{{Key: "status", Value: 1}, {Key: "webhook_id", Value: 1}, {Key: "seq", Value: 1}},
-	} {
-		if _, err := d.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: keys}); err != nil {
-			return fmt.Errorf("mongo: create index on %s: %w", collDeliveries, err)
-		}
-	}
-	return nil
-}
-
 // CreateWebhook assigns w.ID and stores w.
 func (s *Store) CreateWebhook(ctx context.Context, w *repository.Webhook) error {
 	c := *w
