@@ -85,7 +85,7 @@ func createItem[T any](ctx context.Context, s *Store, ops itemOps[T], v *T) (err
 			_, err = ops.coll.InsertOne(ctx, doc)
 		}
 		if mongo.IsDuplicateKeyError(err) {
-			err = fmt.Errorf("%s %d exists: %w", ops.scope, id, repository.ErrDuplicate)
+			err = fmt.Errorf("%s %d exists: %w", ops.scope, id, asDuplicate(err))
 		}
 	}
 	if err != nil {
@@ -243,7 +243,7 @@ func updateOnce[T any](ctx context.Context, s *Store, ops itemOps[T], id int64, 
 	if err != nil || !matched {
 		s.releaseSlugKeys(ctx, id, added)
 		if err != nil {
-			return nil, false, fmt.Errorf("mongo: update %s %d: write: %w", ops.scope, id, err)
+			return nil, false, fmt.Errorf("mongo: update %s %d: write: %w", ops.scope, id, asDuplicate(err))
 		}
 		return nil, false, errRetry
 	}

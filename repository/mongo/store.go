@@ -450,6 +450,17 @@ func validFieldName(s string) bool {
 	return s != "" && !strings.ContainsAny(s, ".$:\x00")
 }
 
+// asDuplicate returns err marked as repository.ErrDuplicate when it is the
+// server's duplicate key error (a unique index refused the write), so that
+// callers tell a conflict (the API answers 409) from a failing store (503).
+// Other errors, and nil, are returned as they are.
+func asDuplicate(err error) error {
+	if err == nil || errors.Is(err, repository.ErrDuplicate) || !mongo.IsDuplicateKeyError(err) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", repository.ErrDuplicate, err)
+}
+
 // isNoDocuments reports whether err means "no document matched".
 func isNoDocuments(err error) bool { return errors.Is(err, mongo.ErrNoDocuments) }
 

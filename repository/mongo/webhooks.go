@@ -43,7 +43,7 @@ func (s *Store) CreateWebhook(ctx context.Context, w *repository.Webhook) error 
 	c.Revision = 1
 	c.Created, c.Updated = storedTime(c.Created), storedTime(c.Updated)
 	if _, err := s.db.Collection(collWebhooks).InsertOne(ctx, &c); err != nil {
-		return fmt.Errorf("mongo: create webhook: %w", err)
+		return fmt.Errorf("mongo: create webhook: %w", asDuplicate(err))
 	}
 	*w = c
 	return nil
@@ -107,7 +107,7 @@ func (s *Store) UpdateWebhook(ctx context.Context, id int64, fn func(w *reposito
 		}
 		res, err := s.db.Collection(collWebhooks).ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "revision", Value: rev}}, w)
 		if err != nil {
-			return nil, fmt.Errorf("mongo: update webhook %d: %w", id, err)
+			return nil, fmt.Errorf("mongo: update webhook %d: %w", id, asDuplicate(err))
 		}
 		if res.MatchedCount == 1 {
 			return w, nil
