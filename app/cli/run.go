@@ -255,7 +255,7 @@ func openStore(ctx context.Context, cfg *config.Config) (repository.Store, error
 		}
 		return s, nil
 	}
-	s, err := mongo.Open(ctx, cfg.MongoURI, cfg.MongoDatabase)
+	s, err := mongo.Open(ctx, cfg.MongoURI, cfg.MongoDatabase, mongo.WithTimeout(cfg.StoreTimeout))
 	if err != nil {
 		return nil, fmt.Errorf("MONGO_URI: %w", err)
 	}

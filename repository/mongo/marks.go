@@ -31,7 +31,7 @@ func (s *Store) markBefore(ctx context.Context, kind repository.MarkKind, id int
 // one markBefore recorded (see the package documentation for why). It is
 // best effort: the write has happened and the first mark still stands.
 func (s *Store) markAfter(ctx context.Context, kind repository.MarkKind, id, before int64) {
-	cctx, cancel := cleanupContext(ctx)
+	cctx, cancel := s.cleanupContext(ctx)
 	defer cancel()
 	s.putMark(cctx, kind, id, before+1)
 }

@@ -279,7 +279,7 @@ func (s *Store) releaseSlugKeys(ctx context.Context, owner int64, keys []string)
 	if len(keys) == 0 {
 		return
 	}
-	cctx, cancel := cleanupContext(ctx)
+	cctx, cancel := s.cleanupContext(ctx)
 	defer cancel()
 	s.slugs.DeleteMany(cctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: keys}}}, {Key: "owner", Value: owner}})
 }
@@ -287,7 +287,7 @@ func (s *Store) releaseSlugKeys(ctx context.Context, owner int64, keys []string)
 // releaseAllSlugs removes every reservation of owner in scope (after the
 // owner was deleted). Best effort.
 func (s *Store) releaseAllSlugs(ctx context.Context, scope repository.MarkKind, owner int64) {
-	cctx, cancel := cleanupContext(ctx)
+	cctx, cancel := s.cleanupContext(ctx)
 	defer cancel()
 	s.slugs.DeleteMany(cctx, bson.D{{Key: "scope", Value: string(scope)}, {Key: "owner", Value: owner}})
 }

@@ -96,6 +96,10 @@ const (
 // serverSelection is how long an operation waits for a reachable server.
 const serverSelection = 5 * time.Second
 
+// DefaultTimeout is the deadline of every operation the store sends whose
+// context has none (WithTimeout).
+const DefaultTimeout = 10 * time.Second
+
 // cleanupTimeout bounds the best-effort work done after a write landed or
 // failed (unlocking, releasing slugs, renewing marks), which runs even when
 // the caller's context is already done.
@@ -135,6 +139,9 @@ type Store struct {
 	migrated MigrationStats
 	// termCounts reuses term counts on FerretDB (termcounts.go).
 	termCounts termCountsMemo
+	// timeout is the deadline of each operation (WithTimeout); 0 means
+	// none.
+	timeout time.Duration
 }
 
 var _ repository.Store = (*Store)(nil)
@@ -146,6 +153,24 @@ type Option func(*openOptions)
 type openOptions struct {
 	client      *options.ClientOptions
 	mongoDBPlan bool
+}
+
+// WithTimeout sets the deadline of every operation the store sends whose
+// context has none or a later one (default DefaultTimeout; 0 means none):
+// the driver's client-side timeout (timeoutMS), which also sends the
+// remaining time to the server as maxTimeMS, so that neither the process
+// nor the server works on a command longer. A store call that sends
+// several commands gives each this long, and waiting for a busy item's
+// lock is bounded apart (lockWait). Requests run with a context without a
+// deadline, so this is what bounds their store calls.
+func WithTimeout(d time.Duration) Option {
+	return func(o *openOptions) {
+		if d > 0 {
+			o.client.SetTimeout(d)
+		} else {
+			o.client.Timeout = nil
+		}
+	}
 }
 
 // WithCommandMonitor reports every command the store sends to m (the
@@ -175,6 +200,9 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, er
 	// call (Open at start, and any later operation, which the API then
 	// answers with 503) instead of waiting the driver's default 30 s.
 	oo := &openOptions{client: options.Client().ApplyURI(uri).SetServerSelectionTimeout(serverSelection)}
+	if oo.client.Timeout == nil { // no timeoutMS in uri
+		oo.client.SetTimeout(DefaultTimeout)
+	}
 	for _, o := range opts {
 		o(oo)
 	}
@@ -206,6 +234,9 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, er
 	if err != nil {
 		client.Disconnect(context.WithoutCancel(ctx))
 		return nil, err
+	}
+	if oo.client.Timeout != nil {
+		s.timeout = *oo.client.Timeout
 	}
 	s.noMaxAccumulator = ferret
 	s.ferretDB = ferret && !oo.mongoDBPlan
@@ -408,9 +439,14 @@ func now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
 func storedTime(t time.Time) time.Time { return t.Truncate(time.Second).UTC() }
 
 // cleanupContext returns a context for best-effort work that must run even
-// when ctx is done, bounded by cleanupTimeout.
-func cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+// when ctx is done, bounded by the store's operation timeout (WithTimeout)
+// or, without one, by cleanupTimeout.
+func (s *Store) cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := cleanupTimeout
+	if s.timeout > 0 {
+		d = s.timeout
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), d)
 }
 
 // backoff returns the pause before retry number attempt (0-based): 1ms
