@@ -117,6 +117,9 @@ func TestStoreCallsHaveDeadlines(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close(context.Background()) })
+	if err := s.WaitIndexes(t.Context()); err != nil { // its commands are not the calls'
+		t.Fatal(err)
+	}
 	first := &repository.Post{Kind: repository.KindOrganizer, Status: repository.StatusPublish,
 		Title: repository.Text{"en": "First"}, Slug: repository.Text{"en": "first"}, Organizer: &repository.OrganizerFields{}}
 	if err := s.CreatePost(t.Context(), first); err != nil {
@@ -153,6 +156,9 @@ func TestStoreCallsOnDoneContexts(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close(context.Background()) })
+	if err := s.WaitIndexes(t.Context()); err != nil { // its commands are not the calls'
+		t.Fatal(err)
+	}
 	first := &repository.Post{Kind: repository.KindOrganizer, Status: repository.StatusPublish,
 		Title: repository.Text{"en": "First"}, Slug: repository.Text{"en": "first"}, Organizer: &repository.OrganizerFields{}}
 	if err := s.CreatePost(t.Context(), first); err != nil {

@@ -2,10 +2,15 @@ package mongo
 
 import (
 	"context"
+	"errors"
 	"reflect"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/event"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
@@ -83,6 +88,9 @@ func TestIndexesCreated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := first.WaitIndexes(ctx); err != nil {
+		t.Fatal(err)
+	}
 	// As an earlier version left it.
 	if _, err := first.marks.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: asc("at", "seq")}); err != nil {
 		t.Fatal(err)
@@ -94,6 +102,9 @@ func TestIndexesCreated(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close(context.Background()) })
+	if err := s.WaitIndexes(ctx); err != nil {
+		t.Fatal(err)
+	}
 	have := map[string][]bson.D{}
 	for _, coll := range []string{collPosts, collTerms, collUsers, collTokens, collSlugs, collMarks, collLeases, collDeliveries} {
 		cur, err := s.db.Collection(coll).Indexes().List(ctx)
@@ -127,5 +138,59 @@ func TestIndexesCreated(t *testing.T) {
 		if contains(ix.coll, ix.keys) {
 			t.Errorf("obsolete index %v on %s still there after Open", ix.keys, ix.coll)
 		}
+	}
+}
+
+// TestIndexesBuiltInBackground: Open returns while the indexes that are
+// not unique are still being built (a new index on a large collection
+// does not hold up the start), with the unique login index already there;
+// the store answers meanwhile, and WaitIndexes reports when the build is
+// done. Every createIndexes of a non-unique index is held in the command
+// monitor until Open has returned: an Open that built them itself would
+// wait there until the store's timeout and fail.
+func TestIndexesBuiltInBackground(t *testing.T) {
+	uri := mongotest.Start(t)
+	ctx := t.Context()
+	opened := make(chan struct{})
+	var held atomic.Int32
+	monitor := &event.CommandMonitor{Started: func(cctx context.Context, e *event.CommandStartedEvent) {
+		if e.CommandName != "createIndexes" || strings.Contains(e.Command.String(), `"unique"`) {
+			return
+		}
+		held.Add(1)
+		select {
+		case <-opened:
+		case <-cctx.Done():
+		}
+	}}
+	s, err := Open(ctx, uri, mongotest.Database(t), WithCommandMonitor(monitor), WithTimeout(2*time.Second))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close(context.Background()) })
+	select {
+	case <-s.indexesDone:
+		t.Fatal("the index build ended before Open returned")
+	default:
+	}
+	// Served meanwhile.
+	if err := s.CreateUser(ctx, &repository.User{Login: "early", Role: repository.RoleAdmin}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateUser(ctx, &repository.User{Login: "early", Role: repository.RoleAdmin}); !errors.Is(err, repository.ErrDuplicate) {
+		t.Errorf("a second user with one login before the build: %v, want ErrDuplicate (the unique index is built by Open)", err)
+	}
+	close(opened)
+	if err := s.WaitIndexes(ctx); err != nil {
+		t.Fatalf("WaitIndexes: %v", err)
+	}
+	want := 0
+	for _, ix := range declaredIndexes() {
+		if !ix.unique {
+			want++
+		}
+	}
+	if n := int(held.Load()); n != want {
+		t.Errorf("the background build created %d indexes, want %d", n, want)
 	}
 }

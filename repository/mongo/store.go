@@ -142,6 +142,11 @@ type Store struct {
 	// timeout is the deadline of each operation (WithTimeout); 0 means
 	// none.
 	timeout time.Duration
+	// The background index build (buildIndexes): stopIndexes cancels it,
+	// indexesDone is closed when it has ended, with indexErr set.
+	stopIndexes context.CancelFunc
+	indexesDone chan struct{}
+	indexErr    error
 }
 
 var _ repository.Store = (*Store)(nil)
@@ -156,7 +161,7 @@ type openOptions struct {
 }
 
 // WithTimeout sets the deadline of every operation the store sends whose
-// context has none or a later one (default DefaultTimeout; 0 means none):
+// context has none (default DefaultTimeout; 0 means none):
 // the driver's client-side timeout (timeoutMS), which also sends the
 // remaining time to the server as maxTimeMS, so that neither the process
 // nor the server works on a command longer. A store call that sends
@@ -190,8 +195,12 @@ func WithMongoDBPlan() Option {
 	return func(o *openOptions) { o.mongoDBPlan = true }
 }
 
-// Open connects to the MongoDB server at uri, checks that it answers and
-// creates the indexes of database before returning.
+// Open connects to the MongoDB server at uri, checks that it answers,
+// creates the unique indexes writes rely on and brings the data to the
+// current layout before returning. The other indexes (declaredIndexes) are
+// built in the background, so that a new index on a large collection does
+// not hold up the start: queries are answered meanwhile, some by scanning.
+// WaitIndexes reports when they are built.
 func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, error) {
 	if database == "" {
 		return nil, errors.New("mongo: open: empty database name")
@@ -241,7 +250,7 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, er
 	s.noMaxAccumulator = ferret
 	s.ferretDB = ferret && !oo.mongoDBPlan
 	s.byIDLookups = s.ferretDB
-	if err := s.ensureIndexes(ctx); err != nil {
+	if err := s.ensureIndexes(ctx, true); err != nil {
 		client.Disconnect(context.WithoutCancel(ctx))
 		return nil, err
 	}
@@ -253,6 +262,7 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, er
 		client.Disconnect(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	s.startIndexBuild(ctx)
 	return s, nil
 }
 
@@ -327,23 +337,65 @@ var obsoleteIndexes = []indexSpec{
 	{coll: collMarks, keys: asc("at", "seq")},
 }
 
-// ensureIndexes creates every declared index and drops the obsolete ones.
-// Creating an index that exists with the same keys and options is a no-op;
-// so is dropping one that does not exist.
-func (s *Store) ensureIndexes(ctx context.Context) error {
+// indexBuildTimeout bounds the build of one index in the background: the
+// build runs on the server with this as its maxTimeMS (the store's
+// operation timeout would abort a long build).
+const indexBuildTimeout = 24 * time.Hour
+
+// startIndexBuild builds the non-unique declared indexes and drops the
+// obsolete ones in the background, until Close.
+func (s *Store) startIndexBuild(ctx context.Context) {
+	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.stopIndexes = cancel
+	s.indexesDone = make(chan struct{})
+	go func() {
+		defer close(s.indexesDone)
+		s.indexErr = s.ensureIndexes(bctx, false)
+	}()
+}
+
+// WaitIndexes waits until the background index build that Open started has
+// ended, or ctx is done, and returns the build's error (or ctx's). A
+// failed build leaves queries slower, not wrong; the next Open retries it.
+func (s *Store) WaitIndexes(ctx context.Context) error {
+	select {
+	case <-s.indexesDone:
+		return s.indexErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// ensureIndexes creates the declared indexes that are unique (when unique
+// is set) or the others (when not), then, with the others, drops the
+// obsolete ones. Creating an index that exists with the same keys and
+// options is a no-op; so is dropping one that does not exist. Each build
+// gets indexBuildTimeout, whatever ctx's deadline or the store's timeout.
+func (s *Store) ensureIndexes(ctx context.Context, unique bool) error {
 	// One createIndexes command per index: FerretDB v1.24 panics (and drops
 	// the connection) when one command lists two or more indexes that
 	// already exist, which is every Open after the first
 	// (validateIndexesForCreation deletes from a slice it indexes with
 	// stale positions). On MongoDB this only costs a few round trips.
 	for _, ix := range declaredIndexes() {
+		if ix.unique != unique {
+			continue
+		}
 		m := mongo.IndexModel{Keys: ix.keys}
 		if ix.unique {
 			m.Options = options.Index().SetUnique(true)
 		}
-		if _, err := s.db.Collection(ix.coll).Indexes().CreateOne(ctx, m); err != nil {
-			return fmt.Errorf("mongo: create index on %s: %w", ix.coll, err)
+		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), indexBuildTimeout)
+		stop := context.AfterFunc(ctx, cancel)
+		_, err := s.db.Collection(ix.coll).Indexes().CreateOne(bctx, m)
+		stop()
+		cancel()
+		if err != nil {
+			return fmt.Errorf("mongo: create index %v on %s: %w", ix.keys, ix.coll, err)
 		}
+	}
+	if unique {
+		return nil
 	}
 	for _, ix := range obsoleteIndexes {
 		if err := s.dropIndex(ctx, ix); err != nil {
@@ -424,6 +476,10 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close disconnects from the server. Closing twice is not an error.
 func (s *Store) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {
+		if s.stopIndexes != nil {
+			s.stopIndexes()
+			<-s.indexesDone
+		}
 		if err := s.client.Disconnect(ctx); err != nil && !errors.Is(err, mongo.ErrClientDisconnected) {
 			s.closeErr = fmt.Errorf("mongo: close: %w", err)
 		}
