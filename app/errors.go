@@ -12,7 +12,8 @@ import (
 )
 
 // errorHandler writes every error body. Store failures become 503 so that
-// clients retry; Fiber's own errors keep their status.
+// clients retry, a duplicate key of the store 409 (rest_conflict); Fiber's
+// own errors keep their status.
 func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	if requestID(c) == "" && s.metrics != nil {
 		// An HTTP-layer error (413, 431, 408, a malformed request) that
@@ -43,6 +44,11 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		}
 	case errors.Is(err, repository.ErrNotFound):
 		apiErr = apierr.New(404, "rest_not_found", "Not found.")
+	case errors.Is(err, repository.ErrDuplicate):
+		// A unique key the request needs was taken meanwhile (an ID, a
+		// login): retrying the same request cannot succeed, so not 503.
+		s.log.Info("request conflicts with stored data", "method", c.Method(), "path", c.Path(), "request_id", requestID(c), "err", err)
+		apiErr = errConflict()
 	default:
 		s.log.Error("request failed", "method", c.Method(), "path", c.Path(), "request_id", requestID(c), "err", err)
 		apiErr = apierr.Unavailable("store")
@@ -56,4 +62,9 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		s.log.Warn("error response", slog.Int("status", apiErr.Status), slog.String("code", apiErr.Code), slog.String("path", c.Path()), slog.String("request_id", requestID(c)))
 	}
 	return present.SendJSON(c, apiErr.Status, present.NewObj().Set("code", apiErr.Code).Set("message", apiErr.Message).Set("data", data))
+}
+
+// errConflict is the 409 of a write refused by a unique key of the store.
+func errConflict() *apierr.Error {
+	return apierr.New(409, "rest_conflict", "The request conflicts with data stored meanwhile (a key it needs is taken); read the current state and try again.")
 }

@@ -81,6 +81,9 @@ func TestMongoCommandsPerRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { counted.Close(context.Background()) })
+	if err := counted.WaitIndexes(context.Background()); err != nil { // not the requests' commands
+		t.Fatal(err)
+	}
 	a, err := app.New(app.Options{Config: e.cfg, Store: counted, Search: e.engine, Indexer: e.worker,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return e.now },
 		ResponseCacheBytes: -1, RecordCacheTTL: -1})

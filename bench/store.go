@@ -83,6 +83,13 @@ func openStore(ctx context.Context, dir string) (repository.Store, string, func(
 		stopServer()
 		return nil, "", nil, err
 	}
+	// The indexes are built in the background: wait, so that their
+	// commands are not counted and every collection exists.
+	if err := st.WaitIndexes(ctx); err != nil {
+		st.Close(context.Background())
+		stopServer()
+		return nil, "", nil, err
+	}
 	if storeKind == "ferretdb" && !noIDIndex {
 		// FerretDB's look-ups by a string _id scan without it.
 		if err := mongotest.IndexIDLookups(filepath.Join(dir, "ferretdb")); err != nil {

@@ -115,6 +115,10 @@ type Config struct {
 	// LeaseTTL is how long the leader lease lasts without renewal
 	// (LEASE_TTL), with MongoDB.
 	LeaseTTL time.Duration
+	// StoreTimeout is the deadline of each MongoDB operation
+	// (STORE_TIMEOUT): the driver's timeoutMS, sent to the server as
+	// maxTimeMS.
+	StoreTimeout time.Duration
 	// WebhookAllowPrivate lets webhook endpoints reach private addresses
 	// (WEBHOOK_ALLOW_PRIVATE).
 	WebhookAllowPrivate bool

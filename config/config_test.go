@@ -47,6 +47,7 @@ func TestDefaults(t *testing.T) {
 		{"ShutdownTimeout", c.ShutdownTimeout, 10 * time.Second},
 		{"ReindexCron", c.ReindexCron, ""},
 		{"LeaseTTL", c.LeaseTTL, 15 * time.Second},
+		{"StoreTimeout", c.StoreTimeout, 10 * time.Second},
 		{"DrainDelay", c.DrainDelay, 5 * time.Second},
 		{"ReplicaID", c.ReplicaID, ""},
 		{"MeiliMasterKey", c.MeiliMasterKey, ""},
@@ -115,6 +116,8 @@ func TestValid(t *testing.T) {
 		{"lease ttl", map[string]string{"LEASE_TTL": "1m"}, func(c *Config) any { return c.LeaseTTL }, time.Minute},
 		{"lease ttl seconds", map[string]string{"LEASE_TTL": "5"}, func(c *Config) any { return c.LeaseTTL }, 5 * time.Second},
 		{"lease ttl minimum", map[string]string{"LEASE_TTL": "1s"}, func(c *Config) any { return c.LeaseTTL }, time.Second},
+		{"store timeout", map[string]string{"STORE_TIMEOUT": "30s"}, func(c *Config) any { return c.StoreTimeout }, 30 * time.Second},
+		{"store timeout seconds", map[string]string{"STORE_TIMEOUT": "3"}, func(c *Config) any { return c.StoreTimeout }, 3 * time.Second},
 		{"webhook private default", map[string]string{}, func(c *Config) any { return c.WebhookAllowPrivate }, false},
 		{"trusted proxies", map[string]string{"TRUSTED_PROXIES": " 10.0.0.0/8, 192.168.1.7 ,::1"}, func(c *Config) any {
 			out := ""
@@ -222,6 +225,9 @@ func TestInvalid(t *testing.T) {
 		{"lease ttl unparsable", map[string]string{"LEASE_TTL": "long"}, "LEASE_TTL", "duration"},
 		{"lease ttl too short", map[string]string{"LEASE_TTL": "500ms"}, "LEASE_TTL", "at least 1s"},
 		{"lease ttl zero", map[string]string{"LEASE_TTL": "0"}, "LEASE_TTL", "at least 1s"},
+		{"store timeout unparsable", map[string]string{"STORE_TIMEOUT": "soon"}, "STORE_TIMEOUT", "duration"},
+		{"store timeout too short", map[string]string{"STORE_TIMEOUT": "10ms"}, "STORE_TIMEOUT", "at least 100ms"},
+		{"store timeout zero", map[string]string{"STORE_TIMEOUT": "0"}, "STORE_TIMEOUT", "at least 100ms"},
 		{"trusted proxies word", map[string]string{"TRUSTED_PROXIES": "10.0.0.0/8,proxy.internal"}, "TRUSTED_PROXIES", "not an IP address"},
 		{"webhook private word", map[string]string{"WEBHOOK_ALLOW_PRIVATE": "sometimes"}, "WEBHOOK_ALLOW_PRIVATE", "true or false"},
 		{"drain delay negative", map[string]string{"DRAIN_DELAY": "-1s"}, "DRAIN_DELAY", "negative"},
@@ -337,7 +343,7 @@ func TestRegistry(t *testing.T) {
 		"WEBHOOK_ALLOW_PRIVATE", "TRUSTED_PROXIES", "METRICS_ADDR"}
 	want = append(want, "DRAIN_DELAY", "REPLICA_ID", "MEILI_MASTER_KEY", "HEADER_TIMEOUT", "MAX_CONNECTIONS_PER_ADDRESS", "WRITE_RATE", "WRITE_BURST", "TEC_COMPAT", "RECURRENCE_HORIZON",
 		"MAX_CONNECTIONS", "BODY_MEMORY_MIB", "BODY_MEMORY_PER_CALLER_MIB",
-		"MAX_SERIES_OCCURRENCES", "MAX_SERIES_OVERRIDE_TEXT", "MAX_ACCOUNT_DOCUMENTS", "SYNC_BATCH_BYTES")
+		"MAX_SERIES_OCCURRENCES", "MAX_SERIES_OVERRIDE_TEXT", "MAX_ACCOUNT_DOCUMENTS", "SYNC_BATCH_BYTES", "STORE_TIMEOUT")
 	for _, name := range want {
 		if !seen[name] {
 			t.Errorf("%s is not registered", name)

@@ -542,6 +542,22 @@ var registry = []Option{
 		format: func(c *Config) string { return c.LeaseTTL.String() },
 	},
 	{
+		Name: "STORE_TIMEOUT", Default: "10s", Type: TypeDuration,
+		Description: "with MongoDB, the deadline of each operation the service sends (the driver's timeoutMS, also sent to the server as maxTimeMS; overrides a timeoutMS in MONGO_URI): a request whose store does not answer in time gets 503 store_unavailable",
+		parse: func(c *Config, raw string) error {
+			d, err := parseDuration(raw)
+			if err != nil {
+				return err
+			}
+			if d < minStoreTimeout {
+				return fmt.Errorf("must be at least %s", minStoreTimeout)
+			}
+			c.StoreTimeout = d
+			return nil
+		},
+		format: func(c *Config) string { return c.StoreTimeout.String() },
+	},
+	{
 		Name: "TEC_COMPAT", Default: "false", Type: TypeBool,
 		Description: "also serve the API under /wp-json/tribe/events/v1 (The Events Calendar's root), with links under that root in its responses",
 		parse: func(c *Config, raw string) error {
@@ -698,6 +714,11 @@ func validateReplicaID(raw string) error {
 	}
 	return nil
 }
+
+// minStoreTimeout is the shortest STORE_TIMEOUT: below it a busy server's
+// ordinary commands (an index look-up, a batch of the sync worker) would
+// fail.
+const minStoreTimeout = 100 * time.Millisecond
 
 // minLeaseTTL is the shortest LEASE_TTL: the lease is renewed every third
 // of it, with a database round trip or two each time.

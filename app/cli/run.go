@@ -255,11 +255,26 @@ func openStore(ctx context.Context, cfg *config.Config) (repository.Store, error
 		}
 		return s, nil
 	}
-	s, err := mongo.Open(ctx, cfg.MongoURI, cfg.MongoDatabase)
+	s, err := mongo.Open(ctx, cfg.MongoURI, cfg.MongoDatabase, mongo.WithTimeout(cfg.StoreTimeout))
 	if err != nil {
 		return nil, fmt.Errorf("MONGO_URI: %w", err)
 	}
 	return s, nil
+}
+
+// logIndexBuild logs when the MongoDB store's background index build (see
+// mongo.Open) has ended: "store indexes built", or a warning with the
+// error (queries still work, some by scanning; the next start retries).
+func logIndexBuild(ctx context.Context, s *mongo.Store, logger *slog.Logger) {
+	start := time.Now()
+	err := s.WaitIndexes(ctx)
+	switch {
+	case ctx.Err() != nil:
+	case err != nil:
+		logger.Warn("store indexes not built; queries that need them scan until the next start builds them", "err", err)
+	default:
+		logger.Info("store indexes built", "took", time.Since(start).Round(time.Millisecond))
+	}
 }
 
 // storeEngine names the store engine in use, for logs.
@@ -495,6 +510,9 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 			err = errors.Join(err, fmt.Errorf("close store: %w", cerr))
 		}
 	}()
+	if ms, ok := store.(*mongo.Store); ok {
+		go logIndexBuild(ctx, ms, logger)
+	}
 
 	engine, err := openSearch(ctx, cfg)
 	if err != nil {

@@ -57,6 +57,22 @@ func createItem[T any](ctx context.Context, s *Store, ops itemOps[T], v *T) (err
 	}
 	defer s.unlock(ctx, l)
 
+	if origID != 0 {
+		// An explicit ID may be held by a record: refuse before touching
+		// anything. The slug reservations of that record carry its ID as
+		// their owner, so claimSlugs would count them as this create's
+		// own, and a failed insert would not be the only sign of the
+		// clash. (The insert's duplicate key below still decides when the
+		// record appears after this check, and then releases only the
+		// reservations this create inserted.)
+		err := ops.coll.FindOne(ctx, idFilter(id), options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
+		switch {
+		case err == nil:
+			return fmt.Errorf("mongo: create %s %d: %s %d exists: %w", ops.scope, id, ops.scope, id, repository.ErrDuplicate)
+		case !isNoDocuments(err):
+			return fmt.Errorf("mongo: create %s %d: %w", ops.scope, id, err)
+		}
+	}
 	added, err := s.claimSlugs(ctx, ops.space(v), id, nil, *slugp)
 	if err != nil {
 		return err
@@ -69,7 +85,7 @@ func createItem[T any](ctx context.Context, s *Store, ops itemOps[T], v *T) (err
 			_, err = ops.coll.InsertOne(ctx, doc)
 		}
 		if mongo.IsDuplicateKeyError(err) {
-			err = fmt.Errorf("%s %d exists: %w", ops.scope, id, repository.ErrDuplicate)
+			err = fmt.Errorf("%s %d exists: %w", ops.scope, id, asDuplicate(err))
 		}
 	}
 	if err != nil {
@@ -227,7 +243,7 @@ func updateOnce[T any](ctx context.Context, s *Store, ops itemOps[T], id int64, 
 	if err != nil || !matched {
 		s.releaseSlugKeys(ctx, id, added)
 		if err != nil {
-			return nil, false, fmt.Errorf("mongo: update %s %d: write: %w", ops.scope, id, err)
+			return nil, false, fmt.Errorf("mongo: update %s %d: write: %w", ops.scope, id, asDuplicate(err))
 		}
 		return nil, false, errRetry
 	}

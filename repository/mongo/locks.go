@@ -83,7 +83,7 @@ func (s *Store) unlock(ctx context.Context, l *itemLock) {
 	if l == nil {
 		return
 	}
-	cctx, cancel := cleanupContext(ctx)
+	cctx, cancel := s.cleanupContext(ctx)
 	defer cancel()
 	s.locks.DeleteOne(cctx, bson.D{{Key: "_id", Value: l.key}, {Key: "token", Value: l.token}})
 }

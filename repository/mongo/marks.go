@@ -31,7 +31,7 @@ func (s *Store) markBefore(ctx context.Context, kind repository.MarkKind, id int
 // one markBefore recorded (see the package documentation for why). It is
 // best effort: the write has happened and the first mark still stands.
 func (s *Store) markAfter(ctx context.Context, kind repository.MarkKind, id, before int64) {
-	cctx, cancel := cleanupContext(ctx)
+	cctx, cancel := s.cleanupContext(ctx)
 	defer cancel()
 	s.putMark(cctx, kind, id, before+1)
 }
@@ -70,11 +70,7 @@ func (s *Store) putMark(ctx context.Context, kind repository.MarkKind, id, seq i
 // PendingMarks returns up to limit marks (all of them when limit <= 0),
 // oldest first: by the time the mark was recorded, then by seq.
 func (s *Store) PendingMarks(ctx context.Context, limit int) ([]repository.IndexMark, error) {
-	opts := options.Find().SetSort(bson.D{{Key: "at", Value: 1}, {Key: "seq", Value: 1}, {Key: "_id", Value: 1}})
-	if limit > 0 {
-		opts.SetLimit(int64(limit))
-	}
-	cur, err := s.marks.Find(ctx, bson.D{}, opts)
+	cur, err := s.marks.Find(ctx, bson.D{}, pendingMarksOptions(limit))
 	if err != nil {
 		return nil, fmt.Errorf("mongo: pending marks: %w", err)
 	}
@@ -88,6 +84,17 @@ func (s *Store) PendingMarks(ctx context.Context, limit int) ([]repository.Index
 		marks[i].At = marks[i].At.UTC()
 	}
 	return marks, nil
+}
+
+// pendingMarksOptions returns the find options of PendingMarks: sorted by
+// pendingMarksSort, the keys of a declared index, and limited to limit
+// when limit > 0.
+func pendingMarksOptions(limit int) *options.FindOptionsBuilder {
+	opts := options.Find().SetSort(pendingMarksSort)
+	if limit > 0 {
+		opts.SetLimit(int64(limit))
+	}
+	return opts
 }
 
 // ClearMarks removes each mark whose seq is still the one given. It takes

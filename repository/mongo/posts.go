@@ -125,11 +125,18 @@ func (s *Store) FindPosts(ctx context.Context, q repository.PostQuery) ([]*repos
 	if !ok {
 		return []*repository.Post{}, nil
 	}
-	opts := options.Find().SetSort(bson.D{{Key: fieldID, Value: 1}}).SetBatchSize(oneReply)
-	if q.Limit > 0 {
-		opts.SetLimit(int64(q.Limit))
+	return findItems(ctx, s.postOps(), filter, findPostsOptions(q.Limit))
+}
+
+// findPostsOptions returns the find options of FindPosts: by id
+// ascending, limited to limit when limit > 0. Under a kind filter the
+// index pageByKindIndex serves this order.
+func findPostsOptions(limit int) *options.FindOptionsBuilder {
+	opts := options.Find().SetSort(asc(fieldID)).SetBatchSize(oneReply)
+	if limit > 0 {
+		opts.SetLimit(int64(limit))
 	}
-	return findItems(ctx, s.postOps(), filter, opts)
+	return opts
 }
 
 // CountPosts returns how many posts match q, ignoring AfterID and Limit.

@@ -161,6 +161,9 @@ func TestHotReadsPushedDown(t *testing.T) {
 	}
 	t.Cleanup(func() { s.Close(context.Background()) })
 	ctx := t.Context()
+	if err := s.WaitIndexes(ctx); err != nil { // its commands are not the reads'
+		t.Fatal(err)
+	}
 
 	cat := &repository.Term{Taxonomy: repository.TaxCategory, Name: repository.Text{"en": "Jazz"}, Slug: repository.Text{"en": "jazz"}}
 	tag := &repository.Term{Taxonomy: repository.TaxTag, Name: repository.Text{"en": "live"}, Slug: repository.Text{"en": "live"}}

@@ -66,6 +66,12 @@ func TestRoundTrips(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { own.Close(context.Background()) })
+	// No background index build may add to the counts.
+	for _, st := range []*mongo.Store{s, own} {
+		if err := st.WaitIndexes(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
 	ferret := own.FerretDB()
 
 	var cats, tags []int64

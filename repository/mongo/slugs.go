@@ -69,8 +69,11 @@ type slugDoc struct {
 // claimSlugs makes every slug in slugs unique in sp for the item owner,
 // whose stored slugs are old (nil for a new item), by reserving the first
 // free candidate (repository.SlugCandidate) per language. It rewrites slugs
-// in place and returns the reservations it added, which the caller releases
-// when its write fails. The caller holds the owner's item lock.
+// in place and returns the reservations it inserted, which the caller
+// releases when its write fails. A reservation owner held before the call
+// is used but never returned: it may be one the stored record relies on,
+// and a failed write must not release it. The caller holds the owner's
+// item lock.
 func (s *Store) claimSlugs(ctx context.Context, sp slugSpace, owner int64, old, slugs repository.Text) ([]string, error) {
 	var added []string
 	for _, lang := range slices.Sorted(maps.Keys(slugs)) {
@@ -101,15 +104,15 @@ func (s *Store) claimSlugs(ctx context.Context, sp slugSpace, owner int64, old, 
 			case used[cand]:
 				continue
 			default:
-				ok, err := s.reserveSlug(ctx, sp, lang, cand, owner)
+				ok, inserted, err := s.reserveSlug(ctx, sp, lang, cand, owner)
 				if err != nil {
 					s.releaseSlugKeys(ctx, owner, added)
 					return nil, err
 				}
-				if ok {
+				if inserted {
 					added = append(added, sp.key(lang, cand))
-					found = true
 				}
+				found = ok
 			}
 			if found {
 				slugs[lang] = cand
@@ -192,18 +195,20 @@ func (s *Store) ownerSlugs(ctx context.Context, sp slugSpace, lang string, ids [
 
 // reserveSlug reserves slug in lang for owner. It returns false when another
 // item holds the slug. A reservation owner made earlier counts as reserved
-// now (a leftover of one of its own failed writes).
-func (s *Store) reserveSlug(ctx context.Context, sp slugSpace, lang, slug string, owner int64) (bool, error) {
+// now (a leftover of one of its own failed writes, or one its stored record
+// uses); inserted reports whether this call made the reservation, which
+// only then is the caller's to release.
+func (s *Store) reserveSlug(ctx context.Context, sp slugSpace, lang, slug string, owner int64) (ok, inserted bool, err error) {
 	key := sp.key(lang, slug)
 	for range 5 {
 		_, err := s.slugs.InsertOne(ctx, slugDoc{
 			Key: key, Scope: string(sp.scope), Group: sp.group, Lang: lang, Slug: slug, Owner: owner, At: now(),
 		})
 		if err == nil {
-			return true, nil
+			return true, true, nil
 		}
 		if !mongo.IsDuplicateKeyError(err) {
-			return false, fmt.Errorf("mongo: reserve slug %s: %w", key, err)
+			return false, false, fmt.Errorf("mongo: reserve slug %s: %w", key, err)
 		}
 		var cur slugDoc
 		err = s.slugs.FindOne(ctx, bson.D{{Key: "_id", Value: key}}).Decode(&cur)
@@ -211,18 +216,18 @@ func (s *Store) reserveSlug(ctx context.Context, sp slugSpace, lang, slug string
 		case isNoDocuments(err):
 			continue // released meanwhile
 		case err != nil:
-			return false, fmt.Errorf("mongo: reserve slug %s: %w", key, err)
+			return false, false, fmt.Errorf("mongo: reserve slug %s: %w", key, err)
 		case cur.Owner == owner:
-			return true, nil
+			return true, false, nil
 		case recent(cur.At):
-			return false, nil
+			return false, false, nil
 		}
 		retry, err := s.takeOverSlug(ctx, sp, lang, slug, cur.Owner)
 		if err != nil || !retry {
-			return false, err
+			return false, false, err
 		}
 	}
-	return false, nil
+	return false, false, nil
 }
 
 // takeOverSlug removes the reservation of slug by holder when it is a
@@ -274,7 +279,7 @@ func (s *Store) releaseSlugKeys(ctx context.Context, owner int64, keys []string)
 	if len(keys) == 0 {
 		return
 	}
-	cctx, cancel := cleanupContext(ctx)
+	cctx, cancel := s.cleanupContext(ctx)
 	defer cancel()
 	s.slugs.DeleteMany(cctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: keys}}}, {Key: "owner", Value: owner}})
 }
@@ -282,7 +287,7 @@ func (s *Store) releaseSlugKeys(ctx context.Context, owner int64, keys []string)
 // releaseAllSlugs removes every reservation of owner in scope (after the
 // owner was deleted). Best effort.
 func (s *Store) releaseAllSlugs(ctx context.Context, scope repository.MarkKind, owner int64) {
-	cctx, cancel := cleanupContext(ctx)
+	cctx, cancel := s.cleanupContext(ctx)
 	defer cancel()
 	s.slugs.DeleteMany(cctx, bson.D{{Key: "scope", Value: string(scope)}, {Key: "owner", Value: owner}})
 }

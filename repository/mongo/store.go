@@ -96,6 +96,10 @@ const (
 // serverSelection is how long an operation waits for a reachable server.
 const serverSelection = 5 * time.Second
 
+// DefaultTimeout is the deadline of every operation the store sends whose
+// context has none (WithTimeout).
+const DefaultTimeout = 10 * time.Second
+
 // cleanupTimeout bounds the best-effort work done after a write landed or
 // failed (unlocking, releasing slugs, renewing marks), which runs even when
 // the caller's context is already done.
@@ -135,6 +139,14 @@ type Store struct {
 	migrated MigrationStats
 	// termCounts reuses term counts on FerretDB (termcounts.go).
 	termCounts termCountsMemo
+	// timeout is the deadline of each operation (WithTimeout); 0 means
+	// none.
+	timeout time.Duration
+	// The background index build (buildIndexes): stopIndexes cancels it,
+	// indexesDone is closed when it has ended, with indexErr set.
+	stopIndexes context.CancelFunc
+	indexesDone chan struct{}
+	indexErr    error
 }
 
 var _ repository.Store = (*Store)(nil)
@@ -146,6 +158,24 @@ type Option func(*openOptions)
 type openOptions struct {
 	client      *options.ClientOptions
 	mongoDBPlan bool
+}
+
+// WithTimeout sets the deadline of every operation the store sends whose
+// context has none (default DefaultTimeout; 0 means none):
+// the driver's client-side timeout (timeoutMS), which also sends the
+// remaining time to the server as maxTimeMS, so that neither the process
+// nor the server works on a command longer. A store call that sends
+// several commands gives each this long, and waiting for a busy item's
+// lock is bounded apart (lockWait). Requests run with a context without a
+// deadline, so this is what bounds their store calls.
+func WithTimeout(d time.Duration) Option {
+	return func(o *openOptions) {
+		if d > 0 {
+			o.client.SetTimeout(d)
+		} else {
+			o.client.Timeout = nil
+		}
+	}
 }
 
 // WithCommandMonitor reports every command the store sends to m (the
@@ -165,8 +195,12 @@ func WithMongoDBPlan() Option {
 	return func(o *openOptions) { o.mongoDBPlan = true }
 }
 
-// Open connects to the MongoDB server at uri, checks that it answers and
-// creates the indexes of database before returning.
+// Open connects to the MongoDB server at uri, checks that it answers,
+// creates the unique indexes writes rely on and brings the data to the
+// current layout before returning. The other indexes (declaredIndexes) are
+// built in the background, so that a new index on a large collection does
+// not hold up the start: queries are answered meanwhile, some by scanning.
+// WaitIndexes reports when they are built.
 func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, error) {
 	if database == "" {
 		return nil, errors.New("mongo: open: empty database name")
@@ -175,6 +209,9 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, er
 	// call (Open at start, and any later operation, which the API then
 	// answers with 503) instead of waiting the driver's default 30 s.
 	oo := &openOptions{client: options.Client().ApplyURI(uri).SetServerSelectionTimeout(serverSelection)}
+	if oo.client.Timeout == nil { // no timeoutMS in uri
+		oo.client.SetTimeout(DefaultTimeout)
+	}
 	for _, o := range opts {
 		o(oo)
 	}
@@ -207,10 +244,13 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, er
 		client.Disconnect(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	if oo.client.Timeout != nil {
+		s.timeout = *oo.client.Timeout
+	}
 	s.noMaxAccumulator = ferret
 	s.ferretDB = ferret && !oo.mongoDBPlan
 	s.byIDLookups = s.ferretDB
-	if err := s.ensureIndexes(ctx); err != nil {
+	if err := s.ensureIndexes(ctx, true); err != nil {
 		client.Disconnect(context.WithoutCancel(ctx))
 		return nil, err
 	}
@@ -218,71 +258,209 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, er
 		client.Disconnect(context.WithoutCancel(ctx))
 		return nil, err
 	}
-	if err := s.webhookIndexes(ctx); err != nil {
-		client.Disconnect(context.WithoutCancel(ctx))
-		return nil, err
-	}
 	if err := s.backfillNameKeys(ctx); err != nil {
 		client.Disconnect(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	s.startIndexBuild(ctx)
 	return s, nil
 }
 
-// ensureIndexes creates every index the queries rely on. Creating an index
-// that exists with the same keys and options is a no-op.
-func (s *Store) ensureIndexes(ctx context.Context) error {
-	asc := func(keys ...string) bson.D {
-		d := make(bson.D, len(keys))
-		for i, k := range keys {
-			d[i] = bson.E{Key: k, Value: 1}
+// indexSpec is an index the store declares: the collection it is on, its
+// keys in order and whether it is unique.
+type indexSpec struct {
+	coll   string
+	keys   bson.D
+	unique bool
+}
+
+// asc returns ascending index or sort keys on fields, in order.
+func asc(fields ...string) bson.D {
+	d := make(bson.D, len(fields))
+	for i, f := range fields {
+		d[i] = bson.E{Key: f, Value: 1}
+	}
+	return d
+}
+
+// pendingMarksSort is the order of PendingMarks: oldest first, then by seq,
+// then by _id (seqs may repeat on FerretDB v1). An index with exactly these
+// keys is declared, so that the sort reads the index in order and a limit
+// stops after limit documents instead of sorting every pending mark.
+var pendingMarksSort = asc("at", "seq", "_id")
+
+// pageByKindIndex serves FindPosts under its most common filter, a kind
+// (paging venues, organizers or images by AfterID, sorted by id): it
+// answers the kind by equality and the page by a range scan in sort order.
+var pageByKindIndex = asc("kind", fieldID)
+
+// declaredIndexes returns every index the queries rely on, besides _id.
+func declaredIndexes() []indexSpec {
+	var out []indexSpec
+	add := func(coll string, keys ...bson.D) {
+		for _, k := range keys {
+			out = append(out, indexSpec{coll: coll, keys: k})
 		}
-		return d
 	}
-	plain := func(keys ...bson.D) []mongo.IndexModel {
-		ms := make([]mongo.IndexModel, len(keys))
-		for i, k := range keys {
-			ms[i] = mongo.IndexModel{Keys: k}
-		}
-		return ms
+	add(collPosts,
+		asc(fieldID),
+		pageByKindIndex,
+		asc("kind", "status"),
+		asc("event.venues"),
+		asc("event.organizers"),
+		asc("event.categories"),
+		asc("event.tags"),
+		asc("image.url"),
+		asc("event.parent"),
+		// AccountDocuments: one account's events.
+		asc("kind", "author"),
+	)
+	add(collTerms, asc(fieldID), asc("taxonomy", "parent"), asc("parent"), asc("taxonomy", "name_keys"))
+	// Unique logins: FerretDB v1 enforces unique secondary indexes
+	// (SQLite unique indexes), checked by the tests.
+	out = append(out, indexSpec{coll: collUsers, keys: asc("login"), unique: true})
+	add(collTokens, asc("user_id"))
+	add(collSlugs, asc("scope", "owner"))
+	add(collMarks, pendingMarksSort)
+	add(collLeases, asc("name", "term"))
+	add(collDeliveries,
+		asc("status", "seq"),
+		asc("webhook_id", "seq"),
+		// DueEndpointDeliveries: one endpoint's pending line.
+		asc("status", "webhook_id", "seq"),
+	)
+	return out
+}
+
+// obsoleteIndexes are indexes earlier versions created that a declared
+// index replaces: {at, seq} on index_marks, a prefix of pendingMarksSort.
+// ensureIndexes drops them (an index costs every write of its collection).
+var obsoleteIndexes = []indexSpec{
+	{coll: collMarks, keys: asc("at", "seq")},
+}
+
+// indexBuildTimeout bounds the build of one index in the background: the
+// build runs on the server with this as its maxTimeMS (the store's
+// operation timeout would abort a long build).
+const indexBuildTimeout = 24 * time.Hour
+
+// startIndexBuild builds the non-unique declared indexes and drops the
+// obsolete ones in the background, until Close.
+func (s *Store) startIndexBuild(ctx context.Context) {
+	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.stopIndexes = cancel
+	s.indexesDone = make(chan struct{})
+	go func() {
+		defer close(s.indexesDone)
+		s.indexErr = s.ensureIndexes(bctx, false)
+	}()
+}
+
+// WaitIndexes waits until the background index build that Open started has
+// ended, or ctx is done, and returns the build's error (or ctx's). A
+// failed build leaves queries slower, not wrong; the next Open retries it.
+func (s *Store) WaitIndexes(ctx context.Context) error {
+	select {
+	case <-s.indexesDone:
+		return s.indexErr
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	specs := []struct {
-		coll   *mongo.Collection
-		models []mongo.IndexModel
-	}{
-		{s.posts, plain(
-			asc(fieldID),
-			asc("kind", "status"),
-			asc("event.venues"),
-			asc("event.organizers"),
-			asc("event.categories"),
-			asc("event.tags"),
-			asc("image.url"),
-			asc("event.parent"),
-			asc("kind", "author"),
-		)},
-		{s.terms, plain(asc(fieldID), asc("taxonomy", "parent"), asc("parent"), asc("taxonomy", "name_keys"))},
-		// Unique logins: FerretDB v1 enforces unique secondary indexes
-		// (SQLite unique indexes), checked by the tests.
-		{s.users, []mongo.IndexModel{{Keys: asc("login"), Options: options.Index().SetUnique(true)}}},
-		{s.tokens, plain(asc("user_id"))},
-		{s.slugs, plain(asc("scope", "owner"))},
-		{s.marks, plain(asc("at", "seq"))},
-		{s.leases, plain(asc("name", "term"))},
-	}
+}
+
+// ensureIndexes creates the declared indexes that are unique (when unique
+// is set) or the others (when not), then, with the others, drops the
+// obsolete ones. Creating an index that exists with the same keys and
+// options is a no-op; so is dropping one that does not exist. Each build
+// gets indexBuildTimeout, whatever ctx's deadline or the store's timeout.
+func (s *Store) ensureIndexes(ctx context.Context, unique bool) error {
 	// One createIndexes command per index: FerretDB v1.24 panics (and drops
 	// the connection) when one command lists two or more indexes that
 	// already exist, which is every Open after the first
 	// (validateIndexesForCreation deletes from a slice it indexes with
 	// stale positions). On MongoDB this only costs a few round trips.
-	for _, sp := range specs {
-		for _, m := range sp.models {
-			if _, err := sp.coll.Indexes().CreateOne(ctx, m); err != nil {
-				return fmt.Errorf("mongo: create index on %s: %w", sp.coll.Name(), err)
+	for _, ix := range declaredIndexes() {
+		if ix.unique != unique {
+			continue
+		}
+		m := mongo.IndexModel{Keys: ix.keys}
+		if ix.unique {
+			m.Options = options.Index().SetUnique(true)
+		}
+		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), indexBuildTimeout)
+		stop := context.AfterFunc(ctx, cancel)
+		_, err := s.db.Collection(ix.coll).Indexes().CreateOne(bctx, m)
+		stop()
+		cancel()
+		if err != nil {
+			return fmt.Errorf("mongo: create index %v on %s: %w", ix.keys, ix.coll, err)
+		}
+	}
+	if unique {
+		return nil
+	}
+	for _, ix := range obsoleteIndexes {
+		if err := s.dropIndex(ctx, ix); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropIndex drops the index ix if it exists. It lists the indexes first:
+// FerretDB v1.24 drops the connection when asked to drop an index that
+// does not exist.
+func (s *Store) dropIndex(ctx context.Context, ix indexSpec) error {
+	coll := s.db.Collection(ix.coll)
+	cur, err := coll.Indexes().List(ctx)
+	if err != nil {
+		return fmt.Errorf("mongo: list indexes of %s: %w", ix.coll, err)
+	}
+	var have []struct {
+		Name string `bson:"name"`
+		Key  bson.D `bson:"key"`
+	}
+	if err := cur.All(ctx, &have); err != nil {
+		return fmt.Errorf("mongo: list indexes of %s: %w", ix.coll, err)
+	}
+	for _, h := range have {
+		if sameKeys(h.Key, ix.keys) {
+			if err := coll.Indexes().DropOne(ctx, h.Name); err != nil {
+				return fmt.Errorf("mongo: drop index %s of %s: %w", h.Name, ix.coll, err)
 			}
 		}
 	}
 	return nil
+}
+
+// sameKeys reports whether index keys a and b name the same fields in the
+// same order with the same directions (servers answer a direction as an
+// int32, int64 or double).
+func sameKeys(a, b bson.D) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	dir := func(v any) (float64, bool) {
+		switch n := v.(type) {
+		case int:
+			return float64(n), true
+		case int32:
+			return float64(n), true
+		case int64:
+			return float64(n), true
+		case float64:
+			return n, true
+		}
+		return 0, false
+	}
+	for i := range a {
+		da, oka := dir(a[i].Value)
+		db, okb := dir(b[i].Value)
+		if a[i].Key != b[i].Key || !oka || !okb || da != db {
+			return false
+		}
+	}
+	return true
 }
 
 // FerretDB reports whether the store runs its FerretDB plan: the server
@@ -300,6 +478,10 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close disconnects from the server. Closing twice is not an error.
 func (s *Store) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {
+		if s.stopIndexes != nil {
+			s.stopIndexes()
+			<-s.indexesDone
+		}
 		if err := s.client.Disconnect(ctx); err != nil && !errors.Is(err, mongo.ErrClientDisconnected) {
 			s.closeErr = fmt.Errorf("mongo: close: %w", err)
 		}
@@ -315,9 +497,14 @@ func now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
 func storedTime(t time.Time) time.Time { return t.Truncate(time.Second).UTC() }
 
 // cleanupContext returns a context for best-effort work that must run even
-// when ctx is done, bounded by cleanupTimeout.
-func cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+// when ctx is done, bounded by the store's operation timeout (WithTimeout)
+// or, without one, by cleanupTimeout.
+func (s *Store) cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := cleanupTimeout
+	if s.timeout > 0 {
+		d = s.timeout
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), d)
 }
 
 // backoff returns the pause before retry number attempt (0-based): 1ms
@@ -355,6 +542,17 @@ func itemKey(kind repository.MarkKind, id int64) string {
 // path (a language code in "title.<lang>") and of a slug reservation key.
 func validFieldName(s string) bool {
 	return s != "" && !strings.ContainsAny(s, ".$:\x00")
+}
+
+// asDuplicate returns err marked as repository.ErrDuplicate when it is the
+// server's duplicate key error (a unique index refused the write), so that
+// callers tell a conflict (the API answers 409) from a failing store (503).
+// Other errors, and nil, are returned as they are.
+func asDuplicate(err error) error {
+	if err == nil || errors.Is(err, repository.ErrDuplicate) || !mongo.IsDuplicateKeyError(err) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", repository.ErrDuplicate, err)
 }
 
 // isNoDocuments reports whether err means "no document matched".

@@ -120,7 +120,7 @@ func (s *Store) UpdateUser(ctx context.Context, u *repository.User) error {
 	res, err := s.users.UpdateOne(ctx, bson.D{{Key: "_id", Value: u.ID}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "role", Value: u.Role}, {Key: "disabled", Value: u.Disabled}}}})
 	if err != nil {
-		return fmt.Errorf("mongo: update user %d: %w", u.ID, err)
+		return fmt.Errorf("mongo: update user %d: %w", u.ID, asDuplicate(err))
 	}
 	if res.MatchedCount == 0 {
 		return repository.ErrNotFound

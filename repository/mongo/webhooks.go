@@ -33,22 +33,6 @@ const (
 	seqDelivery    = "delivery"
 )
 
-// webhookIndexes are the indexes of the webhook collections.
-func (s *Store) webhookIndexes(ctx context.Context) error {
-	d := s.db.Collection(collDeliveries)
-	for _, keys := range []bson.D{
-		{{Key: "status", Value: 1}, {Key: "seq", Value: 1}},
-		{{Key: "webhook_id", Value: 1}, {Key: "seq", Value: 1}},
-		// DueEndpointDeliveries: one endpoint's pending line.
-		{{Key: "status", Value: 1}, {Key: "webhook_id", Value: 1}, {Key: "seq", Value: 1}},
-	} {
-		if _, err := d.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: keys}); err != nil {
-			return fmt.Errorf("mongo: create index on %s: %w", collDeliveries, err)
-		}
-	}
-	return nil
-}
-
 // CreateWebhook assigns w.ID and stores w.
 func (s *Store) CreateWebhook(ctx context.Context, w *repository.Webhook) error {
 	c := *w
@@ -59,7 +43,7 @@ func (s *Store) CreateWebhook(ctx context.Context, w *repository.Webhook) error 
 	c.Revision = 1
 	c.Created, c.Updated = storedTime(c.Created), storedTime(c.Updated)
 	if _, err := s.db.Collection(collWebhooks).InsertOne(ctx, &c); err != nil {
-		return fmt.Errorf("mongo: create webhook: %w", err)
+		return fmt.Errorf("mongo: create webhook: %w", asDuplicate(err))
 	}
 	*w = c
 	return nil
@@ -123,7 +107,7 @@ func (s *Store) UpdateWebhook(ctx context.Context, id int64, fn func(w *reposito
 		}
 		res, err := s.db.Collection(collWebhooks).ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "revision", Value: rev}}, w)
 		if err != nil {
-			return nil, fmt.Errorf("mongo: update webhook %d: %w", id, err)
+			return nil, fmt.Errorf("mongo: update webhook %d: %w", id, asDuplicate(err))
 		}
 		if res.MatchedCount == 1 {
 			return w, nil

@@ -17,6 +17,7 @@ var explicitIDTests = []storeTest{
 	{"PostSequenceMovesPast", testExplicitPostIDsMoveSequence},
 	{"TermSequenceMovesPast", testExplicitTermIDsMoveSequence},
 	{"TakenIDRefused", testExplicitIDTaken},
+	{"TakenIDKeepsSlugs", testExplicitIDTakenKeepsSlugs},
 	{"IDOutOfRangeRefused", testExplicitIDOutOfRange},
 	{"OriginRoundTrip", testOriginRoundTrip},
 }
@@ -112,6 +113,90 @@ func testExplicitIDTaken(t *testing.T, ctx context.Context, s repository.Store) 
 	err := s.CreatePost(ctx, again)
 	if err != nil && !errors.Is(err, repository.ErrDuplicate) {
 		t.Errorf("CreatePost with a deleted ID: error %v, want nil or ErrDuplicate", err)
+	}
+}
+
+// testExplicitIDTakenKeepsSlugs: a create refused because its explicit ID
+// is taken (two overlapping imports, or an import racing a create) leaves
+// the record holding the ID as it was, slugs included: by-slug still finds
+// it, a later record cannot take its slug, and a slug the refused create
+// asked for stays free.
+func testExplicitIDTakenKeepsSlugs(t *testing.T, ctx context.Context, s repository.Store) {
+	for _, tc := range []struct {
+		name    string
+		id      int64
+		dupSlug string // the refused create's slug
+	}{
+		{"same slug", 5, "kept"},
+		{"other slug", 6, "other"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := minimalEvent("kept")
+			p.ID = tc.id
+			mustCreatePost(t, ctx, s, p)
+			dup := minimalEvent(tc.dupSlug)
+			dup.ID = tc.id
+			if err := s.CreatePost(ctx, dup); !errors.Is(err, repository.ErrDuplicate) {
+				t.Fatalf("CreatePost with the taken ID %d: error %v, want ErrDuplicate", tc.id, err)
+			}
+			got, err := s.GetPostBySlug(ctx, repository.KindEvent, "en", "kept")
+			if err != nil || got.ID != tc.id {
+				t.Fatalf("GetPostBySlug(kept) after the refused create = %v, %v; want post %d", got, err, tc.id)
+			}
+			checkPost(t, "the post after the refused create", p, mustGetPost(t, ctx, s, tc.id))
+			next := mustCreatePost(t, ctx, s, minimalEvent("kept"))
+			if next.Slug["en"] == "kept" {
+				t.Errorf("a new post took the slug %q of post %d", next.Slug["en"], tc.id)
+			}
+			if got, err := s.GetPostBySlug(ctx, repository.KindEvent, "en", "kept"); err != nil || got.ID != tc.id {
+				t.Errorf("GetPostBySlug(kept) after a new post = %v, %v; want post %d", got, err, tc.id)
+			}
+			if tc.dupSlug != "kept" {
+				if _, err := s.GetPostBySlug(ctx, repository.KindEvent, "en", tc.dupSlug); !errors.Is(err, repository.ErrNotFound) {
+					t.Errorf("GetPostBySlug(%s) of the refused create: %v, want ErrNotFound", tc.dupSlug, err)
+				}
+				free := mustCreatePost(t, ctx, s, minimalEvent(tc.dupSlug))
+				if free.Slug["en"] != tc.dupSlug {
+					t.Errorf("a new post asking for %q, which only the refused create wanted, got %q", tc.dupSlug, free.Slug["en"])
+				}
+				if err := s.DeletePost(ctx, free.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.DeletePost(ctx, next.ID); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.DeletePost(ctx, tc.id); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+
+	term := termFixture(repository.TaxTag, "Kept tag", 0)
+	term.ID = 7
+	mustCreateTerm(t, ctx, s, term)
+	dupTerm := termFixture(repository.TaxTag, "Kept tag", 0)
+	dupTerm.ID = 7
+	if err := s.CreateTerm(ctx, dupTerm); !errors.Is(err, repository.ErrDuplicate) {
+		t.Fatalf("CreateTerm with the taken ID 7: error %v, want ErrDuplicate", err)
+	}
+	bySlug := func() []*repository.Term {
+		t.Helper()
+		found, err := s.FindTerms(ctx, repository.TermQuery{Taxonomy: repository.TaxTag, Slug: "kept-tag", SlugLang: "en"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return found
+	}
+	if found := bySlug(); len(found) != 1 || found[0].ID != 7 {
+		t.Errorf("terms with slug kept-tag after the refused create = %v; want term 7", found)
+	}
+	other := mustCreateTerm(t, ctx, s, termFixture(repository.TaxTag, "Kept tag", 0))
+	if other.Slug["en"] == "kept-tag" {
+		t.Errorf("a new term took the slug %q of term 7", other.Slug["en"])
+	}
+	if found := bySlug(); len(found) != 1 || found[0].ID != 7 {
+		t.Errorf("terms with slug kept-tag after a new term = %v; want term 7 alone", found)
 	}
 }
 

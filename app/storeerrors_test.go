@@ -1,0 +1,57 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+
+	"github.com/calendar/eventcal/app"
+	"github.com/calendar/eventcal/repository"
+)
+
+// failingStore is a store whose CreatePost and GetPost fail with err, as
+// an engine reports a conflict or a failure.
+type failingStore struct {
+	repository.Store
+	err error
+}
+
+func (s failingStore) CreatePost(context.Context, *repository.Post) error { return s.err }
+
+func (s failingStore) GetPost(context.Context, int64) (*repository.Post, error) { return nil, s.err }
+
+// TestStoreErrorStatuses: a duplicate key of the store (a unique key the
+// write needs was taken meanwhile) answers 409 rest_conflict, which a retry
+// cannot change; a store that fails or runs out of time answers 503
+// store_unavailable, which a retry may.
+func TestStoreErrorStatuses(t *testing.T) {
+	e := newEnv(t)
+	id := e.must(201, "POST", "events", "editor", map[string]any{"title": "E", "start_date": "2026-12-01", "end_date": "2026-12-01"}).id()
+	event := "events/" + strconv.FormatInt(id, 10)
+	create := map[string]any{"title": "New", "start_date": "2026-12-02", "end_date": "2026-12-02"}
+	for _, tc := range []struct {
+		name   string
+		err    error
+		method string
+		url    string
+		body   any
+		status int
+		code   string
+	}{
+		{"duplicate key on create", fmt.Errorf("mongo: create post 9: post 9 exists: %w", repository.ErrDuplicate), "POST", "events", create, 409, "rest_conflict"},
+		{"duplicate key on read", fmt.Errorf("mongo: update user 3: %w", repository.ErrDuplicate), "GET", event, nil, 409, "rest_conflict"},
+		{"deadline exceeded", fmt.Errorf("mongo: get post %d: %w", id, context.DeadlineExceeded), "GET", event, nil, 503, "store_unavailable"},
+		{"cancelled", fmt.Errorf("mongo: create post: %w", context.Canceled), "POST", "events", create, 503, "store_unavailable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := app.New(app.Options{Config: e.cfg, Store: failingStore{Store: e.store, err: tc.err}, Search: e.engine})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.app = a
+			e.run(t, []scenario{{name: tc.name, method: tc.method, url: tc.url, as: "editor", body: tc.body, status: tc.status,
+				want: map[string]any{"code": tc.code, "data.status": tc.status}}})
+		})
+	}
+}
