@@ -215,6 +215,55 @@ func TestWriteFailuresDoNotLie(t *testing.T) {
 				}
 			},
 		},
+		{
+			name:  "create user: insert reply lost",
+			fault: mongotest.Fault{Command: "insert", Collection: "users", Action: mongotest.DropReply},
+			write: func(ctx context.Context, e *env) error {
+				return e.s.CreateUser(ctx, &repository.User{Login: "ana", Role: repository.RoleEditor})
+			},
+			check: func(t *testing.T, ctx context.Context, e *env) {
+				us, err := e.s.ListUsers(ctx)
+				if err != nil || len(us) != 1 || us[0].Login != "ana" {
+					t.Errorf("ListUsers = %v, %v; want ana once", us, err)
+				}
+			},
+		},
+		{
+			name: "create token: insert reply lost",
+			setup: func(t *testing.T, ctx context.Context, e *env) {
+				if err := e.s.CreateUser(ctx, &repository.User{ID: 5, Login: "ana", Role: repository.RoleEditor}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			fault: mongotest.Fault{Command: "insert", Collection: "tokens", Action: mongotest.DropReply},
+			write: func(ctx context.Context, e *env) error {
+				return e.s.CreateToken(ctx, &repository.Token{Hash: "h1", UserID: 5, Name: "ci"})
+			},
+			check: func(t *testing.T, ctx context.Context, e *env) {
+				ts, err := e.s.ListTokens(ctx, 5)
+				if err != nil || len(ts) != 1 {
+					t.Errorf("ListTokens = %v, %v; want one", ts, err)
+				}
+			},
+		},
+		{
+			name: "update user: reply lost",
+			setup: func(t *testing.T, ctx context.Context, e *env) {
+				if err := e.s.CreateUser(ctx, &repository.User{ID: 5, Login: "ana", Role: repository.RoleEditor}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			fault: mongotest.Fault{Command: "update", Collection: "users", Action: mongotest.DropReply},
+			write: func(ctx context.Context, e *env) error {
+				return e.s.UpdateUser(ctx, &repository.User{ID: 5, Role: repository.RoleEditor, Disabled: true})
+			},
+			check: func(t *testing.T, ctx context.Context, e *env) {
+				u, err := e.s.GetUser(ctx, 5)
+				if err != nil || !u.Disabled {
+					t.Errorf("GetUser = %+v, %v; want disabled", u, err)
+				}
+			},
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

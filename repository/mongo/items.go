@@ -342,7 +342,7 @@ func deleteItem[T any](ctx context.Context, s *Store, ops itemOps[T], id int64) 
 	if err != nil && !isNoDocuments(err) {
 		// The delete may have landed although it failed: a re-read that
 		// finds nothing (under the item lock) confirms it.
-		switch _, rerr := s.storedDoc(ctx, ops.coll, id); {
+		switch _, rerr := s.storedDoc(ctx, ops.coll, idFilter(id)); {
 		case isNoDocuments(rerr):
 			raw, err = before, nil
 		case rerr != nil:
@@ -369,17 +369,17 @@ func deleteItem[T any](ctx context.Context, s *Store, ops itemOps[T], id int64) 
 // landed.
 const rereadAttempts = 3
 
-// storedDoc reads the stored record id after a write of it failed, with a
+// storedDoc reads the stored document filter selects (by _id) after a write of it failed, with a
 // context of its own (the caller's may be what ended the write) and a few
 // attempts (the failure may have been a dropped connection). It returns
 // mongo.ErrNoDocuments when there is none.
-func (s *Store) storedDoc(ctx context.Context, coll *mongo.Collection, id int64) (bson.Raw, error) {
+func (s *Store) storedDoc(ctx context.Context, coll *mongo.Collection, filter bson.D) (bson.Raw, error) {
 	cctx, cancel := s.cleanupContext(ctx)
 	defer cancel()
 	var err error
 	for attempt := range rereadAttempts {
 		var raw bson.Raw
-		raw, err = coll.FindOne(cctx, idFilter(id)).Raw()
+		raw, err = coll.FindOne(cctx, filter).Raw()
 		if err == nil || isNoDocuments(err) {
 			return raw, err
 		}
@@ -395,7 +395,12 @@ func (s *Store) storedDoc(ctx context.Context, coll *mongo.Collection, id int64)
 // wrote it meanwhile). The error is set when the re-read failed too: then
 // the outcome is unknown and the caller must undo nothing.
 func (s *Store) landed(ctx context.Context, coll *mongo.Collection, id int64, doc bson.Raw) (bool, error) {
-	raw, err := s.storedDoc(ctx, coll, id)
+	return s.landedAs(ctx, coll, idFilter(id), doc)
+}
+
+// landedAs is landed for the document filter selects (by _id).
+func (s *Store) landedAs(ctx context.Context, coll *mongo.Collection, filter bson.D, doc bson.Raw) (bool, error) {
+	raw, err := s.storedDoc(ctx, coll, filter)
 	switch {
 	case isNoDocuments(err):
 		return false, nil
