@@ -98,3 +98,6 @@ func SetMaxIDLookupsForTest(n int) (restore func()) {
 	maxIDLookups = n
 	return func() { maxIDLookups = old }
 }
+
+// ClientOptionsForTest returns the driver options Open uses for uri.
+func ClientOptionsForTest(uri string) *options.ClientOptions { return clientOptions(uri) }
