@@ -46,6 +46,11 @@ func createItem[T any](ctx context.Context, s *Store, ops itemOps[T], v *T) (err
 			*idp, *slugp, *revp = origID, origSlugs, origRev
 		}
 	}()
+	// Refused before anything is written (not even an ID drawn), measured
+	// as the caller gave it, as every engine measures it.
+	if err := repository.CheckRecordSize(v); err != nil {
+		return fmt.Errorf("mongo: create %s: %w", ops.scope, err)
+	}
 	ops.prepare(v)
 	*slugp = slugp.Clone()
 	if err := s.assignID(ctx, ops.seq, idp); err != nil {
@@ -83,7 +88,11 @@ func createItem[T any](ctx context.Context, s *Store, ops itemOps[T], v *T) (err
 	if err == nil {
 		var doc bson.Raw
 		if doc, err = encodeItem(v); err == nil {
-			_, err = ops.coll.InsertOne(ctx, doc)
+			if err = repository.CheckDocumentSize(doc, repository.MaxDocumentBytes); err == nil {
+				_, err = ops.coll.InsertOne(ctx, doc)
+			} else {
+				doc = nil
+			}
 		}
 		if err != nil && doc != nil {
 			// The insert may have landed although it failed: its reply
@@ -235,6 +244,9 @@ func updateOnce[T any](ctx context.Context, s *Store, ops itemOps[T], id int64, 
 		return &old, false, nil
 	}
 	ops.pin(&v, &old)
+	if err := repository.CheckRecordSize(&v); err != nil {
+		return nil, false, fmt.Errorf("mongo: update %s %d: %w", ops.scope, id, err)
+	}
 	ops.prepare(&v)
 	oldRev := *ops.rev(&old)
 	*ops.rev(&v) = oldRev + 1
@@ -252,6 +264,9 @@ func updateOnce[T any](ctx context.Context, s *Store, ops itemOps[T], id int64, 
 		return nil, false, err
 	}
 	doc, err := encodeItem(&v)
+	if err == nil {
+		err = repository.CheckDocumentSize(doc, repository.MaxDocumentBytes)
+	}
 	if err != nil {
 		s.releaseSlugKeys(ctx, id, added)
 		return nil, false, fmt.Errorf("mongo: update %s %d: %w", ops.scope, id, err)
