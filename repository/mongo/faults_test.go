@@ -62,9 +62,11 @@ func TestWriteFailuresDoNotLie(t *testing.T) {
 	}
 
 	cases := []struct {
-		name    string
-		setup   func(t *testing.T, ctx context.Context, e *env)
-		fault   mongotest.Fault
+		name  string
+		setup func(t *testing.T, ctx context.Context, e *env)
+		fault mongotest.Fault
+		// more are further faults, applied until the write returns.
+		more    []mongotest.Fault
 		write   func(ctx context.Context, e *env) error
 		wantErr bool
 		check   func(t *testing.T, ctx context.Context, e *env)
@@ -97,6 +99,29 @@ func TestWriteFailuresDoNotLie(t *testing.T) {
 				}
 				if n := reservations(t, ctx, e); n != 1 {
 					t.Errorf("%d slug reservations, want 1", n)
+				}
+			},
+		},
+		{
+			// The insert landed, its reply was lost and every re-read
+			// fails too: the outcome is unknown, so the create answers
+			// an error and undoes nothing (the stored post keeps its
+			// slug; no ghost, no duplicate slug).
+			name:    "create post: reply lost, re-reads fail",
+			fault:   mongotest.Fault{Command: "insert", Collection: "posts", Action: mongotest.DropReply},
+			more:    []mongotest.Fault{{Command: "find", Collection: "posts", Action: mongotest.Cut}},
+			write:   func(ctx context.Context, e *env) error { e.post = event("ghost"); return e.s.CreatePost(ctx, e.post) },
+			wantErr: true,
+			check: func(t *testing.T, ctx context.Context, e *env) {
+				if n := countPosts(t, ctx, e); n != 1 {
+					t.Fatalf("%d events stored, want the one that landed", n)
+				}
+				if id := postBySlug(t, ctx, e, "ghost"); id == 0 {
+					t.Error("the stored post lost its slug")
+				}
+				p := event("ghost")
+				if err := e.s.CreatePost(ctx, p); err != nil || p.Slug["en"] != "ghost-2" {
+					t.Errorf("second post: slug %q, %v; want ghost-2", p.Slug["en"], err)
 				}
 			},
 		},
@@ -281,10 +306,14 @@ func TestWriteFailuresDoNotLie(t *testing.T) {
 			f := tc.fault
 			f.Times = 1
 			p.Inject(f)
-			err = tc.write(ctx, e)
-			if p.Applied() != 1 {
-				t.Fatalf("the fault was applied %d times, want 1", p.Applied())
+			for _, m := range tc.more {
+				p.Inject(m)
 			}
+			err = tc.write(ctx, e)
+			if n := p.Applied(); n < 1+len(tc.more) || (len(tc.more) == 0 && n != 1) {
+				t.Fatalf("the faults were applied %d times, want each at least once (the first once)", n)
+			}
+			p.Reset()
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("write: error %v, want error %v", err, tc.wantErr)
 			}
