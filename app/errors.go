@@ -2,7 +2,9 @@ package app
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -12,8 +14,9 @@ import (
 )
 
 // errorHandler writes every error body. Store failures become 503 so that
-// clients retry, a duplicate key of the store 409 (rest_conflict); Fiber's
-// own errors keep their status.
+// clients retry, a duplicate key of the store 409 (rest_conflict), a record
+// over the store's size bound 413 (rest_document_too_large); Fiber's own
+// errors keep their status.
 func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	if requestID(c) == "" && s.metrics != nil {
 		// An HTTP-layer error (413, 431, 408, a malformed request) that
@@ -49,6 +52,10 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		// login): retrying the same request cannot succeed, so not 503.
 		s.log.Info("request conflicts with stored data", "method", c.Method(), "path", c.Path(), "request_id", requestID(c), "err", err)
 		apiErr = errConflict()
+	case errors.Is(err, repository.ErrTooLarge):
+		// A record over what a store keeps: retrying cannot help.
+		s.log.Info("record too large", "method", c.Method(), "path", c.Path(), "request_id", requestID(c), "err", err)
+		apiErr = errRecordTooLarge(err)
 	default:
 		s.log.Error("request failed", "method", c.Method(), "path", c.Path(), "request_id", requestID(c), "err", err)
 		apiErr = apierr.Unavailable("store")
@@ -67,4 +74,33 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 // errConflict is the 409 of a write refused by a unique key of the store.
 func errConflict() *apierr.Error {
 	return apierr.New(409, "rest_conflict", "The request conflicts with data stored meanwhile (a key it needs is taken); read the current state and try again.")
+}
+
+// errRecordTooLarge is the 413 of a write whose record would be over
+// repository.MaxRecordBytes (MongoDB's 16 MiB document limit, less room
+// for the engine's own fields): the message names the record's largest
+// field, the data its size and the bound.
+func errRecordTooLarge(err error) *apierr.Error {
+	var tl *repository.TooLargeError
+	if !errors.As(err, &tl) {
+		return apierr.New(413, "rest_document_too_large", fmt.Sprintf("The record would be larger than the %d bytes a record may hold.", repository.MaxRecordBytes))
+	}
+	field := apiFieldPath(tl.Field)
+	return apierr.New(413, "rest_document_too_large", fmt.Sprintf(
+		"The record would be %d bytes, more than the %d bytes a record may hold; its largest field is %s (%d bytes). Shorten it, or split the series.",
+		tl.Bytes, repository.MaxRecordBytes, field, tl.FieldBytes)).
+		With("field", field).With("size", tl.Bytes).With("limit", repository.MaxRecordBytes)
+}
+
+// apiFieldPath turns the stored path of a record's field (as
+// repository.TooLargeError names it) into the API's names: event fields
+// sit at the top level, and "content" is the description.
+func apiFieldPath(stored string) string {
+	parts := strings.Split(strings.TrimPrefix(stored, "event."), ".")
+	for i, p := range parts {
+		if p == "content" {
+			parts[i] = "description"
+		}
+	}
+	return strings.Join(parts, ".")
 }

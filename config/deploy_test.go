@@ -3,6 +3,8 @@ package config
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -145,7 +147,211 @@ type composeFile struct {
 	Services map[string]struct {
 		Environment map[string]string `yaml:"environment"`
 		Volumes     []string          `yaml:"volumes"`
+		Command     []string          `yaml:"command"`
+		Entrypoint  []string          `yaml:"entrypoint"`
+		User        string            `yaml:"user"`
+		DependsOn   map[string]struct {
+			Condition string `yaml:"condition"`
+		} `yaml:"depends_on"`
+		Healthcheck struct {
+			Test []string `yaml:"test"`
+		} `yaml:"healthcheck"`
 	} `yaml:"services"`
+	Volumes map[string]any `yaml:"volumes"`
+}
+
+// readCompose parses docker-compose.yml.
+func readCompose(t *testing.T) composeFile {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "docker-compose.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cf composeFile
+	if err := yaml.Unmarshal(raw, &cf); err != nil {
+		t.Fatal(err)
+	}
+	return cf
+}
+
+// The replica set's files in config/compose.
+const (
+	mongoKeyfileScript = "config/compose/mongo-keyfile.sh"
+	mongoRSScript      = "config/compose/mongo-rs.js"
+)
+
+// TestComposeMongoReplicaSet: MongoDB runs as the single-node replica set
+// rs0 with a key file (authentication is on), which a one-shot service
+// writes before mongod starts; the health check runs mongo-rs.js, which
+// initiates the set; the service's URI names the set, so that the driver
+// retries writes.
+func TestComposeMongoReplicaSet(t *testing.T) {
+	cf := readCompose(t)
+	mongo, keyfile, calendar := cf.Services["mongo"], cf.Services["mongo-keyfile"], cf.Services["calendar"]
+	const keyPath = "/etc/mongo-keyfile/mongo.key"
+	cmd := strings.Join(mongo.Command, " ")
+	for _, want := range []string{"--replSet rs0", "--keyFile " + keyPath} {
+		if len(mongo.Command) == 0 || mongo.Command[0] != "mongod" || !strings.Contains(cmd, want) {
+			t.Errorf("mongo's command %q lacks %q", cmd, want)
+		}
+	}
+	if !slices.Contains(mongo.Volumes, "mongo-keyfile:/etc/mongo-keyfile:ro") {
+		t.Errorf("mongo does not mount the key file volume read-only: %q", mongo.Volumes)
+	}
+	if c := mongo.DependsOn["mongo-keyfile"].Condition; c != "service_completed_successfully" {
+		t.Errorf("mongo waits for mongo-keyfile with %q, want service_completed_successfully", c)
+	}
+	if _, ok := cf.Volumes["mongo-keyfile"]; !ok {
+		t.Error("no mongo-keyfile volume")
+	}
+	// The one-shot writes the key where mongo reads it.
+	if !slices.Contains(keyfile.Volumes, "mongo-keyfile:/keyfile") ||
+		!slices.Contains(keyfile.Volumes, "./"+mongoKeyfileScript+":/usr/local/bin/mongo-keyfile.sh:ro") {
+		t.Errorf("mongo-keyfile's volumes %q", keyfile.Volumes)
+	}
+	if got := strings.Join(append(append([]string{}, keyfile.Entrypoint...), keyfile.Command...), " "); got != "/bin/sh /usr/local/bin/mongo-keyfile.sh /keyfile/mongo.key" || keyfile.User != "root" {
+		t.Errorf("mongo-keyfile runs %q as %q, want the script on /keyfile/mongo.key as root", got, keyfile.User)
+	}
+	// The health check initiates the set and waits for the primary.
+	hc := strings.Join(mongo.Healthcheck.Test, " ")
+	if !slices.Contains(mongo.Volumes, "./"+mongoRSScript+":/etc/eventcal/mongo-rs.js:ro") || !strings.Contains(hc, "--file /etc/eventcal/mongo-rs.js") ||
+		!strings.Contains(hc, "$$MONGO_INITDB_ROOT_USERNAME") {
+		t.Errorf("mongo's health check %q (volumes %q) does not run mongo-rs.js as root", hc, mongo.Volumes)
+	}
+	if uri := calendar.Environment["MONGO_URI"]; !strings.Contains(uri, "replicaSet=rs0") {
+		t.Errorf("MONGO_URI %q does not name the replica set", uri)
+	}
+	if c := calendar.DependsOn["mongo"].Condition; c != "service_healthy" {
+		t.Errorf("calendar waits for mongo with %q, want service_healthy (the primary elected)", c)
+	}
+}
+
+// TestMongoKeyfileScript runs mongo-keyfile.sh twice on a temporary path:
+// it writes a key MongoDB accepts (6 to 1024 base64 characters) readable
+// by its owner alone, and keeps it on the second run.
+func TestMongoKeyfileScript(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := filepath.Abs(filepath.Join("..", mongoKeyfileScript))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(t.TempDir(), "mongo.key")
+	owner := fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
+	var first []byte
+	for run := range 2 {
+		cmd := exec.Command(sh, script, key)
+		cmd.Env = append(os.Environ(), "KEYFILE_OWNER="+owner)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("run %d: %v: %s", run, err, out)
+		}
+		st, err := os.Stat(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != 0o400 {
+			t.Errorf("run %d: mode %v, want 0400", run, st.Mode().Perm())
+		}
+		b, err := os.ReadFile(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) < 6 || len(b) > 1024 || strings.Trim(string(b), "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") != "" {
+			t.Errorf("run %d: key of %d bytes %.40q..., want 6 to 1024 base64 characters", run, len(b), b)
+		}
+		if run == 0 {
+			first = b
+		} else if string(b) != string(first) {
+			t.Error("the second run replaced the key")
+		}
+	}
+	if _, err := os.Stat(key + ".tmp"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("temporary file left: %v", err)
+	}
+}
+
+// TestMongoRSScript runs mongo-rs.js with Node against a fake mongosh
+// (db, rs, quit): it initiates rs0 with the one member once, only when
+// the set is not initiated yet, and exits 0 only on the writable primary.
+func TestMongoRSScript(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed: the replica set script is not run (TestComposeMongoReplicaSet still checks compose)")
+	}
+	script, err := filepath.Abs(filepath.Join("..", mongoRSScript))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// state: "uninitiated" (replSetGetStatus throws code 94), "secondary",
+	// "primary", or "unauthorized" (it throws code 13).
+	const harness = `
+const fs = require('fs'), vm = require('vm');
+const state = process.argv[2], initiated = [];
+let code = null;
+class Quit { constructor(c) { this.c = c; } }
+const db = {
+  adminCommand: (cmd) => {
+    if (state === 'uninitiated') { const e = new Error('no replset config has been received'); e.code = 94; throw e; }
+    if (state === 'unauthorized') { const e = new Error('requires authentication'); e.code = 13; throw e; }
+    return { ok: 1, set: 'rs0' };
+  },
+  hello: () => ({ isWritablePrimary: state === 'primary' || (state === 'uninitiated' && initiated.length > 0) }),
+};
+const rs = { initiate: (cfg) => { initiated.push(cfg); return { ok: 1 }; } };
+try {
+  vm.runInNewContext(fs.readFileSync(process.argv[1], 'utf8'), { db, rs, quit: (c) => { throw new Quit(c); }, print: () => {}, process: { env: {} }, JSON });
+} catch (e) {
+  if (!(e instanceof Quit)) throw e;
+  code = e.c;
+}
+process.stdout.write(JSON.stringify({ code, initiated }));
+`
+	type member struct {
+		ID   int    `json:"_id"`
+		Host string `json:"host"`
+	}
+	type result struct {
+		Code      *int `json:"code"`
+		Initiated []struct {
+			ID      string   `json:"_id"`
+			Members []member `json:"members"`
+		} `json:"initiated"`
+	}
+	for _, tc := range []struct {
+		state    string
+		code     int
+		initiate bool
+	}{
+		{"uninitiated", 0, true},
+		{"secondary", 1, false},
+		{"primary", 0, false},
+		{"unauthorized", 1, false},
+	} {
+		t.Run(tc.state, func(t *testing.T) {
+			out, err := exec.Command(node, "-e", harness, script, tc.state).Output()
+			if err != nil {
+				t.Fatalf("harness: %v", err)
+			}
+			var r result
+			if err := json.Unmarshal(out, &r); err != nil {
+				t.Fatalf("harness output %q: %v", out, err)
+			}
+			if r.Code == nil || *r.Code != tc.code {
+				t.Errorf("exit code %v, want %d", r.Code, tc.code)
+			}
+			if !tc.initiate {
+				if len(r.Initiated) != 0 {
+					t.Errorf("initiated %+v, want nothing", r.Initiated)
+				}
+				return
+			}
+			if len(r.Initiated) != 1 || r.Initiated[0].ID != "rs0" || len(r.Initiated[0].Members) != 1 || r.Initiated[0].Members[0].Host != "mongo:27017" {
+				t.Errorf("initiated %+v, want rs0 with the one member mongo:27017", r.Initiated)
+			}
+		})
+	}
 }
 
 // mongoInitScript is the script compose mounts into the mongo image's
@@ -157,14 +363,7 @@ const mongoInitScript = "config/compose/mongo-init.js"
 // on the service's database alone; no root credential is in the service's
 // environment.
 func TestComposeMongoLeastPrivilege(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "docker-compose.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cf composeFile
-	if err := yaml.Unmarshal(raw, &cf); err != nil {
-		t.Fatal(err)
-	}
+	cf := readCompose(t)
 	calendar, mongo := cf.Services["calendar"], cf.Services["mongo"]
 	if calendar.Environment == nil || mongo.Environment == nil {
 		t.Fatalf("no calendar or mongo service with an environment: %+v", cf.Services)

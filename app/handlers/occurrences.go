@@ -1,9 +1,11 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -536,25 +538,42 @@ func (pt *posts) splitSeries(r *Request) error {
 	if err := plan.apply(r, &n); err != nil {
 		return err
 	}
-	created, err := pt.splitChild(r, cur.ID, &n)
-	if err != nil {
-		return err
-	}
-	_, err = pt.store.UpdatePost(r.ctx, cur.ID, func(p *repository.Post) error {
-		if p.Event == nil || p.Event.Recurrence == nil {
-			return nil
+	// Splits of one series run one at a time (in every process), and each
+	// goes ahead only if the series is still the revision it was planned
+	// on: two splits sent at once (or a split racing an edit) cannot both
+	// create a new series from the same occurrences.
+	var created *repository.Post
+	err = pt.store.Exclusive(r.ctx, splitLockKey(cur.ID), func(ctx context.Context) error {
+		fresh, err := pt.store.GetPost(ctx, cur.ID)
+		if errors.Is(err, repository.ErrNotFound) {
+			return apierr.NotFound("event", cur.ID)
 		}
-		h, err := recurrence.Split(recurrence.SeriesOf(p.Event, loc), occ.Key, lim)
 		if err != nil {
-			return recurrenceProblem(err)
+			return err
 		}
-		p.Event.Recurrence, p.Event.Overrides = h.Before, h.BeforeOverrides
-		if h.Before == nil {
-			p.Event.Overrides = nil
+		if fresh.Revision != cur.Revision {
+			return apierr.New(409, "rest_conflict", fmt.Sprintf("Event %d changed while it was being split (another split or an edit); read it again.", cur.ID))
 		}
-		p.Event.Documents = pt.documentCount(p.Event)
-		p.Modified = now
-		return nil
+		if created, err = pt.splitChild(r, cur.ID, &n); err != nil {
+			return err
+		}
+		_, err = pt.store.UpdatePost(ctx, cur.ID, func(p *repository.Post) error {
+			if p.Event == nil || p.Event.Recurrence == nil {
+				return nil
+			}
+			h, err := recurrence.Split(recurrence.SeriesOf(p.Event, loc), occ.Key, lim)
+			if err != nil {
+				return recurrenceProblem(err)
+			}
+			p.Event.Recurrence, p.Event.Overrides = h.Before, h.BeforeOverrides
+			if h.Before == nil {
+				p.Event.Overrides = nil
+			}
+			p.Event.Documents = pt.documentCount(p.Event)
+			p.Modified = now
+			return nil
+		})
+		return err
 	})
 	if err != nil {
 		return err
@@ -568,6 +587,9 @@ func (pt *posts) splitSeries(r *Request) error {
 	o := pt.render.Event(created, l, present.View{Lang: r.lang}).Add("parent", created.Event.Parent)
 	return present.SendJSON(r.c, 201, o)
 }
+
+// splitLockKey names the Exclusive lock the splits of the series id take.
+func splitLockKey(id int64) string { return "split:post:" + strconv.FormatInt(id, 10) }
 
 // splitChild creates the new series of a split, or returns the one an
 // earlier attempt of the same split created (a child of the old series

@@ -98,3 +98,16 @@ func SetMaxIDLookupsForTest(n int) (restore func()) {
 	maxIDLookups = n
 	return func() { maxIDLookups = old }
 }
+
+// ClientOptionsForTest returns the driver options Open uses for uri.
+func ClientOptionsForTest(uri string) *options.ClientOptions { return clientOptions(uri) }
+
+// SetPlanForTest makes s use the aggregations (aggregate true: the plan
+// for MongoDB) or the finds grouped in Go (false: the plan for FerretDB)
+// in PlaceEvents and CountTermEvents, until the returned function
+// restores the plan Open chose.
+func SetPlanForTest(s *Store, aggregate bool) (restore func()) {
+	noMax, ferret := s.noMaxAccumulator, s.ferretDB
+	s.noMaxAccumulator, s.ferretDB = !aggregate, !aggregate
+	return func() { s.noMaxAccumulator, s.ferretDB = noMax, ferret }
+}

@@ -1,6 +1,7 @@
 package mongo
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -45,6 +46,11 @@ func createItem[T any](ctx context.Context, s *Store, ops itemOps[T], v *T) (err
 			*idp, *slugp, *revp = origID, origSlugs, origRev
 		}
 	}()
+	// Refused before anything is written (not even an ID drawn), measured
+	// as the caller gave it, as every engine measures it.
+	if err := repository.CheckRecordSize(v); err != nil {
+		return fmt.Errorf("mongo: create %s: %w", ops.scope, err)
+	}
 	ops.prepare(v)
 	*slugp = slugp.Clone()
 	if err := s.assignID(ctx, ops.seq, idp); err != nil {
@@ -82,7 +88,22 @@ func createItem[T any](ctx context.Context, s *Store, ops itemOps[T], v *T) (err
 	if err == nil {
 		var doc bson.Raw
 		if doc, err = encodeItem(v); err == nil {
-			_, err = ops.coll.InsertOne(ctx, doc)
+			if err = repository.CheckDocumentSize(doc, repository.MaxDocumentBytes); err == nil {
+				_, err = ops.coll.InsertOne(ctx, doc)
+			} else {
+				doc = nil
+			}
+		}
+		if err != nil && doc != nil {
+			// The insert may have landed although it failed: its reply
+			// was lost, or a retry of it found its own document. Only a
+			// re-read tells, and nothing is undone before it did.
+			switch landed, rerr := s.landed(ctx, ops.coll, id, doc); {
+			case rerr != nil:
+				return fmt.Errorf("mongo: create %s %d: %w (outcome unknown, nothing undone: %v)", ops.scope, id, err, rerr)
+			case landed:
+				err = nil
+			}
 		}
 		if mongo.IsDuplicateKeyError(err) {
 			err = fmt.Errorf("%s %d exists: %w", ops.scope, id, asDuplicate(err))
@@ -223,6 +244,9 @@ func updateOnce[T any](ctx context.Context, s *Store, ops itemOps[T], id int64, 
 		return &old, false, nil
 	}
 	ops.pin(&v, &old)
+	if err := repository.CheckRecordSize(&v); err != nil {
+		return nil, false, fmt.Errorf("mongo: update %s %d: %w", ops.scope, id, err)
+	}
 	ops.prepare(&v)
 	oldRev := *ops.rev(&old)
 	*ops.rev(&v) = oldRev + 1
@@ -239,7 +263,25 @@ func updateOnce[T any](ctx context.Context, s *Store, ops itemOps[T], id int64, 
 		s.releaseSlugKeys(ctx, id, added)
 		return nil, false, err
 	}
-	matched, err := s.replaceItem(ctx, ops.coll, id, oldRev, &v)
+	doc, err := encodeItem(&v)
+	if err == nil {
+		err = repository.CheckDocumentSize(doc, repository.MaxDocumentBytes)
+	}
+	if err != nil {
+		s.releaseSlugKeys(ctx, id, added)
+		return nil, false, fmt.Errorf("mongo: update %s %d: %w", ops.scope, id, err)
+	}
+	matched, err := s.replaceItem(ctx, ops.coll, id, oldRev, doc)
+	if err != nil {
+		// The replace may have landed although it failed (a lost
+		// reply): re-read before releasing the slugs it uses.
+		switch landed, rerr := s.landed(ctx, ops.coll, id, doc); {
+		case rerr != nil:
+			return nil, false, fmt.Errorf("mongo: update %s %d: write: %w (outcome unknown, nothing undone: %v)", ops.scope, id, err, rerr)
+		case landed:
+			matched, err = true, nil
+		}
+	}
 	if err != nil || !matched {
 		s.releaseSlugKeys(ctx, id, added)
 		if err != nil {
@@ -253,7 +295,7 @@ func updateOnce[T any](ctx context.Context, s *Store, ops itemOps[T], id int64, 
 	return &v, true, nil
 }
 
-// replaceItem stores v as the record id if its revision is still rev and
+// replaceItem stores doc as the record id if its revision is still rev and
 // reports whether it did. The caller holds the item's lock.
 //
 // The revision check is what makes the write safe on MongoDB even if this
@@ -263,11 +305,7 @@ func updateOnce[T any](ctx context.Context, s *Store, ops itemOps[T], id int64, 
 // (it reads, compares in Go and writes back by _id): there the revision is
 // read by idFilter, compared here and the record replaced by idFilter, two
 // look-ups that are as safe as FerretDB's own compare-and-replace.
-func (s *Store) replaceItem(ctx context.Context, coll *mongo.Collection, id, rev int64, v any) (bool, error) {
-	doc, err := encodeItem(v)
-	if err != nil {
-		return false, err
-	}
+func (s *Store) replaceItem(ctx context.Context, coll *mongo.Collection, id, rev int64, doc bson.Raw) (bool, error) {
 	filter := bson.D{{Key: "_id", Value: idKey(id)}, {Key: "revision", Value: rev}}
 	if s.ferretDB {
 		var cur struct {
@@ -301,12 +339,14 @@ func deleteItem[T any](ctx context.Context, s *Store, ops itemOps[T], id int64) 
 	}
 	defer s.unlock(ctx, l)
 
-	n, err := ops.coll.CountDocuments(ctx, idFilter(id))
+	// The record is read first: it is what a delete whose reply was lost
+	// returns once a re-read shows it gone.
+	before, err := ops.coll.FindOne(ctx, idFilter(id)).Raw()
 	switch {
+	case isNoDocuments(err):
+		return nil, repository.ErrNotFound
 	case err != nil:
 		return nil, fmt.Errorf("mongo: delete %s: %w", key, err)
-	case n == 0:
-		return nil, repository.ErrNotFound
 	}
 	seq, err := s.markBefore(ctx, ops.scope, id)
 	if err != nil {
@@ -314,6 +354,16 @@ func deleteItem[T any](ctx context.Context, s *Store, ops itemOps[T], id int64) 
 	}
 	var gone T
 	raw, err := ops.coll.FindOneAndDelete(ctx, idFilter(id)).Raw()
+	if err != nil && !isNoDocuments(err) {
+		// The delete may have landed although it failed: a re-read that
+		// finds nothing (under the item lock) confirms it.
+		switch _, rerr := s.storedDoc(ctx, ops.coll, idFilter(id)); {
+		case isNoDocuments(rerr):
+			raw, err = before, nil
+		case rerr != nil:
+			return nil, fmt.Errorf("mongo: delete %s: %w (outcome unknown: %v)", key, err, rerr)
+		}
+	}
 	if err == nil {
 		err = decodeItem(raw, &gone)
 	}
@@ -328,4 +378,49 @@ func deleteItem[T any](ctx context.Context, s *Store, ops itemOps[T], id int64) 
 	s.releaseAllSlugs(ctx, ops.scope, id)
 	s.markAfter(ctx, ops.scope, id, seq)
 	return &gone, nil
+}
+
+// rereadAttempts bounds the re-reads that decide whether a failed write
+// landed.
+const rereadAttempts = 3
+
+// storedDoc reads the stored document filter selects (by _id) after a write of it failed, with a
+// context of its own (the caller's may be what ended the write) and a few
+// attempts (the failure may have been a dropped connection). It returns
+// mongo.ErrNoDocuments when there is none.
+func (s *Store) storedDoc(ctx context.Context, coll *mongo.Collection, filter bson.D) (bson.Raw, error) {
+	cctx, cancel := s.cleanupContext(ctx)
+	defer cancel()
+	var err error
+	for attempt := range rereadAttempts {
+		var raw bson.Raw
+		raw, err = coll.FindOne(cctx, filter).Raw()
+		if err == nil || isNoDocuments(err) {
+			return raw, err
+		}
+		if serr := sleep(cctx, backoff(attempt)); serr != nil {
+			break
+		}
+	}
+	return nil, err
+}
+
+// landed reports whether the record id is stored exactly as doc, after a
+// write of doc failed (the caller holds the item's lock, so no one else
+// wrote it meanwhile). The error is set when the re-read failed too: then
+// the outcome is unknown and the caller must undo nothing.
+func (s *Store) landed(ctx context.Context, coll *mongo.Collection, id int64, doc bson.Raw) (bool, error) {
+	return s.landedAs(ctx, coll, idFilter(id), doc)
+}
+
+// landedAs is landed for the document filter selects (by _id).
+func (s *Store) landedAs(ctx context.Context, coll *mongo.Collection, filter bson.D, doc bson.Raw) (bool, error) {
+	raw, err := s.storedDoc(ctx, coll, filter)
+	switch {
+	case isNoDocuments(err):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return bytes.Equal(raw, doc), nil
 }

@@ -201,13 +201,24 @@ func (s *Store) ownerSlugs(ctx context.Context, sp slugSpace, lang string, ids [
 func (s *Store) reserveSlug(ctx context.Context, sp slugSpace, lang, slug string, owner int64) (ok, inserted bool, err error) {
 	key := sp.key(lang, slug)
 	for range 5 {
+		at := now()
 		_, err := s.slugs.InsertOne(ctx, slugDoc{
-			Key: key, Scope: string(sp.scope), Group: sp.group, Lang: lang, Slug: slug, Owner: owner, At: now(),
+			Key: key, Scope: string(sp.scope), Group: sp.group, Lang: lang, Slug: slug, Owner: owner, At: at,
 		})
 		if err == nil {
 			return true, true, nil
 		}
 		if !mongo.IsDuplicateKeyError(err) {
+			// The insert may have landed although it failed (a lost
+			// reply): a reservation of owner made at this very time is
+			// this one, and the caller's to release.
+			var cur slugDoc
+			cctx, cancel := s.cleanupContext(ctx)
+			rerr := s.slugs.FindOne(cctx, bson.D{{Key: "_id", Value: key}}).Decode(&cur)
+			cancel()
+			if rerr == nil && cur.Owner == owner && cur.At.Equal(at) {
+				return true, true, nil
+			}
 			return false, false, fmt.Errorf("mongo: reserve slug %s: %w", key, err)
 		}
 		var cur slugDoc

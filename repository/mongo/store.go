@@ -66,6 +66,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/event"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
 
 	"github.com/calendar/eventcal/repository"
 )
@@ -205,13 +206,7 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, er
 	if database == "" {
 		return nil, errors.New("mongo: open: empty database name")
 	}
-	// A server that cannot be selected within serverSelection fails the
-	// call (Open at start, and any later operation, which the API then
-	// answers with 503) instead of waiting the driver's default 30 s.
-	oo := &openOptions{client: options.Client().ApplyURI(uri).SetServerSelectionTimeout(serverSelection)}
-	if oo.client.Timeout == nil { // no timeoutMS in uri
-		oo.client.SetTimeout(DefaultTimeout)
-	}
+	oo := &openOptions{client: clientOptions(uri)}
 	for _, o := range opts {
 		o(oo)
 	}
@@ -264,6 +259,33 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, er
 	}
 	s.startIndexBuild(ctx)
 	return s, nil
+}
+
+// defaultWriteConcern is the write concern of a URI that names none: a
+// write is acknowledged once a majority of the replica set has it in its
+// journal, so an acknowledged write survives the loss of the primary and
+// a crash of every member.
+func defaultWriteConcern() *writeconcern.WriteConcern {
+	j := true
+	return &writeconcern.WriteConcern{W: writeconcern.WCMajority, Journal: &j}
+}
+
+// clientOptions returns the driver options for uri: a server selection
+// bounded by serverSelection (a server that cannot be selected fails the
+// call, at start or later, which the API answers with 503, instead of
+// waiting the driver's default 30 s), DefaultTimeout unless the URI sets
+// timeoutMS, and defaultWriteConcern unless the URI sets w, journal or
+// wtimeoutMS. Retryable writes and reads stay on (the driver's default)
+// unless the URI turns them off; the driver uses them on replica sets.
+func clientOptions(uri string) *options.ClientOptions {
+	co := options.Client().ApplyURI(uri).SetServerSelectionTimeout(serverSelection)
+	if co.Timeout == nil {
+		co.SetTimeout(DefaultTimeout)
+	}
+	if co.WriteConcern == nil {
+		co.SetWriteConcern(defaultWriteConcern())
+	}
+	return co
 }
 
 // indexSpec is an index the store declares: the collection it is on, its

@@ -27,7 +27,21 @@ func (s *Store) CreateUser(ctx context.Context, u *repository.User) (err error) 
 	if err := s.assignID(ctx, seqUser, &u.ID); err != nil {
 		return err
 	}
-	_, err = s.users.InsertOne(ctx, u)
+	doc, err := bson.Marshal(u)
+	if err != nil {
+		return fmt.Errorf("mongo: create user %q: %w", u.Login, err)
+	}
+	_, err = s.users.InsertOne(ctx, doc)
+	if err != nil {
+		// A lost reply (or a retry meeting its own insert): the re-read
+		// tells whether this very user was stored.
+		switch landed, rerr := s.landedAs(ctx, s.users, bson.D{{Key: "_id", Value: u.ID}}, doc); {
+		case rerr != nil:
+			return fmt.Errorf("mongo: create user %q: %w (outcome unknown: %v)", u.Login, err, rerr)
+		case landed:
+			err = nil
+		}
+	}
 	switch {
 	case mongo.IsDuplicateKeyError(err):
 		return fmt.Errorf("mongo: create user %q: %w", u.Login, repository.ErrDuplicate)
@@ -74,7 +88,21 @@ func (s *Store) CreateToken(ctx context.Context, t *repository.Token) error {
 	if !t.Expires.IsZero() {
 		t.Expires = storedTime(t.Expires)
 	}
-	_, err := s.tokens.InsertOne(ctx, t)
+	doc, err := bson.Marshal(t)
+	if err != nil {
+		return fmt.Errorf("mongo: create token: %w", err)
+	}
+	_, err = s.tokens.InsertOne(ctx, doc)
+	if err != nil {
+		// A lost reply (or a retry meeting its own insert): the re-read
+		// tells whether this very token was stored.
+		switch landed, rerr := s.landedAs(ctx, s.tokens, bson.D{{Key: "_id", Value: t.Hash}}, doc); {
+		case rerr != nil:
+			return fmt.Errorf("mongo: create token: %w (outcome unknown: %v)", err, rerr)
+		case landed:
+			err = nil
+		}
+	}
 	switch {
 	case mongo.IsDuplicateKeyError(err):
 		return fmt.Errorf("mongo: create token: %w", repository.ErrDuplicate)
@@ -119,6 +147,17 @@ func (s *Store) ListUsers(ctx context.Context) ([]*repository.User, error) {
 func (s *Store) UpdateUser(ctx context.Context, u *repository.User) error {
 	res, err := s.users.UpdateOne(ctx, bson.D{{Key: "_id", Value: u.ID}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "role", Value: u.Role}, {Key: "disabled", Value: u.Disabled}}}})
+	if err != nil && !mongo.IsDuplicateKeyError(err) {
+		// A lost reply: the $set is idempotent, so a stored user with
+		// these values means it landed (or changed nothing).
+		var cur repository.User
+		cctx, cancel := s.cleanupContext(ctx)
+		rerr := s.users.FindOne(cctx, bson.D{{Key: "_id", Value: u.ID}}).Decode(&cur)
+		cancel()
+		if rerr == nil && cur.Role == u.Role && cur.Disabled == u.Disabled {
+			return nil
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("mongo: update user %d: %w", u.ID, asDuplicate(err))
 	}

@@ -167,6 +167,9 @@ func (t *docTable[T]) create(ctx context.Context, s *Store, v *T) error {
 	f := t.fields(&q)
 	*f.slug = f.slug.Clone()
 	*f.revision = 1
+	if err := repository.CheckRecordSize(&q); err != nil {
+		return fmt.Errorf("sqlite: create %s: %w", t.name, err)
+	}
 	err := s.write(ctx, func(w *writeTx) error {
 		if *f.id == 0 {
 			id, err := w.next(t.name, 1)
@@ -274,6 +277,9 @@ func (t *docTable[T]) update(ctx context.Context, s *Store, id int64, fn func(v 
 			return nil, fmt.Errorf("sqlite: %s(%d): fn changed the ID or %s", t.updateName, id, t.scopeName)
 		}
 		*after.revision = rev + 1
+		if err := repository.CheckRecordSize(v); err != nil {
+			return nil, fmt.Errorf("sqlite: %s(%d): %w", t.updateName, id, err)
+		}
 		err = s.write(ctx, func(w *writeTx) error {
 			var cur int64
 			if err := w.queryRow(t.revisionQuery, id).Scan(&cur); err != nil {

@@ -93,6 +93,7 @@ func RunWith(t *testing.T, opts Options, newStore func(t *testing.T) repository.
 		{"ExplicitIDs", explicitIDTests},
 		{"Recurrence", recurrenceTests},
 		{"JobState", jobStateTests},
+		{"RecordSize", recordSizeTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

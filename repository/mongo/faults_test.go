@@ -1,0 +1,323 @@
+package mongo_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/repository/mongo"
+	"github.com/calendar/eventcal/repository/mongo/mongotest"
+)
+
+// TestWriteFailuresDoNotLie loses the reply of each write command of each
+// write path once (after the server applied it), or cuts the command
+// before it is sent, and checks what the store answers and keeps: a write
+// that landed is answered as done and keeps its slugs, one that did not is
+// answered with an error and leaves nothing, and no write happens twice.
+func TestWriteFailuresDoNotLie(t *testing.T) {
+	uri := mongotest.Start(t)
+	type env struct {
+		s    *mongo.Store
+		post *repository.Post
+		term *repository.Term
+	}
+	category := func(slug string) *repository.Term {
+		return &repository.Term{Taxonomy: repository.TaxCategory, Name: repository.Text{"en": slug}, Slug: repository.Text{"en": slug}}
+	}
+	postBySlug := func(t *testing.T, ctx context.Context, e *env, slug string) int64 {
+		t.Helper()
+		p, err := e.s.GetPostBySlug(ctx, repository.KindEvent, "en", slug)
+		if errors.Is(err, repository.ErrNotFound) {
+			return 0
+		}
+		if err != nil {
+			t.Fatalf("GetPostBySlug(%q): %v", slug, err)
+		}
+		return p.ID
+	}
+	termBySlug := func(t *testing.T, ctx context.Context, e *env, slug string) []*repository.Term {
+		t.Helper()
+		ts, err := e.s.FindTerms(ctx, repository.TermQuery{Taxonomy: repository.TaxCategory, Slug: slug, SlugLang: "en"})
+		if err != nil {
+			t.Fatalf("FindTerms(%q): %v", slug, err)
+		}
+		return ts
+	}
+	countPosts := func(t *testing.T, ctx context.Context, e *env) int {
+		t.Helper()
+		n, err := e.s.CountPosts(ctx, repository.PostQuery{Kind: repository.KindEvent})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	reservations := func(t *testing.T, ctx context.Context, e *env) int64 {
+		t.Helper()
+		n, err := mongo.SlugReservationsForTest(ctx, e.s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, ctx context.Context, e *env)
+		fault mongotest.Fault
+		// more are further faults, applied until the write returns.
+		more    []mongotest.Fault
+		write   func(ctx context.Context, e *env) error
+		wantErr bool
+		check   func(t *testing.T, ctx context.Context, e *env)
+	}{
+		{
+			name:  "create post: insert reply lost",
+			fault: mongotest.Fault{Command: "insert", Collection: "posts", Action: mongotest.DropReply},
+			write: func(ctx context.Context, e *env) error { e.post = event("ghost"); return e.s.CreatePost(ctx, e.post) },
+			check: func(t *testing.T, ctx context.Context, e *env) {
+				if id := postBySlug(t, ctx, e, "ghost"); id != e.post.ID {
+					t.Errorf("by slug: post %d, want %d", id, e.post.ID)
+				}
+				if n := countPosts(t, ctx, e); n != 1 {
+					t.Errorf("%d events stored, want 1", n)
+				}
+				// The slug stays taken: a second post gets another one.
+				p := event("ghost")
+				if err := e.s.CreatePost(ctx, p); err != nil || p.Slug["en"] != "ghost-2" {
+					t.Errorf("second post: slug %q, %v; want ghost-2", p.Slug["en"], err)
+				}
+			},
+		},
+		{
+			name:  "create post: slug reservation reply lost",
+			fault: mongotest.Fault{Command: "insert", Collection: "slugs", Action: mongotest.DropReply},
+			write: func(ctx context.Context, e *env) error { e.post = event("ghost"); return e.s.CreatePost(ctx, e.post) },
+			check: func(t *testing.T, ctx context.Context, e *env) {
+				if id := postBySlug(t, ctx, e, "ghost"); id != e.post.ID || e.post.Slug["en"] != "ghost" {
+					t.Errorf("by slug: post %d with slug %q, want %d with ghost", id, e.post.Slug["en"], e.post.ID)
+				}
+				if n := reservations(t, ctx, e); n != 1 {
+					t.Errorf("%d slug reservations, want 1", n)
+				}
+			},
+		},
+		{
+			// The insert landed, its reply was lost and every re-read
+			// fails too: the outcome is unknown, so the create answers
+			// an error and undoes nothing (the stored post keeps its
+			// slug; no ghost, no duplicate slug).
+			name:    "create post: reply lost, re-reads fail",
+			fault:   mongotest.Fault{Command: "insert", Collection: "posts", Action: mongotest.DropReply},
+			more:    []mongotest.Fault{{Command: "find", Collection: "posts", Action: mongotest.Cut}},
+			write:   func(ctx context.Context, e *env) error { e.post = event("ghost"); return e.s.CreatePost(ctx, e.post) },
+			wantErr: true,
+			check: func(t *testing.T, ctx context.Context, e *env) {
+				if n := countPosts(t, ctx, e); n != 1 {
+					t.Fatalf("%d events stored, want the one that landed", n)
+				}
+				if id := postBySlug(t, ctx, e, "ghost"); id == 0 {
+					t.Error("the stored post lost its slug")
+				}
+				p := event("ghost")
+				if err := e.s.CreatePost(ctx, p); err != nil || p.Slug["en"] != "ghost-2" {
+					t.Errorf("second post: slug %q, %v; want ghost-2", p.Slug["en"], err)
+				}
+			},
+		},
+		{
+			name:    "create post: insert cut before the server",
+			fault:   mongotest.Fault{Command: "insert", Collection: "posts", Action: mongotest.Cut},
+			write:   func(ctx context.Context, e *env) error { e.post = event("ghost"); return e.s.CreatePost(ctx, e.post) },
+			wantErr: true,
+			check: func(t *testing.T, ctx context.Context, e *env) {
+				if n := countPosts(t, ctx, e); n != 0 {
+					t.Errorf("%d events stored after a refused create, want 0", n)
+				}
+				if n := reservations(t, ctx, e); n != 0 {
+					t.Errorf("%d slug reservations left, want 0", n)
+				}
+			},
+		},
+		{
+			name: "update post: replace reply lost",
+			setup: func(t *testing.T, ctx context.Context, e *env) {
+				e.post = event("before")
+				if err := e.s.CreatePost(ctx, e.post); err != nil {
+					t.Fatal(err)
+				}
+			},
+			fault: mongotest.Fault{Command: "update", Collection: "posts", Action: mongotest.DropReply},
+			write: func(ctx context.Context, e *env) error {
+				_, err := e.s.UpdatePost(ctx, e.post.ID, func(p *repository.Post) error { p.Slug = repository.Text{"en": "after"}; return nil })
+				return err
+			},
+			check: func(t *testing.T, ctx context.Context, e *env) {
+				p, err := e.s.GetPost(ctx, e.post.ID)
+				if err != nil || p.Revision != 2 || p.Slug["en"] != "after" {
+					t.Fatalf("GetPost = %+v, %v; want revision 2 with slug after", p, err)
+				}
+				if id := postBySlug(t, ctx, e, "after"); id != e.post.ID {
+					t.Errorf("by new slug: post %d, want %d", id, e.post.ID)
+				}
+				if n := reservations(t, ctx, e); n != 1 {
+					t.Errorf("%d slug reservations, want 1 (the old one released)", n)
+				}
+			},
+		},
+		{
+			name: "delete post: reply lost",
+			setup: func(t *testing.T, ctx context.Context, e *env) {
+				e.post = event("gone")
+				if err := e.s.CreatePost(ctx, e.post); err != nil {
+					t.Fatal(err)
+				}
+			},
+			fault: mongotest.Fault{Command: "findAndModify", Collection: "posts", Action: mongotest.DropReply},
+			write: func(ctx context.Context, e *env) error { return e.s.DeletePost(ctx, e.post.ID) },
+			check: func(t *testing.T, ctx context.Context, e *env) {
+				if _, err := e.s.GetPost(ctx, e.post.ID); !errors.Is(err, repository.ErrNotFound) {
+					t.Errorf("GetPost after delete: %v, want ErrNotFound", err)
+				}
+				if n := reservations(t, ctx, e); n != 0 {
+					t.Errorf("%d slug reservations left, want 0", n)
+				}
+			},
+		},
+		{
+			name:  "create term: insert reply lost",
+			fault: mongotest.Fault{Command: "insert", Collection: "terms", Action: mongotest.DropReply},
+			write: func(ctx context.Context, e *env) error {
+				e.term = category("music")
+				return e.s.CreateTerm(ctx, e.term)
+			},
+			check: func(t *testing.T, ctx context.Context, e *env) {
+				if ts := termBySlug(t, ctx, e, "music"); len(ts) != 1 || ts[0].ID != e.term.ID {
+					t.Errorf("by slug: %d terms, want exactly %d", len(ts), e.term.ID)
+				}
+				c := category("music")
+				if err := e.s.CreateTerm(ctx, c); err != nil || c.Slug["en"] != "music-2" {
+					t.Errorf("second term: slug %q, %v; want music-2", c.Slug["en"], err)
+				}
+			},
+		},
+		{
+			name: "update term: replace reply lost",
+			setup: func(t *testing.T, ctx context.Context, e *env) {
+				e.term = category("jazz")
+				if err := e.s.CreateTerm(ctx, e.term); err != nil {
+					t.Fatal(err)
+				}
+			},
+			fault: mongotest.Fault{Command: "update", Collection: "terms", Action: mongotest.DropReply},
+			write: func(ctx context.Context, e *env) error {
+				_, err := e.s.UpdateTerm(ctx, e.term.ID, func(c *repository.Term) error { c.Slug = repository.Text{"en": "blues"}; return nil })
+				return err
+			},
+			check: func(t *testing.T, ctx context.Context, e *env) {
+				c, err := e.s.GetTerm(ctx, e.term.ID)
+				if err != nil || c.Revision != 2 || c.Slug["en"] != "blues" {
+					t.Fatalf("GetTerm = %+v, %v; want revision 2 with slug blues", c, err)
+				}
+				if ts := termBySlug(t, ctx, e, "blues"); len(ts) != 1 {
+					t.Errorf("by new slug: %d terms, want 1", len(ts))
+				}
+			},
+		},
+		{
+			name: "delete term: reply lost",
+			setup: func(t *testing.T, ctx context.Context, e *env) {
+				e.term = category("gone")
+				if err := e.s.CreateTerm(ctx, e.term); err != nil {
+					t.Fatal(err)
+				}
+			},
+			fault: mongotest.Fault{Command: "findAndModify", Collection: "terms", Action: mongotest.DropReply},
+			write: func(ctx context.Context, e *env) error { return e.s.DeleteTerm(ctx, e.term.ID) },
+			check: func(t *testing.T, ctx context.Context, e *env) {
+				if _, err := e.s.GetTerm(ctx, e.term.ID); !errors.Is(err, repository.ErrNotFound) {
+					t.Errorf("GetTerm after delete: %v, want ErrNotFound", err)
+				}
+			},
+		},
+		{
+			name:  "create user: insert reply lost",
+			fault: mongotest.Fault{Command: "insert", Collection: "users", Action: mongotest.DropReply},
+			write: func(ctx context.Context, e *env) error {
+				return e.s.CreateUser(ctx, &repository.User{Login: "ana", Role: repository.RoleEditor})
+			},
+			check: func(t *testing.T, ctx context.Context, e *env) {
+				us, err := e.s.ListUsers(ctx)
+				if err != nil || len(us) != 1 || us[0].Login != "ana" {
+					t.Errorf("ListUsers = %v, %v; want ana once", us, err)
+				}
+			},
+		},
+		{
+			name: "create token: insert reply lost",
+			setup: func(t *testing.T, ctx context.Context, e *env) {
+				if err := e.s.CreateUser(ctx, &repository.User{ID: 5, Login: "ana", Role: repository.RoleEditor}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			fault: mongotest.Fault{Command: "insert", Collection: "tokens", Action: mongotest.DropReply},
+			write: func(ctx context.Context, e *env) error {
+				return e.s.CreateToken(ctx, &repository.Token{Hash: "h1", UserID: 5, Name: "ci"})
+			},
+			check: func(t *testing.T, ctx context.Context, e *env) {
+				ts, err := e.s.ListTokens(ctx, 5)
+				if err != nil || len(ts) != 1 {
+					t.Errorf("ListTokens = %v, %v; want one", ts, err)
+				}
+			},
+		},
+		{
+			name: "update user: reply lost",
+			setup: func(t *testing.T, ctx context.Context, e *env) {
+				if err := e.s.CreateUser(ctx, &repository.User{ID: 5, Login: "ana", Role: repository.RoleEditor}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			fault: mongotest.Fault{Command: "update", Collection: "users", Action: mongotest.DropReply},
+			write: func(ctx context.Context, e *env) error {
+				return e.s.UpdateUser(ctx, &repository.User{ID: 5, Role: repository.RoleEditor, Disabled: true})
+			},
+			check: func(t *testing.T, ctx context.Context, e *env) {
+				u, err := e.s.GetUser(ctx, 5)
+				if err != nil || !u.Disabled {
+					t.Errorf("GetUser = %+v, %v; want disabled", u, err)
+				}
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			p, puri := mongotest.ProxyURI(t, uri)
+			s, err := mongo.Open(ctx, puri, mongotest.Database(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close(context.Background()) })
+			e := &env{s: s}
+			if tc.setup != nil {
+				tc.setup(t, ctx, e)
+			}
+			f := tc.fault
+			f.Times = 1
+			p.Inject(f)
+			for _, m := range tc.more {
+				p.Inject(m)
+			}
+			err = tc.write(ctx, e)
+			if n := p.Applied(); n < 1+len(tc.more) || (len(tc.more) == 0 && n != 1) {
+				t.Fatalf("the faults were applied %d times, want each at least once (the first once)", n)
+			}
+			p.Reset()
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("write: error %v, want error %v", err, tc.wantErr)
+			}
+			tc.check(t, ctx, e)
+		})
+	}
+}
