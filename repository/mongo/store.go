@@ -135,6 +135,8 @@ type Store struct {
 	// byIDLookups reads records by several IDs with one find per ID
 	// (findByIDs): set on FerretDB unless WithMongoDBPlan.
 	byIDLookups bool
+	// clock estimates the server's clock (clock.go).
+	clock serverClock
 	// migrated is what Open's migration did (migrate.go).
 	migrated MigrationStats
 	// termCounts reuses term counts on FerretDB (termcounts.go).
@@ -158,6 +160,8 @@ type Option func(*openOptions)
 type openOptions struct {
 	client      *options.ClientOptions
 	mongoDBPlan bool
+	// now is the local clock (time.Now; tests replace it).
+	now func() time.Time
 }
 
 // WithTimeout sets the deadline of every operation the store sends whose
@@ -208,7 +212,7 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, er
 	// A server that cannot be selected within serverSelection fails the
 	// call (Open at start, and any later operation, which the API then
 	// answers with 503) instead of waiting the driver's default 30 s.
-	oo := &openOptions{client: options.Client().ApplyURI(uri).SetServerSelectionTimeout(serverSelection)}
+	oo := &openOptions{client: options.Client().ApplyURI(uri).SetServerSelectionTimeout(serverSelection), now: time.Now}
 	if oo.client.Timeout == nil { // no timeoutMS in uri
 		oo.client.SetTimeout(DefaultTimeout)
 	}
@@ -238,6 +242,11 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, er
 		locks:    db.Collection(collLocks),
 		leases:   db.Collection(collLeases),
 		meta:     db.Collection(collMeta),
+		clock:    serverClock{now: oo.now},
+	}
+	if err := s.calibrate(ctx); err != nil {
+		// Not fatal: the local clock stands in until a reading succeeds.
+		s.clock.tried = oo.now()
 	}
 	ferret, err := isFerretDB(ctx, db)
 	if err != nil {
