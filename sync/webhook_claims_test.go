@@ -2,6 +2,8 @@ package sync
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	gosync "sync"
@@ -252,5 +254,58 @@ func TestWebhookShutdownGrace(t *testing.T) {
 	}
 	if d := storedDelivery(t, st, w.ID, "msg_1"); d.Status != repository.DeliveryDelivered || d.Attempts != 1 || d.Claim != "" {
 		t.Errorf("after the shutdown: %s, %d attempts, claim %q; want delivered", d.Status, d.Attempts, d.Claim)
+	}
+}
+
+// plainRenderer renders every item as {"id": ID}.
+type plainRenderer struct{}
+
+func (plainRenderer) RenderPost(_ context.Context, p *repository.Post) (json.RawMessage, error) {
+	return json.Marshal(map[string]int64{"id": p.ID})
+}
+
+func (plainRenderer) RenderTerm(_ context.Context, t *repository.Term) (json.RawMessage, error) {
+	return json.Marshal(map[string]int64{"id": t.ID})
+}
+
+// TestWebhookOutboxFenced: a former leader that paused past its lease
+// (its clock says it still leads; the store says another process took
+// over) records no item state and queues no message; the holder does.
+func TestWebhookOutboxFenced(t *testing.T) {
+	ctx := t.Context()
+	s := newStack(t)
+	w := &repository.Webhook{URL: "https://hooks.example/in", Events: []string{"*"}, Secret: NewWebhookSecret(), Active: true}
+	if err := s.store.CreateWebhook(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	p := s.post(t, repository.KindEvent, "fenced", repository.StatusPublish, time.Now().UTC())
+	marks, err := s.store.PendingMarks(ctx, 100)
+	if err != nil || len(marks) == 0 {
+		t.Fatalf("marks: %v, %v", marks, err)
+	}
+	key := repository.ItemKey{Kind: repository.MarkPost, ID: p.ID}
+	tests := []struct {
+		name     string
+		lease    Lease
+		wantErr  bool
+		wantMsgs int
+	}{
+		{"paused former leader", pausedLease{Held()}, true, 0},
+		{"holder", Held(), false, 1},
+	}
+	for _, tc := range tests {
+		h := &Webhooks{Store: s.store, Log: quiet, Render: plainRenderer{}, Lease: tc.lease}
+		err := h.Observe(ctx, marks)
+		if gotErr := errors.Is(err, ErrNotLeader); gotErr != tc.wantErr {
+			t.Errorf("%s: Observe = %v, want ErrNotLeader %v", tc.name, err, tc.wantErr)
+		}
+		n, _, err := s.store.DeliveryQueue(ctx)
+		if err != nil || n != tc.wantMsgs {
+			t.Errorf("%s: %d queued (%v), want %d", tc.name, n, err, tc.wantMsgs)
+		}
+		states, err := s.store.ItemStates(ctx, []repository.ItemKey{key})
+		if err != nil || len(states) != tc.wantMsgs {
+			t.Errorf("%s: %d item states (%v), want %d", tc.name, len(states), err, tc.wantMsgs)
+		}
 	}
 }

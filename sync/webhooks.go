@@ -77,6 +77,11 @@ type Webhooks struct {
 	// DefaultConcurrency, 32) and EndpointConcurrency those to one endpoint
 	// (default DefaultEndpointConcurrency, 2), each about another item.
 	Concurrency, EndpointConcurrency int
+	// Lease, when set, is checked (CheckFence) right before Observe
+	// records states and queues messages, so that a former leader that
+	// paused past its lease does not record stale states over the new
+	// leader's.
+	Lease Lease
 	// Grace is how long an attempt in flight may still take, and record
 	// its result, once Run's context ended (the lease was lost or the
 	// service stops); default 5 s, at most Timeout. An attempt cut off
@@ -284,6 +289,9 @@ func (h *Webhooks) Observe(ctx context.Context, marks []repository.IndexMark) er
 			deliveries = append(deliveries, &repository.Delivery{ID: id, WebhookID: w.ID, Item: c.key.String(), Type: typ,
 				Payload: payload, Created: now, Status: repository.DeliveryPending, NextAttempt: now})
 		}
+	}
+	if err := CheckFence(ctx, h.Lease); err != nil {
+		return err
 	}
 	if err := h.Store.RecordChanges(ctx, newState, gone, deliveries); err != nil {
 		return err
