@@ -20,7 +20,11 @@ import (
 //	webhook_deliveries  the delivery queue and log (_id = "<webhook ID>:<message ID>")
 //
 // Only the lease holder's sync worker writes webhook_items and queues
-// deliveries, so their writes never race. RecordChanges is not one
+// deliveries, so their writes never race. Deliverers claim a delivery
+// before each attempt (ClaimDeliveries: a compare-and-set of its claim
+// token, under the delivery's lock on FerretDB), and only the claim's
+// holder saves the result, so even two deliverers never attempt one
+// message at once. RecordChanges is not one
 // transaction (FerretDB v1 has none): it queues the deliveries first, under
 // _ids derived from the message, then records the states, so a crash in
 // between makes the next try queue the same deliveries again, which the
