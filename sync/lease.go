@@ -133,8 +133,8 @@ func whileLeader(ctx context.Context, l Lease) (context.Context, context.CancelF
 
 // LeaseDetails is implemented by leases that say more of their state in
 // LogLeaseChanges' lines: key-value pairs as slog takes them (the MongoDB
-// lease: the replica's identity and, once held, its term and the previous
-// holder).
+// lease: the replica's identity and, once held, its term, the previous
+// holder and its epoch).
 type LeaseDetails interface {
 	LeaseDetails(held bool) []any
 }

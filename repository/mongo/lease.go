@@ -215,8 +215,8 @@ func (l *Lease) Fence(ctx context.Context) (int64, error) {
 }
 
 // LeaseDetails implements sync.LeaseDetails: this replica's identity and,
-// when held, the term and the previous holder, for the lines that log the
-// lease's transitions.
+// when held, the term, the previous holder and the epoch (see Fence), for
+// the lines that log the lease's transitions.
 func (l *Lease) LeaseDetails(held bool) []any {
 	l.mu.Lock()
 	defer l.mu.Unlock()
