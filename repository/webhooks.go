@@ -2,6 +2,9 @@ package repository
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"strconv"
 	"time"
 )
@@ -103,7 +106,18 @@ type Delivery struct {
 	Attempts    int               `json:"attempts" bson:"attempts"`
 	NextAttempt time.Time         `json:"next_attempt" bson:"next_attempt"`
 	Log         []DeliveryAttempt `json:"log" bson:"log"`
+	// Claim is the token of the deliverer that claimed the delivery for
+	// an attempt (ClaimDeliveries), empty when unclaimed; ClaimUntil is
+	// when the claim expires, after which anyone may claim it again.
+	Claim      string    `json:"-" bson:"claim,omitempty"`
+	ClaimUntil time.Time `json:"-" bson:"claim_until,omitempty"`
 }
+
+// ErrClaimLost is returned by SaveDelivery when the delivery no longer
+// holds the claim the result was attempted under: the claim expired and
+// another deliverer claimed the delivery since (or the delivery is gone).
+// The result is not recorded.
+var ErrClaimLost = errors.New("repository: the delivery's claim was lost")
 
 // WebhookStore is the part of Store behind webhooks.
 type WebhookStore interface {
@@ -134,7 +148,18 @@ type WebhookStore interface {
 	// its item. The deliverer asks for every endpoint on its own, so that
 	// one endpoint's backlog never hides another endpoint's due messages.
 	DueEndpointDeliveries(ctx context.Context, webhookID int64, now time.Time, limit int) ([]*Delivery, error)
-	// SaveDelivery stores a delivery's status, attempts and log.
+	// ClaimDeliveries claims up to limit of the endpoint's deliveries that
+	// DueEndpointDeliveries would return at now, leaving out those under a
+	// live claim (ClaimUntil after now): each is claimed atomically, so
+	// that of several deliverers racing for a delivery exactly one gets
+	// it, under a new Claim token valid until now+hold. A delivery under
+	// a live claim still holds up the later messages of its item. An
+	// expired claim is claimed again by whoever asks next.
+	ClaimDeliveries(ctx context.Context, webhookID int64, now time.Time, hold time.Duration, limit int) ([]*Delivery, error)
+	// SaveDelivery stores a delivery's status, attempts, next attempt and
+	// log. For a claimed delivery (d.Claim set) it writes only while the
+	// stored delivery still holds that claim, and clears the claim;
+	// otherwise it changes nothing and returns ErrClaimLost.
 	SaveDelivery(ctx context.Context, d *Delivery) error
 	// ListDeliveries returns an endpoint's deliveries, newest first.
 	ListDeliveries(ctx context.Context, webhookID int64, limit int) ([]*Delivery, error)
@@ -143,4 +168,11 @@ type WebhookStore interface {
 	DeliveryQueue(ctx context.Context) (pending int, oldest time.Time, err error)
 	// PruneDeliveries removes finished deliveries created before t.
 	PruneDeliveries(ctx context.Context, before time.Time) error
+}
+
+// NewClaimToken returns a fresh random delivery claim token.
+func NewClaimToken() string {
+	b := make([]byte, 12)
+	rand.Read(b) // never fails
+	return hex.EncodeToString(b)
 }

@@ -83,6 +83,7 @@ const horizonRolledKey = "recurrence.horizon.rolled"
 // the process.
 type horizonRoller struct {
 	store    repository.Store
+	lease    Lease // checked (CheckFence) before each run writes
 	docs     *DocBuilder
 	notifier interface{ Notify() }
 	log      *slog.Logger
@@ -108,6 +109,10 @@ func (r *horizonRoller) run(ctx context.Context, now time.Time) {
 	since := r.last
 	if since.IsZero() {
 		since = r.lastRolled(ctx, now)
+	}
+	if err := CheckFence(ctx, r.lease); err != nil {
+		r.log.Warn("rolling the recurrence horizon skipped", "err", err)
+		return
 	}
 	n, err := RollHorizon(ctx, r.store, r.docs, since, now)
 	if err != nil {

@@ -34,6 +34,35 @@ type Lease interface {
 	Release(ctx context.Context) error
 }
 
+// Fencer is implemented by leases that can check with the store, not only
+// with this process's clock, that the lease is still held (the MongoDB
+// lease): a former holder that paused past its lease, its clock stopped
+// with it, still has IsLeader answer nil, but Fence refuses it once
+// another process took over. Fence returns the epoch (fencing token) of
+// the hold.
+type Fencer interface {
+	Fence(ctx context.Context) (epoch int64, err error)
+}
+
+// CheckFence returns nil when this process holds l, asking the store where
+// l is a Fencer and IsLeader otherwise. The work the lease guards calls it
+// right before it writes.
+func CheckFence(ctx context.Context, l Lease) error {
+	if l == nil {
+		return nil
+	}
+	if f, ok := l.(Fencer); ok {
+		if _, err := f.Fence(ctx); err != nil {
+			return fmt.Errorf("%w: %w", ErrNotLeader, err)
+		}
+		return nil
+	}
+	if err := l.IsLeader(ctx); err != nil {
+		return fmt.Errorf("%w: %w", ErrNotLeader, err)
+	}
+	return nil
+}
+
 // ErrNotLeader is returned by Reindexer.Start in a process that does not
 // hold the lease: another process runs rebuilds.
 var ErrNotLeader = errors.New("sync: another process holds the lease")
@@ -104,8 +133,8 @@ func whileLeader(ctx context.Context, l Lease) (context.Context, context.CancelF
 
 // LeaseDetails is implemented by leases that say more of their state in
 // LogLeaseChanges' lines: key-value pairs as slog takes them (the MongoDB
-// lease: the replica's identity and, once held, its term and the previous
-// holder).
+// lease: the replica's identity and, once held, its term, the previous
+// holder and its epoch).
 type LeaseDetails interface {
 	LeaseDetails(held bool) []any
 }

@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -122,5 +123,46 @@ func TestPublishDue(t *testing.T) {
 	// Nothing is left to publish.
 	if n, err := PublishDue(ctx, s.store, now); err != nil || n != 0 {
 		t.Errorf("second PublishDue = %d, %v; want 0", n, err)
+	}
+}
+
+// pausedLease is the lease of a holder that paused past its lease: by its
+// own clock it still leads (IsLeader answers nil), but the store knows
+// another process took over (Fence refuses).
+type pausedLease struct{ Lease }
+
+func (pausedLease) Fence(context.Context) (int64, error) {
+	return 0, errors.New("another process holds the lease now")
+}
+
+// TestScheduledPublishFenced: the scheduled publishing of a former leader
+// that paused past its lease writes nothing, though its own clock says it
+// still leads; a holder that passes the fence publishes.
+func TestScheduledPublishFenced(t *testing.T) {
+	now := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
+	s := newStack(t)
+	ctx := t.Context()
+	p := s.post(t, repository.KindEvent, "due", repository.StatusFuture, now.Add(-time.Minute))
+	s.flush(t)
+	tests := []struct {
+		name  string
+		lease Lease
+		want  string
+	}{
+		{"paused former leader", pausedLease{Held()}, repository.StatusFuture},
+		{"holder", Held(), repository.StatusPublish},
+	}
+	for _, tc := range tests {
+		if err := tc.lease.IsLeader(ctx); err != nil {
+			t.Fatalf("%s: IsLeader = %v; the scenario needs nil", tc.name, err)
+		}
+		runScheduledPublish(ctx, s.store, tc.lease, nil, now, quiet)
+		got, err := s.store.GetPost(ctx, p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != tc.want {
+			t.Errorf("%s: status %s, want %s", tc.name, got.Status, tc.want)
+		}
 	}
 }

@@ -115,8 +115,8 @@ func (r *Reindexer) Start(ctx context.Context, trigger string) (Job, error) {
 	case r.done != nil:
 		return r.last, ErrRebuildRunning
 	}
-	if err := r.lease.IsLeader(ctx); err != nil {
-		return Job{}, fmt.Errorf("%w: %w", ErrNotLeader, err)
+	if err := CheckFence(ctx, r.lease); err != nil {
+		return Job{}, err
 	}
 	rb, ok := r.engine.(search.Rebuilder)
 	if !ok {

@@ -114,7 +114,9 @@ func NewSchedule(o ScheduleOptions) (*Schedule, error) {
 			return nil, fmt.Errorf("sync: schedule rebuilds on %q: %w", o.ReindexCron, err)
 		}
 	}
-	task := gocron.NewTask(func(ctx context.Context) { runScheduledPublish(ctx, o.Store, o.Notifier, o.Clock.Now(), o.Log) })
+	task := gocron.NewTask(func(ctx context.Context) {
+		runScheduledPublish(ctx, o.Store, o.Lease, o.Notifier, o.Clock.Now(), o.Log)
+	})
 	if _, err := sched.NewJob(gocron.DurationJob(o.PublishEvery), task, options(jobPublish)...); err != nil {
 		_ = sched.Shutdown()
 		return nil, fmt.Errorf("sync: schedule publishing: %w", err)
@@ -123,7 +125,7 @@ func NewSchedule(o ScheduleOptions) (*Schedule, error) {
 		if o.HorizonEvery <= 0 {
 			o.HorizonEvery = DefaultHorizonEvery
 		}
-		roller := &horizonRoller{store: o.Store, docs: o.Docs, notifier: o.Notifier, log: o.Log, every: o.HorizonEvery}
+		roller := &horizonRoller{store: o.Store, lease: o.Lease, docs: o.Docs, notifier: o.Notifier, log: o.Log, every: o.HorizonEvery}
 		task := gocron.NewTask(func(ctx context.Context) { roller.run(ctx, o.Clock.Now()) })
 		opts := append(options(jobHorizon), gocron.WithStartAt(gocron.WithStartImmediately()))
 		if _, err := sched.NewJob(gocron.DurationJob(o.HorizonEvery), task, opts...); err != nil {
@@ -172,8 +174,13 @@ func runScheduledReindex(ctx context.Context, r *Reindexer, log *slog.Logger) {
 	_, _ = r.Wait(ctx)
 }
 
-// runScheduledPublish publishes the due items and wakes the worker.
-func runScheduledPublish(ctx context.Context, store repository.Store, n interface{ Notify() }, now time.Time, log *slog.Logger) {
+// runScheduledPublish publishes the due items and wakes the worker, once
+// the lease is confirmed held (CheckFence).
+func runScheduledPublish(ctx context.Context, store repository.Store, lease Lease, n interface{ Notify() }, now time.Time, log *slog.Logger) {
+	if err := CheckFence(ctx, lease); err != nil {
+		log.Warn("scheduled publishing skipped", "err", err)
+		return
+	}
 	count, err := PublishDue(ctx, store, now)
 	if count > 0 {
 		if n != nil {

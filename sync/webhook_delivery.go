@@ -362,12 +362,19 @@ func (h *Webhooks) DeliverDue(ctx context.Context) (int, error) {
 	return tried, errors.Join(errs...)
 }
 
-// deliverEndpoint sends one batch of an endpoint's due deliveries: each
-// about another item (the store returns an item's first pending message
-// only), at most EndpointConcurrency at a time and each holding one of the
-// Concurrency slots. It returns how many it tried.
+// deliverEndpoint claims one batch of an endpoint's due deliveries and
+// sends them: each about another item (the store returns an item's first
+// pending message only), at most EndpointConcurrency at a time and each
+// holding one of the Concurrency slots. It returns how many it tried.
+//
+// The claim (repository.WebhookStore.ClaimDeliveries) makes this process
+// the only one sending these deliveries until the claim expires, and only
+// its holder records an attempt's result. A claimed delivery that is not
+// attempted (ctx ended, the endpoint was disabled, or too little of its
+// claim is left for a whole attempt) is released at once for whoever
+// claims next.
 func (h *Webhooks) deliverEndpoint(ctx context.Context, hook *repository.Webhook) (int, error) {
-	due, err := h.Store.DueEndpointDeliveries(ctx, hook.ID, h.Now(), endpointBatch)
+	due, err := h.Store.ClaimDeliveries(ctx, hook.ID, h.Now(), h.claimHold(), h.claimBatch())
 	if err != nil || len(due) == 0 {
 		return 0, err
 	}
@@ -379,18 +386,29 @@ func (h *Webhooks) deliverEndpoint(ctx context.Context, hook *repository.Webhook
 	own := make(chan struct{}, h.EndpointConcurrency)
 	health := newEndpointHealth(hook)
 	tried := 0
-	for _, d := range due {
+	for i, d := range due {
 		if !acquire(ctx, own) {
+			h.release(ctx, due[i:])
 			break
 		}
 		if !health.isActive() {
 			// Disabled by an attempt of this batch: the rest waits.
 			<-own
+			h.release(ctx, due[i:])
 			break
 		}
 		if !acquire(ctx, h.slots) {
 			<-own
+			h.release(ctx, due[i:])
 			break
+		}
+		if h.Now().Add(h.Timeout + h.Grace).After(d.ClaimUntil) {
+			// Waited too long for a slot: the claim might expire
+			// during the attempt.
+			<-h.slots
+			<-own
+			h.release(ctx, due[i:i+1])
+			continue
 		}
 		tried++
 		wg.Add(1)
@@ -410,6 +428,30 @@ func (h *Webhooks) deliverEndpoint(ctx context.Context, hook *repository.Webhook
 	return tried, errors.Join(errs...)
 }
 
+// claimBatch is how many deliveries of one endpoint one claim takes: two
+// rounds of EndpointConcurrency attempts.
+func (h *Webhooks) claimBatch() int { return min(endpointBatch, 2*h.EndpointConcurrency) }
+
+// claimHold is how long a claim holds: the two rounds of attempts of a
+// batch, a round of waiting for slots and the grace of a stopping
+// attempt. A deliverer that crashed leaves its claims to expire after it.
+func (h *Webhooks) claimHold() time.Duration { return 3*h.Timeout + h.Grace }
+
+// release gives up the claims of deliveries this process will not
+// attempt, so that the next claim gets them without waiting for the
+// expiry. It runs even when ctx ended (bounded by Grace); a failure only
+// leaves the claims to expire.
+func (h *Webhooks) release(ctx context.Context, ds []*repository.Delivery) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.Grace)
+	defer cancel()
+	for _, d := range ds {
+		// Saving a claimed delivery unchanged clears its claim.
+		if err := h.Store.SaveDelivery(rctx, d); err != nil && !errors.Is(err, repository.ErrClaimLost) {
+			h.Log.Debug("webhook claim not released", "webhook", d.WebhookID, "message", d.ID, "err", err)
+		}
+	}
+}
+
 // acquire takes a slot of sem, or reports false when ctx ends first.
 func acquire(ctx context.Context, sem chan struct{}) bool {
 	select {
@@ -420,15 +462,42 @@ func acquire(ctx context.Context, sem chan struct{}) bool {
 	}
 }
 
-// attempt tries one delivery and records the outcome on it and on its
-// endpoint's health.
+// graceful returns a context for an attempt started under ctx: it ends
+// Grace after ctx ends (the lease was lost, or the service stops), so that
+// an attempt in flight may finish and record its result rather than be
+// cut off unrecorded.
+func (h *Webhooks) graceful(ctx context.Context) (context.Context, context.CancelFunc) {
+	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		t := time.AfterFunc(h.Grace, cancel)
+		context.AfterFunc(actx, func() { t.Stop() })
+	})
+	return actx, func() { stop(); cancel() }
+}
+
+// attempt tries one claimed delivery and records the outcome on it (while
+// it still holds its claim) and on its endpoint's health. An attempt cut
+// off at the end of its grace is recorded as such, due again at once; if
+// even that record fails, its claim expires. Either way the delivery is
+// sent again with the same message ID.
 func (h *Webhooks) attempt(ctx context.Context, hook *repository.Webhook, health *endpointHealth, d *repository.Delivery) error {
+	actx, cancel := h.graceful(ctx)
+	defer cancel()
 	start := h.Now()
-	code, sendErr := h.send(ctx, hook, d.ID, d.Payload, start)
+	code, sendErr := h.send(actx, hook, d.ID, d.Payload, start)
 	end := h.Now()
+	cutOff := sendErr != nil && actx.Err() != nil && ctx.Err() != nil
 	a := repository.DeliveryAttempt{At: start.UTC(), Code: code, DurationMs: end.Sub(start).Milliseconds()}
 	if sendErr != nil {
 		a.Error = truncate(sendErr.Error(), 300)
+	}
+	if cutOff {
+		a.Error = truncate("abandoned at shutdown or loss of the lease: "+sendErr.Error(), 300)
+		// Record it with a last short context of its own; if even that
+		// fails, the claim expires and the delivery is claimed again.
+		var rcancel context.CancelFunc
+		actx, rcancel = context.WithTimeout(context.WithoutCancel(ctx), h.Grace)
+		defer rcancel()
 	}
 	d.Attempts++
 	d.Log = append(d.Log, a)
@@ -437,6 +506,10 @@ func (h *Webhooks) attempt(ctx context.Context, hook *repository.Webhook, health
 	}
 	outcome := "delivered"
 	switch {
+	case cutOff:
+		// The endpoint may have got it: it is sent again at once, by
+		// whoever delivers next, with the same message ID.
+		d.NextAttempt, outcome = end, "retry"
 	case sendErr == nil:
 		d.Status = repository.DeliveryDelivered
 	case end.Sub(d.Created) >= h.RetryFor:
@@ -445,14 +518,23 @@ func (h *Webhooks) attempt(ctx context.Context, hook *repository.Webhook, health
 		d.NextAttempt, outcome = end.Add(h.retryWait(d.Attempts)), "retry"
 	}
 	h.metrics.deliveries.WithLabelValues(outcome).Inc()
-	if err := h.Store.SaveDelivery(ctx, d); err != nil {
+	switch err := h.Store.SaveDelivery(actx, d); {
+	case errors.Is(err, repository.ErrClaimLost):
+		// Another deliverer claimed the delivery after this claim
+		// expired: its record stands, this result is dropped.
+		h.Log.Warn("webhook attempt result discarded: the claim was lost", "webhook", hook.ID, "message", d.ID,
+			"outcome", outcome, "code", code, "claim_until", d.ClaimUntil)
+	case err != nil:
 		return err
 	}
 	if outcome != "delivered" {
 		h.Log.Warn("webhook delivery failed", "webhook", hook.ID, "message", d.ID, "type", d.Type,
 			"attempt", d.Attempts, "code", code, "err", a.Error, "outcome", outcome)
 	}
-	return h.recordHealth(ctx, health, sendErr, end)
+	if cutOff {
+		return nil // says nothing of the endpoint's health
+	}
+	return h.recordHealth(actx, health, sendErr, end)
 }
 
 // endpointHealth is what a batch of attempts knows of its endpoint's

@@ -32,14 +32,21 @@ import (
 // Marks that only ask for a reindex (an event whose venue changed) carry no
 // new revision and send nothing.
 //
-// Only the process holding the lease runs the worker and Run, so several
-// replicas deliver each message once. Run sends due deliveries, retries
-// failures with exponential backoff and jitter for RetryFor (24 hours),
-// keeps each endpoint's messages about one item in order, and disables an
-// endpoint that has failed for DisableAfter (a day).
+// Only the process holding the lease runs the worker and Run. Each
+// attempt runs under a claim of its delivery in the store, so that even
+// two deliverers (a former leader that has not noticed its loss yet, and
+// the new one) never attempt one message at once, and only the claim's
+// holder records the result; an attempt whose claim expired (its process
+// crashed or paused) is made again by whoever claims the delivery next,
+// under the same message ID (webhook-id), as Standard Webhooks allows.
+//
+// Run sends due deliveries, retries failures with exponential backoff and
+// jitter for RetryFor (24 hours), keeps each endpoint's messages about one
+// item in order, and disables an endpoint that has failed for DisableAfter
+// (a day).
 //
 // Endpoints are isolated from each other: each has its own line in the
-// store (DueEndpointDeliveries) and its own goroutine in Run, with at most
+// store (ClaimDeliveries) and its own goroutine in Run, with at most
 // EndpointConcurrency attempts in flight, so an endpoint that hangs,
 // fails or redirects (redirects are not followed: a 3xx is a failed
 // attempt) delays only its own messages. Concurrency bounds the attempts
@@ -70,6 +77,17 @@ type Webhooks struct {
 	// DefaultConcurrency, 32) and EndpointConcurrency those to one endpoint
 	// (default DefaultEndpointConcurrency, 2), each about another item.
 	Concurrency, EndpointConcurrency int
+	// Lease, when set, is checked (CheckFence) right before Observe
+	// records states and queues messages, so that a former leader that
+	// paused past its lease does not record stale states over the new
+	// leader's.
+	Lease Lease
+	// Grace is how long an attempt in flight may still take, and record
+	// its result, once Run's context ended (the lease was lost or the
+	// service stops); default 5 s, at most Timeout. An attempt cut off
+	// after it records nothing: its claim expires and the message is sent
+	// again, with the same message ID.
+	Grace time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 
@@ -120,6 +138,7 @@ func (h *Webhooks) init() {
 		def(&h.FirstRetry, 5*time.Second)
 		def(&h.MaxRetryWait, time.Hour)
 		def(&h.PollInterval, time.Second)
+		def(&h.Grace, min(5*time.Second, h.Timeout))
 		if h.Concurrency <= 0 {
 			h.Concurrency = DefaultConcurrency
 		}
@@ -270,6 +289,9 @@ func (h *Webhooks) Observe(ctx context.Context, marks []repository.IndexMark) er
 			deliveries = append(deliveries, &repository.Delivery{ID: id, WebhookID: w.ID, Item: c.key.String(), Type: typ,
 				Payload: payload, Created: now, Status: repository.DeliveryPending, NextAttempt: now})
 		}
+	}
+	if err := CheckFence(ctx, h.Lease); err != nil {
+		return err
 	}
 	if err := h.Store.RecordChanges(ctx, newState, gone, deliveries); err != nil {
 		return err

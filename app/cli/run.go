@@ -556,6 +556,7 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store repository.Store, engine search.Engine, lease sync.Lease, ready func(net.Addr)) error {
 	worker := newWorker(cfg, store, engine, logger)
 	hooks := newWebhooks(cfg, store, logger)
+	hooks.Lease = lease
 	worker.Changes = hooks
 	reindexer := sync.NewReindexer(store, engine, worker, logger, nil, lease)
 	schedule, err := sync.NewSchedule(sync.ScheduleOptions{

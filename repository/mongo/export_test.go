@@ -2,6 +2,7 @@ package mongo
 
 import (
 	"context"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -18,7 +19,7 @@ func DeletePostDocumentForTest(ctx context.Context, s *Store, id int64) error {
 // AgeSlugReservationsForTest moves the time of every slug reservation back
 // past the lock lease, so that leftovers become eligible for a take-over.
 func AgeSlugReservationsForTest(ctx context.Context, s *Store) error {
-	_, err := s.slugs.UpdateMany(ctx, bson.D{}, bson.D{{Key: "$set", Value: bson.D{{Key: "at", Value: now().Add(-2 * lockLease)}}}})
+	_, err := s.slugs.UpdateMany(ctx, bson.D{}, bson.D{{Key: "$set", Value: bson.D{{Key: "at", Value: s.dbNow(ctx).Add(-2 * lockLease)}}}})
 	return err
 }
 
@@ -111,3 +112,19 @@ func SetPlanForTest(s *Store, aggregate bool) (restore func()) {
 	s.noMaxAccumulator, s.ferretDB = !aggregate, !aggregate
 	return func() { s.noMaxAccumulator, s.ferretDB = noMax, ferret }
 }
+
+// WithLocalClockForTest makes the store read its local clock from now
+// (a host whose clock is skewed, or moved on by the test).
+func WithLocalClockForTest(now func() time.Time) Option {
+	return func(o *openOptions) { o.now = now }
+}
+
+// TakeLockForTest takes the lock of key and keeps it, as a holder that
+// died would; it reports false when another holder has it.
+func TakeLockForTest(ctx context.Context, s *Store, key string) (bool, error) {
+	l, err := s.tryLock(ctx, key)
+	return l != nil, err
+}
+
+// LockLeaseForTest is how long a lock holds without its holder.
+const LockLeaseForTest = lockLease

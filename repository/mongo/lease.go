@@ -48,6 +48,16 @@ import (
 // could have seen that renewal: it stops leading at least ttl/3 before
 // anyone can take over, even when it cannot reach the database.
 //
+// # Fencing
+//
+// A holder stops leading on its own clock, but a process that pauses (a
+// stopped VM, a long GC, SIGSTOP) between its check and its write wakes
+// believing it still leads while another process took over. Every term
+// therefore carries an epoch, the term in which its holder acquired the
+// lease (renewals keep it), and Fence compares it with the latest term in
+// the database: the work guarded by the lease calls it right before it
+// writes, so a former holder finds out before writing, not a ttl later.
+//
 // # Replica identity
 //
 // The holder is the replica's stable identity (REPLICA_ID, by default the
@@ -83,6 +93,10 @@ type leaseDoc struct {
 	Holder string `bson:"holder"`
 	// Instance tells apart processes of one Holder identity.
 	Instance string `bson:"instance,omitempty"`
+	// Epoch is the fencing token: the term in which the holder acquired
+	// the lease, carried over by its renewals, so that it changes exactly
+	// when another process (or another instance) takes the lease.
+	Epoch int64 `bson:"epoch,omitempty"`
 	// At and Expires are informational (the holder's clock): nobody
 	// decides on them.
 	At      time.Time `bson:"at"`
@@ -108,6 +122,8 @@ type Lease struct {
 	// it stops counting itself leader without a renewal.
 	term       int64
 	validUntil time.Time
+	// epoch is the epoch of the held term (see Fence).
+	epoch int64
 	// seenTerm is the latest term seen held by another process, since
 	// seenAt.
 	seenTerm int64
@@ -162,15 +178,51 @@ func (l *Lease) IsLeader(context.Context) error {
 	return fmt.Errorf("%w (%s)", ErrLeaseNotHeld, l.name)
 }
 
+// Fence checks with the database, not only with this process's clock,
+// that this process still holds the lease: that the latest term is its own
+// and of the epoch in which it acquired the lease. It returns that epoch
+// (the fencing token), or an error wrapping ErrLeaseNotHeld when another
+// process took the lease since; this process then stops leading at once.
+// Work guarded by the lease calls it right before it writes: a holder
+// that paused past its lease (its clock stopped with it, so that IsLeader
+// still answers nil) learns there that it lost it, instead of writing over
+// the new holder's work.
+func (l *Lease) Fence(ctx context.Context) (int64, error) {
+	l.mu.Lock()
+	held := l.term != 0 && l.now().Before(l.validUntil)
+	epoch := l.epoch
+	l.mu.Unlock()
+	if !held {
+		return 0, fmt.Errorf("%w (%s)", ErrLeaseNotHeld, l.name)
+	}
+	cur, err := l.latest(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if cur != nil && cur.Holder == l.holder && cur.Instance == l.instance && cur.Epoch == epoch {
+		return epoch, nil
+	}
+	l.mu.Lock()
+	if l.epoch == epoch {
+		l.term = 0
+	}
+	l.mu.Unlock()
+	l.settle()
+	if cur == nil {
+		return 0, fmt.Errorf("%w (%s): the lease is gone", ErrLeaseNotHeld, l.name)
+	}
+	return 0, fmt.Errorf("%w (%s): epoch %d ended, %q holds term %d of epoch %d", ErrLeaseNotHeld, l.name, epoch, cur.Holder, cur.Term, cur.Epoch)
+}
+
 // LeaseDetails implements sync.LeaseDetails: this replica's identity and,
-// when held, the term and the previous holder, for the lines that log the
-// lease's transitions.
+// when held, the term, the previous holder and the epoch (see Fence), for
+// the lines that log the lease's transitions.
 func (l *Lease) LeaseDetails(held bool) []any {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := []any{"holder", l.holder, "instance", l.instance}
 	if held {
-		out = append(out, "term", l.term, "previous", l.previous)
+		out = append(out, "term", l.term, "previous", l.previous, "epoch", l.epoch)
 	}
 	return out
 }
@@ -231,7 +283,7 @@ func (l *Lease) Release(ctx context.Context) error {
 	if err != nil || cur == nil || cur.Term != term || cur.Holder != l.holder || cur.Instance != l.instance {
 		return err
 	}
-	_, err = l.coll.InsertOne(ctx, l.doc(term+1, ""))
+	_, err = l.coll.InsertOne(ctx, l.doc(term+1, "", 0))
 	if err != nil && !mongo.IsDuplicateKeyError(err) {
 		return fmt.Errorf("mongo: release lease %s: %w", l.name, err)
 	}
@@ -288,7 +340,12 @@ func (l *Lease) step(ctx context.Context) error {
 	if cur != nil {
 		next = cur.Term + 1
 	}
-	won, err := l.claim(ctx, next)
+	// A renewal keeps the epoch; an acquisition starts a new one.
+	epoch := next
+	if mine && cur.Epoch != 0 {
+		epoch = cur.Epoch
+	}
+	won, err := l.claim(ctx, next, epoch)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
@@ -303,17 +360,18 @@ func (l *Lease) step(ctx context.Context) error {
 			// ("lease acquired", "lease taken back"), with LeaseDetails.
 			l.log.Debug("lease term claimed", "lease", l.name, "holder", l.holder, "instance", l.instance, "term", next, "previous", l.previous)
 		}
-		l.term, l.validUntil = next, start.Add(l.ttl-l.ttl/LeaseHolderRenewals)
+		l.term, l.epoch, l.validUntil = next, epoch, start.Add(l.ttl-l.ttl/LeaseHolderRenewals)
 	case err == nil:
 		l.term = 0 // another process claimed the term first
 	}
 	return err
 }
 
-// claim inserts the document of term and reports whether this process now
-// holds the lease; it deletes the terms before the previous one.
-func (l *Lease) claim(ctx context.Context, term int64) (bool, error) {
-	if _, err := l.coll.InsertOne(ctx, l.doc(term, l.holder)); err != nil {
+// claim inserts the document of term (in epoch) and reports whether this
+// process now holds the lease; it deletes the terms before the previous
+// one.
+func (l *Lease) claim(ctx context.Context, term, epoch int64) (bool, error) {
+	if _, err := l.coll.InsertOne(ctx, l.doc(term, l.holder, epoch)); err != nil {
 		if mongo.IsDuplicateKeyError(err) {
 			return false, nil
 		}
@@ -348,10 +406,12 @@ func (l *Lease) latest(ctx context.Context) (*leaseDoc, error) {
 	return &d, nil
 }
 
-// doc returns the document of term held by holder ("" for a release).
-func (l *Lease) doc(term int64, holder string) leaseDoc {
+// doc returns the document of term held by holder ("" for a release) in
+// epoch.
+func (l *Lease) doc(term int64, holder string, epoch int64) leaseDoc {
 	at := now()
-	d := leaseDoc{ID: fmt.Sprintf("%s:%020d", l.name, term), Name: l.name, Term: term, Holder: holder, At: at, Expires: at.Add(l.ttl)}
+	d := leaseDoc{ID: fmt.Sprintf("%s:%020d", l.name, term), Name: l.name, Term: term, Holder: holder, Epoch: epoch,
+		At: at, Expires: at.Add(l.ttl)}
 	if holder != "" {
 		d.Instance = l.instance
 	}

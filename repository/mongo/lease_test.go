@@ -2,6 +2,7 @@ package mongo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -221,7 +222,7 @@ func TestLease(t *testing.T) {
 		stale := s.Lease("leader", "process-stale", ttl, quiet)
 		stale.now = clock.now
 		// As if it had read term 1 long ago: term 2 is deleted by now.
-		won, err := stale.claim(t.Context(), 2)
+		won, err := stale.claim(t.Context(), 2, 2)
 		if err != nil || won {
 			t.Errorf("stale claim = %v, %v; want lost", won, err)
 		}
@@ -336,4 +337,71 @@ func (b *logBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+var _ evsync.Fencer = (*Lease)(nil)
+
+// TestLeaseFencing: a holder that paused past its lease (its clock
+// stopped with it) still counts itself leader, but Fence (and so the
+// guarded work, through sync.CheckFence) refuses it once another process
+// took over; renewals keep the epoch, a take-over starts a new one.
+func TestLeaseFencing(t *testing.T) {
+	uri := mongotest.Start(t)
+	ctx := t.Context()
+	const ttl = 3 * time.Second
+	third := ttl / LeaseHolderRenewals
+	s := leaseStore(t, uri)
+	aClock := &fakeClock{t: time.Unix(1_000_000, 0)}
+	bClock := &fakeClock{t: time.Unix(2_000_000, 0)}
+	a := s.Lease("leader", "process-a", ttl, quiet)
+	a.now = aClock.now
+	b := s.Lease("leader", "process-b", ttl, quiet)
+	b.now = bClock.now
+
+	if err := a.step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	epoch, err := a.Fence(ctx)
+	if err != nil {
+		t.Fatalf("the holder's fence: %v", err)
+	}
+	for range 3 { // renewals
+		aClock.advance(third)
+		bClock.advance(third)
+		if err := a.step(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.step(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if e, err := a.Fence(ctx); err != nil || e != epoch {
+			t.Fatalf("after a renewal: epoch %d (%v), want %d", e, err, epoch)
+		}
+	}
+	if _, err := b.Fence(ctx); err == nil {
+		t.Fatal("a process that never held the lease passed the fence")
+	}
+	// a pauses: its clock stands still, b's goes on, b takes over.
+	bClock.advance(ttl)
+	if err := b.step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	bEpoch, err := b.Fence(ctx)
+	if err != nil || bEpoch <= epoch {
+		t.Fatalf("the new holder's fence: epoch %d (%v), want more than %d", bEpoch, err, epoch)
+	}
+	// a resumes: by its own clock it still leads...
+	if err := a.IsLeader(ctx); err != nil {
+		t.Fatalf("the paused holder's own clock: %v (the scenario needs it to believe it leads)", err)
+	}
+	// ...but the guarded work is refused, and a stops leading.
+	if err := evsync.CheckFence(ctx, a); !errors.Is(err, evsync.ErrNotLeader) || !errors.Is(err, ErrLeaseNotHeld) {
+		t.Fatalf("the paused holder's fence: %v, want ErrNotLeader", err)
+	}
+	if err := a.IsLeader(ctx); err == nil {
+		t.Error("the paused holder still counts itself leader after its fence failed")
+	}
+	if err := evsync.CheckFence(ctx, b); err != nil {
+		t.Errorf("the new holder's fence after a's attempt: %v", err)
+	}
 }

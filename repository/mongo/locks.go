@@ -11,7 +11,8 @@ import (
 
 // lockLease is how long a lock holds without its holder: a lock older than
 // this is taken over, as its holder must have died (every operation under a
-// lock is a few round trips).
+// lock is a few round trips). Lock times are the database server's clock
+// (dbNow), so that hosts whose clocks disagree agree on a lock's age.
 const lockLease = 30 * time.Second
 
 // lockWait bounds how long lock waits for a busy item before failing.
@@ -52,7 +53,7 @@ func (s *Store) lock(ctx context.Context, key string) (*itemLock, error) {
 func (s *Store) tryLock(ctx context.Context, key string) (*itemLock, error) {
 	for range 3 {
 		l := &itemLock{key: key, token: newToken()}
-		_, err := s.locks.InsertOne(ctx, lockDoc{Key: key, Token: l.token, At: now()})
+		_, err := s.locks.InsertOne(ctx, lockDoc{Key: key, Token: l.token, At: s.dbNow(ctx)})
 		if err == nil {
 			return l, nil
 		}
@@ -66,7 +67,7 @@ func (s *Store) tryLock(ctx context.Context, key string) (*itemLock, error) {
 			continue // released meanwhile: try again
 		case err != nil:
 			return nil, fmt.Errorf("mongo: lock %s: %w", key, err)
-		case time.Since(cur.At) < lockLease:
+		case s.dbNow(ctx).Sub(cur.At) < lockLease:
 			return nil, nil
 		}
 		// The holder died: remove its lock (only that one) and retry.

@@ -147,7 +147,7 @@ func (s *Store) slugsInUse(ctx context.Context, sp slugSpace, lang, base string,
 	for _, d := range docs {
 		switch {
 		case d.Owner == owner:
-		case recent(d.At):
+		case s.recent(ctx, d.At):
 			used[d.Slug] = true
 		default:
 			owners = append(owners, d.Owner)
@@ -158,7 +158,7 @@ func (s *Store) slugsInUse(ctx context.Context, sp slugSpace, lang, base string,
 		return nil, err
 	}
 	for _, d := range docs {
-		if d.Owner != owner && !recent(d.At) && slugsOf[d.Owner] == d.Slug {
+		if d.Owner != owner && !s.recent(ctx, d.At) && slugsOf[d.Owner] == d.Slug {
 			used[d.Slug] = true
 		}
 	}
@@ -201,7 +201,7 @@ func (s *Store) ownerSlugs(ctx context.Context, sp slugSpace, lang string, ids [
 func (s *Store) reserveSlug(ctx context.Context, sp slugSpace, lang, slug string, owner int64) (ok, inserted bool, err error) {
 	key := sp.key(lang, slug)
 	for range 5 {
-		at := now()
+		at := s.dbNow(ctx).UTC().Truncate(time.Millisecond)
 		_, err := s.slugs.InsertOne(ctx, slugDoc{
 			Key: key, Scope: string(sp.scope), Group: sp.group, Lang: lang, Slug: slug, Owner: owner, At: at,
 		})
@@ -230,7 +230,7 @@ func (s *Store) reserveSlug(ctx context.Context, sp slugSpace, lang, slug string
 			return false, false, fmt.Errorf("mongo: reserve slug %s: %w", key, err)
 		case cur.Owner == owner:
 			return true, false, nil
-		case recent(cur.At):
+		case s.recent(ctx, cur.At):
 			return false, false, nil
 		}
 		retry, err := s.takeOverSlug(ctx, sp, lang, slug, cur.Owner)
@@ -268,9 +268,11 @@ func (s *Store) takeOverSlug(ctx context.Context, sp slugSpace, lang, slug strin
 	return true, nil
 }
 
-// recent reports whether a reservation made at is too young to be a
-// leftover.
-func recent(at time.Time) bool { return time.Since(at) < lockLease }
+// recent reports whether a reservation made at (the server's clock) is too
+// young to be a leftover.
+func (s *Store) recent(ctx context.Context, at time.Time) bool {
+	return s.dbNow(ctx).Sub(at) < lockLease
+}
 
 // releaseOldSlugs removes owner's reservations of the slugs in old that
 // slugs no longer uses, once a write changing them landed. Best effort: a

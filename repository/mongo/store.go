@@ -136,6 +136,8 @@ type Store struct {
 	// byIDLookups reads records by several IDs with one find per ID
 	// (findByIDs): set on FerretDB unless WithMongoDBPlan.
 	byIDLookups bool
+	// clock estimates the server's clock (clock.go).
+	clock serverClock
 	// migrated is what Open's migration did (migrate.go).
 	migrated MigrationStats
 	// termCounts reuses term counts on FerretDB (termcounts.go).
@@ -159,6 +161,8 @@ type Option func(*openOptions)
 type openOptions struct {
 	client      *options.ClientOptions
 	mongoDBPlan bool
+	// now is the local clock (time.Now; tests replace it).
+	now func() time.Time
 }
 
 // WithTimeout sets the deadline of every operation the store sends whose
@@ -206,7 +210,7 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, er
 	if database == "" {
 		return nil, errors.New("mongo: open: empty database name")
 	}
-	oo := &openOptions{client: clientOptions(uri)}
+	oo := &openOptions{client: clientOptions(uri), now: time.Now}
 	for _, o := range opts {
 		o(oo)
 	}
@@ -233,6 +237,11 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, er
 		locks:    db.Collection(collLocks),
 		leases:   db.Collection(collLeases),
 		meta:     db.Collection(collMeta),
+		clock:    serverClock{now: oo.now},
+	}
+	if err := s.calibrate(ctx); err != nil {
+		// Not fatal: the local clock stands in until a reading succeeds.
+		s.clock.tried = oo.now()
 	}
 	ferret, err := isFerretDB(ctx, db)
 	if err != nil {

@@ -20,7 +20,11 @@ import (
 //	webhook_deliveries  the delivery queue and log (_id = "<webhook ID>:<message ID>")
 //
 // Only the lease holder's sync worker writes webhook_items and queues
-// deliveries, so their writes never race. RecordChanges is not one
+// deliveries, so their writes never race. Deliverers claim a delivery
+// before each attempt (ClaimDeliveries: a compare-and-set of its claim
+// token, under the delivery's lock on FerretDB), and only the claim's
+// holder saves the result, so even two deliverers never attempt one
+// message at once. RecordChanges is not one
 // transaction (FerretDB v1 has none): it queues the deliveries first, under
 // _ids derived from the message, then records the states, so a crash in
 // between makes the next try queue the same deliveries again, which the
@@ -223,6 +227,11 @@ func decodeDeliveries(ctx context.Context, cur *mongo.Cursor) ([]*repository.Del
 	for i := range docs {
 		d := docs[i].Delivery
 		d.Created, d.NextAttempt = d.Created.UTC(), d.NextAttempt.UTC()
+		if d.Claim != "" {
+			d.ClaimUntil = d.ClaimUntil.UTC()
+		} else {
+			d.ClaimUntil = time.Time{}
+		}
 		for j := range d.Log {
 			d.Log[j].At = d.Log[j].At.UTC()
 		}
@@ -239,7 +248,7 @@ const dueScan = 2000
 // in line for their endpoint and item. The pending ones are read in Seq
 // order and the line is kept in Go.
 func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]*repository.Delivery, error) {
-	return s.dueDeliveries(ctx, bson.D{{Key: "status", Value: repository.DeliveryPending}}, now, limit)
+	return s.dueDeliveries(ctx, bson.D{{Key: "status", Value: repository.DeliveryPending}}, now, limit, nil)
 }
 
 // DueEndpointDeliveries returns the pending deliveries of one endpoint due
@@ -247,10 +256,14 @@ func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]
 // pending deliveries is the endpoint's own, so another endpoint's backlog
 // cannot fill it.
 func (s *Store) DueEndpointDeliveries(ctx context.Context, webhookID int64, now time.Time, limit int) ([]*repository.Delivery, error) {
-	return s.dueDeliveries(ctx, bson.D{{Key: "status", Value: repository.DeliveryPending}, {Key: "webhook_id", Value: webhookID}}, now, limit)
+	return s.dueDeliveries(ctx, bson.D{{Key: "status", Value: repository.DeliveryPending}, {Key: "webhook_id", Value: webhookID}}, now, limit, nil)
 }
 
-func (s *Store) dueDeliveries(ctx context.Context, filter bson.D, now time.Time, limit int) ([]*repository.Delivery, error) {
+// dueDeliveries reads the pending deliveries matching filter in Seq order
+// and returns up to limit of those due at now that are first in line for
+// their endpoint and item and that take accepts (nil: all); a delivery
+// take refuses still holds up its line.
+func (s *Store) dueDeliveries(ctx context.Context, filter bson.D, now time.Time, limit int, take func(*repository.Delivery) bool) ([]*repository.Delivery, error) {
 	cur, err := s.db.Collection(collDeliveries).Find(ctx, filter,
 		options.Find().SetSort(bson.D{{Key: "seq", Value: 1}}).SetLimit(dueScan))
 	if err != nil {
@@ -268,7 +281,7 @@ func (s *Store) dueDeliveries(ctx context.Context, filter bson.D, now time.Time,
 			continue
 		}
 		seen[line] = true
-		if !d.NextAttempt.After(now) {
+		if !d.NextAttempt.After(now) && (take == nil || take(d)) {
 			out = append(out, d)
 			if len(out) == limit {
 				break
@@ -278,17 +291,85 @@ func (s *Store) dueDeliveries(ctx context.Context, filter bson.D, now time.Time,
 	return out, nil
 }
 
-// SaveDelivery stores a delivery's status, next attempt and log.
+// ClaimDeliveries reads the endpoint's due deliveries without a live claim
+// and claims each with a compare-and-set on its claim and attempt count:
+// of several deliverers that read the same state, one update matches.
+// FerretDB v1 updates are not atomic (see the package documentation), so
+// there the compare-and-set runs under the delivery's lock.
+func (s *Store) ClaimDeliveries(ctx context.Context, webhookID int64, now time.Time, hold time.Duration, limit int) ([]*repository.Delivery, error) {
+	due, err := s.dueDeliveries(ctx, bson.D{{Key: "status", Value: repository.DeliveryPending}, {Key: "webhook_id", Value: webhookID}}, now, dueScan,
+		func(d *repository.Delivery) bool { return d.Claim == "" || !d.ClaimUntil.After(now) })
+	if err != nil {
+		return nil, err
+	}
+	until := storedMillis(now.Add(hold))
+	var out []*repository.Delivery
+	for _, d := range due {
+		if len(out) == limit {
+			break
+		}
+		token := repository.NewClaimToken()
+		observed := bson.E{Key: "claim", Value: d.Claim}
+		if d.Claim == "" {
+			observed.Value = bson.D{{Key: "$exists", Value: false}}
+		}
+		filter := bson.D{{Key: "_id", Value: deliveryKey(d.WebhookID, d.ID)}, {Key: "status", Value: repository.DeliveryPending},
+			{Key: "attempts", Value: d.Attempts}, observed}
+		won, err := s.casDelivery(ctx, filter, bson.D{{Key: "$set", Value: bson.D{{Key: "claim", Value: token}, {Key: "claim_until", Value: until}}}})
+		if err != nil {
+			return out, err
+		}
+		if won {
+			d.Claim, d.ClaimUntil = token, until
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// casDelivery applies update to the delivery filter names (its _id first)
+// if it matches, and reports whether it did. On FerretDB v1 it holds the
+// delivery's lock meanwhile, which makes the check and the write one step
+// among the deliverers (all of which take it).
+func (s *Store) casDelivery(ctx context.Context, filter, update bson.D) (bool, error) {
+	if s.ferretDB {
+		l, err := s.lock(ctx, "delivery:"+filter[0].Value.(string))
+		if err != nil {
+			return false, err
+		}
+		defer s.unlock(ctx, l)
+	}
+	res, err := s.db.Collection(collDeliveries).UpdateOne(ctx, filter, update)
+	if err != nil {
+		return false, fmt.Errorf("mongo: delivery: %w", err)
+	}
+	return res.MatchedCount == 1, nil
+}
+
+// SaveDelivery stores a delivery's status, next attempt and log; a claimed
+// one only while it holds its claim, which it clears.
 func (s *Store) SaveDelivery(ctx context.Context, d *repository.Delivery) error {
-	_, err := s.db.Collection(collDeliveries).UpdateOne(ctx, bson.D{{Key: "_id", Value: deliveryKey(d.WebhookID, d.ID)}},
-		bson.D{{Key: "$set", Value: bson.D{
-			{Key: "status", Value: d.Status},
-			{Key: "attempts", Value: d.Attempts},
-			{Key: "next_attempt", Value: storedMillis(d.NextAttempt)},
-			{Key: "log", Value: d.Log},
-		}}})
+	set := bson.D{{Key: "$set", Value: bson.D{
+		{Key: "status", Value: d.Status},
+		{Key: "attempts", Value: d.Attempts},
+		{Key: "next_attempt", Value: storedMillis(d.NextAttempt)},
+		{Key: "log", Value: d.Log},
+	}}}
+	filter := bson.D{{Key: "_id", Value: deliveryKey(d.WebhookID, d.ID)}}
+	if d.Claim == "" {
+		if _, err := s.db.Collection(collDeliveries).UpdateOne(ctx, filter, set); err != nil {
+			return fmt.Errorf("mongo: save delivery: %w", err)
+		}
+		return nil
+	}
+	filter = append(filter, bson.E{Key: "claim", Value: d.Claim})
+	update := append(set, bson.E{Key: "$unset", Value: bson.D{{Key: "claim", Value: ""}, {Key: "claim_until", Value: ""}}})
+	won, err := s.casDelivery(ctx, filter, update)
 	if err != nil {
 		return fmt.Errorf("mongo: save delivery: %w", err)
+	}
+	if !won {
+		return repository.ErrClaimLost
 	}
 	return nil
 }

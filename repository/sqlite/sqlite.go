@@ -74,7 +74,7 @@ const busyTimeout = 10 * time.Second
 
 // schemaVersion is stored in PRAGMA user_version; Open refuses a database
 // written by a newer schema.
-const schemaVersion = 2
+const schemaVersion = 3
 
 // migrations bring a database from one version to the next: migrations[i]
 // runs on a database at version i+1 (the schema above is version 1).
@@ -84,6 +84,10 @@ var migrations = [][]string{
 		`ALTER TABLE tokens ADD COLUMN name TEXT NOT NULL DEFAULT ''`,
 		`ALTER TABLE tokens ADD COLUMN last_used TEXT NOT NULL DEFAULT ''`,
 		`ALTER TABLE tokens ADD COLUMN expires TEXT NOT NULL DEFAULT ''`,
+	},
+	{ // 3: delivery claims (token, and expiry in Unix nanoseconds)
+		`ALTER TABLE webhook_deliveries ADD COLUMN claim TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE webhook_deliveries ADD COLUMN claim_until INTEGER NOT NULL DEFAULT 0`,
 	},
 }
 

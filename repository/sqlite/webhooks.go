@@ -1,11 +1,13 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -208,14 +210,17 @@ func (s *Store) RecordChanges(ctx context.Context, states []repository.ItemState
 	})
 }
 
-const deliveryColumns = `seq, webhook_id, msg_id, item, status, next_at, created, doc, payload`
+const deliveryColumns = `seq, webhook_id, msg_id, item, status, next_at, created, doc, payload, claim, claim_until`
 
 func scanDelivery(row interface{ Scan(...any) error }) (*repository.Delivery, error) {
 	var d repository.Delivery
-	var next, created int64
+	var next, created, claimUntil int64
 	var doc string
-	if err := row.Scan(&d.Seq, &d.WebhookID, &d.ID, &d.Item, &d.Status, &next, &created, &doc, &d.Payload); err != nil {
+	if err := row.Scan(&d.Seq, &d.WebhookID, &d.ID, &d.Item, &d.Status, &next, &created, &doc, &d.Payload, &d.Claim, &claimUntil); err != nil {
 		return nil, notFound(err)
+	}
+	if d.Claim != "" {
+		d.ClaimUntil = time.Unix(0, claimUntil).UTC()
 	}
 	var dd deliveryDoc
 	if err := json.Unmarshal([]byte(doc), &dd); err != nil {
@@ -254,16 +259,57 @@ func (s *Store) DueEndpointDeliveries(ctx context.Context, webhookID int64, now 
 		ORDER BY d.seq LIMIT ?`, webhookID, now.UnixNano(), limit)
 }
 
-// SaveDelivery stores a delivery's status, next attempt and log.
+// ClaimDeliveries claims the endpoint's due deliveries without a live
+// claim, first in line for their item, in one UPDATE (a write transaction
+// serialises it with every other claim, also of other processes).
+func (s *Store) ClaimDeliveries(ctx context.Context, webhookID int64, now time.Time, hold time.Duration, limit int) ([]*repository.Delivery, error) {
+	token := repository.NewClaimToken()
+	var out []*repository.Delivery
+	err := s.write(ctx, func(tx *writeTx) error {
+		rows, err := tx.tx.QueryContext(ctx, `UPDATE webhook_deliveries SET claim = ?, claim_until = ?
+			WHERE seq IN (SELECT d.seq FROM webhook_deliveries d
+				WHERE d.status = 'pending' AND d.webhook_id = ? AND d.next_at <= ? AND (d.claim = '' OR d.claim_until <= ?)
+				AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.status = 'pending'
+					AND e.webhook_id = d.webhook_id AND e.item = d.item AND e.seq < d.seq)
+				ORDER BY d.seq LIMIT ?)
+			RETURNING `+deliveryColumns,
+			token, now.Add(hold).UnixNano(), webhookID, now.UnixNano(), now.UnixNano(), limit)
+		if err != nil {
+			return fmt.Errorf("sqlite: claim deliveries: %w", err)
+		}
+		out, err = collect[*repository.Delivery](rows, nil, scanDelivery)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b *repository.Delivery) int { return cmp.Compare(a.Seq, b.Seq) })
+	return out, nil
+}
+
+// SaveDelivery stores a delivery's status, next attempt and log; a claimed
+// one only while it still holds its claim, which it clears.
 func (s *Store) SaveDelivery(ctx context.Context, d *repository.Delivery) error {
 	doc, err := json.Marshal(deliveryDoc{Type: d.Type, Attempts: d.Attempts, Log: d.Log})
 	if err != nil {
 		return err
 	}
 	return s.write(ctx, func(tx *writeTx) error {
-		_, err := tx.exec(`UPDATE webhook_deliveries SET status = ?, next_at = ?, doc = ? WHERE webhook_id = ? AND msg_id = ?`,
-			d.Status, d.NextAttempt.UnixNano(), doc, d.WebhookID, d.ID)
-		return err
+		if d.Claim == "" {
+			_, err := tx.exec(`UPDATE webhook_deliveries SET status = ?, next_at = ?, doc = ? WHERE webhook_id = ? AND msg_id = ?`,
+				d.Status, d.NextAttempt.UnixNano(), doc, d.WebhookID, d.ID)
+			return err
+		}
+		res, err := tx.exec(`UPDATE webhook_deliveries SET status = ?, next_at = ?, doc = ?, claim = '', claim_until = 0
+			WHERE webhook_id = ? AND msg_id = ? AND claim = ?`,
+			d.Status, d.NextAttempt.UnixNano(), doc, d.WebhookID, d.ID, d.Claim)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return cmp.Or(err, repository.ErrClaimLost)
+		}
+		return nil
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	gosync "sync"
 	"testing"
 	"time"
 
@@ -15,6 +16,9 @@ var webhookTests = []storeTest{
 	{"ItemStates", testItemStates},
 	{"DeliveryQueue", testDeliveryQueue},
 	{"EndpointDeliveryQueue", testEndpointDeliveryQueue},
+	{"ClaimsRace", testClaimsRace},
+	{"ClaimLostResultDiscarded", testClaimLost},
+	{"ExpiredClaimRetried", testExpiredClaim},
 }
 
 func newWebhook(t *testing.T, ctx context.Context, s repository.Store, url string) *repository.Webhook {
@@ -272,5 +276,205 @@ func testEndpointDeliveryQueue(t *testing.T, ctx context.Context, s repository.S
 	}
 	if due, _ := s.DueEndpointDeliveries(ctx, quiet, at(1), 10); fmt.Sprint(ids(due)) != "[q2 q4]" {
 		t.Errorf("after q1: due = %v, want [q2 q4]", ids(due))
+	}
+}
+
+// claimHold is how long the claims of the claim tests hold.
+const claimHold = time.Minute
+
+// queueClaimTest queues, for a new endpoint, the deliveries named msgs,
+// about the items named at the same index, all due at baseTime.
+func queueClaimTest(t *testing.T, ctx context.Context, s repository.Store, msgs, items []string) int64 {
+	t.Helper()
+	w := newWebhook(t, ctx, s, "https://claims.example/hook").ID
+	var ds []*repository.Delivery
+	for i, m := range msgs {
+		ds = append(ds, &repository.Delivery{ID: m, WebhookID: w, Item: items[i], Type: "event.updated",
+			Payload: []byte(`{"m":"` + m + `"}`), Created: baseTime, Status: repository.DeliveryPending, NextAttempt: baseTime})
+	}
+	if err := s.RecordChanges(ctx, nil, nil, ds); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// testClaimsRace: deliverers racing on one store claim every delivery
+// exactly once: each message is attempted once, and each result recorded.
+func testClaimsRace(t *testing.T, ctx context.Context, s repository.Store) {
+	const n, deliverers = 24, 4
+	var msgs, items []string
+	for i := range n {
+		msgs = append(msgs, fmt.Sprintf("m%02d", i))
+		items = append(items, fmt.Sprintf("post:%d", i%8)) // three messages per item, in line
+	}
+	w := queueClaimTest(t, ctx, s, msgs, items)
+	var (
+		mu    gosync.Mutex
+		sent  = map[string]int{}
+		wg    gosync.WaitGroup
+		errs  = make(chan error, deliverers)
+		start = make(chan struct{})
+	)
+	for range deliverers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for idle := 0; idle < 3; {
+				got, err := s.ClaimDeliveries(ctx, w, baseTime, claimHold, 4)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(got) == 0 {
+					// Another deliverer may hold the last claims of a
+					// line: look again a few times before giving up.
+					idle++
+					mu.Lock()
+					done := len(sent) == n
+					mu.Unlock()
+					if done {
+						return
+					}
+					continue
+				}
+				idle = 0
+				for _, d := range got {
+					mu.Lock()
+					sent[d.ID]++
+					mu.Unlock()
+					d.Status, d.Attempts = repository.DeliveryDelivered, d.Attempts+1
+					d.Log = append(d.Log, repository.DeliveryAttempt{At: baseTime, Code: 204})
+					if err := s.SaveDelivery(ctx, d); err != nil {
+						errs <- fmt.Errorf("save %s: %w", d.ID, err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	// Whatever the race left (a line whose claims moved between idle
+	// looks), one deliverer finishes now.
+	for {
+		got, err := s.ClaimDeliveries(ctx, w, baseTime, claimHold, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == 0 {
+			break
+		}
+		for _, d := range got {
+			sent[d.ID]++
+			d.Status, d.Attempts = repository.DeliveryDelivered, d.Attempts+1
+			if err := s.SaveDelivery(ctx, d); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, m := range msgs {
+		if sent[m] != 1 {
+			t.Errorf("message %s attempted %d times, want once", m, sent[m])
+		}
+	}
+	log, err := s.ListDeliveries(ctx, w, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range log {
+		if d.Status != repository.DeliveryDelivered || d.Attempts != 1 || d.Claim != "" {
+			t.Errorf("%s stored as %s after %d attempts, claim %q", d.ID, d.Status, d.Attempts, d.Claim)
+		}
+	}
+}
+
+// testClaimLost: a deliverer paused past its claim cannot overwrite the
+// result of the deliverer that claimed the delivery after it; while a
+// claim is live nobody else gets the delivery, nor the next message of its
+// item.
+func testClaimLost(t *testing.T, ctx context.Context, s repository.Store) {
+	w := queueClaimTest(t, ctx, s, []string{"m1", "m2"}, []string{"post:1", "post:1"})
+	a, err := s.ClaimDeliveries(ctx, w, baseTime, claimHold, 10)
+	if err != nil || len(a) != 1 || a[0].ID != "m1" || a[0].Claim == "" {
+		t.Fatalf("first claim = %v, %v; want m1, claimed", a, err)
+	}
+	if !normTime(a[0].ClaimUntil).Equal(normTime(baseTime.Add(claimHold))) {
+		t.Errorf("claim until %v, want %v", a[0].ClaimUntil, baseTime.Add(claimHold))
+	}
+	// Live: nobody else gets m1, and m2 waits behind it.
+	if got, err := s.ClaimDeliveries(ctx, w, baseTime.Add(claimHold/2), claimHold, 10); err != nil || len(got) != 0 {
+		t.Fatalf("claim during a live claim = %d deliveries, %v; want none", len(got), err)
+	}
+	// A pauses past its claim; B claims m1 and delivers it.
+	later := baseTime.Add(claimHold + time.Second)
+	b, err := s.ClaimDeliveries(ctx, w, later, claimHold, 10)
+	if err != nil || len(b) != 1 || b[0].ID != "m1" || b[0].Claim == a[0].Claim {
+		t.Fatalf("claim after expiry = %v, %v; want m1 under a new claim", b, err)
+	}
+	b[0].Status, b[0].Attempts = repository.DeliveryDelivered, 1
+	b[0].Log = []repository.DeliveryAttempt{{At: later, Code: 204}}
+	if err := s.SaveDelivery(ctx, b[0]); err != nil {
+		t.Fatal(err)
+	}
+	// A resumes with a failed attempt: refused, the delivered result stays.
+	a[0].Status, a[0].Attempts, a[0].NextAttempt = repository.DeliveryPending, 1, later.Add(time.Hour)
+	a[0].Log = []repository.DeliveryAttempt{{At: baseTime, Code: 500, Error: "status 500"}}
+	if err := s.SaveDelivery(ctx, a[0]); !errors.Is(err, repository.ErrClaimLost) {
+		t.Fatalf("save under a lost claim: %v, want ErrClaimLost", err)
+	}
+	log, err := s.ListDeliveries(ctx, w, 10)
+	if err != nil || len(log) != 2 {
+		t.Fatalf("log = %v, %v", log, err)
+	}
+	if m1 := log[1]; m1.ID != "m1" || m1.Status != repository.DeliveryDelivered || len(m1.Log) != 1 || m1.Log[0].Code != 204 {
+		t.Errorf("m1 stored as %+v, want delivered with B's attempt", m1)
+	}
+	// B's save cleared the claim and a second save with it is refused.
+	if err := s.SaveDelivery(ctx, b[0]); !errors.Is(err, repository.ErrClaimLost) {
+		t.Errorf("second save under a spent claim: %v, want ErrClaimLost", err)
+	}
+	// m2 is next in line.
+	if got, err := s.ClaimDeliveries(ctx, w, later, claimHold, 10); err != nil || len(got) != 1 || got[0].ID != "m2" {
+		t.Errorf("after m1: claimed %v, %v; want m2", got, err)
+	}
+}
+
+// testExpiredClaim: a deliverer that crashed mid-attempt leaves its claim;
+// once it expired the delivery is claimed again, with its message ID,
+// payload and attempt count as stored, and a retry saved by the new
+// holder keeps them.
+func testExpiredClaim(t *testing.T, ctx context.Context, s repository.Store) {
+	w := queueClaimTest(t, ctx, s, []string{"m1"}, []string{"post:1"})
+	first, err := s.ClaimDeliveries(ctx, w, baseTime, claimHold, 10)
+	if err != nil || len(first) != 1 {
+		t.Fatalf("claim = %v, %v", first, err)
+	}
+	// The crash: no save. After expiry the delivery comes back.
+	later := baseTime.Add(claimHold)
+	again, err := s.ClaimDeliveries(ctx, w, later, claimHold, 10)
+	if err != nil || len(again) != 1 {
+		t.Fatalf("claim after the crash = %v, %v; want m1 again", again, err)
+	}
+	d := again[0]
+	if d.ID != first[0].ID || string(d.Payload) != string(first[0].Payload) || d.Attempts != 0 || d.Claim == first[0].Claim {
+		t.Fatalf("reclaimed %+v, want message %s with its payload, 0 attempts, a new claim", d, first[0].ID)
+	}
+	// A failed attempt: pending again, due later, claim cleared.
+	d.Attempts, d.NextAttempt = 1, later.Add(time.Hour)
+	d.Log = []repository.DeliveryAttempt{{At: later, Code: 503, Error: "status 503"}}
+	if err := s.SaveDelivery(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.ClaimDeliveries(ctx, w, later.Add(30*time.Minute), claimHold, 10); len(got) != 0 {
+		t.Errorf("claimed before the retry is due: %v", got)
+	}
+	retry, err := s.ClaimDeliveries(ctx, w, later.Add(time.Hour), claimHold, 10)
+	if err != nil || len(retry) != 1 || retry[0].ID != "m1" || retry[0].Attempts != 1 {
+		t.Fatalf("retry = %v, %v; want m1 after 1 attempt", retry, err)
 	}
 }
