@@ -2,6 +2,7 @@ package mongo
 
 import (
 	"context"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -78,6 +79,23 @@ func DowngradeLayoutForTest(ctx context.Context, s *Store, skip, keep int) error
 	}
 	_, err := s.meta.DeleteMany(ctx, bson.D{})
 	return err
+}
+
+// MigrateForTest runs the contract of migrate.go on s as if s led the
+// lease called "leader" throughout.
+func MigrateForTest(ctx context.Context, s *Store) (MigrationStats, error) {
+	if err := s.readLayout(ctx); err != nil || !s.numeric() {
+		return MigrationStats{}, err
+	}
+	return s.contract(ctx, "leader", func() error { return nil })
+}
+
+// SetLayoutIntervalForTest sets how often KeepLayout beats, until the
+// returned function restores it.
+func SetLayoutIntervalForTest(d time.Duration) (restore func()) {
+	old := layoutInterval
+	layoutInterval = d
+	return func() { layoutInterval = old }
 }
 
 // LayoutVersionForTest is the layout the store writes.

@@ -65,7 +65,7 @@ func createItem[T any](ctx context.Context, s *Store, ops itemOps[T], v *T) (err
 		// clash. (The insert's duplicate key below still decides when the
 		// record appears after this check, and then releases only the
 		// reservations this create inserted.)
-		err := ops.coll.FindOne(ctx, idFilter(id), options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
+		_, err := s.readItem(ctx, ops.coll, id, bson.D{{Key: "revision", Value: 1}})
 		switch {
 		case err == nil:
 			return fmt.Errorf("mongo: create %s %d: %s %d exists: %w", ops.scope, id, ops.scope, id, repository.ErrDuplicate)
@@ -81,7 +81,7 @@ func createItem[T any](ctx context.Context, s *Store, ops itemOps[T], v *T) (err
 	seq, err := s.markBefore(ctx, ops.scope, id)
 	if err == nil {
 		var doc bson.Raw
-		if doc, err = encodeItem(v); err == nil {
+		if doc, err = s.encode(v); err == nil {
 			_, err = ops.coll.InsertOne(ctx, doc)
 		}
 		if mongo.IsDuplicateKeyError(err) {
@@ -106,8 +106,10 @@ func (s *Store) written(scope repository.MarkKind) {
 }
 
 // getItem reads the record with this ID into v.
-func getItem[T any](ctx context.Context, ops itemOps[T], id int64, v *T) error {
-	raw, err := ops.coll.FindOne(ctx, idFilter(id)).Raw()
+//
+// The record may be stored in either layout (migrate.go).
+func getItem[T any](ctx context.Context, s *Store, ops itemOps[T], id int64, v *T) error {
+	raw, err := s.readItem(ctx, ops.coll, id, nil)
 	if err == nil {
 		err = decodeItem(raw, v)
 	}
@@ -132,12 +134,27 @@ func findItems[T any](ctx context.Context, ops itemOps[T], filter any, opts ...m
 	}
 	defer cur.Close(ctx)
 	var out []*T
+	// A record stored in both layouts (an interrupted conversion,
+	// migrate.go) is listed once, in its later revision.
+	var at map[int64]int
 	for cur.Next(ctx) {
 		v := new(T)
 		if err := decodeItem(cur.Current, v); err != nil {
 			return nil, fmt.Errorf("mongo: find %ss: %w", ops.scope, err)
 		}
 		ops.fix(v)
+		if id := *ops.id(v); id != 0 {
+			if i, dup := at[id]; dup {
+				if *ops.rev(v) > *ops.rev(out[i]) {
+					out[i] = v
+				}
+				continue
+			}
+			if at == nil {
+				at = make(map[int64]int)
+			}
+			at[id] = len(out)
+		}
 		out = append(out, v)
 	}
 	if err := cur.Err(); err != nil {
@@ -198,13 +215,21 @@ func updateOnce[T any](ctx context.Context, s *Store, ops itemOps[T], id int64, 
 	}
 	defer s.unlock(ctx, l)
 
-	raw, err := ops.coll.FindOne(ctx, idFilter(id)).Raw()
+	raw, err := s.readItem(ctx, ops.coll, id, nil)
+	if err == nil && !s.numeric() && isNumericKey(raw) {
+		// A straggler in the numeric layout (migrate.go): converted
+		// first, under this lock, then updated.
+		if err = s.convertLocked(ctx, ops.coll, raw); err == nil {
+			raw, err = ops.coll.FindOne(ctx, idFilter(id)).Raw()
+		}
+	}
 	switch {
 	case isNoDocuments(err):
 		return nil, false, repository.ErrNotFound
 	case err != nil:
 		return nil, false, fmt.Errorf("mongo: update %s %d: read: %w", ops.scope, id, err)
 	}
+	key := raw.Lookup("_id")
 	// Decoding twice gives fn a deep copy to change while old stays intact.
 	var old, v T
 	if err := decodeItem(raw, &old); err != nil {
@@ -239,7 +264,7 @@ func updateOnce[T any](ctx context.Context, s *Store, ops itemOps[T], id int64, 
 		s.releaseSlugKeys(ctx, id, added)
 		return nil, false, err
 	}
-	matched, err := s.replaceItem(ctx, ops.coll, id, oldRev, &v)
+	matched, err := s.replaceItem(ctx, ops.coll, key, oldRev, &v)
 	if err != nil || !matched {
 		s.releaseSlugKeys(ctx, id, added)
 		if err != nil {
@@ -253,8 +278,9 @@ func updateOnce[T any](ctx context.Context, s *Store, ops itemOps[T], id int64, 
 	return &v, true, nil
 }
 
-// replaceItem stores v as the record id if its revision is still rev and
-// reports whether it did. The caller holds the item's lock.
+// replaceItem stores v as the record stored under the _id key (in its
+// layout: migrate.go) if its revision is still rev and reports whether it
+// did. The caller holds the item's lock.
 //
 // The revision check is what makes the write safe on MongoDB even if this
 // holder outlived its lock lease: there {_id, revision} is one atomic
@@ -263,17 +289,20 @@ func updateOnce[T any](ctx context.Context, s *Store, ops itemOps[T], id int64, 
 // (it reads, compares in Go and writes back by _id): there the revision is
 // read by idFilter, compared here and the record replaced by idFilter, two
 // look-ups that are as safe as FerretDB's own compare-and-replace.
-func (s *Store) replaceItem(ctx context.Context, coll *mongo.Collection, id, rev int64, v any) (bool, error) {
+func (s *Store) replaceItem(ctx context.Context, coll *mongo.Collection, key bson.RawValue, rev int64, v any) (bool, error) {
 	doc, err := encodeItem(v)
+	if err == nil && key.Type != bson.TypeString {
+		doc, err = numericIDForm(doc)
+	}
 	if err != nil {
 		return false, err
 	}
-	filter := bson.D{{Key: "_id", Value: idKey(id)}, {Key: "revision", Value: rev}}
+	filter := bson.D{{Key: "_id", Value: key}, {Key: "revision", Value: rev}}
 	if s.ferretDB {
 		var cur struct {
 			Revision int64 `bson:"revision"`
 		}
-		err := coll.FindOne(ctx, idFilter(id), options.FindOne().SetProjection(bson.D{{Key: "revision", Value: 1}})).Decode(&cur)
+		err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: key}}, options.FindOne().SetProjection(bson.D{{Key: "revision", Value: 1}})).Decode(&cur)
 		switch {
 		case isNoDocuments(err):
 			return false, nil
@@ -282,7 +311,7 @@ func (s *Store) replaceItem(ctx context.Context, coll *mongo.Collection, id, rev
 		case cur.Revision != rev:
 			return false, nil
 		}
-		filter = idFilter(id)
+		filter = bson.D{{Key: "_id", Value: key}}
 	}
 	res, err := coll.ReplaceOne(ctx, filter, doc)
 	if err != nil {
@@ -301,26 +330,26 @@ func deleteItem[T any](ctx context.Context, s *Store, ops itemOps[T], id int64) 
 	}
 	defer s.unlock(ctx, l)
 
-	n, err := ops.coll.CountDocuments(ctx, idFilter(id))
+	// Either layout (migrate.go).
+	found, err := s.readItem(ctx, ops.coll, id, nil)
 	switch {
+	case isNoDocuments(err):
+		return nil, repository.ErrNotFound
 	case err != nil:
 		return nil, fmt.Errorf("mongo: delete %s: %w", key, err)
-	case n == 0:
-		return nil, repository.ErrNotFound
 	}
 	seq, err := s.markBefore(ctx, ops.scope, id)
 	if err != nil {
 		return nil, err
 	}
 	var gone T
-	raw, err := ops.coll.FindOneAndDelete(ctx, idFilter(id)).Raw()
+	// Both forms: one left by an interrupted conversion must not be
+	// converted back to life later.
+	err = s.deleteBothForms(ctx, ops.coll, id)
 	if err == nil {
-		err = decodeItem(raw, &gone)
+		err = decodeItem(found, &gone)
 	}
-	switch {
-	case isNoDocuments(err):
-		return nil, repository.ErrNotFound
-	case err != nil:
+	if err != nil {
 		return nil, fmt.Errorf("mongo: delete %s: %w", key, err)
 	}
 	s.written(ops.scope)
