@@ -1,0 +1,8 @@
+// Package processtest holds the tests that run the service as separate
+// processes on one database: the standalone FerretDB test server
+// (mongotest/cmd/ferretdb), the Meilisearch simulator
+// (search/meili/meilisim/cmd/meilisim) and several eventcal binaries,
+// among them one built from the release before the string-_id layout.
+//
+// They build binaries and run for a while: go test -short skips them.
+package processtest
