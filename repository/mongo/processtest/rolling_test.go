@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -201,9 +202,25 @@ func TestRollingUpgrade(t *testing.T) {
 			t.Errorf("event %d is listed but GET answers %d %v", id, code, err)
 		}
 	}
-	// The previous release cannot lead again: started now, it never
-	// takes the lease (the guard), so it never judges a string-_id
+	// The previous release cannot lead again. The new replica stops
+	// (releasing the lease) and an old one starts: its take-over attempt
+	// (a term it inserts after seeing no renewal for LEASE_TTL) stays
+	// below the guard, so it never leads and never judges a string-_id
 	// record deleted.
+	cur.stop(t)
+	late := startReplica(t, srv, oldBin, "old-c", db)
+	eventually(t, "the restarted old replica tries to take the lease", func() bool {
+		n, err := meta.Collection("leases").CountDocuments(ctx, bson.D{{Key: "holder", Value: "old-c"}})
+		return err == nil && n > 0
+	}, late)
+	if n, err := meta.Collection("leases").CountDocuments(ctx, bson.D{{Key: "holder", Value: "old-c"}, {Key: "term", Value: bson.D{{Key: "$gt", Value: 0}}}}); err != nil || n != 0 {
+		t.Errorf("the previous release claimed %d real lease terms after the upgrade (%v)", n, err)
+	}
+	if strings.Contains(late.out.String(), `msg="lease acquired"`) {
+		t.Error("the previous release led after the upgrade")
+	}
+	late.stop(t)
+	noDeleted("after an old replica came back")
 	if t.Failed() {
 		t.Logf("new replica's log:\n%s", tail(cur.out.String(), 6000))
 	}
