@@ -451,8 +451,9 @@ func (s *Store) KeepLayout(ctx context.Context, l *Lease, log *slog.Logger) {
 		defer cancel()
 		s.replicas.DeleteOne(cctx, bson.D{{Key: "_id", Value: l.holder + "/" + l.instance}})
 	}()
+	guarded := false
 	for beat := 0; ; beat++ {
-		if err := s.layoutStep(ctx, l, beat%sweepEvery == 0, log); err != nil && ctx.Err() == nil {
+		if err := s.layoutStep(ctx, l, beat%sweepEvery == 0, &guarded, log); err != nil && ctx.Err() == nil {
 			log.Warn("layout upkeep failed", "err", err)
 		}
 		t := time.NewTimer(layoutInterval)
@@ -465,8 +466,10 @@ func (s *Store) KeepLayout(ctx context.Context, l *Lease, log *slog.Logger) {
 	}
 }
 
-// layoutStep is one heartbeat of KeepLayout.
-func (s *Store) layoutStep(ctx context.Context, l *Lease, sweep bool, log *slog.Logger) error {
+// layoutStep is one heartbeat of KeepLayout; *guarded says whether this
+// process has made sure of the lease guard (once, as leader at layout 2:
+// a database created at layout 2 gets it too).
+func (s *Store) layoutStep(ctx context.Context, l *Lease, sweep bool, guarded *bool, log *slog.Logger) error {
 	if err := s.readLayout(ctx); err != nil {
 		return err
 	}
@@ -482,11 +485,14 @@ func (s *Store) layoutStep(ctx context.Context, l *Lease, sweep bool, log *slog.
 		return nil
 	}
 	if !s.numeric() {
+		if !*guarded {
+			if err := s.guardLease(ctx, l.name); err != nil {
+				return err
+			}
+			*guarded = true
+		}
 		if !sweep || !s.mixed.Load() {
 			return nil
-		}
-		if err := s.guardLease(ctx, l.name); err != nil {
-			return err
 		}
 		stats, err := s.convertAll(ctx, func() error { return l.IsLeader(ctx) })
 		if stats.Converted > 0 {
