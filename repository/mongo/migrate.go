@@ -80,7 +80,14 @@ import (
 // forgotten follower of the previous release creating a record. It is
 // never hidden: reads by ID accept both forms, so a listed record is never
 // 404; a write converts it first (updateOnce); and the leader sweeps both
-// collections every sweepEvery heartbeats, converting what it finds. A
+// collections every sweepEvery heartbeats, converting what it finds. (On
+// MongoDB both forms are one {_id: {$in}} look-up. On FerretDB, where a
+// numeric _id filter scans the collection, a process looks for the
+// numeric form only while it knows numeric records may exist (Store.mixed:
+// at layout 1, and after a check at Open and every sweepEvery heartbeats
+// found one), so there a straggler written after that check can answer
+// 404 until the next one.) The leader also inserts the lease guard once
+// at layout 2, so that a database created at layout 2 is guarded too. A
 // follower of the previous release left running after the contract cannot
 // see converted records (404 to its clients, and its updates and deletes
 // of them are refused), but it loses nothing.
