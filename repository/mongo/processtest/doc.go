@@ -4,5 +4,8 @@
 // (search/meili/meilisim/cmd/meilisim) and several eventcal binaries,
 // among them one built from the release before the string-_id layout.
 //
-// They build binaries and run for a while: go test -short skips them.
+// With TEST_MONGO_URI set (as for package mongotest), the replicas share
+// that server instead of the standalone FerretDB, e.g. a mongo:8.0
+// container. They build binaries and run for a while: go test -short
+// skips them.
 package processtest

@@ -24,6 +24,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/calendar/eventcal/config/testdeadline"
+	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
 
 // adminToken is the ADMIN_TOKEN of every replica.
@@ -161,24 +162,29 @@ type servers struct {
 // meiliKey is the simulator's master key.
 const meiliKey = "process-test-master-key-0123456789"
 
-// startServers builds and starts the standalone FerretDB and the
-// Meilisearch simulator (simulating version 1.18.0).
+// startServers builds and starts the standalone FerretDB (or uses the
+// server TEST_MONGO_URI names: mongotest.EnvURI) and the Meilisearch
+// simulator (simulating version 1.18.0).
 func startServers(t *testing.T, root, bin string) *servers {
 	t.Helper()
 	ferret, meili := filepath.Join(bin, "ferretdb"), filepath.Join(bin, "meilisim")
-	build(t, root, "./repository/mongo/mongotest/cmd/ferretdb", ferret)
 	build(t, root, "./search/meili/meilisim/cmd/meilisim", meili)
-	_, line := start(t, "ferretdb", ferret, nil, true, "-addr", "127.0.0.1:0", "-dir", filepath.Join(t.TempDir(), "ferret"))
-	fAddr, ok := strings.CutPrefix(line, "listening on ")
-	if !ok {
-		t.Fatalf("ferretdb: first line %q", line)
+	s := &servers{mongoURI: os.Getenv(mongotest.EnvURI)}
+	if s.mongoURI == "" {
+		build(t, root, "./repository/mongo/mongotest/cmd/ferretdb", ferret)
+		_, line := start(t, "ferretdb", ferret, nil, true, "-addr", "127.0.0.1:0", "-dir", filepath.Join(t.TempDir(), "ferret"))
+		fAddr, ok := strings.CutPrefix(line, "listening on ")
+		if !ok {
+			t.Fatalf("ferretdb: first line %q", line)
+		}
+		s.mongoURI = "mongodb://" + fAddr + "/"
 	}
-	_, line = start(t, "meilisim", meili, nil, true, "-addr", "127.0.0.1:0", "-master-key", meiliKey, "-version", "1.18.0")
+	_, line := start(t, "meilisim", meili, nil, true, "-addr", "127.0.0.1:0", "-master-key", meiliKey, "-version", "1.18.0")
 	mAddr, ok := strings.CutPrefix(line, "listening on ")
 	if !ok {
 		t.Fatalf("meilisim: first line %q", line)
 	}
-	s := &servers{mongoURI: "mongodb://" + fAddr + "/", meiliURL: "http://" + mAddr}
+	s.meiliURL = "http://" + mAddr
 	client, err := mongo.Connect(options.Client().ApplyURI(s.mongoURI))
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,8 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
 
 // TestReplicasSurviveSIGKILL runs two replicas of this version on one
@@ -30,7 +32,7 @@ func TestReplicasSurviveSIGKILL(t *testing.T) {
 	eventcal := filepath.Join(bin, "eventcal")
 	build(t, root, ".", eventcal)
 	srv := startServers(t, root, bin)
-	const db = "replicas"
+	db := mongotest.Database(t)
 	ctx := t.Context()
 	leader := func() string {
 		var l struct {

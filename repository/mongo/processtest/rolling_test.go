@@ -12,6 +12,8 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
 
 // previousLayout is the commit before the string-_id layout (4454500):
@@ -67,7 +69,7 @@ func TestRollingUpgrade(t *testing.T) {
 	}
 	build(t, newSrc, ".", newBin)
 	srv := startServers(t, root, bin)
-	const db = "rolling"
+	db := mongotest.Database(t)
 	ctx := t.Context()
 	meta := srv.client.Database(db)
 
