@@ -536,6 +536,20 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 	}()
 	ctx, stopWatch := refuseDuplicates(ctx, lease)
 	defer stopWatch()
+	// The upgrade protocol of the MongoDB store (repository/mongo,
+	// migrate.go): this process's replica record, the layout it writes
+	// and, as leader, the migration and the sweep for stragglers.
+	if ms, ok := store.(*mongo.Store); ok {
+		if ml, ok := lease.(*mongo.Lease); ok {
+			lctx, stopLayout := context.WithCancel(ctx)
+			layoutDone := make(chan struct{})
+			go func() {
+				defer close(layoutDone)
+				ms.KeepLayout(lctx, ml, logger)
+			}()
+			defer func() { stopLayout(); <-layoutDone }()
+		}
+	}
 	if err := serve(ctx, cfg, logger, store, engine, lease, ready); err != nil {
 		return err
 	}

@@ -129,11 +129,11 @@ func (s *Store) PlaceEvents(ctx context.Context, kind repository.PostKind, ids [
 // FindPostIDs returns the IDs of the posts matching q, ascending, fetching
 // only _id.
 func (s *Store) FindPostIDs(ctx context.Context, q repository.PostQuery) ([]int64, error) {
-	filter, ok := postFilter(q, true)
+	filter, ok := s.postFilter(q, true)
 	if !ok {
 		return []int64{}, nil
 	}
-	opts := options.Find().SetSort(bson.D{{Key: fieldID, Value: 1}}).SetProjection(bson.D{{Key: "_id", Value: 0}, {Key: fieldID, Value: 1}}).SetBatchSize(oneReply)
+	opts := options.Find().SetSort(bson.D{{Key: s.idField(), Value: 1}}).SetProjection(s.idProjection()).SetBatchSize(oneReply)
 	if q.Limit > 0 {
 		opts.SetLimit(int64(q.Limit))
 	}
@@ -141,15 +141,9 @@ func (s *Store) FindPostIDs(ctx context.Context, q repository.PostQuery) ([]int6
 	if err != nil {
 		return nil, fmt.Errorf("mongo: find post IDs: %w", err)
 	}
-	var docs []struct {
-		ID int64 `bson:"id"`
-	}
-	if err := cur.All(ctx, &docs); err != nil {
+	ids, err := storedIDs(ctx, cur)
+	if err != nil {
 		return nil, fmt.Errorf("mongo: find post IDs: %w", err)
-	}
-	ids := make([]int64, len(docs))
-	for i, d := range docs {
-		ids[i] = d.ID
 	}
 	return ids, nil
 }

@@ -81,6 +81,23 @@ func DowngradeLayoutForTest(ctx context.Context, s *Store, skip, keep int) error
 	return err
 }
 
+// MigrateForTest runs the contract of migrate.go on s as if s led the
+// lease called "leader" throughout.
+func MigrateForTest(ctx context.Context, s *Store) (MigrationStats, error) {
+	if err := s.readLayout(ctx); err != nil || !s.numeric() {
+		return MigrationStats{}, err
+	}
+	return s.contract(ctx, "leader", func() error { return nil })
+}
+
+// SetLayoutIntervalForTest sets how often KeepLayout beats, until the
+// returned function restores it.
+func SetLayoutIntervalForTest(d time.Duration) (restore func()) {
+	old := layoutInterval
+	layoutInterval = d
+	return func() { layoutInterval = old }
+}
+
 // LayoutVersionForTest is the layout the store writes.
 const LayoutVersionForTest = layoutVersion
 

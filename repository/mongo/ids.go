@@ -158,9 +158,10 @@ func (s *Store) findByIDs(ctx context.Context, coll *mongo.Collection, ids []int
 		return nil, nil
 	}
 	if !s.byIDLookups || len(ids) > maxIDLookups {
-		keys := make([]string, len(ids))
-		for i, id := range ids {
-			keys[i] = idKey(id)
+		// Both layouts (migrate.go): a record is found in either.
+		keys := make([]any, 0, 2*len(ids))
+		for _, id := range ids {
+			keys = append(keys, s.key(id), s.otherKey(id))
 		}
 		opts := options.Find().SetBatchSize(replyFor(len(ids)))
 		if projection != nil {
@@ -172,8 +173,19 @@ func (s *Store) findByIDs(ctx context.Context, coll *mongo.Collection, ids []int
 		}
 		defer cur.Close(ctx)
 		var out []bson.Raw
+		at := make(map[int64]int, len(ids))
 		for cur.Next(ctx) {
-			out = append(out, append(bson.Raw(nil), cur.Current...))
+			raw := append(bson.Raw(nil), cur.Current...)
+			id, ok, err := storedID(raw)
+			if err != nil {
+				return nil, err
+			}
+			if i, dup := at[id]; ok && dup {
+				out[i] = s.prefer(out[i], raw) // both forms stored
+				continue
+			}
+			at[id] = len(out)
+			out = append(out, raw)
 		}
 		return out, cur.Err()
 	}
@@ -183,7 +195,11 @@ func (s *Store) findByIDs(ctx context.Context, coll *mongo.Collection, ids []int
 	}
 	out := make([]bson.Raw, 0, len(ids))
 	for _, id := range ids {
-		raw, err := coll.FindOne(ctx, idFilter(id), opts).Raw()
+		raw, err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: s.key(id)}}, opts).Raw()
+		if isNoDocuments(err) && s.mixed.Load() {
+			// The other layout (migrate.go).
+			raw, err = coll.FindOne(ctx, bson.D{{Key: "_id", Value: s.otherKey(id)}}, opts).Raw()
+		}
 		switch {
 		case isNoDocuments(err):
 			continue

@@ -71,7 +71,7 @@ func createItem[T any](ctx context.Context, s *Store, ops itemOps[T], v *T) (err
 		// clash. (The insert's duplicate key below still decides when the
 		// record appears after this check, and then releases only the
 		// reservations this create inserted.)
-		err := ops.coll.FindOne(ctx, idFilter(id), options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
+		_, err := s.readItem(ctx, ops.coll, id, bson.D{{Key: "revision", Value: 1}})
 		switch {
 		case err == nil:
 			return fmt.Errorf("mongo: create %s %d: %s %d exists: %w", ops.scope, id, ops.scope, id, repository.ErrDuplicate)
@@ -87,7 +87,7 @@ func createItem[T any](ctx context.Context, s *Store, ops itemOps[T], v *T) (err
 	seq, err := s.markBefore(ctx, ops.scope, id)
 	if err == nil {
 		var doc bson.Raw
-		if doc, err = encodeItem(v); err == nil {
+		if doc, err = s.encode(v); err == nil {
 			if err = repository.CheckDocumentSize(doc, repository.MaxDocumentBytes); err == nil {
 				_, err = ops.coll.InsertOne(ctx, doc)
 			} else {
@@ -98,7 +98,7 @@ func createItem[T any](ctx context.Context, s *Store, ops itemOps[T], v *T) (err
 			// The insert may have landed although it failed: its reply
 			// was lost, or a retry of it found its own document. Only a
 			// re-read tells, and nothing is undone before it did.
-			switch landed, rerr := s.landed(ctx, ops.coll, id, doc); {
+			switch landed, rerr := s.landedAs(ctx, ops.coll, keyFilter(doc), doc); {
 			case rerr != nil:
 				return fmt.Errorf("mongo: create %s %d: %w (outcome unknown, nothing undone: %v)", ops.scope, id, err, rerr)
 			case landed:
@@ -127,8 +127,10 @@ func (s *Store) written(scope repository.MarkKind) {
 }
 
 // getItem reads the record with this ID into v.
-func getItem[T any](ctx context.Context, ops itemOps[T], id int64, v *T) error {
-	raw, err := ops.coll.FindOne(ctx, idFilter(id)).Raw()
+//
+// The record may be stored in either layout (migrate.go).
+func getItem[T any](ctx context.Context, s *Store, ops itemOps[T], id int64, v *T) error {
+	raw, err := s.readItem(ctx, ops.coll, id, nil)
 	if err == nil {
 		err = decodeItem(raw, v)
 	}
@@ -153,12 +155,27 @@ func findItems[T any](ctx context.Context, ops itemOps[T], filter any, opts ...m
 	}
 	defer cur.Close(ctx)
 	var out []*T
+	// A record stored in both layouts (an interrupted conversion,
+	// migrate.go) is listed once, in its later revision.
+	var at map[int64]int
 	for cur.Next(ctx) {
 		v := new(T)
 		if err := decodeItem(cur.Current, v); err != nil {
 			return nil, fmt.Errorf("mongo: find %ss: %w", ops.scope, err)
 		}
 		ops.fix(v)
+		if id := *ops.id(v); id != 0 {
+			if i, dup := at[id]; dup {
+				if *ops.rev(v) > *ops.rev(out[i]) {
+					out[i] = v
+				}
+				continue
+			}
+			if at == nil {
+				at = make(map[int64]int)
+			}
+			at[id] = len(out)
+		}
 		out = append(out, v)
 	}
 	if err := cur.Err(); err != nil {
@@ -219,13 +236,21 @@ func updateOnce[T any](ctx context.Context, s *Store, ops itemOps[T], id int64, 
 	}
 	defer s.unlock(ctx, l)
 
-	raw, err := ops.coll.FindOne(ctx, idFilter(id)).Raw()
+	raw, err := s.readItem(ctx, ops.coll, id, nil)
+	if err == nil && !s.numeric() && isNumericKey(raw) {
+		// A straggler in the numeric layout (migrate.go): converted
+		// first, under this lock, then updated.
+		if err = s.convertLocked(ctx, ops.coll, raw); err == nil {
+			raw, err = ops.coll.FindOne(ctx, idFilter(id)).Raw()
+		}
+	}
 	switch {
 	case isNoDocuments(err):
 		return nil, false, repository.ErrNotFound
 	case err != nil:
 		return nil, false, fmt.Errorf("mongo: update %s %d: read: %w", ops.scope, id, err)
 	}
+	key := raw.Lookup("_id")
 	// Decoding twice gives fn a deep copy to change while old stays intact.
 	var old, v T
 	if err := decodeItem(raw, &old); err != nil {
@@ -264,6 +289,10 @@ func updateOnce[T any](ctx context.Context, s *Store, ops itemOps[T], id int64, 
 		return nil, false, err
 	}
 	doc, err := encodeItem(&v)
+	if err == nil && key.Type != bson.TypeString {
+		// Stored in the numeric layout: replaced in it (migrate.go).
+		doc, err = numericIDForm(doc)
+	}
 	if err == nil {
 		err = repository.CheckDocumentSize(doc, repository.MaxDocumentBytes)
 	}
@@ -271,11 +300,11 @@ func updateOnce[T any](ctx context.Context, s *Store, ops itemOps[T], id int64, 
 		s.releaseSlugKeys(ctx, id, added)
 		return nil, false, fmt.Errorf("mongo: update %s %d: %w", ops.scope, id, err)
 	}
-	matched, err := s.replaceItem(ctx, ops.coll, id, oldRev, doc)
+	matched, err := s.replaceItem(ctx, ops.coll, key, oldRev, doc)
 	if err != nil {
 		// The replace may have landed although it failed (a lost
 		// reply): re-read before releasing the slugs it uses.
-		switch landed, rerr := s.landed(ctx, ops.coll, id, doc); {
+		switch landed, rerr := s.landedAs(ctx, ops.coll, bson.D{{Key: "_id", Value: key}}, doc); {
 		case rerr != nil:
 			return nil, false, fmt.Errorf("mongo: update %s %d: write: %w (outcome unknown, nothing undone: %v)", ops.scope, id, err, rerr)
 		case landed:
@@ -295,8 +324,9 @@ func updateOnce[T any](ctx context.Context, s *Store, ops itemOps[T], id int64, 
 	return &v, true, nil
 }
 
-// replaceItem stores doc as the record id if its revision is still rev and
-// reports whether it did. The caller holds the item's lock.
+// replaceItem stores doc (the record in the layout of its _id key:
+// migrate.go) if its revision is still rev and reports whether it did.
+// The caller holds the item's lock.
 //
 // The revision check is what makes the write safe on MongoDB even if this
 // holder outlived its lock lease: there {_id, revision} is one atomic
@@ -305,13 +335,13 @@ func updateOnce[T any](ctx context.Context, s *Store, ops itemOps[T], id int64, 
 // (it reads, compares in Go and writes back by _id): there the revision is
 // read by idFilter, compared here and the record replaced by idFilter, two
 // look-ups that are as safe as FerretDB's own compare-and-replace.
-func (s *Store) replaceItem(ctx context.Context, coll *mongo.Collection, id, rev int64, doc bson.Raw) (bool, error) {
-	filter := bson.D{{Key: "_id", Value: idKey(id)}, {Key: "revision", Value: rev}}
+func (s *Store) replaceItem(ctx context.Context, coll *mongo.Collection, key bson.RawValue, rev int64, doc bson.Raw) (bool, error) {
+	filter := bson.D{{Key: "_id", Value: key}, {Key: "revision", Value: rev}}
 	if s.ferretDB {
 		var cur struct {
 			Revision int64 `bson:"revision"`
 		}
-		err := coll.FindOne(ctx, idFilter(id), options.FindOne().SetProjection(bson.D{{Key: "revision", Value: 1}})).Decode(&cur)
+		err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: key}}, options.FindOne().SetProjection(bson.D{{Key: "revision", Value: 1}})).Decode(&cur)
 		switch {
 		case isNoDocuments(err):
 			return false, nil
@@ -320,7 +350,7 @@ func (s *Store) replaceItem(ctx context.Context, coll *mongo.Collection, id, rev
 		case cur.Revision != rev:
 			return false, nil
 		}
-		filter = idFilter(id)
+		filter = bson.D{{Key: "_id", Value: key}}
 	}
 	res, err := coll.ReplaceOne(ctx, filter, doc)
 	if err != nil {
@@ -339,9 +369,9 @@ func deleteItem[T any](ctx context.Context, s *Store, ops itemOps[T], id int64) 
 	}
 	defer s.unlock(ctx, l)
 
-	// The record is read first: it is what a delete whose reply was lost
-	// returns once a re-read shows it gone.
-	before, err := ops.coll.FindOne(ctx, idFilter(id)).Raw()
+	// Either layout (migrate.go). The record read is also what a delete
+	// whose reply was lost returns once a re-read shows it gone.
+	found, err := s.readItem(ctx, ops.coll, id, nil)
 	switch {
 	case isNoDocuments(err):
 		return nil, repository.ErrNotFound
@@ -353,24 +383,23 @@ func deleteItem[T any](ctx context.Context, s *Store, ops itemOps[T], id int64) 
 		return nil, err
 	}
 	var gone T
-	raw, err := ops.coll.FindOneAndDelete(ctx, idFilter(id)).Raw()
-	if err != nil && !isNoDocuments(err) {
+	// Both forms: one left by an interrupted conversion must not be
+	// converted back to life later.
+	err = s.deleteBothForms(ctx, ops.coll, id)
+	if err != nil {
 		// The delete may have landed although it failed: a re-read that
 		// finds nothing (under the item lock) confirms it.
-		switch _, rerr := s.storedDoc(ctx, ops.coll, idFilter(id)); {
+		switch _, rerr := s.readItem(ctx, ops.coll, id, bson.D{{Key: "revision", Value: 1}}); {
 		case isNoDocuments(rerr):
-			raw, err = before, nil
+			err = nil
 		case rerr != nil:
 			return nil, fmt.Errorf("mongo: delete %s: %w (outcome unknown: %v)", key, err, rerr)
 		}
 	}
 	if err == nil {
-		err = decodeItem(raw, &gone)
+		err = decodeItem(found, &gone)
 	}
-	switch {
-	case isNoDocuments(err):
-		return nil, repository.ErrNotFound
-	case err != nil:
+	if err != nil {
 		return nil, fmt.Errorf("mongo: delete %s: %w", key, err)
 	}
 	s.written(ops.scope)
@@ -423,4 +452,10 @@ func (s *Store) landedAs(ctx context.Context, coll *mongo.Collection, filter bso
 		return false, err
 	}
 	return bytes.Equal(raw, doc), nil
+}
+
+// keyFilter selects the record doc by its stored _id, in whichever layout
+// doc is written (migrate.go).
+func keyFilter(doc bson.Raw) bson.D {
+	return bson.D{{Key: "_id", Value: doc.Lookup("_id")}}
 }

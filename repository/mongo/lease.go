@@ -395,7 +395,8 @@ func (l *Lease) claim(ctx context.Context, term, epoch int64) (bool, error) {
 // latest returns the document of the highest term (nil when there is none).
 func (l *Lease) latest(ctx context.Context) (*leaseDoc, error) {
 	var d leaseDoc
-	err := l.coll.FindOne(ctx, bson.D{{Key: "name", Value: l.name}},
+	// The guard term of an upgraded database is not a term (migrate.go).
+	err := l.coll.FindOne(ctx, bson.D{{Key: "name", Value: l.name}, {Key: "term", Value: bson.D{{Key: "$lt", Value: int64(leaseGuardTerm)}}}},
 		options.FindOne().SetSort(bson.D{{Key: "term", Value: -1}})).Decode(&d)
 	switch {
 	case isNoDocuments(err):

@@ -4,12 +4,98 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"math"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
+
+	"github.com/calendar/eventcal/repository"
 )
+
+// # Upgrading from the numeric-_id layout while old processes run
+//
+// Releases before the string-_id layout (ids.go) store a post or term as
+// {_id: 12, ...}; this one as {_id: "12", id: 12, ...}. A rolling upgrade
+// runs both versions on one database for a while, and the previous
+// release cannot be changed: it reads and writes only numeric _ids, looks
+// records up by them, takes the item lock ("post:12") around every write
+// and, while it holds the leader lease, treats a record it cannot find by
+// its numeric _id as deleted (it drops it from the search index and sends
+// "*.deleted" webhooks). The upgrade is therefore done in two phases, and
+// everything the previous release must not see is prevented from this
+// side.
+//
+// Expand. A database without the layout document in meta (or at layout 1)
+// is in the numeric layout, and this version then writes that layout too:
+// {_id: 12, id: 12, ...} (the extra field is ignored by the old decoder and
+// dropped by its writes). Old and new processes thus see the same records,
+// whoever leads. Reads accept both forms (readItem, findByIDs: on MongoDB
+// one {_id: {$in: ["12", 12]}} command, on FerretDB the expected form
+// first and the other on a miss), lists and ranges run on _id as the
+// previous release's did (idField), and every write goes to the form the
+// record is stored in, read under the item lock.
+//
+// Contract. Only the process that holds the leader lease migrates, and
+// only when no live process of the previous release can be leading or can
+// become leader again:
+//
+//  1. Every process of this version records itself in the replicas
+//     collection (replica, instance, the layouts it reads, the one it
+//     writes, a heartbeat every layoutInterval) and deletes its record
+//     when it stops. The leader migrates only while every record with a
+//     heartbeat within replicaWindow reads layout 2. (Processes of the
+//     previous release cannot record themselves; they are kept away by 2.)
+//  2. Holding the lease proves that no old process leads now (the lease
+//     lets nobody take over before the holder has stopped counting
+//     itself leader, lease.go). Before converting anything the leader
+//     then inserts a guard term into the lease (leaseGuard): a term
+//     numbered math.MaxInt64 held by nobody real. The previous release
+//     always reads the highest term, never sees it renewed, and every
+//     take-over it attempts inserts a term below it, which its own check
+//     ("is my term the highest?") rejects: it can never lead this
+//     database again, so it never judges a string-_id record deleted.
+//     This version skips the guard when reading terms (Lease.latest).
+//     The leader checks that it still leads after inserting the guard and
+//     before every batch, and stops (to be resumed by the next leader)
+//     when it does not.
+//  3. Every numeric record is converted under the item lock the previous
+//     release writes under (convertLocked): read it, insert its string
+//     form (or keep an existing one of a higher revision, from an
+//     interrupted run), delete the numeric one. An update by any process
+//     is therefore either before the conversion (and converted with it)
+//     or after it (and lands on the string form, or, from the previous
+//     release, finds nothing and answers 404 without writing): none is
+//     acknowledged and then lost.
+//  4. Then the layout document is set to 2 and every process of this
+//     version switches to writing string _ids at its next heartbeat; until
+//     then it keeps writing the numeric form, which is read (both forms
+//     are) and converted like any straggler.
+//
+// Stragglers. A numeric record can still appear after the contract: from
+// a process of this version that has not yet seen layout 2, or from a
+// forgotten follower of the previous release creating a record. It is
+// never hidden: reads by ID accept both forms, so a listed record is never
+// 404; a write converts it first (updateOnce); and the leader sweeps both
+// collections every sweepEvery heartbeats, converting what it finds. (On
+// MongoDB both forms are one {_id: {$in}} look-up. On FerretDB, where a
+// numeric _id filter scans the collection, a process looks for the
+// numeric form only while it knows numeric records may exist (Store.mixed:
+// at layout 1, and after a check at Open and every sweepEvery heartbeats
+// found one), so there a straggler written after that check can answer
+// 404 until the next one.) The leader also inserts the lease guard once
+// at layout 2, so that a database created at layout 2 is guarded too. A
+// follower of the previous release left running after the contract cannot
+// see converted records (404 to its clients, and its updates and deletes
+// of them are refused), but it loses nothing.
+//
+// What only the operator can ensure: that processes of the previous
+// release are all replaced. They do not record themselves, so a follower
+// of the previous release is invisible here; it is harmless to the data
+// but serves 404s for converted records until it is stopped.
 
 // Layout versions of a database, kept in meta as {_id: "layout", version}.
 // A database without it is at version 1 (or empty).
@@ -19,19 +105,35 @@ const (
 	// layoutStringIDs: posts and terms keyed by a string _id, with the
 	// number in fieldID (ids.go).
 	layoutStringIDs = 2
-	// layoutVersion is the layout this code reads and writes.
+	// layoutVersion is the newest layout this code reads and writes.
 	layoutVersion = layoutStringIDs
 )
 
 // layoutKey is the _id of the layout document in meta.
 const layoutKey = "layout"
 
-// migrateLock is the lock (in locks) held while a process migrates.
-const migrateLock = "migrate:layout"
-
-// migrateBatch is how many records one step of the migration converts:
-// one find, one insert and one delete per step (a variable for the tests).
+// migrateBatch is how many records one step of the migration reads (a
+// variable for the tests).
 var migrateBatch int64 = 100
+
+// layoutInterval is how often a process records its heartbeat, reads the
+// layout and, as leader, migrates or sweeps (a variable for the tests).
+var layoutInterval = 5 * time.Second
+
+// replicaWindow is how old a heartbeat may be for its process to count as
+// live: three missed heartbeats. It compares the clocks of the writer and
+// the reader, so clocks must agree to well within it.
+func replicaWindow() time.Duration { return 3 * layoutInterval }
+
+// sweepEvery is how many heartbeats pass between two sweeps for
+// stragglers by the leader.
+const sweepEvery = 6
+
+// leaseGuardTerm is the term of the lease guard (see "Contract").
+const leaseGuardTerm = math.MaxInt64
+
+// leaseGuardHolder is the holder written in the lease guard.
+const leaseGuardHolder = "layout-2 guard: releases before the string-_id layout must not lead"
 
 // layoutDoc is the layout document in meta.
 type layoutDoc struct {
@@ -39,7 +141,21 @@ type layoutDoc struct {
 	Version int    `bson:"version"`
 }
 
-// MigrationStats says what Open's migration did (LastMigration).
+// replicaDoc is a process's record in the replicas collection.
+type replicaDoc struct {
+	// Key is "replica/instance".
+	Key      string `bson:"_id"`
+	Replica  string `bson:"replica"`
+	Instance string `bson:"instance"`
+	// Reads is the newest layout the process reads (every older one
+	// too); Writes the one it writes now.
+	Reads  int `bson:"reads"`
+	Writes int `bson:"writes"`
+	// Beat is the time of the last heartbeat, on the writer's clock.
+	Beat time.Time `bson:"beat"`
+}
+
+// MigrationStats says what a migration did (LastMigration).
 type MigrationStats struct {
 	// From is the layout found (0 when the database was at the current
 	// layout already and nothing ran).
@@ -48,112 +164,493 @@ type MigrationStats struct {
 	Converted int
 }
 
-// LastMigration returns what Open's migration did.
-func (s *Store) LastMigration() MigrationStats { return s.migrated }
+// LastMigration returns what this store's last migration or sweep did.
+func (s *Store) LastMigration() MigrationStats {
+	s.layoutMu.Lock()
+	defer s.layoutMu.Unlock()
+	return s.migrated
+}
 
-// migrate brings the database to layoutVersion. Open runs it; it costs one
-// look-up when the database is current.
-//
-// From layoutNumericIDs it rewrites every post and term {_id: 12, ...} as
-// {_id: "12", id: 12, ...}: per batch, the old records are read, their new
-// form is inserted (one already there, from an interrupted run, is kept)
-// and then the old ones are deleted. Interrupted anywhere, the next Open
-// continues where it stopped: an old record left is converted again, a
-// new one is never overwritten. One process migrates at a time, holding a
-// lock it renews every batch; another that opens the database meanwhile
-// waits for it (up to lockWait, then its Open fails and can be retried).
-// Every process must run this version: an older one would still read and
-// write numeric _ids.
-func (s *Store) migrate(ctx context.Context) error {
-	current := func() (int, error) {
-		var d layoutDoc
-		err := s.meta.FindOne(ctx, bson.D{{Key: "_id", Value: layoutKey}}).Decode(&d)
+// Layout returns the layout this store writes: 1 during the expand phase
+// of an upgrade from the numeric-_id layout, 2 after it.
+func (s *Store) Layout() int { return int(s.layout.Load()) }
+
+// readLayout sets the layout this store writes from the database (Open,
+// and every heartbeat of KeepLayout). A database that holds no post, no
+// term and no lease term is new and is recorded at the current layout.
+func (s *Store) readLayout(ctx context.Context) error {
+	var d layoutDoc
+	err := s.meta.FindOne(ctx, bson.D{{Key: "_id", Value: layoutKey}}).Decode(&d)
+	switch {
+	case isNoDocuments(err):
+		d.Version = layoutNumericIDs
+		fresh, ferr := s.isFresh(ctx)
+		if ferr != nil {
+			return ferr
+		}
+		if fresh {
+			if err := s.recordLayout(ctx); err != nil {
+				return err
+			}
+			d.Version = layoutVersion
+		}
+	case err != nil:
+		return fmt.Errorf("mongo: read the database layout: %w", err)
+	case d.Version > layoutVersion:
+		return fmt.Errorf("mongo: the database has layout %d, written by a newer version (this one reads %d)", d.Version, layoutVersion)
+	}
+	// Never back: a layout once seen at 2 stays 2 for this process.
+	if int32(d.Version) > s.layout.Load() {
+		s.layout.Store(int32(d.Version))
+	}
+	return nil
+}
+
+// isFresh reports whether the database has never been used by any
+// version: no post, no term, no lease term.
+func (s *Store) isFresh(ctx context.Context) (bool, error) {
+	for _, c := range []*mongo.Collection{s.posts, s.terms, s.leases} {
+		err := c.FindOne(ctx, bson.D{}, options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
 		switch {
-		case isNoDocuments(err):
-			return layoutNumericIDs, nil
-		case err != nil:
-			return 0, fmt.Errorf("mongo: read the database layout: %w", err)
-		case d.Version > layoutVersion:
-			return 0, fmt.Errorf("mongo: the database has layout %d, written by a newer version (this one reads %d)", d.Version, layoutVersion)
-		}
-		return d.Version, nil
-	}
-	v, err := current()
-	if err != nil || v == layoutVersion {
-		return err
-	}
-	l, err := s.lock(ctx, migrateLock)
-	if err != nil {
-		return fmt.Errorf("mongo: migrate the database layout: %w", err)
-	}
-	defer s.unlock(ctx, l)
-	if v, err = current(); err != nil || v == layoutVersion {
-		return err // another process migrated meanwhile
-	}
-	stats := MigrationStats{From: v}
-	for _, coll := range []*mongo.Collection{s.posts, s.terms} {
-		n, err := s.migrateIDs(ctx, coll, l)
-		stats.Converted += n
-		if err != nil {
-			return err
+		case err == nil:
+			return false, nil
+		case !isNoDocuments(err):
+			return false, fmt.Errorf("mongo: read the database layout: %w", err)
 		}
 	}
+	return true, nil
+}
+
+// recordLayout records the database at layoutVersion.
+func (s *Store) recordLayout(ctx context.Context) error {
 	if _, err := s.meta.UpdateOne(ctx, bson.D{{Key: "_id", Value: layoutKey}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "version", Value: layoutVersion}}}},
 		options.UpdateOne().SetUpsert(true)); err != nil {
 		return fmt.Errorf("mongo: record the database layout: %w", err)
 	}
-	s.migrated = stats
 	return nil
 }
 
-// migrateIDs converts the records of coll that have a numeric _id (no
-// fieldID) and returns how many it converted.
-func (s *Store) migrateIDs(ctx context.Context, coll *mongo.Collection, l *itemLock) (int, error) {
-	fail := func(err error) error { return fmt.Errorf("mongo: migrate %s to string _ids: %w", coll.Name(), err) }
-	old := bson.D{{Key: fieldID, Value: bson.D{{Key: "$exists", Value: false}}}}
-	converted := 0
-	for {
-		cur, err := coll.Find(ctx, old, options.Find().SetLimit(migrateBatch).SetBatchSize(int32(migrateBatch)))
-		if err != nil {
-			return converted, fail(err)
-		}
-		var raws []bson.Raw
-		for cur.Next(ctx) {
-			raws = append(raws, append(bson.Raw(nil), cur.Current...))
-		}
-		err = cur.Err()
-		cur.Close(ctx)
-		if err != nil {
-			return converted, fail(err)
-		}
-		if len(raws) == 0 {
-			return converted, nil
-		}
-		docs := make([]any, len(raws))
-		ids := make([]int64, len(raws))
-		for i, raw := range raws {
-			if docs[i], ids[i], err = stringIDForm(raw); err != nil {
-				return converted, fail(err)
-			}
-		}
-		// Unordered: a record converted by an interrupted run fails
-		// alone (duplicate _id) and is kept as it is.
-		if _, err := coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false)); err != nil && !onlyDuplicates(err) {
-			return converted, fail(err)
-		}
-		res, err := coll.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
-		if err != nil {
-			return converted, fail(err)
-		}
-		if res.DeletedCount == 0 {
-			return converted, fail(errors.New("no progress: the old records cannot be deleted"))
-		}
-		converted += int(res.DeletedCount)
-		if err := s.renewLock(ctx, l); err != nil {
-			return converted, fail(err)
+// numeric reports whether this store writes the numeric-_id layout.
+func (s *Store) numeric() bool { return s.layout.Load() == layoutNumericIDs }
+
+// key returns the _id of the post or term id in the layout this store
+// writes; otherKey the one in the other layout.
+func (s *Store) key(id int64) any {
+	if s.numeric() {
+		return id
+	}
+	return idKey(id)
+}
+
+func (s *Store) otherKey(id int64) any {
+	if s.numeric() {
+		return idKey(id)
+	}
+	return id
+}
+
+// idField is the field that orders posts and terms by ID and answers
+// ranges of IDs: _id in the numeric layout (as the previous release reads
+// it), fieldID in the string one.
+func (s *Store) idField() string {
+	if s.numeric() {
+		return "_id"
+	}
+	return fieldID
+}
+
+// encode returns the stored form of v in the layout this store writes
+// (the numeric layout keeps fieldID too; see "Expand").
+func (s *Store) encode(v any) (bson.Raw, error) {
+	doc, err := encodeItem(v)
+	if err != nil || !s.numeric() {
+		return doc, err
+	}
+	return numericIDForm(doc)
+}
+
+// numericIDForm rewrites a record in the string layout as {_id: 12, id: 12, ...}.
+func numericIDForm(raw bson.Raw) (bson.Raw, error) {
+	id, _, err := storedID(raw)
+	if err != nil {
+		return nil, err
+	}
+	elems, err := raw.Elements()
+	if err != nil {
+		return nil, err
+	}
+	idx, doc := bsoncore.AppendDocumentStart(make([]byte, 0, len(raw)))
+	doc = bsoncore.AppendInt64Element(doc, "_id", id)
+	for _, e := range elems {
+		if e.Key() != "_id" {
+			doc = append(doc, e...)
 		}
 	}
+	doc, err = bsoncore.AppendDocumentEnd(doc, idx)
+	return bson.Raw(doc), err
+}
+
+// isNumericKey reports whether raw is stored with a numeric _id.
+func isNumericKey(raw bson.Raw) bool {
+	v, err := raw.LookupErr("_id")
+	if err != nil {
+		return false
+	}
+	_, ok := v.AsInt64OK()
+	return ok
+}
+
+// rawRevision returns the revision of a stored record (0 without one).
+func rawRevision(raw bson.Raw) int64 {
+	r, _ := raw.Lookup("revision").AsInt64OK()
+	return r
+}
+
+// prefer returns the form of one record to use when both are stored (an
+// interrupted conversion): the higher revision, else the one in the
+// layout this store writes.
+func (s *Store) prefer(a, b bson.Raw) bson.Raw {
+	ra, rb := rawRevision(a), rawRevision(b)
+	switch {
+	case ra > rb:
+		return a
+	case rb > ra:
+		return b
+	case isNumericKey(a) == s.numeric():
+		return a
+	}
+	return b
+}
+
+// readItem returns the stored record id of coll in whichever layout it is
+// stored (see "Expand"), projected when projection is not nil (it should
+// keep revision), or mongo.ErrNoDocuments.
+func (s *Store) readItem(ctx context.Context, coll *mongo.Collection, id int64, projection bson.D) (bson.Raw, error) {
+	if !s.byIDLookups {
+		opts := options.Find().SetLimit(2).SetBatchSize(2)
+		if projection != nil {
+			opts.SetProjection(projection)
+		}
+		cur, err := coll.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: bson.A{s.key(id), s.otherKey(id)}}}}}, opts)
+		if err != nil {
+			return nil, err
+		}
+		defer cur.Close(ctx)
+		var found bson.Raw
+		for cur.Next(ctx) {
+			raw := append(bson.Raw(nil), cur.Current...)
+			if found == nil {
+				found = raw
+			} else {
+				found = s.prefer(found, raw)
+			}
+		}
+		if err := cur.Err(); err != nil {
+			return nil, err
+		}
+		if found == nil {
+			return nil, mongo.ErrNoDocuments
+		}
+		return found, nil
+	}
+	opts := options.FindOne()
+	if projection != nil {
+		opts.SetProjection(projection)
+	}
+	raw, err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: s.key(id)}}, opts).Raw()
+	if isNoDocuments(err) && s.mixed.Load() {
+		raw, err = coll.FindOne(ctx, bson.D{{Key: "_id", Value: s.otherKey(id)}}, opts).Raw()
+	}
+	return raw, err
+}
+
+// checkMixed sets s.mixed: whether this store writes the numeric layout
+// or a record in it exists. On FerretDB the look-up scans the posts and
+// terms, so KeepLayout repeats it only every sweepEvery heartbeats.
+func (s *Store) checkMixed(ctx context.Context) error {
+	if s.numeric() {
+		s.mixed.Store(true)
+		return nil
+	}
+	for _, c := range []*mongo.Collection{s.posts, s.terms} {
+		err := c.FindOne(ctx, numericFilter, options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
+		switch {
+		case err == nil:
+			s.mixed.Store(true)
+			return nil
+		case !isNoDocuments(err):
+			return fmt.Errorf("mongo: look for records in the numeric layout: %w", err)
+		}
+	}
+	s.mixed.Store(false)
+	return nil
+}
+
+// Lease guard and replica records.
+
+// guardLease inserts the lease guard of the lease called name (see
+// "Contract"); one already there is kept.
+func (s *Store) guardLease(ctx context.Context, name string) error {
+	at := now()
+	_, err := s.leases.InsertOne(ctx, leaseDoc{ID: fmt.Sprintf("%s:guard", name), Name: name, Term: leaseGuardTerm,
+		Holder: leaseGuardHolder, At: at, Expires: at})
+	if err != nil && !mongo.IsDuplicateKeyError(err) {
+		return fmt.Errorf("mongo: guard lease %s: %w", name, err)
+	}
+	return nil
+}
+
+// heartbeat records this process (see "Contract").
+func (s *Store) heartbeat(ctx context.Context, l *Lease) error {
+	key := l.holder + "/" + l.instance
+	_, err := s.replicas.ReplaceOne(ctx, bson.D{{Key: "_id", Value: key}},
+		replicaDoc{Key: key, Replica: l.holder, Instance: l.instance, Reads: layoutVersion, Writes: s.Layout(), Beat: now()},
+		options.Replace().SetUpsert(true))
+	if err != nil {
+		return fmt.Errorf("mongo: record replica %s: %w", key, err)
+	}
+	return nil
+}
+
+// LiveReplicas returns the records of the processes with a heartbeat
+// within the liveness window, by key.
+func (s *Store) LiveReplicas(ctx context.Context) ([]ReplicaInfo, error) {
+	cur, err := s.replicas.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		return nil, fmt.Errorf("mongo: read replicas: %w", err)
+	}
+	var docs []replicaDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("mongo: read replicas: %w", err)
+	}
+	out := []ReplicaInfo{}
+	for _, d := range docs {
+		if time.Since(d.Beat) <= replicaWindow() {
+			out = append(out, ReplicaInfo{Replica: d.Replica, Instance: d.Instance, Reads: d.Reads, Writes: d.Writes, Beat: d.Beat})
+		}
+	}
+	return out, nil
+}
+
+// ReplicaInfo is a live process as recorded in the replicas collection.
+type ReplicaInfo struct {
+	// Replica and Instance identify the process (see Lease).
+	Replica, Instance string
+	// Reads is the newest layout it reads, Writes the one it writes.
+	Reads, Writes int
+	// Beat is its last heartbeat.
+	Beat time.Time
+}
+
+// KeepLayout runs this process's part of the upgrade protocol until ctx
+// ends (the service runs it beside l.Keep): every layoutInterval it
+// records its heartbeat and reads the layout; while it holds l it
+// migrates the database once no live process reads only the numeric
+// layout, and then sweeps for stragglers every sweepEvery heartbeats. At
+// the end it deletes its record. Failures are logged and retried.
+func (s *Store) KeepLayout(ctx context.Context, l *Lease, log *slog.Logger) {
+	if log == nil {
+		log = slog.Default()
+	}
+	defer func() {
+		cctx, cancel := s.cleanupContext(ctx)
+		defer cancel()
+		s.replicas.DeleteOne(cctx, bson.D{{Key: "_id", Value: l.holder + "/" + l.instance}})
+	}()
+	guarded := false
+	for beat := 0; ; beat++ {
+		if err := s.layoutStep(ctx, l, beat%sweepEvery == 0, &guarded, log); err != nil && ctx.Err() == nil {
+			log.Warn("layout upkeep failed", "err", err)
+		}
+		t := time.NewTimer(layoutInterval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// layoutStep is one heartbeat of KeepLayout; *guarded says whether this
+// process has made sure of the lease guard (once, as leader at layout 2:
+// a database created at layout 2 gets it too).
+func (s *Store) layoutStep(ctx context.Context, l *Lease, sweep bool, guarded *bool, log *slog.Logger) error {
+	if err := s.readLayout(ctx); err != nil {
+		return err
+	}
+	if err := s.heartbeat(ctx, l); err != nil {
+		return err
+	}
+	if sweep {
+		if err := s.checkMixed(ctx); err != nil {
+			return err
+		}
+	}
+	if l.IsLeader(ctx) != nil {
+		return nil
+	}
+	if !s.numeric() {
+		if !*guarded {
+			if err := s.guardLease(ctx, l.name); err != nil {
+				return err
+			}
+			*guarded = true
+		}
+		if !sweep || !s.mixed.Load() {
+			return nil
+		}
+		stats, err := s.convertAll(ctx, func() error { return l.IsLeader(ctx) })
+		if stats.Converted > 0 {
+			log.Info("store: converted records left in the numeric-_id layout", "converted", stats.Converted)
+		}
+		return err
+	}
+	live, err := s.LiveReplicas(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range live {
+		if r.Reads < layoutStringIDs {
+			return nil // a live process cannot read the new layout
+		}
+	}
+	log.Info("store: migrating to string _ids (no live process needs the numeric layout)")
+	stats, err := s.contract(ctx, l.name, func() error { return l.IsLeader(ctx) })
+	if err != nil {
+		return err
+	}
+	log.Info("store: migrated to string _ids", "converted", stats.Converted)
+	return nil
+}
+
+// contract guards the lease called name, converts every numeric record
+// while leading() answers nil and records layout 2 (see "Contract").
+func (s *Store) contract(ctx context.Context, name string, leading func() error) (MigrationStats, error) {
+	if err := s.guardLease(ctx, name); err != nil {
+		return MigrationStats{}, err
+	}
+	stats, err := s.convertAll(ctx, leading)
+	if err != nil {
+		return stats, err
+	}
+	if err := leading(); err != nil {
+		return stats, err
+	}
+	if err := s.recordLayout(ctx); err != nil {
+		return stats, err
+	}
+	s.layout.Store(layoutVersion)
+	s.mixed.Store(false)
+	stats.From = layoutNumericIDs
+	s.layoutMu.Lock()
+	s.migrated = stats
+	s.layoutMu.Unlock()
+	return stats, nil
+}
+
+// numericFilter selects the records stored with a numeric _id.
+var numericFilter = bson.D{{Key: "_id", Value: bson.D{{Key: "$type", Value: "number"}}}}
+
+// convertAll converts every post and term stored with a numeric _id, each
+// under its item lock, checking leading() before every batch.
+func (s *Store) convertAll(ctx context.Context, leading func() error) (MigrationStats, error) {
+	var stats MigrationStats
+	for _, c := range []struct {
+		coll  *mongo.Collection
+		scope repository.MarkKind
+	}{{s.posts, repository.MarkPost}, {s.terms, repository.MarkTerm}} {
+		fail := func(err error) error { return fmt.Errorf("mongo: migrate %s to string _ids: %w", c.coll.Name(), err) }
+		for {
+			if err := leading(); err != nil {
+				return stats, fail(err)
+			}
+			cur, err := c.coll.Find(ctx, numericFilter, options.Find().SetLimit(migrateBatch).SetBatchSize(int32(migrateBatch)).
+				SetProjection(bson.D{{Key: "_id", Value: 1}}))
+			if err != nil {
+				return stats, fail(err)
+			}
+			var ids []int64
+			for cur.Next(ctx) {
+				if id, ok := cur.Current.Lookup("_id").AsInt64OK(); ok {
+					ids = append(ids, id)
+				}
+			}
+			err = cur.Err()
+			cur.Close(ctx)
+			if err != nil {
+				return stats, fail(err)
+			}
+			if len(ids) == 0 {
+				break
+			}
+			for _, id := range ids {
+				n, err := s.convertOne(ctx, c.coll, c.scope, id)
+				if err != nil {
+					return stats, fail(err)
+				}
+				stats.Converted += n
+			}
+		}
+	}
+	return stats, nil
+}
+
+// convertOne converts the record id of coll under its item lock and
+// returns 1 when it found it in the numeric layout.
+func (s *Store) convertOne(ctx context.Context, coll *mongo.Collection, scope repository.MarkKind, id int64) (int, error) {
+	l, err := s.lock(ctx, itemKey(scope, id))
+	if err != nil {
+		return 0, err
+	}
+	defer s.unlock(ctx, l)
+	raw, err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Raw()
+	switch {
+	case isNoDocuments(err):
+		return 0, nil // deleted or converted meanwhile
+	case err != nil:
+		return 0, err
+	}
+	if err := s.convertLocked(ctx, coll, raw); err != nil {
+		return 0, err
+	}
+	return 1, nil
+}
+
+// convertLocked rewrites the record raw, read with a numeric _id under its
+// item lock (held by the caller), in the string layout: its string form is
+// inserted, or replaces one of a lower or equal revision left by an
+// interrupted conversion, and the numeric form is deleted.
+func (s *Store) convertLocked(ctx context.Context, coll *mongo.Collection, raw bson.Raw) error {
+	doc, id, err := stringIDForm(raw)
+	if err != nil {
+		return err
+	}
+	if _, err := coll.InsertOne(ctx, doc); err != nil {
+		if !mongo.IsDuplicateKeyError(err) {
+			return err
+		}
+		var cur struct {
+			Revision int64 `bson:"revision"`
+		}
+		if err := coll.FindOne(ctx, idFilter(id), options.FindOne().SetProjection(bson.D{{Key: "revision", Value: 1}})).Decode(&cur); err != nil {
+			return err
+		}
+		if rawRevision(raw) >= cur.Revision {
+			if _, err := coll.ReplaceOne(ctx, idFilter(id), doc); err != nil {
+				return err
+			}
+		}
+	}
+	res, err := coll.DeleteOne(ctx, bson.D{{Key: "_id", Value: id}})
+	if err != nil {
+		return err
+	}
+	if res.DeletedCount == 0 {
+		return errors.New("the numeric record could not be deleted")
+	}
+	return nil
 }
 
 // stringIDForm returns the record raw, stored with a numeric _id, in the
@@ -175,7 +672,7 @@ func stringIDForm(raw bson.Raw) (bson.Raw, int64, error) {
 	doc = bsoncore.AppendStringElement(doc, "_id", idKey(id))
 	doc = bsoncore.AppendInt64Element(doc, fieldID, id)
 	for _, e := range elems {
-		if e.Key() != "_id" {
+		if k := e.Key(); k != "_id" && k != fieldID {
 			doc = append(doc, e...)
 		}
 	}
@@ -183,31 +680,47 @@ func stringIDForm(raw bson.Raw) (bson.Raw, int64, error) {
 	return bson.Raw(doc), id, err
 }
 
-// onlyDuplicates reports whether err is a bulk write error whose every
-// error is a duplicate key.
-func onlyDuplicates(err error) bool {
-	var bwe mongo.BulkWriteException
-	if !errors.As(err, &bwe) || bwe.WriteConcernError != nil || len(bwe.WriteErrors) == 0 {
-		return false
+// idProjection projects a post or term to its ID in either layout (the
+// numeric layout may lack fieldID; storedID reads both).
+func (s *Store) idProjection() bson.D {
+	if s.numeric() {
+		return bson.D{{Key: fieldID, Value: 1}}
 	}
-	for _, we := range bwe.WriteErrors {
-		if we.Code != 11000 {
-			return false
-		}
-	}
-	return true
+	return bson.D{{Key: "_id", Value: 0}, {Key: fieldID, Value: 1}}
 }
 
-// renewLock moves the time of the held lock l to now, so that a long
-// holder is not taken for dead after lockLease.
-func (s *Store) renewLock(ctx context.Context, l *itemLock) error {
-	res, err := s.locks.UpdateOne(ctx, bson.D{{Key: "_id", Value: l.key}, {Key: "token", Value: l.token}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "at", Value: now()}}}})
-	switch {
-	case err != nil:
-		return fmt.Errorf("renew lock %s: %w", l.key, err)
-	case res.MatchedCount == 0:
-		return fmt.Errorf("lost lock %s", l.key)
+// storedIDs returns the IDs of the records of cur (storedID), closing it.
+func storedIDs(ctx context.Context, cur *mongo.Cursor) ([]int64, error) {
+	defer cur.Close(ctx)
+	ids := []int64{}
+	for cur.Next(ctx) {
+		id, ok, err := storedID(cur.Current)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			ids = append(ids, id)
+		}
+	}
+	return ids, cur.Err()
+}
+
+// deleteBothForms deletes the record id of coll in both layouts: one
+// command on MongoDB, one per form on FerretDB (where {_id: {$in}} scans;
+// the other form only while s.mixed).
+func (s *Store) deleteBothForms(ctx context.Context, coll *mongo.Collection, id int64) error {
+	if !s.byIDLookups {
+		_, err := coll.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: bson.A{s.key(id), s.otherKey(id)}}}}})
+		return err
+	}
+	keys := []any{s.key(id)}
+	if s.mixed.Load() {
+		keys = append(keys, s.otherKey(id))
+	}
+	for _, k := range keys {
+		if _, err := coll.DeleteOne(ctx, bson.D{{Key: "_id", Value: k}}); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -69,7 +69,7 @@ func (s *Store) CreatePost(ctx context.Context, p *repository.Post) error {
 // GetPost returns the post with this ID or ErrNotFound.
 func (s *Store) GetPost(ctx context.Context, id int64) (*repository.Post, error) {
 	var p repository.Post
-	if err := getItem(ctx, s.postOps(), id, &p); err != nil {
+	if err := getItem(ctx, s, s.postOps(), id, &p); err != nil {
 		return nil, err
 	}
 	return &p, nil
@@ -121,11 +121,15 @@ func (s *Store) DeletePost(ctx context.Context, id int64) error {
 
 // FindPosts returns the posts matching q, by ID ascending.
 func (s *Store) FindPosts(ctx context.Context, q repository.PostQuery) ([]*repository.Post, error) {
-	filter, ok := postFilter(q, true)
+	filter, ok := s.postFilter(q, true)
 	if !ok {
 		return []*repository.Post{}, nil
 	}
-	return findItems(ctx, s.postOps(), filter, findPostsOptions(q.Limit))
+	opts := findPostsOptions(q.Limit)
+	if s.numeric() {
+		opts.SetSort(asc("_id"))
+	}
+	return findItems(ctx, s.postOps(), filter, opts)
 }
 
 // findPostsOptions returns the find options of FindPosts: by id
@@ -141,7 +145,7 @@ func findPostsOptions(limit int) *options.FindOptionsBuilder {
 
 // CountPosts returns how many posts match q, ignoring AfterID and Limit.
 func (s *Store) CountPosts(ctx context.Context, q repository.PostQuery) (int, error) {
-	filter, ok := postFilter(q, false)
+	filter, ok := s.postFilter(q, false)
 	if !ok {
 		return 0, nil
 	}
@@ -150,6 +154,20 @@ func (s *Store) CountPosts(ctx context.Context, q repository.PostQuery) (int, er
 		return 0, fmt.Errorf("mongo: count posts: %w", err)
 	}
 	return int(n), nil
+}
+
+// postFilter is the function postFilter for the layout s writes (the
+// IDs on _id in the numeric one; migrate.go).
+func (s *Store) postFilter(q repository.PostQuery, paging bool) (bson.D, bool) {
+	f, ok := postFilter(q, paging)
+	if s.numeric() {
+		for i := range f {
+			if f[i].Key == fieldID {
+				f[i].Key = "_id"
+			}
+		}
+	}
+	return f, ok
 }
 
 // postFilter translates q into a filter. It returns false when q can match
@@ -244,19 +262,17 @@ func (s *Store) UnlinkPost(ctx context.Context, id int64) ([]int64, error) {
 // lock, with marks) and returns the IDs of the events it changed.
 func (s *Store) editEvents(ctx context.Context, filter bson.D, edit func(e *repository.EventFields) bool) ([]int64, error) {
 	cur, err := s.posts.Find(ctx, filter,
-		options.Find().SetProjection(bson.D{{Key: fieldID, Value: 1}}).SetSort(bson.D{{Key: fieldID, Value: 1}}))
+		options.Find().SetProjection(bson.D{{Key: fieldID, Value: 1}}).SetSort(bson.D{{Key: s.idField(), Value: 1}}))
 	if err != nil {
 		return nil, fmt.Errorf("mongo: find linked events: %w", err)
 	}
-	var docs []struct {
-		ID int64 `bson:"id"`
-	}
-	if err := cur.All(ctx, &docs); err != nil {
+	ids, err := storedIDs(ctx, cur)
+	if err != nil {
 		return nil, fmt.Errorf("mongo: find linked events: %w", err)
 	}
 	changed := []int64{}
-	for _, d := range docs {
-		_, ok, err := updateItem(ctx, s, s.postOps(), d.ID, func(p *repository.Post) (bool, error) {
+	for _, id := range ids {
+		_, ok, err := updateItem(ctx, s, s.postOps(), id, func(p *repository.Post) (bool, error) {
 			return p.Event != nil && edit(p.Event), nil
 		})
 		switch {
@@ -265,7 +281,7 @@ func (s *Store) editEvents(ctx context.Context, filter bson.D, edit func(e *repo
 		case err != nil:
 			return changed, err
 		case ok:
-			changed = append(changed, d.ID)
+			changed = append(changed, id)
 		}
 	}
 	return changed, nil

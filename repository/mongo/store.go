@@ -13,6 +13,7 @@
 //	locks        short-lived per-item write locks ("post:12")
 //	leases       the leader lease of the service processes (lease.go)
 //	meta         the layout version of the database (migrate.go)
+//	replicas     the live service processes and the layouts they read (migrate.go)
 //	job_state    the periodic jobs' state ({_id: key, value}; jobstate.go)
 //
 // # Why the item locks
@@ -60,6 +61,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -84,6 +86,7 @@ const (
 	collLocks    = "locks"
 	collLeases   = "leases"
 	collMeta     = "meta"
+	collReplicas = "replicas"
 )
 
 // Sequence names in the counters collection.
@@ -122,6 +125,7 @@ type Store struct {
 	locks     *mongo.Collection
 	leases    *mongo.Collection
 	meta      *mongo.Collection
+	replicas  *mongo.Collection
 	closeOnce sync.Once
 	closeErr  error
 	// noMaxAccumulator is set on servers without $max in $group
@@ -138,7 +142,14 @@ type Store struct {
 	byIDLookups bool
 	// clock estimates the server's clock (clock.go).
 	clock serverClock
-	// migrated is what Open's migration did (migrate.go).
+	// layout is the layout this store writes, 1 or 2 (migrate.go); it
+	// only grows.
+	layout atomic.Int32
+	// mixed is set while records in the numeric layout may exist; on
+	// FerretDB reads look for that form only then (migrate.go).
+	mixed atomic.Bool
+	// layoutMu guards migrated, what the last migration did.
+	layoutMu sync.Mutex
 	migrated MigrationStats
 	// termCounts reuses term counts on FerretDB (termcounts.go).
 	termCounts termCountsMemo
@@ -238,6 +249,7 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, er
 		leases:   db.Collection(collLeases),
 		meta:     db.Collection(collMeta),
 		clock:    serverClock{now: oo.now},
+		replicas: db.Collection(collReplicas),
 	}
 	if err := s.calibrate(ctx); err != nil {
 		// Not fatal: the local clock stands in until a reading succeeds.
@@ -258,7 +270,11 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, er
 		client.Disconnect(context.WithoutCancel(ctx))
 		return nil, err
 	}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.readLayout(ctx); err != nil {
+		client.Disconnect(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	if err := s.checkMixed(ctx); err != nil {
 		client.Disconnect(context.WithoutCancel(ctx))
 		return nil, err
 	}

@@ -43,7 +43,7 @@ func (s *Store) CreateTerm(ctx context.Context, t *repository.Term) error {
 // GetTerm returns the term with this ID or ErrNotFound.
 func (s *Store) GetTerm(ctx context.Context, id int64) (*repository.Term, error) {
 	var t repository.Term
-	if err := getItem(ctx, s.termOps(), id, &t); err != nil {
+	if err := getItem(ctx, s, s.termOps(), id, &t); err != nil {
 		return nil, err
 	}
 	return &t, nil
@@ -61,7 +61,7 @@ func (s *Store) FindTerms(ctx context.Context, q repository.TermQuery) ([]*repos
 		f = append(f, bson.E{Key: "taxonomy", Value: q.Taxonomy})
 	}
 	if len(q.IDs) > 0 {
-		f = append(f, bson.E{Key: fieldID, Value: bson.D{{Key: "$in", Value: q.IDs}}})
+		f = append(f, bson.E{Key: s.idField(), Value: bson.D{{Key: "$in", Value: q.IDs}}})
 	}
 	if q.Name != "" {
 		if !validFieldName(q.NameLang) {
@@ -97,7 +97,7 @@ func (s *Store) FindTerms(ctx context.Context, q repository.TermQuery) ([]*repos
 	if q.HasParent {
 		f = append(f, bson.E{Key: "parent", Value: q.Parent})
 	}
-	return findItems(ctx, s.termOps(), f, options.Find().SetSort(bson.D{{Key: fieldID, Value: 1}}).SetBatchSize(oneReply))
+	return findItems(ctx, s.termOps(), f, options.Find().SetSort(bson.D{{Key: s.idField(), Value: 1}}).SetBatchSize(oneReply))
 }
 
 // termsBySlugOwners answers FindTerms for a query with a slug: the owners
@@ -262,7 +262,7 @@ func (s *Store) TermCounts(ctx context.Context, tax repository.Taxonomy) (map[in
 			ids = append(ids, id)
 		}
 		terms, err := findItems(ctx, s.termOps(),
-			bson.D{{Key: fieldID, Value: bson.D{{Key: "$in", Value: ids}}}, {Key: "taxonomy", Value: tax}},
+			bson.D{{Key: s.idField(), Value: bson.D{{Key: "$in", Value: ids}}}, {Key: "taxonomy", Value: tax}},
 			options.Find().SetProjection(bson.D{{Key: fieldID, Value: 1}}))
 		if err != nil {
 			return nil, err
@@ -328,7 +328,7 @@ func (s *Store) backfillNameKeys(ctx context.Context) error {
 		if keys == nil {
 			keys = []string{}
 		}
-		if _, err := s.terms.UpdateOne(ctx, bson.D{{Key: "_id", Value: idKey(t.ID)}, {Key: "revision", Value: t.Revision}},
+		if _, err := s.terms.UpdateOne(ctx, bson.D{{Key: "_id", Value: s.key(t.ID)}, {Key: "revision", Value: t.Revision}},
 			bson.D{{Key: "$set", Value: bson.D{{Key: "name_keys", Value: keys}}}}); err != nil {
 			return fmt.Errorf("mongo: backfill term names: %w", err)
 		}

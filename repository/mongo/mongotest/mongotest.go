@@ -88,13 +88,20 @@ func Start(t testing.TB) string {
 // benchmark (go run ./bench -store ferretdb) calls Embedded. The service's
 // binary never links FerretDB.
 func Embedded(dir string, log *slog.Logger, ready time.Time) (uri string, stop func(deadline time.Time) error, err error) {
+	return EmbeddedAt(dir, "127.0.0.1:0", log, ready)
+}
+
+// EmbeddedAt is Embedded listening on the TCP address addr ("host:port";
+// port 0 picks a free one). The standalone test server
+// (mongotest/cmd/ferretdb) calls it.
+func EmbeddedAt(dir, addr string, log *slog.Logger, ready time.Time) (uri string, stop func(deadline time.Time) error, err error) {
 	sqliteURL := (&url.URL{Scheme: "file", Path: dir + "/"}).String()
 	// The files are throw-away: skip fsync to keep tests fast on slow disks.
 	sqliteURL += "?_pragma=synchronous(off)"
 
 	newMu.Lock()
 	f, err := ferretdb.New(&ferretdb.Config{
-		Listener:  ferretdb.ListenerConfig{TCP: "127.0.0.1:0"},
+		Listener:  ferretdb.ListenerConfig{TCP: addr},
 		Logger:    log,
 		Handler:   "sqlite",
 		SQLiteURL: sqliteURL,

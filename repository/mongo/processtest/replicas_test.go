@@ -1,0 +1,186 @@
+package processtest
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/calendar/eventcal/repository/mongo/mongotest"
+)
+
+// TestReplicasSurviveSIGKILL runs two replicas of this version on one
+// FerretDB and one Meilisearch simulator, writes through both without
+// pause, kills the leader with SIGKILL while its sync worker and webhook
+// sender are busy, and restarts it. Every acknowledged write must end up
+// listed on both replicas (polled until the test's deadline: the lag
+// target is not asserted as a time), a reader polling both must never see
+// a listed event vanish, and the webhook receiver must get an
+// "event.created" message for every acknowledged event, duplicates only
+// under one message ID.
+func TestReplicasSurviveSIGKILL(t *testing.T) {
+	skipShort(t)
+	root := repoRoot(t)
+	bin := t.TempDir()
+	eventcal := filepath.Join(bin, "eventcal")
+	build(t, root, ".", eventcal)
+	srv := startServers(t, root, bin)
+	db := mongotest.Database(t)
+	ctx := t.Context()
+	leader := func() string {
+		var l struct {
+			Holder string `bson:"holder"`
+		}
+		srv.client.Database(db).Collection("leases").FindOne(ctx, bson.D{{Key: "name", Value: "leader"},
+			{Key: "term", Value: bson.D{{Key: "$gt", Value: 0}, {Key: "$lt", Value: int64(1) << 62}}}},
+			options.FindOne().SetSort(bson.D{{Key: "term", Value: -1}})).Decode(&l)
+		return l.Holder
+	}
+
+	r1 := startReplica(t, srv, eventcal, "r1", db)
+	eventually(t, "r1 leads", func() bool { return leader() == "r1" }, r1)
+	r2 := startReplica(t, srv, eventcal, "r2", db)
+	replicas := []*replica{r1, r2}
+	rc := newReceiver(t)
+	r2.must(t, "POST", "/admin/webhooks", map[string]any{"url": rc.URL, "events": []string{"event.created"}})
+
+	var (
+		mu    sync.Mutex
+		acked = map[int64]bool{}
+		// r1 is restarted: its process changes under the writers.
+		r1mu sync.RWMutex
+	)
+	current := func(i int) *replica {
+		r1mu.RLock()
+		defer r1mu.RUnlock()
+		return replicas[i]
+	}
+	var day atomic.Int64
+	wctx, stopWriters := context.WithCancel(ctx)
+	var writers sync.WaitGroup
+	perWriter := make([]atomic.Int64, 2)
+	for w := range 2 {
+		writers.Add(1)
+		go func() {
+			defer writers.Done()
+			for n := 0; wctx.Err() == nil; n++ {
+				code, out, err := current(w).call("POST", "/events", eventBody(fmt.Sprintf("Replica %d write %d", w, n), int(day.Add(1))))
+				if err != nil || code != http.StatusCreated {
+					continue // down (killed) or refused: not acknowledged
+				}
+				mu.Lock()
+				acked[int64(out["id"].(float64))] = true
+				mu.Unlock()
+				perWriter[w].Add(1)
+			}
+		}()
+	}
+
+	// The reader: once listed on a replica, an event stays listed there.
+	var (
+		vanished []string
+		vmu      sync.Mutex
+	)
+	rctx, stopReader := context.WithCancel(ctx)
+	var readerDone sync.WaitGroup
+	readerDone.Add(1)
+	go func() {
+		defer readerDone.Done()
+		seen := []map[int64]bool{{}, {}}
+		for rctx.Err() == nil {
+			for i := range 2 {
+				ids, err := current(i).listedIDs()
+				if err != nil {
+					continue // down
+				}
+				for id := range seen[i] {
+					if !ids[id] {
+						vmu.Lock()
+						vanished = append(vanished, fmt.Sprintf("event %d vanished from the list of %s", id, current(i).id))
+						vmu.Unlock()
+					}
+				}
+				for id := range ids {
+					seen[i][id] = true
+				}
+			}
+		}
+	}()
+
+	atLeast := func(n int64) func() bool {
+		return func() bool { return perWriter[0].Load() >= n && perWriter[1].Load() >= n }
+	}
+	eventually(t, "writes through both replicas", atLeast(15), r1, r2)
+	// Kill the leader while writes (and so its batches) keep coming.
+	r1.kill()
+	before := perWriter[1].Load()
+	eventually(t, "writes through r2 while r1 is down", func() bool { return perWriter[1].Load() >= before+5 }, r2)
+	r1mu.Lock()
+	r1.run(t) // same REPLICA_ID: takes its lease back at once
+	r1mu.Unlock()
+	eventually(t, "writes through the restarted r1", atLeast(30), r1, r2)
+	stopWriters()
+	writers.Wait()
+
+	mu.Lock()
+	want := make([]int64, 0, len(acked))
+	for id := range acked {
+		want = append(want, id)
+	}
+	mu.Unlock()
+	sort.Slice(want, func(i, j int) bool { return want[i] < want[j] })
+	for _, r := range replicas {
+		eventually(t, "every acknowledged write listed on "+r.id, func() bool {
+			ids, err := r.listedIDs()
+			if err != nil {
+				return false
+			}
+			for _, id := range want {
+				if !ids[id] {
+					return false
+				}
+			}
+			return true
+		}, r1, r2)
+	}
+	eventually(t, "a message for every acknowledged event", func() bool {
+		got := map[int64]bool{}
+		for _, m := range rc.messages() {
+			got[m.Item] = true
+		}
+		for _, id := range want {
+			if !got[id] {
+				return false
+			}
+		}
+		return true
+	}, r1, r2)
+	stopReader()
+	readerDone.Wait()
+	for _, v := range vanished {
+		t.Error(v)
+	}
+	ids := map[hook]bool{}
+	msgIDs := map[string]map[string]bool{}
+	for _, m := range rc.messages() {
+		key := fmt.Sprintf("%s %d", m.Type, m.Item)
+		if msgIDs[key] == nil {
+			msgIDs[key] = map[string]bool{}
+		}
+		msgIDs[key][m.ID] = true
+		ids[m] = true
+	}
+	for key, set := range msgIDs {
+		if len(set) > 1 {
+			t.Errorf("%s was sent under %d message IDs: %v", key, len(set), set)
+		}
+	}
+	t.Logf("%d acknowledged events, %d messages (%d distinct), leader at the end: %s", len(want), len(rc.messages()), len(ids), leader())
+}
