@@ -53,7 +53,7 @@ func TestWriteRepliesLost(t *testing.T) {
 		},
 		{
 			name:  "delete",
-			fault: mongotest.Fault{Command: "findAndModify", Collection: "posts", Action: mongotest.DropReply},
+			fault: mongotest.Fault{Command: "delete", Collection: "posts", Action: mongotest.DropReply},
 			request: func(e *env, id int64) (string, string, any, int) {
 				return "DELETE", fmt.Sprintf("events/%d?force=true", id), nil, 200
 			},

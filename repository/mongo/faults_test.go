@@ -173,7 +173,7 @@ func TestWriteFailuresDoNotLie(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			fault: mongotest.Fault{Command: "findAndModify", Collection: "posts", Action: mongotest.DropReply},
+			fault: mongotest.Fault{Command: "delete", Collection: "posts", Action: mongotest.DropReply},
 			write: func(ctx context.Context, e *env) error { return e.s.DeletePost(ctx, e.post.ID) },
 			check: func(t *testing.T, ctx context.Context, e *env) {
 				if _, err := e.s.GetPost(ctx, e.post.ID); !errors.Is(err, repository.ErrNotFound) {
@@ -232,7 +232,7 @@ func TestWriteFailuresDoNotLie(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			fault: mongotest.Fault{Command: "findAndModify", Collection: "terms", Action: mongotest.DropReply},
+			fault: mongotest.Fault{Command: "delete", Collection: "terms", Action: mongotest.DropReply},
 			write: func(ctx context.Context, e *env) error { return e.s.DeleteTerm(ctx, e.term.ID) },
 			check: func(t *testing.T, ctx context.Context, e *env) {
 				if _, err := e.s.GetTerm(ctx, e.term.ID); !errors.Is(err, repository.ErrNotFound) {
