@@ -49,6 +49,9 @@ type Server struct {
 	closed     bool
 	done       chan struct{}
 	nextBatch  int64
+	// filterThenAdd: the version (v1.45.0 and newer) lets additions
+	// queued after a deletion by filter join its batch (joins).
+	filterThenAdd bool
 	// StepOnPoll, while the scheduler is paused, makes every GET
 	// /tasks/{uid} that answers an unfinished task process the next batch
 	// once it has answered: a client sees each task unfinished and must
@@ -178,6 +181,10 @@ func NewAPIError(code, message string) APIError {
 // Options.Version says otherwise.
 const DefaultVersion = "1.18.0"
 
+// NewestVersion is the newest Meilisearch version whose behaviour the
+// simulator models (autobatching of v1.45.0 and newer, as at v1.50.0).
+const NewestVersion = "1.50.0"
+
 // DefaultPayloadLimit is Meilisearch's default http_payload_size_limit,
 // "100 MB" (DEFAULT_HTTP_PAYLOAD_SIZE_LIMIT in
 // crates/meilisearch/src/option.rs), which the byte-unit crate reads as
@@ -209,11 +216,21 @@ func NewChecked(opts Options) (*Server, error) {
 		if _, err := fmt.Sscanf(opts.Version, "%d.%d.%d", &v[0], &v[1], &v[2]); err != nil || fmt.Sprintf("%d.%d.%d", v[0], v[1], v[2]) != opts.Version {
 			return nil, fmt.Errorf("version %q: want MAJOR.MINOR.PATCH", opts.Version)
 		}
-		if v[0] != 1 || v[1] < 18 {
-			return nil, fmt.Errorf("version %s: the simulator models Meilisearch %s and newer 1.x releases", opts.Version, DefaultVersion)
+		if v[0] != 1 || v[1] < 18 || !versionAtLeast(NewestVersion, v[0], v[1]) {
+			return nil, fmt.Errorf("version %s: the simulator models Meilisearch %s to %s", opts.Version, DefaultVersion, NewestVersion)
 		}
 	}
 	return New(opts), nil
+}
+
+// versionAtLeast reports whether version v (MAJOR.MINOR.PATCH) is at
+// least major.minor.
+func versionAtLeast(v string, major, minor int) bool {
+	var m, n int
+	if _, err := fmt.Sscanf(v, "%d.%d", &m, &n); err != nil {
+		return false
+	}
+	return m > major || m == major && n >= minor
 }
 
 // Options configure a simulated server.
@@ -312,6 +329,7 @@ func New(opts Options) *Server {
 	mux.HandleFunc("GET /tasks/{uid}", f.GetTask)
 	mux.HandleFunc("GET /tasks", f.ListTasks)
 	f.mux = mux
+	f.filterThenAdd = versionAtLeast(opts.Version, 1, 45)
 	f.cond = sync.NewCond(&f.Mu)
 	f.done = make(chan struct{})
 	go f.run()

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // client talks to a simulated server over HTTP.
@@ -152,38 +153,24 @@ func waitTask(t *testing.T, c *client, uid any, want string) {
 	t.Fatalf("task %v never became %s", uid, want)
 }
 
-// TestAutobatchingV1_18: which queued tasks share a batch, as
-// autobatcher.rs of v1.18.0 decides, and that a search sees the state
-// between batches.
+// TestAutobatchingV1_18 checks that a search sees the state between
+// batches, batch by batch, in v1.18.0 mode.
 func TestAutobatchingV1_18(t *testing.T) {
 	s, c := start(t, Options{})
 	c.create("a")
 	c.create("b")
 	c.do("PATCH", "/indexes/a/settings", map[string]any{"filterableAttributes": []string{"id"}})
 	s.Drain()
-	first := int64(len(s.Batches))
 	s.Pause()
-	var uids []int64
-	send := func(method, path string, body any) {
-		status, sum := c.do(method, path, body)
-		if status != 202 {
-			t.Fatalf("%s %s = %d %v", method, path, status, sum)
-		}
-		uids = append(uids, int64(sum["taskUid"].(float64)))
-	}
-	send("POST", "/indexes/a/documents", docs(1))                                              // 0: addition
-	send("POST", "/indexes/b/documents", docs(9))                                              // 1: other index
-	send("POST", "/indexes/a/documents/delete-batch", []int{5})                                // 2: deletion by id joins additions
-	send("POST", "/indexes/a/documents", docs(2))                                              // 3: addition
-	send("POST", "/indexes/a/documents/delete", map[string]any{"filter": "id = 1"})            // 4: by filter: not with additions
-	send("POST", "/indexes/a/documents", docs(3))                                              // 5: addition: not after a filter
-	send("PATCH", "/indexes/a/settings", map[string]any{"sortableAttributes": []string{"id"}}) // 6: settings stop additions
-	send("PATCH", "/indexes/a/settings", map[string]any{"distinctAttribute": nil})             // 7: settings join settings
-
-	// Batch by batch: a search sees only what completed batches wrote.
+	c.do("POST", "/indexes/a/documents", docs(1))
+	c.do("POST", "/indexes/b/documents", docs(9))
+	c.do("POST", "/indexes/a/documents/delete-batch", []int{5})
+	c.do("POST", "/indexes/a/documents", docs(2))
+	c.do("POST", "/indexes/a/documents/delete", map[string]any{"filter": "id = 1"})
+	c.do("POST", "/indexes/a/documents", docs(3))
 	// After the first batch, the oldest enqueued task is index b's: its
 	// batch comes next (create_batch.rs starts from the oldest task).
-	wantSeen := [][]string{{"1", "2"}, {"1", "2"}, {"2"}, {"2", "3"}, {"2", "3"}}
+	wantSeen := [][]string{{"1", "2"}, {"1", "2"}, {"2"}, {"2", "3"}}
 	for i, want := range wantSeen {
 		if !s.Step() {
 			t.Fatalf("batch %d missing", i)
@@ -192,17 +179,115 @@ func TestAutobatchingV1_18(t *testing.T) {
 			t.Errorf("after batch %d index a has %v, want %v", i, got, want)
 		}
 	}
-	s.Drain()
-	u := func(i ...int) []int64 {
-		var out []int64
-		for _, j := range i {
-			out = append(out, uids[j])
-		}
-		return out
+}
+
+// TestAutobatching: which queued tasks share a batch, as autobatcher.rs
+// decides at v1.18.0 and at v1.50.0 (from v1.45.0, additions queued after
+// a deletion by filter join its batch; the reverse still stops a batch).
+func TestAutobatching(t *testing.T) {
+	type op struct {
+		method, path string
+		body         any
 	}
-	want := [][]int64{u(0, 2, 3), u(1), u(4), u(5), u(6, 7)}
-	if got := s.Batches[first:]; !slices.EqualFunc(got, want, slices.Equal) {
-		t.Errorf("batches %v, want %v", got, want)
+	add := func(id int) op { return op{"POST", "/indexes/a/documents", docs(id)} }
+	addB := op{"POST", "/indexes/b/documents", docs(9)}
+	byID := op{"POST", "/indexes/a/documents/delete-batch", []int{5}}
+	byFilter := op{"POST", "/indexes/a/documents/delete", map[string]any{"filter": "id = 1"}}
+	settings := func(attr string) op {
+		return op{"PATCH", "/indexes/a/settings", map[string]any{"sortableAttributes": []string{attr}}}
+	}
+	mixed := []op{add(1), addB, byID, add(2), byFilter, add(3), settings("id"), settings("title")}
+	tests := []struct {
+		version string
+		ops     []op
+		// want lists the batches as indexes into ops.
+		want      [][]int
+		wantFinal []string
+	}{
+		{"1.18.0", mixed, [][]int{{0, 2, 3}, {1}, {4}, {5}, {6, 7}}, []string{"2", "3"}},
+		{"1.44.0", mixed, [][]int{{0, 2, 3}, {1}, {4}, {5}, {6, 7}}, []string{"2", "3"}},
+		{"1.45.0", mixed, [][]int{{0, 2, 3}, {1}, {4, 5}, {6, 7}}, []string{"2", "3"}},
+		{"1.50.0", mixed, [][]int{{0, 2, 3}, {1}, {4, 5}, {6, 7}}, []string{"2", "3"}},
+		// A rewrite (delete by filter, then add) and the reverse order.
+		{"1.18.0", []op{add(1), byFilter, add(1)}, [][]int{{0}, {1}, {2}}, []string{"1"}},
+		{"1.50.0", []op{add(1), byFilter, add(1)}, [][]int{{0}, {1, 2}}, []string{"1"}},
+		// Once the batch holds an addition, the next deletion by filter
+		// stops it; deletions by id still join.
+		{"1.50.0", []op{byFilter, add(1), byID, byFilter, add(2)}, [][]int{{0, 1, 2}, {3, 4}}, []string{"2"}},
+		{"1.18.0", []op{byFilter, add(1), byID, byFilter, add(2)}, [][]int{{0}, {1, 2}, {3}, {4}}, []string{"2"}},
+		// Deletions by filter batch with deletions by id in both versions.
+		{"1.18.0", []op{byFilter, byID, byFilter}, [][]int{{0, 1, 2}}, nil},
+		{"1.50.0", []op{byFilter, byID, byFilter}, [][]int{{0, 1, 2}}, nil},
+		// Settings never join document tasks.
+		{"1.50.0", []op{byFilter, settings("id"), add(1)}, [][]int{{0}, {1}, {2}}, []string{"1"}},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s/%d_ops", tt.version, len(tt.ops)), func(t *testing.T) {
+			s, c := start(t, Options{Version: tt.version})
+			c.create("a")
+			c.create("b")
+			c.do("PATCH", "/indexes/a/settings", map[string]any{"filterableAttributes": []string{"id"}})
+			s.Drain()
+			first := len(s.Batches)
+			s.Pause()
+			var uids []int64
+			for _, o := range tt.ops {
+				status, sum := c.do(o.method, o.path, o.body)
+				if status != 202 {
+					t.Fatalf("%s %s = %d %v", o.method, o.path, status, sum)
+				}
+				uids = append(uids, int64(sum["taskUid"].(float64)))
+			}
+			s.Drain()
+			var want [][]int64
+			for _, b := range tt.want {
+				var uidsOf []int64
+				for _, i := range b {
+					uidsOf = append(uidsOf, uids[i])
+				}
+				want = append(want, uidsOf)
+			}
+			if got := s.Batches[first:]; !slices.EqualFunc(got, want, slices.Equal) {
+				t.Errorf("batches %v, want %v", got, want)
+			}
+			if got := c.hits("a", "hall"); !slices.Equal(got, tt.wantFinal) {
+				t.Errorf("index a has %v, want %v", got, tt.wantFinal)
+			}
+		})
+	}
+}
+
+// TestSchedulerTakesDeletionAtOnce: the scheduler wakes as soon as a task
+// is queued (crates/index-scheduler/src/scheduler/mod.rs wakes on every
+// registration), so an addition queued while a deletion by filter is
+// already processing is not in its batch, whatever the version.
+func TestSchedulerTakesDeletionAtOnce(t *testing.T) {
+	for _, version := range []string{"1.18.0", "1.50.0"} {
+		t.Run(version, func(t *testing.T) {
+			s, c := start(t, Options{Version: version})
+			c.create("a")
+			c.do("PATCH", "/indexes/a/settings", map[string]any{"filterableAttributes": []string{"id"}})
+			c.do("POST", "/indexes/a/documents", docs(1))
+			s.Drain()
+			first := len(s.Batches)
+			// Hold the batch "processing" until the test ends.
+			s.SetTaskDelay(time.Hour)
+			_, del := c.do("POST", "/indexes/a/documents/delete", map[string]any{"filter": "id = 1"})
+			waitTask(t, c, del["taskUid"], "processing")
+			_, addSum := c.do("POST", "/indexes/a/documents", docs(1))
+			s.Mu.Lock()
+			task := s.Tasks[int64(addSum["taskUid"].(float64))]
+			status, batch := task.Status, task.Batch
+			s.Mu.Unlock()
+			if status != "enqueued" || batch != -1 {
+				t.Errorf("addition queued after the scheduler took the deletion: %s in batch %d, want enqueued outside it", status, batch)
+			}
+			s.Mu.Lock()
+			if len(s.Batches) != first {
+				t.Errorf("batches %v finished while one was held", s.Batches[first:])
+			}
+			s.Mu.Unlock()
+		})
 	}
 }
 
