@@ -258,7 +258,9 @@ func TestSearchMatchingNothingSendsNothing(t *testing.T) {
 func TestSearchResultPaging(t *testing.T) {
 	f := newFakeMeili(t)
 	e := f.engine(Options{Languages: testLangs})
-	f.AddIndex("calendar_events", nil)
+	// The service's pagination setting: the simulator, as Meilisearch,
+	// returns no hit past maxTotalHits (default 1000).
+	f.AddIndex("calendar_events", map[string]any{"pagination": map[string]any{"maxTotalHits": maxTotalHits}})
 	var docs []map[string]any
 	for id := 1; id <= 1234; id++ {
 		docs = append(docs, map[string]any{"id": id, "title_en": "x"})

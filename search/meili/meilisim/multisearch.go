@@ -1,96 +1,270 @@
 package meilisim
 
-// Federated multi-search.
+// Federated multi-search, as crates/meilisearch/src/search/federated/
+// perform.rs does it (v1.18.0; unchanged in what is modelled at v1.50.0).
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 )
 
-// MultiSearch answers a federated POST /multi-search over one index as
-// Meilisearch does (crates/meilisearch/src/search/federated/perform.rs at
-// v1.18.0): every query's matches, merged in the order of their sort
-// values, each document once; the federation's offset and limit (defaults
-// 0 and 20) cut the page; estimatedTotalHits is the size of the union of
-// the queries' matches. Pagination inside a federated query is refused.
-// Non-federated multi-search is not emulated.
+// fedHit is one hit of a federated search before it is rendered.
+type fedHit struct {
+	doc        map[string]any
+	index      string
+	query      int
+	weighted   float64 // the ranking score times the query's weight
+	score      float64
+	sort       []any // the values of the query's sort attributes
+	sortDesc   []bool
+	sortFirst  bool // the sort rule comes before the text rules
+	showScore  bool
+	attributes any
+}
+
+// compareFedHits orders two hits as weighted_scores::compare
+// (crates/meilisearch/src/search/federated/weighted_scores.rs) does, for
+// the ranking rules the simulator emulates: when both hits carry sort
+// values and the sort rule comes first (a placeholder search, or
+// rankingRules starting with "sort"), their sort values decide first,
+// then the weighted ranking score (higher first); otherwise the weighted
+// score decides, then the sort values. Equal hits keep the order of their
+// lists (the merge is stable, the first query first).
+func compareFedHits(a, b *fedHit) int {
+	bySort := func() int {
+		if len(a.sort) == 0 || len(b.sort) == 0 {
+			return 0
+		}
+		for i := range min(len(a.sort), len(b.sort)) {
+			if a.sortDesc[i] != b.sortDesc[i] {
+				// Opposite directions are not comparable: the weighted
+				// global score decides (weighted_scores.rs).
+				return 0
+			}
+			if c := compareSortValues(a.sort[i], b.sort[i], a.sortDesc[i]); c != 0 {
+				return c
+			}
+		}
+		return 0
+	}
+	byScore := func() int { return cmp.Compare(b.weighted, a.weighted) }
+	if a.sortFirst && b.sortFirst {
+		return cmp.Or(bySort(), byScore())
+	}
+	return cmp.Or(byScore(), bySort())
+}
+
+// MultiSearch answers a federated POST /multi-search as
+// crates/meilisearch/src/search/federated/perform.rs does:
+//
+//   - a query naming a missing index is index_not_found with status 400,
+//     not 404 (SearchByIndex::execute patches the status: the index is
+//     not in the URL), its message prefixed with the query's place;
+//     pagination or facets inside a federated query are refused
+//     (PaginationInFederatedQuery, FacetsInFederatedQuery in
+//     crates/meilisearch/src/error.rs);
+//   - each index is searched by each of its queries with offset 0 and
+//     limit offset+limit (required_hit_count), the queries' lists merged
+//     (merge_index_local_results), each document once, and offset+limit
+//     hits BUILT per index before the federation skips offset: the cost
+//     grows with the offset (counted in HitsBuilt);
+//   - the indexes' lists are merged (merge_index_global_results) by
+//     _rankingScore times the query's federationOptions.weight when there
+//     is no sort, by sort values otherwise (compareFedHits), then offset
+//     and limit cut the page;
+//   - estimatedTotalHits is the sum over the indexes of the size of the
+//     union of the index's queries' candidates (merge_metadata): exact, and
+//     capped neither by maxTotalHits nor, as a federated query is never an
+//     exhaustive count, reduced by distinct;
+//   - facetsByIndex counts each index's facets over those candidates, at
+//     most the index's maxValuesPerFacet values; with mergeFacets they are
+//     summed and cut to mergeFacets.maxValuesPerFacet
+//     (federated/types.rs, FederatedFacets::merge), and indexes that order
+//     a facet's values differently are refused
+//     (invalid_multi_search_facet_order, check_facet_order); without it
+//     the answer has facetsByIndex.
+//
+// Distinct inside a federated query and non-federated multi-search are
+// not emulated (refused with 400 bad_request).
 func (f *Server) MultiSearch(w http.ResponseWriter, r *http.Request) {
 	body, _ := bodyOf(r).(map[string]any)
 	fed, ok := body["federation"].(map[string]any)
 	if !ok {
-		f.Reply(w, 400, NewAPIError("bad_request", "the fake only emulates federated multi-search"))
+		f.Reply(w, 400, NewAPIError("bad_request", "the simulator only emulates federated multi-search"))
 		return
 	}
+	num := func(key string, def int) int {
+		if v, ok := fed[key].(float64); ok {
+			return int(v)
+		}
+		return def
+	}
+	offset, limit := num("offset", 0), num("limit", 20)
+	required := offset + limit
 	queries, _ := body["queries"].([]any)
-	var merged []map[string]any
-	seen := map[string]bool{}
-	dist := map[string]map[string]int{}
-	var sortBy []any
-	var retrieve any
+	bad := func(status int, e *APIError, query int) {
+		e.Message = fmt.Sprintf("Inside `.queries[%d]`: %s", query, e.Message)
+		f.Reply(w, status, e)
+	}
+
+	// Queries grouped by index, in the order of their first query.
+	var order []string
+	byIndex := map[string][]int{}
 	for i, raw := range queries {
 		q, _ := raw.(map[string]any)
-		if _, ok := q["distinct"]; ok {
-			// Meilisearch accepts it, but a federated query's count is not
-			// exhaustive, so its candidates are not deduplicated: the
-			// engine never relies on it, and the fake does not emulate it.
-			f.Reply(w, 400, NewAPIError("bad_request", "the fake does not emulate distinct in a federated search"))
-			return
-		}
-		for _, k := range []string{"page", "hitsPerPage", "limit", "offset", "facets"} {
+		for _, k := range []string{"page", "hitsPerPage", "limit", "offset"} {
 			if _, ok := q[k]; ok {
-				f.Reply(w, 400, NewAPIError("invalid_multi_search_query_pagination", fmt.Sprintf("Inside `.queries[%d]`: `%s` is not allowed in a federated search", i, k)))
+				e := NewAPIError("invalid_multi_search_query_pagination", fmt.Sprintf("Using pagination options is not allowed in federated queries.\n - Hint: remove `%s` from query #%d or remove `federation` from the request\n - Hint: pass `federation.limit` and `federation.offset` for pagination in federated search", k, i))
+				bad(400, &e, i)
 				return
 			}
+		}
+		if _, ok := q["facets"]; ok {
+			e := NewAPIError("invalid_multi_search_query_facets", fmt.Sprintf("Using facet options is not allowed in federated queries.\n - Hint: remove `facets` from query #%d or remove `federation` from the request", i))
+			bad(400, &e, i)
+			return
+		}
+		if _, ok := q["distinct"]; ok {
+			e := NewAPIError("bad_request", "the simulator does not emulate distinct in a federated search")
+			bad(400, &e, i)
+			return
 		}
 		uid, _ := q["indexUid"].(string)
-		if f.Index(uid) == nil {
-			// crates/meilisearch/src/search/federated/perform.rs
-			// (SearchByIndex::execute): a missing index is index_not_found
-			// with status 400, not 404 (the index is not in the URL), its
-			// message prefixed with the query's place.
+		if byIndex[uid] == nil {
+			order = append(order, uid)
+		}
+		byIndex[uid] = append(byIndex[uid], i)
+	}
+
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	facetsByIndex, _ := fed["facetsByIndex"].(map[string]any)
+	mergeFacets, merge := fed["mergeFacets"].(map[string]any)
+	for uid := range facetsByIndex {
+		if f.Indexes[uid] == nil {
+			// check_unused_facets: also 400.
 			e := indexNotFound(uid)
-			e.Message = fmt.Sprintf("Inside `.queries[%d]`: %s", i, e.Message)
-			f.Reply(w, 400, e)
+			e.Message = fmt.Sprintf("Inside `.federation.facetsByIndex.%s`: %s", uid, e.Message)
+			f.replyLocked(w, 400, e)
 			return
 		}
-		var found []map[string]any
-		switch {
-		case f.Hits != nil:
-			found = f.Hits(uid, q)
-		case f.Emulate:
-			f.Mu.Lock()
-			var err *APIError
-			found, err = f.EmulateSearch(f.Indexes[uid], q)
-			f.Mu.Unlock()
-			if err != nil {
-				err.Message = fmt.Sprintf("Inside `.queries[%d]`: %s", i, err.Message)
-				f.Reply(w, 400, err)
-				return
+	}
+	var lists [][]*fedHit
+	total := 0
+	dist := map[string]map[string]int{}
+	distByIndex := map[string]any{}
+	facetOrderOf := map[string][2]string{} // facet -> index, order
+	for _, uid := range order {
+		ix := f.Indexes[uid]
+		if ix == nil {
+			bad(400, indexNotFound(uid), byIndex[uid][0])
+			return
+		}
+		rules, _ := ix.Settings["rankingRules"].([]any)
+		sortFirst := len(rules) > 0 && rules[0] == "sort"
+		var perQuery [][]*fedHit
+		candidates := map[string]map[string]any{}
+		var candidateOrder []string
+		for _, i := range byIndex[uid] {
+			q := queries[i].(map[string]any)
+			var found []map[string]any
+			var scores map[string]float64
+			switch {
+			case f.Hits != nil:
+				f.Mu.Unlock()
+				found = f.Hits(uid, q)
+				f.Mu.Lock()
+			case f.Emulate:
+				var err *APIError
+				found, scores, err = f.rankedSearch(ix, q)
+				if err != nil {
+					bad(400, err, i)
+					return
+				}
+			}
+			weight := 1.0
+			if opts, ok := q["federationOptions"].(map[string]any); ok {
+				if v, ok := opts["weight"].(float64); ok {
+					weight = v
+				}
+			}
+			var sortAttrs []string
+			var desc []bool
+			sortBy, _ := q["sort"].([]any)
+			for _, s := range sortBy {
+				attr, dir, _ := strings.Cut(fmt.Sprint(s), ":")
+				sortAttrs, desc = append(sortAttrs, attr), append(desc, dir == "desc")
+			}
+			qText, _ := q["q"].(string)
+			var list []*fedHit
+			for _, d := range found {
+				key := ix.KeyOf(d)
+				if candidates[key] == nil {
+					candidateOrder = append(candidateOrder, key)
+				}
+				candidates[key] = d
+				if len(list) == required {
+					continue // search.limit(required_hit_count)
+				}
+				h := &fedHit{doc: d, index: uid, query: i, score: scoreOf(scores, key), sortDesc: desc,
+					sortFirst: sortFirst || qText == "", showScore: q["showRankingScore"] == true, attributes: q["attributesToRetrieve"]}
+				h.weighted = h.score * weight
+				for _, a := range sortAttrs {
+					v := d[a]
+					if a == "id" {
+						// The service's ids sort as numbers.
+						v, _ = strconv.ParseFloat(fmt.Sprint(v), 64)
+					}
+					h.sort = append(h.sort, v)
+				}
+				list = append(list, h)
+			}
+			perQuery = append(perQuery, list)
+		}
+		// merge_index_local_results, each document once, then
+		// .take(required_hit_count) hits made.
+		seen := map[string]bool{}
+		var local []*fedHit
+		for _, h := range mergeLists(perQuery) {
+			if key := ix.KeyOf(h.doc); !seen[key] {
+				seen[key] = true
+				local = append(local, h)
+				if len(local) == required {
+					break
+				}
 			}
 		}
-		sortBy, _ = q["sort"].([]any)
-		retrieve = q["attributesToRetrieve"]
-		f.Mu.Lock()
-		keyOf := f.Indexes[uid].KeyOf
-		f.Mu.Unlock()
-		for _, d := range found {
-			if id := uid + "/" + keyOf(d); !seen[id] {
-				seen[id] = true
-				merged = append(merged, d)
+		f.built += len(local)
+		lists = append(lists, local)
+		total += len(candidates)
+
+		if facets, ok := facetsByIndex[uid].([]any); ok {
+			docs := make([]map[string]any, 0, len(candidateOrder))
+			for _, k := range candidateOrder {
+				docs = append(docs, candidates[k])
 			}
-		}
-		if byIndex, _ := fed["facetsByIndex"].(map[string]any); byIndex[uid] != nil {
-			f.Mu.Lock()
-			d, err := emulateFacets(f.Indexes[uid], map[string]any{"facets": byIndex[uid]}, found)
-			f.Mu.Unlock()
+			d, err := emulateFacets(ix, map[string]any{"facets": facets}, docs)
 			if err != nil {
-				f.Reply(w, 400, err)
+				err.Message = fmt.Sprintf("Inside `.federation.facetsByIndex.%s`: %s", uid, err.Message)
+				f.replyLocked(w, 400, err)
 				return
+			}
+			d = limitFacets(ix, d, -1)
+			if !merge {
+				distByIndex[uid] = map[string]any{"distribution": d, "stats": map[string]any{}}
+				continue
 			}
 			for a, counts := range d {
+				o := facetOrder(ix, a)
+				if prev, ok := facetOrderOf[a]; ok && prev[1] != o {
+					e := NewAPIError("invalid_multi_search_facet_order", fmt.Sprintf("Inside `.federation.facetsByIndex.%s`: Inconsistent order for values in facet `%s`: index `%s` orders %s, but index `%s` orders %s.\n - Hint: Remove `federation.mergeFacets` or change `faceting.sortFacetValuesBy` to be consistent in settings.", uid, a, prev[0], prev[1], uid, o))
+					f.replyLocked(w, 400, &e)
+					return
+				}
+				facetOrderOf[a] = [2]string{uid, o}
 				if dist[a] == nil {
 					dist[a] = map[string]int{}
 				}
@@ -100,41 +274,62 @@ func (f *Server) MultiSearch(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	slices.SortStableFunc(merged, func(a, b map[string]any) int {
-		for _, s := range sortBy {
-			attr, dir, _ := strings.Cut(fmt.Sprint(s), ":")
-			x, y := a[attr], b[attr]
-			if attr == "id" {
-				x, _ = strconv.ParseFloat(fmt.Sprint(a["id"]), 64)
-				y, _ = strconv.ParseFloat(fmt.Sprint(b["id"]), 64)
-			}
-			if c := compareSortValues(x, y, dir == "desc"); c != 0 {
-				return c
-			}
-		}
-		return 0
-	})
-	num := func(key string, def int) int {
-		if v, ok := fed[key].(float64); ok {
-			return int(v)
-		}
-		return def
-	}
-	offset, limit := num("offset", 0), num("limit", 20)
+	merged := mergeLists(lists)
 	hits := []map[string]any{}
 	for i := offset; i < len(merged) && i < offset+limit; i++ {
-		hits = append(hits, project(merged[i], retrieve))
-	}
-	f.Mu.Lock()
-	f.Served += len(hits)
-	f.Mu.Unlock()
-	answer := map[string]any{"hits": hits, "processingTimeMs": 1, "limit": limit, "offset": offset, "estimatedTotalHits": len(merged)}
-	if _, ok := fed["facetsByIndex"]; ok {
-		if _, merge := fed["mergeFacets"]; !merge {
-			f.Reply(w, 400, NewAPIError("bad_request", "the fake only emulates facetsByIndex with mergeFacets"))
-			return
+		h := merged[i]
+		hit := withField(project(h.doc, h.attributes), "_federation", map[string]any{
+			"indexUid": h.index, "queriesPosition": h.query, "weightedRankingScore": h.weighted,
+		})
+		if h.showScore {
+			hit["_rankingScore"] = h.score
 		}
-		answer["facetDistribution"] = dist
+		hits = append(hits, hit)
 	}
-	f.Reply(w, 200, answer)
+	f.Served += len(hits)
+	answer := map[string]any{"hits": hits, "processingTimeMs": 1, "limit": limit, "offset": offset, "estimatedTotalHits": total}
+	if facetsByIndex != nil {
+		if merge {
+			if n, ok := mergeFacets["maxValuesPerFacet"].(float64); ok {
+				for a, counts := range dist {
+					dist[a] = firstFacetValues(counts, facetOrderOf[a][1], int(n))
+				}
+			}
+			answer["facetDistribution"] = dist
+			answer["facetStats"] = map[string]any{}
+		} else {
+			answer["facetsByIndex"] = distByIndex
+		}
+	}
+	f.replyLocked(w, 200, answer)
+}
+
+// mergeLists merges ranked lists into one by compareFedHits, keeping the
+// order of each list (a k-way merge, as itertools' kmerge_by in
+// perform.rs): equal hits come in list order.
+func mergeLists(lists [][]*fedHit) []*fedHit {
+	var out []*fedHit
+	pos := make([]int, len(lists))
+	for {
+		best := -1
+		for i, l := range lists {
+			if pos[i] == len(l) {
+				continue
+			}
+			if best < 0 || compareFedHits(l[pos[i]], lists[best][pos[best]]) < 0 {
+				best = i
+			}
+		}
+		if best < 0 {
+			return out
+		}
+		out = append(out, lists[best][pos[best]])
+		pos[best]++
+	}
+}
+
+// replyLocked is Reply for a caller holding f.Mu: it renders the answer
+// (which may hold stored documents) before the lock is released.
+func (f *Server) replyLocked(w http.ResponseWriter, status int, body any) {
+	f.Reply(w, status, jsonValue(body))
 }

@@ -93,6 +93,8 @@ type Server struct {
 	Version string
 	// served counts the hits the fake's searches have answered with.
 	Served int
+	// built counts the hits built (HitsBuilt).
+	built int
 	// created counts the indexes created, for their createdAt.
 	Created int
 }

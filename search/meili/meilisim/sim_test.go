@@ -360,6 +360,18 @@ func TestErrorCodes(t *testing.T) {
 		{"malformed delete filter", "POST", "/indexes/a/documents/delete", map[string]any{"filter": "id = "}, 400, "invalid_document_filter"},
 		{"empty delete filter", "POST", "/indexes/a/documents/delete", map[string]any{"filter": ""}, 400, "invalid_document_filter"},
 		{"missing task", "GET", "/tasks/999", nil, 404, "task_not_found"},
+		// Request-time validations of a search (400 at once, as
+		// crates/meilisearch/src/search/mod.rs and milli answer them).
+		{"sort on an attribute not sortable", "POST", "/indexes/a/search", map[string]any{"sort": []string{"title:asc"}}, 400, "invalid_search_sort"},
+		{"filter on an attribute not filterable", "POST", "/indexes/a/search", map[string]any{"filter": "title = x"}, 400, "invalid_search_filter"},
+		{"malformed search filter", "POST", "/indexes/a/search", map[string]any{"filter": "id ="}, 400, "invalid_search_filter"},
+		{"facet not filterable", "POST", "/indexes/a/search", map[string]any{"facets": []string{"title"}}, 400, "invalid_search_facets"},
+		{"pagination inside a federated query", "POST", "/multi-search",
+			map[string]any{"federation": map[string]any{}, "queries": []any{map[string]any{"indexUid": "a", "limit": 5}}}, 400, "invalid_multi_search_query_pagination"},
+		{"facets inside a federated query", "POST", "/multi-search",
+			map[string]any{"federation": map[string]any{}, "queries": []any{map[string]any{"indexUid": "a", "facets": []string{"id"}}}}, 400, "invalid_multi_search_query_facets"},
+		{"missing index in facetsByIndex", "POST", "/multi-search",
+			map[string]any{"federation": map[string]any{"facetsByIndex": map[string]any{"nope": []string{"id"}}}, "queries": []any{map[string]any{"indexUid": "a"}}}, 400, "index_not_found"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
