@@ -134,7 +134,7 @@ func (f *Server) GetDocument(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	f.Mu.Lock()
 	doc, ok := ix.Docs[id]
-	answer := jsonValue(doc)
+	answer := JSONValue(doc)
 	f.Mu.Unlock()
 	if !ok {
 		f.Reply(w, 404, NewAPIError("document_not_found", fmt.Sprintf("Document `%s` not found.", id)))

@@ -47,7 +47,7 @@ func (f *Server) AddIndex(uid string, settings map[string]any) {
 	defer f.Mu.Unlock()
 	s := DefaultSettings()
 	if settings != nil {
-		for k, v := range jsonValue(settings).(map[string]any) {
+		for k, v := range JSONValue(settings).(map[string]any) {
 			s[k] = v
 		}
 	}
@@ -114,7 +114,7 @@ func (f *Server) GetSettings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.Mu.Lock()
-	answer := jsonValue(ix.Settings)
+	answer := JSONValue(ix.Settings)
 	f.Mu.Unlock()
 	f.Reply(w, 200, answer)
 }

@@ -331,5 +331,5 @@ func mergeLists(lists [][]*fedHit) []*fedHit {
 // replyLocked is Reply for a caller holding f.Mu: it renders the answer
 // (which may hold stored documents) before the lock is released.
 func (f *Server) replyLocked(w http.ResponseWriter, status int, body any) {
-	f.Reply(w, status, jsonValue(body))
+	f.Reply(w, status, JSONValue(body))
 }

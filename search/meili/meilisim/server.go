@@ -475,9 +475,10 @@ func (f *Server) Reset() {
 	f.Requests = nil
 }
 
-// jsonValue round-trips v through JSON, so that Go literals compare with
-// decoded request bodies (numbers become float64, and so on).
-func jsonValue(v any) any {
+// JSONValue round-trips v through JSON, so that Go literals compare with
+// decoded request bodies (numbers become float64, and so on). It panics
+// when v does not marshal.
+func JSONValue(v any) any {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		panic(fmt.Sprintf("meilisim: marshal %v: %v", v, err))
@@ -489,14 +490,14 @@ func jsonValue(v any) any {
 	return out
 }
 
-// jsonString renders a value for failure messages.
-func jsonString(v any) string {
+// JSONString renders a value as indented JSON, for failure messages.
+func JSONString(v any) string {
 	raw, _ := json.MarshalIndent(v, "", "  ")
 	return string(raw)
 }
 
-// sortedKeys returns the keys of a decoded JSON object.
-func sortedKeys(m map[string]any) []string {
+// SortedKeys returns the keys of a decoded JSON object, sorted.
+func SortedKeys(m map[string]any) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
