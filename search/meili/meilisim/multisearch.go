@@ -70,7 +70,10 @@ func compareFedHits(a, b *fedHit) int {
 //     limit offset+limit (required_hit_count), the queries' lists merged
 //     (merge_index_local_results), each document once, and offset+limit
 //     hits BUILT per index before the federation skips offset: the cost
-//     grows with the offset (counted in HitsBuilt);
+//     grows with the offset (counted in HitsBuilt). From v1.34.0
+//     (perform.rs: usize::min(params.required_hit_count, max_total_hits),
+//     still so at v1.50.0) an index builds at most its maxTotalHits hits,
+//     so a page past them is empty; v1.18.0 has no such cap;
 //   - the indexes' lists are merged (merge_index_global_results) by
 //     _rankingScore times the query's federationOptions.weight when there
 //     is no sort, by sort values otherwise (compareFedHits), then offset
@@ -87,8 +90,9 @@ func compareFedHits(a, b *fedHit) int {
 //     (invalid_multi_search_facet_order, check_facet_order); without it
 //     the answer has facetsByIndex.
 //
-// Distinct inside a federated query and non-federated multi-search are
-// not emulated (refused with 400 bad_request).
+// Distinct inside a federated query, the federation's page, hitsPerPage
+// and distinct (v1.50.0) and non-federated multi-search are not emulated
+// (refused with 400 bad_request).
 func (f *Server) MultiSearch(w http.ResponseWriter, r *http.Request) {
 	body, _ := bodyOf(r).(map[string]any)
 	fed, ok := body["federation"].(map[string]any)
@@ -102,8 +106,13 @@ func (f *Server) MultiSearch(w http.ResponseWriter, r *http.Request) {
 		}
 		return def
 	}
+	for _, k := range []string{"page", "hitsPerPage", "distinct"} {
+		if _, ok := fed[k]; ok {
+			f.Reply(w, 400, NewAPIError("bad_request", "the simulator does not emulate federation."+k))
+			return
+		}
+	}
 	offset, limit := num("offset", 0), num("limit", 20)
-	required := offset + limit
 	queries, _ := body["queries"].([]any)
 	bad := func(status int, e *APIError, query int) {
 		e.Message = fmt.Sprintf("Inside `.queries[%d]`: %s", query, e.Message)
@@ -162,6 +171,10 @@ func (f *Server) MultiSearch(w http.ResponseWriter, r *http.Request) {
 		if ix == nil {
 			bad(400, indexNotFound(uid), byIndex[uid][0])
 			return
+		}
+		required := offset + limit
+		if f.federatedCap {
+			required = min(required, maxTotalHits(ix))
 		}
 		rules, _ := ix.Settings["rankingRules"].([]any)
 		sortFirst := len(rules) > 0 && rules[0] == "sort"

@@ -90,23 +90,7 @@ func TestSearchCapsAfterDistinct(t *testing.T) {
 // TestFederatedSearch: how a federated multi-search merges, counts and
 // what it costs (federated/perform.rs).
 func TestFederatedSearch(t *testing.T) {
-	s, c := start(t, Options{})
-	var odd, even []any
-	for id := 1; id <= 20; id++ {
-		doc := map[string]any{"id": id, "tag": fmt.Sprint(id % 3), "title": "hall"}
-		if id%2 == 1 {
-			odd = append(odd, doc)
-		} else {
-			even = append(even, doc)
-		}
-	}
-	settings := map[string]any{
-		"filterableAttributes": []string{"tag"}, "sortableAttributes": []string{"id"},
-		"rankingRules": []string{"sort", "words", "typo", "proximity", "attribute", "exactness"},
-		"pagination":   map[string]any{"maxTotalHits": 3},
-	}
-	index(s, c, "x", settings, odd)
-	index(s, c, "y", settings, even)
+	s, c := federatedIndexes(t, Options{})
 	query := func(uid string, extra map[string]any) map[string]any {
 		q := map[string]any{"indexUid": uid}
 		for k, v := range extra {
@@ -114,29 +98,6 @@ func TestFederatedSearch(t *testing.T) {
 		}
 		return q
 	}
-	sorted := map[string]any{"sort": []string{"id:asc"}}
-
-	t.Run("sort values merge, offset+limit built per index, total uncapped", func(t *testing.T) {
-		s.ResetHitsBuilt()
-		status, answer := c.do("POST", "/multi-search", map[string]any{
-			"federation": map[string]any{"offset": 3, "limit": 2},
-			"queries":    []any{query("x", sorted), query("y", sorted)},
-		})
-		if status != 200 {
-			t.Fatalf("multi-search = %d %v", status, answer)
-		}
-		if got := ids(t, answer); !slices.Equal(got, []string{"4", "5"}) {
-			t.Errorf("hits %v, want [4 5]", got)
-		}
-		// 10 + 10 candidates: not capped by maxTotalHits (3).
-		if answer["estimatedTotalHits"] != 20.0 {
-			t.Errorf("estimatedTotalHits %v, want 20", answer["estimatedTotalHits"])
-		}
-		// offset+limit = 5 hits built in each index before the offset.
-		if got := s.HitsBuilt(); got != 10 {
-			t.Errorf("hits built %d, want 10", got)
-		}
-	})
 
 	t.Run("weighted ranking score without sort", func(t *testing.T) {
 		tests := []struct {
@@ -194,4 +155,69 @@ func TestFederatedSearch(t *testing.T) {
 			t.Errorf("multi-search = %d %v, want 400 invalid_multi_search_facet_order", status, answer)
 		}
 	})
+}
+
+// federatedIndexes creates indexes x (odd ids 1-19) and y (even ids
+// 2-20), sortable by id, maxTotalHits 3.
+func federatedIndexes(t *testing.T, opts Options) (*Server, *client) {
+	s, c := start(t, opts)
+	var odd, even []any
+	for id := 1; id <= 20; id++ {
+		doc := map[string]any{"id": id, "tag": fmt.Sprint(id % 3), "title": "hall"}
+		if id%2 == 1 {
+			odd = append(odd, doc)
+		} else {
+			even = append(even, doc)
+		}
+	}
+	settings := map[string]any{
+		"filterableAttributes": []string{"tag"}, "sortableAttributes": []string{"id"},
+		"rankingRules": []string{"sort", "words", "typo", "proximity", "attribute", "exactness"},
+		"pagination":   map[string]any{"maxTotalHits": 3},
+	}
+	index(s, c, "x", settings, odd)
+	index(s, c, "y", settings, even)
+	return s, c
+}
+
+// TestFederatedSearchCost: a federated search builds offset+limit hits in
+// each index before skipping the offset (perform.rs), uncapped at v1.18.0
+// and capped at each index's maxTotalHits (3 here) from v1.34.0; the
+// total is the candidates' count (10 + 10), capped in no version.
+func TestFederatedSearchCost(t *testing.T) {
+	tests := []struct {
+		version       string
+		offset, limit int
+		wantIDs       []string
+		wantBuilt     int
+	}{
+		{"1.18.0", 3, 2, []string{"4", "5"}, 10},
+		{"1.18.0", 6, 2, []string{"7", "8"}, 16},
+		{"1.18.0", 100, 2, []string{}, 20},
+		{"1.50.0", 3, 2, []string{"4", "5"}, 6},
+		{"1.50.0", 6, 2, []string{}, 6},
+		{"1.50.0", 100, 2, []string{}, 6},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s/offset_%d", tt.version, tt.offset), func(t *testing.T) {
+			s, c := federatedIndexes(t, Options{Version: tt.version})
+			sorted := []string{"id:asc"}
+			status, answer := c.do("POST", "/multi-search", map[string]any{
+				"federation": map[string]any{"offset": tt.offset, "limit": tt.limit},
+				"queries":    []any{map[string]any{"indexUid": "x", "sort": sorted}, map[string]any{"indexUid": "y", "sort": sorted}},
+			})
+			if status != 200 {
+				t.Fatalf("multi-search = %d %v", status, answer)
+			}
+			if got := ids(t, answer); !slices.Equal(got, tt.wantIDs) {
+				t.Errorf("hits %v, want %v", got, tt.wantIDs)
+			}
+			if answer["estimatedTotalHits"] != 20.0 {
+				t.Errorf("estimatedTotalHits %v, want 20 (uncapped)", answer["estimatedTotalHits"])
+			}
+			if got := s.HitsBuilt(); got != tt.wantBuilt {
+				t.Errorf("hits built %d, want %d", got, tt.wantBuilt)
+			}
+		})
+	}
 }

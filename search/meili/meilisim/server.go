@@ -52,6 +52,10 @@ type Server struct {
 	// filterThenAdd: the version (v1.45.0 and newer) lets additions
 	// queued after a deletion by filter join its batch (joins).
 	filterThenAdd bool
+	// federatedCap: the version (v1.34.0 and newer) builds at most the
+	// index's maxTotalHits hits per index in a federated search
+	// (MultiSearch).
+	federatedCap bool
 	// StepOnPoll, while the scheduler is paused, makes every GET
 	// /tasks/{uid} that answers an unfinished task process the next batch
 	// once it has answered: a client sees each task unfinished and must
@@ -332,6 +336,7 @@ func New(opts Options) *Server {
 	mux.HandleFunc("GET /tasks", f.ListTasks)
 	f.mux = mux
 	f.filterThenAdd = versionAtLeast(opts.Version, 1, 45)
+	f.federatedCap = versionAtLeast(opts.Version, 1, 34)
 	f.cond = sync.NewCond(&f.Mu)
 	f.done = make(chan struct{})
 	go f.run()
