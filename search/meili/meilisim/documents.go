@@ -4,6 +4,7 @@ package meilisim
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 )
@@ -66,8 +67,13 @@ func (f *Server) AddDocuments(w http.ResponseWriter, r *http.Request) {
 		}
 		for _, d := range docs {
 			doc := d.(map[string]any)
-			if _, ok := doc[ix.PrimaryKey]; !ok && ix.PrimaryKey != "" {
+			id, ok := doc[ix.PrimaryKey]
+			if !ok && ix.PrimaryKey != "" {
 				e := NewAPIError("missing_document_id", fmt.Sprintf("Document doesn't have a `%s` attribute: `%v`.", ix.PrimaryKey, doc))
+				return &e
+			}
+			if ok && !validDocumentID(id) {
+				e := NewAPIError("invalid_document_id", fmt.Sprintf("Document identifier `%s` is invalid. A document identifier can be of type integer or string, only composed of alphanumeric characters (a-z A-Z 0-9), hyphens (-) and underscores (_), and can not be more than 511 bytes.", JSONString(id)))
 				return &e
 			}
 		}
@@ -158,4 +164,28 @@ func (f *Server) DeleteDocuments(w http.ResponseWriter, r *http.Request) {
 		ix.Writes++
 		return nil
 	})
+}
+
+// validDocumentID is Meilisearch's rule for a primary key value
+// (validate_document_id_value in crates/milli/src/documents/
+// primary_key.rs): an integer, or a string of 1 to 511 bytes of ASCII
+// letters, digits, '-' and '_'. The task of a document breaking it fails
+// with invalid_document_id (the simulator fails that task only, not the
+// rest of its batch).
+func validDocumentID(v any) bool {
+	switch id := v.(type) {
+	case float64:
+		return id == math.Trunc(id) && math.Abs(id) < 1<<63
+	case string:
+		if id == "" || len(id) >= 512 {
+			return false
+		}
+		for _, c := range id {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }

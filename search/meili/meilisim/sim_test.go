@@ -338,7 +338,19 @@ func TestErrorCodes(t *testing.T) {
 	c.do("POST", "/indexes", map[string]any{"uid": "a", "primaryKey": "id"})
 	_, dup := c.do("POST", "/indexes", map[string]any{"uid": "a"})
 	_, pk := c.do("POST", "/indexes/a/documents?primaryKey=other", docs(1))
+	_, badID := c.do("POST", "/indexes/a/documents", []any{map[string]any{"id": "7:2025"}})
+	_, floatID := c.do("POST", "/indexes/a/documents", []any{map[string]any{"id": 1.5}})
+	_, goodID := c.do("POST", "/indexes/a/documents", []any{map[string]any{"id": "7-2025_x"}, map[string]any{"id": 8}})
 	s.Drain()
+	for _, tt := range []struct {
+		task       map[string]any
+		wantStatus string
+		wantCode   string
+	}{{badID, "failed", "invalid_document_id"}, {floatID, "failed", "invalid_document_id"}, {goodID, "succeeded", ""}} {
+		if st, code := c.task(tt.task["taskUid"]); st != tt.wantStatus || code != tt.wantCode {
+			t.Errorf("task %v: %s %s, want %s %s", tt.task["taskUid"], st, code, tt.wantStatus, tt.wantCode)
+		}
+	}
 	if st, code := c.task(dup["taskUid"]); st != "failed" || code != "index_already_exists" {
 		t.Errorf("second creation: %s %s, want failed index_already_exists", st, code)
 	}
