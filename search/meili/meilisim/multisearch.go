@@ -31,8 +31,9 @@ type fedHit struct {
 // values and the sort rule comes first (a placeholder search, or
 // rankingRules starting with "sort"), their sort values decide first,
 // then the weighted ranking score (higher first); otherwise the weighted
-// score decides, then the sort values. Equal hits keep the order of their
-// lists (the merge is stable, the first query first).
+// score decides, then the sort values. Ties go to the lower query index
+// (merge_index_local_results and merge_index_global_results: "break ties
+// using query index").
 func compareFedHits(a, b *fedHit) int {
 	bySort := func() int {
 		if len(a.sort) == 0 || len(b.sort) == 0 {
@@ -51,10 +52,11 @@ func compareFedHits(a, b *fedHit) int {
 		return 0
 	}
 	byScore := func() int { return cmp.Compare(b.weighted, a.weighted) }
+	byQuery := func() int { return cmp.Compare(a.query, b.query) }
 	if a.sortFirst && b.sortFirst {
-		return cmp.Or(bySort(), byScore())
+		return cmp.Or(bySort(), byScore(), byQuery())
 	}
-	return cmp.Or(byScore(), bySort())
+	return cmp.Or(byScore(), bySort(), byQuery())
 }
 
 // MultiSearch answers a federated POST /multi-search as
@@ -319,7 +321,7 @@ func (f *Server) MultiSearch(w http.ResponseWriter, r *http.Request) {
 
 // mergeLists merges ranked lists into one by compareFedHits, keeping the
 // order of each list (a k-way merge, as itertools' kmerge_by in
-// perform.rs): equal hits come in list order.
+// perform.rs).
 func mergeLists(lists [][]*fedHit) []*fedHit {
 	var out []*fedHit
 	pos := make([]int, len(lists))

@@ -103,20 +103,27 @@ func TestFederatedSearch(t *testing.T) {
 		tests := []struct {
 			name       string
 			weightX    float64
+			yFirst     bool
 			wantIndex  string
 			wantWeight float64
 		}{
-			{"equal weights keep query order", 1, "x", 1},
-			{"lower weight ranks after", 0.5, "y", 1},
+			{"equal scores: the lower query index first", 1, false, "x", 1},
+			{"equal scores, y asked first", 1, true, "y", 1},
+			{"lower weight ranks after", 0.5, false, "y", 1},
+			{"higher weight ranks first", 2, true, "x", 2},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
+				queries := []any{
+					query("x", map[string]any{"federationOptions": map[string]any{"weight": tt.weightX}, "showRankingScore": true}),
+					query("y", nil),
+				}
+				if tt.yFirst {
+					queries[0], queries[1] = queries[1], queries[0]
+				}
 				status, answer := c.do("POST", "/multi-search", map[string]any{
 					"federation": map[string]any{"limit": 1},
-					"queries": []any{
-						query("x", map[string]any{"federationOptions": map[string]any{"weight": tt.weightX}, "showRankingScore": true}),
-						query("y", nil),
-					},
+					"queries":    queries,
 				})
 				if status != 200 {
 					t.Fatalf("multi-search = %d %v", status, answer)

@@ -1,4 +1,4 @@
-// Package meilisim simulates a Meilisearch server (v1.18.0 and newer 1.x)
+// Package meilisim simulates a Meilisearch server (v1.18.0 to v1.50.0)
 // for tests: writes become tasks that a scheduler goroutine processes in
 // batches later, as the real index scheduler does. It is a test tool; the
 // service never imports it.
