@@ -52,8 +52,16 @@ type fakeMeili struct {
 // (TEST_MEILI_URL) it is skipped.
 func newFakeMeili(t *testing.T) *fakeMeili {
 	t.Helper()
+	return newFakeMeiliAt(t, MinVersion)
+}
+
+// newFakeMeiliAt is newFakeMeili simulating Meilisearch version (for
+// example meilisim.NewestVersion, whose autobatching and federated search
+// differ from MinVersion's).
+func newFakeMeiliAt(t *testing.T, version string) *fakeMeili {
+	t.Helper()
 	requireSimulator(t, "the test reads the simulator's request log or state, or drives its scheduler")
-	return startSimulator(t, meilisim.Options{Version: MinVersion})
+	return startSimulator(t, meilisim.Options{Version: version})
 }
 
 // startSimulator starts a simulated server with opts, closed when the test

@@ -5,6 +5,8 @@ package meilisim
 import (
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -119,14 +121,48 @@ func (f *Server) GetSettings(w http.ResponseWriter, r *http.Request) {
 	f.Reply(w, 200, answer)
 }
 
-// UpdateSettings answers PATCH /indexes/{uid}/settings with a settingsUpdate task.
+// settingsFields are the fields of a settings object (struct Settings in
+// crates/meilisearch-types/src/settings.rs at v1.18.0; v1.50.0 adds
+// foreignKeys).
+var settingsFields = []string{
+	"displayedAttributes", "searchableAttributes", "filterableAttributes", "sortableAttributes",
+	"rankingRules", "stopWords", "nonSeparatorTokens", "separatorTokens", "dictionary", "synonyms",
+	"distinctAttribute", "proximityPrecision", "typoTolerance", "faceting", "pagination", "embedders",
+	"searchCutoffMs", "localizedAttributes", "facetSearch", "prefixSearch", "chat",
+}
+
+// UpdateSettings answers PATCH /indexes/{uid}/settings with a
+// settingsUpdate task. As crates/meilisearch/src/routes/indexes/
+// settings.rs does:
+//
+//   - an unknown field is refused at once with 400 bad_request (the
+//     settings struct is deny_unknown_fields), and no task is registered;
+//   - a missing index is created by the task when the key may create
+//     indexes (allow_index_creation: the master key, or a key whose
+//     actions hold "*" or "indexes.create"); otherwise the task fails
+//     with index_not_found.
 func (f *Server) UpdateSettings(w http.ResponseWriter, r *http.Request) {
 	uid := r.PathValue("uid")
 	body, _ := bodyOf(r).(map[string]any)
+	fields := settingsFields
+	if versionAtLeast(f.opts.Version, 1, 50) {
+		fields = append(slices.Clone(fields), "foreignKeys")
+	}
+	for _, k := range SortedKeys(body) {
+		if !slices.Contains(fields, k) {
+			f.Reply(w, 400, NewAPIError("bad_request", fmt.Sprintf("Unknown field `%s`: expected one of `%s`", k, strings.Join(fields, "`, `"))))
+			return
+		}
+	}
+	create := f.mayCreateIndex(r.Header.Get("Authorization"))
 	f.Enqueue(w, "settingsUpdate", uid, func() *APIError {
 		ix, ok := f.Indexes[uid]
 		if !ok {
-			return indexNotFound(uid)
+			if !create {
+				return indexNotFound(uid)
+			}
+			ix = f.NewIndex("")
+			f.Indexes[uid] = ix
 		}
 		for k, v := range body {
 			ix.Settings[k] = v
@@ -134,6 +170,22 @@ func (f *Server) UpdateSettings(w http.ResponseWriter, r *http.Request) {
 		ix.Writes++
 		return nil
 	})
+}
+
+// mayCreateIndex reports whether a request's key may create indexes: any
+// key but one created through POST /keys whose actions hold neither "*"
+// nor "indexes.create" (crates/meilisearch-auth, allow_index_creation).
+func (f *Server) mayCreateIndex(auth string) bool {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	for _, k := range f.Keys {
+		if "Bearer "+fmt.Sprint(k["key"]) != auth {
+			continue
+		}
+		actions, _ := k["actions"].([]any)
+		return slices.Contains(actions, any("*")) || slices.Contains(actions, any("indexes.create")) || slices.Contains(actions, any("indexes.*"))
+	}
+	return true
 }
 
 // SwapIndexes answers POST /swap-indexes with an indexSwap task.

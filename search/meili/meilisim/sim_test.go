@@ -372,6 +372,7 @@ func TestErrorCodes(t *testing.T) {
 		{"malformed delete filter", "POST", "/indexes/a/documents/delete", map[string]any{"filter": "id = "}, 400, "invalid_document_filter"},
 		{"empty delete filter", "POST", "/indexes/a/documents/delete", map[string]any{"filter": ""}, 400, "invalid_document_filter"},
 		{"missing task", "GET", "/tasks/999", nil, 404, "task_not_found"},
+		{"unknown settings field", "PATCH", "/indexes/a/settings", map[string]any{"sortFacetValuesBy": map[string]any{}}, 400, "bad_request"},
 		// Request-time validations of a search (400 at once, as
 		// crates/meilisearch/src/search/mod.rs and milli answer them).
 		{"sort on an attribute not sortable", "POST", "/indexes/a/search", map[string]any{"sort": []string{"title:asc"}}, 400, "invalid_search_sort"},
@@ -425,5 +426,35 @@ func TestMasterKey(t *testing.T) {
 	_, mine := limited.do("GET", "/tasks", nil)
 	if all["total"] != 2.0 || mine["total"] != 1.0 {
 		t.Errorf("tasks: master sees %v, key on [a] sees %v; want 2 and 1", all["total"], mine["total"])
+	}
+}
+
+// TestSettingsCreateIndex: a settings update on a missing index creates it
+// when the key may create indexes, and fails with index_not_found when it
+// may not (routes/indexes/settings.rs, allow_index_creation).
+func TestSettingsCreateIndex(t *testing.T) {
+	s, c := start(t, Options{MasterKey: "master"})
+	c.do("POST", "/keys", map[string]any{"uid": "ro", "actions": []string{"settings.update"}, "indexes": []string{"*"}})
+	tests := []struct {
+		name, key, index, want string
+	}{
+		{"master key creates", "master", "made", "succeeded"},
+		{"key without indexes.create", "key-of-ro", "not-made", "failed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			kc := &client{t: t, url: c.url, key: tt.key}
+			status, sum := kc.do("PATCH", "/indexes/"+tt.index+"/settings", map[string]any{"filterableAttributes": []string{"id"}})
+			if status != 202 {
+				t.Fatalf("PATCH = %d %v", status, sum)
+			}
+			s.Drain()
+			if st, _ := c.task(sum["taskUid"]); st != tt.want {
+				t.Errorf("task %s, want %s", st, tt.want)
+			}
+			if got := s.Index(tt.index) != nil; got != (tt.want == "succeeded") {
+				t.Errorf("index exists: %v", got)
+			}
+		})
 	}
 }
