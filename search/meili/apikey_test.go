@@ -1,6 +1,7 @@
 package meili
 
 import (
+	"github.com/calendar/eventcal/search/meili/meilisim"
 	"net/http"
 	"reflect"
 	"slices"
@@ -25,7 +26,7 @@ func TestEnsureServiceKey(t *testing.T) {
 	}
 	body := creates[0].Body.(map[string]any)
 	if body["uid"] != ServiceKeyUID || !reflect.DeepEqual(body["indexes"], []any{"calendar_*"}) || body["expiresAt"] != nil {
-		t.Errorf("key request %s", jsonString(body))
+		t.Errorf("key request %s", meilisim.JSONString(body))
 	}
 	actions := body["actions"].([]any)
 	for _, forbidden := range []string{"*", "keys.create", "keys.get", "keys.delete", "dumps.create", "snapshots.create"} {

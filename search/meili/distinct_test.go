@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/calendar/eventcal/search"
+	"github.com/calendar/eventcal/search/meili/meilisim"
 	"github.com/calendar/eventcal/search/searchtest"
 )
 
@@ -173,6 +174,6 @@ func TestSeriesWritesAndCollapsedSearches(t *testing.T) {
 	}
 	list, facets := searches[0].Body.(map[string]any), searches[1].Body.(map[string]any)
 	if list["distinct"] != "id" || list["facets"] != nil || facets["distinct"] != nil || facets["hitsPerPage"] != 0.0 || facets["facets"] == nil {
-		t.Errorf("list request %s\nfacets request %s", jsonString(list), jsonString(facets))
+		t.Errorf("list request %s\nfacets request %s", meilisim.JSONString(list), meilisim.JSONString(facets))
 	}
 }

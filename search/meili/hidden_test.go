@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/calendar/eventcal/search"
+	"github.com/calendar/eventcal/search/meili/meilisim"
 )
 
 // TestHiddenTextDoesNotReachAnonymousSearch: drafts live in their own
@@ -120,7 +121,7 @@ func TestEventIndexes(t *testing.T) {
 		if fed["limit"] != float64(2) || tt.offset > 0 && fed["offset"] != float64(tt.offset) ||
 			!reflect.DeepEqual(fed["facetsByIndex"], map[string]any{"calendar_events": []any{"tag_ids"}, "calendar_events_hidden": []any{"tag_ids"}}) ||
 			fed["mergeFacets"] == nil {
-			t.Errorf("federation %s", jsonString(fed))
+			t.Errorf("federation %s", meilisim.JSONString(fed))
 		}
 		var uids []any
 		for _, q := range body["queries"].([]any) {

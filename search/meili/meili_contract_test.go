@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/calendar/eventcal/search/meili/meilisim"
 	"maps"
 	"net/http"
 	"reflect"
@@ -17,6 +16,7 @@ import (
 	"github.com/meilisearch/meilisearch-go"
 
 	"github.com/calendar/eventcal/search"
+	"github.com/calendar/eventcal/search/meili/meilisim"
 )
 
 // The contract tests check, against fakeMeili, exactly what the engine
@@ -226,8 +226,8 @@ func checkSearches(t *testing.T, f *fakeMeili, path string, want ...map[string]a
 		if r.Path != path {
 			t.Errorf("search %d sent to %s, want %s", i, r.Path, path)
 		}
-		if w := jsonValue(t, want[i]); !reflect.DeepEqual(r.Body, w) {
-			t.Errorf("search %d body\n got %s\nwant %s", i, jsonString(r.Body), jsonString(w))
+		if w := meilisim.JSONValue(want[i]); !reflect.DeepEqual(r.Body, w) {
+			t.Errorf("search %d body\n got %s\nwant %s", i, meilisim.JSONString(r.Body), meilisim.JSONString(w))
 		}
 	}
 }
@@ -258,7 +258,9 @@ func TestSearchMatchingNothingSendsNothing(t *testing.T) {
 func TestSearchResultPaging(t *testing.T) {
 	f := newFakeMeili(t)
 	e := f.engine(Options{Languages: testLangs})
-	f.AddIndex("calendar_events", nil)
+	// The service's pagination setting: the simulator, as Meilisearch,
+	// returns no hit past maxTotalHits (default 1000).
+	f.AddIndex("calendar_events", map[string]any{"pagination": map[string]any{"maxTotalHits": maxTotalHits}})
 	var docs []map[string]any
 	for id := 1; id <= 1234; id++ {
 		docs = append(docs, map[string]any{"id": id, "title_en": "x"})
@@ -358,7 +360,7 @@ func TestNearDecidesTheEdge(t *testing.T) {
 				t.Errorf("q = %v, %v; want the text query in both", first["q"], second["q"])
 			}
 			if !reflect.DeepEqual(first["attributesToRetrieve"], []any{"key", "_geo"}) || first["hitsPerPage"] != float64(maxTotalHits) {
-				t.Errorf("ring request %s: want key and _geo of every hit", jsonString(first))
+				t.Errorf("ring request %s: want key and _geo of every hit", meilisim.JSONString(first))
 			}
 			const status = `status IN ["publish"] AND `
 			if tt.ringFilter != "" && first["filter"] != status+tt.ringFilter {
@@ -447,14 +449,14 @@ func TestPlaceWordsInOneField(t *testing.T) {
 	}
 	body := got[0].Body.(map[string]any)
 	if got[0].Path != "/multi-search" || !reflect.DeepEqual(body["federation"], map[string]any{"limit": float64(2)}) {
-		t.Errorf("request %s %s", got[0].Path, jsonString(body))
+		t.Errorf("request %s %s", got[0].Path, meilisim.JSONString(body))
 	}
 	var on []any
 	for _, q := range body["queries"].([]any) {
 		q := q.(map[string]any)
 		if q["indexUid"] != "calendar_venues" || q["q"] != "temple avenue" || q["matchingStrategy"] != "all" ||
 			!reflect.DeepEqual(q["sort"], []any{"publish_date:desc", "id:desc"}) || !reflect.DeepEqual(q["attributesToRetrieve"], []any{"id"}) {
-			t.Errorf("query %s", jsonString(q))
+			t.Errorf("query %s", meilisim.JSONString(q))
 		}
 		on = append(on, q["attributesToSearchOn"].([]any)...)
 	}
@@ -572,8 +574,8 @@ func TestInitCreatesIndexesAndSettings(t *testing.T) {
 		if i < 2 {
 			pk = "key" // one event document per occurrence
 		}
-		if want := jsonValue(t, map[string]any{"uid": uid, "primaryKey": pk}); !reflect.DeepEqual(creates[i].Body, want) {
-			t.Errorf("create %d = %s, want %s", i, jsonString(creates[i].Body), jsonString(want))
+		if want := meilisim.JSONValue(map[string]any{"uid": uid, "primaryKey": pk}); !reflect.DeepEqual(creates[i].Body, want) {
+			t.Errorf("create %d = %s, want %s", i, meilisim.JSONString(creates[i].Body), meilisim.JSONString(want))
 		}
 	}
 	for uid, want := range map[string]map[string]any{
@@ -581,8 +583,8 @@ func TestInitCreatesIndexesAndSettings(t *testing.T) {
 		"calendar_venues": wantVenueSettings, "calendar_organizers": wantOrganizerSettings,
 	} {
 		got := f.Calls(http.MethodPatch, "/indexes/"+uid+"/settings")
-		if len(got) != 1 || !reflect.DeepEqual(got[0].Body, jsonValue(t, want)) {
-			t.Errorf("%s settings\n got %s\nwant %s", uid, jsonString(got), jsonString(want))
+		if len(got) != 1 || !reflect.DeepEqual(got[0].Body, meilisim.JSONValue(want)) {
+			t.Errorf("%s settings\n got %s\nwant %s", uid, meilisim.JSONString(got), meilisim.JSONString(want))
 		}
 	}
 	// Every task was awaited: each write's task was polled to its end.
@@ -655,8 +657,8 @@ func TestInitReconcilesLiveSettings(t *testing.T) {
 			if tt.update != (len(patches) == 1) || len(patches) > 1 {
 				t.Fatalf("%d settings updates, want update %v", len(patches), tt.update)
 			}
-			if want := jsonValue(t, wantEventSettings).(map[string]any); tt.update && !reflect.DeepEqual(sortedLists(patches[0].Body), sortedLists(want)) {
-				t.Errorf("update = %s", jsonString(patches[0].Body))
+			if want := meilisim.JSONValue(wantEventSettings).(map[string]any); tt.update && !reflect.DeepEqual(sortedLists(patches[0].Body), sortedLists(want)) {
+				t.Errorf("update = %s", meilisim.JSONString(patches[0].Body))
 			}
 			if got := f.Calls(http.MethodPost, "/indexes"); len(got) != 0 {
 				t.Errorf("an existing index was created again")
@@ -704,7 +706,7 @@ func TestSettingsMergeKeepsWhatAnotherProcessAdded(t *testing.T) {
 		t.Fatalf("%d settings updates, want 1", len(patches))
 	}
 	body := patches[0].Body.(map[string]any)
-	if want := jsonValue(t, live["searchableAttributes"]); !reflect.DeepEqual(body["searchableAttributes"], want) {
+	if want := meilisim.JSONValue(live["searchableAttributes"]); !reflect.DeepEqual(body["searchableAttributes"], want) {
 		t.Errorf("searchableAttributes = %v, want the live ones kept: %v", body["searchableAttributes"], want)
 	}
 	if !slices.Contains(body["filterableAttributes"].([]any), any("venue_city")) || !slices.Contains(body["sortableAttributes"].([]any), any("end")) {
@@ -802,8 +804,8 @@ func TestEventDocumentShape(t *testing.T) {
 			"title_en": "Plain", "description_en": "", "excerpt_en": "",
 		},
 	}
-	if w := jsonValue(t, want); !reflect.DeepEqual(r.Body, w) {
-		t.Errorf("documents\n got %s\nwant %s", jsonString(r.Body), jsonString(w))
+	if w := meilisim.JSONValue(want); !reflect.DeepEqual(r.Body, w) {
+		t.Errorf("documents\n got %s\nwant %s", meilisim.JSONString(r.Body), meilisim.JSONString(w))
 	}
 }
 
@@ -846,8 +848,8 @@ func TestPlaceDocumentShape(t *testing.T) {
 	maps.Copy(organizer, zero)
 	for i, want := range []map[string]any{venue, organizer} {
 		r := f.Calls(http.MethodPost, "/indexes/*")[i]
-		if w := jsonValue(t, []any{want}); !reflect.DeepEqual(r.Body, w) {
-			t.Errorf("%s\n got %s\nwant %s", r.Path, jsonString(r.Body), jsonString(w))
+		if w := meilisim.JSONValue([]any{want}); !reflect.DeepEqual(r.Body, w) {
+			t.Errorf("%s\n got %s\nwant %s", r.Path, meilisim.JSONString(r.Body), meilisim.JSONString(w))
 		}
 	}
 }
@@ -879,7 +881,7 @@ func TestNewVocabularyExtendsSettingsFirst(t *testing.T) {
 	venues := f.Calls(http.MethodPatch, "/indexes/calendar_venues/settings")[0].Body.(map[string]any)
 	// The live attributes keep their order; the new ones follow
 	// (mergeSettings).
-	wantSearchable := jsonValue(t, []string{"title_en", "description_en", "excerpt_en",
+	wantSearchable := meilisim.JSONValue([]string{"title_en", "description_en", "excerpt_en",
 		"field_address", "field_city", "field_province", "field_state", "field_stateprovince", "field_zip", "field_phone",
 		"title_fr", "description_fr", "excerpt_fr", "field_country"})
 	if !reflect.DeepEqual(venues["searchableAttributes"], wantSearchable) {
@@ -890,7 +892,7 @@ func TestNewVocabularyExtendsSettingsFirst(t *testing.T) {
 	}
 	doc := f.Calls(http.MethodPost, "/indexes/calendar_venues/documents")[0].Body.([]any)[0].(map[string]any)
 	if doc["last_start_archived"] != float64(5) || doc["title_fr"] != "Salle" || doc["field_country"] != "France" {
-		t.Errorf("document = %s", jsonString(doc))
+		t.Errorf("document = %s", meilisim.JSONString(doc))
 	}
 
 	// The new language is searchable at once; known words change nothing.
@@ -1146,8 +1148,8 @@ func TestRebuildHelpers(t *testing.T) {
 		"calendar_next_events": wantEventSettings, "calendar_next_venues": wantVenueSettings, "calendar_next_organizers": wantOrganizerSettings,
 	} {
 		got := f.Calls(http.MethodPatch, "/indexes/"+uid+"/settings")
-		if len(got) != 1 || !reflect.DeepEqual(got[0].Body, jsonValue(t, want)) {
-			t.Errorf("%s settings = %s", uid, jsonString(got))
+		if len(got) != 1 || !reflect.DeepEqual(got[0].Body, meilisim.JSONValue(want)) {
+			t.Errorf("%s settings = %s", uid, meilisim.JSONString(got))
 		}
 	}
 	if err := next.IndexEvents(t.Context(), []search.EventDocument{{ID: 7, Status: "publish"}}); err != nil {
@@ -1157,8 +1159,8 @@ func TestRebuildHelpers(t *testing.T) {
 		t.Fatalf("EnsureIndex: %v", err)
 	}
 	got := f.Calls(http.MethodPatch, "/indexes/calendar_events_tmp/settings")
-	if len(got) != 1 || !reflect.DeepEqual(got[0].Body, jsonValue(t, wantEventSettings)) {
-		t.Errorf("calendar_events_tmp settings = %s", jsonString(got))
+	if len(got) != 1 || !reflect.DeepEqual(got[0].Body, meilisim.JSONValue(wantEventSettings)) {
+		t.Errorf("calendar_events_tmp settings = %s", meilisim.JSONString(got))
 	}
 
 	f.Reset()
@@ -1166,8 +1168,8 @@ func TestRebuildHelpers(t *testing.T) {
 		t.Fatalf("SwapIndexes: %v", err)
 	}
 	swaps := f.Calls(http.MethodPost, "/swap-indexes")
-	if want := jsonValue(t, []any{map[string]any{"indexes": []string{"calendar_events", "calendar_next_events"}, "rename": false}}); len(swaps) != 1 || !reflect.DeepEqual(swaps[0].Body, want) {
-		t.Errorf("swap request = %s, want %s", jsonString(swaps), jsonString(want))
+	if want := meilisim.JSONValue([]any{map[string]any{"indexes": []string{"calendar_events", "calendar_next_events"}, "rename": false}}); len(swaps) != 1 || !reflect.DeepEqual(swaps[0].Body, want) {
+		t.Errorf("swap request = %s, want %s", meilisim.JSONString(swaps), meilisim.JSONString(want))
 	}
 	if polls := f.Calls(http.MethodGet, "/tasks/*"); len(polls) == 0 {
 		t.Errorf("the swap was not awaited")

@@ -3,14 +3,13 @@ package meili
 import (
 	"context"
 	"fmt"
-	"github.com/calendar/eventcal/search/meili/meilisim"
-	"os"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/search"
+	"github.com/calendar/eventcal/search/meili/meilisim"
 	"github.com/calendar/eventcal/search/searchtest"
 )
 
@@ -19,11 +18,10 @@ import (
 // key, TEST_MEILI_KEY) is set. Every engine the suite asks for gets its own
 // index prefix, and its indexes are deleted when its test ends.
 func TestConformance(t *testing.T) {
-	url := os.Getenv("TEST_MEILI_URL")
-	if url == "" {
-		t.Skip("TEST_MEILI_URL not set")
+	url, key, ok := realMeili()
+	if !ok {
+		t.Skip("TEST_MEILI_URL not set: the suite runs against the simulator in TestSuiteAgainstFake")
 	}
-	key := os.Getenv("TEST_MEILI_KEY")
 	run := time.Now().UnixNano()
 	var n atomic.Int64
 	newEngine := func(t *testing.T) search.Engine {

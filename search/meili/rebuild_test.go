@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/calendar/eventcal/search"
+	"github.com/calendar/eventcal/search/meili/meilisim"
 )
 
 // TestRebuildRequests checks the exact writes of a rebuild: leftovers
@@ -70,7 +71,7 @@ func TestRebuildRequests(t *testing.T) {
 				"calendar_rebuild_events": wantEventSettings, "calendar_rebuild_events_hidden": wantEventSettings,
 				"calendar_rebuild_venues": wantVenueSettings, "calendar_rebuild_organizers": wantOrganizerSettings,
 			} {
-				if got := f.Index(uid); got == nil || !reflect.DeepEqual(pick(got.Settings, want), jsonValue(t, want)) {
+				if got := f.Index(uid); got == nil || !reflect.DeepEqual(pick(got.Settings, want), meilisim.JSONValue(want)) {
 					t.Errorf("%s does not have the live settings", uid)
 				}
 			}
@@ -104,14 +105,14 @@ func TestRebuildRequests(t *testing.T) {
 			}
 			if tt.name == "commit" {
 				swap := f.Calls(http.MethodPost, "/swap-indexes")[0].Body
-				want := jsonValue(t, []any{
+				want := meilisim.JSONValue([]any{
 					map[string]any{"indexes": []string{"calendar_events", "calendar_rebuild_events"}, "rename": false},
 					map[string]any{"indexes": []string{"calendar_events_hidden", "calendar_rebuild_events_hidden"}, "rename": false},
 					map[string]any{"indexes": []string{"calendar_venues", "calendar_rebuild_venues"}, "rename": false},
 					map[string]any{"indexes": []string{"calendar_organizers", "calendar_rebuild_organizers"}, "rename": false},
 				})
 				if !reflect.DeepEqual(swap, want) {
-					t.Errorf("swap body = %s, want %s", jsonString(swap), jsonString(want))
+					t.Errorf("swap body = %s, want %s", meilisim.JSONString(swap), meilisim.JSONString(want))
 				}
 			}
 			// Every write's task was awaited to its end (stepOnPoll: each task is

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/search"
+	"github.com/calendar/eventcal/search/meili/meilisim"
 	"github.com/calendar/eventcal/search/searchtest"
 )
 
@@ -133,10 +134,10 @@ func TestOneSearchPerList(t *testing.T) {
 				for i, r := range reqs {
 					bodies[i] = r.Body.(map[string]any)
 					if _, ok := bodies[i]["limit"]; ok {
-						t.Errorf("request %d sends limit (an estimated total): %s", i, jsonString(bodies[i]))
+						t.Errorf("request %d sends limit (an estimated total): %s", i, meilisim.JSONString(bodies[i]))
 					}
 					if _, ok := bodies[i]["offset"]; ok {
-						t.Errorf("request %d sends offset (an estimated total): %s", i, jsonString(bodies[i]))
+						t.Errorf("request %d sends offset (an estimated total): %s", i, meilisim.JSONString(bodies[i]))
 					}
 				}
 				main := bodies[len(bodies)-1]
@@ -153,7 +154,7 @@ func TestOneSearchPerList(t *testing.T) {
 					}
 					if ring["hitsPerPage"] != float64(maxTotalHits) || ring["page"] != float64(1) ||
 						!reflect.DeepEqual(ring["attributesToRetrieve"], []any{"key", "_geo"}) || ring["sort"] != nil || ring["facets"] != nil {
-						t.Errorf("ring request %s: want one bounded page of key and _geo, unsorted, no facets", jsonString(ring))
+						t.Errorf("ring request %s: want one bounded page of key and _geo, unsorted, no facets", meilisim.JSONString(ring))
 					}
 					if !strings.Contains(main["filter"].(string), geoRadius(c.Center, inner)) {
 						t.Errorf("list filter %q: want the inner circle to Meilisearch", main["filter"])
@@ -162,12 +163,12 @@ func TestOneSearchPerList(t *testing.T) {
 				if l.federated {
 					fed, _ := main["federation"].(map[string]any)
 					if fed["limit"] != float64(pg.limit) || pg.offset > 0 && fed["offset"] != float64(pg.offset) {
-						t.Errorf("request %s: want the federation to ask for offset %d limit %d", jsonString(main), pg.offset, pg.limit)
+						t.Errorf("request %s: want the federation to ask for offset %d limit %d", meilisim.JSONString(main), pg.offset, pg.limit)
 					}
 					for _, q := range main["queries"].([]any) {
 						for _, k := range []string{"page", "hitsPerPage", "limit", "offset"} {
 							if _, ok := q.(map[string]any)[k]; ok {
-								t.Errorf("query sends %s: %s", k, jsonString(q))
+								t.Errorf("query sends %s: %s", k, meilisim.JSONString(q))
 							}
 						}
 					}
@@ -176,7 +177,7 @@ func TestOneSearchPerList(t *testing.T) {
 				wantPage := float64(pg.offset/pg.limit + 1)
 				if main["hitsPerPage"] != float64(pg.limit) || main["page"] != wantPage {
 					t.Errorf("list request asks page %v of %v hits, want page %v of %d: %s",
-						main["page"], main["hitsPerPage"], wantPage, pg.limit, jsonString(main))
+						main["page"], main["hitsPerPage"], wantPage, pg.limit, meilisim.JSONString(main))
 				}
 			})
 		}

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/calendar/eventcal/search"
+	"github.com/calendar/eventcal/search/meili/meilisim"
 )
 
 // decodeAttrKey inverts attr's encoding of a key (the test's proof that
@@ -115,10 +116,10 @@ func TestDistinctKeysGetDistinctAttributes(t *testing.T) {
 		byID[d.(map[string]any)["id"].(float64)] = d.(map[string]any)
 	}
 	if byID[1]["title_pt-_42__52_"] != "Samba" || byID[1]["title_pt-br"] != nil {
-		t.Errorf("pt-BR document = %s", jsonString(byID[1]))
+		t.Errorf("pt-BR document = %s", meilisim.JSONString(byID[1]))
 	}
 	if byID[2]["title_pt-br"] != "Fado" || byID[2]["title_pt-_42__52_"] != nil {
-		t.Errorf("pt-br document = %s", jsonString(byID[2]))
+		t.Errorf("pt-br document = %s", meilisim.JSONString(byID[2]))
 	}
 	settings := f.Calls(http.MethodPatch, "/indexes/calendar_events/settings")
 	if len(settings) == 0 {
@@ -200,7 +201,7 @@ func TestAttributeSchemeMigration(t *testing.T) {
 			if tc.record != nil {
 				f.AddIndex("calendar_meta", nil)
 				f.Mu.Lock()
-				f.Indexes["calendar_meta"].Docs["1"] = map[string]any{"id": float64(1), "attribute_scheme": jsonValue(t, tc.record)}
+				f.Indexes["calendar_meta"].Docs["1"] = map[string]any{"id": float64(1), "attribute_scheme": meilisim.JSONValue(tc.record)}
 				f.Mu.Unlock()
 			}
 			e := f.engine(Options{})
@@ -210,7 +211,7 @@ func TestAttributeSchemeMigration(t *testing.T) {
 			if !outdated(t, e) {
 				t.Fatal("old indexes not reported outdated")
 			}
-			if got := recorded(f); !reflect.DeepEqual(got, jsonValue(t, tc.record)) {
+			if got := recorded(f); !reflect.DeepEqual(got, meilisim.JSONValue(tc.record)) {
 				t.Errorf("Init changed the record to %v", got)
 			}
 			// Init again (a restart before the rebuild): still outdated.
@@ -242,7 +243,7 @@ func TestAttributeSchemeMigration(t *testing.T) {
 			doc := f.Indexes["calendar_events"].Docs["1"]
 			f.Mu.Unlock()
 			if doc["title_pt-_42__52_"] != "rewritten" || doc["title_pt-br"] != nil {
-				t.Errorf("live document after the rebuild = %s", jsonString(doc))
+				t.Errorf("live document after the rebuild = %s", meilisim.JSONString(doc))
 			}
 			// A restart finds current indexes.
 			e3 := f.engine(Options{})

@@ -3,13 +3,13 @@ package meili
 import (
 	"errors"
 	"fmt"
-	"github.com/calendar/eventcal/search/meili/meilisim"
 	"net/http"
 	"reflect"
 	"slices"
 	"testing"
 
 	"github.com/calendar/eventcal/search"
+	"github.com/calendar/eventcal/search/meili/meilisim"
 )
 
 // TestTaskVisibilityPerKey: Meilisearch hides a swap task from a key

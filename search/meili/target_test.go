@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/calendar/eventcal/config/testdeadline"
+	"github.com/calendar/eventcal/search/meili/meilisim"
 )
 
 // Tests written against a target run unchanged against the fake (the
@@ -24,6 +24,14 @@ import (
 // On a real server every test uses its own index prefix and deletes its
 // indexes when it ends. Tests that assert the fake's request log (which
 // only the fake keeps) check it only when target.fake is set.
+
+// requireSimulator skips the test on a real server (see fake_test.go).
+func (tg *target) requireSimulator(t *testing.T, why string) {
+	t.Helper()
+	if tg.fake == nil {
+		requireSimulator(t, why)
+	}
+}
 
 // target is the server a test runs against.
 type target struct {
@@ -41,12 +49,12 @@ var targetSeq atomic.Int64
 // search), or the real server of TEST_MEILI_URL.
 func newTarget(t *testing.T) *target {
 	t.Helper()
-	if url := os.Getenv("TEST_MEILI_URL"); url != "" {
-		tg := &target{url: url, master: os.Getenv("TEST_MEILI_KEY"), prefix: fmt.Sprintf("t%d_%d_", time.Now().UnixNano(), targetSeq.Add(1))}
+	if url, key, ok := realMeili(); ok {
+		tg := &target{url: url, master: key, prefix: fmt.Sprintf("t%d_%d_", time.Now().UnixNano(), targetSeq.Add(1))}
 		t.Cleanup(func() { tg.deleteIndexes(t) })
 		return tg
 	}
-	f := newFakeMeili(t)
+	f := startSimulator(t, meilisim.Options{Version: MinVersion})
 	f.Emulate = true
 	return &target{url: f.srv.URL, master: "master-key", prefix: DefaultIndexPrefix, fake: f}
 }

@@ -2,7 +2,6 @@ package meili
 
 import (
 	"errors"
-	"github.com/calendar/eventcal/search/meili/meilisim"
 	"maps"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/search"
+	"github.com/calendar/eventcal/search/meili/meilisim"
 )
 
 // patches counts the settings updates sent to index uid.

@@ -64,16 +64,26 @@ const (
 //   - an index deletion joins any batch of document or settings tasks and
 //     ends it;
 //   - document additions batch together, and with deletions by id;
-//   - a deletion by filter never shares a batch with document additions
-//     (BatchStopReason::DocumentOperationWithDeletionByFilter and
-//     DeletionByFilterWithDocumentOperation), but joins other deletions;
+//   - a deletion by filter never joins a batch holding document additions
+//     (BatchStopReason::DocumentOperationWithDeletionByFilter), but joins
+//     other deletions; before v1.45.0 additions queued after it never join
+//     its batch either (DeletionByFilterWithDocumentOperation); from
+//     v1.45.0 (autobatcher.rs: "we can autobatch the deletion by filter
+//     and import but only if the document addition is *after* the
+//     deletion", unchanged to v1.50.0) they do, and the batch becomes a
+//     document operation that the next deletion by filter stops;
 //   - settings batch only with settings (document operations and
 //     settings stop each other: DocumentOperationWithSettings).
 //
 // The index-creation-rights and primary-key mismatch rules are not
 // modelled: the service always lets additions create the index and sends
 // one primary key per index.
-func joins(b batchKind, k autobatchKind) (next batchKind, ok, stop bool) {
+//
+// filterThenAdd selects the v1.45.0 rule above. The other changes to
+// autobatcher.rs between v1.18.0 and v1.50.0 (DsrUpdate and DsrClear
+// kinds, index compaction and network tasks in create_batch.rs) concern
+// task types the simulator does not register.
+func joins(b batchKind, k autobatchKind, filterThenAdd bool) (next batchKind, ok, stop bool) {
 	switch k {
 	case kindIndexCreation, kindIndexSwap, kindOther:
 		return b, false, false
@@ -104,6 +114,10 @@ func joins(b batchKind, k autobatchKind) (next batchKind, ok, stop bool) {
 		switch k {
 		case kindDocumentDeletion, kindDocumentDeletionByFilter:
 			return batchDocumentDeletionWithFilter, true, false
+		case kindDocumentImport:
+			if filterThenAdd {
+				return batchDocumentOperation, true, false
+			}
 		}
 	case batchSettings:
 		if k == kindSettings {
@@ -157,7 +171,7 @@ func (f *Server) takeBatch() []int64 {
 			rest = append(rest, uid)
 			continue
 		}
-		next, ok, end := joins(kind, task.kind)
+		next, ok, end := joins(kind, task.kind, f.filterThenAdd)
 		if !ok {
 			// The batch is over; what follows stays queued.
 			rest = append(rest, f.queue[1+i:]...)
@@ -213,7 +227,9 @@ func (f *Server) startBatch() []int64 {
 // finishBatch applies every task of a batch at once — a search sees the
 // state before the batch or after it, never between its tasks, as
 // Meilisearch commits one write transaction per batch
-// (crates/index-scheduler/src/scheduler/mod.rs, tick) — and marks each
+// (crates/index-scheduler/src/scheduler/mod.rs, tick); within a batch
+// the tasks apply in queue order, as a v1.45+ document operation applies
+// its DeleteByFilter and additions in order (create_batch.rs) — and marks each
 // task succeeded or failed. Callers hold Mu.
 func (f *Server) finishBatch(batch []int64) {
 	for _, uid := range batch {

@@ -18,15 +18,28 @@ import (
 // grammar and operators, settings that a search depends on, paging, the
 // edge and one-field rules), not Meilisearch itself: its tokenizer is
 // search.Words. Where Meilisearch would refuse a request (an attribute not
-// filterable, sortable or searchable) it refuses too, and it caps totals at
-// the index's maxTotalHits as Meilisearch does. Its _geoRadius is
+// filterable, sortable or searchable) it refuses too; the routes cap
+// totals at the index's maxTotalHits after distinct, as Meilisearch does. Its _geoRadius is
 // Meilisearch's own rule, written out here from its source (not by calling
 // search.DistanceM); with geoCos set, its cos stands for another C
 // library's, off by a last place for some arguments.
 
 // EmulateSearch returns the documents of an index matching a search body,
-// in order, or an error message in Meilisearch's words.
+// in order, or an error message in Meilisearch's words. It applies
+// neither distinct nor maxTotalHits (the routes do, in Meilisearch's
+// order: searchroute.go, multisearch.go).
 func (f *Server) EmulateSearch(ix *Index, body map[string]any) ([]map[string]any, *APIError) {
+	docs, _, err := f.rankedSearch(ix, body)
+	return docs, err
+}
+
+// rankedSearch is EmulateSearch with each document's ranking score
+// (keyed by Index.KeyOf). The score is the simulator's, not Meilisearch's
+// formula (crates/milli/src/score_details.rs): 1 for a placeholder
+// search, and for a text query a value in (0, 1] that decreases with the
+// emulated ranking (fewer typos, then an earlier attribute), so that
+// ordering by it agrees with the emulated ranking rules.
+func (f *Server) rankedSearch(ix *Index, body map[string]any) ([]map[string]any, map[string]float64, *APIError) {
 	settings := ix.Settings
 	strs := func(v any) []string {
 		var out []string
@@ -46,7 +59,7 @@ func (f *Server) EmulateSearch(ix *Index, body map[string]any) ([]map[string]any
 		p := &filterParser{src: fs, filterable: strs(settings["filterableAttributes"]), cos: f.GeoCos}
 		expr, err := p.parse()
 		if err != nil {
-			return nil, bad("invalid_search_filter", "%v in %q", err, fs)
+			return nil, nil, bad("invalid_search_filter", "%v in %q", err, fs)
 		}
 		match = expr
 	}
@@ -72,16 +85,16 @@ func (f *Server) EmulateSearch(ix *Index, body map[string]any) ([]map[string]any
 	on := strs(body["attributesToSearchOn"])
 	for _, a := range on {
 		if !slices.Contains(searchable, a) && !slices.Equal(searchable, []string{"*"}) {
-			return nil, bad("invalid_search_attributes_to_search_on", "Attribute `%s` is not searchable.", a)
+			return nil, nil, bad("invalid_search_attributes_to_search_on", "Attribute `%s` is not searchable.", a)
 		}
 	}
 	if len(terms) > 0 && body["matchingStrategy"] != "all" {
-		return nil, bad("invalid_search_matching_strategy", "the fake only emulates matchingStrategy all")
+		return nil, nil, bad("invalid_search_matching_strategy", "the fake only emulates matchingStrategy all")
 	}
 	// search.Term.Matches is Meilisearch's rule with disableOnNumbers on
 	// (search.ExactWord): a document word of digits is stored exact.
 	if typo, _ := settings["typoTolerance"].(map[string]any); len(terms) > 0 && typo["enabled"] == true && typo["disableOnNumbers"] != true {
-		return nil, bad("invalid_settings_typo_tolerance", "the fake only emulates typoTolerance.disableOnNumbers true")
+		return nil, nil, bad("invalid_settings_typo_tolerance", "the fake only emulates typoTolerance.disableOnNumbers true")
 	}
 
 	sortable := strs(settings["sortableAttributes"])
@@ -93,7 +106,7 @@ func (f *Server) EmulateSearch(ix *Index, body map[string]any) ([]map[string]any
 	for _, s := range strs(body["sort"]) {
 		attr, dir, _ := strings.Cut(s, ":")
 		if !slices.Contains(sortable, attr) {
-			return nil, bad("invalid_search_sort", "Attribute `%s` is not sortable.", attr)
+			return nil, nil, bad("invalid_search_sort", "Attribute `%s` is not sortable.", attr)
 		}
 		keys = append(keys, sortKey{attr, dir == "desc"})
 	}
@@ -139,9 +152,13 @@ func (f *Server) EmulateSearch(ix *Index, body map[string]any) ([]map[string]any
 		}
 		return cmp.Compare(fmt.Sprint(a["id"]), fmt.Sprint(b["id"]))
 	})
-	if len(keys) == 0 && len(terms) > 0 {
-		// No sort: the ranking rules order the hits. Emulated: fewer
-		// typos first, then a match in an earlier attribute.
+	scores := make(map[string]float64, len(out))
+	for _, doc := range out {
+		scores[ix.KeyOf(doc)] = 1
+	}
+	if len(terms) > 0 {
+		// The ranking rules order the hits. Emulated: fewer typos first,
+		// then a match in an earlier attribute.
 		rank := map[any][2]int{}
 		for _, doc := range out {
 			typos, firstAttr := 0, len(on)
@@ -166,16 +183,28 @@ func (f *Server) EmulateSearch(ix *Index, body map[string]any) ([]map[string]any
 				typos += best
 			}
 			rank[doc["id"]] = [2]int{typos, firstAttr}
+			n := float64(len(on) + 1)
+			scores[ix.KeyOf(doc)] = 1 - (float64(typos)*n+float64(firstAttr))/(float64(3*len(terms)+1)*n)
 		}
-		slices.SortStableFunc(out, func(a, b map[string]any) int {
-			ra, rb := rank[a["id"]], rank[b["id"]]
-			return cmp.Or(cmp.Compare(ra[0], rb[0]), cmp.Compare(ra[1], rb[1]))
-		})
+		if len(keys) == 0 {
+			slices.SortStableFunc(out, func(a, b map[string]any) int {
+				ra, rb := rank[a["id"]], rank[b["id"]]
+				return cmp.Or(cmp.Compare(ra[0], rb[0]), cmp.Compare(ra[1], rb[1]))
+			})
+		}
 	}
-	if max, ok := settings["pagination"].(map[string]any)["maxTotalHits"].(float64); ok && len(out) > int(max) {
-		out = out[:int(max)]
+	return out, scores, nil
+}
+
+// maxTotalHits is the index's pagination.maxTotalHits (default 1000).
+func maxTotalHits(ix *Index) int {
+	if v, ok := ix.Settings["pagination"].(map[string]any)["maxTotalHits"].(float64); ok {
+		return int(v)
 	}
-	return out, nil
+	if v, ok := ix.Settings["pagination"].(map[string]any)["maxTotalHits"].(int); ok {
+		return v
+	}
+	return 1000
 }
 
 // compareSortValues orders two values of a sort attribute as Meilisearch's

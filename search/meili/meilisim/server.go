@@ -1,4 +1,4 @@
-// Package meilisim simulates a Meilisearch server (v1.18.0 and newer 1.x)
+// Package meilisim simulates a Meilisearch server (v1.18.0 to v1.50.0)
 // for tests: writes become tasks that a scheduler goroutine processes in
 // batches later, as the real index scheduler does. It is a test tool; the
 // service never imports it.
@@ -49,6 +49,13 @@ type Server struct {
 	closed     bool
 	done       chan struct{}
 	nextBatch  int64
+	// filterThenAdd: the version (v1.45.0 and newer) lets additions
+	// queued after a deletion by filter join its batch (joins).
+	filterThenAdd bool
+	// federatedCap: the version (v1.34.0 and newer) builds at most the
+	// index's maxTotalHits hits per index in a federated search
+	// (MultiSearch).
+	federatedCap bool
 	// StepOnPoll, while the scheduler is paused, makes every GET
 	// /tasks/{uid} that answers an unfinished task process the next batch
 	// once it has answered: a client sees each task unfinished and must
@@ -90,6 +97,8 @@ type Server struct {
 	Version string
 	// served counts the hits the fake's searches have answered with.
 	Served int
+	// built counts the hits built (HitsBuilt).
+	built int
 	// created counts the indexes created, for their createdAt.
 	Created int
 }
@@ -178,6 +187,10 @@ func NewAPIError(code, message string) APIError {
 // Options.Version says otherwise.
 const DefaultVersion = "1.18.0"
 
+// NewestVersion is the newest Meilisearch version whose behaviour the
+// simulator models (autobatching of v1.45.0 and newer, as at v1.50.0).
+const NewestVersion = "1.50.0"
+
 // DefaultPayloadLimit is Meilisearch's default http_payload_size_limit,
 // "100 MB" (DEFAULT_HTTP_PAYLOAD_SIZE_LIMIT in
 // crates/meilisearch/src/option.rs), which the byte-unit crate reads as
@@ -209,11 +222,21 @@ func NewChecked(opts Options) (*Server, error) {
 		if _, err := fmt.Sscanf(opts.Version, "%d.%d.%d", &v[0], &v[1], &v[2]); err != nil || fmt.Sprintf("%d.%d.%d", v[0], v[1], v[2]) != opts.Version {
 			return nil, fmt.Errorf("version %q: want MAJOR.MINOR.PATCH", opts.Version)
 		}
-		if v[0] != 1 || v[1] < 18 {
-			return nil, fmt.Errorf("version %s: the simulator models Meilisearch %s and newer 1.x releases", opts.Version, DefaultVersion)
+		if v[0] != 1 || v[1] < 18 || !versionAtLeast(NewestVersion, v[0], v[1]) {
+			return nil, fmt.Errorf("version %s: the simulator models Meilisearch %s to %s", opts.Version, DefaultVersion, NewestVersion)
 		}
 	}
 	return New(opts), nil
+}
+
+// versionAtLeast reports whether version v (MAJOR.MINOR.PATCH) is at
+// least major.minor.
+func versionAtLeast(v string, major, minor int) bool {
+	var m, n int
+	if _, err := fmt.Sscanf(v, "%d.%d", &m, &n); err != nil {
+		return false
+	}
+	return m > major || m == major && n >= minor
 }
 
 // Options configure a simulated server.
@@ -312,6 +335,8 @@ func New(opts Options) *Server {
 	mux.HandleFunc("GET /tasks/{uid}", f.GetTask)
 	mux.HandleFunc("GET /tasks", f.ListTasks)
 	f.mux = mux
+	f.filterThenAdd = versionAtLeast(opts.Version, 1, 45)
+	f.federatedCap = versionAtLeast(opts.Version, 1, 34)
 	f.cond = sync.NewCond(&f.Mu)
 	f.done = make(chan struct{})
 	go f.run()
@@ -384,141 +409,6 @@ func (f *Server) authorized(auth string) bool {
 	return false
 }
 
-// DefaultSettings are the settings of a new index (Meilisearch defaults).
-func DefaultSettings() map[string]any {
-	return map[string]any{
-		"displayedAttributes":  []any{"*"},
-		"searchableAttributes": []any{"*"},
-		"filterableAttributes": []any{},
-		"sortableAttributes":   []any{},
-		"rankingRules":         []any{"words", "typo", "proximity", "attribute", "sort", "exactness"},
-		"stopWords":            []any{},
-		"nonSeparatorTokens":   []any{},
-		"separatorTokens":      []any{},
-		"dictionary":           []any{},
-		"synonyms":             map[string]any{},
-		"distinctAttribute":    nil,
-		"proximityPrecision":   "byWord",
-		"typoTolerance": map[string]any{
-			"enabled":             true,
-			"minWordSizeForTypos": map[string]any{"oneTypo": 5, "twoTypos": 9},
-			"disableOnWords":      []any{},
-			"disableOnAttributes": []any{},
-			"disableOnNumbers":    false,
-		},
-		"faceting":            map[string]any{"maxValuesPerFacet": 100, "sortFacetValuesBy": map[string]any{"*": "alpha"}},
-		"pagination":          map[string]any{"maxTotalHits": 1000},
-		"embedders":           map[string]any{},
-		"searchCutoffMs":      nil,
-		"localizedAttributes": nil,
-		"facetSearch":         true,
-		"prefixSearch":        "indexingTime",
-	}
-}
-
-// AddIndex creates an index directly, with the given settings merged over
-// the defaults.
-func (f *Server) AddIndex(uid string, settings map[string]any) {
-	f.Mu.Lock()
-	defer f.Mu.Unlock()
-	s := DefaultSettings()
-	if settings != nil {
-		for k, v := range jsonValue(settings).(map[string]any) {
-			s[k] = v
-		}
-	}
-	f.Indexes[uid] = f.NewIndex("id")
-	f.Indexes[uid].Settings = s
-}
-
-// NewIndex returns an empty index with the default settings, created now
-// (each index a nanosecond after the previous one). The caller holds f.Mu.
-func (f *Server) NewIndex(primaryKey string) *Index {
-	f.Created++
-	at := time.Date(2025, 1, 1, 0, 0, 0, f.Created, time.UTC).Format(time.RFC3339Nano)
-	return &Index{CreatedAt: at, PrimaryKey: primaryKey, Settings: DefaultSettings(), Docs: map[string]map[string]any{}, Internal: map[string]uint32{}, Used: map[uint32]bool{}}
-}
-
-// Put stores a document under its primary key value, numbering it.
-func (ix *Index) Put(doc map[string]any) {
-	pk := ix.PrimaryKey
-	if pk == "" {
-		pk = "id"
-	}
-	key := fmt.Sprint(doc[pk])
-	ix.Docs[key] = doc
-	if _, ok := ix.Internal[key]; ok {
-		return
-	}
-	for ix.Used[ix.Low] {
-		ix.Low++
-	}
-	ix.Internal[key], ix.Used[ix.Low] = ix.Low, true
-}
-
-// Remove deletes the document stored under key.
-func (ix *Index) Remove(key string) {
-	if n, ok := ix.Internal[key]; ok {
-		delete(ix.Used, n)
-		ix.Low = min(ix.Low, n)
-	}
-	delete(ix.Docs, key)
-	delete(ix.Internal, key)
-}
-
-// KeyOf returns the primary key value of a stored document.
-func (ix *Index) KeyOf(doc map[string]any) string {
-	pk := ix.PrimaryKey
-	if pk == "" {
-		pk = "id"
-	}
-	return fmt.Sprint(doc[pk])
-}
-
-// oneIndexKinds are the task types tied to exactly one index
-// (Kind::related_to_one_index, crates/meilisearch-types/src/tasks.rs:
-// 582-599 at v1.18.0).
-var oneIndexKinds = []string{
-	"documentAdditionOrUpdate", "documentEdition", "documentDeletion", "settingsUpdate",
-	"indexCreation", "indexDeletion", "indexUpdate",
-}
-
-// TaskVisible is Meilisearch's rule for which tasks a request sees
-// (get_tasks_from_authorized_indexes, crates/index-scheduler/src/queue/
-// tasks.rs:474-490): when the request filters by index (byIndex) or its
-// key is limited to some indexes, the tasks not tied to exactly one index
-// are dropped; with a limited key, so are the tasks of other indexes. The
-// caller holds f.Mu.
-func (f *Server) TaskVisible(auth string, task *Task, byIndex bool) bool {
-	var patterns []string
-	all := true
-	for _, k := range f.Keys {
-		if "Bearer "+fmt.Sprint(k["key"]) != auth {
-			continue
-		}
-		all = false
-		list, _ := k["indexes"].([]any)
-		for _, p := range list {
-			patterns = append(patterns, fmt.Sprint(p))
-			all = all || p == "*"
-		}
-	}
-	typ, _ := task.Summary["type"].(string)
-	if (byIndex || !all) && !slices.Contains(oneIndexKinds, typ) {
-		return false
-	}
-	if all {
-		return true
-	}
-	index, _ := task.Summary["indexUid"].(string)
-	for _, p := range patterns {
-		if prefix, ok := strings.CutSuffix(p, "*"); ok && strings.HasPrefix(index, prefix) || p == index {
-			return true
-		}
-	}
-	return false
-}
-
 // Reply writes a JSON answer.
 func (f *Server) Reply(w http.ResponseWriter, status int, body any) {
 	w.Header().Set("Content-Type", "application/json")
@@ -550,593 +440,6 @@ func (f *Server) PathIndex(w http.ResponseWriter, r *http.Request) (string, *Ind
 		f.NotFound(w, uid)
 	}
 	return uid, ix
-}
-
-// Enqueue registers a task whose effect has been decided (apply returns
-// the error that fails it, if any) and answers with its summary.
-func (f *Server) Enqueue(w http.ResponseWriter, typ string, index any, apply func() *APIError) {
-	f.enqueue(w, typ, index, false, apply)
-}
-
-// Enqueue registers a task and answers 202 with its summary; the
-// scheduler (scheduler.go) applies it later. byFilter marks a deletion by
-// filter, which the autobatcher keeps apart from document additions.
-func (f *Server) enqueue(w http.ResponseWriter, typ string, index any, byFilter bool, apply func() *APIError) {
-	f.Mu.Lock()
-	uid := f.NextTask
-	f.NextTask++
-	task := &Task{Final: "succeeded", Status: "enqueued", Batch: -1, kind: autobatchKindOf(typ, byFilter), apply: apply}
-	task.index, _ = index.(string)
-	if e, ok := f.FailTasks[typ]; ok {
-		task.forced = &e
-	}
-	if n := f.BusyTasks[typ]; n > 0 && task.forced == nil {
-		// A task the test holds "processing" for n polls beyond the
-		// first: it bypasses the queue and takes effect when it ends.
-		task.Busy, task.Pending, task.held = n, apply, true
-	}
-	task.Summary = map[string]any{
-		"taskUid": uid, "indexUid": index, "status": "enqueued", "type": typ,
-		"enqueuedAt": "2025-01-01T00:00:00.000000Z",
-	}
-	f.Tasks[uid] = task
-	if !task.held {
-		f.queue = append(f.queue, uid)
-		f.wake()
-	}
-	f.Mu.Unlock()
-	f.Reply(w, 202, task.Summary)
-}
-
-// GetTask answers GET /tasks/{uid}.
-func (f *Server) GetTask(w http.ResponseWriter, r *http.Request) {
-	uid, _ := strconv.ParseInt(r.PathValue("uid"), 10, 64)
-	f.Mu.Lock()
-	task, ok := f.Tasks[uid]
-	ok = ok && f.TaskVisible(r.Header.Get("Authorization"), task, false)
-	var answer map[string]any
-	step := false
-	if ok {
-		task.Polls++
-		answer = f.TaskObject(uid, task)
-		step = f.StepOnPoll && f.paused && (answer["status"] == "enqueued" || answer["status"] == "processing")
-	}
-	f.Mu.Unlock()
-	if !ok {
-		f.Reply(w, 404, NewAPIError("task_not_found", fmt.Sprintf("Task `%d` not found.", uid)))
-		return
-	}
-	f.Reply(w, 200, answer)
-	if step {
-		f.Step()
-	}
-}
-
-// FinishTasks lets every busy task end at its next poll.
-func (f *Server) FinishTasks() {
-	f.Mu.Lock()
-	defer f.Mu.Unlock()
-	for _, task := range f.Tasks {
-		task.Busy = 0
-	}
-	clear(f.BusyTasks)
-}
-
-// TaskStatus is a task's status now: "enqueued" until first polled, then
-// "processing" for 1+busy polls (or for ever when stuck), then final. The
-// caller holds f.Mu.
-func (f *Server) TaskStatus(task *Task) string {
-	if task.held {
-		switch {
-		case task.Polls == 0:
-			return "enqueued"
-		case task.Polls <= 1+task.Busy || f.Stuck:
-			return "processing"
-		}
-		return task.Final
-	}
-	if f.Stuck && task.Status != "enqueued" {
-		return "processing"
-	}
-	return task.Status
-}
-
-// TaskObject renders a task as GET /tasks/{uid} does; the caller holds f.Mu.
-func (f *Server) TaskObject(uid int64, task *Task) map[string]any {
-	status := f.TaskStatus(task)
-	if status != "processing" && status != "enqueued" && task.Pending != nil {
-		if e := task.Pending(); e != nil {
-			task.Final, task.Err = "failed", e
-		}
-		task.Pending = nil
-		task.Status = task.Final
-		status = task.Final
-	}
-	answer := map[string]any{
-		"uid": uid, "indexUid": task.Summary["indexUid"], "status": status, "type": task.Summary["type"],
-		"details": map[string]any{}, "error": nil, "canceledBy": nil, "duration": nil,
-		"enqueuedAt": "2025-01-01T00:00:00.000000Z", "startedAt": "2025-01-01T00:00:00.001000Z", "finishedAt": nil,
-	}
-	if status != "processing" && status != "enqueued" {
-		answer["duration"], answer["finishedAt"] = "PT0.001S", "2025-01-01T00:00:00.002000Z"
-		if task.Err != nil {
-			answer["error"] = task.Err
-		}
-	}
-	return answer
-}
-
-// ListTasks answers GET /tasks with the indexUids, types and statuses
-// filters (comma-separated lists), newest first.
-func (f *Server) ListTasks(w http.ResponseWriter, r *http.Request) {
-	filter := func(name string) func(string) bool {
-		v := r.URL.Query().Get(name)
-		if v == "" {
-			return func(string) bool { return true }
-		}
-		list := strings.Split(v, ",")
-		return func(s string) bool { return slices.Contains(list, s) }
-	}
-	byIndex, byType, byStatus := filter("indexUids"), filter("types"), filter("statuses")
-	indexFilter := r.URL.Query().Get("indexUids") != ""
-	f.Mu.Lock()
-	results := []map[string]any{}
-	for uid := f.NextTask - 1; uid >= 0; uid-- {
-		task := f.Tasks[uid]
-		index, _ := task.Summary["indexUid"].(string)
-		typ, _ := task.Summary["type"].(string)
-		if !byIndex(index) || !byType(typ) || !f.TaskVisible(r.Header.Get("Authorization"), task, indexFilter) {
-			continue
-		}
-		// taskObject applies the effect of a task that has just ended.
-		if obj := f.TaskObject(uid, task); byStatus(obj["status"].(string)) {
-			results = append(results, obj)
-		}
-	}
-	f.Mu.Unlock()
-	f.Reply(w, 200, map[string]any{"results": results, "total": len(results), "limit": 20, "from": nil, "next": nil})
-}
-
-// Index returns the index uid, or nil.
-func (f *Server) Index(uid string) *Index {
-	f.Mu.Lock()
-	defer f.Mu.Unlock()
-	return f.Indexes[uid]
-}
-
-// GetIndex answers GET /indexes/{uid}.
-func (f *Server) GetIndex(w http.ResponseWriter, r *http.Request) {
-	uid, ix := f.PathIndex(w, r)
-	if ix == nil {
-		return
-	}
-	f.Reply(w, 200, map[string]any{"uid": uid, "primaryKey": ix.PrimaryKey,
-		"createdAt": ix.CreatedAt, "updatedAt": ix.CreatedAt})
-}
-
-// CreateIndex answers POST /indexes with an indexCreation task.
-func (f *Server) CreateIndex(w http.ResponseWriter, r *http.Request) {
-	body, _ := bodyOf(r).(map[string]any)
-	uid, _ := body["uid"].(string)
-	pk, _ := body["primaryKey"].(string)
-	f.Enqueue(w, "indexCreation", uid, func() *APIError {
-		if _, ok := f.Indexes[uid]; ok {
-			e := NewAPIError("index_already_exists", fmt.Sprintf("Index `%s` already exists.", uid))
-			return &e
-		}
-		f.Indexes[uid] = f.NewIndex(pk)
-		return nil
-	})
-}
-
-// DeleteIndex answers DELETE /indexes/{uid} with an indexDeletion task.
-func (f *Server) DeleteIndex(w http.ResponseWriter, r *http.Request) {
-	uid := r.PathValue("uid")
-	f.Enqueue(w, "indexDeletion", uid, func() *APIError {
-		if _, ok := f.Indexes[uid]; !ok {
-			return indexNotFound(uid)
-		}
-		delete(f.Indexes, uid)
-		return nil
-	})
-}
-
-// GetSettings answers GET /indexes/{uid}/settings.
-func (f *Server) GetSettings(w http.ResponseWriter, r *http.Request) {
-	_, ix := f.PathIndex(w, r)
-	if ix == nil {
-		return
-	}
-	f.Mu.Lock()
-	answer := jsonValue(ix.Settings)
-	f.Mu.Unlock()
-	f.Reply(w, 200, answer)
-}
-
-// UpdateSettings answers PATCH /indexes/{uid}/settings with a settingsUpdate task.
-func (f *Server) UpdateSettings(w http.ResponseWriter, r *http.Request) {
-	uid := r.PathValue("uid")
-	body, _ := bodyOf(r).(map[string]any)
-	f.Enqueue(w, "settingsUpdate", uid, func() *APIError {
-		ix, ok := f.Indexes[uid]
-		if !ok {
-			return indexNotFound(uid)
-		}
-		for k, v := range body {
-			ix.Settings[k] = v
-		}
-		ix.Writes++
-		return nil
-	})
-}
-
-// AddDocuments answers POST /indexes/{uid}/documents with a documentAdditionOrUpdate task.
-func (f *Server) AddDocuments(w http.ResponseWriter, r *http.Request) {
-	uid := r.PathValue("uid")
-	docs, _ := bodyOf(r).([]any)
-	f.Enqueue(w, "documentAdditionOrUpdate", uid, func() *APIError {
-		pk := r.URL.Query().Get("primaryKey")
-		ix, ok := f.Indexes[uid]
-		if !ok {
-			ix = f.NewIndex(pk)
-			f.Indexes[uid] = ix
-		}
-		if ix.PrimaryKey == "" {
-			ix.PrimaryKey = pk
-		}
-		if pk != "" && pk != ix.PrimaryKey {
-			// Meilisearch refuses a primaryKey parameter that is not the
-			// index's (index_primary_key_already_exists).
-			e := NewAPIError("index_primary_key_already_exists", fmt.Sprintf("Index `%s`: Index already has a primary key: `%s`.", uid, ix.PrimaryKey))
-			return &e
-		}
-		for _, d := range docs {
-			doc := d.(map[string]any)
-			if _, ok := doc[ix.PrimaryKey]; !ok && ix.PrimaryKey != "" {
-				e := NewAPIError("missing_document_id", fmt.Sprintf("Document doesn't have a `%s` attribute: `%v`.", ix.PrimaryKey, doc))
-				return &e
-			}
-		}
-		for _, d := range docs {
-			ix.Put(d.(map[string]any))
-		}
-		ix.Writes++
-		return nil
-	})
-}
-
-// DeleteByFilter answers POST /indexes/{uid}/documents/delete: a
-// documentDeletion task that removes the documents matching the filter
-// (filterable attributes only, as Meilisearch requires).
-func (f *Server) DeleteByFilter(w http.ResponseWriter, r *http.Request) {
-	uid := r.PathValue("uid")
-	body, _ := bodyOf(r).(map[string]any)
-	fs, _ := body["filter"].(string)
-	// crates/meilisearch/src/routes/indexes/documents.rs
-	// (delete_documents_by_filter): the filter is parsed before the task
-	// is enqueued; a malformed or empty one is 400 invalid_document_filter
-	// at once, and no task is registered. Whether its attributes are
-	// filterable is only known when the task runs (then the task fails).
-	if _, err := (&filterParser{src: fs, syntaxOnly: true}).parse(); err != nil || strings.TrimSpace(fs) == "" {
-		msg := "Sending an empty filter is forbidden."
-		if err != nil {
-			msg = fmt.Sprintf("%v in %q", err, fs)
-		}
-		f.Reply(w, 400, NewAPIError("invalid_document_filter", msg))
-		return
-	}
-	f.enqueue(w, "documentDeletion", uid, true, func() *APIError {
-		ix, ok := f.Indexes[uid]
-		if !ok {
-			e := NewAPIError("index_not_found", fmt.Sprintf("Index `%s` not found.", uid))
-			return &e
-		}
-		var filterable []string
-		list, _ := ix.Settings["filterableAttributes"].([]any)
-		for _, a := range list {
-			filterable = append(filterable, fmt.Sprint(a))
-		}
-		match, err := (&filterParser{src: fs, filterable: filterable, cos: f.GeoCos}).parse()
-		if err != nil || fs == "" {
-			e := NewAPIError("invalid_document_filter", fmt.Sprintf("%v in %q", err, fs))
-			return &e
-		}
-		for key, doc := range ix.Docs {
-			if match(doc) {
-				ix.Remove(key)
-			}
-		}
-		ix.Writes++
-		return nil
-	})
-}
-
-// GetDocument answers GET /indexes/{uid}/documents/{id}.
-func (f *Server) GetDocument(w http.ResponseWriter, r *http.Request) {
-	_, ix := f.PathIndex(w, r)
-	if ix == nil {
-		return
-	}
-	id := r.PathValue("id")
-	f.Mu.Lock()
-	doc, ok := ix.Docs[id]
-	answer := jsonValue(doc)
-	f.Mu.Unlock()
-	if !ok {
-		f.Reply(w, 404, NewAPIError("document_not_found", fmt.Sprintf("Document `%s` not found.", id)))
-		return
-	}
-	f.Reply(w, 200, answer)
-}
-
-// DeleteDocuments answers POST /indexes/{uid}/documents/delete-batch with a documentDeletion task.
-func (f *Server) DeleteDocuments(w http.ResponseWriter, r *http.Request) {
-	uid := r.PathValue("uid")
-	ids, _ := bodyOf(r).([]any)
-	f.Enqueue(w, "documentDeletion", uid, func() *APIError {
-		ix, ok := f.Indexes[uid]
-		if !ok {
-			return indexNotFound(uid)
-		}
-		for _, id := range ids {
-			ix.Remove(fmt.Sprint(id))
-		}
-		ix.Writes++
-		return nil
-	})
-}
-
-// SwapIndexes answers POST /swap-indexes with an indexSwap task.
-func (f *Server) SwapIndexes(w http.ResponseWriter, r *http.Request) {
-	pairs, _ := bodyOf(r).([]any)
-	f.Enqueue(w, "indexSwap", nil, func() *APIError {
-		for _, p := range pairs {
-			names := p.(map[string]any)["indexes"].([]any)
-			a, b := names[0].(string), names[1].(string)
-			for _, uid := range []string{a, b} {
-				if _, ok := f.Indexes[uid]; !ok {
-					return indexNotFound(uid)
-				}
-			}
-			f.Indexes[a], f.Indexes[b] = f.Indexes[b], f.Indexes[a]
-		}
-		return nil
-	})
-}
-
-// Stats answers GET /indexes/{uid}/stats.
-func (f *Server) Stats(w http.ResponseWriter, r *http.Request) {
-	_, ix := f.PathIndex(w, r)
-	if ix == nil {
-		return
-	}
-	f.Mu.Lock()
-	n := len(ix.Docs)
-	f.Mu.Unlock()
-	f.Reply(w, 200, map[string]any{"numberOfDocuments": n, "isIndexing": false, "fieldDistribution": map[string]any{}})
-}
-
-// Search answers POST /indexes/{uid}/search.
-func (f *Server) Search(w http.ResponseWriter, r *http.Request) {
-	uid, ix := f.PathIndex(w, r)
-	if ix == nil {
-		return
-	}
-	body, _ := bodyOf(r).(map[string]any)
-	var all []map[string]any
-	switch {
-	case f.Hits != nil:
-		all = f.Hits(uid, body)
-	case f.Emulate:
-		f.Mu.Lock()
-		found, err := f.EmulateSearch(f.Indexes[uid], body)
-		f.Mu.Unlock()
-		if err != nil {
-			f.Reply(w, 400, err)
-			return
-		}
-		all = found
-	}
-	forFacets := all
-	if f.Emulate {
-		f.Mu.Lock()
-		var err *APIError
-		all, forFacets, err = emulateDistinct(f.Indexes[uid], body, all)
-		f.Mu.Unlock()
-		if err != nil {
-			f.Reply(w, 400, err)
-			return
-		}
-	}
-	num := func(key string, def int) int {
-		if v, ok := body[key].(float64); ok {
-			return int(v)
-		}
-		return def
-	}
-	q, _ := body["q"].(string)
-	answer := map[string]any{"query": q, "processingTimeMs": 1}
-	var offset, limit int
-	if _, hasPage := body["page"]; hasPage || body["hitsPerPage"] != nil {
-		perPage, page := num("hitsPerPage", 20), num("page", 1)
-		offset, limit = perPage*(page-1), perPage
-		if page == 0 {
-			offset, limit = 0, 0
-		}
-		totalPages := 0
-		if perPage > 0 {
-			totalPages = (len(all) + perPage - 1) / perPage
-		}
-		answer["hitsPerPage"], answer["page"], answer["totalPages"], answer["totalHits"] = perPage, page, totalPages, len(all)
-	} else {
-		offset, limit = num("offset", 0), num("limit", 20)
-		answer["offset"], answer["limit"], answer["estimatedTotalHits"] = offset, limit, len(all)
-	}
-	hits := []map[string]any{}
-	for i := offset; i < len(all) && i < offset+limit; i++ {
-		hits = append(hits, project(all[i], body["attributesToRetrieve"]))
-	}
-	answer["hits"] = hits
-	f.Mu.Lock()
-	f.Served += len(hits)
-	f.Mu.Unlock()
-	if f.Emulate {
-		f.Mu.Lock()
-		dist, err := emulateFacets(f.Indexes[uid], body, forFacets)
-		f.Mu.Unlock()
-		if err != nil {
-			f.Reply(w, 400, err)
-			return
-		}
-		if dist != nil {
-			answer["facetDistribution"] = dist
-		}
-	}
-	f.Reply(w, 200, answer)
-}
-
-// MultiSearch answers a federated POST /multi-search over one index as
-// Meilisearch does (crates/meilisearch/src/search/federated/perform.rs at
-// v1.18.0): every query's matches, merged in the order of their sort
-// values, each document once; the federation's offset and limit (defaults
-// 0 and 20) cut the page; estimatedTotalHits is the size of the union of
-// the queries' matches. Pagination inside a federated query is refused.
-// Non-federated multi-search is not emulated.
-func (f *Server) MultiSearch(w http.ResponseWriter, r *http.Request) {
-	body, _ := bodyOf(r).(map[string]any)
-	fed, ok := body["federation"].(map[string]any)
-	if !ok {
-		f.Reply(w, 400, NewAPIError("bad_request", "the fake only emulates federated multi-search"))
-		return
-	}
-	queries, _ := body["queries"].([]any)
-	var merged []map[string]any
-	seen := map[string]bool{}
-	dist := map[string]map[string]int{}
-	var sortBy []any
-	var retrieve any
-	for i, raw := range queries {
-		q, _ := raw.(map[string]any)
-		if _, ok := q["distinct"]; ok {
-			// Meilisearch accepts it, but a federated query's count is not
-			// exhaustive, so its candidates are not deduplicated: the
-			// engine never relies on it, and the fake does not emulate it.
-			f.Reply(w, 400, NewAPIError("bad_request", "the fake does not emulate distinct in a federated search"))
-			return
-		}
-		for _, k := range []string{"page", "hitsPerPage", "limit", "offset", "facets"} {
-			if _, ok := q[k]; ok {
-				f.Reply(w, 400, NewAPIError("invalid_multi_search_query_pagination", fmt.Sprintf("Inside `.queries[%d]`: `%s` is not allowed in a federated search", i, k)))
-				return
-			}
-		}
-		uid, _ := q["indexUid"].(string)
-		if f.Index(uid) == nil {
-			// crates/meilisearch/src/search/federated/perform.rs
-			// (SearchByIndex::execute): a missing index is index_not_found
-			// with status 400, not 404 (the index is not in the URL), its
-			// message prefixed with the query's place.
-			e := indexNotFound(uid)
-			e.Message = fmt.Sprintf("Inside `.queries[%d]`: %s", i, e.Message)
-			f.Reply(w, 400, e)
-			return
-		}
-		var found []map[string]any
-		switch {
-		case f.Hits != nil:
-			found = f.Hits(uid, q)
-		case f.Emulate:
-			f.Mu.Lock()
-			var err *APIError
-			found, err = f.EmulateSearch(f.Indexes[uid], q)
-			f.Mu.Unlock()
-			if err != nil {
-				err.Message = fmt.Sprintf("Inside `.queries[%d]`: %s", i, err.Message)
-				f.Reply(w, 400, err)
-				return
-			}
-		}
-		sortBy, _ = q["sort"].([]any)
-		retrieve = q["attributesToRetrieve"]
-		f.Mu.Lock()
-		keyOf := f.Indexes[uid].KeyOf
-		f.Mu.Unlock()
-		for _, d := range found {
-			if id := uid + "/" + keyOf(d); !seen[id] {
-				seen[id] = true
-				merged = append(merged, d)
-			}
-		}
-		if byIndex, _ := fed["facetsByIndex"].(map[string]any); byIndex[uid] != nil {
-			f.Mu.Lock()
-			d, err := emulateFacets(f.Indexes[uid], map[string]any{"facets": byIndex[uid]}, found)
-			f.Mu.Unlock()
-			if err != nil {
-				f.Reply(w, 400, err)
-				return
-			}
-			for a, counts := range d {
-				if dist[a] == nil {
-					dist[a] = map[string]int{}
-				}
-				for v, n := range counts {
-					dist[a][v] += n
-				}
-			}
-		}
-	}
-	slices.SortStableFunc(merged, func(a, b map[string]any) int {
-		for _, s := range sortBy {
-			attr, dir, _ := strings.Cut(fmt.Sprint(s), ":")
-			x, y := a[attr], b[attr]
-			if attr == "id" {
-				x, _ = strconv.ParseFloat(fmt.Sprint(a["id"]), 64)
-				y, _ = strconv.ParseFloat(fmt.Sprint(b["id"]), 64)
-			}
-			if c := compareSortValues(x, y, dir == "desc"); c != 0 {
-				return c
-			}
-		}
-		return 0
-	})
-	num := func(key string, def int) int {
-		if v, ok := fed[key].(float64); ok {
-			return int(v)
-		}
-		return def
-	}
-	offset, limit := num("offset", 0), num("limit", 20)
-	hits := []map[string]any{}
-	for i := offset; i < len(merged) && i < offset+limit; i++ {
-		hits = append(hits, project(merged[i], retrieve))
-	}
-	f.Mu.Lock()
-	f.Served += len(hits)
-	f.Mu.Unlock()
-	answer := map[string]any{"hits": hits, "processingTimeMs": 1, "limit": limit, "offset": offset, "estimatedTotalHits": len(merged)}
-	if _, ok := fed["facetsByIndex"]; ok {
-		if _, merge := fed["mergeFacets"]; !merge {
-			f.Reply(w, 400, NewAPIError("bad_request", "the fake only emulates facetsByIndex with mergeFacets"))
-			return
-		}
-		answer["facetDistribution"] = dist
-	}
-	f.Reply(w, 200, answer)
-}
-
-// project keeps the attributes a search asked for.
-func project(doc map[string]any, attrs any) map[string]any {
-	list, ok := attrs.([]any)
-	if !ok {
-		return doc
-	}
-	out := map[string]any{}
-	for _, a := range list {
-		if v, ok := doc[a.(string)]; ok {
-			out[a.(string)] = v
-		}
-	}
-	return out
 }
 
 // Calls returns the Recorded requests whose method and path match (an
@@ -1177,9 +480,10 @@ func (f *Server) Reset() {
 	f.Requests = nil
 }
 
-// jsonValue round-trips v through JSON, so that Go literals compare with
-// decoded request bodies (numbers become float64, and so on).
-func jsonValue(v any) any {
+// JSONValue round-trips v through JSON, so that Go literals compare with
+// decoded request bodies (numbers become float64, and so on). It panics
+// when v does not marshal.
+func JSONValue(v any) any {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		panic(fmt.Sprintf("meilisim: marshal %v: %v", v, err))
@@ -1191,14 +495,14 @@ func jsonValue(v any) any {
 	return out
 }
 
-// jsonString renders a value for failure messages.
-func jsonString(v any) string {
+// JSONString renders a value as indented JSON, for failure messages.
+func JSONString(v any) string {
 	raw, _ := json.MarshalIndent(v, "", "  ")
 	return string(raw)
 }
 
-// sortedKeys returns the keys of a decoded JSON object.
-func sortedKeys(m map[string]any) []string {
+// SortedKeys returns the keys of a decoded JSON object, sorted.
+func SortedKeys(m map[string]any) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // client talks to a simulated server over HTTP.
@@ -152,38 +153,24 @@ func waitTask(t *testing.T, c *client, uid any, want string) {
 	t.Fatalf("task %v never became %s", uid, want)
 }
 
-// TestAutobatchingV1_18: which queued tasks share a batch, as
-// autobatcher.rs of v1.18.0 decides, and that a search sees the state
-// between batches.
+// TestAutobatchingV1_18 checks that a search sees the state between
+// batches, batch by batch, in v1.18.0 mode.
 func TestAutobatchingV1_18(t *testing.T) {
 	s, c := start(t, Options{})
 	c.create("a")
 	c.create("b")
 	c.do("PATCH", "/indexes/a/settings", map[string]any{"filterableAttributes": []string{"id"}})
 	s.Drain()
-	first := int64(len(s.Batches))
 	s.Pause()
-	var uids []int64
-	send := func(method, path string, body any) {
-		status, sum := c.do(method, path, body)
-		if status != 202 {
-			t.Fatalf("%s %s = %d %v", method, path, status, sum)
-		}
-		uids = append(uids, int64(sum["taskUid"].(float64)))
-	}
-	send("POST", "/indexes/a/documents", docs(1))                                              // 0: addition
-	send("POST", "/indexes/b/documents", docs(9))                                              // 1: other index
-	send("POST", "/indexes/a/documents/delete-batch", []int{5})                                // 2: deletion by id joins additions
-	send("POST", "/indexes/a/documents", docs(2))                                              // 3: addition
-	send("POST", "/indexes/a/documents/delete", map[string]any{"filter": "id = 1"})            // 4: by filter: not with additions
-	send("POST", "/indexes/a/documents", docs(3))                                              // 5: addition: not after a filter
-	send("PATCH", "/indexes/a/settings", map[string]any{"sortableAttributes": []string{"id"}}) // 6: settings stop additions
-	send("PATCH", "/indexes/a/settings", map[string]any{"distinctAttribute": nil})             // 7: settings join settings
-
-	// Batch by batch: a search sees only what completed batches wrote.
+	c.do("POST", "/indexes/a/documents", docs(1))
+	c.do("POST", "/indexes/b/documents", docs(9))
+	c.do("POST", "/indexes/a/documents/delete-batch", []int{5})
+	c.do("POST", "/indexes/a/documents", docs(2))
+	c.do("POST", "/indexes/a/documents/delete", map[string]any{"filter": "id = 1"})
+	c.do("POST", "/indexes/a/documents", docs(3))
 	// After the first batch, the oldest enqueued task is index b's: its
 	// batch comes next (create_batch.rs starts from the oldest task).
-	wantSeen := [][]string{{"1", "2"}, {"1", "2"}, {"2"}, {"2", "3"}, {"2", "3"}}
+	wantSeen := [][]string{{"1", "2"}, {"1", "2"}, {"2"}, {"2", "3"}}
 	for i, want := range wantSeen {
 		if !s.Step() {
 			t.Fatalf("batch %d missing", i)
@@ -192,17 +179,115 @@ func TestAutobatchingV1_18(t *testing.T) {
 			t.Errorf("after batch %d index a has %v, want %v", i, got, want)
 		}
 	}
-	s.Drain()
-	u := func(i ...int) []int64 {
-		var out []int64
-		for _, j := range i {
-			out = append(out, uids[j])
-		}
-		return out
+}
+
+// TestAutobatching: which queued tasks share a batch, as autobatcher.rs
+// decides at v1.18.0 and at v1.50.0 (from v1.45.0, additions queued after
+// a deletion by filter join its batch; the reverse still stops a batch).
+func TestAutobatching(t *testing.T) {
+	type op struct {
+		method, path string
+		body         any
 	}
-	want := [][]int64{u(0, 2, 3), u(1), u(4), u(5), u(6, 7)}
-	if got := s.Batches[first:]; !slices.EqualFunc(got, want, slices.Equal) {
-		t.Errorf("batches %v, want %v", got, want)
+	add := func(id int) op { return op{"POST", "/indexes/a/documents", docs(id)} }
+	addB := op{"POST", "/indexes/b/documents", docs(9)}
+	byID := op{"POST", "/indexes/a/documents/delete-batch", []int{5}}
+	byFilter := op{"POST", "/indexes/a/documents/delete", map[string]any{"filter": "id = 1"}}
+	settings := func(attr string) op {
+		return op{"PATCH", "/indexes/a/settings", map[string]any{"sortableAttributes": []string{attr}}}
+	}
+	mixed := []op{add(1), addB, byID, add(2), byFilter, add(3), settings("id"), settings("title")}
+	tests := []struct {
+		version string
+		ops     []op
+		// want lists the batches as indexes into ops.
+		want      [][]int
+		wantFinal []string
+	}{
+		{"1.18.0", mixed, [][]int{{0, 2, 3}, {1}, {4}, {5}, {6, 7}}, []string{"2", "3"}},
+		{"1.44.0", mixed, [][]int{{0, 2, 3}, {1}, {4}, {5}, {6, 7}}, []string{"2", "3"}},
+		{"1.45.0", mixed, [][]int{{0, 2, 3}, {1}, {4, 5}, {6, 7}}, []string{"2", "3"}},
+		{"1.50.0", mixed, [][]int{{0, 2, 3}, {1}, {4, 5}, {6, 7}}, []string{"2", "3"}},
+		// A rewrite (delete by filter, then add) and the reverse order.
+		{"1.18.0", []op{add(1), byFilter, add(1)}, [][]int{{0}, {1}, {2}}, []string{"1"}},
+		{"1.50.0", []op{add(1), byFilter, add(1)}, [][]int{{0}, {1, 2}}, []string{"1"}},
+		// Once the batch holds an addition, the next deletion by filter
+		// stops it; deletions by id still join.
+		{"1.50.0", []op{byFilter, add(1), byID, byFilter, add(2)}, [][]int{{0, 1, 2}, {3, 4}}, []string{"2"}},
+		{"1.18.0", []op{byFilter, add(1), byID, byFilter, add(2)}, [][]int{{0}, {1, 2}, {3}, {4}}, []string{"2"}},
+		// Deletions by filter batch with deletions by id in both versions.
+		{"1.18.0", []op{byFilter, byID, byFilter}, [][]int{{0, 1, 2}}, nil},
+		{"1.50.0", []op{byFilter, byID, byFilter}, [][]int{{0, 1, 2}}, nil},
+		// Settings never join document tasks.
+		{"1.50.0", []op{byFilter, settings("id"), add(1)}, [][]int{{0}, {1}, {2}}, []string{"1"}},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s/%d_ops", tt.version, len(tt.ops)), func(t *testing.T) {
+			s, c := start(t, Options{Version: tt.version})
+			c.create("a")
+			c.create("b")
+			c.do("PATCH", "/indexes/a/settings", map[string]any{"filterableAttributes": []string{"id"}})
+			s.Drain()
+			first := len(s.Batches)
+			s.Pause()
+			var uids []int64
+			for _, o := range tt.ops {
+				status, sum := c.do(o.method, o.path, o.body)
+				if status != 202 {
+					t.Fatalf("%s %s = %d %v", o.method, o.path, status, sum)
+				}
+				uids = append(uids, int64(sum["taskUid"].(float64)))
+			}
+			s.Drain()
+			var want [][]int64
+			for _, b := range tt.want {
+				var uidsOf []int64
+				for _, i := range b {
+					uidsOf = append(uidsOf, uids[i])
+				}
+				want = append(want, uidsOf)
+			}
+			if got := s.Batches[first:]; !slices.EqualFunc(got, want, slices.Equal) {
+				t.Errorf("batches %v, want %v", got, want)
+			}
+			if got := c.hits("a", "hall"); !slices.Equal(got, tt.wantFinal) {
+				t.Errorf("index a has %v, want %v", got, tt.wantFinal)
+			}
+		})
+	}
+}
+
+// TestSchedulerTakesDeletionAtOnce: the scheduler wakes as soon as a task
+// is queued (crates/index-scheduler/src/scheduler/mod.rs wakes on every
+// registration), so an addition queued while a deletion by filter is
+// already processing is not in its batch, whatever the version.
+func TestSchedulerTakesDeletionAtOnce(t *testing.T) {
+	for _, version := range []string{"1.18.0", "1.50.0"} {
+		t.Run(version, func(t *testing.T) {
+			s, c := start(t, Options{Version: version})
+			c.create("a")
+			c.do("PATCH", "/indexes/a/settings", map[string]any{"filterableAttributes": []string{"id"}})
+			c.do("POST", "/indexes/a/documents", docs(1))
+			s.Drain()
+			first := len(s.Batches)
+			// Hold the batch "processing" until the test ends.
+			s.SetTaskDelay(time.Hour)
+			_, del := c.do("POST", "/indexes/a/documents/delete", map[string]any{"filter": "id = 1"})
+			waitTask(t, c, del["taskUid"], "processing")
+			_, addSum := c.do("POST", "/indexes/a/documents", docs(1))
+			s.Mu.Lock()
+			task := s.Tasks[int64(addSum["taskUid"].(float64))]
+			status, batch := task.Status, task.Batch
+			s.Mu.Unlock()
+			if status != "enqueued" || batch != -1 {
+				t.Errorf("addition queued after the scheduler took the deletion: %s in batch %d, want enqueued outside it", status, batch)
+			}
+			s.Mu.Lock()
+			if len(s.Batches) != first {
+				t.Errorf("batches %v finished while one was held", s.Batches[first:])
+			}
+			s.Mu.Unlock()
+		})
 	}
 }
 
@@ -253,7 +338,19 @@ func TestErrorCodes(t *testing.T) {
 	c.do("POST", "/indexes", map[string]any{"uid": "a", "primaryKey": "id"})
 	_, dup := c.do("POST", "/indexes", map[string]any{"uid": "a"})
 	_, pk := c.do("POST", "/indexes/a/documents?primaryKey=other", docs(1))
+	_, badID := c.do("POST", "/indexes/a/documents", []any{map[string]any{"id": "7:2025"}})
+	_, floatID := c.do("POST", "/indexes/a/documents", []any{map[string]any{"id": 1.5}})
+	_, goodID := c.do("POST", "/indexes/a/documents", []any{map[string]any{"id": "7-2025_x"}, map[string]any{"id": 8}})
 	s.Drain()
+	for _, tt := range []struct {
+		task       map[string]any
+		wantStatus string
+		wantCode   string
+	}{{badID, "failed", "invalid_document_id"}, {floatID, "failed", "invalid_document_id"}, {goodID, "succeeded", ""}} {
+		if st, code := c.task(tt.task["taskUid"]); st != tt.wantStatus || code != tt.wantCode {
+			t.Errorf("task %v: %s %s, want %s %s", tt.task["taskUid"], st, code, tt.wantStatus, tt.wantCode)
+		}
+	}
 	if st, code := c.task(dup["taskUid"]); st != "failed" || code != "index_already_exists" {
 		t.Errorf("second creation: %s %s, want failed index_already_exists", st, code)
 	}
@@ -275,6 +372,19 @@ func TestErrorCodes(t *testing.T) {
 		{"malformed delete filter", "POST", "/indexes/a/documents/delete", map[string]any{"filter": "id = "}, 400, "invalid_document_filter"},
 		{"empty delete filter", "POST", "/indexes/a/documents/delete", map[string]any{"filter": ""}, 400, "invalid_document_filter"},
 		{"missing task", "GET", "/tasks/999", nil, 404, "task_not_found"},
+		{"unknown settings field", "PATCH", "/indexes/a/settings", map[string]any{"sortFacetValuesBy": map[string]any{}}, 400, "bad_request"},
+		// Request-time validations of a search (400 at once, as
+		// crates/meilisearch/src/search/mod.rs and milli answer them).
+		{"sort on an attribute not sortable", "POST", "/indexes/a/search", map[string]any{"sort": []string{"title:asc"}}, 400, "invalid_search_sort"},
+		{"filter on an attribute not filterable", "POST", "/indexes/a/search", map[string]any{"filter": "title = x"}, 400, "invalid_search_filter"},
+		{"malformed search filter", "POST", "/indexes/a/search", map[string]any{"filter": "id ="}, 400, "invalid_search_filter"},
+		{"facet not filterable", "POST", "/indexes/a/search", map[string]any{"facets": []string{"title"}}, 400, "invalid_search_facets"},
+		{"pagination inside a federated query", "POST", "/multi-search",
+			map[string]any{"federation": map[string]any{}, "queries": []any{map[string]any{"indexUid": "a", "limit": 5}}}, 400, "invalid_multi_search_query_pagination"},
+		{"facets inside a federated query", "POST", "/multi-search",
+			map[string]any{"federation": map[string]any{}, "queries": []any{map[string]any{"indexUid": "a", "facets": []string{"id"}}}}, 400, "invalid_multi_search_query_facets"},
+		{"missing index in facetsByIndex", "POST", "/multi-search",
+			map[string]any{"federation": map[string]any{"facetsByIndex": map[string]any{"nope": []string{"id"}}}, "queries": []any{map[string]any{"indexUid": "a"}}}, 400, "index_not_found"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -316,5 +426,35 @@ func TestMasterKey(t *testing.T) {
 	_, mine := limited.do("GET", "/tasks", nil)
 	if all["total"] != 2.0 || mine["total"] != 1.0 {
 		t.Errorf("tasks: master sees %v, key on [a] sees %v; want 2 and 1", all["total"], mine["total"])
+	}
+}
+
+// TestSettingsCreateIndex: a settings update on a missing index creates it
+// when the key may create indexes, and fails with index_not_found when it
+// may not (routes/indexes/settings.rs, allow_index_creation).
+func TestSettingsCreateIndex(t *testing.T) {
+	s, c := start(t, Options{MasterKey: "master"})
+	c.do("POST", "/keys", map[string]any{"uid": "ro", "actions": []string{"settings.update"}, "indexes": []string{"*"}})
+	tests := []struct {
+		name, key, index, want string
+	}{
+		{"master key creates", "master", "made", "succeeded"},
+		{"key without indexes.create", "key-of-ro", "not-made", "failed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			kc := &client{t: t, url: c.url, key: tt.key}
+			status, sum := kc.do("PATCH", "/indexes/"+tt.index+"/settings", map[string]any{"filterableAttributes": []string{"id"}})
+			if status != 202 {
+				t.Fatalf("PATCH = %d %v", status, sum)
+			}
+			s.Drain()
+			if st, _ := c.task(sum["taskUid"]); st != tt.want {
+				t.Errorf("task %s, want %s", st, tt.want)
+			}
+			if got := s.Index(tt.index) != nil; got != (tt.want == "succeeded") {
+				t.Errorf("index exists: %v", got)
+			}
+		})
 	}
 }

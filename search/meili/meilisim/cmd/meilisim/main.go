@@ -32,7 +32,7 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("meilisim", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:7700", "address to listen on")
 	key := fs.String("master-key", "", "master key (empty: every request is accepted)")
-	version := fs.String("version", meilisim.DefaultVersion, "Meilisearch version to simulate")
+	version := fs.String("version", meilisim.DefaultVersion, "Meilisearch version to simulate, "+meilisim.DefaultVersion+" to "+meilisim.NewestVersion+" (autobatching differs from 1.45.0)")
 	maxPayload := fs.Int64("max-payload", meilisim.DefaultPayloadLimit, "largest request body in bytes (Meilisearch's --http-payload-size-limit)")
 	if err := fs.Parse(args); err != nil {
 		return err

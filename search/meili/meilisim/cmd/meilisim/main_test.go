@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/search"
@@ -17,17 +18,34 @@ import (
 )
 
 // TestCommandServesHealthAndSearch builds the command, runs it on a free
-// port with a master key, and checks GET /health and one place added and
-// found through the service's Meilisearch client.
+// port with a master key for each supported version, polls GET /health
+// until it answers (within the test's deadline), checks GET /version and
+// one place added and found through the service's Meilisearch client,
+// and stops it. A version the simulator does not model is refused.
 func TestCommandServesHealthAndSearch(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "meilisim")
 	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
 	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	for _, version := range []string{"1.18.0", "1.50.0"} {
+		t.Run(version, func(t *testing.T) { serveAndSearch(t, bin, version) })
+	}
+	for _, version := range []string{"1.17.0", "1.51.0", "1.18"} {
+		t.Run("refuses "+version, func(t *testing.T) {
+			out, err := exec.CommandContext(t.Context(), bin, "-addr", "127.0.0.1:0", "-version", version).CombinedOutput()
+			if err == nil || !strings.Contains(string(out), "version") {
+				t.Errorf("-version %s: %v %q, want an error naming the version", version, err, out)
+			}
+		})
+	}
+}
+
+// serveAndSearch runs the command built at bin with -version version.
+func serveAndSearch(t *testing.T, bin, version string) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-addr", "127.0.0.1:0", "-master-key", "KEY", "-version", "1.18.0")
+	cmd := exec.CommandContext(ctx, bin, "-addr", "127.0.0.1:0", "-master-key", "KEY", "-version", version)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -46,15 +64,35 @@ func TestCommandServesHealthAndSearch(t *testing.T) {
 	}
 	url := "http://" + addr
 
-	resp, err := http.Get(url + "/health")
+	// Poll /health with a deadline (no fixed sleep).
+	deadline := time.Now().Add(testdeadline.Timeout(t))
+	var health map[string]any
+	for {
+		resp, err := http.Get(url + "/health")
+		if err == nil {
+			health = nil
+			err = json.NewDecoder(resp.Body).Decode(&health)
+			resp.Body.Close()
+			if err == nil && resp.StatusCode == 200 && health["status"] == "available" {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET /health never answered 200 {status: available}: %v %v", health, err)
+		}
+		time.Sleep(10 * time.Millisecond) // a poll interval, not a wait for an outcome
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/version", nil)
+	req.Header.Set("Authorization", "Bearer KEY")
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var health map[string]any
-	err = json.NewDecoder(resp.Body).Decode(&health)
+	var v map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&v)
 	resp.Body.Close()
-	if err != nil || resp.StatusCode != 200 || health["status"] != "available" {
-		t.Fatalf("GET /health = %d %v, %v; want 200 {status: available}", resp.StatusCode, health, err)
+	if v["pkgVersion"] != version {
+		t.Errorf("GET /version = %v, want pkgVersion %s", v, version)
 	}
 
 	e, err := meili.Open(ctx, url, "KEY", meili.Options{Languages: []string{"en"}, TaskTimeout: testdeadline.Timeout(t)})
