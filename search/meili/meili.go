@@ -31,6 +31,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"slices"
 	"strconv"
@@ -60,6 +61,9 @@ type Options struct {
 	// attributes are declared searchable at Init. A document in another
 	// language extends the settings before it is indexed.
 	Languages []string
+	// Logger receives the engine's notices, such as a settings repair at
+	// Init (default slog.Default()).
+	Logger *slog.Logger
 }
 
 // The defaults of Options.
@@ -87,6 +91,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.BatchSize <= 0 {
 		o.BatchSize = DefaultBatchSize
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
 	}
 	return o, nil
 }

@@ -301,6 +301,7 @@ func New(opts Options) *Server {
 	mux.HandleFunc("DELETE /indexes/{uid}", f.DeleteIndex)
 	mux.HandleFunc("GET /indexes/{uid}/settings", f.GetSettings)
 	mux.HandleFunc("PATCH /indexes/{uid}/settings", f.UpdateSettings)
+	mux.HandleFunc("DELETE /indexes/{uid}/settings/{name}", f.ResetSetting)
 	mux.HandleFunc("POST /indexes/{uid}/documents", f.AddDocuments)
 	mux.HandleFunc("GET /indexes/{uid}/documents/{id}", f.GetDocument)
 	mux.HandleFunc("POST /indexes/{uid}/documents/delete-batch", f.DeleteDocuments)
@@ -694,7 +695,31 @@ func (f *Server) ListTasks(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	f.Mu.Unlock()
-	f.Reply(w, 200, map[string]any{"results": results, "total": len(results), "limit": 20, "from": nil, "next": nil})
+	// Paging as crates/meilisearch/src/routes/tasks.rs (v1.18.0): limit
+	// (default 20) tasks from the uid from (inclusive, default the
+	// newest), next the uid of the first task after the page (null when
+	// there is none); total counts every task matching the filters.
+	total := len(results)
+	limit := 20
+	if v, err := strconv.Atoi(r.URL.Query().Get("limit")); err == nil && v >= 0 {
+		limit = v
+	}
+	if v, err := strconv.ParseInt(r.URL.Query().Get("from"), 10, 64); err == nil {
+		i := 0
+		for i < len(results) && results[i]["uid"].(int64) > v {
+			i++
+		}
+		results = results[i:]
+	}
+	var from, next any
+	if len(results) > 0 {
+		from = results[0]["uid"]
+	}
+	if len(results) > limit {
+		next = results[limit]["uid"]
+		results = results[:limit]
+	}
+	f.Reply(w, 200, map[string]any{"results": results, "total": total, "limit": limit, "from": from, "next": next})
 }
 
 // Index returns the index uid, or nil.
