@@ -265,12 +265,21 @@ func (e *Engine) DeleteEvents(ctx context.Context, ids []int64) error {
 }
 
 // deleteEventsByID deletes, by filter, every document of index uid whose
-// id is one of ids, BatchSize IDs per task, and awaits the tasks.
+// id is one of ids, at most BatchSize and maxFilterValues IDs per task,
+// and awaits the tasks. Every task is queued before the first is awaited:
+// deletions by filter of one index are processed in one batch
+// (autobatcher.rs).
 func (e *Engine) deleteEventsByID(ctx context.Context, uid string, ids []int64) error {
-	for start := 0; start < len(ids); start += e.opts.BatchSize {
-		part := ids[start:min(start+e.opts.BatchSize, len(ids))]
+	var tasks []*meilisearch.TaskInfo
+	for _, part := range filterChunks(ids, e.opts.BatchSize) {
 		task, err := e.client.Index(uid).DeleteDocumentsByFilterWithContext(ctx, in(attrID, part), nil)
-		if err := e.await(ctx, "delete events from "+uid, task, err); err != nil {
+		if err != nil {
+			return e.fail("delete events from "+uid, err)
+		}
+		tasks = append(tasks, task)
+	}
+	for _, task := range tasks {
+		if err := e.await(ctx, "delete events from "+uid, task, nil); err != nil {
 			return err
 		}
 	}
