@@ -337,7 +337,7 @@ var defaultSettings = []defaultSetting{
 // is awaited. Init calls it for the engine's own indexes; a rebuild calls
 // it to prepare an index under another name with the same settings.
 func (e *Engine) EnsureIndex(ctx context.Context, uid string, ix Index) error {
-	return e.ensureIndex(ctx, uid, primaryKeyOf(ix), settingsFor(ix, e.vocabulary()))
+	return e.ensureIndex(ctx, uid, primaryKeyOf(ix), settingsFor(ix, e.vocabulary()), false)
 }
 
 // primaryKeyOf is the primary key of an index: key (one document per
@@ -354,7 +354,12 @@ func primaryKeyOf(ix Index) string {
 // is key holds events written under attribute scheme 3 or older (one
 // document per event): it is left as it is, and Init marks it outdated
 // (scheme.go), so that a rebuild replaces it.
-func (e *Engine) ensureIndex(ctx context.Context, uid, pk string, want *meilisearch.Settings) error {
+//
+// An existing index whose settings differ is repaired, with a warning
+// naming the settings that differed; grow marks an update that extends
+// the settings for a vocabulary that grew (Engine.learn), logged at info
+// level.
+func (e *Engine) ensureIndex(ctx context.Context, uid, pk string, want *meilisearch.Settings, grow bool) error {
 	info, err := e.client.GetIndexWithContext(ctx, uid)
 	created := false
 	switch {
@@ -388,7 +393,12 @@ func (e *Engine) ensureIndex(ctx context.Context, uid, pk string, want *meilisea
 	if diff == nil {
 		return nil
 	}
-	if !created {
+	switch {
+	case created:
+	case grow:
+		e.opts.Logger.Info("meili: extending index settings for a new language, field or status",
+			"index", uid, "settings", strings.Join(diff, ","))
+	default:
 		// An index that existed with other settings: changed by another
 		// process, by hand, or declared differently by an older release.
 		e.opts.Logger.Warn("meili: repairing index settings that differ from the declared ones",
@@ -444,7 +454,7 @@ func (e *Engine) learn(ctx context.Context, add vocabulary) error {
 		return nil
 	}
 	for _, ix := range indexes {
-		if err := e.ensureIndex(ctx, e.IndexUID(ix), primaryKeyOf(ix), settingsFor(ix, next)); err != nil {
+		if err := e.ensureIndex(ctx, e.IndexUID(ix), primaryKeyOf(ix), settingsFor(ix, next), true); err != nil {
 			return err
 		}
 	}
