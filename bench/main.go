@@ -7,6 +7,7 @@
 //	go run ./bench -growth              # creates/s at 2k, 25k, 50k and 100k events
 //	go run ./bench -import 10000        # eventcal import of a generated TEC site (importbench.go)
 //	go run ./bench -events 100000 -series 5000   # 5,000 weekly series (series.go)
+//	go run ./bench -meilisim            # rows on the Meilisearch simulator (meilisim.go)
 //
 // Events beyond the last -api-events are written to the store directly
 // (fast seeding); the last ones, and every measured write, go through the
@@ -69,6 +70,13 @@ func main() {
 	servePprof()
 	if importEvents > 0 {
 		if err := runImportBench(importEvents, importRate); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if meiliSimMode {
+		if err := runMeiliSim(context.Background(), *dir); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}

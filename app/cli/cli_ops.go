@@ -368,7 +368,7 @@ func openDirect(ctx context.Context, cfg *config.Config) (repository.Store, sear
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	engine, err := openSearch(ctx, cfg)
+	engine, err := openSearch(ctx, cfg, nil)
 	if err != nil {
 		// A locked index already says which DATA_DIR and what to do.
 		_ = closeStore(store)

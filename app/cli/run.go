@@ -323,7 +323,9 @@ func (c *cli) serve(args []string) int {
 // openSearch opens the configured search engine: Bleve under DATA_DIR, or
 // Meilisearch when MEILI_URL is set. Bleve holds a file lock, so only the
 // serving process opens it (the admin commands open the store alone).
-func openSearch(ctx context.Context, cfg *config.Config) (search.Engine, error) {
+// logger receives the Meilisearch engine's notices, such as the settings
+// it repairs at start-up (nil: slog's default logger).
+func openSearch(ctx context.Context, cfg *config.Config, logger *slog.Logger) (search.Engine, error) {
 	if cfg.EmbeddedSearch() {
 		if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 			return nil, err
@@ -348,7 +350,7 @@ func openSearch(ctx context.Context, cfg *config.Config) (search.Engine, error) 
 		}
 		apiKey = key
 	}
-	e, err := meili.Open(ctx, cfg.MeiliURL, apiKey, meili.Options{Languages: cfg.Languages})
+	e, err := meili.Open(ctx, cfg.MeiliURL, apiKey, meili.Options{Languages: cfg.Languages, Logger: logger})
 	if err != nil {
 		return nil, fmt.Errorf("open meilisearch: %w", err)
 	}
@@ -514,7 +516,7 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 		go logIndexBuild(ctx, ms, logger)
 	}
 
-	engine, err := openSearch(ctx, cfg)
+	engine, err := openSearch(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}

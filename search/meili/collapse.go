@@ -72,8 +72,7 @@ func (e *Engine) searchBothCollapsed(ctx context.Context, p plan, hidden string)
 		hiddenIDs = append(hiddenIDs, id)
 	}
 	overlap := 0
-	for start := 0; start < len(hiddenIDs); start += e.opts.BatchSize {
-		part := hiddenIDs[start:min(start+e.opts.BatchSize, len(hiddenIDs))]
+	for _, part := range filterChunks(hiddenIDs, e.opts.BatchSize) {
 		resp, err := distinctIn(p.index, and(filters[p.index], in(attrID, part)), 0, nil)
 		if err != nil {
 			return search.Result{}, err

@@ -31,6 +31,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"slices"
 	"strconv"
@@ -60,6 +61,9 @@ type Options struct {
 	// attributes are declared searchable at Init. A document in another
 	// language extends the settings before it is indexed.
 	Languages []string
+	// Logger receives the engine's notices, such as a settings repair at
+	// Init (default slog.Default()).
+	Logger *slog.Logger
 }
 
 // The defaults of Options.
@@ -87,6 +91,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.BatchSize <= 0 {
 		o.BatchSize = DefaultBatchSize
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
 	}
 	return o, nil
 }
@@ -258,12 +265,21 @@ func (e *Engine) DeleteEvents(ctx context.Context, ids []int64) error {
 }
 
 // deleteEventsByID deletes, by filter, every document of index uid whose
-// id is one of ids, BatchSize IDs per task, and awaits the tasks.
+// id is one of ids, at most BatchSize and maxFilterValues IDs per task,
+// and awaits the tasks. Every task is queued before the first is awaited:
+// deletions by filter of one index are processed in one batch
+// (autobatcher.rs).
 func (e *Engine) deleteEventsByID(ctx context.Context, uid string, ids []int64) error {
-	for start := 0; start < len(ids); start += e.opts.BatchSize {
-		part := ids[start:min(start+e.opts.BatchSize, len(ids))]
+	var tasks []*meilisearch.TaskInfo
+	for _, part := range filterChunks(ids, e.opts.BatchSize) {
 		task, err := e.client.Index(uid).DeleteDocumentsByFilterWithContext(ctx, in(attrID, part), nil)
-		if err := e.await(ctx, "delete events from "+uid, task, err); err != nil {
+		if err != nil {
+			return e.fail("delete events from "+uid, err)
+		}
+		tasks = append(tasks, task)
+	}
+	for _, task := range tasks {
+		if err := e.await(ctx, "delete events from "+uid, task, nil); err != nil {
 			return err
 		}
 	}

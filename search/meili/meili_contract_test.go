@@ -933,18 +933,21 @@ func TestBatching(t *testing.T) {
 		t.Fatalf("DeleteEvents: %v", err)
 	}
 	var sizes, order []string
+	deletes := 0
 	for _, r := range f.Calls("", "*") {
 		switch {
 		case r.Method == http.MethodPost && strings.HasSuffix(r.Path, "/search"):
 			// Which of the events each index holds (a read).
 		case r.Method == http.MethodPost && strings.HasSuffix(r.Path, "/documents/delete"):
-			// A deletion by filter: id IN [...] of at most BatchSize IDs.
+			// A deletion by filter: id IN [...] of at most maxFilterValues
+			// IDs (filter.go), in order.
 			filter := r.Body.(map[string]any)["filter"].(string)
 			sizes = append(sizes, fmt.Sprintf("delete %d", strings.Count(filter, ",")+1))
 			order = append(order, "write")
-			if !strings.HasPrefix(filter, "id IN [1, ") && !strings.HasPrefix(filter, "id IN [1001, ") && !strings.HasPrefix(filter, "id IN [2001, ") {
-				t.Errorf("delete filter starts %.20s", filter)
+			if first := deletes % (2500 / maxFilterValues) * maxFilterValues; !strings.HasPrefix(filter, fmt.Sprintf("id IN [%d, ", first+1)) {
+				t.Errorf("delete filter %d starts %.20s", deletes, filter)
 			}
+			deletes++
 		case r.Method == http.MethodPost:
 			batch := r.Body.([]any)
 			sizes = append(sizes, fmt.Sprintf("%s %d", r.Path[strings.LastIndex(r.Path, "/")+1:], len(batch)))
@@ -953,14 +956,21 @@ func TestBatching(t *testing.T) {
 			order = append(order, "wait")
 		}
 	}
-	// The deletion goes to both event indexes (hidden.go).
-	wantSizes := []string{"documents 1000", "documents 1000", "documents 500", "delete 1000", "delete 1000", "delete 500",
-		"delete 1000", "delete 1000", "delete 500"}
+	// The deletion goes to both event indexes (hidden.go), cut into
+	// deletions of maxFilterValues IDs, all queued before they are
+	// awaited (one batch in Meilisearch).
+	perIndex := 2500 / maxFilterValues
+	wantSizes := append([]string{"documents 1000", "documents 1000", "documents 500"},
+		slices.Repeat([]string{fmt.Sprintf("delete %d", maxFilterValues)}, 2*perIndex)...)
 	if !slices.Equal(sizes, wantSizes) {
 		t.Errorf("batches = %q, want %q", sizes, wantSizes)
 	}
-	if want := slices.Repeat([]string{"write", "wait"}, 9); !slices.Equal(order, want) {
-		t.Errorf("order = %q: each batch must be awaited before the next", order)
+	wantOrder := slices.Repeat([]string{"write", "wait"}, 3)
+	for range 2 {
+		wantOrder = append(append(wantOrder, slices.Repeat([]string{"write"}, perIndex)...), "wait")
+	}
+	if !slices.Equal(order, wantOrder) {
+		t.Errorf("order = %q: each batch of additions must be awaited before the next, the deletions of an index queued together", order)
 	}
 	if n, err := e.CountEvents(t.Context()); err != nil || n != 0 {
 		t.Errorf("CountEvents = %d, %v; want 0 after deleting everything", n, err)

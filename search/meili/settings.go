@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 
 	"github.com/meilisearch/meilisearch-go"
 
@@ -223,8 +225,12 @@ func mergeSettings(live, want *meilisearch.Settings) *meilisearch.Settings {
 }
 
 // settingsDiff names the settings in which live differs from want (nil
-// when the index is up to date). Only the settings settingsFor declares
-// are compared; lists Meilisearch treats as sets are compared as sets.
+// when the index is up to date): every setting settingsFor declares, and
+// every setting the service relies on being Meilisearch's default
+// (defaultSettings). Lists Meilisearch treats as sets are compared as
+// sets. The names are those of the settings API
+// (crates/meilisearch-types/src/settings.rs), with a dot for a field of a
+// nested setting.
 func settingsDiff(live, want *meilisearch.Settings) []string {
 	var diff []string
 	check := func(name string, same bool) {
@@ -237,18 +243,92 @@ func settingsDiff(live, want *meilisearch.Settings) []string {
 	check("filterableAttributes", sameSet(live.FilterableAttributes, want.FilterableAttributes))
 	check("sortableAttributes", sameSet(live.SortableAttributes, want.SortableAttributes))
 	check("typoTolerance", live.TypoTolerance != nil && sameTypoTolerance(*live.TypoTolerance, *want.TypoTolerance))
-	check("pagination", live.Pagination != nil && live.Pagination.MaxTotalHits == want.Pagination.MaxTotalHits)
-	check("faceting", live.Faceting != nil && live.Faceting.MaxValuesPerFacet == want.Faceting.MaxValuesPerFacet)
+	check("pagination.maxTotalHits", live.Pagination != nil && live.Pagination.MaxTotalHits == want.Pagination.MaxTotalHits)
+	check("faceting.maxValuesPerFacet", live.Faceting != nil && live.Faceting.MaxValuesPerFacet == want.Faceting.MaxValuesPerFacet)
+	check("faceting.sortFacetValuesBy", live.Faceting != nil && maps.Equal(live.Faceting.SortFacetValuesBy, want.Faceting.SortFacetValuesBy))
 	check("searchCutoffMs", live.SearchCutoffMs == want.SearchCutoffMs)
 	check("prefixSearch", live.PrefixSearch != nil && *live.PrefixSearch == *want.PrefixSearch)
 	check("nonSeparatorTokens", sameSet(live.NonSeparatorTokens, want.NonSeparatorTokens))
+	for _, d := range defaultSettings {
+		check(d.name, d.isDefault(live))
+	}
 	return diff
 }
 
-func sameTypoTolerance(a, b meilisearch.TypoTolerance) bool {
-	return a.Enabled == b.Enabled && a.MinWordSizeForTypos == b.MinWordSizeForTypos &&
-		a.DisableOnNumbers == b.DisableOnNumbers &&
-		sameSet(a.DisableOnWords, b.DisableOnWords) && sameSet(a.DisableOnAttributes, b.DisableOnAttributes)
+// defaultSetting is a setting the service never writes but relies on
+// being Meilisearch's default: isDefault reports whether it is, and reset
+// restores the default through the setting's reset route (DELETE
+// /indexes/{uid}/settings/<name>). A reset route is used because the
+// client's Settings type omits empty values and nil pointers, so a
+// settings update cannot carry "[]", "{}" or null.
+type defaultSetting struct {
+	name      string
+	isDefault func(live *meilisearch.Settings) bool
+	reset     func(ctx context.Context, ix meilisearch.IndexManager) (*meilisearch.TaskInfo, error)
+}
+
+// defaultSettings lists the settings the service relies on being
+// Meilisearch's defaults (crates/meilisearch-types/src/settings.rs at
+// v1.18.0), and why:
+//
+//   - displayedAttributes "*": hits carry the attributes the searches ask
+//     for (attributesToRetrieve only narrows the displayed ones);
+//   - distinctAttribute null: a distinct attribute would collapse the
+//     occurrences of a series into one hit in every search, and turn
+//     every total and facet count into a count of distinct values;
+//   - proximityPrecision "byWord": phrase queries (a word starting with
+//     '-' is sent as a one-word phrase) match as the contract says;
+//   - stopWords, synonyms, dictionary, separatorTokens empty and
+//     localizedAttributes null: the words Meilisearch finds are those of
+//     search.Words (search/text.go), which the embedded engine also uses;
+//   - embedders empty: no document addition waits for, or fails on, an
+//     embedding model.
+var defaultSettings = []defaultSetting{
+	{"displayedAttributes",
+		func(s *meilisearch.Settings) bool { return slices.Equal(s.DisplayedAttributes, []string{"*"}) },
+		func(ctx context.Context, ix meilisearch.IndexManager) (*meilisearch.TaskInfo, error) {
+			return ix.ResetDisplayedAttributesWithContext(ctx)
+		}},
+	{"distinctAttribute",
+		func(s *meilisearch.Settings) bool { return s.DistinctAttribute == nil },
+		func(ctx context.Context, ix meilisearch.IndexManager) (*meilisearch.TaskInfo, error) {
+			return ix.ResetDistinctAttributeWithContext(ctx)
+		}},
+	{"proximityPrecision",
+		func(s *meilisearch.Settings) bool { return s.ProximityPrecision == meilisearch.ByWord },
+		func(ctx context.Context, ix meilisearch.IndexManager) (*meilisearch.TaskInfo, error) {
+			return ix.ResetProximityPrecisionWithContext(ctx)
+		}},
+	{"stopWords",
+		func(s *meilisearch.Settings) bool { return len(s.StopWords) == 0 },
+		func(ctx context.Context, ix meilisearch.IndexManager) (*meilisearch.TaskInfo, error) {
+			return ix.ResetStopWordsWithContext(ctx)
+		}},
+	{"synonyms",
+		func(s *meilisearch.Settings) bool { return len(s.Synonyms) == 0 },
+		func(ctx context.Context, ix meilisearch.IndexManager) (*meilisearch.TaskInfo, error) {
+			return ix.ResetSynonymsWithContext(ctx)
+		}},
+	{"dictionary",
+		func(s *meilisearch.Settings) bool { return len(s.Dictionary) == 0 },
+		func(ctx context.Context, ix meilisearch.IndexManager) (*meilisearch.TaskInfo, error) {
+			return ix.ResetDictionaryWithContext(ctx)
+		}},
+	{"separatorTokens",
+		func(s *meilisearch.Settings) bool { return len(s.SeparatorTokens) == 0 },
+		func(ctx context.Context, ix meilisearch.IndexManager) (*meilisearch.TaskInfo, error) {
+			return ix.ResetSeparatorTokensWithContext(ctx)
+		}},
+	{"localizedAttributes",
+		func(s *meilisearch.Settings) bool { return len(s.LocalizedAttributes) == 0 },
+		func(ctx context.Context, ix meilisearch.IndexManager) (*meilisearch.TaskInfo, error) {
+			return ix.ResetLocalizedAttributesWithContext(ctx)
+		}},
+	{"embedders",
+		func(s *meilisearch.Settings) bool { return len(s.Embedders) == 0 },
+		func(ctx context.Context, ix meilisearch.IndexManager) (*meilisearch.TaskInfo, error) {
+			return ix.ResetEmbeddersWithContext(ctx)
+		}},
 }
 
 // EnsureIndex creates the index uid when it does not exist (primary key
@@ -257,7 +337,7 @@ func sameTypoTolerance(a, b meilisearch.TypoTolerance) bool {
 // is awaited. Init calls it for the engine's own indexes; a rebuild calls
 // it to prepare an index under another name with the same settings.
 func (e *Engine) EnsureIndex(ctx context.Context, uid string, ix Index) error {
-	return e.ensureIndex(ctx, uid, primaryKeyOf(ix), settingsFor(ix, e.vocabulary()))
+	return e.ensureIndex(ctx, uid, primaryKeyOf(ix), settingsFor(ix, e.vocabulary()), false)
 }
 
 // primaryKeyOf is the primary key of an index: key (one document per
@@ -274,10 +354,17 @@ func primaryKeyOf(ix Index) string {
 // is key holds events written under attribute scheme 3 or older (one
 // document per event): it is left as it is, and Init marks it outdated
 // (scheme.go), so that a rebuild replaces it.
-func (e *Engine) ensureIndex(ctx context.Context, uid, pk string, want *meilisearch.Settings) error {
+//
+// An existing index whose settings differ is repaired, with a warning
+// naming the settings that differed; grow marks an update that extends
+// the settings for a vocabulary that grew (Engine.learn), logged at info
+// level.
+func (e *Engine) ensureIndex(ctx context.Context, uid, pk string, want *meilisearch.Settings, grow bool) error {
 	info, err := e.client.GetIndexWithContext(ctx, uid)
+	created := false
 	switch {
 	case apiCode(err) == "index_not_found":
+		created = true
 		task, err := e.client.CreateIndexWithContext(ctx, &meilisearch.IndexConfig{Uid: uid, PrimaryKey: pk})
 		if err := e.await(ctx, "create index "+uid, task, err); err != nil {
 			// Another process may have created it in between.
@@ -302,11 +389,54 @@ func (e *Engine) ensureIndex(ctx context.Context, uid, pk string, want *meilisea
 	// Never shrink: keep what another process (a replica with another
 	// vocabulary, or an older one) has added to the live settings.
 	want = mergeSettings(live, want)
-	if settingsDiff(live, want) == nil {
+	diff := settingsDiff(live, want)
+	if diff == nil {
 		return nil
 	}
-	task, err := e.client.Index(uid).UpdateSettingsWithContext(ctx, want)
-	return e.await(ctx, "update settings of "+uid, task, err)
+	switch {
+	case created:
+	case grow:
+		e.opts.Logger.Info("meili: extending index settings for a new language, field or status",
+			"index", uid, "settings", strings.Join(diff, ","))
+	default:
+		// An index that existed with other settings: changed by another
+		// process, by hand, or declared differently by an older release.
+		e.opts.Logger.Warn("meili: repairing index settings that differ from the declared ones",
+			"index", uid, "settings", strings.Join(diff, ","))
+	}
+	index := e.client.Index(uid)
+	var tasks []*meilisearch.TaskInfo
+	if slices.ContainsFunc(diff, func(name string) bool { return !isDefaultSetting(name) }) {
+		task, err := index.UpdateSettingsWithContext(ctx, want)
+		if err != nil {
+			return e.fail("update settings of "+uid, err)
+		}
+		tasks = append(tasks, task)
+	}
+	for _, d := range defaultSettings {
+		if !slices.Contains(diff, d.name) {
+			continue
+		}
+		task, err := d.reset(ctx, index)
+		if err != nil {
+			return e.fail("reset "+d.name+" of "+uid, err)
+		}
+		tasks = append(tasks, task)
+	}
+	// The updates are all queued before the first is awaited: settings
+	// updates of one index are processed in one batch (autobatcher.rs),
+	// so the index is re-indexed once.
+	for _, task := range tasks {
+		if err := e.await(ctx, "update settings of "+uid, task, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isDefaultSetting reports whether name is one of defaultSettings.
+func isDefaultSetting(name string) bool {
+	return slices.ContainsFunc(defaultSettings, func(d defaultSetting) bool { return d.name == name })
 }
 
 // learn makes sure the vocabulary holds every key of add, updating the
@@ -324,7 +454,7 @@ func (e *Engine) learn(ctx context.Context, add vocabulary) error {
 		return nil
 	}
 	for _, ix := range indexes {
-		if err := e.ensureIndex(ctx, e.IndexUID(ix), primaryKeyOf(ix), settingsFor(ix, next)); err != nil {
+		if err := e.ensureIndex(ctx, e.IndexUID(ix), primaryKeyOf(ix), settingsFor(ix, next), true); err != nil {
 			return err
 		}
 	}
@@ -356,4 +486,10 @@ func uniq(names []string) []string {
 		}
 	}
 	return out
+}
+
+func sameTypoTolerance(a, b meilisearch.TypoTolerance) bool {
+	return a.Enabled == b.Enabled && a.MinWordSizeForTypos == b.MinWordSizeForTypos &&
+		a.DisableOnNumbers == b.DisableOnNumbers &&
+		sameSet(a.DisableOnWords, b.DisableOnWords) && sameSet(a.DisableOnAttributes, b.DisableOnAttributes)
 }

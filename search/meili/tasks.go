@@ -25,22 +25,67 @@ import (
 // The final status of those tasks is not checked here: ensureIndex reads
 // the settings afterwards and sends (and checks) its own update if they
 // still differ.
+//
+// The task list is read page by page (settingsTaskPage tasks at a time,
+// following next; GET /tasks answers 20 tasks unless told otherwise), so
+// that every pending update is found however many there are. The tasks
+// come newest first, and the newest is awaited first: Meilisearch
+// processes the tasks of one index in order, so the older ones have
+// usually ended by then and cost one poll each.
 func (e *Engine) awaitSettingsTasks(ctx context.Context, uid string) error {
-	res, err := e.client.GetTasksWithContext(ctx, &meilisearch.TasksQuery{
-		IndexUIDS: []string{uid},
-		Types:     []meilisearch.TaskType{meilisearch.TaskTypeSettingsUpdate},
-		Statuses:  []meilisearch.TaskStatus{meilisearch.TaskStatusEnqueued, meilisearch.TaskStatusProcessing},
-	})
+	pending, err := e.pendingSettingsTasks(ctx, uid)
 	if err != nil {
-		return e.fail("list pending settings tasks of "+uid, err)
+		return err
 	}
-	for _, t := range res.Results {
+	for _, t := range pending {
 		op := "wait for the pending settings update of " + uid
-		if _, err := e.waitTask(ctx, op, t.UID); err != nil {
+		if _, err := e.waitTask(ctx, op, t); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// settingsTaskPage is the number of tasks asked for per GET /tasks.
+const settingsTaskPage = 100
+
+// pendingSettingsTasks lists the uids of the settings updates enqueued or
+// processing on index uid, newest first, reading every page of the list.
+func (e *Engine) pendingSettingsTasks(ctx context.Context, uid string) ([]int64, error) {
+	query := &meilisearch.TasksQuery{
+		IndexUIDS: []string{uid},
+		Types:     []meilisearch.TaskType{meilisearch.TaskTypeSettingsUpdate},
+		Statuses:  []meilisearch.TaskStatus{meilisearch.TaskStatusEnqueued, meilisearch.TaskStatusProcessing},
+		Limit:     settingsTaskPage,
+	}
+	var uids []int64
+	for {
+		res, err := e.client.GetTasksWithContext(ctx, query)
+		if err != nil {
+			return nil, e.fail("list pending settings tasks of "+uid, err)
+		}
+		for _, t := range res.Results {
+			uids = append(uids, t.UID)
+		}
+		// next is null (read as 0) after the last page. A full page whose
+		// next reads 0 may also mean that task 0 comes next; the client
+		// cannot send from=0 (it leaves a zero out), so that one task is
+		// asked for by its uid.
+		last := int64(-1)
+		if n := len(res.Results); n > 0 {
+			last = res.Results[n-1].UID
+		}
+		switch {
+		case len(res.Results) < settingsTaskPage || last <= 0:
+			return uids, nil
+		case res.Next > 0 && res.Next < last:
+			query.From = res.Next
+		case res.Next == 0 && last == 1:
+			query.From, query.UIDS = 0, []int64{0}
+		default:
+			return uids, nil
+		}
+	}
 }
 
 // waitTask polls task uid until it ends or TaskTimeout passes (then the

@@ -324,6 +324,7 @@ func New(opts Options) *Server {
 	mux.HandleFunc("DELETE /indexes/{uid}", f.DeleteIndex)
 	mux.HandleFunc("GET /indexes/{uid}/settings", f.GetSettings)
 	mux.HandleFunc("PATCH /indexes/{uid}/settings", f.UpdateSettings)
+	mux.HandleFunc("DELETE /indexes/{uid}/settings/{name}", f.ResetSetting)
 	mux.HandleFunc("POST /indexes/{uid}/documents", f.AddDocuments)
 	mux.HandleFunc("GET /indexes/{uid}/documents/{id}", f.GetDocument)
 	mux.HandleFunc("POST /indexes/{uid}/documents/delete-batch", f.DeleteDocuments)

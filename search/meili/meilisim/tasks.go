@@ -196,5 +196,29 @@ func (f *Server) ListTasks(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	f.Mu.Unlock()
-	f.Reply(w, 200, map[string]any{"results": results, "total": len(results), "limit": 20, "from": nil, "next": nil})
+	// Paging as crates/meilisearch/src/routes/tasks.rs (v1.18.0): limit
+	// (default 20) tasks from the uid from (inclusive, default the
+	// newest), next the uid of the first task after the page (null when
+	// there is none); total counts every task matching the filters.
+	total := len(results)
+	limit := 20
+	if v, err := strconv.Atoi(r.URL.Query().Get("limit")); err == nil && v >= 0 {
+		limit = v
+	}
+	if v, err := strconv.ParseInt(r.URL.Query().Get("from"), 10, 64); err == nil {
+		i := 0
+		for i < len(results) && results[i]["uid"].(int64) > v {
+			i++
+		}
+		results = results[i:]
+	}
+	var from, next any
+	if len(results) > 0 {
+		from = results[0]["uid"]
+	}
+	if len(results) > limit {
+		next = results[limit]["uid"]
+		results = results[:limit]
+	}
+	f.Reply(w, 200, map[string]any{"results": results, "total": total, "limit": limit, "from": from, "next": next})
 }
