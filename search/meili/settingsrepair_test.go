@@ -94,8 +94,8 @@ func TestStartupRepairsEverySetting(t *testing.T) {
 			}
 			uid := DefaultIndexPrefix + string(EventIndex)
 			f.Mu.Lock()
-			declared := jsonValue(t, f.Indexes[uid].Settings).(map[string]any)
-			f.Indexes[uid].Settings[tt.key] = jsonValue(t, tt.value)
+			declared := meilisim.JSONValue(f.Indexes[uid].Settings).(map[string]any)
+			f.Indexes[uid].Settings[tt.key] = meilisim.JSONValue(tt.value)
 			f.Mu.Unlock()
 
 			var logs syncBuffer
@@ -104,10 +104,10 @@ func TestStartupRepairsEverySetting(t *testing.T) {
 				t.Fatalf("Init after the change: %v", err)
 			}
 			f.Mu.Lock()
-			got := jsonValue(t, f.Indexes[uid].Settings).(map[string]any)
+			got := meilisim.JSONValue(f.Indexes[uid].Settings).(map[string]any)
 			f.Mu.Unlock()
 			if !reflect.DeepEqual(normalSettings(got), normalSettings(declared)) {
-				t.Errorf("%s not repaired:\n got %s\nwant %s", tt.key, jsonString(got[tt.key]), jsonString(declared[tt.key]))
+				t.Errorf("%s not repaired:\n got %s\nwant %s", tt.key, meilisim.JSONString(got[tt.key]), meilisim.JSONString(declared[tt.key]))
 			}
 			var line string
 			for _, l := range strings.Split(logs.String(), "\n") {
