@@ -518,7 +518,7 @@ var wantEventSettings = map[string]any{
 	"rankingRules":         []any{"sort", "words", "typo", "proximity", "attribute", "exactness"},
 	"searchableAttributes": eventAttrs,
 	"filterableAttributes": []any{"id", "key", "status", "start", "end", "category_ids", "tag_ids", "venue_ids", "organizer_ids",
-		"featured", "ticketed", "has_geo", "_geo", "parent_id", "hide_from_listings", "has_password"},
+		"featured", "ticketed", "has_geo", "_geo", "parent_id", "hide_from_listings", "has_password", "gen"},
 	"sortableAttributes": []any{"start", "publish_date", "id", "occurrence"},
 	"typoTolerance": map[string]any{"enabled": true, "minWordSizeForTypos": map[string]any{"oneTypo": 5, "twoTypos": 9},
 		"disableOnWords": []any{}, "disableOnAttributes": []any{}, "disableOnNumbers": true},
@@ -766,17 +766,31 @@ func TestEventDocumentShape(t *testing.T) {
 	if err := e.IndexEvents(t.Context(), docs); err != nil {
 		t.Fatalf("IndexEvents: %v", err)
 	}
-	// Each event goes to the index of its status, after a search of each
-	// index for the documents it holds of them (none here: no deletion;
-	// hidden.go).
+	// Every event goes to the editor index, the published one to the
+	// published index too; each addition is followed by the deletion of
+	// the events' documents of other writes (hidden.go).
 	if got := f.Writes(); !slices.Equal(got, []string{
-		"POST /indexes/calendar_events/search", "POST /indexes/calendar_events/documents",
-		"POST /indexes/calendar_events_hidden/search", "POST /indexes/calendar_events_hidden/documents",
+		"POST /indexes/calendar_events_hidden/documents", "POST /indexes/calendar_events_hidden/documents/delete",
+		"POST /indexes/calendar_events/documents", "POST /indexes/calendar_events/documents/delete",
 	}) {
 		t.Fatalf("writes = %q", got)
 	}
-	r := f.Calls(http.MethodPost, "/indexes/calendar_events/documents")[0]
-	r.Body = append(r.Body.([]any), f.Calls(http.MethodPost, "/indexes/calendar_events_hidden/documents")[0].Body.([]any)...)
+	r := f.Calls(http.MethodPost, "/indexes/calendar_events_hidden/documents")[0]
+	published := f.Calls(http.MethodPost, "/indexes/calendar_events/documents")[0].Body.([]any)
+	if len(published) != 1 || !reflect.DeepEqual(published[0], r.Body.([]any)[0]) {
+		t.Errorf("published documents %s, want the editor index's first", jsonString(published))
+	}
+	// One write generation for the whole write, and the deletion keeps it.
+	gen := r.Body.([]any)[0].(map[string]any)["gen"]
+	for _, d := range r.Body.([]any) {
+		if g := d.(map[string]any)["gen"]; g == nil || g != gen {
+			t.Errorf("document generation %v, want %v", g, gen)
+		}
+		delete(d.(map[string]any), "gen")
+	}
+	if del := f.Calls(http.MethodPost, "/indexes/calendar_events_hidden/documents/delete")[0].Body.(map[string]any)["filter"]; del != fmt.Sprintf("id IN [101, 102] AND gen != %.0f", gen) {
+		t.Errorf("deletion filter %v", del)
+	}
 	if r.Query != "primaryKey=key" {
 		t.Errorf("query = %q, want primaryKey=key", r.Query)
 	}
@@ -906,7 +920,7 @@ func TestNewVocabularyExtendsSettingsFirst(t *testing.T) {
 	if err := e.IndexEvents(t.Context(), []search.EventDocument{{ID: 2, Status: "publish", Text: map[string]search.Text{"fr": {}, "en": {}}}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.Writes(); !slices.Equal(got, []string{"POST /indexes/calendar_events/search", "POST /indexes/calendar_events/documents", "POST /indexes/calendar_events_hidden/search"}) {
+	if got := f.Writes(); !slices.Equal(got, []string{"POST /indexes/calendar_events_hidden/documents", "POST /indexes/calendar_events_hidden/documents/delete", "POST /indexes/calendar_events/documents", "POST /indexes/calendar_events/documents/delete"}) {
 		t.Errorf("writes = %q, want only the documents", got)
 	}
 }
@@ -940,7 +954,7 @@ func TestBatching(t *testing.T) {
 			filter := r.Body.(map[string]any)["filter"].(string)
 			sizes = append(sizes, fmt.Sprintf("delete %d", strings.Count(filter, ",")+1))
 			order = append(order, "write")
-			if !strings.HasPrefix(filter, "id IN [1, ") && !strings.HasPrefix(filter, "id IN [1001, ") && !strings.HasPrefix(filter, "id IN [2001, ") {
+			if !strings.HasPrefix(filter, "id IN [1, ") && !strings.HasPrefix(filter, "id IN [1001, ") && !strings.HasPrefix(filter, "id IN [2001, ") || strings.Contains(filter, "]") && strings.Count(filter, "AND") > 1 {
 				t.Errorf("delete filter starts %.20s", filter)
 			}
 		case r.Method == http.MethodPost:
@@ -951,13 +965,14 @@ func TestBatching(t *testing.T) {
 			order = append(order, "wait")
 		}
 	}
-	// The deletion goes to both event indexes (hidden.go).
-	wantSizes := []string{"documents 1000", "documents 1000", "documents 500", "delete 1000", "delete 1000", "delete 500",
-		"delete 1000", "delete 1000", "delete 500"}
+	// Each event index gets the additions, then the deletion of the
+	// replaced documents; DeleteEvents deletes from both (hidden.go).
+	write := []string{"documents 1000", "documents 1000", "documents 500", "delete 1000", "delete 1000", "delete 500"}
+	wantSizes := slices.Concat(write, write, []string{"delete 1000", "delete 1000", "delete 500", "delete 1000", "delete 1000", "delete 500"})
 	if !slices.Equal(sizes, wantSizes) {
 		t.Errorf("batches = %q, want %q", sizes, wantSizes)
 	}
-	if want := slices.Repeat([]string{"write", "wait"}, 9); !slices.Equal(order, want) {
+	if want := slices.Repeat([]string{"write", "wait"}, 18); !slices.Equal(order, want) {
 		t.Errorf("order = %q: each batch must be awaited before the next", order)
 	}
 	if n, err := e.CountEvents(t.Context()); err != nil || n != 0 {
@@ -975,7 +990,7 @@ func TestFailedTaskIsAnError(t *testing.T) {
 	f.FailTasks["documentAdditionOrUpdate"] = meilisim.NewAPIError("invalid_document_id", "Document identifier `x` is invalid.")
 	err := e.IndexEvents(t.Context(), []search.EventDocument{{ID: 1, Status: "publish"}, {ID: 2, Status: "publish"}, {ID: 3, Status: "publish"}})
 	var te *TaskError
-	if !errors.As(err, &te) || te.Code != "invalid_document_id" || te.Status != "failed" || te.Type != "documentAdditionOrUpdate" || te.IndexUID != "calendar_events" {
+	if !errors.As(err, &te) || te.Code != "invalid_document_id" || te.Status != "failed" || te.Type != "documentAdditionOrUpdate" || te.IndexUID != "calendar_events_hidden" {
 		t.Fatalf("IndexEvents = %#v, want a failed TaskError", err)
 	}
 	if !strings.Contains(err.Error(), "invalid_document_id") || !strings.Contains(err.Error(), "is invalid") {
@@ -1162,11 +1177,11 @@ func TestRebuildHelpers(t *testing.T) {
 	}
 
 	f.Reset()
-	if err := e.SwapIndexes(t.Context(), e.IndexUID(EventIndex), next.IndexUID(EventIndex)); err != nil {
+	if err := e.SwapIndexes(t.Context(), e.IndexUID(EventHiddenIndex), next.IndexUID(EventHiddenIndex)); err != nil {
 		t.Fatalf("SwapIndexes: %v", err)
 	}
 	swaps := f.Calls(http.MethodPost, "/swap-indexes")
-	if want := jsonValue(t, []any{map[string]any{"indexes": []string{"calendar_events", "calendar_next_events"}, "rename": false}}); len(swaps) != 1 || !reflect.DeepEqual(swaps[0].Body, want) {
+	if want := jsonValue(t, []any{map[string]any{"indexes": []string{"calendar_events_hidden", "calendar_next_events_hidden"}, "rename": false}}); len(swaps) != 1 || !reflect.DeepEqual(swaps[0].Body, want) {
 		t.Errorf("swap request = %s, want %s", jsonString(swaps), jsonString(want))
 	}
 	if polls := f.Calls(http.MethodGet, "/tasks/*"); len(polls) == 0 {

@@ -130,6 +130,9 @@ func (r *rebuild) Commit(ctx context.Context) error {
 		e.learnMu.Unlock()
 		return err
 	}
+	// The live indexes now have the current layout: the next write and
+	// search use it, even if recording the scheme below fails.
+	e.current()
 	e.mu.Lock()
 	e.vocab, _ = e.vocab.union(r.next.vocabulary())
 	e.mu.Unlock()

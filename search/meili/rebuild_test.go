@@ -23,9 +23,10 @@ func TestRebuildRequests(t *testing.T) {
 		"DELETE /indexes/calendar_rebuild_organizers", "POST /indexes", "PATCH /indexes/calendar_rebuild_organizers/settings",
 	}
 	fill := []string{
-		"POST /indexes/calendar_rebuild_events/search",
+		"POST /indexes/calendar_rebuild_events_hidden/documents",
+		"POST /indexes/calendar_rebuild_events_hidden/documents/delete",
 		"POST /indexes/calendar_rebuild_events/documents",
-		"POST /indexes/calendar_rebuild_events_hidden/search",
+		"POST /indexes/calendar_rebuild_events/documents/delete",
 		"POST /indexes/calendar_rebuild_venues/documents",
 		"POST /indexes/calendar_rebuild_events/documents/delete",
 		"POST /indexes/calendar_rebuild_events_hidden/documents/delete",

@@ -125,7 +125,7 @@ func settingsFor(ix Index, v vocabulary) *meilisearch.Settings {
 			attrID, attrKey, attrStatus, attrStart, attrEnd,
 			attrCategoryIDs, attrTagIDs, attrVenueIDs, attrOrganizerIDs,
 			attrFeatured, attrTicketed, attrHasGeo, attrGeo, attrParentID,
-			attrHideFromListings, attrHasPassword,
+			attrHideFromListings, attrHasPassword, attrGen,
 		}
 		sortable = []string{attrStart, attrPublishDate, attrID, attrOccurrence}
 	default:
