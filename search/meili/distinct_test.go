@@ -143,8 +143,8 @@ func TestSeriesWritesAndCollapsedSearches(t *testing.T) {
 		}
 	}
 	want := []string{
-		"/indexes/calendar_events_hidden/documents", "wait", "/indexes/calendar_events_hidden/documents/delete", "wait",
-		"/indexes/calendar_events/documents", "wait", "/indexes/calendar_events/documents/delete", "wait",
+		"/indexes/calendar_events_hidden/documents", "wait", "/indexes/calendar_events/documents", "wait",
+		"/indexes/calendar_events_hidden/documents/delete", "wait", "/indexes/calendar_events/documents/delete", "wait",
 	}
 	if !slices.Equal(order, want) {
 		t.Errorf("requests %q, want %q", order, want)

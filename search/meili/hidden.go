@@ -74,14 +74,16 @@ import (
 // their own layout, never in the new one: scheme 4 (same primary key,
 // statuses split) gets the same add-then-delete-by-generation writes with
 // published documents in the published index and the others in the
-// hidden one, and searches there are answered the scheme-4 way
-// (searchBoth); indexes of scheme 3 or older have another primary key,
-// where an addition of the new documents would fail
-// (index_primary_key_already_exists), so only the events that are no
-// longer published are removed from the live published index (nothing
-// may stay more visible than it is) and the rest waits for the rebuild,
-// which receives every write (the sync worker's dual write). No edited
-// event is hidden and no sync batch fails because of the migration.
+// hidden one (every addition before any deletion, so that an event moving
+// between them is never in neither), and searches there are answered the
+// scheme-4 way (searchBoth). Indexes of scheme 3 or older have the
+// primary key id (one document per event), where an addition under the
+// key "key" would fail (index_primary_key_already_exists): they get the
+// same writes in the same layout, with the event's first document only,
+// under their primary key id. The rebuild receives every write too (the
+// sync worker's dual write) and brings every occurrence at its swap. No
+// edited event is hidden and no sync batch fails because of the
+// migration.
 
 // publicStatus is the one status of the published index.
 const publicStatus = "publish"
@@ -121,12 +123,21 @@ func (e *Engine) indexEvents(ctx context.Context, docs []search.EventDocument) e
 			ids = append(ids, d.ID)
 		}
 	}
-	if e.legacyLayout() && e.liveScheme.Load() < 4 {
-		return e.unpublishLegacy(ctx, docs, ids)
+	// Indexes of scheme 3 or older: one document per event, primary key id.
+	pk, onePerEvent := attrKey, e.legacyLayout() && e.liveScheme.Load() < 4
+	if onePerEvent {
+		pk = attrID
 	}
 	gen := e.nextGen()
 	parts := map[Index][]map[string]any{}
+	written := map[int64]bool{}
 	for _, d := range docs {
+		if onePerEvent {
+			if written[d.ID] {
+				continue
+			}
+			written[d.ID] = true
+		}
 		doc := eventDocument(d)
 		doc[attrGen] = gen
 		if d.Status == publicStatus {
@@ -136,24 +147,30 @@ func (e *Engine) indexEvents(ctx context.Context, docs []search.EventDocument) e
 			parts[EventHiddenIndex] = append(parts[EventHiddenIndex], doc)
 		}
 	}
-	// The editor index first: an event published by this write is listed
-	// to editors before anonymous readers.
-	for _, ix := range []Index{EventHiddenIndex, EventIndex} {
-		uid := e.IndexUID(ix)
-		if err := e.sendEventDocuments(ctx, uid, parts[ix]); err != nil {
+	// Every addition before any deletion: in the current layout only the
+	// order inside each index matters; in the scheme-4 layout of a pending
+	// migration an event moving between the indexes is then briefly in
+	// both (an editor's federated list may show it twice), never in
+	// neither.
+	order := []Index{EventHiddenIndex, EventIndex}
+	for _, ix := range order {
+		if err := e.sendEventDocuments(ctx, e.IndexUID(ix), pk, parts[ix]); err != nil {
 			return err
 		}
-		if err := e.deleteStale(ctx, uid, ids, gen); err != nil {
+	}
+	for _, ix := range order {
+		if err := e.deleteStale(ctx, e.IndexUID(ix), ids, gen); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// sendEventDocuments adds event documents to index uid, in requests of at
-// most BatchSize documents, each awaited before the next is sent.
-func (e *Engine) sendEventDocuments(ctx context.Context, uid string, docs []map[string]any) error {
-	return e.addDocumentsPK(ctx, uid, attrKey, len(docs), func(i int) map[string]any { return docs[i] })
+// sendEventDocuments adds event documents to index uid (primary key pk),
+// in requests of at most BatchSize documents, each awaited before the
+// next is sent. It is the one place event documents are sent.
+func (e *Engine) sendEventDocuments(ctx context.Context, uid, pk string, docs []map[string]any) error {
+	return e.addDocumentsPK(ctx, uid, pk, len(docs), func(i int) map[string]any { return docs[i] })
 }
 
 // deleteStale deletes the documents of the events ids in index uid that
@@ -167,26 +184,6 @@ func (e *Engine) deleteStale(ctx context.Context, uid string, ids []int64, gen i
 		}
 	}
 	return nil
-}
-
-// unpublishLegacy is the write to live indexes of scheme 3 or older
-// during a migration: the events of docs with no published document leave
-// the live published index; nothing is added (the rebuild, which receives
-// this write too, brings the new documents at its swap).
-func (e *Engine) unpublishLegacy(ctx context.Context, docs []search.EventDocument, ids []int64) error {
-	published := map[int64]bool{}
-	for _, d := range docs {
-		if d.Status == publicStatus {
-			published[d.ID] = true
-		}
-	}
-	var gone []int64
-	for _, id := range ids {
-		if !published[id] {
-			gone = append(gone, id)
-		}
-	}
-	return e.deleteEventsByID(ctx, e.IndexUID(EventIndex), gone)
 }
 
 // eventIndexesOf returns the indexes that may hold events of the

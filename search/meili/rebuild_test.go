@@ -24,8 +24,8 @@ func TestRebuildRequests(t *testing.T) {
 	}
 	fill := []string{
 		"POST /indexes/calendar_rebuild_events_hidden/documents",
-		"POST /indexes/calendar_rebuild_events_hidden/documents/delete",
 		"POST /indexes/calendar_rebuild_events/documents",
+		"POST /indexes/calendar_rebuild_events_hidden/documents/delete",
 		"POST /indexes/calendar_rebuild_events/documents/delete",
 		"POST /indexes/calendar_rebuild_venues/documents",
 		"POST /indexes/calendar_rebuild_events/documents/delete",
