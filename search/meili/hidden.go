@@ -166,6 +166,18 @@ func (e *Engine) indexEvents(ctx context.Context, docs []search.EventDocument) e
 	return nil
 }
 
+// refreshScheme reads the scheme recorded for the live indexes, for an
+// engine that found them outdated: once another process's rebuild has
+// swapped in indexes of the current scheme (and recorded it), this engine
+// reads and writes them in the current layout. A failed read changes
+// nothing (the next search tries again). It costs one document read per
+// search, and only while a migration is pending.
+func (e *Engine) refreshScheme(ctx context.Context) {
+	if scheme, err := e.recordedScheme(ctx); err == nil && scheme >= attributeScheme {
+		e.current()
+	}
+}
+
 // sendEventDocuments adds event documents to index uid (primary key pk),
 // in requests of at most BatchSize documents, each awaited before the
 // next is sent. It is the one place event documents are sent.
@@ -214,6 +226,9 @@ func eventIndexesOf(statuses []string) []Index {
 // of that layout (searchBoth).
 func (e *Engine) searchEvents(ctx context.Context, q search.EventQuery) (search.Result, error) {
 	ixs := eventIndexesOf(q.Statuses)
+	if e.legacyLayout() {
+		e.refreshScheme(ctx)
+	}
 	if !e.legacyLayout() {
 		ix := EventHiddenIndex
 		if len(ixs) == 1 && ixs[0] == EventIndex {

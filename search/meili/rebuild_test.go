@@ -44,7 +44,7 @@ func TestRebuildRequests(t *testing.T) {
 		wantEvents []string
 	}{
 		{"commit", func(r search.Rebuild) error { return r.Commit(t.Context()) },
-			append(append([]string{"POST /swap-indexes"}, deleteTemporary...), "POST /indexes/calendar_meta/documents"), []string{"7"}},
+			append([]string{"POST /swap-indexes", "POST /indexes/calendar_meta/documents"}, deleteTemporary...), []string{"7"}},
 		{"abort", func(r search.Rebuild) error { return r.Abort(t.Context()) },
 			deleteTemporary, []string{"1", "2"}},
 	}

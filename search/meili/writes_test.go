@@ -310,6 +310,11 @@ func TestWritesDuringMigration(t *testing.T) {
 		if o, _ := e.Outdated(t.Context()); !o {
 			t.Fatal("scheme 3 not outdated")
 		}
+		// Another process (an API server) reads the same indexes.
+		reader := f.engine(Options{Languages: testLangs})
+		if err := reader.Init(t.Context()); err != nil {
+			t.Fatal(err)
+		}
 		r, err := e.BeginRebuild(t.Context())
 		if err != nil {
 			t.Fatal(err)
@@ -335,6 +340,9 @@ func TestWritesDuringMigration(t *testing.T) {
 			t.Errorf("anonymous list after the swap %v, %v; want [1 2]", anon.IDs, err)
 		}
 		lister{t, e}.check("after the swap", map[int64]bool{1: true, 2: true}, map[int64]bool{1: true, 2: true, 3: true})
+		// The other process reads the new layout too: no published event
+		// twice in an editor's list.
+		lister{t, reader}.check("after the swap, another process", map[int64]bool{1: true, 2: true}, map[int64]bool{1: true, 2: true, 3: true})
 	})
 
 	t.Run("scheme 4: statuses split", func(t *testing.T) {
