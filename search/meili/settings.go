@@ -18,8 +18,9 @@ type Index string
 // The engine's indexes.
 const (
 	EventIndex Index = "events"
-	// EventHiddenIndex holds the events of every status but publish
-	// (hidden.go).
+	// EventHiddenIndex is the editor index: it holds the events of every
+	// status, publish included (hidden.go; before attribute scheme 5,
+	// every status but publish).
 	EventHiddenIndex Index = "events_hidden"
 	VenueIndex       Index = "venues"
 	OrganizerIndex   Index = "organizers"
