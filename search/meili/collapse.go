@@ -13,7 +13,9 @@ import (
 )
 
 // searchBothCollapsed runs a CollapseSeries query over both event indexes
-// (an editor's list with hide_subsequent_recurrences).
+// of the scheme-4 layout (an editor's list with
+// hide_subsequent_recurrences while a migration is pending; in the current
+// layout such a list is one search of the editor index: hidden.go).
 //
 // Why not one federated search: a federated query's count is not
 // exhaustive (prepare_search gets no page/hitsPerPage inside a federation),

@@ -4,158 +4,207 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/meilisearch/meilisearch-go"
 
 	"github.com/calendar/eventcal/search"
 )
 
-// Events are kept in two indexes: <prefix>events holds the published ones
-// (status publish, all an anonymous caller may see) and
-// <prefix>events_hidden every other status (future, draft, pending,
-// private, trash, ...).
+// Events are kept in two indexes (attribute scheme 5): <prefix>events
+// holds the published ones (status publish, all an anonymous caller may
+// see), and <prefix>events_hidden, the editor index, holds EVERY event,
+// published included, whatever its status (the name is that of scheme 3
+// and 4, where it held the other statuses only; it is kept so that a
+// rebuild swaps like for like).
 //
-// Why: Meilisearch derives a query word's typo and prefix matches from the
-// word list of the whole index, whatever the filter
-// (crates/milli/src/search/new/query_term/compute_derivations.rs at
-// v1.18.0), and caps them (1,000 prefix words, 150 one-typo and 50
-// two-typo words: limits.rs). With one index, the words of drafts and
-// private events would lengthen every anonymous search's walk of that list
-// (a prefix word with typos iterates every word starting with it) and
-// could use up the caps, leaving out published matches. With the split,
-// an anonymous search (statuses [publish]) reads the published index only:
-// its cost and its matches do not depend on hidden text.
+// Why a published index of its own: Meilisearch derives a query word's
+// typo and prefix matches from the word list of the whole index, whatever
+// the filter (crates/milli/src/search/new/query_term/
+// compute_derivations.rs at v1.18.0), and caps them (1,000 prefix words,
+// 150 one-typo and 50 two-typo words: limits.rs). With one index, the
+// words of drafts and private events would lengthen every anonymous
+// search's walk of that list and could use up the caps, leaving out
+// published matches. With the split, an anonymous search (statuses
+// [publish]) reads the published index only: its cost and its matches do
+// not depend on hidden text.
 //
-// A search whose statuses include both kinds (an editor's) is one
-// federated multi-search over the two indexes (searchBoth): Meilisearch
-// merges the two hit lists by their sort values, cuts the page with the
-// federation's offset and limit, sums the two exact totals (the indexes
-// hold distinct events: crates/meilisearch/src/search/federated/
-// perform.rs:407-421) and merges the facet counts (mergeFacets).
-// A write replaces all the documents of each of its events (the
-// occurrences of a series, which may be in both indexes when one
-// occurrence's status differs): each index is asked which of the batch's
-// events it holds (one search with distinct id), a deletion by filter
-// "id IN [...]" of those is enqueued, then the additions of the batch's
-// documents of that index, and only then are the tasks awaited. Tasks of
-// one index run in the order they were enqueued, so the additions always
-// follow the deletion (a failure in between leaves an event missing until
-// the sync worker retries the batch, never listed twice or with stale
-// occurrences). Whether a search can fall between them depends on the
-// autobatcher (crates/index-scheduler/src/scheduler/autobatcher.rs):
-// before v1.45.0 a deletion by filter is never batched with additions
-// (BatchStopReason::DeletionByFilterWithDocumentOperation at v1.18.0), so
-// for the short time between the two batches a search may miss the
-// events being rewritten; from v1.45.0 ("we can autobatch the deletion by
-// filter and import but only if the document addition is *after* the
-// deletion", still so at v1.50.0) a deletion by filter and the additions
-// that FOLLOW it (not the reverse: that order breaks the batch) are one
-// batch, so when both are enqueued before the scheduler takes the
-// deletion, the replacement is applied at once.
+// Why the editor index holds every event (schemes 3 and 4 split the
+// statuses between the two indexes and answered an editor with one
+// federated multi-search over both): an editor's search now reads ONE
+// index, like an anonymous one. So
+//
+//   - a status change is a replacement by key inside the editor index: an
+//     event never sits in two indexes an editor list merges, so it cannot
+//     be listed twice or missing there while it moves;
+//   - an editor's deep page costs what an anonymous one costs (a
+//     federated search builds full hits for offset+limit documents in
+//     EACH index before skipping: crates/meilisearch/src/search/federated/
+//     perform.rs), and a collapsed editor list is one search with distinct
+//     id (no fetch of every hidden hit to merge in Go);
+//   - totals are the index's own exact totalHits, not a federated
+//     estimatedTotalHits.
+//
+// The price is that published text is indexed twice; anonymous searches
+// cost what they did.
+//
+// Write order (indexEvents). Each write takes a new write generation G
+// (a number unique to that write, attrGen in every document it adds). In
+// each of the two indexes, the new documents of the batch's events (for
+// the published index, those of status publish) are ADDED first, then the
+// documents of those events written by any other write are deleted by
+// filter: "id IN [...] AND gen != G". The primary key is the occurrence
+// key, so an addition replaces a document of the same key in place:
+// between the two tasks a listed event is never missing (its new
+// documents are there) and never doubled (one document per key); only an
+// occurrence a series edit removed, or an event that left the published
+// index, lingers until the deletion, which is the very next task of that
+// index. Tasks of one index run in the order they were enqueued
+// (crates/index-scheduler), whatever the version's autobatching (v1.18.0
+// never batches a deletion by filter with additions; later versions may
+// batch a deletion with the additions that follow it, never the reverse),
+// so the deletion always follows the additions. The deletion is sent for
+// every event of the batch in both indexes, whether or not a search can
+// see it yet: an addition of an earlier attempt still queued when a task
+// timed out runs before the retry's tasks, and the retry's deletion then
+// removes what it left (its generation is not G).
+//
+// During a migration (Outdated: the live indexes were written under an
+// older scheme, until the rebuild's swap) the live indexes are written in
+// their own layout, never in the new one: scheme 4 (same primary key,
+// statuses split) gets the same add-then-delete-by-generation writes with
+// published documents in the published index and the others in the
+// hidden one (every addition before any deletion, so that an event moving
+// between them is never in neither), and searches there are answered the
+// scheme-4 way (searchBoth). Indexes of scheme 3 or older have the
+// primary key id (one document per event), where an addition under the
+// key "key" would fail (index_primary_key_already_exists): they get the
+// same writes in the same layout, with the event's first document only,
+// under their primary key id. The rebuild receives every write too (the
+// sync worker's dual write) and brings every occurrence at its swap. No
+// edited event is hidden and no sync batch fails because of the
+// migration.
 
 // publicStatus is the one status of the published index.
 const publicStatus = "publish"
 
-// eventIndexOf is the index of an event status.
-func eventIndexOf(status string) Index {
-	if status == publicStatus {
-		return EventIndex
+// attrGen is the write generation of an event document (indexEvents).
+const attrGen = "gen"
+
+// nextGen returns a write generation no earlier write of this engine
+// used: the current time in microseconds (below 2^53, exact in
+// Meilisearch's float filters), or one more than the last one. Only
+// uniqueness matters (the deletion filter is gen != G); the clock keeps
+// generations of different processes apart.
+func (e *Engine) nextGen() int64 {
+	for {
+		last := e.gen.Load()
+		g := max(last+1, time.Now().UnixMicro())
+		if e.gen.CompareAndSwap(last, g) {
+			return g
+		}
 	}
-	return EventHiddenIndex
 }
 
-// indexEvents writes the documents of events to the index of their
-// status, replacing every document of those events in both indexes.
+// legacyLayout reports whether the live event indexes are still in a
+// layout of scheme 4 or older (a migration is pending).
+func (e *Engine) legacyLayout() bool {
+	return e.outdated.Load() && e.liveScheme.Load() < attributeScheme
+}
+
+// indexEvents writes the documents of events, replacing every document of
+// those events in both indexes (see the write order above).
 func (e *Engine) indexEvents(ctx context.Context, docs []search.EventDocument) error {
-	parts := map[Index][]search.EventDocument{}
 	var ids []int64
 	seen := map[int64]bool{}
 	for _, d := range docs {
-		ix := eventIndexOf(d.Status)
-		parts[ix] = append(parts[ix], d)
 		if !seen[d.ID] {
 			seen[d.ID] = true
 			ids = append(ids, d.ID)
 		}
 	}
-	for _, ix := range []Index{EventIndex, EventHiddenIndex} {
-		uid, part := e.IndexUID(ix), parts[ix]
-		held, err := e.present(ctx, uid, ids)
-		if err != nil {
+	// Indexes of scheme 3 or older: one document per event, primary key id.
+	pk, onePerEvent := attrKey, e.legacyLayout() && e.liveScheme.Load() < 4
+	if onePerEvent {
+		pk = attrID
+	}
+	gen := e.nextGen()
+	parts := map[Index][]map[string]any{}
+	written := map[int64]bool{}
+	for _, d := range docs {
+		if onePerEvent {
+			if written[d.ID] {
+				continue
+			}
+			written[d.ID] = true
+		}
+		doc := eventDocument(d)
+		doc[attrGen] = gen
+		if d.Status == publicStatus {
+			parts[EventIndex] = append(parts[EventIndex], doc)
+		}
+		if d.Status != publicStatus || !e.legacyLayout() {
+			parts[EventHiddenIndex] = append(parts[EventHiddenIndex], doc)
+		}
+	}
+	// Every addition before any deletion: in the current layout only the
+	// order inside each index matters; in the scheme-4 layout of a pending
+	// migration an event moving between the indexes is then briefly in
+	// both (an editor's federated list may show it twice), never in
+	// neither.
+	order := []Index{EventHiddenIndex, EventIndex}
+	for _, ix := range order {
+		if err := e.sendEventDocuments(ctx, e.IndexUID(ix), pk, parts[ix]); err != nil {
 			return err
 		}
-		// The deletions are enqueued, then the first addition, before
-		// any is awaited (so that they can share a batch); every later
-		// addition is awaited before the next is sent.
-		type enqueued struct {
-			op   string
-			info *meilisearch.TaskInfo
-		}
-		var pending []enqueued
-		awaitPending := func() error {
-			for _, t := range pending {
-				if err := e.await(ctx, t.op, t.info, nil); err != nil {
-					return err
-				}
-			}
-			pending = nil
-			return nil
-		}
-		for start := 0; start < len(held); start += e.opts.BatchSize {
-			chunk := held[start:min(start+e.opts.BatchSize, len(held))]
-			op := "delete the replaced events from " + uid
-			info, err := e.client.Index(uid).DeleteDocumentsByFilterWithContext(ctx, in(attrID, chunk), nil)
-			if err != nil {
-				return e.fail(op, err)
-			}
-			pending = append(pending, enqueued{op, info})
-		}
-		pk := attrKey
-		for start := 0; start < len(part); start += e.opts.BatchSize {
-			end := min(start+e.opts.BatchSize, len(part))
-			batch := make([]map[string]any, 0, end-start)
-			for _, d := range part[start:end] {
-				batch = append(batch, eventDocument(d))
-			}
-			op := fmt.Sprintf("add documents %d-%d to %s", start, end-1, uid)
-			info, err := e.client.Index(uid).AddDocumentsWithContext(ctx, batch, &meilisearch.DocumentOptions{PrimaryKey: &pk})
-			if err != nil {
-				return e.fail(op, err)
-			}
-			pending = append(pending, enqueued{op, info})
-			if err := awaitPending(); err != nil {
-				return err
-			}
-		}
-		if err := awaitPending(); err != nil {
+	}
+	for _, ix := range order {
+		if err := e.deleteStale(ctx, e.IndexUID(ix), ids, gen); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// present returns the IDs of ids that index uid holds documents of: one
-// search per BatchSize IDs, one hit per event (distinct id: a series has
-// many documents).
-func (e *Engine) present(ctx context.Context, uid string, ids []int64) ([]int64, error) {
-	var found []int64
-	for start := 0; start < len(ids); start += e.opts.BatchSize {
-		part := ids[start:min(start+e.opts.BatchSize, len(ids))]
-		req := &meilisearch.SearchRequest{Filter: in(attrID, part), AttributesToRetrieve: []string{attrID},
-			Distinct: attrID, Page: 1, HitsPerPage: ptr(int64(len(part)))}
-		resp, err := e.client.Index(uid).SearchWithContext(ctx, "", req)
+// refreshScheme reads the scheme recorded for the live indexes, for an
+// engine that found them outdated: once another process's rebuild has
+// swapped in indexes of the current scheme (and recorded it), this engine
+// reads and writes them in the current layout. A failed read changes
+// nothing (the next search tries again). It costs one document read per
+// search, and only while a migration is pending.
+func (e *Engine) refreshScheme(ctx context.Context) {
+	if scheme, err := e.recordedScheme(ctx); err == nil && scheme >= attributeScheme {
+		e.current()
+	}
+}
+
+// sendEventDocuments adds event documents to index uid (primary key pk),
+// in requests of at most BatchSize documents, each awaited before the
+// next is sent. It is the one place event documents are sent.
+func (e *Engine) sendEventDocuments(ctx context.Context, uid, pk string, docs []map[string]any) error {
+	return e.addDocumentsPK(ctx, uid, pk, len(docs), func(i int) map[string]any { return docs[i] })
+}
+
+// deleteStale deletes the documents of the events ids in index uid that
+// a write other than the one of generation gen added. The IDs go in
+// filters of at most maxFilterValues (filter.go), all queued before any
+// is awaited (Meilisearch then runs them as one batch).
+func (e *Engine) deleteStale(ctx context.Context, uid string, ids []int64, gen int64) error {
+	op := "delete the replaced documents from " + uid
+	var tasks []*meilisearch.TaskInfo
+	for _, part := range filterChunks(ids, e.opts.BatchSize) {
+		task, err := e.client.Index(uid).DeleteDocumentsByFilterWithContext(ctx, and(in(attrID, part), ne(attrGen, gen)), nil)
 		if err != nil {
-			return nil, e.fail("find events in "+uid, err)
+			return e.fail(op, err)
 		}
-		for _, h := range resp.Hits {
-			id, err := hitID(h)
-			if err != nil {
-				return nil, fmt.Errorf("meili: find events in %s: %w", uid, err)
-			}
-			found = append(found, id)
+		tasks = append(tasks, task)
+	}
+	for _, task := range tasks {
+		if err := e.await(ctx, op, task, nil); err != nil {
+			return err
 		}
 	}
-	return found, nil
+	return nil
 }
 
 // eventIndexesOf returns the indexes that may hold events of the
@@ -179,9 +228,23 @@ func eventIndexesOf(statuses []string) []Index {
 	return out
 }
 
-// searchEvents runs an event query on the indexes its statuses need.
+// searchEvents runs an event query: on the published index when its
+// statuses are [publish] only, else on the editor index, which holds
+// every event. While the live indexes are of an older layout (a pending
+// migration), a query whose statuses span both is the federated search
+// of that layout (searchBoth).
 func (e *Engine) searchEvents(ctx context.Context, q search.EventQuery) (search.Result, error) {
 	ixs := eventIndexesOf(q.Statuses)
+	if e.legacyLayout() {
+		e.refreshScheme(ctx)
+	}
+	if !e.legacyLayout() {
+		ix := EventHiddenIndex
+		if len(ixs) == 1 && ixs[0] == EventIndex {
+			ix = EventIndex
+		}
+		return e.run(ctx, planEvents(q, e.vocabulary(), e.IndexUID(ix)))
+	}
 	if len(ixs) == 1 {
 		return e.run(ctx, planEvents(q, e.vocabulary(), e.IndexUID(ixs[0])))
 	}
@@ -189,7 +252,13 @@ func (e *Engine) searchEvents(ctx context.Context, q search.EventQuery) (search.
 }
 
 // searchBoth runs the plan p (made for the published index) on it and on
-// the hidden index as one federated multi-search.
+// the hidden index as one federated multi-search: the editor search of
+// the scheme-4 layout (statuses split between the two indexes), used only
+// until a pending migration's swap. It merges the two hit lists by their
+// sort values, cuts the page with the federation's offset and limit, sums
+// the two exact totals (the indexes hold distinct events there:
+// crates/meilisearch/src/search/federated/perform.rs:407-421) and merges
+// the facet counts.
 func (e *Engine) searchBoth(ctx context.Context, p plan, hidden string) (search.Result, error) {
 	if p.req == nil {
 		return search.Result{}, nil

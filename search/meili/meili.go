@@ -36,6 +36,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/meilisearch/meilisearch-go"
@@ -118,6 +119,11 @@ type Engine struct {
 	// outdated is set when the live indexes were written under an older
 	// attribute scheme (scheme.go).
 	outdated outdatedFlag
+	// liveScheme is the attribute scheme recorded for the live indexes
+	// (0: none), as found by the last Init or set by a rebuild's swap.
+	liveScheme atomic.Int64
+	// gen is the last write generation (hidden.go).
+	gen atomic.Int64
 }
 
 var (
@@ -435,8 +441,13 @@ func hitID(h meilisearch.Hit) (int64, error) {
 	return id, nil
 }
 
-// CountEvents returns the number of indexed events.
+// CountEvents returns the number of indexed event documents: those of
+// the editor index, which holds every event (the sum of the two indexes
+// while the live ones are of an older layout, where they were disjoint).
 func (e *Engine) CountEvents(ctx context.Context) (int, error) {
+	if !e.legacyLayout() {
+		return e.count(ctx, e.IndexUID(EventHiddenIndex))
+	}
 	public, err := e.count(ctx, e.IndexUID(EventIndex))
 	if err != nil {
 		return 0, err

@@ -520,7 +520,7 @@ var wantEventSettings = map[string]any{
 	"rankingRules":         []any{"sort", "words", "typo", "proximity", "attribute", "exactness"},
 	"searchableAttributes": eventAttrs,
 	"filterableAttributes": []any{"id", "key", "status", "start", "end", "category_ids", "tag_ids", "venue_ids", "organizer_ids",
-		"featured", "ticketed", "has_geo", "_geo", "parent_id", "hide_from_listings", "has_password"},
+		"featured", "ticketed", "has_geo", "_geo", "parent_id", "hide_from_listings", "has_password", "gen"},
 	"sortableAttributes": []any{"start", "publish_date", "id", "occurrence"},
 	"typoTolerance": map[string]any{"enabled": true, "minWordSizeForTypos": map[string]any{"oneTypo": 5, "twoTypos": 9},
 		"disableOnWords": []any{}, "disableOnAttributes": []any{}, "disableOnNumbers": true},
@@ -768,17 +768,31 @@ func TestEventDocumentShape(t *testing.T) {
 	if err := e.IndexEvents(t.Context(), docs); err != nil {
 		t.Fatalf("IndexEvents: %v", err)
 	}
-	// Each event goes to the index of its status, after a search of each
-	// index for the documents it holds of them (none here: no deletion;
-	// hidden.go).
+	// Every event goes to the editor index, the published one to the
+	// published index too; each addition is followed by the deletion of
+	// the events' documents of other writes (hidden.go).
 	if got := f.Writes(); !slices.Equal(got, []string{
-		"POST /indexes/calendar_events/search", "POST /indexes/calendar_events/documents",
-		"POST /indexes/calendar_events_hidden/search", "POST /indexes/calendar_events_hidden/documents",
+		"POST /indexes/calendar_events_hidden/documents", "POST /indexes/calendar_events/documents",
+		"POST /indexes/calendar_events_hidden/documents/delete", "POST /indexes/calendar_events/documents/delete",
 	}) {
 		t.Fatalf("writes = %q", got)
 	}
-	r := f.Calls(http.MethodPost, "/indexes/calendar_events/documents")[0]
-	r.Body = append(r.Body.([]any), f.Calls(http.MethodPost, "/indexes/calendar_events_hidden/documents")[0].Body.([]any)...)
+	r := f.Calls(http.MethodPost, "/indexes/calendar_events_hidden/documents")[0]
+	published := f.Calls(http.MethodPost, "/indexes/calendar_events/documents")[0].Body.([]any)
+	if len(published) != 1 || !reflect.DeepEqual(published[0], r.Body.([]any)[0]) {
+		t.Errorf("published documents %s, want the editor index's first", meilisim.JSONString(published))
+	}
+	// One write generation for the whole write, and the deletion keeps it.
+	gen := r.Body.([]any)[0].(map[string]any)["gen"]
+	for _, d := range r.Body.([]any) {
+		if g := d.(map[string]any)["gen"]; g == nil || g != gen {
+			t.Errorf("document generation %v, want %v", g, gen)
+		}
+		delete(d.(map[string]any), "gen")
+	}
+	if del := f.Calls(http.MethodPost, "/indexes/calendar_events_hidden/documents/delete")[0].Body.(map[string]any)["filter"]; del != fmt.Sprintf("id IN [101, 102] AND gen != %.0f", gen) {
+		t.Errorf("deletion filter %v", del)
+	}
 	if r.Query != "primaryKey=key" {
 		t.Errorf("query = %q, want primaryKey=key", r.Query)
 	}
@@ -908,7 +922,7 @@ func TestNewVocabularyExtendsSettingsFirst(t *testing.T) {
 	if err := e.IndexEvents(t.Context(), []search.EventDocument{{ID: 2, Status: "publish", Text: map[string]search.Text{"fr": {}, "en": {}}}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.Writes(); !slices.Equal(got, []string{"POST /indexes/calendar_events/search", "POST /indexes/calendar_events/documents", "POST /indexes/calendar_events_hidden/search"}) {
+	if got := f.Writes(); !slices.Equal(got, []string{"POST /indexes/calendar_events_hidden/documents", "POST /indexes/calendar_events/documents", "POST /indexes/calendar_events_hidden/documents/delete", "POST /indexes/calendar_events/documents/delete"}) {
 		t.Errorf("writes = %q, want only the documents", got)
 	}
 }
@@ -956,21 +970,23 @@ func TestBatching(t *testing.T) {
 			order = append(order, "wait")
 		}
 	}
-	// The deletion goes to both event indexes (hidden.go), cut into
-	// deletions of maxFilterValues IDs, all queued before they are
-	// awaited (one batch in Meilisearch).
+	// IndexEvents adds to both event indexes (each request awaited before
+	// the next), then deletes the replaced documents of both; DeleteEvents
+	// deletes from both (hidden.go). Deletions are cut into filters of
+	// maxFilterValues IDs, those of one index queued together (one batch
+	// in Meilisearch), then awaited.
 	perIndex := 2500 / maxFilterValues
-	wantSizes := append([]string{"documents 1000", "documents 1000", "documents 500"},
-		slices.Repeat([]string{fmt.Sprintf("delete %d", maxFilterValues)}, 2*perIndex)...)
+	add := []string{"documents 1000", "documents 1000", "documents 500"}
+	wantSizes := slices.Concat(add, add, slices.Repeat([]string{fmt.Sprintf("delete %d", maxFilterValues)}, 4*perIndex))
 	if !slices.Equal(sizes, wantSizes) {
 		t.Errorf("batches = %q, want %q", sizes, wantSizes)
 	}
-	wantOrder := slices.Repeat([]string{"write", "wait"}, 3)
-	for range 2 {
+	wantOrder := slices.Repeat([]string{"write", "wait"}, 6)
+	for range 4 {
 		wantOrder = append(append(wantOrder, slices.Repeat([]string{"write"}, perIndex)...), "wait")
 	}
 	if !slices.Equal(order, wantOrder) {
-		t.Errorf("order = %q: each batch of additions must be awaited before the next, the deletions of an index queued together", order)
+		t.Errorf("order = %q: each addition must be awaited before the next, the deletions of an index queued together", order)
 	}
 	if n, err := e.CountEvents(t.Context()); err != nil || n != 0 {
 		t.Errorf("CountEvents = %d, %v; want 0 after deleting everything", n, err)
@@ -987,7 +1003,7 @@ func TestFailedTaskIsAnError(t *testing.T) {
 	f.FailTasks["documentAdditionOrUpdate"] = meilisim.NewAPIError("invalid_document_id", "Document identifier `x` is invalid.")
 	err := e.IndexEvents(t.Context(), []search.EventDocument{{ID: 1, Status: "publish"}, {ID: 2, Status: "publish"}, {ID: 3, Status: "publish"}})
 	var te *TaskError
-	if !errors.As(err, &te) || te.Code != "invalid_document_id" || te.Status != "failed" || te.Type != "documentAdditionOrUpdate" || te.IndexUID != "calendar_events" {
+	if !errors.As(err, &te) || te.Code != "invalid_document_id" || te.Status != "failed" || te.Type != "documentAdditionOrUpdate" || te.IndexUID != "calendar_events_hidden" {
 		t.Fatalf("IndexEvents = %#v, want a failed TaskError", err)
 	}
 	if !strings.Contains(err.Error(), "invalid_document_id") || !strings.Contains(err.Error(), "is invalid") {
@@ -1174,11 +1190,11 @@ func TestRebuildHelpers(t *testing.T) {
 	}
 
 	f.Reset()
-	if err := e.SwapIndexes(t.Context(), e.IndexUID(EventIndex), next.IndexUID(EventIndex)); err != nil {
+	if err := e.SwapIndexes(t.Context(), e.IndexUID(EventHiddenIndex), next.IndexUID(EventHiddenIndex)); err != nil {
 		t.Fatalf("SwapIndexes: %v", err)
 	}
 	swaps := f.Calls(http.MethodPost, "/swap-indexes")
-	if want := meilisim.JSONValue([]any{map[string]any{"indexes": []string{"calendar_events", "calendar_next_events"}, "rename": false}}); len(swaps) != 1 || !reflect.DeepEqual(swaps[0].Body, want) {
+	if want := meilisim.JSONValue([]any{map[string]any{"indexes": []string{"calendar_events_hidden", "calendar_next_events_hidden"}, "rename": false}}); len(swaps) != 1 || !reflect.DeepEqual(swaps[0].Body, want) {
 		t.Errorf("swap request = %s, want %s", meilisim.JSONString(swaps), meilisim.JSONString(want))
 	}
 	if polls := f.Calls(http.MethodGet, "/tasks/*"); len(polls) == 0 {

@@ -130,22 +130,27 @@ func (r *rebuild) Commit(ctx context.Context) error {
 		e.learnMu.Unlock()
 		return err
 	}
+	// The live indexes now have the current layout: the next write and
+	// search use it, even if recording the scheme below fails.
+	e.current()
 	e.mu.Lock()
 	e.vocab, _ = e.vocab.union(r.next.vocabulary())
 	e.mu.Unlock()
 	e.learnMu.Unlock()
 	r.done = true
 	r.release()
+	// The swapped-in documents were written under the current scheme;
+	// recorded at once, for the other processes' engines still reading
+	// the old layout (searchEvents looks for the record meanwhile).
+	if err := e.recordScheme(ctx); err != nil {
+		return fmt.Errorf("meili: rebuild committed, but recording its attribute scheme failed (the next start rebuilds again): %w", err)
+	}
 	var errs []error
 	for _, ix := range indexes {
 		errs = append(errs, e.DeleteIndex(ctx, r.next.IndexUID(ix)))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("meili: rebuild committed, but deleting the old indexes failed (the next rebuild retries): %w", err)
-	}
-	// The swapped-in documents were written under the current scheme.
-	if err := e.recordScheme(ctx); err != nil {
-		return fmt.Errorf("meili: rebuild committed, but recording its attribute scheme failed (the next start rebuilds again): %w", err)
 	}
 	return nil
 }

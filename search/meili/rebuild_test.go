@@ -24,9 +24,10 @@ func TestRebuildRequests(t *testing.T) {
 		"DELETE /indexes/calendar_rebuild_organizers", "POST /indexes", "PATCH /indexes/calendar_rebuild_organizers/settings",
 	}
 	fill := []string{
-		"POST /indexes/calendar_rebuild_events/search",
+		"POST /indexes/calendar_rebuild_events_hidden/documents",
 		"POST /indexes/calendar_rebuild_events/documents",
-		"POST /indexes/calendar_rebuild_events_hidden/search",
+		"POST /indexes/calendar_rebuild_events_hidden/documents/delete",
+		"POST /indexes/calendar_rebuild_events/documents/delete",
 		"POST /indexes/calendar_rebuild_venues/documents",
 		"POST /indexes/calendar_rebuild_events/documents/delete",
 		"POST /indexes/calendar_rebuild_events_hidden/documents/delete",
@@ -44,7 +45,7 @@ func TestRebuildRequests(t *testing.T) {
 		wantEvents []string
 	}{
 		{"commit", func(r search.Rebuild) error { return r.Commit(t.Context()) },
-			append(append([]string{"POST /swap-indexes"}, deleteTemporary...), "POST /indexes/calendar_meta/documents"), []string{"7"}},
+			append([]string{"POST /swap-indexes", "POST /indexes/calendar_meta/documents"}, deleteTemporary...), []string{"7"}},
 		{"abort", func(r search.Rebuild) error { return r.Abort(t.Context()) },
 			deleteTemporary, []string{"1", "2"}},
 	}

@@ -19,6 +19,11 @@ import (
 //     scheme 3 has primary key id: writes of the new documents to it fail
 //     (the sync worker keeps their marks and retries) until the rebuild
 //     that Outdated asks for swaps the new indexes in.
+//  5. the editor index (<prefix>events_hidden) holds every event,
+//     published included, and every event document carries its write
+//     generation (hidden.go). Until the rebuild's swap, writes to live
+//     indexes of an older scheme keep to that scheme's layout (hidden.go)
+//     and searches read them as that scheme did.
 //
 // The live indexes record the scheme their documents were written under in
 // the metadata index. Init finds indexes that hold documents under an older
@@ -27,7 +32,7 @@ import (
 // zero-downtime one (rebuild.go), whose Commit records the current scheme.
 // Lists keep answering from the old indexes meanwhile; only keys outside
 // a-z, 0-9 and '-', whose attribute names changed, miss until the swap.
-const attributeScheme = 4
+const attributeScheme = 5
 
 // metaIndex holds one document, metaDocID, describing the live indexes:
 // {"id": 1, "attribute_scheme": 2}. It is not one of the swapped indexes.
@@ -61,6 +66,7 @@ func (e *Engine) checkScheme(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	e.liveScheme.Store(int64(scheme))
 	if scheme >= attributeScheme {
 		e.outdated.Store(false)
 		return nil
@@ -103,6 +109,13 @@ func (e *Engine) recordScheme(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	e.outdated.Store(false)
+	e.current()
 	return nil
+}
+
+// current records that the live indexes are of the current scheme: writes
+// and searches use its layout from now on.
+func (e *Engine) current() {
+	e.liveScheme.Store(attributeScheme)
+	e.outdated.Store(false)
 }

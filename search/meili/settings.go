@@ -20,8 +20,9 @@ type Index string
 // The engine's indexes.
 const (
 	EventIndex Index = "events"
-	// EventHiddenIndex holds the events of every status but publish
-	// (hidden.go).
+	// EventHiddenIndex is the editor index: it holds the events of every
+	// status, publish included (hidden.go; before attribute scheme 5,
+	// every status but publish).
 	EventHiddenIndex Index = "events_hidden"
 	VenueIndex       Index = "venues"
 	OrganizerIndex   Index = "organizers"
@@ -127,7 +128,7 @@ func settingsFor(ix Index, v vocabulary) *meilisearch.Settings {
 			attrID, attrKey, attrStatus, attrStart, attrEnd,
 			attrCategoryIDs, attrTagIDs, attrVenueIDs, attrOrganizerIDs,
 			attrFeatured, attrTicketed, attrHasGeo, attrGeo, attrParentID,
-			attrHideFromListings, attrHasPassword,
+			attrHideFromListings, attrHasPassword, attrGen,
 		}
 		sortable = []string{attrStart, attrPublishDate, attrID, attrOccurrence}
 	default:
