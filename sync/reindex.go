@@ -303,7 +303,9 @@ func (r *Reindexer) rebuild(ctx context.Context, rb search.Rebuilder) (err error
 		}
 	}()
 
-	if err := r.worker.IndexAllInto(ctx, next, r.progress); err != nil {
+	skipped, err := r.worker.indexAllInto(ctx, next, r.progress)
+	r.skipped(skipped)
+	if err != nil {
 		if derr := dual.failure(); derr != nil {
 			return derr
 		}
@@ -329,6 +331,23 @@ func (r *Reindexer) rebuild(ctx context.Context, rb search.Rebuilder) (err error
 		return errors.Join(commitErr, fmt.Errorf("mark the items written during the rebuild: %w", rerr))
 	}
 	return commitErr
+}
+
+// maxSkippedListed bounds Job.Skipped; Job.SkippedCount counts them all.
+const maxSkippedListed = 100
+
+// skipped records in the running job the posts the scan could not index.
+func (r *Reindexer) skipped(items []skippedItem) {
+	if len(items) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.last.SkippedCount = len(items)
+	r.last.Skipped = make([]SkippedPost, 0, min(len(items), maxSkippedListed))
+	for _, it := range items[:min(len(items), maxSkippedListed)] {
+		r.last.Skipped = append(r.last.Skipped, SkippedPost{ID: it.ID, Error: it.Error})
+	}
 }
 
 // remark marks the posts again and wakes the worker.
@@ -403,12 +422,15 @@ func (d *dualWrite) failure() error {
 }
 
 // write runs fn unless an earlier write failed; a failure is kept and
-// fails the rebuild.
-func (d *dualWrite) write(fn func() error) error {
+// fails the rebuild, unless the engine refused the batch's documents (a
+// blamable error, backoff.go): the worker's own write of them fails the
+// same way and isolates the culprit, and every post of the batch is
+// marked again after the swap (written), so the new indexes get them then.
+func (d *dualWrite) write(ctx context.Context, fn func() error) error {
 	if d.failure() != nil {
 		return nil
 	}
-	if err := fn(); err != nil {
+	if err := fn(); err != nil && !blamable(ctx, err) {
 		d.mu.Lock()
 		if d.err == nil {
 			d.err = fmt.Errorf("dual write: %w", err)
@@ -421,22 +443,22 @@ func (d *dualWrite) write(fn func() error) error {
 
 // IndexEvents writes events to the new indexes.
 func (d *dualWrite) IndexEvents(ctx context.Context, docs []search.EventDocument) error {
-	return d.write(func() error { return d.dst.IndexEvents(ctx, docs) })
+	return d.write(ctx, func() error { return d.dst.IndexEvents(ctx, docs) })
 }
 
 // IndexPlaces writes places to the new indexes.
 func (d *dualWrite) IndexPlaces(ctx context.Context, docs []search.PlaceDocument) error {
-	return d.write(func() error { return d.dst.IndexPlaces(ctx, docs) })
+	return d.write(ctx, func() error { return d.dst.IndexPlaces(ctx, docs) })
 }
 
 // DeleteEvents removes events from the new indexes.
 func (d *dualWrite) DeleteEvents(ctx context.Context, ids []int64) error {
-	return d.write(func() error { return d.dst.DeleteEvents(ctx, ids) })
+	return d.write(ctx, func() error { return d.dst.DeleteEvents(ctx, ids) })
 }
 
 // DeletePlaces removes places from the new indexes.
 func (d *dualWrite) DeletePlaces(ctx context.Context, kind search.PlaceKind, ids []int64) error {
-	return d.write(func() error { return d.dst.DeletePlaces(ctx, kind, ids) })
+	return d.write(ctx, func() error { return d.dst.DeletePlaces(ctx, kind, ids) })
 }
 
 // destinations returns where the current batch goes: the engine, and the

@@ -74,7 +74,7 @@ const busyTimeout = 10 * time.Second
 
 // schemaVersion is stored in PRAGMA user_version; Open refuses a database
 // written by a newer schema.
-const schemaVersion = 2
+const schemaVersion = 3
 
 // migrations bring a database from one version to the next: migrations[i]
 // runs on a database at version i+1 (the schema above is version 1).
@@ -84,6 +84,14 @@ var migrations = [][]string{
 		`ALTER TABLE tokens ADD COLUMN name TEXT NOT NULL DEFAULT ''`,
 		`ALTER TABLE tokens ADD COLUMN last_used TEXT NOT NULL DEFAULT ''`,
 		`ALTER TABLE tokens ADD COLUMN expires TEXT NOT NULL DEFAULT ''`,
+	},
+	{ // 3: failed indexing attempts of marks (marks.go): attempts,
+		// last_error and next_at (Unix nanoseconds; 0 for a mark that
+		// never failed)
+		`ALTER TABLE index_marks ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE index_marks ADD COLUMN last_error TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE index_marks ADD COLUMN next_at INTEGER NOT NULL DEFAULT 0`,
+		`CREATE INDEX IF NOT EXISTS index_marks_failing ON index_marks(next_at) WHERE attempts > 0`,
 	},
 }
 
@@ -583,7 +591,8 @@ func (w *writeTx) mark(kind repository.MarkKind, ids ...int64) error {
 	for _, id := range ids {
 		seq++
 		if _, err := w.exec(`INSERT INTO index_marks(kind, id, seq, at) VALUES (?, ?, ?, ?)
-			ON CONFLICT(kind, id) DO UPDATE SET seq = excluded.seq, at = excluded.at`,
+			ON CONFLICT(kind, id) DO UPDATE SET seq = excluded.seq, at = excluded.at,
+				attempts = 0, last_error = '', next_at = 0`,
 			string(kind), id, seq, w.now.UnixNano()); err != nil {
 			return err
 		}
