@@ -15,7 +15,6 @@ import (
 	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search"
-	"github.com/calendar/eventcal/search/bleve"
 )
 
 // poisonWord in an event's title makes refusingEngine refuse its
@@ -32,14 +31,22 @@ var errRefused = errors.New("meili: add documents: payload_too_large (413): The 
 // title has poisonWord, and answers search.ErrUnavailable to every write
 // while down is set. It counts the writes it refused.
 type refusingEngine struct {
-	*bleve.Engine
+	rebuildingEngine
 	mu      gosync.Mutex
 	down    bool
 	refused map[int64]int
+	// rebuildOnly: only a rebuild's new indexes refuse.
+	rebuildOnly bool
 }
 
-func newRefusingEngine(e *bleve.Engine) *refusingEngine {
-	return &refusingEngine{Engine: e, refused: map[int64]int{}}
+// rebuildingEngine is an engine that rebuilds (*bleve.Engine, gatedEngine).
+type rebuildingEngine interface {
+	search.Engine
+	search.Rebuilder
+}
+
+func newRefusingEngine(e rebuildingEngine) *refusingEngine {
+	return &refusingEngine{rebuildingEngine: e, refused: map[int64]int{}}
 }
 
 // check returns the error for a write of docs.
@@ -71,14 +78,17 @@ func (r *refusingEngine) refusals(id int64) int {
 }
 
 func (r *refusingEngine) IndexEvents(ctx context.Context, docs []search.EventDocument) error {
+	if r.rebuildOnly {
+		return r.rebuildingEngine.IndexEvents(ctx, docs)
+	}
 	if err := r.check(docs); err != nil {
 		return err
 	}
-	return r.Engine.IndexEvents(ctx, docs)
+	return r.rebuildingEngine.IndexEvents(ctx, docs)
 }
 
 func (r *refusingEngine) BeginRebuild(ctx context.Context) (search.Rebuild, error) {
-	rb, err := r.Engine.BeginRebuild(ctx)
+	rb, err := r.rebuildingEngine.BeginRebuild(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -381,5 +391,42 @@ func TestRebuildSkipsRefusedPost(t *testing.T) {
 	s.flush(t)
 	if f := failing(t, s.store); len(f) != 1 || f[0].ID != poison.ID {
 		t.Errorf("after the rebuild failing marks = %+v, want the poisoned event", f)
+	}
+}
+
+// TestRebuildSurvivesRefusedDualWrite: while a rebuild's scan runs, the
+// worker writes an event that the new indexes refuse (the live ones take
+// it). That no longer fails the rebuild: it succeeds, and the event,
+// marked again after the swap, is indexed into the new live indexes.
+func TestRebuildSurvivesRefusedDualWrite(t *testing.T) {
+	s := newStack(t)
+	gate := newGate(s.engine)
+	eng := newRefusingEngine(gate)
+	eng.rebuildOnly = true
+	s.worker.Engine = eng
+	for range 3 {
+		s.post(t, repository.KindEvent, "Jazz night", repository.StatusPublish, baseTime)
+	}
+	s.flush(t)
+	r := NewReindexer(s.store, eng, s.worker, quiet, nil, nil)
+	if _, err := r.Start(testdeadline.Context(t), "test"); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	gate.waitReached(t)
+	poison := s.post(t, repository.KindEvent, "Gala "+poisonWord, repository.StatusPublish, baseTime)
+	s.flush(t)
+	if got := eng.refusals(poison.ID); got != 1 {
+		t.Fatalf("the new indexes refused the event %d times, want once (the dual write)", got)
+	}
+	close(gate.release)
+	if job := waitJob(t, r); job.State != JobSucceeded {
+		t.Fatalf("rebuild %s: %s", job.State, job.Error)
+	}
+	s.flush(t)
+	if !slices.Contains(s.titles(t, "gala"), poison.ID) {
+		t.Errorf("the event is not indexed after the swap")
+	}
+	if got := len(s.titles(t, "jazz")); got != 3 {
+		t.Errorf("%d events indexed after the rebuild, want 3", got)
 	}
 }

@@ -43,4 +43,3 @@ func TestStatusListsFailingMarks(t *testing.T) {
 		t.Errorf("failing mark line %q, want %q\n%s", got, want, r.stdout)
 	}
 }
-
