@@ -3,6 +3,7 @@ package sync
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"regexp"
 	"strings"
@@ -157,10 +158,17 @@ func (w *Worker) jitter() float64 {
 	return rand.Float64()
 }
 
+// maxScanSkips bounds the posts a full scan (IndexAllInto) skips: past
+// it the scan fails, since so many refusals say the engine or the new
+// indexes are at fault (a full disk, a wrong setting), not the posts, and
+// swapping in indexes without them would empty the lists.
+const maxScanSkips = 100
+
 // isolateIDs runs index on ids and, when that fails for a blamable reason,
 // bisects as applyIsolating does: it returns the IDs that fail alone, with
-// their errors. The full rebuild uses it to skip what cannot be indexed.
-func isolateIDs(ctx context.Context, ids []int64, index func([]int64) error) ([]skippedItem, error) {
+// their errors. The full scan uses it to skip what cannot be indexed.
+// Once more than budget IDs failed alone it stops with errTooManySkips.
+func isolateIDs(ctx context.Context, ids []int64, budget int, index func([]int64) error) ([]skippedItem, error) {
 	err := index(ids)
 	switch {
 	case err == nil:
@@ -168,12 +176,15 @@ func isolateIDs(ctx context.Context, ids []int64, index func([]int64) error) ([]
 	case !blamable(ctx, err):
 		return nil, err
 	case len(ids) == 1:
+		if budget <= 0 {
+			return nil, fmt.Errorf("%w; last: post %d: %w", errTooManySkips, ids[0], err)
+		}
 		return []skippedItem{{ID: ids[0], Error: markErrorText(err)}}, nil
 	}
 	half := len(ids) / 2
 	var out []skippedItem
 	for _, part := range [][]int64{ids[:half], ids[half:]} {
-		s, err := isolateIDs(ctx, part, index)
+		s, err := isolateIDs(ctx, part, budget-len(out), index)
 		if err != nil {
 			return nil, err
 		}
@@ -181,6 +192,9 @@ func isolateIDs(ctx context.Context, ids []int64, index func([]int64) error) ([]
 	}
 	return out, nil
 }
+
+// errTooManySkips fails a scan that would skip more than maxScanSkips posts.
+var errTooManySkips = fmt.Errorf("the search engine refused more than %d posts", maxScanSkips)
 
 // skippedItem is a post a full rebuild could not index.
 type skippedItem struct {

@@ -35,8 +35,6 @@ type refusingEngine struct {
 	mu      gosync.Mutex
 	down    bool
 	refused map[int64]int
-	// rebuildOnly: only a rebuild's new indexes refuse.
-	rebuildOnly bool
 }
 
 // rebuildingEngine is an engine that rebuilds (*bleve.Engine, gatedEngine).
@@ -78,9 +76,6 @@ func (r *refusingEngine) refusals(id int64) int {
 }
 
 func (r *refusingEngine) IndexEvents(ctx context.Context, docs []search.EventDocument) error {
-	if r.rebuildOnly {
-		return r.rebuildingEngine.IndexEvents(ctx, docs)
-	}
 	if err := r.check(docs); err != nil {
 		return err
 	}
@@ -394,39 +389,28 @@ func TestRebuildSkipsRefusedPost(t *testing.T) {
 	}
 }
 
-// TestRebuildSurvivesRefusedDualWrite: while a rebuild's scan runs, the
-// worker writes an event that the new indexes refuse (the live ones take
-// it). That no longer fails the rebuild: it succeeds, and the event,
-// marked again after the swap, is indexed into the new live indexes.
-func TestRebuildSurvivesRefusedDualWrite(t *testing.T) {
-	s := newStack(t)
-	gate := newGate(s.engine)
-	eng := newRefusingEngine(gate)
-	eng.rebuildOnly = true
-	s.worker.Engine = eng
-	for range 3 {
+
+// TestRebuildFailsWhenTooManyRefused: a scan whose engine refuses more
+// than maxScanSkips posts fails (the fault is the engine's, and the new
+// indexes would lack them all), keeping the live indexes.
+func TestRebuildFailsWhenTooManyRefused(t *testing.T) {
+	s, _, _ := newRefusingStack(t)
+	for range 2 {
 		s.post(t, repository.KindEvent, "Jazz night", repository.StatusPublish, baseTime)
 	}
 	s.flush(t)
-	r := NewReindexer(s.store, eng, s.worker, quiet, nil, nil)
+	for range maxScanSkips + 1 {
+		s.post(t, repository.KindEvent, "Gala "+poisonWord, repository.StatusPublish, baseTime)
+	}
+	r := NewReindexer(s.store, s.worker.Engine, s.worker, quiet, nil, nil)
 	if _, err := r.Start(testdeadline.Context(t), "test"); err != nil {
 		t.Fatalf("Start: %v", err)
 	}
-	gate.waitReached(t)
-	poison := s.post(t, repository.KindEvent, "Gala "+poisonWord, repository.StatusPublish, baseTime)
-	s.flush(t)
-	if got := eng.refusals(poison.ID); got != 1 {
-		t.Fatalf("the new indexes refused the event %d times, want once (the dual write)", got)
+	job := waitJob(t, r)
+	if job.State != JobFailed || !strings.Contains(job.Error, "refused more than 100 posts") {
+		t.Fatalf("job %s: %q; want failed for too many refusals", job.State, job.Error)
 	}
-	close(gate.release)
-	if job := waitJob(t, r); job.State != JobSucceeded {
-		t.Fatalf("rebuild %s: %s", job.State, job.Error)
-	}
-	s.flush(t)
-	if !slices.Contains(s.titles(t, "gala"), poison.ID) {
-		t.Errorf("the event is not indexed after the swap")
-	}
-	if got := len(s.titles(t, "jazz")); got != 3 {
-		t.Errorf("%d events indexed after the rebuild, want 3", got)
+	if got := len(s.titles(t, "jazz")); got != 2 {
+		t.Errorf("live index holds %d events, want the 2 it had", got)
 	}
 }

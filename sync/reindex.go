@@ -422,15 +422,14 @@ func (d *dualWrite) failure() error {
 }
 
 // write runs fn unless an earlier write failed; a failure is kept and
-// fails the rebuild, unless the engine refused the batch's documents (a
-// blamable error, backoff.go): the worker's own write of them fails the
-// same way and isolates the culprit, and every post of the batch is
-// marked again after the swap (written), so the new indexes get them then.
-func (d *dualWrite) write(ctx context.Context, fn func() error) error {
+// fails the rebuild. (A document the engine refuses never gets here: the
+// worker writes the live indexes first, and a refusal there ends the
+// write before the dual one, isolating the culprit: backoff.go.)
+func (d *dualWrite) write(fn func() error) error {
 	if d.failure() != nil {
 		return nil
 	}
-	if err := fn(); err != nil && !blamable(ctx, err) {
+	if err := fn(); err != nil {
 		d.mu.Lock()
 		if d.err == nil {
 			d.err = fmt.Errorf("dual write: %w", err)
@@ -443,22 +442,22 @@ func (d *dualWrite) write(ctx context.Context, fn func() error) error {
 
 // IndexEvents writes events to the new indexes.
 func (d *dualWrite) IndexEvents(ctx context.Context, docs []search.EventDocument) error {
-	return d.write(ctx, func() error { return d.dst.IndexEvents(ctx, docs) })
+	return d.write(func() error { return d.dst.IndexEvents(ctx, docs) })
 }
 
 // IndexPlaces writes places to the new indexes.
 func (d *dualWrite) IndexPlaces(ctx context.Context, docs []search.PlaceDocument) error {
-	return d.write(ctx, func() error { return d.dst.IndexPlaces(ctx, docs) })
+	return d.write(func() error { return d.dst.IndexPlaces(ctx, docs) })
 }
 
 // DeleteEvents removes events from the new indexes.
 func (d *dualWrite) DeleteEvents(ctx context.Context, ids []int64) error {
-	return d.write(ctx, func() error { return d.dst.DeleteEvents(ctx, ids) })
+	return d.write(func() error { return d.dst.DeleteEvents(ctx, ids) })
 }
 
 // DeletePlaces removes places from the new indexes.
 func (d *dualWrite) DeletePlaces(ctx context.Context, kind search.PlaceKind, ids []int64) error {
-	return d.write(ctx, func() error { return d.dst.DeletePlaces(ctx, kind, ids) })
+	return d.write(func() error { return d.dst.DeletePlaces(ctx, kind, ids) })
 }
 
 // destinations returns where the current batch goes: the engine, and the

@@ -507,6 +507,7 @@ func (w *Worker) IndexAll(ctx context.Context, progress func(done int)) error {
 // refused post is skipped and marked for indexing, so that the worker
 // retries it (into the live indexes, which are the new ones after a
 // rebuild's swap) and, failing, lists it as a failing mark with backoff.
+// More than maxScanSkips refused posts fail the scan (backoff.go).
 func (w *Worker) IndexAllInto(ctx context.Context, dst search.Writer, progress func(done int)) error {
 	_, err := w.indexAllInto(ctx, dst, progress)
 	return err
@@ -536,7 +537,7 @@ func (w *Worker) indexAllInto(ctx context.Context, dst search.Writer, progress f
 			if kind == repository.KindEvent {
 				index = func(ids []int64) error { return w.indexEvents(ctx, ids, dsts) }
 			}
-			bad, err := isolateIDs(ctx, ids, index)
+			bad, err := isolateIDs(ctx, ids, maxScanSkips-len(skipped), index)
 			if err != nil {
 				return skipped, err
 			}
