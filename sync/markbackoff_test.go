@@ -389,7 +389,6 @@ func TestRebuildSkipsRefusedPost(t *testing.T) {
 	}
 }
 
-
 // TestRebuildFailsWhenTooManyRefused: a scan whose engine refuses more
 // than maxScanSkips posts fails (the fault is the engine's, and the new
 // indexes would lack them all), keeping the live indexes.
