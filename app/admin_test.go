@@ -131,3 +131,34 @@ func TestAdminSyncDependents(t *testing.T) {
 			"dependent_reindex.1.kind": "term", "dependent_reindex.1.total": 40}},
 	})
 }
+
+// TestAdminSyncFailingMarks checks that GET /admin/sync names the marks
+// the sync worker could not index: kind, id, attempts, last error, next
+// attempt, and their count.
+func TestAdminSyncFailingMarks(t *testing.T) {
+	e := newEnv(t)
+	e.run(t, []scenario{
+		{name: "none failing", method: "GET", url: "admin/sync", as: "admin", status: 200, want: map[string]any{"failing_count": 0},
+			check: func(t *testing.T, r *resp) {
+				if l, ok := r.path("failing_marks").([]any); !ok || len(l) != 0 {
+					t.Errorf("failing_marks = %v, want []", r.path("failing_marks"))
+				}
+			}},
+	})
+	e.must(201, "POST", "events", "editor", map[string]any{"title": "Huge", "start_date": "2026-12-01", "end_date": "2026-12-01"})
+	marks, err := e.store.PendingMarks(t.Context(), 0)
+	if err != nil || len(marks) == 0 {
+		t.Fatalf("PendingMarks = %v, %v", marks, err)
+	}
+	m := marks[len(marks)-1]
+	m.Attempts, m.LastError, m.NextAttempt = 3, "payload_too_large", time.Date(2026, 11, 22, 12, 0, 20, 0, time.UTC)
+	if err := e.store.FailMark(t.Context(), m); err != nil {
+		t.Fatal(err)
+	}
+	e.run(t, []scenario{
+		{name: "one failing", method: "GET", url: "admin/sync", as: "admin", status: 200, want: map[string]any{
+			"failing_count": 1, "failing_marks.0.kind": "post", "failing_marks.0.id": m.ID, "failing_marks.0.attempts": 3,
+			"failing_marks.0.last_error": "payload_too_large", "failing_marks.0.next_attempt": "2026-11-22T12:00:20Z"}},
+		{name: "editor", method: "GET", url: "admin/sync", as: "editor", status: 403},
+	})
+}

@@ -194,6 +194,11 @@ func TestMetricsSync(t *testing.T) {
 	if _, ok := metricValue(s, "eventcal_reindex_documents_total"); !ok {
 		t.Errorf("/metrics lacks eventcal_reindex_documents_total")
 	}
+	for _, name := range []string{"eventcal_sync_failing_marks", "eventcal_sync_mark_failures_total"} {
+		if got, ok := metricValue(s, name); !ok || got != 0 {
+			t.Errorf("%s = %v (present %v) with nothing failing, want 0", name, got, ok)
+		}
+	}
 }
 
 func TestRequestLog(t *testing.T) {

@@ -26,6 +26,7 @@ import (
 	"errors"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Errors returned by every engine. Callers test them with errors.Is.
@@ -426,6 +427,32 @@ type IndexMark struct {
 	Seq  int64    `json:"seq" bson:"seq"`
 	// At is when the mark was (last) recorded.
 	At time.Time `json:"at" bson:"at"`
+	// Attempts, LastError and NextAttempt record the sync worker's failed
+	// attempts to index the item as of this Seq (FailMark): how many
+	// there were, the last one's error (short, fit to show an operator)
+	// and when the next attempt is due. They are zero for a mark that
+	// never failed; a newer write to the item resets them (its content
+	// may index fine).
+	Attempts    int       `json:"attempts,omitempty" bson:"attempts,omitempty"`
+	LastError   string    `json:"last_error,omitempty" bson:"error,omitempty"`
+	NextAttempt time.Time `json:"next_attempt,omitzero" bson:"next,omitempty"`
+}
+
+// MaxMarkErrorBytes bounds IndexMark.LastError: FailMark keeps at most
+// this many bytes of it (cut at a character boundary).
+const MaxMarkErrorBytes = 300
+
+// TruncateMarkError cuts s to at most MaxMarkErrorBytes bytes, at a
+// UTF-8 character boundary, marking a cut with "…".
+func TruncateMarkError(s string) string {
+	if len(s) <= MaxMarkErrorBytes {
+		return s
+	}
+	cut := MaxMarkErrorBytes - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // PostQuery selects posts. Zero-valued fields do not filter; set fields
@@ -562,8 +589,24 @@ type Store interface {
 	// fn must be short (MongoDB takes over a lock held past its lease).
 	Exclusive(ctx context.Context, key string, fn func(ctx context.Context) error) error
 
-	// PendingMarks returns up to limit index marks, oldest first.
+	// PendingMarks returns up to limit index marks, oldest first, those
+	// waiting for a retry after a failure included.
 	PendingMarks(ctx context.Context, limit int) ([]IndexMark, error)
+	// DueMarks returns up to limit index marks due at now, in the order of
+	// PendingMarks: every mark that never failed, and the failed ones
+	// whose NextAttempt is not after now. The sync worker takes its
+	// batches from it, so a mark waiting for a retry holds no other back.
+	DueMarks(ctx context.Context, now time.Time, limit int) ([]IndexMark, error)
+	// FailMark records a failed attempt to index m's item: it sets the
+	// mark's Attempts, LastError (cut by TruncateMarkError) and
+	// NextAttempt to m's, unless the item was written again since m was
+	// read (its Seq changed: the new write starts without failures). A
+	// mark already cleared is left cleared.
+	FailMark(ctx context.Context, m IndexMark) error
+	// FailingMarks returns up to limit marks with failed attempts (those
+	// with Attempts > 0), soonest next attempt first, and how many there
+	// are in all.
+	FailingMarks(ctx context.Context, limit int) ([]IndexMark, int, error)
 	// ClearMarks removes the given marks, except those whose Seq changed
 	// since they were read (the item was written again meanwhile).
 	ClearMarks(ctx context.Context, marks []IndexMark) error

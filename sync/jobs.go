@@ -26,6 +26,21 @@ type Job struct {
 	// Trigger says what started the job: "api", "schedule", "cli", or
 	// "migration" (indexes in an older layout, rebuilt at start).
 	Trigger string `json:"trigger"`
+	// SkippedCount is the number of posts a rebuild's scan could not
+	// index (the engine refused their documents); Skipped lists the first
+	// of them (at most 100). They are left out of the new indexes and
+	// marked for indexing, so the sync worker retries them with backoff
+	// and lists them as failing marks while they fail; the rebuild itself
+	// succeeds.
+	SkippedCount int           `json:"skipped_count,omitempty"`
+	Skipped      []SkippedPost `json:"skipped,omitempty"`
+}
+
+// SkippedPost is a post a rebuild could not index, with the engine's
+// error (short, fit to show).
+type SkippedPost struct {
+	ID    int64  `json:"id"`
+	Error string `json:"error"`
 }
 
 // ErrRebuildRunning is returned by Reindexer.Start while a rebuild runs;

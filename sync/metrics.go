@@ -36,6 +36,8 @@ const scrapeTimeout = 2 * time.Second
 //	eventcal_reindex_failures_total                 counter    full rebuilds that failed (ObserveReindexFailure)
 //	eventcal_reindex_last_success_timestamp_seconds gauge      when the last full rebuild succeeded (Unix time; 0 before one did)
 //	eventcal_sync_errors_total{kind}                counter    failed sync batches by kind: store, index, webhooks
+//	eventcal_sync_mark_failures_total               counter    failed attempts to index one mark alone (each puts it off: backoff.go)
+//	eventcal_sync_failing_marks                     gauge      marks whose last attempt failed (waiting for a retry), read on scrape
 //
 // Every method is safe for concurrent use and does nothing on a nil
 // *Metrics, so callers need no nil checks.
@@ -51,8 +53,10 @@ type Metrics struct {
 	reindexFailures prometheus.Counter
 	reindexLastOK   prometheus.Gauge
 	syncErrors      *prometheus.CounterVec
+	markFailures    prometheus.Counter
 
 	pendingMarks  *prometheus.Desc
+	failingMarks  *prometheus.Desc
 	oldestMarkAge *prometheus.Desc
 	documents     *prometheus.Desc
 }
@@ -106,6 +110,12 @@ func newMetrics(store repository.Store, engine search.Engine, now func() time.Ti
 			}
 			return v
 		}(),
+		markFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "eventcal_sync_mark_failures_total",
+			Help: "Failed attempts to index one item's mark on its own (the engine refused its documents); each puts the mark off with backoff.",
+		}),
+		failingMarks: prometheus.NewDesc("eventcal_sync_failing_marks",
+			"Index marks whose last indexing attempt failed, waiting for a retry (read on scrape).", nil, nil),
 		pendingMarks: prometheus.NewDesc("eventcal_sync_pending_marks",
 			"Index marks waiting for the sync worker, counted on scrape up to a cap.", nil, nil),
 		oldestMarkAge: prometheus.NewDesc("eventcal_sync_oldest_pending_mark_age_seconds",
@@ -160,6 +170,14 @@ func (m *Metrics) observeSyncError(kind string) {
 	m.syncErrors.WithLabelValues(kind).Inc()
 }
 
+// observeMarkFailure records a failed attempt on one mark.
+func (m *Metrics) observeMarkFailure() {
+	if m == nil {
+		return
+	}
+	m.markFailures.Inc()
+}
+
 // observeBatch records a batch of marks that was cleared at now.
 func (m *Metrics) observeBatch(marks []repository.IndexMark, now time.Time) {
 	if m == nil {
@@ -176,7 +194,7 @@ func (m *Metrics) observeBatch(marks []repository.IndexMark, now time.Time) {
 // read on scrape).
 func (m *Metrics) recorded() []prometheus.Collector {
 	return []prometheus.Collector{m.batchMarks, m.lag, m.reindexDuration, m.reindexDocs,
-		m.reindexFailures, m.reindexLastOK, m.syncErrors}
+		m.reindexFailures, m.reindexLastOK, m.syncErrors, m.markFailures}
 }
 
 // Describe implements prometheus.Collector.
@@ -189,6 +207,7 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	}
 	ch <- m.pendingMarks
 	ch <- m.oldestMarkAge
+	ch <- m.failingMarks
 	ch <- m.documents
 }
 
@@ -232,6 +251,12 @@ func (m *Metrics) collectPending(ctx context.Context, ch chan<- prometheus.Metri
 	}
 	ch <- prometheus.MustNewConstMetric(m.pendingMarks, prometheus.GaugeValue, float64(len(marks)))
 	ch <- prometheus.MustNewConstMetric(m.oldestMarkAge, prometheus.GaugeValue, age)
+	_, failing, err := m.store.FailingMarks(ctx, 1)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(m.failingMarks, err)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(m.failingMarks, prometheus.GaugeValue, float64(failing))
 }
 
 // collectDocuments sends the number of documents in each index. Bleve

@@ -303,7 +303,9 @@ func (r *Reindexer) rebuild(ctx context.Context, rb search.Rebuilder) (err error
 		}
 	}()
 
-	if err := r.worker.IndexAllInto(ctx, next, r.progress); err != nil {
+	skipped, err := r.worker.indexAllInto(ctx, next, r.progress)
+	r.skipped(skipped)
+	if err != nil {
 		if derr := dual.failure(); derr != nil {
 			return derr
 		}
@@ -329,6 +331,23 @@ func (r *Reindexer) rebuild(ctx context.Context, rb search.Rebuilder) (err error
 		return errors.Join(commitErr, fmt.Errorf("mark the items written during the rebuild: %w", rerr))
 	}
 	return commitErr
+}
+
+// maxSkippedListed bounds Job.Skipped; Job.SkippedCount counts them all.
+const maxSkippedListed = 100
+
+// skipped records in the running job the posts the scan could not index.
+func (r *Reindexer) skipped(items []skippedItem) {
+	if len(items) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.last.SkippedCount = len(items)
+	r.last.Skipped = make([]SkippedPost, 0, min(len(items), maxSkippedListed))
+	for _, it := range items[:min(len(items), maxSkippedListed)] {
+		r.last.Skipped = append(r.last.Skipped, SkippedPost{ID: it.ID, Error: it.Error})
+	}
 }
 
 // remark marks the posts again and wakes the worker.
@@ -403,7 +422,9 @@ func (d *dualWrite) failure() error {
 }
 
 // write runs fn unless an earlier write failed; a failure is kept and
-// fails the rebuild.
+// fails the rebuild. (A document the engine refuses never gets here: the
+// worker writes the live indexes first, and a refusal there ends the
+// write before the dual one, isolating the culprit: backoff.go.)
 func (d *dualWrite) write(fn func() error) error {
 	if d.failure() != nil {
 		return nil

@@ -3,6 +3,7 @@ package sync
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
@@ -17,7 +18,9 @@ import (
 // expands their dependencies (a venue's events, an event's venues...),
 // indexes or deletes documents, and clears the marks only after the engine
 // confirmed the batch. Marks survive crashes in the store, so a restarted
-// worker drains what was left.
+// worker drains what was left. A mark whose item the engine refuses is
+// found by bisecting its batch and put off with backoff, while the others
+// are indexed (backoff.go).
 type Worker struct {
 	Store  repository.Store
 	Engine search.Engine
@@ -34,8 +37,12 @@ type Worker struct {
 	// PollInterval bounds how long marks written by another process wait
 	// (default 500 ms); local writes call Notify and are picked up at once.
 	PollInterval time.Duration
-	// Now is the clock (time.Now when nil).
+	// Now is the clock (time.Now when nil). It decides which marks are
+	// due and when a failed mark is retried (backoff.go).
 	Now func() time.Time
+	// Jitter returns the random part of a failed mark's backoff, in
+	// [0, 1) (math/rand when nil; see markBackoff).
+	Jitter func() float64
 	// CascadeChunk is the number of events a step re-indexes for changed
 	// venues and terms (default 256); MaxCascades the number of such
 	// dependent re-indexes that run in the background at once (default
@@ -209,7 +216,7 @@ func (w *Worker) Step(ctx context.Context) (int, error) {
 	defer w.stepMu.Unlock()
 	// Running cascades hold their marks: read that many more so that they
 	// never crowd ordinary marks out of the batch.
-	pending, err := w.Store.PendingMarks(ctx, w.BatchSize+len(w.cascades))
+	pending, err := w.Store.DueMarks(ctx, w.Now(), w.BatchSize+len(w.cascades))
 	if err != nil {
 		if ctx.Err() == nil {
 			w.metrics.observeSyncError(syncErrStore)
@@ -260,7 +267,8 @@ func (w *Worker) batch(ctx context.Context, marks []repository.IndexMark, posts 
 			return 0, err
 		}
 	}
-	deps, err := w.apply(ctx, marks, posts)
+	// A refused item fails only its own mark (backoff.go).
+	done, deps, failed, err := w.applyIsolating(ctx, marks, posts)
 	var held map[cascadeKey]bool
 	if err == nil {
 		held, err = w.startCascades(ctx, deps)
@@ -272,23 +280,36 @@ func (w *Worker) batch(ctx context.Context, marks []repository.IndexMark, posts 
 		w.statsMu.mu.Unlock()
 		return 0, err
 	}
-	clear := marks
+	if len(failed) > 0 {
+		w.metrics.observeSyncError(syncErrIndex)
+		if err := w.recordFailures(ctx, failed); err != nil {
+			w.metrics.observeSyncError(syncErrStore)
+			return 0, err
+		}
+	}
+	clear := done
 	if len(held) > 0 {
-		clear = slices.DeleteFunc(slices.Clone(marks), func(m repository.IndexMark) bool { return held[cascadeKey{m.Kind, m.ID}] })
+		clear = slices.DeleteFunc(slices.Clone(done), func(m repository.IndexMark) bool { return held[cascadeKey{m.Kind, m.ID}] })
 	}
 	if err := w.Store.ClearMarks(ctx, clear); err != nil {
 		w.metrics.observeSyncError(syncErrStore)
 		return 0, err
 	}
 	now := w.Now()
+	lastError := ""
+	if len(failed) > 0 {
+		lastError = fmt.Sprintf("%d of %d marks failed; first: %s %d: %s", len(failed), len(marks),
+			failed[0].mark.Kind, failed[0].mark.ID, markErrorText(failed[0].err))
+	}
 	w.statsMu.mu.Lock()
-	w.statsMu.lastBatchAt, w.statsMu.lastBatchSize, w.statsMu.lastError = now, len(marks), ""
+	w.statsMu.lastBatchAt, w.statsMu.lastBatchSize, w.statsMu.lastError = now, len(done), lastError
 	w.statsMu.mu.Unlock()
 	// Every mark of the batch is visible now (a held venue mark too: only
 	// its dependents wait).
-	w.metrics.observeBatch(marks, now)
+	w.metrics.observeBatch(done, now)
 	// duration_ms is fractional milliseconds, as in the request log lines.
-	w.Log.Info("sync batch", "marks", len(marks), "duration_ms", float64(now.Sub(start).Microseconds())/1000)
+	w.Log.Info("sync batch", "marks", len(done), "failed", len(failed), "duration_ms", float64(now.Sub(start).Microseconds())/1000)
+	// The failed marks count as handled: they wait for their next attempt.
 	return len(marks), nil
 }
 
@@ -365,7 +386,7 @@ func (w *Worker) indexEvents(ctx context.Context, ids []int64, dsts []search.Wri
 		ids = ids[n:]
 		posts, err := w.Store.GetPosts(ctx, part)
 		if err != nil {
-			return err
+			return fromStore(err)
 		}
 		var live []*repository.Post
 		var dead []int64
@@ -409,7 +430,7 @@ func (w *Worker) indexPlaces(ctx context.Context, ids []int64, dsts []search.Wri
 	}
 	posts, err := w.Store.GetPosts(ctx, ids)
 	if err != nil {
-		return err
+		return fromStore(err)
 	}
 	var live []*repository.Post
 	dead := map[search.PlaceKind][]int64{}
@@ -480,8 +501,22 @@ func (w *Worker) IndexAll(ctx context.Context, progress func(done int)) error {
 // ones excepted) into dst, in pages by ID, calling progress (when set) with
 // the number of items done after each page. Populate and full rebuilds
 // (Reindexer) share it.
+//
+// A post the engine refuses (a blamable error, backoff.go) does not fail
+// the scan: its page is bisected, the other posts are indexed, and the
+// refused post is skipped and marked for indexing, so that the worker
+// retries it (into the live indexes, which are the new ones after a
+// rebuild's swap) and, failing, lists it as a failing mark with backoff.
+// More than maxScanSkips refused posts fail the scan (backoff.go).
 func (w *Worker) IndexAllInto(ctx context.Context, dst search.Writer, progress func(done int)) error {
+	_, err := w.indexAllInto(ctx, dst, progress)
+	return err
+}
+
+// indexAllInto is IndexAllInto; it returns the posts it skipped.
+func (w *Worker) indexAllInto(ctx context.Context, dst search.Writer, progress func(done int)) ([]skippedItem, error) {
 	w.init()
+	var skipped []skippedItem
 	dsts := []search.Writer{dst}
 	done := 0
 	for _, kind := range []repository.PostKind{repository.KindEvent, repository.KindVenue, repository.KindOrganizer} {
@@ -489,7 +524,7 @@ func (w *Worker) IndexAllInto(ctx context.Context, dst search.Writer, progress f
 		for {
 			page, err := w.Store.FindPosts(ctx, q)
 			if err != nil {
-				return err
+				return skipped, err
 			}
 			if len(page) == 0 {
 				break
@@ -498,13 +533,24 @@ func (w *Worker) IndexAllInto(ctx context.Context, dst search.Writer, progress f
 			for i, p := range page {
 				ids[i] = p.ID
 			}
+			index := func(ids []int64) error { return w.indexPlaces(ctx, ids, dsts) }
 			if kind == repository.KindEvent {
-				err = w.indexEvents(ctx, ids, dsts)
-			} else {
-				err = w.indexPlaces(ctx, ids, dsts)
+				index = func(ids []int64) error { return w.indexEvents(ctx, ids, dsts) }
 			}
+			bad, err := isolateIDs(ctx, ids, maxScanSkips-len(skipped), index)
 			if err != nil {
-				return err
+				return skipped, err
+			}
+			if len(bad) > 0 {
+				badIDs := make([]int64, len(bad))
+				for i, b := range bad {
+					badIDs[i] = b.ID
+					w.Log.Warn("index scan skipped a post", "id", b.ID, "err", b.Error)
+				}
+				if err := w.Store.MarkForIndexing(ctx, repository.MarkPost, badIDs); err != nil {
+					return skipped, err
+				}
+				skipped = append(skipped, bad...)
 			}
 			done += len(page)
 			if progress != nil {
@@ -513,7 +559,10 @@ func (w *Worker) IndexAllInto(ctx context.Context, dst search.Writer, progress f
 			q.AfterID = page[len(page)-1].ID
 		}
 	}
-	return nil
+	if len(skipped) > 0 {
+		w.Notify()
+	}
+	return skipped, nil
 }
 
 // batchDocs bounds the event documents of one engine write: the

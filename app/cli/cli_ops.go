@@ -309,6 +309,15 @@ func printStatus(w io.Writer, st *app.SyncStatus) {
 	for _, k := range []string{"events", "venues", "organizers"} {
 		fmt.Fprintf(tw, "%s\tstore %d, index %d\n", k, st.Store[k], st.Index[k])
 	}
+	if st.FailingCount > 0 {
+		fmt.Fprintf(tw, "failing marks\t%d (each retried with backoff; the others are indexed)\n", st.FailingCount)
+		for _, m := range st.FailingMarks {
+			fmt.Fprintf(tw, "  %s %d\t%d attempts, next %s: %s\n", m.Kind, m.ID, m.Attempts, m.NextAttempt.Format(time.RFC3339), m.LastError)
+		}
+		if len(st.FailingMarks) < st.FailingCount {
+			fmt.Fprintf(tw, "  …\t%d more\n", st.FailingCount-len(st.FailingMarks))
+		}
+	}
 	health := "healthy"
 	if !st.EngineHealthy {
 		health = "unhealthy: " + st.EngineError

@@ -125,7 +125,28 @@ type SyncStatus struct {
 	// DependentReindex lists the running re-indexes of the events of
 	// changed venues and terms, with their progress (sync/dependents.go).
 	DependentReindex []sync.CascadeProgress `json:"dependent_reindex"`
+	// FailingMarks lists the marks whose item the search engine refused
+	// (at most failingMarksListed, soonest retry first); FailingCount
+	// counts them all. They wait for their next attempt, with backoff,
+	// while the rest of the queue moves on.
+	FailingCount int           `json:"failing_count"`
+	FailingMarks []FailingMark `json:"failing_marks"`
 }
+
+// FailingMark is a mark whose last indexing attempt failed.
+type FailingMark struct {
+	// Kind is "post" or "term"; ID the item's.
+	Kind        string    `json:"kind"`
+	ID          int64     `json:"id"`
+	Attempts    int       `json:"attempts"`
+	LastError   string    `json:"last_error"`
+	NextAttempt time.Time `json:"next_attempt"`
+	// Since is when the item was last written (the mark's time).
+	Since time.Time `json:"since"`
+}
+
+// failingMarksListed bounds SyncStatus.FailingMarks.
+const failingMarksListed = 100
 
 // SyncStatus computes the sync figures of this server.
 func (h *admin) SyncStatus(ctx context.Context) (*SyncStatus, error) {
@@ -137,7 +158,7 @@ func (h *admin) SyncStatus(ctx context.Context) (*SyncStatus, error) {
 // be nil) and the worker's stats (may be nil), for the admin route and the
 // `status` command.
 func ComputeSyncStatus(ctx context.Context, store repository.Store, engine search.Engine, ws WorkerStats, now time.Time) (*SyncStatus, error) {
-	out := &SyncStatus{Store: map[string]int{}, Index: map[string]int{}, DependentReindex: []sync.CascadeProgress{}}
+	out := &SyncStatus{Store: map[string]int{}, Index: map[string]int{}, DependentReindex: []sync.CascadeProgress{}, FailingMarks: []FailingMark{}}
 	marks, err := store.PendingMarks(ctx, markScanLimit)
 	if err != nil {
 		return nil, err
@@ -151,6 +172,15 @@ func ComputeSyncStatus(ctx context.Context, store repository.Store, engine searc
 			}
 		}
 		out.OldestMarkAgeSec = now.Sub(oldest).Seconds()
+	}
+	failing, n, err := store.FailingMarks(ctx, failingMarksListed)
+	if err != nil {
+		return nil, err
+	}
+	out.FailingCount = n
+	for _, m := range failing {
+		out.FailingMarks = append(out.FailingMarks, FailingMark{Kind: string(m.Kind), ID: m.ID, Attempts: m.Attempts,
+			LastError: m.LastError, NextAttempt: m.NextAttempt.UTC(), Since: m.At.UTC()})
 	}
 	if ws != nil {
 		st := ws.Stats()

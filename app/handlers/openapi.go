@@ -122,7 +122,8 @@ func componentSchemas() *present.Obj {
 		Set("TagList", list("tags", "Term")).Set("NamespaceIndex", index).Set("Document", schemaType("object")).
 		Set("JobEnvelope", object([]string{"job"}, "job", object([]string{"id", "state", "done", "total", "started"},
 			"id", str, "state", present.NewObj().Set("type", "string").Set("enum", []string{"running", "succeeded", "failed", "cancelled"}),
-			"done", integer, "total", integer, "started", str, "finished", str, "error", str, "trigger", str))).
+			"done", integer, "total", integer, "started", str, "finished", str, "error", str, "trigger", str,
+			"skipped_count", integer, "skipped", arrayOf(object([]string{"id", "error"}, "id", integer, "error", str))))).
 		Set("Webhook", webhook).Set("WebhookList", object([]string{"webhooks"}, "webhooks", arrayOf(webhook))).
 		Set("WebhookDeleted", object([]string{"deleted", "previous"}, "deleted", schemaType("boolean"), "previous", webhook)).
 		Set("WebhookPing", object([]string{"ok", "attempt"}, "ok", schemaType("boolean"), "attempt", attempt)).
@@ -135,7 +136,11 @@ func componentSchemas() *present.Obj {
 			"store", schemaType("object"), "index", schemaType("object"), "engine_healthy", schemaType("boolean"), "engine_error", str,
 			"dependent_reindex", arrayOf(object([]string{"kind", "id", "done", "total", "started"},
 				"kind", present.NewObj().Set("type", "string").Set("enum", []string{"venue", "term"}),
-				"id", integer, "done", integer, "total", integer, "started", str)))).
+				"id", integer, "done", integer, "total", integer, "started", str)),
+			"failing_count", integer,
+			"failing_marks", arrayOf(object([]string{"kind", "id", "attempts", "last_error", "next_attempt", "since"},
+				"kind", present.NewObj().Set("type", "string").Set("enum", []string{"post", "term"}),
+				"id", integer, "attempts", integer, "last_error", str, "next_attempt", str, "since", str)))).
 		Set("User", accountUser).Set("UserList", object([]string{"users"}, "users", arrayOf(ref("User")))).
 		Set("Token", accountToken(false)).Set("CreatedToken", accountToken(true)).
 		Set("TokenList", object([]string{"tokens"}, "tokens", arrayOf(ref("Token")))).

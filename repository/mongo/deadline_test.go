@@ -91,6 +91,17 @@ var storeCalls = []struct {
 		_, err := s.PendingMarks(ctx, 10)
 		return err
 	}},
+	{"DueMarks", func(ctx context.Context, s repository.Store, _ int64) error {
+		_, err := s.DueMarks(ctx, time.Now(), 10)
+		return err
+	}},
+	{"FailingMarks", func(ctx context.Context, s repository.Store, _ int64) error {
+		_, _, err := s.FailingMarks(ctx, 10)
+		return err
+	}},
+	{"FailMark", func(ctx context.Context, s repository.Store, id int64) error {
+		return s.FailMark(ctx, repository.IndexMark{Kind: repository.MarkPost, ID: id, Seq: 1, Attempts: 1, LastError: "x", NextAttempt: time.Now()})
+	}},
 	{"Exclusive", func(ctx context.Context, s repository.Store, _ int64) error {
 		return s.Exclusive(ctx, "k", func(context.Context) error { return nil })
 	}},

@@ -62,6 +62,11 @@ func TestQueriesHaveTheirIndexes(t *testing.T) {
 		// Every sync step, metrics scrape and /admin/sync.
 		{"PendingMarks", collMarks, findSort(t, pendingMarksOptions(256))},
 		{"PendingMarks unlimited", collMarks, findSort(t, pendingMarksOptions(0))},
+		// DueMarks: the waiting marks by a range on next, then the
+		// PendingMarks sort (above) excluding their _id keys.
+		{"DueMarks waiting", collMarks, bson.D{{Key: failingMarksFilter[0].Key, Value: 1}}},
+		// FailingMarks (scrapes, /admin/sync): the range and sort on next.
+		{"FailingMarks", collMarks, failingMarksSort},
 		// Paging venues or organizers: {kind} by equality, then the
 		// FindPosts sort by id (AfterID a range on it).
 		{"FindPosts by kind", collPosts, append(bson.D{{Key: kindPage[0].Key, Value: 1}}, findSort(t, findPostsOptions(10))...)},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -43,9 +44,13 @@ func (s *Store) markAfter(ctx context.Context, kind repository.MarkKind, id, bef
 // with another writer or with ClearMarks.
 func (s *Store) putMark(ctx context.Context, kind repository.MarkKind, id, seq int64) (int64, error) {
 	key := itemKey(kind, id)
+	// A write starts the item afresh: the failures of the previous
+	// content are forgotten (FailMark).
 	set := func(seq int64) bson.D {
 		return bson.D{{Key: "$set", Value: bson.D{
 			{Key: "kind", Value: kind}, {Key: "id", Value: id}, {Key: "seq", Value: seq}, {Key: "at", Value: now()},
+		}}, {Key: "$unset", Value: bson.D{
+			{Key: "attempts", Value: ""}, {Key: "error", Value: ""}, {Key: "next", Value: ""},
 		}}}
 	}
 	var old markDoc
@@ -70,20 +75,7 @@ func (s *Store) putMark(ctx context.Context, kind repository.MarkKind, id, seq i
 // PendingMarks returns up to limit marks (all of them when limit <= 0),
 // oldest first: by the time the mark was recorded, then by seq.
 func (s *Store) PendingMarks(ctx context.Context, limit int) ([]repository.IndexMark, error) {
-	cur, err := s.marks.Find(ctx, bson.D{}, pendingMarksOptions(limit))
-	if err != nil {
-		return nil, fmt.Errorf("mongo: pending marks: %w", err)
-	}
-	var docs []markDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, fmt.Errorf("mongo: pending marks: %w", err)
-	}
-	marks := make([]repository.IndexMark, len(docs))
-	for i, d := range docs {
-		marks[i] = d.IndexMark
-		marks[i].At = marks[i].At.UTC()
-	}
-	return marks, nil
+	return s.findMarks(ctx, bson.D{}, pendingMarksOptions(limit))
 }
 
 // pendingMarksOptions returns the find options of PendingMarks: sorted by
@@ -95,6 +87,118 @@ func pendingMarksOptions(limit int) *options.FindOptionsBuilder {
 		opts.SetLimit(int64(limit))
 	}
 	return opts
+}
+
+// DueMarks returns up to limit marks due at now, in the order of
+// PendingMarks. It first reads the keys of the marks waiting for a retry
+// (next after now: a range on the declared {next} index, which holds only
+// failed marks' dates), then the pending marks without those keys in the
+// order of pendingMarksSort: the sort still reads that index in order
+// and the exclusion is checked on its _id key, so the query reads the
+// waiting marks' index entries and limit documents, never the backlog.
+func (s *Store) DueMarks(ctx context.Context, now time.Time, limit int) ([]repository.IndexMark, error) {
+	cur, err := s.marks.Find(ctx, bson.D{{Key: "next", Value: bson.D{{Key: "$gt", Value: now}}}},
+		options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		return nil, fmt.Errorf("mongo: due marks: %w", err)
+	}
+	var waiting []struct {
+		Key string `bson:"_id"`
+	}
+	if err := cur.All(ctx, &waiting); err != nil {
+		return nil, fmt.Errorf("mongo: due marks: %w", err)
+	}
+	filter := bson.D{}
+	if len(waiting) > 0 {
+		keys := make([]string, len(waiting))
+		for i, w := range waiting {
+			keys[i] = w.Key
+		}
+		filter = bson.D{{Key: "_id", Value: bson.D{{Key: "$nin", Value: keys}}}}
+	}
+	return s.findMarks(ctx, filter, pendingMarksOptions(limit))
+}
+
+// findMarks decodes the marks a query finds.
+func (s *Store) findMarks(ctx context.Context, filter bson.D, opts *options.FindOptionsBuilder) ([]repository.IndexMark, error) {
+	cur, err := s.marks.Find(ctx, filter, opts)
+	if err != nil {
+		return nil, fmt.Errorf("mongo: marks: %w", err)
+	}
+	var docs []markDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("mongo: marks: %w", err)
+	}
+	marks := make([]repository.IndexMark, len(docs))
+	for i, d := range docs {
+		marks[i] = d.IndexMark
+		marks[i].At = marks[i].At.UTC()
+		if !marks[i].NextAttempt.IsZero() {
+			marks[i].NextAttempt = marks[i].NextAttempt.UTC()
+		}
+	}
+	return marks, nil
+}
+
+// failingMarksFilter selects the marks with failed attempts: those with a
+// next attempt date (FailMark never stores one before failingEpoch), a
+// range on the {next} index.
+var failingMarksFilter = bson.D{{Key: "next", Value: bson.D{{Key: "$gte", Value: failingEpoch}}}}
+
+// failingEpoch is the earliest next attempt FailMark stores.
+var failingEpoch = time.Unix(0, 0).UTC()
+
+// failingMarksSort is the order of FailingMarks: soonest next attempt
+// first, by the declared {next} index.
+var failingMarksSort = asc("next")
+
+// FailMark records a failed attempt on m's item unless its seq changed.
+// It holds the item's lock, so the check and the update cannot interleave
+// with a write renewing the mark; both read and write by _id (see
+// clearMark for FerretDB v1).
+func (s *Store) FailMark(ctx context.Context, m repository.IndexMark) error {
+	key := itemKey(m.Kind, m.ID)
+	l, err := s.lock(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer s.unlock(ctx, l)
+	var cur markDoc
+	err = s.marks.FindOne(ctx, bson.D{{Key: "_id", Value: key}}).Decode(&cur)
+	switch {
+	case isNoDocuments(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("mongo: fail mark %s: %w", key, err)
+	case cur.Seq != m.Seq:
+		return nil
+	}
+	next := m.NextAttempt.UTC()
+	if next.Before(failingEpoch) {
+		next = failingEpoch
+	}
+	_, err = s.marks.UpdateOne(ctx, bson.D{{Key: "_id", Value: key}}, bson.D{{Key: "$set", Value: bson.D{
+		{Key: "attempts", Value: max(m.Attempts, 1)}, {Key: "error", Value: repository.TruncateMarkError(m.LastError)}, {Key: "next", Value: next},
+	}}})
+	if err != nil {
+		return fmt.Errorf("mongo: fail mark %s: %w", key, err)
+	}
+	return nil
+}
+
+// FailingMarks returns up to limit marks with failed attempts, soonest
+// next attempt first, and their number.
+func (s *Store) FailingMarks(ctx context.Context, limit int) ([]repository.IndexMark, int, error) {
+	n, err := s.marks.CountDocuments(ctx, failingMarksFilter)
+	if err != nil {
+		return nil, 0, fmt.Errorf("mongo: failing marks: %w", err)
+	}
+	opts := options.Find().SetSort(failingMarksSort)
+	if limit > 0 {
+		opts.SetLimit(int64(limit))
+	}
+	marks, err := s.findMarks(ctx, failingMarksFilter, opts)
+	return marks, int(n), err
 }
 
 // ClearMarks removes each mark whose seq is still the one given. It takes

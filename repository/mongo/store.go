@@ -368,7 +368,8 @@ func declaredIndexes() []indexSpec {
 	out = append(out, indexSpec{coll: collUsers, keys: asc("login"), unique: true})
 	add(collTokens, asc("user_id"))
 	add(collSlugs, asc("scope", "owner"))
-	add(collMarks, pendingMarksSort)
+	// DueMarks and FailingMarks: the marks waiting for a retry.
+	add(collMarks, pendingMarksSort, failingMarksSort)
 	add(collLeases, asc("name", "term"))
 	add(collDeliveries,
 		asc("status", "seq"),

@@ -89,6 +89,14 @@ var migrations = [][]string{
 		`ALTER TABLE webhook_deliveries ADD COLUMN claim TEXT NOT NULL DEFAULT ''`,
 		`ALTER TABLE webhook_deliveries ADD COLUMN claim_until INTEGER NOT NULL DEFAULT 0`,
 	},
+	{ // 4: failed indexing attempts of marks (marks.go): attempts,
+		// last_error and next_at (Unix nanoseconds; 0 for a mark that
+		// never failed)
+		`ALTER TABLE index_marks ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE index_marks ADD COLUMN last_error TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE index_marks ADD COLUMN next_at INTEGER NOT NULL DEFAULT 0`,
+		`CREATE INDEX IF NOT EXISTS index_marks_failing ON index_marks(next_at) WHERE attempts > 0`,
+	},
 }
 
 // schema creates every table and index; it is idempotent.
@@ -587,7 +595,8 @@ func (w *writeTx) mark(kind repository.MarkKind, ids ...int64) error {
 	for _, id := range ids {
 		seq++
 		if _, err := w.exec(`INSERT INTO index_marks(kind, id, seq, at) VALUES (?, ?, ?, ?)
-			ON CONFLICT(kind, id) DO UPDATE SET seq = excluded.seq, at = excluded.at`,
+			ON CONFLICT(kind, id) DO UPDATE SET seq = excluded.seq, at = excluded.at,
+				attempts = 0, last_error = '', next_at = 0`,
 			string(kind), id, seq, w.now.UnixNano()); err != nil {
 			return err
 		}

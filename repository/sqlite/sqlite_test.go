@@ -348,3 +348,47 @@ func BenchmarkUpdatePost(b *testing.B) {
 		}
 	}
 }
+
+// TestMigrateMarkFailures: a version 2 database (index_marks without the
+// failure columns) opens at the current version, its marks due, and
+// failures can be recorded.
+func TestMigrateMarkFailures(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "calendar.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.MarkForIndexing(ctx, repository.MarkPost, []int64{7}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`DROP INDEX index_marks_failing`,
+		`ALTER TABLE index_marks DROP COLUMN attempts`,
+		`ALTER TABLE index_marks DROP COLUMN last_error`,
+		`ALTER TABLE index_marks DROP COLUMN next_at`,
+		`PRAGMA user_version = 2`,
+	} {
+		if _, err := s.wdb.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	s.Close(ctx)
+	s, err = Open(ctx, path)
+	if err != nil {
+		t.Fatalf("Open a version 2 database: %v", err)
+	}
+	defer s.Close(ctx)
+	due, err := s.DueMarks(ctx, time.Now(), 0)
+	if err != nil || len(due) != 1 || due[0].ID != 7 || due[0].Attempts != 0 {
+		t.Fatalf("DueMarks after the migration = %+v, %v", due, err)
+	}
+	m := due[0]
+	m.Attempts, m.LastError, m.NextAttempt = 1, "refused", time.Now().Add(time.Hour)
+	if err := s.FailMark(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if _, n, err := s.FailingMarks(ctx, 10); err != nil || n != 1 {
+		t.Errorf("FailingMarks after the migration = %d, %v", n, err)
+	}
+}

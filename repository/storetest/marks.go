@@ -2,8 +2,12 @@ package storetest
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/calendar/eventcal/repository"
 )
@@ -63,6 +67,113 @@ var markTests = []storeTest{
 	{"OnePerItemSeqGrows", testMarksSeqGrows},
 	{"OldestFirstAndLimit", testMarksOrder},
 	{"ClearKeepsRenewed", testMarksClearKeepsRenewed},
+	{"FailedWaitUntilDue", testMarksFailed},
+}
+
+// testMarksFailed: a failed mark keeps its attempts, error and next
+// attempt; DueMarks leaves it out until then and keeps the others in
+// order; a new write to the item resets it; FailMark on a renewed or
+// cleared mark changes nothing.
+func testMarksFailed(t *testing.T, ctx context.Context, s repository.Store) {
+	clearAllMarks(t, ctx, s)
+	var ids []int64
+	for i := range 4 {
+		p := mustCreatePost(t, ctx, s, imageFixture(fmt.Sprintf("https://img.example/fail%d.png", i)))
+		ids = append(ids, p.ID)
+	}
+	pending := pendingMarks(t, ctx, s)
+	poison := pending[markKey{repository.MarkPost, ids[1]}]
+	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	long := strings.Repeat("é", repository.MaxMarkErrorBytes)
+	failed := poison
+	failed.Attempts, failed.LastError, failed.NextAttempt = 3, long, now.Add(time.Minute)
+	if err := s.FailMark(ctx, failed); err != nil {
+		t.Fatalf("FailMark: %v", err)
+	}
+	dueIDs := func(at time.Time) []int64 {
+		t.Helper()
+		due, err := s.DueMarks(ctx, at, allMarks)
+		if err != nil {
+			t.Fatalf("DueMarks: %v", err)
+		}
+		var out []int64
+		for _, m := range due {
+			out = append(out, m.ID)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		at   time.Time
+		want []int64
+	}{
+		{"before next attempt", now, []int64{ids[0], ids[2], ids[3]}},
+		{"at next attempt", now.Add(time.Minute), ids},
+		{"after next attempt", now.Add(time.Hour), ids},
+	} {
+		if got := dueIDs(tc.at); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: DueMarks = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if got, _ := s.DueMarks(ctx, now, 1); len(got) != 1 || got[0].ID != ids[0] {
+		t.Errorf("DueMarks limit 1 = %+v, want the oldest", got)
+	}
+	list, n, err := s.FailingMarks(ctx, 10)
+	if err != nil {
+		t.Fatalf("FailingMarks: %v", err)
+	}
+	if n != 1 || len(list) != 1 {
+		t.Fatalf("FailingMarks = %+v, %d; want the one failed mark", list, n)
+	}
+	got := list[0]
+	if got.ID != poison.ID || got.Seq != poison.Seq || got.Attempts != 3 || !got.NextAttempt.Equal(now.Add(time.Minute)) {
+		t.Errorf("FailingMarks[0] = %+v, want attempts 3, next %v", got, now.Add(time.Minute))
+	}
+	if len(got.LastError) > repository.MaxMarkErrorBytes || !utf8.ValidString(got.LastError) || !strings.HasPrefix(long, strings.TrimSuffix(got.LastError, "…")) {
+		t.Errorf("LastError is %d bytes (%q...), want at most %d, valid UTF-8, a prefix", len(got.LastError), got.LastError[:min(20, len(got.LastError))], repository.MaxMarkErrorBytes)
+	}
+	if m := pendingMarks(t, ctx, s)[markKey{repository.MarkPost, poison.ID}]; m.Attempts != 3 {
+		t.Errorf("PendingMarks shows %+v, want the failure too", m)
+	}
+
+	// A failure recorded for an older seq changes nothing.
+	stale := poison
+	stale.Seq--
+	stale.Attempts, stale.LastError, stale.NextAttempt = 9, "stale", now.Add(24*time.Hour)
+	if err := s.FailMark(ctx, stale); err != nil {
+		t.Fatalf("FailMark stale: %v", err)
+	}
+	if list, _, _ := s.FailingMarks(ctx, 10); len(list) != 1 || list[0].Attempts != 3 {
+		t.Errorf("after a stale FailMark: %+v", list)
+	}
+
+	// A new write resets the failure: due at once, not failing.
+	mustUpdatePost(t, ctx, s, poison.ID, func(p *repository.Post) { p.Title["en"] = "fixed" })
+	if got := dueIDs(now); !slices.Contains(got, poison.ID) {
+		t.Errorf("after a new write DueMarks = %v, want %d", got, poison.ID)
+	}
+	if list, n, err := s.FailingMarks(ctx, 10); err != nil || n != 0 || len(list) != 0 {
+		t.Errorf("after a new write FailingMarks = %+v, %d, %v; want none", list, n, err)
+	}
+	renewed := pendingMarks(t, ctx, s)[markKey{repository.MarkPost, poison.ID}]
+	if renewed.Attempts != 0 || renewed.LastError != "" || !renewed.NextAttempt.IsZero() {
+		t.Errorf("renewed mark = %+v, want no failure", renewed)
+	}
+	// The old version's failure cannot land on the new one.
+	if err := s.FailMark(ctx, failed); err != nil {
+		t.Fatalf("FailMark old seq: %v", err)
+	}
+	if _, n, _ := s.FailingMarks(ctx, 10); n != 0 {
+		t.Errorf("a failure of the old seq landed on the renewed mark")
+	}
+	// FailMark on a cleared mark does not bring it back.
+	clearAllMarks(t, ctx, s)
+	if err := s.FailMark(ctx, renewed); err != nil {
+		t.Fatalf("FailMark cleared: %v", err)
+	}
+	if left, _ := s.PendingMarks(ctx, allMarks); len(left) != 0 {
+		t.Errorf("FailMark brought back %+v", left)
+	}
 }
 
 func testMarksEveryWrite(t *testing.T, ctx context.Context, s repository.Store) {
