@@ -74,7 +74,7 @@ const busyTimeout = 10 * time.Second
 
 // schemaVersion is stored in PRAGMA user_version; Open refuses a database
 // written by a newer schema.
-const schemaVersion = 3
+const schemaVersion = 4
 
 // migrations bring a database from one version to the next: migrations[i]
 // runs on a database at version i+1 (the schema above is version 1).

@@ -349,7 +349,7 @@ func BenchmarkUpdatePost(b *testing.B) {
 	}
 }
 
-// TestMigrateMarkFailures: a version 2 database (index_marks without the
+// TestMigrateMarkFailures: a version 3 database (index_marks without the
 // failure columns) opens at the current version, its marks due, and
 // failures can be recorded.
 func TestMigrateMarkFailures(t *testing.T) {
@@ -367,7 +367,7 @@ func TestMigrateMarkFailures(t *testing.T) {
 		`ALTER TABLE index_marks DROP COLUMN attempts`,
 		`ALTER TABLE index_marks DROP COLUMN last_error`,
 		`ALTER TABLE index_marks DROP COLUMN next_at`,
-		`PRAGMA user_version = 2`,
+		`PRAGMA user_version = 3`,
 	} {
 		if _, err := s.wdb.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -376,7 +376,7 @@ func TestMigrateMarkFailures(t *testing.T) {
 	s.Close(ctx)
 	s, err = Open(ctx, path)
 	if err != nil {
-		t.Fatalf("Open a version 2 database: %v", err)
+		t.Fatalf("Open a version 3 database: %v", err)
 	}
 	defer s.Close(ctx)
 	due, err := s.DueMarks(ctx, time.Now(), 0)
