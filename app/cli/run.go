@@ -348,7 +348,7 @@ func openSearch(ctx context.Context, cfg *config.Config) (search.Engine, error) 
 		}
 		apiKey = key
 	}
-	e, err := meili.Open(ctx, cfg.MeiliURL, apiKey, meili.Options{Languages: cfg.Languages})
+	e, err := meili.Open(ctx, cfg.MeiliURL, apiKey, meili.Options{Languages: cfg.Languages, MaxRequestBytes: cfg.MeiliMaxRequestBytes})
 	if err != nil {
 		return nil, fmt.Errorf("open meilisearch: %w", err)
 	}

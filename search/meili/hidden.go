@@ -3,6 +3,7 @@ package meili
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/meilisearch/meilisearch-go"
@@ -70,6 +71,9 @@ func (e *Engine) indexEvents(ctx context.Context, docs []search.EventDocument) e
 	parts := map[Index][]search.EventDocument{}
 	var ids []int64
 	seen := map[int64]bool{}
+	// oversized: documents over the request budget, left out
+	// (cutDocuments) and reported once the others are indexed.
+	var oversized []error
 	for _, d := range docs {
 		ix := eventIndexOf(d.Status)
 		parts[ix] = append(parts[ix], d)
@@ -111,27 +115,28 @@ func (e *Engine) indexEvents(ctx context.Context, docs []search.EventDocument) e
 			pending = append(pending, enqueued{op, info})
 		}
 		pk := attrKey
-		for start := 0; start < len(part); start += e.opts.BatchSize {
-			end := min(start+e.opts.BatchSize, len(part))
-			batch := make([]map[string]any, 0, end-start)
-			for _, d := range part[start:end] {
-				batch = append(batch, eventDocument(d))
-			}
-			op := fmt.Sprintf("add documents %d-%d to %s", start, end-1, uid)
-			info, err := e.client.Index(uid).AddDocumentsWithContext(ctx, batch, &meilisearch.DocumentOptions{PrimaryKey: &pk})
-			if err != nil {
-				return e.fail(op, err)
-			}
-			pending = append(pending, enqueued{op, info})
-			if err := awaitPending(); err != nil {
-				return err
-			}
+		// Every addition is awaited before the next is sent, so that at
+		// most one request body is held (cutDocuments).
+		err = cutDocuments(uid, pk, len(part), e.opts.BatchSize, e.opts.MaxRequestBytes,
+			func(i int) map[string]any { return eventDocument(part[i]) },
+			func(body []byte, first, last int) error {
+				op := fmt.Sprintf("add documents %d-%d to %s", first, last, uid)
+				info, err := e.client.Index(uid).AddDocumentsWithContext(ctx, body, &meilisearch.DocumentOptions{PrimaryKey: &pk})
+				if err != nil {
+					return e.fail(op, err)
+				}
+				pending = append(pending, enqueued{op, info})
+				return awaitPending()
+			})
+		if err != nil && !tooLarge(err) {
+			return err
 		}
+		oversized = append(oversized, err)
 		if err := awaitPending(); err != nil {
 			return err
 		}
 	}
-	return nil
+	return errors.Join(oversized...)
 }
 
 // present returns the IDs of ids that index uid holds documents of: one
