@@ -151,6 +151,9 @@ type Config struct {
 	// MeiliMasterKey is the Meilisearch master key (MEILI_MASTER_KEY), used
 	// at start to create the service's scoped key when MeiliAPIKey is empty.
 	MeiliMasterKey string
+	// MeiliMaxRequestBytes bounds the JSON body of one Meilisearch
+	// document addition (MEILI_MAX_REQUEST_BYTES).
+	MeiliMaxRequestBytes int
 }
 
 // Load reads every registered setting through getenv (os.Getenv in

@@ -152,6 +152,8 @@ func TestValid(t *testing.T) {
 		{"account documents", map[string]string{"MAX_ACCOUNT_DOCUMENTS": "1200"}, func(c *Config) any { return c.MaxAccountDocuments }, 1200},
 		{"sync batch bytes default", nil, func(c *Config) any { return c.SyncBatchBytes }, 256 << 10},
 		{"sync batch bytes", map[string]string{"SYNC_BATCH_BYTES": "1048576"}, func(c *Config) any { return c.SyncBatchBytes }, 1 << 20},
+		{"meili max request bytes default", nil, func(c *Config) any { return c.MeiliMaxRequestBytes }, 20 << 20},
+		{"meili max request bytes", map[string]string{"MEILI_MAX_REQUEST_BYTES": "52428800"}, func(c *Config) any { return c.MeiliMaxRequestBytes }, 50 << 20},
 		{"connections per address unbounded", map[string]string{"MAX_CONNECTIONS_PER_ADDRESS": "0"}, func(c *Config) any { return c.MaxConnectionsPerAddress }, 0},
 	}
 	for _, tt := range tests {
@@ -247,6 +249,9 @@ func TestInvalid(t *testing.T) {
 		{"override text with a unit", map[string]string{"MAX_SERIES_OVERRIDE_TEXT": "2MiB"}, "MAX_SERIES_OVERRIDE_TEXT", "whole number of bytes"},
 		{"series occurrences zero", map[string]string{"MAX_SERIES_OCCURRENCES": "0"}, "MAX_SERIES_OCCURRENCES", "whole number from 1 to 10000"},
 		{"sync batch bytes too small", map[string]string{"SYNC_BATCH_BYTES": "100"}, "SYNC_BATCH_BYTES", "whole number of bytes from 4096 to 1073741824"},
+		{"meili max request bytes too small", map[string]string{"MEILI_MAX_REQUEST_BYTES": "1000"}, "MEILI_MAX_REQUEST_BYTES", "whole number of bytes from 1048576 to 100000000"},
+		{"meili max request bytes over the server limit", map[string]string{"MEILI_MAX_REQUEST_BYTES": "104857600"}, "MEILI_MAX_REQUEST_BYTES", "100 MB by default"},
+		{"meili max request bytes not a number", map[string]string{"MEILI_MAX_REQUEST_BYTES": "20MiB"}, "MEILI_MAX_REQUEST_BYTES", "whole number of bytes"},
 		{"account documents not a number", map[string]string{"MAX_ACCOUNT_DOCUMENTS": "many"}, "MAX_ACCOUNT_DOCUMENTS", "whole number from 0 to 100000000"},
 		{"connections per address word", map[string]string{"MAX_CONNECTIONS_PER_ADDRESS": "many"}, "MAX_CONNECTIONS_PER_ADDRESS", "whole number"},
 		{"drain delay unparsable", map[string]string{"DRAIN_DELAY": "soon"}, "DRAIN_DELAY", "duration"},
@@ -343,7 +348,7 @@ func TestRegistry(t *testing.T) {
 		"WEBHOOK_ALLOW_PRIVATE", "TRUSTED_PROXIES", "METRICS_ADDR"}
 	want = append(want, "DRAIN_DELAY", "REPLICA_ID", "MEILI_MASTER_KEY", "HEADER_TIMEOUT", "MAX_CONNECTIONS_PER_ADDRESS", "WRITE_RATE", "WRITE_BURST", "TEC_COMPAT", "RECURRENCE_HORIZON",
 		"MAX_CONNECTIONS", "BODY_MEMORY_MIB", "BODY_MEMORY_PER_CALLER_MIB",
-		"MAX_SERIES_OCCURRENCES", "MAX_SERIES_OVERRIDE_TEXT", "MAX_ACCOUNT_DOCUMENTS", "SYNC_BATCH_BYTES", "STORE_TIMEOUT")
+		"MAX_SERIES_OCCURRENCES", "MAX_SERIES_OVERRIDE_TEXT", "MAX_ACCOUNT_DOCUMENTS", "SYNC_BATCH_BYTES", "STORE_TIMEOUT", "MEILI_MAX_REQUEST_BYTES")
 	for _, name := range want {
 		if !seen[name] {
 			t.Errorf("%s is not registered", name)

@@ -685,6 +685,19 @@ var registry = []Option{
 		},
 		format: func(c *Config) string { return c.MeiliMasterKey },
 	},
+	{
+		Name: "MEILI_MAX_REQUEST_BYTES", Default: "20971520", Type: TypeInteger,
+		Description: "bytes of JSON one Meilisearch document addition sends at most (documents are cut by encoded size as well as by count); must stay under the server's payload limit (100 MB by default). A single document over it is not indexed and its event's write fails with an error naming it (at least 1048576, at most 100000000)",
+		parse: func(c *Config, raw string) error {
+			n, err := strconv.Atoi(raw)
+			if err != nil || n < minMeiliRequestBytes || n > maxMeiliRequestBytes {
+				return fmt.Errorf("must be a whole number of bytes from %d to %d (Meilisearch refuses bodies over its payload limit, 100 MB by default)", minMeiliRequestBytes, maxMeiliRequestBytes)
+			}
+			c.MeiliMaxRequestBytes = n
+			return nil
+		},
+		format: func(c *Config) string { return strconv.Itoa(c.MeiliMaxRequestBytes) },
+	},
 }
 
 // Upper ends of the content bounds' settings: far above any calendar's
@@ -695,6 +708,11 @@ const (
 	maxAccountDocuments   = 100_000_000
 	minSyncBatchBytes     = 4 << 10
 	maxSyncBatchBytes     = 1 << 30
+	// A request must hold one document at the limits (a 200,000-character
+	// description in a few languages) and stay under Meilisearch's
+	// default http_payload_size_limit.
+	minMeiliRequestBytes = 1 << 20
+	maxMeiliRequestBytes = 100_000_000
 )
 
 // maxReplicaID bounds REPLICA_ID (and the host name used in its place).

@@ -218,6 +218,28 @@ func Words(text string) []string {
 	return words
 }
 
+// MaxAttributeWords is how many words of one text attribute (a title, a
+// description, an excerpt, a place field, in one language) every engine
+// makes searchable. Meilisearch indexes at most 65,536 word positions per
+// attribute (MAX_POSITION_PER_ATTRIBUTE, u16::MAX + 1, in
+// crates/milli/src/lib.rs) and drops the words past it; the embedded
+// engines stop at the same count, so that the end of a very long
+// description is unsearchable in every engine, not found by one and
+// missed by the other. Meilisearch also advances the position on
+// separators (a hard one such as '.' counts 8), so on punctuated text its
+// cut comes earlier than this word count: the engines agree exactly on
+// text of words and spaces, and within that margin otherwise (a
+// 200,000-character description, the limit, reaches the cut only with
+// words of two or three letters).
+const MaxAttributeWords = 1 << 16
+
+// IndexedWords returns the searchable words of one attribute's plain
+// text: the first MaxAttributeWords of Words(text).
+func IndexedWords(text string) []string {
+	w := Words(text)
+	return w[:min(len(w), MaxAttributeWords)]
+}
+
 // splitWords returns the words of text and whether the last one runs to
 // the end of text (no separator follows it).
 func splitWords(text string) (words []string, open bool) {

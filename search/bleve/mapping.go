@@ -37,11 +37,12 @@ func init() {
 // wordAnalyzer is the analyzer registered as wordsAnalyzer.
 type wordAnalyzer struct{}
 
-// Analyze returns the tokens of search.Words(input), with their positions.
+// Analyze returns the tokens of search.IndexedWords(input), with their
+// positions: the first search.MaxAttributeWords words of a field.
 // Offsets are not kept (they would point into the folded text, and
 // nothing reads them: highlights are computed from the stored record).
 func (wordAnalyzer) Analyze(input []byte) analysis.TokenStream {
-	words := search.Words(string(input))
+	words := search.IndexedWords(string(input))
 	tokens := make(analysis.TokenStream, 0, len(words))
 	for i, w := range words {
 		tokens = append(tokens, &analysis.Token{

@@ -3,7 +3,9 @@ package meili
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/meilisearch/meilisearch-go"
@@ -117,6 +119,9 @@ func (e *Engine) legacyLayout() bool {
 func (e *Engine) indexEvents(ctx context.Context, docs []search.EventDocument) error {
 	var ids []int64
 	seen := map[int64]bool{}
+	// oversized: documents over the request budget, left out
+	// (cutDocuments) and reported once the others are indexed.
+	var oversized []error
 	for _, d := range docs {
 		if !seen[d.ID] {
 			seen[d.ID] = true
@@ -154,16 +159,60 @@ func (e *Engine) indexEvents(ctx context.Context, docs []search.EventDocument) e
 	// neither.
 	order := []Index{EventHiddenIndex, EventIndex}
 	for _, ix := range order {
-		if err := e.sendEventDocuments(ctx, e.IndexUID(ix), pk, parts[ix]); err != nil {
+		err := e.sendEventDocuments(ctx, e.IndexUID(ix), pk, parts[ix])
+		if err != nil && !tooLarge(err) {
 			return err
 		}
+		if err != nil {
+			oversized = append(oversized, err)
+		}
+	}
+	// An event with a document over the request budget keeps what the
+	// indexes hold of it (its stale documents are not deleted): the write
+	// is reported (DocumentTooLargeError) and retried by the sync worker.
+	if skip := oversizedIDs(oversized, parts); len(skip) > 0 {
+		ids = slices.DeleteFunc(ids, func(id int64) bool { return skip[id] })
 	}
 	for _, ix := range order {
 		if err := e.deleteStale(ctx, e.IndexUID(ix), ids, gen); err != nil {
 			return err
 		}
 	}
-	return nil
+	return errors.Join(oversized...)
+}
+
+// oversizedIDs returns the event IDs of the documents of parts that errs
+// (DocumentTooLargeError, possibly joined) name by key.
+func oversizedIDs(errs []error, parts map[Index][]map[string]any) map[int64]bool {
+	keys := map[string]bool{}
+	var walk func(err error)
+	walk = func(err error) {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				walk(e)
+			}
+			return
+		}
+		var one *DocumentTooLargeError
+		if errors.As(err, &one) {
+			keys[one.Key] = true
+		}
+	}
+	for _, err := range errs {
+		walk(err)
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	out := map[int64]bool{}
+	for _, docs := range parts {
+		for _, d := range docs {
+			if id, ok := d[attrID].(int64); ok && keys[fmt.Sprint(d[attrKey])] {
+				out[id] = true
+			}
+		}
+	}
+	return out
 }
 
 // refreshScheme reads the scheme recorded for the live indexes, for an
@@ -179,8 +228,11 @@ func (e *Engine) refreshScheme(ctx context.Context) {
 }
 
 // sendEventDocuments adds event documents to index uid (primary key pk),
-// in requests of at most BatchSize documents, each awaited before the
-// next is sent. It is the one place event documents are sent.
+// in requests of at most BatchSize documents and MaxRequestBytes bytes
+// (payload.go), each awaited before the next is sent, so that one request
+// body is held at a time. It is the one place event documents are sent; a
+// document over the budget is left out and reported
+// (DocumentTooLargeError) after the others are sent.
 func (e *Engine) sendEventDocuments(ctx context.Context, uid, pk string, docs []map[string]any) error {
 	return e.addDocumentsPK(ctx, uid, pk, len(docs), func(i int) map[string]any { return docs[i] })
 }

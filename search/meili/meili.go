@@ -58,6 +58,11 @@ type Options struct {
 	// BatchSize is the number of documents or IDs per write request
 	// (default 1000).
 	BatchSize int
+	// MaxRequestBytes bounds the JSON body of one document addition
+	// (MEILI_MAX_REQUEST_BYTES, default DefaultMaxRequestBytes): additions
+	// are cut by size as well as by BatchSize (payload.go). It must stay
+	// below the server's payload limit (100 MB by default).
+	MaxRequestBytes int
 	// Languages are the content languages (config LANGUAGES); their text
 	// attributes are declared searchable at Init. A document in another
 	// language extends the settings before it is indexed.
@@ -95,6 +100,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.MaxRequestBytes <= 0 {
+		o.MaxRequestBytes = DefaultMaxRequestBytes
 	}
 	return o, nil
 }
@@ -182,8 +190,10 @@ func (e *Engine) Init(ctx context.Context) error {
 	return e.checkScheme(ctx)
 }
 
-// IndexEvents adds or replaces event documents, BatchSize per request,
-// and returns once every batch task has succeeded.
+// IndexEvents adds or replaces event documents, at most BatchSize and
+// MaxRequestBytes per request, and returns once every batch task has
+// succeeded. A document over MaxRequestBytes on its own is not indexed:
+// the others are, and a *DocumentTooLargeError naming it is returned.
 func (e *Engine) IndexEvents(ctx context.Context, docs []search.EventDocument) error {
 	if len(docs) == 0 {
 		return nil
@@ -243,19 +253,14 @@ func (e *Engine) addDocuments(ctx context.Context, uid string, n int, doc func(i
 }
 
 // addDocumentsPK is addDocuments for an index whose primary key is pk.
+// The documents are cut by count and encoded size (cutDocuments); a
+// document over the size budget is left out and reported after the
+// others were indexed.
 func (e *Engine) addDocumentsPK(ctx context.Context, uid, pk string, n int, doc func(int) map[string]any) error {
-	for start := 0; start < n; start += e.opts.BatchSize {
-		end := min(start+e.opts.BatchSize, n)
-		batch := make([]map[string]any, 0, end-start)
-		for i := start; i < end; i++ {
-			batch = append(batch, doc(i))
-		}
-		task, err := e.client.Index(uid).AddDocumentsWithContext(ctx, batch, &meilisearch.DocumentOptions{PrimaryKey: &pk})
-		if err := e.await(ctx, fmt.Sprintf("add documents %d-%d to %s", start, end-1, uid), task, err); err != nil {
-			return err
-		}
-	}
-	return nil
+	return cutDocuments(uid, pk, n, e.opts.BatchSize, e.opts.MaxRequestBytes, doc, func(body []byte, first, last int) error {
+		task, err := e.client.Index(uid).AddDocumentsWithContext(ctx, body, &meilisearch.DocumentOptions{PrimaryKey: &pk})
+		return e.await(ctx, fmt.Sprintf("add documents %d-%d to %s", first, last, uid), task, err)
+	})
 }
 
 // DeleteEvents removes every document (every occurrence) of the events:

@@ -1235,7 +1235,7 @@ func sortedHas(sorted []string, w string) bool {
 }
 
 // textWords returns the words of an indexed text by the contract's rules.
-func textWords(s string) []string { return search.Words(search.PlainText(s)) }
+func textWords(s string) []string { return search.IndexedWords(search.PlainText(s)) }
 
 // statusCode returns the code of a status, numbering a new one.
 func (x *Index) statusCode(s string) uint8 {

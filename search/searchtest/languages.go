@@ -73,6 +73,8 @@ func testSingleLanguage(t *testing.T, e search.Engine) {
 		{"en", "soiree", nil},            // the default language's text wins
 		{"fr", "soiree", []int64{2}},     // a translation is searched in its language
 		{"nl", "jazz night", []int64{2}}, // no Dutch: the default language
+		{"fr", "night", nil},             // a translation hides the default text in its language
+		{"de", "night", []int64{2}},      // but not in a language the event lacks
 		{"en", "musique gratuits", []int64{1}},
 	}
 	for _, c := range eventCases {

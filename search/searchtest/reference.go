@@ -207,11 +207,12 @@ func anyOf(have, want []int64) bool {
 }
 
 // TextWords returns the words of indexed texts by the contract's rules:
-// search.Words of search.PlainText of each.
+// search.IndexedWords of search.PlainText of each (each text is one
+// attribute: its first search.MaxAttributeWords words).
 func TextWords(texts ...string) []string {
 	var out []string
 	for _, t := range texts {
-		out = append(out, search.Words(search.PlainText(t))...)
+		out = append(out, search.IndexedWords(search.PlainText(t))...)
 	}
 	return out
 }
