@@ -210,8 +210,8 @@ func runMeiliSim(ctx context.Context, dir string) error {
 
 	fmt.Fprintln(os.Stderr, "deep editor pages...")
 	for _, row := range []struct{ name, query string }{
-		{"editor list, both indexes", "status=publish,draft&per_page=50"},
-		{"editor list, both indexes, collapsed", "status=publish,draft&hide_subsequent_recurrences=true&per_page=50"},
+		{"editor list, publish+draft", "status=publish,draft&per_page=50"},
+		{"editor list, publish+draft, collapsed", "status=publish,draft&hide_subsequent_recurrences=true&per_page=50"},
 	} {
 		body, err := s.getAuthJSON("/events?" + row.query + "&page=1")
 		if err != nil {
