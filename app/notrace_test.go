@@ -3,10 +3,12 @@ package app_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/calendar/eventcal/config"
@@ -388,5 +390,72 @@ func testRefusedWrites(t *testing.T, e *env, dump func() string) {
 	}
 	if dump() == before {
 		t.Error("a valid write left the dump unchanged: the dump does not see writes")
+	}
+}
+
+// failEventWrites is a store whose event writes fail while on (a store
+// error after the linked records were made).
+type failEventWrites struct {
+	repository.Store
+	on atomic.Bool
+}
+
+func (f *failEventWrites) CreatePost(ctx context.Context, p *repository.Post) error {
+	if f.on.Load() && p.Kind == repository.KindEvent {
+		return errors.New("injected: the event write fails")
+	}
+	return f.Store.CreatePost(ctx, p)
+}
+
+func (f *failEventWrites) UpdatePost(ctx context.Context, id int64, fn func(p *repository.Post) error) (*repository.Post, error) {
+	return f.Store.UpdatePost(ctx, id, func(p *repository.Post) error {
+		if f.on.Load() && p.Kind == repository.KindEvent {
+			return errors.New("injected: the event write fails")
+		}
+		return fn(p)
+	})
+}
+
+// TestFailedWriteUndoesLinkedRecords: when the event's own write fails
+// for a store reason after its new category, tag, inline venue and
+// organizer and image URL were made, the write removes them again.
+func TestFailedWriteUndoesLinkedRecords(t *testing.T) {
+	fs := &failEventWrites{}
+	e := newEnvWith(t, t.TempDir(), envOptions{noWorker: true, wrapStore: func(s repository.Store) repository.Store { fs.Store = s; return fs }})
+	ev := e.must(201, "POST", "events", "admin", map[string]any{"title": "Old Event", "start_date": "2027-02-01 10:00:00", "end_date": "2027-02-01 12:00:00"}).id()
+	series := e.must(201, "POST", "events", "admin", weekly(nil)).id()
+	fs.on.Store(true)
+	ctx := context.Background()
+	for i, tc := range []struct{ name, method, url string }{
+		{"create", "POST", "events"},
+		{"update", "PATCH", fmt.Sprintf("events/%d", ev)},
+		{"split", "POST", fmt.Sprintf("events/%d/occurrences/20270401T190000/split", series)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e.t = t
+			cat, tag, hall, org := fmt.Sprintf("Undo Cat %d", i), fmt.Sprintf("undotag%d", i), fmt.Sprintf("Undo Hall %d", i), fmt.Sprintf("Undo Org %d", i)
+			img := fmt.Sprintf("http://img.example/undo-%d.png", i)
+			body := map[string]any{"title": "New Event", "start_date": "2027-05-01 10:00:00", "end_date": "2027-05-01 12:00:00",
+				"categories": []any{cat}, "tags": []any{tag}, "venue": map[string]any{"venue": hall}, "organizer": map[string]any{"organizer": org}, "image": img}
+			if tc.name == "split" {
+				delete(body, "start_date")
+				delete(body, "end_date")
+			}
+			r := e.do(tc.method, tc.url, "admin", body)
+			if r.status < 500 {
+				t.Fatalf("status %d, want a store error: %.300s", r.status, r.raw)
+			}
+			for _, q := range []repository.TermQuery{{Taxonomy: repository.TaxCategory, Name: cat, NameLang: "en"}, {Taxonomy: repository.TaxTag, Name: tag, NameLang: "en"}} {
+				if ts, err := e.store.FindTerms(ctx, q); err != nil || len(ts) != 0 {
+					t.Errorf("term %q: %d left (%v)", q.Name, len(ts), err)
+				}
+			}
+			for _, q := range []repository.PostQuery{{Kind: repository.KindVenue, Title: hall, TitleLang: "en"},
+				{Kind: repository.KindOrganizer, Title: org, TitleLang: "en"}, {Kind: repository.KindImage, ImageURL: img}} {
+				if ps, err := e.store.FindPosts(ctx, q); err != nil || len(ps) != 0 {
+					t.Errorf("%s %q%s: %d left (%v)", q.Kind, q.Title, q.ImageURL, len(ps), err)
+				}
+			}
+		})
 	}
 }
