@@ -153,9 +153,6 @@ func TestRefusedWriteLeavesNothing(t *testing.T) {
 		testRefusedWrites(t, e, func() string { return dumpSQLite(t, dir) })
 	})
 	t.Run("mongo", func(t *testing.T) {
-		if testing.Short() {
-			t.Skip("-short: the SQLite run covers the handlers; this run starts an embedded FerretDB")
-		}
 		var db *mdriver.Database
 		open := func(t testing.TB, _ *config.Config) repository.Store {
 			uri, name := mongotest.Start(t), mongotest.Database(t)
