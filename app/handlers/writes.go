@@ -38,9 +38,14 @@ type linkRef struct {
 //     hands over).
 //
 // A refused request therefore stops at 1-3 and leaves nothing behind.
+// Linked records come before the main record because the main record
+// holds their IDs: written the other way round, a failure would leave a
+// record pointing at records that do not exist, visible to every reader.
 // Only a failure of step 5 (a store error, or a concurrent change that
 // makes apply refuse the fresh record) comes after linked records were
 // made; undo then removes what this request created (best effort, logged).
+// The occurrence change (occurrences.go) links existing records only and
+// is tried on a copy of the series before its index marks are written.
 type writePlan struct {
 	pt  *posts
 	b   *input.Bag
