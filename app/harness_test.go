@@ -100,6 +100,9 @@ type envOptions struct {
 	log io.Writer
 	// recurrenceCache is the app's expansion cache (a new one when nil).
 	recurrenceCache *recurrence.Cache
+	// noWorker leaves the sync worker stopped: the store changes only by
+	// the requests (tests that compare dumps of the store).
+	noWorker bool
 }
 
 // newEnvWith starts a stack with options.
@@ -150,7 +153,11 @@ func newEnvWith(t testing.TB, dir string, opts envOptions, settings ...string) *
 	e.worker.Changes = e.hooks
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
-	go func() { defer close(done); e.worker.Run(runCtx) }()
+	if opts.noWorker {
+		close(done)
+	} else {
+		go func() { defer close(done); e.worker.Run(runCtx) }()
+	}
 	t.Cleanup(func() { stop(); <-done; eng.Close() })
 	appStore, appLog := st, quiet
 	if opts.wrapStore != nil {

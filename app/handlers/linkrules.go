@@ -126,7 +126,7 @@ func errCannotCreateTerm(tax repository.Taxonomy) error {
 // createTerms turns refs into term IDs, creating the named terms. Each
 // creation looks the name up again under the name's lock: a parallel
 // request may have created it since lookupTerms.
-func (r *Request) createTerms(tax repository.Taxonomy, refs []termRef) ([]int64, error) {
+func (r *Request) createTerms(tax repository.Taxonomy, refs []termRef, made *[]madeRecord) ([]int64, error) {
 	ids := []int64{}
 	for _, ref := range refs {
 		id := ref.id
@@ -143,6 +143,7 @@ func (r *Request) createTerms(tax repository.Taxonomy, refs []termRef) ([]int64,
 					if err := r.s.store.CreateTerm(r.ctx, t); err != nil {
 						return err
 					}
+					*made = append(*made, madeRecord{term: t.ID, tax: tax})
 				}
 				id = t.ID
 				return nil
@@ -218,6 +219,7 @@ func (pt *posts) createPlace(r *Request, plan *writePlan) (*repository.Post, boo
 		return dup, false, nil // reused as it is: the sent fields are not written
 	}
 	if err := plan.commit(r); err != nil {
+		plan.undo(r)
 		return nil, false, err
 	}
 	if !changesPlace(r, plan, dup) {
@@ -225,13 +227,21 @@ func (pt *posts) createPlace(r *Request, plan *writePlan) (*repository.Post, boo
 		// venue): no update, no wait for the record's lock.
 		return dup, false, nil
 	}
+	before := clonePost(dup)
 	p, err = pt.store.UpdatePost(r.ctx, dup.ID, func(p *repository.Post) error {
 		return plan.applyMeta(r, p)
 	})
+	if err == nil {
+		plan.made = append(plan.made, madeRecord{restore: before})
+	}
 	if errors.Is(err, repository.ErrNotFound) {
-		// deleted meanwhile: make a new one
+		// deleted meanwhile: make a new one (commit already ran: the
+		// linked records it made are reused)
 		p, err = pt.createNew(r, plan)
 		return p, err == nil, err
+	}
+	if err != nil {
+		plan.undo(r)
 	}
 	return p, false, err
 }

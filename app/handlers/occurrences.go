@@ -235,15 +235,9 @@ func (pt *posts) updateOccurrence(r *Request) error {
 	if err != nil {
 		return err
 	}
-	if e := cur.Event; change.setVenues || change.setOrganizers {
-		// The venues and organizers the occurrence leaves need reindexing.
-		if err := pt.store.MarkForIndexing(r.ctx, repository.MarkPost, append(append([]int64{}, e.Venues...), e.Organizers...)); err != nil {
-			return err
-		}
-	}
 	lim := recurrenceLimits(pt.cfg, pt.now)
 	var after recurrence.Occurrence
-	p, err := pt.store.UpdatePost(r.ctx, cur.ID, func(p *repository.Post) error {
+	edit := func(p *repository.Post) error {
 		if p.Event == nil || p.Event.Recurrence == nil {
 			return apierr.New(409, "rest-event-not-recurring", "The event stopped being a recurring event meanwhile; read it again.")
 		}
@@ -270,7 +264,19 @@ func (pt *posts) updateOccurrence(r *Request) error {
 		o, _, err := pt.render.Expansions.Find(recurrence.SeriesOf(p.Event, loc), occ.Key, lim)
 		after = o
 		return err
-	})
+	}
+	// Decided first, then written: the change is tried on a copy of the
+	// series before anything (the index marks included) is written.
+	if err := edit(clonePost(cur)); err != nil {
+		return err
+	}
+	if e := cur.Event; change.setVenues || change.setOrganizers {
+		// The venues and organizers the occurrence leaves need reindexing.
+		if err := pt.store.MarkForIndexing(r.ctx, repository.MarkPost, append(append([]int64{}, e.Venues...), e.Organizers...)); err != nil {
+			return err
+		}
+	}
+	p, err := pt.store.UpdatePost(r.ctx, cur.ID, edit)
 	if errors.Is(err, repository.ErrNotFound) {
 		return apierr.NotFound("event", cur.ID)
 	}
@@ -517,9 +523,6 @@ func (pt *posts) splitSeries(r *Request) error {
 	if err != nil {
 		return err
 	}
-	if err := plan.commit(r); err != nil {
-		return err
-	}
 	if !r.bag.Has("status") {
 		r.bag.Values["status"] = cur.Status // the new series keeps the status unless one is sent
 	}
@@ -535,15 +538,47 @@ func (pt *posts) splitSeries(r *Request) error {
 	e.Venues, e.Organizers = append([]int64{}, e.Venues...), append([]int64{}, e.Organizers...)
 	e.Categories, e.Tags, e.Cost = append([]int64{}, e.Categories...), append([]int64{}, e.Tags...), append([]string(nil), e.Cost...)
 	n.Event = &e
-	if err := plan.apply(r, &n); err != nil {
+	// Decided first (writePlan), then written: the new series is checked
+	// before its linked records are made.
+	if err := plan.check(r, &n); err != nil {
 		return err
 	}
+	created, err := pt.splitCommitted(r, plan, cur, &n, occ, loc)
+	if err != nil {
+		if created == nil {
+			plan.undo(r)
+		}
+		return err
+	}
+	pt.countsChanged(cur, created)
+	l, err := r.loadLinked([]*repository.Post{created})
+	if err != nil {
+		return err
+	}
+	// The new series names the one it was split from (its parent).
+	o := pt.render.Event(created, l, present.View{Lang: r.lang}).Add("parent", created.Event.Parent)
+	return present.SendJSON(r.c, 201, o)
+}
+
+// splitCommitted commits a checked split plan, creates the new series n
+// and cuts the series cur. It returns the new series once it exists (also
+// with an error from the cut: the split is then half done, and the same
+// request sent again completes it).
+func (pt *posts) splitCommitted(r *Request, plan *writePlan, cur, n *repository.Post, occ recurrence.Occurrence, loc *time.Location) (*repository.Post, error) {
+	if err := plan.commit(r); err != nil {
+		return nil, err
+	}
+	if err := plan.apply(r, n); err != nil {
+		return nil, err
+	}
+	lim := recurrenceLimits(pt.cfg, pt.now)
+	now := pt.now().UTC().Truncate(time.Second)
 	// Splits of one series run one at a time (in every process), and each
 	// goes ahead only if the series is still the revision it was planned
 	// on: two splits sent at once (or a split racing an edit) cannot both
 	// create a new series from the same occurrences.
 	var created *repository.Post
-	err = pt.store.Exclusive(r.ctx, splitLockKey(cur.ID), func(ctx context.Context) error {
+	err := pt.store.Exclusive(r.ctx, splitLockKey(cur.ID), func(ctx context.Context) error {
 		fresh, err := pt.store.GetPost(ctx, cur.ID)
 		if errors.Is(err, repository.ErrNotFound) {
 			return apierr.NotFound("event", cur.ID)
@@ -554,7 +589,7 @@ func (pt *posts) splitSeries(r *Request) error {
 		if fresh.Revision != cur.Revision {
 			return apierr.New(409, "rest_conflict", fmt.Sprintf("Event %d changed while it was being split (another split or an edit); read it again.", cur.ID))
 		}
-		if created, err = pt.splitChild(r, cur.ID, &n); err != nil {
+		if created, err = pt.splitChild(r, cur.ID, n); err != nil {
 			return err
 		}
 		_, err = pt.store.UpdatePost(ctx, cur.ID, func(p *repository.Post) error {
@@ -575,17 +610,7 @@ func (pt *posts) splitSeries(r *Request) error {
 		})
 		return err
 	})
-	if err != nil {
-		return err
-	}
-	pt.countsChanged(cur, created)
-	l, err := r.loadLinked([]*repository.Post{created})
-	if err != nil {
-		return err
-	}
-	// The new series names the one it was split from (its parent).
-	o := pt.render.Event(created, l, present.View{Lang: r.lang}).Add("parent", created.Event.Parent)
-	return present.SendJSON(r.c, 201, o)
+	return created, err
 }
 
 // splitLockKey names the Exclusive lock the splits of the series id take.

@@ -176,13 +176,17 @@ func (pt *posts) post(r *Request) error {
 	return r.sendPost(201, p, false)
 }
 
-// create validates nothing (the caller did) and writes a new post from b,
+// create writes a new post from b (the declared validators passed),
 // reusing a duplicate venue or organizer (same name, and description when
-// sent, as the original plugin detects them). It returns the
-// post and whether it was newly made.
+// sent, as the original plugin detects them). Everything is decided
+// (prepareWrite, check) before anything is written (writePlan). It
+// returns the post and whether it was newly made.
 func (pt *posts) create(r *Request, b *input.Bag) (*repository.Post, bool, error) {
 	plan, err := pt.prepareWrite(r, b, nil)
 	if err != nil {
+		return nil, false, err
+	}
+	if err := plan.check(r, nil); err != nil {
 		return nil, false, err
 	}
 	if pt.kind != repository.KindEvent {
@@ -192,12 +196,8 @@ func (pt *posts) create(r *Request, b *input.Bag) (*repository.Post, bool, error
 	return p, err == nil, err
 }
 
-// createNew commits a validated plan (what it links to) and stores a new
-// post from it.
-func (pt *posts) createNew(r *Request, plan *writePlan) (*repository.Post, error) {
-	if err := plan.commit(r); err != nil {
-		return nil, err
-	}
+// newPost is a new, empty post of the handler's kind by the caller.
+func (pt *posts) newPost(r *Request) *repository.Post {
 	now := pt.now().UTC().Truncate(time.Second)
 	p := &repository.Post{Kind: pt.kind, Author: r.user.ID, Date: now, Modified: now}
 	switch pt.kind {
@@ -209,6 +209,26 @@ func (pt *posts) createNew(r *Request, plan *writePlan) (*repository.Post, error
 	case repository.KindOrganizer:
 		p.Organizer = &repository.OrganizerFields{}
 	}
+	return p
+}
+
+// createNew commits a checked plan (what it links to) and stores a new
+// post from it; when that fails, what the commit made is undone.
+func (pt *posts) createNew(r *Request, plan *writePlan) (*repository.Post, error) {
+	p, err := pt.createCommitted(r, plan)
+	if err != nil {
+		plan.undo(r)
+		return nil, err
+	}
+	return p, nil
+}
+
+// createCommitted is createNew without the undo.
+func (pt *posts) createCommitted(r *Request, plan *writePlan) (*repository.Post, error) {
+	if err := plan.commit(r); err != nil {
+		return nil, err
+	}
+	p := pt.newPost(r)
 	if err := plan.apply(r, p); err != nil {
 		return nil, err
 	}
@@ -280,19 +300,13 @@ func (pt *posts) update(how lookup) func(r *Request) error {
 		if err != nil {
 			return err
 		}
-		if err := plan.commit(r); err != nil {
+		if err := plan.check(r, cur); err != nil {
 			return err
 		}
-		if e := cur.Event; e != nil && (plan.setVenues || plan.setOrganizers) {
-			// The venues and organizers an event leaves need reindexing
-			// (has_events, only_with_upcoming); mark them before the write.
-			if err := pt.store.MarkForIndexing(r.ctx, repository.MarkPost, append(append([]int64{}, e.Venues...), e.Organizers...)); err != nil {
-				return err
-			}
+		p, err := pt.updateCommitted(r, plan, cur)
+		if err != nil {
+			plan.undo(r)
 		}
-		p, err := pt.store.UpdatePost(r.ctx, cur.ID, func(p *repository.Post) error {
-			return plan.apply(r, p)
-		})
 		if errors.Is(err, repository.ErrNotFound) {
 			return apierr.NotFound(pt.res, cur.ID)
 		}
@@ -302,6 +316,23 @@ func (pt *posts) update(how lookup) func(r *Request) error {
 		pt.countsChanged(cur, p)
 		return r.sendPost(200, p, false)
 	}
+}
+
+// updateCommitted commits a checked plan and writes it onto the post cur.
+func (pt *posts) updateCommitted(r *Request, plan *writePlan, cur *repository.Post) (*repository.Post, error) {
+	if err := plan.commit(r); err != nil {
+		return nil, err
+	}
+	if e := cur.Event; e != nil && (plan.setVenues || plan.setOrganizers) {
+		// The venues and organizers an event leaves need reindexing
+		// (has_events, only_with_upcoming); mark them before the write.
+		if err := pt.store.MarkForIndexing(r.ctx, repository.MarkPost, append(append([]int64{}, e.Venues...), e.Organizers...)); err != nil {
+			return nil, err
+		}
+	}
+	return pt.store.UpdatePost(r.ctx, cur.ID, func(p *repository.Post) error {
+		return plan.apply(r, p)
+	})
 }
 
 // delete serves DELETE: trash (200 with the trashed item), 410 when

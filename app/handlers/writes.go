@@ -13,14 +13,39 @@ import (
 )
 
 // linkRef is one item of a venue or organizer value: an existing ID or
-// inline data to create (or reuse) an item from.
+// inline data to create (or reuse) an item from, with its validated plan.
 type linkRef struct {
 	id   int64
 	data *input.Bag
+	plan *writePlan // for inline data: prepared and checked by prepareWrite
 }
 
-// writePlan is a validated write: what prepareWrite checked and resolved,
-// then commit creates linked items, then apply changes the post.
+// writePlan is a validated write. A write decides everything, then
+// writes, in this order:
+//
+//  1. the declared validators (the route's arguments);
+//  2. prepareWrite: look-ups (links, author, image, term names), which
+//     resolve names to "to be created" references, and the plans of
+//     inline venues and organizers (each prepared and checked the same
+//     way);
+//  3. check: apply runs on a scratch copy of the record, with placeholder
+//     IDs for what is still to be created, so every rule of apply (dates,
+//     end before start, time zone, recurrence, document bounds) has
+//     passed before anything is written;
+//  4. commit: the linked records are created (or reused), recorded in the
+//     plan's undo log;
+//  5. the main record is written (apply again, on the record the store
+//     hands over).
+//
+// A refused request therefore stops at 1-3 and leaves nothing behind.
+// Linked records come before the main record because the main record
+// holds their IDs: written the other way round, a failure would leave a
+// record pointing at records that do not exist, visible to every reader.
+// Only a failure of step 5 (a store error, or a concurrent change that
+// makes apply refuse the fresh record) comes after linked records were
+// made; undo then removes what this request created (best effort, logged).
+// The occurrence change (occurrences.go) links existing records only and
+// is tried on a copy of the series before its index marks are written.
 type writePlan struct {
 	pt  *posts
 	b   *input.Bag
@@ -36,8 +61,11 @@ type writePlan struct {
 	setImage                 bool
 	author                   int64
 	setAuthor                bool
-	// resolved by commit
+	// resolved by commit (check fills them with placeholders)
 	venueIDs, organizerIDs, categoryIDs, tagIDs []int64
+	// made is the undo log of commit: what this request created or changed
+	// beside the main record.
+	made []madeRecord
 }
 
 // prepareWrite checks what the declared validators cannot (links to other
@@ -123,6 +151,25 @@ func (pt *posts) prepareWrite(r *Request, b *input.Bag, cur *repository.Post) (*
 	if plan.setTags {
 		if plan.tagRefs, err = r.lookupTerms(repository.TaxTag, plan.tags); err != nil {
 			return nil, err
+		}
+	}
+	_, ve, or := r.s.postTypes()
+	for _, l := range []struct {
+		refs []linkRef
+		pt   *posts
+	}{{plan.venues, ve}, {plan.organizers, or}} {
+		for i := range l.refs {
+			if l.refs[i].data == nil {
+				continue
+			}
+			sub, err := l.pt.prepareWrite(r, l.refs[i].data, nil)
+			if err != nil {
+				return nil, err
+			}
+			if err := sub.check(r, nil); err != nil {
+				return nil, err
+			}
+			l.refs[i].plan = sub
 		}
 	}
 	return plan, nil
@@ -221,18 +268,19 @@ func (r *Request) parseLinks(v any, kind repository.PostKind, current []int64) (
 	return refs, "", nil
 }
 
-// commit creates what the write links to: inline venues and organizers
+// commit creates what the write links to (after check passed): inline venues and organizers
 // (or their duplicates), unknown categories and tags, and new image URLs.
 func (plan *writePlan) commit(r *Request) error {
 	var err error
+	_, ve, or := r.s.postTypes()
 	for _, l := range []struct {
 		refs []linkRef
 		set  bool
-		pt   func() *posts
+		pt   *posts
 		dst  *[]int64
 	}{
-		{plan.venues, plan.setVenues, func() *posts { _, v, _ := r.s.postTypes(); return v }, &plan.venueIDs},
-		{plan.organizers, plan.setOrganizers, func() *posts { _, _, o := r.s.postTypes(); return o }, &plan.organizerIDs},
+		{plan.venues, plan.setVenues, ve, &plan.venueIDs},
+		{plan.organizers, plan.setOrganizers, or, &plan.organizerIDs},
 	} {
 		if !l.set {
 			continue
@@ -240,10 +288,15 @@ func (plan *writePlan) commit(r *Request) error {
 		ids := []int64{}
 		for _, ref := range l.refs {
 			id := ref.id
-			if ref.data != nil {
-				p, _, err := l.pt().create(r, ref.data)
+			if ref.plan != nil {
+				p, isNew, err := l.pt.createPlace(r, ref.plan)
+				plan.made = append(plan.made, ref.plan.made...)
+				ref.plan.made = nil
 				if err != nil {
 					return err
+				}
+				if isNew {
+					plan.made = append(plan.made, madeRecord{post: p.ID})
 				}
 				id = p.ID
 			}
@@ -254,17 +307,17 @@ func (plan *writePlan) commit(r *Request) error {
 		*l.dst = ids
 	}
 	if plan.setCategories {
-		if plan.categoryIDs, err = r.createTerms(repository.TaxCategory, plan.catRefs); err != nil {
+		if plan.categoryIDs, err = r.createTerms(repository.TaxCategory, plan.catRefs, &plan.made); err != nil {
 			return err
 		}
 	}
 	if plan.setTags {
-		if plan.tagIDs, err = r.createTerms(repository.TaxTag, plan.tagRefs); err != nil {
+		if plan.tagIDs, err = r.createTerms(repository.TaxTag, plan.tagRefs, &plan.made); err != nil {
 			return err
 		}
 	}
 	if plan.imageURL != "" {
-		if plan.imageID, err = r.registerImage(plan.imageURL); err != nil {
+		if plan.imageID, err = r.registerImage(plan.imageURL, &plan.made); err != nil {
 			return err
 		}
 	}
@@ -273,7 +326,7 @@ func (plan *writePlan) commit(r *Request) error {
 
 // registerImage returns the image registered for a URL, registering it
 // (with an ID from the post sequence) when new. The URL is never fetched.
-func (r *Request) registerImage(u string) (int64, error) {
+func (r *Request) registerImage(u string, made *[]madeRecord) (int64, error) {
 	found, err := r.s.store.FindPosts(r.ctx, repository.PostQuery{Kind: repository.KindImage, ImageURL: u, Limit: 1})
 	if err != nil {
 		return 0, err
@@ -301,6 +354,7 @@ func (r *Request) registerImage(u string) (int64, error) {
 	if err := r.s.store.CreatePost(r.ctx, img); err != nil {
 		return 0, err
 	}
+	*made = append(*made, madeRecord{post: img.ID})
 	return img.ID, nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/calendar/eventcal/app/tecimport"
 	"github.com/calendar/eventcal/app/tecimport/replay"
+	"github.com/calendar/eventcal/repository"
 )
 
 // siteOptions are the import options for a replay.Site: no credentials
@@ -215,5 +216,37 @@ func TestHeldBytesBelowBytesRead(t *testing.T) {
 	}
 	if p, err := s.GetPost(t.Context(), 1299); err != nil || p.Title["en"] != "Event 299" {
 		t.Errorf("last event %+v, %v", p, err)
+	}
+}
+
+// TestRefusedRecordLeavesNoImage (issue 33, finding 1): the image of an
+// event the import refuses (here: its end is before its start) is not
+// imported, as the API writes nothing for a refused write; the image of
+// an event it imports is.
+func TestRefusedRecordLeavesNoImage(t *testing.T) {
+	bad := replay.Event(601, "FX Backwards")
+	bad["utc_start_date"], bad["utc_end_date"] = "2027-05-02 19:00:00", "2027-05-01 19:00:00"
+	bad["start_date"], bad["end_date"] = "2027-05-02 19:00:00", "2027-05-01 19:00:00"
+	bad["image"] = map[string]any{"id": 900, "url": "http://127.0.0.1:8088/wp-content/uploads/refused.png", "extension": "png"}
+	good := replay.Event(602, "FX Fine")
+	good["image"] = map[string]any{"id": 901, "url": "http://127.0.0.1:8088/wp-content/uploads/kept.png", "extension": "png"}
+	src := replay.NewSite(t, &replay.Site{Events: []map[string]any{bad, good}})
+	s := openSQLite(t)
+	rep := runImport(t, s, siteOptions(src))
+	refused := false
+	for _, f := range rep.Kind(tecimport.KindEvent).Failed {
+		refused = refused || f.ID == 601
+	}
+	if !refused {
+		t.Fatalf("event 601 was not refused: %+v", rep.Kind(tecimport.KindEvent))
+	}
+	if _, err := s.GetPost(t.Context(), 900); !errors.Is(err, repository.ErrNotFound) {
+		t.Errorf("the refused event's image 900: %v, want not found", err)
+	}
+	if p, err := s.GetPost(t.Context(), 602); err != nil || p.ImageID != 901 {
+		t.Fatalf("event 602: %+v, %v", p, err)
+	}
+	if _, err := s.GetPost(t.Context(), 901); err != nil {
+		t.Errorf("the imported event's image 901: %v", err)
 	}
 }

@@ -13,7 +13,9 @@ import (
 // claimIDs checks the post IDs of the records mapped: post IDs are
 // shared by every post kind (as in WordPress), so an ID given to two
 // kinds fails the second (venues, then organizers, then events, each in
-// ID order); then it maps the images the posts link to.
+// ID order); then it maps the images the posts kept link to (an image
+// only a refused post linked is not imported: a refused record leaves
+// nothing behind).
 func (r *importRun) claimIDs() {
 	postIDs := map[int64]string{}
 	claim := func(kind string, id int64) bool {
@@ -31,8 +33,12 @@ func (r *importRun) claimIDs() {
 			}
 		}
 	}
+	linked := r.linkedImages()
 	for _, id := range sortedKeys(r.m.images) {
 		img := r.m.images[id]
+		if !linked[id] {
+			continue
+		}
 		if !claim(KindImage, id) {
 			continue
 		}
@@ -120,6 +126,26 @@ func (r *importRun) resolveLinks() {
 			}
 		}
 	}
+	linked := r.linkedImages()
+	for id := range r.recs[KindImage] {
+		if !linked[id] {
+			delete(r.recs[KindImage], id) // only a refused event linked it
+		}
+	}
+}
+
+// linkedImages returns the IDs of the images the mapped venues,
+// organizers and events link to.
+func (r *importRun) linkedImages() map[int64]bool {
+	out := map[int64]bool{}
+	for _, kind := range []string{KindVenue, KindOrganizer, KindEvent} {
+		for _, rec := range r.recs[kind] {
+			if rec.post.ImageID != 0 {
+				out[rec.post.ImageID] = true
+			}
+		}
+	}
+	return out
 }
 
 // stamp sets every record's Origin, with the hash of the record as it
