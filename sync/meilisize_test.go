@@ -2,15 +2,14 @@ package sync
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
-	gosync "sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository"
@@ -19,85 +18,18 @@ import (
 	"github.com/calendar/eventcal/search/meili/meilisim"
 )
 
-// bodySizes records the size of every document addition a simulated
-// Meilisearch server received.
-type bodySizes struct {
-	mu    gosync.Mutex
-	sizes []int64
-	over  int // additions refused 413 by the simulator
-}
-
-func (b *bodySizes) record(r *http.Request, n int64, status int) {
-	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/documents") {
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.sizes = append(b.sizes, n)
-	if status == http.StatusRequestEntityTooLarge {
-		b.over++
-	}
-}
-
-// countingReader counts the bytes of a request body the simulator read
-// (the client streams the body: there is no Content-Length).
-type countingReader struct {
-	r io.ReadCloser
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
-}
-
-func (c *countingReader) Close() error { return c.r.Close() }
-
-// statusWriter remembers the status a handler answered with.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	w.status = code
-	w.ResponseWriter.WriteHeader(code)
-}
-
 // meiliEngine opens a Meilisearch engine on a simulator refusing bodies
-// over payloadLimit, whose document additions are recorded in sizes.
-func meiliEngine(t *testing.T, payloadLimit int64, opts meili.Options, sizes *bodySizes) *meili.Engine {
+// over payloadLimit. The simulator keeps each request's size but not its
+// body (a full-size series sends hundreds of megabytes).
+func meiliEngine(t *testing.T, payloadLimit int64, opts meili.Options) (*meili.Engine, *meilisim.Server) {
 	t.Helper()
-	sim := meilisim.New(meilisim.Options{Version: meili.MinVersion, PayloadLimit: payloadLimit, Errorf: t.Errorf})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-		body := &countingReader{r: r.Body}
-		r.Body = body
-		sim.ServeHTTP(sw, r)
-		sizes.record(r, body.n, sw.status)
-	}))
+	sim := meilisim.New(meilisim.Options{Version: meili.MinVersion, PayloadLimit: payloadLimit, Errorf: t.Errorf, DiscardBodies: true})
+	srv := httptest.NewServer(sim)
 	t.Cleanup(srv.Close)
 	t.Cleanup(sim.Close)
 	sim.Mu.Lock()
 	sim.Emulate = true
 	sim.Mu.Unlock()
-	go func() {
-		// The simulator records every request body; a long test would
-		// hold all of them. Only the sizes matter here.
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-t.Context().Done():
-				return
-			case <-tick.C:
-				sim.Mu.Lock()
-				sim.Requests = nil
-				sim.Mu.Unlock()
-			}
-		}
-	}()
 	opts.TaskPollInterval = time.Millisecond
 	opts.TaskTimeout = testdeadline.Timeout(t)
 	e, err := meili.Open(t.Context(), srv.URL, "", opts)
@@ -108,7 +40,34 @@ func meiliEngine(t *testing.T, payloadLimit int64, opts meili.Options, sizes *bo
 	if err := e.Init(t.Context()); err != nil {
 		t.Fatalf("Init: %v", err)
 	}
-	return e
+	return e, sim
+}
+
+// additionSizes returns the body sizes of the document additions the
+// simulator accepted, and how many requests it refused 413.
+func additionSizes(sim *meilisim.Server) (sizes []int64, refused int) {
+	for _, c := range sim.Calls(http.MethodPost, "/indexes/*") {
+		if strings.HasSuffix(c.Path, "/documents") {
+			sizes = append(sizes, c.Size)
+		}
+	}
+	sim.Mu.Lock()
+	defer sim.Mu.Unlock()
+	return sizes, sim.Refused
+}
+
+// longSeries is the size of a long daily series test.
+type longSeries struct {
+	payloadLimit int64 // the simulator's http_payload_size_limit
+	budget       int   // the engine's request budget (MEILI_MAX_REQUEST_BYTES)
+	descChars    int   // the description's length per language
+	// wordSearches searches each language's description for its word
+	// once the series is indexed. The simulator emulates a search with
+	// words by splitting every matching document's text into words, under
+	// its lock: at full size (440 MB of text) each such search takes tens
+	// of seconds and holds the scheduler back meanwhile. The lists the
+	// test polls carry no words.
+	wordSearches bool
 }
 
 // TestDailyTwoYearSeriesThreeLanguagesIndexes: a daily series over the
@@ -118,23 +77,42 @@ func meiliEngine(t *testing.T, payloadLimit int64, opts meili.Options, sizes *bo
 // worker reaches it. Every document addition stays within the request
 // budget (recorded body sizes), none is refused 413.
 //
-// Scaled 1/20 so that the shared test machine holds it: a 10,000-character
+// Scaled 1/20 so that it runs in every test run: a 10,000-character
 // description per language (the limit is 200,000), a 1 MiB request budget
 // (default 20 MiB) and a 5 MB payload limit (Meilisearch: 100 MB). The
 // series is about 22 MB of JSON, four times the payload limit, as the
-// full-size one (about 440 MB against 100 MB). Before additions were cut
-// by size, the series went in one request of 731 documents, which the
-// simulator refused with payload_too_large, and the worker retried it
-// forever: the small event was never listed.
+// full-size one (TestDailyTwoYearSeriesThreeLanguagesIndexesFullSize).
+// Before additions were cut by size, the series went in one request of
+// 731 documents, which the simulator refused with payload_too_large, and
+// the worker retried it forever: the small event was never listed.
 func TestDailyTwoYearSeriesThreeLanguagesIndexes(t *testing.T) {
-	const (
-		payloadLimit = 5_000_000
-		budget       = 1 << 20
-		descChars    = 10_000
-	)
-	sizes := &bodySizes{}
+	testLongSeries(t, longSeries{payloadLimit: 5_000_000, budget: 1 << 20, descChars: 10_000, wordSearches: true})
+}
+
+// TestDailyTwoYearSeriesThreeLanguagesIndexesFullSize is
+// TestDailyTwoYearSeriesThreeLanguagesIndexes at full size: a
+// 200,000-character description (the limit) in each of three languages,
+// Meilisearch's 100 MB payload limit and the default request budget
+// (meili.DefaultMaxRequestBytes, 20 MiB). The series is about 440 MB of
+// JSON per index, 880 MB sent in all (a published event is in both event
+// indexes). The documents the simulator stores are checked one by one
+// (each occurrence, each language's full description); the searches by
+// word of the scaled test are left out (see longSeries.wordSearches).
+// Skipped under -short: the test holds about 1.5 GB at its peak.
+func TestDailyTwoYearSeriesThreeLanguagesIndexesFullSize(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full-size series: about 440 MB of documents; run without -short")
+	}
+	testLongSeries(t, longSeries{payloadLimit: meilisim.DefaultPayloadLimit, budget: meili.DefaultMaxRequestBytes, descChars: 200_000})
+}
+
+// testLongSeries indexes a daily two-year series with a description of
+// size.descChars characters in each of three languages through the sync
+// worker into a simulator, then writes a small event and waits for it to
+// be listed.
+func testLongSeries(t *testing.T, size longSeries) {
 	langs := []string{"en", "fr", "de"}
-	eng := meiliEngine(t, payloadLimit, meili.Options{Languages: langs, MaxRequestBytes: budget}, sizes)
+	eng, sim := meiliEngine(t, size.payloadLimit, meili.Options{Languages: langs, MaxRequestBytes: size.budget})
 
 	s := newStack(t)
 	s.worker.Engine = eng
@@ -144,15 +122,22 @@ func TestDailyTwoYearSeriesThreeLanguagesIndexes(t *testing.T) {
 	s.worker.Log = slog.New(slog.NewTextHandler(tWriter{t}, nil))
 
 	long := func(word string) string {
-		return strings.Repeat(word+" ", descChars/(len(word)+1))
+		return strings.Repeat(word+" ", size.descChars/(len(word)+1))
 	}
 	series := s.series(t, "Daily rehearsal", "FREQ=DAILY")
 	s.update(t, series, func(p *repository.Post) {
 		p.Title = repository.Text{"en": "Daily rehearsal", "fr": "Répétition quotidienne", "de": "Tägliche Probe"}
 		p.Content = repository.Text{"en": long("harbour"), "fr": long("lanterne"), "de": long("hafen")}
 	})
-	if n := s.worker.Docs.DocumentCount(mustGet(t, s, series.ID)); n < 730 {
-		t.Fatalf("the series has %d occurrences, want a daily two-year series", n)
+	stored := mustGet(t, s, series.ID)
+	for _, lang := range langs {
+		if n := utf8.RuneCountInString(stored.Content[lang]); n < size.descChars*9/10 {
+			t.Fatalf("the %s description has %d characters, want about %d", lang, n, size.descChars)
+		}
+	}
+	want := s.worker.Docs.DocumentCount(stored)
+	if want < 730 {
+		t.Fatalf("the series has %d occurrences, want a daily two-year series", want)
 	}
 
 	ctx, cancel := context.WithCancel(testdeadline.Context(t))
@@ -164,16 +149,14 @@ func TestDailyTwoYearSeriesThreeLanguagesIndexes(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-done })
 	s.worker.Notify()
 
-	want := s.worker.Docs.DocumentCount(mustGet(t, s, series.ID))
 	deadline := testdeadline.Context(t)
 	wait := func(what string, done func() bool) {
 		t.Helper()
 		for !done() {
 			select {
 			case <-deadline.Done():
-				sizes.mu.Lock()
-				defer sizes.mu.Unlock()
-				t.Fatalf("%s: never (%d additions sent, %d refused 413)", what, len(sizes.sizes), sizes.over)
+				sizes, refused := additionSizes(sim)
+				t.Fatalf("%s: never (%d additions accepted, %d requests refused 413)", what, len(sizes), refused)
 			case <-time.After(5 * time.Millisecond):
 			}
 		}
@@ -200,35 +183,81 @@ func TestDailyTwoYearSeriesThreeLanguagesIndexes(t *testing.T) {
 	written := time.Now()
 	small := s.post(t, repository.KindEvent, "Quay recital", repository.StatusPublish, baseTime)
 	s.worker.Notify()
+	// The small event starts before the series: a list of the events
+	// starting before the series' first occurrence (no words) shows it.
+	before := search.EventQuery{Lang: "en", StartLT: search.Some(seriesStart.Unix())}
 	wait("the event written after the series listed", func() bool {
-		return slices.Contains(listed(search.EventQuery{Lang: "en", Query: "recital"}), small.ID)
+		return slices.Contains(listed(before), small.ID)
 	})
 	t.Logf("the event written after the series listed %v after its write", time.Since(written))
 	if n := count(); n != want+1 {
 		t.Errorf("%d documents indexed, want %d (every occurrence and the small event)", n, want+1)
 	}
-	for _, q := range []search.EventQuery{{Lang: "en", Query: "harbour"}, {Lang: "fr", Query: "lanterne"}, {Lang: "de", Query: "hafen"}} {
-		if got := listed(q); !slices.Contains(got, series.ID) {
-			t.Errorf("search %q in %s = %v, want the series %d", q.Query, q.Lang, got, series.ID)
+	// The worker took the small event after the series: the series'
+	// documents are all written, in both event indexes.
+	checkStored(t, eng, sim, series.ID, want, langs, size.descChars)
+	if size.wordSearches {
+		for _, q := range []search.EventQuery{{Lang: "en", Query: "recital"}} {
+			if got := listed(q); !slices.Equal(got, []int64{small.ID}) {
+				t.Errorf("search %q in %s = %v, want the small event %d", q.Query, q.Lang, got, small.ID)
+			}
+		}
+		for _, q := range []search.EventQuery{{Lang: "en", Query: "harbour"}, {Lang: "fr", Query: "lanterne"}, {Lang: "de", Query: "hafen"}} {
+			if got := listed(q); !slices.Contains(got, series.ID) {
+				t.Errorf("search %q in %s = %v, want the series %d", q.Query, q.Lang, got, series.ID)
+			}
 		}
 	}
 
-	sizes.mu.Lock()
-	defer sizes.mu.Unlock()
-	if sizes.over > 0 {
-		t.Errorf("%d additions refused 413", sizes.over)
+	sizes, refused := additionSizes(sim)
+	if refused > 0 {
+		t.Errorf("%d requests refused 413", refused)
 	}
 	var total int64
-	for _, sz := range sizes.sizes {
+	for _, sz := range sizes {
 		total += sz
-		if sz > budget {
-			t.Errorf("an addition sent %d bytes, over the budget %d", sz, budget)
+		if sz > int64(size.budget) {
+			t.Errorf("an addition sent %d bytes, over the budget %d", sz, size.budget)
 		}
 	}
-	if total <= payloadLimit {
-		t.Errorf("the additions sent %d bytes in all: not over the payload limit %d, the test proves nothing", total, payloadLimit)
+	if total <= size.payloadLimit {
+		t.Errorf("the additions sent %d bytes in all: not over the payload limit %d, the test proves nothing", total, size.payloadLimit)
 	}
-	t.Logf("%d additions, %d bytes in all, largest %d", len(sizes.sizes), total, slices.Max(sizes.sizes))
+	t.Logf("%d additions, %d bytes in all, largest %d", len(sizes), total, slices.Max(sizes))
+}
+
+// checkStored checks the simulator's event indexes each hold want
+// documents of the event id, and that each document carries every
+// language's description at its full length (at least 9/10 of descChars
+// characters: the test text is whole words).
+func checkStored(t *testing.T, eng *meili.Engine, sim *meilisim.Server, id int64, want int, langs []string, descChars int) {
+	t.Helper()
+	sim.Mu.Lock()
+	defer sim.Mu.Unlock()
+	for _, index := range []meili.Index{meili.EventIndex, meili.EventHiddenIndex} {
+		uid := eng.IndexUID(index)
+		ix := sim.Indexes[uid]
+		if ix == nil {
+			t.Errorf("index %s: missing", uid)
+			continue
+		}
+		n := 0
+		for key, doc := range ix.Docs {
+			if doc["id"] != float64(id) {
+				continue
+			}
+			n++
+			for _, lang := range langs {
+				text, _ := doc["description_"+lang].(string)
+				if got := utf8.RuneCountInString(text); got < descChars*9/10 {
+					t.Errorf("index %s, document %s: description_%s has %d characters, want about %d", uid, key, lang, got, descChars)
+				}
+			}
+		}
+		if n != want {
+			t.Errorf("index %s holds %d documents of the series, want %d (one per occurrence)", uid, n, want)
+		}
+	}
 }
 
 // mustGet reads a post from the test stack's store.

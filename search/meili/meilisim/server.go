@@ -69,6 +69,9 @@ type Server struct {
 
 	Mu       sync.Mutex
 	Requests []Recorded
+	// Refused counts the requests refused 413 payload_too_large; they
+	// are not in Requests.
+	Refused  int
 	Indexes  map[string]*Index
 	Tasks    map[int64]*Task
 	NextTask int64
@@ -109,7 +112,10 @@ type Recorded struct {
 	Path   string
 	Query  string
 	Auth   string
-	Body   any
+	// Body is the decoded JSON body; nil when Options.DiscardBodies.
+	Body any
+	// Size is the body's length in bytes, as received.
+	Size int64
 }
 
 // Index is one index: its settings and documents.
@@ -255,6 +261,11 @@ type Options struct {
 	// Errorf, when set, reports a request the simulator cannot read (a
 	// test's t.Errorf); by default such a request is answered 400 only.
 	Errorf func(format string, args ...any)
+	// DiscardBodies keeps request bodies out of Requests: each entry
+	// keeps its method, path, query, Authorization and Size, but Body is
+	// nil. A test sending hundreds of megabytes sets it so that the log
+	// does not hold every body beside the stored documents.
+	DiscardBodies bool
 }
 
 // New returns a simulated Meilisearch server; serve it with
@@ -353,6 +364,9 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// before anything is registered.
 		raw, _ := io.ReadAll(io.LimitReader(r.Body, f.opts.PayloadLimit+1))
 		if int64(len(raw)) > f.opts.PayloadLimit {
+			f.Mu.Lock()
+			f.Refused++
+			f.Mu.Unlock()
 			f.Reply(w, http.StatusRequestEntityTooLarge, NewAPIError("payload_too_large", "The provided payload reached the size limit. The maximum accepted payload size is "+byteSize(f.opts.PayloadLimit)+"."))
 			return
 		}
@@ -366,8 +380,13 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
+		size := int64(len(raw))
+		rec := Recorded{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Auth: r.Header.Get("Authorization"), Body: body, Size: size}
+		if f.opts.DiscardBodies {
+			rec.Body = nil
+		}
 		f.Mu.Lock()
-		f.Requests = append(f.Requests, Recorded{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Authorization"), body})
+		f.Requests = append(f.Requests, rec)
 		intercept := f.Intercept
 		f.Mu.Unlock()
 		if intercept != nil {

@@ -311,6 +311,46 @@ func TestPayloadLimit(t *testing.T) {
 	if len(s.Tasks) != 1 {
 		t.Errorf("%d tasks registered, want 1 (the refused body registers none)", len(s.Tasks))
 	}
+	if s.Refused != 1 {
+		t.Errorf("Refused = %d, want 1", s.Refused)
+	}
+}
+
+// TestDiscardBodies: every request is recorded with its body's size;
+// with DiscardBodies the body itself is not kept.
+func TestDiscardBodies(t *testing.T) {
+	body := []byte(`[{"id":1,"title":"` + strings.Repeat("x", 1000) + `"}]`)
+	for _, tc := range []struct {
+		name     string
+		discard  bool
+		wantBody bool
+	}{
+		{"bodies kept by default", false, true},
+		{"bodies discarded", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, c := start(t, Options{DiscardBodies: tc.discard})
+			if status, answer := c.do("POST", "/indexes/a/documents", body); status != 202 {
+				t.Fatalf("POST documents: %d %v, want 202", status, answer)
+			}
+			calls := s.Calls("POST", "/indexes/a/documents")
+			if len(calls) != 1 {
+				t.Fatalf("%d calls recorded, want 1", len(calls))
+			}
+			if calls[0].Size != int64(len(body)) {
+				t.Errorf("Size = %d, want %d", calls[0].Size, len(body))
+			}
+			if got := calls[0].Body != nil; got != tc.wantBody {
+				t.Errorf("body kept: %v, want %v", got, tc.wantBody)
+			}
+			s.Drain()
+			s.Mu.Lock()
+			defer s.Mu.Unlock()
+			if n := len(s.Indexes["a"].Docs); n != 1 {
+				t.Errorf("%d documents stored, want 1 (the body is applied either way)", n)
+			}
+		})
+	}
 }
 
 // TestPositionsCap: words past the 65,536th position of an attribute are
