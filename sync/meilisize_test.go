@@ -103,6 +103,9 @@ func TestDailyTwoYearSeriesThreeLanguagesIndexesFullSize(t *testing.T) {
 	if testing.Short() {
 		t.Skip("full-size series: about 440 MB of documents; run without -short")
 	}
+	if raceEnabled {
+		t.Skip("full-size series: about 1.5 GB without the race detector, 5 to 10 times that with it; the 1/20-scale variant covers the same code under -race")
+	}
 	testLongSeries(t, longSeries{payloadLimit: meilisim.DefaultPayloadLimit, budget: meili.DefaultMaxRequestBytes, descChars: 200_000})
 }
 
