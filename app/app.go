@@ -338,7 +338,7 @@ func (s *Server) handlerOf(api *handlers.API, rt *handlers.Route) fiber.Handler 
 			// The real clock: the bound is on the machine's work per second.
 			// The announced length is charged now, the bytes read as they
 			// arrive (writeCharge).
-			charge, e := s.writeRates.start(user, time.Now(), c.Request().Header.ContentLength())
+			charge, e := s.writeRates.start(user, s.now, c.Request().Header.ContentLength())
 			if e != nil {
 				return withRetryAfter(c, e)
 			}

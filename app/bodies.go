@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/prometheus/client_golang/prometheus"
@@ -209,7 +208,7 @@ func (r *bodyRead) read(c *fiber.Ctx) ([]byte, error) {
 			n, err := src.Read(buf[len(buf):cap(buf)])
 			buf = buf[:len(buf)+n]
 			if n > 0 {
-				if e := r.charge.read(time.Now(), len(buf)); e != nil {
+				if e := r.charge.read(len(buf)); e != nil {
 					return nil, withRetryAfter(c, e)
 				}
 			}

@@ -130,26 +130,28 @@ type writeCharge struct {
 	u *repository.User
 	// taken is what the write has taken so far.
 	taken int
+	// now is the server's clock (Options.Now), read as the body is read.
+	now func() time.Time
 }
 
 // start charges u's write for its announced body length (less than 0 when
-// not announced) at now, or returns the 429 to answer. The charge is nil
+// not announced) at clock's time (the server's clock), or returns the 429 to answer. The charge is nil
 // when u is not rate-limited.
-func (w *writeRates) start(u *repository.User, now time.Time, announced int) (*writeCharge, *apierr.Error) {
+func (w *writeRates) start(u *repository.User, clock func() time.Time, announced int) (*writeCharge, *apierr.Error) {
 	if w == nil || !bounded(u) {
 		return nil, nil
 	}
 	n := w.cost(announced)
-	if err := w.take(u, now, n); err != nil {
+	if err := w.take(u, clock(), n); err != nil {
 		return nil, err
 	}
-	return &writeCharge{w: w, u: u, taken: n}, nil
+	return &writeCharge{w: w, u: u, taken: n, now: clock}, nil
 }
 
-// read charges the write for read bytes of body read so far, at now: the
+// read charges the write for read bytes of body read so far, now: the
 // tokens cost(read) asks beyond those already taken, or the 429 to answer
 // (the tokens already taken stay taken: those bytes were read).
-func (ch *writeCharge) read(now time.Time, read int) *apierr.Error {
+func (ch *writeCharge) read(read int) *apierr.Error {
 	if ch == nil {
 		return nil
 	}
@@ -157,7 +159,7 @@ func (ch *writeCharge) read(now time.Time, read int) *apierr.Error {
 	if more <= 0 {
 		return nil
 	}
-	if err := ch.w.take(ch.u, now, more); err != nil {
+	if err := ch.w.take(ch.u, ch.now(), more); err != nil {
 		return err
 	}
 	ch.taken += more

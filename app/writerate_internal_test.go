@@ -105,21 +105,21 @@ func TestWriteCharge(t *testing.T) {
 			w := newWriteRates(0.0001, tt.burst, nil, nil)
 			announced := &repository.User{ID: 1, Role: repository.RoleAuthor}
 			chunked := &repository.User{ID: 2, Role: repository.RoleContributor}
-			ch, err := w.start(announced, t0, tt.size)
+			ch, err := w.start(announced, at(t0), tt.size)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := ch.read(t0, tt.size); err != nil {
+			if err := ch.read(tt.size); err != nil {
 				t.Fatal(err)
 			}
-			ch, err = w.start(chunked, t0, -1)
+			ch, err = w.start(chunked, at(t0), -1)
 			if err != nil {
 				t.Fatal(err)
 			}
 			step := (tt.size + tt.pieces - 1) / tt.pieces
 			for read := 0; read < tt.size; {
 				read = min(read+step, tt.size)
-				if err := ch.read(t0, read); err != nil {
+				if err := ch.read(read); err != nil {
 					t.Fatalf("at %d bytes: %v", read, err)
 				}
 			}
@@ -137,10 +137,10 @@ func TestWriteCharge(t *testing.T) {
 	if err := w.allow(u, t0, 0); err != nil {
 		t.Fatal(err)
 	}
-	ch, _ := w.start(u, t0, -1)
+	ch, _ := w.start(u, at(t0), -1)
 	var refusedAt int
 	for read := 4096; read <= 1<<20; read += 4096 {
-		if err := ch.read(t0, read); err != nil {
+		if err := ch.read(read); err != nil {
 			if err.Status != 429 {
 				t.Fatal(err)
 			}
@@ -152,7 +152,7 @@ func TestWriteCharge(t *testing.T) {
 		t.Errorf("refused at %d bytes with %v tokens left; want at 96 KiB with 0", refusedAt, w.tokens(u, t0))
 	}
 	var none *writeCharge
-	if err := none.read(t0, 1<<20); err != nil {
+	if err := none.read(1<<20); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -194,3 +194,6 @@ func TestBodyBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// at is a clock stopped at t.
+func at(t time.Time) func() time.Time { return func() time.Time { return t } }
