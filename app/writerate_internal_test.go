@@ -152,7 +152,7 @@ func TestWriteCharge(t *testing.T) {
 		t.Errorf("refused at %d bytes with %v tokens left; want at 96 KiB with 0", refusedAt, w.tokens(u, t0))
 	}
 	var none *writeCharge
-	if err := none.read(1<<20); err != nil {
+	if err := none.read(1 << 20); err != nil {
 		t.Fatal(err)
 	}
 }
