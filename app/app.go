@@ -311,15 +311,10 @@ func (s *Server) commonHeaders(c *fiber.Ctx) error {
 
 const localPrefixLang = "prefix-lang"
 
-// handler adapts a request handler to Fiber: it parses the parameter bag,
-// resolves the language and the caller, and (for writes) refuses anonymous
-// callers before any validation (docs/decisions.md, "Writes").
-func (s *Server) handler(rt *handlers.Route) fiber.Handler {
-	return s.handlerOf(s.api, rt)
-}
-
-// handlerOf is handler for a route of api (the API, or its TEC_COMPAT
-// twin).
+// handlerOf adapts a request handler of api (the API, or its TEC_COMPAT
+// twin) to Fiber: it parses the parameter bag, resolves the language and
+// the caller, and (for writes) refuses anonymous callers before any
+// validation (docs/decisions.md, "Writes").
 func (s *Server) handlerOf(api *handlers.API, rt *handlers.Route) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		// A write's caller is known from its headers before its body is

@@ -220,12 +220,6 @@ type resp struct {
 	body   any
 }
 
-// obj returns the body as an object.
-func (r *resp) obj() map[string]any {
-	m, _ := r.body.(map[string]any)
-	return m
-}
-
 // path reads a dotted path ("venue.id", "events.0.title") from the body.
 func (r *resp) path(p string) any { return jsonPath(r.body, p) }
 

@@ -111,14 +111,3 @@ func contains[T comparable](list []T, v T) bool {
 	}
 	return false
 }
-
-// isDate reports whether v parses as a date for request r ("is time"
-// validator): in r's language, site zone and clock.
-func isDate(r *Request, v any) bool {
-	s, ok := input.AsString(v)
-	if !ok {
-		return false
-	}
-	_, err := input.ParseDateInRange(s, r.s.cfg.Location, r.s.now(), r.lang)
-	return err == nil
-}

@@ -13,10 +13,6 @@ import (
 	"github.com/calendar/eventcal/repository"
 )
 
-// defaultRadiusKm is geoloc_radius's default (our extension parameter:
-// docs/decisions.md, "Writes").
-const defaultRadiusKm = 25.0
-
 // pageArgs declares page and per_page.
 func pageArgs() []Arg {
 	return []Arg{

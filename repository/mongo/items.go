@@ -434,15 +434,11 @@ func (s *Store) storedDoc(ctx context.Context, coll *mongo.Collection, filter bs
 	return nil, err
 }
 
-// landed reports whether the record id is stored exactly as doc, after a
-// write of doc failed (the caller holds the item's lock, so no one else
-// wrote it meanwhile). The error is set when the re-read failed too: then
-// the outcome is unknown and the caller must undo nothing.
-func (s *Store) landed(ctx context.Context, coll *mongo.Collection, id int64, doc bson.Raw) (bool, error) {
-	return s.landedAs(ctx, coll, idFilter(id), doc)
-}
-
-// landedAs is landed for the document filter selects (by _id).
+// landedAs reports whether the document filter selects (by _id) is stored
+// exactly as doc, after a write of doc failed (the caller holds the item's
+// lock, so no one else wrote it meanwhile). The error is set when the
+// re-read failed too: then the outcome is unknown and the caller must undo
+// nothing.
 func (s *Store) landedAs(ctx context.Context, coll *mongo.Collection, filter bson.D, doc bson.Raw) (bool, error) {
 	raw, err := s.storedDoc(ctx, coll, filter)
 	switch {

@@ -25,14 +25,6 @@ import (
 // indexes when it ends. Tests that assert the fake's request log (which
 // only the fake keeps) check it only when target.fake is set.
 
-// requireSimulator skips the test on a real server (see fake_test.go).
-func (tg *target) requireSimulator(t *testing.T, why string) {
-	t.Helper()
-	if tg.fake == nil {
-		requireSimulator(t, why)
-	}
-}
-
 // target is the server a test runs against.
 type target struct {
 	url    string
