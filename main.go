@@ -1,16 +1,16 @@
 // Command eventcal is the event-calendar REST service and its administration
-// commands; package app/cli implements them ("eventcal help" lists them).
+// commands; package app implements them ("eventcal help" lists them).
 //
 // # How it is built
 //
-//		HTTP (app)  --write-->  repository  --marks "needs indexing" in the same write
+//		HTTP (app/api) --write->  repository  --marks "needs indexing" in the same write
 //		     |                                   |
 //		     |--item reads--> repository         v
 //		     |                                 sync worker --batches--> search engine
 //		     '--lists/search--> search engine  <------------------------'
 //
-//	  - app: the HTTP layer, five packages a request passes through in one
-//	    direction. app itself is the composition (Options into a Server, the
+//	  - app/api: the HTTP layer, five packages a request passes through in one
+//	    direction. app/api itself is the composition (Options into a Server, the
 //	    middleware: guard, request log, metrics, response cache,
 //	    authentication, write rates); app/handlers holds the route table
 //	    (routes.go, every route on one screen) and one file per resource
@@ -20,7 +20,7 @@
 //	    bodies, dates), decides access (app/access: roles and per-object
 //	    rules), calls the store or the search engine, and presents the result
 //	    (app/present: the JSON shapes, JSON-LD, iCalendar and their caches).
-//	    Handlers return app/apierr errors; app's error handler writes every
+//	    Handlers return app/apierr errors; app/api's error handler writes every
 //	    error body. Parameters are declared once per route (input.Arg, next
 //	    to each handler) and drive validation (input.Validate), the namespace
 //	    index and the OpenAPI document.
@@ -40,20 +40,23 @@
 //	  - sync: the worker that moves the marks into the engine, re-reading the
 //	    store for every batch (it queues IDs, never documents).
 //	  - config: one registry of settings with defaults, types and validators.
-//	  - app/cli: the command line (serve and the administration commands);
-//	    main.go at the root only calls it.
-//	  - app/tecimport: "eventcal import", a client of a WordPress site running
+//	  - app: the application: the composition root that wires the store, the
+//	    engine, the workers and the HTTP layer, and the command line (serve and
+//	    the administration commands); main.go at the root only calls it. Every
+//	    package under app is below it: none imports app.
+//	  - app/calendar/recurrence: the expansion of a series into occurrences.
+//	  - app/wpimport: "eventcal import", a client of a WordPress site running
 //	    The Events Calendar and a writer of the store (no HTTP serving);
-//	    app/tecimport/replay serves the recorded exchanges its tests use.
+//	    app/wpimport/replay serves the recorded exchanges its tests use.
 //	  - bench: the load benchmark.
 package main
 
 import (
 	"os"
 
-	"github.com/calendar/eventcal/app/cli"
+	"github.com/calendar/eventcal/app"
 )
 
 func main() {
-	os.Exit(cli.Main(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+	os.Exit(app.Main(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }

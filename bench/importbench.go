@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/calendar/eventcal/app/tecimport"
+	"github.com/calendar/eventcal/app/wpimport"
 )
 
 // The -import and -import-rate flags.
@@ -53,12 +53,12 @@ func runImportBench(n int, rate float64) error {
 
 	src := httptest.NewServer(&genSource{events: n, today: time.Now().UTC().Truncate(24 * time.Hour)})
 	defer src.Close()
-	opts := tecimport.Options{Source: src.URL + "/wp-json/tribe/events/v1", User: "bench", AppPassword: "bench pass",
+	opts := wpimport.Options{Source: src.URL + "/wp-json/tribe/events/v1", User: "bench", AppPassword: "bench pass",
 		Language: cfg.DefaultLanguage, Rate: rate, Logger: quiet}
 	fmt.Fprintf(os.Stderr, "importing %d events (%d venues, %d organizers, %d categories, %d tags, %d images) at %v requests/s...\n",
 		n, genVenues, genOrganizers, genCategories, genTags, genImages, rateText(rate))
 	t0 := time.Now()
-	rep, err := tecimport.Run(ctx, st, opts)
+	rep, err := wpimport.Run(ctx, st, opts)
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func runImportBench(n int, rate float64) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t1 := time.Now()
-	again, err := tecimport.Run(ctx, st, opts)
+	again, err := wpimport.Run(ctx, st, opts)
 	if err != nil {
 		return err
 	}
@@ -102,7 +102,7 @@ func rateText(rate float64) string {
 		return "no limit"
 	}
 	if rate == 0 {
-		return strconv.Itoa(tecimport.DefaultRate)
+		return strconv.Itoa(wpimport.DefaultRate)
 	}
 	return strconv.FormatFloat(rate, 'f', -1, 64)
 }
@@ -124,7 +124,7 @@ func listTotal(u string) (int, error) {
 }
 
 // genSource answers like a TEC 6.17.1 site (as recorded in
-// app/tecimport/replay/testdata/tec-6.17.1) with
+// app/wpimport/replay/testdata/tec-6.17.1) with
 // generated records: lists of 50 with X-TEC-Total and 404 past the end,
 // WordPress's wp/v2/tribe_events of 100 IDs a page, single reads.
 type genSource struct {

@@ -16,7 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/calendar/eventcal/app"
+	"github.com/calendar/eventcal/app/api"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search/meili"
@@ -117,7 +117,7 @@ func runMeiliSim(ctx context.Context, dir string) error {
 	defer cancel()
 	go w.Run(wctx)
 	// No result or response cache: every request reaches the engine.
-	a, err := app.New(app.Options{Config: cfg, Store: st, Search: eng, Indexer: w, Logger: quiet, ResponseCacheBytes: -1, NoRecurrenceCache: true})
+	a, err := api.New(api.Options{Config: cfg, Store: st, Search: eng, Indexer: w, Logger: quiet, ResponseCacheBytes: -1, NoRecurrenceCache: true})
 	if err != nil {
 		return err
 	}

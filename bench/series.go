@@ -89,7 +89,7 @@ func (s *stack) seriesRows(tw *tabwriter.Writer, uncachedBase string, conc int, 
 }
 
 // costliestRules is the costliest series the API accepts as expansion
-// work counts it (repository/recurrence budgets): five rules, each
+// work counts it (app/calendar/recurrence budgets): five rules, each
 // examining every day of its period, three with BYSETPOS, two rarely
 // giving a date.
 var costliestRules = []any{

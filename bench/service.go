@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/calendar/eventcal/app"
+	"github.com/calendar/eventcal/app/api"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search"
@@ -17,7 +17,7 @@ import (
 )
 
 // service is the embedded stack a bench mode measures, started as the
-// service starts it (app/cli): the store of -store, Bleve with the result
+// service starts it (app): the store of -store, Bleve with the result
 // cache, the sync worker and the API on a loopback port.
 type service struct {
 	cfg       *config.Config
@@ -76,7 +76,7 @@ func startService(ctx context.Context, dir string, env map[string]string) (svc *
 	wctx, cancel := context.WithCancel(ctx)
 	undo = append(undo, cancel)
 	go s.worker.Run(wctx)
-	a, err := app.New(app.Options{Config: cfg, Store: st, Search: s.engine, Indexer: s.worker, Logger: s.log, ResponseCacheTTL: time.Minute})
+	a, err := api.New(api.Options{Config: cfg, Store: st, Search: s.engine, Indexer: s.worker, Logger: s.log, ResponseCacheTTL: time.Minute})
 	if err != nil {
 		return nil, stop, err
 	}

@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/calendar/eventcal/app"
+	"github.com/calendar/eventcal/app/api"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search/bleve"
@@ -19,7 +19,7 @@ import (
 // returns its API base. The linked-record and term-count caches stay: they
 // are part of rendering, dropped by every write.
 func serveUncached(cfg *config.Config, st repository.Store, eng *bleve.Engine, w *sync.Worker, log *slog.Logger) (string, func(), error) {
-	a, err := app.New(app.Options{Config: cfg, Store: st, Search: eng, Indexer: w, Logger: log, ResponseCacheBytes: -1, NoRecurrenceCache: true})
+	a, err := api.New(api.Options{Config: cfg, Store: st, Search: eng, Indexer: w, Logger: log, ResponseCacheBytes: -1, NoRecurrenceCache: true})
 	if err != nil {
 		return "", nil, err
 	}

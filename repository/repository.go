@@ -225,7 +225,7 @@ type EventFields struct {
 	Parent int64 `json:"parent" bson:"parent"`
 	// Recurrence makes the event a series (nil: a single event). Its own
 	// start and end are the first occurrence; see package
-	// repository/recurrence for the expansion into occurrences.
+	// app/calendar/recurrence for the expansion into occurrences.
 	Recurrence *Recurrence `json:"recurrence,omitempty" bson:"recurrence,omitempty"`
 	// Overrides are the changes to single occurrences of the series, at
 	// most one per occurrence key. A cancelled occurrence is an exclusion

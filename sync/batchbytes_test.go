@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calendar/eventcal/app/calendar/recurrence"
 	"github.com/calendar/eventcal/repository"
-	"github.com/calendar/eventcal/repository/recurrence"
 	"github.com/calendar/eventcal/search"
 )
 

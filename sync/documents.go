@@ -8,8 +8,8 @@ import (
 	"maps"
 	"time"
 
+	"github.com/calendar/eventcal/app/calendar/recurrence"
 	"github.com/calendar/eventcal/repository"
-	"github.com/calendar/eventcal/repository/recurrence"
 	"github.com/calendar/eventcal/search"
 )
 

@@ -5,8 +5,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/calendar/eventcal/app/calendar/recurrence"
 	"github.com/calendar/eventcal/repository"
-	"github.com/calendar/eventcal/repository/recurrence"
 )
 
 // The index holds the occurrences of a series up to a horizon ahead of

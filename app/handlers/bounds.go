@@ -6,8 +6,8 @@ import (
 
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/calendar/recurrence"
 	"github.com/calendar/eventcal/repository"
-	"github.com/calendar/eventcal/repository/recurrence"
 )
 
 // Content bounds that protect memory from the untrusted roles: what one

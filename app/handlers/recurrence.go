@@ -9,17 +9,17 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/calendar/recurrence"
 	"github.com/calendar/eventcal/app/input"
 	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
-	"github.com/calendar/eventcal/repository/recurrence"
 	"github.com/calendar/eventcal/search"
 )
 
 // Recurring events (issue 24): the recurrence parameter of event writes
 // and the list hits that are occurrences. The expansion is
-// repository/recurrence, the shapes present/occurrence.go, the occurrence
+// app/calendar/recurrence, the shapes present/occurrence.go, the occurrence
 // routes occurrences.go.
 
 // maxRecurrenceDate bounds one exclusion or addition, in characters.

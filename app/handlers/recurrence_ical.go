@@ -4,10 +4,10 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/app/access"
+	"github.com/calendar/eventcal/app/calendar/recurrence"
 	"github.com/calendar/eventcal/app/ical"
 	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/repository"
-	"github.com/calendar/eventcal/repository/recurrence"
 	"github.com/calendar/eventcal/repository/wallclock"
 )
 

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/calendar/eventcal/app/calendar/recurrence"
 	"github.com/calendar/eventcal/repository"
-	"github.com/calendar/eventcal/repository/recurrence"
 )
 
 // Recurring events (issue 24): the recurrence field of every event, and
-// occurrences shaped like events. The expansion is repository/recurrence.
+// occurrences shaped like events. The expansion is app/calendar/recurrence.
 
 // Recurrence is an event's recurrence field: as written, null for a
 // single event.

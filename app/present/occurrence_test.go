@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calendar/eventcal/app/calendar/recurrence"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
-	"github.com/calendar/eventcal/repository/recurrence"
 )
 
 // TestOccurrencePost shapes a series as one of its occurrences: its dates

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/app/access"
+	"github.com/calendar/eventcal/app/calendar/recurrence"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
-	"github.com/calendar/eventcal/repository/recurrence"
 )
 
 // Renderer turns records into the API's JSON shapes. It holds what every

@@ -1,0 +1,168 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"mime/multipart"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/calendar/eventcal/repository"
+)
+
+// logText returns what a logBuffer (metrics_test.go) holds.
+func logText(l *logBuffer) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// panickyStore panics on one term ID, standing for any handler bug.
+type panickyStore struct{ repository.Store }
+
+const panicTermID = 424242
+
+func (s panickyStore) GetTerm(ctx context.Context, id int64) (*repository.Term, error) {
+	if id == panicTermID {
+		var m map[string]int
+		m["boom"]++ // a nil-map write: a runtime panic, as a real bug would raise
+	}
+	return s.Store.GetTerm(ctx, id)
+}
+
+// TestHandlerPanicIsLogged500 (issue 7, finding 1): a panicking handler
+// answers 500 in the error envelope, is logged with its stack, and the
+// next request is served.
+func TestHandlerPanicIsLogged500(t *testing.T) {
+	logs := &logBuffer{}
+	e := newEnvWith(t, t.TempDir(), envOptions{log: logs, wrapStore: func(s repository.Store) repository.Store { return panickyStore{s} }})
+	r := e.do("GET", "categories/424242", "", nil)
+	if r.status != 500 || r.str("code") != "internal_server_error" || r.num("data.status") != 500 {
+		t.Fatalf("panic answered %d %s", r.status, r.raw)
+	}
+	if !strings.Contains(r.header.Get("Content-Type"), "application/json") {
+		t.Errorf("content type %q", r.header.Get("Content-Type"))
+	}
+	out := logText(logs)
+	if !strings.Contains(out, "handler panic") || !strings.Contains(out, "assignment to entry in nil map") || !strings.Contains(out, "status=500") {
+		t.Errorf("panic not logged with its cause and request line:\n%s", out)
+	}
+	e.must(200, "GET", "categories?hide_empty=0", "", nil)
+	e.must(201, "POST", "categories", "editor", map[string]any{"name": "After the panic"})
+}
+
+// TestOverflowingPages (issue 7, finding 1): page numbers whose offset
+// overflows an int64 neither panic nor wrap around to page 1.
+func TestOverflowingPages(t *testing.T) {
+	e := newEnv(t)
+	e.must(201, "POST", "categories", "editor", map[string]any{"name": "Jazz"})
+	e.must(201, "POST", "tags", "editor", map[string]any{"name": "Free"})
+	e.must(201, "POST", "events", "editor", map[string]any{"title": "Only", "start_date": "2026-12-01", "end_date": "2026-12-01"})
+	e.must(201, "POST", "venues", "editor", map[string]any{"venue": "Hall"})
+	e.flush()
+	const huge = "9223372036854775807"
+	e.run(t, []scenario{
+		{name: "categories past the end", method: "GET", url: "categories?page=" + huge + "&hide_empty=0", status: 200,
+			want: map[string]any{"categories": []any{}, "total": 1}},
+		{name: "tags past the end", method: "GET", url: "tags?page=" + huge + "&hide_empty=0", status: 200,
+			want: map[string]any{"tags": []any{}, "total": 1}},
+		{name: "tags with the largest per_page", method: "GET", url: "tags?page=" + huge + "&per_page=" + huge + "&hide_empty=0", status: 200,
+			want: map[string]any{"tags": []any{}}},
+		{name: "terms with the largest offset", method: "GET", url: "categories?offset=" + huge + "&hide_empty=0", status: 200,
+			want: map[string]any{"categories": []any{}}},
+		{name: "events past the end", method: "GET", url: "events?page=" + huge, status: 404,
+			want: map[string]any{"code": "event-archive-page-not-found"}},
+		{name: "events past the end with the largest per_page", method: "GET", url: "events?page=" + huge + "&per_page=" + huge, status: 404,
+			want: map[string]any{"code": "event-archive-page-not-found"}},
+		{name: "venues past the end", method: "GET", url: "venues?page=" + huge, status: 404,
+			want: map[string]any{"code": "venue-archive-page-not-found"}},
+		{name: "organizers past the end", method: "GET", url: "organizers?page=" + huge, status: 404,
+			want: map[string]any{"code": "organizer-archive-page-not-found"}},
+		{name: "page beyond int64 is invalid", method: "GET", url: "events?page=99999999999999999999", status: 400,
+			want: map[string]any{"code": "rest_invalid_param"}},
+		{name: "events page 1 still served", method: "GET", url: "events", status: 200, want: map[string]any{"total": 1}},
+	})
+}
+
+// TestHTTPLayerErrorsInEnvelope (issue 7, finding 10): unknown methods,
+// oversized bodies and oversized headers are answered in the error
+// envelope and logged like every request.
+func TestHTTPLayerErrorsInEnvelope(t *testing.T) {
+	logs := &logBuffer{}
+	e := newEnvWith(t, t.TempDir(), envOptions{log: logs})
+	for _, tt := range []struct {
+		name, method, target string
+		body                 string
+		header               map[string]string
+		status               int
+		code                 string
+	}{
+		{"PROPFIND", "PROPFIND", root + "/events", "", nil, 404, "rest_no_route"},
+		{"unknown method anywhere", "BREW", "/coffee", "", nil, 404, "rest_no_route"},
+		{"body over the limit", "POST", root + "/events", `{"title":"` + strings.Repeat("a", 1<<20) + `"}`, nil, 413, "rest_request_too_large"},
+		{"body over the limit on a route without body", "POST", root + "/nowhere", strings.Repeat("a", 2<<20), nil, 413, "rest_request_too_large"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			req := httptest.NewRequest("GET", tt.target, strings.NewReader(tt.body))
+			req.Method = tt.method
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+e.tokens["editor"])
+			req.Header.Set("X-Request-ID", "req-"+strings.ReplaceAll(tt.name, " ", "-"))
+			for k, v := range tt.header {
+				req.Header.Set(k, v)
+			}
+			res, err := e.app.Test(req, -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			var b bytes.Buffer
+			_, _ = b.ReadFrom(res.Body)
+			if res.StatusCode != tt.status || !strings.Contains(b.String(), `"code":"`+tt.code+`"`) {
+				t.Fatalf("%d %s, want %d %s", res.StatusCode, b.String(), tt.status, tt.code)
+			}
+			if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+				t.Errorf("content type %q", ct)
+			}
+			if !strings.Contains(logText(logs), "status="+res.Status[:3]) {
+				t.Errorf("no request line with status %d:\n%s", tt.status, logText(logs))
+			}
+		})
+	}
+}
+
+// TestStreamedBodies: with bodies streamed, JSON, form and multipart
+// bodies (small, and larger than fasthttp's 8 KiB read-ahead) still decode.
+func TestStreamedBodies(t *testing.T) {
+	e := newEnv(t)
+	long := strings.Repeat("d", 50_000)
+	var mp bytes.Buffer
+	w := multipart.NewWriter(&mp)
+	_ = w.WriteField("venue", "Multipart hall")
+	_ = w.WriteField("description", long)
+	_ = w.Close()
+	for _, tt := range []struct {
+		name, ct, body string
+	}{
+		{"json", "application/json", `{"venue":"JSON hall","description":"` + long + `"}`},
+		{"form", "application/x-www-form-urlencoded", "venue=Form+hall&description=" + long},
+		{"multipart", w.FormDataContentType(), mp.String()},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			req := httptest.NewRequest("POST", root+"/venues", strings.NewReader(tt.body))
+			req.Header.Set("Content-Type", tt.ct)
+			req.Header.Set("Authorization", "Bearer "+e.tokens["editor"])
+			res, err := e.app.Test(req, -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			var b bytes.Buffer
+			_, _ = b.ReadFrom(res.Body)
+			if res.StatusCode != 201 || !strings.Contains(b.String(), long) {
+				t.Fatalf("%d %.200s", res.StatusCode, b.String())
+			}
+		})
+	}
+}

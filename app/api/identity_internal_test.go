@@ -1,0 +1,31 @@
+package api
+
+import (
+	"testing"
+
+	"github.com/calendar/eventcal/config"
+)
+
+// TestBuildVersionLinkerFlags: the version is config.Version (what the
+// source is, or what -ldflags -X linked in instead), and the revision
+// given at link time (as the Dockerfile does) wins over the build
+// information.
+func TestBuildVersionLinkerFlags(t *testing.T) {
+	defer func(v, r string) { config.Version, buildRevision = v, r }(config.Version, buildRevision)
+	source := config.Version
+	tests := []struct {
+		name, version, revision string
+		wantVersion, wantRev    string
+	}{
+		{"none: go test has no revision", source, "", source, "unknown"},
+		{"both", "2.0.1", "abc123", "2.0.1", "abc123"},
+		{"version only", "2.0.1-rc.1", "", "2.0.1-rc.1", "unknown"},
+	}
+	for _, tc := range tests {
+		config.Version, buildRevision = tc.version, tc.revision
+		v, r := BuildVersion()
+		if v != tc.wantVersion || r != tc.wantRev {
+			t.Errorf("%s: BuildVersion() = %q, %q; want %q, %q", tc.name, v, r, tc.wantVersion, tc.wantRev)
+		}
+	}
+}

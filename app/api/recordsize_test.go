@@ -1,0 +1,65 @@
+package api_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/calendar/eventcal/config/limits"
+	"github.com/calendar/eventcal/repository"
+)
+
+// TestRecordSizeBound: a series whose changed occurrences are allowed more
+// text than a record may hold (MAX_SERIES_OVERRIDE_TEXT raised) grows
+// through the API, one occurrence description of limits.MaxDescription
+// four-byte characters at a time, until the write that would take its
+// record past repository.MaxRecordBytes: that one answers 413
+// rest_document_too_large naming the overrides and stores nothing. It
+// runs on SQLite: the MongoDB engine refuses the same record with the same
+// error (storetest's RecordSize group, run on both engines), and twenty
+// 16 MB rewrites through the embedded FerretDB take minutes.
+func TestRecordSizeBound(t *testing.T) {
+	testRecordSizeBound(t, newEnv(t, "MAX_SERIES_OVERRIDE_TEXT", "1073741824"))
+}
+
+func testRecordSizeBound(t *testing.T, e *env) {
+	const count = 40
+	id := e.must(201, "POST", "events", "editor", weekly(map[string]any{
+		"recurrence": map[string]any{"rules": []any{fmt.Sprintf("FREQ=WEEKLY;COUNT=%d", count)}},
+	})).id()
+	desc := strings.Repeat("😀", limits.MaxDescription) // 4 bytes each
+	first := time.Date(2027, 3, 18, 0, 0, 0, 0, time.UTC)
+	stored := 0
+	for i := range count {
+		key := first.AddDate(0, 0, 7*i).Format("20060102") + "T190000"
+		before := storeSnapshot(t, e)
+		r := e.do("PATCH", fmt.Sprintf("events/%d/occurrences/%s", id, key), "editor", map[string]any{"description": desc})
+		if r.status == 200 {
+			stored++
+			continue
+		}
+		if r.status != 413 || r.str("code") != "rest_document_too_large" || r.str("data.field") != "overrides" ||
+			!strings.Contains(r.str("message"), "overrides") {
+			t.Fatalf("change %d: %d %.400s", i, r.status, r.raw)
+		}
+		if after := storeSnapshot(t, e); after != before {
+			t.Errorf("the refused write changed the store:\n before %s\n after  %s", before, after)
+		}
+		p := mustPost(t, e, id)
+		size, err := repository.RecordSize(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The refused change would have added one description: the
+		// stored record is within one description of the bound.
+		if size > repository.MaxRecordBytes || size+len(desc) <= repository.MaxRecordBytes {
+			t.Errorf("refused at a record of %d bytes, bound %d, change %d bytes", size, repository.MaxRecordBytes, len(desc))
+		}
+		if stored != repository.MaxRecordBytes/len(desc) {
+			t.Errorf("%d changes stored, want %d", stored, repository.MaxRecordBytes/len(desc))
+		}
+		return
+	}
+	t.Fatalf("%d changes of %d bytes each all stored: no bound", count, len(desc))
+}

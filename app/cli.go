@@ -1,0 +1,262 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+	"unicode"
+
+	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/repository"
+)
+
+// maxLoginLength is WordPress's limit on user_login.
+const maxLoginLength = 60
+
+// user runs "user SUBCOMMAND".
+func (c *cli) user(args []string) int {
+	set := func(verb string) func([]string) int {
+		return func(args []string) int { return c.userSet(verb, args) }
+	}
+	return commandGroup{
+		name:  "user",
+		usage: synopsisUsage("user add|list|role|disable|enable ..."),
+		known: "user add, list, role, disable, enable",
+		subcommands: map[string]func([]string) int{
+			"add": c.userAdd, "list": c.userList, "role": set("role"), "disable": set("disable"), "enable": set("enable"),
+		},
+	}.run(c, args)
+}
+
+// token runs "token SUBCOMMAND".
+func (c *cli) token(args []string) int {
+	return commandGroup{
+		name:        "token",
+		usage:       synopsisUsage("token create|list|revoke ..."),
+		known:       "token create, list, revoke",
+		subcommands: map[string]func([]string) int{"create": c.tokenCreate, "list": c.tokenList, "revoke": c.tokenRevoke},
+	}.run(c, args)
+}
+
+func isHelpFlag(s string) bool {
+	return s == "-h" || s == "-help" || s == "--help"
+}
+
+// validateLogin checks a login given on the command line.
+func validateLogin(login string) error {
+	switch {
+	case login == "":
+		return errors.New("--login is required")
+	case len(login) > maxLoginLength:
+		return fmt.Errorf("--login must be at most %d bytes", maxLoginLength)
+	case strings.IndexFunc(login, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) >= 0:
+		return errors.New("--login must not contain spaces or control characters")
+	}
+	return nil
+}
+
+// withStore loads the configuration, opens the store, calls fn and closes
+// the store. SIGINT/SIGTERM cancel fn's context. It names the store on
+// stderr and refuses a missing embedded store (cli_accounts.go).
+func (c *cli) withStore(fn func(ctx context.Context, store repository.Store) int) int {
+	return c.withStoreInit(false, fn)
+}
+
+// withStoreInit is withStore that may create a new embedded store (init).
+func (c *cli) withStoreInit(init bool, fn func(ctx context.Context, store repository.Store) int) int {
+	cfg := c.loadConfig()
+	if cfg == nil {
+		return exitUsage
+	}
+	if err := c.checkStoreExists(cfg, init); err != nil {
+		return exitFailure
+	}
+	fmt.Fprintf(c.stderr, "Store: %s\n", storeDescription(cfg))
+	return c.withConfiguredStore(cfg, fn)
+}
+
+// withConfiguredStore opens the store cfg names, runs fn with it and
+// closes it; the status is fn's, or exitFailure when the store cannot be
+// opened or closed.
+func (c *cli) withConfiguredStore(cfg *config.Config, fn func(ctx context.Context, store repository.Store) int) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	store, err := openStore(ctx, cfg)
+	if err != nil {
+		return c.fail(programName, err)
+	}
+	code := fn(ctx, store)
+	if err := closeStore(store); err != nil {
+		fmt.Fprintf(c.stderr, "%s: close store: %v\n", programName, err)
+		if code == exitOK {
+			code = exitFailure
+		}
+	}
+	return code
+}
+
+// userAdd runs "user add --login NAME --role ROLE": it creates the user and
+// prints its ID on stdout.
+func (c *cli) userAdd(args []string) int {
+	fs := c.flagSet("user add", "user add --login NAME --role ROLE [--init]")
+	loginFlag := newLoginFlag(fs, "login of the new user (required)")
+	roleName := fs.String("role", "", "role: "+roleList()+" (required)")
+	initStore := fs.Bool("init", false, "create the embedded store (DATA_DIR) when it does not exist yet")
+	if code := c.parseFlags(fs, args); code >= 0 {
+		return code
+	}
+	login, err := loginFlag.value()
+	if err != nil {
+		return c.misuse("user add", err)
+	}
+	role, ok := repository.ParseRole(*roleName)
+	if !ok {
+		fmt.Fprintf(c.stderr, "user add: --role must be one of %s, not %q\n", roleList(), *roleName)
+		return exitUsage
+	}
+	return c.withStoreInit(*initStore, func(ctx context.Context, store repository.Store) int {
+		u := &repository.User{Login: login, Role: role, Created: time.Now().UTC()}
+		if err := store.CreateUser(ctx, u); err != nil {
+			if errors.Is(err, repository.ErrDuplicate) {
+				err = fmt.Errorf("login %q is already taken", login)
+			}
+			return c.fail("user add", err)
+		}
+		fmt.Fprintf(c.stderr, "Created %s %q with ID %d.\n", u.Role, u.Login, u.ID)
+		fmt.Fprintln(c.stdout, u.ID)
+		return exitOK
+	})
+}
+
+// tokenCreate runs "token create --login NAME": it creates an API token for
+// the user and prints the secret, alone, on stdout. Only its hash is stored.
+func (c *cli) tokenCreate(args []string) int {
+	fs := c.flagSet("token create", "token create --login NAME [--name TEXT] [--expires 30d]")
+	loginFlag := newLoginFlag(fs, "login of the user the token authenticates (required)")
+	name := fs.String("name", "", "what the token is for, shown by 'token list'")
+	expires := fs.String("expires", "", "lifetime (e.g. 720h or 30d); absent: no expiry")
+	if code := c.parseFlags(fs, args); code >= 0 {
+		return code
+	}
+	lifetime, err := parseExpiry(*expires)
+	if err != nil {
+		return c.misuse("token create", err)
+	}
+	if len(*name) > 100 {
+		return c.misuse("token create", errors.New("--name must be at most 100 bytes"))
+	}
+	login, err := loginFlag.value()
+	if err != nil {
+		return c.misuse("token create", err)
+	}
+	return c.withStore(func(ctx context.Context, store repository.Store) int {
+		u, code := c.userByLogin(ctx, store, "token create", login, fmt.Sprintf(" (create one with '%s user add')", programName))
+		if u == nil {
+			return code
+		}
+		secret, err := repository.NewTokenSecret()
+		if err != nil {
+			return c.fail("token create", err)
+		}
+		now := time.Now().UTC().Truncate(time.Second)
+		t := &repository.Token{Hash: repository.HashToken(secret), UserID: u.ID, Created: now, Name: strings.TrimSpace(*name)}
+		if lifetime > 0 {
+			t.Expires = now.Add(lifetime)
+		}
+		if err := store.CreateToken(ctx, t); err != nil {
+			return c.fail("token create", err)
+		}
+		fmt.Fprintf(c.stderr, "Created token %s for %s %q (user ID %d). It is shown only this once: "+
+			"send it as \"Authorization: Bearer <token>\".\n", t.ID(), u.Role, u.Login, u.ID)
+		fmt.Fprintln(c.stdout, secret)
+		return exitOK
+	})
+}
+
+// healthcheck runs "healthcheck [--url URL] [--timeout D]": it GETs the
+// service's /healthz and exits 0 on 200, else 1. It exists because the
+// distroless image has no shell or curl for a container HEALTHCHECK. It
+// never exits 2, which Docker reserves.
+func (c *cli) healthcheck(args []string) int {
+	fs := c.flagSet("healthcheck", "healthcheck [--url URL] [--timeout DURATION]")
+	rawURL := fs.String("url", "", "URL to probe (default: /healthz on the port of LISTEN_ADDR, via loopback)")
+	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for the answer")
+	if code := c.parseFlags(fs, args); code != -1 {
+		if code == exitOK {
+			return exitOK
+		}
+		return exitFailure
+	}
+	target := *rawURL
+	if target == "" {
+		cfg := c.loadConfig()
+		if cfg == nil {
+			return exitFailure
+		}
+		var err error
+		if target, err = healthURL(cfg); err != nil {
+			return c.fail("healthcheck", err)
+		}
+	}
+	if err := probe(target, *timeout, c.stdout); err != nil {
+		return c.fail("healthcheck", err)
+	}
+	return exitOK
+}
+
+// healthURL returns the /healthz URL of a service listening on
+// cfg.ListenAddr on this machine: a wildcard host becomes 127.0.0.1.
+func healthURL(cfg *config.Config) (string, error) {
+	host, port, err := net.SplitHostPort(cfg.ListenAddr)
+	if err != nil {
+		return "", fmt.Errorf("LISTEN_ADDR: %w", err)
+	}
+	if port == "0" {
+		return "", errors.New("LISTEN_ADDR has port 0 (random); pass --url")
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/healthz", nil
+}
+
+// probe GETs target and returns nil when it answers 200 OK. It writes the
+// status line to out, with the instance that answered when the body names
+// one (/healthz does), so that an answer from another process on the port
+// shows.
+func probe(target string, timeout time.Duration, out io.Writer) error {
+	client := &http.Client{Timeout: timeout}
+	req, err := http.NewRequest(http.MethodGet, target, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("User-Agent", config.UserAgent("cli"))
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s answered %s", target, resp.Status)
+	}
+	var id struct {
+		Instance, Version, Revision string
+		PID                         int
+	}
+	if json.Unmarshal(body, &id) == nil && id.Instance != "" {
+		fmt.Fprintf(out, "%s: %s (instance %s, pid %d, version %s, revision %s)\n", target, resp.Status, id.Instance, id.PID, id.Version, id.Revision)
+		return nil
+	}
+	fmt.Fprintf(out, "%s: %s\n", target, resp.Status)
+	return nil
+}

@@ -1,0 +1,162 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/calendar/eventcal/config/testdeadline"
+	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/repository/sqlite"
+	"github.com/calendar/eventcal/sync"
+)
+
+// seedEvents writes n published events straight into the store of dir.
+func seedEvents(t *testing.T, dir string, n int) {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(dir, "calendar.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close(context.Background())
+	start := time.Date(2027, 1, 1, 10, 0, 0, 0, time.UTC)
+	for i := 0; i < n; i++ {
+		p := &repository.Post{Kind: repository.KindEvent, Status: repository.StatusPublish, Date: start, Modified: start,
+			Title: repository.Text{"en": fmt.Sprintf("Seeded %d", i)}, Slug: repository.Text{"en": "seeded"},
+			Event: &repository.EventFields{StartLocal: "2027-01-01 10:00:00", EndLocal: "2027-01-01 11:00:00",
+				StartUTC: start, EndUTC: start.Add(time.Hour), ShowMap: true, ShowMapLink: true}}
+		if err := st.CreatePost(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// statusLine returns the line of `status` output that starts with name.
+func statusLine(out, name string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, name) {
+			return strings.Join(strings.Fields(l), " ")
+		}
+	}
+	return ""
+}
+
+func TestReindexAndStatusDirect(t *testing.T) {
+	dir := t.TempDir()
+	seedEvents(t, dir, 30)
+	env := map[string]string{"DATA_DIR": dir, "LISTEN_ADDR": "127.0.0.1:1"}
+	r := runCLI(t, env, "status")
+	if r.code != exitOK {
+		t.Fatalf("status: exit %d: %s", r.code, r.stderr)
+	}
+	if got := statusLine(r.stdout, "pending marks"); got != "pending marks 30" {
+		t.Errorf("before: %q\n%s", got, r.stdout)
+	}
+	if got := statusLine(r.stdout, "events"); got != "events store 30, index 0" {
+		t.Errorf("before: %q", got)
+	}
+	r = runCLI(t, env, "reindex")
+	if r.code != exitOK || !strings.Contains(r.stdout, "rebuild succeeded: 30 documents") {
+		t.Fatalf("reindex: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "30/30") {
+		t.Errorf("no progress lines: %q", r.stderr)
+	}
+	r = runCLI(t, env, "status", "--direct")
+	if got := statusLine(r.stdout, "events"); got != "events store 30, index 30" {
+		t.Errorf("after: %q\n%s", got, r.stdout)
+	}
+	if got := statusLine(r.stdout, "search engine"); got != "search engine healthy" {
+		t.Errorf("engine: %q", got)
+	}
+}
+
+func TestReindexAndStatusRemote(t *testing.T) {
+	dir := t.TempDir()
+	seedEvents(t, dir, 12)
+	env := map[string]string{"DATA_DIR": dir, "LISTEN_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": "ops-token", "DRAIN_DELAY": "0"}
+	addr, logs := startServing(t, env)
+	remote := map[string]string{"DATA_DIR": dir, "LISTEN_ADDR": addr.String(), "ADMIN_TOKEN": "ops-token"}
+	// The service is found on LISTEN_ADDR; the index is locked by it, so a
+	// direct rebuild would fail: this goes through the admin API.
+	r := runCLI(t, remote, "reindex")
+	if r.code != exitOK || !strings.Contains(r.stdout, "rebuild succeeded") {
+		t.Fatalf("remote reindex: exit %d\nstdout %s\nstderr %s\nlogs %s", r.code, r.stdout, r.stderr, logs.String())
+	}
+	deadline := testdeadline.Of(t)
+	for {
+		r = runCLI(t, remote, "status", "--url", "http://"+addr.String())
+		if r.code != exitOK {
+			t.Fatalf("remote status: exit %d: %s", r.code, r.stderr)
+		}
+		if statusLine(r.stdout, "events") == "events store 12, index 12" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("index never reached 12 events:\n%s", r.stdout)
+		}
+	}
+	if r := runCLI(t, map[string]string{"DATA_DIR": dir, "LISTEN_ADDR": addr.String(), "ADMIN_TOKEN": "wrong"}, "status"); r.code != exitFailure {
+		t.Errorf("wrong token: exit %d", r.code)
+	}
+	// Without any token the commands say how to pass one.
+	for _, cmd := range []string{"status", "reindex"} {
+		r := runCLI(t, map[string]string{"DATA_DIR": dir, "LISTEN_ADDR": addr.String()}, cmd)
+		if r.code != exitFailure || !strings.Contains(r.stderr, "pass --token or set ADMIN_TOKEN") {
+			t.Errorf("%s without a token: exit %d, stderr %s", cmd, r.code, r.stderr)
+		}
+	}
+	// --cancel with no rebuild running says so; it never touches the index.
+	if r := runCLI(t, remote, "reindex", "--cancel"); r.code != exitOK || !strings.Contains(r.stderr, "no rebuild is running") {
+		t.Errorf("reindex --cancel: exit %d, stderr %s", r.code, r.stderr)
+	}
+	if r := runCLI(t, map[string]string{"DATA_DIR": t.TempDir()}, "reindex", "--cancel", "--direct"); r.code != exitFailure || !strings.Contains(r.stderr, "needs a running service") {
+		t.Errorf("reindex --cancel --direct: exit %d, stderr %s", r.code, r.stderr)
+	}
+}
+
+// TestJobRate: the rate counts from the job's start, so following a
+// rebuild joined half-way shows its real rate from the first update.
+func TestJobRate(t *testing.T) {
+	start := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		done, total int
+		after       time.Duration
+		rate        float64
+		eta         string
+	}{
+		{0, 1000, 0, 0, "?"},
+		{5000, 10000, 10 * time.Second, 500, "10s"},
+		{5000, 10000, 100 * time.Millisecond, 50000, "0s"},
+		{10000, 10000, 20 * time.Second, 500, "0s"},
+	} {
+		rate, eta := jobRate(sync.Job{Done: tc.done, Total: tc.total, Started: start}, start.Add(tc.after))
+		if rate != tc.rate || eta != tc.eta {
+			t.Errorf("%d/%d after %s: %v docs/s, ETA %s; want %v, %s", tc.done, tc.total, tc.after, rate, eta, tc.rate, tc.eta)
+		}
+	}
+}
+
+// TestFollowInterrupted: Ctrl-C while following a remote rebuild says that
+// the rebuild goes on in the service and how to stop it.
+func TestFollowInterrupted(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, `{"job":{"id":"j1","state":"running","done":5,"total":10,"started":"2026-11-23T12:00:00Z"}}`)
+	}))
+	defer srv.Close()
+	var out, errb bytes.Buffer
+	c := &cli{getenv: func(string) string { return "" }, stdout: &out, stderr: &errb}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // Ctrl-C before the first poll
+	a := &adminClient{base: srv.URL, token: "t", http: srv.Client()}
+	code := c.followRemote(ctx, a, sync.Job{ID: "j1", State: sync.JobRunning, Done: 5, Total: 10, Started: time.Now()})
+	if code != exitFailure || !strings.Contains(errb.String(), "it goes on in the service") || !strings.Contains(errb.String(), "reindex --cancel") {
+		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+}

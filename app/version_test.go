@@ -1,0 +1,94 @@
+package app
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	gosync "sync"
+	"testing"
+
+	"github.com/calendar/eventcal/config"
+)
+
+// TestVersionNamesRelease: "version" and "--version" print config.Version,
+// the release this source is.
+func TestVersionNamesRelease(t *testing.T) {
+	for _, arg := range []string{"--version", "version"} {
+		r := runCLI(t, nil, arg)
+		if want := "eventcal " + config.Version + " ("; r.code != exitOK || !strings.HasPrefix(r.stdout, want) {
+			t.Errorf("%s: exit %d, stdout %q; want it to start with %q", arg, r.code, r.stdout, want)
+		}
+	}
+}
+
+// TestVersionFromLinker: a build given -ldflags -X for config.Version and
+// app.buildRevision (as a release build or the Dockerfile does) reports
+// them. It links the real binary: a renamed variable, or a constant, would
+// make -X a silent no-op.
+func TestVersionFromLinker(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "eventcal")
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	ldflags := "-X github.com/calendar/eventcal/config.Version=9.8.7-linked -X github.com/calendar/eventcal/app.buildRevision=0123abcd"
+	if out, err := exec.Command(goTool, "build", "-ldflags", ldflags, "-o", bin, "github.com/calendar/eventcal").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		t.Fatalf("%s --version: %v", bin, err)
+	}
+	if want := "eventcal 9.8.7-linked (revision 0123abcd, go"; !strings.HasPrefix(string(out), want) {
+		t.Errorf("--version printed %q; want it to start with %q", out, want)
+	}
+}
+
+// TestRequestsNameRelease: the requests the commands send to a service
+// (healthcheck, and the admin calls of status, reindex) carry
+// "eventcal-cli/<version>" as their User-Agent.
+func TestRequestsNameRelease(t *testing.T) {
+	var mu gosync.Mutex
+	agents := map[string]string{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		agents[r.URL.Path] = r.Header.Get("User-Agent")
+		mu.Unlock()
+		w.Write([]byte(`{"status":"ok"}`))
+	}))
+	defer srv.Close()
+	if r := runCLI(t, nil, "healthcheck", "--url", srv.URL+"/healthz"); r.code != exitOK {
+		t.Fatalf("healthcheck: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if r := runCLI(t, nil, "status", "--url", srv.URL, "--token", "t"); r.code != exitOK {
+		t.Fatalf("status: exit %d, stderr %q", r.code, r.stderr)
+	}
+	want := "eventcal-cli/" + config.Version
+	mu.Lock()
+	defer mu.Unlock()
+	for _, path := range []string{"/healthz", "/calendar/events/v1/admin/sync"} {
+		if agents[path] != want {
+			t.Errorf("GET %s: User-Agent %q, want %q (saw %v)", path, agents[path], want, agents)
+		}
+	}
+}
+
+// TestDockerfileLinksTheVersion: the image's build links VERSION (when
+// given) into config.Version and REVISION into app.buildRevision, the
+// variables the binary reads: -X on a name that does not exist is
+// silently ignored, so a rename would otherwise go unnoticed.
+func TestDockerfileLinksTheVersion(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"${VERSION:+-X github.com/calendar/eventcal/config.Version=${VERSION}}",
+		"-X github.com/calendar/eventcal/app.buildRevision=${REVISION}",
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the Dockerfile's go build does not link %q", want)
+		}
+	}
+}

@@ -1,0 +1,316 @@
+package wpimport
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/calendar/eventcal/repository"
+)
+
+// fetch reads every list, the hidden events, the store's own records the
+// lists lack, and the password-protected events.
+func (r *importRun) fetch(ctx context.Context) error {
+	if r.m.zone == nil {
+		zone, err := r.c.siteZone(ctx)
+		if err != nil {
+			return err
+		}
+		if zone == nil {
+			zone = time.UTC
+			r.log.Info("the site's time zone is not readable from its REST index; the dates of drafts are read in UTC")
+		}
+		r.m.zone = zone
+	}
+	for _, kind := range []string{KindCategory, KindTag, KindVenue, KindOrganizer, KindEvent} {
+		l := listOf[kind]
+		r.progress.Start("read "+l.name, -1)
+		n, total, err := r.c.fetchList(ctx, l, func(total, n int) {
+			if total > 0 {
+				r.progress.Total(total)
+			}
+			r.progress.Add(n)
+		}, func(id int64, raw json.RawMessage) error {
+			return r.take(kind, id, raw)
+		})
+		r.progress.Finish()
+		if err != nil {
+			return err
+		}
+		if total >= 0 && total != n {
+			r.rep.warnf("the %s list announced %d records (X-TEC-Total) and gave %d (records changed while it was read?); run the import again", l.name, total, n)
+		}
+		r.log.Info("read", "list", l.name, "records", n)
+	}
+
+	// Events hidden from listings are in no TEC list; WordPress's own
+	// route enumerates every event ID.
+	var probe []int64
+	wp, ok, err := r.c.wpEventIDs(ctx)
+	if err != nil {
+		return err
+	}
+	wpIDs := wp.ids
+	if !ok {
+		r.rep.warnf("WordPress's wp/v2/tribe_events route is not reachable from %s: events hidden from listings (which no TEC list shows) are imported only if an earlier import has them", r.rep.Source)
+	}
+	for _, id := range wpIDs {
+		if r.listed[KindEvent][id] {
+			continue
+		}
+		if err := checkID(id); err != nil {
+			r.fail(KindEvent, id, err)
+			continue
+		}
+		probe = append(probe, id)
+	}
+
+	if err := r.scanOwn(ctx); err != nil {
+		return err
+	}
+	// Records imported earlier that the lists lack: hidden events, or
+	// records the source deleted. A single read tells them apart.
+	probes := map[string]map[int64]bool{KindEvent: {}}
+	for _, id := range probe {
+		probes[KindEvent][id] = true
+	}
+	for _, kind := range []string{KindCategory, KindTag, KindVenue, KindOrganizer, KindEvent} {
+		for id := range r.own[kind] {
+			if !r.listed[kind][id] {
+				if probes[kind] == nil {
+					probes[kind] = map[int64]bool{}
+				}
+				probes[kind][id] = true
+			}
+		}
+	}
+	for _, kind := range []string{KindCategory, KindTag, KindVenue, KindOrganizer, KindEvent} {
+		ids := sortedKeys(probes[kind])
+		if len(ids) == 0 {
+			continue
+		}
+		if len(ids) > r.caps.Probes {
+			return &CapError{Cap: CapProbes, Limit: int64(r.caps.Probes), Where: fmt.Sprintf("the %d %s no list showed (each read one by one)", len(ids), listOf[kind].name)}
+		}
+		r.progress.Start("read unlisted "+listOf[kind].name, len(ids))
+		for _, id := range ids {
+			if err := r.probe(ctx, kind, id); err != nil {
+				r.progress.Finish()
+				return err
+			}
+			r.progress.Add(1)
+		}
+		r.progress.Finish()
+	}
+	return r.findProtected(ctx, wp, ok)
+}
+
+// probe reads one record the lists did not show.
+func (r *importRun) probe(ctx context.Context, kind string, id int64) error {
+	body, res, err := r.c.fetchSingle(ctx, listOf[kind], id)
+	if err != nil {
+		return err
+	}
+	switch {
+	case body != nil:
+		return r.take(kind, id, body)
+	case gone(res):
+		// No such record (any more): disappeared if imported before.
+	case kind == KindEvent && res.status == http.StatusForbidden && res.code() == "event-password-protected":
+		r.protected[id] = true
+		if r.own[kind][id] {
+			r.unseen[kind][id] = true
+		} else {
+			r.fail(kind, id, fieldErr("password", "hidden from listings and password-protected: the source gives nothing of it without the password"))
+		}
+	default:
+		if r.own[kind][id] {
+			r.unseen[kind][id] = true
+			r.rep.warnf("%s %d: the source did not list it and a read answered %s; kept as imported before", kind, id, r.c.describe(res))
+		} else {
+			r.rep.warnf("%s %d: WordPress lists it but a read answered %s; not imported", kind, id, r.c.describe(res))
+		}
+	}
+	return nil
+}
+
+// findProtected finds the password-protected events. WordPress's own
+// route says which they are (content.protected); the events it did not
+// list that look redacted (no description, excerpt, terms, venue or
+// organizer: what the TEC lists show of a protected event) are read one
+// by one: a protected one answers 403 event-password-protected, even to
+// an admin.
+func (r *importRun) findProtected(ctx context.Context, wp wpEvents, wpOK bool) error {
+	listed := map[int64]bool{}
+	for _, id := range wp.ids {
+		listed[id] = true
+		if wp.protected[id] {
+			r.protected[id] = true
+		}
+	}
+	var ids []int64
+	for id := range r.redacted {
+		if wpOK && listed[id] {
+			continue
+		}
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	slices.Sort(ids)
+	r.progress.Start("check events without text", len(ids))
+	defer r.progress.Finish()
+	for _, id := range ids {
+		_, res, err := r.c.fetchSingle(ctx, listEvents, id)
+		if err != nil {
+			return err
+		}
+		if res.status == http.StatusForbidden && res.code() == "event-password-protected" {
+			r.protected[id] = true
+		}
+		r.progress.Add(1)
+	}
+	return nil
+}
+
+// take maps one record the source gave (from a list, or read by ID) and
+// keeps only its mapped form: the source's text is dropped at once, and
+// what is kept counts against Caps.HeldBytes. id is the ID the list item
+// holds (0 when unreadable) or the read was for; the mapped record's ID
+// must be the same.
+func (r *importRun) take(kind string, id int64, raw json.RawMessage) error {
+	if id <= 0 {
+		r.fail(kind, 0, fieldErr("id", "missing or not a positive number"))
+		return nil
+	}
+	if r.listed[kind][id] {
+		return nil
+	}
+	r.listed[kind][id] = true
+	if err := r.hold(heldPerID); err != nil {
+		return err
+	}
+	if err := checkID(id); err != nil {
+		r.fail(kind, id, err)
+		return nil
+	}
+	var rec *record
+	var err error
+	switch kind {
+	case KindCategory, KindTag:
+		var t *repository.Term
+		if t, err = r.m.term(repository.Taxonomy(kind), raw); err == nil {
+			if t.ID != id {
+				err = fieldErr("id", "a read of %d answered with record %d", id, t.ID)
+			}
+			rec = &record{kind: kind, id: id, term: t}
+		}
+	default:
+		var p *repository.Post
+		switch kind {
+		case KindVenue:
+			p, err = r.m.venue(raw)
+		case KindOrganizer:
+			p, err = r.m.organizer(raw)
+		default:
+			p, err = r.m.event(raw)
+		}
+		if err == nil && p.ID != id {
+			err = fieldErr("id", "a read of %d answered with record %d", id, p.ID)
+		}
+		if err == nil {
+			rec = &record{kind: kind, id: id, post: p}
+		}
+		if kind == KindEvent && looksRedacted(raw) {
+			r.redacted[id] = true
+		}
+	}
+	if err != nil {
+		r.fail(kind, id, err)
+		return r.hold(0)
+	}
+	size, err := recordSize(rec)
+	if err != nil {
+		return err
+	}
+	if rec.post != nil && rec.post.ImageID != 0 {
+		// The image object the post links to is kept too (counted once
+		// per link: more than it holds, never less).
+		if img := r.m.images[rec.post.ImageID]; img != nil {
+			size += int64(heldPerRecord + len(img.URL) + len(img.Extension))
+		}
+	}
+	r.recs[kind][id] = rec
+	return r.hold(size)
+}
+
+// recordSize is what a mapped record counts against Caps.HeldBytes: its
+// encoded size (every string it holds) and a fixed part.
+func recordSize(rec *record) (int64, error) {
+	var v any = rec.post
+	if rec.term != nil {
+		v = rec.term
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return 0, err
+	}
+	return int64(heldPerRecord + len(b)), nil
+}
+
+// looksRedacted reports whether an event looks as the TEC lists show a
+// password-protected one: no description, excerpt, terms, venue or
+// organizer.
+func looksRedacted(raw json.RawMessage) bool {
+	var e struct {
+		Description, Excerpt string
+		Categories, Tags     []json.RawMessage
+		Venue, Organizer     json.RawMessage
+	}
+	if json.Unmarshal(raw, &e) != nil {
+		return false
+	}
+	empty := func(raw json.RawMessage) bool {
+		s := strings.TrimSpace(string(raw))
+		return s == "" || s == "[]" || s == "null" || s == "false"
+	}
+	return e.Description == "" && e.Excerpt == "" && len(e.Categories) == 0 && len(e.Tags) == 0 && empty(e.Venue) && empty(e.Organizer)
+}
+
+// scanOwn finds the store's records imported earlier from this source.
+func (r *importRun) scanOwn(ctx context.Context) error {
+	site := r.m.site
+	var after int64
+	for {
+		ps, err := r.store.FindPosts(ctx, repository.PostQuery{AfterID: after, Limit: 1000})
+		if err != nil {
+			return fmt.Errorf("read the store: %w", err)
+		}
+		for _, p := range ps {
+			if p.Origin != nil && p.Origin.Site == site {
+				r.own[string(p.Kind)][p.ID] = true
+			}
+		}
+		if len(ps) < 1000 {
+			break
+		}
+		after = ps[len(ps)-1].ID
+	}
+	for _, tax := range []repository.Taxonomy{repository.TaxCategory, repository.TaxTag} {
+		ts, err := r.store.FindTerms(ctx, repository.TermQuery{Taxonomy: tax})
+		if err != nil {
+			return fmt.Errorf("read the store: %w", err)
+		}
+		for _, t := range ts {
+			if t.Origin != nil && t.Origin.Site == site {
+				r.own[string(tax)][t.ID] = true
+			}
+		}
+	}
+	return nil
+}

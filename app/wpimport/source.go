@@ -1,0 +1,442 @@
+package wpimport
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The source's list parameters (the recordings' README,
+// replay/testdata/tec-6.17.1/README.md, "Listing every event").
+const (
+	// perPage is the source's largest page; more is silently clamped.
+	perPage = 50
+	// allStatuses lists every status explicitly: without a status the
+	// source means "any", which leaves out the trash, and "any" itself
+	// is refused.
+	allStatuses = "publish,future,draft,pending,private,trash"
+	// windowStart and windowEnd cover every event: the source lists only
+	// upcoming events by default and refuses 1970-01-01 (timestamp 0).
+	windowStart = "1971-01-01"
+	windowEnd   = "2100-12-31"
+	// wpPerPage is WordPress's largest page on wp/v2.
+	wpPerPage = 100
+)
+
+// tecTerm is a category or tag as the source shows it.
+type tecTerm struct {
+	ID          int64  `json:"id"`
+	Name        string `json:"name"`
+	Slug        string `json:"slug"`
+	Description string `json:"description"`
+	Parent      int64  `json:"parent"`
+}
+
+// tecImage is the featured image object of an event, venue or organizer.
+type tecImage struct {
+	ID        int64  `json:"id"`
+	URL       string `json:"url"`
+	Extension string `json:"extension"`
+}
+
+// tecPost holds what events, venues and organizers have in common.
+type tecPost struct {
+	ID          int64           `json:"id"`
+	Status      string          `json:"status"`
+	Date        string          `json:"date"`
+	DateUTC     string          `json:"date_utc"`
+	Modified    string          `json:"modified"`
+	ModifiedUTC string          `json:"modified_utc"`
+	URL         string          `json:"url"`
+	Description string          `json:"description"`
+	Slug        string          `json:"slug"`
+	Image       json.RawMessage `json:"image"`
+}
+
+// tecEvent is an event as the source shows it.
+type tecEvent struct {
+	tecPost
+	Title        string `json:"title"`
+	Excerpt      string `json:"excerpt"`
+	AllDay       bool   `json:"all_day"`
+	StartDate    string `json:"start_date"`
+	EndDate      string `json:"end_date"`
+	UTCStartDate string `json:"utc_start_date"`
+	UTCEndDate   string `json:"utc_end_date"`
+	Timezone     string `json:"timezone"`
+	Cost         string `json:"cost"`
+	CostDetails  struct {
+		CurrencySymbol string   `json:"currency_symbol"`
+		Values         []string `json:"values"`
+	} `json:"cost_details"`
+	Website          string          `json:"website"`
+	ShowMap          bool            `json:"show_map"`
+	ShowMapLink      bool            `json:"show_map_link"`
+	HideFromListings bool            `json:"hide_from_listings"`
+	Sticky           bool            `json:"sticky"`
+	Featured         bool            `json:"featured"`
+	Categories       []tecTerm       `json:"categories"`
+	Tags             []tecTerm       `json:"tags"`
+	Venue            json.RawMessage `json:"venue"`
+	Organizer        json.RawMessage `json:"organizer"`
+}
+
+// tecVenue is a venue as the source shows it.
+type tecVenue struct {
+	tecPost
+	Venue         string `json:"venue"`
+	Address       string `json:"address"`
+	City          string `json:"city"`
+	Country       string `json:"country"`
+	Province      string `json:"province"`
+	State         string `json:"state"`
+	StateProvince string `json:"stateprovince"`
+	Zip           string `json:"zip"`
+	Phone         string `json:"phone"`
+	Website       string `json:"website"`
+	ShowMap       *bool  `json:"show_map"`
+	ShowMapLink   *bool  `json:"show_map_link"`
+}
+
+// tecOrganizer is an organizer as the source shows it.
+type tecOrganizer struct {
+	tecPost
+	Organizer string `json:"organizer"`
+	Phone     string `json:"phone"`
+	Website   string `json:"website"`
+	Email     string `json:"email"`
+}
+
+// listKind is one of the source's lists.
+type listKind struct {
+	name string // the path and the body key: "events", "venues", ...
+	// posts are filtered by status; terms never are.
+	posts bool
+}
+
+var (
+	listEvents     = listKind{"events", true}
+	listVenues     = listKind{"venues", true}
+	listOrganizers = listKind{"organizers", true}
+	listCategories = listKind{"categories", false}
+	listTags       = listKind{"tags", false}
+)
+
+// listQuery returns the query of page page of a list: every status and
+// the widest window when authenticated (anonymous callers may only ask
+// for published records, which is what the source gives them without a
+// status), every term (hide_empty=false).
+func (c *client) listQuery(k listKind, page int) url.Values {
+	q := url.Values{}
+	q.Set("per_page", strconv.Itoa(perPage))
+	q.Set("page", strconv.Itoa(page))
+	if k.posts && c.authenticated() {
+		q.Set("status", allStatuses)
+	}
+	if k == listEvents {
+		q.Set("start_date", windowStart)
+		q.Set("end_date", windowEnd)
+	}
+	if !k.posts {
+		q.Set("hide_empty", "false")
+	}
+	return q
+}
+
+func (c *client) authenticated() bool { return c.user != "" || c.password != "" }
+
+// fetchList reads every page of a list and gives each record to each as
+// it arrives (raw, and the ID read from it: 0 when unreadable); no page
+// is kept. A page past the end is a 404 for posts and an empty page for
+// terms; total_pages (body) or X-TEC-TotalPages ends the loop earlier. A
+// list that needs more than Caps.Pages pages stops the run (*CapError).
+// progress is told the total (X-TEC-Total) once known and every page's
+// count. It returns the records given and the total the first page
+// announced (-1 when none).
+func (c *client) fetchList(ctx context.Context, k listKind, progress func(total, n int), each func(id int64, raw json.RawMessage) error) (int, int, error) {
+	seen := map[int64]bool{}
+	announced, count := -1, 0
+	for page := 1; ; page++ {
+		if c.caps.Pages > 0 && page > c.caps.Pages {
+			return count, announced, &CapError{Cap: CapPages, Limit: int64(c.caps.Pages), Where: "list " + k.name}
+		}
+		res, err := c.get(ctx, c.root, "/"+k.name, c.listQuery(k, page))
+		if err != nil {
+			return count, announced, err
+		}
+		if res.status == http.StatusNotFound && page > 1 {
+			break // past the end
+		}
+		if res.status != http.StatusOK {
+			return count, announced, fmt.Errorf("list %s page %d: %s%s", k.name, page, c.describe(res), authHint(res))
+		}
+		var body map[string]json.RawMessage
+		if err := json.Unmarshal(res.body, &body); err != nil {
+			return count, announced, fmt.Errorf("list %s page %d: the answer is not a JSON object: %v", k.name, page, err)
+		}
+		res.body = nil // the page is dropped as soon as it is decoded
+		var items []json.RawMessage
+		if raw, ok := body[k.name]; ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+			if err := json.Unmarshal(raw, &items); err != nil {
+				return count, announced, fmt.Errorf("list %s page %d: %q is not a list: %v", k.name, page, k.name, err)
+			}
+		}
+		total, err := strconv.Atoi(res.header.Get("X-TEC-Total"))
+		if err != nil {
+			total = jsonInt(body["total"])
+		}
+		if page == 1 {
+			announced = total
+		}
+		if progress != nil {
+			progress(total, len(items))
+		}
+		for _, raw := range items {
+			var head struct {
+				ID int64 `json:"id"`
+			}
+			_ = json.Unmarshal(raw, &head)
+			if head.ID > 0 && seen[head.ID] {
+				continue // a record moved between pages while reading
+			}
+			if head.ID > 0 {
+				seen[head.ID] = true
+				if err := c.hold(heldPerID); err != nil {
+					return count, announced, err
+				}
+			}
+			count++
+			if err := each(head.ID, raw); err != nil {
+				return count, announced, err
+			}
+		}
+		pages := jsonInt(body["total_pages"])
+		if pages == 0 {
+			pages, _ = strconv.Atoi(res.header.Get("X-TEC-TotalPages"))
+		}
+		if len(items) == 0 || (pages > 0 && page >= pages) {
+			break
+		}
+	}
+	return count, announced, nil
+}
+
+// authHint adds what to do about a refused request.
+func authHint(res *response) string {
+	switch res.status {
+	case http.StatusUnauthorized:
+		return " (check --user and --app-password: a WordPress application password, not the login password)"
+	case http.StatusForbidden:
+		return " (the user may lack the rights to read every status)"
+	}
+	return ""
+}
+
+// jsonInt reads a JSON number or numeric string, 0 otherwise.
+func jsonInt(raw json.RawMessage) int {
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		v, _ := strconv.Atoi(n.String())
+		return v
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		v, _ := strconv.Atoi(s)
+		return v
+	}
+	return 0
+}
+
+// fetchSingle reads one record by ID. ok is false (with the response)
+// when the source did not answer 200.
+func (c *client) fetchSingle(ctx context.Context, k listKind, id int64) (json.RawMessage, *response, error) {
+	res, err := c.get(ctx, c.root, "/"+k.name+"/"+strconv.FormatInt(id, 10), nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if res.status != http.StatusOK {
+		return nil, res, nil
+	}
+	return res.body, res, nil
+}
+
+// gone reports whether a single read says the record does not exist: the
+// source answers 400 rest_invalid_param for an unknown ID (or an ID of
+// another kind), newer releases 404.
+func gone(res *response) bool {
+	return res != nil && (res.status == http.StatusNotFound ||
+		(res.status == http.StatusBadRequest && res.code() == "rest_invalid_param"))
+}
+
+// wpEvents is what WordPress's own route tells of the events.
+type wpEvents struct {
+	// ids is every event ID the route lists.
+	ids []int64
+	// protected holds the password-protected ones among them
+	// (content.protected).
+	protected map[int64]bool
+}
+
+// wpEventIDs enumerates every event ID through WordPress's own
+// /wp/v2/tribe_events route, which also lists events hidden from
+// listings (the TEC lists never show them) and says which are
+// password-protected. ok is false when the route is not reachable
+// (another REST root, the route disabled, a refusal).
+func (c *client) wpEventIDs(ctx context.Context) (out wpEvents, ok bool, err error) {
+	out.protected = map[int64]bool{}
+	if c.wpRoot == nil {
+		return out, false, nil
+	}
+	for page := 1; ; page++ {
+		if c.caps.Pages > 0 && page > c.caps.Pages {
+			return out, false, &CapError{Cap: CapPages, Limit: int64(c.caps.Pages), Where: "list wp/v2/tribe_events"}
+		}
+		q := url.Values{}
+		q.Set("per_page", strconv.Itoa(wpPerPage))
+		q.Set("page", strconv.Itoa(page))
+		q.Set("_fields", "id,content.protected")
+		if c.authenticated() {
+			q.Set("status", allStatuses)
+		}
+		res, err := c.get(ctx, c.wpRoot, "/tribe_events", q)
+		if err != nil {
+			return out, false, err
+		}
+		if res.status == http.StatusBadRequest && page > 1 && res.code() == "rest_post_invalid_page_number" {
+			break
+		}
+		if res.status != http.StatusOK {
+			if page == 1 {
+				return out, false, nil
+			}
+			return out, false, fmt.Errorf("list wp/v2/tribe_events page %d: %s", page, c.describe(res))
+		}
+		var items []struct {
+			ID      int64 `json:"id"`
+			Content struct {
+				Protected bool `json:"protected"`
+			} `json:"content"`
+		}
+		if err := json.Unmarshal(res.body, &items); err != nil {
+			if page == 1 {
+				return out, false, nil
+			}
+			return out, false, fmt.Errorf("list wp/v2/tribe_events page %d: %v", page, err)
+		}
+		for _, it := range items {
+			if it.ID > 0 {
+				if err := c.hold(heldPerID); err != nil {
+					return out, false, err
+				}
+				out.ids = append(out.ids, it.ID)
+				if it.Content.Protected {
+					out.protected[it.ID] = true
+				}
+			}
+		}
+		pages, _ := strconv.Atoi(res.header.Get("X-WP-TotalPages"))
+		if len(items) == 0 || (pages > 0 && page >= pages) {
+			break
+		}
+	}
+	return out, true, nil
+}
+
+// decodeImage reads an image value: false, null, [] or an object.
+func decodeImage(raw json.RawMessage) (*tecImage, error) {
+	s := strings.TrimSpace(string(raw))
+	if s == "" || s == "false" || s == "null" || s == "[]" || s == `""` {
+		return nil, nil
+	}
+	var img tecImage
+	if err := json.Unmarshal(raw, &img); err != nil {
+		return nil, fmt.Errorf("not an image object: %v", err)
+	}
+	if img.ID <= 0 || img.URL == "" {
+		return nil, nil
+	}
+	return &img, nil
+}
+
+// decodeLinks reads the venue or organizer value of an event: [] for
+// none, one object, or a list of objects; it returns their IDs.
+func decodeLinks(raw json.RawMessage) ([]int64, error) {
+	s := strings.TrimSpace(string(raw))
+	if s == "" || s == "null" || s == "[]" || s == "false" || s == `""` {
+		return nil, nil
+	}
+	type ref struct {
+		ID int64 `json:"id"`
+	}
+	var ids []int64
+	if strings.HasPrefix(s, "[") {
+		var refs []ref
+		if err := json.Unmarshal(raw, &refs); err != nil {
+			return nil, err
+		}
+		for _, r := range refs {
+			if r.ID > 0 {
+				ids = append(ids, r.ID)
+			}
+		}
+		return ids, nil
+	}
+	var r ref
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, err
+	}
+	if r.ID > 0 {
+		ids = append(ids, r.ID)
+	}
+	return ids, nil
+}
+
+// siteZone reads the site's time zone from WordPress's REST index
+// (/wp-json/: timezone_string, else gmt_offset hours), nil when it is not
+// reachable. Drafts carry "0000-00-00 00:00:00" as their UTC dates; their
+// local dates are read in this zone.
+func (c *client) siteZone(ctx context.Context) (*time.Location, error) {
+	if c.wpRoot == nil {
+		return nil, nil
+	}
+	index := *c.wpRoot
+	index.Path = strings.TrimSuffix(index.Path, "/wp/v2")
+	res, err := c.get(ctx, &index, "/", nil)
+	if err != nil {
+		return nil, err
+	}
+	if res.status != http.StatusOK {
+		return nil, nil
+	}
+	var body struct {
+		TimezoneString string          `json:"timezone_string"`
+		GMTOffset      json.RawMessage `json:"gmt_offset"`
+	}
+	if json.Unmarshal(res.body, &body) != nil {
+		return nil, nil
+	}
+	if body.TimezoneString != "" {
+		if loc, err := time.LoadLocation(body.TimezoneString); err == nil {
+			return loc, nil
+		}
+	}
+	var off json.Number
+	if json.Unmarshal(body.GMTOffset, &off) != nil {
+		var s string
+		if json.Unmarshal(body.GMTOffset, &s) != nil {
+			return nil, nil
+		}
+		off = json.Number(s)
+	}
+	h, err := off.Float64()
+	if err != nil || h < -14 || h > 14 {
+		return nil, nil
+	}
+	return time.FixedZone(fmt.Sprintf("UTC%+g", h), int(h*3600)), nil
+}

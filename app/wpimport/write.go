@@ -1,0 +1,170 @@
+package wpimport
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/calendar/eventcal/repository"
+)
+
+// write creates and updates the records, kind by kind in write order,
+// categories parents first, each kind in ID order (so that a run and
+// its restart assign taken slugs alike).
+func (r *importRun) write(ctx context.Context) error {
+	for _, kind := range kinds {
+		var todo []*record
+		for _, id := range sortedKeys(r.recs[kind]) {
+			if rec := r.recs[kind][id]; rec.action != actNone {
+				todo = append(todo, rec)
+			}
+		}
+		if kind == KindCategory {
+			slices.SortStableFunc(todo, func(a, b *record) int { return a.depth - b.depth })
+		}
+		if len(todo) == 0 {
+			continue
+		}
+		r.progress.Start("write "+kind+"s", len(todo))
+		for _, rec := range todo {
+			if err := r.writeOne(ctx, rec); err != nil {
+				r.progress.Finish()
+				return err
+			}
+			r.progress.Add(1)
+		}
+		r.progress.Finish()
+		r.log.Info("written", "kind", kind, "records", len(todo))
+	}
+	return nil
+}
+
+// writeOne creates or updates one record. A store failure stops the run
+// (a restart resumes it); an ID taken meanwhile fails the record.
+func (r *importRun) writeOne(ctx context.Context, rec *record) error {
+	var err error
+	var slugs repository.Text
+	want := rec.slug(r.m.lang)
+	switch {
+	case rec.term != nil && rec.action == actCreate:
+		t := cloneTerm(rec.term)
+		err = r.store.CreateTerm(ctx, t)
+		slugs = t.Slug
+	case rec.term != nil:
+		var t *repository.Term
+		t, err = r.store.UpdateTerm(ctx, rec.id, func(t *repository.Term) error {
+			rev := t.Revision
+			*t = *cloneTerm(rec.term)
+			t.Revision = rev
+			return nil
+		})
+		if t != nil {
+			slugs = t.Slug
+		}
+	case rec.action == actCreate:
+		p := clonePost(rec.post)
+		err = r.store.CreatePost(ctx, p)
+		slugs = p.Slug
+	default:
+		var p *repository.Post
+		p, err = r.store.UpdatePost(ctx, rec.id, func(p *repository.Post) error {
+			rev := p.Revision
+			*p = *clonePost(rec.post)
+			p.Revision = rev
+			return nil
+		})
+		if p != nil {
+			slugs = p.Slug
+		}
+	}
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(err, repository.ErrDuplicate), errors.Is(err, repository.ErrNotFound):
+		kr := r.rep.kind(rec.kind)
+		if rec.action == actCreate {
+			kr.Created--
+		} else {
+			kr.Updated--
+		}
+		r.fail(rec.kind, rec.id, fieldErr("id", "another record took or removed this ID during the import: %v", err))
+		return nil
+	default:
+		return fmt.Errorf("write %s %d: %w", rec.kind, rec.id, err)
+	}
+	if got := slugs[r.m.lang]; want != "" && got != want {
+		r.rep.warnf("%s %d: slug %s is taken by another record here; stored as %s", rec.kind, rec.id, shown(want), shown(got))
+	}
+	return nil
+}
+
+// slug is the record's slug in lang.
+func (rec *record) slug(lang string) string {
+	if rec.term != nil {
+		return rec.term.Slug[lang]
+	}
+	return rec.post.Slug[lang]
+}
+
+// prune deletes the records that disappeared from the source, events
+// first and categories last (children before parents).
+func (r *importRun) prune(ctx context.Context) error {
+	for i := len(kinds) - 1; i >= 0; i-- {
+		kind := kinds[i]
+		kr := r.rep.kind(kind)
+		ids := slices.Clone(kr.Disappeared)
+		if kind == KindCategory {
+			slices.Reverse(ids) // children have larger IDs as a rule; DeleteTerm moves others up
+		}
+		for _, id := range ids {
+			var err error
+			switch kind {
+			case KindCategory, KindTag:
+				err = r.store.DeleteTerm(ctx, id)
+			case KindVenue, KindOrganizer:
+				if _, err = r.store.UnlinkPost(ctx, id); err == nil {
+					err = r.store.DeletePost(ctx, id)
+				}
+			default:
+				err = r.store.DeletePost(ctx, id)
+			}
+			if err != nil && !errors.Is(err, repository.ErrNotFound) {
+				return fmt.Errorf("delete %s %d: %w", kind, id, err)
+			}
+			kr.Deleted++
+		}
+	}
+	return nil
+}
+
+// clonePost returns a deep copy of p (the store may change what it is
+// given, and an update function may run more than once).
+func clonePost(p *repository.Post) *repository.Post {
+	b, err := json.Marshal(p)
+	if err != nil {
+		panic(err) // a Post always encodes
+	}
+	var c repository.Post
+	if err := json.Unmarshal(b, &c); err != nil {
+		panic(err)
+	}
+	return &c
+}
+
+func cloneTerm(t *repository.Term) *repository.Term {
+	c := *t
+	c.Name, c.Description, c.Slug = t.Name.Clone(), t.Description.Clone(), t.Slug.Clone()
+	if t.Origin != nil {
+		o := *t.Origin
+		c.Origin = &o
+	}
+	return &c
+}
+
+func sortedKeys[V any](m map[int64]V) []int64 {
+	return slices.Sorted(maps.Keys(m))
+}
