@@ -34,7 +34,7 @@ COPY . .
 ARG VERSION=
 ARG REVISION=unknown
 RUN go build -trimpath -o /out/eventcal \
-      -ldflags "-s -w ${VERSION:+-X github.com/calendar/eventcal/config.Version=${VERSION}} -X github.com/calendar/eventcal/app.buildRevision=${REVISION}" . \
+      -ldflags "-s -w ${VERSION:+-X github.com/calendar/eventcal/config.Version=${VERSION}} -X github.com/calendar/eventcal/app/api.buildRevision=${REVISION}" . \
  && mkdir -p /out/data /out/keys
 
 FROM gcr.io/distroless/static-debian12:nonroot

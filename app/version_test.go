@@ -26,13 +26,13 @@ func TestVersionNamesRelease(t *testing.T) {
 }
 
 // TestVersionFromLinker: a build given -ldflags -X for config.Version and
-// app.buildRevision (as a release build or the Dockerfile does) reports
+// api.buildRevision (as a release build or the Dockerfile does) reports
 // them. It links the real binary: a renamed variable, or a constant, would
 // make -X a silent no-op.
 func TestVersionFromLinker(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "eventcal")
 	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	ldflags := "-X github.com/calendar/eventcal/config.Version=9.8.7-linked -X github.com/calendar/eventcal/app.buildRevision=0123abcd"
+	ldflags := "-X github.com/calendar/eventcal/config.Version=9.8.7-linked -X github.com/calendar/eventcal/app/api.buildRevision=0123abcd"
 	if out, err := exec.Command(goTool, "build", "-ldflags", ldflags, "-o", bin, "github.com/calendar/eventcal").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
@@ -75,17 +75,17 @@ func TestRequestsNameRelease(t *testing.T) {
 }
 
 // TestDockerfileLinksTheVersion: the image's build links VERSION (when
-// given) into config.Version and REVISION into app.buildRevision, the
+// given) into config.Version and REVISION into api.buildRevision, the
 // variables the binary reads: -X on a name that does not exist is
 // silently ignored, so a rename would otherwise go unnoticed.
 func TestDockerfileLinksTheVersion(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "Dockerfile"))
+	b, err := os.ReadFile(filepath.Join("..", "Dockerfile"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
 		"${VERSION:+-X github.com/calendar/eventcal/config.Version=${VERSION}}",
-		"-X github.com/calendar/eventcal/app.buildRevision=${REVISION}",
+		"-X github.com/calendar/eventcal/app/api.buildRevision=${REVISION}",
 	} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("the Dockerfile's go build does not link %q", want)

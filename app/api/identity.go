@@ -15,7 +15,7 @@ import (
 // Set at link time by release builds (the Dockerfile passes its REVISION
 // build argument):
 //
-//	go build -ldflags "-X github.com/calendar/eventcal/app.buildRevision=$(git rev-parse HEAD)"
+//	go build -ldflags "-X github.com/calendar/eventcal/app/api.buildRevision=$(git rev-parse HEAD)"
 //
 // An image is built without .git, so the Go toolchain cannot stamp the
 // revision itself; empty means "ask the build information". The version
