@@ -12,6 +12,7 @@ package api
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/base64"
 	"errors"
 	"log/slog"
 	"net"
@@ -418,19 +419,81 @@ func (s *Server) authenticate(ctx context.Context, header string) (*repository.U
 		return nil, nil
 	}
 	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+	login := ""
+	if ok && s.cfg.TECCompat && strings.EqualFold(scheme, "Basic") {
+		login, token, ok = basicCredentials(token)
+		if !ok {
+			s.authFailed("malformed")
+			return nil, apierr.New(401, "rest_invalid_authorization", "Use an Authorization header of the form 'Basic base64(login:token)' or 'Bearer <token>'.")
+		}
+	} else if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
 		s.authFailed("malformed")
 		return nil, apierr.New(401, "rest_invalid_authorization", "Use an Authorization header of the form 'Bearer <token>'.")
 	}
 	token = strings.TrimSpace(token)
+	if login != "" {
+		return s.authenticateBasic(ctx, login, token)
+	}
 	if s.cfg.AdminToken != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.AdminToken)) == 1 {
 		return s.builtinAdmin(ctx)
 	}
+	return s.tokenUser(ctx, token, func() error {
+		return apierr.New(401, "rest_invalid_token", "The token is not valid.")
+	})
+}
+
+// authenticateBasic resolves HTTP Basic credentials, accepted with
+// TEC_COMPAT so that a client written for WordPress's application
+// passwords keeps working with only its password changed: the login of a
+// user and one of that user's API tokens as the password.
+// Spaces in the password are ignored, as WordPress ignores them in an
+// application password (it shows them in groups of four). A login that
+// does not own the token, or a token that matches nobody, is WordPress's
+// 401 incorrect_password; the answer is the same whether the login exists
+// or not, so it does not tell which logins there are. The built-in admin
+// token (ADMIN_TOKEN) is not accepted here: it belongs to no login.
+func (s *Server) authenticateBasic(ctx context.Context, login, password string) (*repository.User, error) {
+	password = strings.Join(strings.Fields(password), "")
+	wrong := func() error {
+		return apierr.New(401, "incorrect_password", "The provided password is an invalid application password.")
+	}
+	if password == "" {
+		s.authFailed("unknown")
+		return nil, wrong()
+	}
+	u, err := s.tokenUser(ctx, password, wrong)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.EqualFold(u.Login, login) {
+		s.authFailed("unknown")
+		return nil, wrong()
+	}
+	return u, nil
+}
+
+// basicCredentials decodes the value of a Basic authorization header
+// ("base64(login:password)"); ok is false when it is not one.
+func basicCredentials(value string) (login, password string, ok bool) {
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(value))
+	if err != nil {
+		return "", "", false
+	}
+	login, password, ok = strings.Cut(string(raw), ":")
+	if !ok || strings.TrimSpace(login) == "" {
+		return "", "", false
+	}
+	return strings.TrimSpace(login), password, true
+}
+
+// tokenUser resolves an API token secret to its usable, enabled user.
+// unknown makes the error for a token that matches nobody.
+func (s *Server) tokenUser(ctx context.Context, token string, unknown func() error) (*repository.User, error) {
 	hash := repository.HashToken(token)
 	tok, err := s.store.TokenByHash(ctx, hash)
 	if errors.Is(err, repository.ErrNotFound) {
 		s.authFailed("unknown")
-		return nil, apierr.New(401, "rest_invalid_token", "The token is not valid.")
+		return nil, unknown()
 	}
 	if err != nil {
 		return nil, err
@@ -443,7 +506,7 @@ func (s *Server) authenticate(ctx context.Context, header string) (*repository.U
 	u, err := s.store.GetUser(ctx, tok.UserID)
 	if errors.Is(err, repository.ErrNotFound) {
 		s.authFailed("unknown")
-		return nil, apierr.New(401, "rest_invalid_token", "The token is not valid.")
+		return nil, unknown()
 	}
 	if err != nil {
 		return nil, err
