@@ -68,16 +68,18 @@ func validateLogin(login string) error {
 // the store. SIGINT/SIGTERM cancel fn's context. It names the store on
 // stderr and refuses a missing embedded store (cli_accounts.go).
 func (c *cli) withStore(fn func(ctx context.Context, store repository.Store) int) int {
-	return c.withStoreInit(false, fn)
+	return c.withStoreInit(false, "user add --init", fn)
 }
 
-// withStoreInit is withStore that may create a new embedded store (init).
-func (c *cli) withStoreInit(init bool, fn func(ctx context.Context, store repository.Store) int) int {
+// withStoreInit is withStore that may create a new embedded store (init);
+// initCommand is the command line that would create a missing one, named
+// in the refusal.
+func (c *cli) withStoreInit(init bool, initCommand string, fn func(ctx context.Context, store repository.Store) int) int {
 	cfg := c.loadConfig()
 	if cfg == nil {
 		return exitUsage
 	}
-	if err := c.checkStoreExists(cfg, init); err != nil {
+	if err := c.checkStoreExists(cfg, init, initCommand); err != nil {
 		return exitFailure
 	}
 	fmt.Fprintf(c.stderr, "Store: %s\n", storeDescription(cfg))
@@ -123,7 +125,7 @@ func (c *cli) userAdd(args []string) int {
 		fmt.Fprintf(c.stderr, "user add: --role must be one of %s, not %q\n", roleList(), *roleName)
 		return exitUsage
 	}
-	return c.withStoreInit(*initStore, func(ctx context.Context, store repository.Store) int {
+	return c.withStoreInit(*initStore, "user add --init", func(ctx context.Context, store repository.Store) int {
 		u := &repository.User{Login: login, Role: role, Created: time.Now().UTC()}
 		if err := store.CreateUser(ctx, u); err != nil {
 			if errors.Is(err, repository.ErrDuplicate) {

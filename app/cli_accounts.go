@@ -64,15 +64,16 @@ var errNoStore = errors.New("no store")
 
 // checkStoreExists refuses a missing embedded store unless init is set: a
 // command run from the wrong directory would otherwise create ./data and
-// write users and tokens the running service never sees.
-func (c *cli) checkStoreExists(cfg *config.Config, init bool) error {
+// write users and tokens the running service never sees. initCommand is
+// the command line that creates one ("user add --init", "import --init").
+func (c *cli) checkStoreExists(cfg *config.Config, init bool, initCommand string) error {
 	if !cfg.Embedded() || init {
 		return nil
 	}
 	p := embeddedStorePath(cfg)
 	if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
 		fmt.Fprintf(c.stderr, "%s: there is no store at %s (DATA_DIR=%q). Run the command with the service's DATA_DIR (or MONGO_URI); "+
-			"to create a new store, run 'user add --init'.\n", programName, p, cfg.DataDir)
+			"to create a new store, run '%s'.\n", programName, p, cfg.DataDir, initCommand)
 		return errNoStore
 	}
 	return nil

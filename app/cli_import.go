@@ -160,7 +160,7 @@ func (c *cli) importTEC(args []string) int {
 	if *dryRun {
 		return c.dryRunStore(cfg, run)
 	}
-	return c.withStoreInit(*initStore, run)
+	return c.withStoreInit(*initStore, "import --init", run)
 }
 
 // dryRunStore runs fn, an import's dry run, with the configured store
@@ -169,10 +169,10 @@ func (c *cli) importTEC(args []string) int {
 // directory, removed afterwards, so that nothing is written to DATA_DIR.
 func (c *cli) dryRunStore(cfg *config.Config, fn func(ctx context.Context, store repository.Store) int) int {
 	if !cfg.Embedded() {
-		return c.withStoreInit(false, fn)
+		return c.withStoreInit(false, "import --init", fn)
 	}
 	if _, err := os.Stat(embeddedStorePath(cfg)); !errors.Is(err, os.ErrNotExist) {
-		return c.withStoreInit(false, fn)
+		return c.withStoreInit(false, "import --init", fn)
 	}
 	tmp, err := os.MkdirTemp("", "eventcal-dry-run-")
 	if err != nil {
@@ -232,9 +232,14 @@ type barProgress struct {
 }
 
 func (p *barProgress) Start(phase string, total int) {
+	// No rate and no predicted time: an import's phases are bursts (a
+	// page of 50 records, then a wait for the next), and progressbar's
+	// rate over such bursts read "0 it/hr" and "378078 it/s". The count
+	// and the elapsed time say what is true.
 	p.bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(p.w),
-		progressbar.OptionSetDescription(phase), progressbar.OptionShowCount(), progressbar.OptionShowIts(),
-		progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionSetDescription(phase), progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(false), progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionOnCompletion(func() { fmt.Fprintln(p.w) }))
 }
 

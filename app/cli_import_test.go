@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -39,8 +40,8 @@ func TestImportCommand(t *testing.T) {
 	env := map[string]string{"DATA_DIR": filepath.Join(dir, "data"), "TEC_IMPORT_USER": replay.User, "TEC_IMPORT_APP_PASSWORD_FILE": pwFile}
 
 	r := runCLI(t, env, "import", "--from", src.Root(), "--rate", "0")
-	if r.code != exitFailure || !strings.Contains(r.stderr, "there is no store") {
-		t.Errorf("import into a missing store: exit %d, stderr %q; want 1 and a hint", r.code, r.stderr)
+	if r.code != exitFailure || !strings.Contains(r.stderr, "there is no store") || !strings.Contains(r.stderr, "run 'import --init'") {
+		t.Errorf("import into a missing store: exit %d, stderr %q; want 1 and the hint 'import --init'", r.code, r.stderr)
 	}
 	r = runCLI(t, env, "import", "--from", src.Root(), "--rate", "0", "--init")
 	noSecrets(t, r)
@@ -259,5 +260,31 @@ func TestImportDryRunWritesNothing(t *testing.T) {
 	}
 	if r := runCLI(t, env, "import", "--from", src.Root(), "--rate", "0", "--dry-run"); r.code != exitOK || !strings.Contains(r.stdout, "Nothing changed") {
 		t.Errorf("dry run over an imported store: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestImportProgressBar: the terminal progress names each phase in plain
+// English ("write categories") and shows the count and the elapsed time,
+// no rate (an import's bursts made progressbar show "0 it/hr" and
+// "378078 it/s").
+func TestImportProgressBar(t *testing.T) {
+	var out bytes.Buffer
+	p := &barProgress{w: &out}
+	for _, phase := range []string{"write categories", "write events"} {
+		p.Start(phase, 3)
+		p.Add(1)
+		p.Add(2)
+		p.Finish()
+	}
+	got := out.String()
+	for _, want := range []string{"write categories", "write events", "3/3"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("progress output lacks %q:\n%q", want, got)
+		}
+	}
+	for _, bad := range []string{"it/s", "it/hr", "it/min"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("progress output shows a rate (%q):\n%q", bad, got)
+		}
 	}
 }

@@ -28,7 +28,7 @@ func (r *importRun) write(ctx context.Context) error {
 		if len(todo) == 0 {
 			continue
 		}
-		r.progress.Start("write "+kind+"s", len(todo))
+		r.progress.Start("write "+plural(kind), len(todo))
 		for _, rec := range todo {
 			if err := r.writeOne(ctx, rec); err != nil {
 				r.progress.Finish()
@@ -167,4 +167,12 @@ func cloneTerm(t *repository.Term) *repository.Term {
 
 func sortedKeys[V any](m map[int64]V) []int64 {
 	return slices.Sorted(maps.Keys(m))
+}
+
+// plural names a kind's records in the progress display ("categories").
+func plural(kind string) string {
+	if kind == KindCategory {
+		return "categories"
+	}
+	return kind + "s"
 }
