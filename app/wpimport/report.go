@@ -106,10 +106,11 @@ type Report struct {
 	DryRun bool
 	// Kinds holds one report per kind, in write order.
 	Kinds []*KindReport
-	// Protected are password-protected events: the source shows them
-	// without description, excerpt, categories, tags, venue and
-	// organizers to everyone (its admin included) and never gives the
-	// password, so they are imported as listed.
+	// Protected are the password-protected events the source did not
+	// open: its lists show them without description, excerpt,
+	// categories, tags, venue and organizers, and only its edit context
+	// (an administrator or editor) names the password that opens them;
+	// these were imported as listed.
 	Protected []int64
 	// Warnings are things the operator should know that did not fail a
 	// record (a link to a record the source did not give, a slug taken).
@@ -223,7 +224,7 @@ func (r *Report) Print(w io.Writer) {
 	if len(r.Protected) > 0 {
 		ids := slices.Clone(r.Protected)
 		slices.Sort(ids)
-		fmt.Fprintf(w, "password-protected events (imported without description, excerpt, terms, venue, organizers and password, which the source never gives; set them here): %s\n", joinIDs(ids))
+		fmt.Fprintf(w, "password-protected events the source did not open (imported without description, excerpt, terms, venue, organizers and password: import as an administrator, or set them here): %s\n", joinIDs(ids))
 	}
 	for _, kr := range r.Kinds {
 		if len(kr.Disappeared) > 0 && kr.Deleted == 0 {

@@ -65,6 +65,11 @@ type importRun struct {
 	// protected event (no description, excerpt, terms, venue or
 	// organizer).
 	redacted map[int64]bool
+	// passwords are the protected events' passwords WordPress's route
+	// named (in its edit context).
+	passwords map[int64]string
+	// opened are the protected events read whole with their password.
+	opened map[int64]bool
 }
 
 // listOf is the source list of each kind read from lists.
@@ -75,7 +80,7 @@ var listOf = map[string]listKind{
 
 func (r *importRun) run(ctx context.Context) error {
 	r.listed, r.recs, r.own, r.unseen, r.failedIDs = map[string]map[int64]bool{}, map[string]map[int64]*record{}, map[string]map[int64]bool{}, map[string]map[int64]bool{}, map[string]map[int64]bool{}
-	r.protected, r.redacted = map[int64]bool{}, map[int64]bool{}
+	r.protected, r.redacted, r.passwords, r.opened = map[int64]bool{}, map[int64]bool{}, map[int64]string{}, map[int64]bool{}
 	r.m.images = map[int64]*tecImage{}
 	r.m.changed = func(c Change) {
 		r.rep.sanitized(c)
