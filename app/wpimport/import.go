@@ -53,6 +53,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -179,6 +180,16 @@ func Run(ctx context.Context, store repository.Store, opts Options) (*Report, er
 	if progress == nil {
 		progress = noProgress{}
 	}
+	if !strings.HasSuffix(root.Path, "/"+tecNamespace) {
+		found, err := c.discoverRoot(ctx, root)
+		if err != nil {
+			return &Report{Source: root.String(), DryRun: opts.DryRun, Stopped: true}, err
+		}
+		root, c.root, c.wpRoot = found, found, wpRootOf(found)
+	}
+	if err := c.checkCredentials(ctx); err != nil {
+		return &Report{Source: root.String(), DryRun: opts.DryRun, Stopped: true}, err
+	}
 	site := root.String()
 	if c.authenticated() && root.Scheme == "http" && !isLoopback(root.Hostname()) {
 		c.logger.Warn("the credentials go to the source over plain http; use https", "source", site)
@@ -190,7 +201,7 @@ func Run(ctx context.Context, store repository.Store, opts Options) (*Report, er
 	r := &importRun{c: c, store: store, opts: opts, caps: caps, m: &mapper{site: site, lang: opts.Language, zone: opts.SiteZone}, rep: rep, progress: progress, log: c.logger}
 	c.holdFn = r.hold
 	err = r.run(ctx)
-	rep.Requests, rep.BytesRead = c.requests, c.bytes
+	rep.Requests, rep.BytesRead, rep.Stopped = c.requests, c.bytes, err != nil
 	return rep, err
 }
 

@@ -112,6 +112,10 @@ type Report struct {
 	// (an administrator or editor) names the password that opens them;
 	// these were imported as listed.
 	Protected []int64
+	// Stopped is set when the run did not reach its end (Run's error
+	// says why): its counts are what it did before, and it never says
+	// "Nothing changed".
+	Stopped bool
 	// Warnings are things the operator should know that did not fail a
 	// record (a link to a record the source did not give, a slug taken).
 	Warnings []string
@@ -213,7 +217,7 @@ func (r *Report) Print(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %-10s %8d %8d %10d %7d %12s\n", kr.Kind, kr.Created, kr.Updated, kr.Unchanged, len(kr.Failed), dis)
 	}
-	if r.Changes() == 0 && !r.Failed() && len(r.Collisions) == 0 && r.Cap == nil {
+	if r.Changes() == 0 && !r.Failed() && len(r.Collisions) == 0 && r.Cap == nil && !r.Stopped {
 		fmt.Fprintln(w, "Nothing changed: the store already matches the source.")
 	}
 	for _, kr := range r.Kinds {

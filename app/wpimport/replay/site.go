@@ -62,6 +62,14 @@ type Site struct {
 	// NoEditContext refuses WordPress's edit context (403
 	// rest_forbidden_context), as for a user who may not edit events.
 	NoEditContext bool
+	// Login and AppPassword are the credentials WordPress's
+	// /wp/v2/users/me accepts ("": any credentials are an
+	// administrator's). IgnoreAuth makes it ignore them as WordPress
+	// does where application passwords are unavailable (plain http on a
+	// site that is not "local") or the web server drops the
+	// Authorization header: 401 rest_not_logged_in.
+	Login, AppPassword string
+	IgnoreAuth         bool
 	// EchoAuth makes every request answer 401 incorrect_password with a
 	// message that echoes the request's Authorization header, wrapped in
 	// an ANSI escape and line breaks, as a hostile source may.
@@ -111,8 +119,18 @@ func (s *SiteServer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	path := strings.TrimRight(r.URL.Path, "/")
 	switch {
+	case path == "":
+		// The site's home page: HTML, with the REST root in a Link
+		// header as WordPress sends it.
+		w.Header().Set("Content-Type", "text/html; charset=UTF-8")
+		w.Header().Set("Link", "<"+s.URL+"/wp-json/>; rel=\"https://api.w.org/\"")
+		_, _ = w.Write([]byte("<!doctype html><title>FX</title>"))
+		return
 	case path == "/wp-json":
-		writeJSON(w, map[string]any{"name": "FX", "timezone_string": "UTC", "gmt_offset": 0})
+		writeJSON(w, map[string]any{"name": "FX", "timezone_string": "UTC", "gmt_offset": 0, "namespaces": []string{"oembed/1.0", "tribe/events/v1", "wp/v2"}})
+		return
+	case path == "/wp-json/wp/v2/users/me":
+		s.serveMe(w, r)
 		return
 	case path == "/wp-json/wp/v2/tribe_events":
 		s.serveWPRoute(w, r)
@@ -214,6 +232,25 @@ func (s *SiteServer) make(kind string, id int64) map[string]any {
 		return Organizer(id, fmt.Sprintf("Endless %d", id))
 	}
 	return Event(id, fmt.Sprintf("Endless %d", id))
+}
+
+// serveMe answers WordPress's /wp/v2/users/me: the user the credentials
+// name, 401 incorrect_password for wrong ones, 401 rest_not_logged_in
+// without any (or with IgnoreAuth).
+func (s *SiteServer) serveMe(w http.ResponseWriter, r *http.Request) {
+	user, pw, ok := r.BasicAuth()
+	refuse := func(code, msg string) {
+		w.WriteHeader(http.StatusUnauthorized)
+		writeJSON(w, map[string]any{"code": code, "message": msg, "data": map[string]any{"status": 401}})
+	}
+	switch {
+	case !ok || s.site.IgnoreAuth:
+		refuse("rest_not_logged_in", "You are not currently logged in.")
+	case s.site.Login != "" && (user != s.site.Login || strings.ReplaceAll(pw, " ", "") != strings.ReplaceAll(s.site.AppPassword, " ", "")):
+		refuse("incorrect_password", "The provided password is an invalid application password.")
+	default:
+		writeJSON(w, map[string]any{"id": 1, "name": user, "slug": user, "roles": []string{"administrator"}})
+	}
 }
 
 // redactedEvent is a password-protected event as the TEC lists show it.
