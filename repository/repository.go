@@ -393,6 +393,9 @@ type User struct {
 	Created time.Time `json:"created" bson:"created"`
 	// Disabled users cannot authenticate (their tokens are refused).
 	Disabled bool `json:"disabled" bson:"disabled"`
+	// Email is the user's e-mail address ("" when unknown); users
+	// imported from WordPress keep theirs. It is never shown by the API.
+	Email string `json:"email,omitempty" bson:"email,omitempty"`
 }
 
 // Token is an API token; only the SHA-256 hash of the secret is stored.

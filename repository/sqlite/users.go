@@ -42,8 +42,8 @@ func (s *Store) CreateUser(ctx context.Context, u *repository.User) error {
 		} else if err := w.reserve("user", id); err != nil {
 			return err
 		}
-		_, err = w.exec(`INSERT INTO users(id, login, role, created, disabled) VALUES (?, ?, ?, ?, ?)`,
-			id, u.Login, string(u.Role), u.Created.Format(timeText), u.Disabled)
+		_, err = w.exec(`INSERT INTO users(id, login, role, created, disabled, email) VALUES (?, ?, ?, ?, ?, ?)`,
+			id, u.Login, string(u.Role), u.Created.Format(timeText), u.Disabled, u.Email)
 		return err
 	})
 	if err != nil {
@@ -54,12 +54,12 @@ func (s *Store) CreateUser(ctx context.Context, u *repository.User) error {
 }
 
 // userColumns are the columns scanUser reads, in its order.
-const userColumns = `id, login, role, created, disabled`
+const userColumns = `id, login, role, created, disabled, email`
 
 func scanUser(row interface{ Scan(...any) error }) (*repository.User, error) {
 	var u repository.User
 	var role, created string
-	if err := row.Scan(&u.ID, &u.Login, &role, &created, &u.Disabled); err != nil {
+	if err := row.Scan(&u.ID, &u.Login, &role, &created, &u.Disabled, &u.Email); err != nil {
 		return nil, notFound(err)
 	}
 	u.Role = repository.Role(role)
@@ -103,7 +103,7 @@ func (s *Store) CreateToken(ctx context.Context, t *repository.Token) error {
 
 // UserByTokenHash returns the user owning the token with this hash.
 func (s *Store) UserByTokenHash(ctx context.Context, hash string) (*repository.User, error) {
-	return scanUser(s.queryRow(ctx, `SELECT u.id, u.login, u.role, u.created, u.disabled
+	return scanUser(s.queryRow(ctx, `SELECT u.id, u.login, u.role, u.created, u.disabled, u.email
 		FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = ?`, hash))
 }
 

@@ -33,6 +33,9 @@ func testListUpdateUsers(t *testing.T, ctx context.Context, s repository.Store) 
 	var made []*repository.User
 	for _, login := range []string{"b", "a", "c"} {
 		u := &repository.User{Login: login, Role: repository.RoleAuthor, Created: baseTime}
+		if login == "a" {
+			u.Email = "a@example.org" // kept as given, and by UpdateUser
+		}
 		if err := s.CreateUser(ctx, u); err != nil {
 			t.Fatal(err)
 		}
