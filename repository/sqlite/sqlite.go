@@ -97,8 +97,10 @@ var migrations = [][]string{
 		`ALTER TABLE index_marks ADD COLUMN next_at INTEGER NOT NULL DEFAULT 0`,
 		`CREATE INDEX IF NOT EXISTS index_marks_failing ON index_marks(next_at) WHERE attempts > 0`,
 	},
-	{ // 5: users' e-mail addresses (kept from an import)
+	{ // 5: users' e-mail addresses and origins (kept from an import;
+		// origin is the JSON of a repository.Origin, '' for none)
 		`ALTER TABLE users ADD COLUMN email TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE users ADD COLUMN origin TEXT NOT NULL DEFAULT ''`,
 	},
 }
 

@@ -368,6 +368,7 @@ func TestMigrateMarkFailures(t *testing.T) {
 		`ALTER TABLE index_marks DROP COLUMN last_error`,
 		`ALTER TABLE index_marks DROP COLUMN next_at`,
 		`ALTER TABLE users DROP COLUMN email`,
+		`ALTER TABLE users DROP COLUMN origin`,
 		`PRAGMA user_version = 3`,
 	} {
 		if _, err := s.wdb.ExecContext(ctx, q); err != nil {
@@ -394,7 +395,8 @@ func TestMigrateMarkFailures(t *testing.T) {
 	}
 }
 
-// TestMigrateUserEmail: a version 4 database (users without e-mail)
+// TestMigrateUserEmail: a version 4 database (users without e-mail and
+// origin)
 // opens at the current version with its users kept, and e-mail
 // addresses can then be stored.
 func TestMigrateUserEmail(t *testing.T) {
@@ -408,7 +410,7 @@ func TestMigrateUserEmail(t *testing.T) {
 	if err := s.CreateUser(ctx, old); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{`ALTER TABLE users DROP COLUMN email`, `PRAGMA user_version = 4`} {
+	for _, q := range []string{`ALTER TABLE users DROP COLUMN email`, `ALTER TABLE users DROP COLUMN origin`, `PRAGMA user_version = 4`} {
 		if _, err := s.wdb.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
