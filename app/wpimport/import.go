@@ -101,6 +101,12 @@ type Options struct {
 	// Prune deletes the records imported earlier from this source that
 	// the source no longer has (otherwise they are only reported).
 	Prune bool
+	// Users imports the source's users (WordPress's wp/v2/users, which
+	// needs an administrator's credentials) with their logins, e-mail
+	// addresses and roles, without passwords, so that each record keeps
+	// its author. Without it, authors map to the users an earlier
+	// import with Users brought over (else none).
+	Users bool
 	// HTTPClient sends the requests (nil: a client with Timeout).
 	HTTPClient *http.Client
 	// Logger receives retries and phase lines (nil: discarded).

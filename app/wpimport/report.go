@@ -112,6 +112,9 @@ type Report struct {
 	// (an administrator or editor) names the password that opens them;
 	// these were imported as listed.
 	Protected []int64
+	// Users is what the run did with the source's users (nil without
+	// Options.Users).
+	Users *UserReport
 	// Stopped is set when the run did not reach its end (Run's error
 	// says why): its counts are what it did before, and it never says
 	// "Nothing changed".
@@ -180,6 +183,9 @@ func (r *Report) Changes() int {
 	for _, kr := range r.Kinds {
 		n += kr.Changes()
 	}
+	if r.Users != nil {
+		n += r.Users.Created + r.Users.Updated + r.Users.NewlyLinked
+	}
 	return n
 }
 
@@ -223,6 +229,15 @@ func (r *Report) Print(w io.Writer) {
 	for _, kr := range r.Kinds {
 		for _, f := range kr.Failed {
 			fmt.Fprintf(w, "failed: %s\n", f)
+		}
+	}
+	if u := r.Users; u != nil {
+		fmt.Fprintf(w, "users: %d created, %d updated, %d unchanged (no passwords: 'eventcal token create --login NAME' gives each a credential)\n", u.Created, u.Updated, u.Unchanged)
+		if len(u.Linked) > 0 {
+			fmt.Fprintf(w, "users who were here already (their records are theirs; not changed): %s\n", strings.Join(u.Linked, ", "))
+		}
+		if len(u.Skipped) > 0 {
+			fmt.Fprintf(w, "users not imported (no role here: administrator, editor, author and contributor are): %s\n", strings.Join(u.Skipped, ", "))
 		}
 	}
 	if len(r.Protected) > 0 {

@@ -48,6 +48,7 @@ type tecImage struct {
 // tecPost holds what events, venues and organizers have in common.
 type tecPost struct {
 	ID          int64           `json:"id"`
+	Author      json.RawMessage `json:"author"`
 	Status      string          `json:"status"`
 	Date        string          `json:"date"`
 	DateUTC     string          `json:"date_utc"`

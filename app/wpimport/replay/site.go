@@ -62,6 +62,10 @@ type Site struct {
 	// NoEditContext refuses WordPress's edit context (403
 	// rest_forbidden_context), as for a user who may not edit events.
 	NoEditContext bool
+	// Users are WordPress's users as /wp/v2/users shows them in the edit
+	// context (id, username, email, roles); that route needs credentials
+	// (401 rest_forbidden_context without).
+	Users []map[string]any
 	// Login and AppPassword are the credentials WordPress's
 	// /wp/v2/users/me accepts ("": any credentials are an
 	// administrator's). IgnoreAuth makes it ignore them as WordPress
@@ -131,6 +135,20 @@ func (s *SiteServer) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	case path == "/wp-json/wp/v2/users/me":
 		s.serveMe(w, r)
+		return
+	case path == "/wp-json/wp/v2/users":
+		if r.Header.Get("Authorization") == "" || r.URL.Query().Get("context") != "edit" {
+			w.WriteHeader(http.StatusUnauthorized)
+			writeJSON(w, map[string]any{"code": "rest_forbidden_context", "message": "Sorry, you are not allowed to list users.", "data": map[string]any{"status": 401}})
+			return
+		}
+		users := s.site.Users
+		if users == nil {
+			users = []map[string]any{}
+		}
+		w.Header().Set("X-WP-Total", strconv.Itoa(len(users)))
+		w.Header().Set("X-WP-TotalPages", "1")
+		writeJSON(w, users)
 		return
 	case path == "/wp-json/wp/v2/tribe_events":
 		s.serveWPRoute(w, r)
@@ -390,4 +408,10 @@ func Term(id int64, name, slug string) map[string]any {
 		slug = fmt.Sprintf("t-%d", id)
 	}
 	return map[string]any{"id": id, "count": 0, "description": "", "name": name, "slug": slug, "taxonomy": "post_tag", "meta": []any{}}
+}
+
+// WPUser returns a WordPress user as /wp/v2/users shows it in the edit
+// context.
+func WPUser(id int64, login, email string, roles ...string) map[string]any {
+	return map[string]any{"id": id, "username": login, "name": login, "email": email, "roles": roles}
 }
