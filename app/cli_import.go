@@ -55,6 +55,7 @@ func (c *cli) importTEC(args []string) int {
 	timeout := fs.Duration("timeout", wpimport.DefaultTimeout, "time limit of one request")
 	dryRun := fs.Bool("dry-run", false, "read the source and print what an import would do, without writing")
 	prune := fs.Bool("prune", false, "delete records imported earlier that the source no longer has")
+	users := fs.Bool("users", false, "import the site's administrators, editors, authors and contributors (logins, e-mail addresses, roles; no passwords) so that records keep their authors; needs an administrator's credentials")
 	initStore := fs.Bool("init", false, "create the embedded store (DATA_DIR) when it does not exist yet")
 	var caps wpimport.Caps
 	fs.IntVar(&caps.Pages, "max-"+wpimport.CapPages, wpimport.DefaultMaxPages, "pages read from one list of the source at most")
@@ -119,7 +120,7 @@ func (c *cli) importTEC(args []string) int {
 	}
 	opts := wpimport.Options{
 		Source: *from, User: *user, AppPassword: *password, Language: lang,
-		Rate: r, Retries: n, Timeout: *timeout, DryRun: *dryRun, Prune: *prune, Caps: caps,
+		Rate: r, Retries: n, Timeout: *timeout, DryRun: *dryRun, Prune: *prune, Users: *users, Caps: caps,
 	}
 	opts.Progress = c.importProgress()
 	// Every line from here on goes through the redactor: no credential

@@ -288,3 +288,24 @@ func TestImportProgressBar(t *testing.T) {
 		}
 	}
 }
+
+// TestImportUsersCommand (issue 34): "import --users" brings the site's
+// users over without passwords, and "token create --login" then gives one
+// of them a credential.
+func TestImportUsersCommand(t *testing.T) {
+	ev := replay.Event(1101, "Ed's night")
+	ev["author"] = "2"
+	src := replay.NewSite(t, &replay.Site{
+		Users:  []map[string]any{replay.WPUser(2, "ed", "ed@example.org", "editor")},
+		Events: []map[string]any{ev},
+	})
+	env := map[string]string{"DATA_DIR": filepath.Join(t.TempDir(), "data"), "TEC_IMPORT_USER": "fx-admin", "TEC_IMPORT_APP_PASSWORD": "abcd EFGH 1234 ijkl MNOP 5678"}
+	r := runCLI(t, env, "import", "--from", src.Root(), "--rate", "0", "--init", "--users")
+	if r.code != exitOK || !strings.Contains(r.stdout, "users: 1 created") {
+		t.Fatalf("import --users: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, env, "token", "create", "--login", "ed")
+	if r.code != exitOK || !strings.Contains(r.stdout, "ecal_") {
+		t.Fatalf("token create --login ed: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}

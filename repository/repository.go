@@ -393,6 +393,13 @@ type User struct {
 	Created time.Time `json:"created" bson:"created"`
 	// Disabled users cannot authenticate (their tokens are refused).
 	Disabled bool `json:"disabled" bson:"disabled"`
+	// Email is the user's e-mail address ("" when unknown); users
+	// imported from WordPress keep theirs. It is never shown by the API.
+	Email string `json:"email,omitempty" bson:"email,omitempty"`
+	// Origin is set on users imported from WordPress (eventcal import
+	// --users): the site and the user's ID there, which map the source's
+	// authors to users here. Hash covers login, e-mail and role.
+	Origin *Origin `json:"origin,omitempty" bson:"origin,omitempty"`
 }
 
 // Token is an API token; only the SHA-256 hash of the secret is stored.
@@ -568,8 +575,9 @@ type Store interface {
 	UserByTokenHash(ctx context.Context, hash string) (*User, error)
 	// ListUsers returns every user, by ID ascending.
 	ListUsers(ctx context.Context) ([]*User, error)
-	// UpdateUser stores the Role and Disabled flag of u for the existing
-	// user u.ID (ErrNotFound when there is none); other fields are kept.
+	// UpdateUser stores the Role, Disabled flag, Email and Origin of u for
+	// the existing user u.ID (ErrNotFound when there is none); its login
+	// and creation time are kept.
 	UpdateUser(ctx context.Context, u *User) error
 	// TokenByHash returns the token with this hash or ErrNotFound.
 	TokenByHash(ctx context.Context, hash string) (*Token, error)

@@ -177,9 +177,9 @@ func (c *client) get(ctx context.Context, root *url.URL, path string, q url.Valu
 		wait := c.backoff(attempt)
 		switch {
 		case err != nil:
-			lastErr = fmt.Errorf("GET %s: %s", c.redact.text(u.Redacted()), c.redact.text(scrub(err).Error()))
+			lastErr = fmt.Errorf("GET %s: %s", c.redact.text(shownURL(&u)), c.redact.text(scrub(err).Error()))
 		case res.status == http.StatusTooManyRequests || res.status >= 500:
-			lastErr = fmt.Errorf("GET %s: %s", c.redact.text(u.Redacted()), c.describe(res))
+			lastErr = fmt.Errorf("GET %s: %s", c.redact.text(shownURL(&u)), c.describe(res))
 			if ra, ok := retryAfter(res.header.Get("Retry-After"), time.Now()); ok {
 				wait = ra
 			}
@@ -237,6 +237,17 @@ func (c *client) once(ctx context.Context, u *url.URL) (*response, error) {
 // url.Error already prints the URL without a password, and our URLs carry
 // none; this also hides the URL's query in case a server redirected to
 // one that holds a token.
+// shownURL is u as messages show it: no user information, and a
+// protected event's password (the query's password) replaced.
+func shownURL(u *url.URL) string {
+	v := *u
+	if q := v.Query(); q.Has("password") {
+		q.Set("password", redacted)
+		v.RawQuery = encodeQuery(q)
+	}
+	return v.Redacted()
+}
+
 func scrub(err error) error {
 	if errors.Is(err, errTooMuch) {
 		return err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -55,8 +56,12 @@ func (r *importRun) fetch(ctx context.Context) error {
 		return err
 	}
 	wpIDs := wp.ids
-	if !ok {
+	r.passwords = wp.passwords
+	switch {
+	case !ok:
 		r.rep.warnf("WordPress's wp/v2/tribe_events route is not reachable from %s: events hidden from listings (which no TEC list shows) are imported only if an earlier import has them", r.rep.Source)
+	case r.c.authenticated() && !wp.editContext:
+		r.rep.warnf("the source refused its edit context to this user (wp/v2/tribe_events?context=edit): events hidden from listings that have ended cannot be found, and password-protected events come without their text, terms, venue, organizers and password; import as an administrator to carry them over")
 	}
 	for _, id := range wpIDs {
 		if r.listed[KindEvent][id] {
@@ -122,6 +127,9 @@ func (r *importRun) probe(ctx context.Context, kind string, id int64) error {
 		// No such record (any more): disappeared if imported before.
 	case kind == KindEvent && res.status == http.StatusForbidden && res.code() == "event-password-protected":
 		r.protected[id] = true
+		if r.passwords[id] != "" {
+			return r.openProtected(ctx, id)
+		}
 		if r.own[kind][id] {
 			r.unseen[kind][id] = true
 		} else {
@@ -159,22 +167,79 @@ func (r *importRun) findProtected(ctx context.Context, wp wpEvents, wpOK bool) e
 		}
 		ids = append(ids, id)
 	}
-	if len(ids) == 0 {
+	if len(ids) > 0 {
+		slices.Sort(ids)
+		r.progress.Start("check events without text", len(ids))
+		for _, id := range ids {
+			_, res, err := r.c.fetchSingle(ctx, listEvents, id)
+			if err != nil {
+				r.progress.Finish()
+				return err
+			}
+			if res.status == http.StatusForbidden && res.code() == "event-password-protected" {
+				r.protected[id] = true
+			}
+			r.progress.Add(1)
+		}
+		r.progress.Finish()
+	}
+	var open []int64
+	for id := range r.protected {
+		if r.passwords[id] != "" && !r.opened[id] && r.recs[KindEvent][id] != nil {
+			open = append(open, id)
+		}
+	}
+	if len(open) == 0 {
 		return nil
 	}
-	slices.Sort(ids)
-	r.progress.Start("check events without text", len(ids))
+	slices.Sort(open)
+	r.progress.Start("read protected events", len(open))
 	defer r.progress.Finish()
-	for _, id := range ids {
-		_, res, err := r.c.fetchSingle(ctx, listEvents, id)
-		if err != nil {
+	for _, id := range open {
+		if err := r.openProtected(ctx, id); err != nil {
 			return err
-		}
-		if res.status == http.StatusForbidden && res.code() == "event-password-protected" {
-			r.protected[id] = true
 		}
 		r.progress.Add(1)
 	}
+	return nil
+}
+
+// openProtected reads a password-protected event whole, with the
+// password WordPress's route named (?password=, which opens it to TEC's
+// read by ID), in place of the redacted form a list gave, and keeps the
+// password with it (never shown in a response). A read the password does
+// not open leaves the event as listed, with a warning.
+func (r *importRun) openProtected(ctx context.Context, id int64) error {
+	pw := r.passwords[id]
+	q := url.Values{}
+	q.Set("password", pw)
+	body, res, err := r.c.fetchSingleWith(ctx, listEvents, id, q)
+	if err != nil {
+		return err
+	}
+	if body == nil {
+		r.rep.warnf("event %d: password-protected, and its password did not open it (%s); imported as listed", id, r.c.describe(res))
+		return nil
+	}
+	prev, wasListed := r.recs[KindEvent][id], r.listed[KindEvent][id]
+	delete(r.recs[KindEvent], id)
+	r.listed[KindEvent][id] = false
+	if err := r.take(KindEvent, id, body); err != nil {
+		return err
+	}
+	rec := r.recs[KindEvent][id]
+	if rec == nil || rec.post == nil {
+		// The whole form failed to map (take reported it): keep what the
+		// list gave.
+		if prev != nil {
+			r.recs[KindEvent][id] = prev
+		}
+		r.listed[KindEvent][id] = wasListed || prev != nil
+		return nil
+	}
+	rec.post.Password = pw
+	r.opened[id] = true
+	delete(r.redacted, id)
 	return nil
 }
 

@@ -53,6 +53,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -100,6 +101,12 @@ type Options struct {
 	// Prune deletes the records imported earlier from this source that
 	// the source no longer has (otherwise they are only reported).
 	Prune bool
+	// Users imports the source's users (WordPress's wp/v2/users, which
+	// needs an administrator's credentials) with their logins, e-mail
+	// addresses and roles, without passwords, so that each record keeps
+	// its author. Without it, authors map to the users an earlier
+	// import with Users brought over (else none).
+	Users bool
 	// HTTPClient sends the requests (nil: a client with Timeout).
 	HTTPClient *http.Client
 	// Logger receives retries and phase lines (nil: discarded).
@@ -179,6 +186,16 @@ func Run(ctx context.Context, store repository.Store, opts Options) (*Report, er
 	if progress == nil {
 		progress = noProgress{}
 	}
+	if !strings.HasSuffix(root.Path, "/"+tecNamespace) {
+		found, err := c.discoverRoot(ctx, root)
+		if err != nil {
+			return &Report{Source: root.String(), DryRun: opts.DryRun, Stopped: true}, err
+		}
+		root, c.root, c.wpRoot = found, found, wpRootOf(found)
+	}
+	if err := c.checkCredentials(ctx); err != nil {
+		return &Report{Source: root.String(), DryRun: opts.DryRun, Stopped: true}, err
+	}
 	site := root.String()
 	if c.authenticated() && root.Scheme == "http" && !isLoopback(root.Hostname()) {
 		c.logger.Warn("the credentials go to the source over plain http; use https", "source", site)
@@ -190,7 +207,7 @@ func Run(ctx context.Context, store repository.Store, opts Options) (*Report, er
 	r := &importRun{c: c, store: store, opts: opts, caps: caps, m: &mapper{site: site, lang: opts.Language, zone: opts.SiteZone}, rep: rep, progress: progress, log: c.logger}
 	c.holdFn = r.hold
 	err = r.run(ctx)
-	rep.Requests, rep.BytesRead = c.requests, c.bytes
+	rep.Requests, rep.BytesRead, rep.Stopped = c.requests, c.bytes, err != nil
 	return rep, err
 }
 

@@ -309,7 +309,9 @@ func (m *mapper) postBase(kind repository.PostKind, src *tecPost, name, nameFiel
 	if err != nil {
 		return nil, err
 	}
-	p := &repository.Post{ID: src.ID, Kind: kind, Status: src.Status, Date: date, Modified: modified}
+	// Author is the source's user ID until the run maps it to a user
+	// here (mapAuthors).
+	p := &repository.Post{ID: src.ID, Kind: kind, Author: int64(max(jsonInt(src.Author), 0)), Status: src.Status, Date: date, Modified: modified}
 	p.Title.Set(m.lang, title)
 	p.Content.Set(m.lang, richText(src.Description))
 	// Drafts have no slug at the source yet; every item has one here.

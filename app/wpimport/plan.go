@@ -230,6 +230,9 @@ func (r *importRun) classify(ctx context.Context) error {
 		}
 	}
 	for id := range r.protected {
+		if r.opened[id] {
+			continue
+		}
 		if r.recs[KindEvent][id] != nil || r.unseen[KindEvent][id] {
 			r.rep.Protected = append(r.rep.Protected, id)
 		}

@@ -106,11 +106,19 @@ type Report struct {
 	DryRun bool
 	// Kinds holds one report per kind, in write order.
 	Kinds []*KindReport
-	// Protected are password-protected events: the source shows them
-	// without description, excerpt, categories, tags, venue and
-	// organizers to everyone (its admin included) and never gives the
-	// password, so they are imported as listed.
+	// Protected are the password-protected events the source did not
+	// open: its lists show them without description, excerpt,
+	// categories, tags, venue and organizers, and only its edit context
+	// (an administrator or editor) names the password that opens them;
+	// these were imported as listed.
 	Protected []int64
+	// Users is what the run did with the source's users (nil without
+	// Options.Users).
+	Users *UserReport
+	// Stopped is set when the run did not reach its end (Run's error
+	// says why): its counts are what it did before, and it never says
+	// "Nothing changed".
+	Stopped bool
 	// Warnings are things the operator should know that did not fail a
 	// record (a link to a record the source did not give, a slug taken).
 	Warnings []string
@@ -175,6 +183,9 @@ func (r *Report) Changes() int {
 	for _, kr := range r.Kinds {
 		n += kr.Changes()
 	}
+	if r.Users != nil {
+		n += r.Users.Created + r.Users.Updated + r.Users.NewlyLinked
+	}
 	return n
 }
 
@@ -212,7 +223,7 @@ func (r *Report) Print(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %-10s %8d %8d %10d %7d %12s\n", kr.Kind, kr.Created, kr.Updated, kr.Unchanged, len(kr.Failed), dis)
 	}
-	if r.Changes() == 0 && !r.Failed() && len(r.Collisions) == 0 && r.Cap == nil {
+	if r.Changes() == 0 && !r.Failed() && len(r.Collisions) == 0 && r.Cap == nil && !r.Stopped {
 		fmt.Fprintln(w, "Nothing changed: the store already matches the source.")
 	}
 	for _, kr := range r.Kinds {
@@ -220,10 +231,19 @@ func (r *Report) Print(w io.Writer) {
 			fmt.Fprintf(w, "failed: %s\n", f)
 		}
 	}
+	if u := r.Users; u != nil {
+		fmt.Fprintf(w, "users: %d created, %d updated, %d unchanged (no passwords: 'eventcal token create --login NAME' gives each a credential)\n", u.Created, u.Updated, u.Unchanged)
+		if len(u.Linked) > 0 {
+			fmt.Fprintf(w, "users who were here already (their records are theirs; not changed): %s\n", strings.Join(u.Linked, ", "))
+		}
+		if len(u.Skipped) > 0 {
+			fmt.Fprintf(w, "users not imported (no role here: administrator, editor, author and contributor are): %s\n", strings.Join(u.Skipped, ", "))
+		}
+	}
 	if len(r.Protected) > 0 {
 		ids := slices.Clone(r.Protected)
 		slices.Sort(ids)
-		fmt.Fprintf(w, "password-protected events (imported without description, excerpt, terms, venue, organizers and password, which the source never gives; set them here): %s\n", joinIDs(ids))
+		fmt.Fprintf(w, "password-protected events the source did not open (imported without description, excerpt, terms, venue, organizers and password: import as an administrator, or set them here): %s\n", joinIDs(ids))
 	}
 	for _, kr := range r.Kinds {
 		if len(kr.Disappeared) > 0 && kr.Deleted == 0 {

@@ -65,6 +65,15 @@ type importRun struct {
 	// protected event (no description, excerpt, terms, venue or
 	// organizer).
 	redacted map[int64]bool
+	// passwords are the protected events' passwords WordPress's route
+	// named (in its edit context).
+	passwords map[int64]string
+	// opened are the protected events read whole with their password.
+	opened map[int64]bool
+	// users is what happens to the source's users (--users).
+	users []*userPlan
+	// authors maps the source's user IDs to users here.
+	authors map[int64]int64
 }
 
 // listOf is the source list of each kind read from lists.
@@ -75,7 +84,8 @@ var listOf = map[string]listKind{
 
 func (r *importRun) run(ctx context.Context) error {
 	r.listed, r.recs, r.own, r.unseen, r.failedIDs = map[string]map[int64]bool{}, map[string]map[int64]*record{}, map[string]map[int64]bool{}, map[string]map[int64]bool{}, map[string]map[int64]bool{}
-	r.protected, r.redacted = map[int64]bool{}, map[int64]bool{}
+	r.protected, r.redacted, r.passwords, r.opened = map[int64]bool{}, map[int64]bool{}, map[int64]string{}, map[int64]bool{}
+	r.authors = map[int64]int64{}
 	r.m.images = map[int64]*tecImage{}
 	r.m.changed = func(c Change) {
 		r.rep.sanitized(c)
@@ -84,12 +94,23 @@ func (r *importRun) run(ctx context.Context) error {
 	for _, k := range kinds {
 		r.listed[k], r.recs[k], r.own[k], r.unseen[k], r.failedIDs[k] = map[int64]bool{}, map[int64]*record{}, map[int64]bool{}, map[int64]bool{}, map[int64]bool{}
 	}
+	var users []wpUser
+	if r.opts.Users {
+		var err error
+		if users, err = r.c.fetchUsers(ctx); err != nil {
+			return r.stopped(err)
+		}
+	}
 	if err := r.fetch(ctx); err != nil {
 		return r.stopped(err)
 	}
 	if err := r.hold(0); err != nil {
 		return r.stopped(err)
 	}
+	if err := r.planUsers(ctx, users); err != nil {
+		return err
+	}
+	r.mapAuthors()
 	r.claimIDs()
 	r.resolveLinks()
 	if err := r.stamp(); err != nil {
@@ -100,6 +121,9 @@ func (r *importRun) run(ctx context.Context) error {
 	}
 	if r.opts.DryRun {
 		return nil
+	}
+	if err := r.writeUsers(ctx); err != nil {
+		return err
 	}
 	if err := r.write(ctx); err != nil {
 		return err

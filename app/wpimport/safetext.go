@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -55,6 +56,22 @@ func newRedactor(user, password string) *redactor {
 		}
 	}
 	return x
+}
+
+// add makes the redactor remove secret too (and its URL encodings): a
+// protected event's password, which goes to the source in a query. A
+// secret shorter than 4 characters is not added (it would remove common
+// text); the URL form that carries it is shown redacted by get.
+func (x *redactor) add(secret string) {
+	if x == nil {
+		return
+	}
+	for _, f := range []string{secret, url.QueryEscape(secret), url.PathEscape(secret)} {
+		if len(f) >= 4 && !containsString(x.secrets, f) {
+			x.secrets = append(x.secrets, f)
+		}
+	}
+	slices.SortStableFunc(x.secrets, func(a, b string) int { return len(b) - len(a) })
 }
 
 func containsString(list []string, s string) bool {

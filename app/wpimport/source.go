@@ -48,6 +48,7 @@ type tecImage struct {
 // tecPost holds what events, venues and organizers have in common.
 type tecPost struct {
 	ID          int64           `json:"id"`
+	Author      json.RawMessage `json:"author"`
 	Status      string          `json:"status"`
 	Date        string          `json:"date"`
 	DateUTC     string          `json:"date_utc"`
@@ -253,10 +254,20 @@ func jsonInt(raw json.RawMessage) int {
 	return 0
 }
 
+// maxEventPassword bounds a protected event's password as WordPress
+// stores it (post_password is a varchar(255)); a longer one is not taken.
+const maxEventPassword = 255
+
 // fetchSingle reads one record by ID. ok is false (with the response)
 // when the source did not answer 200.
 func (c *client) fetchSingle(ctx context.Context, k listKind, id int64) (json.RawMessage, *response, error) {
-	res, err := c.get(ctx, c.root, "/"+k.name+"/"+strconv.FormatInt(id, 10), nil)
+	return c.fetchSingleWith(ctx, k, id, nil)
+}
+
+// fetchSingleWith is fetchSingle with a query (a protected event's
+// ?password=).
+func (c *client) fetchSingleWith(ctx context.Context, k listKind, id int64, q url.Values) (json.RawMessage, *response, error) {
+	res, err := c.get(ctx, c.root, "/"+k.name+"/"+strconv.FormatInt(id, 10), q)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -281,6 +292,13 @@ type wpEvents struct {
 	// protected holds the password-protected ones among them
 	// (content.protected).
 	protected map[int64]bool
+	// passwords holds the protected events' passwords, which the route
+	// names in the edit context.
+	passwords map[int64]string
+	// editContext says the route was read in the edit context: then it
+	// lists every event, ended hidden ones included. Outside it,
+	// WordPress leaves out events that have ended.
+	editContext bool
 }
 
 // wpEventIDs enumerates every event ID through WordPress's own
@@ -288,11 +306,19 @@ type wpEvents struct {
 // listings (the TEC lists never show them) and says which are
 // password-protected. ok is false when the route is not reachable
 // (another REST root, the route disabled, a refusal).
+//
+// Authenticated, the route is read in the edit context
+// (context=edit), which lists every event (outside it WordPress leaves out
+// events that have ended, so a hidden one that has ended would be found
+// nowhere) and names the protected events' passwords. A user the source
+// refuses the edit context (401 or 403 rest_forbidden_context) gets the
+// plain route, and editContext says so.
 func (c *client) wpEventIDs(ctx context.Context) (out wpEvents, ok bool, err error) {
-	out.protected = map[int64]bool{}
+	out.protected, out.passwords = map[int64]bool{}, map[int64]string{}
 	if c.wpRoot == nil {
 		return out, false, nil
 	}
+	out.editContext = c.authenticated()
 	for page := 1; ; page++ {
 		if c.caps.Pages > 0 && page > c.caps.Pages {
 			return out, false, &CapError{Cap: CapPages, Limit: int64(c.caps.Pages), Where: "list wp/v2/tribe_events"}
@@ -304,9 +330,19 @@ func (c *client) wpEventIDs(ctx context.Context) (out wpEvents, ok bool, err err
 		if c.authenticated() {
 			q.Set("status", allStatuses)
 		}
+		if out.editContext {
+			q.Set("context", "edit")
+			q.Set("_fields", "id,content.protected,password")
+		}
 		res, err := c.get(ctx, c.wpRoot, "/tribe_events", q)
 		if err != nil {
 			return out, false, err
+		}
+		if out.editContext && page == 1 && (res.status == http.StatusUnauthorized || res.status == http.StatusForbidden) &&
+			res.code() == "rest_forbidden_context" {
+			out.editContext = false
+			page = 0
+			continue
 		}
 		if res.status == http.StatusBadRequest && page > 1 && res.code() == "rest_post_invalid_page_number" {
 			break
@@ -322,6 +358,7 @@ func (c *client) wpEventIDs(ctx context.Context) (out wpEvents, ok bool, err err
 			Content struct {
 				Protected bool `json:"protected"`
 			} `json:"content"`
+			Password string `json:"password"`
 		}
 		if err := json.Unmarshal(res.body, &items); err != nil {
 			if page == 1 {
@@ -337,6 +374,10 @@ func (c *client) wpEventIDs(ctx context.Context) (out wpEvents, ok bool, err err
 				out.ids = append(out.ids, it.ID)
 				if it.Content.Protected {
 					out.protected[it.ID] = true
+				}
+				if it.Password != "" && len(it.Password) <= maxEventPassword {
+					out.passwords[it.ID] = it.Password
+					c.redact.add(it.Password)
 				}
 			}
 		}

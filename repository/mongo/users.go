@@ -146,7 +146,8 @@ func (s *Store) ListUsers(ctx context.Context) ([]*repository.User, error) {
 // change together).
 func (s *Store) UpdateUser(ctx context.Context, u *repository.User) error {
 	res, err := s.users.UpdateOne(ctx, bson.D{{Key: "_id", Value: u.ID}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "role", Value: u.Role}, {Key: "disabled", Value: u.Disabled}}}})
+		bson.D{{Key: "$set", Value: bson.D{{Key: "role", Value: u.Role}, {Key: "disabled", Value: u.Disabled},
+			{Key: "email", Value: u.Email}, {Key: "origin", Value: u.Origin}}}})
 	if err != nil && !mongo.IsDuplicateKeyError(err) {
 		// A lost reply: the $set is idempotent, so a stored user with
 		// these values means it landed (or changed nothing).
@@ -154,7 +155,7 @@ func (s *Store) UpdateUser(ctx context.Context, u *repository.User) error {
 		cctx, cancel := s.cleanupContext(ctx)
 		rerr := s.users.FindOne(cctx, bson.D{{Key: "_id", Value: u.ID}}).Decode(&cur)
 		cancel()
-		if rerr == nil && cur.Role == u.Role && cur.Disabled == u.Disabled {
+		if rerr == nil && cur.Role == u.Role && cur.Disabled == u.Disabled && cur.Email == u.Email && sameOrigin(cur.Origin, u.Origin) {
 			return nil
 		}
 	}
@@ -251,4 +252,13 @@ func (s *Store) Exclusive(ctx context.Context, key string, fn func(ctx context.C
 	}
 	defer s.unlock(ctx, l)
 	return fn(ctx)
+}
+
+// sameOrigin reports whether two users' origins are equal (both nil, or
+// the same values).
+func sameOrigin(a, b *repository.Origin) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }

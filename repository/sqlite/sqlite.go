@@ -74,7 +74,7 @@ const busyTimeout = 10 * time.Second
 
 // schemaVersion is stored in PRAGMA user_version; Open refuses a database
 // written by a newer schema.
-const schemaVersion = 4
+const schemaVersion = 5
 
 // migrations bring a database from one version to the next: migrations[i]
 // runs on a database at version i+1 (the schema above is version 1).
@@ -96,6 +96,11 @@ var migrations = [][]string{
 		`ALTER TABLE index_marks ADD COLUMN last_error TEXT NOT NULL DEFAULT ''`,
 		`ALTER TABLE index_marks ADD COLUMN next_at INTEGER NOT NULL DEFAULT 0`,
 		`CREATE INDEX IF NOT EXISTS index_marks_failing ON index_marks(next_at) WHERE attempts > 0`,
+	},
+	{ // 5: users' e-mail addresses and origins (kept from an import;
+		// origin is the JSON of a repository.Origin, '' for none)
+		`ALTER TABLE users ADD COLUMN email TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE users ADD COLUMN origin TEXT NOT NULL DEFAULT ''`,
 	},
 }
 

@@ -367,6 +367,8 @@ func TestMigrateMarkFailures(t *testing.T) {
 		`ALTER TABLE index_marks DROP COLUMN attempts`,
 		`ALTER TABLE index_marks DROP COLUMN last_error`,
 		`ALTER TABLE index_marks DROP COLUMN next_at`,
+		`ALTER TABLE users DROP COLUMN email`,
+		`ALTER TABLE users DROP COLUMN origin`,
 		`PRAGMA user_version = 3`,
 	} {
 		if _, err := s.wdb.ExecContext(ctx, q); err != nil {
@@ -390,5 +392,43 @@ func TestMigrateMarkFailures(t *testing.T) {
 	}
 	if _, n, err := s.FailingMarks(ctx, 10); err != nil || n != 1 {
 		t.Errorf("FailingMarks after the migration = %d, %v", n, err)
+	}
+}
+
+// TestMigrateUserEmail: a version 4 database (users without e-mail and
+// origin)
+// opens at the current version with its users kept, and e-mail
+// addresses can then be stored.
+func TestMigrateUserEmail(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "calendar.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := &repository.User{Login: "before", Role: repository.RoleEditor, Created: time.Now().UTC()}
+	if err := s.CreateUser(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`ALTER TABLE users DROP COLUMN email`, `ALTER TABLE users DROP COLUMN origin`, `PRAGMA user_version = 4`} {
+		if _, err := s.wdb.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	s.Close(ctx)
+	if s, err = Open(ctx, path); err != nil {
+		t.Fatalf("Open a version 4 database: %v", err)
+	}
+	defer s.Close(ctx)
+	got, err := s.GetUserByLogin(ctx, "before")
+	if err != nil || got.Role != repository.RoleEditor || got.Email != "" {
+		t.Fatalf("the user after the migration: %+v, %v", got, err)
+	}
+	u := &repository.User{Login: "after", Role: repository.RoleAuthor, Created: time.Now().UTC(), Email: "after@example.org"}
+	if err := s.CreateUser(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetUser(ctx, u.ID); err != nil || got.Email != "after@example.org" {
+		t.Fatalf("e-mail after the migration: %+v, %v", got, err)
 	}
 }

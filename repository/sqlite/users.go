@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -42,8 +43,12 @@ func (s *Store) CreateUser(ctx context.Context, u *repository.User) error {
 		} else if err := w.reserve("user", id); err != nil {
 			return err
 		}
-		_, err = w.exec(`INSERT INTO users(id, login, role, created, disabled) VALUES (?, ?, ?, ?, ?)`,
-			id, u.Login, string(u.Role), u.Created.Format(timeText), u.Disabled)
+		origin, err := userOrigin(u.Origin)
+		if err != nil {
+			return err
+		}
+		_, err = w.exec(`INSERT INTO users(id, login, role, created, disabled, email, origin) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			id, u.Login, string(u.Role), u.Created.Format(timeText), u.Disabled, u.Email, origin)
 		return err
 	})
 	if err != nil {
@@ -54,13 +59,19 @@ func (s *Store) CreateUser(ctx context.Context, u *repository.User) error {
 }
 
 // userColumns are the columns scanUser reads, in its order.
-const userColumns = `id, login, role, created, disabled`
+const userColumns = `id, login, role, created, disabled, email, origin`
 
 func scanUser(row interface{ Scan(...any) error }) (*repository.User, error) {
 	var u repository.User
-	var role, created string
-	if err := row.Scan(&u.ID, &u.Login, &role, &created, &u.Disabled); err != nil {
+	var role, created, origin string
+	if err := row.Scan(&u.ID, &u.Login, &role, &created, &u.Disabled, &u.Email, &origin); err != nil {
 		return nil, notFound(err)
+	}
+	if origin != "" {
+		u.Origin = &repository.Origin{}
+		if err := json.Unmarshal([]byte(origin), u.Origin); err != nil {
+			return nil, fmt.Errorf("sqlite: user %d origin: %w", u.ID, err)
+		}
 	}
 	u.Role = repository.Role(role)
 	var err error
@@ -103,7 +114,7 @@ func (s *Store) CreateToken(ctx context.Context, t *repository.Token) error {
 
 // UserByTokenHash returns the user owning the token with this hash.
 func (s *Store) UserByTokenHash(ctx context.Context, hash string) (*repository.User, error) {
-	return scanUser(s.queryRow(ctx, `SELECT u.id, u.login, u.role, u.created, u.disabled
+	return scanUser(s.queryRow(ctx, `SELECT u.id, u.login, u.role, u.created, u.disabled, u.email, u.origin
 		FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = ?`, hash))
 }
 
@@ -132,10 +143,15 @@ func (s *Store) ListUsers(ctx context.Context) ([]*repository.User, error) {
 	return collect(rows, []*repository.User{}, scanUser)
 }
 
-// UpdateUser stores u's role and disabled flag.
+// UpdateUser stores u's role, disabled flag, e-mail and origin.
 func (s *Store) UpdateUser(ctx context.Context, u *repository.User) error {
 	return s.write(ctx, func(w *writeTx) error {
-		return w.execSome(`UPDATE users SET role = ?, disabled = ? WHERE id = ?`, string(u.Role), u.Disabled, u.ID)
+		origin, err := userOrigin(u.Origin)
+		if err != nil {
+			return err
+		}
+		return w.execSome(`UPDATE users SET role = ?, disabled = ?, email = ?, origin = ? WHERE id = ?`,
+			string(u.Role), u.Disabled, u.Email, origin, u.ID)
 	})
 }
 
@@ -250,4 +266,13 @@ func (k *keyedMutex) lock(ctx context.Context, key string) (func(), error) {
 		release()
 		return nil, ctx.Err()
 	}
+}
+
+// userOrigin is the stored form of a user's origin: its JSON, "" for none.
+func userOrigin(o *repository.Origin) (string, error) {
+	if o == nil {
+		return "", nil
+	}
+	b, err := json.Marshal(o)
+	return string(b), err
 }

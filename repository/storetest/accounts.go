@@ -33,6 +33,10 @@ func testListUpdateUsers(t *testing.T, ctx context.Context, s repository.Store) 
 	var made []*repository.User
 	for _, login := range []string{"b", "a", "c"} {
 		u := &repository.User{Login: login, Role: repository.RoleAuthor, Created: baseTime}
+		if login == "a" {
+			u.Email = "a@example.org" // kept as given
+			u.Origin = &repository.Origin{Site: "https://example.org/wp-json/tribe/events/v1", ID: 7, Hash: "h1"}
+		}
 		if err := s.CreateUser(ctx, u); err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +50,8 @@ func testListUpdateUsers(t *testing.T, ctx context.Context, s repository.Store) 
 		checkUser(t, "ListUsers", made[i], u)
 	}
 	upd := *made[1]
-	upd.Role, upd.Disabled = repository.RoleEditor, true
+	upd.Role, upd.Disabled, upd.Email = repository.RoleEditor, true, "a2@example.org"
+	upd.Origin = &repository.Origin{Site: "https://example.org/wp-json/tribe/events/v1", ID: 7, Hash: "h2"}
 	if err := s.UpdateUser(ctx, &upd); err != nil {
 		t.Fatal(err)
 	}

@@ -424,7 +424,7 @@ func checkUser(t *testing.T, what string, want, got *repository.User) {
 	t.Helper()
 	w, g := *want, *got
 	w.Created, g.Created = normTime(w.Created), normTime(g.Created)
-	if w != g {
+	if dump(w) != dump(g) {
 		t.Errorf("%s: user differs\nwant %s\ngot  %s", what, dump(w), dump(g))
 	}
 }

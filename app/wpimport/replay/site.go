@@ -3,6 +3,7 @@ package replay
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -46,6 +47,33 @@ type Site struct {
 	// Make makes the record of ID id for an endless list (nil: the
 	// minimal one).
 	Make func(id int64) map[string]any
+	// Protected maps the IDs of password-protected events (listed or
+	// hidden) to their passwords. As the source does, the TEC lists show
+	// them with no description, excerpt, terms, venue or organizers; a
+	// TEC read by ID answers 403 event-password-protected (to its admin
+	// too) unless ?password= gives the password; WordPress's route in the
+	// edit context names the password.
+	Protected map[int64]string
+	// Today is the date WordPress's route outside the edit context
+	// counts as now (default 2026-11-25): it leaves out the events that
+	// ended before it (the lab's wp/v2 list missed the events that had
+	// ended), hidden ones included. The edit context lists them all.
+	Today string
+	// NoEditContext refuses WordPress's edit context (403
+	// rest_forbidden_context), as for a user who may not edit events.
+	NoEditContext bool
+	// Users are WordPress's users as /wp/v2/users shows them in the edit
+	// context (id, username, email, roles); that route needs credentials
+	// (401 rest_forbidden_context without).
+	Users []map[string]any
+	// Login and AppPassword are the credentials WordPress's
+	// /wp/v2/users/me accepts ("": any credentials are an
+	// administrator's). IgnoreAuth makes it ignore them as WordPress
+	// does where application passwords are unavailable (plain http on a
+	// site that is not "local") or the web server drops the
+	// Authorization header: 401 rest_not_logged_in.
+	Login, AppPassword string
+	IgnoreAuth         bool
 	// EchoAuth makes every request answer 401 incorrect_password with a
 	// message that echoes the request's Authorization header, wrapped in
 	// an ANSI escape and line breaks, as a hostile source may.
@@ -95,8 +123,32 @@ func (s *SiteServer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	path := strings.TrimRight(r.URL.Path, "/")
 	switch {
+	case path == "":
+		// The site's home page: HTML, with the REST root in a Link
+		// header as WordPress sends it.
+		w.Header().Set("Content-Type", "text/html; charset=UTF-8")
+		w.Header().Set("Link", "<"+s.URL+"/wp-json/>; rel=\"https://api.w.org/\"")
+		_, _ = w.Write([]byte("<!doctype html><title>FX</title>"))
+		return
 	case path == "/wp-json":
-		writeJSON(w, map[string]any{"name": "FX", "timezone_string": "UTC", "gmt_offset": 0})
+		writeJSON(w, map[string]any{"name": "FX", "timezone_string": "UTC", "gmt_offset": 0, "namespaces": []string{"oembed/1.0", "tribe/events/v1", "wp/v2"}})
+		return
+	case path == "/wp-json/wp/v2/users/me":
+		s.serveMe(w, r)
+		return
+	case path == "/wp-json/wp/v2/users":
+		if r.Header.Get("Authorization") == "" || r.URL.Query().Get("context") != "edit" {
+			w.WriteHeader(http.StatusUnauthorized)
+			writeJSON(w, map[string]any{"code": "rest_forbidden_context", "message": "Sorry, you are not allowed to list users.", "data": map[string]any{"status": 401}})
+			return
+		}
+		users := s.site.Users
+		if users == nil {
+			users = []map[string]any{}
+		}
+		w.Header().Set("X-WP-Total", strconv.Itoa(len(users)))
+		w.Header().Set("X-WP-TotalPages", "1")
+		writeJSON(w, users)
 		return
 	case path == "/wp-json/wp/v2/tribe_events":
 		s.serveWPRoute(w, r)
@@ -121,6 +173,11 @@ func (s *SiteServer) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		for _, rec := range all {
 			if recordID(rec) == id {
+				if pw, ok := s.site.Protected[id]; ok && list == "events" && r.URL.Query().Get("password") != pw {
+					w.WriteHeader(http.StatusForbidden)
+					writeJSON(w, map[string]any{"code": "event-password-protected", "message": "The requested event is password protected.", "data": map[string]any{"status": 403}})
+					return
+				}
 				writeJSON(w, rec)
 				return
 			}
@@ -134,6 +191,13 @@ func (s *SiteServer) serve(w http.ResponseWriter, r *http.Request) {
 	const per = 50
 	lo, hi := min((page-1)*per, len(records)), min(page*per, len(records))
 	items := slices.Clone(records[lo:hi])
+	if list == "events" {
+		for i, rec := range items {
+			if _, ok := s.site.Protected[recordID(rec)]; ok {
+				items[i] = redactedEvent(rec)
+			}
+		}
+	}
 	pages := (len(records) + per - 1) / per
 	body := map[string]any{"rest_url": s.URL + Namespace + "/" + list + "/"}
 	if s.site.Endless == list {
@@ -188,10 +252,57 @@ func (s *SiteServer) make(kind string, id int64) map[string]any {
 	return Event(id, fmt.Sprintf("Endless %d", id))
 }
 
-// serveWPRoute answers WordPress's own event route as serveWP does.
+// serveMe answers WordPress's /wp/v2/users/me: the user the credentials
+// name, 401 incorrect_password for wrong ones, 401 rest_not_logged_in
+// without any (or with IgnoreAuth).
+func (s *SiteServer) serveMe(w http.ResponseWriter, r *http.Request) {
+	user, pw, ok := r.BasicAuth()
+	refuse := func(code, msg string) {
+		w.WriteHeader(http.StatusUnauthorized)
+		writeJSON(w, map[string]any{"code": code, "message": msg, "data": map[string]any{"status": 401}})
+	}
+	switch {
+	case !ok || s.site.IgnoreAuth:
+		refuse("rest_not_logged_in", "You are not currently logged in.")
+	case s.site.Login != "" && (user != s.site.Login || strings.ReplaceAll(pw, " ", "") != strings.ReplaceAll(s.site.AppPassword, " ", "")):
+		refuse("incorrect_password", "The provided password is an invalid application password.")
+	default:
+		writeJSON(w, map[string]any{"id": 1, "name": user, "slug": user, "roles": []string{"administrator"}})
+	}
+}
+
+// redactedEvent is a password-protected event as the TEC lists show it.
+func redactedEvent(rec map[string]any) map[string]any {
+	out := maps.Clone(rec)
+	out["description"], out["excerpt"] = "", ""
+	out["categories"], out["tags"], out["venue"], out["organizer"] = []any{}, []any{}, []any{}, []any{}
+	return out
+}
+
+// serveWPRoute answers WordPress's own event route as serveWP does. In
+// the edit context (context=edit: authenticated, and refused with
+// NoEditContext) it lists every event and names the passwords; outside
+// it, events that ended before Today are left out.
 func (s *SiteServer) serveWPRoute(w http.ResponseWriter, r *http.Request) {
+	edit := r.URL.Query().Get("context") == "edit"
+	if edit && (s.site.NoEditContext || r.Header.Get("Authorization") == "") {
+		status := http.StatusForbidden
+		if r.Header.Get("Authorization") == "" {
+			status = http.StatusUnauthorized
+		}
+		w.WriteHeader(status)
+		writeJSON(w, map[string]any{"code": "rest_forbidden_context", "message": "Sorry, you are not allowed to edit posts in this post type.", "data": map[string]any{"status": status}})
+		return
+	}
+	today := s.site.Today
+	if today == "" {
+		today = "2026-11-25"
+	}
 	var ids []int64
 	for _, e := range append(slices.Clone(s.site.Events), s.site.Hidden...) {
+		if end, _ := e["end_date"].(string); !edit && end != "" && end < today {
+			continue
+		}
 		ids = append(ids, recordID(e))
 	}
 	slices.Sort(ids)
@@ -215,7 +326,12 @@ func (s *SiteServer) serveWPRoute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, id := range ids[min((page-1)*per, len(ids)):min(page*per, len(ids))] {
-		out = append(out, map[string]any{"id": id, "content": map[string]bool{"protected": false}})
+		pw, protected := s.site.Protected[id]
+		item := map[string]any{"id": id, "content": map[string]bool{"protected": protected}}
+		if edit {
+			item["password"] = pw
+		}
+		out = append(out, item)
 	}
 	writeJSON(w, out)
 }
@@ -292,4 +408,10 @@ func Term(id int64, name, slug string) map[string]any {
 		slug = fmt.Sprintf("t-%d", id)
 	}
 	return map[string]any{"id": id, "count": 0, "description": "", "name": name, "slug": slug, "taxonomy": "post_tag", "meta": []any{}}
+}
+
+// WPUser returns a WordPress user as /wp/v2/users shows it in the edit
+// context.
+func WPUser(id int64, login, email string, roles ...string) map[string]any {
+	return map[string]any{"id": id, "username": login, "name": login, "email": email, "roles": roles}
 }
