@@ -1,6 +1,3 @@
-// Package sync moves the store's "needs indexing" marks into the search
-// engine. It queues IDs, never documents: every batch re-reads the store, so
-// a stale payload can never be indexed (Gitea's IndexerMetadata design).
 package indexing
 
 import (

@@ -82,8 +82,8 @@ type Reindexer struct {
 // NewReindexer returns a Reindexer that rebuilds engine's indexes from
 // store, building documents with worker's DocBuilder and dual-writing
 // through worker (which must be the worker that indexes store into
-// engine). logger (nil: slog.Default), now (nil: time.Now) and lease (nil:
-// Held) may be nil; rebuilds run only while lease is held.
+// engine). logger (nil: slog.Default), now (nil: time.Now) and l (nil:
+// lease.Held) may be nil; rebuilds run only while l is held.
 func NewReindexer(store repository.Store, engine search.Engine, worker *Worker, logger *slog.Logger, now func() time.Time, l lease.Lease) *Reindexer {
 	if logger == nil {
 		logger = slog.Default()
@@ -100,7 +100,7 @@ func NewReindexer(store repository.Store, engine search.Engine, worker *Worker, 
 // Start starts a full rebuild in the background and returns its job
 // (state running, Total the number of stored events, venues and organizers
 // now). While a rebuild runs it returns that job with ErrRebuildRunning. It
-// fails with ErrNotLeader in a process that does not hold the lease, and
+// fails with lease.ErrNotLeader in a process that does not hold the lease, and
 // when the engine cannot rebuild.
 //
 // The rebuild runs until it ends, ctx is cancelled (pass a context that

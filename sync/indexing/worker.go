@@ -135,7 +135,7 @@ func (w *Worker) init() {
 }
 
 // ChangeObserver sees the marks of a batch before they are indexed and
-// cleared (Webhooks).
+// cleared (webhooks.Dispatcher).
 type ChangeObserver interface {
 	Observe(ctx context.Context, marks []repository.IndexMark) error
 }

@@ -63,8 +63,8 @@ func CheckFence(ctx context.Context, l Lease) error {
 	return nil
 }
 
-// ErrNotLeader is returned by Reindexer.Start in a process that does not
-// hold the lease: another process runs rebuilds.
+// ErrNotLeader is returned by indexing.Reindexer.Start in a process that
+// does not hold the lease: another process runs rebuilds.
 var ErrNotLeader = errors.New("sync: another process holds the lease")
 
 // Held returns the lease of a process that is alone on its store: always

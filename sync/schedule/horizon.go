@@ -12,7 +12,7 @@ import (
 )
 
 // The index holds the occurrences of a series up to a horizon ahead of
-// now (DocBuilder.occurrences), so the occurrences it holds go stale as
+// now (indexing.DocBuilder), so the occurrences it holds go stale as
 // days pass: the horizon's end moves over new occurrences, and a long
 // series capped at MaxOccurrences drops its earliest. The schedule runs
 // RollHorizon once a day (jobHorizon): it marks for indexing each series

@@ -51,7 +51,7 @@ type Options struct {
 	// Store, so the run at start catches up after a stop.
 	Docs         *indexing.DocBuilder
 	HorizonEvery time.Duration
-	// Lease decides whether this process runs the jobs (nil: Held).
+	// Lease decides whether this process runs the jobs (nil: lease.Held).
 	Lease lease.Lease
 	// Clock drives the schedule (nil: the real clock); tests pass a
 	// clockwork fake clock.
@@ -177,7 +177,7 @@ func runScheduledReindex(ctx context.Context, r *indexing.Reindexer, log *slog.L
 }
 
 // runScheduledPublish publishes the due items and wakes the worker, once
-// the lease is confirmed held (CheckFence).
+// the lease is confirmed held (lease.CheckFence).
 func runScheduledPublish(ctx context.Context, store repository.Store, l lease.Lease, n interface{ Notify() }, now time.Time, log *slog.Logger) {
 	if err := lease.CheckFence(ctx, l); err != nil {
 		log.Warn("scheduled publishing skipped", "err", err)

@@ -78,7 +78,7 @@ type Dispatcher struct {
 	// DefaultConcurrency, 32) and EndpointConcurrency those to one endpoint
 	// (default DefaultEndpointConcurrency, 2), each about another item.
 	Concurrency, EndpointConcurrency int
-	// Lease, when set, is checked (CheckFence) right before Observe
+	// Lease, when set, is checked (lease.CheckFence) right before Observe
 	// records states and queues messages, so that a former leader that
 	// paused past its lease does not record stale states over the new
 	// leader's.
