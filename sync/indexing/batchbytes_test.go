@@ -90,6 +90,7 @@ func hugeSeries(t *testing.T, s *stack) *repository.Post {
 // not starved by a stream of small writes). Counted in encoded bytes per
 // batch by a recording engine; no clock is involved.
 func TestHugeSeriesBatchedAlone(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	const budget = 64 << 10
 	s.worker.BatchBytes = budget
@@ -132,6 +133,7 @@ func TestHugeSeriesBatchedAlone(t *testing.T) {
 
 // TestFitBatch: the choice of a batch's marks by size, oldest first.
 func TestFitBatch(t *testing.T) {
+	t.Parallel()
 	mark := func(id int64) repository.IndexMark {
 		return repository.IndexMark{Kind: repository.MarkPost, ID: id, Seq: id}
 	}

@@ -15,6 +15,7 @@ import (
 // drafts, so the small write is visible after one batch (about one large
 // post's indexing) whatever the backlog; the rest follow in later batches.
 func TestLargeDraftsDoNotHoldSmallWrites(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	big := strings.Repeat("lorem ipsum dolor sit amet ", 200000/27)
 	for range 6 {

@@ -115,6 +115,7 @@ func (s *stack) step(t *testing.T) int {
 // organizer and indexes them in one batch: the venue and the organizer
 // documents are each written once, from one aggregate query per kind.
 func TestPlaceRebuiltOncePerBatch(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	rec := record(s.engine)
 	cs := &countingStore{Store: s.store}
@@ -156,6 +157,7 @@ func TestPlaceRebuiltOncePerBatch(t *testing.T) {
 // progress in Stats, keeps the venue's mark until the end, and indexes an
 // ordinary write at the next step while the re-index is still running.
 func TestDependentsInBackground(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	rec := record(s.engine)
 	s.worker.Engine = rec
@@ -212,6 +214,7 @@ func TestDependentsInBackground(t *testing.T) {
 // (a new worker on the same store) runs again from the mark the store kept,
 // and that a newer write of the venue starts a running one over.
 func TestDependentsRestart(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	s.worker.CascadeChunk = 5
 	venue := s.post(t, repository.KindVenue, "Hall", repository.StatusPublish, baseTime)
@@ -248,6 +251,7 @@ func TestDependentsRestart(t *testing.T) {
 // category carry the parent's slug, so they are indexed again (in the
 // background), as are the events with a renamed tag.
 func TestDependentsOfTerms(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	rec := record(s.engine)
 	s.worker.Engine = rec
@@ -312,6 +316,7 @@ func TestDependentsOfTerms(t *testing.T) {
 // TestDependentsOverflow runs with MaxCascades 1: the second venue's
 // dependents are indexed inside its batch, and both end right.
 func TestDependentsOverflow(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	rec := record(s.engine)
 	s.worker.Engine = rec

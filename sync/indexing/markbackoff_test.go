@@ -174,6 +174,7 @@ func failing(t *testing.T, st repository.Store) []repository.IndexMark {
 // cap; it is counted in the metrics; a new write that fixes it is indexed
 // at once.
 func TestPoisonMarkDoesNotBlockQueue(t *testing.T) {
+	t.Parallel()
 	s, eng, clock := newRefusingStack(t)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(s.worker.Metrics())
@@ -280,6 +281,7 @@ func mustUpdate(t *testing.T, st repository.Store, id int64, fn func(*repository
 // unreachable engine fails the whole step, as before, and records no
 // failure on any mark.
 func TestFailureKinds(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		down      bool
@@ -320,6 +322,7 @@ func TestFailureKinds(t *testing.T) {
 // TestMarkBackoff: doubling from 5 s to the 10 min cap, jitter taking off
 // at most half.
 func TestMarkBackoff(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		attempts int
 		jitter   float64
@@ -341,6 +344,7 @@ func TestMarkBackoff(t *testing.T) {
 
 // TestMarkErrorText: one line, no URL credentials, bounded.
 func TestMarkErrorText(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, err, want string
 	}{
@@ -360,6 +364,7 @@ func TestMarkErrorText(t *testing.T) {
 // refuses succeeds with every other item, reports the skipped event, and
 // leaves it marked, so the worker lists it as a failing mark.
 func TestRebuildSkipsRefusedPost(t *testing.T) {
+	t.Parallel()
 	s, _, _ := newRefusingStack(t)
 	var healthy []int64
 	for range 5 {
@@ -393,6 +398,7 @@ func TestRebuildSkipsRefusedPost(t *testing.T) {
 // than maxScanSkips posts fails (the fault is the engine's, and the new
 // indexes would lack them all), keeping the live indexes.
 func TestRebuildFailsWhenTooManyRefused(t *testing.T) {
+	t.Parallel()
 	s, _, _ := newRefusingStack(t)
 	for range 2 {
 		s.post(t, repository.KindEvent, "Jazz night", repository.StatusPublish, baseTime)

@@ -94,6 +94,7 @@ func find(families []*dto.MetricFamily, name string, labels ...string) sample {
 }
 
 func TestWorkerMetrics(t *testing.T) {
+	t.Parallel()
 	w, reg := newMetricsWorker(t)
 	ctx := context.Background()
 	steps := []struct {
@@ -211,6 +212,7 @@ func TestWorkerMetrics(t *testing.T) {
 }
 
 func TestMetricsNilSafe(t *testing.T) {
+	t.Parallel()
 	var m *indexing.Metrics
 	m.ObserveReindex(time.Second, 10) // must not panic
 	reg := prometheus.NewRegistry()
@@ -230,6 +232,7 @@ func (failingMarks) PendingMarks(context.Context, int) ([]repository.IndexMark, 
 }
 
 func TestMetricsStoreDown(t *testing.T) {
+	t.Parallel()
 	w, _ := newMetricsWorker(t)
 	down := &indexing.Worker{Store: failingMarks{w.Store}, Engine: w.Engine}
 	reg := prometheus.NewRegistry()

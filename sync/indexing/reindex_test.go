@@ -25,6 +25,7 @@ import (
 // indexes. After the swap the repair marks bring every written item back
 // to the store's state.
 func TestRebuildRepairsTheRaceWithTheWorker(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	s := newStack(t)
 	var events []*repository.Post
@@ -145,6 +146,7 @@ func sorted(v []int64) []int64 {
 type noRebuild struct{ search.Engine }
 
 func TestReindexerRefuses(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	tests := []struct {
 		name  string
@@ -185,6 +187,7 @@ func TestReindexerRefuses(t *testing.T) {
 // new indexes removed), the live index keeps answering and the worker
 // keeps working, and the next rebuild can run.
 func TestRebuildAborts(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		// interrupt runs while the scan is held at the gate.
@@ -266,6 +269,7 @@ func deleteFirstEvent(t *testing.T, s *stack) {
 // TestRebuildCancel: an admin's Cancel stops the running rebuild; the job
 // says cancelled, the live index is untouched and the next rebuild runs.
 func TestRebuildCancel(t *testing.T) {
+	t.Parallel()
 	s := newStackWithEvents(t, 5)
 	gate := newGate(s.engine)
 	s.worker.Engine = gate
@@ -296,6 +300,7 @@ func TestRebuildCancel(t *testing.T) {
 // TestRebuildLogs: a running rebuild logs its progress (done, total, rate)
 // every few seconds, and a failed one logs why.
 func TestRebuildLogs(t *testing.T) {
+	t.Parallel()
 	var buf strings.Builder
 	clock := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	r := NewReindexer(nil, nil, &Worker{}, slog.New(slog.NewTextHandler(&buf, nil)), func() time.Time { return clock }, nil)

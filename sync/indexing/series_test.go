@@ -18,6 +18,7 @@ import (
 // event, a trashed series (kept, with its status, for the trash list)
 // and a deleted one.
 func TestSeriesIndexedAsOccurrences(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	venue := s.post(t, repository.KindVenue, "Harbour hall", repository.StatusPublish, baseTime)
 	lat, lng := 51.05, 3.72
@@ -122,6 +123,7 @@ func (r *writeRecorder) IndexEvents(ctx context.Context, docs []search.EventDocu
 // call), and the batch's text budget counts a series' text once per
 // occurrence.
 func TestSeriesWritesAreBounded(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	rec := &writeRecorder{Engine: s.engine}
 	s.worker.Engine = rec

@@ -10,6 +10,7 @@ import (
 )
 
 func TestCutLongWords(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("a", 100)
 	cut := strings.Repeat("a", limits.MaxWordBytes)
 	accented := strings.Repeat("é", 40) // 80 bytes
@@ -37,6 +38,7 @@ func TestCutLongWords(t *testing.T) {
 // on: after the cut, no token the engines' word splitter yields is longer
 // than MaxWordBytes, and the text stays valid UTF-8.
 func TestCutLongWordsBoundsEngineTokens(t *testing.T) {
+	t.Parallel()
 	inputs := []string{
 		strings.Repeat("Ⓐ", 100), strings.Repeat("x", 5000) + "Ⅻ" + strings.Repeat("y", 70),
 		strings.Repeat("ß", 3000), strings.Repeat("a\u0301", 100), strings.Repeat("1", 200) + "-" + strings.Repeat("z", 90),

@@ -14,6 +14,7 @@ import (
 // TestRunWhileLeader: fn runs while the lease is held, its context ends
 // when the lease is lost, and it runs again when the lease is regained.
 func TestRunWhileLeader(t *testing.T) {
+	t.Parallel()
 	lease := testkit.NewFakeLease(false)
 	ctx, cancel := context.WithCancel(t.Context())
 	started := make(chan context.Context, 10)
@@ -77,6 +78,7 @@ func TestRunWhileLeader(t *testing.T) {
 }
 
 func TestHeld(t *testing.T) {
+	t.Parallel()
 	l := Held()
 	if err := l.IsLeader(t.Context()); err != nil {
 		t.Errorf("IsLeader = %v", err)
@@ -96,6 +98,7 @@ func TestHeld(t *testing.T) {
 // Info when it is gained and Warn when it is lost, and a lease held again
 // after a loss (a store outage, say) is logged as taken back.
 func TestLogChanges(t *testing.T) {
+	t.Parallel()
 	lease := testkit.NewFakeLease(false)
 	var out testkit.LogBuffer
 	log := slog.New(slog.NewTextHandler(&out, nil))
@@ -144,6 +147,7 @@ func TestLogChanges(t *testing.T) {
 
 // TestLogChangesHeld: a lease that never changes logs nothing.
 func TestLogChangesHeld(t *testing.T) {
+	t.Parallel()
 	var out testkit.LogBuffer
 	LogChanges(t.Context(), Held(), slog.New(slog.NewTextHandler(&out, nil)))
 	if out.String() != "" {

@@ -140,6 +140,7 @@ func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 // roll records now, and a store that cannot read or record the state
 // still rolls.
 func TestHorizonRollerFirstRun(t *testing.T) {
+	t.Parallel()
 	oneDay := []string{"lastHour", "twentyThree"}
 	fiveDays := []string{"lastHour", "threeDays", "twentyFive", "twentyThree"}
 	broken := errors.New("job state unavailable")
@@ -210,6 +211,7 @@ func TestHorizonRollerFirstRun(t *testing.T) {
 // failed roll records nothing), and later runs of the process roll from
 // its own last run.
 func TestHorizonRollerRestart(t *testing.T) {
+	t.Parallel()
 	before := rollerNow.Add(-5 * day) // the last run before the stop
 	tests := []struct {
 		name string
@@ -274,6 +276,7 @@ func TestHorizonRollerRestart(t *testing.T) {
 // runs in the store, so a schedule started five days after the previous
 // one stopped catches up at its first run.
 func TestScheduledHorizonAfterStop(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	ids := rollerSeries(t, s)
 	tests := []struct {
@@ -311,6 +314,7 @@ func TestScheduledHorizonAfterStop(t *testing.T) {
 // occurrence), and nothing else: not a single event, not a finished
 // series, not a series whose next occurrence is still beyond the horizon.
 func TestRollHorizon(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	s.worker.Docs.Horizon = 10 * 24 * time.Hour
 	weekly := s.series(t, "Open weekly", "FREQ=WEEKLY")
@@ -354,6 +358,7 @@ func TestRollHorizon(t *testing.T) {
 // TestScheduledHorizon: the schedule rolls the horizon once at start and
 // then every HorizonEvery, waking the worker when it marked series.
 func TestScheduledHorizon(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	s.worker.Docs.Horizon = 10 * 24 * time.Hour
 	weekly := s.series(t, "Open weekly", "FREQ=WEEKLY")

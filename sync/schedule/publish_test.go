@@ -35,6 +35,7 @@ func (s *staleStore) FindPosts(ctx context.Context, q repository.PostQuery) ([]*
 }
 
 func TestPublishDue(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name   string
@@ -131,6 +132,7 @@ func TestPublishDue(t *testing.T) {
 // that paused past its lease writes nothing, though its own clock says it
 // still leads; a holder that passes the fence publishes.
 func TestScheduledPublishFenced(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
 	s := newStack(t)
 	ctx := t.Context()

@@ -62,6 +62,7 @@ func waitTimers(t *testing.T, clock *clockwork.FakeClock, n int) {
 // TestScheduledRebuild: REINDEX_CRON fires a full rebuild at its time in
 // TIMEZONE, only in the process holding the lease.
 func TestScheduledRebuild(t *testing.T) {
+	t.Parallel()
 	brussels, err := time.LoadLocation("Europe/Brussels")
 	if err != nil {
 		t.Fatal(err)
@@ -127,6 +128,7 @@ func TestScheduledRebuild(t *testing.T) {
 // two runs of a singleton job in a row on a fake clock could overlap (the
 // second is then skipped by design, gocron.LimitModeReschedule).
 func TestScheduledPublishing(t *testing.T) {
+	t.Parallel()
 	start := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
 	s := newStack(t)
 	event := s.post(t, repository.KindEvent, "Premiere", repository.StatusFuture, start.Add(90*time.Second))
@@ -188,6 +190,7 @@ func TestScheduledPublishing(t *testing.T) {
 }
 
 func TestNewScheduleRejectsABadCron(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	r := indexing.NewReindexer(s.store, s.engine, s.worker, testkit.Quiet, nil, nil)
 	if _, err := New(Options{ReindexCron: "every night", Reindexer: r, Store: s.store}); err == nil {

@@ -95,6 +95,7 @@ func storedDelivery(t *testing.T, st repository.Store, w int64, msg string) *rep
 // the first one's attempts are in flight sends none of the messages the
 // first one claimed; every message reaches the endpoint once.
 func TestWebhookDeliverersRace(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	release := make(chan struct{})
 	rc := newIDReceiver(t, func(n int) int {
@@ -147,6 +148,7 @@ func TestWebhookDeliverersRace(t *testing.T) {
 // the deliverer that claimed the delivery after the expiry; both requests
 // carry the same message ID.
 func TestWebhookPausedDelivererCannotOverwrite(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	release := make(chan struct{})
 	rc := newIDReceiver(t, func(n int) int {
@@ -187,6 +189,7 @@ func TestWebhookPausedDelivererCannotOverwrite(t *testing.T) {
 // delivery and died leaves it to its claim's expiry; then the next
 // deliverer sends it, and every retry, under the message's ID.
 func TestWebhookCrashedAttemptRetriedWithSameID(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	rc := newIDReceiver(t, func(n int) int {
 		if n == 1 {
@@ -233,6 +236,7 @@ func TestWebhookCrashedAttemptRetriedWithSameID(t *testing.T) {
 // (shutdown, lost lease) may still finish within Grace, and its result is
 // recorded: the message is not sent again.
 func TestWebhookShutdownGrace(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	release := make(chan struct{})
 	rc := newIDReceiver(t, func(int) int {
@@ -274,6 +278,7 @@ func (plainRenderer) RenderTerm(_ context.Context, t *repository.Term) (json.Raw
 // (its clock says it still leads; the store says another process took
 // over) records no item state and queues no message; the holder does.
 func TestWebhookOutboxFenced(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	store := testkit.OpenStore(t, t.TempDir())
 	w := &repository.Webhook{URL: "https://hooks.example/in", Events: []string{"*"}, Secret: NewSecret(), Active: true}

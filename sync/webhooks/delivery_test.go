@@ -11,6 +11,7 @@ import (
 )
 
 func TestCheckURL(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		url          string
 		allowPrivate bool
@@ -52,6 +53,7 @@ func TestCheckURL(t *testing.T) {
 }
 
 func TestBlockedAddr(t *testing.T) {
+	t.Parallel()
 	for s, blocked := range map[string]bool{
 		"8.8.8.8": false, "1.1.1.1": false, "2001:4860:4860::8888": false,
 		"127.0.0.1": true, "127.255.0.1": true, "10.255.255.255": true, "198.18.0.1": true, "192.0.2.1": true,
@@ -69,6 +71,7 @@ func TestBlockedAddr(t *testing.T) {
 // skipping the URL check) is refused, while the same client with
 // AllowPrivate reaches it.
 func TestDialerRefusesResolvedPrivateAddress(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(204) }))
 	defer srv.Close()
 	port := srv.URL[strings.LastIndex(srv.URL, ":"):]
@@ -86,6 +89,7 @@ func TestDialerRefusesResolvedPrivateAddress(t *testing.T) {
 }
 
 func TestRetryWait(t *testing.T) {
+	t.Parallel()
 	h := &Dispatcher{FirstRetry: 5 * time.Second, MaxRetryWait: time.Hour}
 	for _, c := range []struct {
 		attempt  int

@@ -103,6 +103,7 @@ func inItemOrder(ms []isolationMessage) error {
 // that keeps failing is disabled after DisableAfter while the others go
 // on.
 func TestWebhookIsolation(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	st := testkit.OpenStore(t, t.TempDir())
 
@@ -304,6 +305,7 @@ func TestWebhookIsolation(t *testing.T) {
 // attempt has ended, every message is still pending, and the next Run
 // delivers them all, in order per item.
 func TestWebhookRestartKeepsMessages(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	st := testkit.OpenStore(t, t.TempDir())
 	var up atomic.Bool
@@ -389,38 +391,10 @@ func attemptsInFlight(t *testing.T, h *Dispatcher) float64 {
 
 // TestWebhookConcurrencyBounds: with every endpoint hanging, the attempts
 // in flight stop at Concurrency overall and EndpointConcurrency per
-// endpoint.
+// endpoint. Each case has its own store and endpoints, so the cases run
+// in parallel (each waits for Grace once its Run stops).
 func TestWebhookConcurrencyBounds(t *testing.T) {
-	ctx := t.Context()
-	st := testkit.OpenStore(t, t.TempDir())
-	release := make(chan struct{})
-	var rcs []*receiver
-	var ds []*repository.Delivery
-	now := time.Now().UTC()
-	for range 4 {
-		rc := newIsolationReceiver(t, func(r *http.Request, _ isolationMessage, _ int) int {
-			select {
-			case <-release:
-			case <-r.Context().Done():
-			}
-			return http.StatusGatewayTimeout
-		})
-		rcs = append(rcs, rc)
-		w := &repository.Webhook{URL: rc.srv.URL, Events: []string{"*"}, Secret: NewSecret(), Active: true}
-		if err := st.CreateWebhook(ctx, w); err != nil {
-			t.Fatal(err)
-		}
-		for i := range 5 {
-			item := fmt.Sprintf("post:%d", i)
-			body, _ := json.Marshal(isolationMessage{Item: item, Rev: 1})
-			ds = append(ds, &repository.Delivery{ID: "msg_" + item, WebhookID: w.ID, Item: item,
-				Type: "event.updated", Payload: body, Created: now, Status: repository.DeliveryPending, NextAttempt: now})
-		}
-	}
-	t.Cleanup(func() { close(release) })
-	if err := st.RecordChanges(ctx, nil, nil, ds); err != nil {
-		t.Fatal(err)
-	}
+	t.Parallel()
 	tests := []struct {
 		name                     string
 		concurrency, perEndpoint int
@@ -432,6 +406,9 @@ func TestWebhookConcurrencyBounds(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			st, rcs := hangingEndpoints(t)
 			h := &Dispatcher{Store: st, Log: testkit.Quiet, AllowPrivate: true, Timeout: testdeadline.Timeout(t),
 				Concurrency: tc.concurrency, EndpointConcurrency: tc.perEndpoint}
 			runCtx, stop := context.WithCancel(ctx)
@@ -462,4 +439,41 @@ func TestWebhookConcurrencyBounds(t *testing.T) {
 			})
 		})
 	}
+}
+
+// hangingEndpoints returns a store with four endpoints that hang until
+// the attempt is abandoned (or the test ends), five due messages each.
+func hangingEndpoints(t *testing.T) (repository.Store, []*receiver) {
+	t.Helper()
+	ctx := t.Context()
+	st := testkit.OpenStore(t, t.TempDir())
+	release := make(chan struct{})
+	var rcs []*receiver
+	var ds []*repository.Delivery
+	now := time.Now().UTC()
+	for range 4 {
+		rc := newIsolationReceiver(t, func(r *http.Request, _ isolationMessage, _ int) int {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return http.StatusGatewayTimeout
+		})
+		rcs = append(rcs, rc)
+		w := &repository.Webhook{URL: rc.srv.URL, Events: []string{"*"}, Secret: NewSecret(), Active: true}
+		if err := st.CreateWebhook(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 5 {
+			item := fmt.Sprintf("post:%d", i)
+			body, _ := json.Marshal(isolationMessage{Item: item, Rev: 1})
+			ds = append(ds, &repository.Delivery{ID: "msg_" + item, WebhookID: w.ID, Item: item,
+				Type: "event.updated", Payload: body, Created: now, Status: repository.DeliveryPending, NextAttempt: now})
+		}
+	}
+	t.Cleanup(func() { close(release) })
+	if err := st.RecordChanges(ctx, nil, nil, ds); err != nil {
+		t.Fatal(err)
+	}
+	return st, rcs
 }
