@@ -37,8 +37,14 @@
 //	    contract tests against an httptest server, and by the suite against a real
 //	    server when TEST_MEILI_URL is set (docs/operators.md, Meilisearch, has the
 //	    command).
-//	  - sync: the worker that moves the marks into the engine, re-reading the
-//	    store for every batch (it queues IDs, never documents).
+//	  - sync: the work in the background, in packages named for what they do
+//	    (none is named sync). sync/indexing is the worker that moves the marks
+//	    into the engine, re-reading the store for every batch (it queues IDs,
+//	    never documents), and the full rebuilds; sync/webhooks queues a
+//	    webhook message per change from the worker's batches and delivers
+//	    them; sync/schedule runs the periodic jobs (scheduled rebuilds,
+//	    scheduled publishing, the recurrence horizon); sync/lease decides
+//	    which of several processes sharing a store runs all of these.
 //	  - config: one registry of settings with defaults, types and validators.
 //	  - app: the application: the composition root that wires the store, the
 //	    engine, the workers and the HTTP layer, and the command line (serve and

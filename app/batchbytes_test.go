@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/calendar/eventcal/config"
-	"github.com/calendar/eventcal/sync"
+	"github.com/calendar/eventcal/sync/indexing"
 )
 
 // TestWorkerBatchBytesSetting: SYNC_BATCH_BYTES and MAX_SERIES_OCCURRENCES
@@ -13,7 +13,7 @@ func TestWorkerBatchBytesSetting(t *testing.T) {
 	for _, c := range []struct {
 		raw  string
 		want int
-	}{{"", sync.DefaultBatchBytes}, {"8192", 8192}} {
+	}{{"", indexing.DefaultBatchBytes}, {"8192", 8192}} {
 		cfg, err := config.Load(func(k string) string {
 			switch k {
 			case "SYNC_BATCH_BYTES":

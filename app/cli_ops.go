@@ -22,7 +22,7 @@ import (
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search"
-	"github.com/calendar/eventcal/sync"
+	"github.com/calendar/eventcal/sync/indexing"
 )
 
 // opsFlags are the flags shared by reindex and status.
@@ -147,7 +147,7 @@ func (c *cli) reindex(args []string) int {
 // reindexCancel stops the rebuild running in the service.
 func (c *cli) reindexCancel(a *adminClient) int {
 	var env struct {
-		Job sync.Job `json:"job"`
+		Job indexing.Job `json:"job"`
 	}
 	status, err := a.call("DELETE", "/admin/reindex", &env)
 	if status == http.StatusNotFound {
@@ -164,9 +164,9 @@ func (c *cli) reindexCancel(a *adminClient) int {
 // reindexRemote starts (or joins) a rebuild on the service and follows it.
 func (c *cli) reindexRemote(a *adminClient) int {
 	var env struct {
-		Job  sync.Job `json:"job"`
+		Job  indexing.Job `json:"job"`
 		Data struct {
-			Job sync.Job `json:"job"`
+			Job indexing.Job `json:"job"`
 		} `json:"data"`
 	}
 	status, err := a.call("POST", "/admin/reindex", &env)
@@ -186,13 +186,13 @@ func (c *cli) reindexRemote(a *adminClient) int {
 
 // followRemote follows a job of the service until it ends or ctx does
 // (Ctrl-C), which only stops following.
-func (c *cli) followRemote(ctx context.Context, a *adminClient, job sync.Job) int {
-	return c.follow(job, func() (sync.Job, error) {
+func (c *cli) followRemote(ctx context.Context, a *adminClient, job indexing.Job) int {
+	return c.follow(job, func() (indexing.Job, error) {
 		if ctx.Err() != nil {
 			return job, errFollowInterrupted
 		}
 		var cur struct {
-			Job sync.Job `json:"job"`
+			Job indexing.Job `json:"job"`
 		}
 		_, err := a.call("GET", "/admin/reindex", &cur)
 		return cur.Job, err
@@ -204,7 +204,7 @@ var errFollowInterrupted = errors.New("stopped following the rebuild; it goes on
 
 // follow shows a job's progress until it ends: a progress bar on a
 // terminal, plain lines otherwise.
-func (c *cli) follow(job sync.Job, poll func() (sync.Job, error)) int {
+func (c *cli) follow(job indexing.Job, poll func() (indexing.Job, error)) int {
 	var bar *progressbar.ProgressBar
 	if fd, ok := c.stderr.(*os.File); ok && isatty.IsTerminal(fd.Fd()) {
 		// The bar's own rate and ETA count from its creation, so a rebuild
@@ -221,11 +221,11 @@ func (c *cli) follow(job sync.Job, poll func() (sync.Job, error)) int {
 			bar.ChangeMax(max(job.Total, 1))
 			bar.Describe(fmt.Sprintf("reindex %.0f docs/s, ETA %s", rate, eta))
 			_ = bar.Set(job.Done)
-		} else if time.Since(lastLine) >= 2*time.Second || job.State != sync.JobRunning {
+		} else if time.Since(lastLine) >= 2*time.Second || job.State != indexing.JobRunning {
 			lastLine = time.Now()
 			fmt.Fprintf(c.stderr, "reindex %s: %d/%d documents, %.0f docs/s, ETA %s\n", job.State, job.Done, job.Total, rate, eta)
 		}
-		if job.State != sync.JobRunning {
+		if job.State != indexing.JobRunning {
 			break
 		}
 		time.Sleep(500 * time.Millisecond) // polling interval of the progress display
@@ -239,7 +239,7 @@ func (c *cli) follow(job sync.Job, poll func() (sync.Job, error)) int {
 		_ = bar.Finish()
 		fmt.Fprintln(c.stderr)
 	}
-	if job.State == sync.JobFailed {
+	if job.State == indexing.JobFailed {
 		fmt.Fprintf(c.stderr, "%s: rebuild failed: %s\n", programName, job.Error)
 		return exitFailure
 	}
@@ -249,7 +249,7 @@ func (c *cli) follow(job sync.Job, poll func() (sync.Job, error)) int {
 
 // jobRate is a job's rate since it started (documents per second) and the
 // time left at that rate ("?" before there is a rate).
-func jobRate(job sync.Job, now time.Time) (float64, string) {
+func jobRate(job indexing.Job, now time.Time) (float64, string) {
 	rate := 0.0
 	if el := now.Sub(job.Started).Seconds(); el > 0 {
 		rate = float64(job.Done) / el
@@ -358,13 +358,13 @@ func (c *cli) reindexDirect(cfg *config.Config) int {
 		time.Sleep(100 * time.Millisecond) // poll interval while the lease is taken
 	}
 	w := newWorker(cfg, store, engine, logger)
-	r := sync.NewReindexer(store, engine, w, logger, nil, lease)
+	r := indexing.NewReindexer(store, engine, w, logger, nil, lease)
 	defer r.Close()
 	job, err := r.Start(ctx, "cli")
 	if err != nil {
 		return c.fail(programName, err)
 	}
-	return c.follow(job, func() (sync.Job, error) {
+	return c.follow(job, func() (indexing.Job, error) {
 		j, _ := r.Last()
 		return j, nil
 	})

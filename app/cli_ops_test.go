@@ -14,7 +14,7 @@ import (
 	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/sqlite"
-	"github.com/calendar/eventcal/sync"
+	"github.com/calendar/eventcal/sync/indexing"
 )
 
 // seedEvents writes n published events straight into the store of dir.
@@ -136,7 +136,7 @@ func TestJobRate(t *testing.T) {
 		{5000, 10000, 100 * time.Millisecond, 50000, "0s"},
 		{10000, 10000, 20 * time.Second, 500, "0s"},
 	} {
-		rate, eta := jobRate(sync.Job{Done: tc.done, Total: tc.total, Started: start}, start.Add(tc.after))
+		rate, eta := jobRate(indexing.Job{Done: tc.done, Total: tc.total, Started: start}, start.Add(tc.after))
 		if rate != tc.rate || eta != tc.eta {
 			t.Errorf("%d/%d after %s: %v docs/s, ETA %s; want %v, %s", tc.done, tc.total, tc.after, rate, eta, tc.rate, tc.eta)
 		}
@@ -155,7 +155,7 @@ func TestFollowInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // Ctrl-C before the first poll
 	a := &adminClient{base: srv.URL, token: "t", http: srv.Client()}
-	code := c.followRemote(ctx, a, sync.Job{ID: "j1", State: sync.JobRunning, Done: 5, Total: 10, Started: time.Now()})
+	code := c.followRemote(ctx, a, indexing.Job{ID: "j1", State: indexing.JobRunning, Done: 5, Total: 10, Started: time.Now()})
 	if code != exitFailure || !strings.Contains(errb.String(), "it goes on in the service") || !strings.Contains(errb.String(), "reindex --cancel") {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
-	"github.com/calendar/eventcal/sync"
+	"github.com/calendar/eventcal/sync/webhooks"
 )
 
 // webhookUsage lists the webhook commands.
@@ -36,7 +36,7 @@ func (c *cli) webhook(args []string) int {
 	return commandGroup{
 		name: "webhook",
 		usage: func(w io.Writer) {
-			fmt.Fprintf(w, webhookUsage, programName, strings.Join(sync.WebhookEventTypes, ", "))
+			fmt.Fprintf(w, webhookUsage, programName, strings.Join(webhooks.EventTypes, ", "))
 		},
 		known: "add, list, update, delete, ping, deliveries",
 		subcommands: map[string]func([]string) int{
@@ -74,7 +74,7 @@ func (f *webhookFields) apply(fs *flag.FlagSet, cfg *config.Config, w *repositor
 		switch fl.Name {
 		case "url":
 			u := strings.TrimSpace(f.url)
-			if err = sync.CheckWebhookURL(u, cfg.WebhookAllowPrivate); err == nil {
+			if err = webhooks.CheckURL(u, cfg.WebhookAllowPrivate); err == nil {
 				w.URL = u
 			}
 		case "events":
@@ -84,13 +84,13 @@ func (f *webhookFields) apply(fs *flag.FlagSet, cfg *config.Config, w *repositor
 					types = append(types, t)
 				}
 			}
-			if err = sync.CheckWebhookEvents(types); err == nil {
+			if err = webhooks.CheckEvents(types); err == nil {
 				w.Events = types
 			}
 		case "description":
 			w.Description = f.description
 		case "secret":
-			if err = sync.CheckWebhookSecret(f.secret); err == nil {
+			if err = webhooks.CheckSecret(f.secret); err == nil {
 				w.Secret = f.secret
 			}
 		case "active":
@@ -125,7 +125,7 @@ func (c *cli) webhookAdd(args []string) int {
 		return exitUsage
 	}
 	now := time.Now().UTC()
-	w := &repository.Webhook{Events: []string{"*"}, Secret: sync.NewWebhookSecret(), Active: true, Created: now, Updated: now}
+	w := &repository.Webhook{Events: []string{"*"}, Secret: webhooks.NewSecret(), Active: true, Created: now, Updated: now}
 	if f.url == "" {
 		fmt.Fprintln(c.stderr, "webhook add: --url is required")
 		return exitUsage
@@ -245,7 +245,7 @@ func (c *cli) webhookPing(args []string) int {
 		if err != nil {
 			return c.webhookErr("webhook ping", id, err)
 		}
-		a := (&sync.Webhooks{Store: store, AllowPrivate: cfg.WebhookAllowPrivate}).Ping(ctx, w)
+		a := (&webhooks.Dispatcher{Store: store, AllowPrivate: cfg.WebhookAllowPrivate}).Ping(ctx, w)
 		out, _ := json.Marshal(a)
 		fmt.Fprintln(c.stdout, string(out))
 		if a.Error != "" {

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/calendar/eventcal/search"
-	"github.com/calendar/eventcal/sync"
+	"github.com/calendar/eventcal/sync/indexing"
 )
 
 // outdatedIndex is implemented by engines whose live indexes may hold
@@ -39,7 +39,7 @@ const migrationTrigger = "migration"
 // engine's live indexes are outdated; lists keep answering from them until
 // the swap. It runs in the lease holder, after Init. A failed rebuild is
 // logged; the next holder, or the next start, tries again.
-func migrateOutdated(ctx context.Context, engine search.Engine, reindexer *sync.Reindexer, logger *slog.Logger) {
+func migrateOutdated(ctx context.Context, engine search.Engine, reindexer *indexing.Reindexer, logger *slog.Logger) {
 	outdated, err := indexOutdated(ctx, engine)
 	if err != nil || !outdated {
 		if err != nil {
@@ -50,7 +50,7 @@ func migrateOutdated(ctx context.Context, engine search.Engine, reindexer *sync.
 	logger.Warn("the search indexes were written in an older layout: rebuilding them (lists keep answering meanwhile)")
 	job, err := reindexer.Start(ctx, migrationTrigger)
 	switch {
-	case errors.Is(err, sync.ErrRebuildRunning):
+	case errors.Is(err, indexing.ErrRebuildRunning):
 		logger.Info("a rebuild is already running; it migrates the indexes", "job", job.ID)
 	case err != nil:
 		logger.Warn("start the migration rebuild", "err", err)

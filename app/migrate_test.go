@@ -13,7 +13,7 @@ import (
 	"github.com/calendar/eventcal/repository/sqlite"
 	"github.com/calendar/eventcal/search"
 	"github.com/calendar/eventcal/search/bleve"
-	"github.com/calendar/eventcal/sync"
+	"github.com/calendar/eventcal/sync/indexing"
 )
 
 // layoutEngine is an engine whose live indexes report a layout age, as
@@ -58,7 +58,7 @@ func TestMigrateOutdated(t *testing.T) {
 			cfg := config.Default()
 			logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 			worker := newWorker(cfg, store, engine, logger)
-			reindexer := sync.NewReindexer(store, engine, worker, logger, nil, nil)
+			reindexer := indexing.NewReindexer(store, engine, worker, logger, nil, nil)
 			defer reindexer.Close()
 
 			migrateOutdated(t.Context(), engine, reindexer, logger)
@@ -69,7 +69,7 @@ func TestMigrateOutdated(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || job.State != sync.JobSucceeded || job.Trigger != migrationTrigger {
+			if err != nil || job.State != indexing.JobSucceeded || job.Trigger != migrationTrigger {
 				t.Fatalf("migration job %+v, %v; want a succeeded %q job", job, err, migrationTrigger)
 			}
 			if n, err := engine.CountPlaces(t.Context(), search.Venues); err != nil || n != 1 {

@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	gosync "sync"
+	"sync"
 	"testing"
 	"time"
 
@@ -140,7 +140,7 @@ func TestReplicas(t *testing.T) {
 
 	// A webhook receiver: each message must arrive once, from whichever
 	// replica holds the lease.
-	var hookMu gosync.Mutex
+	var hookMu sync.Mutex
 	hookIDs := map[string]int{}
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)

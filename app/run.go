@@ -40,7 +40,10 @@ import (
 	"github.com/calendar/eventcal/search"
 	"github.com/calendar/eventcal/search/bleve"
 	"github.com/calendar/eventcal/search/meili"
-	"github.com/calendar/eventcal/sync"
+	"github.com/calendar/eventcal/sync/indexing"
+	"github.com/calendar/eventcal/sync/lease"
+	"github.com/calendar/eventcal/sync/schedule"
+	"github.com/calendar/eventcal/sync/webhooks"
 )
 
 // programName is how the usage text calls the binary.
@@ -388,16 +391,16 @@ func responseCacheTTL(cfg *config.Config) time.Duration {
 }
 
 // newWorker builds the sync worker that moves index marks into the engine.
-func newWorker(cfg *config.Config, store repository.Store, engine search.Engine, logger *slog.Logger) *sync.Worker {
-	return &sync.Worker{Store: store, Engine: engine, Log: logger, BatchBytes: cfg.SyncBatchBytes,
-		Docs: &sync.DocBuilder{Store: store, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location,
+func newWorker(cfg *config.Config, store repository.Store, engine search.Engine, logger *slog.Logger) *indexing.Worker {
+	return &indexing.Worker{Store: store, Engine: engine, Log: logger, BatchBytes: cfg.SyncBatchBytes,
+		Docs: &indexing.DocBuilder{Store: store, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location,
 			Horizon: cfg.RecurrenceHorizon, MaxOccurrences: cfg.MaxSeriesOccurrences}}
 }
 
 // newWebhooks builds the webhook deliverer; the worker hands it every
 // batch of marks, and the lease holder runs its delivery loop.
-func newWebhooks(cfg *config.Config, store repository.Store, logger *slog.Logger) *sync.Webhooks {
-	return &sync.Webhooks{Store: store, Log: logger, AllowPrivate: cfg.WebhookAllowPrivate,
+func newWebhooks(cfg *config.Config, store repository.Store, logger *slog.Logger) *webhooks.Dispatcher {
+	return &webhooks.Dispatcher{Store: store, Log: logger, AllowPrivate: cfg.WebhookAllowPrivate,
 		Render: api.NewItemRenderer(api.Options{Config: cfg, Store: store})}
 }
 
@@ -407,11 +410,11 @@ func newWebhooks(cfg *config.Config, store repository.Store, logger *slog.Logger
 // (migrateOutdated) and runs the sync worker; while another process holds
 // the lease the worker pauses. It returns when ctx ends. Lists answer 503
 // until the engine answers.
-func runIndexer(ctx context.Context, engine search.Engine, w *sync.Worker, reindexer *sync.Reindexer, lease sync.Lease, logger *slog.Logger) {
+func runIndexer(ctx context.Context, engine search.Engine, w *indexing.Worker, reindexer *indexing.Reindexer, ls lease.Lease, logger *slog.Logger) {
 	if !retryUntilDone(ctx, logger, engine.Init) {
 		return
 	}
-	sync.RunWhileLeader(ctx, lease, func(ctx context.Context) {
+	lease.RunWhileLeader(ctx, ls, func(ctx context.Context) {
 		populate := func(ctx context.Context) error {
 			_, err := w.Populate(ctx)
 			return err
@@ -454,11 +457,11 @@ const leaseName = "leader"
 // and the scheduled jobs: a lease document in MongoDB, which several
 // processes may share, or always held with SQLite, which one process
 // serves (the Bleve index in DATA_DIR is locked by it).
-func newLease(cfg *config.Config, store repository.Store, logger *slog.Logger) sync.Lease {
+func newLease(cfg *config.Config, store repository.Store, logger *slog.Logger) lease.Lease {
 	if s, ok := store.(*mongo.Store); ok {
 		return s.Lease(leaseName, replicaID(cfg), cfg.LeaseTTL, logger)
 	}
-	return sync.Held()
+	return lease.Held()
 }
 
 // replicaID is this replica's stable identity in the lease: REPLICA_ID,
@@ -480,8 +483,8 @@ func replicaID(cfg *config.Config) string {
 // refuseDuplicates returns a context that ends, with cause
 // mongo.ErrDuplicateReplica, when lease finds another live process with
 // this replica's identity; stop releases its resources.
-func refuseDuplicates(ctx context.Context, lease sync.Lease) (_ context.Context, stop func()) {
-	ml, ok := lease.(*mongo.Lease)
+func refuseDuplicates(ctx context.Context, ls lease.Lease) (_ context.Context, stop func()) {
+	ml, ok := ls.(*mongo.Lease)
 	if !ok {
 		return ctx, func() {}
 	}
@@ -528,21 +531,21 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 	if !cfg.Embedded() && cfg.EmbeddedSearch() {
 		logger.Warn("MongoDB with the embedded Bleve index: only the process holding the lease updates its own index; run one process, or share Meilisearch (MEILI_URL) between several")
 	}
-	lease := newLease(cfg, store, logger)
+	ls := newLease(cfg, store, logger)
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if rerr := lease.Release(rctx); rerr != nil {
+		if rerr := ls.Release(rctx); rerr != nil {
 			logger.Warn("release the lease", "err", rerr)
 		}
 	}()
-	ctx, stopWatch := refuseDuplicates(ctx, lease)
+	ctx, stopWatch := refuseDuplicates(ctx, ls)
 	defer stopWatch()
 	// The upgrade protocol of the MongoDB store (repository/mongo,
 	// migrate.go): this process's replica record, the layout it writes
 	// and, as leader, the migration and the sweep for stragglers.
 	if ms, ok := store.(*mongo.Store); ok {
-		if ml, ok := lease.(*mongo.Lease); ok {
+		if ml, ok := ls.(*mongo.Lease); ok {
 			lctx, stopLayout := context.WithCancel(ctx)
 			layoutDone := make(chan struct{})
 			go func() {
@@ -552,7 +555,7 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 			defer func() { stopLayout(); <-layoutDone }()
 		}
 	}
-	if err := serve(ctx, cfg, logger, store, engine, lease, ready); err != nil {
+	if err := serve(ctx, cfg, logger, store, engine, ls, ready); err != nil {
 		return err
 	}
 	if cause := context.Cause(ctx); errors.Is(cause, mongo.ErrDuplicateReplica) {
@@ -569,15 +572,15 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 // stops the schedule, aborts a running rebuild and stops the worker. It
 // neither releases the lease nor closes the store or engine: a test
 // cancelling ctx thus simulates a crashed process.
-func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store repository.Store, engine search.Engine, lease sync.Lease, ready func(net.Addr)) error {
+func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store repository.Store, engine search.Engine, ls lease.Lease, ready func(net.Addr)) error {
 	worker := newWorker(cfg, store, engine, logger)
 	hooks := newWebhooks(cfg, store, logger)
-	hooks.Lease = lease
+	hooks.Lease = ls
 	worker.Changes = hooks
-	reindexer := sync.NewReindexer(store, engine, worker, logger, nil, lease)
-	schedule, err := sync.NewSchedule(sync.ScheduleOptions{
+	reindexer := indexing.NewReindexer(store, engine, worker, logger, nil, ls)
+	sched, err := schedule.New(schedule.Options{
 		ReindexCron: cfg.ReindexCron, Location: cfg.Location, Reindexer: reindexer,
-		Store: store, Notifier: worker, Lease: lease, Log: logger, Docs: worker.Docs,
+		Store: store, Notifier: worker, Lease: ls, Log: logger, Docs: worker.Docs,
 	})
 	if err != nil {
 		return err
@@ -586,25 +589,25 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 	leaseDone, workerDone := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(leaseDone)
-		lease.Keep(backgroundCtx)
+		ls.Keep(backgroundCtx)
 	}()
 	leaseLogDone := make(chan struct{})
 	go func() {
 		defer close(leaseLogDone)
-		sync.LogLeaseChanges(backgroundCtx, lease, logger, "lease", leaseName)
+		lease.LogChanges(backgroundCtx, ls, logger, "lease", leaseName)
 	}()
 	go func() {
 		defer close(workerDone)
-		runIndexer(backgroundCtx, engine, worker, reindexer, lease, logger)
+		runIndexer(backgroundCtx, engine, worker, reindexer, ls, logger)
 	}()
 	webhooksDone := make(chan struct{})
 	go func() {
 		defer close(webhooksDone)
-		sync.RunWhileLeader(backgroundCtx, lease, hooks.Run)
+		lease.RunWhileLeader(backgroundCtx, ls, hooks.Run)
 	}()
-	schedule.Start()
+	sched.Start()
 	defer func() {
-		if err := schedule.Shutdown(); err != nil {
+		if err := sched.Shutdown(); err != nil {
 			logger.Warn("stop the schedule", "err", err)
 		}
 		reindexer.Close()

@@ -8,7 +8,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	gosync "sync"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -120,7 +120,7 @@ func drain(ctx context.Context, cfg *config.Config, logger *slog.Logger, drainin
 type connCounter struct {
 	net.Listener
 
-	mu      gosync.Mutex
+	mu      sync.Mutex
 	open    int
 	waiters []chan struct{}
 }
@@ -172,7 +172,7 @@ func (l *connCounter) closed() {
 type countedConn struct {
 	net.Conn
 	l    *connCounter
-	once gosync.Once
+	once sync.Once
 }
 
 // Close closes the connection and counts it closed (once).

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	gosync "sync"
+	"sync"
 	"testing"
 
 	"github.com/calendar/eventcal/config"
@@ -49,7 +49,7 @@ func TestVersionFromLinker(t *testing.T) {
 // (healthcheck, and the admin calls of status, reindex) carry
 // "eventcal-cli/<version>" as their User-Agent.
 func TestRequestsNameRelease(t *testing.T) {
-	var mu gosync.Mutex
+	var mu sync.Mutex
 	agents := map[string]string{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()

@@ -8,7 +8,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"strconv"
-	gosync "sync"
+	"sync"
 	"sync/atomic"
 	"text/tabwriter"
 	"time"
@@ -121,7 +121,7 @@ func (s *stack) loadWith(base string, path func(*rand.Rand) string, header http.
 	lat := &latencies{}
 	var count, errs atomic.Int64
 	stop := time.Now().Add(dur)
-	var wg gosync.WaitGroup
+	var wg sync.WaitGroup
 	for c := 0; c < conc; c++ {
 		wg.Add(1)
 		go func(seed uint64) {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
-	gosync "sync"
+	"sync"
 	"sync/atomic"
 	"text/tabwriter"
 	"time"
@@ -44,7 +44,7 @@ func (s *stack) draftRows(tw *tabwriter.Writer, eng *bleve.Engine, uncachedBase 
 	defer pace.Stop()
 	var posted atomic.Int64
 	var floodErr atomic.Value
-	var wg gosync.WaitGroup
+	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()

@@ -7,14 +7,14 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	gosync "sync"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/calendar/eventcal/repository"
-	"github.com/calendar/eventcal/sync"
+	"github.com/calendar/eventcal/sync/indexing"
 )
 
 // The growth mode (-growth) measures how the cost of a write grows with
@@ -60,11 +60,11 @@ func (k *seedKit) eventPost(i int, rng *rand.Rand) *repository.Post {
 // storeSeed writes n generated events straight into the store (numbered
 // from first) with two writers, waking the worker as it goes, and returns
 // their IDs.
-func storeSeed(ctx context.Context, st repository.Store, w *sync.Worker, k *seedKit, first, n int) ([]int64, error) {
+func storeSeed(ctx context.Context, st repository.Store, w *indexing.Worker, k *seedKit, first, n int) ([]int64, error) {
 	ids := make([]int64, n)
 	var next atomic.Int64
 	var firstErr atomic.Value
-	var wg gosync.WaitGroup
+	var wg sync.WaitGroup
 	for c := range 2 {
 		wg.Add(1)
 		go func() {
@@ -143,7 +143,7 @@ func cpuTime() time.Duration {
 // number of measured creates per size; the CPU profile (-cpuprofile), when
 // asked for, covers the measured creates at the last size and their
 // indexing.
-func runGrowth(ctx context.Context, s *stack, st repository.Store, w *sync.Worker, k *seedKit, steps []int, creates, conc int) error {
+func runGrowth(ctx context.Context, s *stack, st repository.Store, w *indexing.Worker, k *seedKit, steps []int, creates, conc int) error {
 	var rows []growthRow
 	stored := 0
 	for si, size := range steps {
@@ -169,7 +169,7 @@ func runGrowth(ctx context.Context, s *stack, st repository.Store, w *sync.Worke
 		}
 		fmt.Fprintf(os.Stderr, "measuring %d creates at %d events...\n", creates, stored)
 		rng := rand.New(rand.NewPCG(uint64(size), 9))
-		var mu gosync.Mutex
+		var mu sync.Mutex
 		var lat latencies
 		cpu0 := cpuTime()
 		start := time.Now()
@@ -217,7 +217,7 @@ func apiEvent(k *seedKit, i int, rng *rand.Rand) map[string]any {
 }
 
 // flushWithin waits until the worker has indexed every pending mark.
-func flushWithin(ctx context.Context, w *sync.Worker, d time.Duration) error {
+func flushWithin(ctx context.Context, w *indexing.Worker, d time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	return w.Flush(ctx)
@@ -233,7 +233,7 @@ const pacedFor = 30 * time.Second
 // lag and the background rate reached.
 func (s *stack) pacedLag(rate, samples int, k *seedKit) (*latencies, float64, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	var wg gosync.WaitGroup
+	var wg sync.WaitGroup
 	var written atomic.Int64
 	var bgErr atomic.Value
 	start := time.Now()

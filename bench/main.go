@@ -31,14 +31,14 @@ import (
 	"runtime/pprof"
 	"sort"
 	"strconv"
-	gosync "sync"
+	"sync"
 	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/calendar/eventcal/sync"
+	"github.com/calendar/eventcal/sync/indexing"
 )
 
 func main() {
@@ -197,7 +197,7 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 		return err
 	}
 	nAPI := nEvents - len(bulk)
-	var mu gosync.Mutex
+	var mu sync.Mutex
 	eventBody := func(i int) map[string]any {
 		mu.Lock()
 		defer mu.Unlock()
@@ -343,7 +343,7 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 	// A full rebuild, as POST /admin/reindex runs it (zero downtime: a
 	// new generation beside the live one, then the swap).
 	fmt.Fprintln(os.Stderr, "full reindex...")
-	rx := sync.NewReindexer(st, eng, w, quiet, nil, nil)
+	rx := indexing.NewReindexer(st, eng, w, quiet, nil, nil)
 	t1 := time.Now()
 	if _, err := rx.Start(ctx, "bench"); err != nil {
 		return err
@@ -382,7 +382,7 @@ func maxProcs() int { return runtimeGOMAXPROCS() }
 
 // latencies collects durations in milliseconds.
 type latencies struct {
-	mu gosync.Mutex
+	mu sync.Mutex
 	ms []float64
 }
 
@@ -409,7 +409,7 @@ func (s *stack) seed(n, conc int, body func(i int) map[string]any, coll string, 
 	ids := make([]int64, n)
 	var next atomic.Int64
 	var firstErr atomic.Value
-	var wg gosync.WaitGroup
+	var wg sync.WaitGroup
 	for c := 0; c < conc; c++ {
 		wg.Add(1)
 		go func() {

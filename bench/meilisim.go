@@ -21,7 +21,7 @@ import (
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search/meili"
 	"github.com/calendar/eventcal/search/meili/meilisim"
-	"github.com/calendar/eventcal/sync"
+	"github.com/calendar/eventcal/sync/indexing"
 )
 
 // The simulator mode (-meilisim): the service with Meilisearch as its
@@ -110,8 +110,8 @@ func runMeiliSim(ctx context.Context, dir string) error {
 		return err
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	w := &sync.Worker{Store: st, Engine: eng, Log: quiet,
-		Docs: &sync.DocBuilder{Store: st, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location,
+	w := &indexing.Worker{Store: st, Engine: eng, Log: quiet,
+		Docs: &indexing.DocBuilder{Store: st, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location,
 			Horizon: cfg.RecurrenceHorizon, MaxOccurrences: cfg.MaxSeriesOccurrences}}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -13,7 +13,7 @@ import (
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search"
 	"github.com/calendar/eventcal/search/bleve"
-	"github.com/calendar/eventcal/sync"
+	"github.com/calendar/eventcal/sync/indexing"
 )
 
 // service is the embedded stack a bench mode measures, started as the
@@ -25,7 +25,7 @@ type service struct {
 	storeName string
 	rawEngine *bleve.Engine // the engine without the result cache
 	engine    search.Engine // what the API reads: rawEngine behind search.NewCached
-	worker    *sync.Worker
+	worker    *indexing.Worker
 	log       *slog.Logger // discards: the bench prints only its tables
 	ln        net.Listener
 }
@@ -70,8 +70,8 @@ func startService(ctx context.Context, dir string, env map[string]string) (svc *
 		return nil, stop, err
 	}
 	cfg := s.cfg
-	s.worker = &sync.Worker{Store: st, Engine: s.engine, Log: s.log,
-		Docs: &sync.DocBuilder{Store: st, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location,
+	s.worker = &indexing.Worker{Store: st, Engine: s.engine, Log: s.log,
+		Docs: &indexing.DocBuilder{Store: st, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location,
 			Horizon: cfg.RecurrenceHorizon, MaxOccurrences: cfg.MaxSeriesOccurrences}}
 	wctx, cancel := context.WithCancel(ctx)
 	undo = append(undo, cancel)

@@ -11,7 +11,7 @@ import (
 
 // Webhooks: admins register endpoints; the sync worker turns the index
 // marks every write records (in the same write) into change messages, and
-// the lease holder delivers them. See package sync (webhooks.go).
+// the lease holder delivers them. See package sync/webhooks.
 
 // Webhook is a registered endpoint.
 type Webhook struct {

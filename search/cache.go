@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	gosync "sync"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -23,7 +23,7 @@ type Cached struct {
 	// gen counts writes; an entry stored under an older generation is stale.
 	gen atomic.Int64
 
-	mu      gosync.Mutex
+	mu      sync.Mutex
 	entries map[string]cacheEntry
 	// now is the clock (time.Now; tests replace it).
 	now func() time.Time

@@ -4,54 +4,54 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	gosync "sync"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/calendar/eventcal/app/api"
-	"github.com/calendar/eventcal/sync"
+	"github.com/calendar/eventcal/sync/indexing"
 )
 
 // fakeReindexer records Start calls; a job stays running until finish.
 type fakeReindexer struct {
-	mu   gosync.Mutex
-	job  *sync.Job
+	mu   sync.Mutex
+	job  *indexing.Job
 	runs int
 }
 
-func (f *fakeReindexer) Start(_ context.Context, trigger string) (sync.Job, error) {
+func (f *fakeReindexer) Start(_ context.Context, trigger string) (indexing.Job, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.job != nil && f.job.State == sync.JobRunning {
-		return *f.job, sync.ErrRebuildRunning
+	if f.job != nil && f.job.State == indexing.JobRunning {
+		return *f.job, indexing.ErrRebuildRunning
 	}
 	f.runs++
-	f.job = &sync.Job{ID: "job-" + string(rune('0'+f.runs)), State: sync.JobRunning, Total: 10, Started: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC), Trigger: trigger}
+	f.job = &indexing.Job{ID: "job-" + string(rune('0'+f.runs)), State: indexing.JobRunning, Total: 10, Started: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC), Trigger: trigger}
 	return *f.job, nil
 }
 
-func (f *fakeReindexer) Last() (sync.Job, bool) {
+func (f *fakeReindexer) Last() (indexing.Job, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.job == nil {
-		return sync.Job{}, false
+		return indexing.Job{}, false
 	}
 	return *f.job, true
 }
 
-func (f *fakeReindexer) Cancel(context.Context) (sync.Job, error) {
+func (f *fakeReindexer) Cancel(context.Context) (indexing.Job, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.job == nil || f.job.State != sync.JobRunning {
-		return sync.Job{}, sync.ErrNoRebuild
+	if f.job == nil || f.job.State != indexing.JobRunning {
+		return indexing.Job{}, indexing.ErrNoRebuild
 	}
-	f.job.State, f.job.Finished = sync.JobCancelled, time.Date(2026, 11, 22, 12, 0, 30, 0, time.UTC)
+	f.job.State, f.job.Finished = indexing.JobCancelled, time.Date(2026, 11, 22, 12, 0, 30, 0, time.UTC)
 	return *f.job, nil
 }
 
 func (f *fakeReindexer) finish() {
 	f.mu.Lock()
-	f.job.State, f.job.Done, f.job.Finished = sync.JobSucceeded, 10, time.Date(2026, 11, 22, 12, 1, 0, 0, time.UTC)
+	f.job.State, f.job.Done, f.job.Finished = indexing.JobSucceeded, 10, time.Date(2026, 11, 22, 12, 1, 0, 0, time.UTC)
 	f.mu.Unlock()
 }
 
@@ -97,10 +97,10 @@ func TestAdminRoutes(t *testing.T) {
 
 // progressIndexer is an indexer whose stats report a running dependent
 // re-index.
-type progressIndexer struct{ stats sync.Stats }
+type progressIndexer struct{ stats indexing.Stats }
 
-func (p progressIndexer) Notify()           {}
-func (p progressIndexer) Stats() sync.Stats { return p.stats }
+func (p progressIndexer) Notify()               {}
+func (p progressIndexer) Stats() indexing.Stats { return p.stats }
 
 // TestAdminSyncDependents checks that GET /admin/sync shows the progress of
 // the dependent re-indexes the worker runs (and an empty list otherwise).
@@ -114,7 +114,7 @@ func TestAdminSyncDependents(t *testing.T) {
 		}},
 	})
 	started := time.Date(2026, 11, 22, 11, 59, 0, 0, time.UTC)
-	ix := progressIndexer{stats: sync.Stats{Dependents: []sync.CascadeProgress{
+	ix := progressIndexer{stats: indexing.Stats{Dependents: []indexing.CascadeProgress{
 		{Kind: "venue", ID: 12, Done: 256, Total: 900, Started: started},
 		{Kind: "term", ID: 3, Done: 0, Total: 40, Started: started},
 	}}}

@@ -37,7 +37,7 @@ import (
 	"github.com/calendar/eventcal/config/limits"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search"
-	eventsync "github.com/calendar/eventcal/sync"
+	"github.com/calendar/eventcal/sync/webhooks"
 )
 
 // Options are what New needs.
@@ -60,7 +60,7 @@ type Options struct {
 	Reindexer Reindexer
 	// Now returns the current time; nil means time.Now. Tests inject a clock.
 	Now func() time.Time
-	// Webhooks sends the admin API's test pings (sync.Webhooks); its
+	// Webhooks sends the admin API's test pings (webhooks.Dispatcher); its
 	// metrics are served with the app's when it has any. nil answers pings
 	// with 503.
 	Webhooks WebhookSender
@@ -96,13 +96,13 @@ type Options struct {
 type Notifier = handlers.Notifier
 
 // Reindexer starts and reports full rebuilds of the search indexes
-// (sync.Reindexer).
+// (indexing.Reindexer).
 type Reindexer = handlers.Reindexer
 
-// WebhookSender sends the admin API's test pings (sync.Webhooks).
+// WebhookSender sends the admin API's test pings (webhooks.Dispatcher).
 type WebhookSender = handlers.WebhookSender
 
-// WorkerStats reports the sync worker's recent figures (sync.Worker).
+// WorkerStats reports the sync worker's recent figures (indexing.Worker).
 type WorkerStats = handlers.WorkerStats
 
 // SyncStatus is the view of GET /admin/sync (and of `eventcal status`).
@@ -565,7 +565,7 @@ func (s *Server) builtinAdmin(ctx context.Context) (*repository.User, error) {
 	return s.adminUser, nil
 }
 
-// NewItemRenderer returns the renderer webhook messages use (sync.Webhooks).
-func NewItemRenderer(opts Options) eventsync.ItemRenderer {
+// NewItemRenderer returns the renderer webhook messages use (webhooks.Dispatcher).
+func NewItemRenderer(opts Options) webhooks.ItemRenderer {
 	return handlers.NewItemRenderer(opts.Config, opts.Store)
 }

@@ -25,7 +25,8 @@ import (
 	"github.com/calendar/eventcal/repository/sqlite"
 	"github.com/calendar/eventcal/search"
 	"github.com/calendar/eventcal/search/bleve"
-	"github.com/calendar/eventcal/sync"
+	"github.com/calendar/eventcal/sync/indexing"
+	"github.com/calendar/eventcal/sync/webhooks"
 )
 
 // env is one embedded stack for API scenarios: a SQLite store in a temp
@@ -43,10 +44,10 @@ type env struct {
 	clock  atomic.Int64
 	docs   docValidator
 	engine search.Engine
-	worker *sync.Worker
+	worker *indexing.Worker
 	// hooks queue webhook messages from the worker's batches; tests send
 	// them with hooks.DeliverDue (no delivery loop runs).
-	hooks *sync.Webhooks
+	hooks *webhooks.Dispatcher
 	// hookClock is the webhooks' clock (Unix nanoseconds), read by the
 	// worker's goroutine too: tests move it with advanceHooks.
 	hookClock atomic.Int64
@@ -143,11 +144,11 @@ func newEnvWith(t testing.TB, dir string, opts envOptions, settings ...string) *
 	e := &env{t: t, store: st, cfg: cfg, tokens: map[string]string{}, users: map[string]*repository.User{},
 		now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC), engine: eng}
 	e.clock.Store(e.now.UnixNano())
-	e.worker = &sync.Worker{Store: st, Engine: eng, Log: quiet, Now: e.clockNow,
-		Docs: &sync.DocBuilder{Store: st, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location,
+	e.worker = &indexing.Worker{Store: st, Engine: eng, Log: quiet, Now: e.clockNow,
+		Docs: &indexing.DocBuilder{Store: st, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location,
 			MaxOccurrences: cfg.MaxSeriesOccurrences}}
 	e.hookClock.Store(e.now.UnixNano())
-	e.hooks = &sync.Webhooks{Store: st, Log: quiet, AllowPrivate: cfg.WebhookAllowPrivate,
+	e.hooks = &webhooks.Dispatcher{Store: st, Log: quiet, AllowPrivate: cfg.WebhookAllowPrivate,
 		Now:    func() time.Time { return time.Unix(0, e.hookClock.Load()).UTC() },
 		Render: api.NewItemRenderer(api.Options{Config: cfg, Store: st})}
 	e.worker.Changes = e.hooks

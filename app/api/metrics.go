@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"runtime"
 	"strconv"
-	gosync "sync"
+	"sync"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/calendar/eventcal/app/access"
-	"github.com/calendar/eventcal/sync"
+	"github.com/calendar/eventcal/sync/indexing"
 )
 
 // metricsPath serves the Prometheus metrics, outside the API namespace and
@@ -29,7 +29,7 @@ const unmatchedRoute = "unmatched"
 
 // metricsSource is what an Indexer implements to have its metrics served
 // with the app's (the sync worker does).
-type metricsSource interface{ Metrics() *sync.Metrics }
+type metricsSource interface{ Metrics() *indexing.Metrics }
 
 // appMetrics are the Prometheus metrics of one app instance, on a registry of
 // its own: tests build many apps in one process, and the default global
@@ -43,7 +43,7 @@ type metricsSource interface{ Metrics() *sync.Metrics }
 //	eventcal_request_body_bytes                                  gauge
 //	eventcal_request_bodies_refused_total{bound}                 counter
 //	go_* and process_*                                           runtime and process collectors
-//	eventcal_sync_* and eventcal_search_documents                the Indexer's, when it has metrics (sync.Metrics)
+//	eventcal_sync_* and eventcal_search_documents                the Indexer's, when it has metrics (indexing.Metrics)
 type appMetrics struct {
 	registry        *prometheus.Registry
 	requestDuration *prometheus.HistogramVec
@@ -68,7 +68,7 @@ type appMetrics struct {
 
 	// routes holds every route that is not middleware, read from the app
 	// on the first request (all routes exist by then).
-	routesOnce gosync.Once
+	routesOnce sync.Once
 	routes     map[routeKey]bool
 }
 

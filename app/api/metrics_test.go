@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	gosync "sync"
+	"sync"
 	"testing"
 
 	"github.com/calendar/eventcal/app/api"
@@ -16,7 +16,7 @@ import (
 // logBuffer collects the JSON log lines of an app; the server goroutine
 // writes while the test reads.
 type logBuffer struct {
-	mu  gosync.Mutex
+	mu  sync.Mutex
 	buf bytes.Buffer
 }
 

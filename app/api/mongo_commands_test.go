@@ -6,7 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	gosync "sync"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,7 +21,7 @@ import (
 
 // commandLog records the commands a MongoDB client sends.
 type commandLog struct {
-	mu   gosync.Mutex
+	mu   sync.Mutex
 	cmds []string
 }
 

@@ -15,7 +15,7 @@ import (
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 	"github.com/calendar/eventcal/search"
 	"github.com/calendar/eventcal/search/bleve"
-	"github.com/calendar/eventcal/sync"
+	"github.com/calendar/eventcal/sync/indexing"
 )
 
 // newMongoEnv is newEnv on a MongoDB store (an embedded FerretDB): the
@@ -46,8 +46,8 @@ func newMongoEnv(t *testing.T) *env {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	e := &env{t: t, store: st, cfg: cfg, tokens: map[string]string{}, users: map[string]*repository.User{},
 		now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC), engine: eng}
-	e.worker = &sync.Worker{Store: st, Engine: eng, Log: quiet, Now: func() time.Time { return e.now },
-		Docs: &sync.DocBuilder{Store: st, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location}}
+	e.worker = &indexing.Worker{Store: st, Engine: eng, Log: quiet, Now: func() time.Time { return e.now },
+		Docs: &indexing.DocBuilder{Store: st, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location}}
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); e.worker.Run(runCtx) }()

@@ -8,7 +8,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	gosync "sync"
+	"sync"
 	"testing"
 	"time"
 
@@ -254,8 +254,8 @@ func rawCall(a *fiber.App, method, target, token string, body any) (int, map[str
 // parallel runs n copies of fn at once and returns their statuses.
 func parallel(t *testing.T, n int, fn func(i int) (int, error)) map[int]int {
 	t.Helper()
-	var wg gosync.WaitGroup
-	var mu gosync.Mutex
+	var wg sync.WaitGroup
+	var mu sync.Mutex
 	statuses := map[int]int{}
 	var firstErr error
 	startc := make(chan struct{})

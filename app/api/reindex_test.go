@@ -11,22 +11,22 @@ import (
 
 	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository"
-	"github.com/calendar/eventcal/sync"
+	"github.com/calendar/eventcal/sync/indexing"
 )
 
 // running reports whether the reindexer's job is still running.
-func running(r *sync.Reindexer) bool {
+func running(r *indexing.Reindexer) bool {
 	job, ok := r.Last()
-	return ok && job.State == sync.JobRunning
+	return ok && job.State == indexing.JobRunning
 }
 
 // waitRebuild waits (with a deadline) for the running rebuild and
 // requires it to succeed.
-func waitRebuild(t *testing.T, r *sync.Reindexer) sync.Job {
+func waitRebuild(t *testing.T, r *indexing.Reindexer) indexing.Job {
 	t.Helper()
 	ctx := testdeadline.Context(t)
 	job, err := r.Wait(ctx)
-	if err != nil || job.State != sync.JobSucceeded {
+	if err != nil || job.State != indexing.JobSucceeded {
 		t.Fatalf("rebuild = %+v, %v; want succeeded", job, err)
 	}
 	return job
@@ -54,7 +54,7 @@ func TestRebuildWithoutDowntime(t *testing.T) {
 	}
 	e.flush()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	r := sync.NewReindexer(e.store, e.engine, e.worker, quiet, nil, nil)
+	r := indexing.NewReindexer(e.store, e.engine, e.worker, quiet, nil, nil)
 	total := func(url string) float64 {
 		e.t.Helper()
 		return e.must(200, "GET", url, "", nil).num("total")

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	gosync "sync"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,7 +23,7 @@ import (
 	"github.com/calendar/eventcal/repository/sqlite"
 	"github.com/calendar/eventcal/search"
 	"github.com/calendar/eventcal/search/bleve"
-	"github.com/calendar/eventcal/sync"
+	"github.com/calendar/eventcal/sync/indexing"
 )
 
 // BenchmarkUncachedRead measures the uncached read path of the embedded
@@ -56,8 +56,8 @@ func BenchmarkUncachedRead(b *testing.B) {
 		b.Fatal(err)
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	w := &sync.Worker{Store: st, Engine: eng, Log: quiet,
-		Docs: &sync.DocBuilder{Store: st, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location}}
+	w := &indexing.Worker{Store: st, Engine: eng, Log: quiet,
+		Docs: &indexing.DocBuilder{Store: st, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location}}
 	now := time.Now().UTC().Truncate(24 * time.Hour) // the same data all day (dumpResponses)
 	post := func(p *repository.Post) int64 {
 		p.Status, p.Date, p.Modified, p.Author = repository.StatusPublish, now, now, 1
@@ -238,7 +238,7 @@ func dumpResponses(b *testing.B, h fasthttp.RequestHandler, base string, event, 
 // engine gave the first one.
 type replayEngine struct {
 	search.Engine
-	mu   gosync.Mutex
+	mu   sync.Mutex
 	last *search.Result
 }
 

@@ -12,7 +12,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	gosync "sync"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,7 +25,7 @@ import (
 // with the next of its planned statuses (200 once they run out).
 type receiver struct {
 	srv *httptest.Server
-	mu  gosync.Mutex
+	mu  sync.Mutex
 	got []received
 	// plan lists the statuses of the next answers.
 	plan []int

@@ -10,19 +10,20 @@ import (
 	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search"
-	"github.com/calendar/eventcal/sync"
+	"github.com/calendar/eventcal/sync/indexing"
+	"github.com/calendar/eventcal/sync/lease"
 )
 
 // Reindexer starts and reports full rebuilds of the search indexes
-// (sync.Reindexer).
+// (indexing.Reindexer).
 type Reindexer interface {
-	Start(ctx context.Context, trigger string) (sync.Job, error)
-	Last() (sync.Job, bool)
-	Cancel(ctx context.Context) (sync.Job, error)
+	Start(ctx context.Context, trigger string) (indexing.Job, error)
+	Last() (indexing.Job, bool)
+	Cancel(ctx context.Context) (indexing.Job, error)
 }
 
-// WorkerStats reports the sync worker's recent figures (sync.Worker).
-type WorkerStats interface{ Stats() sync.Stats }
+// WorkerStats reports the sync worker's recent figures (indexing.Worker).
+type WorkerStats interface{ Stats() indexing.Stats }
 
 // requireAdmin refuses everyone but admins: 401 anonymous, 403 others.
 func (r *Request) requireAdmin() error {
@@ -43,10 +44,10 @@ func (h *admin) startReindex(r *Request) error {
 	}
 	// The job outlives the request: detach it from the request's context.
 	job, err := h.reindexer.Start(context.WithoutCancel(r.ctx), "api")
-	if errors.Is(err, sync.ErrRebuildRunning) {
+	if errors.Is(err, indexing.ErrRebuildRunning) {
 		return apierr.New(409, "reindex_running", "A rebuild is already running.").With("job", job)
 	}
-	if errors.Is(err, sync.ErrNotLeader) {
+	if errors.Is(err, lease.ErrNotLeader) {
 		// Another replica holds the lease and runs the jobs; the load
 		// balancer may route a retry there.
 		return apierr.New(503, "reindex_not_leader", "This replica does not run jobs now; retry, or send the request to the replica holding the lease.")
@@ -68,7 +69,7 @@ func (h *admin) cancelReindex(r *Request) error {
 		return apierr.Unavailable("search")
 	}
 	job, err := h.reindexer.Cancel(r.ctx)
-	if errors.Is(err, sync.ErrNoRebuild) {
+	if errors.Is(err, indexing.ErrNoRebuild) {
 		return apierr.New(404, "reindex_not_running", "No rebuild is running.")
 	}
 	if err != nil {
@@ -123,8 +124,8 @@ type SyncStatus struct {
 	EngineHealthy    bool           `json:"engine_healthy"`
 	EngineError      string         `json:"engine_error,omitempty"`
 	// DependentReindex lists the running re-indexes of the events of
-	// changed venues and terms, with their progress (sync/dependents.go).
-	DependentReindex []sync.CascadeProgress `json:"dependent_reindex"`
+	// changed venues and terms, with their progress (sync/indexing/dependents.go).
+	DependentReindex []indexing.CascadeProgress `json:"dependent_reindex"`
 	// FailingMarks lists the marks whose item the search engine refused
 	// (at most failingMarksListed, soonest retry first); FailingCount
 	// counts them all. They wait for their next attempt, with backoff,
@@ -158,7 +159,7 @@ func (h *admin) SyncStatus(ctx context.Context) (*SyncStatus, error) {
 // be nil) and the worker's stats (may be nil), for the admin route and the
 // `status` command.
 func ComputeSyncStatus(ctx context.Context, store repository.Store, engine search.Engine, ws WorkerStats, now time.Time) (*SyncStatus, error) {
-	out := &SyncStatus{Store: map[string]int{}, Index: map[string]int{}, DependentReindex: []sync.CascadeProgress{}, FailingMarks: []FailingMark{}}
+	out := &SyncStatus{Store: map[string]int{}, Index: map[string]int{}, DependentReindex: []indexing.CascadeProgress{}, FailingMarks: []FailingMark{}}
 	marks, err := store.PendingMarks(ctx, markScanLimit)
 	if err != nil {
 		return nil, err
@@ -194,7 +195,7 @@ func ComputeSyncStatus(ctx context.Context, store repository.Store, engine searc
 		}
 	}
 	for _, k := range []repository.PostKind{repository.KindEvent, repository.KindVenue, repository.KindOrganizer} {
-		n, err := store.CountPosts(ctx, sync.IndexedPosts(k))
+		n, err := store.CountPosts(ctx, indexing.IndexedPosts(k))
 		if err != nil {
 			return nil, err
 		}

@@ -15,10 +15,10 @@ import (
 	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
-	"github.com/calendar/eventcal/sync"
+	syncwebhooks "github.com/calendar/eventcal/sync/webhooks"
 )
 
-// WebhookSender sends test pings (sync.Webhooks).
+// WebhookSender sends test pings (syncwebhooks.Dispatcher).
 type WebhookSender interface {
 	Ping(ctx context.Context, hook *repository.Webhook) repository.DeliveryAttempt
 }
@@ -37,7 +37,7 @@ func (h *webhooks) webhookWriteArgs(create bool) []Arg {
 		{Name: "url", Type: tString, Required: create, Format: "uri", Check: h.checkWebhookURL,
 			Desc: "Endpoint URL (http or https; private addresses need WEBHOOK_ALLOW_PRIVATE=true)."},
 		{Name: "events", Type: tArray, Items: tString, Check: checkWebhookEvents,
-			Desc: "Message types to send (" + strings.Join(sync.WebhookEventTypes, ", ") + "), or * for all; default *."},
+			Desc: "Message types to send (" + strings.Join(syncwebhooks.EventTypes, ", ") + "), or * for all; default *."},
 		{Name: "secret", Type: tString, Check: checkWebhookSecret,
 			Desc: "Signing secret (whsec_ and at least 24 base64-encoded bytes); generated when omitted on create."},
 		{Name: "description", Type: tString, Check: maxLength(maxWebhookDescription), Desc: "A note for admins."},
@@ -56,7 +56,7 @@ func maxLength(n int) func(*Request, any) string {
 
 func (h *webhooks) checkWebhookURL(_ *Request, v any) string {
 	u, _ := input.AsString(v)
-	if err := sync.CheckWebhookURL(strings.TrimSpace(u), h.cfg.WebhookAllowPrivate); err != nil {
+	if err := syncwebhooks.CheckURL(strings.TrimSpace(u), h.cfg.WebhookAllowPrivate); err != nil {
 		return strings.TrimPrefix(err.Error(), "webhook: ")
 	}
 	return ""
@@ -68,7 +68,7 @@ func checkWebhookEvents(_ *Request, v any) string {
 		t, _ := input.AsString(it)
 		types = append(types, t)
 	}
-	if err := sync.CheckWebhookEvents(types); err != nil {
+	if err := syncwebhooks.CheckEvents(types); err != nil {
 		return err.Error()
 	}
 	return ""
@@ -76,7 +76,7 @@ func checkWebhookEvents(_ *Request, v any) string {
 
 func checkWebhookSecret(_ *Request, v any) string {
 	sec, _ := input.AsString(v)
-	if err := sync.CheckWebhookSecret(sec); err != nil {
+	if err := syncwebhooks.CheckSecret(sec); err != nil {
 		return err.Error()
 	}
 	return ""
@@ -125,7 +125,7 @@ func (h *webhooks) createWebhook(r *Request) error {
 		return apierr.New(400, "webhook_limit", "At most "+strconv.Itoa(maxWebhooks)+" webhooks can be registered.")
 	}
 	now := h.now().UTC()
-	w := &repository.Webhook{Events: []string{"*"}, Secret: sync.NewWebhookSecret(), Active: true, Created: now, Updated: now}
+	w := &repository.Webhook{Events: []string{"*"}, Secret: syncwebhooks.NewSecret(), Active: true, Created: now, Updated: now}
 	applyWebhookFields(r.bag, w)
 	if err := h.store.CreateWebhook(r.ctx, w); err != nil {
 		return err
@@ -258,7 +258,7 @@ type itemRenderer struct {
 }
 
 // NewItemRenderer returns the renderer webhook messages use.
-func NewItemRenderer(cfg *config.Config, store repository.Store) sync.ItemRenderer {
+func NewItemRenderer(cfg *config.Config, store repository.Store) syncwebhooks.ItemRenderer {
 	// No linked-record cache: a message shows the store as it is now
 	// (ttl 0 starts the cache over on every read).
 	return itemRenderer{cfg: cfg, store: store, render: present.NewRenderer(cfg, store, func() int64 { return 0 }, 0, 0)}

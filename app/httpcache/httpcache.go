@@ -17,7 +17,7 @@ import (
 	"container/list"
 	"strconv"
 	"strings"
-	gosync "sync"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -49,7 +49,7 @@ type Cache struct {
 	// gen counts Invalidate calls; an entry of an older generation is stale.
 	gen atomic.Int64
 
-	mu      gosync.Mutex
+	mu      sync.Mutex
 	entries map[string]*list.Element // of *entry, most recently used first
 	lru     *list.List
 	bytes   int64

@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	gosync "sync"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -349,7 +349,7 @@ func TestConcurrentUse(t *testing.T) {
 	const bound = 32 << 10
 	c := New(Options{MaxBytes: bound})
 	f := testApp(c, &renders, 1500)
-	var wg gosync.WaitGroup
+	var wg sync.WaitGroup
 	for g := 0; g < 6; g++ {
 		wg.Add(1)
 		go func(g int) {

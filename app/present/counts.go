@@ -2,7 +2,7 @@ package present
 
 import (
 	"context"
-	gosync "sync"
+	"sync"
 	"time"
 
 	"github.com/calendar/eventcal/repository"
@@ -18,8 +18,8 @@ type TermCounts struct {
 	// ttl is how long a count is reused (0: countTTL; negative: never).
 	ttl time.Duration
 	// loading serialises grouped counts (get).
-	loading gosync.Mutex
-	mu      gosync.Mutex
+	loading sync.Mutex
+	mu      sync.Mutex
 	terms   map[int64]countEntry
 	all     map[repository.Taxonomy]countAll
 	version int64

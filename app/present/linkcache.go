@@ -2,7 +2,7 @@ package present
 
 import (
 	"context"
-	gosync "sync"
+	"sync"
 	"time"
 
 	"github.com/calendar/eventcal/repository"
@@ -20,7 +20,7 @@ type linkedRecords struct {
 	gen func() int64
 	ttl time.Duration
 
-	mu    gosync.Mutex
+	mu    sync.Mutex
 	at    time.Time
 	was   int64
 	posts map[int64]*repository.Post

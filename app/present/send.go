@@ -3,7 +3,7 @@ package present
 import (
 	"bytes"
 	"strings"
-	gosync "sync"
+	"sync"
 
 	"github.com/gofiber/fiber/v2"
 )
@@ -48,7 +48,7 @@ func SendJSON(c *fiber.Ctx, status int, v any) error {
 
 // jsonBuffers holds the buffers SendJSON encodes into, so that a list
 // page is not encoded into a buffer grown from nothing on every request.
-var jsonBuffers = gosync.Pool{New: func() any { return new(bytes.Buffer) }}
+var jsonBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // maxPooledJSONBuffer is the largest buffer kept in jsonBuffers.
 const maxPooledJSONBuffer = 1 << 20

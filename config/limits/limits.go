@@ -2,7 +2,7 @@
 // HTTP connections and bodies, the length of each kind of text field, the
 // number of linked items per event, list paging, dates and indexed words.
 // The HTTP layer (app), the interface document and the index document
-// builder (sync) read them from here; docs/operators.md, "Limits", states
+// builder (sync/indexing) read them from here; docs/operators.md, "Limits", states
 // the same numbers.
 //
 // Text lengths are counted in characters (Unicode code points), as

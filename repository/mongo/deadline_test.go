@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	gosync "sync"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,7 +21,7 @@ import (
 // in milliseconds; -1 without either. It also counts the commands that
 // succeeded.
 type timeLimits struct {
-	mu        gosync.Mutex
+	mu        sync.Mutex
 	sent      []string
 	limit     []int64
 	succeeded int

@@ -104,7 +104,7 @@ type leaseDoc struct {
 }
 
 // Lease is a leader lease among the processes sharing the database (see
-// the section above). It implements sync.Lease and gocron's Elector. It is
+// the section above). It implements lease.Lease and gocron's Elector. It is
 // safe for concurrent use.
 type Lease struct {
 	coll   *mongo.Collection
@@ -146,7 +146,7 @@ type Lease struct {
 // "Replica identity"), expiring ttl after its holder stops renewing it. Nothing is written until Keep (or IsLeader
 // answers for a kept lease). logger (nil: slog.Default) gets a Warn line
 // per failed renewal and Debug lines per claimed term and change of hold;
-// sync.LogLeaseChanges logs the transitions themselves.
+// lease.LogChanges logs the transitions themselves.
 func (s *Store) Lease(name, holder string, ttl time.Duration, logger *slog.Logger) *Lease {
 	if logger == nil {
 		logger = slog.Default()
@@ -214,7 +214,7 @@ func (l *Lease) Fence(ctx context.Context) (int64, error) {
 	return 0, fmt.Errorf("%w (%s): epoch %d ended, %q holds term %d of epoch %d", ErrLeaseNotHeld, l.name, epoch, cur.Holder, cur.Term, cur.Epoch)
 }
 
-// LeaseDetails implements sync.LeaseDetails: this replica's identity and,
+// LeaseDetails implements lease.Details: this replica's identity and,
 // when held, the term, the previous holder and the epoch (see Fence), for
 // the lines that log the lease's transitions.
 func (l *Lease) LeaseDetails(held bool) []any {
@@ -356,7 +356,7 @@ func (l *Lease) step(ctx context.Context) error {
 			l.previous = cur.Holder
 		}
 		if !mine {
-			// The transition itself is logged once by sync.LogLeaseChanges
+			// The transition itself is logged once by lease.LogChanges
 			// ("lease acquired", "lease taken back"), with LeaseDetails.
 			l.log.Debug("lease term claimed", "lease", l.name, "holder", l.holder, "instance", l.instance, "term", next, "previous", l.previous)
 		}
@@ -427,7 +427,7 @@ func (l *Lease) settle() {
 	if held == l.held {
 		return
 	}
-	// The service logs the transition (sync.LogLeaseChanges).
+	// The service logs the transition (lease.LogChanges).
 	l.log.Debug("lease hold changed", "lease", l.name, "holder", l.holder, "held", held, "term", l.term)
 	l.held = held
 	close(l.changed)

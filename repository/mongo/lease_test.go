@@ -7,7 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	gosync "sync"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,12 +15,12 @@ import (
 
 	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
-	evsync "github.com/calendar/eventcal/sync"
+	"github.com/calendar/eventcal/sync/lease"
 )
 
 // fakeClock is a monotonic clock the lease tests move by hand.
 type fakeClock struct {
-	mu gosync.Mutex
+	mu sync.Mutex
 	t  time.Time
 }
 
@@ -160,7 +160,7 @@ func TestLease(t *testing.T) {
 			return out
 		}
 		stepAll := func() {
-			var wg gosync.WaitGroup
+			var wg sync.WaitGroup
 			for _, l := range leases {
 				wg.Go(func() {
 					if err := l.step(t.Context()); err != nil {
@@ -238,7 +238,7 @@ func TestLease(t *testing.T) {
 		b := s.Lease("leader", "process-b", short, quiet)
 		aCtx, crash := context.WithCancel(t.Context())
 		bCtx, stop := context.WithCancel(t.Context())
-		var wg gosync.WaitGroup
+		var wg sync.WaitGroup
 		defer wg.Wait()
 		defer stop()
 		changed := a.Changed()
@@ -268,7 +268,7 @@ func TestLease(t *testing.T) {
 	})
 }
 
-// TestLeaseTransitionsLogged: with sync.LogLeaseChanges watching it, a
+// TestLeaseTransitionsLogged: with lease.LogChanges watching it, a
 // lease that is acquired, lost (its renewals fail during a store outage
 // until its validity passes) and taken back when the store answers again
 // is logged once per transition, the taking back included.
@@ -284,7 +284,7 @@ func TestLeaseTransitionsLogged(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		evsync.LogLeaseChanges(ctx, l, slog.New(slog.NewTextHandler(&out, nil)), "lease", "leader")
+		lease.LogChanges(ctx, l, slog.New(slog.NewTextHandler(&out, nil)), "lease", "leader")
 	}()
 	waitFor := func(what string, times int) {
 		t.Helper()
@@ -323,7 +323,7 @@ func TestLeaseTransitionsLogged(t *testing.T) {
 
 // logBuffer collects log lines written from several goroutines.
 type logBuffer struct {
-	mu  gosync.Mutex
+	mu  sync.Mutex
 	buf strings.Builder
 }
 
@@ -339,11 +339,11 @@ func (b *logBuffer) String() string {
 	return b.buf.String()
 }
 
-var _ evsync.Fencer = (*Lease)(nil)
+var _ lease.Fencer = (*Lease)(nil)
 
 // TestLeaseFencing: a holder that paused past its lease (its clock
 // stopped with it) still counts itself leader, but Fence (and so the
-// guarded work, through sync.CheckFence) refuses it once another process
+// guarded work, through lease.CheckFence) refuses it once another process
 // took over; renewals keep the epoch, a take-over starts a new one.
 func TestLeaseFencing(t *testing.T) {
 	uri := mongotest.Start(t)
@@ -395,13 +395,13 @@ func TestLeaseFencing(t *testing.T) {
 		t.Fatalf("the paused holder's own clock: %v (the scenario needs it to believe it leads)", err)
 	}
 	// ...but the guarded work is refused, and a stops leading.
-	if err := evsync.CheckFence(ctx, a); !errors.Is(err, evsync.ErrNotLeader) || !errors.Is(err, ErrLeaseNotHeld) {
+	if err := lease.CheckFence(ctx, a); !errors.Is(err, lease.ErrNotLeader) || !errors.Is(err, ErrLeaseNotHeld) {
 		t.Fatalf("the paused holder's fence: %v, want ErrNotLeader", err)
 	}
 	if err := a.IsLeader(ctx); err == nil {
 		t.Error("the paused holder still counts itself leader after its fence failed")
 	}
-	if err := evsync.CheckFence(ctx, b); err != nil {
+	if err := lease.CheckFence(ctx, b); err != nil {
 		t.Errorf("the new holder's fence after a's attempt: %v", err)
 	}
 }

@@ -3,7 +3,7 @@ package mongo_test
 import (
 	"context"
 	"fmt"
-	gosync "sync"
+	"sync"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -115,7 +115,7 @@ func TestPushdown(t *testing.T) {
 // commandFilters records the filter of every find, count, findAndModify,
 // update and delete a store sends to the posts and terms collections.
 type commandFilters struct {
-	mu   gosync.Mutex
+	mu   sync.Mutex
 	cmds []bson.D // {find: coll, filter: ...} as explain takes it, or the raw command
 }
 

@@ -6,7 +6,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
-	gosync "sync"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,7 +19,7 @@ import (
 
 // commandCounter counts the commands a store's client sends.
 type commandCounter struct {
-	mu    gosync.Mutex
+	mu    sync.Mutex
 	names []string
 }
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	gosync "sync"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -139,7 +139,7 @@ func testTokenLifecycle(t *testing.T, ctx context.Context, s repository.Store) {
 // no two were inside at once, while another key is not blocked.
 func testExclusiveSerialises(t *testing.T, ctx context.Context, s repository.Store) {
 	var inside, maxInside atomic.Int32
-	var wg gosync.WaitGroup
+	var wg sync.WaitGroup
 	errs := make(chan error, 20)
 	for range 20 {
 		wg.Add(1)
@@ -182,7 +182,7 @@ func testExclusiveSerialises(t *testing.T, ctx context.Context, s repository.Sto
 // testExclusiveFindOrCreate is the pattern the API uses for term names: 20
 // parallel find-or-create calls under one key create one term.
 func testExclusiveFindOrCreate(t *testing.T, ctx context.Context, s repository.Store) {
-	var wg gosync.WaitGroup
+	var wg sync.WaitGroup
 	errs := make(chan error, 20)
 	for range 20 {
 		wg.Add(1)

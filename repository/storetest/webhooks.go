@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	gosync "sync"
+	"sync"
 	"testing"
 	"time"
 
@@ -309,9 +309,9 @@ func testClaimsRace(t *testing.T, ctx context.Context, s repository.Store) {
 	}
 	w := queueClaimTest(t, ctx, s, msgs, items)
 	var (
-		mu    gosync.Mutex
+		mu    sync.Mutex
 		sent  = map[string]int{}
-		wg    gosync.WaitGroup
+		wg    sync.WaitGroup
 		errs  = make(chan error, deliverers)
 		start = make(chan struct{})
 	)

@@ -42,7 +42,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	gosync "sync"
+	"sync"
 	"sync/atomic"
 
 	bleve "github.com/blevesearch/bleve/v2"
@@ -76,14 +76,14 @@ type Engine struct {
 	// mu guards cur. Every search and write holds it for reading for its
 	// whole call; a committing rebuild holds it for writing only to swap
 	// cur, so an index is never closed under a running query.
-	mu  gosync.RWMutex
+	mu  sync.RWMutex
 	cur *generation
 
 	// rebuildMu guards rebuilding, the open rebuild (nil when none).
-	rebuildMu  gosync.Mutex
+	rebuildMu  sync.Mutex
 	rebuilding *rebuild
 
-	closeOnce gosync.Once
+	closeOnce sync.Once
 	closeErr  error
 }
 
@@ -100,7 +100,7 @@ type generation struct {
 	queries *memindex.Index
 	// eventsMu orders event writes, so that the stored documents and
 	// queries apply them in the same order.
-	eventsMu gosync.Mutex
+	eventsMu sync.Mutex
 	// closed is set once the indexes are closed: queries then fail as the
 	// closed Bleve indexes do.
 	closed atomic.Bool

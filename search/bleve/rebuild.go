@@ -9,7 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	gosync "sync"
+	"sync"
 
 	"github.com/calendar/eventcal/search"
 )
@@ -124,7 +124,7 @@ type rebuild struct {
 	e *Engine
 	// mu: writes hold it for reading, Commit and Abort for writing, so
 	// that no write runs on indexes being swapped or closed.
-	mu   gosync.RWMutex
+	mu   sync.RWMutex
 	gen  *generation
 	done bool
 }

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	gosync "sync"
+	"sync"
 	"testing"
 
 	"github.com/calendar/eventcal/search"
@@ -174,7 +174,7 @@ func TestCommitUnderLoad(t *testing.T) {
 	mustIndexInto(t, r, fresh)
 
 	ctx, stop := context.WithCancel(t.Context())
-	var wg gosync.WaitGroup
+	var wg sync.WaitGroup
 	errs := make(chan error, 4)
 	totals := make([]map[int]int, 4)
 	for i := range totals {

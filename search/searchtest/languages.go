@@ -8,7 +8,7 @@ import (
 
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search"
-	"github.com/calendar/eventcal/sync"
+	"github.com/calendar/eventcal/sync/indexing"
 )
 
 // docStore is the part of the store the document builder reads for records
@@ -35,7 +35,7 @@ func (docStore) PlaceEvents(context.Context, repository.PostKind, []int64) (map[
 // first language in LANGUAGES order.
 func testSingleLanguage(t *testing.T, e search.Engine) {
 	ctx := t.Context()
-	b := &sync.DocBuilder{Store: docStore{}, Languages: []string{"nl", "en", "fr", "de"}, DefaultLanguage: "en", Location: time.UTC}
+	b := &indexing.DocBuilder{Store: docStore{}, Languages: []string{"nl", "en", "fr", "de"}, DefaultLanguage: "en", Location: time.UTC}
 	start := time.Date(2027, 6, 21, 18, 0, 0, 0, time.UTC)
 	event := func(id int64, title, content repository.Text) *repository.Post {
 		s := start.Add(time.Duration(id) * time.Hour)

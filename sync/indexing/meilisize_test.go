@@ -1,0 +1,278 @@
+package indexing
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/calendar/eventcal/config/testdeadline"
+	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/search"
+	"github.com/calendar/eventcal/search/meili"
+	"github.com/calendar/eventcal/search/meili/meilisim"
+)
+
+// meiliEngine opens a Meilisearch engine on a simulator refusing bodies
+// over payloadLimit. The simulator keeps each request's size but not its
+// body (a full-size series sends hundreds of megabytes).
+func meiliEngine(t *testing.T, payloadLimit int64, opts meili.Options) (*meili.Engine, *meilisim.Server) {
+	t.Helper()
+	sim := meilisim.New(meilisim.Options{Version: meili.MinVersion, PayloadLimit: payloadLimit, Errorf: t.Errorf, DiscardBodies: true})
+	srv := httptest.NewServer(sim)
+	t.Cleanup(srv.Close)
+	t.Cleanup(sim.Close)
+	sim.Mu.Lock()
+	sim.Emulate = true
+	sim.Mu.Unlock()
+	opts.TaskPollInterval = time.Millisecond
+	opts.TaskTimeout = testdeadline.Timeout(t)
+	e, err := meili.Open(t.Context(), srv.URL, "", opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { e.Close() })
+	if err := e.Init(t.Context()); err != nil {
+		t.Fatalf("Init: %v", err)
+	}
+	return e, sim
+}
+
+// additionSizes returns the body sizes of the document additions the
+// simulator accepted, and how many requests it refused 413.
+func additionSizes(sim *meilisim.Server) (sizes []int64, refused int) {
+	for _, c := range sim.Calls(http.MethodPost, "/indexes/*") {
+		if strings.HasSuffix(c.Path, "/documents") {
+			sizes = append(sizes, c.Size)
+		}
+	}
+	sim.Mu.Lock()
+	defer sim.Mu.Unlock()
+	return sizes, sim.Refused
+}
+
+// longSeries is the size of a long daily series test.
+type longSeries struct {
+	payloadLimit int64 // the simulator's http_payload_size_limit
+	budget       int   // the engine's request budget (MEILI_MAX_REQUEST_BYTES)
+	descChars    int   // the description's length per language
+	// wordSearches searches each language's description for its word
+	// once the series is indexed. The simulator emulates a search with
+	// words by splitting every matching document's text into words, under
+	// its lock: at full size (440 MB of text) each such search takes tens
+	// of seconds and holds the scheduler back meanwhile. The lists the
+	// test polls carry no words.
+	wordSearches bool
+}
+
+// TestDailyTwoYearSeriesThreeLanguagesIndexes: a daily series over the
+// two-year horizon (731 occurrences) with a long description in three
+// languages indexes through the sync worker's own loop (Run) into the
+// Meilisearch simulator, and an event written after it is listed once the
+// worker reaches it. Every document addition stays within the request
+// budget (recorded body sizes), none is refused 413.
+//
+// Scaled 1/20 so that it runs in every test run: a 10,000-character
+// description per language (the limit is 200,000), a 1 MiB request budget
+// (default 20 MiB) and a 5 MB payload limit (Meilisearch: 100 MB). The
+// series is about 22 MB of JSON, four times the payload limit, as the
+// full-size one (TestDailyTwoYearSeriesThreeLanguagesIndexesFullSize).
+// Before additions were cut by size, the series went in one request of
+// 731 documents, which the simulator refused with payload_too_large, and
+// the worker retried it forever: the small event was never listed.
+func TestDailyTwoYearSeriesThreeLanguagesIndexes(t *testing.T) {
+	testLongSeries(t, longSeries{payloadLimit: 5_000_000, budget: 1 << 20, descChars: 10_000, wordSearches: true})
+}
+
+// TestDailyTwoYearSeriesThreeLanguagesIndexesFullSize is
+// TestDailyTwoYearSeriesThreeLanguagesIndexes at full size: a
+// 200,000-character description (the limit) in each of three languages,
+// Meilisearch's 100 MB payload limit and the default request budget
+// (meili.DefaultMaxRequestBytes, 20 MiB). The series is about 440 MB of
+// JSON per index, 880 MB sent in all (a published event is in both event
+// indexes). The documents the simulator stores are checked one by one
+// (each occurrence, each language's full description); the searches by
+// word of the scaled test are left out (see longSeries.wordSearches).
+// Skipped under -short: the test holds about 1.5 GB at its peak.
+func TestDailyTwoYearSeriesThreeLanguagesIndexesFullSize(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full-size series: about 440 MB of documents; run without -short")
+	}
+	if raceEnabled {
+		t.Skip("full-size series: about 1.5 GB without the race detector, 5 to 10 times that with it; the 1/20-scale variant covers the same code under -race")
+	}
+	testLongSeries(t, longSeries{payloadLimit: meilisim.DefaultPayloadLimit, budget: meili.DefaultMaxRequestBytes, descChars: 200_000})
+}
+
+// testLongSeries indexes a daily two-year series with a description of
+// size.descChars characters in each of three languages through the sync
+// worker into a simulator, then writes a small event and waits for it to
+// be listed.
+func testLongSeries(t *testing.T, size longSeries) {
+	langs := []string{"en", "fr", "de"}
+	eng, sim := meiliEngine(t, size.payloadLimit, meili.Options{Languages: langs, MaxRequestBytes: size.budget})
+
+	s := newStack(t)
+	s.worker.Engine = eng
+	s.worker.Docs.Languages, s.worker.Docs.DefaultLanguage = langs, "en"
+	s.worker.Docs.Now = func() time.Time { return seriesStart }
+	s.worker.PollInterval = 20 * time.Millisecond
+	s.worker.Log = slog.New(slog.NewTextHandler(tWriter{t}, nil))
+
+	long := func(word string) string {
+		return strings.Repeat(word+" ", size.descChars/(len(word)+1))
+	}
+	series := s.series(t, "Daily rehearsal", "FREQ=DAILY")
+	s.update(t, series, func(p *repository.Post) {
+		p.Title = repository.Text{"en": "Daily rehearsal", "fr": "Répétition quotidienne", "de": "Tägliche Probe"}
+		p.Content = repository.Text{"en": long("harbour"), "fr": long("lanterne"), "de": long("hafen")}
+	})
+	stored := mustGet(t, s, series.ID)
+	for _, lang := range langs {
+		if n := utf8.RuneCountInString(stored.Content[lang]); n < size.descChars*9/10 {
+			t.Fatalf("the %s description has %d characters, want about %d", lang, n, size.descChars)
+		}
+	}
+	want := s.worker.Docs.DocumentCount(stored)
+	if want < 730 {
+		t.Fatalf("the series has %d occurrences, want a daily two-year series", want)
+	}
+
+	ctx, cancel := context.WithCancel(testdeadline.Context(t))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.worker.Run(ctx)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	s.worker.Notify()
+
+	deadline := testdeadline.Context(t)
+	wait := func(what string, done func() bool) {
+		t.Helper()
+		for !done() {
+			select {
+			case <-deadline.Done():
+				sizes, refused := additionSizes(sim)
+				t.Fatalf("%s: never (%d additions accepted, %d requests refused 413)", what, len(sizes), refused)
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}
+	count := func() int {
+		n, err := eng.CountEvents(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	began := time.Now()
+	wait("every occurrence of the series indexed", func() bool { return count() == want })
+	t.Logf("the series' %d documents indexed %v after the worker started", want, time.Since(began))
+
+	listed := func(q search.EventQuery) []int64 {
+		q.Statuses, q.Limit = []string{repository.StatusPublish}, 10
+		res, err := eng.SearchEvents(t.Context(), q)
+		if err != nil {
+			t.Fatalf("SearchEvents: %v", err)
+		}
+		return res.IDs
+	}
+	written := time.Now()
+	small := s.post(t, repository.KindEvent, "Quay recital", repository.StatusPublish, baseTime)
+	s.worker.Notify()
+	// The small event starts before the series: a list of the events
+	// starting before the series' first occurrence (no words) shows it.
+	before := search.EventQuery{Lang: "en", StartLT: search.Some(seriesStart.Unix())}
+	wait("the event written after the series listed", func() bool {
+		return slices.Contains(listed(before), small.ID)
+	})
+	t.Logf("the event written after the series listed %v after its write", time.Since(written))
+	if n := count(); n != want+1 {
+		t.Errorf("%d documents indexed, want %d (every occurrence and the small event)", n, want+1)
+	}
+	// The worker took the small event after the series: the series'
+	// documents are all written, in both event indexes.
+	checkStored(t, eng, sim, series.ID, want, langs, size.descChars)
+	if size.wordSearches {
+		for _, q := range []search.EventQuery{{Lang: "en", Query: "recital"}} {
+			if got := listed(q); !slices.Equal(got, []int64{small.ID}) {
+				t.Errorf("search %q in %s = %v, want the small event %d", q.Query, q.Lang, got, small.ID)
+			}
+		}
+		for _, q := range []search.EventQuery{{Lang: "en", Query: "harbour"}, {Lang: "fr", Query: "lanterne"}, {Lang: "de", Query: "hafen"}} {
+			if got := listed(q); !slices.Contains(got, series.ID) {
+				t.Errorf("search %q in %s = %v, want the series %d", q.Query, q.Lang, got, series.ID)
+			}
+		}
+	}
+
+	sizes, refused := additionSizes(sim)
+	if refused > 0 {
+		t.Errorf("%d requests refused 413", refused)
+	}
+	var total int64
+	for _, sz := range sizes {
+		total += sz
+		if sz > int64(size.budget) {
+			t.Errorf("an addition sent %d bytes, over the budget %d", sz, size.budget)
+		}
+	}
+	if total <= size.payloadLimit {
+		t.Errorf("the additions sent %d bytes in all: not over the payload limit %d, the test proves nothing", total, size.payloadLimit)
+	}
+	t.Logf("%d additions, %d bytes in all, largest %d", len(sizes), total, slices.Max(sizes))
+}
+
+// checkStored checks the simulator's event indexes each hold want
+// documents of the event id, and that each document carries every
+// language's description at its full length (at least 9/10 of descChars
+// characters: the test text is whole words).
+func checkStored(t *testing.T, eng *meili.Engine, sim *meilisim.Server, id int64, want int, langs []string, descChars int) {
+	t.Helper()
+	sim.Mu.Lock()
+	defer sim.Mu.Unlock()
+	for _, index := range []meili.Index{meili.EventIndex, meili.EventHiddenIndex} {
+		uid := eng.IndexUID(index)
+		ix := sim.Indexes[uid]
+		if ix == nil {
+			t.Errorf("index %s: missing", uid)
+			continue
+		}
+		n := 0
+		for key, doc := range ix.Docs {
+			if doc["id"] != float64(id) {
+				continue
+			}
+			n++
+			for _, lang := range langs {
+				text, _ := doc["description_"+lang].(string)
+				if got := utf8.RuneCountInString(text); got < descChars*9/10 {
+					t.Errorf("index %s, document %s: description_%s has %d characters, want about %d", uid, key, lang, got, descChars)
+				}
+			}
+		}
+		if n != want {
+			t.Errorf("index %s holds %d documents of the series, want %d (one per occurrence)", uid, n, want)
+		}
+	}
+}
+
+// mustGet reads a post from the test stack's store.
+func mustGet(t *testing.T, s *stack, id int64) *repository.Post {
+	t.Helper()
+	p, err := s.store.GetPost(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+type tWriter struct{ t *testing.T }
+
+func (w tWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }

@@ -1,0 +1,272 @@
+// Package testkit holds the test helpers that the tests of several sync
+// packages share: an embedded store and Bleve index in a test's temporary
+// directory, posts and series created through the store, what the index
+// lists, a lease the test holds or loses by hand, a log buffer and a
+// polling wait. It imports none of the sync packages, so that the
+// in-package tests of each of them (indexing included) can use it; the
+// tests that drive a worker wrap these helpers in a small stack of their
+// own (indexing/helpers_test.go, schedule/helpers_test.go).
+package testkit
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/calendar/eventcal/config/testdeadline"
+	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/repository/sqlite"
+	"github.com/calendar/eventcal/search"
+	"github.com/calendar/eventcal/search/bleve"
+)
+
+// Quiet is a logger that drops everything.
+var Quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// BaseTime is the publish date of the test posts.
+var BaseTime = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// SeriesStart is the first occurrence of the test series: a Monday.
+var SeriesStart = time.Date(2026, 4, 6, 19, 0, 0, 0, time.UTC)
+
+// OpenStore opens an embedded store in dir, closed when the test ends.
+func OpenStore(t *testing.T, dir string) *sqlite.Store {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), filepath.Join(dir, "calendar.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close(context.Background()) })
+	return st
+}
+
+// Open opens an embedded store and a Bleve index in a new temporary
+// directory, both closed when the test ends; indexDir is the index's
+// directory.
+func Open(t *testing.T) (st *sqlite.Store, eng *bleve.Engine, indexDir string) {
+	t.Helper()
+	dir := t.TempDir()
+	st = OpenStore(t, dir)
+	indexDir = filepath.Join(dir, "index")
+	eng, err := bleve.Open(indexDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	return st, eng, indexDir
+}
+
+// Post creates a post of kind with a title and status through the store.
+func Post(t *testing.T, store repository.Store, kind repository.PostKind, title, status string, date time.Time) *repository.Post {
+	t.Helper()
+	p := &repository.Post{Kind: kind, Author: 1, Status: status, Date: date, Modified: date,
+		Title: repository.Text{"en": title}, Slug: repository.Text{"en": repository.Slugify(title)}}
+	switch kind {
+	case repository.KindEvent:
+		start := BaseTime.Add(30 * 24 * time.Hour)
+		p.Event = &repository.EventFields{StartLocal: start.Format(time.DateTime), EndLocal: start.Add(time.Hour).Format(time.DateTime),
+			StartUTC: start, EndUTC: start.Add(time.Hour), Categories: []int64{}, Tags: []int64{}, Venues: []int64{}, Organizers: []int64{}}
+	case repository.KindVenue:
+		p.Venue = &repository.VenueFields{City: "Gent"}
+	case repository.KindOrganizer:
+		p.Organizer = &repository.OrganizerFields{Email: "info@example.org"}
+	}
+	if err := store.CreatePost(t.Context(), p); err != nil {
+		t.Fatalf("CreatePost: %v", err)
+	}
+	return p
+}
+
+// Update changes the post p through the store.
+func Update(t *testing.T, store repository.Store, p *repository.Post, change func(e *repository.Post)) {
+	t.Helper()
+	if _, err := store.UpdatePost(t.Context(), p.ID, func(p *repository.Post) error {
+		change(p)
+		return nil
+	}); err != nil {
+		t.Fatalf("UpdatePost: %v", err)
+	}
+}
+
+// Series creates an event post starting at SeriesStart with the given
+// rules (none: a single event).
+func Series(t *testing.T, store repository.Store, title string, rules ...string) *repository.Post {
+	t.Helper()
+	p := Post(t, store, repository.KindEvent, title, repository.StatusPublish, BaseTime)
+	Update(t, store, p, func(p *repository.Post) {
+		p.Event.StartUTC, p.Event.EndUTC = SeriesStart, SeriesStart.Add(90*time.Minute)
+		p.Event.StartLocal, p.Event.EndLocal = SeriesStart.Format(time.DateTime), SeriesStart.Add(90*time.Minute).Format(time.DateTime)
+		if len(rules) > 0 {
+			p.Event.Recurrence = &repository.Recurrence{Rules: rules}
+		}
+	})
+	return p
+}
+
+// Listed returns the documents a query lists, as "id/key" strings.
+func Listed(t *testing.T, engine search.Engine, q search.EventQuery) []string {
+	t.Helper()
+	q.Lang, q.Limit = "en", 10000
+	if q.Statuses == nil {
+		q.Statuses = []string{repository.StatusPublish}
+	}
+	res, err := engine.SearchEvents(t.Context(), q)
+	if err != nil {
+		t.Fatalf("SearchEvents: %v", err)
+	}
+	out := make([]string, len(res.IDs))
+	for i, id := range res.IDs {
+		out[i] = search.DocumentKey(id, res.Occurrence(i))
+	}
+	return out
+}
+
+// Titles returns the IDs of the published events whose title has word.
+func Titles(t *testing.T, engine search.Engine, word string) []int64 {
+	t.Helper()
+	res, err := engine.SearchEvents(t.Context(), search.EventQuery{Lang: "en", Query: word, Statuses: []string{repository.StatusPublish}, Limit: 1000})
+	if err != nil {
+		t.Fatalf("SearchEvents: %v", err)
+	}
+	return res.IDs
+}
+
+// Counts returns the indexed events, venues and organizers.
+func Counts(t *testing.T, engine search.Engine) [3]int {
+	t.Helper()
+	var out [3]int
+	var errs [3]error
+	out[0], errs[0] = engine.CountEvents(t.Context())
+	out[1], errs[1] = engine.CountPlaces(t.Context(), search.Venues)
+	out[2], errs[2] = engine.CountPlaces(t.Context(), search.Organizers)
+	if err := errors.Join(errs[:]...); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// IDs returns the IDs of posts.
+func IDs(ps ...*repository.Post) []int64 {
+	out := make([]int64, len(ps))
+	for i, p := range ps {
+		out[i] = p.ID
+	}
+	return out
+}
+
+// FakeLease is a lease (lease.Lease) the test holds or loses by hand; it
+// counts the IsLeader calls.
+type FakeLease struct {
+	mu      sync.Mutex
+	held    bool
+	changed chan struct{}
+	calls   int
+}
+
+// NewFakeLease returns a FakeLease, held or not.
+func NewFakeLease(held bool) *FakeLease {
+	return &FakeLease{held: held, changed: make(chan struct{})}
+}
+
+// Set holds or loses the lease.
+func (f *FakeLease) Set(held bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.held != held {
+		f.held = held
+		close(f.changed)
+		f.changed = make(chan struct{})
+	}
+}
+
+// IsLeader returns nil while the lease is held.
+func (f *FakeLease) IsLeader(context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	if f.held {
+		return nil
+	}
+	return errors.New("fake lease: held elsewhere")
+}
+
+// Changed returns a channel closed at the next Set that changes the hold.
+func (f *FakeLease) Changed() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.changed
+}
+
+// Keep waits for ctx to end.
+func (f *FakeLease) Keep(ctx context.Context) { <-ctx.Done() }
+
+// Release loses the lease.
+func (f *FakeLease) Release(context.Context) error { f.Set(false); return nil }
+
+// CallCount returns the number of IsLeader calls so far.
+func (f *FakeLease) CallCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls
+}
+
+// LogBuffer collects log lines written from several goroutines.
+type LogBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// Write appends p.
+func (b *LogBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns what was written so far.
+func (b *LogBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// Eventually polls cond until it holds or the test's deadline passes.
+func Eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := testdeadline.Of(t)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: never true", what)
+		}
+		time.Sleep(5 * time.Millisecond) // a poll interval, not a wait for an outcome
+	}
+}
+
+// PausedLease is the lease of a holder that paused past its lease: by its
+// own clock it still leads (IsLeader answers nil, as lease.Held's), but
+// the store knows another process took over (Fence, of lease.Fencer,
+// refuses).
+type PausedLease struct{}
+
+// IsLeader answers nil.
+func (PausedLease) IsLeader(context.Context) error { return nil }
+
+// Changed returns nil: the answer never changes.
+func (PausedLease) Changed() <-chan struct{} { return nil }
+
+// Keep waits for ctx to end.
+func (PausedLease) Keep(ctx context.Context) { <-ctx.Done() }
+
+// Release does nothing.
+func (PausedLease) Release(context.Context) error { return nil }
+
+// Fence refuses.
+func (PausedLease) Fence(context.Context) (int64, error) {
+	return 0, errors.New("another process holds the lease now")
+}

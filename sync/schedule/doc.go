@@ -1,0 +1,17 @@
+// Package schedule runs the service's periodic jobs with gocron
+// (Schedule): full rebuilds of the search indexes on REINDEX_CRON,
+// scheduled publishing (every minute by default; publish.go, PublishDue:
+// items whose publish date has come change from future to publish, as
+// WordPress's scheduled posts do), and the daily roll of the recurrence
+// horizon (horizon.go, RollHorizon: the index holds a series' occurrences
+// up to a horizon ahead of now, so every day the series whose occurrences
+// up to it changed are marked for indexing, catching up after a stop).
+//
+// How it relates to the other sync packages: it runs rebuilds through
+// package sync/indexing (Reindexer) and reads the horizon and time zone
+// of its DocBuilder; publishing and the horizon only write to the store,
+// whose index marks the indexing worker then takes (Options.Notifier
+// wakes it). The jobs run only in the process holding the lease (package
+// sync/lease): the lease is the scheduler's elector, and each job checks
+// it with the store (lease.CheckFence) right before it writes.
+package schedule

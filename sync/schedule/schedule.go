@@ -1,0 +1,196 @@
+package schedule
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/go-co-op/gocron/v2"
+	"github.com/google/uuid"
+	"github.com/jonboulle/clockwork"
+
+	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/sync/indexing"
+	"github.com/calendar/eventcal/sync/lease"
+)
+
+// Job names in the schedule.
+const (
+	jobReindex = "reindex"
+	jobPublish = "publish"
+	jobHorizon = "horizon"
+)
+
+// DefaultPublishEvery is how often scheduled publishing runs by default.
+const DefaultPublishEvery = time.Minute
+
+// Options configure a Schedule.
+type Options struct {
+	// ReindexCron is the cron expression of full rebuilds (REINDEX_CRON:
+	// five fields or a descriptor such as @daily); empty schedules none.
+	ReindexCron string
+	// Location is the time zone the cron expression is evaluated in
+	// (TIMEZONE); nil means UTC.
+	Location *time.Location
+	// PublishEvery is the period of scheduled publishing (default
+	// DefaultPublishEvery).
+	PublishEvery time.Duration
+	// Reindexer runs the scheduled rebuilds.
+	Reindexer *indexing.Reindexer
+	// Store is where scheduled items are published.
+	Store repository.Store
+	// Notifier is woken when publishing or the horizon job wrote index
+	// marks (the worker).
+	Notifier interface{ Notify() }
+	// Docs, when set, enables the horizon job: every HorizonEvery
+	// (default DefaultHorizonEvery), and once at start, series whose
+	// occurrences up to Docs' horizon changed since the last run are
+	// marked for indexing (RollHorizon). The last run is recorded in
+	// Store, so the run at start catches up after a stop.
+	Docs         *indexing.DocBuilder
+	HorizonEvery time.Duration
+	// Lease decides whether this process runs the jobs (nil: lease.Held).
+	Lease lease.Lease
+	// Clock drives the schedule (nil: the real clock); tests pass a
+	// clockwork fake clock.
+	Clock clockwork.Clock
+	// Log receives one line per job run that did something or failed.
+	Log *slog.Logger
+
+	// afterRun, when set, is called after every job run (tests).
+	afterRun func(name string)
+}
+
+// Schedule runs the periodic jobs with gocron: full rebuilds on
+// REINDEX_CRON and scheduled publishing every minute. Each job runs in
+// singleton mode (a run still going when the next is due makes that one
+// wait, gocron.LimitModeReschedule), and only in the process holding the
+// lease: the lease is the scheduler's Elector.
+type Schedule struct {
+	sched gocron.Scheduler
+	clock clockwork.Clock
+}
+
+// New validates the options and creates the jobs; Start runs them.
+func New(o Options) (*Schedule, error) {
+	if o.Store == nil || o.Reindexer == nil {
+		return nil, errors.New("sync: a schedule needs a Store and a Reindexer")
+	}
+	if o.Location == nil {
+		o.Location = time.UTC
+	}
+	if o.PublishEvery <= 0 {
+		o.PublishEvery = DefaultPublishEvery
+	}
+	if o.Lease == nil {
+		o.Lease = lease.Held()
+	}
+	if o.Clock == nil {
+		o.Clock = clockwork.NewRealClock()
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	sched, err := gocron.NewScheduler(
+		gocron.WithClock(o.Clock),
+		gocron.WithLocation(o.Location),
+		gocron.WithDistributedElector(o.Lease),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("sync: create the scheduler: %w", err)
+	}
+	s := &Schedule{sched: sched, clock: o.Clock}
+	options := func(name string) []gocron.JobOption {
+		opts := []gocron.JobOption{gocron.WithName(name), gocron.WithSingletonMode(gocron.LimitModeReschedule)}
+		if o.afterRun != nil {
+			opts = append(opts, gocron.WithEventListeners(gocron.AfterJobRuns(func(_ uuid.UUID, name string) { o.afterRun(name) })))
+		}
+		return opts
+	}
+	if o.ReindexCron != "" {
+		task := gocron.NewTask(func(ctx context.Context) { runScheduledReindex(ctx, o.Reindexer, o.Log) })
+		if _, err := sched.NewJob(gocron.CronJob(o.ReindexCron, false), task, options(jobReindex)...); err != nil {
+			_ = sched.Shutdown()
+			return nil, fmt.Errorf("sync: schedule rebuilds on %q: %w", o.ReindexCron, err)
+		}
+	}
+	task := gocron.NewTask(func(ctx context.Context) {
+		runScheduledPublish(ctx, o.Store, o.Lease, o.Notifier, o.Clock.Now(), o.Log)
+	})
+	if _, err := sched.NewJob(gocron.DurationJob(o.PublishEvery), task, options(jobPublish)...); err != nil {
+		_ = sched.Shutdown()
+		return nil, fmt.Errorf("sync: schedule publishing: %w", err)
+	}
+	if o.Docs != nil {
+		if o.HorizonEvery <= 0 {
+			o.HorizonEvery = DefaultHorizonEvery
+		}
+		roller := &horizonRoller{store: o.Store, lease: o.Lease, docs: o.Docs, notifier: o.Notifier, log: o.Log, every: o.HorizonEvery}
+		task := gocron.NewTask(func(ctx context.Context) { roller.run(ctx, o.Clock.Now()) })
+		opts := append(options(jobHorizon), gocron.WithStartAt(gocron.WithStartImmediately()))
+		if _, err := sched.NewJob(gocron.DurationJob(o.HorizonEvery), task, opts...); err != nil {
+			_ = sched.Shutdown()
+			return nil, fmt.Errorf("sync: schedule the recurrence horizon: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// Start starts running the jobs.
+func (s *Schedule) Start() { s.sched.Start() }
+
+// Shutdown stops the schedule: no job starts any more, and running jobs'
+// contexts are cancelled (a scheduled rebuild is aborted). It waits for
+// them to return.
+func (s *Schedule) Shutdown() error { return s.sched.Shutdown() }
+
+// NextReindex returns when the next scheduled rebuild is due (false when
+// none is scheduled).
+func (s *Schedule) NextReindex() (time.Time, bool) {
+	for _, j := range s.sched.Jobs() {
+		if j.Name() != jobReindex {
+			continue
+		}
+		next, err := j.NextRun()
+		return next, err == nil && !next.IsZero()
+	}
+	return time.Time{}, false
+}
+
+// runScheduledReindex starts a rebuild and waits for it; a rebuild already
+// running (started through the API) is left alone.
+func runScheduledReindex(ctx context.Context, r *indexing.Reindexer, log *slog.Logger) {
+	job, err := r.Start(ctx, "schedule")
+	switch {
+	case errors.Is(err, indexing.ErrRebuildRunning):
+		log.Info("scheduled reindex skipped: a rebuild is running", "job", job.ID)
+		return
+	case err != nil:
+		log.Error("scheduled reindex did not start", "err", err)
+		return
+	}
+	// The job logs its own end; waiting keeps the gocron job running
+	// (singleton mode) for as long as the rebuild.
+	_, _ = r.Wait(ctx)
+}
+
+// runScheduledPublish publishes the due items and wakes the worker, once
+// the lease is confirmed held (lease.CheckFence).
+func runScheduledPublish(ctx context.Context, store repository.Store, l lease.Lease, n interface{ Notify() }, now time.Time, log *slog.Logger) {
+	if err := lease.CheckFence(ctx, l); err != nil {
+		log.Warn("scheduled publishing skipped", "err", err)
+		return
+	}
+	count, err := PublishDue(ctx, store, now)
+	if count > 0 {
+		if n != nil {
+			n.Notify()
+		}
+		log.Info("scheduled items published", "items", count)
+	}
+	if err != nil {
+		log.Error("scheduled publishing failed", "err", err, "published", count)
+	}
+}
