@@ -71,7 +71,7 @@ func TestSeriesIndexedAsOccurrences(t *testing.T) {
 			search.DocumentKey(p.ID, seriesStart.AddDate(0, 0, 1).Format("20060102T150405")),
 		}},
 		{"trashed: gone from published lists", func(p *repository.Post) { p.Status = repository.StatusTrash }, search.EventQuery{}, []string{}},
-		// Trashed events stay indexed with their status (sync/trash.go), so
+		// Trashed events stay indexed with their status (trash.go), so
 		// the trash list shows the series' occurrences.
 		{"trashed: in the trash list", nil, search.EventQuery{Statuses: []string{repository.StatusTrash}}, []string{
 			search.DocumentKey(p.ID, seriesStart.Format("20060102T150405")),
