@@ -1,13 +1,12 @@
 package handlers
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/app/input"
 	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/repository"
@@ -18,12 +17,6 @@ import (
 // optional expiry) and revoked. All need an admin. Tokens are shown by
 // their public ID (the first 16 hex digits of the stored hash); the secret
 // is returned once, by the create call.
-
-// maxTokenLifetime bounds expires_in (ten years).
-const maxTokenLifetime = 10 * 365 * 24 * time.Hour
-
-// maxTokenName bounds a token's name.
-const maxTokenName = 100
 
 // userArgs declares the body of POST /admin/users/:id.
 func (h *accounts) userArgs() []Arg {
@@ -54,17 +47,18 @@ func (h *accounts) tokenCreateArgs() []Arg {
 // checkTokenName bounds a token name.
 func checkTokenName(_ *Request, v any) string {
 	s, _ := input.AsString(v)
-	if len(s) > maxTokenName {
-		return fmt.Sprintf("Must be at most %d bytes long.", maxTokenName)
+	if len(s) > calendar.MaxTokenName {
+		return fmt.Sprintf("Must be at most %d bytes long.", calendar.MaxTokenName)
 	}
 	return ""
 }
 
-// checkExpiresIn accepts 60 seconds to maxTokenLifetime.
+// checkExpiresIn accepts calendar.MinTokenLifetime to
+// calendar.MaxTokenLifetime, in seconds.
 func checkExpiresIn(_ *Request, v any) string {
-	n, ok := input.AsInt(v)
-	if !ok || n < 60 || n > int64(maxTokenLifetime/time.Second) {
-		return fmt.Sprintf("Must be from 60 to %d seconds.", int64(maxTokenLifetime/time.Second))
+	lo, hi := int64(calendar.MinTokenLifetime/time.Second), int64(calendar.MaxTokenLifetime/time.Second)
+	if n, ok := input.AsInt(v); !ok || n < lo || n > hi {
+		return fmt.Sprintf("Must be from %d to %d seconds.", lo, hi)
 	}
 	return ""
 }
@@ -86,39 +80,22 @@ func (h *accounts) listUsers(r *Request) error {
 }
 
 // updateUser serves POST/PUT/PATCH /admin/users/:id: a new role and/or the
-// disabled flag. It takes effect on the user's next request, on every
-// replica (authentication reads the store each time).
+// disabled flag (calendar.Accounts.UpdateUser).
 func (h *accounts) updateUser(r *Request) error {
-	if err := r.requireAdmin(); err != nil {
-		return err
-	}
 	id, _ := strconv.ParseInt(r.c.Params("id"), 10, 64)
-	u, err := h.store.GetUser(r.ctx, id)
-	if errors.Is(err, repository.ErrNotFound) {
-		return apierr.New(404, "rest_user_invalid_id", "Invalid user ID.")
-	}
-	if err != nil {
-		return err
-	}
+	in := &calendar.UserInput{}
 	if v, ok := r.bag.Get("role"); ok {
 		name, _ := input.AsString(v)
-		u.Role, _ = repository.ParseRole(name)
+		role, _ := repository.ParseRole(name)
+		in.Role = &role
 	}
 	if v, ok := r.bag.Get("disabled"); ok {
-		u.Disabled, _ = input.AsBool(v)
+		d, _ := input.AsBool(v)
+		in.Disabled = &d
 	}
-	if err := h.store.UpdateUser(r.ctx, u); err != nil {
-		if errors.Is(err, repository.ErrNotFound) {
-			return apierr.New(404, "rest_user_invalid_id", "Invalid user ID.")
-		}
+	u, err := h.svc().UpdateUser(r.ctx, r.user, id, in)
+	if err != nil {
 		return err
-	}
-	if u.Login == "admin" {
-		// The ADMIN_TOKEN user is cached with the admin role; it keeps
-		// working whatever is stored (the token is configuration).
-		if h.adminChanged != nil {
-			h.adminChanged()
-		}
 	}
 	return present.SendJSON(r.c, 200, present.User(u))
 }
@@ -144,58 +121,46 @@ func (h *accounts) listTokens(r *Request) error {
 }
 
 // createToken serves POST /admin/tokens: 201 with the token and its
-// secret, shown only this once.
+// secret, shown only this once (calendar.Accounts.CreateToken).
 func (h *accounts) createToken(r *Request) error {
-	if err := r.requireAdmin(); err != nil {
-		return err
-	}
-	uid, _ := input.AsInt(r.bag.Values["user"])
-	if _, err := h.store.GetUser(r.ctx, uid); errors.Is(err, repository.ErrNotFound) {
-		return apierr.InvalidValue("user", fmt.Sprintf("There is no user with ID %d.", uid), r.bag.Values["user"])
-	} else if err != nil {
-		return err
-	}
-	secret, err := repository.NewTokenSecret()
-	if err != nil {
-		return err
-	}
-	now := h.now().UTC().Truncate(time.Second)
-	t := &repository.Token{Hash: repository.HashToken(secret), UserID: uid, Created: now}
+	in := &calendar.TokenInput{UserSent: r.bag.Values["user"]}
+	in.User, _ = input.AsInt(r.bag.Values["user"])
 	if v, ok := r.bag.Get("name"); ok {
 		name, _ := input.AsString(v)
-		t.Name = strings.TrimSpace(name)
+		in.Name = &name
 	}
 	if v, ok := r.bag.Get("expires_in"); ok {
 		n, _ := input.AsInt(v)
-		t.Expires = now.Add(time.Duration(n) * time.Second)
+		d := time.Duration(n) * time.Second
+		in.Lifetime = &d
 	}
-	if err := h.store.CreateToken(r.ctx, t); err != nil {
+	t, secret, err := h.svc().CreateToken(r.ctx, r.user, in)
+	if err != nil {
 		return err
 	}
 	return present.SendJSON(r.c, 201, present.Token(t).Set("token", secret))
 }
 
 // revokeToken serves DELETE /admin/tokens/:token: the token stops working
-// at once, on every replica.
+// at once, on every replica (calendar.Accounts.RevokeToken).
 func (h *accounts) revokeToken(r *Request) error {
-	if err := r.requireAdmin(); err != nil {
-		return err
-	}
-	id := strings.ToLower(r.c.Params("token"))
-	err := h.store.RevokeToken(r.ctx, id)
-	if errors.Is(err, repository.ErrNotFound) {
-		return apierr.New(404, "rest_token_invalid_id", "No token has that ID.")
-	}
+	id, err := h.svc().RevokeToken(r.ctx, r.user, r.c.Params("token"))
 	if err != nil {
 		return err
 	}
 	return present.SendJSON(r.c, 200, present.NewObj().Set("revoked", true).Set("id", strings.Clone(id)))
 }
 
-// accounts serves the admin routes for users and tokens.
+// accounts serves the admin routes for users and tokens; the writes go
+// through the calendar's accounts service (svc).
 type accounts struct {
 	store repository.Store
 	now   func() time.Time
 	// adminChanged is told that the stored "admin" user changed.
 	adminChanged func()
+}
+
+// svc returns the accounts service over the handlers' store and clock.
+func (h *accounts) svc() *calendar.Accounts {
+	return calendar.NewAccounts(calendar.AccountsDeps{Store: h.store, Now: h.now, AdminChanged: h.adminChanged})
 }

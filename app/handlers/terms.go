@@ -9,8 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/calendar/eventcal/app/access"
-	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/app/input"
 	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/config"
@@ -18,7 +17,8 @@ import (
 	"github.com/calendar/eventcal/repository"
 )
 
-// terms serves the routes of one taxonomy (categories or tags).
+// terms serves the routes of one taxonomy (categories or tags): the
+// writes and the single read go through the calendar's terms service.
 type terms struct {
 	tax        repository.Taxonomy
 	res        string // "category", "tag"
@@ -26,12 +26,17 @@ type terms struct {
 	cfg        *config.Config
 	store      repository.Store
 	render     *present.Renderer
+	svc        *calendar.Terms
 }
 
 // termTypes returns the handlers of categories and of tags.
 func (s *API) termTypes() (cat, tag *terms) {
-	return &terms{tax: repository.TaxCategory, res: "category", collection: "categories", cfg: s.cfg, store: s.store, render: s.render},
-		&terms{tax: repository.TaxTag, res: "tag", collection: "tags", cfg: s.cfg, store: s.store, render: s.render}
+	count := func(ctx context.Context, t *repository.Term) (int, error) {
+		return termCount(ctx, s.render, s.store, t)
+	}
+	svc := calendar.NewTerms(calendar.TermsDeps{Store: s.store, Count: count, Changed: s.render.Counts.Invalidate})
+	return &terms{tax: repository.TaxCategory, res: "category", collection: "categories", cfg: s.cfg, store: s.store, render: s.render, svc: svc},
+		&terms{tax: repository.TaxTag, res: "tag", collection: "tags", cfg: s.cfg, store: s.store, render: s.render, svc: svc}
 }
 
 // readArgs declares the parameters of a single term read or delete.
@@ -83,11 +88,14 @@ func existingEvent(r *Request, v any) string {
 	return ""
 }
 
-// writeArgs declares the create/update parameters of a term.
+// writeArgs declares the create/update parameters of a term. The checks
+// here name every problem of the request's form in one 400 before the
+// service runs (which checks them again, for every caller); the HTML
+// policy is the service's.
 func (tt *terms) writeArgs(create bool) []Arg {
 	args := []Arg{
-		{Name: "name", Type: tString, Required: create, Check: nonEmptyString, Desc: "Name, in the request language.", MaxLen: limits.MaxTermName, Text: plainText},
-		{Name: "description", Type: tString, Check: nonEmptyString, Desc: "Description, in the request language.", MaxLen: limits.MaxDescription, Text: richText},
+		{Name: "name", Type: tString, Required: create, Check: nonEmptyString, Desc: "Name, in the request language.", MaxLen: limits.MaxTermName},
+		{Name: "description", Type: tString, Check: nonEmptyString, Desc: "Description, in the request language.", MaxLen: limits.MaxDescription},
 		{Name: "slug", Type: tString, Check: nonEmptyString, Desc: "Slug in the request language; generated from the name when absent.", MaxLen: limits.MaxSlug},
 	}
 	if tt.tax == repository.TaxCategory {
@@ -101,19 +109,36 @@ func (tt *terms) writeArgs(create bool) []Arg {
 	return args
 }
 
-// load finds the term a route addresses; another taxonomy's ID is 404.
-func (tt *terms) load(r *Request) (*repository.Term, error) {
-	id, _ := strconv.ParseInt(r.c.Params("id"), 10, 64)
-	t, err := tt.store.GetTerm(r.ctx, id)
-	if errors.Is(err, repository.ErrNotFound) || (err == nil && t.Taxonomy != tt.tax) {
-		return nil, apierr.NotFound(tt.res, id)
+// termInput decodes the validated write parameters into the service's
+// command: the fields sent, parent only where the route declares it
+// (categories).
+func (tt *terms) termInput(r *Request) *calendar.TermInput {
+	in := &calendar.TermInput{}
+	str := func(name string) *string {
+		v, ok := r.bag.Get(name)
+		if !ok {
+			return nil
+		}
+		s, _ := input.AsString(v)
+		return &s
 	}
-	return t, err
+	in.Name, in.Description, in.Slug = str("name"), str("description"), str("slug")
+	if v, ok := r.bag.Get("parent"); ok && tt.tax == repository.TaxCategory {
+		n, _ := input.AsInt(v)
+		in.Parent = &n
+	}
+	return in
 }
 
-// count returns the number of published events using a term.
-func (tt *terms) count(r *Request, t *repository.Term) (int, error) {
-	c, err := tt.render.Counts.ForTerms(r.ctx, tt.store, map[int64]*repository.Term{t.ID: t})
+// termID is the route's :id (0 when it is not a number: no term has it).
+func termID(r *Request) int64 {
+	id, _ := strconv.ParseInt(r.c.Params("id"), 10, 64)
+	return id
+}
+
+// termCount returns the number of published events using a term.
+func termCount(ctx context.Context, render *present.Renderer, st repository.Store, t *repository.Term) (int, error) {
+	c, err := render.Counts.ForTerms(ctx, st, map[int64]*repository.Term{t.ID: t})
 	if err != nil {
 		return 0, err
 	}
@@ -122,11 +147,11 @@ func (tt *terms) count(r *Request, t *repository.Term) (int, error) {
 
 // get serves GET /categories/{id} and /tags/{id}.
 func (tt *terms) get(r *Request) error {
-	t, err := tt.load(r)
+	t, err := tt.svc.Get(r.ctx, tt.tax, termID(r))
 	if err != nil {
 		return err
 	}
-	n, err := tt.count(r, t)
+	n, err := termCount(r.ctx, tt.render, tt.store, t)
 	if err != nil {
 		return err
 	}
@@ -135,134 +160,33 @@ func (tt *terms) get(r *Request) error {
 
 // create serves POST on /categories and /tags (201 with Location).
 func (tt *terms) create(r *Request) error {
-	if !access.CanManageTerms(r.user, tt.tax) {
-		return access.Forbidden(r.user)
-	}
-	name := strings.TrimSpace(r.bag.Str("name"))
-	parent, _ := input.AsInt(r.bag.Values["parent"])
-	t := &repository.Term{Taxonomy: tt.tax}
-	// Under the name's lock (linkrules.go): parallel creates of one
-	// name make one term, the others get term_exists.
-	err := tt.store.Exclusive(r.ctx, nameLockKey("term:"+string(tt.tax), r.lang, name), func(context.Context) error {
-		dups, err := tt.store.FindTerms(r.ctx, repository.TermQuery{Taxonomy: tt.tax, Name: name, NameLang: r.lang, Parent: parent, HasParent: true})
-		if err != nil {
-			return err
-		}
-		if len(dups) > 0 {
-			return apierr.New(400, "term_exists", "A term with the name provided already exists with this parent.").With("term_id", dups[0].ID)
-		}
-		applyTerm(r, t)
-		return tt.store.CreateTerm(r.ctx, t)
-	})
+	t, err := tt.svc.Create(r.ctx, r.user, r.lang, tt.tax, tt.termInput(r))
 	if err != nil {
 		return err
 	}
-	tt.render.Counts.Invalidate(t.ID)
 	r.c.Set("Location", tt.render.APIBase(r.lang)+"/"+tt.collection+"/"+strconv.FormatInt(t.ID, 10))
 	return present.SendJSON(r.c, 201, tt.render.Term(t, 0, r.lang))
 }
 
-// applyTerm writes the sent fields onto a term in the request language.
-func applyTerm(r *Request, t *repository.Term) {
-	if v, ok := r.bag.Get("name"); ok {
-		s, _ := input.AsString(v)
-		t.Name.Set(r.lang, strings.TrimSpace(s))
-	}
-	if v, ok := r.bag.Get("description"); ok {
-		s, _ := input.AsString(v)
-		t.Description.Set(r.lang, s)
-	}
-	if v, ok := r.bag.Get("slug"); ok {
-		s, _ := input.AsString(v)
-		if sl := repository.NormalizeSlug(s); sl != "" {
-			t.Slug.Set(r.lang, sl)
-		}
-	}
-	if t.Slug[r.lang] == "" && t.Name.Has(r.lang) {
-		t.Slug.Set(r.lang, repository.Slugify(t.Name[r.lang]))
-	}
-	if len(t.Slug) == 0 {
-		t.Slug.Set(r.lang, "term")
-	}
-	if v, ok := r.bag.Get("parent"); ok && t.Taxonomy == repository.TaxCategory {
-		t.Parent, _ = input.AsInt(v)
-	}
-}
-
-// loadManaged refuses a caller who may not manage the taxonomy's terms,
-// then finds the :id term (load).
-func (tt *terms) loadManaged(r *Request) (*repository.Term, error) {
-	if !access.CanManageTerms(r.user, tt.tax) {
-		return nil, access.Forbidden(r.user)
-	}
-	return tt.load(r)
-}
-
 // update serves POST/PUT/PATCH on one term.
 func (tt *terms) update(r *Request) error {
-	cur, err := tt.loadManaged(r)
+	t, err := tt.svc.Update(r.ctx, r.user, r.lang, tt.tax, termID(r), tt.termInput(r))
 	if err != nil {
 		return err
 	}
-	if v, ok := r.bag.Get("parent"); ok {
-		if err := tt.checkParent(r, cur, v); err != nil {
-			return err
-		}
-	}
-	t, err := tt.store.UpdateTerm(r.ctx, cur.ID, func(t *repository.Term) error {
-		applyTerm(r, t)
-		return nil
-	})
-	if errors.Is(err, repository.ErrNotFound) {
-		return apierr.NotFound(tt.res, cur.ID)
-	}
-	if err != nil {
-		return err
-	}
-	tt.render.Counts.Invalidate(t.ID)
-	n, err := tt.count(r, t)
+	n, err := termCount(r.ctx, tt.render, tt.store, t)
 	if err != nil {
 		return err
 	}
 	return present.SendJSON(r.c, 200, tt.render.Term(t, n, r.lang))
 }
 
-// checkParent refuses a parent that is the category itself or one of its
-// descendants (a cycle).
-func (tt *terms) checkParent(r *Request, t *repository.Term, v any) error {
-	p, _ := input.AsInt(v)
-	for seen := 0; p != 0 && seen < 1000; seen++ {
-		if p == t.ID {
-			return apierr.New(400, "rest_term_invalid", "A category cannot be its own ancestor.").With("params", map[string]string{"parent": fmt.Sprintf("parent %d is this category or one of its descendants; choose another category, or 0 for none.", p)})
-		}
-		pt, err := tt.store.GetTerm(r.ctx, p)
-		if errors.Is(err, repository.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		p = pt.Parent
-	}
-	return nil
-}
-
 // delete serves DELETE: always permanent; 200 with the term as it was.
 func (tt *terms) delete(r *Request) error {
-	t, err := tt.loadManaged(r)
+	t, n, err := tt.svc.Delete(r.ctx, r.user, tt.tax, termID(r))
 	if err != nil {
 		return err
 	}
-	n, err := tt.count(r, t)
-	if err != nil {
-		return err
-	}
-	if err := tt.store.DeleteTerm(r.ctx, t.ID); errors.Is(err, repository.ErrNotFound) {
-		return apierr.NotFound(tt.res, t.ID)
-	} else if err != nil {
-		return err
-	}
-	tt.render.Counts.Invalidate(t.ID)
 	return present.SendJSON(r.c, 200, tt.render.Term(t, n, r.lang))
 }
 

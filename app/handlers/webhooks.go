@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/app/input"
 	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/config"
@@ -23,10 +22,8 @@ type WebhookSender interface {
 	Ping(ctx context.Context, hook *repository.Webhook) repository.DeliveryAttempt
 }
 
-// Webhook admin limits.
+// The delivery log's page sizes.
 const (
-	maxWebhooks            = 100
-	maxWebhookDescription  = 500
 	defaultDeliveryListLen = 50
 	maxDeliveryListLen     = 200
 )
@@ -40,7 +37,7 @@ func (h *webhooks) webhookWriteArgs(create bool) []Arg {
 			Desc: "Message types to send (" + strings.Join(syncwebhooks.EventTypes, ", ") + "), or * for all; default *."},
 		{Name: "secret", Type: tString, Check: checkWebhookSecret,
 			Desc: "Signing secret (whsec_ and at least 24 base64-encoded bytes); generated when omitted on create."},
-		{Name: "description", Type: tString, Check: maxLength(maxWebhookDescription), Desc: "A note for admins."},
+		{Name: "description", Type: tString, Check: maxLength(calendar.MaxWebhookDescription), Desc: "A note for admins."},
 		{Name: "active", Type: tBoolean, Desc: "false disables the endpoint; true re-enables it and clears its failure record."},
 	}
 }
@@ -84,15 +81,39 @@ func checkWebhookSecret(_ *Request, v any) string {
 
 // load reads the :id endpoint for an admin.
 func (h *webhooks) load(r *Request) (*repository.Webhook, error) {
-	if err := r.requireAdmin(); err != nil {
-		return nil, err
-	}
+	return h.svc().Get(r.ctx, r.user, webhookID(r))
+}
+
+// webhookID is the route's :id.
+func webhookID(r *Request) int64 {
 	id, _ := input.AsInt(r.bag.Values["id"])
-	w, err := h.store.GetWebhook(r.ctx, id)
-	if errors.Is(err, repository.ErrNotFound) {
-		return nil, apierr.New(404, "webhook_not_found", "No webhook has this ID.")
+	return id
+}
+
+// webhookInput decodes the validated body of a webhook write.
+func webhookInput(b *input.Bag) *calendar.WebhookInput {
+	in := &calendar.WebhookInput{}
+	str := func(name string) *string {
+		if !b.Has(name) {
+			return nil
+		}
+		s := b.Str(name)
+		return &s
 	}
-	return w, err
+	in.URL, in.Secret, in.Description = str("url"), str("secret"), str("description")
+	if v, ok := b.Get("events"); ok {
+		var evs []string
+		for _, it := range input.AsList(v) {
+			t, _ := input.AsString(it)
+			evs = append(evs, t)
+		}
+		in.Events = &evs
+	}
+	if v, ok := b.Get("active"); ok {
+		active, _ := input.AsBool(v)
+		in.Active = &active
+	}
+	return in
 }
 
 // listWebhooks serves GET /admin/webhooks.
@@ -114,56 +135,11 @@ func (h *webhooks) listWebhooks(r *Request) error {
 // createWebhook serves POST /admin/webhooks: 201 with the secret, shown
 // this once.
 func (h *webhooks) createWebhook(r *Request) error {
-	if err := r.requireAdmin(); err != nil {
-		return err
-	}
-	hooks, err := h.store.ListWebhooks(r.ctx)
+	w, err := h.svc().Create(r.ctx, r.user, webhookInput(r.bag))
 	if err != nil {
 		return err
 	}
-	if len(hooks) >= maxWebhooks {
-		return apierr.New(400, "webhook_limit", "At most "+strconv.Itoa(maxWebhooks)+" webhooks can be registered.")
-	}
-	now := h.now().UTC()
-	w := &repository.Webhook{Events: []string{"*"}, Secret: syncwebhooks.NewSecret(), Active: true, Created: now, Updated: now}
-	applyWebhookFields(r.bag, w)
-	if err := h.store.CreateWebhook(r.ctx, w); err != nil {
-		return err
-	}
 	return present.SendJSON(r.c, 201, present.Webhook(w, true))
-}
-
-// applyWebhookFields copies the sent fields onto w.
-func applyWebhookFields(b *input.Bag, w *repository.Webhook) {
-	if b.Has("url") {
-		w.URL = strings.TrimSpace(b.Str("url"))
-	}
-	if v, ok := b.Get("events"); ok {
-		var evs []string
-		for _, it := range input.AsList(v) {
-			t, _ := input.AsString(it)
-			if !slices.Contains(evs, t) {
-				evs = append(evs, t)
-			}
-		}
-		w.Events = evs
-	}
-	if b.Has("secret") {
-		w.Secret = b.Str("secret")
-	}
-	if b.Has("description") {
-		w.Description = b.Str("description")
-	}
-	if v, ok := b.Get("active"); ok {
-		active, _ := input.AsBool(v)
-		if active && !w.Active {
-			w.DisabledReason, w.FailingSince = "", time.Time{}
-		}
-		if !active && w.Active {
-			w.DisabledReason = "disabled by an admin"
-		}
-		w.Active = active
-	}
 }
 
 // getWebhook serves GET /admin/webhooks/{id}.
@@ -177,28 +153,18 @@ func (h *webhooks) getWebhook(r *Request) error {
 
 // updateWebhook serves POST/PUT/PATCH /admin/webhooks/{id} (partial).
 func (h *webhooks) updateWebhook(r *Request) error {
-	w, err := h.load(r)
+	in := webhookInput(r.bag)
+	w, err := h.svc().Update(r.ctx, r.user, webhookID(r), in)
 	if err != nil {
 		return err
 	}
-	w, err = h.store.UpdateWebhook(r.ctx, w.ID, func(w *repository.Webhook) error {
-		applyWebhookFields(r.bag, w)
-		w.Updated = h.now().UTC()
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	return present.SendJSON(r.c, 200, present.Webhook(w, r.bag.Has("secret")))
+	return present.SendJSON(r.c, 200, present.Webhook(w, in.Secret != nil))
 }
 
 // deleteWebhook serves DELETE /admin/webhooks/{id}.
 func (h *webhooks) deleteWebhook(r *Request) error {
-	w, err := h.load(r)
+	w, err := h.svc().Delete(r.ctx, r.user, webhookID(r))
 	if err != nil {
-		return err
-	}
-	if err := h.store.DeleteWebhook(r.ctx, w.ID); err != nil && !errors.Is(err, repository.ErrNotFound) {
 		return err
 	}
 	return present.SendJSON(r.c, 200, present.NewObj().Set("deleted", true).Set("previous", present.Webhook(w, false)))
@@ -309,10 +275,16 @@ func marshalObj(o *present.Obj) (json.RawMessage, error) {
 	return buf.Bytes(), nil
 }
 
-// webhooks serves the admin routes for webhook endpoints.
+// webhooks serves the admin routes for webhook endpoints; the writes go
+// through the calendar's webhooks service (svc).
 type webhooks struct {
 	cfg    *config.Config
 	store  repository.Store
 	sender WebhookSender
 	now    func() time.Time
+}
+
+// svc returns the webhooks service over the handlers' store and clock.
+func (h *webhooks) svc() *calendar.Webhooks {
+	return calendar.NewWebhooks(calendar.WebhooksDeps{Store: h.store, Now: h.now, AllowPrivate: h.cfg.WebhookAllowPrivate})
 }
