@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -277,19 +276,18 @@ func (ir itemRenderer) RenderPost(ctx context.Context, p *repository.Post) (json
 		return nil, err
 	}
 	v := present.View{Lang: ir.cfg.DefaultLanguage, Single: true}
-	var o *present.Obj
 	switch p.Kind {
 	case repository.KindEvent:
-		o = ir.render.Event(p, l, v)
+		o := ir.render.Event(p, l, v)
 		if p.Event != nil && p.Event.Recurrence != nil {
-			o.Add("changed_occurrences", ir.render.ChangedOccurrences(p, recurrenceLimits(ir.cfg, time.Now)))
+			o.ChangedOccurrences = ir.render.ChangedOccurrences(p, recurrenceLimits(ir.cfg, time.Now))
 		}
+		return o.MarshalJSON()
 	case repository.KindVenue:
-		o = ir.render.Venue(p, l, v)
+		return ir.render.Venue(p, l, v).MarshalJSON()
 	default:
-		o = ir.render.Organizer(p, l, v)
+		return ir.render.Organizer(p, l, v).MarshalJSON()
 	}
-	return marshalObj(o)
 }
 
 // RenderTerm renders a category or tag.
@@ -298,15 +296,7 @@ func (ir itemRenderer) RenderTerm(ctx context.Context, t *repository.Term) (json
 	if err != nil {
 		return nil, err
 	}
-	return marshalObj(ir.render.Term(t, counts[t.ID], ir.cfg.DefaultLanguage))
-}
-
-func marshalObj(o *present.Obj) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	if err := present.WriteJSON(&buf, o); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return ir.render.Term(t, counts[t.ID], ir.cfg.DefaultLanguage).MarshalJSON()
 }
 
 // webhooks serves the admin routes for webhook endpoints.
