@@ -84,15 +84,62 @@ func NewList(key string, items []any, pg Paging) *List {
 	return l
 }
 
-// SendList writes a list envelope with the paging headers (totals, and
-// Link to the next and previous pages).
-func SendList(c *fiber.Ctx, l *List) error {
-	c.Set("X-TEC-Total", strconv.Itoa(l.Total))
-	c.Set("X-TEC-TotalPages", strconv.Itoa(l.TotalPages))
-	c.Set("X-WP-Total", strconv.Itoa(l.Total))
-	c.Set("X-WP-TotalPages", strconv.Itoa(l.TotalPages))
+// TermList is the envelope of /categories and /tags, in WordPress's
+// order: {rest_url, total, total_pages, <Key>: items, next_rest_url?,
+// previous_rest_url?}.
+type TermList struct {
+	Key             string
+	Items           []any
+	RestURL         string
+	NextRestURL     string
+	PreviousRestURL string
+	Total           int
+	TotalPages      int
+}
+
+func (l *TermList) writeJSON(buf *bytes.Buffer) error {
+	w := openObj(buf)
+	w.str("rest_url", l.RestURL)
+	w.int("total", int64(l.Total))
+	w.int("total_pages", int64(l.TotalPages))
+	items := l.Items
+	if items == nil {
+		items = []any{}
+	}
+	w.val(l.Key, items)
+	w.strSet("next_rest_url", l.NextRestURL)
+	w.strSet("previous_rest_url", l.PreviousRestURL)
+	return w.close()
+}
+
+// MarshalJSON writes the envelope.
+func (l *TermList) MarshalJSON() ([]byte, error) { return marshal(l) }
+
+// envelope is a list envelope SendList writes: its totals and links.
+type envelope interface {
+	jsonValue
+	paging() (total, pages int, prev, next string)
+}
+
+func (l *List) paging() (int, int, string, string) {
+	return l.Total, l.TotalPages, l.PreviousRestURL, l.NextRestURL
+}
+
+func (l *TermList) paging() (int, int, string, string) {
+	return l.Total, l.TotalPages, l.PreviousRestURL, l.NextRestURL
+}
+
+// SendList writes a list envelope (List, TermList) with the paging
+// headers: the totals, and Link to the next and previous pages (RFC
+// 8288; the body's links stay), as WordPress does for its lists.
+func SendList(c *fiber.Ctx, l envelope) error {
+	total, pages, prev, next := l.paging()
+	c.Set("X-TEC-Total", strconv.Itoa(total))
+	c.Set("X-TEC-TotalPages", strconv.Itoa(pages))
+	c.Set("X-WP-Total", strconv.Itoa(total))
+	c.Set("X-WP-TotalPages", strconv.Itoa(pages))
 	var links []string
-	for _, x := range []struct{ url, rel string }{{l.PreviousRestURL, "prev"}, {l.NextRestURL, "next"}} {
+	for _, x := range []struct{ url, rel string }{{prev, "prev"}, {next, "next"}} {
 		if x.url != "" {
 			links = append(links, "<"+x.url+`>; rel="`+x.rel+`"`)
 		}

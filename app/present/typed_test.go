@@ -137,6 +137,8 @@ func TestTypedFieldOrder(t *testing.T) {
 		{"category", encode(t, term), "", "id count description name slug taxonomy parent meta url urls language translations"},
 		{"tag", encode(t, tag), "", "id count description name slug taxonomy meta url urls language translations"},
 		{"list", encode(t, list), "", "events rest_url next_rest_url previous_rest_url total total_pages facets"},
+		{"term list", encode(t, &TermList{Key: "categories", Items: []any{term}, RestURL: "r", NextRestURL: "n", PreviousRestURL: "p", Total: 3, TotalPages: 3}),
+			"", "rest_url total total_pages categories next_rest_url previous_rest_url"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
