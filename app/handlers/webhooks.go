@@ -105,7 +105,7 @@ func (h *webhooks) listWebhooks(r *Request) error {
 	}
 	items := make([]any, 0, len(hooks))
 	for _, w := range hooks {
-		items = append(items, present.Webhook(w, false))
+		items = append(items, present.NewWebhook(w, false))
 	}
 	return present.SendJSON(r.c, 200, present.NewObj().Set("webhooks", items))
 }
@@ -129,7 +129,7 @@ func (h *webhooks) createWebhook(r *Request) error {
 	if err := h.store.CreateWebhook(r.ctx, w); err != nil {
 		return err
 	}
-	return present.SendJSON(r.c, 201, present.Webhook(w, true))
+	return present.SendJSON(r.c, 201, present.NewWebhook(w, true))
 }
 
 // applyWebhookFields copies the sent fields onto w.
@@ -171,7 +171,7 @@ func (h *webhooks) getWebhook(r *Request) error {
 	if err != nil {
 		return err
 	}
-	return present.SendJSON(r.c, 200, present.Webhook(w, false))
+	return present.SendJSON(r.c, 200, present.NewWebhook(w, false))
 }
 
 // updateWebhook serves POST/PUT/PATCH /admin/webhooks/{id} (partial).
@@ -188,7 +188,7 @@ func (h *webhooks) updateWebhook(r *Request) error {
 	if err != nil {
 		return err
 	}
-	return present.SendJSON(r.c, 200, present.Webhook(w, r.bag.Has("secret")))
+	return present.SendJSON(r.c, 200, present.NewWebhook(w, r.bag.Has("secret")))
 }
 
 // deleteWebhook serves DELETE /admin/webhooks/{id}.
@@ -200,7 +200,7 @@ func (h *webhooks) deleteWebhook(r *Request) error {
 	if err := h.store.DeleteWebhook(r.ctx, w.ID); err != nil && !errors.Is(err, repository.ErrNotFound) {
 		return err
 	}
-	return present.SendJSON(r.c, 200, present.NewObj().Set("deleted", true).Set("previous", present.Webhook(w, false)))
+	return present.SendJSON(r.c, 200, present.NewObj().Set("deleted", true).Set("previous", present.NewWebhook(w, false)))
 }
 
 // pingWebhook serves POST /admin/webhooks/{id}/ping: one signed

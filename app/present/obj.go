@@ -161,8 +161,6 @@ func WriteJSON(buf *bytes.Buffer, v any) error {
 			}
 		}
 		buf.WriteByte('}')
-	case jsonValue:
-		return x.writeJSON(buf)
 	case string:
 		writeString(buf, x)
 	case bool:
@@ -228,6 +226,8 @@ func WriteJSON(buf *bytes.Buffer, v any) error {
 			m[k] = v
 		}
 		return WriteJSON(buf, m)
+	case jsonValue:
+		return x.writeJSON(buf)
 	default:
 		return writeJSONFallback(buf, v)
 	}

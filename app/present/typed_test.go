@@ -140,6 +140,22 @@ func TestTypedFieldOrder(t *testing.T) {
 		{"term list", encode(t, &TermList{Key: "categories", Items: []any{term}, RestURL: "r", NextRestURL: "n", PreviousRestURL: "p", Total: 3, TotalPages: 3}),
 			"", "rest_url total total_pages categories next_rest_url previous_rest_url"},
 	}
+	day := time.Date(2027, 3, 18, 18, 0, 0, 0, time.UTC)
+	hook := &repository.Webhook{ID: 1, URL: "https://hook.test", Events: []string{"event.created"}, Created: day, Updated: day,
+		DisabledReason: "failing", FailingSince: day, Secret: "whsec_x"}
+	token := NewToken(&repository.Token{UserID: 1, Name: "ci", Created: day})
+	cases = append(cases, []struct {
+		name string
+		data []byte
+		path string
+		want string
+	}{
+		{"user", encode(t, NewUser(&repository.User{ID: 1, Login: "a", Role: repository.RoleAdmin, Created: day})), "", "id login role disabled created"},
+		{"token", encode(t, token), "", "id user name created last_used expires"},
+		{"created token", encode(t, token.WithSecret("s")), "", "id user name created last_used expires token"},
+		{"webhook", encode(t, NewWebhook(&repository.Webhook{ID: 1, Created: day, Updated: day}, false)), "", "id url description events active created updated"},
+		{"webhook with every field", encode(t, NewWebhook(hook, true)), "", "id url description events active disabled_reason failing_since created updated secret"},
+	}...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if got := keysAt(t, c.data, c.path); got != c.want {
