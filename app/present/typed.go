@@ -59,6 +59,17 @@ func (w *objWriter) key(k string) {
 	w.buf.WriteString(`":`)
 }
 
+// dataKey writes the separator and a key that is data (a path, a
+// parameter name), escaped.
+func (w *objWriter) dataKey(k string) {
+	if w.n > 0 {
+		w.buf.WriteByte(',')
+	}
+	w.n++
+	writeString(w.buf, k)
+	w.buf.WriteByte(':')
+}
+
 // str writes a string field.
 func (w *objWriter) str(k, v string) {
 	w.key(k)

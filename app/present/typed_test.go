@@ -144,12 +144,18 @@ func TestTypedFieldOrder(t *testing.T) {
 	hook := &repository.Webhook{ID: 1, URL: "https://hook.test", Events: []string{"event.created"}, Created: day, Updated: day,
 		DisabledReason: "failing", FailingSince: day, Secret: "whsec_x"}
 	token := NewToken(&repository.Token{UserID: 1, Name: "ci", Created: day})
+	index := &NamespaceIndex{Namespace: "ns", Up: "http://x/", Routes: []*RouteDoc{{Path: "/ns/events", Namespace: "ns", Methods: []string{"GET"}, Self: "http://x/ns/events",
+		Endpoints: []EndpointDoc{{Methods: []string{"GET"}, Args: []ArgDoc{{Name: "tags", Type: "array", Format: "f", Description: "d", Default: "x", Enum: []string{"x"}, Array: true, ItemsType: "string"}}}}}}}
 	cases = append(cases, []struct {
 		name string
 		data []byte
 		path string
 		want string
 	}{
+		{"namespace index", encode(t, index), "", "namespace routes _links"},
+		{"route", encode(t, index), "routes./ns/events", "namespace methods endpoints _links"},
+		{"endpoint", encode(t, index), "routes./ns/events.endpoints", "methods args"},
+		{"argument", encode(t, index), "routes./ns/events.endpoints.args.tags", "type format description default enum items required"},
 		{"user", encode(t, NewUser(&repository.User{ID: 1, Login: "a", Role: repository.RoleAdmin, Created: day})), "", "id login role disabled created"},
 		{"token", encode(t, token), "", "id user name created last_used expires"},
 		{"created token", encode(t, token.WithSecret("s")), "", "id user name created last_used expires token"},
