@@ -13,6 +13,12 @@ import (
 // some routes add (json_ld on single reads, occurrence on occurrences,
 // parent on a detached occurrence, changed_occurrences in webhook
 // messages, highlight on searches).
+//
+// An event from ListedEvent writes its post-only fields (ID to Recurrence
+// but the linked ones) from the kept encoding of its head: change those
+// only through RedactEvent, which drops it. Its linked values (Image,
+// Categories, Tags, Venue, Organizer) are shared kept renderings: replace
+// them, never change them.
 type Event struct {
 	ID                  int64
 	GlobalID            string

@@ -57,7 +57,9 @@ func (h *PlaceHeader) writeKept(w *objWriter, nameKey string) {
 }
 
 // Venue is the Venue object: empty values are dropped before show_map,
-// show_map_link and the global IDs, as the original plugin does.
+// show_map_link and the global IDs, as the original plugin does. A venue
+// from LinkedVenue is shared and written from its kept encoding: it is
+// only read (Venue renders one that may be changed).
 type Venue struct {
 	PlaceHeader
 	Address       string
@@ -121,7 +123,8 @@ func (v *Venue) writeJSON(buf *bytes.Buffer) error {
 func (v *Venue) MarshalJSON() ([]byte, error) { return marshal(v) }
 
 // Organizer is the Organizer object (empty values dropped, as the
-// original plugin does, all but language and translations).
+// original plugin does, all but language and translations). One from
+// LinkedOrganizer is shared, as LinkedVenue's venues are.
 type Organizer struct {
 	PlaceHeader
 	Phone           string
