@@ -162,3 +162,35 @@ func CheckReadable(u *repository.User, p *repository.Post, res string, unlocked 
 func SeesAllProtected(u *repository.User, editContext bool) bool {
 	return editContext && u != nil && CanEditOthers(u) && CanPublish(u)
 }
+
+// Reader is what a read request says about who reads: the caller (nil
+// when anonymous), the password sent, whether it asked for context=edit,
+// and the statuses it named (nil when none). The read decisions of lists
+// and single reads are its methods.
+type Reader struct {
+	User        *repository.User
+	Password    string
+	EditContext bool
+	// Statuses are the statuses the request named (status=...), nil when
+	// it named none.
+	Statuses []string
+}
+
+// Unlocks reports whether the reader sees the protected fields of p
+// (Unlocks).
+func (rd Reader) Unlocks(p *repository.Post) bool {
+	return Unlocks(rd.User, p, rd.Password, rd.EditContext)
+}
+
+// SeesAllProtected reports whether the reader sees every protected event
+// in lists and facets (SeesAllProtected).
+func (rd Reader) SeesAllProtected() bool { return SeesAllProtected(rd.User, rd.EditContext) }
+
+// ListStatuses returns the statuses a list shows the reader: the ones it
+// named, else DefaultStatuses.
+func (rd Reader) ListStatuses() []string {
+	if rd.Statuses != nil {
+		return rd.Statuses
+	}
+	return DefaultStatuses(rd.User)
+}

@@ -87,3 +87,41 @@ func TestCanEditPost(t *testing.T) {
 		t.Error("Forbidden: 401 for anonymous, 403 for the others")
 	}
 }
+
+// TestReader checks the read decisions a request's Reader makes: the
+// statuses a list shows, unlocking a protected post, and who sees every
+// protected event.
+func TestReader(t *testing.T) {
+	editor := &repository.User{ID: 3, Role: repository.RoleEditor}
+	author := &repository.User{ID: 2, Role: repository.RoleAuthor}
+	locked := &repository.Post{Status: repository.StatusPublish, Author: 2, Password: "pw"}
+	cases := []struct {
+		name     string
+		rd       Reader
+		statuses string
+		unlocks  bool
+		seesAll  bool
+	}{
+		{"anonymous", Reader{}, "publish", false, false},
+		{"anonymous, right password", Reader{Password: "pw"}, "publish", true, false},
+		{"anonymous, wrong password", Reader{Password: "px"}, "publish", false, false},
+		{"anonymous naming statuses", Reader{Statuses: []string{"draft"}}, "draft", false, false},
+		{"author, own post, edit context", Reader{User: author, EditContext: true}, "publish future draft pending private", true, false},
+		{"author, view context", Reader{User: author}, "publish future draft pending private", false, false},
+		{"editor, edit context", Reader{User: editor, EditContext: true}, "publish future draft pending private", true, true},
+		{"editor naming none of them", Reader{User: editor, Statuses: []string{}}, "", false, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := strings.Join(c.rd.ListStatuses(), " "); got != c.statuses {
+				t.Errorf("ListStatuses %q, want %q", got, c.statuses)
+			}
+			if got := c.rd.Unlocks(locked); got != c.unlocks {
+				t.Errorf("Unlocks %v, want %v", got, c.unlocks)
+			}
+			if got := c.rd.SeesAllProtected(); got != c.seesAll {
+				t.Errorf("SeesAllProtected %v, want %v", got, c.seesAll)
+			}
+		})
+	}
+}

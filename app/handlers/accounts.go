@@ -74,7 +74,7 @@ func (h *accounts) listUsers(r *Request) error {
 	}
 	out := make([]any, len(users))
 	for i, u := range users {
-		out[i] = present.User(u)
+		out[i] = present.NewUser(u)
 	}
 	return present.SendJSON(r.c, 200, present.NewObj().Set("users", out))
 }
@@ -97,7 +97,7 @@ func (h *accounts) updateUser(r *Request) error {
 	if err != nil {
 		return err
 	}
-	return present.SendJSON(r.c, 200, present.User(u))
+	return present.SendJSON(r.c, 200, present.NewUser(u))
 }
 
 // listTokens serves GET /admin/tokens.
@@ -115,7 +115,7 @@ func (h *accounts) listTokens(r *Request) error {
 	}
 	out := make([]any, len(tokens))
 	for i, t := range tokens {
-		out[i] = present.Token(t)
+		out[i] = present.NewToken(t)
 	}
 	return present.SendJSON(r.c, 200, present.NewObj().Set("tokens", out))
 }
@@ -138,7 +138,7 @@ func (h *accounts) createToken(r *Request) error {
 	if err != nil {
 		return err
 	}
-	return present.SendJSON(r.c, 201, present.Token(t).Set("token", secret))
+	return present.SendJSON(r.c, 201, present.NewToken(t).WithSecret(secret))
 }
 
 // revokeToken serves DELETE /admin/tokens/:token: the token stops working

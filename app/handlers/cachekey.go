@@ -59,7 +59,7 @@ func (r *Request) CacheKey(rt *Route) httpcache.Request {
 		sb.WriteByte('=')
 		if s, ok := v.(string); ok {
 			sb.WriteString(strconv.Quote(s))
-			relative = relative || (isDateParam[k] && r.relativeDate(s, now))
+			relative = relative || (isDateParam[k] && relativeDate(s, now, r.s.cfg.Location, r.lang))
 		} else {
 			raw, err := json.Marshal(v)
 			if err != nil {
@@ -84,8 +84,8 @@ var isDateParam = map[string]bool{"start_date": true, "end_date": true, "starts_
 // relativeDate reports whether a date parameter means a different instant
 // at another time of the same day ("now", "+1 hour"): such answers must not
 // be reused for the whole day.
-func (r *Request) relativeDate(s string, now time.Time) bool {
-	a, errA := input.ParseDate(s, r.s.cfg.Location, now, r.lang)
-	b, errB := input.ParseDate(s, r.s.cfg.Location, now.Add(-time.Hour-time.Minute-time.Second), r.lang)
+func relativeDate(s string, now time.Time, loc *time.Location, lang string) bool {
+	a, errA := input.ParseDate(s, loc, now, lang)
+	b, errB := input.ParseDate(s, loc, now.Add(-time.Hour-time.Minute-time.Second), lang)
 	return errA == nil && errB == nil && !a.Equal(b)
 }

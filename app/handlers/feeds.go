@@ -51,11 +51,11 @@ func wantsCalendar(c *fiber.Ctx) bool {
 // feedPage reads page and per_page for a feed: per_page defaults to
 // defaultFeedEvents (whatever the route's JSON default) and is clamped to
 // maxFeedEvents.
-func (r *Request) feedPage() (page, perPage int) {
-	p, _ := input.AsInt(r.bag.Values["page"])
+func feedPage(c *fiber.Ctx, b *input.Bag) (page, perPage int) {
+	p, _ := input.AsInt(b.Values["page"])
 	pp := int64(defaultFeedEvents)
-	if r.c.Query("per_page") != "" {
-		pp, _ = input.AsInt(r.bag.Values["per_page"])
+	if c.Query("per_page") != "" {
+		pp, _ = input.AsInt(b.Values["per_page"])
 	}
 	return int(p), int(min(max(pp, 1), maxFeedEvents))
 }
@@ -63,11 +63,11 @@ func (r *Request) feedPage() (page, perPage int) {
 // listEventFeed serves GET /events.ics (and GET /events for Accept:
 // text/calendar).
 func (pt *posts) listEventFeed(r *Request) error {
-	page, perPage := r.feedPage()
+	page, perPage := feedPage(r.c, r.bag)
 	var events []ical.Event
 	var seriesErr error
 	seen := map[int64]bool{}
-	_, res, err := pt.eventPage(r, page, perPage, func(p *repository.Post, o *present.Obj) {
+	_, res, err := pt.eventPage(newLister(r), page, perPage, func(p *repository.Post, o *present.Event) {
 		if p.Event != nil && p.Event.Recurrence != nil {
 			// A series once per page, with its rules and changed
 			// occurrences, however many of its occurrences the page has.
@@ -111,7 +111,7 @@ func (pt *posts) getEventFeed(r *Request) error {
 		}
 		return pt.sendCalendar(r, evs)
 	}
-	l, err := r.loadLinked([]*repository.Post{p})
+	l, err := newLister(r).linked([]*repository.Post{p})
 	if err != nil {
 		return err
 	}

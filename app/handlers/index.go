@@ -29,58 +29,39 @@ func (h *docs) namespaceIndex(r *Request) error {
 		return apierr.New(404, "rest_invalid_namespace", "The specified namespace could not be found.")
 	}
 	root := h.cfg.APIRoot()
-	routes := present.NewObj()
+	index := &present.NamespaceIndex{Namespace: h.cfg.APINamespace, Up: h.cfg.SiteURL + h.cfg.RestRoot + "/"}
+	byPath := map[string]*present.RouteDoc{}
 	for _, rt := range h.routes() {
 		key := root + pathVar.ReplaceAllString(rt.Path, "{$1}")
-		entry, ok := routes.At(key).(*present.Obj)
-		if !ok {
-			entry = present.NewObj().Set("namespace", h.cfg.APINamespace).Set("methods", []string{}).Set("endpoints", []any{})
+		entry := byPath[key]
+		if entry == nil {
+			entry = &present.RouteDoc{Path: key, Namespace: h.cfg.APINamespace, Methods: []string{}}
 			if !strings.Contains(rt.Path, ":") {
-				entry.Set("_links", present.NewObj().Set("self", []any{present.NewObj().Set("href", h.cfg.SiteURL+key)}))
+				entry.Self = h.cfg.SiteURL + key
 			}
-			routes.Set(key, entry)
+			byPath[key] = entry
+			index.Routes = append(index.Routes, entry)
 		}
-		methods, _ := entry.Get("methods")
-		entry.Set("methods", append(methods.([]string), rt.Methods...))
-		args := present.NewObj()
+		entry.Methods = append(entry.Methods, rt.Methods...)
+		args := make([]present.ArgDoc, 0, len(rt.args))
+		at := map[string]int{} // a name declared twice keeps its first place and its last declaration
 		for _, a := range rt.args {
-			args.Set(a.Name, describeArg(a))
+			if i, ok := at[a.Name]; ok {
+				args[i] = describeArg(a)
+				continue
+			}
+			at[a.Name] = len(args)
+			args = append(args, describeArg(a))
 		}
-		eps, _ := entry.Get("endpoints")
-		entry.Set("endpoints", append(eps.([]any), present.NewObj().Set("methods", rt.Methods).Set("args", args)))
+		entry.Endpoints = append(entry.Endpoints, present.EndpointDoc{Methods: rt.Methods, Args: args})
 	}
-	body := present.NewObj().Set("namespace", h.cfg.APINamespace).Set("routes", routes).
-		Set("_links", present.NewObj().Set("up", []any{present.NewObj().Set("href", h.cfg.SiteURL+h.cfg.RestRoot+"/")}))
-	return present.SendJSON(r.c, fiber.StatusOK, body)
+	return present.SendJSON(r.c, fiber.StatusOK, index)
 }
 
 // describeArg shows an argument with JSON-schema keywords and required.
-func describeArg(a Arg) *present.Obj {
-	o := present.NewObj()
-	if a.Type != tAny {
-		o.Set("type", string(a.Type))
-	}
-	if a.Format != "" {
-		o.Set("format", a.Format)
-	}
-	if a.Desc != "" {
-		o.Set("description", a.Desc)
-	}
-	if a.Default != nil {
-		o.Set("default", a.Default)
-	}
-	if len(a.Enum) > 0 {
-		o.Set("enum", a.Enum)
-	}
-	if a.Type == tArray {
-		items := present.NewObj()
-		if a.Items != tAny {
-			items.Set("type", string(a.Items))
-		}
-		o.Set("items", items)
-	}
-	o.Set("required", a.Required)
-	return o
+func describeArg(a Arg) present.ArgDoc {
+	return present.ArgDoc{Name: a.Name, Type: string(a.Type), Format: a.Format, Description: a.Desc, Default: a.Default,
+		Enum: a.Enum, Array: a.Type == tArray, ItemsType: string(a.Items), Required: a.Required}
 }
 
 // docs serves the namespace index and the interface document, both built

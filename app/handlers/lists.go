@@ -2,50 +2,73 @@ package handlers
 
 import (
 	"context"
-	"net/url"
-	"sort"
-	"strconv"
 	"strings"
+	"time"
 
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/app/input"
 	"github.com/calendar/eventcal/app/present"
+	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/config/limits"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search"
+	"github.com/gofiber/fiber/v2"
 )
 
+// lister reads and renders the pages of the list routes (GET /events,
+// /venues, /organizers, the occurrence list and the feeds) for one
+// request: the list arguments, the reader's visibility (access.Reader),
+// the language and the renderer, with no reference to the whole API.
+type lister struct {
+	ctx    context.Context
+	c      *fiber.Ctx
+	bag    *input.Bag
+	lang   string
+	reader access.Reader
+	cfg    *config.Config
+	now    time.Time
+	render *present.Renderer
+	// termIDs are the categories and tags the list validators resolved.
+	termIDs map[repository.Taxonomy][]int64
+}
+
+// newLister returns the lister of a request.
+func newLister(r *Request) lister {
+	return lister{ctx: r.ctx, c: r.c, bag: r.bag, lang: r.lang, reader: r.reader, cfg: r.s.cfg, now: r.s.now(),
+		render: r.s.render, termIDs: r.termIDs}
+}
+
 // listPage reads page and per_page (clamped to 50).
-func (r *Request) listPage() (page, perPage int) {
-	p, _ := input.AsInt(r.bag.Values["page"])
-	pp, _ := input.AsInt(r.bag.Values["per_page"])
+func listPage(b *input.Bag) (page, perPage int) {
+	p, _ := input.AsInt(b.Values["page"])
+	pp, _ := input.AsInt(b.Values["per_page"])
 	return int(p), int(min(pp, maxPerPage))
 }
 
-// visibleStatuses returns the statuses a list shows: the ones asked for,
-// else every non-trashed status for callers who may edit posts, else
-// publish (as the original plugin does).
-func (r *Request) visibleStatuses() []string {
-	if v, ok := r.bag.Get("status"); ok {
-		var out []string
-		for _, it := range input.AsList(v) {
-			s, _ := input.AsString(it)
-			out = append(out, s)
-		}
-		return out
+// namedStatuses returns the statuses a request named (status=...), nil
+// when it named none (access.Reader.ListStatuses then decides).
+func namedStatuses(b *input.Bag) []string {
+	v, ok := b.Get("status")
+	if !ok {
+		return nil
 	}
-	return access.DefaultStatuses(r.user)
+	out := []string{}
+	for _, it := range input.AsList(v) {
+		s, _ := input.AsString(it)
+		out = append(out, s)
+	}
+	return out
 }
 
 // eventQuery turns the request into an engine query: the original plugin's
 // filters and date semantics, with the differences of docs/decisions.md
 // ("Reads").
-func (r *Request) eventQuery() (search.EventQuery, error) {
-	b := r.bag
-	q := search.EventQuery{Lang: r.lang, Statuses: r.visibleStatuses(), ExcludeHidden: true, Sort: search.ByStart}
-	loc := r.s.cfg.Location
-	now := r.s.now()
+func (lr lister) eventQuery() (search.EventQuery, error) {
+	b := lr.bag
+	q := search.EventQuery{Lang: lr.lang, Statuses: lr.reader.ListStatuses(), ExcludeHidden: true, Sort: search.ByStart}
+	loc := lr.cfg.Location
+	now := lr.now
 	strict := input.Truthy(b.Values["strict_dates"])
 	bound := func(name string, startOfDay bool) (int64, bool, error) {
 		v, ok := b.Get(name)
@@ -53,9 +76,9 @@ func (r *Request) eventQuery() (search.EventQuery, error) {
 			return 0, false, nil
 		}
 		s, _ := input.AsString(v)
-		t, err := input.ParseDateInRange(s, loc, now, r.lang)
+		t, err := input.ParseDateInRange(s, loc, now, lr.lang)
 		if err != nil {
-			return 0, false, apierr.InvalidValue(name, input.DateProblem(s, loc, r.s.now(), r.lang), v)
+			return 0, false, apierr.InvalidValue(name, input.DateProblem(s, loc, now, lr.lang), v)
 		}
 		if !strict {
 			if startOfDay {
@@ -103,15 +126,15 @@ func (r *Request) eventQuery() (search.EventQuery, error) {
 	}
 	if v, ok := b.Get("search"); ok {
 		q.Query, _ = input.AsString(v)
-		if r.user == nil {
+		if lr.reader.User == nil {
 			// Protected text must not be probed word by word (a deliberate
 			// difference: docs/decisions.md, "Reads").
 			q.ExcludeProtected = true
 		}
 	}
 	// The validators resolved categories and tags (existingTermRefs).
-	q.CategoryIDs = r.termIDs[repository.TaxCategory]
-	q.TagIDs = r.termIDs[repository.TaxTag]
+	q.CategoryIDs = lr.termIDs[repository.TaxCategory]
+	q.TagIDs = lr.termIDs[repository.TaxTag]
 	if v, ok := b.Get("venue"); ok {
 		q.VenueIDs, _ = input.AsIntList(v)
 	}
@@ -142,7 +165,7 @@ func (r *Request) eventQuery() (search.EventQuery, error) {
 		id, _ := input.AsInt(v)
 		q.ParentID = search.Some(id)
 	}
-	r.applyCollapseSeries(&q)
+	applyCollapseSeries(b, &q)
 	return q, nil
 }
 
@@ -152,23 +175,25 @@ func (pt *posts) listEvents(r *Request) error {
 	if wantsCalendar(r.c) {
 		return pt.listEventFeed(r)
 	}
-	page, perPage := r.listPage()
+	page, perPage := listPage(r.bag)
+	lr := newLister(r)
 	var items []any
-	q, res, err := pt.eventPage(r, page, perPage, func(_ *repository.Post, o *present.Obj) { items = append(items, o) })
+	q, res, err := pt.eventPage(lr, page, perPage, func(_ *repository.Post, o *present.Event) { items = append(items, o) })
 	if err != nil {
 		return err
 	}
 	if items == nil {
 		items = []any{}
 	}
-	facets, err := pt.eventFacets(r, q, res)
+	facets, err := pt.eventFacets(lr, q, res)
 	if err != nil {
 		return err
 	}
+	l := present.NewList("events", items, lr.paging("events", page, perPage, res.Total))
 	if facets != nil {
-		return r.sendList("events", items, res.Total, page, perPage, "facets", present.Facets(facets))
+		l.Facets = present.Facets(facets)
 	}
-	return r.sendList("events", items, res.Total, page, perPage)
+	return present.SendList(r.c, l)
 }
 
 // eventPage runs the request's event query (with its text-search
@@ -177,20 +202,20 @@ func (pt *posts) listEvents(r *Request) error {
 // engine's order, with its stored record (the series, for an occurrence).
 // A page past the last one is 404. It returns the query (for the facets)
 // and the engine's result.
-func (pt *posts) eventPage(r *Request, page, perPage int, each func(*repository.Post, *present.Obj)) (search.EventQuery, search.Result, error) {
-	q, err := r.eventQuery()
+func (pt *posts) eventPage(lr lister, page, perPage int, each func(*repository.Post, *present.Event)) (search.EventQuery, search.Result, error) {
+	q, err := lr.eventQuery()
 	if err != nil {
 		return q, search.Result{}, err
 	}
-	if err := r.applyTextSearchArgs(&q); err != nil {
+	if err := applyTextSearchArgs(lr.bag, &q); err != nil {
 		return q, search.Result{}, err
 	}
 	q.Offset, q.Limit = limits.Offset(int64(page), int64(perPage)), perPage
 	listQ := q
-	if !r.facetsFromList(q) {
+	if !facetsFromList(lr.reader, q) {
 		listQ.Facets = nil // counted by their own query (eventFacets)
 	}
-	res, err := pt.searchEvents(r.ctx, listQ)
+	res, err := pt.searchEvents(lr.ctx, listQ)
 	if err != nil {
 		return q, res, err
 	}
@@ -198,12 +223,12 @@ func (pt *posts) eventPage(r *Request, page, perPage int, each func(*repository.
 		return q, res, apierr.New(404, "event-archive-page-not-found", "The requested event archive page does not exist")
 	}
 	var terms []search.Term
-	if input.Truthy(r.bag.Values["highlight"]) {
+	if input.Truthy(lr.bag.Values["highlight"]) {
 		terms = search.ParseQuery(q.Query)
 	}
-	_, err = r.renderEventHits(res, func(h eventHit, l *present.Linked) *present.Obj {
-		o := pt.renderHit(h, l, present.View{Lang: r.lang})
-		if !r.unlocks(h.post) {
+	_, err = lr.renderEventHits(res, func(h eventHit, l *present.Linked) *present.Event {
+		o := pt.renderHit(h, l, present.View{Lang: lr.lang})
+		if !lr.reader.Unlocks(h.post) {
 			present.RedactEvent(o)
 		}
 		if terms != nil {
@@ -233,12 +258,12 @@ func (pt *posts) searchEvents(ctx context.Context, q search.EventQuery) (search.
 
 // renderPage loads a page of posts (in the engine's order) with what they
 // link to and renders each.
-func (r *Request) renderPage(ids []int64, render func(*repository.Post, *present.Linked) *present.Obj) ([]any, error) {
-	posts, err := r.postsInOrder(ids)
+func (lr lister) renderPage(ids []int64, render func(*repository.Post, *present.Linked) any) ([]any, error) {
+	posts, err := lr.postsInOrder(ids)
 	if err != nil {
 		return nil, err
 	}
-	l, err := r.loadLinked(posts)
+	l, err := lr.linked(posts)
 	if err != nil {
 		return nil, err
 	}
@@ -251,8 +276,8 @@ func (r *Request) renderPage(ids []int64, render func(*repository.Post, *present
 
 // postsInOrder loads posts by ID in the given order, skipping any that
 // vanished since the index saw them.
-func (r *Request) postsInOrder(ids []int64) ([]*repository.Post, error) {
-	m, err := r.s.render.Posts(r.ctx, ids) // decoded once per write generation (linkcache.go)
+func (lr lister) postsInOrder(ids []int64) ([]*repository.Post, error) {
+	m, err := lr.render.Posts(lr.ctx, ids) // decoded once per write generation (linkcache.go)
 	if err != nil {
 		return nil, err
 	}
@@ -265,6 +290,12 @@ func (r *Request) postsInOrder(ids []int64) ([]*repository.Post, error) {
 	return out, nil
 }
 
+// linked fetches what posts link to, as the reader may see it
+// (Renderer.LinkedFor).
+func (lr lister) linked(posts []*repository.Post) (*present.Linked, error) {
+	return lr.render.LinkedFor(lr.ctx, lr.reader.User, posts)
+}
+
 // listPlaces serves GET /venues and /organizers from the search index.
 func (pt *posts) listPlaces() func(r *Request) error {
 	kind := search.Venues
@@ -273,7 +304,8 @@ func (pt *posts) listPlaces() func(r *Request) error {
 	}
 	return func(r *Request) error {
 		b := r.bag
-		q := search.PlaceQuery{Kind: kind, Lang: r.lang, Statuses: r.visibleStatuses()}
+		lr := newLister(r)
+		q := search.PlaceQuery{Kind: kind, Lang: r.lang, Statuses: r.reader.ListStatuses()}
 		if v, ok := b.Get("search"); ok {
 			q.Query, _ = input.AsString(v)
 		}
@@ -302,7 +334,7 @@ func (pt *posts) listPlaces() func(r *Request) error {
 			q.UpcomingAfter = search.Some(pt.now().Unix())
 			q.UpcomingStatuses = q.Statuses
 		}
-		page, perPage := r.listPage()
+		page, perPage := listPage(b)
 		q.Offset, q.Limit = limits.Offset(int64(page), int64(perPage)), perPage
 		if pt.search == nil {
 			return apierr.Unavailable("search")
@@ -319,100 +351,31 @@ func (pt *posts) listPlaces() func(r *Request) error {
 		if len(res.IDs) == 0 && page > 1 {
 			return apierr.New(404, pt.res+"-archive-page-not-found", "The requested "+pt.res+" archive page does not exist")
 		}
-		items, err := r.renderPage(res.IDs, func(p *repository.Post, l *present.Linked) *present.Obj {
+		items, err := lr.renderPage(res.IDs, func(p *repository.Post, l *present.Linked) any {
 			// p is the linked-record cache's record: kept renderings apply.
 			return pt.render.LinkedPlace(p, l, present.View{Lang: r.lang}, kind == search.Venues)
 		})
 		if err != nil {
 			return err
 		}
-		return r.sendList(pt.collection, items, res.Total, page, perPage)
+		return present.SendList(r.c, present.NewList(pt.collection, items, lr.paging(pt.collection, page, perPage, res.Total)))
 	}
 }
 
-// sendList writes a list envelope {<key>, rest_url, next_rest_url?,
-// previous_rest_url?, total, total_pages} with the paging headers.
-// extra holds more (name, value) pairs for the envelope, set last.
-func (r *Request) sendList(key string, items []any, total, page, perPage int, extra ...any) error {
-	return r.sendListAt(key, key, items, total, page, perPage, extra...)
-}
-
-// sendListAt is sendList for a list whose path (below the API root) is
-// not its key: /events/{id}/occurrences lists "events".
-func (r *Request) sendListAt(path, key string, items []any, total, page, perPage int, extra ...any) error {
-	pages := 0
-	if total > 0 {
-		pages = (total + perPage - 1) / perPage
-	}
-	base := r.s.render.APIBase(r.lang) + "/" + path + "/"
-	o := present.NewObj().Set(key, items)
-	o.Set("rest_url", r.pageURL(base, page, true))
-	if page < pages {
-		o.Set("next_rest_url", r.pageURL(base, page+1, false))
-	}
-	if page > 1 && page-1 <= pages {
-		o.Set("previous_rest_url", r.pageURL(base, page-1, false))
-	}
-	o.Set("total", total).Set("total_pages", pages)
-	for i := 0; i+1 < len(extra); i += 2 {
-		o.Set(extra[i].(string), extra[i+1])
-	}
-	setTotals(r, total, pages)
-	setPageLinks(r, o)
-	return present.SendJSON(r.c, 200, o)
-}
-
-// linkOrder is the order of parameters in the original plugin's list
-// links, then
-// everything else the client sent, alphabetically.
-var linkOrder = []string{"page", "per_page", "start_date", "end_date", "search", "geoloc", "geoloc_lat", "geoloc_lng",
-	"geoloc_radius", "status", "post_parent", "include", "starts_before", "starts_after", "ends_before", "ends_after",
-	"ticketed", "venue", "organizer", "featured", "categories", "tags", "strict_dates", "event", "has_events",
-	"only_with_upcoming", "multilang_language"}
-
-// pageURL builds a list link carrying every parameter the client sent,
-// URL-encoded; rest_url keeps page in its place, next/previous put it last
-// and omit page 1.
-func (r *Request) pageURL(base string, page int, self bool) string {
+// paging describes a page of the list at path (below the API root) for
+// its envelope and links: the client's parameters are carried over.
+func (lr lister) paging(path string, page, perPage, total int) present.Paging {
 	sent := map[string]string{}
-	for k := range r.c.Queries() {
+	for k := range lr.c.Queries() {
 		if k == "page" || k == "_method" || k == "password" {
 			continue
 		}
 		name := strings.TrimSuffix(k, "[]")
-		if v, ok := r.bag.Get(name); ok {
+		if v, ok := lr.bag.Get(name); ok {
 			sent[name] = joinValue(v)
 		}
 	}
-	var parts []string
-	add := func(k, v string) { parts = append(parts, url.QueryEscape(k)+"="+url.QueryEscape(v)) }
-	if self {
-		add("page", strconv.Itoa(page))
-	}
-	done := map[string]bool{}
-	for _, k := range linkOrder {
-		if v, ok := sent[k]; ok {
-			add(k, v)
-			done[k] = true
-		}
-	}
-	var rest []string
-	for k := range sent {
-		if !done[k] {
-			rest = append(rest, k)
-		}
-	}
-	sort.Strings(rest)
-	for _, k := range rest {
-		add(k, sent[k])
-	}
-	if !self && page > 1 {
-		add("page", strconv.Itoa(page))
-	}
-	if len(parts) == 0 {
-		return base
-	}
-	return base + "?" + strings.Join(parts, "&")
+	return present.Paging{Page: page, PerPage: perPage, Total: total, Base: lr.render.APIBase(lr.lang) + "/" + path + "/", Sent: sent}
 }
 
 // joinValue writes a parameter value back as text (lists joined by commas).

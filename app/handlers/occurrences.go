@@ -162,7 +162,7 @@ func (pt *posts) listOccurrences(r *Request) error {
 	if err := pt.checkReadable(r, p); err != nil {
 		return err
 	}
-	q, err := r.eventQuery() // the list's date window, read the same way
+	q, err := newLister(r).eventQuery() // the list's date window, read the same way
 	if err != nil {
 		return err
 	}
@@ -186,16 +186,16 @@ func (pt *posts) listOccurrences(r *Request) error {
 		}
 		hits = append(hits, h)
 	}
-	page, perPage := r.listPage()
+	page, perPage := listPage(r.bag)
 	total := len(hits)
 	from := min((page-1)*perPage, total)
 	to := min(from+perPage, total)
 	if from == to && page > 1 {
 		return apierr.New(404, "event-archive-page-not-found", "The requested event archive page does not exist")
 	}
-	items, err := r.renderHits(hits[from:to], func(h eventHit, l *present.Linked) *present.Obj {
+	items, err := newLister(r).renderHits(hits[from:to], func(h eventHit, l *present.Linked) *present.Event {
 		o := pt.renderHit(h, l, present.View{Lang: r.lang})
-		if !r.unlocks(h.post) {
+		if !r.reader.Unlocks(h.post) {
 			present.RedactEvent(o)
 		}
 		return o
@@ -203,7 +203,7 @@ func (pt *posts) listOccurrences(r *Request) error {
 	if err != nil {
 		return err
 	}
-	return r.sendListAt(fmt.Sprintf("events/%d/occurrences", p.ID), "events", items, total, page, perPage)
+	return present.SendList(r.c, present.NewList("events", items, newLister(r).paging(fmt.Sprintf("events/%d/occurrences", p.ID), page, perPage, total)))
 }
 
 // editableSeries loads the series of an occurrence write and checks that
@@ -556,7 +556,7 @@ func (pt *posts) splitSeries(r *Request) error {
 		return err
 	}
 	// The new series names the one it was split from (its parent).
-	o := pt.render.Event(created, l, present.View{Lang: r.lang}).Add("parent", created.Event.Parent)
+	o := pt.render.Event(created, l, present.View{Lang: r.lang}).WithParent(created.Event.Parent)
 	return present.SendJSON(r.c, 201, o)
 }
 

@@ -138,13 +138,7 @@ func (pt *posts) get(how lookup) func(r *Request) error {
 
 // checkReadable applies the trash, status and password rules to a single read.
 func (pt *posts) checkReadable(r *Request, p *repository.Post) error {
-	return access.CheckReadable(r.user, p, pt.res, r.unlocks(p))
-}
-
-// unlocks reports whether the request may see a protected post: the right
-// password, or context=edit from a caller who may edit it.
-func (r *Request) unlocks(p *repository.Post) bool {
-	return access.Unlocks(r.user, p, r.bag.Str("password"), r.bag.Str("context") == "edit")
+	return access.CheckReadable(r.user, p, pt.res, r.reader.Unlocks(p))
 }
 
 // sendPost renders one post of any kind.

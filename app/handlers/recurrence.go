@@ -197,12 +197,12 @@ func hitOccurrence(res search.Result, i int) string { return res.Occurrence(i) }
 // repository.OccurrenceStatus) is not one the list shows: the index's
 // status filter already leaves them out, unless its documents were
 // written before occurrences followed their series.
-func (r *Request) eventHits(res search.Result) ([]eventHit, error) {
-	m, err := r.s.render.Posts(r.ctx, res.IDs) // decoded once per write generation (linkcache.go)
+func (lr lister) eventHits(res search.Result) ([]eventHit, error) {
+	m, err := lr.render.Posts(lr.ctx, res.IDs) // decoded once per write generation (linkcache.go)
 	if err != nil {
 		return nil, err
 	}
-	statuses := r.visibleStatuses()
+	statuses := lr.reader.ListStatuses()
 	out := make([]eventHit, 0, len(res.IDs))
 	for i, id := range res.IDs {
 		p := m[id]
@@ -214,12 +214,12 @@ func (r *Request) eventHits(res search.Result) ([]eventHit, error) {
 			out = append(out, eventHit{post: p, series: p})
 			continue
 		}
-		loc, _ := r.s.render.EventZone(p.Event)
+		loc, _ := lr.render.EventZone(p.Event)
 		o, err := recurrence.At(recurrence.SeriesOf(p.Event, loc), key)
 		if err != nil {
 			continue // not a key: stale until reindexed
 		}
-		q := r.s.render.OccurrencePost(p, o)
+		q := lr.render.OccurrencePost(p, o)
 		if !slices.Contains(statuses, q.Status) {
 			continue // not a status the list shows (an index written before occurrences followed their series)
 		}
@@ -229,21 +229,21 @@ func (r *Request) eventHits(res search.Result) ([]eventHit, error) {
 }
 
 // renderEventHits renders a page of event hits with what they link to.
-func (r *Request) renderEventHits(res search.Result, render func(h eventHit, l *present.Linked) *present.Obj) ([]any, error) {
-	hits, err := r.eventHits(res)
+func (lr lister) renderEventHits(res search.Result, render func(h eventHit, l *present.Linked) *present.Event) ([]any, error) {
+	hits, err := lr.eventHits(res)
 	if err != nil {
 		return nil, err
 	}
-	return r.renderHits(hits, render)
+	return lr.renderHits(hits, render)
 }
 
 // renderHits renders event hits with what they (their occurrences) link to.
-func (r *Request) renderHits(hits []eventHit, render func(h eventHit, l *present.Linked) *present.Obj) ([]any, error) {
+func (lr lister) renderHits(hits []eventHit, render func(h eventHit, l *present.Linked) *present.Event) ([]any, error) {
 	posts := make([]*repository.Post, len(hits))
 	for i, h := range hits {
 		posts[i] = h.post
 	}
-	l, err := r.loadLinked(posts)
+	l, err := lr.linked(posts)
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +257,7 @@ func (r *Request) renderHits(hits []eventHit, render func(h eventHit, l *present
 // renderHit renders one event hit: a single event or a series from the
 // shared heads (ListedEvent), an occurrence afresh with its occurrence
 // field.
-func (pt *posts) renderHit(h eventHit, l *present.Linked, v present.View) *present.Obj {
+func (pt *posts) renderHit(h eventHit, l *present.Linked, v present.View) *present.Event {
 	if h.occ == nil {
 		return pt.render.ListedEvent(h.post, l, v)
 	}
@@ -272,8 +272,8 @@ func collapseSeriesArg() Arg {
 
 // applyCollapseSeries sets the query's CollapseSeries from
 // hide_subsequent_recurrences.
-func (r *Request) applyCollapseSeries(q *search.EventQuery) {
-	if v, ok := r.bag.Get("hide_subsequent_recurrences"); ok {
+func applyCollapseSeries(b *input.Bag, q *search.EventQuery) {
+	if v, ok := b.Get("hide_subsequent_recurrences"); ok {
 		q.CollapseSeries, _ = input.AsBool(v)
 	}
 }

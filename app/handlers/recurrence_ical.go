@@ -38,7 +38,7 @@ func (pt *posts) icalSeries(r *Request, p *repository.Post) ([]ical.Event, error
 	}
 	render := func(q *repository.Post) ical.Event {
 		o := pt.render.Event(q, l, present.View{Lang: r.lang})
-		if !r.unlocks(q) {
+		if !r.reader.Unlocks(q) {
 			present.RedactEvent(o)
 		}
 		return pt.render.ICalEvent(q, o)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/app/input"
 	"github.com/calendar/eventcal/repository"
@@ -19,7 +20,11 @@ type Request struct {
 	lang string
 	// user is the authenticated caller, nil when anonymous.
 	user *repository.User
-	ctx  context.Context
+	// reader is what the request says about who reads (the caller, the
+	// password, context=edit, the statuses named): the read decisions are
+	// its methods (access.Reader).
+	reader access.Reader
+	ctx    context.Context
 	// termIDs holds the categories and tags a list validator resolved.
 	termIDs map[repository.Taxonomy][]int64
 	// depErr is a store failure a validator met: validation answers it
@@ -39,6 +44,7 @@ func (s *API) Prepare(c *fiber.Ctx, b *input.Bag, user *repository.User, prefixL
 	if err := r.validate(rt.args); err != nil {
 		return nil, err
 	}
+	r.reader = access.Reader{User: user, Password: b.Str("password"), EditContext: b.Str("context") == "edit", Statuses: namedStatuses(b)}
 	return r, nil
 }
 

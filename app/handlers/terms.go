@@ -275,42 +275,14 @@ func (tt *terms) list(r *Request) error {
 		items = append(items, tt.render.Term(out[i], counts[out[i].ID], r.lang))
 	}
 	base := tt.render.APIBase(r.lang) + "/" + tt.collection + "/"
-	resp := present.NewObj()
-	resp.Set("rest_url", listURL(base, r, int(page)))
-	resp.Set("total", total)
-	resp.Set("total_pages", totalPages)
-	resp.Set(tt.collection, items)
+	resp := &present.TermList{Key: tt.collection, Items: items, RestURL: listURL(base, r, int(page)), Total: total, TotalPages: totalPages}
 	if int(page) < totalPages {
-		resp.Set("next_rest_url", listURL(base, r, int(page)+1))
+		resp.NextRestURL = listURL(base, r, int(page)+1)
 	}
 	if page > 1 && int(page)-1 <= totalPages && total > 0 {
-		resp.Set("previous_rest_url", listURL(base, r, int(page)-1))
+		resp.PreviousRestURL = listURL(base, r, int(page)-1)
 	}
-	setTotals(r, total, totalPages)
-	setPageLinks(r, resp)
-	return present.SendJSON(r.c, 200, resp)
-}
-
-// setPageLinks sends the list's next and previous pages as an RFC 8288
-// Link header (the body links stay), as WordPress does for its lists.
-func setPageLinks(r *Request, list *present.Obj) {
-	var links []string
-	for _, l := range []struct{ key, rel string }{{"previous_rest_url", "prev"}, {"next_rest_url", "next"}} {
-		if u, ok := list.At(l.key).(string); ok && u != "" {
-			links = append(links, "<"+u+`>; rel="`+l.rel+`"`)
-		}
-	}
-	if len(links) > 0 {
-		r.c.Set("Link", strings.Join(links, ", "))
-	}
-}
-
-// setTotals sends the paging headers of every list.
-func setTotals(r *Request, total, pages int) {
-	r.c.Set("X-TEC-Total", strconv.Itoa(total))
-	r.c.Set("X-TEC-TotalPages", strconv.Itoa(pages))
-	r.c.Set("X-WP-Total", strconv.Itoa(total))
-	r.c.Set("X-WP-TotalPages", strconv.Itoa(pages))
+	return present.SendList(r.c, resp)
 }
 
 // listURL rebuilds a list address carrying every parameter the client sent

@@ -44,14 +44,14 @@ func checkFacets(_ *Request, v any) string {
 }
 
 // applyTextSearchArgs sets the relevance order and the facets of q.
-func (r *Request) applyTextSearchArgs(q *search.EventQuery) error {
-	if r.bag.Str("orderby") == "relevance" {
-		if !r.bag.Has("search") {
+func applyTextSearchArgs(b *input.Bag, q *search.EventQuery) error {
+	if b.Str("orderby") == "relevance" {
+		if !b.Has("search") {
 			return apierr.InvalidParam("orderby", "orderby=relevance requires search: send search with the words to rank by, or orderby=date.")
 		}
 		q.Relevance = true
 	}
-	if v, ok := r.bag.Get("facets"); ok {
+	if v, ok := b.Get("facets"); ok {
 		for _, f := range input.AsList(v) {
 			s, _ := input.AsString(f)
 			if !contains(q.Facets, s) {
@@ -62,32 +62,27 @@ func (r *Request) applyTextSearchArgs(q *search.EventQuery) error {
 	return nil
 }
 
-// seesAllProtected reports whether the caller may see the protected fields
-// of every event (edit context, allowed to edit any event): only then do
-// password-protected events count in facets, whose values (categories,
-// tags, venue, organizer, featured, ticketed) are protected fields.
-func (r *Request) seesAllProtected() bool {
-	return access.SeesAllProtected(r.user, r.bag.Str("context") == "edit")
-}
-
-// facetsFromList reports whether the list query itself gives the caller's
-// facets: it leaves protected events out, or the caller sees them all.
-func (r *Request) facetsFromList(q search.EventQuery) bool {
-	return q.ExcludeProtected || r.seesAllProtected()
+// facetsFromList reports whether the list query itself gives the reader's
+// facets: it leaves protected events out, or the reader sees them all
+// (access.Reader.SeesAllProtected: only then do password-protected events
+// count in facets, whose values (categories, tags, venue, organizer,
+// featured, ticketed) are protected fields).
+func facetsFromList(rd access.Reader, q search.EventQuery) bool {
+	return q.ExcludeProtected || rd.SeesAllProtected()
 }
 
 // eventFacets returns the facets of q for the caller: from res when q
 // already leaves protected events out or the caller sees them all, else
 // from a count-only query without them.
-func (pt *posts) eventFacets(r *Request, q search.EventQuery, res search.Result) (map[string]map[string]int, error) {
+func (pt *posts) eventFacets(lr lister, q search.EventQuery, res search.Result) (map[string]map[string]int, error) {
 	if len(q.Facets) == 0 {
 		return nil, nil
 	}
-	if r.facetsFromList(q) {
+	if facetsFromList(lr.reader, q) {
 		return res.Facets, nil
 	}
 	q.ExcludeProtected, q.Offset, q.Limit, q.Relevance = true, 0, 0, false
-	counted, err := pt.searchEvents(r.ctx, q)
+	counted, err := pt.searchEvents(lr.ctx, q)
 	if err != nil {
 		return nil, err
 	}

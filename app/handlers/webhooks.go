@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strconv"
@@ -127,7 +126,7 @@ func (h *webhooks) listWebhooks(r *Request) error {
 	}
 	items := make([]any, 0, len(hooks))
 	for _, w := range hooks {
-		items = append(items, present.Webhook(w, false))
+		items = append(items, present.NewWebhook(w, false))
 	}
 	return present.SendJSON(r.c, 200, present.NewObj().Set("webhooks", items))
 }
@@ -139,7 +138,7 @@ func (h *webhooks) createWebhook(r *Request) error {
 	if err != nil {
 		return err
 	}
-	return present.SendJSON(r.c, 201, present.Webhook(w, true))
+	return present.SendJSON(r.c, 201, present.NewWebhook(w, true))
 }
 
 // getWebhook serves GET /admin/webhooks/{id}.
@@ -148,7 +147,7 @@ func (h *webhooks) getWebhook(r *Request) error {
 	if err != nil {
 		return err
 	}
-	return present.SendJSON(r.c, 200, present.Webhook(w, false))
+	return present.SendJSON(r.c, 200, present.NewWebhook(w, false))
 }
 
 // updateWebhook serves POST/PUT/PATCH /admin/webhooks/{id} (partial).
@@ -158,7 +157,7 @@ func (h *webhooks) updateWebhook(r *Request) error {
 	if err != nil {
 		return err
 	}
-	return present.SendJSON(r.c, 200, present.Webhook(w, in.Secret != nil))
+	return present.SendJSON(r.c, 200, present.NewWebhook(w, in.Secret != nil))
 }
 
 // deleteWebhook serves DELETE /admin/webhooks/{id}.
@@ -167,7 +166,7 @@ func (h *webhooks) deleteWebhook(r *Request) error {
 	if err != nil {
 		return err
 	}
-	return present.SendJSON(r.c, 200, present.NewObj().Set("deleted", true).Set("previous", present.Webhook(w, false)))
+	return present.SendJSON(r.c, 200, present.NewObj().Set("deleted", true).Set("previous", present.NewWebhook(w, false)))
 }
 
 // pingWebhook serves POST /admin/webhooks/{id}/ping: one signed
@@ -243,19 +242,18 @@ func (ir itemRenderer) RenderPost(ctx context.Context, p *repository.Post) (json
 		return nil, err
 	}
 	v := present.View{Lang: ir.cfg.DefaultLanguage, Single: true}
-	var o *present.Obj
 	switch p.Kind {
 	case repository.KindEvent:
-		o = ir.render.Event(p, l, v)
+		o := ir.render.Event(p, l, v)
 		if p.Event != nil && p.Event.Recurrence != nil {
-			o.Add("changed_occurrences", ir.render.ChangedOccurrences(p, recurrenceLimits(ir.cfg, time.Now)))
+			o.ChangedOccurrences = ir.render.ChangedOccurrences(p, recurrenceLimits(ir.cfg, time.Now))
 		}
+		return o.MarshalJSON()
 	case repository.KindVenue:
-		o = ir.render.Venue(p, l, v)
+		return ir.render.Venue(p, l, v).MarshalJSON()
 	default:
-		o = ir.render.Organizer(p, l, v)
+		return ir.render.Organizer(p, l, v).MarshalJSON()
 	}
-	return marshalObj(o)
 }
 
 // RenderTerm renders a category or tag.
@@ -264,15 +262,7 @@ func (ir itemRenderer) RenderTerm(ctx context.Context, t *repository.Term) (json
 	if err != nil {
 		return nil, err
 	}
-	return marshalObj(ir.render.Term(t, counts[t.ID], ir.cfg.DefaultLanguage))
-}
-
-func marshalObj(o *present.Obj) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	if err := present.WriteJSON(&buf, o); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return ir.render.Term(t, counts[t.ID], ir.cfg.DefaultLanguage).MarshalJSON()
 }
 
 // webhooks serves the admin routes for webhook endpoints; the writes go

@@ -1,6 +1,7 @@
 package present
 
 import (
+	"bytes"
 	"math"
 	"sort"
 	"strconv"
@@ -8,12 +9,34 @@ import (
 	"unicode"
 )
 
+// CostDetails is an event's cost_details: the currency symbol, code and
+// position found in the cost text and its numeric values ascending (as
+// strings, as the original returns them).
+type CostDetails struct {
+	CurrencySymbol   string
+	CurrencyCode     string
+	CurrencyPosition string
+	Values           []string
+}
+
+func (d *CostDetails) writeJSON(buf *bytes.Buffer) error {
+	w := openObj(buf)
+	w.str("currency_symbol", d.CurrencySymbol)
+	w.str("currency_code", d.CurrencyCode)
+	w.str("currency_position", d.CurrencyPosition)
+	w.strs("values", d.Values)
+	return w.close()
+}
+
+// MarshalJSON writes the details.
+func (d *CostDetails) MarshalJSON() ([]byte, error) { return marshal(d) }
+
 // formatCost formats a cost as the original plugin does: one value
 // as written; several as "lowest – highest" with 0 shown as "Free".
 // cost_details has the currency symbol and position found in the text and
 // the numeric values ascending (as strings, as the original returns them).
-func formatCost(raw []string) (string, *Obj) {
-	details := NewObj().Set("currency_symbol", "").Set("currency_code", "").Set("currency_position", "").Set("values", []string{})
+func formatCost(raw []string) (string, CostDetails) {
+	details := CostDetails{Values: []string{}}
 	if len(raw) == 0 {
 		return "", details
 	}
@@ -41,7 +64,7 @@ func formatCost(raw []string) (string, *Obj) {
 			strs = append(strs, s)
 		}
 	}
-	details.Set("currency_symbol", symbol).Set("currency_position", position).Set("values", strs)
+	details.CurrencySymbol, details.CurrencyPosition, details.Values = symbol, position, strs
 	if len(raw) == 1 {
 		return joinCurrency(strings.TrimSpace(raw[0]), symbol, position), details
 	}

@@ -1,6 +1,7 @@
 package present
 
 import (
+	"bytes"
 	"strings"
 	"time"
 
@@ -42,20 +43,42 @@ func localDate(t time.Time, loc *time.Location) string {
 	return string(b[:])
 }
 
-// dateDetails is {year, month, day, hour, minutes, seconds} as zero-padded strings.
-func dateDetails(local string) *Obj {
+// DateDetails is {year, month, day, hour, minutes, seconds} as
+// zero-padded strings; {} for a date that does not parse (Year empty).
+type DateDetails struct {
+	Year, Month, Day, Hour, Minutes, Seconds string
+}
+
+func (d *DateDetails) writeJSON(buf *bytes.Buffer) error {
+	w := openObj(buf)
+	if d.Year != "" {
+		w.str("year", d.Year)
+		w.str("month", d.Month)
+		w.str("day", d.Day)
+		w.str("hour", d.Hour)
+		w.str("minutes", d.Minutes)
+		w.str("seconds", d.Seconds)
+	}
+	return w.close()
+}
+
+// MarshalJSON writes the details.
+func (d *DateDetails) MarshalJSON() ([]byte, error) { return marshal(d) }
+
+// dateDetails splits a local date into its DateDetails.
+func dateDetails(local string) DateDetails {
 	t, err := time.Parse(datetext.Layout, local)
 	if err != nil {
-		return NewObj()
+		return DateDetails{}
 	}
 	if plainLocalDate(local) {
 		// Parse accepted exactly "dddd-dd-dd dd:dd:dd": the fields are
 		// the digits as written, which is what Format writes back.
-		return NewObjN(6).Add("year", local[0:4]).Add("month", local[5:7]).Add("day", local[8:10]).
-			Add("hour", local[11:13]).Add("minutes", local[14:16]).Add("seconds", local[17:19])
+		return DateDetails{Year: local[0:4], Month: local[5:7], Day: local[8:10],
+			Hour: local[11:13], Minutes: local[14:16], Seconds: local[17:19]}
 	}
-	return NewObjN(6).Add("year", t.Format("2006")).Add("month", t.Format("01")).Add("day", t.Format("02")).
-		Add("hour", t.Format("15")).Add("minutes", t.Format("04")).Add("seconds", t.Format("05"))
+	return DateDetails{Year: t.Format("2006"), Month: t.Format("01"), Day: t.Format("02"),
+		Hour: t.Format("15"), Minutes: t.Format("04"), Seconds: t.Format("05")}
 }
 
 // plainLocalDate reports whether s is "dddd-dd-dd dd:dd:dd" (digits and

@@ -16,9 +16,9 @@ func (rn *Renderer) WriteCalendar(w io.Writer, events []ical.Event) error {
 	return ical.Write(w, ical.Calendar{ProdID: "-//eventcal//Event Calendar API//EN", Name: rn.siteHost, Events: events})
 }
 
-// ICalEvent builds a VEVENT from a post and the object rendered from it
+// ICalEvent builds a VEVENT from a post and the event rendered from it
 // for this caller (which holds the caller's language and redactions).
-func (rn *Renderer) ICalEvent(p *repository.Post, o *Obj) ical.Event {
+func (rn *Renderer) ICalEvent(p *repository.Post, o *Event) ical.Event {
 	e := p.Event
 	if e == nil {
 		e = &repository.EventFields{}
@@ -32,40 +32,32 @@ func (rn *Renderer) ICalEvent(p *repository.Post, o *Obj) ical.Event {
 		Zone:        loc,
 		ZoneName:    zone,
 		AllDay:      e.AllDay,
-		Summary:     ical.PlainText(objString(o, "title")),
-		Description: ical.PlainText(objString(o, "description")),
-		URL:         objString(o, "url"),
+		Summary:     ical.PlainText(o.Title),
+		Description: ical.PlainText(o.Description),
+		URL:         o.URL,
 		Status:      icalStatus(p.Status),
 	}
-	if cats, ok := o.At("categories").([]any); ok {
-		for _, c := range cats {
-			if co, ok := c.(*Obj); ok {
-				out.Categories = append(out.Categories, ical.PlainText(objString(co, "name")))
-			}
-		}
+	for _, c := range o.Categories {
+		out.Categories = append(out.Categories, ical.PlainText(c.Name))
 	}
-	if v := firstObj(o.At("venue")); v != nil {
+	if len(o.Venue) > 0 {
+		v := o.Venue[0]
 		var parts []string
-		for _, k := range []string{"venue", "address", "city", "stateprovince", "zip", "country"} {
-			if x := strings.TrimSpace(ical.PlainText(objString(v, k))); x != "" {
+		// The fields as the written venue holds them ("0" dropped).
+		for _, s := range []string{v.Name, v.Address, v.City, v.StateProvince, v.Zip, v.Country} {
+			if x := strings.TrimSpace(ical.PlainText(keptValue(s))); x != "" {
 				parts = append(parts, x)
 			}
 		}
 		out.Location = strings.Join(parts, ", ")
-		lat, okLat := v.At("geo_lat").(float64)
-		lng, okLng := v.At("geo_lng").(float64)
-		if okLat && okLng {
-			out.Geo = &ical.Point{Lat: lat, Lng: lng}
+		if v.GeoLat != nil && v.GeoLng != nil {
+			out.Geo = &ical.Point{Lat: *v.GeoLat, Lng: *v.GeoLng}
 		}
 	}
-	if orgs, ok := o.At("organizer").([]any); ok {
-		for _, x := range orgs {
-			if org, ok := x.(*Obj); ok {
-				if email := objString(org, "email"); email != "" {
-					out.Organizer = &ical.Organizer{Name: ical.PlainText(objString(org, "organizer")), Email: email}
-					break
-				}
-			}
+	for _, org := range o.Organizer {
+		if email := keptValue(org.Email); email != "" {
+			out.Organizer = &ical.Organizer{Name: ical.PlainText(keptValue(org.Name)), Email: email}
+			break
 		}
 	}
 	return out
@@ -82,26 +74,4 @@ func icalStatus(status string) ical.Status {
 	default:
 		return ical.StatusTentative
 	}
-}
-
-// objString reads a string field of a rendered object.
-func objString(o *Obj, k string) string {
-	s, _ := o.At(k).(string)
-	return s
-}
-
-// firstObj returns a rendered venue: the object itself, or the first of a
-// list of them.
-func firstObj(v any) *Obj {
-	switch x := v.(type) {
-	case *Obj:
-		return x
-	case []any:
-		for _, it := range x {
-			if o, ok := it.(*Obj); ok {
-				return o
-			}
-		}
-	}
-	return nil
 }

@@ -1,116 +1,212 @@
 package present
 
 import (
-	"fmt"
+	"bytes"
 	"time"
 
 	"github.com/calendar/eventcal/app/datetext"
 	"github.com/calendar/eventcal/repository"
 )
 
-// eventJSONLD is the schema.org Event of a rendered event.
-func (rn *Renderer) eventJSONLD(o *Obj, venues, orgs []any) *Obj {
-	ld := NewObj().Set("@context", "http://schema.org").Set("@type", "Event")
-	name, _ := o.Get("title")
-	desc, _ := o.Get("description")
-	ld.Set("name", name).Set("description", desc)
-	if img, ok := o.Get("image"); ok {
-		if io, ok := img.(*Obj); ok {
-			u, _ := io.Get("url")
-			ld.Set("image", u)
+// EventLD is the schema.org Event of a rendered event (json_ld).
+type EventLD struct {
+	Name        string
+	Description string
+	Image       *string // the image's url; omitted when nil
+	URL         string
+	StartDate   string
+	EndDate     string
+	EventStatus string // omitted when empty
+	Location    *PlaceLD
+	Organizer   []*PersonLD // omitted when nil
+	Offers      *Offer
+}
+
+func (ld *EventLD) writeJSON(buf *bytes.Buffer) error {
+	w := openObj(buf)
+	w.raw("@context", `"http://schema.org"`)
+	w.raw("@type", `"Event"`)
+	w.str("name", ld.Name)
+	w.str("description", ld.Description)
+	if ld.Image != nil {
+		w.str("image", *ld.Image)
+	}
+	w.str("url", ld.URL)
+	w.str("startDate", ld.StartDate)
+	w.str("endDate", ld.EndDate)
+	w.strSet("eventStatus", ld.EventStatus)
+	if ld.Location != nil {
+		w.typed("location", ld.Location)
+	}
+	if ld.Organizer != nil {
+		w.typed("organizer", listOf[*PersonLD](ld.Organizer))
+	}
+	if ld.Offers != nil {
+		w.typed("offers", ld.Offers)
+	}
+	return w.close()
+}
+
+// MarshalJSON writes the schema.org Event.
+func (ld *EventLD) MarshalJSON() ([]byte, error) { return marshal(ld) }
+
+// Offer is the schema.org Offer of an event with a cost.
+type Offer struct {
+	Price         string
+	PriceCurrency string // omitted when empty
+	URL           string
+}
+
+func (o *Offer) writeJSON(buf *bytes.Buffer) error {
+	w := openObj(buf)
+	w.raw("@type", `"Offer"`)
+	w.str("price", o.Price)
+	w.strSet("priceCurrency", o.PriceCurrency)
+	w.str("url", o.URL)
+	return w.close()
+}
+
+// eventJSONLD is the schema.org Event of a rendered event (its linked
+// fields filled in).
+func (rn *Renderer) eventJSONLD(e *Event) *EventLD {
+	ld := &EventLD{Name: e.Title, Description: e.Description, URL: e.URL,
+		StartDate: isoDate(e.UTCStartDate), EndDate: isoDate(e.UTCEndDate)}
+	if e.Image != nil {
+		u := e.Image.URL
+		ld.Image = &u
+	}
+	if e.Status == repository.StatusPublish {
+		ld.EventStatus = "https://schema.org/EventScheduled"
+	}
+	if len(e.Venue) > 0 {
+		ld.Location = placeJSONLD(e.Venue[0], keptValue)
+	}
+	if len(e.Organizer) > 0 {
+		for _, o := range e.Organizer {
+			ld.Organizer = append(ld.Organizer, personJSONLD(o, keptValue))
 		}
 	}
-	u, _ := o.Get("url")
-	ld.Set("url", u)
-	ld.Set("startDate", isoDate(o, "utc_start_date"))
-	ld.Set("endDate", isoDate(o, "utc_end_date"))
-	if st, _ := o.Get("status"); st == repository.StatusPublish {
-		ld.Set("eventStatus", "https://schema.org/EventScheduled")
-	}
-	if len(venues) > 0 {
-		if vo, ok := venues[0].(*Obj); ok {
-			ld.Set("location", rn.placeJSONLD(vo))
-		}
-	}
-	if len(orgs) > 0 {
-		var people []any
-		for _, x := range orgs {
-			if oo, ok := x.(*Obj); ok {
-				people = append(people, rn.personJSONLD(oo))
-			}
-		}
-		ld.Set("organizer", people)
-	}
-	if details, ok := o.Get("cost_details"); ok {
-		if d, ok := details.(*Obj); ok {
-			if vals, _ := d.Get("values"); len(vals.([]string)) > 0 {
-				offer := NewObj().Set("@type", "Offer").Set("price", vals.([]string)[0])
-				if sym, _ := d.Get("currency_symbol"); sym != "" {
-					offer.Set("priceCurrency", sym)
-				}
-				offer.Set("url", u)
-				ld.Set("offers", offer)
-			}
-		}
+	if vals := e.CostDetails.Values; len(vals) > 0 {
+		ld.Offers = &Offer{Price: vals[0], PriceCurrency: e.CostDetails.CurrencySymbol, URL: e.URL}
 	}
 	return ld
 }
 
 // isoDate turns a rendered UTC date into ISO 8601.
-func isoDate(o *Obj, key string) string {
-	v, _ := o.Get(key)
-	t, err := time.Parse(datetext.Layout, fmt.Sprint(v))
+func isoDate(s string) string {
+	t, err := time.Parse(datetext.Layout, s)
 	if err != nil {
 		return ""
 	}
 	return t.UTC().Format(time.RFC3339)
 }
 
-// placeJSONLD is the schema.org Place of a rendered venue.
-func (rn *Renderer) placeJSONLD(o *Obj) *Obj {
-	ld := NewObj().Set("@context", "http://schema.org").Set("@type", "Place")
-	str := func(k string) string {
-		v, _ := o.Get(k)
-		x, _ := v.(string)
-		return x
+// PlaceLD is the schema.org Place of a venue.
+type PlaceLD struct {
+	Name        string
+	Description string
+	URL         string
+	Address     PostalAddress
+	Telephone   string // omitted when empty
+	Geo         *GeoLD
+}
+
+func (ld *PlaceLD) writeJSON(buf *bytes.Buffer) error {
+	w := openObj(buf)
+	w.raw("@context", `"http://schema.org"`)
+	w.raw("@type", `"Place"`)
+	w.str("name", ld.Name)
+	w.str("description", ld.Description)
+	w.str("url", ld.URL)
+	w.typed("address", &ld.Address)
+	w.strSet("telephone", ld.Telephone)
+	if ld.Geo != nil {
+		w.typed("geo", ld.Geo)
 	}
-	ld.Set("name", str("venue")).Set("description", str("description")).Set("url", str("url"))
-	addr := NewObj().Set("@type", "PostalAddress")
-	if v := str("address"); v != "" {
-		addr.Set("streetAddress", v)
+	return w.close()
+}
+
+// MarshalJSON writes the schema.org Place.
+func (ld *PlaceLD) MarshalJSON() ([]byte, error) { return marshal(ld) }
+
+// PostalAddress is the schema.org PostalAddress of a venue (empty parts
+// omitted).
+type PostalAddress struct {
+	StreetAddress, AddressLocality, AddressRegion, PostalCode, AddressCountry string
+}
+
+func (a *PostalAddress) writeJSON(buf *bytes.Buffer) error {
+	w := openObj(buf)
+	w.raw("@type", `"PostalAddress"`)
+	w.strSet("streetAddress", a.StreetAddress)
+	w.strSet("addressLocality", a.AddressLocality)
+	w.strSet("addressRegion", a.AddressRegion)
+	w.strSet("postalCode", a.PostalCode)
+	w.strSet("addressCountry", a.AddressCountry)
+	return w.close()
+}
+
+// GeoLD is the schema.org GeoCoordinates of a venue.
+type GeoLD struct{ Latitude, Longitude float64 }
+
+func (g *GeoLD) writeJSON(buf *bytes.Buffer) error {
+	w := openObj(buf)
+	w.raw("@type", `"GeoCoordinates"`)
+	w.float("latitude", g.Latitude)
+	w.float("longitude", g.Longitude)
+	return w.close()
+}
+
+// keptValue is a venue's or organizer's field as its written object
+// holds it: "" for "0", which the object drops (strKept).
+func keptValue(s string) string {
+	if s == "0" {
+		return ""
 	}
-	if v := str("city"); v != "" {
-		addr.Set("addressLocality", v)
-	}
-	if v := str("stateprovince"); v != "" {
-		addr.Set("addressRegion", v)
-	}
-	if v := str("zip"); v != "" {
-		addr.Set("postalCode", v)
-	}
-	if v := str("country"); v != "" {
-		addr.Set("addressCountry", v)
-	}
-	ld.Set("address", addr)
-	if v := str("phone"); v != "" {
-		ld.Set("telephone", v)
-	}
-	if lat, ok := o.Get("geo_lat"); ok {
-		lng, _ := o.Get("geo_lng")
-		ld.Set("geo", NewObj().Set("@type", "GeoCoordinates").Set("latitude", lat).Set("longitude", lng))
+	return s
+}
+
+// asIs is a field as the renderer holds it.
+func asIs(s string) string { return s }
+
+// placeJSONLD is the schema.org Place of a rendered venue; field maps its
+// text fields (asIs for the venue's own json_ld, keptValue for an
+// event's, which reads the written venue).
+func placeJSONLD(v *Venue, field func(string) string) *PlaceLD {
+	ld := &PlaceLD{Name: field(v.Name), Description: field(v.Description), URL: field(v.URL), Telephone: field(v.Phone),
+		Address: PostalAddress{StreetAddress: field(v.Address), AddressLocality: field(v.City), AddressRegion: field(v.StateProvince),
+			PostalCode: field(v.Zip), AddressCountry: field(v.Country)}}
+	if v.GeoLat != nil && v.GeoLng != nil {
+		ld.Geo = &GeoLD{Latitude: *v.GeoLat, Longitude: *v.GeoLng}
 	}
 	return ld
 }
 
-// personJSONLD is the schema.org Person of a rendered organizer.
-func (rn *Renderer) personJSONLD(o *Obj) *Obj {
-	ld := NewObj().Set("@context", "http://schema.org").Set("@type", "Person")
-	for _, kv := range [][2]string{{"organizer", "name"}, {"description", "description"}, {"url", "url"}, {"phone", "telephone"}, {"email", "email"}, {"website", "sameAs"}} {
-		if v, ok := o.Get(kv[0]); ok {
-			if sv, _ := v.(string); sv != "" {
-				ld.Set(kv[1], sv)
-			}
-		}
-	}
-	return ld
+// PersonLD is the schema.org Person of an organizer (empty fields
+// omitted).
+type PersonLD struct {
+	Name, Description, URL, Telephone, Email, SameAs string
+}
+
+func (ld *PersonLD) writeJSON(buf *bytes.Buffer) error {
+	w := openObj(buf)
+	w.raw("@context", `"http://schema.org"`)
+	w.raw("@type", `"Person"`)
+	w.strSet("name", ld.Name)
+	w.strSet("description", ld.Description)
+	w.strSet("url", ld.URL)
+	w.strSet("telephone", ld.Telephone)
+	w.strSet("email", ld.Email)
+	w.strSet("sameAs", ld.SameAs)
+	return w.close()
+}
+
+// MarshalJSON writes the schema.org Person.
+func (ld *PersonLD) MarshalJSON() ([]byte, error) { return marshal(ld) }
+
+// personJSONLD is the schema.org Person of a rendered organizer (field:
+// as placeJSONLD).
+func personJSONLD(o *Organizer, field func(string) string) *PersonLD {
+	return &PersonLD{Name: field(o.Name), Description: field(o.Description), URL: field(o.URL), Telephone: field(o.Phone),
+		Email: field(o.Email), SameAs: field(o.Website)}
 }

@@ -54,7 +54,7 @@ type renderedKey struct {
 type renderedEntry struct {
 	src, img any
 	count    int
-	o        *Obj
+	v        any
 }
 
 // maxLinkedRecords bounds each map; past it the cache starts over.
@@ -118,29 +118,31 @@ func (rn *Renderer) linkedTerms(ctx context.Context, ids []int64) (map[int64]*re
 	return cachedRecords(ctx, &rn.links, ids, func() map[int64]*repository.Term { return rn.links.terms }, rn.store.GetTerms)
 }
 
-// rendered returns the object build makes for k, reused while it was built
+// rendered returns the value build makes for k, reused while it was built
 // from the same decoded records (src and img, compared by identity: an
 // entry holds its records, so an equal pointer is the very record it was
 // built from, and records are never changed in place) and the same count:
-// a reused object is always the one build would make now. Entries go with
-// the records when the generation moves or ttl passes. Kept objects are shared by
-// every response that embeds them: they are only read (written out, or
-// read by json_ld and feeds), never changed; an object that embeds one and
-// is changed (redactEvent, addHighlight) replaces the value, not the kept
-// object.
-func (c *linkedRecords) rendered(k renderedKey, src, img any, count int, build func() *Obj) *Obj {
+// a reused value is always the one build would make now. Entries go with
+// the records when the generation moves or ttl passes. Kept values
+// (frozen: written from their kept encoding) are shared by every response
+// that embeds them: they are only read (written out, or read by json_ld
+// and feeds), never changed; a response that changes one (ListedEvent's
+// heads) changes a copy.
+func rendered[T any](c *linkedRecords, k renderedKey, src, img any, count int, build func() T) T {
 	c.mu.Lock()
 	gen := c.current()
 	if e, ok := c.renders[k]; ok && e.src == src && e.img == img && e.count == count {
-		c.mu.Unlock()
-		return e.o
+		if v, ok := e.v.(T); ok {
+			c.mu.Unlock()
+			return v
+		}
 	}
 	c.mu.Unlock()
-	o := build()
+	v := build()
 	c.mu.Lock()
 	if c.current() == gen && len(c.renders) < maxLinkedRecords {
-		c.renders[k] = renderedEntry{src: src, img: img, count: count, o: o}
+		c.renders[k] = renderedEntry{src: src, img: img, count: count, v: v}
 	}
 	c.mu.Unlock()
-	return o
+	return v
 }

@@ -11,25 +11,15 @@ import (
 	"unicode/utf8"
 )
 
-// Obj is a JSON object that keeps its keys in insertion order, so responses
-// list fields in the order the original plugin sends them. Keys and
-// values sit in two parallel slices (a rendered event is some forty small
-// objects: a map each was most of a list's allocations); objects that grow
-// past indexFrom keys get a map from key to position as well.
+// Obj is a JSON object that keeps its keys in insertion order, for the
+// shapes whose keys are data (facets, the route index, the OpenAPI
+// document, error data, _fields' picks); the records' shapes are typed
+// values (typed.go). Keys and values sit in two parallel slices; objects
+// that grow past indexFrom keys get a map from key to position as well.
 type Obj struct {
 	keys []string
 	vals []any
 	idx  map[string]int
-	// encs holds, for a frozen object (freeze) and the copies made of it
-	// (copyObj), the JSON encoding of each value; nil for values set since.
-	encs [][]byte
-	// enc is the encoding of a frozen object as a whole; any change drops
-	// it.
-	enc []byte
-	// shared says that keys and encs are a frozen object's own arrays
-	// (copyObj): they are cloned before anything is changed in place
-	// (appends reallocate: copyObj leaves no room).
-	shared bool
 }
 
 // indexFrom is the number of keys from which set keeps a map of positions.
@@ -76,10 +66,6 @@ func (o *Obj) Set(k string, v any) *Obj {
 // Add appends a key the object does not have yet (renderers, whose keys
 // are distinct literals, skip set's look-up this way).
 func (o *Obj) Add(k string, v any) *Obj {
-	o.enc = nil
-	if o.encs != nil {
-		o.encs = append(o.encs, nil)
-	}
 	if o.idx != nil {
 		o.idx[k] = len(o.keys)
 	}
@@ -89,73 +75,7 @@ func (o *Obj) Add(k string, v any) *Obj {
 }
 
 // put replaces the value at position i.
-func (o *Obj) put(i int, v any) {
-	o.vals[i] = v
-	o.enc = nil
-	if o.encs != nil && o.encs[i] != nil {
-		o.own()
-		o.encs[i] = nil
-	}
-}
-
-// own clones the arrays a copy shares with a frozen object (copyObj).
-func (o *Obj) own() {
-	if o.shared {
-		o.keys, o.encs = slices.Clone(o.keys), slices.Clone(o.encs)
-		o.shared = false
-	}
-}
-
-// Freeze records the encoding of o and of each of its values, for an
-// object that will be shared and written many times (a kept rendering,
-// linkcache.go): WriteJSON then copies the bytes. Nothing may change a
-// frozen object that others can see; a change to a private copy (copyObj)
-// drops the encoding of what it changed.
-func (o *Obj) Freeze() *Obj {
-	var buf bytes.Buffer
-	ends := make([]int, len(o.vals))
-	ok := make([]bool, len(o.vals))
-	for i, v := range o.vals {
-		start := buf.Len()
-		// nil values keep no encoding: they are the places renderers fill
-		// in copies (eventHead), which then need no private encs.
-		ok[i] = v != nil && WriteJSON(&buf, v) == nil
-		if !ok[i] {
-			buf.Truncate(start)
-		}
-		ends[i] = buf.Len()
-	}
-	raw := buf.Bytes()
-	encs := make([][]byte, len(o.vals))
-	start := 0
-	for i, end := range ends {
-		if ok[i] {
-			encs[i] = raw[start:end:end]
-		}
-		start = end
-	}
-	o.encs = encs
-	var whole bytes.Buffer
-	if WriteJSON(&whole, o) == nil {
-		o.enc = whole.Bytes()
-	}
-	return o
-}
-
-// copyObj returns a copy of a frozen object o that may be changed: the
-// values are copied (with room for extra more keys), the keys and the
-// encodings shared until the copy changes them in place (own).
-func copyObj(o *Obj, extra int) *Obj {
-	c := &Obj{keys: slices.Clip(o.keys), vals: make([]any, len(o.vals), len(o.vals)+extra), encs: slices.Clip(o.encs), shared: true}
-	copy(c.vals, o.vals)
-	if o.idx != nil {
-		c.idx = make(map[string]int, 2*len(c.keys))
-		for i, k := range c.keys {
-			c.idx[k] = i
-		}
-	}
-	return c
-}
+func (o *Obj) put(i int, v any) { o.vals[i] = v }
 
 // Get returns a value.
 func (o *Obj) Get(k string) (any, bool) {
@@ -177,13 +97,8 @@ func (o *Obj) Del(k string) {
 	if i < 0 {
 		return
 	}
-	o.own()
 	o.keys = slices.Delete(o.keys, i, i+1)
 	o.vals = slices.Delete(o.vals, i, i+1)
-	o.enc = nil
-	if o.encs != nil {
-		o.encs = slices.Delete(o.encs, i, i+1)
-	}
 	if o.idx != nil {
 		delete(o.idx, k)
 		for j := i; j < len(o.keys); j++ {
@@ -194,24 +109,15 @@ func (o *Obj) Del(k string) {
 
 // Filter keeps the keys for which keep is true, in order.
 func (o *Obj) Filter(keep func(k string, v any) bool) {
-	o.own()
 	n := 0
 	for i, k := range o.keys {
 		if keep(k, o.vals[i]) {
 			o.keys[n], o.vals[n] = k, o.vals[i]
-			if o.encs != nil {
-				o.encs[n] = o.encs[i]
-			}
 			n++
 		}
 	}
 	clear(o.vals[n:])
 	o.keys, o.vals = o.keys[:n], o.vals[:n]
-	o.enc = nil
-	if o.encs != nil {
-		clear(o.encs[n:])
-		o.encs = o.encs[:n]
-	}
 	if o.idx != nil {
 		o.idx = make(map[string]int, 2*n)
 		for i, x := range o.keys {
@@ -230,8 +136,8 @@ func (o *Obj) MarshalJSON() ([]byte, error) {
 }
 
 // WriteJSON encodes v into buf without HTML escaping. The types responses
-// are built from (ordered objects, lists, strings, numbers, booleans) are
-// written directly, so nested objects are not re-parsed and compacted the
+// are built from (typed values, ordered objects, lists, strings, numbers,
+// booleans) are written directly, so nested objects are not re-parsed and compacted the
 // way encoding/json treats nested Marshalers (a profile showed that cost);
 // anything else goes through encoding/json.
 func WriteJSON(buf *bytes.Buffer, v any) error {
@@ -243,10 +149,6 @@ func WriteJSON(buf *bytes.Buffer, v any) error {
 			buf.WriteString("null")
 			return nil
 		}
-		if x.enc != nil {
-			buf.Write(x.enc)
-			return nil
-		}
 		buf.WriteByte('{')
 		for i, k := range x.keys {
 			if i > 0 {
@@ -254,10 +156,6 @@ func WriteJSON(buf *bytes.Buffer, v any) error {
 			}
 			writeString(buf, k)
 			buf.WriteByte(':')
-			if x.encs != nil && x.encs[i] != nil {
-				buf.Write(x.encs[i])
-				continue
-			}
 			if err := WriteJSON(buf, x.vals[i]); err != nil {
 				return err
 			}
@@ -328,6 +226,8 @@ func WriteJSON(buf *bytes.Buffer, v any) error {
 			m[k] = v
 		}
 		return WriteJSON(buf, m)
+	case jsonValue:
+		return x.writeJSON(buf)
 	default:
 		return writeJSONFallback(buf, v)
 	}

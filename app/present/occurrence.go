@@ -1,6 +1,7 @@
 package present
 
 import (
+	"bytes"
 	"fmt"
 	"time"
 
@@ -11,19 +12,34 @@ import (
 // Recurring events (issue 24): the recurrence field of every event, and
 // occurrences shaped like events. The expansion is app/calendar/recurrence.
 
-// Recurrence is an event's recurrence field: as written, null for a
-// single event.
-func Recurrence(rec *repository.Recurrence) any {
+// Recurrence is an event's recurrence field: its rules, exclusions and
+// additions as written (null for a single event: a nil *Recurrence).
+type Recurrence struct {
+	Rules, Exclusions, Additions []string
+}
+
+func (r *Recurrence) writeJSON(buf *bytes.Buffer) error {
+	if r == nil {
+		buf.WriteString("null")
+		return nil
+	}
+	w := openObj(buf)
+	w.strs("rules", r.Rules)
+	w.strs("exclusions", r.Exclusions)
+	w.strs("additions", r.Additions)
+	return w.close()
+}
+
+// MarshalJSON writes the recurrence (null when nil).
+func (r *Recurrence) MarshalJSON() ([]byte, error) { return marshal(r) }
+
+// NewRecurrence is the recurrence field of an event (nil for a single
+// event).
+func NewRecurrence(rec *repository.Recurrence) *Recurrence {
 	if rec == nil {
 		return nil
 	}
-	list := func(l []string) []string {
-		if l == nil {
-			return []string{}
-		}
-		return l
-	}
-	return NewObjN(3).Add("rules", list(rec.Rules)).Add("exclusions", list(rec.Exclusions)).Add("additions", list(rec.Additions))
+	return &Recurrence{Rules: rec.Rules, Exclusions: rec.Exclusions, Additions: rec.Additions}
 }
 
 // OccurrencePost returns a copy of the series p shaped as one of its
@@ -75,30 +91,67 @@ func (rn *Renderer) OccurrencePost(p *repository.Post, o recurrence.Occurrence) 
 	return &q
 }
 
-// Occurrence is the occurrence field of an occurrence shaped like an
+// OccurrenceRef is the occurrence field of an occurrence shaped like an
 // event: its key, its original start (local, in the event's zone) and its
 // own address.
-func (rn *Renderer) Occurrence(series *repository.Post, o recurrence.Occurrence, lang string) *Obj {
+type OccurrenceRef struct {
+	Key, Start, RestURL string
+}
+
+func (r *OccurrenceRef) writeJSON(buf *bytes.Buffer) error {
+	w := openObj(buf)
+	w.str("key", r.Key)
+	w.str("start", r.Start)
+	w.str("rest_url", r.RestURL)
+	return w.close()
+}
+
+// MarshalJSON writes the occurrence field.
+func (r *OccurrenceRef) MarshalJSON() ([]byte, error) { return marshal(r) }
+
+// Occurrence is the occurrence field of o, an occurrence of series.
+func (rn *Renderer) Occurrence(series *repository.Post, o recurrence.Occurrence, lang string) *OccurrenceRef {
 	loc, _ := rn.EventZone(series.Event)
-	return NewObjN(3).Add("key", o.Key).Add("start", localDate(o.Original, loc)).
-		Add("rest_url", rn.APIBase(lang)+fmt.Sprintf("/events/%d/occurrences/%s", series.ID, o.Key))
+	return &OccurrenceRef{Key: o.Key, Start: localDate(o.Original, loc),
+		RestURL: rn.APIBase(lang) + fmt.Sprintf("/events/%d/occurrences/%s", series.ID, o.Key)}
 }
 
 // OccurrenceEvent renders an occurrence like an event: post is the series
 // shaped as the occurrence (OccurrencePost), with the occurrence field.
-func (rn *Renderer) OccurrenceEvent(post, series *repository.Post, o recurrence.Occurrence, l *Linked, v View) *Obj {
+func (rn *Renderer) OccurrenceEvent(post, series *repository.Post, o recurrence.Occurrence, l *Linked, v View) *Event {
 	ev := rn.Event(post, l, v)
-	ev.Add("occurrence", rn.Occurrence(series, o, v.Lang))
+	ev.Occurrence = rn.Occurrence(series, o, v.Lang)
 	return ev
 }
+
+// ChangedOccurrence is one changed occurrence of a series in a webhook
+// message: its key, original start, and its start, end, title and status
+// after the change.
+type ChangedOccurrence struct {
+	Key, Start, StartDate, EndDate, Title, Status string
+}
+
+func (c ChangedOccurrence) writeJSON(buf *bytes.Buffer) error {
+	w := openObj(buf)
+	w.str("key", c.Key)
+	w.str("start", c.Start)
+	w.str("start_date", c.StartDate)
+	w.str("end_date", c.EndDate)
+	w.str("title", c.Title)
+	w.str("status", c.Status)
+	return w.close()
+}
+
+// MarshalJSON writes the changed occurrence.
+func (c ChangedOccurrence) MarshalJSON() ([]byte, error) { return marshal(c) }
 
 // ChangedOccurrences lists a series' changed occurrences for webhook
 // messages (an event.updated message about a series carries them, so an
 // occurrence change is reported with what changed): each occurrence's key,
 // original start, and its start, end, title and status after the change.
 // Cancelled occurrences are the series' exclusions.
-func (rn *Renderer) ChangedOccurrences(p *repository.Post, lim recurrence.Limits) []any {
-	out := []any{}
+func (rn *Renderer) ChangedOccurrences(p *repository.Post, lim recurrence.Limits) []ChangedOccurrence {
+	out := []ChangedOccurrence{}
 	if p.Event == nil || p.Event.Recurrence == nil || len(p.Event.Overrides) == 0 {
 		return out
 	}
@@ -113,9 +166,9 @@ func (rn *Renderer) ChangedOccurrences(p *repository.Post, lim recurrence.Limits
 			continue
 		}
 		q := rn.OccurrencePost(p, o)
-		out = append(out, NewObjN(6).Add("key", o.Key).Add("start", localDate(o.Original, loc)).
-			Add("start_date", q.Event.StartLocal).Add("end_date", q.Event.EndLocal).
-			Add("title", q.Title.Get(def, def, rn.cfg.Languages...)).Add("status", q.Status))
+		out = append(out, ChangedOccurrence{Key: o.Key, Start: localDate(o.Original, loc),
+			StartDate: q.Event.StartLocal, EndDate: q.Event.EndLocal,
+			Title: q.Title.Get(def, def, rn.cfg.Languages...), Status: q.Status})
 	}
 	return out
 }

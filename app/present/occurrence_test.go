@@ -35,7 +35,7 @@ func TestOccurrencePost(t *testing.T) {
 	if p.Title["nl"] != "Les" || p.Status != repository.StatusPublish || p.Event.StartLocal != "2027-03-18 19:00:00" || p.Event.Venues[0] != 1 {
 		t.Errorf("the series changed: %v %s %s %v", p.Title, p.Status, p.Event.StartLocal, p.Event.Venues)
 	}
-	if Recurrence(nil) != nil {
+	if NewRecurrence(nil) != nil {
 		t.Errorf("a single event's recurrence is not null")
 	}
 }

@@ -195,18 +195,3 @@ func (rn *Renderer) permalink(p *repository.Post, lang string) string {
 	sl := p.Slug.Get(lang, rn.cfg.DefaultLanguage, rn.cfg.Languages...)
 	return rn.siteBase(lang) + "/" + string(p.Kind) + "/" + sl + "/"
 }
-
-// addGlobalID adds global_id and global_id_lineage (events, venues,
-// organizers).
-func (rn *Renderer) addGlobalID(o *Obj, id int64) {
-	gid := rn.globalID(id)
-	o.Add("global_id", gid)
-	o.Add("global_id_lineage", []string{gid})
-}
-
-// addLanguages adds language (the one the text is shown in) and
-// translations (every language the post has text in).
-func (rn *Renderer) addLanguages(o *Obj, p *repository.Post, lang string) {
-	o.Add("language", rn.textLang(p.Title, lang))
-	o.Add("translations", rn.translations(p.Title, p.Content, p.Excerpt))
-}

@@ -1,6 +1,7 @@
 package present
 
 import (
+	"bytes"
 	"cmp"
 	"slices"
 	"strconv"
@@ -27,17 +28,30 @@ func Facets(facets map[string]map[string]int) *Obj {
 	return o
 }
 
-// AddHighlight sets highlight {title, excerpt} on a rendered event: the
-// plain text of its rendered title and excerpt, HTML-escaped, with the
-// matched words marked. It reads the rendered (and, for a locked event,
-// redacted) fields, so it never shows text the caller may not see.
-func AddHighlight(o *Obj, terms []search.Term) {
-	field := func(name string) string {
-		v, _ := o.Get(name)
-		s, _ := v.(string)
+// Highlight is an event's highlight field: its title and excerpt as
+// plain text, HTML-escaped, with the matched words marked.
+type Highlight struct {
+	Title, Excerpt string
+}
+
+func (h *Highlight) writeJSON(buf *bytes.Buffer) error {
+	w := openObj(buf)
+	w.str("title", h.Title)
+	w.str("excerpt", h.Excerpt)
+	return w.close()
+}
+
+// MarshalJSON writes the highlight.
+func (h *Highlight) MarshalJSON() ([]byte, error) { return marshal(h) }
+
+// AddHighlight sets the highlight of a rendered event from its rendered
+// (and, for a locked event, redacted) title and excerpt, so it never
+// shows text the caller may not see.
+func AddHighlight(e *Event, terms []search.Term) {
+	field := func(s string) string {
 		return search.Highlight(strings.TrimSpace(search.PlainText(s)), terms)
 	}
-	o.Set("highlight", NewObj().Set("title", field("title")).Set("excerpt", field("excerpt")))
+	e.Highlight = &Highlight{Title: field(e.Title), Excerpt: field(e.Excerpt)}
 }
 
 // sortedKeys returns the values of a facet in order: numbers (IDs)
@@ -64,14 +78,12 @@ func sortedKeys(m map[string]int) []string {
 }
 
 // RedactEvent blanks the protected fields of a password-protected event in
-// a list, as the original plugin does (title, slug, dates and IDs stay).
-func RedactEvent(o *Obj) {
-	for k, v := range map[string]any{"description": "", "excerpt": "", "image": false, "all_day": nil, "show_map": nil,
-		"show_map_link": nil, "hide_from_listings": nil, "sticky": nil, "featured": nil, "ticketed": nil, "cost": "",
-		"website": "", "categories": []any{}, "tags": []any{}, "venue": []any{}, "organizer": []any{}, "custom_fields": []any{}} {
-		if _, ok := o.Get(k); ok {
-			o.Set(k, v)
-		}
-	}
-	o.Set("cost_details", NewObj().Set("currency_symbol", "").Set("currency_position", "").Set("currency_code", "").Set("values", []any{}))
+// a list, as the original plugin does (title, slug, dates and IDs stay;
+// the flags are written null).
+func RedactEvent(e *Event) {
+	e.redacted, e.head = true, nil
+	e.Description, e.Excerpt, e.Image, e.Cost, e.Website = "", "", nil, "", ""
+	e.CostDetails = CostDetails{Values: []string{}}
+	e.Categories, e.Tags, e.Venue, e.Organizer = nil, nil, nil, nil
+	e.AllDay, e.ShowMap, e.ShowMapLink, e.HideFromListings, e.Sticky, e.Featured, e.Ticketed = false, false, false, false, false, false, false
 }

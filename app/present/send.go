@@ -20,6 +20,16 @@ import (
 func SendJSON(c *fiber.Ctx, status int, v any) error {
 	args := c.Request().URI().QueryArgs()
 	if fields := string(args.Peek("_fields")); fields != "" && status < 400 {
+		if tv, ok := v.(jsonValue); ok {
+			// A typed value is picked from its encoding, read back in order.
+			raw, err := marshal(tv)
+			if err != nil {
+				return err
+			}
+			if v, err = decodeOrdered(raw); err != nil {
+				return err
+			}
+		}
 		if o, ok := v.(*Obj); ok {
 			v = PickFields(o, strings.Split(fields, ","))
 		}

@@ -1,6 +1,7 @@
 package present
 
 import (
+	"bytes"
 	"strconv"
 
 	"github.com/calendar/eventcal/repository"
@@ -22,22 +23,85 @@ func TermCollection(tax repository.Taxonomy) string {
 	return "tags"
 }
 
-// termURLs is {self, collection, up?}.
-func (rn *Renderer) termURLs(t *repository.Term, lang string) *Obj {
-	base := rn.APIBase(lang) + "/" + TermCollection(t.Taxonomy)
-	o := NewObjN(3).Add("self", base+"/"+strconv.FormatInt(t.ID, 10)).Add("collection", base)
-	if t.Parent != 0 {
-		o.Add("up", base+"/"+strconv.FormatInt(t.Parent, 10))
-	}
-	return o
+// TermURLs is a term's urls: self, collection, and up for a child.
+type TermURLs struct {
+	Self       string
+	Collection string
+	Up         string // omitted when empty
 }
 
-// renderEmbeddedTerms renders the terms of an event in the shape the
-// original plugin embeds them in events: WordPress's raw term (name, slug,
-// term_group, term_taxonomy_id, taxonomy, description, parent, count,
-// filter), then id and urls.
-func (rn *Renderer) renderEmbeddedTerms(ids []int64, l *Linked, lang string) []any {
-	out := make([]any, 0, len(ids))
+func (u *TermURLs) writeJSON(buf *bytes.Buffer) error {
+	w := openObj(buf)
+	w.str("self", u.Self)
+	w.str("collection", u.Collection)
+	w.strSet("up", u.Up)
+	return w.close()
+}
+
+// MarshalJSON writes the urls.
+func (u *TermURLs) MarshalJSON() ([]byte, error) { return marshal(u) }
+
+// termURLs is {self, collection, up?}.
+func (rn *Renderer) termURLs(t *repository.Term, lang string) TermURLs {
+	base := rn.APIBase(lang) + "/" + TermCollection(t.Taxonomy)
+	u := TermURLs{Self: base + "/" + strconv.FormatInt(t.ID, 10), Collection: base}
+	if t.Parent != 0 {
+		u.Up = base + "/" + strconv.FormatInt(t.Parent, 10)
+	}
+	return u
+}
+
+// EmbeddedTerm is a term in the shape the original plugin embeds it in
+// events: WordPress's raw term (name, slug, term_group, term_taxonomy_id,
+// taxonomy, description, parent, count, filter), then id and urls.
+type EmbeddedTerm struct {
+	Name           string
+	Slug           string
+	TermTaxonomyID int64
+	Taxonomy       string
+	Description    string
+	Parent         int64
+	Count          int
+	ID             int64
+	URLs           TermURLs
+	Language       string
+	Translations   []string
+	frozen
+}
+
+func (t *EmbeddedTerm) writeJSON(buf *bytes.Buffer) error {
+	if t == nil {
+		buf.WriteString("null")
+		return nil
+	}
+	if t.enc != nil {
+		buf.Write(t.enc)
+		return nil
+	}
+	w := openObj(buf)
+	w.str("name", t.Name)
+	w.str("slug", t.Slug)
+	w.raw("term_group", "0")
+	w.int("term_taxonomy_id", t.TermTaxonomyID)
+	w.str("taxonomy", t.Taxonomy)
+	w.str("description", t.Description)
+	w.int("parent", t.Parent)
+	w.int("count", int64(t.Count))
+	w.raw("filter", `"raw"`)
+	w.int("id", t.ID)
+	w.typed("urls", &t.URLs)
+	w.str("language", t.Language)
+	w.strs("translations", t.Translations)
+	return w.close()
+}
+
+// MarshalJSON writes the term.
+func (t *EmbeddedTerm) MarshalJSON() ([]byte, error) { return marshal(t) }
+
+// renderEmbeddedTerms renders the terms of an event, reused from the
+// linked-record cache (linkcache.go).
+func (rn *Renderer) renderEmbeddedTerms(ids []int64, l *Linked, lang string) []*EmbeddedTerm {
+	out := make([]*EmbeddedTerm, 0, len(ids))
 	for _, id := range ids {
 		t := l.terms[id]
 		if t == nil {
@@ -45,53 +109,97 @@ func (rn *Renderer) renderEmbeddedTerms(ids []int64, l *Linked, lang string) []a
 		}
 		count := l.counts[t.Taxonomy][t.ID]
 		k := renderedKey{id: t.ID, lang: lang, kind: renderedTerm}
-		out = append(out, rn.links.rendered(k, t, nil, count, func() *Obj { return rn.renderEmbeddedTerm(t, count, lang).Freeze() }))
+		out = append(out, rendered(&rn.links, k, t, nil, count, func() *EmbeddedTerm {
+			e := rn.renderEmbeddedTerm(t, count, lang)
+			e.enc = freezeEnc(e)
+			return e
+		}))
 	}
 	return out
 }
 
 // renderEmbeddedTerm renders one term of an event.
-func (rn *Renderer) renderEmbeddedTerm(t *repository.Term, count int, lang string) *Obj {
+func (rn *Renderer) renderEmbeddedTerm(t *repository.Term, count int, lang string) *EmbeddedTerm {
 	def := rn.cfg.DefaultLanguage
-	o := NewObjN(13)
-	o.Add("name", t.Name.Get(lang, def, rn.cfg.Languages...))
-	o.Add("slug", t.Slug.Get(lang, def, rn.cfg.Languages...))
-	o.Add("term_group", 0)
-	o.Add("term_taxonomy_id", t.ID)
-	o.Add("taxonomy", taxonomyName(t.Taxonomy))
-	o.Add("description", t.Description.Get(lang, def, rn.cfg.Languages...))
-	o.Add("parent", t.Parent)
-	o.Add("count", count)
-	o.Add("filter", "raw")
-	o.Add("id", t.ID)
-	o.Add("urls", rn.termURLs(t, lang))
-	o.Add("language", rn.textLang(t.Name, lang))
-	o.Add("translations", rn.translations(t.Name, t.Description))
-	return o
+	return &EmbeddedTerm{
+		Name:           t.Name.Get(lang, def, rn.cfg.Languages...),
+		Slug:           t.Slug.Get(lang, def, rn.cfg.Languages...),
+		TermTaxonomyID: t.ID,
+		Taxonomy:       taxonomyName(t.Taxonomy),
+		Description:    t.Description.Get(lang, def, rn.cfg.Languages...),
+		Parent:         t.Parent,
+		Count:          count,
+		ID:             t.ID,
+		URLs:           rn.termURLs(t, lang),
+		Language:       rn.textLang(t.Name, lang),
+		Translations:   rn.translations(t.Name, t.Description),
+	}
 }
 
-// Term renders a term as /categories and /tags do (WordPress's REST term
-// with link renamed url, then urls: not the shape embedded in events).
-func (rn *Renderer) Term(t *repository.Term, count int, lang string) *Obj {
-	def := rn.cfg.DefaultLanguage
-	o := NewObj()
-	o.Set("id", t.ID)
-	o.Set("count", count)
-	o.Set("description", t.Description.Get(lang, def, rn.cfg.Languages...))
-	o.Set("name", t.Name.Get(lang, def, rn.cfg.Languages...))
-	o.Set("slug", t.Slug.Get(lang, def, rn.cfg.Languages...))
-	o.Set("taxonomy", taxonomyName(t.Taxonomy))
-	if t.Taxonomy == repository.TaxCategory {
-		o.Set("parent", t.Parent)
+// Term is a term as /categories and /tags render it (WordPress's REST
+// term with link renamed url, then urls: not the shape embedded in
+// events).
+type Term struct {
+	ID          int64
+	Count       int
+	Description string
+	Name        string
+	Slug        string
+	Taxonomy    string
+	// Parent is set for categories only (tags have no parent field).
+	Parent       *int64
+	URL          string
+	URLs         TermURLs
+	Language     string
+	Translations []string
+}
+
+func (t *Term) writeJSON(buf *bytes.Buffer) error {
+	if t == nil {
+		buf.WriteString("null")
+		return nil
 	}
-	o.Set("meta", []any{})
+	w := openObj(buf)
+	w.int("id", t.ID)
+	w.int("count", int64(t.Count))
+	w.str("description", t.Description)
+	w.str("name", t.Name)
+	w.str("slug", t.Slug)
+	w.str("taxonomy", t.Taxonomy)
+	if t.Parent != nil {
+		w.int("parent", *t.Parent)
+	}
+	w.raw("meta", "[]")
+	w.str("url", t.URL)
+	w.typed("urls", &t.URLs)
+	w.str("language", t.Language)
+	w.strs("translations", t.Translations)
+	return w.close()
+}
+
+// MarshalJSON writes the term.
+func (t *Term) MarshalJSON() ([]byte, error) { return marshal(t) }
+
+// Term renders a term as /categories and /tags do.
+func (rn *Renderer) Term(t *repository.Term, count int, lang string) *Term {
+	def := rn.cfg.DefaultLanguage
+	slug := t.Slug.Get(lang, def, rn.cfg.Languages...)
+	o := &Term{
+		ID:           t.ID,
+		Count:        count,
+		Description:  t.Description.Get(lang, def, rn.cfg.Languages...),
+		Name:         t.Name.Get(lang, def, rn.cfg.Languages...),
+		Slug:         slug,
+		Taxonomy:     taxonomyName(t.Taxonomy),
+		URLs:         rn.termURLs(t, lang),
+		Language:     rn.textLang(t.Name, lang),
+		Translations: rn.translations(t.Name, t.Description),
+	}
 	seg := "tag"
 	if t.Taxonomy == repository.TaxCategory {
-		seg = "events/category"
+		parent := t.Parent
+		o.Parent, seg = &parent, "events/category"
 	}
-	o.Set("url", rn.siteBase(lang)+"/"+seg+"/"+t.Slug.Get(lang, def, rn.cfg.Languages...)+"/")
-	o.Set("urls", rn.termURLs(t, lang))
-	o.Set("language", rn.textLang(t.Name, lang))
-	o.Set("translations", rn.translations(t.Name, t.Description))
+	o.URL = rn.siteBase(lang) + "/" + seg + "/" + slug + "/"
 	return o
 }
