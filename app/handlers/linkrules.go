@@ -227,7 +227,7 @@ func (pt *posts) createPlace(r *Request, plan *writePlan) (*repository.Post, boo
 		// venue): no update, no wait for the record's lock.
 		return dup, false, nil
 	}
-	before := clonePost(dup)
+	before := dup.Clone()
 	p, err = pt.store.UpdatePost(r.ctx, dup.ID, func(p *repository.Post) error {
 		return plan.applyMeta(r, p)
 	})

@@ -267,7 +267,7 @@ func (pt *posts) updateOccurrence(r *Request) error {
 	}
 	// Decided first, then written: the change is tried on a copy of the
 	// series before anything (the index marks included) is written.
-	if err := edit(clonePost(cur)); err != nil {
+	if err := edit(cur.Clone()); err != nil {
 		return err
 	}
 	if e := cur.Event; change.setVenues || change.setOrganizers {

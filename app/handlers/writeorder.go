@@ -28,7 +28,7 @@ func (plan *writePlan) check(r *Request, base *repository.Post) error {
 	if base == nil {
 		p = plan.pt.newPost(r)
 	} else {
-		p = clonePost(base)
+		p = base.Clone()
 	}
 	next := int64(math.MaxInt64)
 	placeholder := func() int64 { next--; return next + 1 }
@@ -132,32 +132,4 @@ func (plan *writePlan) undo(r *Request) {
 		}
 	}
 	plan.made = nil
-}
-
-// clonePost returns a copy of p that apply may change without changing p.
-func clonePost(p *repository.Post) *repository.Post {
-	c := *p
-	c.Title, c.Content, c.Excerpt, c.Slug = p.Title.Clone(), p.Content.Clone(), p.Excerpt.Clone(), p.Slug.Clone()
-	if p.Event != nil {
-		e := *p.Event
-		e.Cost = append([]string(nil), e.Cost...)
-		e.Categories, e.Tags = append([]int64(nil), e.Categories...), append([]int64(nil), e.Tags...)
-		e.Venues, e.Organizers = append([]int64(nil), e.Venues...), append([]int64(nil), e.Organizers...)
-		e.Recurrence = e.Recurrence.Clone()
-		e.Overrides = append([]repository.OccurrenceOverride(nil), e.Overrides...)
-		c.Event = &e
-	}
-	if p.Venue != nil {
-		v := *p.Venue
-		c.Venue = &v
-	}
-	if p.Organizer != nil {
-		o := *p.Organizer
-		c.Organizer = &o
-	}
-	if p.Image != nil {
-		i := *p.Image
-		c.Image = &i
-	}
-	return &c
 }

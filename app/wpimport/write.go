@@ -2,7 +2,6 @@ package wpimport
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -65,14 +64,14 @@ func (r *importRun) writeOne(ctx context.Context, rec *record) error {
 			slugs = t.Slug
 		}
 	case rec.action == actCreate:
-		p := clonePost(rec.post)
+		p := rec.post.Clone()
 		err = r.store.CreatePost(ctx, p)
 		slugs = p.Slug
 	default:
 		var p *repository.Post
 		p, err = r.store.UpdatePost(ctx, rec.id, func(p *repository.Post) error {
 			rev := p.Revision
-			*p = *clonePost(rec.post)
+			*p = *rec.post.Clone()
 			p.Revision = rev
 			return nil
 		})
@@ -139,20 +138,6 @@ func (r *importRun) prune(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// clonePost returns a deep copy of p (the store may change what it is
-// given, and an update function may run more than once).
-func clonePost(p *repository.Post) *repository.Post {
-	b, err := json.Marshal(p)
-	if err != nil {
-		panic(err) // a Post always encodes
-	}
-	var c repository.Post
-	if err := json.Unmarshal(b, &c); err != nil {
-		panic(err)
-	}
-	return &c
 }
 
 func cloneTerm(t *repository.Term) *repository.Term {
