@@ -148,7 +148,7 @@ func (r *Request) eventQuery() (search.EventQuery, error) {
 
 // listEvents serves GET /events from the search index (as an iCalendar
 // feed when the client prefers text/calendar).
-func (pt *posts) listEvents(r *Request) error {
+func (pt *events) listEvents(r *Request) error {
 	if wantsCalendar(r.c) {
 		return pt.listEventFeed(r)
 	}
@@ -177,7 +177,7 @@ func (pt *posts) listEvents(r *Request) error {
 // engine's order, with its stored record (the series, for an occurrence).
 // A page past the last one is 404. It returns the query (for the facets)
 // and the engine's result.
-func (pt *posts) eventPage(r *Request, page, perPage int, each func(*repository.Post, *present.Obj)) (search.EventQuery, search.Result, error) {
+func (pt *events) eventPage(r *Request, page, perPage int, each func(*repository.Post, *present.Obj)) (search.EventQuery, search.Result, error) {
 	q, err := r.eventQuery()
 	if err != nil {
 		return q, search.Result{}, err
@@ -216,7 +216,7 @@ func (pt *posts) eventPage(r *Request, page, perPage int, each func(*repository.
 }
 
 // searchEvents runs an event query, mapping engine failures to 503.
-func (pt *posts) searchEvents(ctx context.Context, q search.EventQuery) (search.Result, error) {
+func (pt *events) searchEvents(ctx context.Context, q search.EventQuery) (search.Result, error) {
 	if pt.search == nil {
 		return search.Result{}, apierr.Unavailable("search")
 	}
@@ -266,7 +266,7 @@ func (r *Request) postsInOrder(ids []int64) ([]*repository.Post, error) {
 }
 
 // listPlaces serves GET /venues and /organizers from the search index.
-func (pt *posts) listPlaces() func(r *Request) error {
+func (pt *items) listPlaces() func(r *Request) error {
 	kind := search.Venues
 	if pt.kind == repository.KindOrganizer {
 		kind = search.Organizers
