@@ -42,6 +42,7 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/app/calendar/recurrence"
+	"github.com/calendar/eventcal/app/datetext"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
 )
@@ -53,7 +54,8 @@ type Deps struct {
 	Logger *slog.Logger
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
-	// Zone returns an event's time zone (the site zone when it has none).
+	// Zone returns an event's time zone (the site zone when it has none);
+	// nil reads the event's own zone, else Config's.
 	Zone func(e *repository.EventFields) (*time.Location, string)
 	// Expansions keeps series' expansions; a write of a series keeps its
 	// expansion there for the reads after it. Nil expands every time.
@@ -76,12 +78,22 @@ type Service struct {
 	changed    func(posts ...*repository.Post)
 }
 
-// New returns the service; Config, Store, Logger and Zone must be set.
+// New returns the service; Config, Store and Logger must be set.
 func New(d Deps) *Service {
 	s := &Service{cfg: d.Config, store: d.Store, log: d.Logger, now: d.Now, zone: d.Zone,
 		expansions: d.Expansions, changed: d.Changed}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if s.zone == nil {
+		s.zone = func(e *repository.EventFields) (*time.Location, string) {
+			if e.Timezone != "" {
+				if loc, ok := datetext.LoadZone(e.Timezone); ok {
+					return loc, e.Timezone
+				}
+			}
+			return s.cfg.Location, s.cfg.TimezoneName
+		}
 	}
 	return s
 }

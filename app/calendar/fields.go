@@ -258,13 +258,9 @@ func (o *op) applyEvent(plan *writePlan, p *repository.Post) error {
 			e.EndLocal = e.EndLocal[:10] + " 23:59:59"
 		}
 	}
-	start, err1 := wallclock.Parse(datetext.Layout, e.StartLocal, loc)
-	end, err2 := wallclock.Parse(datetext.Layout, e.EndLocal, loc)
-	if err1 != nil || err2 != nil {
-		return apierr.InvalidParam("start_date", "The event has no valid start and end: send start_date and end_date, each as "+input.DateForms+".")
-	}
-	if end.Before(start) {
-		return apierr.InvalidParam("end_date", fmt.Sprintf("The end date must not be before the start date: end_date is %s, start_date %s (%s).", e.EndLocal, e.StartLocal, loc))
+	start, end, err := eventSpan(e, loc)
+	if err != nil {
+		return apierr.InvalidParam(err.Field, err.Problem)
 	}
 	e.StartUTC, e.EndUTC = start.UTC(), end.UTC()
 	for _, f := range []struct {
@@ -299,4 +295,19 @@ func (o *op) applyEvent(plan *writePlan, p *repository.Post) error {
 		return err
 	}
 	return o.boundDocuments(p)
+}
+
+// eventSpan reads the event's wall-clock start and end in loc and refuses
+// a missing one or an end before the start, saying which field is at
+// fault.
+func eventSpan(e *repository.EventFields, loc *time.Location) (start, end time.Time, err *FieldError) {
+	start, err1 := wallclock.Parse(datetext.Layout, e.StartLocal, loc)
+	end, err2 := wallclock.Parse(datetext.Layout, e.EndLocal, loc)
+	if err1 != nil || err2 != nil {
+		return start, end, &FieldError{Field: "start_date", Problem: "The event has no valid start and end: send start_date and end_date, each as " + input.DateForms + "."}
+	}
+	if end.Before(start) {
+		return start, end, &FieldError{Field: "end_date", Problem: fmt.Sprintf("The end date must not be before the start date: end_date is %s, start_date %s (%s).", e.EndLocal, e.StartLocal, loc)}
+	}
+	return start, end, nil
 }

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -63,18 +64,9 @@ func (r *importRun) writeOne(ctx context.Context, rec *record) error {
 		if t != nil {
 			slugs = t.Slug
 		}
-	case rec.action == actCreate:
-		p := rec.post.Clone()
-		err = r.store.CreatePost(ctx, p)
-		slugs = p.Slug
 	default:
 		var p *repository.Post
-		p, err = r.store.UpdatePost(ctx, rec.id, func(p *repository.Post) error {
-			rev := p.Revision
-			*p = *rec.post.Clone()
-			p.Revision = rev
-			return nil
-		})
+		p, err = r.cal.Import(ctx, rec.post, rec.action != actCreate)
 		if p != nil {
 			slugs = p.Slug
 		}
@@ -83,14 +75,19 @@ func (r *importRun) writeOne(ctx context.Context, rec *record) error {
 	case err == nil:
 	case ctx.Err() != nil:
 		return ctx.Err()
-	case errors.Is(err, repository.ErrDuplicate), errors.Is(err, repository.ErrNotFound):
+	case errors.Is(err, repository.ErrDuplicate), errors.Is(err, repository.ErrNotFound), errors.As(err, new(*calendar.FieldError)):
 		kr := r.rep.kind(rec.kind)
 		if rec.action == actCreate {
 			kr.Created--
 		} else {
 			kr.Updated--
 		}
-		r.fail(rec.kind, rec.id, fieldErr("id", "another record took or removed this ID during the import: %v", err))
+		var fe *calendar.FieldError
+		if errors.As(err, &fe) {
+			r.fail(rec.kind, rec.id, fieldErr(fe.Field, "%s", fe.Problem))
+		} else {
+			r.fail(rec.kind, rec.id, fieldErr("id", "another record took or removed this ID during the import: %v", err))
+		}
 		return nil
 	default:
 		return fmt.Errorf("write %s %d: %w", rec.kind, rec.id, err)
