@@ -95,18 +95,16 @@ func (o *op) applyStatusAndDate(plan *writePlan, p *repository.Post, creating bo
 	now := o.s.now()
 	dateSet := false
 	if in.Date.Set {
-		s := in.Date.Value
-		t, err := input.ParseDateInRange(s, zone, now, o.lang)
+		t, err := o.parseDate(plan, "date", in.Date.Value, in.Date.Raw, zone)
 		if err != nil {
-			return apierr.InvalidValue("date", input.DateProblem(s, zone, o.s.now(), o.lang), in.Date.Raw)
+			return err
 		}
 		p.Date, dateSet = t.UTC().Truncate(time.Second), true
 	}
 	if in.DateUTC.Set {
-		s := in.DateUTC.Value
-		t, err := input.ParseDateInRange(s, time.UTC, now, o.lang)
+		t, err := o.parseDate(plan, "date_utc", in.DateUTC.Value, in.DateUTC.Raw, time.UTC)
 		if err != nil {
-			return apierr.InvalidValue("date_utc", input.DateProblem(s, time.UTC, o.s.now(), o.lang), in.DateUTC.Raw)
+			return err
 		}
 		p.Date, dateSet = t.UTC().Truncate(time.Second), true
 	}
@@ -227,7 +225,6 @@ func (o *op) applyEvent(plan *writePlan, p *repository.Post) error {
 		e.Timezone = strings.TrimSpace(in.Timezone.Value)
 	}
 	loc, _ := o.s.zone(e)
-	now := o.s.now()
 	for _, d := range []struct {
 		name string
 		in   Opt[string]
@@ -235,9 +232,9 @@ func (o *op) applyEvent(plan *writePlan, p *repository.Post) error {
 	}{{"start_date", in.StartDate, &e.StartLocal}, {"end_date", in.EndDate, &e.EndLocal}} {
 		if d.in.Set {
 			s := d.in.Value
-			t, err := input.ParseDateInRange(s, loc, now, o.lang)
+			t, err := o.parseDate(plan, d.name, s, d.in.Raw, loc)
 			if err != nil {
-				return apierr.InvalidValue(d.name, input.DateProblem(s, loc, o.s.now(), o.lang), d.in.Raw)
+				return err
 			}
 			*d.dst = t.In(loc).Format(datetext.Layout)
 			if w, ok := datetext.Wall(strings.TrimSpace(s)); ok && wallclock.InGap(w, loc) {

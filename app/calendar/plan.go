@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/input"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -42,6 +44,9 @@ type writePlan struct {
 	// made is the undo log of commit: what this command created or
 	// changed beside the main record.
 	made []madeRecord
+	// dates keeps the dates read so far, by field and zone: check and
+	// apply (and UpdatePost's retries) read each date once per zone.
+	dates map[string]time.Time
 }
 
 // eventPlan, venuePlan and organizerPlan start the plan of a command.
@@ -385,4 +390,24 @@ func (o *op) undo(plan *writePlan) {
 		}
 	}
 	plan.made = nil
+}
+
+// parseDate reads the date text s of field in loc (input.ParseDateInRange
+// at the calendar's now), once per plan, field and zone; an unreadable
+// date is the 400 naming the field and raw, the value received.
+func (o *op) parseDate(plan *writePlan, field, s string, raw any, loc *time.Location) (time.Time, error) {
+	key := field + "\x00" + loc.String()
+	if t, ok := plan.dates[key]; ok {
+		return t, nil
+	}
+	now := o.s.now()
+	t, err := input.ParseDateInRange(s, loc, now, o.lang)
+	if err != nil {
+		return t, apierr.InvalidValue(field, input.DateProblem(s, loc, now, o.lang), raw)
+	}
+	if plan.dates == nil {
+		plan.dates = map[string]time.Time{}
+	}
+	plan.dates[key] = t
+	return t, nil
 }

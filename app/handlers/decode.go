@@ -13,7 +13,8 @@ import (
 
 // The write routes of events, venues and organizers decode their
 // (validated) parameter bag once, here, into the calendar's typed
-// commands; the calendar service reads nothing else.
+// commands; the calendar service reads nothing else. The request is used
+// only to validate inline venue and organizer data (validateBag).
 
 // optString reads a text parameter (input.AsString).
 func optString(b *input.Bag, name string) calendar.Opt[string] {
@@ -95,7 +96,7 @@ func decodePost(b *input.Bag, nameField string) calendar.PostInput {
 }
 
 // decodeEvent reads an event write (the bag passed the route's checks).
-func (r *Request) decodeEvent(b *input.Bag) (*calendar.EventInput, error) {
+func decodeEvent(r *Request, b *input.Bag) (*calendar.EventInput, error) {
 	in := &calendar.EventInput{PostInput: decodePost(b, "title"),
 		Timezone: optString(b, "timezone"), StartDate: optString(b, "start_date"), EndDate: optString(b, "end_date"),
 		AllDay: optBool(b, "all_day"), ShowMap: optBool(b, "show_map"), ShowMapLink: optBool(b, "show_map_link"),
@@ -105,10 +106,10 @@ func (r *Request) decodeEvent(b *input.Bag) (*calendar.EventInput, error) {
 		Categories: optTerms(b, "categories"), Tags: optTerms(b, "tags"),
 	}
 	var err error
-	if in.Venues, err = r.decodeLinks(b, "venue", repository.KindVenue); err != nil {
+	if in.Venues, err = decodeLinks(r, b, "venue", repository.KindVenue); err != nil {
 		return nil, err
 	}
-	if in.Organizers, err = r.decodeLinks(b, "organizer", repository.KindOrganizer); err != nil {
+	if in.Organizers, err = decodeLinks(r, b, "organizer", repository.KindOrganizer); err != nil {
 		return nil, err
 	}
 	if v, ok := b.Get("recurrence"); ok {
@@ -139,15 +140,15 @@ func decodeOrganizer(b *input.Bag) *calendar.OrganizerInput {
 }
 
 // decodeOccurrence reads a change of one occurrence.
-func (r *Request) decodeOccurrence(b *input.Bag) (*calendar.OccurrenceInput, error) {
+func decodeOccurrence(r *Request, b *input.Bag) (*calendar.OccurrenceInput, error) {
 	in := &calendar.OccurrenceInput{Title: optString(b, "title"), Description: optString(b, "description"),
 		Excerpt: optString(b, "excerpt"), StartDate: optString(b, "start_date"), EndDate: optString(b, "end_date"),
 		Status: optString(b, "status"), Cost: optCost(b), Website: optString(b, "website"), Featured: optBool(b, "featured")}
 	var err error
-	if in.Venues, err = r.decodeLinks(b, "venue", repository.KindVenue); err != nil {
+	if in.Venues, err = decodeLinks(r, b, "venue", repository.KindVenue); err != nil {
 		return nil, err
 	}
-	if in.Organizers, err = r.decodeLinks(b, "organizer", repository.KindOrganizer); err != nil {
+	if in.Organizers, err = decodeLinks(r, b, "organizer", repository.KindOrganizer); err != nil {
 		return nil, err
 	}
 	return in, nil
@@ -179,7 +180,7 @@ func optTerms(b *input.Bag, name string) calendar.Opt[[]calendar.TermItem] {
 // text the HTML policy). What is wrong with the value's form is
 // Links.Problem, which the calendar refuses with its own look-ups
 // (existing IDs the caller may link).
-func (r *Request) decodeLinks(b *input.Bag, name string, kind repository.PostKind) (calendar.Links, error) {
+func decodeLinks(r *Request, b *input.Bag, name string, kind repository.PostKind) (calendar.Links, error) {
 	v, ok := b.Get(name)
 	if !ok {
 		return calendar.Links{}, nil

@@ -213,7 +213,7 @@ func (pt *events) updateOccurrence(r *Request) error {
 	if err != nil {
 		return err
 	}
-	in, err := r.decodeOccurrence(r.bag)
+	in, err := decodeOccurrence(r, r.bag)
 	if err != nil {
 		return err
 	}
@@ -250,7 +250,7 @@ func (pt *events) splitSeries(r *Request) error {
 	if err != nil {
 		return err
 	}
-	in, err := r.decodeEvent(r.bag)
+	in, err := decodeEvent(r, r.bag)
 	if err != nil {
 		return err
 	}

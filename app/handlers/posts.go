@@ -219,7 +219,7 @@ func (pt *items) edit(how lookup, write func(r *Request, cur *repository.Post) (
 // post serves POST /events.
 func (ev *events) post(r *Request) error {
 	return create(func(r *Request) (*repository.Post, error) {
-		in, err := r.decodeEvent(r.bag)
+		in, err := decodeEvent(r, r.bag)
 		if err != nil {
 			return nil, err
 		}
@@ -230,7 +230,7 @@ func (ev *events) post(r *Request) error {
 // update serves POST/PUT/PATCH on one event.
 func (ev *events) update(how lookup) func(r *Request) error {
 	return ev.edit(how, func(r *Request, cur *repository.Post) (*repository.Post, error) {
-		in, err := r.decodeEvent(r.bag)
+		in, err := decodeEvent(r, r.bag)
 		if err != nil {
 			return nil, err
 		}
