@@ -25,8 +25,14 @@ import (
 // Permissions follow the series: whoever may read (edit) the event may
 // read (change) its occurrences.
 
+// occurrences serves the occurrence routes of the series of events (ev).
+type occurrences struct {
+	*items
+	ev *events
+}
+
 // occurrenceRoutes declares the occurrence routes of events.
-func (pt *events) occurrenceRoutes() []*Route {
+func (pt *occurrences) occurrenceRoutes() []*Route {
 	return []*Route{
 		{Methods: readable, Path: "/events/:id/occurrences", args: pt.occurrenceListArgs(), Handle: pt.listOccurrences, summary: "List the occurrences of a recurring event."},
 		{Methods: readable, Path: "/events/:id/occurrences/:key", args: pt.readArgs(), Handle: pt.getOccurrence, summary: "Read one occurrence of a recurring event, shaped like an event."},
@@ -41,11 +47,11 @@ var occurrenceFields = []string{"title", "description", "excerpt", "start_date",
 	"venue", "organizer", "cost", "website", "featured"}
 
 // occurrenceListArgs declares GET /events/{id}/occurrences.
-func (pt *events) occurrenceListArgs() []Arg {
+func (pt *occurrences) occurrenceListArgs() []Arg {
 	keep := map[string]bool{"page": true, "per_page": true, "start_date": true, "end_date": true,
 		"strict_dates": true, "password": true, "context": true}
 	var out []Arg
-	for _, a := range pt.eventListArgs() {
+	for _, a := range pt.ev.eventListArgs() {
 		if keep[a.Name] {
 			if a.Name == "start_date" {
 				a.Desc = "Occurrences that start on or after this date (default: today 00:00 in the site zone)."
@@ -61,7 +67,7 @@ func (pt *events) occurrenceListArgs() []Arg {
 
 // occurrenceWriteArgs declares PATCH /events/{id}/occurrences/{key}: the
 // event parameters an override takes, read as on an event update.
-func (pt *events) occurrenceWriteArgs() []Arg {
+func (pt *occurrences) occurrenceWriteArgs() []Arg {
 	var out []Arg
 	for _, a := range pt.writeArgs(false) {
 		if contains(occurrenceFields, a.Name) {
@@ -76,7 +82,7 @@ func (pt *events) occurrenceWriteArgs() []Arg {
 }
 
 // loadSeries loads the recurring event of an occurrence route.
-func (pt *events) loadSeries(r *Request) (*repository.Post, *time.Location, error) {
+func (pt *occurrences) loadSeries(r *Request) (*repository.Post, *time.Location, error) {
 	p, err := pt.load(r, byID)
 	if err != nil {
 		return nil, nil, err
@@ -89,23 +95,23 @@ func (pt *events) loadSeries(r *Request) (*repository.Post, *time.Location, erro
 }
 
 // findOccurrence returns the occurrence the route's key names, or 404.
-func (pt *events) findOccurrence(r *Request, p *repository.Post, loc *time.Location) (recurrence.Occurrence, error) {
+func (pt *occurrences) findOccurrence(r *Request, p *repository.Post, loc *time.Location) (recurrence.Occurrence, error) {
 	return pt.cal.FindOccurrence(p, loc, r.c.Params("key"))
 }
 
 // sendOccurrence renders one occurrence of p like an event.
-func (pt *events) sendOccurrence(r *Request, status int, p *repository.Post, o recurrence.Occurrence, single bool) error {
+func (pt *occurrences) sendOccurrence(r *Request, status int, p *repository.Post, o recurrence.Occurrence, single bool) error {
 	h := eventHit{post: pt.render.OccurrencePost(p, o), series: p, occ: &o}
 	l, err := r.loadLinked([]*repository.Post{h.post})
 	if err != nil {
 		return err
 	}
-	return present.SendJSON(r.c, status, pt.renderHit(h, l, present.View{Lang: r.lang, Single: single}))
+	return present.SendJSON(r.c, status, pt.ev.renderHit(h, l, present.View{Lang: r.lang, Single: single}))
 }
 
 // readableOccurrence applies the series' read rules to an occurrence
 // (whose override may give it another status).
-func (pt *events) readableOccurrence(r *Request, p *repository.Post, o recurrence.Occurrence) error {
+func (pt *occurrences) readableOccurrence(r *Request, p *repository.Post, o recurrence.Occurrence) error {
 	if err := pt.checkReadable(r, p); err != nil {
 		return err
 	}
@@ -116,7 +122,7 @@ func (pt *events) readableOccurrence(r *Request, p *repository.Post, o recurrenc
 }
 
 // getOccurrence serves GET /events/{id}/occurrences/{key}.
-func (pt *events) getOccurrence(r *Request) error {
+func (pt *occurrences) getOccurrence(r *Request) error {
 	p, loc, err := pt.loadSeries(r)
 	if err != nil {
 		return err
@@ -139,7 +145,7 @@ func (pt *events) getOccurrence(r *Request) error {
 // end_date (the list's defaults and whole days unless strict_dates), by
 // start, paged like /events. Occurrences whose override gives them a
 // status the caller may not read are left out.
-func (pt *events) listOccurrences(r *Request) error {
+func (pt *occurrences) listOccurrences(r *Request) error {
 	p, loc, err := pt.loadSeries(r)
 	if err != nil {
 		return err
@@ -179,7 +185,7 @@ func (pt *events) listOccurrences(r *Request) error {
 		return apierr.New(404, "event-archive-page-not-found", "The requested event archive page does not exist")
 	}
 	items, err := r.renderHits(hits[from:to], func(h eventHit, l *present.Linked) *present.Obj {
-		o := pt.renderHit(h, l, present.View{Lang: r.lang})
+		o := pt.ev.renderHit(h, l, present.View{Lang: r.lang})
 		if !r.unlocks(h.post) {
 			present.RedactEvent(o)
 		}
@@ -193,7 +199,7 @@ func (pt *events) listOccurrences(r *Request) error {
 
 // editableSeries loads the series of an occurrence write and checks that
 // the caller may edit it.
-func (pt *events) editableSeries(r *Request) (*repository.Post, *time.Location, error) {
+func (pt *occurrences) editableSeries(r *Request) (*repository.Post, *time.Location, error) {
 	p, loc, err := pt.loadSeries(r)
 	if err != nil {
 		return nil, nil, err
@@ -208,7 +214,7 @@ func (pt *events) editableSeries(r *Request) (*repository.Post, *time.Location, 
 // the fields sent change that occurrence only, kept as an override that
 // later edits of the series leave alone unless they remove the occurrence
 // (calendar.Service.UpdateOccurrence).
-func (pt *events) updateOccurrence(r *Request) error {
+func (pt *occurrences) updateOccurrence(r *Request) error {
 	cur, _, err := pt.editableSeries(r)
 	if err != nil {
 		return err
@@ -228,7 +234,7 @@ func (pt *events) updateOccurrence(r *Request) error {
 // occurrence is cancelled, written as an exclusion of the series
 // (calendar.Service.CancelOccurrence). The answer is the occurrence as it
 // was.
-func (pt *events) deleteOccurrence(r *Request) error {
+func (pt *occurrences) deleteOccurrence(r *Request) error {
 	cur, _, err := pt.editableSeries(r)
 	if err != nil {
 		return err
@@ -245,7 +251,7 @@ func (pt *events) deleteOccurrence(r *Request) error {
 // occurrence and a new series (its parent the old one) starts from it,
 // with the event fields sent applied to it. The answer is the new series
 // (201) with a parent field: the ID of the series it was split from.
-func (pt *events) splitSeries(r *Request) error {
+func (pt *occurrences) splitSeries(r *Request) error {
 	cur, _, err := pt.editableSeries(r)
 	if err != nil {
 		return err

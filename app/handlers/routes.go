@@ -36,7 +36,7 @@ func (s *API) Routes() []*Route {
 		return s.routes
 	}
 	// The handlers and their files: ev, ve, or (events, venues, organizers):
-	// posts.go for the items; writeargs.go and decode.go for what a write
+	// posts.go for the items, occurrences.go for the occurrences of series; writeargs.go and decode.go for what a write
 	// sends (the calendar service writes it); listargs.go and lists.go for the
 	// lists; feeds.go for the .ics feeds; cat, tag: terms.go; dc:
 	// index.go and openapi.go; ad: admin.go; wh: webhooks.go; ac:
@@ -58,7 +58,7 @@ func (s *API) Routes() []*Route {
 			{Methods: creatable, Path: "/events", args: ev.writeArgs(true), Write: true, Handle: ev.post, summary: "Create an event."},
 		},
 		s.itemRoutes(ev.items, ev.update, "an event"),
-		ev.occurrenceRoutes(),
+		(&occurrences{items: ev.items, ev: ev}).occurrenceRoutes(),
 		[]*Route{
 			{Methods: readable, Path: "/venues", args: ve.placeListArgs(), Handle: ve.listPlaces(), summary: "List and search venues."},
 			{Methods: creatable, Path: "/venues", args: ve.writeArgs(true), Write: true, Handle: ve.post, summary: "Create a venue (or reuse a duplicate)."},
