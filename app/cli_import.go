@@ -14,6 +14,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/app/wpimport"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
@@ -129,6 +130,10 @@ func (c *cli) importTEC(args []string) int {
 	c.stderr = wpimport.RedactingWriter(c.stderr, *user, *password)
 	opts.Logger = slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	run := func(ctx context.Context, store repository.Store) int {
+		opts := opts
+		// The records go through the calendar with the service's settings
+		// (time zone, recurrence bounds).
+		opts.Calendar = calendar.New(calendar.Deps{Config: cfg, Store: store, Logger: opts.Logger})
 		rep, err := wpimport.Run(ctx, store, opts)
 		if rep != nil {
 			rep.Print(c.stdout)

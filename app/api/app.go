@@ -218,11 +218,8 @@ func New(opts Options) (*fiber.App, error) {
 	if opts.RecordCacheTTL != 0 {
 		recordTTL, countTTL = opts.RecordCacheTTL, opts.RecordCacheTTL
 	}
-	s.api = handlers.New(handlers.Deps{Config: s.cfg, Store: s.store, Search: s.search, Indexer: s.indexer,
-		Reindexer: opts.Reindexer, Webhooks: opts.Webhooks, Logger: s.log, Now: s.now,
-		Render:       s.renderer(s.cfg, recordTTL, countTTL),
-		AdminChanged: s.forgetAdmin, Version: s.identity.Version})
-	s.compat = s.compatAPI(opts, recordTTL, countTTL) // teccompat.go
+	s.api = s.newHandlers(s.cfg, opts, recordTTL, countTTL) // compose.go
+	s.compat = s.compatAPI(opts, recordTTL, countTTL)       // teccompat.go
 	metrics.registry.MustRegister(s.pages.Collectors()...)
 	f.Server().HeaderReceived = readHeaders
 	s.answerUnknownMethods(f)

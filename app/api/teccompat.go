@@ -29,10 +29,7 @@ func (s *Server) compatAPI(opts Options, recordTTL, countTTL time.Duration) *han
 		return nil
 	}
 	cfg := compatConfig(s.cfg)
-	return handlers.New(handlers.Deps{Config: cfg, Store: s.store, Search: s.search, Indexer: s.indexer,
-		Reindexer: opts.Reindexer, Webhooks: opts.Webhooks, Logger: s.log, Now: s.now,
-		Render:       s.renderer(cfg, recordTTL, countTTL),
-		AdminChanged: s.forgetAdmin, Version: s.identity.Version})
+	return s.newHandlers(cfg, opts, recordTTL, countTTL)
 }
 
 // compatConfig is cfg with The Events Calendar's root as the API root.

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
@@ -35,6 +36,9 @@ type Deps struct {
 	// Version is the build's version, the interface document's
 	// info.version; empty means config.Version.
 	Version string
+	// Calendar writes events, venues and organizers (every write route
+	// of theirs calls it).
+	Calendar *calendar.Service
 }
 
 // API is the handlers of every route (Routes) with what they use.
@@ -54,12 +58,14 @@ type API struct {
 	version string
 	// routes is every route, for the namespace index and the docs.
 	routes []*Route
+	// cal is the calendar service the write routes call.
+	cal *calendar.Service
 }
 
 // New returns the handlers; Logger and Now must be set.
 func New(d Deps) *API {
 	return &API{cfg: d.Config, store: d.Store, search: d.Search, indexer: d.Indexer, reindexer: d.Reindexer,
-		webhooks: d.Webhooks, log: d.Logger, now: d.Now, render: d.Render, adminChanged: d.AdminChanged, version: d.Version}
+		webhooks: d.Webhooks, log: d.Logger, now: d.Now, render: d.Render, adminChanged: d.AdminChanged, version: d.Version, cal: d.Calendar}
 }
 
 // docVersion is the interface document's info.version: the build's

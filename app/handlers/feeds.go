@@ -30,7 +30,7 @@ const (
 
 // feedArgs declares the parameters of GET /events.ics: those of GET
 // /events with a larger page.
-func (pt *posts) feedArgs() []Arg {
+func (pt *events) feedArgs() []Arg {
 	args := pt.eventListArgs()
 	for i := range args {
 		if args[i].Name == "per_page" {
@@ -62,7 +62,7 @@ func feedPage(c *fiber.Ctx, b *input.Bag) (page, perPage int) {
 
 // listEventFeed serves GET /events.ics (and GET /events for Accept:
 // text/calendar).
-func (pt *posts) listEventFeed(r *Request) error {
+func (pt *events) listEventFeed(r *Request) error {
 	page, perPage := feedPage(r.c, r.bag)
 	var events []ical.Event
 	var seriesErr error
@@ -96,7 +96,7 @@ func (pt *posts) listEventFeed(r *Request) error {
 
 // getEventFeed serves GET /events/{id}.ics with the rules of a single read
 // (checkReadable, then the caller's linked records, as sendPost does).
-func (pt *posts) getEventFeed(r *Request) error {
+func (pt *events) getEventFeed(r *Request) error {
 	p, err := pt.load(r, byID)
 	if err != nil {
 		return err
@@ -120,7 +120,7 @@ func (pt *posts) getEventFeed(r *Request) error {
 }
 
 // sendCalendar writes a calendar response.
-func (pt *posts) sendCalendar(r *Request, events []ical.Event) error {
+func (pt *events) sendCalendar(r *Request, events []ical.Event) error {
 	var buf bytes.Buffer
 	if err := pt.render.WriteCalendar(&buf, events); err != nil {
 		return err

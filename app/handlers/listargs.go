@@ -22,7 +22,7 @@ func pageArgs() []Arg {
 }
 
 // eventListArgs declares the parameters of GET /events.
-func (pt *posts) eventListArgs() []Arg {
+func (pt *events) eventListArgs() []Arg {
 	date := func(name, desc string) Arg {
 		return Arg{Name: name, Type: tString, Check: isTime, Format: "date-time", Desc: desc}
 	}
@@ -55,7 +55,7 @@ func (pt *posts) eventListArgs() []Arg {
 }
 
 // placeListArgs declares the parameters of GET /venues and /organizers.
-func (pt *posts) placeListArgs() []Arg {
+func (pt *items) placeListArgs() []Arg {
 	return append(pageArgs(),
 		Arg{Name: "search", Type: tString, Check: nonEmptyString, Desc: "Words that must all match one field (name, description, address or contact fields), accents and case aside; the last word also as a prefix (unless followed by a space), words of 5+ letters with a typo (9+: two); only the first 10 words count.", MaxLen: limits.MaxQueryText},
 		Arg{Name: "event", Type: tInteger, Check: existingEvent, Desc: "Items linked to this event."},
@@ -103,7 +103,7 @@ func checkStatusList(r *Request, v any) string {
 }
 
 // existingPosts checks a list of IDs of existing posts of a kind.
-func (pt *posts) existingPosts(kind repository.PostKind) func(r *Request, v any) string {
+func (pt *items) existingPosts(kind repository.PostKind) func(r *Request, v any) string {
 	return func(r *Request, v any) string {
 		return existingIDs(r, v, string(kind), pt.store.GetPosts, func(p *repository.Post) bool { return p.Kind == kind })
 	}
@@ -155,7 +155,7 @@ func idListProblem(v any, what string) string {
 
 // existingTermRefs checks that every item names an existing term by ID,
 // slug or name.
-func (pt *posts) existingTermRefs(tax repository.Taxonomy) func(r *Request, v any) string {
+func (pt *items) existingTermRefs(tax repository.Taxonomy) func(r *Request, v any) string {
 	return func(r *Request, v any) string {
 		ids, err := r.resolveTermRefs(tax, v)
 		var unknown unknownTermError
@@ -202,7 +202,7 @@ func (r *Request) resolveTermRefs(tax repository.Taxonomy, v any) ([]int64, erro
 	var ids []int64
 	for _, it := range items {
 		sv, _ := input.AsString(it)
-		t, err := r.findTerm(tax, sv)
+		t, err := r.s.cal.LookupTerm(r.ctx, tax, r.lang, sv)
 		if err != nil {
 			return nil, err
 		}

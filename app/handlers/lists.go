@@ -171,7 +171,7 @@ func (lr lister) eventQuery() (search.EventQuery, error) {
 
 // listEvents serves GET /events from the search index (as an iCalendar
 // feed when the client prefers text/calendar).
-func (pt *posts) listEvents(r *Request) error {
+func (pt *events) listEvents(r *Request) error {
 	if wantsCalendar(r.c) {
 		return pt.listEventFeed(r)
 	}
@@ -202,7 +202,7 @@ func (pt *posts) listEvents(r *Request) error {
 // engine's order, with its stored record (the series, for an occurrence).
 // A page past the last one is 404. It returns the query (for the facets)
 // and the engine's result.
-func (pt *posts) eventPage(lr lister, page, perPage int, each func(*repository.Post, *present.Event)) (search.EventQuery, search.Result, error) {
+func (pt *events) eventPage(lr lister, page, perPage int, each func(*repository.Post, *present.Event)) (search.EventQuery, search.Result, error) {
 	q, err := lr.eventQuery()
 	if err != nil {
 		return q, search.Result{}, err
@@ -241,7 +241,7 @@ func (pt *posts) eventPage(lr lister, page, perPage int, each func(*repository.P
 }
 
 // searchEvents runs an event query, mapping engine failures to 503.
-func (pt *posts) searchEvents(ctx context.Context, q search.EventQuery) (search.Result, error) {
+func (pt *events) searchEvents(ctx context.Context, q search.EventQuery) (search.Result, error) {
 	if pt.search == nil {
 		return search.Result{}, apierr.Unavailable("search")
 	}
@@ -297,7 +297,7 @@ func (lr lister) linked(posts []*repository.Post) (*present.Linked, error) {
 }
 
 // listPlaces serves GET /venues and /organizers from the search index.
-func (pt *posts) listPlaces() func(r *Request) error {
+func (pt *items) listPlaces() func(r *Request) error {
 	kind := search.Venues
 	if pt.kind == repository.KindOrganizer {
 		kind = search.Organizers

@@ -10,6 +10,7 @@ import (
 
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/app/input"
 	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/config"
@@ -17,28 +18,42 @@ import (
 	"github.com/calendar/eventcal/search"
 )
 
-// posts serves the routes of one of the three post resources. Events,
-// venues and organizers share their read, write and delete logic; what
-// differs is declared here and in the kind-specific apply functions.
-type posts struct {
+// items is what the handlers of events, venues and organizers share: how
+// a route finds its item (by ID or slug), the single read, the delete and
+// the venue and organizer lists. Writes go through the calendar service
+// (cal); each resource's handler type decodes its own commands.
+type items struct {
 	kind       repository.PostKind
 	res        string // "event", "venue", "organizer": error codes and messages
 	collection string // route segment
-	nameField  string // request/response field holding the title
 	cfg        *config.Config
 	store      repository.Store
 	render     *present.Renderer
 	now        func() time.Time
-	// search serves the venue and organizer lists.
+	// search serves the lists.
 	search search.Engine
 	log    *slog.Logger
+	cal    *calendar.Service
 }
 
+// events serves the event routes: items, writes, lists, feeds and the
+// occurrence routes of series.
+type events struct{ *items }
+
+// venues serves the venue writes (reads and lists: items).
+type venues struct{ *items }
+
+// organizers serves the organizer writes (reads and lists: items).
+type organizers struct{ *items }
+
 // postTypes returns the handlers of events, venues and organizers.
-func (s *API) postTypes() (ev, ve, or *posts) {
-	return &posts{kind: repository.KindEvent, res: "event", collection: "events", nameField: "title", cfg: s.cfg, store: s.store, render: s.render, now: s.now, search: s.search, log: s.log},
-		&posts{kind: repository.KindVenue, res: "venue", collection: "venues", nameField: "venue", cfg: s.cfg, store: s.store, render: s.render, now: s.now, search: s.search, log: s.log},
-		&posts{kind: repository.KindOrganizer, res: "organizer", collection: "organizers", nameField: "organizer", cfg: s.cfg, store: s.store, render: s.render, now: s.now, search: s.search, log: s.log}
+func (s *API) postTypes() (*events, *venues, *organizers) {
+	it := func(kind repository.PostKind, collection string) *items {
+		return &items{kind: kind, res: string(kind), collection: collection, cfg: s.cfg, store: s.store,
+			render: s.render, now: s.now, search: s.search, log: s.log, cal: s.cal}
+	}
+	return &events{it(repository.KindEvent, "events")}, &venues{it(repository.KindVenue, "venues")},
+		&organizers{it(repository.KindOrganizer, "organizers")}
 }
 
 // lookup says how a route addresses its item.
@@ -53,7 +68,7 @@ const (
 // item is 404 (docs/decisions.md, "Reads"); an ID of another kind is 400
 // rest-invalid-event-id for events (as the original plugin answers) and
 // 404 otherwise.
-func (pt *posts) load(r *Request, how lookup) (*repository.Post, error) {
+func (pt *items) load(r *Request, how lookup) (*repository.Post, error) {
 	if how == byID {
 		id, _ := strconv.ParseInt(r.c.Params("id"), 10, 64)
 		p, err := pt.store.GetPost(r.ctx, id)
@@ -103,7 +118,7 @@ func (pt *posts) load(r *Request, how lookup) (*repository.Post, error) {
 }
 
 // readArgs declares the parameters of a single read.
-func (pt *posts) readArgs() []Arg {
+func (pt *items) readArgs() []Arg {
 	return []Arg{
 		{Name: "password", Type: tString, Desc: "The password of a password-protected event."},
 		{Name: "context", Type: tString, Enum: []string{"view", "edit"}, Default: "view", Desc: "edit shows protected content to callers who may edit the item."},
@@ -111,19 +126,23 @@ func (pt *posts) readArgs() []Arg {
 }
 
 // deleteArgs declares the parameters of a delete.
-func (pt *posts) deleteArgs() []Arg {
+func (pt *items) deleteArgs() []Arg {
 	return []Arg{
 		{Name: "password", Type: tString, Desc: "Accepted for compatibility; irrelevant for deletes."},
 		{Name: "force", Type: tBoolean, Default: false, Desc: "Delete permanently instead of moving to the trash (editors and admins)."},
 	}
 }
 
+// writeArgs declares the parameters of a create (required fields
+// enforced) or an update (everything optional) of the kind.
+func (pt *items) writeArgs(create bool) []Arg { return writeArgs(pt.kind, create) }
+
 // get serves GET by ID or slug with the original plugin's visibility rules
 // (access.CheckReadable): a trashed item the caller may not edit is 403
 // …-no-longer-available, an unpublished one the caller may not read 403
 // …-not-accessible, and a password-protected one 403 …-password-protected
 // without the password.
-func (pt *posts) get(how lookup) func(r *Request) error {
+func (pt *items) get(how lookup) func(r *Request) error {
 	return func(r *Request) error {
 		p, err := pt.load(r, how)
 		if err != nil {
@@ -137,7 +156,7 @@ func (pt *posts) get(how lookup) func(r *Request) error {
 }
 
 // checkReadable applies the trash, status and password rules to a single read.
-func (pt *posts) checkReadable(r *Request, p *repository.Post) error {
+func (pt *items) checkReadable(r *Request, p *repository.Post) error {
 	return access.CheckReadable(r.user, p, pt.res, r.reader.Unlocks(p))
 }
 
@@ -158,121 +177,96 @@ func (r *Request) sendPost(status int, p *repository.Post, single bool) error {
 	}
 }
 
-// post serves POST on a collection (201).
-func (pt *posts) post(r *Request) error {
-	if !access.CanCreatePosts(r.user) {
-		return access.Forbidden(r.user)
-	}
-	p, _, err := pt.create(r, r.bag)
-	if err != nil {
-		return err
-	}
-	return r.sendPost(201, p, false)
-}
-
-// create writes a new post from b (the declared validators passed),
-// reusing a duplicate venue or organizer (same name, and description when
-// sent, as the original plugin detects them). Everything is decided
-// (prepareWrite, check) before anything is written (writePlan). It
-// returns the post and whether it was newly made.
-func (pt *posts) create(r *Request, b *input.Bag) (*repository.Post, bool, error) {
-	plan, err := pt.prepareWrite(r, b, nil)
-	if err != nil {
-		return nil, false, err
-	}
-	if err := plan.check(r, nil); err != nil {
-		return nil, false, err
-	}
-	if pt.kind != repository.KindEvent {
-		return pt.createPlace(r, plan)
-	}
-	p, err := pt.createNew(r, plan)
-	return p, err == nil, err
-}
-
-// newPost is a new, empty post of the handler's kind by the caller.
-func (pt *posts) newPost(r *Request) *repository.Post {
-	now := pt.now().UTC().Truncate(time.Second)
-	p := &repository.Post{Kind: pt.kind, Author: r.user.ID, Date: now, Modified: now}
-	switch pt.kind {
-	case repository.KindEvent:
-		p.Event = &repository.EventFields{ShowMap: true, ShowMapLink: true,
-			Categories: []int64{}, Tags: []int64{}, Venues: []int64{}, Organizers: []int64{}}
-	case repository.KindVenue:
-		p.Venue = &repository.VenueFields{ShowMap: true, ShowMapLink: true}
-	case repository.KindOrganizer:
-		p.Organizer = &repository.OrganizerFields{}
-	}
-	return p
-}
-
-// createNew commits a checked plan (what it links to) and stores a new
-// post from it; when that fails, what the commit made is undone.
-func (pt *posts) createNew(r *Request, plan *writePlan) (*repository.Post, error) {
-	p, err := pt.createCommitted(r, plan)
-	if err != nil {
-		plan.undo(r)
-		return nil, err
-	}
-	return p, nil
-}
-
-// createCommitted is createNew without the undo.
-func (pt *posts) createCommitted(r *Request, plan *writePlan) (*repository.Post, error) {
-	if err := plan.commit(r); err != nil {
-		return nil, err
-	}
-	p := pt.newPost(r)
-	if err := plan.apply(r, p); err != nil {
-		return nil, err
-	}
-	if err := pt.store.CreatePost(r.ctx, p); err != nil {
-		return nil, err
-	}
-	pt.countsChanged(p)
-	return p, nil
-}
-
-// countsChanged drops the cached counts of the terms of the given events
-// (before and after a write).
-func (pt *posts) countsChanged(posts ...*repository.Post) {
-	if ids := present.EventTerms(posts...); len(ids) > 0 {
-		pt.render.Counts.Invalidate(ids...)
-	}
-}
-
-// findDuplicate returns a non-trashed venue or organizer with the same name
-// (case-insensitive) and, when a description is sent, the same description,
-// among those the caller may read (linkrules.go).
-func (pt *posts) findDuplicate(r *Request, b *input.Bag) (*repository.Post, error) {
-	name := strings.TrimSpace(b.Str(pt.nameField))
-	if name == "" {
-		return nil, nil
-	}
-	cands, err := pt.store.FindPosts(r.ctx, repository.PostQuery{Kind: pt.kind, Title: name, TitleLang: r.lang,
-		ExcludeStatuses: []string{repository.StatusTrash}, Limit: 50})
-	if err != nil {
-		return nil, err
-	}
-	desc, hasDesc := b.Get("description")
-	for _, c := range cands {
-		if !access.CanReadPost(r.user, c) {
-			continue
+// create serves POST on a collection: the caller must be one who may
+// create items, then write (decode, call the calendar) makes the item,
+// answered with 201.
+func create(write func(r *Request) (*repository.Post, error)) func(r *Request) error {
+	return func(r *Request) error {
+		if !access.CanCreatePosts(r.user) {
+			return access.Forbidden(r.user)
 		}
-		if hasDesc {
-			d, _ := input.AsString(desc)
-			if c.Content.Get(r.lang, pt.cfg.DefaultLanguage) != d {
-				continue
-			}
+		p, err := write(r)
+		if err != nil {
+			return err
 		}
-		return c, nil
+		return r.sendPost(201, p, false)
 	}
-	return nil, nil
 }
 
-// loadEditable finds the item a write route addresses (loadPost) and
+// edit serves POST/PUT/PATCH on one item (a partial update): the item
+// the caller may edit, then write (decode, call the calendar), answered
+// with 200.
+func (pt *items) edit(how lookup, write func(r *Request, cur *repository.Post) (*repository.Post, error)) func(r *Request) error {
+	return func(r *Request) error {
+		cur, err := pt.loadEditable(r, how)
+		if err != nil {
+			return err
+		}
+		p, err := write(r, cur)
+		if err != nil {
+			return err
+		}
+		return r.sendPost(200, p, false)
+	}
+}
+
+// post serves POST /events.
+func (ev *events) post(r *Request) error {
+	return create(func(r *Request) (*repository.Post, error) {
+		in, err := decodeEvent(r, r.bag)
+		if err != nil {
+			return nil, err
+		}
+		return ev.cal.CreateEvent(r.ctx, r.user, r.lang, in)
+	})(r)
+}
+
+// update serves POST/PUT/PATCH on one event.
+func (ev *events) update(how lookup) func(r *Request) error {
+	return ev.edit(how, func(r *Request, cur *repository.Post) (*repository.Post, error) {
+		in, err := decodeEvent(r, r.bag)
+		if err != nil {
+			return nil, err
+		}
+		return ev.cal.UpdateEvent(r.ctx, r.user, r.lang, cur, in)
+	})
+}
+
+// post serves POST /venues: a new venue, or a duplicate reused
+// (calendar.Service.CreateVenue).
+func (ve *venues) post(r *Request) error {
+	return create(func(r *Request) (*repository.Post, error) {
+		p, _, err := ve.cal.CreateVenue(r.ctx, r.user, r.lang, decodeVenue(r.bag))
+		return p, err
+	})(r)
+}
+
+// update serves POST/PUT/PATCH on one venue.
+func (ve *venues) update(how lookup) func(r *Request) error {
+	return ve.edit(how, func(r *Request, cur *repository.Post) (*repository.Post, error) {
+		return ve.cal.UpdateVenue(r.ctx, r.user, r.lang, cur, decodeVenue(r.bag))
+	})
+}
+
+// post serves POST /organizers: a new organizer, or a duplicate reused
+// (calendar.Service.CreateOrganizer).
+func (or *organizers) post(r *Request) error {
+	return create(func(r *Request) (*repository.Post, error) {
+		p, _, err := or.cal.CreateOrganizer(r.ctx, r.user, r.lang, decodeOrganizer(r.bag))
+		return p, err
+	})(r)
+}
+
+// update serves POST/PUT/PATCH on one organizer.
+func (or *organizers) update(how lookup) func(r *Request) error {
+	return or.edit(how, func(r *Request, cur *repository.Post) (*repository.Post, error) {
+		return or.cal.UpdateOrganizer(r.ctx, r.user, r.lang, cur, decodeOrganizer(r.bag))
+	})
+}
+
+// loadEditable finds the item a write route addresses (load) and
 // refuses a caller who may not edit it.
-func (pt *posts) loadEditable(r *Request, how lookup) (*repository.Post, error) {
+func (pt *items) loadEditable(r *Request, how lookup) (*repository.Post, error) {
 	cur, err := pt.load(r, how)
 	if err != nil {
 		return nil, err
@@ -283,102 +277,20 @@ func (pt *posts) loadEditable(r *Request, how lookup) (*repository.Post, error) 
 	return cur, nil
 }
 
-// update serves POST/PUT/PATCH on one item: a partial update.
-func (pt *posts) update(how lookup) func(r *Request) error {
-	return func(r *Request) error {
-		cur, err := pt.loadEditable(r, how)
-		if err != nil {
-			return err
-		}
-		plan, err := pt.prepareWrite(r, r.bag, cur)
-		if err != nil {
-			return err
-		}
-		if err := plan.check(r, cur); err != nil {
-			return err
-		}
-		p, err := pt.updateCommitted(r, plan, cur)
-		if err != nil {
-			plan.undo(r)
-		}
-		if errors.Is(err, repository.ErrNotFound) {
-			return apierr.NotFound(pt.res, cur.ID)
-		}
-		if err != nil {
-			return err
-		}
-		pt.countsChanged(cur, p)
-		return r.sendPost(200, p, false)
-	}
-}
-
-// updateCommitted commits a checked plan and writes it onto the post cur.
-func (pt *posts) updateCommitted(r *Request, plan *writePlan, cur *repository.Post) (*repository.Post, error) {
-	if err := plan.commit(r); err != nil {
-		return nil, err
-	}
-	if e := cur.Event; e != nil && (plan.setVenues || plan.setOrganizers) {
-		// The venues and organizers an event leaves need reindexing
-		// (has_events, only_with_upcoming); mark them before the write.
-		if err := pt.store.MarkForIndexing(r.ctx, repository.MarkPost, append(append([]int64{}, e.Venues...), e.Organizers...)); err != nil {
-			return nil, err
-		}
-	}
-	return pt.store.UpdatePost(r.ctx, cur.ID, func(p *repository.Post) error {
-		return plan.apply(r, p)
-	})
-}
-
 // delete serves DELETE: trash (200 with the trashed item), 410 when
-// already trashed, or a permanent delete with force (editors and admins).
-// Trashing or deleting a venue or organizer unlinks it from every event.
-func (pt *posts) delete(how lookup) func(r *Request) error {
+// already trashed, or a permanent delete with force (editors and admins;
+// calendar.Service.Delete).
+func (pt *items) delete(how lookup) func(r *Request) error {
 	return func(r *Request) error {
 		cur, err := pt.loadEditable(r, how)
 		if err != nil {
 			return err
 		}
 		force, _ := input.AsBool(r.bag.Values["force"])
-		if force {
-			if !access.CanEditOthers(r.user) {
-				return access.Forbidden(r.user)
-			}
-			if pt.kind != repository.KindEvent {
-				if _, err := pt.store.UnlinkPost(r.ctx, cur.ID); err != nil {
-					return err
-				}
-			} else if e := cur.Event; e != nil {
-				if err := pt.store.MarkForIndexing(r.ctx, repository.MarkPost, append(append([]int64{}, e.Venues...), e.Organizers...)); err != nil {
-					return err
-				}
-			}
-			if err := pt.store.DeletePost(r.ctx, cur.ID); err != nil && !errors.Is(err, repository.ErrNotFound) {
-				return err
-			}
-			pt.countsChanged(cur)
-			return r.sendPost(200, cur, false)
-		}
-		if cur.Status == repository.StatusTrash {
-			return apierr.New(410, pt.res+"-is-in-trash", "The "+pt.res+" is already trashed")
-		}
-		now := pt.now().UTC().Truncate(time.Second)
-		p, err := pt.store.UpdatePost(r.ctx, cur.ID, func(p *repository.Post) error {
-			if p.Status == repository.StatusTrash {
-				return apierr.New(410, pt.res+"-is-in-trash", "The "+pt.res+" is already trashed")
-			}
-			p.Status = repository.StatusTrash
-			p.Modified = now
-			return nil
-		})
+		p, err := pt.cal.Delete(r.ctx, r.user, cur, force)
 		if err != nil {
 			return err
 		}
-		if pt.kind != repository.KindEvent {
-			if _, err := pt.store.UnlinkPost(r.ctx, cur.ID); err != nil {
-				return err
-			}
-		}
-		pt.countsChanged(cur)
 		return r.sendPost(200, p, false)
 	}
 }

@@ -2,13 +2,11 @@ package handlers
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/app/calendar/recurrence"
 	"github.com/calendar/eventcal/app/input"
 	"github.com/calendar/eventcal/app/present"
@@ -112,70 +110,6 @@ func parseRecurrenceValue(v any) (*repository.Recurrence, string) {
 	return nil, shape
 }
 
-// applyRecurrence writes the recurrence sent (if any) onto an event whose
-// dates are already applied, validates the series against its start and
-// zone, and drops the overrides of occurrences the write removed. A
-// single event keeps no overrides.
-func (plan *writePlan) applyRecurrence(r *Request, p *repository.Post) error {
-	e := p.Event
-	if v, ok := plan.b.Get("recurrence"); ok {
-		rec, msg := parseRecurrenceValue(v)
-		if msg != "" {
-			return apierr.InvalidValue("recurrence", msg, v)
-		}
-		e.Recurrence = rec
-	}
-	if e.Recurrence == nil {
-		e.Overrides = nil
-		return nil
-	}
-	loc, _ := r.s.render.EventZone(e)
-	series := recurrence.SeriesOf(e, loc)
-	lim := recurrenceLimits(r.s.cfg, r.s.now)
-	if err := recurrence.Validate(series, lim); err != nil {
-		return occurrenceBoundProblem(err, lim)
-	}
-	// Expanded once per change: the occurrence routes and feeds read
-	// this expansion (kept by content, so a write that fails later
-	// leaves only an unused entry).
-	r.s.render.Expansions.Keep(series, lim)
-	if len(e.Overrides) > 0 {
-		keys, err := recurrence.Keys(series, lim)
-		if err != nil {
-			return recurrenceProblem(err)
-		}
-		var kept []repository.OccurrenceOverride
-		for _, o := range e.Overrides {
-			if keys[o.Key] {
-				kept = append(kept, o)
-			}
-		}
-		e.Overrides = kept
-	}
-	return nil
-}
-
-// recurrenceProblem turns a refused series into a 400 on the recurrence
-// parameter whose message names the part at fault.
-func recurrenceProblem(err error) error {
-	var re *recurrence.Error
-	if errors.As(err, &re) {
-		return apierr.InvalidParam("recurrence", re.Field+": "+re.Message+".")
-	}
-	return err
-}
-
-// occurrenceBoundProblem is recurrenceProblem, naming the setting in the
-// 400 of a series with more occurrences than MAX_SERIES_OCCURRENCES
-// (recurrence.Validate says "at most N are allowed").
-func occurrenceBoundProblem(err error, lim recurrence.Limits) error {
-	var re *recurrence.Error
-	if errors.As(err, &re) && lim.MaxOccurrences > 0 && strings.Contains(re.Message, fmt.Sprintf("at most %d are allowed", lim.MaxOccurrences)) {
-		return apierr.InvalidParam("recurrence", re.Field+": "+re.Message+" (MAX_SERIES_OCCURRENCES).")
-	}
-	return recurrenceProblem(err)
-}
-
 // eventHit is one hit of an event list: the post to render (the series
 // shaped as its occurrence, for an occurrence) and the occurrence.
 type eventHit struct {
@@ -257,7 +191,7 @@ func (lr lister) renderHits(hits []eventHit, render func(h eventHit, l *present.
 // renderHit renders one event hit: a single event or a series from the
 // shared heads (ListedEvent), an occurrence afresh with its occurrence
 // field.
-func (pt *posts) renderHit(h eventHit, l *present.Linked, v present.View) *present.Event {
+func (pt *events) renderHit(h eventHit, l *present.Linked, v present.View) *present.Event {
 	if h.occ == nil {
 		return pt.render.ListedEvent(h.post, l, v)
 	}
@@ -276,9 +210,4 @@ func applyCollapseSeries(b *input.Bag, q *search.EventQuery) {
 	if v, ok := b.Get("hide_subsequent_recurrences"); ok {
 		q.CollapseSeries, _ = input.AsBool(v)
 	}
-}
-
-// localDate writes t as wall time in loc ("2006-01-02 15:04:05").
-func localDate(t time.Time, loc *time.Location) string {
-	return t.In(loc).Format(recurrence.LocalLayout)
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/app/access"
+	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/app/calendar/recurrence"
 	"github.com/calendar/eventcal/app/ical"
 	"github.com/calendar/eventcal/app/present"
@@ -18,11 +19,11 @@ import (
 // the object rendered for the caller (redacted where protected), as
 // icalEvent does for single events. A changed occurrence the caller may
 // not read (its own status) is an EXDATE instead.
-func (pt *posts) icalSeries(r *Request, p *repository.Post) ([]ical.Event, error) {
+func (pt *events) icalSeries(r *Request, p *repository.Post) ([]ical.Event, error) {
 	loc, _ := pt.render.EventZone(p.Event)
 	all, err := pt.render.Expansions.Expand(recurrence.SeriesOf(p.Event, loc), time.Time{}, time.Time{}, recurrenceLimits(pt.cfg, pt.now))
 	if err != nil {
-		return nil, recurrenceProblem(err)
+		return nil, calendar.RecurrenceProblem(err)
 	}
 	posts := []*repository.Post{p}
 	var changed []recurrence.Occurrence

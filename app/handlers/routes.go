@@ -36,8 +36,8 @@ func (s *API) Routes() []*Route {
 		return s.routes
 	}
 	// The handlers and their files: ev, ve, or (events, venues, organizers):
-	// posts.go for the items; writeargs.go, writes.go and writefields.go
-	// for what a write sends and changes; listargs.go and lists.go for the
+	// posts.go for the items, occurrences.go for the occurrences of series; writeargs.go and decode.go for what a write
+	// sends (the calendar service writes it); listargs.go and lists.go for the
 	// lists; feeds.go for the .ics feeds; cat, tag: terms.go; dc:
 	// index.go and openapi.go; ad: admin.go; wh: webhooks.go; ac:
 	// accounts.go.
@@ -57,18 +57,18 @@ func (s *API) Routes() []*Route {
 			{Methods: readable, Path: "/events/:id.ics", args: ev.readArgs(), Handle: ev.getEventFeed, summary: "Read an event as an iCalendar (RFC 5545) object."},
 			{Methods: creatable, Path: "/events", args: ev.writeArgs(true), Write: true, Handle: ev.post, summary: "Create an event."},
 		},
-		s.itemRoutes(ev, "an event"),
-		ev.occurrenceRoutes(),
+		s.itemRoutes(ev.items, ev.update, "an event"),
+		(&occurrences{items: ev.items, ev: ev}).occurrenceRoutes(),
 		[]*Route{
 			{Methods: readable, Path: "/venues", args: ve.placeListArgs(), Handle: ve.listPlaces(), summary: "List and search venues."},
 			{Methods: creatable, Path: "/venues", args: ve.writeArgs(true), Write: true, Handle: ve.post, summary: "Create a venue (or reuse a duplicate)."},
 		},
-		s.itemRoutes(ve, "a venue"),
+		s.itemRoutes(ve.items, ve.update, "a venue"),
 		[]*Route{
 			{Methods: readable, Path: "/organizers", args: or.placeListArgs(), Handle: or.listPlaces(), summary: "List and search organizers."},
 			{Methods: creatable, Path: "/organizers", args: or.writeArgs(true), Write: true, Handle: or.post, summary: "Create an organizer (or reuse a duplicate)."},
 		},
-		s.itemRoutes(or, "an organizer"),
+		s.itemRoutes(or.items, or.update, "an organizer"),
 		s.termRoutes(cat, "an event category", "event categories"),
 		[]*Route{
 			{Methods: creatable, Path: "/admin/reindex", Handle: ad.startReindex, summary: "Start a full rebuild of the search indexes (admin)."},
@@ -98,8 +98,9 @@ func (s *API) Routes() []*Route {
 
 // itemRoutes declares the read, update and delete routes of one post type's
 // items, once addressed by ID and once by slug: the same handlers, told how
-// to find the item. noun is "an event", "a venue"...
-func (s *API) itemRoutes(pt *posts, noun string) []*Route {
+// to find the item; update is the resource's update handler. noun is "an
+// event", "a venue"...
+func (s *API) itemRoutes(pt *items, update func(lookup) func(*Request) error, noun string) []*Route {
 	var out []*Route
 	for _, by := range []struct {
 		how        lookup
@@ -108,7 +109,7 @@ func (s *API) itemRoutes(pt *posts, noun string) []*Route {
 		p, suffix := "/"+pt.collection+by.path, " by "+by.name+"."
 		out = append(out,
 			&Route{Methods: readable, Path: p, args: pt.readArgs(), Handle: pt.get(by.how), summary: "Read " + noun + suffix},
-			&Route{Methods: editable, Path: p, args: pt.writeArgs(false), Write: true, Handle: pt.update(by.how), summary: "Update " + noun + suffix},
+			&Route{Methods: editable, Path: p, args: pt.writeArgs(false), Write: true, Handle: update(by.how), summary: "Update " + noun + suffix},
 			&Route{Methods: deletable, Path: p, args: pt.deleteArgs(), Write: true, Handle: pt.delete(by.how), summary: "Trash (or with force, delete) " + noun + suffix})
 	}
 	return out

@@ -74,7 +74,7 @@ func facetsFromList(rd access.Reader, q search.EventQuery) bool {
 // eventFacets returns the facets of q for the caller: from res when q
 // already leaves protected events out or the caller sees them all, else
 // from a count-only query without them.
-func (pt *posts) eventFacets(lr lister, q search.EventQuery, res search.Result) (map[string]map[string]int, error) {
+func (pt *events) eventFacets(lr lister, q search.EventQuery, res search.Result) (map[string]map[string]int, error) {
 	if len(q.Facets) == 0 {
 		return nil, nil
 	}

@@ -13,8 +13,8 @@ import (
 )
 
 // writeArgs declares the parameters of a create (required fields
-// enforced) or an update (everything optional) of one post type.
-func (pt *posts) writeArgs(create bool) []Arg {
+// enforced) or an update (everything optional) of one kind.
+func writeArgs(kind repository.PostKind, create bool) []Arg {
 	text := func(name, desc string) Arg {
 		return Arg{Name: name, Type: tString, Check: emptyOrString, Desc: desc, MaxLen: limits.MaxShortText, Text: plainText}
 	}
@@ -33,7 +33,7 @@ func (pt *posts) writeArgs(create bool) []Arg {
 		{Name: "image", Type: tAny, Check: checkImageArg, Desc: "Featured image: the ID of a registered image or an http(s) URL; empty removes it.", MaxLen: limits.MaxURL},
 	}
 	var own []Arg
-	switch pt.kind {
+	switch kind {
 	case repository.KindEvent:
 		own = []Arg{
 			{Name: "title", Type: tString, Required: create, Check: nonEmptyString, Desc: "Event title.", MaxLen: limits.MaxTitle, Text: plainText},

@@ -3,6 +3,7 @@ package wpimport
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -289,6 +291,9 @@ func (r *importRun) take(kind string, id int64, raw json.RawMessage) error {
 			err = fieldErr("id", "a read of %d answered with record %d", id, p.ID)
 		}
 		if err == nil {
+			err = r.checkPost(p)
+		}
+		if err == nil {
 			rec = &record{kind: kind, id: id, post: p}
 		}
 		if kind == KindEvent && looksRedacted(raw) {
@@ -378,4 +383,17 @@ func (r *importRun) scanOwn(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// checkPost is the calendar's check of a mapped post
+// (calendar.Service.CheckImported), as a field error of the report. It
+// runs before anything is written, so the images of a refused event are
+// not imported either.
+func (r *importRun) checkPost(p *repository.Post) error {
+	err := r.cal.CheckImported(p)
+	var fe *calendar.FieldError
+	if errors.As(err, &fe) {
+		return fieldErr(fe.Field, "%s", fe.Problem)
+	}
+	return err
 }

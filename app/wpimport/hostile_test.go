@@ -250,3 +250,37 @@ func TestRefusedRecordLeavesNoImage(t *testing.T) {
 		t.Errorf("the imported event's image 901: %v", err)
 	}
 }
+
+// TestCalendarChecksImportedEvents: the calendar's own rules apply to
+// what the importer maps (calendar.Service.CheckImported): an event whose
+// wall-clock end is before its start is refused with the field at fault,
+// though its UTC dates are in order, and nothing of it is written, its
+// image included (the check runs when the event is mapped, before any
+// write).
+func TestCalendarChecksImportedEvents(t *testing.T) {
+	bad := replay.Event(611, "FX Local Backwards")
+	bad["start_date"], bad["end_date"] = "2027-05-02 19:00:00", "2027-05-01 19:00:00"
+	bad["image"] = map[string]any{"id": 910, "url": "http://127.0.0.1:8088/wp-content/uploads/local.png", "extension": "png"}
+	good := replay.Event(612, "FX Fine")
+	src := replay.NewSite(t, &replay.Site{Events: []map[string]any{bad, good}})
+	s := openSQLite(t)
+	rep := runImport(t, s, siteOptions(src))
+	var got *wpimport.Failure
+	for i, f := range rep.Kind(wpimport.KindEvent).Failed {
+		if f.ID == 611 {
+			got = &rep.Kind(wpimport.KindEvent).Failed[i]
+		}
+	}
+	if got == nil || got.Field != "end_date" || !strings.Contains(got.Reason, "must not be before the start date") {
+		t.Fatalf("event 611: failure %+v, want end_date refused (%+v)", got, rep.Kind(wpimport.KindEvent))
+	}
+	if _, err := s.GetPost(t.Context(), 611); !errors.Is(err, repository.ErrNotFound) {
+		t.Errorf("the refused event 611: %v, want not found", err)
+	}
+	if _, err := s.GetPost(t.Context(), 910); !errors.Is(err, repository.ErrNotFound) {
+		t.Errorf("the refused event's image 910: %v, want not found", err)
+	}
+	if _, err := s.GetPost(t.Context(), 612); err != nil {
+		t.Errorf("event 612: %v", err)
+	}
+}

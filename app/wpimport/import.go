@@ -37,6 +37,10 @@
 // kept, so what a run holds is the records as they will be stored,
 // counted against Caps.HeldBytes (a quarter of the bytes cap by default).
 //
+// Events, venues, organizers and images are checked by the calendar
+// service (calendar.Service.CheckImported) as they are mapped, and written
+// through it (calendar.Service.Import, which keeps their IDs, slugs, dates
+// and authors); categories and tags are written to the store directly.
 // Every write goes through the store like the API's writes do, so each
 // records its index mark in the same write: a running service's sync
 // worker indexes the records within its usual lag, and with no service
@@ -58,6 +62,8 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/calendar/eventcal/app/calendar"
+	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -115,6 +121,9 @@ type Options struct {
 	Progress Progress
 	// Caps bound the run (zero fields: the defaults).
 	Caps Caps
+	// Calendar checks and writes the events, venues, organizers and
+	// images (nil: a calendar over the store with the default settings).
+	Calendar *calendar.Service
 }
 
 // Progress follows an import's phases: fetching each list, then writing
@@ -204,7 +213,11 @@ func Run(ctx context.Context, store repository.Store, opts Options) (*Report, er
 	for _, k := range kinds {
 		rep.kind(k)
 	}
-	r := &importRun{c: c, store: store, opts: opts, caps: caps, m: &mapper{site: site, lang: opts.Language, zone: opts.SiteZone}, rep: rep, progress: progress, log: c.logger}
+	cal := opts.Calendar
+	if cal == nil {
+		cal = calendar.New(calendar.Deps{Config: config.Default(), Store: store, Logger: c.logger})
+	}
+	r := &importRun{c: c, store: store, cal: cal, opts: opts, caps: caps, m: &mapper{site: site, lang: opts.Language, zone: opts.SiteZone}, rep: rep, progress: progress, log: c.logger}
 	c.holdFn = r.hold
 	err = r.run(ctx)
 	rep.Requests, rep.BytesRead, rep.Stopped = c.requests, c.bytes, err != nil

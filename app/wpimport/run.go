@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 
+	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -32,8 +33,10 @@ const (
 
 // importRun is one import.
 type importRun struct {
-	c        *client
-	store    repository.Store
+	c     *client
+	store repository.Store
+	// cal checks and writes the posts (Options.Calendar).
+	cal      *calendar.Service
 	opts     Options
 	m        *mapper
 	rep      *Report

@@ -2,12 +2,12 @@ package wpimport
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
 
+	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -64,18 +64,9 @@ func (r *importRun) writeOne(ctx context.Context, rec *record) error {
 		if t != nil {
 			slugs = t.Slug
 		}
-	case rec.action == actCreate:
-		p := clonePost(rec.post)
-		err = r.store.CreatePost(ctx, p)
-		slugs = p.Slug
 	default:
 		var p *repository.Post
-		p, err = r.store.UpdatePost(ctx, rec.id, func(p *repository.Post) error {
-			rev := p.Revision
-			*p = *clonePost(rec.post)
-			p.Revision = rev
-			return nil
-		})
+		p, err = r.cal.Import(ctx, rec.post, rec.action != actCreate)
 		if p != nil {
 			slugs = p.Slug
 		}
@@ -84,14 +75,19 @@ func (r *importRun) writeOne(ctx context.Context, rec *record) error {
 	case err == nil:
 	case ctx.Err() != nil:
 		return ctx.Err()
-	case errors.Is(err, repository.ErrDuplicate), errors.Is(err, repository.ErrNotFound):
+	case errors.Is(err, repository.ErrDuplicate), errors.Is(err, repository.ErrNotFound), errors.As(err, new(*calendar.FieldError)):
 		kr := r.rep.kind(rec.kind)
 		if rec.action == actCreate {
 			kr.Created--
 		} else {
 			kr.Updated--
 		}
-		r.fail(rec.kind, rec.id, fieldErr("id", "another record took or removed this ID during the import: %v", err))
+		var fe *calendar.FieldError
+		if errors.As(err, &fe) {
+			r.fail(rec.kind, rec.id, fieldErr(fe.Field, "%s", fe.Problem))
+		} else {
+			r.fail(rec.kind, rec.id, fieldErr("id", "another record took or removed this ID during the import: %v", err))
+		}
 		return nil
 	default:
 		return fmt.Errorf("write %s %d: %w", rec.kind, rec.id, err)
@@ -139,20 +135,6 @@ func (r *importRun) prune(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// clonePost returns a deep copy of p (the store may change what it is
-// given, and an update function may run more than once).
-func clonePost(p *repository.Post) *repository.Post {
-	b, err := json.Marshal(p)
-	if err != nil {
-		panic(err) // a Post always encodes
-	}
-	var c repository.Post
-	if err := json.Unmarshal(b, &c); err != nil {
-		panic(err)
-	}
-	return &c
 }
 
 func cloneTerm(t *repository.Term) *repository.Term {

@@ -1,7 +1,9 @@
-package handlers
+package calendar
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/calendar/eventcal/app/access"
@@ -25,16 +27,77 @@ const (
 	codeAccountDocumentLimit = "rest_account_document_limit"
 )
 
+// applyRecurrence writes the recurrence sent (if any) onto an event whose
+// dates are already applied, validates the series against its start and
+// zone, and drops the overrides of occurrences the write removed. A
+// single event keeps no overrides.
+func (o *op) applyRecurrence(plan *writePlan, p *repository.Post) error {
+	e := p.Event
+	if in := plan.ev.Recurrence; in.Set {
+		e.Recurrence = in.Value.Clone()
+	}
+	if e.Recurrence == nil {
+		e.Overrides = nil
+		return nil
+	}
+	loc, _ := o.s.zone(e)
+	series := recurrence.SeriesOf(e, loc)
+	lim := o.s.RecurrenceLimits()
+	if err := recurrence.Validate(series, lim); err != nil {
+		return occurrenceBoundProblem(err, lim)
+	}
+	// Expanded once per change: the occurrence routes and feeds read
+	// this expansion (kept by content, so a write that fails later
+	// leaves only an unused entry).
+	o.s.expansions.Keep(series, lim)
+	if len(e.Overrides) > 0 {
+		keys, err := recurrence.Keys(series, lim)
+		if err != nil {
+			return RecurrenceProblem(err)
+		}
+		var kept []repository.OccurrenceOverride
+		for _, ov := range e.Overrides {
+			if keys[ov.Key] {
+				kept = append(kept, ov)
+			}
+		}
+		e.Overrides = kept
+	}
+	return nil
+}
+
+// RecurrenceProblem turns a refused series into a 400 on the recurrence
+// parameter whose message names the part at fault; other errors are
+// returned as they are.
+func RecurrenceProblem(err error) error {
+	var re *recurrence.Error
+	if errors.As(err, &re) {
+		return apierr.InvalidParam("recurrence", re.Field+": "+re.Message+".")
+	}
+	return err
+}
+
+// occurrenceBoundProblem is RecurrenceProblem, naming the setting in the
+// 400 of a series with more occurrences than MAX_SERIES_OCCURRENCES
+// (recurrence.Validate says "at most N are allowed").
+func occurrenceBoundProblem(err error, lim recurrence.Limits) error {
+	var re *recurrence.Error
+	if errors.As(err, &re) && lim.MaxOccurrences > 0 && strings.Contains(re.Message, fmt.Sprintf("at most %d are allowed", lim.MaxOccurrences)) {
+		return apierr.InvalidParam("recurrence", re.Field+": "+re.Message+" (MAX_SERIES_OCCURRENCES).")
+	}
+	return RecurrenceProblem(err)
+}
+
 // documentCount is how many search-index documents the event e makes: one
 // for a single event, one per occurrence from its first to the horizon
 // for a series (as the sync worker's document builder expands it; a series
 // the expansion refuses is indexed as one document).
-func (pt *posts) documentCount(e *repository.EventFields) int {
+func (s *Service) documentCount(e *repository.EventFields) int {
 	if e == nil || e.Recurrence == nil {
 		return 1
 	}
-	loc, _ := pt.render.EventZone(e)
-	occs, err := recurrence.Expand(recurrence.SeriesOf(e, loc), time.Time{}, time.Time{}, recurrenceLimits(pt.cfg, pt.now))
+	loc, _ := s.zone(e)
+	occs, err := recurrence.Expand(recurrence.SeriesOf(e, loc), time.Time{}, time.Time{}, s.RecurrenceLimits())
 	if err != nil || len(occs) == 0 {
 		return 1
 	}
@@ -45,8 +108,8 @@ func (pt *posts) documentCount(e *repository.EventFields) int {
 // their text past MAX_SERIES_OVERRIDE_TEXT. before is the text they held
 // before the change: a change that does not grow it (one shortening a
 // series stored over a lowered bound) is never refused.
-func (pt *posts) checkOverrideText(field string, before int, e *repository.EventFields) error {
-	limit := pt.cfg.MaxSeriesOverrideText
+func (s *Service) checkOverrideText(field string, before int, e *repository.EventFields) error {
+	limit := s.cfg.MaxSeriesOverrideText
 	after := e.OverrideTextBytes()
 	if limit <= 0 || after <= limit || after <= before {
 		return nil
@@ -68,18 +131,18 @@ func (pt *posts) checkOverrideText(field string, before int, e *repository.Event
 // The sum is read from the store (Store.AccountDocuments) at each write,
 // so writes of one account racing each other may each pass: the bound is
 // then exceeded by at most their number times one series' occurrences.
-func (pt *posts) boundDocuments(r *Request, p *repository.Post) error {
+func (o *op) boundDocuments(p *repository.Post) error {
 	e := p.Event
 	before := 0
 	if p.ID != 0 {
 		before = max(e.Documents, 1)
 	}
-	e.Documents = pt.documentCount(e)
-	limit := pt.cfg.MaxAccountDocuments
-	if limit <= 0 || access.CanEditOthers(r.user) || e.Documents <= before {
+	e.Documents = o.s.documentCount(e)
+	limit := o.s.cfg.MaxAccountDocuments
+	if limit <= 0 || access.CanEditOthers(o.user) || e.Documents <= before {
 		return nil
 	}
-	total, err := pt.store.AccountDocuments(r.ctx, p.Author)
+	total, err := o.s.store.AccountDocuments(o.ctx, p.Author)
 	if err != nil {
 		return err
 	}

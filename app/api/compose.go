@@ -1,0 +1,30 @@
+package api
+
+import (
+	"time"
+
+	"github.com/calendar/eventcal/app/calendar"
+	"github.com/calendar/eventcal/app/handlers"
+	"github.com/calendar/eventcal/app/present"
+	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/repository"
+)
+
+// newHandlers composes the handlers of one API root (cfg names it): the
+// renderer and the calendar service they call, over the server's store,
+// search engine and clock. The calendar drops the renderer's term counts
+// of what it writes; the response cache and the sync worker are told of
+// every write route by the route wrapper (registerRoutes).
+func (s *Server) newHandlers(cfg *config.Config, opts Options, recordTTL, countTTL time.Duration) *handlers.API {
+	render := s.renderer(cfg, recordTTL, countTTL)
+	cal := calendar.New(calendar.Deps{Config: cfg, Store: s.store, Logger: s.log, Now: s.now,
+		Zone: render.EventZone, Expansions: render.Expansions,
+		Changed: func(posts ...*repository.Post) {
+			if ids := present.EventTerms(posts...); len(ids) > 0 {
+				render.Counts.Invalidate(ids...)
+			}
+		}})
+	return handlers.New(handlers.Deps{Config: cfg, Store: s.store, Search: s.search, Indexer: s.indexer,
+		Reindexer: opts.Reindexer, Webhooks: opts.Webhooks, Logger: s.log, Now: s.now,
+		Render: render, Calendar: cal, AdminChanged: s.forgetAdmin, Version: s.identity.Version})
+}

@@ -1,0 +1,229 @@
+package calendar_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/calendar"
+	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/repository/sqlite"
+)
+
+// newService returns a calendar over a fresh SQLite store, its clock
+// fixed at 2026-06-01 12:00 UTC.
+func newService(t *testing.T) (*calendar.Service, repository.Store) {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "calendar.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close(context.Background()) })
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	return calendar.New(calendar.Deps{Config: config.Default(), Store: st, Logger: slog.New(slog.DiscardHandler),
+		Now: func() time.Time { return now }}), st
+}
+
+// counts returns how many venues, organizers, images, categories and
+// tags the store holds.
+func counts(t *testing.T, st repository.Store) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, k := range []repository.PostKind{repository.KindEvent, repository.KindVenue, repository.KindOrganizer, repository.KindImage} {
+		ps, err := st.FindPosts(t.Context(), repository.PostQuery{Kind: k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[string(k)] = len(ps)
+	}
+	for _, tax := range []repository.Taxonomy{repository.TaxCategory, repository.TaxTag} {
+		ts, err := st.FindTerms(t.Context(), repository.TermQuery{Taxonomy: tax})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[string(tax)] = len(ts)
+	}
+	return out
+}
+
+// event is a valid create command naming a new category, a new tag, an
+// inline venue and an image URL.
+func event() *calendar.EventInput {
+	return &calendar.EventInput{
+		PostInput: calendar.PostInput{Name: calendar.Some("Concert"),
+			Image: calendar.Some(calendar.ImageRef{URL: "https://example.org/poster.png"})},
+		StartDate:  calendar.Some("2026-07-01 19:00:00"),
+		EndDate:    calendar.Some("2026-07-01 21:00:00"),
+		Categories: calendar.Some([]calendar.TermItem{{Name: "Music"}}),
+		Tags:       calendar.Some([]calendar.TermItem{{Name: "jazz"}}),
+		Venues: calendar.Links{Set: true, Items: []calendar.Link{{Venue: &calendar.VenueInput{
+			PostInput: calendar.PostInput{Name: calendar.Some("Hall")}, City: calendar.Some("Utrecht")}}}},
+	}
+}
+
+// TestCreateEventDecidesBeforeWriting: a command the calendar refuses at
+// any step (a look-up, a permission, a rule of the record) writes
+// nothing, though it names a new category, tag, venue and image; the same
+// command without the fault writes them all.
+func TestCreateEventDecidesBeforeWriting(t *testing.T) {
+	editor := &repository.User{ID: 1, Login: "ed", Role: repository.RoleEditor}
+	contributor := &repository.User{ID: 2, Login: "co", Role: repository.RoleContributor}
+	tests := []struct {
+		name     string
+		by       *repository.User
+		change   func(in *calendar.EventInput)
+		status   int
+		contains string
+	}{
+		{"end before start", editor, func(in *calendar.EventInput) { in.EndDate = calendar.Some("2026-06-30 19:00:00") }, 400, "end_date"},
+		{"unknown author", editor, func(in *calendar.EventInput) { in.Author = calendar.Some(int64(99)) }, 400, "There is no user with ID 99"},
+		{"unknown linked organizer", editor, func(in *calendar.EventInput) {
+			in.Organizers = calendar.Links{Set: true, Raw: "77", Items: []calendar.Link{{ID: 77}}}
+		}, 400, "There is no organizer with ID 77"},
+		{"bad form of a link", editor, func(in *calendar.EventInput) {
+			in.Organizers = calendar.Links{Set: true, Raw: "x", Problem: "Must be organizer IDs."}
+		}, 400, "organizer must be organizer IDs"},
+		{"bad recurrence", editor, func(in *calendar.EventInput) {
+			in.Recurrence = calendar.Some(&repository.Recurrence{Rules: []string{"FREQ=SOMETIMES"}})
+		}, 400, "recurrence"},
+		{"new tag by a contributor", contributor, func(in *calendar.EventInput) { in.Image = calendar.Opt[calendar.ImageRef]{} }, 403, "rest_cannot_create"},
+		{"inline venue with a bad date", editor, func(in *calendar.EventInput) {
+			in.Venues.Items[0].Venue.Date = calendar.Some("not a date")
+		}, 400, "date"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			svc, st := newService(t)
+			before := counts(t, st)
+			in := event()
+			tt.change(in)
+			_, err := svc.CreateEvent(t.Context(), tt.by, "en", in)
+			var ae *apierr.Error
+			if !errors.As(err, &ae) || ae.Status != tt.status || !strings.Contains(ae.Code+" "+ae.Message, tt.contains) {
+				t.Fatalf("error %v, want %d naming %q", err, tt.status, tt.contains)
+			}
+			if after := counts(t, st); !equal(before, after) {
+				t.Fatalf("a refused command wrote: before %v, after %v", before, after)
+			}
+		})
+	}
+	t.Run("accepted", func(t *testing.T) {
+		svc, st := newService(t)
+		p, err := svc.CreateEvent(t.Context(), editor, "en", event())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]int{"event": 1, "venue": 1, "organizer": 0, "image": 1,
+			string(repository.TaxCategory): 1, string(repository.TaxTag): 1}
+		got := counts(t, st)
+		for k, n := range want {
+			if got[k] != n {
+				t.Errorf("%s: %d records, want %d (%v)", k, got[k], n, got)
+			}
+		}
+		if e := p.Event; len(e.Venues) != 1 || len(e.Categories) != 1 || len(e.Tags) != 1 || p.ImageID == 0 || e.StartLocal != "2026-07-01 19:00:00" {
+			t.Fatalf("event as written: %+v %+v", p, e)
+		}
+	})
+}
+
+func equal(a, b map[string]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// importedEvent is an event as an importer maps it.
+func importedEvent(id int64) *repository.Post {
+	p := &repository.Post{ID: id, Kind: repository.KindEvent, Author: 3, Status: repository.StatusPublish,
+		Date: time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC), Title: repository.Text{"en": "Imported"}, Slug: repository.Text{"en": "kept-slug"},
+		Event: &repository.EventFields{Timezone: "Europe/Amsterdam", StartLocal: "2026-07-01 19:00:00", EndLocal: "2026-07-01 21:00:00",
+			StartUTC: time.Date(2026, 7, 1, 17, 0, 0, 0, time.UTC), EndUTC: time.Date(2026, 7, 1, 19, 0, 0, 0, time.UTC),
+			Categories: []int64{}, Tags: []int64{}, Venues: []int64{}, Organizers: []int64{}}}
+	return p
+}
+
+func TestCheckImported(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(p *repository.Post)
+		field  string // "" when accepted
+	}{
+		{"event as mapped", func(*repository.Post) {}, ""},
+		{"venue", func(p *repository.Post) { p.Kind, p.Event = repository.KindVenue, nil }, ""},
+		{"no ID", func(p *repository.Post) { p.ID = 0 }, "id"},
+		{"unknown kind", func(p *repository.Post) { p.Kind = "page" }, "kind"},
+		{"unknown zone", func(p *repository.Post) { p.Event.Timezone = "Mars/Olympus" }, "timezone"},
+		{"no start", func(p *repository.Post) { p.Event.StartLocal = "" }, "start_date"},
+		{"local end before start", func(p *repository.Post) { p.Event.EndLocal = "2026-07-01 18:00:00" }, "end_date"},
+		{"UTC end before start", func(p *repository.Post) { p.Event.EndUTC = p.Event.StartUTC.Add(-time.Hour) }, "end_date"},
+		{"bad rule", func(p *repository.Post) {
+			p.Event.Recurrence = &repository.Recurrence{Rules: []string{"FREQ=SOMETIMES"}, Exclusions: []string{}, Additions: []string{}}
+		}, "recurrence"},
+	}
+	svc, _ := newService(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := importedEvent(500)
+			tt.change(p)
+			err := svc.CheckImported(p)
+			var fe *calendar.FieldError
+			switch {
+			case tt.field == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tt.field != "" && (!errors.As(err, &fe) || fe.Field != tt.field):
+				t.Fatalf("error %v, want a refusal of %s", err, tt.field)
+			}
+		})
+	}
+}
+
+// TestImportKeepsWhatTheSourceHas: an imported record keeps its ID, slug,
+// dates and author; a replace keeps the stored revision sequence; a
+// refused record is not written.
+func TestImportKeepsWhatTheSourceHas(t *testing.T) {
+	svc, st := newService(t)
+	p, err := svc.Import(t.Context(), importedEvent(500), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.GetPost(t.Context(), 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Slug["en"] != "kept-slug" || got.Author != 3 || !got.Date.Equal(p.Date) || got.Event.StartLocal != "2026-07-01 19:00:00" {
+		t.Fatalf("stored %+v", got)
+	}
+	changed := importedEvent(500)
+	changed.Title = repository.Text{"en": "Renamed"}
+	q, err := svc.Import(t.Context(), changed, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Title["en"] != "Renamed" || q.Revision <= got.Revision {
+		t.Fatalf("replaced %+v (stored revision was %d)", q, got.Revision)
+	}
+	bad := importedEvent(501)
+	bad.Event.EndUTC = bad.Event.StartUTC.Add(-time.Hour)
+	if _, err := svc.Import(t.Context(), bad, false); err == nil {
+		t.Fatal("an event ending before it starts was imported")
+	}
+	if _, err := st.GetPost(t.Context(), 501); !errors.Is(err, repository.ErrNotFound) {
+		t.Fatalf("the refused event: %v, want not found", err)
+	}
+	if _, err := svc.Import(t.Context(), importedEvent(502), true); !errors.Is(err, repository.ErrNotFound) {
+		t.Fatalf("replacing a record that is not stored: %v, want ErrNotFound", err)
+	}
+}

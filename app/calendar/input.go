@@ -1,0 +1,106 @@
+package calendar
+
+import "github.com/calendar/eventcal/repository"
+
+// PostInput holds the fields every kind takes. Text values are as the
+// caller decoded them (the service trims where the field is trimmed);
+// dates are the text sent, read in the record's zone once it is known.
+type PostInput struct {
+	// Name is the event title, venue name or organizer name.
+	Name        Opt[string]
+	Description Opt[string]
+	Excerpt     Opt[string]
+	// Slug is set only when the client sent one (a path parameter of the
+	// same name does not count).
+	Slug    Opt[string]
+	Status  Opt[string]
+	Date    Opt[string]
+	DateUTC Opt[string]
+	Author  Opt[int64]
+	// Image is the featured image: an ID, a URL to register, or neither
+	// (removes it).
+	Image Opt[ImageRef]
+}
+
+// ImageRef names a featured image: a registered image's ID or an image
+// URL; both zero removes the image.
+type ImageRef struct {
+	ID  int64
+	URL string
+}
+
+// EventInput is a create or (partial) update of an event.
+type EventInput struct {
+	PostInput
+	Timezone                 Opt[string]
+	StartDate, EndDate       Opt[string]
+	AllDay                   Opt[bool]
+	ShowMap, ShowMapLink     Opt[bool]
+	HideFromListings, Sticky Opt[bool]
+	Featured, Ticketed       Opt[bool]
+	Cost                     Opt[[]string]
+	Website                  Opt[string]
+	Password                 Opt[string]
+	Venues, Organizers       Links
+	Categories, Tags         Opt[[]TermItem]
+	Recurrence               Opt[*repository.Recurrence]
+}
+
+// VenueInput is a create or (partial) update of a venue, or inline venue
+// data in an event write.
+type VenueInput struct {
+	PostInput
+	Address, City, Country, Province, State, Zip, Phone, Website Opt[string]
+	StateProvince                                                Opt[string]
+	ShowMap, ShowMapLink                                         Opt[bool]
+	GeoLat, GeoLng                                               Opt[*float64]
+}
+
+// OrganizerInput is a create or (partial) update of an organizer, or
+// inline organizer data in an event write.
+type OrganizerInput struct {
+	PostInput
+	Phone, Email, Website Opt[string]
+}
+
+// Links is the venue or organizer value of an event write.
+type Links struct {
+	Set bool
+	// Raw is the value as received.
+	Raw   any
+	Items []Link
+	// Problem is what is wrong with the value's form, found while
+	// decoding it ("" when nothing): the write refuses it with the
+	// other look-up problems.
+	Problem string
+}
+
+// Link is one item of a Links: an existing record's ID, or inline data
+// (Venue or Organizer) to create or reuse a record from.
+type Link struct {
+	ID        int64
+	Venue     *VenueInput
+	Organizer *OrganizerInput
+}
+
+// inline reports whether the link carries data rather than an ID.
+func (l Link) inline() bool { return l.Venue != nil || l.Organizer != nil }
+
+// TermItem is one item of a categories or tags value: an ID (IsID) or a
+// slug or name to look up, created when found nowhere.
+type TermItem struct {
+	ID   int64
+	IsID bool
+	Name string
+}
+
+// OccurrenceInput is a change of one occurrence of a series.
+type OccurrenceInput struct {
+	Title, Description, Excerpt Opt[string]
+	StartDate, EndDate          Opt[string]
+	Status                      Opt[string]
+	Venues, Organizers          Links
+	Cost                        Opt[[]string]
+	Website                     Opt[string]
+	Featured                    Opt[bool]
+}
