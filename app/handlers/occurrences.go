@@ -266,8 +266,13 @@ func (pt *posts) updateOccurrence(r *Request) error {
 		return err
 	}
 	// Decided first, then written: the change is tried on a copy of the
-	// series before anything (the index marks included) is written.
-	if err := edit(clonePost(cur)); err != nil {
+	// series (its size bound included) before anything (the index marks
+	// included) is written.
+	trial := clonePost(cur)
+	if err := edit(trial); err != nil {
+		return err
+	}
+	if err := repository.CheckRecordSize(trial); err != nil {
 		return err
 	}
 	if e := cur.Event; change.setVenues || change.setOrganizers {

@@ -30,8 +30,8 @@ type linkRef struct {
 //     way);
 //  3. check: apply runs on a scratch copy of the record, with placeholder
 //     IDs for what is still to be created, so every rule of apply (dates,
-//     end before start, time zone, recurrence, document bounds) has
-//     passed before anything is written;
+//     end before start, time zone, recurrence, document bounds) and the
+//     store's record size bound have passed before anything is written;
 //  4. commit: the linked records are created (or reused), recorded in the
 //     plan's undo log;
 //  5. the main record is written (apply again, on the record the store
