@@ -176,6 +176,11 @@ func TestRefusedWriteLeavesNothing(t *testing.T) {
 					t.Error("a valid write left the dump unchanged: the dump does not see writes")
 				}
 			})
+			t.Run("write rate", func(t *testing.T) {
+				e, dump := st.start(t, "WRITE_RATE", "0.001", "WRITE_BURST", "1")
+				steps := refusedRateWrites(t, e)
+				runRefusals(t, e, dump, settle(t, e, dump), steps)
+			})
 			t.Run("record too large", func(t *testing.T) {
 				if st.name == "mongo" && testing.Short() {
 					// About 90 s on the embedded FerretDB, which reads and
@@ -649,4 +654,38 @@ func refusedLargeWrites(t *testing.T, e *env) []refusal {
 		{"PATCH /events/{id}/occurrences/{key}", "record too large", "PATCH", first(big), "admin", map[string]any{"description": desc, "venue": venue}, 413, tooLarge},
 		{"PATCH /events/{id}/occurrences/{key}", "override text bound", "PATCH", first(texts), "admin", map[string]any{"description": desc, "venue": venue}, 400, "rest_series_override_text_limit"},
 	}
+}
+
+// refusedRateWrites spends an author's write rate (WRITE_RATE=0.001,
+// WRITE_BURST=1: one write, and the server's clock does not move) on a
+// series and returns the author's writes that follow, each refused 429
+// with news that would create linked records.
+func refusedRateWrites(t *testing.T, e *env) []refusal {
+	series := e.must(201, "POST", "events", "author", weekly(nil)).id()
+	occ := fmt.Sprintf("events/%d/occurrences/20270401T190000", series)
+	news := map[string]any{"categories": []any{"Brand New Cat"}, "venue": map[string]any{"venue": "Brand New Hall"},
+		"organizer": map[string]any{"organizer": "Brand New Org"}}
+	const limited = "rest_too_many_requests"
+	return []refusal{
+		{"POST /events", "write rate", "POST", "events", "author", merged(news, map[string]any{"title": "New Event", "start_date": "2027-05-01 10:00:00", "end_date": "2027-05-01 12:00:00"}), 429, limited},
+		{"PATCH /events/{id}", "write rate", "PATCH", fmt.Sprintf("events/%d", series), "author", news, 429, limited},
+		{"POST /events/{id}/occurrences/{key}/split", "write rate", "POST", occ + "/split", "author", news, 429, limited},
+		{"PATCH /events/{id}/occurrences/{key}", "write rate", "PATCH", occ, "author", map[string]any{"title": "Changed"}, 429, limited},
+		{"DELETE /events/{id}/occurrences/{key}", "write rate", "DELETE", occ, "author", nil, 429, limited},
+		{"DELETE /events/{id}", "write rate", "DELETE", fmt.Sprintf("events/%d", series), "author", nil, 429, limited},
+		{"POST /venues", "write rate", "POST", "venues", "author", map[string]any{"venue": "Brand New Hall"}, 429, limited},
+		{"POST /organizers", "write rate", "POST", "organizers", "author", map[string]any{"organizer": "Brand New Org"}, 429, limited},
+		{"POST /categories", "write rate", "POST", "categories", "author", map[string]any{"name": "Brand New Cat"}, 429, limited},
+	}
+}
+
+// merged returns a new map with the entries of a and then b.
+func merged(a, b map[string]any) map[string]any {
+	out := map[string]any{}
+	for _, m := range []map[string]any{a, b} {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
 }
