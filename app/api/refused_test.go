@@ -74,10 +74,15 @@ func refusalStores() []storeUnderTest {
 
 // volatileTables are the tables (collections) a refused request may
 // legitimately change, each with the reason; the dumps compared leave
-// them out. There are none: a write's rate bucket (WRITE_RATE) and the
-// request log live in the process, not in the store, and a token's
-// last use (tokens.last_used) is noted at its first use, which the test
-// makes before its first dump.
+// them out. There are none. What a refused request does change lives
+// outside the store (the write-rate buckets of WRITE_RATE, the request
+// log and metrics, the recurrence expansion cache, the term count
+// cache), except one field: tokens.last_used, which authentication
+// writes for any request, refused or not, when it is older than
+// repository.TokenTouchInterval. The test keeps that field in the
+// comparison: settle notes every caller's token before the first dump,
+// and the server's clock does not move, so no request of the test
+// writes it again.
 var volatileTables = map[string]string{}
 
 // dumpedTables are the tables (SQLite) and collections (MongoDB) every
@@ -200,8 +205,8 @@ func TestRefusedWriteLeavesNothing(t *testing.T) {
 
 // settle clears the index marks of the set-up (one sync pass at a time:
 // the worker does not run), so that a mark a refused write leaves shows
-// in the dump, and notes each token's first use (tokens.last_used); it
-// returns the dump to compare with.
+// in the dump, and notes each caller's token use (tokens.last_used, see
+// volatileTables); it returns the dump to compare with.
 func settle(t *testing.T, e *env, dump func() string) string {
 	t.Helper()
 	for i := 0; ; i++ {
