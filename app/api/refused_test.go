@@ -564,6 +564,8 @@ func refusedWrites(t *testing.T, e *env) []refusal {
 	add("POST /admin/webhooks", "bad secret", "POST", "admin/webhooks", "admin", map[string]any{"url": "https://hooks.example/in", "secret": "short"}, 400, invalid)
 	add("PATCH /admin/webhooks/{id}", "unknown webhook", "PATCH", "admin/webhooks/999990", "admin", map[string]any{"active": false}, 404, "")
 	add("PATCH /admin/webhooks/{id}", "by an editor", "PATCH", "admin/webhooks/999990", "editor", map[string]any{"active": false}, 403, "")
+	add("PATCH /admin/webhooks/{id}", "bad URL", "PATCH", "admin/webhooks/999990", "admin", map[string]any{"url": "ftp://hooks.example/in"}, 400, invalid)
+	add("PATCH /admin/webhooks/{id}", "bad description", "PATCH", "admin/webhooks/999990", "admin", map[string]any{"description": strings.Repeat("x", 100_000)}, 400, invalid)
 	add("DELETE /admin/webhooks/{id}", "unknown webhook", "DELETE", "admin/webhooks/999990", "admin", nil, 404, "")
 	add("POST /admin/webhooks/{id}/ping", "unknown webhook", "POST", "admin/webhooks/999990/ping", "admin", nil, 404, "")
 	add("PATCH /admin/users/{id}", "bad role", "PATCH", fmt.Sprintf("admin/users/%d", e.users["author"].ID), "admin", map[string]any{"role": "overlord"}, 400, invalid)
