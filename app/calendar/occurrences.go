@@ -117,8 +117,13 @@ func (s *Service) UpdateOccurrence(ctx context.Context, by *repository.User, lan
 		return err
 	})
 	// Decided first, then written: the change is tried on a copy of the
-	// series before anything (the index marks included) is written.
-	if err := edit(cur.Clone()); err != nil {
+	// series (its size bound included) before anything (the index marks
+	// included) is written.
+	trial := cur.Clone()
+	if err := edit(trial); err != nil {
+		return nil, after, err
+	}
+	if err := repository.CheckRecordSize(trial); err != nil {
 		return nil, after, err
 	}
 	if e := cur.Event; change.setVenues || change.setOrganizers {

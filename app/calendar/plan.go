@@ -277,7 +277,8 @@ type madeRecord struct {
 
 // check runs apply on a scratch copy of base (a new record of the plan's
 // kind when base is nil), with placeholder IDs standing for the linked
-// records commit will create, and returns what apply refuses. It writes
+// records commit will create, and returns what apply refuses, or the
+// store's size bound (repository.CheckRecordSize) does. It writes
 // nothing: every rule apply enforces has passed before commit creates a
 // linked record. The placeholders are the largest IDs there are, so a
 // size bound checked here holds for the real IDs too.
@@ -327,7 +328,13 @@ func (o *op) check(plan *writePlan, base *repository.Post) error {
 	if plan.imageURL != "" {
 		plan.imageID = placeholder()
 	}
-	return o.apply(plan, p)
+	if err := o.apply(plan, p); err != nil {
+		return err
+	}
+	// The store refuses a record over its size bound only when the main
+	// record is written, after commit: measured here, a record too large
+	// is refused before its linked records, IDs and index marks are made.
+	return repository.CheckRecordSize(p)
 }
 
 // undo removes what commit created for this command and puts back the
