@@ -15,7 +15,7 @@ import (
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/sqlite"
 	"github.com/calendar/eventcal/search"
-	"github.com/calendar/eventcal/search/bleve"
+	"github.com/calendar/eventcal/search/embedded"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -24,7 +24,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // by hand (Flush); nothing runs in the background.
 type stack struct {
 	store  repository.Store
-	engine *bleve.Engine
+	engine *embedded.Engine
 	dir    string
 	worker *Worker
 }
@@ -55,7 +55,7 @@ func newStack(t *testing.T) *stack {
 	t.Helper()
 	dir := t.TempDir()
 	st := openTestStore(t, dir)
-	eng, err := bleve.Open(filepath.Join(dir, "index"))
+	eng, err := embedded.Open(filepath.Join(dir, "index"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func (s *stack) counts(t *testing.T) [3]int {
 // the store) until release is closed, and whose rebuild writes fail with
 // fail (when set) for the calls failOn selects.
 type gatedEngine struct {
-	*bleve.Engine
+	*embedded.Engine
 	reached chan struct{}
 	release chan struct{}
 	fail    error
@@ -136,7 +136,7 @@ type gatedEngine struct {
 	begun atomic.Int32
 }
 
-func newGate(e *bleve.Engine) *gatedEngine {
+func newGate(e *embedded.Engine) *gatedEngine {
 	return &gatedEngine{Engine: e, reached: make(chan struct{}), release: make(chan struct{})}
 }
 

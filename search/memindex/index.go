@@ -54,7 +54,7 @@
 // Every filter is thus decided exactly as the reference (search/searchtest)
 // decides it, and totals and facet counts are exact.
 //
-// The index is derived data: the engine that owns it (search/bleve)
+// The index is derived data: the engine that owns it (search/embedded)
 // persists every document and reloads them at start. It is safe for
 // concurrent use: queries share a read lock; a write tokenizes its
 // documents, builds the postings of the words they bring and re-sorts the

@@ -28,7 +28,7 @@
 // Writes are durable when they return: a batch is applied (searchable) and
 // persisted before IndexEvents and the other writes return, so the sync
 // worker may clear its marks afterwards.
-package bleve
+package embedded
 
 import (
 	"cmp"

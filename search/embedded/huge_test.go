@@ -1,4 +1,4 @@
-package bleve
+package embedded
 
 import (
 	"math/rand/v2"
@@ -32,7 +32,7 @@ func hugeEvent(r *rand.Rand, id int64) search.EventDocument {
 
 // BenchmarkIndexHugeEvent measures what indexing one event with a
 // 200,000-character description costs the engine (stored document and
-// memory index): go test ./search/bleve -run XXX -bench HugeEvent.
+// memory index): go test ./search/embedded -run XXX -bench HugeEvent.
 func BenchmarkIndexHugeEvent(b *testing.B) {
 	e, err := Open(b.TempDir())
 	if err != nil {
