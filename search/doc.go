@@ -28,7 +28,7 @@
 //     A collapsed list reads the matches in order and skips the later ones
 //     of a series (no block is counted from its summary).
 //   - search/embedded: each document is stored under its key; a write deletes
-//     in the same Bleve batch the stored keys of its IDs that it does not
+//     in the same transaction the stored keys of its IDs that it does not
 //     hold (known from memindex, which holds exactly the stored documents).
 //     An occurrence with the text of an earlier one of the same write is
 //     stored with a reference to it instead of the text, so a series' text
@@ -52,7 +52,7 @@
 // The rules are those of docs/frontend.md, "Text search", written in Go in text.go.
 //
 //   - The embedded engine (search/embedded) stores every event document in
-//     Bleve (one stored field, nothing indexed) and answers event queries from
+//     a bbolt file (nothing indexed) and answers event queries from
 //     search/memindex, an in-memory index it loads from those documents at
 //     start and keeps in step with every write (a write is visible to the next
 //     query once it returns). A write tokenizes its documents, builds the

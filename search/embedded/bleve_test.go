@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/calendar/eventcal/search"
 	"github.com/calendar/eventcal/search/searchtest"
 )
@@ -117,6 +119,29 @@ func TestMappingChangeRebuildsAllIndexes(t *testing.T) {
 				t.Fatal(err)
 			}
 		},
+		"other event format": func(t *testing.T, e *Engine, dir string) {
+			err := e.cur.events.db.Update(func(tx *bolt.Tx) error {
+				return tx.Bucket(metaBucket).Put(formatKey, []byte("an older format"))
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.Close()
+		},
+		"missing event store": func(t *testing.T, e *Engine, dir string) {
+			e.Close()
+			if err := os.Remove(filepath.Join(dir, "events.db")); err != nil {
+				t.Fatal(err)
+			}
+		},
+		// An engine that kept the events in Bleve (events.bleve) left
+		// no events.db: all are recreated, and the old directory goes.
+		"events in bleve": func(t *testing.T, e *Engine, dir string) {
+			e.Close()
+			if err := os.Rename(filepath.Join(dir, "events.db"), filepath.Join(dir, "events.bleve")); err != nil {
+				t.Fatal(err)
+			}
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -125,6 +150,9 @@ func TestMappingChangeRebuildsAllIndexes(t *testing.T) {
 			damage(t, e, dir)
 			e = mustOpen(t, dir)
 			defer e.Close()
+			if got := dirEntries(t, dir); !slices.Equal(got, []string{"events.db", "organizers.bleve", "venues.bleve"}) {
+				t.Errorf("entries after reopening = %q", got)
+			}
 			// All three are empty, so the sync worker's Populate (which
 			// looks at the event count) refills all of them.
 			if got := counts(t, e); got != [3]int{} {

@@ -54,7 +54,7 @@ func BenchmarkIndexHugeEvent(b *testing.B) {
 
 // TestStoredEventRoundTrip stores documents whose languages share texts
 // (each distinct text is stored once) and reads them back whole, as
-// loadEvents does, along with a document stored in the older form (every
+// eventStore.load does, along with a document stored in the older form (every
 // language written out).
 func TestStoredEventRoundTrip(t *testing.T) {
 	one := search.Text{Title: "Jazz <b>night</b>", Description: "Three &amp; bands", Excerpt: "x"}
@@ -71,11 +71,11 @@ func TestStoredEventRoundTrip(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := search.EventDocument{ID: 7, Status: "publish", Text: c.text, CategoryIDs: []int64{3}}
-			fields, err := eventFields(d, "")
+			b, err := eventJSON(d, "")
 			if err != nil {
 				t.Fatal(err)
 			}
-			raw := fields[fieldDoc].(string)
+			raw := string(b)
 			if c.name == "untranslated" && strings.Count(raw, "Three") != 1 {
 				t.Errorf("the shared text is stored %d times: %s", strings.Count(raw, "Three"), raw)
 			}

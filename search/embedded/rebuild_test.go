@@ -48,8 +48,8 @@ func mustIndexInto(t *testing.T, w search.Writer, f *searchtest.Fixtures) {
 // died with a rebuild open, leave the old one; leftovers are removed.
 func TestRebuildGenerations(t *testing.T) {
 	old, fresh := searchtest.Generate(1, 40, 6, 4), searchtest.Generate(2, 15, 3, 2)
-	gen1 := []string{"events.bleve.1", "generation", "organizers.bleve.1", "venues.bleve.1"}
-	gen0 := []string{"events.bleve", "organizers.bleve", "venues.bleve"}
+	gen1 := []string{"events.db.1", "generation", "organizers.bleve.1", "venues.bleve.1"}
+	gen0 := []string{"events.db", "organizers.bleve", "venues.bleve"}
 	tests := []struct {
 		name string
 		// end finishes the rebuild (or not) and closes the engine.
@@ -147,7 +147,7 @@ func TestRebuildLifecycle(t *testing.T) {
 		}
 		var gens []string
 		for _, name := range dirEntries(t, dir) {
-			if strings.HasPrefix(name, "events.bleve") {
+			if strings.HasPrefix(name, "events.") {
 				gens = append(gens, name)
 			}
 		}
