@@ -339,7 +339,7 @@ func apply(ctx context.Context, idx bleve.Index, b *bleve.Batch, what string) er
 	return nil
 }
 
-// IndexEvents adds or replaces events in one batch.
+// IndexEvents adds or replaces events in one write.
 func (e *Engine) IndexEvents(ctx context.Context, docs []search.EventDocument) error {
 	g, done := e.current()
 	defer done()
@@ -347,7 +347,7 @@ func (e *Engine) IndexEvents(ctx context.Context, docs []search.EventDocument) e
 }
 
 // indexEvents stores each document under its key (search.DocumentKey: one
-// per occurrence) and, in the same batch, deletes the stored documents of
+// per occurrence) and, in the same transaction, deletes the stored documents of
 // the batch's events that it does not hold (occurrences a series lost, the
 // single document of an event that became a series, or the reverse), as
 // found in the in-memory index, which holds exactly the stored documents.

@@ -274,20 +274,8 @@ func TestNearIsExactHaversine(t *testing.T) {
 // excluded, first page of 8) and a typical filtered list (the same plus a
 // category and featured).
 func BenchmarkSearchEvents(b *testing.B) {
-	f := searchtest.Generate(42, 10000, 300, 150)
-	e, err := Open(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer e.Close()
+	e, f := benchEngine(b)
 	ctx := context.Background()
-	start := time.Now()
-	for chunk := range slices.Chunk(f.Events, 1000) {
-		if err := e.IndexEvents(ctx, chunk); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.Logf("indexed %d events in %s", len(f.Events), time.Since(start).Round(time.Millisecond))
 	window := search.EventQuery{
 		Statuses: []string{"publish"}, StartGTE: search.Some(f.Now), EndLTE: search.Some(f.Now + 2*365*86400 - 1),
 		ExcludeHidden: true, Limit: 8,
@@ -327,4 +315,24 @@ func ExampleOpen() {
 	r, _ := e.SearchEvents(ctx, search.EventQuery{Lang: "en", Query: "JAZZ open-air", Limit: 8})
 	fmt.Println(r.IDs, r.Total)
 	// Output: [7] 1
+}
+
+// benchEngine returns an engine (closed when b ends) holding 10,000
+// generated events, indexed 1,000 a batch, and their fixtures.
+func benchEngine(b *testing.B) (*Engine, *searchtest.Fixtures) {
+	b.Helper()
+	f := searchtest.Generate(42, 10000, 300, 150)
+	e, err := Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { e.Close() })
+	start := time.Now()
+	for chunk := range slices.Chunk(f.Events, 1000) {
+		if err := e.IndexEvents(context.Background(), chunk); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Logf("indexed %d events in %s", len(f.Events), time.Since(start).Round(time.Millisecond))
+	return e, f
 }
