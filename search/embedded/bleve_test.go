@@ -27,6 +27,7 @@ func newTestEngine(t *testing.T) search.Engine {
 }
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	searchtest.Run(t, newTestEngine)
 }
 
@@ -66,6 +67,7 @@ func counts(t *testing.T, e *Engine) [3]int {
 }
 
 func TestReopenKeepsData(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	f := small()
 	e := mustOpen(t, dir)
@@ -86,6 +88,7 @@ func TestReopenKeepsData(t *testing.T) {
 }
 
 func TestOneProcessPerDirectory(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	e := mustOpen(t, dir)
 	// A second Open that waited for the lock instead of failing would
@@ -106,6 +109,7 @@ func TestOneProcessPerDirectory(t *testing.T) {
 }
 
 func TestMappingChangeRebuildsAllIndexes(t *testing.T) {
+	t.Parallel()
 	for name, damage := range map[string]func(t *testing.T, e *Engine, dir string){
 		"other mapping": func(t *testing.T, e *Engine, dir string) {
 			if err := e.cur.venues.SetInternal(fingerprintKey, []byte("an older mapping")); err != nil {
@@ -170,6 +174,7 @@ func TestMappingChangeRebuildsAllIndexes(t *testing.T) {
 }
 
 func TestWordAnalyzerIsWords(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{
 		"", "Jazz", "  JAZZ night!! ", "open-air - rock-n-roll", "don't 3.14 x/y (a)",
 		"CAFÉ Théâtre ÉTÉ", "Straße İstanbul één", "日本語 テキスト", "emoji 🎷 sax", "tab\tnew\nline",
@@ -190,6 +195,7 @@ func TestWordAnalyzerIsWords(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	e := mustOpen(t, t.TempDir())
 	if err := e.IndexPlaces(ctx, []search.PlaceDocument{{ID: 1, Kind: search.Venues}, {ID: 2, Kind: "stage"}}); err == nil {
@@ -226,6 +232,7 @@ func TestErrors(t *testing.T) {
 // across the antimeridian. Radii sit on a point's distance and one float
 // step below it.
 func TestNearIsExactHaversine(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	e := mustOpen(t, t.TempDir())
 	defer e.Close()

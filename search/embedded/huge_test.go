@@ -57,6 +57,7 @@ func BenchmarkIndexHugeEvent(b *testing.B) {
 // eventStore.load does, along with a document stored in the older form (every
 // language written out).
 func TestStoredEventRoundTrip(t *testing.T) {
+	t.Parallel()
 	one := search.Text{Title: "Jazz <b>night</b>", Description: "Three &amp; bands", Excerpt: "x"}
 	plain := search.Text{Title: "Jazz night", Description: "Three & bands", Excerpt: "x"}
 	other := search.Text{Title: "Nuit du jazz"}
