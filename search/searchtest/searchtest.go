@@ -317,3 +317,15 @@ func compare(want search.Result, got searchResult) error {
 }
 
 func clip(ids []int64) []int64 { return ids[:min(len(ids), 12)] }
+
+// variants returns base followed by one copy of it changed by each mod:
+// the queries of a table that differ from one base query in one way each.
+func variants[Q interface{}](base Q, mods ...func(q *Q)) []Q {
+	out := []Q{base}
+	for _, mod := range mods {
+		q := base
+		mod(&q)
+		out = append(out, q)
+	}
+	return out
+}

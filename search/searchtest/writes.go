@@ -107,36 +107,24 @@ func (m *model) agree(t *testing.T, e search.Engine, events []search.EventQuery,
 // mutationQueries are the queries that see every change testReindex makes.
 func mutationQueries(f *Fixtures) ([]search.EventQuery, []search.PlaceQuery) {
 	all := search.EventQuery{Lang: "en", Limit: wholeLimit}
-	with := func(mod func(q *search.EventQuery)) search.EventQuery {
-		q := all
-		mod(&q)
-		return q
-	}
-	events := []search.EventQuery{
-		all,
-		with(func(q *search.EventQuery) { q.Sort = search.ByPublishDate }),
-		with(func(q *search.EventQuery) { q.Featured = search.Some(true) }),
-		with(func(q *search.EventQuery) { q.Statuses = []string{"publish"} }),
-		with(func(q *search.EventQuery) { q.Query = "zeppelin" }),
-		with(func(q *search.EventQuery) { q.Query = "jazz" }),
-		with(func(q *search.EventQuery) { q.CategoryIDs = []int64{8} }),
-		with(func(q *search.EventQuery) { q.HasGeo = search.Some(false) }),
-		with(func(q *search.EventQuery) { q.Near = search.Some(search.GeoCircle{Center: f.Cities[2], RadiusKm: 5}) }),
-		with(func(q *search.EventQuery) { q.StartGTE = search.Some(f.Now + 300*86400) }),
-	}
+	events := variants(all,
+		func(q *search.EventQuery) { q.Sort = search.ByPublishDate },
+		func(q *search.EventQuery) { q.Featured = search.Some(true) },
+		func(q *search.EventQuery) { q.Statuses = []string{"publish"} },
+		func(q *search.EventQuery) { q.Query = "zeppelin" },
+		func(q *search.EventQuery) { q.Query = "jazz" },
+		func(q *search.EventQuery) { q.CategoryIDs = []int64{8} },
+		func(q *search.EventQuery) { q.HasGeo = search.Some(false) },
+		func(q *search.EventQuery) { q.Near = search.Some(search.GeoCircle{Center: f.Cities[2], RadiusKm: 5}) },
+		func(q *search.EventQuery) { q.StartGTE = search.Some(f.Now + 300*86400) },
+	)
 	allPlaces := search.PlaceQuery{Kind: search.Venues, Lang: "en", Limit: wholeLimit}
-	withPlace := func(mod func(q *search.PlaceQuery)) search.PlaceQuery {
-		q := allPlaces
-		mod(&q)
-		return q
-	}
-	places := []search.PlaceQuery{
-		allPlaces,
-		withPlace(func(q *search.PlaceQuery) { q.Kind = search.Organizers }),
-		withPlace(func(q *search.PlaceQuery) { q.Statuses = []string{"publish"} }),
-		withPlace(func(q *search.PlaceQuery) { q.Query = "rotterdam" }),
-		withPlace(func(q *search.PlaceQuery) { q.HasEvents = search.Some(true) }),
-	}
+	places := variants(allPlaces,
+		func(q *search.PlaceQuery) { q.Kind = search.Organizers },
+		func(q *search.PlaceQuery) { q.Statuses = []string{"publish"} },
+		func(q *search.PlaceQuery) { q.Query = "rotterdam" },
+		func(q *search.PlaceQuery) { q.HasEvents = search.Some(true) },
+	)
 	return events, places
 }
 
