@@ -24,7 +24,7 @@ type service struct {
 	store     repository.Store
 	storeName string
 	rawEngine *embedded.Engine // the engine without the result cache
-	engine    search.Engine // what the API reads: rawEngine behind search.NewCached
+	engine    search.Engine    // what the API reads: rawEngine behind search.NewCached
 	worker    *sync.Worker
 	log       *slog.Logger // discards: the bench prints only its tables
 	ln        net.Listener
