@@ -29,7 +29,7 @@
 //	    (repository/storetest) that runs against both (MongoDB over embedded
 //	    FerretDB in go test ./..., and a real MongoDB when TEST_MONGO_URI is set).
 //	  - search: the index contract (documents, query options with explicit
-//	    optionals, exact totals), the engines search/bleve and search/meili, and
+//	    optionals, exact totals), the engines search/embedded and search/meili, and
 //	    one conformance suite (search/searchtest) whose expected results are
 //	    computed by a reference implementation in Go. The embedded engine keeps
 //	    the event documents in Bleve and answers event queries from

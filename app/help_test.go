@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/calendar/eventcal/search/bleve"
+	"github.com/calendar/eventcal/search/embedded"
 )
 
 // TestCommandHelp: every command answers -h and --help on standard output
@@ -95,7 +95,7 @@ func flagDescriptions(usage string) map[string]string {
 // (the hold here is this process's own, which the lock refuses alike).
 func TestLockedDataDir(t *testing.T) {
 	dir := t.TempDir()
-	holder, err := bleve.Open(filepath.Join(dir, "index"))
+	holder, err := embedded.Open(filepath.Join(dir, "index"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,14 +12,14 @@ import (
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/sqlite"
 	"github.com/calendar/eventcal/search"
-	"github.com/calendar/eventcal/search/bleve"
+	"github.com/calendar/eventcal/search/embedded"
 	"github.com/calendar/eventcal/sync/indexing"
 )
 
 // layoutEngine is an engine whose live indexes report a layout age, as
 // meili.Engine does for its attribute scheme.
 type layoutEngine struct {
-	*bleve.Engine
+	*embedded.Engine
 	outdated bool
 }
 
@@ -42,7 +42,7 @@ func TestMigrateOutdated(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer store.Close(context.Background())
-			raw, err := bleve.Open(filepath.Join(dir, "index"))
+			raw, err := embedded.Open(filepath.Join(dir, "index"))
 			if err != nil {
 				t.Fatal(err)
 			}

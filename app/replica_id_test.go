@@ -12,7 +12,7 @@ import (
 	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository/mongo"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
-	"github.com/calendar/eventcal/search/bleve"
+	"github.com/calendar/eventcal/search/embedded"
 )
 
 // TestReplicaID runs service processes on one MongoDB (an embedded
@@ -42,7 +42,7 @@ func TestReplicaID(t *testing.T) {
 	// would never lead during the test, so leading proves the take-back.
 	t.Run("restarted after a crash, a replica takes its lease back at once", func(t *testing.T) {
 		db := mongotest.Database(t)
-		engine, err := bleve.Open(t.TempDir())
+		engine, err := embedded.Open(t.TempDir())
 		if err != nil {
 			t.Fatal(err)
 		}

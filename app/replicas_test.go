@@ -17,7 +17,7 @@ import (
 	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository/mongo"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
-	"github.com/calendar/eventcal/search/bleve"
+	"github.com/calendar/eventcal/search/embedded"
 )
 
 // replica is one service process of TestReplicas.
@@ -47,7 +47,7 @@ type replica struct {
 func TestReplicas(t *testing.T) {
 	uri := mongotest.Start(t)
 	db := mongotest.Database(t)
-	engine, err := bleve.Open(t.TempDir())
+	engine, err := embedded.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

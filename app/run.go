@@ -38,7 +38,7 @@ import (
 	"github.com/calendar/eventcal/repository/mongo"
 	"github.com/calendar/eventcal/repository/sqlite"
 	"github.com/calendar/eventcal/search"
-	"github.com/calendar/eventcal/search/bleve"
+	"github.com/calendar/eventcal/search/embedded"
 	"github.com/calendar/eventcal/search/meili"
 	"github.com/calendar/eventcal/sync/indexing"
 	"github.com/calendar/eventcal/sync/lease"
@@ -333,8 +333,8 @@ func openSearch(ctx context.Context, cfg *config.Config, logger *slog.Logger) (s
 		if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 			return nil, err
 		}
-		e, err := bleve.Open(filepath.Join(cfg.DataDir, "index"))
-		if errors.Is(err, bleve.ErrLocked) {
+		e, err := embedded.Open(filepath.Join(cfg.DataDir, "index"))
+		if errors.Is(err, embedded.ErrLocked) {
 			return nil, lockedDataDir(cfg, err)
 		}
 		if err != nil {

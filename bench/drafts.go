@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/search"
-	"github.com/calendar/eventcal/search/bleve"
+	"github.com/calendar/eventcal/search/embedded"
 )
 
 // draftRows measures issue 19's hostile writers (items 3 and 4): the list
@@ -21,7 +21,7 @@ import (
 // behind that backlog; and what one such document costs the engine to
 // index. Drafts are invisible to the anonymous readers of the rows: the
 // target is that they do not slow them (p99 within 2 × the quiet p99).
-func (s *stack) draftRows(tw *tabwriter.Writer, eng *bleve.Engine, uncachedBase string, langs []string, conc int, dur time.Duration, today time.Time) error {
+func (s *stack) draftRows(tw *tabwriter.Writer, eng *embedded.Engine, uncachedBase string, langs []string, conc int, dur time.Duration, today time.Time) error {
 	rows := []struct {
 		name string
 		path func(r *rand.Rand) string

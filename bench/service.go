@@ -12,7 +12,7 @@ import (
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search"
-	"github.com/calendar/eventcal/search/bleve"
+	"github.com/calendar/eventcal/search/embedded"
 	"github.com/calendar/eventcal/sync/indexing"
 )
 
@@ -23,8 +23,8 @@ type service struct {
 	cfg       *config.Config
 	store     repository.Store
 	storeName string
-	rawEngine *bleve.Engine // the engine without the result cache
-	engine    search.Engine // what the API reads: rawEngine behind search.NewCached
+	rawEngine *embedded.Engine // the engine without the result cache
+	engine    search.Engine    // what the API reads: rawEngine behind search.NewCached
 	worker    *indexing.Worker
 	log       *slog.Logger // discards: the bench prints only its tables
 	ln        net.Listener
@@ -58,7 +58,7 @@ func startService(ctx context.Context, dir string, env map[string]string) (svc *
 	}
 	undo = append(undo, closeStore)
 	s.store, s.storeName = st, storeName
-	raw, err := bleve.Open(filepath.Join(dir, "index"))
+	raw, err := embedded.Open(filepath.Join(dir, "index"))
 	if err != nil {
 		return nil, stop, err
 	}

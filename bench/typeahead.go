@@ -10,7 +10,7 @@ import (
 	"github.com/calendar/eventcal/app/api"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
-	"github.com/calendar/eventcal/search/bleve"
+	"github.com/calendar/eventcal/search/embedded"
 	"github.com/calendar/eventcal/sync/indexing"
 )
 
@@ -18,7 +18,7 @@ import (
 // the engine unwrapped (no result cache) and no response cache, and
 // returns its API base. The linked-record and term-count caches stay: they
 // are part of rendering, dropped by every write.
-func serveUncached(cfg *config.Config, st repository.Store, eng *bleve.Engine, w *indexing.Worker, log *slog.Logger) (string, func(), error) {
+func serveUncached(cfg *config.Config, st repository.Store, eng *embedded.Engine, w *indexing.Worker, log *slog.Logger) (string, func(), error) {
 	a, err := api.New(api.Options{Config: cfg, Store: st, Search: eng, Indexer: w, Logger: log, ResponseCacheBytes: -1, NoRecurrenceCache: true})
 	if err != nil {
 		return "", nil, err

@@ -2,7 +2,7 @@
 // the documents the sync worker indexes, one query-options type per index
 // with explicit optionals, and results with exact totals.
 //
-// Two engines implement Engine: search/bleve (embedded default, under
+// Two engines implement Engine: search/embedded (embedded default, under
 // DATA_DIR) and search/meili (Meilisearch, when MEILI_URL is set). Both are
 // checked by the shared conformance suite in search/searchtest, which
 // generates fixtures and computes the expected results with Match (the
@@ -27,8 +27,8 @@
 //     share its word list, so an occurrence costs its postings and a row.
 //     A collapsed list reads the matches in order and skips the later ones
 //     of a series (no block is counted from its summary).
-//   - search/bleve: each document is stored under its key; a write deletes
-//     in the same Bleve batch the stored keys of its IDs that it does not
+//   - search/embedded: each document is stored under its key; a write deletes
+//     in the same transaction the stored keys of its IDs that it does not
 //     hold (known from memindex, which holds exactly the stored documents).
 //     An occurrence with the text of an earlier one of the same write is
 //     stored with a reference to it instead of the text, so a series' text
@@ -51,8 +51,8 @@
 //
 // The rules are those of docs/frontend.md, "Text search", written in Go in text.go.
 //
-//   - The embedded engine (search/bleve) stores every event document in
-//     Bleve (one stored field, nothing indexed) and answers event queries from
+//   - The embedded engine (search/embedded) stores every event document in
+//     a bbolt file (nothing indexed) and answers event queries from
 //     search/memindex, an in-memory index it loads from those documents at
 //     start and keeps in step with every write (a write is visible to the next
 //     query once it returns). A write tokenizes its documents, builds the

@@ -20,7 +20,7 @@ type Writer interface {
 // Rebuilder is implemented by engines that can rebuild their indexes
 // without downtime: new, empty indexes are filled beside the live ones,
 // which keep answering every search, then replace them in one atomic swap.
-// Both engines implement it (search/bleve with index generations in
+// Both engines implement it (search/embedded with index generations in
 // DATA_DIR, search/meili with SwapIndexes).
 type Rebuilder interface {
 	// BeginRebuild creates the new, empty indexes (with the live indexes'

@@ -24,7 +24,7 @@ import (
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/sqlite"
 	"github.com/calendar/eventcal/search"
-	"github.com/calendar/eventcal/search/bleve"
+	"github.com/calendar/eventcal/search/embedded"
 	"github.com/calendar/eventcal/sync/indexing"
 	"github.com/calendar/eventcal/sync/webhooks"
 )
@@ -129,7 +129,7 @@ func newEnvWith(t testing.TB, dir string, opts envOptions, settings ...string) *
 		st = sq
 	}
 	t.Cleanup(func() { st.Close(context.Background()) })
-	rawEngine, err := bleve.Open(filepath.Join(cfg.DataDir, "index"))
+	rawEngine, err := embedded.Open(filepath.Join(cfg.DataDir, "index"))
 	if err != nil {
 		t.Fatal(err)
 	}

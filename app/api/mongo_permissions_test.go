@@ -14,7 +14,7 @@ import (
 	"github.com/calendar/eventcal/repository/mongo"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 	"github.com/calendar/eventcal/search"
-	"github.com/calendar/eventcal/search/bleve"
+	"github.com/calendar/eventcal/search/embedded"
 	"github.com/calendar/eventcal/sync/indexing"
 )
 
@@ -35,7 +35,7 @@ func newMongoEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close(context.Background()) })
-	rawEngine, err := bleve.Open(filepath.Join(dir, "index"))
+	rawEngine, err := embedded.Open(filepath.Join(dir, "index"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ import (
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/sqlite"
 	"github.com/calendar/eventcal/search"
-	"github.com/calendar/eventcal/search/bleve"
+	"github.com/calendar/eventcal/search/embedded"
 	"github.com/calendar/eventcal/sync/indexing"
 )
 
@@ -47,7 +47,7 @@ func BenchmarkUncachedRead(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close(context.Background())
-	eng, err := bleve.Open(filepath.Join(dir, "index"))
+	eng, err := embedded.Open(filepath.Join(dir, "index"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -41,6 +41,7 @@ func floodEvent(id int64, status string, words []string) search.EventDocument {
 // and finds the same events, while a search by a caller who may see the
 // drafts finds their words by the same typo rules.
 func TestHiddenWordFloodCostsAnonymousSearchesNothing(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 6))
 	x, _ := benchIndex(500)
 	anonymous := func(query string) search.EventQuery {

@@ -317,6 +317,7 @@ func randomQuery(r *rand.Rand, f *searchtest.Fixtures, docs []search.EventDocume
 // radius is inside, one a float step beyond it is outside, at the equator,
 // at high latitudes and across the antimeridian.
 func TestNearBoundary(t *testing.T) {
+	t.Parallel()
 	centres := []search.GeoPoint{{Lat: 0, Lng: 0}, {Lat: 78.2, Lng: 15.6}, {Lat: -33.9, Lng: 179.99}, {Lat: 89.9, Lng: -45}}
 	offsets := []search.GeoPoint{{Lat: 0.3, Lng: 0}, {Lat: 0, Lng: 0.3}, {Lat: -0.2, Lng: 0.25}}
 	x := New()
@@ -361,6 +362,7 @@ func nextBelow(f float64) float64 {
 // TestBounds pins the conversion of the date bounds to inclusive ranges,
 // at the ends of int64 above all.
 func TestBounds(t *testing.T) {
+	t.Parallel()
 	some := search.Some[int64]
 	var none search.Opt[int64]
 	for _, tc := range []struct {
@@ -392,6 +394,7 @@ func TestBounds(t *testing.T) {
 // as prefixes, with edits at the first letters (where the two-typo walk
 // reads only some ranges), on words sorted and not yet sorted.
 func TestWalkFindsEveryMatch(t *testing.T) {
+	t.Parallel()
 	base := []string{"exhibition", "xhibition", "axhibition", "aexhibition", "xehibition", "exhibitions",
 		"exhibitionist", "éxhibition", "exhibtion", "exibition", "zexhibition", "ehxibition", "concert", "koncert",
 		"onconcert", "festival", "festivals", "vestival", "estival", "efstival", "jazz", "jaz", "12345678901", "2345678901"}
@@ -456,6 +459,7 @@ func TestWalkFindsEveryMatch(t *testing.T) {
 // TestSortFirst checks the partial sort against a full sort: the k first
 // slots in the date order, in order, for every k, with repeated starts.
 func TestSortFirst(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 6))
 	x := New()
 	var docs []search.EventDocument

@@ -106,14 +106,19 @@ func MatchPlace(doc search.PlaceDocument, q search.PlaceQuery) bool {
 // the matches sorted by q.Sort, collapsed (CollapseSeries), then paged.
 // Occurrences is always set, parallel to IDs.
 func ExpectedEvents(docs []search.EventDocument, q search.EventQuery) search.Result {
-	hits := ExpectedHits(docs, q)
+	return pageOfHits(ExpectedHits(docs, q), q.Offset, q.Limit)
+}
+
+// pageOfHits is the result of a query whose hits (ExpectedHits) are hits,
+// paged by offset and limit: one ExpectedHits serves every page of a query.
+func pageOfHits(hits []search.EventDocument, offset, limit int) search.Result {
 	ids := make([]int64, len(hits))
 	occs := make([]string, len(hits))
 	for i, d := range hits {
 		ids[i], occs[i] = d.ID, d.Occurrence
 	}
-	page := Page(ids, q.Offset, q.Limit)
-	from := min(max(q.Offset, 0), len(occs))
+	page := Page(ids, offset, limit)
+	from := min(max(offset, 0), len(occs))
 	return search.Result{IDs: page, Occurrences: slices.Clone(occs[from : from+len(page)]), Total: len(hits)}
 }
 

@@ -260,21 +260,15 @@ func testSeriesReplace(t *testing.T, e search.Engine, f *Fixtures) {
 		t.Fatalf("IndexEvents: %v", err)
 	}
 	all := search.EventQuery{Lang: "en", Limit: wholeLimit}
-	with := func(mod func(q *search.EventQuery)) search.EventQuery {
-		q := all
-		mod(&q)
-		return q
-	}
-	queries := []search.EventQuery{
-		all,
-		with(func(q *search.EventQuery) { q.CollapseSeries = true }),
-		with(func(q *search.EventQuery) { q.Statuses = []string{"publish"} }),
-		with(func(q *search.EventQuery) { q.Statuses, q.CollapseSeries = []string{"publish"}, true }),
-		with(func(q *search.EventQuery) { q.Query = "zeppelin" }),
-		with(func(q *search.EventQuery) { q.StartGTE = search.Some(f.Now) }),
-		with(func(q *search.EventQuery) { q.Sort = search.ByPublishDate }),
-		with(func(q *search.EventQuery) { q.Offset, q.Limit = 10, 9 }),
-	}
+	queries := variants(all,
+		func(q *search.EventQuery) { q.CollapseSeries = true },
+		func(q *search.EventQuery) { q.Statuses = []string{"publish"} },
+		func(q *search.EventQuery) { q.Statuses, q.CollapseSeries = []string{"publish"}, true },
+		func(q *search.EventQuery) { q.Query = "zeppelin" },
+		func(q *search.EventQuery) { q.StartGTE = search.Some(f.Now) },
+		func(q *search.EventQuery) { q.Sort = search.ByPublishDate },
+		func(q *search.EventQuery) { q.Offset, q.Limit = 10, 9 },
+	)
 	m.agree(t, e, queries)
 
 	s0, s1, s2, single := f.Events[0], f.Events[3], f.Events[6], f.Events[1]

@@ -10,7 +10,7 @@ import (
 	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search"
-	"github.com/calendar/eventcal/search/bleve"
+	"github.com/calendar/eventcal/search/embedded"
 	"github.com/calendar/eventcal/sync/internal/testkit"
 )
 
@@ -26,7 +26,7 @@ var (
 // shared helpers of package testkit on its store and engine.
 type stack struct {
 	store  repository.Store
-	engine *bleve.Engine
+	engine *embedded.Engine
 	dir    string
 	worker *Worker
 }
@@ -101,7 +101,7 @@ func (s *stack) counts(t *testing.T) [3]int {
 // the store) until release is closed, and whose rebuild writes fail with
 // fail (when set) for the calls failOn selects.
 type gatedEngine struct {
-	*bleve.Engine
+	*embedded.Engine
 	reached chan struct{}
 	release chan struct{}
 	fail    error
@@ -110,7 +110,7 @@ type gatedEngine struct {
 	begun atomic.Int32
 }
 
-func newGate(e *bleve.Engine) *gatedEngine {
+func newGate(e *embedded.Engine) *gatedEngine {
 	return &gatedEngine{Engine: e, reached: make(chan struct{}), release: make(chan struct{})}
 }
 

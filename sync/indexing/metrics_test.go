@@ -16,7 +16,7 @@ import (
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/sqlite"
 	"github.com/calendar/eventcal/search"
-	"github.com/calendar/eventcal/search/bleve"
+	"github.com/calendar/eventcal/search/embedded"
 	"github.com/calendar/eventcal/sync/indexing"
 )
 
@@ -31,7 +31,7 @@ func newMetricsWorker(t *testing.T) (*indexing.Worker, *prometheus.Registry) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close(context.Background()) })
-	eng, err := bleve.Open(filepath.Join(dir, "index"))
+	eng, err := embedded.Open(filepath.Join(dir, "index"))
 	if err != nil {
 		t.Fatal(err)
 	}

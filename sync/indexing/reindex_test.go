@@ -131,7 +131,7 @@ func TestRebuildRepairsTheRaceWithTheWorker(t *testing.T) {
 		t.Errorf("counts after the repair = %v, want %v", got, want)
 	}
 	// The new generation is the one on disk.
-	if _, err := os.Stat(filepath.Join(s.dir, "events.bleve.1")); err != nil {
+	if _, err := os.Stat(filepath.Join(s.dir, "events.db.1")); err != nil {
 		t.Errorf("generation 1 is not on disk: %v", err)
 	}
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository"
-	"github.com/calendar/eventcal/search/bleve"
+	"github.com/calendar/eventcal/search/embedded"
 	"github.com/calendar/eventcal/sync/indexing"
 	"github.com/calendar/eventcal/sync/internal/testkit"
 )
@@ -17,7 +17,7 @@ import (
 // engine.
 type stack struct {
 	store  repository.Store
-	engine *bleve.Engine
+	engine *embedded.Engine
 	worker *indexing.Worker
 }
 

@@ -23,7 +23,7 @@ import (
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/sqlite"
 	"github.com/calendar/eventcal/search"
-	"github.com/calendar/eventcal/search/bleve"
+	"github.com/calendar/eventcal/search/embedded"
 )
 
 // Quiet is a logger that drops everything.
@@ -49,12 +49,12 @@ func OpenStore(t *testing.T, dir string) *sqlite.Store {
 // Open opens an embedded store and a Bleve index in a new temporary
 // directory, both closed when the test ends; indexDir is the index's
 // directory.
-func Open(t *testing.T) (st *sqlite.Store, eng *bleve.Engine, indexDir string) {
+func Open(t *testing.T) (st *sqlite.Store, eng *embedded.Engine, indexDir string) {
 	t.Helper()
 	dir := t.TempDir()
 	st = OpenStore(t, dir)
 	indexDir = filepath.Join(dir, "index")
-	eng, err := bleve.Open(indexDir)
+	eng, err := embedded.Open(indexDir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package bleve
+package embedded
 
 import (
 	"fmt"

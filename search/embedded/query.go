@@ -1,4 +1,4 @@
-package bleve
+package embedded
 
 import (
 	"github.com/blevesearch/bleve/v2/search/query"

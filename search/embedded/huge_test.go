@@ -1,4 +1,4 @@
-package bleve
+package embedded
 
 import (
 	"math/rand/v2"
@@ -32,7 +32,7 @@ func hugeEvent(r *rand.Rand, id int64) search.EventDocument {
 
 // BenchmarkIndexHugeEvent measures what indexing one event with a
 // 200,000-character description costs the engine (stored document and
-// memory index): go test ./search/bleve -run XXX -bench HugeEvent.
+// memory index): go test ./search/embedded -run XXX -bench HugeEvent.
 func BenchmarkIndexHugeEvent(b *testing.B) {
 	e, err := Open(b.TempDir())
 	if err != nil {
@@ -54,9 +54,10 @@ func BenchmarkIndexHugeEvent(b *testing.B) {
 
 // TestStoredEventRoundTrip stores documents whose languages share texts
 // (each distinct text is stored once) and reads them back whole, as
-// loadEvents does, along with a document stored in the older form (every
+// eventStore.load does, along with a document stored in the older form (every
 // language written out).
 func TestStoredEventRoundTrip(t *testing.T) {
+	t.Parallel()
 	one := search.Text{Title: "Jazz <b>night</b>", Description: "Three &amp; bands", Excerpt: "x"}
 	plain := search.Text{Title: "Jazz night", Description: "Three & bands", Excerpt: "x"}
 	other := search.Text{Title: "Nuit du jazz"}
@@ -71,11 +72,11 @@ func TestStoredEventRoundTrip(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := search.EventDocument{ID: 7, Status: "publish", Text: c.text, CategoryIDs: []int64{3}}
-			fields, err := eventFields(d, "")
+			b, err := eventJSON(d, "")
 			if err != nil {
 				t.Fatal(err)
 			}
-			raw := fields[fieldDoc].(string)
+			raw := string(b)
 			if c.name == "untranslated" && strings.Count(raw, "Three") != 1 {
 				t.Errorf("the shared text is stored %d times: %s", strings.Count(raw, "Three"), raw)
 			}

@@ -1,37 +1,6 @@
-// Package bleve is the embedded search engine: three Bleve (scorch)
-// indexes under one directory, events.bleve, venues.bleve and
-// organizers.bleve. Venue and organizer queries are Bleve queries built
-// from the contract's options. The events index stores each event document
-// (nothing of it is indexed): event queries are answered by a
-// search/memindex index per generation, loaded from the stored documents
-// when the generation opens and kept in step with every event write (the
-// stored document first, then the memory index, under one lock per
-// generation, so both apply writes in the same order).
-//
-// A full rebuild (search.Rebuilder, rebuild.go) writes a new generation of
-// the three indexes beside the live one (events.bleve.<n>, ...), then
-// records n in the manifest file "generation" (written atomically: a
-// temporary file renamed over the old one) and swaps the open indexes under
-// a lock that every search and write holds for reading, so no query fails
-// or sees a closed index; the old generation is then closed and removed.
-// Open reads the manifest (none: generation 0, the plain names above) and
-// deletes every index directory of another generation: the leftovers of a
-// rebuild that was aborted or interrupted, or of a committed one whose old
-// generation was not removed yet.
-//
-// One process per directory: each index holds a bbolt file lock on its
-// root.bolt while it is open. A second Open of the same directory, from
-// another process or from this one, waits for the lock for openTimeout and
-// then fails; it never shares or corrupts the index. Run a single service
-// instance per DATA_DIR (use Meilisearch to scale out).
-//
-// Writes are durable when they return: a batch is applied (searchable) and
-// persisted before IndexEvents and the other writes return, so the sync
-// worker may clear its marks afterwards.
-package bleve
+package embedded
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -50,7 +19,7 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 	blevesearch "github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
-	index "github.com/blevesearch/bleve_index_api"
+	"github.com/golang/snappy"
 	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/calendar/eventcal/search"
@@ -92,7 +61,7 @@ type generation struct {
 	// n numbers the generation: 0 uses the plain directory names
 	// (events.bleve), n > 0 the suffixed ones (events.bleve.<n>).
 	n          int64
-	events     bleve.Index
+	events     *eventStore
 	venues     bleve.Index
 	organizers bleve.Index
 	// queries answers event queries from the documents of events, loaded
@@ -149,15 +118,19 @@ func Open(dir string) (*Engine, error) {
 // empty when one is missing or was built with another mapping.
 func openGeneration(dir string, n int64) (*generation, error) {
 	opened := map[indexKind]bleve.Index{}
+	var events *eventStore
 	closeAll := func() {
 		for _, idx := range opened {
 			_ = idx.Close()
 		}
 		clear(opened)
+		if events != nil {
+			_ = events.close()
+		}
 	}
 	current := true
-	for _, k := range indexKinds {
-		idx, ok, err := openExisting(indexPath(dir, k, n), indexMapping(k))
+	for _, k := range placeKinds {
+		idx, ok, err := openExisting(indexPath(dir, k, n), indexMapping())
 		if err != nil {
 			closeAll()
 			return nil, err
@@ -167,7 +140,12 @@ func openGeneration(dir string, n int64) (*generation, error) {
 		}
 		current = current && ok
 	}
-	if !current {
+	events, ok, err := openEventStore(indexPath(dir, eventsIndex, n))
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	if !current || !ok {
 		closeAll()
 		g, err := createGeneration(dir, n)
 		if err != nil {
@@ -175,8 +153,8 @@ func openGeneration(dir string, n int64) (*generation, error) {
 		}
 		return g, nil
 	}
-	g := &generation{n: n, events: opened[eventsIndex], venues: opened[venuesIndex], organizers: opened[organizersIndex], queries: memindex.New()}
-	docs, err := loadEvents(g.events)
+	g := &generation{n: n, events: events, venues: opened[venuesIndex], organizers: opened[organizersIndex], queries: memindex.New()}
+	docs, err := events.load()
 	if err != nil {
 		closeAll()
 		return nil, err
@@ -185,103 +163,45 @@ func openGeneration(dir string, n int64) (*generation, error) {
 	return g, nil
 }
 
-// loadEvents reads every stored event document of idx.
-func loadEvents(idx bleve.Index) ([]search.EventDocument, error) {
-	fail := func(err error) ([]search.EventDocument, error) {
-		return nil, fmt.Errorf("bleve: load the events: %w", err)
-	}
-	adv, err := idx.Advanced()
-	if err != nil {
-		return fail(err)
-	}
-	r, err := adv.Reader()
-	if err != nil {
-		return fail(err)
-	}
-	defer r.Close()
-	ids, err := r.DocIDReaderAll()
-	if err != nil {
-		return fail(err)
-	}
-	defer ids.Close()
-	var docs []search.EventDocument
-	// Occurrences stored with another's text (storedEvent.TextFrom) get
-	// that document's text map once all are read.
-	keyAt := map[string]int{}
-	type sharedText struct {
-		at   int
-		from string
-	}
-	var shared []sharedText
-	for {
-		internal, err := ids.Next()
-		if err != nil {
-			return fail(err)
-		}
-		if internal == nil {
-			break
-		}
-		ext, err := r.ExternalID(internal)
-		if err != nil {
-			return fail(err)
-		}
-		stored, err := r.Document(ext)
-		if err != nil || stored == nil {
-			return fail(fmt.Errorf("document %s: %v", ext, err))
-		}
-		var raw []byte
-		stored.VisitFields(func(f index.Field) {
-			if f.Name() == fieldDoc {
-				raw = f.Value()
-			}
-		})
-		d, from, err := decodeStored(raw)
-		if err != nil {
-			return fail(fmt.Errorf("document %s: %w", ext, err))
-		}
-		if from != "" {
-			shared = append(shared, sharedText{len(docs), from})
-		} else if d.Occurrence != "" {
-			keyAt[ext] = len(docs)
-		}
-		docs = append(docs, d)
-	}
-	for _, s := range shared {
-		if j, ok := keyAt[s.from]; ok {
-			docs[s.at].Text = docs[j].Text
-		}
-	}
-	// By event and occurrence: the occurrences of a series follow each
-	// other, so the in-memory index tokenizes their shared text once.
-	slices.SortFunc(docs, func(a, b search.EventDocument) int {
-		return cmp.Or(cmp.Compare(a.ID, b.ID), cmp.Compare(a.Occurrence, b.Occurrence))
-	})
-	return docs, nil
-}
-
 // createGeneration creates the three indexes of generation n, empty
 // (replacing whatever is at their paths).
 func createGeneration(dir string, n int64) (*generation, error) {
 	opened := map[indexKind]bleve.Index{}
-	for _, k := range indexKinds {
-		idx, err := create(indexPath(dir, k, n), indexMapping(k))
+	closeAll := func() {
+		for _, idx := range opened {
+			_ = idx.Close()
+		}
+	}
+	for _, k := range placeKinds {
+		idx, err := create(indexPath(dir, k, n), indexMapping())
 		if err != nil {
-			for _, idx := range opened {
-				_ = idx.Close()
-			}
+			closeAll()
 			return nil, err
 		}
 		opened[k] = idx
 	}
-	return &generation{n: n, events: opened[eventsIndex], venues: opened[venuesIndex], organizers: opened[organizersIndex], queries: memindex.New()}, nil
+	events, err := createEventStore(indexPath(dir, eventsIndex, n))
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	return &generation{n: n, events: events, venues: opened[venuesIndex], organizers: opened[organizersIndex], queries: memindex.New()}, nil
 }
 
-// indexKinds lists the engine's indexes.
+// indexKinds lists the engine's indexes: the event store and the Bleve
+// indexes of the places (placeKinds).
 var indexKinds = []indexKind{eventsIndex, venuesIndex, organizersIndex}
 
-// indexPath is the directory of index k of generation n.
+// placeKinds lists the Bleve indexes.
+var placeKinds = []indexKind{venuesIndex, organizersIndex}
+
+// indexPath is the directory (the file, for the event store) of index k of
+// generation n: <kind>.bleve, events.db, with ".<n>" after it when n > 0.
 func indexPath(dir string, k indexKind, n int64) string {
 	name := string(k) + ".bleve"
+	if k == eventsIndex {
+		name = string(k) + ".db"
+	}
 	if n > 0 {
 		name += "." + strconv.FormatInt(n, 10)
 	}
@@ -353,7 +273,10 @@ func (e *Engine) Init(ctx context.Context) error { return e.Ping(ctx) }
 func (e *Engine) Ping(ctx context.Context) error {
 	g, done := e.current()
 	defer done()
-	for _, idx := range []bleve.Index{g.events, g.venues, g.organizers} {
+	if err := g.events.ping(); err != nil {
+		return unavailable(ctx, "ping", err)
+	}
+	for _, idx := range []bleve.Index{g.venues, g.organizers} {
 		if _, err := idx.DocCount(); err != nil {
 			return unavailable(ctx, "ping", err)
 		}
@@ -388,7 +311,7 @@ func (e *Engine) Close() error {
 // close closes the three indexes.
 func (g *generation) close() error {
 	g.closed.Store(true)
-	return errors.Join(g.events.Close(), g.venues.Close(), g.organizers.Close())
+	return errors.Join(g.events.close(), g.venues.Close(), g.organizers.Close())
 }
 
 // place returns the index of a place kind.
@@ -416,7 +339,7 @@ func apply(ctx context.Context, idx bleve.Index, b *bleve.Batch, what string) er
 	return nil
 }
 
-// IndexEvents adds or replaces events in one batch.
+// IndexEvents adds or replaces events in one write.
 func (e *Engine) IndexEvents(ctx context.Context, docs []search.EventDocument) error {
 	g, done := e.current()
 	defer done()
@@ -424,12 +347,12 @@ func (e *Engine) IndexEvents(ctx context.Context, docs []search.EventDocument) e
 }
 
 // indexEvents stores each document under its key (search.DocumentKey: one
-// per occurrence) and, in the same batch, deletes the stored documents of
+// per occurrence) and, in the same transaction, deletes the stored documents of
 // the batch's events that it does not hold (occurrences a series lost, the
 // single document of an event that became a series, or the reverse), as
 // found in the in-memory index, which holds exactly the stored documents.
 func (g *generation) indexEvents(ctx context.Context, docs []search.EventDocument) error {
-	b := g.events.NewBatch()
+	put := make([]storedDoc, 0, len(docs))
 	keys := make(map[string]struct{}, len(docs))
 	ids := make([]int64, 0, len(docs))
 	// textOf: the first document of each event in docs with its own
@@ -451,27 +374,26 @@ func (g *generation) indexEvents(ctx context.Context, docs []search.EventDocumen
 				textOf[d.ID] = &docs[i]
 			}
 		}
-		fields, err := eventFields(d, from)
-		if err == nil {
-			k := d.Key()
-			keys[k] = struct{}{}
-			err = b.Index(k, fields)
-		}
+		raw, err := eventJSON(d, from)
 		if err != nil {
 			return fmt.Errorf("bleve: event %d: %w", d.ID, err)
 		}
+		k := d.Key()
+		keys[k] = struct{}{}
+		put = append(put, storedDoc{k, snappy.Encode(nil, raw)})
 		if len(ids) == 0 || ids[len(ids)-1] != d.ID {
 			ids = append(ids, d.ID)
 		}
 	}
 	g.eventsMu.Lock()
 	defer g.eventsMu.Unlock()
+	var del []string
 	for _, k := range g.queries.Keys(ids) {
 		if _, ok := keys[k]; !ok {
-			b.Delete(k)
+			del = append(del, k)
 		}
 	}
-	if err := apply(ctx, g.events, b, "index events"); err != nil {
+	if err := g.events.write(ctx, put, del, "index events"); err != nil {
 		return err
 	}
 	g.queries.Apply(docs)
@@ -483,14 +405,7 @@ func (g *generation) indexEvents(ctx context.Context, docs []search.EventDocumen
 func (g *generation) deleteEvents(ctx context.Context, ids []int64) error {
 	g.eventsMu.Lock()
 	defer g.eventsMu.Unlock()
-	b := g.events.NewBatch()
-	for _, k := range g.queries.Keys(ids) {
-		b.Delete(k)
-	}
-	for _, id := range ids {
-		b.Delete(docID(id)) // stored but not loaded: cannot happen, harmless
-	}
-	if err := apply(ctx, g.events, b, "delete events"); err != nil {
+	if err := g.events.write(ctx, nil, g.queries.Keys(ids), "delete events"); err != nil {
 		return err
 	}
 	g.queries.Remove(ids)

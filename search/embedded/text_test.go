@@ -1,4 +1,4 @@
-package bleve
+package embedded
 
 import (
 	"context"
@@ -14,18 +14,8 @@ import (
 // facet count, each as the default list (published, two-year window, first
 // page of 8). Every answer is checked against the reference.
 func BenchmarkTypeahead(b *testing.B) {
-	f := searchtest.Generate(42, 10000, 300, 150)
-	e, err := Open(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer e.Close()
+	e, f := benchEngine(b)
 	ctx := context.Background()
-	for chunk := range slices.Chunk(f.Events, 1000) {
-		if err := e.IndexEvents(ctx, chunk); err != nil {
-			b.Fatal(err)
-		}
-	}
 	window := search.EventQuery{
 		Lang: "en", Statuses: []string{"publish"}, StartGTE: search.Some(f.Now), EndLTE: search.Some(f.Now + 2*365*86400 - 1),
 		ExcludeHidden: true, ExcludeProtected: true, Limit: 8,

@@ -1,4 +1,4 @@
-package bleve
+package embedded
 
 import (
 	"context"
@@ -47,9 +47,10 @@ func mustIndexInto(t *testing.T, w search.Writer, f *searchtest.Fixtures) {
 // Commit (also after reopening) the new one does; Abort, or a process that
 // died with a rebuild open, leave the old one; leftovers are removed.
 func TestRebuildGenerations(t *testing.T) {
+	t.Parallel()
 	old, fresh := searchtest.Generate(1, 40, 6, 4), searchtest.Generate(2, 15, 3, 2)
-	gen1 := []string{"events.bleve.1", "generation", "organizers.bleve.1", "venues.bleve.1"}
-	gen0 := []string{"events.bleve", "organizers.bleve", "venues.bleve"}
+	gen1 := []string{"events.db.1", "generation", "organizers.bleve.1", "venues.bleve.1"}
+	gen0 := []string{"events.db", "organizers.bleve", "venues.bleve"}
 	tests := []struct {
 		name string
 		// end finishes the rebuild (or not) and closes the engine.
@@ -117,6 +118,7 @@ func TestRebuildGenerations(t *testing.T) {
 // TestRebuildLifecycle: one rebuild at a time, no write after the end, and
 // successive rebuilds use successive generations.
 func TestRebuildLifecycle(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	dir := t.TempDir()
 	e := mustOpen(t, dir)
@@ -147,7 +149,7 @@ func TestRebuildLifecycle(t *testing.T) {
 		}
 		var gens []string
 		for _, name := range dirEntries(t, dir) {
-			if strings.HasPrefix(name, "events.bleve") {
+			if strings.HasPrefix(name, "events.") {
 				gens = append(gens, name)
 			}
 		}
@@ -163,6 +165,7 @@ func TestRebuildLifecycle(t *testing.T) {
 // TestCommitUnderLoad: searches running while a rebuild commits never fail
 // and see either the whole old generation or the whole new one.
 func TestCommitUnderLoad(t *testing.T) {
+	t.Parallel()
 	old, fresh := searchtest.Generate(3, 300, 5, 5), searchtest.Generate(4, 120, 5, 5)
 	e := mustOpen(t, t.TempDir())
 	defer e.Close()

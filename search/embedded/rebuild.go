@@ -1,4 +1,4 @@
-package bleve
+package embedded
 
 import (
 	"context"
@@ -18,9 +18,12 @@ import (
 // committed generation (decimal, one line). Without it the generation is 0.
 const manifestName = "generation"
 
-// generationDir matches the directory of one index of one generation:
-// "events.bleve" (generation 0) or "events.bleve.7".
-var generationDir = regexp.MustCompile(`^(events|venues|organizers)\.bleve(?:\.([1-9][0-9]*))?$`)
+// generationDir matches the directory (or file) of one index of one
+// generation: "venues.bleve" or "events.db" (generation 0),
+// "venues.bleve.7" or "events.db.7". Group 1 is set for "events.bleve"
+// (and its generations): the event index of the engine's versions that
+// kept the events in Bleve, removed whatever its generation.
+var generationDir = regexp.MustCompile(`^(?:(events)\.bleve|(?:venues|organizers)\.bleve|events\.db)(?:\.([1-9][0-9]*))?$`)
 
 // ErrRebuildOpen is returned by BeginRebuild while another rebuild of the
 // same engine is open.
@@ -99,7 +102,7 @@ func removeOtherGenerations(dir string, keep int64) error {
 				continue // not a number we could have written
 			}
 		}
-		if n != keep {
+		if n != keep || m[1] != "" {
 			errs = append(errs, os.RemoveAll(filepath.Join(dir, ent.Name())))
 		}
 	}

@@ -1,4 +1,4 @@
-package bleve
+package embedded
 
 import (
 	"slices"
@@ -13,6 +13,7 @@ import (
 // from the store too, so that reopening (which loads the stored documents)
 // gives back exactly the last write's documents.
 func TestSeriesStoredPerOccurrence(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	f := small()
 	series, single := f.Events[0], f.Events[1]

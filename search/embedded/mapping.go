@@ -1,4 +1,4 @@
-package bleve
+package embedded
 
 import (
 	"crypto/sha256"
@@ -55,15 +55,13 @@ func (wordAnalyzer) Analyze(input []byte) analysis.TokenStream {
 // The field names of the indexes. Text fields are dynamic and flattened by
 // language: text.<lang>.title, text.<lang>.description, text.<lang>.excerpt;
 // a place's other fields are fields.<name>; a place's latest start per event
-// status is last_start.<status>. The events index holds one stored field,
-// fieldDoc (see indexMapping).
+// status is last_start.<status>.
 const (
 	fieldID          = "id"
 	fieldStatus      = "status"
 	fieldPublishDate = "publish_date"
 	fieldSortPublish = "sort_publish"
 	fieldHasEvents   = "has_events"
-	fieldDoc         = "doc"
 	prefixText       = "text"
 	prefixFields     = "fields"
 	prefixLastStart  = "last_start"
@@ -74,8 +72,9 @@ const (
 	prefixHiddenFields = "hidden_fields"
 )
 
-// indexKind names one of the engine's indexes (its directory is
-// <kind>.bleve).
+// indexKind names one of the engine's indexes: the event store
+// (events.db, see events.go) and the Bleve indexes of the places (their
+// directories are <kind>.bleve).
 type indexKind string
 
 // The engine's indexes.
@@ -90,32 +89,17 @@ const (
 // filling a field), so existing indexes are rebuilt.
 const mappingVersion = 3
 
-// indexMapping declares the mapping of each index.
-//
-// The events index stores each event document whole, as JSON in fieldDoc,
-// and indexes nothing: event queries are answered by search/memindex from
-// the documents loaded at open (see the package documentation of
-// search/memindex for why), so an inverted index of them would only cost
-// writes and merges.
-//
-// The place indexes are searched by Bleve. Every field is explicit except
+// indexMapping declares the mapping of the place indexes (venues and
+// organizers; the events are not in Bleve: see events.go). Every field is explicit except
 // the text (and a place's other fields and last starts), whose names depend
 // on the configured languages and fields and are indexed dynamically with
 // wordsAnalyzer. Only the ID is stored, and no search loads it: a hit's
 // document ID is the ID, and sorting reads doc values.
-func indexMapping(kind indexKind) *mapping.IndexMappingImpl {
+func indexMapping() *mapping.IndexMappingImpl {
 	im := mapping.NewIndexMapping()
 	im.DefaultAnalyzer = wordsAnalyzer
 	im.StoreDynamic = false
 	im.DocValuesDynamic = false
-	if kind == eventsIndex {
-		doc := mapping.NewDocumentStaticMapping()
-		doc.AddSubDocumentMapping("_all", mapping.NewDocumentDisabledMapping())
-		doc.AddFieldMappingsAt(fieldDoc, &mapping.FieldMapping{Type: "text", Store: true})
-		im.DefaultMapping = doc
-		im.IndexDynamic = false
-		return im
-	}
 	// number: an indexed float64 (dates and IDs are exact up to 2^53).
 	number := func() *mapping.FieldMapping {
 		return &mapping.FieldMapping{Type: "number", Index: true}

@@ -1,4 +1,4 @@
-package bleve
+package embedded
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/calendar/eventcal/search"
 	"github.com/calendar/eventcal/search/searchtest"
@@ -25,6 +27,7 @@ func newTestEngine(t *testing.T) search.Engine {
 }
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	searchtest.Run(t, newTestEngine)
 }
 
@@ -64,6 +67,7 @@ func counts(t *testing.T, e *Engine) [3]int {
 }
 
 func TestReopenKeepsData(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	f := small()
 	e := mustOpen(t, dir)
@@ -84,6 +88,7 @@ func TestReopenKeepsData(t *testing.T) {
 }
 
 func TestOneProcessPerDirectory(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	e := mustOpen(t, dir)
 	// A second Open that waited for the lock instead of failing would
@@ -104,6 +109,7 @@ func TestOneProcessPerDirectory(t *testing.T) {
 }
 
 func TestMappingChangeRebuildsAllIndexes(t *testing.T) {
+	t.Parallel()
 	for name, damage := range map[string]func(t *testing.T, e *Engine, dir string){
 		"other mapping": func(t *testing.T, e *Engine, dir string) {
 			if err := e.cur.venues.SetInternal(fingerprintKey, []byte("an older mapping")); err != nil {
@@ -117,6 +123,29 @@ func TestMappingChangeRebuildsAllIndexes(t *testing.T) {
 				t.Fatal(err)
 			}
 		},
+		"other event format": func(t *testing.T, e *Engine, dir string) {
+			err := e.cur.events.db.Update(func(tx *bolt.Tx) error {
+				return tx.Bucket(metaBucket).Put(formatKey, []byte("an older format"))
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.Close()
+		},
+		"missing event store": func(t *testing.T, e *Engine, dir string) {
+			e.Close()
+			if err := os.Remove(filepath.Join(dir, "events.db")); err != nil {
+				t.Fatal(err)
+			}
+		},
+		// An engine that kept the events in Bleve (events.bleve) left
+		// no events.db: all are recreated, and the old directory goes.
+		"events in bleve": func(t *testing.T, e *Engine, dir string) {
+			e.Close()
+			if err := os.Rename(filepath.Join(dir, "events.db"), filepath.Join(dir, "events.bleve")); err != nil {
+				t.Fatal(err)
+			}
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -125,6 +154,9 @@ func TestMappingChangeRebuildsAllIndexes(t *testing.T) {
 			damage(t, e, dir)
 			e = mustOpen(t, dir)
 			defer e.Close()
+			if got := dirEntries(t, dir); !slices.Equal(got, []string{"events.db", "organizers.bleve", "venues.bleve"}) {
+				t.Errorf("entries after reopening = %q", got)
+			}
 			// All three are empty, so the sync worker's Populate (which
 			// looks at the event count) refills all of them.
 			if got := counts(t, e); got != [3]int{} {
@@ -142,6 +174,7 @@ func TestMappingChangeRebuildsAllIndexes(t *testing.T) {
 }
 
 func TestWordAnalyzerIsWords(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{
 		"", "Jazz", "  JAZZ night!! ", "open-air - rock-n-roll", "don't 3.14 x/y (a)",
 		"CAFÉ Théâtre ÉTÉ", "Straße İstanbul één", "日本語 テキスト", "emoji 🎷 sax", "tab\tnew\nline",
@@ -162,6 +195,7 @@ func TestWordAnalyzerIsWords(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	e := mustOpen(t, t.TempDir())
 	if err := e.IndexPlaces(ctx, []search.PlaceDocument{{ID: 1, Kind: search.Venues}, {ID: 2, Kind: "stage"}}); err == nil {
@@ -198,6 +232,7 @@ func TestErrors(t *testing.T) {
 // across the antimeridian. Radii sit on a point's distance and one float
 // step below it.
 func TestNearIsExactHaversine(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	e := mustOpen(t, t.TempDir())
 	defer e.Close()
@@ -246,20 +281,8 @@ func TestNearIsExactHaversine(t *testing.T) {
 // excluded, first page of 8) and a typical filtered list (the same plus a
 // category and featured).
 func BenchmarkSearchEvents(b *testing.B) {
-	f := searchtest.Generate(42, 10000, 300, 150)
-	e, err := Open(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer e.Close()
+	e, f := benchEngine(b)
 	ctx := context.Background()
-	start := time.Now()
-	for chunk := range slices.Chunk(f.Events, 1000) {
-		if err := e.IndexEvents(ctx, chunk); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.Logf("indexed %d events in %s", len(f.Events), time.Since(start).Round(time.Millisecond))
 	window := search.EventQuery{
 		Statuses: []string{"publish"}, StartGTE: search.Some(f.Now), EndLTE: search.Some(f.Now + 2*365*86400 - 1),
 		ExcludeHidden: true, Limit: 8,
@@ -299,4 +322,24 @@ func ExampleOpen() {
 	r, _ := e.SearchEvents(ctx, search.EventQuery{Lang: "en", Query: "JAZZ open-air", Limit: 8})
 	fmt.Println(r.IDs, r.Total)
 	// Output: [7] 1
+}
+
+// benchEngine returns an engine (closed when b ends) holding 10,000
+// generated events, indexed 1,000 a batch, and their fixtures.
+func benchEngine(b *testing.B) (*Engine, *searchtest.Fixtures) {
+	b.Helper()
+	f := searchtest.Generate(42, 10000, 300, 150)
+	e, err := Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { e.Close() })
+	start := time.Now()
+	for chunk := range slices.Chunk(f.Events, 1000) {
+		if err := e.IndexEvents(context.Background(), chunk); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Logf("indexed %d events in %s", len(f.Events), time.Since(start).Round(time.Millisecond))
+	return e, f
 }

@@ -1,4 +1,4 @@
-package bleve
+package embedded
 
 import (
 	"encoding/json"
@@ -10,11 +10,12 @@ import (
 	"github.com/calendar/eventcal/search"
 )
 
-// This file is the edge between the contract's documents and what Bleve
-// indexes: flat maps whose keys are the mapping's field names. Building the
-// maps here (rather than letting Bleve reflect on the structs) keeps the
-// conversions in one place: IDs as document IDs, booleans always present,
-// and an event as its stored JSON.
+// This file is the edge between the contract's documents and what the
+// engine keeps: for a place, the flat map Bleve indexes, whose keys are
+// the mapping's field names; for an event, its stored JSON (see
+// events.go). Building the maps here (rather than letting Bleve reflect on
+// the structs) keeps the conversions in one place: IDs as document IDs,
+// booleans always present.
 
 // docID is the Bleve document ID of a contract ID.
 func docID(id int64) string { return strconv.FormatInt(id, 10) }
@@ -47,7 +48,7 @@ func sortKeyOf(primary, id int64) string {
 // TextFrom, set on an occurrence whose text is that of an earlier
 // occurrence of its series written in the same call (most occurrences of a
 // series), names that document's key: its text is stored once per series,
-// not once per occurrence, and loadEvents gives both documents the same
+// not once per occurrence, and eventStore.load gives both documents the same
 // text map. A write replaces all the documents of an event together, so
 // the document named is always stored with it.
 type storedEvent struct {
@@ -56,11 +57,11 @@ type storedEvent struct {
 	TextFrom string            `json:"text_from,omitempty"`
 }
 
-// eventFields is the stored form of an event: the document as JSON
+// eventJSON is the stored form of an event: the document as JSON
 // (storedEvent), its text already plain (search.PlainText), which
-// loadEvents reads back; textFrom, when set, is the key of a document
+// eventStore.load reads back; textFrom, when set, is the key of a document
 // stored with the same text (see storedEvent).
-func eventFields(d search.EventDocument, textFrom string) (map[string]interface{}, error) {
+func eventJSON(d search.EventDocument, textFrom string) ([]byte, error) {
 	stored := storedEvent{EventDocument: d}
 	if textFrom != "" {
 		stored.Text, stored.TextFrom = nil, textFrom
@@ -90,15 +91,11 @@ func eventFields(d search.EventDocument, textFrom string) (map[string]interface{
 		}
 		stored.Text = text
 	}
-	b, err := json.Marshal(stored)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]interface{}{fieldDoc: string(b)}, nil
+	return json.Marshal(stored)
 }
 
 // decodeEvent reads a stored event document back (see storedEvent); a
-// document whose text is another's has none here (loadEvents resolves
+// document whose text is another's has none here (eventStore.load resolves
 // TextFrom: see decodeStored).
 func decodeEvent(raw []byte) (search.EventDocument, error) {
 	d, _, err := decodeStored(raw)

@@ -1,0 +1,558 @@
+package memindex
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/calendar/eventcal/search"
+)
+
+// This file is the write path: Apply prepares documents (their words and
+// flags) outside the lock and links them in chunks; Remove and the slot
+// bookkeeping (allocate, link, unlink, compact) keep rows, entries, lists
+// and postings in step.
+
+// prepared is a document made ready to link, outside the lock: its
+// visibility and the distinct words of its text in each language.
+type prepared struct {
+	d     *search.EventDocument
+	flags uint8
+	texts []preparedText
+	words int
+	// like, when shares is set, is an earlier document of the same write
+	// with the same ID, text and visibility (an earlier occurrence of the
+	// series): this one reuses its tokens, and its row shares the word
+	// list of like's row (linked before it).
+	like   docKey
+	shares bool
+	// grp is the group the document joins (nil: the date order).
+	grp *group
+}
+
+// preparedText is a document's text in one language: aliasOf names the
+// earlier language (by name) with the same text, or, when empty, title and
+// body hold the distinct words of the title and of the description and
+// excerpt.
+type preparedText struct {
+	lang, aliasOf string
+	title, body   []string
+}
+
+// visibility returns the visibility of the prepared document.
+func (p *prepared) visibility() visibility {
+	return visibility{status: p.d.Status, flags: p.flags & visibilityFlags}
+}
+
+// prepare tokenizes d: the costly part of a write, done without the lock.
+// prev is the document prepared before d in the same write (nil: none):
+// when it is of the same event with the same text and visibility (two
+// occurrences of a series), d reuses its tokens.
+func prepare(d *search.EventDocument, prev *prepared) prepared {
+	p := prepared{d: d, flags: docFlags(d)}
+	if prev != nil && prev.d.ID == d.ID && prev.visibility() == p.visibility() && maps.Equal(prev.d.Text, d.Text) {
+		p.texts, p.words, p.like, p.shares = prev.texts, prev.words, keyOf(prev.d), true
+		if prev.shares {
+			p.like = prev.like
+		}
+		return p
+	}
+	langs := slices.Sorted(maps.Keys(d.Text))
+	for i, lang := range langs {
+		t := d.Text[lang]
+		if j := slices.IndexFunc(langs[:i], func(l string) bool { return d.Text[l] == t }); j >= 0 {
+			p.texts = append(p.texts, preparedText{lang: lang, aliasOf: langs[j]})
+			continue
+		}
+		pt := preparedText{lang: lang, title: distinct(textWords(t.Title))}
+		pt.body = distinct(append(textWords(t.Description), textWords(t.Excerpt)...))
+		p.words += len(pt.title) + len(pt.body)
+		p.texts = append(p.texts, pt)
+	}
+	return p
+}
+
+// distinct returns the words without repeats, in first-seen order.
+func distinct(words []string) []string {
+	seen := make(map[string]struct{}, len(words))
+	out := words[:0]
+	for _, w := range words {
+		if _, ok := seen[w]; !ok {
+			seen[w] = struct{}{}
+			out = append(out, w)
+		}
+	}
+	return slices.Clip(out)
+}
+
+// docFlags returns the flags of d's entry.
+func docFlags(d *search.EventDocument) uint8 {
+	var flags uint8
+	for _, f := range [...]struct {
+		on   bool
+		flag uint8
+	}{
+		{d.Featured, flagFeatured}, {d.Ticketed, flagTicketed}, {d.HideFromListings, flagHidden},
+		{d.HasPassword, flagProtected}, {d.HasGeo, flagHasGeo},
+	} {
+		if f.on {
+			flags |= f.flag
+		}
+	}
+	return flags
+}
+
+// Apply adds or replaces event documents. For every event ID in docs,
+// the documents given replace all the documents of that ID (occurrences
+// not in docs are removed first); within one call a later document of the
+// same key (ID and occurrence) wins.
+//
+// The documents are tokenized, the words they bring built with their
+// postings, and the vocabularies that gain many words re-sorted, before
+// the lock is taken, in chunks of about chunkWords words;
+// the lock is held only to link a chunk (map and bitmap updates), so a
+// write's hold of the lock grows with the chunk's words, never with the
+// rest of the write or the size of the vocabulary, and queries run between
+// chunks and during their preparation.
+func (x *Index) Apply(docs []search.EventDocument) {
+	if len(docs) == 0 {
+		return
+	}
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	docs = lastOfEach(docs)
+	x.removeStale(docs)
+	grps := groupsOf(docs)
+	if x.Count() == 0 && len(docs) > blockMax {
+		preps := make([]prepared, len(docs))
+		for i := range docs {
+			var prev *prepared
+			if i > 0 {
+				prev = &preps[i-1]
+			}
+			preps[i] = prepare(&docs[i], prev)
+			preps[i].grp = grps[i]
+		}
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		x.load(preps)
+		return
+	}
+	var next, prev *prepared
+	for i := 0; i < len(docs); {
+		// A chunk: at least one document, then more while they fit.
+		var chunk []prepared
+		words := 0
+		for i < len(docs) {
+			if next == nil {
+				p := prepare(&docs[i], prev)
+				p.grp = grps[i]
+				next = &p
+				prev = next
+			}
+			if len(chunk) > 0 && words+next.words > chunkWords {
+				break
+			}
+			chunk = append(chunk, *next)
+			words += next.words
+			prev, next = &chunk[len(chunk)-1], nil
+			i++
+		}
+		merges := x.premerge(chunk)
+		slots, built := x.build(chunk)
+		if preparedHook != nil {
+			preparedHook()
+		}
+		x.mu.Lock()
+		x.linkChunk(chunk, merges, slots, built)
+		x.mu.Unlock()
+	}
+	x.compact()
+}
+
+// linkChunk installs the merged vocabularies and links the chunk's
+// documents at the slots build chose, with the words it built. The caller
+// holds mu.
+func (x *Index) linkChunk(chunk []prepared, merges []merged, slots []uint32, built map[builtKey]*word) {
+	for _, m := range merges {
+		v := x.vocabulary(m.lang, m.vis)
+		v.sorted, v.recent, v.stale, v.pending = m.sorted, nil, len(m.added), m.added
+	}
+	defer func() {
+		for _, m := range merges {
+			x.vocabulary(m.lang, m.vis).pending = nil
+		}
+	}()
+	x.built = built
+	defer func() { x.built = nil }()
+	for i := range chunk {
+		p := &chunk[i]
+		k := keyOf(p.d)
+		slot, ok := x.slotOf[k]
+		if ok {
+			x.unplace(slot)
+			x.unlink(slot)
+		} else {
+			slot = x.take(slots[i])
+			x.slotOf[k] = slot
+			x.byID[k.id] = append(x.byID[k.id], slot)
+		}
+		x.link(slot, p)
+		x.place(slot, p.grp)
+	}
+}
+
+// lastOfEach returns docs without the documents that a later one of the
+// same key replaces, in their order.
+func lastOfEach(docs []search.EventDocument) []search.EventDocument {
+	last := make(map[docKey]int, len(docs))
+	for i := range docs {
+		last[keyOf(&docs[i])] = i
+	}
+	if len(last) == len(docs) {
+		return docs
+	}
+	out := make([]search.EventDocument, 0, len(last))
+	for i := range docs {
+		if last[keyOf(&docs[i])] == i {
+			out = append(out, docs[i])
+		}
+	}
+	return out
+}
+
+// removeStale removes the documents of the IDs of docs that docs do not
+// hold (the occurrences a series no longer has, a series that became a
+// single event or the reverse). The caller holds writeMu.
+func (x *Index) removeStale(docs []search.EventDocument) {
+	keep := make(map[docKey]struct{}, len(docs))
+	for i := range docs {
+		keep[keyOf(&docs[i])] = struct{}{}
+	}
+	var stale []uint32
+	x.mu.RLock()
+	for id := range x.idsOf(docs) {
+		for _, slot := range x.byID[id] {
+			if _, ok := keep[docKey{id, x.rows[slot].occ}]; !ok {
+				stale = append(stale, slot)
+			}
+		}
+	}
+	x.mu.RUnlock()
+	x.removeSlots(stale)
+}
+
+// idsOf returns the distinct IDs of docs.
+func (x *Index) idsOf(docs []search.EventDocument) map[int64]struct{} {
+	ids := make(map[int64]struct{}, len(docs))
+	for i := range docs {
+		ids[docs[i].ID] = struct{}{}
+	}
+	return ids
+}
+
+// take returns slot, taken from the free slots or by growing rows (build
+// chose it as allocate would have).
+func (x *Index) take(slot uint32) uint32 {
+	if int(slot) == len(x.rows) {
+		return x.allocate()
+	}
+	if i := slices.Index(x.free, slot); i >= 0 {
+		x.free = slices.Delete(x.free, i, i+1)
+		return slot
+	}
+	panic("memindex: build chose a slot that is neither free nor next")
+}
+
+// load fills an empty index with prepared documents, building the date
+// order in one sort and each vocabulary's order in one merge.
+func (x *Index) load(preps []prepared) {
+	for i := range preps {
+		p := &preps[i]
+		k := keyOf(p.d)
+		slot, ok := x.slotOf[k]
+		if ok {
+			// A repeated key: the later document wins.
+			if x.rows[slot].grp != nil {
+				x.unplace(slot)
+			}
+			x.unlink(slot)
+		} else {
+			slot = x.allocate()
+			x.slotOf[k] = slot
+			x.byID[k.id] = append(x.byID[k.id], slot)
+		}
+		x.link(slot, p)
+		if p.grp != nil {
+			x.place(slot, p.grp)
+		}
+	}
+	for _, l := range x.langs {
+		for _, v := range l.parts {
+			v.merge()
+		}
+	}
+	all := make([]entry, 0, len(x.slotOf)-x.nGrouped)
+	for _, slot := range x.slotOf {
+		if x.rows[slot].grp == nil {
+			all = append(all, x.rows[slot].e)
+		}
+	}
+	slices.SortFunc(all, x.compare)
+	x.order = blocks{}
+	for len(all) > 0 {
+		n := min(len(all), blockMax/2)
+		x.order = append(x.order, newBlock(slices.Clone(all[:n])))
+		all = all[n:]
+	}
+}
+
+// Remove deletes events, every document (occurrence) of each; IDs not in
+// the index are ignored. Like Apply, it releases the lock between chunks
+// of about chunkWords words.
+func (x *Index) Remove(ids []int64) {
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	var slots []uint32
+	x.mu.RLock()
+	for _, id := range ids {
+		slots = append(slots, x.byID[id]...)
+	}
+	x.mu.RUnlock()
+	x.removeSlots(slots)
+	x.compact()
+}
+
+// removeSlots removes the documents at slots (distinct, live), releasing
+// the lock between chunks of about chunkWords words. The caller holds
+// writeMu.
+func (x *Index) removeSlots(slots []uint32) {
+	for len(slots) > 0 {
+		x.mu.Lock()
+		words := 0
+		touched := map[int64]struct{}{}
+		for len(slots) > 0 && words < chunkWords {
+			slot := slots[0]
+			slots = slots[1:]
+			r := &x.rows[slot]
+			words += len(r.words)
+			x.unplace(slot)
+			x.unlink(slot)
+			delete(x.slotOf, docKey{r.id, r.occ})
+			touched[r.id] = struct{}{}
+			x.rows[slot] = row{}
+			x.ents[slot] = entry{}
+			x.free = append(x.free, slot)
+		}
+		for id := range touched {
+			if rest := slices.DeleteFunc(x.byID[id], func(s uint32) bool { return !x.rows[s].live }); len(rest) > 0 {
+				x.byID[id] = rest
+			} else {
+				delete(x.byID, id)
+				if n, ok := x.seriesOf[id]; ok {
+					delete(x.seriesOf, id)
+					x.seriesFree = append(x.seriesFree, n)
+				}
+			}
+		}
+		x.mu.Unlock()
+	}
+}
+
+// compact drops the words that left from the sorted order of every
+// vocabulary where they are more than half of it, building the new order
+// outside the lock. The caller holds writeMu (so nothing it reads
+// changes).
+func (x *Index) compact() {
+	for _, l := range x.langs {
+		for _, v := range l.parts {
+			if v.stale == 0 || v.stale <= len(v.sorted)/2 {
+				continue
+			}
+			live := make([]string, 0, len(v.sorted)-v.stale)
+			for _, w := range v.sorted {
+				if v.byText[w] != nil {
+					live = append(live, w)
+				}
+			}
+			x.mu.Lock()
+			v.sorted, v.stale = live, 0
+			x.mu.Unlock()
+		}
+	}
+}
+
+// allocate returns a free slot, growing rows when none is.
+func (x *Index) allocate() uint32 {
+	if n := len(x.free); n > 0 {
+		slot := x.free[n-1]
+		x.free = x.free[:n-1]
+		return slot
+	}
+	x.rows = append(x.rows, row{})
+	x.ents = append(x.ents, entry{})
+	return uint32(len(x.rows) - 1)
+}
+
+// link sets the row of the prepared document at slot and adds it to the
+// bitmaps and points.
+func (x *Index) link(slot uint32, p *prepared) {
+	d := p.d
+	r := row{
+		live: true, id: d.ID, occ: d.Occurrence, pub: d.PublishDate, parent: d.ParentID, status: d.Status,
+		e: entry{start: d.Start, end: d.End, slot: slot, point: -1, status: x.statusCode(d.Status), flags: p.flags},
+	}
+	if d.Occurrence != "" {
+		r.e.series = x.seriesNumber(d.ID)
+	}
+	var like *row
+	if p.shares {
+		if s, ok := x.slotOf[p.like]; ok && x.rows[s].live && x.rows[s].id == d.ID {
+			like = &x.rows[s]
+		}
+	}
+	lists := [numLists][]int64{d.CategoryIDs, d.TagIDs, d.VenueIDs, d.OrganizerIDs}
+	for l, values := range lists {
+		if like != nil && slices.Equal(like.lists[l], values) {
+			r.lists[l] = like.lists[l] // an occurrence: the series' lists
+		} else {
+			r.lists[l] = slices.Clone(values)
+		}
+	}
+	if d.HasGeo && d.Geo != nil {
+		r.e.point = x.addPoint(*d.Geo)
+	}
+	for l, values := range r.lists {
+		for _, v := range values {
+			b := x.lists[l][v]
+			if b == nil {
+				b = roaring.New()
+				x.lists[l][v] = b
+			}
+			b.Add(slot)
+		}
+	}
+	if like != nil {
+		// An occurrence with its series' text: the same words, so the
+		// same postings, in the same vocabularies (like holds them).
+		r.words, r.aliases = like.words, like.aliases
+		for _, ref := range r.words {
+			b := &ref.w.body
+			if ref.title {
+				b = &ref.w.title
+			}
+			(*b).Add(slot)
+		}
+		for _, a := range r.aliases {
+			a.Add(slot)
+		}
+		x.rows[slot] = r
+		x.ents[slot] = r.e
+		return
+	}
+	r.words = make([]wordRef, 0, p.words)
+	for _, t := range p.texts {
+		if t.aliasOf != "" {
+			l := x.language(t.lang)
+			a := l.aliases[t.aliasOf]
+			if a == nil {
+				a = roaring.New()
+				l.aliases[t.aliasOf] = a
+			}
+			a.Add(slot)
+			r.aliases = append(r.aliases, a)
+			continue
+		}
+		vis := p.visibility()
+		v := x.vocabulary(t.lang, vis)
+		built := func(w string) *word { return x.built[builtKey{t.lang, vis, w}] }
+		r.words = v.add(r.words, slot, t.title, true, built)
+		r.words = v.add(r.words, slot, t.body, false, built)
+	}
+	x.rows[slot] = r
+	x.ents[slot] = r.e
+}
+
+// seriesNumber returns the number of series id, giving it one.
+func (x *Index) seriesNumber(id int64) uint32 {
+	if n, ok := x.seriesOf[id]; ok {
+		return n
+	}
+	var n uint32
+	if k := len(x.seriesFree); k > 0 {
+		n, x.seriesFree = x.seriesFree[k-1], x.seriesFree[:k-1]
+	} else {
+		x.seriesMax++
+		n = x.seriesMax
+	}
+	x.seriesOf[id] = n
+	return n
+}
+
+// statusCode returns the code of a status, numbering a new one.
+func (x *Index) statusCode(s string) uint8 {
+	if c, ok := x.statuses[s]; ok {
+		return c
+	}
+	if len(x.statuses) >= maxStatusCode {
+		return 0
+	}
+	c := uint8(len(x.statuses) + 1)
+	x.statuses[s] = c
+	return c
+}
+
+// unlink removes the row at slot from the bitmaps and points; a word no
+// row holds any more leaves its vocabulary.
+func (x *Index) unlink(slot uint32) {
+	r := &x.rows[slot]
+	for _, ref := range r.words {
+		e := ref.w
+		b := &e.body
+		if ref.title {
+			b = &e.title
+		}
+		if (*b).Remove(slot); (*b).IsEmpty() {
+			*b = nil
+		}
+		if e.title == nil && e.body == nil {
+			forget(e)
+		}
+	}
+	for _, a := range r.aliases {
+		a.Remove(slot)
+	}
+	for l, values := range r.lists {
+		for _, v := range values {
+			if b := x.lists[l][v]; b != nil {
+				b.Remove(slot)
+				if b.IsEmpty() {
+					delete(x.lists[l], v)
+				}
+			}
+		}
+	}
+	if i := r.e.point; i >= 0 {
+		if x.points[i].refs--; x.points[i].refs == 0 {
+			if x.pointOf[x.points[i].p] == i {
+				delete(x.pointOf, x.points[i].p)
+			}
+			x.freePts = append(x.freePts, i)
+		}
+	}
+}
+
+// forget drops an unused word from its vocabulary: from recent, or, left
+// in sorted, it counts as stale until the writer compacts (compact).
+func forget(e *word) {
+	v := e.vocab
+	delete(v.byText, e.text)
+	if _, ok := slices.BinarySearch(v.sorted, e.text); ok {
+		v.stale++
+		return
+	}
+	if i := slices.Index(v.recent, e.text); i >= 0 {
+		v.recent = slices.Delete(v.recent, i, i+1)
+	}
+}

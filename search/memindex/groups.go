@@ -1,0 +1,303 @@
+package memindex
+
+import (
+	"cmp"
+	"container/heap"
+	"maps"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/calendar/eventcal/search"
+)
+
+// This file holds the groups of uniform occurrences (see group): how a
+// write forms them and places a document in one or in the date order, and
+// how a query decides them (groupHit, plan.groups, plan.span) and merges
+// their members into a page in the date order (cursors).
+
+// place puts the entry of the row at slot in its group g, or, when g is
+// nil, in the date order. The caller holds mu.
+func (x *Index) place(slot uint32, g *group) {
+	e := x.rows[slot].e
+	if g == nil {
+		x.order.insert(x, e)
+		return
+	}
+	if g.at < 0 {
+		g.series, g.rep, g.at = e.series, slot, len(x.groups)
+		x.groups = append(x.groups, g)
+		x.heads = append(x.heads, groupHead{})
+		x.reps.Add(slot)
+	}
+	i := sort.Search(len(g.occ), func(i int) bool { return x.compare(g.occ[i], e) >= 0 })
+	g.occ = slices.Insert(g.occ, i, e)
+	x.heads[g.at] = g.head()
+	x.rows[slot].grp = g
+	x.grouped.Add(slot)
+	x.nGrouped++
+}
+
+// unplace takes the entry of the row at slot out of its group or the
+// date order; a group left empty leaves the index. The caller holds mu.
+func (x *Index) unplace(slot uint32) {
+	r := &x.rows[slot]
+	g := r.grp
+	if g == nil {
+		x.order.remove(x, r.e)
+		return
+	}
+	r.grp = nil
+	x.grouped.Remove(slot)
+	x.nGrouped--
+	switch i := sort.Search(len(g.occ), func(i int) bool { return x.compare(g.occ[i], r.e) >= 0 }); {
+	case i == 0 && len(g.occ) > 0 && g.occ[0].slot == slot:
+		// The first: a series rewritten (in the date order) leaves its
+		// old group from the front, so no member moves.
+		g.occ = g.occ[1:]
+	case i < len(g.occ) && g.occ[i].slot == slot:
+		g.occ = slices.Delete(g.occ, i, i+1)
+	}
+	if g.rep == slot {
+		x.reps.Remove(slot)
+		if len(g.occ) > 0 {
+			g.rep = g.occ[0].slot
+			x.reps.Add(g.rep)
+		}
+	}
+	if len(g.occ) == 0 {
+		end := len(x.groups) - 1
+		last := x.groups[end]
+		x.groups[g.at], x.heads[g.at], last.at = last, x.heads[end], g.at
+		x.groups, x.heads = x.groups[:end], x.heads[:end]
+		g.at = -1
+		return
+	}
+	x.heads[g.at] = g.head()
+}
+
+// groupsOf returns, for each document of docs, the new group it joins
+// (nil: none, it goes to the date order): the occurrences of one series
+// that differ from a template occurrence in their dates only (see group).
+// The template is the occurrence of the series, of at most three tried
+// (the first, the middle and the last), that the most others share; a
+// group needs two members.
+func groupsOf(docs []search.EventDocument) []*group {
+	out := make([]*group, len(docs))
+	byID := map[int64][]int{}
+	for i := range docs {
+		if docs[i].Occurrence != "" {
+			byID[docs[i].ID] = append(byID[docs[i].ID], i)
+		}
+	}
+	for _, idx := range byID {
+		if len(idx) < 2 {
+			continue
+		}
+		var members []int
+		for _, t := range []int{idx[0], idx[len(idx)/2], idx[len(idx)-1]} {
+			tmpl := &docs[t]
+			if !groupable(tmpl) {
+				continue
+			}
+			var m []int
+			for _, i := range idx {
+				if i == t || sameButDates(tmpl, &docs[i]) {
+					m = append(m, i)
+				}
+			}
+			if len(m) > len(members) {
+				members = m
+			}
+			if 2*len(members) > len(idx) {
+				break // a majority: no other template has more
+			}
+		}
+		if len(members) < 2 {
+			continue
+		}
+		g := &group{dur: docs[members[0]].End - docs[members[0]].Start, at: -1}
+		for _, i := range members {
+			out[i] = g
+		}
+	}
+	return out
+}
+
+// groupable reports whether an occurrence can be in a group: its end is
+// not before its start (so a bound on the end is one on the start).
+func groupable(d *search.EventDocument) bool {
+	return d.End >= d.Start && d.End-d.Start >= 0
+}
+
+// sameButDates reports whether occurrence b differs from a in its dates
+// only, with the same duration: everything but the dates that a query
+// decides on a document is the same.
+func sameButDates(a, b *search.EventDocument) bool {
+	return groupable(b) && a.ID == b.ID && b.End-b.Start == a.End-a.Start && a.Status == b.Status &&
+		a.PublishDate == b.PublishDate && a.ParentID == b.ParentID && docFlags(a) == docFlags(b) &&
+		samePoint(a, b) && slices.Equal(a.CategoryIDs, b.CategoryIDs) && slices.Equal(a.TagIDs, b.TagIDs) &&
+		slices.Equal(a.VenueIDs, b.VenueIDs) && slices.Equal(a.OrganizerIDs, b.OrganizerIDs) && maps.Equal(a.Text, b.Text)
+}
+
+// samePoint reports whether a and b have the same geo point entry: both
+// none, or equal points (a NaN point equals nothing: it gets an entry of
+// its own).
+func samePoint(a, b *search.EventDocument) bool {
+	pa, pb := a.HasGeo && a.Geo != nil, b.HasGeo && b.Geo != nil
+	if !pa || !pb {
+		return pa == pb
+	}
+	return *a.Geo == *b.Geo
+}
+
+// groupHit is a group that a query matches and the range [lo, hi) of its
+// members within the query's date bounds.
+type groupHit struct {
+	g      *group
+	lo, hi int
+	// start is the start of member lo; series is g's series number.
+	start  int64
+	series uint32
+}
+
+// compareHits orders group hits by their members lo in the date order.
+func (x *Index) compareHits(a, b *groupHit) int {
+	if c := cmp.Compare(a.start, b.start); c != 0 {
+		return c
+	}
+	return x.compare(a.g.occ[a.lo], b.g.occ[b.lo])
+}
+
+// groups decides the groups: those whose representative passes every
+// filter but the dates, with their members in the date bounds. When q
+// has candidates, they are narrowed to the date order's documents (the
+// groups' members are decided here).
+func (p *plan) groups(x *Index) []groupHit {
+	if len(x.groups) == 0 {
+		return nil
+	}
+	var out []groupHit
+	rest := p.byName || p.q.ParentID.Set
+	try := func(i int) {
+		h := &x.heads[i]
+		if h.flags&p.flagMask != p.flagWant || p.statuses != 0 && p.statuses&(1<<h.status) == 0 ||
+			p.inside != nil && p.inside[h.point+1] == 0 {
+			return
+		}
+		g := x.groups[i]
+		if rest && !p.passesRest(x, &g.occ[0]) { // every member has the representative's status and parent
+			return
+		}
+		if lo, hi, start := p.span(g, h); lo < hi {
+			out = append(out, groupHit{g: g, lo: lo, hi: hi, start: start, series: h.series})
+		}
+	}
+	if p.cands == nil {
+		for i := range x.heads {
+			try(i)
+		}
+		return out
+	}
+	it := roaring.And(p.cands, x.reps).ManyIterator()
+	buf := make([]uint32, 256)
+	for n := it.NextMany(buf); n > 0; n = it.NextMany(buf) {
+		for _, slot := range buf[:n] {
+			try(x.rows[slot].grp.at)
+		}
+	}
+	if x.nGrouped > 0 {
+		p.cands = roaring.AndNot(p.cands, x.grouped)
+		p.mainNone = p.cands.IsEmpty()
+	}
+	return out
+}
+
+// span returns the range [lo, hi) of g's members within p's date bounds
+// and the start of member lo: a member's end is its start plus g.dur, so
+// the bounds on the end are bounds on the start. The members are read
+// only when the bounds cut the group (its head says).
+func (p *plan) span(g *group, h *groupHead) (int, int, int64) {
+	lo, hi := p.startMin, p.startMax
+	if p.endMin != math.MinInt64 {
+		if b := p.endMin - h.dur; b <= p.endMin { // else below int64: no bound
+			lo = max(lo, b)
+		}
+	}
+	if p.endMax != math.MaxInt64 {
+		b := p.endMax - h.dur
+		if b > p.endMax {
+			return 0, 0, 0 // below int64: no start is low enough
+		}
+		hi = min(hi, b)
+	}
+	if lo > hi || h.last < lo || h.first > hi {
+		return 0, 0, 0
+	}
+	if lo <= h.first && h.last <= hi {
+		return 0, int(h.n), h.first
+	}
+	occ := g.occ
+	i, j := 0, len(occ)
+	if h.first < lo {
+		i = sort.Search(len(occ), func(i int) bool { return occ[i].start >= lo })
+	}
+	if h.last > hi {
+		j = i + sort.Search(len(occ)-i, func(k int) bool { return occ[i+k].start > hi })
+	}
+	if i >= j {
+		return 0, 0, 0
+	}
+	return i, j, occ[i].start
+}
+
+// cursors is a heap of groups' members in the date order: each group hit
+// at its next member (lo).
+type cursors struct {
+	x  *Index
+	hs []groupHit
+}
+
+// newCursors returns the heap of the group hits (which it reorders).
+func newCursors(x *Index, hs []groupHit) *cursors {
+	c := &cursors{x: x, hs: hs}
+	heap.Init(c)
+	return c
+}
+
+func (c *cursors) Len() int           { return len(c.hs) }
+func (c *cursors) Less(i, j int) bool { return c.x.compareHits(&c.hs[i], &c.hs[j]) < 0 }
+func (c *cursors) Swap(i, j int)      { c.hs[i], c.hs[j] = c.hs[j], c.hs[i] }
+func (c *cursors) Push(v any)         { c.hs = append(c.hs, v.(groupHit)) }
+func (c *cursors) Pop() any {
+	h := c.hs[len(c.hs)-1]
+	c.hs = c.hs[:len(c.hs)-1]
+	return h
+}
+
+// after reports whether e comes before the first member of the heap
+// (Len > 0).
+func (c *cursors) after(e entry) bool { return c.x.before(e, &c.hs[0]) }
+
+// before reports whether e comes before member lo of group hit h.
+func (x *Index) before(e entry, h *groupHit) bool {
+	if e.start != h.start {
+		return e.start < h.start
+	}
+	return x.compare(e, h.g.occ[h.lo]) < 0
+}
+
+// pop takes the first member of the heap (Len > 0) and returns its slot.
+func (c *cursors) pop() uint32 {
+	h := &c.hs[0]
+	slot := h.g.occ[h.lo].slot
+	if h.lo++; h.lo == h.hi {
+		heap.Pop(c)
+	} else {
+		h.start = h.g.occ[h.lo].start
+		heap.Fix(c, 0)
+	}
+	return slot
+}

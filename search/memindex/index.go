@@ -1,0 +1,375 @@
+// Package memindex answers event queries (search.EventQuery) from an
+// in-memory copy of the indexed event documents.
+//
+// Why it exists: the calendar's lists need exact totals, a date order and
+// filters that match a large share of the events (the default list matches
+// every upcoming event). Bleve answers such a query by visiting every hit:
+// its collector reads the sort key's doc value of each one, and its numeric
+// range and geo searchers walk their terms' postings, so a list costs
+// O(matches) at a few hundred nanoseconds a hit. Measured with the load
+// benchmark (2 cores, 8 clients, uncached): 19 ms at p50 for the default
+// list and 57 ms for a 50 km geo list at 10,000 events, 357 ms for a text
+// search at 100,000.
+//
+// The layout, chosen so that a query reads memory in order and touches a
+// whole event only when it must:
+//
+//   - The date order: every document (a single event, or one occurrence
+//     of a series: see search's "Recurring events") as a 32-byte entry
+//     (start, end, status, flags, point, slot) ordered by (start, ID,
+//     occurrence key), kept in blocks of at most
+//     blockMax entries, so that a write moves one block and a list reads
+//     the entries in order. The start bounds of a query are found by binary
+//     search; every other cheap filter (statuses, flags, end bounds) is
+//     decided on the entry.
+//   - Bitmaps (roaring) of the events of each category, tag, venue and
+//     organizer, and per language of each word of the title and of the
+//     description and excerpt. An event whose text in a language is the
+//     same as in another (the document falls back to the default language
+//     for untranslated text, so with seven languages most events have one
+//     text seven times) is indexed once, under the first of those
+//     languages by name; the others record the alias in a bitmap, and a
+//     query in one of them reads the postings of the language aliased to,
+//     limited to the aliased events. A query's list filters and words become one
+//     bitmap of candidates: when it is small its members are sorted,
+//     otherwise it is expanded to a flat bit set that the ordered pass tests
+//     with one load per entry.
+//   - A table of the distinct geo points (events share their venue's): a
+//     radius query decides each point once, with the contract's rule
+//     (search.GeoCircle.Contains), after a latitude band that no point
+//     inside can leave.
+//   - Groups of occurrences (see group): the occurrences of a series that
+//     differ in their dates only (those without an override) are not in
+//     the date order but in their group, in order, with a head (first and
+//     last start, duration, status, flags, point) in one array. A query
+//     decides a group once, on its head and one representative's
+//     membership of the candidates, and counts its members in the date
+//     bounds by binary search; a page merges the date order with the
+//     groups' members. So a list over 5,000 weekly series of 105
+//     occurrences reads 5,000 heads rather than 525,000 entries (measured
+//     with the load benchmark at 100,000 events of which 5,000 series,
+//     650,000 documents: a one-word search went from 19.5 to 4.1 ms at
+//     p50, a 50 km radius from 16.1 to 1.7 ms; bench/README.md).
+//
+// Every filter is thus decided exactly as the reference (search/searchtest)
+// decides it, and totals and facet counts are exact.
+//
+// The index is derived data: the engine that owns it (search/embedded)
+// persists every document and reloads them at start. It is safe for
+// concurrent use: queries share a read lock; a write tokenizes its
+// documents, builds the postings of the words they bring and re-sorts the
+// vocabularies they grow without it, then holds the write lock only to
+// link them, in chunks of about chunkWords words (see Apply). The words are kept per language and visibility (status,
+// hidden, protected; see language), so that a search walks only the words
+// of events it may match.
+package memindex
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/calendar/eventcal/search"
+)
+
+// Index is the in-memory event index. The zero value is not usable: call
+// New.
+type Index struct {
+	// writeMu orders the writers. A writer prepares its documents (their
+	// words, and the vocabularies' new sorted orders) holding writeMu only,
+	// so that queries keep running, then holds mu to swap the results in.
+	writeMu sync.Mutex
+	mu      sync.RWMutex
+	// rows holds the events by slot; a slot of a removed event is free
+	// (listed in free) until an added event takes it.
+	rows []row
+	free []uint32
+	// ents holds each row's entry again, by slot: candidates taken from a
+	// bitmap (in slot order) are checked reading it in order, where the
+	// rows would be read at random.
+	ents []entry
+	// slotOf maps a document (an event ID and occurrence key) to its
+	// slot; byID holds the slots of each event ID (one for a single event,
+	// one per occurrence for a series).
+	slotOf map[docKey]uint32
+	byID   map[int64][]uint32
+	// seriesOf numbers the events that have occurrences (1, 2, ...; see
+	// entry.series), reusing the numbers of series that left
+	// (seriesFree); seriesMax is the highest number given.
+	seriesOf   map[int64]uint32
+	seriesFree []uint32
+	seriesMax  uint32
+	// groups holds the uniform occurrences of the series (see group),
+	// which are not in order; reps holds each group's representative slot
+	// and grouped every slot in a group (nGrouped of them).
+	groups []*group
+	// heads holds the head of each group, at the group's index in groups.
+	heads    []groupHead
+	reps     *roaring.Bitmap
+	grouped  *roaring.Bitmap
+	nGrouped int
+	// order holds an entry of every event, by (start, ID).
+	order blocks
+	// lists holds, per list filter, the events of each value.
+	lists [numLists]map[int64]*roaring.Bitmap
+	// statuses numbers the statuses seen (codes 1 to maxStatusCode); a
+	// status seen after those gets code 0 and is compared by name.
+	statuses map[string]uint8
+	// points holds the distinct geo points; pointOf finds one.
+	points  []point
+	pointOf map[search.GeoPoint]int32
+	freePts []int32
+	// langs holds the words of each language's text.
+	langs map[string]*language
+	// built holds, while a writer links a chunk, the words it built
+	// outside the lock (build).
+	built map[builtKey]*word
+	// checked counts the vocabulary words that queries' prefix and typo
+	// walks compared with a term: the work of a text search that grows
+	// with the vocabulary (see Checked).
+	checked atomic.Uint64
+}
+
+// The list filters of a query, indexing Index.lists.
+const (
+	listCategories = iota
+	listTags
+	listVenues
+	listOrganizers
+	numLists
+)
+
+// maxStatusCode is the highest status code; there are far fewer statuses.
+const maxStatusCode = 63
+
+// docKey names one document: an event ID and its occurrence key ("" for
+// a single event).
+type docKey struct {
+	id  int64
+	occ string
+}
+
+// keyOf returns the document key of d.
+func keyOf(d *search.EventDocument) docKey { return docKey{d.ID, d.Occurrence} }
+
+// row is one document (a single event or one occurrence of a series):
+// what the entry does not hold. The occurrences of a series that share
+// their text and visibility share the slices words, aliases and lists
+// (read only once linked), so an occurrence costs its postings and its
+// row, not another copy of the series' word list.
+type row struct {
+	live   bool
+	id     int64
+	occ    string
+	pub    int64
+	parent int64
+	status string
+	// lists holds the event's values of each list filter.
+	lists [numLists][]int64
+	// words lists the word entries whose bitmaps hold this row, and
+	// aliases the alias bitmaps, so that a replaced or removed event leaves
+	// no posting behind.
+	words   []wordRef
+	aliases []*roaring.Bitmap
+	// e is the event's entry in the date order.
+	e entry
+	// grp is the group that holds the entry (nil: the date order does).
+	grp *group
+}
+
+// group is the occurrences of one series that differ in their dates
+// only: the same text, lists, statuses, flags, point, parent and publish
+// date, and the same duration (end minus start, not negative). The
+// occurrences a series writes without an override are one group, so a
+// query decides every filter but the dates once for the group, on its
+// representative (rep, any member), and finds the members in its date
+// bounds by binary search in occ, instead of reading every occurrence in
+// the date order: a list over half a million occurrences of 5,000
+// series reads 5,000 groups. An occurrence with an override (another
+// title, venue, status...) is in the date order like a single event.
+type group struct {
+	// series is the series number (Index.seriesOf) of its event.
+	series uint32
+	rep    uint32
+	dur    int64
+	// occ holds the members' entries in the date order's order.
+	occ []entry
+	// at is the group's index in Index.groups, -1 while not installed.
+	at int
+}
+
+// groupHead is what a query reads of a group to decide it and, most
+// often, to count its members in the date bounds without reading them:
+// kept in one array (Index.heads), so that deciding every group of the
+// index reads memory in order.
+type groupHead struct {
+	// first and last are the starts of the first and last members, n
+	// their number.
+	first, last int64
+	dur         int64
+	n           int32
+	point       int32
+	series      uint32
+	status      uint8
+	flags       uint8
+}
+
+// head returns the head of g (installed) from its members.
+func (g *group) head() groupHead {
+	e := &g.occ[0]
+	return groupHead{first: e.start, last: g.occ[len(g.occ)-1].start, dur: g.dur, n: int32(len(g.occ)),
+		point: e.point, series: g.series, status: e.status, flags: e.flags}
+}
+
+// entry is an event in the date order.
+type entry struct {
+	start, end int64
+	slot       uint32
+	// point indexes Index.points; -1 without a point.
+	point  int32
+	status uint8
+	flags  uint8
+	// series is the number of the entry's series (Index.seriesOf), 0 for
+	// a single event: a collapsed list (CollapseSeries) tells the later
+	// occurrences of a series by it without reading their rows. It fits
+	// in the entry's padding (32 bytes with or without it).
+	series uint32
+}
+
+// The flags of an entry.
+const (
+	flagFeatured = 1 << iota
+	flagTicketed
+	flagHidden
+	flagProtected
+	flagHasGeo
+)
+
+// point is a distinct geo point and the number of events at it.
+type point struct {
+	p    search.GeoPoint
+	refs int
+}
+
+// wordRef is one posting of a row: a word entry and the part of the text
+// (title or body) it occurs in.
+type wordRef struct {
+	w     *word
+	title bool
+}
+
+// word is one distinct word of one language's text, with the rows whose
+// title and whose description or excerpt hold it (nil: none).
+type word struct {
+	text        string
+	vocab       *vocabulary
+	title, body *roaring.Bitmap
+}
+
+// language holds the words of one language's text in one vocabulary per
+// visibility of the events that hold them (see visibility), and the
+// events whose text in this language is their text in another.
+//
+// Why per visibility: a prefix or typo term walks the words of a
+// vocabulary, so a vocabulary filled by drafts (60 drafts of 3,500 random
+// words each made every anonymous typo search walk 200,000 words, 0.25 to
+// 0.65 s) would make every search slow, while none of those words can
+// match an event an anonymous caller may see. A query walks only the
+// vocabularies of the visibilities its filters keep (an anonymous search:
+// published, listed, not protected), so the words of events it cannot
+// match cost it nothing; the rows a word matches are the same, so results
+// do not change.
+type language struct {
+	parts map[visibility]*vocabulary
+	// aliases holds, per other language, the events whose text in this
+	// language is their text in that one (indexed there only).
+	aliases map[string]*roaring.Bitmap
+}
+
+// visibility is what decides whether a query may match an event without
+// reading it: its status and its hidden and protected flags (the other
+// flags are not visibility, and are left out so that vocabularies stay
+// few and large).
+type visibility struct {
+	status string
+	flags  uint8
+}
+
+// visibilityFlags are the flags of an entry that a visibility keeps.
+const visibilityFlags = flagHidden | flagProtected
+
+// vocabulary is the words of one language and visibility: by text, and in
+// order for prefix and typo walks. New words wait in recent (unsorted, at
+// most about recentMax) until a writer merges them into sorted, so a new
+// word costs no move of the whole vocabulary; a word that leaves stays in
+// sorted, skipped, until the next merge. A word is in exactly one of
+// sorted and recent.
+type vocabulary struct {
+	byText map[string]*word
+	sorted []string
+	recent []string
+	// stale counts the words of sorted that are not in byText: words that
+	// left, and pending ones.
+	stale int
+	// pending holds the words a writer merged into sorted ahead of linking
+	// them (premerge), while it links them.
+	pending map[string]struct{}
+}
+
+// recentMax bounds the unsorted new words of a vocabulary: a merge
+// (O(vocabulary), outside the lock) once recentMax new words wait, and at
+// most recentMax words checked one by one in a walk. A variable so that the
+// tests can merge often.
+var recentMax = 1024
+
+// chunkWords bounds the words a writer links in one hold of the lock: a
+// write of many documents releases it between chunks of about this many
+// words (a document's words are linked in one hold, so a 200,000-character
+// description, about 30,000 words at most, holds it for a few
+// milliseconds). A variable so that the tests can take small chunks.
+var chunkWords = 8192
+
+// preparedHook, when set (tests), is called by a writer after it prepared
+// a chunk, holding writeMu but not mu.
+var preparedHook func()
+
+// New returns an empty index.
+func New() *Index {
+	x := &Index{
+		slotOf: map[docKey]uint32{}, byID: map[int64][]uint32{}, seriesOf: map[int64]uint32{}, statuses: map[string]uint8{},
+		pointOf: map[search.GeoPoint]int32{}, langs: map[string]*language{}, reps: roaring.New(), grouped: roaring.New(),
+	}
+	for i := range x.lists {
+		x.lists[i] = map[int64]*roaring.Bitmap{}
+	}
+	return x
+}
+
+// Count returns the number of documents in the index (an occurrence of a
+// series is one).
+func (x *Index) Count() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return len(x.slotOf)
+}
+
+// Keys returns the document keys (search.DocumentKey) of every document
+// of the events ids, in no particular order; IDs not in the index have
+// none.
+func (x *Index) Keys(ids []int64) []string {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	var out []string
+	for _, id := range ids {
+		for _, slot := range x.byID[id] {
+			out = append(out, search.DocumentKey(id, x.rows[slot].occ))
+		}
+	}
+	return out
+}
+
+// Checked returns the number of vocabulary words that the prefix and typo
+// walks of all queries so far compared with a query term: what a text
+// search costs beyond its exact words.
+func (x *Index) Checked() uint64 { return x.checked.Load() }

@@ -1,0 +1,316 @@
+package memindex
+
+import (
+	"math"
+	"slices"
+
+	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/calendar/eventcal/search"
+)
+
+// This file turns a query into a plan: its bounds, statuses, flags and
+// candidate bitmap, and the passes that decide an entry (plan.each,
+// plan.passes).
+
+// plan is a query made ready to run over the index.
+type plan struct {
+	q search.EventQuery
+	// none: nothing can match (a word without a match, an unknown
+	// language or status, a negative radius, no listed value).
+	none bool
+	// statuses: the codes of q.Statuses as bits; byName: q.Statuses holds
+	// a status without a code, compared by name on code 0.
+	statuses uint64
+	byName   bool
+	// flagMask and flagWant: an entry passes when flags&mask == want.
+	flagMask, flagWant uint8
+	// The date bounds of q as inclusive ranges.
+	startMin, startMax, endMin, endMax int64
+	// cands holds the candidates of the list filters, IDs and words
+	// (nil: every event).
+	cands *roaring.Bitmap
+	// mainNone: no document of the date order can match (the candidates,
+	// narrowed to it, are none), while a group may.
+	mainNone bool
+	// set holds cands as a bit set once each built it (copies of the plan
+	// with other date bounds share it).
+	set []uint64
+	// words holds the scored ways each word matches, for a relevance
+	// order.
+	words [][]scoredClass
+	// inside says for each point whether it is inside q.Near (1) or not
+	// (0), at the point's index plus one, so that an entry without a
+	// point (-1) reads 0 (nil: no radius).
+	inside []uint8
+}
+
+// ranked reports whether the hits are ordered by something other than
+// the date order: relevance, or the publish date.
+func (p *plan) ranked() bool { return p.words != nil || p.q.Sort == search.ByPublishDate }
+
+// scoredClass is the rows where a query word matches in one way (title or
+// body; exact, prefix or typo) and the score that way is worth.
+type scoredClass struct {
+	rows  *roaring.Bitmap
+	score float64
+}
+
+// The scores of the relevance order: a title outweighs the description and
+// excerpt, an exact word outweighs a prefix, and a prefix a typo. An
+// event's score is the sum over the query's words of the best way each
+// matches. The ratios are wide, so a record whose title holds every word
+// exactly ranks before one that matches only through typos in its
+// description, whatever the other words.
+const (
+	scoreTitle  = 4.0
+	scoreExact  = 1.0
+	scorePrefix = 0.4
+	scoreTypo   = 0.1
+)
+
+func (x *Index) plan(q search.EventQuery) *plan {
+	p := &plan{q: q}
+	p.startMin, p.startMax = bounds(q.StartGTE, q.StartGT, search.Opt[int64]{}, q.StartLT)
+	p.endMin, p.endMax = bounds(search.Opt[int64]{}, q.EndGT, q.EndLTE, q.EndLT)
+	if p.startMin > p.startMax || p.endMin > p.endMax {
+		p.none = true
+		return p
+	}
+	if len(q.Statuses) > 0 {
+		for _, s := range q.Statuses {
+			if c, ok := x.statuses[s]; ok {
+				p.statuses |= 1 << c
+			} else if len(x.statuses) >= maxStatusCode {
+				p.byName, p.statuses = true, p.statuses|1
+			}
+		}
+		if p.statuses == 0 {
+			p.none = true
+			return p
+		}
+	}
+	for _, f := range []struct {
+		o    search.Opt[bool]
+		flag uint8
+	}{{q.Featured, flagFeatured}, {q.Ticketed, flagTicketed}, {q.HasGeo, flagHasGeo}} {
+		if f.o.Set {
+			p.flagMask |= f.flag
+			if f.o.Value {
+				p.flagWant |= f.flag
+			}
+		}
+	}
+	if q.ExcludeHidden {
+		p.flagMask |= flagHidden
+	}
+	if q.ExcludeProtected {
+		p.flagMask |= flagProtected
+	}
+	and := func(b *roaring.Bitmap) {
+		if p.cands == nil {
+			p.cands = b
+		} else {
+			p.cands.And(b)
+		}
+		if p.cands.IsEmpty() {
+			p.none = true
+		}
+	}
+	if len(q.IDs) > 0 {
+		b := roaring.New()
+		for _, id := range q.IDs {
+			b.AddMany(x.byID[id])
+		}
+		if and(b); p.none {
+			return p
+		}
+	}
+	for l, want := range [numLists][]int64{q.CategoryIDs, q.TagIDs, q.VenueIDs, q.OrganizerIDs} {
+		if len(want) == 0 {
+			continue
+		}
+		var parts []*roaring.Bitmap
+		for _, v := range want {
+			if b := x.lists[l][v]; b != nil {
+				parts = append(parts, b)
+			}
+		}
+		if and(roaring.FastOr(parts...)); p.none {
+			return p
+		}
+	}
+	if q.Near.Set {
+		if p.near(x, q.Near.Value); p.none {
+			return p
+		}
+	}
+	terms := search.ParseQuery(q.Query)
+	if len(terms) == 0 {
+		return p
+	}
+	l := x.langs[q.Lang]
+	if l == nil {
+		p.none = true
+		return p
+	}
+	for _, t := range terms {
+		matched, classes := x.match(p, l, t, q.Relevance)
+		if and(matched); p.none {
+			return p
+		}
+		if q.Relevance {
+			p.words = append(p.words, classes)
+		}
+	}
+	return p
+}
+
+// keeps reports whether p can match an event of visibility vis: its
+// status is one p keeps (a status without a code is compared by name
+// here too), and its hidden and protected flags pass p's.
+func (p *plan) keeps(vis visibility) bool {
+	if len(p.q.Statuses) > 0 && !slices.Contains(p.q.Statuses, vis.status) {
+		return false
+	}
+	mask := p.flagMask & visibilityFlags
+	return vis.flags&mask == p.flagWant&mask
+}
+
+// sparse: below one candidate in this many events, the candidates are
+// sorted rather than the date order read.
+const sparse = 16
+
+// each calls fn for every matching row: the first ordered of them in the
+// date order and the others after them in any order, or all in no
+// particular order when p is ranked. When skip is not nil, each may count
+// the matches of a block from its summary instead: it calls skip with
+// their number, and calls fn for them only when skip returns false. It
+// can for a block that the date bounds hold whole, in a query whose other
+// filters are all decided by the summary (statuses and flags), or, with
+// candidates or a radius, when every entry of the block passes those.
+func (p *plan) each(x *Index, ordered int, fn func(e *entry), skip func(n int) bool) {
+	if p.mainNone {
+		return
+	}
+	if p.cands != nil && p.cands.GetCardinality()*sparse < uint64(len(x.slotOf)-x.nGrouped) {
+		cands := p.cands.ToArray()
+		cands = slices.DeleteFunc(cands, func(slot uint32) bool { return !p.passes(x, &x.ents[slot]) })
+		if !p.ranked() {
+			x.sortFirst(cands, ordered)
+		}
+		for _, slot := range cands {
+			fn(&x.ents[slot])
+		}
+		return
+	}
+	if p.cands != nil && p.set == nil {
+		p.set = make([]uint64, (len(x.rows)+63)/64)
+		it := p.cands.ManyIterator()
+		buf := make([]uint32, 256)
+		for n := it.NextMany(buf); n > 0; n = it.NextMany(buf) {
+			for _, slot := range buf[:n] {
+				p.set[slot>>6] |= 1 << (slot & 63)
+			}
+		}
+	}
+	set := p.set
+	// The cheap filters are decided here, on the entry, in one expression;
+	// passesRest decides the others only when the query has them.
+	rest := p.byName || p.q.ParentID.Set
+	statuses, mask, want, endMin, endMax, inside := p.statuses, p.flagMask, p.flagWant, p.endMin, p.endMax, p.inside
+
+	if rest {
+		skip = nil
+	}
+	b, i := x.order.lowerBound(p.startMin)
+	for ; b < len(x.order); b, i = b+1, 0 {
+		blk := x.order[b]
+		if skip != nil && i == 0 && blk.e[len(blk.e)-1].start <= p.startMax && blk.minEnd >= endMin && blk.maxEnd <= endMax &&
+			(blk.occurrences == 0 || !p.q.CollapseSeries) {
+			// The dates hold the block whole: count its matches from the
+			// summary, or, with candidates or a radius, when every entry
+			// passes the statuses and flags, as the entries that are
+			// candidates and inside the circle.
+			n, all := 0, true
+			for _, k := range blk.kinds {
+				if k.flags&mask == want && (statuses == 0 || statuses&(1<<k.status) != 0) {
+					n += int(k.n)
+				} else {
+					all = false
+				}
+			}
+			if set != nil || inside != nil {
+				if n = -1; all {
+					n = countIn(blk.e, set, inside)
+				}
+			}
+			if n >= 0 && skip(n) {
+				continue
+			}
+		}
+		es := blk.e[i:]
+		for k := range es {
+			e := &es[k]
+			if e.start > p.startMax {
+				return
+			}
+			if e.end < endMin || e.end > endMax || e.flags&mask != want ||
+				statuses != 0 && statuses&(1<<e.status) == 0 ||
+				set != nil && set[e.slot>>6]&(1<<(e.slot&63)) == 0 ||
+				inside != nil && inside[e.point+1] == 0 ||
+				rest && !p.passesRest(x, e) {
+				continue
+			}
+			fn(e)
+		}
+	}
+}
+
+// bounds turns lower (>=, >) and upper (<=, <) bounds into one inclusive
+// range; an exclusive bound at the end of int64 leaves the range empty.
+func bounds(gte, gt, lte, lt search.Opt[int64]) (lo, hi int64) {
+	lo, hi = math.MinInt64, math.MaxInt64
+	if gte.Set {
+		lo = max(lo, gte.Value)
+	}
+	if gt.Set {
+		if gt.Value == math.MaxInt64 {
+			return 1, 0
+		}
+		lo = max(lo, gt.Value+1)
+	}
+	if lte.Set {
+		hi = min(hi, lte.Value)
+	}
+	if lt.Set {
+		if lt.Value == math.MinInt64 {
+			return 1, 0
+		}
+		hi = min(hi, lt.Value-1)
+	}
+	return lo, hi
+}
+
+// passes decides the filters of the entry (all but the candidates' own):
+// statuses, dates, flags, parent and radius, as searchtest.MatchEvent does.
+func (p *plan) passes(x *Index, e *entry) bool {
+	if p.statuses != 0 && p.statuses&(1<<e.status) == 0 || e.flags&p.flagMask != p.flagWant ||
+		e.start < p.startMin || e.start > p.startMax || e.end < p.endMin || e.end > p.endMax {
+		return false
+	}
+	return p.passesRest(x, e)
+}
+
+// passesRest decides what passes leaves after the entry's own fields: a
+// status without a code (by name), the radius and the parent.
+func (p *plan) passesRest(x *Index, e *entry) bool {
+	q := &p.q
+	if e.status == 0 && p.statuses != 0 && (!p.byName || !slices.Contains(q.Statuses, x.rows[e.slot].status)) {
+		return false
+	}
+	if p.inside != nil && p.inside[e.point+1] == 0 {
+		return false
+	}
+	return !q.ParentID.Set || x.rows[e.slot].parent == q.ParentID.Value
+}

@@ -1,0 +1,432 @@
+package memindex
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/calendar/eventcal/search"
+)
+
+// This file is the text index: the words of each language and visibility
+// (vocabularies), the postings a write builds and merges into them, and
+// how a query term finds its words (walk) and their rows (match).
+
+// builtKey names a word of one language and visibility.
+type builtKey struct {
+	lang string
+	vis  visibility
+	w    string
+}
+
+// build chooses the slot of each document of chunk (as linkChunk will
+// take them: its own, or a free one, or a new one) and makes, outside the
+// lock, the words that no vocabulary holds yet, with their postings of the
+// chunk's documents, so that linking them under the lock only puts them in
+// their vocabulary. A document whose ID the chunk holds twice gets no
+// built words (its first version is unlinked by the second). The caller
+// holds writeMu only.
+func (x *Index) build(chunk []prepared) ([]uint32, map[builtKey]*word) {
+	count := map[docKey]int{}
+	for i := range chunk {
+		count[keyOf(chunk[i].d)]++
+	}
+	slots := make([]uint32, len(chunk))
+	assigned := map[docKey]uint32{}
+	free, next := len(x.free), uint32(len(x.rows))
+	built := map[builtKey]*word{}
+	for i := range chunk {
+		p := &chunk[i]
+		k := keyOf(p.d)
+		slot, ok := x.slotOf[k]
+		if !ok {
+			if slot, ok = assigned[k]; !ok {
+				if free > 0 {
+					free--
+					slot = x.free[free]
+				} else {
+					slot = next
+					next++
+				}
+				assigned[k] = slot
+			}
+		}
+		slots[i] = slot
+		if count[k] > 1 || p.shares {
+			// A shared word list gets the slot when linked.
+			continue
+		}
+		vis := p.visibility()
+		for _, t := range p.texts {
+			if t.aliasOf != "" {
+				continue
+			}
+			v := x.existing(t.lang, vis)
+			for part, words := range [2][]string{t.title, t.body} {
+				for _, w := range words {
+					if v != nil && v.byText[w] != nil {
+						continue
+					}
+					k := builtKey{t.lang, vis, w}
+					e := built[k]
+					if e == nil {
+						e = &word{text: w}
+						built[k] = e
+					}
+					b := &e.body
+					if part == 0 {
+						b = &e.title
+					}
+					if *b == nil {
+						*b = roaring.New()
+					}
+					(*b).Add(slot)
+				}
+			}
+		}
+	}
+	return slots, built
+}
+
+// merged is the new sorted order of one vocabulary, built outside the
+// lock: its live sorted and recent words and added new words (not yet in
+// byText).
+type merged struct {
+	lang   string
+	vis    visibility
+	sorted []string
+	added  map[string]struct{}
+}
+
+// premerge returns the new sorted order of every vocabulary whose new
+// words (those of chunk not in it yet), with the ones already waiting,
+// would exceed recentMax. The caller holds writeMu only: no other writer
+// changes the vocabularies it reads.
+func (x *Index) premerge(chunk []prepared) []merged {
+	type key struct {
+		lang string
+		vis  visibility
+	}
+	news := map[key]map[string]struct{}{}
+	for i := range chunk {
+		p := &chunk[i]
+		if p.shares {
+			continue // the words of an earlier document
+		}
+		for _, t := range p.texts {
+			if t.aliasOf != "" {
+				continue
+			}
+			k := key{t.lang, p.visibility()}
+			v := x.existing(k.lang, k.vis)
+			for _, ws := range [][]string{t.title, t.body} {
+				for _, w := range ws {
+					if v != nil && v.byText[w] != nil {
+						continue
+					}
+					if news[k] == nil {
+						news[k] = map[string]struct{}{}
+					}
+					news[k][w] = struct{}{}
+				}
+			}
+		}
+	}
+	var out []merged
+	for k, set := range news {
+		v := x.existing(k.lang, k.vis)
+		waiting := 0
+		if v != nil {
+			waiting = len(v.recent)
+		}
+		if waiting+len(set) <= recentMax {
+			continue
+		}
+		add := slices.Collect(maps.Keys(set))
+		var live []string
+		if v != nil {
+			add = append(add, v.recent...)
+			live = v.sorted
+			if v.stale > 0 {
+				live = make([]string, 0, len(v.sorted)-v.stale)
+				for _, w := range v.sorted {
+					if v.byText[w] != nil {
+						live = append(live, w)
+					}
+				}
+			}
+		}
+		slices.Sort(add)
+		out = append(out, merged{lang: k.lang, vis: k.vis, sorted: mergeSorted(live, add), added: set})
+	}
+	return out
+}
+
+// mergeSorted merges two sorted lists of distinct words.
+func mergeSorted(a, b []string) []string {
+	out := make([]string, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if a[i] < b[j] {
+			out = append(out, a[i])
+			i++
+		} else {
+			out = append(out, b[j])
+			j++
+		}
+	}
+	out = append(out, a[i:]...)
+	return append(out, b[j:]...)
+}
+
+// language returns the words of lang, creating them.
+func (x *Index) language(lang string) *language {
+	l := x.langs[lang]
+	if l == nil {
+		l = &language{parts: map[visibility]*vocabulary{}, aliases: map[string]*roaring.Bitmap{}}
+		x.langs[lang] = l
+	}
+	return l
+}
+
+// vocabulary returns the vocabulary of lang and vis, creating it.
+func (x *Index) vocabulary(lang string, vis visibility) *vocabulary {
+	l := x.language(lang)
+	v := l.parts[vis]
+	if v == nil {
+		v = &vocabulary{byText: map[string]*word{}}
+		l.parts[vis] = v
+	}
+	return v
+}
+
+// existing returns the vocabulary of lang and vis, or nil.
+func (x *Index) existing(lang string, vis visibility) *vocabulary {
+	if l := x.langs[lang]; l != nil {
+		return l.parts[vis]
+	}
+	return nil
+}
+
+// add records that the row at slot holds words (distinct, in its title or
+// body), appending the postings to refs; the slot is in no bitmap of the
+// vocabulary yet, except those of the words the writer built for it
+// (built: nil when none). A new word not sorted yet waits in recent (the
+// writer merges, see premerge).
+func (v *vocabulary) add(refs []wordRef, slot uint32, words []string, title bool, built func(string) *word) []wordRef {
+	for _, w := range words {
+		e := v.byText[w]
+		if e == nil {
+			if e = built(w); e == nil {
+				e = &word{text: w}
+			}
+			e.vocab = v
+			v.byText[w] = e
+			if _, ok := v.pending[w]; ok {
+				delete(v.pending, w) // merged in ahead
+				v.stale--
+			} else if v.stale > len(v.pending) && sortedHas(v.sorted, w) {
+				v.stale-- // left there when it went
+			} else {
+				v.recent = append(v.recent, w)
+			}
+		}
+		b := &e.body
+		if title {
+			b = &e.title
+		}
+		if *b == nil {
+			*b = roaring.New()
+		}
+		(*b).Add(slot)
+		refs = append(refs, wordRef{w: e, title: title})
+	}
+	return refs
+}
+
+// sortedHas reports whether the sorted words hold w.
+func sortedHas(sorted []string, w string) bool {
+	_, ok := slices.BinarySearch(sorted, w)
+	return ok
+}
+
+// textWords returns the words of an indexed text by the contract's rules.
+func textWords(s string) []string { return search.IndexedWords(search.PlainText(s)) }
+
+// merge sorts the recent words into sorted and drops the stale ones.
+func (v *vocabulary) merge() {
+	slices.Sort(v.recent)
+	out := make([]string, 0, len(v.byText))
+	i := 0
+	for _, w := range v.sorted {
+		if v.byText[w] == nil {
+			continue
+		}
+		for ; i < len(v.recent) && v.recent[i] < w; i++ {
+			out = append(out, v.recent[i])
+		}
+		out = append(out, w)
+	}
+	v.sorted, v.recent, v.stale = append(out, v.recent[i:]...), nil, 0
+}
+
+// match returns the rows where term t matches a word (in the title or the
+// body) of their text in l's language, and, when scored, the same rows
+// split by how they match: the words of l, and of each language l aliases
+// to for the aliased rows. Only the vocabularies of the visibilities p
+// keeps are read.
+func (x *Index) match(p *plan, l *language, t search.Term, scored bool) (*roaring.Bitmap, []scoredClass) {
+	matched, classes := x.matchParts(p, l, t, scored)
+	for lang, rows := range l.aliases {
+		if rows.IsEmpty() {
+			continue
+		}
+		m, cs := x.matchParts(p, x.langs[lang], t, scored)
+		m.And(rows)
+		matched.Or(m)
+		if scored {
+			for k := range classes {
+				cs[k].And(rows)
+				classes[k].Or(cs[k])
+			}
+		}
+	}
+	if !scored {
+		return matched, nil
+	}
+	weights := [6]float64{
+		scoreTitle * scoreExact, scoreTitle * scorePrefix, scoreTitle * scoreTypo,
+		scoreExact, scorePrefix, scoreTypo,
+	}
+	var out []scoredClass
+	for k, b := range classes {
+		if !b.IsEmpty() {
+			out = append(out, scoredClass{rows: b, score: weights[k]})
+		}
+	}
+	// Best first, so a row's score for this word is its first class.
+	slices.SortStableFunc(out, func(a, b scoredClass) int { return cmp.Compare(b.score, a.score) })
+	return matched, out
+}
+
+// matchParts returns the rows where t matches a word of l's vocabularies
+// of the visibilities p keeps, and when scored the six classes of
+// scoredClass (title exact, prefix, typo, then body exact, prefix, typo)
+// as bitmaps.
+func (x *Index) matchParts(p *plan, l *language, t search.Term, scored bool) (*roaring.Bitmap, [6]*roaring.Bitmap) {
+	var parts []*roaring.Bitmap
+	var classes [6][]*roaring.Bitmap
+	checked := 0
+	for vis, v := range l.parts {
+		if !p.keeps(vis) {
+			continue
+		}
+		checked += v.walk(t, func(e *word) {
+			k := 2
+			switch {
+			case e.text == t.Word:
+				k = 0
+			case t.Prefix && strings.HasPrefix(e.text, t.Word):
+				k = 1
+			}
+			for g, b := range []*roaring.Bitmap{e.title, e.body} {
+				if b != nil {
+					parts = append(parts, b)
+					if scored {
+						classes[3*g+k] = append(classes[3*g+k], b)
+					}
+				}
+			}
+		})
+	}
+	x.checked.Add(uint64(checked))
+	var out [6]*roaring.Bitmap
+	if scored {
+		for k, bs := range classes {
+			out[k] = roaring.FastOr(bs...)
+		}
+	}
+	return roaring.FastOr(parts...), out
+}
+
+// walk calls fn for every word of the vocabulary that t matches
+// (search.Term.Matches), each once. The walk reads only the words that can
+// match: the one word for an exact term, the words starting with it for a
+// prefix, the words with its first letter for one typo. With two typos
+// (nine letters or more) another first letter counts as both typos, so
+// such a word is within one edit of the term and the edit is at its start:
+// the word (or, for a prefix term, a prefix of it) is c+term[1:], c+term,
+// term[1:] or term[1]+term[0]+term[2:] for some letter c. The walk then
+// reads the words with the term's first letter, and, of every other first
+// letter c, those starting with c+term[1] or c+term[0], and those starting
+// with term[1:] or term[1]+term[0]. New words not yet sorted are all
+// checked. It returns the number of words it read (each word it compared
+// with the term, each recent word, each first letter it jumped to).
+func (v *vocabulary) walk(t search.Term, fn func(*word)) int {
+	if len(t.Word) > search.MaxWordBytes {
+		return 0
+	}
+	if t.Typos == 0 && !t.Prefix {
+		if e := v.byText[t.Word]; e != nil {
+			fn(e)
+		}
+		return 1
+	}
+	seen := map[string]bool{}
+	checked := 0
+	visit := func(w string) {
+		checked++
+		if e := v.byText[w]; e != nil && !seen[w] && t.Matches(w) {
+			seen[w] = true
+			fn(e)
+		}
+	}
+	walkPrefix := func(prefix string) {
+		for i := sort.SearchStrings(v.sorted, prefix); i < len(v.sorted) && strings.HasPrefix(v.sorted[i], prefix); i++ {
+			visit(v.sorted[i])
+		}
+	}
+	r0, n0 := utf8.DecodeRuneInString(t.Word)
+	switch {
+	case t.Typos == 0:
+		walkPrefix(t.Word)
+		walkRecent(v, t.Word, visit)
+		return checked + len(v.recent)
+	case t.Typos < 2:
+		walkPrefix(string(r0))
+		walkRecent(v, string(r0), visit)
+		return checked + len(v.recent)
+	}
+	walkRecent(v, "", visit)
+	rest := t.Word[n0:]
+	r1, _ := utf8.DecodeRuneInString(rest)
+	walkPrefix(string(r0))
+	walkPrefix(rest)
+	walkPrefix(string(r1) + string(r0))
+	// Every other first letter: jump from one to the next.
+	for i := 0; i < len(v.sorted); {
+		c, n := utf8.DecodeRuneInString(v.sorted[i])
+		first := v.sorted[i][:n]
+		if c != r0 {
+			walkPrefix(first + string(r1))
+			walkPrefix(first + string(r0))
+		}
+		i += sort.Search(len(v.sorted)-i, func(j int) bool { return !strings.HasPrefix(v.sorted[i+j], first) })
+		checked++
+	}
+	return checked + len(v.recent)
+}
+
+// walkRecent visits the words not yet sorted that start with prefix.
+func walkRecent(v *vocabulary, prefix string, visit func(string)) {
+	for _, w := range v.recent {
+		if strings.HasPrefix(w, prefix) {
+			visit(w)
+		}
+	}
+}
