@@ -158,8 +158,26 @@ func (e *Engine) indexEvents(ctx context.Context, docs []search.EventDocument) e
 	// both (an editor's federated list may show it twice), never in
 	// neither.
 	order := []Index{EventHiddenIndex, EventIndex}
+	// Between two addition requests of this write (never before the
+	// first, never while one is unfinished), the caller's yield function
+	// may run other writes (search.Yield): a small edit made while a large
+	// series is sent waits for at most the request in flight, not for the
+	// rest of the series. The other writes concern other events (the sync
+	// worker keeps the marks of this write's events out of them), so this
+	// write's order, every addition then the deletion by generation, is
+	// unchanged; if the process dies mid-way, the mark is still set and
+	// the retry's deletion removes what this write added (its generation
+	// is not the retry's).
+	requests := 0
+	before := func() error {
+		requests++
+		if requests == 1 {
+			return nil
+		}
+		return search.Yield(ctx)
+	}
 	for _, ix := range order {
-		err := e.sendEventDocuments(ctx, e.IndexUID(ix), pk, parts[ix])
+		err := e.sendEventDocuments(ctx, e.IndexUID(ix), pk, parts[ix], before)
 		if err != nil && !tooLarge(err) {
 			return err
 		}
@@ -233,8 +251,10 @@ func (e *Engine) refreshScheme(ctx context.Context) {
 // body is held at a time. It is the one place event documents are sent; a
 // document over the budget is left out and reported
 // (DocumentTooLargeError) after the others are sent.
-func (e *Engine) sendEventDocuments(ctx context.Context, uid, pk string, docs []map[string]any) error {
-	return e.addDocumentsPK(ctx, uid, pk, len(docs), func(i int) map[string]any { return docs[i] })
+//
+// before is called ahead of every request (see indexEvents).
+func (e *Engine) sendEventDocuments(ctx context.Context, uid, pk string, docs []map[string]any, before func() error) error {
+	return e.addDocumentsBetween(ctx, uid, pk, len(docs), func(i int) map[string]any { return docs[i] }, before)
 }
 
 // deleteStale deletes the documents of the events ids in index uid that

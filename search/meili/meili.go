@@ -257,7 +257,18 @@ func (e *Engine) addDocuments(ctx context.Context, uid string, n int, doc func(i
 // document over the size budget is left out and reported after the
 // others were indexed.
 func (e *Engine) addDocumentsPK(ctx context.Context, uid, pk string, n int, doc func(int) map[string]any) error {
+	return e.addDocumentsBetween(ctx, uid, pk, n, doc, nil)
+}
+
+// addDocumentsBetween is addDocumentsPK calling before (when not nil)
+// ahead of each request, after the previous request's task has ended.
+func (e *Engine) addDocumentsBetween(ctx context.Context, uid, pk string, n int, doc func(int) map[string]any, before func() error) error {
 	return cutDocuments(uid, pk, n, e.opts.BatchSize, e.opts.MaxRequestBytes, doc, func(body []byte, first, last int) error {
+		if before != nil {
+			if err := before(); err != nil {
+				return err
+			}
+		}
 		task, err := e.client.Index(uid).AddDocumentsWithContext(ctx, body, &meilisearch.DocumentOptions{PrimaryKey: &pk})
 		return e.await(ctx, fmt.Sprintf("add documents %d-%d to %s", first, last, uid), task, err)
 	})
