@@ -102,7 +102,7 @@ func runMeiliSim(ctx context.Context, dir string) error {
 		return err
 	}
 	defer closeStore()
-	eng, err := meili.Open(ctx, cfg.MeiliURL, "", meili.Options{Languages: cfg.Languages})
+	eng, err := meili.Open(ctx, cfg.MeiliURL, "", meili.Options{Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage})
 	if err != nil {
 		return err
 	}

@@ -108,10 +108,27 @@ func (e *Engine) nextGen() int64 {
 	}
 }
 
+// layout returns the attribute scheme whose layout the live indexes have:
+// attributeScheme, or the older scheme recorded for them while a
+// migration is pending.
+func (e *Engine) layout() int64 {
+	if s := e.liveScheme.Load(); e.outdated.Load() && s < attributeScheme {
+		return s
+	}
+	return attributeScheme
+}
+
 // legacyLayout reports whether the live event indexes are still in a
-// layout of scheme 4 or older (a migration is pending).
+// layout of scheme 4 or older (a migration is pending): published and
+// other events in disjoint indexes.
 func (e *Engine) legacyLayout() bool {
-	return e.outdated.Load() && e.liveScheme.Load() < attributeScheme
+	return e.layout() < 5
+}
+
+// textPerLanguage reports whether the live event indexes hold the text of
+// every language in its own attributes (scheme 5 or older; documents.go).
+func (e *Engine) textPerLanguage() bool {
+	return e.layout() < 6
 }
 
 // indexEvents writes the documents of events, replacing every document of
@@ -136,6 +153,19 @@ func (e *Engine) indexEvents(ctx context.Context, docs []search.EventDocument) e
 	gen := e.nextGen()
 	parts := map[Index][]map[string]any{}
 	written := map[int64]bool{}
+	// The text attributes are decided per event (documents.go).
+	perLanguage := e.textPerLanguage()
+	base := e.baseLanguage()
+	langs := map[int64][]string{}
+	if !perLanguage {
+		byEvent := map[int64][]search.EventDocument{}
+		for _, d := range docs {
+			byEvent[d.ID] = append(byEvent[d.ID], d)
+		}
+		for id, of := range byEvent {
+			langs[id] = eventLanguages(of, base)
+		}
+	}
 	for _, d := range docs {
 		if onePerEvent {
 			if written[d.ID] {
@@ -144,6 +174,11 @@ func (e *Engine) indexEvents(ctx context.Context, docs []search.EventDocument) e
 			written[d.ID] = true
 		}
 		doc := eventDocument(d)
+		if perLanguage {
+			putText(doc, d.Text)
+		} else {
+			putEventText(doc, d.Text, base, langs[d.ID])
+		}
 		doc[attrGen] = gen
 		if d.Status == publicStatus {
 			parts[EventIndex] = append(parts[EventIndex], doc)
@@ -315,7 +350,15 @@ func (e *Engine) searchEvents(ctx context.Context, q search.EventQuery) (search.
 		if len(ixs) == 1 && ixs[0] == EventIndex {
 			ix = EventIndex
 		}
-		return e.run(ctx, planEvents(q, e.vocabulary(), e.IndexUID(ix)))
+		p := planEvents(q, e.vocabulary(), e.IndexUID(ix))
+		if p.req != nil && p.req.Query != "" && !e.textPerLanguage() {
+			if q.Lang == e.baseLanguage() {
+				p.req.AttributesToSearchOn = baseAttrs
+			} else {
+				p.pairLang = q.Lang
+			}
+		}
+		return e.run(ctx, p)
 	}
 	if len(ixs) == 1 {
 		return e.run(ctx, planEvents(q, e.vocabulary(), e.IndexUID(ixs[0])))

@@ -67,6 +67,10 @@ type Options struct {
 	// attributes are declared searchable at Init. A document in another
 	// language extends the settings before it is indexed.
 	Languages []string
+	// DefaultLanguage is the content language whose text an event
+	// document stores as its base text (config DEFAULT_LANGUAGE; empty:
+	// the first of Languages the event has). See documents.go.
+	DefaultLanguage string
 	// Logger receives the engine's notices, such as a settings repair at
 	// Init (default slog.Default()).
 	Logger *slog.Logger
@@ -351,6 +355,9 @@ func (e *Engine) SearchPlaces(ctx context.Context, q search.PlaceQuery) (search.
 func (e *Engine) run(ctx context.Context, p plan) (search.Result, error) {
 	if p.req == nil {
 		return search.Result{}, nil
+	}
+	if p.pairLang != "" {
+		return e.runPair(ctx, p)
 	}
 	if p.near != nil {
 		geo, ok, err := e.nearFilter(ctx, p)
