@@ -15,7 +15,10 @@ import (
 // a yield function (search.WithYield): the engine calls it between two
 // requests of one write, after the previous request's task has ended, and
 // it indexes the marks that are due and not part of the running batch, as
-// one batch of their own (interleaved). The small edit's tasks are then
+// one batch of their own (interleaved): small ones only, at most
+// BatchBytes of documents (documentBytes), so that a large event never
+// runs inside another's write (it waits for the next Step); term marks,
+// which start dependent re-indexes, wait for the next Step too. The small edit's tasks are then
 // enqueued behind at most the one request of the large write that was in
 // flight when it was marked (search.WithYield is set by Step).
 //
@@ -44,20 +47,41 @@ func (w *Worker) interleaving(running []repository.IndexMark) func(context.Conte
 			w.Log.Warn("sync: reading the marks to interleave failed", "err", err)
 			return ctx.Err()
 		}
-		var marks []repository.IndexMark
+		var ids []int64
+		var candidates []repository.IndexMark
 		for _, m := range pending {
-			if !busy[key{m.Kind, m.ID}] && !w.heldBy(m) && len(marks) < w.BatchSize {
-				marks = append(marks, m)
+			if m.Kind != repository.MarkTerm && !busy[key{m.Kind, m.ID}] && !w.heldBy(m) {
+				candidates = append(candidates, m)
+				ids = append(ids, m.ID)
 			}
+		}
+		if len(candidates) == 0 {
+			return nil
+		}
+		posts, err := w.Store.GetPosts(ctx, ids)
+		if err != nil {
+			w.Log.Warn("sync: reading the posts to interleave failed", "err", err)
+			return ctx.Err()
+		}
+		// Small writes only, at most one batch's worth (BatchBytes): a
+		// large event waits for the next Step, as it would have.
+		var marks []repository.IndexMark
+		total := 0
+		for _, m := range candidates {
+			size := 0
+			if p := posts[m.ID]; p != nil {
+				size = w.documentBytes(p)
+			}
+			if total+size > w.BatchBytes || len(marks) >= w.BatchSize {
+				continue
+			}
+			total += size
+			marks = append(marks, m)
 		}
 		if len(marks) == 0 {
 			return nil
 		}
-		chosen, posts, err := w.choose(ctx, marks)
-		if err == nil {
-			_, err = w.batch(ctx, chosen, posts)
-		}
-		if err != nil {
+		if _, err := w.batch(ctx, marks, posts); err != nil {
 			w.Log.Warn("sync: interleaved batch failed (its marks are retried)", "err", err)
 		}
 		return ctx.Err()

@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -116,11 +117,15 @@ func TestDailyTwoYearSeriesThreeLanguagesIndexesFullSize(t *testing.T) {
 // be listed.
 func testLongSeries(t *testing.T, size longSeries) {
 	langs := []string{"en", "fr", "de"}
-	eng, sim := meiliEngine(t, size.payloadLimit, meili.Options{Languages: langs, MaxRequestBytes: size.budget})
+	// Two more configured languages the series has no text in: each
+	// distinct text is written once (search/meili/documents.go), so they
+	// add nothing to its documents.
+	configured := append(slices.Clone(langs), "nl", "es")
+	eng, sim := meiliEngine(t, size.payloadLimit, meili.Options{Languages: configured, DefaultLanguage: "en", MaxRequestBytes: size.budget})
 
 	s := newStack(t)
 	s.worker.Engine = eng
-	s.worker.Docs.Languages, s.worker.Docs.DefaultLanguage = langs, "en"
+	s.worker.Docs.Languages, s.worker.Docs.DefaultLanguage = configured, "en"
 	s.worker.Docs.Now = func() time.Time { return seriesStart }
 	s.worker.PollInterval = 20 * time.Millisecond
 	s.worker.Log = slog.New(slog.NewTextHandler(tWriter{t}, nil))
@@ -278,10 +283,29 @@ func checkStored(t *testing.T, eng *meili.Engine, sim *meilisim.Server, id int64
 				continue
 			}
 			n++
-			for _, lang := range langs {
-				text, _ := doc["description_"+lang].(string)
+			var textBytes int
+			for i, lang := range langs {
+				// The default language's text is the base text.
+				name := "description_" + lang
+				if i == 0 {
+					name = "description__base"
+				}
+				text, _ := doc[name].(string)
+				textBytes += len(text)
 				if got := utf8.RuneCountInString(text); got < descChars*9/10 {
-					t.Errorf("index %s, document %s: description_%s has %d characters, want about %d", uid, key, lang, got, descChars)
+					t.Errorf("index %s, document %s: %s has %d characters, want about %d", uid, key, name, got, descChars)
+				}
+			}
+			// Each distinct text once: the document is its three
+			// descriptions and little else, whatever the number of
+			// configured languages.
+			if raw, err := json.Marshal(doc); err != nil || len(raw) > textBytes+2000 {
+				t.Errorf("index %s, document %s: %d bytes encoded for %d bytes of description (%v): a text is written more than once", uid, key, len(raw), textBytes, err)
+			}
+			for name := range doc {
+				if strings.HasSuffix(name, "_nl") || strings.HasSuffix(name, "_es") {
+					t.Errorf("index %s, document %s: %s written, a language the series has no text in", uid, key, name)
+					break
 				}
 			}
 		}

@@ -193,8 +193,9 @@ func (e *Engine) indexEvents(ctx context.Context, docs []search.EventDocument) e
 	// both (an editor's federated list may show it twice), never in
 	// neither.
 	order := []Index{EventHiddenIndex, EventIndex}
-	// Between two addition requests of this write (never before the
-	// first, never while one is unfinished), the caller's yield function
+	// Between two addition requests of a write that needs several per
+	// index (never before the first, never while one is unfinished; a
+	// write of one request per index never yields), the caller's yield function
 	// may run other writes (search.Yield): a small edit made while a large
 	// series is sent waits for at most the request in flight, not for the
 	// rest of the series. The other writes concern other events (the sync
@@ -203,15 +204,18 @@ func (e *Engine) indexEvents(ctx context.Context, docs []search.EventDocument) e
 	// unchanged; if the process dies mid-way, the mark is still set and
 	// the retry's deletion removes what this write added (its generation
 	// is not the retry's).
-	requests := 0
-	before := func() error {
-		requests++
-		if requests == 1 {
-			return nil
+	// A write whose documents fit one request per index never yields.
+	large := false
+	for i, ix := range order {
+		requests := 0
+		before := func() error {
+			requests++
+			large = large || requests > 1
+			if !large || i == 0 && requests == 1 {
+				return nil
+			}
+			return search.Yield(ctx)
 		}
-		return search.Yield(ctx)
-	}
-	for _, ix := range order {
 		err := e.sendEventDocuments(ctx, e.IndexUID(ix), pk, parts[ix], before)
 		if err != nil && !tooLarge(err) {
 			return err
