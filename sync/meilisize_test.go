@@ -149,7 +149,7 @@ func testLongSeries(t *testing.T, size longSeries) {
 		t.Fatalf("the series has %d occurrences, want a daily two-year series", want)
 	}
 
-	// The scheduler is paused until the series' first addition is
+	// The scheduler is paused until the series' second addition is
 	// queued: the small event is written while the series is being sent.
 	sim.Pause()
 	ctx, cancel := context.WithCancel(testdeadline.Context(t))
@@ -181,10 +181,11 @@ func testLongSeries(t *testing.T, size longSeries) {
 		return n
 	}
 	began := time.Now()
-	// The tasks before the series' documents (settings) run one batch at
-	// a time until its first addition is queued.
-	wait("the series' first addition queued", func() bool {
-		if len(additionsOf(sim, series.ID)) > 0 {
+	// The tasks before the series' documents (settings) and its first
+	// addition run one batch at a time until its second addition is
+	// queued: the worker is then inside the series' write, awaiting it.
+	wait("the series' second addition queued", func() bool {
+		if len(additionsOf(sim, series.ID)) >= 2 {
 			return true
 		}
 		sim.Step()
