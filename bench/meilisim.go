@@ -52,6 +52,7 @@ var (
 	meiliSeriesDays int
 	meiliDescChars  int
 	meiliSamples    int
+	meiliReqBytes   int
 )
 
 func init() {
@@ -62,6 +63,7 @@ func init() {
 	flag.IntVar(&meiliSeriesDays, "meili-series-days", 730, "with -meilisim: occurrences of each daily series")
 	flag.IntVar(&meiliDescChars, "meili-description-chars", 200000, "with -meilisim: characters of each series' description")
 	flag.IntVar(&meiliSamples, "meili-samples", 20, "with -meilisim: requests timed per deep-page row")
+	flag.IntVar(&meiliReqBytes, "meili-request-bytes", 0, "with -meilisim: the engine's request budget (MEILI_MAX_REQUEST_BYTES; 0: the default), so that a small run sends a series in several requests")
 }
 
 // runMeiliSim runs the simulator rows and prints their table.
@@ -102,7 +104,7 @@ func runMeiliSim(ctx context.Context, dir string) error {
 		return err
 	}
 	defer closeStore()
-	eng, err := meili.Open(ctx, cfg.MeiliURL, "", meili.Options{Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage})
+	eng, err := meili.Open(ctx, cfg.MeiliURL, "", meili.Options{Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, MaxRequestBytes: meiliReqBytes})
 	if err != nil {
 		return err
 	}
