@@ -23,7 +23,17 @@
 //
 // Languages, place fields and event statuses each get their own attributes;
 // a document bringing one the settings lack extends them before it is
-// indexed, so no text is ever silently unsearchable.
+// indexed, so no text is ever silently unsearchable. An event document
+// holds each distinct text once: the base text (the default language's)
+// and the languages the event has a text of its own in, named in a
+// filterable list; a text search in another language than the default is
+// then two searches of one index whose hits are merged (documents.go,
+// pair.go).
+//
+// A write of many requests (a long series) lets the caller's yield
+// function run other writes between two of its requests
+// (search.WithYield): the sync worker indexes small edits there, so they
+// never wait behind the rest of a large event's queued work.
 package meili
 
 import (
