@@ -353,7 +353,7 @@ func openSearch(ctx context.Context, cfg *config.Config, logger *slog.Logger) (s
 		}
 		apiKey = key
 	}
-	e, err := meili.Open(ctx, cfg.MeiliURL, apiKey, meili.Options{Languages: cfg.Languages, Logger: logger, MaxRequestBytes: cfg.MeiliMaxRequestBytes})
+	e, err := meili.Open(ctx, cfg.MeiliURL, apiKey, meili.Options{Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Logger: logger, MaxRequestBytes: cfg.MeiliMaxRequestBytes})
 	if err != nil {
 		return nil, fmt.Errorf("open meilisearch: %w", err)
 	}

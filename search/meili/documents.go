@@ -1,6 +1,7 @@
 package meili
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -103,9 +104,112 @@ func textAttrs(lang string) []string {
 	return []string{attr(prefixTitle, lang), attr(prefixDescription, lang), attr(prefixExcerpt, lang)}
 }
 
-// eventDocument flattens an event for Meilisearch. The text of every
-// language in d.Text is written; the engine has made those languages
-// searchable before the batch is sent (see Engine.learn).
+// Event text (attribute scheme 6). A search document carries each distinct
+// text once, not once per configured language: the text of the base
+// language (Options.DefaultLanguage, else the first of Options.Languages;
+// the document builder resolves every configured language, so that is the
+// default language's text, else the record's first language's) in
+// title__base, description__base and excerpt__base, and the text of every other
+// language L the event has a text of its own in (one that differs from
+// the base text in some field, in some occurrence) in title_L,
+// description_L and excerpt_L, named in the filterable list attrLangs.
+// Every document of one event (every occurrence of a series) names the
+// same languages, so a series is never split between the two searches
+// below. A language the event lacks is not written: its text is the
+// base text (the document builder resolves a missing translation to the
+// default language's text, then to the first language's, field by field),
+// which is in the base attributes already. So a document's size no longer
+// grows with the number of configured languages: a daily series with a
+// 200,000-character description written in one language sends that
+// description once per occurrence, not once per configured language.
+//
+// A search with words in the base language is one search of the base
+// attributes. A search with words in another language L
+// (Engine.runPair) is two searches of the same index, with the same page window: the
+// documents that name L searched on L's attributes (filter langs = L), and
+// the others on the base attributes (NOT langs = L). They are disjoint,
+// and each finds exactly the documents the one search of the earlier
+// layout found on L's attributes, which held the same text. The page is
+// the first offset+limit hits of each merged in the query's order (sort
+// values, or _rankingScore best first for a relevance query) and cut; the
+// total and each facet count are the sums of the two exact ones (with
+// CollapseSeries each search applies distinct id, and a series is on one
+// side only). Both searches are sent as plain searches, not one federated
+// multi-search: inside a federation, Meilisearch's queries take no
+// page/hitsPerPage, so their counts are not exhaustive and distinct is
+// not applied to the total (see collapse.go). A list without words needs
+// one search only (the text attributes play no part in it).
+const (
+	// baseKey follows a text prefix in the base attributes. attr never
+	// writes "_b" after a prefix ('_' only ever starts a hexadecimal
+	// escape), so no language's attribute is a base attribute.
+	baseKey = "_base"
+	// attrLangs lists the languages a document's text is written in
+	// besides the base text.
+	attrLangs = "langs"
+)
+
+// baseAttrs are the base text attributes, in ranking order.
+var baseAttrs = []string{prefixTitle + baseKey, prefixDescription + baseKey, prefixExcerpt + baseKey}
+
+// baseLanguage is the language whose text the base attributes hold:
+// Options.DefaultLanguage, else the first of Options.Languages ("" when
+// neither is set: every language is then written as its own).
+func (e *Engine) baseLanguage() string {
+	if e.opts.DefaultLanguage != "" {
+		return e.opts.DefaultLanguage
+	}
+	if len(e.opts.Languages) > 0 {
+		return e.opts.Languages[0]
+	}
+	return ""
+}
+
+// eventLanguages returns the languages other than base whose text the
+// documents of one event carry in attributes of their own (sorted): those
+// whose text differs from the base text in some field of some document.
+// A document without a base text (the documents of one event normally
+// all have the same languages) has each of its languages written as its
+// own: it has no base text, and is found in the base language by nothing,
+// as before.
+func eventLanguages(docs []search.EventDocument, base string) []string {
+	var langs []string
+	for _, d := range docs {
+		bt, hasBase := d.Text[base]
+		for l, t := range d.Text {
+			if l != base && (!hasBase || t != bt) && !slices.Contains(langs, l) {
+				langs = append(langs, l)
+			}
+		}
+	}
+	slices.Sort(langs)
+	return langs
+}
+
+// putEventText writes the text of an event document in the layout of
+// scheme 6 (see above): the base text once, the languages of langs each
+// once, and the list of those languages.
+func putEventText(m map[string]any, text map[string]search.Text, base string, langs []string) {
+	if t, ok := text[base]; ok {
+		m[baseAttrs[0]], m[baseAttrs[1]], m[baseAttrs[2]] = search.PlainText(t.Title), search.PlainText(t.Description), search.PlainText(t.Excerpt)
+	}
+	written := []string{}
+	for _, l := range langs {
+		t, ok := text[l]
+		if !ok {
+			continue
+		}
+		a := textAttrs(l)
+		m[a[0]], m[a[1]], m[a[2]] = search.PlainText(t.Title), search.PlainText(t.Description), search.PlainText(t.Excerpt)
+		written = append(written, l)
+	}
+	m[attrLangs] = written
+}
+
+// eventDocument flattens an event for Meilisearch, without its text
+// (putEventText, or putText for indexes of scheme 5 or older, which hold
+// the text of every language in d.Text). The engine has made those
+// languages searchable before the batch is sent (see Engine.learn).
 func eventDocument(d search.EventDocument) map[string]any {
 	m := map[string]any{
 		attrID:               d.ID,
@@ -139,7 +243,6 @@ func eventDocument(d search.EventDocument) map[string]any {
 		// The internal GeoPoint is converted here, at the edge.
 		m[attrGeo] = map[string]float64{"lat": d.Geo.Lat, "lng": d.Geo.Lng}
 	}
-	putText(m, d.Text)
 	return m
 }
 

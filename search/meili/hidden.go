@@ -108,10 +108,27 @@ func (e *Engine) nextGen() int64 {
 	}
 }
 
+// layout returns the attribute scheme whose layout the live indexes have:
+// attributeScheme, or the older scheme recorded for them while a
+// migration is pending.
+func (e *Engine) layout() int64 {
+	if s := e.liveScheme.Load(); e.outdated.Load() && s < attributeScheme {
+		return s
+	}
+	return attributeScheme
+}
+
 // legacyLayout reports whether the live event indexes are still in a
-// layout of scheme 4 or older (a migration is pending).
+// layout of scheme 4 or older (a migration is pending): published and
+// other events in disjoint indexes.
 func (e *Engine) legacyLayout() bool {
-	return e.outdated.Load() && e.liveScheme.Load() < attributeScheme
+	return e.layout() < 5
+}
+
+// textPerLanguage reports whether the live event indexes hold the text of
+// every language in its own attributes (scheme 5 or older; documents.go).
+func (e *Engine) textPerLanguage() bool {
+	return e.layout() < 6
 }
 
 // indexEvents writes the documents of events, replacing every document of
@@ -136,6 +153,19 @@ func (e *Engine) indexEvents(ctx context.Context, docs []search.EventDocument) e
 	gen := e.nextGen()
 	parts := map[Index][]map[string]any{}
 	written := map[int64]bool{}
+	// The text attributes are decided per event (documents.go).
+	perLanguage := e.textPerLanguage()
+	base := e.baseLanguage()
+	langs := map[int64][]string{}
+	if !perLanguage {
+		byEvent := map[int64][]search.EventDocument{}
+		for _, d := range docs {
+			byEvent[d.ID] = append(byEvent[d.ID], d)
+		}
+		for id, of := range byEvent {
+			langs[id] = eventLanguages(of, base)
+		}
+	}
 	for _, d := range docs {
 		if onePerEvent {
 			if written[d.ID] {
@@ -144,6 +174,11 @@ func (e *Engine) indexEvents(ctx context.Context, docs []search.EventDocument) e
 			written[d.ID] = true
 		}
 		doc := eventDocument(d)
+		if perLanguage {
+			putText(doc, d.Text)
+		} else {
+			putEventText(doc, d.Text, base, langs[d.ID])
+		}
 		doc[attrGen] = gen
 		if d.Status == publicStatus {
 			parts[EventIndex] = append(parts[EventIndex], doc)
@@ -158,8 +193,30 @@ func (e *Engine) indexEvents(ctx context.Context, docs []search.EventDocument) e
 	// both (an editor's federated list may show it twice), never in
 	// neither.
 	order := []Index{EventHiddenIndex, EventIndex}
-	for _, ix := range order {
-		err := e.sendEventDocuments(ctx, e.IndexUID(ix), pk, parts[ix])
+	// Between two addition requests of a write that needs several per
+	// index (never before the first, never while one is unfinished; a
+	// write of one request per index never yields), the caller's yield function
+	// may run other writes (search.Yield): a small edit made while a large
+	// series is sent waits for at most the request in flight, not for the
+	// rest of the series. The other writes concern other events (the sync
+	// worker keeps the marks of this write's events out of them), so this
+	// write's order, every addition then the deletion by generation, is
+	// unchanged; if the process dies mid-way, the mark is still set and
+	// the retry's deletion removes what this write added (its generation
+	// is not the retry's).
+	// A write whose documents fit one request per index never yields.
+	large := false
+	for i, ix := range order {
+		requests := 0
+		before := func() error {
+			requests++
+			large = large || requests > 1
+			if !large || i == 0 && requests == 1 {
+				return nil
+			}
+			return search.Yield(ctx)
+		}
+		err := e.sendEventDocuments(ctx, e.IndexUID(ix), pk, parts[ix], before)
 		if err != nil && !tooLarge(err) {
 			return err
 		}
@@ -233,8 +290,10 @@ func (e *Engine) refreshScheme(ctx context.Context) {
 // body is held at a time. It is the one place event documents are sent; a
 // document over the budget is left out and reported
 // (DocumentTooLargeError) after the others are sent.
-func (e *Engine) sendEventDocuments(ctx context.Context, uid, pk string, docs []map[string]any) error {
-	return e.addDocumentsPK(ctx, uid, pk, len(docs), func(i int) map[string]any { return docs[i] })
+//
+// before is called ahead of every request (see indexEvents).
+func (e *Engine) sendEventDocuments(ctx context.Context, uid, pk string, docs []map[string]any, before func() error) error {
+	return e.addDocumentsBetween(ctx, uid, pk, len(docs), func(i int) map[string]any { return docs[i] }, before)
 }
 
 // deleteStale deletes the documents of the events ids in index uid that
@@ -295,7 +354,15 @@ func (e *Engine) searchEvents(ctx context.Context, q search.EventQuery) (search.
 		if len(ixs) == 1 && ixs[0] == EventIndex {
 			ix = EventIndex
 		}
-		return e.run(ctx, planEvents(q, e.vocabulary(), e.IndexUID(ix)))
+		p := planEvents(q, e.vocabulary(), e.IndexUID(ix))
+		if p.req != nil && p.req.Query != "" && !e.textPerLanguage() {
+			if q.Lang == e.baseLanguage() {
+				p.req.AttributesToSearchOn = baseAttrs
+			} else {
+				p.pairLang = q.Lang
+			}
+		}
+		return e.run(ctx, p)
 	}
 	if len(ixs) == 1 {
 		return e.run(ctx, planEvents(q, e.vocabulary(), e.IndexUID(ixs[0])))

@@ -23,7 +23,17 @@
 //
 // Languages, place fields and event statuses each get their own attributes;
 // a document bringing one the settings lack extends them before it is
-// indexed, so no text is ever silently unsearchable.
+// indexed, so no text is ever silently unsearchable. An event document
+// holds each distinct text once: the base text (the default language's)
+// and the languages the event has a text of its own in, named in a
+// filterable list; a text search in another language than the default is
+// then two searches of one index whose hits are merged (documents.go,
+// pair.go).
+//
+// A write of many requests (a long series) lets the caller's yield
+// function run other writes between two of its requests
+// (search.WithYield): the sync worker indexes small edits there, so they
+// never wait behind the rest of a large event's queued work.
 package meili
 
 import (
@@ -67,6 +77,10 @@ type Options struct {
 	// attributes are declared searchable at Init. A document in another
 	// language extends the settings before it is indexed.
 	Languages []string
+	// DefaultLanguage is the content language whose text an event
+	// document stores as its base text (config DEFAULT_LANGUAGE; empty:
+	// the first of Languages the event has). See documents.go.
+	DefaultLanguage string
 	// Logger receives the engine's notices, such as a settings repair at
 	// Init (default slog.Default()).
 	Logger *slog.Logger
@@ -257,7 +271,18 @@ func (e *Engine) addDocuments(ctx context.Context, uid string, n int, doc func(i
 // document over the size budget is left out and reported after the
 // others were indexed.
 func (e *Engine) addDocumentsPK(ctx context.Context, uid, pk string, n int, doc func(int) map[string]any) error {
+	return e.addDocumentsBetween(ctx, uid, pk, n, doc, nil)
+}
+
+// addDocumentsBetween is addDocumentsPK calling before (when not nil)
+// ahead of each request, after the previous request's task has ended.
+func (e *Engine) addDocumentsBetween(ctx context.Context, uid, pk string, n int, doc func(int) map[string]any, before func() error) error {
 	return cutDocuments(uid, pk, n, e.opts.BatchSize, e.opts.MaxRequestBytes, doc, func(body []byte, first, last int) error {
+		if before != nil {
+			if err := before(); err != nil {
+				return err
+			}
+		}
 		task, err := e.client.Index(uid).AddDocumentsWithContext(ctx, body, &meilisearch.DocumentOptions{PrimaryKey: &pk})
 		return e.await(ctx, fmt.Sprintf("add documents %d-%d to %s", first, last, uid), task, err)
 	})
@@ -340,6 +365,9 @@ func (e *Engine) SearchPlaces(ctx context.Context, q search.PlaceQuery) (search.
 func (e *Engine) run(ctx context.Context, p plan) (search.Result, error) {
 	if p.req == nil {
 		return search.Result{}, nil
+	}
+	if p.pairLang != "" {
+		return e.runPair(ctx, p)
 	}
 	if p.near != nil {
 		geo, ok, err := e.nearFilter(ctx, p)

@@ -24,8 +24,12 @@ import (
 
 var testLangs = []string{"en", "nl"}
 
-// eventAttrs are the searchable attributes of the test languages.
-var eventAttrs = []any{"title_en", "description_en", "excerpt_en", "title_nl", "description_nl", "excerpt_nl"}
+// eventAttrs are the searchable attributes of the event indexes with the
+// test languages: the base text (documents.go), then each language's.
+var eventAttrs = []any{"title__base", "description__base", "excerpt__base", "title_en", "description_en", "excerpt_en", "title_nl", "description_nl", "excerpt_nl"}
+
+// baseOn is the attributesToSearchOn of a search in the base language.
+var baseOn = []any{"title__base", "description__base", "excerpt__base"}
 
 func TestSearchEventsRequest(t *testing.T) {
 	const filter = "filter"
@@ -80,22 +84,22 @@ func TestSearchEventsRequest(t *testing.T) {
 		// The last word is a prefix unless a separator follows it: the
 		// request ends with a space then.
 		{"text", search.EventQuery{Query: "Jazz,  NIGHT!"}, map[string]any{
-			"q": `jazz night `, "attributesToSearchOn": []any{"title_en", "description_en", "excerpt_en"}, "matchingStrategy": "all"}},
+			"q": `jazz night `, "attributesToSearchOn": baseOn, "matchingStrategy": "all"}},
 		{"text as typed", search.EventQuery{Query: "Jazz nig"}, map[string]any{
-			"q": `jazz nig`, "attributesToSearchOn": []any{"title_en", "description_en", "excerpt_en"}, "matchingStrategy": "all"}},
-		{"text hyphenated and accented", search.EventQuery{Lang: "nl", Query: "open-air ÉÉN -"}, map[string]any{
-			"q": `open-air een "-"`, "attributesToSearchOn": []any{"title_nl", "description_nl", "excerpt_nl"}, "matchingStrategy": "all"}},
+			"q": `jazz nig`, "attributesToSearchOn": baseOn, "matchingStrategy": "all"}},
+		{"text hyphenated and accented", search.EventQuery{Query: "open-air ÉÉN -"}, map[string]any{
+			"q": `open-air een "-"`, "attributesToSearchOn": baseOn, "matchingStrategy": "all"}},
 		// Only the first ten distinct words are sent.
 		{"text over the word limit", search.EventQuery{Query: "a b a c d e f g h i j k l"}, map[string]any{
-			"q": `a b c d e f g h i j `, "attributesToSearchOn": []any{"title_en", "description_en", "excerpt_en"}, "matchingStrategy": "all"}},
+			"q": `a b c d e f g h i j `, "attributesToSearchOn": baseOn, "matchingStrategy": "all"}},
 		{"relevance", search.EventQuery{Query: "jazz", Relevance: true}, map[string]any{
-			"q": `jazz`, "attributesToSearchOn": []any{"title_en", "description_en", "excerpt_en"}, "matchingStrategy": "all", "sort": nil}},
+			"q": `jazz`, "attributesToSearchOn": baseOn, "matchingStrategy": "all", "sort": nil}},
 		{"relevance without words keeps the date order", search.EventQuery{Relevance: true}, nil},
 		{"facets", search.EventQuery{Facets: search.EventFacets}, map[string]any{
 			"facets": []any{"category_ids", "tag_ids", "venue_ids", "organizer_ids", "featured", "ticketed"}}},
 		{"text only punctuation is no text", search.EventQuery{Query: " !? ... "}, nil},
 		{"text with filters", search.EventQuery{Query: "jazz", Statuses: []string{"publish"}, Featured: search.Some(true)}, map[string]any{
-			"q": `jazz`, "attributesToSearchOn": []any{"title_en", "description_en", "excerpt_en"}, "matchingStrategy": "all",
+			"q": `jazz`, "attributesToSearchOn": baseOn, "matchingStrategy": "all",
 			filter: `status IN ["publish"] AND featured = true`}},
 		{"second page", search.EventQuery{Offset: 10, Limit: 10}, map[string]any{"page": 2}},
 		{"unaligned page", search.EventQuery{Offset: 3, Limit: 5}, map[string]any{"page": 1, "hitsPerPage": 8}},
@@ -520,7 +524,7 @@ var wantEventSettings = map[string]any{
 	"rankingRules":         []any{"sort", "words", "typo", "proximity", "attribute", "exactness"},
 	"searchableAttributes": eventAttrs,
 	"filterableAttributes": []any{"id", "key", "status", "start", "end", "category_ids", "tag_ids", "venue_ids", "organizer_ids",
-		"featured", "ticketed", "has_geo", "_geo", "parent_id", "hide_from_listings", "has_password", "gen"},
+		"featured", "ticketed", "has_geo", "_geo", "parent_id", "hide_from_listings", "has_password", "gen", "langs"},
 	"sortableAttributes": []any{"start", "publish_date", "id", "occurrence"},
 	"typoTolerance": map[string]any{"enabled": true, "minWordSizeForTypos": map[string]any{"oneTypo": 5, "twoTypos": 9},
 		"disableOnWords": []any{}, "disableOnAttributes": []any{}, "disableOnNumbers": true},
@@ -534,7 +538,7 @@ var wantEventSettings = map[string]any{
 // placeSettings is the settings payload of a place index.
 func placeSettings(fields ...string) map[string]any {
 	s := maps.Clone(wantEventSettings)
-	searchable := slices.Clone(eventAttrs)
+	searchable := slices.Clone(eventAttrs[len(baseOn):]) // no base text: documents.go
 	for _, f := range fields {
 		searchable = append(searchable, "field_"+f)
 	}
@@ -630,7 +634,7 @@ func TestInitReconcilesLiveSettings(t *testing.T) {
 		{"filterable attributes in another order", reordered, false},
 		{"default ranking rules", drifted("rankingRules", []any{"words", "typo", "proximity", "attribute", "sort", "exactness"}), true},
 		// The live order of the attributes is kept (mergeSettings).
-		{"searchable attributes reordered", drifted("searchableAttributes", []any{"title_nl", "description_nl", "excerpt_nl", "title_en", "description_en", "excerpt_en"}), false},
+		{"searchable attributes reordered", drifted("searchableAttributes", []any{"title_nl", "description_nl", "excerpt_nl", "title_en", "description_en", "excerpt_en", "title__base", "description__base", "excerpt__base"}), false},
 		{"missing filterable attribute", drifted("filterableAttributes", []any{"id", "status"}), true},
 		{"missing sortable attribute", drifted("sortableAttributes", []any{"start", "id"}), true},
 		{"typo tolerance off", drifted("typoTolerance", map[string]any{"enabled": false, "minWordSizeForTypos": map[string]any{"oneTypo": 5, "twoTypos": 9},
@@ -804,8 +808,10 @@ func TestEventDocumentShape(t *testing.T) {
 			"category_ids": []any{1, 4}, "category_slugs": []any{"cat-1", "cat-4"}, "tag_ids": []any{12}, "tag_slugs": []any{"tag-12"},
 			"venue_ids": []any{201}, "organizer_ids": []any{301, 302},
 			"_geo": map[string]any{"lat": 52.3676, "lng": -4.9041}, "has_geo": true, "parent_id": 100,
-			"title_en": "Jazz night", "description_en": "Live \"jazz\"", "excerpt_en": "Jazz",
-			"title_nl": "Jazzavond", "description_nl": "", "excerpt_nl": "",
+			// The base text (the default language's, en) once, and Dutch,
+			// which has a text of its own (documents.go).
+			"title__base": "Jazz night", "description__base": "Live \"jazz\"", "excerpt__base": "Jazz",
+			"title_nl": "Jazzavond", "description_nl": "", "excerpt_nl": "", "langs": []any{"nl"},
 		},
 		// Every boolean and list is written, false and empty included;
 		// no _geo without a point.
@@ -815,7 +821,7 @@ func TestEventDocumentShape(t *testing.T) {
 			"all_day": false, "featured": false, "ticketed": false, "sticky": false, "hide_from_listings": false, "has_password": false,
 			"category_ids": []any{}, "category_slugs": []any{}, "tag_ids": []any{}, "tag_slugs": []any{},
 			"venue_ids": []any{}, "organizer_ids": []any{}, "has_geo": false, "parent_id": 0,
-			"title_en": "Plain", "description_en": "", "excerpt_en": "",
+			"title__base": "Plain", "description__base": "", "excerpt__base": "", "langs": []any{},
 		},
 	}
 	if w := meilisim.JSONValue(want); !reflect.DeepEqual(r.Body, w) {

@@ -32,6 +32,10 @@ type plan struct {
 	// collapse: req lists each series once (req.Distinct); the facets are
 	// then counted by a request of their own without it.
 	collapse bool
+	// pairLang, when set, is the language of a text query on indexes of
+	// the current scheme: run answers it with two searches
+	// (Engine.runPair, documents.go).
+	pairLang string
 }
 
 // facetAttrs maps each event facet to the attribute whose

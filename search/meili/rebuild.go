@@ -84,7 +84,9 @@ func (r *rebuild) write(fn func() error) error {
 
 // IndexEvents adds or replaces events in the temporary event index.
 func (r *rebuild) IndexEvents(ctx context.Context, docs []search.EventDocument) error {
-	return r.write(func() error { return r.next.IndexEvents(ctx, docs) })
+	// No other write runs between this one's requests: r.mu is held for
+	// reading, which a nested write would take again.
+	return r.write(func() error { return r.next.IndexEvents(search.WithoutYield(ctx), docs) })
 }
 
 // IndexPlaces adds or replaces venues and organizers in the temporary

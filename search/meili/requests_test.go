@@ -22,11 +22,13 @@ import (
 // sends one more, bounded request first: the points within millimetres of
 // the circle's edge (edgeRing), one page of at most maxTotalHits, id and
 // _geo only. A multi-word place search is one federated multi-search
-// (searchOneField) whose federation asks for the page itself.
+// (searchOneField) whose federation asks for the page itself. The text
+// searches are in the default language, whose text is the base text
+// (documents.go); a search in another language is two (TestPairRequests).
 func TestOneSearchPerList(t *testing.T) {
 	f := newFakeMeili(t)
 	f.Emulate = true
-	e, err := Open(t.Context(), f.srv.URL, "", Options{TaskPollInterval: time.Millisecond})
+	e, err := Open(t.Context(), f.srv.URL, "", Options{TaskPollInterval: time.Millisecond, Languages: []string{"en"}})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

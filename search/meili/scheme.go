@@ -24,6 +24,13 @@ import (
 //     generation (hidden.go). Until the rebuild's swap, writes to live
 //     indexes of an older scheme keep to that scheme's layout (hidden.go)
 //     and searches read them as that scheme did.
+//  6. an event document carries each distinct text once: the base text
+//     (title__base, …) and the languages the event has a text of its own
+//     in, named in langs (documents.go), instead of every configured
+//     language's text with the missing translations filled in. A search
+//     with words in a language is then two searches (Engine.runPair).
+//     Until the swap, live indexes of scheme 5 are written and searched
+//     with one text attribute per language, as before.
 //
 // The live indexes record the scheme their documents were written under in
 // the metadata index. Init finds indexes that hold documents under an older
@@ -32,7 +39,7 @@ import (
 // zero-downtime one (rebuild.go), whose Commit records the current scheme.
 // Lists keep answering from the old indexes meanwhile; only keys outside
 // a-z, 0-9 and '-', whose attribute names changed, miss until the swap.
-const attributeScheme = 5
+const attributeScheme = 6
 
 // metaIndex holds one document, metaDocID, describing the live indexes:
 // {"id": 1, "attribute_scheme": 2}. It is not one of the swapped indexes.

@@ -124,11 +124,16 @@ func settingsFor(ix Index, v vocabulary) *meilisearch.Settings {
 	}
 	switch ix {
 	case EventIndex, EventHiddenIndex:
+		// The base text first (documents.go): the attribute ranking rule
+		// compares positions within the attributes a search names, which
+		// are one language's or the base ones, each in title,
+		// description, excerpt order.
+		searchable = append(slices.Clone(baseAttrs), searchable...)
 		filterable = []string{
 			attrID, attrKey, attrStatus, attrStart, attrEnd,
 			attrCategoryIDs, attrTagIDs, attrVenueIDs, attrOrganizerIDs,
 			attrFeatured, attrTicketed, attrHasGeo, attrGeo, attrParentID,
-			attrHideFromListings, attrHasPassword, attrGen,
+			attrHideFromListings, attrHasPassword, attrGen, attrLangs,
 		}
 		sortable = []string{attrStart, attrPublishDate, attrID, attrOccurrence}
 	default:

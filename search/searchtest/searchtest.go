@@ -66,6 +66,7 @@ func Run(t *testing.T, newEngine func(t *testing.T) search.Engine) {
 	t.Run("LargeTotals", func(t *testing.T) { testLargeTotals(t, openEngine(t, newEngine)) })
 	t.Run("NearEdges", func(t *testing.T) { RunNearEdges(t, newEngine) })
 	t.Run("SingleLanguage", func(t *testing.T) { testSingleLanguage(t, openEngine(t, newEngine)) })
+	t.Run("Languages", func(t *testing.T) { RunLanguages(t, newEngine) })
 	t.Run("Series", func(t *testing.T) { RunSeries(t, newEngine) })
 	t.Run("PositionLimit", func(t *testing.T) { testPositionLimit(t, openEngine(t, newEngine)) })
 }

@@ -238,7 +238,9 @@ func (w *Worker) Step(ctx context.Context) (int, error) {
 			}
 			return 0, err
 		}
-		n, err := w.batch(ctx, chosen, posts)
+		// Marks written while this batch is sent are indexed between its
+		// requests (interleave.go).
+		n, err := w.batch(search.WithYield(ctx, w.interleaving(chosen)), chosen, posts)
 		if err != nil {
 			return 0, err
 		}

@@ -49,7 +49,15 @@ func (ix *Index) KeyOf(doc map[string]any) string {
 func (f *Server) AddDocuments(w http.ResponseWriter, r *http.Request) {
 	uid := r.PathValue("uid")
 	docs, _ := bodyOf(r).([]any)
-	f.Enqueue(w, "documentAdditionOrUpdate", uid, func() *APIError {
+	describe := func(t *Task) {
+		t.Bytes = r.ContentLength
+		for _, d := range docs {
+			if doc, ok := d.(map[string]any); ok {
+				t.IDs = append(t.IDs, fmt.Sprint(doc["id"]))
+			}
+		}
+	}
+	f.enqueueTask(w, "documentAdditionOrUpdate", uid, false, func() *APIError {
 		pk := r.URL.Query().Get("primaryKey")
 		ix, ok := f.Indexes[uid]
 		if !ok {
@@ -82,7 +90,7 @@ func (f *Server) AddDocuments(w http.ResponseWriter, r *http.Request) {
 		}
 		ix.Writes++
 		return nil
-	})
+	}, describe)
 }
 
 // DeleteByFilter answers POST /indexes/{uid}/documents/delete: a

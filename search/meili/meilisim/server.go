@@ -160,6 +160,12 @@ type Task struct {
 	Busy int
 	// Pending, when set, is a held task's effect, applied when it ends.
 	Pending func() *APIError
+	// Bytes is the size of the request body that registered a document
+	// addition, and IDs the "id" attribute of each of its documents (the
+	// event ID of an event document), so that tests can count the work
+	// queued ahead of a task (Server.Batches gives the processing order).
+	Bytes int64
+	IDs   []string
 
 	kind   autobatchKind
 	index  string
@@ -381,6 +387,8 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		size := int64(len(raw))
+		// The body as received, whatever the transfer encoding (Task.Bytes).
+		r.ContentLength = size
 		rec := Recorded{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Auth: r.Header.Get("Authorization"), Body: body, Size: size}
 		if f.opts.DiscardBodies {
 			rec.Body = nil

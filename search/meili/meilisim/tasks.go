@@ -64,10 +64,17 @@ func (f *Server) Enqueue(w http.ResponseWriter, typ string, index any, apply fun
 // scheduler (scheduler.go) applies it later. byFilter marks a deletion by
 // filter, which the autobatcher keeps apart from document additions.
 func (f *Server) enqueue(w http.ResponseWriter, typ string, index any, byFilter bool, apply func() *APIError) {
+	f.enqueueTask(w, typ, index, byFilter, apply, func(*Task) {})
+}
+
+// enqueueTask is enqueue with describe filling in the task's description
+// (Task.Bytes, Task.IDs) before it is queued.
+func (f *Server) enqueueTask(w http.ResponseWriter, typ string, index any, byFilter bool, apply func() *APIError, describe func(*Task)) {
 	f.Mu.Lock()
 	uid := f.NextTask
 	f.NextTask++
 	task := &Task{Final: "succeeded", Status: "enqueued", Batch: -1, kind: autobatchKindOf(typ, byFilter), apply: apply}
+	describe(task)
 	task.index, _ = index.(string)
 	if e, ok := f.FailTasks[typ]; ok {
 		task.forced = &e
