@@ -3,27 +3,38 @@
 //
 // # How it is built
 //
-//		HTTP (app/api) --write->  repository  --marks "needs indexing" in the same write
-//		     |                                   |
-//		     |--item reads--> repository         v
-//		     |                                 sync worker --batches--> search engine
-//		     '--lists/search--> search engine  <------------------------'
+//		HTTP (app/api) -> app/handlers -- decode, authorize --> app/calendar (decides, then writes)
+//		     |                                                        |
+//		     |--item reads--> repository  <---------------------------'  marks "needs indexing"
+//		     |                    |                                       in the same write
+//		     |                    v
+//		     '--lists/search--> search engine <--batches-- sync/indexing worker
 //
-//	  - app/api: the HTTP layer, five packages a request passes through in one
-//	    direction. app/api itself is the composition (Options into a Server, the
+//	  - app/api: the HTTP layer's composition (Options into a Server, the
 //	    middleware: guard, request log, metrics, response cache,
-//	    authentication, write rates); app/handlers holds the route table
-//	    (routes.go, every route on one screen) and one file per resource
-//	    (posts.go for events, venues and organizers by ID or slug, lists.go,
-//	    feeds.go, terms.go, accounts.go, admin.go, webhooks.go, index.go and
-//	    openapi.go); each handler reads its input (app/input: parameters,
-//	    bodies, dates), decides access (app/access: roles and per-object
-//	    rules), calls the store or the search engine, and presents the result
-//	    (app/present: the JSON shapes, JSON-LD, iCalendar and their caches).
-//	    Handlers return app/apierr errors; app/api's error handler writes every
-//	    error body. Parameters are declared once per route (input.Arg, next
-//	    to each handler) and drive validation (input.Validate), the namespace
-//	    index and the OpenAPI document.
+//	    authentication, write rates; compose.go builds the handlers and the
+//	    service). A request then passes downwards in one direction:
+//	    app/handlers holds the route table (routes.go, every route on one
+//	    screen) and one file per resource (posts.go for events, venues and
+//	    organizers, one handler type per kind over the shared reads,
+//	    occurrences.go, lists.go, feeds.go, terms.go, accounts.go, admin.go,
+//	    webhooks.go, index.go, openapi.go). A read handler decides access (app/access: roles,
+//	    per-object rules, access.Reader for what a request may see), asks the
+//	    store or the search engine and presents the result (app/present:
+//	    typed JSON values in the original's field order, JSON-LD, iCalendar,
+//	    list envelopes and their caches). A write handler authorizes the
+//	    route, decodes the request once into a typed command (decode.go:
+//	    calendar.EventInput, TermInput, ...) and calls app/calendar.
+//	    Handlers return app/apierr errors; app/api's error handler writes
+//	    every error body. Parameters are declared once per route (input.Arg,
+//	    next to each handler) and drive validation (input.Validate), the
+//	    namespace index and the OpenAPI document.
+//	  - app/calendar: the service layer, the one write path of handlers,
+//	    occurrence routes and the importer. Each command is validated whole,
+//	    store look-ups included, on a trial copy before anything is written;
+//	    then linked records, then the record, with an undo log if the last
+//	    step fails. Service (events, venues, organizers, occurrences,
+//	    splits, imports), Terms, Accounts, Webhooks.
 //	  - repository: the domain types and the Store contract, with the engines
 //	    repository/sqlite and repository/mongo and one conformance suite
 //	    (repository/storetest) that runs against both (MongoDB over embedded
@@ -31,12 +42,14 @@
 //	  - search: the index contract (documents, query options with explicit
 //	    optionals, exact totals), the engines search/embedded and search/meili, and
 //	    one conformance suite (search/searchtest) whose expected results are
-//	    computed by a reference implementation in Go. The embedded engine keeps
-//	    the event documents in Bleve and answers event queries from
-//	    search/memindex, an in-memory index loaded from them at start (go doc ./search). Meilisearch is checked by
-//	    contract tests against an httptest server, and by the suite against a real
-//	    server when TEST_MEILI_URL is set (docs/operators.md, Meilisearch, has the
-//	    command).
+//	    computed by a reference implementation in Go. The embedded engine
+//	    (search/embedded) keeps the event documents in a bbolt file and
+//	    answers event queries from search/memindex, an in-memory index loaded
+//	    from it at start; Bleve indexes venues and organizers (go doc
+//	    ./search/embedded). Meilisearch is checked against a simulator
+//	    written from its source (search/meili/meilisim), and by the same
+//	    tests against a real server when TEST_MEILI_URL is set
+//	    (docs/operators.md, Meilisearch, has the command).
 //	  - sync: the work in the background, in packages named for what they do
 //	    (none is named sync). sync/indexing is the worker that moves the marks
 //	    into the engine, re-reading the store for every batch (it queues IDs,
@@ -52,7 +65,7 @@
 //	    package under app is below it: none imports app.
 //	  - app/calendar/recurrence: the expansion of a series into occurrences.
 //	  - app/wpimport: "eventcal import", a client of a WordPress site running
-//	    The Events Calendar and a writer of the store (no HTTP serving);
+//	    The Events Calendar that writes through app/calendar (no HTTP serving);
 //	    app/wpimport/replay serves the recorded exchanges its tests use.
 //	  - bench: the load benchmark.
 package main
