@@ -37,6 +37,7 @@ var testOnlyPackages = []string{
 // graph (go list -deps github.com/calendar/eventcal, the main package) uses
 // no test-only module and none of this module's test-only packages.
 func TestServiceBuildLeavesOutTestModules(t *testing.T) {
+	t.Parallel()
 	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
 	out, err := exec.Command(goTool, "list", "-deps", "-f", "{{with .Module}}{{.Path}}{{end}}", "github.com/calendar/eventcal").CombinedOutput()
 	if err != nil {

@@ -63,6 +63,7 @@ func (l *commandLog) take() []string {
 // counts) and the response cache are off: each request is the cold case,
 // the most it can cost. The table is docs/internals.md's ("Round trips").
 func TestMongoCommandsPerRequest(t *testing.T) {
+	t.Parallel()
 	var uri, db string
 	e := newEnvWith(t, t.TempDir(), envOptions{openStore: func(t testing.TB, _ *config.Config) repository.Store {
 		uri, db = mongotest.Start(t), mongotest.Database(t)
@@ -85,7 +86,7 @@ func TestMongoCommandsPerRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, err := api.New(api.Options{Config: e.cfg, Store: counted, Search: e.engine, Indexer: e.worker,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return e.now },
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: e.clockNow,
 		ResponseCacheBytes: -1, RecordCacheTTL: -1})
 	if err != nil {
 		t.Fatal(err)

@@ -147,6 +147,7 @@ func firstDiff(a, b string) string {
 // embedded FerretDB), compared byte for byte. The sync worker does not
 // run, so only requests change the store.
 func TestRefusedWriteLeavesNothing(t *testing.T) {
+	t.Parallel()
 	t.Run("sqlite", func(t *testing.T) {
 		dir := t.TempDir()
 		e := newEnvWith(t, dir, envOptions{noWorker: true}, "MAX_ACCOUNT_DOCUMENTS", "20")
@@ -432,6 +433,7 @@ func (f *failEventWrites) UpdatePost(ctx context.Context, id int64, fn func(p *r
 // for a store reason after its new category, tag, inline venue and
 // organizer and image URL were made, the write removes them again.
 func TestFailedWriteUndoesLinkedRecords(t *testing.T) {
+	t.Parallel()
 	fs := &failEventWrites{}
 	e := newEnvWith(t, t.TempDir(), envOptions{noWorker: true, wrapStore: func(s repository.Store) repository.Store { fs.Store = s; return fs }})
 	ev := e.must(201, "POST", "events", "admin", map[string]any{"title": "Old Event", "start_date": "2027-02-01 10:00:00", "end_date": "2027-02-01 12:00:00"}).id()

@@ -18,6 +18,7 @@ import (
 // (which a client would send again, making a double), no ghost record
 // without its slug.
 func TestWriteRepliesLost(t *testing.T) {
+	t.Parallel()
 	uri := mongotest.Start(t)
 	cases := []struct {
 		name    string

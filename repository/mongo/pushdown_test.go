@@ -70,6 +70,7 @@ func filterPushdown(t *testing.T, db *driver.Database, cmd bson.D) bool {
 // msg_update.go, msg_delete.go, msg_findandmodify.go), which explain
 // cannot show. The rule is asked of FerretDB itself, through explain.
 func TestPushdown(t *testing.T) {
+	t.Parallel()
 	uri := mongotest.Start(t)
 	client := ferretDBOrSkip(t, uri)
 	db := client.Database(mongotest.Database(t))
@@ -151,6 +152,7 @@ func (c *commandFilters) take() []bson.D {
 // with SQL: a post or term by ID or by slug, several by ID (one look-up
 // each), a term by slug through FindTerms.
 func TestHotReadsPushedDown(t *testing.T) {
+	t.Parallel()
 	uri := mongotest.Start(t)
 	client := ferretDBOrSkip(t, uri)
 	dbName := mongotest.Database(t)

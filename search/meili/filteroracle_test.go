@@ -171,6 +171,7 @@ var hostile = []string{
 }
 
 func TestFiltersParseAsMeant(t *testing.T) {
+	t.Parallel()
 	versions := []string{"v1.18.0", "v1.50.0"}
 	paths := map[string]string{}
 	for _, v := range versions {

@@ -24,6 +24,7 @@ import (
 // _geo only. A multi-word place search is one federated multi-search
 // (searchOneField) whose federation asks for the page itself.
 func TestOneSearchPerList(t *testing.T) {
+	t.Parallel()
 	f := newFakeMeili(t)
 	f.Emulate = true
 	e, err := Open(t.Context(), f.srv.URL, "", Options{TaskPollInterval: time.Millisecond})

@@ -153,6 +153,7 @@ func writeEvent(id int64, status, title string, n int) []search.EventDocument {
 // a time: between any two batches, an event that stays visible in a list
 // is listed, once.
 func TestEditsNeverLeaveGaps(t *testing.T) {
+	t.Parallel()
 	for _, version := range simVersions {
 		t.Run(version, func(t *testing.T) {
 			f := newEmulatingSim(t, version)
@@ -215,6 +216,7 @@ func TestEditsNeverLeaveGaps(t *testing.T) {
 // still queued. Afterwards both lists hold exactly the current
 // occurrences: no removed occurrence, no draft copy.
 func TestRetryAfterTimeoutRemovesStaleDocuments(t *testing.T) {
+	t.Parallel()
 	for _, version := range simVersions {
 		t.Run(version, func(t *testing.T) {
 			f := newEmulatingSim(t, version)
@@ -289,6 +291,7 @@ func anyMap(m map[string]map[string]any) map[string]any {
 // hides no edited event (an event no longer published leaves the
 // anonymous list); after the swap the lists show the new documents.
 func TestWritesDuringMigration(t *testing.T) {
+	t.Parallel()
 	t.Run("scheme 3: primary key id", func(t *testing.T) {
 		f := newEmulatingSim(t, MinVersion)
 		f.AddIndex("calendar_events", nil)
@@ -407,6 +410,7 @@ func TestWritesDuringMigration(t *testing.T) {
 // requested page only: the hits Meilisearch returns do not grow with the
 // offset, and no request fetches every hidden hit.
 func TestEditorDeepPagesAreBounded(t *testing.T) {
+	t.Parallel()
 	f := newEmulatingSim(t, MinVersion)
 	e := f.engine(Options{Languages: testLangs})
 	if err := e.Init(t.Context()); err != nil {
@@ -456,6 +460,7 @@ func TestEditorDeepPagesAreBounded(t *testing.T) {
 // time through the simulator: between every two batches, the anonymous
 // and editor lists list every event that stays visible, once.
 func TestReaderNeverSeesGaps(t *testing.T) {
+	t.Parallel()
 	for _, version := range simVersions {
 		t.Run(version, func(t *testing.T) {
 			f := newEmulatingSim(t, version)

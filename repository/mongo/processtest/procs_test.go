@@ -24,6 +24,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/calendar/eventcal/config/testdeadline"
+	"github.com/calendar/eventcal/internal/testsupport"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
 
@@ -69,27 +70,9 @@ func build(t *testing.T, dir, pkg, out string) {
 type proc struct {
 	name string
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *testsupport.SyncBuffer
 	done chan struct{}
 	err  error
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // start runs bin with args and env (added to a minimal environment); its
@@ -97,7 +80,7 @@ func (s *syncBuffer) String() string {
 // with stderr. The process is killed when the test ends.
 func start(t *testing.T, name, bin string, env []string, firstLine bool, args ...string) (*proc, string) {
 	t.Helper()
-	p := &proc{name: name, out: &syncBuffer{}, done: make(chan struct{})}
+	p := &proc{name: name, out: &testsupport.SyncBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TZ=UTC"}, env...)
 	p.cmd.Stderr = p.out
