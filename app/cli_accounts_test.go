@@ -89,7 +89,7 @@ func TestCLITokenAndUserCommands(t *testing.T) {
 		t.Fatalf("token list lacks the laptop token %s:\n%s", id, list)
 	}
 	exp, err := time.Parse(time.RFC3339, line[1])
-	if err != nil || exp.Sub(time.Now()) < 29*24*time.Hour || exp.Sub(time.Now()) > 31*24*time.Hour {
+	if err != nil || time.Until(exp) < 29*24*time.Hour || time.Until(exp) > 31*24*time.Hour {
 		t.Errorf("expiry %q, want in 30 days", line[1])
 	}
 	if strings.Contains(list, secret) || strings.Contains(list, repository.HashToken(secret)) {

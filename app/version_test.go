@@ -6,12 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	gosync "sync"
 	"testing"
 
 	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/internal/testsupport"
 )
 
 // TestVersionNamesRelease: "version" and "--version" print config.Version,
@@ -33,7 +33,7 @@ func TestVersionNamesRelease(t *testing.T) {
 func TestVersionFromLinker(t *testing.T) {
 	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "eventcal")
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goTool := testsupport.GoTool(t)
 	ldflags := "-X github.com/calendar/eventcal/config.Version=9.8.7-linked -X github.com/calendar/eventcal/app/api.buildRevision=0123abcd"
 	if out, err := exec.Command(goTool, "build", "-ldflags", ldflags, "-o", bin, "github.com/calendar/eventcal").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

@@ -4,7 +4,9 @@ package testsupport
 
 import (
 	"bytes"
+	"os/exec"
 	"sync"
+	"testing"
 )
 
 // SyncBuffer is a bytes.Buffer safe for concurrent use: a logger or a
@@ -27,4 +29,16 @@ func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// GoTool returns the go command of the toolchain running the tests, for
+// tests that build or list packages: go test puts that toolchain's
+// GOROOT/bin first in the PATH of the test binaries it runs.
+func GoTool(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is not in PATH: %v", err)
+	}
+	return p
 }

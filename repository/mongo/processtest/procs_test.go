@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -43,13 +42,10 @@ func skipShort(t *testing.T) {
 	}
 }
 
-// goTool is the go command of the toolchain running the tests.
-func goTool() string { return filepath.Join(runtime.GOROOT(), "bin", "go") }
-
 // repoRoot returns the root of the repository (the module).
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	out, err := exec.Command(goTool(), "env", "GOMOD").Output()
+	out, err := exec.Command(testsupport.GoTool(t), "env", "GOMOD").Output()
 	if err != nil {
 		t.Fatalf("go env GOMOD: %v", err)
 	}
@@ -59,7 +55,7 @@ func repoRoot(t *testing.T) string {
 // build builds the package pkg of the module at dir into out.
 func build(t *testing.T, dir, pkg, out string) {
 	t.Helper()
-	cmd := exec.Command(goTool(), "build", "-o", out, pkg)
+	cmd := exec.Command(testsupport.GoTool(t), "build", "-o", out, pkg)
 	cmd.Dir = dir
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s in %s: %v\n%s", pkg, dir, err, b)
