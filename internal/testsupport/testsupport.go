@@ -42,3 +42,42 @@ func GoTool(t testing.TB) string {
 	}
 	return p
 }
+
+// memoMax is how many results a Memo holds by default.
+const memoMax = 1 << 16
+
+// Memo remembers the results of a pure function, for the test oracles and
+// simulators that recompute the same values (the words of a document's
+// text) for every query they answer. It is safe for concurrent use and
+// holds at most Max results (it forgets them all when full). Callers must
+// not modify a value Get returns: later calls share it.
+type Memo[K comparable, V any] struct {
+	// F computes the value of a key; it must depend on the key only.
+	F func(K) V
+	// Max bounds the results held (65,536 when 0).
+	Max int
+	mu  sync.Mutex
+	m   map[K]V
+}
+
+// Get returns F(k), computing it only when it is not remembered.
+func (m *Memo[K, V]) Get(k K) V {
+	m.mu.Lock()
+	v, ok := m.m[k]
+	m.mu.Unlock()
+	if ok {
+		return v
+	}
+	v = m.F(k)
+	m.mu.Lock()
+	limit := m.Max
+	if limit <= 0 {
+		limit = memoMax
+	}
+	if m.m == nil || len(m.m) >= limit {
+		m.m = make(map[K]V)
+	}
+	m.m[k] = v
+	m.mu.Unlock()
+	return v
+}

@@ -86,6 +86,10 @@ func (f *Server) enqueue(w http.ResponseWriter, typ string, index any, byFilter 
 		f.queue = append(f.queue, uid)
 		f.wake()
 	}
+	if f.enqueued != nil {
+		close(f.enqueued)
+		f.enqueued = nil
+	}
 	f.Mu.Unlock()
 	f.Reply(w, 202, task.Summary)
 }
