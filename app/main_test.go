@@ -429,25 +429,28 @@ func TestUnreachableStore(t *testing.T) {
 	ln.Close() // a closed port
 	env := map[string]string{"MONGO_URI": "mongodb://user:s3cret@" + addr + "/?replicaSet=none&directConnection=true", "LISTEN_ADDR": "127.0.0.1:0"}
 	for _, args := range [][]string{{"user", "add", "--login", "x", "--role", "editor"}, {"serve"}} {
-		start := time.Now()
-		r := runCLI(t, env, args...)
-		took := time.Since(start)
-		if r.code != exitFailure {
-			t.Errorf("%v: exit %d", args, r.code)
-		}
-		line := strings.TrimSpace(r.stderr)
-		if args[0] == "serve" {
-			line = lineWith(r.stderr, "MONGO_URI")
-		}
-		if !strings.Contains(line, "MONGO_URI: mongo: no server answers at mongodb://"+addr+"/:") || !strings.Contains(line, "connection refused") ||
-			strings.Contains(r.stderr, "s3cret") {
-			t.Errorf("%v: stderr %q", args, r.stderr)
-		}
-		// Generous: the point is the 5 s selection timeout, not the
-		// driver's 30 s default.
-		if took > 25*time.Second {
-			t.Errorf("%v took %s", args, took)
-		}
+		t.Run(args[0], func(t *testing.T) {
+			t.Parallel() // each waits out the selection timeout
+			start := time.Now()
+			r := runCLI(t, env, args...)
+			took := time.Since(start)
+			if r.code != exitFailure {
+				t.Errorf("%v: exit %d", args, r.code)
+			}
+			line := strings.TrimSpace(r.stderr)
+			if args[0] == "serve" {
+				line = lineWith(r.stderr, "MONGO_URI")
+			}
+			if !strings.Contains(line, "MONGO_URI: mongo: no server answers at mongodb://"+addr+"/:") || !strings.Contains(line, "connection refused") ||
+				strings.Contains(r.stderr, "s3cret") {
+				t.Errorf("%v: stderr %q", args, r.stderr)
+			}
+			// Generous: the point is the 5 s selection timeout, not the
+			// driver's 30 s default.
+			if took > 25*time.Second {
+				t.Errorf("%v took %s", args, took)
+			}
+		})
 	}
 }
 
