@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	gosync "sync"
 	"testing"
 	"time"
 
@@ -19,21 +18,6 @@ import (
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
 
-// commandLog records the commands a MongoDB client sends.
-type commandLog struct {
-	mu   gosync.Mutex
-	cmds []string
-}
-
-// monitor returns the driver's command monitor feeding l.
-func (l *commandLog) monitor() *event.CommandMonitor {
-	return &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		l.cmds = append(l.cmds, e.CommandName+" "+commandTarget(e))
-	}}
-}
-
 // commandTarget names the collection a command works on.
 func commandTarget(e *event.CommandStartedEvent) string {
 	if v, err := e.Command.LookupErr(e.CommandName); err == nil {
@@ -42,15 +26,6 @@ func commandTarget(e *event.CommandStartedEvent) string {
 		}
 	}
 	return ""
-}
-
-// take returns the commands recorded since the last take and forgets them.
-func (l *commandLog) take() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := l.cmds
-	l.cmds = nil
-	return out
 }
 
 // TestMongoCommandsPerRequest bounds the MongoDB round trips of the API
@@ -73,11 +48,13 @@ func TestMongoCommandsPerRequest(t *testing.T) {
 		}
 		return st
 	}})
-	log := &commandLog{}
+	log := &mongotest.Commands[string]{Record: func(e *event.CommandStartedEvent) (string, bool) {
+		return e.CommandName + " " + commandTarget(e), true
+	}}
 	// MongoDB's plan even on the embedded FerretDB, where the store
 	// otherwise reads several records by ID with one look-up each
 	// (repository/mongo TestRoundTrips counts that plan).
-	counted, err := mongo.Open(context.Background(), uri, db, mongo.WithCommandMonitor(log.monitor()), mongo.WithMongoDBPlan())
+	counted, err := mongo.Open(context.Background(), uri, db, mongo.WithCommandMonitor(log.Monitor()), mongo.WithMongoDBPlan())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +104,7 @@ func TestMongoCommandsPerRequest(t *testing.T) {
 	// token's use is written at most once per TokenTouchInterval).
 	e.must(200, "GET", fmt.Sprintf("events/%d", ids[0]), "editor", nil)
 	e.flush()
-	log.take()
+	log.Take()
 
 	for _, tc := range []struct {
 		name   string
@@ -166,7 +143,7 @@ func TestMongoCommandsPerRequest(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e.t = t
 			e.must(tc.status, tc.method, tc.url, tc.as, tc.body)
-			got := log.take()
+			got := log.Take()
 			t.Logf("%d commands: %s", len(got), strings.Join(got, ", "))
 			if len(got) != tc.want {
 				t.Errorf("%s %s sent %d commands, want %d:\n  %s", tc.method, tc.url, len(got), tc.want, strings.Join(got, "\n  "))
