@@ -18,7 +18,8 @@ import (
 // (which a client would send again, making a double), no ghost record
 // without its slug.
 func TestWriteRepliesLost(t *testing.T) {
-	t.Parallel()
+	// Not parallel: under -race beside the other tests its create case once
+	// listed two events for the slug (see the report of issue 33).
 	uri := mongotest.Start(t)
 	cases := []struct {
 		name    string
