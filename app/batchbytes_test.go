@@ -10,6 +10,7 @@ import (
 // TestWorkerBatchBytesSetting: SYNC_BATCH_BYTES and MAX_SERIES_OCCURRENCES
 // reach the sync worker, and the former's default is the worker's own.
 func TestWorkerBatchBytesSetting(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		raw  string
 		want int

@@ -20,6 +20,7 @@ import (
 // The CLI refuses to create an empty embedded store, and says which store
 // it opened (issue 7).
 func TestCLIStoreChecks(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "elsewhere")
 	env := map[string]string{"DATA_DIR": dir}
 	for _, args := range [][]string{
@@ -48,6 +49,7 @@ func TestCLIStoreChecks(t *testing.T) {
 
 // TestRedactMongoURI pins what the CLI prints of a MongoDB URI.
 func TestRedactMongoURI(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ in, want string }{
 		{"mongodb://db:27017", "mongodb://db:27017"},
 		{"mongodb://user:secret@db:27017/cal?authSource=admin", "mongodb://db:27017/cal"},
@@ -65,6 +67,7 @@ func TestRedactMongoURI(t *testing.T) {
 // Token and user commands (issue 7, finding 9): list, revoke, expiry,
 // role changes and disabling.
 func TestCLITokenAndUserCommands(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"DATA_DIR": t.TempDir()}
 	must := func(want int, args ...string) result {
 		t.Helper()
@@ -86,7 +89,7 @@ func TestCLITokenAndUserCommands(t *testing.T) {
 		t.Fatalf("token list lacks the laptop token %s:\n%s", id, list)
 	}
 	exp, err := time.Parse(time.RFC3339, line[1])
-	if err != nil || exp.Sub(time.Now()) < 29*24*time.Hour || exp.Sub(time.Now()) > 31*24*time.Hour {
+	if err != nil || time.Until(exp) < 29*24*time.Hour || time.Until(exp) > 31*24*time.Hour {
 		t.Errorf("expiry %q, want in 30 days", line[1])
 	}
 	if strings.Contains(list, secret) || strings.Contains(list, repository.HashToken(secret)) {
@@ -133,6 +136,7 @@ func TestCLITokenAndUserCommands(t *testing.T) {
 // With METRICS_ADDR the service serves /metrics there without
 // authentication, and not on the API listener (issue 7, finding 9).
 func TestMetricsListener(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"DATA_DIR": t.TempDir(), "LISTEN_ADDR": "127.0.0.1:0", "METRICS_ADDR": "127.0.0.1:0"}
 	srv := startService(t, env)
 	api, logs := srv.addr, srv.logs

@@ -22,6 +22,7 @@ import (
 // summary, a second run that changes nothing, the exit statuses, and no
 // credential in any output.
 func TestImportCommand(t *testing.T) {
+	t.Parallel()
 	src := replay.New(t)
 	dir := t.TempDir()
 	pwFile := filepath.Join(dir, "app-password")
@@ -94,6 +95,7 @@ func TestImportCommand(t *testing.T) {
 // TestImportWhileServing imports into the store of a running service:
 // its sync worker indexes the records, and the API lists them.
 func TestImportWhileServing(t *testing.T) {
+	t.Parallel()
 	src := replay.New(t)
 	env := map[string]string{"DATA_DIR": t.TempDir(), "LISTEN_ADDR": "127.0.0.1:0", "DRAIN_DELAY": "0"}
 	addr, logs := startServing(t, env)
@@ -148,6 +150,7 @@ func TestImportWhileServing(t *testing.T) {
 // password given as --app-password draws a warning on stderr that names
 // the safer ways; from the environment or a file it draws none.
 func TestImportPasswordFlagWarns(t *testing.T) {
+	t.Parallel()
 	src := replay.New(t)
 	dir := t.TempDir()
 	pwFile := filepath.Join(dir, "pw")
@@ -186,6 +189,7 @@ func TestImportPasswordFlagWarns(t *testing.T) {
 // exits 3 and names the cap and its flag; a source echoing the
 // credentials in its error text shows neither them nor its escapes.
 func TestImportCapExitStatus(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	endless := replay.NewSite(t, &replay.Site{Endless: "categories"})
 	env := map[string]string{"DATA_DIR": filepath.Join(dir, "data")}
@@ -215,6 +219,7 @@ func TestImportCapExitStatus(t *testing.T) {
 // neither DATA_DIR nor a store in it. With an existing store, it compares
 // with that store and leaves its records as they were.
 func TestImportDryRunWritesNothing(t *testing.T) {
+	t.Parallel()
 	src := replay.New(t)
 	for _, tc := range []struct {
 		name   string

@@ -48,6 +48,7 @@ func statusLine(out, name string) string {
 }
 
 func TestReindexAndStatusDirect(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	seedEvents(t, dir, 30)
 	env := map[string]string{"DATA_DIR": dir, "LISTEN_ADDR": "127.0.0.1:1"}
@@ -78,6 +79,7 @@ func TestReindexAndStatusDirect(t *testing.T) {
 }
 
 func TestReindexAndStatusRemote(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	seedEvents(t, dir, 12)
 	env := map[string]string{"DATA_DIR": dir, "LISTEN_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": "ops-token", "DRAIN_DELAY": "0"}
@@ -124,6 +126,7 @@ func TestReindexAndStatusRemote(t *testing.T) {
 // TestJobRate: the rate counts from the job's start, so following a
 // rebuild joined half-way shows its real rate from the first update.
 func TestJobRate(t *testing.T) {
+	t.Parallel()
 	start := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		done, total int
@@ -146,6 +149,7 @@ func TestJobRate(t *testing.T) {
 // TestFollowInterrupted: Ctrl-C while following a remote rebuild says that
 // the rebuild goes on in the service and how to stop it.
 func TestFollowInterrupted(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprint(w, `{"job":{"id":"j1","state":"running","done":5,"total":10,"started":"2026-11-23T12:00:00Z"}}`)
 	}))

@@ -12,6 +12,7 @@ import (
 )
 
 func TestWebhookCommands(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	st, err := sqlite.Open(context.Background(), filepath.Join(dir, "calendar.db"))
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 // connections per client address (MAX_CONNECTIONS_PER_ADDRESS) on its API
 // listener, and counts the refusals in the /metrics it serves.
 func TestServedConnectionShare(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"DATA_DIR": t.TempDir(), "LISTEN_ADDR": "127.0.0.1:0", "ADMIN_TOKEN": "ops-token",
 		"DRAIN_DELAY": "0", "MAX_CONNECTIONS_PER_ADDRESS": "2", "HEADER_TIMEOUT": "1m"}
 	addr, _ := startServing(t, env)

@@ -2,19 +2,20 @@ package app
 
 import (
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/calendar/eventcal/config/testsupport"
 )
 
 // testOnlyModules are modules only tests need: FerretDB (the MongoDB
 // tests' embedded server) and what it brings (gRPC, OpenTelemetry, the
 // PostgreSQL, SAP HANA and MySQL drivers, a WebAssembly runtime), and the
-// OpenAPI validator of the API tests. A cold "go run ." downloads and
-// compiles only the modules whose packages the service imports, so none
-// of these may be among them.
+// OpenAPI validator of the API tests, and staticcheck (a tool of go.mod,
+// run by CI) with what it brings. A cold "go run ." downloads and compiles
+// only the modules whose packages the service imports, so none of these
+// may be among them.
 var testOnlyModules = []string{
 	"github.com/FerretDB/",
 	"google.golang.org/grpc",
@@ -25,19 +26,25 @@ var testOnlyModules = []string{
 	"github.com/tetratelabs/wazero",
 	"github.com/wasilibs/",
 	"github.com/getkin/kin-openapi",
+	"honnef.co/go/tools",
+	"golang.org/x/tools",
+	"github.com/BurntSushi/toml",
 }
 
 // testOnlyPackages are this module's packages only tests (and their own
-// commands) may import: the Meilisearch simulator.
+// commands) may import: the Meilisearch simulator and the tests' shared
+// helpers.
 var testOnlyPackages = []string{
 	"github.com/calendar/eventcal/search/meili/meilisim",
+	"github.com/calendar/eventcal/config/testsupport",
 }
 
 // TestServiceBuildLeavesOutTestModules: the service binary's package
 // graph (go list -deps github.com/calendar/eventcal, the main package) uses
 // no test-only module and none of this module's test-only packages.
 func TestServiceBuildLeavesOutTestModules(t *testing.T) {
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	t.Parallel()
+	goTool := testsupport.GoTool(t)
 	out, err := exec.Command(goTool, "list", "-deps", "-f", "{{with .Module}}{{.Path}}{{end}}", "github.com/calendar/eventcal").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)

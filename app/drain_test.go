@@ -15,6 +15,7 @@ import (
 
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/config/testdeadline"
+	"github.com/calendar/eventcal/config/testsupport"
 )
 
 // slowRequest is an HTTP request written up to the middle of its body, on
@@ -61,6 +62,7 @@ func (r *slowRequest) finish(t *testing.T) int {
 // flight finish; every write accepted before or during the shutdown is
 // indexed once the service is back.
 func TestDrain(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	const token = "drain-admin"
 	// DRAIN_DELAY is long on purpose: the test ends the drain itself
@@ -89,7 +91,7 @@ func TestDrain(t *testing.T) {
 		return fmt.Sprintf(`{"status": "publish", "title": %q, "start_date": "2027-06-01 20:00:00", "end_date": "2027-06-01 23:00:00"}`, title)
 	}
 
-	var logs syncBuffer
+	var logs testsupport.SyncBuffer
 	cut := make(chan struct{})
 	ctx, sigterm := context.WithCancel(withDrainCut(context.Background(), cut))
 	defer sigterm()
@@ -183,7 +185,7 @@ func TestDrain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs2 syncBuffer
+	var logs2 testsupport.SyncBuffer
 	ctx2, stop2 := context.WithCancel(context.Background())
 	done2 := make(chan error, 1)
 	addrc2 := make(chan net.Addr, 1)

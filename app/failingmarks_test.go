@@ -14,6 +14,7 @@ import (
 // TestStatusListsFailingMarks: `eventcal status` names each mark the sync
 // worker could not index, with its attempts, next attempt and error.
 func TestStatusListsFailingMarks(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	seedEvents(t, dir, 3)
 	st, err := sqlite.Open(context.Background(), filepath.Join(dir, "calendar.db"))

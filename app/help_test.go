@@ -14,6 +14,7 @@ import (
 // with exit 0, names its synopsis, describes every flag, and says where
 // the settings come from.
 func TestCommandHelp(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args  []string
 		flags []string
@@ -94,6 +95,7 @@ func flagDescriptions(usage string) map[string]string {
 // command that opens it says so, names the DATA_DIR, and says what to do
 // (the hold here is this process's own, which the lock refuses alike).
 func TestLockedDataDir(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	holder, err := embedded.Open(filepath.Join(dir, "index"))
 	if err != nil {
@@ -119,6 +121,7 @@ func TestLockedDataDir(t *testing.T) {
 // TestHealthcheckNamesInstance: healthcheck prints which instance
 // answered, so that an answer from another process on the port shows.
 func TestHealthcheckNamesInstance(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte(`{"status":"ok","instance":"9c1e54a0b7d3f218","pid":4711,"version":"v1.2.3","revision":"abc123","started":"2026-11-25T18:00:00Z"}`))
 	}))
@@ -133,6 +136,7 @@ func TestHealthcheckNamesInstance(t *testing.T) {
 // TestHelpShowsDerivedSiteURL: "eventcal help" shows SITE_URL's default
 // as derived from the LISTEN_ADDR in the environment.
 func TestHelpShowsDerivedSiteURL(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		listen, want string
 	}{

@@ -12,12 +12,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/config/testdeadline"
+	"github.com/calendar/eventcal/config/testsupport"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
@@ -37,6 +37,7 @@ func runCLI(t *testing.T, env map[string]string, args ...string) result {
 }
 
 func TestHelp(t *testing.T) {
+	t.Parallel()
 	for _, arg := range []string{"help", "-h", "--help", "-help"} {
 		t.Run(arg, func(t *testing.T) {
 			r := runCLI(t, nil, arg)
@@ -79,6 +80,7 @@ func lineWith(s, sub string) string {
 }
 
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	env := map[string]string{"DATA_DIR": dir}
 	tests := []struct {
@@ -164,6 +166,7 @@ func TestUsageErrors(t *testing.T) {
 // engine: the embedded SQLite store, and MongoDB (an embedded FerretDB, or
 // the server named by TEST_MONGO_URI).
 func TestUsersAndTokens(t *testing.T) {
+	t.Parallel()
 	t.Run("sqlite", func(t *testing.T) {
 		// DATA_DIR does not exist yet: "user add --init" creates it.
 		dir := filepath.Join(t.TempDir(), "data")
@@ -263,6 +266,7 @@ func testUsersAndTokens(t *testing.T, env map[string]string) {
 }
 
 func TestHealthURL(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		listen  string
 		want    string
@@ -285,6 +289,7 @@ func TestHealthURL(t *testing.T) {
 }
 
 func TestHealthcheck(t *testing.T) {
+	t.Parallel()
 	healthy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/healthz" {
 			http.NotFound(w, r)
@@ -335,6 +340,7 @@ func TestHealthcheck(t *testing.T) {
 // probes it with the healthcheck command, runs an administration command on
 // the same store while it serves, then stops it as a signal would.
 func TestServe(t *testing.T) {
+	t.Parallel()
 	t.Run("sqlite", func(t *testing.T) {
 		testServe(t, map[string]string{"DATA_DIR": t.TempDir()}, "store=sqlite")
 	})
@@ -390,6 +396,7 @@ func testServe(t *testing.T, env map[string]string, wantEngine string) {
 
 // TestServeListenError checks that a taken port is reported, not hidden.
 func TestServeListenError(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -400,7 +407,7 @@ func TestServeListenError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs testsupport.SyncBuffer
 	err = serveUntilDone(context.Background(), cfg, cfg.NewLogger(&logs), nil)
 	var opErr *net.OpError
 	if !errors.As(err, &opErr) {
@@ -408,29 +415,12 @@ func TestServeListenError(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestUnreachableStore: with MONGO_URI pointing at a closed port, the
 // commands fail with one line naming the setting, the server (without
 // credentials) and what failed, after the 5 s server selection timeout
 // rather than the driver's 30 s.
 func TestUnreachableStore(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -439,31 +429,35 @@ func TestUnreachableStore(t *testing.T) {
 	ln.Close() // a closed port
 	env := map[string]string{"MONGO_URI": "mongodb://user:s3cret@" + addr + "/?replicaSet=none&directConnection=true", "LISTEN_ADDR": "127.0.0.1:0"}
 	for _, args := range [][]string{{"user", "add", "--login", "x", "--role", "editor"}, {"serve"}} {
-		start := time.Now()
-		r := runCLI(t, env, args...)
-		took := time.Since(start)
-		if r.code != exitFailure {
-			t.Errorf("%v: exit %d", args, r.code)
-		}
-		line := strings.TrimSpace(r.stderr)
-		if args[0] == "serve" {
-			line = lineWith(r.stderr, "MONGO_URI")
-		}
-		if !strings.Contains(line, "MONGO_URI: mongo: no server answers at mongodb://"+addr+"/:") || !strings.Contains(line, "connection refused") ||
-			strings.Contains(r.stderr, "s3cret") {
-			t.Errorf("%v: stderr %q", args, r.stderr)
-		}
-		// Generous: the point is the 5 s selection timeout, not the
-		// driver's 30 s default.
-		if took > 25*time.Second {
-			t.Errorf("%v took %s", args, took)
-		}
+		t.Run(args[0], func(t *testing.T) {
+			t.Parallel() // each waits out the selection timeout
+			start := time.Now()
+			r := runCLI(t, env, args...)
+			took := time.Since(start)
+			if r.code != exitFailure {
+				t.Errorf("%v: exit %d", args, r.code)
+			}
+			line := strings.TrimSpace(r.stderr)
+			if args[0] == "serve" {
+				line = lineWith(r.stderr, "MONGO_URI")
+			}
+			if !strings.Contains(line, "MONGO_URI: mongo: no server answers at mongodb://"+addr+"/:") || !strings.Contains(line, "connection refused") ||
+				strings.Contains(r.stderr, "s3cret") {
+				t.Errorf("%v: stderr %q", args, r.stderr)
+			}
+			// Generous: the point is the 5 s selection timeout, not the
+			// driver's 30 s default.
+			if took > 25*time.Second {
+				t.Errorf("%v took %s", args, took)
+			}
+		})
 	}
 }
 
 // TestHelpShowsCurrentValues: --help shows what each setting is set to in
 // this environment, secrets masked; and --version names the build.
 func TestHelpShowsCurrentValues(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"LISTEN_ADDR": ":9999", "ADMIN_TOKEN": "hunter2-token", "LOG_LEVEL": "debug"}
 	r := runCLI(t, env, "--help")
 	if r.code != exitOK || strings.Contains(r.stdout, "hunter2") {
@@ -484,7 +478,7 @@ func TestHelpShowsCurrentValues(t *testing.T) {
 
 // startServing runs the service with the settings in env until the test
 // ends, and returns the API listener's address and the service's log.
-func startServing(t *testing.T, env map[string]string) (net.Addr, *syncBuffer) {
+func startServing(t *testing.T, env map[string]string) (net.Addr, *testsupport.SyncBuffer) {
 	t.Helper()
 	s := startService(t, env)
 	return s.addr, s.logs
@@ -494,7 +488,7 @@ func startServing(t *testing.T, env map[string]string) (net.Addr, *syncBuffer) {
 type service struct {
 	cfg     *config.Config
 	addr    net.Addr
-	logs    *syncBuffer
+	logs    *testsupport.SyncBuffer
 	cancel  context.CancelFunc
 	stopped chan struct{}
 	err     error // what serveUntilDone returned, once stopped is closed
@@ -508,7 +502,7 @@ func startService(t *testing.T, env map[string]string) *service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &service{cfg: cfg, logs: &syncBuffer{}, stopped: make(chan struct{})}
+	s := &service{cfg: cfg, logs: &testsupport.SyncBuffer{}, stopped: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	addrc := make(chan net.Addr, 1)

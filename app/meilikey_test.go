@@ -49,6 +49,7 @@ func keyServer(t *testing.T, requests *atomic.Int64) *httptest.Server {
 // Meilisearch anything, and otherwise writes the scoped key to a file
 // (mode 0600) that MEILI_API_KEY_FILE then hands to the service.
 func TestMeiliKey(t *testing.T) {
+	t.Parallel()
 	var requests atomic.Int64
 	srv := keyServer(t, &requests)
 	dir := t.TempDir()

@@ -28,6 +28,7 @@ func (e *layoutEngine) Outdated(context.Context) (bool, error) { return e.outdat
 // TestMigrateOutdated: the lease holder rebuilds outdated indexes (found
 // through the result cache too), and leaves current ones alone.
 func TestMigrateOutdated(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		outdated bool

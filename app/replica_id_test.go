@@ -10,6 +10,7 @@ import (
 
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/config/testdeadline"
+	"github.com/calendar/eventcal/config/testsupport"
 	"github.com/calendar/eventcal/repository/mongo"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 	"github.com/calendar/eventcal/search/embedded"
@@ -18,6 +19,7 @@ import (
 // TestReplicaID runs service processes on one MongoDB (an embedded
 // FerretDB) under one REPLICA_ID.
 func TestReplicaID(t *testing.T) {
+	t.Parallel()
 	uri := mongotest.Start(t)
 	load := func(t *testing.T, env map[string]string) *config.Config {
 		t.Helper()
@@ -49,13 +51,13 @@ func TestReplicaID(t *testing.T) {
 		t.Cleanup(func() { engine.Close() })
 		cfg := load(t, map[string]string{"DATA_DIR": t.TempDir(), "MONGO_URI": uri, "MONGO_DATABASE": db,
 			"LISTEN_ADDR": "127.0.0.1:0", "REPLICA_ID": "calendar-1", "LEASE_TTL": "1h", "DRAIN_DELAY": "0"})
-		start := func(t *testing.T) (*mongo.Lease, context.CancelFunc, chan error, *syncBuffer) {
+		start := func(t *testing.T) (*mongo.Lease, context.CancelFunc, chan error, *testsupport.SyncBuffer) {
 			store, err := mongo.Open(t.Context(), uri, db)
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { store.Close(context.Background()) })
-			logs := &syncBuffer{}
+			logs := &testsupport.SyncBuffer{}
 			logger := cfg.NewLogger(logs)
 			lease := newLease(cfg, store, logger).(*mongo.Lease)
 			ctx, stop := context.WithCancel(context.Background())
@@ -90,14 +92,14 @@ func TestReplicaID(t *testing.T) {
 		env := map[string]string{"MONGO_URI": uri, "MONGO_DATABASE": db, "LISTEN_ADDR": "127.0.0.1:0",
 			"REPLICA_ID": "calendar-1", "LEASE_TTL": "3s", "DRAIN_DELAY": "0"}
 		type process struct {
-			logs *syncBuffer
+			logs *testsupport.SyncBuffer
 			stop context.CancelFunc
 			done chan error
 		}
 		start := func() *process {
 			env["DATA_DIR"] = t.TempDir()
 			cfg := load(t, env)
-			p := &process{logs: &syncBuffer{}, done: make(chan error, 1)}
+			p := &process{logs: &testsupport.SyncBuffer{}, done: make(chan error, 1)}
 			ctx, stop := context.WithCancel(context.Background())
 			p.stop = stop
 			addrc := make(chan net.Addr, 1)

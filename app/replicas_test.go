@@ -15,6 +15,7 @@ import (
 
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/config/testdeadline"
+	"github.com/calendar/eventcal/config/testsupport"
 	"github.com/calendar/eventcal/repository/mongo"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 	"github.com/calendar/eventcal/search/embedded"
@@ -27,7 +28,7 @@ type replica struct {
 	lease *mongo.Lease
 	stop  context.CancelFunc
 	done  chan error
-	logs  *syncBuffer
+	logs  *testsupport.SyncBuffer
 }
 
 // TestReplicas runs two service instances on one MongoDB (an embedded
@@ -45,6 +46,7 @@ type replica struct {
 // meaningful: every list, through either process, reads what the one
 // worker wrote, so a write that no worker indexed would be missing.
 func TestReplicas(t *testing.T) {
+	t.Parallel()
 	uri := mongotest.Start(t)
 	db := mongotest.Database(t)
 	engine, err := embedded.Open(t.TempDir())
@@ -69,7 +71,7 @@ func TestReplicas(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { store.Close(context.Background()) })
-		r := &replica{name: name, logs: &syncBuffer{}, done: make(chan error, 1)}
+		r := &replica{name: name, logs: &testsupport.SyncBuffer{}, done: make(chan error, 1)}
 		logger := cfg.NewLogger(r.logs)
 		r.lease = store.Lease(leaseName, "replica-"+name, cfg.LeaseTTL, logger)
 		ctx, stop := context.WithCancel(context.Background())

@@ -11,6 +11,7 @@ import (
 
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/config/testdeadline"
+	"github.com/calendar/eventcal/config/testsupport"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/sqlite"
 )
@@ -21,6 +22,7 @@ const noAdminWarning = "no admin can log in"
 // TestWarnNoAdmin: at start, a warning says how to create an admin when
 // ADMIN_TOKEN is unset and no enabled admin user holds a valid token.
 func TestWarnNoAdmin(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2027, 1, 1, 12, 0, 0, 0, time.UTC)
 	type user struct {
 		role     repository.Role
@@ -64,7 +66,7 @@ func TestWarnNoAdmin(t *testing.T) {
 			}
 			cfg := config.Default()
 			cfg.AdminToken = tt.adminToken
-			var logs syncBuffer
+			var logs testsupport.SyncBuffer
 			warnNoAdmin(ctx, cfg, store, cfg.NewLogger(&logs), now)
 			out := logs.String()
 			if got := strings.Contains(out, noAdminWarning); got != tt.warn {
@@ -84,6 +86,7 @@ func TestWarnNoAdmin(t *testing.T) {
 // serving until that connection closes. serve also warned at start that
 // no admin can log in.
 func TestInterruptShutsDownIdleServer(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		hold bool
@@ -99,7 +102,7 @@ func TestInterruptShutsDownIdleServer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var logs syncBuffer
+			var logs testsupport.SyncBuffer
 			ctx, interrupt := context.WithCancelCause(context.Background())
 			defer interrupt(nil)
 			addrc := make(chan net.Addr, 1)

@@ -6,17 +6,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/config/testsupport"
 )
 
 // TestVersionNamesRelease: "version" and "--version" print config.Version,
 // the release this source is.
 func TestVersionNamesRelease(t *testing.T) {
+	t.Parallel()
 	for _, arg := range []string{"--version", "version"} {
 		r := runCLI(t, nil, arg)
 		if want := "eventcal " + config.Version + " ("; r.code != exitOK || !strings.HasPrefix(r.stdout, want) {
@@ -30,8 +31,9 @@ func TestVersionNamesRelease(t *testing.T) {
 // them. It links the real binary: a renamed variable, or a constant, would
 // make -X a silent no-op.
 func TestVersionFromLinker(t *testing.T) {
+	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "eventcal")
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goTool := testsupport.GoTool(t)
 	ldflags := "-X github.com/calendar/eventcal/config.Version=9.8.7-linked -X github.com/calendar/eventcal/app/api.buildRevision=0123abcd"
 	if out, err := exec.Command(goTool, "build", "-ldflags", ldflags, "-o", bin, "github.com/calendar/eventcal").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
@@ -49,6 +51,7 @@ func TestVersionFromLinker(t *testing.T) {
 // (healthcheck, and the admin calls of status, reindex) carry
 // "eventcal-cli/<version>" as their User-Agent.
 func TestRequestsNameRelease(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	agents := map[string]string{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -79,6 +82,7 @@ func TestRequestsNameRelease(t *testing.T) {
 // variables the binary reads: -X on a name that does not exist is
 // silently ignored, so a rename would otherwise go unnoticed.
 func TestDockerfileLinksTheVersion(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join("..", "Dockerfile"))
 	if err != nil {
 		t.Fatal(err)

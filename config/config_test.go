@@ -18,6 +18,7 @@ func env(m map[string]string) func(string) string {
 }
 
 func TestDefaults(t *testing.T) {
+	t.Parallel()
 	c, err := Load(env(nil))
 	if err != nil {
 		t.Fatalf("Load with an empty environment: %v", err)
@@ -67,6 +68,7 @@ func TestDefaults(t *testing.T) {
 
 // TestValid checks that valid values are accepted and normalised.
 func TestValid(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		env   map[string]string
@@ -172,6 +174,7 @@ func TestValid(t *testing.T) {
 // TestInvalid checks every validator's rejections: Load fails with an
 // *Error naming the variable, and secrets are not echoed.
 func TestInvalid(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		env     map[string]string
@@ -292,6 +295,7 @@ func TestInvalid(t *testing.T) {
 // TestInvalidSeveral checks that every invalid variable is reported at once,
 // and that an invalid LANGUAGES does not make DEFAULT_LANGUAGE fail too.
 func TestInvalidSeveral(t *testing.T) {
+	t.Parallel()
 	_, err := Load(env(map[string]string{
 		"LISTEN_ADDR":      "nope",
 		"LANGUAGES":        "xx,,yy",
@@ -326,6 +330,7 @@ func lookup(t *testing.T, name string) Option {
 // TestRegistry checks that every option is documented, its default is valid
 // on its own, and names are unique.
 func TestRegistry(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for _, o := range Options() {
 		if seen[o.Name] {
@@ -371,6 +376,7 @@ func TestRegistry(t *testing.T) {
 }
 
 func TestRedacted(t *testing.T) {
+	t.Parallel()
 	c, err := Load(env(map[string]string{
 		"MONGO_URI":     "mongodb://user:hunter2@db:27017",
 		"ADMIN_TOKEN":   "hunter2-admin",
@@ -431,6 +437,7 @@ func TestRedacted(t *testing.T) {
 }
 
 func TestIsLanguage(t *testing.T) {
+	t.Parallel()
 	c, err := Load(env(map[string]string{"LANGUAGES": "en,pt-br"}))
 	if err != nil {
 		t.Fatal(err)
@@ -447,6 +454,7 @@ func TestIsLanguage(t *testing.T) {
 }
 
 func TestNewLogger(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		env       map[string]string
@@ -492,6 +500,7 @@ func TestNewLogger(t *testing.T) {
 // TestAPIRoots: TEC_COMPAT adds the original plugin's root, unless the
 // API is served there already.
 func TestAPIRoots(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		env  map[string]string
 		want []string
@@ -518,6 +527,7 @@ func TestAPIRoots(t *testing.T) {
 // else on localhost; an explicit SITE_URL wins, and --help shows the
 // derived default (DefaultIn).
 func TestSiteURLDefault(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		env  map[string]string

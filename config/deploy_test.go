@@ -97,6 +97,7 @@ func classicBuilderProblems(src string) []string {
 // --link. The modules are downloaded in a layer before the sources are
 // copied, so that a change to the sources reuses it.
 func TestDockerfileClassicBuilder(t *testing.T) {
+	t.Parallel()
 	// The checker itself, on what it must refuse and accept.
 	for _, tc := range []struct {
 		name, src string
@@ -186,6 +187,7 @@ const (
 // initiates the set; the service's URI names the set, so that the driver
 // retries writes.
 func TestComposeMongoReplicaSet(t *testing.T) {
+	t.Parallel()
 	cf := readCompose(t)
 	mongo, keyfile, calendar := cf.Services["mongo"], cf.Services["mongo-keyfile"], cf.Services["calendar"]
 	const keyPath = "/etc/mongo-keyfile/mongo.key"
@@ -230,6 +232,7 @@ func TestComposeMongoReplicaSet(t *testing.T) {
 // it writes a key MongoDB accepts (6 to 1024 base64 characters) readable
 // by its owner alone, and keeps it on the second run.
 func TestMongoKeyfileScript(t *testing.T) {
+	t.Parallel()
 	sh, err := exec.LookPath("sh")
 	if err != nil {
 		t.Fatal(err)
@@ -276,6 +279,7 @@ func TestMongoKeyfileScript(t *testing.T) {
 // (db, rs, quit): it initiates rs0 with the one member once, only when
 // the set is not initiated yet, and exits 0 only on the writable primary.
 func TestMongoRSScript(t *testing.T) {
+	t.Parallel()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("node is not installed: the replica set script is not run (TestComposeMongoReplicaSet still checks compose)")
@@ -363,6 +367,7 @@ const mongoInitScript = "config/compose/mongo-init.js"
 // on the service's database alone; no root credential is in the service's
 // environment.
 func TestComposeMongoLeastPrivilege(t *testing.T) {
+	t.Parallel()
 	cf := readCompose(t)
 	calendar, mongo := cf.Services["calendar"], cf.Services["mongo"]
 	if calendar.Environment == nil || mongo.Environment == nil {
@@ -410,6 +415,7 @@ func TestComposeMongoLeastPrivilege(t *testing.T) {
 // MONGO_INITDB_DATABASE, with readWrite on that database and no other
 // role; without the credentials, or with the root user's name, it fails.
 func TestMongoInitScript(t *testing.T) {
+	t.Parallel()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("node is not installed: the init script is not run (TestComposeMongoLeastPrivilege still checks compose)")

@@ -137,6 +137,7 @@ func headingSlug(heading string) string {
 // TestHeadingSlug pins the fragments GitHub makes of the headings the
 // documentation uses.
 func TestHeadingSlug(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ heading, want string }{
 		{"A first session", "a-first-session"},
 		{"Readiness (`/readyz`)", "readiness-readyz"},
@@ -160,6 +161,7 @@ func TestHeadingSlug(t *testing.T) {
 // there, so that moving or renaming a section cannot leave a link behind.
 // Links to other sites (http, https, mailto) are not followed.
 func TestDocumentationLinksResolve(t *testing.T) {
+	t.Parallel()
 	root := moduleRoot(t)
 	files := markdownFiles(t, root)
 	for _, want := range []string{"README.md", "CHANGELOG.md", "SECURITY.md", "docs/operators.md", "docs/frontend.md",
@@ -233,6 +235,7 @@ func TestDocumentationLinksResolve(t *testing.T) {
 // TestReadmeStartsWithTheTwoCommands: the README's first code block is the
 // two commands a newcomer runs, exactly (.ci/run runs the second one).
 func TestReadmeStartsWithTheTwoCommands(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join(moduleRoot(t), "README.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -256,6 +259,7 @@ func TestReadmeStartsWithTheTwoCommands(t *testing.T) {
 // named in docs/operators.md's Configuration, so that a new setting cannot
 // ship undocumented.
 func TestEverySettingDocumented(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join(moduleRoot(t), "docs", "operators.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 // names (Docker secrets), when NAME itself is empty; a missing or empty
 // file is refused and named; other settings have no _FILE form.
 func TestSecretFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)

@@ -81,6 +81,7 @@ func outsideReferences(root string) ([]string, error) {
 // TestNothingPointsOutsideTheRepository: no file of the module names a
 // file outside it.
 func TestNothingPointsOutsideTheRepository(t *testing.T) {
+	t.Parallel()
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
@@ -100,6 +101,7 @@ func TestNothingPointsOutsideTheRepository(t *testing.T) {
 // TestOutsideReferences pins what counts as a pointer outside the
 // repository.
 func TestOutsideReferences(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, path, text string
 		found            bool

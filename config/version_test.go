@@ -49,6 +49,7 @@ func changelogReleases(text string) (versions, problems []string) {
 // version the binary reports (Version), so that a release cannot bump one
 // and forget the other.
 func TestChangelogNamesVersion(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join(moduleRoot(t), "CHANGELOG.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -68,6 +69,7 @@ func TestChangelogNamesVersion(t *testing.T) {
 // TestChangelogFrame: the checks of changelogReleases catch a file that
 // breaks the format.
 func TestChangelogFrame(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, text string
 		want       []string
@@ -90,6 +92,7 @@ func TestChangelogFrame(t *testing.T) {
 // TestSecuritySupportsVersion: SECURITY.md's table of supported versions
 // names the line of the current release (0.30.x for 0.30.0).
 func TestSecuritySupportsVersion(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join(moduleRoot(t), "SECURITY.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -16,10 +16,11 @@ import (
 // replica); users are listed, given another role and disabled; failed
 // authentications are counted.
 func TestTokenLifecycle(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	contrib := e.users["contributor"].ID
 	// A second app on the same store stands for another replica.
-	replica, err := api.New(api.Options{Config: e.cfg, Store: e.store, Search: e.engine, Now: func() time.Time { return e.now }})
+	replica, err := api.New(api.Options{Config: e.cfg, Store: e.store, Search: e.engine, Now: e.clockNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,6 +106,7 @@ func TestTokenLifecycle(t *testing.T) {
 
 // Issue 7, finding 9: users are listed, change role and are disabled.
 func TestUserAdmin(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c2 := e.users["contributor2"].ID
 	p := "admin/users/" + strconv.FormatInt(c2, 10)
@@ -130,6 +132,7 @@ func TestUserAdmin(t *testing.T) {
 // Issue 7, finding 9: /metrics on the API port needs the admin token; with
 // METRICS_ADDR it is served only by the separate listener's app.
 func TestMetricsAccess(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.run(t, []scenario{
 		{name: "anonymous", method: "GET", url: "/metrics", status: 401},

@@ -56,10 +56,11 @@ func (f *fakeReindexer) finish() {
 }
 
 func TestAdminRoutes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	fake := &fakeReindexer{}
 	a, err := api.New(api.Options{Config: e.cfg, Store: e.store, Search: e.engine, Indexer: e.worker, Reindexer: fake,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return e.now }})
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: e.clockNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,6 +106,7 @@ func (p progressIndexer) Stats() indexing.Stats { return p.stats }
 // TestAdminSyncDependents checks that GET /admin/sync shows the progress of
 // the dependent re-indexes the worker runs (and an empty list otherwise).
 func TestAdminSyncDependents(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.run(t, []scenario{
 		{name: "none running", method: "GET", url: "admin/sync", as: "admin", status: 200, check: func(t *testing.T, r *resp) {
@@ -119,7 +121,7 @@ func TestAdminSyncDependents(t *testing.T) {
 		{Kind: "term", ID: 3, Done: 0, Total: 40, Started: started},
 	}}}
 	a, err := api.New(api.Options{Config: e.cfg, Store: e.store, Search: e.engine, Indexer: ix,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return e.now }})
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: e.clockNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,6 +138,7 @@ func TestAdminSyncDependents(t *testing.T) {
 // the sync worker could not index: kind, id, attempts, last error, next
 // attempt, and their count.
 func TestAdminSyncFailingMarks(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.run(t, []scenario{
 		{name: "none failing", method: "GET", url: "admin/sync", as: "admin", status: 200, want: map[string]any{"failing_count": 0},

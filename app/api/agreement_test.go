@@ -8,6 +8,7 @@ import (
 // TestIncludeOrdersByStart checks that an include list is ordered by start
 // date like every other event list, not by publish date (issue 13).
 func TestIncludeOrdersByStart(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	mk := func(title, start string, publishedDaysAgo int) int64 {
 		date := e.now.AddDate(0, 0, -publishedDaysAgo).Format("2006-01-02 15:04:05")
@@ -30,6 +31,7 @@ func TestIncludeOrdersByStart(t *testing.T) {
 // TestSlugsLikeWordPress checks generated and client-sent slugs through the
 // API (issue 13: "Food & Wine" is food-wine, as sanitize_title makes it).
 func TestSlugsLikeWordPress(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := map[string]any{"start_date": "2027-01-01 10:00", "end_date": "2027-01-01 11:00"}
 	with := func(kv ...any) map[string]any {
@@ -59,6 +61,7 @@ func TestSlugsLikeWordPress(t *testing.T) {
 // TestCostCurrencyJoined checks that "€ 12" comes back "€12" as the original
 // formats it, and that other costs keep their text.
 func TestCostCurrencyJoined(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := func(cost any) map[string]any {
 		return map[string]any{"title": "Priced", "start_date": "2027-01-01 10:00", "end_date": "2027-01-01 11:00", "cost": cost}
@@ -88,6 +91,7 @@ func TestCostCurrencyJoined(t *testing.T) {
 // matches nothing with a total of 0 on every list (docs/decisions.md,
 // "Search text").
 func TestSearchWithoutWords(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.must(201, "POST", "events", "editor", map[string]any{"title": "Star * night _ 100%", "start_date": "2026-12-01 10:00", "end_date": "2026-12-01 11:00", "venue": map[string]any{"venue": "Hall %"}, "organizer": map[string]any{"organizer": "Org *"}})
 	e.must(201, "POST", "categories", "editor", map[string]any{"name": "Under_score", "slug": "under_score"})

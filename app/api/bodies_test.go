@@ -59,6 +59,7 @@ func (e *env) metric(series string) float64 {
 // chunked body cost 1 token before, whatever its length). The tokens are
 // read from eventcal_write_rate_tokens_total, the write rate's own count.
 func TestChunkedBodyChargedLikeContentLength(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "WRITE_RATE", "0.0001", "WRITE_BURST", "1000")
 	addr := serveLoopback(t, e)
 	head := fmt.Sprintf("POST %s/venues HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer %s\r\n", root, e.tokens["author"])
@@ -103,6 +104,7 @@ func TestChunkedBodyChargedLikeContentLength(t *testing.T) {
 // 201), and is not stored; the tokens it took for the bytes read stay
 // taken.
 func TestChunkedBodyAgainstTheBucket(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name  string
 		burst string
@@ -199,6 +201,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // and admitted bodies are those holding it: each 1,000,000-byte body holds
 // a 1 MiB buffer once read.
 func TestStalledBodiesBounded(t *testing.T) {
+	t.Parallel()
 	const size = 1_000_000
 	const mib = 1 << 20
 	t.Run("one caller's share", func(t *testing.T) {
@@ -256,6 +259,7 @@ func TestStalledBodiesBounded(t *testing.T) {
 // TestBodiesReleased: after many bodies of every framing, read whole,
 // refused or cut off, the budget holds nothing.
 func TestBodiesReleased(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "BODY_MEMORY_MIB", "4", "BODY_MEMORY_PER_CALLER_MIB", "2")
 	addr := serveLoopback(t, e)
 	head := fmt.Sprintf("POST %s/venues HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer %s\r\n", root, e.tokens["editor"])

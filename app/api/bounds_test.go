@@ -6,10 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
-	"github.com/calendar/eventcal/repository/mongo"
-	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
 
 // storeSnapshot is what a refused write must leave as it was: every post's
@@ -75,6 +72,7 @@ func runBoundCases(t *testing.T, e *env, cases []boundCase) {
 // change past it is 400 rest_series_override_text_limit naming the
 // setting and stores nothing; changes that shrink the text pass.
 func TestSeriesOverrideTextBound(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "MAX_SERIES_OVERRIDE_TEXT", "1000")
 	var own, others int64
 	occ := func(id *int64, key string) func() string {
@@ -110,17 +108,10 @@ func TestSeriesOverrideTextBound(t *testing.T) {
 // and stores nothing; editors are not bounded; writes that do not grow
 // an account pass.
 func TestAccountDocumentBound(t *testing.T) {
+	t.Parallel()
 	t.Run("sqlite", func(t *testing.T) { testAccountDocumentBound(t, newEnv(t, "MAX_ACCOUNT_DOCUMENTS", "10")) })
 	t.Run("mongo", func(t *testing.T) {
-		uri := mongotest.Start(t)
-		open := func(t testing.TB, _ *config.Config) repository.Store {
-			st, err := mongo.Open(context.Background(), uri, mongotest.Database(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return st
-		}
-		testAccountDocumentBound(t, newEnvWith(t, t.TempDir(), envOptions{openStore: open}, "MAX_ACCOUNT_DOCUMENTS", "10"))
+		testAccountDocumentBound(t, newMongoEnv(t, "MAX_ACCOUNT_DOCUMENTS", "10"))
 	})
 }
 
@@ -177,6 +168,7 @@ func testAccountDocumentBound(t *testing.T, e *env) {
 // the setting, nothing stored), and the index holds that many documents
 // of a series at the bound.
 func TestSeriesOccurrenceBound(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "MAX_SERIES_OCCURRENCES", "10")
 	count := func(n int) map[string]any {
 		return weekly(map[string]any{"recurrence": map[string]any{"rules": []any{fmt.Sprintf("FREQ=WEEKLY;COUNT=%d", n)}}})

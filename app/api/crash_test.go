@@ -85,6 +85,7 @@ func startCrashChild(t *testing.T, dir string) (*exec.Cmd, string) {
 // TestCrashRecovery: writes are accepted by a process that is killed before
 // its sync worker ran; a new process on the same DATA_DIR indexes them all.
 func TestCrashRecovery(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	child, base := startCrashChild(t, dir)
 	client := newHTTPClient(t)
@@ -127,6 +128,7 @@ func TestCrashRecovery(t *testing.T) {
 // -9) before any message was queued or sent; a new process on the same
 // DATA_DIR delivers a message for each write.
 func TestWebhookCrashRecovery(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rc := newReceiver(t)
 	child, base := startCrashChild(t, dir)

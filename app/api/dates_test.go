@@ -10,6 +10,7 @@ import (
 // next six months are in the future (issue 13), the request's language is
 // the hint, and what is not a date is 400.
 func TestDatesAsPeopleWriteThem(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "TIMEZONE", "Europe/Amsterdam")
 	mk := func(title, start string) int64 {
 		return e.must(201, "POST", "events", "editor", map[string]any{"title": title, "start_date": start, "end_date": start}).id()

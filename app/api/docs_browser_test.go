@@ -37,6 +37,7 @@ var renderedOperation = []*regexp.Regexp{
 // reports any policy violation or uncaught script error, styles included.
 // It skips when no Chromium is installed (.ci/run installs Debian's).
 func TestDocsPageRendersInChromium(t *testing.T) {
+	t.Parallel()
 	var browser string
 	for _, name := range chromiumBinaries {
 		if p, err := exec.LookPath(name); err == nil {

@@ -38,6 +38,7 @@ var pageRefs = regexp.MustCompile(`(?:href|src|data-openapi)="([^"]*)"`)
 // with its type: the viewer's files and the interface document of the API
 // root, whatever REST_ROOT, API_NAMESPACE and TEC_COMPAT say.
 func TestDocsPage(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		settings []string
@@ -123,6 +124,7 @@ func TestDocsPage(t *testing.T) {
 // keeps the path (its namespace index answers there) and the start-up log
 // says why the page is missing.
 func TestDocsPageLeavesTheAPIItsRoot(t *testing.T) {
+	t.Parallel()
 	var log bytes.Buffer
 	e := newEnvWith(t, t.TempDir(), envOptions{log: &log}, "API_NAMESPACE", "docs")
 	res, body := rawGet(t, e, http.MethodGet, "/docs")

@@ -11,6 +11,7 @@ import (
 // _fields and _embed ask for, as WordPress leaves errors unfiltered; a
 // client asking for "id,title" still learns what went wrong.
 func TestErrorsIgnoreFields(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	admin := e.must(201, "POST", "events", "admin", map[string]any{"title": "Admin's", "start_date": "2026-12-01 10:00", "end_date": "2026-12-01 11:00"}).id()
 	adminURL := "events/" + strconv.FormatInt(admin, 10)

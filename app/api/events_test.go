@@ -19,6 +19,7 @@ var eventKeys = []string{"id", "global_id", "global_id_lineage", "author", "stat
 	"custom_fields", "ticketed", "language", "translations", "recurrence"}
 
 func TestEventCreateReadShape(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	v := e.must(201, "POST", "venues", "editor", map[string]any{"venue": "Paradiso", "city": "Amsterdam", "country": "Netherlands", "province": "Noord-Holland", "geo_lat": 52.36, "geo_lng": 4.88})
 	o := e.must(201, "POST", "organizers", "editor", map[string]any{"organizer": "Mojo", "email": "info@mojo.test"})
@@ -71,6 +72,7 @@ func TestEventCreateReadShape(t *testing.T) {
 }
 
 func TestEventValidation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ok := map[string]any{"title": "T", "start_date": "2026-12-01 10:00", "end_date": "2026-12-01 11:00"}
 	with := func(k string, v any) map[string]any {
@@ -130,6 +132,7 @@ func TestEventValidation(t *testing.T) {
 }
 
 func TestEventUpdateDeletePermissions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	mk := func(as string, extra map[string]any) int64 {
 		body := map[string]any{"title": "E " + as, "start_date": "2026-12-01 10:00", "end_date": "2026-12-01 11:00"}
@@ -182,6 +185,7 @@ func TestEventUpdateDeletePermissions(t *testing.T) {
 }
 
 func TestEventPassword(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.must(201, "POST", "events", "editor", map[string]any{"title": "Secret", "description": "hidden",
 		"start_date": "2026-12-01 10:00", "end_date": "2026-12-01 11:00", "password": "s3cret"}).id()
@@ -199,6 +203,7 @@ func TestEventPassword(t *testing.T) {
 }
 
 func TestEventLanguages(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.must(201, "POST", "events", "editor", map[string]any{"title": "Summer Party", "description": "English text",
 		"start_date": "2026-12-01 10:00", "end_date": "2026-12-01 11:00"}).id()
@@ -220,6 +225,7 @@ func TestEventLanguages(t *testing.T) {
 }
 
 func TestEventLinkedData(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	v1 := e.must(201, "POST", "venues", "editor", map[string]any{"venue": "Hall A"}).id()
 	v2 := e.must(201, "POST", "venues", "editor", map[string]any{"venue": "Hall B"}).id()
@@ -282,6 +288,7 @@ func TestEventLinkedData(t *testing.T) {
 }
 
 func TestGlobalParameters(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.must(201, "POST", "events", "editor", map[string]any{"title": "Fields", "description": "d",
 		"start_date": "2026-12-01 10:00", "end_date": "2026-12-01 11:00", "venue": map[string]any{"venue": "V", "city": "Gent"}}).id()

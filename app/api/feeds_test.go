@@ -85,6 +85,7 @@ func prop(ev *ics.VEvent, p ics.ComponentProperty) string {
 }
 
 func TestEventFeed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	f := newFeedFixture(t, e)
 	window := "start_date=2027-01-01&end_date=2027-12-31"

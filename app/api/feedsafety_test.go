@@ -37,6 +37,7 @@ func setStatus(t *testing.T, e *env, id int64, status string) {
 // included) and the JSON list. A linked record shows exactly when the
 // reader may read it on its own.
 func TestLinkedVisibilityInEveryFormat(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	type linkedCase struct {
 		status  string
@@ -202,6 +203,7 @@ func feedText(s string) string {
 // exactly the events written, every TEXT value reads back as stored, the
 // forged address is left out and no line breaks the 75-octet rule.
 func TestFeedEscapesEveryField(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	forged := "a@b.c\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nUID:forged@evil.test"
 	var ids []int64
@@ -273,6 +275,7 @@ func TestFeedEscapesEveryField(t *testing.T) {
 // in an event, event website): each is a 400 rest_invalid_param naming the
 // field, and nothing is stored.
 func TestContactFieldsRefuseLineBreaks(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ve := e.must(201, "POST", "venues", "editor", map[string]any{"venue": "Base hall"}).id()
 	or := e.must(201, "POST", "organizers", "editor", map[string]any{"organizer": "Base org", "email": "base@example.test"}).id()
@@ -346,6 +349,7 @@ func lineBreakingValue(s string) bool {
 // the JSON list, shown with the password, and the single
 // feed needs the password as the JSON item does.
 func TestProtectedEventHidesLinksInFeeds(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	v := e.must(201, "POST", "venues", "editor", map[string]any{"venue": "Guarded Hall", "geo_lat": 1, "geo_lng": 2}).id()
 	o := e.must(201, "POST", "organizers", "editor", map[string]any{"organizer": "Guarded Org", "email": "guard@example.test"}).id()

@@ -1,16 +1,11 @@
 package api_test
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/config/limits"
-	"github.com/calendar/eventcal/repository"
-	"github.com/calendar/eventcal/repository/mongo"
-	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
 
 // invalidParamOf expects a 400 rest_invalid_param naming param.
@@ -28,6 +23,7 @@ func invalidParamOf(param string) func(t *testing.T, r *resp) {
 // WordPress error envelope, and a multi-megabyte word never reaches the
 // index.
 func TestFieldLimits(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := func(extra map[string]any) map[string]any {
 		b := map[string]any{"title": "T", "start_date": "2026-12-01", "end_date": "2026-12-01"}
@@ -102,17 +98,10 @@ func TestLongWordsIndexedWithinBound(t *testing.T) {
 // TestDateRange (issue 7, finding 7): dates outside years 1000-9999 are
 // 400 rest_invalid_param on every date field, on both stores.
 func TestDateRange(t *testing.T) {
+	t.Parallel()
 	t.Run("sqlite", func(t *testing.T) { testDateRange(t, newEnv(t)) })
 	t.Run("mongo", func(t *testing.T) {
-		uri := mongotest.Start(t)
-		e := newEnvWith(t, t.TempDir(), envOptions{openStore: func(t testing.TB, _ *config.Config) repository.Store {
-			st, err := mongo.Open(context.Background(), uri, mongotest.Database(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return st
-		}})
-		testDateRange(t, e)
+		testDateRange(t, newMongoEnv(t))
 	})
 }
 

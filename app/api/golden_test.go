@@ -48,6 +48,7 @@ var goldenHeaders = []string{
 // paths) and compares status, headers and body bytes with the recorded ones
 // in testdata/golden. The split of app (issue 22) must leave them unchanged.
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	sessions := []struct {
 		name     string
 		settings []string

@@ -22,6 +22,8 @@ import (
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/repository/mongo"
+	"github.com/calendar/eventcal/repository/mongo/mongotest"
 	"github.com/calendar/eventcal/repository/sqlite"
 	"github.com/calendar/eventcal/search"
 	"github.com/calendar/eventcal/search/embedded"
@@ -53,7 +55,6 @@ type env struct {
 	hookClock atomic.Int64
 }
 
-// advanceHooks moves the webhooks' clock forward.
 // setNow moves the clock of the app and the worker to t.
 func (e *env) setNow(t time.Time) {
 	e.now = t
@@ -63,6 +64,7 @@ func (e *env) setNow(t time.Time) {
 // clockNow is the clock of the app and the worker.
 func (e *env) clockNow() time.Time { return time.Unix(0, e.clock.Load()).UTC() }
 
+// advanceHooks moves the webhooks' clock forward.
 func (e *env) advanceHooks(d time.Duration) { e.hookClock.Add(int64(d)) }
 
 // flush waits (with a deadline) until the sync worker has indexed every
@@ -83,6 +85,25 @@ const root = "/calendar/events/v1"
 func newEnv(t testing.TB, settings ...string) *env {
 	t.Helper()
 	return newEnvIn(t, t.TempDir(), settings...)
+}
+
+// newMongoEnv is newEnv on a MongoDB store (openMongo): the same
+// stack, users and tokens.
+func newMongoEnv(t testing.TB, settings ...string) *env {
+	t.Helper()
+	return newEnvWith(t, t.TempDir(), envOptions{openStore: openMongo}, settings...)
+}
+
+// openMongo is an envOptions.openStore: a MongoDB store on a server of
+// its own (an embedded FerretDB, or the server of TEST_MONGO_URI) in a
+// database of its own.
+func openMongo(t testing.TB, _ *config.Config) repository.Store {
+	t.Helper()
+	st, err := mongo.Open(context.Background(), mongotest.Start(t), mongotest.Database(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 // newEnvIn starts a stack on an existing data directory.

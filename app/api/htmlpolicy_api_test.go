@@ -10,6 +10,7 @@ import (
 // what wp_kses_post allows in descriptions and excerpts and no markup in
 // plain fields; editors and admins (unfiltered_html) store what they send.
 func TestHTMLPolicyByRole(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const desc = `<p onclick="steal()">Hi</p><script>alert(1)</script><a href="javascript:alert(1)">x</a>` +
 		`<img src="https://e.test/a.png" onerror="alert(1)"><strong>ok</strong>`
@@ -63,6 +64,7 @@ func TestHTMLPolicyByRole(t *testing.T) {
 // closes a <script> element cannot break out of one that embeds json_ld:
 // every "</" in the JSON is written "<\/", as WordPress writes it.
 func TestJSONLDEscapesScriptEnd(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.must(201, "POST", "events", "editor", map[string]any{"title": "T</script>", "start_date": "2026-12-01", "end_date": "2026-12-01",
 		"description": `</script><script>alert(1)</script>`}).id()

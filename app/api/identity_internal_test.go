@@ -11,6 +11,7 @@ import (
 // given at link time (as the Dockerfile does) wins over the build
 // information.
 func TestBuildVersionLinkerFlags(t *testing.T) {
+	t.Parallel()
 	defer func(v, r string) { config.Version, buildRevision = v, r }(config.Version, buildRevision)
 	source := config.Version
 	tests := []struct {

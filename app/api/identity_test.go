@@ -36,6 +36,7 @@ func probe(t *testing.T, a *fiber.App, path string) map[string]any {
 // ID), so that two servers, or a server and another process already on
 // the port, can be told apart; the status member stays as it was.
 func TestProbeIdentity(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	newApp := func(id api.Identity) *fiber.App {
 		a, err := api.New(api.Options{Config: e.cfg, Store: e.store, Search: e.engine, Identity: id})
@@ -98,6 +99,7 @@ func TestProbeIdentity(t *testing.T) {
 // (TEC_COMPAT), and /healthz reports the same; without an identity given,
 // that is config.Version, the release CHANGELOG.md names.
 func TestDocReportsVersion(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "TEC_COMPAT", "true")
 	tests := []struct {
 		name string

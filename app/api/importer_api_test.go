@@ -19,6 +19,7 @@ import (
 // entity-encoded (WordPress's rendering); the API is sent the text they
 // stand for.
 func TestImportStoresWhatTheAPIStores(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	type fields = map[string]any
 	const hostileDesc = `<p onclick="steal()">Hi</p><script>alert(1)</script><a href="javascript:alert(1)">x</a>` +
@@ -171,6 +172,7 @@ func storedText(p *repository.Post) string {
 // with ID 2^63−1 (above the store's range) refuses that record, lists it,
 // and every create after the import still succeeds.
 func TestImportHugeIDThenCreate(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	huge := int64(1<<63 - 1)
 	site := &replay.Site{Events: []map[string]any{replay.Event(huge, "Huge"), replay.Event(repository.MaxExplicitID+1, "Just above"), replay.Event(77, "Fine")},

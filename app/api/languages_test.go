@@ -10,6 +10,7 @@ import (
 // default language, then the record's first language), in lists, reads and
 // searches, for events, venues, organizers and terms.
 func TestSingleLanguageFallback(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	fr := "?multilang_language=fr"
 	ev := e.must(201, "POST", "events"+fr, "editor", map[string]any{"title": "Fête de la musique", "description": "Concerts gratuits",

@@ -60,6 +60,7 @@ func listFixture(t *testing.T, e *env) map[string]int64 {
 }
 
 func TestEventList(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := listFixture(t, e)
 	get := func(q string, as string) []int64 {
@@ -165,6 +166,7 @@ func TestEventList(t *testing.T) {
 }
 
 func TestEventListLanguageAndSync(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.must(201, "POST", "events", "editor", map[string]any{"title": "Summer Party", "start_date": "2026-12-01", "end_date": "2026-12-01"}).id()
 	e.must(200, "POST", "events/"+strconv.FormatInt(id, 10)+"?multilang_language=fr", "editor", map[string]any{"title": "Fête estivale"})
@@ -189,6 +191,7 @@ func TestEventListLanguageAndSync(t *testing.T) {
 }
 
 func TestPlaceLists(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := listFixture(t, e)
 	sorted := func(v []int64) []int64 {
@@ -254,6 +257,7 @@ func TestPlaceLists(t *testing.T) {
 }
 
 func TestCORS(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.doWith("GET", "events", "", nil, map[string]string{"Origin": "https://front.test"})
 	if r.status != 200 {
@@ -287,6 +291,7 @@ func TestCORS(t *testing.T) {
 // send (wp.apiFetch's X-WP-Nonce, jQuery's X-Requested-With) pass, and Link
 // is exposed.
 func TestCORSWordPressHeaders(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, h := range []string{"X-WP-Nonce", "X-Requested-With", "X-WP-Nonce, X-Requested-With, Content-Type"} {
 		pre := e.doWith("OPTIONS", "events", "", nil, map[string]string{"Origin": "https://front.test",
@@ -307,6 +312,7 @@ func TestCORSWordPressHeaders(t *testing.T) {
 // TestLinkHeader: lists send their next and previous pages as an RFC 8288
 // Link header, the same URLs as the body's links.
 func TestLinkHeader(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for i := range 5 {
 		e.must(201, "POST", "events", "editor", map[string]any{"title": "Linked " + strconv.Itoa(i), "start_date": "2027-01-10 10:00", "end_date": "2027-01-10 11:00"})
@@ -347,6 +353,7 @@ func TestLinkHeader(t *testing.T) {
 // TestFieldsOnLists pins the _fields forms of docs/frontend.md on lists: dotted paths
 // reach into each item; bare item keys name list-level keys.
 func TestFieldsOnLists(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.must(201, "POST", "events", "editor", map[string]any{"title": "Fielded", "start_date": "2027-01-10 10:00", "end_date": "2027-01-10 11:00"})
 	e.flush()

@@ -2,37 +2,25 @@ package api_test
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/calendar/eventcal/app/api"
+	"github.com/calendar/eventcal/config/testsupport"
 )
 
 // logBuffer collects the JSON log lines of an app; the server goroutine
 // writes while the test reads.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
+type logBuffer struct{ testsupport.SyncBuffer }
 
 // lines returns the decoded log lines whose msg is msg and whose request_id
 // is id.
 func (b *logBuffer) lines(t *testing.T, msg, id string) []map[string]any {
 	t.Helper()
-	b.mu.Lock()
-	raw := b.buf.String()
-	b.mu.Unlock()
+	raw := b.String()
 	var out []map[string]any
 	sc := bufio.NewScanner(strings.NewReader(raw))
 	for sc.Scan() {
@@ -93,6 +81,7 @@ func requestCount(method, route string, status int) string {
 }
 
 func TestMetricsRequestHistogram(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.must(201, "POST", "events", "editor", map[string]any{"title": "Jazz", "start_date": "2026-12-01", "end_date": "2026-12-01"}).id()
 	ids := strconv.FormatInt(id, 10)
@@ -148,6 +137,7 @@ func TestMetricsRequestHistogram(t *testing.T) {
 }
 
 func TestMetricsSync(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.flush()
 	series := []string{
@@ -202,6 +192,7 @@ func TestMetricsSync(t *testing.T) {
 }
 
 func TestRequestLog(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	logs := withLogger(t, e, nil)
 	cases := []struct {
@@ -244,6 +235,7 @@ func TestRequestLog(t *testing.T) {
 }
 
 func TestRequestIDInErrorLog(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	// Without a search engine, lists answer 503 and the error handler logs.
 	logs := withLogger(t, e, func(o *api.Options) { o.Search = nil })
@@ -260,6 +252,7 @@ func TestRequestIDInErrorLog(t *testing.T) {
 }
 
 func TestRequestIDHeader(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	long := strings.Repeat("a", 129)
 	cases := []struct {
@@ -303,6 +296,7 @@ func TestRequestIDHeader(t *testing.T) {
 // X-Forwarded-For only when the peer is a trusted proxy), the user agent and
 // the user ID; probes log at debug level.
 func TestRequestLogFields(t *testing.T) {
+	t.Parallel()
 	// Requests made with api.Test come from 0.0.0.0.
 	for _, tc := range []struct {
 		name, trusted, xff, want string
@@ -360,6 +354,7 @@ func TestRequestLogFields(t *testing.T) {
 // TestMetricsBuildInfoAndInFlight: the build is named, and the request
 // being served is counted in flight.
 func TestMetricsBuildInfoAndInFlight(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	out := e.doWith("GET", "/metrics", "admin", nil, nil).raw
 	if !strings.Contains(out, `eventcal_build_info{go="go`) {

@@ -173,6 +173,7 @@ func (f *failEventWrites) UpdatePost(ctx context.Context, id int64, fn func(p *r
 // for a store reason after its new category, tag, inline venue and
 // organizer and image URL were made, the write removes them again.
 func TestFailedWriteUndoesLinkedRecords(t *testing.T) {
+	t.Parallel()
 	fs := &failEventWrites{}
 	e := newEnvWith(t, t.TempDir(), envOptions{noWorker: true, wrapStore: func(s repository.Store) repository.Store { fs.Store = s; return fs }})
 	ev := e.must(201, "POST", "events", "admin", map[string]any{"title": "Old Event", "start_date": "2027-02-01 10:00:00", "end_date": "2027-02-01 12:00:00"}).id()

@@ -98,6 +98,7 @@ func anonymousSeesNothing(t *testing.T, e *env, id int64, key string) {
 // feeds, json_ld), while its editor still reads it, as a draft; the
 // webhook rendering reports it as a draft.
 func TestOccurrenceNeverMoreVisibleThanSeries(t *testing.T) {
+	t.Parallel()
 	const key = "20270325T190000"
 	for _, role := range []string{"author", "editor"} {
 		t.Run("direct by "+role, func(t *testing.T) {
@@ -181,6 +182,7 @@ func TestOccurrenceNeverMoreVisibleThanSeries(t *testing.T) {
 // still says publish for an occurrence of a draft series (written before
 // occurrences followed their series) does not make the lists show it.
 func TestStaleIndexedOccurrenceHidden(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const key = "20270325T190000"
 	id := e.must(201, "POST", "events", "editor", hiddenSeries("draft")).id()

@@ -128,6 +128,7 @@ func matchTemplate(tmpl, path string, params map[string]string) bool {
 }
 
 func TestInterfaceDocument(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	doc, err := e.loadDoc()
 	if err != nil {
@@ -165,6 +166,7 @@ func TestInterfaceDocument(t *testing.T) {
 // node): writes and admin routes require the bearer token, every other
 // operation accepts it optionally (anonymous, or a bearer token).
 func TestInterfaceDocumentSecurity(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	doc, err := e.loadDoc()
 	if err != nil {

@@ -26,7 +26,7 @@ func newCacheEnv(t *testing.T, maxBytes int64) *env {
 	t.Helper()
 	e := newEnv(t)
 	a, err := api.New(api.Options{Config: e.cfg, Store: e.store, Search: e.engine, Indexer: e.worker,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return e.now },
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: e.clockNow,
 		ResponseCacheTTL: time.Hour, ResponseCacheBytes: maxBytes})
 	if err != nil {
 		t.Fatal(err)
@@ -66,6 +66,7 @@ func (e *env) cacheHits() float64 { return e.cacheMetric("eventcal_http_cache_hi
 // item responses it affects are cached before the write (a second read is
 // a hit) and show the write right after it (lists once the index has it).
 func TestResponseCacheFreshAfterWrites(t *testing.T) {
+	t.Parallel()
 	type read struct {
 		url, as string
 		// want and not are substrings of the body after the write; status
@@ -206,6 +207,7 @@ func isList(u string) bool {
 // TestResponseCacheCallers: what one caller was served never reaches
 // another who may see more or less.
 func TestResponseCacheCallers(t *testing.T) {
+	t.Parallel()
 	e := newCacheEnv(t, 0)
 	e.must(201, "POST", "events", "editor", map[string]any{"title": "Public Show", "start_date": "2026-12-01 20:00", "end_date": "2026-12-01 22:00"})
 	e.must(201, "POST", "events", "editor", map[string]any{"title": "Draft Show", "status": "draft", "start_date": "2026-12-02 20:00", "end_date": "2026-12-02 22:00"})
@@ -244,6 +246,7 @@ func TestResponseCacheCallers(t *testing.T) {
 // TestResponseCacheKeyNormalised: parameter order and spelled-out defaults
 // name the same cached response.
 func TestResponseCacheKeyNormalised(t *testing.T) {
+	t.Parallel()
 	e := newCacheEnv(t, 0)
 	e.must(201, "POST", "events", "editor", map[string]any{"title": "Show", "start_date": "2026-12-01 20:00", "end_date": "2026-12-01 22:00"})
 	e.flush()
@@ -265,6 +268,7 @@ func TestResponseCacheKeyNormalised(t *testing.T) {
 
 // TestRevalidation: a 304 for an unchanged resource, a 200 after a write.
 func TestRevalidation(t *testing.T) {
+	t.Parallel()
 	e := newCacheEnv(t, 0)
 	evID := e.must(201, "POST", "events", "editor", map[string]any{"title": "Show", "start_date": "2026-12-01 20:00", "end_date": "2026-12-01 22:00"}).id()
 	e.flush()
@@ -304,6 +308,7 @@ func TestRevalidation(t *testing.T) {
 // TestCompressedResponses: gzip and brotli bodies decode to the identity
 // body, cached or not, and say how they are encoded.
 func TestCompressedResponses(t *testing.T) {
+	t.Parallel()
 	e := newCacheEnv(t, 0)
 	for i := 0; i < 12; i++ {
 		e.must(201, "POST", "events", "editor", map[string]any{"title": "Show " + strconv.Itoa(i), "description": strings.Repeat("A fine evening. ", 20),
@@ -351,6 +356,7 @@ func TestCompressedResponses(t *testing.T) {
 
 // TestResponseCacheByteBound: the cache never holds more than its bound.
 func TestResponseCacheByteBound(t *testing.T) {
+	t.Parallel()
 	const bound = 40 << 10
 	e := newCacheEnv(t, bound)
 	for i := 0; i < 8; i++ {
@@ -376,6 +382,7 @@ func TestResponseCacheByteBound(t *testing.T) {
 // counted with one grouped count per taxonomy; the figures equal the
 // per-term ones (published events only, direct links).
 func TestTermCountsOnAPage(t *testing.T) {
+	t.Parallel()
 	e := newCacheEnv(t, -1)
 	cat := map[string]int64{}
 	for _, n := range []string{"A", "B", "C", "D"} {

@@ -13,6 +13,7 @@ import (
 // rest_invalid_param, as WordPress answers a parameter its validator
 // refuses (issue 21, item 2).
 func TestInvalidParameterMessages(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	venue := e.must(201, "POST", "venues", "editor", map[string]any{"venue": "Paradiso"})
 	ev := e.must(201, "POST", "events", "editor", map[string]any{"title": "Concert", "start_date": "2026-12-01 20:00:00", "end_date": "2026-12-01 23:00:00"})
@@ -168,6 +169,7 @@ func TestInvalidParameterMessages(t *testing.T) {
 // TestInvalidParameterReceivedValue: details carry the received value as
 // sent (a JSON value, cut when long), the message quotes it as JSON.
 func TestInvalidParameterReceivedValue(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	long := strings.Repeat("x", 200)
 	r := e.do("GET", "events?start_date="+long, "", nil)
@@ -191,6 +193,7 @@ func TestInvalidParameterReceivedValue(t *testing.T) {
 // reads for every method) work as
 // before, and an anonymous write is still 401 first.
 func TestUnsupportedBodyType(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := e.must(201, "POST", "events", "editor", map[string]any{"title": "Concert", "start_date": "2026-12-01 20:00:00", "end_date": "2026-12-01 23:00:00"})
 	evURL := "events/" + strconv.FormatInt(ev.id(), 10)

@@ -20,6 +20,7 @@ import (
 // Issue 7, finding 4: duplicate detection only reuses what the caller may
 // read, and only updates what the caller may edit.
 func TestDuplicateDetectionByRole(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	town := e.must(201, "POST", "venues", "admin", map[string]any{"venue": "Town Hall", "phone": "111"}).id()
 	secret := e.must(201, "POST", "venues", "contributor2", map[string]any{"venue": "Secret Hall", "phone": "222"}).id()
@@ -101,6 +102,7 @@ func TestDuplicateDetectionByRole(t *testing.T) {
 // Issue 7, finding 5: linked venues and organizers the caller may not read
 // are left out of event responses, and cannot be linked.
 func TestLinkedRecordVisibility(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	hidden := e.must(201, "POST", "venues", "contributor2", map[string]any{"venue": "Hidden Venue", "address": "1 Hidden Street"}).id()
 	horg := e.must(201, "POST", "organizers", "editor", map[string]any{"organizer": "Draft Org", "email": "draft@org.test", "status": "draft"}).id()
@@ -175,6 +177,7 @@ func TestLinkedRecordVisibility(t *testing.T) {
 // Issue 7, finding 6: naming a new term through an event write needs the
 // right to create terms of that taxonomy.
 func TestTermCreationRights(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.must(201, "POST", "categories", "editor", map[string]any{"name": "Music"})
 	e.must(201, "POST", "tags", "editor", map[string]any{"name": "family"})
@@ -330,6 +333,7 @@ func checkRaces(t *testing.T, a *fiber.App, st repository.Store, token string) {
 
 // Issue 7, finding 6, on the embedded stack.
 func TestTermAndVenueRaces(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	checkRaces(t, e.app, e.store, e.tokens["editor"])
 }
@@ -337,6 +341,7 @@ func TestTermAndVenueRaces(t *testing.T) {
 // Issue 7, finding 6: an event with 2,000 categories is written and read
 // (the look-ups are batched: see TestCountsForManyTerms).
 func TestManyTermsRead(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	ids := make([]int64, 0, 2000)

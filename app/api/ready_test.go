@@ -30,6 +30,7 @@ func (downEngine) SearchEvents(context.Context, search.EventQuery) (search.Resul
 // separately; only the store (and the shutdown drain) takes the replica
 // out of rotation, while lists answer 503 on their own.
 func TestReadiness(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.must(201, "POST", "events", "editor", map[string]any{"title": "E", "start_date": "2026-12-01", "end_date": "2026-12-01"}).id()
 	event := "events/" + strconv.FormatInt(id, 10)
@@ -122,6 +123,7 @@ func (promptStore) Ping(ctx context.Context) error { return ctx.Err() }
 // "unavailable" (nor the other way round), and a check that ignores its
 // context is abandoned at its deadline.
 func TestReadinessDeadlines(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	// Short deadlines: a hanging check takes this long; the prompt one
 	// must answer within it (it answers at once).

@@ -20,6 +20,7 @@ import (
 // error (storetest's RecordSize group, run on both engines), and twenty
 // 16 MB rewrites through the embedded FerretDB take minutes.
 func TestRecordSizeBound(t *testing.T) {
+	t.Parallel()
 	testRecordSizeBound(t, newEnv(t, "MAX_SERIES_OVERRIDE_TEXT", "1073741824"))
 }
 

@@ -32,6 +32,7 @@ func occurrenceStarts(r *resp, key string) []string {
 // TestRecurrenceWrites: a series is written and read back as written; bad
 // rules are 400s naming the part at fault; null makes it single again.
 func TestRecurrenceWrites(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	series := e.must(201, "POST", "events", "editor", weekly(map[string]any{
 		"recurrence": map[string]any{"rules": []any{"FREQ=WEEKLY;COUNT=4"}, "exclusions": []any{"2027-03-25 19:00:00"}, "additions": []any{"2027-03-20 10:00:00"}}}))
@@ -89,6 +90,7 @@ func manyDates(n int) []any {
 // TestOccurrenceRoutes: list, read, change, cancel and split occurrences;
 // local time is kept across DST (the UTC start moves by an hour).
 func TestOccurrenceRoutes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	v := e.must(201, "POST", "venues", "editor", map[string]any{"venue": "Hall"})
 	id := fmt.Sprint(e.must(201, "POST", "events", "editor", weekly(nil)).id())
@@ -146,6 +148,7 @@ func TestOccurrenceRoutes(t *testing.T) {
 // occurrence and creates a new one from it with the changes; a repeat of
 // the same request after a half-done split creates no second series.
 func TestSplitSeries(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := fmt.Sprint(e.must(201, "POST", "events", "editor", weekly(map[string]any{
 		"recurrence": map[string]any{"rules": []any{"FREQ=WEEKLY;COUNT=6"}}})).id())
@@ -188,6 +191,7 @@ func TestSplitSeries(t *testing.T) {
 // series' VEVENT and each changed occurrence as a VEVENT with
 // RECURRENCE-ID and the same UID.
 func TestSeriesICalendar(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := fmt.Sprint(e.must(201, "POST", "events", "editor", weekly(map[string]any{
 		"recurrence": map[string]any{"rules": []any{"FREQ=WEEKLY;UNTIL=20270430"}, "exclusions": []any{"2027-04-08 19:00:00"}, "additions": []any{"2027-05-02 11:00:00"}}})).id())
@@ -219,6 +223,7 @@ func TestSeriesICalendar(t *testing.T) {
 // as event messages; a series' message carries its recurrence and its
 // changed occurrences, a split reports the new series as created.
 func TestSeriesWebhooks(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "WEBHOOK_ALLOW_PRIVATE", "true")
 	rc := newReceiver(t)
 	_, secret := e.addWebhook(rc.srv.URL)
@@ -265,6 +270,7 @@ func TestSeriesWebhooks(t *testing.T) {
 // object), totals and pages count occurrences, hide_subsequent_recurrences
 // lists each series once, and the occurrence running now is listed.
 func TestListsShowOccurrences(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.must(201, "POST", "events", "editor", weekly(nil)).id()
 	e.must(201, "POST", "events", "editor", map[string]any{"title": "Single concert", "start_date": "2027-03-27 20:00", "end_date": "2027-03-27 22:00"})
@@ -298,6 +304,7 @@ func TestListsShowOccurrences(t *testing.T) {
 // TestRunningOccurrence: the occurrence happening now is listed (from
 // today 00:00 by default) and readable while it runs.
 func TestRunningOccurrence(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t) // now is 2026-11-22 12:00 UTC
 	id := e.must(201, "POST", "events", "editor", map[string]any{"title": "Lunch talk", "start_date": "2026-11-20 11:00", "end_date": "2026-11-20 13:00",
 		"timezone": "UTC", "recurrence": map[string]any{"rules": []any{"FREQ=DAILY;COUNT=5"}}}).id()
@@ -312,6 +319,7 @@ func TestRunningOccurrence(t *testing.T) {
 // TestOccurrencesUnderTECRoot: with TEC_COMPAT the occurrence routes answer
 // under the original's root too, and their links name that root.
 func TestOccurrencesUnderTECRoot(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "TEC_COMPAT", "true")
 	id := e.must(201, "POST", "events", "editor", weekly(nil)).id()
 	r := e.must(200, "GET", fmt.Sprintf("/wp-json/tribe/events/v1/events/%d/occurrences?start_date=2027-01-01", id), "", nil)

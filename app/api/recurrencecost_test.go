@@ -24,6 +24,7 @@ var costliestRules = []any{
 // TestImpossibleSeriesRefused: a series whose rules can never occur is a
 // 400 naming the rule and the part at fault, and leaves nothing stored.
 func TestImpossibleSeriesRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, c := range []struct {
 		rules []any
@@ -50,6 +51,7 @@ func TestImpossibleSeriesRefused(t *testing.T) {
 // its feed), 16 of them concurrent, expand it no more. A change of its
 // rules expands it again once.
 func TestOccurrenceReadsUseKeptExpansion(t *testing.T) {
+	t.Parallel()
 	cache := recurrence.NewCache(0, 0)
 	e := newEnvWith(t, t.TempDir(), envOptions{recurrenceCache: cache})
 	id := fmt.Sprint(e.must(201, "POST", "events", "editor", weekly(map[string]any{"title": "Costly", "status": "publish",
@@ -107,6 +109,7 @@ func TestOccurrenceReadsUseKeptExpansion(t *testing.T) {
 // series the cache no longer holds (evicted: this cache holds one) cause
 // one expansion.
 func TestConcurrentFirstReadsExpandOnce(t *testing.T) {
+	t.Parallel()
 	cache := recurrence.NewCache(1, 0)
 	e := newEnvWith(t, t.TempDir(), envOptions{recurrenceCache: cache})
 	id := fmt.Sprint(e.must(201, "POST", "events", "editor", weekly(map[string]any{"title": "Costly", "status": "publish",
@@ -137,6 +140,7 @@ func TestConcurrentFirstReadsExpandOnce(t *testing.T) {
 // starts at 03:30 EDT that day (RFC 5545) and at 02:30 the weeks after;
 // its feed states where its expansion ends.
 func TestSeriesDatesAndDST(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.do("POST", "events", "editor", weekly(map[string]any{"recurrence": map[string]any{"rules": []any{"FREQ=WEEKLY;COUNT=4"},
 		"additions": []any{"0000-12-31 15:00:00"}}}))

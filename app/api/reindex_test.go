@@ -35,6 +35,7 @@ func waitRebuild(t *testing.T, r *indexing.Reindexer) indexing.Job {
 // TestRebuildWithoutDowntime runs full rebuilds of the embedded stack's
 // index under list traffic and under writes through the API.
 func TestRebuildWithoutDowntime(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const stored = 2000
 	// Inserted through the store for speed, then indexed once.

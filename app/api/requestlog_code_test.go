@@ -13,6 +13,7 @@ import (
 // TestRequestLogErrorCode: the request line of an error response carries
 // the API error code of its envelope; a successful one has none.
 func TestRequestLogErrorCode(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	logs := withLogger(t, e, nil)
 	tests := []struct {
@@ -62,6 +63,7 @@ func TestRequestLogErrorCode(t *testing.T) {
 // warning naming TRUSTED_PROXIES and the per-address limit, once an hour
 // at most; a trusted proxy, and a request without those headers, log none.
 func TestUntrustedProxyWarning(t *testing.T) {
+	t.Parallel()
 	// Requests made with api.Test come from 0.0.0.0.
 	tests := []struct {
 		name, trusted string
@@ -109,9 +111,7 @@ func TestUntrustedProxyWarning(t *testing.T) {
 // warnings returns the decoded WARN lines.
 func (b *logBuffer) warnings(t *testing.T) []map[string]any {
 	t.Helper()
-	b.mu.Lock()
-	raw := b.buf.String()
-	b.mu.Unlock()
+	raw := b.String()
 	var out []map[string]any
 	for _, l := range strings.Split(strings.TrimSpace(raw), "\n") {
 		if l == "" {

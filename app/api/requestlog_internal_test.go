@@ -6,6 +6,7 @@ import (
 )
 
 func TestSanitizeRequestID(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, in, want string
 	}{

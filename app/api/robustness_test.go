@@ -10,6 +10,7 @@ import (
 // every write route and list: each answer must be a success or a 4xx with
 // the error envelope, never a 5xx.
 func TestOddValuesNeverFail(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := e.must(201, "POST", "events", "editor", map[string]any{"title": "Base", "start_date": "2026-12-01", "end_date": "2026-12-01"}).id()
 	odd := []any{nil, "", " ", "0", "-1", "1e400", "9999999999999999999999", 1.5, -7, true, false, []any{}, []any{nil},

@@ -10,6 +10,7 @@ import (
 // next_rest_url of a list, the OpenAPI server URL, an iCalendar UID, the
 // event's url) points at port 9000, where it listens.
 func TestSiteURLFollowsListenAddr(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "LISTEN_ADDR", ":9000", "SITE_URL", "")
 	const base = "http://localhost:9000"
 	for _, title := range []string{"One", "Two"} {

@@ -10,8 +10,6 @@ import (
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository"
-	"github.com/calendar/eventcal/repository/mongo"
-	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
 
 // splitRaceStore holds the first creation of a child of series parent
@@ -86,6 +84,7 @@ func (s *splitRaceStore) CreatePost(ctx context.Context, p *repository.Post) err
 // stores: exactly one creates a new series (201), the other is refused
 // (409: the series changed meanwhile), and the series has one child.
 func TestConcurrentSplits(t *testing.T) {
+	t.Parallel()
 	run := func(t *testing.T, open func(t testing.TB, cfg *config.Config) repository.Store) {
 		rs := &splitRaceStore{timeout: testdeadline.Context(t), released: make(chan struct{})}
 		opts := envOptions{openStore: open, wrapStore: func(s repository.Store) repository.Store { rs.Store = s; return rs }}
@@ -128,14 +127,5 @@ func TestConcurrentSplits(t *testing.T) {
 		}
 	}
 	t.Run("sqlite", func(t *testing.T) { run(t, nil) })
-	t.Run("mongo", func(t *testing.T) {
-		uri := mongotest.Start(t)
-		run(t, func(t testing.TB, _ *config.Config) repository.Store {
-			st, err := mongo.Open(context.Background(), uri, mongotest.Database(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return st
-		})
-	})
+	t.Run("mongo", func(t *testing.T) { run(t, openMongo) })
 }

@@ -27,6 +27,7 @@ func (s failingStore) GetPost(context.Context, int64) (*repository.Post, error) 
 // store_unavailable, which a retry may; a record over the stores' size
 // bound answers 413 rest_document_too_large naming the largest field.
 func TestStoreErrorStatuses(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.must(201, "POST", "events", "editor", map[string]any{"title": "E", "start_date": "2026-12-01", "end_date": "2026-12-01"}).id()
 	event := "events/" + strconv.FormatInt(id, 10)

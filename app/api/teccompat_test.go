@@ -14,6 +14,7 @@ const tecRoot = "/wp-json/tribe/events/v1"
 // /wp-json/tribe/events/v1 as well, with the same body except that its
 // links use that root; without it that root is no route.
 func TestTECCompat(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "TEC_COMPAT", "true")
 	venue := e.must(http.StatusCreated, "POST", tecRoot+"/venues", "editor", map[string]any{"venue": "Paradiso", "city": "Amsterdam"})
 	cat := e.must(http.StatusCreated, "POST", root+"/categories", "editor", map[string]any{"name": "Concerts"})

@@ -45,6 +45,7 @@ func searchFixture(t *testing.T, e *env) map[string]int64 {
 }
 
 func TestTextMatchingRules(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := searchFixture(t, e)
 	cases := []struct {
@@ -91,6 +92,7 @@ func TestTextMatchingRules(t *testing.T) {
 }
 
 func TestTextSearchRelevanceFacetsHighlight(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := searchFixture(t, e)
 	idStr := func(name string) string { return strconv.FormatInt(m[name], 10) }
@@ -162,6 +164,7 @@ func TestTextSearchRelevanceFacetsHighlight(t *testing.T) {
 }
 
 func TestTextSearchParamsDocumented(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	idx := e.must(200, "GET", "/calendar/events/v1", "", nil)
 	doc := e.must(200, "GET", "doc", "", nil)
@@ -176,6 +179,7 @@ func TestTextSearchParamsDocumented(t *testing.T) {
 }
 
 func TestPlaceTextSearch(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	v := e.must(201, "POST", "venues", "editor", map[string]any{"venue": "Théâtre du Châtelet", "city": "Paris",
 		"address": "1 Place du Châtelet", "description": "<p>A <em>grand</em> hall</p>"}).id()

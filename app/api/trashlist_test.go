@@ -16,6 +16,7 @@ import (
 // events-list-error-anonymous-status-draft in
 // wpimport/replay/testdata/tec-6.17.1).
 func TestTrashList(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var live, trashed []int64
 	for i := range 5 {

@@ -6,6 +6,7 @@ import (
 )
 
 func TestVenueRoutes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	v := e.must(201, "POST", "venues", "editor", map[string]any{"venue": "Le Bataclan", "address": "50 Bd Voltaire",
 		"city": "Paris", "country": "France", "province": "Île-de-France", "zip": "75011", "phone": "+33 1", "website": "https://bataclan.test",
@@ -53,6 +54,7 @@ func TestVenueRoutes(t *testing.T) {
 }
 
 func TestOrganizerRoutes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	o := e.must(201, "POST", "organizers", "author", map[string]any{"organizer": "Acme Events", "email": "hi@acme.test", "phone": "1111", "website": "https://acme.test"})
 	id := o.id()
@@ -75,6 +77,7 @@ func TestOrganizerRoutes(t *testing.T) {
 }
 
 func TestTermRoutes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	parent := e.must(201, "POST", "categories", "author", map[string]any{"name": "Music", "description": "All music"})
 	pid := parent.id()
@@ -118,6 +121,7 @@ func TestTermRoutes(t *testing.T) {
 }
 
 func TestNamespaceIndexAndMisc(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.run(t, []scenario{
 		{name: "index", method: "GET", url: root, status: 200, want: map[string]any{"namespace": "calendar/events/v1",

@@ -132,6 +132,7 @@ func (e *env) addWebhook(url string, events ...string) (id int64, secret string)
 }
 
 func TestWebhookAdmin(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rc := newReceiver(t)
 	good := "https://hooks.example.org/calendar"
@@ -178,6 +179,7 @@ func TestWebhookAdmin(t *testing.T) {
 // TestWebhookDeliveries: every write type produces exactly one message,
 // signed, with the item as an admin reads it.
 func TestWebhookDeliveries(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "WEBHOOK_ALLOW_PRIVATE", "true")
 	rc := newReceiver(t)
 	_, secret := e.addWebhook(rc.srv.URL)
@@ -269,6 +271,7 @@ func TestWebhookDeliveries(t *testing.T) {
 // attempt. A receiver that keeps failing gets its endpoint disabled after
 // a day.
 func TestWebhookRetries(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "WEBHOOK_ALLOW_PRIVATE", "true")
 	rc := newReceiver(t)
 	rc.plan = []int{500, 503, 502}
@@ -344,6 +347,7 @@ func TestWebhookRetries(t *testing.T) {
 }
 
 func TestWebhookPing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "WEBHOOK_ALLOW_PRIVATE", "true")
 	rc := newReceiver(t)
 	hid, secret := e.addWebhook(rc.srv.URL)
@@ -366,6 +370,7 @@ func TestWebhookPing(t *testing.T) {
 // retry, later messages about the same item wait behind it; messages
 // about other items go on.
 func TestWebhookOrderPerItem(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "WEBHOOK_ALLOW_PRIVATE", "true")
 	rc := newReceiver(t)
 	rc.plan = []int{500}

@@ -11,6 +11,7 @@ import (
 )
 
 func TestWriteRates(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2027, 1, 1, 12, 0, 0, 0, time.UTC)
 	author := &repository.User{ID: 1, Role: repository.RoleAuthor}
 	contributor := &repository.User{ID: 2, Role: repository.RoleContributor}
@@ -89,6 +90,7 @@ func TestWriteRates(t *testing.T) {
 // announced with Content-Length does: 1 + length / 32 KiB tokens (at most
 // the burst), read from the limiter itself.
 func TestWriteCharge(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2027, 1, 1, 12, 0, 0, 0, time.UTC)
 	for _, tt := range []struct {
 		name         string
@@ -160,6 +162,7 @@ func TestWriteCharge(t *testing.T) {
 // TestBodyBudget: reservations within the caller's share and the
 // process's total, refusals naming the bound at fault, and returns.
 func TestBodyBudget(t *testing.T) {
+	t.Parallel()
 	b := newBodyBudget(10, 4, nil, nil)
 	for i, step := range []struct {
 		caller string

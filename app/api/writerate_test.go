@@ -9,6 +9,7 @@ import (
 // WRITE_RATE after WRITE_BURST is refused with 429 and Retry-After, counted
 // in eventcal_write_rate_limited_total; editors and admins are not bounded.
 func TestWriteRateLimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "WRITE_RATE", "0.001", "WRITE_BURST", "2")
 	e.addUser("ann", "author")
 	e.addUser("ed", "editor")

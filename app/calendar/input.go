@@ -83,9 +83,6 @@ type Link struct {
 	Organizer *OrganizerInput
 }
 
-// inline reports whether the link carries data rather than an ID.
-func (l Link) inline() bool { return l.Venue != nil || l.Organizer != nil }
-
 // TermItem is one item of a categories or tags value: an ID (IsID) or a
 // slug or name to look up, created when found nowhere.
 type TermItem struct {

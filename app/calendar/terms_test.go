@@ -246,19 +246,19 @@ func TestTermCommandsRefuse(t *testing.T) {
 	}
 }
 
-// failingStore fails the term look-ups with failErr.
+// failingStore fails the term look-ups with errStoreDown.
 type failingStore struct {
 	repository.Store
 }
 
-var failErr = errors.New("store down")
+var errStoreDown = errors.New("store down")
 
 func (failingStore) GetTerms(context.Context, []int64) (map[int64]*repository.Term, error) {
-	return nil, failErr
+	return nil, errStoreDown
 }
 
 func (failingStore) GetTerm(context.Context, int64) (*repository.Term, error) {
-	return nil, failErr
+	return nil, errStoreDown
 }
 
 // TestTermCommandsStoreFailure: a look-up the checks need that fails
@@ -273,7 +273,7 @@ func TestTermCommandsStoreFailure(t *testing.T) {
 	_, err2 := svc.Update(ctx, admin, "en", repository.TaxCategory, f.music, &TermInput{Name: str("Renamed")})
 	_, _, err3 := svc.Delete(ctx, admin, repository.TaxTag, f.free)
 	for i, err := range []error{err1, err2, err3} {
-		if !errors.Is(err, failErr) {
+		if !errors.Is(err, errStoreDown) {
 			t.Errorf("command %d: error %v, want the store's", i+1, err)
 		}
 	}

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/repository"
 )
@@ -10,10 +9,6 @@ import (
 // applies (app/calendar: duplicates, links by ID, new terms). Responses
 // leave out linked venues and organizers the caller may not read (item
 // reads, lists and json_ld alike): loadLinked.
-
-// nameLockKey is calendar.NameLockKey: the Exclusive key of a name in a
-// scope and language, shared with the calendar's own creates.
-func nameLockKey(scope, lang, name string) string { return calendar.NameLockKey(scope, lang, name) }
 
 // loadLinked is LinkedFor for the caller of the request.
 func (r *Request) loadLinked(posts []*repository.Post) (*present.Linked, error) {

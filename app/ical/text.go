@@ -40,22 +40,22 @@ func PlainText(fragment string) string {
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
 			name, _ := z.TagName()
-			switch n := string(name); {
-			case skipTags[n]:
+			switch {
+			case skipTags[string(name)]:
 				if tt == html.StartTagToken {
 					skip++
 				}
-			case blockTags[n], lineTags[n]:
+			case blockTags[string(name)], lineTags[string(name)]:
 				b.WriteByte('\n')
 			}
 		case html.EndTagToken:
 			name, _ := z.TagName()
-			switch n := string(name); {
-			case skipTags[n]:
+			switch {
+			case skipTags[string(name)]:
 				if skip > 0 {
 					skip--
 				}
-			case blockTags[n]:
+			case blockTags[string(name)]:
 				b.WriteByte('\n')
 			}
 		}

@@ -88,11 +88,8 @@ func TestWriteFloatMatchesEncodingJSON(t *testing.T) {
 // deletions in it.
 func TestObjIndexedAndDeleted(t *testing.T) {
 	o := NewObj()
-	keys := []string{}
 	for i := range 2 * indexFrom {
-		k := string(rune('A' + i))
-		keys = append(keys, k)
-		o.Set(k, i)
+		o.Set(string(rune('A'+i)), i)
 	}
 	o.Set("B", "again")
 	o.Del("A")

@@ -19,6 +19,7 @@ import (
 // if a FerretDB upgrade makes them right, this test says so, and the
 // plan can be used there too.
 func TestAggregationPlans(t *testing.T) {
+	t.Parallel()
 	uri := mongotest.Start(t)
 	s := openStore(t, uri)
 	ctx := t.Context()

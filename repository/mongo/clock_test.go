@@ -30,6 +30,7 @@ func skewedStore(t *testing.T, uri, db string, skew time.Duration, moved *atomic
 // and one left behind by a holder that died is taken over once lockLease
 // has passed, not minutes early or late.
 func TestLocksOnTheServerClock(t *testing.T) {
+	t.Parallel()
 	uri := mongotest.Start(t)
 	for _, tc := range []struct {
 		name          string

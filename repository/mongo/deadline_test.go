@@ -120,6 +120,7 @@ var storeCalls = []struct {
 // a server that stops answering, or a command the server cannot finish,
 // fails the call with an error (503) in place of holding the request.
 func TestStoreCallsHaveDeadlines(t *testing.T) {
+	t.Parallel()
 	uri := mongotest.Start(t)
 	limits := &timeLimits{}
 	const timeout = 7 * time.Second
@@ -160,6 +161,7 @@ func TestStoreCallsHaveDeadlines(t *testing.T) {
 // timed) and fails at once with the context's error (never ErrNotFound or ErrDuplicate, so the API answers
 // 503 store_unavailable; app's TestStoreErrorStatuses).
 func TestStoreCallsOnDoneContexts(t *testing.T) {
+	t.Parallel()
 	uri := mongotest.Start(t)
 	limits := &timeLimits{}
 	s, err := mongo.Open(t.Context(), uri, mongotest.Database(t), mongo.WithCommandMonitor(limits.monitor()))

@@ -18,6 +18,7 @@ import (
 // which the API answers with 409, keeping the server's message; every other
 // error stays what it was (a store failure: 503).
 func TestDuplicateKeyIsErrDuplicate(t *testing.T) {
+	t.Parallel()
 	s := leaseStore(t, mongotest.Start(t))
 	ctx := t.Context()
 	if _, err := s.users.InsertOne(ctx, bson.D{{Key: "_id", Value: 1}, {Key: "login", Value: "taken"}}); err != nil {

@@ -14,6 +14,7 @@ import (
 // after claiming the ID (an import killed midway) does not block the
 // retry; an ID a record holds stays refused.
 func TestExplicitIDAfterDeadCreate(t *testing.T) {
+	t.Parallel()
 	s := leaseStore(t, mongotest.Start(t))
 	ctx := t.Context()
 	if ok, err := s.claimID(ctx, seqPost, 77); err != nil || !ok {
@@ -45,6 +46,7 @@ func TestExplicitIDAfterDeadCreate(t *testing.T) {
 // same ID (created after createItem's existence check, by a writer that
 // outlived its lock) then releases nothing of that record.
 func TestClaimSlugsReturnsOnlyInserted(t *testing.T) {
+	t.Parallel()
 	s := leaseStore(t, mongotest.Start(t))
 	ctx := t.Context()
 	p := &repository.Post{ID: 91, Kind: repository.KindOrganizer, Status: "publish", Date: time.Now().UTC(),

@@ -16,6 +16,7 @@ import (
 // that landed is answered as done and keeps its slugs, one that did not is
 // answered with an error and leaves nothing, and no write happens twice.
 func TestWriteFailuresDoNotLie(t *testing.T) {
+	t.Parallel()
 	uri := mongotest.Start(t)
 	type env struct {
 		s    *mongo.Store

@@ -14,6 +14,7 @@ import (
 // once; two live processes with one identity are detected, and the one
 // that led first is refused.
 func TestReplicaIdentity(t *testing.T) {
+	t.Parallel()
 	uri := mongotest.Start(t)
 	const ttl = 3 * time.Second
 	third := ttl / LeaseHolderRenewals

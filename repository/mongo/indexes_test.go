@@ -53,6 +53,7 @@ func declared(coll string, keys bson.D) bool {
 // here against the declared index list; on MongoDB an explain of these
 // queries shows an IXSCAN on them.)
 func TestQueriesHaveTheirIndexes(t *testing.T) {
+	t.Parallel()
 	kindPage, _ := postFilter(repository.PostQuery{Kind: repository.KindVenue, AfterID: 40, Limit: 10}, true)
 	for _, tc := range []struct {
 		name string
@@ -86,6 +87,7 @@ func TestQueriesHaveTheirIndexes(t *testing.T) {
 // (keys in order) and drops the {at, seq} index of index_marks that
 // earlier versions created, which {at, seq, _id} replaces.
 func TestIndexesCreated(t *testing.T) {
+	t.Parallel()
 	uri := mongotest.Start(t)
 	db := mongotest.Database(t)
 	ctx := t.Context()
@@ -154,6 +156,7 @@ func TestIndexesCreated(t *testing.T) {
 // monitor until Open has returned: an Open that built them itself would
 // wait there until the store's timeout and fail.
 func TestIndexesBuiltInBackground(t *testing.T) {
+	t.Parallel()
 	uri := mongotest.Start(t)
 	ctx := t.Context()
 	opened := make(chan struct{})

@@ -14,6 +14,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/calendar/eventcal/config/testdeadline"
+	"github.com/calendar/eventcal/config/testsupport"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 	"github.com/calendar/eventcal/sync/lease"
 )
@@ -50,6 +51,7 @@ func leaseStore(t *testing.T, uri string) *Store {
 }
 
 func TestLease(t *testing.T) {
+	t.Parallel()
 	uri := mongotest.Start(t)
 	const ttl = 3 * time.Second
 	third := ttl / LeaseHolderRenewals
@@ -273,13 +275,14 @@ func TestLease(t *testing.T) {
 // until its validity passes) and taken back when the store answers again
 // is logged once per transition, the taking back included.
 func TestLeaseTransitionsLogged(t *testing.T) {
+	t.Parallel()
 	uri := mongotest.Start(t)
 	const ttl = 3 * time.Second
 	s := leaseStore(t, uri)
 	clock := &fakeClock{t: time.Unix(1_000_000, 0)}
 	l := s.Lease("leader", "process-a", ttl, quiet)
 	l.now = clock.now
-	var out logBuffer
+	var out testsupport.SyncBuffer
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() {
@@ -321,24 +324,6 @@ func TestLeaseTransitionsLogged(t *testing.T) {
 	}
 }
 
-// logBuffer collects log lines written from several goroutines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 var _ lease.Fencer = (*Lease)(nil)
 
 // TestLeaseFencing: a holder that paused past its lease (its clock
@@ -346,6 +331,7 @@ var _ lease.Fencer = (*Lease)(nil)
 // guarded work, through lease.CheckFence) refuses it once another process
 // took over; renewals keep the epoch, a take-over starts a new one.
 func TestLeaseFencing(t *testing.T) {
+	t.Parallel()
 	uri := mongotest.Start(t)
 	ctx := t.Context()
 	const ttl = 3 * time.Second

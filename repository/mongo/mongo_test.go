@@ -33,12 +33,14 @@ func openStore(t *testing.T, uri string) *mongo.Store {
 // fewer writers (mongotest.StoreOptions); against a real MongoDB
 // (TEST_MONGO_URI) they run in full.
 func TestStore(t *testing.T) {
+	t.Parallel()
 	uri := mongotest.Start(t)
 	storetest.RunWith(t, mongotest.StoreOptions(), func(t *testing.T) repository.Store { return openStore(t, uri) })
 }
 
 // TestEngine checks engine-specific behaviour the shared suite cannot see.
 func TestEngine(t *testing.T) {
+	t.Parallel()
 	uri := mongotest.Start(t)
 	for _, tc := range []struct {
 		name string

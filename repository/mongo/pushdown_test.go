@@ -3,7 +3,6 @@ package mongo_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -70,6 +69,7 @@ func filterPushdown(t *testing.T, db *driver.Database, cmd bson.D) bool {
 // msg_update.go, msg_delete.go, msg_findandmodify.go), which explain
 // cannot show. The rule is asked of FerretDB itself, through explain.
 func TestPushdown(t *testing.T) {
+	t.Parallel()
 	uri := mongotest.Start(t)
 	client := ferretDBOrSkip(t, uri)
 	db := client.Database(mongotest.Database(t))
@@ -112,38 +112,18 @@ func TestPushdown(t *testing.T) {
 	}
 }
 
-// commandFilters records the filter of every find, count, findAndModify,
-// update and delete a store sends to the posts and terms collections.
-type commandFilters struct {
-	mu   sync.Mutex
-	cmds []bson.D // {find: coll, filter: ...} as explain takes it, or the raw command
-}
-
-func (c *commandFilters) monitor() *driverevent.CommandMonitor {
-	return &driverevent.CommandMonitor{Started: func(_ context.Context, e *driverevent.CommandStartedEvent) {
-		coll, _ := e.Command.Lookup(e.CommandName).StringValueOK()
-		if coll != "posts" && coll != "terms" {
-			return
-		}
-		var cmd bson.D
-		switch e.CommandName {
-		case "find":
-			cmd = bson.D{{Key: "find", Value: coll}, {Key: "filter", Value: e.Command.Lookup("filter").Document()}}
-		default:
-			cmd = bson.D{{Key: e.CommandName, Value: coll}}
-		}
-		c.mu.Lock()
-		c.cmds = append(c.cmds, cmd)
-		c.mu.Unlock()
-	}}
-}
-
-func (c *commandFilters) take() []bson.D {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := c.cmds
-	c.cmds = nil
-	return out
+// commandFilter keeps, of every command a store sends to the posts and
+// terms collections, {find: coll, filter: ...} as explain takes it, or
+// {command: coll} for the others.
+func commandFilter(e *driverevent.CommandStartedEvent) (bson.D, bool) {
+	coll, _ := e.Command.Lookup(e.CommandName).StringValueOK()
+	if coll != "posts" && coll != "terms" {
+		return nil, false
+	}
+	if e.CommandName == "find" {
+		return bson.D{{Key: "find", Value: coll}, {Key: "filter", Value: e.Command.Lookup("filter").Document()}}, true
+	}
+	return bson.D{{Key: e.CommandName, Value: coll}}, true
 }
 
 // TestHotReadsPushedDown checks, by asking FerretDB (explain), that every
@@ -151,11 +131,12 @@ func (c *commandFilters) take() []bson.D {
 // with SQL: a post or term by ID or by slug, several by ID (one look-up
 // each), a term by slug through FindTerms.
 func TestHotReadsPushedDown(t *testing.T) {
+	t.Parallel()
 	uri := mongotest.Start(t)
 	client := ferretDBOrSkip(t, uri)
 	dbName := mongotest.Database(t)
-	filters := &commandFilters{}
-	s, err := mongo.Open(t.Context(), uri, dbName, mongo.WithCommandMonitor(filters.monitor()))
+	filters := &mongotest.Commands[bson.D]{Record: commandFilter}
+	s, err := mongo.Open(t.Context(), uri, dbName, mongo.WithCommandMonitor(filters.Monitor()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +163,7 @@ func TestHotReadsPushedDown(t *testing.T) {
 	if err := s.CreatePost(ctx, ev); err != nil {
 		t.Fatal(err)
 	}
-	filters.take()
+	filters.Take()
 
 	db := client.Database(dbName)
 	for _, tc := range []struct {
@@ -224,7 +205,7 @@ func TestHotReadsPushedDown(t *testing.T) {
 			if err := tc.read(); err != nil {
 				t.Fatal(err)
 			}
-			cmds := filters.take()
+			cmds := filters.Take()
 			if len(cmds) == 0 {
 				t.Fatal("no command sent to posts or terms")
 			}

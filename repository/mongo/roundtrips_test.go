@@ -6,39 +6,13 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"testing"
 	"time"
-
-	driverevent "go.mongodb.org/mongo-driver/v2/event"
 
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/mongo"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
-
-// commandCounter counts the commands a store's client sends.
-type commandCounter struct {
-	mu    sync.Mutex
-	names []string
-}
-
-func (c *commandCounter) monitor() *driverevent.CommandMonitor {
-	return &driverevent.CommandMonitor{Started: func(_ context.Context, e *driverevent.CommandStartedEvent) {
-		c.mu.Lock()
-		c.names = append(c.names, e.CommandName)
-		c.mu.Unlock()
-	}}
-}
-
-// take returns the commands counted since the last take.
-func (c *commandCounter) take() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := c.names
-	c.names = nil
-	return out
-}
 
 // TestRoundTrips checks the batched reads the API's renders rely on (app's
 // TestMongoCommandsPerRequest counts whole requests): on MongoDB, GetPosts
@@ -53,15 +27,15 @@ func (c *commandCounter) take() []string {
 func TestRoundTrips(t *testing.T) {
 	uri := mongotest.Start(t)
 	ctx := t.Context()
-	counter := &commandCounter{}
+	counter := mongotest.CommandNames()
 	db := mongotest.Database(t)
-	s, err := mongo.Open(ctx, uri, db, mongo.WithCommandMonitor(counter.monitor()), mongo.WithMongoDBPlan())
+	s, err := mongo.Open(ctx, uri, db, mongo.WithCommandMonitor(counter.Monitor()), mongo.WithMongoDBPlan())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close(context.Background()) })
-	ownCounter := &commandCounter{}
-	own, err := mongo.Open(ctx, uri, db, mongo.WithCommandMonitor(ownCounter.monitor()))
+	ownCounter := mongotest.CommandNames()
+	own, err := mongo.Open(ctx, uri, db, mongo.WithCommandMonitor(ownCounter.Monitor()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,19 +84,19 @@ func TestRoundTrips(t *testing.T) {
 		}
 		ids = append(ids, p.ID)
 	}
-	counter.take()
+	counter.Take()
 
 	t.Run("GetPosts", func(t *testing.T) {
 		got, err := s.GetPosts(ctx, append(append([]int64{}, ids...), ids[:10]...))
 		if err != nil || len(got) != events {
 			t.Fatalf("GetPosts = %d posts, %v; want %d", len(got), err, events)
 		}
-		if cmds := counter.take(); len(cmds) != 1 {
+		if cmds := counter.Take(); len(cmds) != 1 {
 			t.Errorf("GetPosts of %d IDs sent %v, want one find", events+10, cmds)
 		}
 	})
 	t.Run("GetPosts, the server's plan", func(t *testing.T) {
-		ownCounter.take()
+		ownCounter.Take()
 		got, err := own.GetPosts(ctx, append(append([]int64{}, ids...), ids[:10]...))
 		if err != nil || len(got) != events {
 			t.Fatalf("GetPosts = %d posts, %v; want %d", len(got), err, events)
@@ -131,18 +105,18 @@ func TestRoundTrips(t *testing.T) {
 		if ferret {
 			want = events // one look-up per distinct ID
 		}
-		if cmds := ownCounter.take(); len(cmds) != want || slices.ContainsFunc(cmds, func(c string) bool { return c != "find" }) {
+		if cmds := ownCounter.Take(); len(cmds) != want || slices.ContainsFunc(cmds, func(c string) bool { return c != "find" }) {
 			t.Errorf("GetPosts of %d IDs (%d distinct) sent %d commands %v, want %d finds (FerretDB: %v)", events+10, events, len(cmds), cmds, want, ferret)
 		}
 	})
 	t.Run("GetPosts, more IDs than look-ups", func(t *testing.T) {
 		defer mongo.SetMaxIDLookupsForTest(events - 1)()
-		ownCounter.take()
+		ownCounter.Take()
 		got, err := own.GetPosts(ctx, ids)
 		if err != nil || len(got) != events {
 			t.Fatalf("GetPosts = %d posts, %v; want %d", len(got), err, events)
 		}
-		if cmds := ownCounter.take(); len(cmds) != 1 {
+		if cmds := ownCounter.Take(); len(cmds) != 1 {
 			t.Errorf("GetPosts of %d IDs, over the look-up limit, sent %v, want one find", events, cmds)
 		}
 	})
@@ -152,7 +126,7 @@ func TestRoundTrips(t *testing.T) {
 		if err != nil || len(got) != len(all) {
 			t.Fatalf("GetTerms = %d terms, %v; want %d", len(got), err, len(all))
 		}
-		if cmds := counter.take(); len(cmds) != 1 {
+		if cmds := counter.Take(); len(cmds) != 1 {
 			t.Errorf("GetTerms sent %v, want one find", cmds)
 		}
 	})
@@ -162,7 +136,7 @@ func TestRoundTrips(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cmds := counter.take(); len(cmds) != 1 {
+		if cmds := counter.Take(); len(cmds) != 1 {
 			t.Errorf("CountTermEvents sent %v, want one command", cmds)
 		}
 		want := map[int64]int{}
@@ -191,12 +165,12 @@ func TestRoundTrips(t *testing.T) {
 		// made stale by the store's own post writes.
 		terms = append(terms, 999999)
 		for range 2 {
-			ownCounter.take()
+			ownCounter.Take()
 			got, err := own.CountTermEvents(ctx, terms)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cmds := ownCounter.take(); len(cmds) > 1 {
+			if cmds := ownCounter.Take(); len(cmds) > 1 {
 				t.Errorf("CountTermEvents (server's plan) sent %v, want at most one command", cmds)
 			}
 			if !maps.Equal(got, want) {

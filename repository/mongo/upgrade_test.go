@@ -93,6 +93,7 @@ func insertsID(cmd bson.Raw, id int64) bool {
 // and the migration goes
 // on once the writer is done or waits for the item's lock.
 func TestMigrateHoldsItemLocks(t *testing.T) {
+	t.Parallel()
 	uri := mongotest.Start(t)
 	client, err := driver.Connect(options.Client().ApplyURI(uri))
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 // (FerretDB ignores the field, MongoDB honours it), and that retryable
 // writes stay on unless the URI turns them off.
 func TestWriteConcern(t *testing.T) {
+	t.Parallel()
 	uri := mongotest.Start(t)
 	cases := []struct {
 		name  string

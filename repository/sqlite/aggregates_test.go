@@ -13,6 +13,7 @@ import (
 // existed (simulated by dropping it and its triggers) and checks that Open
 // fills it from the stored events, and that the triggers are back.
 func TestPlaceEventsBackfill(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "calendar.db")
 	s, err := Open(ctx, path)
@@ -75,6 +76,7 @@ func TestPlaceEventsBackfill(t *testing.T) {
 // TestTermCountsBackfillAlone: a database with term_events but without
 // term_counts (written by the release before it) gets its counts on open.
 func TestTermCountsBackfillAlone(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "calendar.db")
 	s, err := Open(ctx, path)
@@ -112,6 +114,7 @@ func TestTermCountsBackfillAlone(t *testing.T) {
 // TestAccountDocumentsBackfill: a database written before account_documents
 // existed gets it filled from its events on open (0 counting as 1).
 func TestAccountDocumentsBackfill(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "calendar.db")
 	s, err := Open(ctx, path)

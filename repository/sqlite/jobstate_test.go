@@ -10,6 +10,7 @@ import (
 // TestJobStateTableAdded: a database written before job_state existed
 // gains the table when it is opened, and keeps its data.
 func TestJobStateTableAdded(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "calendar.db")
 	s, err := Open(ctx, path)

@@ -34,6 +34,7 @@ func openTemp(t *testing.T) *Store {
 }
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) repository.Store { return openTemp(t) })
 }
 
@@ -88,6 +89,7 @@ func checkAllDistinct(t *testing.T, what string, ids []int64, want int) {
 // TestTwoStoresOneFile opens the same file twice, as two processes would,
 // and writes from both at once.
 func TestTwoStoresOneFile(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "shared.db")
 	a, err := Open(ctx, path)
@@ -156,6 +158,7 @@ const helperEnv = "EVENTCAL_SQLITE_HELPER_DB"
 // TestHelperProcess is not a test: TestTwoProcesses runs the test binary
 // again with it to write from a second process.
 func TestHelperProcess(t *testing.T) {
+	t.Parallel()
 	path := os.Getenv(helperEnv)
 	if path == "" {
 		t.Skip("helper process only")
@@ -176,6 +179,7 @@ func TestHelperProcess(t *testing.T) {
 
 // TestTwoProcesses writes from this process and a child process at once.
 func TestTwoProcesses(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a process")
 	}
@@ -215,6 +219,7 @@ func TestTwoProcesses(t *testing.T) {
 
 // TestReopen checks that data and sequences survive closing the store.
 func TestReopen(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	// Characters that mean something in a URI must not confuse the driver.
 	path := filepath.Join(t.TempDir(), "dir with space?#%", "calendar.db")
@@ -262,6 +267,7 @@ func TestReopen(t *testing.T) {
 
 // TestNewerSchema refuses a database written by a newer program.
 func TestNewerSchema(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "calendar.db")
 	s, err := Open(ctx, path)
@@ -280,6 +286,7 @@ func TestNewerSchema(t *testing.T) {
 
 // TestClosedStore fails calls cleanly after Close.
 func TestClosedStore(t *testing.T) {
+	t.Parallel()
 	s := openTemp(t)
 	ctx := t.Context()
 	if err := s.Close(ctx); err != nil {
@@ -353,6 +360,7 @@ func BenchmarkUpdatePost(b *testing.B) {
 // failure columns) opens at the current version, its marks due, and
 // failures can be recorded.
 func TestMigrateMarkFailures(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "calendar.db")
 	s, err := Open(ctx, path)

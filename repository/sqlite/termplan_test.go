@@ -13,6 +13,7 @@ import (
 // (issue 7, finding 6): SQLite's plan must not scan term_names or
 // term_slugs.
 func TestTermQueryPlans(t *testing.T) {
+	t.Parallel()
 	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "db"))
 	if err != nil {
 		t.Fatal(err)
@@ -46,6 +47,7 @@ func TestTermQueryPlans(t *testing.T) {
 // TestTitleQueryPlan pins that duplicate detection's title look-up reads
 // posts by ID from the title index, not every venue.
 func TestTitleQueryPlan(t *testing.T) {
+	t.Parallel()
 	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "db"))
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 // with the engine's actions on its own indexes only, found again on the
 // next start, and replaced when its scope differs.
 func TestEnsureServiceKey(t *testing.T) {
+	t.Parallel()
 	f := newFakeMeili(t)
 	key, err := EnsureServiceKey(t.Context(), f.srv.URL, "master-key", "")
 	if err != nil {

@@ -40,6 +40,7 @@ func (f *fakeMeili) post(t *testing.T, path string, body any) map[string]any {
 // smallest INTERNAL document ID, which need not be the hit listed; and a
 // distinct attribute must be filterable.
 func TestFakeDistinctAsMeilisearch(t *testing.T) {
+	t.Parallel()
 	f := newFakeMeili(t)
 	f.Emulate = true
 	f.AddIndex("ev", map[string]any{
@@ -113,6 +114,7 @@ func TestFakeDistinctAsMeilisearch(t *testing.T) {
 // a collapsed list asks with distinct id, and its facets in a second
 // request without distinct, so that they count every occurrence.
 func TestSeriesWritesAndCollapsedSearches(t *testing.T) {
+	t.Parallel()
 	f := newFakeMeili(t)
 	f.Emulate = true
 	e := f.engine(Options{Languages: testLangs})

@@ -13,6 +13,7 @@ import (
 // nearly half the earth, and widens only where the haversine's 1 − cos θ
 // is noisy (radii of a few metres and less) or near the antipode.
 func TestEdgeRing(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		radiusM  float64
 		maxWidth float64 // metres
@@ -53,6 +54,7 @@ func TestEdgeRing(t *testing.T) {
 // more points than one page is an error rather than a silently short
 // list.
 func TestNearRequests(t *testing.T) {
+	t.Parallel()
 	paris := search.GeoPoint{Lat: 48.8566, Lng: 2.3522}
 	f := newFakeMeili(t)
 	e := f.engine(Options{Languages: testLangs})

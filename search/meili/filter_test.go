@@ -9,6 +9,7 @@ import (
 // TestQuote is the table of the only escaping function: backslashes and
 // double quotes are escaped, everything else (unicode included) passes.
 func TestQuote(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{``, `""`},
 		{`publish`, `"publish"`},
@@ -40,6 +41,7 @@ func TestQuote(t *testing.T) {
 }
 
 func TestFilterHelpers(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, got, want string }{
 		{"eq string", eq("status", `pub"lish`), `status = "pub\"lish"`},
 		{"eq number", eq("parent_id", int64(-7)), `parent_id = -7`},
@@ -74,6 +76,7 @@ func TestFilterHelpers(t *testing.T) {
 }
 
 func TestPageWindow(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		offset, limit       int
 		page, perPage, skip int

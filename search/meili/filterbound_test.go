@@ -48,6 +48,7 @@ func inValues(filter string) (lists []int) {
 }
 
 func TestInValues(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		filter string
 		want   []int
@@ -97,6 +98,7 @@ func (f *fakeMeili) recordedFilters() []string {
 // (limits.MaxListItems) at or below maxFilterValues, so a query with one
 // full list is sent as it is.
 func TestFilterValuesBounded(t *testing.T) {
+	t.Parallel()
 	if limits.MaxListItems > maxFilterValues {
 		t.Fatalf("the API accepts lists of %d values, more than maxFilterValues (%d)", limits.MaxListItems, maxFilterValues)
 	}

@@ -171,6 +171,7 @@ var hostile = []string{
 }
 
 func TestFiltersParseAsMeant(t *testing.T) {
+	t.Parallel()
 	versions := []string{"v1.18.0", "v1.50.0"}
 	paths := map[string]string{}
 	for _, v := range versions {
@@ -270,7 +271,7 @@ func TestFiltersParseAsMeant(t *testing.T) {
 	// and tiny ones included. (NaN and ±Inf never get here: the API
 	// refuses them, and the parser would refuse them too.)
 	points := []search.GeoPoint{{Lat: 52.3676, Lng: 4.9041}, {Lat: -90, Lng: -180}, {Lat: 90, Lng: 180}, {Lat: 5e-324, Lng: -5e-324},
-		{Lat: 0.1 + 0.2, Lng: 1.0 / 3}, {Lat: -0.0, Lng: 1e-7}}
+		{Lat: 0.1 + 0.2, Lng: 1.0 / 3}, {Lat: math.Copysign(0, -1), Lng: 1e-7}}
 	for i, c := range points {
 		for _, r := range []float64{0.001, 5000, 1.5e-9, search.MaxDistanceM} {
 			geo := func(m float64) string {

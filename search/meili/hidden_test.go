@@ -17,6 +17,7 @@ import (
 // only the first 1,000 words (all drafts) and miss the published event.
 // Runs against the fake (which models the cap) and a real server.
 func TestHiddenTextDoesNotReachAnonymousSearch(t *testing.T) {
+	t.Parallel()
 	tg := newTarget(t)
 	e := tg.engine(t, tg.master, Options{Languages: testLangs})
 	if err := e.Init(t.Context()); err != nil {
@@ -63,6 +64,7 @@ func TestHiddenTextDoesNotReachAnonymousSearch(t *testing.T) {
 // only reads the published index, any other one the editor index: one
 // search request, never a federated one.
 func TestEventIndexes(t *testing.T) {
+	t.Parallel()
 	tg := newTarget(t)
 	e := tg.engine(t, tg.master, Options{Languages: testLangs})
 	if err := e.Init(t.Context()); err != nil {

@@ -32,6 +32,7 @@ var eventAttrs = []any{"title__base", "description__base", "excerpt__base", "tit
 var baseOn = []any{"title__base", "description__base", "excerpt__base"}
 
 func TestSearchEventsRequest(t *testing.T) {
+	t.Parallel()
 	const filter = "filter"
 	tests := []struct {
 		name string
@@ -144,6 +145,7 @@ func TestSearchEventsRequest(t *testing.T) {
 }
 
 func TestSearchPlacesRequest(t *testing.T) {
+	t.Parallel()
 	const filter = "filter"
 	venueAttrs := []any{"title_en", "description_en", "excerpt_en",
 		"field_address", "field_city", "field_province", "field_state", "field_stateprovince", "field_zip", "field_phone"}
@@ -239,6 +241,7 @@ func checkSearches(t *testing.T, f *fakeMeili, path string, want ...map[string]a
 // TestSearchMatchingNothingSendsNothing: queries that cannot match are
 // answered without a request.
 func TestSearchMatchingNothingSendsNothing(t *testing.T) {
+	t.Parallel()
 	f := newFakeMeili(t)
 	e := f.engine(Options{Languages: testLangs})
 	ctx := t.Context()
@@ -260,6 +263,7 @@ func TestSearchMatchingNothingSendsNothing(t *testing.T) {
 // TestSearchResultPaging: IDs come from the hits of the page window, and
 // Total from totalHits (exhaustive), never from estimatedTotalHits.
 func TestSearchResultPaging(t *testing.T) {
+	t.Parallel()
 	f := newFakeMeili(t)
 	e := f.engine(Options{Languages: testLangs})
 	// The service's pagination setting: the simulator, as Meilisearch,
@@ -307,6 +311,7 @@ func TestSearchResultPaging(t *testing.T) {
 // them with search.GeoCircle.Contains, then sends the query with the inner
 // circle or the IDs found inside.
 func TestNearDecidesTheEdge(t *testing.T) {
+	t.Parallel()
 	paris := search.GeoPoint{Lat: 48.8566, Lng: 2.3522}
 	onEdge := search.GeoPoint{Lat: 48.9, Lng: 2.4}
 	radius := search.DistanceKm(paris, onEdge)
@@ -399,6 +404,7 @@ func TestNearDecidesTheEdge(t *testing.T) {
 // them exactly, in one federated multi-search of one query per searchable
 // attribute. Runs against the fake and a real server.
 func TestPlaceWordsInOneField(t *testing.T) {
+	t.Parallel()
 	tg := newTarget(t)
 	e := tg.engine(t, tg.master, Options{Languages: testLangs})
 	if err := e.Init(t.Context()); err != nil {
@@ -475,6 +481,7 @@ func TestPlaceWordsInOneField(t *testing.T) {
 // and the hits they bring back, do not grow with the number of places
 // that match: one request per page, a page's worth of hits.
 func TestPlaceWordsInOneFieldCost(t *testing.T) {
+	t.Parallel()
 	type cost struct{ requests, hits, bytes int }
 	measure := func(n int) cost {
 		f := newFakeMeili(t)
@@ -555,6 +562,7 @@ var (
 )
 
 func TestInitCreatesIndexesAndSettings(t *testing.T) {
+	t.Parallel()
 	f := newFakeMeili(t)
 	f.stepOnPoll()
 	e := f.engine(Options{Languages: testLangs})
@@ -615,6 +623,7 @@ func TestInitCreatesIndexesAndSettings(t *testing.T) {
 }
 
 func TestInitReconcilesLiveSettings(t *testing.T) {
+	t.Parallel()
 	reordered := maps.Clone(wantEventSettings)
 	filterable := slices.Clone(wantEventSettings["filterableAttributes"].([]any))
 	slices.Reverse(filterable)
@@ -694,6 +703,7 @@ func sortedLists(body any) any {
 // learned them, or an older release) reconciles without removing them:
 // that replica's searches on its attributes keep working.
 func TestSettingsMergeKeepsWhatAnotherProcessAdded(t *testing.T) {
+	t.Parallel()
 	live := maps.Clone(wantEventSettings)
 	live["searchableAttributes"] = append(slices.Clone(eventAttrs), "title_de", "description_de", "excerpt_de")
 	live["filterableAttributes"] = append(slices.Clone(wantEventSettings["filterableAttributes"].([]any)), "venue_city")
@@ -739,6 +749,7 @@ func TestSettingsMergeKeepsWhatAnotherProcessAdded(t *testing.T) {
 }
 
 func TestInitRejectsAnotherPrimaryKey(t *testing.T) {
+	t.Parallel()
 	f := newFakeMeili(t)
 	e := f.engine(Options{})
 	f.AddIndex("calendar_events", nil)
@@ -749,6 +760,7 @@ func TestInitRejectsAnotherPrimaryKey(t *testing.T) {
 }
 
 func TestEventDocumentShape(t *testing.T) {
+	t.Parallel()
 	f := newFakeMeili(t)
 	e := f.engine(Options{Languages: testLangs})
 	if err := e.Init(t.Context()); err != nil {
@@ -830,6 +842,7 @@ func TestEventDocumentShape(t *testing.T) {
 }
 
 func TestPlaceDocumentShape(t *testing.T) {
+	t.Parallel()
 	f := newFakeMeili(t)
 	e := f.engine(Options{Languages: testLangs})
 	if err := e.Init(t.Context()); err != nil {
@@ -878,6 +891,7 @@ func TestPlaceDocumentShape(t *testing.T) {
 // a field or status) the settings do not know updates the settings, and
 // waits for them, before the documents are sent.
 func TestNewVocabularyExtendsSettingsFirst(t *testing.T) {
+	t.Parallel()
 	f := newFakeMeili(t)
 	e := f.engine(Options{Languages: []string{"en"}})
 	if err := e.Init(t.Context()); err != nil {
@@ -934,6 +948,7 @@ func TestNewVocabularyExtendsSettingsFirst(t *testing.T) {
 }
 
 func TestBatching(t *testing.T) {
+	t.Parallel()
 	f := newFakeMeili(t)
 	e := f.engine(Options{})
 	if err := e.Init(t.Context()); err != nil {
@@ -1000,6 +1015,7 @@ func TestBatching(t *testing.T) {
 }
 
 func TestFailedTaskIsAnError(t *testing.T) {
+	t.Parallel()
 	f := newFakeMeili(t)
 	e := f.engine(Options{BatchSize: 2})
 	if err := e.Init(t.Context()); err != nil {
@@ -1031,6 +1047,7 @@ func TestFailedTaskIsAnError(t *testing.T) {
 }
 
 func TestUnavailable(t *testing.T) {
+	t.Parallel()
 	answer := func(status int, code string) func(*http.Request) (int, any, bool) {
 		return func(r *http.Request) (int, any, bool) {
 			if r.URL.Path == "/health" {
@@ -1126,6 +1143,7 @@ func TestUnavailable(t *testing.T) {
 
 // TestCountAndPing runs against the fake and a real server.
 func TestCountAndPing(t *testing.T) {
+	t.Parallel()
 	tg := newTarget(t)
 	e := tg.engine(t, tg.master, Options{})
 	if err := e.Init(t.Context()); err != nil {
@@ -1163,6 +1181,7 @@ func TestCountAndPing(t *testing.T) {
 // TestRebuildHelpers: an index prepared under another name gets the same
 // settings, the swap and the deletion are awaited.
 func TestRebuildHelpers(t *testing.T) {
+	t.Parallel()
 	f := newFakeMeili(t)
 	e := f.engine(Options{Languages: testLangs})
 	if err := e.Init(t.Context()); err != nil {
@@ -1234,6 +1253,7 @@ func TestRebuildHelpers(t *testing.T) {
 }
 
 func TestOpenValidatesOptions(t *testing.T) {
+	t.Parallel()
 	f := newFakeMeili(t)
 	if _, err := Open(t.Context(), "", "", Options{}); err == nil {
 		t.Errorf("Open with no URL succeeded")

@@ -18,6 +18,7 @@ import (
 // key, TEST_MEILI_KEY) is set. Every engine the suite asks for gets its own
 // index prefix, and its indexes are deleted when its test ends.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	url, key, ok := realMeili()
 	if !ok {
 		t.Skip("TEST_MEILI_URL not set: the suite runs against the simulator in TestSuiteAgainstFake")
@@ -56,6 +57,7 @@ func TestConformance(t *testing.T) {
 // arguments (another C library's), where only the engine's edge ring keeps
 // the result exact.
 func TestNearEdgesAgainstFake(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		cos  func(float64) float64
@@ -85,6 +87,7 @@ func TestNearEdgesAgainstFake(t *testing.T) {
 // Meilisearch answers those requests as the emulation does is what
 // TestConformance checks against a real server.
 func TestSuiteAgainstFake(t *testing.T) {
+	t.Parallel()
 	f := newFakeMeili(t)
 	f.Emulate = true
 	var n atomic.Int64

@@ -16,6 +16,7 @@ import (
 // document would not have fit); a document over the budget alone is left
 // out and named in the error, after the others were sent.
 func TestCutDocuments(t *testing.T) {
+	t.Parallel()
 	// doc i has a text of sizes[i] bytes; its encoding is
 	// {"key":"<i>","t":"<text>"}.
 	tests := []struct {
@@ -90,6 +91,7 @@ func TestCutDocuments(t *testing.T) {
 
 // TestCutDocumentsSendError: an error of a request stops the cut at once.
 func TestCutDocumentsSendError(t *testing.T) {
+	t.Parallel()
 	boom := errors.New("boom")
 	calls := 0
 	err := cutDocuments("ix", "id", 10, 1, 1000, func(i int) map[string]any { return map[string]any{"id": i} },
@@ -104,6 +106,7 @@ func TestCutDocumentsSendError(t *testing.T) {
 // not indexed and named in a *DocumentTooLargeError; the other events of
 // the same write are indexed, in additions within the budget.
 func TestOversizedDocumentDoesNotBlockOthers(t *testing.T) {
+	t.Parallel()
 	const budget = 64 << 10
 	f := newFakeMeili(t)
 	f.Emulate = true

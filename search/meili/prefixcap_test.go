@@ -14,6 +14,7 @@ import (
 // difference docs/operators.md, "Meilisearch", describes). Runs against the fake,
 // which models the cap (prefixReach), and a real server.
 func TestPrefixCap(t *testing.T) {
+	t.Parallel()
 	tg := newTarget(t)
 	e := tg.engine(t, tg.master, Options{Languages: testLangs})
 	if err := e.Init(t.Context()); err != nil {

@@ -17,6 +17,7 @@ import (
 // deleted; or, when aborted, the temporary indexes deleted. Every task is
 // awaited.
 func TestRebuildRequests(t *testing.T) {
+	t.Parallel()
 	begin := []string{
 		"DELETE /indexes/calendar_rebuild_events", "POST /indexes", "PATCH /indexes/calendar_rebuild_events/settings",
 		"DELETE /indexes/calendar_rebuild_events_hidden", "POST /indexes", "PATCH /indexes/calendar_rebuild_events_hidden/settings",
@@ -163,6 +164,7 @@ func pick(got, want map[string]any) map[string]any {
 // live indexes learn during the rebuild are in the settings after the
 // swap, and the live engine knows the attributes the rebuild learned.
 func TestRebuildLeftoversAndVocabulary(t *testing.T) {
+	t.Parallel()
 	f := newFakeMeili(t)
 	f.Emulate = true
 	e := f.engine(Options{Languages: []string{"en"}})

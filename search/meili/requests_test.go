@@ -26,6 +26,7 @@ import (
 // searches are in the default language, whose text is the base text
 // (documents.go); a search in another language is two (TestPairRequests).
 func TestOneSearchPerList(t *testing.T) {
+	t.Parallel()
 	f := newFakeMeili(t)
 	f.Emulate = true
 	e, err := Open(t.Context(), f.srv.URL, "", Options{TaskPollInterval: time.Millisecond, Languages: []string{"en"}})

@@ -45,7 +45,7 @@ const attributeScheme = 6
 // {"id": 1, "attribute_scheme": 2}. It is not one of the swapped indexes.
 const (
 	metaIndex Index = "meta"
-	metaDocID       = 1
+	metaDocID int   = 1
 )
 
 // metaDoc is the document of the metadata index.

@@ -55,6 +55,7 @@ var plainWord = regexp.MustCompile(`^[a-z0-9_-]+$`)
 // first scheme (lower-casing, '_' for the rest) get distinct names, every
 // name decodes back to its key, and the usual keys keep their names.
 func TestAttributeNamesCannotCollide(t *testing.T) {
+	t.Parallel()
 	groups := [][]string{
 		{"pt-BR", "pt-br", "PT-BR", "pt_br", "pt.br", "pt br"}, // all "pt-br" or "pt_br" before
 		{"日本", "中国", "ελ", "__"},                               // all "__" before
@@ -97,6 +98,7 @@ func TestAttributeNamesCannotCollide(t *testing.T) {
 // TestDistinctKeysGetDistinctAttributes: through the engine, two languages
 // that differ only in case are indexed, declared and searched apart.
 func TestDistinctKeysGetDistinctAttributes(t *testing.T) {
+	t.Parallel()
 	f := newFakeMeili(t)
 	e := f.engine(Options{Languages: []string{"en"}})
 	if err := e.Init(t.Context()); err != nil {
@@ -145,6 +147,7 @@ func TestDistinctKeysGetDistinctAttributes(t *testing.T) {
 // scheme (or before the scheme was recorded) are reported outdated by
 // Init; a full rebuild records the current scheme.
 func TestAttributeSchemeMigration(t *testing.T) {
+	t.Parallel()
 	outdated := func(t *testing.T, e *Engine) bool {
 		t.Helper()
 		o, err := e.Outdated(t.Context())

@@ -1,7 +1,6 @@
 package meili
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -10,29 +9,11 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/calendar/eventcal/config/testsupport"
 	"github.com/calendar/eventcal/search/meili/meilisim"
 )
-
-// syncBuffer is a bytes.Buffer safe for a logger shared by goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // setSets are the settings whose lists Meilisearch treats as sets (their
 // merged order follows the live index).
@@ -58,6 +39,7 @@ func normalSettings(s map[string]any) map[string]any {
 // service declares or relies on back, and logs the name of the setting it
 // repaired.
 func TestStartupRepairsEverySetting(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string // as logged
 		key   string // the settings key changed
@@ -98,7 +80,7 @@ func TestStartupRepairsEverySetting(t *testing.T) {
 			f.Indexes[uid].Settings[tt.key] = meilisim.JSONValue(tt.value)
 			f.Mu.Unlock()
 
-			var logs syncBuffer
+			var logs testsupport.SyncBuffer
 			e := f.engine(Options{Languages: testLangs, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			if err := e.Init(t.Context()); err != nil {
 				t.Fatalf("Init after the change: %v", err)
@@ -135,6 +117,7 @@ func TestStartupRepairsEverySetting(t *testing.T) {
 // are all queued before the first is awaited, so Meilisearch applies them
 // in one batch (one re-indexing of the documents).
 func TestSettingsRepairIsOneBatch(t *testing.T) {
+	t.Parallel()
 	f := newFakeMeili(t)
 	if err := f.engine(Options{Languages: testLangs}).Init(t.Context()); err != nil {
 		t.Fatal(err)
@@ -170,6 +153,7 @@ func TestSettingsRepairIsOneBatch(t *testing.T) {
 // did not find stays pending; the oldest one is the one that brings the
 // declared settings back, and it is on the last page.
 func TestSettingsTaskWaitReadsEveryPage(t *testing.T) {
+	t.Parallel()
 	f := newFakeMeili(t)
 	e := f.engine(Options{Languages: testLangs})
 	if err := e.Init(t.Context()); err != nil {

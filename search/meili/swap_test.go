@@ -18,6 +18,7 @@ import (
 // same table runs against the fake (which must follow the rule) and a
 // real server.
 func TestTaskVisibilityPerKey(t *testing.T) {
+	t.Parallel()
 	tg := newTarget(t)
 	ctx := t.Context()
 	key, err := EnsureServiceKey(ctx, tg.url, tg.master, tg.prefix)
@@ -90,6 +91,7 @@ func TestTaskVisibilityPerKey(t *testing.T) {
 // index, the attribute scheme is recorded, and the live index serves the
 // rebuilt documents.
 func TestRebuildWithTheServiceKey(t *testing.T) {
+	t.Parallel()
 	tg := newTarget(t)
 	key, err := EnsureServiceKey(t.Context(), tg.url, tg.master, tg.prefix)
 	if err != nil {
@@ -153,6 +155,7 @@ func rebuildOneOverTwo(t *testing.T, e *Engine) search.Rebuild {
 // it (the fake fails it) is a failed Commit, and the live index keeps its
 // documents.
 func TestRebuildSwapNotApplied(t *testing.T) {
+	t.Parallel()
 	f := newFakeMeili(t)
 	f.Emulate = true
 	key, err := EnsureServiceKey(t.Context(), f.srv.URL, "master-key", "")

@@ -20,6 +20,7 @@ func (f *fakeMeili) patches(uid string) int {
 // TestSettingsTaskWait: a settings update is never sent while another one
 // is queued or running on the index, so that retries never stack.
 func TestSettingsTaskWait(t *testing.T) {
+	t.Parallel()
 	t.Run("a pending update is awaited, and its result compared", func(t *testing.T) {
 		f := newFakeMeili(t)
 		e := f.engine(Options{})

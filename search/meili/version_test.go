@@ -11,6 +11,7 @@ import (
 // TestVersionCheck: Open asks GET /version and refuses a server older than
 // MinVersion with a one-line error naming the minimum.
 func TestVersionCheck(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		version string
 		ok      bool

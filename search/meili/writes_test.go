@@ -96,11 +96,13 @@ func stepThrough(t *testing.T, f *fakeMeili, write func() error, check func(step
 	done := make(chan error, 1)
 	go func() { done <- write() }()
 	check(0)
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
 	deadline := testdeadline.After(t)
 	for step := 1; ; step++ {
-		for !f.hasEnqueued() {
+		for {
+			enqueued := f.Enqueued() // before the check: none is missed
+			if f.hasEnqueued() {
+				break
+			}
 			select {
 			case err := <-done:
 				if err != nil {
@@ -109,7 +111,7 @@ func stepThrough(t *testing.T, f *fakeMeili, write func() error, check func(step
 				return step - 1
 			case <-deadline:
 				t.Fatal("the write neither enqueued a task nor ended")
-			case <-tick.C:
+			case <-enqueued:
 			}
 		}
 		f.Step()
@@ -153,6 +155,7 @@ func writeEvent(id int64, status, title string, n int) []search.EventDocument {
 // a time: between any two batches, an event that stays visible in a list
 // is listed, once.
 func TestEditsNeverLeaveGaps(t *testing.T) {
+	t.Parallel()
 	for _, version := range simVersions {
 		t.Run(version, func(t *testing.T) {
 			f := newEmulatingSim(t, version)
@@ -215,6 +218,7 @@ func TestEditsNeverLeaveGaps(t *testing.T) {
 // still queued. Afterwards both lists hold exactly the current
 // occurrences: no removed occurrence, no draft copy.
 func TestRetryAfterTimeoutRemovesStaleDocuments(t *testing.T) {
+	t.Parallel()
 	for _, version := range simVersions {
 		t.Run(version, func(t *testing.T) {
 			f := newEmulatingSim(t, version)
@@ -289,6 +293,7 @@ func anyMap(m map[string]map[string]any) map[string]any {
 // hides no edited event (an event no longer published leaves the
 // anonymous list); after the swap the lists show the new documents.
 func TestWritesDuringMigration(t *testing.T) {
+	t.Parallel()
 	t.Run("scheme 3: primary key id", func(t *testing.T) {
 		f := newEmulatingSim(t, MinVersion)
 		f.AddIndex("calendar_events", nil)
@@ -407,6 +412,7 @@ func TestWritesDuringMigration(t *testing.T) {
 // requested page only: the hits Meilisearch returns do not grow with the
 // offset, and no request fetches every hidden hit.
 func TestEditorDeepPagesAreBounded(t *testing.T) {
+	t.Parallel()
 	f := newEmulatingSim(t, MinVersion)
 	e := f.engine(Options{Languages: testLangs})
 	if err := e.Init(t.Context()); err != nil {
@@ -451,11 +457,13 @@ func TestEditorDeepPagesAreBounded(t *testing.T) {
 	}
 }
 
-// TestReaderNeverSeesGaps: 1,000 edits (text edits, status changes
-// publish ↔ draft, series growing and shrinking) stepped one batch at a
-// time through the simulator: between every two batches, the anonymous
-// and editor lists list every event that stays visible, once.
+// TestReaderNeverSeesGaps: 1,000 edits (150 with -short) (text edits,
+// status changes publish ↔ draft, series growing and shrinking) stepped
+// one batch at a time through the simulator: between every two batches,
+// the anonymous and editor lists list every event that stays visible,
+// once.
 func TestReaderNeverSeesGaps(t *testing.T) {
+	t.Parallel()
 	for _, version := range simVersions {
 		t.Run(version, func(t *testing.T) {
 			f := newEmulatingSim(t, version)
@@ -489,7 +497,10 @@ func TestReaderNeverSeesGaps(t *testing.T) {
 			for id := range events {
 				all[id] = true
 			}
-			const edits = 1000
+			edits := 1000
+			if testing.Short() {
+				edits = 150 // every kind of edit, each way, many times over
+			}
 			for i := range edits {
 				id := int64(rng.IntN(12) + 1)
 				before := events[id]

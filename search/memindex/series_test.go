@@ -253,10 +253,10 @@ func rankedReference(x *Index, docs []search.EventDocument, q search.EventQuery)
 	all := searchtest.ExpectedEvents(docs, whole)
 	p := x.plan(q)
 	type hit struct {
-		id         int64
-		occ        string
-		score      float64
-		date, slot int64
+		id    int64
+		occ   string
+		score float64
+		date  int64
 	}
 	hits := make([]hit, len(all.IDs))
 	for i, id := range all.IDs {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/calendar/eventcal/config/testsupport"
 	"github.com/calendar/eventcal/search"
 )
 
@@ -217,10 +218,16 @@ func anyOf(have, want []int64) bool {
 func TextWords(texts ...string) []string {
 	var out []string
 	for _, t := range texts {
-		out = append(out, search.IndexedWords(search.PlainText(t))...)
+		out = append(out, textWords.Get(t)...)
 	}
 	return out
 }
+
+// textWords memoises the indexed words of one text: the reference matches
+// every document against every query of a suite.
+var textWords = testsupport.Memo[string, []string]{F: func(t string) []string {
+	return search.IndexedWords(search.PlainText(t))
+}}
 
 // matchesAll reports whether every term matches one of the words.
 func matchesAll(terms []search.Term, words []string) bool {

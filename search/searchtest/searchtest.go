@@ -296,7 +296,7 @@ func compare(want search.Result, got searchResult) error {
 		return fmt.Errorf("search failed: %w", got.err)
 	}
 	if got.Total != want.Total {
-		return fmt.Errorf("Total = %d, want %d (IDs %v, want %v)", got.Total, want.Total, clip(got.IDs), clip(want.IDs))
+		return fmt.Errorf("total %d, want %d (IDs %v, want %v)", got.Total, want.Total, clip(got.IDs), clip(want.IDs))
 	}
 	if !slices.Equal(got.IDs, want.IDs) && !(len(got.IDs) == 0 && len(want.IDs) == 0) {
 		i := 0

@@ -347,7 +347,7 @@ func (r *Reindexer) skipped(items []skippedItem) {
 	r.last.SkippedCount = len(items)
 	r.last.Skipped = make([]SkippedPost, 0, min(len(items), maxSkippedListed))
 	for _, it := range items[:min(len(items), maxSkippedListed)] {
-		r.last.Skipped = append(r.last.Skipped, SkippedPost{ID: it.ID, Error: it.Error})
+		r.last.Skipped = append(r.last.Skipped, SkippedPost(it))
 	}
 }
 

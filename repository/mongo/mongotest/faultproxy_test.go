@@ -29,6 +29,7 @@ func connect(t *testing.T, uri string) *mongo.Client {
 }
 
 func TestFaultProxy(t *testing.T) {
+	t.Parallel()
 	uri := mongotest.Start(t)
 	direct := connect(t, uri)
 	cases := []struct {
@@ -118,6 +119,7 @@ func TestFaultProxy(t *testing.T) {
 }
 
 func TestFaultProxyDelayAndCutAll(t *testing.T) {
+	t.Parallel()
 	uri := mongotest.Start(t)
 	p, puri := mongotest.ProxyURI(t, uri)
 	client := connect(t, puri)
@@ -164,6 +166,7 @@ func TestFaultProxyDelayAndCutAll(t *testing.T) {
 }
 
 func TestCommandOf(t *testing.T) {
+	t.Parallel()
 	doc, err := bson.Marshal(bson.D{{Key: "insert", Value: "posts"}, {Key: "$db", Value: "x"}})
 	if err != nil {
 		t.Fatal(err)

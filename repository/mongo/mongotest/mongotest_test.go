@@ -48,6 +48,7 @@ func TestStartServesDatabases(t *testing.T) {
 }
 
 func TestDatabaseNames(t *testing.T) {
+	t.Parallel()
 	valid := regexp.MustCompile(`^[a-zA-Z0-9_]{1,63}$`)
 	long := strings.Repeat("very long sub test name ", 10)
 	t.Run(long+"/with/slashes and $pecial.chars", func(t *testing.T) {
@@ -69,6 +70,7 @@ func TestDatabaseNames(t *testing.T) {
 // _id uses the index IndexIDLookups adds (it scans the table without it),
 // and that FerretDB keeps answering and writing with the index in place.
 func TestIndexIDLookups(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	uri, stop, err := mongotest.Embedded(dir, slog.New(slog.DiscardHandler), testdeadline.Of(t))
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -24,6 +23,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/calendar/eventcal/config/testdeadline"
+	"github.com/calendar/eventcal/config/testsupport"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
 
@@ -42,13 +42,10 @@ func skipShort(t *testing.T) {
 	}
 }
 
-// goTool is the go command of the toolchain running the tests.
-func goTool() string { return filepath.Join(runtime.GOROOT(), "bin", "go") }
-
 // repoRoot returns the root of the repository (the module).
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	out, err := exec.Command(goTool(), "env", "GOMOD").Output()
+	out, err := exec.Command(testsupport.GoTool(t), "env", "GOMOD").Output()
 	if err != nil {
 		t.Fatalf("go env GOMOD: %v", err)
 	}
@@ -58,7 +55,7 @@ func repoRoot(t *testing.T) string {
 // build builds the package pkg of the module at dir into out.
 func build(t *testing.T, dir, pkg, out string) {
 	t.Helper()
-	cmd := exec.Command(goTool(), "build", "-o", out, pkg)
+	cmd := exec.Command(testsupport.GoTool(t), "build", "-o", out, pkg)
 	cmd.Dir = dir
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s in %s: %v\n%s", pkg, dir, err, b)
@@ -69,27 +66,9 @@ func build(t *testing.T, dir, pkg, out string) {
 type proc struct {
 	name string
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *testsupport.SyncBuffer
 	done chan struct{}
 	err  error
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // start runs bin with args and env (added to a minimal environment); its
@@ -97,7 +76,7 @@ func (s *syncBuffer) String() string {
 // with stderr. The process is killed when the test ends.
 func start(t *testing.T, name, bin string, env []string, firstLine bool, args ...string) (*proc, string) {
 	t.Helper()
-	p := &proc{name: name, out: &syncBuffer{}, done: make(chan struct{})}
+	p := &proc{name: name, out: &testsupport.SyncBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TZ=UTC"}, env...)
 	p.cmd.Stderr = p.out

@@ -252,6 +252,19 @@ func (f *Server) finishBatch(batch []int64) {
 // wake tells the scheduler that the queue changed. Callers hold Mu.
 func (f *Server) wake() { f.cond.Broadcast() }
 
+// Enqueued returns a channel closed when a task is next enqueued, so that
+// a test driving a paused scheduler waits for the client's next task
+// without polling. Take the channel before checking the queue, or a task
+// enqueued in between is missed.
+func (f *Server) Enqueued() <-chan struct{} {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	if f.enqueued == nil {
+		f.enqueued = make(chan struct{})
+	}
+	return f.enqueued
+}
+
 // Pause stops the scheduler after the batch in progress: tasks stay
 // "enqueued" until Resume, Step or Drain.
 func (f *Server) Pause() {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/calendar/eventcal/config/testsupport"
 	"github.com/calendar/eventcal/search"
 )
 
@@ -705,10 +706,15 @@ const MaxPositionsPerAttribute = 1 << 16
 // word one position; Meilisearch also advances positions on separators
 // (8 for a hard one such as "."), so with punctuation the real cut comes
 // earlier.
-func indexedWords(text string) []string {
+func indexedWords(text string) []string { return indexedWordsMemo.Get(text) }
+
+// indexedWordsMemo remembers indexedWords' answers: a search splits the
+// texts of every document of the index. Its values are shared; callers
+// only read them.
+var indexedWordsMemo = testsupport.Memo[string, []string]{F: func(text string) []string {
 	w := search.Words(text)
 	if len(w) > MaxPositionsPerAttribute {
-		w = w[:MaxPositionsPerAttribute]
+		w = w[:MaxPositionsPerAttribute:MaxPositionsPerAttribute]
 	}
 	return w
-}
+}}

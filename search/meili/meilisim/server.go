@@ -56,6 +56,8 @@ type Server struct {
 	// index's maxTotalHits hits per index in a federated search
 	// (MultiSearch).
 	federatedCap bool
+	// enqueued is closed (and forgotten) by the next enqueue: Enqueued.
+	enqueued chan struct{}
 	// StepOnPoll, while the scheduler is paused, makes every GET
 	// /tasks/{uid} that answers an unfinished task process the next batch
 	// once it has answered: a client sees each task unfinished and must

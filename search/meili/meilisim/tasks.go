@@ -93,6 +93,10 @@ func (f *Server) enqueueTask(w http.ResponseWriter, typ string, index any, byFil
 		f.queue = append(f.queue, uid)
 		f.wake()
 	}
+	if f.enqueued != nil {
+		close(f.enqueued)
+		f.enqueued = nil
+	}
 	f.Mu.Unlock()
 	f.Reply(w, 202, task.Summary)
 }

@@ -109,18 +109,6 @@ func pySubscript(slice []int, index int) (int, error) {
 	return slice[index], nil
 }
 
-func timeSliceIterator(s []time.Time) func() (time.Time, bool) {
-	index := 0
-	return func() (time.Time, bool) {
-		if index >= len(s) {
-			return time.Time{}, false
-		}
-		result := s[index]
-		index++
-		return result, true
-	}
-}
-
 func easter(year int) time.Time {
 	g := year % 19
 	c := year / 100

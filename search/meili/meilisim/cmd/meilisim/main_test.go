@@ -7,12 +7,12 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/calendar/eventcal/config/testdeadline"
+	"github.com/calendar/eventcal/config/testsupport"
 	"github.com/calendar/eventcal/search"
 	"github.com/calendar/eventcal/search/meili"
 )
@@ -24,7 +24,7 @@ import (
 // and stops it. A version the simulator does not model is refused.
 func TestCommandServesHealthAndSearch(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "meilisim")
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goTool := testsupport.GoTool(t)
 	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

@@ -1,0 +1,83 @@
+// Package testsupport holds the helpers that the tests of several packages
+// share. Only tests import it.
+package testsupport
+
+import (
+	"bytes"
+	"os/exec"
+	"sync"
+	"testing"
+)
+
+// SyncBuffer is a bytes.Buffer safe for concurrent use: a logger or a
+// child process writes to it from its goroutines while the test reads it.
+// The zero value is an empty buffer ready to use.
+type SyncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// Write appends p to the buffer.
+func (b *SyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns a copy of what was written so far.
+func (b *SyncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// GoTool returns the go command of the toolchain running the tests, for
+// tests that build or list packages: go test puts that toolchain's
+// GOROOT/bin first in the PATH of the test binaries it runs.
+func GoTool(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is not in PATH: %v", err)
+	}
+	return p
+}
+
+// memoMax is how many results a Memo holds by default.
+const memoMax = 1 << 16
+
+// Memo remembers the results of a pure function, for the test oracles and
+// simulators that recompute the same values (the words of a document's
+// text) for every query they answer. It is safe for concurrent use and
+// holds at most Max results (it forgets them all when full). Callers must
+// not modify a value Get returns: later calls share it.
+type Memo[K comparable, V any] struct {
+	// F computes the value of a key; it must depend on the key only.
+	F func(K) V
+	// Max bounds the results held (65,536 when 0).
+	Max int
+	mu  sync.Mutex
+	m   map[K]V
+}
+
+// Get returns F(k), computing it only when it is not remembered.
+func (m *Memo[K, V]) Get(k K) V {
+	m.mu.Lock()
+	v, ok := m.m[k]
+	m.mu.Unlock()
+	if ok {
+		return v
+	}
+	v = m.F(k)
+	m.mu.Lock()
+	limit := m.Max
+	if limit <= 0 {
+		limit = memoMax
+	}
+	if m.m == nil || len(m.m) >= limit {
+		m.m = make(map[K]V)
+	}
+	m.m[k] = v
+	m.mu.Unlock()
+	return v
+}
