@@ -139,7 +139,9 @@ func TestAdminSyncDependents(t *testing.T) {
 // attempt, and their count.
 func TestAdminSyncFailingMarks(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	// No sync worker: it would index (and clear) the event's mark before
+	// the test reads it (seen under -race).
+	e := newEnvWith(t, t.TempDir(), envOptions{noWorker: true})
 	e.run(t, []scenario{
 		{name: "none failing", method: "GET", url: "admin/sync", as: "admin", status: 200, want: map[string]any{"failing_count": 0},
 			check: func(t *testing.T, r *resp) {

@@ -195,6 +195,14 @@ func TestRefusedWriteLeavesNothing(t *testing.T) {
 					// RecordSize group).
 					t.Skip("-short: a 16 MB record on FerretDB is slow; the SQLite run checks the same order")
 				}
+				if st.name == "mongo" && raceEnabled {
+					// Under the race detector the embedded FerretDB takes
+					// longer than a store call's deadline to write a 16 MB
+					// record (503 store_unavailable, seen in CI); the plain
+					// run checks it, as .ci/run leaves repository/mongo out
+					// of its race pass for the same reason.
+					t.Skip("-race: a 16 MB record on FerretDB outlasts the store call's deadline; the plain run checks it")
+				}
 				e, dump := st.start(t)
 				steps := refusedLargeWrites(t, e)
 				// The marks stay: indexing a 16 MB series takes long, and
