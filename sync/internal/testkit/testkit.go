@@ -9,9 +9,9 @@
 package testkit
 
 import (
-	"bytes"
 	"context"
 	"errors"
+	"github.com/calendar/eventcal/config/testsupport"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -216,25 +216,9 @@ func (f *FakeLease) CallCount() int {
 	return f.calls
 }
 
-// LogBuffer collects log lines written from several goroutines.
-type LogBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-// Write appends p.
-func (b *LogBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// String returns what was written so far.
-func (b *LogBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// LogBuffer collects log lines written from several goroutines: the
+// shared testsupport.SyncBuffer.
+type LogBuffer = testsupport.SyncBuffer
 
 // Eventually polls cond until it holds or the test's deadline passes.
 func Eventually(t *testing.T, what string, cond func() bool) {
