@@ -27,11 +27,11 @@ func seedEvents(t *testing.T, dir string, n int) {
 	defer st.Close(context.Background())
 	start := time.Date(2027, 1, 1, 10, 0, 0, 0, time.UTC)
 	for i := 0; i < n; i++ {
-		p := &repository.Post{Kind: repository.KindEvent, Status: repository.StatusPublish, Date: start, Modified: start,
+		p := &repository.Record{Kind: repository.KindEvent, Status: repository.StatusPublish, Date: start, Modified: start,
 			Title: repository.Text{"en": fmt.Sprintf("Seeded %d", i)}, Slug: repository.Text{"en": "seeded"},
 			Event: &repository.EventFields{StartLocal: "2027-01-01 10:00:00", EndLocal: "2027-01-01 11:00:00",
 				StartUTC: start, EndUTC: start.Add(time.Hour), ShowMap: true, ShowMapLink: true}}
-		if err := st.CreatePost(context.Background(), p); err != nil {
+		if err := st.CreateRecord(context.Background(), p); err != nil {
 			t.Fatal(err)
 		}
 	}

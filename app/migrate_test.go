@@ -52,8 +52,8 @@ func TestMigrateOutdated(t *testing.T) {
 			if err := engine.Init(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			p := &repository.Post{Kind: repository.KindVenue, Status: repository.StatusPublish, Title: repository.Text{"en": "Hall"}}
-			if err := store.CreatePost(t.Context(), p); err != nil {
+			p := &repository.Record{Kind: repository.KindVenue, Status: repository.StatusPublish, Title: repository.Text{"en": "Hall"}}
+			if err := store.CreateRecord(t.Context(), p); err != nil {
 				t.Fatal(err)
 			}
 			cfg := config.Default()

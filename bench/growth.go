@@ -36,12 +36,12 @@ type seedKit struct {
 }
 
 // eventPost returns generated event number i, as the API would store it.
-func (k *seedKit) eventPost(i int, rng *rand.Rand) *repository.Post {
+func (k *seedKit) eventPost(i int, rng *rand.Rand) *repository.Record {
 	title := fmt.Sprintf("%s %s %d", words[rng.IntN(len(words))], words[rng.IntN(len(words))], i)
 	start := k.today.Add(time.Duration(rng.IntN(730*24)) * time.Hour)
 	local := start.In(k.loc)
 	now := time.Now().UTC().Truncate(time.Second)
-	p := &repository.Post{Kind: repository.KindEvent, Author: k.author, Status: repository.StatusPublish, Date: now, Modified: now,
+	p := &repository.Record{Kind: repository.KindEvent, Author: k.author, Status: repository.StatusPublish, Date: now, Modified: now,
 		Title:   repository.Text{"en": title},
 		Content: repository.Text{"en": fmt.Sprintf("An evening of %s and %s.", words[rng.IntN(len(words))], words[rng.IntN(len(words))])},
 		Slug:    repository.Text{"en": repository.Slugify(title)},
@@ -76,7 +76,7 @@ func storeSeed(ctx context.Context, st repository.Store, w *indexing.Worker, k *
 					return
 				}
 				p := k.eventPost(first+i, rng)
-				if err := st.CreatePost(ctx, p); err != nil {
+				if err := st.CreateRecord(ctx, p); err != nil {
 					firstErr.Store(err)
 					return
 				}
@@ -97,7 +97,7 @@ func storeSeed(ctx context.Context, st repository.Store, w *indexing.Worker, k *
 
 // newSeedKit reads the author the API gives items (from a seeded venue).
 func newSeedKit(ctx context.Context, st repository.Store, venues, orgs, cats, tags []int64, today time.Time, loc *time.Location) (*seedKit, error) {
-	v, err := st.GetPost(ctx, venues[0])
+	v, err := st.GetRecord(ctx, venues[0])
 	if err != nil {
 		return nil, err
 	}

@@ -163,7 +163,7 @@ func runMeiliSim(ctx context.Context, dir string) error {
 		if i%4 == 0 {
 			p.Status = repository.StatusDraft
 		}
-		if err := st.CreatePost(ctx, p); err != nil {
+		if err := st.CreateRecord(ctx, p); err != nil {
 			return err
 		}
 		if i%256 == 0 {

@@ -30,7 +30,7 @@ var seriesCount int
 // makeSeries turns the generated event p (number i) into a weekly series
 // when it is one of the -series ones: its first occurrence within the
 // coming week, every week after until the horizon.
-func (k *seedKit) makeSeries(p *repository.Post, i int, rng *rand.Rand) {
+func (k *seedKit) makeSeries(p *repository.Record, i int, rng *rand.Rand) {
 	if k.seriesEvery <= 0 || i%k.seriesEvery != 0 {
 		return
 	}

@@ -26,7 +26,7 @@ func CountsForHasEvents(status string) bool {
 // says which link list counts) from its linked events: the definition the
 // engines' PlaceEvents must match. Events that do not link id, and statuses
 // that are not registered, are ignored.
-func PlaceEventsOf(kind PostKind, id int64, events []*Post) PlaceEvents {
+func PlaceEventsOf(kind Kind, id int64, events []*Record) PlaceEvents {
 	out := PlaceEvents{LatestStart: map[string]int64{}}
 	for _, e := range events {
 		if e == nil || e.Event == nil || !IsStatus(e.Status) {
@@ -62,19 +62,19 @@ type EventLinks interface {
 	// event links are absent from the result. One query for the whole
 	// list; on SQLite its cost does not grow with the number of events
 	// linked to a place (MongoDB reads them inside the server).
-	PlaceEvents(ctx context.Context, kind PostKind, ids []int64) (map[int64]PlaceEvents, error)
-	// FindPostIDs returns the IDs of the posts matching q, ascending (use
+	PlaceEvents(ctx context.Context, kind Kind, ids []int64) (map[int64]PlaceEvents, error)
+	// FindRecordIDs returns the IDs of the records matching q, ascending (use
 	// AfterID and Limit to page), without reading their documents.
-	FindPostIDs(ctx context.Context, q PostQuery) ([]int64, error)
+	FindRecordIDs(ctx context.Context, q RecordQuery) ([]int64, error)
 }
 
-// TermEventCounter is implemented by stores that count the published
-// events of several terms in one query (the MongoDB engine: one command
-// instead of one count per term). Renderers use it when the store has it
-// and CountPosts per term otherwise.
-type TermEventCounter interface {
-	// CountTermEvents returns, for each of ids (categories and tags
+// LabelEventCounter is implemented by stores that count the published
+// events of several labels in one query (the MongoDB engine: one command
+// instead of one count per label). Renderers use it when the store has it
+// and CountPosts per label otherwise.
+type LabelEventCounter interface {
+	// CountLabelEvents returns, for each of ids (categories and tags
 	// alike) that at least one published event uses, how many published
 	// events use it.
-	CountTermEvents(ctx context.Context, ids []int64) (map[int64]int, error)
+	CountLabelEvents(ctx context.Context, ids []int64) (map[int64]int, error)
 }

@@ -5,7 +5,7 @@ package repository
 // fields) is shared with p, so the copy may be changed (by an update
 // function that runs more than once, or a write tried on a scratch copy)
 // without changing p. Nil and empty values stay as they are.
-func (p *Post) Clone() *Post {
+func (p *Record) Clone() *Record {
 	if p == nil {
 		return nil
 	}

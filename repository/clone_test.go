@@ -83,7 +83,7 @@ func shared(a, b reflect.Value, path string) string {
 }
 
 func TestPostCloneSharesNothing(t *testing.T) {
-	var p Post
+	var p Record
 	n := 0
 	fill(reflect.ValueOf(&p).Elem(), &n)
 	c := p.Clone()
@@ -98,13 +98,13 @@ func TestPostCloneSharesNothing(t *testing.T) {
 func TestPostCloneKeepsNilAndEmpty(t *testing.T) {
 	tests := []struct {
 		name string
-		p    *Post
+		p    *Record
 	}{
 		{"nil post", nil},
-		{"bare post", &Post{ID: 1, Kind: KindVenue}},
-		{"empty lists stay empty", &Post{Kind: KindEvent, Title: Text{}, Event: &EventFields{Categories: []int64{}, Tags: []int64{},
+		{"bare post", &Record{ID: 1, Kind: KindVenue}},
+		{"empty lists stay empty", &Record{Kind: KindEvent, Title: Text{}, Event: &EventFields{Categories: []int64{}, Tags: []int64{},
 			Venues: []int64{}, Organizers: []int64{}, Overrides: []OccurrenceOverride{{Key: "k", Venues: &[]int64{}}}}}},
-		{"nil lists stay nil", &Post{Kind: KindEvent, Event: &EventFields{}}},
+		{"nil lists stay nil", &Record{Kind: KindEvent, Event: &EventFields{}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

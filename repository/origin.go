@@ -18,7 +18,7 @@ type Origin struct {
 	Site string `json:"site" bson:"site"`
 	// ID is the record's ID at the source (the same as the local ID).
 	ID int64 `json:"id" bson:"id"`
-	// Modified is the source's modification time (UTC); zero for terms,
+	// Modified is the source's modification time (UTC); zero for labels,
 	// which have none.
 	Modified time.Time `json:"modified,omitzero" bson:"modified,omitempty"`
 	// Hash is a digest of the record as imported (hex); a change at the

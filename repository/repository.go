@@ -7,13 +7,13 @@
 //
 // Design notes shared by the engines:
 //
-//   - Events, venues, organizers and images are "posts" and share one ID
+//   - Events, venues, organizers and images are "records" and share one ID
 //     sequence (as WordPress posts do); categories and tags are "terms" and
 //     share another. IDs are never reused.
 //   - Text fields are stored per language (Text). Slugs are per language too and
-//     unique per post kind (or taxonomy) and language; the engine makes a
+//     unique per record kind (or label kind) and language; the engine makes a
 //     requested slug unique by appending -2, -3, ... (also under concurrency).
-//   - Updates are read-modify-write with a revision check: UpdatePost reads the
+//   - Updates are read-modify-write with a revision check: UpdateRecord reads the
 //     record, applies the caller's function and writes it back only if nobody
 //     wrote in between, retrying otherwise. No concurrent update is lost.
 //   - Every write records an IndexMark ("this item needs indexing") in the same
@@ -56,24 +56,24 @@ const (
 	MaxExplicitID int64 = 1<<52 - 1
 )
 
-// PostKind names the kind of a post.
-type PostKind string
+// Kind names the kind of a record.
+type Kind string
 
-// The post kinds.
+// The record kinds.
 const (
-	KindEvent     PostKind = "event"
-	KindVenue     PostKind = "venue"
-	KindOrganizer PostKind = "organizer"
-	KindImage     PostKind = "image"
+	KindEvent     Kind = "event"
+	KindVenue     Kind = "venue"
+	KindOrganizer Kind = "organizer"
+	KindImage     Kind = "image"
 )
 
-// Taxonomy names the kind of a term.
-type Taxonomy string
+// LabelKind names the kind of a label.
+type LabelKind string
 
-// The taxonomies.
+// The label kinds.
 const (
-	TaxCategory Taxonomy = "category"
-	TaxTag      Taxonomy = "tag"
+	LabelCategory LabelKind = "category"
+	LabelTag      LabelKind = "tag"
 )
 
 // Post statuses, with WordPress's meaning.
@@ -86,10 +86,10 @@ const (
 	StatusTrash   = "trash"
 )
 
-// Statuses lists every registered post status.
+// Statuses lists every registered record status.
 var Statuses = []string{StatusPublish, StatusFuture, StatusDraft, StatusPending, StatusPrivate, StatusTrash}
 
-// IsStatus reports whether s is a registered post status.
+// IsStatus reports whether s is a registered record status.
 func IsStatus(s string) bool {
 	for _, v := range Statuses {
 		if v == s {
@@ -162,15 +162,15 @@ func (t Text) Clone() Text {
 	return c
 }
 
-// Post is an event, venue, organizer or registered image. Fields shared by
+// Record is an event, venue, organizer or registered image. Fields shared by
 // every kind sit at the top level; kind-specific fields sit in the one
 // matching sub-struct (Event, Venue, Organizer or Image), the others are nil.
-type Post struct {
-	ID       int64    `json:"id" bson:"_id"`
-	Kind     PostKind `json:"kind" bson:"kind"`
-	Author   int64    `json:"author" bson:"author"`
-	Status   string   `json:"status" bson:"status"`
-	Password string   `json:"password,omitempty" bson:"password,omitempty"`
+type Record struct {
+	ID       int64  `json:"id" bson:"_id"`
+	Kind     Kind   `json:"kind" bson:"kind"`
+	Author   int64  `json:"author" bson:"author"`
+	Status   string `json:"status" bson:"status"`
+	Password string `json:"password,omitempty" bson:"password,omitempty"`
 	// Date is the publish date (UTC); Modified the last modification (UTC).
 	Date     time.Time `json:"date" bson:"date"`
 	Modified time.Time `json:"modified" bson:"modified"`
@@ -181,10 +181,10 @@ type Post struct {
 	// Slug holds the slug per language; the engine keeps each unique per
 	// kind and language.
 	Slug Text `json:"slug,omitempty" bson:"slug,omitempty"`
-	// ImageID is the featured image (a KindImage post), 0 for none.
+	// ImageID is the featured image (a KindImage record), 0 for none.
 	ImageID int64 `json:"image_id,omitempty" bson:"image_id,omitempty"`
 	// Revision is incremented by every write; engines use it for the
-	// compare-and-swap of UpdatePost. Callers never set it.
+	// compare-and-swap of UpdateRecord. Callers never set it.
 	Revision int64 `json:"revision" bson:"revision"`
 	// Origin is set on imported records (origin.go); nil otherwise.
 	Origin *Origin `json:"origin,omitempty" bson:"origin,omitempty"`
@@ -273,7 +273,7 @@ type OccurrenceOverride struct {
 	// in the event's zone); the key stays the original start.
 	StartLocal *string `json:"start_local,omitempty" bson:"start_local,omitempty"`
 	EndLocal   *string `json:"end_local,omitempty" bson:"end_local,omitempty"`
-	// Status is the occurrence's post status (nil: the series' status).
+	// Status is the occurrence's record status (nil: the series' status).
 	Status     *string   `json:"status,omitempty" bson:"status,omitempty"`
 	Venues     *[]int64  `json:"venues,omitempty" bson:"venues,omitempty"`
 	Organizers *[]int64  `json:"organizers,omitempty" bson:"organizers,omitempty"`
@@ -343,21 +343,21 @@ type ImageFields struct {
 	Extension string `json:"extension,omitempty" bson:"extension,omitempty"`
 }
 
-// Term is an event category or an event tag.
-type Term struct {
-	ID          int64    `json:"id" bson:"_id"`
-	Taxonomy    Taxonomy `json:"taxonomy" bson:"taxonomy"`
-	Name        Text     `json:"name,omitempty" bson:"name,omitempty"`
-	Description Text     `json:"description,omitempty" bson:"description,omitempty"`
-	Slug        Text     `json:"slug,omitempty" bson:"slug,omitempty"`
+// Label is an event category or an event tag.
+type Label struct {
+	ID          int64     `json:"id" bson:"_id"`
+	Taxonomy    LabelKind `json:"taxonomy" bson:"taxonomy"`
+	Name        Text      `json:"name,omitempty" bson:"name,omitempty"`
+	Description Text      `json:"description,omitempty" bson:"description,omitempty"`
+	Slug        Text      `json:"slug,omitempty" bson:"slug,omitempty"`
 	// Parent is the parent category, 0 for none (always 0 for tags).
 	Parent   int64 `json:"parent" bson:"parent"`
 	Revision int64 `json:"revision" bson:"revision"`
-	// Origin is set on imported terms (origin.go); nil otherwise.
+	// Origin is set on imported labels (origin.go); nil otherwise.
 	Origin *Origin `json:"origin,omitempty" bson:"origin,omitempty"`
 	// NameKeys is engine-internal: the MongoDB engine stores the folded
 	// "<lang>:<name>" of every translation here for its name index. It is
-	// empty in every term an engine returns; callers never set it.
+	// empty in every label an engine returns; callers never set it.
 	NameKeys []string `json:"-" bson:"name_keys,omitempty"`
 }
 
@@ -425,7 +425,7 @@ const (
 	MarkTerm MarkKind = "term"
 )
 
-// IndexMark records that a post or term changed (was created, updated or
+// IndexMark records that a record or label changed (was created, updated or
 // deleted) and needs (re)indexing. Seq grows with every write of the same
 // item, so ClearMarks only clears marks that no later write has renewed.
 type IndexMark struct {
@@ -462,22 +462,22 @@ func TruncateMarkError(s string) string {
 	return s[:cut] + "…"
 }
 
-// PostQuery selects posts. Zero-valued fields do not filter; set fields
+// RecordQuery selects records. Zero-valued fields do not filter; set fields
 // combine with AND. Results are ordered by ID ascending.
-type PostQuery struct {
-	Kind PostKind
-	// Statuses keeps posts whose status is one of these.
+type RecordQuery struct {
+	Kind Kind
+	// Statuses keeps records whose status is one of these.
 	Statuses []string
-	// ExcludeStatuses drops posts whose status is one of these.
+	// ExcludeStatuses drops records whose status is one of these.
 	ExcludeStatuses []string
-	// IDs keeps posts with one of these IDs.
+	// IDs keeps records with one of these IDs.
 	IDs []int64
 	// Events linking any of these venues / organizers / categories / tags.
 	VenueIDs     []int64
 	OrganizerIDs []int64
 	CategoryIDs  []int64
 	TagIDs       []int64
-	// Title keeps posts whose title in TitleLang equals Title, ignoring case
+	// Title keeps records whose title in TitleLang equals Title, ignoring case
 	// (used for the venue and organizer duplicate detection).
 	Title     string
 	TitleLang string
@@ -485,23 +485,23 @@ type PostQuery struct {
 	ImageURL string
 	// Parent keeps events whose parent is this event.
 	Parent int64
-	// AfterID keeps posts with a larger ID (for iterating in pages).
+	// AfterID keeps records with a larger ID (for iterating in pages).
 	AfterID int64
 	// Limit caps the number of results; 0 means no cap.
 	Limit int
 }
 
-// TermQuery selects terms of one taxonomy, ordered by ID ascending.
-type TermQuery struct {
-	Taxonomy Taxonomy
+// LabelQuery selects labels of one label kind, ordered by ID ascending.
+type LabelQuery struct {
+	Taxonomy LabelKind
 	IDs      []int64
-	// Name keeps terms whose name in NameLang equals Name, ignoring case.
+	// Name keeps labels whose name in NameLang equals Name, ignoring case.
 	Name     string
 	NameLang string
-	// Slug keeps terms whose slug in SlugLang equals Slug.
+	// Slug keeps labels whose slug in SlugLang equals Slug.
 	Slug     string
 	SlugLang string
-	// Parent keeps terms with this parent when HasParent is set.
+	// Parent keeps labels with this parent when HasParent is set.
 	Parent    int64
 	HasParent bool
 }
@@ -509,59 +509,59 @@ type TermQuery struct {
 // Store is the storage contract. Every call takes the request context.
 // Errors other than ErrNotFound and ErrDuplicate mean the store failed.
 type Store interface {
-	// CreatePost assigns p.ID from the post sequence (when 0), makes every
+	// CreateRecord assigns p.ID from the record sequence (when 0), makes every
 	// slug unique for p.Kind and its language, sets Revision, stores p and
 	// records an index mark. p is updated in place. An explicit p.ID (an
 	// import keeping its source's IDs) must never have been used
 	// (ErrDuplicate otherwise) and moves the sequence past it, so later
-	// posts never draw it.
-	CreatePost(ctx context.Context, p *Post) error
-	// GetPost returns the post with this ID, of any kind, or ErrNotFound.
-	GetPost(ctx context.Context, id int64) (*Post, error)
-	// GetPosts returns the posts that exist among ids, keyed by ID.
-	GetPosts(ctx context.Context, ids []int64) (map[int64]*Post, error)
-	// GetPostBySlug returns the post of this kind whose slug in lang is slug.
-	GetPostBySlug(ctx context.Context, kind PostKind, lang, slug string) (*Post, error)
-	// UpdatePost reads the post, calls fn on it and stores the result if no
+	// records never draw it.
+	CreateRecord(ctx context.Context, p *Record) error
+	// GetRecord returns the record with this ID, of any kind, or ErrNotFound.
+	GetRecord(ctx context.Context, id int64) (*Record, error)
+	// GetRecords returns the records that exist among ids, keyed by ID.
+	GetRecords(ctx context.Context, ids []int64) (map[int64]*Record, error)
+	// GetRecordBySlug returns the record of this kind whose slug in lang is slug.
+	GetRecordBySlug(ctx context.Context, kind Kind, lang, slug string) (*Record, error)
+	// UpdateRecord reads the record, calls fn on it and stores the result if no
 	// other write happened in between, retrying otherwise. Slugs changed by
 	// fn are made unique again. fn may be called more than once and must not
 	// change ID or Kind. An error from fn aborts the update and is returned.
-	UpdatePost(ctx context.Context, id int64, fn func(p *Post) error) (*Post, error)
-	// DeletePost removes the post permanently (and its slugs) and records
-	// an index mark. It returns ErrNotFound when there is no such post.
-	DeletePost(ctx context.Context, id int64) error
-	// FindPosts returns the posts matching q, by ID ascending.
-	FindPosts(ctx context.Context, q PostQuery) ([]*Post, error)
-	// CountPosts returns how many posts match q (ignoring AfterID/Limit).
-	CountPosts(ctx context.Context, q PostQuery) (int, error)
+	UpdateRecord(ctx context.Context, id int64, fn func(p *Record) error) (*Record, error)
+	// DeleteRecord removes the record permanently (and its slugs) and records
+	// an index mark. It returns ErrNotFound when there is no such record.
+	DeleteRecord(ctx context.Context, id int64) error
+	// FindRecords returns the records matching q, by ID ascending.
+	FindRecords(ctx context.Context, q RecordQuery) ([]*Record, error)
+	// CountRecords returns how many records match q (ignoring AfterID/Limit).
+	CountRecords(ctx context.Context, q RecordQuery) (int, error)
 	// AccountDocuments returns the sum of EventFields.Documents (0 counts
 	// as 1) over the events of every status whose author is author: the
 	// search-index documents the account's events make. Its cost does not
 	// grow with the store, only (MongoDB) with the account's events.
 	AccountDocuments(ctx context.Context, author int64) (int, error)
-	// UnlinkPost removes venue or organizer id from every event that links it
+	// UnlinkRecord removes venue or organizer id from every event that links it
 	// and records index marks for those events. It returns the events changed.
-	UnlinkPost(ctx context.Context, id int64) ([]int64, error)
+	UnlinkRecord(ctx context.Context, id int64) ([]int64, error)
 
-	// CreateTerm assigns t.ID from the term sequence (when 0), makes every
-	// slug unique for its taxonomy and language, stores t and records an
-	// index mark. An explicit t.ID behaves as in CreatePost.
-	CreateTerm(ctx context.Context, t *Term) error
-	// GetTerm returns the term with this ID, of either taxonomy, or ErrNotFound.
-	GetTerm(ctx context.Context, id int64) (*Term, error)
-	// GetTerms returns the terms that exist among ids, keyed by ID.
-	GetTerms(ctx context.Context, ids []int64) (map[int64]*Term, error)
-	// FindTerms returns the terms matching q, by ID ascending.
-	FindTerms(ctx context.Context, q TermQuery) ([]*Term, error)
-	// UpdateTerm is UpdatePost for terms.
-	UpdateTerm(ctx context.Context, id int64, fn func(t *Term) error) (*Term, error)
-	// DeleteTerm removes the term permanently, removes it from every event
-	// (recording marks for them) and records a mark for the term. Child
+	// CreateLabel assigns t.ID from the label sequence (when 0), makes every
+	// slug unique for its label kind and language, stores t and records an
+	// index mark. An explicit t.ID behaves as in CreateRecord.
+	CreateLabel(ctx context.Context, t *Label) error
+	// GetLabel returns the label with this ID, of either label kind, or ErrNotFound.
+	GetLabel(ctx context.Context, id int64) (*Label, error)
+	// GetLabels returns the labels that exist among ids, keyed by ID.
+	GetLabels(ctx context.Context, ids []int64) (map[int64]*Label, error)
+	// FindLabels returns the labels matching q, by ID ascending.
+	FindLabels(ctx context.Context, q LabelQuery) ([]*Label, error)
+	// UpdateLabel is UpdateRecord for labels.
+	UpdateLabel(ctx context.Context, id int64, fn func(t *Label) error) (*Label, error)
+	// DeleteLabel removes the label permanently, removes it from every event
+	// (recording marks for them) and records a mark for the label. Child
 	// categories move up to the deleted term's parent, as in WordPress.
-	DeleteTerm(ctx context.Context, id int64) error
-	// TermCounts returns, for each term of the taxonomy used by at least one
+	DeleteLabel(ctx context.Context, id int64) error
+	// LabelCounts returns, for each label of the label kind used by at least one
 	// published event, how many published events use it.
-	TermCounts(ctx context.Context, tax Taxonomy) (map[int64]int, error)
+	LabelCounts(ctx context.Context, tax LabelKind) (map[int64]int, error)
 
 	// CreateUser assigns u.ID and stores u; a taken login is ErrDuplicate.
 	CreateUser(ctx context.Context, u *User) error
@@ -593,7 +593,7 @@ type Store interface {
 	// Exclusive runs fn while holding the lock named key: no two calls of
 	// Exclusive with one key run fn at once, in this process or (for
 	// engines shared by several processes) in any other. It serialises a
-	// look-up-then-create such as term names and venue duplicate detection.
+	// look-up-then-create such as label names and venue duplicate detection.
 	// fn must be short (MongoDB takes over a lock held past its lease).
 	Exclusive(ctx context.Context, key string, fn func(ctx context.Context) error) error
 

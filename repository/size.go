@@ -12,10 +12,10 @@ import (
 // server's BSON document limit): a larger one is refused by the server.
 const MaxDocumentBytes = 16 << 20
 
-// MaxRecordBytes is the largest record (post or term) every engine
+// MaxRecordBytes is the largest record (record or label) every engine
 // stores, measured as the BSON encoding of the record (RecordSize): the
 // MongoDB limit less room for what the MongoDB engine adds to the stored
-// document (its string _id, name keys of terms). Both engines refuse a
+// document (its string _id, name keys of labels). Both engines refuse a
 // larger record with a *TooLargeError before writing anything, so that
 // the stacks accept the same records and MongoDB's own limit is never
 // what refuses a write.
@@ -44,7 +44,7 @@ func (e *TooLargeError) Error() string {
 func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
 
 // RecordSize returns the size of the BSON encoding of the record v (a
-// *Post or *Term).
+// *Record or *Label).
 func RecordSize(v any) (int, error) {
 	raw, err := bson.Marshal(v)
 	if err != nil {
@@ -53,8 +53,8 @@ func RecordSize(v any) (int, error) {
 	return len(raw), nil
 }
 
-// CheckRecordSize returns a *TooLargeError when the record v (a *Post or
-// *Term) is over MaxRecordBytes, nil otherwise.
+// CheckRecordSize returns a *TooLargeError when the record v (a *Record or
+// *Label) is over MaxRecordBytes, nil otherwise.
 func CheckRecordSize(v any) error {
 	raw, err := bson.Marshal(v)
 	if err != nil {

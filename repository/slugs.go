@@ -88,7 +88,7 @@ func decodeOctets(s string) string {
 
 // SlugCandidate returns the n-th candidate for a unique slug: base itself for
 // n <= 1, then base-2, base-3, ... Engines try candidates in order until one
-// is free for the kind (or taxonomy) and language.
+// is free for the kind (or label kind) and language.
 func SlugCandidate(base string, n int) string {
 	if n <= 1 {
 		return base

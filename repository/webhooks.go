@@ -47,13 +47,13 @@ func (w *Webhook) Wants(typ string) bool {
 	return false
 }
 
-// ItemKey names a post or a term (the key of an index mark).
+// ItemKey names a record or a label (the key of an index mark).
 type ItemKey struct {
 	Kind MarkKind `json:"kind" bson:"kind"`
 	ID   int64    `json:"id" bson:"id"`
 }
 
-// String is "post:12" or "term:3".
+// String is "record:12" or "label:3".
 func (k ItemKey) String() string { return string(k.Kind) + ":" + strconv.FormatInt(k.ID, 10) }
 
 // ItemState is what the webhook messages last reported of an item: its
@@ -95,7 +95,7 @@ type Delivery struct {
 	WebhookID int64  `json:"webhook_id" bson:"webhook_id"`
 	// Seq orders deliveries; the store assigns it.
 	Seq int64 `json:"-" bson:"seq"`
-	// Item is the item the message is about ("post:12"): an endpoint gets
+	// Item is the item the message is about ("record:12"): an endpoint gets
 	// the messages of one item in order.
 	Item    string    `json:"item" bson:"item"`
 	Type    string    `json:"type" bson:"type"`
@@ -127,7 +127,7 @@ type WebhookStore interface {
 	GetWebhook(ctx context.Context, id int64) (*Webhook, error)
 	// ListWebhooks returns every endpoint by ID.
 	ListWebhooks(ctx context.Context) ([]*Webhook, error)
-	// UpdateWebhook is UpdatePost for endpoints.
+	// UpdateWebhook is UpdateRecord for endpoints.
 	UpdateWebhook(ctx context.Context, id int64, fn func(w *Webhook) error) (*Webhook, error)
 	// DeleteWebhook removes the endpoint and its deliveries.
 	DeleteWebhook(ctx context.Context, id int64) error

@@ -34,8 +34,8 @@ func rank(u *repository.User) int {
 	return 0
 }
 
-// CanCreatePosts is edit_posts: every role from contributor up.
-func CanCreatePosts(u *repository.User) bool { return rank(u) >= 1 }
+// CanCreateRecords is edit_posts: every role from contributor up.
+func CanCreateRecords(u *repository.User) bool { return rank(u) >= 1 }
 
 // CanPublish is publish_posts: author and up.
 func CanPublish(u *repository.User) bool { return rank(u) >= 2 }
@@ -45,14 +45,14 @@ func CanEditOthers(u *repository.User) bool { return rank(u) >= 3 }
 
 // wasPublished reports whether the post counts as published for the
 // edit_published_posts check.
-func wasPublished(p *repository.Post) bool {
+func wasPublished(p *repository.Record) bool {
 	return p.Status == repository.StatusPublish || p.Status == repository.StatusFuture || p.Status == repository.StatusPrivate
 }
 
-// CanEditPost is edit_post (and delete_post) on one object, WordPress's
+// CanEditRecord is edit_post (and delete_post) on one object, WordPress's
 // map_meta_cap: own unpublished items need edit_posts, own published items
 // edit_published_posts, others' items edit_others_posts.
-func CanEditPost(u *repository.User, p *repository.Post) bool {
+func CanEditRecord(u *repository.User, p *repository.Record) bool {
 	if u == nil {
 		return false
 	}
@@ -62,23 +62,23 @@ func CanEditPost(u *repository.User, p *repository.Post) bool {
 	if wasPublished(p) {
 		return CanPublish(u)
 	}
-	return CanCreatePosts(u)
+	return CanCreateRecords(u)
 }
 
-// CanReadPost is read_post: published items for everyone, others for those
+// CanReadRecord is read_post: published items for everyone, others for those
 // who may edit them (private ones included).
-func CanReadPost(u *repository.User, p *repository.Post) bool {
+func CanReadRecord(u *repository.User, p *repository.Record) bool {
 	if p.Status == repository.StatusPublish {
 		return true
 	}
-	return CanEditPost(u, p)
+	return CanEditRecord(u, p)
 }
 
-// CanManageTerms reports whether u may create, update or delete terms of
+// CanManageLabels reports whether u may create, update or delete terms of
 // the taxonomy: categories need the events publish capability (author and
 // up), tags manage_categories (editor and up), as in the original plugin.
-func CanManageTerms(u *repository.User, tax repository.Taxonomy) bool {
-	if tax == repository.TaxCategory {
+func CanManageLabels(u *repository.User, tax repository.LabelKind) bool {
+	if tax == repository.LabelCategory {
 		return rank(u) >= 2
 	}
 	return rank(u) >= 3
@@ -110,9 +110,9 @@ func CanUnfilteredHTML(u *repository.User) bool { return rank(u) >= 3 }
 // everyone; draft, pending, private, future and trashed ones to those who
 // may edit them). Images and terms have no status of their own here and
 // are always shown. u is nil for an anonymous reader.
-func SeesLinked(u *repository.User, p *repository.Post) bool {
+func SeesLinked(u *repository.User, p *repository.Record) bool {
 	if p.Kind == repository.KindVenue || p.Kind == repository.KindOrganizer {
-		return CanReadPost(u, p)
+		return CanReadRecord(u, p)
 	}
 	return true
 }
@@ -121,7 +121,7 @@ func SeesLinked(u *repository.User, p *repository.Post) bool {
 // none: every status but trash to those who may create posts (the store
 // query then keeps only what they may read), published ones to the others.
 func DefaultStatuses(u *repository.User) []string {
-	if CanCreatePosts(u) {
+	if CanCreateRecords(u) {
 		return []string{repository.StatusPublish, repository.StatusFuture, repository.StatusDraft, repository.StatusPending, repository.StatusPrivate}
 	}
 	return []string{repository.StatusPublish}
@@ -130,24 +130,24 @@ func DefaultStatuses(u *repository.User) []string {
 // Unlocks reports whether a reader sees a password-protected post: the
 // right password, or context=edit (editContext) from a caller who may edit
 // it.
-func Unlocks(u *repository.User, p *repository.Post, password string, editContext bool) bool {
+func Unlocks(u *repository.User, p *repository.Record, password string, editContext bool) bool {
 	if p.Password == "" {
 		return true
 	}
 	if password != "" && subtle.ConstantTimeCompare([]byte(password), []byte(p.Password)) == 1 {
 		return true
 	}
-	return editContext && CanEditPost(u, p)
+	return editContext && CanEditRecord(u, p)
 }
 
 // CheckReadable is the read decision on one post of resource res ("event",
 // "venue", "organizer"): trashed ones only for their editors, the others as
 // CanReadPost, protected ones only when unlocked (Unlocks).
-func CheckReadable(u *repository.User, p *repository.Post, res string, unlocked bool) error {
-	if p.Status == repository.StatusTrash && !CanEditPost(u, p) {
+func CheckReadable(u *repository.User, p *repository.Record, res string, unlocked bool) error {
+	if p.Status == repository.StatusTrash && !CanEditRecord(u, p) {
 		return apierr.New(403, res+"-no-longer-available", "This "+res+" is no longer available")
 	}
-	if !CanReadPost(u, p) {
+	if !CanReadRecord(u, p) {
 		return apierr.New(403, res+"-not-accessible", "The requested "+res+" is not accessible")
 	}
 	if !unlocked {
@@ -178,7 +178,7 @@ type Reader struct {
 
 // Unlocks reports whether the reader sees the protected fields of p
 // (Unlocks).
-func (rd Reader) Unlocks(p *repository.Post) bool {
+func (rd Reader) Unlocks(p *repository.Record) bool {
 	return Unlocks(rd.User, p, rd.Password, rd.EditContext)
 }
 

@@ -35,9 +35,9 @@ func TestSeesLinked(t *testing.T) {
 		{repository.StatusFuture, 2, "author editor admin"},
 		{repository.StatusFuture, 1, "editor admin"}, // a contributor may not edit a scheduled post
 	}
-	for _, kind := range []repository.PostKind{repository.KindVenue, repository.KindOrganizer} {
+	for _, kind := range []repository.Kind{repository.KindVenue, repository.KindOrganizer} {
 		for _, r := range rules {
-			p := &repository.Post{Kind: kind, Status: r.status, Author: r.owner}
+			p := &repository.Record{Kind: kind, Status: r.status, Author: r.owner}
 			for name, u := range users {
 				want := strings.Contains(" "+r.sees+" ", " "+name+" ")
 				if got := SeesLinked(u, p); got != want {
@@ -46,15 +46,15 @@ func TestSeesLinked(t *testing.T) {
 			}
 		}
 	}
-	img := &repository.Post{Kind: repository.KindImage, Status: repository.StatusDraft}
+	img := &repository.Record{Kind: repository.KindImage, Status: repository.StatusDraft}
 	if !SeesLinked(nil, img) {
 		t.Error("images have no visibility of their own here")
 	}
 }
 
 func TestCanEditPost(t *testing.T) {
-	own := func(role repository.Role, status string) (*repository.User, *repository.Post) {
-		return &repository.User{ID: 7, Role: role}, &repository.Post{Author: 7, Status: status}
+	own := func(role repository.Role, status string) (*repository.User, *repository.Record) {
+		return &repository.User{ID: 7, Role: role}, &repository.Record{Author: 7, Status: status}
 	}
 	tests := []struct {
 		name   string
@@ -75,12 +75,12 @@ func TestCanEditPost(t *testing.T) {
 			if tt.others {
 				p.Author = 8
 			}
-			if got := CanEditPost(u, p); got != tt.want {
+			if got := CanEditRecord(u, p); got != tt.want {
 				t.Errorf("CanEditPost = %v, want %v", got, tt.want)
 			}
 		})
 	}
-	if CanEditPost(nil, &repository.Post{Status: repository.StatusDraft}) {
+	if CanEditRecord(nil, &repository.Record{Status: repository.StatusDraft}) {
 		t.Error("anonymous may edit")
 	}
 	if Forbidden(nil).Status != 401 || Forbidden(&repository.User{}).Status != 403 {
@@ -94,7 +94,7 @@ func TestCanEditPost(t *testing.T) {
 func TestReader(t *testing.T) {
 	editor := &repository.User{ID: 3, Role: repository.RoleEditor}
 	author := &repository.User{ID: 2, Role: repository.RoleAuthor}
-	locked := &repository.Post{Status: repository.StatusPublish, Author: 2, Password: "pw"}
+	locked := &repository.Record{Status: repository.StatusPublish, Author: 2, Password: "pw"}
 	cases := []struct {
 		name     string
 		rd       Reader

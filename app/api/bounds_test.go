@@ -14,7 +14,7 @@ import (
 func storeSnapshot(t *testing.T, e *env) string {
 	t.Helper()
 	ctx := context.Background()
-	posts, err := e.store.FindPosts(ctx, repository.PostQuery{})
+	posts, err := e.store.FindRecords(ctx, repository.RecordQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}

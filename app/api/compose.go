@@ -19,8 +19,8 @@ func (s *Server) newHandlers(cfg *config.Config, opts Options, recordTTL, countT
 	render := s.renderer(cfg, recordTTL, countTTL)
 	cal := calendar.New(calendar.Deps{Config: cfg, Store: s.store, Logger: s.log, Now: s.now,
 		Zone: render.EventZone, Expansions: render.Expansions,
-		Changed: func(posts ...*repository.Post) {
-			if ids := present.EventTerms(posts...); len(ids) > 0 {
+		Changed: func(posts ...*repository.Record) {
+			if ids := present.EventLabels(posts...); len(ids) > 0 {
 				render.Counts.Invalidate(ids...)
 			}
 		}})

@@ -23,7 +23,7 @@ var feedRoles = []string{"", "contributor", "author", "editor", "admin"}
 // write route sets, and to skip write-time rules).
 func setStatus(t *testing.T, e *env, id int64, status string) {
 	t.Helper()
-	if _, err := e.store.UpdatePost(context.Background(), id, func(p *repository.Post) error {
+	if _, err := e.store.UpdateRecord(context.Background(), id, func(p *repository.Record) error {
 		p.Status = status
 		return nil
 	}); err != nil {
@@ -211,7 +211,7 @@ func TestFeedEscapesEveryField(t *testing.T) {
 		v := e.must(201, "POST", "venues", "editor", map[string]any{"venue": "V" + h, "address": "Street " + h, "city": "City" + h,
 			"zip": "Z" + h, "country": "C" + h, "stateprovince": "S" + h}).id()
 		o := e.must(201, "POST", "organizers", "editor", map[string]any{"organizer": "O" + h, "email": "ok@example.test"}).id()
-		if _, err := e.store.UpdatePost(context.Background(), o, func(p *repository.Post) error {
+		if _, err := e.store.UpdateRecord(context.Background(), o, func(p *repository.Record) error {
 			p.Organizer.Email = forged
 			return nil
 		}); err != nil {

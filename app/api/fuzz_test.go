@@ -201,7 +201,7 @@ func FuzzEventFeed(f *testing.F) {
 		if v.status != 201 || o.status != 201 {
 			t.Skipf("venue %d, organizer %d", v.status, o.status) // refused input: nothing to render
 		}
-		if _, err := e.store.UpdatePost(context.Background(), o.id(), func(p *repository.Post) error {
+		if _, err := e.store.UpdateRecord(context.Background(), o.id(), func(p *repository.Record) error {
 			p.Organizer.Email = email
 			return nil
 		}); err != nil {

@@ -16,13 +16,13 @@ type panickyStore struct{ repository.Store }
 
 const panicTermID = 424242
 
-func (s panickyStore) GetTerm(ctx context.Context, id int64) (*repository.Term, error) {
+func (s panickyStore) GetLabel(ctx context.Context, id int64) (*repository.Label, error) {
 	if id == panicTermID {
 		var m map[string]int
 		//lint:ignore SA5000 a nil-map write: a runtime panic, as a real bug would raise
 		m["boom"]++
 	}
-	return s.Store.GetTerm(ctx, id)
+	return s.Store.GetLabel(ctx, id)
 }
 
 // TestHandlerPanicIsLogged500 (issue 7, finding 1): a panicking handler

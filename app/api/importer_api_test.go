@@ -88,9 +88,9 @@ func TestImportStoresWhatTheAPIStores(t *testing.T) {
 			failed[f.ID] = f.Field
 		}
 	}
-	imported := map[int64]*repository.Post{}
+	imported := map[int64]*repository.Record{}
 	for i := range cases {
-		if p, err := into.GetPost(t.Context(), int64(9001+i)); err == nil {
+		if p, err := into.GetRecord(t.Context(), int64(9001+i)); err == nil {
 			imported[p.ID] = p
 		}
 	}
@@ -122,7 +122,7 @@ func TestImportStoresWhatTheAPIStores(t *testing.T) {
 				t.Fatalf("the import refused it (%s); the API stores it", f)
 			}
 			viaAPI := e.must(201, "POST", tc.kind, "author", body).id()
-			want, err := e.store.GetPost(t.Context(), viaAPI)
+			want, err := e.store.GetRecord(t.Context(), viaAPI)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,8 +137,8 @@ func TestImportStoresWhatTheAPIStores(t *testing.T) {
 				t.Fatalf("image %d imported, %d via the API", got.ImageID, want.ImageID)
 			}
 			if got.ImageID != 0 {
-				gi, err1 := into.GetPost(t.Context(), got.ImageID)
-				wi, err2 := e.store.GetPost(t.Context(), want.ImageID)
+				gi, err1 := into.GetRecord(t.Context(), got.ImageID)
+				wi, err2 := e.store.GetRecord(t.Context(), want.ImageID)
 				if err1 != nil || err2 != nil {
 					t.Fatal(err1, err2)
 				}
@@ -154,7 +154,7 @@ func TestImportStoresWhatTheAPIStores(t *testing.T) {
 
 // storedText is what a post stores of the fields the hostile cases send:
 // its texts and kind-specific text fields.
-func storedText(p *repository.Post) string {
+func storedText(p *repository.Record) string {
 	v := map[string]any{"title": p.Title["en"], "content": p.Content["en"], "excerpt": p.Excerpt["en"]}
 	switch {
 	case p.Event != nil:

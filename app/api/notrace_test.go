@@ -153,15 +153,15 @@ type failEventWrites struct {
 	on atomic.Bool
 }
 
-func (f *failEventWrites) CreatePost(ctx context.Context, p *repository.Post) error {
+func (f *failEventWrites) CreateRecord(ctx context.Context, p *repository.Record) error {
 	if f.on.Load() && p.Kind == repository.KindEvent {
 		return errors.New("injected: the event write fails")
 	}
-	return f.Store.CreatePost(ctx, p)
+	return f.Store.CreateRecord(ctx, p)
 }
 
-func (f *failEventWrites) UpdatePost(ctx context.Context, id int64, fn func(p *repository.Post) error) (*repository.Post, error) {
-	return f.Store.UpdatePost(ctx, id, func(p *repository.Post) error {
+func (f *failEventWrites) UpdateRecord(ctx context.Context, id int64, fn func(p *repository.Record) error) (*repository.Record, error) {
+	return f.Store.UpdateRecord(ctx, id, func(p *repository.Record) error {
 		if f.on.Load() && p.Kind == repository.KindEvent {
 			return errors.New("injected: the event write fails")
 		}
@@ -199,14 +199,14 @@ func TestFailedWriteUndoesLinkedRecords(t *testing.T) {
 			if r.status < 500 {
 				t.Fatalf("status %d, want a store error: %.300s", r.status, r.raw)
 			}
-			for _, q := range []repository.TermQuery{{Taxonomy: repository.TaxCategory, Name: cat, NameLang: "en"}, {Taxonomy: repository.TaxTag, Name: tag, NameLang: "en"}} {
-				if ts, err := e.store.FindTerms(ctx, q); err != nil || len(ts) != 0 {
+			for _, q := range []repository.LabelQuery{{Taxonomy: repository.LabelCategory, Name: cat, NameLang: "en"}, {Taxonomy: repository.LabelTag, Name: tag, NameLang: "en"}} {
+				if ts, err := e.store.FindLabels(ctx, q); err != nil || len(ts) != 0 {
 					t.Errorf("term %q: %d left (%v)", q.Name, len(ts), err)
 				}
 			}
-			for _, q := range []repository.PostQuery{{Kind: repository.KindVenue, Title: hall, TitleLang: "en"},
+			for _, q := range []repository.RecordQuery{{Kind: repository.KindVenue, Title: hall, TitleLang: "en"},
 				{Kind: repository.KindOrganizer, Title: org, TitleLang: "en"}, {Kind: repository.KindImage, ImageURL: img}} {
-				if ps, err := e.store.FindPosts(ctx, q); err != nil || len(ps) != 0 {
+				if ps, err := e.store.FindRecords(ctx, q); err != nil || len(ps) != 0 {
 					t.Errorf("%s %q%s: %d left (%v)", q.Kind, q.Title, q.ImageURL, len(ps), err)
 				}
 			}

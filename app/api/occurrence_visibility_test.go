@@ -28,7 +28,7 @@ var hiddenMarkers = []string{"Clandestine", "clandestine-rehearsal", "Backstage"
 func publishOccurrenceInStore(t *testing.T, e *env, id int64, key string) {
 	t.Helper()
 	pub := repository.StatusPublish
-	if _, err := e.store.UpdatePost(context.Background(), id, func(p *repository.Post) error {
+	if _, err := e.store.UpdateRecord(context.Background(), id, func(p *repository.Record) error {
 		p.Event.Overrides = append(p.Event.Overrides, repository.OccurrenceOverride{Key: key, Status: &pub})
 		return nil
 	}); err != nil {
@@ -104,7 +104,7 @@ func TestOccurrenceNeverMoreVisibleThanSeries(t *testing.T) {
 		t.Run("direct by "+role, func(t *testing.T) {
 			e := newEnv(t)
 			id := e.must(201, "POST", "events", role, hiddenSeries("draft")).id()
-			before, err := e.store.GetPost(context.Background(), id)
+			before, err := e.store.GetRecord(context.Background(), id)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,7 +113,7 @@ func TestOccurrenceNeverMoreVisibleThanSeries(t *testing.T) {
 				!strings.Contains(r.raw, "An occurrence can be published only when its series is") || !strings.Contains(r.raw, "is draft") {
 				t.Fatalf("publishing an occurrence of a draft series: %d %s", r.status, r.raw)
 			}
-			after, err := e.store.GetPost(context.Background(), id)
+			after, err := e.store.GetRecord(context.Background(), id)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -159,11 +159,11 @@ func TestOccurrenceNeverMoreVisibleThanSeries(t *testing.T) {
 			if feed.status != 200 || !strings.Contains(feed.raw, "SUMMARY:Clandestine rehearsal") {
 				t.Errorf("editor's feed: %d %s", feed.status, feed.raw)
 			}
-			p, err := e.store.GetPost(context.Background(), id)
+			p, err := e.store.GetRecord(context.Background(), id)
 			if err != nil {
 				t.Fatal(err)
 			}
-			raw, err := api.NewItemRenderer(api.Options{Config: e.cfg, Store: e.store}).RenderPost(context.Background(), p)
+			raw, err := api.NewItemRenderer(api.Options{Config: e.cfg, Store: e.store}).RenderRecord(context.Background(), p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -189,7 +189,7 @@ func TestStaleIndexedOccurrenceHidden(t *testing.T) {
 	publishOccurrenceInStore(t, e, id, key)
 	e.flush()
 	// The document of the old builder: the override's status as it is.
-	docs, err := e.worker.Docs.Events(context.Background(), []*repository.Post{mustPost(t, e, id)})
+	docs, err := e.worker.Docs.Events(context.Background(), []*repository.Record{mustPost(t, e, id)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,9 +221,9 @@ func anonymousSeesNothingInFeeds(t *testing.T, e *env) {
 }
 
 // mustPost reads a post from the store.
-func mustPost(t *testing.T, e *env, id int64) *repository.Post {
+func mustPost(t *testing.T, e *env, id int64) *repository.Record {
 	t.Helper()
-	p, err := e.store.GetPost(context.Background(), id)
+	p, err := e.store.GetRecord(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}

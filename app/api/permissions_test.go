@@ -165,7 +165,7 @@ func TestLinkedRecordVisibility(t *testing.T) {
 			want: map[string]any{"venue.id": hidden, "organizer.0.id": horg}},
 	})
 	// The author's event still links the hidden venue (kept, not dropped).
-	got, err := e.store.GetPost(context.Background(), owned)
+	got, err := e.store.GetRecord(context.Background(), owned)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,14 +191,14 @@ func TestTermCreationRights(t *testing.T) {
 		}
 		return m
 	}
-	terms := func(tax repository.Taxonomy, name string) int {
-		ts, err := e.store.FindTerms(context.Background(), repository.TermQuery{Taxonomy: tax, Name: name, NameLang: "en"})
+	terms := func(tax repository.LabelKind, name string) int {
+		ts, err := e.store.FindLabels(context.Background(), repository.LabelQuery{Taxonomy: tax, Name: name, NameLang: "en"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return len(ts)
 	}
-	before, _ := e.store.CountPosts(context.Background(), repository.PostQuery{Kind: repository.KindEvent})
+	before, _ := e.store.CountRecords(context.Background(), repository.RecordQuery{Kind: repository.KindEvent})
 	e.run(t, []scenario{
 		{name: "contributor references existing terms", method: "POST", url: "events", as: "contributor", body: ev([]any{"music"}, "Family"), status: 201,
 			want: map[string]any{"categories.0.name": "Music", "tags.0.name": "family"}},
@@ -214,16 +214,16 @@ func TestTermCreationRights(t *testing.T) {
 		{name: "admin new tag", method: "POST", url: "events", as: "admin", body: ev(nil, "Admin Tag"), status: 201},
 	})
 	for _, c := range []struct {
-		tax  repository.Taxonomy
+		tax  repository.LabelKind
 		name string
 		want int
-	}{{repository.TaxCategory, "Brand New", 0}, {repository.TaxTag, "spam1", 0}, {repository.TaxTag, "author-tag", 0},
-		{repository.TaxCategory, "Author Cat", 1}, {repository.TaxTag, "Editor Tag", 1}} {
+	}{{repository.LabelCategory, "Brand New", 0}, {repository.LabelTag, "spam1", 0}, {repository.LabelTag, "author-tag", 0},
+		{repository.LabelCategory, "Author Cat", 1}, {repository.LabelTag, "Editor Tag", 1}} {
 		if n := terms(c.tax, c.name); n != c.want {
 			t.Errorf("%s %q: %d terms, want %d", c.tax, c.name, n, c.want)
 		}
 	}
-	after, _ := e.store.CountPosts(context.Background(), repository.PostQuery{Kind: repository.KindEvent})
+	after, _ := e.store.CountRecords(context.Background(), repository.RecordQuery{Kind: repository.KindEvent})
 	if after-before != 5 {
 		t.Errorf("%d events created, want 5 (refused writes create nothing)", after-before)
 	}
@@ -231,7 +231,7 @@ func TestTermCreationRights(t *testing.T) {
 	body := ev(nil, "not-allowed")
 	body["venue"] = map[string]any{"venue": "Never Made"}
 	e.must(403, "POST", "events", "contributor", body)
-	if vs, _ := e.store.FindPosts(context.Background(), repository.PostQuery{Kind: repository.KindVenue, Title: "Never Made", TitleLang: "en"}); len(vs) != 0 {
+	if vs, _ := e.store.FindRecords(context.Background(), repository.RecordQuery{Kind: repository.KindVenue, Title: "Never Made", TitleLang: "en"}); len(vs) != 0 {
 		t.Error("a refused event write created its inline venue")
 	}
 }
@@ -296,7 +296,7 @@ func checkRaces(t *testing.T, a *fiber.App, st repository.Store, token string) {
 	if got[201] != 1 || got[400] != 19 {
 		t.Errorf("parallel POST /categories: statuses %v, want one 201 and 19 400", got)
 	}
-	if ts, _ := st.FindTerms(ctx, repository.TermQuery{Taxonomy: repository.TaxCategory, Name: "Race Category", NameLang: "en"}); len(ts) != 1 {
+	if ts, _ := st.FindLabels(ctx, repository.LabelQuery{Taxonomy: repository.LabelCategory, Name: "Race Category", NameLang: "en"}); len(ts) != 1 {
 		t.Errorf("%d categories named Race Category, want 1", len(ts))
 	}
 	got = parallel(t, 30, func(int) (int, error) {
@@ -306,7 +306,7 @@ func checkRaces(t *testing.T, a *fiber.App, st repository.Store, token string) {
 	if got[201] != 30 {
 		t.Errorf("parallel POST /venues: statuses %v, want 30 201", got)
 	}
-	if vs, _ := st.FindPosts(ctx, repository.PostQuery{Kind: repository.KindVenue, Title: "Race Venue", TitleLang: "en"}); len(vs) != 1 {
+	if vs, _ := st.FindRecords(ctx, repository.RecordQuery{Kind: repository.KindVenue, Title: "Race Venue", TitleLang: "en"}); len(vs) != 1 {
 		t.Errorf("%d venues named Race Venue, want 1", len(vs))
 	}
 	got = parallel(t, 10, func(i int) (int, error) {
@@ -319,14 +319,14 @@ func checkRaces(t *testing.T, a *fiber.App, st repository.Store, token string) {
 		t.Errorf("parallel POST /events: statuses %v, want 10 201", got)
 	}
 	for _, c := range []struct {
-		tax  repository.Taxonomy
+		tax  repository.LabelKind
 		name string
-	}{{repository.TaxTag, "race-tag"}, {repository.TaxTag, "Race Tag 2"}, {repository.TaxCategory, "New Race Category"}} {
-		if ts, _ := st.FindTerms(ctx, repository.TermQuery{Taxonomy: c.tax, Name: c.name, NameLang: "en"}); len(ts) != 1 {
+	}{{repository.LabelTag, "race-tag"}, {repository.LabelTag, "Race Tag 2"}, {repository.LabelCategory, "New Race Category"}} {
+		if ts, _ := st.FindLabels(ctx, repository.LabelQuery{Taxonomy: c.tax, Name: c.name, NameLang: "en"}); len(ts) != 1 {
 			t.Errorf("%d %ss named %q, want 1", len(ts), c.tax, c.name)
 		}
 	}
-	if vs, _ := st.FindPosts(ctx, repository.PostQuery{Kind: repository.KindVenue, Title: "Race Venue 2", TitleLang: "en"}); len(vs) != 1 {
+	if vs, _ := st.FindRecords(ctx, repository.RecordQuery{Kind: repository.KindVenue, Title: "Race Venue 2", TitleLang: "en"}); len(vs) != 1 {
 		t.Errorf("%d venues named Race Venue 2, want 1", len(vs))
 	}
 }
@@ -346,8 +346,8 @@ func TestManyTermsRead(t *testing.T) {
 	ctx := context.Background()
 	ids := make([]int64, 0, 2000)
 	for i := range 2000 {
-		tm := &repository.Term{Taxonomy: repository.TaxCategory, Name: repository.Text{"en": fmt.Sprintf("c%d", i)}, Slug: repository.Text{"en": fmt.Sprintf("c%d", i)}}
-		if err := e.store.CreateTerm(ctx, tm); err != nil {
+		tm := &repository.Label{Taxonomy: repository.LabelCategory, Name: repository.Text{"en": fmt.Sprintf("c%d", i)}, Slug: repository.Text{"en": fmt.Sprintf("c%d", i)}}
+		if err := e.store.CreateLabel(ctx, tm); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, tm.ID)
@@ -355,11 +355,11 @@ func TestManyTermsRead(t *testing.T) {
 	// Written to the store: the API caps categories per event at 100
 	// (config/limits), but older data or an import may hold more.
 	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	p := &repository.Post{Kind: repository.KindEvent, Author: e.users["editor"].ID, Status: repository.StatusPublish,
+	p := &repository.Record{Kind: repository.KindEvent, Author: e.users["editor"].ID, Status: repository.StatusPublish,
 		Date: e.now, Modified: e.now, Title: repository.Text{"en": "Many"}, Slug: repository.Text{"en": "many"},
 		Event: &repository.EventFields{StartLocal: start.Format(time.DateTime), EndLocal: start.Add(time.Hour).Format(time.DateTime),
 			StartUTC: start, EndUTC: start.Add(time.Hour), Categories: ids, Tags: []int64{}, Venues: []int64{}, Organizers: []int64{}}}
-	if err := e.store.CreatePost(ctx, p); err != nil {
+	if err := e.store.CreateRecord(ctx, p); err != nil {
 		t.Fatal(err)
 	}
 	id := p.ID

@@ -621,7 +621,7 @@ func refusedLargeWrites(t *testing.T, e *env) []refusal {
 	// override text bound does not count) up to 100,000 bytes below the
 	// record bound.
 	target := repository.MaxRecordBytes - 100_000
-	if _, err := e.store.UpdatePost(ctx, big, func(p *repository.Post) error {
+	if _, err := e.store.UpdateRecord(ctx, big, func(p *repository.Record) error {
 		for i := 2; i < 12; i++ {
 			size, err := repository.RecordSize(p)
 			if err != nil {
@@ -644,7 +644,7 @@ func refusedLargeWrites(t *testing.T, e *env) []refusal {
 	// texts: its overrides hold 50,000 bytes less text than the override
 	// text bound.
 	limit := e.cfg.MaxSeriesOverrideText
-	if _, err := e.store.UpdatePost(ctx, texts, func(p *repository.Post) error {
+	if _, err := e.store.UpdateRecord(ctx, texts, func(p *repository.Record) error {
 		per := (limit - 50_000) / 10
 		for i := 2; i < 12; i++ {
 			p.Event.Overrides = append(p.Event.Overrides, repository.OccurrenceOverride{Key: key(i), Content: repository.Text{"en": strings.Repeat("t", per)}})

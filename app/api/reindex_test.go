@@ -43,12 +43,12 @@ func TestRebuildWithoutDowntime(t *testing.T) {
 	ids := make([]int64, 0, stored)
 	for i := range stored {
 		start := first.Add(time.Duration(i) * time.Hour)
-		p := &repository.Post{Kind: repository.KindEvent, Author: e.users["editor"].ID, Status: repository.StatusPublish,
+		p := &repository.Record{Kind: repository.KindEvent, Author: e.users["editor"].ID, Status: repository.StatusPublish,
 			Date: e.now, Modified: e.now, Title: repository.Text{"en": fmt.Sprintf("Gala %d", i)},
 			Slug: repository.Text{"en": fmt.Sprintf("gala-%d", i)},
 			Event: &repository.EventFields{StartLocal: start.Format(time.DateTime), EndLocal: start.Add(time.Hour).Format(time.DateTime),
 				StartUTC: start, EndUTC: start.Add(time.Hour), Categories: []int64{}, Tags: []int64{}, Venues: []int64{}, Organizers: []int64{}}}
-		if err := e.store.CreatePost(context.Background(), p); err != nil {
+		if err := e.store.CreateRecord(context.Background(), p); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, p.ID)

@@ -59,16 +59,16 @@ func BenchmarkUncachedRead(b *testing.B) {
 	w := &indexing.Worker{Store: st, Engine: eng, Log: quiet,
 		Docs: &indexing.DocBuilder{Store: st, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location}}
 	now := time.Now().UTC().Truncate(24 * time.Hour) // the same data all day (dumpResponses)
-	post := func(p *repository.Post) int64 {
+	post := func(p *repository.Record) int64 {
 		p.Status, p.Date, p.Modified, p.Author = repository.StatusPublish, now, now, 1
-		if err := st.CreatePost(ctx, p); err != nil {
+		if err := st.CreateRecord(ctx, p); err != nil {
 			b.Fatal(err)
 		}
 		return p.ID
 	}
-	term := func(tax repository.Taxonomy, name string) int64 {
-		t := &repository.Term{Taxonomy: tax, Name: repository.Text{"en": name}, Slug: repository.Text{"en": repository.Slugify(name)}}
-		if err := st.CreateTerm(ctx, t); err != nil {
+	term := func(tax repository.LabelKind, name string) int64 {
+		t := &repository.Label{Taxonomy: tax, Name: repository.Text{"en": name}, Slug: repository.Text{"en": repository.Slugify(name)}}
+		if err := st.CreateLabel(ctx, t); err != nil {
 			b.Fatal(err)
 		}
 		return t.ID
@@ -77,22 +77,22 @@ func BenchmarkUncachedRead(b *testing.B) {
 	for i := range nVenues {
 		lat, lng := 48+float64(i%100)/50, 2+float64(i%70)/35
 		name := fmt.Sprintf("Venue %d", i)
-		venues = append(venues, post(&repository.Post{Kind: repository.KindVenue, Title: repository.Text{"en": name},
+		venues = append(venues, post(&repository.Record{Kind: repository.KindVenue, Title: repository.Text{"en": name},
 			Slug: repository.Text{"en": repository.Slugify(name)},
 			Venue: &repository.VenueFields{Address: strconv.Itoa(i) + " Main Street", City: "Lyon", Country: "France",
 				ShowMap: true, ShowMapLink: true, GeoLat: &lat, GeoLng: &lng}}))
 	}
 	for i := range nOrgs {
 		name := fmt.Sprintf("Organizer %d", i)
-		orgs = append(orgs, post(&repository.Post{Kind: repository.KindOrganizer, Title: repository.Text{"en": name},
+		orgs = append(orgs, post(&repository.Record{Kind: repository.KindOrganizer, Title: repository.Text{"en": name},
 			Slug:      repository.Text{"en": repository.Slugify(name)},
 			Organizer: &repository.OrganizerFields{Email: fmt.Sprintf("org%d@example.test", i), Phone: "555-0100"}}))
 	}
 	for i := range nCats {
-		cats = append(cats, term(repository.TaxCategory, fmt.Sprintf("Category %d", i)))
+		cats = append(cats, term(repository.LabelCategory, fmt.Sprintf("Category %d", i)))
 	}
 	for i := range nTags {
-		tags = append(tags, term(repository.TaxTag, fmt.Sprintf("tag-%d", i)))
+		tags = append(tags, term(repository.LabelTag, fmt.Sprintf("tag-%d", i)))
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	today := now.Truncate(24 * time.Hour)
@@ -101,7 +101,7 @@ func BenchmarkUncachedRead(b *testing.B) {
 		title := fmt.Sprintf("Concert night %d", i)
 		start := today.Add(time.Duration(rng.IntN(730*24)) * time.Hour)
 		local := start.In(cfg.Location)
-		events = append(events, post(&repository.Post{Kind: repository.KindEvent, Title: repository.Text{"en": title},
+		events = append(events, post(&repository.Record{Kind: repository.KindEvent, Title: repository.Text{"en": title},
 			Content: repository.Text{"en": "An evening of jazz and <b>blues</b> in the old town."},
 			Slug:    repository.Text{"en": repository.Slugify(title)},
 			Event: &repository.EventFields{

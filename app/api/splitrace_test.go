@@ -49,11 +49,11 @@ func (s *splitRaceStore) arrived(find bool) {
 	}
 }
 
-func (s *splitRaceStore) FindPosts(ctx context.Context, q repository.PostQuery) ([]*repository.Post, error) {
+func (s *splitRaceStore) FindRecords(ctx context.Context, q repository.RecordQuery) ([]*repository.Record, error) {
 	if q.Parent == s.parent {
 		s.arrived(true)
 	}
-	return s.Store.FindPosts(ctx, q)
+	return s.Store.FindRecords(ctx, q)
 }
 
 func (s *splitRaceStore) Exclusive(ctx context.Context, key string, fn func(ctx context.Context) error) error {
@@ -63,7 +63,7 @@ func (s *splitRaceStore) Exclusive(ctx context.Context, key string, fn func(ctx 
 	return s.Store.Exclusive(ctx, key, fn)
 }
 
-func (s *splitRaceStore) CreatePost(ctx context.Context, p *repository.Post) error {
+func (s *splitRaceStore) CreateRecord(ctx context.Context, p *repository.Record) error {
 	s.mu.Lock()
 	hold := p.Event != nil && p.Event.Parent == s.parent && s.parent != 0 && !s.held
 	if hold {
@@ -77,7 +77,7 @@ func (s *splitRaceStore) CreatePost(ctx context.Context, p *repository.Post) err
 			return fmt.Errorf("the second split never arrived: %w", s.timeout.Err())
 		}
 	}
-	return s.Store.CreatePost(ctx, p)
+	return s.Store.CreateRecord(ctx, p)
 }
 
 // TestConcurrentSplits sends two splits of one series at once, on both
@@ -118,7 +118,7 @@ func TestConcurrentSplits(t *testing.T) {
 		if created != 1 {
 			t.Errorf("%d splits succeeded (%v), want 1", created, statuses)
 		}
-		children, err := rs.Store.FindPosts(context.Background(), repository.PostQuery{Kind: repository.KindEvent, Parent: id})
+		children, err := rs.Store.FindRecords(context.Background(), repository.RecordQuery{Kind: repository.KindEvent, Parent: id})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,9 +17,11 @@ type failingStore struct {
 	err error
 }
 
-func (s failingStore) CreatePost(context.Context, *repository.Post) error { return s.err }
+func (s failingStore) CreateRecord(context.Context, *repository.Record) error { return s.err }
 
-func (s failingStore) GetPost(context.Context, int64) (*repository.Post, error) { return nil, s.err }
+func (s failingStore) GetRecord(context.Context, int64) (*repository.Record, error) {
+	return nil, s.err
+}
 
 // TestStoreErrorStatuses: a duplicate key of the store (a unique key the
 // write needs was taken meanwhile) answers 409 rest_conflict, which a retry

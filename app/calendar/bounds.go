@@ -31,7 +31,7 @@ const (
 // dates are already applied, validates the series against its start and
 // zone, and drops the overrides of occurrences the write removed. A
 // single event keeps no overrides.
-func (o *op) applyRecurrence(plan *writePlan, p *repository.Post) error {
+func (o *op) applyRecurrence(plan *writePlan, p *repository.Record) error {
 	e := p.Event
 	if in := plan.ev.Recurrence; in.Set {
 		e.Recurrence = in.Value.Clone()
@@ -131,7 +131,7 @@ func (s *Service) checkOverrideText(field string, before int, e *repository.Even
 // The sum is read from the store (Store.AccountDocuments) at each write,
 // so writes of one account racing each other may each pass: the bound is
 // then exceeded by at most their number times one series' occurrences.
-func (o *op) boundDocuments(p *repository.Post) error {
+func (o *op) boundDocuments(p *repository.Record) error {
 	e := p.Event
 	before := 0
 	if p.ID != 0 {

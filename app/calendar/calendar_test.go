@@ -35,15 +35,15 @@ func newService(t *testing.T) (*calendar.Service, repository.Store) {
 func counts(t *testing.T, st repository.Store) map[string]int {
 	t.Helper()
 	out := map[string]int{}
-	for _, k := range []repository.PostKind{repository.KindEvent, repository.KindVenue, repository.KindOrganizer, repository.KindImage} {
-		ps, err := st.FindPosts(t.Context(), repository.PostQuery{Kind: k})
+	for _, k := range []repository.Kind{repository.KindEvent, repository.KindVenue, repository.KindOrganizer, repository.KindImage} {
+		ps, err := st.FindRecords(t.Context(), repository.RecordQuery{Kind: k})
 		if err != nil {
 			t.Fatal(err)
 		}
 		out[string(k)] = len(ps)
 	}
-	for _, tax := range []repository.Taxonomy{repository.TaxCategory, repository.TaxTag} {
-		ts, err := st.FindTerms(t.Context(), repository.TermQuery{Taxonomy: tax})
+	for _, tax := range []repository.LabelKind{repository.LabelCategory, repository.LabelTag} {
+		ts, err := st.FindLabels(t.Context(), repository.LabelQuery{Taxonomy: tax})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,14 +56,14 @@ func counts(t *testing.T, st repository.Store) map[string]int {
 // inline venue and an image URL.
 func event() *calendar.EventInput {
 	return &calendar.EventInput{
-		PostInput: calendar.PostInput{Name: calendar.Some("Concert"),
+		RecordInput: calendar.RecordInput{Name: calendar.Some("Concert"),
 			Image: calendar.Some(calendar.ImageRef{URL: "https://example.org/poster.png"})},
 		StartDate:  calendar.Some("2026-07-01 19:00:00"),
 		EndDate:    calendar.Some("2026-07-01 21:00:00"),
-		Categories: calendar.Some([]calendar.TermItem{{Name: "Music"}}),
-		Tags:       calendar.Some([]calendar.TermItem{{Name: "jazz"}}),
+		Categories: calendar.Some([]calendar.LabelItem{{Name: "Music"}}),
+		Tags:       calendar.Some([]calendar.LabelItem{{Name: "jazz"}}),
 		Venues: calendar.Links{Set: true, Items: []calendar.Link{{Venue: &calendar.VenueInput{
-			PostInput: calendar.PostInput{Name: calendar.Some("Hall")}, City: calendar.Some("Utrecht")}}}},
+			RecordInput: calendar.RecordInput{Name: calendar.Some("Hall")}, City: calendar.Some("Utrecht")}}}},
 	}
 }
 
@@ -120,7 +120,7 @@ func TestCreateEventDecidesBeforeWriting(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := map[string]int{"event": 1, "venue": 1, "organizer": 0, "image": 1,
-			string(repository.TaxCategory): 1, string(repository.TaxTag): 1}
+			string(repository.LabelCategory): 1, string(repository.LabelTag): 1}
 		got := counts(t, st)
 		for k, n := range want {
 			if got[k] != n {
@@ -146,8 +146,8 @@ func equal(a, b map[string]int) bool {
 }
 
 // importedEvent is an event as an importer maps it.
-func importedEvent(id int64) *repository.Post {
-	p := &repository.Post{ID: id, Kind: repository.KindEvent, Author: 3, Status: repository.StatusPublish,
+func importedEvent(id int64) *repository.Record {
+	p := &repository.Record{ID: id, Kind: repository.KindEvent, Author: 3, Status: repository.StatusPublish,
 		Date: time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC), Title: repository.Text{"en": "Imported"}, Slug: repository.Text{"en": "kept-slug"},
 		Event: &repository.EventFields{Timezone: "Europe/Amsterdam", StartLocal: "2026-07-01 19:00:00", EndLocal: "2026-07-01 21:00:00",
 			StartUTC: time.Date(2026, 7, 1, 17, 0, 0, 0, time.UTC), EndUTC: time.Date(2026, 7, 1, 19, 0, 0, 0, time.UTC),
@@ -158,18 +158,18 @@ func importedEvent(id int64) *repository.Post {
 func TestCheckImported(t *testing.T) {
 	tests := []struct {
 		name   string
-		change func(p *repository.Post)
+		change func(p *repository.Record)
 		field  string // "" when accepted
 	}{
-		{"event as mapped", func(*repository.Post) {}, ""},
-		{"venue", func(p *repository.Post) { p.Kind, p.Event = repository.KindVenue, nil }, ""},
-		{"no ID", func(p *repository.Post) { p.ID = 0 }, "id"},
-		{"unknown kind", func(p *repository.Post) { p.Kind = "page" }, "kind"},
-		{"unknown zone", func(p *repository.Post) { p.Event.Timezone = "Mars/Olympus" }, "timezone"},
-		{"no start", func(p *repository.Post) { p.Event.StartLocal = "" }, "start_date"},
-		{"local end before start", func(p *repository.Post) { p.Event.EndLocal = "2026-07-01 18:00:00" }, "end_date"},
-		{"UTC end before start", func(p *repository.Post) { p.Event.EndUTC = p.Event.StartUTC.Add(-time.Hour) }, "end_date"},
-		{"bad rule", func(p *repository.Post) {
+		{"event as mapped", func(*repository.Record) {}, ""},
+		{"venue", func(p *repository.Record) { p.Kind, p.Event = repository.KindVenue, nil }, ""},
+		{"no ID", func(p *repository.Record) { p.ID = 0 }, "id"},
+		{"unknown kind", func(p *repository.Record) { p.Kind = "page" }, "kind"},
+		{"unknown zone", func(p *repository.Record) { p.Event.Timezone = "Mars/Olympus" }, "timezone"},
+		{"no start", func(p *repository.Record) { p.Event.StartLocal = "" }, "start_date"},
+		{"local end before start", func(p *repository.Record) { p.Event.EndLocal = "2026-07-01 18:00:00" }, "end_date"},
+		{"UTC end before start", func(p *repository.Record) { p.Event.EndUTC = p.Event.StartUTC.Add(-time.Hour) }, "end_date"},
+		{"bad rule", func(p *repository.Record) {
 			p.Event.Recurrence = &repository.Recurrence{Rules: []string{"FREQ=SOMETIMES"}, Exclusions: []string{}, Additions: []string{}}
 		}, "recurrence"},
 	}
@@ -199,7 +199,7 @@ func TestImportKeepsWhatTheSourceHas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := st.GetPost(t.Context(), 500)
+	got, err := st.GetRecord(t.Context(), 500)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestImportKeepsWhatTheSourceHas(t *testing.T) {
 	if _, err := svc.Import(t.Context(), bad, false); err == nil {
 		t.Fatal("an event ending before it starts was imported")
 	}
-	if _, err := st.GetPost(t.Context(), 501); !errors.Is(err, repository.ErrNotFound) {
+	if _, err := st.GetRecord(t.Context(), 501); !errors.Is(err, repository.ErrNotFound) {
 		t.Fatalf("the refused event: %v, want not found", err)
 	}
 	if _, err := svc.Import(t.Context(), importedEvent(502), true); !errors.Is(err, repository.ErrNotFound) {

@@ -63,7 +63,7 @@ type Deps struct {
 	// Changed is told the records of a write (as they were and as they
 	// are), for caches of what they link to (the renderer's term counts);
 	// may be nil.
-	Changed func(posts ...*repository.Post)
+	Changed func(posts ...*repository.Record)
 }
 
 // Service writes events, venues and organizers. It is safe for
@@ -75,7 +75,7 @@ type Service struct {
 	now        func() time.Time
 	zone       func(e *repository.EventFields) (*time.Location, string)
 	expansions *recurrence.Cache
-	changed    func(posts ...*repository.Post)
+	changed    func(posts ...*repository.Record)
 }
 
 // New returns the service; Config, Store and Logger must be set.
@@ -140,7 +140,7 @@ func (s *Service) RecurrenceLimits() recurrence.Limits {
 }
 
 // countsChanged tells Changed the events of a write (before and after).
-func (s *Service) countsChanged(posts ...*repository.Post) {
+func (s *Service) countsChanged(posts ...*repository.Record) {
 	if s.changed != nil {
 		s.changed(posts...)
 	}

@@ -27,14 +27,14 @@ type termRef struct {
 // language and the default one (indexed look-ups). A name found nowhere
 // becomes a termRef to create, which needs the right to manage terms of
 // tax: 403 otherwise.
-func (o *op) lookupTerms(tax repository.Taxonomy, items []TermItem) ([]termRef, error) {
+func (o *op) lookupTerms(tax repository.LabelKind, items []LabelItem) ([]termRef, error) {
 	var ids []int64
 	for _, it := range items {
 		if it.IsID {
 			ids = append(ids, it.ID)
 		}
 	}
-	found, err := o.s.store.GetTerms(o.ctx, ids)
+	found, err := o.s.store.GetLabels(o.ctx, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ func (o *op) lookupTerms(tax repository.Taxonomy, items []TermItem) ([]termRef, 
 			refs = append(refs, termRef{id: t.ID})
 			continue
 		}
-		if !access.CanManageTerms(o.user, tax) {
+		if !access.CanManageLabels(o.user, tax) {
 			// Refused at the first unknown name: a command naming
 			// thousands of new terms costs one look-up, not thousands.
 			return nil, errCannotCreateTerm(tax)
@@ -74,9 +74,9 @@ func (o *op) lookupTerms(tax repository.Taxonomy, items []TermItem) ([]termRef, 
 
 // errCannotCreateTerm is the 403 for naming a new term without the right
 // to create terms of tax.
-func errCannotCreateTerm(tax repository.Taxonomy) error {
+func errCannotCreateTerm(tax repository.LabelKind) error {
 	coll := "categories"
-	if tax == repository.TaxTag {
+	if tax == repository.LabelTag {
 		coll = "tags"
 	}
 	return apierr.New(403, "rest_cannot_create", "Sorry, you are not allowed to create terms in this taxonomy; use existing "+coll+".")
@@ -85,7 +85,7 @@ func errCannotCreateTerm(tax repository.Taxonomy) error {
 // createTerms turns refs into term IDs, creating the named terms. Each
 // creation looks the name up again under the name's lock: a parallel
 // write may have created it since lookupTerms.
-func (o *op) createTerms(tax repository.Taxonomy, refs []termRef, made *[]madeRecord) ([]int64, error) {
+func (o *op) createTerms(tax repository.LabelKind, refs []termRef, made *[]madeRecord) ([]int64, error) {
 	ids := []int64{}
 	for _, ref := range refs {
 		id := ref.id
@@ -96,10 +96,10 @@ func (o *op) createTerms(tax repository.Taxonomy, refs []termRef, made *[]madeRe
 					return err
 				}
 				if t == nil {
-					t = &repository.Term{Taxonomy: tax}
+					t = &repository.Label{Taxonomy: tax}
 					t.Name.Set(o.lang, ref.name)
 					t.Slug.Set(o.lang, repository.Slugify(ref.name))
-					if err := o.s.store.CreateTerm(o.ctx, t); err != nil {
+					if err := o.s.store.CreateLabel(o.ctx, t); err != nil {
 						return err
 					}
 					*made = append(*made, madeRecord{term: t.ID, tax: tax})
@@ -120,20 +120,20 @@ func (o *op) createTerms(tax repository.Taxonomy, refs []termRef, made *[]madeRe
 
 // findTerm finds a term by slug or name in the command's or the default
 // language.
-func (o *op) findTerm(tax repository.Taxonomy, s string) (*repository.Term, error) {
+func (o *op) findTerm(tax repository.LabelKind, s string) (*repository.Label, error) {
 	langs := []string{o.lang}
 	if o.lang != o.s.cfg.DefaultLanguage {
 		langs = append(langs, o.s.cfg.DefaultLanguage)
 	}
 	for _, l := range langs {
-		ts, err := o.s.store.FindTerms(o.ctx, repository.TermQuery{Taxonomy: tax, Slug: s, SlugLang: l})
+		ts, err := o.s.store.FindLabels(o.ctx, repository.LabelQuery{Taxonomy: tax, Slug: s, SlugLang: l})
 		if err != nil {
 			return nil, err
 		}
 		if len(ts) > 0 {
 			return ts[0], nil
 		}
-		ts, err = o.s.store.FindTerms(o.ctx, repository.TermQuery{Taxonomy: tax, Name: s, NameLang: l})
+		ts, err = o.s.store.FindLabels(o.ctx, repository.LabelQuery{Taxonomy: tax, Name: s, NameLang: l})
 		if err != nil {
 			return nil, err
 		}
@@ -144,9 +144,9 @@ func (o *op) findTerm(tax repository.Taxonomy, s string) (*repository.Term, erro
 	return nil, nil
 }
 
-// LookupTerm finds a category or tag by slug, then name, in lang and then
+// LookupLabel finds a category or tag by slug, then name, in lang and then
 // the default language (nil when none has it): how event writes and event
 // list filters resolve a term named by its slug or name.
-func (s *Service) LookupTerm(ctx context.Context, tax repository.Taxonomy, lang, ref string) (*repository.Term, error) {
+func (s *Service) LookupLabel(ctx context.Context, tax repository.LabelKind, lang, ref string) (*repository.Label, error) {
 	return s.with(ctx, nil, lang).findTerm(tax, ref)
 }

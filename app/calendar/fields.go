@@ -14,9 +14,9 @@ import (
 )
 
 // newPost is a new, empty post of kind by the actor.
-func (o *op) newPost(kind repository.PostKind) *repository.Post {
+func (o *op) newPost(kind repository.Kind) *repository.Record {
 	now := o.s.now().UTC().Truncate(time.Second)
-	p := &repository.Post{Kind: kind, Author: o.userID(), Date: now, Modified: now}
+	p := &repository.Record{Kind: kind, Author: o.userID(), Date: now, Modified: now}
 	switch kind {
 	case repository.KindEvent:
 		p.Event = &repository.EventFields{ShowMap: true, ShowMapLink: true,
@@ -31,7 +31,7 @@ func (o *op) newPost(kind repository.PostKind) *repository.Post {
 
 // apply writes the plan onto p (a new post, or the current record inside
 // UpdatePost's compare-and-swap loop). It may run more than once.
-func (o *op) apply(plan *writePlan, p *repository.Post) error {
+func (o *op) apply(plan *writePlan, p *repository.Record) error {
 	in := plan.in
 	lang := o.lang
 	creating := p.ID == 0
@@ -79,7 +79,7 @@ func (o *op) apply(plan *writePlan, p *repository.Post) error {
 // pending, and a new post without a status is a draft for contributors
 // and published for everyone else. A publish date in the future makes the
 // post "future", a future post whose date passed is published.
-func (o *op) applyStatusAndDate(plan *writePlan, p *repository.Post, creating bool) error {
+func (o *op) applyStatusAndDate(plan *writePlan, p *repository.Record, creating bool) error {
 	in := plan.in
 	zone := o.s.cfg.Location
 	if p.Event != nil {
@@ -136,7 +136,7 @@ func (o *op) applyStatusAndDate(plan *writePlan, p *repository.Post, creating bo
 
 // applyMeta writes the kind-specific fields (everything but text, slug,
 // author, status and dates), so duplicate detection can reuse it.
-func (o *op) applyMeta(plan *writePlan, p *repository.Post) error {
+func (o *op) applyMeta(plan *writePlan, p *repository.Record) error {
 	str := func(in Opt[string], dst *string) {
 		if in.Set {
 			*dst = strings.TrimSpace(in.Value)
@@ -215,7 +215,7 @@ func deriveStateProvince(v *repository.VenueFields) string {
 // applyEvent writes event fields: the time zone, the dates (read as
 // wall-clock time in the event's zone, as the original plugin reads them;
 // a Unix timestamp is an instant), flags, cost, website and links.
-func (o *op) applyEvent(plan *writePlan, p *repository.Post) error {
+func (o *op) applyEvent(plan *writePlan, p *repository.Record) error {
 	in := plan.ev
 	if p.Event == nil {
 		p.Event = &repository.EventFields{ShowMap: true, ShowMapLink: true}

@@ -34,7 +34,7 @@ func (e *FieldError) Error() string { return e.Field + ": " + e.Problem }
 // an end not before the start in UTC, and its recurrence (the series'
 // rules and bounds, RECURRENCE_HORIZON and MAX_SERIES_OCCURRENCES).
 // It reads nothing from the store.
-func (s *Service) CheckImported(p *repository.Post) error {
+func (s *Service) CheckImported(p *repository.Record) error {
 	if p.ID <= 0 {
 		return &FieldError{Field: "id", Problem: "an imported record keeps its ID: a whole number of 1 or more"}
 	}
@@ -80,20 +80,20 @@ func (s *Service) CheckImported(p *repository.Post) error {
 // errors of a taken or vanished ID (repository.ErrDuplicate,
 // repository.ErrNotFound) are returned as they are. It returns the record
 // as stored.
-func (s *Service) Import(ctx context.Context, p *repository.Post, replace bool) (*repository.Post, error) {
+func (s *Service) Import(ctx context.Context, p *repository.Record, replace bool) (*repository.Record, error) {
 	if err := s.CheckImported(p); err != nil {
 		return nil, err
 	}
 	if !replace {
 		c := p.Clone()
-		if err := s.store.CreatePost(ctx, c); err != nil {
+		if err := s.store.CreateRecord(ctx, c); err != nil {
 			return nil, err
 		}
 		s.countsChanged(c)
 		return c, nil
 	}
-	var before *repository.Post
-	stored, err := s.store.UpdatePost(ctx, p.ID, func(q *repository.Post) error {
+	var before *repository.Record
+	stored, err := s.store.UpdateRecord(ctx, p.ID, func(q *repository.Record) error {
 		before = q.Clone()
 		rev := q.Revision
 		*q = *p.Clone()

@@ -2,10 +2,10 @@ package calendar
 
 import "github.com/calendar/eventcal/repository"
 
-// PostInput holds the fields every kind takes. Text values are as the
+// RecordInput holds the fields every kind takes. Text values are as the
 // caller decoded them (the service trims where the field is trimmed);
 // dates are the text sent, read in the record's zone once it is known.
-type PostInput struct {
+type RecordInput struct {
 	// Name is the event title, venue name or organizer name.
 	Name        Opt[string]
 	Description Opt[string]
@@ -31,7 +31,7 @@ type ImageRef struct {
 
 // EventInput is a create or (partial) update of an event.
 type EventInput struct {
-	PostInput
+	RecordInput
 	Timezone                 Opt[string]
 	StartDate, EndDate       Opt[string]
 	AllDay                   Opt[bool]
@@ -42,14 +42,14 @@ type EventInput struct {
 	Website                  Opt[string]
 	Password                 Opt[string]
 	Venues, Organizers       Links
-	Categories, Tags         Opt[[]TermItem]
+	Categories, Tags         Opt[[]LabelItem]
 	Recurrence               Opt[*repository.Recurrence]
 }
 
 // VenueInput is a create or (partial) update of a venue, or inline venue
 // data in an event write.
 type VenueInput struct {
-	PostInput
+	RecordInput
 	Address, City, Country, Province, State, Zip, Phone, Website Opt[string]
 	StateProvince                                                Opt[string]
 	ShowMap, ShowMapLink                                         Opt[bool]
@@ -59,7 +59,7 @@ type VenueInput struct {
 // OrganizerInput is a create or (partial) update of an organizer, or
 // inline organizer data in an event write.
 type OrganizerInput struct {
-	PostInput
+	RecordInput
 	Phone, Email, Website Opt[string]
 }
 
@@ -83,9 +83,9 @@ type Link struct {
 	Organizer *OrganizerInput
 }
 
-// TermItem is one item of a categories or tags value: an ID (IsID) or a
+// LabelItem is one item of a categories or tags value: an ID (IsID) or a
 // slug or name to look up, created when found nowhere.
-type TermItem struct {
+type LabelItem struct {
 	ID   int64
 	IsID bool
 	Name string

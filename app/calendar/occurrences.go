@@ -36,8 +36,8 @@ func errOccurrenceGone(id int64, key string) error {
 // editOccurrence runs edit (an occurrenceEdit) on the series cur inside
 // UpdatePost's loop and tells Changed: the write shared by the occurrence
 // commands.
-func (s *Service) editOccurrence(ctx context.Context, cur *repository.Post, edit func(p *repository.Post) error) (*repository.Post, error) {
-	p, err := s.store.UpdatePost(ctx, cur.ID, edit)
+func (s *Service) editOccurrence(ctx context.Context, cur *repository.Record, edit func(p *repository.Record) error) (*repository.Record, error) {
+	p, err := s.store.UpdateRecord(ctx, cur.ID, edit)
 	if errors.Is(err, repository.ErrNotFound) {
 		return nil, apierr.NotFound("event", cur.ID)
 	}
@@ -50,8 +50,8 @@ func (s *Service) editOccurrence(ctx context.Context, cur *repository.Post, edit
 
 // occurrenceEdit wraps edit with the checks that the record is still a
 // series with the occurrence key.
-func (s *Service) occurrenceEdit(key string, loc *time.Location, edit func(p *repository.Post) error) func(p *repository.Post) error {
-	return func(p *repository.Post) error {
+func (s *Service) occurrenceEdit(key string, loc *time.Location, edit func(p *repository.Record) error) func(p *repository.Record) error {
+	return func(p *repository.Record) error {
 		if p.Event == nil || p.Event.Recurrence == nil {
 			return errNotRecurring()
 		}
@@ -64,7 +64,7 @@ func (s *Service) occurrenceEdit(key string, loc *time.Location, edit func(p *re
 
 // FindOccurrence returns the occurrence key of the series p (whose zone
 // is loc), or 404 rest-occurrence-not-found saying why there is none.
-func (s *Service) FindOccurrence(p *repository.Post, loc *time.Location, key string) (recurrence.Occurrence, error) {
+func (s *Service) FindOccurrence(p *repository.Record, loc *time.Location, key string) (recurrence.Occurrence, error) {
 	o, ok, err := s.expansions.Find(recurrence.SeriesOf(p.Event, loc), key, s.RecurrenceLimits())
 	if err != nil {
 		return o, RecurrenceProblem(err)
@@ -82,7 +82,7 @@ func (s *Service) FindOccurrence(p *repository.Post, loc *time.Location, key str
 // key of the series cur, kept as an override that later edits of the
 // series leave alone unless they remove the occurrence. It returns the
 // series and the occurrence as written.
-func (s *Service) UpdateOccurrence(ctx context.Context, by *repository.User, lang string, cur *repository.Post, key string, in *OccurrenceInput) (*repository.Post, recurrence.Occurrence, error) {
+func (s *Service) UpdateOccurrence(ctx context.Context, by *repository.User, lang string, cur *repository.Record, key string, in *OccurrenceInput) (*repository.Record, recurrence.Occurrence, error) {
 	o := s.with(ctx, by, lang)
 	loc, _ := s.zone(cur.Event)
 	occ, err := s.FindOccurrence(cur, loc, key)
@@ -95,7 +95,7 @@ func (s *Service) UpdateOccurrence(ctx context.Context, by *repository.User, lan
 	}
 	lim := s.RecurrenceLimits()
 	var after recurrence.Occurrence
-	edit := s.occurrenceEdit(occ.Key, loc, func(p *repository.Post) error {
+	edit := s.occurrenceEdit(occ.Key, loc, func(p *repository.Record) error {
 		textBefore := p.Event.OverrideTextBytes()
 		ov := p.Event.Override(occ.Key)
 		if ov == nil {
@@ -160,7 +160,7 @@ type occurrenceChange struct {
 // occurrenceChange checks what the caller's decoding cannot: venues and
 // organizers must be existing ones the actor may link (IDs; an occurrence
 // does not create venues or organizers).
-func (o *op) occurrenceChange(cur *repository.Post, in *OccurrenceInput) (*occurrenceChange, error) {
+func (o *op) occurrenceChange(cur *repository.Record, in *OccurrenceInput) (*occurrenceChange, error) {
 	c := &occurrenceChange{}
 	current := append(append([]int64{}, cur.Event.Venues...), cur.Event.Organizers...)
 	for _, ov := range cur.Event.Overrides {
@@ -173,7 +173,7 @@ func (o *op) occurrenceChange(cur *repository.Post, in *OccurrenceInput) (*occur
 	}
 	for _, l := range []struct {
 		name string
-		kind repository.PostKind
+		kind repository.Kind
 		in   Links
 		dst  *[]int64
 		set  *bool
@@ -205,7 +205,7 @@ func (o *op) occurrenceChange(cur *repository.Post, in *OccurrenceInput) (*occur
 // applyOccurrence writes the command's fields onto the override ov of
 // occurrence occ of the series p (inside UpdatePost's loop: it may run
 // more than once).
-func (o *op) applyOccurrence(c *occurrenceChange, in *OccurrenceInput, ov *repository.OccurrenceOverride, occ recurrence.Occurrence, p *repository.Post) error {
+func (o *op) applyOccurrence(c *occurrenceChange, in *OccurrenceInput, ov *repository.OccurrenceOverride, occ recurrence.Occurrence, p *repository.Record) error {
 	for _, f := range []struct {
 		in  Opt[string]
 		dst *repository.Text
@@ -289,13 +289,13 @@ func (o *op) applyOccurrence(c *occurrenceChange, in *OccurrenceInput, ov *repos
 // CancelOccurrence cancels the occurrence key of the series cur, written
 // as an exclusion of the series (its override, if any, goes). It returns
 // the occurrence as it was.
-func (s *Service) CancelOccurrence(ctx context.Context, cur *repository.Post, key string) (recurrence.Occurrence, error) {
+func (s *Service) CancelOccurrence(ctx context.Context, cur *repository.Record, key string) (recurrence.Occurrence, error) {
 	loc, _ := s.zone(cur.Event)
 	occ, err := s.FindOccurrence(cur, loc, key)
 	if err != nil {
 		return occ, err
 	}
-	_, err = s.editOccurrence(ctx, cur, s.occurrenceEdit(occ.Key, loc, func(p *repository.Post) error {
+	_, err = s.editOccurrence(ctx, cur, s.occurrenceEdit(occ.Key, loc, func(p *repository.Record) error {
 		rec := p.Event.Recurrence.Clone()
 		if len(rec.Exclusions) >= recurrence.MaxDates {
 			return apierr.InvalidParam("key", fmt.Sprintf("A series has at most %d exclusions: change its rules instead.", recurrence.MaxDates))
@@ -332,11 +332,11 @@ func (s *Service) CancelOccurrence(ctx context.Context, cur *repository.Post, ke
 // command sent again finds the new series (a child of the old one with
 // the same start and rules) instead of creating another, and makes the
 // cut.
-func (s *Service) Split(ctx context.Context, by *repository.User, lang string, cur *repository.Post, key string, in *EventInput) (*repository.Post, error) {
+func (s *Service) Split(ctx context.Context, by *repository.User, lang string, cur *repository.Record, key string, in *EventInput) (*repository.Record, error) {
 	if cur.Status == repository.StatusTrash {
 		return nil, apierr.New(410, "event-is-in-trash", "The event is trashed: restore it before splitting it")
 	}
-	if !access.CanCreatePosts(by) {
+	if !access.CanCreateRecords(by) {
 		return nil, access.Forbidden(by)
 	}
 	o := s.with(ctx, by, lang)
@@ -388,7 +388,7 @@ func (s *Service) Split(ctx context.Context, by *repository.User, lang string, c
 // and cuts the series cur. It returns the new series once it exists (also
 // with an error from the cut: the split is then half done, and the same
 // command sent again completes it).
-func (o *op) splitCommitted(plan *writePlan, cur, n *repository.Post, occ recurrence.Occurrence, loc *time.Location) (*repository.Post, error) {
+func (o *op) splitCommitted(plan *writePlan, cur, n *repository.Record, occ recurrence.Occurrence, loc *time.Location) (*repository.Record, error) {
 	if err := o.commit(plan); err != nil {
 		return nil, err
 	}
@@ -402,9 +402,9 @@ func (o *op) splitCommitted(plan *writePlan, cur, n *repository.Post, occ recurr
 	// goes ahead only if the series is still the revision it was planned
 	// on: two splits sent at once (or a split racing an edit) cannot both
 	// create a new series from the same occurrences.
-	var created *repository.Post
+	var created *repository.Record
 	err := s.store.Exclusive(o.ctx, splitLockKey(cur.ID), func(ctx context.Context) error {
-		fresh, err := s.store.GetPost(ctx, cur.ID)
+		fresh, err := s.store.GetRecord(ctx, cur.ID)
 		if errors.Is(err, repository.ErrNotFound) {
 			return apierr.NotFound("event", cur.ID)
 		}
@@ -417,7 +417,7 @@ func (o *op) splitCommitted(plan *writePlan, cur, n *repository.Post, occ recurr
 		if created, err = o.splitChild(cur.ID, n); err != nil {
 			return err
 		}
-		_, err = s.store.UpdatePost(ctx, cur.ID, func(p *repository.Post) error {
+		_, err = s.store.UpdateRecord(ctx, cur.ID, func(p *repository.Record) error {
 			if p.Event == nil || p.Event.Recurrence == nil {
 				return nil
 			}
@@ -444,8 +444,8 @@ func splitLockKey(id int64) string { return "split:post:" + strconv.FormatInt(id
 // splitChild creates the new series of a split, or returns the one an
 // earlier attempt of the same split created (a child of the old series
 // with the same start and rules).
-func (o *op) splitChild(parent int64, n *repository.Post) (*repository.Post, error) {
-	children, err := o.s.store.FindPosts(o.ctx, repository.PostQuery{Kind: repository.KindEvent, Parent: parent})
+func (o *op) splitChild(parent int64, n *repository.Record) (*repository.Record, error) {
+	children, err := o.s.store.FindRecords(o.ctx, repository.RecordQuery{Kind: repository.KindEvent, Parent: parent})
 	if err != nil {
 		return nil, err
 	}
@@ -458,7 +458,7 @@ func (o *op) splitChild(parent int64, n *repository.Post) (*repository.Post, err
 			return c, nil
 		}
 	}
-	if err := o.s.store.CreatePost(o.ctx, n); err != nil {
+	if err := o.s.store.CreateRecord(o.ctx, n); err != nil {
 		return nil, err
 	}
 	return n, nil

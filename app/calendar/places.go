@@ -28,19 +28,19 @@ import (
 // findDuplicate returns a non-trashed venue or organizer with the same
 // name (case-insensitive) and, when a description is sent, the same
 // description, among those the actor may read.
-func (o *op) findDuplicate(plan *writePlan) (*repository.Post, error) {
+func (o *op) findDuplicate(plan *writePlan) (*repository.Record, error) {
 	name := strings.TrimSpace(plan.in.Name.Value)
 	if name == "" {
 		return nil, nil
 	}
-	cands, err := o.s.store.FindPosts(o.ctx, repository.PostQuery{Kind: plan.kind, Title: name, TitleLang: o.lang,
+	cands, err := o.s.store.FindRecords(o.ctx, repository.RecordQuery{Kind: plan.kind, Title: name, TitleLang: o.lang,
 		ExcludeStatuses: []string{repository.StatusTrash}, Limit: 50})
 	if err != nil {
 		return nil, err
 	}
 	desc := plan.in.Description
 	for _, c := range cands {
-		if !access.CanReadPost(o.user, c) {
+		if !access.CanReadRecord(o.user, c) {
 			continue
 		}
 		if desc.Set && c.Content.Get(o.lang, o.s.cfg.DefaultLanguage) != desc.Value {
@@ -56,12 +56,12 @@ func (o *op) findDuplicate(plan *writePlan) (*repository.Post, error) {
 // above. It runs under the name's lock, so parallel creates of one name by
 // actors who see each other's records make one record. It returns the
 // post and whether it is new.
-func (o *op) createPlace(plan *writePlan) (*repository.Post, bool, error) {
+func (o *op) createPlace(plan *writePlan) (*repository.Record, bool, error) {
 	dup, err := o.findDuplicate(plan)
 	if err != nil {
 		return nil, false, err
 	}
-	var p *repository.Post
+	var p *repository.Record
 	made := false
 	if dup == nil {
 		// Only the look-up-then-create needs the name's lock: reusing or
@@ -81,7 +81,7 @@ func (o *op) createPlace(plan *writePlan) (*repository.Post, bool, error) {
 			return p, made, err
 		}
 	}
-	if !access.CanEditPost(o.user, dup) {
+	if !access.CanEditRecord(o.user, dup) {
 		return dup, false, nil // reused as it is: the sent fields are not written
 	}
 	if err := o.commit(plan); err != nil {
@@ -94,7 +94,7 @@ func (o *op) createPlace(plan *writePlan) (*repository.Post, bool, error) {
 		return dup, false, nil
 	}
 	before := dup.Clone()
-	p, err = o.s.store.UpdatePost(o.ctx, dup.ID, func(p *repository.Post) error {
+	p, err = o.s.store.UpdateRecord(o.ctx, dup.ID, func(p *repository.Record) error {
 		return o.applyMeta(plan, p)
 	})
 	if err == nil {
@@ -114,7 +114,7 @@ func (o *op) createPlace(plan *writePlan) (*repository.Post, bool, error) {
 
 // changesPlace reports whether applying the plan's venue or organizer
 // fields would change p.
-func (o *op) changesPlace(plan *writePlan, p *repository.Post) bool {
+func (o *op) changesPlace(plan *writePlan, p *repository.Record) bool {
 	c := *p
 	if p.Venue != nil {
 		v := *p.Venue
@@ -133,7 +133,7 @@ func (o *op) changesPlace(plan *writePlan, p *repository.Post) bool {
 // registerImage returns the image registered for a URL, registering it
 // (with an ID from the post sequence) when new. The URL is never fetched.
 func (o *op) registerImage(u string, made *[]madeRecord) (int64, error) {
-	found, err := o.s.store.FindPosts(o.ctx, repository.PostQuery{Kind: repository.KindImage, ImageURL: u, Limit: 1})
+	found, err := o.s.store.FindRecords(o.ctx, repository.RecordQuery{Kind: repository.KindImage, ImageURL: u, Limit: 1})
 	if err != nil {
 		return 0, err
 	}
@@ -147,7 +147,7 @@ func (o *op) registerImage(u string, made *[]madeRecord) (int64, error) {
 	}
 	now := o.s.now().UTC().Truncate(time.Second)
 	def := o.s.cfg.DefaultLanguage
-	img := &repository.Post{Kind: repository.KindImage, Author: o.userID(), Status: "inherit", Date: now, Modified: now,
+	img := &repository.Record{Kind: repository.KindImage, Author: o.userID(), Status: "inherit", Date: now, Modified: now,
 		Image: &repository.ImageFields{URL: u, Extension: ext}}
 	base := strings.TrimSuffix(name, "."+ext)
 	if base == "" {
@@ -158,7 +158,7 @@ func (o *op) registerImage(u string, made *[]madeRecord) (int64, error) {
 	if img.Slug[def] == "" {
 		img.Slug.Set(def, "image")
 	}
-	if err := o.s.store.CreatePost(o.ctx, img); err != nil {
+	if err := o.s.store.CreateRecord(o.ctx, img); err != nil {
 		return 0, err
 	}
 	*made = append(*made, madeRecord{post: img.ID})

@@ -22,13 +22,13 @@ type linkRef struct {
 
 // writePlan is a checked write (the package comment gives the order).
 type writePlan struct {
-	kind repository.PostKind
-	in   *PostInput
+	kind repository.Kind
+	in   *RecordInput
 	// ev, ve and or are the command, by kind (one is set).
 	ev  *EventInput
 	ve  *VenueInput
 	or  *OrganizerInput
-	cur *repository.Post // nil on create
+	cur *repository.Record // nil on create
 
 	venues, organizers       []linkRef
 	setVenues, setOrganizers bool
@@ -50,16 +50,16 @@ type writePlan struct {
 }
 
 // eventPlan, venuePlan and organizerPlan start the plan of a command.
-func eventPlan(in *EventInput, cur *repository.Post) *writePlan {
-	return &writePlan{kind: repository.KindEvent, in: &in.PostInput, ev: in, cur: cur}
+func eventPlan(in *EventInput, cur *repository.Record) *writePlan {
+	return &writePlan{kind: repository.KindEvent, in: &in.RecordInput, ev: in, cur: cur}
 }
 
-func venuePlan(in *VenueInput, cur *repository.Post) *writePlan {
-	return &writePlan{kind: repository.KindVenue, in: &in.PostInput, ve: in, cur: cur}
+func venuePlan(in *VenueInput, cur *repository.Record) *writePlan {
+	return &writePlan{kind: repository.KindVenue, in: &in.RecordInput, ve: in, cur: cur}
 }
 
-func organizerPlan(in *OrganizerInput, cur *repository.Post) *writePlan {
-	return &writePlan{kind: repository.KindOrganizer, in: &in.PostInput, or: in, cur: cur}
+func organizerPlan(in *OrganizerInput, cur *repository.Record) *writePlan {
+	return &writePlan{kind: repository.KindOrganizer, in: &in.RecordInput, or: in, cur: cur}
 }
 
 // prepare checks what the caller's decoding cannot (links to other
@@ -88,7 +88,7 @@ func (o *op) prepare(plan *writePlan) (*writePlan, error) {
 		case img.ID == 0 && img.URL == "":
 		case img.ID != 0:
 			id := img.ID
-			p, err := o.s.store.GetPost(o.ctx, id)
+			p, err := o.s.store.GetRecord(o.ctx, id)
 			if errors.Is(err, repository.ErrNotFound) || (err == nil && p.Kind != repository.KindImage) {
 				errs.InvalidValue("image", fmt.Sprintf("There is no image with ID %d: send the ID of a registered image or an image URL.", id), in.Image.Raw)
 			} else if err != nil {
@@ -105,7 +105,7 @@ func (o *op) prepare(plan *writePlan) (*writePlan, error) {
 	if ev := plan.ev; ev != nil {
 		for _, l := range []struct {
 			name string
-			kind repository.PostKind
+			kind repository.Kind
 			in   Links
 			dst  *[]linkRef
 			set  *bool
@@ -134,12 +134,12 @@ func (o *op) prepare(plan *writePlan) (*writePlan, error) {
 	}
 	var err error
 	if plan.setCategories {
-		if plan.catRefs, err = o.lookupTerms(repository.TaxCategory, plan.ev.Categories.Value); err != nil {
+		if plan.catRefs, err = o.lookupTerms(repository.LabelCategory, plan.ev.Categories.Value); err != nil {
 			return nil, err
 		}
 	}
 	if plan.setTags {
-		if plan.tagRefs, err = o.lookupTerms(repository.TaxTag, plan.ev.Tags.Value); err != nil {
+		if plan.tagRefs, err = o.lookupTerms(repository.LabelTag, plan.ev.Tags.Value); err != nil {
 			return nil, err
 		}
 	}
@@ -173,7 +173,7 @@ func (o *op) userID() int64 {
 // actor may link (an ID the actor may not read counts as missing unless
 // current, the event's links, has it). Inline data becomes the plan of
 // the record to create. msg says what is wrong.
-func (o *op) resolveLinks(in Links, kind repository.PostKind, current []int64) ([]linkRef, string, error) {
+func (o *op) resolveLinks(in Links, kind repository.Kind, current []int64) ([]linkRef, string, error) {
 	if in.Problem != "" {
 		return nil, in.Problem, nil
 	}
@@ -191,7 +191,7 @@ func (o *op) resolveLinks(in Links, kind repository.PostKind, current []int64) (
 		}
 	}
 	if len(ids) > 0 {
-		found, err := o.s.store.GetPosts(o.ctx, ids)
+		found, err := o.s.store.GetRecords(o.ctx, ids)
 		if err != nil {
 			return nil, "", err
 		}
@@ -206,8 +206,8 @@ func (o *op) resolveLinks(in Links, kind repository.PostKind, current []int64) (
 
 // mayLink reports whether the actor may link the post p to an event that
 // already links the IDs in current.
-func (o *op) mayLink(p *repository.Post, current []int64) bool {
-	return access.CanReadPost(o.user, p) || contains(current, p.ID)
+func (o *op) mayLink(p *repository.Record, current []int64) bool {
+	return access.CanReadRecord(o.user, p) || contains(current, p.ID)
 }
 
 // commit creates what the write links to (after check passed): inline
@@ -248,12 +248,12 @@ func (o *op) commit(plan *writePlan) error {
 		*l.dst = ids
 	}
 	if plan.setCategories {
-		if plan.categoryIDs, err = o.createTerms(repository.TaxCategory, plan.catRefs, &plan.made); err != nil {
+		if plan.categoryIDs, err = o.createTerms(repository.LabelCategory, plan.catRefs, &plan.made); err != nil {
 			return err
 		}
 	}
 	if plan.setTags {
-		if plan.tagIDs, err = o.createTerms(repository.TaxTag, plan.tagRefs, &plan.made); err != nil {
+		if plan.tagIDs, err = o.createTerms(repository.LabelTag, plan.tagRefs, &plan.made); err != nil {
 			return err
 		}
 	}
@@ -271,8 +271,8 @@ func (o *op) commit(plan *writePlan) error {
 type madeRecord struct {
 	post    int64
 	term    int64
-	tax     repository.Taxonomy
-	restore *repository.Post
+	tax     repository.LabelKind
+	restore *repository.Record
 }
 
 // check runs apply on a scratch copy of base (a new record of the plan's
@@ -282,8 +282,8 @@ type madeRecord struct {
 // nothing: every rule apply enforces has passed before commit creates a
 // linked record. The placeholders are the largest IDs there are, so a
 // size bound checked here holds for the real IDs too.
-func (o *op) check(plan *writePlan, base *repository.Post) error {
-	var p *repository.Post
+func (o *op) check(plan *writePlan, base *repository.Record) error {
+	var p *repository.Record
 	if base == nil {
 		p = o.newPost(plan.kind)
 	} else {
@@ -356,40 +356,40 @@ func (o *op) undo(plan *writePlan) {
 		switch {
 		case m.restore != nil:
 			what, id = "updated duplicate", m.restore.ID
-			_, err = st.UpdatePost(ctx, m.restore.ID, func(p *repository.Post) error {
+			_, err = st.UpdateRecord(ctx, m.restore.ID, func(p *repository.Record) error {
 				p.Venue, p.Organizer, p.ImageID = m.restore.Venue, m.restore.Organizer, m.restore.ImageID
 				return nil
 			})
 		case m.term != 0:
 			what, id = "term", m.term
-			q := repository.PostQuery{Kind: repository.KindEvent, Limit: 1}
-			if m.tax == repository.TaxCategory {
+			q := repository.RecordQuery{Kind: repository.KindEvent, Limit: 1}
+			if m.tax == repository.LabelCategory {
 				q.CategoryIDs = []int64{m.term}
 			} else {
 				q.TagIDs = []int64{m.term}
 			}
-			var users []*repository.Post
-			if users, err = st.FindPosts(ctx, q); err == nil && len(users) > 0 {
+			var users []*repository.Record
+			if users, err = st.FindRecords(ctx, q); err == nil && len(users) > 0 {
 				o.s.log.Warn("write failed: a term it created is kept, another event links it", "term", m.term)
 				continue
 			}
 			if err == nil {
-				err = st.DeleteTerm(ctx, m.term)
+				err = st.DeleteLabel(ctx, m.term)
 			}
 		default:
-			q := repository.PostQuery{Kind: repository.KindEvent, Limit: 1, VenueIDs: []int64{m.post}}
-			var users []*repository.Post
-			users, err = st.FindPosts(ctx, q)
+			q := repository.RecordQuery{Kind: repository.KindEvent, Limit: 1, VenueIDs: []int64{m.post}}
+			var users []*repository.Record
+			users, err = st.FindRecords(ctx, q)
 			if err == nil && len(users) == 0 {
 				q.VenueIDs, q.OrganizerIDs = nil, []int64{m.post}
-				users, err = st.FindPosts(ctx, q)
+				users, err = st.FindRecords(ctx, q)
 			}
 			if err == nil && len(users) > 0 {
 				o.s.log.Warn("write failed: a record it created is kept, another event links it", "post", m.post)
 				continue
 			}
 			if err == nil {
-				err = st.DeletePost(ctx, m.post)
+				err = st.DeleteRecord(ctx, m.post)
 			}
 		}
 		if err != nil {

@@ -12,7 +12,7 @@ import (
 
 // CreateEvent checks the command in full, then writes what the event
 // links to and the event.
-func (s *Service) CreateEvent(ctx context.Context, by *repository.User, lang string, in *EventInput) (*repository.Post, error) {
+func (s *Service) CreateEvent(ctx context.Context, by *repository.User, lang string, in *EventInput) (*repository.Record, error) {
 	o := s.with(ctx, by, lang)
 	plan, err := o.prepare(eventPlan(in, nil))
 	if err != nil {
@@ -28,18 +28,18 @@ func (s *Service) CreateEvent(ctx context.Context, by *repository.User, lang str
 // description when sent, among the venues the actor may read; updated
 // with the sent fields when the actor may edit it). It returns the venue
 // and whether it is new.
-func (s *Service) CreateVenue(ctx context.Context, by *repository.User, lang string, in *VenueInput) (*repository.Post, bool, error) {
+func (s *Service) CreateVenue(ctx context.Context, by *repository.User, lang string, in *VenueInput) (*repository.Record, bool, error) {
 	return s.createPlace(ctx, by, lang, venuePlan(in, nil))
 }
 
 // CreateOrganizer is CreateVenue for organizers.
-func (s *Service) CreateOrganizer(ctx context.Context, by *repository.User, lang string, in *OrganizerInput) (*repository.Post, bool, error) {
+func (s *Service) CreateOrganizer(ctx context.Context, by *repository.User, lang string, in *OrganizerInput) (*repository.Record, bool, error) {
 	return s.createPlace(ctx, by, lang, organizerPlan(in, nil))
 }
 
 // createPlace checks the plan of a venue or organizer in full, then
 // creates it or reuses a duplicate.
-func (s *Service) createPlace(ctx context.Context, by *repository.User, lang string, plan *writePlan) (*repository.Post, bool, error) {
+func (s *Service) createPlace(ctx context.Context, by *repository.User, lang string, plan *writePlan) (*repository.Record, bool, error) {
 	o := s.with(ctx, by, lang)
 	plan, err := o.prepare(plan)
 	if err != nil {
@@ -53,23 +53,23 @@ func (s *Service) createPlace(ctx context.Context, by *repository.User, lang str
 
 // UpdateEvent writes the fields the command sets onto the event cur (the
 // caller found it and decided the actor may edit it).
-func (s *Service) UpdateEvent(ctx context.Context, by *repository.User, lang string, cur *repository.Post, in *EventInput) (*repository.Post, error) {
+func (s *Service) UpdateEvent(ctx context.Context, by *repository.User, lang string, cur *repository.Record, in *EventInput) (*repository.Record, error) {
 	return s.update(s.with(ctx, by, lang), eventPlan(in, cur))
 }
 
 // UpdateVenue is UpdateEvent for venues.
-func (s *Service) UpdateVenue(ctx context.Context, by *repository.User, lang string, cur *repository.Post, in *VenueInput) (*repository.Post, error) {
+func (s *Service) UpdateVenue(ctx context.Context, by *repository.User, lang string, cur *repository.Record, in *VenueInput) (*repository.Record, error) {
 	return s.update(s.with(ctx, by, lang), venuePlan(in, cur))
 }
 
 // UpdateOrganizer is UpdateEvent for organizers.
-func (s *Service) UpdateOrganizer(ctx context.Context, by *repository.User, lang string, cur *repository.Post, in *OrganizerInput) (*repository.Post, error) {
+func (s *Service) UpdateOrganizer(ctx context.Context, by *repository.User, lang string, cur *repository.Record, in *OrganizerInput) (*repository.Record, error) {
 	return s.update(s.with(ctx, by, lang), organizerPlan(in, cur))
 }
 
 // update checks a partial update in full, then writes what it links to
 // and the record; when the record's write fails, what was made is undone.
-func (s *Service) update(o *op, plan *writePlan) (*repository.Post, error) {
+func (s *Service) update(o *op, plan *writePlan) (*repository.Record, error) {
 	cur := plan.cur
 	plan, err := o.prepare(plan)
 	if err != nil {
@@ -94,7 +94,7 @@ func (s *Service) update(o *op, plan *writePlan) (*repository.Post, error) {
 
 // createNew commits a checked plan (what it links to) and stores a new
 // post from it; when that fails, what the commit made is undone.
-func (o *op) createNew(plan *writePlan) (*repository.Post, error) {
+func (o *op) createNew(plan *writePlan) (*repository.Record, error) {
 	p, err := o.createCommitted(plan)
 	if err != nil {
 		o.undo(plan)
@@ -104,7 +104,7 @@ func (o *op) createNew(plan *writePlan) (*repository.Post, error) {
 }
 
 // createCommitted is createNew without the undo.
-func (o *op) createCommitted(plan *writePlan) (*repository.Post, error) {
+func (o *op) createCommitted(plan *writePlan) (*repository.Record, error) {
 	if err := o.commit(plan); err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func (o *op) createCommitted(plan *writePlan) (*repository.Post, error) {
 	if err := o.apply(plan, p); err != nil {
 		return nil, err
 	}
-	if err := o.s.store.CreatePost(o.ctx, p); err != nil {
+	if err := o.s.store.CreateRecord(o.ctx, p); err != nil {
 		return nil, err
 	}
 	o.s.countsChanged(p)
@@ -120,7 +120,7 @@ func (o *op) createCommitted(plan *writePlan) (*repository.Post, error) {
 }
 
 // updateCommitted commits a checked plan and writes it onto the post cur.
-func (o *op) updateCommitted(plan *writePlan, cur *repository.Post) (*repository.Post, error) {
+func (o *op) updateCommitted(plan *writePlan, cur *repository.Record) (*repository.Record, error) {
 	if err := o.commit(plan); err != nil {
 		return nil, err
 	}
@@ -131,7 +131,7 @@ func (o *op) updateCommitted(plan *writePlan, cur *repository.Post) (*repository
 			return nil, err
 		}
 	}
-	return o.s.store.UpdatePost(o.ctx, cur.ID, func(p *repository.Post) error {
+	return o.s.store.UpdateRecord(o.ctx, cur.ID, func(p *repository.Record) error {
 		return o.apply(plan, p)
 	})
 }
@@ -140,14 +140,14 @@ func (o *op) updateCommitted(plan *writePlan, cur *repository.Post) (*repository
 // force, deletes it for good (editors and admins). Trashing or deleting a
 // venue or organizer unlinks it from every event. It returns the record to
 // answer with: the trashed record, or cur as it was.
-func (s *Service) Delete(ctx context.Context, by *repository.User, cur *repository.Post, force bool) (*repository.Post, error) {
+func (s *Service) Delete(ctx context.Context, by *repository.User, cur *repository.Record, force bool) (*repository.Record, error) {
 	res := string(cur.Kind)
 	if force {
 		if !access.CanEditOthers(by) {
 			return nil, access.Forbidden(by)
 		}
 		if cur.Kind != repository.KindEvent {
-			if _, err := s.store.UnlinkPost(ctx, cur.ID); err != nil {
+			if _, err := s.store.UnlinkRecord(ctx, cur.ID); err != nil {
 				return nil, err
 			}
 		} else if e := cur.Event; e != nil {
@@ -155,7 +155,7 @@ func (s *Service) Delete(ctx context.Context, by *repository.User, cur *reposito
 				return nil, err
 			}
 		}
-		if err := s.store.DeletePost(ctx, cur.ID); err != nil && !errors.Is(err, repository.ErrNotFound) {
+		if err := s.store.DeleteRecord(ctx, cur.ID); err != nil && !errors.Is(err, repository.ErrNotFound) {
 			return nil, err
 		}
 		s.countsChanged(cur)
@@ -165,7 +165,7 @@ func (s *Service) Delete(ctx context.Context, by *repository.User, cur *reposito
 		return nil, apierr.New(410, res+"-is-in-trash", "The "+res+" is already trashed")
 	}
 	now := s.now().UTC().Truncate(time.Second)
-	p, err := s.store.UpdatePost(ctx, cur.ID, func(p *repository.Post) error {
+	p, err := s.store.UpdateRecord(ctx, cur.ID, func(p *repository.Record) error {
 		if p.Status == repository.StatusTrash {
 			return apierr.New(410, res+"-is-in-trash", "The "+res+" is already trashed")
 		}
@@ -177,7 +177,7 @@ func (s *Service) Delete(ctx context.Context, by *repository.User, cur *reposito
 		return nil, err
 	}
 	if cur.Kind != repository.KindEvent {
-		if _, err := s.store.UnlinkPost(ctx, cur.ID); err != nil {
+		if _, err := s.store.UnlinkRecord(ctx, cur.ID); err != nil {
 			return nil, err
 		}
 	}

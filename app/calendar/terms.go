@@ -17,39 +17,39 @@ import (
 	"github.com/calendar/eventcal/repository"
 )
 
-// TermsDeps are what the categories and tags service uses.
-type TermsDeps struct {
+// LabelsDeps are what the categories and tags service uses.
+type LabelsDeps struct {
 	Store repository.Store
 	// Count returns how many published events use a term, as a response
 	// shows it (the renderer's cached count). Delete reads it before the
 	// term goes; nil counts 0.
-	Count func(ctx context.Context, t *repository.Term) (int, error)
+	Count func(ctx context.Context, t *repository.Label) (int, error)
 	// Changed is told the IDs of the terms a write created, changed or
 	// deleted (the renderer's term counts forget them); may be nil.
 	Changed func(ids ...int64)
 }
 
-// Terms creates, updates, deletes and reads categories and tags. Every
+// Labels creates, updates, deletes and reads categories and tags. Every
 // write takes a TermInput the caller decoded once, checks all of it (the
 // field rules, the parent, the caller's permission, the record it
 // addresses, a duplicate name) and only then writes, once: a refused
 // command leaves the store as it was. It is safe for concurrent use.
-type Terms struct {
+type Labels struct {
 	store   repository.Store
-	count   func(ctx context.Context, t *repository.Term) (int, error)
+	count   func(ctx context.Context, t *repository.Label) (int, error)
 	changed func(ids ...int64)
 }
 
-// NewTerms returns the service; Store must be set.
-func NewTerms(d TermsDeps) *Terms {
-	return &Terms{store: d.Store, count: d.Count, changed: d.Changed}
+// NewLabels returns the service; Store must be set.
+func NewLabels(d LabelsDeps) *Labels {
+	return &Labels{store: d.Store, count: d.Count, changed: d.Changed}
 }
 
-// TermInput is a create or (partial) update of a category or tag: a nil
+// LabelInput is a create or (partial) update of a category or tag: a nil
 // field was not sent and is left as it is. Text is in the command's
 // language, as the caller received it (the service trims the name and
 // applies the HTML policy of the writer's role).
-type TermInput struct {
+type LabelInput struct {
 	// Name is required on create.
 	Name *string
 	// Description may hold HTML (filtered as an event description).
@@ -62,8 +62,8 @@ type TermInput struct {
 }
 
 // termNoun is the word of a taxonomy in messages and error codes.
-func termNoun(tax repository.Taxonomy) string {
-	if tax == repository.TaxTag {
+func termNoun(tax repository.LabelKind) string {
+	if tax == repository.LabelTag {
 		return "tag"
 	}
 	return "category"
@@ -71,8 +71,8 @@ func termNoun(tax repository.Taxonomy) string {
 
 // Get returns the term id of tax; a term of the other taxonomy, or none,
 // is 404 (rest-category-not-found, rest-tag-not-found).
-func (s *Terms) Get(ctx context.Context, tax repository.Taxonomy, id int64) (*repository.Term, error) {
-	t, err := s.store.GetTerm(ctx, id)
+func (s *Labels) Get(ctx context.Context, tax repository.LabelKind, id int64) (*repository.Label, error) {
+	t, err := s.store.GetLabel(ctx, id)
 	if errors.Is(err, repository.ErrNotFound) || (err == nil && t.Taxonomy != tax) {
 		return nil, apierr.NotFound(termNoun(tax), id)
 	}
@@ -87,7 +87,7 @@ func (s *Terms) Get(ctx context.Context, tax repository.Taxonomy, id int64) (*re
 // the name's lock, a term of that name with that parent (400 term_exists
 // with its term_id); then it creates the term. Parallel creates of one
 // name make one term; the others get term_exists.
-func (s *Terms) Create(ctx context.Context, by *repository.User, lang string, tax repository.Taxonomy, in *TermInput) (*repository.Term, error) {
+func (s *Labels) Create(ctx context.Context, by *repository.User, lang string, tax repository.LabelKind, in *LabelInput) (*repository.Label, error) {
 	if err := s.checkFields(ctx, tax, in, true); err != nil {
 		return nil, err
 	}
@@ -100,9 +100,9 @@ func (s *Terms) Create(ctx context.Context, by *repository.User, lang string, ta
 	if in.Parent != nil {
 		parent = *in.Parent
 	}
-	t := &repository.Term{Taxonomy: tax}
+	t := &repository.Label{Taxonomy: tax}
 	err := s.store.Exclusive(ctx, termLockKey(tax, lang, name), func(context.Context) error {
-		dups, err := s.store.FindTerms(ctx, repository.TermQuery{Taxonomy: tax, Name: name, NameLang: lang, Parent: parent, HasParent: true})
+		dups, err := s.store.FindLabels(ctx, repository.LabelQuery{Taxonomy: tax, Name: name, NameLang: lang, Parent: parent, HasParent: true})
 		if err != nil {
 			return err
 		}
@@ -110,7 +110,7 @@ func (s *Terms) Create(ctx context.Context, by *repository.User, lang string, ta
 			return apierr.New(400, "term_exists", "A term with the name provided already exists with this parent.").With("term_id", dups[0].ID)
 		}
 		applyTermInput(in, lang, t)
-		return s.store.CreateTerm(ctx, t)
+		return s.store.CreateLabel(ctx, t)
 	})
 	if err != nil {
 		return nil, err
@@ -124,7 +124,7 @@ func (s *Terms) Create(ctx context.Context, by *repository.User, lang string, ta
 // caller who may not manage the taxonomy's terms, a term that is not
 // there (404), and a parent that is the category itself or one of its
 // descendants (400 rest_term_invalid); then it writes the term once.
-func (s *Terms) Update(ctx context.Context, by *repository.User, lang string, tax repository.Taxonomy, id int64, in *TermInput) (*repository.Term, error) {
+func (s *Labels) Update(ctx context.Context, by *repository.User, lang string, tax repository.LabelKind, id int64, in *LabelInput) (*repository.Label, error) {
 	if err := s.checkFields(ctx, tax, in, false); err != nil {
 		return nil, err
 	}
@@ -141,7 +141,7 @@ func (s *Terms) Update(ctx context.Context, by *repository.User, lang string, ta
 		}
 	}
 	in = filtered(by, in)
-	t, err := s.store.UpdateTerm(ctx, cur.ID, func(t *repository.Term) error {
+	t, err := s.store.UpdateLabel(ctx, cur.ID, func(t *repository.Label) error {
 		applyTermInput(in, lang, t)
 		return nil
 	})
@@ -160,7 +160,7 @@ func (s *Terms) Update(ctx context.Context, by *repository.User, lang string, ta
 // not manage the taxonomy's terms, then a term that is not there (404).
 // It returns the term as it was and its count of published events just
 // before (TermsDeps.Count).
-func (s *Terms) Delete(ctx context.Context, by *repository.User, tax repository.Taxonomy, id int64) (*repository.Term, int, error) {
+func (s *Labels) Delete(ctx context.Context, by *repository.User, tax repository.LabelKind, id int64) (*repository.Label, int, error) {
 	if err := mayManage(by, tax); err != nil {
 		return nil, 0, err
 	}
@@ -174,7 +174,7 @@ func (s *Terms) Delete(ctx context.Context, by *repository.User, tax repository.
 			return nil, 0, err
 		}
 	}
-	if err := s.store.DeleteTerm(ctx, t.ID); errors.Is(err, repository.ErrNotFound) {
+	if err := s.store.DeleteLabel(ctx, t.ID); errors.Is(err, repository.ErrNotFound) {
 		return nil, 0, apierr.NotFound(termNoun(tax), t.ID)
 	} else if err != nil {
 		return nil, 0, err
@@ -185,15 +185,15 @@ func (s *Terms) Delete(ctx context.Context, by *repository.User, tax repository.
 
 // mayManage refuses a writer who may not manage the taxonomy's terms
 // (401 anonymous, 403 others); nil is the system and may.
-func mayManage(by *repository.User, tax repository.Taxonomy) error {
-	if by != nil && !access.CanManageTerms(by, tax) {
+func mayManage(by *repository.User, tax repository.LabelKind) error {
+	if by != nil && !access.CanManageLabels(by, tax) {
 		return access.Forbidden(by)
 	}
 	return nil
 }
 
 // changedTerms tells Changed about written terms.
-func (s *Terms) changedTerms(ids ...int64) {
+func (s *Labels) changedTerms(ids ...int64) {
 	if s.changed != nil {
 		s.changed(ids...)
 	}
@@ -203,7 +203,7 @@ func (s *Terms) changedTerms(ids ...int64) {
 // same messages: a missing name on create; a name, description or slug
 // that is blank or too long; a parent on a tag; a parent that is not a
 // category. Every problem is named in one error.
-func (s *Terms) checkFields(ctx context.Context, tax repository.Taxonomy, in *TermInput, create bool) error {
+func (s *Labels) checkFields(ctx context.Context, tax repository.LabelKind, in *LabelInput, create bool) error {
 	var p apierr.Params
 	if create && in.Name == nil {
 		p.Missing("name")
@@ -224,17 +224,17 @@ func (s *Terms) checkFields(ctx context.Context, tax repository.Taxonomy, in *Te
 	text("slug", in.Slug, limits.MaxSlug)
 	if in.Parent != nil {
 		switch id := *in.Parent; {
-		case tax != repository.TaxCategory:
+		case tax != repository.LabelCategory:
 			p.InvalidValue("parent", "Must be absent: only categories have a parent.", id)
 		case id < 0:
 			p.InvalidValue("parent", fmt.Sprintf("Must be category IDs (whole numbers of 1 or more), not slugs or names: %s is not an ID.",
 				strconv.Quote(strconv.FormatInt(id, 10))), id)
 		case id > 0:
-			found, err := s.store.GetTerms(ctx, []int64{id})
+			found, err := s.store.GetLabels(ctx, []int64{id})
 			if err != nil {
 				return err
 			}
-			if t, ok := found[id]; !ok || t.Taxonomy != repository.TaxCategory {
+			if t, ok := found[id]; !ok || t.Taxonomy != repository.LabelCategory {
 				p.InvalidValue("parent", fmt.Sprintf("There is no category with ID %d.", id), id)
 			}
 		}
@@ -247,13 +247,13 @@ const maxAncestry = 1000
 
 // checkAncestry refuses parent when it is the category id itself or one of
 // its descendants (a cycle), walking up from parent.
-func (s *Terms) checkAncestry(ctx context.Context, id, parent int64) error {
+func (s *Labels) checkAncestry(ctx context.Context, id, parent int64) error {
 	p := parent
 	for seen := 0; p != 0 && seen < maxAncestry; seen++ {
 		if p == id {
 			return apierr.New(400, "rest_term_invalid", "A category cannot be its own ancestor.").With("params", map[string]string{"parent": fmt.Sprintf("parent %d is this category or one of its descendants; choose another category, or 0 for none.", p)})
 		}
-		pt, err := s.store.GetTerm(ctx, p)
+		pt, err := s.store.GetLabel(ctx, p)
 		if errors.Is(err, repository.ErrNotFound) {
 			return nil
 		}
@@ -268,7 +268,7 @@ func (s *Terms) checkAncestry(ctx context.Context, id, parent int64) error {
 // filtered returns in with the HTML policy of by's role applied to its
 // text: the name as plain text, the description as an event description.
 // Writers with unfiltered_html, and the system (nil), store text as sent.
-func filtered(by *repository.User, in *TermInput) *TermInput {
+func filtered(by *repository.User, in *LabelInput) *LabelInput {
 	if by == nil || access.CanUnfilteredHTML(by) {
 		return in
 	}
@@ -287,7 +287,7 @@ func filtered(by *repository.User, in *TermInput) *TermInput {
 // applyTermInput writes the sent fields onto t in lang: the name trimmed,
 // the slug normalised (or made from the name when the language has none;
 // "term" when no language has one), the parent on categories.
-func applyTermInput(in *TermInput, lang string, t *repository.Term) {
+func applyTermInput(in *LabelInput, lang string, t *repository.Label) {
 	if in.Name != nil {
 		t.Name.Set(lang, strings.TrimSpace(*in.Name))
 	}
@@ -305,7 +305,7 @@ func applyTermInput(in *TermInput, lang string, t *repository.Term) {
 	if len(t.Slug) == 0 {
 		t.Slug.Set(lang, "term")
 	}
-	if in.Parent != nil && t.Taxonomy == repository.TaxCategory {
+	if in.Parent != nil && t.Taxonomy == repository.LabelCategory {
 		t.Parent = *in.Parent
 	}
 }
@@ -315,7 +315,7 @@ func applyTermInput(in *TermInput, lang string, t *repository.Term) {
 // hashed, which keeps keys short whatever its length. An event write that
 // creates a term by name takes the same key, so parallel writes naming
 // one new term create one.
-func termLockKey(tax repository.Taxonomy, lang, name string) string {
+func termLockKey(tax repository.LabelKind, lang, name string) string {
 	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(name))))
 	return "term:" + string(tax) + ":" + lang + ":" + hex.EncodeToString(sum[:16])
 }

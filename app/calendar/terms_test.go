@@ -60,8 +60,8 @@ func dumpTerms(t *testing.T, st repository.Store) string {
 	t.Helper()
 	ctx := context.Background()
 	var b strings.Builder
-	for _, tax := range []repository.Taxonomy{repository.TaxCategory, repository.TaxTag} {
-		ts, err := st.FindTerms(ctx, repository.TermQuery{Taxonomy: tax})
+	for _, tax := range []repository.LabelKind{repository.LabelCategory, repository.LabelTag} {
+		ts, err := st.FindLabels(ctx, repository.LabelQuery{Taxonomy: tax})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +84,7 @@ func dumpTerms(t *testing.T, st repository.Store) string {
 // termFixture is what the tests of one store start from.
 type termFixture struct {
 	st                repository.Store
-	svc               *Terms
+	svc               *Labels
 	music, jazz, free int64
 	// changed records the IDs the service reported changed.
 	changed []int64
@@ -95,11 +95,11 @@ type termFixture struct {
 func newTermFixture(t *testing.T, st repository.Store) *termFixture {
 	t.Helper()
 	f := &termFixture{st: st}
-	f.svc = NewTerms(TermsDeps{Store: st, Changed: func(ids ...int64) { f.changed = append(f.changed, ids...) },
-		Count: func(context.Context, *repository.Term) (int, error) { return 7, nil }})
+	f.svc = NewLabels(LabelsDeps{Store: st, Changed: func(ids ...int64) { f.changed = append(f.changed, ids...) },
+		Count: func(context.Context, *repository.Label) (int, error) { return 7, nil }})
 	ctx := context.Background()
-	mk := func(tax repository.Taxonomy, name string, parent int64) int64 {
-		in := &TermInput{Name: &name}
+	mk := func(tax repository.LabelKind, name string, parent int64) int64 {
+		in := &LabelInput{Name: &name}
 		if parent != 0 {
 			in.Parent = &parent
 		}
@@ -109,9 +109,9 @@ func newTermFixture(t *testing.T, st repository.Store) *termFixture {
 		}
 		return term.ID
 	}
-	f.music = mk(repository.TaxCategory, "Music", 0)
-	f.jazz = mk(repository.TaxCategory, "Jazz", f.music)
-	f.free = mk(repository.TaxTag, "Free", 0)
+	f.music = mk(repository.LabelCategory, "Music", 0)
+	f.jazz = mk(repository.LabelCategory, "Jazz", f.music)
+	f.free = mk(repository.LabelTag, "Free", 0)
 	f.changed = nil
 	return f
 }
@@ -162,19 +162,19 @@ func checkRefusal(t *testing.T, err error, want refusal) {
 func TestTermCommandsRefuse(t *testing.T) {
 	long := strings.Repeat("é", 201)
 	type cmd func(f *termFixture) error
-	create := func(by *repository.User, tax repository.Taxonomy, in *TermInput) cmd {
+	create := func(by *repository.User, tax repository.LabelKind, in *LabelInput) cmd {
 		return func(f *termFixture) error {
 			_, err := f.svc.Create(context.Background(), by, "en", tax, in)
 			return err
 		}
 	}
-	update := func(by *repository.User, tax repository.Taxonomy, which func(f *termFixture) int64, in func(f *termFixture) *TermInput) cmd {
+	update := func(by *repository.User, tax repository.LabelKind, which func(f *termFixture) int64, in func(f *termFixture) *LabelInput) cmd {
 		return func(f *termFixture) error {
 			_, err := f.svc.Update(context.Background(), by, "en", tax, which(f), in(f))
 			return err
 		}
 	}
-	del := func(by *repository.User, tax repository.Taxonomy, which func(f *termFixture) int64) cmd {
+	del := func(by *repository.User, tax repository.LabelKind, which func(f *termFixture) int64) cmd {
 		return func(f *termFixture) error {
 			_, _, err := f.svc.Delete(context.Background(), by, tax, which(f))
 			return err
@@ -183,8 +183,10 @@ func TestTermCommandsRefuse(t *testing.T) {
 	music := func(f *termFixture) int64 { return f.music }
 	free := func(f *termFixture) int64 { return f.free }
 	missing := func(*termFixture) int64 { return 999999 }
-	fixed := func(in *TermInput) func(*termFixture) *TermInput { return func(*termFixture) *TermInput { return in } }
-	cat, tag := repository.TaxCategory, repository.TaxTag
+	fixed := func(in *LabelInput) func(*termFixture) *LabelInput {
+		return func(*termFixture) *LabelInput { return in }
+	}
+	cat, tag := repository.LabelCategory, repository.LabelTag
 	bad := refusal{400, "rest_invalid_param", ""}
 	badParam := func(name string) refusal { r := bad; r.param = name; return r }
 	cases := []struct {
@@ -193,33 +195,33 @@ func TestTermCommandsRefuse(t *testing.T) {
 		want refusal
 	}{
 		// Create: the fields, then the permission, then the duplicate.
-		{"create without a name", create(admin, cat, &TermInput{Description: str("d")}), refusal{400, "rest_missing_callback_param", "name"}},
-		{"create with a blank name", create(admin, cat, &TermInput{Name: str("  ")}), badParam("name")},
-		{"create with a name too long", create(admin, tag, &TermInput{Name: &long}), badParam("name")},
-		{"create with an empty description", create(admin, cat, &TermInput{Name: str("New"), Description: str("")}), badParam("description")},
-		{"create with a slug too long", create(admin, cat, &TermInput{Name: str("New"), Slug: &long}), badParam("slug")},
-		{"create under an unknown parent", create(admin, cat, &TermInput{Name: str("New"), Parent: id(999999)}), badParam("parent")},
-		{"create under a negative parent", create(admin, cat, &TermInput{Name: str("New"), Parent: id(-1)}), badParam("parent")},
-		{"create a tag with a parent", create(admin, tag, &TermInput{Name: str("New"), Parent: id(1)}), badParam("parent")},
-		{"fields before permission", create(contributor, cat, &TermInput{Name: str(" ")}), badParam("name")},
-		{"contributor creates a category", create(contributor, cat, &TermInput{Name: str("New")}), refusal{403, "rest_forbidden", ""}},
-		{"author creates a tag", create(author, tag, &TermInput{Name: str("New")}), refusal{403, "rest_forbidden", ""}},
-		{"create a duplicate name (case aside)", create(author, cat, &TermInput{Name: str(" music ")}), refusal{400, "term_exists", ""}},
-		{"create a duplicate tag", create(editor, tag, &TermInput{Name: str("FREE"), Slug: str("other")}), refusal{400, "term_exists", ""}},
+		{"create without a name", create(admin, cat, &LabelInput{Description: str("d")}), refusal{400, "rest_missing_callback_param", "name"}},
+		{"create with a blank name", create(admin, cat, &LabelInput{Name: str("  ")}), badParam("name")},
+		{"create with a name too long", create(admin, tag, &LabelInput{Name: &long}), badParam("name")},
+		{"create with an empty description", create(admin, cat, &LabelInput{Name: str("New"), Description: str("")}), badParam("description")},
+		{"create with a slug too long", create(admin, cat, &LabelInput{Name: str("New"), Slug: &long}), badParam("slug")},
+		{"create under an unknown parent", create(admin, cat, &LabelInput{Name: str("New"), Parent: id(999999)}), badParam("parent")},
+		{"create under a negative parent", create(admin, cat, &LabelInput{Name: str("New"), Parent: id(-1)}), badParam("parent")},
+		{"create a tag with a parent", create(admin, tag, &LabelInput{Name: str("New"), Parent: id(1)}), badParam("parent")},
+		{"fields before permission", create(contributor, cat, &LabelInput{Name: str(" ")}), badParam("name")},
+		{"contributor creates a category", create(contributor, cat, &LabelInput{Name: str("New")}), refusal{403, "rest_forbidden", ""}},
+		{"author creates a tag", create(author, tag, &LabelInput{Name: str("New")}), refusal{403, "rest_forbidden", ""}},
+		{"create a duplicate name (case aside)", create(author, cat, &LabelInput{Name: str(" music ")}), refusal{400, "term_exists", ""}},
+		{"create a duplicate tag", create(editor, tag, &LabelInput{Name: str("FREE"), Slug: str("other")}), refusal{400, "term_exists", ""}},
 		// Update: the fields, the permission, the record, the ancestry.
-		{"update with a blank name", update(admin, cat, music, fixed(&TermInput{Name: str("")})), badParam("name")},
-		{"update with an unknown parent", update(admin, cat, music, fixed(&TermInput{Name: str("Renamed"), Parent: id(999999)})), badParam("parent")},
-		{"update with a tag as parent", update(admin, cat, music, func(f *termFixture) *TermInput { return &TermInput{Parent: &f.free} }), badParam("parent")},
-		{"update a tag's parent", update(admin, tag, free, fixed(&TermInput{Name: str("Renamed"), Parent: id(0)})), badParam("parent")},
-		{"contributor updates a category", update(contributor, cat, music, fixed(&TermInput{Name: str("Renamed")})), refusal{403, "rest_forbidden", ""}},
-		{"author updates a tag", update(author, tag, free, fixed(&TermInput{Name: str("Renamed")})), refusal{403, "rest_forbidden", ""}},
-		{"update an unknown term", update(admin, cat, missing, fixed(&TermInput{Name: str("Renamed")})), refusal{404, "rest-category-not-found", ""}},
-		{"update a tag as a category", update(admin, cat, free, fixed(&TermInput{Name: str("Renamed")})), refusal{404, "rest-category-not-found", ""}},
-		{"update a category as its own parent", update(admin, cat, music, func(f *termFixture) *TermInput {
-			return &TermInput{Name: str("Renamed"), Parent: &f.music}
+		{"update with a blank name", update(admin, cat, music, fixed(&LabelInput{Name: str("")})), badParam("name")},
+		{"update with an unknown parent", update(admin, cat, music, fixed(&LabelInput{Name: str("Renamed"), Parent: id(999999)})), badParam("parent")},
+		{"update with a tag as parent", update(admin, cat, music, func(f *termFixture) *LabelInput { return &LabelInput{Parent: &f.free} }), badParam("parent")},
+		{"update a tag's parent", update(admin, tag, free, fixed(&LabelInput{Name: str("Renamed"), Parent: id(0)})), badParam("parent")},
+		{"contributor updates a category", update(contributor, cat, music, fixed(&LabelInput{Name: str("Renamed")})), refusal{403, "rest_forbidden", ""}},
+		{"author updates a tag", update(author, tag, free, fixed(&LabelInput{Name: str("Renamed")})), refusal{403, "rest_forbidden", ""}},
+		{"update an unknown term", update(admin, cat, missing, fixed(&LabelInput{Name: str("Renamed")})), refusal{404, "rest-category-not-found", ""}},
+		{"update a tag as a category", update(admin, cat, free, fixed(&LabelInput{Name: str("Renamed")})), refusal{404, "rest-category-not-found", ""}},
+		{"update a category as its own parent", update(admin, cat, music, func(f *termFixture) *LabelInput {
+			return &LabelInput{Name: str("Renamed"), Parent: &f.music}
 		}), refusal{400, "rest_term_invalid", "parent"}},
-		{"update a category under its child", update(admin, cat, music, func(f *termFixture) *TermInput {
-			return &TermInput{Name: str("Renamed"), Parent: &f.jazz}
+		{"update a category under its child", update(admin, cat, music, func(f *termFixture) *LabelInput {
+			return &LabelInput{Name: str("Renamed"), Parent: &f.jazz}
 		}), refusal{400, "rest_term_invalid", "parent"}},
 		// Delete: the permission, the record.
 		{"contributor deletes a category", del(contributor, cat, music), refusal{403, "rest_forbidden", ""}},
@@ -253,11 +255,11 @@ type failingStore struct {
 
 var errStoreDown = errors.New("store down")
 
-func (failingStore) GetTerms(context.Context, []int64) (map[int64]*repository.Term, error) {
+func (failingStore) GetLabels(context.Context, []int64) (map[int64]*repository.Label, error) {
 	return nil, errStoreDown
 }
 
-func (failingStore) GetTerm(context.Context, int64) (*repository.Term, error) {
+func (failingStore) GetLabel(context.Context, int64) (*repository.Label, error) {
 	return nil, errStoreDown
 }
 
@@ -266,12 +268,12 @@ func (failingStore) GetTerm(context.Context, int64) (*repository.Term, error) {
 // before any write.
 func TestTermCommandsStoreFailure(t *testing.T) {
 	f := newTermFixture(t, openStores(t)["sqlite"](t))
-	svc := NewTerms(TermsDeps{Store: failingStore{f.st}})
+	svc := NewLabels(LabelsDeps{Store: failingStore{f.st}})
 	ctx := context.Background()
 	before := dumpTerms(t, f.st)
-	_, err1 := svc.Create(ctx, admin, "en", repository.TaxCategory, &TermInput{Name: str("New"), Parent: &f.music})
-	_, err2 := svc.Update(ctx, admin, "en", repository.TaxCategory, f.music, &TermInput{Name: str("Renamed")})
-	_, _, err3 := svc.Delete(ctx, admin, repository.TaxTag, f.free)
+	_, err1 := svc.Create(ctx, admin, "en", repository.LabelCategory, &LabelInput{Name: str("New"), Parent: &f.music})
+	_, err2 := svc.Update(ctx, admin, "en", repository.LabelCategory, f.music, &LabelInput{Name: str("Renamed")})
+	_, _, err3 := svc.Delete(ctx, admin, repository.LabelTag, f.free)
 	for i, err := range []error{err1, err2, err3} {
 		if !errors.Is(err, errStoreDown) {
 			t.Errorf("command %d: error %v, want the store's", i+1, err)
@@ -290,66 +292,66 @@ func TestTermCommandsWrite(t *testing.T) {
 		t.Run(engine, func(t *testing.T) {
 			f := newTermFixture(t, open(t))
 			ctx := context.Background()
-			cat, tag := repository.TaxCategory, repository.TaxTag
+			cat, tag := repository.LabelCategory, repository.LabelTag
 			cases := []struct {
 				name string
-				run  func() (*repository.Term, error)
+				run  func() (*repository.Label, error)
 				// want checks the term returned, which must also be the
 				// stored one.
-				want func(t *testing.T, term *repository.Term)
+				want func(t *testing.T, term *repository.Label)
 			}{
-				{"author creates a child category", func() (*repository.Term, error) {
-					return f.svc.Create(ctx, author, "en", cat, &TermInput{Name: str("  Bebop "), Description: str("<b>Fast</b><script>x</script>"), Parent: &f.jazz})
-				}, func(t *testing.T, term *repository.Term) {
+				{"author creates a child category", func() (*repository.Label, error) {
+					return f.svc.Create(ctx, author, "en", cat, &LabelInput{Name: str("  Bebop "), Description: str("<b>Fast</b><script>x</script>"), Parent: &f.jazz})
+				}, func(t *testing.T, term *repository.Label) {
 					if term.Name["en"] != "Bebop" || term.Slug["en"] != "bebop" || term.Parent != f.jazz || term.Description["en"] != "<b>Fast</b>" {
 						t.Errorf("got %+v", term)
 					}
 				}},
-				{"author's name is plain text", func() (*repository.Term, error) {
-					return f.svc.Create(ctx, author, "en", cat, &TermInput{Name: str("<i>Rock</i>")})
-				}, func(t *testing.T, term *repository.Term) {
+				{"author's name is plain text", func() (*repository.Label, error) {
+					return f.svc.Create(ctx, author, "en", cat, &LabelInput{Name: str("<i>Rock</i>")})
+				}, func(t *testing.T, term *repository.Label) {
 					if term.Name["en"] != "Rock" {
 						t.Errorf("name %q, want Rock", term.Name["en"])
 					}
 				}},
-				{"editor's HTML is kept", func() (*repository.Term, error) {
-					return f.svc.Create(ctx, editor, "en", tag, &TermInput{Name: str("<i>Loud</i>")})
-				}, func(t *testing.T, term *repository.Term) {
+				{"editor's HTML is kept", func() (*repository.Label, error) {
+					return f.svc.Create(ctx, editor, "en", tag, &LabelInput{Name: str("<i>Loud</i>")})
+				}, func(t *testing.T, term *repository.Label) {
 					if term.Name["en"] != "<i>Loud</i>" {
 						t.Errorf("name %q", term.Name["en"])
 					}
 				}},
-				{"one name in another language is no duplicate", func() (*repository.Term, error) {
-					return f.svc.Create(ctx, admin, "fr", cat, &TermInput{Name: str("Music")})
-				}, func(t *testing.T, term *repository.Term) {
+				{"one name in another language is no duplicate", func() (*repository.Label, error) {
+					return f.svc.Create(ctx, admin, "fr", cat, &LabelInput{Name: str("Music")})
+				}, func(t *testing.T, term *repository.Label) {
 					if term.Name["fr"] != "Music" || term.ID == f.music {
 						t.Errorf("got %+v", term)
 					}
 				}},
-				{"one name under another parent is no duplicate", func() (*repository.Term, error) {
-					return f.svc.Create(ctx, admin, "en", cat, &TermInput{Name: str("Music"), Parent: &f.music})
-				}, func(t *testing.T, term *repository.Term) {
+				{"one name under another parent is no duplicate", func() (*repository.Label, error) {
+					return f.svc.Create(ctx, admin, "en", cat, &LabelInput{Name: str("Music"), Parent: &f.music})
+				}, func(t *testing.T, term *repository.Label) {
 					if term.Parent != f.music || term.Slug["en"] == "music" {
 						t.Errorf("got %+v (the store makes slugs unique)", term)
 					}
 				}},
-				{"the system creates without a role", func() (*repository.Term, error) {
-					return f.svc.Create(ctx, nil, "en", tag, &TermInput{Name: str("Imported"), Slug: str(" Other Slug ")})
-				}, func(t *testing.T, term *repository.Term) {
+				{"the system creates without a role", func() (*repository.Label, error) {
+					return f.svc.Create(ctx, nil, "en", tag, &LabelInput{Name: str("Imported"), Slug: str(" Other Slug ")})
+				}, func(t *testing.T, term *repository.Label) {
 					if term.Slug["en"] != "other-slug" {
 						t.Errorf("slug %q", term.Slug["en"])
 					}
 				}},
-				{"update moves a category and renames it", func() (*repository.Term, error) {
-					return f.svc.Update(ctx, author, "en", cat, f.jazz, &TermInput{Name: str("Jazz & Blues"), Parent: id(0)})
-				}, func(t *testing.T, term *repository.Term) {
+				{"update moves a category and renames it", func() (*repository.Label, error) {
+					return f.svc.Update(ctx, author, "en", cat, f.jazz, &LabelInput{Name: str("Jazz & Blues"), Parent: id(0)})
+				}, func(t *testing.T, term *repository.Label) {
 					if term.Name["en"] != "Jazz & Blues" || term.Parent != 0 || term.Slug["en"] != "jazz" {
 						t.Errorf("got %+v (a slug stays when the name changes)", term)
 					}
 				}},
-				{"update adds a translation", func() (*repository.Term, error) {
-					return f.svc.Update(ctx, editor, "nl", tag, f.free, &TermInput{Name: str("Gratis")})
-				}, func(t *testing.T, term *repository.Term) {
+				{"update adds a translation", func() (*repository.Label, error) {
+					return f.svc.Update(ctx, editor, "nl", tag, f.free, &LabelInput{Name: str("Gratis")})
+				}, func(t *testing.T, term *repository.Label) {
 					if term.Name["nl"] != "Gratis" || term.Slug["nl"] != "gratis" || term.Name["en"] != "Free" {
 						t.Errorf("got %+v", term)
 					}
@@ -363,7 +365,7 @@ func TestTermCommandsWrite(t *testing.T) {
 						t.Fatal(err)
 					}
 					tc.want(t, term)
-					stored, err := f.st.GetTerm(ctx, term.ID)
+					stored, err := f.st.GetLabel(ctx, term.ID)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -382,7 +384,7 @@ func TestTermCommandsWrite(t *testing.T) {
 				if term.ID != f.music || term.Name["en"] != "Music" || n != 7 {
 					t.Errorf("deleted %+v with count %d, want Music with 7 (TermsDeps.Count)", term, n)
 				}
-				if _, err := f.st.GetTerm(ctx, f.music); !errors.Is(err, repository.ErrNotFound) {
+				if _, err := f.st.GetLabel(ctx, f.music); !errors.Is(err, repository.ErrNotFound) {
 					t.Errorf("term still there: %v", err)
 				}
 				if !slices.Equal(f.changed, []int64{f.music}) {
@@ -399,11 +401,11 @@ func TestTermCommandsWrite(t *testing.T) {
 // TestTermLockKey pins the lock key of a term name: event writes that
 // create a term by name lock the same key, so the form must not drift.
 func TestTermLockKey(t *testing.T) {
-	a := termLockKey(repository.TaxCategory, "en", "  Jazz ")
-	if b := termLockKey(repository.TaxCategory, "en", "jazz"); a != b {
+	a := termLockKey(repository.LabelCategory, "en", "  Jazz ")
+	if b := termLockKey(repository.LabelCategory, "en", "jazz"); a != b {
 		t.Errorf("case and spaces change the key: %s, %s", a, b)
 	}
-	for _, other := range []string{termLockKey(repository.TaxTag, "en", "jazz"), termLockKey(repository.TaxCategory, "fr", "jazz")} {
+	for _, other := range []string{termLockKey(repository.LabelTag, "en", "jazz"), termLockKey(repository.LabelCategory, "fr", "jazz")} {
 		if other == a {
 			t.Errorf("key %s shared across taxonomies or languages", a)
 		}

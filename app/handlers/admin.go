@@ -194,8 +194,8 @@ func ComputeSyncStatus(ctx context.Context, store repository.Store, engine searc
 			out.DependentReindex = st.Dependents
 		}
 	}
-	for _, k := range []repository.PostKind{repository.KindEvent, repository.KindVenue, repository.KindOrganizer} {
-		n, err := store.CountPosts(ctx, indexing.IndexedPosts(k))
+	for _, k := range []repository.Kind{repository.KindEvent, repository.KindVenue, repository.KindOrganizer} {
+		n, err := store.CountRecords(ctx, indexing.IndexedRecords(k))
 		if err != nil {
 			return nil, err
 		}

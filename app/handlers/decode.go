@@ -70,8 +70,8 @@ func optCost(b *input.Bag) calendar.Opt[[]string] {
 
 // decodePost reads the fields every kind takes; nameField holds the
 // title ("title", "venue", "organizer").
-func decodePost(b *input.Bag, nameField string) calendar.PostInput {
-	in := calendar.PostInput{
+func decodePost(b *input.Bag, nameField string) calendar.RecordInput {
+	in := calendar.RecordInput{
 		Name: optString(b, nameField), Description: optString(b, "description"), Excerpt: optString(b, "excerpt"),
 		Status: optString(b, "status"), Date: optString(b, "date"), DateUTC: optString(b, "date_utc"),
 	}
@@ -97,7 +97,7 @@ func decodePost(b *input.Bag, nameField string) calendar.PostInput {
 
 // decodeEvent reads an event write (the bag passed the route's checks).
 func decodeEvent(r *Request, b *input.Bag) (*calendar.EventInput, error) {
-	in := &calendar.EventInput{PostInput: decodePost(b, "title"),
+	in := &calendar.EventInput{RecordInput: decodePost(b, "title"),
 		Timezone: optString(b, "timezone"), StartDate: optString(b, "start_date"), EndDate: optString(b, "end_date"),
 		AllDay: optBool(b, "all_day"), ShowMap: optBool(b, "show_map"), ShowMapLink: optBool(b, "show_map_link"),
 		HideFromListings: optBool(b, "hide_from_listings"), Sticky: optBool(b, "sticky"),
@@ -124,7 +124,7 @@ func decodeEvent(r *Request, b *input.Bag) (*calendar.EventInput, error) {
 
 // decodeVenue reads a venue write or inline venue data.
 func decodeVenue(b *input.Bag) *calendar.VenueInput {
-	return &calendar.VenueInput{PostInput: decodePost(b, "venue"),
+	return &calendar.VenueInput{RecordInput: decodePost(b, "venue"),
 		Address: optString(b, "address"), City: optString(b, "city"), Country: optString(b, "country"),
 		Province: optString(b, "province"), State: optString(b, "state"), Zip: optString(b, "zip"),
 		Phone: optString(b, "phone"), Website: optString(b, "website"), StateProvince: optString(b, "stateprovince"),
@@ -135,7 +135,7 @@ func decodeVenue(b *input.Bag) *calendar.VenueInput {
 
 // decodeOrganizer reads an organizer write or inline organizer data.
 func decodeOrganizer(b *input.Bag) *calendar.OrganizerInput {
-	return &calendar.OrganizerInput{PostInput: decodePost(b, "organizer"),
+	return &calendar.OrganizerInput{RecordInput: decodePost(b, "organizer"),
 		Phone: optString(b, "phone"), Email: optString(b, "email"), Website: optString(b, "website")}
 }
 
@@ -156,21 +156,21 @@ func decodeOccurrence(r *Request, b *input.Bag) (*calendar.OccurrenceInput, erro
 
 // optTerms reads a categories or tags value ("" or [] → none): whole
 // numbers are IDs, anything else a slug or a name.
-func optTerms(b *input.Bag, name string) calendar.Opt[[]calendar.TermItem] {
+func optTerms(b *input.Bag, name string) calendar.Opt[[]calendar.LabelItem] {
 	v, ok := b.Get(name)
 	if !ok {
-		return calendar.Opt[[]calendar.TermItem]{}
+		return calendar.Opt[[]calendar.LabelItem]{}
 	}
-	items := []calendar.TermItem{}
+	items := []calendar.LabelItem{}
 	for _, it := range termItems(v) {
 		if n, ok := input.AsInt(it); ok {
-			items = append(items, calendar.TermItem{ID: n, IsID: true})
+			items = append(items, calendar.LabelItem{ID: n, IsID: true})
 			continue
 		}
 		s, _ := input.AsString(it)
-		items = append(items, calendar.TermItem{Name: s})
+		items = append(items, calendar.LabelItem{Name: s})
 	}
-	return calendar.Opt[[]calendar.TermItem]{Set: true, Value: items, Raw: v}
+	return calendar.Opt[[]calendar.LabelItem]{Set: true, Value: items, Raw: v}
 }
 
 // decodeLinks reads a venue or organizer value (as the original plugin
@@ -180,7 +180,7 @@ func optTerms(b *input.Bag, name string) calendar.Opt[[]calendar.TermItem] {
 // text the HTML policy). What is wrong with the value's form is
 // Links.Problem, which the calendar refuses with its own look-ups
 // (existing IDs the caller may link).
-func decodeLinks(r *Request, b *input.Bag, name string, kind repository.PostKind) (calendar.Links, error) {
+func decodeLinks(r *Request, b *input.Bag, name string, kind repository.Kind) (calendar.Links, error) {
 	v, ok := b.Get(name)
 	if !ok {
 		return calendar.Links{}, nil

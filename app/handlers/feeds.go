@@ -67,7 +67,7 @@ func (pt *events) listEventFeed(r *Request) error {
 	var events []ical.Event
 	var seriesErr error
 	seen := map[int64]bool{}
-	_, res, err := pt.eventPage(newLister(r), page, perPage, func(p *repository.Post, o *present.Event) {
+	_, res, err := pt.eventPage(newLister(r), page, perPage, func(p *repository.Record, o *present.Event) {
 		if p.Event != nil && p.Event.Recurrence != nil {
 			// A series once per page, with its rules and changed
 			// occurrences, however many of its occurrences the page has.
@@ -111,7 +111,7 @@ func (pt *events) getEventFeed(r *Request) error {
 		}
 		return pt.sendCalendar(r, evs)
 	}
-	l, err := newLister(r).linked([]*repository.Post{p})
+	l, err := newLister(r).linked([]*repository.Record{p})
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,6 @@ import (
 // reads, lists and json_ld alike): loadLinked.
 
 // loadLinked is LinkedFor for the caller of the request.
-func (r *Request) loadLinked(posts []*repository.Post) (*present.Linked, error) {
+func (r *Request) loadLinked(posts []*repository.Record) (*present.Linked, error) {
 	return r.s.render.LinkedFor(r.ctx, r.user, posts)
 }

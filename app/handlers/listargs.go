@@ -35,8 +35,8 @@ func (pt *events) eventListArgs() []Arg {
 		date("ends_after", "Events ending after this date."),
 		Arg{Name: "strict_dates", Type: tString, Default: "false", Check: nonEmptyString, Desc: "true: dates apply at the exact times given; otherwise whole days are included."},
 		Arg{Name: "search", Type: tString, Check: nonEmptyString, Desc: "Words that must match the title, description or excerpt, accents and case aside; the last word also as a prefix (unless followed by a space), words of 5+ letters with a typo (9+: two); only the first 10 words count.", MaxLen: limits.MaxQueryText},
-		Arg{Name: "categories", Type: tArray, Items: tString, Check: pt.existingTermRefs(repository.TaxCategory), Desc: "Category IDs or slugs (any of them; children included).", MaxItems: limits.MaxListItems},
-		Arg{Name: "tags", Type: tArray, Items: tString, Check: pt.existingTermRefs(repository.TaxTag), Desc: "Tag IDs or slugs (any of them).", MaxItems: limits.MaxListItems},
+		Arg{Name: "categories", Type: tArray, Items: tString, Check: pt.existingTermRefs(repository.LabelCategory), Desc: "Category IDs or slugs (any of them; children included).", MaxItems: limits.MaxListItems},
+		Arg{Name: "tags", Type: tArray, Items: tString, Check: pt.existingTermRefs(repository.LabelTag), Desc: "Tag IDs or slugs (any of them).", MaxItems: limits.MaxListItems},
 		Arg{Name: "venue", Type: tArray, Items: tInteger, Check: pt.existingPosts(repository.KindVenue), Desc: "Venue IDs (any of them).", MaxItems: limits.MaxListItems},
 		Arg{Name: "organizer", Type: tArray, Items: tInteger, Check: pt.existingPosts(repository.KindOrganizer), Desc: "Organizer IDs (any of them).", MaxItems: limits.MaxListItems},
 		Arg{Name: "featured", Type: tBoolean, Desc: "Only featured (true) or only not featured (false) events."},
@@ -95,7 +95,7 @@ func checkStatusList(r *Request, v any) string {
 		if !repository.IsStatus(s) {
 			return "Must be one or more of " + statuses + "; " + strconv.Quote(s) + " is none of them."
 		}
-		if !access.CanCreatePosts(r.user) && s != repository.StatusPublish {
+		if !access.CanCreateRecords(r.user) && s != repository.StatusPublish {
 			return "Must be publish: only callers who may create events may list other statuses."
 		}
 	}
@@ -103,9 +103,9 @@ func checkStatusList(r *Request, v any) string {
 }
 
 // existingPosts checks a list of IDs of existing posts of a kind.
-func (pt *items) existingPosts(kind repository.PostKind) func(r *Request, v any) string {
+func (pt *items) existingPosts(kind repository.Kind) func(r *Request, v any) string {
 	return func(r *Request, v any) string {
-		return existingIDs(r, v, string(kind), pt.store.GetPosts, func(p *repository.Post) bool { return p.Kind == kind })
+		return existingIDs(r, v, string(kind), pt.store.GetRecords, func(p *repository.Record) bool { return p.Kind == kind })
 	}
 }
 
@@ -155,7 +155,7 @@ func idListProblem(v any, what string) string {
 
 // existingTermRefs checks that every item names an existing term by ID,
 // slug or name.
-func (pt *items) existingTermRefs(tax repository.Taxonomy) func(r *Request, v any) string {
+func (pt *items) existingTermRefs(tax repository.LabelKind) func(r *Request, v any) string {
 	return func(r *Request, v any) string {
 		ids, err := r.resolveTermRefs(tax, v)
 		var unknown unknownTermError
@@ -172,7 +172,7 @@ func (pt *items) existingTermRefs(tax repository.Taxonomy) func(r *Request, v an
 		}
 		// Keep the IDs: eventQuery filters on them without resolving again.
 		if r.termIDs == nil {
-			r.termIDs = map[repository.Taxonomy][]int64{}
+			r.termIDs = map[repository.LabelKind][]int64{}
 		}
 		r.termIDs[tax] = ids
 		return ""
@@ -180,8 +180,8 @@ func (pt *items) existingTermRefs(tax repository.Taxonomy) func(r *Request, v an
 }
 
 // termNoun names one term of a taxonomy in messages.
-func termNoun(tax repository.Taxonomy) string {
-	if tax == repository.TaxCategory {
+func termNoun(tax repository.LabelKind) string {
+	if tax == repository.LabelCategory {
 		return "category"
 	}
 	return "tag"
@@ -194,7 +194,7 @@ type unknownTermError struct{ ref string }
 func (e unknownTermError) Error() string { return "unknown term " + strconv.Quote(e.ref) }
 
 // resolveTermRefs maps term references (IDs, slugs, names) to IDs.
-func (r *Request) resolveTermRefs(tax repository.Taxonomy, v any) ([]int64, error) {
+func (r *Request) resolveTermRefs(tax repository.LabelKind, v any) ([]int64, error) {
 	items := input.AsList(v)
 	if len(items) == 0 {
 		return nil, unknownTermError{}
@@ -202,13 +202,13 @@ func (r *Request) resolveTermRefs(tax repository.Taxonomy, v any) ([]int64, erro
 	var ids []int64
 	for _, it := range items {
 		sv, _ := input.AsString(it)
-		t, err := r.s.cal.LookupTerm(r.ctx, tax, r.lang, sv)
+		t, err := r.s.cal.LookupLabel(r.ctx, tax, r.lang, sv)
 		if err != nil {
 			return nil, err
 		}
 		if t == nil {
 			if n, ok := input.AsInt(it); ok {
-				if tt, err := r.s.store.GetTerm(r.ctx, n); err == nil && tt.Taxonomy == tax {
+				if tt, err := r.s.store.GetLabel(r.ctx, n); err == nil && tt.Taxonomy == tax {
 					t = tt
 				}
 			}

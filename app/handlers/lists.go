@@ -30,7 +30,7 @@ type lister struct {
 	now    time.Time
 	render *present.Renderer
 	// termIDs are the categories and tags the list validators resolved.
-	termIDs map[repository.Taxonomy][]int64
+	termIDs map[repository.LabelKind][]int64
 }
 
 // newLister returns the lister of a request.
@@ -133,8 +133,8 @@ func (lr lister) eventQuery() (search.EventQuery, error) {
 		}
 	}
 	// The validators resolved categories and tags (existingTermRefs).
-	q.CategoryIDs = lr.termIDs[repository.TaxCategory]
-	q.TagIDs = lr.termIDs[repository.TaxTag]
+	q.CategoryIDs = lr.termIDs[repository.LabelCategory]
+	q.TagIDs = lr.termIDs[repository.LabelTag]
 	if v, ok := b.Get("venue"); ok {
 		q.VenueIDs, _ = input.AsIntList(v)
 	}
@@ -178,7 +178,7 @@ func (pt *events) listEvents(r *Request) error {
 	page, perPage := listPage(r.bag)
 	lr := newLister(r)
 	var items []any
-	q, res, err := pt.eventPage(lr, page, perPage, func(_ *repository.Post, o *present.Event) { items = append(items, o) })
+	q, res, err := pt.eventPage(lr, page, perPage, func(_ *repository.Record, o *present.Event) { items = append(items, o) })
 	if err != nil {
 		return err
 	}
@@ -202,7 +202,7 @@ func (pt *events) listEvents(r *Request) error {
 // engine's order, with its stored record (the series, for an occurrence).
 // A page past the last one is 404. It returns the query (for the facets)
 // and the engine's result.
-func (pt *events) eventPage(lr lister, page, perPage int, each func(*repository.Post, *present.Event)) (search.EventQuery, search.Result, error) {
+func (pt *events) eventPage(lr lister, page, perPage int, each func(*repository.Record, *present.Event)) (search.EventQuery, search.Result, error) {
 	q, err := lr.eventQuery()
 	if err != nil {
 		return q, search.Result{}, err
@@ -258,7 +258,7 @@ func (pt *events) searchEvents(ctx context.Context, q search.EventQuery) (search
 
 // renderPage loads a page of posts (in the engine's order) with what they
 // link to and renders each.
-func (lr lister) renderPage(ids []int64, render func(*repository.Post, *present.Linked) any) ([]any, error) {
+func (lr lister) renderPage(ids []int64, render func(*repository.Record, *present.Linked) any) ([]any, error) {
 	posts, err := lr.postsInOrder(ids)
 	if err != nil {
 		return nil, err
@@ -276,12 +276,12 @@ func (lr lister) renderPage(ids []int64, render func(*repository.Post, *present.
 
 // postsInOrder loads posts by ID in the given order, skipping any that
 // vanished since the index saw them.
-func (lr lister) postsInOrder(ids []int64) ([]*repository.Post, error) {
-	m, err := lr.render.Posts(lr.ctx, ids) // decoded once per write generation (linkcache.go)
+func (lr lister) postsInOrder(ids []int64) ([]*repository.Record, error) {
+	m, err := lr.render.Records(lr.ctx, ids) // decoded once per write generation (linkcache.go)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*repository.Post, 0, len(ids))
+	out := make([]*repository.Record, 0, len(ids))
 	for _, id := range ids {
 		if p := m[id]; p != nil {
 			out = append(out, p)
@@ -292,7 +292,7 @@ func (lr lister) postsInOrder(ids []int64) ([]*repository.Post, error) {
 
 // linked fetches what posts link to, as the reader may see it
 // (Renderer.LinkedFor).
-func (lr lister) linked(posts []*repository.Post) (*present.Linked, error) {
+func (lr lister) linked(posts []*repository.Record) (*present.Linked, error) {
 	return lr.render.LinkedFor(lr.ctx, lr.reader.User, posts)
 }
 
@@ -311,7 +311,7 @@ func (pt *items) listPlaces() func(r *Request) error {
 		}
 		if v, ok := b.Get("event"); ok {
 			id, _ := input.AsInt(v)
-			ev, err := pt.store.GetPost(r.ctx, id)
+			ev, err := pt.store.GetRecord(r.ctx, id)
 			if err != nil {
 				return err
 			}
@@ -351,7 +351,7 @@ func (pt *items) listPlaces() func(r *Request) error {
 		if len(res.IDs) == 0 && page > 1 {
 			return apierr.New(404, pt.res+"-archive-page-not-found", "The requested "+pt.res+" archive page does not exist")
 		}
-		items, err := lr.renderPage(res.IDs, func(p *repository.Post, l *present.Linked) any {
+		items, err := lr.renderPage(res.IDs, func(p *repository.Record, l *present.Linked) any {
 			// p is the linked-record cache's record: kept renderings apply.
 			return pt.render.LinkedPlace(p, l, present.View{Lang: r.lang}, kind == search.Venues)
 		})

@@ -82,7 +82,7 @@ func (pt *occurrences) occurrenceWriteArgs() []Arg {
 }
 
 // loadSeries loads the recurring event of an occurrence route.
-func (pt *occurrences) loadSeries(r *Request) (*repository.Post, *time.Location, error) {
+func (pt *occurrences) loadSeries(r *Request) (*repository.Record, *time.Location, error) {
 	p, err := pt.load(r, byID)
 	if err != nil {
 		return nil, nil, err
@@ -95,14 +95,14 @@ func (pt *occurrences) loadSeries(r *Request) (*repository.Post, *time.Location,
 }
 
 // findOccurrence returns the occurrence the route's key names, or 404.
-func (pt *occurrences) findOccurrence(r *Request, p *repository.Post, loc *time.Location) (recurrence.Occurrence, error) {
+func (pt *occurrences) findOccurrence(r *Request, p *repository.Record, loc *time.Location) (recurrence.Occurrence, error) {
 	return pt.cal.FindOccurrence(p, loc, r.c.Params("key"))
 }
 
 // sendOccurrence renders one occurrence of p like an event.
-func (pt *occurrences) sendOccurrence(r *Request, status int, p *repository.Post, o recurrence.Occurrence, single bool) error {
-	h := eventHit{post: pt.render.OccurrencePost(p, o), series: p, occ: &o}
-	l, err := r.loadLinked([]*repository.Post{h.post})
+func (pt *occurrences) sendOccurrence(r *Request, status int, p *repository.Record, o recurrence.Occurrence, single bool) error {
+	h := eventHit{post: pt.render.OccurrenceRecord(p, o), series: p, occ: &o}
+	l, err := r.loadLinked([]*repository.Record{h.post})
 	if err != nil {
 		return err
 	}
@@ -111,11 +111,11 @@ func (pt *occurrences) sendOccurrence(r *Request, status int, p *repository.Post
 
 // readableOccurrence applies the series' read rules to an occurrence
 // (whose override may give it another status).
-func (pt *occurrences) readableOccurrence(r *Request, p *repository.Post, o recurrence.Occurrence) error {
+func (pt *occurrences) readableOccurrence(r *Request, p *repository.Record, o recurrence.Occurrence) error {
 	if err := pt.checkReadable(r, p); err != nil {
 		return err
 	}
-	if q := pt.render.OccurrencePost(p, o); !access.CanReadPost(r.user, q) {
+	if q := pt.render.OccurrenceRecord(p, o); !access.CanReadRecord(r.user, q) {
 		return apierr.New(403, "event-not-accessible", "The requested event is not accessible")
 	}
 	return nil
@@ -171,8 +171,8 @@ func (pt *occurrences) listOccurrences(r *Request) error {
 		if q.EndLTE.Set && en > q.EndLTE.Value {
 			continue
 		}
-		h := eventHit{post: pt.render.OccurrencePost(p, o), series: p, occ: &o}
-		if !access.CanReadPost(r.user, h.post) {
+		h := eventHit{post: pt.render.OccurrenceRecord(p, o), series: p, occ: &o}
+		if !access.CanReadRecord(r.user, h.post) {
 			continue
 		}
 		hits = append(hits, h)
@@ -199,12 +199,12 @@ func (pt *occurrences) listOccurrences(r *Request) error {
 
 // editableSeries loads the series of an occurrence write and checks that
 // the caller may edit it.
-func (pt *occurrences) editableSeries(r *Request) (*repository.Post, *time.Location, error) {
+func (pt *occurrences) editableSeries(r *Request) (*repository.Record, *time.Location, error) {
 	p, loc, err := pt.loadSeries(r)
 	if err != nil {
 		return nil, nil, err
 	}
-	if !access.CanEditPost(r.user, p) {
+	if !access.CanEditRecord(r.user, p) {
 		return nil, nil, access.Forbidden(r.user)
 	}
 	return p, loc, nil
@@ -264,7 +264,7 @@ func (pt *occurrences) splitSeries(r *Request) error {
 	if err != nil {
 		return err
 	}
-	l, err := r.loadLinked([]*repository.Post{created})
+	l, err := r.loadLinked([]*repository.Record{created})
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,7 @@ import (
 // the venue and organizer lists. Writes go through the calendar service
 // (cal); each resource's handler type decodes its own commands.
 type items struct {
-	kind       repository.PostKind
+	kind       repository.Kind
 	res        string // "event", "venue", "organizer": error codes and messages
 	collection string // route segment
 	cfg        *config.Config
@@ -48,7 +48,7 @@ type organizers struct{ *items }
 
 // postTypes returns the handlers of events, venues and organizers.
 func (s *API) postTypes() (*events, *venues, *organizers) {
-	it := func(kind repository.PostKind, collection string) *items {
+	it := func(kind repository.Kind, collection string) *items {
 		return &items{kind: kind, res: string(kind), collection: collection, cfg: s.cfg, store: s.store,
 			render: s.render, now: s.now, search: s.search, log: s.log, cal: s.cal}
 	}
@@ -68,10 +68,10 @@ const (
 // item is 404 (docs/decisions.md, "Reads"); an ID of another kind is 400
 // rest-invalid-event-id for events (as the original plugin answers) and
 // 404 otherwise.
-func (pt *items) load(r *Request, how lookup) (*repository.Post, error) {
+func (pt *items) load(r *Request, how lookup) (*repository.Record, error) {
 	if how == byID {
 		id, _ := strconv.ParseInt(r.c.Params("id"), 10, 64)
-		p, err := pt.store.GetPost(r.ctx, id)
+		p, err := pt.store.GetRecord(r.ctx, id)
 		if errors.Is(err, repository.ErrNotFound) {
 			return nil, apierr.NotFound(pt.res, id)
 		}
@@ -91,9 +91,9 @@ func (pt *items) load(r *Request, how lookup) (*repository.Post, error) {
 		slug = r.c.Params("slug")
 	}
 	def := pt.cfg.DefaultLanguage
-	p, err := pt.store.GetPostBySlug(r.ctx, pt.kind, r.lang, slug)
+	p, err := pt.store.GetRecordBySlug(r.ctx, pt.kind, r.lang, slug)
 	if errors.Is(err, repository.ErrNotFound) && r.lang != def {
-		p, err = pt.store.GetPostBySlug(r.ctx, pt.kind, def, slug)
+		p, err = pt.store.GetRecordBySlug(r.ctx, pt.kind, def, slug)
 	}
 	// A record with no slug in the request language or the default one
 	// shows its first language's slug (docs/decisions.md, "Languages"): that
@@ -105,7 +105,7 @@ func (pt *items) load(r *Request, how lookup) (*repository.Post, error) {
 		if l == r.lang || l == def {
 			continue
 		}
-		p, err = pt.store.GetPostBySlug(r.ctx, pt.kind, l, slug)
+		p, err = pt.store.GetRecordBySlug(r.ctx, pt.kind, l, slug)
 		if err == nil && p.Slug.Get(r.lang, def, pt.cfg.Languages...) != slug {
 			p, err = nil, repository.ErrNotFound
 		}
@@ -156,13 +156,13 @@ func (pt *items) get(how lookup) func(r *Request) error {
 }
 
 // checkReadable applies the trash, status and password rules to a single read.
-func (pt *items) checkReadable(r *Request, p *repository.Post) error {
+func (pt *items) checkReadable(r *Request, p *repository.Record) error {
 	return access.CheckReadable(r.user, p, pt.res, r.reader.Unlocks(p))
 }
 
 // sendPost renders one post of any kind.
-func (r *Request) sendPost(status int, p *repository.Post, single bool) error {
-	l, err := r.loadLinked([]*repository.Post{p})
+func (r *Request) sendPost(status int, p *repository.Record, single bool) error {
+	l, err := r.loadLinked([]*repository.Record{p})
 	if err != nil {
 		return err
 	}
@@ -180,9 +180,9 @@ func (r *Request) sendPost(status int, p *repository.Post, single bool) error {
 // create serves POST on a collection: the caller must be one who may
 // create items, then write (decode, call the calendar) makes the item,
 // answered with 201.
-func create(write func(r *Request) (*repository.Post, error)) func(r *Request) error {
+func create(write func(r *Request) (*repository.Record, error)) func(r *Request) error {
 	return func(r *Request) error {
-		if !access.CanCreatePosts(r.user) {
+		if !access.CanCreateRecords(r.user) {
 			return access.Forbidden(r.user)
 		}
 		p, err := write(r)
@@ -196,7 +196,7 @@ func create(write func(r *Request) (*repository.Post, error)) func(r *Request) e
 // edit serves POST/PUT/PATCH on one item (a partial update): the item
 // the caller may edit, then write (decode, call the calendar), answered
 // with 200.
-func (pt *items) edit(how lookup, write func(r *Request, cur *repository.Post) (*repository.Post, error)) func(r *Request) error {
+func (pt *items) edit(how lookup, write func(r *Request, cur *repository.Record) (*repository.Record, error)) func(r *Request) error {
 	return func(r *Request) error {
 		cur, err := pt.loadEditable(r, how)
 		if err != nil {
@@ -212,7 +212,7 @@ func (pt *items) edit(how lookup, write func(r *Request, cur *repository.Post) (
 
 // post serves POST /events.
 func (ev *events) post(r *Request) error {
-	return create(func(r *Request) (*repository.Post, error) {
+	return create(func(r *Request) (*repository.Record, error) {
 		in, err := decodeEvent(r, r.bag)
 		if err != nil {
 			return nil, err
@@ -223,7 +223,7 @@ func (ev *events) post(r *Request) error {
 
 // update serves POST/PUT/PATCH on one event.
 func (ev *events) update(how lookup) func(r *Request) error {
-	return ev.edit(how, func(r *Request, cur *repository.Post) (*repository.Post, error) {
+	return ev.edit(how, func(r *Request, cur *repository.Record) (*repository.Record, error) {
 		in, err := decodeEvent(r, r.bag)
 		if err != nil {
 			return nil, err
@@ -235,7 +235,7 @@ func (ev *events) update(how lookup) func(r *Request) error {
 // post serves POST /venues: a new venue, or a duplicate reused
 // (calendar.Service.CreateVenue).
 func (ve *venues) post(r *Request) error {
-	return create(func(r *Request) (*repository.Post, error) {
+	return create(func(r *Request) (*repository.Record, error) {
 		p, _, err := ve.cal.CreateVenue(r.ctx, r.user, r.lang, decodeVenue(r.bag))
 		return p, err
 	})(r)
@@ -243,7 +243,7 @@ func (ve *venues) post(r *Request) error {
 
 // update serves POST/PUT/PATCH on one venue.
 func (ve *venues) update(how lookup) func(r *Request) error {
-	return ve.edit(how, func(r *Request, cur *repository.Post) (*repository.Post, error) {
+	return ve.edit(how, func(r *Request, cur *repository.Record) (*repository.Record, error) {
 		return ve.cal.UpdateVenue(r.ctx, r.user, r.lang, cur, decodeVenue(r.bag))
 	})
 }
@@ -251,7 +251,7 @@ func (ve *venues) update(how lookup) func(r *Request) error {
 // post serves POST /organizers: a new organizer, or a duplicate reused
 // (calendar.Service.CreateOrganizer).
 func (or *organizers) post(r *Request) error {
-	return create(func(r *Request) (*repository.Post, error) {
+	return create(func(r *Request) (*repository.Record, error) {
 		p, _, err := or.cal.CreateOrganizer(r.ctx, r.user, r.lang, decodeOrganizer(r.bag))
 		return p, err
 	})(r)
@@ -259,19 +259,19 @@ func (or *organizers) post(r *Request) error {
 
 // update serves POST/PUT/PATCH on one organizer.
 func (or *organizers) update(how lookup) func(r *Request) error {
-	return or.edit(how, func(r *Request, cur *repository.Post) (*repository.Post, error) {
+	return or.edit(how, func(r *Request, cur *repository.Record) (*repository.Record, error) {
 		return or.cal.UpdateOrganizer(r.ctx, r.user, r.lang, cur, decodeOrganizer(r.bag))
 	})
 }
 
 // loadEditable finds the item a write route addresses (load) and
 // refuses a caller who may not edit it.
-func (pt *items) loadEditable(r *Request, how lookup) (*repository.Post, error) {
+func (pt *items) loadEditable(r *Request, how lookup) (*repository.Record, error) {
 	cur, err := pt.load(r, how)
 	if err != nil {
 		return nil, err
 	}
-	if !access.CanEditPost(r.user, cur) {
+	if !access.CanEditRecord(r.user, cur) {
 		return nil, access.Forbidden(r.user)
 	}
 	return cur, nil

@@ -113,9 +113,9 @@ func parseRecurrenceValue(v any) (*repository.Recurrence, string) {
 // eventHit is one hit of an event list: the post to render (the series
 // shaped as its occurrence, for an occurrence) and the occurrence.
 type eventHit struct {
-	post *repository.Post
+	post *repository.Record
 	// series is the stored record (the series, for an occurrence).
-	series *repository.Post
+	series *repository.Record
 	occ    *recurrence.Occurrence
 }
 
@@ -132,7 +132,7 @@ func hitOccurrence(res search.Result, i int) string { return res.Occurrence(i) }
 // status filter already leaves them out, unless its documents were
 // written before occurrences followed their series.
 func (lr lister) eventHits(res search.Result) ([]eventHit, error) {
-	m, err := lr.render.Posts(lr.ctx, res.IDs) // decoded once per write generation (linkcache.go)
+	m, err := lr.render.Records(lr.ctx, res.IDs) // decoded once per write generation (linkcache.go)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +153,7 @@ func (lr lister) eventHits(res search.Result) ([]eventHit, error) {
 		if err != nil {
 			continue // not a key: stale until reindexed
 		}
-		q := lr.render.OccurrencePost(p, o)
+		q := lr.render.OccurrenceRecord(p, o)
 		if !slices.Contains(statuses, q.Status) {
 			continue // not a status the list shows (an index written before occurrences followed their series)
 		}
@@ -173,7 +173,7 @@ func (lr lister) renderEventHits(res search.Result, render func(h eventHit, l *p
 
 // renderHits renders event hits with what they (their occurrences) link to.
 func (lr lister) renderHits(hits []eventHit, render func(h eventHit, l *present.Linked) *present.Event) ([]any, error) {
-	posts := make([]*repository.Post, len(hits))
+	posts := make([]*repository.Record, len(hits))
 	for i, h := range hits {
 		posts[i] = h.post
 	}

@@ -19,25 +19,25 @@ import (
 // the object rendered for the caller (redacted where protected), as
 // icalEvent does for single events. A changed occurrence the caller may
 // not read (its own status) is an EXDATE instead.
-func (pt *events) icalSeries(r *Request, p *repository.Post) ([]ical.Event, error) {
+func (pt *events) icalSeries(r *Request, p *repository.Record) ([]ical.Event, error) {
 	loc, _ := pt.render.EventZone(p.Event)
 	all, err := pt.render.Expansions.Expand(recurrence.SeriesOf(p.Event, loc), time.Time{}, time.Time{}, recurrenceLimits(pt.cfg, pt.now))
 	if err != nil {
 		return nil, calendar.RecurrenceProblem(err)
 	}
-	posts := []*repository.Post{p}
+	posts := []*repository.Record{p}
 	var changed []recurrence.Occurrence
 	for _, o := range all {
 		if o.Override != nil {
 			changed = append(changed, o)
-			posts = append(posts, pt.render.OccurrencePost(p, o))
+			posts = append(posts, pt.render.OccurrenceRecord(p, o))
 		}
 	}
 	l, err := r.loadLinked(posts)
 	if err != nil {
 		return nil, err
 	}
-	render := func(q *repository.Post) ical.Event {
+	render := func(q *repository.Record) ical.Event {
 		o := pt.render.Event(q, l, present.View{Lang: r.lang})
 		if !r.reader.Unlocks(q) {
 			present.RedactEvent(o)
@@ -67,7 +67,7 @@ func (pt *events) icalSeries(r *Request, p *repository.Post) ([]ical.Event, erro
 	out := []ical.Event{master}
 	for i, o := range changed {
 		q := posts[i+1]
-		if !access.CanReadPost(r.user, q) {
+		if !access.CanReadRecord(r.user, q) {
 			out[0].ExDates = append(out[0].ExDates, o.Original)
 			continue
 		}

@@ -26,7 +26,7 @@ type Request struct {
 	reader access.Reader
 	ctx    context.Context
 	// termIDs holds the categories and tags a list validator resolved.
-	termIDs map[repository.Taxonomy][]int64
+	termIDs map[repository.LabelKind][]int64
 	// depErr is a store failure a validator met: validation answers it
 	// (503) rather than calling the value invalid.
 	depErr error

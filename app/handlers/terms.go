@@ -20,23 +20,23 @@ import (
 // terms serves the routes of one taxonomy (categories or tags): the
 // writes and the single read go through the calendar's terms service.
 type terms struct {
-	tax        repository.Taxonomy
+	tax        repository.LabelKind
 	res        string // "category", "tag"
 	collection string // "categories", "tags"
 	cfg        *config.Config
 	store      repository.Store
 	render     *present.Renderer
-	svc        *calendar.Terms
+	svc        *calendar.Labels
 }
 
 // termTypes returns the handlers of categories and of tags.
 func (s *API) termTypes() (cat, tag *terms) {
-	count := func(ctx context.Context, t *repository.Term) (int, error) {
+	count := func(ctx context.Context, t *repository.Label) (int, error) {
 		return termCount(ctx, s.render, s.store, t)
 	}
-	svc := calendar.NewTerms(calendar.TermsDeps{Store: s.store, Count: count, Changed: s.render.Counts.Invalidate})
-	return &terms{tax: repository.TaxCategory, res: "category", collection: "categories", cfg: s.cfg, store: s.store, render: s.render, svc: svc},
-		&terms{tax: repository.TaxTag, res: "tag", collection: "tags", cfg: s.cfg, store: s.store, render: s.render, svc: svc}
+	svc := calendar.NewLabels(calendar.LabelsDeps{Store: s.store, Count: count, Changed: s.render.Counts.Invalidate})
+	return &terms{tax: repository.LabelCategory, res: "category", collection: "categories", cfg: s.cfg, store: s.store, render: s.render, svc: svc},
+		&terms{tax: repository.LabelTag, res: "tag", collection: "tags", cfg: s.cfg, store: s.store, render: s.render, svc: svc}
 }
 
 // readArgs declares the parameters of a single term read or delete.
@@ -58,7 +58,7 @@ func (tt *terms) listArgs() []Arg {
 		{Name: "slug", Type: tString, Check: nonEmptyString, Desc: "Terms with exactly this slug.", MaxLen: limits.MaxQueryText},
 		{Name: "offset", Type: tInteger, Check: nonNegativeInt, Desc: "Skip this many terms (WordPress's offset; wins over page)."},
 	}
-	if tt.tax == repository.TaxCategory {
+	if tt.tax == repository.LabelCategory {
 		args = append(args, Arg{Name: "parent", Type: tInteger, Check: tt.existingTerms(), Desc: "Children of this category."})
 	}
 	return args
@@ -67,7 +67,7 @@ func (tt *terms) listArgs() []Arg {
 // existingTerms checks that every ID in a list is a term of the taxonomy.
 func (tt *terms) existingTerms() func(r *Request, v any) string {
 	return func(r *Request, v any) string {
-		return existingIDs(r, v, tt.res, tt.store.GetTerms, func(t *repository.Term) bool { return t.Taxonomy == tt.tax })
+		return existingIDs(r, v, tt.res, tt.store.GetLabels, func(t *repository.Label) bool { return t.Taxonomy == tt.tax })
 	}
 }
 
@@ -77,7 +77,7 @@ func existingEvent(r *Request, v any) string {
 	if !ok || id <= 0 {
 		return "Must be an event ID (a whole number of 1 or more), not a slug."
 	}
-	p, err := r.s.store.GetPost(r.ctx, id)
+	p, err := r.s.store.GetRecord(r.ctx, id)
 	switch {
 	case errors.Is(err, repository.ErrNotFound) || (err == nil && p.Kind != repository.KindEvent):
 		return fmt.Sprintf("There is no event with ID %d.", id)
@@ -98,7 +98,7 @@ func (tt *terms) writeArgs(create bool) []Arg {
 		{Name: "description", Type: tString, Check: nonEmptyString, Desc: "Description, in the request language.", MaxLen: limits.MaxDescription},
 		{Name: "slug", Type: tString, Check: nonEmptyString, Desc: "Slug in the request language; generated from the name when absent.", MaxLen: limits.MaxSlug},
 	}
-	if tt.tax == repository.TaxCategory {
+	if tt.tax == repository.LabelCategory {
 		args = append(args, Arg{Name: "parent", Type: tInteger, Check: func(r *Request, v any) string {
 			if n, _ := input.AsInt(v); n == 0 {
 				return ""
@@ -112,8 +112,8 @@ func (tt *terms) writeArgs(create bool) []Arg {
 // termInput decodes the validated write parameters into the service's
 // command: the fields sent, parent only where the route declares it
 // (categories).
-func (tt *terms) termInput(r *Request) *calendar.TermInput {
-	in := &calendar.TermInput{}
+func (tt *terms) termInput(r *Request) *calendar.LabelInput {
+	in := &calendar.LabelInput{}
 	str := func(name string) *string {
 		v, ok := r.bag.Get(name)
 		if !ok {
@@ -123,7 +123,7 @@ func (tt *terms) termInput(r *Request) *calendar.TermInput {
 		return &s
 	}
 	in.Name, in.Description, in.Slug = str("name"), str("description"), str("slug")
-	if v, ok := r.bag.Get("parent"); ok && tt.tax == repository.TaxCategory {
+	if v, ok := r.bag.Get("parent"); ok && tt.tax == repository.LabelCategory {
 		n, _ := input.AsInt(v)
 		in.Parent = &n
 	}
@@ -137,8 +137,8 @@ func termID(r *Request) int64 {
 }
 
 // termCount returns the number of published events using a term.
-func termCount(ctx context.Context, render *present.Renderer, st repository.Store, t *repository.Term) (int, error) {
-	c, err := render.Counts.ForTerms(ctx, st, map[int64]*repository.Term{t.ID: t})
+func termCount(ctx context.Context, render *present.Renderer, st repository.Store, t *repository.Label) (int, error) {
+	c, err := render.Counts.ForLabels(ctx, st, map[int64]*repository.Label{t.ID: t})
 	if err != nil {
 		return 0, err
 	}
@@ -155,7 +155,7 @@ func (tt *terms) get(r *Request) error {
 	if err != nil {
 		return err
 	}
-	return present.SendJSON(r.c, 200, tt.render.Term(t, n, r.lang))
+	return present.SendJSON(r.c, 200, tt.render.Label(t, n, r.lang))
 }
 
 // create serves POST on /categories and /tags (201 with Location).
@@ -165,7 +165,7 @@ func (tt *terms) create(r *Request) error {
 		return err
 	}
 	r.c.Set("Location", tt.render.APIBase(r.lang)+"/"+tt.collection+"/"+strconv.FormatInt(t.ID, 10))
-	return present.SendJSON(r.c, 201, tt.render.Term(t, 0, r.lang))
+	return present.SendJSON(r.c, 201, tt.render.Label(t, 0, r.lang))
 }
 
 // update serves POST/PUT/PATCH on one term.
@@ -178,7 +178,7 @@ func (tt *terms) update(r *Request) error {
 	if err != nil {
 		return err
 	}
-	return present.SendJSON(r.c, 200, tt.render.Term(t, n, r.lang))
+	return present.SendJSON(r.c, 200, tt.render.Label(t, n, r.lang))
 }
 
 // delete serves DELETE: always permanent; 200 with the term as it was.
@@ -187,7 +187,7 @@ func (tt *terms) delete(r *Request) error {
 	if err != nil {
 		return err
 	}
-	return present.SendJSON(r.c, 200, tt.render.Term(t, n, r.lang))
+	return present.SendJSON(r.c, 200, tt.render.Label(t, n, r.lang))
 }
 
 // maxPerPage caps per_page on every list (50, as the original plugin).
@@ -198,7 +198,7 @@ const maxPerPage = limits.MaxPerPage
 // every filter (docs/decisions.md, "Reads"), and 200 with an empty list
 // past the last page.
 func (tt *terms) list(r *Request) error {
-	all, err := tt.store.FindTerms(r.ctx, repository.TermQuery{Taxonomy: tt.tax})
+	all, err := tt.store.FindLabels(r.ctx, repository.LabelQuery{Taxonomy: tt.tax})
 	if err != nil {
 		return err
 	}
@@ -221,13 +221,13 @@ func (tt *terms) list(r *Request) error {
 	}
 	if hasPost {
 		id, _ := input.AsInt(postVal)
-		p, err := tt.store.GetPost(r.ctx, id)
+		p, err := tt.store.GetRecord(r.ctx, id)
 		if err != nil {
 			return err
 		}
 		if p.Event != nil {
 			eventTerms = p.Event.Categories
-			if tt.tax == repository.TaxTag {
+			if tt.tax == repository.LabelTag {
 				eventTerms = p.Event.Tags
 			}
 		}
@@ -240,7 +240,7 @@ func (tt *terms) list(r *Request) error {
 	slug := b.Str("slug")
 	parentVal, hasParent := b.Get("parent")
 	parent, _ := input.AsInt(parentVal)
-	var out []*repository.Term
+	var out []*repository.Label
 	if input.SearchMatchesNothing(search) {
 		all = nil
 	}
@@ -272,10 +272,10 @@ func (tt *terms) list(r *Request) error {
 	}
 	items := []any{}
 	for i := from; i < total && i < from+int(perPage); i++ {
-		items = append(items, tt.render.Term(out[i], counts[out[i].ID], r.lang))
+		items = append(items, tt.render.Label(out[i], counts[out[i].ID], r.lang))
 	}
 	base := tt.render.APIBase(r.lang) + "/" + tt.collection + "/"
-	resp := &present.TermList{Key: tt.collection, Items: items, RestURL: listURL(base, r, int(page)), Total: total, TotalPages: totalPages}
+	resp := &present.LabelList{Key: tt.collection, Items: items, RestURL: listURL(base, r, int(page)), Total: total, TotalPages: totalPages}
 	if int(page) < totalPages {
 		resp.NextRestURL = listURL(base, r, int(page)+1)
 	}
@@ -310,10 +310,10 @@ func listURL(base string, r *Request, page int) string {
 }
 
 // sortTerms orders terms as WordPress's orderby/order do; ties go by ID.
-func sortTerms(ts []*repository.Term, orderby, order string, include []int64, counts map[int64]int, lang, def string) {
+func sortTerms(ts []*repository.Label, orderby, order string, include []int64, counts map[int64]int, lang, def string) {
 	desc := order != "" && !strings.EqualFold(order, "asc")
 	key := strings.ToLower(orderby)
-	less := func(a, b *repository.Term) int {
+	less := func(a, b *repository.Label) int {
 		switch key {
 		case "id", "term_id", "term_taxonomy_id":
 			return cmpInt(a.ID, b.ID)

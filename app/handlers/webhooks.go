@@ -235,9 +235,9 @@ func NewItemRenderer(cfg *config.Config, store repository.Store) syncwebhooks.It
 // rule as every other output (seesLinked).
 var webhookReader = &repository.User{Role: repository.RoleAdmin}
 
-// RenderPost renders an event, venue or organizer.
-func (ir itemRenderer) RenderPost(ctx context.Context, p *repository.Post) (json.RawMessage, error) {
-	l, err := ir.render.LinkedFor(ctx, webhookReader, []*repository.Post{p})
+// RenderRecord renders an event, venue or organizer.
+func (ir itemRenderer) RenderRecord(ctx context.Context, p *repository.Record) (json.RawMessage, error) {
+	l, err := ir.render.LinkedFor(ctx, webhookReader, []*repository.Record{p})
 	if err != nil {
 		return nil, err
 	}
@@ -256,13 +256,13 @@ func (ir itemRenderer) RenderPost(ctx context.Context, p *repository.Post) (json
 	}
 }
 
-// RenderTerm renders a category or tag.
-func (ir itemRenderer) RenderTerm(ctx context.Context, t *repository.Term) (json.RawMessage, error) {
-	counts, err := ir.render.Counts.ForTerms(ctx, ir.store, map[int64]*repository.Term{t.ID: t})
+// RenderLabel renders a category or tag.
+func (ir itemRenderer) RenderLabel(ctx context.Context, t *repository.Label) (json.RawMessage, error) {
+	counts, err := ir.render.Counts.ForLabels(ctx, ir.store, map[int64]*repository.Label{t.ID: t})
 	if err != nil {
 		return nil, err
 	}
-	return ir.render.Term(t, counts[t.ID], ir.cfg.DefaultLanguage).MarshalJSON()
+	return ir.render.Label(t, counts[t.ID], ir.cfg.DefaultLanguage).MarshalJSON()
 }
 
 // webhooks serves the admin routes for webhook endpoints; the writes go

@@ -14,7 +14,7 @@ import (
 
 // writeArgs declares the parameters of a create (required fields
 // enforced) or an update (everything optional) of one kind.
-func writeArgs(kind repository.PostKind, create bool) []Arg {
+func writeArgs(kind repository.Kind, create bool) []Arg {
 	text := func(name, desc string) Arg {
 		return Arg{Name: name, Type: tString, Check: emptyOrString, Desc: desc, MaxLen: limits.MaxShortText, Text: plainText}
 	}
@@ -148,7 +148,7 @@ func checkLatLng(limit float64) func(*Request, any) string {
 // linkForms is the message for an item of a venue or organizer value that
 // is not an ID: what the parameter accepts, and that a slug or a name is
 // not an ID.
-func linkForms(kind repository.PostKind, item any) string {
+func linkForms(kind repository.Kind, item any) string {
 	shown := "an object or a list"
 	if sv, ok := input.AsString(item); ok {
 		shown = strconv.Quote(sv)

@@ -8,20 +8,20 @@ import (
 	"github.com/calendar/eventcal/repository"
 )
 
-// TermCounts keeps term counts (published events per term) for a
+// LabelCounts keeps term counts (published events per term) for a
 // moment. Rendering an event needs the counts of its few terms: those are
 // counted one by one (an indexed count) and kept for countTTL; a write
 // drops the entries of the terms it touched, so a local reader sees its own
 // writes at once and other replicas' writes show within countTTL. Term lists
 // need every count of a taxonomy: those maps are cached the same way.
-type TermCounts struct {
+type LabelCounts struct {
 	// ttl is how long a count is reused (0: countTTL; negative: never).
 	ttl time.Duration
 	// loading serialises grouped counts (get).
 	loading sync.Mutex
 	mu      sync.Mutex
 	terms   map[int64]countEntry
-	all     map[repository.Taxonomy]countAll
+	all     map[repository.LabelKind]countAll
 	version int64
 }
 
@@ -42,7 +42,7 @@ const countTTL = 2 * time.Second
 const fewCounts = 3
 
 // fresh reports whether a count taken at at may still be used.
-func (c *TermCounts) fresh(at time.Time) bool {
+func (c *LabelCounts) fresh(at time.Time) bool {
 	ttl := c.ttl
 	if ttl == 0 {
 		ttl = countTTL
@@ -51,7 +51,7 @@ func (c *TermCounts) fresh(at time.Time) bool {
 }
 
 // Get returns every count of a taxonomy (for term lists).
-func (c *TermCounts) All(ctx context.Context, st repository.Store, tax repository.Taxonomy) (map[int64]int, error) {
+func (c *LabelCounts) All(ctx context.Context, st repository.Store, tax repository.LabelKind) (map[int64]int, error) {
 	c.mu.Lock()
 	if a, ok := c.all[tax]; ok && c.fresh(a.at) {
 		c.mu.Unlock()
@@ -69,14 +69,14 @@ func (c *TermCounts) All(ctx context.Context, st repository.Store, tax repositor
 	}
 	v := c.version
 	c.mu.Unlock()
-	m, err := st.TermCounts(ctx, tax)
+	m, err := st.LabelCounts(ctx, tax)
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
 	if c.version == v {
 		if c.all == nil {
-			c.all = map[repository.Taxonomy]countAll{}
+			c.all = map[repository.LabelKind]countAll{}
 		}
 		c.all[tax] = countAll{m: m, at: time.Now()}
 	}
@@ -84,10 +84,10 @@ func (c *TermCounts) All(ctx context.Context, st repository.Store, tax repositor
 	return m, nil
 }
 
-// ForTerms returns the counts of the given terms.
-func (c *TermCounts) ForTerms(ctx context.Context, st repository.Store, terms map[int64]*repository.Term) (map[int64]int, error) {
+// ForLabels returns the counts of the given terms.
+func (c *LabelCounts) ForLabels(ctx context.Context, st repository.Store, terms map[int64]*repository.Label) (map[int64]int, error) {
 	out := make(map[int64]int, len(terms))
-	var missing []*repository.Term
+	var missing []*repository.Label
 	c.mu.Lock()
 	v := c.version
 	for id, t := range terms {
@@ -103,14 +103,14 @@ func (c *TermCounts) ForTerms(ctx context.Context, st repository.Store, terms ma
 	}
 	c.mu.Unlock()
 	fresh := map[int64]int{}
-	if tc, ok := st.(repository.TermEventCounter); ok && len(missing) > 0 {
+	if tc, ok := st.(repository.LabelEventCounter); ok && len(missing) > 0 {
 		// One query for every missing count, few or many (MongoDB: one
 		// command per render, docs/internals.md, "Round trips").
 		ids := make([]int64, len(missing))
 		for i, t := range missing {
 			ids[i] = t.ID
 		}
-		m, err := tc.CountTermEvents(ctx, ids)
+		m, err := tc.CountLabelEvents(ctx, ids)
 		if err != nil {
 			return nil, err
 		}
@@ -122,7 +122,7 @@ func (c *TermCounts) ForTerms(ctx context.Context, st repository.Store, terms ma
 	if len(missing) > fewCounts {
 		// Many counts expired at once (a page of events after countTTL):
 		// one grouped count per taxonomy instead of one count per term.
-		byTax := map[repository.Taxonomy]map[int64]int{}
+		byTax := map[repository.LabelKind]map[int64]int{}
 		for _, t := range missing {
 			all, ok := byTax[t.Taxonomy]
 			if !ok {
@@ -137,13 +137,13 @@ func (c *TermCounts) ForTerms(ctx context.Context, st repository.Store, terms ma
 		missing = nil
 	}
 	for _, t := range missing {
-		q := repository.PostQuery{Kind: repository.KindEvent, Statuses: []string{repository.StatusPublish}}
-		if t.Taxonomy == repository.TaxCategory {
+		q := repository.RecordQuery{Kind: repository.KindEvent, Statuses: []string{repository.StatusPublish}}
+		if t.Taxonomy == repository.LabelCategory {
 			q.CategoryIDs = []int64{t.ID}
 		} else {
 			q.TagIDs = []int64{t.ID}
 		}
-		n, err := st.CountPosts(ctx, q)
+		n, err := st.CountRecords(ctx, q)
 		if err != nil {
 			return nil, err
 		}
@@ -167,7 +167,7 @@ func (c *TermCounts) ForTerms(ctx context.Context, st repository.Store, terms ma
 
 // Invalidate drops cached counts after a write: those of the given terms
 // (and the per-taxonomy maps), or everything when no term is given.
-func (c *TermCounts) Invalidate(termIDs ...int64) {
+func (c *LabelCounts) Invalidate(termIDs ...int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.version++
@@ -181,9 +181,9 @@ func (c *TermCounts) Invalidate(termIDs ...int64) {
 	}
 }
 
-// EventTerms lists the terms of the events among posts (nil ones skipped),
+// EventLabels lists the terms of the events among posts (nil ones skipped),
 // for invalidating their counts.
-func EventTerms(posts ...*repository.Post) []int64 {
+func EventLabels(posts ...*repository.Record) []int64 {
 	var ids []int64
 	for _, p := range posts {
 		if p != nil && p.Event != nil {

@@ -13,12 +13,12 @@ type countingStore struct {
 	single, all int
 }
 
-func (c *countingStore) CountPosts(context.Context, repository.PostQuery) (int, error) {
+func (c *countingStore) CountRecords(context.Context, repository.RecordQuery) (int, error) {
 	c.single++
 	return 1, nil
 }
 
-func (c *countingStore) TermCounts(_ context.Context, tax repository.Taxonomy) (map[int64]int, error) {
+func (c *countingStore) LabelCounts(_ context.Context, tax repository.LabelKind) (map[int64]int, error) {
 	c.all++
 	m := map[int64]int{}
 	for i := int64(1); i <= 5000; i++ {
@@ -44,16 +44,16 @@ func TestCountsForManyTerms(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := &countingStore{}
-			terms := map[int64]*repository.Term{}
+			terms := map[int64]*repository.Label{}
 			for i := 1; i <= tc.cats+tc.tags; i++ {
-				tax := repository.TaxCategory
+				tax := repository.LabelCategory
 				if i > tc.cats {
-					tax = repository.TaxTag
+					tax = repository.LabelTag
 				}
-				terms[int64(i)] = &repository.Term{ID: int64(i), Taxonomy: tax}
+				terms[int64(i)] = &repository.Label{ID: int64(i), Taxonomy: tax}
 			}
-			var c TermCounts
-			got, err := c.ForTerms(context.Background(), st, terms)
+			var c LabelCounts
+			got, err := c.ForLabels(context.Background(), st, terms)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -55,8 +55,8 @@ type Event struct {
 	HideFromListings    bool
 	Sticky              bool
 	Featured            bool
-	Categories          []*EmbeddedTerm
-	Tags                []*EmbeddedTerm
+	Categories          []*EmbeddedLabel
+	Tags                []*EmbeddedLabel
 	// Venue is written as [] when empty, as the venue itself when there
 	// is one, else as a list.
 	Venue     []*Venue
@@ -194,8 +194,8 @@ func (e *Event) writeJSON(buf *bytes.Buffer) error {
 		} else {
 			e.writeHeadMid(&w)
 		}
-		w.typed("categories", listOf[*EmbeddedTerm](e.Categories))
-		w.typed("tags", listOf[*EmbeddedTerm](e.Tags))
+		w.typed("categories", listOf[*EmbeddedLabel](e.Categories))
+		w.typed("tags", listOf[*EmbeddedLabel](e.Tags))
 		switch len(e.Venue) {
 		case 0:
 			w.raw("venue", "[]")
@@ -294,7 +294,7 @@ func (e *Event) freezeHead() {
 }
 
 // Event renders an event for v.
-func (rn *Renderer) Event(p *repository.Post, l *Linked, v View) *Event {
+func (rn *Renderer) Event(p *repository.Record, l *Linked, v View) *Event {
 	e := rn.eventHead(p, v)
 	rn.completeEvent(e, p, l, v)
 	return e
@@ -305,7 +305,7 @@ func (rn *Renderer) Event(p *repository.Post, l *Linked, v View) *Event {
 // per decoded record and language (linkcache.go), p being the
 // linked-record cache's record. An event without a start is rendered
 // afresh: its zone abbreviation is the one in effect now.
-func (rn *Renderer) ListedEvent(p *repository.Post, l *Linked, v View) *Event {
+func (rn *Renderer) ListedEvent(p *repository.Record, l *Linked, v View) *Event {
 	if p.Event == nil || p.Event.StartUTC.IsZero() {
 		return rn.Event(p, l, v)
 	}
@@ -323,7 +323,7 @@ func (rn *Renderer) ListedEvent(p *repository.Post, l *Linked, v View) *Event {
 // eventHead builds every field of the Event object that depends only on
 // the post, the language and the settings; the linked ones (image,
 // categories, tags, venue, organizer) and json_ld are left empty.
-func (rn *Renderer) eventHead(p *repository.Post, v View) *Event {
+func (rn *Renderer) eventHead(p *repository.Record, v View) *Event {
 	e := p.Event
 	if e == nil {
 		e = &repository.EventFields{}
@@ -383,7 +383,7 @@ func (rn *Renderer) eventHead(p *repository.Post, v View) *Event {
 // completeEvent fills an event's head (eventHead: a new one, or a copy
 // of a kept one) with what the event links to, and json_ld for single
 // reads.
-func (rn *Renderer) completeEvent(o *Event, p *repository.Post, l *Linked, v View) {
+func (rn *Renderer) completeEvent(o *Event, p *repository.Record, l *Linked, v View) {
 	e := p.Event
 	if e == nil {
 		e = &repository.EventFields{}

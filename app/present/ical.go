@@ -18,7 +18,7 @@ func (rn *Renderer) WriteCalendar(w io.Writer, events []ical.Event) error {
 
 // ICalEvent builds a VEVENT from a post and the event rendered from it
 // for this caller (which holds the caller's language and redactions).
-func (rn *Renderer) ICalEvent(p *repository.Post, o *Event) ical.Event {
+func (rn *Renderer) ICalEvent(p *repository.Record, o *Event) ical.Event {
 	e := p.Event
 	if e == nil {
 		e = &repository.EventFields{}

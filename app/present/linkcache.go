@@ -23,8 +23,8 @@ type linkedRecords struct {
 	mu    sync.Mutex
 	at    time.Time
 	was   int64
-	posts map[int64]*repository.Post
-	terms map[int64]*repository.Term
+	posts map[int64]*repository.Record
+	terms map[int64]*repository.Label
 	// renders keeps the rendered venues, organizers and terms that events
 	// embed (a page renders the same few again and again), and the
 	// post-only fields of listed events (rendered).
@@ -65,7 +65,7 @@ const maxLinkedRecords = 20000
 func (c *linkedRecords) current() int64 {
 	g := c.gen()
 	if c.posts == nil || g != c.was || time.Since(c.at) >= c.ttl {
-		c.posts, c.terms = map[int64]*repository.Post{}, map[int64]*repository.Term{}
+		c.posts, c.terms = map[int64]*repository.Record{}, map[int64]*repository.Label{}
 		c.renders = map[renderedKey]renderedEntry{}
 		c.was, c.at = g, time.Now()
 	}
@@ -108,14 +108,14 @@ func cachedRecords[T any](ctx context.Context, c *linkedRecords, ids []int64, m 
 	return out, nil
 }
 
-// Posts is store.GetPosts through the linked-record cache.
-func (rn *Renderer) Posts(ctx context.Context, ids []int64) (map[int64]*repository.Post, error) {
-	return cachedRecords(ctx, &rn.links, ids, func() map[int64]*repository.Post { return rn.links.posts }, rn.store.GetPosts)
+// Records is store.GetPosts through the linked-record cache.
+func (rn *Renderer) Records(ctx context.Context, ids []int64) (map[int64]*repository.Record, error) {
+	return cachedRecords(ctx, &rn.links, ids, func() map[int64]*repository.Record { return rn.links.posts }, rn.store.GetRecords)
 }
 
 // linkedTerms is store.GetTerms through the linked-record cache.
-func (rn *Renderer) linkedTerms(ctx context.Context, ids []int64) (map[int64]*repository.Term, error) {
-	return cachedRecords(ctx, &rn.links, ids, func() map[int64]*repository.Term { return rn.links.terms }, rn.store.GetTerms)
+func (rn *Renderer) linkedTerms(ctx context.Context, ids []int64) (map[int64]*repository.Label, error) {
+	return cachedRecords(ctx, &rn.links, ids, func() map[int64]*repository.Label { return rn.links.terms }, rn.store.GetLabels)
 }
 
 // rendered returns the value build makes for k, reused while it was built

@@ -84,10 +84,10 @@ func NewList(key string, items []any, pg Paging) *List {
 	return l
 }
 
-// TermList is the envelope of /categories and /tags, in WordPress's
+// LabelList is the envelope of /categories and /tags, in WordPress's
 // order: {rest_url, total, total_pages, <Key>: items, next_rest_url?,
 // previous_rest_url?}.
-type TermList struct {
+type LabelList struct {
 	Key             string
 	Items           []any
 	RestURL         string
@@ -97,7 +97,7 @@ type TermList struct {
 	TotalPages      int
 }
 
-func (l *TermList) writeJSON(buf *bytes.Buffer) error {
+func (l *LabelList) writeJSON(buf *bytes.Buffer) error {
 	w := openObj(buf)
 	w.str("rest_url", l.RestURL)
 	w.int("total", int64(l.Total))
@@ -113,7 +113,7 @@ func (l *TermList) writeJSON(buf *bytes.Buffer) error {
 }
 
 // MarshalJSON writes the envelope.
-func (l *TermList) MarshalJSON() ([]byte, error) { return marshal(l) }
+func (l *LabelList) MarshalJSON() ([]byte, error) { return marshal(l) }
 
 // envelope is a list envelope SendList writes: its totals and links.
 type envelope interface {
@@ -125,7 +125,7 @@ func (l *List) paging() (int, int, string, string) {
 	return l.Total, l.TotalPages, l.PreviousRestURL, l.NextRestURL
 }
 
-func (l *TermList) paging() (int, int, string, string) {
+func (l *LabelList) paging() (int, int, string, string) {
 	return l.Total, l.TotalPages, l.PreviousRestURL, l.NextRestURL
 }
 

@@ -42,13 +42,13 @@ func NewRecurrence(rec *repository.Recurrence) *Recurrence {
 	return &Recurrence{Rules: rec.Rules, Exclusions: rec.Exclusions, Additions: rec.Additions}
 }
 
-// OccurrencePost returns a copy of the series p shaped as one of its
+// OccurrenceRecord returns a copy of the series p shaped as one of its
 // occurrences: the occurrence's dates and the fields its override
 // changes. Its status is never more visible than the series'
 // (repository.OccurrenceStatus), and it keeps the series' password, so
 // every read rule applied to it applies the series' too. p (possibly a
 // shared cached record) is not changed.
-func (rn *Renderer) OccurrencePost(p *repository.Post, o recurrence.Occurrence) *repository.Post {
+func (rn *Renderer) OccurrenceRecord(p *repository.Record, o recurrence.Occurrence) *repository.Record {
 	q := *p
 	e := *p.Event
 	loc, _ := rn.EventZone(&e)
@@ -110,7 +110,7 @@ func (r *OccurrenceRef) writeJSON(buf *bytes.Buffer) error {
 func (r *OccurrenceRef) MarshalJSON() ([]byte, error) { return marshal(r) }
 
 // Occurrence is the occurrence field of o, an occurrence of series.
-func (rn *Renderer) Occurrence(series *repository.Post, o recurrence.Occurrence, lang string) *OccurrenceRef {
+func (rn *Renderer) Occurrence(series *repository.Record, o recurrence.Occurrence, lang string) *OccurrenceRef {
 	loc, _ := rn.EventZone(series.Event)
 	return &OccurrenceRef{Key: o.Key, Start: localDate(o.Original, loc),
 		RestURL: rn.APIBase(lang) + fmt.Sprintf("/events/%d/occurrences/%s", series.ID, o.Key)}
@@ -118,7 +118,7 @@ func (rn *Renderer) Occurrence(series *repository.Post, o recurrence.Occurrence,
 
 // OccurrenceEvent renders an occurrence like an event: post is the series
 // shaped as the occurrence (OccurrencePost), with the occurrence field.
-func (rn *Renderer) OccurrenceEvent(post, series *repository.Post, o recurrence.Occurrence, l *Linked, v View) *Event {
+func (rn *Renderer) OccurrenceEvent(post, series *repository.Record, o recurrence.Occurrence, l *Linked, v View) *Event {
 	ev := rn.Event(post, l, v)
 	ev.Occurrence = rn.Occurrence(series, o, v.Lang)
 	return ev
@@ -150,7 +150,7 @@ func (c ChangedOccurrence) MarshalJSON() ([]byte, error) { return marshal(c) }
 // occurrence change is reported with what changed): each occurrence's key,
 // original start, and its start, end, title and status after the change.
 // Cancelled occurrences are the series' exclusions.
-func (rn *Renderer) ChangedOccurrences(p *repository.Post, lim recurrence.Limits) []ChangedOccurrence {
+func (rn *Renderer) ChangedOccurrences(p *repository.Record, lim recurrence.Limits) []ChangedOccurrence {
 	out := []ChangedOccurrence{}
 	if p.Event == nil || p.Event.Recurrence == nil || len(p.Event.Overrides) == 0 {
 		return out
@@ -165,7 +165,7 @@ func (rn *Renderer) ChangedOccurrences(p *repository.Post, lim recurrence.Limits
 		if o.Override == nil {
 			continue
 		}
-		q := rn.OccurrencePost(p, o)
+		q := rn.OccurrenceRecord(p, o)
 		out = append(out, ChangedOccurrence{Key: o.Key, Start: localDate(o.Original, loc),
 			StartDate: q.Event.StartLocal, EndDate: q.Event.EndLocal,
 			Title: q.Title.Get(def, def, rn.cfg.Languages...), Status: q.Status})

@@ -16,7 +16,7 @@ func TestOccurrencePost(t *testing.T) {
 	rn := &Renderer{cfg: config.Default()}
 	title, moved, draft := repository.Text{"nl": "Verplaatst"}, "2027-04-02 20:00:00", repository.StatusDraft
 	venues := []int64{9}
-	p := &repository.Post{ID: 5, Status: repository.StatusPublish, Title: repository.Text{"en": "Class", "nl": "Les"},
+	p := &repository.Record{ID: 5, Status: repository.StatusPublish, Title: repository.Text{"en": "Class", "nl": "Les"},
 		Event: &repository.EventFields{Timezone: "Europe/Amsterdam", StartLocal: "2027-03-18 19:00:00", EndLocal: "2027-03-18 21:00:00",
 			Venues: []int64{1}, Recurrence: &repository.Recurrence{Rules: []string{"FREQ=WEEKLY;COUNT=4"}},
 			Overrides: []repository.OccurrenceOverride{{Key: "20270401T190000", Title: title, StartLocal: &moved, Status: &draft, Venues: &venues}}}}
@@ -25,7 +25,7 @@ func TestOccurrencePost(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("Find: %v %v", ok, err)
 	}
-	q := rn.OccurrencePost(p, occ)
+	q := rn.OccurrenceRecord(p, occ)
 	if q.Event.StartLocal != moved || q.Event.EndLocal != "2027-04-02 22:00:00" || q.Event.StartUTC != time.Date(2027, 4, 2, 18, 0, 0, 0, time.UTC) {
 		t.Errorf("dates %s .. %s (%s)", q.Event.StartLocal, q.Event.EndLocal, q.Event.StartUTC)
 	}

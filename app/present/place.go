@@ -10,7 +10,7 @@ import (
 
 // renderImage is the Image object of a linked image, nil (written false)
 // when there is none.
-func renderImage(img *repository.Post) *Image {
+func renderImage(img *repository.Record) *Image {
 	if img == nil || img.Image == nil {
 		return nil
 	}
@@ -166,7 +166,7 @@ func (o *Organizer) writeJSON(buf *bytes.Buffer) error {
 func (o *Organizer) MarshalJSON() ([]byte, error) { return marshal(o) }
 
 // placeHeader fills the fields venues and organizers share.
-func (rn *Renderer) placeHeader(p *repository.Post, l *Linked, v View) PlaceHeader {
+func (rn *Renderer) placeHeader(p *repository.Record, l *Linked, v View) PlaceHeader {
 	def := rn.cfg.DefaultLanguage
 	return PlaceHeader{
 		ID:          p.ID,
@@ -186,7 +186,7 @@ func (rn *Renderer) placeHeader(p *repository.Post, l *Linked, v View) PlaceHead
 }
 
 // Venue renders a venue for v.
-func (rn *Renderer) Venue(p *repository.Post, l *Linked, v View) *Venue {
+func (rn *Renderer) Venue(p *repository.Record, l *Linked, v View) *Venue {
 	vf := p.Venue
 	if vf == nil {
 		vf = &repository.VenueFields{}
@@ -211,7 +211,7 @@ func (rn *Renderer) Venue(p *repository.Post, l *Linked, v View) *Venue {
 }
 
 // Organizer renders an organizer for v.
-func (rn *Renderer) Organizer(p *repository.Post, l *Linked, v View) *Organizer {
+func (rn *Renderer) Organizer(p *repository.Record, l *Linked, v View) *Organizer {
 	of := p.Organizer
 	if of == nil {
 		of = &repository.OrganizerFields{}
@@ -231,7 +231,7 @@ func (rn *Renderer) Organizer(p *repository.Post, l *Linked, v View) *Organizer 
 
 // LinkedPlace renders p as a venue (LinkedVenue) or an organizer
 // (LinkedOrganizer).
-func (rn *Renderer) LinkedPlace(p *repository.Post, l *Linked, v View, venue bool) any {
+func (rn *Renderer) LinkedPlace(p *repository.Record, l *Linked, v View, venue bool) any {
 	if venue {
 		return rn.LinkedVenue(p, l, v)
 	}
@@ -241,7 +241,7 @@ func (rn *Renderer) LinkedPlace(p *repository.Post, l *Linked, v View, venue boo
 // LinkedVenue is Venue reused from the linked-record cache while p and
 // its image are the same decoded records (linkcache.go). The value is
 // shared: it is only read.
-func (rn *Renderer) LinkedVenue(p *repository.Post, l *Linked, v View) *Venue {
+func (rn *Renderer) LinkedVenue(p *repository.Record, l *Linked, v View) *Venue {
 	k := renderedKey{id: p.ID, lang: v.Lang, single: v.Single, kind: renderedVenue}
 	return rendered(&rn.links, k, p, l.posts[p.ImageID], 0, func() *Venue {
 		o := rn.Venue(p, l, v)
@@ -252,7 +252,7 @@ func (rn *Renderer) LinkedVenue(p *repository.Post, l *Linked, v View) *Venue {
 
 // LinkedOrganizer is Organizer reused from the linked-record cache, as
 // LinkedVenue.
-func (rn *Renderer) LinkedOrganizer(p *repository.Post, l *Linked, v View) *Organizer {
+func (rn *Renderer) LinkedOrganizer(p *repository.Record, l *Linked, v View) *Organizer {
 	k := renderedKey{id: p.ID, lang: v.Lang, single: v.Single, kind: renderedOrganizer}
 	return rendered(&rn.links, k, p, l.posts[p.ImageID], 0, func() *Organizer {
 		o := rn.Organizer(p, l, v)

@@ -25,7 +25,7 @@ type Renderer struct {
 	links    linkedRecords
 	// Counts keeps term counts between renders; writes Invalidate the
 	// counts of the terms they touch.
-	Counts TermCounts
+	Counts LabelCounts
 	// Expansions keeps series' expansions between reads (nil: every read
 	// expands); the occurrence routes and feeds read through it.
 	Expansions *recurrence.Cache
@@ -54,15 +54,15 @@ type View struct {
 
 // Linked holds what rendering a set of posts needs besides the posts.
 type Linked struct {
-	posts  map[int64]*repository.Post
-	terms  map[int64]*repository.Term
-	counts map[repository.Taxonomy]map[int64]int
+	posts  map[int64]*repository.Record
+	terms  map[int64]*repository.Label
+	counts map[repository.LabelKind]map[int64]int
 }
 
 // fetchLinked fetches the venues, organizers, images and terms of posts,
 // whatever their status. Renderers never call it: they get what a reader
 // may see from LinkedFor, the one place that decides it.
-func (rn *Renderer) fetchLinked(ctx context.Context, posts []*repository.Post) (*Linked, error) {
+func (rn *Renderer) fetchLinked(ctx context.Context, posts []*repository.Record) (*Linked, error) {
 	var postIDs, termIDs []int64
 	for _, p := range posts {
 		if p.ImageID != 0 {
@@ -75,9 +75,9 @@ func (rn *Renderer) fetchLinked(ctx context.Context, posts []*repository.Post) (
 			termIDs = append(termIDs, e.Tags...)
 		}
 	}
-	l := &Linked{posts: map[int64]*repository.Post{}, terms: map[int64]*repository.Term{}, counts: map[repository.Taxonomy]map[int64]int{}}
+	l := &Linked{posts: map[int64]*repository.Record{}, terms: map[int64]*repository.Label{}, counts: map[repository.LabelKind]map[int64]int{}}
 	if len(postIDs) > 0 {
-		m, err := rn.Posts(ctx, postIDs)
+		m, err := rn.Records(ctx, postIDs)
 		if err != nil {
 			return nil, err
 		}
@@ -90,7 +90,7 @@ func (rn *Renderer) fetchLinked(ctx context.Context, posts []*repository.Post) (
 			}
 		}
 		if len(more) > 0 {
-			imgs, err := rn.Posts(ctx, more)
+			imgs, err := rn.Records(ctx, more)
 			if err != nil {
 				return nil, err
 			}
@@ -105,7 +105,7 @@ func (rn *Renderer) fetchLinked(ctx context.Context, posts []*repository.Post) (
 			return nil, err
 		}
 		l.terms = m
-		counts, err := rn.Counts.ForTerms(ctx, rn.store, m)
+		counts, err := rn.Counts.ForLabels(ctx, rn.store, m)
 		if err != nil {
 			return nil, err
 		}
@@ -124,7 +124,7 @@ func (rn *Renderer) fetchLinked(ctx context.Context, posts []*repository.Post) (
 // access.SeesLinked hides from u, so no renderer can embed it. It is the only
 // caller of fetchLinked: every output format gets its linked records here
 // (TestOnlyLinkedForFetchesLinks keeps it so).
-func (rn *Renderer) LinkedFor(ctx context.Context, u *repository.User, posts []*repository.Post) (*Linked, error) {
+func (rn *Renderer) LinkedFor(ctx context.Context, u *repository.User, posts []*repository.Record) (*Linked, error) {
 	l, err := rn.fetchLinked(ctx, posts)
 	if err != nil {
 		return nil, err
@@ -191,7 +191,7 @@ func (rn *Renderer) globalID(id int64) string {
 }
 
 // permalink is the public URL of a post.
-func (rn *Renderer) permalink(p *repository.Post, lang string) string {
+func (rn *Renderer) permalink(p *repository.Record, lang string) string {
 	sl := p.Slug.Get(lang, rn.cfg.DefaultLanguage, rn.cfg.Languages...)
 	return rn.siteBase(lang) + "/" + string(p.Kind) + "/" + sl + "/"
 }

@@ -8,29 +8,29 @@ import (
 )
 
 // taxonomyName is the WordPress taxonomy name clients of the original expect.
-func taxonomyName(tax repository.Taxonomy) string {
-	if tax == repository.TaxCategory {
+func taxonomyName(tax repository.LabelKind) string {
+	if tax == repository.LabelCategory {
 		return "tribe_events_cat"
 	}
 	return "post_tag"
 }
 
-// TermCollection is the route segment of a taxonomy.
-func TermCollection(tax repository.Taxonomy) string {
-	if tax == repository.TaxCategory {
+// LabelCollection is the route segment of a taxonomy.
+func LabelCollection(tax repository.LabelKind) string {
+	if tax == repository.LabelCategory {
 		return "categories"
 	}
 	return "tags"
 }
 
-// TermURLs is a term's urls: self, collection, and up for a child.
-type TermURLs struct {
+// LabelURLs is a term's urls: self, collection, and up for a child.
+type LabelURLs struct {
 	Self       string
 	Collection string
 	Up         string // omitted when empty
 }
 
-func (u *TermURLs) writeJSON(buf *bytes.Buffer) error {
+func (u *LabelURLs) writeJSON(buf *bytes.Buffer) error {
 	w := openObj(buf)
 	w.str("self", u.Self)
 	w.str("collection", u.Collection)
@@ -39,22 +39,22 @@ func (u *TermURLs) writeJSON(buf *bytes.Buffer) error {
 }
 
 // MarshalJSON writes the urls.
-func (u *TermURLs) MarshalJSON() ([]byte, error) { return marshal(u) }
+func (u *LabelURLs) MarshalJSON() ([]byte, error) { return marshal(u) }
 
 // termURLs is {self, collection, up?}.
-func (rn *Renderer) termURLs(t *repository.Term, lang string) TermURLs {
-	base := rn.APIBase(lang) + "/" + TermCollection(t.Taxonomy)
-	u := TermURLs{Self: base + "/" + strconv.FormatInt(t.ID, 10), Collection: base}
+func (rn *Renderer) termURLs(t *repository.Label, lang string) LabelURLs {
+	base := rn.APIBase(lang) + "/" + LabelCollection(t.Taxonomy)
+	u := LabelURLs{Self: base + "/" + strconv.FormatInt(t.ID, 10), Collection: base}
 	if t.Parent != 0 {
 		u.Up = base + "/" + strconv.FormatInt(t.Parent, 10)
 	}
 	return u
 }
 
-// EmbeddedTerm is a term in the shape the original plugin embeds it in
+// EmbeddedLabel is a term in the shape the original plugin embeds it in
 // events: WordPress's raw term (name, slug, term_group, term_taxonomy_id,
 // taxonomy, description, parent, count, filter), then id and urls.
-type EmbeddedTerm struct {
+type EmbeddedLabel struct {
 	Name           string
 	Slug           string
 	TermTaxonomyID int64
@@ -63,13 +63,13 @@ type EmbeddedTerm struct {
 	Parent         int64
 	Count          int
 	ID             int64
-	URLs           TermURLs
+	URLs           LabelURLs
 	Language       string
 	Translations   []string
 	frozen
 }
 
-func (t *EmbeddedTerm) writeJSON(buf *bytes.Buffer) error {
+func (t *EmbeddedLabel) writeJSON(buf *bytes.Buffer) error {
 	if t == nil {
 		buf.WriteString("null")
 		return nil
@@ -96,12 +96,12 @@ func (t *EmbeddedTerm) writeJSON(buf *bytes.Buffer) error {
 }
 
 // MarshalJSON writes the term.
-func (t *EmbeddedTerm) MarshalJSON() ([]byte, error) { return marshal(t) }
+func (t *EmbeddedLabel) MarshalJSON() ([]byte, error) { return marshal(t) }
 
 // renderEmbeddedTerms renders the terms of an event, reused from the
 // linked-record cache (linkcache.go).
-func (rn *Renderer) renderEmbeddedTerms(ids []int64, l *Linked, lang string) []*EmbeddedTerm {
-	out := make([]*EmbeddedTerm, 0, len(ids))
+func (rn *Renderer) renderEmbeddedTerms(ids []int64, l *Linked, lang string) []*EmbeddedLabel {
+	out := make([]*EmbeddedLabel, 0, len(ids))
 	for _, id := range ids {
 		t := l.terms[id]
 		if t == nil {
@@ -109,7 +109,7 @@ func (rn *Renderer) renderEmbeddedTerms(ids []int64, l *Linked, lang string) []*
 		}
 		count := l.counts[t.Taxonomy][t.ID]
 		k := renderedKey{id: t.ID, lang: lang, kind: renderedTerm}
-		out = append(out, rendered(&rn.links, k, t, nil, count, func() *EmbeddedTerm {
+		out = append(out, rendered(&rn.links, k, t, nil, count, func() *EmbeddedLabel {
 			e := rn.renderEmbeddedTerm(t, count, lang)
 			e.enc = freezeEnc(e)
 			return e
@@ -119,9 +119,9 @@ func (rn *Renderer) renderEmbeddedTerms(ids []int64, l *Linked, lang string) []*
 }
 
 // renderEmbeddedTerm renders one term of an event.
-func (rn *Renderer) renderEmbeddedTerm(t *repository.Term, count int, lang string) *EmbeddedTerm {
+func (rn *Renderer) renderEmbeddedTerm(t *repository.Label, count int, lang string) *EmbeddedLabel {
 	def := rn.cfg.DefaultLanguage
-	return &EmbeddedTerm{
+	return &EmbeddedLabel{
 		Name:           t.Name.Get(lang, def, rn.cfg.Languages...),
 		Slug:           t.Slug.Get(lang, def, rn.cfg.Languages...),
 		TermTaxonomyID: t.ID,
@@ -136,10 +136,10 @@ func (rn *Renderer) renderEmbeddedTerm(t *repository.Term, count int, lang strin
 	}
 }
 
-// Term is a term as /categories and /tags render it (WordPress's REST
+// Label is a term as /categories and /tags render it (WordPress's REST
 // term with link renamed url, then urls: not the shape embedded in
 // events).
-type Term struct {
+type Label struct {
 	ID          int64
 	Count       int
 	Description string
@@ -149,12 +149,12 @@ type Term struct {
 	// Parent is set for categories only (tags have no parent field).
 	Parent       *int64
 	URL          string
-	URLs         TermURLs
+	URLs         LabelURLs
 	Language     string
 	Translations []string
 }
 
-func (t *Term) writeJSON(buf *bytes.Buffer) error {
+func (t *Label) writeJSON(buf *bytes.Buffer) error {
 	if t == nil {
 		buf.WriteString("null")
 		return nil
@@ -178,13 +178,13 @@ func (t *Term) writeJSON(buf *bytes.Buffer) error {
 }
 
 // MarshalJSON writes the term.
-func (t *Term) MarshalJSON() ([]byte, error) { return marshal(t) }
+func (t *Label) MarshalJSON() ([]byte, error) { return marshal(t) }
 
-// Term renders a term as /categories and /tags do.
-func (rn *Renderer) Term(t *repository.Term, count int, lang string) *Term {
+// Label renders a term as /categories and /tags do.
+func (rn *Renderer) Label(t *repository.Label, count int, lang string) *Label {
 	def := rn.cfg.DefaultLanguage
 	slug := t.Slug.Get(lang, def, rn.cfg.Languages...)
-	o := &Term{
+	o := &Label{
 		ID:           t.ID,
 		Count:        count,
 		Description:  t.Description.Get(lang, def, rn.cfg.Languages...),
@@ -196,7 +196,7 @@ func (rn *Renderer) Term(t *repository.Term, count int, lang string) *Term {
 		Translations: rn.translations(t.Name, t.Description),
 	}
 	seg := "tag"
-	if t.Taxonomy == repository.TaxCategory {
+	if t.Taxonomy == repository.LabelCategory {
 		parent := t.Parent
 		o.Parent, seg = &parent, "events/category"
 	}

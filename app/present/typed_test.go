@@ -15,29 +15,29 @@ import (
 // typedFixture is a renderer and one event linking everything an event
 // can link (an image, a venue with every field, an organizer with every
 // field, a child category and a tag), with a cost and a recurrence.
-func typedFixture(t *testing.T) (*Renderer, *repository.Post, *Linked) {
+func typedFixture(t *testing.T) (*Renderer, *repository.Record, *Linked) {
 	t.Helper()
 	rn := &Renderer{cfg: config.Default(), siteHost: "example.test", links: linkedRecords{gen: func() int64 { return 1 }, ttl: time.Hour}}
 	lat, lng := 52.37, 4.89
 	day := time.Date(2027, 3, 18, 18, 0, 0, 0, time.UTC)
 	text := func(s string) repository.Text { return repository.Text{"en": s} }
-	img := &repository.Post{ID: 7, Kind: repository.KindImage, Image: &repository.ImageFields{URL: "http://example.test/a.png", Extension: "png"}}
-	venue := &repository.Post{ID: 8, Kind: repository.KindVenue, Status: repository.StatusPublish, Author: 1, Date: day, Modified: day,
+	img := &repository.Record{ID: 7, Kind: repository.KindImage, Image: &repository.ImageFields{URL: "http://example.test/a.png", Extension: "png"}}
+	venue := &repository.Record{ID: 8, Kind: repository.KindVenue, Status: repository.StatusPublish, Author: 1, Date: day, Modified: day,
 		Title: text("Hall"), Content: text("<p>Big</p>"), Excerpt: text("Big"), Slug: text("hall"), ImageID: 7,
 		Venue: &repository.VenueFields{Address: "1 Main St", City: "Amsterdam", Country: "NL", Province: "NH", State: "NH", StateProvince: "NH",
 			Zip: "1000", Phone: "123", Website: "http://hall.test", ShowMap: true, GeoLat: &lat, GeoLng: &lng}}
-	org := &repository.Post{ID: 9, Kind: repository.KindOrganizer, Status: repository.StatusPublish, Author: 1, Date: day, Modified: day,
+	org := &repository.Record{ID: 9, Kind: repository.KindOrganizer, Status: repository.StatusPublish, Author: 1, Date: day, Modified: day,
 		Title: text("Org"), Content: text("About"), Excerpt: text("About"), Slug: text("org"), ImageID: 7,
 		Organizer: &repository.OrganizerFields{Phone: "456", Website: "http://org.test", Email: "org@example.test"}}
-	cat := &repository.Term{ID: 20, Taxonomy: repository.TaxCategory, Name: text("Music"), Slug: text("music"), Parent: 19}
-	tag := &repository.Term{ID: 21, Taxonomy: repository.TaxTag, Name: text("Jazz"), Slug: text("jazz")}
-	ev := &repository.Post{ID: 10, Kind: repository.KindEvent, Status: repository.StatusPublish, Author: 1, Date: day, Modified: day,
+	cat := &repository.Label{ID: 20, Taxonomy: repository.LabelCategory, Name: text("Music"), Slug: text("music"), Parent: 19}
+	tag := &repository.Label{ID: 21, Taxonomy: repository.LabelTag, Name: text("Jazz"), Slug: text("jazz")}
+	ev := &repository.Record{ID: 10, Kind: repository.KindEvent, Status: repository.StatusPublish, Author: 1, Date: day, Modified: day,
 		Title: text("Concert"), Content: text("Jazz </script> night"), Excerpt: text("Jazz"), Slug: text("concert"), ImageID: 7, Password: "pw",
 		Event: &repository.EventFields{StartLocal: "2027-03-18 19:00:00", EndLocal: "2027-03-18 21:00:00", StartUTC: day, EndUTC: day.Add(2 * time.Hour),
 			Cost: []string{"€5", "€10"}, Venues: []int64{8}, Organizers: []int64{9}, Categories: []int64{20}, Tags: []int64{21},
 			Recurrence: &repository.Recurrence{Rules: []string{"FREQ=WEEKLY;COUNT=2"}}}}
-	l := &Linked{posts: map[int64]*repository.Post{7: img, 8: venue, 9: org}, terms: map[int64]*repository.Term{20: cat, 21: tag},
-		counts: map[repository.Taxonomy]map[int64]int{repository.TaxCategory: {20: 3}, repository.TaxTag: {21: 1}}}
+	l := &Linked{posts: map[int64]*repository.Record{7: img, 8: venue, 9: org}, terms: map[int64]*repository.Label{20: cat, 21: tag},
+		counts: map[repository.LabelKind]map[int64]int{repository.LabelCategory: {20: 3}, repository.LabelTag: {21: 1}}}
 	return rn, ev, l
 }
 
@@ -102,8 +102,8 @@ func TestTypedFieldOrder(t *testing.T) {
 	extras.Occurrence = &OccurrenceRef{Key: "k", Start: "s", RestURL: "u"}
 	extras.WithParent(3).ChangedOccurrences = []ChangedOccurrence{{Key: "k"}}
 	AddHighlight(extras, search.ParseQuery("jazz"))
-	term := rn.Term(&repository.Term{ID: 20, Taxonomy: repository.TaxCategory, Name: repository.Text{"en": "Music"}, Parent: 19}, 3, "en")
-	tag := rn.Term(&repository.Term{ID: 21, Taxonomy: repository.TaxTag, Name: repository.Text{"en": "Jazz"}}, 1, "en")
+	term := rn.Label(&repository.Label{ID: 20, Taxonomy: repository.LabelCategory, Name: repository.Text{"en": "Music"}, Parent: 19}, 3, "en")
+	tag := rn.Label(&repository.Label{ID: 21, Taxonomy: repository.LabelTag, Name: repository.Text{"en": "Jazz"}}, 1, "en")
 	list := NewList("events", []any{rn.ListedEvent(ev, l, View{Lang: "en"})}, Paging{Page: 2, PerPage: 1, Total: 3, Base: "http://example.test/events/"})
 	list.Facets = Facets(map[string]map[string]int{"venue": {"8": 1}})
 	cases := []struct {
@@ -137,7 +137,7 @@ func TestTypedFieldOrder(t *testing.T) {
 		{"category", encode(t, term), "", "id count description name slug taxonomy parent meta url urls language translations"},
 		{"tag", encode(t, tag), "", "id count description name slug taxonomy meta url urls language translations"},
 		{"list", encode(t, list), "", "events rest_url next_rest_url previous_rest_url total total_pages facets"},
-		{"term list", encode(t, &TermList{Key: "categories", Items: []any{term}, RestURL: "r", NextRestURL: "n", PreviousRestURL: "p", Total: 3, TotalPages: 3}),
+		{"term list", encode(t, &LabelList{Key: "categories", Items: []any{term}, RestURL: "r", NextRestURL: "n", PreviousRestURL: "p", Total: 3, TotalPages: 3}),
 			"", "rest_url total total_pages categories next_rest_url previous_rest_url"},
 	}
 	day := time.Date(2027, 3, 18, 18, 0, 0, 0, time.UTC)

@@ -60,7 +60,7 @@ func TestFromSiteAddress(t *testing.T) {
 			if !strings.HasSuffix(rep.Source, "/wp-json/tribe/events/v1") {
 				t.Errorf("report source %q", rep.Source)
 			}
-			if _, err := s.GetPost(t.Context(), 901); err != nil {
+			if _, err := s.GetRecord(t.Context(), 901); err != nil {
 				t.Errorf("event 901: %v", err)
 			}
 		})
@@ -109,7 +109,7 @@ func TestCredentialsCheckedFirst(t *testing.T) {
 			opts.AppPassword = tc.password
 			s := openSQLite(t)
 			rep, err := wpimport.Run(t.Context(), s, opts)
-			_, getErr := s.GetPost(t.Context(), 911)
+			_, getErr := s.GetRecord(t.Context(), 911)
 			if tc.wantErr == "" {
 				if err != nil || getErr != nil {
 					t.Fatalf("import: %v; event: %v", err, getErr)

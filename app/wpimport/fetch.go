@@ -270,15 +270,15 @@ func (r *importRun) take(kind string, id int64, raw json.RawMessage) error {
 	var err error
 	switch kind {
 	case KindCategory, KindTag:
-		var t *repository.Term
-		if t, err = r.m.term(repository.Taxonomy(kind), raw); err == nil {
+		var t *repository.Label
+		if t, err = r.m.term(repository.LabelKind(kind), raw); err == nil {
 			if t.ID != id {
 				err = fieldErr("id", "a read of %d answered with record %d", id, t.ID)
 			}
 			rec = &record{kind: kind, id: id, term: t}
 		}
 	default:
-		var p *repository.Post
+		var p *repository.Record
 		switch kind {
 		case KindVenue:
 			p, err = r.m.venue(raw)
@@ -357,7 +357,7 @@ func (r *importRun) scanOwn(ctx context.Context) error {
 	site := r.m.site
 	var after int64
 	for {
-		ps, err := r.store.FindPosts(ctx, repository.PostQuery{AfterID: after, Limit: 1000})
+		ps, err := r.store.FindRecords(ctx, repository.RecordQuery{AfterID: after, Limit: 1000})
 		if err != nil {
 			return fmt.Errorf("read the store: %w", err)
 		}
@@ -371,8 +371,8 @@ func (r *importRun) scanOwn(ctx context.Context) error {
 		}
 		after = ps[len(ps)-1].ID
 	}
-	for _, tax := range []repository.Taxonomy{repository.TaxCategory, repository.TaxTag} {
-		ts, err := r.store.FindTerms(ctx, repository.TermQuery{Taxonomy: tax})
+	for _, tax := range []repository.LabelKind{repository.LabelCategory, repository.LabelTag} {
+		ts, err := r.store.FindLabels(ctx, repository.LabelQuery{Taxonomy: tax})
 		if err != nil {
 			return fmt.Errorf("read the store: %w", err)
 		}
@@ -389,7 +389,7 @@ func (r *importRun) scanOwn(ctx context.Context) error {
 // (calendar.Service.CheckImported), as a field error of the report. It
 // runs before anything is written, so the images of a refused event are
 // not imported either.
-func (r *importRun) checkPost(p *repository.Post) error {
+func (r *importRun) checkPost(p *repository.Record) error {
 	err := r.cal.CheckImported(p)
 	var fe *calendar.FieldError
 	if errors.As(err, &fe) {

@@ -57,7 +57,7 @@ func TestHostileSlugs(t *testing.T) {
 				want[502], want[503] = "fx-venue", "fx-tag"
 			}
 			for _, id := range []int64{501, 502} {
-				p, err := s.GetPost(t.Context(), id)
+				p, err := s.GetRecord(t.Context(), id)
 				if err != nil {
 					t.Fatalf("post %d: %v", id, err)
 				}
@@ -65,7 +65,7 @@ func TestHostileSlugs(t *testing.T) {
 					t.Errorf("post %d slug %q, want %q", id, p.Slug["en"], want[id])
 				}
 			}
-			term, err := s.GetTerm(t.Context(), 503)
+			term, err := s.GetLabel(t.Context(), 503)
 			if err != nil || term.Slug["en"] != want[503] {
 				t.Errorf("tag slug %v (%v), want %q", term, err, want[503])
 			}
@@ -214,7 +214,7 @@ func TestHeldBytesBelowBytesRead(t *testing.T) {
 	if rep.HeldPeak <= 0 || rep.HeldPeak > 1<<20 {
 		t.Errorf("held at most %d bytes, want within the 1 MiB cap (read %d)", rep.HeldPeak, rep.BytesRead)
 	}
-	if p, err := s.GetPost(t.Context(), 1299); err != nil || p.Title["en"] != "Event 299" {
+	if p, err := s.GetRecord(t.Context(), 1299); err != nil || p.Title["en"] != "Event 299" {
 		t.Errorf("last event %+v, %v", p, err)
 	}
 }
@@ -240,13 +240,13 @@ func TestRefusedRecordLeavesNoImage(t *testing.T) {
 	if !refused {
 		t.Fatalf("event 601 was not refused: %+v", rep.Kind(wpimport.KindEvent))
 	}
-	if _, err := s.GetPost(t.Context(), 900); !errors.Is(err, repository.ErrNotFound) {
+	if _, err := s.GetRecord(t.Context(), 900); !errors.Is(err, repository.ErrNotFound) {
 		t.Errorf("the refused event's image 900: %v, want not found", err)
 	}
-	if p, err := s.GetPost(t.Context(), 602); err != nil || p.ImageID != 901 {
+	if p, err := s.GetRecord(t.Context(), 602); err != nil || p.ImageID != 901 {
 		t.Fatalf("event 602: %+v, %v", p, err)
 	}
-	if _, err := s.GetPost(t.Context(), 901); err != nil {
+	if _, err := s.GetRecord(t.Context(), 901); err != nil {
 		t.Errorf("the imported event's image 901: %v", err)
 	}
 }
@@ -274,13 +274,13 @@ func TestCalendarChecksImportedEvents(t *testing.T) {
 	if got == nil || got.Field != "end_date" || !strings.Contains(got.Reason, "must not be before the start date") {
 		t.Fatalf("event 611: failure %+v, want end_date refused (%+v)", got, rep.Kind(wpimport.KindEvent))
 	}
-	if _, err := s.GetPost(t.Context(), 611); !errors.Is(err, repository.ErrNotFound) {
+	if _, err := s.GetRecord(t.Context(), 611); !errors.Is(err, repository.ErrNotFound) {
 		t.Errorf("the refused event 611: %v, want not found", err)
 	}
-	if _, err := s.GetPost(t.Context(), 910); !errors.Is(err, repository.ErrNotFound) {
+	if _, err := s.GetRecord(t.Context(), 910); !errors.Is(err, repository.ErrNotFound) {
 		t.Errorf("the refused event's image 910: %v, want not found", err)
 	}
-	if _, err := s.GetPost(t.Context(), 612); err != nil {
+	if _, err := s.GetRecord(t.Context(), 612); err != nil {
 		t.Errorf("event 612: %v", err)
 	}
 }

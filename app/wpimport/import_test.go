@@ -57,7 +57,7 @@ func runImport(t *testing.T, store repository.Store, opts wpimport.Options) *wpi
 func dumpStore(t *testing.T, s repository.Store) string {
 	t.Helper()
 	ctx := t.Context()
-	ps, err := s.FindPosts(ctx, repository.PostQuery{})
+	ps, err := s.FindRecords(ctx, repository.RecordQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,8 +74,8 @@ func dumpStore(t *testing.T, s repository.Store) string {
 		b.Write(j)
 		b.WriteByte('\n')
 	}
-	for _, tax := range []repository.Taxonomy{repository.TaxCategory, repository.TaxTag} {
-		ts, err := s.FindTerms(ctx, repository.TermQuery{Taxonomy: tax})
+	for _, tax := range []repository.LabelKind{repository.LabelCategory, repository.LabelTag} {
+		ts, err := s.FindLabels(ctx, repository.LabelQuery{Taxonomy: tax})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,7 +191,7 @@ func checkFullImport(t *testing.T, src *replay.Server, s repository.Store, rep *
 	}
 	images := map[int64]string{}
 	for id, e := range events {
-		p, err := s.GetPost(ctx, id)
+		p, err := s.GetRecord(ctx, id)
 		if err != nil {
 			t.Errorf("event %d: %v", id, err)
 			continue
@@ -248,13 +248,13 @@ func checkFullImport(t *testing.T, src *replay.Server, s repository.Store, rep *
 		}
 	}
 	for id, u := range images {
-		p, err := s.GetPost(ctx, id)
+		p, err := s.GetRecord(ctx, id)
 		if err != nil || p.Kind != repository.KindImage || p.Image.URL != u {
 			t.Errorf("image %d = %+v, %v; want the image %s", id, p, err, u)
 		}
 	}
 	for id, v := range venues {
-		p, err := s.GetPost(ctx, id)
+		p, err := s.GetRecord(ctx, id)
 		if err != nil || p.Venue == nil {
 			t.Errorf("venue %d: %+v, %v", id, p, err)
 			continue
@@ -280,7 +280,7 @@ func checkFullImport(t *testing.T, src *replay.Server, s repository.Store, rep *
 		}
 	}
 	for id, o := range organizers {
-		p, err := s.GetPost(ctx, id)
+		p, err := s.GetRecord(ctx, id)
 		if err != nil || p.Organizer == nil {
 			t.Errorf("organizer %d: %+v, %v", id, p, err)
 			continue
@@ -300,9 +300,9 @@ func checkFullImport(t *testing.T, src *replay.Server, s repository.Store, rep *
 			}
 		}
 	}
-	for tax, items := range map[repository.Taxonomy]map[int64]map[string]any{repository.TaxCategory: cats, repository.TaxTag: tags} {
+	for tax, items := range map[repository.LabelKind]map[int64]map[string]any{repository.LabelCategory: cats, repository.LabelTag: tags} {
 		for id, c := range items {
-			term, err := s.GetTerm(ctx, id)
+			term, err := s.GetLabel(ctx, id)
 			if err != nil {
 				t.Errorf("%s %d: %v", tax, id, err)
 				continue
@@ -316,8 +316,8 @@ func checkFullImport(t *testing.T, src *replay.Server, s repository.Store, rep *
 	}
 
 	// The quirks, spelled out (values from tools/seed.py, the input).
-	post := func(id int64) *repository.Post {
-		p, err := s.GetPost(ctx, id)
+	post := func(id int64) *repository.Record {
+		p, err := s.GetRecord(ctx, id)
 		if err != nil {
 			t.Fatalf("post %d: %v", id, err)
 		}
@@ -371,8 +371,8 @@ func checkFullImport(t *testing.T, src *replay.Server, s repository.Store, rep *
 			t.Errorf("protected event %d = %+v", id, p)
 		}
 	}
-	term := func(id int64) *repository.Term {
-		tm, err := s.GetTerm(ctx, id)
+	term := func(id int64) *repository.Label {
+		tm, err := s.GetLabel(ctx, id)
 		if err != nil {
 			t.Fatalf("term %d: %v", id, err)
 		}
@@ -381,7 +381,7 @@ func checkFullImport(t *testing.T, src *replay.Server, s repository.Store, rep *
 	if term(36).Parent != 35 || term(35).Parent != 34 || term(34).Parent != 0 {
 		t.Errorf("category parents 36→%d 35→%d 34→%d", term(36).Parent, term(35).Parent, term(34).Parent)
 	}
-	if tm := term(46); tm.Taxonomy != repository.TaxTag || tm.Name["en"] != "2027" || tm.Slug["en"] != "fx-2027" {
+	if tm := term(46); tm.Taxonomy != repository.LabelTag || tm.Name["en"] != "2027" || tm.Slug["en"] != "fx-2027" {
 		t.Errorf("numeric tag 46 = %+v", tm)
 	}
 	if got := term(38).Name["en"]; got != "FX Food & Drink" {

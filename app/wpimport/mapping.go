@@ -241,7 +241,7 @@ func checkID(id int64) error {
 
 // term maps a category or tag. The name and description go through the
 // API's HTML policy (plainText, richText); the slug through slugFor.
-func (m *mapper) term(tax repository.Taxonomy, raw json.RawMessage) (*repository.Term, error) {
+func (m *mapper) term(tax repository.LabelKind, raw json.RawMessage) (*repository.Label, error) {
 	var src tecTerm
 	if err := json.Unmarshal(raw, &src); err != nil {
 		return nil, decodeErr(err)
@@ -265,11 +265,11 @@ func (m *mapper) term(tax repository.Taxonomy, raw json.RawMessage) (*repository
 	if err := checkLen("description", src.Description, limits.MaxDescription); err != nil {
 		return nil, err
 	}
-	t := &repository.Term{ID: src.ID, Taxonomy: tax}
+	t := &repository.Label{ID: src.ID, Taxonomy: tax}
 	t.Name.Set(m.lang, name)
 	t.Slug.Set(m.lang, slug)
 	t.Description.Set(m.lang, richText(src.Description))
-	if tax == repository.TaxCategory {
+	if tax == repository.LabelCategory {
 		if src.Parent < 0 || src.Parent == src.ID {
 			return nil, fieldErr("parent", "%d is not a parent category", src.Parent)
 		}
@@ -279,7 +279,7 @@ func (m *mapper) term(tax repository.Taxonomy, raw json.RawMessage) (*repository
 }
 
 // postBase maps what every post kind shares. name is the title field.
-func (m *mapper) postBase(kind repository.PostKind, src *tecPost, name, nameField string) (*repository.Post, error) {
+func (m *mapper) postBase(kind repository.Kind, src *tecPost, name, nameField string) (*repository.Record, error) {
 	if err := checkID(src.ID); err != nil {
 		return nil, err
 	}
@@ -311,7 +311,7 @@ func (m *mapper) postBase(kind repository.PostKind, src *tecPost, name, nameFiel
 	}
 	// Author is the source's user ID until the run maps it to a user
 	// here (mapAuthors).
-	p := &repository.Post{ID: src.ID, Kind: kind, Author: int64(max(jsonInt(src.Author), 0)), Status: src.Status, Date: date, Modified: modified}
+	p := &repository.Record{ID: src.ID, Kind: kind, Author: int64(max(jsonInt(src.Author), 0)), Status: src.Status, Date: date, Modified: modified}
 	p.Title.Set(m.lang, title)
 	p.Content.Set(m.lang, richText(src.Description))
 	// Drafts have no slug at the source yet; every item has one here.
@@ -340,7 +340,7 @@ func (m *mapper) postBase(kind repository.PostKind, src *tecPost, name, nameFiel
 
 // event maps an event. Links are kept as the source gives them; the run
 // drops those to records it does not import.
-func (m *mapper) event(raw json.RawMessage) (*repository.Post, error) {
+func (m *mapper) event(raw json.RawMessage) (*repository.Record, error) {
 	var src tecEvent
 	if err := json.Unmarshal(raw, &src); err != nil {
 		return nil, decodeErr(err)
@@ -427,7 +427,7 @@ func (m *mapper) event(raw json.RawMessage) (*repository.Post, error) {
 }
 
 // venue maps a venue.
-func (m *mapper) venue(raw json.RawMessage) (*repository.Post, error) {
+func (m *mapper) venue(raw json.RawMessage) (*repository.Record, error) {
 	var src tecVenue
 	if err := json.Unmarshal(raw, &src); err != nil {
 		return nil, decodeErr(err)
@@ -465,7 +465,7 @@ func (m *mapper) venue(raw json.RawMessage) (*repository.Post, error) {
 }
 
 // organizer maps an organizer.
-func (m *mapper) organizer(raw json.RawMessage) (*repository.Post, error) {
+func (m *mapper) organizer(raw json.RawMessage) (*repository.Record, error) {
 	var src tecOrganizer
 	if err := json.Unmarshal(raw, &src); err != nil {
 		return nil, decodeErr(err)
@@ -506,7 +506,7 @@ func (m *mapper) organizer(raw json.RawMessage) (*repository.Post, error) {
 // from the URL's path (else the source's, when it is a plain word), the
 // title from the URL's last segment as written (percent-encoding kept),
 // the slug made from it.
-func (m *mapper) image(img *tecImage) (*repository.Post, error) {
+func (m *mapper) image(img *tecImage) (*repository.Record, error) {
 	if err := checkImage(img); err != nil {
 		return nil, err
 	}
@@ -524,7 +524,7 @@ func (m *mapper) image(img *tecImage) (*repository.Post, error) {
 	if name == "" {
 		name = "image"
 	}
-	p := &repository.Post{ID: img.ID, Kind: repository.KindImage, Status: "inherit",
+	p := &repository.Record{ID: img.ID, Kind: repository.KindImage, Status: "inherit",
 		Image: &repository.ImageFields{URL: img.URL, Extension: ext}}
 	p.Title.Set(m.lang, name)
 	slug := repository.Slugify(name)

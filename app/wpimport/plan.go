@@ -257,7 +257,7 @@ func (e existing) describe() string {
 }
 
 func (r *importRun) existingPosts(ctx context.Context, ids []int64) (map[int64]existing, error) {
-	ps, err := r.store.GetPosts(ctx, ids)
+	ps, err := r.store.GetRecords(ctx, ids)
 	if err != nil {
 		return nil, fmt.Errorf("read the store: %w", err)
 	}
@@ -269,7 +269,7 @@ func (r *importRun) existingPosts(ctx context.Context, ids []int64) (map[int64]e
 }
 
 func (r *importRun) existingTerms(ctx context.Context, ids []int64) (map[int64]existing, error) {
-	ts, err := r.store.GetTerms(ctx, ids)
+	ts, err := r.store.GetLabels(ctx, ids)
 	if err != nil {
 		return nil, fmt.Errorf("read the store: %w", err)
 	}

@@ -62,7 +62,7 @@ func TestHiddenPastEventFound(t *testing.T) {
 	var logs bytes.Buffer
 	s := openSQLite(t)
 	rep := runImport(t, s, adminOptions(src, &logs))
-	p, err := s.GetPost(t.Context(), 813)
+	p, err := s.GetRecord(t.Context(), 813)
 	if err != nil {
 		t.Fatalf("the hidden event that has ended was not imported: %v\nreport: %+v", err, rep)
 	}
@@ -82,7 +82,7 @@ func TestProtectedEventsComplete(t *testing.T) {
 	s := openSQLite(t)
 	rep := runImport(t, s, adminOptions(src, &logs))
 	ctx := t.Context()
-	p, err := s.GetPost(ctx, 811)
+	p, err := s.GetRecord(ctx, 811)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestProtectedEventsComplete(t *testing.T) {
 	if e := p.Event; !slices.Equal(e.Categories, []int64{801}) || !slices.Equal(e.Tags, []int64{802}) || !slices.Equal(e.Venues, []int64{803}) || !slices.Equal(e.Organizers, []int64{804}) {
 		t.Errorf("event 811 links: categories %v tags %v venues %v organizers %v", e.Categories, e.Tags, e.Venues, e.Organizers)
 	}
-	h, err := s.GetPost(ctx, 812)
+	h, err := s.GetRecord(ctx, 812)
 	if err != nil {
 		t.Fatalf("the hidden protected event: %v", err)
 	}
@@ -136,7 +136,7 @@ func TestProtectedWithoutEditContext(t *testing.T) {
 	if !slices.ContainsFunc(rep.Warnings, func(w string) bool { return strings.Contains(w, "edit context") }) {
 		t.Errorf("no warning names the edit context: %q", rep.Warnings)
 	}
-	p, err := s.GetPost(t.Context(), 811)
+	p, err := s.GetRecord(t.Context(), 811)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestProtectedWithoutEditContext(t *testing.T) {
 	}
 	// Without the edit context the hidden event that has ended is found
 	// nowhere: the warning says so.
-	if _, err := s.GetPost(t.Context(), 813); !errors.Is(err, repository.ErrNotFound) {
+	if _, err := s.GetRecord(t.Context(), 813); !errors.Is(err, repository.ErrNotFound) {
 		t.Errorf("event 813 without the edit context: %v, want not found", err)
 	}
 }

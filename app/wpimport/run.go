@@ -16,8 +16,8 @@ const lookupBatch = 500
 type record struct {
 	kind  string
 	id    int64
-	post  *repository.Post
-	term  *repository.Term
+	post  *repository.Record
+	term  *repository.Label
 	depth int // categories: 0 for a root
 	// action is what the write phase does: create, update or nothing.
 	action action

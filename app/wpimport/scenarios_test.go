@@ -34,20 +34,20 @@ func (c *cancelAfterWrites) count() {
 	}
 }
 
-func (c *cancelAfterWrites) CreatePost(ctx context.Context, p *repository.Post) error {
+func (c *cancelAfterWrites) CreateRecord(ctx context.Context, p *repository.Record) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	defer c.count()
-	return c.Store.CreatePost(ctx, p)
+	return c.Store.CreateRecord(ctx, p)
 }
 
-func (c *cancelAfterWrites) CreateTerm(ctx context.Context, t *repository.Term) error {
+func (c *cancelAfterWrites) CreateLabel(ctx context.Context, t *repository.Label) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	defer c.count()
-	return c.Store.CreateTerm(ctx, t)
+	return c.Store.CreateLabel(ctx, t)
 }
 
 // importScenarios runs the scenarios every store must pass: the full
@@ -149,23 +149,23 @@ func importScenarios(t *testing.T, open func(t *testing.T) repository.Store) {
 		if ve.Updated != 1 || ve.Unchanged != 18 {
 			t.Errorf("venues: %+v; want 1 updated, 18 unchanged", ve)
 		}
-		p, err := s.GetPost(t.Context(), 351)
+		p, err := s.GetRecord(t.Context(), 351)
 		if err != nil || p.Title["en"] != "FX Retitled & moved" || p.Event.StartLocal != "2027-02-20 19:00:00" {
 			t.Errorf("event 351 after the change = %+v, %v", p, err)
 		}
-		if _, err := s.GetPost(t.Context(), 357); err != nil {
+		if _, err := s.GetRecord(t.Context(), 357); err != nil {
 			t.Errorf("357 was deleted without --prune: %v", err)
 		}
-		if p, err := s.GetPost(t.Context(), 9001); err != nil || p.Slug["en"] != "fx-brand-new" {
+		if p, err := s.GetRecord(t.Context(), 9001); err != nil || p.Slug["en"] != "fx-brand-new" {
 			t.Errorf("new event 9001 = %+v, %v", p, err)
 		}
 		// A new post after the import gets an ID past every imported one.
-		next := &repository.Post{Kind: repository.KindOrganizer, Status: "publish", Title: repository.Text{"en": "Local"},
+		next := &repository.Record{Kind: repository.KindOrganizer, Status: "publish", Title: repository.Text{"en": "Local"},
 			Slug: repository.Text{"en": "local"}, Organizer: &repository.OrganizerFields{}}
-		if err := s.CreatePost(t.Context(), next); err != nil || next.ID <= 9001 {
+		if err := s.CreateRecord(t.Context(), next); err != nil || next.ID <= 9001 {
 			t.Errorf("a post created after the import got ID %d (%v); want one past 9001", next.ID, err)
 		}
-		if err := s.DeletePost(t.Context(), next.ID); err != nil {
+		if err := s.DeleteRecord(t.Context(), next.ID); err != nil {
 			t.Fatal(err)
 		}
 
@@ -175,7 +175,7 @@ func importScenarios(t *testing.T, open func(t *testing.T) repository.Store) {
 		if ev := rep.Kind(wpimport.KindEvent); ev.Deleted != 1 || ev.Changes() != 1 {
 			t.Errorf("prune: %+v; want 357 deleted and nothing else", ev)
 		}
-		if _, err := s.GetPost(t.Context(), 357); !errors.Is(err, repository.ErrNotFound) {
+		if _, err := s.GetRecord(t.Context(), 357); !errors.Is(err, repository.ErrNotFound) {
 			t.Errorf("357 after --prune: %v, want not found", err)
 		}
 	})
@@ -251,14 +251,14 @@ func TestCollisionsRefused(t *testing.T) {
 	src := replay.New(t)
 	s := openSQLite(t)
 	ctx := t.Context()
-	mine := &repository.Post{ID: 351, Kind: repository.KindVenue, Status: "publish", Title: repository.Text{"en": "My own venue"},
+	mine := &repository.Record{ID: 351, Kind: repository.KindVenue, Status: "publish", Title: repository.Text{"en": "My own venue"},
 		Slug: repository.Text{"en": "my-own-venue"}, Venue: &repository.VenueFields{}}
-	if err := s.CreatePost(ctx, mine); err != nil {
+	if err := s.CreateRecord(ctx, mine); err != nil {
 		t.Fatal(err)
 	}
-	other := &repository.Term{ID: 46, Taxonomy: repository.TaxTag, Name: repository.Text{"en": "elsewhere"}, Slug: repository.Text{"en": "elsewhere"},
+	other := &repository.Label{ID: 46, Taxonomy: repository.LabelTag, Name: repository.Text{"en": "elsewhere"}, Slug: repository.Text{"en": "elsewhere"},
 		Origin: &repository.Origin{Site: "https://other.example/wp-json/tribe/events/v1", ID: 46, Hash: "x"}}
-	if err := s.CreateTerm(ctx, other); err != nil {
+	if err := s.CreateLabel(ctx, other); err != nil {
 		t.Fatal(err)
 	}
 	before := dumpStore(t, s)
@@ -365,7 +365,7 @@ func TestAnonymousImport(t *testing.T) {
 	if ev.Created == 0 || len(ev.Failed) != 0 {
 		t.Fatalf("anonymous import: %+v", ev)
 	}
-	ps, err := s.FindPosts(t.Context(), repository.PostQuery{Kind: repository.KindEvent, ExcludeStatuses: []string{"publish"}})
+	ps, err := s.FindRecords(t.Context(), repository.RecordQuery{Kind: repository.KindEvent, ExcludeStatuses: []string{"publish"}})
 	if err != nil || len(ps) != 0 {
 		t.Errorf("anonymous import stored %d unpublished events (%v)", len(ps), err)
 	}

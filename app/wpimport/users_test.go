@@ -88,7 +88,7 @@ func TestImportUsers(t *testing.T) {
 	checkAuthors := func(when string) {
 		t.Helper()
 		for id, want := range authors {
-			p, err := s.GetPost(ctx, id)
+			p, err := s.GetRecord(ctx, id)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,7 +133,7 @@ func TestImportUsersNeedsAdmin(t *testing.T) {
 	if users, _ := s.ListUsers(t.Context()); len(users) != 0 {
 		t.Errorf("users written: %v", users)
 	}
-	if _, err := s.GetPost(t.Context(), 1001); err == nil {
+	if _, err := s.GetRecord(t.Context(), 1001); err == nil {
 		t.Errorf("records written")
 	}
 }

@@ -51,11 +51,11 @@ func (r *importRun) writeOne(ctx context.Context, rec *record) error {
 	switch {
 	case rec.term != nil && rec.action == actCreate:
 		t := cloneTerm(rec.term)
-		err = r.store.CreateTerm(ctx, t)
+		err = r.store.CreateLabel(ctx, t)
 		slugs = t.Slug
 	case rec.term != nil:
-		var t *repository.Term
-		t, err = r.store.UpdateTerm(ctx, rec.id, func(t *repository.Term) error {
+		var t *repository.Label
+		t, err = r.store.UpdateLabel(ctx, rec.id, func(t *repository.Label) error {
 			rev := t.Revision
 			*t = *cloneTerm(rec.term)
 			t.Revision = rev
@@ -65,7 +65,7 @@ func (r *importRun) writeOne(ctx context.Context, rec *record) error {
 			slugs = t.Slug
 		}
 	default:
-		var p *repository.Post
+		var p *repository.Record
 		p, err = r.cal.Import(ctx, rec.post, rec.action != actCreate)
 		if p != nil {
 			slugs = p.Slug
@@ -120,13 +120,13 @@ func (r *importRun) prune(ctx context.Context) error {
 			var err error
 			switch kind {
 			case KindCategory, KindTag:
-				err = r.store.DeleteTerm(ctx, id)
+				err = r.store.DeleteLabel(ctx, id)
 			case KindVenue, KindOrganizer:
-				if _, err = r.store.UnlinkPost(ctx, id); err == nil {
-					err = r.store.DeletePost(ctx, id)
+				if _, err = r.store.UnlinkRecord(ctx, id); err == nil {
+					err = r.store.DeleteRecord(ctx, id)
 				}
 			default:
-				err = r.store.DeletePost(ctx, id)
+				err = r.store.DeleteRecord(ctx, id)
 			}
 			if err != nil && !errors.Is(err, repository.ErrNotFound) {
 				return fmt.Errorf("delete %s %d: %w", kind, id, err)
@@ -137,7 +137,7 @@ func (r *importRun) prune(ctx context.Context) error {
 	return nil
 }
 
-func cloneTerm(t *repository.Term) *repository.Term {
+func cloneTerm(t *repository.Label) *repository.Label {
 	c := *t
 	c.Name, c.Description, c.Slug = t.Name.Clone(), t.Description.Clone(), t.Slug.Clone()
 	if t.Origin != nil {

@@ -26,28 +26,28 @@ func TestAggregationPlans(t *testing.T) {
 	// FerretDB() is false on MongoDB and under WithMongoDBPlan only.
 	real := os.Getenv(mongotest.EnvURI) != "" && !s.FerretDB()
 
-	place := func(kind repository.PostKind, slug string) int64 {
-		p := &repository.Post{Kind: kind, Status: repository.StatusPublish, Title: repository.Text{"en": slug}, Slug: repository.Text{"en": slug}}
+	place := func(kind repository.Kind, slug string) int64 {
+		p := &repository.Record{Kind: kind, Status: repository.StatusPublish, Title: repository.Text{"en": slug}, Slug: repository.Text{"en": slug}}
 		if kind == repository.KindVenue {
 			p.Venue = &repository.VenueFields{}
 		} else {
 			p.Organizer = &repository.OrganizerFields{}
 		}
-		if err := s.CreatePost(ctx, p); err != nil {
+		if err := s.CreateRecord(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 		return p.ID
 	}
-	term := func(tax repository.Taxonomy, slug string) int64 {
-		c := &repository.Term{Taxonomy: tax, Name: repository.Text{"en": slug}, Slug: repository.Text{"en": slug}}
-		if err := s.CreateTerm(ctx, c); err != nil {
+	term := func(tax repository.LabelKind, slug string) int64 {
+		c := &repository.Label{Taxonomy: tax, Name: repository.Text{"en": slug}, Slug: repository.Text{"en": slug}}
+		if err := s.CreateLabel(ctx, c); err != nil {
 			t.Fatal(err)
 		}
 		return c.ID
 	}
 	v1, v2 := place(repository.KindVenue, "hall"), place(repository.KindVenue, "club")
 	o1 := place(repository.KindOrganizer, "org")
-	c1, c2, t1 := term(repository.TaxCategory, "music"), term(repository.TaxCategory, "film"), term(repository.TaxTag, "free")
+	c1, c2, t1 := term(repository.LabelCategory, "music"), term(repository.LabelCategory, "film"), term(repository.LabelTag, "free")
 	day := time.Date(2031, 3, 14, 18, 0, 0, 0, time.UTC)
 	for i, ev := range []struct {
 		status           string
@@ -64,7 +64,7 @@ func TestAggregationPlans(t *testing.T) {
 		p.Event.StartUTC = day.AddDate(0, 0, i)
 		p.Event.EndUTC = p.Event.StartUTC.Add(time.Hour)
 		p.Event.Venues, p.Event.Organizers, p.Event.Categories, p.Event.Tags = ev.venues, ev.orgs, ev.categories, ev.tags
-		if err := s.CreatePost(ctx, p); err != nil {
+		if err := s.CreateRecord(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 	}

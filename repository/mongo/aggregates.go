@@ -30,7 +30,7 @@ import (
 // would need a second collection kept in step with every event write,
 // which cannot be made atomic without transactions (see the package
 // comment).
-func (s *Store) PlaceEvents(ctx context.Context, kind repository.PostKind, ids []int64) (map[int64]repository.PlaceEvents, error) {
+func (s *Store) PlaceEvents(ctx context.Context, kind repository.Kind, ids []int64) (map[int64]repository.PlaceEvents, error) {
 	out := make(map[int64]repository.PlaceEvents, len(ids))
 	if len(ids) == 0 {
 		return out, nil
@@ -126,9 +126,9 @@ func (s *Store) PlaceEvents(ctx context.Context, kind repository.PostKind, ids [
 	return out, nil
 }
 
-// FindPostIDs returns the IDs of the posts matching q, ascending, fetching
+// FindRecordIDs returns the IDs of the posts matching q, ascending, fetching
 // only _id.
-func (s *Store) FindPostIDs(ctx context.Context, q repository.PostQuery) ([]int64, error) {
+func (s *Store) FindRecordIDs(ctx context.Context, q repository.RecordQuery) ([]int64, error) {
 	filter, ok := s.postFilter(q, true)
 	if !ok {
 		return []int64{}, nil

@@ -54,14 +54,14 @@ func TestLocksOnTheServerClock(t *testing.T) {
 			}
 			// A reservation left by a writer that died right after it.
 			left := event("skewed")
-			if err := holder.CreatePost(ctx, left); err != nil {
+			if err := holder.CreateRecord(ctx, left); err != nil {
 				t.Fatal(err)
 			}
 			if err := mongo.DeletePostDocumentForTest(ctx, holder, left.ID); err != nil {
 				t.Fatal(err)
 			}
 			young := event("skewed")
-			if err := taker.CreatePost(ctx, young); err != nil {
+			if err := taker.CreateRecord(ctx, young); err != nil {
 				t.Fatal(err)
 			}
 			if young.Slug["en"] != "skewed-2" {
@@ -74,13 +74,13 @@ func TestLocksOnTheServerClock(t *testing.T) {
 				t.Fatalf("an expired lock was not taken over (%v)", err)
 			}
 			old := event("skewed")
-			if err := taker.CreatePost(ctx, old); err != nil {
+			if err := taker.CreateRecord(ctx, old); err != nil {
 				t.Fatal(err)
 			}
 			if old.Slug["en"] != "skewed" {
 				t.Errorf("slug %q, want the expired leftover taken over", old.Slug["en"])
 			}
-			if got, err := taker.GetPostBySlug(ctx, repository.KindEvent, "en", "skewed"); err != nil || got.ID != old.ID {
+			if got, err := taker.GetRecordBySlug(ctx, repository.KindEvent, "en", "skewed"); err != nil || got.ID != old.ID {
 				t.Errorf("GetPostBySlug = %v, %v; want %d", got, err, old.ID)
 			}
 		})

@@ -68,23 +68,23 @@ var storeCalls = []struct {
 	call func(ctx context.Context, s repository.Store, id int64) error
 }{
 	{"CreatePost", func(ctx context.Context, s repository.Store, _ int64) error {
-		return s.CreatePost(ctx, &repository.Post{Kind: repository.KindOrganizer, Status: repository.StatusPublish,
+		return s.CreateRecord(ctx, &repository.Record{Kind: repository.KindOrganizer, Status: repository.StatusPublish,
 			Title: repository.Text{"en": "Org"}, Slug: repository.Text{"en": "org"}, Organizer: &repository.OrganizerFields{}})
 	}},
 	{"GetPost", func(ctx context.Context, s repository.Store, id int64) error {
-		_, err := s.GetPost(ctx, id)
+		_, err := s.GetRecord(ctx, id)
 		return err
 	}},
 	{"GetPostBySlug", func(ctx context.Context, s repository.Store, _ int64) error {
-		_, err := s.GetPostBySlug(ctx, repository.KindOrganizer, "en", "first")
+		_, err := s.GetRecordBySlug(ctx, repository.KindOrganizer, "en", "first")
 		return err
 	}},
 	{"FindPosts", func(ctx context.Context, s repository.Store, _ int64) error {
-		_, err := s.FindPosts(ctx, repository.PostQuery{Kind: repository.KindOrganizer, Limit: 10})
+		_, err := s.FindRecords(ctx, repository.RecordQuery{Kind: repository.KindOrganizer, Limit: 10})
 		return err
 	}},
 	{"UpdatePost", func(ctx context.Context, s repository.Store, id int64) error {
-		_, err := s.UpdatePost(ctx, id, func(p *repository.Post) error { p.Title.Set("en", "Changed"); return nil })
+		_, err := s.UpdateRecord(ctx, id, func(p *repository.Record) error { p.Title.Set("en", "Changed"); return nil })
 		return err
 	}},
 	{"PendingMarks", func(ctx context.Context, s repository.Store, _ int64) error {
@@ -132,9 +132,9 @@ func TestStoreCallsHaveDeadlines(t *testing.T) {
 	if err := s.WaitIndexes(t.Context()); err != nil { // its commands are not the calls'
 		t.Fatal(err)
 	}
-	first := &repository.Post{Kind: repository.KindOrganizer, Status: repository.StatusPublish,
+	first := &repository.Record{Kind: repository.KindOrganizer, Status: repository.StatusPublish,
 		Title: repository.Text{"en": "First"}, Slug: repository.Text{"en": "first"}, Organizer: &repository.OrganizerFields{}}
-	if err := s.CreatePost(t.Context(), first); err != nil {
+	if err := s.CreateRecord(t.Context(), first); err != nil {
 		t.Fatal(err)
 	}
 	limits.take()
@@ -172,9 +172,9 @@ func TestStoreCallsOnDoneContexts(t *testing.T) {
 	if err := s.WaitIndexes(t.Context()); err != nil { // its commands are not the calls'
 		t.Fatal(err)
 	}
-	first := &repository.Post{Kind: repository.KindOrganizer, Status: repository.StatusPublish,
+	first := &repository.Record{Kind: repository.KindOrganizer, Status: repository.StatusPublish,
 		Title: repository.Text{"en": "First"}, Slug: repository.Text{"en": "first"}, Organizer: &repository.OrganizerFields{}}
-	if err := s.CreatePost(t.Context(), first); err != nil {
+	if err := s.CreateRecord(t.Context(), first); err != nil {
 		t.Fatal(err)
 	}
 	cancelled, cancel := context.WithCancel(context.Background())

@@ -20,22 +20,22 @@ func TestExplicitIDAfterDeadCreate(t *testing.T) {
 	if ok, err := s.claimID(ctx, seqPost, 77); err != nil || !ok {
 		t.Fatalf("claim: %v, %v", ok, err)
 	}
-	p := &repository.Post{ID: 77, Kind: repository.KindOrganizer, Status: "publish", Date: time.Now().UTC(),
+	p := &repository.Record{ID: 77, Kind: repository.KindOrganizer, Status: "publish", Date: time.Now().UTC(),
 		Title: repository.Text{"en": "Imported"}, Slug: repository.Text{"en": "imported"}, Organizer: &repository.OrganizerFields{}}
-	if err := s.CreatePost(ctx, p); err != nil {
+	if err := s.CreateRecord(ctx, p); err != nil {
 		t.Fatalf("CreatePost over a dead claim: %v", err)
 	}
-	again := &repository.Post{ID: 77, Kind: repository.KindOrganizer, Status: "publish", Date: time.Now().UTC(),
+	again := &repository.Record{ID: 77, Kind: repository.KindOrganizer, Status: "publish", Date: time.Now().UTC(),
 		Title: repository.Text{"en": "Other"}, Slug: repository.Text{"en": "other"}, Organizer: &repository.OrganizerFields{}}
-	if err := s.CreatePost(ctx, again); !errors.Is(err, repository.ErrDuplicate) {
+	if err := s.CreateRecord(ctx, again); !errors.Is(err, repository.ErrDuplicate) {
 		t.Fatalf("CreatePost over a record: %v, want ErrDuplicate", err)
 	}
-	if got, err := s.GetPostBySlug(ctx, repository.KindOrganizer, "en", "other"); !errors.Is(err, repository.ErrNotFound) {
+	if got, err := s.GetRecordBySlug(ctx, repository.KindOrganizer, "en", "other"); !errors.Is(err, repository.ErrNotFound) {
 		t.Errorf("the refused create left its slug: %v, %v", got, err)
 	}
-	next := &repository.Post{Kind: repository.KindOrganizer, Status: "publish", Title: repository.Text{"en": "Next"},
+	next := &repository.Record{Kind: repository.KindOrganizer, Status: "publish", Title: repository.Text{"en": "Next"},
 		Slug: repository.Text{"en": "next"}, Organizer: &repository.OrganizerFields{}}
-	if err := s.CreatePost(ctx, next); err != nil || next.ID <= 77 {
+	if err := s.CreateRecord(ctx, next); err != nil || next.ID <= 77 {
 		t.Errorf("next create: ID %d, %v; want past 77", next.ID, err)
 	}
 }
@@ -49,9 +49,9 @@ func TestClaimSlugsReturnsOnlyInserted(t *testing.T) {
 	t.Parallel()
 	s := leaseStore(t, mongotest.Start(t))
 	ctx := t.Context()
-	p := &repository.Post{ID: 91, Kind: repository.KindOrganizer, Status: "publish", Date: time.Now().UTC(),
+	p := &repository.Record{ID: 91, Kind: repository.KindOrganizer, Status: "publish", Date: time.Now().UTC(),
 		Title: repository.Text{"en": "Held"}, Slug: repository.Text{"en": "held"}, Organizer: &repository.OrganizerFields{}}
-	if err := s.CreatePost(ctx, p); err != nil {
+	if err := s.CreateRecord(ctx, p); err != nil {
 		t.Fatal(err)
 	}
 	sp := s.postSlugs(repository.KindOrganizer)
@@ -73,7 +73,7 @@ func TestClaimSlugsReturnsOnlyInserted(t *testing.T) {
 				t.Errorf("claimSlugs(%v) returned %q, want %q", tc.slugs, added, tc.want)
 			}
 			s.releaseSlugKeys(ctx, 91, added)
-			if got, err := s.GetPostBySlug(ctx, repository.KindOrganizer, "en", "held"); err != nil || got.ID != 91 {
+			if got, err := s.GetRecordBySlug(ctx, repository.KindOrganizer, "en", "held"); err != nil || got.ID != 91 {
 				t.Errorf("GetPostBySlug(held) after the release = %v, %v; want post 91", got, err)
 			}
 		})

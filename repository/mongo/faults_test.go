@@ -20,15 +20,15 @@ func TestWriteFailuresDoNotLie(t *testing.T) {
 	uri := mongotest.Start(t)
 	type env struct {
 		s    *mongo.Store
-		post *repository.Post
-		term *repository.Term
+		post *repository.Record
+		term *repository.Label
 	}
-	category := func(slug string) *repository.Term {
-		return &repository.Term{Taxonomy: repository.TaxCategory, Name: repository.Text{"en": slug}, Slug: repository.Text{"en": slug}}
+	category := func(slug string) *repository.Label {
+		return &repository.Label{Taxonomy: repository.LabelCategory, Name: repository.Text{"en": slug}, Slug: repository.Text{"en": slug}}
 	}
 	postBySlug := func(t *testing.T, ctx context.Context, e *env, slug string) int64 {
 		t.Helper()
-		p, err := e.s.GetPostBySlug(ctx, repository.KindEvent, "en", slug)
+		p, err := e.s.GetRecordBySlug(ctx, repository.KindEvent, "en", slug)
 		if errors.Is(err, repository.ErrNotFound) {
 			return 0
 		}
@@ -37,9 +37,9 @@ func TestWriteFailuresDoNotLie(t *testing.T) {
 		}
 		return p.ID
 	}
-	termBySlug := func(t *testing.T, ctx context.Context, e *env, slug string) []*repository.Term {
+	termBySlug := func(t *testing.T, ctx context.Context, e *env, slug string) []*repository.Label {
 		t.Helper()
-		ts, err := e.s.FindTerms(ctx, repository.TermQuery{Taxonomy: repository.TaxCategory, Slug: slug, SlugLang: "en"})
+		ts, err := e.s.FindLabels(ctx, repository.LabelQuery{Taxonomy: repository.LabelCategory, Slug: slug, SlugLang: "en"})
 		if err != nil {
 			t.Fatalf("FindTerms(%q): %v", slug, err)
 		}
@@ -47,7 +47,7 @@ func TestWriteFailuresDoNotLie(t *testing.T) {
 	}
 	countPosts := func(t *testing.T, ctx context.Context, e *env) int {
 		t.Helper()
-		n, err := e.s.CountPosts(ctx, repository.PostQuery{Kind: repository.KindEvent})
+		n, err := e.s.CountRecords(ctx, repository.RecordQuery{Kind: repository.KindEvent})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +75,7 @@ func TestWriteFailuresDoNotLie(t *testing.T) {
 		{
 			name:  "create post: insert reply lost",
 			fault: mongotest.Fault{Command: "insert", Collection: "posts", Action: mongotest.DropReply},
-			write: func(ctx context.Context, e *env) error { e.post = event("ghost"); return e.s.CreatePost(ctx, e.post) },
+			write: func(ctx context.Context, e *env) error { e.post = event("ghost"); return e.s.CreateRecord(ctx, e.post) },
 			check: func(t *testing.T, ctx context.Context, e *env) {
 				if id := postBySlug(t, ctx, e, "ghost"); id != e.post.ID {
 					t.Errorf("by slug: post %d, want %d", id, e.post.ID)
@@ -85,7 +85,7 @@ func TestWriteFailuresDoNotLie(t *testing.T) {
 				}
 				// The slug stays taken: a second post gets another one.
 				p := event("ghost")
-				if err := e.s.CreatePost(ctx, p); err != nil || p.Slug["en"] != "ghost-2" {
+				if err := e.s.CreateRecord(ctx, p); err != nil || p.Slug["en"] != "ghost-2" {
 					t.Errorf("second post: slug %q, %v; want ghost-2", p.Slug["en"], err)
 				}
 			},
@@ -93,7 +93,7 @@ func TestWriteFailuresDoNotLie(t *testing.T) {
 		{
 			name:  "create post: slug reservation reply lost",
 			fault: mongotest.Fault{Command: "insert", Collection: "slugs", Action: mongotest.DropReply},
-			write: func(ctx context.Context, e *env) error { e.post = event("ghost"); return e.s.CreatePost(ctx, e.post) },
+			write: func(ctx context.Context, e *env) error { e.post = event("ghost"); return e.s.CreateRecord(ctx, e.post) },
 			check: func(t *testing.T, ctx context.Context, e *env) {
 				if id := postBySlug(t, ctx, e, "ghost"); id != e.post.ID || e.post.Slug["en"] != "ghost" {
 					t.Errorf("by slug: post %d with slug %q, want %d with ghost", id, e.post.Slug["en"], e.post.ID)
@@ -111,7 +111,7 @@ func TestWriteFailuresDoNotLie(t *testing.T) {
 			name:    "create post: reply lost, re-reads fail",
 			fault:   mongotest.Fault{Command: "insert", Collection: "posts", Action: mongotest.DropReply},
 			more:    []mongotest.Fault{{Command: "find", Collection: "posts", Action: mongotest.Cut}},
-			write:   func(ctx context.Context, e *env) error { e.post = event("ghost"); return e.s.CreatePost(ctx, e.post) },
+			write:   func(ctx context.Context, e *env) error { e.post = event("ghost"); return e.s.CreateRecord(ctx, e.post) },
 			wantErr: true,
 			check: func(t *testing.T, ctx context.Context, e *env) {
 				if n := countPosts(t, ctx, e); n != 1 {
@@ -121,7 +121,7 @@ func TestWriteFailuresDoNotLie(t *testing.T) {
 					t.Error("the stored post lost its slug")
 				}
 				p := event("ghost")
-				if err := e.s.CreatePost(ctx, p); err != nil || p.Slug["en"] != "ghost-2" {
+				if err := e.s.CreateRecord(ctx, p); err != nil || p.Slug["en"] != "ghost-2" {
 					t.Errorf("second post: slug %q, %v; want ghost-2", p.Slug["en"], err)
 				}
 			},
@@ -129,7 +129,7 @@ func TestWriteFailuresDoNotLie(t *testing.T) {
 		{
 			name:    "create post: insert cut before the server",
 			fault:   mongotest.Fault{Command: "insert", Collection: "posts", Action: mongotest.Cut},
-			write:   func(ctx context.Context, e *env) error { e.post = event("ghost"); return e.s.CreatePost(ctx, e.post) },
+			write:   func(ctx context.Context, e *env) error { e.post = event("ghost"); return e.s.CreateRecord(ctx, e.post) },
 			wantErr: true,
 			check: func(t *testing.T, ctx context.Context, e *env) {
 				if n := countPosts(t, ctx, e); n != 0 {
@@ -144,17 +144,17 @@ func TestWriteFailuresDoNotLie(t *testing.T) {
 			name: "update post: replace reply lost",
 			setup: func(t *testing.T, ctx context.Context, e *env) {
 				e.post = event("before")
-				if err := e.s.CreatePost(ctx, e.post); err != nil {
+				if err := e.s.CreateRecord(ctx, e.post); err != nil {
 					t.Fatal(err)
 				}
 			},
 			fault: mongotest.Fault{Command: "update", Collection: "posts", Action: mongotest.DropReply},
 			write: func(ctx context.Context, e *env) error {
-				_, err := e.s.UpdatePost(ctx, e.post.ID, func(p *repository.Post) error { p.Slug = repository.Text{"en": "after"}; return nil })
+				_, err := e.s.UpdateRecord(ctx, e.post.ID, func(p *repository.Record) error { p.Slug = repository.Text{"en": "after"}; return nil })
 				return err
 			},
 			check: func(t *testing.T, ctx context.Context, e *env) {
-				p, err := e.s.GetPost(ctx, e.post.ID)
+				p, err := e.s.GetRecord(ctx, e.post.ID)
 				if err != nil || p.Revision != 2 || p.Slug["en"] != "after" {
 					t.Fatalf("GetPost = %+v, %v; want revision 2 with slug after", p, err)
 				}
@@ -170,14 +170,14 @@ func TestWriteFailuresDoNotLie(t *testing.T) {
 			name: "delete post: reply lost",
 			setup: func(t *testing.T, ctx context.Context, e *env) {
 				e.post = event("gone")
-				if err := e.s.CreatePost(ctx, e.post); err != nil {
+				if err := e.s.CreateRecord(ctx, e.post); err != nil {
 					t.Fatal(err)
 				}
 			},
 			fault: mongotest.Fault{Command: "delete", Collection: "posts", Action: mongotest.DropReply},
-			write: func(ctx context.Context, e *env) error { return e.s.DeletePost(ctx, e.post.ID) },
+			write: func(ctx context.Context, e *env) error { return e.s.DeleteRecord(ctx, e.post.ID) },
 			check: func(t *testing.T, ctx context.Context, e *env) {
-				if _, err := e.s.GetPost(ctx, e.post.ID); !errors.Is(err, repository.ErrNotFound) {
+				if _, err := e.s.GetRecord(ctx, e.post.ID); !errors.Is(err, repository.ErrNotFound) {
 					t.Errorf("GetPost after delete: %v, want ErrNotFound", err)
 				}
 				if n := reservations(t, ctx, e); n != 0 {
@@ -190,14 +190,14 @@ func TestWriteFailuresDoNotLie(t *testing.T) {
 			fault: mongotest.Fault{Command: "insert", Collection: "terms", Action: mongotest.DropReply},
 			write: func(ctx context.Context, e *env) error {
 				e.term = category("music")
-				return e.s.CreateTerm(ctx, e.term)
+				return e.s.CreateLabel(ctx, e.term)
 			},
 			check: func(t *testing.T, ctx context.Context, e *env) {
 				if ts := termBySlug(t, ctx, e, "music"); len(ts) != 1 || ts[0].ID != e.term.ID {
 					t.Errorf("by slug: %d terms, want exactly %d", len(ts), e.term.ID)
 				}
 				c := category("music")
-				if err := e.s.CreateTerm(ctx, c); err != nil || c.Slug["en"] != "music-2" {
+				if err := e.s.CreateLabel(ctx, c); err != nil || c.Slug["en"] != "music-2" {
 					t.Errorf("second term: slug %q, %v; want music-2", c.Slug["en"], err)
 				}
 			},
@@ -206,17 +206,17 @@ func TestWriteFailuresDoNotLie(t *testing.T) {
 			name: "update term: replace reply lost",
 			setup: func(t *testing.T, ctx context.Context, e *env) {
 				e.term = category("jazz")
-				if err := e.s.CreateTerm(ctx, e.term); err != nil {
+				if err := e.s.CreateLabel(ctx, e.term); err != nil {
 					t.Fatal(err)
 				}
 			},
 			fault: mongotest.Fault{Command: "update", Collection: "terms", Action: mongotest.DropReply},
 			write: func(ctx context.Context, e *env) error {
-				_, err := e.s.UpdateTerm(ctx, e.term.ID, func(c *repository.Term) error { c.Slug = repository.Text{"en": "blues"}; return nil })
+				_, err := e.s.UpdateLabel(ctx, e.term.ID, func(c *repository.Label) error { c.Slug = repository.Text{"en": "blues"}; return nil })
 				return err
 			},
 			check: func(t *testing.T, ctx context.Context, e *env) {
-				c, err := e.s.GetTerm(ctx, e.term.ID)
+				c, err := e.s.GetLabel(ctx, e.term.ID)
 				if err != nil || c.Revision != 2 || c.Slug["en"] != "blues" {
 					t.Fatalf("GetTerm = %+v, %v; want revision 2 with slug blues", c, err)
 				}
@@ -229,14 +229,14 @@ func TestWriteFailuresDoNotLie(t *testing.T) {
 			name: "delete term: reply lost",
 			setup: func(t *testing.T, ctx context.Context, e *env) {
 				e.term = category("gone")
-				if err := e.s.CreateTerm(ctx, e.term); err != nil {
+				if err := e.s.CreateLabel(ctx, e.term); err != nil {
 					t.Fatal(err)
 				}
 			},
 			fault: mongotest.Fault{Command: "delete", Collection: "terms", Action: mongotest.DropReply},
-			write: func(ctx context.Context, e *env) error { return e.s.DeleteTerm(ctx, e.term.ID) },
+			write: func(ctx context.Context, e *env) error { return e.s.DeleteLabel(ctx, e.term.ID) },
 			check: func(t *testing.T, ctx context.Context, e *env) {
-				if _, err := e.s.GetTerm(ctx, e.term.ID); !errors.Is(err, repository.ErrNotFound) {
+				if _, err := e.s.GetLabel(ctx, e.term.ID); !errors.Is(err, repository.ErrNotFound) {
 					t.Errorf("GetTerm after delete: %v, want ErrNotFound", err)
 				}
 			},

@@ -54,7 +54,7 @@ func declared(coll string, keys bson.D) bool {
 // queries shows an IXSCAN on them.)
 func TestQueriesHaveTheirIndexes(t *testing.T) {
 	t.Parallel()
-	kindPage, _ := postFilter(repository.PostQuery{Kind: repository.KindVenue, AfterID: 40, Limit: 10}, true)
+	kindPage, _ := postFilter(repository.RecordQuery{Kind: repository.KindVenue, AfterID: 40, Limit: 10}, true)
 	for _, tc := range []struct {
 		name string
 		coll string

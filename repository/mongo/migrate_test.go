@@ -68,10 +68,10 @@ func TestMigrateStringIDs(t *testing.T) {
 			}
 			// (Sorted: records converted by an interrupted run sort after
 			// the numeric _ids there.)
-			if got, err := m.FindPosts(ctx, repository.PostQuery{}); err != nil || !reflect.DeepEqual(byID(got), posts) {
+			if got, err := m.FindRecords(ctx, repository.RecordQuery{}); err != nil || !reflect.DeepEqual(byID(got), posts) {
 				t.Errorf("posts before the migration differ (%v):\n got %v\nwant %v", err, got, posts)
 			}
-			if p, err := m.GetPost(ctx, posts[len(posts)-1].ID); err != nil || !reflect.DeepEqual(p, posts[len(posts)-1]) {
+			if p, err := m.GetRecord(ctx, posts[len(posts)-1].ID); err != nil || !reflect.DeepEqual(p, posts[len(posts)-1]) {
 				t.Errorf("GetPost before the migration = %v, %v", p, err)
 			}
 			got, err := mongo.MigrateForTest(ctx, m)
@@ -87,14 +87,14 @@ func TestMigrateStringIDs(t *testing.T) {
 			if n := countOld(t, client, db); n != 0 {
 				t.Errorf("%d records left in the old layout", n)
 			}
-			gotPosts, err := m.FindPosts(ctx, repository.PostQuery{})
+			gotPosts, err := m.FindRecords(ctx, repository.RecordQuery{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(gotPosts, posts) {
 				t.Errorf("posts after the migration differ:\n got %v\nwant %v", gotPosts, posts)
 			}
-			gotTerms, err := m.FindTerms(ctx, repository.TermQuery{})
+			gotTerms, err := m.FindLabels(ctx, repository.LabelQuery{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,26 +103,26 @@ func TestMigrateStringIDs(t *testing.T) {
 			}
 			// Reads by ID, by slug, by several IDs; a page after an ID.
 			last := posts[len(posts)-1]
-			if p, err := m.GetPostBySlug(ctx, last.Kind, "en", last.Slug["en"]); err != nil || p.ID != last.ID {
+			if p, err := m.GetRecordBySlug(ctx, last.Kind, "en", last.Slug["en"]); err != nil || p.ID != last.ID {
 				t.Errorf("GetPostBySlug(%q) = %v, %v", last.Slug["en"], p, err)
 			}
-			if got, err := m.GetPosts(ctx, []int64{posts[0].ID, last.ID}); err != nil || len(got) != 2 {
+			if got, err := m.GetRecords(ctx, []int64{posts[0].ID, last.ID}); err != nil || len(got) != 2 {
 				t.Errorf("GetPosts = %v, %v", got, err)
 			}
-			if page, err := m.FindPosts(ctx, repository.PostQuery{AfterID: posts[1].ID, Limit: 2}); err != nil ||
+			if page, err := m.FindRecords(ctx, repository.RecordQuery{AfterID: posts[1].ID, Limit: 2}); err != nil ||
 				len(page) != 2 || page[0].ID != posts[2].ID || page[1].ID != posts[3].ID {
 				t.Errorf("FindPosts(after %d, 2) = %v, %v", posts[1].ID, page, err)
 			}
-			if got, err := m.FindTerms(ctx, repository.TermQuery{Slug: terms[0].Slug["en"], SlugLang: "en"}); err != nil || len(got) != 1 {
+			if got, err := m.FindLabels(ctx, repository.LabelQuery{Slug: terms[0].Slug["en"], SlugLang: "en"}); err != nil || len(got) != 1 {
 				t.Errorf("FindTerms(slug) = %v, %v", got, err)
 			}
 			// Writes: an update, and a create whose ID follows the others.
-			up, err := m.UpdatePost(ctx, last.ID, func(p *repository.Post) error { p.Title["en"] = "Renamed"; return nil })
+			up, err := m.UpdateRecord(ctx, last.ID, func(p *repository.Record) error { p.Title["en"] = "Renamed"; return nil })
 			if err != nil || up.Revision != last.Revision+1 {
 				t.Fatalf("UpdatePost = %v, %v", up, err)
 			}
 			p := event(last.Slug["en"]) // taken: gets "-2"
-			if err := m.CreatePost(ctx, p); err != nil {
+			if err := m.CreateRecord(ctx, p); err != nil {
 				t.Fatal(err)
 			}
 			if p.ID <= last.ID || p.Slug["en"] != last.Slug["en"]+"-2" {
@@ -139,41 +139,41 @@ func TestMigrateStringIDs(t *testing.T) {
 
 // seedForMigration writes terms, a venue and events (some updated, with
 // links) and returns every post and term as the store reads them.
-func seedForMigration(t *testing.T, s *mongo.Store) ([]*repository.Post, []*repository.Term) {
+func seedForMigration(t *testing.T, s *mongo.Store) ([]*repository.Record, []*repository.Label) {
 	t.Helper()
 	ctx := t.Context()
 	var cats []int64
 	for i := range 3 {
-		term := &repository.Term{Taxonomy: repository.TaxCategory, Name: repository.Text{"en": fmt.Sprintf("Cat %d", i)},
+		term := &repository.Label{Taxonomy: repository.LabelCategory, Name: repository.Text{"en": fmt.Sprintf("Cat %d", i)},
 			Slug: repository.Text{"en": fmt.Sprintf("cat-%d", i)}}
-		if err := s.CreateTerm(ctx, term); err != nil {
+		if err := s.CreateLabel(ctx, term); err != nil {
 			t.Fatal(err)
 		}
 		cats = append(cats, term.ID)
 	}
-	venue := &repository.Post{Kind: repository.KindVenue, Status: repository.StatusPublish,
+	venue := &repository.Record{Kind: repository.KindVenue, Status: repository.StatusPublish,
 		Title: repository.Text{"en": "Hall"}, Slug: repository.Text{"en": "hall"}, Venue: &repository.VenueFields{City: "Gent"}}
-	if err := s.CreatePost(ctx, venue); err != nil {
+	if err := s.CreateRecord(ctx, venue); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 8 {
 		p := event(fmt.Sprintf("event-%d", i))
 		p.Event.Venues, p.Event.Categories = []int64{venue.ID}, []int64{cats[i%3]}
 		p.Event.StartUTC = time.Date(2027, 5, 1, 20, 0, 0, 0, time.UTC).AddDate(0, 0, i)
-		if err := s.CreatePost(ctx, p); err != nil {
+		if err := s.CreateRecord(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 		if i%2 == 0 {
-			if _, err := s.UpdatePost(ctx, p.ID, func(p *repository.Post) error { p.Event.Featured = true; return nil }); err != nil {
+			if _, err := s.UpdateRecord(ctx, p.ID, func(p *repository.Record) error { p.Event.Featured = true; return nil }); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	posts, err := s.FindPosts(ctx, repository.PostQuery{})
+	posts, err := s.FindRecords(ctx, repository.RecordQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	terms, err := s.FindTerms(ctx, repository.TermQuery{})
+	terms, err := s.FindLabels(ctx, repository.LabelQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,14 +238,14 @@ func TestMigrateConcurrently(t *testing.T) {
 	if n := countOld(t, client, db); n != 0 {
 		t.Errorf("%d records left in the old layout", n)
 	}
-	got, err := s.FindPosts(ctx, repository.PostQuery{})
+	got, err := s.FindRecords(ctx, repository.RecordQuery{})
 	if err != nil || !reflect.DeepEqual(got, posts) {
 		t.Errorf("posts after the migration differ (%v):\n got %v\nwant %v", err, got, posts)
 	}
 }
 
 // byID returns posts sorted by ID.
-func byID(posts []*repository.Post) []*repository.Post {
-	slices.SortFunc(posts, func(a, b *repository.Post) int { return cmp.Compare(a.ID, b.ID) })
+func byID(posts []*repository.Record) []*repository.Record {
+	slices.SortFunc(posts, func(a, b *repository.Record) int { return cmp.Compare(a.ID, b.ID) })
 	return posts
 }

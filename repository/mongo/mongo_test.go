@@ -93,8 +93,8 @@ func parallel(workers, n int, fn func(w, i int)) {
 	wg.Wait()
 }
 
-func event(slug string) *repository.Post {
-	return &repository.Post{
+func event(slug string) *repository.Record {
+	return &repository.Record{
 		Kind:   repository.KindEvent,
 		Status: repository.StatusPublish,
 		Date:   time.Date(2031, 3, 14, 18, 30, 5, 0, time.UTC),
@@ -111,7 +111,7 @@ func testConcurrentSlugUpdates(t *testing.T, ctx context.Context, s *mongo.Store
 	var ids []int64
 	for i := range 4 {
 		p := event(fmt.Sprintf("move-%d", i))
-		if err := s.CreatePost(ctx, p); err != nil {
+		if err := s.CreateRecord(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, p.ID)
@@ -119,13 +119,13 @@ func testConcurrentSlugUpdates(t *testing.T, ctx context.Context, s *mongo.Store
 	parallel(6, 8, func(w, i int) {
 		if w%2 == 0 {
 			p := event("swap")
-			if err := s.CreatePost(ctx, p); err != nil {
+			if err := s.CreateRecord(ctx, p); err != nil {
 				t.Errorf("CreatePost: %v", err)
 			}
 			return
 		}
 		id := ids[(w+i)%len(ids)]
-		_, err := s.UpdatePost(ctx, id, func(p *repository.Post) error {
+		_, err := s.UpdateRecord(ctx, id, func(p *repository.Record) error {
 			p.Slug["en"] = []string{"swap", "swap-2", "move-0", "other"}[i%4]
 			return nil
 		})
@@ -133,7 +133,7 @@ func testConcurrentSlugUpdates(t *testing.T, ctx context.Context, s *mongo.Store
 			t.Errorf("UpdatePost: %v", err)
 		}
 	})
-	all, err := s.FindPosts(ctx, repository.PostQuery{Kind: repository.KindEvent})
+	all, err := s.FindRecords(ctx, repository.RecordQuery{Kind: repository.KindEvent})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func testConcurrentSlugUpdates(t *testing.T, ctx context.Context, s *mongo.Store
 			t.Errorf("slug %q used by %d and %d", slug, prev, p.ID)
 		}
 		seen[slug] = p.ID
-		got, err := s.GetPostBySlug(ctx, repository.KindEvent, "en", slug)
+		got, err := s.GetRecordBySlug(ctx, repository.KindEvent, "en", slug)
 		if err != nil || got.ID != p.ID {
 			t.Errorf("GetPostBySlug(%s) = %v, %v; want %d", slug, got, err, p.ID)
 		}
@@ -153,7 +153,7 @@ func testConcurrentSlugUpdates(t *testing.T, ctx context.Context, s *mongo.Store
 
 func testMarksRenewed(t *testing.T, ctx context.Context, s *mongo.Store) {
 	p := event("marked")
-	if err := s.CreatePost(ctx, p); err != nil {
+	if err := s.CreateRecord(ctx, p); err != nil {
 		t.Fatal(err)
 	}
 	marks, err := s.PendingMarks(ctx, 10)
@@ -184,7 +184,7 @@ func testMarksRenewed(t *testing.T, ctx context.Context, s *mongo.Store) {
 		}
 	})
 	parallel(4, 5, func(w, i int) {
-		if _, err := s.UpdatePost(ctx, p.ID, func(p *repository.Post) error { p.Author++; return nil }); err != nil {
+		if _, err := s.UpdateRecord(ctx, p.ID, func(p *repository.Record) error { p.Author++; return nil }); err != nil {
 			t.Error(err)
 		}
 	})
@@ -212,9 +212,9 @@ func testTitleRegex(t *testing.T, ctx context.Context, s *mongo.Store) {
 	titles := []string{`A.B (c) [d] ^$ *+? {1} | \x`, "Line\n", "Line", "ÉTÉ", "été"}
 	ids := map[string]int64{}
 	for _, title := range titles {
-		p := &repository.Post{Kind: repository.KindVenue, Status: repository.StatusPublish,
+		p := &repository.Record{Kind: repository.KindVenue, Status: repository.StatusPublish,
 			Title: repository.Text{"en": title}, Slug: repository.Text{"en": "v"}, Venue: &repository.VenueFields{}}
-		if err := s.CreatePost(ctx, p); err != nil {
+		if err := s.CreateRecord(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 		ids[title] = p.ID
@@ -229,7 +229,7 @@ func testTitleRegex(t *testing.T, ctx context.Context, s *mongo.Store) {
 		{"line", []int64{ids["Line"]}},
 		{"line\n", []int64{ids["Line\n"]}},
 	} {
-		got, err := s.FindPosts(ctx, repository.PostQuery{Title: tc.q, TitleLang: "en"})
+		got, err := s.FindRecords(ctx, repository.RecordQuery{Title: tc.q, TitleLang: "en"})
 		if err != nil {
 			t.Errorf("FindPosts(%q): %v", tc.q, err)
 			continue
@@ -243,7 +243,7 @@ func testTitleRegex(t *testing.T, ctx context.Context, s *mongo.Store) {
 		}
 	}
 	for _, lang := range []string{"", "a.b", "$x", "e:n"} {
-		got, err := s.FindPosts(ctx, repository.PostQuery{Title: "x", TitleLang: lang})
+		got, err := s.FindRecords(ctx, repository.RecordQuery{Title: "x", TitleLang: lang})
 		if err != nil || len(got) != 0 {
 			t.Errorf("FindPosts(title lang %q) = %v, %v; want none", lang, got, err)
 		}
@@ -252,19 +252,19 @@ func testTitleRegex(t *testing.T, ctx context.Context, s *mongo.Store) {
 
 func testExplicitIDAhead(t *testing.T, ctx context.Context, s *mongo.Store) {
 	first := event("first")
-	if err := s.CreatePost(ctx, first); err != nil {
+	if err := s.CreateRecord(ctx, first); err != nil {
 		t.Fatal(err)
 	}
 	explicit := event("explicit")
 	explicit.ID = first.ID + 2
-	if err := s.CreatePost(ctx, explicit); err != nil {
+	if err := s.CreateRecord(ctx, explicit); err != nil {
 		t.Fatal(err)
 	}
 	// The sequence walks past the explicit ID.
 	var ids []int64
 	for i := range 3 {
 		p := event(fmt.Sprintf("auto-%d", i))
-		if err := s.CreatePost(ctx, p); err != nil {
+		if err := s.CreateRecord(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, p.ID)
@@ -275,7 +275,7 @@ func testExplicitIDAhead(t *testing.T, ctx context.Context, s *mongo.Store) {
 	// An explicit ID in use (or used before) is a duplicate.
 	again := event("again")
 	again.ID = explicit.ID
-	if err := s.CreatePost(ctx, again); !errors.Is(err, repository.ErrDuplicate) {
+	if err := s.CreateRecord(ctx, again); !errors.Is(err, repository.ErrDuplicate) {
 		t.Errorf("CreatePost(used ID) = %v, want ErrDuplicate", err)
 	}
 	if again.ID != explicit.ID || again.Slug["en"] != "again" {
@@ -287,7 +287,7 @@ func testExplicitIDAhead(t *testing.T, ctx context.Context, s *mongo.Store) {
 // the reservation is taken over by the next post wanting the slug.
 func testLeftoverSlug(t *testing.T, ctx context.Context, s *mongo.Store) {
 	a := event("leftover")
-	if err := s.CreatePost(ctx, a); err != nil {
+	if err := s.CreateRecord(ctx, a); err != nil {
 		t.Fatal(err)
 	}
 	// Deleting the post document behind the store's back leaves its
@@ -297,7 +297,7 @@ func testLeftoverSlug(t *testing.T, ctx context.Context, s *mongo.Store) {
 	}
 	// A young reservation may belong to a writer still at work: skipped.
 	young := event("leftover")
-	if err := s.CreatePost(ctx, young); err != nil {
+	if err := s.CreateRecord(ctx, young); err != nil {
 		t.Fatal(err)
 	}
 	if young.Slug["en"] != "leftover-2" {
@@ -307,13 +307,13 @@ func testLeftoverSlug(t *testing.T, ctx context.Context, s *mongo.Store) {
 		t.Fatal(err)
 	}
 	b := event("leftover")
-	if err := s.CreatePost(ctx, b); err != nil {
+	if err := s.CreateRecord(ctx, b); err != nil {
 		t.Fatal(err)
 	}
 	if b.Slug["en"] != "leftover" {
 		t.Errorf("slug %q, want the leftover reservation taken over", b.Slug["en"])
 	}
-	got, err := s.GetPostBySlug(ctx, repository.KindEvent, "en", "leftover")
+	got, err := s.GetRecordBySlug(ctx, repository.KindEvent, "en", "leftover")
 	if err != nil || got.ID != b.ID {
 		t.Errorf("GetPostBySlug = %v, %v; want %d", got, err, b.ID)
 	}

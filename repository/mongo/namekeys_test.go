@@ -18,14 +18,14 @@ func testNameKeysBackfill(t *testing.T, ctx context.Context, _ *mongo.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	term := &repository.Term{Taxonomy: repository.TaxTag, Name: repository.Text{"en": "Old Tag", "de": "Alter Tag"}, Slug: repository.Text{"en": "old-tag"}}
-	if err := s.CreateTerm(ctx, term); err != nil {
+	term := &repository.Label{Taxonomy: repository.LabelTag, Name: repository.Text{"en": "Old Tag", "de": "Alter Tag"}, Slug: repository.Text{"en": "old-tag"}}
+	if err := s.CreateLabel(ctx, term); err != nil {
 		t.Fatal(err)
 	}
 	if err := mongo.StripNameKeysForTest(ctx, s); err != nil {
 		t.Fatal(err)
 	}
-	found, err := s.FindTerms(ctx, repository.TermQuery{Taxonomy: repository.TaxTag, Name: "old tag", NameLang: "en"})
+	found, err := s.FindLabels(ctx, repository.LabelQuery{Taxonomy: repository.LabelTag, Name: "old tag", NameLang: "en"})
 	if err != nil || len(found) != 0 {
 		t.Fatalf("before the backfill: %d found, %v (the test must start without keys)", len(found), err)
 	}
@@ -36,7 +36,7 @@ func testNameKeysBackfill(t *testing.T, ctx context.Context, _ *mongo.Store) {
 	}
 	defer s.Close(ctx)
 	for lang, name := range map[string]string{"en": "OLD TAG", "de": "alter tag"} {
-		found, err := s.FindTerms(ctx, repository.TermQuery{Taxonomy: repository.TaxTag, Name: name, NameLang: lang})
+		found, err := s.FindLabels(ctx, repository.LabelQuery{Taxonomy: repository.LabelTag, Name: name, NameLang: lang})
 		if err != nil || len(found) != 1 || found[0].ID != term.ID {
 			t.Errorf("after the backfill, %s %q: %v, %v", lang, name, found, err)
 		}

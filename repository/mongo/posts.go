@@ -14,18 +14,18 @@ import (
 )
 
 // postOps adapts the shared write path to posts.
-func (s *Store) postOps() itemOps[repository.Post] {
-	return itemOps[repository.Post]{
+func (s *Store) postOps() itemOps[repository.Record] {
+	return itemOps[repository.Record]{
 		scope:   repository.MarkPost,
 		seq:     seqPost,
 		coll:    s.posts,
-		id:      func(p *repository.Post) *int64 { return &p.ID },
-		rev:     func(p *repository.Post) *int64 { return &p.Revision },
-		slugs:   func(p *repository.Post) *repository.Text { return &p.Slug },
-		space:   func(p *repository.Post) slugSpace { return s.postSlugs(p.Kind) },
+		id:      func(p *repository.Record) *int64 { return &p.ID },
+		rev:     func(p *repository.Record) *int64 { return &p.Revision },
+		slugs:   func(p *repository.Record) *repository.Text { return &p.Slug },
+		space:   func(p *repository.Record) slugSpace { return s.postSlugs(p.Kind) },
 		prepare: preparePost,
 		fix:     fixPost,
-		pin: func(p, old *repository.Post) {
+		pin: func(p, old *repository.Record) {
 			p.ID, p.Kind = old.ID, old.Kind
 		},
 	}
@@ -34,7 +34,7 @@ func (s *Store) postOps() itemOps[repository.Post] {
 // preparePost brings p into its stored form: times in UTC whole seconds and
 // the link lists of an event as arrays (never null), so that filters and
 // $pull-style edits see an array and round trips compare equal.
-func preparePost(p *repository.Post) {
+func preparePost(p *repository.Record) {
 	p.Date, p.Modified = storedTime(p.Date), storedTime(p.Modified)
 	if e := p.Event; e != nil {
 		e.StartUTC, e.EndUTC = storedTime(e.StartUTC), storedTime(e.EndUTC)
@@ -43,7 +43,7 @@ func preparePost(p *repository.Post) {
 }
 
 // fixPost normalises a post read from the database.
-func fixPost(p *repository.Post) {
+func fixPost(p *repository.Record) {
 	p.Date, p.Modified = p.Date.UTC(), p.Modified.UTC()
 	if e := p.Event; e != nil {
 		e.StartUTC, e.EndUTC = e.StartUTC.UTC(), e.EndUTC.UTC()
@@ -60,35 +60,35 @@ func fixEvent(e *repository.EventFields) {
 	}
 }
 
-// CreatePost assigns p.ID (when 0), makes its slugs unique, stores it and
+// CreateRecord assigns p.ID (when 0), makes its slugs unique, stores it and
 // records an index mark. p is updated in place.
-func (s *Store) CreatePost(ctx context.Context, p *repository.Post) error {
+func (s *Store) CreateRecord(ctx context.Context, p *repository.Record) error {
 	return createItem(ctx, s, s.postOps(), p)
 }
 
-// GetPost returns the post with this ID or ErrNotFound.
-func (s *Store) GetPost(ctx context.Context, id int64) (*repository.Post, error) {
-	var p repository.Post
+// GetRecord returns the post with this ID or ErrNotFound.
+func (s *Store) GetRecord(ctx context.Context, id int64) (*repository.Record, error) {
+	var p repository.Record
 	if err := getItem(ctx, s, s.postOps(), id, &p); err != nil {
 		return nil, err
 	}
 	return &p, nil
 }
 
-// GetPosts returns the posts that exist among ids, keyed by ID.
-func (s *Store) GetPosts(ctx context.Context, ids []int64) (map[int64]*repository.Post, error) {
+// GetRecords returns the posts that exist among ids, keyed by ID.
+func (s *Store) GetRecords(ctx context.Context, ids []int64) (map[int64]*repository.Record, error) {
 	// On MongoDB one command whatever the number of IDs: repeats dropped,
 	// every match in the first reply. On FerretDB one look-up per ID.
 	return getItems(ctx, s, s.postOps(), ids)
 }
 
-// GetPostBySlug returns the post of this kind whose slug in lang is slug.
-func (s *Store) GetPostBySlug(ctx context.Context, kind repository.PostKind, lang, slug string) (*repository.Post, error) {
+// GetRecordBySlug returns the post of this kind whose slug in lang is slug.
+func (s *Store) GetRecordBySlug(ctx context.Context, kind repository.Kind, lang, slug string) (*repository.Record, error) {
 	id, err := s.slugOwner(ctx, s.postSlugs(kind), lang, slug)
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.GetPost(ctx, id)
+	p, err := s.GetRecord(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -100,10 +100,10 @@ func (s *Store) GetPostBySlug(ctx context.Context, kind repository.PostKind, lan
 	return p, nil
 }
 
-// UpdatePost reads the post, calls fn on it and stores the result with the
+// UpdateRecord reads the post, calls fn on it and stores the result with the
 // next revision, making changed slugs unique again.
-func (s *Store) UpdatePost(ctx context.Context, id int64, fn func(p *repository.Post) error) (*repository.Post, error) {
-	p, _, err := updateItem(ctx, s, s.postOps(), id, func(p *repository.Post) (bool, error) {
+func (s *Store) UpdateRecord(ctx context.Context, id int64, fn func(p *repository.Record) error) (*repository.Record, error) {
+	p, _, err := updateItem(ctx, s, s.postOps(), id, func(p *repository.Record) (bool, error) {
 		return true, fn(p)
 	})
 	if err != nil {
@@ -112,18 +112,18 @@ func (s *Store) UpdatePost(ctx context.Context, id int64, fn func(p *repository.
 	return p, nil
 }
 
-// DeletePost removes the post and its slugs permanently and records an
+// DeleteRecord removes the post and its slugs permanently and records an
 // index mark.
-func (s *Store) DeletePost(ctx context.Context, id int64) error {
+func (s *Store) DeleteRecord(ctx context.Context, id int64) error {
 	_, err := deleteItem(ctx, s, s.postOps(), id)
 	return err
 }
 
-// FindPosts returns the posts matching q, by ID ascending.
-func (s *Store) FindPosts(ctx context.Context, q repository.PostQuery) ([]*repository.Post, error) {
+// FindRecords returns the posts matching q, by ID ascending.
+func (s *Store) FindRecords(ctx context.Context, q repository.RecordQuery) ([]*repository.Record, error) {
 	filter, ok := s.postFilter(q, true)
 	if !ok {
-		return []*repository.Post{}, nil
+		return []*repository.Record{}, nil
 	}
 	opts := findPostsOptions(q.Limit)
 	if s.numeric() {
@@ -143,8 +143,8 @@ func findPostsOptions(limit int) *options.FindOptionsBuilder {
 	return opts
 }
 
-// CountPosts returns how many posts match q, ignoring AfterID and Limit.
-func (s *Store) CountPosts(ctx context.Context, q repository.PostQuery) (int, error) {
+// CountRecords returns how many posts match q, ignoring AfterID and Limit.
+func (s *Store) CountRecords(ctx context.Context, q repository.RecordQuery) (int, error) {
 	filter, ok := s.postFilter(q, false)
 	if !ok {
 		return 0, nil
@@ -158,7 +158,7 @@ func (s *Store) CountPosts(ctx context.Context, q repository.PostQuery) (int, er
 
 // postFilter is the function postFilter for the layout s writes (the
 // IDs on _id in the numeric one; migrate.go).
-func (s *Store) postFilter(q repository.PostQuery, paging bool) (bson.D, bool) {
+func (s *Store) postFilter(q repository.RecordQuery, paging bool) (bson.D, bool) {
 	f, ok := postFilter(q, paging)
 	if s.numeric() {
 		for i := range f {
@@ -172,7 +172,7 @@ func (s *Store) postFilter(q repository.PostQuery, paging bool) (bson.D, bool) {
 
 // postFilter translates q into a filter. It returns false when q can match
 // nothing (a title filter in an unusable language). paging adds AfterID.
-func postFilter(q repository.PostQuery, paging bool) (bson.D, bool) {
+func postFilter(q repository.RecordQuery, paging bool) (bson.D, bool) {
 	f := bson.D{}
 	if q.Kind != "" {
 		f = append(f, bson.E{Key: "kind", Value: q.Kind})
@@ -240,9 +240,9 @@ func equalFoldRegex(s string) bson.Regex {
 	return bson.Regex{Pattern: `^` + regexp.QuoteMeta(s) + `\z`, Options: "i"}
 }
 
-// UnlinkPost removes venue or organizer id from every event that links it
+// UnlinkRecord removes venue or organizer id from every event that links it
 // and records index marks for those events. It returns the changed events.
-func (s *Store) UnlinkPost(ctx context.Context, id int64) ([]int64, error) {
+func (s *Store) UnlinkRecord(ctx context.Context, id int64) ([]int64, error) {
 	// Venues and organizers share the post sequence, so id is in at most
 	// one of the two lists and both can be searched.
 	filter := bson.D{
@@ -272,7 +272,7 @@ func (s *Store) editEvents(ctx context.Context, filter bson.D, edit func(e *repo
 	}
 	changed := []int64{}
 	for _, id := range ids {
-		_, ok, err := updateItem(ctx, s, s.postOps(), id, func(p *repository.Post) (bool, error) {
+		_, ok, err := updateItem(ctx, s, s.postOps(), id, func(p *repository.Record) (bool, error) {
 			return p.Event != nil && edit(p.Event), nil
 		})
 		switch {

@@ -146,21 +146,21 @@ func TestHotReadsPushedDown(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cat := &repository.Term{Taxonomy: repository.TaxCategory, Name: repository.Text{"en": "Jazz"}, Slug: repository.Text{"en": "jazz"}}
-	tag := &repository.Term{Taxonomy: repository.TaxTag, Name: repository.Text{"en": "live"}, Slug: repository.Text{"en": "live"}}
-	for _, term := range []*repository.Term{cat, tag} {
-		if err := s.CreateTerm(ctx, term); err != nil {
+	cat := &repository.Label{Taxonomy: repository.LabelCategory, Name: repository.Text{"en": "Jazz"}, Slug: repository.Text{"en": "jazz"}}
+	tag := &repository.Label{Taxonomy: repository.LabelTag, Name: repository.Text{"en": "live"}, Slug: repository.Text{"en": "live"}}
+	for _, term := range []*repository.Label{cat, tag} {
+		if err := s.CreateLabel(ctx, term); err != nil {
 			t.Fatal(err)
 		}
 	}
-	venue := &repository.Post{Kind: repository.KindVenue, Status: repository.StatusPublish,
+	venue := &repository.Record{Kind: repository.KindVenue, Status: repository.StatusPublish,
 		Title: repository.Text{"en": "Hall"}, Slug: repository.Text{"en": "hall"}, Venue: &repository.VenueFields{City: "Gent"}}
-	if err := s.CreatePost(ctx, venue); err != nil {
+	if err := s.CreateRecord(ctx, venue); err != nil {
 		t.Fatal(err)
 	}
 	ev := event("concert")
 	ev.Event.Venues, ev.Event.Categories, ev.Event.Tags = []int64{venue.ID}, []int64{cat.ID}, []int64{tag.ID}
-	if err := s.CreatePost(ctx, ev); err != nil {
+	if err := s.CreateRecord(ctx, ev); err != nil {
 		t.Fatal(err)
 	}
 	filters.Take()
@@ -170,31 +170,31 @@ func TestHotReadsPushedDown(t *testing.T) {
 		name string
 		read func() error
 	}{
-		{"GetPost", func() error { _, err := s.GetPost(ctx, ev.ID); return err }},
+		{"GetPost", func() error { _, err := s.GetRecord(ctx, ev.ID); return err }},
 		{"GetPost, missing", func() error {
-			if _, err := s.GetPost(ctx, 999999); err != repository.ErrNotFound {
+			if _, err := s.GetRecord(ctx, 999999); err != repository.ErrNotFound {
 				return fmt.Errorf("GetPost(missing) = %v", err)
 			}
 			return nil
 		}},
-		{"GetPostBySlug", func() error { _, err := s.GetPostBySlug(ctx, repository.KindEvent, "en", "concert"); return err }},
+		{"GetPostBySlug", func() error { _, err := s.GetRecordBySlug(ctx, repository.KindEvent, "en", "concert"); return err }},
 		{"GetPosts", func() error {
-			got, err := s.GetPosts(ctx, []int64{venue.ID, ev.ID, venue.ID, 999999})
+			got, err := s.GetRecords(ctx, []int64{venue.ID, ev.ID, venue.ID, 999999})
 			if err == nil && len(got) != 2 {
 				err = fmt.Errorf("GetPosts = %d posts, want 2", len(got))
 			}
 			return err
 		}},
-		{"GetTerm", func() error { _, err := s.GetTerm(ctx, cat.ID); return err }},
+		{"GetTerm", func() error { _, err := s.GetLabel(ctx, cat.ID); return err }},
 		{"GetTerms", func() error {
-			got, err := s.GetTerms(ctx, []int64{cat.ID, tag.ID})
+			got, err := s.GetLabels(ctx, []int64{cat.ID, tag.ID})
 			if err == nil && len(got) != 2 {
 				err = fmt.Errorf("GetTerms = %d terms, want 2", len(got))
 			}
 			return err
 		}},
 		{"FindTerms by slug", func() error {
-			got, err := s.FindTerms(ctx, repository.TermQuery{Taxonomy: repository.TaxCategory, Slug: "jazz", SlugLang: "en"})
+			got, err := s.FindLabels(ctx, repository.LabelQuery{Taxonomy: repository.LabelCategory, Slug: "jazz", SlugLang: "en"})
 			if err == nil && (len(got) != 1 || got[0].ID != cat.ID) {
 				err = fmt.Errorf("FindTerms(slug) = %v, want the category", got)
 			}

@@ -50,13 +50,13 @@ func TestRoundTrips(t *testing.T) {
 
 	var cats, tags []int64
 	for i := range 8 {
-		for _, tax := range []repository.Taxonomy{repository.TaxCategory, repository.TaxTag} {
-			term := &repository.Term{Taxonomy: tax, Name: repository.Text{"en": fmt.Sprintf("%s %d", tax, i)},
+		for _, tax := range []repository.LabelKind{repository.LabelCategory, repository.LabelTag} {
+			term := &repository.Label{Taxonomy: tax, Name: repository.Text{"en": fmt.Sprintf("%s %d", tax, i)},
 				Slug: repository.Text{"en": fmt.Sprintf("%s-%d", tax, i)}}
-			if err := s.CreateTerm(ctx, term); err != nil {
+			if err := s.CreateLabel(ctx, term); err != nil {
 				t.Fatal(err)
 			}
-			if tax == repository.TaxCategory {
+			if tax == repository.LabelCategory {
 				cats = append(cats, term.ID)
 			} else {
 				tags = append(tags, term.ID)
@@ -76,10 +76,10 @@ func TestRoundTrips(t *testing.T) {
 	const events = 120
 	for i := range events {
 		start := time.Date(2027, 3, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, i)
-		p := &repository.Post{Kind: repository.KindEvent, Status: statuses[rng.IntN(len(statuses))],
+		p := &repository.Record{Kind: repository.KindEvent, Status: statuses[rng.IntN(len(statuses))],
 			Title: repository.Text{"en": fmt.Sprintf("Event %d", i)}, Slug: repository.Text{"en": fmt.Sprintf("event-%d", i)},
 			Event: &repository.EventFields{StartUTC: start, EndUTC: start.Add(time.Hour), Categories: pick(cats), Tags: pick(tags)}}
-		if err := s.CreatePost(ctx, p); err != nil {
+		if err := s.CreateRecord(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, p.ID)
@@ -87,7 +87,7 @@ func TestRoundTrips(t *testing.T) {
 	counter.Take()
 
 	t.Run("GetPosts", func(t *testing.T) {
-		got, err := s.GetPosts(ctx, append(append([]int64{}, ids...), ids[:10]...))
+		got, err := s.GetRecords(ctx, append(append([]int64{}, ids...), ids[:10]...))
 		if err != nil || len(got) != events {
 			t.Fatalf("GetPosts = %d posts, %v; want %d", len(got), err, events)
 		}
@@ -97,7 +97,7 @@ func TestRoundTrips(t *testing.T) {
 	})
 	t.Run("GetPosts, the server's plan", func(t *testing.T) {
 		ownCounter.Take()
-		got, err := own.GetPosts(ctx, append(append([]int64{}, ids...), ids[:10]...))
+		got, err := own.GetRecords(ctx, append(append([]int64{}, ids...), ids[:10]...))
 		if err != nil || len(got) != events {
 			t.Fatalf("GetPosts = %d posts, %v; want %d", len(got), err, events)
 		}
@@ -112,7 +112,7 @@ func TestRoundTrips(t *testing.T) {
 	t.Run("GetPosts, more IDs than look-ups", func(t *testing.T) {
 		defer mongo.SetMaxIDLookupsForTest(events - 1)()
 		ownCounter.Take()
-		got, err := own.GetPosts(ctx, ids)
+		got, err := own.GetRecords(ctx, ids)
 		if err != nil || len(got) != events {
 			t.Fatalf("GetPosts = %d posts, %v; want %d", len(got), err, events)
 		}
@@ -122,7 +122,7 @@ func TestRoundTrips(t *testing.T) {
 	})
 	t.Run("GetTerms", func(t *testing.T) {
 		all := append(append([]int64{}, cats...), tags...)
-		got, err := s.GetTerms(ctx, append(all, all...))
+		got, err := s.GetLabels(ctx, append(all, all...))
 		if err != nil || len(got) != len(all) {
 			t.Fatalf("GetTerms = %d terms, %v; want %d", len(got), err, len(all))
 		}
@@ -141,11 +141,11 @@ func TestRoundTrips(t *testing.T) {
 		}
 		want := map[int64]int{}
 		for _, id := range terms {
-			q := repository.PostQuery{Kind: repository.KindEvent, Statuses: []string{repository.StatusPublish}, CategoryIDs: []int64{id}}
+			q := repository.RecordQuery{Kind: repository.KindEvent, Statuses: []string{repository.StatusPublish}, CategoryIDs: []int64{id}}
 			if slices.Contains(tags, id) {
 				q.CategoryIDs, q.TagIDs = nil, []int64{id}
 			}
-			n, err := s.CountPosts(ctx, q)
+			n, err := s.CountRecords(ctx, q)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -177,10 +177,10 @@ func TestRoundTrips(t *testing.T) {
 				t.Errorf("CountTermEvents (server's plan) = %v\nCountPosts per term = %v", got, want)
 			}
 		}
-		p := &repository.Post{Kind: repository.KindEvent, Status: repository.StatusPublish,
+		p := &repository.Record{Kind: repository.KindEvent, Status: repository.StatusPublish,
 			Title: repository.Text{"en": "One more"}, Slug: repository.Text{"en": "one-more"},
 			Event: &repository.EventFields{Categories: []int64{cats[0]}, Tags: []int64{tags[0], tags[0]}}}
-		if err := own.CreatePost(ctx, p); err != nil {
+		if err := own.CreateRecord(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 		got, err = own.CountTermEvents(ctx, []int64{cats[0], tags[0]})

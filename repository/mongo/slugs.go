@@ -41,12 +41,12 @@ type slugSpace struct {
 }
 
 // postSlugs returns the slug space of posts of kind.
-func (s *Store) postSlugs(kind repository.PostKind) slugSpace {
+func (s *Store) postSlugs(kind repository.Kind) slugSpace {
 	return slugSpace{scope: repository.MarkPost, group: string(kind), items: s.posts, field: "kind"}
 }
 
 // termSlugs returns the slug space of terms of tax.
-func (s *Store) termSlugs(tax repository.Taxonomy) slugSpace {
+func (s *Store) termSlugs(tax repository.LabelKind) slugSpace {
 	return slugSpace{scope: repository.MarkTerm, group: string(tax), items: s.terms, field: "taxonomy"}
 }
 

@@ -16,46 +16,46 @@ import (
 )
 
 // termOps adapts the shared write path to terms.
-func (s *Store) termOps() itemOps[repository.Term] {
-	return itemOps[repository.Term]{
+func (s *Store) termOps() itemOps[repository.Label] {
+	return itemOps[repository.Label]{
 		scope:   repository.MarkTerm,
 		seq:     seqTerm,
 		coll:    s.terms,
-		id:      func(t *repository.Term) *int64 { return &t.ID },
-		rev:     func(t *repository.Term) *int64 { return &t.Revision },
-		slugs:   func(t *repository.Term) *repository.Text { return &t.Slug },
-		space:   func(t *repository.Term) slugSpace { return s.termSlugs(t.Taxonomy) },
-		prepare: func(t *repository.Term) { t.NameKeys = termNameKeys(t.Name) },
-		fix:     func(t *repository.Term) { t.NameKeys = nil },
-		pin: func(t, old *repository.Term) {
+		id:      func(t *repository.Label) *int64 { return &t.ID },
+		rev:     func(t *repository.Label) *int64 { return &t.Revision },
+		slugs:   func(t *repository.Label) *repository.Text { return &t.Slug },
+		space:   func(t *repository.Label) slugSpace { return s.termSlugs(t.Taxonomy) },
+		prepare: func(t *repository.Label) { t.NameKeys = termNameKeys(t.Name) },
+		fix:     func(t *repository.Label) { t.NameKeys = nil },
+		pin: func(t, old *repository.Label) {
 			t.ID, t.Taxonomy = old.ID, old.Taxonomy
 		},
 	}
 }
 
-// CreateTerm assigns t.ID (when 0), makes its slugs unique for its taxonomy,
+// CreateLabel assigns t.ID (when 0), makes its slugs unique for its taxonomy,
 // stores it and records an index mark. t is updated in place.
-func (s *Store) CreateTerm(ctx context.Context, t *repository.Term) error {
+func (s *Store) CreateLabel(ctx context.Context, t *repository.Label) error {
 	defer func() { t.NameKeys = nil }()
 	return createItem(ctx, s, s.termOps(), t)
 }
 
-// GetTerm returns the term with this ID or ErrNotFound.
-func (s *Store) GetTerm(ctx context.Context, id int64) (*repository.Term, error) {
-	var t repository.Term
+// GetLabel returns the term with this ID or ErrNotFound.
+func (s *Store) GetLabel(ctx context.Context, id int64) (*repository.Label, error) {
+	var t repository.Label
 	if err := getItem(ctx, s, s.termOps(), id, &t); err != nil {
 		return nil, err
 	}
 	return &t, nil
 }
 
-// GetTerms returns the terms that exist among ids, keyed by ID.
-func (s *Store) GetTerms(ctx context.Context, ids []int64) (map[int64]*repository.Term, error) {
+// GetLabels returns the terms that exist among ids, keyed by ID.
+func (s *Store) GetLabels(ctx context.Context, ids []int64) (map[int64]*repository.Label, error) {
 	return getItems(ctx, s, s.termOps(), ids)
 }
 
-// FindTerms returns the terms matching q, by ID ascending.
-func (s *Store) FindTerms(ctx context.Context, q repository.TermQuery) ([]*repository.Term, error) {
+// FindLabels returns the terms matching q, by ID ascending.
+func (s *Store) FindLabels(ctx context.Context, q repository.LabelQuery) ([]*repository.Label, error) {
 	f := bson.D{}
 	if q.Taxonomy != "" {
 		f = append(f, bson.E{Key: "taxonomy", Value: q.Taxonomy})
@@ -65,7 +65,7 @@ func (s *Store) FindTerms(ctx context.Context, q repository.TermQuery) ([]*repos
 	}
 	if q.Name != "" {
 		if !validFieldName(q.NameLang) {
-			return []*repository.Term{}, nil
+			return []*repository.Label{}, nil
 		}
 		// The indexed name_keys, not a case-insensitive regex on
 		// name.<lang>, which would scan the taxonomy.
@@ -73,13 +73,13 @@ func (s *Store) FindTerms(ctx context.Context, q repository.TermQuery) ([]*repos
 	}
 	if q.Slug != "" {
 		if !validFieldName(q.SlugLang) {
-			return []*repository.Term{}, nil
+			return []*repository.Label{}, nil
 		}
 		// The slug's reservation names its owner: _id look-ups instead
 		// of a scan of slug.<lang>.
-		taxes := []repository.Taxonomy{q.Taxonomy}
+		taxes := []repository.LabelKind{q.Taxonomy}
 		if q.Taxonomy == "" {
-			taxes = []repository.Taxonomy{repository.TaxCategory, repository.TaxTag}
+			taxes = []repository.LabelKind{repository.LabelCategory, repository.LabelTag}
 		}
 		owners := []int64{}
 		for _, tax := range taxes {
@@ -104,12 +104,12 @@ func (s *Store) FindTerms(ctx context.Context, q repository.TermQuery) ([]*repos
 // of its reservations are read by ID (look-ups on FerretDB, where a filter
 // on slug.<lang> decodes every term) and the query's conditions are
 // checked here, the slug among them (a reservation may be a leftover).
-func (s *Store) termsBySlugOwners(ctx context.Context, q repository.TermQuery, owners []int64) ([]*repository.Term, error) {
+func (s *Store) termsBySlugOwners(ctx context.Context, q repository.LabelQuery, owners []int64) ([]*repository.Label, error) {
 	byID, err := getItems(ctx, s, s.termOps(), owners)
 	if err != nil {
 		return nil, err
 	}
-	out := []*repository.Term{}
+	out := []*repository.Label{}
 	for _, t := range byID {
 		switch {
 		case t.Slug[q.SlugLang] != q.Slug,
@@ -121,14 +121,14 @@ func (s *Store) termsBySlugOwners(ctx context.Context, q repository.TermQuery, o
 		}
 		out = append(out, t)
 	}
-	slices.SortFunc(out, func(a, b *repository.Term) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b *repository.Label) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil
 }
 
-// UpdateTerm reads the term, calls fn on it and stores the result with the
+// UpdateLabel reads the term, calls fn on it and stores the result with the
 // next revision, making changed slugs unique again.
-func (s *Store) UpdateTerm(ctx context.Context, id int64, fn func(t *repository.Term) error) (*repository.Term, error) {
-	t, _, err := updateItem(ctx, s, s.termOps(), id, func(t *repository.Term) (bool, error) {
+func (s *Store) UpdateLabel(ctx context.Context, id int64, fn func(t *repository.Label) error) (*repository.Label, error) {
+	t, _, err := updateItem(ctx, s, s.termOps(), id, func(t *repository.Label) (bool, error) {
 		return true, fn(t)
 	})
 	if err != nil {
@@ -138,7 +138,7 @@ func (s *Store) UpdateTerm(ctx context.Context, id int64, fn func(t *repository.
 	return t, nil
 }
 
-// DeleteTerm removes the term permanently, removes it from every event and
+// DeleteLabel removes the term permanently, removes it from every event and
 // moves its child categories up to its parent, recording index marks for
 // everything it changes.
 //
@@ -146,8 +146,8 @@ func (s *Store) UpdateTerm(ctx context.Context, id int64, fn func(t *repository.
 // removed before the term (a failed call leaves the term in place, so it can
 // be retried) and once more after it, for events that linked the term while
 // it was being deleted.
-func (s *Store) DeleteTerm(ctx context.Context, id int64) error {
-	t, err := s.GetTerm(ctx, id)
+func (s *Store) DeleteLabel(ctx context.Context, id int64) error {
+	t, err := s.GetLabel(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -192,7 +192,7 @@ func (s *Store) reparentChildren(ctx context.Context, id, parent int64) error {
 		return err
 	}
 	for _, c := range children {
-		_, _, err := updateItem(ctx, s, s.termOps(), c.ID, func(t *repository.Term) (bool, error) {
+		_, _, err := updateItem(ctx, s, s.termOps(), c.ID, func(t *repository.Label) (bool, error) {
 			if t.Parent != id {
 				return false, nil
 			}
@@ -206,18 +206,18 @@ func (s *Store) reparentChildren(ctx context.Context, id, parent int64) error {
 	return nil
 }
 
-// TermCounts returns, for each term of tax used by at least one published
+// LabelCounts returns, for each term of tax used by at least one published
 // event, how many published events use it.
 //
 // The counting happens here rather than in an $unwind/$group aggregation:
 // FerretDB v1 groups by a dotted path such as "$event.tags" wrongly (every
 // event lands in one null group). Only the one list is fetched per event.
-func (s *Store) TermCounts(ctx context.Context, tax repository.Taxonomy) (map[int64]int, error) {
+func (s *Store) LabelCounts(ctx context.Context, tax repository.LabelKind) (map[int64]int, error) {
 	var field string
 	switch tax {
-	case repository.TaxCategory:
+	case repository.LabelCategory:
 		field = "categories"
-	case repository.TaxTag:
+	case repository.LabelTag:
 		field = "tags"
 	default:
 		return nil, fmt.Errorf("mongo: term counts: unknown taxonomy %q", tax)
@@ -232,7 +232,7 @@ func (s *Store) TermCounts(ctx context.Context, tax repository.Taxonomy) (map[in
 	defer cur.Close(ctx)
 	counts := map[int64]int{}
 	for cur.Next(ctx) {
-		var p repository.Post
+		var p repository.Record
 		if err := cur.Decode(&p); err != nil {
 			return nil, fmt.Errorf("mongo: term counts: %w", err)
 		}
@@ -240,7 +240,7 @@ func (s *Store) TermCounts(ctx context.Context, tax repository.Taxonomy) (map[in
 			continue
 		}
 		ids := p.Event.Categories
-		if tax == repository.TaxTag {
+		if tax == repository.LabelTag {
 			ids = p.Event.Tags
 		}
 		seen := map[int64]bool{}
@@ -312,9 +312,9 @@ func (s *Store) backfillNameKeys(ctx context.Context) error {
 		return fmt.Errorf("mongo: backfill term names: %w", err)
 	}
 	defer cur.Close(ctx)
-	var terms []repository.Term
+	var terms []repository.Label
 	for cur.Next(ctx) {
-		var t repository.Term
+		var t repository.Label
 		if err := decodeItem(cur.Current, &t); err != nil {
 			return fmt.Errorf("mongo: backfill term names: %w", err)
 		}

@@ -50,7 +50,7 @@ func oldWriter(ctx context.Context, db *driver.Database, id int64, busy func()) 
 		}
 	}
 	defer db.Collection("locks").DeleteOne(context.Background(), bson.D{{Key: "_id", Value: key}, {Key: "token", Value: token}})
-	var p repository.Post
+	var p repository.Record
 	err := db.Collection("posts").FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&p)
 	if errors.Is(err, driver.ErrNoDocuments) {
 		return 0, nil
@@ -177,7 +177,7 @@ func TestMigrateHoldsItemLocks(t *testing.T) {
 		t.Fatalf("old writer: %v", werr)
 	}
 	t.Logf("the old writer wrote revision %d (0: refused, the record was converted first)", rev)
-	got, err := m.GetPost(ctx, target)
+	got, err := m.GetRecord(ctx, target)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestMigrateHoldsItemLocks(t *testing.T) {
 
 // oldForm returns post p as the release before string _ids stores it:
 // {_id: ID, ...} without the id field (its plain BSON).
-func oldForm(t *testing.T, p *repository.Post) bson.Raw {
+func oldForm(t *testing.T, p *repository.Record) bson.Raw {
 	t.Helper()
 	raw, err := bson.Marshal(p)
 	if err != nil {
@@ -243,17 +243,17 @@ func TestUpgradeProtocol(t *testing.T) {
 	}
 	// Expand: what this version writes, the previous release reads.
 	p := event("written-in-expand")
-	if err := s.CreatePost(ctx, p); err != nil {
+	if err := s.CreateRecord(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.UpdatePost(ctx, posts[0].ID, func(p *repository.Post) error { p.Title["en"] = "Updated in expand"; return nil }); err != nil {
+	if _, err := s.UpdateRecord(ctx, posts[0].ID, func(p *repository.Record) error { p.Title["en"] = "Updated in expand"; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
 		id    int64
 		title string
 	}{{p.ID, p.Title["en"]}, {posts[0].ID, "Updated in expand"}} {
-		var old repository.Post
+		var old repository.Record
 		if err := db.Collection("posts").FindOne(ctx, bson.D{{Key: "_id", Value: c.id}}).Decode(&old); err != nil || old.ID != c.id || old.Title["en"] != c.title {
 			t.Errorf("the previous release reads post %d as %+v, %v; want it titled %q", c.id, old, err, c.title)
 		}
@@ -308,7 +308,7 @@ func TestUpgradeProtocol(t *testing.T) {
 
 	// Stragglers, as a forgotten follower of the previous release writes
 	// them: listed, read by ID, never 404.
-	var strays []*repository.Post
+	var strays []*repository.Record
 	for i := range 2 {
 		st := *posts[1]
 		st.ID, st.Slug = 1000+int64(i), repository.Text{"en": "straggler-" + strconv.Itoa(i)}
@@ -323,19 +323,19 @@ func TestUpgradeProtocol(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close(context.Background()) })
-	listed, err := r.FindPosts(ctx, repository.PostQuery{})
+	listed, err := r.FindRecords(ctx, repository.RecordQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, lp := range listed {
-		if _, err := r.GetPost(ctx, lp.ID); err != nil {
+		if _, err := r.GetRecord(ctx, lp.ID); err != nil {
 			t.Errorf("post %d is listed but GetPost answers %v", lp.ID, err)
 		}
 	}
-	if got, err := r.GetPosts(ctx, []int64{strays[0].ID, strays[1].ID}); err != nil || len(got) != 2 {
+	if got, err := r.GetRecords(ctx, []int64{strays[0].ID, strays[1].ID}); err != nil || len(got) != 2 {
 		t.Errorf("GetPosts(stragglers) = %v, %v; want both", got, err)
 	}
-	up, err := r.UpdatePost(ctx, strays[0].ID, func(p *repository.Post) error { p.Title["en"] = "Straggler updated"; return nil })
+	up, err := r.UpdateRecord(ctx, strays[0].ID, func(p *repository.Record) error { p.Title["en"] = "Straggler updated"; return nil })
 	if err != nil || up.Revision != strays[0].Revision+1 {
 		t.Fatalf("UpdatePost(straggler) = %v, %v", up, err)
 	}
@@ -344,7 +344,7 @@ func TestUpgradeProtocol(t *testing.T) {
 	}
 	// The leader's sweep converts the other.
 	poll(t, "the sweep", func() bool { return countOld(t, client, dbName) == 0 })
-	if got, err := r.GetPost(ctx, strays[1].ID); err != nil || got.Slug["en"] != "straggler-1" {
+	if got, err := r.GetRecord(ctx, strays[1].ID); err != nil || got.Slug["en"] != "straggler-1" {
 		t.Errorf("GetPost(swept straggler) = %v, %v", got, err)
 	}
 }

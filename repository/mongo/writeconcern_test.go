@@ -65,7 +65,7 @@ func TestWriteConcern(t *testing.T) {
 			}
 			t.Cleanup(func() { s.Close(context.Background()) })
 			p := event("wc")
-			if err := s.CreatePost(ctx, p); err != nil {
+			if err := s.CreateRecord(ctx, p); err != nil {
 				t.Fatal(err)
 			}
 			mu.Lock()
@@ -87,7 +87,7 @@ func TestWriteConcern(t *testing.T) {
 					t.Errorf("writeConcern %v, want %v", got, tc.want)
 				}
 			}
-			if _, err := s.GetPost(ctx, p.ID); err != nil {
+			if _, err := s.GetRecord(ctx, p.ID); err != nil {
 				t.Errorf("GetPost: %v", err)
 			}
 		})

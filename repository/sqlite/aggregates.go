@@ -217,7 +217,7 @@ const placeEventsQuery = `SELECT p.value, s.value,
 
 // PlaceEvents returns the aggregates of the events linked to each venue
 // or organizer among ids, in one query.
-func (s *Store) PlaceEvents(ctx context.Context, kind repository.PostKind, ids []int64) (map[int64]repository.PlaceEvents, error) {
+func (s *Store) PlaceEvents(ctx context.Context, kind repository.Kind, ids []int64) (map[int64]repository.PlaceEvents, error) {
 	out := make(map[int64]repository.PlaceEvents, len(ids))
 	if len(ids) == 0 {
 		return out, nil
@@ -251,9 +251,9 @@ func (s *Store) PlaceEvents(ctx context.Context, kind repository.PostKind, ids [
 	return out, nil
 }
 
-// FindPostIDs returns the IDs of the posts matching q, ascending, reading
+// FindRecordIDs returns the IDs of the posts matching q, ascending, reading
 // only the index columns.
-func (s *Store) FindPostIDs(ctx context.Context, q repository.PostQuery) ([]int64, error) {
+func (s *Store) FindRecordIDs(ctx context.Context, q repository.RecordQuery) ([]int64, error) {
 	query, args := postPage(`id`, q)
 	rows, err := s.rdb.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -272,7 +272,7 @@ func (s *Store) FindPostIDs(ctx context.Context, q repository.PostQuery) ([]int6
 // then runs on posts. Rendering an event counts the published events of
 // each of its terms: on posts that count visits every published event
 // (the status index), so its cost grew with the store.
-func (s *Store) countByTerm(ctx context.Context, q repository.PostQuery) (int, bool, error) {
+func (s *Store) countByTerm(ctx context.Context, q repository.RecordQuery) (int, bool, error) {
 	rel, ids := "category", q.CategoryIDs
 	if len(q.TagIDs) > 0 {
 		rel, ids = "tag", q.TagIDs

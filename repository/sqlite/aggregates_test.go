@@ -20,16 +20,16 @@ func TestPlaceEventsBackfill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	venue := &repository.Post{Kind: repository.KindVenue, Status: repository.StatusPublish, Venue: &repository.VenueFields{}}
-	if err := s.CreatePost(ctx, venue); err != nil {
+	venue := &repository.Record{Kind: repository.KindVenue, Status: repository.StatusPublish, Venue: &repository.VenueFields{}}
+	if err := s.CreateRecord(ctx, venue); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Date(2030, 5, 1, 20, 0, 0, 0, time.UTC)
 	event := func(status string, start time.Time) {
 		t.Helper()
-		e := &repository.Post{Kind: repository.KindEvent, Status: status, Event: &repository.EventFields{
+		e := &repository.Record{Kind: repository.KindEvent, Status: status, Event: &repository.EventFields{
 			StartUTC: start, EndUTC: start.Add(time.Hour), Venues: []int64{venue.ID}, Organizers: []int64{}, Categories: []int64{7}}}
-		if err := s.CreatePost(ctx, e); err != nil {
+		if err := s.CreateRecord(ctx, e); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -62,13 +62,13 @@ func TestPlaceEventsBackfill(t *testing.T) {
 		t.Errorf("after the backfill: got %+v, want %+v", got, want)
 	}
 	// term_events was filled too: the events written before the reopen count.
-	n, err := s.CountPosts(ctx, repository.PostQuery{Kind: repository.KindEvent, CategoryIDs: []int64{7}})
+	n, err := s.CountRecords(ctx, repository.RecordQuery{Kind: repository.KindEvent, CategoryIDs: []int64{7}})
 	if err != nil || n != 4 {
 		t.Errorf("events in category 7 after the backfill = %d, %v; want 4", n, err)
 	}
 	// And term_counts, once (the triggers of the term_events fill and the
 	// recount do not add up).
-	if got, err := s.TermCounts(ctx, repository.TaxCategory); err != nil || !reflect.DeepEqual(got, map[int64]int{7: 1}) {
+	if got, err := s.LabelCounts(ctx, repository.LabelCategory); err != nil || !reflect.DeepEqual(got, map[int64]int{7: 1}) {
 		t.Errorf("TermCounts after the backfill = %v, %v; want 7: 1", got, err)
 	}
 }
@@ -90,10 +90,10 @@ func TestTermCountsBackfillAlone(t *testing.T) {
 	}
 	for i, status := range []string{repository.StatusPublish, repository.StatusPublish, repository.StatusDraft} {
 		start := time.Date(2031, 1, 1+i, 20, 0, 0, 0, time.UTC)
-		e := &repository.Post{Kind: repository.KindEvent, Status: status, Title: map[string]string{"en": "Old " + status},
+		e := &repository.Record{Kind: repository.KindEvent, Status: status, Title: map[string]string{"en": "Old " + status},
 			Event: &repository.EventFields{StartUTC: start, EndUTC: start.Add(time.Hour), Venues: []int64{}, Organizers: []int64{},
 				Categories: []int64{3, 4}, Tags: []int64{9}}}
-		if err := s.CreatePost(ctx, e); err != nil {
+		if err := s.CreateRecord(ctx, e); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -104,8 +104,8 @@ func TestTermCountsBackfillAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close(ctx)
-	for tax, want := range map[repository.Taxonomy]map[int64]int{repository.TaxCategory: {3: 2, 4: 2}, repository.TaxTag: {9: 2}} {
-		if got, err := s.TermCounts(ctx, tax); err != nil || !reflect.DeepEqual(got, want) {
+	for tax, want := range map[repository.LabelKind]map[int64]int{repository.LabelCategory: {3: 2, 4: 2}, repository.LabelTag: {9: 2}} {
+		if got, err := s.LabelCounts(ctx, tax); err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("TermCounts(%s) = %v, %v; want %v", tax, got, err, want)
 		}
 	}
@@ -129,9 +129,9 @@ func TestAccountDocumentsBackfill(t *testing.T) {
 	}
 	for i, docs := range []int{0, 726, 30} {
 		start := time.Date(2031, 1, 1+i, 20, 0, 0, 0, time.UTC)
-		e := &repository.Post{Kind: repository.KindEvent, Author: 5, Status: repository.StatusDraft, Title: map[string]string{"en": "Old"},
+		e := &repository.Record{Kind: repository.KindEvent, Author: 5, Status: repository.StatusDraft, Title: map[string]string{"en": "Old"},
 			Event: &repository.EventFields{StartUTC: start, EndUTC: start.Add(time.Hour), Documents: docs}}
-		if err := s.CreatePost(ctx, e); err != nil {
+		if err := s.CreateRecord(ctx, e); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -17,8 +17,8 @@ func TestJobStateTableAdded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	venue := &repository.Post{Kind: repository.KindVenue, Status: repository.StatusPublish, Venue: &repository.VenueFields{City: "Gent"}}
-	if err := s.CreatePost(ctx, venue); err != nil {
+	venue := &repository.Record{Kind: repository.KindVenue, Status: repository.StatusPublish, Venue: &repository.VenueFields{City: "Gent"}}
+	if err := s.CreateRecord(ctx, venue); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.wdb.ExecContext(ctx, `DROP TABLE job_state`); err != nil {
@@ -41,7 +41,7 @@ func TestJobStateTableAdded(t *testing.T) {
 	if v, found, err := s.GetJobState(ctx, "k"); err != nil || !found || v != "v" {
 		t.Errorf("GetJobState after reopening = %q, %v, %v; want v", v, found, err)
 	}
-	if p, err := s.GetPost(ctx, venue.ID); err != nil || p.Venue.City != "Gent" {
+	if p, err := s.GetRecord(ctx, venue.ID); err != nil || p.Venue.City != "Gent" {
 		t.Errorf("the venue written before = %+v, %v", p, err)
 	}
 }

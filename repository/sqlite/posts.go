@@ -17,11 +17,11 @@ var errConflict = errors.New("sqlite: concurrent update")
 // postTable is the post document table. Empty link lists get a non-nil value
 // (normalizePost), so that callers can tell "none" from "absent" the same
 // way for every record.
-var postTable = (&docTable[repository.Post]{
+var postTable = (&docTable[repository.Record]{
 	name:       "post",
 	updateName: "UpdatePost",
 	scopeName:  "kind",
-	fields: func(p *repository.Post) docFields {
+	fields: func(p *repository.Record) docFields {
 		return docFields{id: &p.ID, revision: &p.Revision, slug: &p.Slug, scope: string(p.Kind), folded: p.Title}
 	},
 	normalize:  normalizePost,
@@ -34,7 +34,7 @@ var postTable = (&docTable[repository.Post]{
 	others: []string{"post_links"},
 })
 
-func normalizePost(p *repository.Post) {
+func normalizePost(p *repository.Record) {
 	if e := p.Event; e != nil {
 		for _, l := range []*[]int64{&e.Categories, &e.Tags, &e.Venues, &e.Organizers} {
 			if *l == nil {
@@ -44,14 +44,14 @@ func normalizePost(p *repository.Post) {
 	}
 }
 
-// CreatePost assigns p.ID from the post sequence (unless set), makes its
+// CreateRecord assigns p.ID from the post sequence (unless set), makes its
 // slugs unique, stores it with an index mark and updates p in place.
-func (s *Store) CreatePost(ctx context.Context, p *repository.Post) error {
+func (s *Store) CreateRecord(ctx context.Context, p *repository.Record) error {
 	return postTable.create(ctx, s, p)
 }
 
 // writePostRow inserts or updates the row of p, whose document is doc.
-func writePostRow(w *writeTx, p *repository.Post, doc []byte, isNew bool) error {
+func writePostRow(w *writeTx, p *repository.Record, doc []byte, isNew bool) error {
 	var parent, imageURL any
 	if p.Event != nil && p.Event.Parent != 0 {
 		parent = p.Event.Parent
@@ -72,7 +72,7 @@ func writePostRow(w *writeTx, p *repository.Post, doc []byte, isNew bool) error 
 
 // writePostLinks writes an event's venues, organizers, categories and tags
 // to post_links.
-func writePostLinks(w *writeTx, p *repository.Post) error {
+func writePostLinks(w *writeTx, p *repository.Record) error {
 	e := p.Event
 	if e == nil {
 		return nil
@@ -159,18 +159,18 @@ func (w *writeTx) slugOwners(query string, scope, lang, base string) (map[string
 	return out, nil
 }
 
-// GetPost returns the post with this ID or repository.ErrNotFound.
-func (s *Store) GetPost(ctx context.Context, id int64) (*repository.Post, error) {
+// GetRecord returns the post with this ID or repository.ErrNotFound.
+func (s *Store) GetRecord(ctx context.Context, id int64) (*repository.Record, error) {
 	return postTable.get(ctx, s, id)
 }
 
-// GetPosts returns the posts that exist among ids, keyed by ID.
-func (s *Store) GetPosts(ctx context.Context, ids []int64) (map[int64]*repository.Post, error) {
+// GetRecords returns the posts that exist among ids, keyed by ID.
+func (s *Store) GetRecords(ctx context.Context, ids []int64) (map[int64]*repository.Record, error) {
 	return postTable.getMany(ctx, s, ids)
 }
 
-// GetPostBySlug returns the post of this kind whose slug in lang is slug.
-func (s *Store) GetPostBySlug(ctx context.Context, kind repository.PostKind, lang, slug string) (*repository.Post, error) {
+// GetRecordBySlug returns the post of this kind whose slug in lang is slug.
+func (s *Store) GetRecordBySlug(ctx context.Context, kind repository.Kind, lang, slug string) (*repository.Record, error) {
 	var doc []byte
 	err := s.queryRow(ctx, `SELECT p.doc FROM post_slugs s JOIN posts p ON p.id = s.post_id
 		WHERE s.kind = ? AND s.lang = ? AND s.slug = ?`, string(kind), lang, slug).Scan(&doc)
@@ -180,15 +180,15 @@ func (s *Store) GetPostBySlug(ctx context.Context, kind repository.PostKind, lan
 	return postTable.decode(doc)
 }
 
-// UpdatePost reads the post, applies fn and writes the result if the post
+// UpdateRecord reads the post, applies fn and writes the result if the post
 // did not change meanwhile, retrying otherwise. fn runs outside any
 // transaction and may run several times.
-func (s *Store) UpdatePost(ctx context.Context, id int64, fn func(p *repository.Post) error) (*repository.Post, error) {
+func (s *Store) UpdateRecord(ctx context.Context, id int64, fn func(p *repository.Record) error) (*repository.Record, error) {
 	return postTable.update(ctx, s, id, fn)
 }
 
-// DeletePost removes the post, its slugs and links, and marks it.
-func (s *Store) DeletePost(ctx context.Context, id int64) error {
+// DeleteRecord removes the post, its slugs and links, and marks it.
+func (s *Store) DeleteRecord(ctx context.Context, id int64) error {
 	return s.write(ctx, func(w *writeTx) error {
 		if err := w.execSome(`DELETE FROM posts WHERE id = ?`, id); err != nil {
 			return err
@@ -202,7 +202,7 @@ func (s *Store) DeletePost(ctx context.Context, id int64) error {
 
 // postFilter turns q into a WHERE clause and its arguments. withPage adds
 // AfterID (Limit is added by the caller).
-func postFilter(q repository.PostQuery, withPage bool) (string, []any) {
+func postFilter(q repository.RecordQuery, withPage bool) (string, []any) {
 	var where []string
 	var args []any
 	add := func(cond string, a ...any) {
@@ -257,10 +257,10 @@ func postFilter(q repository.PostQuery, withPage bool) (string, []any) {
 	return " WHERE " + strings.Join(where, " AND "), args
 }
 
-// FindPosts returns the posts matching q, by ID ascending. As the contract
+// FindRecords returns the posts matching q, by ID ascending. As the contract
 // says, zero-valued fields do not filter (an empty list included); a Title
 // without TitleLang matches a title in any language.
-func (s *Store) FindPosts(ctx context.Context, q repository.PostQuery) ([]*repository.Post, error) {
+func (s *Store) FindRecords(ctx context.Context, q repository.RecordQuery) ([]*repository.Record, error) {
 	query, args := postPage(`doc`, q)
 	rows, err := s.rdb.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -271,7 +271,7 @@ func (s *Store) FindPosts(ctx context.Context, q repository.PostQuery) ([]*repos
 
 // postPage selects column of the posts matching q, by ID ascending, from
 // AfterID and at most Limit of them.
-func postPage(column string, q repository.PostQuery) (string, []any) {
+func postPage(column string, q repository.RecordQuery) (string, []any) {
 	where, args := postFilter(q, true)
 	query := `SELECT ` + column + ` FROM posts` + where + ` ORDER BY id`
 	if q.Limit > 0 {
@@ -281,8 +281,8 @@ func postPage(column string, q repository.PostQuery) (string, []any) {
 	return query, args
 }
 
-// CountPosts returns how many posts match q, ignoring AfterID and Limit.
-func (s *Store) CountPosts(ctx context.Context, q repository.PostQuery) (int, error) {
+// CountRecords returns how many posts match q, ignoring AfterID and Limit.
+func (s *Store) CountRecords(ctx context.Context, q repository.RecordQuery) (int, error) {
 	if n, ok, err := s.countByTerm(ctx, q); ok {
 		return n, err
 	}
@@ -294,9 +294,9 @@ func (s *Store) CountPosts(ctx context.Context, q repository.PostQuery) (int, er
 	return n, nil
 }
 
-// UnlinkPost removes venue or organizer id from every event that links it,
+// UnlinkRecord removes venue or organizer id from every event that links it,
 // marks those events and returns their IDs (ascending).
-func (s *Store) UnlinkPost(ctx context.Context, id int64) ([]int64, error) {
+func (s *Store) UnlinkRecord(ctx context.Context, id int64) ([]int64, error) {
 	var changed []int64
 	err := s.write(ctx, func(w *writeTx) error {
 		events, err := w.ids(`SELECT DISTINCT post_id FROM post_links

@@ -52,12 +52,12 @@ func writeMany(ctx context.Context, s repository.Store, name string, n int) (use
 					errs <- err
 					return
 				}
-				p := &repository.Post{
+				p := &repository.Record{
 					Kind: repository.KindEvent, Status: repository.StatusPublish,
 					Title: repository.Text{"en": "Shared"}, Slug: repository.Text{"en": "shared"},
 					Event: &repository.EventFields{Tags: []int64{int64(i)}},
 				}
-				if err := s.CreatePost(ctx, p); err != nil {
+				if err := s.CreateRecord(ctx, p); err != nil {
 					errs <- err
 					return
 				}
@@ -118,7 +118,7 @@ func TestTwoStoresOneFile(t *testing.T) {
 
 	// Each store sees the other's writes, with unique slugs across both.
 	for _, s := range []*Store{a, b} {
-		posts, err := s.FindPosts(ctx, repository.PostQuery{})
+		posts, err := s.FindRecords(ctx, repository.RecordQuery{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,7 +212,7 @@ func TestTwoProcesses(t *testing.T) {
 	}
 	checkAllDistinct(t, "user IDs of both processes", append(users, child[0]...), 80)
 	checkAllDistinct(t, "post IDs of both processes", append(posts, child[1]...), 80)
-	if n, err := s.CountPosts(ctx, repository.PostQuery{}); err != nil || n != 80 {
+	if n, err := s.CountRecords(ctx, repository.RecordQuery{}); err != nil || n != 80 {
 		t.Errorf("CountPosts = %d, %v; want 80", n, err)
 	}
 }
@@ -230,15 +230,15 @@ func TestReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &repository.Post{Kind: repository.KindVenue, Status: repository.StatusPublish, Slug: repository.Text{"en": "hall"}, Venue: &repository.VenueFields{City: "Gent"}}
-	if err := s.CreatePost(ctx, p); err != nil {
+	p := &repository.Record{Kind: repository.KindVenue, Status: repository.StatusPublish, Slug: repository.Text{"en": "hall"}, Venue: &repository.VenueFields{City: "Gent"}}
+	if err := s.CreateRecord(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeletePost(ctx, p.ID); err != nil {
+	if err := s.DeleteRecord(ctx, p.ID); err != nil {
 		t.Fatal(err)
 	}
-	q := &repository.Post{Kind: repository.KindVenue, Status: repository.StatusPublish, Slug: repository.Text{"en": "hall"}, Venue: &repository.VenueFields{City: "Gent"}}
-	if err := s.CreatePost(ctx, q); err != nil {
+	q := &repository.Record{Kind: repository.KindVenue, Status: repository.StatusPublish, Slug: repository.Text{"en": "hall"}, Venue: &repository.VenueFields{City: "Gent"}}
+	if err := s.CreateRecord(ctx, q); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(ctx); err != nil {
@@ -252,12 +252,12 @@ func TestReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close(ctx)
-	got, err := s.GetPostBySlug(ctx, repository.KindVenue, "en", "hall")
+	got, err := s.GetRecordBySlug(ctx, repository.KindVenue, "en", "hall")
 	if err != nil || got.ID != q.ID || got.Venue.City != "Gent" {
 		t.Fatalf("after reopen: %+v, %v", got, err)
 	}
-	r := &repository.Post{Kind: repository.KindVenue, Status: repository.StatusPublish, Slug: repository.Text{"en": "hall"}, Venue: &repository.VenueFields{}}
-	if err := s.CreatePost(ctx, r); err != nil {
+	r := &repository.Record{Kind: repository.KindVenue, Status: repository.StatusPublish, Slug: repository.Text{"en": "hall"}, Venue: &repository.VenueFields{}}
+	if err := s.CreateRecord(ctx, r); err != nil {
 		t.Fatal(err)
 	}
 	if r.ID <= q.ID || r.Slug["en"] != "hall-2" {
@@ -295,7 +295,7 @@ func TestClosedStore(t *testing.T) {
 	if err := s.Ping(ctx); err == nil {
 		t.Error("Ping after Close succeeded")
 	}
-	if _, err := s.GetPost(ctx, 1); err == nil || errors.Is(err, repository.ErrNotFound) {
+	if _, err := s.GetRecord(ctx, 1); err == nil || errors.Is(err, repository.ErrNotFound) {
 		t.Errorf("GetPost after Close = %v, want a store error", err)
 	}
 }
@@ -309,14 +309,14 @@ func BenchmarkGetPost(b *testing.B) {
 	defer s.Close(ctx)
 	var ids []int64
 	for i := range 1000 {
-		p := &repository.Post{
+		p := &repository.Record{
 			Kind: repository.KindEvent, Status: repository.StatusPublish,
 			Title:   repository.Text{"en": fmt.Sprintf("Event %d", i), "nl": "Evenement"},
 			Content: repository.Text{"en": strings.Repeat("Lorem ipsum dolor sit amet. ", 40)},
 			Slug:    repository.Text{"en": "event"},
 			Event:   &repository.EventFields{StartUTC: time.Now(), Categories: []int64{1, 2}, Venues: []int64{3}},
 		}
-		if err := s.CreatePost(ctx, p); err != nil {
+		if err := s.CreateRecord(ctx, p); err != nil {
 			b.Fatal(err)
 		}
 		ids = append(ids, p.ID)
@@ -325,7 +325,7 @@ func BenchmarkGetPost(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		i := 0
 		for pb.Next() {
-			if _, err := s.GetPost(ctx, ids[i%len(ids)]); err != nil {
+			if _, err := s.GetRecord(ctx, ids[i%len(ids)]); err != nil {
 				b.Error(err)
 				return
 			}
@@ -341,13 +341,13 @@ func BenchmarkUpdatePost(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close(ctx)
-	p := &repository.Post{Kind: repository.KindEvent, Status: repository.StatusPublish, Slug: repository.Text{"en": "e"}, Event: &repository.EventFields{}}
-	if err := s.CreatePost(ctx, p); err != nil {
+	p := &repository.Record{Kind: repository.KindEvent, Status: repository.StatusPublish, Slug: repository.Text{"en": "e"}, Event: &repository.EventFields{}}
+	if err := s.CreateRecord(ctx, p); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for i := range b.N {
-		if _, err := s.UpdatePost(ctx, p.ID, func(p *repository.Post) error {
+		if _, err := s.UpdateRecord(ctx, p.ID, func(p *repository.Record) error {
 			p.Title.Set("en", fmt.Sprint(i))
 			return nil
 		}); err != nil {

@@ -21,12 +21,12 @@ func TestTermQueryPlans(t *testing.T) {
 	defer s.Close(context.Background())
 	for _, tc := range []struct {
 		name string
-		q    repository.TermQuery
+		q    repository.LabelQuery
 	}{
-		{"name", repository.TermQuery{Taxonomy: repository.TaxCategory, Name: "Jazz", NameLang: "en"}},
-		{"slug", repository.TermQuery{Taxonomy: repository.TaxTag, Slug: "jazz", SlugLang: "en"}},
-		{"slug any taxonomy", repository.TermQuery{Slug: "jazz", SlugLang: "en"}},
-		{"name and parent", repository.TermQuery{Taxonomy: repository.TaxCategory, Name: "Jazz", NameLang: "en", Parent: 3, HasParent: true}},
+		{"name", repository.LabelQuery{Taxonomy: repository.LabelCategory, Name: "Jazz", NameLang: "en"}},
+		{"slug", repository.LabelQuery{Taxonomy: repository.LabelTag, Slug: "jazz", SlugLang: "en"}},
+		{"slug any taxonomy", repository.LabelQuery{Slug: "jazz", SlugLang: "en"}},
+		{"name and parent", repository.LabelQuery{Taxonomy: repository.LabelCategory, Name: "Jazz", NameLang: "en", Parent: 3, HasParent: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			query, args := termQuery(tc.q)
@@ -53,7 +53,7 @@ func TestTitleQueryPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close(context.Background())
-	where, args := postFilter(repository.PostQuery{Kind: repository.KindVenue, Title: "Town Hall", TitleLang: "en",
+	where, args := postFilter(repository.RecordQuery{Kind: repository.KindVenue, Title: "Town Hall", TitleLang: "en",
 		ExcludeStatuses: []string{repository.StatusTrash}, Limit: 50}, true)
 	all := queryPlan(t, s, "SELECT doc FROM posts"+where+" ORDER BY id LIMIT 50", args...)
 	if !strings.Contains(all, "SEARCH posts USING INTEGER PRIMARY KEY") || !strings.Contains(all, "post_titles_by_title") {

@@ -10,11 +10,11 @@ import (
 )
 
 // termTable is the term document table.
-var termTable = (&docTable[repository.Term]{
+var termTable = (&docTable[repository.Label]{
 	name:       "term",
 	updateName: "UpdateTerm",
 	scopeName:  "taxonomy",
-	fields: func(t *repository.Term) docFields {
+	fields: func(t *repository.Label) docFields {
 		return docFields{id: &t.ID, revision: &t.Revision, slug: &t.Slug, scope: string(t.Taxonomy), folded: t.Name}
 	},
 	writeRow: writeTermRow,
@@ -24,15 +24,15 @@ var termTable = (&docTable[repository.Term]{
 	slugs: "term_slugs", folds: "term_names", fold: "name_fold",
 })
 
-// CreateTerm assigns t.ID from the term sequence (unless set), makes its
+// CreateLabel assigns t.ID from the term sequence (unless set), makes its
 // slugs unique for its taxonomy, stores it with an index mark and updates t
 // in place.
-func (s *Store) CreateTerm(ctx context.Context, t *repository.Term) error {
+func (s *Store) CreateLabel(ctx context.Context, t *repository.Label) error {
 	return termTable.create(ctx, s, t)
 }
 
 // writeTermRow inserts or updates the row of t, whose document is doc.
-func writeTermRow(w *writeTx, t *repository.Term, doc []byte, isNew bool) error {
+func writeTermRow(w *writeTx, t *repository.Label, doc []byte, isNew bool) error {
 	var err error
 	if isNew {
 		_, err = w.exec(`INSERT INTO terms(id, taxonomy, parent, revision, doc) VALUES (?, ?, ?, ?, ?)`,
@@ -44,20 +44,20 @@ func writeTermRow(w *writeTx, t *repository.Term, doc []byte, isNew bool) error 
 	return err
 }
 
-// GetTerm returns the term with this ID or repository.ErrNotFound.
-func (s *Store) GetTerm(ctx context.Context, id int64) (*repository.Term, error) {
+// GetLabel returns the term with this ID or repository.ErrNotFound.
+func (s *Store) GetLabel(ctx context.Context, id int64) (*repository.Label, error) {
 	return termTable.get(ctx, s, id)
 }
 
-// GetTerms returns the terms that exist among ids, keyed by ID.
-func (s *Store) GetTerms(ctx context.Context, ids []int64) (map[int64]*repository.Term, error) {
+// GetLabels returns the terms that exist among ids, keyed by ID.
+func (s *Store) GetLabels(ctx context.Context, ids []int64) (map[int64]*repository.Label, error) {
 	return termTable.getMany(ctx, s, ids)
 }
 
-// FindTerms returns the terms matching q, by ID ascending. An empty
+// FindLabels returns the terms matching q, by ID ascending. An empty
 // Taxonomy matches both taxonomies; a Name or Slug without a language
 // matches it in any language.
-func (s *Store) FindTerms(ctx context.Context, q repository.TermQuery) ([]*repository.Term, error) {
+func (s *Store) FindLabels(ctx context.Context, q repository.LabelQuery) ([]*repository.Label, error) {
 	query, args := termQuery(q)
 	rows, err := s.rdb.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -69,7 +69,7 @@ func (s *Store) FindTerms(ctx context.Context, q repository.TermQuery) ([]*repos
 // termQuery builds FindTerms's statement. Name and slug conditions name
 // every column of their index prefix (taxonomy, language), so they are
 // index look-ups, never scans (TestTermQueryPlans).
-func termQuery(q repository.TermQuery) (string, []any) {
+func termQuery(q repository.LabelQuery) (string, []any) {
 	var where []string
 	var args []any
 	add := func(cond string, a ...any) {
@@ -99,7 +99,7 @@ func termQuery(q repository.TermQuery) (string, []any) {
 	if q.Slug != "" {
 		taxes := []string{string(q.Taxonomy)}
 		if q.Taxonomy == "" {
-			taxes = []string{string(repository.TaxCategory), string(repository.TaxTag)}
+			taxes = []string{string(repository.LabelCategory), string(repository.LabelTag)}
 		}
 		langs := ""
 		if q.SlugLang != "" {
@@ -126,15 +126,15 @@ func termQuery(q repository.TermQuery) (string, []any) {
 	return query + ` ORDER BY id`, args
 }
 
-// UpdateTerm reads the term, applies fn and writes the result if the term
+// UpdateLabel reads the term, applies fn and writes the result if the term
 // did not change meanwhile, retrying otherwise.
-func (s *Store) UpdateTerm(ctx context.Context, id int64, fn func(t *repository.Term) error) (*repository.Term, error) {
+func (s *Store) UpdateLabel(ctx context.Context, id int64, fn func(t *repository.Label) error) (*repository.Label, error) {
 	return termTable.update(ctx, s, id, fn)
 }
 
-// DeleteTerm removes the term, takes it off every event, moves its child
+// DeleteLabel removes the term, takes it off every event, moves its child
 // categories up to its parent and marks everything it changed.
-func (s *Store) DeleteTerm(ctx context.Context, id int64) error {
+func (s *Store) DeleteLabel(ctx context.Context, id int64) error {
 	return s.write(ctx, func(w *writeTx) error {
 		term, err := termTable.getTx(w, id)
 		if err != nil {
@@ -177,11 +177,11 @@ func (s *Store) DeleteTerm(ctx context.Context, id int64) error {
 	})
 }
 
-// TermCounts returns, for each term of the taxonomy that published events
+// LabelCounts returns, for each term of the taxonomy that published events
 // use, how many published events use it.
-func (s *Store) TermCounts(ctx context.Context, tax repository.Taxonomy) (map[int64]int, error) {
+func (s *Store) LabelCounts(ctx context.Context, tax repository.LabelKind) (map[int64]int, error) {
 	rel := "category"
-	if tax == repository.TaxTag {
+	if tax == repository.LabelTag {
 		rel = "tag"
 	}
 	// term_counts (aggregates.go) holds the counts, kept by triggers.

@@ -30,10 +30,10 @@ func testAccountDocumentsFollowWrites(t *testing.T, ctx context.Context, s repos
 	if n := accountDocuments(t, ctx, s, 41); n != 0 {
 		t.Fatalf("empty store: %d", n)
 	}
-	mk := func(author int64, status string, docs int) *repository.Post {
+	mk := func(author int64, status string, docs int) *repository.Record {
 		p := eventFixture("Account " + status)
 		p.Author, p.Status, p.Event.Documents = author, status, docs
-		if err := s.CreatePost(ctx, p); err != nil {
+		if err := s.CreateRecord(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 		return p
@@ -42,8 +42,8 @@ func testAccountDocumentsFollowWrites(t *testing.T, ctx context.Context, s repos
 	mk(41, repository.StatusTrash, 10)
 	single := mk(41, repository.StatusPublish, 0) // written before Documents existed: one
 	mk(42, repository.StatusDraft, 500)
-	venue := &repository.Post{Kind: repository.KindVenue, Author: 41, Status: repository.StatusPublish, Title: repository.Text{"en": "Hall"}, Venue: &repository.VenueFields{}}
-	if err := s.CreatePost(ctx, venue); err != nil {
+	venue := &repository.Record{Kind: repository.KindVenue, Author: 41, Status: repository.StatusPublish, Title: repository.Text{"en": "Hall"}, Venue: &repository.VenueFields{}}
+	if err := s.CreateRecord(ctx, venue); err != nil {
 		t.Fatal(err)
 	}
 	check := func(what string, want41, want42 int) {
@@ -56,23 +56,23 @@ func testAccountDocumentsFollowWrites(t *testing.T, ctx context.Context, s repos
 		}
 	}
 	check("created", 726+10+1, 500)
-	if _, err := s.UpdatePost(ctx, series.ID, func(p *repository.Post) error { p.Event.Documents = 100; return nil }); err != nil {
+	if _, err := s.UpdateRecord(ctx, series.ID, func(p *repository.Record) error { p.Event.Documents = 100; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	check("series shrunk", 100+10+1, 500)
-	if _, err := s.UpdatePost(ctx, series.ID, func(p *repository.Post) error { p.Status = repository.StatusPublish; return nil }); err != nil {
+	if _, err := s.UpdateRecord(ctx, series.ID, func(p *repository.Record) error { p.Status = repository.StatusPublish; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	check("status changed", 100+10+1, 500)
-	if _, err := s.UpdatePost(ctx, series.ID, func(p *repository.Post) error { p.Author = 42; return nil }); err != nil {
+	if _, err := s.UpdateRecord(ctx, series.ID, func(p *repository.Record) error { p.Author = 42; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	check("author changed", 10+1, 600)
-	if err := s.DeletePost(ctx, single.ID); err != nil {
+	if err := s.DeleteRecord(ctx, single.ID); err != nil {
 		t.Fatal(err)
 	}
 	check("single deleted", 10, 600)
-	if err := s.DeletePost(ctx, series.ID); err != nil {
+	if err := s.DeleteRecord(ctx, series.ID); err != nil {
 		t.Fatal(err)
 	}
 	check("series deleted", 10, 500)

@@ -189,11 +189,11 @@ func testExclusiveFindOrCreate(t *testing.T, ctx context.Context, s repository.S
 		go func() {
 			defer wg.Done()
 			errs <- s.Exclusive(ctx, "term:category:en:jazz", func(ctx context.Context) error {
-				found, err := s.FindTerms(ctx, repository.TermQuery{Taxonomy: repository.TaxCategory, Name: "Jazz", NameLang: "en"})
+				found, err := s.FindLabels(ctx, repository.LabelQuery{Taxonomy: repository.LabelCategory, Name: "Jazz", NameLang: "en"})
 				if err != nil || len(found) > 0 {
 					return err
 				}
-				return s.CreateTerm(ctx, &repository.Term{Taxonomy: repository.TaxCategory, Name: repository.Text{"en": "Jazz"}, Slug: repository.Text{"en": "jazz"}})
+				return s.CreateLabel(ctx, &repository.Label{Taxonomy: repository.LabelCategory, Name: repository.Text{"en": "Jazz"}, Slug: repository.Text{"en": "jazz"}})
 			})
 		}()
 	}
@@ -204,7 +204,7 @@ func testExclusiveFindOrCreate(t *testing.T, ctx context.Context, s repository.S
 			t.Fatal(err)
 		}
 	}
-	found, err := s.FindTerms(ctx, repository.TermQuery{Taxonomy: repository.TaxCategory})
+	found, err := s.FindLabels(ctx, repository.LabelQuery{Taxonomy: repository.LabelCategory})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,11 +218,11 @@ func testExclusiveFindOrCreate(t *testing.T, ctx context.Context, s repository.S
 // renames and slug changes are followed, other taxonomies and languages
 // are not matched.
 func testIndexedTermLookups(t *testing.T, ctx context.Context, s repository.Store) {
-	cat := mustCreateTerm(t, ctx, s, &repository.Term{Taxonomy: repository.TaxCategory, Name: repository.Text{"en": "Blues", "de": "Blues DE"}, Slug: repository.Text{"en": "blues", "de": "blues-de"}})
-	tag := mustCreateTerm(t, ctx, s, &repository.Term{Taxonomy: repository.TaxTag, Name: repository.Text{"en": "Blues"}, Slug: repository.Text{"en": "blues"}})
-	find := func(q repository.TermQuery) []int64 {
+	cat := mustCreateTerm(t, ctx, s, &repository.Label{Taxonomy: repository.LabelCategory, Name: repository.Text{"en": "Blues", "de": "Blues DE"}, Slug: repository.Text{"en": "blues", "de": "blues-de"}})
+	tag := mustCreateTerm(t, ctx, s, &repository.Label{Taxonomy: repository.LabelTag, Name: repository.Text{"en": "Blues"}, Slug: repository.Text{"en": "blues"}})
+	find := func(q repository.LabelQuery) []int64 {
 		t.Helper()
-		ts, err := s.FindTerms(ctx, q)
+		ts, err := s.FindLabels(ctx, q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -237,23 +237,23 @@ func testIndexedTermLookups(t *testing.T, ctx context.Context, s repository.Stor
 	}
 	cases := []struct {
 		name string
-		q    repository.TermQuery
+		q    repository.LabelQuery
 		want []int64
 	}{
-		{"name category", repository.TermQuery{Taxonomy: repository.TaxCategory, Name: "BLUES", NameLang: "en"}, []int64{cat.ID}},
-		{"name tag", repository.TermQuery{Taxonomy: repository.TaxTag, Name: "blues", NameLang: "en"}, []int64{tag.ID}},
-		{"name de", repository.TermQuery{Taxonomy: repository.TaxCategory, Name: "blues de", NameLang: "de"}, []int64{cat.ID}},
-		{"slug category", repository.TermQuery{Taxonomy: repository.TaxCategory, Slug: "blues", SlugLang: "en"}, []int64{cat.ID}},
-		{"slug any taxonomy", repository.TermQuery{Slug: "blues", SlugLang: "en"}, []int64{cat.ID, tag.ID}},
-		{"slug and IDs", repository.TermQuery{Slug: "blues", SlugLang: "en", IDs: []int64{tag.ID}}, []int64{tag.ID}},
-		{"slug other language", repository.TermQuery{Taxonomy: repository.TaxCategory, Slug: "blues", SlugLang: "de"}, []int64{}},
+		{"name category", repository.LabelQuery{Taxonomy: repository.LabelCategory, Name: "BLUES", NameLang: "en"}, []int64{cat.ID}},
+		{"name tag", repository.LabelQuery{Taxonomy: repository.LabelTag, Name: "blues", NameLang: "en"}, []int64{tag.ID}},
+		{"name de", repository.LabelQuery{Taxonomy: repository.LabelCategory, Name: "blues de", NameLang: "de"}, []int64{cat.ID}},
+		{"slug category", repository.LabelQuery{Taxonomy: repository.LabelCategory, Slug: "blues", SlugLang: "en"}, []int64{cat.ID}},
+		{"slug any taxonomy", repository.LabelQuery{Slug: "blues", SlugLang: "en"}, []int64{cat.ID, tag.ID}},
+		{"slug and IDs", repository.LabelQuery{Slug: "blues", SlugLang: "en", IDs: []int64{tag.ID}}, []int64{tag.ID}},
+		{"slug other language", repository.LabelQuery{Taxonomy: repository.LabelCategory, Slug: "blues", SlugLang: "de"}, []int64{}},
 	}
 	for _, c := range cases {
 		if got := find(c.q); fmt.Sprint(got) != fmt.Sprint(c.want) {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
-	if _, err := s.UpdateTerm(ctx, cat.ID, func(x *repository.Term) error {
+	if _, err := s.UpdateLabel(ctx, cat.ID, func(x *repository.Label) error {
 		x.Name.Set("en", "Soul")
 		x.Slug.Set("en", "soul")
 		return nil
@@ -262,13 +262,13 @@ func testIndexedTermLookups(t *testing.T, ctx context.Context, s repository.Stor
 	}
 	for _, c := range []struct {
 		name string
-		q    repository.TermQuery
+		q    repository.LabelQuery
 		want []int64
 	}{
-		{"old name", repository.TermQuery{Taxonomy: repository.TaxCategory, Name: "Blues", NameLang: "en"}, []int64{}},
-		{"new name", repository.TermQuery{Taxonomy: repository.TaxCategory, Name: "soul", NameLang: "en"}, []int64{cat.ID}},
-		{"old slug", repository.TermQuery{Taxonomy: repository.TaxCategory, Slug: "blues", SlugLang: "en"}, []int64{}},
-		{"new slug", repository.TermQuery{Taxonomy: repository.TaxCategory, Slug: "soul", SlugLang: "en"}, []int64{cat.ID}},
+		{"old name", repository.LabelQuery{Taxonomy: repository.LabelCategory, Name: "Blues", NameLang: "en"}, []int64{}},
+		{"new name", repository.LabelQuery{Taxonomy: repository.LabelCategory, Name: "soul", NameLang: "en"}, []int64{cat.ID}},
+		{"old slug", repository.LabelQuery{Taxonomy: repository.LabelCategory, Slug: "blues", SlugLang: "en"}, []int64{}},
+		{"new slug", repository.LabelQuery{Taxonomy: repository.LabelCategory, Slug: "soul", SlugLang: "en"}, []int64{cat.ID}},
 	} {
 		if got := find(c.q); fmt.Sprint(got) != fmt.Sprint(c.want) {
 			t.Errorf("after rename, %s: %v, want %v", c.name, got, c.want)

@@ -21,7 +21,7 @@ var eventLinksTests = []storeTest{
 }
 
 // placeEvents calls PlaceEvents and fails the test on an error.
-func placeEvents(t *testing.T, ctx context.Context, s repository.Store, kind repository.PostKind, ids ...int64) map[int64]repository.PlaceEvents {
+func placeEvents(t *testing.T, ctx context.Context, s repository.Store, kind repository.Kind, ids ...int64) map[int64]repository.PlaceEvents {
 	t.Helper()
 	got, err := s.PlaceEvents(ctx, kind, ids)
 	if err != nil {
@@ -32,7 +32,7 @@ func placeEvents(t *testing.T, ctx context.Context, s repository.Store, kind rep
 
 // linkedEvent returns an event at the venues and organizers with a status
 // and a start.
-func linkedEvent(slug, status string, start time.Time, venues, orgs []int64) *repository.Post {
+func linkedEvent(slug, status string, start time.Time, venues, orgs []int64) *repository.Record {
 	p := minimalEvent(slug)
 	p.Status = status
 	p.Event.StartUTC, p.Event.EndUTC = start, start.Add(time.Hour)
@@ -72,7 +72,7 @@ func testPlaceEventsRules(t *testing.T, ctx context.Context, s repository.Store)
 	}
 	day := func(d int) time.Time { return time.Date(2030, 1, d, 20, 0, 0, 0, time.UTC) }
 	ids := func(v ...int64) []int64 { return v }
-	events := []*repository.Post{
+	events := []*repository.Record{
 		// venues[0]: drafts and pending only.
 		linkedEvent("d1", repository.StatusDraft, day(3), ids(venues[0]), nil),
 		linkedEvent("d2", repository.StatusDraft, day(9), ids(venues[0]), ids(orgs[0])),
@@ -131,28 +131,28 @@ func testPlaceEventsFollowsWrites(t *testing.T, ctx context.Context, s repositor
 		checkPlaceEvents(t, what, placeEvents(t, ctx, s, repository.KindVenue, v, w), want)
 	}
 	check("created", map[int64]repository.PlaceEvents{v: {HasEvents: true, LatestStart: map[string]int64{"publish": start.Unix()}}})
-	update := func(fn func(p *repository.Post)) {
+	update := func(fn func(p *repository.Record)) {
 		t.Helper()
-		if _, err := s.UpdatePost(ctx, e.ID, func(p *repository.Post) error { fn(p); return nil }); err != nil {
+		if _, err := s.UpdateRecord(ctx, e.ID, func(p *repository.Record) error { fn(p); return nil }); err != nil {
 			t.Fatalf("UpdatePost: %v", err)
 		}
 	}
-	update(func(p *repository.Post) { p.Status = repository.StatusDraft })
+	update(func(p *repository.Record) { p.Status = repository.StatusDraft })
 	check("made a draft", map[int64]repository.PlaceEvents{v: {LatestStart: map[string]int64{"draft": start.Unix()}}})
 	later := start.Add(48 * time.Hour)
-	update(func(p *repository.Post) {
+	update(func(p *repository.Record) {
 		p.Status = repository.StatusTrash
 		p.Event.StartUTC = later
 		p.Event.Venues = []int64{w}
 	})
 	check("moved and trashed", map[int64]repository.PlaceEvents{w: {HasEvents: true, LatestStart: map[string]int64{"trash": later.Unix()}}})
-	if _, err := s.UnlinkPost(ctx, w); err != nil {
+	if _, err := s.UnlinkRecord(ctx, w); err != nil {
 		t.Fatalf("UnlinkPost: %v", err)
 	}
 	check("unlinked", nil)
-	update(func(p *repository.Post) { p.Event.Venues = []int64{v} })
+	update(func(p *repository.Record) { p.Event.Venues = []int64{v} })
 	check("linked again", map[int64]repository.PlaceEvents{v: {HasEvents: true, LatestStart: map[string]int64{"trash": later.Unix()}}})
-	if err := s.DeletePost(ctx, e.ID); err != nil {
+	if err := s.DeleteRecord(ctx, e.ID); err != nil {
 		t.Fatalf("DeletePost: %v", err)
 	}
 	check("deleted", nil)
@@ -180,7 +180,7 @@ func testPlaceEventsMatchesDefinition(t *testing.T, ctx context.Context, s repos
 		}
 		return out
 	}
-	randomize := func(p *repository.Post) {
+	randomize := func(p *repository.Record) {
 		p.Status = repository.Statuses[rng.IntN(len(repository.Statuses))]
 		start := time.Unix(rng.Int64N(4_000_000_000)-1_000_000_000, 0).UTC()
 		p.Event.StartUTC, p.Event.EndUTC = start, start.Add(time.Hour)
@@ -193,20 +193,20 @@ func testPlaceEventsMatchesDefinition(t *testing.T, ctx context.Context, s repos
 		events = append(events, mustCreatePost(t, ctx, s, p).ID)
 	}
 	for _, id := range events[:10] {
-		if _, err := s.UpdatePost(ctx, id, func(p *repository.Post) error { randomize(p); return nil }); err != nil {
+		if _, err := s.UpdateRecord(ctx, id, func(p *repository.Record) error { randomize(p); return nil }); err != nil {
 			t.Fatalf("UpdatePost: %v", err)
 		}
 	}
 	for _, id := range events[10:14] {
-		if err := s.DeletePost(ctx, id); err != nil {
+		if err := s.DeleteRecord(ctx, id); err != nil {
 			t.Fatalf("DeletePost: %v", err)
 		}
 	}
-	stored, err := s.FindPosts(ctx, repository.PostQuery{Kind: repository.KindEvent})
+	stored, err := s.FindRecords(ctx, repository.RecordQuery{Kind: repository.KindEvent})
 	if err != nil {
 		t.Fatalf("FindPosts: %v", err)
 	}
-	for _, kind := range []repository.PostKind{repository.KindVenue, repository.KindOrganizer} {
+	for _, kind := range []repository.Kind{repository.KindVenue, repository.KindOrganizer} {
 		ids := venues
 		if kind == repository.KindOrganizer {
 			ids = orgs
@@ -222,7 +222,7 @@ func testPlaceEventsMatchesDefinition(t *testing.T, ctx context.Context, s repos
 // testFindPostIDs checks that FindPostIDs selects and pages like FindPosts.
 func testFindPostIDs(t *testing.T, ctx context.Context, s repository.Store) {
 	f := newQueryFixture(t, ctx, s)
-	for _, q := range []repository.PostQuery{
+	for _, q := range []repository.RecordQuery{
 		{},
 		{Kind: repository.KindEvent},
 		{Kind: repository.KindEvent, VenueIDs: []int64{f.v1.ID}},
@@ -232,7 +232,7 @@ func testFindPostIDs(t *testing.T, ctx context.Context, s repository.Store) {
 		{Kind: repository.KindEvent, VenueIDs: []int64{999999}},
 	} {
 		want := postIDs(expectPosts(f.all, q))
-		got, err := s.FindPostIDs(ctx, q)
+		got, err := s.FindRecordIDs(ctx, q)
 		if err != nil {
 			t.Fatalf("FindPostIDs(%+v): %v", q, err)
 		}
@@ -241,7 +241,7 @@ func testFindPostIDs(t *testing.T, ctx context.Context, s repository.Store) {
 		pq := q
 		pq.Limit = 2
 		for range len(f.all) + 1 {
-			page, err := s.FindPostIDs(ctx, pq)
+			page, err := s.FindRecordIDs(ctx, pq)
 			if err != nil {
 				t.Fatalf("FindPostIDs(%+v): %v", pq, err)
 			}
@@ -266,8 +266,8 @@ func testCountByTerm(t *testing.T, ctx context.Context, s repository.Store) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	var cats, tags []int64
 	for i := range 3 {
-		cats = append(cats, mustCreateTerm(t, ctx, s, termFixture(repository.TaxCategory, fmt.Sprintf("Cat %d", i), 0)).ID)
-		tags = append(tags, mustCreateTerm(t, ctx, s, termFixture(repository.TaxTag, fmt.Sprintf("tag %d", i), 0)).ID)
+		cats = append(cats, mustCreateTerm(t, ctx, s, termFixture(repository.LabelCategory, fmt.Sprintf("Cat %d", i), 0)).ID)
+		tags = append(tags, mustCreateTerm(t, ctx, s, termFixture(repository.LabelTag, fmt.Sprintf("tag %d", i), 0)).ID)
 	}
 	pick := func(from []int64) []int64 {
 		var out []int64
@@ -278,7 +278,7 @@ func testCountByTerm(t *testing.T, ctx context.Context, s repository.Store) {
 		}
 		return out
 	}
-	randomize := func(p *repository.Post) {
+	randomize := func(p *repository.Record) {
 		p.Status = repository.Statuses[rng.IntN(len(repository.Statuses))]
 		p.Event.Categories, p.Event.Tags = pick(cats), pick(tags)
 	}
@@ -289,24 +289,24 @@ func testCountByTerm(t *testing.T, ctx context.Context, s repository.Store) {
 		ids = append(ids, mustCreatePost(t, ctx, s, p).ID)
 	}
 	for _, id := range ids[:8] {
-		if _, err := s.UpdatePost(ctx, id, func(p *repository.Post) error { randomize(p); return nil }); err != nil {
+		if _, err := s.UpdateRecord(ctx, id, func(p *repository.Record) error { randomize(p); return nil }); err != nil {
 			t.Fatalf("UpdatePost: %v", err)
 		}
 	}
 	for _, id := range ids[8:11] {
-		if err := s.DeletePost(ctx, id); err != nil {
+		if err := s.DeleteRecord(ctx, id); err != nil {
 			t.Fatalf("DeletePost: %v", err)
 		}
 	}
-	if err := s.DeleteTerm(ctx, cats[2]); err != nil {
+	if err := s.DeleteLabel(ctx, cats[2]); err != nil {
 		t.Fatalf("DeleteTerm: %v", err)
 	}
-	all, err := s.FindPosts(ctx, repository.PostQuery{})
+	all, err := s.FindRecords(ctx, repository.RecordQuery{})
 	if err != nil {
 		t.Fatalf("FindPosts: %v", err)
 	}
 	pub := []string{repository.StatusPublish}
-	for _, q := range []repository.PostQuery{
+	for _, q := range []repository.RecordQuery{
 		{Kind: repository.KindEvent, Statuses: pub, CategoryIDs: cats[:1]},
 		{Kind: repository.KindEvent, Statuses: pub, CategoryIDs: cats[1:2]},
 		{Kind: repository.KindEvent, Statuses: pub, CategoryIDs: cats[2:3]},
@@ -318,7 +318,7 @@ func testCountByTerm(t *testing.T, ctx context.Context, s repository.Store) {
 		{Kind: repository.KindEvent, ExcludeStatuses: pub, TagIDs: tags[2:]},
 	} {
 		want := len(expectPosts(all, q))
-		got, err := s.CountPosts(ctx, q)
+		got, err := s.CountRecords(ctx, q)
 		if err != nil {
 			t.Fatalf("CountPosts(%+v): %v", q, err)
 		}

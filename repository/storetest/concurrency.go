@@ -65,7 +65,7 @@ func (c *collector[T]) add(v T) {
 func (c concurrency) testConcurrentPostIDs(t *testing.T, ctx context.Context, s repository.Store) {
 	var ids collector[int64]
 	c.parallel(c.perWorker, func(w, i int) {
-		var p *repository.Post
+		var p *repository.Record
 		switch (w + i) % 4 {
 		case 0:
 			p = minimalEvent(fmt.Sprintf("e-%d-%d", w, i))
@@ -76,7 +76,7 @@ func (c concurrency) testConcurrentPostIDs(t *testing.T, ctx context.Context, s 
 		default:
 			p = imageFixture(fmt.Sprintf("https://img.example/%d/%d.jpg", w, i))
 		}
-		if err := s.CreatePost(ctx, p); err != nil {
+		if err := s.CreateRecord(ctx, p); err != nil {
 			t.Errorf("CreatePost: %v", err)
 			return
 		}
@@ -86,11 +86,11 @@ func (c concurrency) testConcurrentPostIDs(t *testing.T, ctx context.Context, s 
 		t.Fatalf("%d posts created, want %d", len(ids.vals), c.workers*c.perWorker)
 	}
 	checkDistinct(t, "concurrently assigned post IDs", ids.vals, 0)
-	n, err := s.CountPosts(ctx, repository.PostQuery{})
+	n, err := s.CountRecords(ctx, repository.RecordQuery{})
 	if err != nil || n != c.workers*c.perWorker {
 		t.Errorf("CountPosts = %d, %v; want %d", n, err, c.workers*c.perWorker)
 	}
-	got, err := s.GetPosts(ctx, ids.vals)
+	got, err := s.GetRecords(ctx, ids.vals)
 	if err != nil || len(got) != len(ids.vals) {
 		t.Errorf("GetPosts: %d posts, %v; want %d", len(got), err, len(ids.vals))
 	}
@@ -105,7 +105,7 @@ func (c concurrency) testConcurrentPostSlugs(t *testing.T, ctx context.Context, 
 	var res collector[created]
 	c.parallel(n, func(w, i int) {
 		kind := repository.KindEvent
-		var p *repository.Post
+		var p *repository.Record
 		if i%5 == 4 { // a few venues compete among themselves only
 			kind = repository.KindVenue
 			p = venueFixture("Same")
@@ -113,7 +113,7 @@ func (c concurrency) testConcurrentPostSlugs(t *testing.T, ctx context.Context, 
 			p = minimalEvent("same")
 		}
 		p.Slug = repository.Text{"en": "same", "nl": "zelfde"}
-		if err := s.CreatePost(ctx, p); err != nil {
+		if err := s.CreateRecord(ctx, p); err != nil {
 			t.Errorf("CreatePost(%s): %v", kind, err)
 			return
 		}
@@ -122,8 +122,8 @@ func (c concurrency) testConcurrentPostSlugs(t *testing.T, ctx context.Context, 
 	if len(res.vals) != c.workers*n {
 		t.Fatalf("%d posts created, want %d", len(res.vals), c.workers*n)
 	}
-	for _, kind := range []repository.PostKind{repository.KindEvent, repository.KindVenue} {
-		posts, err := s.FindPosts(ctx, repository.PostQuery{Kind: kind})
+	for _, kind := range []repository.Kind{repository.KindEvent, repository.KindVenue} {
+		posts, err := s.FindRecords(ctx, repository.RecordQuery{Kind: kind})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,22 +164,22 @@ func (c concurrency) testConcurrentPostSlugs(t *testing.T, ctx context.Context, 
 
 func (c concurrency) testConcurrentTerms(t *testing.T, ctx context.Context, s repository.Store) {
 	const n = 10
-	var terms collector[*repository.Term]
+	var terms collector[*repository.Label]
 	var posts collector[int64]
 	c.parallel(n, func(w, i int) {
-		tax := repository.TaxCategory
+		tax := repository.LabelCategory
 		if w%2 == 1 {
-			tax = repository.TaxTag
+			tax = repository.LabelTag
 		}
-		term := &repository.Term{Taxonomy: tax, Name: repository.Text{"en": "Same"}, Slug: repository.Text{"en": "same"}}
-		if err := s.CreateTerm(ctx, term); err != nil {
+		term := &repository.Label{Taxonomy: tax, Name: repository.Text{"en": "Same"}, Slug: repository.Text{"en": "same"}}
+		if err := s.CreateLabel(ctx, term); err != nil {
 			t.Errorf("CreateTerm: %v", err)
 			return
 		}
 		terms.add(term)
 		if i%2 == 0 { // posts interleave with terms: separate sequences
 			p := minimalEvent("interleaved")
-			if err := s.CreatePost(ctx, p); err != nil {
+			if err := s.CreateRecord(ctx, p); err != nil {
 				t.Errorf("CreatePost: %v", err)
 				return
 			}
@@ -191,8 +191,8 @@ func (c concurrency) testConcurrentTerms(t *testing.T, ctx context.Context, s re
 	}
 	checkDistinct(t, "concurrently assigned term IDs", termIDs(terms.vals), 0)
 	checkDistinct(t, "post IDs assigned among terms", posts.vals, 0)
-	for _, tax := range []repository.Taxonomy{repository.TaxCategory, repository.TaxTag} {
-		found, err := s.FindTerms(ctx, repository.TermQuery{Taxonomy: tax})
+	for _, tax := range []repository.LabelKind{repository.LabelCategory, repository.LabelTag} {
+		found, err := s.FindLabels(ctx, repository.LabelQuery{Taxonomy: tax})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -248,7 +248,7 @@ func (c concurrency) testConcurrentUpdates(t *testing.T, ctx context.Context, s 
 	var revs collector[int64]
 	c.parallel(n, func(w, i int) {
 		lang := fmt.Sprintf("l%d", w)
-		p, err := s.UpdatePost(ctx, ev.ID, func(p *repository.Post) error {
+		p, err := s.UpdateRecord(ctx, ev.ID, func(p *repository.Record) error {
 			p.Content.Set(lang, fmt.Sprintf("v%d", i))
 			p.Event.Cost = append(p.Event.Cost, fmt.Sprintf("w%d-%d", w, i))
 			if i == 0 {
@@ -298,7 +298,7 @@ func (c concurrency) testConcurrentUpdates(t *testing.T, ctx context.Context, s 
 	}
 	// The link index saw every update.
 	for w := range c.workers {
-		found, err := s.FindPosts(ctx, repository.PostQuery{TagIDs: []int64{int64(100 + w)}, OrganizerIDs: []int64{int64(200 + w)}})
+		found, err := s.FindRecords(ctx, repository.RecordQuery{TagIDs: []int64{int64(100 + w)}, OrganizerIDs: []int64{int64(200 + w)}})
 		if err != nil || len(found) != 1 {
 			t.Errorf("FindPosts(tag %d, organizer %d) = %d posts, %v; want 1", 100+w, 200+w, len(found), err)
 		}
@@ -307,9 +307,9 @@ func (c concurrency) testConcurrentUpdates(t *testing.T, ctx context.Context, s 
 
 func (c concurrency) testConcurrentTermUpdates(t *testing.T, ctx context.Context, s repository.Store) {
 	const n = 5
-	term := mustCreateTerm(t, ctx, s, termFixture(repository.TaxCategory, "Contended", 0))
+	term := mustCreateTerm(t, ctx, s, termFixture(repository.LabelCategory, "Contended", 0))
 	c.parallel(n, func(w, i int) {
-		_, err := s.UpdateTerm(ctx, term.ID, func(tm *repository.Term) error {
+		_, err := s.UpdateLabel(ctx, term.ID, func(tm *repository.Label) error {
 			tm.Description.Set(fmt.Sprintf("l%d-%d", w, i), "x")
 			return nil
 		})

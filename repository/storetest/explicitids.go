@@ -54,16 +54,16 @@ func testExplicitPostIDsMoveSequence(t *testing.T, ctx context.Context, s reposi
 }
 
 func testExplicitTermIDsMoveSequence(t *testing.T, ctx context.Context, s repository.Store) {
-	first := mustCreateTerm(t, ctx, s, termFixture(repository.TaxCategory, "Auto first", 0))
+	first := mustCreateTerm(t, ctx, s, termFixture(repository.LabelCategory, "Auto first", 0))
 	last := first.ID + explicitRun
 	parent, child := int64(0), int64(0)
 	for id := first.ID + 1; id <= last; id++ {
-		tax := repository.TaxCategory
+		tax := repository.LabelCategory
 		if id%2 == 0 {
-			tax = repository.TaxTag
+			tax = repository.LabelTag
 		}
 		term := termFixture(tax, fmt.Sprintf("Imported %d", id), 0)
-		if tax == repository.TaxCategory {
+		if tax == repository.LabelCategory {
 			term.Parent = parent // parents before children, as an import writes them
 			if parent != 0 {
 				child = id
@@ -76,7 +76,7 @@ func testExplicitTermIDsMoveSequence(t *testing.T, ctx context.Context, s reposi
 			t.Fatalf("CreateTerm with ID %d stored ID %d", id, term.ID)
 		}
 	}
-	next := mustCreateTerm(t, ctx, s, termFixture(repository.TaxTag, "Auto after import", 0))
+	next := mustCreateTerm(t, ctx, s, termFixture(repository.LabelTag, "Auto after import", 0))
 	if next.ID <= last {
 		t.Fatalf("after explicit term IDs up to %d the next term got ID %d; want a larger one", last, next.ID)
 	}
@@ -89,15 +89,15 @@ func testExplicitIDTaken(t *testing.T, ctx context.Context, s repository.Store) 
 	p := mustCreatePost(t, ctx, s, eventFixture("Already here"))
 	dup := eventFixture("Imported over it")
 	dup.ID = p.ID
-	if err := s.CreatePost(ctx, dup); !errors.Is(err, repository.ErrDuplicate) {
+	if err := s.CreateRecord(ctx, dup); !errors.Is(err, repository.ErrDuplicate) {
 		t.Errorf("CreatePost with the taken ID %d: error %v, want ErrDuplicate", p.ID, err)
 	}
 	checkPost(t, "post after a refused explicit create", p, mustGetPost(t, ctx, s, p.ID))
 
-	term := mustCreateTerm(t, ctx, s, termFixture(repository.TaxCategory, "Taken", 0))
-	dupTerm := termFixture(repository.TaxTag, "Imported tag", 0)
+	term := mustCreateTerm(t, ctx, s, termFixture(repository.LabelCategory, "Taken", 0))
+	dupTerm := termFixture(repository.LabelTag, "Imported tag", 0)
 	dupTerm.ID = term.ID
-	if err := s.CreateTerm(ctx, dupTerm); !errors.Is(err, repository.ErrDuplicate) {
+	if err := s.CreateLabel(ctx, dupTerm); !errors.Is(err, repository.ErrDuplicate) {
 		t.Errorf("CreateTerm with the taken ID %d: error %v, want ErrDuplicate", term.ID, err)
 	}
 	checkTerm(t, "term after a refused explicit create", term, mustGetTerm(t, ctx, s, term.ID))
@@ -105,12 +105,12 @@ func testExplicitIDTaken(t *testing.T, ctx context.Context, s repository.Store) 
 	// A deleted ID stays taken: IDs are never reused, also not explicitly.
 	mustCreatePost(t, ctx, s, eventFixture("Filler"))
 	gone := mustCreatePost(t, ctx, s, eventFixture("Deleted"))
-	if err := s.DeletePost(ctx, gone.ID); err != nil {
+	if err := s.DeleteRecord(ctx, gone.ID); err != nil {
 		t.Fatal(err)
 	}
 	again := eventFixture("Imported into a deleted ID")
 	again.ID = gone.ID
-	err := s.CreatePost(ctx, again)
+	err := s.CreateRecord(ctx, again)
 	if err != nil && !errors.Is(err, repository.ErrDuplicate) {
 		t.Errorf("CreatePost with a deleted ID: error %v, want nil or ErrDuplicate", err)
 	}
@@ -136,10 +136,10 @@ func testExplicitIDTakenKeepsSlugs(t *testing.T, ctx context.Context, s reposito
 			mustCreatePost(t, ctx, s, p)
 			dup := minimalEvent(tc.dupSlug)
 			dup.ID = tc.id
-			if err := s.CreatePost(ctx, dup); !errors.Is(err, repository.ErrDuplicate) {
+			if err := s.CreateRecord(ctx, dup); !errors.Is(err, repository.ErrDuplicate) {
 				t.Fatalf("CreatePost with the taken ID %d: error %v, want ErrDuplicate", tc.id, err)
 			}
-			got, err := s.GetPostBySlug(ctx, repository.KindEvent, "en", "kept")
+			got, err := s.GetRecordBySlug(ctx, repository.KindEvent, "en", "kept")
 			if err != nil || got.ID != tc.id {
 				t.Fatalf("GetPostBySlug(kept) after the refused create = %v, %v; want post %d", got, err, tc.id)
 			}
@@ -148,41 +148,41 @@ func testExplicitIDTakenKeepsSlugs(t *testing.T, ctx context.Context, s reposito
 			if next.Slug["en"] == "kept" {
 				t.Errorf("a new post took the slug %q of post %d", next.Slug["en"], tc.id)
 			}
-			if got, err := s.GetPostBySlug(ctx, repository.KindEvent, "en", "kept"); err != nil || got.ID != tc.id {
+			if got, err := s.GetRecordBySlug(ctx, repository.KindEvent, "en", "kept"); err != nil || got.ID != tc.id {
 				t.Errorf("GetPostBySlug(kept) after a new post = %v, %v; want post %d", got, err, tc.id)
 			}
 			if tc.dupSlug != "kept" {
-				if _, err := s.GetPostBySlug(ctx, repository.KindEvent, "en", tc.dupSlug); !errors.Is(err, repository.ErrNotFound) {
+				if _, err := s.GetRecordBySlug(ctx, repository.KindEvent, "en", tc.dupSlug); !errors.Is(err, repository.ErrNotFound) {
 					t.Errorf("GetPostBySlug(%s) of the refused create: %v, want ErrNotFound", tc.dupSlug, err)
 				}
 				free := mustCreatePost(t, ctx, s, minimalEvent(tc.dupSlug))
 				if free.Slug["en"] != tc.dupSlug {
 					t.Errorf("a new post asking for %q, which only the refused create wanted, got %q", tc.dupSlug, free.Slug["en"])
 				}
-				if err := s.DeletePost(ctx, free.ID); err != nil {
+				if err := s.DeleteRecord(ctx, free.ID); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if err := s.DeletePost(ctx, next.ID); err != nil {
+			if err := s.DeleteRecord(ctx, next.ID); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.DeletePost(ctx, tc.id); err != nil {
+			if err := s.DeleteRecord(ctx, tc.id); err != nil {
 				t.Fatal(err)
 			}
 		})
 	}
 
-	term := termFixture(repository.TaxTag, "Kept tag", 0)
+	term := termFixture(repository.LabelTag, "Kept tag", 0)
 	term.ID = 7
 	mustCreateTerm(t, ctx, s, term)
-	dupTerm := termFixture(repository.TaxTag, "Kept tag", 0)
+	dupTerm := termFixture(repository.LabelTag, "Kept tag", 0)
 	dupTerm.ID = 7
-	if err := s.CreateTerm(ctx, dupTerm); !errors.Is(err, repository.ErrDuplicate) {
+	if err := s.CreateLabel(ctx, dupTerm); !errors.Is(err, repository.ErrDuplicate) {
 		t.Fatalf("CreateTerm with the taken ID 7: error %v, want ErrDuplicate", err)
 	}
-	bySlug := func() []*repository.Term {
+	bySlug := func() []*repository.Label {
 		t.Helper()
-		found, err := s.FindTerms(ctx, repository.TermQuery{Taxonomy: repository.TaxTag, Slug: "kept-tag", SlugLang: "en"})
+		found, err := s.FindLabels(ctx, repository.LabelQuery{Taxonomy: repository.LabelTag, Slug: "kept-tag", SlugLang: "en"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,7 +191,7 @@ func testExplicitIDTakenKeepsSlugs(t *testing.T, ctx context.Context, s reposito
 	if found := bySlug(); len(found) != 1 || found[0].ID != 7 {
 		t.Errorf("terms with slug kept-tag after the refused create = %v; want term 7", found)
 	}
-	other := mustCreateTerm(t, ctx, s, termFixture(repository.TaxTag, "Kept tag", 0))
+	other := mustCreateTerm(t, ctx, s, termFixture(repository.LabelTag, "Kept tag", 0))
 	if other.Slug["en"] == "kept-tag" {
 		t.Errorf("a new term took the slug %q of term 7", other.Slug["en"])
 	}
@@ -208,20 +208,20 @@ func testExplicitIDOutOfRange(t *testing.T, ctx context.Context, s repository.St
 	for _, id := range []int64{repository.MaxExplicitID + 1, repository.MaxID, 1<<63 - 1, -5} {
 		p := eventFixture(fmt.Sprintf("Out of range %d", id))
 		p.ID = id
-		if err := s.CreatePost(ctx, p); !errors.Is(err, repository.ErrIDRange) {
+		if err := s.CreateRecord(ctx, p); !errors.Is(err, repository.ErrIDRange) {
 			t.Errorf("CreatePost with ID %d: error %v, want ErrIDRange", id, err)
 		}
 		if id > 0 {
-			if _, err := s.GetPost(ctx, id); !errors.Is(err, repository.ErrNotFound) {
+			if _, err := s.GetRecord(ctx, id); !errors.Is(err, repository.ErrNotFound) {
 				t.Errorf("GetPost(%d) after the refused create: %v, want ErrNotFound", id, err)
 			}
 		}
-		term := termFixture(repository.TaxTag, fmt.Sprintf("Out of range %d", id), 0)
+		term := termFixture(repository.LabelTag, fmt.Sprintf("Out of range %d", id), 0)
 		term.ID = id
-		if err := s.CreateTerm(ctx, term); !errors.Is(err, repository.ErrIDRange) {
+		if err := s.CreateLabel(ctx, term); !errors.Is(err, repository.ErrIDRange) {
 			t.Errorf("CreateTerm with ID %d: error %v, want ErrIDRange", id, err)
 		}
-		if _, err := s.GetPostBySlug(ctx, repository.KindEvent, "en", repository.Slugify(p.Title["en"])); !errors.Is(err, repository.ErrNotFound) {
+		if _, err := s.GetRecordBySlug(ctx, repository.KindEvent, "en", repository.Slugify(p.Title["en"])); !errors.Is(err, repository.ErrNotFound) {
 			t.Errorf("the refused create of ID %d left its slug: %v", id, err)
 		}
 	}
@@ -236,10 +236,10 @@ func testExplicitIDOutOfRange(t *testing.T, ctx context.Context, s repository.St
 	if next.ID <= repository.MaxExplicitID || next.ID > repository.MaxID {
 		t.Errorf("a create after explicit ID %d got ID %d; want one above it, at most %d", top.ID, next.ID, repository.MaxID)
 	}
-	topTerm := termFixture(repository.TaxCategory, "Largest explicit term ID", 0)
+	topTerm := termFixture(repository.LabelCategory, "Largest explicit term ID", 0)
 	topTerm.ID = repository.MaxExplicitID
 	mustCreateTerm(t, ctx, s, topTerm)
-	nextTerm := mustCreateTerm(t, ctx, s, termFixture(repository.TaxTag, "Term after the largest", 0))
+	nextTerm := mustCreateTerm(t, ctx, s, termFixture(repository.LabelTag, "Term after the largest", 0))
 	if nextTerm.ID <= repository.MaxExplicitID || nextTerm.ID > repository.MaxID {
 		t.Errorf("a term created after explicit ID %d got ID %d", topTerm.ID, nextTerm.ID)
 	}
@@ -257,18 +257,18 @@ func testOriginRoundTrip(t *testing.T, ctx context.Context, s repository.Store) 
 	if !got.Origin.SameSource(&repository.Origin{Site: site, ID: 4242}) {
 		t.Fatalf("origin after GetPost = %+v", got.Origin)
 	}
-	upd := mustUpdatePost(t, ctx, s, 4242, func(p *repository.Post) {
+	upd := mustUpdatePost(t, ctx, s, 4242, func(p *repository.Record) {
 		p.Title.Set("en", "Edited locally")
 	})
 	if upd.Origin == nil || upd.Origin.Hash != "0123abcd" || !normTime(upd.Origin.Modified).Equal(mod) {
 		t.Errorf("origin after an update that did not touch it = %+v, want kept", upd.Origin)
 	}
-	found, err := s.FindPosts(ctx, repository.PostQuery{IDs: []int64{4242}})
+	found, err := s.FindRecords(ctx, repository.RecordQuery{IDs: []int64{4242}})
 	if err != nil || len(found) != 1 || found[0].Origin == nil || found[0].Origin.ID != 4242 {
 		t.Errorf("FindPosts(imported) = %v, %v; want it with its origin", found, err)
 	}
 
-	term := termFixture(repository.TaxTag, "2027", 0)
+	term := termFixture(repository.LabelTag, "2027", 0)
 	term.ID = 46
 	term.Origin = &repository.Origin{Site: site, ID: 46, Hash: "feed"}
 	mustCreateTerm(t, ctx, s, term)

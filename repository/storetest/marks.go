@@ -148,7 +148,7 @@ func testMarksFailed(t *testing.T, ctx context.Context, s repository.Store) {
 	}
 
 	// A new write resets the failure: due at once, not failing.
-	mustUpdatePost(t, ctx, s, poison.ID, func(p *repository.Post) { p.Title["en"] = "fixed" })
+	mustUpdatePost(t, ctx, s, poison.ID, func(p *repository.Record) { p.Title["en"] = "fixed" })
 	if got := dueIDs(now); !slices.Contains(got, poison.ID) {
 		t.Errorf("after a new write DueMarks = %v, want %d", got, poison.ID)
 	}
@@ -178,8 +178,8 @@ func testMarksFailed(t *testing.T, ctx context.Context, s repository.Store) {
 
 func testMarksEveryWrite(t *testing.T, ctx context.Context, s repository.Store) {
 	type env struct {
-		venue, event, event2, other *repository.Post
-		cat, child, tag             *repository.Term
+		venue, event, event2, other *repository.Record
+		cat, child, tag             *repository.Label
 	}
 	// Each case performs one write on the fixture and names the marks it
 	// must leave (want) and must not leave (not).
@@ -192,36 +192,36 @@ func testMarksEveryWrite(t *testing.T, ctx context.Context, s repository.Store) 
 			return []markKey{{repository.MarkPost, p.ID}}, []markKey{{repository.MarkPost, e.event.ID}}
 		}},
 		{"UpdatePost", func(t *testing.T, e *env) ([]markKey, []markKey) {
-			mustUpdatePost(t, ctx, s, e.event.ID, func(p *repository.Post) { p.Title["en"] = "Changed" })
+			mustUpdatePost(t, ctx, s, e.event.ID, func(p *repository.Record) { p.Title["en"] = "Changed" })
 			return []markKey{{repository.MarkPost, e.event.ID}}, []markKey{{repository.MarkPost, e.event2.ID}}
 		}},
 		{"UpdatePost to trash", func(t *testing.T, e *env) ([]markKey, []markKey) {
-			mustUpdatePost(t, ctx, s, e.venue.ID, func(p *repository.Post) { p.Status = repository.StatusTrash })
+			mustUpdatePost(t, ctx, s, e.venue.ID, func(p *repository.Record) { p.Status = repository.StatusTrash })
 			return []markKey{{repository.MarkPost, e.venue.ID}}, nil
 		}},
 		{"UnlinkPost", func(t *testing.T, e *env) ([]markKey, []markKey) {
-			if _, err := s.UnlinkPost(ctx, e.venue.ID); err != nil {
+			if _, err := s.UnlinkRecord(ctx, e.venue.ID); err != nil {
 				t.Fatal(err)
 			}
 			return []markKey{{repository.MarkPost, e.event.ID}, {repository.MarkPost, e.event2.ID}},
 				[]markKey{{repository.MarkPost, e.other.ID}}
 		}},
 		{"DeletePost", func(t *testing.T, e *env) ([]markKey, []markKey) {
-			if err := s.DeletePost(ctx, e.event2.ID); err != nil {
+			if err := s.DeleteRecord(ctx, e.event2.ID); err != nil {
 				t.Fatal(err)
 			}
 			return []markKey{{repository.MarkPost, e.event2.ID}}, []markKey{{repository.MarkPost, e.event.ID}}
 		}},
 		{"CreateTerm", func(t *testing.T, e *env) ([]markKey, []markKey) {
-			term := mustCreateTerm(t, ctx, s, termFixture(repository.TaxTag, "fresh", 0))
+			term := mustCreateTerm(t, ctx, s, termFixture(repository.LabelTag, "fresh", 0))
 			return []markKey{{repository.MarkTerm, term.ID}}, []markKey{{repository.MarkTerm, e.tag.ID}}
 		}},
 		{"UpdateTerm", func(t *testing.T, e *env) ([]markKey, []markKey) {
-			mustUpdateTerm(t, ctx, s, e.tag.ID, func(tm *repository.Term) { tm.Name["en"] = "renamed" })
+			mustUpdateTerm(t, ctx, s, e.tag.ID, func(tm *repository.Label) { tm.Name["en"] = "renamed" })
 			return []markKey{{repository.MarkTerm, e.tag.ID}}, []markKey{{repository.MarkTerm, e.cat.ID}}
 		}},
 		{"DeleteTerm", func(t *testing.T, e *env) ([]markKey, []markKey) {
-			if err := s.DeleteTerm(ctx, e.cat.ID); err != nil {
+			if err := s.DeleteLabel(ctx, e.cat.ID); err != nil {
 				t.Fatal(err)
 			}
 			return []markKey{{repository.MarkTerm, e.cat.ID}, {repository.MarkTerm, e.child.ID}, {repository.MarkPost, e.event.ID}},
@@ -250,9 +250,9 @@ func testMarksEveryWrite(t *testing.T, ctx context.Context, s repository.Store) 
 	}
 	// One store for all cases: marks are cleared before each write.
 	e := &env{}
-	e.cat = mustCreateTerm(t, ctx, s, termFixture(repository.TaxCategory, "Cat", 0))
-	e.child = mustCreateTerm(t, ctx, s, termFixture(repository.TaxCategory, "Child", e.cat.ID))
-	e.tag = mustCreateTerm(t, ctx, s, termFixture(repository.TaxTag, "Tag", 0))
+	e.cat = mustCreateTerm(t, ctx, s, termFixture(repository.LabelCategory, "Cat", 0))
+	e.child = mustCreateTerm(t, ctx, s, termFixture(repository.LabelCategory, "Child", e.cat.ID))
+	e.tag = mustCreateTerm(t, ctx, s, termFixture(repository.LabelTag, "Tag", 0))
 	e.venue = mustCreatePost(t, ctx, s, venueFixture("Marked venue"))
 	ev := eventFixture("Marked event")
 	ev.Event.Venues, ev.Event.Categories = []int64{e.venue.ID}, []int64{e.cat.ID}
@@ -290,21 +290,21 @@ func testMarksEveryWrite(t *testing.T, ctx context.Context, s repository.Store) 
 
 func testMarksReads(t *testing.T, ctx context.Context, s repository.Store) {
 	ev := mustCreatePost(t, ctx, s, eventFixture("Read only"))
-	term := mustCreateTerm(t, ctx, s, termFixture(repository.TaxCategory, "Read only", 0))
+	term := mustCreateTerm(t, ctx, s, termFixture(repository.LabelCategory, "Read only", 0))
 	u := &repository.User{Login: "reader", Role: repository.RoleAuthor, Created: baseTime}
 	if err := s.CreateUser(ctx, u); err != nil {
 		t.Fatal(err)
 	}
 	clearAllMarks(t, ctx, s)
 	mustGetPost(t, ctx, s, ev.ID)
-	_, _ = s.GetPosts(ctx, []int64{ev.ID})
-	_, _ = s.GetPostBySlug(ctx, repository.KindEvent, "en", ev.Slug["en"])
-	_, _ = s.FindPosts(ctx, repository.PostQuery{})
-	_, _ = s.CountPosts(ctx, repository.PostQuery{})
+	_, _ = s.GetRecords(ctx, []int64{ev.ID})
+	_, _ = s.GetRecordBySlug(ctx, repository.KindEvent, "en", ev.Slug["en"])
+	_, _ = s.FindRecords(ctx, repository.RecordQuery{})
+	_, _ = s.CountRecords(ctx, repository.RecordQuery{})
 	mustGetTerm(t, ctx, s, term.ID)
-	_, _ = s.GetTerms(ctx, []int64{term.ID})
-	_, _ = s.FindTerms(ctx, repository.TermQuery{Taxonomy: repository.TaxCategory})
-	_, _ = s.TermCounts(ctx, repository.TaxCategory)
+	_, _ = s.GetLabels(ctx, []int64{term.ID})
+	_, _ = s.FindLabels(ctx, repository.LabelQuery{Taxonomy: repository.LabelCategory})
+	_, _ = s.LabelCounts(ctx, repository.LabelCategory)
 	_, _ = s.GetUser(ctx, u.ID)
 	if err := s.Ping(ctx); err != nil {
 		t.Fatal(err)
@@ -316,7 +316,7 @@ func testMarksReads(t *testing.T, ctx context.Context, s repository.Store) {
 
 func testMarksSeqGrows(t *testing.T, ctx context.Context, s repository.Store) {
 	ev := mustCreatePost(t, ctx, s, eventFixture("Rewritten"))
-	term := mustCreateTerm(t, ctx, s, termFixture(repository.TaxTag, "rewritten", 0))
+	term := mustCreateTerm(t, ctx, s, termFixture(repository.LabelTag, "rewritten", 0))
 	pk, tk := markKey{repository.MarkPost, ev.ID}, markKey{repository.MarkTerm, term.ID}
 	// Posts and terms may share IDs: the kinds keep their marks apart.
 	other := mustCreatePost(t, ctx, s, eventFixture("Other"))
@@ -332,21 +332,21 @@ func testMarksSeqGrows(t *testing.T, ctx context.Context, s repository.Store) {
 		op   func() error
 	}{
 		{"UpdatePost", pk, func() error {
-			_, err := s.UpdatePost(ctx, ev.ID, func(p *repository.Post) error { p.Status = repository.StatusDraft; return nil })
+			_, err := s.UpdateRecord(ctx, ev.ID, func(p *repository.Record) error { p.Status = repository.StatusDraft; return nil })
 			return err
 		}},
 		{"UpdatePost again", pk, func() error {
-			_, err := s.UpdatePost(ctx, ev.ID, func(p *repository.Post) error { p.Status = repository.StatusPublish; return nil })
+			_, err := s.UpdateRecord(ctx, ev.ID, func(p *repository.Record) error { p.Status = repository.StatusPublish; return nil })
 			return err
 		}},
 		{"MarkForIndexing post", pk, func() error { return s.MarkForIndexing(ctx, repository.MarkPost, []int64{ev.ID}) }},
 		{"UpdateTerm", tk, func() error {
-			_, err := s.UpdateTerm(ctx, term.ID, func(tm *repository.Term) error { tm.Name["en"] = "again"; return nil })
+			_, err := s.UpdateLabel(ctx, term.ID, func(tm *repository.Label) error { tm.Name["en"] = "again"; return nil })
 			return err
 		}},
 		{"MarkForIndexing term", tk, func() error { return s.MarkForIndexing(ctx, repository.MarkTerm, []int64{term.ID}) }},
-		{"DeletePost", pk, func() error { return s.DeletePost(ctx, ev.ID) }},
-		{"DeleteTerm", tk, func() error { return s.DeleteTerm(ctx, term.ID) }},
+		{"DeletePost", pk, func() error { return s.DeleteRecord(ctx, ev.ID) }},
+		{"DeleteTerm", tk, func() error { return s.DeleteLabel(ctx, term.ID) }},
 	}
 	for _, w := range writes {
 		if err := w.op(); err != nil {
@@ -367,12 +367,12 @@ func testMarksSeqGrows(t *testing.T, ctx context.Context, s repository.Store) {
 }
 
 func testMarksOrder(t *testing.T, ctx context.Context, s repository.Store) {
-	var posts []*repository.Post
+	var posts []*repository.Record
 	for range 6 {
 		posts = append(posts, mustCreatePost(t, ctx, s, minimalEvent("ordered")))
 	}
 	// Re-write the first: it becomes the newest mark.
-	mustUpdatePost(t, ctx, s, posts[0].ID, func(p *repository.Post) { p.Status = repository.StatusPending })
+	mustUpdatePost(t, ctx, s, posts[0].ID, func(p *repository.Record) { p.Status = repository.StatusPending })
 	all, err := s.PendingMarks(ctx, allMarks)
 	if err != nil {
 		t.Fatal(err)
@@ -437,7 +437,7 @@ func testMarksOrder(t *testing.T, ctx context.Context, s repository.Store) {
 func testMarksClearKeepsRenewed(t *testing.T, ctx context.Context, s repository.Store) {
 	a := mustCreatePost(t, ctx, s, eventFixture("A"))
 	b := mustCreatePost(t, ctx, s, eventFixture("B"))
-	term := mustCreateTerm(t, ctx, s, termFixture(repository.TaxCategory, "T", 0))
+	term := mustCreateTerm(t, ctx, s, termFixture(repository.LabelCategory, "T", 0))
 	read, err := s.PendingMarks(ctx, allMarks)
 	if err != nil {
 		t.Fatal(err)
@@ -446,7 +446,7 @@ func testMarksClearKeepsRenewed(t *testing.T, ctx context.Context, s repository.
 		t.Fatalf("PendingMarks: %d marks, want 3", len(read))
 	}
 	// a and the term are written again after the marks were read.
-	mustUpdatePost(t, ctx, s, a.ID, func(p *repository.Post) { p.Title["en"] = "A2" })
+	mustUpdatePost(t, ctx, s, a.ID, func(p *repository.Record) { p.Title["en"] = "A2" })
 	if err := s.MarkForIndexing(ctx, repository.MarkTerm, []int64{term.ID}); err != nil {
 		t.Fatal(err)
 	}

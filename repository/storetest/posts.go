@@ -21,7 +21,7 @@ var postTests = []storeTest{
 }
 
 func testPostSequence(t *testing.T, ctx context.Context, s repository.Store) {
-	posts := []*repository.Post{
+	posts := []*repository.Record{
 		eventFixture("First event"),
 		venueFixture("First venue"),
 		organizerFixture("First organizer"),
@@ -49,7 +49,7 @@ func testPostRoundTrip(t *testing.T, ctx context.Context, s repository.Store) {
 	img := mustCreatePost(t, ctx, s, imageFixture("https://img.example/photo.jpeg?size=large"))
 	noGeo := venueFixture("Venue without geo")
 	noGeo.Venue.GeoLat, noGeo.Venue.GeoLng = nil, nil
-	bare := &repository.Post{
+	bare := &repository.Record{
 		Kind:   repository.KindVenue,
 		Status: repository.StatusPending,
 		Title:  repository.Text{"en": "Bare venue"},
@@ -66,10 +66,10 @@ func testPostRoundTrip(t *testing.T, ctx context.Context, s repository.Store) {
 
 	venue := mustCreatePost(t, ctx, s, venueFixture("Round trip venue"))
 	org := mustCreatePost(t, ctx, s, organizerFixture("Round trip organizer"))
-	cat := mustCreateTerm(t, ctx, s, termFixture(repository.TaxCategory, "Concerts", 0))
-	tag := mustCreateTerm(t, ctx, s, termFixture(repository.TaxTag, "Outdoor", 0))
+	cat := mustCreateTerm(t, ctx, s, termFixture(repository.LabelCategory, "Concerts", 0))
+	tag := mustCreateTerm(t, ctx, s, termFixture(repository.LabelTag, "Outdoor", 0))
 
-	for _, p := range []*repository.Post{noGeo, bare, zeroFlags} {
+	for _, p := range []*repository.Record{noGeo, bare, zeroFlags} {
 		mustCreatePost(t, ctx, s, p)
 	}
 	full := eventFixture("Everything set")
@@ -85,14 +85,14 @@ func testPostRoundTrip(t *testing.T, ctx context.Context, s repository.Store) {
 	child.Event.Parent = full.ID
 	mustCreatePost(t, ctx, s, child)
 
-	for _, p := range []*repository.Post{img, venue, org, noGeo, bare, zeroFlags, full, child} {
+	for _, p := range []*repository.Record{img, venue, org, noGeo, bare, zeroFlags, full, child} {
 		got := mustGetPost(t, ctx, s, p.ID)
 		checkPost(t, "GetPost after CreatePost", p, got)
 	}
 }
 
 func testGetPosts(t *testing.T, ctx context.Context, s repository.Store) {
-	posts := []*repository.Post{
+	posts := []*repository.Record{
 		mustCreatePost(t, ctx, s, eventFixture("Many A")),
 		mustCreatePost(t, ctx, s, venueFixture("Many B")),
 		mustCreatePost(t, ctx, s, organizerFixture("Many C")),
@@ -100,7 +100,7 @@ func testGetPosts(t *testing.T, ctx context.Context, s repository.Store) {
 	}
 	missing := posts[len(posts)-1].ID + 1000
 	ids := append(postIDs(posts), missing, posts[0].ID)
-	got, err := s.GetPosts(ctx, ids)
+	got, err := s.GetRecords(ctx, ids)
 	if err != nil {
 		t.Fatalf("GetPosts: %v", err)
 	}
@@ -111,7 +111,7 @@ func testGetPosts(t *testing.T, ctx context.Context, s repository.Store) {
 		checkPost(t, "GetPosts", p, got[p.ID])
 	}
 	for _, ids := range [][]int64{nil, {}, {missing}} {
-		got, err := s.GetPosts(ctx, ids)
+		got, err := s.GetRecords(ctx, ids)
 		if err != nil || len(got) != 0 {
 			t.Errorf("GetPosts(%v) = %v, %v; want empty, nil", ids, got, err)
 		}
@@ -124,9 +124,9 @@ func testGetPostBySlug(t *testing.T, ctx context.Context, s repository.Store) {
 	org := mustCreatePost(t, ctx, s, organizerFixture("Slug Lookup"))
 	img := mustCreatePost(t, ctx, s, imageFixture("https://img.example/slug.jpg"))
 	for _, tc := range []struct {
-		kind       repository.PostKind
+		kind       repository.Kind
 		lang, slug string
-		want       *repository.Post
+		want       *repository.Record
 	}{
 		{repository.KindEvent, "en", "slug-lookup", ev},
 		{repository.KindEvent, "nl", "slug-lookup-nl", ev},
@@ -142,7 +142,7 @@ func testGetPostBySlug(t *testing.T, ctx context.Context, s repository.Store) {
 		{repository.KindEvent, "en", "slug", nil},
 		{repository.KindEvent, "en", "", nil},
 	} {
-		got, err := s.GetPostBySlug(ctx, tc.kind, tc.lang, tc.slug)
+		got, err := s.GetRecordBySlug(ctx, tc.kind, tc.lang, tc.slug)
 		if tc.want == nil {
 			wantNotFound(t, "GetPostBySlug("+string(tc.kind)+", "+tc.lang+", "+tc.slug+")", err)
 			continue
@@ -158,13 +158,13 @@ func testGetPostBySlug(t *testing.T, ctx context.Context, s repository.Store) {
 func testPostNotFound(t *testing.T, ctx context.Context, s repository.Store) {
 	p := mustCreatePost(t, ctx, s, eventFixture("Exists"))
 	missing := p.ID + 12345
-	_, err := s.GetPost(ctx, missing)
+	_, err := s.GetRecord(ctx, missing)
 	wantNotFound(t, "GetPost(missing)", err)
-	_, err = s.GetPostBySlug(ctx, repository.KindEvent, "en", "does-not-exist")
+	_, err = s.GetRecordBySlug(ctx, repository.KindEvent, "en", "does-not-exist")
 	wantNotFound(t, "GetPostBySlug(missing)", err)
-	_, err = s.UpdatePost(ctx, missing, func(*repository.Post) error { return nil })
+	_, err = s.UpdateRecord(ctx, missing, func(*repository.Record) error { return nil })
 	wantNotFound(t, "UpdatePost(missing)", err)
-	wantNotFound(t, "DeletePost(missing)", s.DeletePost(ctx, missing))
+	wantNotFound(t, "DeletePost(missing)", s.DeleteRecord(ctx, missing))
 }
 
 func testPostExplicitID(t *testing.T, ctx context.Context, s repository.Store) {
@@ -183,18 +183,18 @@ func testPostExplicitID(t *testing.T, ctx context.Context, s repository.Store) {
 
 func testPostIDsNeverReused(t *testing.T, ctx context.Context, s repository.Store) {
 	a := mustCreatePost(t, ctx, s, eventFixture("Short lived"))
-	if err := s.DeletePost(ctx, a.ID); err != nil {
+	if err := s.DeleteRecord(ctx, a.ID); err != nil {
 		t.Fatalf("DeletePost: %v", err)
 	}
 	b := mustCreatePost(t, ctx, s, eventFixture("Short lived"))
 	if b.ID <= a.ID {
 		t.Errorf("ID after delete = %d, want > %d (IDs are never reused)", b.ID, a.ID)
 	}
-	term := mustCreateTerm(t, ctx, s, termFixture(repository.TaxTag, "gone", 0))
-	if err := s.DeleteTerm(ctx, term.ID); err != nil {
+	term := mustCreateTerm(t, ctx, s, termFixture(repository.LabelTag, "gone", 0))
+	if err := s.DeleteLabel(ctx, term.ID); err != nil {
 		t.Fatalf("DeleteTerm: %v", err)
 	}
-	term2 := mustCreateTerm(t, ctx, s, termFixture(repository.TaxTag, "gone", 0))
+	term2 := mustCreateTerm(t, ctx, s, termFixture(repository.LabelTag, "gone", 0))
 	if term2.ID <= term.ID {
 		t.Errorf("term ID after delete = %d, want > %d (IDs are never reused)", term2.ID, term.ID)
 	}
@@ -208,9 +208,9 @@ func slugOf(t *testing.T, ctx context.Context, s repository.Store, id int64, lan
 
 // checkSlugOwner fails unless the slug resolves to post id (or to nothing
 // when id is 0).
-func checkSlugOwner(t *testing.T, ctx context.Context, s repository.Store, kind repository.PostKind, lang, slug string, id int64) {
+func checkSlugOwner(t *testing.T, ctx context.Context, s repository.Store, kind repository.Kind, lang, slug string, id int64) {
 	t.Helper()
-	got, err := s.GetPostBySlug(ctx, kind, lang, slug)
+	got, err := s.GetRecordBySlug(ctx, kind, lang, slug)
 	switch {
 	case id == 0:
 		wantNotFound(t, "GetPostBySlug("+string(kind)+", "+lang+", "+slug+")", err)
@@ -232,8 +232,8 @@ var slugTests = []storeTest{
 }
 
 func testSlugUniqueness(t *testing.T, ctx context.Context, s repository.Store) {
-	mk := func(kind repository.PostKind, slugs repository.Text) *repository.Post {
-		var p *repository.Post
+	mk := func(kind repository.Kind, slugs repository.Text) *repository.Record {
+		var p *repository.Record
 		switch kind {
 		case repository.KindEvent:
 			p = eventFixture("Concert")
@@ -246,7 +246,7 @@ func testSlugUniqueness(t *testing.T, ctx context.Context, s repository.Store) {
 		return mustCreatePost(t, ctx, s, p)
 	}
 	type want struct {
-		kind repository.PostKind
+		kind repository.Kind
 		in   repository.Text
 		out  repository.Text
 	}
@@ -264,7 +264,7 @@ func testSlugUniqueness(t *testing.T, ctx context.Context, s repository.Store) {
 		{repository.KindEvent, repository.Text{"en": "concert", "nl": "concert", "fr": "concert"}, repository.Text{"en": "concert-4", "nl": "concert-2", "fr": "concert"}},
 		{repository.KindEvent, repository.Text{"en": "other"}, repository.Text{"en": "other"}},
 	}
-	var created []*repository.Post
+	var created []*repository.Record
 	for i, st := range steps {
 		p := mk(st.kind, st.in.Clone())
 		created = append(created, p)
@@ -316,17 +316,17 @@ func testSlugUpdateKeepsOwn(t *testing.T, ctx context.Context, s repository.Stor
 	for _, tc := range []struct {
 		name string
 		id   int64
-		fn   func(p *repository.Post)
+		fn   func(p *repository.Record)
 		want string
 	}{
-		{"title change", a.ID, func(p *repository.Post) { p.Title["en"] = "Fest renamed" }, "fest"},
-		{"title change on suffixed", b.ID, func(p *repository.Post) { p.Title["en"] = "Fest 2 renamed" }, "fest-2"},
-		{"same slug again", a.ID, func(p *repository.Post) { p.Slug["en"] = "fest" }, "fest"},
-		{"own suffixed slug again", b.ID, func(p *repository.Post) { p.Slug["en"] = "fest-2" }, "fest-2"},
+		{"title change", a.ID, func(p *repository.Record) { p.Title["en"] = "Fest renamed" }, "fest"},
+		{"title change on suffixed", b.ID, func(p *repository.Record) { p.Title["en"] = "Fest 2 renamed" }, "fest-2"},
+		{"same slug again", a.ID, func(p *repository.Record) { p.Slug["en"] = "fest" }, "fest"},
+		{"own suffixed slug again", b.ID, func(p *repository.Record) { p.Slug["en"] = "fest-2" }, "fest-2"},
 		// b asks for the base, which a owns: the first free candidate is
 		// b's own fest-2.
-		{"base owned by other", b.ID, func(p *repository.Post) { p.Slug["en"] = "fest" }, "fest-2"},
-		{"status change", a.ID, func(p *repository.Post) { p.Status = repository.StatusPrivate }, "fest"},
+		{"base owned by other", b.ID, func(p *repository.Record) { p.Slug["en"] = "fest" }, "fest-2"},
+		{"status change", a.ID, func(p *repository.Record) { p.Status = repository.StatusPrivate }, "fest"},
 	} {
 		got := mustUpdatePost(t, ctx, s, tc.id, tc.fn)
 		if got.Slug["en"] != tc.want {
@@ -343,7 +343,7 @@ func testSlugUpdateKeepsOwn(t *testing.T, ctx context.Context, s repository.Stor
 func testSlugUpdateToTaken(t *testing.T, ctx context.Context, s repository.Store) {
 	a := mustCreatePost(t, ctx, s, minimalEvent("alpha"))
 	b := mustCreatePost(t, ctx, s, minimalEvent("beta"))
-	got := mustUpdatePost(t, ctx, s, b.ID, func(p *repository.Post) { p.Slug["en"] = "alpha" })
+	got := mustUpdatePost(t, ctx, s, b.ID, func(p *repository.Record) { p.Slug["en"] = "alpha" })
 	if got.Slug["en"] != "alpha-2" {
 		t.Errorf("UpdatePost to a taken slug returned %q, want alpha-2", got.Slug["en"])
 	}
@@ -357,14 +357,14 @@ func testSlugUpdateToTaken(t *testing.T, ctx context.Context, s repository.Store
 		t.Errorf("slug after the owner moved away: %q, want beta", c.Slug["en"])
 	}
 	// A change to a free slug is taken as is.
-	got = mustUpdatePost(t, ctx, s, a.ID, func(p *repository.Post) { p.Slug["en"] = "gamma" })
+	got = mustUpdatePost(t, ctx, s, a.ID, func(p *repository.Record) { p.Slug["en"] = "gamma" })
 	if got.Slug["en"] != "gamma" {
 		t.Errorf("UpdatePost to a free slug returned %q, want gamma", got.Slug["en"])
 	}
 	checkSlugOwner(t, ctx, s, repository.KindEvent, "en", "gamma", a.ID)
 	checkSlugOwner(t, ctx, s, repository.KindEvent, "en", "alpha", 0)
 	// A slug in a new language joins the others.
-	got = mustUpdatePost(t, ctx, s, a.ID, func(p *repository.Post) { p.Slug.Set("de", "beta") })
+	got = mustUpdatePost(t, ctx, s, a.ID, func(p *repository.Record) { p.Slug.Set("de", "beta") })
 	if !maps.Equal(got.Slug, repository.Text{"en": "gamma", "de": "beta"}) {
 		t.Errorf("slugs after adding de: %v", got.Slug)
 	}
@@ -375,7 +375,7 @@ func testSlugRemovedTranslation(t *testing.T, ctx context.Context, s repository.
 	a := eventFixture("Removal")
 	a.Slug = repository.Text{"en": "removal", "nl": "verwijdering"}
 	mustCreatePost(t, ctx, s, a)
-	mustUpdatePost(t, ctx, s, a.ID, func(p *repository.Post) { p.Slug.Set("nl", "") })
+	mustUpdatePost(t, ctx, s, a.ID, func(p *repository.Record) { p.Slug.Set("nl", "") })
 	checkSlugOwner(t, ctx, s, repository.KindEvent, "nl", "verwijdering", 0)
 	checkSlugOwner(t, ctx, s, repository.KindEvent, "en", "removal", a.ID)
 	b := minimalEvent("x")
@@ -392,7 +392,7 @@ func testSlugDeleteFrees(t *testing.T, ctx context.Context, s repository.Store) 
 	if b.Slug["en"] != "gala-2" {
 		t.Fatalf("second slug %q, want gala-2", b.Slug["en"])
 	}
-	if err := s.DeletePost(ctx, a.ID); err != nil {
+	if err := s.DeleteRecord(ctx, a.ID); err != nil {
 		t.Fatalf("DeletePost: %v", err)
 	}
 	checkSlugOwner(t, ctx, s, repository.KindVenue, "en", "gala", 0)
@@ -407,8 +407,8 @@ func testSlugDeleteFrees(t *testing.T, ctx context.Context, s repository.Store) 
 
 func testSlugTrashKeeps(t *testing.T, ctx context.Context, s repository.Store) {
 	a := mustCreatePost(t, ctx, s, organizerFixture("Binned"))
-	mustUpdatePost(t, ctx, s, a.ID, func(p *repository.Post) { p.Status = repository.StatusTrash })
-	got, err := s.GetPostBySlug(ctx, repository.KindOrganizer, "en", "binned")
+	mustUpdatePost(t, ctx, s, a.ID, func(p *repository.Record) { p.Status = repository.StatusTrash })
+	got, err := s.GetRecordBySlug(ctx, repository.KindOrganizer, "en", "binned")
 	if err != nil || got.ID != a.ID || got.Status != repository.StatusTrash {
 		t.Fatalf("GetPostBySlug(trashed) = %v, %v; want post %d in trash", got, err, a.ID)
 	}
@@ -429,7 +429,7 @@ func testUpdateApplies(t *testing.T, ctx context.Context, s repository.Store) {
 	ev := mustCreatePost(t, ctx, s, eventFixture("Before"))
 	want := normPost(ev)
 	rev := ev.Revision
-	got := mustUpdatePost(t, ctx, s, ev.ID, func(p *repository.Post) {
+	got := mustUpdatePost(t, ctx, s, ev.ID, func(p *repository.Record) {
 		p.Title.Set("en", "After")
 		p.Title.Set("nl", "")
 		p.Content.Set("de", "Inhalt")
@@ -461,10 +461,10 @@ func testUpdateApplies(t *testing.T, ctx context.Context, s repository.Store) {
 	checkPost(t, "GetPost after UpdatePost", want, mustGetPost(t, ctx, s, ev.ID))
 
 	// Venue, organizer and image fields update too.
-	for _, p := range []*repository.Post{
+	for _, p := range []*repository.Record{
 		venueFixture("Update venue"), organizerFixture("Update organizer"), imageFixture("https://img.example/u.gif"),
 	} {
-		edit := func(p *repository.Post) {
+		edit := func(p *repository.Record) {
 			switch {
 			case p.Venue != nil:
 				p.Venue.City = "Utrecht"
@@ -493,7 +493,7 @@ var errBoom = errors.New("storetest: boom")
 func testUpdateErrorAborts(t *testing.T, ctx context.Context, s repository.Store) {
 	ev := mustCreatePost(t, ctx, s, eventFixture("Stable"))
 	before := mustGetPost(t, ctx, s, ev.ID)
-	got, err := s.UpdatePost(ctx, ev.ID, func(p *repository.Post) error {
+	got, err := s.UpdateRecord(ctx, ev.ID, func(p *repository.Record) error {
 		p.Title["en"] = "Changed"
 		p.Slug["en"] = "changed"
 		p.Event.Venues = append(p.Event.Venues, 5)
@@ -508,12 +508,12 @@ func testUpdateErrorAborts(t *testing.T, ctx context.Context, s repository.Store
 	checkPost(t, "post after aborted update", before, mustGetPost(t, ctx, s, ev.ID))
 	checkSlugOwner(t, ctx, s, repository.KindEvent, "en", "changed", 0)
 	checkSlugOwner(t, ctx, s, repository.KindEvent, "en", "stable", ev.ID)
-	if n, err := s.CountPosts(ctx, repository.PostQuery{VenueIDs: []int64{5}}); err != nil || n != 0 {
+	if n, err := s.CountRecords(ctx, repository.RecordQuery{VenueIDs: []int64{5}}); err != nil || n != 0 {
 		t.Errorf("CountPosts(venue 5) after aborted update = %d, %v; want 0", n, err)
 	}
 
-	term := mustCreateTerm(t, ctx, s, termFixture(repository.TaxCategory, "Stable", 0))
-	_, err = s.UpdateTerm(ctx, term.ID, func(tm *repository.Term) error {
+	term := mustCreateTerm(t, ctx, s, termFixture(repository.LabelCategory, "Stable", 0))
+	_, err = s.UpdateLabel(ctx, term.ID, func(tm *repository.Label) error {
 		tm.Name["en"] = "Changed"
 		return errBoom
 	})
@@ -525,20 +525,20 @@ func testUpdateErrorAborts(t *testing.T, ctx context.Context, s repository.Store
 
 func testUpdateMissing(t *testing.T, ctx context.Context, s repository.Store) {
 	ev := mustCreatePost(t, ctx, s, eventFixture("Here"))
-	_, err := s.UpdatePost(ctx, ev.ID+999, func(p *repository.Post) error { p.Status = repository.StatusDraft; return nil })
+	_, err := s.UpdateRecord(ctx, ev.ID+999, func(p *repository.Record) error { p.Status = repository.StatusDraft; return nil })
 	wantNotFound(t, "UpdatePost(missing)", err)
-	if err := s.DeletePost(ctx, ev.ID); err != nil {
+	if err := s.DeleteRecord(ctx, ev.ID); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.UpdatePost(ctx, ev.ID, func(p *repository.Post) error { p.Status = repository.StatusDraft; return nil })
+	_, err = s.UpdateRecord(ctx, ev.ID, func(p *repository.Record) error { p.Status = repository.StatusDraft; return nil })
 	wantNotFound(t, "UpdatePost(deleted)", err)
-	_, err = s.UpdateTerm(ctx, 987654, func(*repository.Term) error { return nil })
+	_, err = s.UpdateLabel(ctx, 987654, func(*repository.Label) error { return nil })
 	wantNotFound(t, "UpdateTerm(missing)", err)
 }
 
 func testUpdateTrash(t *testing.T, ctx context.Context, s repository.Store) {
 	ev := mustCreatePost(t, ctx, s, eventFixture("To the bin"))
-	got := mustUpdatePost(t, ctx, s, ev.ID, func(p *repository.Post) { p.Status = repository.StatusTrash })
+	got := mustUpdatePost(t, ctx, s, ev.ID, func(p *repository.Record) { p.Status = repository.StatusTrash })
 	if got.Status != repository.StatusTrash {
 		t.Errorf("status %q, want trash", got.Status)
 	}
@@ -546,16 +546,16 @@ func testUpdateTrash(t *testing.T, ctx context.Context, s repository.Store) {
 	if stored.Status != repository.StatusTrash {
 		t.Errorf("stored status %q, want trash", stored.Status)
 	}
-	n, err := s.CountPosts(ctx, repository.PostQuery{ExcludeStatuses: []string{repository.StatusTrash}})
+	n, err := s.CountRecords(ctx, repository.RecordQuery{ExcludeStatuses: []string{repository.StatusTrash}})
 	if err != nil || n != 0 {
 		t.Errorf("CountPosts(not trash) = %d, %v; want 0", n, err)
 	}
-	n, err = s.CountPosts(ctx, repository.PostQuery{Statuses: []string{repository.StatusTrash}})
+	n, err = s.CountRecords(ctx, repository.RecordQuery{Statuses: []string{repository.StatusTrash}})
 	if err != nil || n != 1 {
 		t.Errorf("CountPosts(trash) = %d, %v; want 1", n, err)
 	}
 	// Restoring works like any update.
-	got = mustUpdatePost(t, ctx, s, ev.ID, func(p *repository.Post) { p.Status = repository.StatusPublish })
+	got = mustUpdatePost(t, ctx, s, ev.ID, func(p *repository.Record) { p.Status = repository.StatusPublish })
 	want := normPost(ev)
 	want.Revision = got.Revision
 	checkPost(t, "restored post", want, mustGetPost(t, ctx, s, ev.ID))
@@ -567,28 +567,28 @@ var deleteTests = []storeTest{
 
 func testDeletePermanent(t *testing.T, ctx context.Context, s repository.Store) {
 	keep := mustCreatePost(t, ctx, s, eventFixture("Keeper"))
-	for _, p := range []*repository.Post{
+	for _, p := range []*repository.Record{
 		eventFixture("Doomed"), venueFixture("Doomed"), organizerFixture("Doomed"), imageFixture("https://img.example/doomed.jpg"),
 	} {
 		mustCreatePost(t, ctx, s, p)
-		if err := s.DeletePost(ctx, p.ID); err != nil {
+		if err := s.DeleteRecord(ctx, p.ID); err != nil {
 			t.Fatalf("DeletePost(%s): %v", p.Kind, err)
 		}
-		_, err := s.GetPost(ctx, p.ID)
+		_, err := s.GetRecord(ctx, p.ID)
 		wantNotFound(t, "GetPost after DeletePost", err)
-		wantNotFound(t, "second DeletePost", s.DeletePost(ctx, p.ID))
+		wantNotFound(t, "second DeletePost", s.DeleteRecord(ctx, p.ID))
 		for lang, slug := range p.Slug {
 			checkSlugOwner(t, ctx, s, p.Kind, lang, slug, 0)
 		}
-		got, err := s.GetPosts(ctx, []int64{p.ID, keep.ID})
+		got, err := s.GetRecords(ctx, []int64{p.ID, keep.ID})
 		if err != nil || len(got) != 1 || got[keep.ID] == nil {
 			t.Errorf("GetPosts after DeletePost = %v, %v; want only %d", got, err, keep.ID)
 		}
-		found, err := s.FindPosts(ctx, repository.PostQuery{IDs: []int64{p.ID}})
+		found, err := s.FindRecords(ctx, repository.RecordQuery{IDs: []int64{p.ID}})
 		if err != nil || len(found) != 0 {
 			t.Errorf("FindPosts(deleted ID) = %v, %v; want none", postIDs(found), err)
 		}
-		if n, err := s.CountPosts(ctx, repository.PostQuery{Kind: p.Kind}); err != nil || n != map[bool]int{true: 1, false: 0}[p.Kind == repository.KindEvent] {
+		if n, err := s.CountRecords(ctx, repository.RecordQuery{Kind: p.Kind}); err != nil || n != map[bool]int{true: 1, false: 0}[p.Kind == repository.KindEvent] {
 			t.Errorf("CountPosts(%s) after DeletePost = %d, %v", p.Kind, n, err)
 		}
 	}

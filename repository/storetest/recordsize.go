@@ -21,9 +21,9 @@ var recordSizeTests = []storeTest{
 
 // sizedEvent returns an event with one override whose English description
 // pads the record to exactly bytes (repository.RecordSize).
-func sizedEvent(t *testing.T, slug string, bytes int) *repository.Post {
+func sizedEvent(t *testing.T, slug string, bytes int) *repository.Record {
 	t.Helper()
-	p := &repository.Post{
+	p := &repository.Record{
 		Kind: repository.KindEvent, Status: repository.StatusPublish, Date: baseTime,
 		Title: repository.Text{"en": slug}, Slug: repository.Text{"en": slug},
 		Event: &repository.EventFields{Overrides: []repository.OccurrenceOverride{{Key: "20310314T183005", Content: repository.Text{"en": ""}}}},
@@ -61,22 +61,22 @@ func wantTooLarge(t *testing.T, err error, field string) {
 
 func testCreatePostAtBound(t *testing.T, ctx context.Context, s repository.Store) {
 	over := sizedEvent(t, "big", repository.MaxRecordBytes+1)
-	wantTooLarge(t, s.CreatePost(ctx, over), "event.overrides")
+	wantTooLarge(t, s.CreateRecord(ctx, over), "event.overrides")
 	if over.ID != 0 {
 		t.Errorf("refused create left ID %d on the record", over.ID)
 	}
 	// Nothing of the refused create remains: not the post, not its slug.
-	if n, err := s.CountPosts(ctx, repository.PostQuery{}); err != nil || n != 0 {
+	if n, err := s.CountRecords(ctx, repository.RecordQuery{}); err != nil || n != 0 {
 		t.Errorf("CountPosts after a refused create = %d, %v; want 0", n, err)
 	}
 	at := sizedEvent(t, "big", repository.MaxRecordBytes)
-	if err := s.CreatePost(ctx, at); err != nil {
+	if err := s.CreateRecord(ctx, at); err != nil {
 		t.Fatalf("CreatePost of exactly MaxRecordBytes: %v", err)
 	}
 	if at.Slug["en"] != "big" {
 		t.Errorf("slug %q, want big (the refused create reserved nothing)", at.Slug["en"])
 	}
-	got, err := s.GetPost(ctx, at.ID)
+	got, err := s.GetRecord(ctx, at.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,33 +87,33 @@ func testCreatePostAtBound(t *testing.T, ctx context.Context, s repository.Store
 
 func testUpdatePostPastBound(t *testing.T, ctx context.Context, s repository.Store) {
 	p := sizedEvent(t, "grow", 1<<10)
-	if err := s.CreatePost(ctx, p); err != nil {
+	if err := s.CreateRecord(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.UpdatePost(ctx, p.ID, func(q *repository.Post) error {
+	_, err := s.UpdateRecord(ctx, p.ID, func(q *repository.Record) error {
 		q.Content = repository.Text{"en": ""}
 		pad(t, q, &q.Content, repository.MaxRecordBytes+1)
 		q.Slug = repository.Text{"en": "moved"}
 		return nil
 	})
 	wantTooLarge(t, err, "content.en")
-	got, err := s.GetPost(ctx, p.ID)
+	got, err := s.GetRecord(ctx, p.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Revision != 1 || got.Slug["en"] != "grow" || len(got.Content["en"]) != 0 {
 		t.Errorf("after a refused update: revision %d, slug %q, %d bytes of content; want 1, grow, 0", got.Revision, got.Slug["en"], len(got.Content["en"]))
 	}
-	if _, err := s.GetPostBySlug(ctx, repository.KindEvent, "en", "moved"); !errors.Is(err, repository.ErrNotFound) {
+	if _, err := s.GetRecordBySlug(ctx, repository.KindEvent, "en", "moved"); !errors.Is(err, repository.ErrNotFound) {
 		t.Errorf("slug of the refused update: %v, want ErrNotFound", err)
 	}
 }
 
 func testCreateTermPastBound(t *testing.T, ctx context.Context, s repository.Store) {
-	term := &repository.Term{Taxonomy: repository.TaxTag, Name: repository.Text{"en": "huge"}, Slug: repository.Text{"en": "huge"}, Description: repository.Text{"en": ""}}
+	term := &repository.Label{Taxonomy: repository.LabelTag, Name: repository.Text{"en": "huge"}, Slug: repository.Text{"en": "huge"}, Description: repository.Text{"en": ""}}
 	pad(t, term, &term.Description, repository.MaxRecordBytes+1)
-	wantTooLarge(t, s.CreateTerm(ctx, term), "description.en")
-	if ts, err := s.FindTerms(ctx, repository.TermQuery{Taxonomy: repository.TaxTag}); err != nil || len(ts) != 0 {
+	wantTooLarge(t, s.CreateLabel(ctx, term), "description.en")
+	if ts, err := s.FindLabels(ctx, repository.LabelQuery{Taxonomy: repository.LabelTag}); err != nil || len(ts) != 0 {
 		t.Errorf("FindTerms after a refused create = %d terms, %v; want none", len(ts), err)
 	}
 }

@@ -14,7 +14,7 @@ var recurrenceTests = []storeTest{
 
 // seriesFixture is an event with a recurrence and overrides using every
 // optional field (set to zero values where a zero is meaningful).
-func seriesFixture(title string) *repository.Post {
+func seriesFixture(title string) *repository.Record {
 	p := eventFixture(title)
 	start, end, status, web := "2031-03-20 08:00:00", "2031-03-20 09:30:00", repository.StatusDraft, ""
 	featured := false
@@ -40,7 +40,7 @@ func testRecurrenceRoundTrip(t *testing.T, ctx context.Context, s repository.Sto
 	empty.Event.Recurrence = &repository.Recurrence{Rules: []string{"FREQ=DAILY;COUNT=3"}, Exclusions: []string{}, Additions: []string{}}
 	mustCreatePost(t, ctx, s, empty)
 	single := mustCreatePost(t, ctx, s, eventFixture("Single"))
-	for _, p := range []*repository.Post{series, empty, single} {
+	for _, p := range []*repository.Record{series, empty, single} {
 		got := mustGetPost(t, ctx, s, p.ID)
 		checkPost(t, "GetPost of a series", p, got)
 	}
@@ -48,7 +48,7 @@ func testRecurrenceRoundTrip(t *testing.T, ctx context.Context, s repository.Sto
 	if got.Event.Recurrence != nil || got.Event.Overrides != nil {
 		t.Errorf("single event read back with recurrence %+v, overrides %+v", got.Event.Recurrence, got.Event.Overrides)
 	}
-	all, err := s.GetPosts(ctx, []int64{series.ID})
+	all, err := s.GetRecords(ctx, []int64{series.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func testRecurrenceUpdate(t *testing.T, ctx context.Context, s repository.Store)
 	p := mustCreatePost(t, ctx, s, seriesFixture("Changing series"))
 	clearAllMarks(t, ctx, s)
 	moved := "2031-03-21 08:00:00"
-	updated, err := s.UpdatePost(ctx, p.ID, func(q *repository.Post) error {
+	updated, err := s.UpdateRecord(ctx, p.ID, func(q *repository.Record) error {
 		q.Event.Recurrence.Exclusions = append(q.Event.Recurrence.Exclusions, "2031-03-27 19:30:05")
 		q.Event.Overrides = []repository.OccurrenceOverride{{Key: "20310401T193005", StartLocal: &moved}}
 		return nil
@@ -75,7 +75,7 @@ func testRecurrenceUpdate(t *testing.T, ctx context.Context, s repository.Store)
 	if len(pendingMarks(t, ctx, s)) == 0 {
 		t.Errorf("changing a recurrence left no index mark")
 	}
-	_, err = s.UpdatePost(ctx, p.ID, func(q *repository.Post) error {
+	_, err = s.UpdateRecord(ctx, p.ID, func(q *repository.Record) error {
 		q.Event.Recurrence, q.Event.Overrides = nil, nil
 		return nil
 	})

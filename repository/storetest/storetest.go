@@ -123,9 +123,9 @@ func ptr[T any](v T) *T { return &v }
 
 // eventFixture returns an event with every field set. Callers override what
 // they need.
-func eventFixture(title string) *repository.Post {
+func eventFixture(title string) *repository.Record {
 	start := baseTime.Add(48 * time.Hour)
-	return &repository.Post{
+	return &repository.Record{
 		Kind:     repository.KindEvent,
 		Author:   7,
 		Status:   repository.StatusPublish,
@@ -162,8 +162,8 @@ func eventFixture(title string) *repository.Post {
 
 // minimalEvent returns an event with only what an event needs: zero flags,
 // no optional values, so that "unset" round-trips too.
-func minimalEvent(slug string) *repository.Post {
-	return &repository.Post{
+func minimalEvent(slug string) *repository.Record {
+	return &repository.Record{
 		Kind:   repository.KindEvent,
 		Status: repository.StatusDraft,
 		Date:   baseTime,
@@ -178,8 +178,8 @@ func minimalEvent(slug string) *repository.Post {
 	}
 }
 
-func venueFixture(name string) *repository.Post {
-	return &repository.Post{
+func venueFixture(name string) *repository.Record {
+	return &repository.Record{
 		Kind:     repository.KindVenue,
 		Author:   2,
 		Status:   repository.StatusPublish,
@@ -207,8 +207,8 @@ func venueFixture(name string) *repository.Post {
 	}
 }
 
-func organizerFixture(name string) *repository.Post {
-	return &repository.Post{
+func organizerFixture(name string) *repository.Record {
+	return &repository.Record{
 		Kind:     repository.KindOrganizer,
 		Author:   3,
 		Status:   repository.StatusPublish,
@@ -225,8 +225,8 @@ func organizerFixture(name string) *repository.Post {
 	}
 }
 
-func imageFixture(url string) *repository.Post {
-	return &repository.Post{
+func imageFixture(url string) *repository.Record {
+	return &repository.Record{
 		Kind:     repository.KindImage,
 		Author:   1,
 		Status:   repository.StatusPublish,
@@ -238,8 +238,8 @@ func imageFixture(url string) *repository.Post {
 	}
 }
 
-func termFixture(tax repository.Taxonomy, name string, parent int64) *repository.Term {
-	return &repository.Term{
+func termFixture(tax repository.LabelKind, name string, parent int64) *repository.Label {
+	return &repository.Label{
 		Taxonomy:    tax,
 		Name:        repository.Text{"en": name},
 		Description: repository.Text{"en": "About " + name},
@@ -249,9 +249,9 @@ func termFixture(tax repository.Taxonomy, name string, parent int64) *repository
 }
 
 // mustCreatePost creates p or fails the test.
-func mustCreatePost(t *testing.T, ctx context.Context, s repository.Store, p *repository.Post) *repository.Post {
+func mustCreatePost(t *testing.T, ctx context.Context, s repository.Store, p *repository.Record) *repository.Record {
 	t.Helper()
-	if err := s.CreatePost(ctx, p); err != nil {
+	if err := s.CreateRecord(ctx, p); err != nil {
 		t.Fatalf("CreatePost(%s %v): %v", p.Kind, p.Title, err)
 	}
 	if p.ID <= 0 {
@@ -260,9 +260,9 @@ func mustCreatePost(t *testing.T, ctx context.Context, s repository.Store, p *re
 	return p
 }
 
-func mustCreateTerm(t *testing.T, ctx context.Context, s repository.Store, term *repository.Term) *repository.Term {
+func mustCreateTerm(t *testing.T, ctx context.Context, s repository.Store, term *repository.Label) *repository.Label {
 	t.Helper()
-	if err := s.CreateTerm(ctx, term); err != nil {
+	if err := s.CreateLabel(ctx, term); err != nil {
 		t.Fatalf("CreateTerm(%s %v): %v", term.Taxonomy, term.Name, err)
 	}
 	if term.ID <= 0 {
@@ -271,36 +271,36 @@ func mustCreateTerm(t *testing.T, ctx context.Context, s repository.Store, term 
 	return term
 }
 
-func mustGetPost(t *testing.T, ctx context.Context, s repository.Store, id int64) *repository.Post {
+func mustGetPost(t *testing.T, ctx context.Context, s repository.Store, id int64) *repository.Record {
 	t.Helper()
-	p, err := s.GetPost(ctx, id)
+	p, err := s.GetRecord(ctx, id)
 	if err != nil {
 		t.Fatalf("GetPost(%d): %v", id, err)
 	}
 	return p
 }
 
-func mustGetTerm(t *testing.T, ctx context.Context, s repository.Store, id int64) *repository.Term {
+func mustGetTerm(t *testing.T, ctx context.Context, s repository.Store, id int64) *repository.Label {
 	t.Helper()
-	term, err := s.GetTerm(ctx, id)
+	term, err := s.GetLabel(ctx, id)
 	if err != nil {
 		t.Fatalf("GetTerm(%d): %v", id, err)
 	}
 	return term
 }
 
-func mustUpdatePost(t *testing.T, ctx context.Context, s repository.Store, id int64, fn func(p *repository.Post)) *repository.Post {
+func mustUpdatePost(t *testing.T, ctx context.Context, s repository.Store, id int64, fn func(p *repository.Record)) *repository.Record {
 	t.Helper()
-	p, err := s.UpdatePost(ctx, id, func(p *repository.Post) error { fn(p); return nil })
+	p, err := s.UpdateRecord(ctx, id, func(p *repository.Record) error { fn(p); return nil })
 	if err != nil {
 		t.Fatalf("UpdatePost(%d): %v", id, err)
 	}
 	return p
 }
 
-func mustUpdateTerm(t *testing.T, ctx context.Context, s repository.Store, id int64, fn func(term *repository.Term)) *repository.Term {
+func mustUpdateTerm(t *testing.T, ctx context.Context, s repository.Store, id int64, fn func(term *repository.Label)) *repository.Label {
 	t.Helper()
-	term, err := s.UpdateTerm(ctx, id, func(term *repository.Term) error { fn(term); return nil })
+	term, err := s.UpdateLabel(ctx, id, func(term *repository.Label) error { fn(term); return nil })
 	if err != nil {
 		t.Fatalf("UpdateTerm(%d): %v", id, err)
 	}
@@ -344,7 +344,7 @@ func normStrings(s []string) []string {
 
 // normPost returns a copy of p in the comparable form described in the
 // package documentation.
-func normPost(p *repository.Post) *repository.Post {
+func normPost(p *repository.Record) *repository.Record {
 	if p == nil {
 		return nil
 	}
@@ -384,7 +384,7 @@ func normOrigin(o *repository.Origin) *repository.Origin {
 	return &c
 }
 
-func normTerm(term *repository.Term) *repository.Term {
+func normTerm(term *repository.Label) *repository.Label {
 	if term == nil {
 		return nil
 	}
@@ -404,7 +404,7 @@ func dump(v any) string {
 
 // checkPost reports every difference between the post the test expects and
 // the one the store returned.
-func checkPost(t *testing.T, what string, want, got *repository.Post) {
+func checkPost(t *testing.T, what string, want, got *repository.Record) {
 	t.Helper()
 	w, g := normPost(want), normPost(got)
 	if !reflect.DeepEqual(w, g) {
@@ -412,7 +412,7 @@ func checkPost(t *testing.T, what string, want, got *repository.Post) {
 	}
 }
 
-func checkTerm(t *testing.T, what string, want, got *repository.Term) {
+func checkTerm(t *testing.T, what string, want, got *repository.Label) {
 	t.Helper()
 	w, g := normTerm(want), normTerm(got)
 	if !reflect.DeepEqual(w, g) {
@@ -429,7 +429,7 @@ func checkUser(t *testing.T, what string, want, got *repository.User) {
 	}
 }
 
-func postIDs(ps []*repository.Post) []int64 {
+func postIDs(ps []*repository.Record) []int64 {
 	ids := make([]int64, len(ps))
 	for i, p := range ps {
 		ids[i] = p.ID
@@ -437,7 +437,7 @@ func postIDs(ps []*repository.Post) []int64 {
 	return ids
 }
 
-func termIDs(ts []*repository.Term) []int64 {
+func termIDs(ts []*repository.Label) []int64 {
 	ids := make([]int64, len(ts))
 	for i, term := range ts {
 		ids[i] = term.ID

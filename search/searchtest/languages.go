@@ -15,15 +15,15 @@ import (
 // without links: nothing is linked, so every lookup finds nothing.
 type docStore struct{ repository.Store }
 
-func (docStore) GetPosts(context.Context, []int64) (map[int64]*repository.Post, error) {
-	return map[int64]*repository.Post{}, nil
+func (docStore) GetRecords(context.Context, []int64) (map[int64]*repository.Record, error) {
+	return map[int64]*repository.Record{}, nil
 }
 
-func (docStore) GetTerms(context.Context, []int64) (map[int64]*repository.Term, error) {
-	return map[int64]*repository.Term{}, nil
+func (docStore) GetLabels(context.Context, []int64) (map[int64]*repository.Label, error) {
+	return map[int64]*repository.Label{}, nil
 }
 
-func (docStore) PlaceEvents(context.Context, repository.PostKind, []int64) (map[int64]repository.PlaceEvents, error) {
+func (docStore) PlaceEvents(context.Context, repository.Kind, []int64) (map[int64]repository.PlaceEvents, error) {
 	return map[int64]repository.PlaceEvents{}, nil
 }
 
@@ -37,13 +37,13 @@ func testSingleLanguage(t *testing.T, e search.Engine) {
 	ctx := t.Context()
 	b := &indexing.DocBuilder{Store: docStore{}, Languages: []string{"nl", "en", "fr", "de"}, DefaultLanguage: "en", Location: time.UTC}
 	start := time.Date(2027, 6, 21, 18, 0, 0, 0, time.UTC)
-	event := func(id int64, title, content repository.Text) *repository.Post {
+	event := func(id int64, title, content repository.Text) *repository.Record {
 		s := start.Add(time.Duration(id) * time.Hour)
-		return &repository.Post{ID: id, Kind: repository.KindEvent, Status: repository.StatusPublish, Date: start,
+		return &repository.Record{ID: id, Kind: repository.KindEvent, Status: repository.StatusPublish, Date: start,
 			Title: title, Content: content,
 			Event: &repository.EventFields{StartUTC: s, EndUTC: s.Add(time.Hour), StartLocal: s.Format("2006-01-02 15:04:05"), EndLocal: s.Add(time.Hour).Format("2006-01-02 15:04:05")}}
 	}
-	events, err := b.Events(ctx, []*repository.Post{
+	events, err := b.Events(ctx, []*repository.Record{
 		event(1, repository.Text{"fr": "Fête de la musique"}, repository.Text{"fr": "Concerts gratuits"}),
 		event(2, repository.Text{"en": "Jazz night", "fr": "Soirée jazz"}, nil),
 		event(3, repository.Text{"nl": "Koningsdag", "fr": "Fête du roi"}, nil),
@@ -51,7 +51,7 @@ func testSingleLanguage(t *testing.T, e search.Engine) {
 	if err != nil {
 		t.Fatalf("Events: %v", err)
 	}
-	places, err := b.Places(ctx, []*repository.Post{
+	places, err := b.Places(ctx, []*repository.Record{
 		{ID: 11, Kind: repository.KindVenue, Status: repository.StatusPublish, Date: start, Title: repository.Text{"fr": "Salle des fêtes"}, Venue: &repository.VenueFields{}},
 		{ID: 12, Kind: repository.KindOrganizer, Status: repository.StatusPublish, Date: start, Title: repository.Text{"de": "Stadtfest Verein"}, Organizer: &repository.OrganizerFields{}},
 	})

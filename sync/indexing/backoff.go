@@ -110,7 +110,7 @@ type markFailure struct {
 // returns the marks that were applied (done), their dependent marks, and
 // the marks that failed alone. An error that is not blamable fails the
 // whole call.
-func (w *Worker) applyIsolating(ctx context.Context, marks []repository.IndexMark, posts map[int64]*repository.Post) (done, deps []repository.IndexMark, failed []markFailure, err error) {
+func (w *Worker) applyIsolating(ctx context.Context, marks []repository.IndexMark, posts map[int64]*repository.Record) (done, deps []repository.IndexMark, failed []markFailure, err error) {
 	deps, err = w.apply(ctx, marks, posts)
 	switch {
 	case err == nil:

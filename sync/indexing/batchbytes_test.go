@@ -63,9 +63,9 @@ func (c *byteCounter) take() (ids []int64, bytes int) {
 // hugeSeries writes a weekly series of 100 occurrences, each changed with
 // a description of 4,000 bytes: 400 KB of override text, which the old
 // budget (the series' own text times its occurrences) did not see.
-func hugeSeries(t *testing.T, s *stack) *repository.Post {
+func hugeSeries(t *testing.T, s *stack) *repository.Record {
 	t.Helper()
-	p, err := s.store.GetPost(t.Context(), s.series(t, "Rehearsal", "FREQ=WEEKLY;COUNT=100").ID)
+	p, err := s.store.GetRecord(t.Context(), s.series(t, "Rehearsal", "FREQ=WEEKLY;COUNT=100").ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func hugeSeries(t *testing.T, s *stack) *repository.Post {
 	if err != nil || len(occs) != 100 {
 		t.Fatalf("expand: %d occurrences, %v", len(occs), err)
 	}
-	s.update(t, p, func(p *repository.Post) {
+	s.update(t, p, func(p *repository.Record) {
 		for i, o := range occs {
 			text := strings.Repeat(string(rune('a'+i%26))+"word ", 800)
 			p.Event.Overrides = append(p.Event.Overrides, repository.OccurrenceOverride{Key: o.Key, Content: repository.Text{"en": text}})

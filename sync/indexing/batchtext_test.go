@@ -20,7 +20,7 @@ func TestLargeDraftsDoNotHoldSmallWrites(t *testing.T) {
 	big := strings.Repeat("lorem ipsum dolor sit amet ", 200000/27)
 	for range 6 {
 		p := s.post(t, repository.KindEvent, "Draft", repository.StatusDraft, baseTime)
-		if _, err := s.store.UpdatePost(t.Context(), p.ID, func(p *repository.Post) error {
+		if _, err := s.store.UpdateRecord(t.Context(), p.ID, func(p *repository.Record) error {
 			p.Content = repository.Text{"en": big}
 			return nil
 		}); err != nil {
@@ -58,9 +58,9 @@ type postReads struct {
 	reads map[int64]int
 }
 
-func (c *postReads) GetPosts(ctx context.Context, ids []int64) (map[int64]*repository.Post, error) {
+func (c *postReads) GetRecords(ctx context.Context, ids []int64) (map[int64]*repository.Record, error) {
 	for _, id := range ids {
 		c.reads[id]++
 	}
-	return c.Store.GetPosts(ctx, ids)
+	return c.Store.GetRecords(ctx, ids)
 }

@@ -52,7 +52,7 @@ type cascade struct {
 	mark repository.IndexMark
 	// queries select the events to index again; the first one is walked
 	// from after (an event ID), the others from the start.
-	queries []repository.PostQuery
+	queries []repository.RecordQuery
 	after   int64
 	done    int
 	total   int
@@ -83,15 +83,15 @@ func (w *Worker) newCascade(ctx context.Context, m repository.IndexMark) (*casca
 		if err != nil {
 			return nil, err
 		}
-		c.queries = []repository.PostQuery{
+		c.queries = []repository.RecordQuery{
 			{Kind: repository.KindEvent, CategoryIDs: cats},
 			{Kind: repository.KindEvent, TagIDs: []int64{m.ID}},
 		}
 	} else {
-		c.queries = []repository.PostQuery{{Kind: repository.KindEvent, VenueIDs: []int64{m.ID}}}
+		c.queries = []repository.RecordQuery{{Kind: repository.KindEvent, VenueIDs: []int64{m.ID}}}
 	}
 	for _, q := range c.queries {
-		n, err := w.Store.CountPosts(ctx, q)
+		n, err := w.Store.CountRecords(ctx, q)
 		if err != nil {
 			return nil, err
 		}
@@ -102,7 +102,7 @@ func (w *Worker) newCascade(ctx context.Context, m repository.IndexMark) (*casca
 
 // categoryTree returns the categories and all their descendants.
 func (w *Worker) categoryTree(ctx context.Context, roots []int64) ([]int64, error) {
-	all, err := w.Store.FindTerms(ctx, repository.TermQuery{Taxonomy: repository.TaxCategory})
+	all, err := w.Store.FindLabels(ctx, repository.LabelQuery{Taxonomy: repository.LabelCategory})
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ func (w *Worker) advance(ctx context.Context, c *cascade, limit int) (int, bool,
 	for n < limit && len(c.queries) > 0 {
 		q := c.queries[0]
 		q.AfterID, q.Limit = c.after, limit-n
-		ids, err := w.Store.FindPostIDs(ctx, q)
+		ids, err := w.Store.FindRecordIDs(ctx, q)
 		if err != nil {
 			return n, false, err
 		}

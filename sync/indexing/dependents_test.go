@@ -66,7 +66,7 @@ type countingStore struct {
 	calls int
 }
 
-func (c *countingStore) PlaceEvents(ctx context.Context, kind repository.PostKind, ids []int64) (map[int64]repository.PlaceEvents, error) {
+func (c *countingStore) PlaceEvents(ctx context.Context, kind repository.Kind, ids []int64) (map[int64]repository.PlaceEvents, error) {
 	c.mu.Lock()
 	c.calls++
 	c.mu.Unlock()
@@ -74,10 +74,10 @@ func (c *countingStore) PlaceEvents(ctx context.Context, kind repository.PostKin
 }
 
 // atVenue creates an event at the venue (and organizer, when not 0).
-func (s *stack) atVenue(t *testing.T, title string, venue, org int64) *repository.Post {
+func (s *stack) atVenue(t *testing.T, title string, venue, org int64) *repository.Record {
 	t.Helper()
 	p := s.post(t, repository.KindEvent, title, repository.StatusPublish, baseTime)
-	upd, err := s.store.UpdatePost(t.Context(), p.ID, func(p *repository.Post) error {
+	upd, err := s.store.UpdateRecord(t.Context(), p.ID, func(p *repository.Record) error {
 		p.Event.Venues = []int64{venue}
 		if org != 0 {
 			p.Event.Organizers = []int64{org}
@@ -93,7 +93,7 @@ func (s *stack) atVenue(t *testing.T, title string, venue, org int64) *repositor
 // setGeo gives the venue a geo point.
 func (s *stack) setGeo(t *testing.T, venue int64, lat float64) {
 	t.Helper()
-	if _, err := s.store.UpdatePost(t.Context(), venue, func(p *repository.Post) error {
+	if _, err := s.store.UpdateRecord(t.Context(), venue, func(p *repository.Record) error {
 		p.Venue.GeoLat, p.Venue.GeoLng = &lat, &lat
 		return nil
 	}); err != nil {
@@ -127,10 +127,10 @@ func TestPlaceRebuiltOncePerBatch(t *testing.T) {
 	rec.reset()
 	cs.calls = 0
 	for i := range 500 {
-		e := &repository.Post{Kind: repository.KindEvent, Status: repository.StatusPublish, Date: baseTime,
+		e := &repository.Record{Kind: repository.KindEvent, Status: repository.StatusPublish, Date: baseTime,
 			Title: repository.Text{"en": "Gig"}, Event: &repository.EventFields{StartUTC: baseTime.Add(time.Duration(i) * time.Hour),
 				EndUTC: baseTime.Add(time.Duration(i+1) * time.Hour), Venues: []int64{venue.ID}, Organizers: []int64{org.ID}}}
-		if err := s.store.CreatePost(t.Context(), e); err != nil {
+		if err := s.store.CreateRecord(t.Context(), e); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -257,21 +257,21 @@ func TestDependentsOfTerms(t *testing.T) {
 	s.worker.Engine = rec
 	s.worker.CascadeChunk = 3
 	ctx := t.Context()
-	parent := &repository.Term{Taxonomy: repository.TaxCategory, Name: repository.Text{"en": "Music"}, Slug: repository.Text{"en": "music"}}
-	if err := s.store.CreateTerm(ctx, parent); err != nil {
+	parent := &repository.Label{Taxonomy: repository.LabelCategory, Name: repository.Text{"en": "Music"}, Slug: repository.Text{"en": "music"}}
+	if err := s.store.CreateLabel(ctx, parent); err != nil {
 		t.Fatal(err)
 	}
-	child := &repository.Term{Taxonomy: repository.TaxCategory, Name: repository.Text{"en": "Jazz"}, Slug: repository.Text{"en": "jazz"}, Parent: parent.ID}
-	tag := &repository.Term{Taxonomy: repository.TaxTag, Name: repository.Text{"en": "free"}, Slug: repository.Text{"en": "free"}}
-	for _, term := range []*repository.Term{child, tag} {
-		if err := s.store.CreateTerm(ctx, term); err != nil {
+	child := &repository.Label{Taxonomy: repository.LabelCategory, Name: repository.Text{"en": "Jazz"}, Slug: repository.Text{"en": "jazz"}, Parent: parent.ID}
+	tag := &repository.Label{Taxonomy: repository.LabelTag, Name: repository.Text{"en": "free"}, Slug: repository.Text{"en": "free"}}
+	for _, term := range []*repository.Label{child, tag} {
+		if err := s.store.CreateLabel(ctx, term); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var inChild, tagged []int64
 	for i := range 8 {
 		p := s.post(t, repository.KindEvent, "Gig", repository.StatusPublish, baseTime)
-		if _, err := s.store.UpdatePost(ctx, p.ID, func(p *repository.Post) error {
+		if _, err := s.store.UpdateRecord(ctx, p.ID, func(p *repository.Record) error {
 			if i%2 == 0 {
 				p.Event.Categories = []int64{child.ID}
 			} else {
@@ -288,8 +288,8 @@ func TestDependentsOfTerms(t *testing.T) {
 		}
 	}
 	s.flush(t)
-	for _, term := range []*repository.Term{parent, tag} {
-		if _, err := s.store.UpdateTerm(ctx, term.ID, func(t *repository.Term) error {
+	for _, term := range []*repository.Label{parent, tag} {
+		if _, err := s.store.UpdateLabel(ctx, term.ID, func(t *repository.Label) error {
 			t.Slug = repository.Text{"en": t.Slug["en"] + "-renamed"}
 			return nil
 		}); err != nil {

@@ -54,7 +54,7 @@ func (b *DocBuilder) occurrences(e *repository.EventFields) []recurrence.Occurre
 
 // DocumentCount returns the number of documents the index holds for an
 // event: one, or one per occurrence of a series.
-func (b *DocBuilder) DocumentCount(p *repository.Post) int {
+func (b *DocBuilder) DocumentCount(p *repository.Record) int {
 	if p.Event == nil || p.Event.Recurrence == nil {
 		return 1
 	}
@@ -65,7 +65,7 @@ func (b *DocBuilder) DocumentCount(p *repository.Post) int {
 // distinct text is cut once (cutLongWords): the languages without a
 // translation share the default language's (a 200,000-character
 // description would otherwise be scanned once per language).
-func (b *DocBuilder) text(p *repository.Post) map[string]search.Text {
+func (b *DocBuilder) text(p *repository.Record) map[string]search.Text {
 	out := make(map[string]search.Text, len(b.Languages))
 	cut := map[string]string{}
 	once := func(s string) string {
@@ -97,7 +97,7 @@ func wallClock(t time.Time, loc *time.Location) int64 {
 // one per single event, one per occurrence of a series (Occurrences).
 // Category IDs include every ancestor, so a parent category matches events
 // of its children.
-func (b *DocBuilder) Events(ctx context.Context, events []*repository.Post) ([]search.EventDocument, error) {
+func (b *DocBuilder) Events(ctx context.Context, events []*repository.Record) ([]search.EventDocument, error) {
 	var out []search.EventDocument
 	err := b.EventBatches(ctx, events, 0, func(docs []search.EventDocument) error {
 		out = append(out, docs...)
@@ -112,7 +112,7 @@ func (b *DocBuilder) Events(ctx context.Context, events []*repository.Post) ([]s
 // all of an event's documents with those of one call), so a batch of
 // series holds at most maxDocs documents plus one series' occurrences.
 // fn may keep the slice.
-func (b *DocBuilder) EventBatches(ctx context.Context, events []*repository.Post, maxDocs int, fn func([]search.EventDocument) error) error {
+func (b *DocBuilder) EventBatches(ctx context.Context, events []*repository.Record, maxDocs int, fn func([]search.EventDocument) error) error {
 	var venueIDs, termIDs []int64
 	for _, p := range events {
 		venueIDs = append(venueIDs, p.Event.Venues...)
@@ -124,11 +124,11 @@ func (b *DocBuilder) EventBatches(ctx context.Context, events []*repository.Post
 			}
 		}
 	}
-	venues, err := b.Store.GetPosts(ctx, venueIDs)
+	venues, err := b.Store.GetRecords(ctx, venueIDs)
 	if err != nil {
 		return err
 	}
-	terms, err := b.Store.GetTerms(ctx, termIDs)
+	terms, err := b.Store.GetLabels(ctx, termIDs)
 	if err != nil {
 		return err
 	}
@@ -143,7 +143,7 @@ func (b *DocBuilder) EventBatches(ctx context.Context, events []*repository.Post
 		if len(missing) == 0 {
 			break
 		}
-		more, err := b.Store.GetTerms(ctx, missing)
+		more, err := b.Store.GetLabels(ctx, missing)
 		if err != nil {
 			return err
 		}
@@ -204,7 +204,7 @@ func (b *DocBuilder) EventBatches(ctx context.Context, events []*repository.Post
 }
 
 // geoOf returns the point of the first of the venues that has one.
-func geoOf(ids []int64, venues map[int64]*repository.Post) (*search.GeoPoint, bool) {
+func geoOf(ids []int64, venues map[int64]*repository.Record) (*search.GeoPoint, bool) {
 	for _, vid := range ids {
 		if v := venues[vid]; v != nil && v.Venue != nil && v.Venue.GeoLat != nil && v.Venue.GeoLng != nil {
 			return &search.GeoPoint{Lat: *v.Venue.GeoLat, Lng: *v.Venue.GeoLng}, true
@@ -220,7 +220,7 @@ func geoOf(ids []int64, venues map[int64]*repository.Post) (*search.GeoPoint, bo
 // Occurrences without an override share d's Text map, so an engine can
 // tell at once that their text is the series' (search/memindex tokenizes
 // it once).
-func (b *DocBuilder) occurrenceDocs(p *repository.Post, d search.EventDocument, venues map[int64]*repository.Post) []search.EventDocument {
+func (b *DocBuilder) occurrenceDocs(p *repository.Record, d search.EventDocument, venues map[int64]*repository.Record) []search.EventDocument {
 	occs := b.occurrences(p.Event)
 	out := make([]search.EventDocument, 0, len(occs))
 	for _, o := range occs {
@@ -267,8 +267,8 @@ func overText(base, over repository.Text) repository.Text {
 }
 
 // Place builds the document of a venue or organizer (see Places).
-func (b *DocBuilder) Place(ctx context.Context, p *repository.Post) (search.PlaceDocument, error) {
-	docs, err := b.Places(ctx, []*repository.Post{p})
+func (b *DocBuilder) Place(ctx context.Context, p *repository.Record) (search.PlaceDocument, error) {
+	docs, err := b.Places(ctx, []*repository.Record{p})
 	if err != nil {
 		return search.PlaceDocument{}, err
 	}
@@ -282,8 +282,8 @@ func (b *DocBuilder) Place(ctx context.Context, p *repository.Post) (search.Plac
 // place has).
 // Posts of other kinds get a document of kind Organizers with no fields,
 // as before; callers pass venues and organizers only.
-func (b *DocBuilder) Places(ctx context.Context, posts []*repository.Post) ([]search.PlaceDocument, error) {
-	byKind := map[repository.PostKind][]int64{}
+func (b *DocBuilder) Places(ctx context.Context, posts []*repository.Record) ([]search.PlaceDocument, error) {
+	byKind := map[repository.Kind][]int64{}
 	for _, p := range posts {
 		kind := repository.KindOrganizer
 		if p.Kind == repository.KindVenue {
@@ -291,7 +291,7 @@ func (b *DocBuilder) Places(ctx context.Context, posts []*repository.Post) ([]se
 		}
 		byKind[kind] = append(byKind[kind], p.ID)
 	}
-	stats := map[repository.PostKind]map[int64]repository.PlaceEvents{}
+	stats := map[repository.Kind]map[int64]repository.PlaceEvents{}
 	for kind, ids := range byKind {
 		m, err := b.Store.PlaceEvents(ctx, kind, ids)
 		if err != nil {

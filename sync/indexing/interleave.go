@@ -58,7 +58,7 @@ func (w *Worker) interleaving(running []repository.IndexMark) func(context.Conte
 		if len(candidates) == 0 {
 			return nil
 		}
-		posts, err := w.Store.GetPosts(ctx, ids)
+		posts, err := w.Store.GetRecords(ctx, ids)
 		if err != nil {
 			w.Log.Warn("sync: reading the posts to interleave failed", "err", err)
 			return ctx.Err()

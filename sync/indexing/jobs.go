@@ -32,13 +32,13 @@ type Job struct {
 	// marked for indexing, so the sync worker retries them with backoff
 	// and lists them as failing marks while they fail; the rebuild itself
 	// succeeds.
-	SkippedCount int           `json:"skipped_count,omitempty"`
-	Skipped      []SkippedPost `json:"skipped,omitempty"`
+	SkippedCount int             `json:"skipped_count,omitempty"`
+	Skipped      []SkippedRecord `json:"skipped,omitempty"`
 }
 
-// SkippedPost is a post a rebuild could not index, with the engine's
+// SkippedRecord is a post a rebuild could not index, with the engine's
 // error (short, fit to show).
-type SkippedPost struct {
+type SkippedRecord struct {
 	ID    int64  `json:"id"`
 	Error string `json:"error"`
 }

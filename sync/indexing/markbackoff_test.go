@@ -179,7 +179,7 @@ func TestPoisonMarkDoesNotBlockQueue(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(s.worker.Metrics())
 	var healthy []int64
-	var poison *repository.Post
+	var poison *repository.Record
 	for i := range 40 {
 		if i == 2 {
 			poison = s.post(t, repository.KindEvent, "Gala "+poisonWord, repository.StatusPublish, baseTime)
@@ -251,13 +251,13 @@ func TestPoisonMarkDoesNotBlockQueue(t *testing.T) {
 	}
 
 	// A write that is still refused starts afresh: attempts 1.
-	mustUpdate(t, s.store, poison.ID, func(p *repository.Post) { p.Title["en"] = "Gala " + poisonWord + " again" })
+	mustUpdate(t, s.store, poison.ID, func(p *repository.Record) { p.Title["en"] = "Gala " + poisonWord + " again" })
 	s.flush(t)
 	if f := failing(t, s.store); len(f) != 1 || f[0].Attempts != 1 {
 		t.Fatalf("after a new refused write: %+v, want attempts 1", f)
 	}
 	// A write that fixes it is indexed on the next round, not when due.
-	mustUpdate(t, s.store, poison.ID, func(p *repository.Post) { p.Title["en"] = "Jazz gala" })
+	mustUpdate(t, s.store, poison.ID, func(p *repository.Record) { p.Title["en"] = "Jazz gala" })
 	s.flush(t)
 	if f := failing(t, s.store); len(f) != 0 {
 		t.Fatalf("after the fix: failing marks %+v", f)
@@ -270,9 +270,9 @@ func TestPoisonMarkDoesNotBlockQueue(t *testing.T) {
 	}
 }
 
-func mustUpdate(t *testing.T, st repository.Store, id int64, fn func(*repository.Post)) {
+func mustUpdate(t *testing.T, st repository.Store, id int64, fn func(*repository.Record)) {
 	t.Helper()
-	if _, err := st.UpdatePost(t.Context(), id, func(p *repository.Post) error { fn(p); return nil }); err != nil {
+	if _, err := st.UpdateRecord(t.Context(), id, func(p *repository.Record) error { fn(p); return nil }); err != nil {
 		t.Fatalf("UpdatePost: %v", err)
 	}
 }

@@ -134,7 +134,7 @@ func testLongSeries(t *testing.T, size longSeries) {
 		return strings.Repeat(word+" ", size.descChars/(len(word)+1))
 	}
 	series := s.series(t, "Daily rehearsal", "FREQ=DAILY")
-	s.update(t, series, func(p *repository.Post) {
+	s.update(t, series, func(p *repository.Record) {
 		p.Title = repository.Text{"en": "Daily rehearsal", "fr": "Répétition quotidienne", "de": "Tägliche Probe"}
 		p.Content = repository.Text{"en": long("harbour"), "fr": long("lanterne"), "de": long("hafen")}
 	})
@@ -378,9 +378,9 @@ func aheadOf(t *testing.T, sim *meilisim.Server, uid string, from int, id int64)
 }
 
 // mustGet reads a post from the test stack's store.
-func mustGet(t *testing.T, s *stack, id int64) *repository.Post {
+func mustGet(t *testing.T, s *stack, id int64) *repository.Record {
 	t.Helper()
-	p, err := s.store.GetPost(t.Context(), id)
+	p, err := s.store.GetRecord(t.Context(), id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -194,8 +194,8 @@ func (r *Reindexer) Close() {
 // rebuild indexes (trash.go).
 func (r *Reindexer) count(ctx context.Context) (int, error) {
 	total := 0
-	for _, kind := range []repository.PostKind{repository.KindEvent, repository.KindVenue, repository.KindOrganizer} {
-		n, err := r.store.CountPosts(ctx, IndexedPosts(kind))
+	for _, kind := range []repository.Kind{repository.KindEvent, repository.KindVenue, repository.KindOrganizer} {
+		n, err := r.store.CountRecords(ctx, IndexedRecords(kind))
 		if err != nil {
 			return 0, err
 		}
@@ -345,9 +345,9 @@ func (r *Reindexer) skipped(items []skippedItem) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.last.SkippedCount = len(items)
-	r.last.Skipped = make([]SkippedPost, 0, min(len(items), maxSkippedListed))
+	r.last.Skipped = make([]SkippedRecord, 0, min(len(items), maxSkippedListed))
 	for _, it := range items[:min(len(items), maxSkippedListed)] {
-		r.last.Skipped = append(r.last.Skipped, SkippedPost(it))
+		r.last.Skipped = append(r.last.Skipped, SkippedRecord(it))
 	}
 }
 

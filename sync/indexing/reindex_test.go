@@ -28,7 +28,7 @@ func TestRebuildRepairsTheRaceWithTheWorker(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	s := newStack(t)
-	var events []*repository.Post
+	var events []*repository.Record
 	for i := range 30 {
 		events = append(events, s.post(t, repository.KindEvent, "Concert "+string(rune('a'+i%26))+" night", repository.StatusPublish, baseTime))
 	}
@@ -59,19 +59,19 @@ func TestRebuildRepairsTheRaceWithTheWorker(t *testing.T) {
 	}
 
 	// Writes while the scan holds stale documents.
-	if _, err := s.store.UpdatePost(ctx, renamed.ID, func(p *repository.Post) error {
+	if _, err := s.store.UpdateRecord(ctx, renamed.ID, func(p *repository.Record) error {
 		p.Title = repository.Text{"en": "Renamed gala"}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.store.UpdatePost(ctx, trashed.ID, func(p *repository.Post) error {
+	if _, err := s.store.UpdateRecord(ctx, trashed.ID, func(p *repository.Record) error {
 		p.Status = repository.StatusTrash
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.store.DeletePost(ctx, deleted.ID); err != nil {
+	if err := s.store.DeleteRecord(ctx, deleted.ID); err != nil {
 		t.Fatal(err)
 	}
 	created := s.post(t, repository.KindEvent, "Latecomer show", repository.StatusPublish, baseTime)
@@ -105,7 +105,7 @@ func TestRebuildRepairsTheRaceWithTheWorker(t *testing.T) {
 	for _, m := range marks {
 		marked = append(marked, m.ID)
 	}
-	for _, p := range []*repository.Post{renamed, trashed, deleted, created} {
+	for _, p := range []*repository.Record{renamed, trashed, deleted, created} {
 		if !slices.Contains(marked, p.ID) {
 			t.Errorf("post %d is not marked again after the swap (marks %v)", p.ID, marked)
 		}
@@ -255,13 +255,13 @@ func TestRebuildAborts(t *testing.T) {
 
 func deleteFirstEvent(t *testing.T, s *stack) {
 	t.Helper()
-	evs, err := s.store.FindPosts(t.Context(), repository.PostQuery{Kind: repository.KindEvent, Limit: 1})
+	evs, err := s.store.FindRecords(t.Context(), repository.RecordQuery{Kind: repository.KindEvent, Limit: 1})
 	if err != nil || len(evs) == 0 {
 		t.Fatalf("FindPosts: %v", err)
 	}
 	// A deleted event is removed from the index (a trashed one stays
 	// indexed for status=trash lists: trash.go).
-	if err := s.store.DeletePost(context.WithoutCancel(t.Context()), evs[0].ID); err != nil {
+	if err := s.store.DeleteRecord(context.WithoutCancel(t.Context()), evs[0].ID); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -22,7 +22,7 @@ func TestSeriesIndexedAsOccurrences(t *testing.T) {
 	s := newStack(t)
 	venue := s.post(t, repository.KindVenue, "Harbour hall", repository.StatusPublish, baseTime)
 	lat, lng := 51.05, 3.72
-	s.update(t, venue, func(p *repository.Post) { p.Venue.GeoLat, p.Venue.GeoLng = &lat, &lng })
+	s.update(t, venue, func(p *repository.Record) { p.Venue.GeoLat, p.Venue.GeoLng = &lat, &lng })
 	p := s.series(t, "Weekly class", "FREQ=WEEKLY;COUNT=6")
 	s.flush(t)
 
@@ -39,7 +39,7 @@ func TestSeriesIndexedAsOccurrences(t *testing.T) {
 	draft := repository.StatusDraft
 	steps := []struct {
 		name   string
-		change func(p *repository.Post)
+		change func(p *repository.Record)
 		q      search.EventQuery
 		want   []string
 	}{
@@ -48,29 +48,29 @@ func TestSeriesIndexedAsOccurrences(t *testing.T) {
 			search.EventQuery{StartGTE: search.Some(seriesStart.AddDate(0, 0, 14).Unix())}, keys(2, 3, 4, 5)},
 		{"each series once", nil,
 			search.EventQuery{StartGTE: search.Some(seriesStart.AddDate(0, 0, 10).Unix()), CollapseSeries: true}, keys(2)},
-		{"an override moves one occurrence to a venue and renames it", func(p *repository.Post) {
+		{"an override moves one occurrence to a venue and renames it", func(p *repository.Record) {
 			p.Event.Overrides = []repository.OccurrenceOverride{{Key: seriesStart.AddDate(0, 0, 14).Format("20060102T150405"),
 				Title: repository.Text{"en": "Weekly class at the harbour"}, Venues: &[]int64{venue.ID}}}
 		}, search.EventQuery{Query: "harbour"}, keys(2)},
 		{"the override's venue and point", nil,
 			search.EventQuery{Near: search.Some(search.GeoCircle{Center: search.GeoPoint{Lat: lat, Lng: lng}, RadiusKm: 1})}, keys(2)},
-		{"an occurrence of another status", func(p *repository.Post) {
+		{"an occurrence of another status", func(p *repository.Record) {
 			p.Event.Overrides = []repository.OccurrenceOverride{{Key: seriesStart.AddDate(0, 0, 7).Format("20060102T150405"), Status: &draft}}
 		}, search.EventQuery{}, keys(0, 2, 3, 4, 5)},
-		{"fewer occurrences and an exclusion", func(p *repository.Post) {
+		{"fewer occurrences and an exclusion", func(p *repository.Record) {
 			p.Event.Overrides = nil
 			p.Event.Recurrence = &repository.Recurrence{Rules: []string{"FREQ=WEEKLY;COUNT=4"},
 				Exclusions: []string{seriesStart.AddDate(0, 0, 7).Format(time.DateTime)}}
 		}, search.EventQuery{}, keys(0, 2, 3)},
-		{"the series becomes a single event", func(p *repository.Post) { p.Event.Recurrence = nil },
+		{"the series becomes a single event", func(p *repository.Record) { p.Event.Recurrence = nil },
 			search.EventQuery{}, []string{search.DocumentKey(p.ID, "")}},
-		{"and a series again", func(p *repository.Post) {
+		{"and a series again", func(p *repository.Record) {
 			p.Event.Recurrence = &repository.Recurrence{Rules: []string{"FREQ=DAILY;COUNT=2"}}
 		}, search.EventQuery{}, []string{
 			search.DocumentKey(p.ID, seriesStart.Format("20060102T150405")),
 			search.DocumentKey(p.ID, seriesStart.AddDate(0, 0, 1).Format("20060102T150405")),
 		}},
-		{"trashed: gone from published lists", func(p *repository.Post) { p.Status = repository.StatusTrash }, search.EventQuery{}, []string{}},
+		{"trashed: gone from published lists", func(p *repository.Record) { p.Status = repository.StatusTrash }, search.EventQuery{}, []string{}},
 		// Trashed events stay indexed with their status (trash.go), so
 		// the trash list shows the series' occurrences.
 		{"trashed: in the trash list", nil, search.EventQuery{Statuses: []string{repository.StatusTrash}}, []string{
@@ -89,7 +89,7 @@ func TestSeriesIndexedAsOccurrences(t *testing.T) {
 			}
 		})
 	}
-	if err := s.store.DeletePost(t.Context(), p.ID); err != nil {
+	if err := s.store.DeleteRecord(t.Context(), p.ID); err != nil {
 		t.Fatalf("DeletePost: %v", err)
 	}
 	s.flush(t)
@@ -153,7 +153,7 @@ func TestSeriesWritesAreBounded(t *testing.T) {
 		t.Errorf("%d writes for %d documents", len(rec.writes), series*each)
 	}
 
-	p, err := s.store.GetPost(t.Context(), ids[0])
+	p, err := s.store.GetRecord(t.Context(), ids[0])
 	if err != nil {
 		t.Fatal(err)
 	}

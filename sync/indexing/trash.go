@@ -13,7 +13,7 @@ import "github.com/calendar/eventcal/repository"
 // unindexedStatuses are the statuses of the posts of kind the index does
 // not hold: a store query with them as ExcludeStatuses selects what a full
 // rebuild indexes.
-func unindexedStatuses(kind repository.PostKind) []string {
+func unindexedStatuses(kind repository.Kind) []string {
 	if kind == repository.KindEvent {
 		return nil
 	}
@@ -21,12 +21,12 @@ func unindexedStatuses(kind repository.PostKind) []string {
 }
 
 // indexedEvent reports whether p is an event the index holds.
-func indexedEvent(p *repository.Post) bool {
+func indexedEvent(p *repository.Record) bool {
 	return p != nil && p.Kind == repository.KindEvent
 }
 
-// IndexedPosts is the store query of the posts of kind the index holds,
+// IndexedRecords is the store query of the posts of kind the index holds,
 // for counts that compare the store with the index.
-func IndexedPosts(kind repository.PostKind) repository.PostQuery {
-	return repository.PostQuery{Kind: kind, ExcludeStatuses: unindexedStatuses(kind)}
+func IndexedRecords(kind repository.Kind) repository.RecordQuery {
+	return repository.RecordQuery{Kind: kind, ExcludeStatuses: unindexedStatuses(kind)}
 }

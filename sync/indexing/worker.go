@@ -258,7 +258,7 @@ func (w *Worker) Step(ctx context.Context) (int, error) {
 // batch applies marks, starts the dependent re-indexes they call for and
 // clears them (except the marks the new re-indexes hold). The caller holds
 // stepMu.
-func (w *Worker) batch(ctx context.Context, marks []repository.IndexMark, posts map[int64]*repository.Post) (int, error) {
+func (w *Worker) batch(ctx context.Context, marks []repository.IndexMark, posts map[int64]*repository.Record) (int, error) {
 	start := w.Now()
 	if w.Changes != nil {
 		if err := w.Changes.Observe(ctx, marks); err != nil {
@@ -321,7 +321,7 @@ func (w *Worker) batch(ctx context.Context, marks []repository.IndexMark, posts 
 // read them (it decides the kinds and links; the documents are built from
 // a fresh read). It returns the venue and term marks, whose linked events
 // need indexing again (dependents.go).
-func (w *Worker) apply(ctx context.Context, marks []repository.IndexMark, posts map[int64]*repository.Post) ([]repository.IndexMark, error) {
+func (w *Worker) apply(ctx context.Context, marks []repository.IndexMark, posts map[int64]*repository.Record) ([]repository.IndexMark, error) {
 	var deps []repository.IndexMark
 	for _, m := range marks {
 		if m.Kind == repository.MarkTerm {
@@ -386,11 +386,11 @@ func (w *Worker) indexEvents(ctx context.Context, ids []int64, dsts []search.Wri
 		n := min(chunk, len(ids))
 		part := ids[:n]
 		ids = ids[n:]
-		posts, err := w.Store.GetPosts(ctx, part)
+		posts, err := w.Store.GetRecords(ctx, part)
 		if err != nil {
 			return fromStore(err)
 		}
-		var live []*repository.Post
+		var live []*repository.Record
 		var dead []int64
 		for _, id := range part {
 			p := posts[id]
@@ -430,11 +430,11 @@ func (w *Worker) indexPlaces(ctx context.Context, ids []int64, dsts []search.Wri
 	if len(ids) == 0 {
 		return nil
 	}
-	posts, err := w.Store.GetPosts(ctx, ids)
+	posts, err := w.Store.GetRecords(ctx, ids)
 	if err != nil {
 		return fromStore(err)
 	}
-	var live []*repository.Post
+	var live []*repository.Record
 	dead := map[search.PlaceKind][]int64{}
 	for _, id := range ids {
 		p := posts[id]
@@ -482,7 +482,7 @@ func (w *Worker) Populate(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	stored, err := w.Store.CountPosts(ctx, IndexedPosts(repository.KindEvent))
+	stored, err := w.Store.CountRecords(ctx, IndexedRecords(repository.KindEvent))
 	if err != nil {
 		return false, err
 	}
@@ -521,10 +521,10 @@ func (w *Worker) indexAllInto(ctx context.Context, dst search.Writer, progress f
 	var skipped []skippedItem
 	dsts := []search.Writer{dst}
 	done := 0
-	for _, kind := range []repository.PostKind{repository.KindEvent, repository.KindVenue, repository.KindOrganizer} {
-		q := repository.PostQuery{Kind: kind, ExcludeStatuses: unindexedStatuses(kind), Limit: 500} // trash.go
+	for _, kind := range []repository.Kind{repository.KindEvent, repository.KindVenue, repository.KindOrganizer} {
+		q := repository.RecordQuery{Kind: kind, ExcludeStatuses: unindexedStatuses(kind), Limit: 500} // trash.go
 		for {
-			page, err := w.Store.FindPosts(ctx, q)
+			page, err := w.Store.FindRecords(ctx, q)
 			if err != nil {
 				return skipped, err
 			}
@@ -593,7 +593,7 @@ const docOverheadBytes = 256
 // series' changed occurrences (each in its own occurrence's document).
 // What indexing a post costs grows with it (tokenizing, postings, the
 // stored documents, the engine's payload).
-func (w *Worker) documentBytes(p *repository.Post) int {
+func (w *Worker) documentBytes(p *repository.Record) int {
 	n := 0
 	for _, t := range []repository.Text{p.Title, p.Content, p.Excerpt} {
 		for _, v := range t {
@@ -622,7 +622,7 @@ type markVersion struct {
 // of term marks excepted; a deleted post is absent). The text sizes of the
 // marks it leaves pending are kept for the next batches, so each post of a
 // backlog is read for the choice once, and again when it is taken.
-func (w *Worker) choose(ctx context.Context, marks []repository.IndexMark) ([]repository.IndexMark, map[int64]*repository.Post, error) {
+func (w *Worker) choose(ctx context.Context, marks []repository.IndexMark) ([]repository.IndexMark, map[int64]*repository.Record, error) {
 	version := func(m repository.IndexMark) markVersion { return markVersion{m.Kind, m.ID, m.Seq} }
 	var unknown []int64
 	for _, m := range marks {
@@ -630,10 +630,10 @@ func (w *Worker) choose(ctx context.Context, marks []repository.IndexMark) ([]re
 			unknown = append(unknown, m.ID)
 		}
 	}
-	posts := map[int64]*repository.Post{}
+	posts := map[int64]*repository.Record{}
 	read := map[int64]bool{}
 	if len(unknown) > 0 {
-		got, err := w.Store.GetPosts(ctx, unknown)
+		got, err := w.Store.GetRecords(ctx, unknown)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -672,7 +672,7 @@ func (w *Worker) choose(ctx context.Context, marks []repository.IndexMark) ([]re
 	}
 	w.textSizes = left
 	if len(missing) > 0 {
-		got, err := w.Store.GetPosts(ctx, missing)
+		got, err := w.Store.GetRecords(ctx, missing)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -40,20 +40,20 @@ func newStackWithEvents(t *testing.T, n int) *stack {
 }
 
 // post creates a post of kind with a title and status through the store.
-func (s *stack) post(t *testing.T, kind repository.PostKind, title, status string, date time.Time) *repository.Post {
+func (s *stack) post(t *testing.T, kind repository.Kind, title, status string, date time.Time) *repository.Record {
 	t.Helper()
 	return testkit.Post(t, s.store, kind, title, status, date)
 }
 
 // update changes the post p through the store.
-func (s *stack) update(t *testing.T, p *repository.Post, change func(e *repository.Post)) {
+func (s *stack) update(t *testing.T, p *repository.Record, change func(e *repository.Record)) {
 	t.Helper()
 	testkit.Update(t, s.store, p, change)
 }
 
 // series returns an event post of the test stack starting at
 // testkit.SeriesStart with the given rules (none: a single event).
-func (s *stack) series(t *testing.T, title string, rules ...string) *repository.Post {
+func (s *stack) series(t *testing.T, title string, rules ...string) *repository.Record {
 	t.Helper()
 	return testkit.Series(t, s.store, title, rules...)
 }

@@ -33,9 +33,9 @@ const horizonPage = 500
 // page, and returns the number of series marked.
 func RollHorizon(ctx context.Context, store repository.Store, docs *indexing.DocBuilder, since, now time.Time) (int, error) {
 	marked := 0
-	q := repository.PostQuery{Kind: repository.KindEvent, ExcludeStatuses: []string{repository.StatusTrash}, Limit: horizonPage}
+	q := repository.RecordQuery{Kind: repository.KindEvent, ExcludeStatuses: []string{repository.StatusTrash}, Limit: horizonPage}
 	for {
-		page, err := store.FindPosts(ctx, q)
+		page, err := store.FindRecords(ctx, q)
 		if err != nil || len(page) == 0 {
 			return marked, err
 		}

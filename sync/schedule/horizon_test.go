@@ -53,7 +53,7 @@ func rollerSeries(t *testing.T, s *stack) map[string]int64 {
 	for name, ago := range changed {
 		start := rollerNow.Add(-ago - 4*day).Truncate(time.Second)
 		p := s.post(t, repository.KindEvent, name, repository.StatusPublish, testkit.BaseTime)
-		s.update(t, p, func(p *repository.Post) {
+		s.update(t, p, func(p *repository.Record) {
 			p.Event.StartUTC, p.Event.EndUTC = start, start.Add(time.Hour)
 			p.Event.StartLocal, p.Event.EndLocal = start.Format(time.DateTime), start.Add(time.Hour).Format(time.DateTime)
 			p.Event.Recurrence = &repository.Recurrence{Rules: []string{"FREQ=WEEKLY"}}
@@ -118,11 +118,11 @@ func (f horizonFaults) SetJobState(ctx context.Context, key, value string) error
 	return f.Store.SetJobState(ctx, key, value)
 }
 
-func (f horizonFaults) FindPosts(ctx context.Context, q repository.PostQuery) ([]*repository.Post, error) {
+func (f horizonFaults) FindRecords(ctx context.Context, q repository.RecordQuery) ([]*repository.Record, error) {
 	if f.findPosts != nil {
 		return nil, f.findPosts
 	}
-	return f.Store.FindPosts(ctx, q)
+	return f.Store.FindRecords(ctx, q)
 }
 
 // newRoller returns a daily horizon roller on store, as a process starts

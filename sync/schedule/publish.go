@@ -20,10 +20,10 @@ var errNotDue = errors.New("sync: not due for publishing")
 // later, trashed, deleted) is left alone. It returns how many items it
 // published; on error, those published before it.
 func PublishDue(ctx context.Context, store repository.Store, now time.Time) (n int, err error) {
-	for _, kind := range []repository.PostKind{repository.KindEvent, repository.KindVenue, repository.KindOrganizer} {
-		q := repository.PostQuery{Kind: kind, Statuses: []string{repository.StatusFuture}, Limit: 500}
+	for _, kind := range []repository.Kind{repository.KindEvent, repository.KindVenue, repository.KindOrganizer} {
+		q := repository.RecordQuery{Kind: kind, Statuses: []string{repository.StatusFuture}, Limit: 500}
 		for {
-			page, err := store.FindPosts(ctx, q)
+			page, err := store.FindRecords(ctx, q)
 			if err != nil {
 				return n, err
 			}
@@ -31,7 +31,7 @@ func PublishDue(ctx context.Context, store repository.Store, now time.Time) (n i
 				if p.Date.After(now) {
 					continue
 				}
-				_, err := store.UpdatePost(ctx, p.ID, func(p *repository.Post) error {
+				_, err := store.UpdateRecord(ctx, p.ID, func(p *repository.Record) error {
 					if p.Status != repository.StatusFuture || p.Date.After(now) {
 						return errNotDue
 					}

@@ -15,11 +15,11 @@ import (
 // that raced with a write would), while every other call sees the store.
 type staleStore struct {
 	repository.Store
-	snapshots []*repository.Post
+	snapshots []*repository.Record
 }
 
-func (s *staleStore) FindPosts(ctx context.Context, q repository.PostQuery) ([]*repository.Post, error) {
-	posts, err := s.Store.FindPosts(ctx, q)
+func (s *staleStore) FindRecords(ctx context.Context, q repository.RecordQuery) ([]*repository.Record, error) {
+	posts, err := s.Store.FindRecords(ctx, q)
 	if err != nil || q.AfterID > 0 {
 		return posts, err
 	}
@@ -27,10 +27,10 @@ func (s *staleStore) FindPosts(ctx context.Context, q repository.PostQuery) ([]*
 		if snap.Kind != q.Kind {
 			continue
 		}
-		posts = slices.DeleteFunc(posts, func(p *repository.Post) bool { return p.ID == snap.ID })
+		posts = slices.DeleteFunc(posts, func(p *repository.Record) bool { return p.ID == snap.ID })
 		posts = append(posts, snap)
 	}
-	slices.SortFunc(posts, func(a, b *repository.Post) int { return int(a.ID - b.ID) })
+	slices.SortFunc(posts, func(a, b *repository.Record) int { return int(a.ID - b.ID) })
 	return posts, nil
 }
 
@@ -39,11 +39,11 @@ func TestPublishDue(t *testing.T) {
 	now := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name   string
-		kind   repository.PostKind
+		kind   repository.Kind
 		status string
 		date   time.Time
 		// change, when set, is applied after the listing saw the post.
-		change     func(p *repository.Post)
+		change     func(p *repository.Record)
 		deleted    bool
 		wantStatus string
 	}{
@@ -57,15 +57,15 @@ func TestPublishDue(t *testing.T) {
 		{"private", repository.KindVenue, repository.StatusPrivate, now.Add(-time.Hour), nil, false, repository.StatusPrivate},
 		{"trash", repository.KindEvent, repository.StatusTrash, now.Add(-time.Hour), nil, false, repository.StatusTrash},
 		{"unscheduled meanwhile", repository.KindEvent, repository.StatusFuture, now.Add(-time.Hour),
-			func(p *repository.Post) { p.Status = repository.StatusDraft }, false, repository.StatusDraft},
+			func(p *repository.Record) { p.Status = repository.StatusDraft }, false, repository.StatusDraft},
 		{"moved later meanwhile", repository.KindOrganizer, repository.StatusFuture, now.Add(-time.Hour),
-			func(p *repository.Post) { p.Date = now.Add(time.Hour) }, false, repository.StatusFuture},
+			func(p *repository.Record) { p.Date = now.Add(time.Hour) }, false, repository.StatusFuture},
 		{"deleted meanwhile", repository.KindEvent, repository.StatusFuture, now.Add(-time.Hour), nil, true, ""},
 	}
 	s := newStack(t)
 	ctx := t.Context()
 	stale := &staleStore{Store: s.store}
-	posts := make([]*repository.Post, len(tests))
+	posts := make([]*repository.Record, len(tests))
 	wantPublished := 0
 	for i, tt := range tests {
 		p := s.post(t, tt.kind, tt.name, tt.status, tt.date)
@@ -75,12 +75,12 @@ func TestPublishDue(t *testing.T) {
 			stale.snapshots = append(stale.snapshots, &snap)
 		}
 		if tt.change != nil {
-			if _, err := s.store.UpdatePost(ctx, p.ID, func(p *repository.Post) error { tt.change(p); return nil }); err != nil {
+			if _, err := s.store.UpdateRecord(ctx, p.ID, func(p *repository.Record) error { tt.change(p); return nil }); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if tt.deleted {
-			if err := s.store.DeletePost(ctx, p.ID); err != nil {
+			if err := s.store.DeleteRecord(ctx, p.ID); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -100,7 +100,7 @@ func TestPublishDue(t *testing.T) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := s.store.GetPost(ctx, posts[i].ID)
+			got, err := s.store.GetRecord(ctx, posts[i].ID)
 			if tt.deleted {
 				if err == nil {
 					t.Errorf("the deleted post is back: %+v", got)
@@ -151,7 +151,7 @@ func TestScheduledPublishFenced(t *testing.T) {
 			t.Fatalf("%s: IsLeader = %v; the scenario needs nil", tc.name, err)
 		}
 		runScheduledPublish(ctx, s.store, tc.lease, nil, now, testkit.Quiet)
-		got, err := s.store.GetPost(ctx, p.ID)
+		got, err := s.store.GetRecord(ctx, p.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -135,8 +135,8 @@ func TestScheduledPublishing(t *testing.T) {
 	venue := s.post(t, repository.KindVenue, "New hall", repository.StatusFuture, start.Add(30*time.Second))
 	later := s.post(t, repository.KindOrganizer, "Next crew", repository.StatusFuture, start.Add(time.Hour))
 	s.flush(t)
-	status := func(p *repository.Post) string {
-		got, err := s.store.GetPost(t.Context(), p.ID)
+	status := func(p *repository.Record) string {
+		got, err := s.store.GetRecord(t.Context(), p.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

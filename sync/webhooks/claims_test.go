@@ -266,11 +266,11 @@ func TestWebhookShutdownGrace(t *testing.T) {
 // plainRenderer renders every item as {"id": ID}.
 type plainRenderer struct{}
 
-func (plainRenderer) RenderPost(_ context.Context, p *repository.Post) (json.RawMessage, error) {
+func (plainRenderer) RenderRecord(_ context.Context, p *repository.Record) (json.RawMessage, error) {
 	return json.Marshal(map[string]int64{"id": p.ID})
 }
 
-func (plainRenderer) RenderTerm(_ context.Context, t *repository.Term) (json.RawMessage, error) {
+func (plainRenderer) RenderLabel(_ context.Context, t *repository.Label) (json.RawMessage, error) {
 	return json.Marshal(map[string]int64{"id": t.ID})
 }
 

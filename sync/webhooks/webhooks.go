@@ -101,8 +101,8 @@ type Dispatcher struct {
 
 // ItemRenderer renders items as the API shows them to an admin (app).
 type ItemRenderer interface {
-	RenderPost(ctx context.Context, p *repository.Post) (json.RawMessage, error)
-	RenderTerm(ctx context.Context, t *repository.Term) (json.RawMessage, error)
+	RenderRecord(ctx context.Context, p *repository.Record) (json.RawMessage, error)
+	RenderLabel(ctx context.Context, t *repository.Label) (json.RawMessage, error)
 }
 
 // EventTypes lists every message type an endpoint can subscribe to.
@@ -171,8 +171,8 @@ type change struct {
 	// previous is the status before the change, when it changed.
 	previous string
 	at       time.Time
-	post     *repository.Post
-	term     *repository.Term
+	post     *repository.Record
+	term     *repository.Label
 	revision int64
 }
 
@@ -204,11 +204,11 @@ func (h *Dispatcher) Observe(ctx context.Context, marks []repository.IndexMark) 
 			postIDs = append(postIDs, m.ID)
 		}
 	}
-	posts, err := h.Store.GetPosts(ctx, postIDs)
+	posts, err := h.Store.GetRecords(ctx, postIDs)
 	if err != nil {
 		return err
 	}
-	terms, err := h.Store.GetTerms(ctx, termIDs)
+	terms, err := h.Store.GetLabels(ctx, termIDs)
 	if err != nil {
 		return err
 	}
@@ -304,8 +304,8 @@ func (h *Dispatcher) Observe(ctx context.Context, marks []repository.IndexMark) 
 }
 
 // termResource names a taxonomy in message types.
-func termResource(tax repository.Taxonomy) string {
-	if tax == repository.TaxTag {
+func termResource(tax repository.LabelKind) string {
+	if tax == repository.LabelTag {
 		return "tag"
 	}
 	return "category"
@@ -334,9 +334,9 @@ func (h *Dispatcher) envelope(ctx context.Context, id, typ string, c change) ([]
 	var err error
 	switch {
 	case c.post != nil:
-		e.Item, err = h.Render.RenderPost(ctx, c.post)
+		e.Item, err = h.Render.RenderRecord(ctx, c.post)
 	case c.term != nil:
-		e.Item, err = h.Render.RenderTerm(ctx, c.term)
+		e.Item, err = h.Render.RenderLabel(ctx, c.term)
 	default:
 		e.Item = json.RawMessage(`{"id":` + strconv.FormatInt(c.key.ID, 10) + `}`)
 	}

@@ -63,9 +63,9 @@ func Open(t *testing.T) (st *sqlite.Store, eng *embedded.Engine, indexDir string
 }
 
 // Post creates a post of kind with a title and status through the store.
-func Post(t *testing.T, store repository.Store, kind repository.PostKind, title, status string, date time.Time) *repository.Post {
+func Post(t *testing.T, store repository.Store, kind repository.Kind, title, status string, date time.Time) *repository.Record {
 	t.Helper()
-	p := &repository.Post{Kind: kind, Author: 1, Status: status, Date: date, Modified: date,
+	p := &repository.Record{Kind: kind, Author: 1, Status: status, Date: date, Modified: date,
 		Title: repository.Text{"en": title}, Slug: repository.Text{"en": repository.Slugify(title)}}
 	switch kind {
 	case repository.KindEvent:
@@ -77,16 +77,16 @@ func Post(t *testing.T, store repository.Store, kind repository.PostKind, title,
 	case repository.KindOrganizer:
 		p.Organizer = &repository.OrganizerFields{Email: "info@example.org"}
 	}
-	if err := store.CreatePost(t.Context(), p); err != nil {
+	if err := store.CreateRecord(t.Context(), p); err != nil {
 		t.Fatalf("CreatePost: %v", err)
 	}
 	return p
 }
 
 // Update changes the post p through the store.
-func Update(t *testing.T, store repository.Store, p *repository.Post, change func(e *repository.Post)) {
+func Update(t *testing.T, store repository.Store, p *repository.Record, change func(e *repository.Record)) {
 	t.Helper()
-	if _, err := store.UpdatePost(t.Context(), p.ID, func(p *repository.Post) error {
+	if _, err := store.UpdateRecord(t.Context(), p.ID, func(p *repository.Record) error {
 		change(p)
 		return nil
 	}); err != nil {
@@ -96,10 +96,10 @@ func Update(t *testing.T, store repository.Store, p *repository.Post, change fun
 
 // Series creates an event post starting at SeriesStart with the given
 // rules (none: a single event).
-func Series(t *testing.T, store repository.Store, title string, rules ...string) *repository.Post {
+func Series(t *testing.T, store repository.Store, title string, rules ...string) *repository.Record {
 	t.Helper()
 	p := Post(t, store, repository.KindEvent, title, repository.StatusPublish, BaseTime)
-	Update(t, store, p, func(p *repository.Post) {
+	Update(t, store, p, func(p *repository.Record) {
 		p.Event.StartUTC, p.Event.EndUTC = SeriesStart, SeriesStart.Add(90*time.Minute)
 		p.Event.StartLocal, p.Event.EndLocal = SeriesStart.Format(time.DateTime), SeriesStart.Add(90*time.Minute).Format(time.DateTime)
 		if len(rules) > 0 {
@@ -152,7 +152,7 @@ func Counts(t *testing.T, engine search.Engine) [3]int {
 }
 
 // IDs returns the IDs of posts.
-func IDs(ps ...*repository.Post) []int64 {
+func IDs(ps ...*repository.Record) []int64 {
 	out := make([]int64, len(ps))
 	for i, p := range ps {
 		out[i] = p.ID
