@@ -11,7 +11,7 @@ import (
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
 
-// TestAggregationPlans runs PlaceEvents and CountTermEvents with both
+// TestAggregationPlans runs PlaceEvents and CountLabelEvents with both
 // plans on one data set: the aggregations MongoDB runs and the finds
 // grouped in Go that FerretDB runs. On MongoDB (TEST_MONGO_URI) both
 // must answer alike. On the embedded FerretDB v1 the aggregations must
@@ -71,10 +71,10 @@ func TestAggregationPlans(t *testing.T) {
 
 	// The find plan is the reference: check it against the data.
 	restore := mongo.SetPlanForTest(s, false)
-	scanTerms, err := s.CountTermEvents(ctx, []int64{c1, c2, t1})
+	scanTerms, err := s.CountLabelEvents(ctx, []int64{c1, c2, t1})
 	restore()
 	if want := map[int64]int{c1: 3, c2: 1, t1: 2}; err != nil || !reflect.DeepEqual(scanTerms, want) {
-		t.Errorf("CountTermEvents (finds) = %v, %v; want %v", scanTerms, err, want)
+		t.Errorf("CountLabelEvents (finds) = %v, %v; want %v", scanTerms, err, want)
 	}
 	for _, tc := range []struct {
 		name string
@@ -82,7 +82,7 @@ func TestAggregationPlans(t *testing.T) {
 	}{
 		{"PlaceEvents of venues", func() (any, error) { return s.PlaceEvents(ctx, repository.KindVenue, []int64{v1, v2}) }},
 		{"PlaceEvents of organizers", func() (any, error) { return s.PlaceEvents(ctx, repository.KindOrganizer, []int64{o1}) }},
-		{"CountTermEvents", func() (any, error) { return s.CountTermEvents(ctx, []int64{c1, c2, t1}) }},
+		{"CountLabelEvents", func() (any, error) { return s.CountLabelEvents(ctx, []int64{c1, c2, t1}) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			plan := func(aggregate bool) (any, error) {

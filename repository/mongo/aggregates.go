@@ -172,7 +172,7 @@ const oneReply = 10000
 // leave it open, costing a getMore that finds nothing).
 func replyFor(n int) int32 { return int32(min(n, oneReply-1) + 1) }
 
-// CountTermEvents returns, for each of the terms ids used by at least one
+// CountLabelEvents returns, for each of the terms ids used by at least one
 // published event, how many published events use it, in one command
 // whatever the number of terms (repository.TermEventCounter).
 //
@@ -183,7 +183,7 @@ func replyFor(n int) int32 { return int32(min(n, oneReply-1) + 1) }
 // matching events' two lists (projected, all in the first reply) and they
 // are counted here. Either way an event that lists a term twice counts
 // once.
-func (s *Store) CountTermEvents(ctx context.Context, ids []int64) (map[int64]int, error) {
+func (s *Store) CountLabelEvents(ctx context.Context, ids []int64) (map[int64]int, error) {
 	out := map[int64]int{}
 	ids = uniqueIDs(ids)
 	if len(ids) == 0 {
@@ -319,3 +319,6 @@ func (s *Store) AccountDocuments(ctx context.Context, author int64) (int, error)
 	}
 	return n, nil
 }
+
+// The MongoDB store counts labels' events in one command.
+var _ repository.LabelEventCounter = (*Store)(nil)

@@ -122,7 +122,7 @@ func ClientOptionsForTest(uri string) *options.ClientOptions { return clientOpti
 
 // SetPlanForTest makes s use the aggregations (aggregate true: the plan
 // for MongoDB) or the finds grouped in Go (false: the plan for FerretDB)
-// in PlaceEvents and CountTermEvents, until the returned function
+// in PlaceEvents and CountLabelEvents, until the returned function
 // restores the plan Open chose.
 func SetPlanForTest(s *Store, aggregate bool) (restore func()) {
 	noMax, ferret := s.noMaxAccumulator, s.ferretDB

@@ -18,7 +18,7 @@ import (
 // TestMongoCommandsPerRequest counts whole requests): on MongoDB, GetPosts
 // and GetTerms answer any number of IDs, repeats included, in one command
 // (past the driver's default first batch of 101 documents), and
-// CountTermEvents counts the published events of any number of terms in
+// CountLabelEvents counts the published events of any number of terms in
 // one command, as CountPosts does term by term. The store runs MongoDB's
 // plan (mongo.WithMongoDBPlan) on whatever server the test has; on
 // FerretDB the store's own plan reads by ID with one look-up per distinct
@@ -130,14 +130,14 @@ func TestRoundTrips(t *testing.T) {
 			t.Errorf("GetTerms sent %v, want one find", cmds)
 		}
 	})
-	t.Run("CountTermEvents", func(t *testing.T) {
+	t.Run("CountLabelEvents", func(t *testing.T) {
 		terms := append(append([]int64{}, cats...), tags...)
-		got, err := s.CountTermEvents(ctx, append(terms, 999999))
+		got, err := s.CountLabelEvents(ctx, append(terms, 999999))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if cmds := counter.Take(); len(cmds) != 1 {
-			t.Errorf("CountTermEvents sent %v, want one command", cmds)
+			t.Errorf("CountLabelEvents sent %v, want one command", cmds)
 		}
 		want := map[int64]int{}
 		for _, id := range terms {
@@ -154,10 +154,10 @@ func TestRoundTrips(t *testing.T) {
 			}
 		}
 		if !maps.Equal(got, want) {
-			t.Errorf("CountTermEvents = %v\nCountPosts per term = %v", got, want)
+			t.Errorf("CountLabelEvents = %v\nCountPosts per term = %v", got, want)
 		}
-		if got, err := s.CountTermEvents(ctx, nil); err != nil || len(got) != 0 {
-			t.Errorf("CountTermEvents(none) = %v, %v; want empty", got, err)
+		if got, err := s.CountLabelEvents(ctx, nil); err != nil || len(got) != 0 {
+			t.Errorf("CountLabelEvents(none) = %v, %v; want empty", got, err)
 		}
 
 		// The server's plan: on FerretDB one read of every published
@@ -166,15 +166,15 @@ func TestRoundTrips(t *testing.T) {
 		terms = append(terms, 999999)
 		for range 2 {
 			ownCounter.Take()
-			got, err := own.CountTermEvents(ctx, terms)
+			got, err := own.CountLabelEvents(ctx, terms)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if cmds := ownCounter.Take(); len(cmds) > 1 {
-				t.Errorf("CountTermEvents (server's plan) sent %v, want at most one command", cmds)
+				t.Errorf("CountLabelEvents (server's plan) sent %v, want at most one command", cmds)
 			}
 			if !maps.Equal(got, want) {
-				t.Errorf("CountTermEvents (server's plan) = %v\nCountPosts per term = %v", got, want)
+				t.Errorf("CountLabelEvents (server's plan) = %v\nCountPosts per term = %v", got, want)
 			}
 		}
 		p := &repository.Record{Kind: repository.KindEvent, Status: repository.StatusPublish,
@@ -183,12 +183,12 @@ func TestRoundTrips(t *testing.T) {
 		if err := own.CreateRecord(ctx, p); err != nil {
 			t.Fatal(err)
 		}
-		got, err = own.CountTermEvents(ctx, []int64{cats[0], tags[0]})
+		got, err = own.CountLabelEvents(ctx, []int64{cats[0], tags[0]})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got[cats[0]] != want[cats[0]]+1 || got[tags[0]] != want[tags[0]]+1 {
-			t.Errorf("after a new event CountTermEvents = %v, want %d and %d", got, want[cats[0]]+1, want[tags[0]]+1)
+			t.Errorf("after a new event CountLabelEvents = %v, want %d and %d", got, want[cats[0]]+1, want[tags[0]]+1)
 		}
 	})
 }

@@ -19,7 +19,7 @@ const termCountsTTL = 2 * time.Second
 // every term, from one read of every published event.
 //
 // Why: no filter that selects the events of some terms is answered by
-// FerretDB's SQL (TestPushdown), so each CountTermEvents decoded every
+// FerretDB's SQL (TestPushdown), so each CountLabelEvents decoded every
 // post in Go, and an event's render counts its terms: that scan was most
 // of a read by ID. Reusing one scan for termCountsTTL across renders (and
 // across concurrent callers, which wait for the one running) makes a read
