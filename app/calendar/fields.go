@@ -8,7 +8,7 @@ import (
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/app/datetext"
-	"github.com/calendar/eventcal/app/input"
+	"github.com/calendar/eventcal/app/input/values"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/wallclock"
 )
@@ -301,7 +301,7 @@ func eventSpan(e *repository.EventFields, loc *time.Location) (start, end time.T
 	start, err1 := wallclock.Parse(datetext.Layout, e.StartLocal, loc)
 	end, err2 := wallclock.Parse(datetext.Layout, e.EndLocal, loc)
 	if err1 != nil || err2 != nil {
-		return start, end, &FieldError{Field: "start_date", Problem: "The event has no valid start and end: send start_date and end_date, each as " + input.DateForms + "."}
+		return start, end, &FieldError{Field: "start_date", Problem: "The event has no valid start and end: send start_date and end_date, each as " + values.DateForms + "."}
 	}
 	if end.Before(start) {
 		return start, end, &FieldError{Field: "end_date", Problem: fmt.Sprintf("The end date must not be before the start date: end_date is %s, start_date %s (%s).", e.EndLocal, e.StartLocal, loc)}

@@ -12,7 +12,7 @@ import (
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/app/calendar/recurrence"
-	"github.com/calendar/eventcal/app/input"
+	"github.com/calendar/eventcal/app/input/values"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -231,9 +231,9 @@ func (o *op) applyOccurrence(c *occurrenceChange, in *OccurrenceInput, ov *repos
 			continue
 		}
 		s := d.in.Value
-		t, err := input.ParseDateInRange(s, loc, now, o.lang)
+		t, err := values.ParseDateInRange(s, loc, now, o.lang)
 		if err != nil {
-			return apierr.InvalidValue(d.name, input.DateProblem(s, loc, now, o.lang), d.in.Raw)
+			return apierr.InvalidValue(d.name, values.DateProblem(s, loc, now, o.lang), d.in.Raw)
 		}
 		if d.name == "start_date" && !in.EndDate.Set {
 			end = t.Add(occ.End.Sub(occ.Start)) // moving the start keeps the duration

@@ -9,7 +9,7 @@ import (
 
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
-	"github.com/calendar/eventcal/app/input"
+	"github.com/calendar/eventcal/app/input/values"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -399,7 +399,7 @@ func (o *op) undo(plan *writePlan) {
 	plan.made = nil
 }
 
-// parseDate reads the date text s of field in loc (input.ParseDateInRange
+// parseDate reads the date text s of field in loc (values.ParseDateInRange
 // at the calendar's now), once per plan, field and zone; an unreadable
 // date is the 400 naming the field and raw, the value received.
 func (o *op) parseDate(plan *writePlan, field, s string, raw any, loc *time.Location) (time.Time, error) {
@@ -408,9 +408,9 @@ func (o *op) parseDate(plan *writePlan, field, s string, raw any, loc *time.Loca
 		return t, nil
 	}
 	now := o.s.now()
-	t, err := input.ParseDateInRange(s, loc, now, o.lang)
+	t, err := values.ParseDateInRange(s, loc, now, o.lang)
 	if err != nil {
-		return t, apierr.InvalidValue(field, input.DateProblem(s, loc, now, o.lang), raw)
+		return t, apierr.InvalidValue(field, values.DateProblem(s, loc, now, o.lang), raw)
 	}
 	if plan.dates == nil {
 		plan.dates = map[string]time.Time{}

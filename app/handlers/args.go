@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/calendar/eventcal/app/input"
+	"github.com/calendar/eventcal/app/input/values"
 )
 
 // Arg declares one route parameter (input.Arg): its checks are given the
@@ -95,10 +96,10 @@ func nonNegativeInt(_ *Request, v any) string {
 func isTime(r *Request, v any) string {
 	s, ok := input.AsString(v)
 	if !ok {
-		return "Must be " + input.DateForms + ", not a list or an object."
+		return "Must be " + values.DateForms + ", not a list or an object."
 	}
-	if _, err := input.ParseDateInRange(s, r.s.cfg.Location, r.s.now(), r.lang); err != nil {
-		return input.DateProblem(s, r.s.cfg.Location, r.s.now(), r.lang)
+	if _, err := values.ParseDateInRange(s, r.s.cfg.Location, r.s.now(), r.lang); err != nil {
+		return values.DateProblem(s, r.s.cfg.Location, r.s.now(), r.lang)
 	}
 	return ""
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/calendar/eventcal/app/httpcache"
 	"github.com/calendar/eventcal/app/input"
+	"github.com/calendar/eventcal/app/input/values"
 )
 
 // CacheKey names the response to r in the rendered-response cache: the
@@ -85,7 +86,7 @@ var isDateParam = map[string]bool{"start_date": true, "end_date": true, "starts_
 // at another time of the same day ("now", "+1 hour"): such answers must not
 // be reused for the whole day.
 func relativeDate(s string, now time.Time, loc *time.Location, lang string) bool {
-	a, errA := input.ParseDate(s, loc, now, lang)
-	b, errB := input.ParseDate(s, loc, now.Add(-time.Hour-time.Minute-time.Second), lang)
+	a, errA := values.ParseDate(s, loc, now, lang)
+	b, errB := values.ParseDate(s, loc, now.Add(-time.Hour-time.Minute-time.Second), lang)
 	return errA == nil && errB == nil && !a.Equal(b)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/app/input"
+	"github.com/calendar/eventcal/app/input/values"
 	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/config/limits"
@@ -76,15 +77,15 @@ func (lr lister) eventQuery() (search.EventQuery, error) {
 			return 0, false, nil
 		}
 		s, _ := input.AsString(v)
-		t, err := input.ParseDateInRange(s, loc, now, lr.lang)
+		t, err := values.ParseDateInRange(s, loc, now, lr.lang)
 		if err != nil {
-			return 0, false, apierr.InvalidValue(name, input.DateProblem(s, loc, now, lr.lang), v)
+			return 0, false, apierr.InvalidValue(name, values.DateProblem(s, loc, now, lr.lang), v)
 		}
 		if !strict {
 			if startOfDay {
-				t = input.Midnight(t)
+				t = values.Midnight(t)
 			} else {
-				t = input.EndOfDay(t)
+				t = values.EndOfDay(t)
 			}
 		}
 		return t.Unix(), true, nil
@@ -102,14 +103,14 @@ func (lr lister) eventQuery() (search.EventQuery, error) {
 		} else if ok {
 			q.StartGTE = search.Some(v)
 		} else if !relative || explicit {
-			q.StartGTE = search.Some(input.Midnight(now.In(loc)).Unix())
+			q.StartGTE = search.Some(values.Midnight(now.In(loc)).Unix())
 		}
 		if v, ok, err := bound("end_date", false); err != nil {
 			return q, err
 		} else if ok {
 			q.EndLTE = search.Some(v)
 		} else if !relative || explicit {
-			q.EndLTE = search.Some(input.EndOfDay(now.In(loc).AddDate(2, 0, 0)).Unix())
+			q.EndLTE = search.Some(values.EndOfDay(now.In(loc).AddDate(2, 0, 0)).Unix())
 		}
 		for _, x := range []struct {
 			name string
