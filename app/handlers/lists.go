@@ -7,6 +7,7 @@ import (
 
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/datetext"
 	"github.com/calendar/eventcal/app/input"
 	"github.com/calendar/eventcal/app/input/values"
 	"github.com/calendar/eventcal/app/present"
@@ -72,14 +73,15 @@ func (lr lister) eventQuery() (search.EventQuery, error) {
 	now := lr.now
 	strict := input.Truthy(b.Values["strict_dates"])
 	bound := func(name string, startOfDay bool) (int64, bool, error) {
-		v, ok := b.Get(name)
+		d, ok := b.Decoded(name)
 		if !ok {
 			return 0, false, nil
 		}
-		s, _ := input.AsString(v)
-		t, err := values.ParseDateInRange(s, loc, now, lr.lang)
+		// Read once in the site zone by the route's declared parameter
+		// (readDate): its instant there, not a second parse.
+		t, err := d.(datetext.Value).In(loc)
 		if err != nil {
-			return 0, false, apierr.InvalidValue(name, values.DateProblem(s, loc, now, lr.lang), v)
+			return 0, false, err
 		}
 		if !strict {
 			if startOfDay {
