@@ -141,6 +141,10 @@ func (v Value) In(loc *time.Location) (time.Time, error) {
 // ok is false for every other form.
 func (v Value) Wall() (time.Time, bool) { return v.t, v.kind == kindWall }
 
+// IsPhrase reports whether v was read from a phrase ("tomorrow 9am",
+// "+2 weeks"): the only form whose instant depends on when it is read.
+func (v Value) IsPhrase() bool { return v.kind == kindPhrase }
+
 // Text returns the text v was read from (spaces around it trimmed), for
 // the messages of a refused date.
 func (v Value) Text() string { return v.text }
