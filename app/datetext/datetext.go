@@ -12,6 +12,11 @@
 // two differ ("tomorrow" is 00:00 tomorrow, "6 months" is in six months), and
 // refuses what the library would read too loosely: a string without a real
 // word ("y", "a 6", "8.2", "45 s") is not a date.
+//
+// Read reads a text once into a Value that keeps what it means (an
+// instant, a wall-clock time, a phrase), so that a request's date is
+// parsed once even when its zone is settled later (an event's zone is
+// known only with its record); WatchReads lets tests count the reads.
 package datetext
 
 import (

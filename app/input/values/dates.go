@@ -54,7 +54,7 @@ var (
 	isoDayPrefix = regexp.MustCompile(`^(\d{4})-(\d{1,2})-(\d{1,2})(?:$|[ T])`)
 )
 
-// DateProblem is the message for a date parameter ParseDateInRange
+// DateProblem is the message for a date parameter ReadDate or DateIn
 // refused (raw as sent, read in loc): the accepted forms, and what is wrong
 // with raw when that can be told (a day that does not exist, an ambiguous
 // day/month order, a year out of range).
@@ -151,14 +151,4 @@ func DateIn(d datetext.Value, loc *time.Location) (time.Time, error) {
 		}
 	}
 	return t, nil
-}
-
-// ParseDateInRange is ReadDate's instant in loc: ParseDate limited to the
-// years both stores hold (in loc and in UTC).
-func ParseDateInRange(raw string, loc *time.Location, now time.Time, lang string) (time.Time, error) {
-	d, err := ReadDate(raw, loc, now, lang)
-	if err != nil {
-		return time.Time{}, err
-	}
-	return d.In(loc)
 }
