@@ -17,8 +17,8 @@ import (
 // commands; the calendar service reads nothing else. Dates were read
 // once by the route's declared parameters (readDate, into
 // datetext.Value): they are taken from the bag as read, never parsed
-// again. The request is used
-// only to validate inline venue and organizer data (validateBag).
+// again. The request is used only to validate inline venue and organizer
+// data (validateBag).
 
 // optString reads a text parameter (input.AsString).
 func optString(b *input.Bag, name string) calendar.Opt[string] {

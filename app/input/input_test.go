@@ -47,6 +47,19 @@ func TestValidate(t *testing.T) {
 			return ""
 		}},
 		{Name: "order", Type: String, Enum: []string{"asc", "desc"}},
+		// size decodes "S", "M" or "L" into a number of seats, reading
+		// another parameter of the bag (a decoder's zone, for dates).
+		{Name: "size", Type: String, Decode: func(who string, b *Bag, v any) (any, string) {
+			s, _ := AsString(v)
+			n := map[string]int{"S": 10, "M": 50, "L": 200}[s]
+			if n == 0 {
+				return nil, "Must be S, M or L for " + who + "."
+			}
+			if b.Str("order") == "desc" {
+				n = -n
+			}
+			return n, ""
+		}},
 	}
 	tests := []struct {
 		name   string
@@ -59,6 +72,8 @@ func TestValidate(t *testing.T) {
 		{"not an integer", map[string]any{"title": "a", "page": "x"}, "page must be an integer"},
 		{"check given the caller", map[string]any{"title": "a", "page": "12"}, "at most 9 for tester"},
 		{"not in the enum", map[string]any{"title": "a", "order": "up"}, "one of asc, desc"},
+		{"decoded", map[string]any{"title": "a", "order": "desc", "size": "M"}, ""},
+		{"not decodable", map[string]any{"title": "a", "size": "XL"}, "size must be S, M or L for tester"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,8 +86,16 @@ func TestValidate(t *testing.T) {
 				if b.Str("page") != "1" {
 					t.Errorf("page default not filled: %v", b.Values)
 				}
+				if d, ok := b.Decoded("size"); ok != b.Has("size") || (ok && d != -50) {
+					t.Errorf("size decoded as %v, %v; want -50 when sent", d, ok)
+				}
 			case err == nil:
 				t.Fatalf("no error, want %q", tt.want)
+			case b.Has("size"):
+				if _, ok := b.Decoded("size"); ok {
+					t.Errorf("a refused value was kept as decoded")
+				}
+				fallthrough
 			default:
 				if !strings.Contains(err.Error(), tt.want) {
 					t.Errorf("error %q, want %q", err.Error(), tt.want)
