@@ -127,11 +127,10 @@ func decodeEvent(r *Request, b *input.Bag) (*calendar.EventInput, error) {
 	if in.Organizers, err = decodeLinks(r, b, "organizer", repository.KindOrganizer); err != nil {
 		return nil, err
 	}
-	if v, ok := b.Get("recurrence"); ok {
-		rec, msg := parseRecurrenceValue(v)
-		if msg != "" {
-			return nil, apierr.InvalidValue("recurrence", msg, v)
-		}
+	if d, ok := b.Decoded("recurrence"); ok {
+		// Read once by the route's declared parameter (decodeRecurrenceArg).
+		rec, _ := d.(*repository.Recurrence)
+		v, _ := b.Get("recurrence")
 		in.Recurrence = calendar.Opt[*repository.Recurrence]{Set: true, Value: rec, Raw: v}
 	}
 	return in, nil
