@@ -11,6 +11,7 @@ import (
 
 	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/app/calendar"
+	"github.com/calendar/eventcal/app/datetext"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/sqlite"
@@ -52,14 +53,24 @@ func counts(t *testing.T, st repository.Store) map[string]int {
 	return out
 }
 
+// date is a date field as a caller decodes it: the text read once
+// (datetext.Read), here in UTC.
+func date(text string) calendar.Opt[datetext.Value] {
+	v, err := datetext.Read(text, "en", time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC), time.UTC)
+	if err != nil {
+		panic(text + ": " + err.Error())
+	}
+	return calendar.Opt[datetext.Value]{Set: true, Value: v, Raw: text}
+}
+
 // event is a valid create command naming a new category, a new tag, an
 // inline venue and an image URL.
 func event() *calendar.EventInput {
 	return &calendar.EventInput{
 		RecordInput: calendar.RecordInput{Name: calendar.Some("Concert"),
 			Image: calendar.Some(calendar.ImageRef{URL: "https://example.org/poster.png"})},
-		StartDate:  calendar.Some("2026-07-01 19:00:00"),
-		EndDate:    calendar.Some("2026-07-01 21:00:00"),
+		StartDate:  date("2026-07-01 19:00:00"),
+		EndDate:    date("2026-07-01 21:00:00"),
 		Categories: calendar.Some([]calendar.LabelItem{{Name: "Music"}}),
 		Tags:       calendar.Some([]calendar.LabelItem{{Name: "jazz"}}),
 		Venues: calendar.Links{Set: true, Items: []calendar.Link{{Venue: &calendar.VenueInput{
@@ -81,7 +92,7 @@ func TestCreateEventDecidesBeforeWriting(t *testing.T) {
 		status   int
 		contains string
 	}{
-		{"end before start", editor, func(in *calendar.EventInput) { in.EndDate = calendar.Some("2026-06-30 19:00:00") }, 400, "end_date"},
+		{"end before start", editor, func(in *calendar.EventInput) { in.EndDate = date("2026-06-30 19:00:00") }, 400, "end_date"},
 		{"unknown author", editor, func(in *calendar.EventInput) { in.Author = calendar.Some(int64(99)) }, 400, "There is no user with ID 99"},
 		{"unknown linked organizer", editor, func(in *calendar.EventInput) {
 			in.Organizers = calendar.Links{Set: true, Raw: "77", Items: []calendar.Link{{ID: 77}}}
@@ -93,8 +104,8 @@ func TestCreateEventDecidesBeforeWriting(t *testing.T) {
 			in.Recurrence = calendar.Some(&repository.Recurrence{Rules: []string{"FREQ=SOMETIMES"}})
 		}, 400, "recurrence"},
 		{"new tag by a contributor", contributor, func(in *calendar.EventInput) { in.Image = calendar.Opt[calendar.ImageRef]{} }, 403, "rest_cannot_create"},
-		{"inline venue with a bad date", editor, func(in *calendar.EventInput) {
-			in.Venues.Items[0].Venue.Date = calendar.Some("not a date")
+		{"inline venue with a date outside the stores' years", editor, func(in *calendar.EventInput) {
+			in.Venues.Items[0].Venue.Date = date("99999999999999")
 		}, 400, "date"},
 	}
 	for _, tt := range tests {

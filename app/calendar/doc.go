@@ -3,6 +3,10 @@
 // hands it a typed command (EventInput, VenueInput, OrganizerInput,
 // OccurrenceInput), decoded once by the caller, with the actor (the
 // writing user; nil for the system) and the language of the text fields.
+// Dates arrive read (datetext.Value: an instant, a wall-clock time or a
+// phrase); the calendar settles the zone (the event's, or the one the
+// command names) and takes each date's instant there once
+// (values.DateIn), without parsing the text again.
 //
 // A write decides everything, then writes, in this order:
 //

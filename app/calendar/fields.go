@@ -8,7 +8,7 @@ import (
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/app/datetext"
-	"github.com/calendar/eventcal/app/input"
+	"github.com/calendar/eventcal/app/input/values"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/wallclock"
 )
@@ -95,14 +95,14 @@ func (o *op) applyStatusAndDate(plan *writePlan, p *repository.Record, creating 
 	now := o.s.now()
 	dateSet := false
 	if in.Date.Set {
-		t, err := o.parseDate(plan, "date", in.Date.Value, in.Date.Raw, zone)
+		t, err := o.dateIn(plan, "date", in.Date, zone)
 		if err != nil {
 			return err
 		}
 		p.Date, dateSet = t.UTC().Truncate(time.Second), true
 	}
 	if in.DateUTC.Set {
-		t, err := o.parseDate(plan, "date_utc", in.DateUTC.Value, in.DateUTC.Raw, time.UTC)
+		t, err := o.dateIn(plan, "date_utc", in.DateUTC, time.UTC)
 		if err != nil {
 			return err
 		}
@@ -227,17 +227,16 @@ func (o *op) applyEvent(plan *writePlan, p *repository.Record) error {
 	loc, _ := o.s.zone(e)
 	for _, d := range []struct {
 		name string
-		in   Opt[string]
+		in   Opt[datetext.Value]
 		dst  *string
 	}{{"start_date", in.StartDate, &e.StartLocal}, {"end_date", in.EndDate, &e.EndLocal}} {
 		if d.in.Set {
-			s := d.in.Value
-			t, err := o.parseDate(plan, d.name, s, d.in.Raw, loc)
+			t, err := o.dateIn(plan, d.name, d.in, loc)
 			if err != nil {
 				return err
 			}
 			*d.dst = t.In(loc).Format(datetext.Layout)
-			if w, ok := datetext.Wall(strings.TrimSpace(s)); ok && wallclock.InGap(w, loc) {
+			if w, ok := d.in.Value.Wall(); ok && wallclock.InGap(w, loc) {
 				// Kept as written: a series repeats this wall time; the
 				// instant (StartUTC) is after the gap (wallclock.Resolve).
 				*d.dst = w.Format(datetext.Layout)
@@ -301,7 +300,7 @@ func eventSpan(e *repository.EventFields, loc *time.Location) (start, end time.T
 	start, err1 := wallclock.Parse(datetext.Layout, e.StartLocal, loc)
 	end, err2 := wallclock.Parse(datetext.Layout, e.EndLocal, loc)
 	if err1 != nil || err2 != nil {
-		return start, end, &FieldError{Field: "start_date", Problem: "The event has no valid start and end: send start_date and end_date, each as " + input.DateForms + "."}
+		return start, end, &FieldError{Field: "start_date", Problem: "The event has no valid start and end: send start_date and end_date, each as " + values.DateForms + "."}
 	}
 	if end.Before(start) {
 		return start, end, &FieldError{Field: "end_date", Problem: fmt.Sprintf("The end date must not be before the start date: end_date is %s, start_date %s (%s).", e.EndLocal, e.StartLocal, loc)}

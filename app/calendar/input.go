@@ -1,10 +1,15 @@
 package calendar
 
-import "github.com/calendar/eventcal/repository"
+import (
+	"github.com/calendar/eventcal/app/datetext"
+	"github.com/calendar/eventcal/repository"
+)
 
 // RecordInput holds the fields every kind takes. Text values are as the
 // caller decoded them (the service trims where the field is trimmed);
-// dates are the text sent, read in the record's zone once it is known.
+// dates were read once by the caller (datetext.Read, through
+// values.ReadDate) and are taken as instants in the record's zone once it
+// is known (values.DateIn), never parsed again.
 type RecordInput struct {
 	// Name is the event title, venue name or organizer name.
 	Name        Opt[string]
@@ -14,8 +19,8 @@ type RecordInput struct {
 	// same name does not count).
 	Slug    Opt[string]
 	Status  Opt[string]
-	Date    Opt[string]
-	DateUTC Opt[string]
+	Date    Opt[datetext.Value]
+	DateUTC Opt[datetext.Value]
 	Author  Opt[int64]
 	// Image is the featured image: an ID, a URL to register, or neither
 	// (removes it).
@@ -33,7 +38,7 @@ type ImageRef struct {
 type EventInput struct {
 	RecordInput
 	Timezone                 Opt[string]
-	StartDate, EndDate       Opt[string]
+	StartDate, EndDate       Opt[datetext.Value]
 	AllDay                   Opt[bool]
 	ShowMap, ShowMapLink     Opt[bool]
 	HideFromListings, Sticky Opt[bool]
@@ -94,7 +99,7 @@ type LabelItem struct {
 // OccurrenceInput is a change of one occurrence of a series.
 type OccurrenceInput struct {
 	Title, Description, Excerpt Opt[string]
-	StartDate, EndDate          Opt[string]
+	StartDate, EndDate          Opt[datetext.Value]
 	Status                      Opt[string]
 	Venues, Organizers          Links
 	Cost                        Opt[[]string]

@@ -12,7 +12,8 @@ import (
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/app/calendar/recurrence"
-	"github.com/calendar/eventcal/app/input"
+	"github.com/calendar/eventcal/app/datetext"
+	"github.com/calendar/eventcal/app/input/values"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -221,19 +222,18 @@ func (o *op) applyOccurrence(c *occurrenceChange, in *OccurrenceInput, ov *repos
 	}
 	loc, _ := o.s.zone(p.Event)
 	start, end := occ.Start, occ.End
-	now := o.s.now()
 	for _, d := range []struct {
 		name string
-		in   Opt[string]
+		in   Opt[datetext.Value]
 		dst  *time.Time
 	}{{"start_date", in.StartDate, &start}, {"end_date", in.EndDate, &end}} {
 		if !d.in.Set {
 			continue
 		}
-		s := d.in.Value
-		t, err := input.ParseDateInRange(s, loc, now, o.lang)
+		// Read once by the caller; its instant in the series' zone.
+		t, err := values.DateIn(d.in.Value, loc)
 		if err != nil {
-			return apierr.InvalidValue(d.name, input.DateProblem(s, loc, now, o.lang), d.in.Raw)
+			return apierr.InvalidValue(d.name, values.DateProblem(d.in.Value.Text(), loc, o.s.now(), o.lang), d.in.Raw)
 		}
 		if d.name == "start_date" && !in.EndDate.Set {
 			end = t.Add(occ.End.Sub(occ.Start)) // moving the start keeps the duration

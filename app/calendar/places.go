@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/app/access"
-	"github.com/calendar/eventcal/app/input"
+	"github.com/calendar/eventcal/app/input/values"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -140,7 +140,7 @@ func (o *op) registerImage(u string, made *[]madeRecord) (int64, error) {
 	if len(found) > 0 {
 		return found[0].ID, nil
 	}
-	ext, _ := input.ImageURLExtension(u)
+	ext, _ := values.ImageURLExtension(u)
 	name := u[strings.LastIndex(u, "/")+1:]
 	if i := strings.IndexAny(name, "?#"); i >= 0 {
 		name = name[:i]

@@ -9,7 +9,8 @@ import (
 
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
-	"github.com/calendar/eventcal/app/input"
+	"github.com/calendar/eventcal/app/datetext"
+	"github.com/calendar/eventcal/app/input/values"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -44,8 +45,9 @@ type writePlan struct {
 	// made is the undo log of commit: what this command created or
 	// changed beside the main record.
 	made []madeRecord
-	// dates keeps the dates read so far, by field and zone: check and
-	// apply (and UpdatePost's retries) read each date once per zone.
+	// dates keeps the instants of the command's dates so far, by field
+	// and zone: check and apply (and UpdatePost's retries) take each
+	// date's instant once per zone.
 	dates map[string]time.Time
 }
 
@@ -399,18 +401,19 @@ func (o *op) undo(plan *writePlan) {
 	plan.made = nil
 }
 
-// parseDate reads the date text s of field in loc (input.ParseDateInRange
-// at the calendar's now), once per plan, field and zone; an unreadable
-// date is the 400 naming the field and raw, the value received.
-func (o *op) parseDate(plan *writePlan, field, s string, raw any, loc *time.Location) (time.Time, error) {
+// dateIn returns the instant of the date d of field in loc: the value the
+// caller read once (values.DateIn: no second parse; only a phrase asked
+// for in another zone than the caller read it in is read again there),
+// once per plan, field and zone. A date outside the stores' years in loc
+// is the 400 naming the field and d.Raw, the value received.
+func (o *op) dateIn(plan *writePlan, field string, d Opt[datetext.Value], loc *time.Location) (time.Time, error) {
 	key := field + "\x00" + loc.String()
 	if t, ok := plan.dates[key]; ok {
 		return t, nil
 	}
-	now := o.s.now()
-	t, err := input.ParseDateInRange(s, loc, now, o.lang)
+	t, err := values.DateIn(d.Value, loc)
 	if err != nil {
-		return t, apierr.InvalidValue(field, input.DateProblem(s, loc, now, o.lang), raw)
+		return t, apierr.InvalidValue(field, values.DateProblem(d.Value.Text(), loc, o.s.now(), o.lang), d.Raw)
 	}
 	if plan.dates == nil {
 		plan.dates = map[string]time.Time{}

@@ -12,6 +12,11 @@
 // two differ ("tomorrow" is 00:00 tomorrow, "6 months" is in six months), and
 // refuses what the library would read too loosely: a string without a real
 // word ("y", "a 6", "8.2", "45 s") is not a date.
+//
+// Read reads a text once into a Value that keeps what it means (an
+// instant, a wall-clock time, a phrase), so that a request's date is
+// parsed once even when its zone is settled later (an event's zone is
+// known only with its record); WatchReads lets tests count the reads.
 package datetext
 
 import (
@@ -40,27 +45,117 @@ const maxLen = 64
 // YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS], RFC 3339) never reach the phrase parser;
 // a date or time without an offset is wall-clock time in loc; phrases are
 // read in lang (a language code such as "nl"; "" for English only) or in
-// English, relative to now. The result is in loc, to the second.
+// English, relative to now. The result is in loc, to the second. It is
+// Read, then Value.In(loc).
 func Parse(text, lang string, now time.Time, loc *time.Location) (time.Time, error) {
+	v, err := Read(text, lang, now, loc)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return v.In(loc)
+}
+
+// Value is a date text read once (Read), kept in the form that says what
+// it means: an instant (a Unix timestamp, RFC 3339 with an offset), a
+// wall-clock date and time without a zone (YYYY-MM-DD[ HH:MM[:SS]]), whose
+// instant depends on the zone it is read in, or a phrase ("tomorrow 9am",
+// "+2 weeks"), read at a time in a zone. In gives the instant in the zone
+// the caller settles on (an event's zone, known only once its record is),
+// without reading the text again; only a phrase asked for in another zone
+// than it was read in is read again there (what "tomorrow" means depends
+// on the zone's day). The zero Value is no date.
+type Value struct {
+	kind valueKind
+	// text is the text read (spaces around it trimmed); lang its language.
+	text, lang string
+	// t is the instant (kindInstant, kindPhrase: in the zone read) or the
+	// wall-clock fields in a UTC time (kindWall).
+	t time.Time
+	// now and loc are when and where a phrase was read.
+	now time.Time
+	loc *time.Location
+}
+
+// valueKind says what a Value holds.
+type valueKind uint8
+
+const (
+	kindNone valueKind = iota
+	kindInstant
+	kindWall
+	kindPhrase
+)
+
+// Read reads text once into a Value: the absolute forms (Unix timestamps,
+// YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS], RFC 3339) on the fast path, a phrase
+// in lang or English at now in loc (see Parse). It is the only place a
+// date text is parsed; every read is counted for WatchReads.
+func Read(text, lang string, now time.Time, loc *time.Location) (Value, error) {
 	if loc == nil {
 		loc = time.UTC
 	}
 	s := strings.TrimSpace(text)
+	noteRead(s)
 	if s == "" {
-		return time.Time{}, ErrNotADate
+		return Value{}, ErrNotADate
 	}
-	if t, ok, err := parseAbsolute(s, loc); ok || err != nil {
-		return t, err
+	if v, ok, err := readAbsolute(s); ok || err != nil {
+		return v, err
 	}
 	if len(s) > maxLen {
-		return time.Time{}, ErrNotADate
+		return Value{}, ErrNotADate
 	}
-	t, err := cached(s, lang, now.Truncate(time.Second).In(loc))
+	now = now.Truncate(time.Second)
+	t, err := cached(s, lang, now.In(loc))
 	if err != nil {
-		return time.Time{}, err
+		return Value{}, err
 	}
-	return t.In(loc).Truncate(time.Second), nil
+	return Value{kind: kindPhrase, text: s, lang: lang, t: t.In(loc).Truncate(time.Second), now: now, loc: loc}, nil
 }
+
+// In returns the instant v means in loc, in loc: an instant as it is, a
+// wall-clock time read in loc (wallclock.Resolve: a time in a
+// daylight-saving gap is read with the offset before the gap), a phrase
+// as read, or, asked for in another zone than the one it was read in,
+// read again in loc at the same time. The zero Value is ErrNotADate.
+func (v Value) In(loc *time.Location) (time.Time, error) {
+	if loc == nil {
+		loc = time.UTC
+	}
+	switch v.kind {
+	case kindInstant:
+		return v.t.In(loc), nil
+	case kindWall:
+		return wallclock.Resolve(v.t, loc), nil
+	case kindPhrase:
+		if loc == v.loc || loc.String() == v.loc.String() {
+			return v.t.In(loc), nil
+		}
+		noteRead(v.text)
+		t, err := cached(v.text, v.lang, v.now.In(loc))
+		if err != nil {
+			return time.Time{}, err
+		}
+		return t.In(loc).Truncate(time.Second), nil
+	}
+	return time.Time{}, ErrNotADate
+}
+
+// Wall returns the wall-clock date and time of a Value read from a form
+// without zone or offset (in a UTC time, as the package function Wall);
+// ok is false for every other form.
+func (v Value) Wall() (time.Time, bool) { return v.t, v.kind == kindWall }
+
+// IsPhrase reports whether v was read from a phrase ("tomorrow 9am",
+// "+2 weeks"): the only form whose instant depends on when it is read.
+func (v Value) IsPhrase() bool { return v.kind == kindPhrase }
+
+// Text returns the text v was read from (spaces around it trimmed), for
+// the messages of a refused date.
+func (v Value) Text() string { return v.text }
+
+// IsZero reports whether v is the zero Value (no date read).
+func (v Value) IsZero() bool { return v.kind == kindNone }
 
 var (
 	absLayouts = []string{
@@ -84,34 +179,34 @@ func Wall(s string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// parseAbsolute reads the fast-path forms. ok reports that s had one of
+// readAbsolute reads the fast-path forms. ok reports that s had one of
 // their shapes (err then says whether it was valid).
-func parseAbsolute(s string, loc *time.Location) (time.Time, bool, error) {
+func readAbsolute(s string) (Value, bool, error) {
 	digits := strings.TrimPrefix(strings.TrimPrefix(s, "@"), "-")
 	if digits != "" && strings.Trim(digits, "0123456789") == "" {
 		if len(digits) < 5 {
 			// "12" or "2027" is not a timestamp anyone means; strtotime
 			// would read "2027" as 20:27 today.
-			return time.Time{}, true, ErrNotADate
+			return Value{}, true, ErrNotADate
 		}
 		n, err := strconv.ParseInt(strings.TrimPrefix(s, "@"), 10, 64)
 		if err != nil {
-			return time.Time{}, true, ErrNotADate
+			return Value{}, true, ErrNotADate
 		}
-		return time.Unix(n, 0).In(loc), true, nil
+		return Value{kind: kindInstant, text: s, t: time.Unix(n, 0)}, true, nil
 	}
 	if len(s) < 10 || s[0] < '0' || s[0] > '9' {
-		return time.Time{}, false, nil
+		return Value{}, false, nil
 	}
 	if w, ok := Wall(s); ok {
-		return wallclock.Resolve(w, loc), true, nil
+		return Value{kind: kindWall, text: s, t: w}, true, nil
 	}
 	for _, l := range offsetLayouts {
 		if t, err := time.Parse(l, s); err == nil {
-			return t.In(loc), true, nil
+			return Value{kind: kindInstant, text: s, t: t}, true, nil
 		}
 	}
-	return time.Time{}, false, nil
+	return Value{}, false, nil
 }
 
 var (

@@ -2,8 +2,11 @@ package handlers
 
 import (
 	"strings"
+	"time"
 
+	"github.com/calendar/eventcal/app/datetext"
 	"github.com/calendar/eventcal/app/input"
+	"github.com/calendar/eventcal/app/input/values"
 )
 
 // Arg declares one route parameter (input.Arg): its checks are given the
@@ -91,16 +94,44 @@ func nonNegativeInt(_ *Request, v any) string {
 	return ""
 }
 
-// isTime accepts anything parseDate understands.
-func isTime(r *Request, v any) string {
-	s, ok := input.AsString(v)
-	if !ok {
-		return "Must be " + input.DateForms + ", not a list or an object."
+// readDate is the Decode of a date parameter: the text read once
+// (values.ReadDate) in the zone zone names for the bag, into the
+// datetext.Value the handler hands on (the service settles the zone of an
+// update and takes the instant from the value without reading the text
+// again). A value that is not a date is refused with what the API accepts.
+func readDate(zone func(r *Request, b *input.Bag) *time.Location) func(r *Request, b *input.Bag, v any) (any, string) {
+	return func(r *Request, b *input.Bag, v any) (any, string) {
+		s, ok := input.AsString(v)
+		if !ok {
+			return nil, "Must be " + values.DateForms + ", not a list or an object."
+		}
+		loc, now := zone(r, b), r.s.now()
+		d, err := values.ReadDate(s, loc, now, r.lang)
+		if err != nil {
+			return nil, values.DateProblem(s, loc, now, r.lang)
+		}
+		return d, ""
 	}
-	if _, err := input.ParseDateInRange(s, r.s.cfg.Location, r.s.now(), r.lang); err != nil {
-		return input.DateProblem(s, r.s.cfg.Location, r.s.now(), r.lang)
+}
+
+// siteZone reads a date in the site's zone (list filters, venues and
+// organizers).
+func siteZone(r *Request, _ *input.Bag) *time.Location { return r.s.cfg.Location }
+
+// utcZone reads a date in UTC (date_utc).
+func utcZone(*Request, *input.Bag) *time.Location { return time.UTC }
+
+// eventZone reads an event's date in the zone the write names (timezone,
+// when it is a zone), else the site's: the zone of a new event. An update
+// that names none keeps the event's zone, which the service knows; a
+// phrase is read again there when it differs (datetext.Value.In).
+func eventZone(r *Request, b *input.Bag) *time.Location {
+	if name := strings.TrimSpace(b.Str("timezone")); name != "" {
+		if loc, ok := datetext.LoadZone(name); ok {
+			return loc
+		}
 	}
-	return ""
+	return r.s.cfg.Location
 }
 
 func contains[T comparable](list []T, v T) bool {

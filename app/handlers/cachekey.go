@@ -9,8 +9,10 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/calendar/eventcal/app/datetext"
 	"github.com/calendar/eventcal/app/httpcache"
 	"github.com/calendar/eventcal/app/input"
+	"github.com/calendar/eventcal/app/input/values"
 )
 
 // CacheKey names the response to r in the rendered-response cache: the
@@ -59,7 +61,7 @@ func (r *Request) CacheKey(rt *Route) httpcache.Request {
 		sb.WriteByte('=')
 		if s, ok := v.(string); ok {
 			sb.WriteString(strconv.Quote(s))
-			relative = relative || (isDateParam[k] && relativeDate(s, now, r.s.cfg.Location, r.lang))
+			relative = relative || (isDateParam[k] && r.relativeDate(k, s, now))
 		} else {
 			raw, err := json.Marshal(v)
 			if err != nil {
@@ -81,11 +83,24 @@ func (r *Request) CacheKey(rt *Route) httpcache.Request {
 var isDateParam = map[string]bool{"start_date": true, "end_date": true, "starts_before": true,
 	"starts_after": true, "ends_before": true, "ends_after": true}
 
-// relativeDate reports whether a date parameter means a different instant
-// at another time of the same day ("now", "+1 hour"): such answers must not
-// be reused for the whole day.
-func relativeDate(s string, now time.Time, loc *time.Location, lang string) bool {
-	a, errA := input.ParseDate(s, loc, now, lang)
-	b, errB := input.ParseDate(s, loc, now.Add(-time.Hour-time.Minute-time.Second), lang)
+// relativeDate reports whether the date parameter name (sent as s)
+// means a different instant at another time of the same day ("now", "+1
+// hour"): such answers must not be reused for the whole day. A date the
+// route read once (readDate) as a date and time or an instant never does,
+// and is not read again; a phrase is read again an hour earlier.
+func (r *Request) relativeDate(name, s string, now time.Time) bool {
+	loc, lang := r.s.cfg.Location, r.lang
+	var a time.Time
+	var errA error
+	if d, ok := r.bag.Decoded(name); ok {
+		v, _ := d.(datetext.Value)
+		if !v.IsPhrase() {
+			return false
+		}
+		a, errA = v.In(loc)
+	} else {
+		a, errA = values.ParseDate(s, loc, now, lang)
+	}
+	b, errB := values.ParseDate(s, loc, now.Add(-time.Hour-time.Minute-time.Second), lang)
 	return errA == nil && errB == nil && !a.Equal(b)
 }

@@ -7,14 +7,18 @@ import (
 
 	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/app/calendar"
+	"github.com/calendar/eventcal/app/datetext"
 	"github.com/calendar/eventcal/app/input"
 	"github.com/calendar/eventcal/repository"
 )
 
 // The write routes of events, venues and organizers decode their
 // (validated) parameter bag once, here, into the calendar's typed
-// commands; the calendar service reads nothing else. The request is used
-// only to validate inline venue and organizer data (validateBag).
+// commands; the calendar service reads nothing else. Dates were read
+// once by the route's declared parameters (readDate, into
+// datetext.Value): they are taken from the bag as read, never parsed
+// again. The request is used only to validate inline venue and organizer
+// data (validateBag).
 
 // optString reads a text parameter (input.AsString).
 func optString(b *input.Bag, name string) calendar.Opt[string] {
@@ -24,6 +28,17 @@ func optString(b *input.Bag, name string) calendar.Opt[string] {
 	}
 	s, _ := input.AsString(v)
 	return calendar.Opt[string]{Set: true, Value: s, Raw: v}
+}
+
+// optDate reads a date parameter Validate decoded (readDate).
+func optDate(b *input.Bag, name string) calendar.Opt[datetext.Value] {
+	d, ok := b.Decoded(name)
+	if !ok {
+		return calendar.Opt[datetext.Value]{}
+	}
+	v, _ := b.Get(name)
+	x, _ := d.(datetext.Value)
+	return calendar.Opt[datetext.Value]{Set: true, Value: x, Raw: v}
 }
 
 // optBool reads a boolean parameter (input.AsBool).
@@ -73,7 +88,7 @@ func optCost(b *input.Bag) calendar.Opt[[]string] {
 func decodePost(b *input.Bag, nameField string) calendar.RecordInput {
 	in := calendar.RecordInput{
 		Name: optString(b, nameField), Description: optString(b, "description"), Excerpt: optString(b, "excerpt"),
-		Status: optString(b, "status"), Date: optString(b, "date"), DateUTC: optString(b, "date_utc"),
+		Status: optString(b, "status"), Date: optDate(b, "date"), DateUTC: optDate(b, "date_utc"),
 	}
 	if b.Sent("slug") {
 		in.Slug = optString(b, "slug")
@@ -98,7 +113,7 @@ func decodePost(b *input.Bag, nameField string) calendar.RecordInput {
 // decodeEvent reads an event write (the bag passed the route's checks).
 func decodeEvent(r *Request, b *input.Bag) (*calendar.EventInput, error) {
 	in := &calendar.EventInput{RecordInput: decodePost(b, "title"),
-		Timezone: optString(b, "timezone"), StartDate: optString(b, "start_date"), EndDate: optString(b, "end_date"),
+		Timezone: optString(b, "timezone"), StartDate: optDate(b, "start_date"), EndDate: optDate(b, "end_date"),
 		AllDay: optBool(b, "all_day"), ShowMap: optBool(b, "show_map"), ShowMapLink: optBool(b, "show_map_link"),
 		HideFromListings: optBool(b, "hide_from_listings"), Sticky: optBool(b, "sticky"),
 		Featured: optBool(b, "featured"), Ticketed: optBool(b, "ticketed"),
@@ -112,11 +127,10 @@ func decodeEvent(r *Request, b *input.Bag) (*calendar.EventInput, error) {
 	if in.Organizers, err = decodeLinks(r, b, "organizer", repository.KindOrganizer); err != nil {
 		return nil, err
 	}
-	if v, ok := b.Get("recurrence"); ok {
-		rec, msg := parseRecurrenceValue(v)
-		if msg != "" {
-			return nil, apierr.InvalidValue("recurrence", msg, v)
-		}
+	if d, ok := b.Decoded("recurrence"); ok {
+		// Read once by the route's declared parameter (decodeRecurrenceArg).
+		rec, _ := d.(*repository.Recurrence)
+		v, _ := b.Get("recurrence")
 		in.Recurrence = calendar.Opt[*repository.Recurrence]{Set: true, Value: rec, Raw: v}
 	}
 	return in, nil
@@ -142,7 +156,7 @@ func decodeOrganizer(b *input.Bag) *calendar.OrganizerInput {
 // decodeOccurrence reads a change of one occurrence.
 func decodeOccurrence(r *Request, b *input.Bag) (*calendar.OccurrenceInput, error) {
 	in := &calendar.OccurrenceInput{Title: optString(b, "title"), Description: optString(b, "description"),
-		Excerpt: optString(b, "excerpt"), StartDate: optString(b, "start_date"), EndDate: optString(b, "end_date"),
+		Excerpt: optString(b, "excerpt"), StartDate: optDate(b, "start_date"), EndDate: optDate(b, "end_date"),
 		Status: optString(b, "status"), Cost: optCost(b), Website: optString(b, "website"), Featured: optBool(b, "featured")}
 	var err error
 	if in.Venues, err = decodeLinks(r, b, "venue", repository.KindVenue); err != nil {

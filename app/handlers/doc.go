@@ -4,7 +4,9 @@
 // accounts.go, admin.go, webhooks.go, index.go and openapi.go for the
 // interface itself), with the route table in routes.go. A handler reads
 // in order: its input (the route's declared parameters, validated by
-// Prepare, then decoded once into a typed command, decode.go), the access
+// Prepare, then decoded once into a typed command, decode.go; a date is
+// read once, by its parameter's Decode, into a datetext.Value that the
+// command carries), the access
 // decision (app/access), the call (the calendar service, app/calendar, for
 // the writes of events, venues and organizers; the store or the search
 // engine otherwise), and the presentation (app/present).

@@ -24,7 +24,7 @@ func pageArgs() []Arg {
 // eventListArgs declares the parameters of GET /events.
 func (pt *events) eventListArgs() []Arg {
 	date := func(name, desc string) Arg {
-		return Arg{Name: name, Type: tString, Check: isTime, Format: "date-time", Desc: desc}
+		return Arg{Name: name, Type: tString, Decode: readDate(siteZone), Format: "date-time", Desc: desc}
 	}
 	return append(append(pageArgs(),
 		date("start_date", "Events that start on or after this date (default: today 00:00 in the site zone)."),

@@ -7,7 +7,9 @@ import (
 
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/datetext"
 	"github.com/calendar/eventcal/app/input"
+	"github.com/calendar/eventcal/app/input/values"
 	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/config/limits"
@@ -71,20 +73,21 @@ func (lr lister) eventQuery() (search.EventQuery, error) {
 	now := lr.now
 	strict := input.Truthy(b.Values["strict_dates"])
 	bound := func(name string, startOfDay bool) (int64, bool, error) {
-		v, ok := b.Get(name)
+		d, ok := b.Decoded(name)
 		if !ok {
 			return 0, false, nil
 		}
-		s, _ := input.AsString(v)
-		t, err := input.ParseDateInRange(s, loc, now, lr.lang)
+		// Read once in the site zone by the route's declared parameter
+		// (readDate): its instant there, not a second parse.
+		t, err := d.(datetext.Value).In(loc)
 		if err != nil {
-			return 0, false, apierr.InvalidValue(name, input.DateProblem(s, loc, now, lr.lang), v)
+			return 0, false, err
 		}
 		if !strict {
 			if startOfDay {
-				t = input.Midnight(t)
+				t = values.Midnight(t)
 			} else {
-				t = input.EndOfDay(t)
+				t = values.EndOfDay(t)
 			}
 		}
 		return t.Unix(), true, nil
@@ -102,14 +105,14 @@ func (lr lister) eventQuery() (search.EventQuery, error) {
 		} else if ok {
 			q.StartGTE = search.Some(v)
 		} else if !relative || explicit {
-			q.StartGTE = search.Some(input.Midnight(now.In(loc)).Unix())
+			q.StartGTE = search.Some(values.Midnight(now.In(loc)).Unix())
 		}
 		if v, ok, err := bound("end_date", false); err != nil {
 			return q, err
 		} else if ok {
 			q.EndLTE = search.Some(v)
 		} else if !relative || explicit {
-			q.EndLTE = search.Some(input.EndOfDay(now.In(loc).AddDate(2, 0, 0)).Unix())
+			q.EndLTE = search.Some(values.EndOfDay(now.In(loc).AddDate(2, 0, 0)).Unix())
 		}
 		for _, x := range []struct {
 			name string

@@ -12,6 +12,7 @@ import (
 	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/app/input"
+	"github.com/calendar/eventcal/app/input/values"
 	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
@@ -296,8 +297,8 @@ func (pt *items) delete(how lookup) func(r *Request) error {
 }
 
 // validURL reports whether s is an absolute http(s) URL the service
-// stores (input.WebURL).
-func validURL(s string) bool { return input.WebURL(s) }
+// stores (values.WebURL).
+func validURL(s string) bool { return values.WebURL(s) }
 
-// imageURLExtension is input.ImageURLExtension.
-func imageURLExtension(raw string) (string, bool) { return input.ImageURLExtension(raw) }
+// imageURLExtension is values.ImageURLExtension.
+func imageURLExtension(raw string) (string, bool) { return values.ImageURLExtension(raw) }

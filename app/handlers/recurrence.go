@@ -25,7 +25,7 @@ const maxRecurrenceDate = 32
 
 // recurrenceArg declares the recurrence parameter of event writes.
 func recurrenceArg() Arg {
-	return Arg{Name: "recurrence", Type: tObject, Check: checkRecurrenceArg,
+	return Arg{Name: "recurrence", Type: tObject, Decode: decodeRecurrenceArg,
 		Desc: `Makes the event a series: {"rules": RRULE values without "RRULE:" (FREQ=WEEKLY;BYDAY=TU,TH;UNTIL=20270630T235959Z; DAILY at the finest), "exclusions" and "additions": occurrence starts YYYY-MM-DD HH:MM:SS in the event's time zone}; the event's start and end are the first occurrence. null makes it a single event again.`}
 }
 
@@ -38,13 +38,14 @@ func recurrenceLimits(cfg *config.Config, now func() time.Time) recurrence.Limit
 	return recurrence.Limits{Now: now(), Horizon: cfg.RecurrenceHorizon, MaxOccurrences: cfg.MaxSeriesOccurrences}
 }
 
-// checkRecurrenceArg checks the shape of a recurrence value: null (or an
-// empty string, from a form), or an object of the three lists of strings.
-// The rules and dates themselves are checked once the event's start and
-// zone are known (applyRecurrence).
-func checkRecurrenceArg(_ *Request, v any) string {
-	_, msg := parseRecurrenceValue(v)
-	return msg
+// decodeRecurrenceArg reads a recurrence value once (parseRecurrenceValue)
+// into the *repository.Recurrence the event command carries (nil: a single
+// event): null (or an empty string, from a form), or an object of the
+// three lists of strings. The rules and dates themselves are checked once
+// the event's start and zone are known (the calendar's applyRecurrence).
+func decodeRecurrenceArg(_ *Request, _ *input.Bag, v any) (any, string) {
+	rec, msg := parseRecurrenceValue(v)
+	return rec, msg
 }
 
 // parseRecurrenceValue reads a recurrence value: nil for a single event,

@@ -22,10 +22,16 @@ func writeArgs(kind repository.Kind, create bool) []Arg {
 		a.Check = check
 		return a
 	}
+	// An event's dates are read in the zone the write names, else the
+	// site's (eventZone); a venue's or an organizer's in the site's.
+	zone := siteZone
+	if kind == repository.KindEvent {
+		zone = eventZone
+	}
 	common := []Arg{
 		{Name: "author", Type: tInteger, Desc: "ID of an existing user; editors and admins may name another user."},
-		{Name: "date", Type: tString, Check: isTime, Format: "date-time", Desc: "Publication date, in the item's (or the site's) time zone."},
-		{Name: "date_utc", Type: tString, Check: isTime, Format: "date-time", Desc: "Publication date in UTC."},
+		{Name: "date", Type: tString, Decode: readDate(zone), Format: "date-time", Desc: "Publication date, in the item's (or the site's) time zone."},
+		{Name: "date_utc", Type: tString, Decode: readDate(utcZone), Format: "date-time", Desc: "Publication date in UTC."},
 		{Name: "description", Type: tString, Check: emptyOrString, Desc: "Description (HTML allowed); an empty value clears it.", MaxLen: limits.MaxDescription, Text: richText},
 		{Name: "excerpt", Type: tString, Check: emptyOrString, Desc: "Excerpt; an empty value clears it.", MaxLen: limits.MaxExcerpt, Text: richText},
 		{Name: "slug", Type: tString, Check: emptyOrString, Desc: "Slug in the request language; generated from the name when absent.", MaxLen: limits.MaxSlug},
@@ -37,8 +43,8 @@ func writeArgs(kind repository.Kind, create bool) []Arg {
 	case repository.KindEvent:
 		own = []Arg{
 			{Name: "title", Type: tString, Required: create, Check: nonEmptyString, Desc: "Event title.", MaxLen: limits.MaxTitle, Text: plainText},
-			{Name: "start_date", Type: tString, Required: create, Check: isTime, Format: "date-time", Desc: "Start, as wall-clock time in the event time zone, a Unix timestamp or a relative phrase."},
-			{Name: "end_date", Type: tString, Required: create, Check: isTime, Format: "date-time", Desc: "End, read like start_date; not before the start."},
+			{Name: "start_date", Type: tString, Required: create, Decode: readDate(zone), Format: "date-time", Desc: "Start, as wall-clock time in the event time zone, a Unix timestamp or a relative phrase."},
+			{Name: "end_date", Type: tString, Required: create, Decode: readDate(zone), Format: "date-time", Desc: "End, read like start_date; not before the start."},
 			{Name: "timezone", Type: tString, Check: checkZone, Desc: "Event time zone: an IANA name or UTC±N; empty means the site zone.", MaxLen: limits.MaxShortText},
 			{Name: "all_day", Type: tBoolean, Desc: "All-day event: start at 00:00:00, end at 23:59:59."},
 			{Name: "cost", Type: tAny, Check: checkCost, Desc: "Cost as text, or a list of prices.", MaxLen: limits.MaxShortText, MaxItems: limits.MaxCostItems, Text: plainText},

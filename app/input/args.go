@@ -50,6 +50,12 @@ type Arg[C any] struct {
 	// Check validates a present value after the type check; it returns ""
 	// when the value is valid, else the message for data.params.
 	Check func(c C, v any) string
+	// Decode reads a present value into its typed form (a date read once,
+	// in the zone the other parameters of b name) where Check would only
+	// have parsed it to validate: the typed value is kept in the bag
+	// (Bag.Decoded) for the handler, and msg, when not "", is the message
+	// for data.params, as Check's. A parameter has Check or Decode.
+	Decode func(c C, b *Bag, v any) (value any, msg string)
 	// Format is the JSON-schema format (date-time, uri, email...), for docs.
 	Format string
 	// MaxLen bounds a string value (or each string of a list) in
@@ -63,8 +69,9 @@ type Arg[C any] struct {
 
 // Validate runs the declared checks in WordPress's order:
 // required parameters first, then each present parameter's type, size,
-// enumeration and Check (given c). Defaults are filled in for absent
-// parameters. The error is a 400 naming every problem, or nil.
+// enumeration and Check or Decode (given c). Defaults are filled in for
+// absent parameters, decoded values kept (Bag.Decoded). The error is a
+// 400 naming every problem, or nil.
 func Validate[C any](c C, b *Bag, args []Arg[C]) error {
 	var errs apierr.Params
 	for _, a := range args {
@@ -102,6 +109,17 @@ func Validate[C any](c C, b *Bag, args []Arg[C]) error {
 			if msg := a.Check(c, v); msg != "" {
 				errs.InvalidValue(a.Name, msg, v)
 			}
+		}
+		if a.Decode != nil {
+			x, msg := a.Decode(c, b, v)
+			if msg != "" {
+				errs.InvalidValue(a.Name, msg, v)
+				continue
+			}
+			if b.decoded == nil {
+				b.decoded = map[string]any{}
+			}
+			b.decoded[a.Name] = x
 		}
 	}
 	return errs.Err()

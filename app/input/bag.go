@@ -38,6 +38,9 @@ type Bag struct {
 	// without a Content-Type): the handler answers 415 (JSONSentAsForm)
 	// rather than miss every parameter the client sent.
 	jsonAsForm bool
+	// decoded holds the typed values of the parameters declared with a
+	// Decode (Validate), by name.
+	decoded map[string]any
 }
 
 // bodyTypes are the Content-Types a request body may have (any type
@@ -226,6 +229,14 @@ func (b *Bag) Has(name string) bool {
 // Get returns the raw value of a parameter.
 func (b *Bag) Get(name string) (any, bool) {
 	v, ok := b.Values[name]
+	return v, ok
+}
+
+// Decoded returns the typed value Validate decoded for a parameter
+// declared with a Decode; ok is false when the parameter was absent (or
+// refused).
+func (b *Bag) Decoded(name string) (any, bool) {
+	v, ok := b.decoded[name]
 	return v, ok
 }
 

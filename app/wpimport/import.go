@@ -22,7 +22,7 @@
 // the source's entities are decoded into text); descriptions and excerpts
 // keep what wp_kses_post allows an author (htmlpolicy.Rich); e-mail,
 // phone and website follow the API's contact rules (input.LineBreaking,
-// input.PlainEmail, input.WebURL) and an image URL the API's image rule;
+// input.PlainEmail, values.WebURL) and an image URL the API's image rule;
 // a record the API would refuse is not stored but listed as failed, with
 // the field at fault. A slug WordPress could not have made is stored as
 // the API normalises a slug (repository.NormalizeSlug) and listed in the

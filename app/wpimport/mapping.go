@@ -17,6 +17,7 @@ import (
 
 	"github.com/calendar/eventcal/app/htmlpolicy"
 	"github.com/calendar/eventcal/app/input"
+	"github.com/calendar/eventcal/app/input/values"
 	"github.com/calendar/eventcal/config/limits"
 	"github.com/calendar/eventcal/repository"
 )
@@ -395,7 +396,7 @@ func (m *mapper) event(raw json.RawMessage) (*repository.Record, error) {
 	// An unset website comes back as the event's permalink; here unset
 	// stays unset (responses then show this service's permalink).
 	if w := strings.TrimSpace(src.Website); w != "" && w != src.URL {
-		if err := checkContact("website", src.Website, input.WebURL, "an http or https URL"); err != nil {
+		if err := checkContact("website", src.Website, values.WebURL, "an http or https URL"); err != nil {
 			return nil, err
 		}
 		e.Website = &w
@@ -455,7 +456,7 @@ func (m *mapper) venue(raw json.RawMessage) (*repository.Record, error) {
 		m.note(KindVenue, src.ID, f.name, strings.TrimSpace(f.v), *f.dst)
 	}
 	if w := strings.TrimSpace(src.Website); w != "" {
-		if err := checkContact("website", src.Website, input.WebURL, "an http or https URL"); err != nil {
+		if err := checkContact("website", src.Website, values.WebURL, "an http or https URL"); err != nil {
 			return nil, err
 		}
 		v.Website = w
@@ -492,7 +493,7 @@ func (m *mapper) organizer(raw json.RawMessage) (*repository.Record, error) {
 		m.note(KindOrganizer, src.ID, f.name, strings.TrimSpace(f.v), *f.dst)
 	}
 	if w := strings.TrimSpace(src.Website); w != "" {
-		if err := checkContact("website", src.Website, input.WebURL, "an http or https URL"); err != nil {
+		if err := checkContact("website", src.Website, values.WebURL, "an http or https URL"); err != nil {
 			return nil, err
 		}
 		o.Website = w
@@ -510,7 +511,7 @@ func (m *mapper) image(img *tecImage) (*repository.Record, error) {
 	if err := checkImage(img); err != nil {
 		return nil, err
 	}
-	ext, _ := input.ImageURLExtension(img.URL)
+	ext, _ := values.ImageURLExtension(img.URL)
 	if e := strings.ToLower(img.Extension); ext == "" && e != "" && len(e) <= 8 && !strings.ContainsFunc(e, func(r rune) bool {
 		return (r < 'a' || r > 'z') && (r < '0' || r > '9')
 	}) {
@@ -536,7 +537,7 @@ func (m *mapper) image(img *tecImage) (*repository.Record, error) {
 }
 
 // checkImage accepts an image the API would register: an ID in range and
-// an http(s) URL of an image file (input.WebURL, input.ImageURLExtension)
+// an http(s) URL of an image file (values.WebURL, values.ImageURLExtension)
 // within the API's length limit; its extension, when given, one of an
 // image file.
 func checkImage(img *tecImage) error {
@@ -546,10 +547,10 @@ func checkImage(img *tecImage) error {
 	if err := checkLen("image", img.URL, limits.MaxURL); err != nil {
 		return err
 	}
-	if !input.WebURL(img.URL) {
+	if !values.WebURL(img.URL) {
 		return fieldErr("image", "%s is not an http or https URL this service stores (no white space, control characters, quotes, < > ` or \\)", shown(img.URL))
 	}
-	if _, ok := input.ImageURLExtension(img.URL); !ok {
+	if _, ok := values.ImageURLExtension(img.URL); !ok {
 		return fieldErr("image", "%s is not the URL of an image file", shown(img.URL))
 	}
 	return nil

@@ -1,4 +1,4 @@
-package input
+package values
 
 import (
 	"errors"
@@ -54,7 +54,7 @@ var (
 	isoDayPrefix = regexp.MustCompile(`^(\d{4})-(\d{1,2})-(\d{1,2})(?:$|[ T])`)
 )
 
-// DateProblem is the message for a date parameter ParseDateInRange
+// DateProblem is the message for a date parameter ReadDate or DateIn
 // refused (raw as sent, read in loc): the accepted forms, and what is wrong
 // with raw when that can be told (a day that does not exist, an ambiguous
 // day/month order, a year out of range).
@@ -118,14 +118,32 @@ func NoSuchDay(y, mo, d int) string {
 // errDateOutOfRange is returned for a date outside the years the stores hold.
 var errDateOutOfRange = errors.New("date out of range")
 
-// ParseDateInRange is ParseDate limited to the years both stores hold
-// (limits.MinYear to limits.MaxYear, in the given zone and in UTC): every
-// date a request sends, in a write or a list filter, is read through it, so
-// "99999999999999" (year 3170843) is 400 rest_invalid_param everywhere.
-func ParseDateInRange(raw string, loc *time.Location, now time.Time, lang string) (time.Time, error) {
-	t, err := ParseDate(raw, loc, now, lang)
+// ReadDate reads a date parameter once (datetext.Read: the forms
+// ParseDate accepts) in loc at now, in lang, and refuses a date outside
+// the years both stores hold as read in loc. The value keeps what the
+// text means (an instant, a wall-clock time, a phrase): DateIn gives its
+// instant in the zone the write settles on without reading the text again.
+// Every date a request sends, in a write or a list filter, is read through
+// it, so "99999999999999" (year 3170843) is 400 rest_invalid_param
+// everywhere.
+func ReadDate(raw string, loc *time.Location, now time.Time, lang string) (datetext.Value, error) {
+	d, err := datetext.Read(raw, lang, now, loc)
 	if err != nil {
-		return t, err
+		return datetext.Value{}, errBadDate
+	}
+	if _, err := DateIn(d, loc); err != nil {
+		return datetext.Value{}, err
+	}
+	return d, nil
+}
+
+// DateIn returns the instant a date read by ReadDate means in loc (in
+// loc), limited to the years both stores hold (limits.MinYear to
+// limits.MaxYear, in loc and in UTC).
+func DateIn(d datetext.Value, loc *time.Location) (time.Time, error) {
+	t, err := d.In(loc)
+	if err != nil {
+		return time.Time{}, errBadDate
 	}
 	for _, y := range []int{t.Year(), t.UTC().Year()} {
 		if y < limits.MinYear || y > limits.MaxYear {

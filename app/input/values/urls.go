@@ -1,4 +1,4 @@
-package input
+package values
 
 import (
 	"net/url"
