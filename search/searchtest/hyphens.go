@@ -7,6 +7,12 @@ import (
 	"github.com/calendar/eventcal/search"
 )
 
+// RunHyphens runs the hyphenated-word cases (testHyphens) on a new engine
+// of newEngine: for engines run in several configurations, beside Run.
+func RunHyphens(t *testing.T, newEngine func(t *testing.T) search.Engine) {
+	testHyphens(t, openEngine(t, newEngine))
+}
+
 // testHyphens checks the rule for words joined by hyphens with fixed
 // records and the expected IDs written out, not computed by the reference:
 // each part and the whole find the record ("night" and "late-night" find
