@@ -115,20 +115,25 @@
 //     to 60 s so that a slow server fails a request rather than answering with a
 //     half-ranked page and a wrong total. Known differences we accept: Meilisearch
 //     also joins two adjacent query words into one (new york finds newyork)
-//     and splits a word into two; a query word starting with - is sent as a
-//     one-word phrase (else it would negate), so it gets no typo or prefix; and
-//     Meilisearch stops deriving typo matches of one query word after 150 words
-//     with one typo and 50 with two (crates/milli/src/search/new/limits.rs),
+//     and splits a word into two ("latenight" finds "late-night" there, not
+//     in the embedded engine); and Meilisearch stops deriving typo matches of
+//     one query word after 150 words with one typo and 50 with two
+//     (crates/milli/src/search/new/limits.rs),
 //     so on a very large vocabulary it can find fewer typo matches than the
 //     embedded engine.
 //     Its tokenizer also segments Chinese and Japanese text into dictionary
 //     words, where search.Words keeps a run of letters whole.
 //   - Meilisearch: tokenizer. search.Words cuts words at charabia's
 //     DEFAULT_SEPARATORS (charabia v0.9.6, the tokenizer of Meilisearch
-//     v1.18.0; v0.9.9 in v1.50.0 adds only U+200C), less the
-//     nonSeparatorTokens we set (-). The list is generated from charabia's
-//     source (search/separators.go, by go run ./search/internal/gensep, see
-//     its comment), not written by hand. Differences that remain: charabia
+//     v1.18.0; v0.9.9 in v1.50.0 adds only U+200C), '-' among them, as
+//     Meilisearch does with no nonSeparatorTokens: a hyphenated word is its
+//     parts in every engine, in the text and in the query, so "night" and
+//     "late-night" both find "Late-night Comedy Club". Releases before this
+//     one kept '-' inside words (nonSeparatorTokens ["-"]); Init resets the
+//     setting and Meilisearch re-indexes, the embedded place indexes rebuild
+//     (mapping version 4), and the embedded events are cut again when loaded.
+//     The list is generated from charabia's source (search/separators.go, by
+//     go run ./search/internal/gensep, see its comment), not written by hand. Differences that remain: charabia
 //     also cuts where the script changes between letters (abcδεζ) and segments
 //     Chinese, Japanese, Thai, Khmer and German compounds with dictionaries.
 //   - Meilisearch: venue and organizer search with several words ("all in one

@@ -124,87 +124,104 @@ func Fold(s string) string {
 // DEFAULT_SEPARATOR_AHO and AhoSegmentedStrIter, v0.9.6), normalises each
 // piece, and its classifier marks a piece that is one of those separators
 // as a separator, everything else as a word (charabia/src/normalizer/
-// classify.rs). NonSeparators are taken out of the list, as Meilisearch
-// does with the index's nonSeparatorTokens. The list is separators.go,
-// generated from charabia's source (search/internal/gensep), not written
-// by hand: it is neither "every punctuation" nor "everything but letters
-// and digits" ('$', '€', '£', '°', '~', '©', '®', '™', '|', '^', '<', '>',
-// '=' are not in it, so "3°F" and "$20" are one word each; '_' is).
+// classify.rs). The list is separators.go, generated from charabia's
+// source (search/internal/gensep), not written by hand: it is neither
+// "every punctuation" nor "everything but letters and digits" ('$', '€',
+// '£', '°', '~', '©', '®', '™', '|', '^', '<', '>', '=' are not in it, so
+// "3°F" and "$20" are one word each; '_' and '-' are).
+//
+// '-' separates words, as in charabia's default list: "Late-night" is the
+// two words "late" and "night", "2026-12-01" the three numbers "2026",
+// "12" and "01". A query is cut the same way, so "late-night" asks for
+// both parts (every query word must match) and finds "Late-night Comedy
+// Club" as "night" and "late" do; the whole is found by its parts.
 //
 // Meilisearch v1.18.0 links charabia v0.9.6, v1.50.0 charabia v0.9.9
 // (their Cargo.lock); the two lists differ in one entry: v0.9.9 adds
 // U+200C ZERO WIDTH NON-JOINER. The words here follow v0.9.6 (the minimum
 // and the compose file's version). Characters outside the list, U+00A0
-// NO-BREAK SPACE and U+000B among them, are part of words. Known differences
-// that remain: charabia also cuts where the script changes between two
-// letters ("abcδεζ" is two words there, one here) and segments Chinese,
-// Japanese, Thai, Khmer and German compounds with dictionaries.
+// NO-BREAK SPACE, U+000B and U+2011 NON-BREAKING HYPHEN among them, are
+// part of words. Known differences that remain: charabia also cuts where
+// the script changes between two letters ("abcδεζ" is two words there,
+// one here) and segments Chinese, Japanese, Thai, Khmer and German
+// compounds with dictionaries.
 
-// NonSeparators are the separators of charabia that do not separate
-// words here; search/meili sends them as the indexes' nonSeparatorTokens.
-// '-' keeps "e-bike" and "open-air" one word (the original plugin splits
-// place searches on anything but letters, digits and '-').
-var NonSeparators = []string{"-"}
+// Tokenizer cuts text into words at one list of separators: charabia's
+// DEFAULT_SEPARATORS less the non-separator tokens it was made with
+// (NewTokenizer). The package functions (Words, ParseQuery) use the
+// tokenizer with none, which is Meilisearch's default and the contract's.
+type Tokenizer struct {
+	// set holds the single-character separators; seqs the longer ones
+	// that contain a character that is not a separator on its own
+	// ("។ល។", whose middle letter then separates too), by first rune.
+	// The others (". ", ", ") are made of separators and cut the same
+	// way as their characters.
+	ascii [utf8.RuneSelf]bool
+	set   map[rune]bool
+	seqs  map[rune][]string
+}
 
-// separatorSet holds the single-character separators; separatorSeqs the
-// longer ones that contain a character that is not a separator on its
-// own ("។ល។", whose middle letter then separates too), by first rune. The
-// others (". ", ", ") are made of separators and cut the same way as
-// their characters.
-var (
-	asciiSeparator [utf8.RuneSelf]bool
-	separatorSet   = map[rune]bool{}
-	separatorSeqs  = map[rune][]string{}
-)
-
-func init() {
+// NewTokenizer returns the tokenizer of an index whose nonSeparatorTokens
+// are nonSeparators: the separators are DEFAULT_SEPARATORS less every
+// entry equal to one of them, a set difference on the list's strings, as
+// Meilisearch builds it (Index::allowed_separators, crates/milli/src/
+// index.rs at v1.18.0) and hands it to charabia's
+// TokenizerBuilder::separators, which uses it both to cut the text and
+// to classify the pieces (charabia/src/tokenizer.rs, build).
+func NewTokenizer(nonSeparators []string) *Tokenizer {
+	t := &Tokenizer{set: map[rune]bool{}, seqs: map[rune][]string{}}
 	for _, s := range charabiaSeparators096 {
-		if slices.Contains(NonSeparators, s) {
+		if slices.Contains(nonSeparators, s) {
 			continue
 		}
 		if r, n := utf8.DecodeRuneInString(s); n == len(s) {
-			separatorSet[r] = true
+			t.set[r] = true
 			if r < utf8.RuneSelf {
-				asciiSeparator[r] = true
+				t.ascii[r] = true
 			}
 		}
 	}
 	for _, s := range charabiaSeparators096 {
-		if utf8.RuneCountInString(s) < 2 {
+		if utf8.RuneCountInString(s) < 2 || slices.Contains(nonSeparators, s) {
 			continue
 		}
 		for _, r := range s {
-			if !separatorSet[r] {
+			if !t.set[r] {
 				first, _ := utf8.DecodeRuneInString(s)
-				separatorSeqs[first] = append(separatorSeqs[first], s)
+				t.seqs[first] = append(t.seqs[first], s)
 				break
 			}
 		}
 	}
+	return t
 }
+
+// defaultTokenizer cuts at every one of charabia's DEFAULT_SEPARATORS.
+var defaultTokenizer = NewTokenizer(nil)
 
 // isSeparator reports whether r alone separates words.
-func isSeparator(r rune) bool {
+func (t *Tokenizer) isSeparator(r rune) bool {
 	if r < utf8.RuneSelf {
-		return asciiSeparator[r]
+		return t.ascii[r]
 	}
-	return separatorSet[r]
+	return t.set[r]
 }
 
-// isWordRune reports whether r belongs to a word: it is not a separator.
-func isWordRune(r rune) bool { return !isSeparator(r) }
+// isWordRune reports whether r belongs to a word under the default
+// tokenizer: it is not a separator.
+func isWordRune(r rune) bool { return !defaultTokenizer.isSeparator(r) }
 
 // separatorLen returns the length in bytes of the separator starting at
 // text[i] (whose rune r is n bytes long), 0 when none does.
-func separatorLen(text string, i int, r rune, n int) int {
-	if seqs := separatorSeqs[r]; seqs != nil {
+func (t *Tokenizer) separatorLen(text string, i int, r rune, n int) int {
+	if seqs := t.seqs[r]; seqs != nil {
 		for _, s := range seqs {
 			if strings.HasPrefix(text[i:], s) {
 				return len(s)
 			}
 		}
 	}
-	if isSeparator(r) {
+	if t.isSeparator(r) {
 		return n
 	}
 	return 0
@@ -213,8 +230,12 @@ func separatorLen(text string, i int, r rune, n int) int {
 // Words splits text into words at charabia's separators (see above) and
 // folds each (Fold); pieces that fold to nothing are dropped. Use it on
 // plain text (PlainText) or on a query.
-func Words(text string) []string {
-	words, _ := splitWords(text)
+func Words(text string) []string { return defaultTokenizer.Words(text) }
+
+// Words splits text into words at t's separators and folds each (Fold),
+// as the package function Words does at the default ones.
+func (t *Tokenizer) Words(text string) []string {
+	words, _ := t.splitWords(text)
 	return words
 }
 
@@ -242,7 +263,7 @@ func IndexedWords(text string) []string {
 
 // splitWords returns the words of text and whether the last one runs to
 // the end of text (no separator follows it).
-func splitWords(text string) (words []string, open bool) {
+func (t *Tokenizer) splitWords(text string) (words []string, open bool) {
 	start := -1
 	flush := func(end int) {
 		if start >= 0 {
@@ -254,7 +275,7 @@ func splitWords(text string) (words []string, open bool) {
 	}
 	for i := 0; i < len(text); {
 		r, n := utf8.DecodeRuneInString(text[i:])
-		if sep := separatorLen(text, i, r, n); sep > 0 {
+		if sep := t.separatorLen(text, i, r, n); sep > 0 {
 			flush(i)
 			i += sep
 			continue
@@ -282,9 +303,15 @@ type Term struct {
 // distinct words (Words), in order. The last one is a prefix when it runs
 // to the end of the query (no space or other separator after it) and is
 // not a repeat of an earlier word: the repeat would have to match both
-// ways, which the earlier exact word already demands.
-func ParseQuery(q string) []Term {
-	words, open := splitWords(q)
+// ways, which the earlier exact word already demands. A hyphenated query
+// word is as many words as its parts ("e-bike" is "e" and "bike", the
+// last one a prefix).
+func ParseQuery(q string) []Term { return defaultTokenizer.ParseQuery(q) }
+
+// ParseQuery returns the terms of a query cut at t's separators, by the
+// rules of the package function ParseQuery.
+func (t *Tokenizer) ParseQuery(q string) []Term {
+	words, open := t.splitWords(q)
 	var terms []Term
 	seen := map[string]bool{}
 	for _, w := range words {
@@ -302,8 +329,8 @@ func ParseQuery(q string) []Term {
 	}
 	if open {
 		final := words[len(words)-1]
-		if t := &terms[len(terms)-1]; t.Word == final && !slicesContainsBefore(words, final) {
-			t.Prefix = true
+		if last := &terms[len(terms)-1]; last.Word == final && !slicesContainsBefore(words, final) {
+			last.Prefix = true
 		}
 	}
 	return terms

@@ -32,7 +32,7 @@ func TestWordsFold(t *testing.T) {
 		want []string
 	}{
 		{"Été ETE ete", []string{"ete", "ete", "ete"}},
-		{"CINÉMA, open-air!", []string{"cinema", "open-air"}},
+		{"CINÉMA, open-air!", []string{"cinema", "open", "air"}},
 		{"ﬁlm ²", []string{"film", "2"}}, // compatibility decomposition
 		{"Ærø Straße", []string{"ærø", "straße"}},
 		{"über—naïve", []string{"uber", "naive"}},
@@ -66,6 +66,13 @@ func TestParseQuery(t *testing.T) {
 		// so no word is a prefix.
 		{"a b a c d e f g h i j k", []Term{{Word: "a"}, {Word: "b"}, {Word: "c"}, {Word: "d"}, {Word: "e"}, {Word: "f"}, {Word: "g"}, {Word: "h"}, {Word: "i"}, {Word: "j"}}},
 		{"a b c d e f g h i j", []Term{{Word: "a"}, {Word: "b"}, {Word: "c"}, {Word: "d"}, {Word: "e"}, {Word: "f"}, {Word: "g"}, {Word: "h"}, {Word: "i"}, {Word: "j", Prefix: true}}},
+		// A hyphenated word is its parts; the last part is the prefix.
+		{"Late-night", []Term{{Word: "late"}, {Word: "night", Typos: 1, Prefix: true}}},
+		{"late-nig", []Term{{Word: "late"}, {Word: "nig", Prefix: true}}},
+		{"e-bike ", []Term{{Word: "e"}, {Word: "bike"}}},
+		{"late-", []Term{{Word: "late"}}},
+		{"-", nil},
+		{"-bike", []Term{{Word: "bike", Prefix: true}}},
 	}
 	for _, tt := range tests {
 		if got := ParseQuery(tt.in); !slices.Equal(got, tt.want) {
@@ -157,7 +164,9 @@ func TestHighlight(t *testing.T) {
 		{"Jazz Night at the Café", "jaz", "<mark>Jazz</mark> Night at the Café"},
 		{"Jazz Night at the Café", "jazz nigth", "<mark>Jazz</mark> <mark>Night</mark> at the Café"},
 		{"Été <b>&</b> cafe", "ete cafe ", "<mark>Été</mark> &lt;b&gt;&amp;&lt;/b&gt; <mark>cafe</mark>"},
-		{"open-air, night", "open-air", "<mark>open-air</mark>, night"},
+		{"open-air, night", "open-air", "<mark>open</mark>-<mark>air</mark>, night"},
+		{"Late-night Comedy Club", "night", "Late-<mark>night</mark> Comedy Club"},
+		{"E-bike tour", "e-bik", "<mark>E</mark>-<mark>bike</mark> tour"},
 		{"no match here", "zzz", "no match here"},
 		// '<' and '>' do not separate words (charabia), '(' and ')' do.
 		{"x<script>", "script", "x&lt;script&gt;"},
@@ -172,10 +181,10 @@ func TestHighlight(t *testing.T) {
 }
 
 // TestWordsSeparators: words are cut where charabia cuts them (its
-// DEFAULT_SEPARATORS, less NonSeparators), at the boundaries the issue
+// DEFAULT_SEPARATORS), at the boundaries the issue
 // named: '$', '€', '£', '°', '~', '©', '®', '™', '|', '^', '<', '>', '='
 // do not separate; ASCII punctuation otherwise does, as do '_', dashes
-// other than '-', and the multi-character "។ល។".
+// ('-' among them), and the multi-character "។ល។".
 func TestWordsSeparators(t *testing.T) {
 	tests := []struct {
 		in   string
@@ -186,7 +195,10 @@ func TestWordsSeparators(t *testing.T) {
 		{"a~b a©b a®b a™b a|b a^b a<b>c a=b", []string{"a~b", "a©b", "a®b", "atmb", "a|b", "a^b", "a<b>c", "a=b"}},
 		{"a!b a\"b a#b a%b a&b a'b a(b)c a*b a+b a,b a.b a/b", []string{"a", "b", "a", "b", "a", "b", "a", "b", "a", "b", "a", "b", "a", "b", "c", "a", "b", "a", "b", "a", "b", "a", "b", "a", "b"}},
 		{"a:b a;b a?b a@b a[b]c a\\b a{b}c a`b a_b", []string{"a", "b", "a", "b", "a", "b", "a", "b", "a", "b", "c", "a", "b", "a", "b", "c", "a", "b", "a", "b"}},
-		{"e-bike open-air", []string{"e-bike", "open-air"}},
+		{"e-bike open-air", []string{"e", "bike", "open", "air"}},
+		{"2026-12-01 +31-20-555-1234", []string{"2026", "12", "01", "31", "20", "555", "1234"}},
+		{"a\uff0db a\ufe63b", []string{"a", "b", "a", "b"}}, // they fold to '-': separators too
+		{"a\u2011b", []string{"a\u2010b"}},                  // NON-BREAKING HYPHEN is not in the list
 		{"a\u2010b a\u2013b a\u2014b", []string{"a", "b", "a", "b", "a", "b"}},
 		{"a\u2009b a\u3000b a\tb a\x00b", []string{"a", "b", "a", "b", "a", "b", "a", "b"}},
 		// U+00A0 is not in charabia's list: one word, which NFKD then
@@ -203,6 +215,31 @@ func TestWordsSeparators(t *testing.T) {
 		if got := Words(tt.in); !slices.Equal(got, tt.want) {
 			t.Errorf("Words(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+// TestTokenizerNonSeparators: a tokenizer made with nonSeparatorTokens
+// ["-"] (how search/meili configured its indexes before '-' separated
+// words) keeps hyphenated words whole, and only the entries named leave
+// the list: the other dashes still separate.
+func TestTokenizerNonSeparators(t *testing.T) {
+	tests := []struct {
+		non  []string
+		in   string
+		want []string
+	}{
+		{nil, "Late-night e-bike", []string{"late", "night", "e", "bike"}},
+		{[]string{"-"}, "Late-night e-bike", []string{"late-night", "e-bike"}},
+		{[]string{"-"}, "a\u2010b a\u2013b a_b", []string{"a", "b", "a", "b", "a", "b"}},
+		{[]string{"_"}, "a_b a-b", []string{"a_b", "a", "b"}},
+	}
+	for _, tt := range tests {
+		if got := NewTokenizer(tt.non).Words(tt.in); !slices.Equal(got, tt.want) {
+			t.Errorf("NewTokenizer(%q).Words(%q) = %q, want %q", tt.non, tt.in, got, tt.want)
+		}
+	}
+	if got, want := NewTokenizer([]string{"-"}).ParseQuery("late-nig"), []Term{{Word: "late-nig", Typos: 1, Prefix: true}}; !slices.Equal(got, want) {
+		t.Errorf("ParseQuery with '-' kept = %+v, want %+v", got, want)
 	}
 }
 
@@ -228,6 +265,18 @@ func TestSeparatorLists(t *testing.T) {
 	for _, s := range []string{"\x00", ". ", ", ", "-", "_", " ", "\n", "`", "+", "\u17d4\u179b\u17d4"} {
 		if !slices.Contains(charabiaSeparators096, s) {
 			t.Errorf("%q missing", s)
+		}
+	}
+}
+
+// TestNoWordHoldsAHyphen: no character that belongs to a word folds to
+// something holding '-' or '"', so no word of Words holds one: search/meili
+// sends the words as they are, and Meilisearch reads "-word" after a space
+// as a negation and '"' as a phrase.
+func TestNoWordHoldsAHyphen(t *testing.T) {
+	for r := rune(0); r <= 0x10FFFF; r++ {
+		if isWordRune(r) && strings.ContainsAny(Fold(string(r)), "-\"") {
+			t.Errorf("%U is a word character that folds to %q", r, Fold(string(r)))
 		}
 	}
 }

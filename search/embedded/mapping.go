@@ -16,10 +16,10 @@ import (
 
 // wordsAnalyzer names the analyzer of every text field. It produces exactly
 // search.Words of the text: the words of the contract's text-matching rules
-// (NFKD, combining marks removed, lower case; split on every character other
-// than letters, digits and '-'). Bleve's own analyzers would be close but
-// not equal (the "unicode" tokenizer splits "open-air" in two and keeps
-// "don't" or "3.14" whole; its folding filters differ from NFKD), and the
+// (NFKD, combining marks removed, lower case; split at charabia's
+// separators, '-' among them). Bleve's own analyzers would be close but
+// not equal (the "unicode" tokenizer keeps "don't" or "3.14" whole and
+// splits "3°F"; its folding filters differ from NFKD), and the
 // suite checks matching against search.Words; sharing the one function makes
 // the index and the query agree by construction. HTML is removed before the
 // text reaches the analyzer (textFields applies search.PlainText).
@@ -86,8 +86,10 @@ const (
 
 // mappingVersion is part of the fingerprint: bump it when the documents'
 // shape changes without the mapping changing (for example a new way of
-// filling a field), so existing indexes are rebuilt.
-const mappingVersion = 3
+// filling a field, or of cutting words), so existing indexes are rebuilt.
+// 4: '-' separates words (search.Words); the place indexes of version 3
+// hold hyphenated words whole, which no query word reaches any more.
+const mappingVersion = 4
 
 // indexMapping declares the mapping of the place indexes (venues and
 // organizers; the events are not in Bleve: see events.go). Every field is explicit except
@@ -157,10 +159,15 @@ func indexMapping() *mapping.IndexMappingImpl {
 // rebuilt on open. encoding/json sorts map keys, so equal mappings give
 // equal fingerprints.
 func fingerprint(m *mapping.IndexMappingImpl) (string, error) {
+	return fingerprintAt(m, mappingVersion)
+}
+
+// fingerprintAt is the fingerprint of m under a mapping version.
+func fingerprintAt(m *mapping.IndexMappingImpl, version int) (string, error) {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(fmt.Appendf(b, "\nversion %d", mappingVersion))
+	sum := sha256.Sum256(fmt.Appendf(b, "\nversion %d", version))
 	return hex.EncodeToString(sum[:]), nil
 }

@@ -88,8 +88,12 @@ func TestSearchEventsRequest(t *testing.T) {
 			"q": `jazz night `, "attributesToSearchOn": baseOn, "matchingStrategy": "all"}},
 		{"text as typed", search.EventQuery{Query: "Jazz nig"}, map[string]any{
 			"q": `jazz nig`, "attributesToSearchOn": baseOn, "matchingStrategy": "all"}},
+		// A hyphenated word is sent as its parts, and a lone or leading
+		// '-' not at all (Meilisearch would read "-word" as a negation).
 		{"text hyphenated and accented", search.EventQuery{Query: "open-air ÉÉN -"}, map[string]any{
-			"q": `open-air een "-"`, "attributesToSearchOn": baseOn, "matchingStrategy": "all"}},
+			"q": `open air een `, "attributesToSearchOn": baseOn, "matchingStrategy": "all"}},
+		{"text leading hyphen", search.EventQuery{Query: "jazz -night"}, map[string]any{
+			"q": `jazz night`, "attributesToSearchOn": baseOn, "matchingStrategy": "all"}},
 		// Only the first ten distinct words are sent.
 		{"text over the word limit", search.EventQuery{Query: "a b a c d e f g h i j k l"}, map[string]any{
 			"q": `a b c d e f g h i j `, "attributesToSearchOn": baseOn, "matchingStrategy": "all"}},
@@ -421,7 +425,7 @@ func TestPlaceWordsInOneField(t *testing.T) {
 		venue(11, 500, en("Temple Club", "", ""), map[string]string{"address": "12, Avenue du Louvre"}),     // split: out
 		venue(12, 400, en("Temple Hall", "", ""), map[string]string{"address": "1, Temple Avenue"}),         // in (address)
 		venue(13, 300, en("", "avenue of the temple", ""), map[string]string{"city": "Paris"}),              // in (description)
-		venue(14, 200, en("Temple-avenue", "", ""), map[string]string{"zip": "avenue"}),                     // out: one hyphenated word
+		venue(14, 200, en("Temple-avenue", "", ""), map[string]string{"zip": "lane"}),                       // in (title: both parts)
 		venue(15, 100, en("Avenue", "", "TEMPLE! avenue"), map[string]string{"address": "Temple Avenue 3"}), // in (excerpt and address: once)
 	}
 	if err := e.IndexPlaces(t.Context(), docs); err != nil {
@@ -435,10 +439,11 @@ func TestPlaceWordsInOneField(t *testing.T) {
 		want          []int64
 	}{
 		{0, 2, []int64{12, 13}},
-		{2, 2, []int64{15}},
+		{2, 2, []int64{14, 15}},
 		{1, 1, []int64{13}},
 		{0, 0, []int64{}},
-		{3, 5, []int64{}},
+		{3, 5, []int64{15}},
+		{4, 5, []int64{}},
 	}
 	for _, tt := range tests {
 		q := search.PlaceQuery{Kind: search.Venues, Lang: "en", Query: "Temple avenue", Offset: tt.offset, Limit: tt.limit}
@@ -446,8 +451,8 @@ func TestPlaceWordsInOneField(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Total != 3 || !slices.Equal(r.IDs, tt.want) {
-			t.Errorf("offset %d limit %d = %+v, want total 3, IDs %v", tt.offset, tt.limit, r, tt.want)
+		if r.Total != 4 || !slices.Equal(r.IDs, tt.want) {
+			t.Errorf("offset %d limit %d = %+v, want total 4, IDs %v", tt.offset, tt.limit, r, tt.want)
 		}
 	}
 	if tg.fake == nil {
@@ -535,11 +540,10 @@ var wantEventSettings = map[string]any{
 	"sortableAttributes": []any{"start", "publish_date", "id", "occurrence"},
 	"typoTolerance": map[string]any{"enabled": true, "minWordSizeForTypos": map[string]any{"oneTypo": 5, "twoTypos": 9},
 		"disableOnWords": []any{}, "disableOnAttributes": []any{}, "disableOnNumbers": true},
-	"pagination":         map[string]any{"maxTotalHits": 1000000},
-	"faceting":           map[string]any{"maxValuesPerFacet": 1000000, "sortFacetValuesBy": map[string]any{"*": "alpha"}},
-	"prefixSearch":       "indexingTime",
-	"searchCutoffMs":     60000,
-	"nonSeparatorTokens": []any{"-"},
+	"pagination":     map[string]any{"maxTotalHits": 1000000},
+	"faceting":       map[string]any{"maxValuesPerFacet": 1000000, "sortFacetValuesBy": map[string]any{"*": "alpha"}},
+	"prefixSearch":   "indexingTime",
+	"searchCutoffMs": 60000,
 }
 
 // placeSettings is the settings payload of a place index.
@@ -656,7 +660,6 @@ func TestInitReconcilesLiveSettings(t *testing.T) {
 		{"default max values per facet", drifted("faceting", map[string]any{"maxValuesPerFacet": 100, "sortFacetValuesBy": map[string]any{"*": "alpha"}}), true},
 		{"default max total hits", drifted("pagination", map[string]any{"maxTotalHits": 1000}), true},
 		{"prefix search off", drifted("prefixSearch", "disabled"), true},
-		{"hyphen separates", drifted("nonSeparatorTokens", []any{}), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -224,9 +224,11 @@ func placeFilter(q search.PlaceQuery, v vocabulary) (f string, ok bool) {
 // Meilisearch's prefix rule (the last word, when nothing follows it) picks
 // the same word. matchingStrategy "all" keeps only documents that match
 // every word (the default, "last", drops words until enough documents
-// match). A word starting with '-' would be Meilisearch's negation
-// operator; it is sent as a one-word phrase (matched exactly, no typo or
-// prefix). It returns false when the query can match nothing: it has words
+// match). A hyphenated query word arrives as its parts ("late-night" is
+// sent as "late night"), which Meilisearch's tokenizer cuts the same way
+// ('-' is one of its separators); no word holds a '-', so none is read as
+// Meilisearch's negation operator ("-word" after a space). It returns
+// false when the query can match nothing: it has words
 // but no attribute to find them in (a language that no document has).
 // https://www.meilisearch.com/docs/reference/api/search#query-q
 // https://www.meilisearch.com/docs/reference/api/search#matching-strategy
@@ -241,11 +243,6 @@ func textQuery(req *meilisearch.SearchRequest, query string, attrs []string) boo
 	words := make([]string, len(terms))
 	for i, t := range terms {
 		words[i] = t.Word
-		if strings.HasPrefix(t.Word, "-") {
-			// Words never contain '"' (only letters, digits and '-'), so a
-			// phrase needs no escaping.
-			words[i] = `"` + t.Word + `"`
-		}
 	}
 	req.Query = strings.Join(words, " ")
 	if !terms[len(terms)-1].Prefix {

@@ -188,11 +188,6 @@ func settingsFor(ix Index, v vocabulary) *meilisearch.Settings {
 		// request timeout, so a slow server fails the request rather than
 		// answering wrongly.
 		SearchCutoffMs: searchCutoffMs,
-		// '-' is part of a word in search.Words ("e-bike" is one word), but
-		// a separator in Meilisearch's default tokenizer (charabia's
-		// DEFAULT_SEPARATORS, which search.Words otherwise follows).
-		// https://www.meilisearch.com/docs/changelog/v1.4
-		NonSeparatorTokens: search.NonSeparators,
 	}
 }
 
@@ -254,7 +249,6 @@ func settingsDiff(live, want *meilisearch.Settings) []string {
 	check("faceting.sortFacetValuesBy", live.Faceting != nil && maps.Equal(live.Faceting.SortFacetValuesBy, want.Faceting.SortFacetValuesBy))
 	check("searchCutoffMs", live.SearchCutoffMs == want.SearchCutoffMs)
 	check("prefixSearch", live.PrefixSearch != nil && *live.PrefixSearch == *want.PrefixSearch)
-	check("nonSeparatorTokens", sameSet(live.NonSeparatorTokens, want.NonSeparatorTokens))
 	for _, d := range defaultSettings {
 		check(d.name, d.isDefault(live))
 	}
@@ -282,11 +276,19 @@ type defaultSetting struct {
 //   - distinctAttribute null: a distinct attribute would collapse the
 //     occurrences of a series into one hit in every search, and turn
 //     every total and facet count into a count of distinct values;
-//   - proximityPrecision "byWord": phrase queries (a word starting with
-//     '-' is sent as a one-word phrase) match as the contract says;
-//   - stopWords, synonyms, dictionary, separatorTokens empty and
-//     localizedAttributes null: the words Meilisearch finds are those of
-//     search.Words (search/text.go), which the embedded engine also uses;
+//   - proximityPrecision "byWord": the proximity ranking rule of the
+//     relevance order counts the distance between the words, not only
+//     whether they share an attribute;
+//   - stopWords, synonyms, dictionary, separatorTokens,
+//     nonSeparatorTokens empty and localizedAttributes null: the words
+//     Meilisearch finds are those of search.Words (search/text.go), which
+//     the embedded engine also uses. Releases before hyphenated words were
+//     found by their parts set nonSeparatorTokens to ["-"]; Init resets it
+//     on their indexes, and Meilisearch then re-indexes every document
+//     with '-' as a separator (a change of the allowed separators re-
+//     indexes the searchable fields: InnerIndexSettingsDiff in
+//     crates/milli/src/update/settings.rs at v1.18.0), so the documents
+//     need no rewrite and no attribute scheme change;
 //   - embedders empty: no document addition waits for, or fails on, an
 //     embedding model.
 var defaultSettings = []defaultSetting{
@@ -324,6 +326,11 @@ var defaultSettings = []defaultSetting{
 		func(s *meilisearch.Settings) bool { return len(s.SeparatorTokens) == 0 },
 		func(ctx context.Context, ix meilisearch.IndexManager) (*meilisearch.TaskInfo, error) {
 			return ix.ResetSeparatorTokensWithContext(ctx)
+		}},
+	{"nonSeparatorTokens",
+		func(s *meilisearch.Settings) bool { return len(s.NonSeparatorTokens) == 0 },
+		func(ctx context.Context, ix meilisearch.IndexManager) (*meilisearch.TaskInfo, error) {
+			return ix.ResetNonSeparatorTokensWithContext(ctx)
 		}},
 	{"localizedAttributes",
 		func(s *meilisearch.Settings) bool { return len(s.LocalizedAttributes) == 0 },

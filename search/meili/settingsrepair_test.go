@@ -60,7 +60,7 @@ func TestStartupRepairsEverySetting(t *testing.T) {
 		{"searchCutoffMs", "searchCutoffMs", 150},
 		{"prefixSearch", "prefixSearch", "disabled"},
 		{"proximityPrecision", "proximityPrecision", "byAttribute"},
-		{"nonSeparatorTokens", "nonSeparatorTokens", []any{}},
+		{"nonSeparatorTokens", "nonSeparatorTokens", []any{"-"}},
 		{"separatorTokens", "separatorTokens", []any{"&"}},
 		{"dictionary", "dictionary", []any{"j.s. bach"}},
 		{"stopWords", "stopWords", []any{"the", "de"}},

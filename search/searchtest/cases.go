@@ -121,12 +121,12 @@ func eventCases(f *Fixtures) []eventCase {
 		{name: "text two words", q: q(func(q *search.EventQuery) { q.Query = "jazz concert" })},
 		{name: "text three words", q: q(func(q *search.EventQuery) { q.Query = "Music, night; festival" })},
 		{name: "text hyphenated word", q: q(func(q *search.EventQuery) { q.Query = "open-air" })},
-		{name: "text part of a hyphenated word", q: q(func(q *search.EventQuery) { q.Query = "open " }), expect: none},
+		{name: "text part of a hyphenated word", q: q(func(q *search.EventQuery) { q.Query = "open " })},
+		{name: "text other part of a hyphenated word", q: q(func(q *search.EventQuery) { q.Query = "air " })},
+		{name: "text hyphenated word as a prefix", q: q(func(q *search.EventQuery) { q.Query = "rock-n-ro" })},
 		{name: "text prefix followed by a space is a word", q: q(func(q *search.EventQuery) { q.Query = "jaz " }), expect: none},
-		// search.Words keeps '-' as a word character, so a lone "-" is a
-		// word that must appear alone in the text; the case follows
-		// whatever Words decides.
-		{name: "text lone hyphen", q: q(func(q *search.EventQuery) { q.Query = "-" }), expect: any},
+		// '-' separates words, so a lone "-" is a query without words.
+		{name: "text lone hyphen", q: q(func(q *search.EventQuery) { q.Query = "-" }), expect: all},
 		{name: "text number", q: q(func(q *search.EventQuery) { q.Query = "2025 jazz" })},
 		{name: "text accented", q: q(func(q *search.EventQuery) { q.Lang, q.Query = "fr", "café" })},
 		{name: "text accented capitals", q: q(func(q *search.EventQuery) { q.Lang, q.Query = "fr", "CAFÉ THÉÂTRE" })},
@@ -251,6 +251,7 @@ func placeCases(f *Fixtures) []placeCase {
 		{name: "text folded province", q: venue(func(q *search.PlaceQuery) { q.Query = "ILE-DE-FRANCE" })},
 		{name: "text two words in the address", q: venue(func(q *search.PlaceQuery) { q.Query = "Temple avenue" })},
 		{name: "text hyphenated street", q: venue(func(q *search.PlaceQuery) { q.Query = "saint-michel" })},
+		{name: "text part of a hyphenated street", q: venue(func(q *search.PlaceQuery) { q.Query = "michel " })},
 		{name: "text zip", q: venue(func(q *search.PlaceQuery) { q.Query = "75003" })},
 		{name: "text city", q: venue(func(q *search.PlaceQuery) { q.Query = "AMSTERDAM" })},
 		{name: "text words split over two fields", q: venue(func(q *search.PlaceQuery) { q.Query = "jazz amsterdam" }), expect: none},

@@ -40,8 +40,8 @@ var (
 )
 
 // The vocabularies are small so that text queries hit several documents.
-// They hold words that Words treats specially: hyphenated words stay whole,
-// capitals and accented capitals are folded, and a few words are shared
+// They hold words that Words treats specially: hyphenated words are cut
+// into their parts, capitals and accented capitals are folded, and a few words are shared
 // between languages so that a query in the wrong language can be told apart.
 // "1990s" and "3°F" are one word each (charabia does not cut at '°'), and
 // "1990s" is within one typo of the digits "19905" (disableOnNumbers
@@ -57,7 +57,7 @@ var vocabulary = map[string][]string{
 }
 
 // separators join generated words; each must split words the way Words
-// does ("-" alone is itself a word under Words, so it appears too).
+// does (" - " among them: '-' separates, as in "open-air").
 var separators = []string{" ", " ", " ", " ", ", ", " - ", "/", "! ", ": ", "'", ". ", " (", ") "}
 
 var (

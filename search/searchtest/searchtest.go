@@ -47,6 +47,7 @@ func Run(t *testing.T, newEngine func(t *testing.T) search.Engine) {
 	t.Run("PlaceQueries", func(t *testing.T) { runPlaceCases(t, e, f.Places(), placeCases(f)) })
 	t.Run("Relevance", func(t *testing.T) { testRelevance(t, e, f) })
 	t.Run("RelevanceOrder", func(t *testing.T) { testRelevanceOrder(t, openEngine(t, newEngine)) })
+	t.Run("Hyphens", func(t *testing.T) { testHyphens(t, openEngine(t, newEngine)) })
 	t.Run("Facets", func(t *testing.T) { testFacets(t, e, f) })
 	t.Run("Counts", func(t *testing.T) { testCounts(t, e, f) })
 	t.Run("PingAndInit", func(t *testing.T) {

@@ -61,7 +61,12 @@ func textCases(f *Fixtures) []eventCase {
 		// prefix too; a query word of digits has the typos of its length
 		// (Meilisearch's disableOnNumbers acts on the record's words).
 		{"12345 ", some}, {"12346 ", none}, {"12354 ", none}, {"1234", some}, {"1235", none}, {"2025", some}, {"2026 ", none},
-		{"1990s ", some}, {"19905 ", some}, {"19905", some}, {"1990x ", some}, {"1234s ", none}, {"12345s ", none},
+		{"1990s ", some}, {"19905 ", some}, {"19905", some}, {"1990x ", some}, {"1234s ", none},
+		// "12345s" does not reach the digits "12345", but reaches
+		// "12345&nbsp;" of an HTML description (htmlOf), which a " - "
+		// used to join to the next "-": a no-break space is part of a word
+		// (it folds to a space), and a word with a space is not digits only.
+		{"12345s ", some},
 		// Words are cut where charabia cuts them: '°' is part of a word.
 		{"3°f ", some}, {"3°", some}, {"3°F", some}, {"°f ", none},
 		// Markup and entities are not words.

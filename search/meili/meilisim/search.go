@@ -18,7 +18,8 @@ import (
 // a server. It checks the engine's translation (attribute names, filter
 // grammar and operators, settings that a search depends on, paging, the
 // edge and one-field rules), not Meilisearch itself: its tokenizer is
-// search.Words. Where Meilisearch would refuse a request (an attribute not
+// search.Tokenizer with the index's nonSeparatorTokens (tokenizerOf).
+// Where Meilisearch would refuse a request (an attribute not
 // filterable, sortable or searchable) it refuses too; the routes cap
 // totals at the index's maxTotalHits after distinct, as Meilisearch does. Its _geoRadius is
 // Meilisearch's own rule, written out here from its source (not by calling
@@ -66,12 +67,15 @@ func (f *Server) rankedSearch(ix *Index, body map[string]any) ([]map[string]any,
 	}
 
 	// The query: words as search.ParseQuery reads them (Meilisearch's
-	// tokenizer and normaliser are emulated by search.Words), with typos
-	// and the last word's prefix as the settings allow; a one-word phrase
-	// ("-x") matches exactly.
+	// tokenizer and normaliser are emulated by search.Tokenizer, with the
+	// index's separators, as Meilisearch tokenizes a query: crates/milli/
+	// src/search/new/mod.rs, execute_search), with typos and the last
+	// word's prefix as the settings allow; a one-word phrase ("\"x\"")
+	// matches exactly.
+	tok := tokenizerOf(settings)
 	var terms []search.Term
 	if q, _ := body["q"].(string); q != "" {
-		terms = search.ParseQuery(q)
+		terms = tok.ParseQuery(q)
 		typo, _ := settings["typoTolerance"].(map[string]any)
 		for i := range terms {
 			if strings.Contains(q, `"`+terms[i].Word+`"`) || typo["enabled"] != true {
@@ -127,7 +131,7 @@ func (f *Server) rankedSearch(ix *Index, body map[string]any) ([]map[string]any,
 			var have []string
 			for _, a := range on {
 				text, _ := doc[a].(string)
-				have = append(have, indexedWords(text)...)
+				have = append(have, indexedWords(tok, text)...)
 			}
 			all := true
 			for i, t := range terms {
@@ -167,7 +171,7 @@ func (f *Server) rankedSearch(ix *Index, body map[string]any) ([]map[string]any,
 				best := 3
 				for i, a := range on {
 					text, _ := doc[a].(string)
-					for _, w := range search.Words(text) {
+					for _, w := range tok.Words(text) {
 						if !t.Matches(w) {
 							continue
 						}
@@ -681,7 +685,7 @@ func wordList(ix *Index) []string {
 			if !ok || !all && !slices.Contains(searchable, a) {
 				continue
 			}
-			for _, w := range indexedWords(text) {
+			for _, w := range indexedWords(tokenizerOf(ix.Settings), text) {
 				seen[w] = true
 			}
 		}
@@ -702,17 +706,62 @@ func wordList(ix *Index) []string {
 const MaxPositionsPerAttribute = 1 << 16
 
 // indexedWords returns the words of an attribute's text that are
-// indexed: the first MaxPositionsPerAttribute. The simulator gives each
-// word one position; Meilisearch also advances positions on separators
-// (8 for a hard one such as "."), so with punctuation the real cut comes
-// earlier.
-func indexedWords(text string) []string { return indexedWordsMemo.Get(text) }
+// indexed: the first MaxPositionsPerAttribute, cut by tok. The simulator
+// gives each word one position; Meilisearch also advances positions on
+// separators (8 for a hard one such as "."), so with punctuation the real
+// cut comes earlier.
+func indexedWords(tok *simTokenizer, text string) []string {
+	return indexedWordsMemo.Get(tokenizedText{tok, text})
+}
+
+// tokenizedText is a text and the tokenizer that cuts it.
+type tokenizedText struct {
+	tok  *simTokenizer
+	text string
+}
+
+// simTokenizer is a search.Tokenizer, one per distinct nonSeparatorTokens
+// setting (tokenizerOf), so that its pointer identifies the setting in
+// indexedWordsMemo's keys.
+type simTokenizer struct{ *search.Tokenizer }
+
+// tokenizers holds the tokenizer of each nonSeparatorTokens setting seen,
+// keyed by its sorted tokens joined with NUL.
+var tokenizers = testsupport.Memo[string, *simTokenizer]{F: func(key string) *simTokenizer {
+	var non []string
+	if key != "" {
+		non = strings.Split(key, "\x00")
+	}
+	return &simTokenizer{search.NewTokenizer(non)}
+}}
+
+// tokenizerOf returns the tokenizer of an index with these settings.
+// Meilisearch tokenizes documents and queries with charabia's
+// DEFAULT_SEPARATORS less the index's nonSeparatorTokens
+// (Index::allowed_separators in crates/milli/src/index.rs, given to
+// charabia's TokenizerBuilder::separators); by default ('-' among the
+// separators) "late-night" is the words "late" and "night", with
+// nonSeparatorTokens ["-"] one word "late-night" (charabia/src/
+// separators.rs, DEFAULT_SEPARATORS, holds '-' twice, as a dash and as a
+// math symbol). A settings change re-indexes, so the words follow the
+// index's current settings, as here, where they are cut at search time.
+// separatorTokens (extra separators) are not emulated: the engine never
+// sets them.
+func tokenizerOf(settings map[string]any) *simTokenizer {
+	var non []string
+	list, _ := settings["nonSeparatorTokens"].([]any)
+	for _, x := range list {
+		non = append(non, fmt.Sprint(x))
+	}
+	slices.Sort(non)
+	return tokenizers.Get(strings.Join(non, "\x00"))
+}
 
 // indexedWordsMemo remembers indexedWords' answers: a search splits the
 // texts of every document of the index. Its values are shared; callers
 // only read them.
-var indexedWordsMemo = testsupport.Memo[string, []string]{F: func(text string) []string {
-	w := search.Words(text)
+var indexedWordsMemo = testsupport.Memo[tokenizedText, []string]{F: func(k tokenizedText) []string {
+	w := k.tok.Words(k.text)
 	if len(w) > MaxPositionsPerAttribute {
 		w = w[:MaxPositionsPerAttribute:MaxPositionsPerAttribute]
 	}
