@@ -59,6 +59,22 @@ type LabelInput struct {
 	Slug *string
 	// Parent is the parent category's ID, 0 for none; categories only.
 	Parent *int64
+	// Import is set by an importer (the system: by nil or Operator):
+	// see LabelImport.
+	Import *LabelImport
+}
+
+// LabelImport is what an importer adds to a label command. A create
+// makes the label under ID; an update replaces the label's text in every
+// language by the command's (the source is the label's truth) and keeps
+// its ID and revision. Either way the slug is kept as sent (the importer
+// chose it; the store still makes it unique) and Origin stamps the label.
+// Every other rule of the command holds: the field bounds, the parent
+// (a category that exists, no cycle), a duplicate name on create.
+type LabelImport struct {
+	// ID is the label's ID: from 1 to repository.MaxExplicitID.
+	ID     int64
+	Origin *repository.Origin
 }
 
 // termNoun is the word of a taxonomy in messages and error codes.
@@ -91,6 +107,9 @@ func (s *Labels) Create(ctx context.Context, by *repository.User, lang string, t
 	if err := s.checkFields(ctx, tax, in, true); err != nil {
 		return nil, err
 	}
+	if err := mayImport(by, in); err != nil {
+		return nil, err
+	}
 	if err := mayManage(by, tax); err != nil {
 		return nil, err
 	}
@@ -101,6 +120,9 @@ func (s *Labels) Create(ctx context.Context, by *repository.User, lang string, t
 		parent = *in.Parent
 	}
 	t := &repository.Label{Taxonomy: tax}
+	if in.Import != nil {
+		t.ID = in.Import.ID
+	}
 	err := s.store.Exclusive(ctx, termLockKey(tax, lang, name), func(context.Context) error {
 		dups, err := s.store.FindLabels(ctx, repository.LabelQuery{Taxonomy: tax, Name: name, NameLang: lang, Parent: parent, HasParent: true})
 		if err != nil {
@@ -128,6 +150,9 @@ func (s *Labels) Update(ctx context.Context, by *repository.User, lang string, t
 	if err := s.checkFields(ctx, tax, in, false); err != nil {
 		return nil, err
 	}
+	if err := mayImport(by, in); err != nil {
+		return nil, err
+	}
 	if err := mayManage(by, tax); err != nil {
 		return nil, err
 	}
@@ -142,6 +167,9 @@ func (s *Labels) Update(ctx context.Context, by *repository.User, lang string, t
 	}
 	in = filtered(by, in)
 	t, err := s.store.UpdateLabel(ctx, cur.ID, func(t *repository.Label) error {
+		if in.Import != nil {
+			*t = repository.Label{ID: t.ID, Taxonomy: t.Taxonomy, Parent: t.Parent, Revision: t.Revision}
+		}
 		applyTermInput(in, lang, t)
 		return nil
 	})
@@ -192,6 +220,15 @@ func mayManage(by *repository.User, tax repository.LabelKind) error {
 	return nil
 }
 
+// mayImport refuses an import command from anyone but the system (nil
+// or Operator): 403 (401 anonymous).
+func mayImport(by *repository.User, in *LabelInput) error {
+	if in.Import != nil && by != nil && by != Operator {
+		return access.Forbidden(by)
+	}
+	return nil
+}
+
 // changedTerms tells Changed about written terms.
 func (s *Labels) changedTerms(ids ...int64) {
 	if s.changed != nil {
@@ -222,6 +259,11 @@ func (s *Labels) checkFields(ctx context.Context, tax repository.LabelKind, in *
 	text("name", in.Name, limits.MaxTermName)
 	text("description", in.Description, limits.MaxDescription)
 	text("slug", in.Slug, limits.MaxSlug)
+	if in.Import != nil {
+		if id := in.Import.ID; id < 1 || id > repository.MaxExplicitID {
+			p.InvalidValue("id", fmt.Sprintf("Must be from 1 to %d.", repository.MaxExplicitID), id)
+		}
+	}
 	if in.Parent != nil {
 		switch id := *in.Parent; {
 		case tax != repository.LabelCategory:
@@ -295,7 +337,11 @@ func applyTermInput(in *LabelInput, lang string, t *repository.Label) {
 		t.Description.Set(lang, *in.Description)
 	}
 	if in.Slug != nil {
-		if sl := repository.NormalizeSlug(*in.Slug); sl != "" {
+		sl := repository.NormalizeSlug(*in.Slug)
+		if in.Import != nil {
+			sl = strings.TrimSpace(*in.Slug)
+		}
+		if sl != "" {
 			t.Slug.Set(lang, sl)
 		}
 	}
@@ -307,6 +353,10 @@ func applyTermInput(in *LabelInput, lang string, t *repository.Label) {
 	}
 	if in.Parent != nil && t.Taxonomy == repository.LabelCategory {
 		t.Parent = *in.Parent
+	}
+	if in.Import != nil && in.Import.Origin != nil {
+		o := *in.Import.Origin
+		t.Origin = &o
 	}
 }
 
