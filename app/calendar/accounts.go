@@ -91,8 +91,9 @@ type NewUserInput struct {
 	Origin *repository.Origin
 }
 
-// roleErr refuses a role that is not one, as the routes' enum check does.
-func roleErr(role repository.Role) error {
+// CheckRole refuses a role that is not one (400 rest_invalid_param), in
+// the words of the routes' enum check.
+func CheckRole(role repository.Role) error {
 	if slices.Contains(repository.Roles, role) {
 		return nil
 	}
@@ -190,7 +191,7 @@ func errNoUser() error { return apierr.New(404, "rest_user_invalid_id", "Invalid
 // store each time).
 func (a *Accounts) UpdateUser(ctx context.Context, by *repository.User, id int64, in *UserInput) (*repository.User, error) {
 	if in.Role != nil {
-		if err := roleErr(*in.Role); err != nil {
+		if err := CheckRole(*in.Role); err != nil {
 			return nil, err
 		}
 	}
