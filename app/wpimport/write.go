@@ -168,14 +168,15 @@ func (r *importRun) prune(ctx context.Context) error {
 				if _, _, err = r.labels.Delete(ctx, nil, tax, id); isNotFound(err) {
 					err = nil
 				}
-			case KindVenue, KindOrganizer:
-				if _, err = r.store.UnlinkRecord(ctx, id); err == nil {
-					err = r.store.DeleteRecord(ctx, id)
-				}
 			default:
-				err = r.store.DeleteRecord(ctx, id)
+				// The calendar deletes it for good (a venue or organizer
+				// unlinked from every event first).
+				var cur *repository.Record
+				if cur, err = r.store.GetRecord(ctx, id); err == nil {
+					_, err = r.cal.Delete(ctx, calendar.Operator, cur, true)
+				}
 			}
-			if err != nil && !errors.Is(err, repository.ErrNotFound) {
+			if err != nil && !isNotFound(err) {
 				return fmt.Errorf("delete %s %d: %w", kind, id, err)
 			}
 			kr.Deleted++
