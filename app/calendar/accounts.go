@@ -101,7 +101,8 @@ func CheckRole(role repository.Role) error {
 }
 
 // CheckLogin returns what is wrong with a login (trimmed first), or "":
-// empty, over MaxLogin bytes, or holding a control character.
+// empty, over MaxLogin bytes, or holding a control character or white
+// space other than a plain space (WordPress's logins may hold spaces).
 func CheckLogin(login string) string {
 	login = strings.TrimSpace(login)
 	switch {
@@ -110,7 +111,7 @@ func CheckLogin(login string) string {
 	case len(login) > MaxLogin:
 		return fmt.Sprintf("Must be at most %d bytes long.", MaxLogin)
 	case strings.IndexFunc(login, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) >= 0:
-		return "Must not contain control characters."
+		return "Must not contain control characters or white space other than a plain space."
 	}
 	return ""
 }

@@ -1,7 +1,11 @@
 package wpimport_test
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/calendar/eventcal/app/apierr"
@@ -60,5 +64,38 @@ func TestLabelsCheckedAsTheAPI(t *testing.T) {
 		if _, err := s.GetLabel(ctx, id); err != nil {
 			t.Errorf("label %d: %v", id, err)
 		}
+	}
+}
+
+// TestUsersCheckedAsTheAccounts: the importer creates users through the
+// calendar's accounts service, under its login rules: a source user
+// whose login the service refuses (a control character, or over
+// calendar.MaxLogin bytes) is skipped and listed, not stored; the others
+// are created with the source's IDs.
+func TestUsersCheckedAsTheAccounts(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("l", calendar.MaxLogin+1)
+	src := replay.NewSite(t, &replay.Site{Users: []map[string]any{
+		replay.WPUser(7, "ed", "ed@example.org", "editor"),
+		replay.WPUser(8, "bad\x01login", "b@example.org", "editor"),
+		replay.WPUser(9, long, "l@example.org", "author"),
+	}})
+	s := openSQLite(t)
+	opts := adminOptions(src, &bytes.Buffer{})
+	opts.Users = true
+	rep := runImport(t, s, opts)
+	if rep.Users == nil || rep.Users.Created != 1 || len(rep.Users.Skipped) != 2 {
+		t.Fatalf("users report %+v", rep.Users)
+	}
+	users, err := s.ListUsers(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logins []string
+	for _, u := range users {
+		logins = append(logins, fmt.Sprintf("%d %s", u.ID, u.Login))
+	}
+	if want := []string{"7 ed"}; !slices.Equal(logins, want) {
+		t.Errorf("users stored %q, want %q", logins, want)
 	}
 }
