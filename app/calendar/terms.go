@@ -96,13 +96,15 @@ func (s *Labels) Get(ctx context.Context, tax repository.LabelKind, id int64) (*
 }
 
 // Create makes a category or tag from in, written by by in lang (by nil
-// is the system: no permission check, no HTML policy). In order it
+// or Operator is the system: no permission check, no HTML policy). In order it
 // refuses: the fields (400 rest_missing_callback_param or
 // rest_invalid_param naming every problem, the parent looked up), a
 // caller who may not manage the taxonomy's terms (401/403), and, under
 // the name's lock, a term of that name with that parent (400 term_exists
 // with its term_id); then it creates the term. Parallel creates of one
-// name make one term; the others get term_exists.
+// name make one term; the others get term_exists. An import (in.Import,
+// from the system only: 403 otherwise) is checked alike and keeps its ID,
+// slug and origin (LabelImport).
 func (s *Labels) Create(ctx context.Context, by *repository.User, lang string, tax repository.LabelKind, in *LabelInput) (*repository.Label, error) {
 	if err := s.checkFields(ctx, tax, in, true); err != nil {
 		return nil, err
@@ -145,10 +147,15 @@ func (s *Labels) Create(ctx context.Context, by *repository.User, lang string, t
 // in lang. In order it refuses: the fields (as Create, none required), a
 // caller who may not manage the taxonomy's terms, a term that is not
 // there (404), and a parent that is the category itself or one of its
-// descendants (400 rest_term_invalid); then it writes the term once.
+// descendants (400 rest_term_invalid); then it writes the term once. An
+// import (in.Import, from the system only, naming id) replaces the
+// term's text (LabelImport).
 func (s *Labels) Update(ctx context.Context, by *repository.User, lang string, tax repository.LabelKind, id int64, in *LabelInput) (*repository.Label, error) {
 	if err := s.checkFields(ctx, tax, in, false); err != nil {
 		return nil, err
+	}
+	if in.Import != nil && in.Import.ID != id {
+		return nil, apierr.InvalidValue("id", fmt.Sprintf("Must be %d, the ID of the category or tag updated.", id), in.Import.ID)
 	}
 	if err := mayImport(by, in); err != nil {
 		return nil, err

@@ -230,6 +230,9 @@ func TestTermCommandsRefuse(t *testing.T) {
 		{"import under an unknown parent", create(Operator, cat, &LabelInput{Name: str("New"), Parent: id(999999), Import: &LabelImport{ID: 700}}), badParam("parent")},
 		{"editor imports", create(editor, cat, &LabelInput{Name: str("New"), Import: &LabelImport{ID: 700}}), refusal{403, "rest_forbidden", ""}},
 		{"import a duplicate name", create(nil, cat, &LabelInput{Name: str("Music"), Import: &LabelImport{ID: 700}}), refusal{400, "term_exists", ""}},
+		{"import naming another ID", update(nil, cat, music, func(f *termFixture) *LabelInput {
+			return &LabelInput{Name: str("Music"), Import: &LabelImport{ID: f.jazz}}
+		}), badParam("id")},
 		{"import a category under its child", update(nil, cat, music, func(f *termFixture) *LabelInput {
 			return &LabelInput{Name: str("Music"), Parent: &f.jazz, Import: &LabelImport{ID: f.music}}
 		}), refusal{400, "rest_term_invalid", "parent"}},
