@@ -38,7 +38,7 @@ type importRun struct {
 	// cal checks and writes the posts (Options.Calendar).
 	cal *calendar.Service
 	// labels writes the categories and tags, accounts the users (--users),
-	// as the system.
+	// as calendar.Operator.
 	labels   *calendar.Labels
 	accounts *calendar.Accounts
 	opts     Options

@@ -97,7 +97,7 @@ func (r *importRun) writeOne(ctx context.Context, rec *record) error {
 }
 
 // writeLabel creates or updates a category or tag through the calendar's
-// labels service, as the system, keeping the source's ID, slug and
+// labels service, as calendar.Operator, keeping the source's ID, slug and
 // origin: the service checks it as it checks the API's writes (the
 // bounds, the parent, a duplicate name, a parent cycle with the store's
 // categories).
@@ -113,9 +113,9 @@ func (r *importRun) writeLabel(ctx context.Context, rec *record) (*repository.La
 		in.Parent = &parent
 	}
 	if rec.action == actCreate {
-		return r.labels.Create(ctx, nil, lang, src.Taxonomy, in)
+		return r.labels.Create(ctx, calendar.Operator, lang, src.Taxonomy, in)
 	}
-	return r.labels.Update(ctx, nil, lang, src.Taxonomy, rec.id, in)
+	return r.labels.Update(ctx, calendar.Operator, lang, src.Taxonomy, rec.id, in)
 }
 
 // refusedByLabels reports whether err is the labels service refusing a
@@ -165,7 +165,7 @@ func (r *importRun) prune(ctx context.Context) error {
 				if kind == KindTag {
 					tax = repository.LabelTag
 				}
-				if _, _, err = r.labels.Delete(ctx, nil, tax, id); isNotFound(err) {
+				if _, _, err = r.labels.Delete(ctx, calendar.Operator, tax, id); isNotFound(err) {
 					err = nil
 				}
 			default:
