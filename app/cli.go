@@ -15,12 +15,11 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
 )
-
-// maxLoginLength is WordPress's limit on user_login.
-const maxLoginLength = 60
 
 // user runs "user SUBCOMMAND".
 func (c *cli) user(args []string) int {
@@ -51,17 +50,30 @@ func isHelpFlag(s string) bool {
 	return s == "-h" || s == "-help" || s == "--help"
 }
 
-// validateLogin checks a login given on the command line.
+// validateLogin checks a login given on the command line: the
+// accounts service's rules (calendar.CheckLogin), and no white space,
+// which the command line refuses besides (a login with spaces comes only
+// from an import of WordPress's users).
 func validateLogin(login string) error {
-	switch {
-	case login == "":
+	if login == "" {
 		return errors.New("--login is required")
-	case len(login) > maxLoginLength:
-		return fmt.Errorf("--login must be at most %d bytes", maxLoginLength)
-	case strings.IndexFunc(login, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) >= 0:
-		return errors.New("--login must not contain spaces or control characters")
+	}
+	if msg := calendar.CheckLogin(login); msg != "" {
+		return errors.New("--login " + lowerFirst(msg))
+	}
+	if strings.IndexFunc(login, unicode.IsSpace) >= 0 {
+		return errors.New("--login must not contain spaces")
 	}
 	return nil
+}
+
+// lowerFirst is s with its first letter in lower case ("Must be" ->
+// "must be").
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
 }
 
 // withStore loads the configuration, opens the store, calls fn and closes
@@ -120,23 +132,33 @@ func (c *cli) userAdd(args []string) int {
 	if err != nil {
 		return c.misuse("user add", err)
 	}
-	role, ok := repository.ParseRole(*roleName)
-	if !ok {
-		fmt.Fprintf(c.stderr, "user add: --role must be one of %s, not %q\n", roleList(), *roleName)
-		return exitUsage
+	role, err := parseRole(*roleName)
+	if err != nil {
+		return c.refused("user add", err)
 	}
 	return c.withStoreInit(*initStore, "user add --init", func(ctx context.Context, store repository.Store) int {
-		u := &repository.User{Login: login, Role: role, Created: time.Now().UTC()}
-		if err := store.CreateUser(ctx, u); err != nil {
-			if errors.Is(err, repository.ErrDuplicate) {
-				err = fmt.Errorf("login %q is already taken", login)
-			}
-			return c.fail("user add", err)
+		u, err := calendar.NewAccounts(calendar.AccountsDeps{Store: store}).CreateUser(ctx, calendar.Operator, &calendar.NewUserInput{Login: login, Role: role})
+		var ae *apierr.Error
+		if errors.As(err, &ae) && ae.Code == "existing_user_login" {
+			return c.fail("user add", fmt.Errorf("login %q is already taken", login))
+		}
+		if err != nil {
+			return c.refused("user add", err)
 		}
 		fmt.Fprintf(c.stderr, "Created %s %q with ID %d.\n", u.Role, u.Login, u.ID)
 		fmt.Fprintln(c.stdout, u.ID)
 		return exitOK
 	})
+}
+
+// parseRole returns the role --role names, case and surrounding spaces
+// aside (a name typed on a command line), or the accounts service's
+// refusal of it, in the API's words.
+func parseRole(name string) (repository.Role, error) {
+	if role, ok := repository.ParseRole(name); ok {
+		return role, nil
+	}
+	return "", calendar.CheckRole(repository.Role(name))
 }
 
 // tokenCreate runs "token create --login NAME": it creates an API token for
@@ -153,8 +175,8 @@ func (c *cli) tokenCreate(args []string) int {
 	if err != nil {
 		return c.misuse("token create", err)
 	}
-	if len(*name) > 100 {
-		return c.misuse("token create", errors.New("--name must be at most 100 bytes"))
+	if len(*name) > calendar.MaxTokenName {
+		return c.misuse("token create", fmt.Errorf("--name must be at most %d bytes", calendar.MaxTokenName))
 	}
 	login, err := loginFlag.value()
 	if err != nil {
@@ -165,17 +187,13 @@ func (c *cli) tokenCreate(args []string) int {
 		if u == nil {
 			return code
 		}
-		secret, err := repository.NewTokenSecret()
-		if err != nil {
-			return c.fail("token create", err)
-		}
-		now := time.Now().UTC().Truncate(time.Second)
-		t := &repository.Token{Hash: repository.HashToken(secret), UserID: u.ID, Created: now, Name: strings.TrimSpace(*name)}
+		in := &calendar.TokenInput{User: u.ID, Name: name}
 		if lifetime > 0 {
-			t.Expires = now.Add(lifetime)
+			in.Lifetime = &lifetime
 		}
-		if err := store.CreateToken(ctx, t); err != nil {
-			return c.fail("token create", err)
+		t, secret, err := calendar.NewAccounts(calendar.AccountsDeps{Store: store}).CreateToken(ctx, calendar.Operator, in)
+		if err != nil {
+			return c.refused("token create", err)
 		}
 		fmt.Fprintf(c.stderr, "Created token %s for %s %q (user ID %d). It is shown only this once: "+
 			"send it as \"Authorization: Bearer <token>\".\n", t.ID(), u.Role, u.Login, u.ID)

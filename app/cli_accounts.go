@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
 )
@@ -123,26 +125,26 @@ func (c *cli) userSet(verb string, args []string) int {
 	if err != nil {
 		return c.misuse(cmd, err)
 	}
-	role, ok := repository.ParseRole(roleName)
-	if verb == "role" && !ok {
-		fmt.Fprintf(c.stderr, "user role: --role must be one of %s, not %q\n", roleList(), roleName)
-		return exitUsage
+	role, roleErr := parseRole(roleName)
+	if verb == "role" && roleErr != nil {
+		return c.refused(cmd, roleErr)
 	}
 	return c.withStore(func(ctx context.Context, store repository.Store) int {
 		u, code := c.userByLogin(ctx, store, cmd, login, "")
 		if u == nil {
 			return code
 		}
+		in := &calendar.UserInput{}
 		switch verb {
 		case "role":
-			u.Role = role
-		case "disable":
-			u.Disabled = true
-		case "enable":
-			u.Disabled = false
+			in.Role = &role
+		case "disable", "enable":
+			disabled := verb == "disable"
+			in.Disabled = &disabled
 		}
-		if err := store.UpdateUser(ctx, u); err != nil {
-			return c.fail(cmd, err)
+		u, err := calendar.NewAccounts(calendar.AccountsDeps{Store: store}).UpdateUser(ctx, calendar.Operator, u.ID, in)
+		if err != nil {
+			return c.refused(cmd, err)
 		}
 		state := "active"
 		if u.Disabled {
@@ -221,13 +223,14 @@ func (c *cli) tokenRevoke(args []string) int {
 		return exitUsage
 	}
 	return c.withStore(func(ctx context.Context, store repository.Store) int {
-		err := store.RevokeToken(ctx, id)
-		if errors.Is(err, repository.ErrNotFound) {
+		_, err := calendar.NewAccounts(calendar.AccountsDeps{Store: store}).RevokeToken(ctx, calendar.Operator, id)
+		var ae *apierr.Error
+		if errors.As(err, &ae) && ae.Status == 404 {
 			fmt.Fprintf(c.stderr, "token revoke: no token has ID %s\n", id)
 			return exitFailure
 		}
 		if err != nil {
-			return c.fail("token revoke", err)
+			return c.refused("token revoke", err)
 		}
 		fmt.Fprintf(c.stderr, "Revoked token %s.\n", id)
 		return exitOK
@@ -254,7 +257,7 @@ func parseExpiry(s string) (time.Duration, error) {
 			return 0, fmt.Errorf("--expires %q: use a duration such as 720h or 30d", s)
 		}
 	}
-	if d < time.Minute || d > 10*365*24*time.Hour {
+	if d < calendar.MinTokenLifetime || d > calendar.MaxTokenLifetime {
 		return 0, fmt.Errorf("--expires %q: must be from 1m to 3650d", s)
 	}
 	return d, nil

@@ -7,11 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/sync/webhooks"
@@ -64,53 +65,44 @@ func (f *webhookFields) registerUpdate(fs *flag.FlagSet) {
 	fs.StringVar(&f.active, "active", "", "true (deliver) or false (pause deliveries)")
 }
 
-// apply validates the flags that were set and copies them onto w.
-func (f *webhookFields) apply(fs *flag.FlagSet, cfg *config.Config, w *repository.Webhook) error {
+// input returns the flags that were set as the webhooks service's
+// command, which checks them as it checks the API's (the URL, the
+// message types, the secret, the description). Only --active is read
+// here: it must be true or false.
+func (f *webhookFields) input(fs *flag.FlagSet) (*calendar.WebhookInput, error) {
+	in := &calendar.WebhookInput{}
 	var err error
 	fs.Visit(func(fl *flag.Flag) {
-		if err != nil {
-			return
-		}
 		switch fl.Name {
 		case "url":
-			u := strings.TrimSpace(f.url)
-			if err = webhooks.CheckURL(u, cfg.WebhookAllowPrivate); err == nil {
-				w.URL = u
-			}
+			in.URL = &f.url
 		case "events":
-			var types []string
+			types := []string{}
 			for _, t := range strings.Split(f.events, ",") {
-				if t = strings.TrimSpace(t); t != "" && !slices.Contains(types, t) {
+				if t = strings.TrimSpace(t); t != "" {
 					types = append(types, t)
 				}
 			}
-			if err = webhooks.CheckEvents(types); err == nil {
-				w.Events = types
-			}
+			in.Events = &types
 		case "description":
-			w.Description = f.description
+			in.Description = &f.description
 		case "secret":
-			if err = webhooks.CheckSecret(f.secret); err == nil {
-				w.Secret = f.secret
-			}
+			in.Secret = &f.secret
 		case "active":
-			var b bool
-			if b, err = strconv.ParseBool(f.active); err == nil {
-				if b && !w.Active {
-					w.DisabledReason, w.FailingSince = "", time.Time{}
-				} else if !b && w.Active {
-					w.DisabledReason = "disabled by an admin"
-				}
-				w.Active = b
-			} else {
+			b, perr := strconv.ParseBool(f.active)
+			if perr != nil {
 				err = errors.New("--active must be true or false")
 			}
-		}
-		if err != nil {
-			err = fmt.Errorf("--%s: %w", fl.Name, err)
+			in.Active = &b
 		}
 	})
-	return err
+	return in, err
+}
+
+// webhooksService is the calendar's webhooks service over store, with
+// cfg's WEBHOOK_ALLOW_PRIVATE.
+func webhooksService(cfg *config.Config, store repository.Store) *calendar.Webhooks {
+	return calendar.NewWebhooks(calendar.WebhooksDeps{Store: store, AllowPrivate: cfg.WebhookAllowPrivate})
 }
 
 func (c *cli) webhookAdd(args []string) int {
@@ -124,18 +116,18 @@ func (c *cli) webhookAdd(args []string) int {
 	if cfg == nil {
 		return exitUsage
 	}
-	now := time.Now().UTC()
-	w := &repository.Webhook{Events: []string{"*"}, Secret: webhooks.NewSecret(), Active: true, Created: now, Updated: now}
 	if f.url == "" {
 		fmt.Fprintln(c.stderr, "webhook add: --url is required")
 		return exitUsage
 	}
-	if err := f.apply(fs, cfg, w); err != nil {
+	in, err := f.input(fs)
+	if err != nil {
 		return c.misuse("webhook add", err)
 	}
 	return c.withStore(func(ctx context.Context, store repository.Store) int {
-		if err := store.CreateWebhook(ctx, w); err != nil {
-			return c.fail("webhook add", err)
+		w, err := webhooksService(cfg, store).Create(ctx, calendar.Operator, in)
+		if err != nil {
+			return c.refused("webhook add", err)
 		}
 		fmt.Fprintf(c.stdout, "%d\t%s\n", w.ID, w.Secret)
 		fmt.Fprintln(c.stderr, "The secret is shown once: receivers verify signatures with it.")
@@ -183,12 +175,15 @@ func (c *cli) idFlag(name, synopsis string, args []string, extra func(*flag.Flag
 	return *id, fs, -1
 }
 
-// webhookErr prints a store error, naming a missing endpoint clearly.
+// webhookErr prints an error of a command on the endpoint id, naming a
+// missing endpoint clearly, and a refusal of the webhooks service as the
+// API words it.
 func (c *cli) webhookErr(cmd string, id int64, err error) int {
-	if errors.Is(err, repository.ErrNotFound) {
-		err = fmt.Errorf("no webhook with ID %d", id)
+	var ae *apierr.Error
+	if errors.Is(err, repository.ErrNotFound) || (errors.As(err, &ae) && ae.Code == "webhook_not_found") {
+		return c.fail(cmd, fmt.Errorf("no webhook with ID %d", id))
 	}
-	return c.fail(cmd, err)
+	return c.refused(cmd, err)
 }
 
 func (c *cli) webhookUpdate(args []string) int {
@@ -201,17 +196,12 @@ func (c *cli) webhookUpdate(args []string) int {
 	if cfg == nil {
 		return exitUsage
 	}
+	in, err := f.input(fs)
+	if err != nil {
+		return c.misuse("webhook update", err)
+	}
 	return c.withStore(func(ctx context.Context, store repository.Store) int {
-		var applyErr error
-		_, err := store.UpdateWebhook(ctx, id, func(w *repository.Webhook) error {
-			applyErr = f.apply(fs, cfg, w)
-			w.Updated = time.Now().UTC()
-			return applyErr
-		})
-		if applyErr != nil {
-			return c.misuse("webhook update", applyErr)
-		}
-		if err != nil {
+		if _, err := webhooksService(cfg, store).Update(ctx, calendar.Operator, id, in); err != nil {
 			return c.webhookErr("webhook update", id, err)
 		}
 		return exitOK
@@ -224,7 +214,7 @@ func (c *cli) webhookDelete(args []string) int {
 		return code
 	}
 	return c.withStore(func(ctx context.Context, store repository.Store) int {
-		if err := store.DeleteWebhook(ctx, id); err != nil {
+		if _, err := calendar.NewWebhooks(calendar.WebhooksDeps{Store: store}).Delete(ctx, calendar.Operator, id); err != nil {
 			return c.webhookErr("webhook delete", id, err)
 		}
 		return exitOK

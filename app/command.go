@@ -6,9 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -78,6 +81,28 @@ func synopsisUsage(synopsis string) func(io.Writer) {
 // failed.
 func (c *cli) fail(cmd string, err error) int {
 	fmt.Fprintf(c.stderr, "%s: %v\n", cmd, err)
+	return exitFailure
+}
+
+// refused prints a refusal of the calendar's services as the API words
+// it: one line "cmd: message" per parameter at fault (data.params, in
+// name order), else the error's message. A 400 is a bad command line
+// (exitUsage); any other refusal, and any other error, a failure.
+func (c *cli) refused(cmd string, err error) int {
+	var ae *apierr.Error
+	if !errors.As(err, &ae) {
+		return c.fail(cmd, err)
+	}
+	if params, ok := ae.Data["params"].(map[string]string); ok && len(params) > 0 {
+		for _, name := range slices.Sorted(maps.Keys(params)) {
+			fmt.Fprintf(c.stderr, "%s: %s\n", cmd, params[name])
+		}
+	} else {
+		fmt.Fprintf(c.stderr, "%s: %s\n", cmd, ae.Message)
+	}
+	if ae.Status == 400 {
+		return exitUsage
+	}
 	return exitFailure
 }
 

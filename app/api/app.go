@@ -28,6 +28,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/calendar/eventcal/app/apierr"
+	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/app/calendar/recurrence"
 	"github.com/calendar/eventcal/app/connlimit"
 	"github.com/calendar/eventcal/app/handlers"
@@ -547,9 +548,11 @@ func (s *Server) builtinAdmin(ctx context.Context) (*repository.User, error) {
 	}
 	u, err := s.store.GetUserByLogin(ctx, "admin")
 	if errors.Is(err, repository.ErrNotFound) {
-		u = &repository.User{Login: "admin", Role: repository.RoleAdmin, Created: s.now().UTC()}
-		err = s.store.CreateUser(ctx, u)
-		if errors.Is(err, repository.ErrDuplicate) {
+		accounts := calendar.NewAccounts(calendar.AccountsDeps{Store: s.store, Now: s.now})
+		u, err = accounts.CreateUser(ctx, calendar.Operator, &calendar.NewUserInput{Login: "admin", Role: repository.RoleAdmin})
+		var refused *apierr.Error
+		if errors.As(err, &refused) && refused.Code == "existing_user_login" {
+			// Another replica created it meanwhile.
 			u, err = s.store.GetUserByLogin(ctx, "admin")
 		}
 	}

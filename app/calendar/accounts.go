@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
@@ -50,6 +51,15 @@ func NewAccounts(d AccountsDeps) *Accounts {
 	return a
 }
 
+// Operator is the actor of the command line and of the importer: the
+// person running the installation, who may do what an admin may, and
+// also what only they may (an explicit user ID, an origin stamp). It is
+// no stored user; pass it as by. A nil actor stays anonymous here.
+var Operator = &repository.User{Login: "(operator)", Role: repository.RoleAdmin}
+
+// MaxLogin bounds a login, in bytes (WordPress's limit on user_login).
+const MaxLogin = 60
+
 // requireAdmin refuses everyone but admins: 401 anonymous, 403 others.
 func requireAdmin(by *repository.User) error {
 	if !access.IsAdmin(by) {
@@ -62,23 +72,132 @@ func requireAdmin(by *repository.User) error {
 type UserInput struct {
 	Role     *repository.Role
 	Disabled *bool
+	// Email and Origin are set by an importer (by Operator only).
+	Email  *string
+	Origin *repository.Origin
+}
+
+// NewUserInput is a user to create.
+type NewUserInput struct {
+	// Login is trimmed; it must be unique (case aside, as the stores
+	// compare it).
+	Login string
+	Role  repository.Role
+	// Email is kept, never shown by the API.
+	Email string
+	// ID is the ID the user gets, 0 for the next free one; Origin stamps
+	// an imported user. Both by Operator only (an importer).
+	ID     int64
+	Origin *repository.Origin
+}
+
+// CheckRole refuses a role that is not one (400 rest_invalid_param), in
+// the words of the routes' enum check.
+func CheckRole(role repository.Role) error {
+	if slices.Contains(repository.Roles, role) {
+		return nil
+	}
+	return apierr.InvalidValue("role", "Must be one of "+roleNames()+".", string(role))
+}
+
+// CheckLogin returns what is wrong with a login (trimmed first), or "":
+// empty, over MaxLogin bytes, or holding a control character or white
+// space other than a plain space (WordPress's logins may hold spaces).
+func CheckLogin(login string) string {
+	login = strings.TrimSpace(login)
+	switch {
+	case login == "":
+		return "Must be a non-empty string."
+	case len(login) > MaxLogin:
+		return fmt.Sprintf("Must be at most %d bytes long.", MaxLogin)
+	case strings.IndexFunc(login, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) >= 0:
+		return "Must not contain control characters or white space other than a plain space."
+	}
+	return ""
+}
+
+// errLoginTaken is the refusal of a login another user has.
+func errLoginTaken(login string) error {
+	return apierr.New(400, "existing_user_login", fmt.Sprintf("The login %q is already taken.", login))
+}
+
+// CreateUser makes a user, by by. It refuses, in order: a login CheckLogin
+// refuses, a role that is not one (400 naming each), an ID below 0 or
+// above repository.MaxExplicitID, an ID or origin from anyone but
+// Operator (403), a caller who is not an admin, a login or ID another
+// user has (400 existing_user_login, existing_user_id).
+func (a *Accounts) CreateUser(ctx context.Context, by *repository.User, in *NewUserInput) (*repository.User, error) {
+	login := strings.TrimSpace(in.Login)
+	var p apierr.Params
+	if msg := CheckLogin(login); msg != "" {
+		p.InvalidValue("login", msg, in.Login)
+	}
+	if !slices.Contains(repository.Roles, in.Role) {
+		p.InvalidValue("role", "Must be one of "+roleNames()+".", string(in.Role))
+	}
+	if in.ID < 0 || in.ID > repository.MaxExplicitID {
+		p.InvalidValue("id", fmt.Sprintf("Must be from 1 to %d, or 0 for the next free ID.", repository.MaxExplicitID), in.ID)
+	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	if (in.ID != 0 || in.Origin != nil) && by != Operator {
+		return nil, access.Forbidden(by)
+	}
+	if err := requireAdmin(by); err != nil {
+		return nil, err
+	}
+	if _, err := a.store.GetUserByLogin(ctx, login); err == nil {
+		return nil, errLoginTaken(login)
+	} else if !errors.Is(err, repository.ErrNotFound) {
+		return nil, err
+	}
+	if in.ID != 0 {
+		if _, err := a.store.GetUser(ctx, in.ID); err == nil {
+			return nil, apierr.New(400, "existing_user_id", fmt.Sprintf("Another user has ID %d.", in.ID))
+		} else if !errors.Is(err, repository.ErrNotFound) {
+			return nil, err
+		}
+	}
+	u := &repository.User{ID: in.ID, Login: login, Role: in.Role, Email: in.Email, Created: a.now().UTC(), Origin: in.Origin}
+	if err := a.store.CreateUser(ctx, u); err != nil {
+		if errors.Is(err, repository.ErrDuplicate) {
+			return nil, errLoginTaken(login)
+		}
+		return nil, err
+	}
+	if in.ID != 0 && u.ID != in.ID {
+		return nil, fmt.Errorf("calendar: user %q stored as %d, not %d", login, u.ID, in.ID)
+	}
+	return u, nil
+}
+
+// roleNames lists the roles, least capable first.
+func roleNames() string {
+	names := make([]string, len(repository.Roles))
+	for i, r := range repository.Roles {
+		names[i] = string(r)
+	}
+	return strings.Join(names, ", ")
 }
 
 // errNoUser is the 404 of a user route naming no user.
 func errNoUser() error { return apierr.New(404, "rest_user_invalid_id", "Invalid user ID.") }
 
 // UpdateUser gives the user id another role and/or disables or enables it,
-// by by. It refuses, in order: a role that is not one (400), a caller who
-// is not an admin, a user that is not there (404). The change holds from
+// by by. It refuses, in order: a role that is not one (400), an e-mail or
+// origin from anyone but Operator (403), a caller who is not an admin, a
+// user that is not there (404). The change holds from
 // the user's next request on every replica (authentication reads the
 // store each time).
 func (a *Accounts) UpdateUser(ctx context.Context, by *repository.User, id int64, in *UserInput) (*repository.User, error) {
-	if in.Role != nil && !slices.Contains(repository.Roles, *in.Role) {
-		names := make([]string, len(repository.Roles))
-		for i, r := range repository.Roles {
-			names[i] = string(r)
+	if in.Role != nil {
+		if err := CheckRole(*in.Role); err != nil {
+			return nil, err
 		}
-		return nil, apierr.InvalidValue("role", "Must be one of "+strings.Join(names, ", ")+".", string(*in.Role))
+	}
+	if (in.Email != nil || in.Origin != nil) && by != Operator {
+		return nil, access.Forbidden(by)
 	}
 	if err := requireAdmin(by); err != nil {
 		return nil, err
@@ -95,6 +214,13 @@ func (a *Accounts) UpdateUser(ctx context.Context, by *repository.User, id int64
 	}
 	if in.Disabled != nil {
 		u.Disabled = *in.Disabled
+	}
+	if in.Email != nil {
+		u.Email = *in.Email
+	}
+	if in.Origin != nil {
+		o := *in.Origin
+		u.Origin = &o
 	}
 	if err := a.store.UpdateUser(ctx, u); err != nil {
 		if errors.Is(err, repository.ErrNotFound) {

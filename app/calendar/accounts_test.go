@@ -81,6 +81,55 @@ func TestAccountCommandsRefuse(t *testing.T) {
 					_, err := svc.UpdateUser(ctx, admin, 999999, &UserInput{Disabled: &yes})
 					return err
 				}, refusal{404, "rest_user_invalid_id", ""}},
+				{"create a user with a control character in the login", func() error {
+					_, err := svc.CreateUser(ctx, admin, &NewUserInput{Login: "a\x1bb", Role: repository.RoleEditor})
+					return err
+				}, bad("login")},
+				{"create a user with a login too long", func() error {
+					_, err := svc.CreateUser(ctx, admin, &NewUserInput{Login: strings.Repeat("l", MaxLogin+1), Role: repository.RoleEditor})
+					return err
+				}, bad("login")},
+				{"create a user with a blank login", func() error {
+					_, err := svc.CreateUser(ctx, Operator, &NewUserInput{Login: "  ", Role: repository.RoleEditor})
+					return err
+				}, bad("login")},
+				{"create a user with a role in capitals", func() error {
+					_, err := svc.CreateUser(ctx, Operator, &NewUserInput{Login: "new", Role: "Admin"})
+					return err
+				}, bad("role")},
+				{"create a user with an ID above the bound", func() error {
+					_, err := svc.CreateUser(ctx, Operator, &NewUserInput{Login: "new", Role: repository.RoleEditor, ID: repository.MaxExplicitID + 1})
+					return err
+				}, bad("id")},
+				{"an admin gives an ID", func() error {
+					_, err := svc.CreateUser(ctx, admin, &NewUserInput{Login: "new", Role: repository.RoleEditor, ID: 50})
+					return err
+				}, forbidden},
+				{"an admin stamps an origin", func() error {
+					_, err := svc.CreateUser(ctx, admin, &NewUserInput{Login: "new", Role: repository.RoleEditor, Origin: &repository.Origin{Site: "s", ID: 1}})
+					return err
+				}, forbidden},
+				{"an admin sets an e-mail", func() error {
+					email := "x@example.org"
+					_, err := svc.UpdateUser(ctx, admin, u.ID, &UserInput{Email: &email})
+					return err
+				}, forbidden},
+				{"editor creates a user", func() error {
+					_, err := svc.CreateUser(ctx, editor, &NewUserInput{Login: "new", Role: repository.RoleEditor})
+					return err
+				}, forbidden},
+				{"anonymous creates a user", func() error {
+					_, err := svc.CreateUser(ctx, nil, &NewUserInput{Login: "new", Role: repository.RoleEditor})
+					return err
+				}, refusal{401, "rest_forbidden", ""}},
+				{"create a user with a taken login", func() error {
+					_, err := svc.CreateUser(ctx, Operator, &NewUserInput{Login: " admin ", Role: repository.RoleEditor})
+					return err
+				}, refusal{400, "existing_user_login", ""}},
+				{"create a user with a taken ID", func() error {
+					_, err := svc.CreateUser(ctx, Operator, &NewUserInput{Login: "new", Role: repository.RoleEditor, ID: u.ID})
+					return err
+				}, refusal{400, "existing_user_id", ""}},
 				{"token for user 0", func() error {
 					_, _, err := svc.CreateToken(ctx, admin, &TokenInput{})
 					return err
@@ -144,6 +193,18 @@ func TestAccountCommandsRefuse(t *testing.T) {
 				}
 				if _, err := st.TokenByHash(ctx, tk.Hash); err != nil {
 					t.Errorf("token not stored: %v", err)
+				}
+				origin := &repository.Origin{Site: "https://wp.example", ID: 9, Hash: "h"}
+				nu, err := svc.CreateUser(ctx, Operator, &NewUserInput{Login: " imported ", Role: repository.RoleAuthor, Email: "i@example.org", ID: 77, Origin: origin})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if stored, err := st.GetUser(ctx, 77); err != nil || stored.Login != "imported" || stored.Role != repository.RoleAuthor ||
+					stored.Email != "i@example.org" || stored.Origin == nil || *stored.Origin != *origin || !stored.Created.Equal(time.Unix(2e9, 0)) || nu.ID != 77 {
+					t.Errorf("created %+v, stored %+v (%v)", nu, stored, err)
+				}
+				if nu, err := svc.CreateUser(ctx, admin, &NewUserInput{Login: "next", Role: repository.RoleEditor}); err != nil || nu.ID == 0 {
+					t.Errorf("an admin creates a user: %+v, %v", nu, err)
 				}
 				id, err := svc.RevokeToken(ctx, admin, strings.ToUpper(tk.ID()))
 				if err != nil || id != tk.ID() {

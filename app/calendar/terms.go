@@ -59,6 +59,22 @@ type LabelInput struct {
 	Slug *string
 	// Parent is the parent category's ID, 0 for none; categories only.
 	Parent *int64
+	// Import is set by an importer (the system: by nil or Operator):
+	// see LabelImport.
+	Import *LabelImport
+}
+
+// LabelImport is what an importer adds to a label command. A create
+// makes the label under ID; an update replaces the label's text in every
+// language by the command's (the source is the label's truth) and keeps
+// its ID and revision. Either way the slug is kept as sent (the importer
+// chose it; the store still makes it unique) and Origin stamps the label.
+// Every other rule of the command holds: the field bounds, the parent
+// (a category that exists, no cycle), a duplicate name on create.
+type LabelImport struct {
+	// ID is the label's ID: from 1 to repository.MaxExplicitID.
+	ID     int64
+	Origin *repository.Origin
 }
 
 // termNoun is the word of a taxonomy in messages and error codes.
@@ -80,15 +96,20 @@ func (s *Labels) Get(ctx context.Context, tax repository.LabelKind, id int64) (*
 }
 
 // Create makes a category or tag from in, written by by in lang (by nil
-// is the system: no permission check, no HTML policy). In order it
+// or Operator is the system: no permission check, no HTML policy). In order it
 // refuses: the fields (400 rest_missing_callback_param or
 // rest_invalid_param naming every problem, the parent looked up), a
 // caller who may not manage the taxonomy's terms (401/403), and, under
 // the name's lock, a term of that name with that parent (400 term_exists
 // with its term_id); then it creates the term. Parallel creates of one
-// name make one term; the others get term_exists.
+// name make one term; the others get term_exists. An import (in.Import,
+// from the system only: 403 otherwise) is checked alike and keeps its ID,
+// slug and origin (LabelImport).
 func (s *Labels) Create(ctx context.Context, by *repository.User, lang string, tax repository.LabelKind, in *LabelInput) (*repository.Label, error) {
 	if err := s.checkFields(ctx, tax, in, true); err != nil {
+		return nil, err
+	}
+	if err := mayImport(by, in); err != nil {
 		return nil, err
 	}
 	if err := mayManage(by, tax); err != nil {
@@ -101,6 +122,9 @@ func (s *Labels) Create(ctx context.Context, by *repository.User, lang string, t
 		parent = *in.Parent
 	}
 	t := &repository.Label{Taxonomy: tax}
+	if in.Import != nil {
+		t.ID = in.Import.ID
+	}
 	err := s.store.Exclusive(ctx, termLockKey(tax, lang, name), func(context.Context) error {
 		dups, err := s.store.FindLabels(ctx, repository.LabelQuery{Taxonomy: tax, Name: name, NameLang: lang, Parent: parent, HasParent: true})
 		if err != nil {
@@ -123,9 +147,17 @@ func (s *Labels) Create(ctx context.Context, by *repository.User, lang string, t
 // in lang. In order it refuses: the fields (as Create, none required), a
 // caller who may not manage the taxonomy's terms, a term that is not
 // there (404), and a parent that is the category itself or one of its
-// descendants (400 rest_term_invalid); then it writes the term once.
+// descendants (400 rest_term_invalid); then it writes the term once. An
+// import (in.Import, from the system only, naming id) replaces the
+// term's text (LabelImport).
 func (s *Labels) Update(ctx context.Context, by *repository.User, lang string, tax repository.LabelKind, id int64, in *LabelInput) (*repository.Label, error) {
 	if err := s.checkFields(ctx, tax, in, false); err != nil {
+		return nil, err
+	}
+	if in.Import != nil && in.Import.ID != id {
+		return nil, apierr.InvalidValue("id", fmt.Sprintf("Must be %d, the ID of the category or tag updated.", id), in.Import.ID)
+	}
+	if err := mayImport(by, in); err != nil {
 		return nil, err
 	}
 	if err := mayManage(by, tax); err != nil {
@@ -142,6 +174,9 @@ func (s *Labels) Update(ctx context.Context, by *repository.User, lang string, t
 	}
 	in = filtered(by, in)
 	t, err := s.store.UpdateLabel(ctx, cur.ID, func(t *repository.Label) error {
+		if in.Import != nil {
+			*t = repository.Label{ID: t.ID, Taxonomy: t.Taxonomy, Parent: t.Parent, Revision: t.Revision}
+		}
 		applyTermInput(in, lang, t)
 		return nil
 	})
@@ -192,6 +227,15 @@ func mayManage(by *repository.User, tax repository.LabelKind) error {
 	return nil
 }
 
+// mayImport refuses an import command from anyone but the system (nil
+// or Operator): 403 (401 anonymous).
+func mayImport(by *repository.User, in *LabelInput) error {
+	if in.Import != nil && by != nil && by != Operator {
+		return access.Forbidden(by)
+	}
+	return nil
+}
+
 // changedTerms tells Changed about written terms.
 func (s *Labels) changedTerms(ids ...int64) {
 	if s.changed != nil {
@@ -222,6 +266,11 @@ func (s *Labels) checkFields(ctx context.Context, tax repository.LabelKind, in *
 	text("name", in.Name, limits.MaxTermName)
 	text("description", in.Description, limits.MaxDescription)
 	text("slug", in.Slug, limits.MaxSlug)
+	if in.Import != nil {
+		if id := in.Import.ID; id < 1 || id > repository.MaxExplicitID {
+			p.InvalidValue("id", fmt.Sprintf("Must be from 1 to %d.", repository.MaxExplicitID), id)
+		}
+	}
 	if in.Parent != nil {
 		switch id := *in.Parent; {
 		case tax != repository.LabelCategory:
@@ -295,7 +344,11 @@ func applyTermInput(in *LabelInput, lang string, t *repository.Label) {
 		t.Description.Set(lang, *in.Description)
 	}
 	if in.Slug != nil {
-		if sl := repository.NormalizeSlug(*in.Slug); sl != "" {
+		sl := repository.NormalizeSlug(*in.Slug)
+		if in.Import != nil {
+			sl = strings.TrimSpace(*in.Slug)
+		}
+		if sl != "" {
 			t.Slug.Set(lang, sl)
 		}
 	}
@@ -307,6 +360,10 @@ func applyTermInput(in *LabelInput, lang string, t *repository.Label) {
 	}
 	if in.Parent != nil && t.Taxonomy == repository.LabelCategory {
 		t.Parent = *in.Parent
+	}
+	if in.Import != nil && in.Import.Origin != nil {
+		o := *in.Import.Origin
+		t.Origin = &o
 	}
 }
 

@@ -223,6 +223,19 @@ func TestTermCommandsRefuse(t *testing.T) {
 		{"update a category under its child", update(admin, cat, music, func(f *termFixture) *LabelInput {
 			return &LabelInput{Name: str("Renamed"), Parent: &f.jazz}
 		}), refusal{400, "rest_term_invalid", "parent"}},
+		// An import (the system, with an explicit ID): the same rules,
+		// and only the system may import.
+		{"import a name too long", create(nil, tag, &LabelInput{Name: &long, Import: &LabelImport{ID: 700}}), badParam("name")},
+		{"import an ID below 1", create(nil, cat, &LabelInput{Name: str("New"), Import: &LabelImport{}}), badParam("id")},
+		{"import under an unknown parent", create(Operator, cat, &LabelInput{Name: str("New"), Parent: id(999999), Import: &LabelImport{ID: 700}}), badParam("parent")},
+		{"editor imports", create(editor, cat, &LabelInput{Name: str("New"), Import: &LabelImport{ID: 700}}), refusal{403, "rest_forbidden", ""}},
+		{"import a duplicate name", create(nil, cat, &LabelInput{Name: str("Music"), Import: &LabelImport{ID: 700}}), refusal{400, "term_exists", ""}},
+		{"import naming another ID", update(nil, cat, music, func(f *termFixture) *LabelInput {
+			return &LabelInput{Name: str("Music"), Import: &LabelImport{ID: f.jazz}}
+		}), badParam("id")},
+		{"import a category under its child", update(nil, cat, music, func(f *termFixture) *LabelInput {
+			return &LabelInput{Name: str("Music"), Parent: &f.jazz, Import: &LabelImport{ID: f.music}}
+		}), refusal{400, "rest_term_invalid", "parent"}},
 		// Delete: the permission, the record.
 		{"contributor deletes a category", del(contributor, cat, music), refusal{403, "rest_forbidden", ""}},
 		{"author deletes a tag", del(author, tag, free), refusal{403, "rest_forbidden", ""}},
@@ -413,5 +426,45 @@ func TestTermLockKey(t *testing.T) {
 	// The first 16 bytes of SHA-256("jazz"), as the event writes' key.
 	if want := "term:category:en:c301f75ab52fa076c827231e613bbc97"; a != want {
 		t.Errorf("key %q, want %q", a, want)
+	}
+}
+
+// TestLabelImportWrites: an import create keeps the ID, the slug as sent
+// and the origin; an import update replaces the label's text in every
+// language by the command's and keeps the ID and origin.
+func TestLabelImportWrites(t *testing.T) {
+	ctx := context.Background()
+	for engine, open := range openStores(t) {
+		t.Run(engine, func(t *testing.T) {
+			f := newTermFixture(t, open(t))
+			origin := &repository.Origin{Site: "https://wp.example/wp-json/tribe/events/v1", ID: 700, Hash: "h1"}
+			got, err := f.svc.Create(ctx, nil, "en", repository.LabelCategory, &LabelInput{Name: str("Folk"), Slug: str("Folk_Kept"),
+				Parent: &f.music, Import: &LabelImport{ID: 700, Origin: origin}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.ID != 700 || got.Slug["en"] != "Folk_Kept" || got.Parent != f.music || got.Origin == nil || *got.Origin != *origin {
+				t.Fatalf("imported %+v, want ID 700, slug Folk_Kept, parent %d, origin %+v", got, f.music, origin)
+			}
+			if _, err := f.svc.Update(ctx, admin, "de", repository.LabelCategory, 700, &LabelInput{Name: str("Volksmusik")}); err != nil {
+				t.Fatal(err)
+			}
+			origin2 := *origin
+			origin2.Hash = "h2"
+			got, err = f.svc.Update(ctx, Operator, "en", repository.LabelCategory, 700, &LabelInput{Name: str("Folk music"), Slug: str("folk"),
+				Parent: id(0), Import: &LabelImport{ID: 700, Origin: &origin2}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored, err := f.st.GetLabel(ctx, 700)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range []*repository.Label{got, stored} {
+				if l.Name.Has("de") || l.Name["en"] != "Folk music" || l.Slug["en"] != "folk" || l.Parent != 0 || l.Origin == nil || l.Origin.Hash != "h2" {
+					t.Errorf("after the import update: %+v", l)
+				}
+			}
+		})
 	}
 }

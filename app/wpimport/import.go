@@ -217,7 +217,8 @@ func Run(ctx context.Context, store repository.Store, opts Options) (*Report, er
 	if cal == nil {
 		cal = calendar.New(calendar.Deps{Config: config.Default(), Store: store, Logger: c.logger})
 	}
-	r := &importRun{c: c, store: store, cal: cal, opts: opts, caps: caps, m: &mapper{site: site, lang: opts.Language, zone: opts.SiteZone}, rep: rep, progress: progress, log: c.logger}
+	r := &importRun{c: c, store: store, cal: cal, opts: opts,
+		labels: calendar.NewLabels(calendar.LabelsDeps{Store: store}), accounts: calendar.NewAccounts(calendar.AccountsDeps{Store: store}), caps: caps, m: &mapper{site: site, lang: opts.Language, zone: opts.SiteZone}, rep: rep, progress: progress, log: c.logger}
 	c.holdFn = r.hold
 	err = r.run(ctx)
 	rep.Requests, rep.BytesRead, rep.Stopped = c.requests, c.bytes, err != nil

@@ -36,7 +36,11 @@ type importRun struct {
 	c     *client
 	store repository.Store
 	// cal checks and writes the posts (Options.Calendar).
-	cal      *calendar.Service
+	cal *calendar.Service
+	// labels writes the categories and tags, accounts the users (--users),
+	// as calendar.Operator.
+	labels   *calendar.Labels
+	accounts *calendar.Accounts
 	opts     Options
 	m        *mapper
 	rep      *Report

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -148,7 +149,7 @@ func (r *importRun) planUsers(ctx context.Context, src []wpUser) error {
 	r.rep.Users = rep
 	for _, s := range src {
 		role, ok := mappedRole(s.Roles)
-		if !ok || s.ID <= 0 || strings.TrimSpace(s.Username) == "" {
+		if !ok || s.ID <= 0 || calendar.CheckLogin(s.Username) != "" {
 			roles := make([]string, len(s.Roles))
 			for i, role := range s.Roles {
 				roles[i] = r.c.redact.text(role)
@@ -228,21 +229,20 @@ func (r *importRun) mapAuthors() {
 	}
 }
 
-// writeUsers creates and updates the planned users, before any record is
+// writeUsers creates and updates the planned users through the
+// calendar's accounts service (as Operator), before any record is
 // written: a user that cannot be stored (its ID or login was taken
 // meanwhile) stops the run, so that no record names a wrong author.
 func (r *importRun) writeUsers(ctx context.Context) error {
 	for _, p := range r.users {
 		var err error
+		u := p.local
 		switch p.action {
 		case actCreate:
-			want := p.local.ID
-			err = r.store.CreateUser(ctx, p.local)
-			if err == nil && p.local.ID != want {
-				err = fmt.Errorf("stored as user %d, not %d", p.local.ID, want)
-			}
+			_, err = r.accounts.CreateUser(ctx, calendar.Operator, &calendar.NewUserInput{
+				Login: u.Login, Role: u.Role, Email: u.Email, ID: u.ID, Origin: u.Origin})
 		case actUpdate:
-			err = r.store.UpdateUser(ctx, p.local)
+			_, err = r.accounts.UpdateUser(ctx, calendar.Operator, u.ID, &calendar.UserInput{Role: &u.Role, Email: &u.Email, Origin: u.Origin})
 		default:
 			continue
 		}

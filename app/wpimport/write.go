@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
+	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/repository"
 )
@@ -49,18 +51,9 @@ func (r *importRun) writeOne(ctx context.Context, rec *record) error {
 	var slugs repository.Text
 	want := rec.slug(r.m.lang)
 	switch {
-	case rec.term != nil && rec.action == actCreate:
-		t := cloneTerm(rec.term)
-		err = r.store.CreateLabel(ctx, t)
-		slugs = t.Slug
 	case rec.term != nil:
 		var t *repository.Label
-		t, err = r.store.UpdateLabel(ctx, rec.id, func(t *repository.Label) error {
-			rev := t.Revision
-			*t = *cloneTerm(rec.term)
-			t.Revision = rev
-			return nil
-		})
+		t, err = r.writeLabel(ctx, rec)
 		if t != nil {
 			slugs = t.Slug
 		}
@@ -75,7 +68,8 @@ func (r *importRun) writeOne(ctx context.Context, rec *record) error {
 	case err == nil:
 	case ctx.Err() != nil:
 		return ctx.Err()
-	case errors.Is(err, repository.ErrDuplicate), errors.Is(err, repository.ErrNotFound), errors.As(err, new(*calendar.FieldError)):
+	case errors.Is(err, repository.ErrDuplicate), errors.Is(err, repository.ErrNotFound), errors.As(err, new(*calendar.FieldError)),
+		refusedByLabels(err):
 		kr := r.rep.kind(rec.kind)
 		if rec.action == actCreate {
 			kr.Created--
@@ -83,9 +77,13 @@ func (r *importRun) writeOne(ctx context.Context, rec *record) error {
 			kr.Updated--
 		}
 		var fe *calendar.FieldError
-		if errors.As(err, &fe) {
+		var ae *apierr.Error
+		switch {
+		case errors.As(err, &fe):
 			r.fail(rec.kind, rec.id, fieldErr(fe.Field, "%s", fe.Problem))
-		} else {
+		case errors.As(err, &ae) && ae.Status != 404:
+			r.fail(rec.kind, rec.id, refusal(ae))
+		default:
 			r.fail(rec.kind, rec.id, fieldErr("id", "another record took or removed this ID during the import: %v", err))
 		}
 		return nil
@@ -96,6 +94,49 @@ func (r *importRun) writeOne(ctx context.Context, rec *record) error {
 		r.rep.warnf("%s %d: slug %s is taken by another record here; stored as %s", rec.kind, rec.id, shown(want), shown(got))
 	}
 	return nil
+}
+
+// writeLabel creates or updates a category or tag through the calendar's
+// labels service, as calendar.Operator, keeping the source's ID, slug and
+// origin: the service checks it as it checks the API's writes (the
+// bounds, the parent, a duplicate name, a parent cycle with the store's
+// categories).
+func (r *importRun) writeLabel(ctx context.Context, rec *record) (*repository.Label, error) {
+	src, lang := rec.term, r.m.lang
+	name, slug := src.Name[lang], src.Slug[lang]
+	in := &calendar.LabelInput{Name: &name, Slug: &slug, Import: &calendar.LabelImport{ID: rec.id, Origin: src.Origin}}
+	if d := src.Description[lang]; strings.TrimSpace(d) != "" {
+		in.Description = &d
+	}
+	if src.Taxonomy == repository.LabelCategory {
+		parent := src.Parent
+		in.Parent = &parent
+	}
+	if rec.action == actCreate {
+		return r.labels.Create(ctx, calendar.Operator, lang, src.Taxonomy, in)
+	}
+	return r.labels.Update(ctx, calendar.Operator, lang, src.Taxonomy, rec.id, in)
+}
+
+// refusedByLabels reports whether err is the labels service refusing a
+// command (an *apierr.Error below 500): the record fails, the run goes on.
+func refusedByLabels(err error) bool {
+	var ae *apierr.Error
+	return errors.As(err, &ae) && ae.Status < 500
+}
+
+// refusal is the record failure of a service's refusal: the first
+// parameter it names and its message, or the error's message.
+func refusal(ae *apierr.Error) error {
+	if params, ok := ae.Data["params"].(map[string]string); ok && len(params) > 0 {
+		field := slices.Sorted(maps.Keys(params))[0]
+		return fieldErr(field, "%s", params[field])
+	}
+	field := "id"
+	if ae.Code == "term_exists" {
+		field = "name"
+	}
+	return fieldErr(field, "%s", ae.Message)
 }
 
 // slug is the record's slug in lang.
@@ -120,15 +161,22 @@ func (r *importRun) prune(ctx context.Context) error {
 			var err error
 			switch kind {
 			case KindCategory, KindTag:
-				err = r.store.DeleteLabel(ctx, id)
-			case KindVenue, KindOrganizer:
-				if _, err = r.store.UnlinkRecord(ctx, id); err == nil {
-					err = r.store.DeleteRecord(ctx, id)
+				tax := repository.LabelCategory
+				if kind == KindTag {
+					tax = repository.LabelTag
+				}
+				if _, _, err = r.labels.Delete(ctx, calendar.Operator, tax, id); isNotFound(err) {
+					err = nil
 				}
 			default:
-				err = r.store.DeleteRecord(ctx, id)
+				// The calendar deletes it for good (a venue or organizer
+				// unlinked from every event first).
+				var cur *repository.Record
+				if cur, err = r.store.GetRecord(ctx, id); err == nil {
+					_, err = r.cal.Delete(ctx, calendar.Operator, cur, true)
+				}
 			}
-			if err != nil && !errors.Is(err, repository.ErrNotFound) {
+			if err != nil && !isNotFound(err) {
 				return fmt.Errorf("delete %s %d: %w", kind, id, err)
 			}
 			kr.Deleted++
@@ -137,14 +185,11 @@ func (r *importRun) prune(ctx context.Context) error {
 	return nil
 }
 
-func cloneTerm(t *repository.Label) *repository.Label {
-	c := *t
-	c.Name, c.Description, c.Slug = t.Name.Clone(), t.Description.Clone(), t.Slug.Clone()
-	if t.Origin != nil {
-		o := *t.Origin
-		c.Origin = &o
-	}
-	return &c
+// isNotFound reports a record that is not there: the store's ErrNotFound
+// or a service's 404.
+func isNotFound(err error) bool {
+	var ae *apierr.Error
+	return errors.Is(err, repository.ErrNotFound) || (errors.As(err, &ae) && ae.Status == 404)
 }
 
 func sortedKeys[V any](m map[int64]V) []int64 {
