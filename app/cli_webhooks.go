@@ -30,9 +30,12 @@ const webhookUsage = `Usage: %[1]s webhook COMMAND [flags]
 Message types: %[2]s, or * for all.
 `
 
+// webhookCommands runs the "webhook" commands.
+type webhookCommands struct{ *cli }
+
 // webhook runs "webhook SUBCOMMAND": endpoint administration on the store
 // (like user and token, it works with or without a running service).
-func (c *cli) webhook(args []string) int {
+func (c *webhookCommands) webhook(args []string) int {
 	return commandGroup{
 		name: "webhook",
 		usage: func(w io.Writer) {
@@ -43,7 +46,7 @@ func (c *cli) webhook(args []string) int {
 			"add": c.webhookAdd, "list": c.webhookList, "update": c.webhookUpdate,
 			"delete": c.webhookDelete, "ping": c.webhookPing, "deliveries": c.webhookDeliveries,
 		},
-	}.run(c, args)
+	}.run(c.cli, args)
 }
 
 // webhookFields are the flags add and update share.
@@ -113,7 +116,7 @@ func (f *webhookFields) apply(fs *flag.FlagSet, cfg *config.Config, w *repositor
 	return err
 }
 
-func (c *cli) webhookAdd(args []string) int {
+func (c *webhookCommands) webhookAdd(args []string) int {
 	fs := c.flagSet("webhook add", "webhook add --url URL [--events T,T] [--description D] [--secret S]")
 	var f webhookFields
 	f.register(fs)
@@ -143,7 +146,7 @@ func (c *cli) webhookAdd(args []string) int {
 	})
 }
 
-func (c *cli) webhookList(args []string) int {
+func (c *webhookCommands) webhookList(args []string) int {
 	fs := c.flagSet("webhook list", "webhook list")
 	if code := c.parseFlags(fs, args); code >= 0 {
 		return code
@@ -167,7 +170,7 @@ func (c *cli) webhookList(args []string) int {
 }
 
 // idFlag parses a command whose only required flag is --id.
-func (c *cli) idFlag(name, synopsis string, args []string, extra func(*flag.FlagSet)) (int64, *flag.FlagSet, int) {
+func (c *webhookCommands) idFlag(name, synopsis string, args []string, extra func(*flag.FlagSet)) (int64, *flag.FlagSet, int) {
 	fs := c.flagSet(name, synopsis)
 	id := fs.Int64("id", 0, "webhook ID (required)")
 	if extra != nil {
@@ -184,14 +187,14 @@ func (c *cli) idFlag(name, synopsis string, args []string, extra func(*flag.Flag
 }
 
 // webhookErr prints a store error, naming a missing endpoint clearly.
-func (c *cli) webhookErr(cmd string, id int64, err error) int {
+func (c *webhookCommands) webhookErr(cmd string, id int64, err error) int {
 	if errors.Is(err, repository.ErrNotFound) {
 		err = fmt.Errorf("no webhook with ID %d", id)
 	}
 	return c.fail(cmd, err)
 }
 
-func (c *cli) webhookUpdate(args []string) int {
+func (c *webhookCommands) webhookUpdate(args []string) int {
 	var f webhookFields
 	id, fs, code := c.idFlag("webhook update", "webhook update --id N [--url URL] [--events T,T] [--description D] [--active true|false] [--secret S]", args, f.registerUpdate)
 	if code >= 0 {
@@ -218,7 +221,7 @@ func (c *cli) webhookUpdate(args []string) int {
 	})
 }
 
-func (c *cli) webhookDelete(args []string) int {
+func (c *webhookCommands) webhookDelete(args []string) int {
 	id, _, code := c.idFlag("webhook delete", "webhook delete --id N", args, nil)
 	if code >= 0 {
 		return code
@@ -231,7 +234,7 @@ func (c *cli) webhookDelete(args []string) int {
 	})
 }
 
-func (c *cli) webhookPing(args []string) int {
+func (c *webhookCommands) webhookPing(args []string) int {
 	id, _, code := c.idFlag("webhook ping", "webhook ping --id N", args, nil)
 	if code >= 0 {
 		return code
@@ -255,7 +258,7 @@ func (c *cli) webhookPing(args []string) int {
 	})
 }
 
-func (c *cli) webhookDeliveries(args []string) int {
+func (c *webhookCommands) webhookDeliveries(args []string) int {
 	var limit int
 	id, _, code := c.idFlag("webhook deliveries", "webhook deliveries --id N [--limit 20]", args, func(fs *flag.FlagSet) {
 		fs.IntVar(&limit, "limit", 20, "how many deliveries to show (at most 200)")
