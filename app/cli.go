@@ -21,8 +21,11 @@ import (
 	"github.com/calendar/eventcal/repository"
 )
 
+// accountCommands runs the account commands: "user" and "token".
+type accountCommands struct{ *cli }
+
 // user runs "user SUBCOMMAND".
-func (c *cli) user(args []string) int {
+func (c *accountCommands) user(args []string) int {
 	set := func(verb string) func([]string) int {
 		return func(args []string) int { return c.userSet(verb, args) }
 	}
@@ -33,17 +36,17 @@ func (c *cli) user(args []string) int {
 		subcommands: map[string]func([]string) int{
 			"add": c.userAdd, "list": c.userList, "role": set("role"), "disable": set("disable"), "enable": set("enable"),
 		},
-	}.run(c, args)
+	}.run(c.cli, args)
 }
 
 // token runs "token SUBCOMMAND".
-func (c *cli) token(args []string) int {
+func (c *accountCommands) token(args []string) int {
 	return commandGroup{
 		name:        "token",
 		usage:       synopsisUsage("token create|list|revoke ..."),
 		known:       "token create, list, revoke",
 		subcommands: map[string]func([]string) int{"create": c.tokenCreate, "list": c.tokenList, "revoke": c.tokenRevoke},
-	}.run(c, args)
+	}.run(c.cli, args)
 }
 
 func isHelpFlag(s string) bool {
@@ -120,7 +123,7 @@ func (c *cli) withConfiguredStore(cfg *config.Config, fn func(ctx context.Contex
 
 // userAdd runs "user add --login NAME --role ROLE": it creates the user and
 // prints its ID on stdout.
-func (c *cli) userAdd(args []string) int {
+func (c *accountCommands) userAdd(args []string) int {
 	fs := c.flagSet("user add", "user add --login NAME --role ROLE [--init]")
 	loginFlag := newLoginFlag(fs, "login of the new user (required)")
 	roleName := fs.String("role", "", "role: "+roleList()+" (required)")
@@ -163,7 +166,7 @@ func parseRole(name string) (repository.Role, error) {
 
 // tokenCreate runs "token create --login NAME": it creates an API token for
 // the user and prints the secret, alone, on stdout. Only its hash is stored.
-func (c *cli) tokenCreate(args []string) int {
+func (c *accountCommands) tokenCreate(args []string) int {
 	fs := c.flagSet("token create", "token create --login NAME [--name TEXT] [--expires 30d]")
 	loginFlag := newLoginFlag(fs, "login of the user the token authenticates (required)")
 	name := fs.String("name", "", "what the token is for, shown by 'token list'")
@@ -206,7 +209,7 @@ func (c *cli) tokenCreate(args []string) int {
 // service's /healthz and exits 0 on 200, else 1. It exists because the
 // distroless image has no shell or curl for a container HEALTHCHECK. It
 // never exits 2, which Docker reserves.
-func (c *cli) healthcheck(args []string) int {
+func (c *opsCommands) healthcheck(args []string) int {
 	fs := c.flagSet("healthcheck", "healthcheck [--url URL] [--timeout DURATION]")
 	rawURL := fs.String("url", "", "URL to probe (default: /healthz on the port of LISTEN_ADDR, via loopback)")
 	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for the answer")

@@ -82,7 +82,7 @@ func (c *cli) checkStoreExists(cfg *config.Config, init bool, initCommand string
 }
 
 // userList runs "user list": one line per user.
-func (c *cli) userList(args []string) int {
+func (c *accountCommands) userList(args []string) int {
 	fs := c.flagSet("user list", "user list")
 	if code := c.parseFlags(fs, args); code >= 0 {
 		return code
@@ -106,7 +106,7 @@ func (c *cli) userList(args []string) int {
 }
 
 // userSet runs "user role|disable|enable --login NAME [--role ROLE]".
-func (c *cli) userSet(verb string, args []string) int {
+func (c *accountCommands) userSet(verb string, args []string) int {
 	synopsis := "user " + verb + " --login NAME"
 	if verb == "role" {
 		synopsis += " --role ROLE"
@@ -157,7 +157,7 @@ func (c *cli) userSet(verb string, args []string) int {
 
 // tokenList runs "token list [--login NAME]": one line per token, never
 // the secret or the hash.
-func (c *cli) tokenList(args []string) int {
+func (c *accountCommands) tokenList(args []string) int {
 	fs := c.flagSet("token list", "token list [--login NAME]")
 	login := fs.String("login", "", "only the tokens of this user")
 	if code := c.parseFlags(fs, args); code >= 0 {
@@ -207,7 +207,7 @@ func (c *cli) tokenList(args []string) int {
 
 // tokenRevoke runs "token revoke ID": the token stops working at once for
 // every process serving the store.
-func (c *cli) tokenRevoke(args []string) int {
+func (c *accountCommands) tokenRevoke(args []string) int {
 	fs := c.flagSet("token revoke", "token revoke ID")
 	ids, code := c.parseArgs(fs, args, 1)
 	if code >= 0 {

@@ -33,11 +33,14 @@ const (
 // (wpimport.CapError): nothing was written.
 const exitCap = 3
 
+// importCommands runs "import".
+type importCommands struct{ *cli }
+
 // importTEC runs "import --from URL": it imports a WordPress site running
 // The Events Calendar into the store (package app/wpimport) and prints
 // the summary on stdout. The exit status is 1 when anything failed, 3
 // when the run reached one of its caps (--max-*; nothing written).
-func (c *cli) importTEC(args []string) int {
+func (c *importCommands) importTEC(args []string) int {
 	fs := c.flagSet("import", "import --from URL [--user LOGIN] [--app-password PASSWORD] [--dry-run] [--prune] ...\n\n"+
 		"Imports events, venues, organizers, categories and tags, with their IDs, from a WordPress site running\n"+
 		"The Events Calendar. URL is its REST namespace root: https://example.org/wp-json/tribe/events/v1.\n"+
@@ -173,7 +176,7 @@ func (c *cli) importTEC(args []string) int {
 // when it exists. An embedded store that does not exist yet is not
 // created: fn compares the source with an empty store in a temporary
 // directory, removed afterwards, so that nothing is written to DATA_DIR.
-func (c *cli) dryRunStore(cfg *config.Config, fn func(ctx context.Context, store repository.Store) int) int {
+func (c *importCommands) dryRunStore(cfg *config.Config, fn func(ctx context.Context, store repository.Store) int) int {
 	if !cfg.Embedded() {
 		return c.withStoreInit(false, "import --init", fn)
 	}
@@ -194,7 +197,7 @@ func (c *cli) dryRunStore(cfg *config.Config, fn func(ctx context.Context, store
 // importPassword reads the application password from the environment or
 // the file TEC_IMPORT_APP_PASSWORD_FILE names (surrounding white space,
 // such as a final newline, dropped).
-func (c *cli) importPassword() (string, error) {
+func (c *importCommands) importPassword() (string, error) {
 	if p := strings.TrimSpace(c.getenv(envImportPassword)); p != "" {
 		return p, nil
 	}
@@ -224,7 +227,7 @@ func contains(list []string, s string) bool {
 
 // importProgress shows the import's phases: a progress bar on a terminal,
 // plain lines otherwise.
-func (c *cli) importProgress() wpimport.Progress {
+func (c *importCommands) importProgress() wpimport.Progress {
 	if fd, ok := c.stderr.(*os.File); ok && isatty.IsTerminal(fd.Fd()) {
 		return &barProgress{w: c.stderr}
 	}

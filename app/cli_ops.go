@@ -42,9 +42,13 @@ type opsCall struct {
 	admin *adminClient
 }
 
+// opsCommands runs the operations commands: "reindex", "status",
+// "meili-key" and "healthcheck".
+type opsCommands struct{ *cli }
+
 // parseOps parses the flags of an operations command and loads the
 // configuration. The status is -1 when the command should go on.
-func (c *cli) parseOps(name, synopsis string, args []string) (*opsCall, int) {
+func (c *opsCommands) parseOps(name, synopsis string, args []string) (*opsCall, int) {
 	fs := c.flagSet(name, synopsis)
 	op := &opsCall{}
 	f := &op.opsFlags
@@ -126,7 +130,7 @@ func (a *adminClient) call(method, path string, out any) (int, error) {
 
 // reindex runs "reindex": through a running service's admin API when one
 // answers, else directly on the store and the index.
-func (c *cli) reindex(args []string) int {
+func (c *opsCommands) reindex(args []string) int {
 	op, code := c.parseOps("reindex", "reindex [--url URL] [--token T] [--direct] [--cancel]", args)
 	if code >= 0 {
 		return code
@@ -145,7 +149,7 @@ func (c *cli) reindex(args []string) int {
 }
 
 // reindexCancel stops the rebuild running in the service.
-func (c *cli) reindexCancel(a *adminClient) int {
+func (c *opsCommands) reindexCancel(a *adminClient) int {
 	var env struct {
 		Job indexing.Job `json:"job"`
 	}
@@ -162,7 +166,7 @@ func (c *cli) reindexCancel(a *adminClient) int {
 }
 
 // reindexRemote starts (or joins) a rebuild on the service and follows it.
-func (c *cli) reindexRemote(a *adminClient) int {
+func (c *opsCommands) reindexRemote(a *adminClient) int {
 	var env struct {
 		Job  indexing.Job `json:"job"`
 		Data struct {
@@ -186,7 +190,7 @@ func (c *cli) reindexRemote(a *adminClient) int {
 
 // followRemote follows a job of the service until it ends or ctx does
 // (Ctrl-C), which only stops following.
-func (c *cli) followRemote(ctx context.Context, a *adminClient, job indexing.Job) int {
+func (c *opsCommands) followRemote(ctx context.Context, a *adminClient, job indexing.Job) int {
 	return c.follow(job, func() (indexing.Job, error) {
 		if ctx.Err() != nil {
 			return job, errFollowInterrupted
@@ -204,7 +208,7 @@ var errFollowInterrupted = errors.New("stopped following the rebuild; it goes on
 
 // follow shows a job's progress until it ends: a progress bar on a
 // terminal, plain lines otherwise.
-func (c *cli) follow(job indexing.Job, poll func() (indexing.Job, error)) int {
+func (c *opsCommands) follow(job indexing.Job, poll func() (indexing.Job, error)) int {
 	var bar *progressbar.ProgressBar
 	if fd, ok := c.stderr.(*os.File); ok && isatty.IsTerminal(fd.Fd()) {
 		// The bar's own rate and ETA count from its creation, so a rebuild
@@ -263,7 +267,7 @@ func jobRate(job indexing.Job, now time.Time) (float64, string) {
 
 // status runs "status": the sync figures, from a running service when one
 // answers, else computed from the store and the index directly.
-func (c *cli) status(args []string) int {
+func (c *opsCommands) status(args []string) int {
 	op, code := c.parseOps("status", "status [--url URL] [--token T] [--direct]", args)
 	if code >= 0 {
 		return code
@@ -328,7 +332,7 @@ func printStatus(w io.Writer, st *api.SyncStatus) {
 
 // reindexDirect rebuilds the indexes in this process (no service runs on
 // this DATA_DIR or database).
-func (c *cli) reindexDirect(cfg *config.Config) int {
+func (c *opsCommands) reindexDirect(cfg *config.Config) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	store, engine, closeAll, err := openDirect(ctx, cfg)

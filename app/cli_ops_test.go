@@ -155,7 +155,7 @@ func TestFollowInterrupted(t *testing.T) {
 	}))
 	defer srv.Close()
 	var out, errb bytes.Buffer
-	c := &cli{getenv: func(string) string { return "" }, stdout: &out, stderr: &errb}
+	c := newCLI(func(string) string { return "" }, &out, &errb)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // Ctrl-C before the first poll
 	a := &adminClient{base: srv.URL, token: "t", http: srv.Client()}

@@ -31,9 +31,12 @@ const webhookUsage = `Usage: %[1]s webhook COMMAND [flags]
 Message types: %[2]s, or * for all.
 `
 
+// webhookCommands runs the "webhook" commands.
+type webhookCommands struct{ *cli }
+
 // webhook runs "webhook SUBCOMMAND": endpoint administration on the store
 // (like user and token, it works with or without a running service).
-func (c *cli) webhook(args []string) int {
+func (c *webhookCommands) webhook(args []string) int {
 	return commandGroup{
 		name: "webhook",
 		usage: func(w io.Writer) {
@@ -44,7 +47,7 @@ func (c *cli) webhook(args []string) int {
 			"add": c.webhookAdd, "list": c.webhookList, "update": c.webhookUpdate,
 			"delete": c.webhookDelete, "ping": c.webhookPing, "deliveries": c.webhookDeliveries,
 		},
-	}.run(c, args)
+	}.run(c.cli, args)
 }
 
 // webhookFields are the flags add and update share.
@@ -105,7 +108,7 @@ func webhooksService(cfg *config.Config, store repository.Store) *calendar.Webho
 	return calendar.NewWebhooks(calendar.WebhooksDeps{Store: store, AllowPrivate: cfg.WebhookAllowPrivate})
 }
 
-func (c *cli) webhookAdd(args []string) int {
+func (c *webhookCommands) webhookAdd(args []string) int {
 	fs := c.flagSet("webhook add", "webhook add --url URL [--events T,T] [--description D] [--secret S]")
 	var f webhookFields
 	f.register(fs)
@@ -135,7 +138,7 @@ func (c *cli) webhookAdd(args []string) int {
 	})
 }
 
-func (c *cli) webhookList(args []string) int {
+func (c *webhookCommands) webhookList(args []string) int {
 	fs := c.flagSet("webhook list", "webhook list")
 	if code := c.parseFlags(fs, args); code >= 0 {
 		return code
@@ -159,7 +162,7 @@ func (c *cli) webhookList(args []string) int {
 }
 
 // idFlag parses a command whose only required flag is --id.
-func (c *cli) idFlag(name, synopsis string, args []string, extra func(*flag.FlagSet)) (int64, *flag.FlagSet, int) {
+func (c *webhookCommands) idFlag(name, synopsis string, args []string, extra func(*flag.FlagSet)) (int64, *flag.FlagSet, int) {
 	fs := c.flagSet(name, synopsis)
 	id := fs.Int64("id", 0, "webhook ID (required)")
 	if extra != nil {
@@ -178,7 +181,7 @@ func (c *cli) idFlag(name, synopsis string, args []string, extra func(*flag.Flag
 // webhookErr prints an error of a command on the endpoint id, naming a
 // missing endpoint clearly, and a refusal of the webhooks service as the
 // API words it.
-func (c *cli) webhookErr(cmd string, id int64, err error) int {
+func (c *webhookCommands) webhookErr(cmd string, id int64, err error) int {
 	var ae *apierr.Error
 	if errors.Is(err, repository.ErrNotFound) || (errors.As(err, &ae) && ae.Code == "webhook_not_found") {
 		return c.fail(cmd, fmt.Errorf("no webhook with ID %d", id))
@@ -186,7 +189,7 @@ func (c *cli) webhookErr(cmd string, id int64, err error) int {
 	return c.refused(cmd, err)
 }
 
-func (c *cli) webhookUpdate(args []string) int {
+func (c *webhookCommands) webhookUpdate(args []string) int {
 	var f webhookFields
 	id, fs, code := c.idFlag("webhook update", "webhook update --id N [--url URL] [--events T,T] [--description D] [--active true|false] [--secret S]", args, f.registerUpdate)
 	if code >= 0 {
@@ -208,7 +211,7 @@ func (c *cli) webhookUpdate(args []string) int {
 	})
 }
 
-func (c *cli) webhookDelete(args []string) int {
+func (c *webhookCommands) webhookDelete(args []string) int {
 	id, _, code := c.idFlag("webhook delete", "webhook delete --id N", args, nil)
 	if code >= 0 {
 		return code
@@ -221,7 +224,7 @@ func (c *cli) webhookDelete(args []string) int {
 	})
 }
 
-func (c *cli) webhookPing(args []string) int {
+func (c *webhookCommands) webhookPing(args []string) int {
 	id, _, code := c.idFlag("webhook ping", "webhook ping --id N", args, nil)
 	if code >= 0 {
 		return code
@@ -245,7 +248,7 @@ func (c *cli) webhookPing(args []string) int {
 	})
 }
 
-func (c *cli) webhookDeliveries(args []string) int {
+func (c *webhookCommands) webhookDeliveries(args []string) int {
 	var limit int
 	id, _, code := c.idFlag("webhook deliveries", "webhook deliveries --id N [--limit 20]", args, func(fs *flag.FlagSet) {
 		fs.IntVar(&limit, "limit", 20, "how many deliveries to show (at most 200)")

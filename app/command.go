@@ -128,7 +128,7 @@ func (f loginFlag) value() (string, error) {
 
 // userByLogin reads the user a command names with --login. A missing
 // user is reported as "cmd: no user with login ..." followed by hint.
-func (c *cli) userByLogin(ctx context.Context, store repository.Store, cmd, login, hint string) (*repository.User, int) {
+func (c *accountCommands) userByLogin(ctx context.Context, store repository.Store, cmd, login, hint string) (*repository.User, int) {
 	u, err := store.GetUserByLogin(ctx, login)
 	if errors.Is(err, repository.ErrNotFound) {
 		fmt.Fprintf(c.stderr, "%s: no user with login %q%s\n", cmd, login, hint)

@@ -23,7 +23,7 @@ const minMasterKeyBytes = 16
 // service starts, which then reads the key with MEILI_API_KEY_FILE and
 // never sees the master key. A master key shorter than 16 bytes is refused
 // before anything is asked of Meilisearch.
-func (c *cli) meiliKey(args []string) int {
+func (c *opsCommands) meiliKey(args []string) int {
 	fs := c.flagSet("meili-key", "meili-key --out FILE [--wait DURATION]\n\n"+
 		"Creates (or finds) the service's scoped Meilisearch API key with MEILI_MASTER_KEY on MEILI_URL\n"+
 		"and writes it to FILE; the service then reads it with MEILI_API_KEY_FILE=FILE.")

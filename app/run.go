@@ -64,16 +64,34 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) i
 
 // cli carries what every command needs: the environment and the output
 // streams. Results meant for scripts go to stdout; everything else to stderr.
+// The commands are declared on one type per command group, each holding
+// the cli back: accountCommands (cli.go, cli_accounts.go), webhookCommands
+// (cli_webhooks.go), importCommands (cli_import.go) and opsCommands
+// (cli_ops.go, meilikey.go); cli declares "serve", "help", "version" and
+// the steps they share.
 type cli struct {
+	accountCommands
+	webhookCommands
+	importCommands
+	opsCommands
+
 	getenv func(string) string
 	stdout io.Writer
 	stderr io.Writer
 }
 
+// newCLI returns the cli of these environment and streams.
+func newCLI(getenv func(string) string, stdout, stderr io.Writer) *cli {
+	c := &cli{getenv: getenv, stdout: stdout, stderr: stderr}
+	c.accountCommands, c.webhookCommands = accountCommands{c}, webhookCommands{c}
+	c.importCommands, c.opsCommands = importCommands{c}, opsCommands{c}
+	return c
+}
+
 // run executes the command line args (without the program name) and returns
 // the exit status.
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	c := &cli{getenv: getenv, stdout: stdout, stderr: stderr}
+	c := newCLI(getenv, stdout, stderr)
 	if len(args) == 0 {
 		return c.serve(nil)
 	}

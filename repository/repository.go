@@ -508,7 +508,30 @@ type LabelQuery struct {
 
 // Store is the storage contract. Every call takes the request context.
 // Errors other than ErrNotFound and ErrDuplicate mean the store failed.
+// It is the union of the contracts of each concern, which a part of the
+// program that needs only one can ask for instead.
 type Store interface {
+	RecordStore
+	LabelStore
+	AccountStore
+	Locker
+	MarkStore
+	JobStateStore
+
+	// WebhookStore holds the webhook endpoints, the item states their
+	// messages reported and the delivery queue (webhooks.go).
+	WebhookStore
+	// EventLinks aggregates event links for the sync worker (aggregates.go).
+	EventLinks
+
+	// Ping checks that the store is reachable.
+	Ping(ctx context.Context) error
+	// Close releases the store's resources.
+	Close(ctx context.Context) error
+}
+
+// RecordStore stores the records: events, venues, organizers and images.
+type RecordStore interface {
 	// CreateRecord assigns p.ID from the record sequence (when 0), makes every
 	// slug unique for p.Kind and its language, sets Revision, stores p and
 	// records an index mark. p is updated in place. An explicit p.ID (an
@@ -542,7 +565,10 @@ type Store interface {
 	// UnlinkRecord removes venue or organizer id from every event that links it
 	// and records index marks for those events. It returns the events changed.
 	UnlinkRecord(ctx context.Context, id int64) ([]int64, error)
+}
 
+// LabelStore stores the labels: categories and tags.
+type LabelStore interface {
 	// CreateLabel assigns t.ID from the label sequence (when 0), makes every
 	// slug unique for its label kind and language, stores t and records an
 	// index mark. An explicit t.ID behaves as in CreateRecord.
@@ -562,7 +588,10 @@ type Store interface {
 	// LabelCounts returns, for each label of the label kind used by at least one
 	// published event, how many published events use it.
 	LabelCounts(ctx context.Context, tax LabelKind) (map[int64]int, error)
+}
 
+// AccountStore stores the user accounts and their API tokens.
+type AccountStore interface {
 	// CreateUser assigns u.ID and stores u; a taken login is ErrDuplicate.
 	CreateUser(ctx context.Context, u *User) error
 	// GetUser returns the user with this ID or ErrNotFound.
@@ -589,14 +618,21 @@ type Store interface {
 	RevokeToken(ctx context.Context, id string) error
 	// TouchToken records at as the last use of the token with this hash.
 	TouchToken(ctx context.Context, hash string, at time.Time) error
+}
 
+// Locker serialises work across the processes sharing a store.
+type Locker interface {
 	// Exclusive runs fn while holding the lock named key: no two calls of
 	// Exclusive with one key run fn at once, in this process or (for
 	// engines shared by several processes) in any other. It serialises a
 	// look-up-then-create such as label names and venue duplicate detection.
 	// fn must be short (MongoDB takes over a lock held past its lease).
 	Exclusive(ctx context.Context, key string, fn func(ctx context.Context) error) error
+}
 
+// MarkStore holds the index marks: the items whose search-index entries
+// must be brought up to date.
+type MarkStore interface {
 	// PendingMarks returns up to limit index marks, oldest first, those
 	// waiting for a retry after a failure included.
 	PendingMarks(ctx context.Context, limit int) ([]IndexMark, error)
@@ -621,7 +657,10 @@ type Store interface {
 	// MarkForIndexing records marks without changing the items (used to
 	// request a reindex of items that depend on a changed item).
 	MarkForIndexing(ctx context.Context, kind MarkKind, ids []int64) error
+}
 
+// JobStateStore holds the small persisted state of the periodic jobs.
+type JobStateStore interface {
 	// GetJobState returns the value SetJobState last stored under key,
 	// with found false (and no error) when none was. It is the small
 	// persisted state of the service's periodic jobs, such as when the
@@ -631,17 +670,6 @@ type Store interface {
 	// SetJobState stores value under key, replacing any earlier value
 	// (an upsert). It records no index mark.
 	SetJobState(ctx context.Context, key, value string) error
-
-	// WebhookStore holds the webhook endpoints, the item states their
-	// messages reported and the delivery queue (webhooks.go).
-	WebhookStore
-	// EventLinks aggregates event links for the sync worker (aggregates.go).
-	EventLinks
-
-	// Ping checks that the store is reachable.
-	Ping(ctx context.Context) error
-	// Close releases the store's resources.
-	Close(ctx context.Context) error
 }
 
 // OccurrenceStatus is the status an occurrence of a series whose status is

@@ -118,8 +118,11 @@ func ComputeSyncStatus(ctx context.Context, store repository.Store, engine searc
 
 // Server is the composition: the handlers (app/handlers) behind the
 // middleware chain (guard, request log, metrics, response cache,
-// authentication, write rates).
+// authentication, write rates). The authentication steps are declared on
+// authenticator, which Server embeds (holding the Server back).
 type Server struct {
+	authenticator
+
 	cfg   *config.Config
 	store repository.Store
 	// api is every route's handler.
@@ -166,6 +169,7 @@ func New(opts Options) (*fiber.App, error) {
 	}
 	s := &Server{cfg: opts.Config, store: opts.Store, search: opts.Search, indexer: opts.Indexer, log: opts.Logger, now: opts.Now, draining: opts.Draining,
 		readyTimeout: opts.ReadyTimeout, expansions: opts.RecurrenceCache}
+	s.authenticator = authenticator{s}
 	if s.expansions == nil && !opts.NoRecurrenceCache {
 		s.expansions = recurrence.NewCache(0, 0)
 	}
@@ -378,9 +382,13 @@ func (s *Server) handlerOf(api *handlers.API, rt *handlers.Route) fiber.Handler 
 	}
 }
 
+// authenticator resolves the caller of a request: bearer tokens, the
+// built-in admin's Basic credentials and the failures' answers.
+type authenticator struct{ *Server }
+
 // caller authenticates the request's bearer token (nil when anonymous) and
 // records the user for the request log.
-func (s *Server) caller(c *fiber.Ctx) (*repository.User, error) {
+func (s *authenticator) caller(c *fiber.Ctx) (*repository.User, error) {
 	user, err := s.authenticate(c.UserContext(), c.Get(fiber.HeaderAuthorization))
 	if err != nil {
 		return nil, err
@@ -412,7 +420,7 @@ func (s *Server) cors() fiber.Handler {
 // eventcal_auth_failures_total. The store is read on every call (no
 // cache), so a revocation or a disabled user takes effect at once on every
 // replica.
-func (s *Server) authenticate(ctx context.Context, header string) (*repository.User, error) {
+func (s *authenticator) authenticate(ctx context.Context, header string) (*repository.User, error) {
 	if header == "" {
 		return nil, nil
 	}
@@ -450,7 +458,7 @@ func (s *Server) authenticate(ctx context.Context, header string) (*repository.U
 // 401 incorrect_password; the answer is the same whether the login exists
 // or not, so it does not tell which logins there are. The built-in admin
 // token (ADMIN_TOKEN) is not accepted here: it belongs to no login.
-func (s *Server) authenticateBasic(ctx context.Context, login, password string) (*repository.User, error) {
+func (s *authenticator) authenticateBasic(ctx context.Context, login, password string) (*repository.User, error) {
 	password = strings.Join(strings.Fields(password), "")
 	wrong := func() error {
 		return apierr.New(401, "incorrect_password", "The provided password is an invalid application password.")
@@ -486,7 +494,7 @@ func basicCredentials(value string) (login, password string, ok bool) {
 
 // tokenUser resolves an API token secret to its usable, enabled user.
 // unknown makes the error for a token that matches nobody.
-func (s *Server) tokenUser(ctx context.Context, token string, unknown func() error) (*repository.User, error) {
+func (s *authenticator) tokenUser(ctx context.Context, token string, unknown func() error) (*repository.User, error) {
 	hash := repository.HashToken(token)
 	tok, err := s.store.TokenByHash(ctx, hash)
 	if errors.Is(err, repository.ErrNotFound) {
@@ -523,7 +531,7 @@ func (s *Server) tokenUser(ctx context.Context, token string, unknown func() err
 }
 
 // authFailed counts one refused authentication.
-func (s *Server) authFailed(reason string) {
+func (s *authenticator) authFailed(reason string) {
 	if s.metrics != nil {
 		s.metrics.authFailures.WithLabelValues(reason).Inc()
 	}
@@ -532,7 +540,7 @@ func (s *Server) authFailed(reason string) {
 // forgetAdmin drops the cached ADMIN_TOKEN user after the stored "admin"
 // user changed (the admin API's user update): the token keeps the admin
 // role whatever is stored (the token is configuration).
-func (s *Server) forgetAdmin() {
+func (s *authenticator) forgetAdmin() {
 	s.adminOnce.Lock()
 	s.adminUser = nil
 	s.adminOnce.Unlock()
@@ -540,7 +548,7 @@ func (s *Server) forgetAdmin() {
 
 // builtinAdmin returns the user that ADMIN_TOKEN authenticates: the stored
 // user "admin", created with the admin role on first use.
-func (s *Server) builtinAdmin(ctx context.Context) (*repository.User, error) {
+func (s *authenticator) builtinAdmin(ctx context.Context) (*repository.User, error) {
 	s.adminOnce.Lock()
 	defer s.adminOnce.Unlock()
 	if s.adminUser != nil {

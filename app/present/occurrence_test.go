@@ -14,6 +14,7 @@ import (
 // series record itself (possibly shared by the record cache) unchanged.
 func TestOccurrencePost(t *testing.T) {
 	rn := &Renderer{cfg: config.Default()}
+	rn.placeRenderer = placeRenderer{rn}
 	title, moved, draft := repository.Text{"nl": "Verplaatst"}, "2027-04-02 20:00:00", repository.StatusDraft
 	venues := []int64{9}
 	p := &repository.Record{ID: 5, Status: repository.StatusPublish, Title: repository.Text{"en": "Class", "nl": "Les"},

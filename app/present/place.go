@@ -165,8 +165,12 @@ func (o *Organizer) writeJSON(buf *bytes.Buffer) error {
 // MarshalJSON writes the organizer.
 func (o *Organizer) MarshalJSON() ([]byte, error) { return marshal(o) }
 
+// placeRenderer shapes venues and organizers, alone and as an event links
+// them.
+type placeRenderer struct{ *Renderer }
+
 // placeHeader fills the fields venues and organizers share.
-func (rn *Renderer) placeHeader(p *repository.Record, l *Linked, v View) PlaceHeader {
+func (rn *placeRenderer) placeHeader(p *repository.Record, l *Linked, v View) PlaceHeader {
 	def := rn.cfg.DefaultLanguage
 	return PlaceHeader{
 		ID:          p.ID,
@@ -186,7 +190,7 @@ func (rn *Renderer) placeHeader(p *repository.Record, l *Linked, v View) PlaceHe
 }
 
 // Venue renders a venue for v.
-func (rn *Renderer) Venue(p *repository.Record, l *Linked, v View) *Venue {
+func (rn *placeRenderer) Venue(p *repository.Record, l *Linked, v View) *Venue {
 	vf := p.Venue
 	if vf == nil {
 		vf = &repository.VenueFields{}
@@ -211,7 +215,7 @@ func (rn *Renderer) Venue(p *repository.Record, l *Linked, v View) *Venue {
 }
 
 // Organizer renders an organizer for v.
-func (rn *Renderer) Organizer(p *repository.Record, l *Linked, v View) *Organizer {
+func (rn *placeRenderer) Organizer(p *repository.Record, l *Linked, v View) *Organizer {
 	of := p.Organizer
 	if of == nil {
 		of = &repository.OrganizerFields{}
@@ -231,7 +235,7 @@ func (rn *Renderer) Organizer(p *repository.Record, l *Linked, v View) *Organize
 
 // LinkedPlace renders p as a venue (LinkedVenue) or an organizer
 // (LinkedOrganizer).
-func (rn *Renderer) LinkedPlace(p *repository.Record, l *Linked, v View, venue bool) any {
+func (rn *placeRenderer) LinkedPlace(p *repository.Record, l *Linked, v View, venue bool) any {
 	if venue {
 		return rn.LinkedVenue(p, l, v)
 	}
@@ -241,7 +245,7 @@ func (rn *Renderer) LinkedPlace(p *repository.Record, l *Linked, v View, venue b
 // LinkedVenue is Venue reused from the linked-record cache while p and
 // its image are the same decoded records (linkcache.go). The value is
 // shared: it is only read.
-func (rn *Renderer) LinkedVenue(p *repository.Record, l *Linked, v View) *Venue {
+func (rn *placeRenderer) LinkedVenue(p *repository.Record, l *Linked, v View) *Venue {
 	k := renderedKey{id: p.ID, lang: v.Lang, single: v.Single, kind: renderedVenue}
 	return rendered(&rn.links, k, p, l.posts[p.ImageID], 0, func() *Venue {
 		o := rn.Venue(p, l, v)
@@ -252,7 +256,7 @@ func (rn *Renderer) LinkedVenue(p *repository.Record, l *Linked, v View) *Venue 
 
 // LinkedOrganizer is Organizer reused from the linked-record cache, as
 // LinkedVenue.
-func (rn *Renderer) LinkedOrganizer(p *repository.Record, l *Linked, v View) *Organizer {
+func (rn *placeRenderer) LinkedOrganizer(p *repository.Record, l *Linked, v View) *Organizer {
 	k := renderedKey{id: p.ID, lang: v.Lang, single: v.Single, kind: renderedOrganizer}
 	return rendered(&rn.links, k, p, l.posts[p.ImageID], 0, func() *Organizer {
 		o := rn.Organizer(p, l, v)

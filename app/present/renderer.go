@@ -16,8 +16,12 @@ import (
 // Renderer turns records into the API's JSON shapes. It holds what every
 // shape needs (the settings, the store for linked records) and the caches
 // of linked records, renderings and term counts. One Renderer serves every
-// request; it is safe for concurrent use.
+// request; it is safe for concurrent use. The venue and organizer shapes
+// are declared on placeRenderer (place.go), which Renderer embeds
+// (holding the Renderer back).
 type Renderer struct {
+	placeRenderer
+
 	cfg   *config.Config
 	store repository.Store
 	// siteHost is SITE_URL without its scheme, for global_id.
@@ -37,6 +41,7 @@ type Renderer struct {
 // how long term counts are (0: 2 s; negative: never).
 func NewRenderer(cfg *config.Config, store repository.Store, generation func() int64, recordTTL, countTTL time.Duration) *Renderer {
 	rn := &Renderer{cfg: cfg, store: store, links: linkedRecords{gen: generation, ttl: recordTTL}}
+	rn.placeRenderer = placeRenderer{rn}
 	rn.Counts.ttl = countTTL
 	if u, err := url.Parse(cfg.SiteURL); err == nil {
 		rn.siteHost = u.Host + strings.TrimSuffix(u.Path, "/")

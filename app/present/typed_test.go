@@ -18,6 +18,7 @@ import (
 func typedFixture(t *testing.T) (*Renderer, *repository.Record, *Linked) {
 	t.Helper()
 	rn := &Renderer{cfg: config.Default(), siteHost: "example.test", links: linkedRecords{gen: func() int64 { return 1 }, ttl: time.Hour}}
+	rn.placeRenderer = placeRenderer{rn}
 	lat, lng := 52.37, 4.89
 	day := time.Date(2027, 3, 18, 18, 0, 0, 0, time.UTC)
 	text := func(s string) repository.Text { return repository.Text{"en": s} }

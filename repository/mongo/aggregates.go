@@ -13,6 +13,10 @@ import (
 	"github.com/calendar/eventcal/repository"
 )
 
+// aggregateReads answers the aggregate reads of repository.EventLinks and
+// AccountDocuments (counts over the events, computed by the server).
+type aggregateReads struct{ *conn }
+
 // PlaceEvents returns the aggregates of the events linked to each venue or
 // organizer among ids, in one aggregation: the multikey index on
 // event.venues (or event.organizers) selects the linked events, and the
@@ -30,7 +34,7 @@ import (
 // would need a second collection kept in step with every event write,
 // which cannot be made atomic without transactions (see the package
 // comment).
-func (s *Store) PlaceEvents(ctx context.Context, kind repository.Kind, ids []int64) (map[int64]repository.PlaceEvents, error) {
+func (s *aggregateReads) PlaceEvents(ctx context.Context, kind repository.Kind, ids []int64) (map[int64]repository.PlaceEvents, error) {
 	out := make(map[int64]repository.PlaceEvents, len(ids))
 	if len(ids) == 0 {
 		return out, nil
@@ -128,7 +132,7 @@ func (s *Store) PlaceEvents(ctx context.Context, kind repository.Kind, ids []int
 
 // FindRecordIDs returns the IDs of the posts matching q, ascending, fetching
 // only _id.
-func (s *Store) FindRecordIDs(ctx context.Context, q repository.RecordQuery) ([]int64, error) {
+func (s *recordStore) FindRecordIDs(ctx context.Context, q repository.RecordQuery) ([]int64, error) {
 	filter, ok := s.postFilter(q, true)
 	if !ok {
 		return []int64{}, nil
@@ -183,7 +187,7 @@ func replyFor(n int) int32 { return int32(min(n, oneReply-1) + 1) }
 // matching events' two lists (projected, all in the first reply) and they
 // are counted here. Either way an event that lists a term twice counts
 // once.
-func (s *Store) CountLabelEvents(ctx context.Context, ids []int64) (map[int64]int, error) {
+func (s *aggregateReads) CountLabelEvents(ctx context.Context, ids []int64) (map[int64]int, error) {
 	out := map[int64]int{}
 	ids = uniqueIDs(ids)
 	if len(ids) == 0 {
@@ -257,7 +261,7 @@ func uniqueIDs(ids []int64) []int64 {
 // matches, one batch at a time, and adds one to out[id] per event that
 // carries term id and keep(id) accepts. It is the plan for servers
 // that answer an aggregation no faster than a scan (FerretDB).
-func (s *Store) scanTermEvents(ctx context.Context, filter bson.D, keep func(int64) bool, out map[int64]int) error {
+func (s *aggregateReads) scanTermEvents(ctx context.Context, filter bson.D, keep func(int64) bool, out map[int64]int) error {
 	cur, err := s.posts.Find(ctx, filter, options.Find().
 		SetProjection(bson.D{{Key: "_id", Value: 0}, {Key: "event.categories", Value: 1}, {Key: "event.tags", Value: 1}}).
 		SetBatchSize(oneReply))
@@ -294,7 +298,7 @@ func (s *Store) scanTermEvents(ctx context.Context, filter bson.D, keep func(int
 // each event's Documents only, summed here (FerretDB v1 lacks the
 // accumulators an aggregation would use). Its cost grows with the
 // account's events, which the bound it serves keeps small.
-func (s *Store) AccountDocuments(ctx context.Context, author int64) (int, error) {
+func (s *aggregateReads) AccountDocuments(ctx context.Context, author int64) (int, error) {
 	filter := bson.D{{Key: "kind", Value: repository.KindEvent}, {Key: "author", Value: author}}
 	opts := options.Find().SetProjection(bson.D{{Key: "_id", Value: 0}, {Key: "event.documents", Value: 1}})
 	cur, err := s.posts.Find(ctx, filter, opts)

@@ -42,7 +42,7 @@ type serverClock struct {
 
 // calibrate reads the server's clock (the hello command's localTime),
 // taking it for the middle of the round trip.
-func (s *Store) calibrate(ctx context.Context) error {
+func (s *conn) calibrate(ctx context.Context) error {
 	before := s.clock.now()
 	var reply struct {
 		LocalTime time.Time `bson:"localTime"`
@@ -65,7 +65,7 @@ func (s *Store) calibrate(ctx context.Context) error {
 // milliseconds (as BSON keeps it). It reads the server's clock again when
 // the last reading is older than clockRefresh (a failure keeps the old
 // estimate); without any reading it falls back to the local clock.
-func (s *Store) dbNow(ctx context.Context) time.Time {
+func (s *conn) dbNow(ctx context.Context) time.Time {
 	c := &s.clock
 	c.mu.Lock()
 	stale := c.now().Sub(c.tried) >= clockRefresh

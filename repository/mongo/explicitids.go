@@ -14,7 +14,7 @@ import (
 // keeping its source's IDs). Without it nextID would draw every imported
 // ID once, find it claimed and draw again: after an import of IDs 1 to
 // 10,000 the next create would give up after maxDraws draws.
-func (s *Store) raiseSeq(ctx context.Context, name string, id int64) error {
+func (s *sequencer) raiseSeq(ctx context.Context, name string, id int64) error {
 	var err error
 	for attempt := range 5 {
 		_, err = s.counters.UpdateOne(ctx,

@@ -153,7 +153,7 @@ var maxIDLookups = 256
 // v1 that filter decodes the whole collection in Go, so there each ID is
 // one find by idFilter (an SQL look-up): len(ids) round trips in place of
 // a scan, up to maxIDLookups IDs. byIDLookups chooses.
-func (s *Store) findByIDs(ctx context.Context, coll *mongo.Collection, ids []int64, projection bson.D) ([]bson.Raw, error) {
+func (s *layoutCodec) findByIDs(ctx context.Context, coll *mongo.Collection, ids []int64, projection bson.D) ([]bson.Raw, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}

@@ -38,7 +38,7 @@ type itemOps[T any] struct {
 
 // createItem stores the new record v: assigns its ID, reserves its slugs,
 // marks it and inserts it. On failure v is left as it was.
-func createItem[T any](ctx context.Context, s *Store, ops itemOps[T], v *T) (err error) {
+func createItem[T any](ctx context.Context, s *conn, ops itemOps[T], v *T) (err error) {
 	idp, slugp, revp := ops.id(v), ops.slugs(v), ops.rev(v)
 	origID, origSlugs, origRev := *idp, *slugp, *revp
 	defer func() {
@@ -118,9 +118,13 @@ func createItem[T any](ctx context.Context, s *Store, ops itemOps[T], v *T) (err
 	return nil
 }
 
+// itemIO holds the document-level steps the item writes share (replace
+// under a revision, read back what landed).
+type itemIO struct{ *conn }
+
 // written records that a write of scope landed (term counts reused on
 // FerretDB are then stale).
-func (s *Store) written(scope repository.MarkKind) {
+func (s *itemIO) written(scope repository.MarkKind) {
 	if scope == repository.MarkPost {
 		s.termCounts.postsWritten()
 	}
@@ -129,7 +133,7 @@ func (s *Store) written(scope repository.MarkKind) {
 // getItem reads the record with this ID into v.
 //
 // The record may be stored in either layout (migrate.go).
-func getItem[T any](ctx context.Context, s *Store, ops itemOps[T], id int64, v *T) error {
+func getItem[T any](ctx context.Context, s *conn, ops itemOps[T], id int64, v *T) error {
 	raw, err := s.readItem(ctx, ops.coll, id, nil)
 	if err == nil {
 		err = decodeItem(raw, v)
@@ -186,7 +190,7 @@ func findItems[T any](ctx context.Context, ops itemOps[T], filter any, opts ...m
 
 // getItems returns the records among ids (repeats allowed), keyed by ID:
 // one find on MongoDB, one per ID on FerretDB (findByIDs).
-func getItems[T any](ctx context.Context, s *Store, ops itemOps[T], ids []int64) (map[int64]*T, error) {
+func getItems[T any](ctx context.Context, s *conn, ops itemOps[T], ids []int64) (map[int64]*T, error) {
 	out := make(map[int64]*T, len(ids))
 	if len(ids) == 0 {
 		return out, nil
@@ -213,7 +217,7 @@ var errRetry = errors.New("mongo: revision changed, retry")
 // the next revision. fn returns false when it changed nothing; no write
 // happens then (and the record is returned as read). The result reports
 // whether a write happened.
-func updateItem[T any](ctx context.Context, s *Store, ops itemOps[T], id int64, fn func(*T) (bool, error)) (*T, bool, error) {
+func updateItem[T any](ctx context.Context, s *conn, ops itemOps[T], id int64, fn func(*T) (bool, error)) (*T, bool, error) {
 	for attempt := 0; ; attempt++ {
 		v, changed, err := updateOnce(ctx, s, ops, id, fn)
 		if !errors.Is(err, errRetry) {
@@ -229,7 +233,7 @@ func updateItem[T any](ctx context.Context, s *Store, ops itemOps[T], id int64, 
 }
 
 // updateOnce is one attempt of updateItem, under the item's lock.
-func updateOnce[T any](ctx context.Context, s *Store, ops itemOps[T], id int64, fn func(*T) (bool, error)) (*T, bool, error) {
+func updateOnce[T any](ctx context.Context, s *conn, ops itemOps[T], id int64, fn func(*T) (bool, error)) (*T, bool, error) {
 	l, err := s.lock(ctx, itemKey(ops.scope, id))
 	if err != nil {
 		return nil, false, err
@@ -335,7 +339,7 @@ func updateOnce[T any](ctx context.Context, s *Store, ops itemOps[T], id int64, 
 // (it reads, compares in Go and writes back by _id): there the revision is
 // read by idFilter, compared here and the record replaced by idFilter, two
 // look-ups that are as safe as FerretDB's own compare-and-replace.
-func (s *Store) replaceItem(ctx context.Context, coll *mongo.Collection, key bson.RawValue, rev int64, doc bson.Raw) (bool, error) {
+func (s *itemIO) replaceItem(ctx context.Context, coll *mongo.Collection, key bson.RawValue, rev int64, doc bson.Raw) (bool, error) {
 	filter := bson.D{{Key: "_id", Value: key}, {Key: "revision", Value: rev}}
 	if s.ferretDB {
 		var cur struct {
@@ -361,7 +365,7 @@ func (s *Store) replaceItem(ctx context.Context, coll *mongo.Collection, key bso
 
 // deleteItem removes the record with this ID and its slug reservations and
 // returns it as it was.
-func deleteItem[T any](ctx context.Context, s *Store, ops itemOps[T], id int64) (*T, error) {
+func deleteItem[T any](ctx context.Context, s *conn, ops itemOps[T], id int64) (*T, error) {
 	key := itemKey(ops.scope, id)
 	l, err := s.lock(ctx, key)
 	if err != nil {
@@ -417,7 +421,7 @@ const rereadAttempts = 3
 // context of its own (the caller's may be what ended the write) and a few
 // attempts (the failure may have been a dropped connection). It returns
 // mongo.ErrNoDocuments when there is none.
-func (s *Store) storedDoc(ctx context.Context, coll *mongo.Collection, filter bson.D) (bson.Raw, error) {
+func (s *itemIO) storedDoc(ctx context.Context, coll *mongo.Collection, filter bson.D) (bson.Raw, error) {
 	cctx, cancel := s.cleanupContext(ctx)
 	defer cancel()
 	var err error
@@ -439,7 +443,7 @@ func (s *Store) storedDoc(ctx context.Context, coll *mongo.Collection, filter bs
 // lock, so no one else wrote it meanwhile). The error is set when the
 // re-read failed too: then the outcome is unknown and the caller must undo
 // nothing.
-func (s *Store) landedAs(ctx context.Context, coll *mongo.Collection, filter bson.D, doc bson.Raw) (bool, error) {
+func (s *itemIO) landedAs(ctx context.Context, coll *mongo.Collection, filter bson.D, doc bson.Raw) (bool, error) {
 	raw, err := s.storedDoc(ctx, coll, filter)
 	switch {
 	case isNoDocuments(err):

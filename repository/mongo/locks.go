@@ -30,9 +30,13 @@ type itemLock struct {
 	key, token string
 }
 
+// lockTable takes and releases the per-item write locks (the locks
+// collection).
+type lockTable struct{ *conn }
+
 // lock takes the write lock of the item key ("post:12"), waiting with
 // backoff while another writer holds it.
-func (s *Store) lock(ctx context.Context, key string) (*itemLock, error) {
+func (s *lockTable) lock(ctx context.Context, key string) (*itemLock, error) {
 	deadline := time.Now().Add(lockWait)
 	for attempt := 0; ; attempt++ {
 		l, err := s.tryLock(ctx, key)
@@ -50,7 +54,7 @@ func (s *Store) lock(ctx context.Context, key string) (*itemLock, error) {
 
 // tryLock takes the lock of key if it is free (or its lease has expired)
 // and returns nil, nil when another writer holds it.
-func (s *Store) tryLock(ctx context.Context, key string) (*itemLock, error) {
+func (s *lockTable) tryLock(ctx context.Context, key string) (*itemLock, error) {
 	for range 3 {
 		l := &itemLock{key: key, token: newToken()}
 		_, err := s.locks.InsertOne(ctx, lockDoc{Key: key, Token: l.token, At: s.dbNow(ctx)})
@@ -80,7 +84,7 @@ func (s *Store) tryLock(ctx context.Context, key string) (*itemLock, error) {
 
 // unlock releases l. It runs even when ctx is done; a failure only delays
 // the next writer until the lease expires.
-func (s *Store) unlock(ctx context.Context, l *itemLock) {
+func (s *lockTable) unlock(ctx context.Context, l *itemLock) {
 	if l == nil {
 		return
 	}

@@ -18,9 +18,12 @@ type markDoc struct {
 	repository.IndexMark `bson:",inline"`
 }
 
+// markWriter records the index marks of a write (before and after it).
+type markWriter struct{ *conn }
+
 // markBefore records a mark for the item before it is written and returns
 // its seq. The caller holds the item's lock.
-func (s *Store) markBefore(ctx context.Context, kind repository.MarkKind, id int64) (int64, error) {
+func (s *markWriter) markBefore(ctx context.Context, kind repository.MarkKind, id int64) (int64, error) {
 	seq, err := s.nextSeq(ctx, seqMark, 1)
 	if err != nil {
 		return 0, err
@@ -31,7 +34,7 @@ func (s *Store) markBefore(ctx context.Context, kind repository.MarkKind, id int
 // markAfter renews the mark once the write landed, with a seq above the
 // one markBefore recorded (see the package documentation for why). It is
 // best effort: the write has happened and the first mark still stands.
-func (s *Store) markAfter(ctx context.Context, kind repository.MarkKind, id, before int64) {
+func (s *markWriter) markAfter(ctx context.Context, kind repository.MarkKind, id, before int64) {
 	cctx, cancel := s.cleanupContext(ctx)
 	defer cancel()
 	s.putMark(cctx, kind, id, before+1)
@@ -42,7 +45,7 @@ func (s *Store) markAfter(ctx context.Context, kind repository.MarkKind, id, bef
 // even where the counter is not atomic (FerretDB v1). The caller holds the
 // item's lock, so the read of the old seq and the fix-up cannot interleave
 // with another writer or with ClearMarks.
-func (s *Store) putMark(ctx context.Context, kind repository.MarkKind, id, seq int64) (int64, error) {
+func (s *markWriter) putMark(ctx context.Context, kind repository.MarkKind, id, seq int64) (int64, error) {
 	key := itemKey(kind, id)
 	// A write starts the item afresh: the failures of the previous
 	// content are forgotten (FailMark).
@@ -72,9 +75,13 @@ func (s *Store) putMark(ctx context.Context, kind repository.MarkKind, id, seq i
 	return seq, nil
 }
 
+// markQueue is the index-mark part of repository.Store: listing, failing
+// and clearing the marks the sync worker works through.
+type markQueue struct{ *conn }
+
 // PendingMarks returns up to limit marks (all of them when limit <= 0),
 // oldest first: by the time the mark was recorded, then by seq.
-func (s *Store) PendingMarks(ctx context.Context, limit int) ([]repository.IndexMark, error) {
+func (s *markQueue) PendingMarks(ctx context.Context, limit int) ([]repository.IndexMark, error) {
 	return s.findMarks(ctx, bson.D{}, pendingMarksOptions(limit))
 }
 
@@ -96,7 +103,7 @@ func pendingMarksOptions(limit int) *options.FindOptionsBuilder {
 // order of pendingMarksSort: the sort still reads that index in order
 // and the exclusion is checked on its _id key, so the query reads the
 // waiting marks' index entries and limit documents, never the backlog.
-func (s *Store) DueMarks(ctx context.Context, now time.Time, limit int) ([]repository.IndexMark, error) {
+func (s *markQueue) DueMarks(ctx context.Context, now time.Time, limit int) ([]repository.IndexMark, error) {
 	cur, err := s.marks.Find(ctx, bson.D{{Key: "next", Value: bson.D{{Key: "$gt", Value: now}}}},
 		options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
@@ -120,7 +127,7 @@ func (s *Store) DueMarks(ctx context.Context, now time.Time, limit int) ([]repos
 }
 
 // findMarks decodes the marks a query finds.
-func (s *Store) findMarks(ctx context.Context, filter bson.D, opts *options.FindOptionsBuilder) ([]repository.IndexMark, error) {
+func (s *markQueue) findMarks(ctx context.Context, filter bson.D, opts *options.FindOptionsBuilder) ([]repository.IndexMark, error) {
 	cur, err := s.marks.Find(ctx, filter, opts)
 	if err != nil {
 		return nil, fmt.Errorf("mongo: marks: %w", err)
@@ -156,7 +163,7 @@ var failingMarksSort = asc("next")
 // It holds the item's lock, so the check and the update cannot interleave
 // with a write renewing the mark; both read and write by _id (see
 // clearMark for FerretDB v1).
-func (s *Store) FailMark(ctx context.Context, m repository.IndexMark) error {
+func (s *markQueue) FailMark(ctx context.Context, m repository.IndexMark) error {
 	key := itemKey(m.Kind, m.ID)
 	l, err := s.lock(ctx, key)
 	if err != nil {
@@ -188,7 +195,7 @@ func (s *Store) FailMark(ctx context.Context, m repository.IndexMark) error {
 
 // FailingMarks returns up to limit marks with failed attempts, soonest
 // next attempt first, and their number.
-func (s *Store) FailingMarks(ctx context.Context, limit int) ([]repository.IndexMark, int, error) {
+func (s *markQueue) FailingMarks(ctx context.Context, limit int) ([]repository.IndexMark, int, error) {
 	n, err := s.marks.CountDocuments(ctx, failingMarksFilter)
 	if err != nil {
 		return nil, 0, fmt.Errorf("mongo: failing marks: %w", err)
@@ -205,7 +212,7 @@ func (s *Store) FailingMarks(ctx context.Context, limit int) ([]repository.Index
 // the item's lock for the compare-and-delete (atomic on MongoDB, not on
 // FerretDB v1); an item being written right now is skipped, since that
 // write is renewing its mark anyway.
-func (s *Store) ClearMarks(ctx context.Context, marks []repository.IndexMark) error {
+func (s *markQueue) ClearMarks(ctx context.Context, marks []repository.IndexMark) error {
 	for _, m := range marks {
 		key := itemKey(m.Kind, m.ID)
 		l, err := s.tryLock(ctx, key)
@@ -231,7 +238,7 @@ func (s *Store) ClearMarks(ctx context.Context, marks []repository.IndexMark) er
 // quadratic: there the mark is read by _id, compared here and deleted by
 // _id, which the lock makes as safe as FerretDB's own (non-atomic)
 // compare-and-delete.
-func (s *Store) clearMark(ctx context.Context, key string, seq int64) error {
+func (s *markQueue) clearMark(ctx context.Context, key string, seq int64) error {
 	if !s.ferretDB {
 		_, err := s.marks.DeleteOne(ctx, bson.D{{Key: "_id", Value: key}, {Key: "seq", Value: seq}})
 		return err
@@ -251,7 +258,7 @@ func (s *Store) clearMark(ctx context.Context, key string, seq int64) error {
 }
 
 // MarkForIndexing records marks for the items without changing them.
-func (s *Store) MarkForIndexing(ctx context.Context, kind repository.MarkKind, ids []int64) error {
+func (s *markQueue) MarkForIndexing(ctx context.Context, kind repository.MarkKind, ids []int64) error {
 	if kind != repository.MarkPost && kind != repository.MarkTerm {
 		return fmt.Errorf("mongo: mark for indexing: unknown mark kind %q", kind)
 	}

@@ -164,8 +164,12 @@ type MigrationStats struct {
 	Converted int
 }
 
+// migrator brings the database from one layout to the next and keeps the
+// store at the layout the live replicas agree on (KeepLayout).
+type migrator struct{ *conn }
+
 // LastMigration returns what this store's last migration or sweep did.
-func (s *Store) LastMigration() MigrationStats {
+func (s *migrator) LastMigration() MigrationStats {
 	s.layoutMu.Lock()
 	defer s.layoutMu.Unlock()
 	return s.migrated
@@ -173,12 +177,12 @@ func (s *Store) LastMigration() MigrationStats {
 
 // Layout returns the layout this store writes: 1 during the expand phase
 // of an upgrade from the numeric-_id layout, 2 after it.
-func (s *Store) Layout() int { return int(s.layout.Load()) }
+func (s *migrator) Layout() int { return int(s.layout.Load()) }
 
 // readLayout sets the layout this store writes from the database (Open,
 // and every heartbeat of KeepLayout). A database that holds no post, no
 // term and no lease term is new and is recorded at the current layout.
-func (s *Store) readLayout(ctx context.Context) error {
+func (s *migrator) readLayout(ctx context.Context) error {
 	var d layoutDoc
 	err := s.meta.FindOne(ctx, bson.D{{Key: "_id", Value: layoutKey}}).Decode(&d)
 	switch {
@@ -208,7 +212,7 @@ func (s *Store) readLayout(ctx context.Context) error {
 
 // isFresh reports whether the database has never been used by any
 // version: no post, no term, no lease term.
-func (s *Store) isFresh(ctx context.Context) (bool, error) {
+func (s *migrator) isFresh(ctx context.Context) (bool, error) {
 	for _, c := range []*mongo.Collection{s.posts, s.terms, s.leases} {
 		err := c.FindOne(ctx, bson.D{}, options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
 		switch {
@@ -222,7 +226,7 @@ func (s *Store) isFresh(ctx context.Context) (bool, error) {
 }
 
 // recordLayout records the database at layoutVersion.
-func (s *Store) recordLayout(ctx context.Context) error {
+func (s *migrator) recordLayout(ctx context.Context) error {
 	if _, err := s.meta.UpdateOne(ctx, bson.D{{Key: "_id", Value: layoutKey}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "version", Value: layoutVersion}}}},
 		options.UpdateOne().SetUpsert(true)); err != nil {
@@ -231,19 +235,24 @@ func (s *Store) recordLayout(ctx context.Context) error {
 	return nil
 }
 
+// layoutCodec reads and writes the IDs and documents of the layout the
+// store is at (numeric or string _id; see the top of this file): the part of
+// the migration every read and write goes through.
+type layoutCodec struct{ *conn }
+
 // numeric reports whether this store writes the numeric-_id layout.
-func (s *Store) numeric() bool { return s.layout.Load() == layoutNumericIDs }
+func (s *layoutCodec) numeric() bool { return s.layout.Load() == layoutNumericIDs }
 
 // key returns the _id of the post or term id in the layout this store
 // writes; otherKey the one in the other layout.
-func (s *Store) key(id int64) any {
+func (s *layoutCodec) key(id int64) any {
 	if s.numeric() {
 		return id
 	}
 	return idKey(id)
 }
 
-func (s *Store) otherKey(id int64) any {
+func (s *layoutCodec) otherKey(id int64) any {
 	if s.numeric() {
 		return idKey(id)
 	}
@@ -253,7 +262,7 @@ func (s *Store) otherKey(id int64) any {
 // idField is the field that orders posts and terms by ID and answers
 // ranges of IDs: _id in the numeric layout (as the previous release reads
 // it), fieldID in the string one.
-func (s *Store) idField() string {
+func (s *layoutCodec) idField() string {
 	if s.numeric() {
 		return "_id"
 	}
@@ -262,7 +271,7 @@ func (s *Store) idField() string {
 
 // encode returns the stored form of v in the layout this store writes
 // (the numeric layout keeps fieldID too; see "Expand").
-func (s *Store) encode(v any) (bson.Raw, error) {
+func (s *layoutCodec) encode(v any) (bson.Raw, error) {
 	doc, err := encodeItem(v)
 	if err != nil || !s.numeric() {
 		return doc, err
@@ -310,7 +319,7 @@ func rawRevision(raw bson.Raw) int64 {
 // prefer returns the form of one record to use when both are stored (an
 // interrupted conversion): the higher revision, else the one in the
 // layout this store writes.
-func (s *Store) prefer(a, b bson.Raw) bson.Raw {
+func (s *layoutCodec) prefer(a, b bson.Raw) bson.Raw {
 	ra, rb := rawRevision(a), rawRevision(b)
 	switch {
 	case ra > rb:
@@ -326,7 +335,7 @@ func (s *Store) prefer(a, b bson.Raw) bson.Raw {
 // readItem returns the stored record id of coll in whichever layout it is
 // stored (see "Expand"), projected when projection is not nil (it should
 // keep revision), or mongo.ErrNoDocuments.
-func (s *Store) readItem(ctx context.Context, coll *mongo.Collection, id int64, projection bson.D) (bson.Raw, error) {
+func (s *layoutCodec) readItem(ctx context.Context, coll *mongo.Collection, id int64, projection bson.D) (bson.Raw, error) {
 	if !s.byIDLookups {
 		opts := options.Find().SetLimit(2).SetBatchSize(2)
 		if projection != nil {
@@ -368,7 +377,7 @@ func (s *Store) readItem(ctx context.Context, coll *mongo.Collection, id int64, 
 // checkMixed sets s.mixed: whether this store writes the numeric layout
 // or a record in it exists. On FerretDB the look-up scans the posts and
 // terms, so KeepLayout repeats it only every sweepEvery heartbeats.
-func (s *Store) checkMixed(ctx context.Context) error {
+func (s *migrator) checkMixed(ctx context.Context) error {
 	if s.numeric() {
 		s.mixed.Store(true)
 		return nil
@@ -391,7 +400,7 @@ func (s *Store) checkMixed(ctx context.Context) error {
 
 // guardLease inserts the lease guard of the lease called name (see
 // "Contract"); one already there is kept.
-func (s *Store) guardLease(ctx context.Context, name string) error {
+func (s *migrator) guardLease(ctx context.Context, name string) error {
 	at := now()
 	_, err := s.leases.InsertOne(ctx, leaseDoc{ID: fmt.Sprintf("%s:guard", name), Name: name, Term: leaseGuardTerm,
 		Holder: leaseGuardHolder, At: at, Expires: at})
@@ -402,7 +411,7 @@ func (s *Store) guardLease(ctx context.Context, name string) error {
 }
 
 // heartbeat records this process (see "Contract").
-func (s *Store) heartbeat(ctx context.Context, l *Lease) error {
+func (s *migrator) heartbeat(ctx context.Context, l *Lease) error {
 	key := l.holder + "/" + l.instance
 	_, err := s.replicas.ReplaceOne(ctx, bson.D{{Key: "_id", Value: key}},
 		replicaDoc{Key: key, Replica: l.holder, Instance: l.instance, Reads: layoutVersion, Writes: s.Layout(), Beat: now()},
@@ -415,7 +424,7 @@ func (s *Store) heartbeat(ctx context.Context, l *Lease) error {
 
 // LiveReplicas returns the records of the processes with a heartbeat
 // within the liveness window, by key.
-func (s *Store) LiveReplicas(ctx context.Context) ([]ReplicaInfo, error) {
+func (s *migrator) LiveReplicas(ctx context.Context) ([]ReplicaInfo, error) {
 	cur, err := s.replicas.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
 		return nil, fmt.Errorf("mongo: read replicas: %w", err)
@@ -449,7 +458,7 @@ type ReplicaInfo struct {
 // migrates the database once no live process reads only the numeric
 // layout, and then sweeps for stragglers every sweepEvery heartbeats. At
 // the end it deletes its record. Failures are logged and retried.
-func (s *Store) KeepLayout(ctx context.Context, l *Lease, log *slog.Logger) {
+func (s *migrator) KeepLayout(ctx context.Context, l *Lease, log *slog.Logger) {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -476,7 +485,7 @@ func (s *Store) KeepLayout(ctx context.Context, l *Lease, log *slog.Logger) {
 // layoutStep is one heartbeat of KeepLayout; *guarded says whether this
 // process has made sure of the lease guard (once, as leader at layout 2:
 // a database created at layout 2 gets it too).
-func (s *Store) layoutStep(ctx context.Context, l *Lease, sweep bool, guarded *bool, log *slog.Logger) error {
+func (s *migrator) layoutStep(ctx context.Context, l *Lease, sweep bool, guarded *bool, log *slog.Logger) error {
 	if err := s.readLayout(ctx); err != nil {
 		return err
 	}
@@ -527,7 +536,7 @@ func (s *Store) layoutStep(ctx context.Context, l *Lease, sweep bool, guarded *b
 
 // contract guards the lease called name, converts every numeric record
 // while leading() answers nil and records layout 2 (see "Contract").
-func (s *Store) contract(ctx context.Context, name string, leading func() error) (MigrationStats, error) {
+func (s *migrator) contract(ctx context.Context, name string, leading func() error) (MigrationStats, error) {
 	if err := s.guardLease(ctx, name); err != nil {
 		return MigrationStats{}, err
 	}
@@ -555,7 +564,7 @@ var numericFilter = bson.D{{Key: "_id", Value: bson.D{{Key: "$type", Value: "num
 
 // convertAll converts every post and term stored with a numeric _id, each
 // under its item lock, checking leading() before every batch.
-func (s *Store) convertAll(ctx context.Context, leading func() error) (MigrationStats, error) {
+func (s *migrator) convertAll(ctx context.Context, leading func() error) (MigrationStats, error) {
 	var stats MigrationStats
 	for _, c := range []struct {
 		coll  *mongo.Collection
@@ -599,7 +608,7 @@ func (s *Store) convertAll(ctx context.Context, leading func() error) (Migration
 
 // convertOne converts the record id of coll under its item lock and
 // returns 1 when it found it in the numeric layout.
-func (s *Store) convertOne(ctx context.Context, coll *mongo.Collection, scope repository.MarkKind, id int64) (int, error) {
+func (s *migrator) convertOne(ctx context.Context, coll *mongo.Collection, scope repository.MarkKind, id int64) (int, error) {
 	l, err := s.lock(ctx, itemKey(scope, id))
 	if err != nil {
 		return 0, err
@@ -622,7 +631,7 @@ func (s *Store) convertOne(ctx context.Context, coll *mongo.Collection, scope re
 // item lock (held by the caller), in the string layout: its string form is
 // inserted, or replaces one of a lower or equal revision left by an
 // interrupted conversion, and the numeric form is deleted.
-func (s *Store) convertLocked(ctx context.Context, coll *mongo.Collection, raw bson.Raw) error {
+func (s *layoutCodec) convertLocked(ctx context.Context, coll *mongo.Collection, raw bson.Raw) error {
 	doc, id, err := stringIDForm(raw)
 	if err != nil {
 		return err
@@ -682,7 +691,7 @@ func stringIDForm(raw bson.Raw) (bson.Raw, int64, error) {
 
 // idProjection projects a post or term to its ID in either layout (the
 // numeric layout may lack fieldID; storedID reads both).
-func (s *Store) idProjection() bson.D {
+func (s *layoutCodec) idProjection() bson.D {
 	if s.numeric() {
 		return bson.D{{Key: fieldID, Value: 1}}
 	}
@@ -708,7 +717,7 @@ func storedIDs(ctx context.Context, cur *mongo.Cursor) ([]int64, error) {
 // deleteBothForms deletes the record id of coll in both layouts: one
 // command on MongoDB, one per form on FerretDB (where {_id: {$in}} scans;
 // the other form only while s.mixed).
-func (s *Store) deleteBothForms(ctx context.Context, coll *mongo.Collection, id int64) error {
+func (s *layoutCodec) deleteBothForms(ctx context.Context, coll *mongo.Collection, id int64) error {
 	if !s.byIDLookups {
 		_, err := coll.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: bson.A{s.key(id), s.otherKey(id)}}}}})
 		return err

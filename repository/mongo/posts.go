@@ -13,8 +13,12 @@ import (
 	"github.com/calendar/eventcal/repository"
 )
 
+// recordStore is the record part of repository.Store (events, venues,
+// organizers and images; the posts collection).
+type recordStore struct{ *conn }
+
 // postOps adapts the shared write path to posts.
-func (s *Store) postOps() itemOps[repository.Record] {
+func (s *recordStore) postOps() itemOps[repository.Record] {
 	return itemOps[repository.Record]{
 		scope:   repository.MarkPost,
 		seq:     seqPost,
@@ -62,28 +66,28 @@ func fixEvent(e *repository.EventFields) {
 
 // CreateRecord assigns p.ID (when 0), makes its slugs unique, stores it and
 // records an index mark. p is updated in place.
-func (s *Store) CreateRecord(ctx context.Context, p *repository.Record) error {
-	return createItem(ctx, s, s.postOps(), p)
+func (s *recordStore) CreateRecord(ctx context.Context, p *repository.Record) error {
+	return createItem(ctx, s.conn, s.postOps(), p)
 }
 
 // GetRecord returns the post with this ID or ErrNotFound.
-func (s *Store) GetRecord(ctx context.Context, id int64) (*repository.Record, error) {
+func (s *recordStore) GetRecord(ctx context.Context, id int64) (*repository.Record, error) {
 	var p repository.Record
-	if err := getItem(ctx, s, s.postOps(), id, &p); err != nil {
+	if err := getItem(ctx, s.conn, s.postOps(), id, &p); err != nil {
 		return nil, err
 	}
 	return &p, nil
 }
 
 // GetRecords returns the posts that exist among ids, keyed by ID.
-func (s *Store) GetRecords(ctx context.Context, ids []int64) (map[int64]*repository.Record, error) {
+func (s *recordStore) GetRecords(ctx context.Context, ids []int64) (map[int64]*repository.Record, error) {
 	// On MongoDB one command whatever the number of IDs: repeats dropped,
 	// every match in the first reply. On FerretDB one look-up per ID.
-	return getItems(ctx, s, s.postOps(), ids)
+	return getItems(ctx, s.conn, s.postOps(), ids)
 }
 
 // GetRecordBySlug returns the post of this kind whose slug in lang is slug.
-func (s *Store) GetRecordBySlug(ctx context.Context, kind repository.Kind, lang, slug string) (*repository.Record, error) {
+func (s *recordStore) GetRecordBySlug(ctx context.Context, kind repository.Kind, lang, slug string) (*repository.Record, error) {
 	id, err := s.slugOwner(ctx, s.postSlugs(kind), lang, slug)
 	if err != nil {
 		return nil, err
@@ -102,8 +106,8 @@ func (s *Store) GetRecordBySlug(ctx context.Context, kind repository.Kind, lang,
 
 // UpdateRecord reads the post, calls fn on it and stores the result with the
 // next revision, making changed slugs unique again.
-func (s *Store) UpdateRecord(ctx context.Context, id int64, fn func(p *repository.Record) error) (*repository.Record, error) {
-	p, _, err := updateItem(ctx, s, s.postOps(), id, func(p *repository.Record) (bool, error) {
+func (s *recordStore) UpdateRecord(ctx context.Context, id int64, fn func(p *repository.Record) error) (*repository.Record, error) {
+	p, _, err := updateItem(ctx, s.conn, s.postOps(), id, func(p *repository.Record) (bool, error) {
 		return true, fn(p)
 	})
 	if err != nil {
@@ -114,13 +118,13 @@ func (s *Store) UpdateRecord(ctx context.Context, id int64, fn func(p *repositor
 
 // DeleteRecord removes the post and its slugs permanently and records an
 // index mark.
-func (s *Store) DeleteRecord(ctx context.Context, id int64) error {
-	_, err := deleteItem(ctx, s, s.postOps(), id)
+func (s *recordStore) DeleteRecord(ctx context.Context, id int64) error {
+	_, err := deleteItem(ctx, s.conn, s.postOps(), id)
 	return err
 }
 
 // FindRecords returns the posts matching q, by ID ascending.
-func (s *Store) FindRecords(ctx context.Context, q repository.RecordQuery) ([]*repository.Record, error) {
+func (s *recordStore) FindRecords(ctx context.Context, q repository.RecordQuery) ([]*repository.Record, error) {
 	filter, ok := s.postFilter(q, true)
 	if !ok {
 		return []*repository.Record{}, nil
@@ -144,7 +148,7 @@ func findPostsOptions(limit int) *options.FindOptionsBuilder {
 }
 
 // CountRecords returns how many posts match q, ignoring AfterID and Limit.
-func (s *Store) CountRecords(ctx context.Context, q repository.RecordQuery) (int, error) {
+func (s *recordStore) CountRecords(ctx context.Context, q repository.RecordQuery) (int, error) {
 	filter, ok := s.postFilter(q, false)
 	if !ok {
 		return 0, nil
@@ -158,7 +162,7 @@ func (s *Store) CountRecords(ctx context.Context, q repository.RecordQuery) (int
 
 // postFilter is the function postFilter for the layout s writes (the
 // IDs on _id in the numeric one; migrate.go).
-func (s *Store) postFilter(q repository.RecordQuery, paging bool) (bson.D, bool) {
+func (s *recordStore) postFilter(q repository.RecordQuery, paging bool) (bson.D, bool) {
 	f, ok := postFilter(q, paging)
 	if s.numeric() {
 		for i := range f {
@@ -242,7 +246,7 @@ func equalFoldRegex(s string) bson.Regex {
 
 // UnlinkRecord removes venue or organizer id from every event that links it
 // and records index marks for those events. It returns the changed events.
-func (s *Store) UnlinkRecord(ctx context.Context, id int64) ([]int64, error) {
+func (s *recordStore) UnlinkRecord(ctx context.Context, id int64) ([]int64, error) {
 	// Venues and organizers share the post sequence, so id is in at most
 	// one of the two lists and both can be searched.
 	filter := bson.D{
@@ -260,7 +264,7 @@ func (s *Store) UnlinkRecord(ctx context.Context, id int64) ([]int64, error) {
 
 // editEvents applies edit to every event matching filter (each under its
 // lock, with marks) and returns the IDs of the events it changed.
-func (s *Store) editEvents(ctx context.Context, filter bson.D, edit func(e *repository.EventFields) bool) ([]int64, error) {
+func (s *recordStore) editEvents(ctx context.Context, filter bson.D, edit func(e *repository.EventFields) bool) ([]int64, error) {
 	cur, err := s.posts.Find(ctx, filter,
 		options.Find().SetProjection(bson.D{{Key: fieldID, Value: 1}}).SetSort(bson.D{{Key: s.idField(), Value: 1}}))
 	if err != nil {
@@ -272,7 +276,7 @@ func (s *Store) editEvents(ctx context.Context, filter bson.D, edit func(e *repo
 	}
 	changed := []int64{}
 	for _, id := range ids {
-		_, ok, err := updateItem(ctx, s, s.postOps(), id, func(p *repository.Record) (bool, error) {
+		_, ok, err := updateItem(ctx, s.conn, s.postOps(), id, func(p *repository.Record) (bool, error) {
 			return p.Event != nil && edit(p.Event), nil
 		})
 		switch {

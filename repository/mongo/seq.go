@@ -16,11 +16,15 @@ import (
 // handful only happens when something keeps claiming the same values.
 const maxDraws = 100
 
+// sequencer draws IDs from the counters collection and claims them in
+// id_claims.
+type sequencer struct{ *conn }
+
 // nextSeq adds n to the counter name and returns the new value, creating
 // the counter on first use. On MongoDB the $inc is atomic, so concurrent
 // callers get distinct values; FerretDB v1 may hand out a value twice, which
 // the callers that need distinct values detect (see nextID).
-func (s *Store) nextSeq(ctx context.Context, name string, n int64) (int64, error) {
+func (s *sequencer) nextSeq(ctx context.Context, name string, n int64) (int64, error) {
 	opts := options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.After)
 	var out struct {
 		Value int64 `bson:"value"`
@@ -50,7 +54,7 @@ func (s *Store) nextSeq(ctx context.Context, name string, n int64) (int64, error
 // nextID draws a new ID from sequence seq and claims it in id_claims, so an
 // ID is handed out once even when the counter is not atomic (FerretDB v1).
 // The claims also keep IDs from being reused after a delete.
-func (s *Store) nextID(ctx context.Context, seq string) (int64, error) {
+func (s *sequencer) nextID(ctx context.Context, seq string) (int64, error) {
 	for range maxDraws {
 		id, err := s.nextSeq(ctx, seq, 1)
 		if err != nil {
@@ -75,7 +79,7 @@ func (s *Store) nextID(ctx context.Context, seq string) (int64, error) {
 
 // claimID records that id of sequence seq is in use. It returns false when
 // the ID was claimed before (drawn or given explicitly by someone else).
-func (s *Store) claimID(ctx context.Context, seq string, id int64) (bool, error) {
+func (s *sequencer) claimID(ctx context.Context, seq string, id int64) (bool, error) {
 	if id <= 0 {
 		return false, fmt.Errorf("mongo: invalid %s ID %d", seq, id)
 	}
@@ -92,7 +96,7 @@ func (s *Store) claimID(ctx context.Context, seq string, id int64) (bool, error)
 
 // assignID gives a new record its ID: the next one of seq when *id is 0,
 // otherwise the caller's explicit ID, which moves the sequence past it.
-func (s *Store) assignID(ctx context.Context, seq string, id *int64) error {
+func (s *sequencer) assignID(ctx context.Context, seq string, id *int64) error {
 	if *id < 0 || *id > repository.MaxExplicitID {
 		return fmt.Errorf("mongo: %s ID %d is outside 1..%d: %w", seq, *id, repository.MaxExplicitID, repository.ErrIDRange)
 	}

@@ -40,13 +40,16 @@ type slugSpace struct {
 	field string              // "kind" or "taxonomy": where items keep group
 }
 
+// slugTable reserves, looks up and releases slugs (the slugs collection).
+type slugTable struct{ *conn }
+
 // postSlugs returns the slug space of posts of kind.
-func (s *Store) postSlugs(kind repository.Kind) slugSpace {
+func (s *slugTable) postSlugs(kind repository.Kind) slugSpace {
 	return slugSpace{scope: repository.MarkPost, group: string(kind), items: s.posts, field: "kind"}
 }
 
 // termSlugs returns the slug space of terms of tax.
-func (s *Store) termSlugs(tax repository.LabelKind) slugSpace {
+func (s *slugTable) termSlugs(tax repository.LabelKind) slugSpace {
 	return slugSpace{scope: repository.MarkTerm, group: string(tax), items: s.terms, field: "taxonomy"}
 }
 
@@ -74,7 +77,7 @@ type slugDoc struct {
 // is used but never returned: it may be one the stored record relies on,
 // and a failed write must not release it. The caller holds the owner's
 // item lock.
-func (s *Store) claimSlugs(ctx context.Context, sp slugSpace, owner int64, old, slugs repository.Text) ([]string, error) {
+func (s *slugTable) claimSlugs(ctx context.Context, sp slugSpace, owner int64, old, slugs repository.Text) ([]string, error) {
 	var added []string
 	for _, lang := range slices.Sorted(maps.Keys(slugs)) {
 		base := slugs[lang]
@@ -129,7 +132,7 @@ func (s *Store) claimSlugs(ctx context.Context, sp slugSpace, owner int64, old, 
 // slugsInUse returns the candidates of base (base, base-2, ...) that other
 // items hold and use. It saves a failed insert per taken candidate when many
 // items share a title; reserveSlug stays the authority.
-func (s *Store) slugsInUse(ctx context.Context, sp slugSpace, lang, base string, owner int64) (map[string]bool, error) {
+func (s *slugTable) slugsInUse(ctx context.Context, sp slugSpace, lang, base string, owner int64) (map[string]bool, error) {
 	pattern := "^" + regexp.QuoteMeta(sp.key(lang, base)) + `(-[0-9]+)?\z`
 	cur, err := s.slugs.Find(ctx, bson.D{{Key: "_id", Value: bson.Regex{Pattern: pattern}}})
 	if err != nil {
@@ -167,7 +170,7 @@ func (s *Store) slugsInUse(ctx context.Context, sp slugSpace, lang, base string,
 
 // ownerSlugs returns the stored slug in lang of each of the items ids that
 // exists in sp's group.
-func (s *Store) ownerSlugs(ctx context.Context, sp slugSpace, lang string, ids []int64) (map[int64]string, error) {
+func (s *slugTable) ownerSlugs(ctx context.Context, sp slugSpace, lang string, ids []int64) (map[int64]string, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -198,7 +201,7 @@ func (s *Store) ownerSlugs(ctx context.Context, sp slugSpace, lang string, ids [
 // now (a leftover of one of its own failed writes, or one its stored record
 // uses); inserted reports whether this call made the reservation, which
 // only then is the caller's to release.
-func (s *Store) reserveSlug(ctx context.Context, sp slugSpace, lang, slug string, owner int64) (ok, inserted bool, err error) {
+func (s *slugTable) reserveSlug(ctx context.Context, sp slugSpace, lang, slug string, owner int64) (ok, inserted bool, err error) {
 	key := sp.key(lang, slug)
 	for range 5 {
 		at := s.dbNow(ctx).UTC().Truncate(time.Millisecond)
@@ -245,7 +248,7 @@ func (s *Store) reserveSlug(ctx context.Context, sp slugSpace, lang, slug string
 // leftover: holder's lock is free and holder's document does not use the
 // slug. It returns true when the reservation is gone (the caller then tries
 // to insert its own).
-func (s *Store) takeOverSlug(ctx context.Context, sp slugSpace, lang, slug string, holder int64) (bool, error) {
+func (s *slugTable) takeOverSlug(ctx context.Context, sp slugSpace, lang, slug string, holder int64) (bool, error) {
 	inUse := func() (bool, error) {
 		slugsOf, err := s.ownerSlugs(ctx, sp, lang, []int64{holder})
 		return slugsOf[holder] == slug, err
@@ -270,14 +273,14 @@ func (s *Store) takeOverSlug(ctx context.Context, sp slugSpace, lang, slug strin
 
 // recent reports whether a reservation made at (the server's clock) is too
 // young to be a leftover.
-func (s *Store) recent(ctx context.Context, at time.Time) bool {
+func (s *slugTable) recent(ctx context.Context, at time.Time) bool {
 	return s.dbNow(ctx).Sub(at) < lockLease
 }
 
 // releaseOldSlugs removes owner's reservations of the slugs in old that
 // slugs no longer uses, once a write changing them landed. Best effort: a
 // leftover is taken over later.
-func (s *Store) releaseOldSlugs(ctx context.Context, sp slugSpace, owner int64, old, slugs repository.Text) {
+func (s *slugTable) releaseOldSlugs(ctx context.Context, sp slugSpace, owner int64, old, slugs repository.Text) {
 	var keys []string
 	for lang, slug := range old {
 		if slug != "" && slugs[lang] != slug {
@@ -288,7 +291,7 @@ func (s *Store) releaseOldSlugs(ctx context.Context, sp slugSpace, owner int64, 
 }
 
 // releaseSlugKeys removes owner's reservations with these keys. Best effort.
-func (s *Store) releaseSlugKeys(ctx context.Context, owner int64, keys []string) {
+func (s *slugTable) releaseSlugKeys(ctx context.Context, owner int64, keys []string) {
 	if len(keys) == 0 {
 		return
 	}
@@ -299,14 +302,14 @@ func (s *Store) releaseSlugKeys(ctx context.Context, owner int64, keys []string)
 
 // releaseAllSlugs removes every reservation of owner in scope (after the
 // owner was deleted). Best effort.
-func (s *Store) releaseAllSlugs(ctx context.Context, scope repository.MarkKind, owner int64) {
+func (s *slugTable) releaseAllSlugs(ctx context.Context, scope repository.MarkKind, owner int64) {
 	cctx, cancel := s.cleanupContext(ctx)
 	defer cancel()
 	s.slugs.DeleteMany(cctx, bson.D{{Key: "scope", Value: string(scope)}, {Key: "owner", Value: owner}})
 }
 
 // slugOwner returns the ID of the item of sp that uses slug in lang.
-func (s *Store) slugOwner(ctx context.Context, sp slugSpace, lang, slug string) (int64, error) {
+func (s *slugTable) slugOwner(ctx context.Context, sp slugSpace, lang, slug string) (int64, error) {
 	if slug == "" || !validFieldName(lang) {
 		return 0, repository.ErrNotFound
 	}

@@ -111,7 +111,38 @@ const cleanupTimeout = 10 * time.Second
 
 // Store is a repository.Store backed by a MongoDB database. It is safe for
 // concurrent use, also by several processes sharing the database.
+//
+// Its methods are declared on one type per concern, each holding the
+// shared connection (conn) and each in the file of its concern:
+// recordStore (posts.go), labelStore (terms.go), accountStore (users.go),
+// webhookStore (webhooks.go), markQueue (marks.go), aggregateReads
+// (aggregates.go) and migrator (migrate.go). Store composes them and
+// declares only the indexes, the lease, the job state and its lifetime.
 type Store struct {
+	*conn
+	recordStore
+	labelStore
+	accountStore
+	webhookStore
+	markQueue
+	aggregateReads
+	migrator
+}
+
+// conn is the connection and the state every part of the store shares.
+// The steps the writes of several parts share are declared on the types
+// it embeds, one per concern: layoutCodec (IDs and documents of the
+// current layout), lockTable (item locks), sequencer (IDs), slugTable
+// (slug reservations), itemIO (document writes) and markWriter (the index
+// marks of a write). Each of them holds the conn back.
+type conn struct {
+	layoutCodec
+	lockTable
+	sequencer
+	slugTable
+	itemIO
+	markWriter
+
 	client    *mongo.Client
 	db        *mongo.Database
 	posts     *mongo.Collection
@@ -164,6 +195,27 @@ type Store struct {
 }
 
 var _ repository.Store = (*Store)(nil)
+
+// newStore returns the store working on c, with c's parts pointing back
+// at it.
+func newStore(c *conn) *Store {
+	c.layoutCodec = layoutCodec{c}
+	c.lockTable = lockTable{c}
+	c.sequencer = sequencer{c}
+	c.slugTable = slugTable{c}
+	c.itemIO = itemIO{c}
+	c.markWriter = markWriter{c}
+	return &Store{
+		conn:           c,
+		recordStore:    recordStore{c},
+		labelStore:     labelStore{c, recordStore{c}},
+		accountStore:   accountStore{c},
+		webhookStore:   webhookStore{c},
+		markQueue:      markQueue{c},
+		aggregateReads: aggregateReads{c},
+		migrator:       migrator{c},
+	}
+}
 
 // Option changes how Open connects.
 type Option func(*openOptions)
@@ -234,7 +286,7 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, er
 		return nil, fmt.Errorf("mongo: no server answers at %s: %s", RedactURI(uri), lastServerError(err))
 	}
 	db := client.Database(database)
-	s := &Store{
+	s := newStore(&conn{
 		client:   client,
 		db:       db,
 		posts:    db.Collection(collPosts),
@@ -250,7 +302,7 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, er
 		meta:     db.Collection(collMeta),
 		clock:    serverClock{now: oo.now},
 		replicas: db.Collection(collReplicas),
-	}
+	})
 	if err := s.calibrate(ctx); err != nil {
 		// Not fatal: the local clock stands in until a reading succeeds.
 		s.clock.tried = oo.now()
@@ -547,7 +599,7 @@ func storedTime(t time.Time) time.Time { return t.Truncate(time.Second).UTC() }
 // cleanupContext returns a context for best-effort work that must run even
 // when ctx is done, bounded by the store's operation timeout (WithTimeout)
 // or, without one, by cleanupTimeout.
-func (s *Store) cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
+func (s *conn) cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	d := cleanupTimeout
 	if s.timeout > 0 {
 		d = s.timeout

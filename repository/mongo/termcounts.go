@@ -55,7 +55,7 @@ func (m *termCountsMemo) fresh(min uint64) (map[int64]int, bool) {
 // published event uses (an event listing a term twice counts once). The
 // counts reflect every post write of this store that landed before the
 // call.
-func (s *Store) allTermCounts(ctx context.Context) (map[int64]int, error) {
+func (s *aggregateReads) allTermCounts(ctx context.Context) (map[int64]int, error) {
 	m := &s.termCounts
 	m.mu.Lock()
 	need := m.gen

@@ -15,8 +15,16 @@ import (
 	"github.com/calendar/eventcal/repository"
 )
 
+// labelStore is the label part of repository.Store (categories and tags;
+// the terms collection). It reaches the records through recordStore, to
+// remove a deleted label from the events.
+type labelStore struct {
+	*conn
+	recordStore
+}
+
 // termOps adapts the shared write path to terms.
-func (s *Store) termOps() itemOps[repository.Label] {
+func (s *labelStore) termOps() itemOps[repository.Label] {
 	return itemOps[repository.Label]{
 		scope:   repository.MarkTerm,
 		seq:     seqTerm,
@@ -35,27 +43,27 @@ func (s *Store) termOps() itemOps[repository.Label] {
 
 // CreateLabel assigns t.ID (when 0), makes its slugs unique for its taxonomy,
 // stores it and records an index mark. t is updated in place.
-func (s *Store) CreateLabel(ctx context.Context, t *repository.Label) error {
+func (s *labelStore) CreateLabel(ctx context.Context, t *repository.Label) error {
 	defer func() { t.NameKeys = nil }()
-	return createItem(ctx, s, s.termOps(), t)
+	return createItem(ctx, s.conn, s.termOps(), t)
 }
 
 // GetLabel returns the term with this ID or ErrNotFound.
-func (s *Store) GetLabel(ctx context.Context, id int64) (*repository.Label, error) {
+func (s *labelStore) GetLabel(ctx context.Context, id int64) (*repository.Label, error) {
 	var t repository.Label
-	if err := getItem(ctx, s, s.termOps(), id, &t); err != nil {
+	if err := getItem(ctx, s.conn, s.termOps(), id, &t); err != nil {
 		return nil, err
 	}
 	return &t, nil
 }
 
 // GetLabels returns the terms that exist among ids, keyed by ID.
-func (s *Store) GetLabels(ctx context.Context, ids []int64) (map[int64]*repository.Label, error) {
-	return getItems(ctx, s, s.termOps(), ids)
+func (s *labelStore) GetLabels(ctx context.Context, ids []int64) (map[int64]*repository.Label, error) {
+	return getItems(ctx, s.conn, s.termOps(), ids)
 }
 
 // FindLabels returns the terms matching q, by ID ascending.
-func (s *Store) FindLabels(ctx context.Context, q repository.LabelQuery) ([]*repository.Label, error) {
+func (s *labelStore) FindLabels(ctx context.Context, q repository.LabelQuery) ([]*repository.Label, error) {
 	f := bson.D{}
 	if q.Taxonomy != "" {
 		f = append(f, bson.E{Key: "taxonomy", Value: q.Taxonomy})
@@ -104,8 +112,8 @@ func (s *Store) FindLabels(ctx context.Context, q repository.LabelQuery) ([]*rep
 // of its reservations are read by ID (look-ups on FerretDB, where a filter
 // on slug.<lang> decodes every term) and the query's conditions are
 // checked here, the slug among them (a reservation may be a leftover).
-func (s *Store) termsBySlugOwners(ctx context.Context, q repository.LabelQuery, owners []int64) ([]*repository.Label, error) {
-	byID, err := getItems(ctx, s, s.termOps(), owners)
+func (s *labelStore) termsBySlugOwners(ctx context.Context, q repository.LabelQuery, owners []int64) ([]*repository.Label, error) {
+	byID, err := getItems(ctx, s.conn, s.termOps(), owners)
 	if err != nil {
 		return nil, err
 	}
@@ -127,8 +135,8 @@ func (s *Store) termsBySlugOwners(ctx context.Context, q repository.LabelQuery, 
 
 // UpdateLabel reads the term, calls fn on it and stores the result with the
 // next revision, making changed slugs unique again.
-func (s *Store) UpdateLabel(ctx context.Context, id int64, fn func(t *repository.Label) error) (*repository.Label, error) {
-	t, _, err := updateItem(ctx, s, s.termOps(), id, func(t *repository.Label) (bool, error) {
+func (s *labelStore) UpdateLabel(ctx context.Context, id int64, fn func(t *repository.Label) error) (*repository.Label, error) {
+	t, _, err := updateItem(ctx, s.conn, s.termOps(), id, func(t *repository.Label) (bool, error) {
 		return true, fn(t)
 	})
 	if err != nil {
@@ -146,7 +154,7 @@ func (s *Store) UpdateLabel(ctx context.Context, id int64, fn func(t *repository
 // removed before the term (a failed call leaves the term in place, so it can
 // be retried) and once more after it, for events that linked the term while
 // it was being deleted.
-func (s *Store) DeleteLabel(ctx context.Context, id int64) error {
+func (s *labelStore) DeleteLabel(ctx context.Context, id int64) error {
 	t, err := s.GetLabel(ctx, id)
 	if err != nil {
 		return err
@@ -157,7 +165,7 @@ func (s *Store) DeleteLabel(ctx context.Context, id int64) error {
 	if err := s.reparentChildren(ctx, id, t.Parent); err != nil {
 		return err
 	}
-	gone, err := deleteItem(ctx, s, s.termOps(), id)
+	gone, err := deleteItem(ctx, s.conn, s.termOps(), id)
 	if err != nil {
 		return err
 	}
@@ -168,7 +176,7 @@ func (s *Store) DeleteLabel(ctx context.Context, id int64) error {
 }
 
 // unlinkTerm removes term id from the categories and tags of every event.
-func (s *Store) unlinkTerm(ctx context.Context, id int64) error {
+func (s *labelStore) unlinkTerm(ctx context.Context, id int64) error {
 	// Categories and tags share the term sequence: search both lists.
 	filter := bson.D{
 		{Key: "kind", Value: repository.KindEvent},
@@ -185,14 +193,14 @@ func (s *Store) unlinkTerm(ctx context.Context, id int64) error {
 }
 
 // reparentChildren moves the children of term id to parent.
-func (s *Store) reparentChildren(ctx context.Context, id, parent int64) error {
+func (s *labelStore) reparentChildren(ctx context.Context, id, parent int64) error {
 	children, err := findItems(ctx, s.termOps(), bson.D{{Key: "parent", Value: id}},
 		options.Find().SetProjection(bson.D{{Key: fieldID, Value: 1}}))
 	if err != nil {
 		return err
 	}
 	for _, c := range children {
-		_, _, err := updateItem(ctx, s, s.termOps(), c.ID, func(t *repository.Label) (bool, error) {
+		_, _, err := updateItem(ctx, s.conn, s.termOps(), c.ID, func(t *repository.Label) (bool, error) {
 			if t.Parent != id {
 				return false, nil
 			}
@@ -212,7 +220,7 @@ func (s *Store) reparentChildren(ctx context.Context, id, parent int64) error {
 // The counting happens here rather than in an $unwind/$group aggregation:
 // FerretDB v1 groups by a dotted path such as "$event.tags" wrongly (every
 // event lands in one null group). Only the one list is fetched per event.
-func (s *Store) LabelCounts(ctx context.Context, tax repository.LabelKind) (map[int64]int, error) {
+func (s *labelStore) LabelCounts(ctx context.Context, tax repository.LabelKind) (map[int64]int, error) {
 	var field string
 	switch tax {
 	case repository.LabelCategory:
@@ -306,7 +314,7 @@ func termNameKeys(names repository.Text) []string {
 // backfillNameKeys writes name_keys into terms stored before the name
 // index existed. The revision filter leaves alone a term that a writer
 // changed meanwhile (its write set the keys already).
-func (s *Store) backfillNameKeys(ctx context.Context) error {
+func (s *labelStore) backfillNameKeys(ctx context.Context) error {
 	cur, err := s.terms.Find(ctx, bson.D{{Key: "name_keys", Value: bson.D{{Key: "$exists", Value: false}}}})
 	if err != nil {
 		return fmt.Errorf("mongo: backfill term names: %w", err)

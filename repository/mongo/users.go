@@ -14,9 +14,13 @@ import (
 	"github.com/calendar/eventcal/repository"
 )
 
+// accountStore is the account part of repository.Store: users, tokens and
+// the Exclusive lock.
+type accountStore struct{ *conn }
+
 // CreateUser assigns u.ID (when 0) and stores u. A taken login is
 // ErrDuplicate (the unique index on users.login decides).
-func (s *Store) CreateUser(ctx context.Context, u *repository.User) (err error) {
+func (s *accountStore) CreateUser(ctx context.Context, u *repository.User) (err error) {
 	origID, origCreated := u.ID, u.Created
 	defer func() {
 		if err != nil {
@@ -52,17 +56,17 @@ func (s *Store) CreateUser(ctx context.Context, u *repository.User) (err error) 
 }
 
 // GetUser returns the user with this ID or ErrNotFound.
-func (s *Store) GetUser(ctx context.Context, id int64) (*repository.User, error) {
+func (s *accountStore) GetUser(ctx context.Context, id int64) (*repository.User, error) {
 	return s.findUser(ctx, bson.D{{Key: "_id", Value: id}})
 }
 
 // GetUserByLogin returns the user with this login or ErrNotFound.
-func (s *Store) GetUserByLogin(ctx context.Context, login string) (*repository.User, error) {
+func (s *accountStore) GetUserByLogin(ctx context.Context, login string) (*repository.User, error) {
 	return s.findUser(ctx, bson.D{{Key: "login", Value: login}})
 }
 
 // findUser returns the user matching filter or ErrNotFound.
-func (s *Store) findUser(ctx context.Context, filter bson.D) (*repository.User, error) {
+func (s *accountStore) findUser(ctx context.Context, filter bson.D) (*repository.User, error) {
 	var u repository.User
 	err := s.users.FindOne(ctx, filter).Decode(&u)
 	switch {
@@ -77,7 +81,7 @@ func (s *Store) findUser(ctx context.Context, filter bson.D) (*repository.User, 
 
 // CreateToken stores a token for an existing user (ErrNotFound otherwise);
 // a hash stored before is ErrDuplicate.
-func (s *Store) CreateToken(ctx context.Context, t *repository.Token) error {
+func (s *accountStore) CreateToken(ctx context.Context, t *repository.Token) error {
 	if _, err := s.GetUser(ctx, t.UserID); err != nil {
 		return err
 	}
@@ -114,7 +118,7 @@ func (s *Store) CreateToken(ctx context.Context, t *repository.Token) error {
 
 // UserByTokenHash returns the user owning the token with this hash, or
 // ErrNotFound.
-func (s *Store) UserByTokenHash(ctx context.Context, hash string) (*repository.User, error) {
+func (s *accountStore) UserByTokenHash(ctx context.Context, hash string) (*repository.User, error) {
 	var t repository.Token
 	err := s.tokens.FindOne(ctx, bson.D{{Key: "_id", Value: hash}}).Decode(&t)
 	switch {
@@ -127,7 +131,7 @@ func (s *Store) UserByTokenHash(ctx context.Context, hash string) (*repository.U
 }
 
 // ListUsers returns every user, by ID ascending.
-func (s *Store) ListUsers(ctx context.Context) ([]*repository.User, error) {
+func (s *accountStore) ListUsers(ctx context.Context) ([]*repository.User, error) {
 	cur, err := s.users.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
 		return nil, fmt.Errorf("mongo: list users: %w", err)
@@ -144,7 +148,7 @@ func (s *Store) ListUsers(ctx context.Context) ([]*repository.User, error) {
 
 // UpdateUser stores u's role and disabled flag (one $set: both fields
 // change together).
-func (s *Store) UpdateUser(ctx context.Context, u *repository.User) error {
+func (s *accountStore) UpdateUser(ctx context.Context, u *repository.User) error {
 	res, err := s.users.UpdateOne(ctx, bson.D{{Key: "_id", Value: u.ID}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "role", Value: u.Role}, {Key: "disabled", Value: u.Disabled},
 			{Key: "email", Value: u.Email}, {Key: "origin", Value: u.Origin}}}})
@@ -180,7 +184,7 @@ func fixToken(t *repository.Token) {
 }
 
 // TokenByHash returns the token with this hash or ErrNotFound.
-func (s *Store) TokenByHash(ctx context.Context, hash string) (*repository.Token, error) {
+func (s *accountStore) TokenByHash(ctx context.Context, hash string) (*repository.Token, error) {
 	var t repository.Token
 	err := s.tokens.FindOne(ctx, bson.D{{Key: "_id", Value: hash}}).Decode(&t)
 	switch {
@@ -195,7 +199,7 @@ func (s *Store) TokenByHash(ctx context.Context, hash string) (*repository.Token
 
 // ListTokens returns the tokens of one user (every user's for 0), oldest
 // first.
-func (s *Store) ListTokens(ctx context.Context, userID int64) ([]*repository.Token, error) {
+func (s *accountStore) ListTokens(ctx context.Context, userID int64) ([]*repository.Token, error) {
 	filter := bson.D{}
 	if userID != 0 {
 		filter = bson.D{{Key: "user_id", Value: userID}}
@@ -216,7 +220,7 @@ func (s *Store) ListTokens(ctx context.Context, userID int64) ([]*repository.Tok
 
 // RevokeToken deletes the token whose public ID is id: a prefix range of
 // _id (hex digits sort below "g").
-func (s *Store) RevokeToken(ctx context.Context, id string) error {
+func (s *accountStore) RevokeToken(ctx context.Context, id string) error {
 	if !repository.ValidTokenID(id) {
 		return repository.ErrNotFound
 	}
@@ -231,7 +235,7 @@ func (s *Store) RevokeToken(ctx context.Context, id string) error {
 }
 
 // TouchToken records the last use of a token.
-func (s *Store) TouchToken(ctx context.Context, hash string, at time.Time) error {
+func (s *accountStore) TouchToken(ctx context.Context, hash string, at time.Time) error {
 	_, err := s.tokens.UpdateOne(ctx, bson.D{{Key: "_id", Value: hash}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "last_used", Value: storedTime(at)}}}})
 	if err != nil {
@@ -244,7 +248,7 @@ func (s *Store) TouchToken(ctx context.Context, hash string, at time.Time) error
 // (a unique-_id insert, the same claim the item locks use), so the lock
 // holds across every process sharing the database. The key is hashed into
 // the lock's _id, which keeps it short whatever the caller names.
-func (s *Store) Exclusive(ctx context.Context, key string, fn func(ctx context.Context) error) error {
+func (s *accountStore) Exclusive(ctx context.Context, key string, fn func(ctx context.Context) error) error {
 	sum := sha256.Sum256([]byte(key))
 	l, err := s.lock(ctx, "exclusive:"+hex.EncodeToString(sum[:16]))
 	if err != nil {

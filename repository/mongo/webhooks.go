@@ -37,8 +37,12 @@ const (
 	seqDelivery    = "delivery"
 )
 
+// webhookStore is repository.WebhookStore: the endpoints, the item states
+// and the delivery queue.
+type webhookStore struct{ *conn }
+
 // CreateWebhook assigns w.ID and stores w.
-func (s *Store) CreateWebhook(ctx context.Context, w *repository.Webhook) error {
+func (s *webhookStore) CreateWebhook(ctx context.Context, w *repository.Webhook) error {
 	c := *w
 	c.ID = 0
 	if err := s.assignID(ctx, seqWebhook, &c.ID); err != nil {
@@ -54,7 +58,7 @@ func (s *Store) CreateWebhook(ctx context.Context, w *repository.Webhook) error 
 }
 
 // GetWebhook returns the endpoint or repository.ErrNotFound.
-func (s *Store) GetWebhook(ctx context.Context, id int64) (*repository.Webhook, error) {
+func (s *webhookStore) GetWebhook(ctx context.Context, id int64) (*repository.Webhook, error) {
 	var w repository.Webhook
 	err := s.db.Collection(collWebhooks).FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&w)
 	if isNoDocuments(err) {
@@ -75,7 +79,7 @@ func fixWebhookTimes(w *repository.Webhook) {
 }
 
 // ListWebhooks returns every endpoint by ID.
-func (s *Store) ListWebhooks(ctx context.Context) ([]*repository.Webhook, error) {
+func (s *webhookStore) ListWebhooks(ctx context.Context) ([]*repository.Webhook, error) {
 	cur, err := s.db.Collection(collWebhooks).Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
 		return nil, fmt.Errorf("mongo: webhooks: %w", err)
@@ -94,7 +98,7 @@ func (s *Store) ListWebhooks(ctx context.Context) ([]*repository.Webhook, error)
 // revision is unchanged, starting over otherwise. (On FerretDB v1 the
 // revision check is not atomic; endpoints are changed rarely, by admins and
 // by the one delivering process.)
-func (s *Store) UpdateWebhook(ctx context.Context, id int64, fn func(w *repository.Webhook) error) (*repository.Webhook, error) {
+func (s *webhookStore) UpdateWebhook(ctx context.Context, id int64, fn func(w *repository.Webhook) error) (*repository.Webhook, error) {
 	for attempt := 0; ; attempt++ {
 		w, err := s.GetWebhook(ctx, id)
 		if err != nil {
@@ -123,7 +127,7 @@ func (s *Store) UpdateWebhook(ctx context.Context, id int64, fn func(w *reposito
 }
 
 // DeleteWebhook removes the endpoint and its deliveries.
-func (s *Store) DeleteWebhook(ctx context.Context, id int64) error {
+func (s *webhookStore) DeleteWebhook(ctx context.Context, id int64) error {
 	res, err := s.db.Collection(collWebhooks).DeleteOne(ctx, bson.D{{Key: "_id", Value: id}})
 	if err != nil {
 		return fmt.Errorf("mongo: delete webhook %d: %w", id, err)
@@ -144,7 +148,7 @@ type itemStateDoc struct {
 }
 
 // ItemStates returns the recorded states among keys.
-func (s *Store) ItemStates(ctx context.Context, keys []repository.ItemKey) (map[repository.ItemKey]repository.ItemState, error) {
+func (s *webhookStore) ItemStates(ctx context.Context, keys []repository.ItemKey) (map[repository.ItemKey]repository.ItemState, error) {
 	out := make(map[repository.ItemKey]repository.ItemState, len(keys))
 	if len(keys) == 0 {
 		return out, nil
@@ -179,7 +183,7 @@ func deliveryKey(webhookID int64, msgID string) string {
 
 // RecordChanges queues the deliveries (skipping those already queued),
 // then stores the states and forgets the gone items.
-func (s *Store) RecordChanges(ctx context.Context, states []repository.ItemState, gone []repository.ItemKey, deliveries []*repository.Delivery) error {
+func (s *webhookStore) RecordChanges(ctx context.Context, states []repository.ItemState, gone []repository.ItemKey, deliveries []*repository.Delivery) error {
 	coll := s.db.Collection(collDeliveries)
 	if len(deliveries) > 0 {
 		last, err := s.nextSeq(ctx, seqDelivery, int64(len(deliveries)))
@@ -247,7 +251,7 @@ const dueScan = 2000
 // DueDeliveries returns the pending deliveries due at now that are first
 // in line for their endpoint and item. The pending ones are read in Seq
 // order and the line is kept in Go.
-func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]*repository.Delivery, error) {
+func (s *webhookStore) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]*repository.Delivery, error) {
 	return s.dueDeliveries(ctx, bson.D{{Key: "status", Value: repository.DeliveryPending}}, now, limit, nil)
 }
 
@@ -255,7 +259,7 @@ func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]
 // at now that are first in line for their item; the scan of dueScan
 // pending deliveries is the endpoint's own, so another endpoint's backlog
 // cannot fill it.
-func (s *Store) DueEndpointDeliveries(ctx context.Context, webhookID int64, now time.Time, limit int) ([]*repository.Delivery, error) {
+func (s *webhookStore) DueEndpointDeliveries(ctx context.Context, webhookID int64, now time.Time, limit int) ([]*repository.Delivery, error) {
 	return s.dueDeliveries(ctx, bson.D{{Key: "status", Value: repository.DeliveryPending}, {Key: "webhook_id", Value: webhookID}}, now, limit, nil)
 }
 
@@ -263,7 +267,7 @@ func (s *Store) DueEndpointDeliveries(ctx context.Context, webhookID int64, now 
 // and returns up to limit of those due at now that are first in line for
 // their endpoint and item and that take accepts (nil: all); a delivery
 // take refuses still holds up its line.
-func (s *Store) dueDeliveries(ctx context.Context, filter bson.D, now time.Time, limit int, take func(*repository.Delivery) bool) ([]*repository.Delivery, error) {
+func (s *webhookStore) dueDeliveries(ctx context.Context, filter bson.D, now time.Time, limit int, take func(*repository.Delivery) bool) ([]*repository.Delivery, error) {
 	cur, err := s.db.Collection(collDeliveries).Find(ctx, filter,
 		options.Find().SetSort(bson.D{{Key: "seq", Value: 1}}).SetLimit(dueScan))
 	if err != nil {
@@ -296,7 +300,7 @@ func (s *Store) dueDeliveries(ctx context.Context, filter bson.D, now time.Time,
 // of several deliverers that read the same state, one update matches.
 // FerretDB v1 updates are not atomic (see the package documentation), so
 // there the compare-and-set runs under the delivery's lock.
-func (s *Store) ClaimDeliveries(ctx context.Context, webhookID int64, now time.Time, hold time.Duration, limit int) ([]*repository.Delivery, error) {
+func (s *webhookStore) ClaimDeliveries(ctx context.Context, webhookID int64, now time.Time, hold time.Duration, limit int) ([]*repository.Delivery, error) {
 	due, err := s.dueDeliveries(ctx, bson.D{{Key: "status", Value: repository.DeliveryPending}, {Key: "webhook_id", Value: webhookID}}, now, dueScan,
 		func(d *repository.Delivery) bool { return d.Claim == "" || !d.ClaimUntil.After(now) })
 	if err != nil {
@@ -331,7 +335,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, webhookID int64, now time.T
 // if it matches, and reports whether it did. On FerretDB v1 it holds the
 // delivery's lock meanwhile, which makes the check and the write one step
 // among the deliverers (all of which take it).
-func (s *Store) casDelivery(ctx context.Context, filter, update bson.D) (bool, error) {
+func (s *webhookStore) casDelivery(ctx context.Context, filter, update bson.D) (bool, error) {
 	if s.ferretDB {
 		l, err := s.lock(ctx, "delivery:"+filter[0].Value.(string))
 		if err != nil {
@@ -348,7 +352,7 @@ func (s *Store) casDelivery(ctx context.Context, filter, update bson.D) (bool, e
 
 // SaveDelivery stores a delivery's status, next attempt and log; a claimed
 // one only while it holds its claim, which it clears.
-func (s *Store) SaveDelivery(ctx context.Context, d *repository.Delivery) error {
+func (s *webhookStore) SaveDelivery(ctx context.Context, d *repository.Delivery) error {
 	set := bson.D{{Key: "$set", Value: bson.D{
 		{Key: "status", Value: d.Status},
 		{Key: "attempts", Value: d.Attempts},
@@ -375,7 +379,7 @@ func (s *Store) SaveDelivery(ctx context.Context, d *repository.Delivery) error 
 }
 
 // ListDeliveries returns an endpoint's deliveries, newest first.
-func (s *Store) ListDeliveries(ctx context.Context, webhookID int64, limit int) ([]*repository.Delivery, error) {
+func (s *webhookStore) ListDeliveries(ctx context.Context, webhookID int64, limit int) ([]*repository.Delivery, error) {
 	cur, err := s.db.Collection(collDeliveries).Find(ctx, bson.D{{Key: "webhook_id", Value: webhookID}},
 		options.Find().SetSort(bson.D{{Key: "seq", Value: -1}}).SetLimit(int64(limit)))
 	if err != nil {
@@ -385,7 +389,7 @@ func (s *Store) ListDeliveries(ctx context.Context, webhookID int64, limit int) 
 }
 
 // DeliveryQueue counts pending deliveries and finds the oldest.
-func (s *Store) DeliveryQueue(ctx context.Context) (int, time.Time, error) {
+func (s *webhookStore) DeliveryQueue(ctx context.Context) (int, time.Time, error) {
 	coll := s.db.Collection(collDeliveries)
 	filter := bson.D{{Key: "status", Value: repository.DeliveryPending}}
 	n, err := coll.CountDocuments(ctx, filter)
@@ -404,7 +408,7 @@ func (s *Store) DeliveryQueue(ctx context.Context) (int, time.Time, error) {
 }
 
 // PruneDeliveries removes finished deliveries created before t.
-func (s *Store) PruneDeliveries(ctx context.Context, before time.Time) error {
+func (s *webhookStore) PruneDeliveries(ctx context.Context, before time.Time) error {
 	_, err := s.db.Collection(collDeliveries).DeleteMany(ctx, bson.D{
 		{Key: "status", Value: bson.D{{Key: "$ne", Value: repository.DeliveryPending}}},
 		{Key: "created", Value: bson.D{{Key: "$lt", Value: before}}},

@@ -127,9 +127,13 @@ const accountDocumentsFill = `INSERT INTO account_documents(author, n)
 	SELECT ` + `coalesce(json_extract(posts.doc, '$.author'), 0)` + `, sum(max(coalesce(json_extract(posts.doc, '$.event.documents'), 1), 1))
 	FROM posts WHERE kind = 'event' GROUP BY 1`
 
+// aggregateReads answers the aggregate reads of repository.EventLinks and
+// AccountDocuments.
+type aggregateReads struct{ *conn }
+
 // AccountDocuments returns the index documents of the author's events
 // (repository.Store): one read of account_documents.
-func (s *Store) AccountDocuments(ctx context.Context, author int64) (int, error) {
+func (s *aggregateReads) AccountDocuments(ctx context.Context, author int64) (int, error) {
 	var n int
 	err := s.rdb.QueryRowContext(ctx, `SELECT coalesce((SELECT n FROM account_documents WHERE author = ?), 0)`, author).Scan(&n)
 	if err != nil {
@@ -217,7 +221,7 @@ const placeEventsQuery = `SELECT p.value, s.value,
 
 // PlaceEvents returns the aggregates of the events linked to each venue
 // or organizer among ids, in one query.
-func (s *Store) PlaceEvents(ctx context.Context, kind repository.Kind, ids []int64) (map[int64]repository.PlaceEvents, error) {
+func (s *aggregateReads) PlaceEvents(ctx context.Context, kind repository.Kind, ids []int64) (map[int64]repository.PlaceEvents, error) {
 	out := make(map[int64]repository.PlaceEvents, len(ids))
 	if len(ids) == 0 {
 		return out, nil
@@ -251,9 +255,13 @@ func (s *Store) PlaceEvents(ctx context.Context, kind repository.Kind, ids []int
 	return out, nil
 }
 
+// recordStore is the record part of repository.Store (events, venues,
+// organizers and images; the posts table).
+type recordStore struct{ *conn }
+
 // FindRecordIDs returns the IDs of the posts matching q, ascending, reading
 // only the index columns.
-func (s *Store) FindRecordIDs(ctx context.Context, q repository.RecordQuery) ([]int64, error) {
+func (s *recordStore) FindRecordIDs(ctx context.Context, q repository.RecordQuery) ([]int64, error) {
 	query, args := postPage(`id`, q)
 	rows, err := s.rdb.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -272,7 +280,7 @@ func (s *Store) FindRecordIDs(ctx context.Context, q repository.RecordQuery) ([]
 // then runs on posts. Rendering an event counts the published events of
 // each of its terms: on posts that count visits every published event
 // (the status index), so its cost grew with the store.
-func (s *Store) countByTerm(ctx context.Context, q repository.RecordQuery) (int, bool, error) {
+func (s *recordStore) countByTerm(ctx context.Context, q repository.RecordQuery) (int, bool, error) {
 	rel, ids := "category", q.CategoryIDs
 	if len(q.TagIDs) > 0 {
 		rel, ids = "tag", q.TagIDs

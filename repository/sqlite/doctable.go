@@ -97,7 +97,7 @@ func (t *docTable[T]) decode(doc []byte) (*T, error) {
 }
 
 // get returns the document with this ID or repository.ErrNotFound.
-func (t *docTable[T]) get(ctx context.Context, s *Store, id int64) (*T, error) {
+func (t *docTable[T]) get(ctx context.Context, s *conn, id int64) (*T, error) {
 	var doc []byte
 	if err := s.queryRow(ctx, t.getQuery, id).Scan(&doc); err != nil {
 		return nil, notFound(err)
@@ -115,7 +115,7 @@ func (t *docTable[T]) getTx(w *writeTx, id int64) (*T, error) {
 }
 
 // getMany returns the documents that exist among ids, keyed by ID.
-func (t *docTable[T]) getMany(ctx context.Context, s *Store, ids []int64) (map[int64]*T, error) {
+func (t *docTable[T]) getMany(ctx context.Context, s *conn, ids []int64) (map[int64]*T, error) {
 	out := make(map[int64]*T, len(ids))
 	if len(ids) == 0 {
 		return out, nil
@@ -162,7 +162,7 @@ func (t *docTable[T]) scan(rows interface {
 
 // create assigns v's ID from the kind's counter (unless set; a set ID must
 // be free), stores v at revision 1 and updates it in place.
-func (t *docTable[T]) create(ctx context.Context, s *Store, v *T) error {
+func (t *docTable[T]) create(ctx context.Context, s *conn, v *T) error {
 	q := *v
 	f := t.fields(&q)
 	*f.slug = f.slug.Clone()
@@ -261,7 +261,7 @@ func (t *docTable[T]) deleteSides(w *writeTx, id int64) error {
 // document did not change meanwhile, retrying otherwise. fn runs outside
 // any transaction and may run several times; it may not change the ID or
 // the scope (kind, taxonomy).
-func (t *docTable[T]) update(ctx context.Context, s *Store, id int64, fn func(v *T) error) (*T, error) {
+func (t *docTable[T]) update(ctx context.Context, s *conn, id int64, fn func(v *T) error) (*T, error) {
 	for {
 		v, err := t.get(ctx, s, id)
 		if err != nil {

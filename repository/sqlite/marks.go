@@ -11,10 +11,13 @@ import (
 // markColumns are the columns scanMarks reads, in its order.
 const markColumns = `kind, id, seq, at, attempts, last_error, next_at`
 
+// markQueue is the index-mark part of repository.Store.
+type markQueue struct{ *conn }
+
 // PendingMarks returns up to limit index marks, oldest first (in the order
 // of the writes that recorded them), those waiting for a retry included.
 // A limit of 0 or less returns them all.
-func (s *Store) PendingMarks(ctx context.Context, limit int) ([]repository.IndexMark, error) {
+func (s *markQueue) PendingMarks(ctx context.Context, limit int) ([]repository.IndexMark, error) {
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
@@ -25,7 +28,7 @@ func (s *Store) PendingMarks(ctx context.Context, limit int) ([]repository.Index
 // next attempt is not after now), in the order of PendingMarks. It reads
 // index_marks_by_seq in order; the marks waiting for a retry are skipped
 // there (a mark that never failed has next_at 0).
-func (s *Store) DueMarks(ctx context.Context, now time.Time, limit int) ([]repository.IndexMark, error) {
+func (s *markQueue) DueMarks(ctx context.Context, now time.Time, limit int) ([]repository.IndexMark, error) {
 	if limit <= 0 {
 		limit = -1
 	}
@@ -34,7 +37,7 @@ func (s *Store) DueMarks(ctx context.Context, now time.Time, limit int) ([]repos
 }
 
 // FailMark records a failed attempt on m's item unless its seq changed.
-func (s *Store) FailMark(ctx context.Context, m repository.IndexMark) error {
+func (s *markQueue) FailMark(ctx context.Context, m repository.IndexMark) error {
 	var next int64
 	if !m.NextAttempt.IsZero() {
 		next = m.NextAttempt.UnixNano()
@@ -49,7 +52,7 @@ func (s *Store) FailMark(ctx context.Context, m repository.IndexMark) error {
 // FailingMarks returns up to limit marks with failed attempts, soonest
 // next attempt first (the partial index index_marks_failing), and their
 // number.
-func (s *Store) FailingMarks(ctx context.Context, limit int) ([]repository.IndexMark, int, error) {
+func (s *markQueue) FailingMarks(ctx context.Context, limit int) ([]repository.IndexMark, int, error) {
 	if limit <= 0 {
 		limit = -1
 	}
@@ -62,7 +65,7 @@ func (s *Store) FailingMarks(ctx context.Context, limit int) ([]repository.Index
 }
 
 // scanMarks runs a query selecting markColumns.
-func (s *Store) scanMarks(ctx context.Context, query string, args ...any) ([]repository.IndexMark, error) {
+func (s *markQueue) scanMarks(ctx context.Context, query string, args ...any) ([]repository.IndexMark, error) {
 	rows, err := s.query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
@@ -91,7 +94,7 @@ func (s *Store) scanMarks(ctx context.Context, query string, args ...any) ([]rep
 
 // ClearMarks removes the given marks unless their item was written again
 // since they were read (their Seq changed).
-func (s *Store) ClearMarks(ctx context.Context, marks []repository.IndexMark) error {
+func (s *markQueue) ClearMarks(ctx context.Context, marks []repository.IndexMark) error {
 	if len(marks) == 0 {
 		return nil
 	}
@@ -109,7 +112,7 @@ func (s *Store) ClearMarks(ctx context.Context, marks []repository.IndexMark) er
 // MarkForIndexing records (or renews) marks for the items without changing
 // them. The items need not exist: a mark for a deleted item makes the sync
 // worker remove it from the index.
-func (s *Store) MarkForIndexing(ctx context.Context, kind repository.MarkKind, ids []int64) error {
+func (s *markQueue) MarkForIndexing(ctx context.Context, kind repository.MarkKind, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}

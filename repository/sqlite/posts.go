@@ -46,8 +46,8 @@ func normalizePost(p *repository.Record) {
 
 // CreateRecord assigns p.ID from the post sequence (unless set), makes its
 // slugs unique, stores it with an index mark and updates p in place.
-func (s *Store) CreateRecord(ctx context.Context, p *repository.Record) error {
-	return postTable.create(ctx, s, p)
+func (s *recordStore) CreateRecord(ctx context.Context, p *repository.Record) error {
+	return postTable.create(ctx, s.conn, p)
 }
 
 // writePostRow inserts or updates the row of p, whose document is doc.
@@ -160,17 +160,17 @@ func (w *writeTx) slugOwners(query string, scope, lang, base string) (map[string
 }
 
 // GetRecord returns the post with this ID or repository.ErrNotFound.
-func (s *Store) GetRecord(ctx context.Context, id int64) (*repository.Record, error) {
-	return postTable.get(ctx, s, id)
+func (s *recordStore) GetRecord(ctx context.Context, id int64) (*repository.Record, error) {
+	return postTable.get(ctx, s.conn, id)
 }
 
 // GetRecords returns the posts that exist among ids, keyed by ID.
-func (s *Store) GetRecords(ctx context.Context, ids []int64) (map[int64]*repository.Record, error) {
-	return postTable.getMany(ctx, s, ids)
+func (s *recordStore) GetRecords(ctx context.Context, ids []int64) (map[int64]*repository.Record, error) {
+	return postTable.getMany(ctx, s.conn, ids)
 }
 
 // GetRecordBySlug returns the post of this kind whose slug in lang is slug.
-func (s *Store) GetRecordBySlug(ctx context.Context, kind repository.Kind, lang, slug string) (*repository.Record, error) {
+func (s *recordStore) GetRecordBySlug(ctx context.Context, kind repository.Kind, lang, slug string) (*repository.Record, error) {
 	var doc []byte
 	err := s.queryRow(ctx, `SELECT p.doc FROM post_slugs s JOIN posts p ON p.id = s.post_id
 		WHERE s.kind = ? AND s.lang = ? AND s.slug = ?`, string(kind), lang, slug).Scan(&doc)
@@ -183,12 +183,12 @@ func (s *Store) GetRecordBySlug(ctx context.Context, kind repository.Kind, lang,
 // UpdateRecord reads the post, applies fn and writes the result if the post
 // did not change meanwhile, retrying otherwise. fn runs outside any
 // transaction and may run several times.
-func (s *Store) UpdateRecord(ctx context.Context, id int64, fn func(p *repository.Record) error) (*repository.Record, error) {
-	return postTable.update(ctx, s, id, fn)
+func (s *recordStore) UpdateRecord(ctx context.Context, id int64, fn func(p *repository.Record) error) (*repository.Record, error) {
+	return postTable.update(ctx, s.conn, id, fn)
 }
 
 // DeleteRecord removes the post, its slugs and links, and marks it.
-func (s *Store) DeleteRecord(ctx context.Context, id int64) error {
+func (s *recordStore) DeleteRecord(ctx context.Context, id int64) error {
 	return s.write(ctx, func(w *writeTx) error {
 		if err := w.execSome(`DELETE FROM posts WHERE id = ?`, id); err != nil {
 			return err
@@ -260,7 +260,7 @@ func postFilter(q repository.RecordQuery, withPage bool) (string, []any) {
 // FindRecords returns the posts matching q, by ID ascending. As the contract
 // says, zero-valued fields do not filter (an empty list included); a Title
 // without TitleLang matches a title in any language.
-func (s *Store) FindRecords(ctx context.Context, q repository.RecordQuery) ([]*repository.Record, error) {
+func (s *recordStore) FindRecords(ctx context.Context, q repository.RecordQuery) ([]*repository.Record, error) {
 	query, args := postPage(`doc`, q)
 	rows, err := s.rdb.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -282,7 +282,7 @@ func postPage(column string, q repository.RecordQuery) (string, []any) {
 }
 
 // CountRecords returns how many posts match q, ignoring AfterID and Limit.
-func (s *Store) CountRecords(ctx context.Context, q repository.RecordQuery) (int, error) {
+func (s *recordStore) CountRecords(ctx context.Context, q repository.RecordQuery) (int, error) {
 	if n, ok, err := s.countByTerm(ctx, q); ok {
 		return n, err
 	}
@@ -296,7 +296,7 @@ func (s *Store) CountRecords(ctx context.Context, q repository.RecordQuery) (int
 
 // UnlinkRecord removes venue or organizer id from every event that links it,
 // marks those events and returns their IDs (ascending).
-func (s *Store) UnlinkRecord(ctx context.Context, id int64) ([]int64, error) {
+func (s *recordStore) UnlinkRecord(ctx context.Context, id int64) ([]int64, error) {
 	var changed []int64
 	err := s.write(ctx, func(w *writeTx) error {
 		events, err := w.ids(`SELECT DISTINCT post_id FROM post_links

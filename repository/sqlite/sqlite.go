@@ -234,7 +234,26 @@ var schema = []string{
 
 // Store is a repository.Store on one SQLite file. It is safe for concurrent
 // use, also by several processes on the same file.
+//
+// Its methods are declared on one type per concern, each holding the
+// shared connections (conn) and each in the file of its concern:
+// recordStore (posts.go), labelStore (terms.go), accountStore (users.go),
+// webhookStore (webhooks.go), markQueue (marks.go) and aggregateReads
+// (aggregates.go). Store composes them and declares only the job state and
+// its lifetime.
 type Store struct {
+	*conn
+	recordStore
+	labelStore
+	accountStore
+	webhookStore
+	markQueue
+	aggregateReads
+}
+
+// conn is the database connections and statement caches every part of the
+// store shares; it runs the reads and the write transactions.
+type conn struct {
 	// rdb serves reads on several connections at once.
 	rdb *sql.DB
 	// wdb has one connection; its transactions start with BEGIN IMMEDIATE.
@@ -249,6 +268,19 @@ type Store struct {
 }
 
 var _ repository.Store = (*Store)(nil)
+
+// newStore returns the store working on c.
+func newStore(c *conn) *Store {
+	return &Store{
+		conn:           c,
+		recordStore:    recordStore{c},
+		labelStore:     labelStore{c},
+		accountStore:   accountStore{c},
+		webhookStore:   webhookStore{c},
+		markQueue:      markQueue{c},
+		aggregateReads: aggregateReads{c},
+	}
+}
 
 // dsn returns the driver data source name for path with the given
 // parameters. The path is URI-escaped because the driver hands "file:" names
@@ -296,7 +328,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	rdb.SetMaxIdleConns(readers)
 	rdb.SetConnMaxIdleTime(0)
 	rdb.SetConnMaxLifetime(0)
-	s := &Store{rdb: rdb, wdb: wdb}
+	s := newStore(&conn{rdb: rdb, wdb: wdb})
 	s.reads.db, s.writes.db = rdb, wdb
 	if err := s.Ping(ctx); err != nil {
 		s.Close(ctx)
@@ -414,7 +446,7 @@ func (c *stmtCache) close() {
 }
 
 // queryRow runs a cached read statement returning at most one row.
-func (s *Store) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+func (s *conn) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
 	st, err := s.reads.get(ctx, query)
 	if err != nil {
 		// Let Scan report the error: run the query unprepared.
@@ -424,7 +456,7 @@ func (s *Store) queryRow(ctx context.Context, query string, args ...any) *sql.Ro
 }
 
 // query runs a cached read statement.
-func (s *Store) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+func (s *conn) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	st, err := s.reads.get(ctx, query)
 	if err != nil {
 		return nil, err
@@ -434,7 +466,7 @@ func (s *Store) query(ctx context.Context, query string, args ...any) (*sql.Rows
 
 // writeTx is one write transaction.
 type writeTx struct {
-	s   *Store
+	s   *conn
 	ctx context.Context
 	tx  *sql.Tx
 	// now is taken once the write lock is held, so marks' times follow the
@@ -445,7 +477,7 @@ type writeTx struct {
 }
 
 // write runs fn in one write transaction and commits it unless fn fails.
-func (s *Store) write(ctx context.Context, fn func(w *writeTx) error) error {
+func (s *conn) write(ctx context.Context, fn func(w *writeTx) error) error {
 	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sqlite: begin: %w", err)

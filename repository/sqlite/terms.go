@@ -24,11 +24,15 @@ var termTable = (&docTable[repository.Label]{
 	slugs: "term_slugs", folds: "term_names", fold: "name_fold",
 })
 
+// labelStore is the label part of repository.Store (categories and tags;
+// the terms table).
+type labelStore struct{ *conn }
+
 // CreateLabel assigns t.ID from the term sequence (unless set), makes its
 // slugs unique for its taxonomy, stores it with an index mark and updates t
 // in place.
-func (s *Store) CreateLabel(ctx context.Context, t *repository.Label) error {
-	return termTable.create(ctx, s, t)
+func (s *labelStore) CreateLabel(ctx context.Context, t *repository.Label) error {
+	return termTable.create(ctx, s.conn, t)
 }
 
 // writeTermRow inserts or updates the row of t, whose document is doc.
@@ -45,19 +49,19 @@ func writeTermRow(w *writeTx, t *repository.Label, doc []byte, isNew bool) error
 }
 
 // GetLabel returns the term with this ID or repository.ErrNotFound.
-func (s *Store) GetLabel(ctx context.Context, id int64) (*repository.Label, error) {
-	return termTable.get(ctx, s, id)
+func (s *labelStore) GetLabel(ctx context.Context, id int64) (*repository.Label, error) {
+	return termTable.get(ctx, s.conn, id)
 }
 
 // GetLabels returns the terms that exist among ids, keyed by ID.
-func (s *Store) GetLabels(ctx context.Context, ids []int64) (map[int64]*repository.Label, error) {
-	return termTable.getMany(ctx, s, ids)
+func (s *labelStore) GetLabels(ctx context.Context, ids []int64) (map[int64]*repository.Label, error) {
+	return termTable.getMany(ctx, s.conn, ids)
 }
 
 // FindLabels returns the terms matching q, by ID ascending. An empty
 // Taxonomy matches both taxonomies; a Name or Slug without a language
 // matches it in any language.
-func (s *Store) FindLabels(ctx context.Context, q repository.LabelQuery) ([]*repository.Label, error) {
+func (s *labelStore) FindLabels(ctx context.Context, q repository.LabelQuery) ([]*repository.Label, error) {
 	query, args := termQuery(q)
 	rows, err := s.rdb.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -128,13 +132,13 @@ func termQuery(q repository.LabelQuery) (string, []any) {
 
 // UpdateLabel reads the term, applies fn and writes the result if the term
 // did not change meanwhile, retrying otherwise.
-func (s *Store) UpdateLabel(ctx context.Context, id int64, fn func(t *repository.Label) error) (*repository.Label, error) {
-	return termTable.update(ctx, s, id, fn)
+func (s *labelStore) UpdateLabel(ctx context.Context, id int64, fn func(t *repository.Label) error) (*repository.Label, error) {
+	return termTable.update(ctx, s.conn, id, fn)
 }
 
 // DeleteLabel removes the term, takes it off every event, moves its child
 // categories up to its parent and marks everything it changed.
-func (s *Store) DeleteLabel(ctx context.Context, id int64) error {
+func (s *labelStore) DeleteLabel(ctx context.Context, id int64) error {
 	return s.write(ctx, func(w *writeTx) error {
 		term, err := termTable.getTx(w, id)
 		if err != nil {
@@ -179,7 +183,7 @@ func (s *Store) DeleteLabel(ctx context.Context, id int64) error {
 
 // LabelCounts returns, for each term of the taxonomy that published events
 // use, how many published events use it.
-func (s *Store) LabelCounts(ctx context.Context, tax repository.LabelKind) (map[int64]int, error) {
+func (s *labelStore) LabelCounts(ctx context.Context, tax repository.LabelKind) (map[int64]int, error) {
 	rel := "category"
 	if tax == repository.LabelTag {
 		rel = "tag"

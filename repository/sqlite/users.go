@@ -23,9 +23,13 @@ func parseTime(s string) (time.Time, error) {
 	return t, nil
 }
 
+// accountStore is the account part of repository.Store: users, tokens and
+// the Exclusive lock.
+type accountStore struct{ *conn }
+
 // CreateUser assigns u.ID (unless set) and stores u; a taken login is
 // repository.ErrDuplicate.
-func (s *Store) CreateUser(ctx context.Context, u *repository.User) error {
+func (s *accountStore) CreateUser(ctx context.Context, u *repository.User) error {
 	id := u.ID
 	err := s.write(ctx, func(w *writeTx) error {
 		var one int
@@ -82,18 +86,18 @@ func scanUser(row interface{ Scan(...any) error }) (*repository.User, error) {
 }
 
 // GetUser returns the user with this ID or repository.ErrNotFound.
-func (s *Store) GetUser(ctx context.Context, id int64) (*repository.User, error) {
+func (s *accountStore) GetUser(ctx context.Context, id int64) (*repository.User, error) {
 	return scanUser(s.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE id = ?`, id))
 }
 
 // GetUserByLogin returns the user with this login or repository.ErrNotFound.
-func (s *Store) GetUserByLogin(ctx context.Context, login string) (*repository.User, error) {
+func (s *accountStore) GetUserByLogin(ctx context.Context, login string) (*repository.User, error) {
 	return scanUser(s.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE login = ?`, login))
 }
 
 // CreateToken stores a token hash for an existing user. An unknown user is
 // repository.ErrNotFound, a hash already stored repository.ErrDuplicate.
-func (s *Store) CreateToken(ctx context.Context, t *repository.Token) error {
+func (s *accountStore) CreateToken(ctx context.Context, t *repository.Token) error {
 	return s.write(ctx, func(w *writeTx) error {
 		var one int
 		if err := w.queryRow(`SELECT 1 FROM users WHERE id = ?`, t.UserID).Scan(&one); err != nil {
@@ -113,7 +117,7 @@ func (s *Store) CreateToken(ctx context.Context, t *repository.Token) error {
 }
 
 // UserByTokenHash returns the user owning the token with this hash.
-func (s *Store) UserByTokenHash(ctx context.Context, hash string) (*repository.User, error) {
+func (s *accountStore) UserByTokenHash(ctx context.Context, hash string) (*repository.User, error) {
 	return scanUser(s.queryRow(ctx, `SELECT u.id, u.login, u.role, u.created, u.disabled, u.email, u.origin
 		FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = ?`, hash))
 }
@@ -135,7 +139,7 @@ func parseOptTime(s string) (time.Time, error) {
 }
 
 // ListUsers returns every user, by ID ascending.
-func (s *Store) ListUsers(ctx context.Context) ([]*repository.User, error) {
+func (s *accountStore) ListUsers(ctx context.Context) ([]*repository.User, error) {
 	rows, err := s.query(ctx, `SELECT `+userColumns+` FROM users ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
@@ -144,7 +148,7 @@ func (s *Store) ListUsers(ctx context.Context) ([]*repository.User, error) {
 }
 
 // UpdateUser stores u's role, disabled flag, e-mail and origin.
-func (s *Store) UpdateUser(ctx context.Context, u *repository.User) error {
+func (s *accountStore) UpdateUser(ctx context.Context, u *repository.User) error {
 	return s.write(ctx, func(w *writeTx) error {
 		origin, err := userOrigin(u.Origin)
 		if err != nil {
@@ -178,13 +182,13 @@ func scanToken(row interface{ Scan(...any) error }) (*repository.Token, error) {
 }
 
 // TokenByHash returns the token with this hash or repository.ErrNotFound.
-func (s *Store) TokenByHash(ctx context.Context, hash string) (*repository.Token, error) {
+func (s *accountStore) TokenByHash(ctx context.Context, hash string) (*repository.Token, error) {
 	return scanToken(s.queryRow(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE hash = ?`, hash))
 }
 
 // ListTokens returns the tokens of one user (every user's for 0), oldest
 // first.
-func (s *Store) ListTokens(ctx context.Context, userID int64) ([]*repository.Token, error) {
+func (s *accountStore) ListTokens(ctx context.Context, userID int64) ([]*repository.Token, error) {
 	rows, err := s.query(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE ? = 0 OR user_id = ? ORDER BY created, hash`, userID, userID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
@@ -194,7 +198,7 @@ func (s *Store) ListTokens(ctx context.Context, userID int64) ([]*repository.Tok
 
 // RevokeToken deletes the token whose public ID is id (a prefix range of
 // the primary key).
-func (s *Store) RevokeToken(ctx context.Context, id string) error {
+func (s *accountStore) RevokeToken(ctx context.Context, id string) error {
 	if !repository.ValidTokenID(id) {
 		return repository.ErrNotFound
 	}
@@ -204,7 +208,7 @@ func (s *Store) RevokeToken(ctx context.Context, id string) error {
 }
 
 // TouchToken records the last use of a token.
-func (s *Store) TouchToken(ctx context.Context, hash string, at time.Time) error {
+func (s *accountStore) TouchToken(ctx context.Context, hash string, at time.Time) error {
 	return s.write(ctx, func(w *writeTx) error {
 		_, err := w.exec(`UPDATE tokens SET last_used = ? WHERE hash = ?`, optTime(at), hash)
 		return err
@@ -215,7 +219,7 @@ func (s *Store) TouchToken(ctx context.Context, hash string, at time.Time) error
 // is served by one service process (the search index beside it allows no
 // other), so an in-process lock serialises every API writer; the CLI never
 // calls Exclusive.
-func (s *Store) Exclusive(ctx context.Context, key string, fn func(ctx context.Context) error) error {
+func (s *accountStore) Exclusive(ctx context.Context, key string, fn func(ctx context.Context) error) error {
 	unlock, err := s.exclusive.lock(ctx, key)
 	if err != nil {
 		return err

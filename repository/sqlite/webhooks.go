@@ -14,8 +14,12 @@ import (
 	"github.com/calendar/eventcal/repository"
 )
 
+// webhookStore is repository.WebhookStore: the endpoints, the item states
+// and the delivery queue.
+type webhookStore struct{ *conn }
+
 // CreateWebhook assigns w.ID and stores w.
-func (s *Store) CreateWebhook(ctx context.Context, w *repository.Webhook) error {
+func (s *webhookStore) CreateWebhook(ctx context.Context, w *repository.Webhook) error {
 	c := *w
 	c.Revision = 1
 	err := s.write(ctx, func(tx *writeTx) error {
@@ -64,12 +68,12 @@ func scanWebhook(row interface{ Scan(...any) error }) (*repository.Webhook, erro
 }
 
 // GetWebhook returns the endpoint or repository.ErrNotFound.
-func (s *Store) GetWebhook(ctx context.Context, id int64) (*repository.Webhook, error) {
+func (s *webhookStore) GetWebhook(ctx context.Context, id int64) (*repository.Webhook, error) {
 	return scanWebhook(s.queryRow(ctx, `SELECT id, rev, doc FROM webhooks WHERE id = ?`, id))
 }
 
 // ListWebhooks returns every endpoint by ID.
-func (s *Store) ListWebhooks(ctx context.Context) ([]*repository.Webhook, error) {
+func (s *webhookStore) ListWebhooks(ctx context.Context) ([]*repository.Webhook, error) {
 	rows, err := s.query(ctx, `SELECT id, rev, doc FROM webhooks ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
@@ -79,7 +83,7 @@ func (s *Store) ListWebhooks(ctx context.Context) ([]*repository.Webhook, error)
 
 // UpdateWebhook reads the endpoint, applies fn and writes it back unless
 // another write came in between (then it starts over).
-func (s *Store) UpdateWebhook(ctx context.Context, id int64, fn func(w *repository.Webhook) error) (*repository.Webhook, error) {
+func (s *webhookStore) UpdateWebhook(ctx context.Context, id int64, fn func(w *repository.Webhook) error) (*repository.Webhook, error) {
 	for {
 		w, err := s.GetWebhook(ctx, id)
 		if err != nil {
@@ -116,7 +120,7 @@ func (s *Store) UpdateWebhook(ctx context.Context, id int64, fn func(w *reposito
 }
 
 // DeleteWebhook removes the endpoint and its deliveries.
-func (s *Store) DeleteWebhook(ctx context.Context, id int64) error {
+func (s *webhookStore) DeleteWebhook(ctx context.Context, id int64) error {
 	return s.write(ctx, func(tx *writeTx) error {
 		if err := tx.execSome(`DELETE FROM webhooks WHERE id = ?`, id); err != nil {
 			return err
@@ -127,7 +131,7 @@ func (s *Store) DeleteWebhook(ctx context.Context, id int64) error {
 }
 
 // ItemStates returns the recorded states among keys.
-func (s *Store) ItemStates(ctx context.Context, keys []repository.ItemKey) (map[repository.ItemKey]repository.ItemState, error) {
+func (s *webhookStore) ItemStates(ctx context.Context, keys []repository.ItemKey) (map[repository.ItemKey]repository.ItemState, error) {
 	out := make(map[repository.ItemKey]repository.ItemState, len(keys))
 	for start := 0; start < len(keys); start += 400 {
 		chunk := keys[start:min(start+400, len(keys))]
@@ -174,7 +178,7 @@ type deliveryDoc struct {
 
 // RecordChanges stores states, forgets gone items and queues deliveries in
 // one transaction.
-func (s *Store) RecordChanges(ctx context.Context, states []repository.ItemState, gone []repository.ItemKey, deliveries []*repository.Delivery) error {
+func (s *webhookStore) RecordChanges(ctx context.Context, states []repository.ItemState, gone []repository.ItemKey, deliveries []*repository.Delivery) error {
 	return s.write(ctx, func(tx *writeTx) error {
 		for _, st := range states {
 			if _, err := tx.exec(`INSERT INTO webhook_items(kind, id, resource, revision, status) VALUES (?, ?, ?, ?, ?)
@@ -231,7 +235,7 @@ func scanDelivery(row interface{ Scan(...any) error }) (*repository.Delivery, er
 	return &d, nil
 }
 
-func (s *Store) deliveries(ctx context.Context, query string, args ...any) ([]*repository.Delivery, error) {
+func (s *webhookStore) deliveries(ctx context.Context, query string, args ...any) ([]*repository.Delivery, error) {
 	rows, err := s.query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: deliveries: %w", err)
@@ -241,7 +245,7 @@ func (s *Store) deliveries(ctx context.Context, query string, args ...any) ([]*r
 
 // DueDeliveries returns the pending deliveries due at now that are first
 // in line for their endpoint and item.
-func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]*repository.Delivery, error) {
+func (s *webhookStore) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]*repository.Delivery, error) {
 	return s.deliveries(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries d
 		WHERE d.status = 'pending' AND d.next_at <= ?
 		AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.status = 'pending'
@@ -251,7 +255,7 @@ func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]
 
 // DueEndpointDeliveries returns the pending deliveries of one endpoint due
 // at now that are first in line for their item.
-func (s *Store) DueEndpointDeliveries(ctx context.Context, webhookID int64, now time.Time, limit int) ([]*repository.Delivery, error) {
+func (s *webhookStore) DueEndpointDeliveries(ctx context.Context, webhookID int64, now time.Time, limit int) ([]*repository.Delivery, error) {
 	return s.deliveries(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries d
 		WHERE d.status = 'pending' AND d.webhook_id = ? AND d.next_at <= ?
 		AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.status = 'pending'
@@ -262,7 +266,7 @@ func (s *Store) DueEndpointDeliveries(ctx context.Context, webhookID int64, now 
 // ClaimDeliveries claims the endpoint's due deliveries without a live
 // claim, first in line for their item, in one UPDATE (a write transaction
 // serialises it with every other claim, also of other processes).
-func (s *Store) ClaimDeliveries(ctx context.Context, webhookID int64, now time.Time, hold time.Duration, limit int) ([]*repository.Delivery, error) {
+func (s *webhookStore) ClaimDeliveries(ctx context.Context, webhookID int64, now time.Time, hold time.Duration, limit int) ([]*repository.Delivery, error) {
 	token := repository.NewClaimToken()
 	var out []*repository.Delivery
 	err := s.write(ctx, func(tx *writeTx) error {
@@ -289,7 +293,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, webhookID int64, now time.T
 
 // SaveDelivery stores a delivery's status, next attempt and log; a claimed
 // one only while it still holds its claim, which it clears.
-func (s *Store) SaveDelivery(ctx context.Context, d *repository.Delivery) error {
+func (s *webhookStore) SaveDelivery(ctx context.Context, d *repository.Delivery) error {
 	doc, err := json.Marshal(deliveryDoc{Type: d.Type, Attempts: d.Attempts, Log: d.Log})
 	if err != nil {
 		return err
@@ -314,12 +318,12 @@ func (s *Store) SaveDelivery(ctx context.Context, d *repository.Delivery) error 
 }
 
 // ListDeliveries returns an endpoint's deliveries, newest first.
-func (s *Store) ListDeliveries(ctx context.Context, webhookID int64, limit int) ([]*repository.Delivery, error) {
+func (s *webhookStore) ListDeliveries(ctx context.Context, webhookID int64, limit int) ([]*repository.Delivery, error) {
 	return s.deliveries(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE webhook_id = ? ORDER BY seq DESC LIMIT ?`, webhookID, limit)
 }
 
 // DeliveryQueue counts pending deliveries and finds the oldest.
-func (s *Store) DeliveryQueue(ctx context.Context) (int, time.Time, error) {
+func (s *webhookStore) DeliveryQueue(ctx context.Context) (int, time.Time, error) {
 	var n int
 	var oldest sql.NullInt64
 	err := s.queryRow(ctx, `SELECT count(*), min(created) FROM webhook_deliveries WHERE status = 'pending'`).Scan(&n, &oldest)
@@ -333,7 +337,7 @@ func (s *Store) DeliveryQueue(ctx context.Context) (int, time.Time, error) {
 }
 
 // PruneDeliveries removes finished deliveries created before t.
-func (s *Store) PruneDeliveries(ctx context.Context, before time.Time) error {
+func (s *webhookStore) PruneDeliveries(ctx context.Context, before time.Time) error {
 	return s.write(ctx, func(tx *writeTx) error {
 		_, err := tx.exec(`DELETE FROM webhook_deliveries WHERE status != 'pending' AND created < ?`, before.UnixNano())
 		return err

@@ -26,7 +26,7 @@ func (e *Engine) WithPrefix(prefix string) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{client: e.client, opts: opts, vocab: e.vocabulary()}, nil
+	return newEngine(&core{client: e.client, opts: opts, vocab: e.vocabulary()}), nil
 }
 
 // SwapIndexes atomically exchanges the documents, settings and task

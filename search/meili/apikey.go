@@ -34,7 +34,7 @@ func EnsureServiceKey(ctx context.Context, url, masterKey, indexPrefix string) (
 	}
 	client := meilisearch.New(url, meilisearch.WithAPIKey(masterKey), meilisearch.DisableRetries())
 	defer client.Close()
-	e := &Engine{client: client}
+	e := newEngine(&core{client: client})
 	want := &meilisearch.Key{
 		UID:         ServiceKeyUID,
 		Name:        "eventcal",

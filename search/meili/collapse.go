@@ -33,7 +33,7 @@ import (
 // published one. Total is the two distinct totals less the overlap. The
 // facets come from the uncollapsed federated search (every matching
 // document counts, as without CollapseSeries).
-func (e *Engine) searchBothCollapsed(ctx context.Context, p plan, hidden string) (search.Result, error) {
+func (e *queryRunner) searchBothCollapsed(ctx context.Context, p plan, hidden string) (search.Result, error) {
 	filters, found, err := e.bothFilters(ctx, p, hidden)
 	if err != nil || !found {
 		return search.Result{}, err

@@ -155,7 +155,7 @@ var baseAttrs = []string{prefixTitle + baseKey, prefixDescription + baseKey, pre
 // baseLanguage is the language whose text the base attributes hold:
 // Options.DefaultLanguage, else the first of Options.Languages ("" when
 // neither is set: every language is then written as its own).
-func (e *Engine) baseLanguage() string {
+func (e *core) baseLanguage() string {
 	if e.opts.DefaultLanguage != "" {
 		return e.opts.DefaultLanguage
 	}

@@ -77,7 +77,7 @@ func edgeRing(r float64) (inner, outer float64) {
 // _geo only, one page of maxTotalHits) and decided here; those inside are
 // kept by ID. ok is false when nothing can be inside (no request is sent
 // then). A circle covering the whole earth needs no ring.
-func (e *Engine) nearFilter(ctx context.Context, p plan) (cond string, ok bool, err error) {
+func (e *queryRunner) nearFilter(ctx context.Context, p plan) (cond string, ok bool, err error) {
 	c := *p.near
 	r := c.RadiusM()
 	switch {
@@ -146,7 +146,7 @@ func (e *Engine) nearFilter(ctx context.Context, p plan) (cond string, ok bool, 
 // So one request answers a page, and its size is the page's, whatever the
 // number of places: the rule is no longer decided in Go on every
 // candidate.
-func (e *Engine) searchOneField(ctx context.Context, p plan) (search.Result, error) {
+func (e *queryRunner) searchOneField(ctx context.Context, p plan) (search.Result, error) {
 	queries := make([]*meilisearch.SearchRequest, 0, len(p.oneField.attrs))
 	for _, a := range p.oneField.attrs {
 		queries = append(queries, &meilisearch.SearchRequest{

@@ -93,12 +93,16 @@ const publicStatus = "publish"
 // attrGen is the write generation of an event document (indexEvents).
 const attrGen = "gen"
 
+// eventLayout writes and searches the events in the layout of their two
+// indexes (described at the top of this file).
+type eventLayout struct{ *core }
+
 // nextGen returns a write generation no earlier write of this engine
 // used: the current time in microseconds (below 2^53, exact in
 // Meilisearch's float filters), or one more than the last one. Only
 // uniqueness matters (the deletion filter is gen != G); the clock keeps
 // generations of different processes apart.
-func (e *Engine) nextGen() int64 {
+func (e *eventLayout) nextGen() int64 {
 	for {
 		last := e.gen.Load()
 		g := max(last+1, time.Now().UnixMicro())
@@ -111,7 +115,7 @@ func (e *Engine) nextGen() int64 {
 // layout returns the attribute scheme whose layout the live indexes have:
 // attributeScheme, or the older scheme recorded for them while a
 // migration is pending.
-func (e *Engine) layout() int64 {
+func (e *eventLayout) layout() int64 {
 	if s := e.liveScheme.Load(); e.outdated.Load() && s < attributeScheme {
 		return s
 	}
@@ -121,19 +125,19 @@ func (e *Engine) layout() int64 {
 // legacyLayout reports whether the live event indexes are still in a
 // layout of scheme 4 or older (a migration is pending): published and
 // other events in disjoint indexes.
-func (e *Engine) legacyLayout() bool {
+func (e *eventLayout) legacyLayout() bool {
 	return e.layout() < 5
 }
 
 // textPerLanguage reports whether the live event indexes hold the text of
 // every language in its own attributes (scheme 5 or older; documents.go).
-func (e *Engine) textPerLanguage() bool {
+func (e *eventLayout) textPerLanguage() bool {
 	return e.layout() < 6
 }
 
 // indexEvents writes the documents of events, replacing every document of
 // those events in both indexes (see the write order above).
-func (e *Engine) indexEvents(ctx context.Context, docs []search.EventDocument) error {
+func (e *eventLayout) indexEvents(ctx context.Context, docs []search.EventDocument) error {
 	var ids []int64
 	seen := map[int64]bool{}
 	// oversized: documents over the request budget, left out
@@ -278,7 +282,7 @@ func oversizedIDs(errs []error, parts map[Index][]map[string]any) map[int64]bool
 // reads and writes them in the current layout. A failed read changes
 // nothing (the next search tries again). It costs one document read per
 // search, and only while a migration is pending.
-func (e *Engine) refreshScheme(ctx context.Context) {
+func (e *eventLayout) refreshScheme(ctx context.Context) {
 	if scheme, err := e.recordedScheme(ctx); err == nil && scheme >= attributeScheme {
 		e.current()
 	}
@@ -292,7 +296,7 @@ func (e *Engine) refreshScheme(ctx context.Context) {
 // (DocumentTooLargeError) after the others are sent.
 //
 // before is called ahead of every request (see indexEvents).
-func (e *Engine) sendEventDocuments(ctx context.Context, uid, pk string, docs []map[string]any, before func() error) error {
+func (e *eventLayout) sendEventDocuments(ctx context.Context, uid, pk string, docs []map[string]any, before func() error) error {
 	return e.addDocumentsBetween(ctx, uid, pk, len(docs), func(i int) map[string]any { return docs[i] }, before)
 }
 
@@ -300,7 +304,7 @@ func (e *Engine) sendEventDocuments(ctx context.Context, uid, pk string, docs []
 // a write other than the one of generation gen added. The IDs go in
 // filters of at most maxFilterValues (filter.go), all queued before any
 // is awaited (Meilisearch then runs them as one batch).
-func (e *Engine) deleteStale(ctx context.Context, uid string, ids []int64, gen int64) error {
+func (e *eventLayout) deleteStale(ctx context.Context, uid string, ids []int64, gen int64) error {
 	op := "delete the replaced documents from " + uid
 	var tasks []*meilisearch.TaskInfo
 	for _, part := range filterChunks(ids, e.opts.BatchSize) {
@@ -344,7 +348,7 @@ func eventIndexesOf(statuses []string) []Index {
 // every event. While the live indexes are of an older layout (a pending
 // migration), a query whose statuses span both is the federated search
 // of that layout (searchBoth).
-func (e *Engine) searchEvents(ctx context.Context, q search.EventQuery) (search.Result, error) {
+func (e *eventLayout) searchEvents(ctx context.Context, q search.EventQuery) (search.Result, error) {
 	ixs := eventIndexesOf(q.Statuses)
 	if e.legacyLayout() {
 		e.refreshScheme(ctx)
@@ -378,7 +382,7 @@ func (e *Engine) searchEvents(ctx context.Context, q search.EventQuery) (search.
 // the two exact totals (the indexes hold distinct events there:
 // crates/meilisearch/src/search/federated/perform.rs:407-421) and merges
 // the facet counts.
-func (e *Engine) searchBoth(ctx context.Context, p plan, hidden string) (search.Result, error) {
+func (e *queryRunner) searchBoth(ctx context.Context, p plan, hidden string) (search.Result, error) {
 	if p.req == nil {
 		return search.Result{}, nil
 	}
@@ -434,7 +438,7 @@ func (e *Engine) searchBoth(ctx context.Context, p plan, hidden string) (search.
 // in each of the two event indexes, with its Near circle decided in each
 // (Engine.nearFilter); found is false when no document of either index is
 // inside the circle.
-func (e *Engine) bothFilters(ctx context.Context, p plan, hidden string) (filters map[string]string, found bool, err error) {
+func (e *queryRunner) bothFilters(ctx context.Context, p plan, hidden string) (filters map[string]string, found bool, err error) {
 	filters = map[string]string{}
 	if f, ok := p.req.Filter.(string); ok {
 		filters[p.index], filters[hidden] = f, f

@@ -122,7 +122,26 @@ func (o Options) withDefaults() (Options, error) {
 }
 
 // Engine is the Meilisearch search engine. It is safe for concurrent use.
+//
+// Its methods are the search.Engine and search.Rebuilder contracts; the
+// steps they share are declared on one type per concern, each holding the
+// engine's state (core): settingsStore (settings.go), documentWriter and
+// queryRunner (meili.go, exact.go, pair.go, collapse.go), taskWaiter
+// (tasks.go), schemeStore (scheme.go) and eventLayout (hidden.go).
 type Engine struct {
+	*core
+}
+
+// core is the state of an engine, shared by its parts, which it embeds
+// (each holding the core back).
+type core struct {
+	taskWaiter
+	documentWriter
+	settingsStore
+	queryRunner
+	schemeStore
+	eventLayout
+
 	client meilisearch.ServiceManager
 	opts   Options
 	// owner is false for engines made by WithPrefix, which share the
@@ -153,6 +172,18 @@ var (
 	_ search.Rebuilder = (*Engine)(nil)
 )
 
+// newEngine returns the engine working on c, with c's parts pointing back
+// at it.
+func newEngine(c *core) *Engine {
+	c.taskWaiter = taskWaiter{c}
+	c.documentWriter = documentWriter{c}
+	c.settingsStore = settingsStore{c}
+	c.queryRunner = queryRunner{c}
+	c.schemeStore = schemeStore{c}
+	c.eventLayout = eventLayout{c}
+	return &Engine{core: c}
+}
+
 // Open connects to the Meilisearch server at url (with apiKey when not
 // empty) and checks that it answers and is at least MinVersion; an
 // unreachable server is an error wrapping search.ErrUnavailable, an older
@@ -169,7 +200,7 @@ func Open(ctx context.Context, url, apiKey string, opts Options) (*Engine, error
 	// its batch later, and an API request answers 503 at once instead of
 	// stalling through the client's 1s+2s+3s back-off on 502/503/504.
 	client := meilisearch.New(url, meilisearch.WithAPIKey(apiKey), meilisearch.DisableRetries())
-	e := &Engine{client: client, opts: opts, owner: true}
+	e := newEngine(&core{client: client, opts: opts, owner: true})
 	e.vocab, _ = vocabulary{
 		venueFields:     defaultVenueFields,
 		organizerFields: defaultOrganizerFields,
@@ -187,7 +218,7 @@ func Open(ctx context.Context, url, apiKey string, opts Options) (*Engine, error
 }
 
 // IndexUID returns the UID of one of the engine's indexes.
-func (e *Engine) IndexUID(ix Index) string { return e.opts.IndexPrefix + string(ix) }
+func (e *core) IndexUID(ix Index) string { return e.opts.IndexPrefix + string(ix) }
 
 // Init creates the indexes if needed and reconciles their settings with
 // settingsFor, sending an update only for an index whose live settings
@@ -260,9 +291,13 @@ func (e *Engine) IndexPlaces(ctx context.Context, docs []search.PlaceDocument) e
 	return nil
 }
 
+// documentWriter adds and deletes documents and waits for the writes to
+// land.
+type documentWriter struct{ *core }
+
 // addDocuments sends n documents, built by doc, in batches and awaits each
 // batch's task before sending the next.
-func (e *Engine) addDocuments(ctx context.Context, uid string, n int, doc func(int) map[string]any) error {
+func (e *documentWriter) addDocuments(ctx context.Context, uid string, n int, doc func(int) map[string]any) error {
 	return e.addDocumentsPK(ctx, uid, attrID, n, doc)
 }
 
@@ -270,13 +305,13 @@ func (e *Engine) addDocuments(ctx context.Context, uid string, n int, doc func(i
 // The documents are cut by count and encoded size (cutDocuments); a
 // document over the size budget is left out and reported after the
 // others were indexed.
-func (e *Engine) addDocumentsPK(ctx context.Context, uid, pk string, n int, doc func(int) map[string]any) error {
+func (e *documentWriter) addDocumentsPK(ctx context.Context, uid, pk string, n int, doc func(int) map[string]any) error {
 	return e.addDocumentsBetween(ctx, uid, pk, n, doc, nil)
 }
 
 // addDocumentsBetween is addDocumentsPK calling before (when not nil)
 // ahead of each request, after the previous request's task has ended.
-func (e *Engine) addDocumentsBetween(ctx context.Context, uid, pk string, n int, doc func(int) map[string]any, before func() error) error {
+func (e *documentWriter) addDocumentsBetween(ctx context.Context, uid, pk string, n int, doc func(int) map[string]any, before func() error) error {
 	return cutDocuments(uid, pk, n, e.opts.BatchSize, e.opts.MaxRequestBytes, doc, func(body []byte, first, last int) error {
 		if before != nil {
 			if err := before(); err != nil {
@@ -305,7 +340,7 @@ func (e *Engine) DeleteEvents(ctx context.Context, ids []int64) error {
 // and awaits the tasks. Every task is queued before the first is awaited:
 // deletions by filter of one index are processed in one batch
 // (autobatcher.rs).
-func (e *Engine) deleteEventsByID(ctx context.Context, uid string, ids []int64) error {
+func (e *documentWriter) deleteEventsByID(ctx context.Context, uid string, ids []int64) error {
 	var tasks []*meilisearch.TaskInfo
 	for _, part := range filterChunks(ids, e.opts.BatchSize) {
 		task, err := e.client.Index(uid).DeleteDocumentsByFilterWithContext(ctx, in(attrID, part), nil)
@@ -331,7 +366,7 @@ func (e *Engine) DeletePlaces(ctx context.Context, kind search.PlaceKind, ids []
 	return e.deleteDocuments(ctx, e.IndexUID(ix), ids)
 }
 
-func (e *Engine) deleteDocuments(ctx context.Context, uid string, ids []int64) error {
+func (e *documentWriter) deleteDocuments(ctx context.Context, uid string, ids []int64) error {
 	for start := 0; start < len(ids); start += e.opts.BatchSize {
 		end := min(start+e.opts.BatchSize, len(ids))
 		keys := make([]string, 0, end-start)
@@ -360,9 +395,13 @@ func (e *Engine) SearchPlaces(ctx context.Context, q search.PlaceQuery) (search.
 	return e.run(ctx, planPlaces(q, ix, e.vocabulary(), e.IndexUID(ix)))
 }
 
+// queryRunner sends the searches and counts and combines their answers
+// (exact.go, pair.go, collapse.go and the two-index search of hidden.go).
+type queryRunner struct{ *core }
+
 // run sends a planned search and cuts the requested page out of the
 // returned page window.
-func (e *Engine) run(ctx context.Context, p plan) (search.Result, error) {
+func (e *queryRunner) run(ctx context.Context, p plan) (search.Result, error) {
 	if p.req == nil {
 		return search.Result{}, nil
 	}
@@ -498,7 +537,7 @@ func (e *Engine) CountPlaces(ctx context.Context, kind search.PlaceKind) (int, e
 	return e.count(ctx, e.IndexUID(ix))
 }
 
-func (e *Engine) count(ctx context.Context, uid string) (int, error) {
+func (e *queryRunner) count(ctx context.Context, uid string) (int, error) {
 	stats, err := e.client.Index(uid).GetStatsWithContext(ctx, nil)
 	if err != nil {
 		return 0, e.fail("stats of "+uid, err)
@@ -552,7 +591,7 @@ func (e *TaskError) Error() string {
 // await waits for the task a write request enqueued and checks its final
 // status. err is the write request's own error, passed through so that
 // callers can write e.await(ctx, op, client.Call(…)).
-func (e *Engine) await(ctx context.Context, op string, info *meilisearch.TaskInfo, err error) error {
+func (e *taskWaiter) await(ctx context.Context, op string, info *meilisearch.TaskInfo, err error) error {
 	if err != nil {
 		return e.fail(op, err)
 	}
@@ -577,7 +616,7 @@ func taskResult(op string, uid int64, task *meilisearch.Task) error {
 // fail wraps an error of the client. Failures to reach the server
 // (connection refused, timeouts) and 5xx answers wrap search.ErrUnavailable,
 // which the API reports as 503.
-func (e *Engine) fail(op string, err error) error {
+func (e *core) fail(op string, err error) error {
 	var me *meilisearch.Error
 	if errors.As(err, &me) && me.OriginError != nil {
 		// meilisearch.Error does not unwrap: keep its cause (a

@@ -18,7 +18,7 @@ import (
 // and a series is on one side only (every document of an event names the
 // same languages), so the total and the facet counts are the sums of the
 // two searches' exact ones, with CollapseSeries as without.
-func (e *Engine) runPair(ctx context.Context, p plan) (search.Result, error) {
+func (e *queryRunner) runPair(ctx context.Context, p plan) (search.Result, error) {
 	filter, _ := p.req.Filter.(string)
 	if p.near != nil {
 		// The edge of the circle is decided on every document in the ring

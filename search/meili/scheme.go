@@ -57,10 +57,14 @@ type metaDoc struct {
 // outdatedFlag is set by Init when the live indexes need a rebuild.
 type outdatedFlag struct{ atomic.Bool }
 
+// schemeStore records and checks the attribute scheme of the live
+// indexes.
+type schemeStore struct{ *core }
+
 // Outdated reports whether the live indexes hold documents written under
 // an older attribute scheme (as found by the last Init): they need a full
 // rebuild, after which it reports false.
-func (e *Engine) Outdated(context.Context) (bool, error) {
+func (e *schemeStore) Outdated(context.Context) (bool, error) {
 	return e.outdated.Load(), nil
 }
 
@@ -68,7 +72,7 @@ func (e *Engine) Outdated(context.Context) (bool, error) {
 // recorded under attributeScheme are current. Otherwise, empty indexes
 // (a new installation) are recorded as current at once, and indexes with
 // documents are marked outdated.
-func (e *Engine) checkScheme(ctx context.Context) error {
+func (e *schemeStore) checkScheme(ctx context.Context) error {
 	scheme, err := e.recordedScheme(ctx)
 	if err != nil {
 		return err
@@ -96,7 +100,7 @@ func (e *Engine) checkScheme(ctx context.Context) error {
 
 // recordedScheme returns the attribute scheme of the metadata document, 0
 // when there is none.
-func (e *Engine) recordedScheme(ctx context.Context) (int, error) {
+func (e *schemeStore) recordedScheme(ctx context.Context) (int, error) {
 	var doc metaDoc
 	err := e.client.Index(e.IndexUID(metaIndex)).GetDocumentWithContext(ctx, fmt.Sprint(metaDocID), nil, &doc)
 	switch code := apiCode(err); {
@@ -109,7 +113,7 @@ func (e *Engine) recordedScheme(ctx context.Context) (int, error) {
 }
 
 // recordScheme records attributeScheme as the scheme of the live indexes.
-func (e *Engine) recordScheme(ctx context.Context) error {
+func (e *schemeStore) recordScheme(ctx context.Context) error {
 	err := e.addDocuments(ctx, e.IndexUID(metaIndex), 1, func(int) map[string]any {
 		return map[string]any{"id": metaDocID, "attribute_scheme": attributeScheme}
 	})
@@ -122,7 +126,7 @@ func (e *Engine) recordScheme(ctx context.Context) error {
 
 // current records that the live indexes are of the current scheme: writes
 // and searches use its layout from now on.
-func (e *Engine) current() {
+func (e *schemeStore) current() {
 	e.liveScheme.Store(attributeScheme)
 	e.outdated.Store(false)
 }

@@ -344,12 +344,16 @@ var defaultSettings = []defaultSetting{
 		}},
 }
 
+// settingsStore creates the indexes, keeps their settings and the
+// vocabulary of languages and fields they are set up for.
+type settingsStore struct{ *core }
+
 // EnsureIndex creates the index uid when it does not exist (primary key
 // id) and reconciles its settings with those declared for ix: it fetches
 // the live settings and sends an update only when they differ. Every task
 // is awaited. Init calls it for the engine's own indexes; a rebuild calls
 // it to prepare an index under another name with the same settings.
-func (e *Engine) EnsureIndex(ctx context.Context, uid string, ix Index) error {
+func (e *settingsStore) EnsureIndex(ctx context.Context, uid string, ix Index) error {
 	return e.ensureIndex(ctx, uid, primaryKeyOf(ix), settingsFor(ix, e.vocabulary()), false)
 }
 
@@ -372,7 +376,7 @@ func primaryKeyOf(ix Index) string {
 // naming the settings that differed; grow marks an update that extends
 // the settings for a vocabulary that grew (Engine.learn), logged at info
 // level.
-func (e *Engine) ensureIndex(ctx context.Context, uid, pk string, want *meilisearch.Settings, grow bool) error {
+func (e *settingsStore) ensureIndex(ctx context.Context, uid, pk string, want *meilisearch.Settings, grow bool) error {
 	info, err := e.client.GetIndexWithContext(ctx, uid)
 	created := false
 	switch {
@@ -456,7 +460,7 @@ func isDefaultSetting(name string) bool {
 // settings of the engine's indexes first when it grows. The new vocabulary
 // is published only once the settings are applied, so a search never
 // names an attribute the index does not know.
-func (e *Engine) learn(ctx context.Context, add vocabulary) error {
+func (e *settingsStore) learn(ctx context.Context, add vocabulary) error {
 	if _, grew := e.vocabulary().union(add); !grew {
 		return nil
 	}
@@ -477,7 +481,7 @@ func (e *Engine) learn(ctx context.Context, add vocabulary) error {
 	return nil
 }
 
-func (e *Engine) vocabulary() vocabulary {
+func (e *settingsStore) vocabulary() vocabulary {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	return e.vocab

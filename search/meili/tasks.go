@@ -10,6 +10,9 @@ import (
 	"github.com/calendar/eventcal/search"
 )
 
+// taskWaiter waits for the server's asynchronous tasks (GET /tasks).
+type taskWaiter struct{ *core }
+
 // awaitSettingsTasks waits until no settings update is queued or running
 // on index uid, whoever sent it. ensureIndex calls it before it reads the
 // live settings, so that:
@@ -32,7 +35,7 @@ import (
 // come newest first, and the newest is awaited first: Meilisearch
 // processes the tasks of one index in order, so the older ones have
 // usually ended by then and cost one poll each.
-func (e *Engine) awaitSettingsTasks(ctx context.Context, uid string) error {
+func (e *taskWaiter) awaitSettingsTasks(ctx context.Context, uid string) error {
 	pending, err := e.pendingSettingsTasks(ctx, uid)
 	if err != nil {
 		return err
@@ -51,7 +54,7 @@ const settingsTaskPage = 100
 
 // pendingSettingsTasks lists the uids of the settings updates enqueued or
 // processing on index uid, newest first, reading every page of the list.
-func (e *Engine) pendingSettingsTasks(ctx context.Context, uid string) ([]int64, error) {
+func (e *taskWaiter) pendingSettingsTasks(ctx context.Context, uid string) ([]int64, error) {
 	query := &meilisearch.TasksQuery{
 		IndexUIDS: []string{uid},
 		Types:     []meilisearch.TaskType{meilisearch.TaskTypeSettingsUpdate},
@@ -90,7 +93,7 @@ func (e *Engine) pendingSettingsTasks(ctx context.Context, uid string) ([]int64,
 
 // waitTask polls task uid until it ends or TaskTimeout passes (then the
 // error wraps search.ErrUnavailable) and returns the ended task.
-func (e *Engine) waitTask(ctx context.Context, op string, uid int64) (*meilisearch.Task, error) {
+func (e *taskWaiter) waitTask(ctx context.Context, op string, uid int64) (*meilisearch.Task, error) {
 	wctx, cancel := context.WithTimeout(ctx, e.opts.TaskTimeout)
 	defer cancel()
 	task, err := e.client.WaitForTaskWithContext(wctx, uid, e.opts.TaskPollInterval)

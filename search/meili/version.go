@@ -33,7 +33,7 @@ func (e *UnsupportedVersionError) Error() string {
 
 // checkVersion asks the server for its version (GET /version) and refuses
 // one older than MinVersion, or one it cannot read.
-func (e *Engine) checkVersion(ctx context.Context) error {
+func (e *core) checkVersion(ctx context.Context) error {
 	v, err := e.client.VersionWithContext(ctx)
 	if err != nil {
 		return e.fail("version", err)

@@ -74,8 +74,11 @@ import (
 )
 
 // Index is the in-memory event index. The zero value is not usable: call
-// New.
+// New. The word steps are declared on wordIndex (words.go), which Index
+// embeds (holding the Index back).
 type Index struct {
+	wordIndex
+
 	// writeMu orders the writers. A writer prepares its documents (their
 	// words, and the vocabularies' new sorted orders) holding writeMu only,
 	// so that queries keep running, then holds mu to swap the results in.
@@ -340,6 +343,7 @@ func New() *Index {
 		slotOf: map[docKey]uint32{}, byID: map[int64][]uint32{}, seriesOf: map[int64]uint32{}, statuses: map[string]uint8{},
 		pointOf: map[search.GeoPoint]int32{}, langs: map[string]*language{}, reps: roaring.New(), grouped: roaring.New(),
 	}
+	x.wordIndex = wordIndex{x}
 	for i := range x.lists {
 		x.lists[i] = map[int64]*roaring.Bitmap{}
 	}

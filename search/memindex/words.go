@@ -24,6 +24,10 @@ type builtKey struct {
 	w    string
 }
 
+// wordIndex builds, merges and matches the words of the languages'
+// vocabularies.
+type wordIndex struct{ *Index }
+
 // build chooses the slot of each document of chunk (as linkChunk will
 // take them: its own, or a free one, or a new one) and makes, outside the
 // lock, the words that no vocabulary holds yet, with their postings of the
@@ -31,7 +35,7 @@ type builtKey struct {
 // their vocabulary. A document whose ID the chunk holds twice gets no
 // built words (its first version is unlinked by the second). The caller
 // holds writeMu only.
-func (x *Index) build(chunk []prepared) ([]uint32, map[builtKey]*word) {
+func (x *wordIndex) build(chunk []prepared) ([]uint32, map[builtKey]*word) {
 	count := map[docKey]int{}
 	for i := range chunk {
 		count[keyOf(chunk[i].d)]++
@@ -107,7 +111,7 @@ type merged struct {
 // words (those of chunk not in it yet), with the ones already waiting,
 // would exceed recentMax. The caller holds writeMu only: no other writer
 // changes the vocabularies it reads.
-func (x *Index) premerge(chunk []prepared) []merged {
+func (x *wordIndex) premerge(chunk []prepared) []merged {
 	type key struct {
 		lang string
 		vis  visibility
@@ -185,7 +189,7 @@ func mergeSorted(a, b []string) []string {
 }
 
 // language returns the words of lang, creating them.
-func (x *Index) language(lang string) *language {
+func (x *wordIndex) language(lang string) *language {
 	l := x.langs[lang]
 	if l == nil {
 		l = &language{parts: map[visibility]*vocabulary{}, aliases: map[string]*roaring.Bitmap{}}
@@ -195,7 +199,7 @@ func (x *Index) language(lang string) *language {
 }
 
 // vocabulary returns the vocabulary of lang and vis, creating it.
-func (x *Index) vocabulary(lang string, vis visibility) *vocabulary {
+func (x *wordIndex) vocabulary(lang string, vis visibility) *vocabulary {
 	l := x.language(lang)
 	v := l.parts[vis]
 	if v == nil {
@@ -206,7 +210,7 @@ func (x *Index) vocabulary(lang string, vis visibility) *vocabulary {
 }
 
 // existing returns the vocabulary of lang and vis, or nil.
-func (x *Index) existing(lang string, vis visibility) *vocabulary {
+func (x *wordIndex) existing(lang string, vis visibility) *vocabulary {
 	if l := x.langs[lang]; l != nil {
 		return l.parts[vis]
 	}
@@ -280,7 +284,7 @@ func (v *vocabulary) merge() {
 // split by how they match: the words of l, and of each language l aliases
 // to for the aliased rows. Only the vocabularies of the visibilities p
 // keeps are read.
-func (x *Index) match(p *plan, l *language, t search.Term, scored bool) (*roaring.Bitmap, []scoredClass) {
+func (x *wordIndex) match(p *plan, l *language, t search.Term, scored bool) (*roaring.Bitmap, []scoredClass) {
 	matched, classes := x.matchParts(p, l, t, scored)
 	for lang, rows := range l.aliases {
 		if rows.IsEmpty() {
@@ -318,7 +322,7 @@ func (x *Index) match(p *plan, l *language, t search.Term, scored bool) (*roarin
 // of the visibilities p keeps, and when scored the six classes of
 // scoredClass (title exact, prefix, typo, then body exact, prefix, typo)
 // as bitmaps.
-func (x *Index) matchParts(p *plan, l *language, t search.Term, scored bool) (*roaring.Bitmap, [6]*roaring.Bitmap) {
+func (x *wordIndex) matchParts(p *plan, l *language, t search.Term, scored bool) (*roaring.Bitmap, [6]*roaring.Bitmap) {
 	var parts []*roaring.Bitmap
 	var classes [6][]*roaring.Bitmap
 	checked := 0

@@ -72,11 +72,16 @@ type CascadeProgress struct {
 	Started time.Time `json:"started"`
 }
 
+// cascadeRunner runs the cascades: the reindexing of the events that
+// depend on a changed venue, organizer or label, in chunks between the
+// worker's batches.
+type cascadeRunner struct{ *Worker }
+
 // newCascade returns the cascade for a venue mark or a term mark: the
 // events at the venue, or the events in the category or any of its
 // descendants and the events with the tag (term IDs are shared by both
 // taxonomies, so a term is looked up as both).
-func (w *Worker) newCascade(ctx context.Context, m repository.IndexMark) (*cascade, error) {
+func (w *cascadeRunner) newCascade(ctx context.Context, m repository.IndexMark) (*cascade, error) {
 	c := &cascade{mark: m, started: w.Now()}
 	if m.Kind == repository.MarkTerm {
 		cats, err := w.categoryTree(ctx, []int64{m.ID})
@@ -101,7 +106,7 @@ func (w *Worker) newCascade(ctx context.Context, m repository.IndexMark) (*casca
 }
 
 // categoryTree returns the categories and all their descendants.
-func (w *Worker) categoryTree(ctx context.Context, roots []int64) ([]int64, error) {
+func (w *cascadeRunner) categoryTree(ctx context.Context, roots []int64) ([]int64, error) {
 	all, err := w.Store.FindLabels(ctx, repository.LabelQuery{Taxonomy: repository.LabelCategory})
 	if err != nil {
 		return nil, err
@@ -131,7 +136,7 @@ func (w *Worker) categoryTree(ctx context.Context, roots []int64) ([]int64, erro
 
 // advance indexes up to limit more events of c and reports how many it
 // indexed and whether c is finished. The caller holds stepMu.
-func (w *Worker) advance(ctx context.Context, c *cascade, limit int) (int, bool, error) {
+func (w *cascadeRunner) advance(ctx context.Context, c *cascade, limit int) (int, bool, error) {
 	n := 0
 	for n < limit && len(c.queries) > 0 {
 		q := c.queries[0]
@@ -163,7 +168,7 @@ func (w *Worker) advance(ctx context.Context, c *cascade, limit int) (int, bool,
 // batch being applied) and returns the marks that are done with (cleared
 // with the batch): those whose cascade ran inline because MaxCascades were
 // running, or had nothing to index. The caller holds stepMu.
-func (w *Worker) startCascades(ctx context.Context, marks []repository.IndexMark) (map[cascadeKey]bool, error) {
+func (w *cascadeRunner) startCascades(ctx context.Context, marks []repository.IndexMark) (map[cascadeKey]bool, error) {
 	held := map[cascadeKey]bool{}
 	for _, m := range marks {
 		key := cascadeKey{m.Kind, m.ID}
@@ -199,7 +204,7 @@ func (w *Worker) startCascades(ctx context.Context, marks []repository.IndexMark
 // stepCascades indexes one chunk of the running cascades, oldest first,
 // and clears the marks of those that finish. It returns the number of
 // events indexed plus the marks cleared. The caller holds stepMu.
-func (w *Worker) stepCascades(ctx context.Context) (int, error) {
+func (w *cascadeRunner) stepCascades(ctx context.Context) (int, error) {
 	budget, did := w.CascadeChunk, 0
 	for budget > 0 && len(w.cascadeOrder) > 0 {
 		key := w.cascadeOrder[0]
@@ -229,14 +234,14 @@ func (w *Worker) stepCascades(ctx context.Context) (int, error) {
 }
 
 // heldBy reports whether m is the mark a running cascade holds.
-func (w *Worker) heldBy(m repository.IndexMark) bool {
+func (w *cascadeRunner) heldBy(m repository.IndexMark) bool {
 	c := w.cascades[cascadeKey{m.Kind, m.ID}]
 	return c != nil && c.mark.Seq == m.Seq
 }
 
 // publishCascades copies the cascades' progress for Stats. The caller
 // holds stepMu.
-func (w *Worker) publishCascades() {
+func (w *cascadeRunner) publishCascades() {
 	out := make([]CascadeProgress, 0, len(w.cascadeOrder))
 	for _, key := range w.cascadeOrder {
 		c := w.cascades[key]
@@ -248,7 +253,7 @@ func (w *Worker) publishCascades() {
 }
 
 // runningCascades reports whether dependent re-indexes are running.
-func (w *Worker) runningCascades() bool {
+func (w *cascadeRunner) runningCascades() bool {
 	w.statsMu.mu.Lock()
 	defer w.statsMu.mu.Unlock()
 	return len(w.statsMu.dependents) > 0

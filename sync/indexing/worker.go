@@ -21,7 +21,12 @@ import (
 // worker drains what was left. A mark whose item the engine refuses is
 // found by bisecting its batch and put off with backoff, while the others
 // are indexed (backoff.go).
+//
+// The cascade steps are declared on cascadeRunner (dependents.go), which
+// Worker embeds; init points it back at the worker.
 type Worker struct {
+	cascadeRunner
+
 	Store  repository.Store
 	Engine search.Engine
 	Docs   *DocBuilder
@@ -130,6 +135,7 @@ func (w *Worker) init() {
 			w.MaxCascades = defaultMaxCascades
 		}
 		w.cascades = map[cascadeKey]*cascade{}
+		w.cascadeRunner = cascadeRunner{w}
 		w.metrics = newMetrics(w.Store, w.Engine, w.Now)
 	})
 }

@@ -45,8 +45,11 @@ func (ix *Index) KeyOf(doc map[string]any) string {
 	return fmt.Sprint(doc[pk])
 }
 
+// documentRoutes answers the document routes of an index.
+type documentRoutes struct{ *Server }
+
 // AddDocuments answers POST /indexes/{uid}/documents with a documentAdditionOrUpdate task.
-func (f *Server) AddDocuments(w http.ResponseWriter, r *http.Request) {
+func (f *documentRoutes) AddDocuments(w http.ResponseWriter, r *http.Request) {
 	uid := r.PathValue("uid")
 	docs, _ := bodyOf(r).([]any)
 	describe := func(t *Task) {
@@ -96,7 +99,7 @@ func (f *Server) AddDocuments(w http.ResponseWriter, r *http.Request) {
 // DeleteByFilter answers POST /indexes/{uid}/documents/delete: a
 // documentDeletion task that removes the documents matching the filter
 // (filterable attributes only, as Meilisearch requires).
-func (f *Server) DeleteByFilter(w http.ResponseWriter, r *http.Request) {
+func (f *documentRoutes) DeleteByFilter(w http.ResponseWriter, r *http.Request) {
 	uid := r.PathValue("uid")
 	body, _ := bodyOf(r).(map[string]any)
 	fs, _ := body["filter"].(string)
@@ -140,7 +143,7 @@ func (f *Server) DeleteByFilter(w http.ResponseWriter, r *http.Request) {
 }
 
 // GetDocument answers GET /indexes/{uid}/documents/{id}.
-func (f *Server) GetDocument(w http.ResponseWriter, r *http.Request) {
+func (f *documentRoutes) GetDocument(w http.ResponseWriter, r *http.Request) {
 	_, ix := f.PathIndex(w, r)
 	if ix == nil {
 		return
@@ -158,7 +161,7 @@ func (f *Server) GetDocument(w http.ResponseWriter, r *http.Request) {
 }
 
 // DeleteDocuments answers POST /indexes/{uid}/documents/delete-batch with a documentDeletion task.
-func (f *Server) DeleteDocuments(w http.ResponseWriter, r *http.Request) {
+func (f *documentRoutes) DeleteDocuments(w http.ResponseWriter, r *http.Request) {
 	uid := r.PathValue("uid")
 	ids, _ := bodyOf(r).([]any)
 	f.Enqueue(w, "documentDeletion", uid, func() *APIError {

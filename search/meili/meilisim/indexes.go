@@ -42,9 +42,12 @@ func DefaultSettings() map[string]any {
 	}
 }
 
+// indexRoutes holds the indexes and answers the index routes.
+type indexRoutes struct{ *Server }
+
 // AddIndex creates an index directly, with the given settings merged over
 // the defaults.
-func (f *Server) AddIndex(uid string, settings map[string]any) {
+func (f *indexRoutes) AddIndex(uid string, settings map[string]any) {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
 	s := DefaultSettings()
@@ -59,21 +62,21 @@ func (f *Server) AddIndex(uid string, settings map[string]any) {
 
 // NewIndex returns an empty index with the default settings, created now
 // (each index a nanosecond after the previous one). The caller holds f.Mu.
-func (f *Server) NewIndex(primaryKey string) *Index {
+func (f *indexRoutes) NewIndex(primaryKey string) *Index {
 	f.Created++
 	at := time.Date(2025, 1, 1, 0, 0, 0, f.Created, time.UTC).Format(time.RFC3339Nano)
 	return &Index{CreatedAt: at, PrimaryKey: primaryKey, Settings: DefaultSettings(), Docs: map[string]map[string]any{}, Internal: map[string]uint32{}, Used: map[uint32]bool{}}
 }
 
 // Index returns the index uid, or nil.
-func (f *Server) Index(uid string) *Index {
+func (f *indexRoutes) Index(uid string) *Index {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
 	return f.Indexes[uid]
 }
 
 // GetIndex answers GET /indexes/{uid}.
-func (f *Server) GetIndex(w http.ResponseWriter, r *http.Request) {
+func (f *indexRoutes) GetIndex(w http.ResponseWriter, r *http.Request) {
 	uid, ix := f.PathIndex(w, r)
 	if ix == nil {
 		return
@@ -83,7 +86,7 @@ func (f *Server) GetIndex(w http.ResponseWriter, r *http.Request) {
 }
 
 // CreateIndex answers POST /indexes with an indexCreation task.
-func (f *Server) CreateIndex(w http.ResponseWriter, r *http.Request) {
+func (f *indexRoutes) CreateIndex(w http.ResponseWriter, r *http.Request) {
 	body, _ := bodyOf(r).(map[string]any)
 	uid, _ := body["uid"].(string)
 	pk, _ := body["primaryKey"].(string)
@@ -98,7 +101,7 @@ func (f *Server) CreateIndex(w http.ResponseWriter, r *http.Request) {
 }
 
 // DeleteIndex answers DELETE /indexes/{uid} with an indexDeletion task.
-func (f *Server) DeleteIndex(w http.ResponseWriter, r *http.Request) {
+func (f *indexRoutes) DeleteIndex(w http.ResponseWriter, r *http.Request) {
 	uid := r.PathValue("uid")
 	f.Enqueue(w, "indexDeletion", uid, func() *APIError {
 		if _, ok := f.Indexes[uid]; !ok {
@@ -109,8 +112,11 @@ func (f *Server) DeleteIndex(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// settingsRoutes answers the settings routes of an index.
+type settingsRoutes struct{ *Server }
+
 // GetSettings answers GET /indexes/{uid}/settings.
-func (f *Server) GetSettings(w http.ResponseWriter, r *http.Request) {
+func (f *settingsRoutes) GetSettings(w http.ResponseWriter, r *http.Request) {
 	_, ix := f.PathIndex(w, r)
 	if ix == nil {
 		return
@@ -141,7 +147,7 @@ var settingsFields = []string{
 //     indexes (allow_index_creation: the master key, or a key whose
 //     actions hold "*" or "indexes.create"); otherwise the task fails
 //     with index_not_found.
-func (f *Server) UpdateSettings(w http.ResponseWriter, r *http.Request) {
+func (f *settingsRoutes) UpdateSettings(w http.ResponseWriter, r *http.Request) {
 	uid := r.PathValue("uid")
 	body, _ := bodyOf(r).(map[string]any)
 	fields := settingsFields
@@ -175,7 +181,7 @@ func (f *Server) UpdateSettings(w http.ResponseWriter, r *http.Request) {
 // mayCreateIndex reports whether a request's key may create indexes: any
 // key but one created through POST /keys whose actions hold neither "*"
 // nor "indexes.create" (crates/meilisearch-auth, allow_index_creation).
-func (f *Server) mayCreateIndex(auth string) bool {
+func (f *indexRoutes) mayCreateIndex(auth string) bool {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
 	for _, k := range f.Keys {
@@ -189,7 +195,7 @@ func (f *Server) mayCreateIndex(auth string) bool {
 }
 
 // SwapIndexes answers POST /swap-indexes with an indexSwap task.
-func (f *Server) SwapIndexes(w http.ResponseWriter, r *http.Request) {
+func (f *indexRoutes) SwapIndexes(w http.ResponseWriter, r *http.Request) {
 	pairs, _ := bodyOf(r).([]any)
 	f.Enqueue(w, "indexSwap", nil, func() *APIError {
 		for _, p := range pairs {
@@ -207,7 +213,7 @@ func (f *Server) SwapIndexes(w http.ResponseWriter, r *http.Request) {
 }
 
 // Stats answers GET /indexes/{uid}/stats.
-func (f *Server) Stats(w http.ResponseWriter, r *http.Request) {
+func (f *indexRoutes) Stats(w http.ResponseWriter, r *http.Request) {
 	_, ix := f.PathIndex(w, r)
 	if ix == nil {
 		return

@@ -95,7 +95,7 @@ func compareFedHits(a, b *fedHit) int {
 // Distinct inside a federated query, the federation's page, hitsPerPage
 // and distinct (v1.50.0) and non-federated multi-search are not emulated
 // (refused with 400 bad_request).
-func (f *Server) MultiSearch(w http.ResponseWriter, r *http.Request) {
+func (f *searchRoutes) MultiSearch(w http.ResponseWriter, r *http.Request) {
 	body, _ := bodyOf(r).(map[string]any)
 	fed, ok := body["federation"].(map[string]any)
 	if !ok {
@@ -345,6 +345,6 @@ func mergeLists(lists [][]*fedHit) []*fedHit {
 
 // replyLocked is Reply for a caller holding f.Mu: it renders the answer
 // (which may hold stored documents) before the lock is released.
-func (f *Server) replyLocked(w http.ResponseWriter, status int, body any) {
+func (f *searchRoutes) replyLocked(w http.ResponseWriter, status int, body any) {
 	f.Reply(w, status, JSONValue(body))
 }

@@ -143,6 +143,10 @@ func firstBatchKind(k autobatchKind) (batchKind, bool) {
 	return batchAlone, true
 }
 
+// scheduler processes the queued tasks in batches, in the background or
+// step by step as a test drives it.
+type scheduler struct{ *Server }
+
 // takeBatch removes the next batch from the queue and returns its task
 // uids. Like create_next_batch in
 // crates/index-scheduler/src/scheduler/create_batch.rs, it starts with the
@@ -150,7 +154,7 @@ func firstBatchKind(k autobatchKind) (batchKind, bool) {
 // enqueued tasks of the same index in order (tasks of other indexes in
 // between do not stop it) while the autobatcher lets them join; a swap
 // touching the index stops it. Callers hold Mu.
-func (f *Server) takeBatch() []int64 {
+func (f *scheduler) takeBatch() []int64 {
 	if len(f.queue) == 0 {
 		return nil
 	}
@@ -186,7 +190,7 @@ func (f *Server) takeBatch() []int64 {
 
 // run is the scheduler goroutine: it processes batches while the server
 // is neither paused nor closed.
-func (f *Server) run() {
+func (f *scheduler) run() {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
 	for {
@@ -213,7 +217,7 @@ func (f *Server) run() {
 
 // startBatch takes the next batch and marks its tasks "processing".
 // Callers hold Mu.
-func (f *Server) startBatch() []int64 {
+func (f *scheduler) startBatch() []int64 {
 	batch := f.takeBatch()
 	f.processing = true
 	for _, uid := range batch {
@@ -231,7 +235,7 @@ func (f *Server) startBatch() []int64 {
 // the tasks apply in queue order, as a v1.45+ document operation applies
 // its DeleteByFilter and additions in order (create_batch.rs) — and marks each
 // task succeeded or failed. Callers hold Mu.
-func (f *Server) finishBatch(batch []int64) {
+func (f *scheduler) finishBatch(batch []int64) {
 	for _, uid := range batch {
 		task := f.Tasks[uid]
 		switch {
@@ -250,13 +254,13 @@ func (f *Server) finishBatch(batch []int64) {
 }
 
 // wake tells the scheduler that the queue changed. Callers hold Mu.
-func (f *Server) wake() { f.cond.Broadcast() }
+func (f *scheduler) wake() { f.cond.Broadcast() }
 
 // Enqueued returns a channel closed when a task is next enqueued, so that
 // a test driving a paused scheduler waits for the client's next task
 // without polling. Take the channel before checking the queue, or a task
 // enqueued in between is missed.
-func (f *Server) Enqueued() <-chan struct{} {
+func (f *scheduler) Enqueued() <-chan struct{} {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
 	if f.enqueued == nil {
@@ -267,14 +271,14 @@ func (f *Server) Enqueued() <-chan struct{} {
 
 // Pause stops the scheduler after the batch in progress: tasks stay
 // "enqueued" until Resume, Step or Drain.
-func (f *Server) Pause() {
+func (f *scheduler) Pause() {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
 	f.paused = true
 }
 
 // Resume lets the scheduler process the queue again.
-func (f *Server) Resume() {
+func (f *scheduler) Resume() {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
 	f.paused = false
@@ -283,7 +287,7 @@ func (f *Server) Resume() {
 
 // SetTaskDelay makes the scheduler keep every batch "processing" for d
 // before it applies it (0: at once). Step and Drain ignore it.
-func (f *Server) SetTaskDelay(d time.Duration) {
+func (f *scheduler) SetTaskDelay(d time.Duration) {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
 	f.delay = d
@@ -292,7 +296,7 @@ func (f *Server) SetTaskDelay(d time.Duration) {
 // Step processes the next batch in the caller's goroutine, after the
 // batch in progress if any, and reports whether there was one. It works
 // paused or not.
-func (f *Server) Step() bool {
+func (f *scheduler) Step() bool {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
 	for f.processing && !f.closed {
@@ -307,13 +311,13 @@ func (f *Server) Step() bool {
 
 // Drain processes batches until the queue is empty and no batch is in
 // progress.
-func (f *Server) Drain() {
+func (f *scheduler) Drain() {
 	for f.Step() {
 	}
 }
 
 // Close stops the scheduler goroutine; queued tasks stay enqueued.
-func (f *Server) Close() {
+func (f *scheduler) Close() {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
 	if !f.closed {

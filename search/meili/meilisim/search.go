@@ -30,7 +30,7 @@ import (
 // in order, or an error message in Meilisearch's words. It applies
 // neither distinct nor maxTotalHits (the routes do, in Meilisearch's
 // order: searchroute.go, multisearch.go).
-func (f *Server) EmulateSearch(ix *Index, body map[string]any) ([]map[string]any, *APIError) {
+func (f *searchRoutes) EmulateSearch(ix *Index, body map[string]any) ([]map[string]any, *APIError) {
 	docs, _, err := f.rankedSearch(ix, body)
 	return docs, err
 }
@@ -41,7 +41,7 @@ func (f *Server) EmulateSearch(ix *Index, body map[string]any) ([]map[string]any
 // search, and for a text query a value in (0, 1] that decreases with the
 // emulated ranking (fewer typos, then an earlier attribute), so that
 // ordering by it agrees with the emulated ranking rules.
-func (f *Server) rankedSearch(ix *Index, body map[string]any) ([]map[string]any, map[string]float64, *APIError) {
+func (f *searchRoutes) rankedSearch(ix *Index, body map[string]any) ([]map[string]any, map[string]float64, *APIError) {
 	settings := ix.Settings
 	strs := func(v any) []string {
 		var out []string

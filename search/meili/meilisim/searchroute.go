@@ -8,6 +8,10 @@ import (
 	"slices"
 )
 
+// searchRoutes answers the search and multi-search routes and emulates
+// Meilisearch's ranking.
+type searchRoutes struct{ *Server }
+
 // Search answers POST /indexes/{uid}/search as perform_search and
 // prepare_search do (crates/meilisearch/src/search/mod.rs at v1.18.0):
 //
@@ -27,7 +31,7 @@ import (
 //     (the simulator's score: rankedSearch).
 //
 // Every hit built counts in HitsBuilt.
-func (f *Server) Search(w http.ResponseWriter, r *http.Request) {
+func (f *searchRoutes) Search(w http.ResponseWriter, r *http.Request) {
 	uid, ix := f.PathIndex(w, r)
 	if ix == nil {
 		return
@@ -223,14 +227,14 @@ func project(doc map[string]any, attrs any) map[string]any {
 // federated multi-search up to offset+limit hits per index before the
 // federation's offset is skipped. It measures a request's cost without
 // timing it.
-func (f *Server) HitsBuilt() int {
+func (f *searchRoutes) HitsBuilt() int {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
 	return f.built
 }
 
 // ResetHitsBuilt sets the HitsBuilt counter back to zero.
-func (f *Server) ResetHitsBuilt() {
+func (f *searchRoutes) ResetHitsBuilt() {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
 	f.built = 0

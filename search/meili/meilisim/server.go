@@ -36,7 +36,21 @@ import (
 //     the tasks tied to exactly one of its indexes (never a swap); any
 //     other Authorization (the master key, "test-key") sees every task.
 //   - Every index has its own createdAt, which moves with it in a swap.
+//
+// Its methods are declared on one type per concern, each holding the
+// Server back: httpRouting (server.go), taskQueue (tasks.go), scheduler
+// (scheduler.go), indexRoutes and settingsRoutes (indexes.go,
+// settingsreset.go), documentRoutes (documents.go) and searchRoutes
+// (searchroute.go, search.go, multisearch.go).
 type Server struct {
+	httpRouting
+	taskQueue
+	scheduler
+	indexRoutes
+	settingsRoutes
+	documentRoutes
+	searchRoutes
+
 	opts Options
 	mux  *http.ServeMux
 
@@ -286,6 +300,8 @@ func New(opts Options) *Server {
 		opts.PayloadLimit = DefaultPayloadLimit
 	}
 	f := &Server{opts: opts, Version: opts.Version, Indexes: map[string]*Index{}, Tasks: map[int64]*Task{}, FailTasks: map[string]APIError{}, BusyTasks: map[string]int{}, Keys: map[string]map[string]any{}}
+	f.httpRouting, f.taskQueue, f.scheduler = httpRouting{f}, taskQueue{f}, scheduler{f}
+	f.indexRoutes, f.settingsRoutes, f.documentRoutes, f.searchRoutes = indexRoutes{f}, settingsRoutes{f}, documentRoutes{f}, searchRoutes{f}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
 		f.Reply(w, 200, map[string]any{"status": "available"})
@@ -422,9 +438,13 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// httpRouting holds the steps every route shares: authorization, the
+// index a path names and the replies.
+type httpRouting struct{ *Server }
+
 // authorized reports whether an Authorization header carries the master
 // key or a key created through POST /keys.
-func (f *Server) authorized(auth string) bool {
+func (f *httpRouting) authorized(auth string) bool {
 	key := strings.TrimPrefix(auth, "Bearer ")
 	if key == f.opts.MasterKey {
 		return true
@@ -440,7 +460,7 @@ func (f *Server) authorized(auth string) bool {
 }
 
 // Reply writes a JSON answer.
-func (f *Server) Reply(w http.ResponseWriter, status int, body any) {
+func (f *httpRouting) Reply(w http.ResponseWriter, status int, body any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	if err := json.NewEncoder(w).Encode(body); err != nil {
@@ -451,7 +471,7 @@ func (f *Server) Reply(w http.ResponseWriter, status int, body any) {
 }
 
 // NotFound answers 404 index_not_found for uid.
-func (f *Server) NotFound(w http.ResponseWriter, uid string) {
+func (f *httpRouting) NotFound(w http.ResponseWriter, uid string) {
 	f.Reply(w, 404, indexNotFound(uid))
 }
 
@@ -463,7 +483,7 @@ func indexNotFound(uid string) *APIError {
 
 // PathIndex returns the index the request's path names; when there is none
 // it answers 404 and returns nil.
-func (f *Server) PathIndex(w http.ResponseWriter, r *http.Request) (string, *Index) {
+func (f *httpRouting) PathIndex(w http.ResponseWriter, r *http.Request) (string, *Index) {
 	uid := r.PathValue("uid")
 	ix := f.Index(uid)
 	if ix == nil {

@@ -11,7 +11,7 @@ import (
 // make_setting_route! in crates/meilisearch/src/routes/indexes/settings.rs
 // (v1.18.0): the kebab-case name of each setting, answered 404 when no
 // setting has that name.
-func (f *Server) ResetSetting(w http.ResponseWriter, r *http.Request) {
+func (f *settingsRoutes) ResetSetting(w http.ResponseWriter, r *http.Request) {
 	uid := r.PathValue("uid")
 	key := camelCase(r.PathValue("name"))
 	def, ok := DefaultSettings()[key]

@@ -18,13 +18,16 @@ var oneIndexKinds = []string{
 	"indexCreation", "indexDeletion", "indexUpdate",
 }
 
+// taskQueue enqueues tasks and answers the task routes (GET /tasks).
+type taskQueue struct{ *Server }
+
 // TaskVisible is Meilisearch's rule for which tasks a request sees
 // (get_tasks_from_authorized_indexes, crates/index-scheduler/src/queue/
 // tasks.rs:474-490): when the request filters by index (byIndex) or its
 // key is limited to some indexes, the tasks not tied to exactly one index
 // are dropped; with a limited key, so are the tasks of other indexes. The
 // caller holds f.Mu.
-func (f *Server) TaskVisible(auth string, task *Task, byIndex bool) bool {
+func (f *taskQueue) TaskVisible(auth string, task *Task, byIndex bool) bool {
 	var patterns []string
 	all := true
 	for _, k := range f.Keys {
@@ -56,20 +59,20 @@ func (f *Server) TaskVisible(auth string, task *Task, byIndex bool) bool {
 
 // Enqueue registers a task whose effect has been decided (apply returns
 // the error that fails it, if any) and answers with its summary.
-func (f *Server) Enqueue(w http.ResponseWriter, typ string, index any, apply func() *APIError) {
+func (f *taskQueue) Enqueue(w http.ResponseWriter, typ string, index any, apply func() *APIError) {
 	f.enqueue(w, typ, index, false, apply)
 }
 
 // Enqueue registers a task and answers 202 with its summary; the
 // scheduler (scheduler.go) applies it later. byFilter marks a deletion by
 // filter, which the autobatcher keeps apart from document additions.
-func (f *Server) enqueue(w http.ResponseWriter, typ string, index any, byFilter bool, apply func() *APIError) {
+func (f *taskQueue) enqueue(w http.ResponseWriter, typ string, index any, byFilter bool, apply func() *APIError) {
 	f.enqueueTask(w, typ, index, byFilter, apply, func(*Task) {})
 }
 
 // enqueueTask is enqueue with describe filling in the task's description
 // (Task.Bytes, Task.IDs) before it is queued.
-func (f *Server) enqueueTask(w http.ResponseWriter, typ string, index any, byFilter bool, apply func() *APIError, describe func(*Task)) {
+func (f *taskQueue) enqueueTask(w http.ResponseWriter, typ string, index any, byFilter bool, apply func() *APIError, describe func(*Task)) {
 	f.Mu.Lock()
 	uid := f.NextTask
 	f.NextTask++
@@ -102,7 +105,7 @@ func (f *Server) enqueueTask(w http.ResponseWriter, typ string, index any, byFil
 }
 
 // GetTask answers GET /tasks/{uid}.
-func (f *Server) GetTask(w http.ResponseWriter, r *http.Request) {
+func (f *taskQueue) GetTask(w http.ResponseWriter, r *http.Request) {
 	uid, _ := strconv.ParseInt(r.PathValue("uid"), 10, 64)
 	f.Mu.Lock()
 	task, ok := f.Tasks[uid]
@@ -126,7 +129,7 @@ func (f *Server) GetTask(w http.ResponseWriter, r *http.Request) {
 }
 
 // FinishTasks lets every busy task end at its next poll.
-func (f *Server) FinishTasks() {
+func (f *taskQueue) FinishTasks() {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
 	for _, task := range f.Tasks {
@@ -138,7 +141,7 @@ func (f *Server) FinishTasks() {
 // TaskStatus is a task's status now: "enqueued" until first polled, then
 // "processing" for 1+busy polls (or for ever when stuck), then final. The
 // caller holds f.Mu.
-func (f *Server) TaskStatus(task *Task) string {
+func (f *taskQueue) TaskStatus(task *Task) string {
 	if task.held {
 		switch {
 		case task.Polls == 0:
@@ -155,7 +158,7 @@ func (f *Server) TaskStatus(task *Task) string {
 }
 
 // TaskObject renders a task as GET /tasks/{uid} does; the caller holds f.Mu.
-func (f *Server) TaskObject(uid int64, task *Task) map[string]any {
+func (f *taskQueue) TaskObject(uid int64, task *Task) map[string]any {
 	status := f.TaskStatus(task)
 	if status != "processing" && status != "enqueued" && task.Pending != nil {
 		if e := task.Pending(); e != nil {
@@ -181,7 +184,7 @@ func (f *Server) TaskObject(uid int64, task *Task) map[string]any {
 
 // ListTasks answers GET /tasks with the indexUids, types and statuses
 // filters (comma-separated lists), newest first.
-func (f *Server) ListTasks(w http.ResponseWriter, r *http.Request) {
+func (f *taskQueue) ListTasks(w http.ResponseWriter, r *http.Request) {
 	filter := func(name string) func(string) bool {
 		v := r.URL.Query().Get(name)
 		if v == "" {
