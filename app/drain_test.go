@@ -95,18 +95,7 @@ func TestDrain(t *testing.T) {
 	cut := make(chan struct{})
 	ctx, sigterm := context.WithCancel(withDrainCut(context.Background(), cut))
 	defer sigterm()
-	addrc := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() { done <- serveUntilDone(ctx, cfg, cfg.NewLogger(&logs), func(a net.Addr) { addrc <- a }) }()
-	var addr string
-	select {
-	case a := <-addrc:
-		addr = a.String()
-	case err := <-done:
-		t.Fatalf("serve ended before listening: %v\n%s", err, logs.String())
-	case <-testdeadline.After(t):
-		t.Fatalf("never listened\n%s", logs.String())
-	}
+	addr, done := serveInBackground(t, ctx, cfg, &logs)
 	base := "http://" + addr
 
 	if code, body := get(base + "/readyz"); code != 200 || body["status"] != "ready" {
@@ -187,21 +176,14 @@ func TestDrain(t *testing.T) {
 	}
 	var logs2 testsupport.SyncBuffer
 	ctx2, stop2 := context.WithCancel(context.Background())
-	done2 := make(chan error, 1)
-	addrc2 := make(chan net.Addr, 1)
-	go func() { done2 <- serveUntilDone(ctx2, cfg2, cfg2.NewLogger(&logs2), func(a net.Addr) { addrc2 <- a }) }()
+	addr2, done2 := serveInBackground(t, ctx2, cfg2, &logs2)
 	defer func() {
 		stop2()
 		if err := <-done2; err != nil {
 			t.Errorf("restarted serve: %v", err)
 		}
 	}()
-	select {
-	case a := <-addrc2:
-		base = "http://" + a.String()
-	case err := <-done2:
-		t.Fatalf("restart: %v\n%s", err, logs2.String())
-	}
+	base = "http://" + addr2
 	want := []string{"Before", "In flight at SIGTERM", "In flight at close"}
 	for {
 		resp, err := client.Get(base + root + "/events?per_page=50&start_date=2027-01-01&end_date=2027-12-31")

@@ -494,6 +494,25 @@ type service struct {
 	err     error // what serveUntilDone returned, once stopped is closed
 }
 
+// serveInBackground runs serveUntilDone(ctx, cfg), logging to logs, and
+// returns its address once it listens, with the channel its result comes
+// on. The test fails if it ends or does not listen first.
+func serveInBackground(t *testing.T, ctx context.Context, cfg *config.Config, logs *testsupport.SyncBuffer) (string, <-chan error) {
+	t.Helper()
+	addrc := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() { done <- serveUntilDone(ctx, cfg, cfg.NewLogger(logs), func(a net.Addr) { addrc <- a }) }()
+	select {
+	case a := <-addrc:
+		return a.String(), done
+	case err := <-done:
+		t.Fatalf("serve ended before listening: %v\n%s", err, logs.String())
+	case <-testdeadline.After(t):
+		t.Fatalf("never listened\n%s", logs.String())
+	}
+	return "", nil
+}
+
 // startService runs the service with the settings in env until stop is
 // called or the test ends, and returns once it listens.
 func startService(t *testing.T, env map[string]string) *service {

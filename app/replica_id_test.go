@@ -94,21 +94,15 @@ func TestReplicaID(t *testing.T) {
 		type process struct {
 			logs *testsupport.SyncBuffer
 			stop context.CancelFunc
-			done chan error
+			done <-chan error
 		}
 		start := func() *process {
 			env["DATA_DIR"] = t.TempDir()
 			cfg := load(t, env)
-			p := &process{logs: &testsupport.SyncBuffer{}, done: make(chan error, 1)}
+			p := &process{logs: &testsupport.SyncBuffer{}}
 			ctx, stop := context.WithCancel(context.Background())
 			p.stop = stop
-			addrc := make(chan net.Addr, 1)
-			go func() { p.done <- serveUntilDone(ctx, cfg, cfg.NewLogger(p.logs), func(a net.Addr) { addrc <- a }) }()
-			select {
-			case <-addrc:
-			case err := <-p.done:
-				t.Fatalf("serve: %v\n%s", err, p.logs.String())
-			}
+			_, p.done = serveInBackground(t, ctx, cfg, p.logs)
 			return p
 		}
 		first := start()

@@ -105,18 +105,7 @@ func TestInterruptShutsDownIdleServer(t *testing.T) {
 			var logs testsupport.SyncBuffer
 			ctx, interrupt := context.WithCancelCause(context.Background())
 			defer interrupt(nil)
-			addrc := make(chan net.Addr, 1)
-			done := make(chan error, 1)
-			go func() { done <- serveUntilDone(ctx, cfg, cfg.NewLogger(&logs), func(a net.Addr) { addrc <- a }) }()
-			var addr string
-			select {
-			case a := <-addrc:
-				addr = a.String()
-			case err := <-done:
-				t.Fatalf("serve ended before listening: %v\n%s", err, logs.String())
-			case <-testdeadline.After(t):
-				t.Fatalf("never listened\n%s", logs.String())
-			}
+			addr, done := serveInBackground(t, ctx, cfg, &logs)
 			if !strings.Contains(logs.String(), noAdminWarning) {
 				t.Errorf("no warning that no admin can log in:\n%s", logs.String())
 			}

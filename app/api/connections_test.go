@@ -32,6 +32,19 @@ func serveLoopback(t *testing.T, e *env) string {
 	return ln.Addr().String()
 }
 
+// wantHealthy fails the test unless GET /healthz on addr answers 200.
+func wantHealthy(t *testing.T, addr, when string) {
+	t.Helper()
+	res, err := http.Get("http://" + addr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Errorf("healthz %s: %d", when, res.StatusCode)
+	}
+}
+
 // goroutinesIn counts the goroutines whose stack contains fn, from the
 // aggregated goroutine profile ("N @ addrs" then one "#" line per frame).
 func goroutinesIn(buf *bytes.Buffer, fn string) int {
@@ -108,14 +121,7 @@ func TestHostileConnectionsBoundedMemory(t *testing.T) {
 	}
 
 	// Another client is still served.
-	res, err := http.Get("http://" + addr + "/healthz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != 200 {
-		t.Errorf("healthz during the attack: %d", res.StatusCode)
-	}
+	wantHealthy(t, addr, "during the attack")
 }
 
 // TestOversizedHeadersOnTheWire (issue 7, finding 10): headers over the

@@ -61,10 +61,12 @@ func runCrashChild(dir string) int {
 }
 
 // startCrashChild starts a service process on dir that accepts writes but
-// runs no worker, and returns the base URL of its API.
-func startCrashChild(t *testing.T, dir string) (*exec.Cmd, string) {
+// runs no worker, and returns it with a function that sends a request to
+// its API as its admin and returns the body (failing the test on a status
+// of 300 or more).
+func startCrashChild(t *testing.T, dir string) (child *exec.Cmd, post func(method, path, body string) string) {
 	t.Helper()
-	child := exec.Command(os.Args[0], "-test.run=^$")
+	child = exec.Command(os.Args[0], "-test.run=^$")
 	child.Env = append(os.Environ(), crashChildEnv+"="+dir)
 	stdout, err := child.StdoutPipe()
 	if err != nil {
@@ -79,17 +81,9 @@ func startCrashChild(t *testing.T, dir string) (*exec.Cmd, string) {
 	if err != nil {
 		t.Fatalf("child gave no address: %v", err)
 	}
-	return child, "http://" + strings.TrimSpace(addrLine) + root
-}
-
-// TestCrashRecovery: writes are accepted by a process that is killed before
-// its sync worker ran; a new process on the same DATA_DIR indexes them all.
-func TestCrashRecovery(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	child, base := startCrashChild(t, dir)
+	base := "http://" + strings.TrimSpace(addrLine) + root
 	client := newHTTPClient(t)
-	post := func(method, path, body string) string {
+	return child, func(method, path, body string) string {
 		t.Helper()
 		status, out := client.send(method, base+path, "crash-admin", body)
 		if status >= 300 {
@@ -97,6 +91,14 @@ func TestCrashRecovery(t *testing.T) {
 		}
 		return out
 	}
+}
+
+// TestCrashRecovery: writes are accepted by a process that is killed before
+// its sync worker ran; a new process on the same DATA_DIR indexes them all.
+func TestCrashRecovery(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	child, post := startCrashChild(t, dir)
 	const n = 40
 	var ids []int64
 	for i := 0; i < n; i++ {
@@ -131,16 +133,7 @@ func TestWebhookCrashRecovery(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	rc := newReceiver(t)
-	child, base := startCrashChild(t, dir)
-	client := newHTTPClient(t)
-	post := func(method, path, body string) string {
-		t.Helper()
-		status, out := client.send(method, base+path, "crash-admin", body)
-		if status >= 300 {
-			t.Fatalf("%s %s: %d %s", method, path, status, out)
-		}
-		return out
-	}
+	child, post := startCrashChild(t, dir)
 	post("POST", "/admin/webhooks", `{"url":"`+rc.srv.URL+`","events":["event.created","event.trashed"]}`)
 	const n = 5
 	var ids []int64

@@ -18,9 +18,16 @@ import (
 // checks: the page is not an API route.
 func rawGet(t *testing.T, e *env, method, target string) (*http.Response, []byte) {
 	t.Helper()
-	res, err := e.app.Test(httptest.NewRequest(method, target, nil), -1)
+	return rawSend(t, e, httptest.NewRequest(method, target, nil))
+}
+
+// rawSend sends req to the env's app without the API's response checks
+// and returns the response with its body read.
+func rawSend(t *testing.T, e *env, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
+	res, err := e.app.Test(req, -1)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, target, err)
+		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
 	}
 	defer res.Body.Close()
 	body, err := io.ReadAll(res.Body)

@@ -109,15 +109,9 @@ func TestHTTPLayerErrorsInEnvelope(t *testing.T) {
 			for k, v := range tt.header {
 				req.Header.Set(k, v)
 			}
-			res, err := e.app.Test(req, -1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer res.Body.Close()
-			var b bytes.Buffer
-			_, _ = b.ReadFrom(res.Body)
-			if res.StatusCode != tt.status || !strings.Contains(b.String(), `"code":"`+tt.code+`"`) {
-				t.Fatalf("%d %s, want %d %s", res.StatusCode, b.String(), tt.status, tt.code)
+			res, b := rawSend(t, e, req)
+			if res.StatusCode != tt.status || !strings.Contains(string(b), `"code":"`+tt.code+`"`) {
+				t.Fatalf("%d %s, want %d %s", res.StatusCode, b, tt.status, tt.code)
 			}
 			if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 				t.Errorf("content type %q", ct)
@@ -151,15 +145,9 @@ func TestStreamedBodies(t *testing.T) {
 			req := httptest.NewRequest("POST", root+"/venues", strings.NewReader(tt.body))
 			req.Header.Set("Content-Type", tt.ct)
 			req.Header.Set("Authorization", "Bearer "+e.tokens["editor"])
-			res, err := e.app.Test(req, -1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer res.Body.Close()
-			var b bytes.Buffer
-			_, _ = b.ReadFrom(res.Body)
-			if res.StatusCode != 201 || !strings.Contains(b.String(), long) {
-				t.Fatalf("%d %.200s", res.StatusCode, b.String())
+			res, b := rawSend(t, e, req)
+			if res.StatusCode != 201 || !strings.Contains(string(b), long) {
+				t.Fatalf("%d %.200s", res.StatusCode, b)
 			}
 		})
 	}

@@ -59,6 +59,26 @@ func listFixture(t *testing.T, e *env) map[string]int64 {
 	return m
 }
 
+// listCase is a list request (query, caller) and the IDs it must list.
+type listCase struct {
+	name, q, as string
+	want        []int64
+}
+
+// runListCases runs each case as a subtest: get(q, as) must list want.
+func runListCases(t *testing.T, e *env, get func(q, as string) []int64, cases []listCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e.t = t
+			if got := get(c.q, c.as); ids(got...) != ids(c.want...) {
+				t.Errorf("got %v, want %v", got, c.want)
+			}
+		})
+	}
+	e.t = t
+}
+
 func TestEventList(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -68,10 +88,7 @@ func TestEventList(t *testing.T) {
 		return listIDs(e.must(200, "GET", "events"+q, as, nil), "events")
 	}
 	// Default: from today 00:00 to two years later, publish only, hidden excluded, by start then ID.
-	cases := []struct {
-		name, q, as string
-		want        []int64
-	}{
+	runListCases(t, e, get, []listCase{
 		{"default window", "", "", []int64{m["today"], m["dec1"], m["dec1b"], m["secret"], m["child"], m["multi"]}},
 		{"editor sees drafts", "", "editor", []int64{m["today"], m["dec1"], m["dec1b"], m["draft"], m["secret"], m["child"], m["multi"]}},
 		{"status draft", "?status=draft", "editor", []int64{m["draft"]}},
@@ -104,16 +121,7 @@ func TestEventList(t *testing.T) {
 		{"include ignores dates", "?include=" + strconv.FormatInt(m["far"], 10) + "," + strconv.FormatInt(m["yesterday"], 10), "", []int64{m["yesterday"], m["far"]}},
 		{"include keeps hidden out", "?include=" + strconv.FormatInt(m["hidden"], 10), "", nil},
 		{"and across filters", "?featured=true&venue=" + strconv.FormatInt(m["venue:paris"], 10), "", []int64{m["today"]}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			e.t = t
-			if got := get(c.q, c.as); ids(got...) != ids(c.want...) {
-				t.Errorf("got %v, want %v", got, c.want)
-			}
-		})
-	}
-	e.t = t
+	})
 	e.run(t, []scenario{
 		{name: "redacted protected event", method: "GET", url: "events?featured=1", status: 200, want: map[string]any{
 			"events.1.title": "secret", "events.1.description": "", "events.1.featured": nil, "events.1.categories": []any{}, "events.1.image": false}},
@@ -210,10 +218,7 @@ func TestPlaceLists(t *testing.T) {
 		}
 		return sorted(out)
 	}
-	cases := []struct {
-		name, q, as string
-		want        []int64
-	}{
+	runListCases(t, e, get, []listCase{
 		{"all venues", "venues", "", v("venue:paris", "venue:london", "venue:nogeo")},
 		{"search two words one field", "venues?search=temple+avenue", "", v("venue:paris")},
 		{"search city", "venues?search=london", "", v("venue:london", "venue:nogeo")},
@@ -225,16 +230,7 @@ func TestPlaceLists(t *testing.T) {
 		{"organizers editor", "organizers", "editor", v("org:a", "org:b")},
 		{"organizer email search", "organizers?search=common.com", "editor", v("org:a", "org:b")},
 		{"organizer has_events false", "organizers?has_events=no", "editor", v("org:b")},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			e.t = t
-			if got := get(c.q, c.as); ids(got...) != ids(c.want...) {
-				t.Errorf("got %v, want %v", got, c.want)
-			}
-		})
-	}
-	e.t = t
+	})
 	e.run(t, []scenario{
 		{name: "order newest first", method: "GET", url: "venues", status: 200, check: func(t *testing.T, r *resp) {
 			got := listIDs(r, "venues")

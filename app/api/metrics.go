@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/calendar/eventcal/app/access"
+	"github.com/calendar/eventcal/config/metric"
 	"github.com/calendar/eventcal/sync/indexing"
 )
 
@@ -85,48 +86,25 @@ func newAppMetrics(log *slog.Logger, indexer Notifier) *appMetrics {
 			Help:    "Duration of HTTP requests by method, route pattern and status.",
 			Buckets: prometheus.DefBuckets,
 		}, []string{"method", "route", "status"}),
-		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "eventcal_http_requests_in_flight",
-			Help: "HTTP requests being served now.",
-		}),
-		authFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "eventcal_auth_failures_total",
-			Help: "Refused authentications by reason (malformed, unknown, expired, disabled).",
-		}, []string{"reason"}),
-		connectionsRefused: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "eventcal_http_connections_refused_total",
-			Help: "Connections refused: with 429 because their client address already held MAX_CONNECTIONS_PER_ADDRESS connections, or with 503 because all MAX_CONNECTIONS were serving requests.",
-		}),
-		connectionsClosed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "eventcal_http_connections_closed_total",
-			Help: "Connections closed to make room for a new one at MAX_CONNECTIONS, by the state they were in (new: nothing sent; sending: a request begun, not complete; idle: between requests).",
-		}, []string{"state"}),
-		writesRateLimited: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "eventcal_write_rate_limited_total",
-			Help: "Writes by contributors and authors refused with 429 because they exceeded WRITE_RATE and WRITE_BURST.",
-		}),
-		writeTokens: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "eventcal_write_rate_tokens_total",
-			Help: "Tokens taken from contributors' and authors' write buckets: 1 per write and 1 more per 32 KiB of body read.",
-		}),
-		bodyBytes: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "eventcal_request_body_bytes",
-			Help: "Bytes of memory held now by request bodies being read or handled, counted against BODY_MEMORY_MIB.",
-		}),
-		bodiesRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "eventcal_request_bodies_refused_total",
-			Help: "Request bodies refused for memory, by bound: caller (429, BODY_MEMORY_PER_CALLER_MIB) or process (503, BODY_MEMORY_MIB).",
-		}, []string{"bound"}),
+		inFlight: metric.Gauge("eventcal_http_requests_in_flight", "HTTP requests being served now."),
+		authFailures: metric.CounterVec("eventcal_auth_failures_total",
+			"Refused authentications by reason (malformed, unknown, expired, disabled).",
+			"reason", authFailureReasons...),
+		connectionsRefused: metric.Counter("eventcal_http_connections_refused_total",
+			"Connections refused: with 429 because their client address already held MAX_CONNECTIONS_PER_ADDRESS connections, or with 503 because all MAX_CONNECTIONS were serving requests."),
+		connectionsClosed: metric.CounterVec("eventcal_http_connections_closed_total",
+			"Connections closed to make room for a new one at MAX_CONNECTIONS, by the state they were in (new: nothing sent; sending: a request begun, not complete; idle: between requests).",
+			"state", "new", "sending", "idle"),
+		writesRateLimited: metric.Counter("eventcal_write_rate_limited_total",
+			"Writes by contributors and authors refused with 429 because they exceeded WRITE_RATE and WRITE_BURST."),
+		writeTokens: metric.Counter("eventcal_write_rate_tokens_total",
+			"Tokens taken from contributors' and authors' write buckets: 1 per write and 1 more per 32 KiB of body read."),
+		bodyBytes: metric.Gauge("eventcal_request_body_bytes",
+			"Bytes of memory held now by request bodies being read or handled, counted against BODY_MEMORY_MIB."),
+		bodiesRefused: metric.CounterVec("eventcal_request_bodies_refused_total",
+			"Request bodies refused for memory, by bound: caller (429, BODY_MEMORY_PER_CALLER_MIB) or process (503, BODY_MEMORY_MIB).",
+			"bound", "caller", "process"),
 		log: log,
-	}
-	for _, reason := range authFailureReasons {
-		m.authFailures.WithLabelValues(reason) // exported at 0 from the start
-	}
-	for _, state := range []string{"new", "sending", "idle"} {
-		m.connectionsClosed.WithLabelValues(state)
-	}
-	for _, bound := range []string{"caller", "process"} {
-		m.bodiesRefused.WithLabelValues(bound)
 	}
 	version, revision := BuildVersion()
 	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -194,25 +172,17 @@ func (m *appMetrics) routeLabel(c *fiber.Ctx) string {
 // c.Method() aliases request memory, which a label value must not, and
 // unknown methods must not grow the label set.
 func methodLabel(method string) string {
-	switch method {
-	case fiber.MethodGet:
-		return fiber.MethodGet
-	case fiber.MethodHead:
-		return fiber.MethodHead
-	case fiber.MethodPost:
-		return fiber.MethodPost
-	case fiber.MethodPut:
-		return fiber.MethodPut
-	case fiber.MethodPatch:
-		return fiber.MethodPatch
-	case fiber.MethodDelete:
-		return fiber.MethodDelete
-	case fiber.MethodOptions:
-		return fiber.MethodOptions
-	default:
-		return "OTHER"
+	for _, known := range labeledMethods {
+		if method == known {
+			return known
+		}
 	}
+	return "OTHER"
 }
+
+// labeledMethods are the methods methodLabel names; any other is "OTHER".
+var labeledMethods = []string{fiber.MethodGet, fiber.MethodHead, fiber.MethodPost, fiber.MethodPut,
+	fiber.MethodPatch, fiber.MethodDelete, fiber.MethodOptions}
 
 // authFailureReasons are the reason labels of eventcal_auth_failures_total.
 var authFailureReasons = []string{"malformed", "unknown", "expired", "disabled"}

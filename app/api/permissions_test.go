@@ -17,6 +17,17 @@ import (
 	"github.com/calendar/eventcal/repository"
 )
 
+// notReused is a scenario check: the answer is not the record id (a
+// write that must create a new record, not reuse what it cannot see).
+func notReused(id int64, what string) func(*testing.T, *resp) {
+	return func(t *testing.T, r *resp) {
+		t.Helper()
+		if r.id() == id {
+			t.Errorf("%s was reused", what)
+		}
+	}
+}
+
 // Issue 7, finding 4: duplicate detection only reuses what the caller may
 // read, and only updates what the caller may edit.
 func TestDuplicateDetectionByRole(t *testing.T) {
@@ -49,18 +60,10 @@ func TestDuplicateDetectionByRole(t *testing.T) {
 			body: map[string]any{"venue": "Town Hall", "phone": "998"}, status: 201, want: map[string]any{"id": town, "phone": "111"}},
 		{name: "contributor does not see another's draft", method: "POST", url: "venues", as: "contributor",
 			body: map[string]any{"venue": "Secret Hall", "phone": "evil"}, status: 201, want: map[string]any{"phone": "evil", "status": "draft"},
-			check: func(t *testing.T, r *resp) {
-				if r.id() == secret {
-					t.Error("another contributor's draft venue was reused")
-				}
-			}},
+			check: notReused(secret, "another contributor's draft venue")},
 		{name: "author does not see another's draft", method: "POST", url: "venues", as: "author",
 			body: map[string]any{"venue": "Secret Hall", "phone": "evil2"}, status: 201,
-			check: func(t *testing.T, r *resp) {
-				if r.id() == secret {
-					t.Error("a draft venue was reused by an author")
-				}
-			}},
+			check: notReused(secret, "a draft venue (by an author)")},
 		{name: "author does not see a private venue", method: "POST", url: "venues", as: "author",
 			body: map[string]any{"venue": "Private Hall"}, status: 201,
 			check: func(t *testing.T, r *resp) {

@@ -46,16 +46,25 @@ func TestImpossibleSeriesRefused(t *testing.T) {
 	}
 }
 
+// costlySeriesEnv returns an env whose recurrence cache keeps at most max
+// expansions (0: the default), with the costliest accepted series
+// published, and that series' ID.
+func costlySeriesEnv(t *testing.T, max int) (*env, *recurrence.Cache, string) {
+	t.Helper()
+	cache := recurrence.NewCache(max, 0)
+	e := newEnvWith(t, t.TempDir(), envOptions{recurrenceCache: cache})
+	id := fmt.Sprint(e.must(201, "POST", "events", "editor", weekly(map[string]any{"title": "Costly", "status": "publish",
+		"recurrence": map[string]any{"rules": costliestRules}})).id())
+	return e, cache, id
+}
+
 // TestOccurrenceReadsUseKeptExpansion: the costliest accepted series is
 // expanded once, by its write; reads of its occurrences (list pages, one occurrence,
 // its feed), 16 of them concurrent, expand it no more. A change of its
 // rules expands it again once.
 func TestOccurrenceReadsUseKeptExpansion(t *testing.T) {
 	t.Parallel()
-	cache := recurrence.NewCache(0, 0)
-	e := newEnvWith(t, t.TempDir(), envOptions{recurrenceCache: cache})
-	id := fmt.Sprint(e.must(201, "POST", "events", "editor", weekly(map[string]any{"title": "Costly", "status": "publish",
-		"recurrence": map[string]any{"rules": costliestRules}})).id())
+	e, cache, id := costlySeriesEnv(t, 0)
 	occ := "events/" + id + "/occurrences"
 	base := cache.Expansions()
 	if base != 1 {
@@ -110,10 +119,7 @@ func TestOccurrenceReadsUseKeptExpansion(t *testing.T) {
 // one expansion.
 func TestConcurrentFirstReadsExpandOnce(t *testing.T) {
 	t.Parallel()
-	cache := recurrence.NewCache(1, 0)
-	e := newEnvWith(t, t.TempDir(), envOptions{recurrenceCache: cache})
-	id := fmt.Sprint(e.must(201, "POST", "events", "editor", weekly(map[string]any{"title": "Costly", "status": "publish",
-		"recurrence": map[string]any{"rules": costliestRules}})).id())
+	e, cache, id := costlySeriesEnv(t, 1)
 	e.must(201, "POST", "events", "editor", weekly(map[string]any{"title": "Other", "status": "publish"}))
 	base := cache.Expansions()
 	if base != 2 {

@@ -136,12 +136,7 @@ func TestWritesDecidedFromHeaders(t *testing.T) {
 			for k, v := range tt.header {
 				req.Header.Set(k, v)
 			}
-			res, err := e.app.Test(req, -1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer res.Body.Close()
-			b, _ := io.ReadAll(res.Body)
+			res, b := rawSend(t, e, req)
 			if res.StatusCode != tt.status || !strings.Contains(string(b), tt.want) {
 				t.Fatalf("%d %.300s, want %d with %.60s", res.StatusCode, b, tt.status, tt.want)
 			}
@@ -273,14 +268,7 @@ func TestSlowAnonymousBodiesBoundedMemory(t *testing.T) {
 	}
 
 	// The service still answers.
-	res, err := http.Get("http://" + addr + "/healthz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != 200 {
-		t.Errorf("healthz: %d", res.StatusCode)
-	}
+	wantHealthy(t, addr, "after the connections closed")
 }
 
 // TestRefusingACostlyAnonymousBody (issue 19, item 1): a 1 MiB body of

@@ -25,6 +25,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
+
+	"github.com/calendar/eventcal/config/metric"
 )
 
 // Options configure a Cache.
@@ -92,12 +94,10 @@ func New(opts Options) *Cache {
 		opts.Now = time.Now
 	}
 	c := &Cache{opts: opts, entries: map[string]*list.Element{}, lru: list.New()}
-	c.hits = prometheus.NewCounter(prometheus.CounterOpts{Name: "eventcal_http_cache_hits_total",
-		Help: "GET responses served from the rendered-response cache."})
-	c.misses = prometheus.NewCounter(prometheus.CounterOpts{Name: "eventcal_http_cache_misses_total",
-		Help: "Cacheable GET responses that had to be rendered."})
-	c.evictions = prometheus.NewCounter(prometheus.CounterOpts{Name: "eventcal_http_cache_evictions_total",
-		Help: "Entries dropped from the rendered-response cache to stay within its byte bound."})
+	c.hits = metric.Counter("eventcal_http_cache_hits_total", "GET responses served from the rendered-response cache.")
+	c.misses = metric.Counter("eventcal_http_cache_misses_total", "Cacheable GET responses that had to be rendered.")
+	c.evictions = metric.Counter("eventcal_http_cache_evictions_total",
+		"Entries dropped from the rendered-response cache to stay within its byte bound.")
 	c.collectors = []prometheus.Collector{c.hits, c.misses, c.evictions,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "eventcal_http_cache_bytes",
 			Help: "Bytes held by the rendered-response cache (bodies, compressed bodies, headers and keys)."},

@@ -120,6 +120,15 @@ func (e *Event) MarshalJSON() ([]byte, error) { return marshal(e) }
 // writeHeadPre writes the fields before image (the object's opening brace
 // included).
 func (e *Event) writeHeadPre(w *objWriter) {
+	e.writeIdentity(w)
+	w.str("description", e.Description)
+	w.str("excerpt", e.Excerpt)
+	w.str("slug", e.Slug)
+}
+
+// writeIdentity writes the fields from id to title, which a redacted
+// event keeps too.
+func (e *Event) writeIdentity(w *objWriter) {
 	w.int("id", e.ID)
 	w.str("global_id", e.GlobalID)
 	w.strs("global_id_lineage", e.GlobalIDLineage)
@@ -132,14 +141,25 @@ func (e *Event) writeHeadPre(w *objWriter) {
 	w.str("url", e.URL)
 	w.str("rest_url", e.RestURL)
 	w.str("title", e.Title)
-	w.str("description", e.Description)
-	w.str("excerpt", e.Excerpt)
-	w.str("slug", e.Slug)
 }
 
 // writeHeadMid writes the fields from all_day to featured.
 func (e *Event) writeHeadMid(w *objWriter) {
 	w.bool("all_day", e.AllDay)
+	e.writeDates(w)
+	w.str("cost", e.Cost)
+	w.typed("cost_details", &e.CostDetails)
+	w.str("website", e.Website)
+	w.bool("show_map", e.ShowMap)
+	w.bool("show_map_link", e.ShowMapLink)
+	w.bool("hide_from_listings", e.HideFromListings)
+	w.bool("sticky", e.Sticky)
+	w.bool("featured", e.Featured)
+}
+
+// writeDates writes the fields from start_date to timezone_abbr, which a
+// redacted event keeps too.
+func (e *Event) writeDates(w *objWriter) {
 	w.str("start_date", e.StartDate)
 	w.typed("start_date_details", &e.StartDateDetails)
 	w.str("end_date", e.EndDate)
@@ -150,14 +170,6 @@ func (e *Event) writeHeadMid(w *objWriter) {
 	w.typed("utc_end_date_details", &e.UTCEndDateDetails)
 	w.str("timezone", e.Timezone)
 	w.str("timezone_abbr", e.TimezoneAbbr)
-	w.str("cost", e.Cost)
-	w.typed("cost_details", &e.CostDetails)
-	w.str("website", e.Website)
-	w.bool("show_map", e.ShowMap)
-	w.bool("show_map_link", e.ShowMapLink)
-	w.bool("hide_from_listings", e.HideFromListings)
-	w.bool("sticky", e.Sticky)
-	w.bool("featured", e.Featured)
 }
 
 // writeHeadPost writes the fields from custom_fields to recurrence.
@@ -233,33 +245,13 @@ func (e *Event) writeJSON(buf *bytes.Buffer) error {
 // as the original plugin does: title, slug, dates and IDs stay, the rest
 // is blanked (null for the flags).
 func (e *Event) writeRedacted(w *objWriter) {
-	w.int("id", e.ID)
-	w.str("global_id", e.GlobalID)
-	w.strs("global_id_lineage", e.GlobalIDLineage)
-	w.str("author", e.Author)
-	w.str("status", e.Status)
-	w.str("date", e.Date)
-	w.str("date_utc", e.DateUTC)
-	w.str("modified", e.Modified)
-	w.str("modified_utc", e.ModifiedUTC)
-	w.str("url", e.URL)
-	w.str("rest_url", e.RestURL)
-	w.str("title", e.Title)
+	e.writeIdentity(w)
 	w.str("description", "")
 	w.str("excerpt", "")
 	w.str("slug", e.Slug)
 	w.raw("image", "false")
 	w.raw("all_day", "null")
-	w.str("start_date", e.StartDate)
-	w.typed("start_date_details", &e.StartDateDetails)
-	w.str("end_date", e.EndDate)
-	w.typed("end_date_details", &e.EndDateDetails)
-	w.str("utc_start_date", e.UTCStartDate)
-	w.typed("utc_start_date_details", &e.UTCStartDateDetails)
-	w.str("utc_end_date", e.UTCEndDate)
-	w.typed("utc_end_date_details", &e.UTCEndDateDetails)
-	w.str("timezone", e.Timezone)
-	w.str("timezone_abbr", e.TimezoneAbbr)
+	e.writeDates(w)
 	w.str("cost", "")
 	w.raw("cost_details", redactedCostDetails)
 	w.str("website", "")

@@ -86,16 +86,8 @@ func NewList(key string, items []any, pg Paging) *List {
 
 // LabelList is the envelope of /categories and /tags, in WordPress's
 // order: {rest_url, total, total_pages, <Key>: items, next_rest_url?,
-// previous_rest_url?}.
-type LabelList struct {
-	Key             string
-	Items           []any
-	RestURL         string
-	NextRestURL     string
-	PreviousRestURL string
-	Total           int
-	TotalPages      int
-}
+// previous_rest_url?}. It has List's fields (Facets is not written).
+type LabelList List
 
 func (l *LabelList) writeJSON(buf *bytes.Buffer) error {
 	w := openObj(buf)
@@ -125,11 +117,9 @@ func (l *List) paging() (int, int, string, string) {
 	return l.Total, l.TotalPages, l.PreviousRestURL, l.NextRestURL
 }
 
-func (l *LabelList) paging() (int, int, string, string) {
-	return l.Total, l.TotalPages, l.PreviousRestURL, l.NextRestURL
-}
+func (l *LabelList) paging() (int, int, string, string) { return (*List)(l).paging() }
 
-// SendList writes a list envelope (List, TermList) with the paging
+// SendList writes a list envelope (List, LabelList) with the paging
 // headers: the totals, and Link to the next and previous pages (RFC
 // 8288; the body's links stay), as WordPress does for its lists.
 func SendList(c *fiber.Ctx, l envelope) error {

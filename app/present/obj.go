@@ -192,14 +192,7 @@ func WriteJSON(buf *bytes.Buffer, v any) error {
 		}
 		buf.WriteByte(']')
 	case []string:
-		buf.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			writeString(buf, e)
-		}
-		buf.WriteByte(']')
+		writeStrings(buf, x)
 	case map[string]any:
 		// Sorted keys, as encoding/json writes maps; strings through
 		// writeString, so "</" is escaped in error data too.

@@ -124,19 +124,7 @@ func TestStoreCallsHaveDeadlines(t *testing.T) {
 	uri := mongotest.Start(t)
 	limits := &timeLimits{}
 	const timeout = 7 * time.Second
-	s, err := mongo.Open(t.Context(), uri, mongotest.Database(t), mongo.WithCommandMonitor(limits.monitor()), mongo.WithTimeout(timeout))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close(context.Background()) })
-	if err := s.WaitIndexes(t.Context()); err != nil { // its commands are not the calls'
-		t.Fatal(err)
-	}
-	first := &repository.Record{Kind: repository.KindOrganizer, Status: repository.StatusPublish,
-		Title: repository.Text{"en": "First"}, Slug: repository.Text{"en": "first"}, Organizer: &repository.OrganizerFields{}}
-	if err := s.CreateRecord(t.Context(), first); err != nil {
-		t.Fatal(err)
-	}
+	s, first := monitoredStore(t, uri, limits, mongo.WithTimeout(timeout))
 	limits.take()
 	for _, tc := range storeCalls {
 		t.Run(tc.name, func(t *testing.T) {
@@ -156,15 +144,12 @@ func TestStoreCallsHaveDeadlines(t *testing.T) {
 	}
 }
 
-// TestStoreCallsOnDoneContexts: a store call on a context that is already
-// cancelled or past its deadline does no work (commands are counted, not
-// timed) and fails at once with the context's error (never ErrNotFound or ErrDuplicate, so the API answers
-// 503 store_unavailable; app's TestStoreErrorStatuses).
-func TestStoreCallsOnDoneContexts(t *testing.T) {
-	t.Parallel()
-	uri := mongotest.Start(t)
-	limits := &timeLimits{}
-	s, err := mongo.Open(t.Context(), uri, mongotest.Database(t), mongo.WithCommandMonitor(limits.monitor()))
+// monitoredStore opens a store on a new database of uri whose commands
+// limits sees, waits for its indexes (their commands are not the calls')
+// and creates one organizer, which it returns.
+func monitoredStore(t *testing.T, uri string, limits *timeLimits, opts ...mongo.Option) (*mongo.Store, *repository.Record) {
+	t.Helper()
+	s, err := mongo.Open(t.Context(), uri, mongotest.Database(t), append([]mongo.Option{mongo.WithCommandMonitor(limits.monitor())}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,6 +162,18 @@ func TestStoreCallsOnDoneContexts(t *testing.T) {
 	if err := s.CreateRecord(t.Context(), first); err != nil {
 		t.Fatal(err)
 	}
+	return s, first
+}
+
+// TestStoreCallsOnDoneContexts: a store call on a context that is already
+// cancelled or past its deadline does no work (commands are counted, not
+// timed) and fails at once with the context's error (never ErrNotFound or ErrDuplicate, so the API answers
+// 503 store_unavailable; app's TestStoreErrorStatuses).
+func TestStoreCallsOnDoneContexts(t *testing.T) {
+	t.Parallel()
+	uri := mongotest.Start(t)
+	limits := &timeLimits{}
+	s, first := monitoredStore(t, uri, limits)
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))

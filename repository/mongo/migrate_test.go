@@ -11,7 +11,6 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	driver "go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/mongo"
@@ -25,11 +24,7 @@ import (
 // before, and that opening again changes nothing.
 func TestMigrateStringIDs(t *testing.T) {
 	uri := mongotest.Start(t)
-	client, err := driver.Connect(options.Client().ApplyURI(uri))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Disconnect(context.Background()) })
+	client := connect(t, uri)
 	// Batches of 3 records: every case takes several steps.
 	t.Cleanup(mongo.SetMigrateBatchForTest(3))
 	for _, tc := range []struct {
@@ -139,6 +134,23 @@ func TestMigrateStringIDs(t *testing.T) {
 
 // seedForMigration writes terms, a venue and events (some updated, with
 // links) and returns every post and term as the store reads them.
+// oldLayoutStore opens a store on database db of uri (closed when the test
+// ends), seeds it (seedForMigration) and rewrites every record in the old
+// layout (DowngradeLayoutForTest).
+func oldLayoutStore(t *testing.T, uri, db string) (*mongo.Store, []*repository.Record, []*repository.Label) {
+	t.Helper()
+	s, err := mongo.Open(t.Context(), uri, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close(context.Background()) })
+	posts, terms := seedForMigration(t, s)
+	if err := mongo.DowngradeLayoutForTest(t.Context(), s, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	return s, posts, terms
+}
+
 func seedForMigration(t *testing.T, s *mongo.Store) ([]*repository.Record, []*repository.Label) {
 	t.Helper()
 	ctx := t.Context()
@@ -201,23 +213,11 @@ func countOld(t *testing.T, client *driver.Client, db string) int64 {
 // its item lock.
 func TestMigrateConcurrently(t *testing.T) {
 	uri := mongotest.Start(t)
-	client, err := driver.Connect(options.Client().ApplyURI(uri))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Disconnect(context.Background()) })
+	client := connect(t, uri)
 	t.Cleanup(mongo.SetMigrateBatchForTest(2))
 	ctx := t.Context()
 	db := mongotest.Database(t)
-	s, err := mongo.Open(ctx, uri, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close(context.Background()) })
-	posts, terms := seedForMigration(t, s)
-	if err := mongo.DowngradeLayoutForTest(ctx, s, 0, 0); err != nil {
-		t.Fatal(err)
-	}
+	s, posts, terms := oldLayoutStore(t, uri, db)
 	stats := make([]mongo.MigrationStats, 2)
 	errs := make([]error, 2)
 	parallel(2, 1, func(w, _ int) {

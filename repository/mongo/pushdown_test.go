@@ -15,15 +15,22 @@ import (
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
 
-// ferretDBOrSkip connects to uri and skips t unless the server is FerretDB
-// (its buildInfo names its version).
-func ferretDBOrSkip(t *testing.T, uri string) *driver.Client {
+// connect returns a driver client on uri, disconnected when the test ends.
+func connect(t *testing.T, uri string) *driver.Client {
 	t.Helper()
 	client, err := driver.Connect(options.Client().ApplyURI(uri))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { client.Disconnect(context.Background()) })
+	return client
+}
+
+// ferretDBOrSkip connects to uri and skips t unless the server is FerretDB
+// (its buildInfo names its version).
+func ferretDBOrSkip(t *testing.T, uri string) *driver.Client {
+	t.Helper()
+	client := connect(t, uri)
 	if !isFerretDB(t, client) {
 		t.Skip("the server is not FerretDB: its pushdown rules do not apply")
 	}

@@ -13,7 +13,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	driverevent "go.mongodb.org/mongo-driver/v2/event"
 	driver "go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository"
@@ -95,22 +94,10 @@ func insertsID(cmd bson.Raw, id int64) bool {
 func TestMigrateHoldsItemLocks(t *testing.T) {
 	t.Parallel()
 	uri := mongotest.Start(t)
-	client, err := driver.Connect(options.Client().ApplyURI(uri))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Disconnect(context.Background()) })
+	client := connect(t, uri)
 	ctx := t.Context()
 	db := mongotest.Database(t)
-	s, err := mongo.Open(ctx, uri, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close(context.Background()) })
-	posts, _ := seedForMigration(t, s)
-	if err := mongo.DowngradeLayoutForTest(ctx, s, 0, 0); err != nil {
-		t.Fatal(err)
-	}
+	_, posts, _ := oldLayoutStore(t, uri, db)
 	target := posts[len(posts)/2].ID
 
 	var (
@@ -215,23 +202,11 @@ func oldForm(t *testing.T, p *repository.Record) bson.Raw {
 func TestUpgradeProtocol(t *testing.T) {
 	t.Cleanup(mongo.SetLayoutIntervalForTest(20 * time.Millisecond))
 	uri := mongotest.Start(t)
-	client, err := driver.Connect(options.Client().ApplyURI(uri))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Disconnect(context.Background()) })
+	client := connect(t, uri)
 	ctx := t.Context()
 	dbName := mongotest.Database(t)
 	db := client.Database(dbName)
-	seed, err := mongo.Open(ctx, uri, dbName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { seed.Close(context.Background()) })
-	posts, _ := seedForMigration(t, seed)
-	if err := mongo.DowngradeLayoutForTest(ctx, seed, 0, 0); err != nil {
-		t.Fatal(err)
-	}
+	_, posts, _ := oldLayoutStore(t, uri, dbName)
 
 	s, err := mongo.Open(ctx, uri, dbName)
 	if err != nil {

@@ -16,10 +16,7 @@ func TestPlaceEventsBackfill(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "calendar.db")
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openPath(t, path)
 	venue := &repository.Record{Kind: repository.KindVenue, Status: repository.StatusPublish, Venue: &repository.VenueFields{}}
 	if err := s.CreateRecord(ctx, venue); err != nil {
 		t.Fatal(err)
@@ -46,10 +43,7 @@ func TestPlaceEventsBackfill(t *testing.T) {
 	if err := s.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	s, err = Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = openPath(t, path)
 	defer s.Close(ctx)
 	event(repository.StatusPending, start.Add(3*time.Hour)) // written by the triggers again
 	got, err := s.PlaceEvents(ctx, repository.KindVenue, []int64{venue.ID})
@@ -79,10 +73,7 @@ func TestTermCountsBackfillAlone(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "calendar.db")
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openPath(t, path)
 	for _, q := range []string{`DROP TRIGGER term_counts_insert`, `DROP TRIGGER term_counts_delete`, `DROP TABLE term_counts`} {
 		if _, err := s.wdb.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
@@ -100,9 +91,7 @@ func TestTermCountsBackfillAlone(t *testing.T) {
 	if err := s.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if s, err = Open(ctx, path); err != nil {
-		t.Fatal(err)
-	}
+	s = openPath(t, path)
 	defer s.Close(ctx)
 	for tax, want := range map[repository.LabelKind]map[int64]int{repository.LabelCategory: {3: 2, 4: 2}, repository.LabelTag: {9: 2}} {
 		if got, err := s.LabelCounts(ctx, tax); err != nil || !reflect.DeepEqual(got, want) {
@@ -117,10 +106,7 @@ func TestAccountDocumentsBackfill(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "calendar.db")
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openPath(t, path)
 	for _, q := range []string{`DROP TRIGGER account_documents_insert`, `DROP TRIGGER account_documents_update`,
 		`DROP TRIGGER account_documents_delete`, `DROP TABLE account_documents`} {
 		if _, err := s.wdb.ExecContext(ctx, q); err != nil {
@@ -138,9 +124,7 @@ func TestAccountDocumentsBackfill(t *testing.T) {
 	if err := s.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if s, err = Open(ctx, path); err != nil {
-		t.Fatal(err)
-	}
+	s = openPath(t, path)
 	defer s.Close(ctx)
 	if n, err := s.AccountDocuments(ctx, 5); err != nil || n != 1+726+30 {
 		t.Errorf("AccountDocuments(5) = %d, %v; want %d", n, err, 1+726+30)

@@ -13,10 +13,7 @@ func TestJobStateTableAdded(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "calendar.db")
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openPath(t, path)
 	venue := &repository.Record{Kind: repository.KindVenue, Status: repository.StatusPublish, Venue: &repository.VenueFields{City: "Gent"}}
 	if err := s.CreateRecord(ctx, venue); err != nil {
 		t.Fatal(err)
@@ -30,10 +27,7 @@ func TestJobStateTableAdded(t *testing.T) {
 	if err := s.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	s, err = Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = openPath(t, path)
 	defer s.Close(ctx)
 	if err := s.SetJobState(ctx, "k", "v"); err != nil {
 		t.Fatalf("SetJobState after reopening: %v", err)

@@ -33,6 +33,17 @@ func openTemp(t *testing.T) *Store {
 	return s
 }
 
+// openPath opens the store at path, failing the test on an error; the
+// caller closes it (the tests that reopen a file close it in between).
+func openPath(t testing.TB, path string) *Store {
+	t.Helper()
+	s, err := Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, func(t *testing.T) repository.Store { return openTemp(t) })
@@ -92,15 +103,9 @@ func TestTwoStoresOneFile(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "shared.db")
-	a, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := openPath(t, path)
 	defer a.Close(ctx)
-	b, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := openPath(t, path)
 	defer b.Close(ctx)
 
 	const n = 40
@@ -164,10 +169,7 @@ func TestHelperProcess(t *testing.T) {
 		t.Skip("helper process only")
 	}
 	ctx := t.Context()
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openPath(t, path)
 	defer s.Close(ctx)
 	users, posts, err := writeMany(ctx, s, "child", 40)
 	if err != nil {
@@ -185,10 +187,7 @@ func TestTwoProcesses(t *testing.T) {
 	}
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "shared.db")
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openPath(t, path)
 	defer s.Close(ctx)
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
 	cmd.Env = append(os.Environ(), helperEnv+"="+path)
@@ -226,10 +225,7 @@ func TestReopen(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openPath(t, path)
 	p := &repository.Record{Kind: repository.KindVenue, Status: repository.StatusPublish, Slug: repository.Text{"en": "hall"}, Venue: &repository.VenueFields{City: "Gent"}}
 	if err := s.CreateRecord(ctx, p); err != nil {
 		t.Fatal(err)
@@ -247,10 +243,7 @@ func TestReopen(t *testing.T) {
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("database file not where asked: %v", err)
 	}
-	s, err = Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = openPath(t, path)
 	defer s.Close(ctx)
 	got, err := s.GetRecordBySlug(ctx, repository.KindVenue, "en", "hall")
 	if err != nil || got.ID != q.ID || got.Venue.City != "Gent" {
@@ -270,10 +263,7 @@ func TestNewerSchema(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "calendar.db")
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openPath(t, path)
 	if _, err := s.wdb.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion+1)); err != nil {
 		t.Fatal(err)
 	}
@@ -302,10 +292,7 @@ func TestClosedStore(t *testing.T) {
 
 func BenchmarkGetPost(b *testing.B) {
 	ctx := b.Context()
-	s, err := Open(ctx, filepath.Join(b.TempDir(), "bench.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := openPath(b, filepath.Join(b.TempDir(), "bench.db"))
 	defer s.Close(ctx)
 	var ids []int64
 	for i := range 1000 {
@@ -336,10 +323,7 @@ func BenchmarkGetPost(b *testing.B) {
 
 func BenchmarkUpdatePost(b *testing.B) {
 	ctx := b.Context()
-	s, err := Open(ctx, filepath.Join(b.TempDir(), "bench.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := openPath(b, filepath.Join(b.TempDir(), "bench.db"))
 	defer s.Close(ctx)
 	p := &repository.Record{Kind: repository.KindEvent, Status: repository.StatusPublish, Slug: repository.Text{"en": "e"}, Event: &repository.EventFields{}}
 	if err := s.CreateRecord(ctx, p); err != nil {
@@ -363,10 +347,7 @@ func TestMigrateMarkFailures(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "calendar.db")
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openPath(t, path)
 	if err := s.MarkForIndexing(ctx, repository.MarkPost, []int64{7}); err != nil {
 		t.Fatal(err)
 	}
@@ -384,10 +365,7 @@ func TestMigrateMarkFailures(t *testing.T) {
 		}
 	}
 	s.Close(ctx)
-	s, err = Open(ctx, path)
-	if err != nil {
-		t.Fatalf("Open a version 3 database: %v", err)
-	}
+	s = openPath(t, path) // a version 3 database
 	defer s.Close(ctx)
 	due, err := s.DueMarks(ctx, time.Now(), 0)
 	if err != nil || len(due) != 1 || due[0].ID != 7 || due[0].Attempts != 0 {
@@ -410,10 +388,7 @@ func TestMigrateMarkFailures(t *testing.T) {
 func TestMigrateUserEmail(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "calendar.db")
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openPath(t, path)
 	old := &repository.User{Login: "before", Role: repository.RoleEditor, Created: time.Now().UTC()}
 	if err := s.CreateUser(ctx, old); err != nil {
 		t.Fatal(err)
@@ -424,9 +399,7 @@ func TestMigrateUserEmail(t *testing.T) {
 		}
 	}
 	s.Close(ctx)
-	if s, err = Open(ctx, path); err != nil {
-		t.Fatalf("Open a version 4 database: %v", err)
-	}
+	s = openPath(t, path) // a version 4 database
 	defer s.Close(ctx)
 	got, err := s.GetUserByLogin(ctx, "before")
 	if err != nil || got.Role != repository.RoleEditor || got.Email != "" {

@@ -65,7 +65,7 @@ func (c *byteCounter) take() (ids []int64, bytes int) {
 // budget (the series' own text times its occurrences) did not see.
 func hugeSeries(t *testing.T, s *stack) *repository.Record {
 	t.Helper()
-	p, err := s.store.GetRecord(t.Context(), s.series(t, "Rehearsal", "FREQ=WEEKLY;COUNT=100").ID)
+	p, err := s.store.GetRecord(t.Context(), s.Series(t, "Rehearsal", "FREQ=WEEKLY;COUNT=100").ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func hugeSeries(t *testing.T, s *stack) *repository.Record {
 	if err != nil || len(occs) != 100 {
 		t.Fatalf("expand: %d occurrences, %v", len(occs), err)
 	}
-	s.update(t, p, func(p *repository.Record) {
+	s.Update(t, p, func(p *repository.Record) {
 		for i, o := range occs {
 			text := strings.Repeat(string(rune('a'+i%26))+"word ", 800)
 			p.Event.Overrides = append(p.Event.Overrides, repository.OccurrenceOverride{Key: o.Key, Content: repository.Text{"en": text}})
@@ -99,7 +99,7 @@ func TestHugeSeriesBatchedAlone(t *testing.T) {
 	s.worker.Engine = rec
 
 	huge := hugeSeries(t, s)
-	small := s.post(t, repository.KindEvent, "Harbour concert", repository.StatusPublish, baseTime)
+	small := s.Post(t, repository.KindEvent, "Harbour concert", repository.StatusPublish, baseTime)
 
 	s.step(t)
 	ids, bytes := rec.take()
@@ -109,11 +109,11 @@ func TestHugeSeriesBatchedAlone(t *testing.T) {
 	if bytes > budget {
 		t.Errorf("first batch sent %d bytes, more than the budget %d", bytes, budget)
 	}
-	if got := s.titles(t, "harbour"); !slices.Equal(got, []int64{small.ID}) {
+	if got := s.Titles(t, "harbour"); !slices.Equal(got, []int64{small.ID}) {
 		t.Fatalf("after one batch: search harbour = %v", got)
 	}
 
-	later := s.post(t, repository.KindEvent, "Quay recital", repository.StatusPublish, baseTime)
+	later := s.Post(t, repository.KindEvent, "Quay recital", repository.StatusPublish, baseTime)
 	s.step(t)
 	ids, bytes = rec.take()
 	if !slices.Equal(ids, []int64{huge.ID}) {

@@ -19,7 +19,7 @@ func TestLargeDraftsDoNotHoldSmallWrites(t *testing.T) {
 	s := newStack(t)
 	big := strings.Repeat("lorem ipsum dolor sit amet ", 200000/27)
 	for range 6 {
-		p := s.post(t, repository.KindEvent, "Draft", repository.StatusDraft, baseTime)
+		p := s.Post(t, repository.KindEvent, "Draft", repository.StatusDraft, baseTime)
 		if _, err := s.store.UpdateRecord(t.Context(), p.ID, func(p *repository.Record) error {
 			p.Content = repository.Text{"en": big}
 			return nil
@@ -27,19 +27,19 @@ func TestLargeDraftsDoNotHoldSmallWrites(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	small := s.post(t, repository.KindEvent, "Harbour concert", repository.StatusPublish, baseTime)
+	small := s.Post(t, repository.KindEvent, "Harbour concert", repository.StatusPublish, baseTime)
 	reads := &postReads{Store: s.store, reads: map[int64]int{}}
 	s.worker.Store = reads
 
 	s.step(t)
-	if got := s.titles(t, "harbour"); !slices.Equal(got, []int64{small.ID}) {
+	if got := s.Titles(t, "harbour"); !slices.Equal(got, []int64{small.ID}) {
 		t.Fatalf("after one batch: search harbour = %v, want [%d]", got, small.ID)
 	}
-	if n := s.counts(t)[0]; n != 2 {
+	if n := s.Counts(t)[0]; n != 2 {
 		t.Errorf("the first batch indexed %d events, want 2 (the oldest draft and the small event)", n)
 	}
 	s.flush(t)
-	if n := s.counts(t)[0]; n != 7 {
+	if n := s.Counts(t)[0]; n != 7 {
 		t.Errorf("after the backlog: %d events indexed, want 7", n)
 	}
 	// Each post is read a bounded number of times (for the choice, when

@@ -76,7 +76,7 @@ func (c *countingStore) PlaceEvents(ctx context.Context, kind repository.Kind, i
 // atVenue creates an event at the venue (and organizer, when not 0).
 func (s *stack) atVenue(t *testing.T, title string, venue, org int64) *repository.Record {
 	t.Helper()
-	p := s.post(t, repository.KindEvent, title, repository.StatusPublish, baseTime)
+	p := s.Post(t, repository.KindEvent, title, repository.StatusPublish, baseTime)
 	upd, err := s.store.UpdateRecord(t.Context(), p.ID, func(p *repository.Record) error {
 		p.Event.Venues = []int64{venue}
 		if org != 0 {
@@ -121,8 +121,8 @@ func TestPlaceRebuiltOncePerBatch(t *testing.T) {
 	cs := &countingStore{Store: s.store}
 	s.worker.Engine, s.worker.Store, s.worker.Docs.Store = rec, cs, cs
 	s.worker.BatchSize = 1000
-	venue := s.post(t, repository.KindVenue, "Big hall", repository.StatusPublish, baseTime)
-	org := s.post(t, repository.KindOrganizer, "Busy org", repository.StatusPublish, baseTime)
+	venue := s.Post(t, repository.KindVenue, "Big hall", repository.StatusPublish, baseTime)
+	org := s.Post(t, repository.KindOrganizer, "Busy org", repository.StatusPublish, baseTime)
 	s.flush(t)
 	rec.reset()
 	cs.calls = 0
@@ -162,7 +162,7 @@ func TestDependentsInBackground(t *testing.T) {
 	rec := record(s.engine)
 	s.worker.Engine = rec
 	s.worker.CascadeChunk = 10
-	venue := s.post(t, repository.KindVenue, "Hall", repository.StatusPublish, baseTime)
+	venue := s.Post(t, repository.KindVenue, "Hall", repository.StatusPublish, baseTime)
 	var events []int64
 	for range 50 {
 		events = append(events, s.atVenue(t, "Concert", venue.ID, 0).ID)
@@ -188,9 +188,9 @@ func TestDependentsInBackground(t *testing.T) {
 		t.Fatalf("pending marks while the re-index runs = %+v, want the venue's", marks)
 	}
 	// An ordinary write is indexed at the next step, before the re-index ends.
-	late := s.post(t, repository.KindEvent, "Latecomer", repository.StatusPublish, baseTime)
+	late := s.Post(t, repository.KindEvent, "Latecomer", repository.StatusPublish, baseTime)
 	s.step(t)
-	if got := s.titles(t, "latecomer"); !slices.Equal(got, []int64{late.ID}) {
+	if got := s.Titles(t, "latecomer"); !slices.Equal(got, []int64{late.ID}) {
 		t.Errorf("the write made during the re-index is not indexed at the next step: %v", got)
 	}
 	if st := s.worker.Stats(); len(st.Dependents) != 1 || st.Dependents[0].Done != 20 {
@@ -217,7 +217,7 @@ func TestDependentsRestart(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
 	s.worker.CascadeChunk = 5
-	venue := s.post(t, repository.KindVenue, "Hall", repository.StatusPublish, baseTime)
+	venue := s.Post(t, repository.KindVenue, "Hall", repository.StatusPublish, baseTime)
 	var events []int64
 	for range 20 {
 		events = append(events, s.atVenue(t, "Concert", venue.ID, 0).ID)
@@ -270,7 +270,7 @@ func TestDependentsOfTerms(t *testing.T) {
 	}
 	var inChild, tagged []int64
 	for i := range 8 {
-		p := s.post(t, repository.KindEvent, "Gig", repository.StatusPublish, baseTime)
+		p := s.Post(t, repository.KindEvent, "Gig", repository.StatusPublish, baseTime)
 		if _, err := s.store.UpdateRecord(ctx, p.ID, func(p *repository.Record) error {
 			if i%2 == 0 {
 				p.Event.Categories = []int64{child.ID}
@@ -321,8 +321,8 @@ func TestDependentsOverflow(t *testing.T) {
 	rec := record(s.engine)
 	s.worker.Engine = rec
 	s.worker.CascadeChunk, s.worker.MaxCascades = 2, 1
-	v1 := s.post(t, repository.KindVenue, "One", repository.StatusPublish, baseTime)
-	v2 := s.post(t, repository.KindVenue, "Two", repository.StatusPublish, baseTime)
+	v1 := s.Post(t, repository.KindVenue, "One", repository.StatusPublish, baseTime)
+	v2 := s.Post(t, repository.KindVenue, "Two", repository.StatusPublish, baseTime)
 	var at1, at2 []int64
 	for range 6 {
 		at1 = append(at1, s.atVenue(t, "A", v1.ID, 0).ID)

@@ -22,9 +22,11 @@ var (
 )
 
 // stack is an embedded store and index with a worker that the tests drive
-// by hand (Flush); nothing runs in the background. Its methods are the
-// shared helpers of package testkit on its store and engine.
+// by hand (Flush); nothing runs in the background. The shared helpers of
+// package testkit (Post, Update, Series, Listed, Titles, Counts) are its
+// methods on the same store and engine.
 type stack struct {
+	testkit.Kit
 	store  repository.Store
 	engine *embedded.Engine
 	dir    string
@@ -35,9 +37,7 @@ type stack struct {
 func newStackWithEvents(t *testing.T, n int) *stack {
 	t.Helper()
 	s := newStack(t)
-	for range n {
-		s.post(t, repository.KindEvent, "Jazz night", repository.StatusPublish, testkit.BaseTime)
-	}
+	s.Events(t, n)
 	s.flush(t)
 	return s
 }
@@ -45,35 +45,10 @@ func newStackWithEvents(t *testing.T, n int) *stack {
 func newStack(t *testing.T) *stack {
 	t.Helper()
 	st, eng, dir := testkit.Open(t)
-	s := &stack{store: st, engine: eng, dir: dir}
+	s := &stack{Kit: testkit.NewKit(st, eng), store: st, engine: eng, dir: dir}
 	s.worker = &Worker{Store: st, Engine: eng, Log: testkit.Quiet,
 		Docs: &DocBuilder{Store: st, Languages: []string{"en"}, DefaultLanguage: "en", Location: time.UTC}}
 	return s
-}
-
-// post creates a post of kind with a title and status through the store.
-func (s *stack) post(t *testing.T, kind repository.Kind, title, status string, date time.Time) *repository.Record {
-	t.Helper()
-	return testkit.Post(t, s.store, kind, title, status, date)
-}
-
-// update changes the post p through the store.
-func (s *stack) update(t *testing.T, p *repository.Record, change func(e *repository.Record)) {
-	t.Helper()
-	testkit.Update(t, s.store, p, change)
-}
-
-// series returns an event post of the test stack starting at
-// testkit.SeriesStart with the given rules (none: a single event).
-func (s *stack) series(t *testing.T, title string, rules ...string) *repository.Record {
-	t.Helper()
-	return testkit.Series(t, s.store, title, rules...)
-}
-
-// listed returns the documents a query lists, as "id/key" strings.
-func (s *stack) listed(t *testing.T, q search.EventQuery) []string {
-	t.Helper()
-	return testkit.Listed(t, s.engine, q)
 }
 
 func (s *stack) flush(t *testing.T) {
@@ -82,18 +57,6 @@ func (s *stack) flush(t *testing.T) {
 	if err := s.worker.Flush(ctx); err != nil {
 		t.Fatalf("Flush: %v", err)
 	}
-}
-
-// titles returns the IDs of the published events whose title has word.
-func (s *stack) titles(t *testing.T, word string) []int64 {
-	t.Helper()
-	return testkit.Titles(t, s.engine, word)
-}
-
-// counts returns the indexed events, venues and organizers.
-func (s *stack) counts(t *testing.T) [3]int {
-	t.Helper()
-	return testkit.Counts(t, s.engine)
 }
 
 // gatedEngine is a Bleve engine whose rebuilds block their first

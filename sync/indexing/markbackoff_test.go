@@ -182,17 +182,17 @@ func TestPoisonMarkDoesNotBlockQueue(t *testing.T) {
 	var poison *repository.Record
 	for i := range 40 {
 		if i == 2 {
-			poison = s.post(t, repository.KindEvent, "Gala "+poisonWord, repository.StatusPublish, baseTime)
+			poison = s.Post(t, repository.KindEvent, "Gala "+poisonWord, repository.StatusPublish, baseTime)
 			continue
 		}
-		healthy = append(healthy, s.post(t, repository.KindEvent, "Jazz night", repository.StatusPublish, baseTime).ID)
+		healthy = append(healthy, s.Post(t, repository.KindEvent, "Jazz night", repository.StatusPublish, baseTime).ID)
 	}
 	ctx := testdeadline.Context(t)
 	// One step: the healthy marks go, the poisoned one waits.
 	if _, err := s.worker.Step(ctx); err != nil {
 		t.Fatalf("Step with a refused event: %v", err)
 	}
-	got := s.titles(t, "jazz")
+	got := s.Titles(t, "jazz")
 	slices.Sort(got)
 	if !slices.Equal(got, healthy) {
 		t.Fatalf("after one step %d of %d healthy events indexed", len(got), len(healthy))
@@ -262,7 +262,7 @@ func TestPoisonMarkDoesNotBlockQueue(t *testing.T) {
 	if f := failing(t, s.store); len(f) != 0 {
 		t.Fatalf("after the fix: failing marks %+v", f)
 	}
-	if !slices.Contains(s.titles(t, "gala"), poison.ID) {
+	if !slices.Contains(s.Titles(t, "gala"), poison.ID) {
 		t.Errorf("the fixed event is not indexed")
 	}
 	if got := gauge(t, reg, "eventcal_sync_failing_marks"); got != 0 {
@@ -294,8 +294,8 @@ func TestFailureKinds(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, eng, _ := newRefusingStack(t)
-			s.post(t, repository.KindEvent, tc.title, repository.StatusPublish, baseTime)
-			s.post(t, repository.KindEvent, "Jazz night", repository.StatusPublish, baseTime)
+			s.Post(t, repository.KindEvent, tc.title, repository.StatusPublish, baseTime)
+			s.Post(t, repository.KindEvent, "Jazz night", repository.StatusPublish, baseTime)
 			eng.setDown(tc.down)
 			err := s.worker.Flush(testdeadline.Context(t))
 			if (err != nil) != tc.wantErr {
@@ -368,9 +368,9 @@ func TestRebuildSkipsRefusedPost(t *testing.T) {
 	s, _, _ := newRefusingStack(t)
 	var healthy []int64
 	for range 5 {
-		healthy = append(healthy, s.post(t, repository.KindEvent, "Jazz night", repository.StatusPublish, baseTime).ID)
+		healthy = append(healthy, s.Post(t, repository.KindEvent, "Jazz night", repository.StatusPublish, baseTime).ID)
 	}
-	poison := s.post(t, repository.KindEvent, "Gala "+poisonWord, repository.StatusPublish, baseTime)
+	poison := s.Post(t, repository.KindEvent, "Gala "+poisonWord, repository.StatusPublish, baseTime)
 	s.flush(t)
 	r := NewReindexer(s.store, s.worker.Engine, s.worker, quiet, nil, nil)
 	if _, err := r.Start(testdeadline.Context(t), "test"); err != nil {
@@ -383,7 +383,7 @@ func TestRebuildSkipsRefusedPost(t *testing.T) {
 	if job.SkippedCount != 1 || len(job.Skipped) != 1 || job.Skipped[0].ID != poison.ID || !strings.Contains(job.Skipped[0].Error, "payload_too_large") {
 		t.Errorf("job skipped %d: %+v; want the poisoned event", job.SkippedCount, job.Skipped)
 	}
-	got := s.titles(t, "jazz")
+	got := s.Titles(t, "jazz")
 	slices.Sort(got)
 	if !slices.Equal(got, healthy) {
 		t.Errorf("after the rebuild indexed %v, want %v", got, healthy)
@@ -401,11 +401,11 @@ func TestRebuildFailsWhenTooManyRefused(t *testing.T) {
 	t.Parallel()
 	s, _, _ := newRefusingStack(t)
 	for range 2 {
-		s.post(t, repository.KindEvent, "Jazz night", repository.StatusPublish, baseTime)
+		s.Post(t, repository.KindEvent, "Jazz night", repository.StatusPublish, baseTime)
 	}
 	s.flush(t)
 	for range maxScanSkips + 1 {
-		s.post(t, repository.KindEvent, "Gala "+poisonWord, repository.StatusPublish, baseTime)
+		s.Post(t, repository.KindEvent, "Gala "+poisonWord, repository.StatusPublish, baseTime)
 	}
 	r := NewReindexer(s.store, s.worker.Engine, s.worker, quiet, nil, nil)
 	if _, err := r.Start(testdeadline.Context(t), "test"); err != nil {
@@ -415,7 +415,7 @@ func TestRebuildFailsWhenTooManyRefused(t *testing.T) {
 	if job.State != JobFailed || !strings.Contains(job.Error, "refused more than 100 posts") {
 		t.Fatalf("job %s: %q; want failed for too many refusals", job.State, job.Error)
 	}
-	if got := len(s.titles(t, "jazz")); got != 2 {
+	if got := len(s.Titles(t, "jazz")); got != 2 {
 		t.Errorf("live index holds %d events, want the 2 it had", got)
 	}
 }

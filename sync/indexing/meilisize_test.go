@@ -133,8 +133,8 @@ func testLongSeries(t *testing.T, size longSeries) {
 	long := func(word string) string {
 		return strings.Repeat(word+" ", size.descChars/(len(word)+1))
 	}
-	series := s.series(t, "Daily rehearsal", "FREQ=DAILY")
-	s.update(t, series, func(p *repository.Record) {
+	series := s.Series(t, "Daily rehearsal", "FREQ=DAILY")
+	s.Update(t, series, func(p *repository.Record) {
 		p.Title = repository.Text{"en": "Daily rehearsal", "fr": "Répétition quotidienne", "de": "Tägliche Probe"}
 		p.Content = repository.Text{"en": long("harbour"), "fr": long("lanterne"), "de": long("hafen")}
 	})
@@ -201,7 +201,7 @@ func testLongSeries(t *testing.T, size longSeries) {
 		return res.IDs
 	}
 	written := time.Now()
-	small := s.post(t, repository.KindEvent, "Quay recital", repository.StatusPublish, baseTime)
+	small := s.Post(t, repository.KindEvent, "Quay recital", repository.StatusPublish, baseTime)
 	s.worker.Notify()
 	sim.Mu.Lock()
 	from := len(sim.Batches)

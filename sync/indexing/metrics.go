@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/calendar/eventcal/config/metric"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search"
 	"github.com/calendar/eventcal/sync/internal/scrape"
@@ -70,48 +71,26 @@ func newMetrics(store repository.Store, engine search.Engine, now func() time.Ti
 		store:  store,
 		engine: engine,
 		now:    now,
-		batchMarks: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "eventcal_sync_batch_marks",
-			Help: "Index marks cleared per sync batch.",
-			// 1, 2, 4 ... 512: the default batch takes up to 256 marks.
-			Buckets: prometheus.ExponentialBuckets(1, 2, 10),
-		}),
-		lag: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "eventcal_sync_lag_seconds",
-			Help:    "Time from an index mark being recorded to the sync batch that cleared it, per mark.",
-			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600},
-		}),
-		reindexDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "eventcal_reindex_duration_seconds",
-			Help:    "Duration of full rebuilds of the search indexes.",
-			Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200},
-		}),
-		reindexDocs: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "eventcal_reindex_documents_total",
-			Help: "Documents (events, venues, organizers) written by full rebuilds.",
-		}),
-		reindexFailures: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "eventcal_reindex_failures_total",
-			Help: "Full rebuilds of the search indexes that failed.",
-		}),
-		reindexLastOK: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "eventcal_reindex_last_success_timestamp_seconds",
-			Help: "Unix time the last full rebuild succeeded (0 before one did in this process).",
-		}),
-		syncErrors: func() *prometheus.CounterVec {
-			v := prometheus.NewCounterVec(prometheus.CounterOpts{
-				Name: "eventcal_sync_errors_total",
-				Help: "Failed sync batches by kind: store (reading or clearing marks), index (building or writing documents), webhooks (queueing messages).",
-			}, []string{"kind"})
-			for _, k := range []string{syncErrStore, syncErrIndex, syncErrWebhooks} {
-				v.WithLabelValues(k)
-			}
-			return v
-		}(),
-		markFailures: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "eventcal_sync_mark_failures_total",
-			Help: "Failed attempts to index one item's mark on its own (the engine refused its documents); each puts the mark off with backoff.",
-		}),
+		// 1, 2, 4 ... 512: the default batch takes up to 256 marks.
+		batchMarks: metric.Histogram("eventcal_sync_batch_marks", "Index marks cleared per sync batch.",
+			prometheus.ExponentialBuckets(1, 2, 10)),
+		lag: metric.Histogram("eventcal_sync_lag_seconds",
+			"Time from an index mark being recorded to the sync batch that cleared it, per mark.",
+			[]float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600}),
+		reindexDuration: metric.Histogram("eventcal_reindex_duration_seconds",
+			"Duration of full rebuilds of the search indexes.",
+			[]float64{1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200}),
+		reindexDocs: metric.Counter("eventcal_reindex_documents_total",
+			"Documents (events, venues, organizers) written by full rebuilds."),
+		reindexFailures: metric.Counter("eventcal_reindex_failures_total",
+			"Full rebuilds of the search indexes that failed."),
+		reindexLastOK: metric.Gauge("eventcal_reindex_last_success_timestamp_seconds",
+			"Unix time the last full rebuild succeeded (0 before one did in this process)."),
+		syncErrors: metric.CounterVec("eventcal_sync_errors_total",
+			"Failed sync batches by kind: store (reading or clearing marks), index (building or writing documents), webhooks (queueing messages).",
+			"kind", syncErrStore, syncErrIndex, syncErrWebhooks),
+		markFailures: metric.Counter("eventcal_sync_mark_failures_total",
+			"Failed attempts to index one item's mark on its own (the engine refused its documents); each puts the mark off with backoff."),
 		failingMarks: prometheus.NewDesc("eventcal_sync_failing_marks",
 			"Index marks whose last indexing attempt failed, waiting for a retry (read on scrape).", nil, nil),
 		pendingMarks: prometheus.NewDesc("eventcal_sync_pending_marks",

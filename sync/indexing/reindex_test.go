@@ -30,10 +30,10 @@ func TestRebuildRepairsTheRaceWithTheWorker(t *testing.T) {
 	s := newStack(t)
 	var events []*repository.Record
 	for i := range 30 {
-		events = append(events, s.post(t, repository.KindEvent, "Concert "+string(rune('a'+i%26))+" night", repository.StatusPublish, baseTime))
+		events = append(events, s.Post(t, repository.KindEvent, "Concert "+string(rune('a'+i%26))+" night", repository.StatusPublish, baseTime))
 	}
-	s.post(t, repository.KindVenue, "Hall", repository.StatusPublish, baseTime)
-	s.post(t, repository.KindOrganizer, "Crew", repository.StatusPublish, baseTime)
+	s.Post(t, repository.KindVenue, "Hall", repository.StatusPublish, baseTime)
+	s.Post(t, repository.KindOrganizer, "Crew", repository.StatusPublish, baseTime)
 	s.flush(t)
 	renamed, trashed, deleted := events[3], events[4], events[5]
 
@@ -74,13 +74,13 @@ func TestRebuildRepairsTheRaceWithTheWorker(t *testing.T) {
 	if err := s.store.DeleteRecord(ctx, deleted.ID); err != nil {
 		t.Fatal(err)
 	}
-	created := s.post(t, repository.KindEvent, "Latecomer show", repository.StatusPublish, baseTime)
+	created := s.Post(t, repository.KindEvent, "Latecomer show", repository.StatusPublish, baseTime)
 	s.flush(t)
 	// The live index, which answers lists during the rebuild, is current.
-	if got := s.titles(t, "gala"); !slices.Equal(got, testkit.IDs(renamed)) {
+	if got := s.Titles(t, "gala"); !slices.Equal(got, testkit.IDs(renamed)) {
 		t.Errorf("live index during the rebuild: gala = %v", got)
 	}
-	if got := s.titles(t, "latecomer"); !slices.Equal(got, testkit.IDs(created)) {
+	if got := s.Titles(t, "latecomer"); !slices.Equal(got, testkit.IDs(created)) {
 		t.Errorf("live index during the rebuild: latecomer = %v", got)
 	}
 
@@ -91,10 +91,10 @@ func TestRebuildRepairsTheRaceWithTheWorker(t *testing.T) {
 	}
 	// The swap happened and the scan's stale documents are live: the
 	// race is real. The repair marks are pending.
-	if got := s.titles(t, "gala"); len(got) != 0 {
+	if got := s.Titles(t, "gala"); len(got) != 0 {
 		t.Errorf("right after the swap gala = %v, want the scan's stale document", got)
 	}
-	if got := s.titles(t, "concert"); len(got) != 30 {
+	if got := s.Titles(t, "concert"); len(got) != 30 {
 		t.Errorf("right after the swap %d concerts, want the scan's 30 stale ones", len(got))
 	}
 	marks, err := s.store.PendingMarks(ctx, 100)
@@ -121,13 +121,13 @@ func TestRebuildRepairsTheRaceWithTheWorker(t *testing.T) {
 		{"concert", testkit.IDs(slices.Concat(events[:3], events[6:])...)},
 	}
 	for _, c := range checks {
-		if got := s.titles(t, c.word); !slices.Equal(sorted(got), sorted(c.want)) {
+		if got := s.Titles(t, c.word); !slices.Equal(sorted(got), sorted(c.want)) {
 			t.Errorf("after the repair, %q = %v, want %v", c.word, got, c.want)
 		}
 	}
 	// The trashed event stays indexed (status=trash lists, trash.go); the
 	// deleted one is gone.
-	if got, want := s.counts(t), [3]int{30 - 1 + 1, 1, 1}; got != want {
+	if got, want := s.Counts(t), [3]int{30 - 1 + 1, 1, 1}; got != want {
 		t.Errorf("counts after the repair = %v, want %v", got, want)
 	}
 	// The new generation is the one on disk.

@@ -20,10 +20,10 @@ import (
 func TestSeriesIndexedAsOccurrences(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
-	venue := s.post(t, repository.KindVenue, "Harbour hall", repository.StatusPublish, baseTime)
+	venue := s.Post(t, repository.KindVenue, "Harbour hall", repository.StatusPublish, baseTime)
 	lat, lng := 51.05, 3.72
-	s.update(t, venue, func(p *repository.Record) { p.Venue.GeoLat, p.Venue.GeoLng = &lat, &lng })
-	p := s.series(t, "Weekly class", "FREQ=WEEKLY;COUNT=6")
+	s.Update(t, venue, func(p *repository.Record) { p.Venue.GeoLat, p.Venue.GeoLng = &lat, &lng })
+	p := s.Series(t, "Weekly class", "FREQ=WEEKLY;COUNT=6")
 	s.flush(t)
 
 	key := func(weeks int) string {
@@ -81,10 +81,10 @@ func TestSeriesIndexedAsOccurrences(t *testing.T) {
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
 			if st.change != nil {
-				s.update(t, p, st.change)
+				s.Update(t, p, st.change)
 				s.flush(t)
 			}
-			if got := s.listed(t, st.q); !slices.Equal(got, st.want) && !(len(got) == 0 && len(st.want) == 0) {
+			if got := s.Listed(t, st.q); !slices.Equal(got, st.want) && !(len(got) == 0 && len(st.want) == 0) {
 				t.Errorf("listed %v, want %v", got, st.want)
 			}
 		})
@@ -93,7 +93,7 @@ func TestSeriesIndexedAsOccurrences(t *testing.T) {
 		t.Fatalf("DeletePost: %v", err)
 	}
 	s.flush(t)
-	if n := s.counts(t)[0]; n != 0 {
+	if n := s.Counts(t)[0]; n != 0 {
 		t.Errorf("%d event documents left after deleting the series", n)
 	}
 }
@@ -131,10 +131,10 @@ func TestSeriesWritesAreBounded(t *testing.T) {
 	const series, each = 7, 700
 	var ids []int64
 	for i := range series {
-		ids = append(ids, s.series(t, "Daily class "+string(rune('a'+i)), "FREQ=DAILY;COUNT=700").ID)
+		ids = append(ids, s.Series(t, "Daily class "+string(rune('a'+i)), "FREQ=DAILY;COUNT=700").ID)
 	}
 	s.flush(t)
-	if n := s.counts(t)[0]; n != series*each {
+	if n := s.Counts(t)[0]; n != series*each {
 		t.Fatalf("%d documents indexed, want %d", n, series*each)
 	}
 	writer := map[int64]int{}

@@ -52,8 +52,8 @@ func rollerSeries(t *testing.T, s *stack) map[string]int64 {
 	ids := make(map[string]int64)
 	for name, ago := range changed {
 		start := rollerNow.Add(-ago - 4*day).Truncate(time.Second)
-		p := s.post(t, repository.KindEvent, name, repository.StatusPublish, testkit.BaseTime)
-		s.update(t, p, func(p *repository.Record) {
+		p := s.Post(t, repository.KindEvent, name, repository.StatusPublish, testkit.BaseTime)
+		s.Update(t, p, func(p *repository.Record) {
 			p.Event.StartUTC, p.Event.EndUTC = start, start.Add(time.Hour)
 			p.Event.StartLocal, p.Event.EndLocal = start.Format(time.DateTime), start.Add(time.Hour).Format(time.DateTime)
 			p.Event.Recurrence = &repository.Recurrence{Rules: []string{"FREQ=WEEKLY"}}
@@ -317,9 +317,9 @@ func TestRollHorizon(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
 	s.worker.Docs.Horizon = 10 * 24 * time.Hour
-	weekly := s.series(t, "Open weekly", "FREQ=WEEKLY")
-	finished := s.series(t, "Two weeks", "FREQ=WEEKLY;COUNT=2")
-	single := s.series(t, "Once")
+	weekly := s.Series(t, "Open weekly", "FREQ=WEEKLY")
+	finished := s.Series(t, "Two weeks", "FREQ=WEEKLY;COUNT=2")
+	single := s.Series(t, "Once")
 	s.flush(t)
 	_, _ = finished, single // never marked
 	// The horizon ends 10 days after now: from T+1h (end T+10d+1h) to
@@ -361,7 +361,7 @@ func TestScheduledHorizon(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
 	s.worker.Docs.Horizon = 10 * 24 * time.Hour
-	weekly := s.series(t, "Open weekly", "FREQ=WEEKLY")
+	weekly := s.Series(t, "Open weekly", "FREQ=WEEKLY")
 	s.flush(t)
 	// The first run compares with one period (a day) before: from
 	// T+3d+1h to T+4d+1h the horizon's end (ten days ahead) passed the

@@ -68,7 +68,7 @@ func TestPublishDue(t *testing.T) {
 	posts := make([]*repository.Record, len(tests))
 	wantPublished := 0
 	for i, tt := range tests {
-		p := s.post(t, tt.kind, tt.name, tt.status, tt.date)
+		p := s.Post(t, tt.kind, tt.name, tt.status, tt.date)
 		posts[i] = p
 		if tt.change != nil || tt.deleted {
 			snap := *p
@@ -136,7 +136,7 @@ func TestScheduledPublishFenced(t *testing.T) {
 	now := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
 	s := newStack(t)
 	ctx := t.Context()
-	p := s.post(t, repository.KindEvent, "due", repository.StatusFuture, now.Add(-time.Minute))
+	p := s.Post(t, repository.KindEvent, "due", repository.StatusFuture, now.Add(-time.Minute))
 	s.flush(t)
 	tests := []struct {
 		name  string

@@ -81,7 +81,9 @@ func TestScheduledRebuild(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newStackWithEvents(t, 3)
+			s := newStack(t)
+			s.Events(t, 3)
+			s.flush(t)
 			lease := testkit.NewFakeLease(tt.held)
 			clock := clockwork.NewFakeClockAt(start)
 			r := indexing.NewReindexer(s.store, s.engine, s.worker, testkit.Quiet, clock.Now, lease)
@@ -110,7 +112,7 @@ func TestScheduledRebuild(t *testing.T) {
 			if !ok || job.Trigger != "schedule" || job.State != indexing.JobSucceeded || !job.Started.Equal(due) {
 				t.Fatalf("last job = %+v, %v; want a succeeded scheduled rebuild started at %v", job, ok, due)
 			}
-			if got := s.counts(t); got != [3]int{3, 0, 0} {
+			if got := s.Counts(t); got != [3]int{3, 0, 0} {
 				t.Errorf("counts after the scheduled rebuild = %v", got)
 			}
 			// The next one is a day later.
@@ -131,9 +133,9 @@ func TestScheduledPublishing(t *testing.T) {
 	t.Parallel()
 	start := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
 	s := newStack(t)
-	event := s.post(t, repository.KindEvent, "Premiere", repository.StatusFuture, start.Add(90*time.Second))
-	venue := s.post(t, repository.KindVenue, "New hall", repository.StatusFuture, start.Add(30*time.Second))
-	later := s.post(t, repository.KindOrganizer, "Next crew", repository.StatusFuture, start.Add(time.Hour))
+	event := s.Post(t, repository.KindEvent, "Premiere", repository.StatusFuture, start.Add(90*time.Second))
+	venue := s.Post(t, repository.KindVenue, "New hall", repository.StatusFuture, start.Add(30*time.Second))
+	later := s.Post(t, repository.KindOrganizer, "Next crew", repository.StatusFuture, start.Add(time.Hour))
 	s.flush(t)
 	status := func(p *repository.Record) string {
 		got, err := s.store.GetRecord(t.Context(), p.ID)
@@ -184,7 +186,7 @@ func TestScheduledPublishing(t *testing.T) {
 	}
 	// The published event is listed once the worker ran.
 	s.flush(t)
-	if got := s.titles(t, "premiere"); len(got) != 1 || got[0] != event.ID {
+	if got := s.Titles(t, "premiere"); len(got) != 1 || got[0] != event.ID {
 		t.Errorf("published event in the index = %v", got)
 	}
 }

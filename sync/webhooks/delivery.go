@@ -23,6 +23,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/config/metric"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/sync/internal/scrape"
 )
@@ -646,18 +647,14 @@ type webhookMetrics struct {
 }
 
 func webhookMetricsFor(h *Dispatcher) *webhookMetrics {
-	m := &webhookMetrics{h: h,
-		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "eventcal_webhook_deliveries_total",
-			Help: "Webhook delivery attempts by outcome (delivered, retry, failed)."}, []string{"outcome"}),
+	return &webhookMetrics{h: h,
+		deliveries: metric.CounterVec("eventcal_webhook_deliveries_total",
+			"Webhook delivery attempts by outcome (delivered, retry, failed).", "outcome", "delivered", "retry", "failed"),
 		depth:  prometheus.NewDesc("eventcal_webhook_queue_depth", "Webhook deliveries waiting to be sent.", nil, nil),
 		oldest: prometheus.NewDesc("eventcal_webhook_oldest_pending_age_seconds", "Age of the oldest pending webhook delivery (0 when none).", nil, nil),
 		inFlight: prometheus.NewDesc("eventcal_webhook_attempts_in_flight",
 			"Webhook delivery attempts waiting for an answer (at most the overall concurrency).", nil, nil),
 	}
-	for _, o := range []string{"delivered", "retry", "failed"} {
-		m.deliveries.WithLabelValues(o)
-	}
-	return m
 }
 
 // Metrics returns the webhook metrics, to register on a registry.

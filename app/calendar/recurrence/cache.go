@@ -90,7 +90,7 @@ func (c *Cache) Keep(s Series, lim Limits) {
 	}
 }
 
-// Find is Find through the cache.
+// Find is Find through the cache (a nil Cache expands afresh).
 func (c *Cache) Find(s Series, key string, lim Limits) (Occurrence, bool, error) {
 	if _, err := ParseKey(key, zoneOf(s)); err != nil {
 		return Occurrence{}, false, nil

@@ -735,20 +735,8 @@ func apply(o *Occurrence, ov *repository.OccurrenceOverride, zone *time.Location
 // when the series has none (excluded, cancelled, beyond the horizon, or
 // not an occurrence of its rules).
 func Find(s Series, key string, lim Limits) (Occurrence, bool, error) {
-	zone := zoneOf(s)
-	if _, err := ParseKey(key, zone); err != nil {
-		return Occurrence{}, false, nil
-	}
-	all, err := Expand(s, time.Time{}, time.Time{}, lim)
-	if err != nil {
-		return Occurrence{}, false, err
-	}
-	for _, o := range all {
-		if o.Key == key {
-			return o, true, nil
-		}
-	}
-	return Occurrence{}, false, nil
+	var uncached *Cache // a nil Cache expands afresh
+	return uncached.Find(s, key, lim)
 }
 
 // Keys returns the keys of every occurrence of the series (overrides not

@@ -4,7 +4,7 @@
 // lists, a lease the test holds or loses by hand, a log buffer and a
 // polling wait. It imports none of the sync packages, so that the
 // in-package tests of each of them (indexing included) can use it; the
-// tests that drive a worker wrap these helpers in a small stack of their
+// tests that drive a worker embed them (Kit) in a small stack of their
 // own (indexing/helpers_test.go, schedule/helpers_test.go).
 package testkit
 
@@ -149,6 +149,64 @@ func Counts(t *testing.T, engine search.Engine) [3]int {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// Kit is a store and an index with the helpers above as methods: the
+// tests' stacks (indexing/helpers_test.go, schedule/helpers_test.go)
+// embed it.
+type Kit struct {
+	store  repository.Store
+	engine search.Engine
+}
+
+// NewKit returns the helpers on store and engine.
+func NewKit(store repository.Store, engine search.Engine) Kit {
+	return Kit{store: store, engine: engine}
+}
+
+// Post creates a post of kind with a title and status through the store.
+func (k Kit) Post(t *testing.T, kind repository.Kind, title, status string, date time.Time) *repository.Record {
+	t.Helper()
+	return Post(t, k.store, kind, title, status, date)
+}
+
+// Events creates n published events titled "Jazz night" through the store.
+func (k Kit) Events(t *testing.T, n int) {
+	t.Helper()
+	for range n {
+		Post(t, k.store, repository.KindEvent, "Jazz night", repository.StatusPublish, BaseTime)
+	}
+}
+
+// Update changes the post p through the store.
+func (k Kit) Update(t *testing.T, p *repository.Record, change func(e *repository.Record)) {
+	t.Helper()
+	Update(t, k.store, p, change)
+}
+
+// Series returns an event post starting at SeriesStart with the given
+// rules (none: a single event).
+func (k Kit) Series(t *testing.T, title string, rules ...string) *repository.Record {
+	t.Helper()
+	return Series(t, k.store, title, rules...)
+}
+
+// Listed returns the documents a query lists, as "id/key" strings.
+func (k Kit) Listed(t *testing.T, q search.EventQuery) []string {
+	t.Helper()
+	return Listed(t, k.engine, q)
+}
+
+// Titles returns the IDs of the published events whose title has word.
+func (k Kit) Titles(t *testing.T, word string) []int64 {
+	t.Helper()
+	return Titles(t, k.engine, word)
+}
+
+// Counts returns the indexed events, venues and organizers.
+func (k Kit) Counts(t *testing.T) [3]int {
+	t.Helper()
+	return Counts(t, k.engine)
 }
 
 // IDs returns the IDs of posts.
