@@ -173,7 +173,9 @@ func TestCheckImported(t *testing.T) {
 		{"unknown zone", func(p *repository.Record) { p.Event.Timezone = "Mars/Olympus" }, "timezone"},
 		{"no start", func(p *repository.Record) { p.Event.StartLocal = "" }, "start_date"},
 		{"local end before start", func(p *repository.Record) { p.Event.EndLocal = "2026-07-01 18:00:00" }, "end_date"},
-		{"event status", func(p *repository.Record) { p.Event.EventStatus, p.Event.EventStatusReason = repository.EventCanceled, "Storm" }, ""},
+		{"event status", func(p *repository.Record) {
+			p.Event.EventStatus, p.Event.EventStatusReason = repository.EventCanceled, "Storm"
+		}, ""},
 		{"unknown event status", func(p *repository.Record) { p.Event.EventStatus = "rescheduled" }, "event_status"},
 		{"event status reason too long", func(p *repository.Record) {
 			p.Event.EventStatusReason = strings.Repeat("x", calendar.MaxEventStatusReason+1)
