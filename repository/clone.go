@@ -44,6 +44,7 @@ func (o OccurrenceOverride) clone() OccurrenceOverride {
 	c.Title, c.Content, c.Excerpt = o.Title.Clone(), o.Content.Clone(), o.Excerpt.Clone()
 	c.StartLocal, c.EndLocal, c.Status, c.Website = clonePtr(o.StartLocal), clonePtr(o.EndLocal), clonePtr(o.Status), clonePtr(o.Website)
 	c.Featured = clonePtr(o.Featured)
+	c.EventStatus, c.EventStatusReason = clonePtr(o.EventStatus), clonePtr(o.EventStatusReason)
 	if o.Venues != nil {
 		v := cloneSlice(*o.Venues)
 		c.Venues = &v

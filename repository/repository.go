@@ -216,6 +216,12 @@ type EventFields struct {
 	Sticky           bool    `json:"sticky" bson:"sticky"`
 	Featured         bool    `json:"featured" bson:"featured"`
 	Ticketed         bool    `json:"ticketed" bson:"ticketed"`
+	// EventStatus says whether the event takes place as planned: ""
+	// (scheduled, EventScheduled), EventCanceled, EventPostponed or
+	// EventMovedOnline. EventStatusReason is the editor's plain-text
+	// explanation ("" for none).
+	EventStatus       string `json:"event_status,omitempty" bson:"event_status,omitempty"`
+	EventStatusReason string `json:"event_status_reason,omitempty" bson:"event_status_reason,omitempty"`
 	// Linked records, in the order the client gave them.
 	Categories []int64 `json:"categories" bson:"categories"`
 	Tags       []int64 `json:"tags" bson:"tags"`
@@ -280,9 +286,48 @@ type OccurrenceOverride struct {
 	Cost       *[]string `json:"cost,omitempty" bson:"cost,omitempty"`
 	Website    *string   `json:"website,omitempty" bson:"website,omitempty"`
 	Featured   *bool     `json:"featured,omitempty" bson:"featured,omitempty"`
-	// Cancelled is kept false by the service: a cancelled occurrence is
-	// written as an exclusion. Expansions skip an override that has it.
+	// EventStatus and EventStatusReason are the occurrence's own event
+	// status and reason (nil: the series'); a cancelled occurrence stays
+	// listed with EventStatus EventCanceled.
+	EventStatus       *string `json:"event_status,omitempty" bson:"event_status,omitempty"`
+	EventStatusReason *string `json:"event_status_reason,omitempty" bson:"event_status_reason,omitempty"`
+	// Cancelled is kept false by the service: an occurrence removed from
+	// the series is written as an exclusion, and a cancelled one keeps
+	// its date with EventStatus. Expansions skip an override that has it.
 	Cancelled bool `json:"cancelled" bson:"cancelled"`
+}
+
+// The event statuses (EventFields.EventStatus). EventScheduled is stored
+// as "".
+const (
+	EventScheduled   = "scheduled"
+	EventCanceled    = "canceled"
+	EventPostponed   = "postponed"
+	EventMovedOnline = "moved_online"
+)
+
+// EventStatuses lists every event status, the default first.
+var EventStatuses = []string{EventScheduled, EventCanceled, EventPostponed, EventMovedOnline}
+
+// StatusOf returns the event status s names ("" is EventScheduled), and
+// whether it is one of EventStatuses.
+func StatusOf(s string) (string, bool) {
+	if s == "" {
+		return EventScheduled, true
+	}
+	for _, v := range EventStatuses {
+		if s == v {
+			return v, true
+		}
+	}
+	return s, false
+}
+
+// Status returns the event's status: one of EventStatuses, EventScheduled
+// when none was set.
+func (e *EventFields) Status() string {
+	s, _ := StatusOf(e.EventStatus)
+	return s
 }
 
 // Override returns the override of the occurrence key, or nil.

@@ -74,6 +74,11 @@ type EventDocument struct {
 	Sticky           bool  `json:"sticky"`
 	HideFromListings bool  `json:"hide_from_listings"`
 	HasPassword      bool  `json:"has_password"`
+	// EventStatus is the event's (or the occurrence's own) event status:
+	// scheduled, canceled, postponed or moved_online. Empty (a document
+	// stored before event statuses existed) reads as DefaultEventStatus
+	// (EventDocument.Status).
+	EventStatus string `json:"event_status"`
 	// CategoryIDs holds the assigned categories and all their ancestors, so
 	// a filter on a category also matches events in its children.
 	CategoryIDs   []int64  `json:"category_ids"`
@@ -86,6 +91,20 @@ type EventDocument struct {
 	Geo      *GeoPoint `json:"geo,omitempty"`
 	HasGeo   bool      `json:"has_geo"`
 	ParentID int64     `json:"parent_id"`
+}
+
+// DefaultEventStatus is the event status of a document whose
+// EventStatus is empty.
+const DefaultEventStatus = "scheduled"
+
+// EventStatusOf returns d's event status: EventStatus, or
+// DefaultEventStatus when it is empty. Engines filter on it
+// (EventQuery.EventStatuses).
+func (d *EventDocument) EventStatusOf() string {
+	if d.EventStatus == "" {
+		return DefaultEventStatus
+	}
+	return d.EventStatus
 }
 
 // DocumentKey names one event document: "123" for a single event,
@@ -173,6 +192,9 @@ type EventQuery struct {
 	HasGeo       Opt[bool]
 	Near         Opt[GeoCircle]
 	ParentID     Opt[int64]
+	// EventStatuses keeps events with one of these event statuses
+	// (EventDocument.EventStatus).
+	EventStatuses []string
 	// ExcludeHidden drops events hidden from listings.
 	ExcludeHidden bool
 	// ExcludeProtected drops password-protected events.

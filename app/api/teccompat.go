@@ -15,7 +15,9 @@ import (
 // root is that one: every link a response carries (rest_url, term urls,
 // the list links and Link headers, Location, the namespace index, the
 // interface document) then names the root the request came in by, and
-// nothing in handlers or present knows about two roots. Both share the
+// nothing in handlers knows about two roots (present leaves out the event
+// fields the original does not have, event_status and
+// event_status_reason, when its root is the TEC root). Both share the
 // store, the index, the response cache (its keys name the root) and the
 // generation that drops cached linked records on every write; each has
 // its own term-count cache, so a count may lag the other root's writes

@@ -107,6 +107,11 @@ func TestCreateEventDecidesBeforeWriting(t *testing.T) {
 		{"inline venue with a date outside the stores' years", editor, func(in *calendar.EventInput) {
 			in.Venues.Items[0].Venue.Date = date("99999999999999")
 		}, 400, "date"},
+		{"unknown event status", editor, func(in *calendar.EventInput) { in.EventStatus = calendar.Some("cancelled") }, 400,
+			"event_status must be one of scheduled, canceled, postponed, moved_online"},
+		{"event status reason too long", editor, func(in *calendar.EventInput) {
+			in.EventStatus, in.EventStatusReason = calendar.Some("canceled"), calendar.Some(strings.Repeat("é", calendar.MaxEventStatusReason+1))
+		}, 400, "event_status_reason"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -179,6 +184,13 @@ func TestCheckImported(t *testing.T) {
 		{"unknown zone", func(p *repository.Record) { p.Event.Timezone = "Mars/Olympus" }, "timezone"},
 		{"no start", func(p *repository.Record) { p.Event.StartLocal = "" }, "start_date"},
 		{"local end before start", func(p *repository.Record) { p.Event.EndLocal = "2026-07-01 18:00:00" }, "end_date"},
+		{"event status", func(p *repository.Record) {
+			p.Event.EventStatus, p.Event.EventStatusReason = repository.EventCanceled, "Storm"
+		}, ""},
+		{"unknown event status", func(p *repository.Record) { p.Event.EventStatus = "rescheduled" }, "event_status"},
+		{"event status reason too long", func(p *repository.Record) {
+			p.Event.EventStatusReason = strings.Repeat("x", calendar.MaxEventStatusReason+1)
+		}, "event_status_reason"},
 		{"UTC end before start", func(p *repository.Record) { p.Event.EndUTC = p.Event.StartUTC.Add(-time.Hour) }, "end_date"},
 		{"bad rule", func(p *repository.Record) {
 			p.Event.Recurrence = &repository.Recurrence{Rules: []string{"FREQ=SOMETIMES"}, Exclusions: []string{}, Additions: []string{}}
@@ -236,5 +248,42 @@ func TestImportKeepsWhatTheSourceHas(t *testing.T) {
 	}
 	if _, err := svc.Import(t.Context(), importedEvent(502), true); !errors.Is(err, repository.ErrNotFound) {
 		t.Fatalf("replacing a record that is not stored: %v, want ErrNotFound", err)
+	}
+}
+
+// TestEventStatus: the event status is written on create and update
+// (scheduled, the default, stored as ""), its reason trimmed; an update
+// that does not send them keeps them.
+func TestEventStatus(t *testing.T) {
+	editor := &repository.User{ID: 1, Login: "ed", Role: repository.RoleEditor}
+	svc, _ := newService(t)
+	in := event()
+	in.EventStatus, in.EventStatusReason = calendar.Some(" postponed "), calendar.Some("  Ill  ")
+	p, err := svc.CreateEvent(t.Context(), editor, "en", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name           string
+		in             calendar.EventInput
+		stored, reason string
+	}{
+		{"created", calendar.EventInput{}, repository.EventPostponed, "Ill"},
+		{"other fields keep it", calendar.EventInput{RecordInput: calendar.RecordInput{Name: calendar.Some("Renamed")}}, repository.EventPostponed, "Ill"},
+		{"cancelled", calendar.EventInput{EventStatus: calendar.Some("canceled")}, repository.EventCanceled, "Ill"},
+		{"scheduled is stored empty", calendar.EventInput{EventStatus: calendar.Some("scheduled"), EventStatusReason: calendar.Some("")}, "", ""},
+		{"moved online", calendar.EventInput{EventStatus: calendar.Some("moved_online")}, repository.EventMovedOnline, ""},
+		{"empty value", calendar.EventInput{EventStatus: calendar.Some("")}, "", ""},
+	}
+	for i, step := range steps {
+		if i > 0 {
+			in := step.in
+			if p, err = svc.UpdateEvent(t.Context(), editor, "en", p, &in); err != nil {
+				t.Fatalf("%s: %v", step.name, err)
+			}
+		}
+		if p.Event.EventStatus != step.stored || p.Event.EventStatusReason != step.reason {
+			t.Errorf("%s: stored %q %q, want %q %q", step.name, p.Event.EventStatus, p.Event.EventStatusReason, step.stored, step.reason)
+		}
 	}
 }

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/app/datetext"
 	"github.com/calendar/eventcal/app/input/values"
+	"github.com/calendar/eventcal/config/limits"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/wallclock"
 )
@@ -271,6 +273,12 @@ func (o *op) applyEvent(plan *writePlan, p *repository.Record) error {
 	if in.Cost.Set {
 		e.Cost = in.Cost.Value
 	}
+	if in.EventStatus.Set {
+		e.EventStatus = storedEventStatus(in.EventStatus.Value)
+	}
+	if in.EventStatusReason.Set {
+		e.EventStatusReason = strings.TrimSpace(in.EventStatusReason.Value)
+	}
 	if in.Website.Set {
 		s := strings.TrimSpace(in.Website.Value)
 		e.Website = &s
@@ -306,4 +314,31 @@ func eventSpan(e *repository.EventFields, loc *time.Location) (start, end time.T
 		return start, end, &FieldError{Field: "end_date", Problem: fmt.Sprintf("The end date must not be before the start date: end_date is %s, start_date %s (%s).", e.EndLocal, e.StartLocal, loc)}
 	}
 	return start, end, nil
+}
+
+// MaxEventStatusReason bounds event_status_reason, in characters.
+const MaxEventStatusReason = limits.MaxShortText
+
+// CheckEventStatus adds to errs what is wrong with an event status and
+// its reason: the status must be one of repository.EventStatuses ("" is
+// scheduled), the reason at most MaxEventStatusReason characters.
+func CheckEventStatus(errs *apierr.Params, status, reason Opt[string]) {
+	if status.Set {
+		if _, ok := repository.StatusOf(strings.TrimSpace(status.Value)); !ok {
+			errs.InvalidValue("event_status", "Must be one of "+strings.Join(repository.EventStatuses, ", ")+".", status.Raw)
+		}
+	}
+	if reason.Set && utf8.RuneCountInString(strings.TrimSpace(reason.Value)) > MaxEventStatusReason {
+		errs.InvalidValue("event_status_reason", fmt.Sprintf("Must be at most %d characters.", MaxEventStatusReason), reason.Raw)
+	}
+}
+
+// storedEventStatus is the stored form of a checked event status:
+// scheduled (the default) is stored as "".
+func storedEventStatus(s string) string {
+	st, _ := repository.StatusOf(strings.TrimSpace(s))
+	if st == repository.EventScheduled {
+		return ""
+	}
+	return st
 }

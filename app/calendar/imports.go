@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/calendar/eventcal/app/calendar/recurrence"
 	"github.com/calendar/eventcal/app/datetext"
@@ -60,6 +62,12 @@ func (s *Service) CheckImported(p *repository.Record) error {
 	}
 	if e.EndUTC.Before(e.StartUTC) {
 		return &FieldError{Field: "end_date", Problem: fmt.Sprintf("the end %s is before the start %s (UTC)", e.EndUTC.Format(datetext.Layout), e.StartUTC.Format(datetext.Layout))}
+	}
+	if _, ok := repository.StatusOf(e.EventStatus); !ok {
+		return &FieldError{Field: "event_status", Problem: fmt.Sprintf("%q is not one of %s", e.EventStatus, strings.Join(repository.EventStatuses, ", "))}
+	}
+	if n := utf8.RuneCountInString(e.EventStatusReason); n > MaxEventStatusReason {
+		return &FieldError{Field: "event_status_reason", Problem: fmt.Sprintf("%d characters, at most %d are kept", n, MaxEventStatusReason)}
 	}
 	if e.Recurrence != nil {
 		lim := s.RecurrenceLimits()

@@ -49,6 +49,10 @@ type EventInput struct {
 	Venues, Organizers       Links
 	Categories, Tags         Opt[[]LabelItem]
 	Recurrence               Opt[*repository.Recurrence]
+
+	// EventStatus is one of repository.EventStatuses ("" is scheduled);
+	// EventStatusReason is plain text (CheckEventStatus bounds both).
+	EventStatus, EventStatusReason Opt[string]
 }
 
 // VenueInput is a create or (partial) update of a venue, or inline venue
@@ -105,4 +109,8 @@ type OccurrenceInput struct {
 	Cost                        Opt[[]string]
 	Website                     Opt[string]
 	Featured                    Opt[bool]
+
+	// EventStatus and EventStatusReason give the occurrence its own event
+	// status (EventInput's); "canceled" keeps it listed as cancelled.
+	EventStatus, EventStatusReason Opt[string]
 }

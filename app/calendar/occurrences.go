@@ -19,8 +19,9 @@ import (
 
 // The writes of one occurrence of a series (the caller found the series
 // cur and its occurrence occ, and decided the actor may edit the series):
-// a change kept as an override (UpdateOccurrence), a cancellation kept as
-// an exclusion (CancelOccurrence), and "this and following" (Split).
+// a change kept as an override (UpdateOccurrence: a cancellation too, as
+// the override's event status), a removal kept as an exclusion
+// (RemoveOccurrence), and "this and following" (Split).
 
 // errNotRecurring is the 409 of a series that stopped being one while it
 // was written.
@@ -163,6 +164,10 @@ type occurrenceChange struct {
 // does not create venues or organizers).
 func (o *op) occurrenceChange(cur *repository.Record, in *OccurrenceInput) (*occurrenceChange, error) {
 	c := &occurrenceChange{}
+	var errs apierr.Params
+	if CheckEventStatus(&errs, in.EventStatus, in.EventStatusReason); errs.Err() != nil {
+		return nil, errs.Err()
+	}
 	current := append(append([]int64{}, cur.Event.Venues...), cur.Event.Organizers...)
 	for _, ov := range cur.Event.Overrides {
 		if ov.Venues != nil {
@@ -283,13 +288,23 @@ func (o *op) applyOccurrence(c *occurrenceChange, in *OccurrenceInput, ov *repos
 		f := in.Featured.Value
 		ov.Featured = &f
 	}
+	if in.EventStatus.Set {
+		st, _ := repository.StatusOf(strings.TrimSpace(in.EventStatus.Value))
+		ov.EventStatus = &st
+	}
+	if in.EventStatusReason.Set {
+		r := strings.TrimSpace(in.EventStatusReason.Value)
+		ov.EventStatusReason = &r
+	}
 	return nil
 }
 
-// CancelOccurrence cancels the occurrence key of the series cur, written
-// as an exclusion of the series (its override, if any, goes). It returns
-// the occurrence as it was.
-func (s *Service) CancelOccurrence(ctx context.Context, cur *repository.Record, key string) (recurrence.Occurrence, error) {
+// RemoveOccurrence removes the occurrence key from the series cur,
+// written as an exclusion of the series (its override, if any, goes): the
+// date is no longer listed. To cancel an occurrence and keep it listed as
+// cancelled, UpdateOccurrence sets its EventStatus to canceled instead. It
+// returns the occurrence as it was.
+func (s *Service) RemoveOccurrence(ctx context.Context, cur *repository.Record, key string) (recurrence.Occurrence, error) {
 	loc, _ := s.zone(cur.Event)
 	occ, err := s.FindOccurrence(cur, loc, key)
 	if err != nil {

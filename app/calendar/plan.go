@@ -130,6 +130,7 @@ func (o *op) prepare(plan *writePlan) (*writePlan, error) {
 			*l.dst = refs
 		}
 		plan.setCategories, plan.setTags = ev.Categories.Set, ev.Tags.Set
+		CheckEventStatus(&errs, ev.EventStatus, ev.EventStatusReason)
 	}
 	if err := errs.Err(); err != nil {
 		return nil, err

@@ -119,6 +119,7 @@ func decodeEvent(r *Request, b *input.Bag) (*calendar.EventInput, error) {
 		Featured: optBool(b, "featured"), Ticketed: optBool(b, "ticketed"),
 		Cost: optCost(b), Website: optString(b, "website"), Password: optString(b, "password"),
 		Categories: optTerms(b, "categories"), Tags: optTerms(b, "tags"),
+		EventStatus: optString(b, "event_status"), EventStatusReason: optString(b, "event_status_reason"),
 	}
 	var err error
 	if in.Venues, err = decodeLinks(r, b, "venue", repository.KindVenue); err != nil {
@@ -157,7 +158,8 @@ func decodeOrganizer(b *input.Bag) *calendar.OrganizerInput {
 func decodeOccurrence(r *Request, b *input.Bag) (*calendar.OccurrenceInput, error) {
 	in := &calendar.OccurrenceInput{Title: optString(b, "title"), Description: optString(b, "description"),
 		Excerpt: optString(b, "excerpt"), StartDate: optDate(b, "start_date"), EndDate: optDate(b, "end_date"),
-		Status: optString(b, "status"), Cost: optCost(b), Website: optString(b, "website"), Featured: optBool(b, "featured")}
+		Status: optString(b, "status"), Cost: optCost(b), Website: optString(b, "website"), Featured: optBool(b, "featured"),
+		EventStatus: optString(b, "event_status"), EventStatusReason: optString(b, "event_status_reason")}
 	var err error
 	if in.Venues, err = decodeLinks(r, b, "venue", repository.KindVenue); err != nil {
 		return nil, err

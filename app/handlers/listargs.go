@@ -48,6 +48,7 @@ func (pt *events) eventListArgs() []Arg {
 		Arg{Name: "include", Type: tArray, Items: tInteger, Check: positiveIntList, Desc: "Only these event IDs; date filters are ignored.", MaxItems: limits.MaxListItems},
 		Arg{Name: "post_parent", Type: tInteger, Check: existingEvent, Desc: "Children of this event."},
 		Arg{Name: "ticketed", Type: tBoolean, Desc: "Events with (true) or without (false) tickets."},
+		Arg{Name: "event_status", Type: tArray, Items: tString, Check: checkEventStatusList, Desc: "Event statuses (any of them): scheduled, canceled, postponed, moved_online; an occurrence has its own.", MaxItems: limits.MaxListItems},
 		Arg{Name: "password", Type: tString, Desc: "Shows protected fields of events with this password."},
 		Arg{Name: "context", Type: tString, Enum: []string{"view", "edit"}, Default: "view", Desc: "edit shows protected fields to callers who may edit the event."},
 		collapseSeriesArg(),
@@ -97,6 +98,22 @@ func checkStatusList(r *Request, v any) string {
 		}
 		if !access.CanCreateRecords(r.user) && s != repository.StatusPublish {
 			return "Must be publish: only callers who may create events may list other statuses."
+		}
+	}
+	return ""
+}
+
+// checkEventStatusList checks a list (or CSV) of event statuses.
+func checkEventStatusList(_ *Request, v any) string {
+	items := input.AsList(v)
+	statuses := strings.Join(repository.EventStatuses, ", ")
+	if len(items) == 0 {
+		return "Must be one or more of " + statuses + "."
+	}
+	for _, it := range items {
+		s, _ := input.AsString(it)
+		if _, ok := repository.StatusOf(s); !ok || s == "" {
+			return "Must be one or more of " + statuses + "; " + strconv.Quote(s) + " is none of them."
 		}
 	}
 	return ""

@@ -168,6 +168,12 @@ func (lr lister) eventQuery() (search.EventQuery, error) {
 		id, _ := input.AsInt(v)
 		q.ParentID = search.Some(id)
 	}
+	if v, ok := b.Get("event_status"); ok {
+		for _, it := range input.AsList(v) {
+			s, _ := input.AsString(it)
+			q.EventStatuses = append(q.EventStatuses, s)
+		}
+	}
 	applyCollapseSeries(b, &q)
 	return q, nil
 }

@@ -17,8 +17,9 @@ import (
 //
 //	GET    /events/{id}/occurrences               the series' occurrences (list date and paging parameters)
 //	GET    /events/{id}/occurrences/{key}         one occurrence, shaped like an event
-//	PATCH  /events/{id}/occurrences/{key}         change one occurrence (an override)
-//	DELETE /events/{id}/occurrences/{key}         cancel one occurrence (an exclusion)
+//	PATCH  /events/{id}/occurrences/{key}         change one occurrence (an override); event_status=canceled
+//	                                              cancels it and keeps it listed
+//	DELETE /events/{id}/occurrences/{key}         remove one occurrence's date (an exclusion)
 //	POST   /events/{id}/occurrences/{key}/split   "this and following": end the series before the
 //	                                              occurrence, start a new series from it with the changes
 //
@@ -37,14 +38,14 @@ func (pt *occurrences) occurrenceRoutes() []*Route {
 		{Methods: readable, Path: "/events/:id/occurrences", args: pt.occurrenceListArgs(), Handle: pt.listOccurrences, summary: "List the occurrences of a recurring event."},
 		{Methods: readable, Path: "/events/:id/occurrences/:key", args: pt.readArgs(), Handle: pt.getOccurrence, summary: "Read one occurrence of a recurring event, shaped like an event."},
 		{Methods: editable, Path: "/events/:id/occurrences/:key", args: pt.occurrenceWriteArgs(), Write: true, Handle: pt.updateOccurrence, summary: "Change one occurrence of a recurring event only (an override)."},
-		{Methods: deletable, Path: "/events/:id/occurrences/:key", Write: true, Handle: pt.deleteOccurrence, summary: "Cancel one occurrence of a recurring event (an exclusion)."},
+		{Methods: deletable, Path: "/events/:id/occurrences/:key", Write: true, Handle: pt.deleteOccurrence, summary: "Remove one occurrence of a recurring event (an exclusion); to cancel it and keep it listed, PATCH its event_status."},
 		{Methods: creatable, Path: "/events/:id/occurrences/:key/split", args: pt.writeArgs(false), Write: true, Handle: pt.splitSeries, summary: "This and following: end the series before the occurrence and start a new series from it with the changes."},
 	}
 }
 
 // occurrenceFields are the event parameters an occurrence override takes.
 var occurrenceFields = []string{"title", "description", "excerpt", "start_date", "end_date", "status",
-	"venue", "organizer", "cost", "website", "featured"}
+	"venue", "organizer", "cost", "website", "featured", "event_status", "event_status_reason"}
 
 // occurrenceListArgs declares GET /events/{id}/occurrences.
 func (pt *occurrences) occurrenceListArgs() []Arg {
@@ -231,15 +232,16 @@ func (pt *occurrences) updateOccurrence(r *Request) error {
 }
 
 // deleteOccurrence serves DELETE /events/{id}/occurrences/{key}: the
-// occurrence is cancelled, written as an exclusion of the series
-// (calendar.Service.CancelOccurrence). The answer is the occurrence as it
-// was.
+// occurrence's date is removed, written as an exclusion of the series
+// (calendar.Service.RemoveOccurrence); a PATCH with event_status=canceled
+// cancels it and keeps it listed instead. The answer is the occurrence as
+// it was.
 func (pt *occurrences) deleteOccurrence(r *Request) error {
 	cur, _, err := pt.editableSeries(r)
 	if err != nil {
 		return err
 	}
-	occ, err := pt.cal.CancelOccurrence(r.ctx, cur, r.c.Params("key"))
+	occ, err := pt.cal.RemoveOccurrence(r.ctx, cur, r.c.Params("key"))
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/calendar/eventcal/app/input"
 	"github.com/calendar/eventcal/app/present"
+	"github.com/calendar/eventcal/repository"
 )
 
 // The interface document (GET /{namespace}/doc) is generated from the route
@@ -93,6 +94,7 @@ func componentSchemas() *present.Obj {
 		"organizer", arrayOf(ref("Organizer")), "custom_fields", present.NewObj().Set("oneOf", []any{arrayOf(present.NewObj()), schemaType("object")}),
 		"ticketed", nb(), "language", str, "translations", strs,
 		"recurrence", nullable(object([]string{"rules", "exclusions", "additions"}, "rules", strs, "exclusions", strs, "additions", strs)),
+		"event_status", present.NewObj().Set("type", "string").Set("enum", repository.EventStatuses), "event_status_reason", str,
 		"occurrence", object([]string{"key", "start"}, "key", str, "start", str, "rest_url", str),
 		"parent", integer, // the split route's answer: the series it was split from
 		"json_ld", jsonLD,

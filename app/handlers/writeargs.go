@@ -61,6 +61,8 @@ func writeArgs(kind repository.Kind, create bool) []Arg {
 			{Name: "organizer", Type: tAny, Desc: "Organizers: IDs, a CSV of IDs, {id} objects or inline organizer data; empty unlinks.", MaxItems: limits.MaxLinksPerEvent},
 			{Name: "password", Type: tString, Check: emptyOrString, Desc: "Password protecting the event; empty removes it.", MaxLen: limits.MaxPassword},
 			recurrenceArg(),
+			{Name: "event_status", Type: tString, Check: emptyOrString, Desc: "Whether the event takes place as planned: scheduled (the default), canceled, postponed or moved_online."},
+			{Name: "event_status_reason", Type: tString, Check: emptyOrString, Desc: "Why the event is canceled, postponed or moved online (plain text); empty clears it.", MaxLen: limits.MaxShortText, Text: plainText},
 		}
 	case repository.KindVenue:
 		own = []Arg{

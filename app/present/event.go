@@ -5,11 +5,13 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
 )
 
 // Event is the Event object: the original plugin's keys in its order,
-// then ticketed, language, translations and recurrence, and the fields
+// then ticketed, language, translations, recurrence, event_status and
+// event_status_reason (on the API's own root), and the fields
 // some routes add (json_ld on single reads, occurrence on occurrences,
 // parent on a detached occurrence, changed_occurrences in webhook
 // messages, highlight on searches).
@@ -66,6 +68,13 @@ type Event struct {
 	Language     string
 	Translations []string
 	Recurrence   *Recurrence // nil: null
+	// EventStatus (one of repository.EventStatuses) and EventStatusReason
+	// are the event's (an occurrence's own) status and its reason. They
+	// are written only when statusFields is set: on the API's own root,
+	// not on The Events Calendar's, whose events have no such fields.
+	EventStatus       string
+	EventStatusReason string
+	statusFields      bool
 	// JSONLD is set on single reads (omitted when nil).
 	JSONLD *EventLD
 	// Occurrence is set on an occurrence shaped like an event.
@@ -179,6 +188,10 @@ func (e *Event) writeHeadPost(w *objWriter) {
 	w.str("language", e.Language)
 	w.strs("translations", e.Translations)
 	w.typed("recurrence", e.Recurrence)
+	if e.statusFields {
+		w.str("event_status", e.EventStatus)
+		w.str("event_status_reason", e.EventStatusReason)
+	}
 }
 
 // redactedCostDetails is cost_details of a redacted event (its keys in
@@ -265,6 +278,10 @@ func (e *Event) writeRedacted(w *objWriter) {
 	w.str("language", e.Language)
 	w.strs("translations", e.Translations)
 	w.typed("recurrence", e.Recurrence)
+	if e.statusFields {
+		w.str("event_status", e.EventStatus) // the reason is the event's text: blanked
+		w.str("event_status_reason", "")
+	}
 }
 
 // freezeHead records the encoding of the post-only fields (ListedEvent).
@@ -369,6 +386,9 @@ func (rn *Renderer) eventHead(p *repository.Record, v View) *Event {
 		Language:            rn.textLang(p.Title, v.Lang),
 		Translations:        rn.translations(p.Title, p.Content, p.Excerpt),
 		Recurrence:          NewRecurrence(e.Recurrence),
+		EventStatus:         e.Status(),
+		EventStatusReason:   e.EventStatusReason,
+		statusFields:        rn.cfg.APIRoot() != config.TECRoot,
 	}
 }
 

@@ -35,7 +35,7 @@ func (rn *Renderer) ICalEvent(p *repository.Record, o *Event) ical.Event {
 		Summary:     ical.PlainText(o.Title),
 		Description: ical.PlainText(o.Description),
 		URL:         o.URL,
-		Status:      icalStatus(p.Status),
+		Status:      icalStatus(p.Status, e.Status()),
 	}
 	for _, c := range o.Categories {
 		out.Categories = append(out.Categories, ical.PlainText(c.Name))
@@ -63,9 +63,21 @@ func (rn *Renderer) ICalEvent(p *repository.Record, o *Event) ical.Event {
 	return out
 }
 
-// icalStatus maps a post status to a VEVENT STATUS: published and private
-// events are confirmed, trashed ones cancelled, the rest tentative.
-func icalStatus(status string) ical.Status {
+// icalStatus maps a post status and an event status to a VEVENT STATUS
+// (RFC 5545 3.8.1.11 knows TENTATIVE, CONFIRMED and CANCELLED only):
+// cancelled events and trashed ones are CANCELLED; postponed events, whose
+// date is no longer certain, TENTATIVE; otherwise published and private
+// events (moved online ones included: they take place) are CONFIRMED, the
+// rest TENTATIVE.
+func icalStatus(status, eventStatus string) ical.Status {
+	switch eventStatus {
+	case repository.EventCanceled:
+		return ical.StatusCancelled
+	case repository.EventPostponed:
+		if status != repository.StatusTrash {
+			return ical.StatusTentative
+		}
+	}
 	switch status {
 	case repository.StatusPublish, repository.StatusPrivate:
 		return ical.StatusConfirmed

@@ -20,6 +20,10 @@ type EventLD struct {
 	Location    *PlaceLD
 	Organizer   []*PersonLD // omitted when nil
 	Offers      *Offer
+
+	// PreviousStartDate is the start a moved occurrence had (omitted when
+	// empty).
+	PreviousStartDate string
 }
 
 func (ld *EventLD) writeJSON(buf *bytes.Buffer) error {
@@ -35,6 +39,7 @@ func (ld *EventLD) writeJSON(buf *bytes.Buffer) error {
 	w.str("startDate", ld.StartDate)
 	w.str("endDate", ld.EndDate)
 	w.strSet("eventStatus", ld.EventStatus)
+	w.strSet("previousStartDate", ld.PreviousStartDate)
 	if ld.Location != nil {
 		w.typed("location", ld.Location)
 	}
@@ -75,8 +80,13 @@ func (rn *Renderer) eventJSONLD(e *Event) *EventLD {
 		u := e.Image.URL
 		ld.Image = &u
 	}
-	if e.Status == repository.StatusPublish {
-		ld.EventStatus = "https://schema.org/EventScheduled"
+	switch e.EventStatus {
+	case repository.EventCanceled, repository.EventPostponed, repository.EventMovedOnline:
+		ld.EventStatus = schemaEventStatus[e.EventStatus]
+	default:
+		if e.Status == repository.StatusPublish {
+			ld.EventStatus = schemaEventStatus[repository.EventScheduled]
+		}
 	}
 	if len(e.Venue) > 0 {
 		ld.Location = placeJSONLD(e.Venue[0], keptValue)
@@ -91,6 +101,17 @@ func (rn *Renderer) eventJSONLD(e *Event) *EventLD {
 	}
 	return ld
 }
+
+// schemaEventStatus maps an event status to its schema.org EventStatusType.
+var schemaEventStatus = map[string]string{
+	repository.EventScheduled:   "https://schema.org/EventScheduled",
+	repository.EventCanceled:    "https://schema.org/EventCancelled",
+	repository.EventPostponed:   "https://schema.org/EventPostponed",
+	repository.EventMovedOnline: "https://schema.org/EventMovedOnline",
+}
+
+// schemaRescheduled is the schema.org status of a moved occurrence.
+const schemaRescheduled = "https://schema.org/EventRescheduled"
 
 // isoDate turns a rendered UTC date into ISO 8601.
 func isoDate(s string) string {

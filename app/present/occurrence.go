@@ -86,6 +86,12 @@ func (rn *Renderer) OccurrenceRecord(p *repository.Record, o recurrence.Occurren
 		if ov.Featured != nil {
 			e.Featured = *ov.Featured
 		}
+		if ov.EventStatus != nil {
+			e.EventStatus = *ov.EventStatus
+		}
+		if ov.EventStatusReason != nil {
+			e.EventStatusReason = *ov.EventStatusReason
+		}
 	}
 	q.Event = &e
 	return &q
@@ -121,14 +127,25 @@ func (rn *Renderer) Occurrence(series *repository.Record, o recurrence.Occurrenc
 func (rn *Renderer) OccurrenceEvent(post, series *repository.Record, o recurrence.Occurrence, l *Linked, v View) *Event {
 	ev := rn.Event(post, l, v)
 	ev.Occurrence = rn.Occurrence(series, o, v.Lang)
+	if ld := ev.JSONLD; ld != nil && !o.Start.Equal(o.Original) {
+		// A moved occurrence: schema.org's rescheduled event, with the
+		// start it had (unless its status says more).
+		ld.PreviousStartDate = o.Original.UTC().Format(time.RFC3339)
+		if ev.EventStatus == repository.EventScheduled && ld.EventStatus != "" {
+			ld.EventStatus = schemaRescheduled
+		}
+	}
 	return ev
 }
 
 // ChangedOccurrence is one changed occurrence of a series in a webhook
-// message: its key, original start, and its start, end, title and status
-// after the change.
+// message: its key, original start, and its start, end, title, status and
+// event status after the change.
 type ChangedOccurrence struct {
 	Key, Start, StartDate, EndDate, Title, Status string
+	// EventStatus is the occurrence's event status (its own or the
+	// series').
+	EventStatus string
 }
 
 func (c ChangedOccurrence) writeJSON(buf *bytes.Buffer) error {
@@ -139,6 +156,7 @@ func (c ChangedOccurrence) writeJSON(buf *bytes.Buffer) error {
 	w.str("end_date", c.EndDate)
 	w.str("title", c.Title)
 	w.str("status", c.Status)
+	w.str("event_status", c.EventStatus)
 	return w.close()
 }
 
@@ -148,7 +166,8 @@ func (c ChangedOccurrence) MarshalJSON() ([]byte, error) { return marshal(c) }
 // ChangedOccurrences lists a series' changed occurrences for webhook
 // messages (an event.updated message about a series carries them, so an
 // occurrence change is reported with what changed): each occurrence's key,
-// original start, and its start, end, title and status after the change.
+// original start, and its start, end, title, status and event status after
+// the change.
 // Cancelled occurrences are the series' exclusions.
 func (rn *Renderer) ChangedOccurrences(p *repository.Record, lim recurrence.Limits) []ChangedOccurrence {
 	out := []ChangedOccurrence{}
@@ -168,7 +187,7 @@ func (rn *Renderer) ChangedOccurrences(p *repository.Record, lim recurrence.Limi
 		q := rn.OccurrenceRecord(p, o)
 		out = append(out, ChangedOccurrence{Key: o.Key, Start: localDate(o.Original, loc),
 			StartDate: q.Event.StartLocal, EndDate: q.Event.EndLocal,
-			Title: q.Title.Get(def, def, rn.cfg.Languages...), Status: q.Status})
+			Title: q.Title.Get(def, def, rn.cfg.Languages...), Status: q.Status, EventStatus: q.Event.Status()})
 	}
 	return out
 }

@@ -83,6 +83,7 @@ func sortedKeys(m map[string]int) []string {
 func RedactEvent(e *Event) {
 	e.redacted, e.head = true, nil
 	e.Description, e.Excerpt, e.Image, e.Cost, e.Website = "", "", nil, "", ""
+	e.EventStatusReason = ""
 	e.CostDetails = CostDetails{Values: []string{}}
 	e.Categories, e.Tags, e.Venue, e.Organizer = nil, nil, nil, nil
 	e.AllDay, e.ShowMap, e.ShowMapLink, e.HideFromListings, e.Sticky, e.Featured, e.Ticketed = false, false, false, false, false, false, false

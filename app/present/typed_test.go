@@ -89,7 +89,7 @@ func keysAt(t *testing.T, data []byte, path string) string {
 // a byte difference somewhere in a long response.
 func TestTypedFieldOrder(t *testing.T) {
 	const (
-		eventKeys = "id global_id global_id_lineage author status date date_utc modified modified_utc url rest_url title description excerpt slug image all_day start_date start_date_details end_date end_date_details utc_start_date utc_start_date_details utc_end_date utc_end_date_details timezone timezone_abbr cost cost_details website show_map show_map_link hide_from_listings sticky featured categories tags venue organizer custom_fields ticketed language translations recurrence"
+		eventKeys = "id global_id global_id_lineage author status date date_utc modified modified_utc url rest_url title description excerpt slug image all_day start_date start_date_details end_date end_date_details utc_start_date utc_start_date_details utc_end_date utc_end_date_details timezone timezone_abbr cost cost_details website show_map show_map_link hide_from_listings sticky featured categories tags venue organizer custom_fields ticketed language translations recurrence event_status event_status_reason"
 		venueKeys = "id author status date date_utc modified modified_utc url venue description excerpt slug image address city country province state zip phone website stateprovince geo_lat geo_lng json_ld show_map show_map_link global_id global_id_lineage language translations"
 		orgKeys   = "id author status date date_utc modified modified_utc url organizer description excerpt slug image phone website email json_ld global_id global_id_lineage language translations"
 	)
@@ -105,6 +105,13 @@ func TestTypedFieldOrder(t *testing.T) {
 	AddHighlight(extras, search.ParseQuery("jazz"))
 	term := rn.Label(&repository.Label{ID: 20, Taxonomy: repository.LabelCategory, Name: repository.Text{"en": "Music"}, Parent: 19}, 3, "en")
 	tag := rn.Label(&repository.Label{ID: 21, Taxonomy: repository.LabelTag, Name: repository.Text{"en": "Jazz"}}, 1, "en")
+	// Under The Events Calendar's root, events have no event_status
+	// fields (the original's have none).
+	tecCfg := config.Default()
+	tecCfg.RestRoot, tecCfg.APINamespace = "/wp-json", "tribe/events/v1"
+	tec := &Renderer{cfg: tecCfg, siteHost: "example.test", links: linkedRecords{gen: func() int64 { return 1 }, ttl: time.Hour}}
+	tecEvent := encode(t, tec.ListedEvent(ev, l, View{Lang: "en"}))
+	rescheduled := &EventLD{Name: "n", URL: "u", StartDate: "s", EndDate: "e", EventStatus: "st", PreviousStartDate: "p"}
 	list := NewList("events", []any{rn.ListedEvent(ev, l, View{Lang: "en"})}, Paging{Page: 2, PerPage: 1, Total: 3, Base: "http://example.test/events/"})
 	list.Facets = Facets(map[string]map[string]int{"venue": {"8": 1}})
 	cases := []struct {
@@ -114,6 +121,8 @@ func TestTypedFieldOrder(t *testing.T) {
 		want string
 	}{
 		{"event", listed, "", eventKeys},
+		{"event under the TEC root", tecEvent, "", strings.TrimSuffix(eventKeys, " event_status event_status_reason")},
+		{"rescheduled json_ld", encode(t, rescheduled), "", "@context @type name description url startDate endDate eventStatus previousStartDate"},
 		{"single event", single, "", eventKeys + " json_ld"},
 		{"event with every extra", encode(t, extras), "", eventKeys + " json_ld occurrence parent changed_occurrences highlight"},
 		{"redacted event", encode(t, redacted), "", eventKeys + " highlight"},
@@ -133,7 +142,7 @@ func TestTypedFieldOrder(t *testing.T) {
 		{"person json_ld", single, "json_ld.organizer", "@context @type name description url telephone email sameAs"},
 		{"offer", single, "json_ld.offers", "@type price priceCurrency url"},
 		{"occurrence", encode(t, extras), "occurrence", "key start rest_url"},
-		{"changed occurrence", encode(t, extras), "changed_occurrences", "key start start_date end_date title status"},
+		{"changed occurrence", encode(t, extras), "changed_occurrences", "key start start_date end_date title status event_status"},
 		{"highlight", encode(t, extras), "highlight", "title excerpt"},
 		{"category", encode(t, term), "", "id count description name slug taxonomy parent meta url urls language translations"},
 		{"tag", encode(t, tag), "", "id count description name slug taxonomy meta url urls language translations"},

@@ -113,7 +113,54 @@ func (r *importRun) fetch(ctx context.Context) error {
 		}
 		r.progress.Finish()
 	}
-	return r.findProtected(ctx, wp, ok)
+	if err := r.findProtected(ctx, wp, ok); err != nil {
+		return err
+	}
+	r.applyStatuses(wp.statuses)
+	return nil
+}
+
+// sourceStatuses maps the source's _tribe_events_status values to event
+// statuses ("" is scheduled).
+var sourceStatuses = map[string]string{
+	"":             repository.EventScheduled,
+	"scheduled":    repository.EventScheduled,
+	"canceled":     repository.EventCanceled,
+	"cancelled":    repository.EventCanceled,
+	"postponed":    repository.EventPostponed,
+	"moved_online": repository.EventMovedOnline,
+	"moved-online": repository.EventMovedOnline,
+}
+
+// applyStatuses gives the events read their status and reason from the
+// source's meta (WordPress's route in the edit context). A status the
+// calendar does not know is kept as scheduled, and a reason longer than
+// calendar.MaxEventStatusReason is cut; both are reported as changes.
+func (r *importRun) applyStatuses(statuses map[int64]wpStatus) {
+	for _, id := range sortedKeys(statuses) {
+		rec := r.recs[KindEvent][id]
+		if rec == nil || rec.post == nil || rec.post.Event == nil {
+			continue
+		}
+		src := statuses[id]
+		e := rec.post.Event
+		st, ok := sourceStatuses[strings.ToLower(strings.TrimSpace(src.status))]
+		if !ok {
+			st = repository.EventScheduled
+			r.m.note(KindEvent, id, "event_status", src.status, st)
+		}
+		if st == repository.EventScheduled {
+			st = ""
+		}
+		e.EventStatus = st
+		reason := plainText(src.reason)
+		if runes := []rune(reason); len(runes) > calendar.MaxEventStatusReason {
+			cut := strings.TrimSpace(string(runes[:calendar.MaxEventStatusReason]))
+			r.m.note(KindEvent, id, "event_status_reason", reason, cut)
+			reason = cut
+		}
+		e.EventStatusReason = reason
+	}
 }
 
 // probe reads one record the lists did not show.

@@ -295,6 +295,9 @@ type wpEvents struct {
 	// passwords holds the protected events' passwords, which the route
 	// names in the edit context.
 	passwords map[int64]string
+	// statuses holds the event status and reason of the events whose
+	// meta names one (_tribe_events_status, in the edit context).
+	statuses map[int64]wpStatus
 	// editContext says the route was read in the edit context: then it
 	// lists every event, ended hidden ones included. Outside it,
 	// WordPress leaves out events that have ended.
@@ -314,7 +317,7 @@ type wpEvents struct {
 // refuses the edit context (401 or 403 rest_forbidden_context) gets the
 // plain route, and editContext says so.
 func (c *client) wpEventIDs(ctx context.Context) (out wpEvents, ok bool, err error) {
-	out.protected, out.passwords = map[int64]bool{}, map[int64]string{}
+	out.protected, out.passwords, out.statuses = map[int64]bool{}, map[int64]string{}, map[int64]wpStatus{}
 	if c.wpRoot == nil {
 		return out, false, nil
 	}
@@ -332,7 +335,7 @@ func (c *client) wpEventIDs(ctx context.Context) (out wpEvents, ok bool, err err
 		}
 		if out.editContext {
 			q.Set("context", "edit")
-			q.Set("_fields", "id,content.protected,password")
+			q.Set("_fields", "id,content.protected,password,meta")
 		}
 		res, err := c.get(ctx, c.wpRoot, "/tribe_events", q)
 		if err != nil {
@@ -359,6 +362,9 @@ func (c *client) wpEventIDs(ctx context.Context) (out wpEvents, ok bool, err err
 				Protected bool `json:"protected"`
 			} `json:"content"`
 			Password string `json:"password"`
+			// Meta is an object, or [] from WordPress when the post
+			// type registers no meta (wpMeta).
+			Meta json.RawMessage `json:"meta"`
 		}
 		if err := json.Unmarshal(res.body, &items); err != nil {
 			if page == 1 {
@@ -379,6 +385,9 @@ func (c *client) wpEventIDs(ctx context.Context) (out wpEvents, ok bool, err err
 					out.passwords[it.ID] = it.Password
 					c.redact.add(it.Password)
 				}
+				if st, ok := wpEventStatus(it.Meta); ok {
+					out.statuses[it.ID] = st
+				}
 			}
 		}
 		pages, _ := strconv.Atoi(res.header.Get("X-WP-TotalPages"))
@@ -387,6 +396,34 @@ func (c *client) wpEventIDs(ctx context.Context) (out wpEvents, ok bool, err err
 		}
 	}
 	return out, true, nil
+}
+
+// wpStatus is an event's status meta: _tribe_events_status and
+// _tribe_events_status_reason as the source wrote them.
+type wpStatus struct {
+	status, reason string
+}
+
+// wpEventStatus reads the event-status meta of an item of WordPress's
+// route. ok is false when the meta names neither a status nor a reason
+// (no meta, [] or not an object, or both empty).
+func wpEventStatus(raw json.RawMessage) (wpStatus, bool) {
+	var meta struct {
+		Status any `json:"_tribe_events_status"`
+		Reason any `json:"_tribe_events_status_reason"`
+	}
+	if s := strings.TrimSpace(string(raw)); !strings.HasPrefix(s, "{") || json.Unmarshal(raw, &meta) != nil {
+		return wpStatus{}, false
+	}
+	str := func(v any) string {
+		if l, ok := v.([]any); ok && len(l) > 0 {
+			v = l[0] // meta registered as not single: a list of values
+		}
+		s, _ := v.(string)
+		return s
+	}
+	st := wpStatus{status: str(meta.Status), reason: str(meta.Reason)}
+	return st, st.status != "" || st.reason != ""
 }
 
 // decodeImage reads an image value: false, null, [] or an object.

@@ -18,6 +18,7 @@ func seriesFixture(title string) *repository.Record {
 	p := eventFixture(title)
 	start, end, status, web := "2031-03-20 08:00:00", "2031-03-20 09:30:00", repository.StatusDraft, ""
 	featured := false
+	canceled, reason, scheduled, noReason := repository.EventCanceled, "Storm warning", repository.EventScheduled, ""
 	p.Event.Recurrence = &repository.Recurrence{
 		Rules:      []string{"FREQ=WEEKLY;BYDAY=TU,TH;UNTIL=20310630T235959Z", "FREQ=MONTHLY;BYDAY=-1FR"},
 		Exclusions: []string{"2031-03-18 19:30:05"},
@@ -30,6 +31,8 @@ func seriesFixture(title string) *repository.Record {
 			Venues: &[]int64{11, 12}, Organizers: &[]int64{}, Cost: &[]string{"Free"},
 			Website: &web, Featured: &featured},
 		{Key: "20310325T193005", Cancelled: true},
+		{Key: "20310327T193005", EventStatus: &canceled, EventStatusReason: &reason},
+		{Key: "20310401T193005", EventStatus: &scheduled, EventStatusReason: &noReason},
 	}
 	return p
 }

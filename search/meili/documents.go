@@ -40,6 +40,7 @@ const (
 	attrSticky           = "sticky"
 	attrHideFromListings = "hide_from_listings"
 	attrHasPassword      = "has_password"
+	attrEventStatus      = "event_status"
 	attrCategoryIDs      = "category_ids"
 	attrCategorySlugs    = "category_slugs"
 	attrTagIDs           = "tag_ids"
@@ -227,6 +228,7 @@ func eventDocument(d search.EventDocument) map[string]any {
 		attrSticky:           d.Sticky,
 		attrHideFromListings: d.HideFromListings,
 		attrHasPassword:      d.HasPassword,
+		attrEventStatus:      d.EventStatusOf(),
 		attrCategoryIDs:      ids(d.CategoryIDs),
 		attrCategorySlugs:    strs(d.CategorySlugs),
 		attrTagIDs:           ids(d.TagIDs),

@@ -171,6 +171,7 @@ func eventFilter(q search.EventQuery) string {
 		optEq(attrTicketed, q.Ticketed),
 		optEq(attrHasGeo, q.HasGeo),
 		optEq(attrParentID, q.ParentID),
+		listIn(attrEventStatus, q.EventStatuses),
 		// Positive comparisons with false rather than NOT … = true: both
 		// attributes are always written, and a NOT would also keep a
 		// document that lacked them.

@@ -31,6 +31,11 @@ import (
 //     with words in a language is then two searches (Engine.runPair).
 //     Until the swap, live indexes of scheme 5 are written and searched
 //     with one text attribute per language, as before.
+//  7. every event document carries event_status (filterable); the
+//     layout is scheme 6's otherwise. Documents written before it lack
+//     the attribute: until the rebuild's swap, a list filtered on
+//     event_status misses them (lists without that filter are not
+//     affected).
 //
 // The live indexes record the scheme their documents were written under in
 // the metadata index. Init finds indexes that hold documents under an older
@@ -39,7 +44,7 @@ import (
 // zero-downtime one (rebuild.go), whose Commit records the current scheme.
 // Lists keep answering from the old indexes meanwhile; only keys outside
 // a-z, 0-9 and '-', whose attribute names changed, miss until the swap.
-const attributeScheme = 6
+const attributeScheme = 7
 
 // metaIndex holds one document, metaDocID, describing the live indexes:
 // {"id": 1, "attribute_scheme": 2}. It is not one of the swapped indexes.

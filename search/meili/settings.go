@@ -133,7 +133,7 @@ func settingsFor(ix Index, v vocabulary) *meilisearch.Settings {
 			attrID, attrKey, attrStatus, attrStart, attrEnd,
 			attrCategoryIDs, attrTagIDs, attrVenueIDs, attrOrganizerIDs,
 			attrFeatured, attrTicketed, attrHasGeo, attrGeo, attrParentID,
-			attrHideFromListings, attrHasPassword, attrGen, attrLangs,
+			attrHideFromListings, attrHasPassword, attrGen, attrLangs, attrEventStatus,
 		}
 		sortable = []string{attrStart, attrPublishDate, attrID, attrOccurrence}
 	default:

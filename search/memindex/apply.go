@@ -403,6 +403,7 @@ func (x *Index) link(slot uint32, p *prepared) {
 		live: true, id: d.ID, occ: d.Occurrence, pub: d.PublishDate, parent: d.ParentID, status: d.Status,
 		e: entry{start: d.Start, end: d.End, slot: slot, point: -1, status: x.statusCode(d.Status), flags: p.flags},
 	}
+	r.eventStatus = d.EventStatusOf()
 	if d.Occurrence != "" {
 		r.e.series = x.seriesNumber(d.ID)
 	}

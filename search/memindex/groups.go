@@ -136,7 +136,7 @@ func groupable(d *search.EventDocument) bool {
 // only, with the same duration: everything but the dates that a query
 // decides on a document is the same.
 func sameButDates(a, b *search.EventDocument) bool {
-	return groupable(b) && a.ID == b.ID && b.End-b.Start == a.End-a.Start && a.Status == b.Status &&
+	return groupable(b) && a.ID == b.ID && b.End-b.Start == a.End-a.Start && a.Status == b.Status && a.EventStatusOf() == b.EventStatusOf() &&
 		a.PublishDate == b.PublishDate && a.ParentID == b.ParentID && docFlags(a) == docFlags(b) &&
 		samePoint(a, b) && slices.Equal(a.CategoryIDs, b.CategoryIDs) && slices.Equal(a.TagIDs, b.TagIDs) &&
 		slices.Equal(a.VenueIDs, b.VenueIDs) && slices.Equal(a.OrganizerIDs, b.OrganizerIDs) && maps.Equal(a.Text, b.Text)
@@ -180,7 +180,7 @@ func (p *plan) groups(x *Index) []groupHit {
 		return nil
 	}
 	var out []groupHit
-	rest := p.byName || p.q.ParentID.Set
+	rest := p.needsRest()
 	try := func(i int) {
 		h := &x.heads[i]
 		if h.flags&p.flagMask != p.flagWant || p.statuses != 0 && p.statuses&(1<<h.status) == 0 ||
@@ -188,7 +188,7 @@ func (p *plan) groups(x *Index) []groupHit {
 			return
 		}
 		g := x.groups[i]
-		if rest && !p.passesRest(x, &g.occ[0]) { // every member has the representative's status and parent
+		if rest && !p.passesRest(x, &g.occ[0]) { // every member has the representative's statuses and parent
 			return
 		}
 		if lo, hi, start := p.span(g, h); lo < hi {

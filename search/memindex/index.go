@@ -168,6 +168,8 @@ type row struct {
 	pub    int64
 	parent int64
 	status string
+	// eventStatus is the document's EventStatus.
+	eventStatus string
 	// lists holds the event's values of each list filter.
 	lists [numLists][]int64
 	// words lists the word entries whose bitmaps hold this row, and

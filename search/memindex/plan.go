@@ -217,7 +217,7 @@ func (p *plan) each(x *Index, ordered int, fn func(e *entry), skip func(n int) b
 	set := p.set
 	// The cheap filters are decided here, on the entry, in one expression;
 	// passesRest decides the others only when the query has them.
-	rest := p.byName || p.q.ParentID.Set
+	rest := p.needsRest()
 	statuses, mask, want, endMin, endMax, inside := p.statuses, p.flagMask, p.flagWant, p.endMin, p.endMax, p.inside
 
 	if rest {
@@ -302,14 +302,24 @@ func (p *plan) passes(x *Index, e *entry) bool {
 	return p.passesRest(x, e)
 }
 
+// needsRest reports whether the query has filters that only passesRest
+// decides (read from the row, not the entry or a block's summary).
+func (p *plan) needsRest() bool {
+	return p.byName || p.q.ParentID.Set || len(p.q.EventStatuses) > 0
+}
+
 // passesRest decides what passes leaves after the entry's own fields: a
-// status without a code (by name), the radius and the parent.
+// status without a code (by name), the radius, the parent and the event
+// status.
 func (p *plan) passesRest(x *Index, e *entry) bool {
 	q := &p.q
 	if e.status == 0 && p.statuses != 0 && (!p.byName || !slices.Contains(q.Statuses, x.rows[e.slot].status)) {
 		return false
 	}
 	if p.inside != nil && p.inside[e.point+1] == 0 {
+		return false
+	}
+	if len(q.EventStatuses) > 0 && !slices.Contains(q.EventStatuses, x.rows[e.slot].eventStatus) {
 		return false
 	}
 	return !q.ParentID.Set || x.rows[e.slot].parent == q.ParentID.Value

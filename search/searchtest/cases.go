@@ -65,6 +65,14 @@ func eventCases(f *Fixtures) []eventCase {
 		{name: "has no geo", q: q(func(q *search.EventQuery) { q.HasGeo = search.Some(false) })},
 		{name: "parent", q: q(func(q *search.EventQuery) { q.ParentID = search.Some(parent) })},
 		{name: "parent zero", q: q(func(q *search.EventQuery) { q.ParentID = search.Some(int64(0)) })},
+		{name: "event status canceled", q: q(func(q *search.EventQuery) { q.EventStatuses = []string{"canceled"} })},
+		{name: "event status scheduled, unset included", q: q(func(q *search.EventQuery) { q.EventStatuses = []string{"scheduled"} })},
+		{name: "event statuses postponed or moved online", q: q(func(q *search.EventQuery) { q.EventStatuses = []string{"postponed", "moved_online"} })},
+		{name: "event status unknown", q: q(func(q *search.EventQuery) { q.EventStatuses = []string{"rescheduled"} }), expect: none},
+		{name: "event status canceled in the list window", q: q(func(q *search.EventQuery) {
+			window(q)
+			q.EventStatuses = []string{"canceled", "postponed"}
+		})},
 		{name: "exclude hidden", q: q(func(q *search.EventQuery) { q.ExcludeHidden = true })},
 		{name: "exclude protected", q: q(func(q *search.EventQuery) { q.ExcludeProtected = true })},
 		{name: "exclude hidden and protected", q: q(func(q *search.EventQuery) { q.ExcludeHidden, q.ExcludeProtected = true, true })},
@@ -180,6 +188,9 @@ func randomEventCases(f *Fixtures, n int) []eventCase {
 			q.Near = search.Some(search.GeoCircle{Center: f.Cities[r.IntN(len(f.Cities))], RadiusKm: 5 + 40*r.Float64()})
 		},
 		func(q *search.EventQuery) { q.Sort = search.ByPublishDate },
+		func(q *search.EventQuery) {
+			q.EventStatuses = [][]string{{"canceled"}, {"scheduled"}, {"postponed", "moved_online"}}[r.IntN(3)]
+		},
 	}
 	var cases []eventCase
 	for i := range n {

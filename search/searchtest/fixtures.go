@@ -233,6 +233,10 @@ func Generate(seed uint64, events, venues, organizers int) *Fixtures {
 		d.Sticky = g.chance(0.05)
 		d.HideFromListings = g.chance(0.1)
 		d.HasPassword = g.chance(0.08)
+		// Event statuses without a draw, so the stream (and every other
+		// field) stays as it was: "" is a document stored before event
+		// statuses existed, which reads as scheduled.
+		d.EventStatus = []string{"scheduled", "", "canceled", "scheduled", "postponed", "scheduled", "moved_online", "canceled"}[i%8]
 		d.CategoryIDs = g.ids(categoryIDs, 3)
 		d.TagIDs = g.ids(tagIDs, 3)
 		for _, id := range d.CategoryIDs {

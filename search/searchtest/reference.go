@@ -46,6 +46,9 @@ func MatchEvent(doc search.EventDocument, q search.EventQuery) bool {
 	if q.ParentID.Set && doc.ParentID != q.ParentID.Value {
 		return false
 	}
+	if len(q.EventStatuses) > 0 && !slices.Contains(q.EventStatuses, doc.EventStatusOf()) {
+		return false
+	}
 	if q.ExcludeHidden && doc.HideFromListings || q.ExcludeProtected && doc.HasPassword {
 		return false
 	}

@@ -43,7 +43,7 @@ func Occurrences(d search.EventDocument, n int, step int64) []search.EventDocume
 // event becomes a series of 2 to 40 occurrences, weekly, daily or every
 // four weeks, and some occurrences carry an override (another venue and
 // point, a title word, a status, a start moved by an hour or onto another
-// occurrence's start). The single events keep their documents.
+// occurrence's start, an event status). The single events keep their documents.
 func WithSeries(f *Fixtures) *Fixtures {
 	out := *f
 	out.Events = nil
@@ -76,6 +76,8 @@ func WithSeries(f *Fixtures) *Fixtures {
 			case k == 4 && n > 8:
 				// Moved onto the next occurrence's start: the key decides.
 				o.Start, o.End = occs[k].Start+step, occs[k].End+step
+			case k == 5 && n > 10:
+				o.EventStatus = "canceled" // one occurrence cancelled, still listed
 			}
 		}
 		out.Events = append(out.Events, occs...)

@@ -162,7 +162,7 @@ func (b *DocBuilder) EventBatches(ctx context.Context, events []*repository.Reco
 			Start: e.StartUTC.Unix(), End: e.EndUTC.Unix(),
 			StartLocal: wallClock(e.StartUTC, b.Location), EndLocal: wallClock(e.EndUTC, b.Location),
 			AllDay: e.AllDay, Featured: e.Featured, Ticketed: e.Ticketed, Sticky: e.Sticky,
-			HideFromListings: e.HideFromListings, HasPassword: p.Password != "",
+			HideFromListings: e.HideFromListings, HasPassword: p.Password != "", EventStatus: e.Status(),
 			CategoryIDs: []int64{}, CategorySlugs: []string{}, TagIDs: []int64{}, TagSlugs: []string{},
 			VenueIDs: append([]int64{}, e.Venues...), OrganizerIDs: append([]int64{}, e.Organizers...),
 			ParentID: e.Parent,
@@ -216,7 +216,8 @@ func geoOf(ids []int64, venues map[int64]*repository.Record) (*search.GeoPoint, 
 // occurrenceDocs returns the documents of series p, whose document (as a
 // single event) is d: one per occurrence, each d with the occurrence's
 // key, start and end, and the fields its override changes (text by
-// language, status, venues and their point, organizers, featured).
+// language, status, venues and their point, organizers, featured, event
+// status).
 // Occurrences without an override share d's Text map, so an engine can
 // tell at once that their text is the series' (search/memindex tokenizes
 // it once).
@@ -246,6 +247,9 @@ func (b *DocBuilder) occurrenceDocs(p *repository.Record, d search.EventDocument
 			}
 			if v.Featured != nil {
 				od.Featured = *v.Featured
+			}
+			if v.EventStatus != nil {
+				od.EventStatus, _ = repository.StatusOf(*v.EventStatus)
 			}
 		}
 		out = append(out, od)

@@ -59,6 +59,11 @@ type Site struct {
 	// ended before it (the lab's wp/v2 list missed the events that had
 	// ended), hidden ones included. The edit context lists them all.
 	Today string
+	// Meta holds events' meta as WordPress's route shows it in the edit
+	// context (keyed by event ID, then meta key: _tribe_events_status,
+	// _tribe_events_status_reason...). In the edit context every event
+	// has meta with the event-status keys, "" unless Meta gives them.
+	Meta map[int64]map[string]any
 	// NoEditContext refuses WordPress's edit context (403
 	// rest_forbidden_context), as for a user who may not edit events.
 	NoEditContext bool
@@ -281,7 +286,8 @@ func redactedEvent(rec map[string]any) map[string]any {
 
 // serveWPRoute answers WordPress's own event route as serveWP does. In
 // the edit context (context=edit: authenticated, and refused with
-// NoEditContext) it lists every event and names the passwords; outside
+// NoEditContext) it lists every event and names the passwords and meta
+// (Site.Meta); outside
 // it, events that ended before Today are left out.
 func (s *SiteServer) serveWPRoute(w http.ResponseWriter, r *http.Request) {
 	edit := r.URL.Query().Get("context") == "edit"
@@ -330,6 +336,9 @@ func (s *SiteServer) serveWPRoute(w http.ResponseWriter, r *http.Request) {
 		item := map[string]any{"id": id, "content": map[string]bool{"protected": protected}}
 		if edit {
 			item["password"] = pw
+			meta := map[string]any{"_tribe_events_status": "", "_tribe_events_status_reason": ""}
+			maps.Copy(meta, s.site.Meta[id])
+			item["meta"] = meta
 		}
 		out = append(out, item)
 	}
