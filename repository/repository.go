@@ -208,6 +208,12 @@ type EventFields struct {
 	EndUTC     time.Time `json:"end_utc" bson:"end_utc"`
 	// Cost is the cost as written: one element for a string, several for a list.
 	Cost []string `json:"cost,omitempty" bson:"cost,omitempty"`
+	// CurrencySymbol, CurrencyCode (ISO 4217, upper case) and
+	// CurrencyPosition ("prefix" or "suffix") are the event's own
+	// currency; "" leaves the site's setting in effect.
+	CurrencySymbol   string `json:"currency_symbol,omitempty" bson:"currency_symbol,omitempty"`
+	CurrencyCode     string `json:"currency_code,omitempty" bson:"currency_code,omitempty"`
+	CurrencyPosition string `json:"currency_position,omitempty" bson:"currency_position,omitempty"`
 	// Website is nil when never set (responses then fall back to the permalink).
 	Website          *string `json:"website,omitempty" bson:"website,omitempty"`
 	ShowMap          bool    `json:"show_map" bson:"show_map"`

@@ -272,6 +272,14 @@ func (o *op) applyEvent(plan *writePlan, p *repository.Record) error {
 	if in.Cost.Set {
 		e.Cost = in.Cost.Value
 	}
+	for _, f := range []struct {
+		in  Opt[string]
+		dst *string
+	}{{in.CurrencySymbol, &e.CurrencySymbol}, {in.CurrencyCode, &e.CurrencyCode}, {in.CurrencyPosition, &e.CurrencyPosition}} {
+		if f.in.Set {
+			*f.dst = f.in.Value
+		}
+	}
 	if in.Website.Set {
 		s := strings.TrimSpace(in.Website.Value)
 		e.Website = &s

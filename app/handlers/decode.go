@@ -8,6 +8,7 @@ import (
 	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/app/input"
+	"github.com/calendar/eventcal/config/currency"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -104,7 +105,11 @@ func decodeEvent(r *Request, b *input.Bag) (*calendar.EventInput, error) {
 		Featured: optBool(b, "featured"), Ticketed: optBool(b, "ticketed"),
 		Cost: optCost(b), Website: optString(b, "website"), Password: optString(b, "password"),
 		Categories: optTerms(b, "categories"), Tags: optTerms(b, "tags"),
+		CurrencySymbol: optString(b, "currency_symbol"), CurrencyCode: optString(b, "currency_code"),
+		CurrencyPosition: optString(b, "currency_position"),
 	}
+	// The checks passed: the code is three letters, kept upper-cased.
+	in.CurrencyCode.Value, _ = currency.CheckCode(strings.TrimSpace(in.CurrencyCode.Value))
 	var err error
 	if in.Venues, err = decodeLinks(r, b, "venue", repository.KindVenue); err != nil {
 		return nil, err

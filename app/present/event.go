@@ -333,7 +333,7 @@ func (rn *Renderer) eventHead(p *repository.Record, v View) *Event {
 	permalink := rn.permalink(p, v.Lang)
 	gid := rn.globalID(p.ID)
 	us, ue := localDate(e.StartUTC, time.UTC), localDate(e.EndUTC, time.UTC)
-	cost, details := formatCost(e.Cost)
+	cost, details := formatCost(e.Cost, rn.EventCurrency(e))
 	website := permalink
 	if e.Website != nil {
 		website = *e.Website

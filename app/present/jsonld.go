@@ -87,7 +87,11 @@ func (rn *Renderer) eventJSONLD(e *Event) *EventLD {
 		}
 	}
 	if vals := e.CostDetails.Values; len(vals) > 0 {
-		ld.Offers = &Offer{Price: vals[0], PriceCurrency: e.CostDetails.CurrencySymbol, URL: e.URL}
+		cur := e.CostDetails.CurrencyCode
+		if cur == "" {
+			cur = e.CostDetails.CurrencySymbol
+		}
+		ld.Offers = &Offer{Price: vals[0], PriceCurrency: cur, URL: e.URL}
 	}
 	return ld
 }
