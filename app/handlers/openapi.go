@@ -74,7 +74,7 @@ func componentSchemas() *present.Obj {
 		"language", str, "translations", strs)
 	costDetails := object([]string{"currency_symbol", "currency_code", "currency_position", "values"},
 		"currency_symbol", str, "currency_code", str,
-		"currency_position", present.NewObj().Set("type", "string").Set("enum", []string{"", "prefix", "postfix"}), "values", strs)
+		"currency_position", present.NewObj().Set("type", "string").Set("enum", []string{"", "prefix", "postfix", "suffix"}), "values", strs)
 	nb := func() *present.Obj { return nullable(schemaType("boolean")) }
 	event := object([]string{"id", "global_id", "author", "status", "date", "date_utc", "url", "rest_url", "title",
 		"description", "excerpt", "slug", "image", "all_day", "start_date", "end_date", "utc_start_date", "utc_end_date",
