@@ -89,7 +89,7 @@ func formatCost(raw []string, cur Currency) (string, CostDetails) {
 	for _, c := range raw {
 		nums := costNumber(c)
 		vals = append(vals, nums...)
-		if len(nums) == 0 || !bareAmounts(c) {
+		if len(nums) == 0 || !currency.BareAmounts(c) {
 			bare = false
 		}
 		if symbol == "" {
@@ -163,26 +163,6 @@ func formatCost(raw []string, cur Currency) (string, CostDetails) {
 		return show(lo), details
 	}
 	return show(lo) + " – " + show(hi), details
-}
-
-// bareAmounts reports whether a cost text is only amounts: numbers
-// joined by spaces, dashes, commas or slashes, or the word "Free".
-func bareAmounts(s string) bool {
-	s = strings.TrimSpace(s)
-	if strings.EqualFold(s, "free") {
-		return true
-	}
-	digit := false
-	for _, r := range s {
-		switch {
-		case r >= '0' && r <= '9':
-			digit = true
-		case r == '.' || r == ',' || r == '-' || r == '–' || r == '—' || r == '/' || unicode.IsSpace(r):
-		default:
-			return false
-		}
-	}
-	return digit
 }
 
 // costNum is one amount of a cost text: its value and the text it was
@@ -276,20 +256,14 @@ func currencyOf(s string) (string, string) {
 		return "", ""
 	}
 	if pre := strings.TrimSpace(s[:i]); pre != "" && !strings.EqualFold(pre, "free") {
-		if symbolLike(pre) {
+		if currency.SymbolLike(pre) {
 			return pre, "prefix"
 		}
 		return "", ""
 	}
 	j := strings.LastIndexAny(s, "0123456789")
-	if post := strings.TrimSpace(s[j+1:]); post != "" && symbolLike(post) {
+	if post := strings.TrimSpace(s[j+1:]); post != "" && currency.SymbolLike(post) {
 		return post, "postfix"
 	}
 	return "", ""
-}
-
-// symbolLike reports whether text next to an amount can be a currency
-// symbol ("€", "USD", "kr."): one short word, not words ("per person").
-func symbolLike(s string) bool {
-	return !strings.ContainsFunc(s, unicode.IsSpace) && currency.CheckSymbol(s) == ""
 }

@@ -20,23 +20,34 @@ import (
 	"github.com/calendar/eventcal/config"
 )
 
-func TestRawCost(t *testing.T) {
+// TestSourceCost checks how a cost the source formatted is carried: the
+// amounts as written with the symbol the source showed them with (the
+// event's own, or the site's it added), so that it reads the same here.
+func TestSourceCost(t *testing.T) {
 	for _, tc := range []struct {
-		formatted, symbol string
-		values            []string
-		want              []string
+		formatted, symbol, position string
+		want                        []string
+		cur                         sourceCurrency
 	}{
-		{"$10", "", []string{"10"}, []string{"10"}},
-		{"$5 – $15", "", []string{"5", "15"}, []string{"5 - 15"}},
-		{"$12.50", "", []string{"12.50"}, []string{"12.50"}},
-		{"€12", "€", []string{"12"}, []string{"€12"}},
-		{"$45", "$", []string{"45"}, []string{"$45"}},
-		{"Free", "", []string{"free"}, []string{"Free"}},
-		{"", "", nil, nil}, // "0" and "" alike
-		{"  ", "", nil, nil},
+		{"$10", "", "", []string{"10"}, sourceCurrency{"$", "prefix"}},
+		{"$5 – $15", "", "", []string{"5 - 15"}, sourceCurrency{"$", "prefix"}},
+		{"€5,50 – €7", "", "", []string{"5,50 - 7"}, sourceCurrency{"€", "prefix"}},
+		{"$12.50", "", "", []string{"12.50"}, sourceCurrency{"$", "prefix"}},
+		{"$12,50", "", "", []string{"12,50"}, sourceCurrency{"$", "prefix"}},
+		{"12,50€", "", "", []string{"12,50"}, sourceCurrency{"€", "suffix"}},
+		{"€12", "€", "prefix", []string{"€12"}, sourceCurrency{"€", "prefix"}},
+		{"20$", "$", "postfix", []string{"20$"}, sourceCurrency{"$", "suffix"}},
+		{"$45", "$", "prefix", []string{"$45"}, sourceCurrency{"$", "prefix"}},
+		{"Free", "", "", []string{"Free"}, sourceCurrency{}},
+		{"Free – $15", "", "", []string{"Free – $15"}, sourceCurrency{}},
+		{"$10 per person", "", "", []string{"$10 per person"}, sourceCurrency{}},
+		{"10", "", "", []string{"10"}, sourceCurrency{}},
+		{"", "", "", nil, sourceCurrency{}}, // "0" and "" alike
+		{"  ", "", "", nil, sourceCurrency{}},
 	} {
-		if got := rawCost(tc.formatted, tc.symbol, tc.values); !slices.Equal(got, tc.want) {
-			t.Errorf("rawCost(%q, %q, %q) = %q, want %q", tc.formatted, tc.symbol, tc.values, got, tc.want)
+		got, cur := sourceCost(tc.formatted, tc.symbol, tc.position)
+		if !slices.Equal(got, tc.want) || cur != tc.cur {
+			t.Errorf("sourceCost(%q, %q, %q) = %q %+v, want %q %+v", tc.formatted, tc.symbol, tc.position, got, cur, tc.want, tc.cur)
 		}
 	}
 }

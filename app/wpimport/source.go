@@ -73,8 +73,10 @@ type tecEvent struct {
 	Timezone     string `json:"timezone"`
 	Cost         string `json:"cost"`
 	CostDetails  struct {
-		CurrencySymbol string   `json:"currency_symbol"`
-		Values         []string `json:"values"`
+		CurrencySymbol   string   `json:"currency_symbol"`
+		CurrencyCode     string   `json:"currency_code"`
+		CurrencyPosition string   `json:"currency_position"`
+		Values           []string `json:"values"`
 	} `json:"cost_details"`
 	Website          string          `json:"website"`
 	ShowMap          bool            `json:"show_map"`

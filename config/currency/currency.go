@@ -63,3 +63,32 @@ func CheckPosition(s string) (pos, msg string) {
 	}
 	return "", "must be prefix or suffix"
 }
+
+// SymbolLike reports whether text written beside an amount can be a
+// currency symbol: one short word without digits ("$", "€", "USD",
+// "kr."), not words ("per person").
+func SymbolLike(s string) bool {
+	return s != "" && !strings.ContainsFunc(s, unicode.IsSpace) && CheckSymbol(s) == ""
+}
+
+// BareAmounts reports whether a cost text is only amounts: numbers joined
+// by spaces, dashes, commas or slashes ("10", "5 - 15", "12,50", "5 – 15"),
+// or the word "Free" alone. Such a cost is shown with the currency in
+// effect.
+func BareAmounts(s string) bool {
+	s = strings.TrimSpace(s)
+	if strings.EqualFold(s, "free") {
+		return true
+	}
+	digit := false
+	for _, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+			digit = true
+		case r == '.' || r == ',' || r == '-' || r == '–' || r == '—' || r == '/' || unicode.IsSpace(r):
+		default:
+			return false
+		}
+	}
+	return digit
+}

@@ -1,0 +1,107 @@
+package api_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/calendar/eventcal/app/wpimport"
+	"github.com/calendar/eventcal/app/wpimport/replay"
+)
+
+// TestImportedCostsReadAsTheSource (issue 34, finding 3): after an import
+// of the recorded TEC 6.17.1 site, every event's cost reads here exactly
+// as the source's cost field did ("$10", "$5 – $15", "€12", "Free",
+// "$12.50"), with no currency configured here: the source's site currency
+// comes over with each event that showed it. Every event of the
+// recordings is checked.
+func TestImportedCostsReadAsTheSource(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	src := replay.New(t)
+	rep, err := wpimport.Run(t.Context(), e.store, wpimport.Options{Source: src.Root(), User: replay.User, AppPassword: replay.AppPassword,
+		Language: "en", Rate: -1, RetryBase: time.Millisecond})
+	if err != nil {
+		t.Fatalf("import: %v", err)
+	}
+	if rep.Failed() {
+		var out strings.Builder
+		rep.Print(&out)
+		t.Fatalf("import failed:\n%s", out.String())
+	}
+	// The source's cost of every event: its authenticated single read
+	// where one was recorded, else the lists.
+	type seen struct {
+		cost   string
+		single bool
+	}
+	want := map[int64]seen{}
+	for file, x := range replay.Load(t) {
+		if x.Status != 200 || x.Request.Auth == "basic-wrong-password" || !strings.HasPrefix(file, "events-") {
+			continue
+		}
+		single := strings.HasPrefix(file, "events-single-") || strings.HasPrefix(file, "events-by-slug-")
+		if single && x.Request.Auth == "anonymous" {
+			// The anonymous reads (with a password among them) are not
+			// what the importer reads: the replayed WordPress route does
+			// not name the passwords, so 369 comes over as listed (cost
+			// ""); TestImportedProtectedCost has one that does.
+			continue
+		}
+		var items []struct {
+			ID   int64  `json:"id"`
+			Cost string `json:"cost"`
+		}
+		if single {
+			var one struct {
+				ID   int64  `json:"id"`
+				Cost string `json:"cost"`
+			}
+			if json.Unmarshal(x.Body, &one) != nil || one.ID == 0 {
+				continue
+			}
+			items = append(items, one)
+		} else {
+			var list struct {
+				Events json.RawMessage `json:"events"`
+			}
+			if json.Unmarshal(x.Body, &list) != nil || json.Unmarshal(list.Events, &items) != nil {
+				continue
+			}
+		}
+		for _, it := range items {
+			if w, ok := want[it.ID]; ok && (w.single || !single) {
+				if !single && w.cost != it.Cost && !w.single {
+					t.Fatalf("event %d: the recorded lists disagree on its cost (%q, %q)", it.ID, w.cost, it.Cost)
+				}
+				continue
+			}
+			want[it.ID] = seen{it.Cost, single}
+		}
+	}
+	ids := make([]int64, 0, len(want))
+	for id := range want {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	if len(ids) < 170 {
+		t.Fatalf("only %d events found in the recordings", len(ids))
+	}
+	var withCurrency int
+	for _, id := range ids {
+		r := e.must(200, "GET", fmt.Sprintf("events/%d?context=edit", id), "admin", nil)
+		if got := r.str("cost"); got != want[id].cost {
+			t.Errorf("event %d: cost %q, the source showed %q", id, got, want[id].cost)
+		}
+		if strings.HasPrefix(want[id].cost, "$") {
+			withCurrency++
+		}
+	}
+	if withCurrency == 0 {
+		t.Error("no event showed the site currency: the recordings changed?")
+	}
+	t.Logf("%d events compared, %d shown with the source's site currency", len(ids), withCurrency)
+}
