@@ -12,7 +12,8 @@ const tecRoot = "/wp-json/tribe/events/v1"
 
 // TestTECCompat: with TEC_COMPAT=true every route answers under
 // /wp-json/tribe/events/v1 as well, with the same body except that its
-// links use that root; without it that root is no route.
+// links use that root (and its json_ld has the original's performer);
+// without it that root is no route.
 func TestTECCompat(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "TEC_COMPAT", "true")
@@ -35,7 +36,17 @@ func TestTECCompat(t *testing.T) {
 		if strings.Contains(theirs.raw, "http://example.test"+root) {
 			t.Errorf("GET %s under the TEC root links to the other root:\n%s", path, theirs.raw)
 		}
-		if got := strings.ReplaceAll(theirs.raw, tecRoot, root); got != ours.raw {
+		got := strings.ReplaceAll(theirs.raw, tecRoot, root)
+		// The one difference by design: the TEC root's json_ld has the
+		// original's performer (single reads of events).
+		if strings.HasPrefix(path, "/events/") {
+			const performer = `,"performer":"Organization"`
+			if !strings.Contains(got, performer) || strings.Contains(ours.raw, performer) {
+				t.Errorf("GET %s: performer under the TEC root only, as the original has it:\n%s\n%s", path, ours.raw, got)
+			}
+			got = strings.Replace(got, performer, "", 1)
+		}
+		if got != ours.raw {
 			t.Errorf("GET %s: the bodies differ beyond the links:\n%s\n%s", path, ours.raw, got)
 		}
 		for _, h := range []string{"Link", "X-WP-Total", "X-TEC-Total", "Content-Type"} {

@@ -237,7 +237,8 @@ func imageFixture(url string) *repository.Record {
 		Modified: baseTime,
 		Title:    repository.Text{"en": "Image"},
 		Slug:     repository.Text{"en": "image"},
-		Image:    &repository.ImageFields{URL: url, Extension: "jpg"},
+		Image: &repository.ImageFields{URL: url, Extension: "jpg", Width: 1200, Height: 800, Filesize: 245760,
+			Sizes: []repository.ImageSize{{Name: "thumbnail", Width: 150, Height: 150, MimeType: "image/jpeg", URL: url + "-150x150"}}},
 	}
 }
 
