@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -104,4 +105,61 @@ func TestImportedCostsReadAsTheSource(t *testing.T) {
 		t.Error("no event showed the site currency: the recordings changed?")
 	}
 	t.Logf("%d events compared, %d shown with the source's site currency", len(ids), withCurrency)
+}
+
+// TestImportedImagesOnTECRoot (issue 34, finding 4): after an import of
+// the recorded site, the compatibility root shows every featured image
+// as the source did, byte for byte: {url, id, extension, width, height,
+// filesize}. This service's root shows {url, id, extension}.
+func TestImportedImagesOnTECRoot(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "TEC_COMPAT", "true")
+	src := replay.New(t)
+	if _, err := wpimport.Run(t.Context(), e.store, wpimport.Options{Source: src.Root(), User: replay.User, AppPassword: replay.AppPassword,
+		Language: "en", Rate: -1, RetryBase: time.Millisecond}); err != nil {
+		t.Fatalf("import: %v", err)
+	}
+	checked := 0
+	for file, x := range replay.Load(t) {
+		if x.Status != 200 || x.Request.Auth != "basic-application-password" || !strings.HasPrefix(file, "events-single-") {
+			continue
+		}
+		var ev struct {
+			ID    int64           `json:"id"`
+			Image json.RawMessage `json:"image"`
+		}
+		if json.Unmarshal(x.Body, &ev) != nil || ev.ID == 0 || !strings.HasPrefix(string(ev.Image), "{") {
+			continue
+		}
+		var want, got struct {
+			Image json.RawMessage `json:"image"`
+		}
+		want.Image = ev.Image
+		r := e.must(200, "GET", fmt.Sprintf("%s/events/%d", tecRoot, ev.ID), "admin", nil)
+		if err := json.Unmarshal([]byte(r.raw), &got); err != nil {
+			t.Fatal(err)
+		}
+		if compactJSON(t, got.Image) != compactJSON(t, want.Image) {
+			t.Errorf("event %d: image %s on the TEC root, the source showed %s", ev.ID, got.Image, want.Image)
+		}
+		ours := e.must(200, "GET", fmt.Sprintf("%s/events/%d", root, ev.ID), "admin", nil)
+		if w := ours.path("image.width"); w != nil {
+			t.Errorf("event %d: this service's root shows the image width %v", ev.ID, w)
+		}
+		checked++
+	}
+	if checked < 4 {
+		t.Fatalf("%d events with an image compared, want the recordings' four", checked)
+	}
+}
+
+// compactJSON is JSON text without insignificant space, its keys in
+// their order.
+func compactJSON(t *testing.T, b []byte) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	return buf.String()
 }

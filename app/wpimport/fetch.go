@@ -312,7 +312,7 @@ func (r *importRun) take(kind string, id int64, raw json.RawMessage) error {
 		// The image object the post links to is kept too (counted once
 		// per link: more than it holds, never less).
 		if img := r.m.images[rec.post.ImageID]; img != nil {
-			size += int64(heldPerRecord + len(img.URL) + len(img.Extension))
+			size += int64(heldPerRecord + len(img.URL) + len(img.Extension) + len(img.Sizes))
 		}
 	}
 	r.recs[kind][id] = rec

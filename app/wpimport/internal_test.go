@@ -3,11 +3,13 @@ package wpimport
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -18,6 +20,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/repository"
 )
 
 // TestSourceCost checks how a cost the source formatted is carried: the
@@ -262,5 +265,29 @@ func TestClientUserAgent(t *testing.T) {
 	}
 	if got, want := <-agents, "eventcal-import/"+config.Version; got != want {
 		t.Errorf("User-Agent = %q, want %q", got, want)
+	}
+}
+
+// TestImageSizes checks that an image's smaller copies come over in the
+// source's order, and that a copy with an odd name, size, type or URL is
+// left out rather than failing the image.
+func TestImageSizes(t *testing.T) {
+	for _, tc := range []struct {
+		name, raw string
+		want      []repository.ImageSize
+	}{
+		{"none", ``, nil},
+		{"false", `false`, nil},
+		{"two in order", `{"medium":{"width":300,"height":200,"mime-type":"image/png","url":"https://e.test/a-300x200.png"},"thumbnail":{"width":"150","height":150,"url":"https://e.test/a-150x150.png"}}`,
+			[]repository.ImageSize{{Name: "medium", Width: 300, Height: 200, MimeType: "image/png", URL: "https://e.test/a-300x200.png"},
+				{Name: "thumbnail", Width: 150, Height: 150, URL: "https://e.test/a-150x150.png"}}},
+		{"odd ones left out", `{"bad name":{"width":1,"height":1,"url":"https://e.test/x.png"},"js":{"width":1,"height":1,"url":"javascript:alert(1)"},` +
+			`"zero":{"width":0,"height":1,"url":"https://e.test/z.png"},"huge":{"width":99999999,"height":1,"url":"https://e.test/h.png"},` +
+			`"mime":{"width":1,"height":1,"mime-type":"text/html","url":"https://e.test/m.png"},"ok":{"width":2,"height":3,"url":"https://e.test/ok.png"}}`,
+			[]repository.ImageSize{{Name: "ok", Width: 2, Height: 3, URL: "https://e.test/ok.png"}}},
+	} {
+		if got := imageSizes(json.RawMessage(tc.raw)); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
 	}
 }

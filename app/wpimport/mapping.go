@@ -531,7 +531,9 @@ func (m *mapper) image(img *tecImage) (*repository.Record, error) {
 		name = "image"
 	}
 	p := &repository.Record{ID: img.ID, Kind: repository.KindImage, Status: "inherit",
-		Image: &repository.ImageFields{URL: img.URL, Extension: ext}}
+		Image: &repository.ImageFields{URL: img.URL, Extension: ext,
+			Width: imageDim(img.Width, maxImagePixels), Height: imageDim(img.Height, maxImagePixels),
+			Filesize: imageDim(img.Filesize, maxImageBytes), Sizes: imageSizes(img.Sizes)}}
 	p.Title.Set(m.lang, name)
 	slug := repository.Slugify(name)
 	if slug == "" {
@@ -539,6 +541,61 @@ func (m *mapper) image(img *tecImage) (*repository.Record, error) {
 	}
 	p.Slug.Set(m.lang, slug)
 	return p, nil
+}
+
+// Bounds of what an image's size may say; a value past them is dropped.
+const (
+	maxImagePixels = 1 << 20
+	maxImageBytes  = 1 << 40
+	// maxImageSizes bounds the smaller copies kept per image.
+	maxImageSizes = 20
+)
+
+// imageDim is a width, height or file size within bounds, else 0
+// (unknown).
+func imageDim(n looseInt, limit int64) int64 {
+	if n <= 0 || int64(n) > limit {
+		return 0
+	}
+	return int64(n)
+}
+
+// imageSizes reads the source's smaller copies of an image, an object by
+// size name of {width, height, mime-type, url}, in the source's order.
+// A copy with an odd name, size or URL is left out; so is everything
+// past maxImageSizes.
+func imageSizes(raw json.RawMessage) []repository.ImageSize {
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	var out []repository.ImageSize
+	for dec.More() && len(out) < maxImageSizes {
+		tok, err := dec.Token()
+		if err != nil {
+			return out
+		}
+		name, _ := tok.(string)
+		var z struct {
+			Width    looseInt `json:"width"`
+			Height   looseInt `json:"height"`
+			MimeType string   `json:"mime-type"`
+			URL      string   `json:"url"`
+		}
+		if err := dec.Decode(&z); err != nil {
+			return out
+		}
+		w, h := imageDim(z.Width, maxImagePixels), imageDim(z.Height, maxImagePixels)
+		okName := name != "" && len(name) <= 64 && !strings.ContainsFunc(name, func(r rune) bool {
+			return (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') && r != '-' && r != '_'
+		})
+		okMime := z.MimeType == "" || (len(z.MimeType) <= 64 && strings.HasPrefix(z.MimeType, "image/") && !strings.ContainsFunc(z.MimeType, unicode.IsSpace))
+		if !okName || !okMime || w == 0 || h == 0 || len(z.URL) > limits.MaxURL || !input.WebURL(z.URL) {
+			continue
+		}
+		out = append(out, repository.ImageSize{Name: name, Width: w, Height: h, MimeType: z.MimeType, URL: z.URL})
+	}
+	return out
 }
 
 // checkImage accepts an image the API would register: an ID in range and

@@ -43,6 +43,27 @@ type tecImage struct {
 	ID        int64  `json:"id"`
 	URL       string `json:"url"`
 	Extension string `json:"extension"`
+	// Width, Height and Filesize are the source's (0 when absent or not
+	// a number); Sizes its smaller copies, by name.
+	Width    looseInt        `json:"width"`
+	Height   looseInt        `json:"height"`
+	Filesize looseInt        `json:"filesize"`
+	Sizes    json.RawMessage `json:"sizes"`
+}
+
+// looseInt is a whole number the source may write as a number or a
+// numeric string; anything else reads as 0 (an image's size is
+// decoration: an odd value drops it, not the record).
+type looseInt int64
+
+// UnmarshalJSON reads a number or a numeric string; anything else is 0.
+func (n *looseInt) UnmarshalJSON(b []byte) error {
+	*n = 0
+	s := strings.Trim(strings.TrimSpace(string(b)), `"`)
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil && v > 0 {
+		*n = looseInt(v)
+	}
+	return nil
 }
 
 // tecPost holds what events, venues and organizers have in common.
