@@ -163,3 +163,73 @@ func compactJSON(t *testing.T, b []byte) string {
 	}
 	return buf.String()
 }
+
+// TestImportedCostFromMeta (issue 34, findings 2 and 3): where WordPress's
+// route names each event's meta (the edit context), the cost comes over
+// as written (decimal commas, the range's hyphen) with the event's own
+// currency symbol, code and position, and reads here as the source showed
+// it; a password-protected event the lists show without a cost gets its
+// cost with the site currency the source showed with the others; a cost
+// of 0, which the source shows as nothing, stays nothing.
+func TestImportedCostFromMeta(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ev := func(id int64, cost, symbol, position string) map[string]any {
+		r := replay.Event(id, fmt.Sprintf("Priced %d", id))
+		r["cost"] = cost
+		r["cost_details"] = map[string]any{"currency_symbol": symbol, "currency_code": "", "currency_position": position, "values": []string{}}
+		return r
+	}
+	meta := func(cost, symbol, code, position string) map[string]any {
+		return map[string]any{"_EventCost": cost, "_EventCurrencySymbol": symbol, "_EventCurrencyCode": code, "_EventCurrencyPosition": position}
+	}
+	site := &replay.Site{
+		Events: []map[string]any{
+			ev(901, "$12,50", "", ""),
+			ev(902, "5€ – 7€", "€", "postfix"),
+			ev(903, "", "", ""), // protected: the lists show no cost
+			ev(904, "", "", ""),
+			ev(905, "$5 – $15", "", ""),
+		},
+		Protected: map[int64]string{903: "pw"},
+		Meta: map[int64]map[string]any{
+			901: meta("12,50", "", "", ""),
+			902: meta("5 - 7", "€", "eur", "suffix"),
+			903: meta("20", "", "", ""),
+			904: meta("0", "", "", ""),
+			905: {"_EventCost": []any{"5 - 15"}},
+		},
+	}
+	src := replay.NewSite(t, site)
+	rep, err := wpimport.Run(t.Context(), e.store, wpimport.Options{Source: src.Root(), User: "fx-admin", AppPassword: "abcd EFGH 1234 ijkl MNOP 5678",
+		Language: "en", Rate: -1, RetryBase: time.Millisecond})
+	if err != nil || rep.Failed() {
+		t.Fatalf("import: %v, failed %v", err, rep != nil && rep.Failed())
+	}
+	for _, tc := range []struct {
+		id         int64
+		cost, code string
+		stored     string
+	}{
+		{901, "$12,50", "", "12,50"},
+		{902, "5€ – 7€", "EUR", "5 - 7"},
+		{903, "$20", "", "20"},
+		{904, "", "", ""},
+		{905, "$5 – $15", "", "5 - 15"},
+	} {
+		r := e.must(200, "GET", fmt.Sprintf("events/%d?context=edit", tc.id), "admin", nil)
+		if got := r.str("cost"); got != tc.cost {
+			t.Errorf("event %d: cost %q, want %q", tc.id, got, tc.cost)
+		}
+		if got := r.str("cost_details.currency_code"); got != tc.code {
+			t.Errorf("event %d: currency_code %q, want %q", tc.id, got, tc.code)
+		}
+		p, err := e.store.GetRecord(t.Context(), tc.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(p.Event.Cost, "|"); got != tc.stored {
+			t.Errorf("event %d: stored cost %q, want %q (as written)", tc.id, got, tc.stored)
+		}
+	}
+}

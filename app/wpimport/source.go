@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/calendar/eventcal/config/limits"
 )
 
 // The source's list parameters (the recordings' README,
@@ -318,6 +320,10 @@ type wpEvents struct {
 	// passwords holds the protected events' passwords, which the route
 	// names in the edit context.
 	passwords map[int64]string
+	// currency holds each event's cost and currency as written
+	// (_EventCost, _EventCurrencySymbol, _EventCurrencyCode,
+	// _EventCurrencyPosition), which the route names in the edit context.
+	currency map[int64]wpCurrency
 	// editContext says the route was read in the edit context: then it
 	// lists every event, ended hidden ones included. Outside it,
 	// WordPress leaves out events that have ended.
@@ -337,7 +343,7 @@ type wpEvents struct {
 // refuses the edit context (401 or 403 rest_forbidden_context) gets the
 // plain route, and editContext says so.
 func (c *client) wpEventIDs(ctx context.Context) (out wpEvents, ok bool, err error) {
-	out.protected, out.passwords = map[int64]bool{}, map[int64]string{}
+	out.protected, out.passwords, out.currency = map[int64]bool{}, map[int64]string{}, map[int64]wpCurrency{}
 	if c.wpRoot == nil {
 		return out, false, nil
 	}
@@ -355,7 +361,7 @@ func (c *client) wpEventIDs(ctx context.Context) (out wpEvents, ok bool, err err
 		}
 		if out.editContext {
 			q.Set("context", "edit")
-			q.Set("_fields", "id,content.protected,password")
+			q.Set("_fields", "id,content.protected,password,meta")
 		}
 		res, err := c.get(ctx, c.wpRoot, "/tribe_events", q)
 		if err != nil {
@@ -381,7 +387,8 @@ func (c *client) wpEventIDs(ctx context.Context) (out wpEvents, ok bool, err err
 			Content struct {
 				Protected bool `json:"protected"`
 			} `json:"content"`
-			Password string `json:"password"`
+			Password string      `json:"password"`
+			Meta     wpEventMeta `json:"meta"`
 		}
 		if err := json.Unmarshal(res.body, &items); err != nil {
 			if page == 1 {
@@ -398,6 +405,12 @@ func (c *client) wpEventIDs(ctx context.Context) (out wpEvents, ok bool, err err
 				if it.Content.Protected {
 					out.protected[it.ID] = true
 				}
+				if cur, ok := it.Meta.currency(); ok {
+					if err := c.hold(heldPerID + int64(len(cur.cost)+len(cur.symbol)+len(cur.code)+len(cur.position))); err != nil {
+						return out, false, err
+					}
+					out.currency[it.ID] = cur
+				}
 				if it.Password != "" && len(it.Password) <= maxEventPassword {
 					out.passwords[it.ID] = it.Password
 					c.redact.add(it.Password)
@@ -410,6 +423,53 @@ func (c *client) wpEventIDs(ctx context.Context) (out wpEvents, ok bool, err err
 		}
 	}
 	return out, true, nil
+}
+
+// wpCurrency is an event's cost as written and its own currency, from
+// WordPress's meta (empty: none of its own).
+type wpCurrency struct{ cost, symbol, code, position string }
+
+// wpEventMeta is the part of an event's meta (edit context) the import
+// reads. A meta value is a string, or a list of strings for meta that is
+// not single; anything else reads as absent.
+type wpEventMeta struct {
+	Cost     metaText `json:"_EventCost"`
+	Symbol   metaText `json:"_EventCurrencySymbol"`
+	Code     metaText `json:"_EventCurrencyCode"`
+	Position metaText `json:"_EventCurrencyPosition"`
+}
+
+// currency returns the meta's cost and currency; ok is false when the
+// meta names none of them (a source that does not show them).
+func (m wpEventMeta) currency() (wpCurrency, bool) {
+	if !m.Cost.set && !m.Symbol.set && !m.Code.set && !m.Position.set {
+		return wpCurrency{}, false
+	}
+	return wpCurrency{cost: m.Cost.v, symbol: m.Symbol.v, code: m.Code.v, position: m.Position.v}, true
+}
+
+// metaText is one meta value: a string, or the first of a list.
+type metaText struct {
+	v   string
+	set bool
+}
+
+// UnmarshalJSON reads a string or a list of strings; anything else (or
+// a value over the short-text limit) is absent.
+func (t *metaText) UnmarshalJSON(b []byte) error {
+	*t = metaText{}
+	var s string
+	if json.Unmarshal(b, &s) != nil {
+		var l []string
+		if json.Unmarshal(b, &l) != nil || len(l) == 0 {
+			return nil
+		}
+		s = l[0]
+	}
+	if len(s) <= limits.MaxShortText {
+		*t = metaText{v: s, set: true}
+	}
+	return nil
 }
 
 // decodeImage reads an image value: false, null, [] or an object.

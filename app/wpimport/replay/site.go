@@ -59,6 +59,10 @@ type Site struct {
 	// ended before it (the lab's wp/v2 list missed the events that had
 	// ended), hidden ones included. The edit context lists them all.
 	Today string
+	// Meta maps event IDs to the meta WordPress's route names in the edit
+	// context when asked for it (_fields=...,meta): _EventCost,
+	// _EventCurrencySymbol, _EventCurrencyCode, _EventCurrencyPosition.
+	Meta map[int64]map[string]any
 	// NoEditContext refuses WordPress's edit context (403
 	// rest_forbidden_context), as for a user who may not edit events.
 	NoEditContext bool
@@ -330,6 +334,13 @@ func (s *SiteServer) serveWPRoute(w http.ResponseWriter, r *http.Request) {
 		item := map[string]any{"id": id, "content": map[string]bool{"protected": protected}}
 		if edit {
 			item["password"] = pw
+			if strings.Contains(r.URL.Query().Get("_fields"), "meta") {
+				meta := s.site.Meta[id]
+				if meta == nil {
+					meta = map[string]any{}
+				}
+				item["meta"] = meta
+			}
 		}
 		out = append(out, item)
 	}
