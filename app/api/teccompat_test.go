@@ -26,6 +26,12 @@ func TestTECCompat(t *testing.T) {
 		t.Errorf("rest_url of an event created under the TEC root = %q", got)
 	}
 	e.flush()
+	// Nested venues and organizers name their author as the original's
+	// do: the user ID as a string.
+	single := e.must(http.StatusOK, "GET", fmt.Sprintf("%s/events/%d", tecRoot, ev.id()), "", nil)
+	if a, ok := single.path("venue.author").(string); !ok || a == "" || a == "0" {
+		t.Errorf("nested venue author %v, want the user ID as a string", single.path("venue.author"))
+	}
 	same := func(t *testing.T, path, as string) {
 		t.Helper()
 		ours := e.must(http.StatusOK, "GET", root+path, as, nil)

@@ -50,7 +50,10 @@ func componentSchemas() *present.Obj {
 	strs := arrayOf(str)
 	dateDetails := object([]string{"year", "month", "day", "hour", "minutes", "seconds"},
 		"year", str, "month", str, "day", str, "hour", str, "minutes", str, "seconds", str)
-	image := present.NewObj().Set("oneOf", []any{schemaType("boolean"), object([]string{"url", "id"}, "url", str, "id", integer, "extension", str)})
+	// width, height, filesize and sizes: The Events Calendar's root only,
+	// where known.
+	image := present.NewObj().Set("oneOf", []any{schemaType("boolean"), object([]string{"url", "id"}, "url", str, "id", integer, "extension", str,
+		"width", integer, "height", integer, "filesize", integer, "sizes", schemaType("object"))})
 	urls := object([]string{"self", "collection"}, "self", str, "collection", str, "up", str)
 	embeddedTerm := object([]string{"id", "name", "slug", "taxonomy"},
 		"name", str, "slug", str, "term_group", integer, "term_taxonomy_id", integer, "taxonomy", str,
