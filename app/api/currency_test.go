@@ -87,3 +87,25 @@ func TestSiteCurrency(t *testing.T) {
 			want: map[string]any{"cost": "120kr", "cost_details.currency_position": "suffix"}},
 	})
 }
+
+// TestWebhookCostWithCurrency: a webhook message's item shows the cost as
+// the API does, with the site's currency (the same renderer).
+func TestWebhookCostWithCurrency(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "WEBHOOK_ALLOW_PRIVATE", "true", "CURRENCY_SYMBOL", "€", "CURRENCY_POSITION", "suffix", "CURRENCY_CODE", "EUR")
+	rc := newReceiver(t)
+	_, secret := e.addWebhook(rc.srv.URL, "event.created")
+	e.must(201, "POST", "events", "editor", map[string]any{"title": "Hooked", "start_date": "2027-01-10 10:00", "end_date": "2027-01-10 11:00", "cost": "12,50"})
+	e.deliver()
+	got := rc.all()
+	if len(got) != 1 {
+		t.Fatalf("%d messages, want 1", len(got))
+	}
+	m := verify(t, secret, got[0])
+	if m.Item["cost"] != "12,50€" {
+		t.Errorf("item cost %v, want 12,50€", m.Item["cost"])
+	}
+	if d, _ := m.Item["cost_details"].(map[string]any); d["currency_code"] != "EUR" || d["currency_position"] != "suffix" {
+		t.Errorf("item cost_details %v", m.Item["cost_details"])
+	}
+}
