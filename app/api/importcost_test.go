@@ -190,6 +190,7 @@ func TestImportedCostFromMeta(t *testing.T) {
 			ev(903, "", "", ""), // protected: the lists show no cost
 			ev(904, "", "", ""),
 			ev(905, "$5 – $15", "", ""),
+			ev(906, "<b>7", "<b>", "prefix"),
 		},
 		Protected: map[int64]string{903: "pw"},
 		Meta: map[int64]map[string]any{
@@ -198,6 +199,7 @@ func TestImportedCostFromMeta(t *testing.T) {
 			903: meta("20", "", "", ""),
 			904: meta("0", "", "", ""),
 			905: {"_EventCost": []any{"5 - 15"}},
+			906: meta("7", "<b>", "", ""), // markup is no symbol
 		},
 	}
 	src := replay.NewSite(t, site)
@@ -216,6 +218,7 @@ func TestImportedCostFromMeta(t *testing.T) {
 		{903, "$20", "", "20"},
 		{904, "", "", ""},
 		{905, "$5 – $15", "", "5 - 15"},
+		{906, "$7", "", "7"},
 	} {
 		r := e.must(200, "GET", fmt.Sprintf("events/%d?context=edit", tc.id), "admin", nil)
 		if got := r.str("cost"); got != tc.cost {

@@ -438,7 +438,7 @@ func (r *importRun) applyCurrency(meta map[int64]wpCurrency) {
 		}
 		e.Cost = []string{cost}
 		switch sym := strings.TrimSpace(m.symbol); {
-		case sym != "" && currency.CheckSymbol(sym) == "":
+		case sym != "" && currency.CheckSymbol(sym) == "" && plainText(sym) == sym:
 			e.CurrencySymbol, e.CurrencyPosition = sym, currency.Prefix
 			if p := strings.ToLower(strings.TrimSpace(m.position)); p == "postfix" || p == currency.Suffix {
 				e.CurrencyPosition = currency.Suffix

@@ -387,7 +387,9 @@ func (m *mapper) event(raw json.RawMessage) (*repository.Record, error) {
 	}
 	var cur sourceCurrency
 	e.Cost, cur = sourceCost(src.Cost, src.CostDetails.CurrencySymbol, src.CostDetails.CurrencyPosition)
-	e.CurrencySymbol, e.CurrencyPosition = cur.symbol, cur.position
+	if cur.symbol != "" && plainText(cur.symbol) == cur.symbol {
+		e.CurrencySymbol, e.CurrencyPosition = cur.symbol, cur.position
+	}
 	if code, msg := currency.CheckCode(strings.TrimSpace(src.CostDetails.CurrencyCode)); msg == "" {
 		e.CurrencyCode = code
 	}
