@@ -131,7 +131,7 @@ func TestImportWhileServing(t *testing.T) {
 	for path, want := range map[string]string{
 		"/events/351": `"title":"FX “Quoted” &  Title’s Test"`, // no markup in a title, as the API stores it
 		"/venues/by-slug/" + url.PathEscape("fx-東京-hall"): `"venue":"FX 東京 Hall"`,
-		"/events/322": `"cost":"5 - 15"`,
+		"/events/322": `"cost":"$5 – $15"`, // with the site currency the source showed
 		"/tags/46":    `"name":"2027"`,
 	} {
 		res, err := http.Get(base + path)

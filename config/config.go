@@ -125,6 +125,11 @@ type Config struct {
 	// TECCompat also serves the API under the original plugin's root,
 	// TECRoot (TEC_COMPAT).
 	TECCompat bool
+	// CurrencySymbol, CurrencyCode and CurrencyPosition are the site's
+	// currency (CURRENCY_SYMBOL, CURRENCY_CODE, CURRENCY_POSITION), shown
+	// with the cost of events that have none of their own; "" for none
+	// (CurrencyPosition is "prefix" or "suffix").
+	CurrencySymbol, CurrencyCode, CurrencyPosition string
 	// DrainDelay is how long /readyz fails before the listener closes on
 	// shutdown (DRAIN_DELAY).
 	DrainDelay time.Duration

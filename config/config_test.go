@@ -106,6 +106,10 @@ func TestValid(t *testing.T) {
 		{"log level warning", map[string]string{"LOG_LEVEL": "warning"}, func(c *Config) any { return c.LogLevel }, slog.LevelWarn},
 		{"log level error", map[string]string{"LOG_LEVEL": "error"}, func(c *Config) any { return c.LogLevel }, slog.LevelError},
 		{"log format json", map[string]string{"LOG_FORMAT": "JSON"}, func(c *Config) any { return c.LogFormat }, "json"},
+		{"currency none by default", nil, func(c *Config) any { return c.CurrencySymbol + c.CurrencyCode + c.CurrencyPosition }, ""},
+		{"currency symbol", map[string]string{"CURRENCY_SYMBOL": "€"}, func(c *Config) any { return c.CurrencySymbol }, "€"},
+		{"currency code upper-cased", map[string]string{"CURRENCY_CODE": "eur"}, func(c *Config) any { return c.CurrencyCode }, "EUR"},
+		{"currency position lower-cased", map[string]string{"CURRENCY_POSITION": "Suffix"}, func(c *Config) any { return c.CurrencyPosition }, "suffix"},
 		{"cors list", map[string]string{"CORS_ALLOWED_ORIGINS": "https://A.example.org/, http://localhost:3000,https://a.example.org"}, func(c *Config) any { return c.CORSAllowedOrigins }, []string{"https://a.example.org", "http://localhost:3000"}},
 		{"cors star", map[string]string{"CORS_ALLOWED_ORIGINS": " * "}, func(c *Config) any { return c.CORSAllowedOrigins }, []string{"*"}},
 		{"shutdown duration", map[string]string{"SHUTDOWN_TIMEOUT": "1m30s"}, func(c *Config) any { return c.ShutdownTimeout }, 90 * time.Second},
@@ -212,6 +216,11 @@ func TestInvalid(t *testing.T) {
 		{"default language with default list", map[string]string{"DEFAULT_LANGUAGE": "ja"}, "DEFAULT_LANGUAGE", `"ja"`},
 		{"log level", map[string]string{"LOG_LEVEL": "verbose"}, "LOG_LEVEL", "debug, info"},
 		{"log format", map[string]string{"LOG_FORMAT": "logfmt"}, "LOG_FORMAT", "text, json"},
+		{"currency symbol too long", map[string]string{"CURRENCY_SYMBOL": "dollars of the US"}, "CURRENCY_SYMBOL", "at most 10"},
+		{"currency symbol digit", map[string]string{"CURRENCY_SYMBOL": "$1"}, "CURRENCY_SYMBOL", "digits"},
+		{"currency code not iso", map[string]string{"CURRENCY_CODE": "EURO"}, "CURRENCY_CODE", "ISO 4217"},
+		{"currency code digits", map[string]string{"CURRENCY_CODE": "E1R"}, "CURRENCY_CODE", "ISO 4217"},
+		{"currency position", map[string]string{"CURRENCY_POSITION": "postfix"}, "CURRENCY_POSITION", "prefix or suffix"},
 		{"cors star mixed", map[string]string{"CORS_ALLOWED_ORIGINS": "*,https://a.org"}, "CORS_ALLOWED_ORIGINS", "only entry"},
 		{"cors path", map[string]string{"CORS_ALLOWED_ORIGINS": "https://a.org/app"}, "CORS_ALLOWED_ORIGINS", "origin"},
 		{"cors bare host", map[string]string{"CORS_ALLOWED_ORIGINS": "a.org"}, "CORS_ALLOWED_ORIGINS", "origin"},
@@ -353,7 +362,8 @@ func TestRegistry(t *testing.T) {
 		"WEBHOOK_ALLOW_PRIVATE", "TRUSTED_PROXIES", "METRICS_ADDR"}
 	want = append(want, "DRAIN_DELAY", "REPLICA_ID", "MEILI_MASTER_KEY", "HEADER_TIMEOUT", "MAX_CONNECTIONS_PER_ADDRESS", "WRITE_RATE", "WRITE_BURST", "TEC_COMPAT", "RECURRENCE_HORIZON",
 		"MAX_CONNECTIONS", "BODY_MEMORY_MIB", "BODY_MEMORY_PER_CALLER_MIB",
-		"MAX_SERIES_OCCURRENCES", "MAX_SERIES_OVERRIDE_TEXT", "MAX_ACCOUNT_DOCUMENTS", "SYNC_BATCH_BYTES", "STORE_TIMEOUT", "MEILI_MAX_REQUEST_BYTES")
+		"MAX_SERIES_OCCURRENCES", "MAX_SERIES_OVERRIDE_TEXT", "MAX_ACCOUNT_DOCUMENTS", "SYNC_BATCH_BYTES", "STORE_TIMEOUT", "MEILI_MAX_REQUEST_BYTES",
+		"CURRENCY_SYMBOL", "CURRENCY_CODE", "CURRENCY_POSITION")
 	for _, name := range want {
 		if !seen[name] {
 			t.Errorf("%s is not registered", name)

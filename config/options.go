@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-co-op/gocron/v2"
 
+	"github.com/calendar/eventcal/config/currency"
 	"github.com/calendar/eventcal/config/limits"
 )
 
@@ -556,6 +557,44 @@ var registry = []Option{
 			return nil
 		},
 		format: func(c *Config) string { return c.StoreTimeout.String() },
+	},
+	{
+		Name: "CURRENCY_SYMBOL", Default: "", Type: TypeString,
+		Description: "currency symbol shown with the cost of events that have no currency of their own (e.g. $ or €); empty: none, a bare number stays bare",
+		parse: func(c *Config, raw string) error {
+			if msg := currency.CheckSymbol(raw); msg != "" {
+				return errors.New(msg)
+			}
+			c.CurrencySymbol = raw
+			return nil
+		},
+		format: func(c *Config) string { return c.CurrencySymbol },
+	},
+	{
+		Name: "CURRENCY_CODE", Default: "", Type: TypeString,
+		Description: "ISO 4217 code of the site currency (e.g. USD), for events without their own: JSON-LD priceCurrency and cost_details; empty: none",
+		parse: func(c *Config, raw string) error {
+			code, msg := currency.CheckCode(raw)
+			if msg != "" {
+				return errors.New(msg)
+			}
+			c.CurrencyCode = code
+			return nil
+		},
+		format: func(c *Config) string { return c.CurrencyCode },
+	},
+	{
+		Name: "CURRENCY_POSITION", Default: "", Type: TypeEnum,
+		Description: "where the site currency symbol stands: prefix ($10) or suffix (10€); empty means prefix",
+		parse: func(c *Config, raw string) error {
+			p, msg := currency.CheckPosition(raw)
+			if msg != "" {
+				return fmt.Errorf("%q %s", raw, msg)
+			}
+			c.CurrencyPosition = p
+			return nil
+		},
+		format: func(c *Config) string { return c.CurrencyPosition },
 	},
 	{
 		Name: "TEC_COMPAT", Default: "false", Type: TypeBool,

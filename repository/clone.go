@@ -17,7 +17,11 @@ func (p *Record) Clone() *Record {
 	}
 	c.Venue = p.Venue.clone()
 	c.Organizer = clonePtr(p.Organizer)
-	c.Image = clonePtr(p.Image)
+	if p.Image != nil {
+		img := *p.Image
+		img.Sizes = cloneSlice(p.Image.Sizes)
+		c.Image = &img
+	}
 	return &c
 }
 

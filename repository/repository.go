@@ -208,6 +208,12 @@ type EventFields struct {
 	EndUTC     time.Time `json:"end_utc" bson:"end_utc"`
 	// Cost is the cost as written: one element for a string, several for a list.
 	Cost []string `json:"cost,omitempty" bson:"cost,omitempty"`
+	// CurrencySymbol, CurrencyCode (ISO 4217, upper case) and
+	// CurrencyPosition ("prefix" or "suffix") are the event's own
+	// currency; "" leaves the site's setting in effect.
+	CurrencySymbol   string `json:"currency_symbol,omitempty" bson:"currency_symbol,omitempty"`
+	CurrencyCode     string `json:"currency_code,omitempty" bson:"currency_code,omitempty"`
+	CurrencyPosition string `json:"currency_position,omitempty" bson:"currency_position,omitempty"`
 	// Website is nil when never set (responses then fall back to the permalink).
 	Website          *string `json:"website,omitempty" bson:"website,omitempty"`
 	ShowMap          bool    `json:"show_map" bson:"show_map"`
@@ -386,6 +392,23 @@ type OrganizerFields struct {
 type ImageFields struct {
 	URL       string `json:"url" bson:"url"`
 	Extension string `json:"extension,omitempty" bson:"extension,omitempty"`
+	// Width and Height (pixels), Filesize (bytes) and Sizes (the smaller
+	// copies) are known only where an importer got them from its source;
+	// 0 and nil for unknown.
+	Width    int64       `json:"width,omitempty" bson:"width,omitempty"`
+	Height   int64       `json:"height,omitempty" bson:"height,omitempty"`
+	Filesize int64       `json:"filesize,omitempty" bson:"filesize,omitempty"`
+	Sizes    []ImageSize `json:"sizes,omitempty" bson:"sizes,omitempty"`
+}
+
+// ImageSize is one smaller copy of an image, as WordPress makes them
+// ("thumbnail", "medium", ...), in the source's order.
+type ImageSize struct {
+	Name     string `json:"name" bson:"name"`
+	Width    int64  `json:"width" bson:"width"`
+	Height   int64  `json:"height" bson:"height"`
+	MimeType string `json:"mime_type,omitempty" bson:"mime_type,omitempty"`
+	URL      string `json:"url" bson:"url"`
 }
 
 // Label is an event category or an event tag.

@@ -279,6 +279,14 @@ func (o *op) applyEvent(plan *writePlan, p *repository.Record) error {
 	if in.EventStatusReason.Set {
 		e.EventStatusReason = strings.TrimSpace(in.EventStatusReason.Value)
 	}
+	for _, f := range []struct {
+		in  Opt[string]
+		dst *string
+	}{{in.CurrencySymbol, &e.CurrencySymbol}, {in.CurrencyCode, &e.CurrencyCode}, {in.CurrencyPosition, &e.CurrencyPosition}} {
+		if f.in.Set {
+			*f.dst = f.in.Value
+		}
+	}
 	if in.Website.Set {
 		s := strings.TrimSpace(in.Website.Value)
 		e.Website = &s

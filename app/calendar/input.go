@@ -44,11 +44,15 @@ type EventInput struct {
 	HideFromListings, Sticky Opt[bool]
 	Featured, Ticketed       Opt[bool]
 	Cost                     Opt[[]string]
-	Website                  Opt[string]
-	Password                 Opt[string]
-	Venues, Organizers       Links
-	Categories, Tags         Opt[[]LabelItem]
-	Recurrence               Opt[*repository.Recurrence]
+	// CurrencySymbol, CurrencyCode and CurrencyPosition are the event's
+	// own currency, checked by the caller (package config/currency;
+	// "" clears one).
+	CurrencySymbol, CurrencyCode, CurrencyPosition Opt[string]
+	Website                                        Opt[string]
+	Password                                       Opt[string]
+	Venues, Organizers                             Links
+	Categories, Tags                               Opt[[]LabelItem]
+	Recurrence                                     Opt[*repository.Recurrence]
 
 	// EventStatus is one of repository.EventStatuses ("" is scheduled);
 	// EventStatusReason is plain text (CheckEventStatus bounds both).

@@ -9,6 +9,7 @@ import (
 	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/app/datetext"
 	"github.com/calendar/eventcal/app/input"
+	"github.com/calendar/eventcal/config/currency"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -120,7 +121,11 @@ func decodeEvent(r *Request, b *input.Bag) (*calendar.EventInput, error) {
 		Cost: optCost(b), Website: optString(b, "website"), Password: optString(b, "password"),
 		Categories: optTerms(b, "categories"), Tags: optTerms(b, "tags"),
 		EventStatus: optString(b, "event_status"), EventStatusReason: optString(b, "event_status_reason"),
+		CurrencySymbol: optString(b, "currency_symbol"), CurrencyCode: optString(b, "currency_code"),
+		CurrencyPosition: optString(b, "currency_position"),
 	}
+	// The checks passed: the code is three letters, kept upper-cased.
+	in.CurrencyCode.Value, _ = currency.CheckCode(strings.TrimSpace(in.CurrencyCode.Value))
 	var err error
 	if in.Venues, err = decodeLinks(r, b, "venue", repository.KindVenue); err != nil {
 		return nil, err

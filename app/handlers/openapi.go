@@ -51,7 +51,10 @@ func componentSchemas() *present.Obj {
 	strs := arrayOf(str)
 	dateDetails := object([]string{"year", "month", "day", "hour", "minutes", "seconds"},
 		"year", str, "month", str, "day", str, "hour", str, "minutes", str, "seconds", str)
-	image := present.NewObj().Set("oneOf", []any{schemaType("boolean"), object([]string{"url", "id"}, "url", str, "id", integer, "extension", str)})
+	// width, height, filesize and sizes: The Events Calendar's root only,
+	// where known.
+	image := present.NewObj().Set("oneOf", []any{schemaType("boolean"), object([]string{"url", "id"}, "url", str, "id", integer, "extension", str,
+		"width", integer, "height", integer, "filesize", integer, "sizes", schemaType("object"))})
 	urls := object([]string{"self", "collection"}, "self", str, "collection", str, "up", str)
 	embeddedTerm := object([]string{"id", "name", "slug", "taxonomy"},
 		"name", str, "slug", str, "term_group", integer, "term_taxonomy_id", integer, "taxonomy", str,
@@ -75,7 +78,7 @@ func componentSchemas() *present.Obj {
 		"language", str, "translations", strs)
 	costDetails := object([]string{"currency_symbol", "currency_code", "currency_position", "values"},
 		"currency_symbol", str, "currency_code", str,
-		"currency_position", present.NewObj().Set("type", "string").Set("enum", []string{"", "prefix", "postfix"}), "values", strs)
+		"currency_position", present.NewObj().Set("type", "string").Set("enum", []string{"", "prefix", "postfix", "suffix"}), "values", strs)
 	nb := func() *present.Obj { return nullable(schemaType("boolean")) }
 	event := object([]string{"id", "global_id", "author", "status", "date", "date_utc", "url", "rest_url", "title",
 		"description", "excerpt", "slug", "image", "all_day", "start_date", "end_date", "utc_start_date", "utc_end_date",

@@ -8,6 +8,7 @@ import (
 
 	"github.com/calendar/eventcal/app/datetext"
 	"github.com/calendar/eventcal/app/input"
+	"github.com/calendar/eventcal/config/currency"
 	"github.com/calendar/eventcal/config/limits"
 	"github.com/calendar/eventcal/repository"
 )
@@ -48,6 +49,9 @@ func writeArgs(kind repository.Kind, create bool) []Arg {
 			{Name: "timezone", Type: tString, Check: checkZone, Desc: "Event time zone: an IANA name or UTC±N; empty means the site zone.", MaxLen: limits.MaxShortText},
 			{Name: "all_day", Type: tBoolean, Desc: "All-day event: start at 00:00:00, end at 23:59:59."},
 			{Name: "cost", Type: tAny, Check: checkCost, Desc: "Cost as text, or a list of prices.", MaxLen: limits.MaxShortText, MaxItems: limits.MaxCostItems, Text: plainText},
+			{Name: "currency_symbol", Type: tString, Check: checkCurrencySymbol, Desc: "Currency symbol shown with the cost ($, €); empty: the site's (CURRENCY_SYMBOL).", MaxLen: currency.MaxSymbol, Text: plainText},
+			{Name: "currency_code", Type: tString, Check: checkCurrencyCode, Desc: "ISO 4217 currency code (USD, EUR); empty: the site's (CURRENCY_CODE)."},
+			{Name: "currency_position", Type: tString, Enum: []string{"", currency.Prefix, currency.Suffix}, Desc: "Where the currency symbol stands: prefix ($10) or suffix (10€); empty: the site's (CURRENCY_POSITION)."},
 			{Name: "website", Type: tString, Check: checkWebsite, Format: "uri", Desc: "Event web page (http or https).", MaxLen: limits.MaxURL},
 			{Name: "show_map", Type: tBoolean, Desc: "Show a map."},
 			{Name: "show_map_link", Type: tBoolean, Desc: "Show a map link."},
@@ -132,6 +136,30 @@ func checkCost(_ *Request, v any) string {
 	}
 	if _, ok := input.AsString(v); !ok {
 		return "Must be text or a list of prices (numbers or text), not an object."
+	}
+	return ""
+}
+
+// checkCurrencySymbol accepts a currency symbol or "" (currency.CheckSymbol).
+func checkCurrencySymbol(_ *Request, v any) string {
+	s, ok := input.AsString(v)
+	if !ok {
+		return "Must be a string (empty for the site's symbol)."
+	}
+	if msg := currency.CheckSymbol(s); msg != "" {
+		return "The currency symbol " + msg + "."
+	}
+	return ""
+}
+
+// checkCurrencyCode accepts a three-letter ISO 4217 code or "".
+func checkCurrencyCode(_ *Request, v any) string {
+	s, ok := input.AsString(v)
+	if !ok {
+		return "Must be a string (empty for the site's code)."
+	}
+	if _, msg := currency.CheckCode(strings.TrimSpace(s)); msg != "" {
+		return "The currency code " + msg + "."
 	}
 	return ""
 }

@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/calendar/eventcal/config/currency"
+	"github.com/calendar/eventcal/repository"
 )
 
 // CostDetails is an event's cost_details: the currency symbol, code and
@@ -31,24 +34,63 @@ func (d *CostDetails) writeJSON(buf *bytes.Buffer) error {
 // MarshalJSON writes the details.
 func (d *CostDetails) MarshalJSON() ([]byte, error) { return marshal(d) }
 
-// formatCost formats a cost as the original plugin does: one value
-// as written; several as "lowest – highest" with 0 shown as "Free".
-// cost_details has the currency symbol and position found in the text and
-// the numeric values ascending (as strings, as the original returns them).
-func formatCost(raw []string) (string, CostDetails) {
+// Currency is the currency shown with an event's cost: the event's own
+// symbol, code and position, each falling back to the site's setting.
+type Currency struct {
+	// Symbol is shown with the amounts ("" for none); Code is the ISO
+	// 4217 code ("" for none); Position is "prefix" or "suffix" ("" when
+	// there is no symbol).
+	Symbol, Code, Position string
+}
+
+// EventCurrency returns the currency in effect for an event: its own
+// fields where set, the site's settings (CURRENCY_SYMBOL, CURRENCY_CODE,
+// CURRENCY_POSITION) for the rest; a symbol without a position stands
+// before the amount.
+func (rn *Renderer) EventCurrency(e *repository.EventFields) Currency {
+	c := Currency{Symbol: e.CurrencySymbol, Code: e.CurrencyCode, Position: e.CurrencyPosition}
+	if c.Symbol == "" {
+		c.Symbol = rn.cfg.CurrencySymbol
+	}
+	if c.Code == "" {
+		c.Code = rn.cfg.CurrencyCode
+	}
+	if c.Position == "" {
+		c.Position = rn.cfg.CurrencyPosition
+	}
+	if c.Symbol == "" {
+		c.Position = ""
+	} else if c.Position == "" {
+		c.Position = currency.Prefix
+	}
+	return c
+}
+
+// formatCost formats a cost as the original plugin does, keeping the
+// text as written (decimal commas too). A cost written as bare numbers
+// ("10", "5 - 15", "12,50", or a list of them, "Free" counting as 0)
+// is shown with cur's symbol when there is one: one value as "$10",
+// several as "lowest – highest" with 0 shown as "Free" ("$5 – $15").
+// Without a symbol, or when the text has words or its own symbol ("€12",
+// "20$"), one value stays as written and several are "lowest – highest"
+// of the items as written.
+//
+// cost_details has the symbol and position found in the text, else cur's
+// (with cur's code when the symbols agree), and the numeric values
+// ascending ("Free" is 0; as strings, as the original returns them).
+func formatCost(raw []string, cur Currency) (string, CostDetails) {
 	details := CostDetails{Values: []string{}}
 	if len(raw) == 0 {
 		return "", details
 	}
-	type val struct {
-		n    float64
-		text string
-	}
-	var vals []val
+	var vals []costNum
 	symbol, position := "", ""
+	bare := true
 	for _, c := range raw {
-		for _, m := range costNumber(c) {
-			vals = append(vals, val{m.n, c})
+		nums := costNumber(c)
+		vals = append(vals, nums...)
+		if len(nums) == 0 || !currency.BareAmounts(c) {
+			bare = false
 		}
 		if symbol == "" {
 			symbol, position = currencyOf(c)
@@ -64,27 +106,72 @@ func formatCost(raw []string) (string, CostDetails) {
 			strs = append(strs, s)
 		}
 	}
-	details.CurrencySymbol, details.CurrencyPosition, details.Values = symbol, position, strs
+	details.Values = strs
+	switch {
+	case symbol != "":
+		details.CurrencySymbol, details.CurrencyPosition = symbol, position
+		if symbol == cur.Symbol {
+			details.CurrencyCode = cur.Code
+		}
+	default:
+		details.CurrencySymbol, details.CurrencyCode, details.CurrencyPosition = cur.Symbol, cur.Code, cur.Position
+	}
+	if bare && symbol == "" && cur.Symbol != "" {
+		show := func(v costNum, several bool) string {
+			switch {
+			case v.word:
+				return v.text
+			case v.n == 0 && several:
+				return "Free"
+			case cur.Position == currency.Suffix:
+				return v.text + cur.Symbol
+			}
+			return cur.Symbol + v.text
+		}
+		lo, hi := vals[0], vals[len(vals)-1]
+		if lo.n == hi.n {
+			return show(lo, false), details
+		}
+		return show(lo, true) + " – " + show(hi, true), details
+	}
 	if len(raw) == 1 {
 		return joinCurrency(strings.TrimSpace(raw[0]), symbol, position), details
 	}
 	if len(vals) == 0 {
 		return strings.Join(raw, ", "), details
 	}
-	show := func(v val) string {
+	// A list: each value shown by its item as written.
+	type item struct {
+		n    float64
+		text string
+	}
+	var items []item
+	for _, c := range raw {
+		for _, m := range costNumber(c) {
+			items = append(items, item{m.n, c})
+		}
+	}
+	sort.SliceStable(items, func(i, j int) bool { return items[i].n < items[j].n })
+	show := func(v item) string {
 		if v.n == 0 {
 			return "Free"
 		}
 		return joinCurrency(strings.TrimSpace(v.text), symbol, position)
 	}
-	lo, hi := vals[0], vals[len(vals)-1]
+	lo, hi := items[0], items[len(items)-1]
 	if lo.n == hi.n {
 		return show(lo), details
 	}
 	return show(lo) + " – " + show(hi), details
 }
 
-type costNum struct{ n float64 }
+// costNum is one amount of a cost text: its value and the text it was
+// written as ("12,50"); word is set for "Free".
+type costNum struct {
+	n    float64
+	text string
+	word bool
+}
 
 // costNumber finds the numbers in a cost text; a decimal comma (5,50) is
 // read as a decimal point.
@@ -93,6 +180,7 @@ func costNumber(s string) []costNum {
 	var cur strings.Builder
 	flush := func() {
 		t := strings.Trim(cur.String(), ".,")
+		written := t
 		cur.Reset()
 		if t == "" {
 			return
@@ -108,7 +196,7 @@ func costNumber(s string) []costNum {
 			}
 		}
 		if f, err := strconv.ParseFloat(t, 64); err == nil && !math.IsInf(f, 0) {
-			out = append(out, costNum{f})
+			out = append(out, costNum{n: f, text: written})
 		}
 	}
 	for _, r := range s {
@@ -120,7 +208,7 @@ func costNumber(s string) []costNum {
 	}
 	flush()
 	if len(out) == 0 && strings.EqualFold(strings.TrimSpace(s), "free") {
-		out = append(out, costNum{0})
+		out = append(out, costNum{n: 0, text: strings.TrimSpace(s), word: true})
 	}
 	return out
 }
@@ -159,7 +247,8 @@ func joinCurrency(text, symbol, position string) string {
 	return amount + symbol
 }
 
-// currencyOf finds a currency symbol next to the first number of rn.
+// currencyOf finds a currency symbol written next to the amounts of s:
+// before the first number, or after the last one.
 func currencyOf(s string) (string, string) {
 	s = strings.TrimSpace(s)
 	i := strings.IndexAny(s, "0123456789")
@@ -167,10 +256,13 @@ func currencyOf(s string) (string, string) {
 		return "", ""
 	}
 	if pre := strings.TrimSpace(s[:i]); pre != "" && !strings.EqualFold(pre, "free") {
-		return pre, "prefix"
+		if currency.SymbolLike(pre) {
+			return pre, "prefix"
+		}
+		return "", ""
 	}
 	j := strings.LastIndexAny(s, "0123456789")
-	if post := strings.TrimSpace(s[j+1:]); post != "" {
+	if post := strings.TrimSpace(s[j+1:]); post != "" && currency.SymbolLike(post) {
 		return post, "postfix"
 	}
 	return "", ""

@@ -106,6 +106,10 @@ type Image struct {
 	URL       string
 	ID        int64
 	Extension string
+	// Width, Height, Filesize and Sizes are written where known (0, nil:
+	// omitted); only The Events Calendar's root has them.
+	Width, Height, Filesize int64
+	Sizes                   []repository.ImageSize
 }
 
 func (im *Image) writeJSON(buf *bytes.Buffer) error {
@@ -117,6 +121,40 @@ func (im *Image) writeJSON(buf *bytes.Buffer) error {
 	w.str("url", im.URL)
 	w.int("id", im.ID)
 	w.strSet("extension", im.Extension)
+	for _, f := range []struct {
+		k string
+		v int64
+	}{{"width", im.Width}, {"height", im.Height}, {"filesize", im.Filesize}} {
+		if f.v > 0 {
+			w.int(f.k, f.v)
+		}
+	}
+	if len(im.Sizes) > 0 {
+		w.typed("sizes", imageSizes(im.Sizes))
+	}
+	return w.close()
+}
+
+// imageSizes writes an image's smaller copies as the original does: an
+// object by size name of {width, height, mime-type, url}.
+type imageSizes []repository.ImageSize
+
+func (s imageSizes) writeJSON(buf *bytes.Buffer) error {
+	w := openObj(buf)
+	for _, z := range s {
+		w.typed(z.Name, imageSize(z))
+	}
+	return w.close()
+}
+
+type imageSize repository.ImageSize
+
+func (z imageSize) writeJSON(buf *bytes.Buffer) error {
+	w := openObj(buf)
+	w.int("width", z.Width)
+	w.int("height", z.Height)
+	w.strSet("mime-type", z.MimeType)
+	w.str("url", z.URL)
 	return w.close()
 }
 
@@ -342,7 +380,7 @@ func (rn *Renderer) eventHead(p *repository.Record, v View) *Event {
 	permalink := rn.permalink(p, v.Lang)
 	gid := rn.globalID(p.ID)
 	us, ue := localDate(e.StartUTC, time.UTC), localDate(e.EndUTC, time.UTC)
-	cost, details := formatCost(e.Cost)
+	cost, details := formatCost(e.Cost, rn.EventCurrency(e))
 	website := permalink
 	if e.Website != nil {
 		website = *e.Website
@@ -400,7 +438,7 @@ func (rn *Renderer) completeEvent(o *Event, p *repository.Record, l *Linked, v V
 	if e == nil {
 		e = &repository.EventFields{}
 	}
-	o.Image = renderImage(l.posts[p.ImageID])
+	o.Image = rn.renderImage(l.posts[p.ImageID])
 	o.Categories = rn.renderEmbeddedTerms(e.Categories, l, v.Lang)
 	o.Tags = rn.renderEmbeddedTerms(e.Tags, l, v.Lang)
 	o.Venue = nil

@@ -14,12 +14,19 @@ type EventLD struct {
 	Description string
 	Image       *string // the image's url; omitted when nil
 	URL         string
-	StartDate   string
-	EndDate     string
-	EventStatus string // omitted when empty
-	Location    *PlaceLD
-	Organizer   []*PersonLD // omitted when nil
-	Offers      *Offer
+	// AttendanceMode is eventAttendanceMode: the original says
+	// OfflineEventAttendanceMode of every event; omitted when empty.
+	AttendanceMode string
+	StartDate      string
+	EndDate        string
+	EventStatus    string // omitted when empty
+	Location       *PlaceLD
+	Organizer      []*PersonLD // omitted when nil
+	Offers         *Offer
+	// Performer is what the original writes as performer: the word
+	// "Organization" of every event; only The Events Calendar's root has
+	// it (omitted when empty).
+	Performer string
 
 	// PreviousStartDate is the start a moved occurrence had (omitted when
 	// empty).
@@ -36,6 +43,7 @@ func (ld *EventLD) writeJSON(buf *bytes.Buffer) error {
 		w.str("image", *ld.Image)
 	}
 	w.str("url", ld.URL)
+	w.strSet("eventAttendanceMode", ld.AttendanceMode)
 	w.str("startDate", ld.StartDate)
 	w.str("endDate", ld.EndDate)
 	w.strSet("eventStatus", ld.EventStatus)
@@ -49,6 +57,7 @@ func (ld *EventLD) writeJSON(buf *bytes.Buffer) error {
 	if ld.Offers != nil {
 		w.typed("offers", ld.Offers)
 	}
+	w.strSet("performer", ld.Performer)
 	return w.close()
 }
 
@@ -75,7 +84,11 @@ func (o *Offer) writeJSON(buf *bytes.Buffer) error {
 // fields filled in).
 func (rn *Renderer) eventJSONLD(e *Event) *EventLD {
 	ld := &EventLD{Name: e.Title, Description: e.Description, URL: e.URL,
-		StartDate: isoDate(e.UTCStartDate), EndDate: isoDate(e.UTCEndDate)}
+		AttendanceMode: "https://schema.org/OfflineEventAttendanceMode",
+		StartDate:      isoDate(e.UTCStartDate), EndDate: isoDate(e.UTCEndDate)}
+	if rn.TECShaped() {
+		ld.Performer = "Organization"
+	}
 	if e.Image != nil {
 		u := e.Image.URL
 		ld.Image = &u
@@ -97,7 +110,11 @@ func (rn *Renderer) eventJSONLD(e *Event) *EventLD {
 		}
 	}
 	if vals := e.CostDetails.Values; len(vals) > 0 {
-		ld.Offers = &Offer{Price: vals[0], PriceCurrency: e.CostDetails.CurrencySymbol, URL: e.URL}
+		cur := e.CostDetails.CurrencyCode
+		if cur == "" {
+			cur = e.CostDetails.CurrencySymbol
+		}
+		ld.Offers = &Offer{Price: vals[0], PriceCurrency: cur, URL: e.URL}
 	}
 	return ld
 }

@@ -9,12 +9,18 @@ import (
 )
 
 // renderImage is the Image object of a linked image, nil (written false)
-// when there is none.
-func renderImage(img *repository.Record) *Image {
+// when there is none. Its size (width, height, filesize, sizes) is shown
+// where known, on The Events Calendar's root only, as the original shows
+// it.
+func (rn *Renderer) renderImage(img *repository.Record) *Image {
 	if img == nil || img.Image == nil {
 		return nil
 	}
-	return &Image{URL: img.Image.URL, ID: img.ID, Extension: img.Image.Extension}
+	im := &Image{URL: img.Image.URL, ID: img.ID, Extension: img.Image.Extension}
+	if rn.TECShaped() {
+		im.Width, im.Height, im.Filesize, im.Sizes = img.Image.Width, img.Image.Height, img.Image.Filesize, img.Image.Sizes
+	}
+	return im
 }
 
 // PlaceHeader holds the fields venues and organizers share, in the
@@ -185,7 +191,7 @@ func (rn *placeRenderer) placeHeader(p *repository.Record, l *Linked, v View) Pl
 		Description: p.Content.Get(v.Lang, def, rn.cfg.Languages...),
 		Excerpt:     p.Excerpt.Get(v.Lang, def, rn.cfg.Languages...),
 		Slug:        p.Slug.Get(v.Lang, def, rn.cfg.Languages...),
-		Image:       renderImage(l.posts[p.ImageID]),
+		Image:       rn.renderImage(l.posts[p.ImageID]),
 	}
 }
 

@@ -142,6 +142,12 @@ func (rn *Renderer) LinkedFor(ctx context.Context, u *repository.User, posts []*
 	return l, nil
 }
 
+// TECShaped reports whether the renderer serves The Events Calendar's own
+// root (TEC_COMPAT, or a drop-in API_NAMESPACE): its responses then have
+// the original's fields that this service's root leaves out (image
+// sizes, json_ld performer).
+func (rn *Renderer) TECShaped() bool { return rn.cfg.APIRoot() == config.TECRoot }
+
 // APIBase is the absolute API root for links, with the language prefix
 // when the language is not the default one.
 func (rn *Renderer) APIBase(lang string) string {

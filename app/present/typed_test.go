@@ -135,7 +135,7 @@ func TestTypedFieldOrder(t *testing.T) {
 		{"venue", single, "venue", venueKeys},
 		{"organizer", single, "organizer", orgKeys},
 		{"recurrence", single, "recurrence", "rules exclusions additions"},
-		{"event json_ld", single, "json_ld", "@context @type name description image url startDate endDate eventStatus location organizer offers"},
+		{"event json_ld", single, "json_ld", "@context @type name description image url eventAttendanceMode startDate endDate eventStatus location organizer offers"},
 		{"place json_ld", single, "json_ld.location", "@context @type name description url address telephone geo"},
 		{"postal address", single, "json_ld.location.address", "@type streetAddress addressLocality addressRegion postalCode addressCountry"},
 		{"geo", single, "json_ld.location.geo", "@type latitude longitude"},

@@ -8,10 +8,12 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/calendar/eventcal/app/calendar"
+	"github.com/calendar/eventcal/config/currency"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -117,6 +119,7 @@ func (r *importRun) fetch(ctx context.Context) error {
 		return err
 	}
 	r.applyStatuses(wp.statuses)
+	r.applyCurrency(wp.currency)
 	return nil
 }
 
@@ -359,7 +362,7 @@ func (r *importRun) take(kind string, id int64, raw json.RawMessage) error {
 		// The image object the post links to is kept too (counted once
 		// per link: more than it holds, never less).
 		if img := r.m.images[rec.post.ImageID]; img != nil {
-			size += int64(heldPerRecord + len(img.URL) + len(img.Extension))
+			size += int64(heldPerRecord + len(img.URL) + len(img.Extension) + len(img.Sizes))
 		}
 	}
 	r.recs[kind][id] = rec
@@ -443,4 +446,58 @@ func (r *importRun) checkPost(p *repository.Record) error {
 		return fieldErr(fe.Field, "%s", fe.Problem)
 	}
 	return err
+}
+
+// applyCurrency carries each event's cost as written and its own currency
+// from WordPress's meta (the edit context), in place of what the TEC
+// form's formatted cost gave (sourceCost): the text keeps what the
+// formatting changed (a range's hyphen, words), and a protected event
+// the source did not open gets its cost. An event without a symbol of
+// its own keeps the site's symbol the source showed with it; one whose
+// formatted cost told none (a protected event) gets the site's symbol
+// the source showed with the other events. A cost of 0, which the source
+// shows as nothing, stays nothing.
+func (r *importRun) applyCurrency(meta map[int64]wpCurrency) {
+	if len(meta) == 0 {
+		return
+	}
+	var site sourceCurrency
+	for _, id := range sortedKeys(r.recs[KindEvent]) {
+		rec := r.recs[KindEvent][id]
+		if m, ok := meta[id]; ok && m.symbol == "" && rec.post != nil && rec.post.Event != nil && rec.post.Event.CurrencySymbol != "" {
+			site = sourceCurrency{rec.post.Event.CurrencySymbol, rec.post.Event.CurrencyPosition}
+			break
+		}
+	}
+	for _, id := range sortedKeys(r.recs[KindEvent]) {
+		rec := r.recs[KindEvent][id]
+		m, ok := meta[id]
+		if !ok || rec.post == nil || rec.post.Event == nil {
+			continue
+		}
+		e := rec.post.Event
+		cost := plainText(strings.TrimSpace(m.cost))
+		if cost == "" || (len(e.Cost) == 0 && zeroCost(cost)) {
+			continue
+		}
+		e.Cost = []string{cost}
+		switch sym := strings.TrimSpace(m.symbol); {
+		case sym != "" && currency.CheckSymbol(sym) == "" && plainText(sym) == sym:
+			e.CurrencySymbol, e.CurrencyPosition = sym, currency.Prefix
+			if p := strings.ToLower(strings.TrimSpace(m.position)); p == "postfix" || p == currency.Suffix {
+				e.CurrencyPosition = currency.Suffix
+			}
+		case e.CurrencySymbol == "" && site.symbol != "" && !strings.Contains(cost, site.symbol):
+			e.CurrencySymbol, e.CurrencyPosition = site.symbol, site.position
+		}
+		if code, msg := currency.CheckCode(strings.TrimSpace(m.code)); msg == "" && code != "" {
+			e.CurrencyCode = code
+		}
+	}
+}
+
+// zeroCost reports whether a cost is the number 0 alone ("0", "0.00").
+func zeroCost(s string) bool {
+	f, err := strconv.ParseFloat(strings.ReplaceAll(s, ",", "."), 64)
+	return err == nil && f == 0
 }

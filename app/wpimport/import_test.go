@@ -329,6 +329,14 @@ func checkFullImport(t *testing.T, src *replay.Server, s repository.Store, rep *
 			t.Errorf("event %d cost = %q, want %q (as written at the source)", id, got, want)
 		}
 	}
+	// The currency the source showed each cost with: the event's own
+	// symbol, or the site's ($, before the amount) that it added.
+	for id, want := range map[int64][2]string{322: {"$", "prefix"}, 323: {"€", "prefix"}, 324: {"$", "prefix"}, 326: {"$", "prefix"},
+		329: {"", ""}, 330: {"", ""}, 333: {"¥", "prefix"}, 353: {"$", "prefix"}} {
+		if e := post(id).Event; e.CurrencySymbol != want[0] || e.CurrencyPosition != want[1] {
+			t.Errorf("event %d currency %q %q, want %q %q", id, e.CurrencySymbol, e.CurrencyPosition, want[0], want[1])
+		}
+	}
 	for id, want := range map[int64]string{
 		// "<Angled>" is markup at the source (a browser shows nothing
 		// of it): a title keeps no markup, as the API stores it.

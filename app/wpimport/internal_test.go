@@ -3,11 +3,13 @@ package wpimport
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -18,25 +20,37 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/repository"
 )
 
-func TestRawCost(t *testing.T) {
+// TestSourceCost checks how a cost the source formatted is carried: the
+// amounts as written with the symbol the source showed them with (the
+// event's own, or the site's it added), so that it reads the same here.
+func TestSourceCost(t *testing.T) {
 	for _, tc := range []struct {
-		formatted, symbol string
-		values            []string
-		want              []string
+		formatted, symbol, position string
+		want                        []string
+		cur                         sourceCurrency
 	}{
-		{"$10", "", []string{"10"}, []string{"10"}},
-		{"$5 – $15", "", []string{"5", "15"}, []string{"5 - 15"}},
-		{"$12.50", "", []string{"12.50"}, []string{"12.50"}},
-		{"€12", "€", []string{"12"}, []string{"€12"}},
-		{"$45", "$", []string{"45"}, []string{"$45"}},
-		{"Free", "", []string{"free"}, []string{"Free"}},
-		{"", "", nil, nil}, // "0" and "" alike
-		{"  ", "", nil, nil},
+		{"$10", "", "", []string{"10"}, sourceCurrency{"$", "prefix"}},
+		{"$5 – $15", "", "", []string{"5 - 15"}, sourceCurrency{"$", "prefix"}},
+		{"€5,50 – €7", "", "", []string{"5,50 - 7"}, sourceCurrency{"€", "prefix"}},
+		{"$12.50", "", "", []string{"12.50"}, sourceCurrency{"$", "prefix"}},
+		{"$12,50", "", "", []string{"12,50"}, sourceCurrency{"$", "prefix"}},
+		{"12,50€", "", "", []string{"12,50"}, sourceCurrency{"€", "suffix"}},
+		{"€12", "€", "prefix", []string{"€12"}, sourceCurrency{"€", "prefix"}},
+		{"20$", "$", "postfix", []string{"20$"}, sourceCurrency{"$", "suffix"}},
+		{"$45", "$", "prefix", []string{"$45"}, sourceCurrency{"$", "prefix"}},
+		{"Free", "", "", []string{"Free"}, sourceCurrency{}},
+		{"Free – $15", "", "", []string{"Free – $15"}, sourceCurrency{}},
+		{"$10 per person", "", "", []string{"$10 per person"}, sourceCurrency{}},
+		{"10", "", "", []string{"10"}, sourceCurrency{}},
+		{"", "", "", nil, sourceCurrency{}}, // "0" and "" alike
+		{"  ", "", "", nil, sourceCurrency{}},
 	} {
-		if got := rawCost(tc.formatted, tc.symbol, tc.values); !slices.Equal(got, tc.want) {
-			t.Errorf("rawCost(%q, %q, %q) = %q, want %q", tc.formatted, tc.symbol, tc.values, got, tc.want)
+		got, cur := sourceCost(tc.formatted, tc.symbol, tc.position)
+		if !slices.Equal(got, tc.want) || cur != tc.cur {
+			t.Errorf("sourceCost(%q, %q, %q) = %q %+v, want %q %+v", tc.formatted, tc.symbol, tc.position, got, cur, tc.want, tc.cur)
 		}
 	}
 }
@@ -251,5 +265,29 @@ func TestClientUserAgent(t *testing.T) {
 	}
 	if got, want := <-agents, "eventcal-import/"+config.Version; got != want {
 		t.Errorf("User-Agent = %q, want %q", got, want)
+	}
+}
+
+// TestImageSizes checks that an image's smaller copies come over in the
+// source's order, and that a copy with an odd name, size, type or URL is
+// left out rather than failing the image.
+func TestImageSizes(t *testing.T) {
+	for _, tc := range []struct {
+		name, raw string
+		want      []repository.ImageSize
+	}{
+		{"none", ``, nil},
+		{"false", `false`, nil},
+		{"two in order", `{"medium":{"width":300,"height":200,"mime-type":"image/png","url":"https://e.test/a-300x200.png"},"thumbnail":{"width":"150","height":150,"url":"https://e.test/a-150x150.png"}}`,
+			[]repository.ImageSize{{Name: "medium", Width: 300, Height: 200, MimeType: "image/png", URL: "https://e.test/a-300x200.png"},
+				{Name: "thumbnail", Width: 150, Height: 150, URL: "https://e.test/a-150x150.png"}}},
+		{"odd ones left out", `{"bad name":{"width":1,"height":1,"url":"https://e.test/x.png"},"js":{"width":1,"height":1,"url":"javascript:alert(1)"},` +
+			`"zero":{"width":0,"height":1,"url":"https://e.test/z.png"},"huge":{"width":99999999,"height":1,"url":"https://e.test/h.png"},` +
+			`"mime":{"width":1,"height":1,"mime-type":"text/html","url":"https://e.test/m.png"},"ok":{"width":2,"height":3,"url":"https://e.test/ok.png"}}`,
+			[]repository.ImageSize{{Name: "ok", Width: 2, Height: 3, URL: "https://e.test/ok.png"}}},
+	} {
+		if got := imageSizes(json.RawMessage(tc.raw)); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
 	}
 }

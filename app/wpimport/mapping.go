@@ -18,6 +18,7 @@ import (
 	"github.com/calendar/eventcal/app/htmlpolicy"
 	"github.com/calendar/eventcal/app/input"
 	"github.com/calendar/eventcal/app/input/values"
+	"github.com/calendar/eventcal/config/currency"
 	"github.com/calendar/eventcal/config/limits"
 	"github.com/calendar/eventcal/repository"
 )
@@ -385,7 +386,14 @@ func (m *mapper) event(raw json.RawMessage) (*repository.Record, error) {
 	if e.EndUTC.Before(e.StartUTC) {
 		return nil, fieldErr("end_date", "%s is before the start %s", src.UTCEndDate, src.UTCStartDate)
 	}
-	e.Cost = rawCost(src.Cost, src.CostDetails.CurrencySymbol, src.CostDetails.Values)
+	var cur sourceCurrency
+	e.Cost, cur = sourceCost(src.Cost, src.CostDetails.CurrencySymbol, src.CostDetails.CurrencyPosition)
+	if cur.symbol != "" && plainText(cur.symbol) == cur.symbol {
+		e.CurrencySymbol, e.CurrencyPosition = cur.symbol, cur.position
+	}
+	if code, msg := currency.CheckCode(strings.TrimSpace(src.CostDetails.CurrencyCode)); msg == "" {
+		e.CurrencyCode = code
+	}
 	for i, c := range e.Cost {
 		if err := checkLen("cost", c, limits.MaxShortText); err != nil {
 			return nil, err
@@ -526,7 +534,9 @@ func (m *mapper) image(img *tecImage) (*repository.Record, error) {
 		name = "image"
 	}
 	p := &repository.Record{ID: img.ID, Kind: repository.KindImage, Status: "inherit",
-		Image: &repository.ImageFields{URL: img.URL, Extension: ext}}
+		Image: &repository.ImageFields{URL: img.URL, Extension: ext,
+			Width: imageDim(img.Width, maxImagePixels), Height: imageDim(img.Height, maxImagePixels),
+			Filesize: imageDim(img.Filesize, maxImageBytes), Sizes: imageSizes(img.Sizes)}}
 	p.Title.Set(m.lang, name)
 	slug := repository.Slugify(name)
 	if slug == "" {
@@ -534,6 +544,61 @@ func (m *mapper) image(img *tecImage) (*repository.Record, error) {
 	}
 	p.Slug.Set(m.lang, slug)
 	return p, nil
+}
+
+// Bounds of what an image's size may say; a value past them is dropped.
+const (
+	maxImagePixels = 1 << 20
+	maxImageBytes  = 1 << 40
+	// maxImageSizes bounds the smaller copies kept per image.
+	maxImageSizes = 20
+)
+
+// imageDim is a width, height or file size within bounds, else 0
+// (unknown).
+func imageDim(n looseInt, limit int64) int64 {
+	if n <= 0 || int64(n) > limit {
+		return 0
+	}
+	return int64(n)
+}
+
+// imageSizes reads the source's smaller copies of an image, an object by
+// size name of {width, height, mime-type, url}, in the source's order.
+// A copy with an odd name, size or URL is left out; so is everything
+// past maxImageSizes.
+func imageSizes(raw json.RawMessage) []repository.ImageSize {
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	var out []repository.ImageSize
+	for dec.More() && len(out) < maxImageSizes {
+		tok, err := dec.Token()
+		if err != nil {
+			return out
+		}
+		name, _ := tok.(string)
+		var z struct {
+			Width    looseInt `json:"width"`
+			Height   looseInt `json:"height"`
+			MimeType string   `json:"mime-type"`
+			URL      string   `json:"url"`
+		}
+		if err := dec.Decode(&z); err != nil {
+			return out
+		}
+		w, h := imageDim(z.Width, maxImagePixels), imageDim(z.Height, maxImagePixels)
+		okName := name != "" && len(name) <= 64 && !strings.ContainsFunc(name, func(r rune) bool {
+			return (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') && r != '-' && r != '_'
+		})
+		okMime := z.MimeType == "" || (len(z.MimeType) <= 64 && strings.HasPrefix(z.MimeType, "image/") && !strings.ContainsFunc(z.MimeType, unicode.IsSpace))
+		if !okName || !okMime || w == 0 || h == 0 || len(z.URL) > limits.MaxURL || !values.WebURL(z.URL) {
+			continue
+		}
+		out = append(out, repository.ImageSize{Name: name, Width: w, Height: h, MimeType: z.MimeType, URL: z.URL})
+	}
+	return out
 }
 
 // checkImage accepts an image the API would register: an ID in range and
@@ -577,34 +642,62 @@ func checkContact(field, raw string, valid func(string) bool, want string) error
 	return checkLen(field, s, max)
 }
 
-// rawCost recovers the cost as it was written from the source's formatted
-// cost. The source adds the site currency where the text had none ("10"
-// comes back as "$10", "5 - 15" as "$5 – $15", with currency_symbol "")
-// and keeps a symbol that was written ("€12": currency_symbol "€"), so:
-// without a written symbol and with numeric values, the values are the
-// cost ("10", "5 - 15"); otherwise the formatted cost is. A cost of "0"
-// comes back as "" with no values and cannot be told from no cost.
-func rawCost(formatted, symbol string, values []string) []string {
+// sourceCurrency is the currency an event's cost was shown with at the
+// source: its symbol and where it stood ("prefix" or "suffix").
+type sourceCurrency struct{ symbol, position string }
+
+// sourceCost recovers an event's cost and the currency the source showed
+// it with, from the source's formatted cost and its cost_details, so that
+// the cost reads here exactly as the source displayed it:
+//
+//   - A symbol of the event's own (currency_symbol "€", written in its
+//     cost): the formatted cost is the text ("€12"), and the symbol and
+//     position are the event's.
+//   - No symbol of its own: the source added the site's symbol to bare
+//     amounts ("10" shows "$10", "5 - 15" "$5 – $15"). That symbol is
+//     carried as the event's own and the amounts are kept as the source
+//     wrote them, decimal commas included ("$12,50" is "12,50" with "$"
+//     before it; "$5 – $15" is "5 - 15", the source's own range joint
+//     undone).
+//   - Anything else (words, "Free", a range from Free) stays as shown.
+//
+// A cost of "0" comes back as "" and cannot be told from no cost.
+func sourceCost(formatted, symbol, position string) ([]string, sourceCurrency) {
 	formatted = strings.TrimSpace(formatted)
 	if formatted == "" {
-		return nil
+		return nil, sourceCurrency{}
 	}
-	if symbol == "" && len(values) > 0 && allNumeric(values) {
-		if len(values) == 1 {
-			return []string{values[0]}
+	if symbol = strings.TrimSpace(symbol); symbol != "" {
+		if currency.CheckSymbol(symbol) != "" {
+			return []string{formatted}, sourceCurrency{}
 		}
-		return []string{values[0] + " - " + values[len(values)-1]}
-	}
-	return []string{formatted}
-}
-
-func allNumeric(vs []string) bool {
-	for _, v := range vs {
-		if _, err := strconv.ParseFloat(v, 64); err != nil {
-			return false
+		pos := currency.Prefix
+		if position == "postfix" || position == currency.Suffix {
+			pos = currency.Suffix
 		}
+		return []string{formatted}, sourceCurrency{symbol, pos}
 	}
-	return true
+	i := strings.IndexAny(formatted, "0123456789")
+	if i < 0 {
+		return []string{formatted}, sourceCurrency{}
+	}
+	j := strings.LastIndexAny(formatted, "0123456789")
+	var cur sourceCurrency
+	switch pre, post := strings.TrimSpace(formatted[:i]), strings.TrimSpace(formatted[j+1:]); {
+	case pre != "" && currency.SymbolLike(pre):
+		cur = sourceCurrency{pre, currency.Prefix}
+	case pre == "" && post != "" && currency.SymbolLike(post):
+		cur = sourceCurrency{post, currency.Suffix}
+	default:
+		return []string{formatted}, sourceCurrency{}
+	}
+	// The source joins a range with " – " of its own: the written range
+	// had a hyphen.
+	amounts := strings.TrimSpace(strings.ReplaceAll(strings.ReplaceAll(formatted, cur.symbol, ""), " – ", " - "))
+	if strings.EqualFold(amounts, "free") || !currency.BareAmounts(amounts) {
+		return []string{formatted}, sourceCurrency{}
+	}
+	return []string{amounts}, cur
 }
 
 // decodeErr names the field of a JSON type error.

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/calendar/eventcal/config/limits"
 )
 
 // The source's list parameters (the recordings' README,
@@ -43,6 +45,27 @@ type tecImage struct {
 	ID        int64  `json:"id"`
 	URL       string `json:"url"`
 	Extension string `json:"extension"`
+	// Width, Height and Filesize are the source's (0 when absent or not
+	// a number); Sizes its smaller copies, by name.
+	Width    looseInt        `json:"width"`
+	Height   looseInt        `json:"height"`
+	Filesize looseInt        `json:"filesize"`
+	Sizes    json.RawMessage `json:"sizes"`
+}
+
+// looseInt is a whole number the source may write as a number or a
+// numeric string; anything else reads as 0 (an image's size is
+// decoration: an odd value drops it, not the record).
+type looseInt int64
+
+// UnmarshalJSON reads a number or a numeric string; anything else is 0.
+func (n *looseInt) UnmarshalJSON(b []byte) error {
+	*n = 0
+	s := strings.Trim(strings.TrimSpace(string(b)), `"`)
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil && v > 0 {
+		*n = looseInt(v)
+	}
+	return nil
 }
 
 // tecPost holds what events, venues and organizers have in common.
@@ -73,8 +96,10 @@ type tecEvent struct {
 	Timezone     string `json:"timezone"`
 	Cost         string `json:"cost"`
 	CostDetails  struct {
-		CurrencySymbol string   `json:"currency_symbol"`
-		Values         []string `json:"values"`
+		CurrencySymbol   string   `json:"currency_symbol"`
+		CurrencyCode     string   `json:"currency_code"`
+		CurrencyPosition string   `json:"currency_position"`
+		Values           []string `json:"values"`
 	} `json:"cost_details"`
 	Website          string          `json:"website"`
 	ShowMap          bool            `json:"show_map"`
@@ -298,6 +323,10 @@ type wpEvents struct {
 	// statuses holds the event status and reason of the events whose
 	// meta names one (_tribe_events_status, in the edit context).
 	statuses map[int64]wpStatus
+	// currency holds each event's cost and currency as written
+	// (_EventCost, _EventCurrencySymbol, _EventCurrencyCode,
+	// _EventCurrencyPosition), which the route names in the edit context.
+	currency map[int64]wpCurrency
 	// editContext says the route was read in the edit context: then it
 	// lists every event, ended hidden ones included. Outside it,
 	// WordPress leaves out events that have ended.
@@ -317,7 +346,7 @@ type wpEvents struct {
 // refuses the edit context (401 or 403 rest_forbidden_context) gets the
 // plain route, and editContext says so.
 func (c *client) wpEventIDs(ctx context.Context) (out wpEvents, ok bool, err error) {
-	out.protected, out.passwords, out.statuses = map[int64]bool{}, map[int64]string{}, map[int64]wpStatus{}
+	out.protected, out.passwords, out.statuses, out.currency = map[int64]bool{}, map[int64]string{}, map[int64]wpStatus{}, map[int64]wpCurrency{}
 	if c.wpRoot == nil {
 		return out, false, nil
 	}
@@ -381,6 +410,12 @@ func (c *client) wpEventIDs(ctx context.Context) (out wpEvents, ok bool, err err
 				if it.Content.Protected {
 					out.protected[it.ID] = true
 				}
+				if cur, ok := wpCurrencyMeta(it.Meta); ok {
+					if err := c.hold(heldPerID + int64(len(cur.cost)+len(cur.symbol)+len(cur.code)+len(cur.position))); err != nil {
+						return out, false, err
+					}
+					out.currency[it.ID] = cur
+				}
 				if it.Password != "" && len(it.Password) <= maxEventPassword {
 					out.passwords[it.ID] = it.Password
 					c.redact.add(it.Password)
@@ -424,6 +459,64 @@ func wpEventStatus(raw json.RawMessage) (wpStatus, bool) {
 	}
 	st := wpStatus{status: str(meta.Status), reason: str(meta.Reason)}
 	return st, st.status != "" || st.reason != ""
+}
+
+// wpCurrency is an event's cost as written and its own currency, from
+// WordPress's meta (empty: none of its own).
+type wpCurrency struct{ cost, symbol, code, position string }
+
+// wpEventMeta is the part of an event's meta (edit context) the import
+// reads. A meta value is a string, or a list of strings for meta that is
+// not single; anything else reads as absent.
+type wpEventMeta struct {
+	Cost     metaText `json:"_EventCost"`
+	Symbol   metaText `json:"_EventCurrencySymbol"`
+	Code     metaText `json:"_EventCurrencyCode"`
+	Position metaText `json:"_EventCurrencyPosition"`
+}
+
+// wpCurrencyMeta reads the cost and currency meta of an item of
+// WordPress's route; ok is false when the meta names none of them (no
+// meta, [] or not an object, or a source that does not show them).
+func wpCurrencyMeta(raw json.RawMessage) (wpCurrency, bool) {
+	var m wpEventMeta
+	if s := strings.TrimSpace(string(raw)); !strings.HasPrefix(s, "{") || json.Unmarshal(raw, &m) != nil {
+		return wpCurrency{}, false
+	}
+	return m.currency()
+}
+
+// currency returns the meta's cost and currency; ok is false when the
+// meta names none of them (a source that does not show them).
+func (m wpEventMeta) currency() (wpCurrency, bool) {
+	if !m.Cost.set && !m.Symbol.set && !m.Code.set && !m.Position.set {
+		return wpCurrency{}, false
+	}
+	return wpCurrency{cost: m.Cost.v, symbol: m.Symbol.v, code: m.Code.v, position: m.Position.v}, true
+}
+
+// metaText is one meta value: a string, or the first of a list.
+type metaText struct {
+	v   string
+	set bool
+}
+
+// UnmarshalJSON reads a string or a list of strings; anything else (or
+// a value over the short-text limit) is absent.
+func (t *metaText) UnmarshalJSON(b []byte) error {
+	*t = metaText{}
+	var s string
+	if json.Unmarshal(b, &s) != nil {
+		var l []string
+		if json.Unmarshal(b, &l) != nil || len(l) == 0 {
+			return nil
+		}
+		s = l[0]
+	}
+	if len(s) <= limits.MaxShortText {
+		*t = metaText{v: s, set: true}
+	}
+	return nil
 }
 
 // decodeImage reads an image value: false, null, [] or an object.

@@ -144,7 +144,10 @@ func eventFixture(title string) *repository.Record {
 			EndLocal:          "2031-03-16 23:00:00",
 			StartUTC:          start,
 			EndUTC:            start.Add(3*time.Hour + 30*time.Minute),
-			Cost:              []string{"10", "25.50"},
+			Cost:              []string{"10", "25,50"},
+			CurrencySymbol:    "€",
+			CurrencyCode:      "EUR",
+			CurrencyPosition:  "suffix",
 			Website:           ptr("https://example.org/" + repository.Slugify(title)),
 			ShowMap:           true,
 			ShowMapLink:       true,
@@ -236,7 +239,8 @@ func imageFixture(url string) *repository.Record {
 		Modified: baseTime,
 		Title:    repository.Text{"en": "Image"},
 		Slug:     repository.Text{"en": "image"},
-		Image:    &repository.ImageFields{URL: url, Extension: "jpg"},
+		Image: &repository.ImageFields{URL: url, Extension: "jpg", Width: 1200, Height: 800, Filesize: 245760,
+			Sizes: []repository.ImageSize{{Name: "thumbnail", Width: 150, Height: 150, MimeType: "image/jpeg", URL: url + "-150x150"}}},
 	}
 }
 

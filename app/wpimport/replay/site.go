@@ -61,8 +61,10 @@ type Site struct {
 	Today string
 	// Meta holds events' meta as WordPress's route shows it in the edit
 	// context (keyed by event ID, then meta key: _tribe_events_status,
-	// _tribe_events_status_reason...). In the edit context every event
-	// has meta with the event-status keys, "" unless Meta gives them.
+	// _tribe_events_status_reason, _EventCost, _EventCurrencySymbol,
+	// _EventCurrencyCode, _EventCurrencyPosition...). In the edit context
+	// every event has meta with the event-status keys, "" unless Meta gives
+	// them; the route names meta when _fields asks for it (or is absent).
 	Meta map[int64]map[string]any
 	// NoEditContext refuses WordPress's edit context (403
 	// rest_forbidden_context), as for a user who may not edit events.
@@ -336,9 +338,11 @@ func (s *SiteServer) serveWPRoute(w http.ResponseWriter, r *http.Request) {
 		item := map[string]any{"id": id, "content": map[string]bool{"protected": protected}}
 		if edit {
 			item["password"] = pw
-			meta := map[string]any{"_tribe_events_status": "", "_tribe_events_status_reason": ""}
-			maps.Copy(meta, s.site.Meta[id])
-			item["meta"] = meta
+			if f := r.URL.Query().Get("_fields"); f == "" || strings.Contains(f, "meta") {
+				meta := map[string]any{"_tribe_events_status": "", "_tribe_events_status_reason": ""}
+				maps.Copy(meta, s.site.Meta[id])
+				item["meta"] = meta
+			}
 		}
 		out = append(out, item)
 	}
