@@ -87,6 +87,7 @@ func TestEventCurrency(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rn := &Renderer{cfg: tt.cfg}
+			rn.placeRenderer = placeRenderer{rn}
 			if got := rn.EventCurrency(&tt.e); got != tt.want {
 				t.Errorf("got %+v, want %+v", got, tt.want)
 			}

@@ -36,6 +36,7 @@ func TestTECShapedImageAndJSONLD(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rn := &Renderer{cfg: tt.cfg, siteHost: "example.test", links: linkedRecords{gen: func() int64 { return 1 }, ttl: 0}}
+			rn.placeRenderer = placeRenderer{rn}
 			out := encode(t, rn.Event(ev, l, View{Lang: "en", Single: true}))
 			var got struct {
 				Image  json.RawMessage                 `json:"image"`
@@ -62,6 +63,7 @@ func TestTECShapedImageAndJSONLD(t *testing.T) {
 	// An image of unknown size: none of the size fields.
 	l.posts[7].Image = &repository.ImageFields{URL: "http://example.test/a.png", Extension: "png"}
 	rn := &Renderer{cfg: tec, siteHost: "example.test", links: linkedRecords{gen: func() int64 { return 1 }, ttl: 0}}
+	rn.placeRenderer = placeRenderer{rn}
 	out := encode(t, rn.Event(ev, l, View{Lang: "en"}))
 	var got struct {
 		Image json.RawMessage `json:"image"`

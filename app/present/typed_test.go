@@ -110,6 +110,7 @@ func TestTypedFieldOrder(t *testing.T) {
 	tecCfg := config.Default()
 	tecCfg.RestRoot, tecCfg.APINamespace = "/wp-json", "tribe/events/v1"
 	tec := &Renderer{cfg: tecCfg, siteHost: "example.test", links: linkedRecords{gen: func() int64 { return 1 }, ttl: time.Hour}}
+	tec.placeRenderer = placeRenderer{tec}
 	tecEvent := encode(t, tec.ListedEvent(ev, l, View{Lang: "en"}))
 	rescheduled := &EventLD{Name: "n", URL: "u", StartDate: "s", EndDate: "e", EventStatus: "st", PreviousStartDate: "p"}
 	list := NewList("events", []any{rn.ListedEvent(ev, l, View{Lang: "en"})}, Paging{Page: 2, PerPage: 1, Total: 3, Base: "http://example.test/events/"})
