@@ -18,10 +18,12 @@ import (
 // rest_document_too_large naming the overrides and stores nothing. It
 // runs on SQLite: the MongoDB engine refuses the same record with the same
 // error (storetest's RecordSize group, run on both engines), and twenty
-// 16 MB rewrites through the embedded FerretDB take minutes.
+// 16 MB rewrites through the embedded FerretDB take minutes. The sync
+// worker does not run: indexing each of the twenty growing series is not
+// what the test checks, and cost a third of its time.
 func TestRecordSizeBound(t *testing.T) {
 	t.Parallel()
-	testRecordSizeBound(t, newEnv(t, "MAX_SERIES_OVERRIDE_TEXT", "1073741824"))
+	testRecordSizeBound(t, newEnvWith(t, t.TempDir(), envOptions{noWorker: true}, "MAX_SERIES_OVERRIDE_TEXT", "1073741824"))
 }
 
 func testRecordSizeBound(t *testing.T, e *env) {
@@ -32,9 +34,15 @@ func testRecordSizeBound(t *testing.T, e *env) {
 	desc := strings.Repeat("😀", limits.MaxDescription) // 4 bytes each
 	first := time.Date(2027, 3, 18, 0, 0, 0, 0, time.UTC)
 	stored := 0
+	// The change the bound must refuse: earlier ones must be stored
+	// (counted below), so the store is compared from this one on.
+	refused := repository.MaxRecordBytes / len(desc)
 	for i := range count {
 		key := first.AddDate(0, 0, 7*i).Format("20060102") + "T190000"
-		before := storeSnapshot(t, e)
+		before := ""
+		if i >= refused {
+			before = storeSnapshot(t, e)
+		}
 		r := e.do("PATCH", fmt.Sprintf("events/%d/occurrences/%s", id, key), "editor", map[string]any{"description": desc})
 		if r.status == 200 {
 			stored++
@@ -44,9 +52,12 @@ func testRecordSizeBound(t *testing.T, e *env) {
 			!strings.Contains(r.str("message"), "overrides") {
 			t.Fatalf("change %d: %d %.400s", i, r.status, r.raw)
 		}
-		if after := storeSnapshot(t, e); after != before {
-			t.Errorf("the refused write changed the store:\n before %s\n after  %s", before, after)
+		if before != "" {
+			if after := storeSnapshot(t, e); after != before {
+				t.Errorf("the refused write changed the store:\n before %s\n after  %s", before, after)
+			}
 		}
+
 		p := mustPost(t, e, id)
 		size, err := repository.RecordSize(p)
 		if err != nil {
@@ -57,8 +68,8 @@ func testRecordSizeBound(t *testing.T, e *env) {
 		if size > repository.MaxRecordBytes || size+len(desc) <= repository.MaxRecordBytes {
 			t.Errorf("refused at a record of %d bytes, bound %d, change %d bytes", size, repository.MaxRecordBytes, len(desc))
 		}
-		if stored != repository.MaxRecordBytes/len(desc) {
-			t.Errorf("%d changes stored, want %d", stored, repository.MaxRecordBytes/len(desc))
+		if stored != refused {
+			t.Errorf("%d changes stored, want %d", stored, refused)
 		}
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
@@ -54,7 +55,7 @@ func refusalStores() []storeUnderTest {
 			var db *mdriver.Database
 			open := func(t testing.TB, _ *config.Config) repository.Store {
 				uri, name := mongotest.Start(t), mongotest.Database(t)
-				st, err := mongo.Open(context.Background(), uri, name)
+				st, err := mongo.Open(context.Background(), uri, name, mongo.WithTimeout(time.Minute))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -154,9 +155,17 @@ func withoutVolatile(d string) string {
 // large" refuses writes whose record would be over the store's bound
 // (413), on a series near it (on MongoDB not under -short: slow on
 // FerretDB).
+//
+// The two engines run in parallel with each other and with the package's
+// other parallel tests; the MongoDB store's calls get a minute (not the
+// default 10 s): a 16 MB record read and written through the embedded
+// FerretDB on a machine this busy may take longer, and deadlines are not
+// what this test checks.
 func TestRefusedWriteLeavesNothing(t *testing.T) {
+	t.Parallel()
 	for _, st := range refusalStores() {
 		t.Run(st.name, func(t *testing.T) {
+			t.Parallel()
 			t.Run("routes", func(t *testing.T) {
 				e, dump := st.start(t, "MAX_ACCOUNT_DOCUMENTS", "20")
 				steps := refusedWrites(t, e)

@@ -182,10 +182,12 @@ func importScenarios(t *testing.T, open func(t *testing.T) repository.Store) {
 }
 
 func TestImportSQLite(t *testing.T) {
+	t.Parallel() // the package's three longest tests: in parallel they fill both cores
 	importScenarios(t, openSQLite)
 }
 
 func TestImportMongo(t *testing.T) {
+	t.Parallel() // the package's three longest tests: in parallel they fill both cores
 	uri := mongotest.Start(t)
 	importScenarios(t, func(t *testing.T) repository.Store {
 		s, err := mongo.Open(t.Context(), uri, mongotest.Database(t))
@@ -201,6 +203,7 @@ func TestImportMongo(t *testing.T) {
 // source cut after N responses; the context cancelled after N writes),
 // starts them again and compares the store with an uninterrupted import.
 func TestInterruptedImportResumes(t *testing.T) {
+	t.Parallel() // the package's three longest tests: in parallel they fill both cores
 	src := replay.New(t)
 	ref := openSQLite(t)
 	runImport(t, ref, options(src, nil))

@@ -4,7 +4,11 @@ package testsupport
 
 import (
 	"bytes"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -80,4 +84,48 @@ func (m *Memo[K, V]) Get(k K) V {
 	m.m[k] = v
 	m.mu.Unlock()
 	return v
+}
+
+// envRunMain names the environment variable under which a test binary of
+// a command runs the command's main instead of its tests (RunMain).
+const envRunMain = "TESTSUPPORT_RUN_MAIN"
+
+// RunMain runs main and exits when the test binary was started by the
+// executable MainCommand returned; otherwise it returns at once. A
+// command's TestMain calls it first:
+//
+//	func TestMain(m *testing.M) {
+//		testsupport.RunMain(main)
+//		os.Exit(m.Run())
+//	}
+func RunMain(main func()) {
+	if os.Getenv(envRunMain) != "1" {
+		return
+	}
+	main()
+	os.Exit(0)
+}
+
+// MainCommand returns the path of an executable (a shell script under
+// t.TempDir()) that runs the command's main in this test binary (see
+// RunMain) with the arguments it is given: the tests of a command run the
+// command as a process without building it again (a link costs seconds,
+// the test binary holds the same main).
+func MainCommand(t testing.TB) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatalf("the test binary's path: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "main")
+	script := fmt.Sprintf("#!/bin/sh\n%s=1 exec %s \"$@\"\n", envRunMain, shellQuote(self))
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

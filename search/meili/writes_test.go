@@ -497,10 +497,21 @@ func TestReaderNeverSeesGaps(t *testing.T) {
 			for id := range events {
 				all[id] = true
 			}
-			edits := 1000
+			// Every kind of edit, each way, many times over (counted below:
+			// 400 edits make each kind at least 10 times, the series'
+			// changes being the rarest; 1,000 repeated the same kinds).
+			edits := 400
 			if testing.Short() {
-				edits = 150 // every kind of edit, each way, many times over
+				edits = 150
 			}
+			kinds := map[string]int{}
+			defer func() {
+				for _, k := range []string{"text", "publish → draft", "draft → publish", "series grows", "series shrinks"} {
+					if min := edits / 40; kinds[k] < min && !t.Failed() {
+						t.Errorf("%d edits of kind %q, want at least %d: %v", kinds[k], k, min, kinds)
+					}
+				}
+			}()
 			for i := range edits {
 				id := int64(rng.IntN(12) + 1)
 				before := events[id]
@@ -513,6 +524,16 @@ func TestReaderNeverSeesGaps(t *testing.T) {
 					if before.n > 0 {
 						after.n = 1 + rng.IntN(5)
 					}
+				}
+				switch {
+				case after.status != before.status:
+					kinds[before.status+" → "+after.status]++
+				case after.n > before.n:
+					kinds["series grows"]++
+				case after.n < before.n:
+					kinds["series shrinks"]++
+				default:
+					kinds["text"]++
 				}
 				events[id] = after
 				mustAnon := map[int64]bool{}

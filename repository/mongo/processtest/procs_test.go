@@ -52,14 +52,67 @@ func repoRoot(t *testing.T) string {
 	return filepath.Dir(strings.TrimSpace(string(out)))
 }
 
-// build builds the package pkg of the module at dir into out.
-func build(t *testing.T, dir, pkg, out string) {
-	t.Helper()
-	cmd := exec.Command(testsupport.GoTool(t), "build", "-o", out, pkg)
-	cmd.Dir = dir
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s in %s: %v\n%s", pkg, dir, err, b)
+// binDir holds the binaries the tests build (TestMain makes and removes
+// it): each is built once and shared by the tests that run it.
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "processtest-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
 	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// built is one binary of binary: built once, by the first test asking.
+type built struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// builds are the binaries built so far, by module directory, package
+// and -trimpath.
+var (
+	buildsMu sync.Mutex
+	builds   = map[[3]string]*built{}
+)
+
+// binary returns the path of the package pkg of the module at dir, built
+// the first time a test asks for it; the tests share it. trimpath builds
+// with -trimpath: the build cache then serves a module extracted to a new
+// directory each run (the previous release), which it would otherwise
+// compile in full every time; this checkout builds without it, sharing
+// the packages go test compiled.
+func binary(t *testing.T, dir, pkg string, trimpath bool) string {
+	t.Helper()
+	buildsMu.Lock()
+	b := builds[[3]string{dir, pkg, fmt.Sprint(trimpath)}]
+	if b == nil {
+		b = &built{path: filepath.Join(binDir, fmt.Sprintf("bin%d", len(builds)))}
+		builds[[3]string{dir, pkg, fmt.Sprint(trimpath)}] = b
+	}
+	buildsMu.Unlock()
+	gotool := testsupport.GoTool(t)
+	b.once.Do(func() {
+		args := []string{"build", "-o", b.path}
+		if trimpath {
+			args = append(args, "-trimpath")
+		}
+		cmd := exec.Command(gotool, append(args, pkg)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build %s in %s: %v\n%s", pkg, dir, err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.path
 }
 
 // proc is a running process with its output kept.
@@ -144,13 +197,12 @@ const meiliKey = "process-test-master-key-0123456789"
 // startServers builds and starts the standalone FerretDB (or uses the
 // server TEST_MONGO_URI names: mongotest.EnvURI) and the Meilisearch
 // simulator (simulating version 1.18.0).
-func startServers(t *testing.T, root, bin string) *servers {
+func startServers(t *testing.T, root string) *servers {
 	t.Helper()
-	ferret, meili := filepath.Join(bin, "ferretdb"), filepath.Join(bin, "meilisim")
-	build(t, root, "./search/meili/meilisim/cmd/meilisim", meili)
+	meili := binary(t, root, "./search/meili/meilisim/cmd/meilisim", false)
 	s := &servers{mongoURI: os.Getenv(mongotest.EnvURI)}
 	if s.mongoURI == "" {
-		build(t, root, "./repository/mongo/mongotest/cmd/ferretdb", ferret)
+		ferret := binary(t, root, "./repository/mongo/mongotest/cmd/ferretdb", false)
 		_, line := start(t, "ferretdb", ferret, nil, true, "-addr", "127.0.0.1:0", "-dir", filepath.Join(t.TempDir(), "ferret"))
 		fAddr, ok := strings.CutPrefix(line, "listening on ")
 		if !ok {

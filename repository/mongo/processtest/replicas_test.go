@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -27,11 +26,10 @@ import (
 // under one message ID.
 func TestReplicasSurviveSIGKILL(t *testing.T) {
 	skipShort(t)
+	t.Parallel()
 	root := repoRoot(t)
-	bin := t.TempDir()
-	eventcal := filepath.Join(bin, "eventcal")
-	build(t, root, ".", eventcal)
-	srv := startServers(t, root, bin)
+	eventcal := binary(t, root, ".", false)
+	srv := startServers(t, root)
 	db := mongotest.Database(t)
 	ctx := t.Context()
 	leader := func() string {

@@ -26,9 +26,9 @@ const previousLayout = "445450092588a2372eda58da9146b4174a5bc0c4^"
 const envNewSource = "PROCESSTEST_NEW_SOURCE"
 
 // buildPrevious extracts previousLayout from the repository's history
-// (git archive, into a temporary directory) and builds its eventcal; it
-// skips t when the history is not there (a shallow clone).
-func buildPrevious(t *testing.T, root, out string) {
+// (git archive, into a temporary directory) and returns its eventcal,
+// built; it skips t when the history is not there (a shallow clone).
+func buildPrevious(t *testing.T, root string) string {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed: cannot build the previous release")
@@ -44,7 +44,7 @@ func buildPrevious(t *testing.T, root, out string) {
 	if b, err := archive.CombinedOutput(); err != nil {
 		t.Fatalf("git archive %s: %v\n%s", previousLayout, err, b)
 	}
-	build(t, src, ".", out)
+	return binary(t, src, ".", true)
 }
 
 // TestRollingUpgrade runs a replica of the previous released layout
@@ -58,17 +58,16 @@ func buildPrevious(t *testing.T, root, out string) {
 // replica (no listed-but-404), before and after the migration.
 func TestRollingUpgrade(t *testing.T) {
 	skipShort(t)
+	t.Parallel()
 	root := repoRoot(t)
-	bin := t.TempDir()
-	oldBin, newBin := filepath.Join(bin, "eventcal-previous"), filepath.Join(bin, "eventcal")
-	buildPrevious(t, root, oldBin)
+	oldBin := buildPrevious(t, root)
 	newSrc := root
 	if dir := os.Getenv(envNewSource); dir != "" {
 		newSrc = dir
 		t.Logf("%s: the new replica is built from %s", envNewSource, dir)
 	}
-	build(t, newSrc, ".", newBin)
-	srv := startServers(t, root, bin)
+	newBin := binary(t, newSrc, ".", false)
+	srv := startServers(t, root)
 	db := mongotest.Database(t)
 	ctx := t.Context()
 	meta := srv.client.Database(db)

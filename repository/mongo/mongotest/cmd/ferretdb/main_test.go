@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,13 @@ import (
 	"github.com/calendar/eventcal/config/testsupport"
 )
 
+// TestMain runs the command's main when a test starts this binary as the
+// command (testsupport.MainCommand).
+func TestMain(m *testing.M) {
+	testsupport.RunMain(main)
+	os.Exit(m.Run())
+}
+
 // TestCommandServesAndStops builds the command, runs it on a free port
 // with its files in a given directory, writes and reads a document over
 // the wire, stops it with SIGTERM (exit status 0) and checks that the
@@ -26,11 +34,7 @@ func TestCommandServesAndStops(t *testing.T) {
 		t.Skip("-short: skips the test that builds and runs the standalone FerretDB command")
 	}
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "ferretdb")
-	goTool := testsupport.GoTool(t)
-	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testsupport.MainCommand(t) // this test binary running main
 	data := filepath.Join(tmp, "data")
 	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-dir", data)
 	stdout, err := cmd.StdoutPipe()

@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,17 +17,20 @@ import (
 	"github.com/calendar/eventcal/search/meili"
 )
 
+// TestMain runs the command's main when a test starts this binary as the
+// command (testsupport.MainCommand).
+func TestMain(m *testing.M) {
+	testsupport.RunMain(main)
+	os.Exit(m.Run())
+}
+
 // TestCommandServesHealthAndSearch builds the command, runs it on a free
 // port with a master key for each supported version, polls GET /health
 // until it answers (within the test's deadline), checks GET /version and
 // one place added and found through the service's Meilisearch client,
 // and stops it. A version the simulator does not model is refused.
 func TestCommandServesHealthAndSearch(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "meilisim")
-	goTool := testsupport.GoTool(t)
-	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testsupport.MainCommand(t) // this test binary running main
 	for _, version := range []string{"1.18.0", "1.50.0"} {
 		t.Run(version, func(t *testing.T) { serveAndSearch(t, bin, version) })
 	}
