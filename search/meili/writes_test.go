@@ -457,7 +457,7 @@ func TestEditorDeepPagesAreBounded(t *testing.T) {
 	}
 }
 
-// TestReaderNeverSeesGaps: 1,000 edits (150 with -short) (text edits,
+// TestReaderNeverSeesGaps: 400 edits (150 with -short) (text edits,
 // status changes publish ↔ draft, series growing and shrinking) stepped
 // one batch at a time through the simulator: between every two batches,
 // the anonymous and editor lists list every event that stays visible,
