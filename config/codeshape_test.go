@@ -8,11 +8,12 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/calendar/eventcal/config/testsupport"
 )
 
 // maxMethods is the most methods one type may declare. A type that needs
@@ -114,13 +115,7 @@ func oversized(counts map[string]int, limit int) []string {
 // maxMethods methods (test files aside).
 func TestNoTypeDoesTooMuch(t *testing.T) {
 	t.Parallel()
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("the test runs in the module root: %v", err)
-	}
+	root := testsupport.ModuleRoot(t)
 	counts, err := methodCounts(os.DirFS(root))
 	if err != nil {
 		t.Fatal(err)

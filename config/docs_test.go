@@ -10,27 +10,9 @@ import (
 	"strings"
 	"testing"
 	"unicode"
-)
 
-// moduleRoot is the directory holding go.mod, found upwards from the test's
-// working directory (the package's own).
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
-	}
-}
+	"github.com/calendar/eventcal/config/testsupport"
+)
 
 // markdownFiles lists the module's Markdown files (README.md, CHANGELOG.md,
 // SECURITY.md, docs/*.md, the packages' READMEs), relative to root, leaving
@@ -162,7 +144,7 @@ func TestHeadingSlug(t *testing.T) {
 // Links to other sites (http, https, mailto) are not followed.
 func TestDocumentationLinksResolve(t *testing.T) {
 	t.Parallel()
-	root := moduleRoot(t)
+	root := testsupport.ModuleRoot(t)
 	files := markdownFiles(t, root)
 	for _, want := range []string{"README.md", "CHANGELOG.md", "SECURITY.md", "docs/operators.md", "docs/frontend.md",
 		"docs/editors.md", "docs/wordpress.md", "docs/internals.md"} {
@@ -236,7 +218,7 @@ func TestDocumentationLinksResolve(t *testing.T) {
 // two commands a newcomer runs, exactly (.ci/run runs the second one).
 func TestReadmeStartsWithTheTwoCommands(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile(filepath.Join(moduleRoot(t), "README.md"))
+	b, err := os.ReadFile(filepath.Join(testsupport.ModuleRoot(t), "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +242,7 @@ func TestReadmeStartsWithTheTwoCommands(t *testing.T) {
 // ship undocumented.
 func TestEverySettingDocumented(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile(filepath.Join(moduleRoot(t), "docs", "operators.md"))
+	b, err := os.ReadFile(filepath.Join(testsupport.ModuleRoot(t), "docs", "operators.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

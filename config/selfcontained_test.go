@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/calendar/eventcal/config/testsupport"
 )
 
 // The repository stands alone: a fresh clone with nothing beside it passes
@@ -82,13 +84,7 @@ func outsideReferences(root string) ([]string, error) {
 // file outside it.
 func TestNothingPointsOutsideTheRepository(t *testing.T) {
 	t.Parallel()
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("the test runs in the module root: %v", err)
-	}
+	root := testsupport.ModuleRoot(t)
 	found, err := outsideReferences(root)
 	if err != nil {
 		t.Fatal(err)

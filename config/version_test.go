@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/calendar/eventcal/config/testsupport"
 )
 
 // releaseHeading is a Keep a Changelog release heading: "## [0.30.0] - 2026-11-26".
@@ -50,7 +52,7 @@ func changelogReleases(text string) (versions, problems []string) {
 // and forget the other.
 func TestChangelogNamesVersion(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile(filepath.Join(moduleRoot(t), "CHANGELOG.md"))
+	b, err := os.ReadFile(filepath.Join(testsupport.ModuleRoot(t), "CHANGELOG.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +95,7 @@ func TestChangelogFrame(t *testing.T) {
 // names the line of the current release (0.30.x for 0.30.0).
 func TestSecuritySupportsVersion(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile(filepath.Join(moduleRoot(t), "SECURITY.md"))
+	b, err := os.ReadFile(filepath.Join(testsupport.ModuleRoot(t), "SECURITY.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

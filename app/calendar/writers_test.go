@@ -4,11 +4,11 @@ import (
 	"go/ast"
 	"go/types"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/calendar/eventcal/config/testsupport"
 
 	"golang.org/x/tools/go/packages"
 )
@@ -54,25 +54,6 @@ func writeMethods(store *types.Interface) []string {
 	return out
 }
 
-// moduleRoot is the directory of go.mod above the test's directory.
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
-	}
-}
-
 // TestEveryWriterGoesThroughTheCalendar type-checks the module's
 // packages (not their tests) and lists every call of a store write method
 // (writeMethods of repository.Store) outside writerHomes: on a value of
@@ -83,7 +64,7 @@ func moduleRoot(t *testing.T) string {
 func TestEveryWriterGoesThroughTheCalendar(t *testing.T) {
 	t.Parallel()
 	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes | packages.NeedTypesInfo,
-		Dir: moduleRoot(t)}
+		Dir: testsupport.ModuleRoot(t)}
 	pkgs, err := packages.Load(cfg, "./...")
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/calendar/eventcal/config/testsupport"
 )
 
 // Credentials the server accepts as the recording's application password.
@@ -59,20 +61,7 @@ var fixtures = filepath.Join("app", "wpimport", "replay", "testdata", "tec-6.17.
 // module finds it.
 func Dir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("replay: no go.mod above the working directory")
-		}
-		dir = parent
-	}
+	dir := testsupport.ModuleRoot(t)
 	fx := filepath.Join(dir, fixtures)
 	if _, err := os.Stat(filepath.Join(fx, "INDEX.tsv")); err != nil {
 		t.Fatalf("replay: the recorded exchanges are not at %s: %v", fx, err)
