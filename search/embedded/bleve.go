@@ -472,6 +472,11 @@ func (g *generation) indexPlaces(ctx context.Context, docs []search.PlaceDocumen
 	for _, idx := range order {
 		p := batches[idx]
 		if err := apply(ctx, idx, p.b, "index places"); err != nil {
+			// What the index holds of these places is unknown now: their
+			// next write is applied whatever it holds.
+			for id := range p.sums {
+				delete(g.placeSums[p.kind], id)
+			}
 			return err
 		}
 		g.rememberPlaces(p.kind, p.sums)

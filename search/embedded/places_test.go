@@ -119,3 +119,31 @@ func TestReopenedEngineRewritesPlaces(t *testing.T) {
 		t.Errorf("%d batches for two writes of one document after reopening, want 1", n)
 	}
 }
+
+// TestFailedPlaceWriteForgetsPlaces: after a place write that failed, the
+// engine does not know what its index holds of those places, so the next
+// write of each is applied even when it equals the document indexed
+// before.
+func TestFailedPlaceWriteForgetsPlaces(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := mustOpen(t, t.TempDir())
+	defer e.Close()
+	g, done := e.current()
+	done()
+	if err := e.IndexPlaces(ctx, []search.PlaceDocument{venueDoc(1, true, 50)}); err != nil {
+		t.Fatal(err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := e.IndexPlaces(cancelled, []search.PlaceDocument{venueDoc(1, true, 60)}); err == nil {
+		t.Fatal("IndexPlaces with a cancelled context succeeded")
+	}
+	before := batches(t, g.venues)
+	if err := e.IndexPlaces(ctx, []search.PlaceDocument{venueDoc(1, true, 50)}); err != nil {
+		t.Fatal(err)
+	}
+	if n := batches(t, g.venues) - before; n != 1 {
+		t.Errorf("%d batches for the write after a failed one, want 1", n)
+	}
+}
