@@ -2,8 +2,10 @@ package embedded
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"maps"
 	"math"
 	"os"
@@ -73,6 +75,18 @@ type generation struct {
 	// closed is set once the indexes are closed: queries then fail as the
 	// closed Bleve indexes do.
 	closed atomic.Bool
+	// placesMu orders place writes and guards placeSums.
+	placesMu sync.Mutex
+	// placeSums holds, by kind and ID, a fingerprint (placeSum) of each
+	// place document this generation has indexed since it was opened.
+	// Every event write makes the sync worker index its venues and
+	// organizers again, whose documents seldom change (has_events and
+	// the latest start only move now and then); a document equal to the
+	// one indexed is left out of the batch, so that it costs no Bleve
+	// batch, segment, merge or fsync. A deletion forgets the ID, and a
+	// generation opened from disk starts empty (its first write of each
+	// place is applied).
+	placeSums map[search.PlaceKind]map[int64]uint64
 }
 
 var (
@@ -421,25 +435,85 @@ func (e *Engine) IndexPlaces(ctx context.Context, docs []search.PlaceDocument) e
 }
 
 func (g *generation) indexPlaces(ctx context.Context, docs []search.PlaceDocument) error {
-	batches := map[bleve.Index]*bleve.Batch{}
+	g.placesMu.Lock()
+	defer g.placesMu.Unlock()
+	type pending struct {
+		kind search.PlaceKind
+		b    *bleve.Batch
+		sums map[int64]uint64
+	}
+	batches := map[bleve.Index]*pending{}
+	var order []bleve.Index
 	for _, d := range docs {
 		idx, err := g.place(d.Kind)
 		if err != nil {
 			return fmt.Errorf("place %d: %w", d.ID, err)
 		}
-		if batches[idx] == nil {
-			batches[idx] = idx.NewBatch()
-		}
-		if err := batches[idx].Index(docID(d.ID), placeFields(d)); err != nil {
+		sum, err := placeSum(d)
+		if err != nil {
 			return fmt.Errorf("bleve: place %d: %w", d.ID, err)
 		}
+		p := batches[idx]
+		if p == nil {
+			p = &pending{kind: d.Kind, b: idx.NewBatch(), sums: map[int64]uint64{}}
+			batches[idx] = p
+			order = append(order, idx)
+		}
+		if had, ok := g.placeSums[d.Kind][d.ID]; ok && had == sum {
+			if _, queued := p.sums[d.ID]; !queued {
+				continue // indexed as it is: nothing to write
+			}
+		}
+		if err := p.b.Index(docID(d.ID), placeFields(d)); err != nil {
+			return fmt.Errorf("bleve: place %d: %w", d.ID, err)
+		}
+		p.sums[d.ID] = sum
 	}
-	for idx, b := range batches {
-		if err := apply(ctx, idx, b, "index places"); err != nil {
+	for _, idx := range order {
+		p := batches[idx]
+		if err := apply(ctx, idx, p.b, "index places"); err != nil {
+			// What the index holds of these places is unknown now: their
+			// next write is applied whatever it holds.
+			for id := range p.sums {
+				delete(g.placeSums[p.kind], id)
+			}
 			return err
 		}
+		g.rememberPlaces(p.kind, p.sums)
 	}
 	return nil
+}
+
+// placeSum is the fingerprint of a place document kept in placeSums: FNV-1a
+// of its JSON (encoding/json writes map keys sorted, so equal documents
+// give equal bytes).
+func placeSum(d search.PlaceDocument) (uint64, error) {
+	raw, err := json.Marshal(d)
+	if err != nil {
+		return 0, err
+	}
+	h := fnv.New64a()
+	h.Write(raw)
+	return h.Sum64(), nil
+}
+
+// rememberPlaces records the fingerprints of place documents just indexed.
+// The caller holds placesMu.
+func (g *generation) rememberPlaces(kind search.PlaceKind, sums map[int64]uint64) {
+	if len(sums) == 0 {
+		return
+	}
+	if g.placeSums == nil {
+		g.placeSums = map[search.PlaceKind]map[int64]uint64{}
+	}
+	m := g.placeSums[kind]
+	if m == nil {
+		m = make(map[int64]uint64, len(sums))
+		g.placeSums[kind] = m
+	}
+	for id, sum := range sums {
+		m[id] = sum
+	}
 }
 
 // DeleteEvents removes events; IDs not in the index are ignored.
@@ -460,6 +534,13 @@ func (g *generation) deletePlaces(ctx context.Context, kind search.PlaceKind, id
 	idx, err := g.place(kind)
 	if err != nil {
 		return err
+	}
+	g.placesMu.Lock()
+	defer g.placesMu.Unlock()
+	// Forgotten first: whether or not the deletion is applied, the next
+	// write of these places is.
+	for _, id := range ids {
+		delete(g.placeSums[kind], id)
 	}
 	return deleteIDs(ctx, idx, ids, "delete places")
 }
