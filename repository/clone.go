@@ -12,6 +12,7 @@ func (p *Record) Clone() *Record {
 	c := *p
 	c.Title, c.Content, c.Excerpt, c.Slug = p.Title.Clone(), p.Content.Clone(), p.Excerpt.Clone(), p.Slug.Clone()
 	c.Origin = clonePtr(p.Origin)
+	c.Source = clonePtr(p.Source)
 	if p.Event != nil {
 		c.Event = p.Event.clone()
 	}

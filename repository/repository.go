@@ -188,6 +188,9 @@ type Record struct {
 	Revision int64 `json:"revision" bson:"revision"`
 	// Origin is set on imported records (origin.go); nil otherwise.
 	Origin *Origin `json:"origin,omitempty" bson:"origin,omitempty"`
+	// Source is set on events imported from a calendar source
+	// (sources.go); nil for events made here.
+	Source *SourceLink `json:"source,omitempty" bson:"source,omitempty"`
 
 	Event     *EventFields     `json:"event,omitempty" bson:"event,omitempty"`
 	Venue     *VenueFields     `json:"venue,omitempty" bson:"venue,omitempty"`
