@@ -21,8 +21,10 @@ import (
 // repository.SourceLink); the index {source.id, id} on posts
 // (sourceItemsIndex) serves SourceItems. It is declared with the other
 // indexes (declaredIndexes), so Open builds it in the background on a
-// store that has records already. IDs are drawn and claimed as every other ID (seq.go), so
-// they are never handed out twice and never reused. UpdateSource is a
+// store that has records already. Source IDs are drawn and claimed as
+// every other ID (seq.go); run IDs are drawn from their counter and kept
+// unique by the _id index (CreateSourceRun). Neither is ever handed out
+// twice or reused. UpdateSource is a
 // compare-and-swap on revision, under the source's item lock
 // ("source:12") so that it also holds on FerretDB v1, whose replace is
 // not atomic: the run claim of a source (one run at a time, across
@@ -192,16 +194,30 @@ func (s *sourceStore) CreateSourceRun(ctx context.Context, r *repository.SourceR
 		return err
 	}
 	c := *r
-	c.ID = 0
-	if err := s.assignID(ctx, seqSourceRun, &c.ID); err != nil {
-		return err
-	}
 	prepareRun(&c)
-	if _, err := s.runs().InsertOne(ctx, &c); err != nil {
-		return fmt.Errorf("mongo: create run: %w", asDuplicate(err))
+	// The run's _id is unique: a value the counter hands out twice
+	// (FerretDB v1) fails the insert and is drawn again. Runs claim no
+	// IDs in id_claims (there would be one claim per run ever made):
+	// the counter only grows, so a pruned run's ID never comes back.
+	for range maxDraws {
+		id, err := s.nextSeq(ctx, seqSourceRun, 1)
+		if err != nil {
+			return err
+		}
+		if id <= 0 || id > repository.MaxID {
+			return fmt.Errorf("mongo: sequence %s has reached %d: %w", seqSourceRun, repository.MaxID, repository.ErrIDRange)
+		}
+		c.ID = id
+		_, err = s.runs().InsertOne(ctx, &c)
+		if err == nil {
+			*r = c
+			return nil
+		}
+		if !mongo.IsDuplicateKeyError(err) {
+			return fmt.Errorf("mongo: create run: %w", err)
+		}
 	}
-	*r = c
-	return nil
+	return fmt.Errorf("mongo: sequence %s: no free ID after %d draws", seqSourceRun, maxDraws)
 }
 
 // SaveSourceRun stores r over the stored run with its ID (which keeps its
