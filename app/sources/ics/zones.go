@@ -271,7 +271,7 @@ func parseOffset(s string) (int, error) {
 			break
 		}
 		v, err := strconv.Atoi(s[1+2*i : 3+2*i])
-		if err != nil || v < 0 || v > 59 && i > 0 || v > 23 {
+		if err != nil || v < 0 || i == 0 && v > 23 || i > 0 && v > 59 {
 			return 0, fmt.Errorf("bad UTC offset %q", s)
 		}
 		n += v * unit
