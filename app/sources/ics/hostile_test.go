@@ -196,3 +196,35 @@ func TestLongParameters(t *testing.T) {
 		}
 	}
 }
+
+func TestManyCustomZones(t *testing.T) {
+	t.Parallel()
+	// Blocks whose yearly rule never occurs (February 30th): expanding
+	// one runs to the year 9999 in the rule library, so only the first
+	// maxCustomZones blocks are matched against IANA zones; the others
+	// take their standard offset.
+	var b strings.Builder
+	b.WriteString("BEGIN:VCALENDAR\r\n")
+	n := maxCustomZones + 4
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "BEGIN:VTIMEZONE\r\nTZID:Custom %d\r\nBEGIN:STANDARD\r\nDTSTART:16010101T000000\r\nTZOFFSETFROM:+0100\r\nTZOFFSETTO:+0100\r\nRRULE:FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30\r\nEND:STANDARD\r\nEND:VTIMEZONE\r\n", i)
+	}
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "BEGIN:VEVENT\r\nUID:%d\r\nDTSTART;TZID=Custom %d:20260701T120000\r\nEND:VEVENT\r\n", i, i)
+	}
+	b.WriteString("END:VCALENDAR\r\n")
+	cal := parseString(t, b.String())
+	if len(cal.Events) != n {
+		t.Fatalf("events %d problems %+v", len(cal.Events), cal.Problems)
+	}
+	for i, ev := range cal.Events {
+		want := "Africa/Lagos" // the first CLDR zone at +01 all year, by name
+		if i >= maxCustomZones {
+			want = "Etc/GMT-1"
+		}
+		if ev.Zone != want {
+			t.Errorf("event %d: zone %q, want %q", i, ev.Zone, want)
+		}
+		sameInstant(t, "start", ev.Start, "2026-07-01T11:00:00Z")
+	}
+}
