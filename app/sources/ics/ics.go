@@ -63,7 +63,10 @@ type Options struct {
 // readTime and zones.resolve), all-day events, DURATION, RRULE, EXDATE,
 // RDATE, RECURRENCE-ID (see assemble), STATUS, SUMMARY, DESCRIPTION,
 // URL, LOCATION and GEO, ORGANIZER, CATEGORIES, IMAGE and ATTACH,
-// LAST-MODIFIED; the calendar's name is X-WR-CALNAME, else NAME.
+// LAST-MODIFIED; the calendar's name is X-WR-CALNAME, else NAME. A
+// floating time (no TZID, no "Z") is read in the calendar's
+// X-WR-TIMEZONE; without one it is its wall clock in UTC with Zone "",
+// for the runner to read in the site's zone.
 func Parse(r io.Reader, opts Options) (*feed.Calendar, error) {
 	p := newParser(opts)
 	return p.parse(r)

@@ -251,6 +251,16 @@ func TestRecurrenceIDs(t *testing.T) {
 		sameInstant(t, "start", o.Start, "2026-06-05T00:00:00Z")
 		sameInstant(t, "end", o.End, "2026-06-06T00:00:00Z")
 	})
+	t.Run("a floating instance of a zoned series", func(t *testing.T) {
+		cal := parseString(t, wrap(
+			"UID:z\nDTSTART;TZID=Europe/Amsterdam:20260601T100000\nDTEND;TZID=Europe/Amsterdam:20260601T110000\nRRULE:FREQ=WEEKLY",
+			"UID:z\nRECURRENCE-ID:20260608T100000\nDTSTART:20260608T120000\nDTEND:20260608T130000",
+		))
+		o := cal.Events[0].Overrides[0]
+		sameInstant(t, "of", o.Of, "2026-06-08T08:00:00Z")
+		sameInstant(t, "start", o.Start, "2026-06-08T10:00:00Z")
+		sameInstant(t, "end", o.End, "2026-06-08T11:00:00Z")
+	})
 	t.Run("the instance's times unchanged", func(t *testing.T) {
 		cal := parseString(t, wrap(
 			"UID:w\nDTSTART:20260601T100000Z\nDTEND:20260601T110000Z\nRRULE:FREQ=WEEKLY\nSUMMARY:Weekly\nDESCRIPTION:d",
