@@ -61,6 +61,23 @@ func TestFloatingTimesReadInCalendarZone(t *testing.T) {
 	sameInstant(t, "exdate", ev.Exclusions[0], "2026-06-08T15:00:00Z")
 }
 
+func TestCalendarZoneNamesABlock(t *testing.T) {
+	t.Parallel()
+	block := "BEGIN:VTIMEZONE\r\nTZID:Office\r\nBEGIN:STANDARD\r\nDTSTART:16010101T000000\r\nTZOFFSETFROM:+0900\r\nTZOFFSETTO:+0900\r\nEND:STANDARD\r\nEND:VTIMEZONE\r\n"
+	body := strings.Replace(wrap("UID:a\nDTSTART:20260601T100000", "UID:b\nDTSTART;TZID=Office:20260601T100000"),
+		"VERSION:2.0\r\n", "VERSION:2.0\r\nX-WR-TIMEZONE:Office\r\n"+block, 1)
+	cal := parseString(t, body)
+	if len(cal.Events) != 2 {
+		t.Fatalf("problems %+v", cal.Problems)
+	}
+	for _, ev := range cal.Events {
+		sameInstant(t, ev.UID+" start", ev.Start, "2026-06-01T01:00:00Z")
+		if ev.Zone != "Asia/Chita" { // the first CLDR zone at +09 all year, by name
+			t.Errorf("%s: zone %q", ev.UID, ev.Zone)
+		}
+	}
+}
+
 func TestTimeZones(t *testing.T) {
 	t.Parallel()
 	// A VTIMEZONE with the observances of EU summer time at +01/+02,
