@@ -419,3 +419,19 @@ func TestLooks(t *testing.T) {
 		}
 	}
 }
+
+func TestCalendarName(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ props, want string }{
+		{"X-WR-CALNAME:Concerts\\, Amsterdam", "Concerts, Amsterdam"},
+		{"NAME:Theatre", "Theatre"},
+		{"NAME:Theatre\r\nX-WR-CALNAME:Stage", "Stage"},
+		{"PRODID:-//x//EN", ""},
+	}
+	for _, c := range cases {
+		body := strings.Replace(wrap("UID:a\nDTSTART:20260601T100000Z"), "VERSION:2.0\r\n", "VERSION:2.0\r\n"+c.props+"\r\n", 1)
+		if got := parseString(t, body).Name; got != c.want {
+			t.Errorf("%q: name %q, want %q", c.props, got, c.want)
+		}
+	}
+}
