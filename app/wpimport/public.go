@@ -20,7 +20,8 @@ import (
 type PublicOptions struct {
 	// Source is the site's address (https://example.org), its REST root
 	// (https://example.org/wp-json) or The Events Calendar's namespace
-	// root (https://example.org/wp-json/tribe/events/v1); the first two
+	// root (https://example.org/wp-json/tribe/events/v1) or a route under
+	// it (.../tribe/events/v1/events, read as the root); the first two
 	// are resolved as Run resolves them (the site's Link header, the
 	// page's <link rel="https://api.w.org/">, else /wp-json).
 	Source string
@@ -295,6 +296,11 @@ func parsePublicURL(raw string) (*url.URL, error) {
 		return nil, &causeError{msg: "the source URL must have no query or fragment, such as https://example.org or " + fromExample, cause: ErrSourceURL}
 	}
 	u.Path = strings.TrimRight(u.Path, "/")
+	// A route under the namespace (.../tribe/events/v1/events) names
+	// the namespace root.
+	if i := strings.Index(u.Path, "/"+tecNamespace+"/"); i >= 0 {
+		u.Path = u.Path[:i+len(tecNamespace)+1]
+	}
 	u.RawPath = ""
 	return u, nil
 }

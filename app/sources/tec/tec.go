@@ -96,6 +96,12 @@ const (
 	DefaultMaxResponse = 20 << 20
 )
 
+// DefaultRetries is Options.Retries's default: fewer than eventcal
+// import's, since a source runs again on its schedule (a failing site
+// fails a run after about 3 s of backoff, or the Retry-After it asks
+// for, at most 5 minutes a retry).
+const DefaultRetries = 2
+
 // withDefaults fills the zero fields.
 func (c Caps) withDefaults() Caps {
 	if c.Pages <= 0 {
@@ -129,9 +135,10 @@ type Options struct {
 	// Logger receives retries and the records left out (nil: discarded).
 	Logger *slog.Logger
 	// Rate is the request rate, requests a second (0: wpimport's
-	// default; negative: no limit); Retries how often a request failing
-	// with a timeout, 429 or 5xx is retried (0: wpimport's default;
-	// negative: never); RetryBase the first backoff wait (0: 1 s).
+	// default, 10; negative: no limit); Retries how often a request
+	// failing with a timeout, 429 or 5xx is retried (0: DefaultRetries;
+	// negative: never); RetryBase the first backoff wait, doubled per
+	// retry (0: 1 s).
 	Rate      float64
 	Retries   int
 	RetryBase time.Duration
@@ -154,8 +161,8 @@ func (e *Error) Error() string { return e.Message }
 func (e *Error) Unwrap() error { return e.Err }
 
 // Read reads the upcoming published events of the site running The
-// Events Calendar at rawURL (the site's address, its REST root, or the
-// tribe/events/v1 namespace root) into a feed.Calendar. An event the
+// Events Calendar at rawURL (the site's address, its REST root, the
+// tribe/events/v1 namespace root or a route under it) into a feed.Calendar. An event the
 // import's rules refuse (a date that is not one, a time zone this service
 // does not know, an image or website it would not store) goes to
 // Calendar.Problems; a venue, organizer or term they refuse is left out
@@ -171,9 +178,13 @@ func Read(ctx context.Context, rawURL string, o Options) (*feed.Calendar, error)
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	retries := o.Retries
+	if retries == 0 {
+		retries = DefaultRetries
+	}
 	snap, err := wpimport.ReadPublic(ctx, wpimport.PublicOptions{
 		Source: rawURL, Language: lang, HTTPClient: o.Client, Logger: logger,
-		Rate: o.Rate, Retries: o.Retries, RetryBase: o.RetryBase,
+		Rate: o.Rate, Retries: retries, RetryBase: o.RetryBase,
 		MaxResponse: caps.Response, MaxEvents: caps.Events,
 		Caps: wpimport.Caps{Pages: caps.Pages, Requests: caps.Requests, Bytes: caps.Bytes},
 	})

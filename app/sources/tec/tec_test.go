@@ -87,6 +87,7 @@ func TestReadRecordedSite(t *testing.T) {
 		{"namespace root", func(s *recordedSite) string { return s.Root() }},
 		{"REST root", func(s *recordedSite) string { return s.URL + "/wp-json" }},
 		{"site page announcing its REST API", func(s *recordedSite) string { return s.URL + "/" }},
+		{"the events route", func(s *recordedSite) string { return s.Root() + "/events/" }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
