@@ -58,7 +58,9 @@ import (
 
 	"github.com/calendar/eventcal/app/ical"
 	"github.com/calendar/eventcal/app/sources/feed"
+	"github.com/calendar/eventcal/app/sources/fetch"
 	"github.com/calendar/eventcal/app/wpimport"
+	"github.com/calendar/eventcal/config/netguard"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -147,7 +149,8 @@ type Options struct {
 // Error is a read that failed: nothing of the source may be used. Reason
 // is one of "url" (rawURL is not an http(s) URL without credentials or
 // query), "not_a_calendar", "status", "too_large", "too_many_events",
-// "timeout", "network"; the text (Error) is the run's error, and starts
+// "timeout", "network", or the fetcher's "blocked" and "redirect" (its
+// client's refusals, in its words); the text (Error) is the run's error, and starts
 // with what happened ("not a calendar: ...", "too large: ...").
 type Error struct {
 	Reason string
@@ -185,7 +188,7 @@ func Read(ctx context.Context, rawURL string, o Options) (*feed.Calendar, error)
 	snap, err := wpimport.ReadPublic(ctx, wpimport.PublicOptions{
 		Source: rawURL, Language: lang, HTTPClient: o.Client, Logger: logger,
 		Rate: o.Rate, Retries: retries, RetryBase: o.RetryBase,
-		MaxResponse: caps.Response, MaxEvents: caps.Events,
+		MaxResponse: caps.Response, MaxEvents: caps.Events, Permanent: permanent,
 		Caps: wpimport.Caps{Pages: caps.Pages, Requests: caps.Requests, Bytes: caps.Bytes},
 	})
 	if err != nil {
@@ -226,11 +229,42 @@ func problemText(f wpimport.Failure) string {
 	return f.Field + ": " + f.Reason
 }
 
+// permanent reports an error of the fetcher's client that a retry
+// cannot mend: an address its rules refuse (its dialer's
+// *netguard.BlockedError), a redirect it does not follow, a body past its
+// bound.
+func permanent(err error) bool {
+	var be *netguard.BlockedError
+	if errors.As(err, &be) {
+		return true
+	}
+	var fe *fetch.Error
+	if !errors.As(err, &fe) {
+		return false
+	}
+	switch fe.Reason {
+	case fetch.ReasonBlocked, fetch.ReasonRedirect, fetch.ReasonTooLarge:
+		return true
+	}
+	return false
+}
+
 // readError turns ReadPublic's error into an *Error.
 func readError(ctx context.Context, err error) *Error {
 	var capErr *wpimport.CapError
 	var status *wpimport.StatusError
+	var fe *fetch.Error
+	var be *netguard.BlockedError
 	switch {
+	case errors.As(err, &be):
+		where := "the site's address " + be.Addr.String() + " is refused"
+		if be.Host != "" && be.Host != be.Addr.String() {
+			where = "the site's host " + be.Host + " resolves to " + be.Addr.String() + ", which is refused"
+		}
+		return &Error{Reason: fetch.ReasonBlocked, Message: fmt.Sprintf("%s: %v", where, be.Err), Err: err}
+	case errors.As(err, &fe) && fe.Reason != fetch.ReasonNetwork && fe.Reason != fetch.ReasonTruncated:
+		// The fetcher's words (blocked, redirect, too_large, timeout).
+		return &Error{Reason: fe.Reason, Message: fe.Message, Err: err}
 	case errors.As(err, &capErr):
 		switch capErr.Cap {
 		case wpimport.CapEvents:

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/app/sources/feed"
+	"github.com/calendar/eventcal/app/sources/fetch"
 	"github.com/calendar/eventcal/app/sources/tec"
 	"github.com/calendar/eventcal/app/wpimport/replay"
 )
@@ -112,6 +113,13 @@ func TestReadRecordedSite(t *testing.T) {
 				}
 				seen[e.UID] = true
 			}
+			site.mu.Lock()
+			for _, a := range site.agents {
+				if !strings.HasPrefix(a, "eventcal-sources/") {
+					t.Errorf("User-Agent %q; want eventcal-sources/<version> without a client of the runner's", a)
+				}
+			}
+			site.mu.Unlock()
 			// The order is the list's (by start).
 			if cal.Events[0].UID != "342" || cal.Events[45].UID != "295" {
 				t.Errorf("first %s, last %s; want 342 and 295", cal.Events[0].UID, cal.Events[45].UID)
@@ -488,5 +496,48 @@ func TestLooks(t *testing.T) {
 		if got := tec.Looks(c.contentType, c.header, []byte(c.body)); got != c.want {
 			t.Errorf("%s: Looks = %v; want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestReadThroughTheFetcher reads with the fetcher's guarded client, as
+// the runner does: its User-Agent, its address rules (a loopback site is
+// refused unless private addresses are allowed) and its size bound, whose
+// refusals stop the read at once (no retry) in the fetcher's words.
+func TestReadThroughTheFetcher(t *testing.T) {
+	t.Parallel()
+	site := newRecordedSite(t, nil)
+	cal := read(t, site.URL, tec.Options{Client: fetch.New(fetch.Options{AllowPrivate: true}).Client(), Rate: -1})
+	if len(cal.Events) != 46 {
+		t.Fatalf("%d events; want 46", len(cal.Events))
+	}
+	site.mu.Lock()
+	agents := slices.Clone(site.agents)
+	site.mu.Unlock()
+	for _, a := range agents {
+		if a != fetch.DefaultUserAgent() {
+			t.Errorf("User-Agent %q; want the fetcher's %q", a, fetch.DefaultUserAgent())
+		}
+	}
+	for _, c := range []struct {
+		name     string
+		o        fetch.Options
+		reason   string
+		says     string
+		requests int
+	}{
+		{"a loopback site", fetch.Options{}, fetch.ReasonBlocked, "the site's address 127.0.0.1 is refused: private, loopback", 0},
+		{"a page past the fetcher's bound", fetch.Options{AllowPrivate: true, MaxBytes: 10_000}, fetch.ReasonTooLarge, "", 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := len(site.Requests())
+			_, err := tec.Read(t.Context(), site.Root(), tec.Options{Client: fetch.New(c.o).Client(), Rate: -1, Retries: 5, RetryBase: time.Millisecond})
+			var te *tec.Error
+			if !errors.As(err, &te) || te.Reason != c.reason || strings.Contains(err.Error(), "gave up") || !strings.HasPrefix(err.Error(), c.says) {
+				t.Fatalf("Read = %v; want %s at the first attempt", err, c.reason)
+			}
+			if n := len(site.Requests()) - before; n != c.requests {
+				t.Errorf("%d requests reached the site; want %d", n, c.requests)
+			}
+		})
 	}
 }
