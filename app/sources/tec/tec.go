@@ -47,6 +47,8 @@ package tec
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -211,6 +213,21 @@ func Read(ctx context.Context, rawURL string, o Options) (*feed.Calendar, error)
 		cal.Events = append(cal.Events, e)
 	}
 	return cal, nil
+}
+
+// ContentHash is a digest of a calendar Read returned, for the runner's
+// ReadResult.ContentHash (a TEC source has no one body to hash): the
+// digests of its events and its problems, in order. Two reads of an
+// unchanged site give the same hash; any change of an event changes it.
+func ContentHash(cal *feed.Calendar) string {
+	h := sha256.New()
+	for i := range cal.Events {
+		fmt.Fprintf(h, "e %s\n", cal.Events[i].Digest())
+	}
+	for _, p := range cal.Problems {
+		fmt.Fprintf(h, "p %q %q\n", p.UID, p.Problem)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // uid is the feed UID of a source ID ("" for none).

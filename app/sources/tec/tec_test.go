@@ -260,8 +260,8 @@ func TestReadRecordedEvents(t *testing.T) {
 }
 
 // TestReadTwiceSameDigests: an unchanged site reads the same twice (the
-// runner's "unchanged"), and a change of one event changes its digest
-// only.
+// runner's "unchanged": same ContentHash, same digests), and a change of
+// one event changes the ContentHash and that event's digest only.
 func TestReadTwiceSameDigests(t *testing.T) {
 	t.Parallel()
 	digests := func(modify func(map[int64]map[string]any)) map[string]string {
@@ -271,6 +271,12 @@ func TestReadTwiceSameDigests(t *testing.T) {
 			out[e.UID] = e.Digest()
 		}
 		return out
+	}
+	hash := func(modify func(map[int64]map[string]any)) string {
+		return tec.ContentHash(read(t, newRecordedSite(t, modify).Root(), opts()))
+	}
+	if h1, h2, h3 := hash(nil), hash(nil), hash(func(ev map[int64]map[string]any) { ev[294]["cost"] = "$3" }); h1 != h2 || h1 == h3 || len(h1) != 64 {
+		t.Errorf("ContentHash: %s, %s (unchanged), %s (one cost changed)", h1, h2, h3)
 	}
 	a, b := digests(nil), digests(nil)
 	c := digests(func(ev map[int64]map[string]any) { ev[329]["title"] = "FX Thanksgiving Parade Watch (moved)" })
