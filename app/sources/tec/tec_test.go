@@ -547,3 +547,53 @@ func TestReadThroughTheFetcher(t *testing.T) {
 		})
 	}
 }
+
+// TestReadMissingPage: a page the list announced that answers 404 fails
+// the read (its events would otherwise look removed); a 404 past the
+// announced pages ends the list.
+func TestReadMissingPage(t *testing.T) {
+	t.Parallel()
+	var events []map[string]any
+	for i := range 120 {
+		events = append(events, replay.Event(int64(2000+i), fmt.Sprintf("Event %d", i)))
+	}
+	for _, c := range []struct {
+		name    string
+		pages   int // total_pages announced
+		missing int // the page that answers 404
+		want    int // events read, -1: an error
+	}{
+		{"page 2 of 3 missing", 3, 2, -1},
+		{"page 3 of 3 missing", 3, 3, -1},
+		{"no pages announced: a 404 ends the list", 0, 3, 100},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				page := 1
+				fmt.Sscan(r.URL.Query().Get("page"), &page)
+				if page == c.missing || page > 3 {
+					w.WriteHeader(http.StatusNotFound)
+					fmt.Fprint(w, `{"code":"event-archive-page-not-found","message":"The requested event archive page does not exist","data":{"status":404}}`)
+					return
+				}
+				body := map[string]any{"events": events[(page-1)*50 : min(page*50, len(events))]}
+				if c.pages > 0 {
+					body["total"], body["total_pages"] = 120, c.pages
+				}
+				_ = json.NewEncoder(w).Encode(body)
+			}))
+			t.Cleanup(srv.Close)
+			cal, err := tec.Read(t.Context(), srv.URL+replay.Namespace, opts())
+			switch {
+			case c.want < 0:
+				var te *tec.Error
+				if !errors.As(err, &te) || te.Reason != "status" || !strings.Contains(err.Error(), fmt.Sprintf("list events page %d: HTTP 404 event-archive-page-not-found", c.missing)) {
+					t.Fatalf("Read = %v; want a status error for page %d", err, c.missing)
+				}
+			case err != nil || len(cal.Events) != c.want:
+				t.Fatalf("Read = %v; want %d events", err, c.want)
+			}
+		})
+	}
+}
