@@ -301,7 +301,11 @@ func readError(ctx context.Context, err error) *Error {
 		return &Error{Reason: "not_a_calendar", Message: "not a calendar: " + err.Error(), Err: err}
 	case errors.As(err, &status):
 		return &Error{Reason: "status", Message: fmt.Sprintf("the site answered HTTP %d: %s", status.Status, err.Error()), Err: err}
-	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil || strings.Contains(err.Error(), ": timeout"):
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return &Error{Reason: "timeout", Message: "timed out: the site was not read within the run's time limit", Err: err}
+	case ctx.Err() != nil:
+		return &Error{Reason: "network", Message: "the read was cancelled", Err: err}
+	case errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), ": timeout"):
 		return &Error{Reason: "timeout", Message: "timed out: " + err.Error(), Err: err}
 	}
 	return &Error{Reason: "network", Message: "the site could not be read: " + err.Error(), Err: err}

@@ -1,6 +1,7 @@
 package tec_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -595,5 +596,29 @@ func TestReadMissingPage(t *testing.T) {
 				t.Fatalf("Read = %v; want %d events", err, c.want)
 			}
 		})
+	}
+}
+
+// TestReadTimeout: a site that does not answer within the client's time
+// limit, or within the run's, fails the read as timed out.
+func TestReadTimeout(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done() // never answers
+	}))
+	t.Cleanup(srv.Close)
+	o := opts()
+	o.Retries = -1
+	o.Client = &http.Client{Timeout: 50 * time.Millisecond}
+	_, err := tec.Read(t.Context(), srv.URL+replay.Namespace, o)
+	var te *tec.Error
+	if !errors.As(err, &te) || te.Reason != "timeout" || !strings.HasPrefix(err.Error(), "timed out: ") {
+		t.Errorf("client time limit: Read = %v; want timed out", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	_, err = tec.Read(ctx, srv.URL+replay.Namespace, opts())
+	if !errors.As(err, &te) || te.Reason != "timeout" || err.Error() != "timed out: the site was not read within the run's time limit" {
+		t.Errorf("run's time limit: Read = %v; want timed out", err)
 	}
 }
