@@ -366,7 +366,9 @@ func TestReadFailures(t *testing.T) {
 	}))
 	t.Cleanup(plain.Close)
 	failing := newRecordedSite(t, nil)
+	failing.mu.Lock()
 	failing.status = http.StatusInternalServerError
+	failing.mu.Unlock()
 	for _, c := range []struct {
 		name, url, reason, says string
 	}{
