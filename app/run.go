@@ -146,6 +146,10 @@ Commands:
                                       master key and write it to FILE (for MEILI_API_KEY_FILE)
   import --from URL                   import a WordPress site running The Events Calendar, with its IDs
                                       ('import -h' for the flags; docs/wordpress.md)
+  backup --out FILE                   write a checked snapshot of the embedded store (DATA_DIR) while
+                                      the service runs (with MongoDB: use mongodump --oplog)
+  restore [--force] FILE              make a backup the store of DATA_DIR (service stopped); the
+                                      search index is rebuilt at the next start
   version                             print the version (also --version)
   help                                show this help
 

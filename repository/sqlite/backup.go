@@ -181,17 +181,18 @@ type backuper interface {
 	NewBackup(dstURI string) (*sqlitedriver.Backup, error)
 }
 
-// Backup writes a consistent snapshot of the store to a new file at dst
-// (which must not exist; the caller renames it into place) and returns the
+// Backup writes a consistent snapshot of the store to dst and returns the
 // row counts the snapshot holds, read in the read transaction the copy is
-// made in. Writers are not blocked meanwhile. The file is self-contained
-// (journal_mode DELETE) and its contents are not yet checked (Check).
+// made in. Writers are not blocked meanwhile. dst must not exist, or be an
+// empty file the caller created with the mode it wants; it is removed on
+// failure, and the caller renames it into place once checked (Check). The
+// file is self-contained (journal_mode DELETE).
 func (s *Store) Backup(ctx context.Context, dst string) (*Counts, error) {
 	abs, err := filepath.Abs(dst)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: backup: %w", err)
 	}
-	if _, err := os.Lstat(abs); err == nil {
+	if st, err := os.Lstat(abs); err == nil && (!st.Mode().IsRegular() || st.Size() > 0) {
 		return nil, fmt.Errorf("sqlite: backup: %s already exists", dst)
 	}
 	c, err := s.rdb.Conn(ctx)
@@ -272,7 +273,7 @@ type FileInfo struct {
 // program can open: an SQLite database (else ErrNotStore) with the store's
 // tables and a schema version from 1 to SchemaVersion (ErrNewerSchema
 // above it) that passes PRAGMA integrity_check (ErrCorrupt). It returns its
-// version and row counts. The file must be one the caller owns: Check
+// version and row counts. Its errors do not name the file. The file must be one the caller owns: Check
 // leaves it in journal_mode DELETE (a single file).
 func Check(ctx context.Context, path string) (*FileInfo, error) {
 	abs, err := filepath.Abs(path)
@@ -284,7 +285,7 @@ func Check(ctx context.Context, path string) (*FileInfo, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: %w: not a regular file", path, ErrNotStore)
+		return nil, fmt.Errorf("%w: not a regular file", ErrNotStore)
 	}
 	// No _pragma: opening must neither create the file nor change it
 	// before the checks.
@@ -296,33 +297,33 @@ func Check(ctx context.Context, path string) (*FileInfo, error) {
 	db.SetMaxOpenConns(1)
 	var version int
 	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		return nil, fmt.Errorf("%s: %w: %v", path, ErrNotStore, err)
+		return nil, fmt.Errorf("%w: %v", ErrNotStore, err)
 	}
 	tables, err := tableNames(ctx, db)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %v", path, ErrNotStore, err)
+		return nil, fmt.Errorf("%w: %v", ErrNotStore, err)
 	}
 	for _, name := range storeTables {
 		if !slices.Contains(tables, name) {
-			return nil, fmt.Errorf("%s: %w: it has no table %s", path, ErrNotStore, name)
+			return nil, fmt.Errorf("%w: it has no table %s", ErrNotStore, name)
 		}
 	}
 	if version < 1 {
-		return nil, fmt.Errorf("%s: %w: it has no schema version", path, ErrNotStore)
+		return nil, fmt.Errorf("%w: it has no schema version", ErrNotStore)
 	}
 	if version > SchemaVersion {
-		return nil, fmt.Errorf("%s: %w (schema version %d; this one knows up to %d): restore it with a newer eventcal", path, ErrNewerSchema, version, SchemaVersion)
+		return nil, fmt.Errorf("%w (schema version %d; this one knows up to %d): use a newer eventcal", ErrNewerSchema, version, SchemaVersion)
 	}
 	rows, err := db.QueryContext(ctx, "PRAGMA integrity_check")
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %v", path, ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
 	var problems []string
 	for rows.Next() {
 		var line string
 		if err := rows.Scan(&line); err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("%s: integrity check: %w", path, err)
+			return nil, fmt.Errorf("integrity check: %w", err)
 		}
 		if line != "ok" {
 			problems = append(problems, line)
@@ -331,20 +332,20 @@ func Check(ctx context.Context, path string) (*FileInfo, error) {
 	err = rows.Err()
 	rows.Close()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %v", path, ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
 	if len(problems) > 0 {
 		if len(problems) > 5 {
 			problems = append(problems[:5], fmt.Sprintf("and %d more", len(problems)-5))
 		}
-		return nil, fmt.Errorf("%s: %w: %s", path, ErrCorrupt, strings.Join(problems, "; "))
+		return nil, fmt.Errorf("%w: %s", ErrCorrupt, strings.Join(problems, "; "))
 	}
 	if _, err := db.ExecContext(ctx, "PRAGMA journal_mode=DELETE"); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	counts, err := countRows(ctx, db)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	return &FileInfo{Version: version, Counts: counts}, nil
 }
