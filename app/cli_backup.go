@@ -103,6 +103,14 @@ func (c *cli) restoreCmd(args []string) int {
 	return exitOK
 }
 
+// newBackups returns the service's backup directory (BACKUP_DIR, keeping
+// BACKUP_KEEP) over the embedded store; with MongoDB its every call
+// answers backup.ErrNotEmbedded.
+func newBackups(cfg *config.Config, store repository.Store) *backup.Dir {
+	st, _ := store.(*sqlite.Store)
+	return &backup.Dir{Path: cfg.BackupDir, Store: st, Keep: cfg.BackupKeep}
+}
+
 // restoreIndexNote says how the search index follows a restored store.
 func restoreIndexNote(cfg *config.Config) string {
 	if cfg.EmbeddedSearch() {

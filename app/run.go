@@ -600,9 +600,11 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 	hooks.Lease = ls
 	worker.Changes = hooks
 	reindexer := indexing.NewReindexer(store, engine, worker, logger, nil, ls)
+	backups := newBackups(cfg, store)
 	sched, err := schedule.New(schedule.Options{
 		ReindexCron: cfg.ReindexCron, Location: cfg.Location, Reindexer: reindexer,
 		Store: store, Notifier: worker, Lease: ls, Log: logger, Docs: worker.Docs,
+		BackupCron: cfg.BackupSchedule, Backups: backups,
 	})
 	if err != nil {
 		return err
@@ -644,7 +646,7 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 	metrics := api.NewMetrics(logger, worker)
 	identity := api.NewIdentity()
 	fiberApp, err := api.New(api.Options{Config: cfg, Store: store, Search: engine, Indexer: worker, Reindexer: reindexer, Webhooks: hooks, Logger: logger,
-		ResponseCacheTTL: responseCacheTTL(cfg), Draining: draining.Load, Metrics: metrics, Identity: identity})
+		ResponseCacheTTL: responseCacheTTL(cfg), Draining: draining.Load, Metrics: metrics, Identity: identity, Backups: backups})
 	if err != nil {
 		return fmt.Errorf("build app: %w", err)
 	}
