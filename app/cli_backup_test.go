@@ -360,6 +360,13 @@ func TestRestoreRefuses(t *testing.T) {
 		{"MongoDB", func(t *testing.T) string { return filepath.Join(t.TempDir(), "new") }, map[string]string{"MONGO_URI": "mongodb://127.0.0.1:1/x"}, []string{good}, exitUsage, "mongorestore --oplogReplay", false},
 		{"--force moves the old store aside", occupied, nil, []string{"--force", good}, exitOK, "Moved the old calendar.db, index aside into", true},
 		{"into a new DATA_DIR", func(t *testing.T) string { return filepath.Join(t.TempDir(), "new") }, nil, []string{good}, exitOK, "The search index is rebuilt", true},
+		{"into a DATA_DIR holding only backups", func(t *testing.T) string {
+			dir := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(dir, "backups"), 0o750); err != nil {
+				t.Fatal(err)
+			}
+			return dir
+		}, nil, []string{good}, exitOK, "Restored", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
