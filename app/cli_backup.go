@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -42,6 +43,9 @@ func (c *cli) backupCmd(args []string) int {
 	}
 	if !cfg.Embedded() {
 		return c.misuse("backup", backup.ErrNotEmbedded)
+	}
+	if abs, err := filepath.Abs(*out); err == nil && strings.HasPrefix(abs, embeddedStorePath(cfg)) {
+		return c.misuse("backup", fmt.Errorf("--out %s is the store itself (or one of its journals): write the backup elsewhere", *out))
 	}
 	return c.withStore(func(ctx context.Context, store repository.Store) int {
 		st, ok := store.(*sqlite.Store)

@@ -434,6 +434,7 @@ func TestBackupRefuses(t *testing.T) {
 			"back it up with mongodump --oplog on a replica set, and restore it with mongorestore --oplogReplay"},
 		{"no --out", nil, nil, exitUsage, "--out is required"},
 		{"no store", nil, []string{"--out", "FILE"}, exitFailure, "there is no store at"},
+		{"the store itself", nil, []string{"--out", "STORE"}, exitUsage, "is the store itself"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -446,6 +447,7 @@ func TestBackupRefuses(t *testing.T) {
 			}
 			args := []string{"backup"}
 			for _, a := range tt.args {
+				a = strings.ReplaceAll(a, "STORE", filepath.Join(dataDir, "calendar.db"))
 				args = append(args, strings.ReplaceAll(a, "FILE", filepath.Join(outDir, "b.db")))
 			}
 			r := runCLI(t, env, args...)
