@@ -460,3 +460,41 @@ func TestBackupRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestServeRunsScheduledBackups: serve runs BACKUP_SCHEDULE into
+// BACKUP_DIR and keeps BACKUP_KEEP of them (the schedule itself is tested
+// on a fake clock in sync/schedule; this is the wiring).
+func TestServeRunsScheduledBackups(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	seedEvents(t, dir, 2)
+	backups := filepath.Join(t.TempDir(), "backups")
+	startService(t, map[string]string{"DATA_DIR": dir, "LISTEN_ADDR": "127.0.0.1:0", "DRAIN_DELAY": "0",
+		"BACKUP_SCHEDULE": "@every 1s", "BACKUP_KEEP": "1", "BACKUP_DIR": backups})
+	// list returns the backups' names (not the temporary files).
+	list := func() []string {
+		var out []string
+		for _, name := range strings.Fields(listDir(t, backups)) {
+			if strings.HasPrefix(name, "eventcal-") && strings.HasSuffix(name, ".db") {
+				out = append(out, name)
+			}
+		}
+		return out
+	}
+	deadline := testdeadline.Of(t)
+	waitFor := func(what string, ok func([]string) bool) []string {
+		for {
+			names := list()
+			if ok(names) {
+				return names
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("never %s (backups: %v)", what, names)
+			}
+			time.Sleep(50 * time.Millisecond) // polling the schedule's runs
+		}
+	}
+	first := waitFor("a first backup", func(n []string) bool { return len(n) == 1 })[0]
+	// The second backup is written, then the first removed (BACKUP_KEEP=1).
+	waitFor("a second backup alone", func(n []string) bool { return len(n) == 1 && n[0] != first })
+}
