@@ -112,6 +112,15 @@ type Config struct {
 	// ReindexCron is the cron expression of scheduled full rebuilds
 	// (REINDEX_CRON), evaluated in Location; empty disables them.
 	ReindexCron string
+	// BackupSchedule is the cron expression of scheduled backups of the
+	// embedded store (BACKUP_SCHEDULE), evaluated in Location; empty
+	// disables them.
+	BackupSchedule string
+	// BackupKeep is how many scheduled backups are kept (BACKUP_KEEP).
+	BackupKeep int
+	// BackupDir is where backups are written (BACKUP_DIR; by default
+	// DATA_DIR/backups).
+	BackupDir string
 	// LeaseTTL is how long the leader lease lasts without renewal
 	// (LEASE_TTL), with MongoDB.
 	LeaseTTL time.Duration

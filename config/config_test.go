@@ -47,6 +47,9 @@ func TestDefaults(t *testing.T) {
 		{"CORSAllowedOrigins", c.CORSAllowedOrigins, []string{"*"}},
 		{"ShutdownTimeout", c.ShutdownTimeout, 10 * time.Second},
 		{"ReindexCron", c.ReindexCron, ""},
+		{"BackupSchedule", c.BackupSchedule, ""},
+		{"BackupKeep", c.BackupKeep, 7},
+		{"BackupDir", c.BackupDir, "./data/backups"},
 		{"LeaseTTL", c.LeaseTTL, 15 * time.Second},
 		{"StoreTimeout", c.StoreTimeout, 10 * time.Second},
 		{"DrainDelay", c.DrainDelay, 5 * time.Second},
@@ -117,6 +120,11 @@ func TestValid(t *testing.T) {
 		{"reindex cron", map[string]string{"REINDEX_CRON": " 30 3 * * 0 "}, func(c *Config) any { return c.ReindexCron }, "30 3 * * 0"},
 		{"reindex cron ranges and names", map[string]string{"REINDEX_CRON": "*/15 1-5 * JAN-MAR MON,FRI"}, func(c *Config) any { return c.ReindexCron }, "*/15 1-5 * JAN-MAR MON,FRI"},
 		{"reindex cron descriptor", map[string]string{"REINDEX_CRON": "@daily"}, func(c *Config) any { return c.ReindexCron }, "@daily"},
+		{"backup schedule", map[string]string{"BACKUP_SCHEDULE": " 15 3 * * * "}, func(c *Config) any { return c.BackupSchedule }, "15 3 * * *"},
+		{"backup schedule descriptor", map[string]string{"BACKUP_SCHEDULE": "@every 6h"}, func(c *Config) any { return c.BackupSchedule }, "@every 6h"},
+		{"backup keep", map[string]string{"BACKUP_KEEP": "30"}, func(c *Config) any { return c.BackupKeep }, 30},
+		{"backup dir follows DATA_DIR", map[string]string{"DATA_DIR": "/var/lib/calendar/"}, func(c *Config) any { return c.BackupDir }, "/var/lib/calendar/backups"},
+		{"backup dir", map[string]string{"DATA_DIR": "/var/lib/calendar", "BACKUP_DIR": "/mnt/backups"}, func(c *Config) any { return c.BackupDir }, "/mnt/backups"},
 		{"reindex cron every", map[string]string{"REINDEX_CRON": "@every 6h"}, func(c *Config) any { return c.ReindexCron }, "@every 6h"},
 		{"reindex cron with a time zone", map[string]string{"REINDEX_CRON": "0 3 * * *", "TIMEZONE": "Europe/Brussels"}, func(c *Config) any { return c.ReindexCron }, "0 3 * * *"},
 		{"lease ttl", map[string]string{"LEASE_TTL": "1m"}, func(c *Config) any { return c.LeaseTTL }, time.Minute},
@@ -245,6 +253,12 @@ func TestInvalid(t *testing.T) {
 		{"reindex cron descriptor", map[string]string{"REINDEX_CRON": "@fortnightly"}, "REINDEX_CRON", "unrecognized descriptor"},
 		{"reindex cron never fires", map[string]string{"REINDEX_CRON": "0 0 30 2 *"}, "REINDEX_CRON", "never fires"},
 		{"reindex cron own time zone", map[string]string{"REINDEX_CRON": "CRON_TZ=Asia/Tokyo 0 3 * * *"}, "REINDEX_CRON", "TIMEZONE"},
+		{"backup schedule word", map[string]string{"BACKUP_SCHEDULE": "nightly"}, "BACKUP_SCHEDULE", "not a cron expression"},
+		{"backup schedule never fires", map[string]string{"BACKUP_SCHEDULE": "0 0 30 2 *"}, "BACKUP_SCHEDULE", "never fires"},
+		{"backup schedule own time zone", map[string]string{"BACKUP_SCHEDULE": "TZ=UTC 0 3 * * *"}, "BACKUP_SCHEDULE", "TIMEZONE"},
+		{"backup schedule with MongoDB", map[string]string{"BACKUP_SCHEDULE": "@daily", "MONGO_URI": "mongodb://db:27017"}, "BACKUP_SCHEDULE", "mongodump"},
+		{"backup keep zero", map[string]string{"BACKUP_KEEP": "0"}, "BACKUP_KEEP", "from 1 to 10000"},
+		{"backup keep word", map[string]string{"BACKUP_KEEP": "all"}, "BACKUP_KEEP", "from 1 to 10000"},
 		{"lease ttl unparsable", map[string]string{"LEASE_TTL": "long"}, "LEASE_TTL", "duration"},
 		{"lease ttl too short", map[string]string{"LEASE_TTL": "500ms"}, "LEASE_TTL", "at least 1s"},
 		{"lease ttl zero", map[string]string{"LEASE_TTL": "0"}, "LEASE_TTL", "at least 1s"},
@@ -309,8 +323,10 @@ func TestInvalid(t *testing.T) {
 			if strings.Contains(msg, "\n") {
 				t.Errorf("one invalid variable gave several errors: %q", msg)
 			}
-			// Option.Validate agrees with Load for settings that stand alone.
-			if tt.varName != "DEFAULT_LANGUAGE" {
+			// Option.Validate agrees with Load for settings that stand alone
+			// (not DEFAULT_LANGUAGE against LANGUAGES, nor BACKUP_SCHEDULE
+			// against MONGO_URI).
+			if tt.varName != "DEFAULT_LANGUAGE" && tt.name != "backup schedule with MongoDB" {
 				if err := lookup(t, tt.varName).Validate(tt.env[tt.varName]); err == nil {
 					t.Errorf("Option.Validate(%q) accepted the value", tt.env[tt.varName])
 				}
@@ -381,7 +397,7 @@ func TestRegistry(t *testing.T) {
 	want = append(want, "DRAIN_DELAY", "REPLICA_ID", "MEILI_MASTER_KEY", "HEADER_TIMEOUT", "MAX_CONNECTIONS_PER_ADDRESS", "WRITE_RATE", "WRITE_BURST", "TEC_COMPAT", "RECURRENCE_HORIZON",
 		"MAX_CONNECTIONS", "BODY_MEMORY_MIB", "BODY_MEMORY_PER_CALLER_MIB",
 		"MAX_SERIES_OCCURRENCES", "MAX_SERIES_OVERRIDE_TEXT", "MAX_ACCOUNT_DOCUMENTS", "SYNC_BATCH_BYTES", "STORE_TIMEOUT", "MEILI_MAX_REQUEST_BYTES",
-		"CURRENCY_SYMBOL", "CURRENCY_CODE", "CURRENCY_POSITION",
+		"CURRENCY_SYMBOL", "CURRENCY_CODE", "CURRENCY_POSITION", "BACKUP_SCHEDULE", "BACKUP_KEEP", "BACKUP_DIR",
 		"SOURCES_ALLOW_PRIVATE", "SOURCE_FETCH_TIMEOUT", "SOURCE_MAX_BYTES", "SOURCE_MAX_EVENTS")
 	for _, name := range want {
 		if !seen[name] {

@@ -527,6 +527,46 @@ var registry = []Option{
 		format: func(c *Config) string { return c.ReindexCron },
 	},
 	{
+		Name: "BACKUP_SCHEDULE", Default: "", Type: TypeCron,
+		Description: "cron expression (5 fields, or @daily, @every 6h...) evaluated in TIMEZONE for backups of the embedded store into BACKUP_DIR, e.g. 15 3 * * *; empty disables them (with MONGO_URI, use mongodump instead)",
+		dependsOn:   []string{"TIMEZONE", "MONGO_URI"},
+		parse: func(c *Config, raw string) error {
+			if err := validateCron(raw, c.Location); err != nil {
+				return err
+			}
+			if raw != "" && c.MongoURI != "" {
+				return errors.New("backs up the embedded store only: with MONGO_URI set, back MongoDB up with mongodump --oplog")
+			}
+			c.BackupSchedule = raw
+			return nil
+		},
+		format: func(c *Config) string { return c.BackupSchedule },
+	},
+	{
+		Name: "BACKUP_KEEP", Default: "7", Type: TypeInteger,
+		Description: "how many backups BACKUP_SCHEDULE keeps in BACKUP_DIR: after each scheduled backup the oldest beyond this many are removed (only files named eventcal-<time>.db)",
+		parse: func(c *Config, raw string) error {
+			n, err := strconv.Atoi(raw)
+			if err != nil || n < 1 || n > maxBackupKeep {
+				return fmt.Errorf("must be a whole number from 1 to %d", maxBackupKeep)
+			}
+			c.BackupKeep = n
+			return nil
+		},
+		format: func(c *Config) string { return strconv.Itoa(c.BackupKeep) },
+	},
+	{
+		Name: "BACKUP_DIR", Default: "./data/backups", Type: TypePath,
+		Description: "directory of the backups the schedule and POST /admin/backups write (created if missing); by default backups under DATA_DIR",
+		dependsOn:   []string{"DATA_DIR"},
+		derive:      func(c *Config) string { return strings.TrimRight(c.DataDir, "/") + "/backups" },
+		parse: func(c *Config, raw string) error {
+			c.BackupDir = raw
+			return nil
+		},
+		format: func(c *Config) string { return c.BackupDir },
+	},
+	{
 		Name: "LEASE_TTL", Default: "15s", Type: TypeDuration,
 		Description: "with MongoDB, how long the process running the sync worker and scheduled jobs keeps the lead without renewing it (a crashed leader is replaced after this)",
 		parse: func(c *Config, raw string) error {
@@ -835,6 +875,9 @@ func validateReplicaID(raw string) error {
 // ordinary commands (an index look-up, a batch of the sync worker) would
 // fail.
 const minStoreTimeout = 100 * time.Millisecond
+
+// maxBackupKeep is the largest BACKUP_KEEP.
+const maxBackupKeep = 10000
 
 // minLeaseTTL is the shortest LEASE_TTL: the lease is renewed every third
 // of it, with a database round trip or two each time.

@@ -51,6 +51,12 @@ type Options struct {
 	// Store, so the run at start catches up after a stop.
 	Docs         *indexing.DocBuilder
 	HorizonEvery time.Duration
+	// BackupCron is the cron expression of backups of the embedded store
+	// (BACKUP_SCHEDULE, evaluated in Location); empty, or Backups nil,
+	// schedules none. Each run takes a backup and prunes the oldest
+	// (Backups.Scheduled).
+	BackupCron string
+	Backups    Backups
 	// Lease decides whether this process runs the jobs (nil: lease.Held).
 	Lease lease.Lease
 	// Clock drives the schedule (nil: the real clock); tests pass a
@@ -64,7 +70,8 @@ type Options struct {
 }
 
 // Schedule runs the periodic jobs with gocron: full rebuilds on
-// REINDEX_CRON and scheduled publishing every minute. Each job runs in
+// REINDEX_CRON, backups on BACKUP_SCHEDULE and scheduled publishing every
+// minute. Each job runs in
 // singleton mode (a run still going when the next is due makes that one
 // wait, gocron.LimitModeReschedule), and only in the process holding the
 // lease: the lease is the scheduler's Elector.
@@ -114,6 +121,13 @@ func New(o Options) (*Schedule, error) {
 		if _, err := sched.NewJob(gocron.CronJob(o.ReindexCron, false), task, options(jobReindex)...); err != nil {
 			_ = sched.Shutdown()
 			return nil, fmt.Errorf("sync: schedule rebuilds on %q: %w", o.ReindexCron, err)
+		}
+	}
+	if o.BackupCron != "" && o.Backups != nil {
+		task := gocron.NewTask(func(ctx context.Context) { runScheduledBackup(ctx, o.Backups, o.Lease, o.Log) })
+		if _, err := sched.NewJob(gocron.CronJob(o.BackupCron, false), task, options(jobBackup)...); err != nil {
+			_ = sched.Shutdown()
+			return nil, fmt.Errorf("sync: schedule backups on %q: %w", o.BackupCron, err)
 		}
 	}
 	task := gocron.NewTask(func(ctx context.Context) {
