@@ -97,6 +97,11 @@ func TestGetTooLarge(t *testing.T) {
 		}
 		wantError(t, c.name, err, ReasonTooLarge, "larger than "+showBytes(limit))
 		t.Logf("%s: %v; %d bytes allocated, %d sent", c.name, err, alloc, written.Load())
+		// A body whose Content-Length passes the limit is refused before
+		// any of it is read: no buffer at all.
+		if c.length && alloc > 512<<10 {
+			t.Errorf("%s: the fetch allocated %d bytes for an announced body over the limit, want no buffer", c.name, alloc)
+		}
 		// The buffer grows to at most limit+1 bytes by doubling: less
 		// than 3 × limit allocated in all (2 × limit live at most),
 		// whatever the body's size; the transport and server add a
@@ -128,15 +133,17 @@ var bombMember = sync.OnceValue(func() []byte {
 func TestGzipBomb(t *testing.T) {
 	const members = 4096 // × 16 MiB = 64 GiB inflated, 4096 × ~16 KiB sent
 	member := bombMember()
-	var written atomic.Int64
 	var askedGzip atomic.Bool
+	sent := make(chan int64, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var written int64
+		defer func() { sent <- written }()
 		askedGzip.Store(strings.Contains(r.Header.Get("Accept-Encoding"), "gzip"))
 		w.Header().Set("Content-Type", "text/calendar")
 		w.Header().Set("Content-Encoding", "gzip")
 		for range members {
 			n, err := w.Write(member)
-			written.Add(int64(n))
+			written += int64(n)
 			if err != nil {
 				return
 			}
@@ -153,7 +160,6 @@ func TestGzipBomb(t *testing.T) {
 		{"server sends gzip unasked", &http.Transport{DisableCompression: true}, false},
 	} {
 		f := local(Options{MaxBytes: limit, Transport: c.transport})
-		written.Store(0)
 		var err error
 		alloc := allocated(func() {
 			_, err = f.Get(context.Background(), srv.URL, Validators{})
@@ -168,12 +174,14 @@ func TestGzipBomb(t *testing.T) {
 		}
 		// The server's writes end when the client closes the connection:
 		// it sends what the socket buffers hold, far from the whole bomb.
-		deadline := time.Now().Add(10 * time.Second)
-		for written.Load() >= int64(members*len(member)) && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if w := written.Load(); w >= int64(members*len(member)) {
-			t.Errorf("%s: the server sent the whole bomb (%d bytes)", c.name, w)
+		select {
+		case w := <-sent:
+			t.Logf("%s: the server sent %d of the bomb's %d bytes", c.name, w, members*len(member))
+			if w >= int64(members*len(member)) {
+				t.Errorf("%s: the server sent the whole bomb (%d bytes)", c.name, w)
+			}
+		case <-time.After(30 * time.Second):
+			t.Errorf("%s: the server is still sending the bomb", c.name)
 		}
 	}
 }
@@ -244,16 +252,29 @@ func TestGetGzip(t *testing.T) {
 // timeout.
 func TestGetTimeout(t *testing.T) {
 	t.Parallel()
+	held := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Both give up after 500 ticks (10 s), far past the fetch's
+		// limit, so that a fetch without one fails the test instead of
+		// hanging it.
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
 		switch r.URL.Path {
 		case "/silent":
-			<-r.Context().Done()
+			if r.URL.Query().Get("hold") != "" {
+				close(held)
+			}
+			for range 500 {
+				select {
+				case <-r.Context().Done():
+					return
+				case <-tick.C:
+				}
+			}
 		case "/drip":
 			w.Header().Set("Content-Type", "text/calendar")
 			w.WriteHeader(http.StatusOK)
-			tick := time.NewTicker(20 * time.Millisecond)
-			defer tick.Stop()
-			for {
+			for range 500 {
 				if _, err := w.Write([]byte("B")); err != nil {
 					return
 				}
@@ -276,10 +297,10 @@ func TestGetTimeout(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		// Cancel once the request is under way (the server holds it).
-		time.Sleep(20 * time.Millisecond)
+		<-held
 		cancel()
 	}()
-	_, err = local(Options{}).Get(ctx, srv.URL+"/silent", Validators{})
+	_, err = local(Options{}).Get(ctx, srv.URL+"/silent?hold=1", Validators{})
 	fe := wantError(t, "cancelled", err, ReasonNetwork, "cancelled")
 	if fe != nil && !errorsIsCanceled(fe) {
 		t.Errorf("cancelled: %v does not wrap context.Canceled", fe)
