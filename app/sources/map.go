@@ -27,7 +27,7 @@ import (
 // dateOnly and endOfDay are the wall times of an all-day event's first
 // and last day, as the API stores all-day events.
 const (
-	dayLayout = "2006-01-02"
+	dayLayout  = "2006-01-02"
 	startOfDay = " 00:00:00"
 	endOfDay   = " 23:59:59"
 )

@@ -328,7 +328,7 @@ func TestSeriesAcrossDST(t *testing.T) {
 	e.feed(feed.Event{UID: "weekly", Title: "Weekly", Zone: "Europe/Amsterdam",
 		Start: at(10, 14, 19), End: at(10, 14, 21), Rules: []string{"FREQ=WEEKLY;COUNT=5"},
 		Exclusions: []time.Time{at(11, 4, 19)}, Additions: []time.Time{at(11, 20, 10)},
-		Overrides:  []feed.Override{{Of: at(10, 21, 19), Start: at(10, 22, 18), End: at(10, 22, 20)}}})
+		Overrides: []feed.Override{{Of: at(10, 21, 19), Start: at(10, 22, 18), End: at(10, 22, 20)}}})
 	wantRun(t, "rename dropped", e.run(), repository.RunSucceeded, counts{updated: 1})
 	if e.store.writes.Load() == cur {
 		t.Errorf("nothing written")
@@ -569,7 +569,7 @@ func TestLapsedClaimTakenOver(t *testing.T) {
 		want  error
 	}{
 		{now.Add(time.Minute), sources.ErrRunning}, // still live
-		{now.Add(-time.Second), nil},              // lapsed
+		{now.Add(-time.Second), nil},               // lapsed
 	} {
 		if _, err := e.store.UpdateSource(t.Context(), e.src.ID, func(s *repository.Source) error {
 			s.RunClaim, s.RunClaimUntil = "dead-process", tc.until
