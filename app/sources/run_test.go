@@ -285,7 +285,7 @@ func TestSeriesAcrossDST(t *testing.T) {
 		Start: at(10, 14, 19), End: at(10, 14, 21), Rules: []string{"FREQ=WEEKLY;COUNT=5"},
 		Exclusions: []time.Time{at(11, 4, 19)}, Additions: []time.Time{at(11, 20, 10)},
 		Overrides: []feed.Override{
-			{Of: at(10, 21, 19), Start: at(10, 22, 18), End: at(10, 22, 20)}, // before the change, moved after it
+			{Of: at(10, 21, 19), Start: at(10, 26, 18), End: at(10, 26, 20)}, // before the change, moved after it
 			{Of: at(10, 28, 19), Title: ptr("After the change")},
 		}})
 	wantRun(t, "run", e.run(), repository.RunSucceeded, counts{created: 1})
@@ -302,8 +302,8 @@ func TestSeriesAcrossDST(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := time.Date(2026, 10, 22, 16, 0, 0, 0, time.UTC); !occ.Start.Equal(want) {
-		t.Errorf("moved occurrence starts %s, want %s (18:00 CET... CEST? the 22nd is before the change: 16:00 UTC)", occ.Start.UTC(), want)
+	if want := time.Date(2026, 10, 26, 17, 0, 0, 0, time.UTC); !occ.Start.Equal(want) || !occ.End.Equal(want.Add(2*time.Hour)) {
+		t.Errorf("moved occurrence %s to %s, want %s to 19:00 UTC (18:00 CET, after the change)", occ.Start.UTC(), occ.End.UTC(), want)
 	}
 	occ, err = e.cal.FindOccurrence(p, ams, "20261028T190000")
 	if err != nil {
