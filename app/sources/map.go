@@ -130,9 +130,10 @@ func description(s string) string {
 }
 
 // eventInput maps the feed event ev into the command that writes it:
-// a create (cur nil) or the update of the imported event cur. link is
-// the event's SourceLink as the command writes it.
-func (w *runWrite) eventInput(ctx context.Context, ev *feed.Event, cur *repository.Record, link *repository.SourceLink, loc *time.Location, zone string) (*calendar.EventInput, error) {
+// a create (cur nil) or the update of the imported event cur (returning:
+// an event that had left the feed). link is the event's SourceLink as
+// the command writes it.
+func (w *runWrite) eventInput(ctx context.Context, ev *feed.Event, cur *repository.Record, returning bool, link *repository.SourceLink, loc *time.Location, zone string) (*calendar.EventInput, error) {
 	src := w.src
 	in := &calendar.EventInput{}
 	in.Name = calendar.Some(plain(ev.Title))
@@ -210,8 +211,9 @@ func (w *runWrite) eventInput(ctx context.Context, ev *feed.Event, cur *reposito
 		if w.author != 0 {
 			in.Author = calendar.Some(w.author)
 		}
-	case cur.Status == repository.StatusTrash:
-		// back in the feed after it was trashed: restored
+	case cur.Status == repository.StatusTrash && returning:
+		// back in the feed after the run that found it gone trashed it
+		// (an event an editor trashed stays trashed)
 		in.Status = calendar.Some(w.status())
 	}
 	in.Source = calendar.Some(link)

@@ -190,3 +190,39 @@ func wallDate(t *testing.T, s string) calendar.Opt[datetext.Value] {
 	}
 	return calendar.Opt[datetext.Value]{Set: true, Value: v, Raw: s}
 }
+
+// TestClaimLost: a run whose claim another run took over (its renewal
+// came too late: the process paused past the claim) stops, as failed,
+// interrupted, and leaves the other run's claim alone.
+func TestClaimLost(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil, nil)
+	r := sources.NewRunner(sources.RunnerDeps{Store: e.store, Calendar: e.cal, Reader: e.reader, Config: e.cfg,
+		Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return now }, WritesPerSecond: -1,
+		ClaimFor: time.Hour, RenewEvery: time.Millisecond})
+	t.Cleanup(r.Close)
+	e.feed(single("a", "A", time.Date(2026, 7, 1, 10, 0, 0, 0, time.UTC)))
+	e.reader.gate = make(chan struct{}) // the read waits until the run is cancelled
+	run, err := r.Start(t.Context(), e.src.ID, sources.TriggerAPI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.UpdateSource(t.Context(), e.src.ID, func(s *repository.Source) error {
+		s.RunClaim = "another-run"
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the run to stop", func() bool {
+		runs, _ := e.store.ListSourceRuns(t.Context(), e.src.ID, 1)
+		return len(runs) == 1 && runs[0].ID == run.ID && runs[0].Status == repository.RunFailed
+	})
+	runs, _ := e.store.ListSourceRuns(t.Context(), e.src.ID, 1)
+	if !strings.Contains(runs[0].Error, "another run took over") {
+		t.Errorf("error %q", runs[0].Error)
+	}
+	r.Close()
+	if s, _ := e.store.GetSource(t.Context(), e.src.ID); s.RunClaim != "another-run" {
+		t.Errorf("claim %q, want the other run's", s.RunClaim)
+	}
+}

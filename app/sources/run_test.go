@@ -228,6 +228,17 @@ func TestEditorChangeKept(t *testing.T) {
 	if got := e.get("a"); got.Title["en"] != "A, new" || got.Status != repository.StatusPublish {
 		t.Errorf("after the feed changed: %q %s, want the feed's title and the editor's status", got.Title["en"], got.Status)
 	}
+	// An editor trashes it while the feed still has it: it stays
+	// trashed, also when the feed changes it.
+	if _, err := e.cal.Delete(t.Context(), calendar.Operator, e.get("a"), false); err != nil {
+		t.Fatal(err)
+	}
+	a.Title = "A, newer"
+	e.feed(a)
+	wantRun(t, "changed feed of a trashed event", e.run(), repository.RunSucceeded, counts{updated: 1})
+	if got := e.get("a"); got.Title["en"] != "A, newer" || got.Status != repository.StatusTrash {
+		t.Errorf("an event the editor trashed: %q %s, want the feed's title, still trashed", got.Title["en"], got.Status)
+	}
 }
 
 // TestRemovedEvents: an event that leaves the feed is trashed (trash) or

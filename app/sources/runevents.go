@@ -201,7 +201,7 @@ func (w *runWrite) write(ctx context.Context, ev *feed.Event, digest string, it 
 	if series && len(ev.Overrides) > 0 {
 		link.Hash = hashPending // set once every change is written
 	}
-	in, err := w.eventInput(ctx, ev, cur, link, loc, zone)
+	in, err := w.eventInput(ctx, ev, cur, it != nil && it.Hash == hashRemoved, link, loc, zone)
 	if err != nil {
 		return err
 	}
