@@ -264,11 +264,16 @@ func openSQLite(t *testing.T) repository.Store {
 // with a source (change edits it before it is stored).
 func newEnv(t *testing.T, open func(t *testing.T) repository.Store, change func(s *repository.Source)) *env {
 	t.Helper()
+	return newEnvIn(t, open, config.Default(), change)
+}
+
+// newEnvIn is newEnv under the settings cfg.
+func newEnvIn(t *testing.T, open func(t *testing.T) repository.Store, cfg *config.Config, change func(s *repository.Source)) *env {
+	t.Helper()
 	if open == nil {
 		open = openSQLite
 	}
 	st := &countingStore{Store: open(t), memSources: newMemSources()}
-	cfg := config.Default()
 	clock := func() time.Time { return now }
 	cal := calendar.New(calendar.Deps{Config: cfg, Store: st, Logger: slog.New(slog.DiscardHandler), Now: clock})
 	e := &env{t: t, store: st, cal: cal, reader: &fakeReader{}, cfg: cfg}
