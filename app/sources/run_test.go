@@ -450,22 +450,28 @@ func TestRefusedEventsFail(t *testing.T) {
 	backwards.End = backwards.Start.Add(-time.Hour)
 	badZone := single("zone", "Unknown zone", time.Date(2026, 7, 1, 10, 0, 0, 0, time.UTC))
 	badZone.Zone = "Mars/Olympus"
-	e.reader.set(&feed.Calendar{Events: []feed.Event{hourly, single("ok", "Fine", time.Date(2026, 7, 2, 10, 0, 0, 0, time.UTC)), backwards, badZone},
+	strayStart := time.Date(2026, 7, 6, 9, 0, 0, 0, time.UTC)
+	stray := feed.Event{UID: "stray", Title: "Daily", Zone: "UTC", Start: strayStart, End: strayStart.Add(time.Hour),
+		Rules: []string{"FREQ=DAILY;COUNT=3"}, Overrides: []feed.Override{{Of: strayStart.Add(time.Hour), Title: ptr("Not a date of the series")}}}
+	e.reader.set(&feed.Calendar{Events: []feed.Event{hourly, single("ok", "Fine", time.Date(2026, 7, 2, 10, 0, 0, 0, time.UTC)), backwards, badZone, stray},
 		Problems: []feed.Problem{{UID: "broken", Problem: "DTSTART: not a date"}}})
 	run := e.run()
-	wantRun(t, "run", run, repository.RunSucceeded, counts{created: 1, failed: 4})
+	wantRun(t, "run", run, repository.RunSucceeded, counts{created: 1, failed: 5})
 	got := map[string]string{}
 	for _, p := range run.Problems {
 		got[p.UID] = p.Problem
 	}
-	for uid, want := range map[string]string{"hourly": "recurrence", "backwards": "end_date", "zone": "Mars/Olympus", "broken": "DTSTART: not a date"} {
+	for uid, want := range map[string]string{"hourly": "recurrence", "backwards": "end_date", "zone": "Mars/Olympus", "broken": "DTSTART: not a date",
+		"stray": "20260706T100000 (RECURRENCE-ID)"} {
 		if !strings.Contains(got[uid], want) {
 			t.Errorf("problem of %s: %q, want it to mention %q", uid, got[uid], want)
 		}
 	}
-	if imp := e.imported(); len(imp) != 1 || imp["ok"] == nil {
-		t.Errorf("imported %v, want only ok", slices.Collect(mapsKeys(imp)))
+	if imp := e.imported(); len(imp) != 2 || imp["ok"] == nil || imp["stray"] == nil || imp["stray"].Source.Hash != "pending" {
+		t.Errorf("imported %v, want ok, and the series stray with its changes pending", slices.Collect(mapsKeys(imp)))
 	}
+	// The next run tries the failed events again.
+	wantRun(t, "again", e.run(), repository.RunSucceeded, counts{unchanged: 1, updated: 0, failed: 5})
 	src, _ := e.store.GetSource(t.Context(), e.src.ID)
 	if src.ContentHash != "" || src.ETag != "" {
 		t.Errorf("a run with failures kept the validators (%q, %q): the failed events would not be tried again", src.ContentHash, src.ETag)

@@ -273,7 +273,7 @@ func (w *runWrite) writeOverrides(ctx context.Context, ev *feed.Event, p *reposi
 		q, _, err := cal.UpdateOccurrence(ctx, calendar.Operator, w.lang, p, key, occurrenceInput(ov, tm, venue))
 		if err != nil {
 			if msg := refusal(err); msg != "" {
-				return nil, fmt.Errorf("RECURRENCE-ID %s: %w", key, &calendar.FieldError{Field: "recurrence_id", Problem: msg})
+				return nil, &calendar.FieldError{Field: "the changed instance " + key + " (RECURRENCE-ID)", Problem: msg}
 			}
 			return nil, err
 		}
