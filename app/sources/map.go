@@ -19,8 +19,8 @@ import (
 // The mapping of a feed's event into the calendar's commands. The feed
 // owns an imported event's title, description, website, dates, time
 // zone, all-day flag, recurrence and changed occurrences, venue,
-// organizer, categories (the feed's by name, then the source's), tags
-// (the source's), cost, image (when the feed has one) and cancellation;
+// organizer, categories and tags (the feed's by name, then the
+// source's), cost, image (when the feed has one) and cancellation;
 // everything else (status, featured, sticky, excerpt...) is the
 // editors'.
 
@@ -210,6 +210,11 @@ func (w *runWrite) eventInput(ctx context.Context, ev *feed.Event, cur *reposito
 	}
 	in.Categories = calendar.Some(cats)
 	tags := []calendar.LabelItem{}
+	for _, name := range ev.Tags {
+		if name = plain(name); name != "" {
+			tags = append(tags, calendar.LabelItem{Name: name})
+		}
+	}
 	for _, id := range src.Tags {
 		tags = append(tags, calendar.LabelItem{ID: id, IsID: true})
 	}
