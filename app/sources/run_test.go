@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -549,9 +550,40 @@ func TestOneRunAtATime(t *testing.T) {
 	e.feed(single("a", "A", time.Date(2026, 7, 1, 10, 0, 0, 0, time.UTC)))
 	gate := make(chan struct{})
 	e.reader.gate = gate
-	first, err := e.runner.Start(t.Context(), e.src.ID, "api")
-	if err != nil || first.Status != repository.RunRunning || first.ID == 0 {
-		t.Fatalf("first start: %+v, %v", first, err)
+	// Starts at once: exactly one claims the source.
+	const starts = 4
+	started := make(chan *repository.SourceRun, starts)
+	errs := make(chan error, starts)
+	var ready sync.WaitGroup
+	ready.Add(starts)
+	for range starts {
+		go func() {
+			ready.Done()
+			ready.Wait()
+			run, err := e.runner.Start(t.Context(), e.src.ID, "api")
+			if err != nil {
+				errs <- err
+				return
+			}
+			started <- run
+		}()
+	}
+	var first *repository.SourceRun
+	for range starts {
+		select {
+		case run := <-started:
+			if first != nil {
+				t.Fatalf("two starts at once both ran: %+v and %+v", first, run)
+			}
+			first = run
+		case err := <-errs:
+			if !errors.Is(err, sources.ErrRunning) {
+				t.Errorf("a start at the same time: %v, want ErrRunning", err)
+			}
+		}
+	}
+	if first == nil || first.Status != repository.RunRunning || first.ID == 0 {
+		t.Fatalf("first start: %+v", first)
 	}
 	if _, err := e.runner.Start(t.Context(), e.src.ID, "api"); !errors.Is(err, sources.ErrRunning) {
 		t.Errorf("second start: %v, want ErrRunning", err)
