@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -539,6 +540,45 @@ func TestFailingReadChangesNothing(t *testing.T) {
 	src, _ := e.store.GetSource(t.Context(), e.src.ID)
 	if src.RunClaim != "" || src.LastRun != run.ID {
 		t.Errorf("source after a failed run: claim %q last run %d, want none and %d", src.RunClaim, src.LastRun, run.ID)
+	}
+}
+
+// TestFailedRunForgetsContentHash: a run that fails (here interrupted
+// midway, after it wrote part of a new feed) leaves no content hash, so
+// that a feed equal to the last successful run's is still read in full
+// and puts back what the failed run changed.
+func TestFailedRunForgetsContentHash(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil, nil)
+	a, b := single("a", "A", time.Date(2026, 7, 1, 10, 0, 0, 0, time.UTC)), single("b", "B", time.Date(2026, 7, 2, 10, 0, 0, 0, time.UTC))
+	e.feed(a, b)
+	e.reader.hash = "body-1"
+	wantRun(t, "first", e.run(), repository.RunSucceeded, counts{created: 2})
+	if src, _ := e.store.GetSource(t.Context(), e.src.ID); src.ContentHash != "body-1" {
+		t.Fatalf("content hash %q after a successful run", src.ContentHash)
+	}
+	// The second feed renames both; the run is stopped after the first
+	// write.
+	a2, b2 := a, b
+	a2.Title, b2.Title = "A renamed", "B renamed"
+	e.feed(a2, b2)
+	e.reader.hash = "body-2"
+	slow := sources.NewRunner(sources.RunnerDeps{Store: e.store, Calendar: e.cal, Reader: e.reader, Config: e.cfg,
+		Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return now }, WritesPerSecond: 0.001})
+	if _, err := slow.Start(t.Context(), e.src.ID, sources.TriggerAPI); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the rename", func() bool { return e.get("a").Title["en"] == "A renamed" })
+	slow.Close()
+	if src, _ := e.store.GetSource(t.Context(), e.src.ID); src.ContentHash != "" {
+		t.Errorf("content hash %q after a failed run, want none", src.ContentHash)
+	}
+	// The first feed again: a gets its title back.
+	e.feed(a, b)
+	e.reader.hash = "body-1"
+	wantRun(t, "first feed again", e.run(), repository.RunSucceeded, counts{updated: 1, unchanged: 1})
+	if got, gotB := e.get("a").Title["en"], e.get("b").Title["en"]; got != "A" || gotB != "B" {
+		t.Errorf("a, b: %q, %q; want A, B", got, gotB)
 	}
 }
 
