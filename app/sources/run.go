@@ -241,7 +241,7 @@ func (r *Runner) carry(ctx context.Context, src *repository.Source, run *reposit
 	case lost:
 		err = errClaimLost
 	case err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled):
-		err = errors.New("interrupted: the service stopped before the run finished")
+		err = errors.New("interrupted: the run was stopped before it finished (the service stopped, or this replica lost the lease)")
 	}
 	bg := context.WithoutCancel(ctx)
 	run.Finished = r.now().UTC().Truncate(time.Second)
