@@ -30,7 +30,8 @@ type Reader interface {
 
 // ReadResult is what a Reader read.
 type ReadResult struct {
-	// Calendar is the feed's events (nil when NotModified).
+	// Calendar is the feed's events (nil when NotModified, or when the
+	// body's ContentHash is the source's: the feed did not change).
 	Calendar *feed.Calendar
 	// NotModified reports a 304 answer to the source's validators: the
 	// feed did not change since the last successful run.
@@ -103,12 +104,15 @@ func (r *reader) Read(ctx context.Context, src *repository.Source) (*ReadResult,
 		}
 		return nil, fmt.Errorf("not a calendar (%s)", mediaType(res.ContentType))
 	}
+	sum := sha256.Sum256(res.Body)
+	if out.ContentHash = hex.EncodeToString(sum[:]); out.ContentHash == src.ContentHash {
+		return out, nil // the body of the last successful run: not parsed again
+	}
 	cal, err := ics.Parse(bytes.NewReader(res.Body), ics.Options{MaxEvents: r.o.MaxEvents, MaxBytes: r.o.MaxBytes})
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(res.Body)
-	out.Calendar, out.ContentHash = cal, hex.EncodeToString(sum[:])
+	out.Calendar = cal
 	return out, nil
 }
 

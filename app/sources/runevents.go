@@ -50,7 +50,8 @@ func (r *Runner) execute(ctx context.Context, src *repository.Source, run *repos
 	if err != nil {
 		return nil, err
 	}
-	if res == nil || (res.Calendar == nil && !res.NotModified) {
+	unchanged := res != nil && (res.NotModified || (res.ContentHash != "" && res.ContentHash == src.ContentHash))
+	if res == nil || (res.Calendar == nil && !unchanged) {
 		return nil, errors.New("not a calendar: the source gave no events")
 	}
 	items, err := r.d.Store.SourceItems(ctx, src.ID)
@@ -65,7 +66,7 @@ func (r *Runner) execute(ctx context.Context, src *repository.Source, run *repos
 			known[k] = it
 		}
 	}
-	if res.NotModified || (res.ContentHash != "" && res.ContentHash == src.ContentHash) {
+	if unchanged {
 		for _, it := range known {
 			if it.Hash != hashRemoved {
 				run.Unchanged++
