@@ -192,18 +192,22 @@ func TestChangedEventUpdatedAlone(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil, nil)
 	a, b := single("a", "A", time.Date(2026, 7, 1, 10, 0, 0, 0, time.UTC)), single("b", "B", time.Date(2026, 7, 2, 10, 0, 0, 0, time.UTC))
+	b.URL = "https://example.org/b"
 	e.feed(a, b)
 	e.run()
+	if w := e.get("a").Event.Website; w != nil {
+		t.Errorf("a has no URL: website %q, want none (the permalink)", *w)
+	}
 	revA, revB := e.get("a").Revision, e.get("b").Revision
-	b.Title, b.Start, b.End = "B moved", b.Start.Add(2*time.Hour), b.End.Add(2*time.Hour)
+	b.Title, b.Start, b.End, b.URL = "B moved", b.Start.Add(2*time.Hour), b.End.Add(2*time.Hour), ""
 	e.feed(a, b)
 	wantRun(t, "second run", e.run(), repository.RunSucceeded, counts{updated: 1, unchanged: 1})
 	if got := e.get("a").Revision; got != revA {
 		t.Errorf("a: revision %d, want %d (not written)", got, revA)
 	}
 	got := e.get("b")
-	if got.Revision == revB || got.Title["en"] != "B moved" || got.Event.StartLocal != "2026-07-02 12:00:00" {
-		t.Errorf("b: revision %d (was %d), title %q, start %s", got.Revision, revB, got.Title["en"], got.Event.StartLocal)
+	if got.Revision == revB || got.Title["en"] != "B moved" || got.Event.StartLocal != "2026-07-02 12:00:00" || got.Event.Website == nil || *got.Event.Website != "" {
+		t.Errorf("b: revision %d (was %d), title %q, start %s, website %v", got.Revision, revB, got.Title["en"], got.Event.StartLocal, got.Event.Website)
 	}
 }
 
