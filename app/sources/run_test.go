@@ -758,3 +758,15 @@ func TestFloatingAndAllDay(t *testing.T) {
 		t.Errorf("all-day instance: %+v", ov)
 	}
 }
+
+// TestAuthorGone: a source whose author was deleted still imports; its
+// new events have no author.
+func TestAuthorGone(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil, func(s *repository.Source) { s.Author = 9999 })
+	e.feed(single("a", "A", time.Date(2026, 7, 1, 10, 0, 0, 0, time.UTC)))
+	wantRun(t, "run", e.run(), repository.RunSucceeded, counts{created: 1})
+	if got := e.get("a").Author; got != 0 {
+		t.Errorf("author %d, want none", got)
+	}
+}
