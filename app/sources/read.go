@@ -116,9 +116,9 @@ func (r *reader) Read(ctx context.Context, src *repository.Source) (*ReadResult,
 	return out, nil
 }
 
-// readTEC reads a site running The Events Calendar. Its events are
-// compared one by one (by digest): the read has no validators and no
-// content hash.
+// readTEC reads a site running The Events Calendar. The read has no
+// validators; its content hash is that of the events read
+// (tec.ContentHash), so an unchanged site is found unchanged at once.
 func (r *reader) readTEC(ctx context.Context, rawURL string) (*ReadResult, error) {
 	o := tec.Options{Client: r.o.Fetcher.Client(), Language: r.o.Language, Logger: r.o.Logger,
 		Caps: tec.Caps{Events: r.o.MaxEvents}}
@@ -129,7 +129,7 @@ func (r *reader) readTEC(ctx context.Context, rawURL string) (*ReadResult, error
 	if err != nil {
 		return nil, err
 	}
-	return &ReadResult{Calendar: cal, Format: repository.SourceTEC}, nil
+	return &ReadResult{Calendar: cal, ContentHash: tec.ContentHash(cal), Format: repository.SourceTEC}, nil
 }
 
 // mediaType is the media type of a Content-Type header, for a run's
