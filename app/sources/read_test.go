@@ -265,9 +265,9 @@ func checkChoir(t *testing.T, e *env) {
 // TestReadTECSite: an "auto" source at a site running The Events
 // Calendar (its REST root) is found to be one and read through its REST
 // API: its events created with their categories and tags by name; the
-// next runs read it as "tec" directly, find every event unchanged
-// (compared one by one: a TEC read has no validators) and update the one
-// the site changed.
+// next runs read it as "tec" directly, find every event unchanged (the
+// read's content hash is the last run's) and update the one the site
+// changed.
 func TestReadTECSite(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil, nil)
@@ -301,8 +301,8 @@ func TestReadTECSite(t *testing.T) {
 		t.Errorf("tags %q", got)
 	}
 	src, _ := e.store.GetSource(t.Context(), e.src.ID)
-	if src.DetectedFormat != repository.SourceTEC {
-		t.Errorf("detected format %q", src.DetectedFormat)
+	if src.DetectedFormat != repository.SourceTEC || src.ContentHash == "" {
+		t.Errorf("detected format %q, content hash %q", src.DetectedFormat, src.ContentHash)
 	}
 	before := e.store.writes.Load()
 	wantRun(t, "second", e.run(), repository.RunSucceeded, counts{unchanged: 2})
