@@ -33,6 +33,8 @@ func (c *cli) commands() map[string]func(args []string) int {
 		"webhook":     c.webhook,
 		"meili-key":   c.meiliKey,
 		"import":      c.importTEC, // cli_import.go
+		"backup":      c.backupCmd, // cli_backup.go
+		"restore":     c.restoreCmd,
 		"help":        c.help, "-h": c.help, "-help": c.help, "--help": c.help,
 		"version": c.version, "-version": c.version, "--version": c.version,
 	}

@@ -146,6 +146,10 @@ Commands:
                                       master key and write it to FILE (for MEILI_API_KEY_FILE)
   import --from URL                   import a WordPress site running The Events Calendar, with its IDs
                                       ('import -h' for the flags; docs/wordpress.md)
+  backup --out FILE                   write a checked snapshot of the embedded store (DATA_DIR) while
+                                      the service runs (with MongoDB: use mongodump --oplog)
+  restore [--force] FILE              make a backup the store of DATA_DIR (service stopped); the
+                                      search index is rebuilt at the next start
   version                             print the version (also --version)
   help                                show this help
 
@@ -596,9 +600,11 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 	hooks.Lease = ls
 	worker.Changes = hooks
 	reindexer := indexing.NewReindexer(store, engine, worker, logger, nil, ls)
+	backups := newBackups(cfg, store)
 	sched, err := schedule.New(schedule.Options{
 		ReindexCron: cfg.ReindexCron, Location: cfg.Location, Reindexer: reindexer,
 		Store: store, Notifier: worker, Lease: ls, Log: logger, Docs: worker.Docs,
+		BackupCron: cfg.BackupSchedule, Backups: backups,
 	})
 	if err != nil {
 		return err
@@ -640,7 +646,7 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 	metrics := api.NewMetrics(logger, worker)
 	identity := api.NewIdentity()
 	fiberApp, err := api.New(api.Options{Config: cfg, Store: store, Search: engine, Indexer: worker, Reindexer: reindexer, Webhooks: hooks, Logger: logger,
-		ResponseCacheTTL: responseCacheTTL(cfg), Draining: draining.Load, Metrics: metrics, Identity: identity})
+		ResponseCacheTTL: responseCacheTTL(cfg), Draining: draining.Load, Metrics: metrics, Identity: identity, Backups: backups})
 	if err != nil {
 		return fmt.Errorf("build app: %w", err)
 	}

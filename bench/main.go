@@ -359,6 +359,12 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 		fmt.Fprintf(tw, "event documents in the index (an occurrence is one)\t%d\t\t\t\t\n", indexed)
 	}
 	fmt.Fprintf(tw, "process RSS after the reindex (MiB)\t%.0f\t\t\t\t\n", rssMiB())
+	if backupBench {
+		fmt.Fprintln(os.Stderr, "reads while backups run...")
+		if err := s.backupRows(tw, st, dir, uncachedBase, conc, dur); err != nil {
+			return err
+		}
+	}
 	if rowFilter.MatchString("large drafts") {
 		fmt.Fprintln(os.Stderr, "reads while large drafts arrive...")
 		if err := s.draftRows(tw, rawEngine, uncachedBase, cfg.Languages, conc, dur, today); err != nil {

@@ -112,6 +112,15 @@ type Config struct {
 	// ReindexCron is the cron expression of scheduled full rebuilds
 	// (REINDEX_CRON), evaluated in Location; empty disables them.
 	ReindexCron string
+	// BackupSchedule is the cron expression of scheduled backups of the
+	// embedded store (BACKUP_SCHEDULE), evaluated in Location; empty
+	// disables them.
+	BackupSchedule string
+	// BackupKeep is how many scheduled backups are kept (BACKUP_KEEP).
+	BackupKeep int
+	// BackupDir is where backups are written (BACKUP_DIR; by default
+	// DATA_DIR/backups).
+	BackupDir string
 	// LeaseTTL is how long the leader lease lasts without renewal
 	// (LEASE_TTL), with MongoDB.
 	LeaseTTL time.Duration
@@ -122,6 +131,18 @@ type Config struct {
 	// WebhookAllowPrivate lets webhook endpoints reach private addresses
 	// (WEBHOOK_ALLOW_PRIVATE).
 	WebhookAllowPrivate bool
+	// SourcesAllowPrivate lets calendar sources reach private addresses
+	// (SOURCES_ALLOW_PRIVATE).
+	SourcesAllowPrivate bool
+	// SourceFetchTimeout bounds one fetch of a calendar source, headers
+	// and body (SOURCE_FETCH_TIMEOUT).
+	SourceFetchTimeout time.Duration
+	// SourceMaxBytes bounds the bytes of a calendar source's body, after
+	// decompression (SOURCE_MAX_BYTES).
+	SourceMaxBytes int64
+	// SourceMaxEvents bounds the events of one calendar source's feed
+	// (SOURCE_MAX_EVENTS).
+	SourceMaxEvents int
 	// TECCompat also serves the API under the original plugin's root,
 	// TECRoot (TEC_COMPAT).
 	TECCompat bool

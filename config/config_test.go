@@ -47,6 +47,9 @@ func TestDefaults(t *testing.T) {
 		{"CORSAllowedOrigins", c.CORSAllowedOrigins, []string{"*"}},
 		{"ShutdownTimeout", c.ShutdownTimeout, 10 * time.Second},
 		{"ReindexCron", c.ReindexCron, ""},
+		{"BackupSchedule", c.BackupSchedule, ""},
+		{"BackupKeep", c.BackupKeep, 7},
+		{"BackupDir", c.BackupDir, "./data/backups"},
 		{"LeaseTTL", c.LeaseTTL, 15 * time.Second},
 		{"StoreTimeout", c.StoreTimeout, 10 * time.Second},
 		{"DrainDelay", c.DrainDelay, 5 * time.Second},
@@ -117,6 +120,11 @@ func TestValid(t *testing.T) {
 		{"reindex cron", map[string]string{"REINDEX_CRON": " 30 3 * * 0 "}, func(c *Config) any { return c.ReindexCron }, "30 3 * * 0"},
 		{"reindex cron ranges and names", map[string]string{"REINDEX_CRON": "*/15 1-5 * JAN-MAR MON,FRI"}, func(c *Config) any { return c.ReindexCron }, "*/15 1-5 * JAN-MAR MON,FRI"},
 		{"reindex cron descriptor", map[string]string{"REINDEX_CRON": "@daily"}, func(c *Config) any { return c.ReindexCron }, "@daily"},
+		{"backup schedule", map[string]string{"BACKUP_SCHEDULE": " 15 3 * * * "}, func(c *Config) any { return c.BackupSchedule }, "15 3 * * *"},
+		{"backup schedule descriptor", map[string]string{"BACKUP_SCHEDULE": "@every 6h"}, func(c *Config) any { return c.BackupSchedule }, "@every 6h"},
+		{"backup keep", map[string]string{"BACKUP_KEEP": "30"}, func(c *Config) any { return c.BackupKeep }, 30},
+		{"backup dir follows DATA_DIR", map[string]string{"DATA_DIR": "/var/lib/calendar/"}, func(c *Config) any { return c.BackupDir }, "/var/lib/calendar/backups"},
+		{"backup dir", map[string]string{"DATA_DIR": "/var/lib/calendar", "BACKUP_DIR": "/mnt/backups"}, func(c *Config) any { return c.BackupDir }, "/mnt/backups"},
 		{"reindex cron every", map[string]string{"REINDEX_CRON": "@every 6h"}, func(c *Config) any { return c.ReindexCron }, "@every 6h"},
 		{"reindex cron with a time zone", map[string]string{"REINDEX_CRON": "0 3 * * *", "TIMEZONE": "Europe/Brussels"}, func(c *Config) any { return c.ReindexCron }, "0 3 * * *"},
 		{"lease ttl", map[string]string{"LEASE_TTL": "1m"}, func(c *Config) any { return c.LeaseTTL }, time.Minute},
@@ -133,6 +141,15 @@ func TestValid(t *testing.T) {
 			return out
 		}, "10.0.0.0/8 192.168.1.7/32 ::1/128 "},
 		{"webhook private on", map[string]string{"WEBHOOK_ALLOW_PRIVATE": "true"}, func(c *Config) any { return c.WebhookAllowPrivate }, true},
+		{"sources private default", nil, func(c *Config) any { return c.SourcesAllowPrivate }, false},
+		{"sources private on", map[string]string{"SOURCES_ALLOW_PRIVATE": "true"}, func(c *Config) any { return c.SourcesAllowPrivate }, true},
+		{"source fetch timeout default", nil, func(c *Config) any { return c.SourceFetchTimeout }, time.Minute},
+		{"source fetch timeout", map[string]string{"SOURCE_FETCH_TIMEOUT": "2m"}, func(c *Config) any { return c.SourceFetchTimeout }, 2 * time.Minute},
+		{"source fetch timeout seconds", map[string]string{"SOURCE_FETCH_TIMEOUT": "1"}, func(c *Config) any { return c.SourceFetchTimeout }, time.Second},
+		{"source max bytes default", nil, func(c *Config) any { return c.SourceMaxBytes }, int64(20 << 20)},
+		{"source max bytes", map[string]string{"SOURCE_MAX_BYTES": "1048576"}, func(c *Config) any { return c.SourceMaxBytes }, int64(1 << 20)},
+		{"source max events default", nil, func(c *Config) any { return c.SourceMaxEvents }, 50000},
+		{"source max events", map[string]string{"SOURCE_MAX_EVENTS": "10"}, func(c *Config) any { return c.SourceMaxEvents }, 10},
 		{"drain delay", map[string]string{"DRAIN_DELAY": "15s"}, func(c *Config) any { return c.DrainDelay }, 15 * time.Second},
 		{"drain delay off", map[string]string{"DRAIN_DELAY": "0"}, func(c *Config) any { return c.DrainDelay }, time.Duration(0)},
 		{"replica id", map[string]string{"REPLICA_ID": "calendar-1.eu_west"}, func(c *Config) any { return c.ReplicaID }, "calendar-1.eu_west"},
@@ -236,6 +253,12 @@ func TestInvalid(t *testing.T) {
 		{"reindex cron descriptor", map[string]string{"REINDEX_CRON": "@fortnightly"}, "REINDEX_CRON", "unrecognized descriptor"},
 		{"reindex cron never fires", map[string]string{"REINDEX_CRON": "0 0 30 2 *"}, "REINDEX_CRON", "never fires"},
 		{"reindex cron own time zone", map[string]string{"REINDEX_CRON": "CRON_TZ=Asia/Tokyo 0 3 * * *"}, "REINDEX_CRON", "TIMEZONE"},
+		{"backup schedule word", map[string]string{"BACKUP_SCHEDULE": "nightly"}, "BACKUP_SCHEDULE", "not a cron expression"},
+		{"backup schedule never fires", map[string]string{"BACKUP_SCHEDULE": "0 0 30 2 *"}, "BACKUP_SCHEDULE", "never fires"},
+		{"backup schedule own time zone", map[string]string{"BACKUP_SCHEDULE": "TZ=UTC 0 3 * * *"}, "BACKUP_SCHEDULE", "TIMEZONE"},
+		{"backup schedule with MongoDB", map[string]string{"BACKUP_SCHEDULE": "@daily", "MONGO_URI": "mongodb://db:27017"}, "BACKUP_SCHEDULE", "mongodump"},
+		{"backup keep zero", map[string]string{"BACKUP_KEEP": "0"}, "BACKUP_KEEP", "from 1 to 10000"},
+		{"backup keep word", map[string]string{"BACKUP_KEEP": "all"}, "BACKUP_KEEP", "from 1 to 10000"},
 		{"lease ttl unparsable", map[string]string{"LEASE_TTL": "long"}, "LEASE_TTL", "duration"},
 		{"lease ttl too short", map[string]string{"LEASE_TTL": "500ms"}, "LEASE_TTL", "at least 1s"},
 		{"lease ttl zero", map[string]string{"LEASE_TTL": "0"}, "LEASE_TTL", "at least 1s"},
@@ -244,6 +267,15 @@ func TestInvalid(t *testing.T) {
 		{"store timeout zero", map[string]string{"STORE_TIMEOUT": "0"}, "STORE_TIMEOUT", "at least 100ms"},
 		{"trusted proxies word", map[string]string{"TRUSTED_PROXIES": "10.0.0.0/8,proxy.internal"}, "TRUSTED_PROXIES", "not an IP address"},
 		{"webhook private word", map[string]string{"WEBHOOK_ALLOW_PRIVATE": "sometimes"}, "WEBHOOK_ALLOW_PRIVATE", "true or false"},
+		{"sources private word", map[string]string{"SOURCES_ALLOW_PRIVATE": "maybe"}, "SOURCES_ALLOW_PRIVATE", "true or false"},
+		{"source fetch timeout too short", map[string]string{"SOURCE_FETCH_TIMEOUT": "500ms"}, "SOURCE_FETCH_TIMEOUT", "from 1s to 1h"},
+		{"source fetch timeout zero", map[string]string{"SOURCE_FETCH_TIMEOUT": "0"}, "SOURCE_FETCH_TIMEOUT", "from 1s to 1h"},
+		{"source fetch timeout too long", map[string]string{"SOURCE_FETCH_TIMEOUT": "2h"}, "SOURCE_FETCH_TIMEOUT", "from 1s to 1h"},
+		{"source fetch timeout word", map[string]string{"SOURCE_FETCH_TIMEOUT": "slow"}, "SOURCE_FETCH_TIMEOUT", "duration"},
+		{"source max bytes too small", map[string]string{"SOURCE_MAX_BYTES": "100"}, "SOURCE_MAX_BYTES", "whole number of bytes from 1024 to 1073741824"},
+		{"source max bytes with a unit", map[string]string{"SOURCE_MAX_BYTES": "20MiB"}, "SOURCE_MAX_BYTES", "whole number of bytes"},
+		{"source max events zero", map[string]string{"SOURCE_MAX_EVENTS": "0"}, "SOURCE_MAX_EVENTS", "whole number from 1 to 1000000"},
+		{"source max events too many", map[string]string{"SOURCE_MAX_EVENTS": "2000000"}, "SOURCE_MAX_EVENTS", "whole number from 1 to 1000000"},
 		{"drain delay negative", map[string]string{"DRAIN_DELAY": "-1s"}, "DRAIN_DELAY", "negative"},
 		{"header timeout zero", map[string]string{"HEADER_TIMEOUT": "0"}, "HEADER_TIMEOUT", "positive"},
 		{"header timeout too long", map[string]string{"HEADER_TIMEOUT": "2m"}, "HEADER_TIMEOUT", "at most 1m"},
@@ -291,8 +323,10 @@ func TestInvalid(t *testing.T) {
 			if strings.Contains(msg, "\n") {
 				t.Errorf("one invalid variable gave several errors: %q", msg)
 			}
-			// Option.Validate agrees with Load for settings that stand alone.
-			if tt.varName != "DEFAULT_LANGUAGE" {
+			// Option.Validate agrees with Load for settings that stand alone
+			// (not DEFAULT_LANGUAGE against LANGUAGES, nor BACKUP_SCHEDULE
+			// against MONGO_URI).
+			if tt.varName != "DEFAULT_LANGUAGE" && tt.name != "backup schedule with MongoDB" {
 				if err := lookup(t, tt.varName).Validate(tt.env[tt.varName]); err == nil {
 					t.Errorf("Option.Validate(%q) accepted the value", tt.env[tt.varName])
 				}
@@ -363,7 +397,8 @@ func TestRegistry(t *testing.T) {
 	want = append(want, "DRAIN_DELAY", "REPLICA_ID", "MEILI_MASTER_KEY", "HEADER_TIMEOUT", "MAX_CONNECTIONS_PER_ADDRESS", "WRITE_RATE", "WRITE_BURST", "TEC_COMPAT", "RECURRENCE_HORIZON",
 		"MAX_CONNECTIONS", "BODY_MEMORY_MIB", "BODY_MEMORY_PER_CALLER_MIB",
 		"MAX_SERIES_OCCURRENCES", "MAX_SERIES_OVERRIDE_TEXT", "MAX_ACCOUNT_DOCUMENTS", "SYNC_BATCH_BYTES", "STORE_TIMEOUT", "MEILI_MAX_REQUEST_BYTES",
-		"CURRENCY_SYMBOL", "CURRENCY_CODE", "CURRENCY_POSITION")
+		"CURRENCY_SYMBOL", "CURRENCY_CODE", "CURRENCY_POSITION", "BACKUP_SCHEDULE", "BACKUP_KEEP", "BACKUP_DIR",
+		"SOURCES_ALLOW_PRIVATE", "SOURCE_FETCH_TIMEOUT", "SOURCE_MAX_BYTES", "SOURCE_MAX_EVENTS")
 	for _, name := range want {
 		if !seen[name] {
 			t.Errorf("%s is not registered", name)

@@ -527,6 +527,46 @@ var registry = []Option{
 		format: func(c *Config) string { return c.ReindexCron },
 	},
 	{
+		Name: "BACKUP_SCHEDULE", Default: "", Type: TypeCron,
+		Description: "cron expression (5 fields, or @daily, @every 6h...) evaluated in TIMEZONE for backups of the embedded store into BACKUP_DIR, e.g. 15 3 * * *; empty disables them (with MONGO_URI, use mongodump instead)",
+		dependsOn:   []string{"TIMEZONE", "MONGO_URI"},
+		parse: func(c *Config, raw string) error {
+			if err := validateCron(raw, c.Location); err != nil {
+				return err
+			}
+			if raw != "" && c.MongoURI != "" {
+				return errors.New("backs up the embedded store only: with MONGO_URI set, back MongoDB up with mongodump --oplog")
+			}
+			c.BackupSchedule = raw
+			return nil
+		},
+		format: func(c *Config) string { return c.BackupSchedule },
+	},
+	{
+		Name: "BACKUP_KEEP", Default: "7", Type: TypeInteger,
+		Description: "how many backups BACKUP_SCHEDULE keeps in BACKUP_DIR: after each scheduled backup the oldest beyond this many are removed (only files named eventcal-<time>.db)",
+		parse: func(c *Config, raw string) error {
+			n, err := strconv.Atoi(raw)
+			if err != nil || n < 1 || n > maxBackupKeep {
+				return fmt.Errorf("must be a whole number from 1 to %d", maxBackupKeep)
+			}
+			c.BackupKeep = n
+			return nil
+		},
+		format: func(c *Config) string { return strconv.Itoa(c.BackupKeep) },
+	},
+	{
+		Name: "BACKUP_DIR", Default: "./data/backups", Type: TypePath,
+		Description: "directory of the backups the schedule and POST /admin/backups write (created if missing); by default backups under DATA_DIR",
+		dependsOn:   []string{"DATA_DIR"},
+		derive:      func(c *Config) string { return strings.TrimRight(c.DataDir, "/") + "/backups" },
+		parse: func(c *Config, raw string) error {
+			c.BackupDir = raw
+			return nil
+		},
+		format: func(c *Config) string { return c.BackupDir },
+	},
+	{
 		Name: "LEASE_TTL", Default: "15s", Type: TypeDuration,
 		Description: "with MongoDB, how long the process running the sync worker and scheduled jobs keeps the lead without renewing it (a crashed leader is replaced after this)",
 		parse: func(c *Config, raw string) error {
@@ -621,6 +661,61 @@ var registry = []Option{
 			return nil
 		},
 		format: func(c *Config) string { return strconv.FormatBool(c.WebhookAllowPrivate) },
+	},
+	{
+		Name: "SOURCES_ALLOW_PRIVATE", Default: "false", Type: TypeBool,
+		Description: "let calendar sources be (or resolve or redirect to) private, loopback, link-local and reserved addresses; off, a source cannot make the service reach internal hosts",
+		parse: func(c *Config, raw string) error {
+			b, err := strconv.ParseBool(raw)
+			if err != nil {
+				return errors.New("must be true or false")
+			}
+			c.SourcesAllowPrivate = b
+			return nil
+		},
+		format: func(c *Config) string { return strconv.FormatBool(c.SourcesAllowPrivate) },
+	},
+	{
+		Name: "SOURCE_FETCH_TIMEOUT", Default: "60s", Type: TypeDuration,
+		Description: "how long one fetch of a calendar source may take, headers and body together; a slower source fails its run (Go duration or whole seconds; 1s to 1h)",
+		parse: func(c *Config, raw string) error {
+			d, err := parseDuration(raw)
+			if err != nil {
+				return err
+			}
+			if d < time.Second || d > time.Hour {
+				return errors.New("must be from 1s to 1h")
+			}
+			c.SourceFetchTimeout = d
+			return nil
+		},
+		format: func(c *Config) string { return c.SourceFetchTimeout.String() },
+	},
+	{
+		Name: "SOURCE_MAX_BYTES", Default: "20971520", Type: TypeInteger,
+		Description: "bytes of one calendar source's body the service reads at most, counted after decompression; a larger feed fails its run (at least 1024, at most 1073741824)",
+		parse: func(c *Config, raw string) error {
+			n, err := strconv.ParseInt(raw, 10, 64)
+			if err != nil || n < minSourceBytes || n > maxSourceBytes {
+				return fmt.Errorf("must be a whole number of bytes from %d to %d", minSourceBytes, maxSourceBytes)
+			}
+			c.SourceMaxBytes = n
+			return nil
+		},
+		format: func(c *Config) string { return strconv.FormatInt(c.SourceMaxBytes, 10) },
+	},
+	{
+		Name: "SOURCE_MAX_EVENTS", Default: "50000", Type: TypeInteger,
+		Description: "events one calendar source's feed may hold; a feed with more fails its run (1 to 1000000)",
+		parse: func(c *Config, raw string) error {
+			n, err := strconv.Atoi(raw)
+			if err != nil || n < 1 || n > maxSourceEvents {
+				return fmt.Errorf("must be a whole number from 1 to %d", maxSourceEvents)
+			}
+			c.SourceMaxEvents = n
+			return nil
+		},
+		format: func(c *Config) string { return strconv.Itoa(c.SourceMaxEvents) },
 	},
 	{
 		Name: "DRAIN_DELAY", Default: "5s", Type: TypeDuration,
@@ -752,6 +847,10 @@ const (
 	// default http_payload_size_limit.
 	minMeiliRequestBytes = 1 << 20
 	maxMeiliRequestBytes = 100_000_000
+	// A calendar source's body is held in memory while it is parsed.
+	minSourceBytes  = 1 << 10
+	maxSourceBytes  = 1 << 30
+	maxSourceEvents = 1_000_000
 )
 
 // maxReplicaID bounds REPLICA_ID (and the host name used in its place).
@@ -776,6 +875,9 @@ func validateReplicaID(raw string) error {
 // ordinary commands (an index look-up, a batch of the sync worker) would
 // fail.
 const minStoreTimeout = 100 * time.Millisecond
+
+// maxBackupKeep is the largest BACKUP_KEEP.
+const maxBackupKeep = 10000
 
 // minLeaseTTL is the shortest LEASE_TTL: the lease is renewed every third
 // of it, with a database round trip or two each time.

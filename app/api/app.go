@@ -65,6 +65,9 @@ type Options struct {
 	// metrics are served with the app's when it has any. nil answers pings
 	// with 503.
 	Webhooks WebhookSender
+	// Backups takes and lists the backups of the admin routes
+	// (backup.Dir); nil answers them with 503.
+	Backups Backups
 	// ResponseCacheBytes bounds the rendered-response cache (0: the
 	// default, DefaultResponseCacheBytes; negative: no cache, while ETags,
 	// 304s and compression still apply).
@@ -102,6 +105,9 @@ type Reindexer = handlers.Reindexer
 
 // WebhookSender sends the admin API's test pings (webhooks.Dispatcher).
 type WebhookSender = handlers.WebhookSender
+
+// Backups takes and lists backups of the embedded store (backup.Dir).
+type Backups = handlers.Backups
 
 // WorkerStats reports the sync worker's recent figures (indexing.Worker).
 type WorkerStats = handlers.WorkerStats

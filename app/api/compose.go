@@ -25,6 +25,6 @@ func (s *Server) newHandlers(cfg *config.Config, opts Options, recordTTL, countT
 			}
 		}})
 	return handlers.New(handlers.Deps{Config: cfg, Store: s.store, Search: s.search, Indexer: s.indexer,
-		Reindexer: opts.Reindexer, Webhooks: opts.Webhooks, Logger: s.log, Now: s.now,
+		Reindexer: opts.Reindexer, Webhooks: opts.Webhooks, Backups: opts.Backups, Logger: s.log, Now: s.now,
 		Render: render, Calendar: cal, AdminChanged: s.forgetAdmin, Version: s.identity.Version})
 }

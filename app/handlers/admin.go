@@ -235,5 +235,6 @@ type admin struct {
 	search    search.Engine
 	indexer   Notifier
 	reindexer Reindexer
+	backups   Backups
 	now       func() time.Time
 }

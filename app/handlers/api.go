@@ -39,6 +39,8 @@ type Deps struct {
 	// Calendar writes events, venues and organizers (every write route
 	// of theirs calls it).
 	Calendar *calendar.Service
+	// Backups takes and lists backups; nil answers their routes with 503.
+	Backups Backups
 }
 
 // API is the handlers of every route (Routes) with what they use.
@@ -50,6 +52,7 @@ type API struct {
 	indexer      Notifier
 	reindexer    Reindexer
 	webhooks     WebhookSender
+	backups      Backups
 	log          *slog.Logger
 	now          func() time.Time
 	render       *present.Renderer
@@ -65,7 +68,7 @@ type API struct {
 // New returns the handlers; Logger and Now must be set.
 func New(d Deps) *API {
 	return &API{cfg: d.Config, store: d.Store, search: d.Search, indexer: d.Indexer, reindexer: d.Reindexer,
-		webhooks: d.Webhooks, log: d.Logger, now: d.Now, render: d.Render, adminChanged: d.AdminChanged, version: d.Version, cal: d.Calendar}
+		webhooks: d.Webhooks, backups: d.Backups, log: d.Logger, now: d.Now, render: d.Render, adminChanged: d.AdminChanged, version: d.Version, cal: d.Calendar}
 }
 
 // docVersion is the interface document's info.version: the build's

@@ -118,6 +118,8 @@ func componentSchemas() *present.Obj {
 		"id", integer, "url", str, "description", str, "events", strs, "active", schemaType("boolean"),
 		"disabled_reason", str, "failing_since", str, "created", str, "updated", str, "secret", str)
 	attempt := object([]string{"at", "code", "duration_ms"}, "at", str, "code", integer, "error", str, "duration_ms", integer)
+	// counts maps names to row counts (a backup's).
+	counts := schemaType("object").Set("additionalProperties", integer)
 	index := object([]string{"namespace", "routes"}, "namespace", str, "routes", schemaType("object"), "_links", schemaType("object"))
 	return present.NewObj().Set("Error", errSchema).Set("DateDetails", dateDetails).Set("CostDetails", costDetails).
 		Set("Image", image).Set("EmbeddedTerm", embeddedTerm).Set("Term", term).Set("Venue", venue).
@@ -149,7 +151,11 @@ func componentSchemas() *present.Obj {
 		Set("User", accountUser).Set("UserList", object([]string{"users"}, "users", arrayOf(ref("User")))).
 		Set("Token", accountToken(false)).Set("CreatedToken", accountToken(true)).
 		Set("TokenList", object([]string{"tokens"}, "tokens", arrayOf(ref("Token")))).
-		Set("RevokedToken", object([]string{"revoked", "id"}, "revoked", schemaType("boolean"), "id", str))
+		Set("RevokedToken", object([]string{"revoked", "id"}, "revoked", schemaType("boolean"), "id", str)).
+		Set("Backup", object([]string{"name", "size", "created", "counts"}, "name", str, "size", integer, "created", str,
+			"counts", object([]string{"records", "labels", "tables"}, "records", counts, "labels", counts, "tables", counts))).
+		Set("BackupList", object([]string{"backups"}, "backups", arrayOf(object([]string{"name", "size", "created"},
+			"name", str, "size", integer, "created", str))))
 }
 
 // accountUser is the schema of a user on the admin routes.
@@ -238,6 +244,10 @@ func routeResponses(rt *Route, method string) (ok int, okSchema string, errs []i
 		return 200, "JobEnvelope", []int{401, 403, 404, 503}
 	case p == "/admin/sync":
 		return 200, "SyncStatus", []int{401, 403, 503}
+	case p == "/admin/backups" && method == fiber.MethodPost:
+		return 201, "Backup", []int{401, 403, 409, 501, 503}
+	case p == "/admin/backups":
+		return 200, "BackupList", []int{401, 403, 501, 503}
 	case p == "/admin/webhooks" && method == fiber.MethodPost:
 		return 201, "Webhook", []int{400, 401, 403, 503}
 	case p == "/admin/webhooks":

@@ -39,12 +39,12 @@ func (s *API) Routes() []*Route {
 	// posts.go for the items, occurrences.go for the occurrences of series; writeargs.go and decode.go for what a write
 	// sends (the calendar service writes it); listargs.go and lists.go for the
 	// lists; feeds.go for the .ics feeds; cat, tag: terms.go; dc:
-	// index.go and openapi.go; ad: admin.go; wh: webhooks.go; ac:
+	// index.go and openapi.go; ad: admin.go and backups.go; wh: webhooks.go; ac:
 	// accounts.go.
 	ev, ve, or := s.postTypes()
 	cat, tag := s.termTypes()
 	dc := &docs{cfg: s.cfg, version: s.docVersion(), routes: func() []*Route { return s.routes }}
-	ad := &admin{store: s.store, search: s.search, indexer: s.indexer, reindexer: s.reindexer, now: s.now}
+	ad := &admin{store: s.store, search: s.search, indexer: s.indexer, reindexer: s.reindexer, backups: s.backups, now: s.now}
 	wh := &webhooks{cfg: s.cfg, store: s.store, sender: s.webhooks, now: s.now}
 	ac := &accounts{store: s.store, now: s.now, adminChanged: s.adminChanged}
 	s.routes = concat(
@@ -75,6 +75,8 @@ func (s *API) Routes() []*Route {
 			{Methods: readable, Path: "/admin/reindex", Handle: ad.getReindex, summary: "The current or last rebuild (admin)."},
 			{Methods: deletable, Path: "/admin/reindex", Write: true, Handle: ad.cancelReindex, summary: "Cancel the running rebuild; the live indexes are kept (admin)."},
 			{Methods: readable, Path: "/admin/sync", Handle: ad.syncStatus, summary: "Sync worker and index figures (admin)."},
+			{Methods: creatable, Path: "/admin/backups", Write: true, Handle: ad.createBackup, summary: "Take a checked backup of the embedded store into BACKUP_DIR (admin)."},
+			{Methods: readable, Path: "/admin/backups", Handle: ad.listBackups, summary: "List the backups in BACKUP_DIR, newest first (admin)."},
 			{Methods: readable, Path: "/admin/webhooks", Handle: wh.listWebhooks, summary: "List webhook endpoints (admin)."},
 			{Methods: creatable, Path: "/admin/webhooks", args: wh.webhookWriteArgs(true), Write: true, Handle: wh.createWebhook, summary: "Register a webhook endpoint (admin); the answer shows its secret once."},
 			{Methods: readable, Path: "/admin/webhooks/:id", Handle: wh.getWebhook, summary: "Read a webhook endpoint (admin)."},

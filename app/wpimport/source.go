@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -128,6 +129,28 @@ type tecVenue struct {
 	Website       string `json:"website"`
 	ShowMap       *bool  `json:"show_map"`
 	ShowMapLink   *bool  `json:"show_map_link"`
+	// GeoLat and GeoLng are the coordinates Events Calendar Pro adds
+	// (the free plugin has none); read by ReadPublic only.
+	GeoLat looseFloat `json:"geo_lat"`
+	GeoLng looseFloat `json:"geo_lng"`
+}
+
+// looseFloat is a number the source may write as a number or a numeric
+// string; anything else (or "") reads as absent.
+type looseFloat struct {
+	v   float64
+	set bool
+}
+
+// UnmarshalJSON reads a number or a numeric string; anything else is
+// absent.
+func (f *looseFloat) UnmarshalJSON(b []byte) error {
+	*f = looseFloat{}
+	s := strings.Trim(strings.TrimSpace(string(b)), `"`)
+	if v, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil && !math.IsNaN(v) && !math.IsInf(v, 0) {
+		*f = looseFloat{v: v, set: true}
+	}
+	return nil
 }
 
 // tecOrganizer is an organizer as the source shows it.
@@ -165,6 +188,9 @@ func (c *client) listQuery(k listKind, page int) url.Values {
 	if k.posts && c.authenticated() {
 		q.Set("status", allStatuses)
 	}
+	if k == listEvents && c.public {
+		return q // the source's default window: upcoming events
+	}
 	if k == listEvents {
 		q.Set("start_date", windowStart)
 		q.Set("end_date", windowEnd)
@@ -188,6 +214,8 @@ func (c *client) authenticated() bool { return c.user != "" || c.password != "" 
 func (c *client) fetchList(ctx context.Context, k listKind, progress func(total, n int), each func(id int64, raw json.RawMessage) error) (int, int, error) {
 	seen := map[int64]bool{}
 	announced, count := -1, 0
+	// promised is the pages the last page announced (0: none).
+	promised := 0
 	for page := 1; ; page++ {
 		if c.caps.Pages > 0 && page > c.caps.Pages {
 			return count, announced, &CapError{Cap: CapPages, Limit: int64(c.caps.Pages), Where: "list " + k.name}
@@ -196,21 +224,27 @@ func (c *client) fetchList(ctx context.Context, k listKind, progress func(total,
 		if err != nil {
 			return count, announced, err
 		}
-		if res.status == http.StatusNotFound && page > 1 {
-			break // past the end
+		// Past the end; for ReadPublic only past the pages announced: a
+		// page missing before that would leave its events out of the
+		// read, and the runner would take them for removed.
+		if res.status == http.StatusNotFound && page > 1 && !(c.public && page <= promised) {
+			break
 		}
 		if res.status != http.StatusOK {
-			return count, announced, fmt.Errorf("list %s page %d: %s%s", k.name, page, c.describe(res), authHint(res))
+			return count, announced, &StatusError{Status: res.status, msg: fmt.Sprintf("list %s page %d: %s%s", k.name, page, c.describe(res), authHint(res))}
 		}
 		var body map[string]json.RawMessage
 		if err := json.Unmarshal(res.body, &body); err != nil {
-			return count, announced, fmt.Errorf("list %s page %d: the answer is not a JSON object: %v", k.name, page, err)
+			return count, announced, notTEC("list %s page %d: the answer is not a JSON object: %v", k.name, page, err)
 		}
 		res.body = nil // the page is dropped as soon as it is decoded
 		var items []json.RawMessage
+		if _, ok := body[k.name]; !ok && c.public {
+			return count, announced, notTEC("list %s page %d: the answer has no %q list: not The Events Calendar's REST API", k.name, page, k.name)
+		}
 		if raw, ok := body[k.name]; ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 			if err := json.Unmarshal(raw, &items); err != nil {
-				return count, announced, fmt.Errorf("list %s page %d: %q is not a list: %v", k.name, page, k.name, err)
+				return count, announced, notTEC("list %s page %d: %q is not a list: %v", k.name, page, k.name, err)
 			}
 		}
 		total, err := strconv.Atoi(res.header.Get("X-TEC-Total"))
@@ -246,6 +280,7 @@ func (c *client) fetchList(ctx context.Context, k listKind, progress func(total,
 		if pages == 0 {
 			pages, _ = strconv.Atoi(res.header.Get("X-TEC-TotalPages"))
 		}
+		promised = pages
 		if len(items) == 0 || (pages > 0 && page >= pages) {
 			break
 		}

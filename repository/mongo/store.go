@@ -6,7 +6,7 @@
 //	terms        categories and tags (repository.Term, _id = "12", id = 12)
 //	users        accounts (unique index on login)
 //	tokens       API tokens (_id = SHA-256 of the secret)
-//	counters     sequences {_id: "post"|"term"|"user"|"mark", value}
+//	counters     sequences {_id: "post"|"term"|"user"|"mark"|..., value}
 //	id_claims    one document per ID ever handed out ("post:12")
 //	slugs        slug reservations ("post:event:en:my-slug" -> owner ID)
 //	index_marks  "needs indexing" marks ("post:12" -> seq)
@@ -15,6 +15,8 @@
 //	meta         the layout version of the database (migrate.go)
 //	replicas     the live service processes and the layouts they read (migrate.go)
 //	job_state    the periodic jobs' state ({_id: key, value}; jobstate.go)
+//	sources      calendar sources (repository.Source, _id = ID; sources.go)
+//	source_runs  their runs (repository.SourceRun, _id = ID; sources.go)
 //
 // # Why the item locks
 //
@@ -115,8 +117,8 @@ const cleanupTimeout = 10 * time.Second
 // Its methods are declared on one type per concern, each holding the
 // shared connection (conn) and each in the file of its concern:
 // recordStore (posts.go), labelStore (terms.go), accountStore (users.go),
-// webhookStore (webhooks.go), markQueue (marks.go), aggregateReads
-// (aggregates.go) and migrator (migrate.go). Store composes them and
+// webhookStore (webhooks.go), sourceStore (sources.go), markQueue
+// (marks.go), aggregateReads (aggregates.go) and migrator (migrate.go). Store composes them and
 // declares only the indexes, the lease, the job state and its lifetime.
 type Store struct {
 	*conn
@@ -124,6 +126,7 @@ type Store struct {
 	labelStore
 	accountStore
 	webhookStore
+	sourceStore
 	markQueue
 	aggregateReads
 	migrator
@@ -211,6 +214,7 @@ func newStore(c *conn) *Store {
 		labelStore:     labelStore{c, recordStore{c}},
 		accountStore:   accountStore{c},
 		webhookStore:   webhookStore{c},
+		sourceStore:    sourceStore{c},
 		markQueue:      markQueue{c},
 		aggregateReads: aggregateReads{c},
 		migrator:       migrator{c},
@@ -413,6 +417,8 @@ func declaredIndexes() []indexSpec {
 		asc("event.parent"),
 		// AccountDocuments: one account's events.
 		asc("kind", "author"),
+		// SourceItems: the events a source imported, by ID.
+		sourceItemsIndex,
 	)
 	add(collTerms, asc(fieldID), asc("taxonomy", "parent"), asc("parent"), asc("taxonomy", "name_keys"))
 	// Unique logins: FerretDB v1 enforces unique secondary indexes
@@ -429,6 +435,8 @@ func declaredIndexes() []indexSpec {
 		// DueEndpointDeliveries: one endpoint's pending line.
 		asc("status", "webhook_id", "seq"),
 	)
+	// ListSourceRuns and PruneSourceRuns: one source's runs by ID.
+	add(collSourceRuns, runsIndex)
 	return out
 }
 

@@ -1,5 +1,7 @@
 // Package schedule runs the service's periodic jobs with gocron
 // (Schedule): full rebuilds of the search indexes on REINDEX_CRON,
+// backups of the embedded store on BACKUP_SCHEDULE (backup.go: each run
+// takes a backup and removes the oldest beyond BACKUP_KEEP),
 // scheduled publishing (every minute by default; publish.go, PublishDue:
 // items whose publish date has come change from future to publish, as
 // WordPress's scheduled posts do), and the daily roll of the recurrence

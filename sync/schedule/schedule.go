@@ -53,6 +53,12 @@ type Options struct {
 	// Store, so the run at start catches up after a stop.
 	Docs         *indexing.DocBuilder
 	HorizonEvery time.Duration
+	// BackupCron is the cron expression of backups of the embedded store
+	// (BACKUP_SCHEDULE, evaluated in Location); empty, or Backups nil,
+	// schedules none. Each run takes a backup and prunes the oldest
+	// (Backups.Scheduled).
+	BackupCron string
+	Backups    Backups
 	// Lease decides whether this process runs the jobs (nil: lease.Held).
 	Lease lease.Lease
 	// Clock drives the schedule (nil: the real clock); tests pass a
@@ -83,8 +89,9 @@ type Options struct {
 }
 
 // Schedule runs the periodic jobs with gocron: full rebuilds on
-// REINDEX_CRON, scheduled publishing every minute, the recurrence
-// horizon, and the calendar sources on their schedules. Each job runs in
+// REINDEX_CRON, backups on BACKUP_SCHEDULE, scheduled publishing every
+// minute, the recurrence horizon, and the calendar sources on their
+// schedules. Each job runs in
 // singleton mode (a run still going when the next is due makes that one
 // wait, gocron.LimitModeReschedule), and only in the process holding the
 // lease: the lease is the scheduler's Elector.
@@ -143,6 +150,13 @@ func New(o Options) (*Schedule, error) {
 		if _, err := sched.NewJob(gocron.CronJob(o.ReindexCron, false), task, options(jobReindex)...); err != nil {
 			s.abort()
 			return nil, fmt.Errorf("sync: schedule rebuilds on %q: %w", o.ReindexCron, err)
+		}
+	}
+	if o.BackupCron != "" && o.Backups != nil {
+		task := gocron.NewTask(func(ctx context.Context) { runScheduledBackup(ctx, o.Backups, o.Lease, o.Log) })
+		if _, err := sched.NewJob(gocron.CronJob(o.BackupCron, false), task, options(jobBackup)...); err != nil {
+			s.abort()
+			return nil, fmt.Errorf("sync: schedule backups on %q: %w", o.BackupCron, err)
 		}
 	}
 	task := gocron.NewTask(func(ctx context.Context) {

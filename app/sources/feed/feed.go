@@ -54,7 +54,8 @@ type Event struct {
 	// Zone is the IANA name of the event's time zone (Windows names and
 	// custom VTIMEZONE blocks already resolved); "" for a floating time
 	// or a date, which the runner reads in the site's zone. "UTC" for
-	// times in UTC.
+	// times in UTC. A site running The Events Calendar may also give a
+	// manual offset such as "UTC+2" (repository.LoadZone reads both).
 	Zone string
 	// AllDay marks dates without times (VALUE=DATE).
 	AllDay bool
@@ -89,6 +90,10 @@ type Event struct {
 	// Categories are the feed's category names (CATEGORIES), trimmed, in
 	// feed order, without duplicates.
 	Categories []string
+	// Tags are the feed's tag names, as Categories (a site running The
+	// Events Calendar names them; iCalendar has none). Left out of the
+	// digest's input when empty, so feeds without tags digest as before.
+	Tags []string `json:",omitempty"`
 	// Cost is the event's cost as written ("" for none; iCalendar has
 	// none).
 	Cost string
