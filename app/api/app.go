@@ -91,6 +91,9 @@ type Options struct {
 	// Identity is what /healthz and /readyz report about this instance;
 	// the zero value means NewIdentity().
 	Identity Identity
+	// SourceRunner starts the runs of calendar sources (POST
+	// /sources/{id}/run; sources.Runner); nil answers that route with 503.
+	SourceRunner SourceRunner
 }
 
 // Notifier is told that new index marks were written.
@@ -102,6 +105,9 @@ type Reindexer = handlers.Reindexer
 
 // WebhookSender sends the admin API's test pings (webhooks.Dispatcher).
 type WebhookSender = handlers.WebhookSender
+
+// SourceRunner starts the runs of calendar sources (sources.Runner).
+type SourceRunner = handlers.SourceRunner
 
 // WorkerStats reports the sync worker's recent figures (indexing.Worker).
 type WorkerStats = handlers.WorkerStats
