@@ -122,6 +122,18 @@ type Config struct {
 	// WebhookAllowPrivate lets webhook endpoints reach private addresses
 	// (WEBHOOK_ALLOW_PRIVATE).
 	WebhookAllowPrivate bool
+	// SourcesAllowPrivate lets calendar sources reach private addresses
+	// (SOURCES_ALLOW_PRIVATE).
+	SourcesAllowPrivate bool
+	// SourceFetchTimeout bounds one fetch of a calendar source, headers
+	// and body (SOURCE_FETCH_TIMEOUT).
+	SourceFetchTimeout time.Duration
+	// SourceMaxBytes bounds the bytes of a calendar source's body, after
+	// decompression (SOURCE_MAX_BYTES).
+	SourceMaxBytes int64
+	// SourceMaxEvents bounds the events of one calendar source's feed
+	// (SOURCE_MAX_EVENTS).
+	SourceMaxEvents int
 	// TECCompat also serves the API under the original plugin's root,
 	// TECRoot (TEC_COMPAT).
 	TECCompat bool

@@ -133,6 +133,15 @@ func TestValid(t *testing.T) {
 			return out
 		}, "10.0.0.0/8 192.168.1.7/32 ::1/128 "},
 		{"webhook private on", map[string]string{"WEBHOOK_ALLOW_PRIVATE": "true"}, func(c *Config) any { return c.WebhookAllowPrivate }, true},
+		{"sources private default", nil, func(c *Config) any { return c.SourcesAllowPrivate }, false},
+		{"sources private on", map[string]string{"SOURCES_ALLOW_PRIVATE": "true"}, func(c *Config) any { return c.SourcesAllowPrivate }, true},
+		{"source fetch timeout default", nil, func(c *Config) any { return c.SourceFetchTimeout }, time.Minute},
+		{"source fetch timeout", map[string]string{"SOURCE_FETCH_TIMEOUT": "2m"}, func(c *Config) any { return c.SourceFetchTimeout }, 2 * time.Minute},
+		{"source fetch timeout seconds", map[string]string{"SOURCE_FETCH_TIMEOUT": "1"}, func(c *Config) any { return c.SourceFetchTimeout }, time.Second},
+		{"source max bytes default", nil, func(c *Config) any { return c.SourceMaxBytes }, int64(20 << 20)},
+		{"source max bytes", map[string]string{"SOURCE_MAX_BYTES": "1048576"}, func(c *Config) any { return c.SourceMaxBytes }, int64(1 << 20)},
+		{"source max events default", nil, func(c *Config) any { return c.SourceMaxEvents }, 50000},
+		{"source max events", map[string]string{"SOURCE_MAX_EVENTS": "10"}, func(c *Config) any { return c.SourceMaxEvents }, 10},
 		{"drain delay", map[string]string{"DRAIN_DELAY": "15s"}, func(c *Config) any { return c.DrainDelay }, 15 * time.Second},
 		{"drain delay off", map[string]string{"DRAIN_DELAY": "0"}, func(c *Config) any { return c.DrainDelay }, time.Duration(0)},
 		{"replica id", map[string]string{"REPLICA_ID": "calendar-1.eu_west"}, func(c *Config) any { return c.ReplicaID }, "calendar-1.eu_west"},
@@ -244,6 +253,15 @@ func TestInvalid(t *testing.T) {
 		{"store timeout zero", map[string]string{"STORE_TIMEOUT": "0"}, "STORE_TIMEOUT", "at least 100ms"},
 		{"trusted proxies word", map[string]string{"TRUSTED_PROXIES": "10.0.0.0/8,proxy.internal"}, "TRUSTED_PROXIES", "not an IP address"},
 		{"webhook private word", map[string]string{"WEBHOOK_ALLOW_PRIVATE": "sometimes"}, "WEBHOOK_ALLOW_PRIVATE", "true or false"},
+		{"sources private word", map[string]string{"SOURCES_ALLOW_PRIVATE": "maybe"}, "SOURCES_ALLOW_PRIVATE", "true or false"},
+		{"source fetch timeout too short", map[string]string{"SOURCE_FETCH_TIMEOUT": "500ms"}, "SOURCE_FETCH_TIMEOUT", "from 1s to 1h"},
+		{"source fetch timeout zero", map[string]string{"SOURCE_FETCH_TIMEOUT": "0"}, "SOURCE_FETCH_TIMEOUT", "from 1s to 1h"},
+		{"source fetch timeout too long", map[string]string{"SOURCE_FETCH_TIMEOUT": "2h"}, "SOURCE_FETCH_TIMEOUT", "from 1s to 1h"},
+		{"source fetch timeout word", map[string]string{"SOURCE_FETCH_TIMEOUT": "slow"}, "SOURCE_FETCH_TIMEOUT", "duration"},
+		{"source max bytes too small", map[string]string{"SOURCE_MAX_BYTES": "100"}, "SOURCE_MAX_BYTES", "whole number of bytes from 1024 to 1073741824"},
+		{"source max bytes with a unit", map[string]string{"SOURCE_MAX_BYTES": "20MiB"}, "SOURCE_MAX_BYTES", "whole number of bytes"},
+		{"source max events zero", map[string]string{"SOURCE_MAX_EVENTS": "0"}, "SOURCE_MAX_EVENTS", "whole number from 1 to 1000000"},
+		{"source max events too many", map[string]string{"SOURCE_MAX_EVENTS": "2000000"}, "SOURCE_MAX_EVENTS", "whole number from 1 to 1000000"},
 		{"drain delay negative", map[string]string{"DRAIN_DELAY": "-1s"}, "DRAIN_DELAY", "negative"},
 		{"header timeout zero", map[string]string{"HEADER_TIMEOUT": "0"}, "HEADER_TIMEOUT", "positive"},
 		{"header timeout too long", map[string]string{"HEADER_TIMEOUT": "2m"}, "HEADER_TIMEOUT", "at most 1m"},
@@ -363,7 +381,8 @@ func TestRegistry(t *testing.T) {
 	want = append(want, "DRAIN_DELAY", "REPLICA_ID", "MEILI_MASTER_KEY", "HEADER_TIMEOUT", "MAX_CONNECTIONS_PER_ADDRESS", "WRITE_RATE", "WRITE_BURST", "TEC_COMPAT", "RECURRENCE_HORIZON",
 		"MAX_CONNECTIONS", "BODY_MEMORY_MIB", "BODY_MEMORY_PER_CALLER_MIB",
 		"MAX_SERIES_OCCURRENCES", "MAX_SERIES_OVERRIDE_TEXT", "MAX_ACCOUNT_DOCUMENTS", "SYNC_BATCH_BYTES", "STORE_TIMEOUT", "MEILI_MAX_REQUEST_BYTES",
-		"CURRENCY_SYMBOL", "CURRENCY_CODE", "CURRENCY_POSITION")
+		"CURRENCY_SYMBOL", "CURRENCY_CODE", "CURRENCY_POSITION",
+		"SOURCES_ALLOW_PRIVATE", "SOURCE_FETCH_TIMEOUT", "SOURCE_MAX_BYTES", "SOURCE_MAX_EVENTS")
 	for _, name := range want {
 		if !seen[name] {
 			t.Errorf("%s is not registered", name)

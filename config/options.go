@@ -623,6 +623,61 @@ var registry = []Option{
 		format: func(c *Config) string { return strconv.FormatBool(c.WebhookAllowPrivate) },
 	},
 	{
+		Name: "SOURCES_ALLOW_PRIVATE", Default: "false", Type: TypeBool,
+		Description: "let calendar sources be (or resolve or redirect to) private, loopback, link-local and reserved addresses; off, a source cannot make the service reach internal hosts",
+		parse: func(c *Config, raw string) error {
+			b, err := strconv.ParseBool(raw)
+			if err != nil {
+				return errors.New("must be true or false")
+			}
+			c.SourcesAllowPrivate = b
+			return nil
+		},
+		format: func(c *Config) string { return strconv.FormatBool(c.SourcesAllowPrivate) },
+	},
+	{
+		Name: "SOURCE_FETCH_TIMEOUT", Default: "60s", Type: TypeDuration,
+		Description: "how long one fetch of a calendar source may take, headers and body together; a slower source fails its run (Go duration or whole seconds; 1s to 1h)",
+		parse: func(c *Config, raw string) error {
+			d, err := parseDuration(raw)
+			if err != nil {
+				return err
+			}
+			if d < time.Second || d > time.Hour {
+				return errors.New("must be from 1s to 1h")
+			}
+			c.SourceFetchTimeout = d
+			return nil
+		},
+		format: func(c *Config) string { return c.SourceFetchTimeout.String() },
+	},
+	{
+		Name: "SOURCE_MAX_BYTES", Default: "20971520", Type: TypeInteger,
+		Description: "bytes of one calendar source's body the service reads at most, counted after decompression; a larger feed fails its run (at least 1024, at most 1073741824)",
+		parse: func(c *Config, raw string) error {
+			n, err := strconv.ParseInt(raw, 10, 64)
+			if err != nil || n < minSourceBytes || n > maxSourceBytes {
+				return fmt.Errorf("must be a whole number of bytes from %d to %d", minSourceBytes, maxSourceBytes)
+			}
+			c.SourceMaxBytes = n
+			return nil
+		},
+		format: func(c *Config) string { return strconv.FormatInt(c.SourceMaxBytes, 10) },
+	},
+	{
+		Name: "SOURCE_MAX_EVENTS", Default: "50000", Type: TypeInteger,
+		Description: "events one calendar source's feed may hold; a feed with more fails its run (1 to 1000000)",
+		parse: func(c *Config, raw string) error {
+			n, err := strconv.Atoi(raw)
+			if err != nil || n < 1 || n > maxSourceEvents {
+				return fmt.Errorf("must be a whole number from 1 to %d", maxSourceEvents)
+			}
+			c.SourceMaxEvents = n
+			return nil
+		},
+		format: func(c *Config) string { return strconv.Itoa(c.SourceMaxEvents) },
+	},
+	{
 		Name: "DRAIN_DELAY", Default: "5s", Type: TypeDuration,
 		Description: "after SIGINT/SIGTERM, how long /readyz answers 503 while requests are still served, so that load balancers stop sending traffic before the listener closes; after SIGINT (Ctrl-C) it also ends as soon as no connection is open (Go duration or whole seconds; 0 closes at once)",
 		parse: func(c *Config, raw string) error {
@@ -752,6 +807,10 @@ const (
 	// default http_payload_size_limit.
 	minMeiliRequestBytes = 1 << 20
 	maxMeiliRequestBytes = 100_000_000
+	// A calendar source's body is held in memory while it is parsed.
+	minSourceBytes  = 1 << 10
+	maxSourceBytes  = 1 << 30
+	maxSourceEvents = 1_000_000
 )
 
 // maxReplicaID bounds REPLICA_ID (and the host name used in its place).

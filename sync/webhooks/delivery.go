@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -16,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,6 +22,7 @@ import (
 
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/config/metric"
+	"github.com/calendar/eventcal/config/netguard"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/sync/internal/scrape"
 )
@@ -46,33 +45,9 @@ const (
 // address webhooks may not reach.
 var ErrBlockedAddress = errors.New("webhook: private, loopback and link-local addresses are not allowed (WEBHOOK_ALLOW_PRIVATE)")
 
-// blockedPrefixes are ranges besides private, loopback, link-local,
-// multicast and unspecified addresses that no endpoint should be in:
-// "this network", carrier-grade NAT, IETF protocol assignments, benchmark
-// and documentation ranges, and IPv4-mapped/NAT64 forms of them.
-var blockedPrefixes = func() []netip.Prefix {
-	var out []netip.Prefix
-	for _, s := range []string{"0.0.0.0/8", "100.64.0.0/10", "192.0.0.0/24", "192.0.2.0/24", "198.18.0.0/15",
-		"198.51.100.0/24", "203.0.113.0/24", "240.0.0.0/4", "255.255.255.255/32", "64:ff9b::/96", "2001:db8::/32"} {
-		out = append(out, netip.MustParsePrefix(s))
-	}
-	return out
-}()
-
-// blockedAddr reports whether a is an address endpoints may not use.
-func blockedAddr(a netip.Addr) bool {
-	a = a.Unmap()
-	if !a.IsValid() || a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
-		a.IsInterfaceLocalMulticast() || a.IsMulticast() || a.IsUnspecified() {
-		return true
-	}
-	for _, p := range blockedPrefixes {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
-}
+// blockedAddr reports whether a is an address endpoints may not use
+// (the rules of package netguard).
+func blockedAddr(a netip.Addr) bool { return netguard.Blocked(a) }
 
 // CheckURL validates an endpoint URL: absolute http or https, with a
 // host, at most 2,048 bytes, and (unless allowPrivate) not a blocked IP
@@ -96,10 +71,7 @@ func CheckURL(raw string, allowPrivate bool) error {
 	if allowPrivate {
 		return nil
 	}
-	if a, err := netip.ParseAddr(host); err == nil && blockedAddr(a) {
-		return ErrBlockedAddress
-	}
-	if h := strings.ToLower(strings.TrimSuffix(host, ".")); h == "localhost" || strings.HasSuffix(h, ".localhost") {
+	if netguard.HostBlocked(host) {
 		return ErrBlockedAddress
 	}
 	return nil
@@ -137,23 +109,11 @@ func CheckSecret(secret string) error {
 type httpClient struct{ *http.Client }
 
 func newHTTPClient(timeout time.Duration, allowPrivate bool) *httpClient {
-	dialer := &net.Dialer{Timeout: min(timeout, 5*time.Second)}
-	if !allowPrivate {
-		// Control runs after name resolution, for the address actually
-		// dialled, so a name that resolves to an internal host (or
-		// changes to one after the URL was checked) is refused.
-		dialer.Control = func(_, address string, _ syscall.RawConn) error {
-			host, _, err := net.SplitHostPort(address)
-			if err != nil {
-				return err
-			}
-			a, err := netip.ParseAddr(host)
-			if err != nil || blockedAddr(a) {
-				return ErrBlockedAddress
-			}
-			return nil
-		}
-	}
+	// The dialer applies the address rules to the address each connection
+	// actually goes to, after name resolution, so a name that resolves to
+	// an internal host (or changes to one after the URL was checked) is
+	// refused.
+	dialer := &netguard.Dialer{AllowPrivate: allowPrivate, Timeout: min(timeout, 5*time.Second), Refuse: ErrBlockedAddress}
 	tr := &http.Transport{
 		Proxy:                  nil,
 		DialContext:            dialer.DialContext,
