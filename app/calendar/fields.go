@@ -303,6 +303,17 @@ func (o *op) applyEvent(plan *writePlan, p *repository.Record) error {
 	if plan.setTags {
 		e.Tags = plan.tagIDs
 	}
+	if in.Source.Set {
+		if l := in.Source.Value; l != nil {
+			c := *l
+			p.Source = &c
+		} else {
+			p.Source = nil
+		}
+	}
+	if in.ClearOverrides {
+		e.Overrides = nil
+	}
 	if err := o.applyRecurrence(plan, p); err != nil {
 		return err
 	}

@@ -57,6 +57,15 @@ type EventInput struct {
 	// EventStatus is one of repository.EventStatuses ("" is scheduled);
 	// EventStatusReason is plain text (CheckEventStatus bounds both).
 	EventStatus, EventStatusReason Opt[string]
+
+	// Source links the event to the calendar source it was imported
+	// from (a nil value removes the link). Only the system (a nil actor or
+	// Operator) sets it: the source runner, package app/sources.
+	Source Opt[*repository.SourceLink]
+	// ClearOverrides drops every changed occurrence of the series before
+	// the write (the source runner rewrites a series' changes from its
+	// feed, one UpdateOccurrence each). System only, as Source.
+	ClearOverrides bool
 }
 
 // VenueInput is a create or (partial) update of a venue, or inline venue

@@ -130,6 +130,9 @@ func (o *op) prepare(plan *writePlan) (*writePlan, error) {
 			*l.dst = refs
 		}
 		plan.setCategories, plan.setTags = ev.Categories.Set, ev.Tags.Set
+		if (ev.Source.Set || ev.ClearOverrides) && o.user != nil && o.user != Operator {
+			return nil, apierr.New(403, "rest_forbidden", "Sorry, only the service itself links events to calendar sources.")
+		}
 		CheckEventStatus(&errs, ev.EventStatus, ev.EventStatusReason)
 	}
 	if err := errs.Err(); err != nil {

@@ -1,0 +1,325 @@
+package sources
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/calendar/eventcal/app/calendar"
+	"github.com/calendar/eventcal/app/calendar/recurrence"
+	"github.com/calendar/eventcal/app/datetext"
+	"github.com/calendar/eventcal/app/htmlpolicy"
+	"github.com/calendar/eventcal/app/sources/feed"
+	"github.com/calendar/eventcal/repository"
+)
+
+// The mapping of a feed's event into the calendar's commands. The feed
+// owns an imported event's title, description, website, dates, time
+// zone, all-day flag, recurrence and changed occurrences, venue,
+// organizer, categories (the feed's by name, then the source's), tags
+// (the source's), cost, image (when the feed has one) and cancellation;
+// everything else (status, featured, sticky, excerpt...) is the
+// editors'.
+
+// dateOnly and endOfDay are the wall times of an all-day event's first
+// and last day, as the API stores all-day events.
+const (
+	dayLayout  = "2006-01-02"
+	startOfDay = " 00:00:00"
+	endOfDay   = " 23:59:59"
+)
+
+// zoneOf returns the location of a feed event and the time zone to
+// store: its own zone, or for floating times and dates the site's ("",
+// which the calendar reads as the site zone). A zone the calendar does
+// not know is a problem.
+func (w *runWrite) zoneOf(ev *feed.Event) (*time.Location, string, error) {
+	if ev.Zone == "" || ev.AllDay {
+		return w.r.cfg.Location, "", nil
+	}
+	loc, ok := datetext.LoadZone(ev.Zone)
+	if !ok {
+		return nil, "", fmt.Errorf("timezone: %q is not a time zone the calendar knows", ev.Zone)
+	}
+	return loc, ev.Zone, nil
+}
+
+// instant is a date the calendar takes as the instant t (a Unix
+// timestamp: no wall-clock reading, exact across daylight-saving
+// changes).
+func instant(t time.Time) calendar.Opt[datetext.Value] {
+	raw := "@" + strconv.FormatInt(t.Unix(), 10)
+	v, err := datetext.Read(raw, "en", t, time.UTC)
+	if err != nil { // a timestamp always reads
+		panic(err)
+	}
+	return calendar.Opt[datetext.Value]{Set: true, Value: v, Raw: raw}
+}
+
+// wall is a date the calendar takes as the wall-clock time s
+// ("2006-01-02 15:04:05") in the event's zone.
+func wall(s string) calendar.Opt[datetext.Value] {
+	v, err := datetext.Read(s, "en", time.Time{}, time.UTC)
+	if err != nil { // the layouts of this file always read
+		panic(err)
+	}
+	return calendar.Opt[datetext.Value]{Set: true, Value: v, Raw: s}
+}
+
+// allDaySpan returns the wall start and end of an all-day event whose
+// feed dates are the first day and the day after the last (exclusive, at
+// midnight UTC): the first day at 00:00:00 to the last at 23:59:59.
+func allDaySpan(start, end time.Time) (string, string) {
+	last := end.AddDate(0, 0, -1)
+	if last.Before(start) {
+		last = start
+	}
+	return start.UTC().Format(dayLayout) + startOfDay, last.UTC().Format(dayLayout) + endOfDay
+}
+
+// occurrenceKey is the calendar's key of the occurrence a RECURRENCE-ID
+// names: the original local start in the series' zone (an all-day
+// series: the date at 00:00:00).
+func occurrenceKey(of time.Time, allDay bool, loc *time.Location) string {
+	if allDay {
+		return of.UTC().Format("20060102") + "T000000"
+	}
+	return recurrence.Key(of, loc)
+}
+
+// seriesOf is the recurrence of a feed event as the API takes it (nil
+// for a single event): the rules as written, the exclusions and
+// additions as local start times in the event's zone.
+func seriesOf(ev *feed.Event, loc *time.Location) *repository.Recurrence {
+	if len(ev.Rules) == 0 && len(ev.Additions) == 0 {
+		return nil
+	}
+	local := func(ts []time.Time) []string {
+		out := []string{}
+		for _, t := range ts {
+			if ev.AllDay {
+				out = append(out, t.UTC().Format(dayLayout)+startOfDay)
+			} else {
+				out = append(out, t.In(loc).Format(recurrence.LocalLayout))
+			}
+		}
+		return out
+	}
+	return &repository.Recurrence{Rules: append([]string{}, ev.Rules...), Exclusions: local(ev.Exclusions), Additions: local(ev.Additions)}
+}
+
+// plain is a feed's plain-text field as the calendar stores a plain
+// field: no markup, trimmed.
+func plain(s string) string { return strings.TrimSpace(htmlpolicy.Plain(strings.TrimSpace(s))) }
+
+// description is a feed's plain-text description as the calendar
+// stores an author's text: HTML-escaped, each line break kept as <br>.
+func description(s string) string {
+	s = strings.TrimSpace(strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n"))
+	if s == "" {
+		return ""
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = html.EscapeString(strings.TrimRight(l, " \t"))
+	}
+	return strings.Join(lines, "<br>\n")
+}
+
+// eventInput maps the feed event ev into the command that writes it:
+// a create (cur nil) or the update of the imported event cur (returning:
+// an event that had left the feed). link is the event's SourceLink as
+// the command writes it.
+func (w *runWrite) eventInput(ctx context.Context, ev *feed.Event, cur *repository.Record, returning bool, link *repository.SourceLink, loc *time.Location, zone string) (*calendar.EventInput, error) {
+	src := w.src
+	in := &calendar.EventInput{}
+	in.Name = calendar.Some(plain(ev.Title))
+	in.Description = calendar.Some(description(ev.Description))
+	in.Timezone = calendar.Some(zone)
+	in.AllDay = calendar.Some(ev.AllDay)
+	if ev.AllDay {
+		s, e := allDaySpan(ev.Start, ev.End)
+		in.StartDate, in.EndDate = wall(s), wall(e)
+	} else {
+		in.StartDate, in.EndDate = instant(ev.Start), instant(ev.End)
+	}
+	in.Recurrence = calendar.Some(seriesOf(ev, loc))
+	in.ClearOverrides = cur != nil && cur.Event != nil && len(cur.Event.Overrides) > 0
+	if ev.URL != "" || cur != nil {
+		in.Website = calendar.Some(strings.TrimSpace(ev.URL))
+	}
+	if ev.Cost != "" {
+		in.Cost = calendar.Some([]string{plain(ev.Cost)})
+	} else if cur != nil {
+		in.Cost = calendar.Some([]string{})
+	}
+	if ev.Image != "" {
+		in.Image = calendar.Some(calendar.ImageRef{URL: ev.Image})
+	}
+	in.Venues = calendar.Links{Set: true, Items: []calendar.Link{}}
+	if pl := ev.Location; pl != nil && plain(pl.Name) != "" {
+		id, err := w.findPlace(ctx, repository.KindVenue, pl.Name)
+		if err != nil {
+			return nil, err
+		}
+		l := calendar.Link{ID: id}
+		if id == 0 {
+			l = calendar.Link{Venue: venueInput(pl)}
+		}
+		in.Venues.Items = append(in.Venues.Items, l)
+	}
+	in.Organizers = calendar.Links{Set: true, Items: []calendar.Link{}}
+	if pe := ev.Organizer; pe != nil && plain(pe.Name) != "" {
+		id, err := w.findPlace(ctx, repository.KindOrganizer, pe.Name)
+		if err != nil {
+			return nil, err
+		}
+		l := calendar.Link{ID: id}
+		if id == 0 {
+			l = calendar.Link{Organizer: organizerInput(pe)}
+		}
+		in.Organizers.Items = append(in.Organizers.Items, l)
+	}
+	cats := []calendar.LabelItem{}
+	for _, name := range ev.Categories {
+		if name = plain(name); name != "" {
+			cats = append(cats, calendar.LabelItem{Name: name})
+		}
+	}
+	for _, id := range src.Categories {
+		cats = append(cats, calendar.LabelItem{ID: id, IsID: true})
+	}
+	in.Categories = calendar.Some(cats)
+	tags := []calendar.LabelItem{}
+	for _, id := range src.Tags {
+		tags = append(tags, calendar.LabelItem{ID: id, IsID: true})
+	}
+	in.Tags = calendar.Some(tags)
+	switch {
+	case ev.Cancelled:
+		in.EventStatus = calendar.Some(repository.EventCanceled)
+	case cur != nil && cur.Event != nil && cur.Event.EventStatus == repository.EventCanceled:
+		// the feed took the cancellation back
+		in.EventStatus = calendar.Some(repository.EventScheduled)
+	}
+	switch {
+	case cur == nil:
+		in.Status = calendar.Some(w.status())
+		if w.author != 0 {
+			in.Author = calendar.Some(w.author)
+		}
+	case cur.Status == repository.StatusTrash && returning:
+		// back in the feed after the run that found it gone trashed it
+		// (an event an editor trashed stays trashed)
+		in.Status = calendar.Some(w.status())
+	}
+	in.Source = calendar.Some(link)
+	return in, nil
+}
+
+// status is the status the events a run creates (or restores) get: the
+// source's, draft when it has none.
+func (w *runWrite) status() string {
+	if w.src.Status == "" {
+		return repository.StatusDraft
+	}
+	return w.src.Status
+}
+
+// placeKey is the cache key of a venue or organizer name.
+func placeKey(name string) string { return strings.ToLower(strings.TrimSpace(name)) }
+
+// venueInput is the inline venue of a feed's place: the name, and the
+// address as the feed gave it.
+func venueInput(pl *feed.Place) *calendar.VenueInput {
+	v := &calendar.VenueInput{}
+	v.Name = calendar.Some(plain(pl.Name))
+	for _, f := range []struct {
+		val string
+		dst *calendar.Opt[string]
+	}{{pl.Address, &v.Address}, {pl.City, &v.City}, {pl.Region, &v.StateProvince}, {pl.PostalCode, &v.Zip}, {pl.Country, &v.Country}} {
+		if s := plain(f.val); s != "" {
+			*f.dst = calendar.Some(s)
+		}
+	}
+	if pl.Lat != nil && pl.Lng != nil {
+		v.GeoLat, v.GeoLng = calendar.Some(pl.Lat), calendar.Some(pl.Lng)
+	}
+	return v
+}
+
+// organizerInput is the inline organizer of a feed's person.
+func organizerInput(p *feed.Person) *calendar.OrganizerInput {
+	o := &calendar.OrganizerInput{}
+	o.Name = calendar.Some(plain(p.Name))
+	for _, f := range []struct {
+		val string
+		dst *calendar.Opt[string]
+	}{{p.Email, &o.Email}, {p.Phone, &o.Phone}, {p.Website, &o.Website}} {
+		if s := strings.TrimSpace(f.val); s != "" {
+			*f.dst = calendar.Some(plain(s))
+		}
+	}
+	return o
+}
+
+// findPlace returns the ID of the venue or organizer (kind) named name
+// (case-insensitive, not trashed), reused as it is; 0 when there is
+// none, and the event write creates it from the feed's data. Found IDs
+// are kept for the run's next events.
+func (w *runWrite) findPlace(ctx context.Context, kind repository.Kind, name string) (int64, error) {
+	name = plain(name)
+	key := placeKey(string(kind) + ":" + name)
+	if id := w.places[key]; id != 0 {
+		return id, nil
+	}
+	found, err := w.r.d.Store.FindRecords(ctx, repository.RecordQuery{Kind: kind, Title: name, TitleLang: w.lang,
+		ExcludeStatuses: []string{repository.StatusTrash}, Limit: 1})
+	if err != nil || len(found) == 0 {
+		return 0, err
+	}
+	w.places[key] = found[0].ID
+	return found[0].ID, nil
+}
+
+// occurrenceInput maps a changed instance of a series into the
+// occurrence change that writes it. venue is the ID of the instance's
+// own venue (0: the series').
+func occurrenceInput(ov *feed.Override, allDay bool, venue int64) *calendar.OccurrenceInput {
+	in := &calendar.OccurrenceInput{}
+	if ov.Cancelled {
+		in.EventStatus = calendar.Some(repository.EventCanceled)
+	}
+	if ov.Title != nil {
+		in.Title = calendar.Some(plain(*ov.Title))
+	}
+	if ov.Description != nil {
+		in.Description = calendar.Some(description(*ov.Description))
+	}
+	if ov.URL != nil {
+		in.Website = calendar.Some(strings.TrimSpace(*ov.URL))
+	}
+	switch {
+	case allDay && !ov.Start.IsZero():
+		end := ov.End
+		if end.IsZero() {
+			end = ov.Start.AddDate(0, 0, 1)
+		}
+		s, e := allDaySpan(ov.Start, end)
+		in.StartDate, in.EndDate = wall(s), wall(e)
+	case !ov.Start.IsZero():
+		in.StartDate = instant(ov.Start)
+		if !ov.End.IsZero() {
+			in.EndDate = instant(ov.End)
+		}
+	case !ov.End.IsZero():
+		in.EndDate = instant(ov.End)
+	}
+	if venue != 0 {
+		in.Venues = calendar.Links{Set: true, Items: []calendar.Link{{ID: venue}}}
+	}
+	return in
+}
