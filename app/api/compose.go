@@ -28,14 +28,9 @@ func (s *Server) newHandlers(cfg *config.Config, opts Options, recordTTL, countT
 	// The sources service (the /sources routes): over the store's
 	// sources when it keeps them (else those routes answer 503).
 	srcs := sources.NewSources(sources.SourcesDeps{Store: s.store, DefaultLanguage: cfg.DefaultLanguage, Now: s.now,
-		AllowPrivate: sourcesAllowPrivate(cfg)})
+		AllowPrivate: cfg.SourcesAllowPrivate})
 	return handlers.New(handlers.Deps{Config: cfg, Store: s.store, Search: s.search, Indexer: s.indexer,
 		Reindexer: opts.Reindexer, Webhooks: opts.Webhooks, Logger: s.log, Now: s.now,
 		Render: render, Calendar: cal, AdminChanged: s.forgetAdmin, Version: s.identity.Version,
 		Sources: srcs, SourceRunner: opts.SourceRunner})
 }
-
-// sourcesAllowPrivate is SOURCES_ALLOW_PRIVATE: source URLs on private
-// addresses accepted. The setting arrives with the fetcher's settings;
-// until then private addresses are refused.
-func sourcesAllowPrivate(_ *config.Config) bool { return false }
