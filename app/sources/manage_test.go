@@ -285,8 +285,11 @@ func TestSourcesRoundTrip(t *testing.T) {
 		t.Fatalf("delete: %+v, %v", gone, err)
 	}
 	for what, call := range map[string]func() error{
-		"get":    func() error { _, err := e.svc.Get(ctx, e.editor, src.ID); return err },
-		"update": func() error { _, err := e.svc.Update(ctx, e.editor, src.ID, &sources.SourceInput{Name: ptr("x")}); return err },
+		"get": func() error { _, err := e.svc.Get(ctx, e.editor, src.ID); return err },
+		"update": func() error {
+			_, err := e.svc.Update(ctx, e.editor, src.ID, &sources.SourceInput{Name: ptr("x")})
+			return err
+		},
 		"delete": func() error { _, err := e.svc.Delete(ctx, e.editor, src.ID); return err },
 		"runs":   func() error { _, err := e.svc.Runs(ctx, e.editor, src.ID, 5); return err },
 	} {
