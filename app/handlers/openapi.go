@@ -118,16 +118,21 @@ func componentSchemas() *present.Obj {
 	webhook := object([]string{"id", "url", "events", "active", "created", "updated"},
 		"id", integer, "url", str, "description", str, "events", strs, "active", schemaType("boolean"),
 		"disabled_reason", str, "failing_since", str, "created", str, "updated", str, "secret", str)
-	run := object([]string{"id", "source_id", "status", "trigger", "started", "finished", "created", "updated", "unchanged", "removed", "failed", "error", "problems"},
-		"id", integer, "source_id", integer,
-		"status", present.NewObj().Set("type", "string").Set("enum", []string{repository.RunRunning, repository.RunSucceeded, repository.RunFailed}),
-		"trigger", str, "started", str, "finished", nullable(schemaType("string")),
-		"created", integer, "updated", integer, "unchanged", integer, "removed", integer, "failed", integer,
-		"error", nullable(schemaType("string")), "problems", arrayOf(object([]string{"uid", "problem"}, "uid", str, "problem", str)))
+	runSchema := func() *present.Obj {
+		return object([]string{"id", "source_id", "status", "trigger", "started", "finished", "created", "updated", "unchanged", "removed", "failed", "error", "problems"},
+			"id", integer, "source_id", integer,
+			"status", present.NewObj().Set("type", "string").Set("enum", []string{repository.RunRunning, repository.RunSucceeded, repository.RunFailed}),
+			"trigger", str, "started", str, "finished", nullable(schemaType("string")),
+			"created", integer, "updated", integer, "unchanged", integer, "removed", integer, "failed", integer,
+			"error", nullable(schemaType("string")), "problems", arrayOf(object([]string{"uid", "problem"}, "uid", str, "problem", str)))
+	}
+	// last_run is a run or null: nullable does not apply beside a $ref,
+	// so the run's schema is repeated there.
+	run := runSchema()
 	source := object([]string{"id", "name", "url", "format", "detected_format", "schedule", "status", "categories", "tags", "on_removed", "author", "created", "updated", "last_run"},
 		"id", integer, "name", str, "url", str, "format", str, "detected_format", nullable(schemaType("string")), "schedule", str,
 		"status", str, "categories", arrayOf(integer), "tags", arrayOf(integer), "on_removed", str, "author", integer,
-		"created", str, "updated", str, "last_run", nullable(ref("SourceRun")), "next_run", str)
+		"created", str, "updated", str, "last_run", nullable(runSchema()), "next_run", str)
 	attempt := object([]string{"at", "code", "duration_ms"}, "at", str, "code", integer, "error", str, "duration_ms", integer)
 	index := object([]string{"namespace", "routes"}, "namespace", str, "routes", schemaType("object"), "_links", schemaType("object"))
 	return present.NewObj().Set("Error", errSchema).Set("DateDetails", dateDetails).Set("CostDetails", costDetails).
