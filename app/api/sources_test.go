@@ -392,7 +392,7 @@ func TestSourceRoutesRoundTrip(t *testing.T) {
 				{name: "get", method: "GET", url: fmt.Sprintf("sources/%d", id), as: "admin", status: 200, want: want},
 				{name: "list", method: "GET", url: "sources", as: "editor", status: 200, want: map[string]any{"sources.0.id": id, "sources.1": nil}},
 				{name: "patch", method: "PATCH", url: fmt.Sprintf("sources/%d", id), as: "admin",
-					body: map[string]any{"name": "Partner", "schedule": "@every 2h", "status": "publish", "format": "ics", "on_removed": "keep", "tags": []any{}},
+					body:   map[string]any{"name": "Partner", "schedule": "@every 2h", "status": "publish", "format": "ics", "on_removed": "keep", "tags": []any{}},
 					status: 200, want: map[string]any{"name": "Partner", "schedule": "@every 2h", "status": "publish", "format": "ics", "on_removed": "keep",
 						"tags": []any{}, "categories": []any{cat}, "url": "https://feeds.example/cal.ics", "author": editor}},
 				{name: "get after patch", method: "GET", url: fmt.Sprintf("sources/%d", id), as: "editor", status: 200,
@@ -435,7 +435,9 @@ func TestSourceRunRoute(t *testing.T) {
 	})
 	e.t = t
 	second := e.must(202, "POST", fmt.Sprintf("sources/%d/run", id), "admin", nil)
-	fr.finish(t, id, func(r *repository.SourceRun) { r.Status, r.Error = repository.RunFailed, "the source answered HTTP 500" })
+	fr.finish(t, id, func(r *repository.SourceRun) {
+		r.Status, r.Error = repository.RunFailed, "the source answered HTTP 500"
+	})
 	e.run(t, []scenario{
 		{name: "newest first", method: "GET", url: fmt.Sprintf("sources/%d/runs", id), as: "editor", status: 200,
 			want: map[string]any{"runs.0.id": second.id(), "runs.0.status": "failed", "runs.0.error": "the source answered HTTP 500",
