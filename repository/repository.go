@@ -594,6 +594,9 @@ type Store interface {
 	WebhookStore
 	// EventLinks aggregates event links for the sync worker (aggregates.go).
 	EventLinks
+	// SourceStore holds the calendar sources and their runs, and finds
+	// the events each imported (sources.go).
+	SourceStore
 
 	// Ping checks that the store is reachable.
 	Ping(ctx context.Context) error

@@ -1,7 +1,6 @@
 package sources_test
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -23,12 +22,10 @@ import (
 // now is the fixed clock of the tests.
 var now = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 
-// countingStore counts the record and label writes that reach the store,
-// and holds the sources and runs (memSources) until the engines store
-// them.
+// countingStore counts the record and label writes that reach the
+// store.
 type countingStore struct {
 	repository.Store
-	*memSources
 	writes atomic.Int64
 }
 
@@ -50,145 +47,6 @@ func (s *countingStore) DeleteRecord(ctx context.Context, id int64) error {
 func (s *countingStore) CreateLabel(ctx context.Context, t *repository.Label) error {
 	s.writes.Add(1)
 	return s.Store.CreateLabel(ctx, t)
-}
-
-// SourceItems lists the events whose link names the source.
-func (s *countingStore) SourceItems(ctx context.Context, sourceID int64) ([]repository.SourceItem, error) {
-	ps, err := s.Store.FindRecords(ctx, repository.RecordQuery{Kind: repository.KindEvent})
-	if err != nil {
-		return nil, err
-	}
-	var out []repository.SourceItem
-	for _, p := range ps {
-		if l := p.Source; l != nil && l.SourceID == sourceID {
-			out = append(out, repository.SourceItem{RecordID: p.ID, UID: l.UID, RecurrenceID: l.RecurrenceID, Hash: l.Hash, Status: p.Status})
-		}
-	}
-	return out, nil
-}
-
-// memSources is a SourceStore in memory (the test's double until the
-// engines store sources).
-type memSources struct {
-	mu      sync.Mutex
-	sources map[int64]*repository.Source
-	runs    map[int64]*repository.SourceRun
-	nextID  int64
-}
-
-func newMemSources() *memSources {
-	return &memSources{sources: map[int64]*repository.Source{}, runs: map[int64]*repository.SourceRun{}}
-}
-
-func (m *memSources) CreateSource(_ context.Context, s *repository.Source) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.nextID++
-	s.ID = m.nextID
-	c := *s
-	m.sources[s.ID] = &c
-	return nil
-}
-
-func (m *memSources) GetSource(_ context.Context, id int64) (*repository.Source, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := m.sources[id]
-	if s == nil {
-		return nil, repository.ErrNotFound
-	}
-	c := *s
-	return &c, nil
-}
-
-func (m *memSources) ListSources(context.Context) ([]*repository.Source, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []*repository.Source
-	for _, s := range m.sources {
-		c := *s
-		out = append(out, &c)
-	}
-	slices.SortFunc(out, func(a, b *repository.Source) int { return cmp.Compare(a.ID, b.ID) })
-	return out, nil
-}
-
-func (m *memSources) UpdateSource(_ context.Context, id int64, fn func(s *repository.Source) error) (*repository.Source, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := m.sources[id]
-	if s == nil {
-		return nil, repository.ErrNotFound
-	}
-	c := *s
-	if err := fn(&c); err != nil {
-		return nil, err
-	}
-	c.Revision++
-	m.sources[id] = &c
-	out := c
-	return &out, nil
-}
-
-func (m *memSources) DeleteSource(_ context.Context, id int64) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.sources[id] == nil {
-		return repository.ErrNotFound
-	}
-	delete(m.sources, id)
-	return nil
-}
-
-func (m *memSources) CreateSourceRun(_ context.Context, r *repository.SourceRun) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.nextID++
-	r.ID = m.nextID
-	c := *r
-	m.runs[r.ID] = &c
-	return nil
-}
-
-func (m *memSources) SaveSourceRun(_ context.Context, r *repository.SourceRun) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.runs[r.ID] == nil {
-		return repository.ErrNotFound
-	}
-	c := *r
-	c.Problems = slices.Clone(r.Problems)
-	m.runs[r.ID] = &c
-	return nil
-}
-
-func (m *memSources) ListSourceRuns(_ context.Context, sourceID int64, limit int) ([]*repository.SourceRun, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []*repository.SourceRun
-	for _, r := range m.runs {
-		if r.SourceID == sourceID {
-			c := *r
-			out = append(out, &c)
-		}
-	}
-	slices.SortFunc(out, func(a, b *repository.SourceRun) int { return cmp.Compare(b.ID, a.ID) })
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
-}
-
-func (m *memSources) PruneSourceRuns(ctx context.Context, sourceID int64, keep int) error {
-	runs, _ := m.ListSourceRuns(ctx, sourceID, 0)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for i, r := range runs {
-		if i >= keep {
-			delete(m.runs, r.ID)
-		}
-	}
-	return nil
 }
 
 // fakeReader hands the runner the feed a test set (or an error), and
@@ -264,11 +122,16 @@ func openSQLite(t *testing.T) repository.Store {
 // with a source (change edits it before it is stored).
 func newEnv(t *testing.T, open func(t *testing.T) repository.Store, change func(s *repository.Source)) *env {
 	t.Helper()
+	return newEnvIn(t, open, config.Default(), change)
+}
+
+// newEnvIn is newEnv under the settings cfg.
+func newEnvIn(t *testing.T, open func(t *testing.T) repository.Store, cfg *config.Config, change func(s *repository.Source)) *env {
+	t.Helper()
 	if open == nil {
 		open = openSQLite
 	}
-	st := &countingStore{Store: open(t), memSources: newMemSources()}
-	cfg := config.Default()
+	st := &countingStore{Store: open(t)}
 	clock := func() time.Time { return now }
 	cal := calendar.New(calendar.Deps{Config: cfg, Store: st, Logger: slog.New(slog.DiscardHandler), Now: clock})
 	e := &env{t: t, store: st, cal: cal, reader: &fakeReader{}, cfg: cfg}

@@ -32,31 +32,77 @@ const (
 	endOfDay   = " 23:59:59"
 )
 
-// zoneOf returns the location of a feed event and the time zone to
-// store: its own zone, or for floating times and dates the site's ("",
-// which the calendar reads as the site zone). A zone the calendar does
-// not know is a problem.
-func (w *runWrite) zoneOf(ev *feed.Event) (*time.Location, string, error) {
-	if ev.Zone == "" || ev.AllDay {
-		return w.r.cfg.Location, "", nil
+// times reads a feed event's times as the calendar takes them: timed
+// events at their instants in their zone; floating times (no zone) and
+// dates as wall-clock times in the site's zone.
+type times struct {
+	loc      *time.Location
+	allDay   bool
+	floating bool
+}
+
+// timesOf returns how to read the times of a feed event, and the time
+// zone to store: its own zone, or for floating times and dates the
+// site's ("", which the calendar reads as the site zone). A zone the
+// calendar does not know is a problem.
+func (w *runWrite) timesOf(ev *feed.Event) (times, string, error) {
+	if ev.AllDay || ev.Zone == "" {
+		return times{loc: w.r.cfg.Location, allDay: ev.AllDay, floating: true}, "", nil
 	}
 	loc, ok := datetext.LoadZone(ev.Zone)
 	if !ok {
-		return nil, "", fmt.Errorf("timezone: %q is not a time zone the calendar knows", ev.Zone)
+		return times{}, "", fmt.Errorf("timezone: %q is not a time zone the calendar knows", ev.Zone)
 	}
-	return loc, ev.Zone, nil
+	return times{loc: loc}, ev.Zone, nil
 }
 
-// instant is a date the calendar takes as the instant t (a Unix
-// timestamp: no wall-clock reading, exact across daylight-saving
-// changes).
-func instant(t time.Time) calendar.Opt[datetext.Value] {
+// local is t as a wall-clock time "2006-01-02 15:04:05" in the event's
+// zone (a date: its day at 00:00:00; a floating time: as written).
+func (tm times) local(t time.Time) string {
+	switch {
+	case tm.allDay:
+		return t.UTC().Format(dayLayout) + startOfDay
+	case tm.floating:
+		return t.Format(recurrence.LocalLayout)
+	}
+	return t.In(tm.loc).Format(recurrence.LocalLayout)
+}
+
+// date is the date field of the time t of a timed event: the instant (a
+// Unix timestamp: no wall-clock reading, exact across daylight-saving
+// changes), or for a floating time the wall-clock time in the site's
+// zone.
+func (tm times) date(t time.Time) calendar.Opt[datetext.Value] {
+	if tm.floating {
+		return wall(t.Format(recurrence.LocalLayout))
+	}
 	raw := "@" + strconv.FormatInt(t.Unix(), 10)
 	v, err := datetext.Read(raw, "en", t, time.UTC)
 	if err != nil { // a timestamp always reads
 		panic(err)
 	}
 	return calendar.Opt[datetext.Value]{Set: true, Value: v, Raw: raw}
+}
+
+// key is the calendar's occurrence key of the instance a RECURRENCE-ID
+// names: its original local start.
+func (tm times) key(of time.Time) string {
+	return strings.NewReplacer("-", "", ":", "", " ", "T").Replace(tm.local(of))
+}
+
+// span returns the start and end fields of a feed event (or a moved
+// instance): timed, its times; all-day, its first day at 00:00:00 to its
+// last at 23:59:59 (the feed's end is the day after the last, at
+// midnight UTC).
+func (tm times) span(start, end time.Time) (calendar.Opt[datetext.Value], calendar.Opt[datetext.Value]) {
+	if !tm.allDay {
+		return tm.date(start), tm.date(end)
+	}
+	last := end.AddDate(0, 0, -1)
+	if last.Before(start) {
+		last = start
+	}
+	return wall(start.UTC().Format(dayLayout) + startOfDay), wall(last.UTC().Format(dayLayout) + endOfDay)
 }
 
 // wall is a date the calendar takes as the wall-clock time s
@@ -69,42 +115,17 @@ func wall(s string) calendar.Opt[datetext.Value] {
 	return calendar.Opt[datetext.Value]{Set: true, Value: v, Raw: s}
 }
 
-// allDaySpan returns the wall start and end of an all-day event whose
-// feed dates are the first day and the day after the last (exclusive, at
-// midnight UTC): the first day at 00:00:00 to the last at 23:59:59.
-func allDaySpan(start, end time.Time) (string, string) {
-	last := end.AddDate(0, 0, -1)
-	if last.Before(start) {
-		last = start
-	}
-	return start.UTC().Format(dayLayout) + startOfDay, last.UTC().Format(dayLayout) + endOfDay
-}
-
-// occurrenceKey is the calendar's key of the occurrence a RECURRENCE-ID
-// names: the original local start in the series' zone (an all-day
-// series: the date at 00:00:00).
-func occurrenceKey(of time.Time, allDay bool, loc *time.Location) string {
-	if allDay {
-		return of.UTC().Format("20060102") + "T000000"
-	}
-	return recurrence.Key(of, loc)
-}
-
 // seriesOf is the recurrence of a feed event as the API takes it (nil
 // for a single event): the rules as written, the exclusions and
 // additions as local start times in the event's zone.
-func seriesOf(ev *feed.Event, loc *time.Location) *repository.Recurrence {
+func seriesOf(ev *feed.Event, tm times) *repository.Recurrence {
 	if len(ev.Rules) == 0 && len(ev.Additions) == 0 {
 		return nil
 	}
 	local := func(ts []time.Time) []string {
 		out := []string{}
 		for _, t := range ts {
-			if ev.AllDay {
-				out = append(out, t.UTC().Format(dayLayout)+startOfDay)
-			} else {
-				out = append(out, t.In(loc).Format(recurrence.LocalLayout))
-			}
+			out = append(out, tm.local(t))
 		}
 		return out
 	}
@@ -133,20 +154,15 @@ func description(s string) string {
 // a create (cur nil) or the update of the imported event cur (returning:
 // an event that had left the feed). link is the event's SourceLink as
 // the command writes it.
-func (w *runWrite) eventInput(ctx context.Context, ev *feed.Event, cur *repository.Record, returning bool, link *repository.SourceLink, loc *time.Location, zone string) (*calendar.EventInput, error) {
+func (w *runWrite) eventInput(ctx context.Context, ev *feed.Event, cur *repository.Record, returning bool, link *repository.SourceLink, tm times, zone string) (*calendar.EventInput, error) {
 	src := w.src
 	in := &calendar.EventInput{}
 	in.Name = calendar.Some(plain(ev.Title))
 	in.Description = calendar.Some(description(ev.Description))
 	in.Timezone = calendar.Some(zone)
 	in.AllDay = calendar.Some(ev.AllDay)
-	if ev.AllDay {
-		s, e := allDaySpan(ev.Start, ev.End)
-		in.StartDate, in.EndDate = wall(s), wall(e)
-	} else {
-		in.StartDate, in.EndDate = instant(ev.Start), instant(ev.End)
-	}
-	in.Recurrence = calendar.Some(seriesOf(ev, loc))
+	in.StartDate, in.EndDate = tm.span(ev.Start, ev.End)
+	in.Recurrence = calendar.Some(seriesOf(ev, tm))
 	in.ClearOverrides = cur != nil && cur.Event != nil && len(cur.Event.Overrides) > 0
 	if ev.URL != "" || cur != nil {
 		in.Website = calendar.Some(strings.TrimSpace(ev.URL))
@@ -288,7 +304,7 @@ func (w *runWrite) findPlace(ctx context.Context, kind repository.Kind, name str
 // occurrenceInput maps a changed instance of a series into the
 // occurrence change that writes it. venue is the ID of the instance's
 // own venue (0: the series').
-func occurrenceInput(ov *feed.Override, allDay bool, venue int64) *calendar.OccurrenceInput {
+func occurrenceInput(ov *feed.Override, tm times, venue int64) *calendar.OccurrenceInput {
 	in := &calendar.OccurrenceInput{}
 	if ov.Cancelled {
 		in.EventStatus = calendar.Some(repository.EventCanceled)
@@ -303,20 +319,19 @@ func occurrenceInput(ov *feed.Override, allDay bool, venue int64) *calendar.Occu
 		in.Website = calendar.Some(strings.TrimSpace(*ov.URL))
 	}
 	switch {
-	case allDay && !ov.Start.IsZero():
+	case tm.allDay && !ov.Start.IsZero():
 		end := ov.End
 		if end.IsZero() {
 			end = ov.Start.AddDate(0, 0, 1)
 		}
-		s, e := allDaySpan(ov.Start, end)
-		in.StartDate, in.EndDate = wall(s), wall(e)
+		in.StartDate, in.EndDate = tm.span(ov.Start, end)
 	case !ov.Start.IsZero():
-		in.StartDate = instant(ov.Start)
+		in.StartDate = tm.date(ov.Start)
 		if !ov.End.IsZero() {
-			in.EndDate = instant(ov.End)
+			in.EndDate = tm.date(ov.End)
 		}
 	case !ov.End.IsZero():
-		in.EndDate = instant(ov.End)
+		in.EndDate = tm.date(ov.End)
 	}
 	if venue != 0 {
 		in.Venues = calendar.Links{Set: true, Items: []calendar.Link{{ID: venue}}}

@@ -17,14 +17,6 @@ import (
 	"github.com/calendar/eventcal/repository"
 )
 
-// RunnerStore is the store the runner reads and writes its bookkeeping
-// in: the records (read only: every event write goes through the
-// calendar) and the sources with their runs.
-type RunnerStore interface {
-	repository.Store
-	repository.SourceStore
-}
-
 // The triggers of a run (SourceRun.Trigger).
 const (
 	TriggerAPI      = "api"
@@ -46,7 +38,10 @@ const (
 
 // RunnerDeps are what the runner uses; the composition root fills them.
 type RunnerDeps struct {
-	Store RunnerStore
+	// Store holds the sources and their runs, which the runner writes,
+	// and the records, which it only reads (every event write goes
+	// through Calendar).
+	Store repository.Store
 	// Calendar writes the events (as the system, calendar.Operator).
 	Calendar *calendar.Service
 	// Reader reads a source's feed (NewReader).

@@ -12,6 +12,7 @@ import (
 	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/app/sources"
 	"github.com/calendar/eventcal/app/sources/feed"
+	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -449,22 +450,28 @@ func TestRefusedEventsFail(t *testing.T) {
 	backwards.End = backwards.Start.Add(-time.Hour)
 	badZone := single("zone", "Unknown zone", time.Date(2026, 7, 1, 10, 0, 0, 0, time.UTC))
 	badZone.Zone = "Mars/Olympus"
-	e.reader.set(&feed.Calendar{Events: []feed.Event{hourly, single("ok", "Fine", time.Date(2026, 7, 2, 10, 0, 0, 0, time.UTC)), backwards, badZone},
+	strayStart := time.Date(2026, 7, 6, 9, 0, 0, 0, time.UTC)
+	stray := feed.Event{UID: "stray", Title: "Daily", Zone: "UTC", Start: strayStart, End: strayStart.Add(time.Hour),
+		Rules: []string{"FREQ=DAILY;COUNT=3"}, Overrides: []feed.Override{{Of: strayStart.Add(time.Hour), Title: ptr("Not a date of the series")}}}
+	e.reader.set(&feed.Calendar{Events: []feed.Event{hourly, single("ok", "Fine", time.Date(2026, 7, 2, 10, 0, 0, 0, time.UTC)), backwards, badZone, stray},
 		Problems: []feed.Problem{{UID: "broken", Problem: "DTSTART: not a date"}}})
 	run := e.run()
-	wantRun(t, "run", run, repository.RunSucceeded, counts{created: 1, failed: 4})
+	wantRun(t, "run", run, repository.RunSucceeded, counts{created: 1, failed: 5})
 	got := map[string]string{}
 	for _, p := range run.Problems {
 		got[p.UID] = p.Problem
 	}
-	for uid, want := range map[string]string{"hourly": "recurrence", "backwards": "end_date", "zone": "Mars/Olympus", "broken": "DTSTART: not a date"} {
+	for uid, want := range map[string]string{"hourly": "recurrence", "backwards": "end_date", "zone": "Mars/Olympus", "broken": "DTSTART: not a date",
+		"stray": "20260706T100000 (RECURRENCE-ID)"} {
 		if !strings.Contains(got[uid], want) {
 			t.Errorf("problem of %s: %q, want it to mention %q", uid, got[uid], want)
 		}
 	}
-	if imp := e.imported(); len(imp) != 1 || imp["ok"] == nil {
-		t.Errorf("imported %v, want only ok", slices.Collect(mapsKeys(imp)))
+	if imp := e.imported(); len(imp) != 2 || imp["ok"] == nil || imp["stray"] == nil || imp["stray"].Source.Hash != "pending" {
+		t.Errorf("imported %v, want ok, and the series stray with its changes pending", slices.Collect(mapsKeys(imp)))
 	}
+	// The next run tries the failed events again.
+	wantRun(t, "again", e.run(), repository.RunSucceeded, counts{unchanged: 1, updated: 0, failed: 5})
 	src, _ := e.store.GetSource(t.Context(), e.src.ID)
 	if src.ContentHash != "" || src.ETag != "" {
 		t.Errorf("a run with failures kept the validators (%q, %q): the failed events would not be tried again", src.ContentHash, src.ETag)
@@ -632,5 +639,46 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("waiting for %s: timed out", what)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestFloatingAndAllDay: floating times and dates are read in the site's
+// zone (here America/New_York): a floating 19:00 is 19:00 there, an
+// all-day series' instances are days, and a changed instance of it is
+// keyed by its date.
+func TestFloatingAndAllDay(t *testing.T) {
+	t.Parallel()
+	cfg, err := config.Load(func(k string) string { return map[string]string{"TIMEZONE": "America/New_York"}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnvIn(t, nil, cfg, nil)
+	floating := feed.Event{UID: "floating", Title: "Floating", Start: time.Date(2026, 7, 1, 19, 0, 0, 0, time.UTC),
+		End: time.Date(2026, 7, 1, 21, 0, 0, 0, time.UTC), Rules: []string{"FREQ=DAILY;COUNT=3"},
+		Exclusions: []time.Time{time.Date(2026, 7, 2, 19, 0, 0, 0, time.UTC)},
+		Overrides:  []feed.Override{{Of: time.Date(2026, 7, 3, 19, 0, 0, 0, time.UTC), Start: time.Date(2026, 7, 3, 20, 0, 0, 0, time.UTC)}}}
+	day := func(d int) time.Time { return time.Date(2026, 8, d, 0, 0, 0, 0, time.UTC) }
+	days := feed.Event{UID: "days", Title: "Days", AllDay: true, Start: day(1), End: day(2), Rules: []string{"FREQ=WEEKLY;COUNT=3"},
+		Exclusions: []time.Time{day(8)}, Overrides: []feed.Override{{Of: day(15), Title: ptr("Third week"), Start: day(16), End: day(18)}}}
+	e.feed(floating, days)
+	wantRun(t, "run", e.run(), repository.RunSucceeded, counts{created: 2})
+	ny := zone(t, "America/New_York")
+	p := e.get("floating")
+	if ev := p.Event; ev.Timezone != "" || ev.StartLocal != "2026-07-01 19:00:00" || !ev.StartUTC.Equal(time.Date(2026, 7, 1, 23, 0, 0, 0, time.UTC)) ||
+		!slices.Equal(ev.Recurrence.Exclusions, []string{"2026-07-02 19:00:00"}) {
+		t.Errorf("floating: zone %q start %s (%s UTC) exclusions %v", ev.Timezone, ev.StartLocal, ev.StartUTC, ev.Recurrence.Exclusions)
+	}
+	occ, err := e.cal.FindOccurrence(p, ny, "20260703T190000")
+	if err != nil || !occ.Start.Equal(time.Date(2026, 7, 4, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("moved floating instance %s (%v), want 20:00 in New York", occ.Start.UTC(), err)
+	}
+	p = e.get("days")
+	if ev := p.Event; !ev.AllDay || ev.StartLocal != "2026-08-01 00:00:00" || ev.EndLocal != "2026-08-01 23:59:59" ||
+		!slices.Equal(ev.Recurrence.Exclusions, []string{"2026-08-08 00:00:00"}) {
+		t.Errorf("all-day series: %v %s to %s exclusions %v", ev.AllDay, ev.StartLocal, ev.EndLocal, ev.Recurrence.Exclusions)
+	}
+	ov := p.Event.Override("20260815T000000")
+	if ov == nil || ov.Title["en"] != "Third week" || ov.StartLocal == nil || *ov.StartLocal != "2026-08-16 00:00:00" || *ov.EndLocal != "2026-08-17 23:59:59" {
+		t.Errorf("all-day instance: %+v", ov)
 	}
 }

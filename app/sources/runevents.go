@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/app/calendar"
@@ -181,7 +180,7 @@ func refusal(err error) string {
 // failure.
 func (w *runWrite) write(ctx context.Context, ev *feed.Event, digest string, it *repository.SourceItem) error {
 	cal := w.r.d.Calendar
-	loc, zone, err := w.zoneOf(ev)
+	tm, zone, err := w.timesOf(ev)
 	if err != nil {
 		w.fail(ev.UID, err.Error())
 		return nil
@@ -197,11 +196,11 @@ func (w *runWrite) write(ctx context.Context, ev *feed.Event, digest string, it 
 		}
 	}
 	link := &repository.SourceLink{SourceID: w.src.ID, UID: ev.UID, RecurrenceID: ev.RecurrenceID, Hash: digest}
-	series := seriesOf(ev, loc) != nil
+	series := seriesOf(ev, tm) != nil
 	if series && len(ev.Overrides) > 0 {
 		link.Hash = hashPending // set once every change is written
 	}
-	in, err := w.eventInput(ctx, ev, cur, it != nil && it.Hash == hashRemoved, link, loc, zone)
+	in, err := w.eventInput(ctx, ev, cur, it != nil && it.Hash == hashRemoved, link, tm, zone)
 	if err != nil {
 		return err
 	}
@@ -220,7 +219,7 @@ func (w *runWrite) write(ctx context.Context, ev *feed.Event, digest string, it 
 	}
 	w.remember(ev, p)
 	if series && len(ev.Overrides) > 0 {
-		p, err = w.writeOverrides(ctx, ev, p, loc)
+		p, err = w.writeOverrides(ctx, ev, p, tm)
 		if err != nil {
 			if msg := refusal(err); msg != "" {
 				w.fail(ev.UID, msg)
@@ -258,11 +257,11 @@ func (w *runWrite) remember(ev *feed.Event, p *repository.Record) {
 // writeOverrides writes the changed instances of the series p, one
 // occurrence change each (the write of p dropped the changes it had).
 // A refusal is returned with the instance it concerns.
-func (w *runWrite) writeOverrides(ctx context.Context, ev *feed.Event, p *repository.Record, loc *time.Location) (*repository.Record, error) {
+func (w *runWrite) writeOverrides(ctx context.Context, ev *feed.Event, p *repository.Record, tm times) (*repository.Record, error) {
 	cal := w.r.d.Calendar
 	for i := range ev.Overrides {
 		ov := &ev.Overrides[i]
-		key := occurrenceKey(ov.Of, ev.AllDay, loc)
+		key := tm.key(ov.Of)
 		venue := int64(0)
 		if ov.Location != nil && plain(ov.Location.Name) != "" {
 			id, err := w.venueID(ctx, ov.Location)
@@ -271,10 +270,10 @@ func (w *runWrite) writeOverrides(ctx context.Context, ev *feed.Event, p *reposi
 			}
 			venue = id
 		}
-		q, _, err := cal.UpdateOccurrence(ctx, calendar.Operator, w.lang, p, key, occurrenceInput(ov, ev.AllDay, venue))
+		q, _, err := cal.UpdateOccurrence(ctx, calendar.Operator, w.lang, p, key, occurrenceInput(ov, tm, venue))
 		if err != nil {
 			if msg := refusal(err); msg != "" {
-				return nil, fmt.Errorf("RECURRENCE-ID %s: %w", key, &calendar.FieldError{Field: "recurrence_id", Problem: msg})
+				return nil, &calendar.FieldError{Field: "the changed instance " + key + " (RECURRENCE-ID)", Problem: msg}
 			}
 			return nil, err
 		}

@@ -28,6 +28,29 @@ const maxBody = 64 << 20
 // errTooMuch is a response larger than maxBody.
 var errTooMuch = errors.New("the source sent too much")
 
+// ErrTooLarge is the cause (errors.Is) of an error of a response larger
+// than the bound of one response.
+var ErrTooLarge = errTooMuch
+
+// causeError is an error with a message of its own and a cause.
+type causeError struct {
+	msg   string
+	cause error
+}
+
+func (e *causeError) Error() string { return e.msg }
+func (e *causeError) Unwrap() error { return e.cause }
+
+// StatusError is an answer of the source with an HTTP status the read
+// could not use (after the retries, for 429 and 5xx).
+type StatusError struct {
+	// Status is the answer's HTTP status.
+	Status int
+	msg    string
+}
+
+func (e *StatusError) Error() string { return e.msg }
+
 // maxRetryAfter bounds how long a Retry-After header may make the client
 // wait before one retry.
 const maxRetryAfter = 5 * time.Minute
@@ -57,6 +80,31 @@ type client struct {
 	requests int
 	// bytes counts the body bytes read.
 	bytes int64
+	// public reads as an anonymous visitor reads a partner's calendar
+	// (ReadPublic): the events list in the source's default window
+	// (upcoming events), and a page without its list is an error.
+	public bool
+	// maxBody bounds one response body (0: maxBody).
+	maxBody int64
+	// urlName names the URL the caller gave, for messages ("" is
+	// "--from").
+	urlName string
+}
+
+// bodyLimit is the bound of one response body.
+func (c *client) bodyLimit() int64 {
+	if c.maxBody > 0 {
+		return c.maxBody
+	}
+	return maxBody
+}
+
+// givenURL names the URL the caller gave, for messages.
+func (c *client) givenURL() string {
+	if c.urlName != "" {
+		return c.urlName
+	}
+	return "--from"
 }
 
 // hold counts n bytes held by the run.
@@ -179,7 +227,7 @@ func (c *client) get(ctx context.Context, root *url.URL, path string, q url.Valu
 		case err != nil:
 			lastErr = fmt.Errorf("GET %s: %s", c.redact.text(shownURL(&u)), c.redact.text(scrub(err).Error()))
 		case res.status == http.StatusTooManyRequests || res.status >= 500:
-			lastErr = fmt.Errorf("GET %s: %s", c.redact.text(shownURL(&u)), c.describe(res))
+			lastErr = &StatusError{Status: res.status, msg: fmt.Sprintf("GET %s: %s", c.redact.text(shownURL(&u)), c.describe(res))}
 			if ra, ok := retryAfter(res.header.Get("Retry-After"), time.Now()); ok {
 				wait = ra
 			}
@@ -187,7 +235,7 @@ func (c *client) get(ctx context.Context, root *url.URL, path string, q url.Valu
 			return res, nil
 		}
 		if errors.Is(err, errTooMuch) {
-			return nil, lastErr // a retry would read it again
+			return nil, &causeError{msg: lastErr.Error(), cause: errTooMuch} // a retry would read it again
 		}
 		if attempt >= c.retries {
 			return nil, fmt.Errorf("%w (gave up after %d attempts)", lastErr, attempt+1)
@@ -219,12 +267,16 @@ func (c *client) once(ctx context.Context, u *url.URL) (*response, error) {
 		return nil, err
 	}
 	defer res.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(res.Body, maxBody+1))
+	limit := c.bodyLimit()
+	body, err := io.ReadAll(io.LimitReader(res.Body, limit+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(body) > maxBody {
-		return nil, fmt.Errorf("%w: one response larger than %d MiB", errTooMuch, maxBody>>20)
+	if int64(len(body)) > limit {
+		if limit%(1<<20) == 0 {
+			return nil, fmt.Errorf("%w: one response larger than %d MiB", errTooMuch, limit>>20)
+		}
+		return nil, fmt.Errorf("%w: one response larger than %d bytes", errTooMuch, limit)
 	}
 	c.bytes += int64(len(body))
 	if c.caps.Bytes > 0 && c.bytes > c.caps.Bytes {

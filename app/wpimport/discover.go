@@ -1,14 +1,18 @@
 package wpimport
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
 	"strings"
+
+	"golang.org/x/net/html"
 )
 
 // tecNamespace is The Events Calendar's REST namespace.
@@ -36,10 +40,19 @@ func (c *client) discoverRoot(ctx context.Context, from *url.URL) (*url.URL, err
 		if err != nil {
 			return nil, err
 		}
+		links := []string{}
 		if m := apiLink.FindStringSubmatch(res.header.Get("Link")); m != nil {
-			if u, err := from.Parse(m[1]); err == nil && u.Host == from.Host && u.Scheme == from.Scheme && u.RawQuery == "" {
+			links = append(links, m[1])
+		}
+		if href, ok := HTMLAPILink(res.body); ok {
+			links = append(links, href)
+		}
+		for _, l := range links {
+			if u, err := from.Parse(l); err == nil && u.Host == from.Host && u.Scheme == from.Scheme && u.RawQuery == "" {
 				u.Path = strings.TrimRight(u.Path, "/")
-				candidates = append(candidates, u)
+				if !slices.ContainsFunc(candidates, func(c *url.URL) bool { return *c == *u }) {
+					candidates = append(candidates, u)
+				}
 			}
 		}
 		u := *from
@@ -61,14 +74,14 @@ func (c *client) discoverRoot(ctx context.Context, from *url.URL) (*url.URL, err
 			continue
 		}
 		if !slices.Contains(index.Namespaces, tecNamespace) {
-			return nil, fmt.Errorf("the WordPress site at %s has no %s REST namespace: is The Events Calendar active?", c.redact.text(rest.Redacted()), tecNamespace)
+			return nil, notTEC("the WordPress site at %s has no %s REST namespace: is The Events Calendar active?", c.redact.text(rest.Redacted()), tecNamespace)
 		}
 		root := *rest
 		root.Path = rest.Path + "/" + tecNamespace
 		c.logger.Info("found the calendar's REST root", "from", c.redact.text(from.Redacted()), "root", root.Redacted())
 		return &root, nil
 	}
-	return nil, fmt.Errorf("found no WordPress REST API at %s: give --from as the address of The Events Calendar's REST namespace, such as %s", c.redact.text(from.Redacted()), fromExample)
+	return nil, notTEC("found no WordPress REST API at %s: give %s as the address of The Events Calendar's REST namespace, such as %s", c.redact.text(from.Redacted()), c.givenURL(), fromExample)
 }
 
 // checkCredentials asks WordPress who the credentials are
@@ -96,4 +109,62 @@ func (c *client) checkCredentials(ctx context.Context) error {
 		return fmt.Errorf("the source refused the login and application password (%s)%s", c.describe(res), authHint(&response{status: http.StatusUnauthorized}))
 	}
 	return nil
+}
+
+// ErrNotTEC is the cause of an error that says the source is not a site
+// running The Events Calendar (errors.Is): no WordPress REST API found,
+// no tribe/events/v1 namespace, or (ReadPublic) an events list that is
+// not one.
+var ErrNotTEC = errors.New("not a site running The Events Calendar")
+
+// notTECError is an error whose cause is ErrNotTEC; its text is only the
+// message.
+type notTECError struct{ msg string }
+
+func (e *notTECError) Error() string        { return e.msg }
+func (e *notTECError) Is(target error) bool { return target == ErrNotTEC }
+
+// notTEC returns a *notTECError with the message.
+func notTEC(format string, a ...any) error {
+	return &notTECError{msg: fmt.Sprintf(format, a...)}
+}
+
+// maxHeadTokens bounds the tokens HTMLAPILink reads: WordPress writes
+// its REST link in the head, within the first few hundred tokens.
+const maxHeadTokens = 5000
+
+// HTMLAPILink finds the REST root a WordPress page announces in its head
+// (<link rel="https://api.w.org/" href="https://example.org/wp-json/">).
+// It reads the page up to <body> (or maxHeadTokens tokens) and returns
+// the href as written.
+func HTMLAPILink(page []byte) (string, bool) {
+	z := html.NewTokenizer(bytes.NewReader(page))
+	for range maxHeadTokens {
+		switch z.Next() {
+		case html.ErrorToken:
+			return "", false
+		case html.StartTagToken, html.SelfClosingTagToken:
+			name, hasAttr := z.TagName()
+			switch string(name) {
+			case "body":
+				return "", false
+			case "link":
+				var rel, href string
+				for hasAttr {
+					var k, v []byte
+					k, v, hasAttr = z.TagAttr()
+					switch string(k) {
+					case "rel":
+						rel = strings.TrimSpace(string(v))
+					case "href":
+						href = strings.TrimSpace(string(v))
+					}
+				}
+				if strings.EqualFold(rel, "https://api.w.org/") && href != "" {
+					return href, true
+				}
+			}
+		}
+	}
+	return "", false
 }

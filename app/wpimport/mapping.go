@@ -61,6 +61,8 @@ type mapper struct {
 	// changed is told about every value stored other than the source
 	// has it (nil: nobody listens).
 	changed func(c Change)
+	// geo maps a venue's coordinates (ReadPublic; the import keeps none).
+	geo bool
 }
 
 // note tells m.changed about a value stored differently.
@@ -468,6 +470,10 @@ func (m *mapper) venue(raw json.RawMessage) (*repository.Record, error) {
 			return nil, err
 		}
 		v.Website = w
+	}
+	if m.geo && src.GeoLat.set && src.GeoLng.set && src.GeoLat.v >= -90 && src.GeoLat.v <= 90 && src.GeoLng.v >= -180 && src.GeoLng.v <= 180 {
+		lat, lng := src.GeoLat.v, src.GeoLng.v
+		v.GeoLat, v.GeoLng = &lat, &lng
 	}
 	p.Venue = v
 	return p, nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -128,6 +129,28 @@ type tecVenue struct {
 	Website       string `json:"website"`
 	ShowMap       *bool  `json:"show_map"`
 	ShowMapLink   *bool  `json:"show_map_link"`
+	// GeoLat and GeoLng are the coordinates Events Calendar Pro adds
+	// (the free plugin has none); read by ReadPublic only.
+	GeoLat looseFloat `json:"geo_lat"`
+	GeoLng looseFloat `json:"geo_lng"`
+}
+
+// looseFloat is a number the source may write as a number or a numeric
+// string; anything else (or "") reads as absent.
+type looseFloat struct {
+	v   float64
+	set bool
+}
+
+// UnmarshalJSON reads a number or a numeric string; anything else is
+// absent.
+func (f *looseFloat) UnmarshalJSON(b []byte) error {
+	*f = looseFloat{}
+	s := strings.Trim(strings.TrimSpace(string(b)), `"`)
+	if v, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil && !math.IsNaN(v) && !math.IsInf(v, 0) {
+		*f = looseFloat{v: v, set: true}
+	}
+	return nil
 }
 
 // tecOrganizer is an organizer as the source shows it.
@@ -165,6 +188,9 @@ func (c *client) listQuery(k listKind, page int) url.Values {
 	if k.posts && c.authenticated() {
 		q.Set("status", allStatuses)
 	}
+	if k == listEvents && c.public {
+		return q // the source's default window: upcoming events
+	}
 	if k == listEvents {
 		q.Set("start_date", windowStart)
 		q.Set("end_date", windowEnd)
@@ -200,17 +226,20 @@ func (c *client) fetchList(ctx context.Context, k listKind, progress func(total,
 			break // past the end
 		}
 		if res.status != http.StatusOK {
-			return count, announced, fmt.Errorf("list %s page %d: %s%s", k.name, page, c.describe(res), authHint(res))
+			return count, announced, &StatusError{Status: res.status, msg: fmt.Sprintf("list %s page %d: %s%s", k.name, page, c.describe(res), authHint(res))}
 		}
 		var body map[string]json.RawMessage
 		if err := json.Unmarshal(res.body, &body); err != nil {
-			return count, announced, fmt.Errorf("list %s page %d: the answer is not a JSON object: %v", k.name, page, err)
+			return count, announced, notTEC("list %s page %d: the answer is not a JSON object: %v", k.name, page, err)
 		}
 		res.body = nil // the page is dropped as soon as it is decoded
 		var items []json.RawMessage
+		if _, ok := body[k.name]; !ok && c.public {
+			return count, announced, notTEC("list %s page %d: the answer has no %q list: not The Events Calendar's REST API", k.name, page, k.name)
+		}
 		if raw, ok := body[k.name]; ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 			if err := json.Unmarshal(raw, &items); err != nil {
-				return count, announced, fmt.Errorf("list %s page %d: %q is not a list: %v", k.name, page, k.name, err)
+				return count, announced, notTEC("list %s page %d: %q is not a list: %v", k.name, page, k.name, err)
 			}
 		}
 		total, err := strconv.Atoi(res.header.Get("X-TEC-Total"))

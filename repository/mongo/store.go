@@ -115,8 +115,8 @@ const cleanupTimeout = 10 * time.Second
 // Its methods are declared on one type per concern, each holding the
 // shared connection (conn) and each in the file of its concern:
 // recordStore (posts.go), labelStore (terms.go), accountStore (users.go),
-// webhookStore (webhooks.go), markQueue (marks.go), aggregateReads
-// (aggregates.go) and migrator (migrate.go). Store composes them and
+// webhookStore (webhooks.go), sourceStore (sources.go), markQueue
+// (marks.go), aggregateReads (aggregates.go) and migrator (migrate.go). Store composes them and
 // declares only the indexes, the lease, the job state and its lifetime.
 type Store struct {
 	*conn
@@ -124,6 +124,7 @@ type Store struct {
 	labelStore
 	accountStore
 	webhookStore
+	sourceStore
 	markQueue
 	aggregateReads
 	migrator
@@ -211,6 +212,7 @@ func newStore(c *conn) *Store {
 		labelStore:     labelStore{c, recordStore{c}},
 		accountStore:   accountStore{c},
 		webhookStore:   webhookStore{c},
+		sourceStore:    sourceStore{c},
 		markQueue:      markQueue{c},
 		aggregateReads: aggregateReads{c},
 		migrator:       migrator{c},
@@ -413,6 +415,8 @@ func declaredIndexes() []indexSpec {
 		asc("event.parent"),
 		// AccountDocuments: one account's events.
 		asc("kind", "author"),
+		// SourceItems: the events a source imported, by ID.
+		asc("source.id", fieldID),
 	)
 	add(collTerms, asc(fieldID), asc("taxonomy", "parent"), asc("parent"), asc("taxonomy", "name_keys"))
 	// Unique logins: FerretDB v1 enforces unique secondary indexes
@@ -429,6 +433,8 @@ func declaredIndexes() []indexSpec {
 		// DueEndpointDeliveries: one endpoint's pending line.
 		asc("status", "webhook_id", "seq"),
 	)
+	// ListSourceRuns and PruneSourceRuns: one source's runs by ID.
+	add(collSourceRuns, asc("source_id", "_id"))
 	return out
 }
 

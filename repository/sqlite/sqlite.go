@@ -20,13 +20,18 @@
 //   - post_titles / term_names: titles and names folded to lower case (ASCII
 //     only: "É" and "é" are different, as in SQLite's own lower()), for the
 //     case-insensitive Title and Name filters;
-//   - counters: the post, term, user and mark sequences. IDs come from a
-//     counter, never from MAX(id)+1, so they are never reused;
+//   - counters: the post, term, user, mark, source and source_run
+//     sequences. IDs come from a counter, never from MAX(id)+1, so they
+//     are never reused;
 //   - index_marks: one row per item that needs (re)indexing, written in the
 //     same transaction as the item, with a sequence number that grows on
 //     every write;
 //   - job_state: the periodic jobs' persisted state, one value per key
-//     (GetJobState, SetJobState).
+//     (GetJobState, SetJobState);
+//   - sources and source_runs: calendar sources and their runs as JSON
+//     documents; the events a source imported are found through
+//     posts_by_source, an expression index on the source ID in the
+//     posts' documents (sources.go).
 //
 // # Concurrency
 //
@@ -74,7 +79,7 @@ const busyTimeout = 10 * time.Second
 
 // schemaVersion is stored in PRAGMA user_version; Open refuses a database
 // written by a newer schema.
-const schemaVersion = 5
+const schemaVersion = 6
 
 // migrations bring a database from one version to the next: migrations[i]
 // runs on a database at version i+1 (the schema above is version 1).
@@ -101,6 +106,24 @@ var migrations = [][]string{
 		// origin is the JSON of a repository.Origin, '' for none)
 		`ALTER TABLE users ADD COLUMN email TEXT NOT NULL DEFAULT ''`,
 		`ALTER TABLE users ADD COLUMN origin TEXT NOT NULL DEFAULT ''`,
+	},
+	{ // 6: calendar sources and their runs (sources.go), their ID
+		// counters, and the index that finds the events a source
+		// imported from the records' documents
+		`CREATE TABLE IF NOT EXISTS sources (
+			id  INTEGER PRIMARY KEY,
+			rev INTEGER NOT NULL,
+			doc TEXT NOT NULL       -- JSON of repository.Source
+		)`,
+		`CREATE TABLE IF NOT EXISTS source_runs (
+			id        INTEGER PRIMARY KEY,
+			source_id INTEGER NOT NULL,
+			doc       TEXT NOT NULL -- JSON of repository.SourceRun
+		)`,
+		`CREATE INDEX IF NOT EXISTS source_runs_by_source ON source_runs(source_id, id)`,
+		`INSERT OR IGNORE INTO counters(name, value) VALUES ('source', 0), ('source_run', 0)`,
+		`CREATE INDEX IF NOT EXISTS posts_by_source ON posts(json_extract(doc, '$.source.id'), id)
+			WHERE json_extract(doc, '$.source.id') IS NOT NULL`,
 	},
 }
 
@@ -238,8 +261,8 @@ var schema = []string{
 // Its methods are declared on one type per concern, each holding the
 // shared connections (conn) and each in the file of its concern:
 // recordStore (posts.go), labelStore (terms.go), accountStore (users.go),
-// webhookStore (webhooks.go), markQueue (marks.go) and aggregateReads
-// (aggregates.go). Store composes them and declares only the job state and
+// webhookStore (webhooks.go), sourceStore (sources.go), markQueue
+// (marks.go) and aggregateReads (aggregates.go). Store composes them and declares only the job state and
 // its lifetime.
 type Store struct {
 	*conn
@@ -247,6 +270,7 @@ type Store struct {
 	labelStore
 	accountStore
 	webhookStore
+	sourceStore
 	markQueue
 	aggregateReads
 }
@@ -277,6 +301,7 @@ func newStore(c *conn) *Store {
 		labelStore:     labelStore{c},
 		accountStore:   accountStore{c},
 		webhookStore:   webhookStore{c},
+		sourceStore:    sourceStore{c},
 		markQueue:      markQueue{c},
 		aggregateReads: aggregateReads{c},
 	}

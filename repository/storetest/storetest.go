@@ -94,6 +94,7 @@ func RunWith(t *testing.T, opts Options, newStore func(t *testing.T) repository.
 		{"Recurrence", recurrenceTests},
 		{"JobState", jobStateTests},
 		{"RecordSize", recordSizeTests},
+		{"Sources", sourceTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -89,6 +89,10 @@ type Event struct {
 	// Categories are the feed's category names (CATEGORIES), trimmed, in
 	// feed order, without duplicates.
 	Categories []string
+	// Tags are the feed's tag names, as Categories (a site running The
+	// Events Calendar names them; iCalendar has none). Left out of the
+	// digest's input when empty, so feeds without tags digest as before.
+	Tags []string `json:",omitempty"`
 	// Cost is the event's cost as written ("" for none; iCalendar has
 	// none).
 	Cost string

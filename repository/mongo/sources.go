@@ -1,0 +1,306 @@
+package mongo
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/calendar/eventcal/repository"
+)
+
+// Calendar source collections:
+//
+//	sources      calendar sources (repository.Source, _id = ID from the "source" sequence)
+//	source_runs  their runs (repository.SourceRun, _id = ID from the "source_run" sequence)
+//
+// The events a source imported carry its ID in source.id (their
+// repository.SourceLink); the index {source.id, id} on posts serves
+// SourceItems. IDs are drawn and claimed as every other ID (seq.go), so
+// they are never handed out twice and never reused. UpdateSource is a
+// compare-and-swap on revision, under the source's item lock
+// ("source:12") so that it also holds on FerretDB v1, whose replace is
+// not atomic: the run claim of a source (one run at a time, across
+// processes) is taken with it.
+const (
+	collSources    = "sources"
+	collSourceRuns = "source_runs"
+	seqSource      = "source"
+	seqSourceRun   = "source_run"
+	// lockSource is the item lock scope of a source.
+	lockSource repository.MarkKind = "source"
+)
+
+// sourceStore is repository.SourceStore.
+type sourceStore struct{ *conn }
+
+func (s *sourceStore) sources() *mongo.Collection { return s.db.Collection(collSources) }
+func (s *sourceStore) runs() *mongo.Collection    { return s.db.Collection(collSourceRuns) }
+
+// prepareSource brings src into its stored form: times in UTC, whole
+// seconds for the creation and change times, milliseconds (what BSON
+// keeps) for the claim's lapse.
+func prepareSource(src *repository.Source) {
+	src.Created, src.Updated = storedTime(src.Created), storedTime(src.Updated)
+	if !src.RunClaimUntil.IsZero() {
+		src.RunClaimUntil = src.RunClaimUntil.UTC().Truncate(time.Millisecond)
+	}
+}
+
+// fixSource normalises a source read from the database.
+func fixSource(src *repository.Source) {
+	src.Created, src.Updated = src.Created.UTC(), src.Updated.UTC()
+	if !src.RunClaimUntil.IsZero() {
+		src.RunClaimUntil = src.RunClaimUntil.UTC()
+	}
+}
+
+// CreateSource assigns s.ID from the source sequence and stores s at
+// revision 1.
+func (s *sourceStore) CreateSource(ctx context.Context, src *repository.Source) error {
+	c := *src
+	c.ID = 0
+	if err := s.assignID(ctx, seqSource, &c.ID); err != nil {
+		return err
+	}
+	c.Revision = 1
+	prepareSource(&c)
+	if _, err := s.sources().InsertOne(ctx, &c); err != nil {
+		return fmt.Errorf("mongo: create source: %w", asDuplicate(err))
+	}
+	*src = c
+	return nil
+}
+
+// GetSource returns the source or repository.ErrNotFound.
+func (s *sourceStore) GetSource(ctx context.Context, id int64) (*repository.Source, error) {
+	var src repository.Source
+	err := s.sources().FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&src)
+	if isNoDocuments(err) {
+		return nil, repository.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("mongo: source %d: %w", id, err)
+	}
+	fixSource(&src)
+	return &src, nil
+}
+
+// ListSources returns every source by ID.
+func (s *sourceStore) ListSources(ctx context.Context) ([]*repository.Source, error) {
+	cur, err := s.sources().Find(ctx, bson.D{}, options.Find().SetSort(asc("_id")))
+	if err != nil {
+		return nil, fmt.Errorf("mongo: sources: %w", err)
+	}
+	var out []*repository.Source
+	if err := cur.All(ctx, &out); err != nil {
+		return nil, fmt.Errorf("mongo: sources: %w", err)
+	}
+	for _, src := range out {
+		fixSource(src)
+	}
+	return out, nil
+}
+
+// UpdateSource reads the source, applies fn and replaces it if its
+// revision is unchanged, starting over otherwise. Each attempt holds the
+// source's item lock (see the collections' comment), so fn runs under it
+// and must be short.
+func (s *sourceStore) UpdateSource(ctx context.Context, id int64, fn func(s *repository.Source) error) (*repository.Source, error) {
+	for attempt := 0; ; attempt++ {
+		src, done, err := s.updateSourceOnce(ctx, id, fn)
+		if err != nil || done {
+			return src, err
+		}
+		if err := sleep(ctx, backoff(attempt)); err != nil {
+			return nil, fmt.Errorf("mongo: update source %d: %w", id, err)
+		}
+	}
+}
+
+// updateSourceOnce is one attempt of UpdateSource; done is false when
+// another write changed the source since it was read.
+func (s *sourceStore) updateSourceOnce(ctx context.Context, id int64, fn func(s *repository.Source) error) (*repository.Source, bool, error) {
+	l, err := s.lock(ctx, itemKey(lockSource, id))
+	if err != nil {
+		return nil, false, err
+	}
+	defer s.unlock(ctx, l)
+	src, err := s.GetSource(ctx, id)
+	if err != nil {
+		return nil, false, err
+	}
+	rev := src.Revision
+	if err := fn(src); err != nil {
+		return nil, false, err
+	}
+	src.ID, src.Revision = id, rev+1
+	prepareSource(src)
+	res, err := s.sources().ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "revision", Value: rev}}, src)
+	if err != nil {
+		return nil, false, fmt.Errorf("mongo: update source %d: %w", id, asDuplicate(err))
+	}
+	if res.MatchedCount != 1 {
+		return nil, false, nil
+	}
+	fixSource(src)
+	return src, true, nil
+}
+
+// DeleteSource removes the source, then its runs. The events it imported
+// keep their source link.
+func (s *sourceStore) DeleteSource(ctx context.Context, id int64) error {
+	res, err := s.sources().DeleteOne(ctx, bson.D{{Key: "_id", Value: id}})
+	if err != nil {
+		return fmt.Errorf("mongo: delete source %d: %w", id, err)
+	}
+	if res.DeletedCount == 0 {
+		return repository.ErrNotFound
+	}
+	if _, err := s.runs().DeleteMany(ctx, bson.D{{Key: "source_id", Value: id}}); err != nil {
+		return fmt.Errorf("mongo: delete runs of source %d: %w", id, err)
+	}
+	return nil
+}
+
+// prepareRun brings r into its stored form (UTC milliseconds).
+func prepareRun(r *repository.SourceRun) {
+	r.Started = r.Started.UTC().Truncate(time.Millisecond)
+	if !r.Finished.IsZero() {
+		r.Finished = r.Finished.UTC().Truncate(time.Millisecond)
+	}
+}
+
+// fixRun normalises a run read from the database.
+func fixRun(r *repository.SourceRun) {
+	r.Started = r.Started.UTC()
+	if !r.Finished.IsZero() {
+		r.Finished = r.Finished.UTC()
+	}
+}
+
+// CreateSourceRun assigns r.ID from the run sequence (each higher than the
+// last) and stores r. A run of a source that does not exist is refused
+// with repository.ErrNotFound.
+func (s *sourceStore) CreateSourceRun(ctx context.Context, r *repository.SourceRun) error {
+	if _, err := s.GetSource(ctx, r.SourceID); err != nil {
+		return err
+	}
+	c := *r
+	c.ID = 0
+	if err := s.assignID(ctx, seqSourceRun, &c.ID); err != nil {
+		return err
+	}
+	prepareRun(&c)
+	if _, err := s.runs().InsertOne(ctx, &c); err != nil {
+		return fmt.Errorf("mongo: create run: %w", asDuplicate(err))
+	}
+	*r = c
+	return nil
+}
+
+// SaveSourceRun stores r over the stored run with its ID (which keeps its
+// source); repository.ErrNotFound when there is none.
+func (s *sourceStore) SaveSourceRun(ctx context.Context, r *repository.SourceRun) error {
+	var cur struct {
+		SourceID int64 `bson:"source_id"`
+	}
+	err := s.runs().FindOne(ctx, bson.D{{Key: "_id", Value: r.ID}},
+		options.FindOne().SetProjection(bson.D{{Key: "source_id", Value: 1}})).Decode(&cur)
+	if isNoDocuments(err) {
+		return repository.ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("mongo: run %d: %w", r.ID, err)
+	}
+	c := *r
+	c.SourceID = cur.SourceID
+	prepareRun(&c)
+	res, err := s.runs().ReplaceOne(ctx, bson.D{{Key: "_id", Value: r.ID}}, &c)
+	if err != nil {
+		return fmt.Errorf("mongo: save run %d: %w", r.ID, err)
+	}
+	if res.MatchedCount == 0 {
+		return repository.ErrNotFound
+	}
+	return nil
+}
+
+// ListSourceRuns returns up to limit runs of the source (every run when
+// limit <= 0), newest first.
+func (s *sourceStore) ListSourceRuns(ctx context.Context, sourceID int64, limit int) ([]*repository.SourceRun, error) {
+	opts := options.Find().SetSort(bson.D{{Key: "_id", Value: -1}})
+	if limit > 0 {
+		opts.SetLimit(int64(limit))
+	}
+	cur, err := s.runs().Find(ctx, bson.D{{Key: "source_id", Value: sourceID}}, opts)
+	if err != nil {
+		return nil, fmt.Errorf("mongo: runs of source %d: %w", sourceID, err)
+	}
+	var out []*repository.SourceRun
+	if err := cur.All(ctx, &out); err != nil {
+		return nil, fmt.Errorf("mongo: runs of source %d: %w", sourceID, err)
+	}
+	for _, r := range out {
+		fixRun(r)
+	}
+	return out, nil
+}
+
+// PruneSourceRuns removes the source's runs but the newest keep (every
+// run when keep <= 0): it finds the oldest run to keep and deletes the
+// source's runs below it.
+func (s *sourceStore) PruneSourceRuns(ctx context.Context, sourceID int64, keep int) error {
+	filter := bson.D{{Key: "source_id", Value: sourceID}}
+	if keep > 0 {
+		var last struct {
+			ID int64 `bson:"_id"`
+		}
+		err := s.runs().FindOne(ctx, filter, options.FindOne().
+			SetSort(bson.D{{Key: "_id", Value: -1}}).SetSkip(int64(keep-1)).
+			SetProjection(bson.D{{Key: "_id", Value: 1}})).Decode(&last)
+		if isNoDocuments(err) {
+			return nil // keep or fewer runs
+		}
+		if err != nil {
+			return fmt.Errorf("mongo: prune runs of source %d: %w", sourceID, err)
+		}
+		filter = append(filter, bson.E{Key: "_id", Value: bson.D{{Key: "$lt", Value: last.ID}}})
+	}
+	if _, err := s.runs().DeleteMany(ctx, filter); err != nil {
+		return fmt.Errorf("mongo: prune runs of source %d: %w", sourceID, err)
+	}
+	return nil
+}
+
+// sourceItemProjection is what SourceItems reads of a record.
+var sourceItemProjection = bson.D{
+	{Key: "_id", Value: 1}, {Key: fieldID, Value: 1}, {Key: "status", Value: 1},
+	{Key: "revision", Value: 1}, {Key: "source", Value: 1},
+}
+
+// SourceItems returns the records of every status whose source link names
+// the source, by RecordID, read through the {source.id, id} index.
+func (s *sourceStore) SourceItems(ctx context.Context, sourceID int64) ([]repository.SourceItem, error) {
+	opts := options.Find().SetSort(asc(fieldID)).SetProjection(sourceItemProjection)
+	if s.numeric() {
+		opts.SetSort(asc("_id"))
+	}
+	ops := (&recordStore{s.conn}).postOps()
+	recs, err := findItems(ctx, ops, bson.D{{Key: "source.id", Value: sourceID}}, opts)
+	if err != nil {
+		return nil, err
+	}
+	var out []repository.SourceItem
+	for _, p := range recs {
+		if p.Source == nil {
+			continue
+		}
+		out = append(out, repository.SourceItem{RecordID: p.ID, UID: p.Source.UID,
+			RecurrenceID: p.Source.RecurrenceID, Hash: p.Source.Hash, Status: p.Status})
+	}
+	return out, nil
+}
