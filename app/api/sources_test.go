@@ -1,144 +1,17 @@
 package api_test
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/calendar/eventcal/app/sources"
-	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
-	"github.com/calendar/eventcal/repository/sqlite"
 )
-
-// memSourceStore keeps sources and runs in memory for a store that does
-// not keep them itself (withSourceStore).
-type memSourceStore struct {
-	repository.Store
-	mu      sync.Mutex
-	sources map[int64]*repository.Source
-	runs    map[int64]*repository.SourceRun
-	next    int64
-}
-
-func (m *memSourceStore) CreateSource(_ context.Context, s *repository.Source) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.next++
-	s.ID = m.next
-	c := *s
-	m.sources[s.ID] = &c
-	return nil
-}
-
-func (m *memSourceStore) GetSource(_ context.Context, id int64) (*repository.Source, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := m.sources[id]
-	if s == nil {
-		return nil, repository.ErrNotFound
-	}
-	c := *s
-	return &c, nil
-}
-
-func (m *memSourceStore) ListSources(context.Context) ([]*repository.Source, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	out := []*repository.Source{}
-	for _, s := range m.sources {
-		c := *s
-		out = append(out, &c)
-	}
-	slices.SortFunc(out, func(a, b *repository.Source) int { return cmp.Compare(a.ID, b.ID) })
-	return out, nil
-}
-
-func (m *memSourceStore) UpdateSource(_ context.Context, id int64, fn func(s *repository.Source) error) (*repository.Source, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := m.sources[id]
-	if s == nil {
-		return nil, repository.ErrNotFound
-	}
-	c := *s
-	if err := fn(&c); err != nil {
-		return nil, err
-	}
-	c.Revision++
-	m.sources[id] = &c
-	out := c
-	return &out, nil
-}
-
-func (m *memSourceStore) DeleteSource(_ context.Context, id int64) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.sources[id] == nil {
-		return repository.ErrNotFound
-	}
-	delete(m.sources, id)
-	for rid, r := range m.runs {
-		if r.SourceID == id {
-			delete(m.runs, rid)
-		}
-	}
-	return nil
-}
-
-func (m *memSourceStore) CreateSourceRun(_ context.Context, r *repository.SourceRun) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.next++
-	r.ID = m.next
-	c := *r
-	m.runs[r.ID] = &c
-	return nil
-}
-
-func (m *memSourceStore) SaveSourceRun(_ context.Context, r *repository.SourceRun) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	c := *r
-	m.runs[r.ID] = &c
-	return nil
-}
-
-func (m *memSourceStore) ListSourceRuns(_ context.Context, sourceID int64, limit int) ([]*repository.SourceRun, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []*repository.SourceRun
-	for _, r := range m.runs {
-		if r.SourceID == sourceID {
-			c := *r
-			out = append(out, &c)
-		}
-	}
-	slices.SortFunc(out, func(a, b *repository.SourceRun) int { return cmp.Compare(b.ID, a.ID) })
-	return out[:min(len(out), limit)], nil
-}
-
-func (m *memSourceStore) PruneSourceRuns(context.Context, int64, int) error { return nil }
-
-func (m *memSourceStore) SourceItems(context.Context, int64) ([]repository.SourceItem, error) {
-	return nil, nil
-}
-
-// withSourceStore returns st when it keeps sources itself, else st with
-// sources and runs kept in memory.
-func withSourceStore(st repository.Store) repository.Store {
-	if _, ok := any(st).(repository.SourceStore); ok {
-		return st
-	}
-	return &memSourceStore{Store: st, sources: map[int64]*repository.Source{}, runs: map[int64]*repository.SourceRun{}}
-}
 
 // fakeRunner is a SourceRunner whose runs end when the test says
 // (finish): Start records a running run, or answers ErrRunning while
@@ -182,19 +55,16 @@ func (f *fakeRunner) finish(t *testing.T, id int64, done func(r *repository.Sour
 	delete(f.running, id)
 }
 
-// sourcesEnv is an env whose store keeps sources (withSourceStore), with
-// a fakeRunner; mongo picks the MongoDB store.
+// sourcesEnv is an env with a fakeRunner; mongo picks the MongoDB store.
 func sourcesEnv(t *testing.T, mongo bool, settings ...string) (*env, *fakeRunner) {
 	t.Helper()
 	fr := &fakeRunner{running: map[int64]*repository.SourceRun{}}
-	opts := envOptions{sourceRunner: fr, openStore: func(t testing.TB, cfg *config.Config) repository.Store {
-		if mongo {
-			return withSourceStore(openMongo(t, cfg))
-		}
-		return withSourceStore(openSQLiteStore(t, cfg))
-	}}
+	opts := envOptions{sourceRunner: fr}
+	if mongo {
+		opts.openStore = openMongo
+	}
 	e := newEnvWith(t, t.TempDir(), opts, settings...)
-	fr.store, fr.now = e.store.(repository.SourceStore), e.clockNow
+	fr.store, fr.now = e.store, e.clockNow
 	return e, fr
 }
 
@@ -213,7 +83,7 @@ func (e *env) newSource(t *testing.T, url string) int64 {
 // countSources is how many sources the store holds.
 func (e *env) countSources(t *testing.T) int {
 	t.Helper()
-	all, err := e.store.(repository.SourceStore).ListSources(context.Background())
+	all, err := e.store.ListSources(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -466,9 +336,7 @@ func TestSourceRunRoute(t *testing.T) {
 	}
 
 	t.Run("without a runner", func(t *testing.T) {
-		bare := newEnvWith(t, t.TempDir(), envOptions{openStore: func(t testing.TB, cfg *config.Config) repository.Store {
-			return withSourceStore(openSQLiteStore(t, cfg))
-		}})
+		bare := newEnv(t)
 		sid := bare.newSource(t, "https://feeds.example/cal.ics")
 		bare.t = t
 		r := bare.do("POST", fmt.Sprintf("sources/%d/run", sid), "editor", nil)
@@ -542,15 +410,4 @@ func TestEventSourceField(t *testing.T) {
 	if ics.status != 200 || strings.Contains(ics.raw, "partner.example") {
 		t.Errorf("ics %d: %s", ics.status, ics.raw)
 	}
-}
-
-// openSQLiteStore opens the SQLite store of cfg's data directory (the
-// harness closes it).
-func openSQLiteStore(t testing.TB, cfg *config.Config) repository.Store {
-	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(cfg.DataDir, "calendar.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/calendar/eventcal/app/present"
 	"github.com/calendar/eventcal/app/sources"
 	"github.com/calendar/eventcal/app/sources/feed"
+	"github.com/calendar/eventcal/app/sources/fetch"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -63,7 +64,7 @@ func sourceRunListArgs() []Arg {
 
 func (h *sourceHandlers) checkSourceURL(_ *Request, v any) string {
 	u, _ := input.AsString(v)
-	if err := sources.CheckURL(strings.TrimSpace(u), h.allowPrivate); err != nil {
+	if err := fetch.CheckURL(strings.TrimSpace(u), h.allowPrivate); err != nil {
 		return err.Error()
 	}
 	return ""

@@ -15,6 +15,7 @@ import (
 	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/app/htmlpolicy"
 	"github.com/calendar/eventcal/app/sources/feed"
+	"github.com/calendar/eventcal/app/sources/fetch"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -44,11 +45,8 @@ var (
 
 // SourcesDeps are what the sources service uses.
 type SourcesDeps struct {
-	// Store holds the labels a source names.
+	// Store holds the sources, their runs and the labels a source names.
 	Store repository.Store
-	// Sources stores the sources and their runs; nil takes Store's own
-	// (when Store is a repository.SourceStore).
-	Sources repository.SourceStore
 	// DefaultLanguage is the language a category or tag named by its
 	// slug or name is looked up in.
 	DefaultLanguage string
@@ -81,12 +79,11 @@ type Sources struct {
 	now          func() time.Time
 }
 
-// NewSources returns the service; Store must be set, and Sources unless
-// Store is a repository.SourceStore.
+// NewSources returns the service; Store must be set.
 func NewSources(d SourcesDeps) *Sources {
-	s := &Sources{store: d.Store, sources: d.Sources, lang: d.DefaultLanguage, allowPrivate: d.AllowPrivate, now: d.Now}
-	if s.sources == nil {
-		s.sources, _ = any(d.Store).(repository.SourceStore)
+	s := &Sources{store: d.Store, lang: d.DefaultLanguage, allowPrivate: d.AllowPrivate, now: d.Now}
+	if d.Store != nil {
+		s.sources = d.Store
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -115,9 +112,9 @@ type SourceInput struct {
 	OnRemoved *string
 }
 
-// ErrNoSourceStore is returned by every command when the store keeps no
-// sources.
-var ErrNoSourceStore = errors.New("sources: the store keeps no sources")
+// ErrNoSourceStore is returned by every command of a nil service, or of
+// one without a store.
+var ErrNoSourceStore = errors.New("sources: no store keeps the sources")
 
 // errNoSource is the 404 of a source route naming no source.
 func errNoSource() error { return apierr.New(404, "source_not_found", "No source has this ID.") }
@@ -156,7 +153,7 @@ func (s *Sources) check(ctx context.Context, by *repository.User, in *SourceInpu
 	out := &checked{}
 	if in.URL != nil {
 		u := strings.TrimSpace(*in.URL)
-		if err := CheckURL(u, s.allowPrivate); err != nil {
+		if err := fetch.CheckURL(u, s.allowPrivate); err != nil {
 			p.InvalidValue("url", err.Error(), *in.URL)
 		} else {
 			out.url = &u

@@ -13,13 +13,12 @@ import (
 	"github.com/calendar/eventcal/repository"
 )
 
-// manageEnv is the sources service over a SQLite store (the labels) and
-// sources in memory, with a category "Music" (slug music) and a tag
+// manageEnv is the sources service over a SQLite store, with a category "Music" (slug music) and a tag
 // "Jazz" (slug jazz).
 type manageEnv struct {
 	svc      *sources.Sources
 	store    repository.Store
-	sources  *memSources
+	sources  repository.SourceStore
 	music    *repository.Label
 	jazz     *repository.Label
 	editor   *repository.User
@@ -28,8 +27,8 @@ type manageEnv struct {
 
 func newManageEnv(t *testing.T, allowPrivate bool) *manageEnv {
 	t.Helper()
-	st := &countingStore{Store: openSQLite(t), memSources: newMemSources()}
-	e := &manageEnv{store: st, sources: st.memSources, editor: &repository.User{ID: 3, Login: "ed", Role: repository.RoleEditor}, clockNow: now}
+	st := openSQLite(t)
+	e := &manageEnv{store: st, sources: st, editor: &repository.User{ID: 3, Login: "ed", Role: repository.RoleEditor}, clockNow: now}
 	e.svc = sources.NewSources(sources.SourcesDeps{Store: st, DefaultLanguage: "en", AllowPrivate: allowPrivate,
 		Now: func() time.Time { return e.clockNow }})
 	for _, l := range []**repository.Label{&e.music, &e.jazz} {
@@ -80,15 +79,15 @@ func TestSourcesRefuseBadInput(t *testing.T) {
 		text  string // in the message
 	}{
 		{"no url", sources.SourceInput{}, "url", "rest_missing_callback_param", ""},
-		{"ftp url", sources.SourceInput{URL: ptr("ftp://feeds.example/cal.ics")}, "url", "rest_invalid_param", "http or https"},
-		{"file url", sources.SourceInput{URL: ptr("file:///etc/passwd")}, "url", "rest_invalid_param", "http or https"},
-		{"no host", sources.SourceInput{URL: ptr("https:///cal.ics")}, "url", "rest_invalid_param", "no host"},
+		{"ftp url", sources.SourceInput{URL: ptr("ftp://feeds.example/cal.ics")}, "url", "rest_invalid_param", "http:// or https://"},
+		{"file url", sources.SourceInput{URL: ptr("file:///etc/passwd")}, "url", "rest_invalid_param", "http:// or https://"},
+		{"no host", sources.SourceInput{URL: ptr("https:///cal.ics")}, "url", "rest_invalid_param", "names no host"},
 		{"loopback", sources.SourceInput{URL: ptr("http://127.0.0.1/cal.ics")}, "url", "rest_invalid_param", "SOURCES_ALLOW_PRIVATE"},
 		{"private range", sources.SourceInput{URL: ptr("http://10.1.2.3/cal.ics")}, "url", "rest_invalid_param", "SOURCES_ALLOW_PRIVATE"},
 		{"localhost", sources.SourceInput{URL: ptr("http://localhost:8080/cal.ics")}, "url", "rest_invalid_param", "SOURCES_ALLOW_PRIVATE"},
 		{"link-local", sources.SourceInput{URL: ptr("http://[fe80::1]/cal.ics")}, "url", "rest_invalid_param", "SOURCES_ALLOW_PRIVATE"},
-		{"credentials", sources.SourceInput{URL: ptr("https://user:secret@feeds.example/cal.ics")}, "url", "rest_invalid_param", "credentials"},
-		{"user only", sources.SourceInput{URL: ptr("https://user@feeds.example/cal.ics")}, "url", "rest_invalid_param", "credentials"},
+		{"credentials", sources.SourceInput{URL: ptr("https://user:secret@feeds.example/cal.ics")}, "url", "rest_invalid_param", "user name or password"},
+		{"user only", sources.SourceInput{URL: ptr("https://user@feeds.example/cal.ics")}, "url", "rest_invalid_param", "user name or password"},
 		{"unknown format", sources.SourceInput{URL: ptr(ok), Format: ptr("rss")}, "format", "rest_invalid_param", "auto, ics, tec"},
 		{"@monthly", sources.SourceInput{URL: ptr(ok), Schedule: ptr("@monthly")}, "schedule", "rest_invalid_param", "@hourly"},
 		{"every without @", sources.SourceInput{URL: ptr(ok), Schedule: ptr("every 5m")}, "schedule", "rest_invalid_param", "five-field cron"},
