@@ -299,11 +299,20 @@ func TestSourceRunRoute(t *testing.T) {
 		{name: "last_run", method: "GET", url: fmt.Sprintf("sources/%d", id), as: "editor", status: 200,
 			want: map[string]any{"last_run.id": first.id(), "last_run.status": "running"}},
 	})
+	// The runner records runs outside any write route: the source
+	// routes are never answered from the response cache, so a run that
+	// ended shows at once.
 	fr.finish(t, id, func(r *repository.SourceRun) {
 		r.Status, r.Created, r.Failed = repository.RunSucceeded, 3, 1
 		r.Problems = []repository.RunProblem{{UID: "x@feed", Problem: "no start date"}}
 	})
 	e.t = t
+	if got := e.must(200, "GET", fmt.Sprintf("sources/%d/runs", id), "editor", nil); got.str("runs.0.status") != "succeeded" {
+		t.Errorf("a run that ended still shows as %s (a cached answer)", got.str("runs.0.status"))
+	}
+	if got := e.must(200, "GET", fmt.Sprintf("sources/%d", id), "editor", nil); got.str("last_run.status") != "succeeded" {
+		t.Errorf("last_run of a run that ended still shows as %s (a cached answer)", got.str("last_run.status"))
+	}
 	second := e.must(202, "POST", fmt.Sprintf("sources/%d/run", id), "admin", nil)
 	fr.finish(t, id, func(r *repository.SourceRun) {
 		r.Status, r.Error = repository.RunFailed, "the source answered HTTP 500"
