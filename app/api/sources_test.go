@@ -4,12 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/app/sources"
+	"github.com/calendar/eventcal/app/sources/fetch"
+	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -418,5 +426,91 @@ func TestEventSourceField(t *testing.T) {
 	ics := e.do("GET", fmt.Sprintf("events/%d.ics", imported.id()), "", nil)
 	if ics.status != 200 || strings.Contains(ics.raw, "partner.example") {
 		t.Errorf("ics %d: %s", ics.status, ics.raw)
+	}
+}
+
+// lateRunner is a SourceRunner made after the env (the runner needs the
+// env's store).
+type lateRunner struct{ r atomic.Pointer[sources.Runner] }
+
+func (l *lateRunner) Start(ctx context.Context, id int64, trigger string) (*repository.SourceRun, error) {
+	return l.r.Load().Start(ctx, id, trigger)
+}
+
+// TestSourceFirstSession is the README's first session through the API
+// with the real runner and a feed served by a local server: register a
+// source, run it (202, running), follow its run to the end, review the
+// drafts it imported (each with its source), publish one, and find it in
+// the public list.
+func TestSourceFirstSession(t *testing.T) {
+	feedSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/calendar; charset=utf-8")
+		_, _ = io.WriteString(w, "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//partner//EN\r\n"+
+			"BEGIN:VEVENT\r\nUID:spring-concert@partner.example\r\nDTSTAMP:20261101T000000Z\r\nDTSTART:20270318T190000Z\r\nDTEND:20270318T210000Z\r\nSUMMARY:Spring concert\r\nLOCATION:Town Hall, 1 Main St, Springfield\r\nEND:VEVENT\r\n"+
+			"BEGIN:VEVENT\r\nUID:lecture@partner.example\r\nDTSTAMP:20261101T000000Z\r\nDTSTART:20270319T180000Z\r\nDTEND:20270319T200000Z\r\nSUMMARY:Lecture\r\nEND:VEVENT\r\n"+
+			"END:VCALENDAR\r\n")
+	}))
+	defer feedSrv.Close()
+	lr := &lateRunner{}
+	e := newEnvWith(t, t.TempDir(), envOptions{sourceRunner: lr}, "SOURCES_ALLOW_PRIVATE", "true")
+	cal := calendar.New(calendar.Deps{Config: e.cfg, Store: e.store, Logger: slog.New(slog.DiscardHandler), Now: e.clockNow})
+	runner := sources.NewRunner(sources.RunnerDeps{Store: e.store, Calendar: cal, Config: e.cfg, Logger: slog.New(slog.DiscardHandler), Now: e.clockNow,
+		Reader: sources.NewReader(sources.ReaderOptions{Fetcher: fetch.New(fetch.Options{AllowPrivate: true})})})
+	t.Cleanup(runner.Close)
+	lr.r.Store(runner)
+
+	e.must(201, "POST", "categories", "admin", map[string]any{"name": "Partners"})
+	src := e.must(201, "POST", "sources", "editor", map[string]any{"url": feedSrv.URL + "/calendar.ics", "name": "Partner venue",
+		"schedule": "@daily", "categories": []any{"partners"}})
+	run := e.must(202, "POST", fmt.Sprintf("sources/%d/run", src.id()), "editor", nil)
+	if run.str("status") != "running" || run.str("trigger") != "api" || run.path("finished") != nil {
+		t.Errorf("run as started: %s", run.raw)
+	}
+	var runs *resp
+	for deadline := testdeadline.After(t); ; {
+		runs = e.must(200, "GET", fmt.Sprintf("sources/%d/runs", src.id()), "editor", nil)
+		if runs.str("runs.0.status") != "running" {
+			break
+		}
+		select {
+		case <-deadline:
+			t.Fatalf("the run did not end: %s", runs.raw)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if runs.str("runs.0.status") != "succeeded" || runs.num("runs.0.created") != 2 || runs.num("runs.0.id") != float64(run.id()) {
+		t.Fatalf("run: %s", runs.raw)
+	}
+	e.flush()
+	// The drafts, for review: not public, with their source.
+	if pub := e.must(200, "GET", "events?start_date=2027-03-01", "", nil); pub.num("total") != 0 {
+		t.Errorf("imported drafts are public: %s", pub.raw)
+	}
+	drafts := e.must(200, "GET", "events?status=draft&start_date=2027-03-01", "editor", nil)
+	if drafts.num("total") != 2 {
+		t.Fatalf("drafts: %s", drafts.raw)
+	}
+	var concert int64
+	for _, it := range drafts.path("events").([]any) {
+		ev := it.(map[string]any)
+		s, _ := ev["source"].(map[string]any)
+		if s == nil || fmt.Sprint(s["id"]) != fmt.Sprint(src.id()) || !strings.HasSuffix(fmt.Sprint(s["uid"]), "@partner.example") {
+			t.Errorf("event %v: source %v", ev["id"], ev["source"])
+		}
+		if cats, _ := ev["categories"].([]any); len(cats) != 1 {
+			t.Errorf("event %v: categories %v", ev["id"], ev["categories"])
+		}
+		if ev["title"] == "Spring concert" {
+			concert, _ = ev["id"].(json.Number).Int64()
+		}
+	}
+	e.must(200, "PATCH", fmt.Sprintf("events/%d", concert), "editor", map[string]any{"status": "publish"})
+	e.flush()
+	pub := e.must(200, "GET", "events?start_date=2027-03-01", "", nil)
+	if pub.num("total") != 1 || pub.str("events.0.title") != "Spring concert" || pub.str("events.0.source.uid") != "spring-concert@partner.example" {
+		t.Errorf("public list: %s", pub.raw)
+	}
+	if got := e.must(200, "GET", fmt.Sprintf("sources/%d", src.id()), "editor", nil); got.str("last_run.status") != "succeeded" || got.str("detected_format") != "ics" {
+		t.Errorf("source after its run: %s", got.raw)
 	}
 }
