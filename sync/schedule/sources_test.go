@@ -18,6 +18,7 @@ import (
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/sync/indexing"
 	"github.com/calendar/eventcal/sync/internal/testkit"
+	"github.com/calendar/eventcal/sync/lease"
 )
 
 // fakeSources is a SourceStore holding a list of sources the test edits;
@@ -598,5 +599,34 @@ func TestScheduledSourceShutdown(t *testing.T) {
 	defer rig.runner.mu.Unlock()
 	if rig.runner.running != 0 {
 		t.Errorf("%d runs still going after Shutdown", rig.runner.running)
+	}
+}
+
+// TestSourceTickTwiceAtOnce: a second tick of a source's job right
+// after a run started (gocron fires a singleton job again at once when
+// it handles the end of a short run before rescheduling it) runs
+// nothing; the next tick a period later runs.
+func TestSourceTickTwiceAtOnce(t *testing.T) {
+	t.Parallel()
+	clock := clockwork.NewFakeClockAt(time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC))
+	runner := &fakeRunner{clock: clock}
+	j := &sourceJobs{runner: runner, lease: lease.Held(), clock: clock, log: testkit.Quiet, metrics: newSourceMetrics(),
+		ctx: t.Context(), started: map[int64]time.Time{}}
+	gap := 5 * time.Minute
+	j.run(1, gap)
+	j.run(1, gap)
+	clock.Advance(time.Second)
+	j.run(1, gap)
+	if n := runner.count(); n != 1 {
+		t.Fatalf("%d runs of three ticks within a second, want 1", n)
+	}
+	j.run(2, gap) // another source is not held back
+	clock.Advance(2 * gap)
+	j.run(1, gap)
+	if got := runner.runs(t, 1); len(got) != 2 {
+		t.Errorf("runs at %v, want a second one after the period", got)
+	}
+	if n := runner.count(); n != 3 {
+		t.Errorf("%d runs, want 3", n)
 	}
 }
