@@ -136,6 +136,31 @@ func cronDelay(id int64, period time.Duration) time.Duration {
 	return time.Duration(spreadHash(id)%secs) * time.Second
 }
 
+// SourceNext returns when a source with this ID and schedule (as
+// stored: "@hourly", "@every 6h", five fields, ...) runs next after
+// after, by the spread rule every replica's schedule follows (cron
+// expressions read in loc, the schedule's TIMEZONE; nil is UTC). False
+// for a manual source or an unreadable schedule. The API can show it
+// without asking the replica that runs the schedule.
+func SourceNext(id int64, schedule string, loc *time.Location, after time.Time) (time.Time, bool) {
+	sch, err := feed.ParseSchedule(schedule)
+	if err != nil || sch.Manual() {
+		return time.Time{}, false
+	}
+	if loc == nil {
+		loc = time.UTC
+	}
+	if sch.Every > 0 {
+		return everyNext(id, sch.Every, after.In(loc)), true
+	}
+	c := &delayedCron{id: id}
+	if err := c.IsValid(sch.Cron, loc, after); err != nil {
+		return time.Time{}, false
+	}
+	next := c.Next(after.In(loc))
+	return next, !next.IsZero()
+}
+
 // delayedCron is a cron expression whose firings are delayed by a fixed
 // duration (gocron.WithCronImplementation): Next(F) for a firing F = B +
 // delay is the expression's next time after B, plus the delay.

@@ -361,8 +361,16 @@ func TestScheduledSources(t *testing.T) {
 	if _, ok := rig.sched.NextSourceRun(3); ok {
 		t.Error("the manual source has a job")
 	}
-	if next, ok := rig.sched.NextSourceRun(1); !ok || !next.Equal(everyNext(1, 10*time.Minute, start)) {
-		t.Errorf("NextSourceRun(1) = %v, %v; want %v", next, ok, everyNext(1, 10*time.Minute, start))
+	// What the schedule will do is what SourceNext says, in any replica.
+	for _, s := range []*repository.Source{src(1, "@every 10m"), src(2, "@hourly"), src(4, "@every 45m")} {
+		next, ok := rig.sched.NextSourceRun(s.ID)
+		want, _ := SourceNext(s.ID, s.Schedule, time.UTC, start)
+		if !ok || !next.Equal(want) || !want.After(start) {
+			t.Errorf("source %d (%s): NextSourceRun = %v, %v; SourceNext = %v", s.ID, s.Schedule, next, ok, want)
+		}
+	}
+	if _, ok := SourceNext(3, "", time.UTC, start); ok {
+		t.Error("SourceNext of a manual source")
 	}
 	if got := testutil.ToFloat64(rig.sched.metrics.scheduled); got != 3 {
 		t.Errorf("eventcal_source_scheduled = %v, want 3", got)
