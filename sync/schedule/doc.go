@@ -4,7 +4,7 @@
 // takes a backup and removes the oldest beyond BACKUP_KEEP),
 // scheduled publishing (every minute by default; publish.go, PublishDue:
 // items whose publish date has come change from future to publish, as
-// WordPress's scheduled posts do), and the daily roll of the recurrence
+// WordPress's scheduled posts do), the daily roll of the recurrence
 // horizon (horizon.go, RollHorizon: the index holds a series' occurrences
 // up to a horizon ahead of now, so every day the series whose occurrences
 // up to it changed are marked for indexing, catching up after a stop),
