@@ -431,7 +431,9 @@ func TestEventSourceField(t *testing.T) {
 
 // lateRunner is a SourceRunner made after the env (the runner needs the
 // env's store).
-type lateRunner struct{ r atomic.Pointer[sources.Runner] }
+type lateRunner struct {
+	r atomic.Pointer[sources.Runner]
+}
 
 func (l *lateRunner) Start(ctx context.Context, id int64, trigger string) (*repository.SourceRun, error) {
 	return l.r.Load().Start(ctx, id, trigger)
