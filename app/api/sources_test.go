@@ -422,6 +422,11 @@ func TestEventSourceField(t *testing.T) {
 		{name: "TEC root has no sources", method: "GET", url: tec + "sources", as: "admin", status: 404, want: map[string]any{"code": "rest_no_route"}},
 		{name: "TEC root has no source run", method: "POST", url: tec + "sources/1/run", as: "admin", status: 404},
 	})
+	for path, want := range map[string]int{root + "/sources": 204, root + "/sources/1/runs": 204, tec + "sources": 404, tec + "sources/1/run": 404} {
+		if r := e.do("OPTIONS", path, "", nil); r.status != want {
+			t.Errorf("OPTIONS %s: %d, want %d", path, r.status, want)
+		}
+	}
 	// The iCalendar feed is unchanged: no source in it.
 	ics := e.do("GET", fmt.Sprintf("events/%d.ics", imported.id()), "", nil)
 	if ics.status != 200 || strings.Contains(ics.raw, "partner.example") {
