@@ -163,18 +163,24 @@ type SourceStore interface {
 	// SourceLink.
 	DeleteSource(ctx context.Context, id int64) error
 
-	// CreateSourceRun assigns r.ID (increasing) and stores r.
+	// CreateSourceRun assigns r.ID (increasing) and stores r. A run of a
+	// source that does not exist (deleted meanwhile) is refused with
+	// ErrNotFound and not stored.
 	CreateSourceRun(ctx context.Context, r *SourceRun) error
-	// SaveSourceRun stores r (an existing run) as it is.
+	// SaveSourceRun stores r (an existing run) as it is; the run keeps
+	// the source it was created for. ErrNotFound when the run is gone
+	// (pruned, or its source deleted).
 	SaveSourceRun(ctx context.Context, r *SourceRun) error
-	// ListSourceRuns returns up to limit runs of the source, newest
-	// (highest ID) first.
+	// ListSourceRuns returns up to limit runs of the source (every run
+	// when limit <= 0), newest (highest ID) first.
 	ListSourceRuns(ctx context.Context, sourceID int64, limit int) ([]*SourceRun, error)
-	// PruneSourceRuns removes the source's runs but the newest keep.
+	// PruneSourceRuns removes the source's runs but the newest keep
+	// (every run when keep <= 0).
 	PruneSourceRuns(ctx context.Context, sourceID int64, keep int) error
 
 	// SourceItems returns the events (of every status) whose SourceLink
-	// names the source, by RecordID. Its cost grows with the source's
-	// events, not with the store.
+	// names the source, by RecordID, whether or not the source still
+	// exists. Its cost grows with the source's events, not with the
+	// store (an index on the link's source ID in each engine).
 	SourceItems(ctx context.Context, sourceID int64) ([]SourceItem, error)
 }

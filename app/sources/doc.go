@@ -10,7 +10,9 @@
 // the source (package app/sources/fetch: conditional GET, size and time
 // limits, the address rules) and decodes it by the source's format:
 // "ics" (package app/sources/ics), "tec" (package app/sources/tec), or
-// "auto", which decides from what the fetch returned. A failed read (an
+// "auto", which decides from what the fetch returned (an iCalendar
+// body; a TEC REST root or a WordPress page announcing its REST API;
+// anything else is "not a calendar"). A failed read (an
 // HTTP status, not a calendar, truncated, too large, timed out, too many
 // events) fails the run and changes nothing.
 //
@@ -53,7 +55,8 @@
 //     the rest of the feed still imports.
 //
 // The mapping: categories are the feed's, by name (found or created),
-// then the source's; tags are the source's. LOCATION names a venue: an
+// then the source's; tags likewise (iCalendar has none; a TEC site names
+// them). LOCATION names a venue: an
 // existing venue of that name is linked as it is, else one is created
 // with the feed's address; ORGANIZER likewise. Floating times and dates
 // are read in the site's zone; an all-day event runs from its first day

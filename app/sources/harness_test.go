@@ -64,7 +64,7 @@ type fakeReader struct {
 func (f *fakeReader) set(cal *feed.Calendar) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.cal, f.err, f.hash = cal, nil, ""
+	f.cal, f.err = cal, nil
 }
 
 func (f *fakeReader) fail(err error) {

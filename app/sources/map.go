@@ -19,13 +19,13 @@ import (
 // The mapping of a feed's event into the calendar's commands. The feed
 // owns an imported event's title, description, website, dates, time
 // zone, all-day flag, recurrence and changed occurrences, venue,
-// organizer, categories (the feed's by name, then the source's), tags
-// (the source's), cost, image (when the feed has one) and cancellation;
+// organizer, categories and tags (the feed's by name, then the
+// source's), cost, image (when the feed has one) and cancellation;
 // everything else (status, featured, sticky, excerpt...) is the
 // editors'.
 
-// dateOnly and endOfDay are the wall times of an all-day event's first
-// and last day, as the API stores all-day events.
+// dayLayout is a date; startOfDay and endOfDay are the wall times of an
+// all-day event's first and last day, as the API stores all-day events.
 const (
 	dayLayout  = "2006-01-02"
 	startOfDay = " 00:00:00"
@@ -164,8 +164,11 @@ func (w *runWrite) eventInput(ctx context.Context, ev *feed.Event, cur *reposito
 	in.StartDate, in.EndDate = tm.span(ev.Start, ev.End)
 	in.Recurrence = calendar.Some(seriesOf(ev, tm))
 	in.ClearOverrides = cur != nil && cur.Event != nil && len(cur.Event.Overrides) > 0
-	if ev.URL != "" || cur != nil {
+	switch {
+	case ev.URL != "":
 		in.Website = calendar.Some(strings.TrimSpace(ev.URL))
+	case cur != nil && cur.Event != nil && cur.Event.Website != nil && *cur.Event.Website != "":
+		in.Website = calendar.Some("") // the feed dropped it
 	}
 	if ev.Cost != "" {
 		in.Cost = calendar.Some([]string{plain(ev.Cost)})
@@ -210,6 +213,11 @@ func (w *runWrite) eventInput(ctx context.Context, ev *feed.Event, cur *reposito
 	}
 	in.Categories = calendar.Some(cats)
 	tags := []calendar.LabelItem{}
+	for _, name := range ev.Tags {
+		if name = plain(name); name != "" {
+			tags = append(tags, calendar.LabelItem{Name: name})
+		}
+	}
 	for _, id := range src.Tags {
 		tags = append(tags, calendar.LabelItem{ID: id, IsID: true})
 	}
@@ -245,8 +253,10 @@ func (w *runWrite) status() string {
 	return w.src.Status
 }
 
-// placeKey is the cache key of a venue or organizer name.
-func placeKey(name string) string { return strings.ToLower(strings.TrimSpace(name)) }
+// placeKey is the cache key of a venue or organizer (kind) name.
+func placeKey(kind repository.Kind, name string) string {
+	return string(kind) + ":" + strings.ToLower(strings.TrimSpace(name))
+}
 
 // venueInput is the inline venue of a feed's place: the name, and the
 // address as the feed gave it.
@@ -288,7 +298,7 @@ func organizerInput(p *feed.Person) *calendar.OrganizerInput {
 // are kept for the run's next events.
 func (w *runWrite) findPlace(ctx context.Context, kind repository.Kind, name string) (int64, error) {
 	name = plain(name)
-	key := placeKey(string(kind) + ":" + name)
+	key := placeKey(kind, name)
 	if id := w.places[key]; id != 0 {
 		return id, nil
 	}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/calendar/eventcal/app/sources"
 	"github.com/calendar/eventcal/app/sources/fetch"
+	"github.com/calendar/eventcal/app/sources/tec"
+	"github.com/calendar/eventcal/app/wpimport/replay"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -257,5 +259,59 @@ func checkChoir(t *testing.T, e *env) {
 	}
 	if v := record(t, e, (*ov.Venues)[0]); v.Title["en"] != "Westerkerk" {
 		t.Errorf("the moved instance's venue: %q", v.Title["en"])
+	}
+}
+
+// TestReadTECSite: an "auto" source at a site running The Events
+// Calendar (its REST root) is found to be one and read through its REST
+// API: its events created with their categories and tags by name; the
+// next runs read it as "tec" directly, find every event unchanged (the
+// read's content hash is the last run's) and update the one the site
+// changed.
+func TestReadTECSite(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil, nil)
+	jazz, free := replay.Term(7, "Jazz", "jazz"), replay.Term(8, "Free entry", "free-entry")
+	a, b := replay.Event(101, "Opening night"), replay.Event(102, "Matinee")
+	a["categories"], a["tags"] = []any{jazz}, []any{free}
+	site := &replay.Site{Events: []map[string]any{a, b}, Categories: []map[string]any{jazz}, Tags: []map[string]any{free}}
+	srv := replay.NewSite(t, site)
+	if _, err := e.store.UpdateSource(t.Context(), e.src.ID, func(s *repository.Source) error {
+		s.URL, s.Format = srv.URL+"/wp-json/", repository.SourceAuto
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	reader := sources.NewReader(sources.ReaderOptions{Fetcher: fetch.New(fetch.Options{AllowPrivate: true, Timeout: 30 * time.Second}),
+		TEC: func(o *tec.Options) { o.Rate, o.RetryBase = -1, time.Millisecond }})
+	e.runner.Close()
+	e.runner = sources.NewRunner(sources.RunnerDeps{Store: e.store, Calendar: e.cal, Reader: reader, Config: e.cfg,
+		Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return now }, WritesPerSecond: -1})
+	t.Cleanup(e.runner.Close)
+
+	wantRun(t, "first", e.run(), repository.RunSucceeded, counts{created: 2})
+	p := e.get("101")
+	if p.Title["en"] != "Opening night" || p.Event.StartLocal != "2027-05-01 19:00:00" || p.Event.Timezone != "UTC" {
+		t.Errorf("event 101: %q %s %q", p.Title["en"], p.Event.StartLocal, p.Event.Timezone)
+	}
+	if got := strings.Join(names(t, e, p.Event.Categories), ","); got != "Jazz" {
+		t.Errorf("categories %q", got)
+	}
+	if got := strings.Join(names(t, e, p.Event.Tags), ","); got != "Free entry" {
+		t.Errorf("tags %q", got)
+	}
+	src, _ := e.store.GetSource(t.Context(), e.src.ID)
+	if src.DetectedFormat != repository.SourceTEC || src.ContentHash == "" {
+		t.Errorf("detected format %q, content hash %q", src.DetectedFormat, src.ContentHash)
+	}
+	before := e.store.writes.Load()
+	wantRun(t, "second", e.run(), repository.RunSucceeded, counts{unchanged: 2})
+	if e.store.writes.Load() != before {
+		t.Errorf("an unchanged site wrote")
+	}
+	b["title"] = "Matinee (extra show)"
+	wantRun(t, "changed", e.run(), repository.RunSucceeded, counts{updated: 1, unchanged: 1})
+	if got := e.get("102").Title["en"]; got != "Matinee (extra show)" {
+		t.Errorf("title %q", got)
 	}
 }

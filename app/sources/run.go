@@ -241,7 +241,7 @@ func (r *Runner) carry(ctx context.Context, src *repository.Source, run *reposit
 	case lost:
 		err = errClaimLost
 	case err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled):
-		err = errors.New("interrupted: the service stopped before the run finished")
+		err = errors.New("interrupted: the run was stopped before it finished (the service stopped, or this replica lost the lease)")
 	}
 	bg := context.WithoutCancel(ctx)
 	run.Finished = r.now().UTC().Truncate(time.Second)
@@ -303,10 +303,12 @@ func (r *Runner) renew(ctx context.Context, sourceID int64, token string, cancel
 }
 
 // release clears the run's claim and records the run as the source's
-// last; after a run that succeeded with res, the source keeps the
-// validators, content hash and format it read (cleared when events
-// failed, so that the next run reads the feed in full and tries them
-// again).
+// last. After a run that succeeded with res, the source keeps the
+// validators, content hash and format it read; after a run that failed,
+// or in which events failed, the validators and content hash are
+// cleared, so that the next run reads the feed in full and writes what
+// this one did not (a run that failed midway may have written part of
+// a feed the kept hash does not describe).
 func (r *Runner) release(ctx context.Context, sourceID int64, token string, run *repository.SourceRun, res *ReadResult) {
 	_, err := r.d.Store.UpdateSource(ctx, sourceID, func(s *repository.Source) error {
 		if s.RunClaim != token {
@@ -316,14 +318,15 @@ func (r *Runner) release(ctx context.Context, sourceID int64, token string, run 
 		if run != nil {
 			s.LastRun = run.ID
 		}
-		if res != nil && !res.NotModified {
+		switch {
+		case run == nil:
+		case run.Status != repository.RunSucceeded || run.Failed > 0:
+			s.ETag, s.LastModified, s.ContentHash = "", "", ""
+		case res != nil && !res.NotModified:
 			if res.Format != "" {
 				s.DetectedFormat = res.Format
 			}
 			s.ETag, s.LastModified, s.ContentHash = res.ETag, res.LastModified, res.ContentHash
-			if run.Failed > 0 {
-				s.ETag, s.LastModified, s.ContentHash = "", "", ""
-			}
 		}
 		return nil
 	})

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -190,18 +192,22 @@ func TestChangedEventUpdatedAlone(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil, nil)
 	a, b := single("a", "A", time.Date(2026, 7, 1, 10, 0, 0, 0, time.UTC)), single("b", "B", time.Date(2026, 7, 2, 10, 0, 0, 0, time.UTC))
+	b.URL = "https://example.org/b"
 	e.feed(a, b)
 	e.run()
+	if w := e.get("a").Event.Website; w != nil {
+		t.Errorf("a has no URL: website %q, want none (the permalink)", *w)
+	}
 	revA, revB := e.get("a").Revision, e.get("b").Revision
-	b.Title, b.Start, b.End = "B moved", b.Start.Add(2*time.Hour), b.End.Add(2*time.Hour)
+	b.Title, b.Start, b.End, b.URL = "B moved", b.Start.Add(2*time.Hour), b.End.Add(2*time.Hour), ""
 	e.feed(a, b)
 	wantRun(t, "second run", e.run(), repository.RunSucceeded, counts{updated: 1, unchanged: 1})
 	if got := e.get("a").Revision; got != revA {
 		t.Errorf("a: revision %d, want %d (not written)", got, revA)
 	}
 	got := e.get("b")
-	if got.Revision == revB || got.Title["en"] != "B moved" || got.Event.StartLocal != "2026-07-02 12:00:00" {
-		t.Errorf("b: revision %d (was %d), title %q, start %s", got.Revision, revB, got.Title["en"], got.Event.StartLocal)
+	if got.Revision == revB || got.Title["en"] != "B moved" || got.Event.StartLocal != "2026-07-02 12:00:00" || got.Event.Website == nil || *got.Event.Website != "" {
+		t.Errorf("b: revision %d (was %d), title %q, start %s, website %v", got.Revision, revB, got.Title["en"], got.Event.StartLocal, got.Event.Website)
 	}
 }
 
@@ -541,6 +547,45 @@ func TestFailingReadChangesNothing(t *testing.T) {
 	}
 }
 
+// TestFailedRunForgetsContentHash: a run that fails (here interrupted
+// midway, after it wrote part of a new feed) leaves no content hash, so
+// that a feed equal to the last successful run's is still read in full
+// and puts back what the failed run changed.
+func TestFailedRunForgetsContentHash(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil, nil)
+	a, b := single("a", "A", time.Date(2026, 7, 1, 10, 0, 0, 0, time.UTC)), single("b", "B", time.Date(2026, 7, 2, 10, 0, 0, 0, time.UTC))
+	e.feed(a, b)
+	e.reader.hash = "body-1"
+	wantRun(t, "first", e.run(), repository.RunSucceeded, counts{created: 2})
+	if src, _ := e.store.GetSource(t.Context(), e.src.ID); src.ContentHash != "body-1" {
+		t.Fatalf("content hash %q after a successful run", src.ContentHash)
+	}
+	// The second feed renames both; the run is stopped after the first
+	// write.
+	a2, b2 := a, b
+	a2.Title, b2.Title = "A renamed", "B renamed"
+	e.feed(a2, b2)
+	e.reader.hash = "body-2"
+	slow := sources.NewRunner(sources.RunnerDeps{Store: e.store, Calendar: e.cal, Reader: e.reader, Config: e.cfg,
+		Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return now }, WritesPerSecond: 0.001})
+	if _, err := slow.Start(t.Context(), e.src.ID, sources.TriggerAPI); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the rename", func() bool { return e.get("a").Title["en"] == "A renamed" })
+	slow.Close()
+	if src, _ := e.store.GetSource(t.Context(), e.src.ID); src.ContentHash != "" {
+		t.Errorf("content hash %q after a failed run, want none", src.ContentHash)
+	}
+	// The first feed again: a gets its title back.
+	e.feed(a, b)
+	e.reader.hash = "body-1"
+	wantRun(t, "first feed again", e.run(), repository.RunSucceeded, counts{updated: 1, unchanged: 1})
+	if got, gotB := e.get("a").Title["en"], e.get("b").Title["en"]; got != "A" || gotB != "B" {
+		t.Errorf("a, b: %q, %q; want A, B", got, gotB)
+	}
+}
+
 // TestOneRunAtATime: while a run of a source goes on, a second Start (or
 // Run) of it is ErrRunning; once it ended, the source runs again.
 func TestOneRunAtATime(t *testing.T) {
@@ -549,9 +594,40 @@ func TestOneRunAtATime(t *testing.T) {
 	e.feed(single("a", "A", time.Date(2026, 7, 1, 10, 0, 0, 0, time.UTC)))
 	gate := make(chan struct{})
 	e.reader.gate = gate
-	first, err := e.runner.Start(t.Context(), e.src.ID, "api")
-	if err != nil || first.Status != repository.RunRunning || first.ID == 0 {
-		t.Fatalf("first start: %+v, %v", first, err)
+	// Starts at once: exactly one claims the source.
+	const starts = 4
+	started := make(chan *repository.SourceRun, starts)
+	errs := make(chan error, starts)
+	var ready sync.WaitGroup
+	ready.Add(starts)
+	for range starts {
+		go func() {
+			ready.Done()
+			ready.Wait()
+			run, err := e.runner.Start(t.Context(), e.src.ID, "api")
+			if err != nil {
+				errs <- err
+				return
+			}
+			started <- run
+		}()
+	}
+	var first *repository.SourceRun
+	for range starts {
+		select {
+		case run := <-started:
+			if first != nil {
+				t.Fatalf("two starts at once both ran: %+v and %+v", first, run)
+			}
+			first = run
+		case err := <-errs:
+			if !errors.Is(err, sources.ErrRunning) {
+				t.Errorf("a start at the same time: %v, want ErrRunning", err)
+			}
+		}
+	}
+	if first == nil || first.Status != repository.RunRunning || first.ID == 0 {
+		t.Fatalf("first start: %+v", first)
 	}
 	if _, err := e.runner.Start(t.Context(), e.src.ID, "api"); !errors.Is(err, sources.ErrRunning) {
 		t.Errorf("second start: %v, want ErrRunning", err)
@@ -680,5 +756,17 @@ func TestFloatingAndAllDay(t *testing.T) {
 	ov := p.Event.Override("20260815T000000")
 	if ov == nil || ov.Title["en"] != "Third week" || ov.StartLocal == nil || *ov.StartLocal != "2026-08-16 00:00:00" || *ov.EndLocal != "2026-08-17 23:59:59" {
 		t.Errorf("all-day instance: %+v", ov)
+	}
+}
+
+// TestAuthorGone: a source whose author was deleted still imports; its
+// new events have no author.
+func TestAuthorGone(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil, func(s *repository.Source) { s.Author = 9999 })
+	e.feed(single("a", "A", time.Date(2026, 7, 1, 10, 0, 0, 0, time.UTC)))
+	wantRun(t, "run", e.run(), repository.RunSucceeded, counts{created: 1})
+	if got := e.get("a").Author; got != 0 {
+		t.Errorf("author %d, want none", got)
 	}
 }

@@ -50,7 +50,8 @@ func (r *Runner) execute(ctx context.Context, src *repository.Source, run *repos
 	if err != nil {
 		return nil, err
 	}
-	if res == nil || (res.Calendar == nil && !res.NotModified) {
+	unchanged := res != nil && (res.NotModified || (res.ContentHash != "" && res.ContentHash == src.ContentHash))
+	if res == nil || (res.Calendar == nil && !unchanged) {
 		return nil, errors.New("not a calendar: the source gave no events")
 	}
 	items, err := r.d.Store.SourceItems(ctx, src.ID)
@@ -65,7 +66,7 @@ func (r *Runner) execute(ctx context.Context, src *repository.Source, run *repos
 			known[k] = it
 		}
 	}
-	if res.NotModified || (res.ContentHash != "" && res.ContentHash == src.ContentHash) {
+	if unchanged {
 		for _, it := range known {
 			if it.Hash != hashRemoved {
 				run.Unchanged++
@@ -247,10 +248,10 @@ func (w *runWrite) remember(ev *feed.Event, p *repository.Record) {
 		return
 	}
 	if ev.Location != nil && len(p.Event.Venues) == 1 {
-		w.places[placeKey("venue:"+plain(ev.Location.Name))] = p.Event.Venues[0]
+		w.places[placeKey(repository.KindVenue, plain(ev.Location.Name))] = p.Event.Venues[0]
 	}
 	if ev.Organizer != nil && len(p.Event.Organizers) == 1 {
-		w.places[placeKey("organizer:"+plain(ev.Organizer.Name))] = p.Event.Organizers[0]
+		w.places[placeKey(repository.KindOrganizer, plain(ev.Organizer.Name))] = p.Event.Organizers[0]
 	}
 }
 
@@ -286,7 +287,7 @@ func (w *runWrite) writeOverrides(ctx context.Context, ev *feed.Event, p *reposi
 // of that name, or one created from the feed's place (an occurrence
 // links existing venues only).
 func (w *runWrite) venueID(ctx context.Context, pl *feed.Place) (int64, error) {
-	key := placeKey("venue:" + plain(pl.Name))
+	key := placeKey(repository.KindVenue, plain(pl.Name))
 	if id, err := w.findPlace(ctx, repository.KindVenue, pl.Name); err != nil || id != 0 {
 		return id, err
 	}

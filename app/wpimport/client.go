@@ -89,6 +89,14 @@ type client struct {
 	// urlName names the URL the caller gave, for messages ("" is
 	// "--from").
 	urlName string
+	// userAgent is the User-Agent of every request ("": the import's,
+	// eventcal-import/<version>); clientAgent leaves it to the HTTP
+	// client (a source's fetcher names the service its own way).
+	userAgent   string
+	clientAgent bool
+	// permanent reports a transport error a retry cannot mend (nil:
+	// every transport error is retried).
+	permanent func(error) bool
 }
 
 // bodyLimit is the bound of one response body.
@@ -225,7 +233,10 @@ func (c *client) get(ctx context.Context, root *url.URL, path string, q url.Valu
 		wait := c.backoff(attempt)
 		switch {
 		case err != nil:
-			lastErr = fmt.Errorf("GET %s: %s", c.redact.text(shownURL(&u)), c.redact.text(scrub(err).Error()))
+			lastErr = &causeError{msg: fmt.Sprintf("GET %s: %s", c.redact.text(shownURL(&u)), c.redact.text(scrub(err).Error())), cause: err}
+			if c.permanent != nil && c.permanent(err) {
+				return nil, lastErr
+			}
 		case res.status == http.StatusTooManyRequests || res.status >= 500:
 			lastErr = &StatusError{Status: res.status, msg: fmt.Sprintf("GET %s: %s", c.redact.text(shownURL(&u)), c.describe(res))}
 			if ra, ok := retryAfter(res.header.Get("Retry-After"), time.Now()); ok {
@@ -258,7 +269,13 @@ func (c *client) once(ctx context.Context, u *url.URL) (*response, error) {
 		return nil, err
 	}
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", config.UserAgent("import"))
+	switch {
+	case c.clientAgent:
+	case c.userAgent != "":
+		req.Header.Set("User-Agent", c.userAgent)
+	default:
+		req.Header.Set("User-Agent", config.UserAgent("import"))
+	}
 	if c.user != "" || c.password != "" {
 		req.SetBasicAuth(c.user, c.password)
 	}

@@ -46,6 +46,11 @@
 // worker indexes the records within its usual lag, and with no service
 // running the next "serve" indexes them at start.
 //
+// ReadPublic reads the other way a site can be used, as a calendar
+// source (package app/sources/tec): anonymously, only the upcoming
+// published events its list shows, mapped by the same rules but claiming
+// no ID and writing nothing.
+//
 // The package has no HTTP serving; the CLI (app, "eventcal import")
 // only parses flags and prints progress and the Report.
 package wpimport

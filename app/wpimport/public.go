@@ -13,6 +13,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/calendar/eventcal/app/input/values"
+	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -20,7 +21,8 @@ import (
 type PublicOptions struct {
 	// Source is the site's address (https://example.org), its REST root
 	// (https://example.org/wp-json) or The Events Calendar's namespace
-	// root (https://example.org/wp-json/tribe/events/v1); the first two
+	// root (https://example.org/wp-json/tribe/events/v1) or a route under
+	// it (.../tribe/events/v1/events, read as the root); the first two
 	// are resolved as Run resolves them (the site's Link header, the
 	// page's <link rel="https://api.w.org/">, else /wp-json).
 	Source string
@@ -46,6 +48,13 @@ type PublicOptions struct {
 	Caps Caps
 	// Logger receives retries (nil: discarded).
 	Logger *slog.Logger
+	// UserAgent is the User-Agent of every request ("": HTTPClient's own
+	// when given, else eventcal-sources/<version>).
+	UserAgent string
+	// Permanent reports a transport error (HTTPClient's: an address its
+	// rules refuse, a body past its bound) that a retry cannot mend: the
+	// read stops at once with it (nil: every transport error is retried).
+	Permanent func(error) bool
 }
 
 // CapEvents is PublicOptions.MaxEvents, as CapError.Cap names it.
@@ -109,7 +118,7 @@ type PublicEvent struct {
 // no tribe/events/v1 namespace, a list that is not one) gives an error
 // for which errors.Is(err, ErrNotTEC) holds; a read past a cap a
 // *CapError; a failed request (after its retries) the status or
-// transport error.
+// transport error, with the transport's error in its chain (errors.As).
 func ReadPublic(ctx context.Context, opts PublicOptions) (*Snapshot, error) {
 	root, err := parsePublicURL(opts.Source)
 	if err != nil {
@@ -120,8 +129,12 @@ func ReadPublic(ctx context.Context, opts PublicOptions) (*Snapshot, error) {
 		lang = "en"
 	}
 	c := &client{root: root, http: opts.HTTPClient, retries: opts.Retries, base: opts.RetryBase, logger: opts.Logger,
-		caps: opts.Caps.withDefaults(), redact: newRedactor("", ""), public: true, maxBody: opts.MaxResponse, urlName: "the source URL"}
+		caps: opts.Caps.withDefaults(), redact: newRedactor("", ""), public: true, maxBody: opts.MaxResponse, urlName: "the source URL",
+		userAgent: opts.UserAgent, clientAgent: opts.UserAgent == "" && opts.HTTPClient != nil, permanent: opts.Permanent}
 	if c.http == nil {
+		if c.userAgent == "" {
+			c.userAgent = config.UserAgent("sources")
+		}
 		timeout := opts.Timeout
 		if timeout <= 0 {
 			timeout = DefaultTimeout
@@ -295,6 +308,11 @@ func parsePublicURL(raw string) (*url.URL, error) {
 		return nil, &causeError{msg: "the source URL must have no query or fragment, such as https://example.org or " + fromExample, cause: ErrSourceURL}
 	}
 	u.Path = strings.TrimRight(u.Path, "/")
+	// A route under the namespace (.../tribe/events/v1/events) names
+	// the namespace root.
+	if i := strings.Index(u.Path, "/"+tecNamespace+"/"); i >= 0 {
+		u.Path = u.Path[:i+len(tecNamespace)+1]
+	}
 	u.RawPath = ""
 	return u, nil
 }

@@ -214,6 +214,8 @@ func (c *client) authenticated() bool { return c.user != "" || c.password != "" 
 func (c *client) fetchList(ctx context.Context, k listKind, progress func(total, n int), each func(id int64, raw json.RawMessage) error) (int, int, error) {
 	seen := map[int64]bool{}
 	announced, count := -1, 0
+	// promised is the pages the last page announced (0: none).
+	promised := 0
 	for page := 1; ; page++ {
 		if c.caps.Pages > 0 && page > c.caps.Pages {
 			return count, announced, &CapError{Cap: CapPages, Limit: int64(c.caps.Pages), Where: "list " + k.name}
@@ -222,8 +224,11 @@ func (c *client) fetchList(ctx context.Context, k listKind, progress func(total,
 		if err != nil {
 			return count, announced, err
 		}
-		if res.status == http.StatusNotFound && page > 1 {
-			break // past the end
+		// Past the end; for ReadPublic only past the pages announced: a
+		// page missing before that would leave its events out of the
+		// read, and the runner would take them for removed.
+		if res.status == http.StatusNotFound && page > 1 && !(c.public && page <= promised) {
+			break
 		}
 		if res.status != http.StatusOK {
 			return count, announced, &StatusError{Status: res.status, msg: fmt.Sprintf("list %s page %d: %s%s", k.name, page, c.describe(res), authHint(res))}
@@ -275,6 +280,7 @@ func (c *client) fetchList(ctx context.Context, k listKind, progress func(total,
 		if pages == 0 {
 			pages, _ = strconv.Atoi(res.header.Get("X-TEC-TotalPages"))
 		}
+		promised = pages
 		if len(items) == 0 || (pages > 0 && page >= pages) {
 			break
 		}

@@ -55,6 +55,17 @@ func declared(coll string, keys bson.D) bool {
 func TestQueriesHaveTheirIndexes(t *testing.T) {
 	t.Parallel()
 	kindPage, _ := postFilter(repository.RecordQuery{Kind: repository.KindVenue, AfterID: 40, Limit: 10}, true)
+	itemsFilter, itemsOpts := sourceItemsFind(3)
+	runsFilter, runsOpts := listRunsFind(3, 20)
+	// flip reverses the directions of a sort: an index serves a sort and
+	// its reverse alike.
+	flip := func(d bson.D) bson.D {
+		out := make(bson.D, len(d))
+		for i, e := range d {
+			out[i] = bson.E{Key: e.Key, Value: -e.Value.(int)}
+		}
+		return out
+	}
 	for _, tc := range []struct {
 		name string
 		coll string
@@ -71,6 +82,11 @@ func TestQueriesHaveTheirIndexes(t *testing.T) {
 		// Paging venues or organizers: {kind} by equality, then the
 		// FindPosts sort by id (AfterID a range on it).
 		{"FindPosts by kind", collPosts, append(bson.D{{Key: kindPage[0].Key, Value: 1}}, findSort(t, findPostsOptions(10))...)},
+		// Every source run: the events the source imported, by ID.
+		{"SourceItems", collPosts, append(bson.D{{Key: itemsFilter[0].Key, Value: 1}}, findSort(t, itemsOpts)...)},
+		// GET /sources/{id}/runs and the pruning after each run: the
+		// source's runs by equality, read backwards by ID.
+		{"ListSourceRuns", collSourceRuns, append(bson.D{{Key: runsFilter[0].Key, Value: 1}}, flip(findSort(t, runsOpts))...)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if !declared(tc.coll, tc.keys) {
@@ -113,7 +129,7 @@ func TestIndexesCreated(t *testing.T) {
 		t.Fatal(err)
 	}
 	have := map[string][]bson.D{}
-	for _, coll := range []string{collPosts, collTerms, collUsers, collTokens, collSlugs, collMarks, collLeases, collDeliveries} {
+	for _, coll := range []string{collPosts, collTerms, collUsers, collTokens, collSlugs, collMarks, collLeases, collDeliveries, collSourceRuns} {
 		cur, err := s.db.Collection(coll).Indexes().List(ctx)
 		if err != nil {
 			t.Fatal(err)

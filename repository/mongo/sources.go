@@ -18,9 +18,13 @@ import (
 //	source_runs  their runs (repository.SourceRun, _id = ID from the "source_run" sequence)
 //
 // The events a source imported carry its ID in source.id (their
-// repository.SourceLink); the index {source.id, id} on posts serves
-// SourceItems. IDs are drawn and claimed as every other ID (seq.go), so
-// they are never handed out twice and never reused. UpdateSource is a
+// repository.SourceLink); the index {source.id, id} on posts
+// (sourceItemsIndex) serves SourceItems. It is declared with the other
+// indexes (declaredIndexes), so Open builds it in the background on a
+// store that has records already. Source IDs are drawn and claimed as
+// every other ID (seq.go); run IDs are drawn from their counter and kept
+// unique by the _id index (CreateSourceRun). Neither is ever handed out
+// twice or reused. UpdateSource is a
 // compare-and-swap on revision, under the source's item lock
 // ("source:12") so that it also holds on FerretDB v1, whose replace is
 // not atomic: the run claim of a source (one run at a time, across
@@ -190,16 +194,30 @@ func (s *sourceStore) CreateSourceRun(ctx context.Context, r *repository.SourceR
 		return err
 	}
 	c := *r
-	c.ID = 0
-	if err := s.assignID(ctx, seqSourceRun, &c.ID); err != nil {
-		return err
-	}
 	prepareRun(&c)
-	if _, err := s.runs().InsertOne(ctx, &c); err != nil {
-		return fmt.Errorf("mongo: create run: %w", asDuplicate(err))
+	// The run's _id is unique: a value the counter hands out twice
+	// (FerretDB v1) fails the insert and is drawn again. Runs claim no
+	// IDs in id_claims (there would be one claim per run ever made):
+	// the counter only grows, so a pruned run's ID never comes back.
+	for range maxDraws {
+		id, err := s.nextSeq(ctx, seqSourceRun, 1)
+		if err != nil {
+			return err
+		}
+		if id <= 0 || id > repository.MaxID {
+			return fmt.Errorf("mongo: sequence %s has reached %d: %w", seqSourceRun, repository.MaxID, repository.ErrIDRange)
+		}
+		c.ID = id
+		_, err = s.runs().InsertOne(ctx, &c)
+		if err == nil {
+			*r = c
+			return nil
+		}
+		if !mongo.IsDuplicateKeyError(err) {
+			return fmt.Errorf("mongo: create run: %w", err)
+		}
 	}
-	*r = c
-	return nil
+	return fmt.Errorf("mongo: sequence %s: no free ID after %d draws", seqSourceRun, maxDraws)
 }
 
 // SaveSourceRun stores r over the stored run with its ID (which keeps its
@@ -229,14 +247,27 @@ func (s *sourceStore) SaveSourceRun(ctx context.Context, r *repository.SourceRun
 	return nil
 }
 
-// ListSourceRuns returns up to limit runs of the source (every run when
-// limit <= 0), newest first.
-func (s *sourceStore) ListSourceRuns(ctx context.Context, sourceID int64, limit int) ([]*repository.SourceRun, error) {
-	opts := options.Find().SetSort(bson.D{{Key: "_id", Value: -1}})
+// runsIndex serves ListSourceRuns and PruneSourceRuns: one source's runs
+// by equality, in ID order (read backwards for newest first).
+var runsIndex = asc("source_id", "_id")
+
+// newestRuns is the sort of a source's runs: newest (highest ID) first.
+var newestRuns = bson.D{{Key: "_id", Value: -1}}
+
+// listRunsFind returns ListSourceRuns' filter and find options.
+func listRunsFind(sourceID int64, limit int) (bson.D, *options.FindOptionsBuilder) {
+	opts := options.Find().SetSort(newestRuns)
 	if limit > 0 {
 		opts.SetLimit(int64(limit))
 	}
-	cur, err := s.runs().Find(ctx, bson.D{{Key: "source_id", Value: sourceID}}, opts)
+	return bson.D{{Key: runsIndex[0].Key, Value: sourceID}}, opts
+}
+
+// ListSourceRuns returns up to limit runs of the source (every run when
+// limit <= 0), newest first.
+func (s *sourceStore) ListSourceRuns(ctx context.Context, sourceID int64, limit int) ([]*repository.SourceRun, error) {
+	filter, opts := listRunsFind(sourceID, limit)
+	cur, err := s.runs().Find(ctx, filter, opts)
 	if err != nil {
 		return nil, fmt.Errorf("mongo: runs of source %d: %w", sourceID, err)
 	}
@@ -254,13 +285,13 @@ func (s *sourceStore) ListSourceRuns(ctx context.Context, sourceID int64, limit 
 // run when keep <= 0): it finds the oldest run to keep and deletes the
 // source's runs below it.
 func (s *sourceStore) PruneSourceRuns(ctx context.Context, sourceID int64, keep int) error {
-	filter := bson.D{{Key: "source_id", Value: sourceID}}
+	filter := bson.D{{Key: runsIndex[0].Key, Value: sourceID}}
 	if keep > 0 {
 		var last struct {
 			ID int64 `bson:"_id"`
 		}
 		err := s.runs().FindOne(ctx, filter, options.FindOne().
-			SetSort(bson.D{{Key: "_id", Value: -1}}).SetSkip(int64(keep-1)).
+			SetSort(newestRuns).SetSkip(int64(keep-1)).
 			SetProjection(bson.D{{Key: "_id", Value: 1}})).Decode(&last)
 		if isNoDocuments(err) {
 			return nil // keep or fewer runs
@@ -282,15 +313,26 @@ var sourceItemProjection = bson.D{
 	{Key: "revision", Value: 1}, {Key: "source", Value: 1},
 }
 
+// sourceItemsIndex serves SourceItems: the source's records by equality,
+// in ID order.
+var sourceItemsIndex = asc("source.id", fieldID)
+
+// sourceItemsFind returns SourceItems' filter and find options (in the
+// layout with the numeric ID in fieldID).
+func sourceItemsFind(sourceID int64) (bson.D, *options.FindOptionsBuilder) {
+	return bson.D{{Key: sourceItemsIndex[0].Key, Value: sourceID}},
+		options.Find().SetSort(asc(fieldID)).SetProjection(sourceItemProjection)
+}
+
 // SourceItems returns the records of every status whose source link names
-// the source, by RecordID, read through the {source.id, id} index.
+// the source, by RecordID, read through sourceItemsIndex.
 func (s *sourceStore) SourceItems(ctx context.Context, sourceID int64) ([]repository.SourceItem, error) {
-	opts := options.Find().SetSort(asc(fieldID)).SetProjection(sourceItemProjection)
+	filter, opts := sourceItemsFind(sourceID)
 	if s.numeric() {
 		opts.SetSort(asc("_id"))
 	}
 	ops := (&recordStore{s.conn}).postOps()
-	recs, err := findItems(ctx, ops, bson.D{{Key: "source.id", Value: sourceID}}, opts)
+	recs, err := findItems(ctx, ops, filter, opts)
 	if err != nil {
 		return nil, err
 	}

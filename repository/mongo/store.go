@@ -6,7 +6,7 @@
 //	terms        categories and tags (repository.Term, _id = "12", id = 12)
 //	users        accounts (unique index on login)
 //	tokens       API tokens (_id = SHA-256 of the secret)
-//	counters     sequences {_id: "post"|"term"|"user"|"mark", value}
+//	counters     sequences {_id: "post"|"term"|"user"|"mark"|..., value}
 //	id_claims    one document per ID ever handed out ("post:12")
 //	slugs        slug reservations ("post:event:en:my-slug" -> owner ID)
 //	index_marks  "needs indexing" marks ("post:12" -> seq)
@@ -15,6 +15,8 @@
 //	meta         the layout version of the database (migrate.go)
 //	replicas     the live service processes and the layouts they read (migrate.go)
 //	job_state    the periodic jobs' state ({_id: key, value}; jobstate.go)
+//	sources      calendar sources (repository.Source, _id = ID; sources.go)
+//	source_runs  their runs (repository.SourceRun, _id = ID; sources.go)
 //
 // # Why the item locks
 //
@@ -416,7 +418,7 @@ func declaredIndexes() []indexSpec {
 		// AccountDocuments: one account's events.
 		asc("kind", "author"),
 		// SourceItems: the events a source imported, by ID.
-		asc("source.id", fieldID),
+		sourceItemsIndex,
 	)
 	add(collTerms, asc(fieldID), asc("taxonomy", "parent"), asc("parent"), asc("taxonomy", "name_keys"))
 	// Unique logins: FerretDB v1 enforces unique secondary indexes
@@ -434,7 +436,7 @@ func declaredIndexes() []indexSpec {
 		asc("status", "webhook_id", "seq"),
 	)
 	// ListSourceRuns and PruneSourceRuns: one source's runs by ID.
-	add(collSourceRuns, asc("source_id", "_id"))
+	add(collSourceRuns, runsIndex)
 	return out
 }
 

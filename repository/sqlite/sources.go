@@ -34,6 +34,10 @@ import (
 const sourceItemsQuery = `SELECT id, status, json_extract(doc, '$.source') FROM posts
 	WHERE json_extract(doc, '$.source.id') = ? ORDER BY id`
 
+// listRunsQuery is ListSourceRuns' query: newest first from
+// source_runs_by_source (TestSourceItemsPlan).
+const listRunsQuery = `SELECT id, doc FROM source_runs WHERE source_id = ? ORDER BY id DESC LIMIT ?`
+
 // sourceStore is repository.SourceStore.
 type sourceStore struct{ *conn }
 
@@ -235,7 +239,7 @@ func (s *sourceStore) ListSourceRuns(ctx context.Context, sourceID int64, limit 
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
-	rows, err := s.query(ctx, `SELECT id, doc FROM source_runs WHERE source_id = ? ORDER BY id DESC LIMIT ?`, sourceID, limit)
+	rows, err := s.query(ctx, listRunsQuery, sourceID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}

@@ -55,6 +55,10 @@ func TestSourceItemsPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSourceItemsPlan(t, s)
+	runs := queryPlan(t, s, listRunsQuery, int64(1), 10)
+	if !strings.Contains(runs, "SEARCH source_runs USING INDEX source_runs_by_source (source_id=?)") || strings.Contains(runs, "TEMP B-TREE") {
+		t.Errorf("ListSourceRuns plan:\n%s", runs)
+	}
 	// Only records with a link are in the (partial) index.
 	var n int
 	if err := s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM posts INDEXED BY posts_by_source

@@ -54,7 +54,8 @@ type Event struct {
 	// Zone is the IANA name of the event's time zone (Windows names and
 	// custom VTIMEZONE blocks already resolved); "" for a floating time
 	// or a date, which the runner reads in the site's zone. "UTC" for
-	// times in UTC.
+	// times in UTC. A site running The Events Calendar may also give a
+	// manual offset such as "UTC+2" (repository.LoadZone reads both).
 	Zone string
 	// AllDay marks dates without times (VALUE=DATE).
 	AllDay bool

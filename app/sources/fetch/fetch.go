@@ -223,7 +223,7 @@ func (f *Fetcher) checkRedirect(h *hops) func(*http.Request, []*http.Request) er
 		case len(via) > MaxRedirects:
 			return &Error{Reason: ReasonRedirect, Message: fmt.Sprintf("the source redirected more than %d times (last to %s)", MaxRedirects, shown)}
 		case u.Scheme != "http" && u.Scheme != "https":
-			return &Error{Reason: ReasonRedirect, Message: fmt.Sprintf("the source redirected to a %s: URL; only redirects to http and https are followed", showText(u.Scheme, 16))}
+			return &Error{Reason: ReasonRedirect, Message: fmt.Sprintf("the source redirected to a URL of scheme %q; only redirects to http and https are followed", showText(u.Scheme, 16))}
 		case u.User != nil:
 			return &Error{Reason: ReasonRedirect, Message: "the source redirected to a URL with a user name or password, which is not followed"}
 		case u.Hostname() == "":
@@ -398,11 +398,28 @@ func (f *Fetcher) requestError(parent, ctx context.Context, err error, h *hops) 
 	if e := f.contextError(parent, ctx, "the source did not answer within "+showDuration(f.timeout)); e != nil {
 		return e
 	}
+	return &Error{Reason: ReasonNetwork, Message: "the source could not be reached: " + cause(err), Err: err}
+}
+
+// cause describes a network error for a message, without the service's
+// own addresses (a connection's local end, the resolver's address).
+func cause(err error) string {
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		if dnsErr.IsNotFound {
+			return "the name " + showText(dnsErr.Name, 100) + " does not resolve"
+		}
+		return "looking up " + showText(dnsErr.Name, 100) + " failed: " + showText(dnsErr.Err, 100)
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) && opErr.Err != nil {
+		return showText(opErr.Err.Error(), 200)
+	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	return &Error{Reason: ReasonNetwork, Message: "the source could not be reached: " + showText(err.Error(), 200), Err: err}
+	return showText(err.Error(), 200)
 }
 
 // contextError reports a fetch ended by its time limit (ReasonTimeout,
@@ -439,7 +456,7 @@ func (f *Fetcher) bodyError(parent, ctx context.Context, err error, read int, le
 	if length >= 0 {
 		msg += fmt.Sprintf(" of %d", length)
 	}
-	return &Error{Reason: ReasonTruncated, Message: msg + ": " + showText(err.Error(), 100), Err: err}
+	return &Error{Reason: ReasonTruncated, Message: msg + ": " + cause(err), Err: err}
 }
 
 // Client returns an HTTP client under the same rules as Get, for readers

@@ -26,6 +26,7 @@ func local(o Options) *Fetcher {
 // every one of parts, and returns it.
 func wantError(t *testing.T, name string, err error, reason string, parts ...string) *Error {
 	t.Helper()
+	t.Logf("%s: %v", name, err)
 	var fe *Error
 	if !errors.As(err, &fe) {
 		t.Errorf("%s: error %v (%T), want a *fetch.Error with reason %s", name, err, err, reason)
@@ -244,8 +245,8 @@ func TestGetRedirects(t *testing.T) {
 		{"http to https and back", "/tls", "", srv.URL + "/feed.ics"},
 		{"six redirects", "/hop/5", ReasonRedirect, "more than 5"},
 		{"a loop", "/loop", ReasonRedirect, "more than 5"},
-		{"to file", "/to?u=file:///etc/passwd", ReasonRedirect, "file: URL; only redirects to http and https"},
-		{"to ftp", "/to?u=ftp://ftp.example.org/feed.ics", ReasonRedirect, "ftp: URL"},
+		{"to file", "/to?u=file:///etc/passwd", ReasonRedirect, `scheme "file"; only redirects to http and https`},
+		{"to ftp", "/to?u=ftp://ftp.example.org/feed.ics", ReasonRedirect, `scheme "ftp"`},
 		{"to credentials", "/to?u=http://user:secret@" + strings.TrimPrefix(srv.URL, "http://") + "/feed.ics", ReasonRedirect, "user name or password"},
 	} {
 		res, err := f.Get(context.Background(), srv.URL+c.path, Validators{})

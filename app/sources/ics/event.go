@@ -362,8 +362,14 @@ func override(master *feed.Event, k *item, of time.Time) feed.Override {
 	o := feed.Override{Of: of, Cancelled: k.ev.Cancelled}
 	loc := master.Start.Location()
 	start, end := k.ev.Start.In(loc), k.ev.End.In(loc)
-	if master.AllDay {
+	switch {
+	case master.AllDay:
 		start, end = k.ev.Start, k.ev.End
+	case k.ev.Zone == "" && master.Zone != "":
+		// an instance in floating time (or dates) of a zoned series:
+		// its wall clock in the series' zone
+		start = align(when{t: k.ev.Start, date: k.ev.AllDay}, when{t: master.Start, zone: master.Zone})
+		end = start.Add(k.ev.End.Sub(k.ev.Start))
 	}
 	var origEnd time.Time
 	if master.AllDay {

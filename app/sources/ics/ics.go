@@ -63,7 +63,10 @@ type Options struct {
 // readTime and zones.resolve), all-day events, DURATION, RRULE, EXDATE,
 // RDATE, RECURRENCE-ID (see assemble), STATUS, SUMMARY, DESCRIPTION,
 // URL, LOCATION and GEO, ORGANIZER, CATEGORIES, IMAGE and ATTACH,
-// LAST-MODIFIED; the calendar's name is X-WR-CALNAME, else NAME.
+// LAST-MODIFIED; the calendar's name is X-WR-CALNAME, else NAME. A
+// floating time (no TZID, no "Z") is read in the calendar's
+// X-WR-TIMEZONE; without one it is its wall clock in UTC with Zone "",
+// for the runner to read in the site's zone.
 func Parse(r io.Reader, opts Options) (*feed.Calendar, error) {
 	p := newParser(opts)
 	return p.parse(r)
@@ -108,17 +111,12 @@ func (p *parser) parse(r io.Reader) (*feed.Calendar, error) {
 	}
 	p.scanned = sc
 	cal := &feed.Calendar{}
-	if c, err := p.decode(sc.calendar); err == nil {
-		if v := textProp(c, "X-WR-CALNAME"); v != "" {
+	calProps, err := p.decode(sc.calendar)
+	if err == nil {
+		if v := textProp(calProps, "X-WR-CALNAME"); v != "" {
 			cal.Name = v
 		} else {
-			cal.Name = textProp(c, "NAME")
-		}
-		if tz := c.Props.Get("X-WR-TIMEZONE"); tz != nil && strings.TrimSpace(tz.Value) != "" {
-			z := p.zones.resolve(tz.Value)
-			if z.err == nil {
-				p.zones.cal = &z
-			}
+			cal.Name = textProp(calProps, "NAME")
 		}
 	}
 	for _, b := range sc.blocks {
@@ -133,6 +131,14 @@ func (p *parser) parse(r io.Reader) (*feed.Calendar, error) {
 		if id := tz.Props.Get("TZID"); id != nil {
 			if key := strings.TrimSpace(id.Value); p.zones.blocks[key] == nil {
 				p.zones.blocks[key] = tz
+			}
+		}
+	}
+	// X-WR-TIMEZONE once every VTIMEZONE is known: it may name one
+	if calProps != nil {
+		if tz := calProps.Props.Get("X-WR-TIMEZONE"); tz != nil && strings.TrimSpace(tz.Value) != "" {
+			if z := p.zones.resolve(tz.Value); z.err == nil {
+				p.zones.cal = &z
 			}
 		}
 	}

@@ -27,11 +27,19 @@ type zones struct {
 	blocks map[string]*goical.Component // VTIMEZONE by TZID
 	cache  map[string]zone
 	cal    *zone // X-WR-TIMEZONE, when it resolves
-	loads  int   // time.LoadLocation calls (tests: bounded work)
+	loaded map[string]*time.Location
+	loads  int // time.LoadLocation calls (tests: bounded work)
+	custom int // VTIMEZONE blocks matched against IANA zones
 }
 
+// maxCustomZones bounds the VTIMEZONE blocks of one feed that are
+// expanded and matched against IANA zones (the expansion of a yearly
+// rule that never occurs runs to the year 9999 in the rule library);
+// further ones take their standard offset.
+const maxCustomZones = 16
+
 func newZones() *zones {
-	return &zones{blocks: map[string]*goical.Component{}, cache: map[string]zone{}}
+	return &zones{blocks: map[string]*goical.Component{}, cache: map[string]zone{}, loaded: map[string]*time.Location{}}
 }
 
 // resolve turns a TZID into a zone. In order:
@@ -46,7 +54,8 @@ func newZones() *zones {
 //     changes of offset in 2020-2030; the first IANA zone that changes
 //     at the same instants from and to the same offsets is taken
 //     (the block's X-LIC-LOCATION first, then the calendar's
-//     X-WR-TIMEZONE, then CLDR's zones). When none agrees, the zone is
+//     X-WR-TIMEZONE, then CLDR's zones, by name). When none agrees (or
+//     the feed has more than maxCustomZones such blocks), the zone is
 //     the block's standard offset, fixed: "Etc/GMT-1" for UTC+01:00 (the
 //     sign of Etc names is inverted), or for an offset that is not whole
 //     hours "UTC", the times converted to UTC at that offset;
@@ -111,11 +120,15 @@ func (z *zones) load(name string) *time.Location {
 			return nil
 		}
 	}
+	if loc, ok := z.loaded[name]; ok {
+		return loc
+	}
 	z.loads++
 	loc, err := time.LoadLocation(name)
 	if err != nil {
-		return nil
+		loc = nil
 	}
+	z.loaded[name] = loc
 	return loc
 }
 
@@ -169,6 +182,10 @@ func (z *zones) fromBlock(c *goical.Component) zone {
 	if len(obs) == 0 {
 		return zone{err: fmt.Errorf("the VTIMEZONE %q has no readable STANDARD or DAYLIGHT", c.Props.Get("TZID").Value)}
 	}
+	z.custom++
+	if z.custom > maxCustomZones {
+		return z.fixed(obs)
+	}
 	onsets := expand(obs)
 	var hints []string
 	if p := c.Props.Get("X-LIC-LOCATION"); p != nil {
@@ -183,7 +200,12 @@ func (z *zones) fromBlock(c *goical.Component) zone {
 			return zone{parse: loc, out: loc, name: name}
 		}
 	}
-	// No IANA zone agrees: the standard offset, fixed.
+	return z.fixed(obs)
+}
+
+// fixed is the zone of a block's standard offset, when no IANA zone
+// agrees with the block.
+func (z *zones) fixed(obs []observance) zone {
 	std := latest(obs, true)
 	off := std.to
 	if off%3600 == 0 && off >= -12*3600 && off <= 14*3600 {
@@ -271,7 +293,7 @@ func parseOffset(s string) (int, error) {
 			break
 		}
 		v, err := strconv.Atoi(s[1+2*i : 3+2*i])
-		if err != nil || v < 0 || v > 59 && i > 0 || v > 23 {
+		if err != nil || v < 0 || i == 0 && v > 23 || i > 0 && v > 59 {
 			return 0, fmt.Errorf("bad UTC offset %q", s)
 		}
 		n += v * unit

@@ -41,6 +41,7 @@ type recordedSite struct {
 	pastEnd  *replay.Exchange
 	index    *replay.Exchange
 	requests []string
+	agents   []string // the User-Agent of each request
 	// status, when set, answers every request with it.
 	status int
 }
@@ -88,6 +89,7 @@ func (s *recordedSite) Requests() []string {
 func (s *recordedSite) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests = append(s.requests, r.URL.RequestURI())
+	s.agents = append(s.agents, r.Header.Get("User-Agent"))
 	status := s.status
 	s.mu.Unlock()
 	if status != 0 {

@@ -47,6 +47,8 @@ package tec
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -58,7 +60,9 @@ import (
 
 	"github.com/calendar/eventcal/app/ical"
 	"github.com/calendar/eventcal/app/sources/feed"
+	"github.com/calendar/eventcal/app/sources/fetch"
 	"github.com/calendar/eventcal/app/wpimport"
+	"github.com/calendar/eventcal/config/netguard"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -96,6 +100,12 @@ const (
 	DefaultMaxResponse = 20 << 20
 )
 
+// DefaultRetries is Options.Retries's default: fewer than eventcal
+// import's, since a source runs again on its schedule (a failing site
+// fails a run after about 3 s of backoff, or the Retry-After it asks
+// for, at most 5 minutes a retry).
+const DefaultRetries = 2
+
 // withDefaults fills the zero fields.
 func (c Caps) withDefaults() Caps {
 	if c.Pages <= 0 {
@@ -129,9 +139,10 @@ type Options struct {
 	// Logger receives retries and the records left out (nil: discarded).
 	Logger *slog.Logger
 	// Rate is the request rate, requests a second (0: wpimport's
-	// default; negative: no limit); Retries how often a request failing
-	// with a timeout, 429 or 5xx is retried (0: wpimport's default;
-	// negative: never); RetryBase the first backoff wait (0: 1 s).
+	// default, 10; negative: no limit); Retries how often a request
+	// failing with a timeout, 429 or 5xx is retried (0: DefaultRetries;
+	// negative: never); RetryBase the first backoff wait, doubled per
+	// retry (0: 1 s).
 	Rate      float64
 	Retries   int
 	RetryBase time.Duration
@@ -140,7 +151,8 @@ type Options struct {
 // Error is a read that failed: nothing of the source may be used. Reason
 // is one of "url" (rawURL is not an http(s) URL without credentials or
 // query), "not_a_calendar", "status", "too_large", "too_many_events",
-// "timeout", "network"; the text (Error) is the run's error, and starts
+// "timeout", "network", or the fetcher's "blocked" and "redirect" (its
+// client's refusals, in its words); the text (Error) is the run's error, and starts
 // with what happened ("not a calendar: ...", "too large: ...").
 type Error struct {
 	Reason string
@@ -154,8 +166,8 @@ func (e *Error) Error() string { return e.Message }
 func (e *Error) Unwrap() error { return e.Err }
 
 // Read reads the upcoming published events of the site running The
-// Events Calendar at rawURL (the site's address, its REST root, or the
-// tribe/events/v1 namespace root) into a feed.Calendar. An event the
+// Events Calendar at rawURL (the site's address, its REST root, the
+// tribe/events/v1 namespace root or a route under it) into a feed.Calendar. An event the
 // import's rules refuse (a date that is not one, a time zone this service
 // does not know, an image or website it would not store) goes to
 // Calendar.Problems; a venue, organizer or term they refuse is left out
@@ -171,10 +183,14 @@ func Read(ctx context.Context, rawURL string, o Options) (*feed.Calendar, error)
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	retries := o.Retries
+	if retries == 0 {
+		retries = DefaultRetries
+	}
 	snap, err := wpimport.ReadPublic(ctx, wpimport.PublicOptions{
 		Source: rawURL, Language: lang, HTTPClient: o.Client, Logger: logger,
-		Rate: o.Rate, Retries: o.Retries, RetryBase: o.RetryBase,
-		MaxResponse: caps.Response, MaxEvents: caps.Events,
+		Rate: o.Rate, Retries: retries, RetryBase: o.RetryBase,
+		MaxResponse: caps.Response, MaxEvents: caps.Events, Permanent: permanent,
 		Caps: wpimport.Caps{Pages: caps.Pages, Requests: caps.Requests, Bytes: caps.Bytes},
 	})
 	if err != nil {
@@ -199,6 +215,21 @@ func Read(ctx context.Context, rawURL string, o Options) (*feed.Calendar, error)
 	return cal, nil
 }
 
+// ContentHash is a digest of a calendar Read returned, for the runner's
+// ReadResult.ContentHash (a TEC source has no one body to hash): the
+// digests of its events and its problems, in order. Two reads of an
+// unchanged site give the same hash; any change of an event changes it.
+func ContentHash(cal *feed.Calendar) string {
+	h := sha256.New()
+	for i := range cal.Events {
+		fmt.Fprintf(h, "e %s\n", cal.Events[i].Digest())
+	}
+	for _, p := range cal.Problems {
+		fmt.Fprintf(h, "p %q %q\n", p.UID, p.Problem)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 // uid is the feed UID of a source ID ("" for none).
 func uid(id int64) string {
 	if id <= 0 {
@@ -215,11 +246,42 @@ func problemText(f wpimport.Failure) string {
 	return f.Field + ": " + f.Reason
 }
 
+// permanent reports an error of the fetcher's client that a retry
+// cannot mend: an address its rules refuse (its dialer's
+// *netguard.BlockedError), a redirect it does not follow, a body past its
+// bound.
+func permanent(err error) bool {
+	var be *netguard.BlockedError
+	if errors.As(err, &be) {
+		return true
+	}
+	var fe *fetch.Error
+	if !errors.As(err, &fe) {
+		return false
+	}
+	switch fe.Reason {
+	case fetch.ReasonBlocked, fetch.ReasonRedirect, fetch.ReasonTooLarge:
+		return true
+	}
+	return false
+}
+
 // readError turns ReadPublic's error into an *Error.
 func readError(ctx context.Context, err error) *Error {
 	var capErr *wpimport.CapError
 	var status *wpimport.StatusError
+	var fe *fetch.Error
+	var be *netguard.BlockedError
 	switch {
+	case errors.As(err, &be):
+		where := "the site's address " + be.Addr.String() + " is refused"
+		if be.Host != "" && be.Host != be.Addr.String() {
+			where = "the site's host " + be.Host + " resolves to " + be.Addr.String() + ", which is refused"
+		}
+		return &Error{Reason: fetch.ReasonBlocked, Message: fmt.Sprintf("%s: %v", where, be.Err), Err: err}
+	case errors.As(err, &fe) && fe.Reason != fetch.ReasonNetwork && fe.Reason != fetch.ReasonTruncated:
+		// The fetcher's words (blocked, redirect, too_large, timeout).
+		return &Error{Reason: fe.Reason, Message: fe.Message, Err: err}
 	case errors.As(err, &capErr):
 		switch capErr.Cap {
 		case wpimport.CapEvents:
@@ -239,7 +301,11 @@ func readError(ctx context.Context, err error) *Error {
 		return &Error{Reason: "not_a_calendar", Message: "not a calendar: " + err.Error(), Err: err}
 	case errors.As(err, &status):
 		return &Error{Reason: "status", Message: fmt.Sprintf("the site answered HTTP %d: %s", status.Status, err.Error()), Err: err}
-	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil || strings.Contains(err.Error(), ": timeout"):
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return &Error{Reason: "timeout", Message: "timed out: the site was not read within the run's time limit", Err: err}
+	case ctx.Err() != nil:
+		return &Error{Reason: "network", Message: "the read was cancelled", Err: err}
+	case errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), ": timeout"):
 		return &Error{Reason: "timeout", Message: "timed out: " + err.Error(), Err: err}
 	}
 	return &Error{Reason: "network", Message: "the site could not be read: " + err.Error(), Err: err}

@@ -1,6 +1,7 @@
 package tec_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/app/sources/feed"
+	"github.com/calendar/eventcal/app/sources/fetch"
 	"github.com/calendar/eventcal/app/sources/tec"
 	"github.com/calendar/eventcal/app/wpimport/replay"
 )
@@ -87,6 +89,7 @@ func TestReadRecordedSite(t *testing.T) {
 		{"namespace root", func(s *recordedSite) string { return s.Root() }},
 		{"REST root", func(s *recordedSite) string { return s.URL + "/wp-json" }},
 		{"site page announcing its REST API", func(s *recordedSite) string { return s.URL + "/" }},
+		{"the events route", func(s *recordedSite) string { return s.Root() + "/events/" }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -111,6 +114,13 @@ func TestReadRecordedSite(t *testing.T) {
 				}
 				seen[e.UID] = true
 			}
+			site.mu.Lock()
+			for _, a := range site.agents {
+				if !strings.HasPrefix(a, "eventcal-sources/") {
+					t.Errorf("User-Agent %q; want eventcal-sources/<version> without a client of the runner's", a)
+				}
+			}
+			site.mu.Unlock()
 			// The order is the list's (by start).
 			if cal.Events[0].UID != "342" || cal.Events[45].UID != "295" {
 				t.Errorf("first %s, last %s; want 342 and 295", cal.Events[0].UID, cal.Events[45].UID)
@@ -251,8 +261,8 @@ func TestReadRecordedEvents(t *testing.T) {
 }
 
 // TestReadTwiceSameDigests: an unchanged site reads the same twice (the
-// runner's "unchanged"), and a change of one event changes its digest
-// only.
+// runner's "unchanged": same ContentHash, same digests), and a change of
+// one event changes the ContentHash and that event's digest only.
 func TestReadTwiceSameDigests(t *testing.T) {
 	t.Parallel()
 	digests := func(modify func(map[int64]map[string]any)) map[string]string {
@@ -262,6 +272,12 @@ func TestReadTwiceSameDigests(t *testing.T) {
 			out[e.UID] = e.Digest()
 		}
 		return out
+	}
+	hash := func(modify func(map[int64]map[string]any)) string {
+		return tec.ContentHash(read(t, newRecordedSite(t, modify).Root(), opts()))
+	}
+	if h1, h2, h3 := hash(nil), hash(nil), hash(func(ev map[int64]map[string]any) { ev[294]["cost"] = "$3" }); h1 != h2 || h1 == h3 || len(h1) != 64 {
+		t.Errorf("ContentHash: %s, %s (unchanged), %s (one cost changed)", h1, h2, h3)
 	}
 	a, b := digests(nil), digests(nil)
 	c := digests(func(ev map[int64]map[string]any) { ev[329]["title"] = "FX Thanksgiving Parade Watch (moved)" })
@@ -350,7 +366,9 @@ func TestReadFailures(t *testing.T) {
 	}))
 	t.Cleanup(plain.Close)
 	failing := newRecordedSite(t, nil)
+	failing.mu.Lock()
 	failing.status = http.StatusInternalServerError
+	failing.mu.Unlock()
 	for _, c := range []struct {
 		name, url, reason, says string
 	}{
@@ -487,5 +505,122 @@ func TestLooks(t *testing.T) {
 		if got := tec.Looks(c.contentType, c.header, []byte(c.body)); got != c.want {
 			t.Errorf("%s: Looks = %v; want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestReadThroughTheFetcher reads with the fetcher's guarded client, as
+// the runner does: its User-Agent, its address rules (a loopback site is
+// refused unless private addresses are allowed) and its size bound, whose
+// refusals stop the read at once (no retry) in the fetcher's words.
+func TestReadThroughTheFetcher(t *testing.T) {
+	t.Parallel()
+	site := newRecordedSite(t, nil)
+	cal := read(t, site.URL, tec.Options{Client: fetch.New(fetch.Options{AllowPrivate: true}).Client(), Rate: -1})
+	if len(cal.Events) != 46 {
+		t.Fatalf("%d events; want 46", len(cal.Events))
+	}
+	site.mu.Lock()
+	agents := slices.Clone(site.agents)
+	site.mu.Unlock()
+	for _, a := range agents {
+		if a != fetch.DefaultUserAgent() {
+			t.Errorf("User-Agent %q; want the fetcher's %q", a, fetch.DefaultUserAgent())
+		}
+	}
+	for _, c := range []struct {
+		name     string
+		o        fetch.Options
+		reason   string
+		says     string
+		requests int
+	}{
+		{"a loopback site", fetch.Options{}, fetch.ReasonBlocked, "the site's address 127.0.0.1 is refused: private, loopback", 0},
+		{"a page past the fetcher's bound", fetch.Options{AllowPrivate: true, MaxBytes: 10_000}, fetch.ReasonTooLarge, "", 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := len(site.Requests())
+			_, err := tec.Read(t.Context(), site.Root(), tec.Options{Client: fetch.New(c.o).Client(), Rate: -1, Retries: 5, RetryBase: time.Millisecond})
+			var te *tec.Error
+			if !errors.As(err, &te) || te.Reason != c.reason || strings.Contains(err.Error(), "gave up") || !strings.HasPrefix(err.Error(), c.says) {
+				t.Fatalf("Read = %v; want %s at the first attempt", err, c.reason)
+			}
+			if n := len(site.Requests()) - before; n != c.requests {
+				t.Errorf("%d requests reached the site; want %d", n, c.requests)
+			}
+		})
+	}
+}
+
+// TestReadMissingPage: a page the list announced that answers 404 fails
+// the read (its events would otherwise look removed); a 404 past the
+// announced pages ends the list.
+func TestReadMissingPage(t *testing.T) {
+	t.Parallel()
+	var events []map[string]any
+	for i := range 120 {
+		events = append(events, replay.Event(int64(2000+i), fmt.Sprintf("Event %d", i)))
+	}
+	for _, c := range []struct {
+		name    string
+		pages   int // total_pages announced
+		missing int // the page that answers 404
+		want    int // events read, -1: an error
+	}{
+		{"page 2 of 3 missing", 3, 2, -1},
+		{"page 3 of 3 missing", 3, 3, -1},
+		{"no pages announced: a 404 ends the list", 0, 3, 100},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				page := 1
+				fmt.Sscan(r.URL.Query().Get("page"), &page)
+				if page == c.missing || page > 3 {
+					w.WriteHeader(http.StatusNotFound)
+					fmt.Fprint(w, `{"code":"event-archive-page-not-found","message":"The requested event archive page does not exist","data":{"status":404}}`)
+					return
+				}
+				body := map[string]any{"events": events[(page-1)*50 : min(page*50, len(events))]}
+				if c.pages > 0 {
+					body["total"], body["total_pages"] = 120, c.pages
+				}
+				_ = json.NewEncoder(w).Encode(body)
+			}))
+			t.Cleanup(srv.Close)
+			cal, err := tec.Read(t.Context(), srv.URL+replay.Namespace, opts())
+			switch {
+			case c.want < 0:
+				var te *tec.Error
+				if !errors.As(err, &te) || te.Reason != "status" || !strings.Contains(err.Error(), fmt.Sprintf("list events page %d: HTTP 404 event-archive-page-not-found", c.missing)) {
+					t.Fatalf("Read = %v; want a status error for page %d", err, c.missing)
+				}
+			case err != nil || len(cal.Events) != c.want:
+				t.Fatalf("Read = %v; want %d events", err, c.want)
+			}
+		})
+	}
+}
+
+// TestReadTimeout: a site that does not answer within the client's time
+// limit, or within the run's, fails the read as timed out.
+func TestReadTimeout(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done() // never answers
+	}))
+	t.Cleanup(srv.Close)
+	o := opts()
+	o.Retries = -1
+	o.Client = &http.Client{Timeout: 50 * time.Millisecond}
+	_, err := tec.Read(t.Context(), srv.URL+replay.Namespace, o)
+	var te *tec.Error
+	if !errors.As(err, &te) || te.Reason != "timeout" || !strings.HasPrefix(err.Error(), "timed out: ") {
+		t.Errorf("client time limit: Read = %v; want timed out", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	_, err = tec.Read(ctx, srv.URL+replay.Namespace, opts())
+	if !errors.As(err, &te) || te.Reason != "timeout" || err.Error() != "timed out: the site was not read within the run's time limit" {
+		t.Errorf("run's time limit: Read = %v; want timed out", err)
 	}
 }
