@@ -198,6 +198,10 @@ func (h *sourceHandlers) runSource(r *Request) error {
 	if errors.Is(err, sources.ErrRunning) {
 		return apierr.New(409, "source_running", "A run of this source is in progress; wait for it to end (GET its runs).")
 	}
+	if errors.Is(err, repository.ErrNotFound) {
+		// Deleted since it was read.
+		return apierr.New(404, "source_not_found", "No source has this ID.")
+	}
 	if err != nil {
 		return err
 	}
