@@ -521,3 +521,24 @@ func TestSourceFirstSession(t *testing.T) {
 		t.Errorf("source after its run: %s", got.raw)
 	}
 }
+
+// runnerFunc is a SourceRunner of one function.
+type runnerFunc func(ctx context.Context, id int64, trigger string) (*repository.SourceRun, error)
+
+func (f runnerFunc) Start(ctx context.Context, id int64, trigger string) (*repository.SourceRun, error) {
+	return f(ctx, id, trigger)
+}
+
+// TestSourceRunOfADeletedSource: a source deleted between the route's
+// read and the runner's claim is 404 source_not_found, not a failure of
+// the service.
+func TestSourceRunOfADeletedSource(t *testing.T) {
+	e := newEnvWith(t, t.TempDir(), envOptions{sourceRunner: runnerFunc(func(context.Context, int64, string) (*repository.SourceRun, error) {
+		return nil, repository.ErrNotFound
+	})})
+	id := e.newSource(t, "https://feeds.example/cal.ics")
+	e.t = t
+	if r := e.do("POST", fmt.Sprintf("sources/%d/run", id), "editor", nil); r.status != 404 || r.str("code") != "source_not_found" {
+		t.Errorf("status %d: %s", r.status, r.raw)
+	}
+}
