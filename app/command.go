@@ -31,6 +31,7 @@ func (c *cli) commands() map[string]func(args []string) int {
 		"reindex":     c.reindex,
 		"status":      c.status,
 		"webhook":     c.webhook,
+		"source":      c.source, // cli_sources.go
 		"meili-key":   c.meiliKey,
 		"import":      c.importTEC, // cli_import.go
 		"backup":      c.backupCmd, // cli_backup.go

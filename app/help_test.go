@@ -37,6 +37,10 @@ func TestCommandHelp(t *testing.T) {
 		{[]string{"webhook", "delete"}, []string{"id"}},
 		{[]string{"webhook", "ping"}, []string{"id"}},
 		{[]string{"webhook", "deliveries"}, []string{"id", "limit"}},
+		{[]string{"source", "add"}, []string{"url", "format", "name", "schedule", "status", "category", "tag", "on-removed"}},
+		{[]string{"source", "list"}, nil},
+		{[]string{"source", "run"}, nil},
+		{[]string{"source", "runs"}, []string{"limit"}},
 		{[]string{"meili-key"}, []string{"out", "wait"}},
 	}
 	env := map[string]string{"DATA_DIR": t.TempDir()}

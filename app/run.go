@@ -66,12 +66,13 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) i
 // streams. Results meant for scripts go to stdout; everything else to stderr.
 // The commands are declared on one type per command group, each holding
 // the cli back: accountCommands (cli.go, cli_accounts.go), webhookCommands
-// (cli_webhooks.go), importCommands (cli_import.go) and opsCommands
-// (cli_ops.go, meilikey.go); cli declares "serve", "help", "version" and
+// (cli_webhooks.go), sourceCommands (cli_sources.go), importCommands
+// (cli_import.go) and opsCommands (cli_ops.go, meilikey.go); cli declares "serve", "help", "version" and
 // the steps they share.
 type cli struct {
 	accountCommands
 	webhookCommands
+	sourceCommands
 	importCommands
 	opsCommands
 
@@ -83,7 +84,7 @@ type cli struct {
 // newCLI returns the cli of these environment and streams.
 func newCLI(getenv func(string) string, stdout, stderr io.Writer) *cli {
 	c := &cli{getenv: getenv, stdout: stdout, stderr: stderr}
-	c.accountCommands, c.webhookCommands = accountCommands{c}, webhookCommands{c}
+	c.accountCommands, c.webhookCommands, c.sourceCommands = accountCommands{c}, webhookCommands{c}, sourceCommands{c}
 	c.importCommands, c.opsCommands = importCommands{c}, opsCommands{c}
 	return c
 }
@@ -142,6 +143,8 @@ Commands:
   status [--url URL] [--token T]      print pending index marks, the last batch and document counts
   webhook add|list|update|delete|ping|deliveries
                                       manage webhook endpoints ('webhook -h' for the flags)
+  source add|list|run|runs            manage and run calendar sources: iCalendar feeds and sites
+                                      running The Events Calendar ('source -h' for the flags)
   meili-key --out FILE                create (or find) the service's scoped Meilisearch key with the
                                       master key and write it to FILE (for MEILI_API_KEY_FILE)
   import --from URL                   import a WordPress site running The Events Calendar, with its IDs

@@ -94,6 +94,9 @@ type Options struct {
 	// Identity is what /healthz and /readyz report about this instance;
 	// the zero value means NewIdentity().
 	Identity Identity
+	// SourceRunner starts the runs of calendar sources (POST
+	// /sources/{id}/run; sources.Runner); nil answers that route with 503.
+	SourceRunner SourceRunner
 }
 
 // Notifier is told that new index marks were written.
@@ -108,6 +111,9 @@ type WebhookSender = handlers.WebhookSender
 
 // Backups takes and lists backups of the embedded store (backup.Dir).
 type Backups = handlers.Backups
+
+// SourceRunner starts the runs of calendar sources (sources.Runner).
+type SourceRunner = handlers.SourceRunner
 
 // WorkerStats reports the sync worker's recent figures (indexing.Worker).
 type WorkerStats = handlers.WorkerStats

@@ -6,6 +6,7 @@ import (
 	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/app/handlers"
 	"github.com/calendar/eventcal/app/present"
+	"github.com/calendar/eventcal/app/sources"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
 )
@@ -24,7 +25,11 @@ func (s *Server) newHandlers(cfg *config.Config, opts Options, recordTTL, countT
 				render.Counts.Invalidate(ids...)
 			}
 		}})
+	// The sources service (the /sources routes, on the API's own root).
+	srcs := sources.NewSources(sources.SourcesDeps{Store: s.store, DefaultLanguage: cfg.DefaultLanguage, Now: s.now,
+		AllowPrivate: cfg.SourcesAllowPrivate})
 	return handlers.New(handlers.Deps{Config: cfg, Store: s.store, Search: s.search, Indexer: s.indexer,
 		Reindexer: opts.Reindexer, Webhooks: opts.Webhooks, Backups: opts.Backups, Logger: s.log, Now: s.now,
-		Render: render, Calendar: cal, AdminChanged: s.forgetAdmin, Version: s.identity.Version})
+		Render: render, Calendar: cal, AdminChanged: s.forgetAdmin, Version: s.identity.Version,
+		Sources: srcs, SourceRunner: opts.SourceRunner})
 }

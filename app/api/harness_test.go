@@ -125,6 +125,8 @@ type envOptions struct {
 	// noWorker leaves the sync worker stopped: the store changes only by
 	// the requests (tests that compare dumps of the store).
 	noWorker bool
+	// sourceRunner starts source runs (POST /sources/{id}/run; nil: 503).
+	sourceRunner api.SourceRunner
 }
 
 // newEnvWith starts a stack with options.
@@ -189,7 +191,8 @@ func newEnvWith(t testing.TB, dir string, opts envOptions, settings ...string) *
 		appLog = slog.New(slog.NewTextHandler(opts.log, nil))
 	}
 	a, err := api.New(api.Options{Config: cfg, Store: appStore, Search: eng, Indexer: e.worker, Logger: appLog,
-		Now: e.clockNow, Webhooks: e.hooks, Identity: scenarioIdentity(), RecurrenceCache: opts.recurrenceCache})
+		Now: e.clockNow, Webhooks: e.hooks, Identity: scenarioIdentity(), RecurrenceCache: opts.recurrenceCache,
+		SourceRunner: opts.sourceRunner})
 	if err != nil {
 		t.Fatal(err)
 	}

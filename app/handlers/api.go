@@ -6,6 +6,7 @@ import (
 
 	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/app/present"
+	"github.com/calendar/eventcal/app/sources"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search"
@@ -41,6 +42,12 @@ type Deps struct {
 	Calendar *calendar.Service
 	// Backups takes and lists backups; nil answers their routes with 503.
 	Backups Backups
+	// Sources manages the calendar sources (the /sources routes, on the
+	// API's own root only); nil answers them with 503.
+	Sources *sources.Sources
+	// SourceRunner starts source runs (POST /sources/{id}/run); nil
+	// answers that route with 503.
+	SourceRunner SourceRunner
 }
 
 // API is the handlers of every route (Routes) with what they use.
@@ -63,12 +70,16 @@ type API struct {
 	routes []*Route
 	// cal is the calendar service the write routes call.
 	cal *calendar.Service
+	// sources and sourceRunner serve the /sources routes.
+	sources      *sources.Sources
+	sourceRunner SourceRunner
 }
 
 // New returns the handlers; Logger and Now must be set.
 func New(d Deps) *API {
 	return &API{cfg: d.Config, store: d.Store, search: d.Search, indexer: d.Indexer, reindexer: d.Reindexer,
-		webhooks: d.Webhooks, backups: d.Backups, log: d.Logger, now: d.Now, render: d.Render, adminChanged: d.AdminChanged, version: d.Version, cal: d.Calendar}
+		webhooks: d.Webhooks, backups: d.Backups, log: d.Logger, now: d.Now, render: d.Render, adminChanged: d.AdminChanged, version: d.Version, cal: d.Calendar,
+		sources: d.Sources, sourceRunner: d.SourceRunner}
 }
 
 // docVersion is the interface document's info.version: the build's

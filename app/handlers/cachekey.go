@@ -23,7 +23,10 @@ import (
 // whose answer depends on more than that (the admin ones) are not stored.
 func (r *Request) CacheKey(rt *Route) httpcache.Request {
 	req := httpcache.Request{Private: r.user != nil}
-	if strings.HasPrefix(rt.Path, "/admin") {
+	if strings.HasPrefix(rt.Path, "/admin") || strings.HasPrefix(rt.Path, "/sources") {
+		// Not kept: the admin views and the sources (whose runs the
+		// runner records outside any write route) show the store as it
+		// is now.
 		return req
 	}
 	var sb strings.Builder

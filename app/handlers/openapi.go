@@ -98,6 +98,7 @@ func componentSchemas() *present.Obj {
 		"ticketed", nb(), "language", str, "translations", strs,
 		"recurrence", nullable(object([]string{"rules", "exclusions", "additions"}, "rules", strs, "exclusions", strs, "additions", strs)),
 		"event_status", present.NewObj().Set("type", "string").Set("enum", repository.EventStatuses), "event_status_reason", str,
+		"source", nullable(object([]string{"id", "uid"}, "id", integer, "uid", str)),
 		"occurrence", object([]string{"key", "start"}, "key", str, "start", str, "rest_url", str),
 		"parent", integer, // the split route's answer: the series it was split from
 		"json_ld", jsonLD,
@@ -117,6 +118,21 @@ func componentSchemas() *present.Obj {
 	webhook := object([]string{"id", "url", "events", "active", "created", "updated"},
 		"id", integer, "url", str, "description", str, "events", strs, "active", schemaType("boolean"),
 		"disabled_reason", str, "failing_since", str, "created", str, "updated", str, "secret", str)
+	runSchema := func() *present.Obj {
+		return object([]string{"id", "source_id", "status", "trigger", "started", "finished", "created", "updated", "unchanged", "removed", "failed", "error", "problems"},
+			"id", integer, "source_id", integer,
+			"status", present.NewObj().Set("type", "string").Set("enum", []string{repository.RunRunning, repository.RunSucceeded, repository.RunFailed}),
+			"trigger", str, "started", str, "finished", nullable(schemaType("string")),
+			"created", integer, "updated", integer, "unchanged", integer, "removed", integer, "failed", integer,
+			"error", nullable(schemaType("string")), "problems", arrayOf(object([]string{"uid", "problem"}, "uid", str, "problem", str)))
+	}
+	// last_run is a run or null: nullable does not apply beside a $ref,
+	// so the run's schema is repeated there.
+	run := runSchema()
+	source := object([]string{"id", "name", "url", "format", "detected_format", "schedule", "status", "categories", "tags", "on_removed", "author", "created", "updated", "last_run"},
+		"id", integer, "name", str, "url", str, "format", str, "detected_format", nullable(schemaType("string")), "schedule", str,
+		"status", str, "categories", arrayOf(integer), "tags", arrayOf(integer), "on_removed", str, "author", integer,
+		"created", str, "updated", str, "last_run", nullable(runSchema()), "next_run", str)
 	attempt := object([]string{"at", "code", "duration_ms"}, "at", str, "code", integer, "error", str, "duration_ms", integer)
 	// counts maps names to row counts (a backup's).
 	counts := schemaType("object").Set("additionalProperties", integer)
@@ -131,6 +147,9 @@ func componentSchemas() *present.Obj {
 			"id", str, "state", present.NewObj().Set("type", "string").Set("enum", []string{"running", "succeeded", "failed", "cancelled"}),
 			"done", integer, "total", integer, "started", str, "finished", str, "error", str, "trigger", str,
 			"skipped_count", integer, "skipped", arrayOf(object([]string{"id", "error"}, "id", integer, "error", str))))).
+		Set("Source", source).Set("SourceList", object([]string{"sources"}, "sources", arrayOf(ref("Source")))).
+		Set("SourceDeleted", object([]string{"deleted", "previous"}, "deleted", schemaType("boolean"), "previous", ref("Source"))).
+		Set("SourceRun", run).Set("SourceRunList", object([]string{"runs"}, "runs", arrayOf(ref("SourceRun")))).
 		Set("Webhook", webhook).Set("WebhookList", object([]string{"webhooks"}, "webhooks", arrayOf(webhook))).
 		Set("WebhookDeleted", object([]string{"deleted", "previous"}, "deleted", schemaType("boolean"), "previous", webhook)).
 		Set("WebhookPing", object([]string{"ok", "attempt"}, "ok", schemaType("boolean"), "attempt", attempt)).
@@ -260,6 +279,18 @@ func routeResponses(rt *Route, method string) (ok int, okSchema string, errs []i
 		return 200, "WebhookDeleted", []int{401, 403, 404, 503}
 	case p == "/admin/webhooks/:id":
 		return 200, "Webhook", []int{400, 401, 403, 404, 503}
+	case p == "/sources" && method == fiber.MethodPost:
+		return 201, "Source", []int{400, 401, 403, 503}
+	case p == "/sources":
+		return 200, "SourceList", []int{401, 403, 503}
+	case p == "/sources/:id/run":
+		return 202, "SourceRun", []int{401, 403, 404, 409, 503}
+	case p == "/sources/:id/runs":
+		return 200, "SourceRunList", []int{400, 401, 403, 404, 503}
+	case p == "/sources/:id" && method == fiber.MethodDelete:
+		return 200, "SourceDeleted", []int{401, 403, 404, 503}
+	case p == "/sources/:id":
+		return 200, "Source", []int{400, 401, 403, 404, 503}
 	case p == "/admin/users":
 		return 200, "UserList", []int{401, 403, 503}
 	case p == "/admin/users/:id":

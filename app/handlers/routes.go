@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/calendar/eventcal/config"
 )
 
 // Route is one path of the API with the methods it answers and the
@@ -40,7 +42,7 @@ func (s *API) Routes() []*Route {
 	// sends (the calendar service writes it); listargs.go and lists.go for the
 	// lists; feeds.go for the .ics feeds; cat, tag: terms.go; dc:
 	// index.go and openapi.go; ad: admin.go and backups.go; wh: webhooks.go; ac:
-	// accounts.go.
+	// accounts.go; src: sources.go (on the API's own root only).
 	ev, ve, or := s.postTypes()
 	cat, tag := s.termTypes()
 	dc := &docs{cfg: s.cfg, version: s.docVersion(), routes: func() []*Route { return s.routes }}
@@ -91,6 +93,7 @@ func (s *API) Routes() []*Route {
 			{Methods: deletable, Path: "/admin/tokens/:token", Write: true, Handle: ac.revokeToken, summary: "Revoke an API token by its ID, at once on every replica (admin)."},
 		},
 		s.termRoutes(tag, "an event tag", "event tags"),
+		s.sourceRoutes(),
 	)
 	for _, rt := range s.routes {
 		rt.args = append([]Arg{languageArg(s)}, rt.args...)
@@ -128,6 +131,25 @@ func (s *API) termRoutes(tt *terms, noun, plural string) []*Route {
 		{Methods: readable, Path: item, args: tt.readArgs(), Handle: tt.get, summary: "Read " + noun + "."},
 		{Methods: editable, Path: item, args: tt.writeArgs(false), Write: true, Handle: tt.update, summary: "Update " + noun + "."},
 		{Methods: deletable, Path: item, args: tt.readArgs(), Write: true, Handle: tt.delete, summary: "Delete " + noun + " permanently."},
+	}
+}
+
+// sourceRoutes declares the routes of calendar sources (editors and
+// administrators): on the API's own root only, not on The Events
+// Calendar's, which has no such resource.
+func (s *API) sourceRoutes() []*Route {
+	if s.cfg.APIRoot() == config.TECRoot {
+		return nil
+	}
+	src := &sourceHandlers{svc: s.sources, runner: s.sourceRunner, allowPrivate: s.sources.AllowPrivate()}
+	return []*Route{
+		{Methods: readable, Path: "/sources", Handle: src.listSources, summary: "List the calendar sources (editors)."},
+		{Methods: creatable, Path: "/sources", args: src.sourceWriteArgs(true), Write: true, Handle: src.createSource, summary: "Register a calendar source: an iCalendar feed or a site running The Events Calendar (editors)."},
+		{Methods: readable, Path: "/sources/:id", Handle: src.getSource, summary: "Read a calendar source with its last run (editors)."},
+		{Methods: editable, Path: "/sources/:id", args: src.sourceWriteArgs(false), Write: true, Handle: src.updateSource, summary: "Update a calendar source (editors)."},
+		{Methods: deletable, Path: "/sources/:id", Write: true, Handle: src.deleteSource, summary: "Delete a calendar source and its runs; the events it imported stay (editors)."},
+		{Methods: creatable, Path: "/sources/:id/run", Write: true, Handle: src.runSource, summary: "Run a calendar source now, in the background: 202 with the run (editors)."},
+		{Methods: readable, Path: "/sources/:id/runs", args: sourceRunListArgs(), Handle: src.sourceRuns, summary: "A calendar source's runs, newest first (editors)."},
 	}
 }
 

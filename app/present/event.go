@@ -10,8 +10,8 @@ import (
 )
 
 // Event is the Event object: the original plugin's keys in its order,
-// then ticketed, language, translations, recurrence, event_status and
-// event_status_reason (on the API's own root), and the fields
+// then ticketed, language, translations, recurrence, event_status,
+// event_status_reason and source (on the API's own root), and the fields
 // some routes add (json_ld on single reads, occurrence on occurrences,
 // parent on a detached occurrence, changed_occurrences in webhook
 // messages, highlight on searches).
@@ -75,6 +75,10 @@ type Event struct {
 	EventStatus       string
 	EventStatusReason string
 	statusFields      bool
+	// Source is the source an imported event came from (nil: made
+	// here), written after event_status_reason, on the API's own root
+	// only (statusFields), as null for an event made here.
+	Source *SourceLink
 	// JSONLD is set on single reads (omitted when nil).
 	JSONLD *EventLD
 	// Occurrence is set on an occurrence shaped like an event.
@@ -229,6 +233,7 @@ func (e *Event) writeHeadPost(w *objWriter) {
 	if e.statusFields {
 		w.str("event_status", e.EventStatus)
 		w.str("event_status_reason", e.EventStatusReason)
+		w.typed("source", e.Source)
 	}
 }
 
@@ -319,6 +324,7 @@ func (e *Event) writeRedacted(w *objWriter) {
 	if e.statusFields {
 		w.str("event_status", e.EventStatus) // the reason is the event's text: blanked
 		w.str("event_status_reason", "")
+		w.typed("source", e.Source)
 	}
 }
 
@@ -427,6 +433,7 @@ func (rn *Renderer) eventHead(p *repository.Record, v View) *Event {
 		EventStatus:         e.Status(),
 		EventStatusReason:   e.EventStatusReason,
 		statusFields:        rn.cfg.APIRoot() != config.TECRoot,
+		Source:              newSourceLink(p),
 	}
 }
 

@@ -89,7 +89,7 @@ func keysAt(t *testing.T, data []byte, path string) string {
 // a byte difference somewhere in a long response.
 func TestTypedFieldOrder(t *testing.T) {
 	const (
-		eventKeys = "id global_id global_id_lineage author status date date_utc modified modified_utc url rest_url title description excerpt slug image all_day start_date start_date_details end_date end_date_details utc_start_date utc_start_date_details utc_end_date utc_end_date_details timezone timezone_abbr cost cost_details website show_map show_map_link hide_from_listings sticky featured categories tags venue organizer custom_fields ticketed language translations recurrence event_status event_status_reason"
+		eventKeys = "id global_id global_id_lineage author status date date_utc modified modified_utc url rest_url title description excerpt slug image all_day start_date start_date_details end_date end_date_details utc_start_date utc_start_date_details utc_end_date utc_end_date_details timezone timezone_abbr cost cost_details website show_map show_map_link hide_from_listings sticky featured categories tags venue organizer custom_fields ticketed language translations recurrence event_status event_status_reason source"
 		venueKeys = "id author status date date_utc modified modified_utc url venue description excerpt slug image address city country province state zip phone website stateprovince geo_lat geo_lng json_ld show_map show_map_link global_id global_id_lineage language translations"
 		orgKeys   = "id author status date date_utc modified modified_utc url organizer description excerpt slug image phone website email json_ld global_id global_id_lineage language translations"
 	)
@@ -122,7 +122,7 @@ func TestTypedFieldOrder(t *testing.T) {
 		want string
 	}{
 		{"event", listed, "", eventKeys},
-		{"event under the TEC root", tecEvent, "", strings.TrimSuffix(eventKeys, " event_status event_status_reason")},
+		{"event under the TEC root", tecEvent, "", strings.TrimSuffix(eventKeys, " event_status event_status_reason source")},
 		{"rescheduled json_ld", encode(t, rescheduled), "", "@context @type name description url startDate endDate eventStatus previousStartDate"},
 		{"single event", single, "", eventKeys + " json_ld"},
 		{"event with every extra", encode(t, extras), "", eventKeys + " json_ld occurrence parent changed_occurrences highlight"},
@@ -155,6 +155,18 @@ func TestTypedFieldOrder(t *testing.T) {
 	hook := &repository.Webhook{ID: 1, URL: "https://hook.test", Events: []string{"event.created"}, Created: day, Updated: day,
 		DisabledReason: "failing", FailingSince: day, Secret: "whsec_x"}
 	token := NewToken(&repository.Token{UserID: 1, Name: "ci", Created: day})
+	const (
+		sourceKeys = "id name url format detected_format schedule status categories tags on_removed author created updated last_run"
+		runKeys    = "id source_id status trigger started finished created updated unchanged removed failed error problems"
+	)
+	src := &repository.Source{ID: 2, URL: "https://feed.test/a.ics", Format: "auto", Created: day, Updated: day}
+	run := &repository.SourceRun{ID: 3, SourceID: 2, Status: "failed", Trigger: "api", Started: day, Finished: day, Error: "e",
+		Problems: []repository.RunProblem{{UID: "u", Problem: "p"}}}
+	withNext := NewSource(src, nil)
+	withNext.NextRun = "2027-03-18T19:00:00Z"
+	imported := *ev
+	imported.Source = &repository.SourceLink{SourceID: 2, UID: "u@feed.test", Hash: "h"}
+	linked := rn.Event(&imported, l, View{Lang: "en"})
 	index := &NamespaceIndex{Namespace: "ns", Up: "http://x/", Routes: []*RouteDoc{{Path: "/ns/events", Namespace: "ns", Methods: []string{"GET"}, Self: "http://x/ns/events",
 		Endpoints: []EndpointDoc{{Methods: []string{"GET"}, Args: []ArgDoc{{Name: "tags", Type: "array", Format: "f", Description: "d", Default: "x", Enum: []string{"x"}, Array: true, ItemsType: "string"}}}}}}}
 	cases = append(cases, []struct {
@@ -172,6 +184,13 @@ func TestTypedFieldOrder(t *testing.T) {
 		{"created token", encode(t, token.WithSecret("s")), "", "id user name created last_used expires token"},
 		{"webhook", encode(t, NewWebhook(&repository.Webhook{ID: 1, Created: day, Updated: day}, false)), "", "id url description events active created updated"},
 		{"webhook with every field", encode(t, NewWebhook(hook, true)), "", "id url description events active disabled_reason failing_since created updated secret"},
+		{"source", encode(t, NewSource(src, nil)), "", sourceKeys},
+		{"source with its last run", encode(t, NewSource(src, run)), "", sourceKeys},
+		{"source with next_run", encode(t, withNext), "", sourceKeys + " next_run"},
+		{"run", encode(t, NewSourceRun(run)), "", runKeys},
+		{"last run", encode(t, NewSource(src, run)), "last_run", runKeys},
+		{"run problem", encode(t, NewSourceRun(run)), "problems", "uid problem"},
+		{"event source", encode(t, linked), "source", "id uid"},
 	}...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
