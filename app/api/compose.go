@@ -25,8 +25,7 @@ func (s *Server) newHandlers(cfg *config.Config, opts Options, recordTTL, countT
 				render.Counts.Invalidate(ids...)
 			}
 		}})
-	// The sources service (the /sources routes): over the store's
-	// sources when it keeps them (else those routes answer 503).
+	// The sources service (the /sources routes, on the API's own root).
 	srcs := sources.NewSources(sources.SourcesDeps{Store: s.store, DefaultLanguage: cfg.DefaultLanguage, Now: s.now,
 		AllowPrivate: cfg.SourcesAllowPrivate})
 	return handlers.New(handlers.Deps{Config: cfg, Store: s.store, Search: s.search, Indexer: s.indexer,

@@ -16,7 +16,7 @@ var eventKeys = []string{"id", "global_id", "global_id_lineage", "author", "stat
 	"start_date_details", "end_date", "end_date_details", "utc_start_date", "utc_start_date_details", "utc_end_date",
 	"utc_end_date_details", "timezone", "timezone_abbr", "cost", "cost_details", "website", "show_map",
 	"show_map_link", "hide_from_listings", "sticky", "featured", "categories", "tags", "venue", "organizer",
-	"custom_fields", "ticketed", "language", "translations", "recurrence", "event_status", "event_status_reason"}
+	"custom_fields", "ticketed", "language", "translations", "recurrence", "event_status", "event_status_reason", "source"}
 
 func TestEventCreateReadShape(t *testing.T) {
 	t.Parallel()

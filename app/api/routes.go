@@ -37,7 +37,7 @@ func (s *Server) mount(f *fiber.App, root string, api *handlers.API, routes []*h
 			f.Add(m, root+rt.Path, h)
 		}
 	}
-	options := s.options(root)
+	options := s.options(root, routes)
 	f.Options(root+"/*", options)
 	f.Options(root, options)
 }
@@ -54,14 +54,15 @@ func digitsOnly(h fiber.Handler) fiber.Handler {
 	}
 }
 
-// options answers OPTIONS under root with the methods of the matched path.
-func (s *Server) options(root string) fiber.Handler {
-	return func(c *fiber.Ctx) error { return s.optionsAt(c, strings.TrimPrefix(c.Path(), root)) }
+// options answers OPTIONS under root with the methods of the matched path
+// among routes (the routes served there: the TEC root has no /sources).
+func (s *Server) options(root string, routes []*handlers.Route) fiber.Handler {
+	return func(c *fiber.Ctx) error { return optionsAt(c, routes, strings.TrimPrefix(c.Path(), root)) }
 }
 
-func (s *Server) optionsAt(c *fiber.Ctx, rel string) error {
+func optionsAt(c *fiber.Ctx, routes []*handlers.Route, rel string) error {
 	var methods []string
-	for _, rt := range s.routes {
+	for _, rt := range routes {
 		if matchPattern(rt.Path, rel) {
 			methods = append(methods, rt.Methods...)
 		}

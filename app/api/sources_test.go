@@ -422,6 +422,11 @@ func TestEventSourceField(t *testing.T) {
 		{name: "TEC root has no sources", method: "GET", url: tec + "sources", as: "admin", status: 404, want: map[string]any{"code": "rest_no_route"}},
 		{name: "TEC root has no source run", method: "POST", url: tec + "sources/1/run", as: "admin", status: 404},
 	})
+	for path, want := range map[string]int{root + "/sources": 204, root + "/sources/1/runs": 204, tec + "sources": 404, tec + "sources/1/run": 404} {
+		if r := e.do("OPTIONS", path, "", nil); r.status != want {
+			t.Errorf("OPTIONS %s: %d, want %d", path, r.status, want)
+		}
+	}
 	// The iCalendar feed is unchanged: no source in it.
 	ics := e.do("GET", fmt.Sprintf("events/%d.ics", imported.id()), "", nil)
 	if ics.status != 200 || strings.Contains(ics.raw, "partner.example") {
@@ -431,7 +436,9 @@ func TestEventSourceField(t *testing.T) {
 
 // lateRunner is a SourceRunner made after the env (the runner needs the
 // env's store).
-type lateRunner struct{ r atomic.Pointer[sources.Runner] }
+type lateRunner struct {
+	r atomic.Pointer[sources.Runner]
+}
 
 func (l *lateRunner) Start(ctx context.Context, id int64, trigger string) (*repository.SourceRun, error) {
 	return l.r.Load().Start(ctx, id, trigger)
@@ -512,5 +519,26 @@ func TestSourceFirstSession(t *testing.T) {
 	}
 	if got := e.must(200, "GET", fmt.Sprintf("sources/%d", src.id()), "editor", nil); got.str("last_run.status") != "succeeded" || got.str("detected_format") != "ics" {
 		t.Errorf("source after its run: %s", got.raw)
+	}
+}
+
+// runnerFunc is a SourceRunner of one function.
+type runnerFunc func(ctx context.Context, id int64, trigger string) (*repository.SourceRun, error)
+
+func (f runnerFunc) Start(ctx context.Context, id int64, trigger string) (*repository.SourceRun, error) {
+	return f(ctx, id, trigger)
+}
+
+// TestSourceRunOfADeletedSource: a source deleted between the route's
+// read and the runner's claim is 404 source_not_found, not a failure of
+// the service.
+func TestSourceRunOfADeletedSource(t *testing.T) {
+	e := newEnvWith(t, t.TempDir(), envOptions{sourceRunner: runnerFunc(func(context.Context, int64, string) (*repository.SourceRun, error) {
+		return nil, repository.ErrNotFound
+	})})
+	id := e.newSource(t, "https://feeds.example/cal.ics")
+	e.t = t
+	if r := e.do("POST", fmt.Sprintf("sources/%d/run", id), "editor", nil); r.status != 404 || r.str("code") != "source_not_found" {
+		t.Errorf("status %d: %s", r.status, r.raw)
 	}
 }

@@ -41,7 +41,7 @@ func (h *sourceHandlers) sourceWriteArgs(create bool) []Arg {
 			Desc: "The feed's address: an iCalendar feed, or the REST root of a site running The Events Calendar (http or https, no credentials; private addresses need SOURCES_ALLOW_PRIVATE=true)."},
 		{Name: "format", Type: tString, Enum: sources.SourceFormats,
 			Desc: "ics (an iCalendar feed), tec (a site running The Events Calendar) or auto (tell them apart on the first run); default auto."},
-		{Name: "name", Type: tString, MaxLen: sources.MaxSourceName, Check: maxChars(sources.MaxSourceName), Text: plainText,
+		{Name: "name", Type: tString, MaxLen: sources.MaxSourceName, Text: plainText,
 			Desc: "The editors' name for the source (plain text); default: the URL's host."},
 		{Name: "schedule", Type: tString, Check: checkSourceSchedule,
 			Desc: "When the source runs: " + feed.ScheduleHelp + "; default \"\"."},
@@ -76,16 +76,6 @@ func checkSourceSchedule(_ *Request, v any) string {
 		return err.Error()
 	}
 	return ""
-}
-
-// maxChars accepts a string of at most n characters.
-func maxChars(n int) func(*Request, any) string {
-	return func(_ *Request, v any) string {
-		if s, _ := input.AsString(v); len([]rune(strings.TrimSpace(s))) > n {
-			return "Must be at most " + strconv.Itoa(n) + " characters long."
-		}
-		return ""
-	}
 }
 
 // sourceID is the route's :id.
@@ -207,6 +197,10 @@ func (h *sourceHandlers) runSource(r *Request) error {
 	run, err := h.runner.Start(r.ctx, src.ID, "api")
 	if errors.Is(err, sources.ErrRunning) {
 		return apierr.New(409, "source_running", "A run of this source is in progress; wait for it to end (GET its runs).")
+	}
+	if errors.Is(err, repository.ErrNotFound) {
+		// Deleted since it was read.
+		return apierr.New(404, "source_not_found", "No source has this ID.")
 	}
 	if err != nil {
 		return err
