@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/app/api"
+	"github.com/calendar/eventcal/app/sources"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/mongo"
@@ -594,7 +595,8 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 // and the app on cfg.ListenAddr until ctx is done. It then drains (see
 // drain), stops accepting connections, lets in-flight requests finish
 // within cfg.ShutdownTimeout,
-// stops the schedule, aborts a running rebuild and stops the worker. It
+// stops the schedule, ends the source runs in progress, aborts a running
+// rebuild and stops the worker. It
 // neither releases the lease nor closes the store or engine: a test
 // cancelling ctx thus simulates a crashed process.
 func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store repository.Store, engine search.Engine, ls lease.Lease, ready func(net.Addr)) error {
@@ -604,12 +606,17 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 	worker.Changes = hooks
 	reindexer := indexing.NewReindexer(store, engine, worker, logger, nil, ls)
 	backups := newBackups(cfg, store)
+	// The calendar sources' runner: the API starts runs with it (POST
+	// /sources/{id}/run) and the schedule runs the scheduled sources.
+	runner := newSourceRunner(cfg, store, logger)
 	sched, err := schedule.New(schedule.Options{
 		ReindexCron: cfg.ReindexCron, Location: cfg.Location, Reindexer: reindexer,
 		Store: store, Notifier: worker, Lease: ls, Log: logger, Docs: worker.Docs,
 		BackupCron: cfg.BackupSchedule, Backups: backups,
+		Sources: store, SourceRunner: runner, SourceBusy: sources.ErrRunning,
 	})
 	if err != nil {
+		runner.Close()
 		return err
 	}
 	backgroundCtx, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
@@ -637,6 +644,9 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 		if err := sched.Shutdown(); err != nil {
 			logger.Warn("stop the schedule", "err", err)
 		}
+		// Runs the API started end as interrupted (failed) after the
+		// event they are writing.
+		runner.Close()
 		reindexer.Close()
 		stopBackground()
 		<-workerDone
@@ -647,9 +657,13 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 
 	draining := new(atomic.Bool)
 	metrics := api.NewMetrics(logger, worker)
+	if err := metrics.Register(runner.Metrics(), sched.Metrics()); err != nil {
+		return fmt.Errorf("register the sources' metrics: %w", err)
+	}
 	identity := api.NewIdentity()
 	fiberApp, err := api.New(api.Options{Config: cfg, Store: store, Search: engine, Indexer: worker, Reindexer: reindexer, Webhooks: hooks, Logger: logger,
-		ResponseCacheTTL: responseCacheTTL(cfg), Draining: draining.Load, Metrics: metrics, Identity: identity, Backups: backups})
+		ResponseCacheTTL: responseCacheTTL(cfg), Draining: draining.Load, Metrics: metrics, Identity: identity, Backups: backups,
+		SourceRunner: runner})
 	if err != nil {
 		return fmt.Errorf("build app: %w", err)
 	}

@@ -8,6 +8,7 @@
 //	go run ./bench -import 10000        # eventcal import of a generated TEC site (importbench.go)
 //	go run ./bench -events 100000 -series 5000   # 5,000 weekly series (series.go)
 //	go run ./bench -meilisim            # rows on the Meilisearch simulator (meilisim.go)
+//	go run ./bench -sources 10000       # a 10,000-event iCalendar feed as a calendar source (sourcesbench.go)
 //
 // Events beyond the last -api-events are written to the store directly
 // (fast seeding); the last ones, and every measured write, go through the
@@ -70,6 +71,13 @@ func main() {
 	servePprof()
 	if importEvents > 0 {
 		if err := runImportBench(importEvents, importRate); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if sourcesEvents > 0 {
+		if err := runSourcesBench(sourcesEvents, *conc, *dur); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/app/api"
+	"github.com/calendar/eventcal/app/calendar"
+	"github.com/calendar/eventcal/app/sources"
+	"github.com/calendar/eventcal/app/sources/fetch"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search"
@@ -76,7 +79,16 @@ func startService(ctx context.Context, dir string, env map[string]string) (svc *
 	wctx, cancel := context.WithCancel(ctx)
 	undo = append(undo, cancel)
 	go s.worker.Run(wctx)
-	a, err := api.New(api.Options{Config: cfg, Store: st, Search: s.engine, Indexer: s.worker, Logger: s.log, ResponseCacheTTL: time.Minute})
+	// The calendar sources' runner, as serve builds it (the API's POST
+	// /sources/{id}/run starts its runs).
+	cal := calendar.New(calendar.Deps{Config: cfg, Store: st, Logger: s.log})
+	fetcher := fetch.New(fetch.Options{Timeout: cfg.SourceFetchTimeout, MaxBytes: cfg.SourceMaxBytes, AllowPrivate: cfg.SourcesAllowPrivate})
+	reader := sources.NewReader(sources.ReaderOptions{Fetcher: fetcher, MaxEvents: cfg.SourceMaxEvents, MaxBytes: cfg.SourceMaxBytes})
+	runner := sources.NewRunner(sources.RunnerDeps{Store: st, Calendar: cal, Reader: reader, Config: cfg, Logger: s.log,
+		WritesPerSecond: sourcesRate})
+	undo = append(undo, runner.Close)
+	a, err := api.New(api.Options{Config: cfg, Store: st, Search: s.engine, Indexer: s.worker, Logger: s.log, ResponseCacheTTL: time.Minute,
+		SourceRunner: runner})
 	if err != nil {
 		return nil, stop, err
 	}

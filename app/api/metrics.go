@@ -200,6 +200,17 @@ func NewMetrics(log *slog.Logger, indexer Notifier) *Metrics {
 	return &Metrics{m: newAppMetrics(log, indexer)}
 }
 
+// Register adds collectors kept outside the app (the calendar sources'
+// runner and schedule) to the registry.
+func (m *Metrics) Register(cs ...prometheus.Collector) error {
+	for _, c := range cs {
+		if err := m.m.registry.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // App is a Fiber app answering GET /metrics without authentication, for
 // the separate METRICS_ADDR listener (a private network only).
 func (m *Metrics) App() *fiber.App {

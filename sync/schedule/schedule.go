@@ -10,7 +10,9 @@ import (
 	"github.com/go-co-op/gocron/v2"
 	"github.com/google/uuid"
 	"github.com/jonboulle/clockwork"
+	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/calendar/eventcal/app/sources/feed"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/sync/indexing"
 	"github.com/calendar/eventcal/sync/lease"
@@ -65,19 +67,41 @@ type Options struct {
 	// Log receives one line per job run that did something or failed.
 	Log *slog.Logger
 
+	// Sources and SourceRunner, when both set, schedule the calendar
+	// sources (sources.go): every SourcePoll (default
+	// DefaultSourcePoll), and once at start, the sources are read, and
+	// each source with a schedule gets a job that runs it through
+	// SourceRunner (trigger TriggerSchedule), at times spread by its ID.
+	Sources      repository.SourceStore
+	SourceRunner SourceRunner
+	SourcePoll   time.Duration
+	// SourceBusy is the error SourceRunner returns when a run of the
+	// source is in progress (sources.ErrRunning): such a tick is skipped
+	// and counted as busy.
+	SourceBusy error
+
 	// afterRun, when set, is called after every job run (tests).
 	afterRun func(name string)
+	// monitor, when set, is told of every tick of every job: run,
+	// skipped for the lease or skipped as its previous run goes on
+	// (tests).
+	monitor gocron.Monitor
 }
 
 // Schedule runs the periodic jobs with gocron: full rebuilds on
-// REINDEX_CRON, backups on BACKUP_SCHEDULE and scheduled publishing every
-// minute. Each job runs in
+// REINDEX_CRON, backups on BACKUP_SCHEDULE, scheduled publishing every
+// minute, the recurrence horizon, and the calendar sources on their
+// schedules. Each job runs in
 // singleton mode (a run still going when the next is due makes that one
 // wait, gocron.LimitModeReschedule), and only in the process holding the
 // lease: the lease is the scheduler's Elector.
 type Schedule struct {
-	sched gocron.Scheduler
-	clock clockwork.Clock
+	sched   gocron.Scheduler
+	clock   clockwork.Clock
+	sources *sourceJobs
+	metrics *sourceMetrics
+	// cancel ends the context of the sources' runs (Shutdown).
+	cancel context.CancelFunc
 }
 
 // New validates the options and creates the jobs; Start runs them.
@@ -100,15 +124,20 @@ func New(o Options) (*Schedule, error) {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
-	sched, err := gocron.NewScheduler(
+	schedOpts := []gocron.SchedulerOption{
 		gocron.WithClock(o.Clock),
 		gocron.WithLocation(o.Location),
 		gocron.WithDistributedElector(o.Lease),
-	)
+	}
+	if o.monitor != nil {
+		schedOpts = append(schedOpts, gocron.WithMonitor(o.monitor))
+	}
+	sched, err := gocron.NewScheduler(schedOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("sync: create the scheduler: %w", err)
 	}
-	s := &Schedule{sched: sched, clock: o.Clock}
+	runCtx, cancel := context.WithCancel(context.Background())
+	s := &Schedule{sched: sched, clock: o.Clock, metrics: newSourceMetrics(), cancel: cancel}
 	options := func(name string) []gocron.JobOption {
 		opts := []gocron.JobOption{gocron.WithName(name), gocron.WithSingletonMode(gocron.LimitModeReschedule)}
 		if o.afterRun != nil {
@@ -119,14 +148,14 @@ func New(o Options) (*Schedule, error) {
 	if o.ReindexCron != "" {
 		task := gocron.NewTask(func(ctx context.Context) { runScheduledReindex(ctx, o.Reindexer, o.Log) })
 		if _, err := sched.NewJob(gocron.CronJob(o.ReindexCron, false), task, options(jobReindex)...); err != nil {
-			_ = sched.Shutdown()
+			s.abort()
 			return nil, fmt.Errorf("sync: schedule rebuilds on %q: %w", o.ReindexCron, err)
 		}
 	}
 	if o.BackupCron != "" && o.Backups != nil {
 		task := gocron.NewTask(func(ctx context.Context) { runScheduledBackup(ctx, o.Backups, o.Lease, o.Log) })
 		if _, err := sched.NewJob(gocron.CronJob(o.BackupCron, false), task, options(jobBackup)...); err != nil {
-			_ = sched.Shutdown()
+			s.abort()
 			return nil, fmt.Errorf("sync: schedule backups on %q: %w", o.BackupCron, err)
 		}
 	}
@@ -134,7 +163,7 @@ func New(o Options) (*Schedule, error) {
 		runScheduledPublish(ctx, o.Store, o.Lease, o.Notifier, o.Clock.Now(), o.Log)
 	})
 	if _, err := sched.NewJob(gocron.DurationJob(o.PublishEvery), task, options(jobPublish)...); err != nil {
-		_ = sched.Shutdown()
+		s.abort()
 		return nil, fmt.Errorf("sync: schedule publishing: %w", err)
 	}
 	if o.Docs != nil {
@@ -145,20 +174,72 @@ func New(o Options) (*Schedule, error) {
 		task := gocron.NewTask(func(ctx context.Context) { roller.run(ctx, o.Clock.Now()) })
 		opts := append(options(jobHorizon), gocron.WithStartAt(gocron.WithStartImmediately()))
 		if _, err := sched.NewJob(gocron.DurationJob(o.HorizonEvery), task, opts...); err != nil {
-			_ = sched.Shutdown()
+			s.abort()
 			return nil, fmt.Errorf("sync: schedule the recurrence horizon: %w", err)
 		}
 	}
+	if o.Sources != nil && o.SourceRunner != nil {
+		if o.SourcePoll <= 0 {
+			o.SourcePoll = DefaultSourcePoll
+		}
+		s.sources = &sourceJobs{sched: sched, store: o.Sources, runner: o.SourceRunner, busy: o.SourceBusy,
+			lease: o.Lease, loc: o.Location, clock: o.Clock, log: o.Log, metrics: s.metrics, options: options, ctx: runCtx,
+			jobs: map[int64]feed.Schedule{}, bad: map[int64]string{}, started: map[int64]time.Time{}}
+		task := gocron.NewTask(func(ctx context.Context) { s.sources.sync(ctx) })
+		opts := append(options(jobSources), gocron.WithStartAt(gocron.WithStartImmediately()))
+		if _, err := sched.NewJob(gocron.DurationJob(o.SourcePoll), task, opts...); err != nil {
+			s.abort()
+			return nil, fmt.Errorf("sync: schedule the calendar sources: %w", err)
+		}
+	}
 	return s, nil
+}
+
+// abort stops a schedule New could not finish.
+func (s *Schedule) abort() {
+	s.cancel()
+	_ = s.sched.Shutdown()
 }
 
 // Start starts running the jobs.
 func (s *Schedule) Start() { s.sched.Start() }
 
 // Shutdown stops the schedule: no job starts any more, and running jobs'
-// contexts are cancelled (a scheduled rebuild is aborted). It waits for
-// them to return.
-func (s *Schedule) Shutdown() error { return s.sched.Shutdown() }
+// contexts are cancelled (a scheduled rebuild is aborted, a scheduled
+// source run ends as interrupted). It waits for them to return.
+func (s *Schedule) Shutdown() error {
+	s.cancel()
+	return s.sched.Shutdown()
+}
+
+// Metrics returns the schedule's metrics of calendar sources, to
+// register on a registry (zero when sources are not scheduled).
+func (s *Schedule) Metrics() prometheus.Collector { return s.metrics }
+
+// NextSourceRun returns when the source's next scheduled run is due in
+// this process's schedule (false when it has no job here: a manual
+// source, one not read yet, or a replica without the lease).
+func (s *Schedule) NextSourceRun(id int64) (time.Time, bool) {
+	for _, j := range s.sched.Jobs() {
+		if j.ID() != sourceJobID(id) {
+			continue
+		}
+		// The list may start with past times (ticks skipped for the
+		// lease): the first one after now.
+		runs, err := j.NextRuns(8)
+		if err != nil {
+			return time.Time{}, false
+		}
+		now := s.clock.Now()
+		for _, next := range runs {
+			if next.After(now) {
+				return next, true
+			}
+		}
+		return time.Time{}, false
+	}
+	return time.Time{}, false
+}
 
 // NextReindex returns when the next scheduled rebuild is due (false when
 // none is scheduled).
