@@ -127,13 +127,38 @@ func (o *op) updateCommitted(plan *writePlan, cur *repository.Record) (*reposito
 	if e := cur.Event; e != nil && (plan.setVenues || plan.setOrganizers) {
 		// The venues and organizers an event leaves need reindexing
 		// (has_events, only_with_upcoming); mark them before the write.
-		if err := o.s.store.MarkForIndexing(o.ctx, repository.MarkPost, append(append([]int64{}, e.Venues...), e.Organizers...)); err != nil {
-			return nil, err
+		// Those it keeps are indexed again with the event (the worker
+		// indexes an event's current places), and a venue mark would
+		// also re-index every event at the venue (its geo point is in
+		// their documents): a calendar source rewriting its events at
+		// one venue would set that off for every event.
+		var left []int64
+		if plan.setVenues {
+			left = leftLinks(e.Venues, plan.venueIDs)
+		}
+		if plan.setOrganizers {
+			left = append(left, leftLinks(e.Organizers, plan.organizerIDs)...)
+		}
+		if len(left) > 0 {
+			if err := o.s.store.MarkForIndexing(o.ctx, repository.MarkPost, left); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return o.s.store.UpdateRecord(o.ctx, cur.ID, func(p *repository.Record) error {
 		return o.apply(plan, p)
 	})
+}
+
+// leftLinks returns the IDs of before that after no longer holds.
+func leftLinks(before, after []int64) []int64 {
+	var left []int64
+	for _, id := range before {
+		if !contains(after, id) {
+			left = append(left, id)
+		}
+	}
+	return left
 }
 
 // Delete trashes the record cur (410 when it is trashed already) or, with
