@@ -243,7 +243,8 @@ func (c *sourceCommands) printRun(run *repository.SourceRun) {
 func newSourceRunner(cfg *config.Config, store repository.Store, log *slog.Logger) *sources.Runner {
 	cal := calendar.New(calendar.Deps{Config: cfg, Store: store, Logger: log})
 	fetcher := fetch.New(fetch.Options{Timeout: cfg.SourceFetchTimeout, MaxBytes: cfg.SourceMaxBytes, AllowPrivate: cfg.SourcesAllowPrivate})
-	reader := sources.NewReader(sources.ReaderOptions{Fetcher: fetcher, MaxEvents: cfg.SourceMaxEvents, MaxBytes: cfg.SourceMaxBytes})
+	reader := sources.NewReader(sources.ReaderOptions{Fetcher: fetcher, MaxEvents: cfg.SourceMaxEvents, MaxBytes: cfg.SourceMaxBytes,
+		Language: cfg.DefaultLanguage, Logger: log})
 	return sources.NewRunner(sources.RunnerDeps{Store: store, Calendar: cal, Reader: reader, Config: cfg, Logger: log})
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/calendar/eventcal/app/sources/fetch"
 	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/sync/schedule"
 )
 
 // fakeRunner is a SourceRunner whose runs end when the test says
@@ -266,6 +267,12 @@ func TestSourceRoutesRoundTrip(t *testing.T) {
 			want := map[string]any{"id": id, "name": "feeds.example", "url": "https://feeds.example/cal.ics", "format": "auto",
 				"detected_format": nil, "schedule": "", "status": "draft", "categories": []any{cat}, "tags": []any{tag},
 				"on_removed": "trash", "author": editor, "created": "2026-11-22T12:00:00Z", "updated": "2026-11-22T12:00:00Z", "last_run": nil}
+			// A scheduled source shows when it runs next, by the spread
+			// rule of the replicas' schedule (in TIMEZONE).
+			next, ok := schedule.SourceNext(id, "@every 2h", time.UTC, time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
+			if !ok {
+				t.Fatal("no next run of @every 2h")
+			}
 			e.run(t, []scenario{
 				{name: "get", method: "GET", url: fmt.Sprintf("sources/%d", id), as: "admin", status: 200, want: want},
 				{name: "list", method: "GET", url: "sources", as: "editor", status: 200, want: map[string]any{"sources.0.id": id, "sources.1": nil}},
@@ -274,7 +281,8 @@ func TestSourceRoutesRoundTrip(t *testing.T) {
 					status: 200, want: map[string]any{"name": "Partner", "schedule": "@every 2h", "status": "publish", "format": "ics", "on_removed": "keep",
 						"tags": []any{}, "categories": []any{cat}, "url": "https://feeds.example/cal.ics", "author": editor}},
 				{name: "get after patch", method: "GET", url: fmt.Sprintf("sources/%d", id), as: "editor", status: 200,
-					want: map[string]any{"name": "Partner", "schedule": "@every 2h", "categories": []any{cat}, "tags": []any{}}},
+					want: map[string]any{"name": "Partner", "schedule": "@every 2h", "categories": []any{cat}, "tags": []any{},
+						"next_run": next.UTC().Format(time.RFC3339)}},
 				{name: "delete", method: "DELETE", url: fmt.Sprintf("sources/%d", id), as: "editor", status: 200,
 					want: map[string]any{"deleted": true, "previous.id": id, "previous.name": "Partner"}},
 				{name: "gone", method: "GET", url: fmt.Sprintf("sources/%d", id), as: "editor", status: 404, want: map[string]any{"code": "source_not_found"}},

@@ -141,7 +141,7 @@ func (s *API) sourceRoutes() []*Route {
 	if s.cfg.APIRoot() == config.TECRoot {
 		return nil
 	}
-	src := &sourceHandlers{svc: s.sources, runner: s.sourceRunner, allowPrivate: s.sources.AllowPrivate()}
+	src := &sourceHandlers{svc: s.sources, runner: s.sourceRunner, allowPrivate: s.sources.AllowPrivate(), loc: s.cfg.Location, now: s.now}
 	return []*Route{
 		{Methods: readable, Path: "/sources", Handle: src.listSources, summary: "List the calendar sources (editors)."},
 		{Methods: creatable, Path: "/sources", args: src.sourceWriteArgs(true), Write: true, Handle: src.createSource, summary: "Register a calendar source: an iCalendar feed or a site running The Events Calendar (editors)."},

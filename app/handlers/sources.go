@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/app/input"
@@ -13,6 +14,7 @@ import (
 	"github.com/calendar/eventcal/app/sources/feed"
 	"github.com/calendar/eventcal/app/sources/fetch"
 	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/sync/schedule"
 )
 
 // SourceRunner starts a run of a source in the background
@@ -30,6 +32,9 @@ type sourceHandlers struct {
 	runner SourceRunner
 	// allowPrivate is SOURCES_ALLOW_PRIVATE, for the url check.
 	allowPrivate bool
+	// loc is TIMEZONE, in which cron schedules are read; now the clock.
+	loc *time.Location
+	now func() time.Time
 }
 
 // sourceWriteArgs declares the body of POST /sources and PATCH
@@ -118,7 +123,18 @@ func (h *sourceHandlers) present(r *Request, src *repository.Source) (*present.S
 	if err != nil {
 		return nil, err
 	}
-	return present.NewSource(src, last), nil
+	return h.shape(src, last), nil
+}
+
+// shape is the source's response: with its newest run, and next_run by
+// the spread rule every replica's schedule follows
+// (schedule.SourceNext), left out for a manual source.
+func (h *sourceHandlers) shape(src *repository.Source, last *repository.SourceRun) *present.Source {
+	o := present.NewSource(src, last)
+	if next, ok := schedule.SourceNext(src.ID, src.Schedule, h.loc, h.now()); ok {
+		o.NextRun = next.UTC().Format(present.TimeRFC3339)
+	}
+	return o
 }
 
 // listSources serves GET /sources.
@@ -144,7 +160,7 @@ func (h *sourceHandlers) createSource(r *Request) error {
 	if err != nil {
 		return sourceErr(err)
 	}
-	return present.SendJSON(r.c, 201, present.NewSource(src, nil))
+	return present.SendJSON(r.c, 201, h.shape(src, nil))
 }
 
 // getSource serves GET /sources/{id}.
