@@ -139,13 +139,6 @@ func (f *fakeRunner) count() int {
 	return len(f.calls)
 }
 
-// ranAt reports whether source id ran at at.
-func (f *fakeRunner) ranAt(id int64, at time.Time) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.ContainsFunc(f.calls, func(c call) bool { return c.id == id && c.at.Equal(at) })
-}
-
 // ticks is a gocron.Monitor counting the ticks of each job that reached
 // a verdict: ran, skipped for the lease, or skipped as its previous run
 // goes on.
