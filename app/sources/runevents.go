@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -103,7 +104,7 @@ func (r *Runner) execute(ctx context.Context, src *repository.Source, run *repos
 			run.Unchanged++
 			continue
 		}
-		if err := r.limiter.Wait(ctx); err != nil {
+		if err := r.pace(ctx); err != nil {
 			return nil, err
 		}
 		if err := w.write(ctx, ev, digest, it); err != nil {
@@ -117,7 +118,7 @@ func (r *Runner) execute(ctx context.Context, src *repository.Source, run *repos
 		if seen[k] || it.Hash == hashRemoved {
 			continue
 		}
-		if err := r.limiter.Wait(ctx); err != nil {
+		if err := r.pace(ctx); err != nil {
 			return nil, err
 		}
 		if err := w.remove(ctx, it); err != nil {
@@ -333,5 +334,17 @@ func (w *runWrite) remove(ctx context.Context, it *repository.SourceItem) error 
 		return fmt.Errorf("mark event %d removed: %w", cur.ID, err)
 	}
 	w.run.Removed++
+	return nil
+}
+
+// pace waits for the next write's turn (the limiter) and yields the
+// processor: a write that finds its token ready would otherwise follow
+// the last one at once, and the readers queued behind the run's
+// goroutine would wait out its whole time slice.
+func (r *Runner) pace(ctx context.Context) error {
+	if err := r.limiter.Wait(ctx); err != nil {
+		return err
+	}
+	runtime.Gosched()
 	return nil
 }
