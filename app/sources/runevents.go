@@ -36,6 +36,10 @@ type runWrite struct {
 	// places maps "venue:<name>" and "organizer:<name>" (lower case) to
 	// the ID of the record of that name.
 	places map[string]int64
+	// labels maps a category or tag named in the feed (labelKey) to the
+	// ID of the term the calendar resolves that name to (LookupLabel),
+	// so that a run looks each name up once, not once per event.
+	labels map[string]int64
 }
 
 // identity is an event's identity within its source.
@@ -75,7 +79,7 @@ func (r *Runner) execute(ctx context.Context, src *repository.Source, run *repos
 		}
 		return res, nil
 	}
-	w := &runWrite{r: r, src: src, run: run, lang: r.cfg.DefaultLanguage, places: map[string]int64{}}
+	w := &runWrite{r: r, src: src, run: run, lang: r.cfg.DefaultLanguage, places: map[string]int64{}, labels: map[string]int64{}}
 	if err := w.findAuthor(ctx); err != nil {
 		return nil, err
 	}
