@@ -36,9 +36,10 @@ type runWrite struct {
 	// places maps "venue:<name>" and "organizer:<name>" (lower case) to
 	// the ID of the record of that name.
 	places map[string]int64
-	// labels maps a category or tag named in the feed (labelKey) to the
-	// ID of the term the calendar resolves that name to (LookupLabel),
-	// so that a run looks each name up once, not once per event.
+	// labels maps "category:<name>" and "tag:<name>" (the name as the
+	// feed gives it) to the ID of the term the calendar resolves that
+	// name to (labelItem), so that a run looks each name up once, not
+	// once per event.
 	labels map[string]int64
 }
 
