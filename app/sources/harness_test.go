@@ -27,6 +27,13 @@ var now = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 type countingStore struct {
 	repository.Store
 	writes atomic.Int64
+	// lookups counts the categories and tags looked up by name or slug.
+	lookups atomic.Int64
+}
+
+func (s *countingStore) FindLabels(ctx context.Context, q repository.LabelQuery) ([]*repository.Label, error) {
+	s.lookups.Add(1)
+	return s.Store.FindLabels(ctx, q)
 }
 
 func (s *countingStore) CreateRecord(ctx context.Context, p *repository.Record) error {

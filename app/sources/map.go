@@ -205,7 +205,11 @@ func (w *runWrite) eventInput(ctx context.Context, ev *feed.Event, cur *reposito
 	cats := []calendar.LabelItem{}
 	for _, name := range ev.Categories {
 		if name = plain(name); name != "" {
-			cats = append(cats, calendar.LabelItem{Name: name})
+			it, err := w.labelItem(ctx, repository.LabelCategory, name)
+			if err != nil {
+				return nil, err
+			}
+			cats = append(cats, it)
 		}
 	}
 	for _, id := range src.Categories {
@@ -215,7 +219,11 @@ func (w *runWrite) eventInput(ctx context.Context, ev *feed.Event, cur *reposito
 	tags := []calendar.LabelItem{}
 	for _, name := range ev.Tags {
 		if name = plain(name); name != "" {
-			tags = append(tags, calendar.LabelItem{Name: name})
+			it, err := w.labelItem(ctx, repository.LabelTag, name)
+			if err != nil {
+				return nil, err
+			}
+			tags = append(tags, it)
 		}
 	}
 	for _, id := range src.Tags {
@@ -290,6 +298,25 @@ func organizerInput(p *feed.Person) *calendar.OrganizerInput {
 		}
 	}
 	return o
+}
+
+// labelItem returns how an event write names the category or tag (tax)
+// called name: by ID when the calendar resolves the name to a term
+// (calendar.Service.LookupLabel, as the write itself would), by name
+// when no term has it yet (the write creates it). A resolved name is
+// kept for the run's next events, so that a run of thousands of events
+// looks each name up once.
+func (w *runWrite) labelItem(ctx context.Context, tax repository.LabelKind, name string) (calendar.LabelItem, error) {
+	key := string(tax) + ":" + name
+	if id := w.labels[key]; id != 0 {
+		return calendar.LabelItem{ID: id, IsID: true}, nil
+	}
+	t, err := w.r.d.Calendar.LookupLabel(ctx, tax, w.lang, name)
+	if err != nil || t == nil {
+		return calendar.LabelItem{Name: name}, err
+	}
+	w.labels[key] = t.ID
+	return calendar.LabelItem{ID: t.ID, IsID: true}, nil
 }
 
 // findPlace returns the ID of the venue or organizer (kind) named name

@@ -102,13 +102,16 @@ func NewRunner(d RunnerDeps) *Runner {
 	if r.d.RenewEvery <= 0 {
 		r.d.RenewEvery = r.d.ClaimFor / 3
 	}
+	// A burst of one: the writes are spread evenly over each second
+	// instead of coming in back-to-back runs that the readers queue
+	// behind.
 	switch wps := r.d.WritesPerSecond; {
 	case wps == 0:
-		r.limiter = rate.NewLimiter(DefaultWritesPerSecond, DefaultWritesPerSecond/10)
+		r.limiter = rate.NewLimiter(DefaultWritesPerSecond, 1)
 	case wps < 0:
 		r.limiter = rate.NewLimiter(rate.Inf, 1)
 	default:
-		r.limiter = rate.NewLimiter(rate.Limit(wps), max(1, int(wps/10)))
+		r.limiter = rate.NewLimiter(rate.Limit(wps), 1)
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	return r

@@ -770,3 +770,46 @@ func TestAuthorGone(t *testing.T) {
 		t.Errorf("author %d, want none", got)
 	}
 }
+
+// TestLabelsLookedUpOncePerRun checks that a run resolves each category
+// and tag name of the feed once, not once per event: the look-ups stay
+// the same whether the feed holds few events or many, and every event
+// gets the same terms, the existing one for a known name and one new
+// term for an unknown name.
+func TestLabelsLookedUpOncePerRun(t *testing.T) {
+	t.Parallel()
+	lookups := map[int]int64{}
+	for _, n := range []int{3, 30} {
+		e := newEnv(t, nil, nil)
+		music := label(t, e, repository.LabelCategory, "Music")
+		var evs []feed.Event
+		for i := range n {
+			start := time.Date(2026, 7, 1+i%28, 20, 0, 0, 0, time.UTC)
+			evs = append(evs, feed.Event{UID: fmt.Sprintf("e%d@example", i), Title: fmt.Sprintf("Event %d", i),
+				Start: start, End: start.Add(time.Hour), Categories: []string{"music", "Jazz"}, Tags: []string{"partner"}})
+		}
+		e.feed(evs...)
+		before := e.store.lookups.Load()
+		wantRun(t, fmt.Sprintf("%d events", n), e.run(), repository.RunSucceeded, counts{created: n})
+		lookups[n] = e.store.lookups.Load() - before
+		var jazz, partner int64
+		for i := range n {
+			ev := e.get(fmt.Sprintf("e%d@example", i)).Event
+			if len(ev.Categories) != 2 || len(ev.Tags) != 1 {
+				t.Fatalf("%d events: event %d: categories %v, tags %v", n, i, ev.Categories, ev.Tags)
+			}
+			if i == 0 {
+				jazz, partner = ev.Categories[1], ev.Tags[0]
+			}
+			if ev.Categories[0] != music || ev.Categories[1] != jazz || ev.Tags[0] != partner {
+				t.Errorf("%d events: event %d: categories %v, tags %v, want [%d %d] [%d]", n, i, ev.Categories, ev.Tags, music, jazz, partner)
+			}
+		}
+		if got := names(t, e, []int64{jazz, partner}); strings.Join(got, ",") != "Jazz,partner" {
+			t.Errorf("%d events: new terms %v", n, got)
+		}
+	}
+	if lookups[30] != lookups[3] {
+		t.Errorf("label look-ups: %d for 3 events, %d for 30; want the same (once per name and run)", lookups[3], lookups[30])
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -35,6 +36,11 @@ type runWrite struct {
 	// places maps "venue:<name>" and "organizer:<name>" (lower case) to
 	// the ID of the record of that name.
 	places map[string]int64
+	// labels maps "category:<name>" and "tag:<name>" (the name as the
+	// feed gives it) to the ID of the term the calendar resolves that
+	// name to (labelItem), so that a run looks each name up once, not
+	// once per event.
+	labels map[string]int64
 }
 
 // identity is an event's identity within its source.
@@ -74,7 +80,7 @@ func (r *Runner) execute(ctx context.Context, src *repository.Source, run *repos
 		}
 		return res, nil
 	}
-	w := &runWrite{r: r, src: src, run: run, lang: r.cfg.DefaultLanguage, places: map[string]int64{}}
+	w := &runWrite{r: r, src: src, run: run, lang: r.cfg.DefaultLanguage, places: map[string]int64{}, labels: map[string]int64{}}
 	if err := w.findAuthor(ctx); err != nil {
 		return nil, err
 	}
@@ -103,7 +109,7 @@ func (r *Runner) execute(ctx context.Context, src *repository.Source, run *repos
 			run.Unchanged++
 			continue
 		}
-		if err := r.limiter.Wait(ctx); err != nil {
+		if err := r.pace(ctx); err != nil {
 			return nil, err
 		}
 		if err := w.write(ctx, ev, digest, it); err != nil {
@@ -117,7 +123,7 @@ func (r *Runner) execute(ctx context.Context, src *repository.Source, run *repos
 		if seen[k] || it.Hash == hashRemoved {
 			continue
 		}
-		if err := r.limiter.Wait(ctx); err != nil {
+		if err := r.pace(ctx); err != nil {
 			return nil, err
 		}
 		if err := w.remove(ctx, it); err != nil {
@@ -333,5 +339,17 @@ func (w *runWrite) remove(ctx context.Context, it *repository.SourceItem) error 
 		return fmt.Errorf("mark event %d removed: %w", cur.ID, err)
 	}
 	w.run.Removed++
+	return nil
+}
+
+// pace waits for the next write's turn (the limiter) and yields the
+// processor: a write that finds its token ready would otherwise follow
+// the last one at once, and the readers queued behind the run's
+// goroutine would wait out its whole time slice.
+func (r *Runner) pace(ctx context.Context) error {
+	if err := r.limiter.Wait(ctx); err != nil {
+		return err
+	}
+	runtime.Gosched()
 	return nil
 }
