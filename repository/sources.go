@@ -99,7 +99,8 @@ type SourceRun struct {
 	Failed    int `json:"failed" bson:"failed"`
 	// Error says why a failed run failed ("" otherwise).
 	Error string `json:"error,omitempty" bson:"error,omitempty"`
-	// Problems lists the events the run could not import, each with why
+	// Problems lists the events the run could not import, each with why,
+	// and those it imported in part (a category or tag left off)
 	// (bounded by MaxRunProblems).
 	Problems []RunProblem `json:"problems,omitempty" bson:"problems,omitempty"`
 }

@@ -2,6 +2,7 @@ package sources
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"html"
 	"strconv"
@@ -206,6 +207,10 @@ func (w *runWrite) eventInput(ctx context.Context, ev *feed.Event, cur *reposito
 	for _, name := range ev.Categories {
 		if name = plain(name); name != "" {
 			it, err := w.labelItem(ctx, repository.LabelCategory, name)
+			if errors.Is(err, errNewLabelCap) {
+				w.note(ev.UID, err.Error()+": "+strconv.Quote(name)+" left off")
+				continue
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -220,6 +225,10 @@ func (w *runWrite) eventInput(ctx context.Context, ev *feed.Event, cur *reposito
 	for _, name := range ev.Tags {
 		if name = plain(name); name != "" {
 			it, err := w.labelItem(ctx, repository.LabelTag, name)
+			if errors.Is(err, errNewLabelCap) {
+				w.note(ev.UID, err.Error()+": "+strconv.Quote(name)+" left off")
+				continue
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -300,6 +309,15 @@ func organizerInput(p *feed.Person) *calendar.OrganizerInput {
 	return o
 }
 
+// MaxNewLabelsPerRun bounds the categories and tags one run may create
+// (distinct names no label has yet): a feed naming more has the rest
+// left off its events, each noted in the run's problems.
+const MaxNewLabelsPerRun = 200
+
+// errNewLabelCap is labelItem's answer for a new name past
+// MaxNewLabelsPerRun.
+var errNewLabelCap = fmt.Errorf("the run created %d new categories and tags already (at most %d a run)", MaxNewLabelsPerRun, MaxNewLabelsPerRun)
+
 // labelItem returns how an event write names the category or tag (tax)
 // called name: by ID when the calendar resolves the name to a term
 // (calendar.Service.LookupLabel, as the write itself would), by name
@@ -312,8 +330,20 @@ func (w *runWrite) labelItem(ctx context.Context, tax repository.LabelKind, name
 		return calendar.LabelItem{ID: id, IsID: true}, nil
 	}
 	t, err := w.r.d.Calendar.LookupLabel(ctx, tax, w.lang, name)
-	if err != nil || t == nil {
-		return calendar.LabelItem{Name: name}, err
+	if err != nil {
+		return calendar.LabelItem{}, err
+	}
+	if t == nil {
+		// A name no label has: the write creates it, up to
+		// MaxNewLabelsPerRun distinct names a run (a feed must not
+		// flood the calendar's categories and tags).
+		if !w.newLabels[key] {
+			if len(w.newLabels) >= MaxNewLabelsPerRun {
+				return calendar.LabelItem{}, errNewLabelCap
+			}
+			w.newLabels[key] = true
+		}
+		return calendar.LabelItem{Name: name}, nil
 	}
 	w.labels[key] = t.ID
 	return calendar.LabelItem{ID: t.ID, IsID: true}, nil

@@ -813,3 +813,47 @@ func TestLabelsLookedUpOncePerRun(t *testing.T) {
 		t.Errorf("label look-ups: %d for 3 events, %d for 30; want the same (once per name and run)", lookups[3], lookups[30])
 	}
 }
+
+// TestNewLabelsCappedPerRun: a feed naming more new categories and tags
+// than MaxNewLabelsPerRun creates that many; the rest are left off their
+// events (which still import), each noted in the run's problems; names
+// that exist are not counted against the cap; a second run creates at
+// most that many more.
+func TestNewLabelsCappedPerRun(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil, nil)
+	music := label(t, e, repository.LabelCategory, "Music")
+	const events, perEvent = 5, 60 // 300 new names, besides "Music"
+	var evs []feed.Event
+	for i := range events {
+		start := time.Date(2026, 7, 1+i, 20, 0, 0, 0, time.UTC)
+		cats := []string{"Music"}
+		for j := range perEvent {
+			cats = append(cats, fmt.Sprintf("cat-%d-%d", i, j))
+		}
+		evs = append(evs, feed.Event{UID: fmt.Sprintf("e%d@example", i), Title: fmt.Sprintf("Event %d", i),
+			Start: start, End: start.Add(time.Hour), Categories: cats})
+	}
+	e.feed(evs...)
+	run := e.run()
+	wantRun(t, "first", run, repository.RunSucceeded, counts{created: events})
+	all, err := e.store.FindLabels(t.Context(), repository.LabelQuery{Taxonomy: repository.LabelCategory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(all) - 1; got != sources.MaxNewLabelsPerRun {
+		t.Errorf("%d categories created, want %d", got, sources.MaxNewLabelsPerRun)
+	}
+	left := events*perEvent - sources.MaxNewLabelsPerRun
+	if want := min(left, repository.MaxRunProblems); len(run.Problems) != want {
+		t.Errorf("%d problems, want %d", len(run.Problems), want)
+	} else if p := run.Problems[0]; !strings.Contains(p.Problem, "left off") || p.UID == "" {
+		t.Errorf("problem %+v", p)
+	}
+	for i := range events {
+		ev := e.get(fmt.Sprintf("e%d@example", i)).Event
+		if len(ev.Categories) == 0 || ev.Categories[0] != music {
+			t.Errorf("event %d: categories %v, want Music (%d) first", i, ev.Categories, music)
+		}
+	}
+}

@@ -41,6 +41,9 @@ type runWrite struct {
 	// name to (labelItem), so that a run looks each name up once, not
 	// once per event.
 	labels map[string]int64
+	// newLabels holds the names (keys as in labels) no label had when
+	// the run met them: the run creates at most MaxNewLabelsPerRun.
+	newLabels map[string]bool
 }
 
 // identity is an event's identity within its source.
@@ -80,7 +83,7 @@ func (r *Runner) execute(ctx context.Context, src *repository.Source, run *repos
 		}
 		return res, nil
 	}
-	w := &runWrite{r: r, src: src, run: run, lang: r.cfg.DefaultLanguage, places: map[string]int64{}, labels: map[string]int64{}}
+	w := &runWrite{r: r, src: src, run: run, lang: r.cfg.DefaultLanguage, places: map[string]int64{}, labels: map[string]int64{}, newLabels: map[string]bool{}}
 	if err := w.findAuthor(ctx); err != nil {
 		return nil, err
 	}
@@ -155,6 +158,14 @@ func (w *runWrite) findAuthor(ctx context.Context) error {
 // MaxRunProblems problems.
 func (w *runWrite) fail(uid, problem string) {
 	w.run.Failed++
+	if len(w.run.Problems) < repository.MaxRunProblems {
+		w.run.Problems = append(w.run.Problems, repository.RunProblem{UID: uid, Problem: truncateText(problem, 500)})
+	}
+}
+
+// note records a problem of an event the run imported in part (not
+// counted as failed), keeping the first MaxRunProblems problems.
+func (w *runWrite) note(uid, problem string) {
 	if len(w.run.Problems) < repository.MaxRunProblems {
 		w.run.Problems = append(w.run.Problems, repository.RunProblem{UID: uid, Problem: truncateText(problem, 500)})
 	}
