@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -15,14 +16,15 @@ import (
 	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/sqlite"
+	"github.com/calendar/eventcal/sync/schedule"
 )
 
 // TestServeRunsScheduledSources: serve runs a source with a schedule on
 // it (trigger "schedule": its events are imported and listed), starts
 // the runs the API asks for with the same runner (POST
 // /sources/{id}/run answers 202, not 503), and counts both in /metrics.
-// The scheduled source runs at its offset within the minute (at most a
-// minute of waiting, by the schedule's clock).
+// The scheduled source runs at its offset within the minute, which the
+// test picks a few seconds after the start.
 func TestServeRunsScheduledSources(t *testing.T) {
 	t.Parallel()
 	var fetched atomic.Int32
@@ -37,12 +39,33 @@ func TestServeRunsScheduledSources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []*repository.Source{
-		{URL: feedSrv.URL + "/scheduled.ics", Format: repository.SourceICS, Name: "Scheduled", Schedule: "@every 1m",
+	// The scheduled source's slot within the minute follows from its ID
+	// (the spread rule): manual sources created first give it the ID
+	// whose slot comes a few seconds after the service starts, so the
+	// test does not wait most of a minute (a slot missed during a slow
+	// start only means the next one, a minute later).
+	scheduledID := int64(1)
+	for now := time.Now(); ; scheduledID++ {
+		next, ok := schedule.SourceNext(scheduledID, "@every 1m", time.UTC, now)
+		if !ok {
+			t.Fatal("no slot for @every 1m")
+		}
+		if wait := next.Sub(now); wait >= 4*time.Second && wait <= 12*time.Second || scheduledID == 120 {
+			break
+		}
+	}
+	var seed []*repository.Source
+	for range scheduledID - 1 {
+		seed = append(seed, &repository.Source{URL: feedSrv.URL + "/filler.ics", Format: repository.SourceICS, Name: "Filler",
+			Status: repository.StatusDraft, OnRemoved: repository.OnRemovedTrash})
+	}
+	seed = append(seed,
+		&repository.Source{URL: feedSrv.URL + "/scheduled.ics", Format: repository.SourceICS, Name: "Scheduled", Schedule: "@every 1m",
 			Status: repository.StatusPublish, OnRemoved: repository.OnRemovedTrash},
-		{URL: feedSrv.URL + "/manual.ics", Format: repository.SourceICS, Name: "Manual",
-			Status: repository.StatusDraft, OnRemoved: repository.OnRemovedTrash},
-	} {
+		&repository.Source{URL: feedSrv.URL + "/manual.ics", Format: repository.SourceICS, Name: "Manual",
+			Status: repository.StatusDraft, OnRemoved: repository.OnRemovedTrash})
+	manualID := scheduledID + 1
+	for _, s := range seed {
 		if err := st.CreateSource(context.Background(), s); err != nil {
 			t.Fatal(err)
 		}
@@ -71,24 +94,24 @@ func TestServeRunsScheduledSources(t *testing.T) {
 
 	// The manual source runs when asked through the API.
 	var started struct{ Status, Trigger string }
-	if code, err := api.send(http.MethodPost, "/sources/2/run", nil, &started); code != http.StatusAccepted || err != nil || started.Trigger != "api" {
-		t.Fatalf("POST /sources/2/run = %d %v %+v; want 202 with the run of trigger api", code, err, started)
+	if code, err := api.send(http.MethodPost, fmt.Sprintf("/sources/%d/run", manualID), nil, &started); code != http.StatusAccepted || err != nil || started.Trigger != "api" {
+		t.Fatalf("POST /sources/%d/run = %d %v %+v; want 202 with the run of trigger api", manualID, code, err, started)
 	}
 	poll("the manual run finished", func() bool {
 		var runs runList
-		_, err := api.send(http.MethodGet, "/sources/2/runs", nil, &runs)
+		_, err := api.send(http.MethodGet, fmt.Sprintf("/sources/%d/runs", manualID), nil, &runs)
 		return err == nil && len(runs.Runs) == 1 && runs.Runs[0].Status == repository.RunSucceeded && runs.Runs[0].Created == 2
 	})
 
 	// The scheduled source runs on its own, and its events are listed.
 	poll("a scheduled run succeeded", func() bool {
 		var runs runList
-		_, err := api.send(http.MethodGet, "/sources/1/runs", nil, &runs)
+		_, err := api.send(http.MethodGet, fmt.Sprintf("/sources/%d/runs", scheduledID), nil, &runs)
 		return err == nil && len(runs.Runs) >= 1 && runs.Runs[len(runs.Runs)-1].Trigger == "schedule" &&
 			runs.Runs[len(runs.Runs)-1].Status == repository.RunSucceeded
 	})
 	var runs runList
-	if _, err := api.send(http.MethodGet, "/sources/1/runs", nil, &runs); err != nil || runs.Runs[len(runs.Runs)-1].Created != 2 {
+	if _, err := api.send(http.MethodGet, fmt.Sprintf("/sources/%d/runs", scheduledID), nil, &runs); err != nil || runs.Runs[len(runs.Runs)-1].Created != 2 {
 		t.Fatalf("runs of the scheduled source: %+v, %v; want the first one creating 2 events", runs, err)
 	}
 	poll("the scheduled source's events are listed", func() bool {
