@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	sqlitedriver "modernc.org/sqlite"
 )
@@ -34,6 +35,38 @@ import (
 // user_version); Open migrates an older database to it and refuses a newer
 // one.
 const SchemaVersion = schemaVersion
+
+// A backup step that finds the source or the copy busy (SQLITE_BUSY,
+// SQLITE_LOCKED: another connection's write holds a lock the step needs
+// for a moment) is retried after busyStepWait, at most maxBusySteps
+// times in one backup.
+const (
+	busyStepWait = 20 * time.Millisecond
+	maxBusySteps = 500
+)
+
+// retryableStep reports whether a backup step's error is SQLITE_BUSY or
+// SQLITE_LOCKED (extended codes included).
+func retryableStep(err error) bool {
+	var e *sqlitedriver.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	code := e.Code() & 0xff
+	return code == 5 || code == 6 // SQLITE_BUSY, SQLITE_LOCKED
+}
+
+// sleepCtx waits d, or until ctx ends (its error).
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
 
 // backupPagesPerStep is how many pages one step of the online backup copies
 // between checks of the context.
@@ -225,8 +258,14 @@ func (s *Store) Backup(ctx context.Context, dst string) (*Counts, error) {
 		if err != nil {
 			return err
 		}
-		for {
+		for busy := 0; ; {
 			more, err := bk.Step(backupPagesPerStep)
+			if retryableStep(err) && busy < maxBusySteps {
+				// SQLITE_BUSY and SQLITE_LOCKED leave the backup as it
+				// was: SQLite's documentation says to retry the step.
+				busy++
+				more, err = true, sleepCtx(ctx, busyStepWait)
+			}
 			if err == nil && more {
 				err = ctx.Err()
 			}
