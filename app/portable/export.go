@@ -51,21 +51,6 @@ type ExportResult struct {
 	Counts Counts
 }
 
-// sequenceStore is the part of a store that keeps the ID sequences.
-type sequenceStore interface {
-	Sequences(ctx context.Context) (map[string]int64, error)
-	RaiseSequences(ctx context.Context, values map[string]int64) error
-}
-
-// sequencesOf returns st's sequences.
-func sequencesOf(st repository.Store) (sequenceStore, error) {
-	s, ok := any(st).(sequenceStore)
-	if !ok {
-		return nil, fmt.Errorf("the store (%T) keeps no ID sequences a portable export can read", st)
-	}
-	return s, nil
-}
-
 // Export writes everything st keeps to w in the portable format. From
 // the embedded store (*sqlite.Store) it reads a snapshot: an online
 // backup into a temporary file in opts.TempDir (mode 0600, removed
@@ -225,15 +210,10 @@ func (x *exporter) run(ctx context.Context, h Header) error {
 }
 
 func (x *exporter) sequences(ctx context.Context) error {
-	ss, err := sequencesOf(x.src)
-	if err != nil {
-		return err
-	}
-	seqs, err := ss.Sequences(ctx)
+	seqs, err := x.src.Sequences(ctx)
 	if err != nil {
 		return fmt.Errorf("export: sequences: %w", err)
 	}
-	x.buf.Reset()
 	return x.line(TypeSequences, seqs)
 }
 

@@ -131,9 +131,6 @@ var typeOrder = func() map[string]int {
 	return m
 }()
 
-// Sequence names (as the store's repository.SequenceNames name them).
-var sequenceNames = []string{"records", "labels", "users", "webhooks", "sources", "source_runs"}
-
 // Header is the file's first line.
 type Header struct {
 	Format          string    `json:"format"`

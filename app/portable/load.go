@@ -176,10 +176,6 @@ func Load(ctx context.Context, st repository.Store, file io.ReadSeeker, opts Loa
 	if opts.batch <= 0 {
 		opts.batch = defaultPage
 	}
-	ss, err := sequencesOf(st)
-	if err != nil {
-		return nil, err
-	}
 	p, err := check(ctx, st, file, opts)
 	if err != nil {
 		return nil, err
@@ -199,7 +195,7 @@ func Load(ctx context.Context, st repository.Store, file io.ReadSeeker, opts Loa
 	if _, err := file.Seek(0, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("load: %w", err)
 	}
-	w := &writer{st: st, ss: ss, opts: opts, plan: p, rep: rep, delivered: map[int64]map[string]bool{}}
+	w := &writer{st: st, opts: opts, plan: p, rep: rep, delivered: map[int64]map[string]bool{}}
 	if err := w.run(ctx, file); err != nil {
 		return rep, err
 	}
@@ -318,13 +314,8 @@ func (p *plan) line(n int, typ string, body []byte) error {
 		if err := decodeStrict(body, &seqs); err != nil {
 			return err
 		}
-		for name, v := range seqs {
-			if !slices.Contains(sequenceNames, name) {
-				return fmt.Errorf("unknown sequence %q (known: %s)", name, strings.Join(sequenceNames, ", "))
-			}
-			if v < 0 || v > repository.MaxID {
-				return fmt.Errorf("sequence %s is %d, not from 0 to %d", name, v, repository.MaxID)
-			}
+		if err := repository.CheckSequenceValues(seqs); err != nil {
+			return err
 		}
 		p.seqs = seqs
 	case TypeUser:
@@ -570,12 +561,12 @@ func (p *plan) checkSequences() {
 		name string
 		max  int64
 	}{
-		{"records", maxOf(slices.Collect(maps.Keys(p.records)))},
-		{"labels", maxOf(slices.Collect(maps.Keys(p.labels)))},
-		{"users", maxOf(slices.Collect(maps.Keys(p.users)))},
-		{"webhooks", maxOf(slices.Collect(maps.Keys(p.webhooks)))},
-		{"sources", maxOf(slices.Collect(maps.Keys(p.sources)))},
-		{"source_runs", maxOf(slices.Collect(maps.Keys(p.runs)))},
+		{repository.SeqRecords, maxOf(slices.Collect(maps.Keys(p.records)))},
+		{repository.SeqLabels, maxOf(slices.Collect(maps.Keys(p.labels)))},
+		{repository.SeqUsers, maxOf(slices.Collect(maps.Keys(p.users)))},
+		{repository.SeqWebhooks, maxOf(slices.Collect(maps.Keys(p.webhooks)))},
+		{repository.SeqSources, maxOf(slices.Collect(maps.Keys(p.sources)))},
+		{repository.SeqSourceRuns, maxOf(slices.Collect(maps.Keys(p.runs)))},
 	} {
 		if p.seqs[c.name] < c.max {
 			p.problem(0, "the sequence %s is %d, below the file's own ID %d", c.name, p.seqs[c.name], c.max)

@@ -18,7 +18,6 @@ import (
 // order, a batch of lines of one type at a time.
 type writer struct {
 	st   repository.Store
-	ss   sequenceStore
 	opts LoadOptions
 	plan *plan
 	rep  *LoadReport
@@ -139,7 +138,7 @@ func each[T any](items []item, fn func(v *T) error) error {
 // is written, so that no write of the target's meanwhile draws an ID the
 // file holds.
 func (w *writer) sequences(ctx context.Context, items []item, tally *Tally) error {
-	cur, err := w.ss.Sequences(ctx)
+	cur, err := w.st.Sequences(ctx)
 	if err != nil {
 		return fmt.Errorf("load: sequences: %w", err)
 	}
@@ -153,7 +152,7 @@ func (w *writer) sequences(ctx context.Context, items []item, tally *Tally) erro
 		tally.Unchanged++
 		return nil
 	}
-	if err := w.ss.RaiseSequences(ctx, w.plan.seqs); err != nil {
+	if err := w.st.RaiseSequences(ctx, w.plan.seqs); err != nil {
 		return fmt.Errorf("load: raise the sequences: %w", err)
 	}
 	tally.Replaced++
