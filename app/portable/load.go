@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/repository"
@@ -176,9 +178,18 @@ func Load(ctx context.Context, st repository.Store, file io.ReadSeeker, opts Loa
 	if opts.batch <= 0 {
 		opts.batch = defaultPage
 	}
+	before, err := fileState(file)
+	if err != nil {
+		return nil, err
+	}
 	p, err := check(ctx, st, file, opts)
 	if err != nil {
 		return nil, err
+	}
+	if after, err := fileState(file); err != nil {
+		return nil, err
+	} else if after != before {
+		return nil, fmt.Errorf("load: the file changed while it was checked (%s, then %s): nothing was written", before, after)
 	}
 	rep := &LoadReport{Header: p.header, Counts: p.counts, Types: map[string]*Tally{}}
 	for _, t := range Types[:len(Types)-1] {
@@ -200,6 +211,21 @@ func Load(ctx context.Context, st repository.Store, file io.ReadSeeker, opts Loa
 		return rep, err
 	}
 	return rep, nil
+}
+
+// fileState is the size and modification time of file when it is a
+// file ("" otherwise): Load refuses a file that changes between its
+// passes.
+func fileState(file io.Reader) (string, error) {
+	f, ok := file.(interface{ Stat() (os.FileInfo, error) })
+	if !ok {
+		return "", nil
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("load: %w", err)
+	}
+	return fmt.Sprintf("%d bytes modified %s", fi.Size(), fi.ModTime().UTC().Format(time.RFC3339Nano)), nil
 }
 
 // check is pass 1.
@@ -632,6 +658,8 @@ func (p *plan) checkLinks(ctx context.Context, st repository.Store) error {
 		}
 		switch {
 		case got == l.want:
+		case got == "" && l.storeOnly:
+			p.problem(l.line, "%s is %d, which is not in this store", l.what, l.id)
 		case got == "":
 			p.problem(l.line, "%s is %d, which is neither in the file nor in this store (a %s)", l.what, l.id, l.want)
 		default:
