@@ -104,12 +104,25 @@ func (lr *lineReader) next() ([]byte, error) {
 // or the target.
 type link struct {
 	line int
-	what string // "record 12's venue"
-	id   int64
-	want string // a record kind, a taxonomy or "user"
+	what string // "token 0123456789abcdef's user"
+	// kind, owner and rel describe a record's link instead of what
+	// (which a record's many links would each allocate).
+	kind  repository.Kind
+	owner int64
+	rel   string
+	id    int64
+	want  string // a record kind, a taxonomy or "user"
 	// storeOnly: the item must be in the target (a label's parent that
 	// is not before it in the file).
 	storeOnly bool
+}
+
+// describe names the link: "event 12's venue".
+func (l link) describe() string {
+	if l.what != "" {
+		return l.what
+	}
+	return fmt.Sprintf("%s %d's %s", l.kind, l.owner, l.rel)
 }
 
 // plan is what pass 1 found.
@@ -517,7 +530,7 @@ func (p *plan) record(n int, r *repository.Record) error {
 	}
 	add := func(what string, ids []int64, want string) {
 		for _, id := range ids {
-			p.links = append(p.links, link{line: n, what: fmt.Sprintf("%s %d's %s", r.Kind, r.ID, what), id: id, want: want})
+			p.links = append(p.links, link{line: n, kind: r.Kind, owner: r.ID, rel: what, id: id, want: want})
 		}
 	}
 	if r.ImageID != 0 {
@@ -659,11 +672,11 @@ func (p *plan) checkLinks(ctx context.Context, st repository.Store) error {
 		switch {
 		case got == l.want:
 		case got == "" && l.storeOnly:
-			p.problem(l.line, "%s is %d, which is not in this store", l.what, l.id)
+			p.problem(l.line, "%s is %d, which is not in this store", l.describe(), l.id)
 		case got == "":
-			p.problem(l.line, "%s is %d, which is neither in the file nor in this store (a %s)", l.what, l.id, l.want)
+			p.problem(l.line, "%s is %d, which is neither in the file nor in this store (a %s)", l.describe(), l.id, l.want)
 		default:
-			p.problem(l.line, "%s is %d, which is a %s, not a %s", l.what, l.id, got, l.want)
+			p.problem(l.line, "%s is %d, which is a %s, not a %s", l.describe(), l.id, got, l.want)
 		}
 	}
 	return nil
