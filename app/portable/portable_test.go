@@ -413,7 +413,7 @@ func TestLoadReplacesWhatDiffers(t *testing.T) {
 	must(t, err)
 	want, err := src.GetRecord(ctx, recs[0].ID)
 	must(t, err)
-	if !same(normRecord(got), normRecord(want)) {
+	if !calendar.SameRecord(got, want) {
 		t.Errorf("record %d after the load: %+v, want %+v", got.ID, got, want)
 	}
 	h, err := dst.GetWebhook(ctx, hooks[0].ID)
