@@ -585,6 +585,7 @@ func TestExportIsOnePointInTime(t *testing.T) {
 	var (
 		written atomic.Int64
 		stop    atomic.Bool
+		failed  atomic.Bool // werr is set (read werr after wg.Wait)
 		wg      sync.WaitGroup
 		werr    error
 	)
@@ -592,10 +593,12 @@ func TestExportIsOnePointInTime(t *testing.T) {
 		for i := 1; !stop.Load(); i++ {
 			if err := st.CreateRecord(ctx, event(repository.StatusPublish, fmt.Sprint("e", i), 1+i%27)); err != nil {
 				werr = err
+				failed.Store(true)
 				return
 			}
 			if _, err := st.UpdateRecord(ctx, counter.ID, func(p *repository.Record) error { p.Title["en"] = fmt.Sprint(i); return nil }); err != nil {
 				werr = err
+				failed.Store(true)
 				return
 			}
 			written.Add(1)
@@ -605,7 +608,7 @@ func TestExportIsOnePointInTime(t *testing.T) {
 	// waitWrites lets the writer make two more writes.
 	waitWrites := func(string) {
 		n := written.Load()
-		for written.Load() < n+2 && werr == nil {
+		for written.Load() < n+2 && !failed.Load() {
 			if time.Now().After(deadline) {
 				return
 			}
