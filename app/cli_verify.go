@@ -91,6 +91,9 @@ func (c *opsCommands) verifyCmd(args []string) int {
 		return c.misuse("verify", err)
 	}
 	printDifferences(c.stdout, rep.Differences)
+	if len(rep.Notes) > 0 {
+		fmt.Fprintf(c.stderr, "%d notes (above): parts of the services were not compared.\n", len(rep.Notes))
+	}
 	took := time.Since(start).Round(time.Millisecond)
 	if rep.Equal() {
 		fmt.Fprintf(c.stderr, "No difference: %d items compared with %d requests in %s.\n", rep.Items, rep.Requests, took)

@@ -364,3 +364,32 @@ func TestUnreachable(t *testing.T) {
 		}
 	}
 }
+
+// TestNotes: a reader the from service refuses, and IDs no list names
+// beyond MaxProbes, are noted in the report (and the progress), not
+// silently passed over.
+func TestNotes(t *testing.T) {
+	t.Parallel()
+	a, b := newStack(t), newStack(t)
+	d := seed(t, a, b)
+	b.write("PATCH", fmt.Sprintf("/events/%d", d.hidden), map[string]any{"title": "Hidden rehearsal (room B)"})
+	b.flush()
+	var progress strings.Builder
+	rep := compare(t, a, b, verify.Options{Tokens: []string{"", "ecal_revoked"}, Languages: []string{"en"}, MaxProbes: 1, Progress: &progress})
+	if !rep.Equal() {
+		t.Errorf("differences found; the hidden event should not have been read:\n%s", dump(rep))
+	}
+	revoked := "token " + (&repository.Token{Hash: repository.HashToken("ecal_revoked")}).ID()
+	want := []string{
+		fmt.Sprintf("anonymous, en: 2 IDs up to %d are named by no list, more than MaxProbes (1): they were not read, so events hidden from listings were not compared", d.protected),
+		revoked + ", en: the from service refuses this reader, 401 (rest_invalid_token); only the refusals are compared",
+	}
+	if strings.Join(rep.Notes, "\n") != strings.Join(want, "\n") {
+		t.Errorf("notes:\n%s\nwant:\n%s", strings.Join(rep.Notes, "\n"), strings.Join(want, "\n"))
+	}
+	for _, n := range want {
+		if !strings.Contains(progress.String(), "note: "+n) {
+			t.Errorf("the progress lacks the note %q:\n%s", n, progress.String())
+		}
+	}
+}
