@@ -59,6 +59,20 @@ func TestEqualServices(t *testing.T) {
 	if !rep.Equal() {
 		t.Fatalf("%d differences between equal services:\n%s", len(rep.Differences)+rep.More, dump(rep))
 	}
+	// Every list was read: empty terms, and the draft and the trashed
+	// event for signed-in readers, included; the 60 events (the hidden one
+	// found by its ID), the venue, the organizer and the 4 terms compared.
+	for _, want := range []string{
+		"anonymous, en: listed 57 events, 1 venues, 1 organizers, 2 categories, 2 tags; 0 differences",
+		editor + ", de: listed 59 events, 1 venues, 1 organizers, 2 categories, 2 tags; 0 differences",
+	} {
+		if !strings.Contains(progress.String(), want) {
+			t.Errorf("the progress lacks %q:\n%s", want, progress.String())
+		}
+	}
+	if rep.Items != 60+1+1+2+2 {
+		t.Errorf("%d items compared, want 66", rep.Items)
+	}
 	t.Logf("items %d, requests %d\n%s", rep.Items, rep.Requests, progress.String())
 }
 
