@@ -147,6 +147,17 @@ func TestDifferences(t *testing.T) {
 				want(t, rep, "events list", anonymous, lang, "page=1&", "$.events[")
 			}
 		}},
+		{"record only at against", func(t *testing.T, b *stack, d seeded) {
+			b.write("POST", "/organizers", map[string]any{"organizer": "New club"})
+		}, func(t *testing.T, rep *verify.Report, d seeded) {
+			id := d.trashed + 1
+			want(t, rep, fmt.Sprintf("organizer %d", id), anonymous, "de", fmt.Sprintf("/organizers/%d?", id),
+				"missing at from: status 404 (rest-organizer-not-found) at from, 200 at against")
+			want(t, rep, fmt.Sprintf("organizer %d", id), editor, "en", "/organizers/by-slug/new-club?",
+				"missing at from: status 404 (rest-organizer-not-found) at from, 200 at against")
+			want(t, rep, "organizers list", anonymous, "fr", "page=1&",
+				fmt.Sprintf(`$.organizers[0].id: %d at from, %d at against`, d.organizer, id))
+		}},
 		{"one language", func(t *testing.T, b *stack, d seeded) {
 			b.write("POST", fmt.Sprintf("/venues/%d?multilang_language=fr", d.venue), map[string]any{"venue": "Mairie"})
 		}, func(t *testing.T, rep *verify.Report, d seeded) {
