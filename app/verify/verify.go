@@ -113,7 +113,8 @@ type Options struct {
 	// MaxBody caps each body in bytes; 0: DefaultMaxBody.
 	MaxBody int64
 	// Concurrency is how many items are compared at once (each item asks
-	// both services at the same time); 0: DefaultConcurrency.
+	// both services at the same time; the five lists of a view are read
+	// side by side, a page at a time each); 0: DefaultConcurrency.
 	Concurrency int
 	// Retries is how many times a request is asked again after a network
 	// error or a 429, 502, 503 or 504; 0: DefaultRetries, negative: none.
@@ -233,6 +234,8 @@ func Compare(ctx context.Context, from, against Service, opts Options) (*Report,
 	if c.against, err = newSide("against", against, opts); err != nil {
 		return nil, err
 	}
+	defer c.from.close()
+	defer c.against.close()
 	langs, err := c.languages(ctx)
 	if err != nil {
 		return nil, err
@@ -262,15 +265,16 @@ func newSide(name string, s Service, opts Options) (*side, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 		return nil, fmt.Errorf("%s: %q is not a service's base URL (http(s)://host:port)", name, s.URL)
 	}
-	client := s.Client
-	if client == nil {
-		client = &http.Client{Transport: &http.Transport{
+	sd := &side{name: name, base: strings.TrimSuffix(s.URL, "/") + opts.Root, http: s.Client}
+	if sd.http == nil {
+		sd.own = &http.Transport{
 			Proxy:               http.ProxyFromEnvironment,
 			MaxIdleConnsPerHost: opts.Concurrency * 2,
 			IdleConnTimeout:     90 * time.Second,
-		}}
+		}
+		sd.http = &http.Client{Transport: sd.own}
 	}
-	return &side{name: name, base: strings.TrimSuffix(s.URL, "/") + opts.Root, http: client}, nil
+	return sd, nil
 }
 
 // readerName names a reader in a difference: never the token itself.
