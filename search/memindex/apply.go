@@ -300,12 +300,7 @@ func (x *Index) load(preps []prepared) {
 		}
 	}
 	slices.SortFunc(all, x.compare)
-	x.order = blocks{}
-	for len(all) > 0 {
-		n := min(len(all), blockMax/2)
-		x.order = append(x.order, newBlock(slices.Clone(all[:n])))
-		all = all[n:]
-	}
+	x.setOrder(all)
 }
 
 // Remove deletes events, every document (occurrence) of each; IDs not in

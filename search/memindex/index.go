@@ -114,6 +114,10 @@ type Index struct {
 	nGrouped int
 	// order holds an entry of every event, by (start, ID).
 	order blocks
+	// kinds holds the slots of the date order's entries by status and
+	// flags, so that a query counts its candidates among the entries of
+	// the kinds it keeps from cardinalities (see countByKinds).
+	kinds map[kindKey]*roaring.Bitmap
 	// lists holds, per list filter, the events of each value.
 	lists [numLists]map[int64]*roaring.Bitmap
 	// statuses numbers the statuses seen (codes 1 to maxStatusCode); a
@@ -132,6 +136,11 @@ type Index struct {
 	// walks compared with a term: the work of a text search that grows
 	// with the vocabulary (see Checked).
 	checked atomic.Uint64
+	// visited counts the date order's entries and candidates that queries
+	// read to find their pages and totals, and the kinds' bitmaps they
+	// intersected: the work of a list that may grow with its matches (the
+	// tests count it).
+	visited atomic.Uint64
 }
 
 // The list filters of a query, indexing Index.lists.

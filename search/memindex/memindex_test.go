@@ -17,10 +17,18 @@ import (
 // generated queries of every filter, order, page and facet against the
 // reference (searchtest) after each round.
 func TestAgreesWithReferenceAfterChanges(t *testing.T) {
-	for _, c := range []struct{ recent, fewValues, chunk int }{{recentMax, fewValues, chunkWords}, {2, 0, 1}} {
-		t.Run(fmt.Sprintf("merge after %d new words, facets by match above %d values, chunks of %d words", c.recent, c.fewValues, c.chunk), func(t *testing.T) {
-			defer func(r, f, c int) { recentMax, fewValues, chunkWords = r, f, c }(recentMax, fewValues, chunkWords)
-			recentMax, fewValues, chunkWords = c.recent, c.fewValues, c.chunk
+	for _, c := range []struct{ recent, fewValues, chunk, counted, outside, inside int }{
+		{recentMax, fewValues, chunkWords, minCounted, outsideShare, insideCost}, {2, 0, 1, minCounted, outsideShare, insideCost},
+		// Every page with candidates walked and counted by firstCounted,
+		// from the kinds' cardinalities, or else inside the dates.
+		{recentMax, fewValues, chunkWords, 0, 0, insideCost},
+		{recentMax, fewValues, chunkWords, 0, 1 << 30, 0},
+	} {
+		t.Run(fmt.Sprintf("merge after %d new words, facets by match above %d values, chunks of %d words, counted from %d candidates, outside share %d", c.recent, c.fewValues, c.chunk, c.counted, c.outside), func(t *testing.T) {
+			defer func(r, f, c, m, o, i int) {
+				recentMax, fewValues, chunkWords, minCounted, outsideShare, insideCost = r, f, c, m, o, i
+			}(recentMax, fewValues, chunkWords, minCounted, outsideShare, insideCost)
+			recentMax, fewValues, chunkWords, minCounted, outsideShare, insideCost = c.recent, c.fewValues, c.chunk, c.counted, c.outside, c.inside
 			agreesAfterChanges(t)
 		})
 	}

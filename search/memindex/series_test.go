@@ -91,10 +91,17 @@ func TestSeriesNumbersAreReused(t *testing.T) {
 // uniform occurrences and the date order must agree on every filter,
 // total, page, occurrence key and facet.
 func TestSeriesAgreeWithReferenceAfterChanges(t *testing.T) {
-	for _, c := range []struct{ chunk, deep int }{{chunkWords, deepOffset}, {3, 0}} {
-		t.Run(fmt.Sprintf("chunks of %d words, pages found by their start past offset %d", c.chunk, c.deep), func(t *testing.T) {
-			defer func(c, d int) { chunkWords, deepOffset = c, d }(chunkWords, deepOffset)
-			chunkWords, deepOffset = c.chunk, c.deep
+	for _, c := range []struct{ chunk, deep, counted, outside, inside int }{
+		{chunkWords, deepOffset, minCounted, outsideShare, insideCost}, {3, 0, minCounted, outsideShare, insideCost},
+		// Every page with candidates walked and counted by firstCounted,
+		// from the kinds' cardinalities, or else inside the dates.
+		{3, 0, 0, 0, insideCost}, {3, 0, 0, 1 << 30, 0},
+	} {
+		t.Run(fmt.Sprintf("chunks of %d words, pages found by their start past offset %d, counted from %d candidates, outside share %d", c.chunk, c.deep, c.counted, c.outside), func(t *testing.T) {
+			defer func(c, d, m, o, i int) {
+				chunkWords, deepOffset, minCounted, outsideShare, insideCost = c, d, m, o, i
+			}(chunkWords, deepOffset, minCounted, outsideShare, insideCost)
+			chunkWords, deepOffset, minCounted, outsideShare, insideCost = c.chunk, c.deep, c.counted, c.outside, c.inside
 			seriesAgree(t)
 		})
 	}
