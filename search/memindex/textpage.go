@@ -17,8 +17,9 @@ var minCounted = 1024
 // outsideShare and insideCost choose how firstCounted counts: from the
 // kinds' cardinalities less the entries outside the dates when those are
 // at most one entry in outsideShare (0: always), else by reading the
-// entries inside the dates when insideCost times their number is at most
-// the number of candidates (0: always; testing a candidate in the bitmap
+// entries inside the dates, testing those that pass the other filters in
+// the candidates while insideCost times their number is at most the
+// number of candidates (0: no limit; testing a candidate in the bitmap
 // costs a few times setting its bit in plan.each's bit set). Variables so
 // that the tests can take every query through either.
 var outsideShare, insideCost = 2, 4
@@ -38,10 +39,12 @@ var outsideShare, insideCost = 2, 4
 // walking the date order from p's first start, testing each entry's
 // candidacy, until collect matches: about collect × (entries /
 // candidates) entries (it declines after as many entries as there are
-// candidates, what plan.each would cost). When the dates hold few of
-// the entries (next week), it reads those, the page first. So the work
-// grows with the page and with the smaller of the entries inside and
-// outside the dates, not with the candidates.
+// candidates, what plan.each would cost). Otherwise (next week's
+// events) it reads the entries inside the dates, the page first, and
+// tests those that pass the other filters in the candidates, declining
+// past a share of the candidates (insideCost). So the work grows with
+// the page and with the smaller of the entries inside and outside the
+// dates, not with the candidates.
 //
 // The work it did (entries read, kinds' bitmaps intersected) is added to
 // Index.visited.
@@ -58,49 +61,53 @@ func (s *searcher) firstCounted(p *plan, collect int) (main []uint32, n int, ok 
 	read := 0
 	defer func() { x.visited.Add(uint64(read)) }()
 	entries := len(x.slotOf) - x.nGrouped
-	switch {
-	case w.outside*outsideShare <= entries:
+	if w.outside*outsideShare <= entries {
 		n, read = x.countByKinds(p, w)
 		want := min(collect, n)
 		if want == 0 {
 			return nil, n, true
 		}
 		budget := max(int(min(card, math.MaxInt32)), minCounted)
-		x.walkWindow(p, w, func(slot uint32) bool {
+		tested := 0
+		read += x.walkWindow(p, w, func(slot uint32) bool {
 			main = append(main, slot)
 			return len(main) < want
 		}, func() bool {
-			read++
-			return read <= budget
+			tested++
+			return tested <= budget
 		})
 		if len(main) < want {
 			return nil, 0, false
 		}
 		return main, n, true
-	case uint64(w.inside)*uint64(insideCost) <= card:
-		x.walkWindow(p, w, func(slot uint32) bool {
-			if n < collect {
-				main = append(main, slot)
-			}
-			n++
-			return true
-		}, func() bool {
-			read++
-			return true
-		})
-		return main, n, true
 	}
-	return nil, 0, false
+	// Inside the dates: the entries that pass the filters an entry
+	// decides are tested, up to a share of the candidates.
+	tested, budget := 0, card/uint64(max(insideCost, 1))
+	read += x.walkWindow(p, w, func(slot uint32) bool {
+		if n < collect {
+			main = append(main, slot)
+		}
+		n++
+		return true
+	}, func() bool {
+		tested++
+		return insideCost == 0 || uint64(tested) <= budget
+	})
+	if insideCost != 0 && uint64(tested) > budget {
+		return nil, 0, false
+	}
+	return main, n, true
 }
 
 // window is where a plan's start bounds lie in the date order: its
 // first entry (block b0, position i0), the entry after its last (b1, i1),
-// the number of entries between (inside) and not (outside), and the
-// blocks between whose ends the end bounds do not hold whole (mixed).
+// the blocks between whose ends the end bounds do not hold whole (mixed),
+// and the number of entries outside the start bounds or in those blocks.
 type window struct {
-	b0, i0, b1, i1  int
-	inside, outside int
-	mixed           []int
+	b0, i0, b1, i1 int
+	outside        int
+	mixed          []int
 }
 
 // window returns where p's start bounds lie in the date order.
@@ -118,7 +125,6 @@ func (x *Index) window(p *plan) window {
 	for b := w.b1; b < len(x.order); b++ {
 		w.outside += len(x.order[b].e)
 	}
-	w.inside = len(x.slotOf) - x.nGrouped - w.outside
 	for b := w.b0; b < min(w.b1+1, len(x.order)); b++ {
 		if blk := x.order[b]; blk.minEnd < p.endMin || blk.maxEnd > p.endMax {
 			w.mixed = append(w.mixed, b)
@@ -129,28 +135,32 @@ func (x *Index) window(p *plan) window {
 }
 
 // walkWindow calls fn with the slot of each match of p inside its start
-// bounds w, in the date order, while fn returns true; step is called
-// before each entry is read, and ends the walk when it returns false.
-func (x *Index) walkWindow(p *plan, w window, fn func(slot uint32) bool, step func() bool) {
+// bounds w, in the date order, while fn returns true; test is called
+// before an entry that passes the filters it decides (dates, statuses,
+// flags) is tested in the candidates, and ends the walk when it returns
+// false. It returns the number of entries it read.
+func (x *Index) walkWindow(p *plan, w window, fn func(slot uint32) bool, test func() bool) int {
 	statuses, mask, flags, endMin, endMax := p.statuses, p.flagMask, p.flagWant, p.endMin, p.endMax
+	read := 0
 	for b, i := w.b0, w.i0; b < len(x.order) && b <= w.b1; b, i = b+1, 0 {
 		es := x.order[b].e
 		if b == w.b1 {
 			es = es[:w.i1]
 		}
 		for _, e := range es[min(i, len(es)):] {
-			if !step() {
-				return
-			}
-			if e.end < endMin || e.end > endMax || e.flags&mask != flags ||
-				statuses != 0 && statuses&(1<<e.status) == 0 || !p.cands.Contains(e.slot) {
+			read++
+			if e.end < endMin || e.end > endMax || e.flags&mask != flags || statuses != 0 && statuses&(1<<e.status) == 0 {
 				continue
 			}
-			if !fn(e.slot) {
-				return
+			if !test() {
+				return read
+			}
+			if p.cands.Contains(e.slot) && !fn(e.slot) {
+				return read
 			}
 		}
 	}
+	return read
 }
 
 // countByKinds returns the number of p's candidates among the date

@@ -141,7 +141,7 @@ func TestSearchWorkDoesNotGrowWithMatches(t *testing.T) {
 	}
 	for _, c := range []struct{ common, rare string }{
 		{"commonword", "raremark"},
-		{"commo", "raremar"},          // a prefix
+		{"commo", "raremar"},         // a prefix
 		{"comnonword ", "raremrak "}, // a typo
 	} {
 		t.Run(c.common, func(t *testing.T) {
