@@ -57,7 +57,13 @@ func (s *searcher) firstCounted(p *plan, collect int) (main []uint32, n int, ok 
 	if card < uint64(minCounted) {
 		return nil, 0, false
 	}
-	w := x.window(p)
+	return s.countedIn(p, x.window(p), card, collect)
+}
+
+// countedIn is firstCounted for a plan whose start bounds lie at w in the
+// date order and whose candidates number card (at least minCounted).
+func (s *searcher) countedIn(p *plan, w window, card uint64, collect int) (main []uint32, n int, ok bool) {
+	x := s.x
 	read := 0
 	defer func() { x.visited.Add(uint64(read)) }()
 	entries := len(x.slotOf) - x.nGrouped

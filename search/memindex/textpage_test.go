@@ -89,6 +89,9 @@ func countedQuery(r *rand.Rand, now int64) search.EventQuery {
 	if maybe(2) {
 		q.Statuses, q.ExcludeHidden, q.ExcludeProtected = []string{"publish"}, true, true
 	}
+	if q.Query != "" && maybe(2) {
+		q.Relevance = true
+	}
 	day := int64(86400)
 	switch r.IntN(4) {
 	case 0: // the upcoming events
@@ -115,7 +118,8 @@ func countedQuery(r *rand.Rand, now int64) search.EventQuery {
 // TestSearchWorkDoesNotGrowWithMatches counts the date order's entries
 // and candidates that a list reads (Index.visited), not its time, for
 // the first page of a word, a prefix and a typo that match 10 times more
-// events than another (half of 40,000 events against one in twenty): the
+// events than another (half of 40,000 events against one in twenty), in
+// the date order and in the relevance order (by score tiers): the
 // common word must not cost more than twice the rarer one, and both give
 // their exact totals.
 func TestSearchWorkDoesNotGrowWithMatches(t *testing.T) {
@@ -139,16 +143,23 @@ func TestSearchWorkDoesNotGrowWithMatches(t *testing.T) {
 		return search.EventQuery{Lang: "en", Query: query, Statuses: []string{"publish"}, ExcludeHidden: true, ExcludeProtected: true,
 			StartGTE: search.Some(now), Limit: 8}
 	}
-	for _, c := range []struct{ common, rare string }{
-		{"commonword", "raremark"},
-		{"commo", "raremar"},         // a prefix
-		{"comnonword ", "raremrak "}, // a typo
+	for _, c := range []struct {
+		common, rare string
+		relevance    bool
+	}{
+		{"commonword", "raremark", false},
+		{"commo", "raremar", false},         // a prefix
+		{"comnonword ", "raremrak ", false}, // a typo
+		{"commonword", "raremark", true},
+		{"event commo", "event raremar", true},
 	} {
-		t.Run(c.common, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s, relevance %v", c.common, c.relevance), func(t *testing.T) {
 			work := map[string]uint64{}
 			for word, total := range map[string]int{c.common: n/2 - n/20, c.rare: n / 20} {
+				q := list(word)
+				q.Relevance = c.relevance
 				before := x.visited.Load()
-				res, err := x.Search(t.Context(), list(word))
+				res, err := x.Search(t.Context(), q)
 				if err != nil {
 					t.Fatal(err)
 				}
