@@ -45,11 +45,16 @@ func (e eventEngine) Close() error                                              
 // linked one word per chunk (every document's words over many holds of
 // the lock). The usual chunk size runs the same part through the
 // embedded engine (search/embedded's TestConformance/Series), whose event
-// queries this index answers.
+// queries this index answers. It runs again with every query that has
+// candidates paged and counted by firstCounted and rankedTiers.
 func TestSeriesConformance(t *testing.T) {
-	defer func(c int) { chunkWords = c }(chunkWords)
-	chunkWords = 1
-	searchtest.RunSeries(t, func(*testing.T) search.Engine { return eventEngine{New()} })
+	for _, c := range []struct{ counted, outside int }{{minCounted, outsideShare}, {0, 0}} {
+		t.Run(fmt.Sprintf("counted from %d candidates", c.counted), func(t *testing.T) {
+			defer func(c, m, o int) { chunkWords, minCounted, outsideShare = c, m, o }(chunkWords, minCounted, outsideShare)
+			chunkWords, minCounted, outsideShare = 1, c.counted, c.outside
+			searchtest.RunSeries(t, func(*testing.T) search.Engine { return eventEngine{New()} })
+		})
+	}
 }
 
 // TestEntryStays32Bytes: the series number lives in the entry's padding;
