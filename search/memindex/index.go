@@ -33,7 +33,14 @@
 //     limited to the aliased events. A query's list filters and words become one
 //     bitmap of candidates: when it is small its members are sorted,
 //     otherwise it is expanded to a flat bit set that the ordered pass tests
-//     with one load per entry.
+//     with one load per entry. Without facets, a date-ordered page of many
+//     candidates (a common word, a short prefix) is found by a walk of the
+//     date order that stops at the page, and its total counted from the
+//     cardinalities of the candidates among the entries of each status and
+//     flags (less those outside the dates); a relevance order splits the
+//     candidates into score tiers by bitmap operations and pages them the
+//     same way (textpage.go, tiers.go). So a search's work grows with its
+//     page, not with how many events share its words.
 //   - A table of the distinct geo points (events share their venue's): a
 //     radius query decides each point once, with the contract's rule
 //     (search.GeoCircle.Contains), after a latitude band that no point
