@@ -17,18 +17,18 @@ import (
 // generated queries of every filter, order, page and facet against the
 // reference (searchtest) after each round.
 func TestAgreesWithReferenceAfterChanges(t *testing.T) {
-	for _, c := range []struct{ recent, fewValues, chunk, counted, outside, inside int }{
-		{recentMax, fewValues, chunkWords, minCounted, outsideShare, insideCost}, {2, 0, 1, minCounted, outsideShare, insideCost},
+	for _, c := range []struct{ recent, fewValues, chunk, counted, mode int }{
+		{recentMax, fewValues, chunkWords, minCounted, countedMode}, {2, 0, 1, minCounted, countedMode},
 		// Every page with candidates walked and counted by firstCounted,
 		// from the kinds' cardinalities, or else inside the dates.
-		{recentMax, fewValues, chunkWords, 0, 0, insideCost},
-		{recentMax, fewValues, chunkWords, 0, 1 << 30, 0},
+		{recentMax, fewValues, chunkWords, 0, countFromKinds},
+		{recentMax, fewValues, chunkWords, 0, countInside},
 	} {
-		t.Run(fmt.Sprintf("merge after %d new words, facets by match above %d values, chunks of %d words, counted from %d candidates, outside share %d", c.recent, c.fewValues, c.chunk, c.counted, c.outside), func(t *testing.T) {
-			defer func(r, f, c, m, o, i int) {
-				recentMax, fewValues, chunkWords, minCounted, outsideShare, insideCost = r, f, c, m, o, i
-			}(recentMax, fewValues, chunkWords, minCounted, outsideShare, insideCost)
-			recentMax, fewValues, chunkWords, minCounted, outsideShare, insideCost = c.recent, c.fewValues, c.chunk, c.counted, c.outside, c.inside
+		t.Run(fmt.Sprintf("merge after %d new words, facets by match above %d values, chunks of %d words, counted from %d candidates, counting mode %d", c.recent, c.fewValues, c.chunk, c.counted, c.mode), func(t *testing.T) {
+			defer func(r, f, c, m, o int) {
+				recentMax, fewValues, chunkWords, minCounted, countedMode = r, f, c, m, o
+			}(recentMax, fewValues, chunkWords, minCounted, countedMode)
+			recentMax, fewValues, chunkWords, minCounted, countedMode = c.recent, c.fewValues, c.chunk, c.counted, c.mode
 			agreesAfterChanges(t)
 		})
 	}

@@ -48,10 +48,10 @@ func (e eventEngine) Close() error                                              
 // queries this index answers. It runs again with every query that has
 // candidates paged and counted by firstCounted and rankedTiers.
 func TestSeriesConformance(t *testing.T) {
-	for _, c := range []struct{ counted, outside int }{{minCounted, outsideShare}, {0, 0}} {
+	for _, c := range []struct{ counted, mode int }{{minCounted, countedMode}, {0, countFromKinds}, {0, countInside}} {
 		t.Run(fmt.Sprintf("counted from %d candidates", c.counted), func(t *testing.T) {
-			defer func(c, m, o int) { chunkWords, minCounted, outsideShare = c, m, o }(chunkWords, minCounted, outsideShare)
-			chunkWords, minCounted, outsideShare = 1, c.counted, c.outside
+			defer func(c, m, o int) { chunkWords, minCounted, countedMode = c, m, o }(chunkWords, minCounted, countedMode)
+			chunkWords, minCounted, countedMode = 1, c.counted, c.mode
 			searchtest.RunSeries(t, func(*testing.T) search.Engine { return eventEngine{New()} })
 		})
 	}
@@ -96,17 +96,17 @@ func TestSeriesNumbersAreReused(t *testing.T) {
 // uniform occurrences and the date order must agree on every filter,
 // total, page, occurrence key and facet.
 func TestSeriesAgreeWithReferenceAfterChanges(t *testing.T) {
-	for _, c := range []struct{ chunk, deep, counted, outside, inside int }{
-		{chunkWords, deepOffset, minCounted, outsideShare, insideCost}, {3, 0, minCounted, outsideShare, insideCost},
+	for _, c := range []struct{ chunk, deep, counted, mode int }{
+		{chunkWords, deepOffset, minCounted, countedMode}, {3, 0, minCounted, countedMode},
 		// Every page with candidates walked and counted by firstCounted,
 		// from the kinds' cardinalities, or else inside the dates.
-		{3, 0, 0, 0, insideCost}, {3, 0, 0, 1 << 30, 0},
+		{3, 0, 0, countFromKinds}, {3, 0, 0, countInside},
 	} {
-		t.Run(fmt.Sprintf("chunks of %d words, pages found by their start past offset %d, counted from %d candidates, outside share %d", c.chunk, c.deep, c.counted, c.outside), func(t *testing.T) {
-			defer func(c, d, m, o, i int) {
-				chunkWords, deepOffset, minCounted, outsideShare, insideCost = c, d, m, o, i
-			}(chunkWords, deepOffset, minCounted, outsideShare, insideCost)
-			chunkWords, deepOffset, minCounted, outsideShare, insideCost = c.chunk, c.deep, c.counted, c.outside, c.inside
+		t.Run(fmt.Sprintf("chunks of %d words, pages found by their start past offset %d, counted from %d candidates, counting mode %d", c.chunk, c.deep, c.counted, c.mode), func(t *testing.T) {
+			defer func(c, d, m, o int) {
+				chunkWords, deepOffset, minCounted, countedMode = c, d, m, o
+			}(chunkWords, deepOffset, minCounted, countedMode)
+			chunkWords, deepOffset, minCounted, countedMode = c.chunk, c.deep, c.counted, c.mode
 			seriesAgree(t)
 		})
 	}

@@ -14,15 +14,22 @@ import "math"
 // query through firstCounted.
 var minCounted = 1024
 
-// outsideShare and insideCost choose how firstCounted counts: from the
-// kinds' cardinalities less the entries outside the dates when those are
-// at most one entry in outsideShare (0: always), else by reading the
-// entries inside the dates, testing those that pass the other filters in
-// the candidates while insideCost times their number is at most the
-// number of candidates (0: no limit; testing a candidate in the bitmap
-// costs a few times setting its bit in plan.each's bit set). Variables so
-// that the tests can take every query through either.
-var outsideShare, insideCost = 2, 4
+// The costs that firstCounted weighs, in entries read in order: testing
+// a slot in the candidates' bitmap (a search among its containers and in
+// one), and taking a candidate in plan.each's sparse pass (reading its
+// entry at random, and sorting it).
+const containsCost, sortCost = 8, 8
+
+// countedMode makes firstCounted count one way (tests): 0 chooses by the
+// costs, countFromKinds from the kinds' cardinalities, countInside
+// inside the dates (neither declining).
+var countedMode = 0
+
+// The ways firstCounted counts.
+const (
+	countFromKinds = 1 + iota
+	countInside
+)
 
 // firstCounted returns the first collect matches of p in the date order
 // and the number of all of them, as plan.each with its skip would give
@@ -31,20 +38,25 @@ var outsideShare, insideCost = 2, 4
 // caller then reads the matches with plan.each, which sets a bit per
 // candidate and reads every entry inside the dates).
 //
-// When the dates leave few entries outside (the upcoming events, say),
-// the number is that of the candidates among the date order's entries of
-// the kinds (status and flags) p keeps, from the kinds' bitmaps
-// (Index.kinds, one AND cardinality each), less the candidates among the
-// entries outside p's dates, read one by one; the page is then found by
-// walking the date order from p's first start, testing each entry's
-// candidacy, until collect matches: about collect × (entries /
-// candidates) entries (it declines after as many entries as there are
-// candidates, what plan.each would cost). Otherwise (next week's
-// events) it reads the entries inside the dates, the page first, and
-// tests those that pass the other filters in the candidates, declining
-// past a share of the candidates (insideCost). So the work grows with
-// the page and with the smaller of the entries inside and outside the
-// dates, not with the candidates.
+// It weighs what plan.each would cost (setting a bit per candidate and
+// reading every entry inside the start bounds, or, for few candidates,
+// sorting them) against two ways, and declines when neither costs less:
+//
+//   - When the dates leave few entries outside (the upcoming events, say),
+//     the number is that of the candidates among the date order's entries
+//     of the kinds (status and flags) p keeps, from the kinds' bitmaps
+//     (Index.kinds, one AND cardinality each), less the candidates among
+//     the entries outside p's dates, read one by one; the page is then
+//     found by walking the date order from p's first start, testing each
+//     entry's candidacy, until collect matches: about collect × (entries /
+//     candidates) entries.
+//   - Otherwise (next week's events) it reads the entries inside the
+//     dates, the page first, and tests those that pass the other filters
+//     in the candidates.
+//
+// Either declines once its tests have cost what plan.each would. So the
+// work grows with the page and with the smaller of the entries inside
+// and outside the dates, not with the candidates.
 //
 // The work it did (entries read, kinds' bitmaps intersected) is added to
 // Index.visited.
@@ -67,40 +79,49 @@ func (s *searcher) countedIn(p *plan, w window, card uint64, collect int) (main 
 	read := 0
 	defer func() { x.visited.Add(uint64(read)) }()
 	entries := len(x.slotOf) - x.nGrouped
-	if w.outside*outsideShare <= entries {
+	inside := entries - w.outside
+	c := max(int(min(card, math.MaxInt32)), 1)
+	// What plan.each would cost, and the way from the kinds.
+	old := c + inside
+	if c*sparse < entries {
+		old = c * sortCost
+	}
+	walk := (min(collect, c) + 1) * (entries / c) * containsCost
+	budget := old / containsCost // the tests that cost what plan.each would
+	if countedMode != 0 {
+		budget = math.MaxInt
+	}
+	tested := 0
+	test := func() bool {
+		tested++
+		return tested <= budget
+	}
+	if countedMode == countFromKinds || countedMode == 0 && (w.outside+w.mixed)*containsCost+walk <= old {
 		n, read = x.countByKinds(p, w)
 		want := min(collect, n)
 		if want == 0 {
 			return nil, n, true
 		}
-		budget := max(int(min(card, math.MaxInt32)), minCounted)
-		tested := 0
 		read += x.walkWindow(p, w, func(slot uint32) bool {
 			main = append(main, slot)
 			return len(main) < want
-		}, func() bool {
-			tested++
-			return tested <= budget
-		})
+		}, test)
 		if len(main) < want {
 			return nil, 0, false
 		}
 		return main, n, true
 	}
-	// Inside the dates: the entries that pass the filters an entry
-	// decides are tested, up to a share of the candidates.
-	tested, budget := 0, card/uint64(max(insideCost, 1))
+	if countedMode == 0 && inside >= old {
+		return nil, 0, false
+	}
 	read += x.walkWindow(p, w, func(slot uint32) bool {
 		if n < collect {
 			main = append(main, slot)
 		}
 		n++
 		return true
-	}, func() bool {
-		tested++
-		return insideCost == 0 || uint64(tested) <= budget
-	})
-	if insideCost != 0 && uint64(tested) > budget {
+	}, test)
+	if tested > budget {
 		return nil, 0, false
 	}
 	return main, n, true
@@ -108,12 +129,13 @@ func (s *searcher) countedIn(p *plan, w window, card uint64, collect int) (main 
 
 // window is where a plan's start bounds lie in the date order: its
 // first entry (block b0, position i0), the entry after its last (b1, i1),
-// the blocks between whose ends the end bounds do not hold whole (mixed),
-// and the number of entries outside the start bounds or in those blocks.
+// the number of entries outside, the blocks between whose ends the end
+// bounds do not hold whole (mixedBlocks) and their number of entries
+// (mixed).
 type window struct {
 	b0, i0, b1, i1 int
-	outside        int
-	mixed          []int
+	outside, mixed int
+	mixedBlocks    []int
 }
 
 // window returns where p's start bounds lie in the date order.
@@ -133,8 +155,8 @@ func (x *Index) window(p *plan) window {
 	}
 	for b := w.b0; b < min(w.b1+1, len(x.order)); b++ {
 		if blk := x.order[b]; blk.minEnd < p.endMin || blk.maxEnd > p.endMax {
-			w.mixed = append(w.mixed, b)
-			w.outside += len(blk.e) // at most
+			w.mixedBlocks = append(w.mixedBlocks, b)
+			w.mixed += len(blk.e)
 		}
 	}
 	return w
@@ -207,7 +229,7 @@ func (x *Index) countByKinds(p *plan, w window) (n, read int) {
 	for b := w.b1 + 1; b < len(x.order); b++ {
 		out(x.order[b].e, false)
 	}
-	for _, b := range w.mixed {
+	for _, b := range w.mixedBlocks {
 		lo, hi := 0, len(x.order[b].e)
 		if b == w.b0 {
 			lo = w.i0
