@@ -336,6 +336,10 @@ type vocabulary struct {
 	// pending holds the words a writer merged into sorted ahead of linking
 	// them (premerge), while it links them.
 	pending map[string]struct{}
+	// prefixes holds, for each prefix of one or two letters of its words,
+	// the rows whose title and whose body hold a word with it (see
+	// prefixRows).
+	prefixes map[string]*prefixRows
 }
 
 // recentMax bounds the unsorted new words of a vocabulary: a merge

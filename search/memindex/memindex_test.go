@@ -145,6 +145,9 @@ func agreesAfterChanges(t *testing.T) {
 			if len(v.byText) != 0 || len(v.sorted)-v.stale != 0 || len(v.recent) != 0 {
 				t.Errorf("language %s, %+v keeps %d words after every event is gone", lang, vis, len(v.byText))
 			}
+			if len(v.prefixes) != 0 {
+				t.Errorf("language %s, %+v keeps the rows of %d prefixes after every event is gone", lang, vis, len(v.prefixes))
+			}
 		}
 		for to, a := range l.aliases {
 			if !a.IsEmpty() {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/calendar/eventcal/search"
+	"github.com/calendar/eventcal/search/searchtest"
 )
 
 // TestCountedPagesAgreeAtSize runs generated date-ordered queries whose
@@ -175,4 +176,92 @@ func TestSearchWorkDoesNotGrowWithMatches(t *testing.T) {
 			t.Logf("%q: %d entries read, %q: %d", c.common, work[c.common], c.rare, work[c.rare])
 		})
 	}
+}
+
+// TestShortPrefixReadsNoWords counts the vocabulary words that a prefix
+// term compares (Index.Checked): a prefix of one or two letters reads its
+// words' joined rows (vocabulary.prefixes) instead of walking the 3,000
+// words that start with it, and finds the events the reference finds (in
+// the relevance order, those that walking the words finds), also after
+// some of them are replaced and removed; a prefix of three letters still
+// walks its words.
+func TestShortPrefixReadsNoWords(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	const now = int64(1_800_000_000)
+	var docs []search.EventDocument
+	for i, w := range randomWords(r, 3000, 7) {
+		w = "c" + w[1:]
+		title, body := "event "+w, "about it"
+		if i%3 == 0 {
+			title, body = body, "an evening of "+w // in the body only
+		}
+		if i%5 == 0 {
+			title += " c" // the exact word too
+		}
+		docs = append(docs, search.EventDocument{ID: int64(i + 1), Status: "publish", Start: now + int64(i%97)*3600, End: now + int64(i%97)*3600 + 60,
+			PublishDate: now, Text: map[string]search.Text{"en": {Title: title, Description: body}}})
+	}
+	x := New()
+	x.Apply(docs)
+	live := map[int64]search.EventDocument{}
+	for _, d := range docs {
+		live[d.ID] = d
+	}
+	check := func(round string) {
+		all := slices.Collect(func(yield func(search.EventDocument) bool) {
+			for _, d := range live {
+				if !yield(d) {
+					return
+				}
+			}
+		})
+		for _, c := range []struct {
+			query   string
+			maxRead uint64
+		}{{"c", 1}, {"c", 1}, {"ca", 1}, {"cab", 3000}} {
+			for _, relevance := range []bool{false, true} {
+				q := search.EventQuery{Lang: "en", Query: c.query, Relevance: relevance, Limit: 20}
+				before := x.Checked()
+				got, err := x.Search(t.Context(), q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				read := x.Checked() - before
+				want := searchtest.ExpectedEvents(all, q)
+				if relevance {
+					// The reference does not rank: the same query walking
+					// the words does.
+					joinedPrefixes = false
+					want, err = x.Search(t.Context(), q)
+					joinedPrefixes = true
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+				if got.Total != want.Total || !slices.Equal(got.IDs, want.IDs) {
+					t.Errorf("%s: %q (relevance %v): total %d, %v; want %d, %v", round, c.query, relevance, got.Total, got.IDs, want.Total, want.IDs)
+				}
+				if read > c.maxRead {
+					t.Errorf("%s: %q read %d words, want at most %d", round, c.query, read, c.maxRead)
+				}
+			}
+		}
+	}
+	check("indexed")
+	var changed []search.EventDocument
+	var gone []int64
+	for i, d := range docs {
+		switch i % 7 {
+		case 0:
+			d.Text = map[string]search.Text{"en": {Title: "renamed " + d.Text["en"].Title[6:] + "x"}}
+			changed = append(changed, d)
+			live[d.ID] = d
+		case 1:
+			gone = append(gone, d.ID)
+			delete(live, d.ID)
+		}
+	}
+	x.Apply(changed)
+	x.Remove(gone)
+	check("changed")
 }
