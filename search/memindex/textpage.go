@@ -74,7 +74,7 @@ func (s *searcher) firstCounted(p *plan, collect int) (main []uint32, n int, ok 
 
 // countedIn is firstCounted for a plan whose start bounds lie at w in the
 // date order and whose candidates number card (at least minCounted).
-func (s *searcher) countedIn(p *plan, w window, card uint64, collect int) (main []uint32, n int, ok bool) {
+func (s *searcher) countedIn(p *plan, w *window, card uint64, collect int) (main []uint32, n int, ok bool) {
 	x := s.x
 	read := 0
 	defer func() { x.visited.Add(uint64(read)) }()
@@ -96,7 +96,15 @@ func (s *searcher) countedIn(p *plan, w window, card uint64, collect int) (main 
 		tested++
 		return tested <= budget
 	}
-	if countedMode == countFromKinds || countedMode == 0 && (w.outside+w.mixed)*containsCost+walk <= old {
+	fromKinds := countedMode == countFromKinds
+	if countedMode == 0 && w.outside*containsCost+walk <= old {
+		// The blocks whose ends the end bounds cut are read too: as
+		// many as cost what plan.each would.
+		fromKinds = x.mixed(p, w, (old-walk)/containsCost-w.outside)
+	} else if fromKinds {
+		x.mixed(p, w, math.MaxInt)
+	}
+	if fromKinds {
 		n, read = x.countByKinds(p, w)
 		want := min(collect, n)
 		if want == 0 {
@@ -129,37 +137,59 @@ func (s *searcher) countedIn(p *plan, w window, card uint64, collect int) (main 
 
 // window is where a plan's start bounds lie in the date order: its
 // first entry (block b0, position i0), the entry after its last (b1, i1),
-// the number of entries outside, the blocks between whose ends the end
-// bounds do not hold whole (mixedBlocks) and their number of entries
-// (mixed).
+// and about how many entries lie outside (from the blocks' number: they
+// hold from half blockMax to blockMax entries); once found (mixed), the
+// blocks between whose ends the end bounds do not hold whole.
 type window struct {
 	b0, i0, b1, i1 int
-	outside, mixed int
+	outside        int
 	mixedBlocks    []int
+	scanned        bool
 }
 
-// window returns where p's start bounds lie in the date order.
-func (x *Index) window(p *plan) window {
-	var w window
+// window returns where p's start bounds lie in the date order, reading
+// no block but those its binary searches read.
+func (x *Index) window(p *plan) *window {
+	w := &window{}
 	w.b0, w.i0 = x.order.lowerBound(p.startMin)
 	w.b1, w.i1 = len(x.order), 0
 	if p.startMax < math.MaxInt64 {
 		w.b1, w.i1 = x.order.lowerBound(p.startMax + 1)
 	}
-	w.outside = w.i0 - w.i1
-	for b := range w.b0 {
-		w.outside += len(x.order[b].e)
-	}
-	for b := w.b1; b < len(x.order); b++ {
-		w.outside += len(x.order[b].e)
-	}
-	for b := w.b0; b < min(w.b1+1, len(x.order)); b++ {
-		if blk := x.order[b]; blk.minEnd < p.endMin || blk.maxEnd > p.endMax {
-			w.mixedBlocks = append(w.mixedBlocks, b)
-			w.mixed += len(blk.e)
-		}
+	if len(x.order) > 0 {
+		per := (len(x.slotOf) - x.nGrouped) / len(x.order)
+		w.outside = max(0, (w.b0+len(x.order)-w.b1)*per+w.i0-w.i1)
 	}
 	return w
+}
+
+// mixed finds the blocks of w whose ends p's end bounds do not hold
+// whole, and reports whether they hold at most limit entries (it stops
+// counting past it).
+func (x *Index) mixed(p *plan, w *window, limit int) bool {
+	if w.scanned {
+		n := 0
+		for _, b := range w.mixedBlocks {
+			n += len(x.order[b].e)
+		}
+		return n <= limit
+	}
+	if p.endMin == math.MinInt64 && p.endMax == math.MaxInt64 {
+		w.scanned = true
+		return true
+	}
+	n := 0
+	w.mixedBlocks = w.mixedBlocks[:0]
+	for b := w.b0; b < min(w.b1+1, len(x.order)); b++ {
+		if blk := x.order[b]; blk.minEnd < p.endMin || blk.maxEnd > p.endMax {
+			if n += len(blk.e); n > limit {
+				return false
+			}
+			w.mixedBlocks = append(w.mixedBlocks, b)
+		}
+	}
+	w.scanned = true
+	return true
 }
 
 // walkWindow calls fn with the slot of each match of p inside its start
@@ -167,7 +197,7 @@ func (x *Index) window(p *plan) window {
 // before an entry that passes the filters it decides (dates, statuses,
 // flags) is tested in the candidates, and ends the walk when it returns
 // false. It returns the number of entries it read.
-func (x *Index) walkWindow(p *plan, w window, fn func(slot uint32) bool, test func() bool) int {
+func (x *Index) walkWindow(p *plan, w *window, fn func(slot uint32) bool, test func() bool) int {
 	statuses, mask, flags, endMin, endMax := p.statuses, p.flagMask, p.flagWant, p.endMin, p.endMax
 	read := 0
 	for b, i := w.b0, w.i0; b < len(x.order) && b <= w.b1; b, i = b+1, 0 {
@@ -198,7 +228,7 @@ func (x *Index) walkWindow(p *plan, w window, fn func(slot uint32) bool, test fu
 // first start, after the last, or with an end outside the end bounds),
 // which it reads. The caller made sure that p has candidates and no
 // filter but those the entry decides.
-func (x *Index) countByKinds(p *plan, w window) (n, read int) {
+func (x *Index) countByKinds(p *plan, w *window) (n, read int) {
 	for k, kb := range x.kinds {
 		if k.flags&p.flagMask == p.flagWant && (p.statuses == 0 || p.statuses&(1<<k.status) != 0) {
 			n += int(p.cands.AndCardinality(kb))
