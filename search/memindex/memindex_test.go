@@ -158,6 +158,11 @@ func agreesAfterChanges(t *testing.T) {
 	if len(x.order) != 0 {
 		t.Errorf("the date order keeps %d blocks", len(x.order))
 	}
+	for k, b := range x.kinds {
+		if !b.IsEmpty() {
+			t.Errorf("the date order's kind %+v keeps %d slots", k, b.GetCardinality())
+		}
+	}
 	for l, m := range x.lists {
 		if len(m) != 0 {
 			t.Errorf("list filter %d keeps %d values", l, len(m))
@@ -177,6 +182,23 @@ func check(t *testing.T, round string, x *Index, live map[int64]search.EventDocu
 	}
 	if x.Count() != len(docs) {
 		t.Fatalf("%s: Count %d, want %d", round, x.Count(), len(docs))
+	}
+	// The kinds' slots are the date order's entries, each under its
+	// status and flags.
+	kinds := 0
+	for _, blk := range x.order {
+		for _, e := range blk.e {
+			if b := x.kinds[kindKey{e.status, e.flags}]; b == nil || !b.Contains(e.slot) {
+				t.Fatalf("%s: the entry of slot %d is not in its kind's slots", round, e.slot)
+			}
+			kinds++
+		}
+	}
+	for _, b := range x.kinds {
+		kinds -= int(b.GetCardinality())
+	}
+	if kinds != 0 {
+		t.Fatalf("%s: the kinds hold %d slots more than the date order", round, -kinds)
 	}
 	for i := 0; i < 400; i++ {
 		q := randomQuery(r, f, docs)
