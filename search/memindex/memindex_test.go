@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/RoaringBitmap/roaring/v2"
+
 	"github.com/calendar/eventcal/search"
 	"github.com/calendar/eventcal/search/searchtest"
 )
@@ -199,6 +201,40 @@ func check(t *testing.T, round string, x *Index, live map[int64]search.EventDocu
 	}
 	if kinds != 0 {
 		t.Fatalf("%s: the kinds hold %d slots more than the date order", round, -kinds)
+	}
+	// A short prefix's rows are its words' rows joined.
+	for lang, l := range x.langs {
+		for vis, v := range l.parts {
+			want := map[string]*prefixRows{}
+			for w, e := range v.byText {
+				shortPrefixes(w, func(p string) {
+					u := want[p]
+					if u == nil {
+						u = &prefixRows{title: roaring.New(), body: roaring.New()}
+						want[p] = u
+					}
+					for _, b := range [][2]*roaring.Bitmap{{u.title, e.title}, {u.body, e.body}} {
+						if b[1] != nil {
+							b[0].Or(b[1])
+						}
+					}
+				})
+			}
+			if len(want) != len(v.prefixes) {
+				t.Fatalf("%s: language %s, %+v: %d prefixes, want %d", round, lang, vis, len(v.prefixes), len(want))
+			}
+			for p, u := range want {
+				got := v.prefixes[p]
+				if got == nil {
+					t.Fatalf("%s: language %s, %+v: no rows for prefix %q", round, lang, vis, p)
+				}
+				for _, b := range [][2]*roaring.Bitmap{{u.title, got.title}, {u.body, got.body}} {
+					if g := b[1]; g == nil && !b[0].IsEmpty() || g != nil && !g.Equals(b[0]) {
+						t.Fatalf("%s: language %s, %+v: the rows of prefix %q differ from its words'", round, lang, vis, p)
+					}
+				}
+			}
+		}
 	}
 	for i := 0; i < 400; i++ {
 		q := randomQuery(r, f, docs)
