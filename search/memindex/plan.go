@@ -259,8 +259,8 @@ func (p *plan) each(x *Index, ordered int, fn func(e *entry), skip func(n int) b
 		es := blk.e[i:]
 		for k := range es {
 			e := &es[k]
-			read++
 			if e.start > p.startMax {
+				read += k + 1
 				return
 			}
 			if e.end < endMin || e.end > endMax || e.flags&mask != want ||
@@ -272,6 +272,7 @@ func (p *plan) each(x *Index, ordered int, fn func(e *entry), skip func(n int) b
 			}
 			fn(e)
 		}
+		read += len(es)
 	}
 }
 
