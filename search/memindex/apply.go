@@ -300,12 +300,7 @@ func (x *Index) load(preps []prepared) {
 		}
 	}
 	slices.SortFunc(all, x.compare)
-	x.order = blocks{}
-	for len(all) > 0 {
-		n := min(len(all), blockMax/2)
-		x.order = append(x.order, newBlock(slices.Clone(all[:n])))
-		all = all[n:]
-	}
+	x.setOrder(all)
 }
 
 // Remove deletes events, every document (occurrence) of each; IDs not in
@@ -444,6 +439,7 @@ func (x *Index) link(slot uint32, p *prepared) {
 				b = &ref.w.title
 			}
 			(*b).Add(slot)
+			ref.w.vocab.joinPrefixes(ref.w.text, slot, ref.title)
 		}
 		for _, a := range r.aliases {
 			a.Add(slot)
@@ -510,6 +506,7 @@ func (x *Index) unlink(slot uint32) {
 	r := &x.rows[slot]
 	for _, ref := range r.words {
 		e := ref.w
+		e.vocab.leavePrefixes(e.text, slot, ref.title)
 		b := &e.body
 		if ref.title {
 			b = &e.title

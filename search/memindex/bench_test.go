@@ -3,6 +3,10 @@ package memindex
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/calendar/eventcal/search"
@@ -156,5 +160,59 @@ func BenchmarkApply(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		x.Apply([]search.EventDocument{{ID: int64(i%1000 + 1), Status: "publish", Start: now + int64(i), End: now + int64(i) + 60,
 			Text: map[string]search.Text{"en": {Title: fmt.Sprintf("jazz night %d", i)}}}})
+	}
+}
+
+// textSizes returns the index sizes of the text benchmarks: 100,000 and
+// 1,000,000 events, or the comma-separated sizes in
+// MEMINDEX_BENCH_SIZES (a smaller run while working).
+func textSizes(b *testing.B) []int {
+	v := os.Getenv("MEMINDEX_BENCH_SIZES")
+	if v == "" {
+		return []int{100000, 1000000}
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			b.Fatalf("MEMINDEX_BENCH_SIZES: %q is not a size", f)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// typeaheadQueries are the load benchmark's typeahead requests (bench's
+// typeaheadPath): the growing prefixes of two words, and two whole words
+// the second with one typo.
+var typeaheadQueries = []string{"j", "ja", "jaz", "jazz", "jazz c", "jazz co", "jazz con", "jazz concert",
+	"f", "fe", "festival e", "festival exhib", "jazz cnocert ", "festival exhibitoin ", "c", "co"}
+
+// BenchmarkTypeahead measures the load benchmark's typeahead requests
+// (the date order, the first page of 8, anonymous) and its text searches
+// over 100,000 and 1,000,000 events, where a common word matches a fifth
+// of the events: go test ./search/memindex -run XXX -bench Typeahead.
+func BenchmarkTypeahead(b *testing.B) {
+	for _, n := range textSizes(b) {
+		x, now := benchIndex(n)
+		var qs []benchQuery
+		for _, t := range typeaheadQueries {
+			qs = append(qs, benchQuery{"typeahead " + t, with(now, func(q *search.EventQuery) { q.Query = t })})
+		}
+		qs = append(qs,
+			benchQuery{"search jazz", with(now, func(q *search.EventQuery) { q.Query = "jazz" })},
+			benchQuery{"search jazz, page 3", with(now, func(q *search.EventQuery) { q.Query = "jazz"; q.Offset = 16 })},
+			benchQuery{"search jazz, next month", with(now, func(q *search.EventQuery) {
+				q.Query = "jazz"
+				q.StartGTE, q.EndLTE = search.Some(now+30*86400), search.Some(now+61*86400)
+			})},
+			benchQuery{"search jazz concert", with(now, func(q *search.EventQuery) { q.Query = "jazz concert" })},
+			benchQuery{"relevance jazz", with(now, func(q *search.EventQuery) { q.Query = "jazz"; q.Relevance = true })},
+			benchQuery{"relevance jazz c", with(now, func(q *search.EventQuery) { q.Query = "jazz c"; q.Relevance = true })},
+			benchQuery{"relevance c", with(now, func(q *search.EventQuery) { q.Query = "c"; q.Relevance = true })},
+		)
+		runQueries(b, x, fmt.Sprintf("%d/", n), qs)
+		x = nil
+		runtime.GC()
 	}
 }

@@ -33,7 +33,14 @@
 //     limited to the aliased events. A query's list filters and words become one
 //     bitmap of candidates: when it is small its members are sorted,
 //     otherwise it is expanded to a flat bit set that the ordered pass tests
-//     with one load per entry.
+//     with one load per entry. Without facets, a date-ordered page of many
+//     candidates (a common word, a short prefix) is found by a walk of the
+//     date order that stops at the page, and its total counted from the
+//     cardinalities of the candidates among the entries of each status and
+//     flags (less those outside the dates); a relevance order splits the
+//     candidates into score tiers by bitmap operations and pages them the
+//     same way (textpage.go, tiers.go). So a search's work grows with its
+//     page, not with how many events share its words.
 //   - A table of the distinct geo points (events share their venue's): a
 //     radius query decides each point once, with the contract's rule
 //     (search.GeoCircle.Contains), after a latitude band that no point
@@ -114,6 +121,10 @@ type Index struct {
 	nGrouped int
 	// order holds an entry of every event, by (start, ID).
 	order blocks
+	// kinds holds the slots of the date order's entries by status and
+	// flags, so that a query counts its candidates among the entries of
+	// the kinds it keeps from cardinalities (see countByKinds).
+	kinds map[kindKey]*roaring.Bitmap
 	// lists holds, per list filter, the events of each value.
 	lists [numLists]map[int64]*roaring.Bitmap
 	// statuses numbers the statuses seen (codes 1 to maxStatusCode); a
@@ -132,6 +143,11 @@ type Index struct {
 	// walks compared with a term: the work of a text search that grows
 	// with the vocabulary (see Checked).
 	checked atomic.Uint64
+	// visited counts the date order's entries and candidates that queries
+	// read to find their pages and totals, and the kinds' bitmaps they
+	// intersected: the work of a list that may grow with its matches (the
+	// tests count it).
+	visited atomic.Uint64
 }
 
 // The list filters of a query, indexing Index.lists.
@@ -320,6 +336,10 @@ type vocabulary struct {
 	// pending holds the words a writer merged into sorted ahead of linking
 	// them (premerge), while it links them.
 	pending map[string]struct{}
+	// prefixes holds, for each prefix of one or two letters of its words,
+	// the rows whose title and whose body hold a word with it (see
+	// prefixRows).
+	prefixes map[string]*prefixRows
 }
 
 // recentMax bounds the unsorted new words of a vocabulary: a merge

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/RoaringBitmap/roaring/v2"
+
 	"github.com/calendar/eventcal/search"
 	"github.com/calendar/eventcal/search/searchtest"
 )
@@ -17,10 +19,18 @@ import (
 // generated queries of every filter, order, page and facet against the
 // reference (searchtest) after each round.
 func TestAgreesWithReferenceAfterChanges(t *testing.T) {
-	for _, c := range []struct{ recent, fewValues, chunk int }{{recentMax, fewValues, chunkWords}, {2, 0, 1}} {
-		t.Run(fmt.Sprintf("merge after %d new words, facets by match above %d values, chunks of %d words", c.recent, c.fewValues, c.chunk), func(t *testing.T) {
-			defer func(r, f, c int) { recentMax, fewValues, chunkWords = r, f, c }(recentMax, fewValues, chunkWords)
-			recentMax, fewValues, chunkWords = c.recent, c.fewValues, c.chunk
+	for _, c := range []struct{ recent, fewValues, chunk, counted, mode int }{
+		{recentMax, fewValues, chunkWords, minCounted, countedMode}, {2, 0, 1, minCounted, countedMode},
+		// Every page with candidates walked and counted by firstCounted,
+		// from the kinds' cardinalities, or else inside the dates.
+		{recentMax, fewValues, chunkWords, 0, countFromKinds},
+		{recentMax, fewValues, chunkWords, 0, countInside},
+	} {
+		t.Run(fmt.Sprintf("merge after %d new words, facets by match above %d values, chunks of %d words, counted from %d candidates, counting mode %d", c.recent, c.fewValues, c.chunk, c.counted, c.mode), func(t *testing.T) {
+			defer func(r, f, c, m, o int) {
+				recentMax, fewValues, chunkWords, minCounted, countedMode = r, f, c, m, o
+			}(recentMax, fewValues, chunkWords, minCounted, countedMode)
+			recentMax, fewValues, chunkWords, minCounted, countedMode = c.recent, c.fewValues, c.chunk, c.counted, c.mode
 			agreesAfterChanges(t)
 		})
 	}
@@ -137,6 +147,9 @@ func agreesAfterChanges(t *testing.T) {
 			if len(v.byText) != 0 || len(v.sorted)-v.stale != 0 || len(v.recent) != 0 {
 				t.Errorf("language %s, %+v keeps %d words after every event is gone", lang, vis, len(v.byText))
 			}
+			if len(v.prefixes) != 0 {
+				t.Errorf("language %s, %+v keeps the rows of %d prefixes after every event is gone", lang, vis, len(v.prefixes))
+			}
 		}
 		for to, a := range l.aliases {
 			if !a.IsEmpty() {
@@ -146,6 +159,11 @@ func agreesAfterChanges(t *testing.T) {
 	}
 	if len(x.order) != 0 {
 		t.Errorf("the date order keeps %d blocks", len(x.order))
+	}
+	for k, b := range x.kinds {
+		if !b.IsEmpty() {
+			t.Errorf("the date order's kind %+v keeps %d slots", k, b.GetCardinality())
+		}
 	}
 	for l, m := range x.lists {
 		if len(m) != 0 {
@@ -166,6 +184,57 @@ func check(t *testing.T, round string, x *Index, live map[int64]search.EventDocu
 	}
 	if x.Count() != len(docs) {
 		t.Fatalf("%s: Count %d, want %d", round, x.Count(), len(docs))
+	}
+	// The kinds' slots are the date order's entries, each under its
+	// status and flags.
+	kinds := 0
+	for _, blk := range x.order {
+		for _, e := range blk.e {
+			if b := x.kinds[kindKey{e.status, e.flags}]; b == nil || !b.Contains(e.slot) {
+				t.Fatalf("%s: the entry of slot %d is not in its kind's slots", round, e.slot)
+			}
+			kinds++
+		}
+	}
+	for _, b := range x.kinds {
+		kinds -= int(b.GetCardinality())
+	}
+	if kinds != 0 {
+		t.Fatalf("%s: the kinds hold %d slots more than the date order", round, -kinds)
+	}
+	// A short prefix's rows are its words' rows joined.
+	for lang, l := range x.langs {
+		for vis, v := range l.parts {
+			want := map[string]*prefixRows{}
+			for w, e := range v.byText {
+				shortPrefixes(w, func(p string) {
+					u := want[p]
+					if u == nil {
+						u = &prefixRows{title: roaring.New(), body: roaring.New()}
+						want[p] = u
+					}
+					for _, b := range [][2]*roaring.Bitmap{{u.title, e.title}, {u.body, e.body}} {
+						if b[1] != nil {
+							b[0].Or(b[1])
+						}
+					}
+				})
+			}
+			if len(want) != len(v.prefixes) {
+				t.Fatalf("%s: language %s, %+v: %d prefixes, want %d", round, lang, vis, len(v.prefixes), len(want))
+			}
+			for p, u := range want {
+				got := v.prefixes[p]
+				if got == nil {
+					t.Fatalf("%s: language %s, %+v: no rows for prefix %q", round, lang, vis, p)
+				}
+				for _, b := range [][2]*roaring.Bitmap{{u.title, got.title}, {u.body, got.body}} {
+					if g := b[1]; g == nil && !b[0].IsEmpty() || g != nil && !g.Equals(b[0]) {
+						t.Fatalf("%s: language %s, %+v: the rows of prefix %q differ from its words'", round, lang, vis, p)
+					}
+				}
+			}
+		}
 	}
 	for i := 0; i < 400; i++ {
 		q := randomQuery(r, f, docs)

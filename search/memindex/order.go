@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"sort"
+
+	"github.com/RoaringBitmap/roaring/v2"
 )
 
 // This file is the date order: entries in blocks of at most blockMax,
@@ -97,6 +99,7 @@ func (bs blocks) find(x *Index, e entry) (int, int) {
 }
 
 func (bs *blocks) insert(x *Index, e entry) {
+	x.kindSlots(&e).Add(e.slot)
 	if len(*bs) == 0 {
 		*bs = blocks{newBlock([]entry{e})}
 		return
@@ -119,6 +122,7 @@ func (bs *blocks) remove(x *Index, e entry) {
 	if b >= len(*bs) || i >= len((*bs)[b].e) || (*bs)[b].e[i].slot != e.slot {
 		return // not in the order (cannot happen: every live row is)
 	}
+	x.kindSlots(&e).Remove(e.slot)
 	blk := (*bs)[b]
 	blk.e = slices.Delete(blk.e, i, i+1)
 	if len(blk.e) == 0 {
@@ -163,4 +167,36 @@ func (bs blocks) lowerBound(start int64) (int, int) {
 		return b, 0
 	}
 	return b, sort.Search(len(bs[b].e), func(i int) bool { return bs[b].e[i].start >= start })
+}
+
+// kindSlots returns the bitmap of the slots of the date order's entries
+// with e's status and flags (Index.kinds), creating it.
+func (x *Index) kindSlots(e *entry) *roaring.Bitmap {
+	k := kindKey{e.status, e.flags}
+	if x.kinds == nil {
+		x.kinds = map[kindKey]*roaring.Bitmap{}
+	}
+	b := x.kinds[k]
+	if b == nil {
+		b = roaring.New()
+		x.kinds[k] = b
+	}
+	return b
+}
+
+// kindKey is a status code and flags of an entry.
+type kindKey struct{ status, flags uint8 }
+
+// setOrder makes the date order of all, sorted: blocks of half blockMax
+// (room to grow), and the kinds' slots.
+func (x *Index) setOrder(all []entry) {
+	x.order, x.kinds = blocks{}, nil
+	for i := range all {
+		x.kindSlots(&all[i]).Add(all[i].slot)
+	}
+	for len(all) > 0 {
+		n := min(len(all), blockMax/2)
+		x.order = append(x.order, newBlock(slices.Clone(all[:n])))
+		all = all[n:]
+	}
 }

@@ -193,8 +193,12 @@ func (p *plan) each(x *Index, ordered int, fn func(e *entry), skip func(n int) b
 	if p.mainNone {
 		return
 	}
+	// read counts the entries and candidates read (Index.visited).
+	read := 0
+	defer func() { x.visited.Add(uint64(read)) }()
 	if p.cands != nil && p.cands.GetCardinality()*sparse < uint64(len(x.slotOf)-x.nGrouped) {
 		cands := p.cands.ToArray()
+		read += len(cands)
 		cands = slices.DeleteFunc(cands, func(slot uint32) bool { return !p.passes(x, &x.ents[slot]) })
 		if !p.ranked() {
 			x.sortFirst(cands, ordered)
@@ -209,6 +213,7 @@ func (p *plan) each(x *Index, ordered int, fn func(e *entry), skip func(n int) b
 		it := p.cands.ManyIterator()
 		buf := make([]uint32, 256)
 		for n := it.NextMany(buf); n > 0; n = it.NextMany(buf) {
+			read += n
 			for _, slot := range buf[:n] {
 				p.set[slot>>6] |= 1 << (slot & 63)
 			}
@@ -233,6 +238,7 @@ func (p *plan) each(x *Index, ordered int, fn func(e *entry), skip func(n int) b
 			// passes the statuses and flags, as the entries that are
 			// candidates and inside the circle.
 			n, all := 0, true
+			read++
 			for _, k := range blk.kinds {
 				if k.flags&mask == want && (statuses == 0 || statuses&(1<<k.status) != 0) {
 					n += int(k.n)
@@ -243,6 +249,7 @@ func (p *plan) each(x *Index, ordered int, fn func(e *entry), skip func(n int) b
 			if set != nil || inside != nil {
 				if n = -1; all {
 					n = countIn(blk.e, set, inside)
+					read += len(blk.e)
 				}
 			}
 			if n >= 0 && skip(n) {
@@ -253,6 +260,7 @@ func (p *plan) each(x *Index, ordered int, fn func(e *entry), skip func(n int) b
 		for k := range es {
 			e := &es[k]
 			if e.start > p.startMax {
+				read += k + 1
 				return
 			}
 			if e.end < endMin || e.end > endMax || e.flags&mask != want ||
@@ -264,6 +272,7 @@ func (p *plan) each(x *Index, ordered int, fn func(e *entry), skip func(n int) b
 			}
 			fn(e)
 		}
+		read += len(es)
 	}
 }
 

@@ -14,9 +14,10 @@ import (
 
 // ranked runs a query ordered by something other than the date order:
 // best match first (a relevance order), then by the query's date (start
-// or publish date), then by ID and occurrence key. Every match of the
-// date order is scored, and a group once (its members match the same
-// words). In a start order a group's members are in that order already:
+// or publish date), then by ID and occurrence key. A relevance order by
+// start with many candidates is run by its score tiers (rankedTiers).
+// Otherwise every match of the date order is scored, and a group once
+// (its members match the same words). In a start order a group's members are in that order already:
 // within one score the matches are in the date order, so a page is cut
 // from the scores' runs as a date-ordered page is (scorePage), at a cost
 // that does not grow with its offset. In a publish-date order a group's
@@ -25,6 +26,9 @@ import (
 func (s *searcher) ranked(gs []groupHit) {
 	x, p := s.x, s.p
 	byStart := p.q.Sort != search.ByPublishDate
+	if byStart && s.rankedTiers(gs) {
+		return
+	}
 	var hits []rankHit
 	p.each(x, 0, func(e *entry) {
 		date := e.start

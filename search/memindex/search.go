@@ -112,6 +112,15 @@ func (s *searcher) ordered() {
 	if limit == 0 {
 		ordered = 0 // the total only: no order needed
 	}
+	if skip != nil {
+		if main, n, ok := s.firstCounted(s.p, ordered); ok {
+			for _, slot := range main[min(offset, len(main)):] {
+				s.put(slot)
+			}
+			s.res.Total = n
+			return
+		}
+	}
 	s.p.each(s.x, ordered, func(e *entry) {
 		if s.res.Total >= offset && s.res.Total < offset+limit {
 			s.put(e.slot)
@@ -193,6 +202,9 @@ func (s *searcher) mainFirst(p *plan, collect int, facets bool) ([]uint32, int) 
 	n := 0
 	var skip func(k int) bool
 	if !facets || len(p.q.Facets) == 0 {
+		if main, n, ok := s.firstCounted(p, collect); ok {
+			return main, n
+		}
 		skip = func(k int) bool {
 			if len(main) >= collect {
 				n += k

@@ -45,11 +45,16 @@ func (e eventEngine) Close() error                                              
 // linked one word per chunk (every document's words over many holds of
 // the lock). The usual chunk size runs the same part through the
 // embedded engine (search/embedded's TestConformance/Series), whose event
-// queries this index answers.
+// queries this index answers. It runs again with every query that has
+// candidates paged and counted by firstCounted and rankedTiers.
 func TestSeriesConformance(t *testing.T) {
-	defer func(c int) { chunkWords = c }(chunkWords)
-	chunkWords = 1
-	searchtest.RunSeries(t, func(*testing.T) search.Engine { return eventEngine{New()} })
+	for _, c := range []struct{ counted, mode int }{{minCounted, countedMode}, {0, countFromKinds}, {0, countInside}} {
+		t.Run(fmt.Sprintf("counted from %d candidates", c.counted), func(t *testing.T) {
+			defer func(c, m, o int) { chunkWords, minCounted, countedMode = c, m, o }(chunkWords, minCounted, countedMode)
+			chunkWords, minCounted, countedMode = 1, c.counted, c.mode
+			searchtest.RunSeries(t, func(*testing.T) search.Engine { return eventEngine{New()} })
+		})
+	}
 }
 
 // TestEntryStays32Bytes: the series number lives in the entry's padding;
@@ -91,10 +96,17 @@ func TestSeriesNumbersAreReused(t *testing.T) {
 // uniform occurrences and the date order must agree on every filter,
 // total, page, occurrence key and facet.
 func TestSeriesAgreeWithReferenceAfterChanges(t *testing.T) {
-	for _, c := range []struct{ chunk, deep int }{{chunkWords, deepOffset}, {3, 0}} {
-		t.Run(fmt.Sprintf("chunks of %d words, pages found by their start past offset %d", c.chunk, c.deep), func(t *testing.T) {
-			defer func(c, d int) { chunkWords, deepOffset = c, d }(chunkWords, deepOffset)
-			chunkWords, deepOffset = c.chunk, c.deep
+	for _, c := range []struct{ chunk, deep, counted, mode int }{
+		{chunkWords, deepOffset, minCounted, countedMode}, {3, 0, minCounted, countedMode},
+		// Every page with candidates walked and counted by firstCounted,
+		// from the kinds' cardinalities, or else inside the dates.
+		{3, 0, 0, countFromKinds}, {3, 0, 0, countInside},
+	} {
+		t.Run(fmt.Sprintf("chunks of %d words, pages found by their start past offset %d, counted from %d candidates, counting mode %d", c.chunk, c.deep, c.counted, c.mode), func(t *testing.T) {
+			defer func(c, d, m, o int) {
+				chunkWords, deepOffset, minCounted, countedMode = c, d, m, o
+			}(chunkWords, deepOffset, minCounted, countedMode)
+			chunkWords, deepOffset, minCounted, countedMode = c.chunk, c.deep, c.counted, c.mode
 			seriesAgree(t)
 		})
 	}

@@ -248,6 +248,7 @@ func (v *vocabulary) add(refs []wordRef, slot uint32, words []string, title bool
 			*b = roaring.New()
 		}
 		(*b).Add(slot)
+		v.joinPrefixes(w, slot, title)
 		refs = append(refs, wordRef{w: e, title: title})
 	}
 	return refs
@@ -328,6 +329,30 @@ func (x *wordIndex) matchParts(p *plan, l *language, t search.Term, scored bool)
 	checked := 0
 	for vis, v := range l.parts {
 		if !p.keeps(vis) {
+			continue
+		}
+		if u := v.prefixRows(t); u != nil {
+			// A prefix of one or two letters: its words' rows joined,
+			// the exact word's apart for the scores (a row that holds
+			// it is in the prefix's rows too, but its exact class
+			// scores higher: plan.score takes that first).
+			checked++
+			exact := v.byText[t.Word]
+			for g, b := range [2]*roaring.Bitmap{u.title, u.body} {
+				if b == nil {
+					continue
+				}
+				parts = append(parts, b)
+				if !scored {
+					continue
+				}
+				if exact != nil {
+					if eb := [2]*roaring.Bitmap{exact.title, exact.body}[g]; eb != nil {
+						classes[3*g] = append(classes[3*g], eb)
+					}
+				}
+				classes[3*g+1] = append(classes[3*g+1], b)
+			}
 			continue
 		}
 		checked += v.walk(t, func(e *word) {
@@ -433,4 +458,87 @@ func walkRecent(v *vocabulary, prefix string, visit func(string)) {
 			visit(w)
 		}
 	}
+}
+
+// prefixLetters is the length, in letters, up to which a vocabulary keeps
+// the rows of each prefix of its words joined (vocabulary.prefixes): a
+// typed prefix that short (search-as-you-type's first letters) expands
+// to many words, whose postings a query would otherwise join at a cost
+// that grows with the rows that hold them. A row's words leave together
+// (unlink), so a row leaves a prefix's rows with its words.
+const prefixLetters = 2
+
+// joinedPrefixes: queries read the joined rows of short prefixes. A
+// variable so that the tests can compare with walking their words.
+var joinedPrefixes = true
+
+// prefixRows is the rows whose title and whose body (description,
+// excerpt) hold a word with one prefix (nil: none).
+type prefixRows struct{ title, body *roaring.Bitmap }
+
+// shortPrefixes calls fn with each prefix of w of one to prefixLetters
+// letters.
+func shortPrefixes(w string, fn func(string)) {
+	for i, n := 0, 0; n < prefixLetters && i < len(w); n++ {
+		_, size := utf8.DecodeRuneInString(w[i:])
+		i += size
+		fn(w[:i])
+	}
+}
+
+// joinPrefixes adds slot to the rows of the short prefixes of word w (in
+// the title or the body).
+func (v *vocabulary) joinPrefixes(w string, slot uint32, title bool) {
+	shortPrefixes(w, func(p string) {
+		if v.prefixes == nil {
+			v.prefixes = map[string]*prefixRows{}
+		}
+		u := v.prefixes[p]
+		if u == nil {
+			u = &prefixRows{}
+			v.prefixes[p] = u
+		}
+		b := &u.body
+		if title {
+			b = &u.title
+		}
+		if *b == nil {
+			*b = roaring.New()
+		}
+		(*b).Add(slot)
+	})
+}
+
+// leavePrefixes removes slot from the rows of the short prefixes of word
+// w (in the title or the body): the row at slot leaves with all its
+// words.
+func (v *vocabulary) leavePrefixes(w string, slot uint32, title bool) {
+	shortPrefixes(w, func(p string) {
+		u := v.prefixes[p]
+		if u == nil {
+			return
+		}
+		b := &u.body
+		if title {
+			b = &u.title
+		}
+		if *b != nil {
+			if (*b).Remove(slot); (*b).IsEmpty() {
+				*b = nil
+			}
+		}
+		if u.title == nil && u.body == nil {
+			delete(v.prefixes, p)
+		}
+	})
+}
+
+// prefixRows returns the joined rows of t's words when t is a prefix term
+// of at most prefixLetters letters without typos (nil otherwise, or when
+// no word has it: the walk then finds none either).
+func (v *vocabulary) prefixRows(t search.Term) *prefixRows {
+	if !joinedPrefixes || !t.Prefix || t.Typos != 0 || utf8.RuneCountInString(t.Word) > prefixLetters {
+		return nil
+	}
+	return v.prefixes[t.Word]
 }
