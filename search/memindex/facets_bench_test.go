@@ -1,0 +1,49 @@
+package memindex
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/calendar/eventcal/search"
+)
+
+// facetQueries returns the facet rows of the load benchmark over the
+// window from now: what /events?facets=categories,venue&categories=N sends
+// for an anonymous caller (a count-only query without protected events),
+// the same over every category, and the filtered list row with facets.
+func facetQueries(now int64) []benchQuery {
+	w := func(f func(q *search.EventQuery)) search.EventQuery { return with(now, f) }
+	facets := []string{search.FacetCategories, search.FacetVenue}
+	return []benchQuery{
+		{"categories,venue of one category", w(func(q *search.EventQuery) { q.CategoryIDs, q.Facets, q.Limit = []int64{7}, facets, 0 })},
+		{"categories,venue of every event", w(func(q *search.EventQuery) { q.Facets, q.Limit = facets, 0 })},
+		{"every facet, dates+category+featured", w(func(q *search.EventQuery) {
+			q.StartGTE, q.EndLTE = search.Some(now+30*86400), search.Some(now+400*86400)
+			q.CategoryIDs, q.Featured, q.Facets, q.Limit = []int64{7}, search.Some(true), search.EventFacets, 0
+		})},
+		{"categories,venue of one category, one month", w(func(q *search.EventQuery) {
+			q.StartGTE, q.EndLTE = search.Some(now+100*86400), search.Some(now+130*86400)
+			q.CategoryIDs, q.Facets, q.Limit = []int64{7}, facets, 0
+		})},
+	}
+}
+
+// BenchmarkFacet measures the facet rows (facetQueries) at 100,000 events
+// and at the sizes FACET_BENCH_EVENTS lists (comma-separated; 1000000
+// takes about 4 GB and a minute to build):
+// go test ./search/memindex -run '^$' -bench Facet -benchtime 20x.
+func BenchmarkFacet(b *testing.B) {
+	sizes := []int{100000}
+	for _, s := range strings.Split(os.Getenv("FACET_BENCH_EVENTS"), ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && n > 0 {
+			sizes = append(sizes, n)
+		}
+	}
+	for _, n := range sizes {
+		x, now := benchIndex(n)
+		runQueries(b, x, fmt.Sprintf("%d/", n), facetQueries(now))
+	}
+}
