@@ -12,17 +12,28 @@ import (
 
 // This file counts the facets of a query's matches.
 
-// facetCounts counts the matches per value of each requested facet: the
-// flags as the matches go by, the list values at the end, by intersecting
-// the set of matches with each value's bitmap (a few microseconds a value,
-// where counting each match's values would read every matching row).
+// facetCounts counts the matches per value of each requested facet.
+//
+// Most queries (those whose filters are the dates, statuses, flags and
+// list filters) count the date order's matches from the facet buckets at
+// the end (fast; see facetIndex), so their facets cost a step per value
+// and week of the window, not a step per match. The others (text, IDs,
+// radius, parent, event status) count them as they go by: the flags at
+// once, the list values at the end, by intersecting the set of matches
+// with each value's bitmap (a few microseconds a value, where counting
+// each match's values would read every matching row). Either way each
+// group of uniform occurrences is counted once (addGroup).
 type facetCounts struct {
 	names []string
+	// p is the query's plan; fast says whether the date order's matches
+	// are counted from the facet buckets (add then counts nothing).
+	p    *plan
+	fast bool
 	// lists[l] says whether list filter l's values are counted.
 	lists [numLists]bool
-	// matches holds the matching slots as a bit set (nil: no list facet),
-	// and few the first fewMax of them, which are counted one by one when
-	// they are all the matches and many values are asked for.
+	// matches holds the matching slots as a bit set (nil: no list facet,
+	// or fast), and few the first fewMax of them, which are counted one by
+	// one when they are all the matches and many values are asked for.
 	matches []uint64
 	few     []uint32
 	n       int
@@ -50,12 +61,13 @@ var facetLists = map[string]int{
 	search.FacetVenue: listVenues, search.FacetOrganizer: listOrganizers,
 }
 
-func newFacetCounts(x *Index, names []string) *facetCounts {
-	c := &facetCounts{names: names}
+func newFacetCounts(x *Index, p *plan) *facetCounts {
+	names := p.q.Facets
+	c := &facetCounts{names: names, p: p, fast: bucketed(p)}
 	for _, f := range names {
 		if l, ok := facetLists[f]; ok {
 			c.lists[l] = true
-			if c.matches == nil {
+			if c.matches == nil && !c.fast {
 				c.matches = make([]uint64, (len(x.rows)+63)/64)
 			}
 		}
@@ -69,7 +81,23 @@ func newFacetCounts(x *Index, names []string) *facetCounts {
 	return c
 }
 
+// bucketed reports whether the facet buckets decide every filter of p:
+// the dates, statuses, flags and list filters (not text, IDs, a radius, a
+// parent, event statuses or a status without a code).
+func bucketed(p *plan) bool {
+	q := &p.q
+	return len(q.IDs) == 0 && !q.Near.Set && !p.needsRest() && (q.Query == "" || len(search.ParseQuery(q.Query)) == 0)
+}
+
+// perMatch reports whether the counts need every match of the date order
+// (add): facets are asked for, and the buckets do not count them.
+func (c *facetCounts) perMatch() bool { return len(c.names) > 0 && !c.fast }
+
+// add counts the match at slot (its entry e) of the date order.
 func (c *facetCounts) add(slot uint32, e *entry) {
+	if c.fast {
+		return
+	}
 	if c.matches != nil {
 		c.matches[slot>>6] |= 1 << (slot & 63)
 		if c.n++; c.n <= fewMax {
@@ -129,7 +157,9 @@ func (c *facetCounts) result(x *Index) map[string]map[string]int {
 	}
 	var byValue [numLists]map[int64]int
 	var matches *roaring.Bitmap
-	if c.matches != nil && c.n <= fewMax && values > fewValues {
+	if c.fast {
+		byValue = c.bucketCounts(x)
+	} else if c.matches != nil && c.n <= fewMax && values > fewValues {
 		for l, asked := range c.lists {
 			if !asked {
 				continue
@@ -183,6 +213,34 @@ func (c *facetCounts) result(x *Index) map[string]map[string]int {
 			}
 		}
 		out[f] = m
+	}
+	return out
+}
+
+// bucketCounts adds the date order's matches counted from the facet
+// buckets to the flags' counts and returns the list values' counts.
+func (c *facetCounts) bucketCounts(x *Index) [numLists]map[int64]int {
+	var out [numLists]map[int64]int
+	for l, asked := range c.lists {
+		if asked {
+			out[l] = map[int64]int{}
+		}
+	}
+	if c.p.none {
+		return out
+	}
+	s := &facetSums{asked: c.lists, featured: c.featured, ticketed: c.ticketed}
+	x.facets.count(c.p, s)
+	x.facets.work.Add(s.work)
+	for i, n := range s.paths {
+		x.facets.paths[i].Add(n)
+	}
+	for l, sums := range s.lists {
+		for vn, n := range sums {
+			if n > 0 {
+				out[l][x.facets.values[l].ids[vn]] = n
+			}
+		}
 	}
 	return out
 }

@@ -31,7 +31,7 @@ func (x *Index) Search(ctx context.Context, q search.EventQuery) (search.Result,
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	p := x.plan(q)
-	s := &searcher{x: x, p: p, res: search.Result{IDs: []int64{}}, counts: newFacetCounts(x, q.Facets)}
+	s := &searcher{x: x, p: p, res: search.Result{IDs: []int64{}}, counts: newFacetCounts(x, p)}
 	s.offset, s.limit = min(max(q.Offset, 0), maxPage), min(max(q.Limit, 0), maxPage)
 	if !p.none {
 		gs := p.groups(x)
@@ -99,7 +99,7 @@ func (s *searcher) first(e *entry) bool {
 func (s *searcher) ordered() {
 	offset, limit := s.offset, s.limit
 	var skip func(n int) bool
-	if len(s.p.q.Facets) == 0 {
+	if !s.counts.perMatch() {
 		skip = func(n int) bool {
 			if s.res.Total+n <= offset || s.res.Total >= offset+limit {
 				s.res.Total += n
@@ -192,7 +192,7 @@ func (s *searcher) mainFirst(p *plan, collect int, facets bool) ([]uint32, int) 
 	var main []uint32
 	n := 0
 	var skip func(k int) bool
-	if !facets || len(p.q.Facets) == 0 {
+	if !facets || !s.counts.perMatch() {
 		skip = func(k int) bool {
 			if len(main) >= collect {
 				n += k
@@ -320,7 +320,7 @@ func (s *searcher) collapsed(gs []groupHit) {
 	var main []uint32
 	listed := 0
 	var skip func(n int) bool
-	if len(s.p.q.Facets) == 0 {
+	if !s.counts.perMatch() {
 		// A block without occurrences (each checks) after the page is
 		// only counted: its single events are all listed.
 		skip = func(n int) bool {

@@ -1,0 +1,287 @@
+package memindex
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/calendar/eventcal/search"
+	"github.com/calendar/eventcal/search/searchtest"
+)
+
+// TestFacetBucketsAgreeWithReference indexes generated events (many of
+// them series with overrides), then moves, edits and removes them in
+// rounds, and checks the facets (and totals) of generated queries against
+// the reference after each round, with buckets of an hour (mostly one
+// document each), a week (the default), four months (values kept as bit
+// sets) and one bucket for everything: every way a bucket is counted
+// (whole, by a category's cells, as a bit set, cut by the dates) must
+// give the reference's counts. At the end, with every event removed, the
+// buckets and value numbers are gone.
+func TestFacetBucketsAgreeWithReference(t *testing.T) {
+	for _, width := range []int64{3600, 7 * 86400, 120 * 86400, 1 << 50} {
+		t.Run(fmt.Sprintf("buckets of %d s", width), func(t *testing.T) {
+			defer func(w int64) { facetWidth = w }(facetWidth)
+			facetWidth = width
+			facetBucketsAgree(t)
+		})
+	}
+}
+
+func facetBucketsAgree(t *testing.T) {
+	f := searchtest.Generate(13, 700, 30, 12)
+	fs := searchtest.WithSeries(f)
+	r := rand.New(rand.NewPCG(31, 32))
+	x := New()
+	live := map[int64][]search.EventDocument{}
+	var order []int64
+	for _, d := range fs.Events {
+		if _, ok := live[d.ID]; !ok {
+			order = append(order, d.ID)
+		}
+		live[d.ID] = append(live[d.ID], d)
+	}
+	write := func(ids []int64) {
+		var docs []search.EventDocument
+		for _, id := range ids {
+			docs = append(docs, live[id]...)
+		}
+		x.Apply(docs)
+	}
+	all := func() []search.EventDocument {
+		var docs []search.EventDocument
+		for _, id := range order {
+			docs = append(docs, live[id]...)
+		}
+		return docs
+	}
+	// Loaded in one call into an empty index (the bulk load), then the
+	// same events written again one batch at a time.
+	write(order)
+	checkFacets(t, "loaded", x, all(), f, r)
+	write(order[:1])
+	write(order[1:9])
+	write(order[9:])
+	checkFacets(t, "rewritten", x, all(), f, r)
+	cats := categoriesOf(fs.Events)
+	for round := 1; round <= 3; round++ {
+		var changed []int64
+		for _, id := range order {
+			docs := live[id]
+			if len(docs) == 0 || r.IntN(3) > 0 {
+				continue
+			}
+			other := fs.Events[r.IntN(len(fs.Events))]
+			for i := range docs {
+				d := &docs[i]
+				switch r.IntN(4) {
+				case 0: // moved, into another bucket most often
+					shift := int64(r.IntN(60*86400)) - 30*86400
+					d.Start, d.End = d.Start+shift, d.End+shift
+				case 1: // other values
+					d.CategoryIDs = slices.Clone(other.CategoryIDs)
+					if c := cats[r.IntN(len(cats))]; !slices.Contains(d.CategoryIDs, c) {
+						d.CategoryIDs = append(d.CategoryIDs, c) // no repeats: a document has none
+					}
+					d.VenueIDs, d.TagIDs, d.OrganizerIDs = other.VenueIDs, other.TagIDs, other.OrganizerIDs
+				case 2: // another kind
+					d.Status, d.Featured, d.Ticketed = other.Status, !d.Featured, other.Ticketed
+					d.HideFromListings, d.HasPassword = other.HideFromListings, other.HasPassword
+				default: // ends later: the bucket's end bound grows
+					d.End += int64(r.IntN(90 * 86400))
+				}
+			}
+			changed = append(changed, id)
+		}
+		write(changed)
+		var gone []int64
+		for _, id := range order {
+			if len(live[id]) > 0 && r.IntN(6) == 0 {
+				gone = append(gone, id)
+			}
+		}
+		x.Remove(gone)
+		saved := map[int64][]search.EventDocument{}
+		for _, id := range gone {
+			saved[id] = live[id]
+			delete(live, id)
+		}
+		checkFacets(t, fmt.Sprintf("round %d, removed", round), x, all(), f, r)
+		for _, id := range gone[:len(gone)/2] {
+			live[id] = saved[id]
+		}
+		write(gone[:len(gone)/2])
+		checkFacets(t, fmt.Sprintf("round %d", round), x, all(), f, r)
+	}
+	for _, p := range []int{pathWhole, pathCells, pathSet, pathCut} {
+		if x.facets.paths[p].Load() == 0 {
+			t.Errorf("no bucket was counted by way %d: the test does not exercise it", p)
+		}
+	}
+	x.Remove(order)
+	if len(x.facets.buckets) != 0 || len(x.facets.nums) != 0 {
+		t.Errorf("after removing everything: %d buckets, %d bucket numbers", len(x.facets.buckets), len(x.facets.nums))
+	}
+	for l, n := range x.facets.values {
+		if len(n.num) != 0 || len(n.free) != len(n.ids) {
+			t.Errorf("list filter %d keeps %d value numbers (%d free of %d)", l, len(n.num), len(n.free), len(n.ids))
+		}
+	}
+}
+
+// categoriesOf returns the distinct categories of docs.
+func categoriesOf(docs []search.EventDocument) []int64 {
+	var out []int64
+	for _, d := range docs {
+		for _, c := range d.CategoryIDs {
+			if !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// checkFacets runs generated queries that ask for facets, most of them
+// with only the filters the buckets decide (dates, statuses, flags, list
+// filters, often one category), against x and the reference over docs.
+func checkFacets(t *testing.T, round string, x *Index, docs []search.EventDocument, f *searchtest.Fixtures, r *rand.Rand) {
+	t.Helper()
+	if x.Count() != len(docs) {
+		t.Fatalf("%s: Count %d, want %d", round, x.Count(), len(docs))
+	}
+	cats := categoriesOf(docs)
+	for i := 0; i < 300; i++ {
+		q := randomQuery(r, f, docs)
+		facets := slices.Clone(search.EventFacets)
+		r.Shuffle(len(facets), func(i, j int) { facets[i], facets[j] = facets[j], facets[i] })
+		q.Facets = facets[:1+r.IntN(len(facets))]
+		if r.IntN(4) > 0 {
+			q.Query, q.IDs, q.Near, q.ParentID, q.Relevance = "", nil, search.Opt[search.GeoCircle]{}, search.Opt[int64]{}, false
+		}
+		if r.IntN(2) == 0 {
+			q.CategoryIDs = []int64{cats[r.IntN(len(cats))]}
+		}
+		if r.IntN(3) == 0 {
+			q.Statuses, q.ExcludeHidden, q.ExcludeProtected = []string{"publish"}, true, true // anonymous
+		}
+		q.CollapseSeries = r.IntN(3) == 0
+		got, err := x.Search(t.Context(), q)
+		if err != nil {
+			t.Fatalf("%s: %+v: %v", round, q, err)
+		}
+		if want := searchtest.ExpectedEvents(docs, q); got.Total != want.Total {
+			t.Fatalf("%s: %+v: total %d, want %d", round, q, got.Total, want.Total)
+		}
+		if want := searchtest.ExpectedFacets(docs, q); fmt.Sprint(got.Facets) != fmt.Sprint(want) {
+			t.Fatalf("%s: %+v: facets\n got %v\nwant %v", round, q, got.Facets, want)
+		}
+	}
+}
+
+// TestFacetWorkDoesNotGrowWithMatches counts the steps of a query's
+// facets (facetIndex.work: counts, cells and postings read, bit set words,
+// documents' dates read), not its time: over the same weeks, the facets of
+// ten times the matches take the same steps, whether the matches grow by
+// a category's events or by a flag the query no longer filters on (a step
+// more per kind and week kept); a window that cuts weeks adds at most the
+// documents of the two weeks it cuts. The old count visited every match.
+func TestFacetWorkDoesNotGrowWithMatches(t *testing.T) {
+	t.Parallel()
+	const (
+		week   = 7 * 86400
+		weeks  = 50
+		events = 20000
+		t0     = 1_800_086_400 - 1_800_086_400%week // a week's start
+	)
+	docs := make([]search.EventDocument, events)
+	for i := range docs {
+		// The j-th event of its week: every one of category 2, one in ten
+		// (j%20 < 2) of category 1 too, one in ten (j%10 == 0) featured;
+		// the events of category 1 have every kind, venue and tag that
+		// the others have, in each week.
+		j := i / weeks
+		start := int64(t0 + (i%weeks)*week + j)
+		cats := []int64{2}
+		if j%20 < 2 {
+			cats = append(cats, 1)
+		}
+		docs[i] = search.EventDocument{
+			ID: int64(i + 1), Status: "publish", Start: start, End: start + 3600, CategoryIDs: cats,
+			VenueIDs: []int64{int64(100 + (j/20)%8)}, TagIDs: []int64{int64(200 + (j/20)%3)}, Featured: j%10 == 0,
+		}
+	}
+	x := New()
+	x.Apply(docs)
+	facets := []string{search.FacetCategories, search.FacetVenue, search.FacetTags, search.FacetFeatured}
+	window := func(from, to int64, f func(q *search.EventQuery)) search.EventQuery {
+		q := search.EventQuery{StartGTE: search.Some(from), StartLT: search.Some(to), Facets: facets}
+		f(&q)
+		return q
+	}
+	all := func(*search.EventQuery) {}
+	weekly := func(from, to int) (int64, int64) { return t0 + int64(from)*week, t0 + int64(to)*week }
+	from, to := weekly(5, 45)
+	cutFrom, cutTo := from+3*86400, to+2*86400 // cuts weeks 5 and 45
+	pairs := []struct {
+		name      string
+		few, many search.EventQuery
+		edges     bool
+	}{
+		{"category 1, then category 2", window(from, to, func(q *search.EventQuery) { q.CategoryIDs = []int64{1} }),
+			window(from, to, func(q *search.EventQuery) { q.CategoryIDs = []int64{2} }), false},
+		{"featured, then every event", window(from, to, func(q *search.EventQuery) { q.Featured = search.Some(true) }),
+			window(from, to, all), false},
+		{"featured of category 2, then category 2", window(from, to, func(q *search.EventQuery) {
+			q.CategoryIDs, q.Featured = []int64{2}, search.Some(true)
+		}), window(from, to, func(q *search.EventQuery) { q.CategoryIDs = []int64{2} }), false},
+		{"category 1 or 2: featured, then all", window(from, to, func(q *search.EventQuery) {
+			q.CategoryIDs, q.Featured = []int64{1, 2}, search.Some(true)
+		}), window(from, to, func(q *search.EventQuery) { q.CategoryIDs = []int64{1, 2} }), false},
+		{"cut weeks: category 1, then category 2", window(cutFrom, cutTo, func(q *search.EventQuery) { q.CategoryIDs = []int64{1} }),
+			window(cutFrom, cutTo, func(q *search.EventQuery) { q.CategoryIDs = []int64{2} }), true},
+		{"cut weeks: featured, then every event", window(cutFrom, cutTo, func(q *search.EventQuery) { q.Featured = search.Some(true) }),
+			window(cutFrom, cutTo, all), true},
+	}
+	perWeek := events / weeks
+	for _, c := range pairs {
+		t.Run(c.name, func(t *testing.T) {
+			few, fewWork := facetRun(t, x, docs, c.few)
+			many, manyWork := facetRun(t, x, docs, c.many)
+			if many < 9*few {
+				t.Fatalf("%d matches, then %d: the case does not grow the matches ten times", few, many)
+			}
+			if fewWork == 0 {
+				t.Fatal("no step counted: the facets were not counted from the buckets")
+			}
+			// The steps grow by at most a step per kind (two) and week,
+			// and the documents of the two weeks cut.
+			slack := uint64(2 * weeks)
+			if c.edges {
+				slack += uint64(2 * perWeek)
+			}
+			if manyWork > fewWork+slack {
+				t.Errorf("%d matches: %d steps; %d matches: %d steps (allowed: %d)",
+					few, fewWork, many, manyWork, fewWork+slack)
+			}
+			t.Logf("%d matches: %d steps; %d matches: %d steps", few, fewWork, many, manyWork)
+		})
+	}
+}
+
+// facetRun runs q, checks its facets against the reference, and returns
+// its total and the steps its facets took.
+func facetRun(t *testing.T, x *Index, docs []search.EventDocument, q search.EventQuery) (int, uint64) {
+	t.Helper()
+	before := x.facets.work.Load()
+	got, err := x.Search(t.Context(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := x.facets.work.Load() - before
+	if want := searchtest.ExpectedFacets(docs, q); fmt.Sprint(got.Facets) != fmt.Sprint(want) {
+		t.Fatalf("%+v: facets\n got %v\nwant %v", q, got.Facets, want)
+	}
+	return got.Total, work
+}
