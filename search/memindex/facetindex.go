@@ -94,42 +94,49 @@ type cells struct {
 	cs []cell
 }
 
-// cell is one count of cells: key holds the kind, the list filter
-// (numLists for the documents themselves) and the value number.
-type cell struct {
-	key uint64
-	n   int32
-}
+// cell is one count of cells, in 8 bytes: its key (cellKey: the kind,
+// the list filter, numLists for the documents themselves, and the value
+// number) above its count (the low cellBits bits; a bucket holds far
+// fewer documents).
+type cell uint64
 
-// cellKey returns the key of the cell of kind k, list filter l and value
-// number vn.
-func cellKey(k, l int, vn int32) uint64 { return uint64(k)<<40 | uint64(l)<<32 | uint64(uint32(vn)) }
+// cellBits is the width of a cell's count.
+const cellBits = 24
 
-// add adds delta to the cell of key, adding or dropping it.
-func (c *cells) add(key uint64, delta int32) {
+// cellKey returns the key of the cell of kind k (below 2048), list filter
+// l (at most numLists) and value number vn (below 1<<25).
+func cellKey(k, l int, vn int32) uint64 { return uint64(k)<<28 | uint64(l)<<25 | uint64(uint32(vn)) }
+
+func (c cell) key() uint64 { return uint64(c) >> cellBits }
+func (c cell) n() int      { return int(c & (1<<cellBits - 1)) }
+
+// add adds delta (1 or -1) to the cell of key, adding or dropping it.
+func (c *cells) add(key uint64, delta int) {
 	i, found := slices.BinarySearchFunc(c.cs, key, func(e cell, k uint64) int {
 		switch {
-		case e.key < k:
+		case e.key() < k:
 			return -1
-		case e.key > k:
+		case e.key() > k:
 			return 1
 		}
 		return 0
 	})
 	if !found {
 		if delta > 0 {
-			c.cs = slices.Insert(c.cs, i, cell{key: key, n: delta})
+			c.cs = slices.Insert(c.cs, i, cell(key<<cellBits|uint64(delta)))
 		}
 		return
 	}
-	if c.cs[i].n += delta; c.cs[i].n <= 0 {
+	if n := c.cs[i].n() + delta; n > 0 {
+		c.cs[i] = cell(key<<cellBits | uint64(n))
+	} else {
 		c.cs = slices.Delete(c.cs, i, i+1)
 	}
 }
 
 // categoryCells adds (delta 1) or removes (-1) the document of row r and
 // kind k in the cells of each of its categories.
-func (f *facetIndex) categoryCells(b *fbucket, r *row, k int, delta int32) {
+func (f *facetIndex) categoryCells(b *fbucket, r *row, k, delta int) {
 	cats := r.lists[listCategories]
 	for j, c := range cats {
 		if slices.Contains(cats[:j], c) {
@@ -143,7 +150,7 @@ func (f *facetIndex) categoryCells(b *fbucket, r *row, k int, delta int32) {
 			cc = &cells{}
 			b.byCategory[c] = cc
 		}
-		cc.n += delta
+		cc.n += int32(delta)
 		cc.add(cellKey(k, numLists, 0), delta)
 		for l, vs := range r.lists {
 			for i, v := range vs {
@@ -619,22 +626,23 @@ func (s *facetSums) addWhole(b *fbucket, ok []bool, all bool) {
 func (s *facetSums) addCells(b *fbucket, cc *cells, ok []bool) {
 	for _, c := range cc.cs {
 		s.work++
-		k, l, vn := int(c.key>>40), int(c.key>>32&0xff), int32(uint32(c.key))
+		key := c.key()
+		k, l, vn := int(key>>28), int(key>>25&7), int32(key&(1<<25-1))
 		if !ok[k] {
 			continue
 		}
 		if l < numLists {
 			if s.asked[l] {
-				s.lists[l][vn] += int(c.n)
+				s.lists[l][vn] += c.n()
 			}
 			continue
 		}
 		flags := b.kinds[k].flags
 		if s.featured != nil {
-			s.featured[flags&flagFeatured>>bits.TrailingZeros8(flagFeatured)] += int(c.n)
+			s.featured[flags&flagFeatured>>bits.TrailingZeros8(flagFeatured)] += c.n()
 		}
 		if s.ticketed != nil {
-			s.ticketed[flags&flagTicketed>>bits.TrailingZeros8(flagTicketed)] += int(c.n)
+			s.ticketed[flags&flagTicketed>>bits.TrailingZeros8(flagTicketed)] += c.n()
 		}
 	}
 }

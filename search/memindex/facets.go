@@ -179,8 +179,13 @@ func (c *facetCounts) result(x *Index) map[string]map[string]int {
 	}
 	out := make(map[string]map[string]int, len(c.names))
 	for _, f := range c.names {
-		m := map[string]int{}
 		l, ok := facetLists[f]
+		var m map[string]int
+		if ok {
+			m = make(map[string]int, len(byValue[l])+len(c.grouped[l]))
+		} else {
+			m = map[string]int{}
+		}
 		if ok && byValue[l] != nil {
 			for v, n := range byValue[l] {
 				m[strconv.FormatInt(v, 10)] = n
@@ -221,12 +226,12 @@ func (c *facetCounts) result(x *Index) map[string]map[string]int {
 // buckets to the flags' counts and returns the list values' counts.
 func (c *facetCounts) bucketCounts(x *Index) [numLists]map[int64]int {
 	var out [numLists]map[int64]int
-	for l, asked := range c.lists {
-		if asked {
-			out[l] = map[int64]int{}
-		}
-	}
 	if c.p.none {
+		for l, asked := range c.lists {
+			if asked {
+				out[l] = map[int64]int{}
+			}
+		}
 		return out
 	}
 	s := &facetSums{asked: c.lists, featured: c.featured, ticketed: c.ticketed}
@@ -235,10 +240,20 @@ func (c *facetCounts) bucketCounts(x *Index) [numLists]map[int64]int {
 	for i, n := range s.paths {
 		x.facets.paths[i].Add(n)
 	}
-	for l, sums := range s.lists {
-		for vn, n := range sums {
-			if n > 0 {
-				out[l][x.facets.values[l].ids[vn]] = n
+	for l, asked := range c.lists {
+		if !asked {
+			continue
+		}
+		sums, n := s.lists[l], 0
+		for _, k := range sums {
+			if k > 0 {
+				n++
+			}
+		}
+		out[l] = make(map[int64]int, n)
+		for vn, k := range sums {
+			if k > 0 {
+				out[l][x.facets.values[l].ids[vn]] = k
 			}
 		}
 	}
