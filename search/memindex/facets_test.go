@@ -2,6 +2,7 @@ package memindex
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -284,4 +285,60 @@ func facetRun(t *testing.T, x *Index, docs []search.EventDocument, q search.Even
 		t.Fatalf("%+v: facets\n got %v\nwant %v", q, got.Facets, want)
 	}
 	return got.Total, work
+}
+
+// TestFacetBucketsAtTheEndsOfTime checks the facets of events at the ends
+// of int64 and around zero (buckets before and after the epoch, the first
+// and last bucket numbers), some ending before they start, against the
+// reference, for windows that hold, cut or miss their buckets.
+func TestFacetBucketsAtTheEndsOfTime(t *testing.T) {
+	t.Parallel()
+	starts := []int64{math.MinInt64, math.MinInt64 + 1, -facetWidth - 1, -facetWidth, -1, 0, 1, facetWidth - 1, facetWidth,
+		math.MaxInt64 - 1, math.MaxInt64}
+	var docs []search.EventDocument
+	for i, s := range starts {
+		for k := range 3 {
+			end := s
+			switch k {
+			case 1:
+				end = s - 10 // ends before it starts
+				if end > s {
+					end = s
+				}
+			case 2:
+				end = math.MaxInt64
+			}
+			docs = append(docs, search.EventDocument{
+				ID: int64(10*i + k + 1), Status: "publish", Start: s, End: end, CategoryIDs: []int64{int64(1 + k%2)},
+				VenueIDs: []int64{int64(i % 3)}, Featured: k == 0,
+			})
+		}
+	}
+	x := New()
+	x.Apply(docs)
+	some := search.Some[int64]
+	var none search.Opt[int64]
+	for _, tc := range []struct {
+		name          string
+		gte, lt, endB search.Opt[int64]
+	}{
+		{"every date", none, none, none},
+		{"from zero", some(0), none, none},
+		{"before zero", none, some(0), none},
+		{"around zero", some(-facetWidth), some(facetWidth), none},
+		{"ending by zero", none, none, some(0)},
+		{"the last second", some(math.MaxInt64), none, none},
+		{"the first second", none, some(math.MinInt64 + 1), none},
+	} {
+		for _, cats := range [][]int64{nil, {1}, {1, 2}} {
+			q := search.EventQuery{StartGTE: tc.gte, StartLT: tc.lt, EndLTE: tc.endB, CategoryIDs: cats, Facets: search.EventFacets}
+			got, err := x.Search(t.Context(), q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := searchtest.ExpectedFacets(docs, q); fmt.Sprint(got.Facets) != fmt.Sprint(want) {
+				t.Errorf("%s, categories %v: facets\n got %v\nwant %v", tc.name, cats, got.Facets, want)
+			}
+		}
+	}
 }
