@@ -454,6 +454,8 @@ type facetSums struct {
 	// buckets taken each way.
 	work  uint64
 	paths [numPaths]uint64
+	// matches counts the matches.
+	matches int
 }
 
 // count adds the facets of the date order's documents that match p to s.
@@ -592,6 +594,7 @@ func (s *facetSums) addWhole(b *fbucket, ok []bool, all bool) {
 			continue
 		}
 		s.work++
+		s.matches += int(kd.n)
 		if s.featured != nil {
 			s.featured[kd.flags&flagFeatured>>bits.TrailingZeros8(flagFeatured)] += int(kd.n)
 		}
@@ -637,6 +640,7 @@ func (s *facetSums) addCells(b *fbucket, cc *cells, ok []bool) {
 			}
 			continue
 		}
+		s.matches += c.n()
 		flags := b.kinds[k].flags
 		if s.featured != nil {
 			s.featured[flags&flagFeatured>>bits.TrailingZeros8(flagFeatured)] += c.n()
@@ -649,6 +653,8 @@ func (s *facetSums) addCells(b *fbucket, cc *cells, ok []bool) {
 
 // addSet adds the counts of the documents of b in the bit set m.
 func (s *facetSums) addSet(b *fbucket, m []uint64) {
+	s.matches += andCount(m, m)
+	s.work += uint64(len(m))
 	if s.featured != nil || s.ticketed != nil {
 		for k := range b.kinds {
 			kd := &b.kinds[k]

@@ -42,6 +42,12 @@ type facetCounts struct {
 	// grouped counts, per list filter, the values of the groups' matching
 	// members (addGroup).
 	grouped [numLists]map[int64]int
+	// counted says whether the buckets were counted (bucketCounts):
+	// byValue holds their counts of the list values, and dateMatches the
+	// date order's matches.
+	counted     bool
+	byValue     [numLists]map[int64]int
+	dateMatches int
 }
 
 // fewMax and fewValues choose how list facets are counted: with at most
@@ -110,6 +116,26 @@ func (c *facetCounts) add(slot uint32, e *entry) {
 	if c.ticketed != nil {
 		c.ticketed[e.flags&flagTicketed>>bits.TrailingZeros8(flagTicketed)]++
 	}
+}
+
+// countOnly answers a query that asks for its total and facets only (no
+// page, series not collapsed) from the facet buckets, when they count
+// its facets: the date order's matches counted there, and the groups'
+// members in the date bounds. It reports whether it did. (The facet
+// query of a list is such a query: its matches are not read one by one.)
+func (s *searcher) countOnly(gs []groupHit) bool {
+	c := s.counts
+	if !c.fast || s.limit != 0 || s.p.q.CollapseSeries {
+		return false
+	}
+	c.bucketCounts(s.x)
+	total := c.dateMatches
+	for _, h := range gs {
+		total += h.hi - h.lo
+		c.addGroup(s.x, h.g, h.hi-h.lo)
+	}
+	s.res.Total = total
+	return true
 }
 
 // addGroup counts n matching members of group g: as many times its
@@ -223,19 +249,25 @@ func (c *facetCounts) result(x *Index) map[string]map[string]int {
 }
 
 // bucketCounts adds the date order's matches counted from the facet
-// buckets to the flags' counts and returns the list values' counts.
+// buckets to the flags' counts and returns the list values' counts
+// (counted once).
 func (c *facetCounts) bucketCounts(x *Index) [numLists]map[int64]int {
-	var out [numLists]map[int64]int
+	if c.counted {
+		return c.byValue
+	}
+	c.counted = true
+	out := &c.byValue
 	if c.p.none {
 		for l, asked := range c.lists {
 			if asked {
 				out[l] = map[int64]int{}
 			}
 		}
-		return out
+		return *out
 	}
 	s := &facetSums{asked: c.lists, featured: c.featured, ticketed: c.ticketed}
 	x.facets.count(c.p, s)
+	c.dateMatches = s.matches
 	x.facets.work.Add(s.work)
 	for i, n := range s.paths {
 		x.facets.paths[i].Add(n)
@@ -257,5 +289,5 @@ func (c *facetCounts) bucketCounts(x *Index) [numLists]map[int64]int {
 			}
 		}
 	}
-	return out
+	return *out
 }

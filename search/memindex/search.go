@@ -36,6 +36,7 @@ func (x *Index) Search(ctx context.Context, q search.EventQuery) (search.Result,
 	if !p.none {
 		gs := p.groups(x)
 		switch {
+		case s.countOnly(gs):
 		case p.ranked():
 			s.ranked(gs)
 		case q.CollapseSeries:
