@@ -505,69 +505,78 @@ func (f *facetIndex) count(p *plan, s *facetSums) {
 		} else {
 			s.paths[pathCut]++
 		}
-		// The bucket's matches as a bit set of its local numbers.
-		words := (len(b.start) + 63) / 64
-		m = slices.Grow(m[:0], words)[:words]
-		if filtered {
-			empty := false
-			first := true
-			for l, vs := range want {
-				if len(vs) == 0 {
-					continue
-				}
-				t = slices.Grow(t[:0], words)[:words]
-				clear(t)
-				for _, v := range vs {
-					if vn, in := f.values[l].num[v]; in {
-						if at, in := b.lists[l].at[vn]; in {
-							s.work += orInto(t, &b.lists[l].vs[at])
-						}
-					}
-				}
-				if first {
-					copy(m, t)
-					first = false
-				} else {
-					andInto(m, t)
-				}
-				s.work += uint64(words)
-				if empty = isEmpty(m); empty {
-					break
-				}
-			}
-			if empty {
-				continue
-			}
-		} else {
-			copy(m, b.live)
-		}
-		if !all {
-			t = slices.Grow(t[:0], words)[:words]
-			clear(t)
-			for k := range b.kinds {
-				if ok[k] {
-					orWords(t, b.kinds[k].bits)
-					s.work += uint64(words)
-				}
-			}
-			andInto(m, t)
-		}
-		if !whole {
-			// The dates cut the bucket: each document left is decided.
-			for w := range m {
-				word := m[w]
-				for word != 0 {
-					i := w<<6 + bits.TrailingZeros64(word)
-					word &= word - 1
-					s.work++
-					if st, en := b.start[i], b.end[i]; st < p.startMin || st > p.startMax || en < p.endMin || en > p.endMax {
-						m[w] &^= 1 << (i & 63)
-					}
-				}
-			}
+		var empty bool
+		if m, t, empty = f.matchSet(b, p, &want, ok, all, whole, m, t, &s.work); empty {
+			continue
 		}
 		s.addSet(b, m)
 	}
+}
+
+// matchSet returns the matches of p in bucket b as a bit set of its local
+// numbers, in m (t is scratch; both are returned for reuse), and whether
+// there is none: the documents of the values of the list filters (want;
+// none: every document), of the kinds ok (all: every kind with documents)
+// and, unless the dates hold the bucket whole, in the dates. It adds its
+// steps to work.
+func (f *facetIndex) matchSet(b *fbucket, p *plan, want *[numLists][]int64, ok []bool, all, whole bool,
+	m, t []uint64, work *uint64) (_, _ []uint64, empty bool) {
+	words := (len(b.start) + 63) / 64
+	m = slices.Grow(m[:0], words)[:words]
+	first := true
+	for l, vs := range want {
+		if len(vs) == 0 {
+			continue
+		}
+		t = slices.Grow(t[:0], words)[:words]
+		clear(t)
+		for _, v := range vs {
+			if vn, in := f.values[l].num[v]; in {
+				if at, in := b.lists[l].at[vn]; in {
+					*work += orInto(t, &b.lists[l].vs[at])
+				}
+			}
+		}
+		if first {
+			copy(m, t)
+			first = false
+		} else {
+			andInto(m, t)
+		}
+		*work += uint64(words)
+		if isEmpty(m) {
+			return m, t, true
+		}
+	}
+	if first {
+		copy(m, b.live)
+	}
+	if !all {
+		t = slices.Grow(t[:0], words)[:words]
+		clear(t)
+		for k := range b.kinds {
+			if ok[k] {
+				orWords(t, b.kinds[k].bits)
+				*work += uint64(words)
+			}
+		}
+		andInto(m, t)
+	}
+	if !whole {
+		// The dates cut the bucket: each document left is decided.
+		for w := range m {
+			word := m[w]
+			for word != 0 {
+				i := w<<6 + bits.TrailingZeros64(word)
+				word &= word - 1
+				*work++
+				if st, en := b.start[i], b.end[i]; st < p.startMin || st > p.startMax || en < p.endMin || en > p.endMax {
+					m[w] &^= 1 << (i & 63)
+				}
+			}
+		}
+	}
+	return m, t, false
 }
 
 // keeps returns, per kind of the bucket, whether p keeps it, whether it
