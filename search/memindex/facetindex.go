@@ -18,6 +18,11 @@ import (
 // week). A variable so that the tests can take small buckets.
 var facetWidth int64 = 7 * 86400
 
+// bucketListMin is the number of candidates per bucket of a list's window
+// from which the list is read by the buckets (facetIndex.each). A
+// variable so that the tests can read every list by them.
+var bucketListMin = 16
+
 // facetIndex holds the documents of the date order (single events and
 // occurrences with an override; the groups' members are counted per
 // group) by bucket: the week of their start.
@@ -44,9 +49,11 @@ var facetWidth int64 = 7 * 86400
 type facetIndex struct {
 	// work counts the steps of every query's facets so far (facetSums.work),
 	// and paths the buckets they took each way (see facetPath).
-	work    atomic.Uint64
-	paths   [numPaths]atomic.Uint64
-	buckets map[int64]*fbucket
+	work  atomic.Uint64
+	paths [numPaths]atomic.Uint64
+	// listWork counts the steps of the lists read by the buckets (each).
+	listWork atomic.Uint64
+	buckets  map[int64]*fbucket
 	// nums holds the numbers of the buckets, in order.
 	nums []int64
 	// local holds each slot's local number in its bucket (slots of the
@@ -70,9 +77,11 @@ type valueNumbers struct {
 type fbucket struct {
 	num int64
 	n   int
-	// start and end hold each local number's dates; live marks the local
-	// numbers in use, free those free below len(start).
+	// start and end hold each local number's dates and slot its slot;
+	// live marks the local numbers in use, free those free below
+	// len(start).
 	start, end []int64
+	slot       []uint32
 	live       []uint64
 	free       []uint32
 	// minStart to maxEnd bound the dates of the live documents (exactly:
@@ -221,10 +230,10 @@ func (f *facetIndex) add(x *Index, slot uint32, e *entry) {
 	var i uint32
 	if k := len(b.free); k > 0 {
 		i, b.free = b.free[k-1], b.free[:k-1]
-		b.start[i], b.end[i] = e.start, e.end
+		b.start[i], b.end[i], b.slot[i] = e.start, e.end, slot
 	} else {
 		i = uint32(len(b.start))
-		b.start, b.end = append(b.start, e.start), append(b.end, e.end)
+		b.start, b.end, b.slot = append(b.start, e.start), append(b.end, e.end), append(b.slot, slot)
 	}
 	setBit(&b.live, i)
 	b.n++
@@ -744,5 +753,59 @@ func isEmpty(m []uint64) bool {
 			return false
 		}
 	}
+	return true
+}
+
+// each is plan.each by the buckets, for a plan in the date order (not
+// ranked, series not collapsed) with list filters whose filters the
+// buckets decide (bucketed): each bucket of the window in turn, its
+// matches a bit set (matchSet), counted by skip when it takes them, else
+// read in the date order. So a list filtered by a category costs a step
+// per posting of the category in the window (or per 64 documents of a
+// week, for a category on many of them) and the page, where the
+// candidates would each be read from the entries. Below bucketListMin
+// candidates per bucket of the window, reading them costs less, and each
+// leaves them to plan.each. It reports whether it ran.
+func (f *facetIndex) each(x *Index, p *plan, fn func(e *entry), skip func(n int) bool) bool {
+	if p.cands == nil || p.ranked() || p.q.CollapseSeries || !bucketed(p) {
+		return false
+	}
+	lo, hi := bucketOf(p.startMin), bucketOf(p.startMax)
+	first := sort.Search(len(f.nums), func(i int) bool { return f.nums[i] >= lo })
+	last := sort.Search(len(f.nums), func(i int) bool { return f.nums[i] > hi })
+	if p.cands.GetCardinality() < uint64(bucketListMin*(last-first)) {
+		return false
+	}
+	want := [numLists][]int64{p.q.CategoryIDs, p.q.TagIDs, p.q.VenueIDs, p.q.OrganizerIDs}
+	var m, t []uint64
+	var slots []uint32
+	ok := make([]bool, 0, 8)
+	var work uint64
+	for i := first; i < last; i++ {
+		b := f.buckets[f.nums[i]]
+		if b.minEnd > p.endMax || b.maxEnd < p.endMin {
+			continue
+		}
+		var all, some, empty bool
+		if ok, all, some = b.keeps(p, ok[:0]); !some {
+			continue
+		}
+		whole := b.minStart >= p.startMin && b.maxStart <= p.startMax && b.minEnd >= p.endMin && b.maxEnd <= p.endMax
+		if m, t, empty = f.matchSet(b, p, &want, ok, all, whole, m, t, &work); empty {
+			continue
+		}
+		if skip != nil {
+			if n := andCount(m, m); n == 0 || skip(n) {
+				continue
+			}
+		}
+		slots = slots[:0]
+		eachBit(m, func(i uint32) { slots = append(slots, b.slot[i]) })
+		slices.SortFunc(slots, func(a, b uint32) int { return x.compare(x.ents[a], x.ents[b]) })
+		for _, slot := range slots {
+			fn(&x.ents[slot])
+		}
+	}
+	f.listWork.Add(work)
 	return true
 }

@@ -23,8 +23,8 @@ import (
 func TestFacetBucketsAgreeWithReference(t *testing.T) {
 	for _, width := range []int64{3600, 7 * 86400, 120 * 86400, 1 << 50} {
 		t.Run(fmt.Sprintf("buckets of %d s", width), func(t *testing.T) {
-			defer func(w int64) { facetWidth = w }(facetWidth)
-			facetWidth = width
+			defer func(w int64, m int) { facetWidth, bucketListMin = w, m }(facetWidth, bucketListMin)
+			facetWidth, bucketListMin = width, 0 // every list with list filters read by the buckets
 			facetBucketsAgree(t)
 		})
 	}
@@ -120,6 +120,9 @@ func facetBucketsAgree(t *testing.T) {
 			t.Errorf("no bucket was counted by way %d: the test does not exercise it", p)
 		}
 	}
+	if x.facets.listWork.Load() == 0 {
+		t.Error("no list was read by the buckets: the test does not exercise facetIndex.each")
+	}
 	x.Remove(order)
 	if len(x.facets.buckets) != 0 || len(x.facets.nums) != 0 {
 		t.Errorf("after removing everything: %d buckets, %d bucket numbers", len(x.facets.buckets), len(x.facets.nums))
@@ -147,7 +150,8 @@ func categoriesOf(docs []search.EventDocument) []int64 {
 // checkFacets runs generated queries that ask for facets, most of them
 // with only the filters the buckets decide (dates, statuses, flags, list
 // filters, often one category; a third of them for the total and facets
-// only), against x and the reference over docs: totals and facets.
+// only), against x and the reference over docs: totals, pages (with their
+// occurrence keys) and facets.
 func checkFacets(t *testing.T, round string, x *Index, docs []search.EventDocument, f *searchtest.Fixtures, r *rand.Rand) {
 	t.Helper()
 	if x.Count() != len(docs) {
@@ -176,8 +180,18 @@ func checkFacets(t *testing.T, round string, x *Index, docs []search.EventDocume
 		if err != nil {
 			t.Fatalf("%s: %+v: %v", round, q, err)
 		}
-		if want := searchtest.ExpectedEvents(docs, q); got.Total != want.Total {
+		want := searchtest.ExpectedEvents(docs, q)
+		if got.Total != want.Total {
 			t.Fatalf("%s: %+v: total %d, want %d", round, q, got.Total, want.Total)
+		}
+		if !q.Relevance || q.Query == "" {
+			gotOcc := make([]string, len(got.IDs))
+			for k := range got.IDs {
+				gotOcc[k] = got.Occurrence(k)
+			}
+			if !slices.Equal(got.IDs, want.IDs) || !slices.Equal(gotOcc, want.Occurrences) {
+				t.Fatalf("%s: %+v: page %v %q, want %v %q", round, q, got.IDs, gotOcc, want.IDs, want.Occurrences)
+			}
 		}
 		if want := searchtest.ExpectedFacets(docs, q); fmt.Sprint(got.Facets) != fmt.Sprint(want) {
 			t.Fatalf("%s: %+v: facets\n got %v\nwant %v", round, q, got.Facets, want)
@@ -345,4 +359,18 @@ func TestFacetBucketsAtTheEndsOfTime(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestListsByBucketsAgreeWithReference runs the engine's agreement tests
+// (generated events and series, changed in rounds, with generated queries
+// of every filter, order and page, deep pages found by their start) with
+// every list that has list filters read by the facet buckets
+// (facetIndex.each), so that its pages and totals are checked as the date
+// order's.
+func TestListsByBucketsAgreeWithReference(t *testing.T) {
+	defer func(m, d int) { bucketListMin, deepOffset = m, d }(bucketListMin, deepOffset)
+	bucketListMin = 0
+	t.Run("events", agreesAfterChanges)
+	deepOffset = 0
+	t.Run("series, pages found by their start", seriesAgree)
 }

@@ -190,7 +190,7 @@ const sparse = 16
 // filters are all decided by the summary (statuses and flags), or, with
 // candidates or a radius, when every entry of the block passes those.
 func (p *plan) each(x *Index, ordered int, fn func(e *entry), skip func(n int) bool) {
-	if p.mainNone {
+	if p.mainNone || x.facets.each(x, p, fn, skip) {
 		return
 	}
 	if p.cands != nil && p.cands.GetCardinality()*sparse < uint64(len(x.slotOf)-x.nGrouped) {
