@@ -14,7 +14,8 @@ import (
 // facetQueries returns the facet rows of the load benchmark over the
 // window from now: what /events?facets=categories,venue&categories=N sends
 // for an anonymous caller (a count-only query without protected events),
-// the same over every category, and the filtered list row with facets.
+// the same over every category, and the filtered list row with facets;
+// and the list pages of one category and of the filtered row.
 func facetQueries(now int64) []benchQuery {
 	w := func(f func(q *search.EventQuery)) search.EventQuery { return with(now, f) }
 	facets := []string{search.FacetCategories, search.FacetVenue}
@@ -28,6 +29,13 @@ func facetQueries(now int64) []benchQuery {
 		{"categories,venue of one category, one month", w(func(q *search.EventQuery) {
 			q.StartGTE, q.EndLTE = search.Some(now+100*86400), search.Some(now+130*86400)
 			q.CategoryIDs, q.Facets, q.Limit = []int64{7}, facets, 0
+		})},
+		// The list pages that come with them: the page of the facet row
+		// (one category) and the filtered row.
+		{"list page of one category", w(func(q *search.EventQuery) { q.CategoryIDs = []int64{7} })},
+		{"list page, dates+category+featured", w(func(q *search.EventQuery) {
+			q.StartGTE, q.EndLTE = search.Some(now+30*86400), search.Some(now+400*86400)
+			q.CategoryIDs, q.Featured = []int64{7}, search.Some(true)
 		})},
 	}
 }

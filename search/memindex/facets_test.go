@@ -208,31 +208,9 @@ func checkFacets(t *testing.T, round string, x *Index, docs []search.EventDocume
 // documents of the two weeks it cuts. The old count visited every match.
 func TestFacetWorkDoesNotGrowWithMatches(t *testing.T) {
 	t.Parallel()
-	const (
-		week   = 7 * 86400
-		weeks  = 50
-		events = 20000
-		t0     = 1_800_086_400 - 1_800_086_400%week // a week's start
-	)
-	docs := make([]search.EventDocument, events)
-	for i := range docs {
-		// The j-th event of its week: every one of category 2, one in ten
-		// (j%20 < 2) of category 1 too, one in ten (j%10 == 0) featured;
-		// the events of category 1 have every kind, venue and tag that
-		// the others have, in each week.
-		j := i / weeks
-		start := int64(t0 + (i%weeks)*week + j)
-		cats := []int64{2}
-		if j%20 < 2 {
-			cats = append(cats, 1)
-		}
-		docs[i] = search.EventDocument{
-			ID: int64(i + 1), Status: "publish", Start: start, End: start + 3600, CategoryIDs: cats,
-			VenueIDs: []int64{int64(100 + (j/20)%8)}, TagIDs: []int64{int64(200 + (j/20)%3)}, Featured: j%10 == 0,
-		}
-	}
-	x := New()
-	x.Apply(docs)
+	x, docs, t0 := workIndex()
+	from, to := t0+5*week, t0+45*week
+	cutFrom, cutTo := from+3*86400, to+2*86400 // cuts weeks 5 and 45
 	facets := []string{search.FacetCategories, search.FacetVenue, search.FacetTags, search.FacetFeatured}
 	window := func(from, to int64, f func(q *search.EventQuery)) search.EventQuery {
 		q := search.EventQuery{StartGTE: search.Some(from), StartLT: search.Some(to), Facets: facets}
@@ -240,9 +218,6 @@ func TestFacetWorkDoesNotGrowWithMatches(t *testing.T) {
 		return q
 	}
 	all := func(*search.EventQuery) {}
-	weekly := func(from, to int) (int64, int64) { return t0 + int64(from)*week, t0 + int64(to)*week }
-	from, to := weekly(5, 45)
-	cutFrom, cutTo := from+3*86400, to+2*86400 // cuts weeks 5 and 45
 	pairs := []struct {
 		name      string
 		few, many search.EventQuery
@@ -373,4 +348,75 @@ func TestListsByBucketsAgreeWithReference(t *testing.T) {
 	t.Run("events", agreesAfterChanges)
 	deepOffset = 0
 	t.Run("series, pages found by their start", seriesAgree)
+}
+
+// The shape of workIndex: events over weeks from a week's start.
+const (
+	week   = 7 * 86400
+	weeks  = 50
+	events = 20000
+)
+
+// workIndex returns an index of events over weeks weeks from t0 (a
+// week's start), its documents and t0: the j-th event of its week (j)
+// every one of category 2, one in ten (j%20 < 2) of category 1 too, one in
+// ten (j%10 == 0) featured; the events of category 1 have every kind,
+// venue and tag that the others have, in each week.
+func workIndex() (*Index, []search.EventDocument, int64) {
+	const t0 = 1_800_086_400 - 1_800_086_400%week
+	docs := make([]search.EventDocument, events)
+	for i := range docs {
+		j := i / weeks
+		start := int64(t0 + (i%weeks)*week + j)
+		cats := []int64{2}
+		if j%20 < 2 {
+			cats = append(cats, 1)
+		}
+		docs[i] = search.EventDocument{
+			ID: int64(i + 1), Status: "publish", Start: start, End: start + 3600, CategoryIDs: cats,
+			VenueIDs: []int64{int64(100 + (j/20)%8)}, TagIDs: []int64{int64(200 + (j/20)%3)}, Featured: j%10 == 0,
+		}
+	}
+	x := New()
+	x.Apply(docs)
+	return x, docs, t0
+}
+
+// TestListWorkByBucketsDoesNotGrowWithMatches counts the steps of lists
+// read by the buckets (facetIndex.listWork; and work, for a total alone,
+// which countOnly counts), not their time: the first page of a category's
+// events, and a page deep into them, take the same steps for a category
+// on ten times the events, and so does their total; reading the
+// candidates one by one (as before) took a step per candidate.
+func TestListWorkByBucketsDoesNotGrowWithMatches(t *testing.T) {
+	t.Parallel()
+	x, docs, t0 := workIndex()
+	for _, page := range []struct{ offset, limit int }{{0, 10}, {3000, 10}, {0, 0}} {
+		t.Run(fmt.Sprintf("offset %d, limit %d", page.offset, page.limit), func(t *testing.T) {
+			var totals []int
+			var steps []uint64
+			for _, cat := range []int64{1, 2} {
+				q := search.EventQuery{StartGTE: search.Some(t0), CategoryIDs: []int64{cat}, Offset: page.offset, Limit: page.limit}
+				steps0 := x.facets.listWork.Load() + x.facets.work.Load()
+				got, err := x.Search(t.Context(), q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := searchtest.ExpectedEvents(docs, q)
+				if got.Total != want.Total || !slices.Equal(got.IDs, want.IDs) {
+					t.Fatalf("category %d: %d %v, want %d %v", cat, got.Total, got.IDs, want.Total, want.IDs)
+				}
+				totals, steps = append(totals, got.Total), append(steps, x.facets.listWork.Load()+x.facets.work.Load()-steps0)
+			}
+			if totals[1] < 9*totals[0] {
+				t.Fatalf("totals %v: the case does not grow the matches ten times", totals)
+			}
+			// As many steps, give or take one per week (a category's
+			// documents are numbers or a bit set, of their own length).
+			if steps[0] == 0 || steps[1] > steps[0]+weeks {
+				t.Errorf("%d matches: %d steps; %d matches: %d steps (want as many, not none)", totals[0], steps[0], totals[1], steps[1])
+			}
+			t.Logf("%d matches: %d steps; %d matches: %d steps", totals[0], steps[0], totals[1], steps[1])
+		})
+	}
 }
