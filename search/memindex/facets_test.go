@@ -420,3 +420,69 @@ func TestListWorkByBucketsDoesNotGrowWithMatches(t *testing.T) {
 		})
 	}
 }
+
+// TestFacetsWhileWriting runs facet queries and category lists while a
+// writer moves, edits and removes events (run it with -race: the buckets
+// are read under the read lock, written under the write lock), then
+// checks them against the reference once the writes are done.
+func TestFacetsWhileWriting(t *testing.T) {
+	t.Parallel()
+	f := searchtest.Generate(17, 300, 20, 8)
+	x := New()
+	x.Apply(f.Events)
+	cats := categoriesOf(f.Events)
+	query := func(i int) search.EventQuery {
+		return search.EventQuery{CategoryIDs: []int64{cats[i%len(cats)]}, Facets: search.EventFacets, Limit: i % 3,
+			StartGTE: search.Some(f.Events[i%len(f.Events)].Start)}
+	}
+	live := map[int64]search.EventDocument{}
+	for _, d := range f.Events {
+		live[d.ID] = d
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r := rand.New(rand.NewPCG(5, 6))
+		for range 200 {
+			d := f.Events[r.IntN(len(f.Events))]
+			d.Start += int64(r.IntN(20*86400)) - 10*86400
+			d.End = d.Start + 3600
+			d.CategoryIDs = []int64{cats[r.IntN(len(cats))]}
+			x.Apply([]search.EventDocument{d})
+			live[d.ID] = d
+			if r.IntN(4) == 0 {
+				id := f.Events[r.IntN(len(f.Events))].ID
+				x.Remove([]int64{id})
+				delete(live, id)
+			}
+		}
+	}()
+	queries := 0
+	for running := true; running; queries++ {
+		if _, err := x.Search(t.Context(), query(queries)); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+	}
+	docs := make([]search.EventDocument, 0, len(live))
+	for _, d := range live {
+		docs = append(docs, d)
+	}
+	for i := range 50 {
+		q := query(i)
+		got, err := x.Search(t.Context(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := searchtest.ExpectedEvents(docs, q)
+		if wantF := searchtest.ExpectedFacets(docs, q); got.Total != want.Total || !slices.Equal(got.IDs, want.IDs) ||
+			fmt.Sprint(got.Facets) != fmt.Sprint(wantF) {
+			t.Fatalf("%+v after %d queries during the writes: %d %v %v, want %d %v %v", q, queries, got.Total, got.IDs, got.Facets,
+				want.Total, want.IDs, wantF)
+		}
+	}
+}
