@@ -96,7 +96,8 @@ func (s *searcher) first(e *entry) bool {
 
 // ordered runs a query in the date order when no group matches: the date
 // order alone, where a block wholly before or after the page is only
-// counted (when its summary can count it, and no facet is asked for).
+// counted (when its summary can count it, and no facet is counted match
+// by match).
 func (s *searcher) ordered() {
 	offset, limit := s.offset, s.limit
 	var skip func(n int) bool
@@ -188,7 +189,8 @@ var deepOffset = 2048
 
 // mainFirst reads the date order's matches of p: the first collect of
 // them in order, and their number (counting whole blocks from their
-// summaries when it can). With facets, it counts every match in them.
+// summaries when it can). With facets counted match by match
+// (facetCounts.perMatch), it counts every match in them.
 func (s *searcher) mainFirst(p *plan, collect int, facets bool) ([]uint32, int) {
 	var main []uint32
 	n := 0
