@@ -89,10 +89,11 @@ func newFacetCounts(x *Index, p *plan) *facetCounts {
 
 // bucketed reports whether the facet buckets decide every filter of p:
 // the dates, statuses, flags and list filters (not text, IDs, a radius, a
-// parent, event statuses or a status without a code).
+// parent, event statuses or a status without a code). A query with text
+// is not, even when the text has no word (not parsed again here).
 func bucketed(p *plan) bool {
 	q := &p.q
-	return len(q.IDs) == 0 && !q.Near.Set && !p.needsRest() && (q.Query == "" || len(search.ParseQuery(q.Query)) == 0)
+	return q.Query == "" && len(q.IDs) == 0 && !q.Near.Set && !p.needsRest()
 }
 
 // perMatch reports whether the counts need every match of the date order
