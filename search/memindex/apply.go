@@ -300,6 +300,9 @@ func (x *Index) load(preps []prepared) {
 		}
 	}
 	slices.SortFunc(all, x.compare)
+	for i := range all {
+		x.facets.add(x, all[i].slot, &all[i])
+	}
 	x.setOrder(all)
 }
 

@@ -12,17 +12,28 @@ import (
 
 // This file counts the facets of a query's matches.
 
-// facetCounts counts the matches per value of each requested facet: the
-// flags as the matches go by, the list values at the end, by intersecting
-// the set of matches with each value's bitmap (a few microseconds a value,
-// where counting each match's values would read every matching row).
+// facetCounts counts the matches per value of each requested facet.
+//
+// Most queries (those whose filters are the dates, statuses, flags and
+// list filters) count the date order's matches from the facet buckets at
+// the end (fast; see facetIndex), so their facets cost a step per value
+// and week of the window, not a step per match. The others (text, IDs,
+// radius, parent, event status) count them as they go by: the flags at
+// once, the list values at the end, by intersecting the set of matches
+// with each value's bitmap (a few microseconds a value, where counting
+// each match's values would read every matching row). Either way each
+// group of uniform occurrences is counted once (addGroup).
 type facetCounts struct {
 	names []string
+	// p is the query's plan; fast says whether the date order's matches
+	// are counted from the facet buckets (add then counts nothing).
+	p    *plan
+	fast bool
 	// lists[l] says whether list filter l's values are counted.
 	lists [numLists]bool
-	// matches holds the matching slots as a bit set (nil: no list facet),
-	// and few the first fewMax of them, which are counted one by one when
-	// they are all the matches and many values are asked for.
+	// matches holds the matching slots as a bit set (nil: no list facet,
+	// or fast), and few the first fewMax of them, which are counted one by
+	// one when they are all the matches and many values are asked for.
 	matches []uint64
 	few     []uint32
 	n       int
@@ -31,6 +42,12 @@ type facetCounts struct {
 	// grouped counts, per list filter, the values of the groups' matching
 	// members (addGroup).
 	grouped [numLists]map[int64]int
+	// counted says whether the buckets were counted (bucketCounts):
+	// byValue holds their counts of the list values, and dateMatches the
+	// date order's matches.
+	counted     bool
+	byValue     [numLists]map[int64]int
+	dateMatches int
 }
 
 // fewMax and fewValues choose how list facets are counted: with at most
@@ -50,12 +67,13 @@ var facetLists = map[string]int{
 	search.FacetVenue: listVenues, search.FacetOrganizer: listOrganizers,
 }
 
-func newFacetCounts(x *Index, names []string) *facetCounts {
-	c := &facetCounts{names: names}
+func newFacetCounts(x *Index, p *plan) *facetCounts {
+	names := p.q.Facets
+	c := &facetCounts{names: names, p: p, fast: bucketed(p)}
 	for _, f := range names {
 		if l, ok := facetLists[f]; ok {
 			c.lists[l] = true
-			if c.matches == nil {
+			if c.matches == nil && !c.fast {
 				c.matches = make([]uint64, (len(x.rows)+63)/64)
 			}
 		}
@@ -69,7 +87,24 @@ func newFacetCounts(x *Index, names []string) *facetCounts {
 	return c
 }
 
+// bucketed reports whether the facet buckets decide every filter of p:
+// the dates, statuses, flags and list filters (not text, IDs, a radius, a
+// parent, event statuses or a status without a code). A query with text
+// is not, even when the text has no word (not parsed again here).
+func bucketed(p *plan) bool {
+	q := &p.q
+	return q.Query == "" && len(q.IDs) == 0 && !q.Near.Set && !p.needsRest()
+}
+
+// perMatch reports whether the counts need every match of the date order
+// (add): facets are asked for, and the buckets do not count them.
+func (c *facetCounts) perMatch() bool { return len(c.names) > 0 && !c.fast }
+
+// add counts the match at slot (its entry e) of the date order.
 func (c *facetCounts) add(slot uint32, e *entry) {
+	if c.fast {
+		return
+	}
 	if c.matches != nil {
 		c.matches[slot>>6] |= 1 << (slot & 63)
 		if c.n++; c.n <= fewMax {
@@ -82,6 +117,26 @@ func (c *facetCounts) add(slot uint32, e *entry) {
 	if c.ticketed != nil {
 		c.ticketed[e.flags&flagTicketed>>bits.TrailingZeros8(flagTicketed)]++
 	}
+}
+
+// countOnly answers a query that asks for its total and facets only (no
+// page, series not collapsed) from the facet buckets, when they count
+// its facets: the date order's matches counted there, and the groups'
+// members in the date bounds. It reports whether it did. (The facet
+// query of a list is such a query: its matches are not read one by one.)
+func (s *searcher) countOnly(gs []groupHit) bool {
+	c := s.counts
+	if !c.fast || s.limit != 0 || s.p.q.CollapseSeries {
+		return false
+	}
+	c.bucketCounts(s.x)
+	total := c.dateMatches
+	for _, h := range gs {
+		total += h.hi - h.lo
+		c.addGroup(s.x, h.g, h.hi-h.lo)
+	}
+	s.res.Total = total
+	return true
 }
 
 // addGroup counts n matching members of group g: as many times its
@@ -129,7 +184,9 @@ func (c *facetCounts) result(x *Index) map[string]map[string]int {
 	}
 	var byValue [numLists]map[int64]int
 	var matches *roaring.Bitmap
-	if c.matches != nil && c.n <= fewMax && values > fewValues {
+	if c.fast {
+		byValue = c.bucketCounts(x)
+	} else if c.matches != nil && c.n <= fewMax && values > fewValues {
 		for l, asked := range c.lists {
 			if !asked {
 				continue
@@ -149,8 +206,13 @@ func (c *facetCounts) result(x *Index) map[string]map[string]int {
 	}
 	out := make(map[string]map[string]int, len(c.names))
 	for _, f := range c.names {
-		m := map[string]int{}
 		l, ok := facetLists[f]
+		var m map[string]int
+		if ok {
+			m = make(map[string]int, len(byValue[l])+len(c.grouped[l]))
+		} else {
+			m = map[string]int{}
+		}
 		if ok && byValue[l] != nil {
 			for v, n := range byValue[l] {
 				m[strconv.FormatInt(v, 10)] = n
@@ -185,4 +247,48 @@ func (c *facetCounts) result(x *Index) map[string]map[string]int {
 		out[f] = m
 	}
 	return out
+}
+
+// bucketCounts adds the date order's matches counted from the facet
+// buckets to the flags' counts and returns the list values' counts
+// (counted once).
+func (c *facetCounts) bucketCounts(x *Index) [numLists]map[int64]int {
+	if c.counted {
+		return c.byValue
+	}
+	c.counted = true
+	out := &c.byValue
+	if c.p.none {
+		for l, asked := range c.lists {
+			if asked {
+				out[l] = map[int64]int{}
+			}
+		}
+		return *out
+	}
+	s := &facetSums{asked: c.lists, featured: c.featured, ticketed: c.ticketed}
+	x.facets.count(c.p, s)
+	c.dateMatches = s.matches
+	x.facets.work.Add(s.work)
+	for i, n := range s.paths {
+		x.facets.paths[i].Add(n)
+	}
+	for l, asked := range c.lists {
+		if !asked {
+			continue
+		}
+		sums, n := s.lists[l], 0
+		for _, k := range sums {
+			if k > 0 {
+				n++
+			}
+		}
+		out[l] = make(map[int64]int, n)
+		for vn, k := range sums {
+			if k > 0 {
+				out[l][x.facets.values[l].ids[vn]] = k
+			}
+		}
+	}
+	return *out
 }

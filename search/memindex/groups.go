@@ -24,6 +24,7 @@ func (x *Index) place(slot uint32, g *group) {
 	e := x.rows[slot].e
 	if g == nil {
 		x.order.insert(x, e)
+		x.facets.add(x, slot, &e)
 		return
 	}
 	if g.at < 0 {
@@ -47,6 +48,7 @@ func (x *Index) unplace(slot uint32) {
 	g := r.grp
 	if g == nil {
 		x.order.remove(x, r.e)
+		x.facets.remove(x, slot, &r.e)
 		return
 	}
 	r.grp = nil

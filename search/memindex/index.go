@@ -127,6 +127,8 @@ type Index struct {
 	kinds map[kindKey]*roaring.Bitmap
 	// lists holds, per list filter, the events of each value.
 	lists [numLists]map[int64]*roaring.Bitmap
+	// facets holds the date order's documents by week, for the facets.
+	facets *facetIndex
 	// statuses numbers the statuses seen (codes 1 to maxStatusCode); a
 	// status seen after those gets code 0 and is compared by name.
 	statuses map[string]uint8
@@ -364,6 +366,7 @@ func New() *Index {
 	x := &Index{
 		slotOf: map[docKey]uint32{}, byID: map[int64][]uint32{}, seriesOf: map[int64]uint32{}, statuses: map[string]uint8{},
 		pointOf: map[search.GeoPoint]int32{}, langs: map[string]*language{}, reps: roaring.New(), grouped: roaring.New(),
+		facets: newFacetIndex(),
 	}
 	x.wordIndex = wordIndex{x}
 	for i := range x.lists {

@@ -188,9 +188,12 @@ const sparse = 16
 // their number, and calls fn for them only when skip returns false. It
 // can for a block that the date bounds hold whole, in a query whose other
 // filters are all decided by the summary (statuses and flags), or, with
-// candidates or a radius, when every entry of the block passes those.
+// candidates or a radius, when every entry of the block passes those. A
+// query whose list filters the facet buckets decide is read by them
+// instead (facetIndex.each: a week's matches counted by skip, or read in
+// order), when its candidates are not few.
 func (p *plan) each(x *Index, ordered int, fn func(e *entry), skip func(n int) bool) {
-	if p.mainNone {
+	if p.mainNone || x.facets.each(x, p, fn, skip) {
 		return
 	}
 	// read counts the entries and candidates read (Index.visited).

@@ -31,11 +31,12 @@ func (x *Index) Search(ctx context.Context, q search.EventQuery) (search.Result,
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	p := x.plan(q)
-	s := &searcher{x: x, p: p, res: search.Result{IDs: []int64{}}, counts: newFacetCounts(x, q.Facets)}
+	s := &searcher{x: x, p: p, res: search.Result{IDs: []int64{}}, counts: newFacetCounts(x, p)}
 	s.offset, s.limit = min(max(q.Offset, 0), maxPage), min(max(q.Limit, 0), maxPage)
 	if !p.none {
 		gs := p.groups(x)
 		switch {
+		case s.countOnly(gs):
 		case p.ranked():
 			s.ranked(gs)
 		case q.CollapseSeries:
@@ -95,11 +96,12 @@ func (s *searcher) first(e *entry) bool {
 
 // ordered runs a query in the date order when no group matches: the date
 // order alone, where a block wholly before or after the page is only
-// counted (when its summary can count it, and no facet is asked for).
+// counted (when its summary can count it, and no facet is counted match
+// by match).
 func (s *searcher) ordered() {
 	offset, limit := s.offset, s.limit
 	var skip func(n int) bool
-	if len(s.p.q.Facets) == 0 {
+	if !s.counts.perMatch() {
 		skip = func(n int) bool {
 			if s.res.Total+n <= offset || s.res.Total >= offset+limit {
 				s.res.Total += n
@@ -196,12 +198,13 @@ var deepOffset = 2048
 
 // mainFirst reads the date order's matches of p: the first collect of
 // them in order, and their number (counting whole blocks from their
-// summaries when it can). With facets, it counts every match in them.
+// summaries when it can). With facets counted match by match
+// (facetCounts.perMatch), it counts every match in them.
 func (s *searcher) mainFirst(p *plan, collect int, facets bool) ([]uint32, int) {
 	var main []uint32
 	n := 0
 	var skip func(k int) bool
-	if !facets || len(p.q.Facets) == 0 {
+	if !facets || !s.counts.perMatch() {
 		if main, n, ok := s.firstCounted(p, collect); ok {
 			return main, n
 		}
@@ -332,7 +335,7 @@ func (s *searcher) collapsed(gs []groupHit) {
 	var main []uint32
 	listed := 0
 	var skip func(n int) bool
-	if len(s.p.q.Facets) == 0 {
+	if !s.counts.perMatch() {
 		// A block without occurrences (each checks) after the page is
 		// only counted: its single events are all listed.
 		skip = func(n int) bool {
