@@ -61,7 +61,6 @@ const (
 // The work it did (entries read, kinds' bitmaps intersected) is added to
 // Index.visited.
 func (s *searcher) firstCounted(p *plan, collect int) (main []uint32, n int, ok bool) {
-	x := s.x
 	if p.cands == nil || p.mainNone || p.needsRest() || p.inside != nil || p.q.CollapseSeries {
 		return nil, 0, false
 	}
@@ -69,7 +68,7 @@ func (s *searcher) firstCounted(p *plan, collect int) (main []uint32, n int, ok 
 	if card < uint64(minCounted) {
 		return nil, 0, false
 	}
-	return s.countedIn(p, x.window(p), card, collect)
+	return s.countedIn(p, s.window(p), card, collect)
 }
 
 // countedIn is firstCounted for a plan whose start bounds lie at w in the
@@ -100,17 +99,17 @@ func (s *searcher) countedIn(p *plan, w *window, card uint64, collect int) (main
 	if countedMode == 0 && w.outside*containsCost+walk <= old {
 		// The blocks whose ends the end bounds cut are read too: as
 		// many as cost what plan.each would.
-		fromKinds = x.mixed(p, w, (old-walk)/containsCost-w.outside)
+		fromKinds = s.mixed(p, w, (old-walk)/containsCost-w.outside)
 	} else if fromKinds {
-		x.mixed(p, w, math.MaxInt)
+		s.mixed(p, w, math.MaxInt)
 	}
 	if fromKinds {
-		n, read = x.countByKinds(p, w)
+		n, read = s.countByKinds(p, w)
 		want := min(collect, n)
 		if want == 0 {
 			return nil, n, true
 		}
-		read += x.walkWindow(p, w, func(slot uint32) bool {
+		read += s.walkWindow(p, w, func(slot uint32) bool {
 			main = append(main, slot)
 			return len(main) < want
 		}, test)
@@ -122,7 +121,7 @@ func (s *searcher) countedIn(p *plan, w *window, card uint64, collect int) (main
 	if countedMode == 0 && inside >= old {
 		return nil, 0, false
 	}
-	read += x.walkWindow(p, w, func(slot uint32) bool {
+	read += s.walkWindow(p, w, func(slot uint32) bool {
 		if n < collect {
 			main = append(main, slot)
 		}
@@ -149,7 +148,8 @@ type window struct {
 
 // window returns where p's start bounds lie in the date order, reading
 // no block but those its binary searches read.
-func (x *Index) window(p *plan) *window {
+func (s *searcher) window(p *plan) *window {
+	x := s.x
 	w := &window{}
 	w.b0, w.i0 = x.order.lowerBound(p.startMin)
 	w.b1, w.i1 = len(x.order), 0
@@ -166,7 +166,8 @@ func (x *Index) window(p *plan) *window {
 // mixed finds the blocks of w whose ends p's end bounds do not hold
 // whole, and reports whether they hold at most limit entries (it stops
 // counting past it).
-func (x *Index) mixed(p *plan, w *window, limit int) bool {
+func (s *searcher) mixed(p *plan, w *window, limit int) bool {
+	x := s.x
 	if w.scanned {
 		n := 0
 		for _, b := range w.mixedBlocks {
@@ -197,7 +198,8 @@ func (x *Index) mixed(p *plan, w *window, limit int) bool {
 // before an entry that passes the filters it decides (dates, statuses,
 // flags) is tested in the candidates, and ends the walk when it returns
 // false. It returns the number of entries it read.
-func (x *Index) walkWindow(p *plan, w *window, fn func(slot uint32) bool, test func() bool) int {
+func (s *searcher) walkWindow(p *plan, w *window, fn func(slot uint32) bool, test func() bool) int {
+	x := s.x
 	statuses, mask, flags, endMin, endMax := p.statuses, p.flagMask, p.flagWant, p.endMin, p.endMax
 	read := 0
 	for b, i := w.b0, w.i0; b < len(x.order) && b <= w.b1; b, i = b+1, 0 {
@@ -228,7 +230,8 @@ func (x *Index) walkWindow(p *plan, w *window, fn func(slot uint32) bool, test f
 // first start, after the last, or with an end outside the end bounds),
 // which it reads. The caller made sure that p has candidates and no
 // filter but those the entry decides.
-func (x *Index) countByKinds(p *plan, w *window) (n, read int) {
+func (s *searcher) countByKinds(p *plan, w *window) (n, read int) {
+	x := s.x
 	for k, kb := range x.kinds {
 		if k.flags&p.flagMask == p.flagWant && (p.statuses == 0 || p.statuses&(1<<k.status) != 0) {
 			n += int(p.cands.AndCardinality(kb))

@@ -94,7 +94,7 @@ func (s *searcher) rankedTiers(gs []groupHit) bool {
 	if !ok {
 		return false
 	}
-	w := x.window(p)
+	w := s.window(p)
 	// Each score's matches: the tier's in the date order, and the groups
 	// whose representative gets it.
 	type level struct {
