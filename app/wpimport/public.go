@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"github.com/calendar/eventcal/app/input/values"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
@@ -128,38 +126,12 @@ func ReadPublic(ctx context.Context, opts PublicOptions) (*Snapshot, error) {
 	if lang == "" {
 		lang = "en"
 	}
-	c := &client{root: root, http: opts.HTTPClient, retries: opts.Retries, base: opts.RetryBase, logger: opts.Logger,
-		caps: opts.Caps.withDefaults(), redact: newRedactor("", ""), public: true, maxBody: opts.MaxResponse, urlName: "the source URL",
-		userAgent: opts.UserAgent, clientAgent: opts.UserAgent == "" && opts.HTTPClient != nil, permanent: opts.Permanent}
-	if c.http == nil {
-		if c.userAgent == "" {
-			c.userAgent = config.UserAgent("sources")
-		}
-		timeout := opts.Timeout
-		if timeout <= 0 {
-			timeout = DefaultTimeout
-		}
-		c.http = &http.Client{Timeout: timeout, CheckRedirect: sameOrigin}
-	}
-	if c.logger == nil {
-		c.logger = slog.New(slog.DiscardHandler)
-	}
-	switch {
-	case opts.Rate == 0:
-		c.limiter = rate.NewLimiter(DefaultRate, 1)
-	case opts.Rate < 0:
-		c.limiter = rate.NewLimiter(rate.Inf, 1)
-	default:
-		c.limiter = rate.NewLimiter(rate.Limit(opts.Rate), 1)
-	}
-	switch {
-	case opts.Retries == 0:
-		c.retries = DefaultRetries
-	case opts.Retries < 0:
-		c.retries = 0
-	}
-	if c.base <= 0 {
-		c.base = time.Second
+	c := newClient(root, opts.Caps.withDefaults(), sending{http: opts.HTTPClient, rate: opts.Rate, retries: opts.Retries,
+		retryBase: opts.RetryBase, timeout: opts.Timeout, logger: opts.Logger})
+	c.redact, c.public, c.maxBody, c.urlName = newRedactor("", ""), true, opts.MaxResponse, "the source URL"
+	c.userAgent, c.clientAgent, c.permanent = opts.UserAgent, opts.UserAgent == "" && opts.HTTPClient != nil, opts.Permanent
+	if opts.HTTPClient == nil && c.userAgent == "" {
+		c.userAgent = config.UserAgent("sources")
 	}
 	snap := &Snapshot{Announced: -1, Venues: map[int64]*repository.Record{}, Organizers: map[int64]*repository.Record{},
 		Categories: map[int64]*repository.Label{}, Tags: map[int64]*repository.Label{}}
