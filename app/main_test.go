@@ -36,6 +36,31 @@ func runCLI(t *testing.T, env map[string]string, args ...string) result {
 	return result{code, out.String(), errb.String()}
 }
 
+// cliStep is one command of a scripted session of the command line: run
+// with env, it exits with code, its stdout holds stdout and its stderr
+// stderr (substrings), and its stdout does not hold notStdout (when set).
+type cliStep struct {
+	name      string
+	env       map[string]string
+	args      []string
+	code      int
+	stdout    string
+	stderr    string
+	notStdout string
+}
+
+// runCLISteps runs steps in order and reports each that went otherwise.
+func runCLISteps(t *testing.T, steps []cliStep) {
+	t.Helper()
+	for _, s := range steps {
+		r := runCLI(t, s.env, s.args...)
+		if r.code != s.code || !strings.Contains(r.stdout, s.stdout) || !strings.Contains(r.stderr, s.stderr) ||
+			(s.notStdout != "" && strings.Contains(r.stdout, s.notStdout)) {
+			t.Errorf("%s: exit %d\nstdout: %s\nstderr: %s", s.name, r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
 func TestHelp(t *testing.T) {
 	t.Parallel()
 	for _, arg := range []string{"help", "-h", "--help", "-help"} {
