@@ -83,25 +83,17 @@ func (c *cli) checkStoreExists(cfg *config.Config, init bool, initCommand string
 
 // userList runs "user list": one line per user.
 func (c *accountCommands) userList(args []string) int {
-	fs := c.flagSet("user list", "user list")
-	if code := c.parseFlags(fs, args); code >= 0 {
-		return code
-	}
-	return c.withStore(func(ctx context.Context, store repository.Store) int {
+	return c.listCommand("user list", args, "ID\tLOGIN\tROLE\tSTATE\tCREATED", func(ctx context.Context, store repository.Store) ([]string, error) {
 		users, err := store.ListUsers(ctx)
-		if err != nil {
-			return c.fail("user list", err)
-		}
-		printTable(c.stdout, "ID\tLOGIN\tROLE\tSTATE\tCREATED", func(w io.Writer) {
-			for _, u := range users {
-				state := "active"
-				if u.Disabled {
-					state = "disabled"
-				}
-				fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\n", u.ID, u.Login, u.Role, state, u.Created.UTC().Format(time.RFC3339))
+		rows := make([]string, 0, len(users))
+		for _, u := range users {
+			state := "active"
+			if u.Disabled {
+				state = "disabled"
 			}
-		})
-		return exitOK
+			rows = append(rows, fmt.Sprintf("%d\t%s\t%s\t%s\t%s", u.ID, u.Login, u.Role, state, u.Created.UTC().Format(time.RFC3339)))
+		}
+		return rows, err
 	})
 }
 

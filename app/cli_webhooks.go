@@ -139,25 +139,17 @@ func (c *webhookCommands) webhookAdd(args []string) int {
 }
 
 func (c *webhookCommands) webhookList(args []string) int {
-	fs := c.flagSet("webhook list", "webhook list")
-	if code := c.parseFlags(fs, args); code >= 0 {
-		return code
-	}
-	return c.withStore(func(ctx context.Context, store repository.Store) int {
+	return c.listCommand("webhook list", args, "ID\tACTIVE\tURL\tEVENTS\tNOTE", func(ctx context.Context, store repository.Store) ([]string, error) {
 		hooks, err := store.ListWebhooks(ctx)
-		if err != nil {
-			return c.fail("webhook list", err)
-		}
-		printTable(c.stdout, "ID\tACTIVE\tURL\tEVENTS\tNOTE", func(tw io.Writer) {
-			for _, w := range hooks {
-				note := w.Description
-				if w.DisabledReason != "" {
-					note = w.DisabledReason
-				}
-				fmt.Fprintf(tw, "%d\t%v\t%s\t%s\t%s\n", w.ID, w.Active, w.URL, strings.Join(w.Events, ","), note)
+		rows := make([]string, 0, len(hooks))
+		for _, w := range hooks {
+			note := w.Description
+			if w.DisabledReason != "" {
+				note = w.DisabledReason
 			}
-		})
-		return exitOK
+			rows = append(rows, fmt.Sprintf("%d\t%v\t%s\t%s\t%s", w.ID, w.Active, w.URL, strings.Join(w.Events, ","), note))
+		}
+		return rows, err
 	})
 }
 

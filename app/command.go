@@ -151,3 +151,26 @@ func printTable(w io.Writer, header string, rows func(w io.Writer)) {
 	rows(tw)
 	tw.Flush()
 }
+
+// listCommand runs cmd, a command without flags or arguments that prints
+// what rows reads from the store as a table under header: each row its
+// tab-separated cells, without the line's end. An error of rows fails the
+// command and prints no table.
+func (c *cli) listCommand(cmd string, args []string, header string, rows func(ctx context.Context, store repository.Store) ([]string, error)) int {
+	fs := c.flagSet(cmd, cmd)
+	if code := c.parseFlags(fs, args); code >= 0 {
+		return code
+	}
+	return c.withStore(func(ctx context.Context, store repository.Store) int {
+		lines, err := rows(ctx, store)
+		if err != nil {
+			return c.fail(cmd, err)
+		}
+		printTable(c.stdout, header, func(w io.Writer) {
+			for _, line := range lines {
+				fmt.Fprintln(w, line)
+			}
+		})
+		return exitOK
+	})
+}
