@@ -83,17 +83,12 @@ func (c *cli) checkStoreExists(cfg *config.Config, init bool, initCommand string
 
 // userList runs "user list": one line per user.
 func (c *accountCommands) userList(args []string) int {
-	return c.listCommand("user list", args, "ID\tLOGIN\tROLE\tSTATE\tCREATED", func(ctx context.Context, store repository.Store) ([]string, error) {
-		users, err := store.ListUsers(ctx)
-		rows := make([]string, 0, len(users))
-		for _, u := range users {
-			state := "active"
-			if u.Disabled {
-				state = "disabled"
-			}
-			rows = append(rows, fmt.Sprintf("%d\t%s\t%s\t%s\t%s", u.ID, u.Login, u.Role, state, u.Created.UTC().Format(time.RFC3339)))
+	return listCommand(c.cli, "user list", args, "ID\tLOGIN\tROLE\tSTATE\tCREATED", repository.Store.ListUsers, func(u *repository.User) string {
+		state := "active"
+		if u.Disabled {
+			state = "disabled"
 		}
-		return rows, err
+		return fmt.Sprintf("%d\t%s\t%s\t%s\t%s", u.ID, u.Login, u.Role, state, u.Created.UTC().Format(time.RFC3339))
 	})
 }
 

@@ -139,17 +139,12 @@ func (c *webhookCommands) webhookAdd(args []string) int {
 }
 
 func (c *webhookCommands) webhookList(args []string) int {
-	return c.listCommand("webhook list", args, "ID\tACTIVE\tURL\tEVENTS\tNOTE", func(ctx context.Context, store repository.Store) ([]string, error) {
-		hooks, err := store.ListWebhooks(ctx)
-		rows := make([]string, 0, len(hooks))
-		for _, w := range hooks {
-			note := w.Description
-			if w.DisabledReason != "" {
-				note = w.DisabledReason
-			}
-			rows = append(rows, fmt.Sprintf("%d\t%v\t%s\t%s\t%s", w.ID, w.Active, w.URL, strings.Join(w.Events, ","), note))
+	return listCommand(c.cli, "webhook list", args, "ID\tACTIVE\tURL\tEVENTS\tNOTE", repository.Store.ListWebhooks, func(w *repository.Webhook) string {
+		note := w.Description
+		if w.DisabledReason != "" {
+			note = w.DisabledReason
 		}
-		return rows, err
+		return fmt.Sprintf("%d\t%v\t%s\t%s\t%s", w.ID, w.Active, w.URL, strings.Join(w.Events, ","), note)
 	})
 }
 

@@ -152,23 +152,23 @@ func printTable(w io.Writer, header string, rows func(w io.Writer)) {
 	tw.Flush()
 }
 
-// listCommand runs cmd, a command without flags or arguments that prints
-// what rows reads from the store as a table under header: each row its
-// tab-separated cells, without the line's end. An error of rows fails the
+// listCommand runs cmd, a command of c without flags or arguments that
+// prints what list reads from the store as a table under header, a line
+// per item: row's tab-separated cells. An error of list fails the
 // command and prints no table.
-func (c *cli) listCommand(cmd string, args []string, header string, rows func(ctx context.Context, store repository.Store) ([]string, error)) int {
+func listCommand[T any](c *cli, cmd string, args []string, header string, list func(repository.Store, context.Context) ([]T, error), row func(T) string) int {
 	fs := c.flagSet(cmd, cmd)
 	if code := c.parseFlags(fs, args); code >= 0 {
 		return code
 	}
 	return c.withStore(func(ctx context.Context, store repository.Store) int {
-		lines, err := rows(ctx, store)
+		items, err := list(store, ctx)
 		if err != nil {
 			return c.fail(cmd, err)
 		}
 		printTable(c.stdout, header, func(w io.Writer) {
-			for _, line := range lines {
-				fmt.Fprintln(w, line)
+			for _, it := range items {
+				fmt.Fprintln(w, row(it))
 			}
 		})
 		return exitOK
