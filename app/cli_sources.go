@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/app/sources"
 	"github.com/calendar/eventcal/app/sources/feed"
@@ -184,16 +183,6 @@ func (c *sourceCommands) sourceIDArg(fs *flag.FlagSet, args []string) (int64, in
 	return id, -1
 }
 
-// sourceErr prints an error of a command on the source id, naming a
-// missing source clearly.
-func (c *sourceCommands) sourceErr(cmd string, id int64, err error) int {
-	var ae *apierr.Error
-	if errors.Is(err, repository.ErrNotFound) || (errors.As(err, &ae) && ae.Code == "source_not_found") {
-		return c.fail(cmd, fmt.Errorf("no source with ID %d", id))
-	}
-	return c.refused(cmd, err)
-}
-
 func (c *sourceCommands) sourceRun(args []string) int {
 	fs := c.flagSet("source run", "source run ID")
 	id, code := c.sourceIDArg(fs, args)
@@ -206,7 +195,7 @@ func (c *sourceCommands) sourceRun(args []string) int {
 	}
 	return c.withStore(func(ctx context.Context, store repository.Store) int {
 		if _, err := sourcesService(cfg, store).Get(ctx, calendar.Operator, id); err != nil {
-			return c.sourceErr("source run", id, err)
+			return c.refusedOn("source run", "source", id, err)
 		}
 		runner := newSourceRunner(cfg, store, slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 		defer runner.Close()
@@ -215,7 +204,7 @@ func (c *sourceCommands) sourceRun(args []string) int {
 			return c.fail("source run", fmt.Errorf("a run of source %d is in progress; wait for it to end ('eventcal source runs %d')", id, id))
 		}
 		if err != nil {
-			return c.sourceErr("source run", id, err)
+			return c.refusedOn("source run", "source", id, err)
 		}
 		c.printRun(run)
 		if run.Status != repository.RunSucceeded {
@@ -262,7 +251,7 @@ func (c *sourceCommands) sourceRuns(args []string) int {
 	return c.withStore(func(ctx context.Context, store repository.Store) int {
 		runs, err := sourcesService(cfg, store).Runs(ctx, calendar.Operator, id, *limit)
 		if err != nil {
-			return c.sourceErr("source runs", id, err)
+			return c.refusedOn("source runs", "source", id, err)
 		}
 		printTable(c.stdout, "RUN\tSTATUS\tTRIGGER\tSTARTED\tFINISHED\tCREATED\tUPDATED\tUNCHANGED\tREMOVED\tFAILED\tERROR", func(tw io.Writer) {
 			for _, r := range runs {

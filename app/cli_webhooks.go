@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
@@ -165,17 +164,6 @@ func (c *webhookCommands) idFlag(name, synopsis string, args []string, extra fun
 	return *id, fs, -1
 }
 
-// webhookErr prints an error of a command on the endpoint id, naming a
-// missing endpoint clearly, and a refusal of the webhooks service as the
-// API words it.
-func (c *webhookCommands) webhookErr(cmd string, id int64, err error) int {
-	var ae *apierr.Error
-	if errors.Is(err, repository.ErrNotFound) || (errors.As(err, &ae) && ae.Code == "webhook_not_found") {
-		return c.fail(cmd, fmt.Errorf("no webhook with ID %d", id))
-	}
-	return c.refused(cmd, err)
-}
-
 func (c *webhookCommands) webhookUpdate(args []string) int {
 	var f webhookFields
 	id, fs, code := c.idFlag("webhook update", "webhook update --id N [--url URL] [--events T,T] [--description D] [--active true|false] [--secret S]", args, f.registerUpdate)
@@ -192,7 +180,7 @@ func (c *webhookCommands) webhookUpdate(args []string) int {
 	}
 	return c.withStore(func(ctx context.Context, store repository.Store) int {
 		if _, err := webhooksService(cfg, store).Update(ctx, calendar.Operator, id, in); err != nil {
-			return c.webhookErr("webhook update", id, err)
+			return c.refusedOn("webhook update", "webhook", id, err)
 		}
 		return exitOK
 	})
@@ -205,7 +193,7 @@ func (c *webhookCommands) webhookDelete(args []string) int {
 	}
 	return c.withStore(func(ctx context.Context, store repository.Store) int {
 		if _, err := calendar.NewWebhooks(calendar.WebhooksDeps{Store: store}).Delete(ctx, calendar.Operator, id); err != nil {
-			return c.webhookErr("webhook delete", id, err)
+			return c.refusedOn("webhook delete", "webhook", id, err)
 		}
 		return exitOK
 	})
@@ -223,7 +211,7 @@ func (c *webhookCommands) webhookPing(args []string) int {
 	return c.withStore(func(ctx context.Context, store repository.Store) int {
 		w, err := store.GetWebhook(ctx, id)
 		if err != nil {
-			return c.webhookErr("webhook ping", id, err)
+			return c.refusedOn("webhook ping", "webhook", id, err)
 		}
 		a := (&webhooks.Dispatcher{Store: store, AllowPrivate: cfg.WebhookAllowPrivate}).Ping(ctx, w)
 		out, _ := json.Marshal(a)
@@ -245,11 +233,11 @@ func (c *webhookCommands) webhookDeliveries(args []string) int {
 	}
 	return c.withStore(func(ctx context.Context, store repository.Store) int {
 		if _, err := store.GetWebhook(ctx, id); err != nil {
-			return c.webhookErr("webhook deliveries", id, err)
+			return c.refusedOn("webhook deliveries", "webhook", id, err)
 		}
 		ds, err := store.ListDeliveries(ctx, id, min(max(limit, 1), 200))
 		if err != nil {
-			return c.webhookErr("webhook deliveries", id, err)
+			return c.refusedOn("webhook deliveries", "webhook", id, err)
 		}
 		printTable(c.stdout, "MESSAGE\tTYPE\tITEM\tSTATUS\tATTEMPTS\tLAST CODE\tLAST ERROR\tCREATED", func(tw io.Writer) {
 			for _, d := range ds {

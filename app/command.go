@@ -109,6 +109,18 @@ func (c *cli) refused(cmd string, err error) int {
 	return exitFailure
 }
 
+// refusedOn prints an error of cmd on the record id of a kind ("source",
+// "webhook"): a missing one (the store's ErrNotFound, or the service's
+// <kind>_not_found) as "no <kind> with ID <id>", any other as refused
+// prints it.
+func (c *cli) refusedOn(cmd, kind string, id int64, err error) int {
+	var ae *apierr.Error
+	if errors.Is(err, repository.ErrNotFound) || (errors.As(err, &ae) && ae.Code == kind+"_not_found") {
+		return c.fail(cmd, fmt.Errorf("no %s with ID %d", kind, id))
+	}
+	return c.refused(cmd, err)
+}
+
 // misuse prints "cmd: err" and returns the status of a bad command line.
 func (c *cli) misuse(cmd string, err error) int {
 	fmt.Fprintf(c.stderr, "%s: %v\n", cmd, err)
