@@ -130,11 +130,7 @@ func (c *sourceCommands) sourceList(args []string) int {
 	if code := c.parseFlags(fs, args); code >= 0 {
 		return code
 	}
-	cfg := c.loadConfig()
-	if cfg == nil {
-		return exitUsage
-	}
-	return c.withStore(func(ctx context.Context, store repository.Store) int {
+	return c.withConfigStore(func(ctx context.Context, cfg *config.Config, store repository.Store) int {
 		svc := sourcesService(cfg, store)
 		all, err := svc.List(ctx, calendar.Operator)
 		if err != nil {
@@ -189,11 +185,7 @@ func (c *sourceCommands) sourceRun(args []string) int {
 	if code >= 0 {
 		return code
 	}
-	cfg := c.loadConfig()
-	if cfg == nil {
-		return exitUsage
-	}
-	return c.withStore(func(ctx context.Context, store repository.Store) int {
+	return c.withConfigStore(func(ctx context.Context, cfg *config.Config, store repository.Store) int {
 		if _, err := sourcesService(cfg, store).Get(ctx, calendar.Operator, id); err != nil {
 			return c.refusedOn("source run", "source", id, err)
 		}
@@ -244,11 +236,7 @@ func (c *sourceCommands) sourceRuns(args []string) int {
 	if code >= 0 {
 		return code
 	}
-	cfg := c.loadConfig()
-	if cfg == nil {
-		return exitUsage
-	}
-	return c.withStore(func(ctx context.Context, store repository.Store) int {
+	return c.withConfigStore(func(ctx context.Context, cfg *config.Config, store repository.Store) int {
 		runs, err := sourcesService(cfg, store).Runs(ctx, calendar.Operator, id, *limit)
 		if err != nil {
 			return c.refusedOn("source runs", "source", id, err)

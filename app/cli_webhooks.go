@@ -204,11 +204,7 @@ func (c *webhookCommands) webhookPing(args []string) int {
 	if code >= 0 {
 		return code
 	}
-	cfg := c.loadConfig()
-	if cfg == nil {
-		return exitUsage
-	}
-	return c.withStore(func(ctx context.Context, store repository.Store) int {
+	return c.withConfigStore(func(ctx context.Context, cfg *config.Config, store repository.Store) int {
 		w, err := store.GetWebhook(ctx, id)
 		if err != nil {
 			return c.refusedOn("webhook ping", "webhook", id, err)
