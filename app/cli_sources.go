@@ -14,7 +14,6 @@ import (
 	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/app/sources"
 	"github.com/calendar/eventcal/app/sources/feed"
-	"github.com/calendar/eventcal/app/sources/fetch"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
 )
@@ -189,7 +188,7 @@ func (c *sourceCommands) sourceRun(args []string) int {
 		if _, err := sourcesService(cfg, store).Get(ctx, calendar.Operator, id); err != nil {
 			return c.refusedOn("source run", "source", id, err)
 		}
-		runner := newSourceRunner(cfg, store, slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+		runner := sources.NewRunner(sources.ServiceRunnerDeps(cfg, store, slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
 		defer runner.Close()
 		run, err := runner.Run(ctx, id, sources.TriggerCLI)
 		if errors.Is(err, sources.ErrRunning) {
@@ -217,16 +216,6 @@ func (c *sourceCommands) printRun(run *repository.SourceRun) {
 	for _, p := range run.Problems {
 		fmt.Fprintf(c.stdout, "not imported: %s: %s\n", p.UID, p.Problem)
 	}
-}
-
-// newSourceRunner is the runner the command line runs sources with: the
-// calendar over store, the fetcher with the SOURCE_* settings.
-func newSourceRunner(cfg *config.Config, store repository.Store, log *slog.Logger) *sources.Runner {
-	cal := calendar.New(calendar.Deps{Config: cfg, Store: store, Logger: log})
-	fetcher := fetch.New(fetch.Options{Timeout: cfg.SourceFetchTimeout, MaxBytes: cfg.SourceMaxBytes, AllowPrivate: cfg.SourcesAllowPrivate})
-	reader := sources.NewReader(sources.ReaderOptions{Fetcher: fetcher, MaxEvents: cfg.SourceMaxEvents, MaxBytes: cfg.SourceMaxBytes,
-		Language: cfg.DefaultLanguage, Logger: log})
-	return sources.NewRunner(sources.RunnerDeps{Store: store, Calendar: cal, Reader: reader, Config: cfg, Logger: log})
 }
 
 func (c *sourceCommands) sourceRuns(args []string) int {
