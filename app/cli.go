@@ -90,6 +90,20 @@ func (c *cli) withStore(fn func(ctx context.Context, store repository.Store) int
 // initCommand is the command line that would create a missing one, named
 // in the refusal.
 func (c *cli) withStoreInit(init bool, initCommand string, fn func(ctx context.Context, store repository.Store) int) int {
+	return c.withConfigStoreInit(init, initCommand, func(ctx context.Context, _ *config.Config, store repository.Store) int {
+		return fn(ctx, store)
+	})
+}
+
+// withConfigStore is withStore for a command that needs the configuration
+// too: fn gets the one loaded.
+func (c *cli) withConfigStore(fn func(ctx context.Context, cfg *config.Config, store repository.Store) int) int {
+	return c.withConfigStoreInit(false, "user add --init", fn)
+}
+
+// withConfigStoreInit is withStoreInit for a command that needs the
+// configuration too.
+func (c *cli) withConfigStoreInit(init bool, initCommand string, fn func(ctx context.Context, cfg *config.Config, store repository.Store) int) int {
 	cfg := c.loadConfig()
 	if cfg == nil {
 		return exitUsage
@@ -98,7 +112,7 @@ func (c *cli) withStoreInit(init bool, initCommand string, fn func(ctx context.C
 		return exitFailure
 	}
 	fmt.Fprintf(c.stderr, "Store: %s\n", storeDescription(cfg))
-	return c.withConfiguredStore(cfg, fn)
+	return c.withConfiguredStore(cfg, func(ctx context.Context, store repository.Store) int { return fn(ctx, cfg, store) })
 }
 
 // withConfiguredStore opens the store cfg names, runs fn with it and

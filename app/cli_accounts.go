@@ -83,25 +83,12 @@ func (c *cli) checkStoreExists(cfg *config.Config, init bool, initCommand string
 
 // userList runs "user list": one line per user.
 func (c *accountCommands) userList(args []string) int {
-	fs := c.flagSet("user list", "user list")
-	if code := c.parseFlags(fs, args); code >= 0 {
-		return code
-	}
-	return c.withStore(func(ctx context.Context, store repository.Store) int {
-		users, err := store.ListUsers(ctx)
-		if err != nil {
-			return c.fail("user list", err)
+	return listCommand(c.cli, "user list", args, "ID\tLOGIN\tROLE\tSTATE\tCREATED", repository.Store.ListUsers, func(u *repository.User) string {
+		state := "active"
+		if u.Disabled {
+			state = "disabled"
 		}
-		printTable(c.stdout, "ID\tLOGIN\tROLE\tSTATE\tCREATED", func(w io.Writer) {
-			for _, u := range users {
-				state := "active"
-				if u.Disabled {
-					state = "disabled"
-				}
-				fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\n", u.ID, u.Login, u.Role, state, u.Created.UTC().Format(time.RFC3339))
-			}
-		})
-		return exitOK
+		return fmt.Sprintf("%d\t%s\t%s\t%s\t%s", u.ID, u.Login, u.Role, state, u.Created.UTC().Format(time.RFC3339))
 	})
 }
 

@@ -11,11 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/app/sources"
 	"github.com/calendar/eventcal/app/sources/feed"
-	"github.com/calendar/eventcal/app/sources/fetch"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
 )
@@ -131,11 +129,7 @@ func (c *sourceCommands) sourceList(args []string) int {
 	if code := c.parseFlags(fs, args); code >= 0 {
 		return code
 	}
-	cfg := c.loadConfig()
-	if cfg == nil {
-		return exitUsage
-	}
-	return c.withStore(func(ctx context.Context, store repository.Store) int {
+	return c.withConfigStore(func(ctx context.Context, cfg *config.Config, store repository.Store) int {
 		svc := sourcesService(cfg, store)
 		all, err := svc.List(ctx, calendar.Operator)
 		if err != nil {
@@ -184,38 +178,24 @@ func (c *sourceCommands) sourceIDArg(fs *flag.FlagSet, args []string) (int64, in
 	return id, -1
 }
 
-// sourceErr prints an error of a command on the source id, naming a
-// missing source clearly.
-func (c *sourceCommands) sourceErr(cmd string, id int64, err error) int {
-	var ae *apierr.Error
-	if errors.Is(err, repository.ErrNotFound) || (errors.As(err, &ae) && ae.Code == "source_not_found") {
-		return c.fail(cmd, fmt.Errorf("no source with ID %d", id))
-	}
-	return c.refused(cmd, err)
-}
-
 func (c *sourceCommands) sourceRun(args []string) int {
 	fs := c.flagSet("source run", "source run ID")
 	id, code := c.sourceIDArg(fs, args)
 	if code >= 0 {
 		return code
 	}
-	cfg := c.loadConfig()
-	if cfg == nil {
-		return exitUsage
-	}
-	return c.withStore(func(ctx context.Context, store repository.Store) int {
+	return c.withConfigStore(func(ctx context.Context, cfg *config.Config, store repository.Store) int {
 		if _, err := sourcesService(cfg, store).Get(ctx, calendar.Operator, id); err != nil {
-			return c.sourceErr("source run", id, err)
+			return c.refusedOn("source run", "source", id, err)
 		}
-		runner := newSourceRunner(cfg, store, slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+		runner := sources.NewRunner(sources.ServiceRunnerDeps(cfg, store, slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
 		defer runner.Close()
 		run, err := runner.Run(ctx, id, sources.TriggerCLI)
 		if errors.Is(err, sources.ErrRunning) {
 			return c.fail("source run", fmt.Errorf("a run of source %d is in progress; wait for it to end ('eventcal source runs %d')", id, id))
 		}
 		if err != nil {
-			return c.sourceErr("source run", id, err)
+			return c.refusedOn("source run", "source", id, err)
 		}
 		c.printRun(run)
 		if run.Status != repository.RunSucceeded {
@@ -238,16 +218,6 @@ func (c *sourceCommands) printRun(run *repository.SourceRun) {
 	}
 }
 
-// newSourceRunner is the runner the command line runs sources with: the
-// calendar over store, the fetcher with the SOURCE_* settings.
-func newSourceRunner(cfg *config.Config, store repository.Store, log *slog.Logger) *sources.Runner {
-	cal := calendar.New(calendar.Deps{Config: cfg, Store: store, Logger: log})
-	fetcher := fetch.New(fetch.Options{Timeout: cfg.SourceFetchTimeout, MaxBytes: cfg.SourceMaxBytes, AllowPrivate: cfg.SourcesAllowPrivate})
-	reader := sources.NewReader(sources.ReaderOptions{Fetcher: fetcher, MaxEvents: cfg.SourceMaxEvents, MaxBytes: cfg.SourceMaxBytes,
-		Language: cfg.DefaultLanguage, Logger: log})
-	return sources.NewRunner(sources.RunnerDeps{Store: store, Calendar: cal, Reader: reader, Config: cfg, Logger: log})
-}
-
 func (c *sourceCommands) sourceRuns(args []string) int {
 	fs := c.flagSet("source runs", "source runs ID [--limit 20]")
 	limit := fs.Int("limit", 20, "how many runs to show, newest first (at most "+strconv.Itoa(sources.MaxRunList)+")")
@@ -255,14 +225,10 @@ func (c *sourceCommands) sourceRuns(args []string) int {
 	if code >= 0 {
 		return code
 	}
-	cfg := c.loadConfig()
-	if cfg == nil {
-		return exitUsage
-	}
-	return c.withStore(func(ctx context.Context, store repository.Store) int {
+	return c.withConfigStore(func(ctx context.Context, cfg *config.Config, store repository.Store) int {
 		runs, err := sourcesService(cfg, store).Runs(ctx, calendar.Operator, id, *limit)
 		if err != nil {
-			return c.sourceErr("source runs", id, err)
+			return c.refusedOn("source runs", "source", id, err)
 		}
 		printTable(c.stdout, "RUN\tSTATUS\tTRIGGER\tSTARTED\tFINISHED\tCREATED\tUPDATED\tUNCHANGED\tREMOVED\tFAILED\tERROR", func(tw io.Writer) {
 			for _, r := range runs {

@@ -50,15 +50,7 @@ func TestSourceCommands(t *testing.T) {
 	env := map[string]string{"DATA_DIR": dir}
 	private := map[string]string{"DATA_DIR": dir, "SOURCES_ALLOW_PRIVATE": "true"}
 
-	steps := []struct {
-		name      string
-		env       map[string]string
-		args      []string
-		code      int
-		stdout    string // substring
-		stderr    string // substring
-		notStdout string
-	}{
+	runCLISteps(t, []cliStep{
 		{"usage", env, []string{"source"}, exitUsage, "", "source add --url", ""},
 		{"help", env, []string{"source", "-h"}, exitOK, "@every <duration>", "", ""},
 		{"unknown", env, []string{"source", "frob"}, exitUsage, "", `unknown command "source frob"`, ""},
@@ -84,14 +76,7 @@ func TestSourceCommands(t *testing.T) {
 		{"runs with a limit after the id", env, []string{"source", "runs", "1", "--limit", "1"}, exitOK, "succeeded", "", ""},
 		{"runs of a missing source", env, []string{"source", "runs", "9"}, exitFailure, "", "no source with ID 9", ""},
 		{"list shows the last run", env, []string{"source", "list"}, exitOK, "succeeded 20", "", ""},
-	}
-	for _, s := range steps {
-		r := runCLI(t, s.env, s.args...)
-		if r.code != s.code || !strings.Contains(r.stdout, s.stdout) || !strings.Contains(r.stderr, s.stderr) ||
-			(s.notStdout != "" && strings.Contains(r.stdout, s.notStdout)) {
-			t.Errorf("%s: exit %d\nstdout: %s\nstderr: %s", s.name, r.code, r.stdout, r.stderr)
-		}
-	}
+	})
 
 	// The runs list is newest first and bounded by --limit; the events
 	// imported carry the source's category and the default status.

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
@@ -139,25 +138,12 @@ func (c *webhookCommands) webhookAdd(args []string) int {
 }
 
 func (c *webhookCommands) webhookList(args []string) int {
-	fs := c.flagSet("webhook list", "webhook list")
-	if code := c.parseFlags(fs, args); code >= 0 {
-		return code
-	}
-	return c.withStore(func(ctx context.Context, store repository.Store) int {
-		hooks, err := store.ListWebhooks(ctx)
-		if err != nil {
-			return c.fail("webhook list", err)
+	return listCommand(c.cli, "webhook list", args, "ID\tACTIVE\tURL\tEVENTS\tNOTE", repository.Store.ListWebhooks, func(w *repository.Webhook) string {
+		note := w.Description
+		if w.DisabledReason != "" {
+			note = w.DisabledReason
 		}
-		printTable(c.stdout, "ID\tACTIVE\tURL\tEVENTS\tNOTE", func(tw io.Writer) {
-			for _, w := range hooks {
-				note := w.Description
-				if w.DisabledReason != "" {
-					note = w.DisabledReason
-				}
-				fmt.Fprintf(tw, "%d\t%v\t%s\t%s\t%s\n", w.ID, w.Active, w.URL, strings.Join(w.Events, ","), note)
-			}
-		})
-		return exitOK
+		return fmt.Sprintf("%d\t%v\t%s\t%s\t%s", w.ID, w.Active, w.URL, strings.Join(w.Events, ","), note)
 	})
 }
 
@@ -178,17 +164,6 @@ func (c *webhookCommands) idFlag(name, synopsis string, args []string, extra fun
 	return *id, fs, -1
 }
 
-// webhookErr prints an error of a command on the endpoint id, naming a
-// missing endpoint clearly, and a refusal of the webhooks service as the
-// API words it.
-func (c *webhookCommands) webhookErr(cmd string, id int64, err error) int {
-	var ae *apierr.Error
-	if errors.Is(err, repository.ErrNotFound) || (errors.As(err, &ae) && ae.Code == "webhook_not_found") {
-		return c.fail(cmd, fmt.Errorf("no webhook with ID %d", id))
-	}
-	return c.refused(cmd, err)
-}
-
 func (c *webhookCommands) webhookUpdate(args []string) int {
 	var f webhookFields
 	id, fs, code := c.idFlag("webhook update", "webhook update --id N [--url URL] [--events T,T] [--description D] [--active true|false] [--secret S]", args, f.registerUpdate)
@@ -205,7 +180,7 @@ func (c *webhookCommands) webhookUpdate(args []string) int {
 	}
 	return c.withStore(func(ctx context.Context, store repository.Store) int {
 		if _, err := webhooksService(cfg, store).Update(ctx, calendar.Operator, id, in); err != nil {
-			return c.webhookErr("webhook update", id, err)
+			return c.refusedOn("webhook update", "webhook", id, err)
 		}
 		return exitOK
 	})
@@ -218,7 +193,7 @@ func (c *webhookCommands) webhookDelete(args []string) int {
 	}
 	return c.withStore(func(ctx context.Context, store repository.Store) int {
 		if _, err := calendar.NewWebhooks(calendar.WebhooksDeps{Store: store}).Delete(ctx, calendar.Operator, id); err != nil {
-			return c.webhookErr("webhook delete", id, err)
+			return c.refusedOn("webhook delete", "webhook", id, err)
 		}
 		return exitOK
 	})
@@ -229,14 +204,10 @@ func (c *webhookCommands) webhookPing(args []string) int {
 	if code >= 0 {
 		return code
 	}
-	cfg := c.loadConfig()
-	if cfg == nil {
-		return exitUsage
-	}
-	return c.withStore(func(ctx context.Context, store repository.Store) int {
+	return c.withConfigStore(func(ctx context.Context, cfg *config.Config, store repository.Store) int {
 		w, err := store.GetWebhook(ctx, id)
 		if err != nil {
-			return c.webhookErr("webhook ping", id, err)
+			return c.refusedOn("webhook ping", "webhook", id, err)
 		}
 		a := (&webhooks.Dispatcher{Store: store, AllowPrivate: cfg.WebhookAllowPrivate}).Ping(ctx, w)
 		out, _ := json.Marshal(a)
@@ -258,11 +229,11 @@ func (c *webhookCommands) webhookDeliveries(args []string) int {
 	}
 	return c.withStore(func(ctx context.Context, store repository.Store) int {
 		if _, err := store.GetWebhook(ctx, id); err != nil {
-			return c.webhookErr("webhook deliveries", id, err)
+			return c.refusedOn("webhook deliveries", "webhook", id, err)
 		}
 		ds, err := store.ListDeliveries(ctx, id, min(max(limit, 1), 200))
 		if err != nil {
-			return c.webhookErr("webhook deliveries", id, err)
+			return c.refusedOn("webhook deliveries", "webhook", id, err)
 		}
 		printTable(c.stdout, "MESSAGE\tTYPE\tITEM\tSTATUS\tATTEMPTS\tLAST CODE\tLAST ERROR\tCREATED", func(tw io.Writer) {
 			for _, d := range ds {

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/calendar/eventcal/repository/sqlite"
@@ -29,15 +28,7 @@ func TestWebhookCommands(t *testing.T) {
 	env := map[string]string{"DATA_DIR": dir}
 	private := map[string]string{"DATA_DIR": dir, "WEBHOOK_ALLOW_PRIVATE": "true"}
 
-	steps := []struct {
-		name      string
-		env       map[string]string
-		args      []string
-		code      int
-		stdout    string // substring
-		stderr    string // substring
-		notStdout string
-	}{
+	runCLISteps(t, []cliStep{
 		{"usage", env, []string{"webhook"}, exitUsage, "", "webhook add --url", ""},
 		{"help", env, []string{"webhook", "-h"}, exitOK, "event.created", "", ""},
 		{"unknown", env, []string{"webhook", "frob"}, exitUsage, "", `unknown command "webhook frob"`, ""},
@@ -56,14 +47,7 @@ func TestWebhookCommands(t *testing.T) {
 		{"delete", env, []string{"webhook", "delete", "--id", "1"}, exitOK, "", "", ""},
 		{"delete again", env, []string{"webhook", "delete", "--id", "1"}, exitFailure, "", "no webhook with ID 1", ""},
 		{"list empty", env, []string{"webhook", "list"}, exitOK, "ID", "", "CRM"},
-	}
-	for _, s := range steps {
-		r := runCLI(t, s.env, s.args...)
-		if r.code != s.code || !strings.Contains(r.stdout, s.stdout) || !strings.Contains(r.stderr, s.stderr) ||
-			(s.notStdout != "" && strings.Contains(r.stdout, s.notStdout)) {
-			t.Errorf("%s: exit %d\nstdout: %s\nstderr: %s", s.name, r.code, r.stdout, r.stderr)
-		}
-	}
+	})
 	if pings != 1 {
 		t.Errorf("receiver got %d signed pings, want 1", pings)
 	}

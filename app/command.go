@@ -112,6 +112,18 @@ func (c *cli) refused(cmd string, err error) int {
 	return exitFailure
 }
 
+// refusedOn prints an error of cmd on the record id of a kind ("source",
+// "webhook"): a missing one (the store's ErrNotFound, or the service's
+// <kind>_not_found) as "no <kind> with ID <id>", any other as refused
+// prints it.
+func (c *cli) refusedOn(cmd, kind string, id int64, err error) int {
+	var ae *apierr.Error
+	if errors.Is(err, repository.ErrNotFound) || (errors.As(err, &ae) && ae.Code == kind+"_not_found") {
+		return c.fail(cmd, fmt.Errorf("no %s with ID %d", kind, id))
+	}
+	return c.refused(cmd, err)
+}
+
 // misuse prints "cmd: err" and returns the status of a bad command line.
 func (c *cli) misuse(cmd string, err error) int {
 	fmt.Fprintf(c.stderr, "%s: %v\n", cmd, err)
@@ -153,4 +165,27 @@ func printTable(w io.Writer, header string, rows func(w io.Writer)) {
 	fmt.Fprintln(tw, header)
 	rows(tw)
 	tw.Flush()
+}
+
+// listCommand runs cmd, a command of c without flags or arguments that
+// prints what list reads from the store as a table under header, a line
+// per item: row's tab-separated cells. An error of list fails the
+// command and prints no table.
+func listCommand[T any](c *cli, cmd string, args []string, header string, list func(repository.Store, context.Context) ([]T, error), row func(T) string) int {
+	fs := c.flagSet(cmd, cmd)
+	if code := c.parseFlags(fs, args); code >= 0 {
+		return code
+	}
+	return c.withStore(func(ctx context.Context, store repository.Store) int {
+		items, err := list(store, ctx)
+		if err != nil {
+			return c.fail(cmd, err)
+		}
+		printTable(c.stdout, header, func(w io.Writer) {
+			for _, it := range items {
+				fmt.Fprintln(w, row(it))
+			}
+		})
+		return exitOK
+	})
 }

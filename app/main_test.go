@@ -20,6 +20,8 @@ import (
 	"github.com/calendar/eventcal/config/testsupport"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
+	"github.com/calendar/eventcal/search"
+	"github.com/calendar/eventcal/sync/lease"
 )
 
 // result is one run of the command line.
@@ -34,6 +36,31 @@ func runCLI(t *testing.T, env map[string]string, args ...string) result {
 	var out, errb bytes.Buffer
 	code := run(args, func(k string) string { return env[k] }, &out, &errb)
 	return result{code, out.String(), errb.String()}
+}
+
+// cliStep is one command of a scripted session of the command line: run
+// with env, it exits with code, its stdout holds stdout and its stderr
+// stderr (substrings), and its stdout does not hold notStdout (when set).
+type cliStep struct {
+	name      string
+	env       map[string]string
+	args      []string
+	code      int
+	stdout    string
+	stderr    string
+	notStdout string
+}
+
+// runCLISteps runs steps in order and reports each that went otherwise.
+func runCLISteps(t *testing.T, steps []cliStep) {
+	t.Helper()
+	for _, s := range steps {
+		r := runCLI(t, s.env, s.args...)
+		if r.code != s.code || !strings.Contains(r.stdout, s.stdout) || !strings.Contains(r.stderr, s.stderr) ||
+			(s.notStdout != "" && strings.Contains(r.stdout, s.notStdout)) {
+			t.Errorf("%s: exit %d\nstdout: %s\nstderr: %s", s.name, r.code, r.stdout, r.stderr)
+		}
+	}
 }
 
 func TestHelp(t *testing.T) {
@@ -511,6 +538,40 @@ func serveInBackground(t *testing.T, ctx context.Context, cfg *config.Config, lo
 		t.Fatalf("never listened\n%s", logs.String())
 	}
 	return "", nil
+}
+
+// serveOn runs serve(ctx, cfg) on an open store, engine and lease,
+// logging to logs, and returns once it listens: its address, and the
+// channel (buffered) its result comes on. The test fails if it ends or
+// does not listen first.
+func serveOn(t *testing.T, ctx context.Context, cfg *config.Config, store repository.Store, engine search.Engine, ls lease.Lease, logs *testsupport.SyncBuffer) (net.Addr, chan error) {
+	t.Helper()
+	addrc := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- serve(ctx, cfg, cfg.NewLogger(logs), store, engine, ls, func(a net.Addr) { addrc <- a })
+	}()
+	select {
+	case a := <-addrc:
+		return a, done
+	case err := <-done:
+		t.Fatalf("serve ended before listening: %v\n%s", err, logs.String())
+	case <-testdeadline.After(t):
+		t.Fatalf("never listened\n%s", logs.String())
+	}
+	return nil, nil
+}
+
+// eventually polls cond until it holds; the test fails at its deadline.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := testdeadline.Of(t)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: never true", what)
+		}
+		time.Sleep(20 * time.Millisecond) // poll interval
+	}
 }
 
 // startService runs the service with the settings in env until stop is

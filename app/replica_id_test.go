@@ -3,10 +3,8 @@ package app
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/config/testdeadline"
@@ -29,17 +27,6 @@ func TestReplicaID(t *testing.T) {
 		}
 		return cfg
 	}
-	poll := func(t *testing.T, what string, cond func() bool) {
-		t.Helper()
-		deadline := testdeadline.Of(t)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: never true", what)
-			}
-			time.Sleep(20 * time.Millisecond) // poll interval
-		}
-	}
-
 	// LEASE_TTL is an hour: a process that had to wait for the expiry
 	// would never lead during the test, so leading proves the take-back.
 	t.Run("restarted after a crash, a replica takes its lease back at once", func(t *testing.T) {
@@ -58,32 +45,24 @@ func TestReplicaID(t *testing.T) {
 			}
 			t.Cleanup(func() { store.Close(context.Background()) })
 			logs := &testsupport.SyncBuffer{}
-			logger := cfg.NewLogger(logs)
-			lease := newLease(cfg, store, logger).(*mongo.Lease)
+			lease := newLease(cfg, store, cfg.NewLogger(logs)).(*mongo.Lease)
 			ctx, stop := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			addrc := make(chan net.Addr, 1)
-			go func() { done <- serve(ctx, cfg, logger, store, engine, lease, func(a net.Addr) { addrc <- a }) }()
-			select {
-			case <-addrc:
-			case err := <-done:
-				t.Fatalf("serve: %v\n%s", err, logs.String())
-			}
+			_, done := serveOn(t, ctx, cfg, store, engine, lease, logs)
 			t.Cleanup(func() { stop(); <-done })
 			return lease, stop, done, logs
 		}
 		first, crash, done, _ := start(t)
-		poll(t, "the first process leads", func() bool { return first.IsLeader(t.Context()) == nil })
+		eventually(t, "the first process leads", func() bool { return first.IsLeader(t.Context()) == nil })
 		crash() // serve stops; the lease is NOT released (see serve)
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
 		done <- nil // for the cleanup
 		second, _, _, logs := start(t)
-		poll(t, "the restarted process leads", func() bool { return second.IsLeader(t.Context()) == nil })
+		eventually(t, "the restarted process leads", func() bool { return second.IsLeader(t.Context()) == nil })
 		// The lease log follows the hold on its own goroutine: the line
 		// may come just after the store says this process leads.
-		poll(t, "the take-back logged as from calendar-1", func() bool { return strings.Contains(logs.String(), `previous=calendar-1`) })
+		eventually(t, "the take-back logged as from calendar-1", func() bool { return strings.Contains(logs.String(), `previous=calendar-1`) })
 	})
 
 	// LEASE_TTL is 3s: the first process checks the lease every second.
@@ -107,7 +86,7 @@ func TestReplicaID(t *testing.T) {
 		}
 		first := start()
 		defer first.stop()
-		poll(t, "the first process leads", func() bool { return strings.Contains(first.logs.String(), `msg="lease acquired"`) })
+		eventually(t, "the first process leads", func() bool { return strings.Contains(first.logs.String(), `msg="lease acquired"`) })
 		second := start()
 		defer func() {
 			second.stop()
@@ -126,6 +105,6 @@ func TestReplicaID(t *testing.T) {
 		if !strings.Contains(first.logs.String(), "another live process uses this replica identity") {
 			t.Errorf("the refusal is not logged:\n%s", first.logs.String())
 		}
-		poll(t, "the second process leads", func() bool { return strings.Contains(second.logs.String(), `msg="lease acquired"`) })
+		eventually(t, "the second process leads", func() bool { return strings.Contains(second.logs.String(), `msg="lease acquired"`) })
 	})
 }

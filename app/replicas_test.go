@@ -71,21 +71,13 @@ func TestReplicas(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { store.Close(context.Background()) })
-		r := &replica{name: name, logs: &testsupport.SyncBuffer{}, done: make(chan error, 1)}
-		logger := cfg.NewLogger(r.logs)
-		r.lease = store.Lease(leaseName, "replica-"+name, cfg.LeaseTTL, logger)
+		r := &replica{name: name, logs: &testsupport.SyncBuffer{}}
+		r.lease = store.Lease(leaseName, "replica-"+name, cfg.LeaseTTL, cfg.NewLogger(r.logs))
 		ctx, stop := context.WithCancel(context.Background())
 		r.stop = stop
-		addrc := make(chan net.Addr, 1)
-		go func() { r.done <- serve(ctx, cfg, logger, store, engine, r.lease, func(a net.Addr) { addrc <- a }) }()
-		select {
-		case a := <-addrc:
-			r.base = "http://" + a.String() + cfg.APIRoot()
-		case err := <-r.done:
-			t.Fatalf("%s stopped before listening: %v\n%s", name, err, r.logs.String())
-		case <-testdeadline.After(t):
-			t.Fatalf("%s never listened", name)
-		}
+		var addr net.Addr
+		addr, r.done = serveOn(t, ctx, cfg, store, engine, r.lease, r.logs)
+		r.base = "http://" + addr.String() + cfg.APIRoot()
 		t.Cleanup(func() { r.crash(t) })
 		return r
 	}
@@ -128,16 +120,6 @@ func TestReplicas(t *testing.T) {
 		n, _ := out["total"].(float64)
 		return int(n)
 	}
-	eventually := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := testdeadline.Of(t)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: never true", what)
-			}
-			time.Sleep(20 * time.Millisecond) // poll interval
-		}
-	}
 	leads := func(r *replica) bool { return r.lease.IsLeader(context.Background()) == nil }
 
 	// A webhook receiver: each message must arrive once, from whichever
@@ -161,7 +143,7 @@ func TestReplicas(t *testing.T) {
 	}
 
 	a := start("a")
-	eventually("a holds the lease", func() bool { return leads(a) })
+	eventually(t, "a holds the lease", func() bool { return leads(a) })
 	b := start("b")
 	hook := call(b, "POST", "/admin/webhooks", `{"url":"`+receiver.URL+`","events":["event.created"]}`)
 	hookPath := fmt.Sprintf("/admin/webhooks/%v/deliveries?per_page=200", hook["id"])
@@ -169,7 +151,7 @@ func TestReplicas(t *testing.T) {
 	// Writes through both are indexed by a's worker; b's worker waits.
 	write(a, 8, "a")
 	write(b, 8, "b")
-	eventually("a's worker indexes the writes of both", func() bool { return listed(b) == 16 && listed(a) == 16 })
+	eventually(t, "a's worker indexes the writes of both", func() bool { return listed(b) == 16 && listed(a) == 16 })
 	if leads(b) {
 		t.Fatal("b holds the lease while a does")
 	}
@@ -178,7 +160,7 @@ func TestReplicas(t *testing.T) {
 		t.Errorf("b's worker ran while a held the lease:\n%s", out)
 	}
 
-	eventually("a delivers one message per event", func() bool {
+	eventually(t, "a delivers one message per event", func() bool {
 		log, _ := call(b, "GET", hookPath, "")["deliveries"].([]any)
 		done := 0
 		for _, d := range log {
@@ -195,14 +177,14 @@ func TestReplicas(t *testing.T) {
 	// a crashes: its lease is not released. b's writes wait for a worker.
 	a.crash(t)
 	write(b, 6, "c")
-	eventually("b takes the lease over", func() bool { return leads(b) })
-	eventually("b's worker indexes what was left", func() bool { return listed(b) == 22 })
-	eventually("b delivers the messages of the writes a left", func() bool { _, n := messages(); return n >= 22 })
+	eventually(t, "b takes the lease over", func() bool { return leads(b) })
+	eventually(t, "b's worker indexes what was left", func() bool { return listed(b) == 22 })
+	eventually(t, "b delivers the messages of the writes a left", func() bool { _, n := messages(); return n >= 22 })
 	if d, n := messages(); d != 22 || n != 22 {
 		t.Errorf("receiver got %d messages (%d distinct), want 22 once each", n, d)
 	}
 	// (The batch's log line follows its index writes: poll for it too.)
-	eventually("b's logs show the take-over and b's worker", func() bool {
+	eventually(t, "b's logs show the take-over and b's worker", func() bool {
 		out := b.logs.String()
 		return strings.Contains(out, `msg="lease acquired"`) && strings.Contains(out, `msg="sync batch"`)
 	})

@@ -615,7 +615,7 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, store r
 	backups := newBackups(cfg, store)
 	// The calendar sources' runner: the API starts runs with it (POST
 	// /sources/{id}/run) and the schedule runs the scheduled sources.
-	runner := newSourceRunner(cfg, store, logger)
+	runner := sources.NewRunner(sources.ServiceRunnerDeps(cfg, store, logger))
 	sched, err := schedule.New(schedule.Options{
 		ReindexCron: cfg.ReindexCron, Location: cfg.Location, Reindexer: reindexer,
 		Store: store, Notifier: worker, Lease: ls, Log: logger, Docs: worker.Docs,

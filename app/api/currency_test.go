@@ -13,27 +13,20 @@ import (
 func TestEventCurrencyFields(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	ev := func(extra ...any) map[string]any {
-		m := map[string]any{"title": "Priced", "start_date": "2027-01-01 10:00", "end_date": "2027-01-01 11:00"}
-		for i := 0; i+1 < len(extra); i += 2 {
-			m[extra[i].(string)] = extra[i+1]
-		}
-		return m
-	}
 	e.run(t, []scenario{
-		{name: "no currency: bare stays bare", method: "POST", url: "events", as: "editor", body: ev("cost", "5 - 15"), status: 201,
+		{name: "no currency: bare stays bare", method: "POST", url: "events", as: "editor", body: pricedEvent("cost", "5 - 15"), status: 201,
 			want: map[string]any{"cost": "5 - 15", "cost_details.currency_symbol": "", "cost_details.currency_position": ""}},
-		{name: "event symbol prefix", method: "POST", url: "events", as: "editor", body: ev("cost", "5 - 15", "currency_symbol", "$", "currency_code", "usd"), status: 201,
+		{name: "event symbol prefix", method: "POST", url: "events", as: "editor", body: pricedEvent("cost", "5 - 15", "currency_symbol", "$", "currency_code", "usd"), status: 201,
 			want: map[string]any{"cost": "$5 – $15", "cost_details.currency_symbol": "$", "cost_details.currency_code": "USD", "cost_details.currency_position": "prefix", "cost_details.values": []any{"5", "15"}}},
-		{name: "event symbol suffix keeps comma", method: "POST", url: "events?_embed=1", as: "editor", body: ev("cost", "12,50", "currency_symbol", "€", "currency_position", "suffix", "currency_code", "EUR"), status: 201,
+		{name: "event symbol suffix keeps comma", method: "POST", url: "events?_embed=1", as: "editor", body: pricedEvent("cost", "12,50", "currency_symbol", "€", "currency_position", "suffix", "currency_code", "EUR"), status: 201,
 			want: map[string]any{"cost": "12,50€", "cost_details.currency_position": "suffix", "cost_details.values": []any{"12.5"}}},
-		{name: "written symbol wins", method: "POST", url: "events", as: "editor", body: ev("cost", "€12", "currency_symbol", "$"), status: 201,
+		{name: "written symbol wins", method: "POST", url: "events", as: "editor", body: pricedEvent("cost", "€12", "currency_symbol", "$"), status: 201,
 			want: map[string]any{"cost": "€12", "cost_details.currency_symbol": "€"}},
-		{name: "position not an option", method: "POST", url: "events", as: "editor", body: ev("cost", "10", "currency_position", "postfix"), status: 400, check: invalidParamOf("currency_position")},
-		{name: "code not ISO", method: "POST", url: "events", as: "editor", body: ev("cost", "10", "currency_code", "EURO"), status: 400, check: invalidParamOf("currency_code")},
-		{name: "symbol too long", method: "POST", url: "events", as: "editor", body: ev("cost", "10", "currency_symbol", "dollars of the US"), status: 400, check: invalidParamOf("currency_symbol")},
-		{name: "symbol with digits", method: "POST", url: "events", as: "editor", body: ev("cost", "10", "currency_symbol", "$1"), status: 400, check: invalidParamOf("currency_symbol")},
-		{name: "symbol not text", method: "POST", url: "events", as: "editor", body: ev("cost", "10", "currency_symbol", []any{"$"}), status: 400, check: invalidParamOf("currency_symbol")},
+		{name: "position not an option", method: "POST", url: "events", as: "editor", body: pricedEvent("cost", "10", "currency_position", "postfix"), status: 400, check: invalidParamOf("currency_position")},
+		{name: "code not ISO", method: "POST", url: "events", as: "editor", body: pricedEvent("cost", "10", "currency_code", "EURO"), status: 400, check: invalidParamOf("currency_code")},
+		{name: "symbol too long", method: "POST", url: "events", as: "editor", body: pricedEvent("cost", "10", "currency_symbol", "dollars of the US"), status: 400, check: invalidParamOf("currency_symbol")},
+		{name: "symbol with digits", method: "POST", url: "events", as: "editor", body: pricedEvent("cost", "10", "currency_symbol", "$1"), status: 400, check: invalidParamOf("currency_symbol")},
+		{name: "symbol not text", method: "POST", url: "events", as: "editor", body: pricedEvent("cost", "10", "currency_symbol", []any{"$"}), status: 400, check: invalidParamOf("currency_symbol")},
 	})
 	// Refused writes left nothing behind: four events were created.
 	e.t = t
@@ -43,7 +36,7 @@ func TestEventCurrencyFields(t *testing.T) {
 		t.Errorf("%d events stored, want 4 (refused writes must store nothing)", n)
 	}
 
-	id := e.must(201, "POST", "events", "editor", ev("cost", "10", "currency_symbol", "£", "currency_code", "GBP")).id()
+	id := e.must(201, "POST", "events", "editor", pricedEvent("cost", "10", "currency_symbol", "£", "currency_code", "GBP")).id()
 	single := e.must(200, "GET", fmt.Sprintf("events/%d", id), "editor", nil)
 	if got := single.str("json_ld.offers.priceCurrency"); got != "GBP" {
 		t.Errorf("json_ld offers priceCurrency %q, want GBP (the code in effect)", got)
@@ -65,25 +58,18 @@ func TestEventCurrencyFields(t *testing.T) {
 func TestSiteCurrency(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "CURRENCY_SYMBOL", "$", "CURRENCY_CODE", "USD")
-	ev := func(extra ...any) map[string]any {
-		m := map[string]any{"title": "Priced", "start_date": "2027-01-01 10:00", "end_date": "2027-01-01 11:00"}
-		for i := 0; i+1 < len(extra); i += 2 {
-			m[extra[i].(string)] = extra[i+1]
-		}
-		return m
-	}
 	e.run(t, []scenario{
-		{name: "site symbol", method: "POST", url: "events", as: "editor", body: ev("cost", "10"), status: 201,
+		{name: "site symbol", method: "POST", url: "events", as: "editor", body: pricedEvent("cost", "10"), status: 201,
 			want: map[string]any{"cost": "$10", "cost_details.currency_symbol": "$", "cost_details.currency_code": "USD", "cost_details.currency_position": "prefix"}},
-		{name: "site symbol on a range", method: "POST", url: "events", as: "editor", body: ev("cost", "5 - 15"), status: 201, want: map[string]any{"cost": "$5 – $15"}},
-		{name: "free", method: "POST", url: "events", as: "editor", body: ev("cost", "Free"), status: 201, want: map[string]any{"cost": "Free", "cost_details.values": []any{"0"}}},
-		{name: "no cost", method: "POST", url: "events", as: "editor", body: ev(), status: 201, want: map[string]any{"cost": ""}},
-		{name: "event's own wins", method: "POST", url: "events", as: "editor", body: ev("cost", "12,50", "currency_symbol", "€", "currency_code", "EUR", "currency_position", "suffix"), status: 201,
+		{name: "site symbol on a range", method: "POST", url: "events", as: "editor", body: pricedEvent("cost", "5 - 15"), status: 201, want: map[string]any{"cost": "$5 – $15"}},
+		{name: "free", method: "POST", url: "events", as: "editor", body: pricedEvent("cost", "Free"), status: 201, want: map[string]any{"cost": "Free", "cost_details.values": []any{"0"}}},
+		{name: "no cost", method: "POST", url: "events", as: "editor", body: pricedEvent(), status: 201, want: map[string]any{"cost": ""}},
+		{name: "event's own wins", method: "POST", url: "events", as: "editor", body: pricedEvent("cost", "12,50", "currency_symbol", "€", "currency_code", "EUR", "currency_position", "suffix"), status: 201,
 			want: map[string]any{"cost": "12,50€", "cost_details.currency_code": "EUR"}},
 	})
 	suffix := newEnv(t, "CURRENCY_SYMBOL", "kr", "CURRENCY_POSITION", "suffix")
 	suffix.run(t, []scenario{
-		{name: "site suffix", method: "POST", url: "events", as: "editor", body: ev("cost", "120"), status: 201,
+		{name: "site suffix", method: "POST", url: "events", as: "editor", body: pricedEvent("cost", "120"), status: 201,
 			want: map[string]any{"cost": "120kr", "cost_details.currency_position": "suffix"}},
 	})
 }
@@ -108,4 +94,14 @@ func TestWebhookCostWithCurrency(t *testing.T) {
 	if d, _ := m.Item["cost_details"].(map[string]any); d["currency_code"] != "EUR" || d["currency_position"] != "suffix" {
 		t.Errorf("item cost_details %v", m.Item["cost_details"])
 	}
+}
+
+// pricedEvent is the body of an event create with the fields of extra
+// (name, value pairs) added.
+func pricedEvent(extra ...any) map[string]any {
+	m := map[string]any{"title": "Priced", "start_date": "2027-01-01 10:00", "end_date": "2027-01-01 11:00"}
+	for i := 0; i+1 < len(extra); i += 2 {
+		m[extra[i].(string)] = extra[i+1]
+	}
+	return m
 }

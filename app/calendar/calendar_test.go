@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -124,7 +125,7 @@ func TestCreateEventDecidesBeforeWriting(t *testing.T) {
 			if !errors.As(err, &ae) || ae.Status != tt.status || !strings.Contains(ae.Code+" "+ae.Message, tt.contains) {
 				t.Fatalf("error %v, want %d naming %q", err, tt.status, tt.contains)
 			}
-			if after := counts(t, st); !equal(before, after) {
+			if after := counts(t, st); !maps.Equal(before, after) {
 				t.Fatalf("a refused command wrote: before %v, after %v", before, after)
 			}
 		})
@@ -147,18 +148,6 @@ func TestCreateEventDecidesBeforeWriting(t *testing.T) {
 			t.Fatalf("event as written: %+v %+v", p, e)
 		}
 	})
-}
-
-func equal(a, b map[string]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // importedEvent is an event as an importer maps it.

@@ -86,34 +86,40 @@ func positiveIntList(_ *Request, v any) string {
 // checkStatusList accepts registered statuses; callers who may not edit
 // posts may only ask for exactly publish (as in the original plugin).
 func checkStatusList(r *Request, v any) string {
-	items := input.AsList(v)
-	statuses := strings.Join(repository.Statuses, ", ")
-	if len(items) == 0 {
-		return "Must be one or more of " + statuses + "."
-	}
-	for _, it := range items {
-		s, _ := input.AsString(it)
-		if !repository.IsStatus(s) {
-			return "Must be one or more of " + statuses + "; " + strconv.Quote(s) + " is none of them."
-		}
+	return checkNameList(v, repository.Statuses, repository.IsStatus, func(s string) string {
 		if !access.CanCreateRecords(r.user) && s != repository.StatusPublish {
 			return "Must be publish: only callers who may create events may list other statuses."
 		}
-	}
-	return ""
+		return ""
+	})
 }
 
 // checkEventStatusList checks a list (or CSV) of event statuses.
 func checkEventStatusList(_ *Request, v any) string {
+	return checkNameList(v, repository.EventStatuses, func(s string) bool {
+		_, ok := repository.StatusOf(s)
+		return ok && s != ""
+	}, nil)
+}
+
+// checkNameList checks a list (or CSV) of one or more of names: each item
+// one that known accepts, then (allowed not nil) one the caller may ask
+// for (allowed's message, "" when it may).
+func checkNameList(v any, names []string, known func(string) bool, allowed func(string) string) string {
 	items := input.AsList(v)
-	statuses := strings.Join(repository.EventStatuses, ", ")
+	all := strings.Join(names, ", ")
 	if len(items) == 0 {
-		return "Must be one or more of " + statuses + "."
+		return "Must be one or more of " + all + "."
 	}
 	for _, it := range items {
 		s, _ := input.AsString(it)
-		if _, ok := repository.StatusOf(s); !ok || s == "" {
-			return "Must be one or more of " + statuses + "; " + strconv.Quote(s) + " is none of them."
+		if !known(s) {
+			return "Must be one or more of " + all + "; " + strconv.Quote(s) + " is none of them."
+		}
+		if allowed != nil {
+			if msg := allowed(s); msg != "" {
+				return msg
+			}
 		}
 	}
 	return ""

@@ -309,25 +309,15 @@ func Truthy(v any) bool {
 
 // AsInt converts a whole number (JSON number or numeric string) to int64.
 func AsInt(v any) (int64, bool) {
-	var s string
-	switch x := v.(type) {
-	case json.Number:
-		s = x.String()
-	case string:
-		s = strings.TrimSpace(x)
-	case bool:
-		return 0, false
-	default:
-		return 0, false
-	}
-	if s == "" {
+	s, ok := numberText(v)
+	if !ok || s == "" {
 		return 0, false
 	}
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return n, true
 	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+	f, ok := AsFloat(v)
+	if !ok || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
 		return 0, false
 	}
 	return int64(f), true
@@ -335,13 +325,8 @@ func AsInt(v any) (int64, bool) {
 
 // AsFloat converts a JSON number or numeric string to float64.
 func AsFloat(v any) (float64, bool) {
-	var s string
-	switch x := v.(type) {
-	case json.Number:
-		s = x.String()
-	case string:
-		s = strings.TrimSpace(x)
-	default:
+	s, ok := numberText(v)
+	if !ok {
 		return 0, false
 	}
 	f, err := strconv.ParseFloat(s, 64)
@@ -349,6 +334,18 @@ func AsFloat(v any) (float64, bool) {
 		return 0, false
 	}
 	return f, true
+}
+
+// numberText is the text of a JSON number or of a string (trimmed); false
+// for any other value.
+func numberText(v any) (string, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		return x.String(), true
+	case string:
+		return strings.TrimSpace(x), true
+	}
+	return "", false
 }
 
 // AsList turns a CSV string or an array into a list of values: CSV items

@@ -1,6 +1,7 @@
 package input
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -102,5 +103,45 @@ func TestValidate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNumbers: AsInt takes whole numbers (as JSON numbers or numeric
+// strings, spaces trimmed, a whole float within 2^53 too) and AsFloat any
+// finite number; neither takes other types, empty text, NaN or infinity.
+func TestNumbers(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		v      any
+		i      int64
+		iOK    bool
+		f      float64
+		fOK    bool
+		reason string
+	}{
+		{json.Number("42"), 42, true, 42, true, "a JSON number"},
+		{" 7 ", 7, true, 7, true, "a string, trimmed"},
+		{"-3", -3, true, -3, true, "negative"},
+		{"5.0", 5, true, 5, true, "a whole float"},
+		{"1e3", 1000, true, 1000, true, "an exponent"},
+		{"2.5", 0, false, 2.5, true, "a fraction is no int"},
+		{"1e16", 0, false, 1e16, true, "a float past 2^53 is no int"},
+		{"9223372036854775807", 9223372036854775807, true, 9223372036854775807, true, "the largest int64"},
+		{"", 0, false, 0, false, "empty"},
+		{"  ", 0, false, 0, false, "blank"},
+		{"NaN", 0, false, 0, false, "NaN"},
+		{"Inf", 0, false, 0, false, "infinity"},
+		{"ten", 0, false, 0, false, "words"},
+		{true, 0, false, 0, false, "a bool"},
+		{nil, 0, false, 0, false, "null"},
+		{[]any{"1"}, 0, false, 0, false, "a list"},
+	}
+	for _, tt := range tests {
+		if i, ok := AsInt(tt.v); i != tt.i || ok != tt.iOK {
+			t.Errorf("%s: AsInt(%#v) = %d, %v; want %d, %v", tt.reason, tt.v, i, ok, tt.i, tt.iOK)
+		}
+		if f, ok := AsFloat(tt.v); f != tt.f || ok != tt.fOK {
+			t.Errorf("%s: AsFloat(%#v) = %v, %v; want %v, %v", tt.reason, tt.v, f, ok, tt.f, tt.fOK)
+		}
 	}
 }

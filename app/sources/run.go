@@ -13,6 +13,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/calendar/eventcal/app/calendar"
+	"github.com/calendar/eventcal/app/sources/fetch"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
 )
@@ -84,6 +85,20 @@ type Runner struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+}
+
+// ServiceRunnerDeps are the runner's dependencies as the service sets
+// them from cfg (serve, eventcal source run): a calendar over store; a
+// reader with the guarded fetcher (SOURCE_FETCH_TIMEOUT, SOURCE_MAX_BYTES,
+// SOURCES_ALLOW_PRIVATE), the feeds' bounds (SOURCE_MAX_EVENTS,
+// SOURCE_MAX_BYTES) and sites running The Events Calendar read in the
+// default language; log for the calendar, the reader and the runner.
+func ServiceRunnerDeps(cfg *config.Config, store repository.Store, log *slog.Logger) RunnerDeps {
+	cal := calendar.New(calendar.Deps{Config: cfg, Store: store, Logger: log})
+	fetcher := fetch.New(fetch.Options{Timeout: cfg.SourceFetchTimeout, MaxBytes: cfg.SourceMaxBytes, AllowPrivate: cfg.SourcesAllowPrivate})
+	reader := NewReader(ReaderOptions{Fetcher: fetcher, MaxEvents: cfg.SourceMaxEvents, MaxBytes: cfg.SourceMaxBytes,
+		Language: cfg.DefaultLanguage, Logger: log})
+	return RunnerDeps{Store: store, Calendar: cal, Reader: reader, Config: cfg, Logger: log}
 }
 
 // NewRunner returns a runner; Store, Calendar, Reader and Config must be

@@ -32,6 +32,12 @@ type Caps struct {
 	// list showed them (hidden events, records gone from the source;
 	// default DefaultMaxProbes).
 	Probes int
+	// Response bounds one response body (ReadPublic only; 0: 64 MiB).
+	Response int64
+	// Events bounds the events read (ReadPublic only; 0: no bound
+	// besides the other caps); a list that holds more stops the read
+	// (*CapError, Cap CapEvents).
+	Events int
 }
 
 // Default caps. A site of 100,000 events, 20,000 terms and 10,000 hidden
@@ -55,27 +61,39 @@ const (
 	heldFraction = 4
 )
 
-// withDefaults fills the zero fields.
+// runDefaults are Run's caps; HeldBytes, which follows Bytes, is set by
+// withDefaults.
+var runDefaults = Caps{Pages: DefaultMaxPages, Requests: DefaultMaxRequests, Bytes: DefaultMaxBytes,
+	NewTerms: DefaultMaxNewTerms, Probes: DefaultMaxProbes}
+
+// withDefaults fills the zero fields with Run's defaults.
 func (c Caps) withDefaults() Caps {
-	if c.Pages <= 0 {
-		c.Pages = DefaultMaxPages
-	}
-	if c.Requests <= 0 {
-		c.Requests = DefaultMaxRequests
-	}
-	if c.Bytes <= 0 {
-		c.Bytes = DefaultMaxBytes
-	}
+	c = c.Or(runDefaults)
 	if c.HeldBytes <= 0 {
 		c.HeldBytes = c.Bytes / heldFraction
 	}
-	if c.NewTerms <= 0 {
-		c.NewTerms = DefaultMaxNewTerms
-	}
-	if c.Probes <= 0 {
-		c.Probes = DefaultMaxProbes
-	}
 	return c
+}
+
+// Or returns c with each field that is zero (or less) taken from d.
+func (c Caps) Or(d Caps) Caps {
+	c.Pages = orPositive(c.Pages, d.Pages)
+	c.Requests = orPositive(c.Requests, d.Requests)
+	c.Bytes = orPositive(c.Bytes, d.Bytes)
+	c.HeldBytes = orPositive(c.HeldBytes, d.HeldBytes)
+	c.NewTerms = orPositive(c.NewTerms, d.NewTerms)
+	c.Probes = orPositive(c.Probes, d.Probes)
+	c.Response = orPositive(c.Response, d.Response)
+	c.Events = orPositive(c.Events, d.Events)
+	return c
+}
+
+// orPositive is v when above zero, else d.
+func orPositive[T int | int64](v, d T) T {
+	if v > 0 {
+		return v
+	}
+	return d
 }
 
 // The names of the caps, as CapError.Cap gives them; the CLI's flag that

@@ -99,6 +99,55 @@ type client struct {
 	permanent func(error) bool
 }
 
+// sending is how a client sends, as Options and PublicOptions give it:
+// zero values take the defaults they document.
+type sending struct {
+	http      *http.Client
+	rate      float64
+	retries   int
+	retryBase time.Duration
+	timeout   time.Duration
+	logger    *slog.Logger
+}
+
+// newClient is the client of a run (Run) or a read (ReadPublic) of the
+// namespace root with caps: s's zero values filled (an HTTP client with
+// the timeout, DefaultTimeout when none, that follows redirects only
+// within the source's origin; DefaultRate, a negative rate no limit;
+// DefaultRetries, negative retries none; a first backoff wait of 1 s; a
+// logger that discards).
+func newClient(root *url.URL, caps Caps, s sending) *client {
+	c := &client{root: root, caps: caps, http: s.http, retries: s.retries, base: s.retryBase, logger: s.logger}
+	if c.http == nil {
+		timeout := s.timeout
+		if timeout <= 0 {
+			timeout = DefaultTimeout
+		}
+		c.http = &http.Client{Timeout: timeout, CheckRedirect: sameOrigin}
+	}
+	if c.logger == nil {
+		c.logger = slog.New(slog.DiscardHandler)
+	}
+	switch {
+	case s.rate == 0:
+		c.limiter = rate.NewLimiter(DefaultRate, 1)
+	case s.rate < 0:
+		c.limiter = rate.NewLimiter(rate.Inf, 1)
+	default:
+		c.limiter = rate.NewLimiter(rate.Limit(s.rate), 1)
+	}
+	switch {
+	case s.retries == 0:
+		c.retries = DefaultRetries
+	case s.retries < 0:
+		c.retries = 0
+	}
+	if c.base <= 0 {
+		c.base = time.Second
+	}
+	return c
+}
+
 // bodyLimit is the bound of one response body.
 func (c *client) bodyLimit() int64 {
 	if c.maxBody > 0 {

@@ -65,8 +65,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
@@ -166,36 +164,10 @@ func Run(ctx context.Context, store repository.Store, opts Options) (*Report, er
 		return nil, errors.New("wpimport: no language")
 	}
 	caps := opts.Caps.withDefaults()
-	c := &client{root: root, wpRoot: wpRootOf(root), user: opts.User, password: opts.AppPassword,
-		http: opts.HTTPClient, retries: opts.Retries, base: opts.RetryBase, logger: opts.Logger,
-		caps: caps, redact: newRedactor(opts.User, opts.AppPassword)}
-	if c.http == nil {
-		timeout := opts.Timeout
-		if timeout <= 0 {
-			timeout = DefaultTimeout
-		}
-		c.http = &http.Client{Timeout: timeout, CheckRedirect: sameOrigin}
-	}
-	if c.logger == nil {
-		c.logger = slog.New(slog.DiscardHandler)
-	}
-	switch {
-	case opts.Rate == 0:
-		c.limiter = rate.NewLimiter(DefaultRate, 1)
-	case opts.Rate < 0:
-		c.limiter = rate.NewLimiter(rate.Inf, 1)
-	default:
-		c.limiter = rate.NewLimiter(rate.Limit(opts.Rate), 1)
-	}
-	switch {
-	case opts.Retries == 0:
-		c.retries = DefaultRetries
-	case opts.Retries < 0:
-		c.retries = 0
-	}
-	if c.base <= 0 {
-		c.base = time.Second
-	}
+	c := newClient(root, caps, sending{http: opts.HTTPClient, rate: opts.Rate, retries: opts.Retries,
+		retryBase: opts.RetryBase, timeout: opts.Timeout, logger: opts.Logger})
+	c.wpRoot, c.user, c.password = wpRootOf(root), opts.User, opts.AppPassword
+	c.redact = newRedactor(opts.User, opts.AppPassword)
 	progress := opts.Progress
 	if progress == nil {
 		progress = noProgress{}

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"github.com/calendar/eventcal/app/input/values"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
@@ -38,13 +36,8 @@ type PublicOptions struct {
 	Retries   int
 	RetryBase time.Duration
 	Timeout   time.Duration
-	// MaxResponse bounds one response body (0: 64 MiB).
-	MaxResponse int64
-	// MaxEvents bounds the events read (0: no bound besides the caps); a
-	// list that holds more stops the read (*CapError, Cap CapEvents).
-	MaxEvents int
-	// Caps bound the read: Pages (of the events list), Requests and Bytes
-	// apply; zero fields take their defaults.
+	// Caps bound the read: Pages (of the events list), Requests, Bytes,
+	// Response and Events apply; zero fields take their defaults.
 	Caps Caps
 	// Logger receives retries (nil: discarded).
 	Logger *slog.Logger
@@ -57,7 +50,7 @@ type PublicOptions struct {
 	Permanent func(error) bool
 }
 
-// CapEvents is PublicOptions.MaxEvents, as CapError.Cap names it.
+// CapEvents is Caps.Events, as CapError.Cap names it.
 const CapEvents = "events"
 
 // Snapshot is what a site running The Events Calendar shows an anonymous
@@ -128,38 +121,13 @@ func ReadPublic(ctx context.Context, opts PublicOptions) (*Snapshot, error) {
 	if lang == "" {
 		lang = "en"
 	}
-	c := &client{root: root, http: opts.HTTPClient, retries: opts.Retries, base: opts.RetryBase, logger: opts.Logger,
-		caps: opts.Caps.withDefaults(), redact: newRedactor("", ""), public: true, maxBody: opts.MaxResponse, urlName: "the source URL",
-		userAgent: opts.UserAgent, clientAgent: opts.UserAgent == "" && opts.HTTPClient != nil, permanent: opts.Permanent}
-	if c.http == nil {
-		if c.userAgent == "" {
-			c.userAgent = config.UserAgent("sources")
-		}
-		timeout := opts.Timeout
-		if timeout <= 0 {
-			timeout = DefaultTimeout
-		}
-		c.http = &http.Client{Timeout: timeout, CheckRedirect: sameOrigin}
-	}
-	if c.logger == nil {
-		c.logger = slog.New(slog.DiscardHandler)
-	}
-	switch {
-	case opts.Rate == 0:
-		c.limiter = rate.NewLimiter(DefaultRate, 1)
-	case opts.Rate < 0:
-		c.limiter = rate.NewLimiter(rate.Inf, 1)
-	default:
-		c.limiter = rate.NewLimiter(rate.Limit(opts.Rate), 1)
-	}
-	switch {
-	case opts.Retries == 0:
-		c.retries = DefaultRetries
-	case opts.Retries < 0:
-		c.retries = 0
-	}
-	if c.base <= 0 {
-		c.base = time.Second
+	caps := opts.Caps.withDefaults()
+	c := newClient(root, caps, sending{http: opts.HTTPClient, rate: opts.Rate, retries: opts.Retries,
+		retryBase: opts.RetryBase, timeout: opts.Timeout, logger: opts.Logger})
+	c.redact, c.public, c.maxBody, c.urlName = newRedactor("", ""), true, caps.Response, "the source URL"
+	c.userAgent, c.clientAgent, c.permanent = opts.UserAgent, opts.UserAgent == "" && opts.HTTPClient != nil, opts.Permanent
+	if opts.HTTPClient == nil && c.userAgent == "" {
+		c.userAgent = config.UserAgent("sources")
 	}
 	snap := &Snapshot{Announced: -1, Venues: map[int64]*repository.Record{}, Organizers: map[int64]*repository.Record{},
 		Categories: map[int64]*repository.Label{}, Tags: map[int64]*repository.Label{}}
@@ -174,8 +142,8 @@ func ReadPublic(ctx context.Context, opts PublicOptions) (*Snapshot, error) {
 	snap.Root = root.String()
 	m := &mapper{site: snap.Root, lang: lang, geo: true, images: map[int64]*tecImage{}}
 	_, announced, err := c.fetchList(ctx, listEvents, nil, func(id int64, raw json.RawMessage) error {
-		if opts.MaxEvents > 0 && len(snap.Events)+len(snap.Failed) >= opts.MaxEvents {
-			return &CapError{Cap: CapEvents, Limit: int64(opts.MaxEvents), Where: "the events of the list"}
+		if caps.Events > 0 && len(snap.Events)+len(snap.Failed) >= caps.Events {
+			return &CapError{Cap: CapEvents, Limit: int64(caps.Events), Where: "the events of the list"}
 		}
 		snap.take(m, c, id, raw)
 		return nil

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"syscall"
 	"testing"
+
+	"github.com/calendar/eventcal/config/testsupport"
 )
 
 func TestBlocked(t *testing.T) {
@@ -46,28 +48,13 @@ func TestHostBlocked(t *testing.T) {
 	}
 }
 
-// fakeResolver resolves the names of its map and fails on others.
-type fakeResolver map[string][]string
-
-func (r fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	ss, ok := r[host]
-	if !ok {
-		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-	}
-	var out []netip.Addr
-	for _, s := range ss {
-		out = append(out, netip.MustParseAddr(s))
-	}
-	return out, nil
-}
-
 // TestDialerChecksResolvedAddresses: the Dialer judges the addresses a
 // name resolves to (here through a fake resolver, so no network is
 // needed), connects only to accepted ones, and with AllowPrivate connects
 // to any.
 func TestDialerChecksResolvedAddresses(t *testing.T) {
 	t.Parallel()
-	resolver := fakeResolver{
+	resolver := testsupport.StaticResolver{
 		"public.example":   {"93.184.216.34"},
 		"internal.example": {"10.0.0.5"},
 		"rebound.example":  {"127.0.0.1", "::1"},
@@ -121,7 +108,7 @@ func TestDialerChecksResolvedAddresses(t *testing.T) {
 // ErrBlocked; an unknown name is the resolver's error.
 func TestDialerDefaultReason(t *testing.T) {
 	t.Parallel()
-	d := &Dialer{Resolver: fakeResolver{"internal.example": {"10.0.0.5"}}}
+	d := &Dialer{Resolver: testsupport.StaticResolver{"internal.example": {"10.0.0.5"}}}
 	_, err := d.DialContext(context.Background(), "tcp", "internal.example:80")
 	if !errors.Is(err, ErrBlocked) {
 		t.Errorf("dial internal.example: %v, want ErrBlocked", err)

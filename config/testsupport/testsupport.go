@@ -4,7 +4,10 @@ package testsupport
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -149,4 +152,22 @@ func ModuleRoot(t testing.TB) string {
 		}
 		dir = parent
 	}
+}
+
+// StaticResolver resolves each host name of its map to the addresses
+// given, and any other name to a not-found DNS error: a name resolver
+// (netguard.Resolver) for tests that need no network.
+type StaticResolver map[string][]string
+
+// LookupNetIP returns host's addresses.
+func (r StaticResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	ss, ok := r[host]
+	if !ok {
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}
+	var out []netip.Addr
+	for _, s := range ss {
+		out = append(out, netip.MustParseAddr(s))
+	}
+	return out, nil
 }

@@ -62,6 +62,30 @@ func TestWriteFailuresDoNotLie(t *testing.T) {
 		return n
 	}
 
+	// The set-ups: the event (the category, the user) a case's write
+	// changes, stored.
+	storedEvent := func(slug string) func(t *testing.T, ctx context.Context, e *env) {
+		return func(t *testing.T, ctx context.Context, e *env) {
+			e.post = event(slug)
+			if err := e.s.CreateRecord(ctx, e.post); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	storedCategory := func(slug string) func(t *testing.T, ctx context.Context, e *env) {
+		return func(t *testing.T, ctx context.Context, e *env) {
+			e.term = category(slug)
+			if err := e.s.CreateLabel(ctx, e.term); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	storedUser := func(t *testing.T, ctx context.Context, e *env) {
+		if err := e.s.CreateUser(ctx, &repository.User{ID: 5, Login: "ana", Role: repository.RoleEditor}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	cases := []struct {
 		name  string
 		setup func(t *testing.T, ctx context.Context, e *env)
@@ -141,13 +165,8 @@ func TestWriteFailuresDoNotLie(t *testing.T) {
 			},
 		},
 		{
-			name: "update post: replace reply lost",
-			setup: func(t *testing.T, ctx context.Context, e *env) {
-				e.post = event("before")
-				if err := e.s.CreateRecord(ctx, e.post); err != nil {
-					t.Fatal(err)
-				}
-			},
+			name:  "update post: replace reply lost",
+			setup: storedEvent("before"),
 			fault: mongotest.Fault{Command: "update", Collection: "posts", Action: mongotest.DropReply},
 			write: func(ctx context.Context, e *env) error {
 				_, err := e.s.UpdateRecord(ctx, e.post.ID, func(p *repository.Record) error { p.Slug = repository.Text{"en": "after"}; return nil })
@@ -167,13 +186,8 @@ func TestWriteFailuresDoNotLie(t *testing.T) {
 			},
 		},
 		{
-			name: "delete post: reply lost",
-			setup: func(t *testing.T, ctx context.Context, e *env) {
-				e.post = event("gone")
-				if err := e.s.CreateRecord(ctx, e.post); err != nil {
-					t.Fatal(err)
-				}
-			},
+			name:  "delete post: reply lost",
+			setup: storedEvent("gone"),
 			fault: mongotest.Fault{Command: "delete", Collection: "posts", Action: mongotest.DropReply},
 			write: func(ctx context.Context, e *env) error { return e.s.DeleteRecord(ctx, e.post.ID) },
 			check: func(t *testing.T, ctx context.Context, e *env) {
@@ -203,13 +217,8 @@ func TestWriteFailuresDoNotLie(t *testing.T) {
 			},
 		},
 		{
-			name: "update term: replace reply lost",
-			setup: func(t *testing.T, ctx context.Context, e *env) {
-				e.term = category("jazz")
-				if err := e.s.CreateLabel(ctx, e.term); err != nil {
-					t.Fatal(err)
-				}
-			},
+			name:  "update term: replace reply lost",
+			setup: storedCategory("jazz"),
 			fault: mongotest.Fault{Command: "update", Collection: "terms", Action: mongotest.DropReply},
 			write: func(ctx context.Context, e *env) error {
 				_, err := e.s.UpdateLabel(ctx, e.term.ID, func(c *repository.Label) error { c.Slug = repository.Text{"en": "blues"}; return nil })
@@ -226,13 +235,8 @@ func TestWriteFailuresDoNotLie(t *testing.T) {
 			},
 		},
 		{
-			name: "delete term: reply lost",
-			setup: func(t *testing.T, ctx context.Context, e *env) {
-				e.term = category("gone")
-				if err := e.s.CreateLabel(ctx, e.term); err != nil {
-					t.Fatal(err)
-				}
-			},
+			name:  "delete term: reply lost",
+			setup: storedCategory("gone"),
 			fault: mongotest.Fault{Command: "delete", Collection: "terms", Action: mongotest.DropReply},
 			write: func(ctx context.Context, e *env) error { return e.s.DeleteLabel(ctx, e.term.ID) },
 			check: func(t *testing.T, ctx context.Context, e *env) {
@@ -255,12 +259,8 @@ func TestWriteFailuresDoNotLie(t *testing.T) {
 			},
 		},
 		{
-			name: "create token: insert reply lost",
-			setup: func(t *testing.T, ctx context.Context, e *env) {
-				if err := e.s.CreateUser(ctx, &repository.User{ID: 5, Login: "ana", Role: repository.RoleEditor}); err != nil {
-					t.Fatal(err)
-				}
-			},
+			name:  "create token: insert reply lost",
+			setup: storedUser,
 			fault: mongotest.Fault{Command: "insert", Collection: "tokens", Action: mongotest.DropReply},
 			write: func(ctx context.Context, e *env) error {
 				return e.s.CreateToken(ctx, &repository.Token{Hash: "h1", UserID: 5, Name: "ci"})
@@ -273,12 +273,8 @@ func TestWriteFailuresDoNotLie(t *testing.T) {
 			},
 		},
 		{
-			name: "update user: reply lost",
-			setup: func(t *testing.T, ctx context.Context, e *env) {
-				if err := e.s.CreateUser(ctx, &repository.User{ID: 5, Login: "ana", Role: repository.RoleEditor}); err != nil {
-					t.Fatal(err)
-				}
-			},
+			name:  "update user: reply lost",
+			setup: storedUser,
 			fault: mongotest.Fault{Command: "update", Collection: "users", Action: mongotest.DropReply},
 			write: func(ctx context.Context, e *env) error {
 				return e.s.UpdateUser(ctx, &repository.User{ID: 5, Role: repository.RoleEditor, Disabled: true})

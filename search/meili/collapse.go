@@ -1,7 +1,6 @@
 package meili
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -104,17 +103,7 @@ func (e *queryRunner) searchBothCollapsed(ctx context.Context, p plan, hidden st
 			merged = append(merged, c)
 		}
 	}
-	byPublish := slices.Contains(p.req.Sort, sortByPublishDate[0])
-	slices.SortStableFunc(merged, func(a, b collapsedHit) int {
-		if p.req.Sort == nil {
-			return cmp.Compare(b.score, a.score) // relevance: best first
-		}
-		ka, kb := a.start, b.start
-		if byPublish {
-			ka, kb = a.publish, b.publish
-		}
-		return cmp.Or(cmp.Compare(ka, kb), cmp.Compare(a.id, b.id), cmp.Compare(a.occ, b.occ))
-	})
+	sortHits(merged, p.req.Sort)
 	seen := map[int64]bool{}
 	merged = slices.DeleteFunc(merged, func(c collapsedHit) bool {
 		if seen[c.id] {
@@ -123,18 +112,7 @@ func (e *queryRunner) searchBothCollapsed(ctx context.Context, p plan, hidden st
 		seen[c.id] = true
 		return false
 	})
-	page := merged[min(p.offset, len(merged)):]
-	page = page[:min(p.limit, len(page))]
-	res := search.Result{Total: total, IDs: make([]int64, 0, len(page))}
-	for _, c := range page {
-		res.IDs = append(res.IDs, c.id)
-		if c.occ != "" && res.Occurrences == nil {
-			res.Occurrences = make([]string, len(res.IDs)-1, len(page))
-		}
-		if res.Occurrences != nil {
-			res.Occurrences = append(res.Occurrences, c.occ)
-		}
-	}
+	res := resultPage(merged, p.offset, p.limit, total)
 	if len(p.facets) > 0 {
 		all := p
 		all.collapse = false

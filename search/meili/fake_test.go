@@ -81,6 +81,19 @@ func (f *fakeMeili) engine(opts Options) *Engine {
 	return f.engineWithKey("test-key", opts)
 }
 
+// initialisedEngine opens an Engine on the fake with opts and runs its
+// Init; the fake's log is then cleared, so that the test sees only the
+// requests that follow.
+func (f *fakeMeili) initialisedEngine(opts Options) *Engine {
+	f.t.Helper()
+	e := f.engine(opts)
+	if err := e.Init(f.t.Context()); err != nil {
+		f.t.Fatal(err)
+	}
+	f.Reset()
+	return e
+}
+
 // engineWithKey opens an Engine on the fake with the API key key.
 func (f *fakeMeili) engineWithKey(key string, opts Options) *Engine {
 	f.t.Helper()

@@ -112,11 +112,7 @@ func TestDocumentSizeDoesNotGrowWithLanguages(t *testing.T) {
 	desc := strings.Repeat("harbour ", 5000)
 	size := func(langs []string) int {
 		f := newFakeMeili(t)
-		e := f.engine(Options{Languages: langs, DefaultLanguage: "en"})
-		if err := e.Init(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		f.Reset()
+		e := f.initialisedEngine(Options{Languages: langs, DefaultLanguage: "en"})
 		text := map[string]search.Text{}
 		for _, l := range langs {
 			// What the document builder gives: every configured language,

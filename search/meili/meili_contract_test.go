@@ -765,11 +765,7 @@ func TestInitRejectsAnotherPrimaryKey(t *testing.T) {
 func TestEventDocumentShape(t *testing.T) {
 	t.Parallel()
 	f := newFakeMeili(t)
-	e := f.engine(Options{Languages: testLangs})
-	if err := e.Init(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	f.Reset()
+	e := f.initialisedEngine(Options{Languages: testLangs})
 	docs := []search.EventDocument{{
 		ID: 101, Status: "publish", Author: 3, PublishDate: 1700000000,
 		Start: 1735722000, End: 1735729200, StartLocal: 1735725600, EndLocal: 1735732800,
@@ -849,11 +845,7 @@ func TestEventDocumentShape(t *testing.T) {
 func TestPlaceDocumentShape(t *testing.T) {
 	t.Parallel()
 	f := newFakeMeili(t)
-	e := f.engine(Options{Languages: testLangs})
-	if err := e.Init(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	f.Reset()
+	e := f.initialisedEngine(Options{Languages: testLangs})
 	docs := []search.PlaceDocument{{
 		ID: 201, Kind: search.Venues, Status: "publish", PublishDate: 1700000000, HasEvents: true,
 		Text:      map[string]search.Text{"en": {Title: "Jazz Club", Description: "Cellar"}, "nl": {Title: "Jazzclub"}},
@@ -898,11 +890,7 @@ func TestPlaceDocumentShape(t *testing.T) {
 func TestNewVocabularyExtendsSettingsFirst(t *testing.T) {
 	t.Parallel()
 	f := newFakeMeili(t)
-	e := f.engine(Options{Languages: []string{"en"}})
-	if err := e.Init(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	f.Reset()
+	e := f.initialisedEngine(Options{Languages: []string{"en"}})
 	err := e.IndexPlaces(t.Context(), []search.PlaceDocument{{
 		ID: 1, Kind: search.Venues, Text: map[string]search.Text{"fr": {Title: "Salle"}, "en": {Title: "Hall"}},
 		Fields: map[string]string{"country": "France"}, LastStart: map[string]int64{"archived": 5},
@@ -955,11 +943,7 @@ func TestNewVocabularyExtendsSettingsFirst(t *testing.T) {
 func TestBatching(t *testing.T) {
 	t.Parallel()
 	f := newFakeMeili(t)
-	e := f.engine(Options{})
-	if err := e.Init(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	f.Reset()
+	e := f.initialisedEngine(Options{})
 	docs := make([]search.EventDocument, 2500)
 	ids := make([]int64, 2500)
 	for i := range docs {
@@ -1022,11 +1006,7 @@ func TestBatching(t *testing.T) {
 func TestFailedTaskIsAnError(t *testing.T) {
 	t.Parallel()
 	f := newFakeMeili(t)
-	e := f.engine(Options{BatchSize: 2})
-	if err := e.Init(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	f.Reset()
+	e := f.initialisedEngine(Options{BatchSize: 2})
 	f.FailTasks["documentAdditionOrUpdate"] = meilisim.NewAPIError("invalid_document_id", "Document identifier `x` is invalid.")
 	err := e.IndexEvents(t.Context(), []search.EventDocument{{ID: 1, Status: "publish"}, {ID: 2, Status: "publish"}, {ID: 3, Status: "publish"}})
 	var te *TaskError
@@ -1188,11 +1168,7 @@ func TestCountAndPing(t *testing.T) {
 func TestRebuildHelpers(t *testing.T) {
 	t.Parallel()
 	f := newFakeMeili(t)
-	e := f.engine(Options{Languages: testLangs})
-	if err := e.Init(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	f.Reset()
+	e := f.initialisedEngine(Options{Languages: testLangs})
 	next, err := e.WithPrefix("calendar_next_")
 	if err != nil {
 		t.Fatal(err)

@@ -103,9 +103,19 @@ func (e *queryRunner) runPair(ctx context.Context, p plan) (search.Result, error
 		}
 	}
 	sortHits(merged, p.req.Sort)
-	page := merged[min(p.offset, len(merged)):]
-	page = page[:min(p.limit, len(page))]
-	res := search.Result{Total: total, IDs: make([]int64, 0, len(page)), Facets: facets}
+	res := resultPage(merged, p.offset, p.limit, total)
+	res.Facets = facets
+	return res, nil
+}
+
+// resultPage is the result of hits merged from several searches and
+// ordered (sortHits): the total given, and the page from offset of at most
+// limit hits, their IDs and, when one has an occurrence, the occurrences
+// of all ("" for a single event).
+func resultPage(hits []collapsedHit, offset, limit, total int) search.Result {
+	page := hits[min(offset, len(hits)):]
+	page = page[:min(limit, len(page))]
+	res := search.Result{Total: total, IDs: make([]int64, 0, len(page))}
 	for _, c := range page {
 		res.IDs = append(res.IDs, c.id)
 		if c.occ != "" && res.Occurrences == nil {
@@ -115,7 +125,7 @@ func (e *queryRunner) runPair(ctx context.Context, p plan) (search.Result, error
 			res.Occurrences = append(res.Occurrences, c.occ)
 		}
 	}
-	return res, nil
+	return res
 }
 
 // sortHits orders hits merged from several searches as each search

@@ -100,11 +100,7 @@ func TestAttributeNamesCannotCollide(t *testing.T) {
 func TestDistinctKeysGetDistinctAttributes(t *testing.T) {
 	t.Parallel()
 	f := newFakeMeili(t)
-	e := f.engine(Options{Languages: []string{"en"}})
-	if err := e.Init(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	f.Reset()
+	e := f.initialisedEngine(Options{Languages: []string{"en"}})
 	err := e.IndexEvents(t.Context(), []search.EventDocument{
 		{ID: 1, Status: "publish", Text: map[string]search.Text{"pt-BR": {Title: "Samba"}}},
 		{ID: 2, Status: "publish", Text: map[string]search.Text{"pt-br": {Title: "Fado"}}},

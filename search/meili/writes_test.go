@@ -28,6 +28,22 @@ func newEmulatingSim(t *testing.T, version string) *fakeMeili {
 	return f
 }
 
+// onEachSimVersion runs test, a subtest for each supported version, on an
+// initialised engine over an emulating simulator of that version.
+func onEachSimVersion(t *testing.T, test func(t *testing.T, f *fakeMeili, e *Engine)) {
+	t.Helper()
+	for _, version := range simVersions {
+		t.Run(version, func(t *testing.T) {
+			f := newEmulatingSim(t, version)
+			e := f.engine(Options{Languages: testLangs})
+			if err := e.Init(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			test(t, f, e)
+		})
+	}
+}
+
 // lister reads the lists a reader sees and checks them.
 type lister struct {
 	t *testing.T
@@ -156,60 +172,53 @@ func writeEvent(id int64, status, title string, n int) []search.EventDocument {
 // is listed, once.
 func TestEditsNeverLeaveGaps(t *testing.T) {
 	t.Parallel()
-	for _, version := range simVersions {
-		t.Run(version, func(t *testing.T) {
-			f := newEmulatingSim(t, version)
-			e := f.engine(Options{Languages: testLangs})
-			if err := e.Init(t.Context()); err != nil {
+	onEachSimVersion(t, func(t *testing.T, f *fakeMeili, e *Engine) {
+		var docs []search.EventDocument
+		docs = append(docs, writeEvent(1, "publish", "jazz", 0)...)
+		docs = append(docs, writeEvent(2, "publish", "blues", 0)...)
+		docs = append(docs, writeEvent(3, "draft", "folk", 0)...)
+		docs = append(docs, writeEvent(4, "publish", "class", 4)...)
+		if err := e.IndexEvents(t.Context(), docs); err != nil {
+			t.Fatal(err)
+		}
+		l := lister{t, e}
+		all := map[int64]bool{1: true, 2: true, 3: true, 4: true}
+		edits := []struct {
+			name      string
+			docs      []search.EventDocument
+			mustAnon  map[int64]bool
+			afterAnon []int64
+		}{
+			{"edit", writeEvent(1, "publish", "jazz night", 0), map[int64]bool{1: true, 2: true, 4: true}, []int64{1, 2, 4}},
+			{"publish to draft", writeEvent(2, "draft", "blues", 0), map[int64]bool{1: true, 4: true}, []int64{1, 4}},
+			{"draft to publish", writeEvent(3, "publish", "folk", 0), map[int64]bool{1: true, 4: true}, []int64{1, 3, 4}},
+			{"series edit", writeEvent(4, "publish", "evening class", 2), map[int64]bool{1: true, 3: true, 4: true}, []int64{1, 3, 4}},
+		}
+		for _, ed := range edits {
+			steps := stepThrough(t, f, func() error { return e.IndexEvents(t.Context(), ed.docs) }, func(step int) {
+				l.check(fmt.Sprintf("%s, batch %d", ed.name, step), ed.mustAnon, all)
+			})
+			if steps < 3 {
+				t.Errorf("%s: %d batches, want one per task (3 or more)", ed.name, steps)
+			}
+			f.Resume()
+			r, err := e.SearchEvents(t.Context(), listQueries[0].q)
+			if err != nil {
 				t.Fatal(err)
 			}
-			var docs []search.EventDocument
-			docs = append(docs, writeEvent(1, "publish", "jazz", 0)...)
-			docs = append(docs, writeEvent(2, "publish", "blues", 0)...)
-			docs = append(docs, writeEvent(3, "draft", "folk", 0)...)
-			docs = append(docs, writeEvent(4, "publish", "class", 4)...)
-			if err := e.IndexEvents(t.Context(), docs); err != nil {
-				t.Fatal(err)
+			got := slices.Compact(slices.Clone(r.IDs))
+			if !slices.Equal(got, ed.afterAnon) {
+				t.Errorf("%s: anonymous list afterwards %v, want %v", ed.name, r.IDs, ed.afterAnon)
 			}
-			l := lister{t, e}
-			all := map[int64]bool{1: true, 2: true, 3: true, 4: true}
-			edits := []struct {
-				name      string
-				docs      []search.EventDocument
-				mustAnon  map[int64]bool
-				afterAnon []int64
-			}{
-				{"edit", writeEvent(1, "publish", "jazz night", 0), map[int64]bool{1: true, 2: true, 4: true}, []int64{1, 2, 4}},
-				{"publish to draft", writeEvent(2, "draft", "blues", 0), map[int64]bool{1: true, 4: true}, []int64{1, 4}},
-				{"draft to publish", writeEvent(3, "publish", "folk", 0), map[int64]bool{1: true, 4: true}, []int64{1, 3, 4}},
-				{"series edit", writeEvent(4, "publish", "evening class", 2), map[int64]bool{1: true, 3: true, 4: true}, []int64{1, 3, 4}},
+		}
+		// The series kept only its two new occurrences, everywhere.
+		for _, lq := range listQueries[:2] {
+			r, err := e.SearchEvents(t.Context(), search.EventQuery{Lang: "en", Statuses: lq.q.Statuses, IDs: []int64{4}, Limit: 10})
+			if err != nil || r.Total != 2 {
+				t.Errorf("%s list of the series: %+v, %v; want its 2 occurrences", lq.name, r, err)
 			}
-			for _, ed := range edits {
-				steps := stepThrough(t, f, func() error { return e.IndexEvents(t.Context(), ed.docs) }, func(step int) {
-					l.check(fmt.Sprintf("%s, batch %d", ed.name, step), ed.mustAnon, all)
-				})
-				if steps < 3 {
-					t.Errorf("%s: %d batches, want one per task (3 or more)", ed.name, steps)
-				}
-				f.Resume()
-				r, err := e.SearchEvents(t.Context(), listQueries[0].q)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := slices.Compact(slices.Clone(r.IDs))
-				if !slices.Equal(got, ed.afterAnon) {
-					t.Errorf("%s: anonymous list afterwards %v, want %v", ed.name, r.IDs, ed.afterAnon)
-				}
-			}
-			// The series kept only its two new occurrences, everywhere.
-			for _, lq := range listQueries[:2] {
-				r, err := e.SearchEvents(t.Context(), search.EventQuery{Lang: "en", Statuses: lq.q.Statuses, IDs: []int64{4}, Limit: 10})
-				if err != nil || r.Total != 2 {
-					t.Errorf("%s list of the series: %+v, %v; want its 2 occurrences", lq.name, r, err)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // TestRetryAfterTimeoutRemovesStaleDocuments (finding 2): a draft series
@@ -219,64 +228,57 @@ func TestEditsNeverLeaveGaps(t *testing.T) {
 // occurrences: no removed occurrence, no draft copy.
 func TestRetryAfterTimeoutRemovesStaleDocuments(t *testing.T) {
 	t.Parallel()
-	for _, version := range simVersions {
-		t.Run(version, func(t *testing.T) {
-			f := newEmulatingSim(t, version)
-			e := f.engine(Options{Languages: testLangs})
-			if err := e.Init(t.Context()); err != nil {
+	onEachSimVersion(t, func(t *testing.T, f *fakeMeili, e *Engine) {
+		if err := e.IndexEvents(t.Context(), writeEvent(7, "draft", "choir", 3)); err != nil {
+			t.Fatal(err)
+		}
+		f.Pause()
+		timeout := e.opts.TaskTimeout
+		e.opts.TaskTimeout = 20 * time.Millisecond // the paused task cannot finish in any time
+		if err := e.IndexEvents(t.Context(), writeEvent(7, "publish", "choir", 3)); err == nil {
+			t.Fatal("a write whose task never ran succeeded")
+		}
+		e.opts.TaskTimeout = timeout
+		// The retry's tasks are processed one batch per poll: the
+		// first attempt's queued addition runs first.
+		f.stepOnPoll()
+		current := writeEvent(7, "publish", "choir", 2)
+		if err := e.IndexEvents(t.Context(), current); err != nil {
+			t.Fatal(err)
+		}
+		f.Drain()
+		f.Resume()
+		want := []string{current[0].Occurrence, current[1].Occurrence}
+		for _, lq := range listQueries[:2] {
+			r, err := e.SearchEvents(t.Context(), lq.q)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if err := e.IndexEvents(t.Context(), writeEvent(7, "draft", "choir", 3)); err != nil {
-				t.Fatal(err)
-			}
-			f.Pause()
-			timeout := e.opts.TaskTimeout
-			e.opts.TaskTimeout = 20 * time.Millisecond // the paused task cannot finish in any time
-			if err := e.IndexEvents(t.Context(), writeEvent(7, "publish", "choir", 3)); err == nil {
-				t.Fatal("a write whose task never ran succeeded")
-			}
-			e.opts.TaskTimeout = timeout
-			// The retry's tasks are processed one batch per poll: the
-			// first attempt's queued addition runs first.
-			f.stepOnPoll()
-			current := writeEvent(7, "publish", "choir", 2)
-			if err := e.IndexEvents(t.Context(), current); err != nil {
-				t.Fatal(err)
-			}
-			f.Drain()
-			f.Resume()
-			want := []string{current[0].Occurrence, current[1].Occurrence}
-			for _, lq := range listQueries[:2] {
-				r, err := e.SearchEvents(t.Context(), lq.q)
-				if err != nil {
-					t.Fatal(err)
+			var occs []string
+			for i, id := range r.IDs {
+				if id != 7 {
+					t.Errorf("%s list holds event %d", lq.name, id)
 				}
-				var occs []string
-				for i, id := range r.IDs {
-					if id != 7 {
-						t.Errorf("%s list holds event %d", lq.name, id)
-					}
-					occs = append(occs, r.Occurrence(i))
-				}
-				if !slices.Equal(occs, want) || r.Total != 2 {
-					t.Errorf("%s list: occurrences %v (total %d), want %v", lq.name, occs, r.Total, want)
-				}
+				occs = append(occs, r.Occurrence(i))
 			}
-			drafts, err := e.SearchEvents(t.Context(), search.EventQuery{Lang: "en", Statuses: []string{"draft"}, Limit: 10})
-			if err != nil || drafts.Total != 0 {
-				t.Errorf("drafts after publishing: %+v, %v; want none", drafts, err)
+			if !slices.Equal(occs, want) || r.Total != 2 {
+				t.Errorf("%s list: occurrences %v (total %d), want %v", lq.name, occs, r.Total, want)
 			}
-			// The indexes hold exactly the current documents.
-			for _, uid := range []string{"calendar_events", "calendar_events_hidden"} {
-				f.Mu.Lock()
-				keys := meilisim.SortedKeys(anyMap(f.Indexes[uid].Docs))
-				f.Mu.Unlock()
-				if !slices.Equal(keys, []string{current[0].Key(), current[1].Key()}) {
-					t.Errorf("%s holds %v", uid, keys)
-				}
+		}
+		drafts, err := e.SearchEvents(t.Context(), search.EventQuery{Lang: "en", Statuses: []string{"draft"}, Limit: 10})
+		if err != nil || drafts.Total != 0 {
+			t.Errorf("drafts after publishing: %+v, %v; want none", drafts, err)
+		}
+		// The indexes hold exactly the current documents.
+		for _, uid := range []string{"calendar_events", "calendar_events_hidden"} {
+			f.Mu.Lock()
+			keys := meilisim.SortedKeys(anyMap(f.Indexes[uid].Docs))
+			f.Mu.Unlock()
+			if !slices.Equal(keys, []string{current[0].Key(), current[1].Key()}) {
+				t.Errorf("%s holds %v", uid, keys)
 			}
-		})
-	}
+		}
+	})
 }
 
 // anyMap turns a document map into a map[string]any for sortedKeys.
@@ -464,93 +466,86 @@ func TestEditorDeepPagesAreBounded(t *testing.T) {
 // once.
 func TestReaderNeverSeesGaps(t *testing.T) {
 	t.Parallel()
-	for _, version := range simVersions {
-		t.Run(version, func(t *testing.T) {
-			f := newEmulatingSim(t, version)
-			e := f.engine(Options{Languages: testLangs})
-			if err := e.Init(t.Context()); err != nil {
-				t.Fatal(err)
+	onEachSimVersion(t, func(t *testing.T, f *fakeMeili, e *Engine) {
+		type state struct {
+			status string
+			n      int // occurrences; 0: a single event
+		}
+		events := map[int64]state{}
+		var docs []search.EventDocument
+		for id := int64(1); id <= 12; id++ {
+			st := state{status: "publish"}
+			if id%3 == 0 {
+				st.status = "draft"
 			}
-			type state struct {
-				status string
-				n      int // occurrences; 0: a single event
+			if id%4 == 0 {
+				st.n = 3
 			}
-			events := map[int64]state{}
-			var docs []search.EventDocument
-			for id := int64(1); id <= 12; id++ {
-				st := state{status: "publish"}
-				if id%3 == 0 {
-					st.status = "draft"
-				}
-				if id%4 == 0 {
-					st.n = 3
-				}
-				events[id] = st
-				docs = append(docs, writeEvent(id, st.status, "start", st.n)...)
-			}
-			if err := e.IndexEvents(t.Context(), docs); err != nil {
-				t.Fatal(err)
-			}
-			rng := rand.New(rand.NewPCG(31, 3))
-			l := lister{t, e}
-			all := map[int64]bool{}
-			for id := range events {
-				all[id] = true
-			}
-			// Every kind of edit, each way, many times over (counted below:
-			// 400 edits make each kind at least 10 times, the series'
-			// changes being the rarest; 1,000 repeated the same kinds).
-			edits := 400
-			if testing.Short() {
-				edits = 150
-			}
-			kinds := map[string]int{}
-			defer func() {
-				for _, k := range []string{"text", "publish → draft", "draft → publish", "series grows", "series shrinks"} {
-					if min := edits / 40; kinds[k] < min && !t.Failed() {
-						t.Errorf("%d edits of kind %q, want at least %d: %v", kinds[k], k, min, kinds)
-					}
-				}
-			}()
-			for i := range edits {
-				id := int64(rng.IntN(12) + 1)
-				before := events[id]
-				after := before
-				switch rng.IntN(3) {
-				case 0: // text only
-				case 1:
-					after.status = map[string]string{"publish": "draft", "draft": "publish"}[before.status]
-				case 2:
-					if before.n > 0 {
-						after.n = 1 + rng.IntN(5)
-					}
-				}
-				switch {
-				case after.status != before.status:
-					kinds[before.status+" → "+after.status]++
-				case after.n > before.n:
-					kinds["series grows"]++
-				case after.n < before.n:
-					kinds["series shrinks"]++
-				default:
-					kinds["text"]++
-				}
-				events[id] = after
-				mustAnon := map[int64]bool{}
-				for other, st := range events {
-					if st.status == "publish" && (other != id || before.status == "publish") {
-						mustAnon[other] = true
-					}
-				}
-				write := writeEvent(id, after.status, fmt.Sprintf("edit %d", i), after.n)
-				stepThrough(t, f, func() error { return e.IndexEvents(t.Context(), write) }, func(step int) {
-					l.check(fmt.Sprintf("edit %d of event %d (%v → %v), batch %d", i, id, before, after, step), mustAnon, all)
-				})
-				if t.Failed() {
-					return
+			events[id] = st
+			docs = append(docs, writeEvent(id, st.status, "start", st.n)...)
+		}
+		if err := e.IndexEvents(t.Context(), docs); err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(31, 3))
+		l := lister{t, e}
+		all := map[int64]bool{}
+		for id := range events {
+			all[id] = true
+		}
+		// Every kind of edit, each way, many times over (counted below:
+		// 400 edits make each kind at least 10 times, the series'
+		// changes being the rarest; 1,000 repeated the same kinds).
+		edits := 400
+		if testing.Short() {
+			edits = 150
+		}
+		kinds := map[string]int{}
+		defer func() {
+			for _, k := range []string{"text", "publish → draft", "draft → publish", "series grows", "series shrinks"} {
+				if min := edits / 40; kinds[k] < min && !t.Failed() {
+					t.Errorf("%d edits of kind %q, want at least %d: %v", kinds[k], k, min, kinds)
 				}
 			}
-			f.Resume()
-		})
-	}
+		}()
+		for i := range edits {
+			id := int64(rng.IntN(12) + 1)
+			before := events[id]
+			after := before
+			switch rng.IntN(3) {
+			case 0: // text only
+			case 1:
+				after.status = map[string]string{"publish": "draft", "draft": "publish"}[before.status]
+			case 2:
+				if before.n > 0 {
+					after.n = 1 + rng.IntN(5)
+				}
+			}
+			switch {
+			case after.status != before.status:
+				kinds[before.status+" → "+after.status]++
+			case after.n > before.n:
+				kinds["series grows"]++
+			case after.n < before.n:
+				kinds["series shrinks"]++
+			default:
+				kinds["text"]++
+			}
+			events[id] = after
+			mustAnon := map[int64]bool{}
+			for other, st := range events {
+				if st.status == "publish" && (other != id || before.status == "publish") {
+					mustAnon[other] = true
+				}
+			}
+			write := writeEvent(id, after.status, fmt.Sprintf("edit %d", i), after.n)
+			stepThrough(t, f, func() error { return e.IndexEvents(t.Context(), write) }, func(step int) {
+				l.check(fmt.Sprintf("edit %d of event %d (%v → %v), batch %d", i, id, before, after, step), mustAnon, all)
+			})
+			if t.Failed() {
+				return
+			}
+		}
+		f.Resume()
+	})
 }

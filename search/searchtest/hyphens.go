@@ -23,19 +23,13 @@ func RunHyphens(t *testing.T, newEngine func(t *testing.T) search.Engine) {
 // written whole. Venues and organizers follow the same rule, all words in
 // one field.
 func testHyphens(t *testing.T, e search.Engine) {
-	en := func(title, description string) map[string]search.Text {
-		return map[string]search.Text{"en": {Title: title, Description: description}}
-	}
 	events := []search.EventDocument{
 		{ID: 1, Start: 100, End: 200, Text: en("Late-night Comedy Club", "Stand-up until 2026-12-01")},
 		{ID: 2, Start: 300, End: 400, Text: en("E-bike tour", "Call +31-20-555-1234")},
 		{ID: 3, Start: 500, End: 600, Text: en("Night market", "Open late")},
 		{ID: 4, Start: 700, End: 800, Text: en("Bike repair café", "Every 12th")},
 	}
-	for i := range events {
-		d := &events[i]
-		d.Status, d.CategoryIDs, d.TagIDs, d.VenueIDs, d.OrganizerIDs = "publish", []int64{}, []int64{}, []int64{}, []int64{}
-	}
+	publishUnlinked(events)
 	place := func(id int64, kind search.PlaceKind, title string, fields map[string]string) search.PlaceDocument {
 		return search.PlaceDocument{ID: id, Kind: kind, Status: "publish", PublishDate: 1000 - id, Text: en(title, ""), Fields: fields}
 	}

@@ -141,17 +141,12 @@ func testRelevance(t *testing.T, e search.Engine, f *Fixtures) {
 // typos in its description, though it starts later; without Relevance the
 // date order holds.
 func testRelevanceOrder(t *testing.T, e search.Engine) {
-	text := func(title, description string) map[string]search.Text {
-		return map[string]search.Text{"en": {Title: title, Description: description}}
-	}
 	docs := []search.EventDocument{
-		{ID: 1, Start: 100, End: 200, Text: text("Garden party", "A concret in the nigth garden, every concret nigth of the summer")},
-		{ID: 2, Start: 300, End: 400, Text: text("Concert Night", "In the garden")},
-		{ID: 3, Start: 500, End: 600, Text: text("Quiet morning", "Nothing to hear")},
+		{ID: 1, Start: 100, End: 200, Text: en("Garden party", "A concret in the nigth garden, every concret nigth of the summer")},
+		{ID: 2, Start: 300, End: 400, Text: en("Concert Night", "In the garden")},
+		{ID: 3, Start: 500, End: 600, Text: en("Quiet morning", "Nothing to hear")},
 	}
-	for i := range docs {
-		docs[i].Status, docs[i].CategoryIDs, docs[i].TagIDs, docs[i].VenueIDs, docs[i].OrganizerIDs = "publish", []int64{}, []int64{}, []int64{}, []int64{}
-	}
+	publishUnlinked(docs)
 	indexAll(t, e, docs, nil)
 	for _, tc := range []struct {
 		q    search.EventQuery
@@ -196,5 +191,18 @@ func testFacets(t *testing.T, e search.Engine, f *Fixtures) {
 				t.Errorf("Total %d, want %d", got.Total, exp.Total)
 			}
 		})
+	}
+}
+
+// en is the English text of a document.
+func en(title, description string) map[string]search.Text {
+	return map[string]search.Text{"en": {Title: title, Description: description}}
+}
+
+// publishUnlinked makes each event published and linked to no term,
+// venue or organizer.
+func publishUnlinked(docs []search.EventDocument) {
+	for i := range docs {
+		docs[i].Status, docs[i].CategoryIDs, docs[i].TagIDs, docs[i].VenueIDs, docs[i].OrganizerIDs = "publish", []int64{}, []int64{}, []int64{}, []int64{}
 	}
 }

@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/config/testsupport"
 )
 
 // local returns a Fetcher for tests against httptest servers on
@@ -269,7 +268,7 @@ func TestGetRedirects(t *testing.T) {
 // what is accepted or why.
 func TestCheckURL(t *testing.T) {
 	t.Parallel()
-	resolver := fakeResolver{
+	resolver := testsupport.StaticResolver{
 		"calendar.example.org": {"93.184.216.34"},
 		"intranet.example.org": {"93.184.216.34", "10.1.2.3"},
 		"metadata.example.org": {"169.254.169.254"},
@@ -328,19 +327,4 @@ func TestCheckURL(t *testing.T) {
 	if err := CheckURL("http://10.0.0.5/feed", true); err != nil {
 		t.Errorf("CheckURL with allowPrivate: %v", err)
 	}
-}
-
-// fakeResolver resolves the names of its map and fails on others.
-type fakeResolver map[string][]string
-
-func (r fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	ss, ok := r[host]
-	if !ok {
-		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-	}
-	var out []netip.Addr
-	for _, s := range ss {
-		out = append(out, netip.MustParseAddr(s))
-	}
-	return out, nil
 }

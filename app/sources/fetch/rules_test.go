@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/calendar/eventcal/config/netguard"
+	"github.com/calendar/eventcal/config/testsupport"
 )
 
 // publicAddr is the address "calendar.example" resolves to in these
@@ -29,7 +30,7 @@ func guarded(srv *httptest.Server, allowPrivate bool) (*Fetcher, func() []string
 		mu      sync.Mutex
 		dialled []string
 	)
-	f := New(Options{AllowPrivate: allowPrivate, Resolver: fakeResolver{
+	f := New(Options{AllowPrivate: allowPrivate, Resolver: testsupport.StaticResolver{
 		"calendar.example": {publicAddr},
 		"rebound.example":  {"127.0.0.1"},
 		"localhost":        {"127.0.0.1"},

@@ -66,22 +66,11 @@ import (
 	"github.com/calendar/eventcal/repository"
 )
 
-// Caps bound one read. A zero field takes its default.
-type Caps struct {
-	// Pages bounds the pages of the events list (50 events a page;
-	// default DefaultMaxPages).
-	Pages int
-	// Requests bounds the requests, retries and discovery included
-	// (default DefaultMaxRequests).
-	Requests int
-	// Bytes bounds the body bytes of the whole read (default
-	// DefaultMaxBytes).
-	Bytes int64
-	// Response bounds one response body (default DefaultMaxResponse).
-	Response int64
-	// Events bounds the events read (default DefaultMaxEvents).
-	Events int
-}
+// Caps bound one read: of wpimport's caps, Pages (of the events list,
+// 50 events a page), Requests (retries and discovery included), Bytes (of
+// the whole read), Response (one response body) and Events apply. A zero
+// field takes its default (DefaultMax*).
+type Caps = wpimport.Caps
 
 // Default caps: a partner's 10,000 upcoming events read within all of
 // them.
@@ -106,25 +95,9 @@ const (
 // for, at most 5 minutes a retry).
 const DefaultRetries = 2
 
-// withDefaults fills the zero fields.
-func (c Caps) withDefaults() Caps {
-	if c.Pages <= 0 {
-		c.Pages = DefaultMaxPages
-	}
-	if c.Requests <= 0 {
-		c.Requests = DefaultMaxRequests
-	}
-	if c.Bytes <= 0 {
-		c.Bytes = DefaultMaxBytes
-	}
-	if c.Response <= 0 {
-		c.Response = DefaultMaxResponse
-	}
-	if c.Events <= 0 {
-		c.Events = DefaultMaxEvents
-	}
-	return c
-}
+// defaultCaps are Caps's defaults.
+var defaultCaps = Caps{Pages: DefaultMaxPages, Requests: DefaultMaxRequests, Bytes: DefaultMaxBytes,
+	Response: DefaultMaxResponse, Events: DefaultMaxEvents}
 
 // Options configure Read.
 type Options struct {
@@ -174,7 +147,6 @@ func (e *Error) Unwrap() error { return e.Err }
 // of the event that names it (logged). Any other failure is an *Error and
 // nothing of the source is returned.
 func Read(ctx context.Context, rawURL string, o Options) (*feed.Calendar, error) {
-	caps := o.Caps.withDefaults()
 	lang := o.Language
 	if lang == "" {
 		lang = "en"
@@ -189,9 +161,8 @@ func Read(ctx context.Context, rawURL string, o Options) (*feed.Calendar, error)
 	}
 	snap, err := wpimport.ReadPublic(ctx, wpimport.PublicOptions{
 		Source: rawURL, Language: lang, HTTPClient: o.Client, Logger: logger,
-		Rate: o.Rate, Retries: retries, RetryBase: o.RetryBase,
-		MaxResponse: caps.Response, MaxEvents: caps.Events, Permanent: permanent,
-		Caps: wpimport.Caps{Pages: caps.Pages, Requests: caps.Requests, Bytes: caps.Bytes},
+		Rate: o.Rate, Retries: retries, RetryBase: o.RetryBase, Permanent: permanent,
+		Caps: o.Caps.Or(defaultCaps),
 	})
 	if err != nil {
 		return nil, readError(ctx, err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -281,7 +282,7 @@ func TestReadTwiceSameDigests(t *testing.T) {
 	}
 	a, b := digests(nil), digests(nil)
 	c := digests(func(ev map[int64]map[string]any) { ev[329]["title"] = "FX Thanksgiving Parade Watch (moved)" })
-	if len(a) != 46 || !equalMaps(a, b) {
+	if len(a) != 46 || !maps.Equal(a, b) {
 		t.Fatalf("two reads of the same site differ")
 	}
 	for uid, d := range a {
@@ -289,18 +290,6 @@ func TestReadTwiceSameDigests(t *testing.T) {
 			t.Errorf("event %s: digest changed %v", uid, d != c[uid])
 		}
 	}
-}
-
-func equalMaps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // TestReadFollowsPages reads every page the list announces.
