@@ -9,9 +9,7 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/app/api"
-	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/app/sources"
-	"github.com/calendar/eventcal/app/sources/fetch"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search"
@@ -81,11 +79,9 @@ func startService(ctx context.Context, dir string, env map[string]string) (svc *
 	go s.worker.Run(wctx)
 	// The calendar sources' runner, as serve builds it (the API's POST
 	// /sources/{id}/run starts its runs).
-	cal := calendar.New(calendar.Deps{Config: cfg, Store: st, Logger: s.log})
-	fetcher := fetch.New(fetch.Options{Timeout: cfg.SourceFetchTimeout, MaxBytes: cfg.SourceMaxBytes, AllowPrivate: cfg.SourcesAllowPrivate})
-	reader := sources.NewReader(sources.ReaderOptions{Fetcher: fetcher, MaxEvents: cfg.SourceMaxEvents, MaxBytes: cfg.SourceMaxBytes})
-	runner := sources.NewRunner(sources.RunnerDeps{Store: st, Calendar: cal, Reader: reader, Config: cfg, Logger: s.log,
-		WritesPerSecond: sourcesRate})
+	deps := sources.ServiceRunnerDeps(cfg, st, s.log)
+	deps.WritesPerSecond = sourcesRate
+	runner := sources.NewRunner(deps)
 	undo = append(undo, runner.Close)
 	a, err := api.New(api.Options{Config: cfg, Store: st, Search: s.engine, Indexer: s.worker, Logger: s.log, ResponseCacheTTL: time.Minute,
 		SourceRunner: runner})
