@@ -597,6 +597,9 @@ type Store interface {
 	// SourceStore holds the calendar sources and their runs, and finds
 	// the events each imported (sources.go).
 	SourceStore
+	// PortableStore reads and raises the ID sequences for a portable
+	// export and load (portable.go).
+	PortableStore
 
 	// Ping checks that the store is reachable.
 	Ping(ctx context.Context) error
@@ -609,9 +612,14 @@ type RecordStore interface {
 	// CreateRecord assigns p.ID from the record sequence (when 0), makes every
 	// slug unique for p.Kind and its language, sets Revision, stores p and
 	// records an index mark. p is updated in place. An explicit p.ID (an
-	// import keeping its source's IDs) must never have been used
-	// (ErrDuplicate otherwise) and moves the sequence past it, so later
-	// records never draw it.
+	// import keeping its source's IDs, a load) must not be held by a
+	// stored record (ErrDuplicate otherwise, nothing written), is at most
+	// MaxExplicitID (ErrIDRange otherwise) and moves the sequence past it,
+	// so later records never draw it. With an explicit ID and a Revision
+	// above 0 the record keeps that revision (a load keeps the revision
+	// the webhook item states refer to); otherwise it gets revision 1. A
+	// caller that creates a record it read elsewhere and means it to start
+	// afresh must zero Revision.
 	CreateRecord(ctx context.Context, p *Record) error
 	// GetRecord returns the record with this ID, of any kind, or ErrNotFound.
 	GetRecord(ctx context.Context, id int64) (*Record, error)
@@ -645,7 +653,8 @@ type RecordStore interface {
 type LabelStore interface {
 	// CreateLabel assigns t.ID from the label sequence (when 0), makes every
 	// slug unique for its label kind and language, stores t and records an
-	// index mark. An explicit t.ID behaves as in CreateRecord.
+	// index mark. An explicit t.ID, and the Revision kept with it,
+	// behave as in CreateRecord.
 	CreateLabel(ctx context.Context, t *Label) error
 	// GetLabel returns the label with this ID, of either label kind, or ErrNotFound.
 	GetLabel(ctx context.Context, id int64) (*Label, error)
@@ -666,13 +675,18 @@ type LabelStore interface {
 
 // AccountStore stores the user accounts and their API tokens.
 type AccountStore interface {
-	// CreateUser assigns u.ID and stores u; a taken login is ErrDuplicate.
+	// CreateUser assigns u.ID (when 0) and stores u; a taken login, or an
+	// explicit u.ID a stored user holds, is ErrDuplicate. An explicit ID
+	// is at most MaxExplicitID (ErrIDRange) and moves the user sequence
+	// past it.
 	CreateUser(ctx context.Context, u *User) error
 	// GetUser returns the user with this ID or ErrNotFound.
 	GetUser(ctx context.Context, id int64) (*User, error)
 	// GetUserByLogin returns the user with this login or ErrNotFound.
 	GetUserByLogin(ctx context.Context, login string) (*User, error)
-	// CreateToken stores a token (its hash) for an existing user.
+	// CreateToken stores a token (its hash) for an existing user: an
+	// unknown user is ErrNotFound, a hash already stored ErrDuplicate
+	// (nothing written either way).
 	CreateToken(ctx context.Context, t *Token) error
 	// UserByTokenHash returns the user owning the token with this hash.
 	UserByTokenHash(ctx context.Context, hash string) (*User, error)

@@ -150,7 +150,11 @@ type SourceItem struct {
 // SourceStore stores the sources, their runs, and finds the events each
 // imported.
 type SourceStore interface {
-	// CreateSource assigns s.ID and stores s.
+	// CreateSource assigns s.ID from the source sequence (when 0) and
+	// stores s at revision 1. An explicit s.ID (a load) must not be held
+	// by a stored source (ErrDuplicate otherwise, nothing written), is at
+	// most MaxExplicitID (ErrIDRange) and moves the sequence past it;
+	// with an explicit ID a Revision above 0 is kept.
 	CreateSource(ctx context.Context, s *Source) error
 	// GetSource returns the source or ErrNotFound.
 	GetSource(ctx context.Context, id int64) (*Source, error)
@@ -166,7 +170,10 @@ type SourceStore interface {
 
 	// CreateSourceRun assigns r.ID (increasing) and stores r. A run of a
 	// source that does not exist (deleted meanwhile) is refused with
-	// ErrNotFound and not stored.
+	// ErrNotFound and not stored. An explicit r.ID (a load) must not be
+	// held by a stored run (ErrDuplicate otherwise, nothing written), is
+	// at most MaxExplicitID (ErrIDRange) and moves the run sequence past
+	// it.
 	CreateSourceRun(ctx context.Context, r *SourceRun) error
 	// SaveSourceRun stores r (an existing run) as it is; the run keeps
 	// the source it was created for. ErrNotFound when the run is gone

@@ -121,7 +121,11 @@ var ErrClaimLost = errors.New("repository: the delivery's claim was lost")
 
 // WebhookStore is the part of Store behind webhooks.
 type WebhookStore interface {
-	// CreateWebhook assigns w.ID and stores w.
+	// CreateWebhook assigns w.ID from the webhook sequence (when 0) and
+	// stores w at revision 1. An explicit w.ID (a load) must not be held
+	// by a stored endpoint (ErrDuplicate otherwise, nothing written), is
+	// at most MaxExplicitID (ErrIDRange) and moves the sequence past it;
+	// with an explicit ID a Revision above 0 is kept.
 	CreateWebhook(ctx context.Context, w *Webhook) error
 	// GetWebhook returns the endpoint or ErrNotFound.
 	GetWebhook(ctx context.Context, id int64) (*Webhook, error)

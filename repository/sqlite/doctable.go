@@ -161,12 +161,16 @@ func (t *docTable[T]) scan(rows interface {
 }
 
 // create assigns v's ID from the kind's counter (unless set; a set ID must
-// be free), stores v at revision 1 and updates it in place.
+// be free), stores v at revision 1 (or, with a set ID, at its own
+// revision when that is above 0: a load keeps revisions) and updates it
+// in place.
 func (t *docTable[T]) create(ctx context.Context, s *conn, v *T) error {
 	q := *v
 	f := t.fields(&q)
 	*f.slug = f.slug.Clone()
-	*f.revision = 1
+	if *f.id == 0 || *f.revision <= 0 {
+		*f.revision = 1
+	}
 	if err := repository.CheckRecordSize(&q); err != nil {
 		return fmt.Errorf("sqlite: create %s: %w", t.name, err)
 	}

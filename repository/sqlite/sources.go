@@ -73,17 +73,18 @@ func scanSource(row interface{ Scan(...any) error }) (*repository.Source, error)
 	return &src, nil
 }
 
-// CreateSource assigns s.ID from the source counter and stores s at
-// revision 1.
+// CreateSource assigns s.ID from the source counter (unless set: an
+// explicit ID must be free and moves the counter past it) and stores s at
+// revision 1, or at its own revision above 0 with an explicit ID.
 func (s *sourceStore) CreateSource(ctx context.Context, src *repository.Source) error {
 	c := *src
-	c.Revision = 1
+	if c.ID == 0 || c.Revision <= 0 {
+		c.Revision = 1
+	}
 	err := s.write(ctx, func(tx *writeTx) error {
-		id, err := tx.next("source", 1)
-		if err != nil {
+		if err := tx.assign("source", `SELECT 1 FROM sources WHERE id = ?`, &c.ID); err != nil {
 			return err
 		}
-		c.ID = id
 		doc, err := sourceDoc(&c)
 		if err != nil {
 			return err
@@ -186,20 +187,24 @@ func scanRun(row interface{ Scan(...any) error }) (*repository.SourceRun, error)
 }
 
 // CreateSourceRun assigns r.ID from the run counter (each higher than the
-// last) and stores r. A run of a source that does not exist (deleted
-// meanwhile) is refused with repository.ErrNotFound and not stored.
+// last; an explicit ID must be free and moves the counter past it) and
+// stores r. A run of a source that does not exist (deleted meanwhile) is
+// refused with repository.ErrNotFound and not stored.
 func (s *sourceStore) CreateSourceRun(ctx context.Context, r *repository.SourceRun) error {
 	c := *r
 	err := s.write(ctx, func(tx *writeTx) error {
+		if c.ID != 0 {
+			if err := tx.reserveCheck("source_run", c.ID); err != nil {
+				return err
+			}
+		}
 		var one int
 		if err := tx.queryRow(`SELECT 1 FROM sources WHERE id = ?`, c.SourceID).Scan(&one); err != nil {
 			return notFound(err)
 		}
-		id, err := tx.next("source_run", 1)
-		if err != nil {
+		if err := tx.assign("source_run", `SELECT 1 FROM source_runs WHERE id = ?`, &c.ID); err != nil {
 			return err
 		}
-		c.ID = id
 		doc, err := runDoc(&c)
 		if err != nil {
 			return err

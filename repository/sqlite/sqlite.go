@@ -20,9 +20,10 @@
 //   - post_titles / term_names: titles and names folded to lower case (ASCII
 //     only: "É" and "é" are different, as in SQLite's own lower()), for the
 //     case-insensitive Title and Name filters;
-//   - counters: the post, term, user, mark, source and source_run
-//     sequences. IDs come from a counter, never from MAX(id)+1, so they
-//     are never reused;
+//   - counters: the post, term, user, mark, webhook, source and
+//     source_run sequences. IDs come from a counter, never from
+//     MAX(id)+1, so they are never reused (portable.go reads and raises
+//     them for a portable export and load);
 //   - index_marks: one row per item that needs (re)indexing, written in the
 //     same transaction as the item, with a sequence number that grows on
 //     every write;
@@ -79,7 +80,7 @@ const busyTimeout = 10 * time.Second
 
 // schemaVersion is stored in PRAGMA user_version; Open refuses a database
 // written by a newer schema.
-const schemaVersion = 6
+const schemaVersion = 7
 
 // migrations bring a database from one version to the next: migrations[i]
 // runs on a database at version i+1 (the schema above is version 1).
@@ -124,6 +125,13 @@ var migrations = [][]string{
 		`INSERT OR IGNORE INTO counters(name, value) VALUES ('source', 0), ('source_run', 0)`,
 		`CREATE INDEX IF NOT EXISTS posts_by_source ON posts(json_extract(doc, '$.source.id'), id)
 			WHERE json_extract(doc, '$.source.id') IS NOT NULL`,
+	},
+	{ // 7: the webhook endpoints' ID counter (portable.go). Endpoints
+		// took SQLite's rowid before, which hands the ID of the newest
+		// endpoint out again once it is deleted; the counter starts at
+		// the largest ID stored (a deleted endpoint above it is not
+		// known any more) and only grows from there.
+		`INSERT OR IGNORE INTO counters(name, value) SELECT 'webhook', COALESCE(MAX(id), 0) FROM webhooks`,
 	},
 }
 
@@ -636,11 +644,48 @@ func (w *writeTx) next(counter string, n int) (int64, error) {
 // caller supplies its own ID, which must be within 1 and
 // repository.MaxExplicitID).
 func (w *writeTx) reserve(counter string, id int64) error {
-	if id <= 0 || id > repository.MaxExplicitID {
-		return fmt.Errorf("sqlite: %s ID %d is outside 1..%d: %w", counter, id, repository.MaxExplicitID, repository.ErrIDRange)
+	if err := w.reserveCheck(counter, id); err != nil {
+		return err
 	}
 	_, err := w.exec(`UPDATE counters SET value = max(value, ?) WHERE name = ?`, id, counter)
 	return err
+}
+
+// assign gives a new row of a table numbered by counter its ID: the next
+// value of the counter when *id is 0; otherwise the caller's explicit ID,
+// which no row may hold (existsQuery, "SELECT 1 FROM t WHERE id = ?",
+// finds it: repository.ErrDuplicate) and which moves the counter past it
+// (reserve).
+func (w *writeTx) assign(counter, existsQuery string, id *int64) error {
+	if *id == 0 {
+		v, err := w.next(counter, 1)
+		if err != nil {
+			return err
+		}
+		*id = v
+		return nil
+	}
+	if err := w.reserveCheck(counter, *id); err != nil {
+		return err
+	}
+	var one int
+	err := w.queryRow(existsQuery, *id).Scan(&one)
+	if err == nil {
+		return fmt.Errorf("sqlite: %s %d exists: %w", counter, *id, repository.ErrDuplicate)
+	}
+	if !errors.Is(err, errNoRows) {
+		return notFound(err)
+	}
+	return w.reserve(counter, *id)
+}
+
+// reserveCheck refuses an explicit ID outside 1..repository.MaxExplicitID
+// with repository.ErrIDRange, before anything is read or written.
+func (w *writeTx) reserveCheck(counter string, id int64) error {
+	if id <= 0 || id > repository.MaxExplicitID {
+		return fmt.Errorf("sqlite: %s ID %d is outside 1..%d: %w", counter, id, repository.MaxExplicitID, repository.ErrIDRange)
+	}
+	return nil
 }
 
 // mark records (or renews) index marks for the items, each with a new

@@ -18,20 +18,23 @@ import (
 // and the delivery queue.
 type webhookStore struct{ *conn }
 
-// CreateWebhook assigns w.ID and stores w.
+// CreateWebhook assigns w.ID from the webhook counter (unless set: an
+// explicit ID must be free and moves the counter past it) and stores w at
+// revision 1, or at its own revision above 0 with an explicit ID.
 func (s *webhookStore) CreateWebhook(ctx context.Context, w *repository.Webhook) error {
 	c := *w
-	c.Revision = 1
+	if c.ID == 0 || c.Revision <= 0 {
+		c.Revision = 1
+	}
 	err := s.write(ctx, func(tx *writeTx) error {
+		if err := tx.assign("webhook", `SELECT 1 FROM webhooks WHERE id = ?`, &c.ID); err != nil {
+			return err
+		}
 		doc, err := json.Marshal(webhookDoc(&c))
 		if err != nil {
 			return err
 		}
-		res, err := tx.exec(`INSERT INTO webhooks(rev, doc) VALUES (?, ?)`, c.Revision, doc)
-		if err != nil {
-			return err
-		}
-		c.ID, err = res.LastInsertId()
+		_, err = tx.exec(`INSERT INTO webhooks(id, rev, doc) VALUES (?, ?, ?)`, c.ID, c.Revision, doc)
 		return err
 	})
 	if err != nil {

@@ -95,6 +95,7 @@ func RunWith(t *testing.T, opts Options, newStore func(t *testing.T) repository.
 		{"JobState", jobStateTests},
 		{"RecordSize", recordSizeTests},
 		{"Sources", sourceTests},
+		{"Portable", portableTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

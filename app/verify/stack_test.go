@@ -1,0 +1,210 @@
+package verify_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/calendar/eventcal/app/api"
+	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/config/testdeadline"
+	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/repository/sqlite"
+	"github.com/calendar/eventcal/search"
+	"github.com/calendar/eventcal/search/embedded"
+	"github.com/calendar/eventcal/sync/indexing"
+)
+
+// stack is one in-process service on the embedded engines, listening on
+// a loopback port, with a fixed clock: two stacks given the same writes
+// hold the same data, byte for byte (IDs, slugs, dates).
+type stack struct {
+	t      *testing.T
+	url    string
+	app    *fiber.App
+	store  repository.Store
+	worker *indexing.Worker
+}
+
+// fixedNow is both stacks' clock.
+var fixedNow = time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
+
+// Tokens of the stacks' users: the same on both services, as a load
+// keeps them.
+const (
+	adminToken  = "admin-secret"
+	editorToken = "ecal_editor0000000000000000000000000000000000000000000000000000000"
+	contribTok  = "ecal_contrib000000000000000000000000000000000000000000000000000000"
+)
+
+// newStack starts a service with LANGUAGES en,fr,de.
+func newStack(t *testing.T) *stack {
+	t.Helper()
+	dir := t.TempDir()
+	vars := map[string]string{"DATA_DIR": dir, "SITE_URL": "http://calendar.test", "ADMIN_TOKEN": adminToken,
+		"LANGUAGES": "en,fr,de", "DEFAULT_LANGUAGE": "en", "WRITE_RATE": "10000", "WRITE_BURST": "10000"}
+	cfg, err := config.Load(func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "calendar.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close(context.Background()) })
+	raw, err := embedded.Open(filepath.Join(dir, "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := search.NewCached(raw, time.Minute)
+	if err := eng.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	now := func() time.Time { return fixedNow }
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	w := &indexing.Worker{Store: st, Engine: eng, Log: quiet, Now: now,
+		Docs: &indexing.DocBuilder{Store: st, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location,
+			MaxOccurrences: cfg.MaxSeriesOccurrences}}
+	a, err := api.New(api.Options{Config: cfg, Store: st, Search: eng, Indexer: w, Logger: quiet, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []struct {
+		login, token string
+		role         repository.Role
+	}{{"editor1", editorToken, repository.RoleEditor}, {"contrib1", contribTok, repository.RoleContributor}} {
+		user := &repository.User{Login: u.login, Role: u.role, Created: fixedNow}
+		if err := st.CreateUser(ctx, user); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.CreateToken(ctx, &repository.Token{Hash: repository.HashToken(u.token), UserID: user.ID, Created: fixedNow}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan struct{})
+	go func() { defer close(served); _ = a.Listener(ln) }()
+	t.Cleanup(func() { _ = a.Shutdown(); <-served })
+	return &stack{t: t, url: "http://" + ln.Addr().String(), app: a, store: st, worker: w}
+}
+
+// send sends a request with a token and a JSON body to the stack's API
+// root and returns the status and the decoded answer.
+func (s *stack) send(token, method, path string, body any) (int, map[string]any) {
+	s.t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, s.url+"/calendar/events/v1"+path, r)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	var out map[string]any
+	_ = json.Unmarshal(raw, &out)
+	return res.StatusCode, out
+}
+
+// write sends an admin write that must succeed and returns the new ID.
+func (s *stack) write(method, path string, body any) int64 {
+	s.t.Helper()
+	status, out := s.send(adminToken, method, path, body)
+	if status >= 300 {
+		s.t.Fatalf("%s %s: %d %v", method, path, status, out)
+	}
+	id, _ := out["id"].(float64)
+	return int64(id)
+}
+
+// flush waits until the stack's index holds every write.
+func (s *stack) flush() {
+	s.t.Helper()
+	ctx, cancel := context.WithDeadline(context.Background(), testdeadline.Of(s.t))
+	defer cancel()
+	if err := s.worker.Flush(ctx); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// seeded holds the IDs the seed made (the same on both stacks).
+type seeded struct {
+	venue, organizer, parentCat, childCat, tag int64
+	events                                     []int64 // published, in order
+	series, hidden, draft, protected           int64
+}
+
+// seed writes the same calendar on every stack given: terms, a venue, an
+// organizer, 55 published events (two pages of 50), a series, an event
+// hidden from listings, a draft and a password-protected event, with
+// texts in English and French.
+func seed(t *testing.T, stacks ...*stack) seeded {
+	t.Helper()
+	var ids []seeded
+	for _, s := range stacks {
+		var d seeded
+		d.parentCat = s.write("POST", "/categories", map[string]any{"name": "Music"})
+		d.childCat = s.write("POST", "/categories", map[string]any{"name": "Jazz", "parent": d.parentCat})
+		s.write("POST", fmt.Sprintf("/categories/%d?multilang_language=fr", d.childCat), map[string]any{"name": "Jazz (fr)"})
+		d.tag = s.write("POST", "/tags", map[string]any{"name": "outdoor"})
+		s.write("POST", "/tags", map[string]any{"name": "unused"})
+		d.venue = s.write("POST", "/venues", map[string]any{"venue": "Town Hall", "city": "Lyon"})
+		s.write("POST", fmt.Sprintf("/venues/%d?multilang_language=fr", d.venue), map[string]any{"venue": "Hôtel de ville"})
+		d.organizer = s.write("POST", "/organizers", map[string]any{"organizer": "Jazz Club", "email": "club@example.org"})
+		for i := range 55 {
+			id := s.write("POST", "/events", map[string]any{
+				"title": fmt.Sprintf("Concert %02d", i), "description": "<p>Live music</p>",
+				"start_date": fmt.Sprintf("2027-01-%02d 20:00:00", i%28+1), "end_date": fmt.Sprintf("2027-01-%02d 22:00:00", i%28+1),
+				"venue": d.venue, "organizer": d.organizer, "categories": []int64{d.childCat}, "tags": []int64{d.tag}, "cost": "10",
+			})
+			s.write("POST", fmt.Sprintf("/events/%d?multilang_language=fr", id), map[string]any{"title": fmt.Sprintf("Concert %02d (fr)", i)})
+			d.events = append(d.events, id)
+		}
+		d.series = s.write("POST", "/events", map[string]any{"title": "Weekly class", "start_date": "2027-02-02 19:00:00",
+			"end_date": "2027-02-02 21:00:00", "recurrence": map[string]any{"rules": []string{"FREQ=WEEKLY;COUNT=60"}}})
+		d.hidden = s.write("POST", "/events", map[string]any{"title": "Hidden rehearsal", "start_date": "2027-03-01 10:00:00",
+			"end_date": "2027-03-01 12:00:00", "hide_from_listings": true})
+		d.draft = s.write("POST", "/events", map[string]any{"title": "Draft gala", "status": "draft", "start_date": "2027-04-01 20:00:00",
+			"end_date": "2027-04-01 23:00:00"})
+		d.protected = s.write("POST", "/events", map[string]any{"title": "Members night", "password": "s3cret",
+			"start_date": "2027-05-01 20:00:00", "end_date": "2027-05-01 23:00:00", "description": "Secret programme"})
+		s.flush()
+		ids = append(ids, d)
+	}
+	for i := 1; i < len(ids); i++ {
+		if fmt.Sprint(ids[i]) != fmt.Sprint(ids[0]) {
+			t.Fatalf("the stacks gave other IDs: %+v, %+v", ids[0], ids[i])
+		}
+	}
+	return ids[0]
+}
