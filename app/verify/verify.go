@@ -518,11 +518,16 @@ func (c *comparer) announced(s *side, a *answer) ([]string, error) {
 // (the service leaves out what the reader may not read).
 const statuses = "publish,future,draft,pending,private,trash"
 
-// Bounds of the event and occurrence lists' window: every date the
-// service can hold.
+// Bounds of the event and occurrence lists' window: the widest the API
+// accepts whatever the services' TIMEZONE. The API reads a bound in that
+// zone and refuses one outside the years limits.MinYear to
+// limits.MaxYear there or in UTC (1000-01-01 00:00 in Europe/Paris is in
+// the year 999 in UTC: the list answers 400), so a day is left at each
+// end for zones up to 14 hours from UTC. Events of those two days are
+// still compared by ID (the probe of IDs no list names).
 const (
-	windowStart = "1000-01-01 00:00:00"
-	windowEnd   = "9999-12-31 23:59:59"
+	windowStart = "1000-01-02 00:00:00"
+	windowEnd   = "9999-12-30 23:59:59"
 )
 
 // perPage is the page size of every list: the API's largest.
