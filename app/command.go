@@ -36,6 +36,8 @@ func (c *cli) commands() map[string]func(args []string) int {
 		"import":      c.importTEC, // cli_import.go
 		"backup":      c.backupCmd, // cli_backup.go
 		"restore":     c.restoreCmd,
+		"export":      c.exportCmd, // cli_portable.go
+		"load":        c.loadCmd,
 		"help":        c.help, "-h": c.help, "-help": c.help, "--help": c.help,
 		"version": c.version, "-version": c.version, "--version": c.version,
 	}

@@ -154,6 +154,10 @@ Commands:
                                       the service runs (with MongoDB: use mongodump --oplog)
   restore [--force] FILE              make a backup the store of DATA_DIR (service stopped); the
                                       search index is rebuilt at the next start
+  export --out FILE                   write everything the store keeps to FILE in the portable format
+                                      (JSON Lines, mode 0600: it holds the webhooks' secrets)
+  load FILE                           load a portable export into the configured store (either engine),
+                                      keeping every ID; checked whole first, idempotent
   version                             print the version (also --version)
   help                                show this help
 

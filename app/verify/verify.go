@@ -222,12 +222,13 @@ func Compare(ctx context.Context, from, against Service, opts Options) (*Report,
 		for li, lang := range langs {
 			v := view{index: ri*len(langs) + li, reader: readerName(token), token: token, lang: lang}
 			before := c.differenceCount()
-			if err := c.compareView(ctx, v); err != nil {
+			listedText, err := c.compareView(ctx, v)
+			if err != nil {
 				return nil, err
 			}
 			if opts.Progress != nil {
-				fmt.Fprintf(opts.Progress, "%s, %s: compared; %d differences (%d items, %d requests so far)\n",
-					v.reader, v.lang, c.differenceCount()-before, c.itemCount(), c.requests.Load())
+				fmt.Fprintf(opts.Progress, "%s, %s: listed %s; %d differences (%d items, %d requests so far)\n",
+					v.reader, v.lang, listedText, c.differenceCount()-before, c.itemCount(), c.requests.Load())
 			}
 		}
 	}
@@ -624,6 +625,9 @@ func (c *comparer) walkList(ctx context.Context, v view, at order, item, path, k
 		if err != nil {
 			return err
 		}
+		if page == 1 && a.status == http.StatusBadRequest && b.status == http.StatusBadRequest {
+			return fmt.Errorf("both services refuse the %s query %s: %d%s (is one of them another version of the API?)", item, c.route(path, q), a.status, errorCode(a))
+		}
 		pat := at
 		pat[3] += page
 		c.check(pat, v, item, path, q, a, b)
@@ -661,8 +665,9 @@ func collect(a *answer, key string, into map[int64]*listed) int {
 	return int(min(n.get("total_pages").int(), maxPages))
 }
 
-// compareView compares everything one reader sees in one language.
-func (c *comparer) compareView(ctx context.Context, v view) error {
+// compareView compares everything one reader sees in one language. It
+// returns what the lists named ("57 events, 1 venues, ...").
+func (c *comparer) compareView(ctx context.Context, v view) (string, error) {
 	found := make([]map[int64]*listed, len(lists))
 	errs := make([]error, len(lists))
 	var wg sync.WaitGroup
@@ -676,7 +681,11 @@ func (c *comparer) compareView(ctx context.Context, v view) error {
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return err
+		return "", err
+	}
+	var named []string
+	for i, l := range lists {
+		named = append(named, fmt.Sprintf("%d %s", len(found[i]), l.key))
 	}
 
 	// The items, in order: events (listed, and the IDs no post list
@@ -705,7 +714,7 @@ func (c *comparer) compareView(ctx context.Context, v view) error {
 			tasks = append(tasks, func(ctx context.Context, at order) error { return c.compareItem(ctx, v, at, spec, l) })
 		}
 	}
-	return c.run(ctx, v, tasks)
+	return strings.Join(named, ", "), c.run(ctx, v, tasks)
 }
 
 // sortedIDs returns a list's IDs in order.

@@ -2,8 +2,11 @@ package verify_test
 
 import (
 	"context"
+	"fmt"
+	"github.com/calendar/eventcal/repository"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/calendar/eventcal/app/verify"
 	"github.com/calendar/eventcal/config/testdeadline"
@@ -47,4 +50,140 @@ func TestEqualServices(t *testing.T) {
 		t.Fatalf("%d differences between equal services:\n%s", len(rep.Differences)+rep.More, dump(rep))
 	}
 	t.Logf("items %d, requests %d\n%s", rep.Items, rep.Requests, progress.String())
+}
+
+// find returns the differences f accepts.
+func find(rep *verify.Report, f func(d verify.Difference) bool) []verify.Difference {
+	var out []verify.Difference
+	for _, d := range rep.Differences {
+		if f(d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// want fails unless the report has a difference of this item, reader and
+// language whose route contains route and whose What starts with what.
+func want(t *testing.T, rep *verify.Report, item, reader, lang, route, what string) {
+	t.Helper()
+	if len(find(rep, func(d verify.Difference) bool {
+		return d.Item == item && d.Reader == reader && d.Language == lang && strings.Contains(d.Route, route) && strings.HasPrefix(d.What, what)
+	})) == 0 {
+		t.Errorf("no difference %s / %s / %s / %s / %s...; the report:\n%s", item, reader, lang, route, what, dump(rep))
+	}
+}
+
+// Reader names of the tokens: their public IDs.
+var (
+	anonymous = "anonymous"
+	editor    = "token " + (&repository.Token{Hash: repository.HashToken(editorToken)}).ID()
+)
+
+// TestDifferences: a change made on the second service only is reported
+// with the item, the route, the reader, the language and the first
+// differing JSON path (or line, or status), and nowhere it does not show.
+func TestDifferences(t *testing.T) {
+	t.Parallel()
+	root := "/calendar/events/v1"
+	tests := []struct {
+		name   string
+		change func(t *testing.T, b *stack, d seeded)
+		check  func(t *testing.T, rep *verify.Report, d seeded)
+	}{
+		{"changed field on the second page", func(t *testing.T, b *stack, d seeded) {
+			b.write("PATCH", fmt.Sprintf("/events/%d", d.events[53]), map[string]any{"title": "Concert 53 (moved)"})
+		}, func(t *testing.T, rep *verify.Report, d seeded) {
+			item := fmt.Sprintf("event %d", d.events[53])
+			want(t, rep, item, anonymous, "en", fmt.Sprintf("GET %s/events/%d?multilang_language=en", root, d.events[53]),
+				`$.title: "Concert 53" at from, "Concert 53 (moved)" at against`)
+			want(t, rep, item, anonymous, "en", root+"/events/by-slug/concert-53?", `$.title: "Concert 53" at from`)
+			want(t, rep, item, anonymous, "en", fmt.Sprintf("/events/%d.ics?", d.events[53]), `line `)
+			if ics := find(rep, func(x verify.Difference) bool { return strings.Contains(x.Route, ".ics") }); len(ics) > 0 &&
+				!strings.Contains(ics[0].What, `"SUMMARY:Concert 53" at from, "SUMMARY:Concert 53 (moved)" at against`) {
+				t.Errorf(".ics difference: %s", ics[0].What)
+			}
+			want(t, rep, "events list", anonymous, "en", "page=2", "$.events[1].title")
+			want(t, rep, item, editor, "de", "", "$.title")
+			if fr := find(rep, func(x verify.Difference) bool { return x.Language == "fr" }); len(fr) > 0 {
+				t.Errorf("differences in French, where the title has its own text:\n%s", dump(&verify.Report{Differences: fr}))
+			}
+			if p1 := find(rep, func(x verify.Difference) bool { return strings.Contains(x.Route, "page=1&") }); len(p1) > 0 {
+				t.Errorf("differences on the first page:\n%s", dump(&verify.Report{Differences: p1}))
+			}
+		}},
+		{"missing record", func(t *testing.T, b *stack, d seeded) {
+			b.write("DELETE", fmt.Sprintf("/events/%d?force=true", d.events[10]), nil)
+		}, func(t *testing.T, rep *verify.Report, d seeded) {
+			item := fmt.Sprintf("event %d", d.events[10])
+			for _, lang := range []string{"en", "fr", "de"} {
+				want(t, rep, item, anonymous, lang, fmt.Sprintf("/events/%d?", d.events[10]),
+					"missing at against: status 200 at from, 404 (rest-event-not-found) at against")
+				want(t, rep, item, anonymous, lang, fmt.Sprintf("/events/%d.ics?", d.events[10]), "missing at against: status 200 at from, 404")
+				want(t, rep, "events list", anonymous, lang, "page=1&", "$.events[")
+			}
+		}},
+		{"one language", func(t *testing.T, b *stack, d seeded) {
+			b.write("POST", fmt.Sprintf("/venues/%d?multilang_language=fr", d.venue), map[string]any{"venue": "Mairie"})
+		}, func(t *testing.T, rep *verify.Report, d seeded) {
+			want(t, rep, fmt.Sprintf("venue %d", d.venue), anonymous, "fr", fmt.Sprintf("/venues/%d?", d.venue),
+				`$.venue: "Hôtel de ville" at from, "Mairie" at against`)
+			want(t, rep, "venues list", editor, "fr", "", `$.venues[0].venue: "Hôtel de ville" at from, "Mairie" at against`)
+			want(t, rep, fmt.Sprintf("event %d", d.events[0]), anonymous, "fr", "", `$.venue.venue: "Hôtel de ville" at from, "Mairie" at against`)
+			if other := find(rep, func(x verify.Difference) bool { return x.Language != "fr" }); len(other) > 0 {
+				t.Errorf("differences outside French:\n%s", dump(&verify.Report{Differences: other}))
+			}
+		}},
+		{"record only an editor may see", func(t *testing.T, b *stack, d seeded) {
+			b.write("PATCH", fmt.Sprintf("/events/%d", d.draft), map[string]any{"title": "Draft gala, new date soon"})
+		}, func(t *testing.T, rep *verify.Report, d seeded) {
+			want(t, rep, fmt.Sprintf("event %d", d.draft), editor, "en", fmt.Sprintf("/events/%d?", d.draft),
+				`$.title: "Draft gala" at from, "Draft gala, new date soon" at against`)
+			if anon := find(rep, func(x verify.Difference) bool { return x.Reader == anonymous }); len(anon) > 0 {
+				t.Errorf("anonymous differences for a draft:\n%s", dump(&verify.Report{Differences: anon}))
+			}
+		}},
+		{"event hidden from listings", func(t *testing.T, b *stack, d seeded) {
+			b.write("PATCH", fmt.Sprintf("/events/%d", d.hidden), map[string]any{"title": "Hidden rehearsal (room B)"})
+		}, func(t *testing.T, rep *verify.Report, d seeded) {
+			want(t, rep, fmt.Sprintf("event %d", d.hidden), anonymous, "de", fmt.Sprintf("/events/%d?", d.hidden),
+				`$.title: "Hidden rehearsal" at from, "Hidden rehearsal (room B)" at against`)
+			want(t, rep, fmt.Sprintf("event %d", d.hidden), anonymous, "de", "/events/by-slug/hidden-rehearsal?", `$.title`)
+		}},
+		{"occurrence on the second page of a series", func(t *testing.T, b *stack, d seeded) {
+			key := time.Date(2027, 2, 2, 19, 0, 0, 0, time.UTC).AddDate(0, 0, 7*55).Format("20060102T150405")
+			b.write("PATCH", fmt.Sprintf("/events/%d/occurrences/%s", d.series, key), map[string]any{"title": "Open evening"})
+		}, func(t *testing.T, rep *verify.Report, d seeded) {
+			want(t, rep, fmt.Sprintf("event %d", d.series), anonymous, "en", fmt.Sprintf("/events/%d/occurrences?", d.series),
+				`$.events[5].title: "Weekly class" at from, "Open evening" at against`)
+			occ := find(rep, func(x verify.Difference) bool { return strings.Contains(x.Route, "/occurrences?") })
+			for _, x := range occ {
+				if !strings.Contains(x.Route, "page=2&") {
+					t.Errorf("a difference on another page than the second: %s", x)
+				}
+			}
+		}},
+		{"category parent", func(t *testing.T, b *stack, d seeded) {
+			b.write("PATCH", fmt.Sprintf("/categories/%d", d.childCat), map[string]any{"parent": 0})
+		}, func(t *testing.T, rep *verify.Report, d seeded) {
+			want(t, rep, fmt.Sprintf("category %d", d.childCat), anonymous, "en", fmt.Sprintf("/categories/%d?", d.childCat),
+				fmt.Sprintf("$.parent: %d at from, 0 at against", d.parentCat))
+			want(t, rep, "categories list", anonymous, "en", "hide_empty=false", "$.categories[")
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			a, b := newStack(t), newStack(t)
+			d := seed(t, a, b)
+			tt.change(t, b, d)
+			b.flush()
+			rep := compare(t, a, b, verify.Options{})
+			if rep.Equal() {
+				t.Fatal("no difference found")
+			}
+			tt.check(t, rep, d)
+			t.Logf("%d differences, %d more:\n%s", len(rep.Differences), rep.More, dump(rep))
+		})
+	}
 }

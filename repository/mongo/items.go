@@ -37,7 +37,8 @@ type itemOps[T any] struct {
 }
 
 // createItem stores the new record v: assigns its ID, reserves its slugs,
-// marks it and inserts it. On failure v is left as it was.
+// marks it and inserts it at revision 1 (with an explicit ID, at its own
+// revision when that is above 0). On failure v is left as it was.
 func createItem[T any](ctx context.Context, s *conn, ops itemOps[T], v *T) (err error) {
 	idp, slugp, revp := ops.id(v), ops.slugs(v), ops.rev(v)
 	origID, origSlugs, origRev := *idp, *slugp, *revp
@@ -83,7 +84,9 @@ func createItem[T any](ctx context.Context, s *conn, ops itemOps[T], v *T) (err 
 	if err != nil {
 		return err
 	}
-	*revp = 1
+	if origID == 0 || origRev <= 0 {
+		*revp = 1 // an explicit ID keeps a revision above 0 (a load)
+	}
 	seq, err := s.markBefore(ctx, ops.scope, id)
 	if err == nil {
 		var doc bson.Raw

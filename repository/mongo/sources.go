@@ -62,15 +62,18 @@ func fixSource(src *repository.Source) {
 	}
 }
 
-// CreateSource assigns s.ID from the source sequence and stores s at
-// revision 1.
+// CreateSource assigns s.ID from the source sequence (unless set: an
+// explicit ID moves the sequence past it, and one a source holds fails
+// the insert with repository.ErrDuplicate) and stores s at revision 1, or
+// at its own revision above 0 with an explicit ID.
 func (s *sourceStore) CreateSource(ctx context.Context, src *repository.Source) error {
 	c := *src
-	c.ID = 0
+	if c.ID == 0 || c.Revision <= 0 {
+		c.Revision = 1
+	}
 	if err := s.assignID(ctx, seqSource, &c.ID); err != nil {
 		return err
 	}
-	c.Revision = 1
 	prepareSource(&c)
 	if _, err := s.sources().InsertOne(ctx, &c); err != nil {
 		return fmt.Errorf("mongo: create source: %w", asDuplicate(err))
@@ -188,13 +191,29 @@ func fixRun(r *repository.SourceRun) {
 
 // CreateSourceRun assigns r.ID from the run sequence (each higher than the
 // last) and stores r. A run of a source that does not exist is refused
-// with repository.ErrNotFound.
+// with repository.ErrNotFound. An explicit r.ID moves the sequence past
+// it (before the insert, so that a run is never stored with the sequence
+// behind it); one a run holds fails the insert with
+// repository.ErrDuplicate.
 func (s *sourceStore) CreateSourceRun(ctx context.Context, r *repository.SourceRun) error {
+	if r.ID < 0 || r.ID > repository.MaxExplicitID {
+		return fmt.Errorf("mongo: %s ID %d is outside 1..%d: %w", seqSourceRun, r.ID, repository.MaxExplicitID, repository.ErrIDRange)
+	}
 	if _, err := s.GetSource(ctx, r.SourceID); err != nil {
 		return err
 	}
 	c := *r
 	prepareRun(&c)
+	if c.ID != 0 {
+		if err := s.raiseSeq(ctx, seqSourceRun, c.ID); err != nil {
+			return err
+		}
+		if _, err := s.runs().InsertOne(ctx, &c); err != nil {
+			return fmt.Errorf("mongo: create run %d: %w", c.ID, asDuplicate(err))
+		}
+		*r = c
+		return nil
+	}
 	// The run's _id is unique: a value the counter hands out twice
 	// (FerretDB v1) fails the insert and is drawn again. Runs claim no
 	// IDs in id_claims (there would be one claim per run ever made):

@@ -31,6 +31,14 @@ func (s *accountStore) CreateUser(ctx context.Context, u *repository.User) (err 
 	if err := s.assignID(ctx, seqUser, &u.ID); err != nil {
 		return err
 	}
+	if origID != 0 {
+		// An explicit ID a user holds is refused before the insert: the
+		// insert's duplicate key alone cannot tell the very same user
+		// stored before from a lost reply of this insert (landedAs).
+		if err := s.refuseStored(ctx, s.users, u.ID); err != nil {
+			return fmt.Errorf("mongo: create user %q: %w", u.Login, err)
+		}
+	}
 	doc, err := bson.Marshal(u)
 	if err != nil {
 		return fmt.Errorf("mongo: create user %q: %w", u.Login, err)
@@ -85,6 +93,12 @@ func (s *accountStore) CreateToken(ctx context.Context, t *repository.Token) err
 	if _, err := s.GetUser(ctx, t.UserID); err != nil {
 		return err
 	}
+	// A stored hash is refused before the insert: the insert's duplicate
+	// key alone cannot tell the very same token stored before from a
+	// lost reply of this insert (landedAs).
+	if err := s.refuseStored(ctx, s.tokens, t.Hash); err != nil {
+		return fmt.Errorf("mongo: create token: %w", err)
+	}
 	t.Created = storedTime(t.Created)
 	if !t.LastUsed.IsZero() {
 		t.LastUsed = storedTime(t.LastUsed)
@@ -114,6 +128,20 @@ func (s *accountStore) CreateToken(ctx context.Context, t *repository.Token) err
 		return fmt.Errorf("mongo: create token: %w", err)
 	}
 	return nil
+}
+
+// refuseStored returns repository.ErrDuplicate when coll holds a document
+// whose _id is id.
+func (s *accountStore) refuseStored(ctx context.Context, coll *mongo.Collection, id any) error {
+	err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: id}}, options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
+	switch {
+	case err == nil:
+		return fmt.Errorf("%v is stored: %w", id, repository.ErrDuplicate)
+	case isNoDocuments(err):
+		return nil
+	default:
+		return err
+	}
 }
 
 // UserByTokenHash returns the user owning the token with this hash, or

@@ -41,14 +41,18 @@ const (
 // and the delivery queue.
 type webhookStore struct{ *conn }
 
-// CreateWebhook assigns w.ID and stores w.
+// CreateWebhook assigns w.ID from the webhook sequence (unless set: an
+// explicit ID moves the sequence past it, and one an endpoint holds fails
+// the insert with repository.ErrDuplicate) and stores w at revision 1, or
+// at its own revision above 0 with an explicit ID.
 func (s *webhookStore) CreateWebhook(ctx context.Context, w *repository.Webhook) error {
 	c := *w
-	c.ID = 0
+	if c.ID == 0 || c.Revision <= 0 {
+		c.Revision = 1
+	}
 	if err := s.assignID(ctx, seqWebhook, &c.ID); err != nil {
 		return err
 	}
-	c.Revision = 1
 	c.Created, c.Updated = storedTime(c.Created), storedTime(c.Updated)
 	if _, err := s.db.Collection(collWebhooks).InsertOne(ctx, &c); err != nil {
 		return fmt.Errorf("mongo: create webhook: %w", asDuplicate(err))

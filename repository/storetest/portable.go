@@ -510,7 +510,8 @@ func testWebhookIDsNeverReused(t *testing.T, ctx context.Context, s repository.S
 // ErrDuplicate, also when it is the very same token, and the stored one
 // stays as it was; a token of an unknown user is ErrNotFound. A user
 // created with an explicit ID a stored user holds is ErrDuplicate, also
-// when it is the very same user.
+// when it is the very same user; one out of range is ErrIDRange, and
+// neither moves the user sequence.
 func testTakenTokenAndUser(t *testing.T, ctx context.Context, s repository.Store) {
 	a := &repository.User{ID: 30, Login: "a", Role: repository.RoleAdmin, Created: baseTime, Email: "a@example.org"}
 	b := &repository.User{Login: "b", Role: repository.RoleAuthor, Created: baseTime}
@@ -569,7 +570,16 @@ func testTakenTokenAndUser(t *testing.T, ctx context.Context, s repository.Store
 	} else {
 		checkUser(t, "the user after the refused creates", a, got)
 	}
+	for _, id := range []int64{repository.MaxExplicitID + 1, -3} {
+		u := repository.User{ID: id, Login: fmt.Sprintf("out-of-range-%d", id), Role: repository.RoleAuthor, Created: baseTime}
+		if err := s.CreateUser(ctx, &u); !errors.Is(err, repository.ErrIDRange) {
+			t.Errorf("CreateUser(ID %d): error %v, want ErrIDRange", id, err)
+		}
+	}
 	if users, err := s.ListUsers(ctx); err != nil || len(users) != 2 {
 		t.Errorf("ListUsers after the refused creates = %d users, %v; want 2", len(users), err)
+	}
+	if seq := sequences(t, ctx, s)[repository.SeqUsers]; seq != b.ID {
+		t.Errorf("user sequence after the refused creates = %d; want %d", seq, b.ID)
 	}
 }
