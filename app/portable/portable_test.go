@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -20,11 +21,14 @@ import (
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/repository/mongo"
+	"github.com/calendar/eventcal/repository/mongo/mongotest"
 	"github.com/calendar/eventcal/repository/sqlite"
+	"github.com/calendar/eventcal/sync/webhooks"
 )
 
 // t0 is the seed's clock.
-var t0 = time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
+var t0 = time.Date(2026, 11, 20, 9, 30, 0, 123456789, time.UTC)
 
 // newStore opens a new SQLite store in a temporary directory.
 func newStore(t *testing.T) *sqlite.Store {
@@ -168,13 +172,21 @@ func seed(t *testing.T, st repository.Store) {
 	must(t, st.CreateWebhook(ctx, off))
 	_, err = st.UpdateWebhook(ctx, hook.ID, func(w *repository.Webhook) error { w.Description = "CRM sync"; return nil })
 	must(t, err)
+	// The states the dispatcher records of every item but images.
 	var states []repository.ItemState
-	for _, e := range append(events, series, kid) {
-		rec, err := st.GetRecord(ctx, e.ID)
-		must(t, err)
-		states = append(states, repository.ItemState{ItemKey: repository.ItemKey{Kind: repository.MarkPost, ID: rec.ID}, Resource: "event", Revision: rec.Revision, Status: rec.Status})
+	recs, err := st.FindRecords(ctx, repository.RecordQuery{})
+	must(t, err)
+	for _, rec := range recs {
+		if rec.Kind != repository.KindImage {
+			states = append(states, repository.ItemState{ItemKey: repository.ItemKey{Kind: repository.MarkPost, ID: rec.ID},
+				Resource: string(rec.Kind), Revision: rec.Revision, Status: rec.Status})
+		}
 	}
-	states = append(states, repository.ItemState{ItemKey: repository.ItemKey{Kind: repository.MarkTerm, ID: tag.ID}, Resource: "tag", Revision: 1})
+	for _, l := range []*repository.Label{late, root, child, grandchild, tag} {
+		cur, err := st.GetLabel(ctx, l.ID)
+		must(t, err)
+		states = append(states, repository.ItemState{ItemKey: repository.ItemKey{Kind: repository.MarkTerm, ID: l.ID}, Resource: string(l.Taxonomy), Revision: cur.Revision})
+	}
 	pending := &repository.Delivery{ID: "msg_1", WebhookID: hook.ID, Item: "post:" + fmt.Sprint(events[0].ID), Type: "event.updated",
 		Payload: []byte(`{"type":"event.updated"}`), Created: t0, Status: repository.DeliveryPending, Attempts: 1, NextAttempt: t0.Add(time.Minute),
 		Log: []repository.DeliveryAttempt{{At: t0, Code: 503, DurationMs: 12}}}
@@ -653,5 +665,95 @@ func TestExportLeavesNoSnapshot(t *testing.T) {
 	export(t, st, ExportOptions{TempDir: dir})
 	if des, err := os.ReadDir(dir); err != nil || len(des) != 0 {
 		t.Errorf("left in the snapshot's directory: %v %v", des, err)
+	}
+}
+
+// noRender fails the test on any render: a load must not make the
+// webhook dispatcher report anything.
+type noRender struct{ t *testing.T }
+
+func (r noRender) RenderRecord(_ context.Context, p *repository.Record) (json.RawMessage, error) {
+	r.t.Errorf("the dispatcher reports record %d", p.ID)
+	return json.RawMessage(`{}`), nil
+}
+
+func (r noRender) RenderLabel(_ context.Context, l *repository.Label) (json.RawMessage, error) {
+	r.t.Errorf("the dispatcher reports label %d", l.ID)
+	return json.RawMessage(`{}`), nil
+}
+
+// TestLoadSendsNoWebhookMessages: the webhook dispatcher observing the
+// index marks a load recorded (as the sync worker does) finds every
+// loaded item as its endpoints last heard of it (the item states came
+// with it) and queues nothing beyond the pending delivery the file
+// carried.
+func TestLoadSendsNoWebhookMessages(t *testing.T) {
+	t.Parallel()
+	src := newStore(t)
+	seed(t, src)
+	file := export(t, src, ExportOptions{})
+	dst := newStore(t)
+	_, err := load(t, dst, file)
+	must(t, err)
+	ctx := t.Context()
+	marks, err := dst.PendingMarks(ctx, 1000)
+	must(t, err)
+	if len(marks) == 0 {
+		t.Fatal("the load recorded no index marks")
+	}
+	d := &webhooks.Dispatcher{Store: dst, Render: noRender{t}, Log: slog.New(slog.DiscardHandler)}
+	must(t, d.Observe(ctx, marks))
+	n, _, err := dst.DeliveryQueue(ctx)
+	must(t, err)
+	if n != 1 {
+		t.Errorf("%d deliveries pending after the dispatcher observed the load, want the 1 the file carried", n)
+	}
+}
+
+// TestRoundTripThroughMongo: the embedded store exported, loaded into
+// MongoDB, exported from there and loaded into a new embedded store:
+// the MongoDB store and the last one hold what the first held (equal
+// dumps), and the three exports are the same but for their headers.
+func TestRoundTripThroughMongo(t *testing.T) {
+	t.Parallel()
+	uri := mongotest.Start(t)
+	first := newStore(t)
+	seed(t, first)
+	file := export(t, first, ExportOptions{})
+	m, err := mongo.Open(t.Context(), uri, mongotest.Database(t))
+	must(t, err)
+	t.Cleanup(func() { m.Close(context.Background()) })
+	_, err = load(t, m, file)
+	must(t, err)
+	// MongoDB keeps times to the millisecond or the second: compare
+	// them to the second.
+	toSec := regexp.MustCompile(`(T\d\d:\d\d:\d\d)\.\d+Z`)
+	dumpSec := func(st repository.Store) string { return toSec.ReplaceAllString(dump(t, st), "${1}Z") }
+	want := dumpSec(first)
+	if got := dumpSec(m); got != want {
+		t.Fatalf("MongoDB holds another calendar:\n--- embedded\n%s\n--- MongoDB\n%s", want, got)
+	}
+	fromMongo := export(t, m, ExportOptions{})
+	if !strings.Contains(lines(fromMongo)[0], `"store":"mongodb"`) {
+		t.Errorf("header %s", lines(fromMongo)[0])
+	}
+	body := func(f []byte) string { return toSec.ReplaceAllString(strings.Join(lines(f)[1:], "\n"), "${1}Z") }
+	if body(fromMongo) != body(file) {
+		t.Errorf("MongoDB's export differs:\n%s\n---\n%s", file, fromMongo)
+	}
+	third := newStore(t)
+	_, err = load(t, third, fromMongo)
+	must(t, err)
+	if got := dumpSec(third); got != want {
+		t.Fatalf("the third store holds another calendar:\n%s", got)
+	}
+	// The first file again (its times to the nanosecond, MongoDB's not):
+	// nothing changes.
+	rep, err := load(t, m, file)
+	must(t, err)
+	for typ, n := range rep.Types {
+		if n.Created != 0 || n.Replaced != 0 {
+			t.Errorf("a second load into MongoDB: %s %+v", typ, *n)
+		}
 	}
 }

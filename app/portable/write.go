@@ -183,10 +183,10 @@ func (w *writer) user(ctx context.Context, u *repository.User, tally *Tally) err
 
 func normUser(u *repository.User) *repository.User {
 	c := *u
-	c.Created = c.Created.UTC()
+	c.Created = sec(c.Created)
 	if c.Origin != nil {
 		o := *c.Origin
-		o.Modified = o.Modified.UTC()
+		o.Modified = sec(o.Modified)
 		c.Origin = &o
 	}
 	return &c
@@ -219,7 +219,7 @@ func (w *writer) token(ctx context.Context, t *repository.Token, tally *Tally) e
 
 func normToken(t *repository.Token) *repository.Token {
 	c := *t
-	c.Created, c.LastUsed, c.Expires = c.Created.UTC(), c.LastUsed.UTC(), c.Expires.UTC()
+	c.Created, c.LastUsed, c.Expires = sec(c.Created), sec(c.LastUsed), sec(c.Expires)
 	return &c
 }
 
@@ -291,7 +291,7 @@ func normLabel(t *repository.Label) *repository.Label {
 	c.Revision, c.NameKeys = 0, nil
 	if c.Origin != nil {
 		o := *c.Origin
-		o.Modified = o.Modified.UTC()
+		o.Modified = sec(o.Modified)
 		c.Origin = &o
 	}
 	return &c
@@ -344,12 +344,12 @@ func (w *writer) records(ctx context.Context, items []item, tally *Tally) error 
 func normRecord(p *repository.Record) *repository.Record {
 	c := p.Clone()
 	c.Revision = 0
-	c.Date, c.Modified = c.Date.UTC(), c.Modified.UTC()
+	c.Date, c.Modified = sec(c.Date), sec(c.Modified)
 	if c.Origin != nil {
-		c.Origin.Modified = c.Origin.Modified.UTC()
+		c.Origin.Modified = sec(c.Origin.Modified)
 	}
 	if e := c.Event; e != nil {
-		e.StartUTC, e.EndUTC = e.StartUTC.UTC(), e.EndUTC.UTC()
+		e.StartUTC, e.EndUTC = sec(e.StartUTC), sec(e.EndUTC)
 		for _, l := range []*[]int64{&e.Categories, &e.Tags, &e.Venues, &e.Organizers} {
 			if *l == nil {
 				*l = []int64{}
@@ -399,7 +399,7 @@ func (w *writer) webhook(ctx context.Context, h *Webhook, tally *Tally) error {
 // Webhook carries it).
 func normWebhook(h *repository.Webhook) *Webhook {
 	c := *h
-	c.FailingSince, c.Created, c.Updated = c.FailingSince.UTC(), c.Created.UTC(), c.Updated.UTC()
+	c.FailingSince, c.Created, c.Updated = sec(c.FailingSince), sec(c.Created), sec(c.Updated)
 	return &Webhook{Webhook: c, Secret: h.Secret}
 }
 
@@ -474,7 +474,7 @@ func (w *writer) source(ctx context.Context, s *Source, tally *Tally) error {
 func normSource(s *repository.Source) *repository.Source {
 	c := *s
 	c.Revision, c.RunClaim, c.RunClaimUntil = 0, "", time.Time{}
-	c.Created, c.Updated = c.Created.UTC(), c.Updated.UTC()
+	c.Created, c.Updated = sec(c.Created), sec(c.Updated)
 	if c.Categories == nil {
 		c.Categories = []int64{}
 	}
@@ -517,9 +517,15 @@ func (w *writer) run1(ctx context.Context, r *repository.SourceRun, tally *Tally
 
 func normRun(r *repository.SourceRun) *repository.SourceRun {
 	c := *r
-	c.Started, c.Finished = c.Started.UTC(), c.Finished.UTC()
+	c.Started, c.Finished = sec(c.Started), sec(c.Finished)
 	return &c
 }
+
+// sec is t as compared: in UTC, to the second. The engines keep times
+// at different precisions (MongoDB to the millisecond or the second, the
+// API's writes to the second), so an item is the same whatever engine
+// it went through.
+func sec(t time.Time) time.Time { return t.UTC().Truncate(time.Second) }
 
 // same reports whether a and b encode to the same JSON.
 func same(a, b any) bool {

@@ -75,6 +75,11 @@ const maxRetryWait = 5 * time.Second
 // network error left after the retries is an *UnreachableError; an
 // overload answer left is returned as the answer (and compared).
 func (c *comparer) get(ctx context.Context, s *side, path string, query url.Values, token string) (*answer, error) {
+	return c.getCapped(ctx, s, path, query, token, c.opts.MaxBody)
+}
+
+// getCapped is get with another cap on the body.
+func (c *comparer) getCapped(ctx context.Context, s *side, path string, query url.Values, token string, maxBody int64) (*answer, error) {
 	target := s.base + path
 	if len(query) > 0 {
 		target += "?" + query.Encode()
@@ -82,7 +87,7 @@ func (c *comparer) get(ctx context.Context, s *side, path string, query url.Valu
 	var lastErr error
 	for attempt := 0; ; attempt++ {
 		c.requests.Add(1)
-		f, err := c.getOnce(ctx, s, target, token)
+		f, err := c.getOnce(ctx, s, target, token, maxBody)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -116,7 +121,7 @@ type fetched struct {
 }
 
 // getOnce sends one GET.
-func (c *comparer) getOnce(ctx context.Context, s *side, target, token string) (*fetched, error) {
+func (c *comparer) getOnce(ctx context.Context, s *side, target, token string, maxBody int64) (*fetched, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
@@ -132,13 +137,13 @@ func (c *comparer) getOnce(ctx context.Context, s *side, target, token string) (
 		return nil, err
 	}
 	defer res.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(res.Body, c.opts.MaxBody+1))
+	body, err := io.ReadAll(io.LimitReader(res.Body, maxBody+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading the answer: %w", err)
 	}
 	a := &answer{status: res.StatusCode, ctype: res.Header.Get("Content-Type"), body: body}
-	if int64(len(body)) > c.opts.MaxBody {
-		a.body, a.overCap = body[:c.opts.MaxBody], true
+	if int64(len(body)) > maxBody {
+		a.body, a.overCap = body[:maxBody], true
 	}
 	for _, h := range comparedHeaders {
 		if v := res.Header.Get(h); v != "" {

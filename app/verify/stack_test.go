@@ -165,9 +165,9 @@ type seeded struct {
 }
 
 // seed writes the same calendar on every stack given: terms, a venue, an
-// organizer, 55 published events (two pages of 50), a series, an event
-// hidden from listings, a draft and a password-protected event, with
-// texts in English and French.
+// organizer, 55 published events (two pages of 50; every fifth with a
+// French title, from the fourth on), a series of 60 occurrences, an
+// event hidden from listings, a draft and a password-protected event.
 func seed(t *testing.T, stacks ...*stack) seeded {
 	t.Helper()
 	var ids []seeded
@@ -187,7 +187,9 @@ func seed(t *testing.T, stacks ...*stack) seeded {
 				"start_date": fmt.Sprintf("2027-01-%02d 20:00:00", i%28+1), "end_date": fmt.Sprintf("2027-01-%02d 22:00:00", i%28+1),
 				"venue": d.venue, "organizer": d.organizer, "categories": []int64{d.childCat}, "tags": []int64{d.tag}, "cost": "10",
 			})
-			s.write("POST", fmt.Sprintf("/events/%d?multilang_language=fr", id), map[string]any{"title": fmt.Sprintf("Concert %02d (fr)", i)})
+			if i%5 == 3 {
+				s.write("POST", fmt.Sprintf("/events/%d?multilang_language=fr", id), map[string]any{"title": fmt.Sprintf("Concert %02d (fr)", i)})
+			}
 			d.events = append(d.events, id)
 		}
 		d.series = s.write("POST", "/events", map[string]any{"title": "Weekly class", "start_date": "2027-02-02 19:00:00",

@@ -436,8 +436,16 @@ func errorCode(a *answer) string {
 // languages to compare.
 func (c *comparer) languages(ctx context.Context) ([]string, error) {
 	anon := view{reader: readerName("")}
-	a, b, err := c.fetchBoth(ctx, "", nil, "")
-	if err != nil {
+	var a, b *answer
+	var errA, errB error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b, errB = c.getCapped(ctx, c.against, "", nil, "", indexCap)
+	}()
+	a, errA = c.getCapped(ctx, c.from, "", nil, "", indexCap)
+	<-done
+	if err := errors.Join(errA, errB); err != nil {
 		return nil, err
 	}
 	la, err := c.announced(c.from, a)
@@ -448,7 +456,9 @@ func (c *comparer) languages(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.check(order{-1, 0, 0, 0}, anon, "namespace index", "", nil, a, b)
+	if what := compareAnswers(a, b, indexCap); what != "" {
+		c.differ(order{-1, 0, 0, 0}, Difference{Item: "namespace index", Route: c.route("", nil), Reader: anon.reader, What: what})
+	}
 	if c.opts.Languages != nil {
 		for _, l := range c.opts.Languages {
 			for _, s := range []struct {
@@ -483,6 +493,10 @@ func (c *comparer) languages(ctx context.Context) ([]string, error) {
 	return both, nil
 }
 
+// indexCap caps the namespace index, which must be read whole (it is
+// about 100 KiB).
+const indexCap = 16 << 20
+
 // announced returns the languages a namespace index declares (the enum
 // of multilang_language on the index's own route), or an
 // *UnreachableError when the answer is not this API's index.
@@ -490,8 +504,8 @@ func (c *comparer) announced(s *side, a *answer) ([]string, error) {
 	notAPI := func(why string) error {
 		return &UnreachableError{Side: s.name, URL: s.base, Err: fmt.Errorf("%w: %s (is the URL a service's base URL, and the API root %s?)", errNotAPI, why, c.opts.Root)}
 	}
-	if a.status != http.StatusOK || !isJSON(a.ctype) {
-		return nil, notAPI(fmt.Sprintf("it answered %d %s", a.status, a.ctype))
+	if a.status != http.StatusOK || !isJSON(a.ctype) || a.overCap {
+		return nil, notAPI(fmt.Sprintf("it answered %d %s (%d bytes)", a.status, a.ctype, len(a.body)))
 	}
 	n, err := parseJSON(a.body)
 	if err != nil {

@@ -1,10 +1,20 @@
 package verify_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"github.com/calendar/eventcal/repository"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -178,12 +188,179 @@ func TestDifferences(t *testing.T) {
 			d := seed(t, a, b)
 			tt.change(t, b, d)
 			b.flush()
-			rep := compare(t, a, b, verify.Options{})
+			rep := compare(t, a, b, verify.Options{Tokens: []string{"", editorToken}})
 			if rep.Equal() {
 				t.Fatal("no difference found")
 			}
 			tt.check(t, rep, d)
 			t.Logf("%d differences, %d more:\n%s", len(rep.Differences), rep.More, dump(rep))
 		})
+	}
+}
+
+// proxy serves target's answers through a reverse proxy whose answers
+// tamper may change (nil: unchanged); it returns the proxy's URL.
+func proxy(t *testing.T, target string, tamper func(r *http.Request, status int, body []byte) (int, []byte)) string {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(u)
+			r.Out.Header.Del("Accept-Encoding") // bodies in clear, to tamper with
+		},
+		ModifyResponse: func(res *http.Response) error {
+			if tamper == nil {
+				return nil
+			}
+			body, err := io.ReadAll(res.Body)
+			res.Body.Close()
+			if err != nil {
+				return err
+			}
+			res.StatusCode, body = tamper(res.Request, res.StatusCode, body)
+			res.Body = io.NopCloser(bytes.NewReader(body))
+			res.ContentLength = int64(len(body))
+			res.Header.Set("Content-Length", strconv.Itoa(len(body)))
+			return nil
+		},
+	}
+	srv := httptest.NewServer(rp)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestICSDifference: an .ics that differs while every JSON answer is the
+// same is reported on its route, with its first differing line, for
+// every reader and language, and nothing else is.
+func TestICSDifference(t *testing.T) {
+	t.Parallel()
+	a, b := newStack(t), newStack(t)
+	d := seed(t, a, b)
+	ics := fmt.Sprintf("/calendar/events/v1/events/%d.ics", d.events[7])
+	against := proxy(t, b.url, func(r *http.Request, status int, body []byte) (int, []byte) {
+		if r.URL.Path == ics {
+			body = bytes.Replace(body, []byte("LOCATION:"), []byte("LOCATION:Room 2\\, "), 1)
+		}
+		return status, body
+	})
+	rep := compare(t, a, &stack{url: against}, verify.Options{})
+	if len(rep.Differences) != 9 {
+		t.Fatalf("%d differences, want 9 (3 readers, 3 languages):\n%s", len(rep.Differences), dump(rep))
+	}
+	for _, x := range rep.Differences {
+		if x.Item != fmt.Sprintf("event %d", d.events[7]) || !strings.HasPrefix(x.Route, "GET "+ics+"?multilang_language=") ||
+			!strings.Contains(x.What, `"LOCATION:Room 2\\, `) || !strings.HasPrefix(x.What, "line ") {
+			t.Errorf("unexpected difference: %s", x)
+		}
+	}
+}
+
+// TestBoundsAndRetries: the report lists MaxDifferences differences, the
+// first ones in the comparison's order, and counts the others; an
+// overloaded answer (503) is asked again; a body over MaxBody is
+// reported, not compared.
+func TestBoundsAndRetries(t *testing.T) {
+	t.Parallel()
+	a, b := newStack(t), newStack(t)
+	d := seed(t, a, b)
+	b.write("PATCH", fmt.Sprintf("/venues/%d", d.venue), map[string]any{"city": "Lille"})
+	b.flush()
+
+	// Few differences listed: the first ones, then the count.
+	all := compare(t, a, b, verify.Options{Tokens: []string{""}})
+	few := compare(t, a, b, verify.Options{Tokens: []string{""}, MaxDifferences: 3})
+	if len(few.Differences) != 3 || few.More != len(all.Differences)-3 || len(all.Differences) < 10 {
+		t.Fatalf("listed %d, more %d; all: %d", len(few.Differences), few.More, len(all.Differences))
+	}
+	for i := range few.Differences {
+		if few.Differences[i] != all.Differences[i] {
+			t.Errorf("difference %d: %s, want %s", i, few.Differences[i], all.Differences[i])
+		}
+	}
+	if first := all.Differences[0]; first.Item != "events list" || first.Language != "en" || !strings.Contains(first.What, `.venue.city: "Lyon" at from, "Lille" at against`) {
+		t.Errorf("first difference: %s", first)
+	}
+
+	// A 503 on the first request of every route, then the real answer:
+	// asked again, nothing differs; the retries are counted.
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	flaky := proxy(t, a.url, func(r *http.Request, status int, body []byte) (int, []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !seen[r.URL.String()] {
+			seen[r.URL.String()] = true
+			return http.StatusServiceUnavailable, []byte(`{"code":"store_unavailable","message":"busy","data":{"status":503}}`)
+		}
+		return status, body
+	})
+	plain := compare(t, a, a, verify.Options{Tokens: []string{""}, Languages: []string{"en"}})
+	retried := compare(t, a, &stack{url: flaky}, verify.Options{Tokens: []string{""}, Languages: []string{"en"}, RetryPause: time.Millisecond})
+	if !retried.Equal() {
+		t.Errorf("differences through retries:\n%s", dump(retried))
+	}
+	if retried.Requests != plain.Requests*3/2 {
+		t.Errorf("%d requests with a 503 first on every route, %d without: want 1.5 times as many", retried.Requests, plain.Requests)
+	}
+
+	// Bodies over the cap are reported, not compared.
+	capped := compare(t, a, a, verify.Options{Tokens: []string{""}, Languages: []string{"en"}, MaxBody: 2000})
+	big := find(capped, func(x verify.Difference) bool { return strings.Contains(x.What, "a body over 2000 bytes") })
+	if len(big) == 0 || len(big) != len(capped.Differences) {
+		t.Errorf("capped bodies:\n%s", dump(capped))
+	}
+}
+
+// TestUnreachable: a service that does not answer, or does not answer as
+// this API, stops the comparison with an *UnreachableError naming it.
+func TestUnreachable(t *testing.T) {
+	t.Parallel()
+	a := newStack(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String()
+	ln.Close()
+	notAPI := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(notAPI.Close)
+	tests := []struct {
+		name, from, against string
+		opts                verify.Options
+		side, why           string
+	}{
+		{"against down", a.url, closed, verify.Options{Retries: -1}, "against", "connection refused"},
+		{"from down, retried", closed, a.url, verify.Options{Retries: 2, RetryPause: time.Millisecond}, "from", "connection refused"},
+		{"not the API", a.url, notAPI.URL, verify.Options{}, "against", "is the URL a service's base URL, and the API root /calendar/events/v1?"},
+		{"another API root", a.url, a.url, verify.Options{Root: "/wp-json/tribe/events/v1"}, "from", "the namespace index is not this API's"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithDeadline(context.Background(), testdeadline.Of(t))
+			defer cancel()
+			rep, err := verify.Compare(ctx, verify.Service{URL: tt.from}, verify.Service{URL: tt.against}, tt.opts)
+			var ue *verify.UnreachableError
+			if !errors.As(err, &ue) || ue.Side != tt.side || !strings.Contains(err.Error(), tt.why) {
+				t.Fatalf("Compare: %v (report %v), want an *UnreachableError of %s: %s", err, rep, tt.side, tt.why)
+			}
+		})
+	}
+	// A URL that is not a base URL and a language no side serves are
+	// refused before anything is asked.
+	for _, tc := range []struct {
+		url  string
+		opts verify.Options
+		want string
+	}{
+		{"ftp://x", verify.Options{}, "is not a service's base URL"},
+		{a.url + "?x=1", verify.Options{}, "is not a service's base URL"},
+		{a.url, verify.Options{Languages: []string{"nl"}}, `language "nl": the from service does not serve it (it serves en, fr, de)`},
+	} {
+		if _, err := verify.Compare(context.Background(), verify.Service{URL: tc.url}, verify.Service{URL: a.url}, tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.url, err, tc.want)
+		}
 	}
 }
