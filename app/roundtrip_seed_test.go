@@ -193,6 +193,9 @@ type seeded struct {
 	sourceID, eventID int64
 	// languages are the service's LANGUAGES.
 	languages []string
+	// items counts the events, venues, organizers, categories and tags
+	// the administrator's lists name.
+	items int
 }
 
 // tripEnv returns the settings every service of the round trip shares,
@@ -388,4 +391,25 @@ func seedCalendar(t *testing.T, svc *service, env map[string]string, rcv *hookRe
 		time.Sleep(50 * time.Millisecond) // polling the run
 	}
 	return s
+}
+
+// countItems returns how many events, venues, organizers, categories and
+// tags the administrator's lists of svc name (once the worker indexed
+// every write).
+func countItems(t *testing.T, svc *service) int {
+	t.Helper()
+	c, n := newCaller(t, svc), 0
+	for _, list := range []string{
+		"/events?status=publish,future,draft,pending,private,trash&start_date=1000-01-02&end_date=9999-12-30&hide_subsequent_recurrences=true",
+		"/venues?status=publish,future,draft,pending,private,trash", "/organizers?status=publish,future,draft,pending,private,trash",
+		"/categories?hide_empty=false", "/tags?hide_empty=false",
+	} {
+		var total struct{ Total int }
+		if err := json.Unmarshal(mustBody(t, c, list), &total); err != nil || total.Total == 0 {
+			t.Fatalf("GET %s: %v, total %d", list, err, total.Total)
+		}
+		t.Logf("%s: %d", list, total.Total)
+		n += total.Total
+	}
+	return n
 }

@@ -1,15 +1,22 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/calendar/eventcal/app/verify"
 	"github.com/calendar/eventcal/config/testdeadline"
+	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
 
 // TestRoundTrip moves a calendar from the embedded store to MongoDB and
@@ -30,6 +37,7 @@ func TestRoundTrip(t *testing.T) {
 	first := startService(t, firstEnv)
 	seed := seedCalendar(t, first, firstEnv, rcv, feed.URL+"/partner.ics")
 	firstIndex := waitSettled(t, first, nil)
+	seed.items = countItems(t, first)
 
 	// Every message the first service sent verifies with its endpoint's
 	// secret.
@@ -43,7 +51,73 @@ func TestRoundTrip(t *testing.T) {
 		}
 	}
 
-	_ = firstIndex
+	heard := len(msgs)
+
+	// Export from the first while it serves; load into a service on
+	// MongoDB with the embedded index, running; load the same file again
+	// (before any reader's token use changes a token's last use).
+	work := t.TempDir()
+	firstFile := filepath.Join(work, "first.jsonl")
+	mustCLI(t, firstEnv, "export", "--out", firstFile)
+	secondEnv := tripEnv(map[string]string{"DATA_DIR": t.TempDir(), "MONGO_URI": mongotest.Start(t), "MONGO_DATABASE": mongotest.Database(t)})
+	second := startService(t, secondEnv)
+	checkLoaded(t, "MongoDB", mustCLI(t, secondEnv, "load", firstFile).stdout, false)
+	checkLoaded(t, "MongoDB, loaded again", mustCLI(t, secondEnv, "load", firstFile).stdout, true)
+	waitSettled(t, second, firstIndex)
+	compareServices(t, "MongoDB", first, second, seed)
+	compareAdminViews(t, "MongoDB", first, second, seed)
+
+	// Export from MongoDB; load into a new embedded DATA_DIR (twice), then
+	// start a service on it.
+	secondFile := filepath.Join(work, "second.jsonl")
+	mustCLI(t, secondEnv, "export", "--out", secondFile)
+	thirdEnv := tripEnv(map[string]string{"DATA_DIR": filepath.Join(t.TempDir(), "data")})
+	checkLoaded(t, "embedded", mustCLI(t, thirdEnv, "load", secondFile).stdout, false)
+	checkLoaded(t, "embedded, loaded again", mustCLI(t, thirdEnv, "load", secondFile).stdout, true)
+	third := startService(t, thirdEnv)
+	waitSettled(t, third, firstIndex)
+	compareServices(t, "embedded again", first, third, seed)
+	compareAdminViews(t, "embedded again", first, third, seed)
+
+	// No webhook message went out for the loaded items.
+	for _, m := range rcv.messages()[heard:] {
+		t.Errorf("a message after the loads, to %s: %s", m.Endpoint, m.Body)
+	}
+	heard = len(rcv.messages())
+
+	// Tokens made on the first authenticate on the third; a change there
+	// reaches the receiver signed with the secrets the first made.
+	c := newCaller(t, third)
+	c.must(200, "GET", "/admin/tokens", seed.tokens["ada"], nil)
+	c.must(200, "GET", "/events?status=draft", seed.tokens["eddie-ci"], nil)
+	c.must(200, "POST", itemPath("events", seed.eventID), seed.tokens["eddie"], map[string]any{"title": "Opening night (new date)"})
+	waitSettled(t, third, nil)
+	got := map[string]bool{}
+	for _, m := range rcv.messages()[heard:] {
+		b, err := verifyHook(seed.secrets[m.Endpoint], m)
+		if err != nil {
+			t.Errorf("after the round trip: %v", err)
+			continue
+		}
+		if b.Type != "event.updated" || b.Item.ID != seed.eventID || b.Item.Title != "Opening night (new date)" {
+			t.Errorf("message to %s: %s, want event.updated of event %d", m.Endpoint, m.Body, seed.eventID)
+		}
+		got[m.Endpoint] = true
+	}
+	if !got["/all"] || !got["/events"] || len(got) != 2 {
+		t.Errorf("the change reached %v, want /all and /events", got)
+	}
+}
+
+// mustCLI runs the command line with env and fails the test unless it
+// exits 0.
+func mustCLI(t *testing.T, env map[string]string, args ...string) result {
+	t.Helper()
+	r := runCLI(t, env, args...)
+	if r.code != exitOK {
+		t.Fatalf("%v: exit %d\nstdout:\n%s\nstderr:\n%s", args, r.code, r.stdout, r.stderr)
+	}
+	return r
 }
 
 // syncFigures is the part of GET /admin/sync the round trip waits on.
@@ -83,5 +157,113 @@ func waitSettled(t *testing.T, svc *service, wantIndex map[string]int) map[strin
 			t.Fatalf("the service never settled: /admin/sync %d %s (want index %v); %d deliveries pending (%v)", code, last, wantIndex, pending, err)
 		}
 		time.Sleep(50 * time.Millisecond) // polling the worker
+	}
+}
+
+// compareAdminViews compares what the administrators' routes show of the
+// users, tokens, webhook endpoints and calendar sources on two services:
+// the same bodies, byte for byte, except the tokens' last use (each
+// service records its own).
+func compareAdminViews(t *testing.T, name string, from, against *service, seed *seeded) {
+	t.Helper()
+	a, b := newCaller(t, from), newCaller(t, against)
+	paths := []string{"/admin/users", "/admin/webhooks", "/sources", itemPath("sources", seed.sourceID), itemPath("sources", seed.sourceID) + "/runs"}
+	var hooks struct{ Webhooks []struct{ ID int64 } }
+	if err := json.Unmarshal(mustBody(t, a, "/admin/webhooks"), &hooks); err != nil || len(hooks.Webhooks) == 0 {
+		t.Fatalf("GET /admin/webhooks: %v, %d endpoints", err, len(hooks.Webhooks))
+	}
+	for _, h := range hooks.Webhooks {
+		paths = append(paths, itemPath("admin/webhooks", h.ID))
+	}
+	for _, p := range paths {
+		if x, y := mustBody(t, a, p), mustBody(t, b, p); !bytes.Equal(x, y) {
+			t.Errorf("%s: GET %s differs:\nfirst:  %s\n%s: %s", name, p, x, name, y)
+		}
+	}
+	tokens := func(c *caller) []map[string]any {
+		var list struct{ Tokens []map[string]any }
+		if err := json.Unmarshal(mustBody(t, c, "/admin/tokens"), &list); err != nil || len(list.Tokens) == 0 {
+			t.Fatalf("GET /admin/tokens: %v, %d tokens", err, len(list.Tokens))
+		}
+		for _, tok := range list.Tokens {
+			delete(tok, "last_used")
+		}
+		return list.Tokens
+	}
+	if x, y := tokens(a), tokens(b); !reflect.DeepEqual(x, y) {
+		t.Errorf("%s: GET /admin/tokens differs (last use aside):\nfirst:  %v\n%s: %v", name, x, name, y)
+	}
+}
+
+// mustBody GETs path as the administrator and returns the body of the 200
+// answer.
+func mustBody(t *testing.T, c *caller, path string) []byte {
+	t.Helper()
+	code, raw := c.do("GET", path, tripAdminToken, nil)
+	if code != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", path, code, raw)
+	}
+	return raw
+}
+
+// compareServices compares every API answer of two services with
+// verify.Compare, for every reader of the seeded calendar (anonymous, a
+// token of every role, the disabled user's and the expired token) and
+// every language, and fails the test on any difference.
+func compareServices(t *testing.T, name string, from, against *service, seed *seeded) {
+	t.Helper()
+	client := &http.Client{Timeout: time.Minute}
+	rep, err := verify.Compare(context.Background(), verify.Service{URL: "http://" + from.addr.String(), Client: client},
+		verify.Service{URL: "http://" + against.addr.String(), Client: client}, verify.Options{Tokens: seed.readers, MaxDifferences: 30})
+	if err != nil {
+		t.Fatalf("%s: compare: %v", name, err)
+	}
+	t.Logf("%s: %d items, %d requests compared", name, rep.Items, rep.Requests)
+	// The comparison saw the calendar: every record and label the admin
+	// reads at least.
+	if rep.Items < seed.items {
+		t.Errorf("%s: the comparison saw %d items, fewer than the %d seeded", name, rep.Items, seed.items)
+	}
+	for _, d := range rep.Differences {
+		t.Errorf("%s differs: %+v", name, d)
+	}
+	if rep.More > 0 {
+		t.Errorf("%s: %d more differences", name, rep.More)
+	}
+}
+
+// checkLoaded checks the counts "eventcal load" printed (a table: TYPE,
+// CREATED, REPLACED, UNCHANGED): every type of item the seeded calendar
+// holds is there; on a first load into an empty store everything is
+// created (the sequences raised), on a second load of the same file
+// everything is unchanged.
+func checkLoaded(t *testing.T, name, out string, again bool) {
+	t.Helper()
+	rows := map[string][3]int{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) != 4 {
+			t.Fatalf("%s: load printed %q", name, line)
+		}
+		var n [3]int
+		for i := range n {
+			v, err := strconv.Atoi(f[i+1])
+			if err != nil {
+				t.Fatalf("%s: load printed %q", name, line)
+			}
+			n[i] = v
+		}
+		rows[f[0]] = n
+	}
+	for _, typ := range []string{"sequences", "user", "token", "label", "record", "item_state", "webhook", "source", "source_run"} {
+		n, ok := rows[typ]
+		switch {
+		case !ok || n[0]+n[1]+n[2] == 0:
+			t.Errorf("%s: load counted no %s:\n%s", name, typ, out)
+		case again && (n[0] != 0 || n[1] != 0):
+			t.Errorf("%s: %s %d created, %d replaced; want every one unchanged:\n%s", name, typ, n[0], n[1], out)
+		case !again && typ != "sequences" && (n[1] != 0 || n[2] != 0):
+			t.Errorf("%s: %s %d replaced, %d unchanged in a new store; want every one created:\n%s", name, typ, n[1], n[2], out)
+		}
 	}
 }
