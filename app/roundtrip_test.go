@@ -66,6 +66,7 @@ func TestRoundTrip(t *testing.T) {
 	waitSettled(t, second, firstIndex)
 	compareServices(t, "MongoDB", first, second, seed)
 	compareAdminViews(t, "MongoDB", first, second, seed)
+	compareSearches(t, "MongoDB", first, second, seed)
 
 	// Export from MongoDB; load into a new embedded DATA_DIR (twice), then
 	// start a service on it.
@@ -78,6 +79,7 @@ func TestRoundTrip(t *testing.T) {
 	waitSettled(t, third, firstIndex)
 	compareServices(t, "embedded again", first, third, seed)
 	compareAdminViews(t, "embedded again", first, third, seed)
+	compareSearches(t, "embedded again", first, third, seed)
 
 	// No webhook message went out for the loaded items.
 	for _, m := range rcv.messages()[heard:] {
@@ -90,6 +92,11 @@ func TestRoundTrip(t *testing.T) {
 	c := newCaller(t, third)
 	c.must(200, "GET", "/admin/tokens", seed.tokens["ada"], nil)
 	c.must(200, "GET", "/events?status=draft", seed.tokens["eddie-ci"], nil)
+	for who, code := range map[string]string{"dora": "rest_user_disabled", "arno-expired": "rest_invalid_token"} {
+		if got := c.must(401, "GET", "/events?status=draft", seed.tokens[who], nil); got["code"] != code {
+			t.Errorf("%s's token on the third: %v, want 401 %s", who, got, code)
+		}
+	}
 	c.must(200, "POST", itemPath("events", seed.eventID), seed.tokens["eddie"], map[string]any{"title": "Opening night (new date)"})
 	waitSettled(t, third, nil)
 	got := map[string]bool{}
@@ -264,6 +271,43 @@ func checkLoaded(t *testing.T, name, out string, again bool) {
 			t.Errorf("%s: %s %d created, %d replaced; want every one unchanged:\n%s", name, typ, n[0], n[1], out)
 		case !again && typ != "sequences" && (n[1] != 0 || n[2] != 0):
 			t.Errorf("%s: %s %d replaced, %d unchanged in a new store; want every one created:\n%s", name, typ, n[1], n[2], out)
+		}
+	}
+}
+
+// compareSearches compares, byte for byte, the answers of two services to
+// searches and filters the lists of verify.Compare do not send: text
+// search in several languages, geo radius, venue, category and tag
+// filters, an event status filter, as the anonymous reader and as an
+// editor. Both indexes were filled from their own store.
+func compareSearches(t *testing.T, name string, from, against *service, seed *seeded) {
+	t.Helper()
+	a, b := newCaller(t, from), newCaller(t, against)
+	window := "&start_date=2027-01-01&end_date=2031-01-01"
+	for _, q := range []struct{ path, token string }{
+		{"/events?search=opening" + window, ""},
+		{"/events?search=ouverture&multilang_language=fr" + window, ""},
+		{"/events?search=soir&multilang_language=fr" + window, ""},
+		{"/events?search=eroffnungsabend&multilang_language=de" + window, ""},
+		{"/events?geoloc_lat=48.87&geoloc_lng=2.30&geoloc_radius=5" + window, ""},
+		{"/events?categories=music&tags=outdoor" + window, ""},
+		{"/events?event_status=canceled" + window, ""},
+		{"/events?search=class&status=publish,draft,private,trash" + window, seed.tokens["eddie"]},
+		{"/events.ics?search=class" + window, ""},
+		{"/venues?search=pleyel", ""},
+		{"/organizers?search=orchestre&status=publish,draft", seed.tokens["eddie"]},
+		{"/categories?search=jazz", ""},
+	} {
+		ca, x := a.do("GET", q.path, q.token, nil)
+		cb, y := b.do("GET", q.path, q.token, nil)
+		if ca != http.StatusOK || ca != cb || !bytes.Equal(x, y) {
+			t.Errorf("%s: GET %s differs:\nfirst:  %d %s\n%s: %d %s", name, q.path, ca, x, name, cb, y)
+		}
+		// Each finds something: an empty answer on both sides would
+		// compare nothing.
+		var list struct{ Total int }
+		if found := bytes.Contains(x, []byte("BEGIN:VEVENT")) || json.Unmarshal(x, &list) == nil && list.Total > 0; !found {
+			t.Errorf("GET %s finds nothing: %s", q.path, x)
 		}
 	}
 }
