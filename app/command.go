@@ -30,6 +30,7 @@ func (c *cli) commands() map[string]func(args []string) int {
 		"healthcheck": c.healthcheck,
 		"reindex":     c.reindex,
 		"status":      c.status,
+		"verify":      c.verifyCmd, // cli_verify.go
 		"webhook":     c.webhook,
 		"source":      c.source, // cli_sources.go
 		"meili-key":   c.meiliKey,

@@ -31,6 +31,7 @@ func TestCommandHelp(t *testing.T) {
 		{[]string{"healthcheck"}, []string{"url", "timeout"}},
 		{[]string{"reindex"}, []string{"url", "token", "direct", "cancel"}},
 		{[]string{"status"}, []string{"url", "token", "direct"}},
+		{[]string{"verify"}, []string{"against", "from", "lang", "max-differences", "timeout", "concurrency"}},
 		{[]string{"webhook", "add"}, []string{"url", "events", "description", "secret"}},
 		{[]string{"webhook", "list"}, nil},
 		{[]string{"webhook", "update"}, []string{"id", "url", "events", "description", "secret", "active"}},

@@ -142,6 +142,9 @@ Commands:
   reindex [--url URL] [--token T]     rebuild the search indexes without downtime: through the
                                       running service's admin API when one answers, else directly
   status [--url URL] [--token T]      print pending index marks, the last batch and document counts
+  verify --against URL [--from URL]   compare two running services record by record through their API
+                                      (every list, item, language; readers: anonymous and the tokens
+                                      in EVENTCAL_TOKEN); exit 0 equal, 1 different, 2 not comparable
   webhook add|list|update|delete|ping|deliveries
                                       manage webhook endpoints ('webhook -h' for the flags)
   source add|list|run|runs            manage and run calendar sources: iCalendar feeds and sites

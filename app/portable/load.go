@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/repository"
@@ -102,12 +104,25 @@ func (lr *lineReader) next() ([]byte, error) {
 // or the target.
 type link struct {
 	line int
-	what string // "record 12's venue"
-	id   int64
-	want string // a record kind, a taxonomy or "user"
+	what string // "token 0123456789abcdef's user"
+	// kind, owner and rel describe a record's link instead of what
+	// (which a record's many links would each allocate).
+	kind  repository.Kind
+	owner int64
+	rel   string
+	id    int64
+	want  string // a record kind, a taxonomy or "user"
 	// storeOnly: the item must be in the target (a label's parent that
 	// is not before it in the file).
 	storeOnly bool
+}
+
+// describe names the link: "event 12's venue".
+func (l link) describe() string {
+	if l.what != "" {
+		return l.what
+	}
+	return fmt.Sprintf("%s %d's %s", l.kind, l.owner, l.rel)
 }
 
 // plan is what pass 1 found.
@@ -176,9 +191,18 @@ func Load(ctx context.Context, st repository.Store, file io.ReadSeeker, opts Loa
 	if opts.batch <= 0 {
 		opts.batch = defaultPage
 	}
+	before, err := fileState(file)
+	if err != nil {
+		return nil, err
+	}
 	p, err := check(ctx, st, file, opts)
 	if err != nil {
 		return nil, err
+	}
+	if after, err := fileState(file); err != nil {
+		return nil, err
+	} else if after != before {
+		return nil, fmt.Errorf("load: the file changed while it was checked (%s, then %s): nothing was written", before, after)
 	}
 	rep := &LoadReport{Header: p.header, Counts: p.counts, Types: map[string]*Tally{}}
 	for _, t := range Types[:len(Types)-1] {
@@ -200,6 +224,21 @@ func Load(ctx context.Context, st repository.Store, file io.ReadSeeker, opts Loa
 		return rep, err
 	}
 	return rep, nil
+}
+
+// fileState is the size and modification time of file when it is a
+// file ("" otherwise): Load refuses a file that changes between its
+// passes.
+func fileState(file io.Reader) (string, error) {
+	f, ok := file.(interface{ Stat() (os.FileInfo, error) })
+	if !ok {
+		return "", nil
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("load: %w", err)
+	}
+	return fmt.Sprintf("%d bytes modified %s", fi.Size(), fi.ModTime().UTC().Format(time.RFC3339Nano)), nil
 }
 
 // check is pass 1.
@@ -502,7 +541,7 @@ func (p *plan) record(n int, r *repository.Record) error {
 	}
 	add := func(what string, ids []int64, want string) {
 		for _, id := range ids {
-			p.links = append(p.links, link{line: n, what: fmt.Sprintf("%s %d's %s", r.Kind, r.ID, what), id: id, want: want})
+			p.links = append(p.links, link{line: n, kind: r.Kind, owner: r.ID, rel: what, id: id, want: want})
 		}
 	}
 	if r.ImageID != 0 {
@@ -643,10 +682,12 @@ func (p *plan) checkLinks(ctx context.Context, st repository.Store) error {
 		}
 		switch {
 		case got == l.want:
+		case got == "" && l.storeOnly:
+			p.problem(l.line, "%s is %d, which is not in this store", l.describe(), l.id)
 		case got == "":
-			p.problem(l.line, "%s is %d, which is neither in the file nor in this store (a %s)", l.what, l.id, l.want)
+			p.problem(l.line, "%s is %d, which is neither in the file nor in this store (a %s)", l.describe(), l.id, l.want)
 		default:
-			p.problem(l.line, "%s is %d, which is a %s, not a %s", l.what, l.id, got, l.want)
+			p.problem(l.line, "%s is %d, which is a %s, not a %s", l.describe(), l.id, got, l.want)
 		}
 	}
 	return nil

@@ -494,8 +494,7 @@ func TestLoadRefuses(t *testing.T) {
 			return replaceLine(t, file, TypeRecord, `"title":{"en":"Concert draft"`, func(l string) string {
 				return strings.Replace(l, `"venues":[`, `"venues":[987654,`, 1)
 			})
-		}, nil, nil, ErrRefused, "event", /* and */
-		},
+		}, nil, nil, ErrRefused, "event 6's venue is 987654, which is neither in the file nor in this store (a venue)"},
 		{"a venue that is an organizer", func() []byte {
 			return replaceLine(t, file, TypeRecord, `"kind":"organizer"`, func(l string) string { return l })
 		}, nil, func(t *testing.T, st repository.Store) {
@@ -756,4 +755,100 @@ func TestRoundTripThroughMongo(t *testing.T) {
 			t.Errorf("a second load into MongoDB: %s %+v", typ, *n)
 		}
 	}
+}
+
+// changingFile is a file whose size changes between Stat calls.
+type changingFile struct {
+	*bytes.Reader
+	stats int
+}
+
+func (f *changingFile) Stat() (os.FileInfo, error) {
+	f.stats++
+	return fakeInfo{size: int64(f.Len() + f.stats)}, nil
+}
+
+type fakeInfo struct {
+	os.FileInfo
+	size int64
+}
+
+func (i fakeInfo) Size() int64        { return i.size }
+func (i fakeInfo) ModTime() time.Time { return t0 }
+
+// TestLoadRefusesAFileThatChanges: a file whose size changed while pass
+// 1 checked it is refused and nothing is written.
+func TestLoadRefusesAFileThatChanges(t *testing.T) {
+	t.Parallel()
+	src := newStore(t)
+	seed(t, src)
+	file := export(t, src, ExportOptions{})
+	dst := newStore(t)
+	before := dump(t, dst)
+	_, err := Load(t.Context(), dst, &changingFile{Reader: bytes.NewReader(file)}, loadOpts(dst))
+	if err == nil || !strings.Contains(err.Error(), "the file changed while it was checked") {
+		t.Fatalf("error %v", err)
+	}
+	if after := dump(t, dst); after != before {
+		t.Errorf("a refused load wrote:\n%s", after)
+	}
+}
+
+// TestLoadEdges: an empty store's export loads into an empty store (and
+// changes nothing the second time); a load into a service of another
+// TIMEZONE or DEFAULT_LANGUAGE notes the difference; a category whose
+// parent comes after it in the file is refused unless the target holds
+// the parent.
+func TestLoadEdges(t *testing.T) {
+	t.Parallel()
+	t.Run("empty", func(t *testing.T) {
+		t.Parallel()
+		file := export(t, newStore(t), ExportOptions{})
+		dst := newStore(t)
+		for range 2 {
+			rep, err := load(t, dst, file)
+			must(t, err)
+			for typ, n := range rep.Types {
+				if n.Created != 0 || n.Replaced != 0 || n.Unchanged != rep.Counts[typ] {
+					t.Errorf("%s: %+v", typ, *n)
+				}
+			}
+		}
+	})
+	t.Run("notes", func(t *testing.T) {
+		t.Parallel()
+		file := export(t, newStore(t), ExportOptions{Languages: []string{"fr", "en"}, DefaultLanguage: "fr", Timezone: "Europe/Paris"})
+		dst := newStore(t)
+		rep, err := load(t, dst, file)
+		must(t, err)
+		notes := strings.Join(rep.Notes, "\n")
+		for _, want := range []string{"TIMEZONE Europe/Paris, this service has UTC", "DEFAULT_LANGUAGE fr, this service has en"} {
+			if !strings.Contains(notes, want) {
+				t.Errorf("notes %q do not say %q", notes, want)
+			}
+		}
+	})
+	t.Run("parent after its child", func(t *testing.T) {
+		t.Parallel()
+		src := newStore(t)
+		seed(t, src)
+		file := export(t, src, ExportOptions{})
+		// Move the first category (the root, Arts, ID 4) after its
+		// children.
+		ls := lines(file)
+		first := slices.IndexFunc(ls, func(l string) bool { return strings.HasPrefix(l, `{"type":"label"`) })
+		root := ls[first]
+		ls = slices.Delete(ls, first, first+1)
+		last := slices.IndexFunc(ls, func(l string) bool { return strings.Contains(l, `"taxonomy":"tag"`) })
+		ls = slices.Insert(ls, last, root)
+		dst := newStore(t)
+		before := dump(t, dst)
+		_, err := load(t, dst, join(ls))
+		if err == nil || !strings.Contains(err.Error(), "category 1's parent (not before it in the file) is 4, which is not in this store") {
+			t.Fatalf("error %v", err)
+		}
+		if after := dump(t, dst); after != before {
+			t.Errorf("a refused load wrote:\n%s", after)
+		}
+	})
 }

@@ -54,8 +54,18 @@ func (e *UnreachableError) Unwrap() error { return e.Err }
 // side is one of the two services with its settings.
 type side struct {
 	name string // "from" or "against"
-	base string // URL without a trailing slash
+	base string // the API root's URL, without a trailing slash
 	http *http.Client
+	// own is the transport of a client Compare made (nil for the
+	// caller's): its idle connections are closed at the end.
+	own *http.Transport
+}
+
+// close releases the idle connections of Compare's own client.
+func (s *side) close() {
+	if s.own != nil {
+		s.own.CloseIdleConnections()
+	}
 }
 
 // retryable reports whether an answer's status is worth asking again:

@@ -161,13 +161,14 @@ func (s *stack) flush() {
 type seeded struct {
 	venue, organizer, parentCat, childCat, tag int64
 	events                                     []int64 // published, in order
-	series, hidden, draft, protected           int64
+	series, hidden, draft, protected, trashed  int64
 }
 
 // seed writes the same calendar on every stack given: terms, a venue, an
 // organizer, 55 published events (two pages of 50; every fifth with a
 // French title, from the fourth on), a series of 60 occurrences, an
-// event hidden from listings, a draft and a password-protected event.
+// event hidden from listings, a draft, a password-protected event and a
+// trashed one.
 func seed(t *testing.T, stacks ...*stack) seeded {
 	t.Helper()
 	var ids []seeded
@@ -200,6 +201,8 @@ func seed(t *testing.T, stacks ...*stack) seeded {
 			"end_date": "2027-04-01 23:00:00"})
 		d.protected = s.write("POST", "/events", map[string]any{"title": "Members night", "password": "s3cret",
 			"start_date": "2027-05-01 20:00:00", "end_date": "2027-05-01 23:00:00", "description": "Secret programme"})
+		d.trashed = s.write("POST", "/events", map[string]any{"title": "Old fair", "start_date": "2027-06-01 10:00:00", "end_date": "2027-06-01 18:00:00"})
+		s.write("DELETE", fmt.Sprintf("/events/%d", d.trashed), nil)
 		s.flush()
 		ids = append(ids, d)
 	}

@@ -10,9 +10,13 @@
 // either side's lists name: by ID, by slug (events, venues, organizers)
 // and, for events, its iCalendar object and, for a series, every page of
 // its occurrences. IDs no list names, up to the largest one listed, are
-// read as events by ID too, so that events hidden from listings, and
-// others a list leaves out, are compared as well. The namespace index is
-// compared once.
+// read as events by ID too (up to Options.MaxProbes of them), so that
+// events hidden from listings, and others a list leaves out, are compared
+// as well. The namespace index is compared once. Not compared: the
+// /events.ics feed and single occurrences by key (the per-event .ics and
+// the occurrence lists carry the same records), the admin routes
+// (webhooks, users, tokens, sources, backups) and anything a reader
+// cannot see.
 //
 // Two answers are equal when their status, Content-Type, list totals
 // (X-WP-Total, X-WP-TotalPages and the X-TEC- twins) and bodies are equal
@@ -81,6 +85,8 @@ const (
 	// DefaultRetryPause is the pause before the first retry (then twice
 	// it, ...), unless the answer's Retry-After says otherwise.
 	DefaultRetryPause = 500 * time.Millisecond
+	// DefaultMaxProbes bounds the IDs no list names that are read.
+	DefaultMaxProbes = 100_000
 )
 
 // Options tell Compare how to read.
@@ -107,7 +113,8 @@ type Options struct {
 	// MaxBody caps each body in bytes; 0: DefaultMaxBody.
 	MaxBody int64
 	// Concurrency is how many items are compared at once (each item asks
-	// both services at the same time); 0: DefaultConcurrency.
+	// both services at the same time; the five lists of a view are read
+	// side by side, a page at a time each); 0: DefaultConcurrency.
 	Concurrency int
 	// Retries is how many times a request is asked again after a network
 	// error or a 429, 502, 503 or 504; 0: DefaultRetries, negative: none.
@@ -115,6 +122,13 @@ type Options struct {
 	// RetryPause is the pause before the first retry; 0:
 	// DefaultRetryPause.
 	RetryPause time.Duration
+	// MaxProbes bounds, for each reader and language, how many IDs that
+	// no list names are read as events by ID (to find events hidden from
+	// listings): IDs imported from another system can be sparse, and
+	// reading millions of them is not worth it. When more are missing
+	// from the lists, none is read and Report.Notes says so. 0:
+	// DefaultMaxProbes.
+	MaxProbes int
 }
 
 // withDefaults returns o with its zero values replaced by the defaults.
@@ -143,6 +157,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.RetryPause <= 0 {
 		o.RetryPause = DefaultRetryPause
+	}
+	if o.MaxProbes <= 0 {
+		o.MaxProbes = DefaultMaxProbes
 	}
 	if len(o.Tokens) == 0 {
 		o.Tokens = []string{""}
@@ -193,6 +210,9 @@ type Report struct {
 	Differences []Difference
 	// More counts the differences found beyond those listed.
 	More int
+	// Notes are the caveats of the comparison: a reader the from service
+	// refuses (a revoked or mistyped token), IDs not probed (MaxProbes).
+	Notes []string
 }
 
 // Equal reports whether no difference was found.
@@ -214,6 +234,8 @@ func Compare(ctx context.Context, from, against Service, opts Options) (*Report,
 	if c.against, err = newSide("against", against, opts); err != nil {
 		return nil, err
 	}
+	defer c.from.close()
+	defer c.against.close()
 	langs, err := c.languages(ctx)
 	if err != nil {
 		return nil, err
@@ -226,13 +248,11 @@ func Compare(ctx context.Context, from, against Service, opts Options) (*Report,
 			if err != nil {
 				return nil, err
 			}
-			if opts.Progress != nil {
-				fmt.Fprintf(opts.Progress, "%s, %s: listed %s; %d differences (%d items, %d requests so far)\n",
-					v.reader, v.lang, listedText, c.differenceCount()-before, c.itemCount(), c.requests.Load())
-			}
+			c.progress("%s, %s: listed %s; %d differences (%d items, %d requests so far)",
+				v.reader, v.lang, listedText, c.differenceCount()-before, c.itemCount(), c.requests.Load())
 		}
 	}
-	rep := &Report{Items: c.itemCount(), Requests: int(c.requests.Load()), More: c.more}
+	rep := &Report{Items: c.itemCount(), Requests: int(c.requests.Load()), More: c.more, Notes: c.notes}
 	for _, d := range c.diffs {
 		rep.Differences = append(rep.Differences, d.Difference)
 	}
@@ -245,15 +265,16 @@ func newSide(name string, s Service, opts Options) (*side, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 		return nil, fmt.Errorf("%s: %q is not a service's base URL (http(s)://host:port)", name, s.URL)
 	}
-	client := s.Client
-	if client == nil {
-		client = &http.Client{Transport: &http.Transport{
+	sd := &side{name: name, base: strings.TrimSuffix(s.URL, "/") + opts.Root, http: s.Client}
+	if sd.http == nil {
+		sd.own = &http.Transport{
 			Proxy:               http.ProxyFromEnvironment,
 			MaxIdleConnsPerHost: opts.Concurrency * 2,
 			IdleConnTimeout:     90 * time.Second,
-		}}
+		}
+		sd.http = &http.Client{Transport: sd.own}
 	}
-	return &side{name: name, base: strings.TrimSuffix(s.URL, "/") + opts.Root, http: client}, nil
+	return sd, nil
 }
 
 // readerName names a reader in a difference: never the token itself.
@@ -271,6 +292,7 @@ type comparer struct {
 	requests      atomic.Int64
 
 	mu    sync.Mutex
+	notes []string
 	diffs []ordered // the first differences, in order, at most MaxDifferences
 	more  int
 	found int
@@ -629,25 +651,30 @@ func (l *listed) note(entry *node) {
 // followed): 50 million items.
 const maxPages = 1_000_000
 
-// walkList compares every page of one list and returns the items the
-// pages of either side name, by ID. at is the list's place; its pages
-// are numbered from at[3].
-func (c *comparer) walkList(ctx context.Context, v view, at order, item, path, key string, q url.Values, into map[int64]*listed) error {
+// walkList compares every page of one list and adds the items the pages
+// of either side name to into, by ID. at is the list's place; its pages
+// are numbered from at[3]. It returns the from service's answer to the
+// first page.
+func (c *comparer) walkList(ctx context.Context, v view, at order, item, path, key string, q url.Values, into map[int64]*listed) (*answer, error) {
+	var first *answer
 	for page := 1; ; page++ {
 		q.Set("page", strconv.Itoa(page))
 		a, b, err := c.fetchBoth(ctx, path, q, v.token)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if page == 1 && a.status == http.StatusBadRequest && b.status == http.StatusBadRequest {
-			return fmt.Errorf("both services refuse the %s query %s: %d%s (is one of them another version of the API?)", item, c.route(path, q), a.status, errorCode(a))
+		if page == 1 {
+			first = a
+			if a.status == http.StatusBadRequest && b.status == http.StatusBadRequest {
+				return nil, fmt.Errorf("both services refuse the %s query %s: %d%s (is one of them another version of the API?)", item, c.route(path, q), a.status, errorCode(a))
+			}
 		}
 		pat := at
 		pat[3] += page
 		c.check(pat, v, item, path, q, a, b)
 		pages := max(collect(a, key, into), collect(b, key, into))
 		if page >= pages || page >= maxPages {
-			return nil
+			return first, nil
 		}
 	}
 }
@@ -683,6 +710,7 @@ func collect(a *answer, key string, into map[int64]*listed) int {
 // returns what the lists named ("57 events, 1 venues, ...").
 func (c *comparer) compareView(ctx context.Context, v view) (string, error) {
 	found := make([]map[int64]*listed, len(lists))
+	firsts := make([]*answer, len(lists))
 	errs := make([]error, len(lists))
 	var wg sync.WaitGroup
 	for i, l := range lists {
@@ -690,7 +718,7 @@ func (c *comparer) compareView(ctx context.Context, v view) (string, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = c.walkList(ctx, v, order{v.index, 1, i, 0}, l.item, l.path, l.key, l.query(v), found[i])
+			firsts[i], errs[i] = c.walkList(ctx, v, order{v.index, 1, i, 0}, l.item, l.path, l.key, l.query(v), found[i])
 		}()
 	}
 	wg.Wait()
@@ -700,6 +728,9 @@ func (c *comparer) compareView(ctx context.Context, v view) (string, error) {
 	var named []string
 	for i, l := range lists {
 		named = append(named, fmt.Sprintf("%d %s", len(found[i]), l.key))
+	}
+	if a := firsts[0]; a.status == http.StatusUnauthorized || a.status == http.StatusForbidden {
+		c.note(fmt.Sprintf("%s, %s: the from service refuses this reader, %d%s; only the refusals are compared", v.reader, v.lang, a.status, errorCode(a)))
 	}
 
 	// The items, in order: events (listed, and the IDs no post list
@@ -713,10 +744,15 @@ func (c *comparer) compareView(ctx context.Context, v view) (string, error) {
 		}
 	}
 	events := found[0]
+	probe := maxID-int64(len(posts)) <= int64(c.opts.MaxProbes)
+	if !probe {
+		c.note(fmt.Sprintf("%s, %s: %d IDs up to %d are named by no list, more than MaxProbes (%d): they were not read, "+
+			"so events hidden from listings were not compared", v.reader, v.lang, maxID-int64(len(posts)), maxID, c.opts.MaxProbes))
+	}
 	for id := int64(1); id <= maxID; id++ {
 		if l := events[id]; l != nil {
 			tasks = append(tasks, func(ctx context.Context, at order) error { return c.compareEvent(ctx, v, at, l, false) })
-		} else if !posts[id] {
+		} else if !posts[id] && probe {
 			l := &listed{id: id}
 			tasks = append(tasks, func(ctx context.Context, at order) error { return c.compareEvent(ctx, v, at, l, true) })
 		}
@@ -729,6 +765,28 @@ func (c *comparer) compareView(ctx context.Context, v view) (string, error) {
 		}
 	}
 	return strings.Join(named, ", "), c.run(ctx, v, tasks)
+}
+
+// progressEvery is how often (in items) a view's progress is written.
+const progressEvery = 1000
+
+// progress writes one line to Options.Progress, if any.
+func (c *comparer) progress(format string, args ...any) {
+	if c.opts.Progress == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fmt.Fprintf(c.opts.Progress, format+"\n", args...)
+}
+
+// note records a caveat of the comparison (Report.Notes) and writes it
+// to the progress.
+func (c *comparer) note(s string) {
+	c.mu.Lock()
+	c.notes = append(c.notes, s)
+	c.mu.Unlock()
+	c.progress("note: %s", s)
 }
 
 // sortedIDs returns a list's IDs in order.
@@ -748,6 +806,7 @@ func (c *comparer) run(ctx context.Context, v view, tasks []func(ctx context.Con
 	defer cancel(nil)
 	next := make(chan int)
 	var wg sync.WaitGroup
+	var done atomic.Int64
 	for range min(c.opts.Concurrency, max(len(tasks), 1)) {
 		wg.Add(1)
 		go func() {
@@ -755,6 +814,9 @@ func (c *comparer) run(ctx context.Context, v view, tasks []func(ctx context.Con
 			for i := range next {
 				if err := tasks[i](ctx, order{v.index, 2, i, 0}); err != nil {
 					cancel(err)
+				}
+				if n := done.Add(1); n%progressEvery == 0 {
+					c.progress("%s, %s: %d of %d items read (%d requests so far)", v.reader, v.lang, n, len(tasks), c.requests.Load())
 				}
 			}
 		}()
@@ -852,5 +914,6 @@ func (c *comparer) compareRest(ctx context.Context, v view, at order, item, coll
 		return nil
 	}
 	at[3] = step
-	return c.walkList(ctx, v, at, item, fmt.Sprintf("/events/%d/occurrences", l.id), "events", windowQuery(v), map[int64]*listed{})
+	_, err = c.walkList(ctx, v, at, item, fmt.Sprintf("/events/%d/occurrences", l.id), "events", windowQuery(v), map[int64]*listed{})
+	return err
 }

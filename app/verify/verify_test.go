@@ -59,6 +59,20 @@ func TestEqualServices(t *testing.T) {
 	if !rep.Equal() {
 		t.Fatalf("%d differences between equal services:\n%s", len(rep.Differences)+rep.More, dump(rep))
 	}
+	// Every list was read: empty terms, and the draft and the trashed
+	// event for signed-in readers, included; the 60 events (the hidden one
+	// found by its ID), the venue, the organizer and the 4 terms compared.
+	for _, want := range []string{
+		"anonymous, en: listed 57 events, 1 venues, 1 organizers, 2 categories, 2 tags; 0 differences",
+		editor + ", de: listed 59 events, 1 venues, 1 organizers, 2 categories, 2 tags; 0 differences",
+	} {
+		if !strings.Contains(progress.String(), want) {
+			t.Errorf("the progress lacks %q:\n%s", want, progress.String())
+		}
+	}
+	if rep.Items != 60+1+1+2+2 {
+		t.Errorf("%d items compared, want 66", rep.Items)
+	}
 	t.Logf("items %d, requests %d\n%s", rep.Items, rep.Requests, progress.String())
 }
 
@@ -132,6 +146,17 @@ func TestDifferences(t *testing.T) {
 				want(t, rep, item, anonymous, lang, fmt.Sprintf("/events/%d.ics?", d.events[10]), "missing at against: status 200 at from, 404")
 				want(t, rep, "events list", anonymous, lang, "page=1&", "$.events[")
 			}
+		}},
+		{"record only at against", func(t *testing.T, b *stack, d seeded) {
+			b.write("POST", "/organizers", map[string]any{"organizer": "New club"})
+		}, func(t *testing.T, rep *verify.Report, d seeded) {
+			id := d.trashed + 1
+			want(t, rep, fmt.Sprintf("organizer %d", id), anonymous, "de", fmt.Sprintf("/organizers/%d?", id),
+				"missing at from: status 404 (rest-organizer-not-found) at from, 200 at against")
+			want(t, rep, fmt.Sprintf("organizer %d", id), editor, "en", "/organizers/by-slug/new-club?",
+				"missing at from: status 404 (rest-organizer-not-found) at from, 200 at against")
+			want(t, rep, "organizers list", anonymous, "fr", "page=1&",
+				fmt.Sprintf(`$.organizers[0].id: %d at from, %d at against`, d.organizer, id))
 		}},
 		{"one language", func(t *testing.T, b *stack, d seeded) {
 			b.write("POST", fmt.Sprintf("/venues/%d?multilang_language=fr", d.venue), map[string]any{"venue": "Mairie"})
@@ -361,6 +386,35 @@ func TestUnreachable(t *testing.T) {
 	} {
 		if _, err := verify.Compare(context.Background(), verify.Service{URL: tc.url}, verify.Service{URL: a.url}, tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.url, err, tc.want)
+		}
+	}
+}
+
+// TestNotes: a reader the from service refuses, and IDs no list names
+// beyond MaxProbes, are noted in the report (and the progress), not
+// silently passed over.
+func TestNotes(t *testing.T) {
+	t.Parallel()
+	a, b := newStack(t), newStack(t)
+	d := seed(t, a, b)
+	b.write("PATCH", fmt.Sprintf("/events/%d", d.hidden), map[string]any{"title": "Hidden rehearsal (room B)"})
+	b.flush()
+	var progress strings.Builder
+	rep := compare(t, a, b, verify.Options{Tokens: []string{"", "ecal_revoked"}, Languages: []string{"en"}, MaxProbes: 1, Progress: &progress})
+	if !rep.Equal() {
+		t.Errorf("differences found; the hidden event should not have been read:\n%s", dump(rep))
+	}
+	revoked := "token " + (&repository.Token{Hash: repository.HashToken("ecal_revoked")}).ID()
+	want := []string{
+		fmt.Sprintf("anonymous, en: 2 IDs up to %d are named by no list, more than MaxProbes (1): they were not read, so events hidden from listings were not compared", d.protected),
+		revoked + ", en: the from service refuses this reader, 401 (rest_invalid_token); only the refusals are compared",
+	}
+	if strings.Join(rep.Notes, "\n") != strings.Join(want, "\n") {
+		t.Errorf("notes:\n%s\nwant:\n%s", strings.Join(rep.Notes, "\n"), strings.Join(want, "\n"))
+	}
+	for _, n := range want {
+		if !strings.Contains(progress.String(), "note: "+n) {
+			t.Errorf("the progress lacks the note %q:\n%s", n, progress.String())
 		}
 	}
 }
