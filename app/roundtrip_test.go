@@ -80,6 +80,10 @@ func TestRoundTrip(t *testing.T) {
 	compareServices(t, "embedded again", first, third, seed)
 	compareAdminViews(t, "embedded again", first, third, seed)
 	compareSearches(t, "embedded again", first, third, seed)
+	// The operator's check, as the command line runs it: equal, exit 0.
+	checked := mustCLI(t, map[string]string{"EVENTCAL_TOKEN": seed.tokens["eddie"]}, "verify",
+		"--from", "http://"+first.addr.String(), "--against", "http://"+third.addr.String(), "--lang", "fr")
+	t.Logf("eventcal verify:\n%s%s", checked.stdout, checked.stderr)
 
 	// No webhook message went out for the loaded items.
 	for _, m := range rcv.messages()[heard:] {
@@ -225,7 +229,7 @@ func compareServices(t *testing.T, name string, from, against *service, seed *se
 	if err != nil {
 		t.Fatalf("%s: compare: %v", name, err)
 	}
-	t.Logf("%s: %d items, %d requests compared", name, rep.Items, rep.Requests)
+	t.Logf("%s: %d items, %d requests compared; notes: %q", name, rep.Items, rep.Requests, rep.Notes)
 	// The comparison saw the calendar: every record and label the admin
 	// reads at least.
 	if rep.Items < seed.items {
