@@ -16,6 +16,7 @@ import (
 
 	"github.com/calendar/eventcal/app/verify"
 	"github.com/calendar/eventcal/config/testdeadline"
+	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
 
@@ -117,6 +118,29 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if !got["/all"] || !got["/events"] || len(got) != 2 {
 		t.Errorf("the change reached %v, want /all and /events", got)
+	}
+
+	// The sequences came along: what the third draws next comes after
+	// everything the first handed out, deleted items included.
+	st, err := openStore(context.Background(), first.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seqs, err := st.Sequences(context.Background())
+	closeStore(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	made := map[string]int64{
+		repository.SeqRecords: idOf(c.must(201, "POST", "/events", seed.tokens["eddie"], map[string]any{"title": "After the move",
+			"start_date": "2027-09-01 10:00:00", "end_date": "2027-09-01 11:00:00"})),
+		repository.SeqLabels:   idOf(c.must(201, "POST", "/tags", seed.tokens["eddie"], map[string]any{"name": "moved"})),
+		repository.SeqWebhooks: idOf(c.must(201, "POST", "/admin/webhooks", tripAdminToken, map[string]any{"url": rcv.srv.URL + "/new", "events": []string{"tag.created"}})),
+	}
+	for seq, id := range made {
+		if id <= seqs[seq] {
+			t.Errorf("sequence %s: the third drew %d; the first had handed out up to %d", seq, id, seqs[seq])
+		}
 	}
 }
 
