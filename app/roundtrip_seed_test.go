@@ -99,7 +99,7 @@ func idOf(m map[string]any) int64 {
 	return int64(f)
 }
 
-// path is "/kind/ID".
+// itemPath is "/kind/ID".
 func itemPath(kind string, id int64) string { return "/" + kind + "/" + strconv.FormatInt(id, 10) }
 
 // hookMessage is one message a webhook receiver got.
@@ -191,8 +191,6 @@ type seeded struct {
 	secrets map[string]string
 	// sourceID is the calendar source; eventID an ordinary published event.
 	sourceID, eventID int64
-	// languages are the service's LANGUAGES.
-	languages []string
 	// items counts the events, venues, organizers, categories and tags
 	// the administrator's lists name.
 	items int
@@ -230,7 +228,7 @@ func seedCalendar(t *testing.T, svc *service, env map[string]string, rcv *hookRe
 	t.Helper()
 	c := newCaller(t, svc)
 	admin := tripAdminToken
-	s := &seeded{tokens: map[string]string{}, secrets: map[string]string{}, languages: svc.cfg.Languages}
+	s := &seeded{tokens: map[string]string{}, secrets: map[string]string{}}
 
 	// Users of every role, through the administration command while the
 	// service runs, and a token each through the API.
@@ -408,7 +406,6 @@ func countItems(t *testing.T, svc *service) int {
 		if err := json.Unmarshal(mustBody(t, c, list), &total); err != nil || total.Total == 0 {
 			t.Fatalf("GET %s: %v, total %d", list, err, total.Total)
 		}
-		t.Logf("%s: %d", list, total.Total)
 		n += total.Total
 	}
 	return n

@@ -21,10 +21,19 @@ import (
 )
 
 // TestRoundTrip moves a calendar from the embedded store to MongoDB and
-// back: a calendar seeded through the API of an embedded service
-// (seedCalendar) is exported, loaded into a service on MongoDB (FerretDB)
-// with the embedded index, exported from there and loaded into a new
-// embedded DATA_DIR.
+// back, as an operator would with the command line: a calendar seeded
+// through the API of an embedded service (seedCalendar) is exported while
+// that service serves, loaded into a running service on MongoDB (FerretDB)
+// with the embedded index, exported from there, loaded into a new
+// embedded DATA_DIR and served. Each copy answers every API request of
+// every record (JSON and iCalendar, every language, anonymous and every
+// role's token, the disabled user's and the expired token) byte for byte
+// as the first (verify.Compare; "eventcal verify" once), and so do the
+// administrators' views of users, tokens, webhooks and sources, and
+// searches and filters. Loading a file again reports everything
+// unchanged; no webhook message goes out for the loaded items; the
+// first's tokens authenticate on the third, a change there is signed
+// with the secrets the first made, and the ID sequences came along.
 func TestRoundTrip(t *testing.T) {
 	t.Parallel()
 	rcv := newHookReceiver(t)
@@ -51,7 +60,6 @@ func TestRoundTrip(t *testing.T) {
 			t.Errorf("first service: %v", err)
 		}
 	}
-
 	heard := len(msgs)
 
 	// Export from the first while it serves; load into a service on
