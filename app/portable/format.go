@@ -76,11 +76,19 @@
 // store, no ID the target holds as an item of another kind (or a user of
 // another login), the target's LANGUAGES covering every language the
 // file's texts use, and the trailer's counts. The second pass writes in
-// file order through the calendar's import path: an item the target
-// lacks is created with its ID and revision, one it holds and that
-// differs is replaced, one it holds as it is is left alone; so loading a
-// file twice changes nothing the second time. Every write records its
-// index mark, so the search index follows as it does for any write.
+// file order through the calendar's services (records by
+// calendar.Service.Import, labels by calendar.Labels.Load, the rest by
+// calendar.Loads): an item the target lacks is created with its ID and
+// revision, one it holds and that differs is replaced, one it holds as
+// it is (times compared to the second) is left alone; so loading a file
+// twice changes nothing the second time. The sequences are raised before
+// any item is written, and the item states of the items a batch creates
+// are recorded before them, so a service running on the target neither
+// draws a file's ID nor sends a webhook message for a created item. A
+// replaced item keeps the target's item state: its endpoints hear of the
+// change. Every write records its index mark, so the search index
+// follows as it does for any write. A store failure in the second pass
+// leaves what was written; loading the file again completes it.
 package portable
 
 import (

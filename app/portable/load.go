@@ -219,7 +219,7 @@ func Load(ctx context.Context, st repository.Store, file io.ReadSeeker, opts Loa
 	if _, err := file.Seek(0, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("load: %w", err)
 	}
-	w := &writer{st: st, opts: opts, plan: p, rep: rep, delivered: map[int64]map[string]bool{}}
+	w := &writer{st: st, opts: opts, loads: calendar.NewLoads(st), plan: p, rep: rep, delivered: map[int64]map[string]bool{}}
 	if err := w.run(ctx, file); err != nil {
 		return rep, err
 	}

@@ -413,7 +413,7 @@ func TestLoadReplacesWhatDiffers(t *testing.T) {
 	must(t, err)
 	want, err := src.GetRecord(ctx, recs[0].ID)
 	must(t, err)
-	if !same(normRecord(got), normRecord(want)) {
+	if !calendar.SameRecord(got, want) {
 		t.Errorf("record %d after the load: %+v, want %+v", got.ID, got, want)
 	}
 	h, err := dst.GetWebhook(ctx, hooks[0].ID)
@@ -585,6 +585,7 @@ func TestExportIsOnePointInTime(t *testing.T) {
 	var (
 		written atomic.Int64
 		stop    atomic.Bool
+		failed  atomic.Bool // werr is set (read werr after wg.Wait)
 		wg      sync.WaitGroup
 		werr    error
 	)
@@ -592,10 +593,12 @@ func TestExportIsOnePointInTime(t *testing.T) {
 		for i := 1; !stop.Load(); i++ {
 			if err := st.CreateRecord(ctx, event(repository.StatusPublish, fmt.Sprint("e", i), 1+i%27)); err != nil {
 				werr = err
+				failed.Store(true)
 				return
 			}
 			if _, err := st.UpdateRecord(ctx, counter.ID, func(p *repository.Record) error { p.Title["en"] = fmt.Sprint(i); return nil }); err != nil {
 				werr = err
+				failed.Store(true)
 				return
 			}
 			written.Add(1)
@@ -605,7 +608,7 @@ func TestExportIsOnePointInTime(t *testing.T) {
 	// waitWrites lets the writer make two more writes.
 	waitWrites := func(string) {
 		n := written.Load()
-		for written.Load() < n+2 && werr == nil {
+		for written.Load() < n+2 && !failed.Load() {
 			if time.Now().After(deadline) {
 				return
 			}

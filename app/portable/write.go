@@ -2,7 +2,6 @@ package portable
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,16 +10,18 @@ import (
 	"slices"
 	"time"
 
+	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/repository"
 )
 
 // writer is pass 2: it reads the file again and writes its lines in
 // order, a batch of lines of one type at a time.
 type writer struct {
-	st   repository.Store
-	opts LoadOptions
-	plan *plan
-	rep  *LoadReport
+	st    repository.Store
+	opts  LoadOptions
+	loads *calendar.Loads
+	plan  *plan
+	rep   *LoadReport
 	// delivered are the message IDs each endpoint of the target has
 	// (read once per endpoint).
 	delivered map[int64]map[string]bool
@@ -97,9 +98,9 @@ func (w *writer) write(ctx context.Context, typ string, items []item) error {
 	case TypeSequences:
 		return w.sequences(ctx, items, tally)
 	case TypeUser:
-		return each(items, func(u *repository.User) error { return w.user(ctx, u, tally) })
+		return each(items, func(u *repository.User) error { return count(tally)(w.loads.User(ctx, u)) })
 	case TypeToken:
-		return each(items, func(t *repository.Token) error { return w.token(ctx, t, tally) })
+		return each(items, func(t *repository.Token) error { return count(tally)(w.loads.Token(ctx, t)) })
 	case TypeLabel:
 		return w.labels(ctx, items, tally)
 	case TypeRecord:
@@ -109,15 +110,42 @@ func (w *writer) write(ctx context.Context, typ string, items []item) error {
 		// keep the target's states.
 		return nil
 	case TypeWebhook:
-		return each(items, func(h *Webhook) error { return w.webhook(ctx, h, tally) })
+		return each(items, func(h *Webhook) error {
+			hook := h.Webhook
+			hook.Secret, hook.Revision = h.Secret, h.Revision
+			return count(tally)(w.loads.Webhook(ctx, &hook))
+		})
 	case TypeDelivery:
 		return w.deliveries(ctx, items, tally)
 	case TypeSource:
-		return each(items, func(s *Source) error { return w.source(ctx, s, tally) })
+		return each(items, func(s *Source) error {
+			src := s.Source
+			src.Revision = s.Revision
+			return count(tally)(w.loads.Source(ctx, &src))
+		})
 	case TypeSourceRun:
-		return each(items, func(r *repository.SourceRun) error { return w.run1(ctx, r, tally) })
+		return each(items, func(r *repository.SourceRun) error { return count(tally)(w.loads.SourceRun(ctx, r)) })
 	}
 	return fmt.Errorf("load: a %s line in pass 2", typ)
+}
+
+// count returns a function that counts an outcome in tally, or returns
+// the write's error.
+func count(tally *Tally) func(calendar.Outcome, error) error {
+	return func(o calendar.Outcome, err error) error {
+		if err != nil {
+			return fmt.Errorf("load: %w", err)
+		}
+		switch o {
+		case calendar.Created:
+			tally.Created++
+		case calendar.Replaced:
+			tally.Replaced++
+		default:
+			tally.Unchanged++
+		}
+		return nil
+	}
 }
 
 // each decodes a batch and calls fn on every item.
@@ -157,70 +185,6 @@ func (w *writer) sequences(ctx context.Context, items []item, tally *Tally) erro
 	}
 	tally.Replaced++
 	return nil
-}
-
-func (w *writer) user(ctx context.Context, u *repository.User, tally *Tally) error {
-	cur, err := w.st.GetUser(ctx, u.ID)
-	switch {
-	case errors.Is(err, repository.ErrNotFound):
-		c := *u
-		if err := w.st.CreateUser(ctx, &c); err != nil {
-			return fmt.Errorf("load: user %d: %w", u.ID, err)
-		}
-		tally.Created++
-	case err != nil:
-		return fmt.Errorf("load: user %d: %w", u.ID, err)
-	case same(normUser(cur), normUser(u)):
-		tally.Unchanged++
-	default:
-		if err := w.st.UpdateUser(ctx, u); err != nil {
-			return fmt.Errorf("load: user %d: %w", u.ID, err)
-		}
-		tally.Replaced++
-	}
-	return nil
-}
-
-func normUser(u *repository.User) *repository.User {
-	c := *u
-	c.Created = sec(c.Created)
-	if c.Origin != nil {
-		o := *c.Origin
-		o.Modified = sec(o.Modified)
-		c.Origin = &o
-	}
-	return &c
-}
-
-func (w *writer) token(ctx context.Context, t *repository.Token, tally *Tally) error {
-	cur, err := w.st.TokenByHash(ctx, t.Hash)
-	switch {
-	case errors.Is(err, repository.ErrNotFound):
-		if err := w.st.CreateToken(ctx, t); err != nil {
-			return fmt.Errorf("load: token %s: %w", t.ID(), err)
-		}
-		tally.Created++
-	case err != nil:
-		return fmt.Errorf("load: token %s: %w", t.ID(), err)
-	case same(normToken(cur), normToken(t)):
-		tally.Unchanged++
-	default:
-		// The store keeps a token as created (its use aside): replace it.
-		if err := w.st.RevokeToken(ctx, t.ID()); err != nil && !errors.Is(err, repository.ErrNotFound) {
-			return fmt.Errorf("load: token %s: %w", t.ID(), err)
-		}
-		if err := w.st.CreateToken(ctx, t); err != nil {
-			return fmt.Errorf("load: token %s: %w", t.ID(), err)
-		}
-		tally.Replaced++
-	}
-	return nil
-}
-
-func normToken(t *repository.Token) *repository.Token {
-	c := *t
-	c.Created, c.LastUsed, c.Expires = sec(c.Created), sec(c.LastUsed), sec(c.Expires)
-	return &c
 }
 
 // states records, before the items are created, the item states the file
@@ -268,7 +232,7 @@ func (w *writer) labels(ctx context.Context, items []item, tally *Tally) error {
 	}
 	for _, t := range ls {
 		cur := stored[t.ID]
-		if cur != nil && same(normLabel(cur), normLabel(t)) {
+		if cur != nil && calendar.SameLabel(cur, t) {
 			tally.Unchanged++
 			continue
 		}
@@ -282,19 +246,6 @@ func (w *writer) labels(ctx context.Context, items []item, tally *Tally) error {
 		}
 	}
 	return nil
-}
-
-// normLabel is a label as compared: its revision (which a replace cannot
-// keep) aside.
-func normLabel(t *repository.Label) *repository.Label {
-	c := *t
-	c.Revision, c.NameKeys = 0, nil
-	if c.Origin != nil {
-		o := *c.Origin
-		o.Modified = sec(o.Modified)
-		c.Origin = &o
-	}
-	return &c
 }
 
 func (w *writer) records(ctx context.Context, items []item, tally *Tally) error {
@@ -323,7 +274,7 @@ func (w *writer) records(ctx context.Context, items []item, tally *Tally) error 
 	}
 	for _, r := range rs {
 		cur := stored[r.ID]
-		if cur != nil && same(normRecord(cur), normRecord(r)) {
+		if cur != nil && calendar.SameRecord(cur, r) {
 			tally.Unchanged++
 			continue
 		}
@@ -337,70 +288,6 @@ func (w *writer) records(ctx context.Context, items []item, tally *Tally) error 
 		}
 	}
 	return nil
-}
-
-// normRecord is a record as compared: its revision aside, times in UTC,
-// empty lists as the stores keep them.
-func normRecord(p *repository.Record) *repository.Record {
-	c := p.Clone()
-	c.Revision = 0
-	c.Date, c.Modified = sec(c.Date), sec(c.Modified)
-	if c.Origin != nil {
-		c.Origin.Modified = sec(c.Origin.Modified)
-	}
-	if e := c.Event; e != nil {
-		e.StartUTC, e.EndUTC = sec(e.StartUTC), sec(e.EndUTC)
-		for _, l := range []*[]int64{&e.Categories, &e.Tags, &e.Venues, &e.Organizers} {
-			if *l == nil {
-				*l = []int64{}
-			}
-		}
-		if r := e.Recurrence; r != nil {
-			for _, l := range []*[]string{&r.Rules, &r.Exclusions, &r.Additions} {
-				if *l == nil {
-					*l = []string{}
-				}
-			}
-		}
-	}
-	return c
-}
-
-func (w *writer) webhook(ctx context.Context, h *Webhook, tally *Tally) error {
-	want := h.Webhook
-	want.Secret, want.Revision = h.Secret, h.Revision
-	cur, err := w.st.GetWebhook(ctx, h.ID)
-	switch {
-	case errors.Is(err, repository.ErrNotFound):
-		if err := w.st.CreateWebhook(ctx, &want); err != nil {
-			return fmt.Errorf("load: webhook %d: %w", h.ID, err)
-		}
-		tally.Created++
-	case err != nil:
-		return fmt.Errorf("load: webhook %d: %w", h.ID, err)
-	case same(normWebhook(cur), normWebhook(&want)):
-		tally.Unchanged++
-	default:
-		if _, err := w.st.UpdateWebhook(ctx, h.ID, func(q *repository.Webhook) error {
-			rev := q.Revision
-			*q = want
-			q.Events = slices.Clone(want.Events)
-			q.Revision = rev
-			return nil
-		}); err != nil {
-			return fmt.Errorf("load: webhook %d: %w", h.ID, err)
-		}
-		tally.Replaced++
-	}
-	return nil
-}
-
-// normWebhook is an endpoint as compared (JSON leaves the secret out:
-// Webhook carries it).
-func normWebhook(h *repository.Webhook) *Webhook {
-	c := *h
-	c.FailingSince, c.Created, c.Updated = sec(c.FailingSince), sec(c.Created), sec(c.Updated)
-	return &Webhook{Webhook: c, Secret: h.Secret}
 }
 
 func (w *writer) deliveries(ctx context.Context, items []item, tally *Tally) error {
@@ -439,97 +326,4 @@ func (w *writer) deliveries(ctx context.Context, items []item, tally *Tally) err
 	}
 	tally.Created += int64(len(queue))
 	return nil
-}
-
-func (w *writer) source(ctx context.Context, s *Source, tally *Tally) error {
-	want := s.Source
-	want.Revision = s.Revision
-	cur, err := w.st.GetSource(ctx, s.ID)
-	switch {
-	case errors.Is(err, repository.ErrNotFound):
-		if err := w.st.CreateSource(ctx, &want); err != nil {
-			return fmt.Errorf("load: source %d: %w", s.ID, err)
-		}
-		tally.Created++
-	case err != nil:
-		return fmt.Errorf("load: source %d: %w", s.ID, err)
-	case same(normSource(cur), normSource(&want)):
-		tally.Unchanged++
-	default:
-		if _, err := w.st.UpdateSource(ctx, s.ID, func(q *repository.Source) error {
-			rev, claim, until := q.Revision, q.RunClaim, q.RunClaimUntil
-			*q = want
-			q.Categories, q.Tags = slices.Clone(want.Categories), slices.Clone(want.Tags)
-			q.Revision, q.RunClaim, q.RunClaimUntil = rev, claim, until
-			return nil
-		}); err != nil {
-			return fmt.Errorf("load: source %d: %w", s.ID, err)
-		}
-		tally.Replaced++
-	}
-	return nil
-}
-
-// normSource is a source as compared: its revision and run claim aside.
-func normSource(s *repository.Source) *repository.Source {
-	c := *s
-	c.Revision, c.RunClaim, c.RunClaimUntil = 0, "", time.Time{}
-	c.Created, c.Updated = sec(c.Created), sec(c.Updated)
-	if c.Categories == nil {
-		c.Categories = []int64{}
-	}
-	if c.Tags == nil {
-		c.Tags = []int64{}
-	}
-	return &c
-}
-
-// run1 writes one source run.
-func (w *writer) run1(ctx context.Context, r *repository.SourceRun, tally *Tally) error {
-	if _, ok := w.plan.targetRuns[r.ID]; !ok {
-		if err := w.st.CreateSourceRun(ctx, r); err != nil {
-			return fmt.Errorf("load: source run %d: %w", r.ID, err)
-		}
-		w.plan.targetRuns[r.ID] = r.SourceID
-		tally.Created++
-		return nil
-	}
-	runs, err := w.st.ListSourceRuns(ctx, r.SourceID, 0)
-	if err != nil {
-		return fmt.Errorf("load: source run %d: %w", r.ID, err)
-	}
-	for _, cur := range runs {
-		if cur.ID != r.ID {
-			continue
-		}
-		if same(normRun(cur), normRun(r)) {
-			tally.Unchanged++
-			return nil
-		}
-		if err := w.st.SaveSourceRun(ctx, r); err != nil {
-			return fmt.Errorf("load: source run %d: %w", r.ID, err)
-		}
-		tally.Replaced++
-		return nil
-	}
-	return fmt.Errorf("load: source run %d: %w", r.ID, repository.ErrNotFound)
-}
-
-func normRun(r *repository.SourceRun) *repository.SourceRun {
-	c := *r
-	c.Started, c.Finished = sec(c.Started), sec(c.Finished)
-	return &c
-}
-
-// sec is t as compared: in UTC, to the second. The engines keep times
-// at different precisions (MongoDB to the millisecond or the second, the
-// API's writes to the second), so an item is the same whatever engine
-// it went through.
-func sec(t time.Time) time.Time { return t.UTC().Truncate(time.Second) }
-
-// same reports whether a and b encode to the same JSON.
-func same(a, b any) bool {
-	ja, err1 := json.Marshal(a)
-	jb, err2 := json.Marshal(b)
-	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
 }
