@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -108,14 +109,17 @@ type hookMessage struct {
 	Header   http.Header
 	Body     []byte
 	Got      time.Time
+	// Status is what the receiver answered.
+	Status int
 }
 
 // hookReceiver is an endpoint for the services' webhooks: it records every
-// message, answering 200.
+// message, answering 200, or 503 while failing is set.
 type hookReceiver struct {
-	srv *httptest.Server
-	mu  sync.Mutex
-	got []hookMessage
+	srv     *httptest.Server
+	failing atomic.Bool
+	mu      sync.Mutex
+	got     []hookMessage
 }
 
 // newHookReceiver starts a receiver that stops when the test ends.
@@ -123,10 +127,14 @@ func newHookReceiver(t *testing.T) *hookReceiver {
 	h := &hookReceiver{}
 	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		status := http.StatusOK
+		if h.failing.Load() {
+			status = http.StatusServiceUnavailable
+		}
 		h.mu.Lock()
-		h.got = append(h.got, hookMessage{Endpoint: r.URL.Path, Header: r.Header.Clone(), Body: body, Got: time.Now()})
+		h.got = append(h.got, hookMessage{Endpoint: r.URL.Path, Header: r.Header.Clone(), Body: body, Got: time.Now(), Status: status})
 		h.mu.Unlock()
-		w.WriteHeader(http.StatusOK)
+		w.WriteHeader(status)
 	}))
 	t.Cleanup(h.srv.Close)
 	return h

@@ -282,22 +282,7 @@ func compareServices(t *testing.T, name string, from, against *service, seed *se
 // everything is unchanged.
 func checkLoaded(t *testing.T, name, out string, again bool) {
 	t.Helper()
-	rows := map[string][3]int{}
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
-		f := strings.Fields(line)
-		if len(f) != 4 {
-			t.Fatalf("%s: load printed %q", name, line)
-		}
-		var n [3]int
-		for i := range n {
-			v, err := strconv.Atoi(f[i+1])
-			if err != nil {
-				t.Fatalf("%s: load printed %q", name, line)
-			}
-			n[i] = v
-		}
-		rows[f[0]] = n
-	}
+	rows := loadCounts(t, out)
 	for _, typ := range []string{"sequences", "user", "token", "label", "record", "item_state", "webhook", "source", "source_run"} {
 		n, ok := rows[typ]
 		switch {
@@ -346,4 +331,27 @@ func compareSearches(t *testing.T, name string, from, against *service, seed *se
 			t.Errorf("GET %s finds nothing: %s", q.path, x)
 		}
 	}
+}
+
+// loadCounts reads the table "eventcal load" prints: for each type, the
+// items created, replaced and unchanged.
+func loadCounts(t *testing.T, out string) map[string][3]int {
+	t.Helper()
+	rows := map[string][3]int{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) != 4 {
+			t.Fatalf("load printed %q", line)
+		}
+		var n [3]int
+		for i := range n {
+			v, err := strconv.Atoi(f[i+1])
+			if err != nil {
+				t.Fatalf("load printed %q", line)
+			}
+			n[i] = v
+		}
+		rows[f[0]] = n
+	}
+	return rows
 }
