@@ -9,6 +9,7 @@
 //	go run ./bench -events 100000 -series 5000   # 5,000 weekly series (series.go)
 //	go run ./bench -meilisim            # rows on the Meilisearch simulator (meilisim.go)
 //	go run ./bench -sources 10000       # a 10,000-event iCalendar feed as a calendar source (sourcesbench.go)
+//	go run ./bench -backup -export      # backups, portable exports and loads under read load (backupbench.go, exportbench.go)
 //
 // Events beyond the last -api-events are written to the store directly
 // (fast seeding); the last ones, and every measured write, go through the
@@ -370,6 +371,12 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 	if backupBench {
 		fmt.Fprintln(os.Stderr, "reads while backups run...")
 		if err := s.backupRows(tw, st, dir, uncachedBase, conc, dur); err != nil {
+			return err
+		}
+	}
+	if exportBench {
+		fmt.Fprintln(os.Stderr, "reads while exports and loads run...")
+		if err := s.exportRows(tw, cfg, st, dir, uncachedBase, conc, dur); err != nil {
 			return err
 		}
 	}

@@ -58,7 +58,24 @@ func (s *Server) serveRead(c *fiber.Ctx, r *handlers.Request, rt *handlers.Route
 // renderer returns a renderer for cfg sharing the server's expansion
 // cache.
 func (s *Server) renderer(cfg *config.Config, recordTTL, countTTL time.Duration) *present.Renderer {
-	rn := present.NewRenderer(cfg, s.store, s.pages.Generation, recordTTL, countTTL)
+	rn := present.NewRenderer(cfg, s.store, s.writeGeneration, recordTTL, countTTL)
 	rn.Expansions = s.expansions
 	return rn
+}
+
+// writeGeneration moves with every write the renderer's caches (decoded
+// linked records, term counts) may predate: the write routes' (the
+// response cache's Invalidate, before and after each) and every write to
+// the search index, whoever wrote the items it indexes: a calendar
+// source's run or scheduled publishing in the background, another
+// process on the same store. Both counters only grow, so their sum
+// changes whenever either does. Without the index's, what the background
+// wrote showed in lists at once but in the renderings kept meanwhile (a
+// term's count) only after their TTL, a minute with the embedded stack.
+func (s *Server) writeGeneration() int64 {
+	g := s.pages.Generation()
+	if idx, ok := s.search.(generationer); ok {
+		g += idx.Generation()
+	}
+	return g
 }

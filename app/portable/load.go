@@ -510,6 +510,17 @@ func (p *plan) newID(what string, id int64, seen bool) error {
 	return nil
 }
 
+// recordStatus reports whether r's status is one the service writes: an
+// image's is "inherit" (images are WordPress attachments, which the API
+// and the importer register so) or a post status, any other record's a
+// post status (repository.Statuses).
+func recordStatus(r *repository.Record) bool {
+	if r.Kind == repository.KindImage && r.Status == "inherit" {
+		return true
+	}
+	return repository.IsStatus(r.Status)
+}
+
 // record checks a record line.
 func (p *plan) record(n int, r *repository.Record) error {
 	if _, ok := p.records[r.ID]; ok {
@@ -518,7 +529,7 @@ func (p *plan) record(n int, r *repository.Record) error {
 	if r.ID > repository.MaxExplicitID {
 		return fmt.Errorf("record ID %d is over %d", r.ID, repository.MaxExplicitID)
 	}
-	if !repository.IsStatus(r.Status) {
+	if !recordStatus(r) {
 		return fmt.Errorf("%s %d: %q is not a status", r.Kind, r.ID, r.Status)
 	}
 	if err := p.cal.CheckImported(r); err != nil {

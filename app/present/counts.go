@@ -12,11 +12,17 @@ import (
 // moment. Rendering an event needs the counts of its few terms: those are
 // counted one by one (an indexed count) and kept for countTTL; a write
 // drops the entries of the terms it touched, so a local reader sees its own
-// writes at once and other replicas' writes show within countTTL. Term lists
-// need every count of a taxonomy: those maps are cached the same way.
+// writes at once and other replicas' writes show within countTTL. A count
+// is also dropped once gen moves (the renderer's write generation, which
+// the search index's writes move): what a write made elsewhere (a
+// calendar source's run, scheduled publishing, another process) shows
+// once it is indexed. Term lists need every count of a taxonomy: those
+// maps are cached the same way.
 type LabelCounts struct {
 	// ttl is how long a count is reused (0: countTTL; negative: never).
 	ttl time.Duration
+	// gen is the write generation counts are taken under (nil: none).
+	gen func() int64
 	// loading serialises grouped counts (get).
 	loading sync.Mutex
 	mu      sync.Mutex
@@ -26,13 +32,15 @@ type LabelCounts struct {
 }
 
 type countEntry struct {
-	n  int
-	at time.Time
+	n   int
+	at  time.Time
+	gen int64
 }
 
 type countAll struct {
-	m  map[int64]int
-	at time.Time
+	m   map[int64]int
+	at  time.Time
+	gen int64
 }
 
 const countTTL = 2 * time.Second
@@ -41,8 +49,12 @@ const countTTL = 2 * time.Second
 // are read from one grouped count per taxonomy (TermCounts).
 const fewCounts = 3
 
-// fresh reports whether a count taken at at may still be used.
-func (c *LabelCounts) fresh(at time.Time) bool {
+// fresh reports whether a count taken at at, under write generation gen,
+// may still be used.
+func (c *LabelCounts) fresh(at time.Time, gen int64) bool {
+	if gen != c.generation() {
+		return false
+	}
 	ttl := c.ttl
 	if ttl == 0 {
 		ttl = countTTL
@@ -50,10 +62,18 @@ func (c *LabelCounts) fresh(at time.Time) bool {
 	return time.Since(at) < ttl
 }
 
+// generation is the current write generation (0 without one).
+func (c *LabelCounts) generation() int64 {
+	if c.gen == nil {
+		return 0
+	}
+	return c.gen()
+}
+
 // Get returns every count of a taxonomy (for term lists).
 func (c *LabelCounts) All(ctx context.Context, st repository.Store, tax repository.LabelKind) (map[int64]int, error) {
 	c.mu.Lock()
-	if a, ok := c.all[tax]; ok && c.fresh(a.at) {
+	if a, ok := c.all[tax]; ok && c.fresh(a.at, a.gen) {
 		c.mu.Unlock()
 		return a.m, nil
 	}
@@ -63,12 +83,15 @@ func (c *LabelCounts) All(ctx context.Context, st repository.Store, tax reposito
 	c.loading.Lock()
 	defer c.loading.Unlock()
 	c.mu.Lock()
-	if a, ok := c.all[tax]; ok && c.fresh(a.at) {
+	if a, ok := c.all[tax]; ok && c.fresh(a.at, a.gen) {
 		c.mu.Unlock()
 		return a.m, nil
 	}
 	v := c.version
 	c.mu.Unlock()
+	// The generation before the count: a write indexed while it runs makes
+	// it stale.
+	gen := c.generation()
 	m, err := st.LabelCounts(ctx, tax)
 	if err != nil {
 		return nil, err
@@ -78,7 +101,7 @@ func (c *LabelCounts) All(ctx context.Context, st repository.Store, tax reposito
 		if c.all == nil {
 			c.all = map[repository.LabelKind]countAll{}
 		}
-		c.all[tax] = countAll{m: m, at: time.Now()}
+		c.all[tax] = countAll{m: m, at: time.Now(), gen: gen}
 	}
 	c.mu.Unlock()
 	return m, nil
@@ -88,14 +111,15 @@ func (c *LabelCounts) All(ctx context.Context, st repository.Store, tax reposito
 func (c *LabelCounts) ForLabels(ctx context.Context, st repository.Store, terms map[int64]*repository.Label) (map[int64]int, error) {
 	out := make(map[int64]int, len(terms))
 	var missing []*repository.Label
+	gen := c.generation()
 	c.mu.Lock()
 	v := c.version
 	for id, t := range terms {
-		if e, ok := c.terms[id]; ok && c.fresh(e.at) {
+		if e, ok := c.terms[id]; ok && c.fresh(e.at, e.gen) {
 			out[id] = e.n
 			continue
 		}
-		if a, ok := c.all[t.Taxonomy]; ok && c.fresh(a.at) {
+		if a, ok := c.all[t.Taxonomy]; ok && c.fresh(a.at, a.gen) {
 			out[id] = a.m[id] // a fresh grouped count (get) has it
 			continue
 		}
@@ -157,7 +181,7 @@ func (c *LabelCounts) ForLabels(ctx context.Context, st repository.Store, terms 
 			}
 			now := time.Now()
 			for id, n := range fresh {
-				c.terms[id] = countEntry{n: n, at: now}
+				c.terms[id] = countEntry{n: n, at: now, gen: gen}
 			}
 		}
 		c.mu.Unlock()

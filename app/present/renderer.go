@@ -35,14 +35,16 @@ type Renderer struct {
 	Expansions *recurrence.Cache
 }
 
-// NewRenderer returns a Renderer. generation is the response cache's
-// generation (every write moves it; the linked-record cache starts over
-// then); recordTTL bounds how long linked records are reused and countTTL
-// how long term counts are (0: 2 s; negative: never).
+// NewRenderer returns a Renderer. generation is the write generation
+// (every write route moves it, and so does every write to the search
+// index, whoever made it; the linked-record cache starts over and kept
+// term counts are taken again then); recordTTL bounds how long linked
+// records are reused and countTTL how long term counts are (0: 2 s;
+// negative: never).
 func NewRenderer(cfg *config.Config, store repository.Store, generation func() int64, recordTTL, countTTL time.Duration) *Renderer {
 	rn := &Renderer{cfg: cfg, store: store, links: linkedRecords{gen: generation, ttl: recordTTL}}
 	rn.placeRenderer = placeRenderer{rn}
-	rn.Counts.ttl = countTTL
+	rn.Counts.ttl, rn.Counts.gen = countTTL, generation
 	if u, err := url.Parse(cfg.SiteURL); err == nil {
 		rn.siteHost = u.Host + strings.TrimSuffix(u.Path, "/")
 	}
