@@ -34,29 +34,8 @@ func facetBucketsAgree(t *testing.T) {
 	f := searchtest.Generate(13, 700, 30, 12)
 	fs := searchtest.WithSeries(f)
 	r := rand.New(rand.NewPCG(31, 32))
-	x := New()
-	live := map[int64][]search.EventDocument{}
-	var order []int64
-	for _, d := range fs.Events {
-		if _, ok := live[d.ID]; !ok {
-			order = append(order, d.ID)
-		}
-		live[d.ID] = append(live[d.ID], d)
-	}
-	write := func(ids []int64) {
-		var docs []search.EventDocument
-		for _, id := range ids {
-			docs = append(docs, live[id]...)
-		}
-		x.Apply(docs)
-	}
-	all := func() []search.EventDocument {
-		var docs []search.EventDocument
-		for _, id := range order {
-			docs = append(docs, live[id]...)
-		}
-		return docs
-	}
+	ls := newLiveSeries(fs.Events)
+	x, live, order, write, all := ls.x, ls.live, ls.order, ls.write, ls.all
 	// Loaded in one call into an empty index (the bulk load), then the
 	// same events written again one batch at a time.
 	write(order)

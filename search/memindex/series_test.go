@@ -116,29 +116,8 @@ func seriesAgree(t *testing.T) {
 	f := searchtest.Generate(9, 400, 30, 12)
 	fs := searchtest.WithSeries(f)
 	r := rand.New(rand.NewPCG(21, 22))
-	x := New()
-	live := map[int64][]search.EventDocument{}
-	var order []int64
-	for _, d := range fs.Events {
-		if _, ok := live[d.ID]; !ok {
-			order = append(order, d.ID)
-		}
-		live[d.ID] = append(live[d.ID], d)
-	}
-	write := func(ids []int64) {
-		var docs []search.EventDocument
-		for _, id := range ids {
-			docs = append(docs, live[id]...)
-		}
-		x.Apply(docs)
-	}
-	all := func() []search.EventDocument {
-		var docs []search.EventDocument
-		for _, id := range order {
-			docs = append(docs, live[id]...)
-		}
-		return docs
-	}
+	ls := newLiveSeries(fs.Events)
+	x, live, order, write, all := ls.x, ls.live, ls.order, ls.write, ls.all
 	write(order[:1])
 	write(order[1:9])
 	write(order[9:])
@@ -300,4 +279,45 @@ func rankedReference(x *Index, docs []search.EventDocument, q search.EventQuery)
 		res.Occurrences = append(res.Occurrences, h.occ)
 	}
 	return res
+}
+
+// liveSeries is an index under test fed with the documents of generated
+// events and series, kept by event (live) in the order they first came
+// (order): write applies the current documents of some events, all
+// returns every event's.
+type liveSeries struct {
+	x     *Index
+	live  map[int64][]search.EventDocument
+	order []int64
+}
+
+// newLiveSeries returns an empty index and the documents of events by
+// event.
+func newLiveSeries(events []search.EventDocument) *liveSeries {
+	ls := &liveSeries{x: New(), live: map[int64][]search.EventDocument{}}
+	for _, d := range events {
+		if _, ok := ls.live[d.ID]; !ok {
+			ls.order = append(ls.order, d.ID)
+		}
+		ls.live[d.ID] = append(ls.live[d.ID], d)
+	}
+	return ls
+}
+
+// write applies the current documents of the events ids.
+func (ls *liveSeries) write(ids []int64) {
+	var docs []search.EventDocument
+	for _, id := range ids {
+		docs = append(docs, ls.live[id]...)
+	}
+	ls.x.Apply(docs)
+}
+
+// all returns the current documents of every event, in order.
+func (ls *liveSeries) all() []search.EventDocument {
+	var docs []search.EventDocument
+	for _, id := range ls.order {
+		docs = append(docs, ls.live[id]...)
+	}
+	return docs
 }
