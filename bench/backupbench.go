@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -41,38 +40,20 @@ func (s *stack) backupRows(tw *tabwriter.Writer, st repository.Store, dir, uncac
 		return err
 	}
 	defer os.RemoveAll(out)
-	stop := make(chan struct{})
-	var (
-		wg      sync.WaitGroup
-		took    []time.Duration
-		size    int64
-		events  int64
-		backErr error
-	)
-	wg.Go(func() {
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			path := filepath.Join(out, fmt.Sprintf("b%d.db", i))
-			t0 := time.Now()
-			res, err := backup.Write(context.Background(), sq, path, t0)
-			if err != nil {
-				backErr = err
-				return
-			}
-			took = append(took, time.Since(t0))
-			size, events = res.Size, res.Counts.Records["event"]
-			_ = os.Remove(path)
+	var size, events int64
+	backupOnce := exportPhase{name: "backup", run: func(ctx context.Context, i int) (string, error) {
+		path := filepath.Join(out, fmt.Sprintf("b%d.db", i))
+		res, err := backup.Write(ctx, sq, path, time.Now())
+		if err != nil {
+			return "", err
 		}
-	})
-	during := s.load(uncachedBase, list, conc, dur)
-	close(stop)
-	wg.Wait()
-	if backErr != nil {
-		return fmt.Errorf("backup: %w", backErr)
+		size, events = res.Size, res.Counts.Records["event"]
+		_ = os.Remove(path)
+		return "", nil
+	}}
+	took, _, during, err := backToBack(context.Background(), backupOnce, func() loadResult { return s.load(uncachedBase, list, conc, dur) })
+	if err != nil {
+		return fmt.Errorf("backup: %w", err)
 	}
 	var sum, longest time.Duration
 	for _, d := range took {
