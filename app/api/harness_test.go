@@ -96,13 +96,17 @@ func newMongoEnv(t testing.TB, settings ...string) *env {
 
 // openMongo is an envOptions.openStore: a MongoDB store on a server of
 // its own (an embedded FerretDB, or the server of TEST_MONGO_URI) in a
-// database of its own.
+// database of its own, its look-ups by _id indexed as on MongoDB
+// (mongotest.IndexIDs).
 func openMongo(t testing.TB, _ *config.Config) repository.Store {
 	t.Helper()
-	st, err := mongo.Open(context.Background(), mongotest.Start(t), mongotest.Database(t))
+	uri, dir := mongotest.StartFiles(t)
+	db := mongotest.Database(t)
+	st, err := mongo.Open(context.Background(), uri, db)
 	if err != nil {
 		t.Fatal(err)
 	}
+	mongotest.IndexIDs(t, dir, db)
 	return st
 }
 

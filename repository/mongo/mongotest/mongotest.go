@@ -283,6 +283,22 @@ func IndexIDLookups(dir string) error {
 	return nil
 }
 
+// IndexIDs is IndexIDLookups for one database (db) of a test's server
+// (dir, its files, from StartFiles): nothing when dir is "" (an external
+// server, which indexes _id itself); t fails when the index cannot be
+// added. Call it after the store opened (mongo.Open creates its
+// collections), so that the store's look-ups by _id search an index, as
+// on MongoDB, instead of each scanning its collection.
+func IndexIDs(t testing.TB, dir, db string) {
+	t.Helper()
+	if dir == "" {
+		return
+	}
+	if err := indexIDLookups(filepath.Join(dir, db+".sqlite")); err != nil {
+		t.Fatalf("mongotest: index _id look-ups in %s: %v", db, err)
+	}
+}
+
 // indexIDLookups adds the _id look-up index to every collection table of
 // one FerretDB database file.
 func indexIDLookups(file string) error {
