@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -25,6 +28,7 @@ import (
 	"github.com/calendar/eventcal/repository/mongo"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 	"github.com/calendar/eventcal/repository/sqlite"
+	"github.com/calendar/eventcal/repository/sqlite/sqlitetest"
 	"github.com/calendar/eventcal/search"
 	"github.com/calendar/eventcal/search/embedded"
 	"github.com/calendar/eventcal/sync/indexing"
@@ -149,7 +153,11 @@ func newEnvWith(t testing.TB, dir string, opts envOptions, settings ...string) *
 	if opts.openStore != nil {
 		st = opts.openStore(t, cfg)
 	} else {
-		sq, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "calendar.db"))
+		path := filepath.Join(cfg.DataDir, "calendar.db")
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			sqlitetest.Create(t, path) // a new store, made from a copy
+		}
+		sq, err := sqlite.Open(ctx, path)
 		if err != nil {
 			t.Fatal(err)
 		}
