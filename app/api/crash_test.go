@@ -17,6 +17,7 @@ import (
 
 	"github.com/calendar/eventcal/app/api"
 	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/config/testsupport"
 	"github.com/calendar/eventcal/repository/sqlite"
 )
 
@@ -28,6 +29,7 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(crashChildEnv); dir != "" {
 		os.Exit(runCrashChild(dir))
 	}
+	testsupport.NoDNS()
 	os.Exit(m.Run())
 }
 

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -25,6 +28,7 @@ import (
 	"github.com/calendar/eventcal/repository/mongo"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 	"github.com/calendar/eventcal/repository/sqlite"
+	"github.com/calendar/eventcal/repository/sqlite/sqlitetest"
 	"github.com/calendar/eventcal/search"
 	"github.com/calendar/eventcal/search/embedded"
 	"github.com/calendar/eventcal/sync/indexing"
@@ -96,13 +100,17 @@ func newMongoEnv(t testing.TB, settings ...string) *env {
 
 // openMongo is an envOptions.openStore: a MongoDB store on a server of
 // its own (an embedded FerretDB, or the server of TEST_MONGO_URI) in a
-// database of its own.
+// database of its own, its look-ups by _id indexed as on MongoDB
+// (mongotest.IndexIDs).
 func openMongo(t testing.TB, _ *config.Config) repository.Store {
 	t.Helper()
-	st, err := mongo.Open(context.Background(), mongotest.Start(t), mongotest.Database(t))
+	uri, dir := mongotest.StartFiles(t)
+	db := mongotest.Database(t)
+	st, err := mongo.Open(context.Background(), uri, db)
 	if err != nil {
 		t.Fatal(err)
 	}
+	mongotest.IndexIDs(t, dir, db)
 	return st
 }
 
@@ -145,7 +153,11 @@ func newEnvWith(t testing.TB, dir string, opts envOptions, settings ...string) *
 	if opts.openStore != nil {
 		st = opts.openStore(t, cfg)
 	} else {
-		sq, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "calendar.db"))
+		path := filepath.Join(cfg.DataDir, "calendar.db")
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			sqlitetest.Create(t, path) // a new store, made from a copy
+		}
+		sq, err := sqlite.Open(ctx, path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -117,6 +117,63 @@ func dumpMongo(t testing.TB, db *mdriver.Database) string {
 	return b.String()
 }
 
+// dumpFerretDB is dumpMongo read from the SQLite file of one database of
+// an embedded FerretDB (mongotest.StartFiles): every collection its
+// _ferretdb_collections table names, each document as FerretDB stored it
+// (its _ferretdb_sjson text), sorted. FerretDB writes a document's text
+// afresh on every change, so two dumps are equal exactly when the
+// collections hold the same documents; reading the file skips FerretDB's
+// decoding of every document, most of a dump's cost over the wire.
+func dumpFerretDB(t testing.TB, file string) string {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+file+"?mode=ro&_pragma=busy_timeout(30000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT name, table_name FROM _ferretdb_collections ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names, tables []string
+	for rows.Next() {
+		var name, table string
+		if err := rows.Scan(&name, &table); err != nil {
+			t.Fatal(err)
+		}
+		names, tables = append(names, name), append(tables, table)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	rows.Close()
+	var b strings.Builder
+	for i, table := range tables {
+		rs, err := db.Query(`SELECT _ferretdb_sjson FROM "` + table + `"`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []string
+		for rs.Next() {
+			var doc string
+			if err := rs.Scan(&doc); err != nil {
+				t.Fatal(err)
+			}
+			if len(doc) > bigRow {
+				doc = digest([]byte(doc))
+			}
+			lines = append(lines, doc)
+		}
+		if err := rs.Err(); err != nil {
+			t.Fatal(err)
+		}
+		rs.Close()
+		sort.Strings(lines)
+		fmt.Fprintf(&b, "== %s (%d documents)\n%s\n", names[i], len(lines), strings.Join(lines, "\n"))
+	}
+	return b.String()
+}
+
 // bigRow is the size over which a dump shows a row (document) by its
 // digest: equal rows have equal digests, and a dump of a record near the
 // store's size bound stays small.

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -53,12 +54,18 @@ func refusalStores() []storeUnderTest {
 		}},
 		{"mongo", func(t *testing.T, settings ...string) (*env, func() string) {
 			var db *mdriver.Database
+			var file string // the database's file on an embedded FerretDB
 			open := func(t testing.TB, _ *config.Config) repository.Store {
-				uri, name := mongotest.Start(t), mongotest.Database(t)
+				uri, dir := mongotest.StartFiles(t)
+				name := mongotest.Database(t)
+				if dir != "" {
+					file = filepath.Join(dir, name+".sqlite")
+				}
 				st, err := mongo.Open(context.Background(), uri, name, mongo.WithTimeout(time.Minute))
 				if err != nil {
 					t.Fatal(err)
 				}
+				mongotest.IndexIDs(t, dir, name)
 				cl, err := mdriver.Connect(options.Client().ApplyURI(uri))
 				if err != nil {
 					t.Fatal(err)
@@ -68,7 +75,12 @@ func refusalStores() []storeUnderTest {
 				return st
 			}
 			e := newEnvWith(t, t.TempDir(), envOptions{noWorker: true, openStore: open}, settings...)
-			return e, func() string { return dumpMongo(t, db) }
+			return e, func() string {
+				if file != "" {
+					return dumpFerretDB(t, file)
+				}
+				return dumpMongo(t, db)
+			}
 		}},
 	}
 }

@@ -109,27 +109,41 @@ type asset struct {
 	br     []byte
 }
 
+// sharedAssets are the files the page uses, by their embedded names, read
+// and hashed once per process (and each compressed once, on first use):
+// every Docs serves the same ones.
+var sharedAssets = sync.OnceValue(func() map[string]*asset {
+	m := map[string]*asset{}
+	for _, f := range []struct {
+		fsys fs.FS
+		name string
+	}{{vendored, "assets/swagger-ui.css"}, {own, "page.css"}, {vendored, "assets/swagger-ui-bundle.js"}, {own, "init.js"}} {
+		body, err := fs.ReadFile(f.fsys, f.name)
+		if err != nil {
+			panic(err) // embedded: cannot happen
+		}
+		base := path.Base(f.name)
+		sum := sha256.Sum256(body)
+		m[f.name] = &asset{name: base, contentType: contentTypes[path.Ext(base)], body: body, hash: hex.EncodeToString(sum[:8])}
+	}
+	return m
+})
+
 // New builds the page for the OpenAPI document served at documentPath (an
 // absolute path on this service, e.g. "/calendar/events/v1/doc").
 func New(documentPath string) *Docs {
 	d := &Docs{assets: map[string]*asset{}}
-	add := func(fsys fs.FS, name string) string {
-		body, err := fs.ReadFile(fsys, name)
-		if err != nil {
-			panic(err) // embedded: cannot happen
-		}
-		base := path.Base(name)
-		sum := sha256.Sum256(body)
-		a := &asset{name: base, contentType: contentTypes[path.Ext(base)], body: body, hash: hex.EncodeToString(sum[:8])}
-		d.assets[a.hash+"/"+base] = a
-		return "." + assetsPrefix + a.hash + "/" + base
+	add := func(name string) string {
+		a := sharedAssets()[name]
+		d.assets[a.hash+"/"+a.name] = a
+		return "." + assetsPrefix + a.hash + "/" + a.name
 	}
 	var page bytes.Buffer
 	err := pageTemplate.Execute(&page, struct{ Style, PageStyle, Bundle, Init, Document string }{
-		Style:     add(vendored, "assets/swagger-ui.css"),
-		PageStyle: add(own, "page.css"),
-		Bundle:    add(vendored, "assets/swagger-ui-bundle.js"),
-		Init:      add(own, "init.js"),
+		Style:     add("assets/swagger-ui.css"),
+		PageStyle: add("page.css"),
+		Bundle:    add("assets/swagger-ui-bundle.js"),
+		Init:      add("init.js"),
 		// Relative to the page (Path is one segment below the root); "./"
 		// keeps a first segment holding ":" from reading as a scheme.
 		Document: "./" + strings.TrimPrefix(documentPath, "/"),

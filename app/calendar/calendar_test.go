@@ -16,13 +16,16 @@ import (
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/sqlite"
+	"github.com/calendar/eventcal/repository/sqlite/sqlitetest"
 )
 
 // newService returns a calendar over a fresh SQLite store, its clock
 // fixed at 2026-06-01 12:00 UTC.
 func newService(t *testing.T) (*calendar.Service, repository.Store) {
 	t.Helper()
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "calendar.db"))
+	path := filepath.Join(t.TempDir(), "calendar.db")
+	sqlitetest.Create(t, path)
+	st, err := sqlite.Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/sqlite"
+	"github.com/calendar/eventcal/repository/sqlite/sqlitetest"
 )
 
 // now is the fixed clock of the tests.
@@ -117,7 +118,9 @@ type env struct {
 // openSQLite opens a fresh SQLite store.
 func openSQLite(t *testing.T) repository.Store {
 	t.Helper()
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "sources.db"))
+	path := filepath.Join(t.TempDir(), "sources.db")
+	sqlitetest.Create(t, path)
+	st, err := sqlite.Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,12 +19,15 @@ import (
 	"github.com/calendar/eventcal/app/wpimport/replay"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/sqlite"
+	"github.com/calendar/eventcal/repository/sqlite/sqlitetest"
 )
 
 // openSQLite opens a fresh embedded store.
 func openSQLite(t *testing.T) repository.Store {
 	t.Helper()
-	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "calendar.db"))
+	path := filepath.Join(t.TempDir(), "calendar.db")
+	sqlitetest.Create(t, path)
+	s, err := sqlite.Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

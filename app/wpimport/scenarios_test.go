@@ -188,12 +188,16 @@ func TestImportSQLite(t *testing.T) {
 
 func TestImportMongo(t *testing.T) {
 	t.Parallel() // the package's three longest tests: in parallel they fill both cores
-	uri := mongotest.Start(t)
+	uri, dir := mongotest.StartFiles(t)
 	importScenarios(t, func(t *testing.T) repository.Store {
-		s, err := mongo.Open(t.Context(), uri, mongotest.Database(t))
+		db := mongotest.Database(t)
+		s, err := mongo.Open(t.Context(), uri, db)
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The store's look-ups by _id use an index, as on MongoDB (an
+		// embedded FerretDB scans the collection for each without it).
+		mongotest.IndexIDs(t, dir, db)
 		t.Cleanup(func() { s.Close(context.Background()) })
 		return s
 	})

@@ -5,6 +5,7 @@ package testsupport
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -171,3 +172,21 @@ func (r StaticResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.
 	}
 	return out, nil
 }
+
+// NoDNS makes the name look-ups of this process (through
+// net.DefaultResolver) answer from the hosts file only: a query to a DNS
+// server fails at once, as a name that does not resolve. Tests save URLs
+// with made-up names (feeds.example, hooks.example) that the service
+// resolves, best effort, to refuse private addresses; without NoDNS each
+// such save waits on the machine's DNS server, which in a sandbox may not
+// answer for seconds (the look-up's bound), and the tests would depend on
+// it. A test that needs a name to resolve gives the code a resolver of
+// its own. TestMain calls it before m.Run.
+func NoDNS() {
+	net.DefaultResolver = &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+		return nil, errNoDNS
+	}}
+}
+
+// errNoDNS is the error of every DNS query after NoDNS.
+var errNoDNS = errors.New("testsupport: no DNS server in tests")

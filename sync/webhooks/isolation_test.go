@@ -333,7 +333,10 @@ func TestWebhookRestartKeepsMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func() (stop func()) {
-		h := &Dispatcher{Store: st, Log: testkit.Quiet, AllowPrivate: true, Timeout: testdeadline.Timeout(t), FirstRetry: time.Millisecond}
+		// Grace short: the hanging attempts are abandoned when Run stops,
+		// and the test need not wait the default 5 s for them.
+		h := &Dispatcher{Store: st, Log: testkit.Quiet, AllowPrivate: true, Timeout: testdeadline.Timeout(t), FirstRetry: time.Millisecond,
+			Grace: 200 * time.Millisecond}
 		runCtx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() { defer close(done); h.Run(runCtx) }()
@@ -409,8 +412,10 @@ func TestWebhookConcurrencyBounds(t *testing.T) {
 			t.Parallel()
 			ctx := t.Context()
 			st, rcs := hangingEndpoints(t)
+			// Grace short: the abandoned attempts end that long after
+			// Run stops (default 5 s).
 			h := &Dispatcher{Store: st, Log: testkit.Quiet, AllowPrivate: true, Timeout: testdeadline.Timeout(t),
-				Concurrency: tc.concurrency, EndpointConcurrency: tc.perEndpoint}
+				Concurrency: tc.concurrency, EndpointConcurrency: tc.perEndpoint, Grace: 200 * time.Millisecond}
 			runCtx, stop := context.WithCancel(ctx)
 			done := make(chan struct{})
 			go func() { defer close(done); h.Run(runCtx) }()

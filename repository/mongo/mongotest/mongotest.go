@@ -64,11 +64,24 @@ var newMu sync.Mutex
 // t and its subtests finish.
 func Start(t testing.TB) string {
 	t.Helper()
+	uri, _ := StartFiles(t)
+	return uri
+}
+
+// StartFiles is Start that also returns the directory of the embedded
+// FerretDB's SQLite files: each database is the file <database>.sqlite
+// there, each collection a table of it (named in its _ferretdb_collections
+// table) whose _ferretdb_sjson column holds the documents. A test that
+// compares the whole store many times reads them directly, without
+// FerretDB decoding every document for each look. dir is "" when
+// TEST_MONGO_URI names an external server.
+func StartFiles(t testing.TB) (uri, dir string) {
+	t.Helper()
 	if uri := os.Getenv(EnvURI); uri != "" {
-		return uri
+		return uri, ""
 	}
 
-	dir := t.TempDir() // registered first, so removed after FerretDB stops
+	dir = t.TempDir() // registered first, so removed after FerretDB stops
 	uri, stop, err := Embedded(dir, logger(), testdeadline.Of(t))
 	if err != nil {
 		t.Fatalf("mongotest: %v", err)
@@ -78,7 +91,7 @@ func Start(t testing.TB) string {
 			t.Errorf("mongotest: %v", err)
 		}
 	})
-	return uri
+	return uri, dir
 }
 
 // Embedded starts a FerretDB v1 with the SQLite handler in this process,
@@ -268,6 +281,22 @@ func IndexIDLookups(dir string) error {
 		}
 	}
 	return nil
+}
+
+// IndexIDs is IndexIDLookups for one database (db) of a test's server
+// (dir, its files, from StartFiles): nothing when dir is "" (an external
+// server, which indexes _id itself); t fails when the index cannot be
+// added. Call it after the store opened (mongo.Open creates its
+// collections), so that the store's look-ups by _id search an index, as
+// on MongoDB, instead of each scanning its collection.
+func IndexIDs(t testing.TB, dir, db string) {
+	t.Helper()
+	if dir == "" {
+		return
+	}
+	if err := indexIDLookups(filepath.Join(dir, db+".sqlite")); err != nil {
+		t.Fatalf("mongotest: index _id look-ups in %s: %v", db, err)
+	}
 }
 
 // indexIDLookups adds the _id look-up index to every collection table of

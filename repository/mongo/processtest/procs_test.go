@@ -25,6 +25,7 @@ import (
 	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/config/testsupport"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
+	"github.com/calendar/eventcal/search/meili/meilisim"
 )
 
 // adminToken is the ADMIN_TOKEN of every replica.
@@ -57,6 +58,7 @@ func repoRoot(t *testing.T) string {
 var binDir string
 
 func TestMain(m *testing.M) {
+	testsupport.RunMain(serverMain)
 	dir, err := os.MkdirTemp("", "processtest-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -66,6 +68,34 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// serverMain runs, when a test starts this binary as a server
+// (serverCommand), the test server its first argument names.
+func serverMain() {
+	run := map[string]func([]string) error{"ferretdb": mongotest.Command, "meilisim": meilisim.Command}[os.Args[1]]
+	if run == nil {
+		fmt.Fprintf(os.Stderr, "processtest: no server %q\n", os.Args[1])
+		os.Exit(2)
+	}
+	if err := run(os.Args[2:]); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", os.Args[1], err)
+		os.Exit(1)
+	}
+}
+
+// serverCommand returns how to start the test server name ("ferretdb"
+// or "meilisim", the commands under the module root at pkg): this test
+// binary running it (testsupport.MainCommand), so that no test links the
+// two commands again, with the arguments that come first. Under the race
+// detector the command is built instead: a race-instrumented FerretDB is
+// too slow for the processes that share it.
+func serverCommand(t *testing.T, root, name, pkg string) (bin string, args []string) {
+	t.Helper()
+	if raceEnabled {
+		return binary(t, root, pkg, false), nil
+	}
+	return testsupport.MainCommand(t), []string{name}
 }
 
 // built is one binary of binary: built once, by the first test asking.
@@ -199,18 +229,18 @@ const meiliKey = "process-test-master-key-0123456789"
 // simulator (simulating version 1.18.0).
 func startServers(t *testing.T, root string) *servers {
 	t.Helper()
-	meili := binary(t, root, "./search/meili/meilisim/cmd/meilisim", false)
+	meili, meiliArgs := serverCommand(t, root, "meilisim", "./search/meili/meilisim/cmd/meilisim")
 	s := &servers{mongoURI: os.Getenv(mongotest.EnvURI)}
 	if s.mongoURI == "" {
-		ferret := binary(t, root, "./repository/mongo/mongotest/cmd/ferretdb", false)
-		_, line := start(t, "ferretdb", ferret, nil, true, "-addr", "127.0.0.1:0", "-dir", filepath.Join(t.TempDir(), "ferret"))
+		ferret, args := serverCommand(t, root, "ferretdb", "./repository/mongo/mongotest/cmd/ferretdb")
+		_, line := start(t, "ferretdb", ferret, nil, true, append(args, "-addr", "127.0.0.1:0", "-dir", filepath.Join(t.TempDir(), "ferret"))...)
 		fAddr, ok := strings.CutPrefix(line, "listening on ")
 		if !ok {
 			t.Fatalf("ferretdb: first line %q", line)
 		}
 		s.mongoURI = "mongodb://" + fAddr + "/"
 	}
-	_, line := start(t, "meilisim", meili, nil, true, "-addr", "127.0.0.1:0", "-master-key", meiliKey, "-version", "1.18.0")
+	_, line := start(t, "meilisim", meili, nil, true, append(meiliArgs, "-addr", "127.0.0.1:0", "-master-key", meiliKey, "-version", "1.18.0")...)
 	mAddr, ok := strings.CutPrefix(line, "listening on ")
 	if !ok {
 		t.Fatalf("meilisim: first line %q", line)

@@ -13,7 +13,9 @@ import (
 	"errors"
 	"github.com/calendar/eventcal/config/testsupport"
 	"io"
+	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -22,6 +24,7 @@ import (
 	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/sqlite"
+	"github.com/calendar/eventcal/repository/sqlite/sqlitetest"
 	"github.com/calendar/eventcal/search"
 	"github.com/calendar/eventcal/search/embedded"
 )
@@ -38,7 +41,11 @@ var SeriesStart = time.Date(2026, 4, 6, 19, 0, 0, 0, time.UTC)
 // OpenStore opens an embedded store in dir, closed when the test ends.
 func OpenStore(t *testing.T, dir string) *sqlite.Store {
 	t.Helper()
-	st, err := sqlite.Open(t.Context(), filepath.Join(dir, "calendar.db"))
+	path := filepath.Join(dir, "calendar.db")
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		sqlitetest.Create(t, path) // a new store, made from a copy
+	}
+	st, err := sqlite.Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
