@@ -152,3 +152,83 @@ func TestStreamedBodies(t *testing.T) {
 		})
 	}
 }
+
+// TestRestrictedRoutesRefuseFirst: the admin routes (admins only) and the
+// sources (editors and admins) refuse every other caller from the
+// request's headers alone, 401 anonymous and 403 any lower role, reads
+// and writes alike: the body is not parsed (invalid JSON is not
+// reported), no parameter is validated (an invalid one is not reported)
+// and a source URL is not checked (its host looked up: a contributor
+// learns nothing of the addresses the service can reach). Nothing is
+// stored.
+func TestRestrictedRoutesRefuseFirst(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "TEC_COMPAT", "true")
+	before := storeSnapshot(t, e)
+	type target struct{ method, path, query, body string }
+	admin := []target{
+		{"POST", "admin/reindex", "multilang_language=zz", "{"},
+		{"GET", "admin/reindex", "multilang_language=zz", "{"},
+		{"DELETE", "admin/reindex", "multilang_language=zz", "{"},
+		{"GET", "admin/sync", "multilang_language=zz", "{"},
+		{"POST", "admin/backups", "multilang_language=zz", "{"},
+		{"GET", "admin/backups", "multilang_language=zz", "{"},
+		{"GET", "admin/webhooks", "multilang_language=zz", "{"},
+		{"POST", "admin/webhooks", "", `{"url":"ftp://x","events":["nope"]}`},
+		{"GET", "admin/webhooks/1", "multilang_language=zz", "{"},
+		{"PATCH", "admin/webhooks/1", "", `{"url":"ftp://x"}`},
+		{"DELETE", "admin/webhooks/1", "multilang_language=zz", "{"},
+		{"POST", "admin/webhooks/1/ping", "multilang_language=zz", "{"},
+		{"GET", "admin/webhooks/1/deliveries", "per_page=abc", "{"},
+		{"GET", "admin/users", "multilang_language=zz", "{"},
+		{"PATCH", "admin/users/1", "", `{"role":"emperor"}`},
+		{"GET", "admin/tokens", "per_page=abc&user=x", "{"},
+		{"POST", "admin/tokens", "", `{"user":"x","expires_in":-1}`},
+		{"DELETE", "admin/tokens/abc", "multilang_language=zz", "{"},
+	}
+	sources := []target{
+		{"GET", "sources", "multilang_language=zz", "{"},
+		{"POST", "sources", "", `{"url":"http://localhost/feed.ics"}`},
+		{"POST", "sources", "", `{"url":"http://localhost/feed.ics","schedule":"every now and then"}`},
+		{"GET", "sources/1", "multilang_language=zz", "{"},
+		{"PATCH", "sources/1", "", `{"url":"http://localhost/feed.ics"}`},
+		{"DELETE", "sources/1", "multilang_language=zz", "{"},
+		{"POST", "sources/1/run", "multilang_language=zz", "{"},
+		{"GET", "sources/1/runs", "per_page=abc", "{"},
+	}
+	type refusal struct {
+		as     string
+		status int
+	}
+	var cases []scenario
+	add := func(prefix string, targets []target, refused []refusal) {
+		for _, tg := range targets {
+			for _, rf := range refused {
+				url := prefix + tg.path
+				if tg.query != "" {
+					url += "?" + tg.query
+				}
+				cases = append(cases, scenario{name: tg.method + " " + url + " as " + rf.as, method: tg.method, url: url, as: rf.as, body: tg.body,
+					status: rf.status, want: map[string]any{"code": "rest_forbidden", "data": map[string]any{"status": rf.status}}})
+			}
+		}
+	}
+	lower := []refusal{{"", 401}, {"contributor", 403}, {"author", 403}}
+	add("", admin, append(lower, refusal{"editor", 403}))
+	add("/wp-json/tribe/events/v1/", admin, []refusal{{"", 401}, {"editor", 403}})
+	add("/fr"+root+"/", admin, []refusal{{"", 401}, {"editor", 403}})
+	add("", sources, lower)
+	e.run(t, cases)
+	if after := storeSnapshot(t, e); after != before {
+		t.Errorf("refused requests changed the store:\n before %s\n after  %s", before, after)
+	}
+	// The callers the routes serve still get their answers, validation
+	// first.
+	e.run(t, []scenario{
+		{name: "admin: invalid parameter", method: "GET", url: "admin/webhooks/1/deliveries?per_page=abc", as: "admin", status: 400, want: map[string]any{"code": "rest_invalid_param"}},
+		{name: "admin: invalid JSON", method: "POST", url: "admin/tokens", as: "admin", body: "{", status: 400, want: map[string]any{"code": "rest_invalid_json"}},
+		{name: "editor: private source host", method: "POST", url: "sources", as: "editor", body: `{"url":"http://localhost/feed.ics"}`, status: 400,
+			want: map[string]any{"code": "rest_invalid_param"}, contains: []string{"SOURCES_ALLOW_PRIVATE"}},
+		{name: "editor: sources list", method: "GET", url: "sources", as: "editor", status: 200},
+	})
+}
