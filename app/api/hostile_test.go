@@ -3,6 +3,7 @@ package api_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"mime/multipart"
 	"net/http/httptest"
 	"strings"
@@ -231,4 +232,65 @@ func TestRestrictedRoutesRefuseFirst(t *testing.T) {
 			want: map[string]any{"code": "rest_invalid_param"}, contains: []string{"SOURCES_ALLOW_PRIVATE"}},
 		{name: "editor: sources list", method: "GET", url: "sources", as: "editor", status: 200},
 	})
+}
+
+// TestErrorsDoNotEchoWhatWasSent: an error answer quotes at most a short
+// excerpt of what the caller sent, wherever the value sat (a body field,
+// a list item, a key of a nested object, a query parameter, a slug or an
+// occurrence key in the path): a 100 kB value (6 kB in the address) gets
+// a short answer in the envelope, never one that grows with it.
+func TestErrorsDoNotEchoWhatWasSent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ev := e.must(201, "POST", "events", "editor", weekly(nil)).id()
+	long := strings.Repeat("Z", 100_000)
+	short := strings.Repeat("k", 6000)
+	spaced := strings.Repeat("Z ", 3000)
+	body := func(kv ...any) map[string]any {
+		m := map[string]any{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1]
+		}
+		return m
+	}
+	series := fmt.Sprintf("events/%d", ev)
+	occ := func(key string) string { return fmt.Sprintf("%s/occurrences/%s", series, key) }
+	for _, tt := range []struct {
+		name, method, url string
+		body              any
+		status            int
+		code              string
+	}{
+		{"event venue reference", "PATCH", series, body("venue", long), 400, "rest_invalid_param"},
+		{"event organizer reference", "PATCH", series, body("organizer", long), 400, "rest_invalid_param"},
+		{"occurrence venue reference", "PATCH", occ("20270325T190000"), body("venue", long), 400, "rest_invalid_param"},
+		{"unknown recurrence key", "PATCH", series, body("recurrence", body(long, 1)), 400, "rest_invalid_param"},
+		{"recurrence rule", "PATCH", series, body("recurrence", body("rules", []any{"FREQ=DAILY;" + long})), 400, "rest_invalid_param"},
+		{"words with spaces", "PATCH", series, body("venue", spaced), 400, "rest_invalid_param"},
+		{"source schedule", "POST", "sources", body("url", "https://example.com/x.ics", "schedule", long), 400, "rest_invalid_param"},
+		{"source category", "POST", "sources", body("url", "https://example.com/x.ics", "categories", long), 400, "rest_invalid_param"},
+		{"webhook message type", "POST", "admin/webhooks", body("url", "https://example.com/x", "events", long), 400, "rest_invalid_param"},
+		{"event slug", "GET", "events/by-slug/" + short, nil, 404, "rest-event-not-found"},
+		{"venue slug", "GET", "venues/by-slug/" + short, nil, 404, "rest-venue-not-found"},
+		{"organizer slug update", "PATCH", "organizers/by-slug/" + short[:190], body(), 404, "rest-organizer-not-found"},
+		{"occurrence key", "GET", occ(short), nil, 404, "rest-occurrence-not-found"},
+		{"occurrence key with a date", "GET", occ("2027" + short), nil, 404, "rest-occurrence-not-found"},
+		{"occurrence key update", "PATCH", occ(short), body(), 404, "rest-occurrence-not-found"},
+		{"occurrence key delete", "DELETE", occ(short), nil, 404, "rest-occurrence-not-found"},
+		{"occurrence key split", "POST", occ(short) + "/split", body(), 404, "rest-occurrence-not-found"},
+		{"list status", "GET", "events?status=" + short, nil, 400, "rest_invalid_param"},
+		{"list category", "GET", "events?categories=" + short, nil, 400, "rest_invalid_param"},
+		{"list venue", "GET", "events?venue=" + short, nil, 400, "rest_invalid_param"},
+		{"feed category", "GET", "events.ics?categories=" + short, nil, 400, "rest_invalid_param"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := e.do(tt.method, tt.url, "admin", tt.body)
+			if r.status != tt.status || r.str("code") != tt.code || r.num("data.status") != float64(tt.status) {
+				t.Fatalf("%d %.300s, want %d %s", r.status, r.raw, tt.status, tt.code)
+			}
+			if len(r.raw) > 4000 {
+				t.Errorf("answer of %d bytes: %.300s", len(r.raw), r.raw)
+			}
+		})
+	}
 }
