@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"mime/multipart"
@@ -292,5 +293,64 @@ func TestErrorsDoNotEchoWhatWasSent(t *testing.T) {
 				t.Errorf("answer of %d bytes: %.300s", len(r.raw), r.raw)
 			}
 		})
+	}
+}
+
+// TestCompressedBodyRefused: a body sent with a Content-Encoding (gzip,
+// deflate, br...) is refused unread with 415
+// rest_unsupported_content_encoding and Accept-Encoding: identity, for
+// JSON and form bodies alike, and stores nothing; an anonymous write is
+// still 401 first; identity, and a Content-Encoding on a request without
+// a body, pass.
+func TestCompressedBodyRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	id := e.must(201, "POST", "events", "editor", map[string]any{"title": "Kept", "start_date": "2026-12-01", "end_date": "2026-12-01"}).id()
+	gz := func(s string) string {
+		var b bytes.Buffer
+		w := gzip.NewWriter(&b)
+		_, _ = w.Write([]byte(s))
+		_ = w.Close()
+		return b.String()
+	}
+	event := `{"title":"Zipped","start_date":"2026-12-02","end_date":"2026-12-02"}`
+	for _, tt := range []struct {
+		name, method, target, as, ct, encoding, body string
+		status                                       int
+		code                                         string
+	}{
+		{"gzip JSON", "POST", "events", "editor", "application/json", "gzip", gz(event), 415, "rest_unsupported_content_encoding"},
+		{"gzip form", "POST", "venues", "editor", "application/x-www-form-urlencoded", "gzip", gz("venue=Zipped+hall"), 415, "rest_unsupported_content_encoding"},
+		{"deflate update", "PATCH", fmt.Sprintf("events/%d", id), "editor", "application/json", "deflate", gz(`{"title":"Changed"}`), 415, "rest_unsupported_content_encoding"},
+		{"two codings", "POST", "categories", "editor", "application/json", "gzip, br", gz(`{"name":"Zipped"}`), 415, "rest_unsupported_content_encoding"},
+		{"a coding on a plain body", "POST", "tags", "admin", "application/json", "br", `{"name":"Plain"}`, 415, "rest_unsupported_content_encoding"},
+		{"admin route", "POST", "admin/tokens", "admin", "application/json", "gzip", gz(`{"user":1}`), 415, "rest_unsupported_content_encoding"},
+		{"anonymous first", "POST", "events", "", "application/json", "gzip", gz(event), 401, "rest_forbidden"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			before := storeSnapshot(t, e)
+			status, raw, header := sendAttack(t, e, attack{method: tt.method, target: tt.target, as: tt.as, body: tt.body, ct: tt.ct,
+				header: map[string]string{"Content-Encoding": tt.encoding}})
+			if status != tt.status || !strings.Contains(raw, `"code":"`+tt.code+`"`) || !strings.Contains(raw, fmt.Sprintf(`"status":%d`, tt.status)) {
+				t.Fatalf("%d %.300s, want %d %s", status, raw, tt.status, tt.code)
+			}
+			if tt.status == 415 && header.Get("Accept-Encoding") != "identity" {
+				t.Errorf("Accept-Encoding %q", header.Get("Accept-Encoding"))
+			}
+			if after := storeSnapshot(t, e); after != before {
+				t.Errorf("the refused write changed the store:\n before %s\n after  %s", before, after)
+			}
+		})
+	}
+	e.run(t, []scenario{
+		{name: "identity passes", method: "POST", url: "tags", as: "editor", body: map[string]any{"name": "Identity"}, status: 201},
+	})
+	status, raw, _ := sendAttack(t, e, attack{method: "POST", target: "tags", as: "editor", body: `{"name":"Named identity"}`, header: map[string]string{"Content-Encoding": "identity"}})
+	if status != 201 {
+		t.Errorf("Content-Encoding identity: %d %.300s", status, raw)
+	}
+	status, raw, _ = sendAttack(t, e, attack{method: "DELETE", target: fmt.Sprintf("events/%d", id), as: "editor", header: map[string]string{"Content-Encoding": "gzip"}})
+	if status != 200 {
+		t.Errorf("a coding without a body: %d %.300s", status, raw)
 	}
 }
