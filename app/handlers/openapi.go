@@ -344,7 +344,7 @@ const calendarSchema = "Calendar"
 var errorDescriptions = map[int]string{400: "Invalid or missing parameters.", 401: "Authentication required.",
 	403: "Not allowed, not accessible or password-protected.", 404: "No such item, route or page.",
 	409: "A rebuild is already running.", 410: "Already in the trash.",
-	415: "The body's Content-Type is not application/json, application/x-www-form-urlencoded or multipart/form-data, or it has a Content-Encoding (send it uncompressed).", 503: "The store or the search engine is unavailable."}
+	415: "The body's Content-Type is not application/json, application/x-www-form-urlencoded or multipart/form-data.", 503: "The store or the search engine is unavailable."}
 
 // openAPI builds the interface document.
 func (h *docs) openAPI() *present.Obj {
