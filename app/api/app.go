@@ -27,6 +27,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
+	"github.com/calendar/eventcal/app/access"
 	"github.com/calendar/eventcal/app/apierr"
 	"github.com/calendar/eventcal/app/calendar"
 	"github.com/calendar/eventcal/app/calendar/recurrence"
@@ -328,8 +329,9 @@ const localPrefixLang = "prefix-lang"
 
 // handlerOf adapts a request handler of api (the API, or its TEC_COMPAT
 // twin) to Fiber: it parses the parameter bag, resolves the language and
-// the caller, and (for writes) refuses anonymous callers before any
-// validation (docs/decisions.md, "Writes").
+// the caller, and refuses before any validation, from the headers alone,
+// anonymous writes (docs/decisions.md, "Writes") and every caller a route
+// with Allow does not serve (the admin routes and the sources).
 func (s *Server) handlerOf(api *handlers.API, rt *handlers.Route) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		// A write's caller is known from its headers before its body is
@@ -338,10 +340,18 @@ func (s *Server) handlerOf(api *handlers.API, rt *handlers.Route) fiber.Handler 
 		var user *repository.User
 		var err error
 		var body bodyRead
-		if rt.Write {
+		// An admin or sources route (rt.Allow) refuses its other callers
+		// from the headers too, reads and writes alike.
+		early := rt.Write || rt.Allow != nil
+		if early {
 			if user, err = s.caller(c); err != nil {
 				return err
 			}
+			if rt.Allow != nil && !rt.Allow(user) {
+				return access.Forbidden(user)
+			}
+		}
+		if rt.Write {
 			if user == nil {
 				return apierr.Forbidden(401)
 			}
@@ -360,7 +370,7 @@ func (s *Server) handlerOf(api *handlers.API, rt *handlers.Route) fiber.Handler 
 		if err != nil {
 			return err
 		}
-		if !rt.Write {
+		if !early {
 			if user, err = s.caller(c); err != nil {
 				return err
 			}

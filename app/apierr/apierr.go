@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -26,9 +27,63 @@ type Error struct {
 // Error implements error.
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
 
-// New builds an Error.
+// New builds an Error. Its message is bounded whatever a caller sent
+// (BoundMessage), so that no answer grows with a request.
 func New(status int, code, message string) *Error {
-	return &Error{Status: status, Code: code, Message: message}
+	return &Error{Status: status, Code: code, Message: boundMessage(message, maxErrorRunes)}
+}
+
+// Bounds of error messages: a word (a run without white space, such as a
+// quoted value the caller sent) longer than maxWordRunes is cut to
+// maxShownRunes and "…"; a parameter's message to maxParamRunes, a whole
+// message to maxErrorRunes.
+const (
+	maxWordRunes  = 100
+	maxParamRunes = 1000
+	maxErrorRunes = 8000
+)
+
+// BoundMessage is msg as an error shows it: every word longer than 100
+// runes cut to its first 80 and "…" (keeping its closing quote and
+// punctuation), and the whole cut to 1,000 runes. Messages that quote
+// what a caller sent (a slug, a key, a value) stay short however long
+// it was.
+func BoundMessage(msg string) string { return boundMessage(msg, maxParamRunes) }
+
+func boundMessage(msg string, limit int) string {
+	if utf8.RuneCountInString(msg) <= maxWordRunes {
+		return msg
+	}
+	var b strings.Builder
+	rest := msg
+	for rest != "" {
+		i := strings.IndexFunc(rest, unicode.IsSpace)
+		if i < 0 {
+			i = len(rest)
+		}
+		word := rest[:i]
+		if utf8.RuneCountInString(word) > maxWordRunes {
+			end := strings.TrimRightFunc(word, func(r rune) bool { return strings.ContainsRune("\"'.,;:)]}", r) })
+			tail := word[len(end):]
+			if utf8.RuneCountInString(tail) > 3 {
+				tail = ""
+			}
+			word = string([]rune(word)[:maxShownRunes]) + "…" + tail
+		}
+		b.WriteString(word)
+		rest = rest[i:]
+		j := strings.IndexFunc(rest, func(r rune) bool { return !unicode.IsSpace(r) })
+		if j < 0 {
+			j = len(rest)
+		}
+		b.WriteString(rest[:j])
+		rest = rest[j:]
+	}
+	out := b.String()
+	if utf8.RuneCountInString(out) > limit {
+		out = string([]rune(out)[:limit]) + "…"
+	}
+	return out
 }
 
 // With returns e with one more member in data.
@@ -115,6 +170,7 @@ func (p *Params) record(name, code, msg string, data map[string]any) {
 	if data == nil {
 		data = map[string]any{"param": name}
 	}
+	msg = BoundMessage(msg)
 	p.invalid[name] = msg
 	p.details[name] = map[string]any{"code": code, "message": msg, "data": data}
 }

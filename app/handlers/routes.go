@@ -1,9 +1,14 @@
 package handlers
 
 import (
+	"strings"
+
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/calendar/eventcal/app/access"
+	"github.com/calendar/eventcal/app/sources"
 	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/repository"
 )
 
 // Route is one path of the API with the methods it answers and the
@@ -15,6 +20,13 @@ type Route struct {
 	args []Arg
 	// Write routes refuse anonymous callers with 401 before validation.
 	Write bool
+	// Allow, when set, names the callers the route serves (the admin
+	// routes: admins; the sources: editors and admins). Everyone else is
+	// refused from the request's headers alone, 401 when anonymous and
+	// 403 otherwise, before the body is read or a parameter is validated,
+	// so that nothing a refused caller sends is parsed, checked (a source
+	// URL's host lookup) or answered in detail. The handlers check again.
+	Allow func(*repository.User) bool
 	// Handle serves a prepared request (API.Prepare).
 	Handle func(r *Request) error
 	// summary is a one-line description for the index and the docs.
@@ -97,6 +109,9 @@ func (s *API) Routes() []*Route {
 	)
 	for _, rt := range s.routes {
 		rt.args = append([]Arg{languageArg(s)}, rt.args...)
+		if strings.HasPrefix(rt.Path, "/admin/") {
+			rt.Allow = access.IsAdmin
+		}
 	}
 	return s.routes
 }
@@ -142,7 +157,7 @@ func (s *API) sourceRoutes() []*Route {
 		return nil
 	}
 	src := &sourceHandlers{svc: s.sources, runner: s.sourceRunner, allowPrivate: s.sources.AllowPrivate(), loc: s.cfg.Location, now: s.now}
-	return []*Route{
+	routes := []*Route{
 		{Methods: readable, Path: "/sources", Handle: src.listSources, summary: "List the calendar sources (editors)."},
 		{Methods: creatable, Path: "/sources", args: src.sourceWriteArgs(true), Write: true, Handle: src.createSource, summary: "Register a calendar source: an iCalendar feed or a site running The Events Calendar (editors)."},
 		{Methods: readable, Path: "/sources/:id", Handle: src.getSource, summary: "Read a calendar source with its last run (editors)."},
@@ -151,6 +166,10 @@ func (s *API) sourceRoutes() []*Route {
 		{Methods: creatable, Path: "/sources/:id/run", Write: true, Handle: src.runSource, summary: "Run a calendar source now, in the background: 202 with the run (editors)."},
 		{Methods: readable, Path: "/sources/:id/runs", args: sourceRunListArgs(), Handle: src.sourceRuns, summary: "A calendar source's runs, newest first (editors)."},
 	}
+	for _, rt := range routes {
+		rt.Allow = sources.CanManage
+	}
+	return routes
 }
 
 // concat joins route groups in order.

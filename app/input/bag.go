@@ -73,6 +73,15 @@ func NewBag(c *fiber.Ctx, read func(*fiber.Ctx) ([]byte, error)) (*Bag, error) {
 	if method == fiber.MethodGet || method == fiber.MethodHead {
 		return b, nil
 	}
+	if enc := encodingOf(c); enc != "" && c.Request().Header.ContentLength() != 0 {
+		// A compressed body is refused unread: the service reads bodies
+		// as sent, never inflates one, and would otherwise report the
+		// compressed bytes as broken JSON or take them for form fields.
+		c.Set(fiber.HeaderAcceptEncoding, "identity")
+		return nil, apierr.New(415, "rest_unsupported_content_encoding",
+			"The request body's Content-Encoding "+strconv.Quote(enc)+" is not supported: send the body uncompressed (no Content-Encoding, or identity).").
+			With("content_encoding", enc)
+	}
 	body, err := read(c)
 	if err != nil {
 		return nil, err
@@ -120,6 +129,19 @@ func NewBag(c *fiber.Ctx, read func(*fiber.Ctx) ([]byte, error)) (*Bag, error) {
 		}
 	}
 	return b, nil
+}
+
+// encodingOf is the request's Content-Encoding when it names a coding
+// other than identity ("" otherwise), cut to 40 bytes.
+func encodingOf(c *fiber.Ctx) string {
+	enc := strings.TrimSpace(string(c.Request().Header.Peek(fiber.HeaderContentEncoding)))
+	if enc == "" || strings.EqualFold(enc, "identity") {
+		return ""
+	}
+	if len(enc) > 40 {
+		enc = strings.ToValidUTF8(enc[:40], "") + "…"
+	}
+	return enc
 }
 
 // mergeForm parses a URL-encoded string with PHP's conventions: "a[]=x"

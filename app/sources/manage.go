@@ -119,9 +119,12 @@ var ErrNoSourceStore = errors.New("sources: no store keeps the sources")
 // errNoSource is the 404 of a source route naming no source.
 func errNoSource() error { return apierr.New(404, "source_not_found", "No source has this ID.") }
 
+// CanManage reports whether by may manage sources: editors and admins.
+func CanManage(by *repository.User) bool { return access.CanEditOthers(by) }
+
 // requireManager refuses a caller who may not manage sources.
 func requireManager(by *repository.User) error {
-	if !access.CanEditOthers(by) {
+	if !CanManage(by) {
 		return access.Forbidden(by)
 	}
 	return nil
