@@ -225,11 +225,42 @@ func (s *migrator) isFresh(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
+// layoutRecordAttempts bounds how often recordLayout writes the layout
+// document when other processes keep winning the race to insert it.
+const layoutRecordAttempts = 3
+
 // recordLayout records the database at layoutVersion.
+//
+// Several processes may record it at once (replicas of a new database
+// starting together, two leaders finishing a migration). Each upserts the
+// document; when the upserts run together the server may insert it for
+// one and answer the other with a duplicate key error (FerretDB looks the
+// document up and inserts it in separate steps; MongoDB retries such an
+// upsert only in some cases). The loser then reads the winner's document:
+// the same layout is accepted, a newer one refused (as readLayout does),
+// and anything else written over (the document now exists, so the upsert
+// updates it).
 func (s *migrator) recordLayout(ctx context.Context) error {
-	if _, err := s.meta.UpdateOne(ctx, bson.D{{Key: "_id", Value: layoutKey}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "version", Value: layoutVersion}}}},
-		options.UpdateOne().SetUpsert(true)); err != nil {
+	key := bson.D{{Key: "_id", Value: layoutKey}}
+	var err error
+	for range layoutRecordAttempts {
+		_, err = s.meta.UpdateOne(ctx, key,
+			bson.D{{Key: "$set", Value: bson.D{{Key: "version", Value: layoutVersion}}}},
+			options.UpdateOne().SetUpsert(true))
+		if err == nil || !mongo.IsDuplicateKeyError(err) {
+			break
+		}
+		var d layoutDoc
+		switch rerr := s.meta.FindOne(ctx, key).Decode(&d); {
+		case rerr == nil && d.Version == layoutVersion:
+			return nil
+		case rerr == nil && d.Version > layoutVersion:
+			return fmt.Errorf("mongo: the database has layout %d, written by a newer version (this one reads %d)", d.Version, layoutVersion)
+		case rerr != nil && !isNoDocuments(rerr):
+			return fmt.Errorf("mongo: record the database layout: read the layout another process recorded: %w", rerr)
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("mongo: record the database layout: %w", err)
 	}
 	return nil

@@ -249,3 +249,87 @@ func byID(posts []*repository.Record) []*repository.Record {
 	slices.SortFunc(posts, func(a, b *repository.Record) int { return cmp.Compare(a.ID, b.ID) })
 	return posts
 }
+
+// TestRecordLayoutLosesRace: two processes record the layout document at
+// once and the server answers the loser's upsert with a duplicate key
+// error. The fault proxy makes that interleaving deterministic: when the
+// loser's update of meta reaches it, the winner runs to completion (Before)
+// and the proxy answers the loser as the server does. The loser accepts
+// the winner's document instead of failing Open or the migration.
+func TestRecordLayoutLosesRace(t *testing.T) {
+	uri := mongotest.Start(t)
+	ctx := t.Context()
+	for _, tc := range []struct {
+		name string
+		// prepare sets the database up before both processes run.
+		prepare func(t *testing.T, db string)
+		// run is what both processes do (the loser through the proxy
+		// at puri); it returns the process's store.
+		run func(uri, db string) (*mongo.Store, error)
+	}{
+		{
+			// Two replicas start on a new database together.
+			name:    "open a new database",
+			prepare: func(*testing.T, string) {},
+			run: func(uri, db string) (*mongo.Store, error) {
+				return mongo.Open(ctx, uri, db)
+			},
+		},
+		{
+			// Two leaders finish migrating an old database together.
+			name: "migrate an old database",
+			prepare: func(t *testing.T, db string) {
+				oldLayoutStore(t, uri, db)
+			},
+			run: func(uri, db string) (*mongo.Store, error) {
+				s, err := mongo.Open(ctx, uri, db)
+				if err != nil {
+					return nil, err
+				}
+				if _, err := mongo.MigrateForTest(ctx, s); err != nil {
+					s.Close(context.Background())
+					return nil, err
+				}
+				return s, nil
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := mongotest.Database(t)
+			tc.prepare(t, db)
+			p, puri := mongotest.ProxyURI(t, uri)
+			var winnerErr error
+			winner := func() {
+				s, err := tc.run(uri, db)
+				if winnerErr = err; err == nil {
+					s.Close(context.Background())
+				}
+			}
+			p.Inject(mongotest.Fault{Command: "update", Collection: "meta", Action: mongotest.WriteError, Times: 1, Before: winner})
+			s, err := tc.run(puri, db)
+			if s != nil {
+				defer s.Close(context.Background())
+			}
+			if p.Applied() != 1 {
+				t.Fatalf("the fault applied to %d commands, want 1 (the loser never recorded the layout)", p.Applied())
+			}
+			if winnerErr != nil {
+				t.Fatalf("the winner of the race failed: %v", winnerErr)
+			}
+			if err != nil {
+				t.Fatalf("the loser of the race failed: %v", err)
+			}
+			if s.Layout() != 2 {
+				t.Errorf("Layout() of the loser = %d, want 2", s.Layout())
+			}
+			again, err := mongo.Open(ctx, uri, db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer again.Close(context.Background())
+			if again.Layout() != 2 {
+				t.Errorf("Layout() of a later Open = %d, want 2", again.Layout())
+			}
+		})
+	}
+}

@@ -1,15 +1,21 @@
 package meili
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"os/exec"
 	"reflect"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/search"
 	"github.com/calendar/eventcal/search/meili/meilisim"
 	"github.com/calendar/eventcal/search/searchtest"
@@ -42,6 +48,69 @@ func TestLanguagesAgainstSimulator(t *testing.T) {
 			})
 		}
 	}
+}
+
+// wrongResultsEnv, when set, makes TestLanguagesWrongResultsFailAtOnce
+// the child that runs the suite on a broken engine.
+const wrongResultsEnv = "EVENTCAL_TEST_MEILI_WRONG_RESULTS"
+
+// TestLanguagesWrongResultsFailAtOnce: when the engine's answers are wrong
+// (every page loses its first hit, as a broken resultPage did), the
+// language suite fails each case at its first search instead of searching
+// again until go test's -timeout. The suite runs in a child test binary
+// (its failing cases would fail this test); the child counts the searches
+// it made, and this test wants one per case and one for the check after
+// indexing, not a poll's hundreds.
+func TestLanguagesWrongResultsFailAtOnce(t *testing.T) {
+	if os.Getenv(wrongResultsEnv) != "" {
+		var searches atomic.Int64
+		t.Cleanup(func() { fmt.Printf("searches=%d\n", searches.Load()) })
+		f := newEmulatingSim(t, meilisim.NewestVersion)
+		searchtest.RunLanguages(t, func(t *testing.T) search.Engine {
+			return &wrongResults{Engine: f.engine(Options{Languages: []string{"en", "fr", "de", "nl"}, DefaultLanguage: "en"}), searches: &searches}
+		})
+		return
+	}
+	child := exec.Command(os.Args[0], "-test.run=^TestLanguagesWrongResultsFailAtOnce$", "-test.v",
+		"-test.timeout="+testdeadline.Timeout(t).String())
+	child.Env = append(os.Environ(), wrongResultsEnv+"=1")
+	out, err := child.CombinedOutput()
+	if err == nil {
+		t.Fatalf("the suite passed on an engine that loses the first hit of every page:\n%s", out)
+	}
+	m := regexp.MustCompile(`(?m)^searches=(\d+)$`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("the child did not report its searches (%v):\n%s", err, out)
+	}
+	searches, _ := strconv.Atoi(string(m[1]))
+	cases := len(regexp.MustCompile(`(?m)^    --- (PASS|FAIL): `).FindAll(out, -1))
+	t.Logf("the child searched %d times for %d cases", searches, cases)
+	if !strings.Contains(string(out), "IDs differ") {
+		t.Errorf("no case reported the wrong IDs:\n%s", out)
+	}
+	if cases == 0 || searches > cases+1 {
+		t.Errorf("the child searched %d times for %d cases, want at most %d (a search per case and one after indexing)", searches, cases, cases+1)
+	}
+}
+
+// wrongResults is an engine whose event searches lose the first hit of
+// every page, and that counts them.
+type wrongResults struct {
+	search.Engine
+	searches *atomic.Int64
+}
+
+// SearchEvents runs q and drops the first ID of the page.
+func (w *wrongResults) SearchEvents(ctx context.Context, q search.EventQuery) (search.Result, error) {
+	w.searches.Add(1)
+	r, err := w.Engine.SearchEvents(ctx, q)
+	if len(r.IDs) > 0 {
+		r.IDs = r.IDs[1:]
+		if len(r.Occurrences) > 0 {
+			r.Occurrences = r.Occurrences[1:]
+		}
+	}
+	return r, err
 }
 
 // TestPairRequests: a text search in a language other than the default is

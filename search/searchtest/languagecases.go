@@ -142,7 +142,7 @@ func testLanguageCases(t *testing.T, e search.Engine) {
 					want.Occurrences = append(want.Occurrences, docs[i].Occurrence)
 				}
 			}
-			eventually(t, func(ctx context.Context) error {
+			expect(t, func(ctx context.Context) error {
 				got := searchEvents(ctx, e, q)
 				if err := compare(want, got); err != nil {
 					return err

@@ -80,7 +80,7 @@ func testSingleLanguage(t *testing.T, e search.Engine) {
 	for _, c := range eventCases {
 		t.Run(fmt.Sprintf("events %s %q", c.lang, c.query), func(t *testing.T) {
 			q := search.EventQuery{Lang: c.lang, Query: c.query, Statuses: []string{repository.StatusPublish}, Limit: 10}
-			eventually(t, func(ctx context.Context) error {
+			expect(t, func(ctx context.Context) error {
 				return compare(search.Result{Total: len(c.want), IDs: c.want}, searchEvents(ctx, e, q))
 			})
 		})
@@ -98,7 +98,7 @@ func testSingleLanguage(t *testing.T, e search.Engine) {
 	for _, c := range placeCases {
 		t.Run(fmt.Sprintf("%s %s %q", c.kind, c.lang, c.query), func(t *testing.T) {
 			q := search.PlaceQuery{Kind: c.kind, Lang: c.lang, Query: c.query, Statuses: []string{repository.StatusPublish}, Limit: 10}
-			eventually(t, func(ctx context.Context) error {
+			expect(t, func(ctx context.Context) error {
 				return compare(search.Result{Total: len(c.want), IDs: c.want}, searchPlaces(ctx, e, q))
 			})
 		})

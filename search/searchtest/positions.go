@@ -38,7 +38,7 @@ func testPositionLimit(t *testing.T, e search.Engine) {
 	} {
 		t.Run(fmt.Sprintf("%q", c.query), func(t *testing.T) {
 			q := search.EventQuery{Lang: "en", Query: c.query, Statuses: []string{repository.StatusPublish}, Limit: 10}
-			eventually(t, func(ctx context.Context) error {
+			expect(t, func(ctx context.Context) error {
 				return compare(search.Result{Total: len(c.want), IDs: c.want}, searchEvents(ctx, e, q))
 			})
 		})

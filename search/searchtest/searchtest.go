@@ -5,9 +5,10 @@
 // It follows Gitea's modules/indexer/issues/internal/tests: the data is
 // generated (Generate, a fixed seed), the expected result of every query is
 // computed from that data by the reference semantics in this package
-// (MatchEvent, MatchPlace, ExpectedEvents, ExpectedPlaces), and visibility
-// after a write is awaited by polling with a deadline, never by sleeping, so
-// asynchronous engines pass as soon as they have caught up.
+// (MatchEvent, MatchPlace, ExpectedEvents, ExpectedPlaces). An engine has
+// applied a write when the call returns (search.Engine), so every answer is
+// checked once, as soon as the writes before it have returned: a wrong one
+// fails at once instead of being polled for until go test's -timeout.
 package searchtest
 
 import (
@@ -15,7 +16,6 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/search"
@@ -29,11 +29,6 @@ const (
 	fixtureOrganizers = 25
 	indexBatchSize    = 100
 )
-
-// pollEvery is the pause between two checks of a poll. A poll has no time
-// budget of its own: it gives up only shortly before go test's -timeout
-// (testdeadline), so a busy machine slows the suite down without failing it.
-const pollEvery = 20 * time.Millisecond
 
 // Run checks an engine against the reference semantics. newEngine must
 // return a new, empty engine on every call (its own temporary directory or
@@ -89,7 +84,7 @@ func openEngine(t *testing.T, newEngine func(t *testing.T) search.Engine) search
 }
 
 // indexAll indexes the documents in batches (places of both kinds mixed in
-// one batch) and waits until the engine counts them all.
+// one batch) and checks that the engine counts them all.
 func indexAll(t *testing.T, e search.Engine, events []search.EventDocument, places []search.PlaceDocument) {
 	t.Helper()
 	ctx := t.Context()
@@ -104,9 +99,8 @@ func indexAll(t *testing.T, e search.Engine, events []search.EventDocument, plac
 		}
 	}
 	wantCounts(t, e, len(events), countKind(places, search.Venues), countKind(places, search.Organizers))
-	// Counting and searching may catch up separately in an asynchronous
-	// engine: wait for the searches too.
-	eventually(t, func(ctx context.Context) error {
+	// The searches see every document too.
+	expect(t, func(ctx context.Context) error {
 		if err := compare(search.Result{Total: len(events)}, searchEvents(ctx, e, search.EventQuery{})); err != nil {
 			return fmt.Errorf("all events: %w", err)
 		}
@@ -119,10 +113,10 @@ func indexAll(t *testing.T, e search.Engine, events []search.EventDocument, plac
 	})
 }
 
-// wantCounts polls until the engine's counts are the given ones.
+// wantCounts checks that the engine's counts are the given ones.
 func wantCounts(t *testing.T, e search.Engine, events, venues, organizers int) {
 	t.Helper()
-	eventually(t, func(ctx context.Context) error {
+	expect(t, func(ctx context.Context) error {
 		n, err := e.CountEvents(ctx)
 		if err != nil || n != events {
 			return fmt.Errorf("CountEvents = %d, %v; want %d", n, err, events)
@@ -147,26 +141,16 @@ func countKind(places []search.PlaceDocument, kind search.PlaceKind) int {
 	return n
 }
 
-// eventually calls check until it returns nil, failing t with check's last
-// error when the test's deadline (testdeadline.Of) passes. It is the only
-// way the suite waits.
-func eventually(t *testing.T, check func(ctx context.Context) error) {
+// expect fails t with check's error. Every engine has applied a write
+// when the call returns (search.Engine), so what the engine answers after
+// the writes is final: a wrong answer is reported at once, not polled for
+// until go test's -timeout (it never turns right by waiting). check gets a
+// context that ends at the test's deadline (testdeadline), so an engine
+// that does not answer fails the test before go test stops the binary.
+func expect(t *testing.T, check func(ctx context.Context) error) {
 	t.Helper()
-	start := time.Now()
-	deadline := testdeadline.Of(t)
-	for {
-		err := check(t.Context())
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not visible after %s: %v", time.Since(start).Round(time.Millisecond), err)
-		}
-		select {
-		case <-t.Context().Done():
-			t.Fatalf("test ended while waiting: %v", err)
-		case <-time.After(pollEvery):
-		}
+	if err := check(testdeadline.Context(t)); err != nil {
+		t.Fatal(err)
 	}
 }
 

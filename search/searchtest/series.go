@@ -211,12 +211,12 @@ func (m seriesModel) docs() []search.EventDocument {
 	return out
 }
 
-// agree polls until the engine counts the model's documents and every
-// query gives the model's expected result.
+// agree checks that the engine counts the model's documents and that
+// every query gives the model's expected result.
 func (m seriesModel) agree(t *testing.T, e search.Engine, queries []search.EventQuery) {
 	t.Helper()
 	docs := m.docs()
-	eventually(t, func(ctx context.Context) error {
+	expect(t, func(ctx context.Context) error {
 		if n, err := e.CountEvents(ctx); err != nil || n != len(docs) {
 			return fmt.Errorf("CountEvents = %d, %v; want %d", n, err, len(docs))
 		}

@@ -85,11 +85,11 @@ func (m *model) placeList() []search.PlaceDocument {
 	return out
 }
 
-// agree polls until every query gives the model's expected result.
+// agree checks that every query gives the model's expected result.
 func (m *model) agree(t *testing.T, e search.Engine, events []search.EventQuery, places []search.PlaceQuery) {
 	t.Helper()
 	wantCounts(t, e, len(m.events), countKind(m.placeList(), search.Venues), countKind(m.placeList(), search.Organizers))
-	eventually(t, func(ctx context.Context) error {
+	expect(t, func(ctx context.Context) error {
 		for _, q := range events {
 			if err := compare(ExpectedEvents(m.eventList(), q), searchEvents(ctx, e, q)); err != nil {
 				return fmt.Errorf("%w\nquery: %+v", err, q)

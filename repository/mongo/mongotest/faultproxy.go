@@ -30,6 +30,11 @@ const (
 	// Delay holds the command for Fault.Delay (or until the proxy closes)
 	// before forwarding it.
 	Delay
+	// WriteError answers the command itself, without forwarding it, with
+	// a reply that reports a write error of code Fault.Code (11000, a
+	// duplicate key, when Code is 0): what a server answers the loser of
+	// two upserts of the same _id that ran at once.
+	WriteError
 )
 
 // String names the action.
@@ -41,6 +46,8 @@ func (a FaultAction) String() string {
 		return "cut"
 	case Delay:
 		return "delay"
+	case WriteError:
+		return "write-error"
 	}
 	return fmt.Sprintf("FaultAction(%d)", int(a))
 }
@@ -59,6 +66,12 @@ type Fault struct {
 	Action FaultAction
 	// Delay is how long Delay holds a command.
 	Delay time.Duration
+	// Code is the error code WriteError reports (0 means 11000).
+	Code int32
+	// Before, when set, is called when the rule matches a command, before
+	// its action: what another process does while this command is on its
+	// way (e.g. the winning insert of a race WriteError then reports).
+	Before func()
 	// Times is how many commands the rule applies to before it stops
 	// matching; 0 means no limit.
 	Times int
@@ -241,7 +254,9 @@ func (p *FaultProxy) serve(client net.Conn) {
 
 	// drops holds the request IDs whose replies are to be lost; the
 	// reply goroutine closes both connections when it meets one.
-	var dropMu sync.Mutex
+	// clientMu serialises writes to client: the reply goroutine's and
+	// the answers of WriteError.
+	var dropMu, clientMu sync.Mutex
 	drops := map[int32]bool{}
 	replies := make(chan struct{})
 	go func() {
@@ -262,7 +277,10 @@ func (p *FaultProxy) serve(client net.Conn) {
 				server.Close()
 				return
 			}
-			if _, err := client.Write(msg); err != nil {
+			clientMu.Lock()
+			_, err = client.Write(msg)
+			clientMu.Unlock()
+			if err != nil {
 				server.Close()
 				return
 			}
@@ -276,7 +294,11 @@ func (p *FaultProxy) serve(client net.Conn) {
 		if err != nil {
 			return
 		}
-		switch r := p.match(msg); {
+		r := p.match(msg)
+		if r != nil && r.Before != nil {
+			r.Before()
+		}
+		switch {
 		case r == nil:
 		case r.Action == Cut:
 			return
@@ -288,6 +310,14 @@ func (p *FaultProxy) serve(client net.Conn) {
 				t.Stop()
 				return
 			}
+		case r.Action == WriteError:
+			clientMu.Lock()
+			_, err := client.Write(writeErrorReply(msg, r.Code))
+			clientMu.Unlock()
+			if err != nil {
+				return
+			}
+			continue
 		case r.Action == DropReply:
 			dropMu.Lock()
 			drops[int32(binary.LittleEndian.Uint32(msg[4:8]))] = true
@@ -323,6 +353,36 @@ func (p *FaultProxy) match(msg []byte) *Fault {
 		return &f
 	}
 	return nil
+}
+
+// writeErrorReply returns the OP_MSG reply to the request msg that reports
+// one write error of code (11000 when 0) for its first document.
+func writeErrorReply(msg []byte, code int32) []byte {
+	if code == 0 {
+		code = 11000
+	}
+	body, err := bson.Marshal(bson.D{
+		{Key: "n", Value: int32(0)},
+		{Key: "nModified", Value: int32(0)},
+		{Key: "writeErrors", Value: bson.A{bson.D{
+			{Key: "index", Value: int32(0)},
+			{Key: "code", Value: code},
+			{Key: "errmsg", Value: fmt.Sprintf("E%d duplicate key error (injected by the fault proxy)", code)},
+		}}},
+		{Key: "ok", Value: 1.0},
+	})
+	if err != nil {
+		panic(err) // a fixed document always marshals
+	}
+	out := make([]byte, headerLen+4+1+len(body))
+	binary.LittleEndian.PutUint32(out[0:4], uint32(len(out)))
+	binary.LittleEndian.PutUint32(out[4:8], 0)
+	copy(out[8:12], msg[4:8]) // responseTo: the request's ID
+	binary.LittleEndian.PutUint32(out[12:16], opMsg)
+	// flagBits (4 bytes, zero), then section 0 (kind byte 0, the body).
+	out[headerLen+4] = 0
+	copy(out[headerLen+5:], body)
+	return out
 }
 
 // readMessage reads one wire-protocol message (header included).

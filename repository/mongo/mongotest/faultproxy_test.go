@@ -118,6 +118,67 @@ func TestFaultProxy(t *testing.T) {
 	}
 }
 
+// TestFaultProxyWriteError: WriteError answers the command without
+// forwarding it, with a write error of its code (a duplicate key unless
+// told otherwise), after Before ran; later commands pass.
+func TestFaultProxyWriteError(t *testing.T) {
+	t.Parallel()
+	uri := mongotest.Start(t)
+	direct := connect(t, uri)
+	for _, tc := range []struct {
+		name     string
+		code     int32
+		before   bool // Before inserts the document (the race's winner)
+		wantCode int
+		wantBy   string // the stored document's "by", "" for none
+	}{
+		{name: "duplicate key after the winner's insert", before: true, wantCode: 11000, wantBy: "winner"},
+		{name: "other code, nothing forwarded", code: 50, wantCode: 50},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testdeadline.Context(t)
+			p, puri := mongotest.ProxyURI(t, uri)
+			client := connect(t, puri)
+			db := mongotest.Database(t)
+			coll := client.Database(db).Collection("c")
+			var befores int
+			f := mongotest.Fault{Command: "insert", Collection: "c", Action: mongotest.WriteError, Code: tc.code, Times: 1,
+				Before: func() { befores++ }}
+			if tc.before {
+				f.Before = func() {
+					befores++
+					if _, err := direct.Database(db).Collection("c").InsertOne(ctx, bson.D{{Key: "_id", Value: 1}, {Key: "by", Value: "winner"}}); err != nil {
+						t.Errorf("the winner's insert: %v", err)
+					}
+				}
+			}
+			p.Inject(f)
+			_, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: 1}, {Key: "by", Value: "proxy"}})
+			var we mongo.WriteException
+			if !errors.As(err, &we) || len(we.WriteErrors) != 1 || we.WriteErrors[0].Code != tc.wantCode {
+				t.Fatalf("insert through the proxy: %v, want a write error of code %d", err, tc.wantCode)
+			}
+			if got := mongo.IsDuplicateKeyError(err); got != (tc.wantCode == 11000) {
+				t.Errorf("IsDuplicateKeyError = %v for code %d", got, tc.wantCode)
+			}
+			if befores != 1 || p.Applied() != 1 {
+				t.Errorf("Before ran %d times, the rule applied %d times; want 1 and 1", befores, p.Applied())
+			}
+			var doc struct{ By string }
+			switch err := direct.Database(db).Collection("c").FindOne(ctx, bson.D{{Key: "_id", Value: 1}}).Decode(&doc); {
+			case tc.wantBy == "" && !errors.Is(err, mongo.ErrNoDocuments):
+				t.Errorf("stored %+v (%v), want nothing", doc, err)
+			case tc.wantBy != "" && (err != nil || doc.By != tc.wantBy):
+				t.Errorf("stored %+v (%v), want by %q", doc, err, tc.wantBy)
+			}
+			// The rule is used up: the next insert passes.
+			if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: 2}}); err != nil {
+				t.Errorf("the next insert: %v", err)
+			}
+		})
+	}
+}
+
 func TestFaultProxyDelayAndCutAll(t *testing.T) {
 	t.Parallel()
 	uri := mongotest.Start(t)
