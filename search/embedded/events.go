@@ -6,7 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -173,50 +178,179 @@ func (s *eventStore) write(ctx context.Context, docs []storedDoc, del []string, 
 	return nil
 }
 
-// load reads every stored document, by event and occurrence (the
-// occurrences of a series follow each other, so the in-memory index
-// tokenizes their shared text once).
-func (s *eventStore) load() ([]search.EventDocument, error) {
-	var docs []search.EventDocument
-	// Occurrences stored with another's text (storedEvent.TextFrom) get
-	// that document's text map once all are read.
-	keyAt := map[string]int{}
+// loadChunk is about how many documents load decodes and hands over at a
+// time (a chunk never splits an event's documents).
+const loadChunk = 4096
+
+// loadEntry is one stored document as load finds it: its event ID and
+// occurrence (read from its key) and its compressed JSON, which stays
+// valid while the read transaction is open.
+type loadEntry struct {
+	id  int64
+	occ string
+	key []byte
+	raw []byte
+}
+
+// load reads every stored document and hands them to apply by event ID
+// and occurrence, in chunks of about loadChunk documents that never split
+// an event's documents (the occurrences of a series follow each other, so
+// the in-memory index tokenizes their shared text once, and an event's
+// documents are applied in one call, as a write gives them). It returns
+// the number of documents.
+//
+// The documents' keys are read and ordered first (bbolt orders them as
+// bytes, "10" before "9"); the chunks are then decoded (snappy, JSON) by
+// GOMAXPROCS goroutines, and apply runs on each chunk, in order, while
+// the later chunks are decoded. At most a few chunks wait for apply, so
+// the decoded documents held at once stay bounded whatever the store's
+// size.
+func (s *eventStore) load(apply func([]search.EventDocument)) (int, error) {
+	n := 0
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var entries []loadEntry
+		err := tx.Bucket(eventsBucket).ForEach(func(k, v []byte) error {
+			id, occ, err := parseKey(k)
+			if err != nil {
+				return err
+			}
+			entries = append(entries, loadEntry{id: id, occ: occ, key: k, raw: v})
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		slices.SortFunc(entries, func(a, b loadEntry) int {
+			return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.occ, b.occ))
+		})
+		n = len(entries)
+		return decodeChunks(chunkByEvent(entries, loadChunk), apply)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("bleve: load the events: %w", err)
+	}
+	return n, nil
+}
+
+// parseKey reads the event ID and occurrence of a document key
+// (search.DocumentKey).
+func parseKey(k []byte) (int64, string, error) {
+	idPart, occ, _ := strings.Cut(string(k), "-")
+	id, err := strconv.ParseInt(idPart, 10, 64)
+	if err != nil {
+		return 0, "", fmt.Errorf("document key %q: %w", k, err)
+	}
+	return id, occ, nil
+}
+
+// chunkByEvent cuts entries (ordered by ID) into chunks of about size
+// entries, never between two entries of the same event.
+func chunkByEvent(entries []loadEntry, size int) [][]loadEntry {
+	var chunks [][]loadEntry
+	for len(entries) > 0 {
+		end := min(size, len(entries))
+		for end < len(entries) && entries[end].id == entries[end-1].id {
+			end++
+		}
+		chunks = append(chunks, entries[:end])
+		entries = entries[end:]
+	}
+	return chunks
+}
+
+// decodeChunks decodes the chunks in parallel and calls apply on each, in
+// order (see load). It stops at the first error.
+func decodeChunks(chunks [][]loadEntry, apply func([]search.EventDocument)) error {
+	type result struct {
+		docs []search.EventDocument
+		err  error
+	}
+	workers := max(1, runtime.GOMAXPROCS(0))
+	// results[i] receives chunk i's documents; a decoder waits for a free
+	// slot (ahead) before taking a chunk, so that at most 2 × workers
+	// chunks are decoded ahead of apply.
+	results := make([]chan result, len(chunks))
+	for i := range results {
+		results[i] = make(chan result, 1)
+	}
+	ahead := make(chan struct{}, 2*workers)
+	var next atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf []byte
+			for {
+				select {
+				case ahead <- struct{}{}:
+				case <-stop:
+					return
+				}
+				i := int(next.Add(1) - 1)
+				if i >= len(chunks) {
+					return
+				}
+				var r result
+				r.docs, buf, r.err = decodeChunk(chunks[i], buf)
+				results[i] <- r
+			}
+		}()
+	}
+	var err error
+	for i := range chunks {
+		r := <-results[i]
+		<-ahead
+		if r.err != nil {
+			err = r.err
+			break
+		}
+		apply(r.docs)
+	}
+	close(stop)
+	wg.Wait()
+	return err
+}
+
+// decodeChunk decodes the documents of entries (whole events): an
+// occurrence stored with another's text (storedEvent.TextFrom) gets that
+// document's text map, which is among the same event's. buf is a scratch
+// buffer for snappy, returned for the next call.
+func decodeChunk(entries []loadEntry, buf []byte) ([]search.EventDocument, []byte, error) {
+	docs := make([]search.EventDocument, len(entries))
+	// The occurrences with their own text, by key, and those stored with
+	// another's.
+	var keyAt map[string]int
 	type sharedText struct {
 		at   int
 		from string
 	}
 	var shared []sharedText
-	err := s.db.View(func(tx *bolt.Tx) error {
-		var buf []byte
-		return tx.Bucket(eventsBucket).ForEach(func(k, v []byte) error {
-			raw, err := snappy.Decode(buf[:cap(buf)], v)
-			if err != nil {
-				return fmt.Errorf("document %s: %w", k, err)
+	for i, e := range entries {
+		raw, err := snappy.Decode(buf[:cap(buf)], e.raw)
+		if err != nil {
+			return nil, buf, fmt.Errorf("document %s: %w", e.key, err)
+		}
+		buf = raw
+		d, from, err := decodeStored(raw)
+		if err != nil {
+			return nil, buf, fmt.Errorf("document %s: %w", e.key, err)
+		}
+		if from != "" {
+			shared = append(shared, sharedText{i, from})
+		} else if d.Occurrence != "" {
+			if keyAt == nil {
+				keyAt = map[string]int{}
 			}
-			buf = raw
-			d, from, err := decodeStored(raw)
-			if err != nil {
-				return fmt.Errorf("document %s: %w", k, err)
-			}
-			if from != "" {
-				shared = append(shared, sharedText{len(docs), from})
-			} else if d.Occurrence != "" {
-				keyAt[string(k)] = len(docs)
-			}
-			docs = append(docs, d)
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("bleve: load the events: %w", err)
+			keyAt[string(e.key)] = i
+		}
+		docs[i] = d
 	}
 	for _, s := range shared {
 		if j, ok := keyAt[s.from]; ok {
 			docs[s.at].Text = docs[j].Text
 		}
 	}
-	slices.SortFunc(docs, func(a, b search.EventDocument) int {
-		return cmp.Or(cmp.Compare(a.ID, b.ID), cmp.Compare(a.Occurrence, b.Occurrence))
-	})
-	return docs, nil
+	return docs, buf, nil
 }
