@@ -178,7 +178,7 @@ func (s *eventStore) write(ctx context.Context, docs []storedDoc, del []string, 
 	return nil
 }
 
-// loadChunk is about how many documents load decodes and hands over at a
+// loadChunk is about how many documents one decoder of load takes at a
 // time (a chunk never splits an event's documents).
 const loadChunk = 4096
 
@@ -192,21 +192,19 @@ type loadEntry struct {
 	raw []byte
 }
 
-// load reads every stored document and hands them to apply by event ID
-// and occurrence, in chunks of about loadChunk documents that never split
-// an event's documents (the occurrences of a series follow each other, so
-// the in-memory index tokenizes their shared text once, and an event's
-// documents are applied in one call, as a write gives them). It returns
+// load reads every stored document and hands them all to apply in one
+// call, by event ID and occurrence (the occurrences of a series follow
+// each other, so the in-memory index tokenizes their shared text once; an
+// empty index fills itself from one call at the least cost). It returns
 // the number of documents.
 //
 // The documents' keys are read and ordered first (bbolt orders them as
-// bytes, "10" before "9"); the chunks are then decoded (snappy, JSON) by
-// GOMAXPROCS goroutines, and apply runs on each chunk, in order, while
-// the later chunks are decoded. At most a few chunks wait for apply, so
-// the decoded documents held at once stay bounded whatever the store's
-// size.
+// bytes, "10" before "9"), without decoding anything; GOMAXPROCS
+// goroutines then decode (snappy, JSON) chunks of whole events, each
+// straight into its place in the ordered slice, so no document is moved
+// by a sort or a growing slice.
 func (s *eventStore) load(apply func([]search.EventDocument)) (int, error) {
-	n := 0
+	var docs []search.EventDocument
 	err := s.db.View(func(tx *bolt.Tx) error {
 		var entries []loadEntry
 		err := tx.Bucket(eventsBucket).ForEach(func(k, v []byte) error {
@@ -223,13 +221,14 @@ func (s *eventStore) load(apply func([]search.EventDocument)) (int, error) {
 		slices.SortFunc(entries, func(a, b loadEntry) int {
 			return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.occ, b.occ))
 		})
-		n = len(entries)
-		return decodeChunks(chunkByEvent(entries, loadChunk), apply)
+		docs = make([]search.EventDocument, len(entries))
+		return decodeChunks(entries, docs, loadChunk)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("bleve: load the events: %w", err)
 	}
-	return n, nil
+	apply(docs)
+	return len(docs), nil
 }
 
 // parseKey reads the event ID and occurrence of a document key
@@ -244,81 +243,60 @@ func parseKey(k []byte) (int64, string, error) {
 }
 
 // chunkByEvent cuts entries (ordered by ID) into chunks of about size
-// entries, never between two entries of the same event.
-func chunkByEvent(entries []loadEntry, size int) [][]loadEntry {
-	var chunks [][]loadEntry
-	for len(entries) > 0 {
-		end := min(size, len(entries))
+// entries, never between two entries of the same event, and returns the
+// offset of each chunk's first entry (and len(entries) last).
+func chunkByEvent(entries []loadEntry, size int) []int {
+	bounds := []int{0}
+	for start := 0; start < len(entries); {
+		end := min(start+max(size, 1), len(entries))
 		for end < len(entries) && entries[end].id == entries[end-1].id {
 			end++
 		}
-		chunks = append(chunks, entries[:end])
-		entries = entries[end:]
+		bounds = append(bounds, end)
+		start = end
 	}
-	return chunks
+	return bounds
 }
 
-// decodeChunks decodes the chunks in parallel and calls apply on each, in
-// order (see load). It stops at the first error.
-func decodeChunks(chunks [][]loadEntry, apply func([]search.EventDocument)) error {
-	type result struct {
-		docs []search.EventDocument
-		err  error
-	}
-	workers := max(1, runtime.GOMAXPROCS(0))
-	// results[i] receives chunk i's documents; a decoder waits for a free
-	// slot (ahead) before taking a chunk, so that at most 2 × workers
-	// chunks are decoded ahead of apply.
-	results := make([]chan result, len(chunks))
-	for i := range results {
-		results[i] = make(chan result, 1)
-	}
-	ahead := make(chan struct{}, 2*workers)
+// decodeChunks decodes entries into docs (docs[i] from entries[i]) with
+// GOMAXPROCS goroutines, each taking chunks of about size entries (whole
+// events). It returns the first error.
+func decodeChunks(entries []loadEntry, docs []search.EventDocument, size int) error {
+	bounds := chunkByEvent(entries, size)
+	workers := min(max(1, runtime.GOMAXPROCS(0)), len(bounds)-1)
 	var next atomic.Int64
-	stop := make(chan struct{})
+	var failed atomic.Bool
+	errs := make([]error, workers)
 	var wg sync.WaitGroup
-	for range workers {
+	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			var buf []byte
-			for {
-				select {
-				case ahead <- struct{}{}:
-				case <-stop:
+			for !failed.Load() {
+				c := int(next.Add(1) - 1)
+				if c+1 >= len(bounds) {
 					return
 				}
-				i := int(next.Add(1) - 1)
-				if i >= len(chunks) {
+				lo, hi := bounds[c], bounds[c+1]
+				var err error
+				if buf, err = decodeChunk(entries[lo:hi], docs[lo:hi], buf); err != nil {
+					errs[w] = err
+					failed.Store(true)
 					return
 				}
-				var r result
-				r.docs, buf, r.err = decodeChunk(chunks[i], buf)
-				results[i] <- r
 			}
 		}()
 	}
-	var err error
-	for i := range chunks {
-		r := <-results[i]
-		<-ahead
-		if r.err != nil {
-			err = r.err
-			break
-		}
-		apply(r.docs)
-	}
-	close(stop)
 	wg.Wait()
-	return err
+	return errors.Join(errs...)
 }
 
-// decodeChunk decodes the documents of entries (whole events): an
-// occurrence stored with another's text (storedEvent.TextFrom) gets that
-// document's text map, which is among the same event's. buf is a scratch
-// buffer for snappy, returned for the next call.
-func decodeChunk(entries []loadEntry, buf []byte) ([]search.EventDocument, []byte, error) {
-	docs := make([]search.EventDocument, len(entries))
+// decodeChunk decodes the documents of entries (whole events) into docs:
+// an occurrence stored with another's text (storedEvent.TextFrom) gets
+// that document's text map, which is among the same event's. buf is a
+// scratch buffer for snappy, returned for the next call.
+func decodeChunk(entries []loadEntry, docs []search.EventDocument, buf []byte) ([]byte, error) {
 	// The occurrences with their own text, by key, and those stored with
 	// another's.
 	var keyAt map[string]int
@@ -330,12 +308,12 @@ func decodeChunk(entries []loadEntry, buf []byte) ([]search.EventDocument, []byt
 	for i, e := range entries {
 		raw, err := snappy.Decode(buf[:cap(buf)], e.raw)
 		if err != nil {
-			return nil, buf, fmt.Errorf("document %s: %w", e.key, err)
+			return buf, fmt.Errorf("document %s: %w", e.key, err)
 		}
 		buf = raw
 		d, from, err := decodeStored(raw)
 		if err != nil {
-			return nil, buf, fmt.Errorf("document %s: %w", e.key, err)
+			return buf, fmt.Errorf("document %s: %w", e.key, err)
 		}
 		if from != "" {
 			shared = append(shared, sharedText{i, from})
@@ -352,5 +330,5 @@ func decodeChunk(entries []loadEntry, buf []byte) ([]search.EventDocument, []byt
 			docs[s.at].Text = docs[j].Text
 		}
 	}
-	return docs, buf, nil
+	return buf, nil
 }
