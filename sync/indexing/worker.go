@@ -582,6 +582,7 @@ func (w *Worker) scanPages(ctx context.Context, kind repository.Kind) (pages <-c
 		defer close(finished)
 		defer close(out)
 		q := repository.RecordQuery{Kind: kind, ExcludeStatuses: unindexedStatuses(kind), Limit: scanPageSize} // trash.go
+		docs := w.Docs.forScan()
 		for {
 			page, err := w.Store.FindRecords(ctx, q)
 			var pg scanPage
@@ -591,7 +592,7 @@ func (w *Worker) scanPages(ctx context.Context, kind repository.Kind) (pages <-c
 			case len(page) == 0:
 				return
 			default:
-				pg = w.buildPage(ctx, kind, page)
+				pg = buildPage(ctx, docs, kind, page)
 				q.AfterID = page[len(page)-1].ID
 			}
 			select {
@@ -611,8 +612,8 @@ func (w *Worker) scanPages(ctx context.Context, kind repository.Kind) (pages <-c
 }
 
 // buildPage returns the page of posts page, with its event documents
-// built (see scanPage).
-func (w *Worker) buildPage(ctx context.Context, kind repository.Kind, page []*repository.Record) scanPage {
+// built by docs (see scanPage).
+func buildPage(ctx context.Context, docs *DocBuilder, kind repository.Kind, page []*repository.Record) scanPage {
 	pg := scanPage{ids: make([]int64, len(page))}
 	for i, p := range page {
 		pg.ids[i] = p.ID
@@ -628,8 +629,8 @@ func (w *Worker) buildPage(ctx context.Context, kind repository.Kind, page []*re
 		}
 		live = append(live, p)
 	}
-	err := w.Docs.EventBatches(ctx, live, batchDocs, func(docs []search.EventDocument) error {
-		pg.batches = append(pg.batches, docs)
+	err := docs.EventBatches(ctx, live, batchDocs, func(d []search.EventDocument) error {
+		pg.batches = append(pg.batches, d)
 		return nil
 	})
 	pg.built = err == nil
