@@ -582,7 +582,10 @@ func (w *Worker) scanPages(ctx context.Context, kind repository.Kind) (pages <-c
 		defer close(finished)
 		defer close(out)
 		q := repository.RecordQuery{Kind: kind, ExcludeStatuses: unindexedStatuses(kind), Limit: scanPageSize} // trash.go
-		docs := w.Docs.forScan()
+		var docs *DocBuilder
+		if w.Docs != nil && kind == repository.KindEvent {
+			docs = w.Docs.forScan()
+		}
 		for {
 			page, err := w.Store.FindRecords(ctx, q)
 			var pg scanPage
@@ -612,13 +615,13 @@ func (w *Worker) scanPages(ctx context.Context, kind repository.Kind) (pages <-c
 }
 
 // buildPage returns the page of posts page, with its event documents
-// built by docs (see scanPage).
+// built by docs (none when docs is nil: see scanPage).
 func buildPage(ctx context.Context, docs *DocBuilder, kind repository.Kind, page []*repository.Record) scanPage {
 	pg := scanPage{ids: make([]int64, len(page))}
 	for i, p := range page {
 		pg.ids[i] = p.ID
 	}
-	if kind != repository.KindEvent {
+	if kind != repository.KindEvent || docs == nil {
 		return pg
 	}
 	var live []*repository.Record
