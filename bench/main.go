@@ -68,6 +68,8 @@ func main() {
 	flag.DurationVar(&draftInterval, "draft-interval", 500*time.Millisecond, "how often the large-drafts rows post a 200,000-character draft (0: back to back)")
 	flag.IntVar(&importEvents, "import", 0, "import a generated TEC source of this many events instead, and measure until the API lists them (importbench.go)")
 	flag.Float64Var(&importRate, "import-rate", 0, "with -import: requests a second to the source (0: the importer's default; negative: no limit)")
+	flag.IntVar(&startupEvents, "startup", 0, "measure start-up to ready and a full reindex on a store of this many events instead (startup.go; keep -data to measure again without seeding)")
+	flag.StringVar(&startupProfile, "startup-profile", "", "with -startup: write CPU profiles of the start-up and the reindex to this path + .startup and .reindex")
 	flag.Parse()
 	servePprof()
 	if importEvents > 0 {
@@ -79,6 +81,13 @@ func main() {
 	}
 	if sourcesEvents > 0 {
 		if err := runSourcesBench(sourcesEvents, *conc, *dur); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if startupEvents > 0 {
+		if err := runStartup(startupEvents, *dir, startupProfile); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}

@@ -168,12 +168,10 @@ func openGeneration(dir string, n int64) (*generation, error) {
 		return g, nil
 	}
 	g := &generation{n: n, events: events, venues: opened[venuesIndex], organizers: opened[organizersIndex], queries: memindex.New()}
-	docs, err := events.load()
-	if err != nil {
+	if _, err := events.load(g.queries.Apply); err != nil {
 		closeAll()
 		return nil, err
 	}
-	g.queries.Apply(docs)
 	return g, nil
 }
 

@@ -6,7 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -173,50 +178,157 @@ func (s *eventStore) write(ctx context.Context, docs []storedDoc, del []string, 
 	return nil
 }
 
-// load reads every stored document, by event and occurrence (the
-// occurrences of a series follow each other, so the in-memory index
-// tokenizes their shared text once).
-func (s *eventStore) load() ([]search.EventDocument, error) {
+// loadChunk is about how many documents one decoder of load takes at a
+// time (a chunk never splits an event's documents).
+const loadChunk = 4096
+
+// loadEntry is one stored document as load finds it: its event ID and
+// occurrence (read from its key) and its compressed JSON, which stays
+// valid while the read transaction is open.
+type loadEntry struct {
+	id  int64
+	occ string
+	key []byte
+	raw []byte
+}
+
+// load reads every stored document and hands them all to apply in one
+// call, by event ID and occurrence (the occurrences of a series follow
+// each other, so the in-memory index tokenizes their shared text once; an
+// empty index fills itself from one call at the least cost). It returns
+// the number of documents.
+//
+// The documents' keys are read and ordered first (bbolt orders them as
+// bytes, "10" before "9"), without decoding anything; GOMAXPROCS
+// goroutines then decode (snappy, JSON) chunks of whole events, each
+// straight into its place in the ordered slice, so no document is moved
+// by a sort or a growing slice.
+func (s *eventStore) load(apply func([]search.EventDocument)) (int, error) {
 	var docs []search.EventDocument
-	// Occurrences stored with another's text (storedEvent.TextFrom) get
-	// that document's text map once all are read.
-	keyAt := map[string]int{}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var entries []loadEntry
+		err := tx.Bucket(eventsBucket).ForEach(func(k, v []byte) error {
+			id, occ, err := parseKey(k)
+			if err != nil {
+				return err
+			}
+			entries = append(entries, loadEntry{id: id, occ: occ, key: k, raw: v})
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		slices.SortFunc(entries, func(a, b loadEntry) int {
+			return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.occ, b.occ))
+		})
+		docs = make([]search.EventDocument, len(entries))
+		return decodeChunks(entries, docs, loadChunk)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("bleve: load the events: %w", err)
+	}
+	apply(docs)
+	return len(docs), nil
+}
+
+// parseKey reads the event ID and occurrence of a document key
+// (search.DocumentKey).
+func parseKey(k []byte) (int64, string, error) {
+	idPart, occ, _ := strings.Cut(string(k), "-")
+	id, err := strconv.ParseInt(idPart, 10, 64)
+	if err != nil {
+		return 0, "", fmt.Errorf("document key %q: %w", k, err)
+	}
+	return id, occ, nil
+}
+
+// chunkByEvent cuts entries (ordered by ID) into chunks of about size
+// entries, never between two entries of the same event, and returns the
+// offset of each chunk's first entry (and len(entries) last).
+func chunkByEvent(entries []loadEntry, size int) []int {
+	bounds := []int{0}
+	for start := 0; start < len(entries); {
+		end := min(start+max(size, 1), len(entries))
+		for end < len(entries) && entries[end].id == entries[end-1].id {
+			end++
+		}
+		bounds = append(bounds, end)
+		start = end
+	}
+	return bounds
+}
+
+// decodeChunks decodes entries into docs (docs[i] from entries[i]) with
+// GOMAXPROCS goroutines, each taking chunks of about size entries (whole
+// events). It returns the first error.
+func decodeChunks(entries []loadEntry, docs []search.EventDocument, size int) error {
+	bounds := chunkByEvent(entries, size)
+	workers := min(max(1, runtime.GOMAXPROCS(0)), len(bounds)-1)
+	var next atomic.Int64
+	var failed atomic.Bool
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf []byte
+			for !failed.Load() {
+				c := int(next.Add(1) - 1)
+				if c+1 >= len(bounds) {
+					return
+				}
+				lo, hi := bounds[c], bounds[c+1]
+				var err error
+				if buf, err = decodeChunk(entries[lo:hi], docs[lo:hi], buf); err != nil {
+					errs[w] = err
+					failed.Store(true)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// decodeChunk decodes the documents of entries (whole events) into docs:
+// an occurrence stored with another's text (storedEvent.TextFrom) gets
+// that document's text map, which is among the same event's. buf is a
+// scratch buffer for snappy, returned for the next call.
+func decodeChunk(entries []loadEntry, docs []search.EventDocument, buf []byte) ([]byte, error) {
+	// The occurrences with their own text, by key, and those stored with
+	// another's.
+	var keyAt map[string]int
 	type sharedText struct {
 		at   int
 		from string
 	}
 	var shared []sharedText
-	err := s.db.View(func(tx *bolt.Tx) error {
-		var buf []byte
-		return tx.Bucket(eventsBucket).ForEach(func(k, v []byte) error {
-			raw, err := snappy.Decode(buf[:cap(buf)], v)
-			if err != nil {
-				return fmt.Errorf("document %s: %w", k, err)
+	for i, e := range entries {
+		raw, err := snappy.Decode(buf[:cap(buf)], e.raw)
+		if err != nil {
+			return buf, fmt.Errorf("document %s: %w", e.key, err)
+		}
+		buf = raw
+		d, from, err := decodeStored(raw)
+		if err != nil {
+			return buf, fmt.Errorf("document %s: %w", e.key, err)
+		}
+		if from != "" {
+			shared = append(shared, sharedText{i, from})
+		} else if d.Occurrence != "" {
+			if keyAt == nil {
+				keyAt = map[string]int{}
 			}
-			buf = raw
-			d, from, err := decodeStored(raw)
-			if err != nil {
-				return fmt.Errorf("document %s: %w", k, err)
-			}
-			if from != "" {
-				shared = append(shared, sharedText{len(docs), from})
-			} else if d.Occurrence != "" {
-				keyAt[string(k)] = len(docs)
-			}
-			docs = append(docs, d)
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("bleve: load the events: %w", err)
+			keyAt[string(e.key)] = i
+		}
+		docs[i] = d
 	}
 	for _, s := range shared {
 		if j, ok := keyAt[s.from]; ok {
 			docs[s.at].Text = docs[j].Text
 		}
 	}
-	slices.SortFunc(docs, func(a, b search.EventDocument) int {
-		return cmp.Or(cmp.Compare(a.ID, b.ID), cmp.Compare(a.Occurrence, b.Occurrence))
-	})
-	return docs, nil
+	return buf, nil
 }

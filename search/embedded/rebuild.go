@@ -153,6 +153,10 @@ func (e *Engine) BeginRebuild(ctx context.Context) (search.Rebuild, error) {
 		_ = removeGeneration(e.dir, next)
 		return nil, err
 	}
+	// Nothing reads the new generation before Commit, and a crash before
+	// Commit discards it: its writes skip the flush to disk, and Commit
+	// flushes the file once (see Commit).
+	g.events.db.NoSync = true
 	r := &rebuild{e: e, gen: g}
 	e.rebuilding = r
 	return r, nil
@@ -202,6 +206,14 @@ func (r *rebuild) Commit(ctx context.Context) error {
 		r.mu.Unlock()
 		return err
 	}
+	// The new generation's writes were not flushed (BeginRebuild): flush
+	// them before the manifest names it, and flush every later write, as
+	// the live generation's are.
+	if err := r.gen.events.db.Sync(); err != nil {
+		r.mu.Unlock()
+		return fmt.Errorf("bleve: flush the new generation: %w", err)
+	}
+	r.gen.events.db.NoSync = false
 	if err := writeManifest(r.e.dir, r.gen.n); err != nil {
 		r.mu.Unlock()
 		return err

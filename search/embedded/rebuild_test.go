@@ -213,3 +213,40 @@ func TestCommitUnderLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestRebuildFlushedOnce: the new generation's writes skip the flush to
+// disk until Commit, which flushes the file once before the manifest
+// names it; from then on its writes are flushed as the live
+// generation's are, and a reopened engine holds every document.
+func TestRebuildFlushedOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	f := searchtest.Generate(3, 30, 4, 2)
+	e := mustOpen(t, dir)
+	if e.cur.events.db.NoSync {
+		t.Fatal("the live generation's writes skip the flush")
+	}
+	r, err := e.BeginRebuild(t.Context())
+	if err != nil {
+		t.Fatalf("BeginRebuild: %v", err)
+	}
+	next := r.(*rebuild).gen
+	if !next.events.db.NoSync {
+		t.Error("the new generation's writes are flushed one by one before Commit")
+	}
+	mustIndexInto(t, r, f)
+	if err := r.Commit(t.Context()); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+	if e.cur != next || next.events.db.NoSync {
+		t.Error("after Commit, the live generation's writes skip the flush")
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e = mustOpen(t, dir)
+	defer e.Close()
+	if n, err := e.CountEvents(t.Context()); err != nil || n != len(f.Events) {
+		t.Errorf("after reopening: %d events, %v; want %d", n, err, len(f.Events))
+	}
+}

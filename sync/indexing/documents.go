@@ -27,6 +27,73 @@ type DocBuilder struct {
 	Horizon        time.Duration
 	MaxOccurrences int
 	Now            func() time.Time
+
+	// linked, when set (forScan), keeps the venues and terms read for
+	// earlier events, so a full scan reads each once.
+	linked *linkedCache
+}
+
+// linkedCache holds the venues and terms a full scan has read. A venue or
+// term that changes during the scan has its events marked (dependents.go)
+// and indexed again after the scan, as for any other write the scan
+// races with (reindex.go).
+type linkedCache struct {
+	venues map[int64]*repository.Record
+	terms  map[int64]*repository.Label
+}
+
+// forScan returns a copy of b that reads each venue and term once over
+// all its calls (see linkedCache), for one full scan. It is for one
+// goroutine.
+func (b *DocBuilder) forScan() *DocBuilder {
+	c := *b
+	c.linked = &linkedCache{venues: map[int64]*repository.Record{}, terms: map[int64]*repository.Label{}}
+	return &c
+}
+
+// getVenues returns the records among ids, through the scan's cache when
+// there is one.
+func (b *DocBuilder) getVenues(ctx context.Context, ids []int64) (map[int64]*repository.Record, error) {
+	if b.linked == nil {
+		return b.Store.GetRecords(ctx, ids)
+	}
+	return cachedRead(ctx, b.linked.venues, ids, b.Store.GetRecords)
+}
+
+// getTerms returns the labels among ids, through the scan's cache when
+// there is one.
+func (b *DocBuilder) getTerms(ctx context.Context, ids []int64) (map[int64]*repository.Label, error) {
+	if b.linked == nil {
+		return b.Store.GetLabels(ctx, ids)
+	}
+	return cachedRead(ctx, b.linked.terms, ids, b.Store.GetLabels)
+}
+
+// cachedRead returns the items among ids, reading those not in cache
+// with read and remembering every ID read (nil: it does not exist).
+func cachedRead[T any](ctx context.Context, cache map[int64]*T, ids []int64, read func(context.Context, []int64) (map[int64]*T, error)) (map[int64]*T, error) {
+	var missing []int64
+	for _, id := range ids {
+		if _, ok := cache[id]; !ok {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		got, err := read(ctx, missing)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range missing {
+			cache[id] = got[id]
+		}
+	}
+	out := make(map[int64]*T, len(ids))
+	for _, id := range ids {
+		if v := cache[id]; v != nil {
+			out[id] = v
+		}
+	}
+	return out, nil
 }
 
 // limits returns the bounds of an expansion now.
@@ -124,11 +191,11 @@ func (b *DocBuilder) EventBatches(ctx context.Context, events []*repository.Reco
 			}
 		}
 	}
-	venues, err := b.Store.GetRecords(ctx, venueIDs)
+	venues, err := b.getVenues(ctx, venueIDs)
 	if err != nil {
 		return err
 	}
-	terms, err := b.Store.GetLabels(ctx, termIDs)
+	terms, err := b.getTerms(ctx, termIDs)
 	if err != nil {
 		return err
 	}
@@ -143,7 +210,7 @@ func (b *DocBuilder) EventBatches(ctx context.Context, events []*repository.Reco
 		if len(missing) == 0 {
 			break
 		}
-		more, err := b.Store.GetLabels(ctx, missing)
+		more, err := b.getTerms(ctx, missing)
 		if err != nil {
 			return err
 		}

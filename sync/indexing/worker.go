@@ -522,55 +522,182 @@ func (w *Worker) IndexAllInto(ctx context.Context, dst search.Writer, progress f
 }
 
 // indexAllInto is IndexAllInto; it returns the posts it skipped.
+//
+// The pages are read ahead (scanPages): while one page is written, the
+// next is read from the store and, for events, its documents are built,
+// so the store's reads and the document building run beside the engine's
+// writes. A page is written with the documents built ahead when it is
+// written whole; the halves of a bisected page (isolateIDs) are read
+// again, as the worker's batches are.
 func (w *Worker) indexAllInto(ctx context.Context, dst search.Writer, progress func(done int)) ([]skippedItem, error) {
 	w.init()
 	var skipped []skippedItem
 	dsts := []search.Writer{dst}
 	done := 0
 	for _, kind := range []repository.Kind{repository.KindEvent, repository.KindVenue, repository.KindOrganizer} {
-		q := repository.RecordQuery{Kind: kind, ExcludeStatuses: unindexedStatuses(kind), Limit: 500} // trash.go
-		for {
-			page, err := w.Store.FindRecords(ctx, q)
-			if err != nil {
-				return skipped, err
-			}
-			if len(page) == 0 {
-				break
-			}
-			ids := make([]int64, len(page))
-			for i, p := range page {
-				ids[i] = p.ID
-			}
-			index := func(ids []int64) error { return w.indexPlaces(ctx, ids, dsts) }
-			if kind == repository.KindEvent {
-				index = func(ids []int64) error { return w.indexEvents(ctx, ids, dsts) }
-			}
-			bad, err := isolateIDs(ctx, ids, maxScanSkips-len(skipped), index)
-			if err != nil {
-				return skipped, err
-			}
-			if len(bad) > 0 {
-				badIDs := make([]int64, len(bad))
-				for i, b := range bad {
-					badIDs[i] = b.ID
-					w.Log.Warn("index scan skipped a post", "id", b.ID, "err", b.Error)
-				}
-				if err := w.Store.MarkForIndexing(ctx, repository.MarkPost, badIDs); err != nil {
-					return skipped, err
-				}
-				skipped = append(skipped, bad...)
-			}
-			done += len(page)
+		bad, err := w.scanKind(ctx, kind, dsts, maxScanSkips-len(skipped), func(pageLen int) {
+			done += pageLen
 			if progress != nil {
 				progress(done)
 			}
-			q.AfterID = page[len(page)-1].ID
+		})
+		skipped = append(skipped, bad...)
+		if err != nil {
+			return skipped, err
 		}
 	}
 	if len(skipped) > 0 {
 		w.Notify()
 	}
 	return skipped, nil
+}
+
+// scanPageSize is the number of posts per page of a full scan.
+const scanPageSize = 500
+
+// scanPage is one page of a full scan, read ahead of its writing: the
+// posts' IDs and, for events, the documents of the page's events (in
+// engine writes of at most about batchDocs, as indexEvents makes them)
+// and the IDs of the page's posts that the index does not hold.
+type scanPage struct {
+	ids []int64
+	// built says that batches and dead hold the page's writes; false
+	// (a place page, or building them failed) writes it as the worker's
+	// batches are, reading its posts again.
+	built   bool
+	batches [][]search.EventDocument
+	dead    []int64
+	err     error
+}
+
+// scanPages reads the pages of kind ahead of their writing, in a
+// goroutine, and sends them in order; the channel is closed after the
+// last page, or after a page with an error. stop ends the reading and
+// waits for the goroutine.
+func (w *Worker) scanPages(ctx context.Context, kind repository.Kind) (pages <-chan scanPage, stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	out := make(chan scanPage, 1)
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		defer close(out)
+		q := repository.RecordQuery{Kind: kind, ExcludeStatuses: unindexedStatuses(kind), Limit: scanPageSize} // trash.go
+		var docs *DocBuilder
+		if w.Docs != nil && kind == repository.KindEvent {
+			docs = w.Docs.forScan()
+		}
+		for {
+			page, err := w.Store.FindRecords(ctx, q)
+			var pg scanPage
+			switch {
+			case err != nil:
+				pg.err = err
+			case len(page) == 0:
+				return
+			default:
+				pg = buildPage(ctx, docs, kind, page)
+				q.AfterID = page[len(page)-1].ID
+			}
+			select {
+			case out <- pg:
+			case <-ctx.Done():
+				return
+			}
+			if pg.err != nil {
+				return
+			}
+		}
+	}()
+	return out, func() {
+		cancel()
+		<-finished
+	}
+}
+
+// buildPage returns the page of posts page, with its event documents
+// built by docs (none when docs is nil: see scanPage).
+func buildPage(ctx context.Context, docs *DocBuilder, kind repository.Kind, page []*repository.Record) scanPage {
+	pg := scanPage{ids: make([]int64, len(page))}
+	for i, p := range page {
+		pg.ids[i] = p.ID
+	}
+	if kind != repository.KindEvent || docs == nil {
+		return pg
+	}
+	var live []*repository.Record
+	for _, p := range page {
+		if !indexedEvent(p) { // trash.go
+			pg.dead = append(pg.dead, p.ID)
+			continue
+		}
+		live = append(live, p)
+	}
+	err := docs.EventBatches(ctx, live, batchDocs, func(d []search.EventDocument) error {
+		pg.batches = append(pg.batches, d)
+		return nil
+	})
+	pg.built = err == nil
+	return pg
+}
+
+// scanKind writes every page of kind into dsts (see indexAllInto),
+// calling done with each page's length once it is written. It returns
+// the posts skipped (at most budget: more fail it).
+func (w *Worker) scanKind(ctx context.Context, kind repository.Kind, dsts []search.Writer, budget int, done func(int)) ([]skippedItem, error) {
+	pages, stop := w.scanPages(ctx, kind)
+	defer stop()
+	var skipped []skippedItem
+	for pg := range pages {
+		if pg.err != nil {
+			return skipped, pg.err
+		}
+		index := func(ids []int64) error { return w.indexPlaces(ctx, ids, dsts) }
+		if kind == repository.KindEvent {
+			index = func(ids []int64) error {
+				if pg.built && len(ids) == len(pg.ids) {
+					return writeEventPage(ctx, pg, dsts)
+				}
+				return w.indexEvents(ctx, ids, dsts)
+			}
+		}
+		bad, err := isolateIDs(ctx, pg.ids, budget-len(skipped), index)
+		if err != nil {
+			return skipped, err
+		}
+		if len(bad) > 0 {
+			badIDs := make([]int64, len(bad))
+			for i, b := range bad {
+				badIDs[i] = b.ID
+				w.Log.Warn("index scan skipped a post", "id", b.ID, "err", b.Error)
+			}
+			if err := w.Store.MarkForIndexing(ctx, repository.MarkPost, badIDs); err != nil {
+				return skipped, err
+			}
+			skipped = append(skipped, bad...)
+		}
+		done(len(pg.ids))
+	}
+	return skipped, ctx.Err()
+}
+
+// writeEventPage writes the documents of a page of events built ahead
+// (scanPage) into every destination, as indexEvents writes them.
+func writeEventPage(ctx context.Context, pg scanPage, dsts []search.Writer) error {
+	for _, docs := range pg.batches {
+		for _, dst := range dsts {
+			if err := dst.IndexEvents(ctx, docs); err != nil {
+				return err
+			}
+		}
+	}
+	if len(pg.dead) > 0 {
+		for _, dst := range dsts {
+			if err := dst.DeleteEvents(ctx, pg.dead); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // batchDocs bounds the event documents of one engine write: the

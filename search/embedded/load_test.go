@@ -1,0 +1,181 @@
+package embedded
+
+import (
+	"cmp"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/calendar/eventcal/search"
+	"github.com/calendar/eventcal/search/searchtest"
+	"github.com/golang/snappy"
+)
+
+// sequentialLoad is how the event store was read back before it was
+// decoded in parallel: every document in key order, TextFrom resolved
+// over all of them, then sorted by ID and occurrence. TestLoadOrder
+// compares the parallel load with it.
+func sequentialLoad(t *testing.T, s *eventStore) []search.EventDocument {
+	t.Helper()
+	var docs []search.EventDocument
+	keyAt := map[string]int{}
+	type sharedText struct {
+		at   int
+		from string
+	}
+	var shared []sharedText
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(eventsBucket).ForEach(func(k, v []byte) error {
+			raw, err := snappy.Decode(nil, v)
+			if err != nil {
+				return err
+			}
+			d, from, err := decodeStored(raw)
+			if err != nil {
+				return err
+			}
+			if from != "" {
+				shared = append(shared, sharedText{len(docs), from})
+			} else if d.Occurrence != "" {
+				keyAt[string(k)] = len(docs)
+			}
+			docs = append(docs, d)
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range shared {
+		if j, ok := keyAt[s.from]; ok {
+			docs[s.at].Text = docs[j].Text
+		}
+	}
+	slices.SortFunc(docs, func(a, b search.EventDocument) int {
+		return cmp.Or(cmp.Compare(a.ID, b.ID), cmp.Compare(a.Occurrence, b.Occurrence))
+	})
+	return docs
+}
+
+// TestLoadOrder: the parallel load hands the index, in one call, the
+// documents a sequential read gives (same documents, same order: by ID
+// as numbers although bbolt orders the keys as text, occurrences of a
+// series together, shared text resolved), whatever the chunk size, also
+// when chunks end next to series whose occurrences share one stored text.
+func TestLoadOrder(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	f := searchtest.Generate(7, 60, 4, 3)
+	var docs []search.EventDocument
+	for i, d := range f.Events {
+		// IDs whose text order differs from their numeric order (9, 10,
+		// 100...) and every fourth event a series of 1 to 5 occurrences,
+		// one of them with a text of its own.
+		d.ID = []int64{9, 10, 100, 11, 2, 1000, 99, 101}[i%8] + int64(i/8)*10000
+		if i%4 == 0 {
+			occ := searchtest.Occurrences(d, 1+i%5, 86400)
+			if len(occ) > 2 {
+				occ[1].Text = map[string]search.Text{"en": {Title: fmt.Sprintf("own title %d", i)}}
+			}
+			docs = append(docs, occ...)
+			continue
+		}
+		docs = append(docs, d)
+	}
+	e := mustOpen(t, dir)
+	if err := e.IndexEvents(t.Context(), docs); err != nil {
+		t.Fatalf("IndexEvents: %v", err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, ok, err := openEventStore(filepath.Join(dir, "events.db"))
+	if err != nil || !ok {
+		t.Fatalf("openEventStore: %v, %v", ok, err)
+	}
+	defer s.close()
+	want := sequentialLoad(t, s)
+	if len(want) != len(docs) {
+		t.Fatalf("stored %d documents, want %d", len(want), len(docs))
+	}
+	t.Run("load", func(t *testing.T) {
+		calls := 0
+		var got []search.EventDocument
+		n, err := s.load(func(d []search.EventDocument) {
+			calls++
+			got = d
+		})
+		if err != nil || n != len(want) || calls != 1 {
+			t.Fatalf("load = %d, %v in %d calls; want %d in 1", n, err, calls, len(want))
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatal("load's documents differ from a sequential read's")
+		}
+	})
+	for _, size := range []int{1, 2, 3, 7, 1000} {
+		t.Run(fmt.Sprintf("chunks of %d", size), func(t *testing.T) {
+			err := s.db.View(func(tx *bolt.Tx) error {
+				var entries []loadEntry
+				err := tx.Bucket(eventsBucket).ForEach(func(k, v []byte) error {
+					id, occ, err := parseKey(k)
+					entries = append(entries, loadEntry{id: id, occ: occ, key: k, raw: v})
+					return err
+				})
+				if err != nil {
+					return err
+				}
+				slices.SortFunc(entries, func(a, b loadEntry) int {
+					return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.occ, b.occ))
+				})
+				got := make([]search.EventDocument, len(entries))
+				if err := decodeChunks(entries, got, size); err != nil {
+					return err
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("decodeChunks(%d)'s documents differ from a sequential read's", size)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestChunkByEvent: chunks of about the size asked, never splitting an
+// event's entries.
+func TestChunkByEvent(t *testing.T) {
+	t.Parallel()
+	ids := func(ids ...int64) []loadEntry {
+		out := make([]loadEntry, len(ids))
+		for i, id := range ids {
+			out[i].id = id
+		}
+		return out
+	}
+	tests := []struct {
+		name    string
+		entries []loadEntry
+		size    int
+		want    []int
+	}{
+		{"empty", nil, 4, []int{0}},
+		{"singles", ids(1, 2, 3, 4, 5), 2, []int{0, 2, 4, 5}},
+		{"a series across a boundary", ids(1, 2, 2, 2, 3, 4), 2, []int{0, 4, 6}},
+		{"a series longer than a chunk", ids(5, 5, 5, 5, 5), 2, []int{0, 5}},
+		{"size 0 as 1", ids(1, 2), 0, []int{0, 1, 2}},
+		{"one chunk", ids(1, 1, 2), 10, []int{0, 3}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := chunkByEvent(tt.entries, tt.size); !slices.Equal(got, tt.want) {
+				t.Errorf("chunkByEvent = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
