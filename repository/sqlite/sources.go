@@ -117,39 +117,8 @@ func (s *sourceStore) ListSources(ctx context.Context) ([]*repository.Source, er
 // another write came in between (then it starts over with a fresh read).
 // fn runs outside any transaction; an error from it aborts the update.
 func (s *sourceStore) UpdateSource(ctx context.Context, id int64, fn func(s *repository.Source) error) (*repository.Source, error) {
-	for {
-		src, err := s.GetSource(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		rev := src.Revision
-		if err := fn(src); err != nil {
-			return nil, err
-		}
-		src.ID, src.Revision = id, rev+1
-		doc, err := sourceDoc(src)
-		if err != nil {
-			return nil, err
-		}
-		var n int64
-		err = s.write(ctx, func(tx *writeTx) error {
-			res, err := tx.exec(`UPDATE sources SET rev = ?, doc = ? WHERE id = ? AND rev = ?`, src.Revision, doc, id, rev)
-			if err != nil {
-				return err
-			}
-			n, err = res.RowsAffected()
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-		if n == 1 {
-			return src, nil
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-	}
+	return updateRevDoc(ctx, s.conn, "sources", id, s.GetSource,
+		func(src *repository.Source) (*int64, *int64) { return &src.ID, &src.Revision }, sourceDoc, fn)
 }
 
 // DeleteSource removes the source and its runs in one transaction. The

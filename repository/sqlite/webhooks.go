@@ -87,23 +87,37 @@ func (s *webhookStore) ListWebhooks(ctx context.Context) ([]*repository.Webhook,
 // UpdateWebhook reads the endpoint, applies fn and writes it back unless
 // another write came in between (then it starts over).
 func (s *webhookStore) UpdateWebhook(ctx context.Context, id int64, fn func(w *repository.Webhook) error) (*repository.Webhook, error) {
+	return updateRevDoc(ctx, s.conn, "webhooks", id, s.GetWebhook,
+		func(w *repository.Webhook) (*int64, *int64) { return &w.ID, &w.Revision },
+		func(w *repository.Webhook) ([]byte, error) { return json.Marshal(webhookDoc(w)) }, fn)
+}
+
+// updateRevDoc is the read-modify-write of a document kept in a table of
+// (id, rev, doc) rows: it reads the document (get), applies fn, and writes
+// it back at the next revision only if the row still has the revision it
+// read, starting over otherwise. fields names the document's ID and
+// revision; encode makes the row's doc. fn runs outside any transaction;
+// an error from it aborts the update.
+func updateRevDoc[T any](ctx context.Context, c *conn, table string, id int64, get func(context.Context, int64) (*T, error),
+	fields func(*T) (id, rev *int64), encode func(*T) ([]byte, error), fn func(*T) error) (*T, error) {
 	for {
-		w, err := s.GetWebhook(ctx, id)
+		v, err := get(ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		rev := w.Revision
-		if err := fn(w); err != nil {
+		idp, revp := fields(v)
+		rev := *revp
+		if err := fn(v); err != nil {
 			return nil, err
 		}
-		w.ID, w.Revision = id, rev+1
-		doc, err := json.Marshal(webhookDoc(w))
+		*idp, *revp = id, rev+1
+		doc, err := encode(v)
 		if err != nil {
 			return nil, err
 		}
 		var n int64
-		err = s.write(ctx, func(tx *writeTx) error {
-			res, err := tx.exec(`UPDATE webhooks SET rev = ?, doc = ? WHERE id = ? AND rev = ?`, w.Revision, doc, id, rev)
+		err = c.write(ctx, func(tx *writeTx) error {
+			res, err := tx.exec(`UPDATE `+table+` SET rev = ?, doc = ? WHERE id = ? AND rev = ?`, rev+1, doc, id, rev)
 			if err != nil {
 				return err
 			}
@@ -114,7 +128,7 @@ func (s *webhookStore) UpdateWebhook(ctx context.Context, id int64, fn func(w *r
 			return nil, err
 		}
 		if n == 1 {
-			return w, nil
+			return v, nil
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
