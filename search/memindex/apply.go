@@ -3,6 +3,7 @@ package memindex
 import (
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
 
@@ -296,7 +297,7 @@ func (x *Index) load(preps []prepared) {
 	all := make([]entry, 0, len(x.slotOf)-x.nGrouped)
 	for _, slot := range x.slotOf {
 		if x.rows[slot].grp == nil {
-			all = append(all, x.rows[slot].e)
+			all = append(all, x.ents[slot])
 		}
 	}
 	slices.SortFunc(all, x.compare)
@@ -398,12 +399,12 @@ func (x *Index) allocate() uint32 {
 func (x *Index) link(slot uint32, p *prepared) {
 	d := p.d
 	r := row{
-		live: true, id: d.ID, occ: d.Occurrence, pub: d.PublishDate, parent: d.ParentID, status: d.Status,
-		e: entry{start: d.Start, end: d.End, slot: slot, point: -1, status: x.statusCode(d.Status), flags: p.flags},
+		live: true, id: d.ID, occ: d.Occurrence, pub: d.PublishDate, parent: d.ParentID,
+		status: x.name(d.Status), eventStatus: x.name(d.EventStatusOf()),
 	}
-	r.eventStatus = d.EventStatusOf()
+	e := entry{start: d.Start, end: d.End, slot: slot, point: -1, status: x.statusCode(d.Status), flags: p.flags}
 	if d.Occurrence != "" {
-		r.e.series = x.seriesNumber(d.ID)
+		e.series = x.seriesNumber(d.ID)
 	}
 	var like *row
 	if p.shares {
@@ -412,18 +413,33 @@ func (x *Index) link(slot uint32, p *prepared) {
 		}
 	}
 	lists := [numLists][]int64{d.CategoryIDs, d.TagIDs, d.VenueIDs, d.OrganizerIDs}
+	n := 0
 	for l, values := range lists {
-		if like != nil && slices.Equal(like.lists[l], values) {
-			r.lists[l] = like.lists[l] // an occurrence: the series' lists
-		} else {
-			r.lists[l] = slices.Clone(values)
+		n += len(values)
+		if l < numLists-1 {
+			r.ends[l] = uint32(n)
+		}
+	}
+	if like != nil && like.ends == r.ends && func() bool {
+		for l, values := range lists {
+			if !slices.Equal(like.list(l), values) {
+				return false
+			}
+		}
+		return true
+	}() {
+		r.lists = like.lists // an occurrence: the series' lists
+	} else if n > 0 {
+		r.lists = make([]int64, 0, n)
+		for _, values := range lists {
+			r.lists = append(r.lists, values...)
 		}
 	}
 	if d.HasGeo && d.Geo != nil {
-		r.e.point = x.addPoint(*d.Geo)
+		e.point = x.addPoint(*d.Geo)
 	}
-	for l, values := range r.lists {
-		for _, v := range values {
+	for l := range numLists {
+		for _, v := range r.list(l) {
 			b := x.lists[l][v]
 			if b == nil {
 				b = roaring.New()
@@ -448,7 +464,7 @@ func (x *Index) link(slot uint32, p *prepared) {
 			a.Add(slot)
 		}
 		x.rows[slot] = r
-		x.ents[slot] = r.e
+		x.ents[slot] = e
 		return
 	}
 	r.words = make([]wordRef, 0, p.words)
@@ -471,7 +487,19 @@ func (x *Index) link(slot uint32, p *prepared) {
 		r.words = v.add(r.words, slot, t.body, false, built)
 	}
 	x.rows[slot] = r
-	x.ents[slot] = r.e
+	x.ents[slot] = e
+}
+
+// name returns the number of s in names, numbering it when new.
+func (x *Index) name(s string) uint32 {
+	if c, ok := x.nameOf[s]; ok {
+		return c
+	}
+	c := uint32(len(x.names))
+	s = strings.Clone(s)
+	x.names = append(x.names, s)
+	x.nameOf[s] = c
+	return c
 }
 
 // seriesNumber returns the number of series id, giving it one.
@@ -524,8 +552,8 @@ func (x *Index) unlink(slot uint32) {
 	for _, a := range r.aliases {
 		a.Remove(slot)
 	}
-	for l, values := range r.lists {
-		for _, v := range values {
+	for l := range numLists {
+		for _, v := range r.list(l) {
 			if b := x.lists[l][v]; b != nil {
 				b.Remove(slot)
 				if b.IsEmpty() {
@@ -534,7 +562,7 @@ func (x *Index) unlink(slot uint32) {
 			}
 		}
 	}
-	if i := r.e.point; i >= 0 {
+	if i := x.ents[slot].point; i >= 0 {
 		if x.points[i].refs--; x.points[i].refs == 0 {
 			if x.pointOf[x.points[i].p] == i {
 				delete(x.pointOf, x.points[i].p)

@@ -21,7 +21,7 @@ import (
 // place puts the entry of the row at slot in its group g, or, when g is
 // nil, in the date order. The caller holds mu.
 func (x *Index) place(slot uint32, g *group) {
-	e := x.rows[slot].e
+	e := x.ents[slot]
 	if g == nil {
 		x.order.insert(x, e)
 		x.facets.add(x, slot, &e)
@@ -47,14 +47,15 @@ func (x *Index) unplace(slot uint32) {
 	r := &x.rows[slot]
 	g := r.grp
 	if g == nil {
-		x.order.remove(x, r.e)
-		x.facets.remove(x, slot, &r.e)
+		e := x.ents[slot]
+		x.order.remove(x, e)
+		x.facets.remove(x, slot, &e)
 		return
 	}
 	r.grp = nil
 	x.grouped.Remove(slot)
 	x.nGrouped--
-	switch i := sort.Search(len(g.occ), func(i int) bool { return x.compare(g.occ[i], r.e) >= 0 }); {
+	switch i := sort.Search(len(g.occ), func(i int) bool { return x.compare(g.occ[i], x.ents[slot]) >= 0 }); {
 	case i == 0 && len(g.occ) > 0 && g.occ[0].slot == slot:
 		// The first: a series rewritten (in the date order) leaves its
 		// old group from the front, so no member moves.

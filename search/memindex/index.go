@@ -132,6 +132,10 @@ type Index struct {
 	// statuses numbers the statuses seen (codes 1 to maxStatusCode); a
 	// status seen after those gets code 0 and is compared by name.
 	statuses map[string]uint8
+	// names holds the distinct statuses and event statuses of the rows
+	// (row.status, row.eventStatus), numbered by nameOf.
+	names  []string
+	nameOf map[string]uint32
 	// points holds the distinct geo points; pointOf finds one.
 	points  []point
 	pointOf map[search.GeoPoint]int32
@@ -179,26 +183,43 @@ func keyOf(d *search.EventDocument) docKey { return docKey{d.ID, d.Occurrence} }
 // their text and visibility share the slices words, aliases and lists
 // (read only once linked), so an occurrence costs its postings and its
 // row, not another copy of the series' word list.
+//
+// The row is kept small (its size is pinned by TestRowSize), since every
+// document has one: its entry is in Index.ents only, its statuses are
+// numbers of Index.names, and its lists are one slice.
 type row struct {
-	live   bool
 	id     int64
-	occ    string
 	pub    int64
 	parent int64
-	status string
-	// eventStatus is the document's EventStatus.
-	eventStatus string
-	// lists holds the event's values of each list filter.
-	lists [numLists][]int64
+	occ    string
+	// lists holds the event's values of every list filter, those of list
+	// l at lists[ends[l-1]:ends[l]] (see list; the last list ends at the
+	// end).
+	lists []int64
 	// words lists the word entries whose bitmaps hold this row, and
 	// aliases the alias bitmaps, so that a replaced or removed event leaves
 	// no posting behind.
 	words   []wordRef
 	aliases []*roaring.Bitmap
-	// e is the event's entry in the date order.
-	e entry
 	// grp is the group that holds the entry (nil: the date order does).
-	grp *group
+	grp  *group
+	ends [numLists - 1]uint32
+	// status and eventStatus (the document's EventStatus) are numbers of
+	// Index.names.
+	status, eventStatus uint32
+	live                bool
+}
+
+// list returns the row's values of list filter l.
+func (r *row) list(l int) []int64 {
+	lo, hi := uint32(0), uint32(len(r.lists))
+	if l > 0 {
+		lo = r.ends[l-1]
+	}
+	if l < numLists-1 {
+		hi = r.ends[l]
+	}
+	return r.lists[lo:hi]
 }
 
 // group is the occurrences of one series that differ in their dates
@@ -364,7 +385,7 @@ var preparedHook func()
 // New returns an empty index.
 func New() *Index {
 	x := &Index{
-		slotOf: map[docKey]uint32{}, byID: map[int64][]uint32{}, seriesOf: map[int64]uint32{}, statuses: map[string]uint8{},
+		slotOf: map[docKey]uint32{}, byID: map[int64][]uint32{}, seriesOf: map[int64]uint32{}, statuses: map[string]uint8{}, nameOf: map[string]uint32{},
 		pointOf: map[search.GeoPoint]int32{}, langs: map[string]*language{}, reps: roaring.New(), grouped: roaring.New(),
 		facets: newFacetIndex(),
 	}

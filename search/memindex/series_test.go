@@ -274,7 +274,7 @@ func rankedReference(x *Index, docs []search.EventDocument, q search.EventQuery)
 	for i, id := range all.IDs {
 		occ := all.Occurrence(i)
 		slot := x.slotOf[docKey{id, occ}]
-		date := x.rows[slot].e.start
+		date := x.ents[slot].start
 		if q.Sort == search.ByPublishDate {
 			date = x.rows[slot].pub
 		}
