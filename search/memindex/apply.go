@@ -345,7 +345,7 @@ func (x *Index) removeSlots(slots []uint32) {
 			x.free = append(x.free, slot)
 		}
 		for id := range touched {
-			if rest := slices.DeleteFunc(x.byID[id], func(s uint32) bool { return !x.rows[s].live }); len(rest) > 0 {
+			if rest := slices.DeleteFunc(x.byID[id], func(s uint32) bool { return !x.rows[s].isLive() }); len(rest) > 0 {
 				x.byID[id] = rest
 			} else {
 				delete(x.byID, id)
@@ -398,18 +398,21 @@ func (x *Index) allocate() uint32 {
 // bitmaps and points.
 func (x *Index) link(slot uint32, p *prepared) {
 	d := p.d
-	r := row{
-		live: true, id: d.ID, occ: d.Occurrence, pub: d.PublishDate, parent: d.ParentID,
-		status: x.name(d.Status), eventStatus: x.name(d.EventStatusOf()),
+	r := &rowBody{
+		pub: d.PublishDate, parent: d.ParentID, status: x.name(d.Status), eventStatus: x.name(d.EventStatusOf()),
 	}
 	e := entry{start: d.Start, end: d.End, slot: slot, point: -1, status: x.statusCode(d.Status), flags: p.flags}
 	if d.Occurrence != "" {
 		e.series = x.seriesNumber(d.ID)
 	}
-	var like *row
-	if p.shares {
-		if s, ok := x.slotOf[p.like]; ok && x.rows[s].live && x.rows[s].id == d.ID {
-			like = &x.rows[s]
+	var like *rowBody
+	if p.grp != nil && p.grp.body != nil {
+		// A member of a group: the same text, visibility and lists as the
+		// group's first member, whatever came between them.
+		like = p.grp.body
+	} else if p.shares {
+		if s, ok := x.slotOf[p.like]; ok && x.rows[s].isLive() && x.rows[s].id == d.ID {
+			like = x.rows[s].rowBody
 		}
 	}
 	lists := [numLists][]int64{d.CategoryIDs, d.TagIDs, d.VenueIDs, d.OrganizerIDs}
@@ -463,7 +466,13 @@ func (x *Index) link(slot uint32, p *prepared) {
 		for _, a := range r.aliases {
 			a.Add(slot)
 		}
-		x.rows[slot] = r
+		if r.same(like) {
+			r = like // an occurrence that differs in its dates only
+		}
+		if p.grp != nil && p.grp.body == nil {
+			p.grp.body = r
+		}
+		x.rows[slot] = row{id: d.ID, occ: d.Occurrence, rowBody: r}
 		x.ents[slot] = e
 		return
 	}
@@ -486,8 +495,24 @@ func (x *Index) link(slot uint32, p *prepared) {
 		r.words = v.add(r.words, slot, t.title, true, built)
 		r.words = v.add(r.words, slot, t.body, false, built)
 	}
-	x.rows[slot] = r
+	if p.grp != nil && p.grp.body == nil {
+		p.grp.body = r
+	}
+	x.rows[slot] = row{id: d.ID, occ: d.Occurrence, rowBody: r}
 	x.ents[slot] = e
+}
+
+// same reports whether b and c hold the same: equal numbers and the same
+// slices (shared, not copies).
+func (b *rowBody) same(c *rowBody) bool {
+	return b.pub == c.pub && b.parent == c.parent && b.ends == c.ends && b.status == c.status && b.eventStatus == c.eventStatus &&
+		sameSlice(b.lists, c.lists) && sameSlice(b.words, c.words) && sameSlice(b.aliases, c.aliases)
+}
+
+// sameSlice reports whether a and b are the same slice: the same length
+// and, when not empty, the same first element.
+func sameSlice[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // name returns the number of s in names, numbering it when new.

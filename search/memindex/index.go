@@ -179,19 +179,34 @@ type docKey struct {
 func keyOf(d *search.EventDocument) docKey { return docKey{d.ID, d.Occurrence} }
 
 // row is one document (a single event or one occurrence of a series):
-// what the entry does not hold. The occurrences of a series that share
-// their text and visibility share the slices words, aliases and lists
-// (read only once linked), so an occurrence costs its postings and its
-// row, not another copy of the series' word list.
+// what the entry does not hold. Its ID and occurrence key are its own;
+// the rest is in its body, which the occurrences of a series that differ
+// only in their dates share (read only once linked), so such an
+// occurrence costs its row (40 bytes), its entry, its postings and its
+// keys, not another copy of the series' body. Occurrences that share
+// their text and visibility but not the rest share the body's words,
+// aliases and lists.
 //
-// The row is kept small (its size is pinned by TestRowSize), since every
-// document has one: its entry is in Index.ents only, its statuses are
-// numbers of Index.names, and its lists are one slice.
+// The row and body are kept small (their sizes are pinned by
+// TestRowSize), since every document has them: the entry is in
+// Index.ents only, the statuses are numbers of Index.names, and the lists
+// are one slice.
 type row struct {
-	id     int64
+	id  int64
+	occ string
+	// rowBody is nil for a free slot.
+	*rowBody
+	// grp is the group that holds the entry (nil: the date order does).
+	grp *group
+}
+
+// isLive reports whether the row holds a document (its slot is not free).
+func (r *row) isLive() bool { return r.rowBody != nil }
+
+// rowBody is what a row holds beside its ID and occurrence key.
+type rowBody struct {
 	pub    int64
 	parent int64
-	occ    string
 	// lists holds the event's values of every list filter, those of list
 	// l at lists[ends[l-1]:ends[l]] (see list; the last list ends at the
 	// end).
@@ -201,17 +216,14 @@ type row struct {
 	// no posting behind.
 	words   []wordRef
 	aliases []*roaring.Bitmap
-	// grp is the group that holds the entry (nil: the date order does).
-	grp  *group
-	ends [numLists - 1]uint32
+	ends    [numLists - 1]uint32
 	// status and eventStatus (the document's EventStatus) are numbers of
 	// Index.names.
 	status, eventStatus uint32
-	live                bool
 }
 
 // list returns the row's values of list filter l.
-func (r *row) list(l int) []int64 {
+func (r *rowBody) list(l int) []int64 {
 	lo, hi := uint32(0), uint32(len(r.lists))
 	if l > 0 {
 		lo = r.ends[l-1]
@@ -241,6 +253,9 @@ type group struct {
 	occ []entry
 	// at is the group's index in Index.groups, -1 while not installed.
 	at int
+	// body is the row body its members share (nil until the first is
+	// linked).
+	body *rowBody
 }
 
 // groupHead is what a query reads of a group to decide it and, most
