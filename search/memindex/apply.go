@@ -190,14 +190,13 @@ func (x *Index) linkChunk(chunk []prepared, merges []merged, slots []uint32, bui
 	for i := range chunk {
 		p := &chunk[i]
 		k := keyOf(p.d)
-		slot, ok := x.slotOf[k]
+		slot, ok := x.slotOf(k)
 		if ok {
 			x.unplace(slot)
 			x.unlink(slot)
 		} else {
 			slot = x.take(slots[i])
-			x.slotOf[k] = slot
-			x.byID[k.id] = append(x.byID[k.id], slot)
+			x.addDoc(k, slot)
 		}
 		x.link(slot, p)
 		x.place(slot, p.grp)
@@ -272,7 +271,7 @@ func (x *Index) load(preps []prepared) {
 	for i := range preps {
 		p := &preps[i]
 		k := keyOf(p.d)
-		slot, ok := x.slotOf[k]
+		slot, ok := x.slotOf(k)
 		if ok {
 			// A repeated key: the later document wins.
 			if x.rows[slot].grp != nil {
@@ -281,8 +280,7 @@ func (x *Index) load(preps []prepared) {
 			x.unlink(slot)
 		} else {
 			slot = x.allocate()
-			x.slotOf[k] = slot
-			x.byID[k.id] = append(x.byID[k.id], slot)
+			x.addDoc(k, slot)
 		}
 		x.link(slot, p)
 		if p.grp != nil {
@@ -294,10 +292,12 @@ func (x *Index) load(preps []prepared) {
 			v.merge()
 		}
 	}
-	all := make([]entry, 0, len(x.slotOf)-x.nGrouped)
-	for _, slot := range x.slotOf {
-		if x.rows[slot].grp == nil {
-			all = append(all, x.ents[slot])
+	all := make([]entry, 0, x.docs-x.nGrouped)
+	for _, slots := range x.byID {
+		for _, slot := range slots {
+			if x.rows[slot].grp == nil {
+				all = append(all, x.ents[slot])
+			}
 		}
 	}
 	slices.SortFunc(all, x.compare)
@@ -338,7 +338,7 @@ func (x *Index) removeSlots(slots []uint32) {
 			words += len(r.words)
 			x.unplace(slot)
 			x.unlink(slot)
-			delete(x.slotOf, docKey{r.id, r.occ})
+			x.docs--
 			touched[r.id] = struct{}{}
 			x.rows[slot] = row{}
 			x.ents[slot] = entry{}
@@ -411,7 +411,7 @@ func (x *Index) link(slot uint32, p *prepared) {
 		// group's first member, whatever came between them.
 		like = p.grp.body
 	} else if p.shares {
-		if s, ok := x.slotOf[p.like]; ok && x.rows[s].isLive() && x.rows[s].id == d.ID {
+		if s, ok := x.slotOf(p.like); ok && x.rows[s].isLive() && x.rows[s].id == d.ID {
 			like = x.rows[s].rowBody
 		}
 	}

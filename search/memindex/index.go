@@ -72,6 +72,8 @@
 package memindex
 
 import (
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -99,11 +101,12 @@ type Index struct {
 	// bitmap (in slot order) are checked reading it in order, where the
 	// rows would be read at random.
 	ents []entry
-	// slotOf maps a document (an event ID and occurrence key) to its
-	// slot; byID holds the slots of each event ID (one for a single event,
-	// one per occurrence for a series).
-	slotOf map[docKey]uint32
-	byID   map[int64][]uint32
+	// byID holds the slots of each event ID (one for a single event,
+	// one per occurrence for a series), in the order of their occurrence
+	// keys, so that slotOf finds a document by binary search (a map by
+	// document key cost about 64 bytes a document); docs counts them.
+	byID map[int64][]uint32
+	docs int
 	// seriesOf numbers the events that have occurrences (1, 2, ...; see
 	// entry.series), reusing the numbers of series that left
 	// (seriesFree); seriesMax is the highest number given.
@@ -400,7 +403,7 @@ var preparedHook func()
 // New returns an empty index.
 func New() *Index {
 	x := &Index{
-		slotOf: map[docKey]uint32{}, byID: map[int64][]uint32{}, seriesOf: map[int64]uint32{}, statuses: map[string]uint8{}, nameOf: map[string]uint32{},
+		byID: map[int64][]uint32{}, seriesOf: map[int64]uint32{}, statuses: map[string]uint8{}, nameOf: map[string]uint32{},
 		pointOf: map[search.GeoPoint]int32{}, langs: map[string]*language{}, reps: roaring.New(), grouped: roaring.New(),
 		facets: newFacetIndex(),
 	}
@@ -416,7 +419,36 @@ func New() *Index {
 func (x *Index) Count() int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return len(x.slotOf)
+	return x.docs
+}
+
+// slotOf returns the slot of document k, if the index holds it.
+func (x *Index) slotOf(k docKey) (uint32, bool) {
+	slots := x.byID[k.id]
+	if i, ok := x.occIndex(slots, k.occ); ok {
+		return slots[i], true
+	}
+	return 0, false
+}
+
+// occIndex finds occurrence key occ among slots (in the order of their
+// rows' keys, as byID holds them): its index, or where it would go.
+func (x *Index) occIndex(slots []uint32, occ string) (int, bool) {
+	if len(slots) == 1 { // a single event, most often
+		if c := strings.Compare(x.rows[slots[0]].occ, occ); c != 0 {
+			return max(0, -c), false
+		}
+		return 0, true
+	}
+	return slices.BinarySearchFunc(slots, occ, func(s uint32, occ string) int { return strings.Compare(x.rows[s].occ, occ) })
+}
+
+// addDoc records slot (whose row is not linked yet) as document k's.
+func (x *Index) addDoc(k docKey, slot uint32) {
+	slots := x.byID[k.id]
+	i, _ := x.occIndex(slots, k.occ)
+	x.byID[k.id] = slices.Insert(slots, i, slot)
+	x.docs++
 }
 
 // Keys returns the document keys (search.DocumentKey) of every document

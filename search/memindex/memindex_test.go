@@ -537,8 +537,8 @@ func TestSortFirst(t *testing.T) {
 	}
 	x.Apply(docs)
 	var all []uint32
-	for _, slot := range x.slotOf {
-		all = append(all, slot)
+	for _, slots := range x.byID {
+		all = append(all, slots...)
 	}
 	want := slices.Clone(all)
 	slices.SortFunc(want, func(a, b uint32) int { return x.compare(x.ents[a], x.ents[b]) })

@@ -111,7 +111,7 @@ func TestOccurrencesShareTheirBody(t *testing.T) {
 			x.Apply(tt.docs)
 			bodies := map[*rowBody]bool{}
 			for i, d := range tt.docs {
-				slot, ok := x.slotOf[docKey{d.ID, d.Occurrence}]
+				slot, ok := x.slotOf(docKey{d.ID, d.Occurrence})
 				if !ok {
 					t.Fatalf("document %d not indexed", i)
 				}

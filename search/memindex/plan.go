@@ -199,7 +199,7 @@ func (p *plan) each(x *Index, ordered int, fn func(e *entry), skip func(n int) b
 	// read counts the entries and candidates read (Index.visited).
 	read := 0
 	defer func() { x.visited.Add(uint64(read)) }()
-	if p.cands != nil && p.cands.GetCardinality()*sparse < uint64(len(x.slotOf)-x.nGrouped) {
+	if p.cands != nil && p.cands.GetCardinality()*sparse < uint64(x.docs-x.nGrouped) {
 		cands := p.cands.ToArray()
 		read += len(cands)
 		cands = slices.DeleteFunc(cands, func(slot uint32) bool { return !p.passes(x, &x.ents[slot]) })

@@ -47,7 +47,7 @@ func (x *wordIndex) build(chunk []prepared) ([]uint32, map[builtKey]*word) {
 	for i := range chunk {
 		p := &chunk[i]
 		k := keyOf(p.d)
-		slot, ok := x.slotOf[k]
+		slot, ok := x.slotOf(k)
 		if !ok {
 			if slot, ok = assigned[k]; !ok {
 				if free > 0 {
