@@ -454,14 +454,15 @@ func (x *Index) link(slot uint32, p *prepared) {
 	if like != nil {
 		// An occurrence with its series' text: the same words, so the
 		// same postings, in the same vocabularies (like holds them).
-		r.words, r.aliases = like.words, like.aliases
-		for _, ref := range r.words {
-			b := &ref.w.body
-			if ref.title {
-				b = &ref.w.title
+		r.words, r.nTitle, r.aliases = like.words, like.nTitle, like.aliases
+		for i, w := range r.words {
+			title := i < int(r.nTitle)
+			b := &w.body
+			if title {
+				b = &w.title
 			}
 			(*b).Add(slot)
-			ref.w.vocab.joinPrefixes(ref.w.text, slot, ref.title)
+			w.vocab.joinPrefixes(w.text, slot, title)
 		}
 		for _, a := range r.aliases {
 			a.Add(slot)
@@ -476,24 +477,29 @@ func (x *Index) link(slot uint32, p *prepared) {
 		x.ents[slot] = e
 		return
 	}
-	r.words = make([]wordRef, 0, p.words)
-	for _, t := range p.texts {
-		if t.aliasOf != "" {
-			l := x.language(t.lang)
-			a := l.aliases[t.aliasOf]
-			if a == nil {
-				a = roaring.New()
-				l.aliases[t.aliasOf] = a
+	r.aliases = x.aliasSet(p.texts)
+	for _, a := range r.aliases {
+		a.Add(slot)
+	}
+	// The title words of every language, then the body words.
+	r.words = make([]*word, 0, p.words)
+	for _, title := range []bool{true, false} {
+		for _, t := range p.texts {
+			if t.aliasOf != "" {
+				continue
 			}
-			a.Add(slot)
-			r.aliases = append(r.aliases, a)
-			continue
+			vis := p.visibility()
+			v := x.vocabulary(t.lang, vis)
+			built := func(w string) *word { return x.built[builtKey{t.lang, vis, w}] }
+			words := t.body
+			if title {
+				words = t.title
+			}
+			r.words = v.add(r.words, slot, words, title, built)
 		}
-		vis := p.visibility()
-		v := x.vocabulary(t.lang, vis)
-		built := func(w string) *word { return x.built[builtKey{t.lang, vis, w}] }
-		r.words = v.add(r.words, slot, t.title, true, built)
-		r.words = v.add(r.words, slot, t.body, false, built)
+		if title {
+			r.nTitle = uint32(len(r.words))
+		}
 	}
 	if p.grp != nil && p.grp.body == nil {
 		p.grp.body = r
@@ -505,7 +511,7 @@ func (x *Index) link(slot uint32, p *prepared) {
 // same reports whether b and c hold the same: equal numbers and the same
 // slices (shared, not copies).
 func (b *rowBody) same(c *rowBody) bool {
-	return b.pub == c.pub && b.parent == c.parent && b.ends == c.ends && b.status == c.status && b.eventStatus == c.eventStatus &&
+	return b.pub == c.pub && b.parent == c.parent && b.ends == c.ends && b.status == c.status && b.eventStatus == c.eventStatus && b.nTitle == c.nTitle &&
 		sameSlice(b.lists, c.lists) && sameSlice(b.words, c.words) && sameSlice(b.aliases, c.aliases)
 }
 
@@ -513,6 +519,41 @@ func (b *rowBody) same(c *rowBody) bool {
 // and, when not empty, the same first element.
 func sameSlice[T any](a, b []T) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// aliasSet returns the alias bitmaps of the texts that are another
+// language's (see language.aliases), creating those missing: one slice
+// for every row with the same aliases (most rows have the same), which
+// the rows share (read only; an alias bitmap, once created, stays).
+func (x *Index) aliasSet(texts []preparedText) []*roaring.Bitmap {
+	var key []byte
+	for _, t := range texts {
+		if t.aliasOf != "" {
+			key = append(append(append(append(key, t.lang...), 0), t.aliasOf...), 0)
+		}
+	}
+	if len(key) == 0 {
+		return nil
+	}
+	if set, ok := x.aliasSets[string(key)]; ok {
+		return set
+	}
+	var set []*roaring.Bitmap
+	for _, t := range texts {
+		if t.aliasOf == "" {
+			continue
+		}
+		l := x.language(t.lang)
+		a := l.aliases[t.aliasOf]
+		if a == nil {
+			a = roaring.New()
+			l.aliases[t.aliasOf] = a
+		}
+		set = append(set, a)
+	}
+	set = slices.Clip(set)
+	x.aliasSets[string(key)] = set
+	return set
 }
 
 // name returns the number of s in names, numbering it when new.
@@ -560,11 +601,11 @@ func (x *Index) statusCode(s string) uint8 {
 // row holds any more leaves its vocabulary.
 func (x *Index) unlink(slot uint32) {
 	r := &x.rows[slot]
-	for _, ref := range r.words {
-		e := ref.w
-		e.vocab.leavePrefixes(e.text, slot, ref.title)
+	for i, e := range r.words {
+		title := i < int(r.nTitle)
+		e.vocab.leavePrefixes(e.text, slot, title)
 		b := &e.body
-		if ref.title {
+		if title {
 			b = &e.title
 		}
 		if (*b).Remove(slot); (*b).IsEmpty() {

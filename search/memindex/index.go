@@ -143,6 +143,8 @@ type Index struct {
 	points  []point
 	pointOf map[search.GeoPoint]int32
 	freePts []int32
+	// aliasSets holds the distinct alias lists of the rows (see aliasSet).
+	aliasSets map[string][]*roaring.Bitmap
 	// langs holds the words of each language's text.
 	langs map[string]*language
 	// built holds, while a writer links a chunk, the words it built
@@ -214,11 +216,13 @@ type rowBody struct {
 	// l at lists[ends[l-1]:ends[l]] (see list; the last list ends at the
 	// end).
 	lists []int64
-	// words lists the word entries whose bitmaps hold this row, and
-	// aliases the alias bitmaps, so that a replaced or removed event leaves
-	// no posting behind.
-	words   []wordRef
+	// words lists the word entries whose bitmaps hold this row, those
+	// whose title bitmaps first (nTitle of them), then those whose body
+	// bitmaps; aliases lists the alias bitmaps (see Index.aliasSet). So a
+	// replaced or removed event leaves no posting behind.
+	words   []*word
 	aliases []*roaring.Bitmap
+	nTitle  uint32
 	ends    [numLists - 1]uint32
 	// status and eventStatus (the document's EventStatus) are numbers of
 	// Index.names.
@@ -314,13 +318,6 @@ type point struct {
 	refs int
 }
 
-// wordRef is one posting of a row: a word entry and the part of the text
-// (title or body) it occurs in.
-type wordRef struct {
-	w     *word
-	title bool
-}
-
 // word is one distinct word of one language's text, with the rows whose
 // title and whose description or excerpt hold it (nil: none).
 type word struct {
@@ -403,7 +400,7 @@ var preparedHook func()
 // New returns an empty index.
 func New() *Index {
 	x := &Index{
-		byID: map[int64][]uint32{}, seriesOf: map[int64]uint32{}, statuses: map[string]uint8{}, nameOf: map[string]uint32{},
+		byID: map[int64][]uint32{}, seriesOf: map[int64]uint32{}, statuses: map[string]uint8{}, nameOf: map[string]uint32{}, aliasSets: map[string][]*roaring.Bitmap{},
 		pointOf: map[search.GeoPoint]int32{}, langs: map[string]*language{}, reps: roaring.New(), grouped: roaring.New(),
 		facets: newFacetIndex(),
 	}
