@@ -33,9 +33,9 @@ func (x *Index) place(slot uint32, g *group) {
 		x.heads = append(x.heads, groupHead{})
 		x.reps.Add(slot)
 	}
-	i := sort.Search(len(g.occ), func(i int) bool { return x.compare(g.occ[i], e) >= 0 })
-	g.occ = slices.Insert(g.occ, i, e)
-	x.heads[g.at] = g.head()
+	i := sort.Search(len(g.occ), func(i int) bool { return x.compare(x.ents[g.occ[i]], e) >= 0 })
+	g.occ = slices.Insert(g.occ, i, slot)
+	x.heads[g.at] = g.head(x)
 	x.rows[slot].grp = g
 	x.grouped.Add(slot)
 	x.nGrouped++
@@ -55,18 +55,18 @@ func (x *Index) unplace(slot uint32) {
 	r.grp = nil
 	x.grouped.Remove(slot)
 	x.nGrouped--
-	switch i := sort.Search(len(g.occ), func(i int) bool { return x.compare(g.occ[i], x.ents[slot]) >= 0 }); {
-	case i == 0 && len(g.occ) > 0 && g.occ[0].slot == slot:
+	switch i := sort.Search(len(g.occ), func(i int) bool { return x.compare(x.ents[g.occ[i]], x.ents[slot]) >= 0 }); {
+	case i == 0 && len(g.occ) > 0 && g.occ[0] == slot:
 		// The first: a series rewritten (in the date order) leaves its
 		// old group from the front, so no member moves.
 		g.occ = g.occ[1:]
-	case i < len(g.occ) && g.occ[i].slot == slot:
+	case i < len(g.occ) && g.occ[i] == slot:
 		g.occ = slices.Delete(g.occ, i, i+1)
 	}
 	if g.rep == slot {
 		x.reps.Remove(slot)
 		if len(g.occ) > 0 {
-			g.rep = g.occ[0].slot
+			g.rep = g.occ[0]
 			x.reps.Add(g.rep)
 		}
 	}
@@ -78,7 +78,7 @@ func (x *Index) unplace(slot uint32) {
 		g.at = -1
 		return
 	}
-	x.heads[g.at] = g.head()
+	x.heads[g.at] = g.head(x)
 }
 
 // groupsOf returns, for each document of docs, the new group it joins
@@ -171,7 +171,7 @@ func (x *Index) compareHits(a, b *groupHit) int {
 	if c := cmp.Compare(a.start, b.start); c != 0 {
 		return c
 	}
-	return x.compare(a.g.occ[a.lo], b.g.occ[b.lo])
+	return x.compare(x.ents[a.g.occ[a.lo]], x.ents[b.g.occ[b.lo]])
 }
 
 // groups decides the groups: those whose representative passes every
@@ -191,10 +191,10 @@ func (p *plan) groups(x *Index) []groupHit {
 			return
 		}
 		g := x.groups[i]
-		if rest && !p.passesRest(x, &g.occ[0]) { // every member has the representative's statuses and parent
+		if rest && !p.passesRest(x, &x.ents[g.occ[0]]) { // every member has the representative's statuses and parent
 			return
 		}
-		if lo, hi, start := p.span(g, h); lo < hi {
+		if lo, hi, start := p.span(x, g, h); lo < hi {
 			out = append(out, groupHit{g: g, lo: lo, hi: hi, start: start, series: h.series})
 		}
 	}
@@ -222,7 +222,7 @@ func (p *plan) groups(x *Index) []groupHit {
 // and the start of member lo: a member's end is its start plus g.dur, so
 // the bounds on the end are bounds on the start. The members are read
 // only when the bounds cut the group (its head says).
-func (p *plan) span(g *group, h *groupHead) (int, int, int64) {
+func (p *plan) span(x *Index, g *group, h *groupHead) (int, int, int64) {
 	lo, hi := p.startMin, p.startMax
 	if p.endMin != math.MinInt64 {
 		if b := p.endMin - h.dur; b <= p.endMin { // else below int64: no bound
@@ -242,18 +242,18 @@ func (p *plan) span(g *group, h *groupHead) (int, int, int64) {
 	if lo <= h.first && h.last <= hi {
 		return 0, int(h.n), h.first
 	}
-	occ := g.occ
+	occ, ents := g.occ, x.ents
 	i, j := 0, len(occ)
 	if h.first < lo {
-		i = sort.Search(len(occ), func(i int) bool { return occ[i].start >= lo })
+		i = sort.Search(len(occ), func(i int) bool { return ents[occ[i]].start >= lo })
 	}
 	if h.last > hi {
-		j = i + sort.Search(len(occ)-i, func(k int) bool { return occ[i+k].start > hi })
+		j = i + sort.Search(len(occ)-i, func(k int) bool { return ents[occ[i+k]].start > hi })
 	}
 	if i >= j {
 		return 0, 0, 0
 	}
-	return i, j, occ[i].start
+	return i, j, ents[occ[i]].start
 }
 
 // cursors is a heap of groups' members in the date order: each group hit
@@ -289,17 +289,17 @@ func (x *Index) before(e entry, h *groupHit) bool {
 	if e.start != h.start {
 		return e.start < h.start
 	}
-	return x.compare(e, h.g.occ[h.lo]) < 0
+	return x.compare(e, x.ents[h.g.occ[h.lo]]) < 0
 }
 
 // pop takes the first member of the heap (Len > 0) and returns its slot.
 func (c *cursors) pop() uint32 {
 	h := &c.hs[0]
-	slot := h.g.occ[h.lo].slot
+	slot := h.g.occ[h.lo]
 	if h.lo++; h.lo == h.hi {
 		heap.Pop(c)
 	} else {
-		h.start = h.g.occ[h.lo].start
+		h.start = c.x.ents[h.g.occ[h.lo]].start
 		heap.Fix(c, 0)
 	}
 	return slot

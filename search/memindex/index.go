@@ -256,8 +256,9 @@ type group struct {
 	series uint32
 	rep    uint32
 	dur    int64
-	// occ holds the members' entries in the date order's order.
-	occ []entry
+	// occ holds the members' slots in the date order's order (their
+	// entries are in Index.ents: a member costs its slot here).
+	occ []uint32
 	// at is the group's index in Index.groups, -1 while not installed.
 	at int
 	// body is the row body its members share (nil until the first is
@@ -282,9 +283,9 @@ type groupHead struct {
 }
 
 // head returns the head of g (installed) from its members.
-func (g *group) head() groupHead {
-	e := &g.occ[0]
-	return groupHead{first: e.start, last: g.occ[len(g.occ)-1].start, dur: g.dur, n: int32(len(g.occ)),
+func (g *group) head(x *Index) groupHead {
+	e := &x.ents[g.occ[0]]
+	return groupHead{first: e.start, last: x.ents[g.occ[len(g.occ)-1]].start, dur: g.dur, n: int32(len(g.occ)),
 		point: e.point, series: g.series, status: e.status, flags: e.flags}
 }
 
