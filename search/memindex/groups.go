@@ -33,8 +33,8 @@ func (x *Index) place(slot uint32, g *group) {
 		x.heads = append(x.heads, groupHead{})
 		x.reps.Add(slot)
 	}
-	i := sort.Search(len(g.occ), func(i int) bool { return x.compare(x.ents[g.occ[i]], e) >= 0 })
-	g.occ = slices.Insert(g.occ, i, slot)
+	i := sort.Search(len(g.occ), func(i int) bool { return x.compare(x.ents[g.occ[i].slot], e) >= 0 })
+	g.occ = slices.Insert(g.occ, i, member{start: e.start, slot: slot})
 	x.heads[g.at] = g.head(x)
 	x.rows[slot].grp = g
 	x.grouped.Add(slot)
@@ -55,18 +55,18 @@ func (x *Index) unplace(slot uint32) {
 	r.grp = nil
 	x.grouped.Remove(slot)
 	x.nGrouped--
-	switch i := sort.Search(len(g.occ), func(i int) bool { return x.compare(x.ents[g.occ[i]], x.ents[slot]) >= 0 }); {
-	case i == 0 && len(g.occ) > 0 && g.occ[0] == slot:
+	switch i := sort.Search(len(g.occ), func(i int) bool { return x.compare(x.ents[g.occ[i].slot], x.ents[slot]) >= 0 }); {
+	case i == 0 && len(g.occ) > 0 && g.occ[0].slot == slot:
 		// The first: a series rewritten (in the date order) leaves its
 		// old group from the front, so no member moves.
 		g.occ = g.occ[1:]
-	case i < len(g.occ) && g.occ[i] == slot:
+	case i < len(g.occ) && g.occ[i].slot == slot:
 		g.occ = slices.Delete(g.occ, i, i+1)
 	}
 	if g.rep == slot {
 		x.reps.Remove(slot)
 		if len(g.occ) > 0 {
-			g.rep = g.occ[0]
+			g.rep = g.occ[0].slot
 			x.reps.Add(g.rep)
 		}
 	}
@@ -171,7 +171,7 @@ func (x *Index) compareHits(a, b *groupHit) int {
 	if c := cmp.Compare(a.start, b.start); c != 0 {
 		return c
 	}
-	return x.compare(x.ents[a.g.occ[a.lo]], x.ents[b.g.occ[b.lo]])
+	return x.compare(x.ents[a.g.occ[a.lo].slot], x.ents[b.g.occ[b.lo].slot])
 }
 
 // groups decides the groups: those whose representative passes every
@@ -191,7 +191,7 @@ func (p *plan) groups(x *Index) []groupHit {
 			return
 		}
 		g := x.groups[i]
-		if rest && !p.passesRest(x, &x.ents[g.occ[0]]) { // every member has the representative's statuses and parent
+		if rest && !p.passesRest(x, &x.ents[g.occ[0].slot]) { // every member has the representative's statuses and parent
 			return
 		}
 		if lo, hi, start := p.span(x, g, h); lo < hi {
@@ -242,18 +242,18 @@ func (p *plan) span(x *Index, g *group, h *groupHead) (int, int, int64) {
 	if lo <= h.first && h.last <= hi {
 		return 0, int(h.n), h.first
 	}
-	occ, ents := g.occ, x.ents
+	occ := g.occ
 	i, j := 0, len(occ)
 	if h.first < lo {
-		i = sort.Search(len(occ), func(i int) bool { return ents[occ[i]].start >= lo })
+		i = sort.Search(len(occ), func(i int) bool { return occ[i].start >= lo })
 	}
 	if h.last > hi {
-		j = i + sort.Search(len(occ)-i, func(k int) bool { return ents[occ[i+k]].start > hi })
+		j = i + sort.Search(len(occ)-i, func(k int) bool { return occ[i+k].start > hi })
 	}
 	if i >= j {
 		return 0, 0, 0
 	}
-	return i, j, ents[occ[i]].start
+	return i, j, occ[i].start
 }
 
 // cursors is a heap of groups' members in the date order: each group hit
@@ -289,17 +289,17 @@ func (x *Index) before(e entry, h *groupHit) bool {
 	if e.start != h.start {
 		return e.start < h.start
 	}
-	return x.compare(e, x.ents[h.g.occ[h.lo]]) < 0
+	return x.compare(e, x.ents[h.g.occ[h.lo].slot]) < 0
 }
 
 // pop takes the first member of the heap (Len > 0) and returns its slot.
 func (c *cursors) pop() uint32 {
 	h := &c.hs[0]
-	slot := h.g.occ[h.lo]
+	slot := h.g.occ[h.lo].slot
 	if h.lo++; h.lo == h.hi {
 		heap.Pop(c)
 	} else {
-		h.start = c.x.ents[h.g.occ[h.lo]].start
+		h.start = h.g.occ[h.lo].start
 		heap.Fix(c, 0)
 	}
 	return slot

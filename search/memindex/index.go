@@ -256,14 +256,21 @@ type group struct {
 	series uint32
 	rep    uint32
 	dur    int64
-	// occ holds the members' slots in the date order's order (their
-	// entries are in Index.ents: a member costs its slot here).
-	occ []uint32
+	// occ holds the members' starts and slots in the date order's order
+	// (their entries are in Index.ents: a member costs its date and slot
+	// here).
+	occ []member
 	// at is the group's index in Index.groups, -1 while not installed.
 	at int
 	// body is the row body its members share (nil until the first is
 	// linked).
 	body *rowBody
+}
+
+// member is a member of a group: its start and slot.
+type member struct {
+	start int64
+	slot  uint32
 }
 
 // groupHead is what a query reads of a group to decide it and, most
@@ -284,8 +291,8 @@ type groupHead struct {
 
 // head returns the head of g (installed) from its members.
 func (g *group) head(x *Index) groupHead {
-	e := &x.ents[g.occ[0]]
-	return groupHead{first: e.start, last: x.ents[g.occ[len(g.occ)-1]].start, dur: g.dur, n: int32(len(g.occ)),
+	e := &x.ents[g.occ[0].slot]
+	return groupHead{first: e.start, last: g.occ[len(g.occ)-1].start, dur: g.dur, n: int32(len(g.occ)),
 		point: e.point, series: g.series, status: e.status, flags: e.flags}
 }
 

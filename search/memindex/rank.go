@@ -46,11 +46,11 @@ func (s *searcher) ranked(gs []groupHit) {
 		score := p.score(h.g.rep)
 		if byStart {
 			// The first member stands for the group.
-			hits = append(hits, rankHit{score: score, date: h.start, slot: h.g.occ[h.lo], gi: int32(i)})
+			hits = append(hits, rankHit{score: score, date: h.start, slot: h.g.occ[h.lo].slot, gi: int32(i)})
 			continue
 		}
 		for k := h.lo; k < h.hi; k++ {
-			slot := h.g.occ[k]
+			slot := h.g.occ[k].slot
 			hits = append(hits, rankHit{score: score, date: x.rows[slot].pub, slot: slot, gi: -1})
 		}
 	}
@@ -139,10 +139,10 @@ func (s *searcher) datePage(main []uint32, gs []groupHit, from, take int) {
 			}
 			return n
 		}
-		t, before := pageStart(x.ents, gs, from, mainUpTo, lo, hi)
+		t, before := pageStart(gs, from, mainUpTo, lo, hi)
 		from -= before
 		main = slices.DeleteFunc(main, func(slot uint32) bool { return x.ents[slot].start < t })
-		gs = membersFrom(x.ents, gs, t)
+		gs = membersFrom(gs, t)
 	}
 	need := from + take
 	x.sortFirst(main, need)

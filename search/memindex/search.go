@@ -172,13 +172,13 @@ func (s *searcher) merged(gs []groupHit) {
 			last := x.order[len(x.order)-1]
 			lo, hi = x.order[0].e[0].start, last.e[len(last.e)-1].start
 		}
-		t, before := pageStart(x.ents, gs, s.offset, mainUpTo, max(lo, p.startMin), min(hi, p.startMax))
+		t, before := pageStart(gs, s.offset, mainUpTo, max(lo, p.startMin), min(hi, p.startMax))
 		from -= before
 		need = from + s.limit
 		q := *p
 		q.startMin = max(q.startMin, t)
 		main, _ = s.mainFirst(&q, need, false)
-		gs = membersFrom(x.ents, gs, t)
+		gs = membersFrom(gs, t)
 	}
 	// Only the groups whose first member in the bounds is among the need
 	// first such can have a member on the page: need members come before
@@ -234,25 +234,28 @@ func (s *searcher) mainFirst(p *plan, collect int, facets bool) ([]uint32, int) 
 // counts (those starting at or before a time; their starts lie within
 // [lo, hi]) and of the members gs holds. The caller made sure that offset
 // is below the merge's size.
-func pageStart(ents []entry, gs []groupHit, offset int, mainUpTo func(t int64) int, lo, hi int64) (int64, int) {
+func pageStart(gs []groupHit, offset int, mainUpTo func(t int64) int, lo, hi int64) (int64, int) {
 	// upTo returns the number of matches starting at or before t.
+	// The starts of each hit's first and last members, read once: most
+	// steps decide a group on them.
+	firsts, lasts := make([]int64, len(gs)), make([]int64, len(gs))
+	for i := range gs {
+		h := &gs[i]
+		firsts[i], lasts[i] = h.g.occ[h.lo].start, h.g.occ[h.hi-1].start
+		lo, hi = min(lo, firsts[i]), max(hi, lasts[i])
+	}
 	upTo := func(t int64) int {
 		n := mainUpTo(t)
 		for i := range gs {
-			h := &gs[i]
-			occ := h.g.occ[h.lo:h.hi]
 			switch {
-			case ents[occ[len(occ)-1]].start <= t:
-				n += len(occ)
-			case ents[occ[0]].start <= t:
-				n += sort.Search(len(occ), func(k int) bool { return ents[occ[k]].start > t })
+			case lasts[i] <= t:
+				n += gs[i].hi - gs[i].lo
+			case firsts[i] <= t:
+				occ := gs[i].g.occ[gs[i].lo:gs[i].hi]
+				n += sort.Search(len(occ), func(k int) bool { return occ[k].start > t })
 			}
 		}
 		return n
-	}
-	for i := range gs {
-		h := &gs[i]
-		lo, hi = min(lo, ents[h.g.occ[h.lo]].start), max(hi, ents[h.g.occ[h.hi-1]].start)
 	}
 	// The smallest t with more than offset matches at or before it.
 	for lo < hi {
@@ -271,12 +274,12 @@ func pageStart(ents []entry, gs []groupHit, offset int, mainUpTo func(t int64) i
 
 // membersFrom returns the group hits with their members starting at or after t
 // (those left with none dropped), reusing gs.
-func membersFrom(ents []entry, gs []groupHit, t int64) []groupHit {
+func membersFrom(gs []groupHit, t int64) []groupHit {
 	kept := gs[:0]
 	for _, h := range gs {
 		occ := h.g.occ[:h.hi]
-		if h.lo += sort.Search(h.hi-h.lo, func(k int) bool { return ents[occ[h.lo+k]].start >= t }); h.lo < h.hi {
-			h.start = ents[occ[h.lo]].start
+		if h.lo += sort.Search(h.hi-h.lo, func(k int) bool { return occ[h.lo+k].start >= t }); h.lo < h.hi {
+			h.start = occ[h.lo].start
 			kept = append(kept, h)
 		}
 	}
