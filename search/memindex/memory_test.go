@@ -131,7 +131,7 @@ func TestOccurrencesShareTheirBody(t *testing.T) {
 // TestOccurrenceCost pins what an occurrence that differs from its
 // series' others in its dates only costs the index: at most 200 bytes of
 // heap (its row, entry, slot in the group and in byID, and its postings;
-// measured 102), where it cost its own row with its lists, a second
+// measured 116), where it cost its own row with its lists, a second
 // entry and a map entry by key (measured 476). Not parallel: it reads the
 // heap's size.
 func TestOccurrenceCost(t *testing.T) {
