@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,6 +29,15 @@ var generationDir = regexp.MustCompile(`^(?:(events)\.bleve|(?:venues|organizers
 // ErrRebuildOpen is returned by BeginRebuild while another rebuild of the
 // same engine is open.
 var ErrRebuildOpen = errors.New("bleve: a rebuild is already open")
+
+// releaseMemory returns the freed heap to the operating system: called
+// once a rebuild has dropped a generation (the old one after Commit, the
+// new one after Abort), whose memory index is most of the process's heap.
+// Without it the runtime keeps the freed pages mapped and returns them
+// only slowly, so the process's resident size after a rebuild stays that
+// of the two generations the rebuild held at once. A variable so that the
+// tests can count the calls.
+var releaseMemory = debug.FreeOSMemory
 
 // errRebuildDone is returned by the writes of a rebuild that has ended.
 var errRebuildDone = errors.New("bleve: the rebuild has already been committed or aborted")
@@ -225,8 +235,11 @@ func (r *rebuild) Commit(ctx context.Context) error {
 	r.done = true
 	r.mu.Unlock()
 	r.release()
-	if err := errors.Join(old.close(), removeGeneration(r.e.dir, old.n)); err != nil {
-		return fmt.Errorf("bleve: rebuild committed (generation %d is live), but removing generation %d failed (the next Open retries): %w", r.gen.n, old.n, err)
+	oldN := old.n
+	err := errors.Join(old.close(), removeGeneration(r.e.dir, oldN))
+	releaseMemory()
+	if err != nil {
+		return fmt.Errorf("bleve: rebuild committed (generation %d is live), but removing generation %d failed (the next Open retries): %w", r.gen.n, oldN, err)
 	}
 	return nil
 }
@@ -241,8 +254,10 @@ func (r *rebuild) Abort(context.Context) error {
 	}
 	r.done = true
 	err := errors.Join(r.gen.close(), removeGeneration(r.e.dir, r.gen.n))
+	r.gen = nil
 	r.mu.Unlock()
 	r.release()
+	releaseMemory()
 	if err != nil {
 		return fmt.Errorf("bleve: abort the rebuild (the next Open retries the removal): %w", err)
 	}

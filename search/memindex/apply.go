@@ -3,6 +3,7 @@ package memindex
 import (
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
 
@@ -189,14 +190,13 @@ func (x *Index) linkChunk(chunk []prepared, merges []merged, slots []uint32, bui
 	for i := range chunk {
 		p := &chunk[i]
 		k := keyOf(p.d)
-		slot, ok := x.slotOf[k]
+		slot, ok := x.slotOf(k)
 		if ok {
 			x.unplace(slot)
 			x.unlink(slot)
 		} else {
 			slot = x.take(slots[i])
-			x.slotOf[k] = slot
-			x.byID[k.id] = append(x.byID[k.id], slot)
+			x.addDoc(k, slot)
 		}
 		x.link(slot, p)
 		x.place(slot, p.grp)
@@ -271,7 +271,7 @@ func (x *Index) load(preps []prepared) {
 	for i := range preps {
 		p := &preps[i]
 		k := keyOf(p.d)
-		slot, ok := x.slotOf[k]
+		slot, ok := x.slotOf(k)
 		if ok {
 			// A repeated key: the later document wins.
 			if x.rows[slot].grp != nil {
@@ -280,8 +280,7 @@ func (x *Index) load(preps []prepared) {
 			x.unlink(slot)
 		} else {
 			slot = x.allocate()
-			x.slotOf[k] = slot
-			x.byID[k.id] = append(x.byID[k.id], slot)
+			x.addDoc(k, slot)
 		}
 		x.link(slot, p)
 		if p.grp != nil {
@@ -293,10 +292,12 @@ func (x *Index) load(preps []prepared) {
 			v.merge()
 		}
 	}
-	all := make([]entry, 0, len(x.slotOf)-x.nGrouped)
-	for _, slot := range x.slotOf {
-		if x.rows[slot].grp == nil {
-			all = append(all, x.rows[slot].e)
+	all := make([]entry, 0, x.docs-x.nGrouped)
+	for _, slots := range x.byID {
+		for _, slot := range slots {
+			if x.rows[slot].grp == nil {
+				all = append(all, x.ents[slot])
+			}
 		}
 	}
 	slices.SortFunc(all, x.compare)
@@ -337,14 +338,14 @@ func (x *Index) removeSlots(slots []uint32) {
 			words += len(r.words)
 			x.unplace(slot)
 			x.unlink(slot)
-			delete(x.slotOf, docKey{r.id, r.occ})
+			x.docs--
 			touched[r.id] = struct{}{}
 			x.rows[slot] = row{}
 			x.ents[slot] = entry{}
 			x.free = append(x.free, slot)
 		}
 		for id := range touched {
-			if rest := slices.DeleteFunc(x.byID[id], func(s uint32) bool { return !x.rows[s].live }); len(rest) > 0 {
+			if rest := slices.DeleteFunc(x.byID[id], func(s uint32) bool { return !x.rows[s].isLive() }); len(rest) > 0 {
 				x.byID[id] = rest
 			} else {
 				delete(x.byID, id)
@@ -397,33 +398,51 @@ func (x *Index) allocate() uint32 {
 // bitmaps and points.
 func (x *Index) link(slot uint32, p *prepared) {
 	d := p.d
-	r := row{
-		live: true, id: d.ID, occ: d.Occurrence, pub: d.PublishDate, parent: d.ParentID, status: d.Status,
-		e: entry{start: d.Start, end: d.End, slot: slot, point: -1, status: x.statusCode(d.Status), flags: p.flags},
+	r := &rowBody{
+		pub: d.PublishDate, parent: d.ParentID, status: x.name(d.Status), eventStatus: x.name(d.EventStatusOf()),
 	}
-	r.eventStatus = d.EventStatusOf()
+	e := entry{start: d.Start, end: d.End, slot: slot, point: -1, status: x.statusCode(d.Status), flags: p.flags}
 	if d.Occurrence != "" {
-		r.e.series = x.seriesNumber(d.ID)
+		e.series = x.seriesNumber(d.ID)
 	}
-	var like *row
-	if p.shares {
-		if s, ok := x.slotOf[p.like]; ok && x.rows[s].live && x.rows[s].id == d.ID {
-			like = &x.rows[s]
+	var like *rowBody
+	if p.grp != nil && p.grp.body != nil {
+		// A member of a group: the same text, visibility and lists as the
+		// group's first member, whatever came between them.
+		like = p.grp.body
+	} else if p.shares {
+		if s, ok := x.slotOf(p.like); ok && x.rows[s].isLive() && x.rows[s].id == d.ID {
+			like = x.rows[s].rowBody
 		}
 	}
 	lists := [numLists][]int64{d.CategoryIDs, d.TagIDs, d.VenueIDs, d.OrganizerIDs}
+	n := 0
 	for l, values := range lists {
-		if like != nil && slices.Equal(like.lists[l], values) {
-			r.lists[l] = like.lists[l] // an occurrence: the series' lists
-		} else {
-			r.lists[l] = slices.Clone(values)
+		n += len(values)
+		if l < numLists-1 {
+			r.ends[l] = uint32(n)
+		}
+	}
+	if like != nil && like.ends == r.ends && func() bool {
+		for l, values := range lists {
+			if !slices.Equal(like.list(l), values) {
+				return false
+			}
+		}
+		return true
+	}() {
+		r.lists = like.lists // an occurrence: the series' lists
+	} else if n > 0 {
+		r.lists = make([]int64, 0, n)
+		for _, values := range lists {
+			r.lists = append(r.lists, values...)
 		}
 	}
 	if d.HasGeo && d.Geo != nil {
-		r.e.point = x.addPoint(*d.Geo)
+		e.point = x.addPoint(*d.Geo)
 	}
-	for l, values := range r.lists {
-		for _, v := range values {
+	for l := range numLists {
+		for _, v := range r.list(l) {
 			b := x.lists[l][v]
 			if b == nil {
 				b = roaring.New()
@@ -435,43 +454,118 @@ func (x *Index) link(slot uint32, p *prepared) {
 	if like != nil {
 		// An occurrence with its series' text: the same words, so the
 		// same postings, in the same vocabularies (like holds them).
-		r.words, r.aliases = like.words, like.aliases
-		for _, ref := range r.words {
-			b := &ref.w.body
-			if ref.title {
-				b = &ref.w.title
+		r.words, r.nTitle, r.aliases = like.words, like.nTitle, like.aliases
+		for i, w := range r.words {
+			title := i < int(r.nTitle)
+			b := &w.body
+			if title {
+				b = &w.title
 			}
 			(*b).Add(slot)
-			ref.w.vocab.joinPrefixes(ref.w.text, slot, ref.title)
+			w.vocab.joinPrefixes(w.text, slot, title)
 		}
 		for _, a := range r.aliases {
 			a.Add(slot)
 		}
-		x.rows[slot] = r
-		x.ents[slot] = r.e
+		if r.same(like) {
+			r = like // an occurrence that differs in its dates only
+		}
+		if p.grp != nil && p.grp.body == nil {
+			p.grp.body = r
+		}
+		x.rows[slot] = row{id: d.ID, occ: d.Occurrence, rowBody: r}
+		x.ents[slot] = e
 		return
 	}
-	r.words = make([]wordRef, 0, p.words)
-	for _, t := range p.texts {
-		if t.aliasOf != "" {
-			l := x.language(t.lang)
-			a := l.aliases[t.aliasOf]
-			if a == nil {
-				a = roaring.New()
-				l.aliases[t.aliasOf] = a
+	r.aliases = x.aliasSet(p.texts)
+	for _, a := range r.aliases {
+		a.Add(slot)
+	}
+	// The title words of every language, then the body words.
+	r.words = make([]*word, 0, p.words)
+	for _, title := range []bool{true, false} {
+		for _, t := range p.texts {
+			if t.aliasOf != "" {
+				continue
 			}
-			a.Add(slot)
-			r.aliases = append(r.aliases, a)
+			vis := p.visibility()
+			v := x.vocabulary(t.lang, vis)
+			built := func(w string) *word { return x.built[builtKey{t.lang, vis, w}] }
+			words := t.body
+			if title {
+				words = t.title
+			}
+			r.words = v.add(r.words, slot, words, title, built)
+		}
+		if title {
+			r.nTitle = uint32(len(r.words))
+		}
+	}
+	if p.grp != nil && p.grp.body == nil {
+		p.grp.body = r
+	}
+	x.rows[slot] = row{id: d.ID, occ: d.Occurrence, rowBody: r}
+	x.ents[slot] = e
+}
+
+// same reports whether b and c hold the same: equal numbers and the same
+// slices (shared, not copies).
+func (b *rowBody) same(c *rowBody) bool {
+	return b.pub == c.pub && b.parent == c.parent && b.ends == c.ends && b.status == c.status && b.eventStatus == c.eventStatus && b.nTitle == c.nTitle &&
+		sameSlice(b.lists, c.lists) && sameSlice(b.words, c.words) && sameSlice(b.aliases, c.aliases)
+}
+
+// sameSlice reports whether a and b are the same slice: the same length
+// and, when not empty, the same first element.
+func sameSlice[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// aliasSet returns the alias bitmaps of the texts that are another
+// language's (see language.aliases), creating those missing: one slice
+// for every row with the same aliases (most rows have the same), which
+// the rows share (read only; an alias bitmap, once created, stays).
+func (x *Index) aliasSet(texts []preparedText) []*roaring.Bitmap {
+	var key []byte
+	for _, t := range texts {
+		if t.aliasOf != "" {
+			key = append(append(append(append(key, t.lang...), 0), t.aliasOf...), 0)
+		}
+	}
+	if len(key) == 0 {
+		return nil
+	}
+	if set, ok := x.aliasSets[string(key)]; ok {
+		return set
+	}
+	var set []*roaring.Bitmap
+	for _, t := range texts {
+		if t.aliasOf == "" {
 			continue
 		}
-		vis := p.visibility()
-		v := x.vocabulary(t.lang, vis)
-		built := func(w string) *word { return x.built[builtKey{t.lang, vis, w}] }
-		r.words = v.add(r.words, slot, t.title, true, built)
-		r.words = v.add(r.words, slot, t.body, false, built)
+		l := x.language(t.lang)
+		a := l.aliases[t.aliasOf]
+		if a == nil {
+			a = roaring.New()
+			l.aliases[t.aliasOf] = a
+		}
+		set = append(set, a)
 	}
-	x.rows[slot] = r
-	x.ents[slot] = r.e
+	set = slices.Clip(set)
+	x.aliasSets[string(key)] = set
+	return set
+}
+
+// name returns the number of s in names, numbering it when new.
+func (x *Index) name(s string) uint32 {
+	if c, ok := x.nameOf[s]; ok {
+		return c
+	}
+	c := uint32(len(x.names))
+	s = strings.Clone(s)
+	x.names = append(x.names, s)
+	x.nameOf[s] = c
+	return c
 }
 
 // seriesNumber returns the number of series id, giving it one.
@@ -507,11 +601,11 @@ func (x *Index) statusCode(s string) uint8 {
 // row holds any more leaves its vocabulary.
 func (x *Index) unlink(slot uint32) {
 	r := &x.rows[slot]
-	for _, ref := range r.words {
-		e := ref.w
-		e.vocab.leavePrefixes(e.text, slot, ref.title)
+	for i, e := range r.words {
+		title := i < int(r.nTitle)
+		e.vocab.leavePrefixes(e.text, slot, title)
 		b := &e.body
-		if ref.title {
+		if title {
 			b = &e.title
 		}
 		if (*b).Remove(slot); (*b).IsEmpty() {
@@ -524,8 +618,8 @@ func (x *Index) unlink(slot uint32) {
 	for _, a := range r.aliases {
 		a.Remove(slot)
 	}
-	for l, values := range r.lists {
-		for _, v := range values {
+	for l := range numLists {
+		for _, v := range r.list(l) {
 			if b := x.lists[l][v]; b != nil {
 				b.Remove(slot)
 				if b.IsEmpty() {
@@ -534,7 +628,7 @@ func (x *Index) unlink(slot uint32) {
 			}
 		}
 	}
-	if i := r.e.point; i >= 0 {
+	if i := x.ents[slot].point; i >= 0 {
 		if x.points[i].refs--; x.points[i].refs == 0 {
 			if x.pointOf[x.points[i].p] == i {
 				delete(x.pointOf, x.points[i].p)

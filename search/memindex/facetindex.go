@@ -160,7 +160,7 @@ func (c *cells) add(key uint64, delta int) {
 // categoryCells adds (delta 1) or removes (-1) the document of row r and
 // kind k in the cells of each of its categories.
 func (f *facetIndex) categoryCells(b *fbucket, r *row, k, delta int) {
-	cats := r.lists[listCategories]
+	cats := r.list(listCategories)
 	for j, c := range cats {
 		if slices.Contains(cats[:j], c) {
 			continue
@@ -175,7 +175,8 @@ func (f *facetIndex) categoryCells(b *fbucket, r *row, k, delta int) {
 		}
 		cc.n += int32(delta)
 		cc.add(cellKey(k, numLists, 0), delta)
-		for l, vs := range r.lists {
+		for l := range numLists {
+			vs := r.list(l)
 			for i, v := range vs {
 				if !slices.Contains(vs[:i], v) {
 					cc.add(cellKey(k, l, f.values[l].num[v]), delta)
@@ -262,7 +263,8 @@ func (f *facetIndex) add(x *Index, slot uint32, e *entry) {
 	}
 	f.local[slot] = i
 	r := &x.rows[slot]
-	for l, vs := range r.lists {
+	for l := range numLists {
+		vs := r.list(l)
 		for j, v := range vs {
 			if !slices.Contains(vs[:j], v) {
 				b.lists[l].add(&f.values[l], v, i, k, len(b.start))
@@ -289,7 +291,8 @@ func (f *facetIndex) remove(x *Index, slot uint32, e *entry) {
 	clearBit(b.kinds[k].bits, i)
 	r := &x.rows[slot]
 	f.categoryCells(b, r, k, -1) // before the values' numbers may go
-	for l, vs := range r.lists {
+	for l := range numLists {
+		vs := r.list(l)
 		for j, v := range vs {
 			if !slices.Contains(vs[:j], v) {
 				b.lists[l].remove(&f.values[l], v, i, k, len(b.start))

@@ -21,7 +21,7 @@ import (
 // place puts the entry of the row at slot in its group g, or, when g is
 // nil, in the date order. The caller holds mu.
 func (x *Index) place(slot uint32, g *group) {
-	e := x.rows[slot].e
+	e := x.ents[slot]
 	if g == nil {
 		x.order.insert(x, e)
 		x.facets.add(x, slot, &e)
@@ -33,9 +33,9 @@ func (x *Index) place(slot uint32, g *group) {
 		x.heads = append(x.heads, groupHead{})
 		x.reps.Add(slot)
 	}
-	i := sort.Search(len(g.occ), func(i int) bool { return x.compare(g.occ[i], e) >= 0 })
-	g.occ = slices.Insert(g.occ, i, e)
-	x.heads[g.at] = g.head()
+	i := sort.Search(len(g.occ), func(i int) bool { return x.compare(x.ents[g.occ[i].slot], e) >= 0 })
+	g.occ = slices.Insert(g.occ, i, member{start: e.start, slot: slot})
+	x.heads[g.at] = g.head(x)
 	x.rows[slot].grp = g
 	x.grouped.Add(slot)
 	x.nGrouped++
@@ -47,14 +47,15 @@ func (x *Index) unplace(slot uint32) {
 	r := &x.rows[slot]
 	g := r.grp
 	if g == nil {
-		x.order.remove(x, r.e)
-		x.facets.remove(x, slot, &r.e)
+		e := x.ents[slot]
+		x.order.remove(x, e)
+		x.facets.remove(x, slot, &e)
 		return
 	}
 	r.grp = nil
 	x.grouped.Remove(slot)
 	x.nGrouped--
-	switch i := sort.Search(len(g.occ), func(i int) bool { return x.compare(g.occ[i], r.e) >= 0 }); {
+	switch i := sort.Search(len(g.occ), func(i int) bool { return x.compare(x.ents[g.occ[i].slot], x.ents[slot]) >= 0 }); {
 	case i == 0 && len(g.occ) > 0 && g.occ[0].slot == slot:
 		// The first: a series rewritten (in the date order) leaves its
 		// old group from the front, so no member moves.
@@ -77,7 +78,7 @@ func (x *Index) unplace(slot uint32) {
 		g.at = -1
 		return
 	}
-	x.heads[g.at] = g.head()
+	x.heads[g.at] = g.head(x)
 }
 
 // groupsOf returns, for each document of docs, the new group it joins
@@ -170,7 +171,7 @@ func (x *Index) compareHits(a, b *groupHit) int {
 	if c := cmp.Compare(a.start, b.start); c != 0 {
 		return c
 	}
-	return x.compare(a.g.occ[a.lo], b.g.occ[b.lo])
+	return x.compare(x.ents[a.g.occ[a.lo].slot], x.ents[b.g.occ[b.lo].slot])
 }
 
 // groups decides the groups: those whose representative passes every
@@ -190,10 +191,10 @@ func (p *plan) groups(x *Index) []groupHit {
 			return
 		}
 		g := x.groups[i]
-		if rest && !p.passesRest(x, &g.occ[0]) { // every member has the representative's statuses and parent
+		if rest && !p.passesRest(x, &x.ents[g.occ[0].slot]) { // every member has the representative's statuses and parent
 			return
 		}
-		if lo, hi, start := p.span(g, h); lo < hi {
+		if lo, hi, start := p.span(x, g, h); lo < hi {
 			out = append(out, groupHit{g: g, lo: lo, hi: hi, start: start, series: h.series})
 		}
 	}
@@ -221,7 +222,7 @@ func (p *plan) groups(x *Index) []groupHit {
 // and the start of member lo: a member's end is its start plus g.dur, so
 // the bounds on the end are bounds on the start. The members are read
 // only when the bounds cut the group (its head says).
-func (p *plan) span(g *group, h *groupHead) (int, int, int64) {
+func (p *plan) span(x *Index, g *group, h *groupHead) (int, int, int64) {
 	lo, hi := p.startMin, p.startMax
 	if p.endMin != math.MinInt64 {
 		if b := p.endMin - h.dur; b <= p.endMin { // else below int64: no bound
@@ -288,7 +289,7 @@ func (x *Index) before(e entry, h *groupHit) bool {
 	if e.start != h.start {
 		return e.start < h.start
 	}
-	return x.compare(e, h.g.occ[h.lo]) < 0
+	return x.compare(e, x.ents[h.g.occ[h.lo].slot]) < 0
 }
 
 // pop takes the first member of the heap (Len > 0) and returns its slot.

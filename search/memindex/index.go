@@ -72,6 +72,8 @@
 package memindex
 
 import (
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -99,11 +101,12 @@ type Index struct {
 	// bitmap (in slot order) are checked reading it in order, where the
 	// rows would be read at random.
 	ents []entry
-	// slotOf maps a document (an event ID and occurrence key) to its
-	// slot; byID holds the slots of each event ID (one for a single event,
-	// one per occurrence for a series).
-	slotOf map[docKey]uint32
-	byID   map[int64][]uint32
+	// byID holds the slots of each event ID (one for a single event,
+	// one per occurrence for a series), in the order of their occurrence
+	// keys, so that slotOf finds a document by binary search (a map by
+	// document key cost about 64 bytes a document); docs counts them.
+	byID map[int64][]uint32
+	docs int
 	// seriesOf numbers the events that have occurrences (1, 2, ...; see
 	// entry.series), reusing the numbers of series that left
 	// (seriesFree); seriesMax is the highest number given.
@@ -132,10 +135,16 @@ type Index struct {
 	// statuses numbers the statuses seen (codes 1 to maxStatusCode); a
 	// status seen after those gets code 0 and is compared by name.
 	statuses map[string]uint8
+	// names holds the distinct statuses and event statuses of the rows
+	// (row.status, row.eventStatus), numbered by nameOf.
+	names  []string
+	nameOf map[string]uint32
 	// points holds the distinct geo points; pointOf finds one.
 	points  []point
 	pointOf map[search.GeoPoint]int32
 	freePts []int32
+	// aliasSets holds the distinct alias lists of the rows (see aliasSet).
+	aliasSets map[string][]*roaring.Bitmap
 	// langs holds the words of each language's text.
 	langs map[string]*language
 	// built holds, while a writer links a chunk, the words it built
@@ -175,30 +184,61 @@ type docKey struct {
 func keyOf(d *search.EventDocument) docKey { return docKey{d.ID, d.Occurrence} }
 
 // row is one document (a single event or one occurrence of a series):
-// what the entry does not hold. The occurrences of a series that share
-// their text and visibility share the slices words, aliases and lists
-// (read only once linked), so an occurrence costs its postings and its
-// row, not another copy of the series' word list.
+// what the entry does not hold. Its ID and occurrence key are its own;
+// the rest is in its body, which the occurrences of a series that differ
+// only in their dates share (read only once linked), so such an
+// occurrence costs its row (40 bytes), its entry, its postings and its
+// keys, not another copy of the series' body. Occurrences that share
+// their text and visibility but not the rest share the body's words,
+// aliases and lists.
+//
+// The row and body are kept small (their sizes are pinned by
+// TestRowSize), since every document has them: the entry is in
+// Index.ents only, the statuses are numbers of Index.names, and the lists
+// are one slice.
 type row struct {
-	live   bool
-	id     int64
-	occ    string
-	pub    int64
-	parent int64
-	status string
-	// eventStatus is the document's EventStatus.
-	eventStatus string
-	// lists holds the event's values of each list filter.
-	lists [numLists][]int64
-	// words lists the word entries whose bitmaps hold this row, and
-	// aliases the alias bitmaps, so that a replaced or removed event leaves
-	// no posting behind.
-	words   []wordRef
-	aliases []*roaring.Bitmap
-	// e is the event's entry in the date order.
-	e entry
+	id  int64
+	occ string
+	// rowBody is nil for a free slot.
+	*rowBody
 	// grp is the group that holds the entry (nil: the date order does).
 	grp *group
+}
+
+// isLive reports whether the row holds a document (its slot is not free).
+func (r *row) isLive() bool { return r.rowBody != nil }
+
+// rowBody is what a row holds beside its ID and occurrence key.
+type rowBody struct {
+	pub    int64
+	parent int64
+	// lists holds the event's values of every list filter, those of list
+	// l at lists[ends[l-1]:ends[l]] (see list; the last list ends at the
+	// end).
+	lists []int64
+	// words lists the word entries whose bitmaps hold this row, those
+	// whose title bitmaps first (nTitle of them), then those whose body
+	// bitmaps; aliases lists the alias bitmaps (see Index.aliasSet). So a
+	// replaced or removed event leaves no posting behind.
+	words   []*word
+	aliases []*roaring.Bitmap
+	nTitle  uint32
+	ends    [numLists - 1]uint32
+	// status and eventStatus (the document's EventStatus) are numbers of
+	// Index.names.
+	status, eventStatus uint32
+}
+
+// list returns the row's values of list filter l.
+func (r *rowBody) list(l int) []int64 {
+	lo, hi := uint32(0), uint32(len(r.lists))
+	if l > 0 {
+		lo = r.ends[l-1]
+	}
+	if l < numLists-1 {
+		hi = r.ends[l]
+	}
+	return r.lists[lo:hi]
 }
 
 // group is the occurrences of one series that differ in their dates
@@ -216,10 +256,21 @@ type group struct {
 	series uint32
 	rep    uint32
 	dur    int64
-	// occ holds the members' entries in the date order's order.
-	occ []entry
+	// occ holds the members' starts and slots in the date order's order
+	// (their entries are in Index.ents: a member costs its date and slot
+	// here).
+	occ []member
 	// at is the group's index in Index.groups, -1 while not installed.
 	at int
+	// body is the row body its members share (nil until the first is
+	// linked).
+	body *rowBody
+}
+
+// member is a member of a group: its start and slot.
+type member struct {
+	start int64
+	slot  uint32
 }
 
 // groupHead is what a query reads of a group to decide it and, most
@@ -239,8 +290,8 @@ type groupHead struct {
 }
 
 // head returns the head of g (installed) from its members.
-func (g *group) head() groupHead {
-	e := &g.occ[0]
+func (g *group) head(x *Index) groupHead {
+	e := &x.ents[g.occ[0].slot]
 	return groupHead{first: e.start, last: g.occ[len(g.occ)-1].start, dur: g.dur, n: int32(len(g.occ)),
 		point: e.point, series: g.series, status: e.status, flags: e.flags}
 }
@@ -273,13 +324,6 @@ const (
 type point struct {
 	p    search.GeoPoint
 	refs int
-}
-
-// wordRef is one posting of a row: a word entry and the part of the text
-// (title or body) it occurs in.
-type wordRef struct {
-	w     *word
-	title bool
 }
 
 // word is one distinct word of one language's text, with the rows whose
@@ -364,7 +408,7 @@ var preparedHook func()
 // New returns an empty index.
 func New() *Index {
 	x := &Index{
-		slotOf: map[docKey]uint32{}, byID: map[int64][]uint32{}, seriesOf: map[int64]uint32{}, statuses: map[string]uint8{},
+		byID: map[int64][]uint32{}, seriesOf: map[int64]uint32{}, statuses: map[string]uint8{}, nameOf: map[string]uint32{}, aliasSets: map[string][]*roaring.Bitmap{},
 		pointOf: map[search.GeoPoint]int32{}, langs: map[string]*language{}, reps: roaring.New(), grouped: roaring.New(),
 		facets: newFacetIndex(),
 	}
@@ -380,7 +424,36 @@ func New() *Index {
 func (x *Index) Count() int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return len(x.slotOf)
+	return x.docs
+}
+
+// slotOf returns the slot of document k, if the index holds it.
+func (x *Index) slotOf(k docKey) (uint32, bool) {
+	slots := x.byID[k.id]
+	if i, ok := x.occIndex(slots, k.occ); ok {
+		return slots[i], true
+	}
+	return 0, false
+}
+
+// occIndex finds occurrence key occ among slots (in the order of their
+// rows' keys, as byID holds them): its index, or where it would go.
+func (x *Index) occIndex(slots []uint32, occ string) (int, bool) {
+	if len(slots) == 1 { // a single event, most often
+		if c := strings.Compare(x.rows[slots[0]].occ, occ); c != 0 {
+			return max(0, -c), false
+		}
+		return 0, true
+	}
+	return slices.BinarySearchFunc(slots, occ, func(s uint32, occ string) int { return strings.Compare(x.rows[s].occ, occ) })
+}
+
+// addDoc records slot (whose row is not linked yet) as document k's.
+func (x *Index) addDoc(k docKey, slot uint32) {
+	slots := x.byID[k.id]
+	i, _ := x.occIndex(slots, k.occ)
+	x.byID[k.id] = slices.Insert(slots, i, slot)
+	x.docs++
 }
 
 // Keys returns the document keys (search.DocumentKey) of every document

@@ -537,11 +537,11 @@ func TestSortFirst(t *testing.T) {
 	}
 	x.Apply(docs)
 	var all []uint32
-	for _, slot := range x.slotOf {
-		all = append(all, slot)
+	for _, slots := range x.byID {
+		all = append(all, slots...)
 	}
 	want := slices.Clone(all)
-	slices.SortFunc(want, func(a, b uint32) int { return x.compare(x.rows[a].e, x.rows[b].e) })
+	slices.SortFunc(want, func(a, b uint32) int { return x.compare(x.ents[a], x.ents[b]) })
 	for k := 0; k <= len(all)+1; k++ {
 		c := slices.Clone(all)
 		r.Shuffle(len(c), func(i, j int) { c[i], c[j] = c[j], c[i] })

@@ -199,7 +199,7 @@ func (p *plan) each(x *Index, ordered int, fn func(e *entry), skip func(n int) b
 	// read counts the entries and candidates read (Index.visited).
 	read := 0
 	defer func() { x.visited.Add(uint64(read)) }()
-	if p.cands != nil && p.cands.GetCardinality()*sparse < uint64(len(x.slotOf)-x.nGrouped) {
+	if p.cands != nil && p.cands.GetCardinality()*sparse < uint64(x.docs-x.nGrouped) {
 		cands := p.cands.ToArray()
 		read += len(cands)
 		cands = slices.DeleteFunc(cands, func(slot uint32) bool { return !p.passes(x, &x.ents[slot]) })
@@ -325,13 +325,13 @@ func (p *plan) needsRest() bool {
 // status.
 func (p *plan) passesRest(x *Index, e *entry) bool {
 	q := &p.q
-	if e.status == 0 && p.statuses != 0 && (!p.byName || !slices.Contains(q.Statuses, x.rows[e.slot].status)) {
+	if e.status == 0 && p.statuses != 0 && (!p.byName || !slices.Contains(q.Statuses, x.names[x.rows[e.slot].status])) {
 		return false
 	}
 	if p.inside != nil && p.inside[e.point+1] == 0 {
 		return false
 	}
-	if len(q.EventStatuses) > 0 && !slices.Contains(q.EventStatuses, x.rows[e.slot].eventStatus) {
+	if len(q.EventStatuses) > 0 && !slices.Contains(q.EventStatuses, x.names[x.rows[e.slot].eventStatus]) {
 		return false
 	}
 	return !q.ParentID.Set || x.rows[e.slot].parent == q.ParentID.Value

@@ -236,23 +236,26 @@ func (s *searcher) mainFirst(p *plan, collect int, facets bool) ([]uint32, int) 
 // is below the merge's size.
 func pageStart(gs []groupHit, offset int, mainUpTo func(t int64) int, lo, hi int64) (int64, int) {
 	// upTo returns the number of matches starting at or before t.
+	// The starts of each hit's first and last members, read once: most
+	// steps decide a group on them.
+	firsts, lasts := make([]int64, len(gs)), make([]int64, len(gs))
+	for i := range gs {
+		h := &gs[i]
+		firsts[i], lasts[i] = h.g.occ[h.lo].start, h.g.occ[h.hi-1].start
+		lo, hi = min(lo, firsts[i]), max(hi, lasts[i])
+	}
 	upTo := func(t int64) int {
 		n := mainUpTo(t)
 		for i := range gs {
-			h := &gs[i]
-			occ := h.g.occ[h.lo:h.hi]
 			switch {
-			case occ[len(occ)-1].start <= t:
-				n += len(occ)
-			case occ[0].start <= t:
+			case lasts[i] <= t:
+				n += gs[i].hi - gs[i].lo
+			case firsts[i] <= t:
+				occ := gs[i].g.occ[gs[i].lo:gs[i].hi]
 				n += sort.Search(len(occ), func(k int) bool { return occ[k].start > t })
 			}
 		}
 		return n
-	}
-	for i := range gs {
-		h := &gs[i]
-		lo, hi = min(lo, h.g.occ[h.lo].start), max(hi, h.g.occ[h.hi-1].start)
 	}
 	// The smallest t with more than offset matches at or before it.
 	for lo < hi {

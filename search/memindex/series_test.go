@@ -252,8 +252,8 @@ func rankedReference(x *Index, docs []search.EventDocument, q search.EventQuery)
 	hits := make([]hit, len(all.IDs))
 	for i, id := range all.IDs {
 		occ := all.Occurrence(i)
-		slot := x.slotOf[docKey{id, occ}]
-		date := x.rows[slot].e.start
+		slot, _ := x.slotOf(docKey{id, occ})
+		date := x.ents[slot].start
 		if q.Sort == search.ByPublishDate {
 			date = x.rows[slot].pub
 		}

@@ -77,7 +77,7 @@ func (s *searcher) countedIn(p *plan, w *window, card uint64, collect int) (main
 	x := s.x
 	read := 0
 	defer func() { x.visited.Add(uint64(read)) }()
-	entries := len(x.slotOf) - x.nGrouped
+	entries := x.docs - x.nGrouped
 	inside := entries - w.outside
 	c := max(int(min(card, math.MaxInt32)), 1)
 	// What plan.each would cost, and the way from the kinds.
@@ -157,7 +157,7 @@ func (s *searcher) window(p *plan) *window {
 		w.b1, w.i1 = x.order.lowerBound(p.startMax + 1)
 	}
 	if len(x.order) > 0 {
-		per := (len(x.slotOf) - x.nGrouped) / len(x.order)
+		per := (x.docs - x.nGrouped) / len(x.order)
 		w.outside = max(0, (w.b0+len(x.order)-w.b1)*per+w.i0-w.i1)
 	}
 	return w

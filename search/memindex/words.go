@@ -47,7 +47,7 @@ func (x *wordIndex) build(chunk []prepared) ([]uint32, map[builtKey]*word) {
 	for i := range chunk {
 		p := &chunk[i]
 		k := keyOf(p.d)
-		slot, ok := x.slotOf[k]
+		slot, ok := x.slotOf(k)
 		if !ok {
 			if slot, ok = assigned[k]; !ok {
 				if free > 0 {
@@ -222,7 +222,7 @@ func (x *wordIndex) existing(lang string, vis visibility) *vocabulary {
 // vocabulary yet, except those of the words the writer built for it
 // (built: nil when none). A new word not sorted yet waits in recent (the
 // writer merges, see premerge).
-func (v *vocabulary) add(refs []wordRef, slot uint32, words []string, title bool, built func(string) *word) []wordRef {
+func (v *vocabulary) add(refs []*word, slot uint32, words []string, title bool, built func(string) *word) []*word {
 	for _, w := range words {
 		e := v.byText[w]
 		if e == nil {
@@ -249,7 +249,7 @@ func (v *vocabulary) add(refs []wordRef, slot uint32, words []string, title bool
 		}
 		(*b).Add(slot)
 		v.joinPrefixes(w, slot, title)
-		refs = append(refs, wordRef{w: e, title: title})
+		refs = append(refs, e)
 	}
 	return refs
 }
