@@ -557,7 +557,7 @@ func (x *Index) aliasSet(texts []preparedText) []*roaring.Bitmap {
 }
 
 // name returns the number of s in names, numbering it when new.
-func (x *Index) name(s string) uint32 {
+func (x *codes) name(s string) uint32 {
 	if c, ok := x.nameOf[s]; ok {
 		return c
 	}
@@ -569,7 +569,7 @@ func (x *Index) name(s string) uint32 {
 }
 
 // seriesNumber returns the number of series id, giving it one.
-func (x *Index) seriesNumber(id int64) uint32 {
+func (x *codes) seriesNumber(id int64) uint32 {
 	if n, ok := x.seriesOf[id]; ok {
 		return n
 	}
@@ -585,7 +585,7 @@ func (x *Index) seriesNumber(id int64) uint32 {
 }
 
 // statusCode returns the code of a status, numbering a new one.
-func (x *Index) statusCode(s string) uint8 {
+func (x *codes) statusCode(s string) uint8 {
 	if c, ok := x.statuses[s]; ok {
 		return c
 	}

@@ -107,12 +107,8 @@ type Index struct {
 	// document key cost about 64 bytes a document); docs counts them.
 	byID map[int64][]uint32
 	docs int
-	// seriesOf numbers the events that have occurrences (1, 2, ...; see
-	// entry.series), reusing the numbers of series that left
-	// (seriesFree); seriesMax is the highest number given.
-	seriesOf   map[int64]uint32
-	seriesFree []uint32
-	seriesMax  uint32
+	// codes numbers the series, statuses and names the rows refer to.
+	codes
 	// groups holds the uniform occurrences of the series (see group),
 	// which are not in order; reps holds each group's representative slot
 	// and grouped every slot in a group (nGrouped of them).
@@ -132,13 +128,6 @@ type Index struct {
 	lists [numLists]map[int64]*roaring.Bitmap
 	// facets holds the date order's documents by week, for the facets.
 	facets *facetIndex
-	// statuses numbers the statuses seen (codes 1 to maxStatusCode); a
-	// status seen after those gets code 0 and is compared by name.
-	statuses map[string]uint8
-	// names holds the distinct statuses and event statuses of the rows
-	// (row.status, row.eventStatus), numbered by nameOf.
-	names  []string
-	nameOf map[string]uint32
 	// points holds the distinct geo points; pointOf finds one.
 	points  []point
 	pointOf map[search.GeoPoint]int32
@@ -172,6 +161,24 @@ const (
 
 // maxStatusCode is the highest status code; there are far fewer statuses.
 const maxStatusCode = 63
+
+// codes numbers what the rows refer to by small numbers: series,
+// statuses and names. Index embeds it.
+type codes struct {
+	// seriesOf numbers the events that have occurrences (1, 2, ...; see
+	// entry.series), reusing the numbers of series that left
+	// (seriesFree); seriesMax is the highest number given.
+	seriesOf   map[int64]uint32
+	seriesFree []uint32
+	seriesMax  uint32
+	// statuses numbers the statuses seen (codes 1 to maxStatusCode); a
+	// status seen after those gets code 0 and is compared by name.
+	statuses map[string]uint8
+	// names holds the distinct statuses and event statuses of the rows
+	// (row.status, row.eventStatus), numbered by nameOf.
+	names  []string
+	nameOf map[string]uint32
+}
 
 // docKey names one document: an event ID and its occurrence key ("" for
 // a single event).
@@ -408,7 +415,7 @@ var preparedHook func()
 // New returns an empty index.
 func New() *Index {
 	x := &Index{
-		byID: map[int64][]uint32{}, seriesOf: map[int64]uint32{}, statuses: map[string]uint8{}, nameOf: map[string]uint32{}, aliasSets: map[string][]*roaring.Bitmap{},
+		byID: map[int64][]uint32{}, codes: codes{seriesOf: map[int64]uint32{}, statuses: map[string]uint8{}, nameOf: map[string]uint32{}}, aliasSets: map[string][]*roaring.Bitmap{},
 		pointOf: map[search.GeoPoint]int32{}, langs: map[string]*language{}, reps: roaring.New(), grouped: roaring.New(),
 		facets: newFacetIndex(),
 	}
