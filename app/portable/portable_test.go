@@ -318,9 +318,7 @@ func withoutCreated(file []byte) string {
 // deleted before the export is not drawn again.
 func TestRoundTrip(t *testing.T) {
 	t.Parallel()
-	src := newStore(t)
-	seed(t, src)
-	file := export(t, src, ExportOptions{})
+	src, file := seededExport(t)
 	dst := newStore(t)
 	rep, err := load(t, dst, file)
 	if err != nil {
@@ -377,9 +375,7 @@ func TestRoundTrip(t *testing.T) {
 // by the next load (counted replaced), the rest counted unchanged.
 func TestLoadReplacesWhatDiffers(t *testing.T) {
 	t.Parallel()
-	src := newStore(t)
-	seed(t, src)
-	file := export(t, src, ExportOptions{})
+	src, file := seededExport(t)
 	dst := newStore(t)
 	_, err := load(t, dst, file)
 	must(t, err)
@@ -461,9 +457,7 @@ func replaceLine(t *testing.T, file []byte, typ, has string, edit func(string) s
 // target's dump is unchanged).
 func TestLoadRefuses(t *testing.T) {
 	t.Parallel()
-	src := newStore(t)
-	seed(t, src)
-	file := export(t, src, ExportOptions{})
+	_, file := seededExport(t)
 	ls := lines(file)
 	last := len(ls) - 1
 	tests := []struct {
@@ -691,9 +685,7 @@ func (r noRender) RenderLabel(_ context.Context, l *repository.Label) (json.RawM
 // carried.
 func TestLoadSendsNoWebhookMessages(t *testing.T) {
 	t.Parallel()
-	src := newStore(t)
-	seed(t, src)
-	file := export(t, src, ExportOptions{})
+	_, file := seededExport(t)
 	dst := newStore(t)
 	_, err := load(t, dst, file)
 	must(t, err)
@@ -783,9 +775,7 @@ func (i fakeInfo) ModTime() time.Time { return t0 }
 // 1 checked it is refused and nothing is written.
 func TestLoadRefusesAFileThatChanges(t *testing.T) {
 	t.Parallel()
-	src := newStore(t)
-	seed(t, src)
-	file := export(t, src, ExportOptions{})
+	_, file := seededExport(t)
 	dst := newStore(t)
 	before := dump(t, dst)
 	_, err := Load(t.Context(), dst, &changingFile{Reader: bytes.NewReader(file)}, loadOpts(dst))
@@ -833,9 +823,7 @@ func TestLoadEdges(t *testing.T) {
 	})
 	t.Run("parent after its child", func(t *testing.T) {
 		t.Parallel()
-		src := newStore(t)
-		seed(t, src)
-		file := export(t, src, ExportOptions{})
+		_, file := seededExport(t)
 		// Move the first category (the root, Arts, ID 4) after its
 		// children.
 		ls := lines(file)
@@ -854,4 +842,13 @@ func TestLoadEdges(t *testing.T) {
 			t.Errorf("a refused load wrote:\n%s", after)
 		}
 	})
+}
+
+// seededExport returns a new store seeded with every kind of item (seed)
+// and its export.
+func seededExport(t *testing.T) (*sqlite.Store, []byte) {
+	t.Helper()
+	src := newStore(t)
+	seed(t, src)
+	return src, export(t, src, ExportOptions{})
 }

@@ -75,18 +75,7 @@ func facetBucketsAgree(t *testing.T) {
 			changed = append(changed, id)
 		}
 		write(changed)
-		var gone []int64
-		for _, id := range order {
-			if len(live[id]) > 0 && r.IntN(6) == 0 {
-				gone = append(gone, id)
-			}
-		}
-		x.Remove(gone)
-		saved := map[int64][]search.EventDocument{}
-		for _, id := range gone {
-			saved[id] = live[id]
-			delete(live, id)
-		}
+		gone, saved := ls.removeSome(r, 6)
 		checkFacets(t, fmt.Sprintf("round %d, removed", round), x, all(), f, r)
 		for _, id := range gone[:len(gone)/2] {
 			live[id] = saved[id]

@@ -162,18 +162,7 @@ func seriesAgree(t *testing.T) {
 			changed = append(changed, id)
 		}
 		write(changed)
-		var gone []int64
-		for _, id := range order {
-			if len(live[id]) > 0 && r.IntN(8) == 0 {
-				gone = append(gone, id)
-			}
-		}
-		x.Remove(gone)
-		saved := map[int64][]search.EventDocument{}
-		for _, id := range gone {
-			saved[id] = live[id]
-			delete(live, id)
-		}
+		gone, saved := ls.removeSome(r, 8)
 		checkSeries(t, fmt.Sprintf("round %d, removed", round), x, all(), f, r)
 		back := gone[:len(gone)/2]
 		for _, id := range back {
@@ -320,4 +309,23 @@ func (ls *liveSeries) all() []search.EventDocument {
 		docs = append(docs, ls.live[id]...)
 	}
 	return docs
+}
+
+// removeSome removes about one in oneIn of the events still there (r
+// draws them) from the index and from live, and returns them with their
+// documents.
+func (ls *liveSeries) removeSome(r *rand.Rand, oneIn int) ([]int64, map[int64][]search.EventDocument) {
+	var gone []int64
+	for _, id := range ls.order {
+		if len(ls.live[id]) > 0 && r.IntN(oneIn) == 0 {
+			gone = append(gone, id)
+		}
+	}
+	ls.x.Remove(gone)
+	saved := map[int64][]search.EventDocument{}
+	for _, id := range gone {
+		saved[id] = ls.live[id]
+		delete(ls.live, id)
+	}
+	return gone, saved
 }
