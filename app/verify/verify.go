@@ -582,10 +582,16 @@ func langQuery(v view) url.Values {
 	return url.Values{"multilang_language": {v.lang}}
 }
 
-// postListQuery is the query of a venue or organizer list.
-func postListQuery(v view) url.Values {
+// pageQuery is the query of a list: the language and pages of perPage.
+func pageQuery(v view) url.Values {
 	q := langQuery(v)
 	q.Set("per_page", perPage)
+	return q
+}
+
+// postListQuery is the query of a venue or organizer list.
+func postListQuery(v view) url.Values {
+	q := pageQuery(v)
 	if v.token != "" {
 		q.Set("status", statuses)
 	}
@@ -594,8 +600,7 @@ func postListQuery(v view) url.Values {
 
 // windowQuery is a query over every date.
 func windowQuery(v view) url.Values {
-	q := langQuery(v)
-	q.Set("per_page", perPage)
+	q := pageQuery(v)
 	q.Set("start_date", windowStart)
 	q.Set("end_date", windowEnd)
 	return q
@@ -615,8 +620,7 @@ func eventListQuery(v view) url.Values {
 
 // termListQuery is the query of a category or tag list: empty terms too.
 func termListQuery(v view) url.Values {
-	q := langQuery(v)
-	q.Set("per_page", perPage)
+	q := pageQuery(v)
 	q.Set("hide_empty", "false")
 	return q
 }
