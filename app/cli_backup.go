@@ -29,8 +29,7 @@ import (
 func (c *cli) backupCmd(args []string) int {
 	fs := c.flagSet("backup", "backup --out FILE\n\nWrites a consistent, checked snapshot of the embedded store (DATA_DIR) to FILE (mode 0600),\n"+
 		"while the service may run. The search index is not copied: a restored store rebuilds it.")
-	out := fs.String("out", "", "file to write (required; replaced once the new backup is complete and checked)")
-	cfg, code := c.outFileArgs(fs, args, out, backup.ErrNotEmbedded)
+	cfg, out, code := c.outFileArgs(fs, args, "file to write (required; replaced once the new backup is complete and checked)", backup.ErrNotEmbedded)
 	if cfg == nil {
 		return code
 	}
@@ -40,7 +39,7 @@ func (c *cli) backupCmd(args []string) int {
 			return c.fail("backup", backup.ErrNotEmbedded)
 		}
 		start := time.Now()
-		res, err := backup.Write(ctx, st, *out, start)
+		res, err := backup.Write(ctx, st, out, start)
 		if err != nil {
 			return c.fail("backup", err)
 		}

@@ -27,20 +27,19 @@ func (c *cli) exportCmd(args []string) int {
 		"with their signing secrets, sources, the ID sequences) to FILE in the portable format (JSON Lines, mode 0600:\n"+
 		"keep it as a secret). From the embedded store it is one point in time while the service runs; from MongoDB,\n"+
 		"stop the writers first (or export from a restored mongodump). '"+programName+" load FILE' loads it into either store.")
-	out := fs.String("out", "", "file to write (required; replaced once the new export is complete)")
-	cfg, code := c.outFileArgs(fs, args, out, nil)
+	cfg, out, code := c.outFileArgs(fs, args, "file to write (required; replaced once the new export is complete)", nil)
 	if cfg == nil {
 		return code
 	}
 	return c.withStore(func(ctx context.Context, store repository.Store) int {
 		start := time.Now()
-		res, size, err := writeExport(ctx, cfg, store, *out)
+		res, size, err := writeExport(ctx, cfg, store, out)
 		if err != nil {
 			return c.fail("export", err)
 		}
 		fmt.Fprintf(c.stderr, "Export written in %s from the %s store. It holds the webhooks' signing secrets: keep it as a secret.\n",
 			time.Since(start).Round(time.Millisecond), res.Header.Store)
-		fmt.Fprintf(c.stdout, "file     %s\nsize     %d bytes (%s)\n", *out, size, humanBytes(size))
+		fmt.Fprintf(c.stdout, "file     %s\nsize     %d bytes (%s)\n", out, size, humanBytes(size))
 		tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
 		for _, t := range portable.Types[:len(portable.Types)-1] {
 			fmt.Fprintf(tw, "%s\t%d\n", t, res.Counts[t])

@@ -263,35 +263,36 @@ func (c *cli) parseArgs(fs *flag.FlagSet, args []string, maxArgs int) ([]string,
 	return fs.Args(), -1
 }
 
-// outFileArgs parses the flags of a command that writes the one file
-// its --out flag names (out, once parsed) and loads the configuration.
-// It returns the configuration, or nil and the exit status where the
-// command stops: a usage error or help, no --out, an invalid
-// configuration, MongoDB configured for a command that answers it
-// notEmbedded (nil: either store will do), or --out inside the embedded
-// store itself.
-func (c *cli) outFileArgs(fs *flag.FlagSet, args []string, out *string, notEmbedded error) (*config.Config, int) {
+// outFileArgs declares on fs the --out flag of a command that writes
+// one file (usage describes it), parses args and loads the
+// configuration. It returns the configuration and the file, or a nil
+// configuration and the exit status where the command stops: a usage
+// error or help, no --out, an invalid configuration, MongoDB configured
+// for a command that answers it notEmbedded (nil: either store will
+// do), or --out inside the embedded store itself.
+func (c *cli) outFileArgs(fs *flag.FlagSet, args []string, usage string, notEmbedded error) (*config.Config, string, int) {
 	name := fs.Name()
+	out := fs.String("out", "", usage)
 	if code := c.parseFlags(fs, args); code >= 0 {
-		return nil, code
+		return nil, "", code
 	}
 	if *out == "" {
-		return nil, c.misuse(name, errors.New("--out is required"))
+		return nil, "", c.misuse(name, errors.New("--out is required"))
 	}
 	cfg := c.loadConfig()
 	if cfg == nil {
-		return nil, exitUsage
+		return nil, "", exitUsage
 	}
 	if !cfg.Embedded() {
 		if notEmbedded != nil {
-			return nil, c.misuse(name, notEmbedded)
+			return nil, "", c.misuse(name, notEmbedded)
 		}
-		return cfg, -1
+		return cfg, *out, -1
 	}
 	if abs, err := filepath.Abs(*out); err == nil && strings.HasPrefix(abs, embeddedStorePath(cfg)) {
-		return nil, c.misuse(name, fmt.Errorf("--out %s is the store itself (or one of its journals): write the %s elsewhere", *out, name))
+		return nil, "", c.misuse(name, fmt.Errorf("--out %s is the store itself (or one of its journals): write the %s elsewhere", *out, name))
 	}
-	return cfg, -1
+	return cfg, *out, -1
 }
 
 // oneFileArg parses the flags of a command that reads the one file its
