@@ -893,8 +893,9 @@ func (c *comparer) compareItem(ctx context.Context, v view, at order, spec listS
 func (c *comparer) compareRest(ctx context.Context, v view, at order, item, collection string, l *listed, event bool) error {
 	q := langQuery(v)
 	step := 1
-	for _, slug := range l.slugs {
-		path := collection + "/by-slug/" + url.PathEscape(slug)
+	// compare reads path on both sides and compares the answers as the
+	// next step of the item.
+	compare := func(path string) error {
 		a, b, err := c.fetchBoth(ctx, path, q, v.token)
 		if err != nil {
 			return err
@@ -902,22 +903,23 @@ func (c *comparer) compareRest(ctx context.Context, v view, at order, item, coll
 		at[3] = step
 		step++
 		c.check(at, v, item, path, q, a, b)
+		return nil
+	}
+	for _, slug := range l.slugs {
+		if err := compare(collection + "/by-slug/" + url.PathEscape(slug)); err != nil {
+			return err
+		}
 	}
 	if !event {
 		return nil
 	}
-	path := fmt.Sprintf("/events/%d.ics", l.id)
-	a, b, err := c.fetchBoth(ctx, path, q, v.token)
-	if err != nil {
+	if err := compare(fmt.Sprintf("/events/%d.ics", l.id)); err != nil {
 		return err
 	}
-	at[3] = step
-	step++
-	c.check(at, v, item, path, q, a, b)
 	if !l.series {
 		return nil
 	}
 	at[3] = step
-	_, err = c.walkList(ctx, v, at, item, fmt.Sprintf("/events/%d/occurrences", l.id), "events", windowQuery(v), map[int64]*listed{})
+	_, err := c.walkList(ctx, v, at, item, fmt.Sprintf("/events/%d/occurrences", l.id), "events", windowQuery(v), map[int64]*listed{})
 	return err
 }

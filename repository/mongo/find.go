@@ -49,3 +49,21 @@ func findAll[T any](ctx context.Context, coll *mongo.Collection, filter bson.D, 
 	}
 	return out, nil
 }
+
+// deleteWithChildren deletes the document of coll whose _id is id
+// (repository.ErrNotFound when there is none), then the documents of
+// children whose field holds id. An error says "mongo: delete what id"
+// or "mongo: delete childWhat of what id".
+func deleteWithChildren(ctx context.Context, coll *mongo.Collection, id int64, what string, children *mongo.Collection, field, childWhat string) error {
+	res, err := coll.DeleteOne(ctx, bson.D{{Key: "_id", Value: id}})
+	if err != nil {
+		return fmt.Errorf("mongo: delete %s %d: %w", what, id, err)
+	}
+	if res.DeletedCount == 0 {
+		return repository.ErrNotFound
+	}
+	if _, err := children.DeleteMany(ctx, bson.D{{Key: field, Value: id}}); err != nil {
+		return fmt.Errorf("mongo: delete %s of %s %d: %w", childWhat, what, id, err)
+	}
+	return nil
+}

@@ -140,17 +140,7 @@ func (s *sourceStore) updateSourceOnce(ctx context.Context, id int64, fn func(s 
 // DeleteSource removes the source, then its runs. The events it imported
 // keep their source link.
 func (s *sourceStore) DeleteSource(ctx context.Context, id int64) error {
-	res, err := s.sources().DeleteOne(ctx, bson.D{{Key: "_id", Value: id}})
-	if err != nil {
-		return fmt.Errorf("mongo: delete source %d: %w", id, err)
-	}
-	if res.DeletedCount == 0 {
-		return repository.ErrNotFound
-	}
-	if _, err := s.runs().DeleteMany(ctx, bson.D{{Key: "source_id", Value: id}}); err != nil {
-		return fmt.Errorf("mongo: delete runs of source %d: %w", id, err)
-	}
-	return nil
+	return deleteWithChildren(ctx, s.sources(), id, "source", s.runs(), "source_id", "runs")
 }
 
 // prepareRun brings r into its stored form (UTC milliseconds).

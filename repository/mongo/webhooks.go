@@ -113,17 +113,7 @@ func (s *webhookStore) UpdateWebhook(ctx context.Context, id int64, fn func(w *r
 
 // DeleteWebhook removes the endpoint and its deliveries.
 func (s *webhookStore) DeleteWebhook(ctx context.Context, id int64) error {
-	res, err := s.db.Collection(collWebhooks).DeleteOne(ctx, bson.D{{Key: "_id", Value: id}})
-	if err != nil {
-		return fmt.Errorf("mongo: delete webhook %d: %w", id, err)
-	}
-	if res.DeletedCount == 0 {
-		return repository.ErrNotFound
-	}
-	if _, err := s.db.Collection(collDeliveries).DeleteMany(ctx, bson.D{{Key: "webhook_id", Value: id}}); err != nil {
-		return fmt.Errorf("mongo: delete deliveries of webhook %d: %w", id, err)
-	}
-	return nil
+	return deleteWithChildren(ctx, s.db.Collection(collWebhooks), id, "webhook", s.db.Collection(collDeliveries), "webhook_id", "deliveries")
 }
 
 // itemStateDoc is a document of webhook_items.
