@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -139,6 +140,16 @@ const tripFeed = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//partner//EN\r\n" +
 	"BEGIN:VEVENT\r\nUID:lecture@partner.example\r\nDTSTAMP:20270101T000000Z\r\nDTSTART:20270319T190000Z\r\nDTEND:20270319T210000Z\r\n" +
 	"SUMMARY:Partner lecture\r\nRRULE:FREQ=WEEKLY;COUNT=3\r\nEND:VEVENT\r\n" +
 	"END:VCALENDAR\r\n"
+
+// tripFeedServer serves tripFeed (at any path) until the test ends.
+func tripFeedServer(t *testing.T) *httptest.Server {
+	feed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/calendar")
+		_, _ = w.Write([]byte(tripFeed))
+	}))
+	t.Cleanup(feed.Close)
+	return feed
+}
 
 // seeded is what seedCalendar made.
 type seeded struct {

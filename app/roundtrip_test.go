@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -38,11 +37,7 @@ import (
 func TestRoundTrip(t *testing.T) {
 	t.Parallel()
 	rcv := testsupport.NewRecorder(t)
-	feed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/calendar")
-		_, _ = w.Write([]byte(tripFeed))
-	}))
-	t.Cleanup(feed.Close)
+	feed := tripFeedServer(t)
 
 	firstEnv := tripEnv(map[string]string{"DATA_DIR": t.TempDir()})
 	first := startService(t, firstEnv)
