@@ -8,7 +8,6 @@ import (
 	"maps"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -30,22 +29,9 @@ import (
 func (c *cli) backupCmd(args []string) int {
 	fs := c.flagSet("backup", "backup --out FILE\n\nWrites a consistent, checked snapshot of the embedded store (DATA_DIR) to FILE (mode 0600),\n"+
 		"while the service may run. The search index is not copied: a restored store rebuilds it.")
-	out := fs.String("out", "", "file to write (required; replaced once the new backup is complete and checked)")
-	if code := c.parseFlags(fs, args); code >= 0 {
-		return code
-	}
-	if *out == "" {
-		return c.misuse("backup", errors.New("--out is required"))
-	}
-	cfg := c.loadConfig()
+	cfg, out, code := c.outFileArgs(fs, args, "file to write (required; replaced once the new backup is complete and checked)", backup.ErrNotEmbedded)
 	if cfg == nil {
-		return exitUsage
-	}
-	if !cfg.Embedded() {
-		return c.misuse("backup", backup.ErrNotEmbedded)
-	}
-	if abs, err := filepath.Abs(*out); err == nil && strings.HasPrefix(abs, embeddedStorePath(cfg)) {
-		return c.misuse("backup", fmt.Errorf("--out %s is the store itself (or one of its journals): write the backup elsewhere", *out))
+		return code
 	}
 	return c.withStore(func(ctx context.Context, store repository.Store) int {
 		st, ok := store.(*sqlite.Store)
@@ -53,7 +39,7 @@ func (c *cli) backupCmd(args []string) int {
 			return c.fail("backup", backup.ErrNotEmbedded)
 		}
 		start := time.Now()
-		res, err := backup.Write(ctx, st, *out, start)
+		res, err := backup.Write(ctx, st, out, start)
 		if err != nil {
 			return c.fail("backup", err)
 		}
@@ -72,12 +58,9 @@ func (c *cli) restoreCmd(args []string) int {
 		"It refuses a DATA_DIR\nthat holds a store unless --force, which moves the old files aside. "+
 		"The service rebuilds the search index at its next start.")
 	force := fs.Bool("force", false, "move a store already in DATA_DIR aside (into DATA_DIR/before-restore-TIME) instead of refusing")
-	rest, code := c.parseArgs(fs, args, 1)
+	file, code := c.oneFileArg(fs, args, "name the backup file to restore")
 	if code >= 0 {
 		return code
-	}
-	if len(rest) != 1 {
-		return c.misuse("restore", errors.New("name the backup file to restore"))
 	}
 	cfg := c.loadConfig()
 	if cfg == nil {
@@ -89,7 +72,7 @@ func (c *cli) restoreCmd(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	fmt.Fprintf(c.stderr, "Store: %s\n", storeDescription(cfg))
-	res, err := backup.Restore(ctx, rest[0], backup.RestoreOptions{DataDir: cfg.DataDir, Force: *force})
+	res, err := backup.Restore(ctx, file, backup.RestoreOptions{DataDir: cfg.DataDir, Force: *force})
 	switch {
 	case errors.Is(err, backup.ErrDataDirInUse):
 		return c.misuse("restore", err)
@@ -101,7 +84,7 @@ func (c *cli) restoreCmd(args []string) int {
 	if res.MovedAside != "" {
 		fmt.Fprintf(c.stderr, "Moved the old %s aside into %s.\n", strings.Join(res.Moved, ", "), res.MovedAside)
 	}
-	fmt.Fprintf(c.stderr, "Restored %s (schema version %d) as %s.\n", rest[0], res.Info.Version, embeddedStorePath(cfg))
+	fmt.Fprintf(c.stderr, "Restored %s (schema version %d) as %s.\n", file, res.Info.Version, embeddedStorePath(cfg))
 	printCounts(c.stdout, res.Info.Counts)
 	fmt.Fprintln(c.stderr, restoreIndexNote(cfg))
 	return exitOK

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -28,29 +27,19 @@ func (c *cli) exportCmd(args []string) int {
 		"with their signing secrets, sources, the ID sequences) to FILE in the portable format (JSON Lines, mode 0600:\n"+
 		"keep it as a secret). From the embedded store it is one point in time while the service runs; from MongoDB,\n"+
 		"stop the writers first (or export from a restored mongodump). '"+programName+" load FILE' loads it into either store.")
-	out := fs.String("out", "", "file to write (required; replaced once the new export is complete)")
-	if code := c.parseFlags(fs, args); code >= 0 {
-		return code
-	}
-	if *out == "" {
-		return c.misuse("export", errors.New("--out is required"))
-	}
-	cfg := c.loadConfig()
+	cfg, out, code := c.outFileArgs(fs, args, "file to write (required; replaced once the new export is complete)", nil)
 	if cfg == nil {
-		return exitUsage
-	}
-	if abs, err := filepath.Abs(*out); err == nil && cfg.Embedded() && strings.HasPrefix(abs, embeddedStorePath(cfg)) {
-		return c.misuse("export", fmt.Errorf("--out %s is the store itself (or one of its journals): write the export elsewhere", *out))
+		return code
 	}
 	return c.withStore(func(ctx context.Context, store repository.Store) int {
 		start := time.Now()
-		res, size, err := writeExport(ctx, cfg, store, *out)
+		res, size, err := writeExport(ctx, cfg, store, out)
 		if err != nil {
 			return c.fail("export", err)
 		}
 		fmt.Fprintf(c.stderr, "Export written in %s from the %s store. It holds the webhooks' signing secrets: keep it as a secret.\n",
 			time.Since(start).Round(time.Millisecond), res.Header.Store)
-		fmt.Fprintf(c.stdout, "file     %s\nsize     %d bytes (%s)\n", *out, size, humanBytes(size))
+		fmt.Fprintf(c.stdout, "file     %s\nsize     %d bytes (%s)\n", out, size, humanBytes(size))
 		tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
 		for _, t := range portable.Types[:len(portable.Types)-1] {
 			fmt.Fprintf(tw, "%s\t%d\n", t, res.Counts[t])
@@ -123,14 +112,11 @@ func (c *cli) loadCmd(args []string) int {
 		"the trailer); a refused file writes nothing. Items already stored as the file has them are left alone, so\n"+
 		"loading a file twice changes nothing the second time. The search index follows from the writes' marks.\n"+
 		"An embedded store that does not exist yet is created.")
-	rest, code := c.parseArgs(fs, args, 1)
+	file, code := c.oneFileArg(fs, args, "name the export file to load")
 	if code >= 0 {
 		return code
 	}
-	if len(rest) != 1 {
-		return c.misuse("load", errors.New("name the export file to load"))
-	}
-	f, err := os.Open(rest[0])
+	f, err := os.Open(file)
 	if err != nil {
 		return c.fail("load", err)
 	}
@@ -163,7 +149,7 @@ func (c *cli) loadCmd(args []string) int {
 			}
 			return c.fail("load", err)
 		}
-		fmt.Fprintf(c.stderr, "Loaded %s (format version %d, exported %s from %s by eventcal %s) in %s.\n", rest[0], rep.Header.Version,
+		fmt.Fprintf(c.stderr, "Loaded %s (format version %d, exported %s from %s by eventcal %s) in %s.\n", file, rep.Header.Version,
 			rep.Header.Created.Format(time.RFC3339), rep.Header.Store, rep.Header.Eventcal, time.Since(start).Round(time.Millisecond))
 		c.printLoad(rep)
 		fmt.Fprintln(c.stderr, loadIndexNote(cfg))

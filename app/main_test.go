@@ -565,13 +565,7 @@ func serveOn(t *testing.T, ctx context.Context, cfg *config.Config, store reposi
 // eventually polls cond until it holds; the test fails at its deadline.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := testdeadline.Of(t)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: never true", what)
-		}
-		time.Sleep(20 * time.Millisecond) // poll interval
-	}
+	testdeadline.Poll(t, 20*time.Millisecond, what, cond)
 }
 
 // startService runs the service with the settings in env until stop is

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/config/testdeadline"
+	"github.com/calendar/eventcal/config/testsupport"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
 
@@ -21,11 +22,11 @@ import (
 // as the format says.
 func TestMovePendingDeliveries(t *testing.T) {
 	t.Parallel()
-	rcv := newHookReceiver(t)
+	rcv := testsupport.NewRecorder(t)
 	firstEnv := tripEnv(map[string]string{"DATA_DIR": t.TempDir()})
 	first := startService(t, firstEnv)
 	c := newCaller(t, first)
-	hook := c.must(201, "POST", "/admin/webhooks", tripAdminToken, map[string]any{"url": rcv.srv.URL + "/crm", "events": []string{"*"}})
+	hook := c.must(201, "POST", "/admin/webhooks", tripAdminToken, map[string]any{"url": rcv.URL + "/crm", "events": []string{"*"}})
 	secret := hook["secret"].(string)
 	event := idOf(c.must(201, "POST", "/events", tripAdminToken, map[string]any{"title": "Delivered",
 		"start_date": "2027-03-12 20:00:00", "end_date": "2027-03-12 23:00:00"}))
@@ -33,12 +34,12 @@ func TestMovePendingDeliveries(t *testing.T) {
 
 	// The endpoint fails: the update's message is attempted once and
 	// waits for its retry when the first service stops.
-	rcv.failing.Store(true)
+	rcv.Failing.Store(true)
 	c.must(200, "POST", itemPath("events", event), tripAdminToken, map[string]any{"title": "Pending"})
 	deadline := testdeadline.Of(t)
 	pending := map[string]bool{}
 	for len(pending) == 0 {
-		for _, m := range rcv.messages() {
+		for _, m := range rcv.All() {
 			if m.Status == http.StatusServiceUnavailable {
 				pending[m.Header.Get("webhook-id")] = true
 			}
@@ -59,12 +60,12 @@ func TestMovePendingDeliveries(t *testing.T) {
 	if n := loadCounts(t, loaded.stdout)["delivery"]; n[0] != len(pending) {
 		t.Fatalf("load created %d deliveries, want the %d pending:\n%s", n[0], len(pending), loaded.stdout)
 	}
-	rcv.failing.Store(false)
-	heard := len(rcv.messages())
+	rcv.Failing.Store(false)
+	heard := len(rcv.All())
 	second := startService(t, secondEnv)
 	waitSettled(t, second, nil) // no delivery pending: the carried one went out
 	var ids []string
-	for _, m := range rcv.messages()[heard:] {
+	for _, m := range rcv.All()[heard:] {
 		b, err := verifyHook(secret, m)
 		if err != nil {
 			t.Errorf("second service: %v", err)

@@ -12,14 +12,13 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/calendar/eventcal/config/testdeadline"
+	"github.com/calendar/eventcal/config/testsupport"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -103,50 +102,6 @@ func idOf(m map[string]any) int64 {
 // itemPath is "/kind/ID".
 func itemPath(kind string, id int64) string { return "/" + kind + "/" + strconv.FormatInt(id, 10) }
 
-// hookMessage is one message a webhook receiver got.
-type hookMessage struct {
-	Endpoint string // the path it was sent to: which endpoint
-	Header   http.Header
-	Body     []byte
-	Got      time.Time
-	// Status is what the receiver answered.
-	Status int
-}
-
-// hookReceiver is an endpoint for the services' webhooks: it records every
-// message, answering 200, or 503 while failing is set.
-type hookReceiver struct {
-	srv     *httptest.Server
-	failing atomic.Bool
-	mu      sync.Mutex
-	got     []hookMessage
-}
-
-// newHookReceiver starts a receiver that stops when the test ends.
-func newHookReceiver(t *testing.T) *hookReceiver {
-	h := &hookReceiver{}
-	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		status := http.StatusOK
-		if h.failing.Load() {
-			status = http.StatusServiceUnavailable
-		}
-		h.mu.Lock()
-		h.got = append(h.got, hookMessage{Endpoint: r.URL.Path, Header: r.Header.Clone(), Body: body, Got: time.Now(), Status: status})
-		h.mu.Unlock()
-		w.WriteHeader(status)
-	}))
-	t.Cleanup(h.srv.Close)
-	return h
-}
-
-// messages returns the messages received so far, in order.
-func (h *hookReceiver) messages() []hookMessage {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]hookMessage(nil), h.got...)
-}
-
 // hookBody is the part of a message body the round trip reads.
 type hookBody struct {
 	ID   string `json:"id"`
@@ -160,14 +115,14 @@ type hookBody struct {
 // verifyHook checks m's signature with secret as a receiver would (the
 // Standard Webhooks library, the timestamp within five minutes of now)
 // and decodes its body.
-func verifyHook(secret string, m hookMessage) (hookBody, error) {
+func verifyHook(secret string, m testsupport.Recorded) (hookBody, error) {
 	var b hookBody
 	wh, err := standardwebhooks.NewWebhook(secret)
 	if err != nil {
 		return b, err
 	}
 	if err := wh.Verify(m.Body, m.Header); err != nil {
-		return b, fmt.Errorf("message %s to %s: %w", m.Header.Get("webhook-id"), m.Endpoint, err)
+		return b, fmt.Errorf("message %s to %s: %w", m.Header.Get("webhook-id"), m.Path, err)
 	}
 	if err := json.Unmarshal(m.Body, &b); err != nil {
 		return b, err
@@ -185,6 +140,16 @@ const tripFeed = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//partner//EN\r\n" +
 	"BEGIN:VEVENT\r\nUID:lecture@partner.example\r\nDTSTAMP:20270101T000000Z\r\nDTSTART:20270319T190000Z\r\nDTEND:20270319T210000Z\r\n" +
 	"SUMMARY:Partner lecture\r\nRRULE:FREQ=WEEKLY;COUNT=3\r\nEND:VEVENT\r\n" +
 	"END:VCALENDAR\r\n"
+
+// tripFeedServer serves tripFeed (at any path) until the test ends.
+func tripFeedServer(t *testing.T) *httptest.Server {
+	feed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/calendar")
+		_, _ = w.Write([]byte(tripFeed))
+	}))
+	t.Cleanup(feed.Close)
+	return feed
+}
 
 // seeded is what seedCalendar made.
 type seeded struct {
@@ -232,7 +197,7 @@ func tripEnv(extra map[string]string) map[string]string {
 // image), series with changed, cancelled and removed occurrences, additions
 // and exclusions, a split, and a calendar source that ran once
 // (feedURL serves tripFeed).
-func seedCalendar(t *testing.T, svc *service, env map[string]string, rcv *hookReceiver, feedURL string) *seeded {
+func seedCalendar(t *testing.T, svc *service, env map[string]string, rcv *testsupport.Recorder, feedURL string) *seeded {
 	t.Helper()
 	c := newCaller(t, svc)
 	admin := tripAdminToken
@@ -281,14 +246,14 @@ func seedCalendar(t *testing.T, svc *service, env map[string]string, rcv *hookRe
 
 	// Webhook endpoints: one for everything with a secret the service
 	// draws, one for event messages with a secret given, one inactive.
-	hook := c.must(201, "POST", "/admin/webhooks", admin, map[string]any{"url": rcv.srv.URL + "/all", "events": []string{"*"}, "description": "CRM"})
+	hook := c.must(201, "POST", "/admin/webhooks", admin, map[string]any{"url": rcv.URL + "/all", "events": []string{"*"}, "description": "CRM"})
 	s.secrets["/all"] = hook["secret"].(string)
 	key := make([]byte, 32)
 	rand.Read(key)
 	given := "whsec_" + base64.StdEncoding.EncodeToString(key)
-	c.must(201, "POST", "/admin/webhooks", admin, map[string]any{"url": rcv.srv.URL + "/events", "events": []string{"event.created", "event.updated"}, "secret": given})
+	c.must(201, "POST", "/admin/webhooks", admin, map[string]any{"url": rcv.URL + "/events", "events": []string{"event.created", "event.updated"}, "secret": given})
 	s.secrets["/events"] = given
-	off := c.must(201, "POST", "/admin/webhooks", admin, map[string]any{"url": rcv.srv.URL + "/off", "events": []string{"venue.created"}})
+	off := c.must(201, "POST", "/admin/webhooks", admin, map[string]any{"url": rcv.URL + "/off", "events": []string{"venue.created"}})
 	c.must(200, "PATCH", itemPath("admin/webhooks", idOf(off)), admin, map[string]any{"active": false})
 
 	// Labels: a category hierarchy three deep with a sibling, tags, names in

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/calendar/eventcal/app/verify"
 	"github.com/calendar/eventcal/config/testdeadline"
+	"github.com/calendar/eventcal/config/testsupport"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
@@ -36,12 +36,8 @@ import (
 // with the secrets the first made, and the ID sequences came along.
 func TestRoundTrip(t *testing.T) {
 	t.Parallel()
-	rcv := newHookReceiver(t)
-	feed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/calendar")
-		_, _ = w.Write([]byte(tripFeed))
-	}))
-	t.Cleanup(feed.Close)
+	rcv := testsupport.NewRecorder(t)
+	feed := tripFeedServer(t)
 
 	firstEnv := tripEnv(map[string]string{"DATA_DIR": t.TempDir()})
 	first := startService(t, firstEnv)
@@ -51,12 +47,12 @@ func TestRoundTrip(t *testing.T) {
 
 	// Every message the first service sent verifies with its endpoint's
 	// secret.
-	msgs := rcv.messages()
+	msgs := rcv.All()
 	if len(msgs) == 0 {
 		t.Fatal("the first service sent no webhook message")
 	}
 	for _, m := range msgs {
-		if _, err := verifyHook(seed.secrets[m.Endpoint], m); err != nil {
+		if _, err := verifyHook(seed.secrets[m.Path], m); err != nil {
 			t.Errorf("first service: %v", err)
 		}
 	}
@@ -95,10 +91,10 @@ func TestRoundTrip(t *testing.T) {
 	t.Logf("eventcal verify:\n%s%s", checked.stdout, checked.stderr)
 
 	// No webhook message went out for the loaded items.
-	for _, m := range rcv.messages()[heard:] {
-		t.Errorf("a message after the loads, to %s: %s", m.Endpoint, m.Body)
+	for _, m := range rcv.All()[heard:] {
+		t.Errorf("a message after the loads, to %s: %s", m.Path, m.Body)
 	}
-	heard = len(rcv.messages())
+	heard = len(rcv.All())
 
 	// Tokens made on the first authenticate on the third; a change there
 	// reaches the receiver signed with the secrets the first made.
@@ -113,16 +109,16 @@ func TestRoundTrip(t *testing.T) {
 	c.must(200, "POST", itemPath("events", seed.eventID), seed.tokens["eddie"], map[string]any{"title": "Opening night (new date)"})
 	waitSettled(t, third, nil)
 	got := map[string]bool{}
-	for _, m := range rcv.messages()[heard:] {
-		b, err := verifyHook(seed.secrets[m.Endpoint], m)
+	for _, m := range rcv.All()[heard:] {
+		b, err := verifyHook(seed.secrets[m.Path], m)
 		if err != nil {
 			t.Errorf("after the round trip: %v", err)
 			continue
 		}
 		if b.Type != "event.updated" || b.Item.ID != seed.eventID || b.Item.Title != "Opening night (new date)" {
-			t.Errorf("message to %s: %s, want event.updated of event %d", m.Endpoint, m.Body, seed.eventID)
+			t.Errorf("message to %s: %s, want event.updated of event %d", m.Path, m.Body, seed.eventID)
 		}
-		got[m.Endpoint] = true
+		got[m.Path] = true
 	}
 	if !got["/all"] || !got["/events"] || len(got) != 2 {
 		t.Errorf("the change reached %v, want /all and /events", got)
@@ -143,7 +139,7 @@ func TestRoundTrip(t *testing.T) {
 		repository.SeqRecords: idOf(c.must(201, "POST", "/events", seed.tokens["eddie"], map[string]any{"title": "After the move",
 			"start_date": "2027-09-01 10:00:00", "end_date": "2027-09-01 11:00:00"})),
 		repository.SeqLabels:   idOf(c.must(201, "POST", "/tags", seed.tokens["eddie"], map[string]any{"name": "moved"})),
-		repository.SeqWebhooks: idOf(c.must(201, "POST", "/admin/webhooks", tripAdminToken, map[string]any{"url": rcv.srv.URL + "/new", "events": []string{"tag.created"}})),
+		repository.SeqWebhooks: idOf(c.must(201, "POST", "/admin/webhooks", tripAdminToken, map[string]any{"url": rcv.URL + "/new", "events": []string{"tag.created"}})),
 	}
 	for seq, id := range made {
 		if id <= seqs[seq] {

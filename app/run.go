@@ -263,6 +263,53 @@ func (c *cli) parseArgs(fs *flag.FlagSet, args []string, maxArgs int) ([]string,
 	return fs.Args(), -1
 }
 
+// outFileArgs declares on fs the --out flag of a command that writes
+// one file (usage describes it), parses args and loads the
+// configuration. It returns the configuration and the file, or a nil
+// configuration and the exit status where the command stops: a usage
+// error or help, no --out, an invalid configuration, MongoDB configured
+// for a command that answers it notEmbedded (nil: either store will
+// do), or --out inside the embedded store itself.
+func (c *cli) outFileArgs(fs *flag.FlagSet, args []string, usage string, notEmbedded error) (*config.Config, string, int) {
+	name := fs.Name()
+	out := fs.String("out", "", usage)
+	if code := c.parseFlags(fs, args); code >= 0 {
+		return nil, "", code
+	}
+	if *out == "" {
+		return nil, "", c.misuse(name, errors.New("--out is required"))
+	}
+	cfg := c.loadConfig()
+	if cfg == nil {
+		return nil, "", exitUsage
+	}
+	if !cfg.Embedded() {
+		if notEmbedded != nil {
+			return nil, "", c.misuse(name, notEmbedded)
+		}
+		return cfg, *out, -1
+	}
+	if abs, err := filepath.Abs(*out); err == nil && strings.HasPrefix(abs, embeddedStorePath(cfg)) {
+		return nil, "", c.misuse(name, fmt.Errorf("--out %s is the store itself (or one of its journals): write the %s elsewhere", *out, name))
+	}
+	return cfg, *out, -1
+}
+
+// oneFileArg parses the flags of a command that reads the one file its
+// positional argument names and returns that name; the status is -1
+// when the command should go on, else the exit status (missing says
+// what to name when there is no argument).
+func (c *cli) oneFileArg(fs *flag.FlagSet, args []string, missing string) (string, int) {
+	rest, code := c.parseArgs(fs, args, 1)
+	if code >= 0 {
+		return "", code
+	}
+	if len(rest) != 1 {
+		return "", c.misuse(fs.Name(), errors.New(missing))
+	}
+	return rest[0], -1
+}
+
 // loadConfig reads the configuration; on error it prints every invalid
 // variable and returns nil.
 func (c *cli) loadConfig() *config.Config {

@@ -3,8 +3,6 @@ package app
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -23,11 +21,7 @@ import (
 // service showed them against the loaded copies' true counts).
 func TestBackgroundWritesShowAtOnce(t *testing.T) {
 	t.Parallel()
-	feed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/calendar")
-		_, _ = w.Write([]byte(tripFeed))
-	}))
-	t.Cleanup(feed.Close)
+	feed := tripFeedServer(t)
 	env := tripEnv(map[string]string{"DATA_DIR": t.TempDir()})
 	svc := startService(t, env)
 	c := newCaller(t, svc)

@@ -183,13 +183,7 @@ func stalledBodies(t *testing.T, addr, token string, n, size int) []net.Conn {
 // waitFor polls cond until it holds or the test's deadline passes.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := testdeadline.Of(t)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testdeadline.Poll(t, 10*time.Millisecond, what, cond)
 }
 
 // TestStalledBodiesBounded (issue 30, finding 5): bodies that stop before

@@ -134,9 +134,9 @@ func TestCrashRecovery(t *testing.T) {
 func TestWebhookCrashRecovery(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	rc := newReceiver(t)
+	rc := testsupport.NewRecorder(t)
 	child, post := startCrashChild(t, dir)
-	post("POST", "/admin/webhooks", `{"url":"`+rc.srv.URL+`","events":["event.created","event.trashed"]}`)
+	post("POST", "/admin/webhooks", `{"url":"`+rc.URL+`","events":["event.created","event.trashed"]}`)
 	const n = 5
 	var ids []int64
 	for i := range n {
@@ -146,22 +146,22 @@ func TestWebhookCrashRecovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = child.Wait()
-	if got := len(rc.all()); got != 0 {
+	if got := len(rc.All()); got != 0 {
 		t.Fatalf("the killed process sent %d messages", got)
 	}
 	e := newEnvIn(t, dir, "WEBHOOK_ALLOW_PRIVATE", "true")
 	e.deliver()
 	e.deliver()
 	got := map[string]int{}
-	for _, r := range rc.all() {
+	for _, r := range rc.All() {
 		var m message
-		if err := json.Unmarshal(r.body, &m); err != nil {
+		if err := json.Unmarshal(r.Body, &m); err != nil {
 			t.Fatal(err)
 		}
 		id, _ := m.Item["id"].(float64)
 		got[m.Type+" "+strconv.FormatInt(int64(id), 10)]++
 	}
-	if len(got) != n || len(rc.all()) != n {
+	if len(got) != n || len(rc.All()) != n {
 		t.Fatalf("after restart the receiver got %v, want one event.created for each of %v", got, ids)
 	}
 	for _, id := range ids {

@@ -3,6 +3,8 @@ package api_test
 import (
 	"fmt"
 	"testing"
+
+	"github.com/calendar/eventcal/config/testsupport"
 )
 
 // TestEventCurrencyFields (issue 34, finding 3): currency_symbol,
@@ -79,11 +81,11 @@ func TestSiteCurrency(t *testing.T) {
 func TestWebhookCostWithCurrency(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "WEBHOOK_ALLOW_PRIVATE", "true", "CURRENCY_SYMBOL", "€", "CURRENCY_POSITION", "suffix", "CURRENCY_CODE", "EUR")
-	rc := newReceiver(t)
-	_, secret := e.addWebhook(rc.srv.URL, "event.created")
+	rc := testsupport.NewRecorder(t)
+	_, secret := e.addWebhook(rc.URL, "event.created")
 	e.must(201, "POST", "events", "editor", map[string]any{"title": "Hooked", "start_date": "2027-01-10 10:00", "end_date": "2027-01-10 11:00", "cost": "12,50"})
 	e.deliver()
-	got := rc.all()
+	got := rc.All()
 	if len(got) != 1 {
 		t.Fatalf("%d messages, want 1", len(got))
 	}

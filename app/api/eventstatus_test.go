@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/calendar/eventcal/config/testsupport"
 )
 
 // TestEventStatusWrites: event_status and event_status_reason are written
@@ -190,8 +192,8 @@ func TestEventStatusFeed(t *testing.T) {
 func TestEventStatusWebhook(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "WEBHOOK_ALLOW_PRIVATE", "true")
-	rc := newReceiver(t)
-	_, secret := e.addWebhook(rc.srv.URL, "event.updated")
+	rc := testsupport.NewRecorder(t)
+	_, secret := e.addWebhook(rc.URL, "event.updated")
 	id := e.must(201, "POST", "events", "editor", map[string]any{"title": "Hooked",
 		"start_date": "2027-01-10 10:00", "end_date": "2027-01-10 11:00"}).id()
 	series := e.must(201, "POST", "events", "editor", weekly(nil)).id()
@@ -199,7 +201,7 @@ func TestEventStatusWebhook(t *testing.T) {
 	last := func() message {
 		t.Helper()
 		e.deliver()
-		got := rc.all()
+		got := rc.All()
 		if len(got) == 0 {
 			t.Fatal("no message")
 		}

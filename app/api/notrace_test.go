@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/repository/sqlite/sqlitetest"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	mdriver "go.mongodb.org/mongo-driver/v2/mongo"
@@ -44,26 +45,11 @@ func dumpSQLite(t testing.TB, dir string) string {
 	rows.Close()
 	var b strings.Builder
 	for _, table := range tables {
-		rs, err := db.Query(`SELECT * FROM "` + table + `"`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cols, _ := rs.Columns()
+		cols, rows := sqlitetest.Rows(t, db, table)
 		var lines []string
-		for rs.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rs.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
+		for _, vals := range rows {
 			var cells []string
 			for i, v := range vals {
-				if bs, ok := v.([]byte); ok {
-					v = string(bs)
-				}
 				if s, ok := v.(string); ok && len(s) > bigRow {
 					cells = append(cells, cols[i]+"="+digest([]byte(s)))
 					continue
@@ -72,7 +58,6 @@ func dumpSQLite(t testing.TB, dir string) string {
 			}
 			lines = append(lines, strings.Join(cells, " "))
 		}
-		rs.Close()
 		sort.Strings(lines)
 		fmt.Fprintf(&b, "== %s (%d rows)\n%s\n", table, len(lines), strings.Join(lines, "\n"))
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/calendar/eventcal/config/testsupport"
 )
 
 // weekly is a series of four Thursdays at 19:00 in Amsterdam, across the
@@ -225,13 +227,13 @@ func TestSeriesICalendar(t *testing.T) {
 func TestSeriesWebhooks(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "WEBHOOK_ALLOW_PRIVATE", "true")
-	rc := newReceiver(t)
-	_, secret := e.addWebhook(rc.srv.URL)
+	rc := testsupport.NewRecorder(t)
+	_, secret := e.addWebhook(rc.URL)
 	seen := 0
 	next := func() []message {
 		t.Helper()
 		e.deliver()
-		got := rc.all()
+		got := rc.All()
 		var out []message
 		for _, g := range got[seen:] {
 			out = append(out, verify(t, secret, g))

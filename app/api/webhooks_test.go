@@ -7,58 +7,17 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/config/testsupport"
 )
-
-// receiver is an httptest endpoint that records every message and answers
-// with the next of its planned statuses (200 once they run out).
-type receiver struct {
-	srv *httptest.Server
-	mu  sync.Mutex
-	got []received
-	// plan lists the statuses of the next answers.
-	plan []int
-}
-
-type received struct {
-	header http.Header
-	body   []byte
-	status int
-}
-
-func newReceiver(t *testing.T) *receiver {
-	rc := &receiver{}
-	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		rc.mu.Lock()
-		status := 200
-		if len(rc.plan) > 0 {
-			status, rc.plan = rc.plan[0], rc.plan[1:]
-		}
-		rc.got = append(rc.got, received{header: r.Header.Clone(), body: body, status: status})
-		rc.mu.Unlock()
-		w.WriteHeader(status)
-	}))
-	t.Cleanup(rc.srv.Close)
-	return rc
-}
-
-func (rc *receiver) all() []received {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	return append([]received(nil), rc.got...)
-}
 
 // message is a decoded webhook body.
 type message struct {
@@ -72,35 +31,35 @@ type message struct {
 // verify checks a message's signature with the Standard Webhooks library
 // and by hand (HMAC-SHA256 over id.timestamp.body) and its User-Agent (the
 // release that sent it), and decodes it.
-func verify(t *testing.T, secret string, r received) message {
+func verify(t *testing.T, secret string, r testsupport.Recorded) message {
 	t.Helper()
 	wh, err := standardwebhooks.NewWebhook(secret)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The test clock is not the wall clock: the timestamp is checked below.
-	if err := wh.VerifyIgnoringTimestamp(r.body, r.header); err != nil {
-		t.Fatalf("signature does not verify: %v (headers %v)", err, r.header)
+	if err := wh.VerifyIgnoringTimestamp(r.Body, r.Header); err != nil {
+		t.Fatalf("signature does not verify: %v (headers %v)", err, r.Header)
 	}
 	key, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
 	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(r.header.Get("webhook-id") + "." + r.header.Get("webhook-timestamp") + "." + string(r.body)))
+	mac.Write([]byte(r.Header.Get("webhook-id") + "." + r.Header.Get("webhook-timestamp") + "." + string(r.Body)))
 	want := "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
-	if r.header.Get("webhook-signature") != want {
-		t.Errorf("webhook-signature = %q, want %q", r.header.Get("webhook-signature"), want)
+	if r.Header.Get("webhook-signature") != want {
+		t.Errorf("webhook-signature = %q, want %q", r.Header.Get("webhook-signature"), want)
 	}
-	if ua, want := r.header.Get("User-Agent"), "eventcal-webhooks/"+config.Version; ua != want {
+	if ua, want := r.Header.Get("User-Agent"), "eventcal-webhooks/"+config.Version; ua != want {
 		t.Errorf("User-Agent = %q, want %q", ua, want)
 	}
-	if _, err := strconv.ParseInt(r.header.Get("webhook-timestamp"), 10, 64); err != nil {
-		t.Errorf("webhook-timestamp %q", r.header.Get("webhook-timestamp"))
+	if _, err := strconv.ParseInt(r.Header.Get("webhook-timestamp"), 10, 64); err != nil {
+		t.Errorf("webhook-timestamp %q", r.Header.Get("webhook-timestamp"))
 	}
 	var m message
-	if err := json.Unmarshal(r.body, &m); err != nil {
-		t.Fatalf("body %s: %v", r.body, err)
+	if err := json.Unmarshal(r.Body, &m); err != nil {
+		t.Fatalf("body %s: %v", r.Body, err)
 	}
-	if m.ID != r.header.Get("webhook-id") {
-		t.Errorf("body id %q, header %q", m.ID, r.header.Get("webhook-id"))
+	if m.ID != r.Header.Get("webhook-id") {
+		t.Errorf("body id %q, header %q", m.ID, r.Header.Get("webhook-id"))
 	}
 	return m
 }
@@ -134,7 +93,7 @@ func (e *env) addWebhook(url string, events ...string) (id int64, secret string)
 func TestWebhookAdmin(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	rc := newReceiver(t)
+	rc := testsupport.NewRecorder(t)
 	good := "https://hooks.example.org/calendar"
 	secret := "whsec_" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
 	var id int64
@@ -144,7 +103,7 @@ func TestWebhookAdmin(t *testing.T) {
 		{name: "missing url", method: "POST", url: "admin/webhooks", as: "admin", body: map[string]any{}, status: 400},
 		{name: "ftp", method: "POST", url: "admin/webhooks", as: "admin", body: map[string]any{"url": "ftp://x.example/"}, status: 400, contains: []string{"http or https"}},
 		{name: "relative", method: "POST", url: "admin/webhooks", as: "admin", body: map[string]any{"url": "/hook"}, status: 400},
-		{name: "loopback refused", method: "POST", url: "admin/webhooks", as: "admin", body: map[string]any{"url": rc.srv.URL}, status: 400, contains: []string{"private"}},
+		{name: "loopback refused", method: "POST", url: "admin/webhooks", as: "admin", body: map[string]any{"url": rc.URL}, status: 400, contains: []string{"private"}},
 		{name: "localhost refused", method: "POST", url: "admin/webhooks", as: "admin", body: map[string]any{"url": "http://localhost:9/x"}, status: 400},
 		{name: "private refused", method: "POST", url: "admin/webhooks", as: "admin", body: map[string]any{"url": "http://10.1.2.3/x"}, status: 400},
 		{name: "link-local refused", method: "POST", url: "admin/webhooks", as: "admin", body: map[string]any{"url": "http://169.254.169.254/latest"}, status: 400},
@@ -181,18 +140,18 @@ func TestWebhookAdmin(t *testing.T) {
 func TestWebhookDeliveries(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "WEBHOOK_ALLOW_PRIVATE", "true")
-	rc := newReceiver(t)
-	_, secret := e.addWebhook(rc.srv.URL)
+	rc := testsupport.NewRecorder(t)
+	_, secret := e.addWebhook(rc.URL)
 	seen := 0
 	expect := func(typ string, id int64, previous string) message {
 		t.Helper()
 		e.deliver()
-		got := rc.all()
+		got := rc.All()
 		if len(got) != seen+1 {
 			var types []string
 			for _, g := range got[seen:] {
 				var m message
-				json.Unmarshal(g.body, &m)
+				json.Unmarshal(g.Body, &m)
 				types = append(types, m.Type)
 			}
 			t.Fatalf("after the %s write: %d new messages %v, want exactly 1", typ, len(got)-seen, types)
@@ -273,32 +232,32 @@ func TestWebhookDeliveries(t *testing.T) {
 func TestWebhookRetries(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "WEBHOOK_ALLOW_PRIVATE", "true")
-	rc := newReceiver(t)
-	rc.plan = []int{500, 503, 502}
-	hid, secret := e.addWebhook(rc.srv.URL, "event.created")
+	rc := testsupport.NewRecorder(t)
+	rc.SetPlan(500, 503, 502)
+	hid, secret := e.addWebhook(rc.URL, "event.created")
 	id := e.must(201, "POST", "events", "editor", map[string]any{"title": "Retry me", "start_date": "2027-01-10 10:00", "end_date": "2027-01-10 11:00"}).id()
 	e.deliver()
 	for i := 1; i < 4; i++ {
-		if n := len(rc.all()); n != i {
+		if n := len(rc.All()); n != i {
 			t.Fatalf("attempt %d: receiver saw %d requests", i, n)
 		}
 		// Not due again before the backoff has passed.
 		e.deliver()
-		if n := len(rc.all()); n != i {
+		if n := len(rc.All()); n != i {
 			t.Fatalf("retried before its backoff: %d requests", n)
 		}
 		e.advanceHooks(2 * time.Hour)
 		e.deliver()
 	}
-	got := rc.all()
+	got := rc.All()
 	if len(got) != 4 {
 		t.Fatalf("%d requests, want 4", len(got))
 	}
 	for _, g := range got {
-		if m := verify(t, secret, g); m.ID != got[0].header.Get("webhook-id") || m.Type != "event.created" {
+		if m := verify(t, secret, g); m.ID != got[0].Header.Get("webhook-id") || m.Type != "event.created" {
 			t.Errorf("attempt with id %s type %s", m.ID, m.Type)
 		}
-		if g.header.Get("webhook-id") != got[0].header.Get("webhook-id") {
+		if g.Header.Get("webhook-id") != got[0].Header.Get("webhook-id") {
 			t.Errorf("webhook-id changed between attempts")
 		}
 	}
@@ -316,12 +275,7 @@ func TestWebhookRetries(t *testing.T) {
 
 	// Now the endpoint fails for good: retried for a day, then the
 	// message fails and the endpoint is disabled.
-	rc.mu.Lock()
-	rc.plan = make([]int, 1000)
-	for i := range rc.plan {
-		rc.plan[i] = 500
-	}
-	rc.mu.Unlock()
+	rc.SetPlan(slices.Repeat([]int{500}, 1000)...)
 	e.must(201, "POST", "events", "editor", map[string]any{"title": "Never lands", "start_date": "2027-01-10 10:00", "end_date": "2027-01-10 11:00"})
 	e.deliver()
 	p := "admin/webhooks/" + strconv.FormatInt(hid, 10)
@@ -349,17 +303,17 @@ func TestWebhookRetries(t *testing.T) {
 func TestWebhookPing(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "WEBHOOK_ALLOW_PRIVATE", "true")
-	rc := newReceiver(t)
-	hid, secret := e.addWebhook(rc.srv.URL)
+	rc := testsupport.NewRecorder(t)
+	hid, secret := e.addWebhook(rc.URL)
 	r := e.must(200, "POST", "admin/webhooks/"+strconv.FormatInt(hid, 10)+"/ping", "admin", nil)
 	if r.path("ok") != true || r.num("attempt.code") != 200 {
 		t.Errorf("ping: %s", r.raw)
 	}
-	got := rc.all()
+	got := rc.All()
 	if len(got) != 1 || verify(t, secret, got[0]).Type != "webhook.ping" {
 		t.Fatalf("receiver got %d messages", len(got))
 	}
-	rc.plan = []int{418}
+	rc.SetPlan(418)
 	if r := e.must(200, "POST", "admin/webhooks/"+strconv.FormatInt(hid, 10)+"/ping", "admin", nil); r.path("ok") != false || r.num("attempt.code") != 418 {
 		t.Errorf("failed ping: %s", r.raw)
 	}
@@ -372,9 +326,9 @@ func TestWebhookPing(t *testing.T) {
 func TestWebhookOrderPerItem(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "WEBHOOK_ALLOW_PRIVATE", "true")
-	rc := newReceiver(t)
-	rc.plan = []int{500}
-	e.addWebhook(rc.srv.URL, "event.created", "event.updated")
+	rc := testsupport.NewRecorder(t)
+	rc.SetPlan(500)
+	e.addWebhook(rc.URL, "event.created", "event.updated")
 	a := e.must(201, "POST", "events", "editor", map[string]any{"title": "A", "start_date": "2027-01-10 10:00", "end_date": "2027-01-10 11:00"}).id()
 	e.deliver() // A created: 500
 	e.must(200, "PATCH", "events/"+strconv.FormatInt(a, 10), "editor", map[string]any{"title": "A2"})
@@ -382,9 +336,9 @@ func TestWebhookOrderPerItem(t *testing.T) {
 	e.deliver() // B created goes; A updated waits behind A created
 	types := func() []string {
 		var out []string
-		for _, g := range rc.all() {
+		for _, g := range rc.All() {
 			var m message
-			json.Unmarshal(g.body, &m)
+			json.Unmarshal(g.Body, &m)
 			n, _ := m.Item["id"].(float64)
 			out = append(out, strconv.FormatInt(int64(n), 10)+":"+m.Type)
 		}

@@ -2,7 +2,6 @@ package calendar
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"github.com/calendar/eventcal/repository/mongo"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 	"github.com/calendar/eventcal/repository/sqlite"
+	"github.com/calendar/eventcal/repository/storetest"
 )
 
 // The writers of the tests, one per role.
@@ -60,17 +60,7 @@ func dumpTerms(t *testing.T, st repository.Store) string {
 	t.Helper()
 	ctx := context.Background()
 	var b strings.Builder
-	for _, tax := range []repository.LabelKind{repository.LabelCategory, repository.LabelTag} {
-		ts, err := st.FindLabels(ctx, repository.LabelQuery{Taxonomy: tax})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, term := range ts {
-			j, _ := json.Marshal(term)
-			b.Write(j)
-			b.WriteByte('\n')
-		}
-	}
+	storetest.WriteLabels(t, ctx, st, &b)
 	marks, err := st.PendingMarks(ctx, 1000)
 	if err != nil {
 		t.Fatal(err)

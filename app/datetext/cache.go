@@ -14,10 +14,34 @@ type cacheKey struct {
 	minute           int64
 }
 
-var phraseCache = struct {
-	sync.Mutex
-	m map[cacheKey]result
-}{m: map[cacheKey]result{}}
+// phraseCache holds the phrases read (cached).
+var phraseCache boundedCache[cacheKey, result]
+
+// boundedCache is a map safe for concurrent use that is emptied when it
+// holds cacheSize entries. The zero value is an empty cache.
+type boundedCache[K comparable, V any] struct {
+	mu sync.Mutex
+	m  map[K]V
+}
+
+// get returns the value of k, if the cache holds one.
+func (c *boundedCache[K, V]) get(k K) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[k]
+	return v, ok
+}
+
+// put sets the value of k, emptying the cache first when it is full.
+// The caller clones strings of k that live in buffers reused later.
+func (c *boundedCache[K, V]) put(k K, v V) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= cacheSize {
+		c.m = make(map[K]V)
+	}
+	c.m[k] = v
+}
 
 // result is a phrase read at the start of a minute: t, and whether it moves
 // with the clock ("+2 weeks") or stays put ("tomorrow", "16:00").
@@ -38,23 +62,16 @@ type result struct {
 func cached(text, lang string, now time.Time) (time.Time, error) {
 	start := now.Truncate(time.Minute)
 	k := cacheKey{text: text, lang: lang, zone: now.Location().String(), minute: start.Unix()}
-	phraseCache.Lock()
-	r, ok := phraseCache.m[k]
-	phraseCache.Unlock()
+	r, ok := phraseCache.get(k)
 	if !ok {
 		r.t, r.err = parsePhrase(text, lang, start)
 		if r.err == nil {
 			t1, err := parsePhrase(text, lang, start.Add(time.Second))
 			r.follows = err == nil && t1.Sub(r.t) == time.Second
 		}
-		phraseCache.Lock()
-		if len(phraseCache.m) >= cacheSize {
-			clear(phraseCache.m)
-		}
 		// The text may live in a request buffer that is reused later.
 		k.text, k.lang = strings.Clone(k.text), strings.Clone(k.lang)
-		phraseCache.m[k] = r
-		phraseCache.Unlock()
+		phraseCache.put(k, r)
 	}
 	if r.err != nil {
 		return time.Time{}, r.err
@@ -70,7 +87,4 @@ type verdictKey struct{ text, lang, zone string }
 // verdicts remembers, per phrase, language and zone, whether the library
 // used every part of it: the answer does not depend on the clock, and it is
 // the costly part of reading a phrase (one parse per number and word).
-var verdicts = struct {
-	sync.Mutex
-	m map[verdictKey]bool
-}{m: map[verdictKey]bool{}}
+var verdicts boundedCache[verdictKey, bool]

@@ -238,18 +238,11 @@ func parsePhrase(text, lang string, now time.Time) (time.Time, error) {
 		return t, err
 	}
 	vk := verdictKey{text: s, lang: lang, zone: now.Location().String()}
-	verdicts.Lock()
-	whole, known := verdicts.m[vk]
-	verdicts.Unlock()
+	whole, known := verdicts.get(vk)
 	if !known {
 		whole = usesEveryPart(s, lang, now, t)
-		verdicts.Lock()
-		if len(verdicts.m) >= cacheSize {
-			clear(verdicts.m)
-		}
 		vk.text, vk.lang = strings.Clone(vk.text), strings.Clone(vk.lang)
-		verdicts.m[vk] = whole
-		verdicts.Unlock()
+		verdicts.put(vk, whole)
 	}
 	if !whole {
 		return time.Time{}, ErrNotADate

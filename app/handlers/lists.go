@@ -55,12 +55,7 @@ func namedStatuses(b *input.Bag) []string {
 	if !ok {
 		return nil
 	}
-	out := []string{}
-	for _, it := range input.AsList(v) {
-		s, _ := input.AsString(it)
-		out = append(out, s)
-	}
-	return out
+	return input.AsStrings(v)
 }
 
 // eventQuery turns the request into an engine query: the original plugin's
@@ -169,10 +164,7 @@ func (lr lister) eventQuery() (search.EventQuery, error) {
 		q.ParentID = search.Some(id)
 	}
 	if v, ok := b.Get("event_status"); ok {
-		for _, it := range input.AsList(v) {
-			s, _ := input.AsString(it)
-			q.EventStatuses = append(q.EventStatuses, s)
-		}
+		q.EventStatuses = append(q.EventStatuses, input.AsStrings(v)...)
 	}
 	applyCollapseSeries(b, &q)
 	return q, nil

@@ -106,11 +106,7 @@ func sourceInput(b *input.Bag) *sources.SourceInput {
 		if !ok {
 			return nil
 		}
-		out := []string{}
-		for _, it := range input.AsList(v) {
-			s, _ := input.AsString(it)
-			out = append(out, s)
-		}
+		out := input.AsStrings(v)
 		return &out
 	}
 	in.Categories, in.Tags = list("categories"), list("tags")
@@ -166,19 +162,18 @@ func (h *sourceHandlers) createSource(r *Request) error {
 // getSource serves GET /sources/{id}.
 func (h *sourceHandlers) getSource(r *Request) error {
 	src, err := h.svc.Get(r.ctx, r.user, sourceID(r))
-	if err != nil {
-		return sourceErr(err)
-	}
-	o, err := h.present(r, src)
-	if err != nil {
-		return err
-	}
-	return present.SendJSON(r.c, 200, o)
+	return h.reply(r, src, err)
 }
 
 // updateSource serves POST/PUT/PATCH /sources/{id} (partial).
 func (h *sourceHandlers) updateSource(r *Request) error {
 	src, err := h.svc.Update(r.ctx, r.user, sourceID(r), sourceInput(r.bag))
+	return h.reply(r, src, err)
+}
+
+// reply answers 200 with src and its newest run, or the error of the
+// service call that returned src.
+func (h *sourceHandlers) reply(r *Request, src *repository.Source, err error) error {
 	if err != nil {
 		return sourceErr(err)
 	}

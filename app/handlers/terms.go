@@ -148,14 +148,7 @@ func termCount(ctx context.Context, render *present.Renderer, st repository.Stor
 // get serves GET /categories/{id} and /tags/{id}.
 func (tt *terms) get(r *Request) error {
 	t, err := tt.svc.Get(r.ctx, tt.tax, termID(r))
-	if err != nil {
-		return err
-	}
-	n, err := termCount(r.ctx, tt.render, tt.store, t)
-	if err != nil {
-		return err
-	}
-	return present.SendJSON(r.c, 200, tt.render.Label(t, n, r.lang))
+	return tt.reply(r, t, err)
 }
 
 // create serves POST on /categories and /tags (201 with Location).
@@ -171,6 +164,12 @@ func (tt *terms) create(r *Request) error {
 // update serves POST/PUT/PATCH on one term.
 func (tt *terms) update(r *Request) error {
 	t, err := tt.svc.Update(r.ctx, r.user, r.lang, tt.tax, termID(r), tt.termInput(r))
+	return tt.reply(r, t, err)
+}
+
+// reply answers 200 with t and its count, or the error of the service
+// call that returned t.
+func (tt *terms) reply(r *Request, t *repository.Label, err error) error {
 	if err != nil {
 		return err
 	}

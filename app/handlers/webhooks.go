@@ -59,12 +59,7 @@ func (h *webhooks) checkWebhookURL(_ *Request, v any) string {
 }
 
 func checkWebhookEvents(_ *Request, v any) string {
-	var types []string
-	for _, it := range input.AsList(v) {
-		t, _ := input.AsString(it)
-		types = append(types, t)
-	}
-	if err := syncwebhooks.CheckEvents(types); err != nil {
+	if err := syncwebhooks.CheckEvents(input.AsStrings(v)); err != nil {
 		return err.Error()
 	}
 	return ""
@@ -101,11 +96,7 @@ func webhookInput(b *input.Bag) *calendar.WebhookInput {
 	}
 	in.URL, in.Secret, in.Description = str("url"), str("secret"), str("description")
 	if v, ok := b.Get("events"); ok {
-		var evs []string
-		for _, it := range input.AsList(v) {
-			t, _ := input.AsString(it)
-			evs = append(evs, t)
-		}
+		evs := input.AsStrings(v)
 		in.Events = &evs
 	}
 	if v, ok := b.Get("active"); ok {

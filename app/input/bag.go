@@ -405,6 +405,18 @@ func AsList(v any) []any {
 	}
 }
 
+// AsStrings is AsList with every item as a string ("" for an item that
+// is not one); it is never nil.
+func AsStrings(v any) []string {
+	items := AsList(v)
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		s, _ := AsString(it)
+		out = append(out, s)
+	}
+	return out
+}
+
 // AsIntList converts a list parameter of IDs; ok is false if an item is
 // not a positive whole number.
 func AsIntList(v any) ([]int64, bool) {

@@ -145,3 +145,27 @@ func TestNumbers(t *testing.T) {
 		}
 	}
 }
+
+// TestAsStrings: a CSV or a list becomes its items as strings (trimmed,
+// empty CSV items dropped, an item that is not a string ""), never nil.
+func TestAsStrings(t *testing.T) {
+	tests := []struct {
+		name string
+		v    any
+		want []string
+	}{
+		{"csv", " publish, draft ,,", []string{"publish", "draft"}},
+		{"list", []any{"a", " b ", "", 7.0}, []string{"a", "b", ""}},
+		{"empty string", "", []string{}},
+		{"nil", nil, []string{}},
+		{"one number", 7.0, []string{""}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := AsStrings(tt.v)
+			if got == nil || strings.Join(got, "|") != strings.Join(tt.want, "|") || len(got) != len(tt.want) {
+				t.Errorf("AsStrings(%#v) = %#v, want %#v", tt.v, got, tt.want)
+			}
+		})
+	}
+}

@@ -203,40 +203,14 @@ func (w *runWrite) eventInput(ctx context.Context, ev *feed.Event, cur *reposito
 		}
 		in.Organizers.Items = append(in.Organizers.Items, l)
 	}
-	cats := []calendar.LabelItem{}
-	for _, name := range ev.Categories {
-		if name = plain(name); name != "" {
-			it, err := w.labelItem(ctx, repository.LabelCategory, name)
-			if errors.Is(err, errNewLabelCap) {
-				w.note(ev.UID, err.Error()+": "+strconv.Quote(name)+" left off")
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			cats = append(cats, it)
-		}
-	}
-	for _, id := range src.Categories {
-		cats = append(cats, calendar.LabelItem{ID: id, IsID: true})
+	cats, err := w.labelItems(ctx, ev.UID, repository.LabelCategory, ev.Categories, src.Categories)
+	if err != nil {
+		return nil, err
 	}
 	in.Categories = calendar.Some(cats)
-	tags := []calendar.LabelItem{}
-	for _, name := range ev.Tags {
-		if name = plain(name); name != "" {
-			it, err := w.labelItem(ctx, repository.LabelTag, name)
-			if errors.Is(err, errNewLabelCap) {
-				w.note(ev.UID, err.Error()+": "+strconv.Quote(name)+" left off")
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			tags = append(tags, it)
-		}
-	}
-	for _, id := range src.Tags {
-		tags = append(tags, calendar.LabelItem{ID: id, IsID: true})
+	tags, err := w.labelItems(ctx, ev.UID, repository.LabelTag, ev.Tags, src.Tags)
+	if err != nil {
+		return nil, err
 	}
 	in.Tags = calendar.Some(tags)
 	switch {
@@ -317,6 +291,30 @@ const MaxNewLabelsPerRun = 200
 // errNewLabelCap is labelItem's answer for a new name past
 // MaxNewLabelsPerRun.
 var errNewLabelCap = fmt.Errorf("the run created %d new categories and tags already (at most %d a run)", MaxNewLabelsPerRun, MaxNewLabelsPerRun)
+
+// labelItems returns the labels of taxonomy tax of the event uid: those
+// it names (names, as the feed has them; a new one over the cap of new
+// labels is left off with a note), then the source's own (ids).
+func (w *runWrite) labelItems(ctx context.Context, uid string, tax repository.LabelKind, names []string, ids []int64) ([]calendar.LabelItem, error) {
+	items := []calendar.LabelItem{}
+	for _, name := range names {
+		if name = plain(name); name != "" {
+			it, err := w.labelItem(ctx, tax, name)
+			if errors.Is(err, errNewLabelCap) {
+				w.note(uid, err.Error()+": "+strconv.Quote(name)+" left off")
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			items = append(items, it)
+		}
+	}
+	for _, id := range ids {
+		items = append(items, calendar.LabelItem{ID: id, IsID: true})
+	}
+	return items, nil
+}
 
 // labelItem returns how an event write names the category or tag (tax)
 // called name: by ID when the calendar resolves the name to a term

@@ -15,6 +15,7 @@ import (
 	"github.com/calendar/eventcal/app/sources"
 	"github.com/calendar/eventcal/app/sources/feed"
 	"github.com/calendar/eventcal/config"
+	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository"
 )
 
@@ -706,16 +707,7 @@ func TestRunsPruned(t *testing.T) {
 // waitFor polls cond until it holds, failing the test at its deadline.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline, ok := t.Deadline()
-	if !ok {
-		deadline = time.Now().Add(time.Minute)
-	}
-	for !cond() {
-		if time.Now().After(deadline.Add(-5 * time.Second)) {
-			t.Fatalf("waiting for %s: timed out", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testdeadline.Poll(t, 5*time.Millisecond, what, cond)
 }
 
 // TestFloatingAndAllDay: floating times and dates are read in the site's

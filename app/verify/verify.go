@@ -582,10 +582,16 @@ func langQuery(v view) url.Values {
 	return url.Values{"multilang_language": {v.lang}}
 }
 
-// postListQuery is the query of a venue or organizer list.
-func postListQuery(v view) url.Values {
+// pageQuery is the query of a list: the language and pages of perPage.
+func pageQuery(v view) url.Values {
 	q := langQuery(v)
 	q.Set("per_page", perPage)
+	return q
+}
+
+// postListQuery is the query of a venue or organizer list.
+func postListQuery(v view) url.Values {
+	q := pageQuery(v)
 	if v.token != "" {
 		q.Set("status", statuses)
 	}
@@ -594,8 +600,7 @@ func postListQuery(v view) url.Values {
 
 // windowQuery is a query over every date.
 func windowQuery(v view) url.Values {
-	q := langQuery(v)
-	q.Set("per_page", perPage)
+	q := pageQuery(v)
 	q.Set("start_date", windowStart)
 	q.Set("end_date", windowEnd)
 	return q
@@ -615,8 +620,7 @@ func eventListQuery(v view) url.Values {
 
 // termListQuery is the query of a category or tag list: empty terms too.
 func termListQuery(v view) url.Values {
-	q := langQuery(v)
-	q.Set("per_page", perPage)
+	q := pageQuery(v)
 	q.Set("hide_empty", "false")
 	return q
 }
@@ -889,8 +893,9 @@ func (c *comparer) compareItem(ctx context.Context, v view, at order, spec listS
 func (c *comparer) compareRest(ctx context.Context, v view, at order, item, collection string, l *listed, event bool) error {
 	q := langQuery(v)
 	step := 1
-	for _, slug := range l.slugs {
-		path := collection + "/by-slug/" + url.PathEscape(slug)
+	// compare reads path on both sides and compares the answers as the
+	// next step of the item.
+	compare := func(path string) error {
 		a, b, err := c.fetchBoth(ctx, path, q, v.token)
 		if err != nil {
 			return err
@@ -898,22 +903,23 @@ func (c *comparer) compareRest(ctx context.Context, v view, at order, item, coll
 		at[3] = step
 		step++
 		c.check(at, v, item, path, q, a, b)
+		return nil
+	}
+	for _, slug := range l.slugs {
+		if err := compare(collection + "/by-slug/" + url.PathEscape(slug)); err != nil {
+			return err
+		}
 	}
 	if !event {
 		return nil
 	}
-	path := fmt.Sprintf("/events/%d.ics", l.id)
-	a, b, err := c.fetchBoth(ctx, path, q, v.token)
-	if err != nil {
+	if err := compare(fmt.Sprintf("/events/%d.ics", l.id)); err != nil {
 		return err
 	}
-	at[3] = step
-	step++
-	c.check(at, v, item, path, q, a, b)
 	if !l.series {
 		return nil
 	}
 	at[3] = step
-	_, err = c.walkList(ctx, v, at, item, fmt.Sprintf("/events/%d/occurrences", l.id), "events", windowQuery(v), map[int64]*listed{})
+	_, err := c.walkList(ctx, v, at, item, fmt.Sprintf("/events/%d/occurrences", l.id), "events", windowQuery(v), map[int64]*listed{})
 	return err
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/sqlite"
 	"github.com/calendar/eventcal/repository/sqlite/sqlitetest"
+	"github.com/calendar/eventcal/repository/storetest"
 )
 
 // openSQLite opens a fresh embedded store.
@@ -77,17 +78,7 @@ func dumpStore(t *testing.T, s repository.Store) string {
 		b.Write(j)
 		b.WriteByte('\n')
 	}
-	for _, tax := range []repository.LabelKind{repository.LabelCategory, repository.LabelTag} {
-		ts, err := s.FindLabels(ctx, repository.LabelQuery{Taxonomy: tax})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, term := range ts {
-			j, _ := json.Marshal(term)
-			b.Write(j)
-			b.WriteByte('\n')
-		}
-	}
+	storetest.WriteLabels(t, ctx, s, &b)
 	return b.String()
 }
 

@@ -63,3 +63,16 @@ func Context(t *testing.T) context.Context {
 func After(t testing.TB) <-chan time.Time {
 	return time.After(Timeout(t))
 }
+
+// Poll calls cond every interval until it holds, failing t at Of(t) with
+// what, which names the condition awaited.
+func Poll(t testing.TB, interval time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := Of(t)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: never true", what)
+		}
+		time.Sleep(interval) // a poll interval, not a wait for an outcome
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/calendar/eventcal/config/testdeadline"
+	"github.com/calendar/eventcal/config/testsupport"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
 
@@ -18,12 +19,12 @@ func TestReplicaIdentity(t *testing.T) {
 	uri := mongotest.Start(t)
 	const ttl = 3 * time.Second
 	third := ttl / LeaseHolderRenewals
-	setup := func(t *testing.T) (*Store, *fakeClock, func(holder string) *Lease) {
+	setup := func(t *testing.T) (*Store, *testsupport.Clock, func(holder string) *Lease) {
 		s := leaseStore(t, uri)
-		clock := &fakeClock{t: time.Unix(1_000_000, 0)}
+		clock := testsupport.NewClock(time.Unix(1_000_000, 0))
 		return s, clock, func(holder string) *Lease {
 			l := s.Lease("leader", holder, ttl, quiet)
-			l.now = clock.now
+			l.now = clock.Now
 			return l
 		}
 	}
@@ -41,7 +42,7 @@ func TestReplicaIdentity(t *testing.T) {
 		_, clock, lease := setup(t)
 		before := lease("replica-1")
 		step(t, before)
-		clock.advance(third)
+		clock.Advance(third)
 		step(t, before)
 		// kill -9: before stops renewing and never releases. The same
 		// replica starts again: a new process, the same identity.
@@ -70,7 +71,7 @@ func TestReplicaIdentity(t *testing.T) {
 		if leads(next) {
 			t.Fatal("replica-2 took over before the expiry")
 		}
-		clock.advance(ttl)
+		clock.Advance(ttl)
 		step(t, next)
 		if !leads(next) {
 			t.Fatal("replica-2 did not take over after the expiry")
@@ -86,7 +87,7 @@ func TestReplicaIdentity(t *testing.T) {
 		if !leads(second) {
 			t.Fatal("the second process did not take the lease")
 		}
-		clock.advance(third)
+		clock.Advance(third)
 		// first's next renewal finds a term of its identity it did not write.
 		if err := step(t, first); !errors.Is(err, ErrDuplicateReplica) {
 			t.Fatalf("first's renewal: %v, want ErrDuplicateReplica", err)

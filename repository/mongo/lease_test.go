@@ -19,24 +19,6 @@ import (
 	"github.com/calendar/eventcal/sync/lease"
 )
 
-// fakeClock is a monotonic clock the lease tests move by hand.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // leaseStore opens a store on a fresh database of the server at uri.
@@ -109,11 +91,11 @@ func TestLease(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := leaseStore(t, uri)
-			clock := &fakeClock{t: time.Unix(1_000_000, 0)}
+			clock := testsupport.NewClock(time.Unix(1_000_000, 0))
 			leases := map[string]*Lease{}
 			for _, p := range []string{"a", "b", "c"} {
 				l := s.Lease("leader", "process-"+p, ttl, quiet)
-				l.now = clock.now
+				l.now = clock.Now
 				leases[p] = l
 			}
 			for i, ln := range tt.script {
@@ -121,7 +103,7 @@ func TestLease(t *testing.T) {
 				var err error
 				switch verb {
 				case "advance":
-					clock.advance(ln.by)
+					clock.Advance(ln.by)
 				case "step":
 					err = leases[who].step(t.Context())
 				case "release":
@@ -145,11 +127,11 @@ func TestLease(t *testing.T) {
 
 	t.Run("contenders race for one term", func(t *testing.T) {
 		s := leaseStore(t, uri)
-		clock := &fakeClock{t: time.Unix(1_000_000, 0)}
+		clock := testsupport.NewClock(time.Unix(1_000_000, 0))
 		var leases []*Lease
 		for i := range 6 {
 			l := s.Lease("leader", fmt.Sprintf("process-%d", i), ttl, quiet)
-			l.now = clock.now
+			l.now = clock.Now
 			leases = append(leases, l)
 		}
 		leaders := func() []int {
@@ -180,7 +162,7 @@ func TestLease(t *testing.T) {
 		}
 		// Renewals racing with the others' checks keep the same leader.
 		for range 5 {
-			clock.advance(third)
+			clock.Advance(third)
 			stepAll()
 			if got := leaders(); len(got) != 1 || got[0] != first[0] {
 				t.Fatalf("leaders after a renewal round = %v, want [%d]", got, first[0])
@@ -195,7 +177,7 @@ func TestLease(t *testing.T) {
 		if got := leaders(); len(got) != 0 {
 			t.Fatalf("leaders right after the holder died = %v, want none yet", got)
 		}
-		clock.advance(ttl)
+		clock.Advance(ttl)
 		stepAll()
 		if got := leaders(); len(got) != 1 {
 			t.Fatalf("leaders after the take-over race = %v, want exactly one", got)
@@ -212,17 +194,17 @@ func TestLease(t *testing.T) {
 
 	t.Run("a stale claim of a deleted term loses", func(t *testing.T) {
 		s := leaseStore(t, uri)
-		clock := &fakeClock{t: time.Unix(1_000_000, 0)}
+		clock := testsupport.NewClock(time.Unix(1_000_000, 0))
 		a := s.Lease("leader", "process-a", ttl, quiet)
-		a.now = clock.now
+		a.now = clock.Now
 		for range 5 {
 			if err := a.step(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			clock.advance(third)
+			clock.Advance(third)
 		}
 		stale := s.Lease("leader", "process-stale", ttl, quiet)
-		stale.now = clock.now
+		stale.now = clock.Now
 		// As if it had read term 1 long ago: term 2 is deleted by now.
 		won, err := stale.claim(t.Context(), 2, 2)
 		if err != nil || won {
@@ -279,9 +261,9 @@ func TestLeaseTransitionsLogged(t *testing.T) {
 	uri := mongotest.Start(t)
 	const ttl = 3 * time.Second
 	s := leaseStore(t, uri)
-	clock := &fakeClock{t: time.Unix(1_000_000, 0)}
+	clock := testsupport.NewClock(time.Unix(1_000_000, 0))
 	l := s.Lease("leader", "process-a", ttl, quiet)
-	l.now = clock.now
+	l.now = clock.Now
 	var out testsupport.SyncBuffer
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
@@ -305,7 +287,7 @@ func TestLeaseTransitionsLogged(t *testing.T) {
 	waitFor(`level=INFO msg="lease acquired" lease=leader`, 1)
 	// No renewal for a whole ttl (the store is unreachable): the holder
 	// stops counting itself leader, which Keep announces.
-	clock.advance(ttl)
+	clock.Advance(ttl)
 	l.settle()
 	waitFor(`level=WARN msg="lease lost" lease=leader`, 1)
 	// The store answers again and nobody took over: the holder renews its
@@ -337,12 +319,12 @@ func TestLeaseFencing(t *testing.T) {
 	const ttl = 3 * time.Second
 	third := ttl / LeaseHolderRenewals
 	s := leaseStore(t, uri)
-	aClock := &fakeClock{t: time.Unix(1_000_000, 0)}
-	bClock := &fakeClock{t: time.Unix(2_000_000, 0)}
+	aClock := testsupport.NewClock(time.Unix(1_000_000, 0))
+	bClock := testsupport.NewClock(time.Unix(2_000_000, 0))
 	a := s.Lease("leader", "process-a", ttl, quiet)
-	a.now = aClock.now
+	a.now = aClock.Now
 	b := s.Lease("leader", "process-b", ttl, quiet)
-	b.now = bClock.now
+	b.now = bClock.Now
 
 	if err := a.step(ctx); err != nil {
 		t.Fatal(err)
@@ -352,8 +334,8 @@ func TestLeaseFencing(t *testing.T) {
 		t.Fatalf("the holder's fence: %v", err)
 	}
 	for range 3 { // renewals
-		aClock.advance(third)
-		bClock.advance(third)
+		aClock.Advance(third)
+		bClock.Advance(third)
 		if err := a.step(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -368,7 +350,7 @@ func TestLeaseFencing(t *testing.T) {
 		t.Fatal("a process that never held the lease passed the fence")
 	}
 	// a pauses: its clock stands still, b's goes on, b takes over.
-	bClock.advance(ttl)
+	bClock.Advance(ttl)
 	if err := b.step(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -84,32 +84,12 @@ func (s *sourceStore) CreateSource(ctx context.Context, src *repository.Source) 
 
 // GetSource returns the source or repository.ErrNotFound.
 func (s *sourceStore) GetSource(ctx context.Context, id int64) (*repository.Source, error) {
-	var src repository.Source
-	err := s.sources().FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&src)
-	if isNoDocuments(err) {
-		return nil, repository.ErrNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("mongo: source %d: %w", id, err)
-	}
-	fixSource(&src)
-	return &src, nil
+	return findOne(ctx, s.sources(), bson.D{{Key: "_id", Value: id}}, fmt.Sprintf("source %d", id), fixSource)
 }
 
 // ListSources returns every source by ID.
 func (s *sourceStore) ListSources(ctx context.Context) ([]*repository.Source, error) {
-	cur, err := s.sources().Find(ctx, bson.D{}, options.Find().SetSort(asc("_id")))
-	if err != nil {
-		return nil, fmt.Errorf("mongo: sources: %w", err)
-	}
-	var out []*repository.Source
-	if err := cur.All(ctx, &out); err != nil {
-		return nil, fmt.Errorf("mongo: sources: %w", err)
-	}
-	for _, src := range out {
-		fixSource(src)
-	}
-	return out, nil
+	return findAll(ctx, s.sources(), bson.D{}, options.Find().SetSort(asc("_id")), "sources", nil, fixSource)
 }
 
 // UpdateSource reads the source, applies fn and replaces it if its
@@ -160,17 +140,7 @@ func (s *sourceStore) updateSourceOnce(ctx context.Context, id int64, fn func(s 
 // DeleteSource removes the source, then its runs. The events it imported
 // keep their source link.
 func (s *sourceStore) DeleteSource(ctx context.Context, id int64) error {
-	res, err := s.sources().DeleteOne(ctx, bson.D{{Key: "_id", Value: id}})
-	if err != nil {
-		return fmt.Errorf("mongo: delete source %d: %w", id, err)
-	}
-	if res.DeletedCount == 0 {
-		return repository.ErrNotFound
-	}
-	if _, err := s.runs().DeleteMany(ctx, bson.D{{Key: "source_id", Value: id}}); err != nil {
-		return fmt.Errorf("mongo: delete runs of source %d: %w", id, err)
-	}
-	return nil
+	return deleteWithChildren(ctx, s.sources(), id, "source", s.runs(), "source_id", "runs")
 }
 
 // prepareRun brings r into its stored form (UTC milliseconds).
@@ -286,18 +256,7 @@ func listRunsFind(sourceID int64, limit int) (bson.D, *options.FindOptionsBuilde
 // limit <= 0), newest first.
 func (s *sourceStore) ListSourceRuns(ctx context.Context, sourceID int64, limit int) ([]*repository.SourceRun, error) {
 	filter, opts := listRunsFind(sourceID, limit)
-	cur, err := s.runs().Find(ctx, filter, opts)
-	if err != nil {
-		return nil, fmt.Errorf("mongo: runs of source %d: %w", sourceID, err)
-	}
-	var out []*repository.SourceRun
-	if err := cur.All(ctx, &out); err != nil {
-		return nil, fmt.Errorf("mongo: runs of source %d: %w", sourceID, err)
-	}
-	for _, r := range out {
-		fixRun(r)
-	}
-	return out, nil
+	return findAll(ctx, s.runs(), filter, opts, fmt.Sprintf("runs of source %d", sourceID), nil, fixRun)
 }
 
 // PruneSourceRuns removes the source's runs but the newest keep (every

@@ -327,11 +327,5 @@ func TestUpgradeProtocol(t *testing.T) {
 // poll waits until cond holds, failing the test at its deadline.
 func poll(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := testdeadline.Of(t)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testdeadline.Poll(t, 10*time.Millisecond, what, cond)
 }

@@ -75,17 +75,11 @@ func (s *accountStore) GetUserByLogin(ctx context.Context, login string) (*repos
 
 // findUser returns the user matching filter or ErrNotFound.
 func (s *accountStore) findUser(ctx context.Context, filter bson.D) (*repository.User, error) {
-	var u repository.User
-	err := s.users.FindOne(ctx, filter).Decode(&u)
-	switch {
-	case isNoDocuments(err):
-		return nil, repository.ErrNotFound
-	case err != nil:
-		return nil, fmt.Errorf("mongo: get user: %w", err)
-	}
-	u.Created = u.Created.UTC()
-	return &u, nil
+	return findOne(ctx, s.users, filter, "get user", fixUser)
 }
+
+// fixUser normalises a user read from the database.
+func fixUser(u *repository.User) { u.Created = u.Created.UTC() }
 
 // CreateToken stores a token for an existing user (ErrNotFound otherwise);
 // a hash stored before is ErrDuplicate.
@@ -147,31 +141,16 @@ func (s *accountStore) refuseStored(ctx context.Context, coll *mongo.Collection,
 // UserByTokenHash returns the user owning the token with this hash, or
 // ErrNotFound.
 func (s *accountStore) UserByTokenHash(ctx context.Context, hash string) (*repository.User, error) {
-	var t repository.Token
-	err := s.tokens.FindOne(ctx, bson.D{{Key: "_id", Value: hash}}).Decode(&t)
-	switch {
-	case isNoDocuments(err):
-		return nil, repository.ErrNotFound
-	case err != nil:
-		return nil, fmt.Errorf("mongo: get token: %w", err)
+	t, err := findOne[repository.Token](ctx, s.tokens, bson.D{{Key: "_id", Value: hash}}, "get token", nil)
+	if err != nil {
+		return nil, err
 	}
 	return s.GetUser(ctx, t.UserID)
 }
 
 // ListUsers returns every user, by ID ascending.
 func (s *accountStore) ListUsers(ctx context.Context) ([]*repository.User, error) {
-	cur, err := s.users.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
-	if err != nil {
-		return nil, fmt.Errorf("mongo: list users: %w", err)
-	}
-	out := []*repository.User{}
-	if err := cur.All(ctx, &out); err != nil {
-		return nil, fmt.Errorf("mongo: list users: %w", err)
-	}
-	for _, u := range out {
-		u.Created = u.Created.UTC()
-	}
-	return out, nil
+	return findAll(ctx, s.users, bson.D{}, options.Find().SetSort(asc("_id")), "list users", []*repository.User{}, fixUser)
 }
 
 // UpdateUser stores u's role and disabled flag (one $set: both fields
@@ -213,16 +192,7 @@ func fixToken(t *repository.Token) {
 
 // TokenByHash returns the token with this hash or ErrNotFound.
 func (s *accountStore) TokenByHash(ctx context.Context, hash string) (*repository.Token, error) {
-	var t repository.Token
-	err := s.tokens.FindOne(ctx, bson.D{{Key: "_id", Value: hash}}).Decode(&t)
-	switch {
-	case isNoDocuments(err):
-		return nil, repository.ErrNotFound
-	case err != nil:
-		return nil, fmt.Errorf("mongo: get token: %w", err)
-	}
-	fixToken(&t)
-	return &t, nil
+	return findOne(ctx, s.tokens, bson.D{{Key: "_id", Value: hash}}, "get token", fixToken)
 }
 
 // ListTokens returns the tokens of one user (every user's for 0), oldest
@@ -232,18 +202,8 @@ func (s *accountStore) ListTokens(ctx context.Context, userID int64) ([]*reposit
 	if userID != 0 {
 		filter = bson.D{{Key: "user_id", Value: userID}}
 	}
-	cur, err := s.tokens.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "created", Value: 1}, {Key: "_id", Value: 1}}))
-	if err != nil {
-		return nil, fmt.Errorf("mongo: list tokens: %w", err)
-	}
-	out := []*repository.Token{}
-	if err := cur.All(ctx, &out); err != nil {
-		return nil, fmt.Errorf("mongo: list tokens: %w", err)
-	}
-	for _, t := range out {
-		fixToken(t)
-	}
-	return out, nil
+	return findAll(ctx, s.tokens, filter, options.Find().SetSort(bson.D{{Key: "created", Value: 1}, {Key: "_id", Value: 1}}),
+		"list tokens", []*repository.Token{}, fixToken)
 }
 
 // RevokeToken deletes the token whose public ID is id: a prefix range of

@@ -63,18 +63,10 @@ func (s *webhookStore) CreateWebhook(ctx context.Context, w *repository.Webhook)
 
 // GetWebhook returns the endpoint or repository.ErrNotFound.
 func (s *webhookStore) GetWebhook(ctx context.Context, id int64) (*repository.Webhook, error) {
-	var w repository.Webhook
-	err := s.db.Collection(collWebhooks).FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&w)
-	if isNoDocuments(err) {
-		return nil, repository.ErrNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("mongo: webhook %d: %w", id, err)
-	}
-	fixWebhookTimes(&w)
-	return &w, nil
+	return findOne(ctx, s.db.Collection(collWebhooks), bson.D{{Key: "_id", Value: id}}, fmt.Sprintf("webhook %d", id), fixWebhookTimes)
 }
 
+// fixWebhookTimes normalises an endpoint read from the database.
 func fixWebhookTimes(w *repository.Webhook) {
 	w.Created, w.Updated = w.Created.UTC(), w.Updated.UTC()
 	if !w.FailingSince.IsZero() {
@@ -84,18 +76,7 @@ func fixWebhookTimes(w *repository.Webhook) {
 
 // ListWebhooks returns every endpoint by ID.
 func (s *webhookStore) ListWebhooks(ctx context.Context) ([]*repository.Webhook, error) {
-	cur, err := s.db.Collection(collWebhooks).Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
-	if err != nil {
-		return nil, fmt.Errorf("mongo: webhooks: %w", err)
-	}
-	var out []*repository.Webhook
-	if err := cur.All(ctx, &out); err != nil {
-		return nil, fmt.Errorf("mongo: webhooks: %w", err)
-	}
-	for _, w := range out {
-		fixWebhookTimes(w)
-	}
-	return out, nil
+	return findAll(ctx, s.db.Collection(collWebhooks), bson.D{}, options.Find().SetSort(asc("_id")), "webhooks", nil, fixWebhookTimes)
 }
 
 // UpdateWebhook reads the endpoint, applies fn and replaces it if its
@@ -132,17 +113,7 @@ func (s *webhookStore) UpdateWebhook(ctx context.Context, id int64, fn func(w *r
 
 // DeleteWebhook removes the endpoint and its deliveries.
 func (s *webhookStore) DeleteWebhook(ctx context.Context, id int64) error {
-	res, err := s.db.Collection(collWebhooks).DeleteOne(ctx, bson.D{{Key: "_id", Value: id}})
-	if err != nil {
-		return fmt.Errorf("mongo: delete webhook %d: %w", id, err)
-	}
-	if res.DeletedCount == 0 {
-		return repository.ErrNotFound
-	}
-	if _, err := s.db.Collection(collDeliveries).DeleteMany(ctx, bson.D{{Key: "webhook_id", Value: id}}); err != nil {
-		return fmt.Errorf("mongo: delete deliveries of webhook %d: %w", id, err)
-	}
-	return nil
+	return deleteWithChildren(ctx, s.db.Collection(collWebhooks), id, "webhook", s.db.Collection(collDeliveries), "webhook_id", "deliveries")
 }
 
 // itemStateDoc is a document of webhook_items.

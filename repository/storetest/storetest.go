@@ -279,40 +279,42 @@ func mustCreateTerm(t *testing.T, ctx context.Context, s repository.Store, term 
 	return term
 }
 
+// must returns v, failing the test with the call (fmt.Sprintf(call,
+// args...)) and err when err is not nil.
+func must[T any](t *testing.T, v T, err error, call string, args ...any) T {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", fmt.Sprintf(call, args...), err)
+	}
+	return v
+}
+
+// mustGetPost returns the record or fails the test.
 func mustGetPost(t *testing.T, ctx context.Context, s repository.Store, id int64) *repository.Record {
 	t.Helper()
 	p, err := s.GetRecord(ctx, id)
-	if err != nil {
-		t.Fatalf("GetPost(%d): %v", id, err)
-	}
-	return p
+	return must(t, p, err, "GetPost(%d)", id)
 }
 
+// mustGetTerm returns the label or fails the test.
 func mustGetTerm(t *testing.T, ctx context.Context, s repository.Store, id int64) *repository.Label {
 	t.Helper()
 	term, err := s.GetLabel(ctx, id)
-	if err != nil {
-		t.Fatalf("GetTerm(%d): %v", id, err)
-	}
-	return term
+	return must(t, term, err, "GetTerm(%d)", id)
 }
 
+// mustUpdatePost updates the record with fn or fails the test.
 func mustUpdatePost(t *testing.T, ctx context.Context, s repository.Store, id int64, fn func(p *repository.Record)) *repository.Record {
 	t.Helper()
 	p, err := s.UpdateRecord(ctx, id, func(p *repository.Record) error { fn(p); return nil })
-	if err != nil {
-		t.Fatalf("UpdatePost(%d): %v", id, err)
-	}
-	return p
+	return must(t, p, err, "UpdatePost(%d)", id)
 }
 
+// mustUpdateTerm updates the label with fn or fails the test.
 func mustUpdateTerm(t *testing.T, ctx context.Context, s repository.Store, id int64, fn func(term *repository.Label)) *repository.Label {
 	t.Helper()
 	term, err := s.UpdateLabel(ctx, id, func(term *repository.Label) error { fn(term); return nil })
-	if err != nil {
-		t.Fatalf("UpdateTerm(%d): %v", id, err)
-	}
-	return term
+	return must(t, term, err, "UpdateTerm(%d)", id)
 }
 
 // wantNotFound fails unless err is repository.ErrNotFound.

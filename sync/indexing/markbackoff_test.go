@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/calendar/eventcal/config/testdeadline"
+	"github.com/calendar/eventcal/config/testsupport"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/search"
 )
@@ -102,31 +103,13 @@ func (rb *refusingRebuild) IndexEvents(ctx context.Context, docs []search.EventD
 	return rb.Rebuild.IndexEvents(ctx, docs)
 }
 
-// fakeClock is a clock the test moves by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
-
 // newRefusingStack is a stack whose worker writes through a
 // refusingEngine, on a clock of its own, without jitter.
-func newRefusingStack(t *testing.T) (*stack, *refusingEngine, *fakeClock) {
+func newRefusingStack(t *testing.T) (*stack, *refusingEngine, *testsupport.Clock) {
 	t.Helper()
 	s := newStack(t)
 	eng := newRefusingEngine(s.engine)
-	clock := &fakeClock{now: baseTime}
+	clock := testsupport.NewClock(baseTime)
 	s.worker.Engine = eng
 	s.worker.Now = clock.Now
 	s.worker.Jitter = func() float64 { return 0 }
@@ -235,7 +218,7 @@ func TestPoisonMarkDoesNotBlockQueue(t *testing.T) {
 			t.Errorf("attempt %d: eventcal_sync_failing_marks = %v, want 1", attempts, got)
 		}
 		// Not due yet: nothing happens.
-		clock.set(m.NextAttempt.Add(-time.Millisecond))
+		clock.Set(m.NextAttempt.Add(-time.Millisecond))
 		if n, err := s.worker.Step(ctx); err != nil || n != 0 {
 			t.Fatalf("attempt %d: step before due = %d, %v; want nothing done", attempts, n, err)
 		}
@@ -243,7 +226,7 @@ func TestPoisonMarkDoesNotBlockQueue(t *testing.T) {
 			t.Fatalf("attempt %d: retried before due", attempts)
 		}
 		// Due: retried (and refused) once.
-		clock.set(m.NextAttempt)
+		clock.Set(m.NextAttempt)
 		s.flush(t)
 	}
 	if st := s.worker.Stats(); !strings.Contains(st.LastError, "1 of 1 marks failed") {

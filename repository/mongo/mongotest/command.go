@@ -6,9 +6,9 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
+
+	"github.com/calendar/eventcal/config/testsupport"
 )
 
 // Command is the standalone test server's main (cmd/ferretdb) with its
@@ -50,24 +50,17 @@ func Command(args []string) error {
 	default:
 		return fmt.Errorf("-log %q: want debug, warn or nothing", *logLevel)
 	}
-	// Signals are caught before the server starts, so that a stop sent
-	// as soon as the line below is read is not lost.
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
-	uri, stop, err := EmbeddedAt(*dir, *addr, log, time.Now().Add(*startup))
-	if err != nil {
-		return err
-	}
-	u, err := url.Parse(uri)
-	if err != nil {
-		stop(time.Now().Add(10 * time.Second))
-		return err
-	}
-	fmt.Printf("listening on %s\n", u.Host)
-	<-sig
-	if err := stop(time.Now().Add(10 * time.Second)); err != nil {
-		return err
-	}
-	return nil
+	return testsupport.Serve(func() (string, func() error, error) {
+		uri, stop, err := EmbeddedAt(*dir, *addr, log, time.Now().Add(*startup))
+		if err != nil {
+			return "", nil, err
+		}
+		stopNow := func() error { return stop(time.Now().Add(10 * time.Second)) }
+		u, err := url.Parse(uri)
+		if err != nil {
+			stopNow()
+			return "", nil, err
+		}
+		return u.Host, stopNow, nil
+	})
 }

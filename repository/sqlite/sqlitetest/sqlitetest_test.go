@@ -71,23 +71,10 @@ func dump(t *testing.T, path string) string {
 		t.Fatalf("%s has %d schema objects", path, n)
 	}
 	for _, table := range tables {
-		rs, err := db.Query(`SELECT * FROM "` + table + `"`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cols, _ := rs.Columns()
-		for rs.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rs.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
+		_, rows := sqlitetest.Rows(t, db, table)
+		for _, vals := range rows {
 			fmt.Fprintf(&b, "%s %v\n", table, vals)
 		}
-		rs.Close()
 	}
 	var v int
 	if err := db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {

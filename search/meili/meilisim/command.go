@@ -1,15 +1,12 @@
 package meilisim
 
 import (
-	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
+
+	"github.com/calendar/eventcal/config/testsupport"
 )
 
 // Command is the simulator command's main (cmd/meilisim) with its
@@ -35,20 +32,20 @@ func Command(args []string) error {
 	sim.Mu.Lock()
 	sim.Emulate = true
 	sim.Mu.Unlock()
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("listening on %s\n", ln.Addr())
-	srv := &http.Server{Handler: sim}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		srv.Close()
-	}()
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return testsupport.Serve(func() (string, func() error, error) {
+		ln, err := net.Listen("tcp", *addr)
+		if err != nil {
+			return "", nil, err
+		}
+		srv := &http.Server{Handler: sim}
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(ln) }()
+		return ln.Addr().String(), func() error {
+			srv.Close()
+			if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		}, nil
+	})
 }

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -36,26 +33,7 @@ func TestCommandServesAndStops(t *testing.T) {
 	tmp := t.TempDir()
 	bin := testsupport.MainCommand(t) // this test binary running main
 	data := filepath.Join(tmp, "data")
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-dir", data)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waited := false
-	t.Cleanup(func() {
-		if !waited {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
-	if err != nil || !ok {
-		t.Fatalf("first line %q, %v; want listening on ADDR", line, err)
-	}
+	cmd, addr := testsupport.StartServer(t, bin, "-addr", "127.0.0.1:0", "-dir", data)
 
 	ctx := testdeadline.Context(t)
 	client, err := mongo.Connect(options.Client().ApplyURI("mongodb://" + addr + "/"))
@@ -80,7 +58,6 @@ func TestCommandServesAndStops(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	waited = true
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("after SIGTERM: %v; want exit status 0", err)
 	}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -46,25 +44,8 @@ func TestCommandServesHealthAndSearch(t *testing.T) {
 
 // serveAndSearch runs the command built at bin with -version version.
 func serveAndSearch(t *testing.T, bin, version string) {
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-addr", "127.0.0.1:0", "-master-key", "KEY", "-version", version)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cancel()
-		_ = cmd.Wait()
-	}()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
-	if err != nil || !ok {
-		t.Fatalf("first line %q, %v; want listening on ADDR", line, err)
-	}
+	ctx := t.Context()
+	_, addr := testsupport.StartServer(t, bin, "-addr", "127.0.0.1:0", "-master-key", "KEY", "-version", version)
 	url := "http://" + addr
 
 	// Poll /health with a deadline (no fixed sleep).
