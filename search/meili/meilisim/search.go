@@ -171,7 +171,7 @@ func (f *searchRoutes) rankedSearch(ix *Index, body map[string]any) ([]map[strin
 				best := 3
 				for i, a := range on {
 					text, _ := doc[a].(string)
-					for _, w := range tok.Words(text) {
+					for _, w := range allWords(tok, text) {
 						if !t.Matches(w) {
 							continue
 						}
@@ -761,9 +761,21 @@ func tokenizerOf(settings map[string]any) *simTokenizer {
 // texts of every document of the index. Its values are shared; callers
 // only read them.
 var indexedWordsMemo = testsupport.Memo[tokenizedText, []string]{F: func(k tokenizedText) []string {
-	w := k.tok.Words(k.text)
+	w := allWords(k.tok, k.text)
 	if len(w) > MaxPositionsPerAttribute {
 		w = w[:MaxPositionsPerAttribute:MaxPositionsPerAttribute]
 	}
 	return w
+}}
+
+// allWords returns every word of text as tok cuts it (tok.Words),
+// remembered: the ranking reads the words of every hit's attributes for
+// each search. The slice is shared; callers only read it.
+func allWords(tok *simTokenizer, text string) []string {
+	return allWordsMemo.Get(tokenizedText{tok, text})
+}
+
+// allWordsMemo remembers allWords' answers.
+var allWordsMemo = testsupport.Memo[tokenizedText, []string]{F: func(k tokenizedText) []string {
+	return k.tok.Words(k.text)
 }}
