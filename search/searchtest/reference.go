@@ -16,6 +16,13 @@ import (
 // MatchEvent reports whether doc satisfies every filter of q. Paging and
 // sorting are ignored.
 func MatchEvent(doc search.EventDocument, q search.EventQuery) bool {
+	return matchEvent(&doc, &q, search.ParseQuery(q.Query))
+}
+
+// matchEvent is MatchEvent with q.Query parsed into terms
+// (search.ParseQuery): ExpectedHits and ExpectedFacets parse it once for
+// all the documents.
+func matchEvent(doc *search.EventDocument, q *search.EventQuery, terms []search.Term) bool {
 	if len(q.IDs) > 0 && !slices.Contains(q.IDs, doc.ID) {
 		return false
 	}
@@ -52,11 +59,11 @@ func MatchEvent(doc search.EventDocument, q search.EventQuery) bool {
 	if q.ExcludeHidden && doc.HideFromListings || q.ExcludeProtected && doc.HasPassword {
 		return false
 	}
-	if terms := search.ParseQuery(q.Query); len(terms) > 0 {
+	if len(terms) > 0 {
 		// Each term may match in a different field: the union of the
 		// fields' words must match them all.
 		t := doc.Text[q.Lang]
-		if !matchesAll(terms, TextWords(t.Title, t.Description, t.Excerpt)) {
+		if !matchesAllIn(terms, textWords.Get(t.Title), textWords.Get(t.Description), textWords.Get(t.Excerpt)) {
 			return false
 		}
 	}
@@ -130,22 +137,33 @@ func pageOfHits(hits []search.EventDocument, offset, limit int) search.Result {
 // paged): the matches sorted by q.Sort, and with CollapseSeries only the
 // first of each ID.
 func ExpectedHits(docs []search.EventDocument, q search.EventQuery) []search.EventDocument {
-	var hits []search.EventDocument
-	for _, d := range docs {
-		if MatchEvent(d, q) {
-			hits = append(hits, d)
+	// The matches are sorted as pointers, then copied once: sorting the
+	// documents themselves moves every one several times.
+	terms := search.ParseQuery(q.Query)
+	var matches []*search.EventDocument
+	for i := range docs {
+		if matchEvent(&docs[i], &q, terms) {
+			matches = append(matches, &docs[i])
 		}
 	}
-	SortEvents(hits, q.Sort)
+	by := eventOrder(q.Sort)
+	slices.SortFunc(matches, func(a, b *search.EventDocument) int { return by(a, b) })
 	if q.CollapseSeries {
 		seen := map[int64]bool{}
-		hits = slices.DeleteFunc(hits, func(d search.EventDocument) bool {
+		matches = slices.DeleteFunc(matches, func(d *search.EventDocument) bool {
 			if seen[d.ID] {
 				return true
 			}
 			seen[d.ID] = true
 			return false
 		})
+	}
+	var hits []search.EventDocument
+	if len(matches) > 0 {
+		hits = make([]search.EventDocument, len(matches))
+		for i, d := range matches {
+			hits[i] = *d
+		}
 	}
 	return hits
 }
@@ -173,13 +191,19 @@ func ExpectedPlaces(docs []search.PlaceDocument, q search.PlaceQuery) search.Res
 // both then by occurrence key ascending (a single event's empty key
 // first).
 func SortEvents(docs []search.EventDocument, by search.EventSort) {
-	key := func(d search.EventDocument) int64 { return d.Start }
+	order := eventOrder(by)
+	slices.SortFunc(docs, func(a, b search.EventDocument) int { return order(&a, &b) })
+}
+
+// eventOrder returns the comparison SortEvents sorts by.
+func eventOrder(by search.EventSort) func(a, b *search.EventDocument) int {
+	key := func(d *search.EventDocument) int64 { return d.Start }
 	if by == search.ByPublishDate {
-		key = func(d search.EventDocument) int64 { return d.PublishDate }
+		key = func(d *search.EventDocument) int64 { return d.PublishDate }
 	}
-	slices.SortFunc(docs, func(a, b search.EventDocument) int {
+	return func(a, b *search.EventDocument) int {
 		return cmp.Or(cmp.Compare(key(a), key(b)), cmp.Compare(a.ID, b.ID), cmp.Compare(a.Occurrence, b.Occurrence))
-	})
+	}
 }
 
 // SortPlaces orders docs in place: publish date descending, then ID
@@ -242,6 +266,17 @@ func matchesAll(terms []search.Term, words []string) bool {
 	return true
 }
 
+// matchesAllIn reports whether every term matches a word of one of the
+// lists: matchesAll over the lists joined, without joining them.
+func matchesAllIn(terms []search.Term, lists ...[]string) bool {
+	for _, t := range terms {
+		if !slices.ContainsFunc(lists, t.MatchesAny) {
+			return false
+		}
+	}
+	return true
+}
+
 // ExpectedFacets counts, for each facet of q.Facets, the matches of q over
 // docs per value (search.FacetValues); nil when q asks for none. Every
 // matching document counts, CollapseSeries or not.
@@ -253,12 +288,14 @@ func ExpectedFacets(docs []search.EventDocument, q search.EventQuery) map[string
 	for _, f := range q.Facets {
 		out[f] = map[string]int{}
 	}
-	for _, d := range docs {
-		if !MatchEvent(d, q) {
+	terms := search.ParseQuery(q.Query)
+	for i := range docs {
+		d := &docs[i]
+		if !matchEvent(d, &q, terms) {
 			continue
 		}
 		for _, f := range q.Facets {
-			for _, v := range search.FacetValues(d, f) {
+			for _, v := range search.FacetValues(*d, f) {
 				out[f][v]++
 			}
 		}

@@ -117,7 +117,9 @@ var (
 // with -trimpath: the build cache then serves a module extracted to a new
 // directory each run (the previous release), which it would otherwise
 // compile in full every time; this checkout builds without it, sharing
-// the packages go test compiled.
+// the packages go test compiled. Every binary is linked without its
+// symbol table and DWARF (-ldflags "-s -w", as the Dockerfile builds):
+// a link is never cached, and they take half its CPU.
 func binary(t *testing.T, dir, pkg string, trimpath bool) string {
 	t.Helper()
 	buildsMu.Lock()
@@ -129,7 +131,7 @@ func binary(t *testing.T, dir, pkg string, trimpath bool) string {
 	buildsMu.Unlock()
 	gotool := testsupport.GoTool(t)
 	b.once.Do(func() {
-		args := []string{"build", "-o", b.path}
+		args := []string{"build", "-ldflags", "-s -w", "-o", b.path}
 		if trimpath {
 			args = append(args, "-trimpath")
 		}

@@ -171,7 +171,7 @@ func (f *searchRoutes) rankedSearch(ix *Index, body map[string]any) ([]map[strin
 				best := 3
 				for i, a := range on {
 					text, _ := doc[a].(string)
-					for _, w := range tok.Words(text) {
+					for _, w := range allWords(tok, text) {
 						if !t.Matches(w) {
 							continue
 						}
@@ -472,9 +472,8 @@ func (p *filterParser) primary() (predicate, error) {
 				return nil, fmt.Errorf("expected ',' or ']', got %q", sep)
 			}
 		}
-		return func(doc map[string]any) bool {
-			return slices.ContainsFunc(values, func(v string) bool { return anyElement(doc[field], "=", v) })
-		}, nil
+		in := newInSet(values)
+		return func(doc map[string]any) bool { return in.has(doc[field]) }, nil
 	}
 	if !slices.Contains([]string{"=", "!=", ">", ">=", "<", "<="}, op) {
 		return nil, fmt.Errorf("unknown operator %q", op)
@@ -608,6 +607,43 @@ func anyElement(v any, op, lit string) bool {
 		return op == "=" && strconv.FormatBool(x) == lit
 	case string:
 		return op == "=" && x == lit
+	}
+	return false
+}
+
+// inSet holds the values of an IN filter so that a document is looked up
+// in them at once: has(v) is anyElement(v, "=", x) for some value x, a
+// number compared as a number and anything else as text, without parsing
+// every value again for every document (a filter of many IDs reads every
+// document of the index).
+type inSet struct {
+	nums map[float64]bool
+	strs map[string]bool
+}
+
+// newInSet returns the inSet of an IN filter's values.
+func newInSet(values []string) inSet {
+	s := inSet{nums: map[float64]bool{}, strs: map[string]bool{}}
+	for _, v := range values {
+		s.strs[v] = true
+		if n, err := strconv.ParseFloat(v, 64); err == nil {
+			s.nums[n] = true
+		}
+	}
+	return s
+}
+
+// has reports whether v, or an element of it, equals one of the values.
+func (s inSet) has(v any) bool {
+	switch x := v.(type) {
+	case []any:
+		return slices.ContainsFunc(x, s.has)
+	case float64:
+		return s.nums[x]
+	case bool:
+		return s.strs[strconv.FormatBool(x)]
+	case string:
+		return s.strs[x]
 	}
 	return false
 }
@@ -761,9 +797,21 @@ func tokenizerOf(settings map[string]any) *simTokenizer {
 // texts of every document of the index. Its values are shared; callers
 // only read them.
 var indexedWordsMemo = testsupport.Memo[tokenizedText, []string]{F: func(k tokenizedText) []string {
-	w := k.tok.Words(k.text)
+	w := allWords(k.tok, k.text)
 	if len(w) > MaxPositionsPerAttribute {
 		w = w[:MaxPositionsPerAttribute:MaxPositionsPerAttribute]
 	}
 	return w
+}}
+
+// allWords returns every word of text as tok cuts it (tok.Words),
+// remembered: the ranking reads the words of every hit's attributes for
+// each search. The slice is shared; callers only read it.
+func allWords(tok *simTokenizer, text string) []string {
+	return allWordsMemo.Get(tokenizedText{tok, text})
+}
+
+// allWordsMemo remembers allWords' answers.
+var allWordsMemo = testsupport.Memo[tokenizedText, []string]{F: func(k tokenizedText) []string {
+	return k.tok.Words(k.text)
 }}
