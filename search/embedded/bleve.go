@@ -386,13 +386,9 @@ func (g *generation) indexEvents(ctx context.Context, docs []search.EventDocumen
 				textOf[d.ID] = &docs[i]
 			}
 		}
-		raw, err := eventJSON(d, from)
-		if err != nil {
-			return fmt.Errorf("bleve: event %d: %w", d.ID, err)
-		}
 		k := d.Key()
 		keys[k] = struct{}{}
-		put = append(put, storedDoc{k, snappy.Encode(nil, raw)})
+		put = append(put, storedDoc{k, snappy.Encode(nil, encodeEvent(d, from))})
 		if len(ids) == 0 || ids[len(ids)-1] != d.ID {
 			ids = append(ids, d.ID)
 		}

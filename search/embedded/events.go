@@ -23,8 +23,8 @@ import (
 
 // This file keeps the event documents of a generation on disk: one bbolt
 // file (events.db, events.db.<n>) mapping each document's key
-// (search.EventDocument.Key) to its stored JSON (storedEvent), compressed
-// with snappy (JSON text shrinks to about a third). Nothing
+// (search.EventDocument.Key) to its stored form (storedEvent, in the
+// binary form of codec.go), compressed with snappy. Nothing
 // queries it: event queries are answered by the generation's memindex,
 // which is filled from it at open and kept in step by every event write.
 // A write is one bbolt transaction, flushed to disk before it returns.
@@ -46,7 +46,16 @@ var (
 // records another is recreated empty at open (the sync worker repopulates
 // it), as a Bleve index built with another mapping is. Change it when
 // storedEvent changes incompatibly.
-const eventsFormat = "eventcal events 1"
+//
+// Format 2 writes the binary form (codec.go); format 1 wrote JSON, which
+// decodeStored still reads. A store of format 1 is therefore opened as it
+// is and marked format 2 at once (before anything is written to it in the
+// binary form), so that a build that knows only format 1 recreates it
+// rather than failing on documents it cannot read.
+const eventsFormat = "eventcal events 2"
+
+// eventsFormatJSON is format 1: every document stored as JSON.
+const eventsFormatJSON = "eventcal events 1"
 
 // fillPercent is how full a write leaves the pages it splits. The keys
 // come in no useful order (decimal IDs), so bbolt's default (half full)
@@ -84,6 +93,16 @@ func openEventStore(path string) (s *eventStore, ok bool, err error) {
 	if err != nil {
 		_ = s.close()
 		return nil, false, fmt.Errorf("bleve: read %s: %w", path, err)
+	}
+	if string(format) == eventsFormatJSON {
+		err := s.db.Update(func(tx *bolt.Tx) error {
+			return tx.Bucket(metaBucket).Put(formatKey, []byte(eventsFormat))
+		})
+		if err != nil {
+			_ = s.close()
+			return nil, false, fmt.Errorf("bleve: update %s to %s: %w", path, eventsFormat, err)
+		}
+		return s, true, nil
 	}
 	return s, string(format) == eventsFormat, nil
 }
@@ -141,7 +160,7 @@ func (s *eventStore) ping() error {
 	})
 }
 
-// storedDoc is one document to write: its key and stored JSON,
+// storedDoc is one document to write: its key and stored form,
 // snappy-compressed.
 type storedDoc struct {
 	key string
@@ -183,7 +202,7 @@ func (s *eventStore) write(ctx context.Context, docs []storedDoc, del []string, 
 const loadChunk = 4096
 
 // loadEntry is one stored document as load finds it: its event ID and
-// occurrence (read from its key) and its compressed JSON, which stays
+// occurrence (read from its key) and its compressed stored form, which stays
 // valid while the read transaction is open.
 type loadEntry struct {
 	id  int64
@@ -200,7 +219,7 @@ type loadEntry struct {
 //
 // The documents' keys are read and ordered first (bbolt orders them as
 // bytes, "10" before "9"), without decoding anything; GOMAXPROCS
-// goroutines then decode (snappy, JSON) chunks of whole events, each
+// goroutines then decode (snappy, decodeStored) chunks of whole events, each
 // straight into its place in the ordered slice, so no document is moved
 // by a sort or a growing slice.
 func (s *eventStore) load(apply func([]search.EventDocument)) (int, error) {
