@@ -126,15 +126,7 @@ func (x *Index) Apply(docs []search.EventDocument) {
 	x.removeStale(docs)
 	grps := groupsOf(docs)
 	if x.Count() == 0 && len(docs) > blockMax {
-		preps := make([]prepared, len(docs))
-		for i := range docs {
-			var prev *prepared
-			if i > 0 {
-				prev = &preps[i-1]
-			}
-			preps[i] = prepare(&docs[i], prev)
-			preps[i].grp = grps[i]
-		}
+		preps := prepareAll(docs, grps, prepareRun)
 		x.mu.Lock()
 		defer x.mu.Unlock()
 		x.load(preps)
