@@ -9,13 +9,14 @@ import (
 	"github.com/calendar/eventcal/search/searchtest"
 )
 
-// TestPrepareAllAsSerial: preparing in runs on several goroutines gives
+// TestPrepareAllAsSerial: preparing in runs on several goroutines
+// (startPrepare) gives
 // what preparing one document after the other gives (tokens, reuse of a
 // series' shared tokens and its like, groups), whatever the run size,
 // also when runs end next to a series, when an event's documents are
 // not together, and for the documents of an event that has one
 // occurrence with a text of its own.
-func TestPrepareAllAsSerial(t *testing.T) {
+func TestStartPrepareAsSerial(t *testing.T) {
 	t.Parallel()
 	f := searchtest.Generate(21, 80, 4, 3)
 	var docs []search.EventDocument
@@ -54,7 +55,11 @@ func TestPrepareAllAsSerial(t *testing.T) {
 	}
 	for _, run := range []int{1, 2, 3, 5, 64, len(docs) + 1} {
 		t.Run(fmt.Sprintf("runs of %d", run), func(t *testing.T) {
-			got := prepareAll(docs, grps, run)
+			p := startPrepare(docs, grps, run)
+			for i := range docs {
+				p.wait(i) // in order, as load asks
+			}
+			got := p.all()
 			if !reflect.DeepEqual(got, want) {
 				for i := range got {
 					if !reflect.DeepEqual(got[i], want[i]) {
