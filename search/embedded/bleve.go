@@ -168,9 +168,16 @@ func openGeneration(dir string, n int64) (*generation, error) {
 		return g, nil
 	}
 	g := &generation{n: n, events: events, venues: opened[venuesIndex], organizers: opened[organizersIndex], queries: memindex.New()}
-	if _, err := events.load(g.queries.Apply); err != nil {
+	loaded, err := events.load(g.queries.Apply)
+	if err != nil {
 		closeAll()
 		return nil, err
+	}
+	if loaded > 0 {
+		// The decoded documents (the index keeps what it needs of them)
+		// and the tokenizing's scratch are garbage now: return them to
+		// the operating system rather than keep them resident.
+		releaseMemory()
 	}
 	return g, nil
 }
