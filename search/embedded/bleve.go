@@ -75,6 +75,10 @@ type generation struct {
 	// closed is set once the indexes are closed: queries then fail as the
 	// closed Bleve indexes do.
 	closed atomic.Bool
+	// jsonDocs is how many of the event documents were stored as JSON
+	// (format 1) when the generation was opened: Outdated asks for a
+	// rebuild, which writes them all in the binary form.
+	jsonDocs int
 	// placesMu orders place writes and guards placeSums.
 	placesMu sync.Mutex
 	// placeSums holds, by kind and ID, a fingerprint (placeSum) of each
@@ -173,6 +177,7 @@ func openGeneration(dir string, n int64) (*generation, error) {
 		closeAll()
 		return nil, err
 	}
+	g.jsonDocs = int(events.jsonDocs.Load())
 	if loaded > 0 {
 		// The decoded documents (the index keeps what it needs of them)
 		// and the tokenizing's scratch are garbage now: return them to
@@ -282,6 +287,17 @@ func unavailable(ctx context.Context, what string, err error) error {
 		return ctxErr
 	}
 	return fmt.Errorf("%w: bleve %s: %w", search.ErrUnavailable, what, err)
+}
+
+// Outdated reports whether the live generation's event store held
+// documents in the JSON form of format 1 when it was opened: they are
+// read back (start-up decodes them several times slower than the binary
+// form), and the service runs a full rebuild (the zero-downtime one),
+// which writes every document in the binary form, when this says so.
+func (e *Engine) Outdated(ctx context.Context) (bool, error) {
+	g, done := e.current()
+	defer done()
+	return g.jsonDocs > 0, ctx.Err()
 }
 
 // Init checks that the indexes are open. Open has already created them and

@@ -166,7 +166,9 @@ func TestBinaryFormRefusesTorn(t *testing.T) {
 // JSON) opens without being recreated, loads the same documents as the
 // binary form would, is marked format 2 at once (so that a build that
 // reads only JSON recreates it instead of failing), and takes writes in
-// the binary form next to its JSON documents.
+// the binary form next to its JSON documents; the engine reports it
+// Outdated (the service then rebuilds it) until a rebuild has written
+// every document in the binary form.
 func TestFormat1StoreOpens(t *testing.T) {
 	t.Parallel()
 	f := searchtest.Generate(11, 40, 4, 3)
@@ -192,6 +194,13 @@ func TestFormat1StoreOpens(t *testing.T) {
 	be := mustOpen(t, binDir)
 	if err := be.IndexEvents(t.Context(), docs); err != nil {
 		t.Fatal(err)
+	}
+	if err := be.Close(); err != nil {
+		t.Fatal(err)
+	}
+	be = mustOpen(t, binDir)
+	if out, err := be.Outdated(t.Context()); out || err != nil {
+		t.Errorf("Outdated on a store in the binary form = %v, %v; want false", out, err)
 	}
 	if err := be.Close(); err != nil {
 		t.Fatal(err)
@@ -246,6 +255,9 @@ func TestFormat1StoreOpens(t *testing.T) {
 	if got := counts(t, e); got[0] != len(docs) {
 		t.Fatalf("the format 1 store opened with %d documents, want %d", got[0], len(docs))
 	}
+	if out, err := e.Outdated(t.Context()); !out || err != nil {
+		t.Errorf("Outdated on the format 1 store = %v, %v; want true (a rebuild writes the binary form)", out, err)
+	}
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -274,6 +286,38 @@ func TestFormat1StoreOpens(t *testing.T) {
 		if d.ID == changed.ID && d.Text["en"].Title != "rewritten" {
 			t.Fatalf("the rewritten document reads back %+v", d.Text)
 		}
+	}
+
+	// Still outdated after a restart (a rebuild that did not finish), no
+	// longer once a rebuild has rewritten every document, nor after the
+	// next open.
+	e = mustOpen(t, dir)
+	defer func() { _ = e.Close() }()
+	if out, err := e.Outdated(t.Context()); !out || err != nil {
+		t.Errorf("Outdated on the reopened mixed store = %v, %v; want true", out, err)
+	}
+	r, err := e.BeginRebuild(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.IndexEvents(t.Context(), docs); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := e.Outdated(t.Context()); out || err != nil {
+		t.Errorf("Outdated after the rebuild = %v, %v; want false", out, err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := loadAll(t, filepath.Join(dir, "events.db.1")); !reflect.DeepEqual(got, want) {
+		t.Error("the rebuilt store loads other documents than the binary form")
+	}
+	e = mustOpen(t, dir)
+	if out, err := e.Outdated(t.Context()); out || err != nil {
+		t.Errorf("Outdated after reopening the rebuilt store = %v, %v; want false", out, err)
 	}
 }
 

@@ -70,6 +70,9 @@ const lockWait = time.Second
 // eventStore is the event documents of one generation.
 type eventStore struct {
 	db *bolt.DB
+	// jsonDocs counts the documents the last load found in the JSON form
+	// of format 1 (see eventsFormat).
+	jsonDocs atomic.Int64
 }
 
 // openEventStore opens the store at path if there is one (nil, false, nil
@@ -241,7 +244,8 @@ func (s *eventStore) load(apply func([]search.EventDocument)) (int, error) {
 			return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.occ, b.occ))
 		})
 		docs = make([]search.EventDocument, len(entries))
-		return decodeChunks(entries, docs, loadChunk)
+		s.jsonDocs.Store(0)
+		return decodeChunks(entries, docs, loadChunk, &s.jsonDocs)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("bleve: load the events: %w", err)
@@ -279,8 +283,9 @@ func chunkByEvent(entries []loadEntry, size int) []int {
 
 // decodeChunks decodes entries into docs (docs[i] from entries[i]) with
 // GOMAXPROCS goroutines, each taking chunks of about size entries (whole
-// events). It returns the first error.
-func decodeChunks(entries []loadEntry, docs []search.EventDocument, size int) error {
+// events), counting in jsonDocs the documents stored as JSON. It returns
+// the first error.
+func decodeChunks(entries []loadEntry, docs []search.EventDocument, size int, jsonDocs *atomic.Int64) error {
 	bounds := chunkByEvent(entries, size)
 	workers := min(max(1, runtime.GOMAXPROCS(0)), len(bounds)-1)
 	var next atomic.Int64
@@ -299,7 +304,7 @@ func decodeChunks(entries []loadEntry, docs []search.EventDocument, size int) er
 				}
 				lo, hi := bounds[c], bounds[c+1]
 				var err error
-				if buf, err = decodeChunk(entries[lo:hi], docs[lo:hi], buf); err != nil {
+				if buf, err = decodeChunk(entries[lo:hi], docs[lo:hi], buf, jsonDocs); err != nil {
 					errs[w] = err
 					failed.Store(true)
 					return
@@ -314,8 +319,9 @@ func decodeChunks(entries []loadEntry, docs []search.EventDocument, size int) er
 // decodeChunk decodes the documents of entries (whole events) into docs:
 // an occurrence stored with another's text (storedEvent.TextFrom) gets
 // that document's text map, which is among the same event's. buf is a
-// scratch buffer for snappy, returned for the next call.
-func decodeChunk(entries []loadEntry, docs []search.EventDocument, buf []byte) ([]byte, error) {
+// scratch buffer for snappy, returned for the next call. The documents
+// stored as JSON are counted in jsonDocs.
+func decodeChunk(entries []loadEntry, docs []search.EventDocument, buf []byte, jsonDocs *atomic.Int64) ([]byte, error) {
 	// The occurrences with their own text, by key, and those stored with
 	// another's.
 	var keyAt map[string]int
@@ -324,12 +330,17 @@ func decodeChunk(entries []loadEntry, docs []search.EventDocument, buf []byte) (
 		from string
 	}
 	var shared []sharedText
+	var asJSON int64
+	defer func() { jsonDocs.Add(asJSON) }()
 	for i, e := range entries {
 		raw, err := snappy.Decode(buf[:cap(buf)], e.raw)
 		if err != nil {
 			return buf, fmt.Errorf("document %s: %w", e.key, err)
 		}
 		buf = raw
+		if len(raw) == 0 || raw[0] != binaryMark {
+			asJSON++
+		}
 		d, from, err := decodeStored(raw)
 		if err != nil {
 			return buf, fmt.Errorf("document %s: %w", e.key, err)
