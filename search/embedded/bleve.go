@@ -75,6 +75,10 @@ type generation struct {
 	// closed is set once the indexes are closed: queries then fail as the
 	// closed Bleve indexes do.
 	closed atomic.Bool
+	// jsonDocs is how many of the event documents were stored as JSON
+	// (format 1) when the generation was opened: Outdated asks for a
+	// rebuild, which writes them all in the binary form.
+	jsonDocs int
 	// placesMu orders place writes and guards placeSums.
 	placesMu sync.Mutex
 	// placeSums holds, by kind and ID, a fingerprint (placeSum) of each
@@ -168,9 +172,17 @@ func openGeneration(dir string, n int64) (*generation, error) {
 		return g, nil
 	}
 	g := &generation{n: n, events: events, venues: opened[venuesIndex], organizers: opened[organizersIndex], queries: memindex.New()}
-	if _, err := events.load(g.queries.Apply); err != nil {
+	loaded, err := events.load(g.queries.Apply)
+	if err != nil {
 		closeAll()
 		return nil, err
+	}
+	g.jsonDocs = int(events.jsonDocs.Load())
+	if loaded > 0 {
+		// The decoded documents (the index keeps what it needs of them)
+		// and the tokenizing's scratch are garbage now: return them to
+		// the operating system rather than keep them resident.
+		releaseMemory()
 	}
 	return g, nil
 }
@@ -275,6 +287,17 @@ func unavailable(ctx context.Context, what string, err error) error {
 		return ctxErr
 	}
 	return fmt.Errorf("%w: bleve %s: %w", search.ErrUnavailable, what, err)
+}
+
+// Outdated reports whether the live generation's event store held
+// documents in the JSON form of format 1 when it was opened: they are
+// read back (start-up decodes them several times slower than the binary
+// form), and the service runs a full rebuild (the zero-downtime one),
+// which writes every document in the binary form, when this says so.
+func (e *Engine) Outdated(ctx context.Context) (bool, error) {
+	g, done := e.current()
+	defer done()
+	return g.jsonDocs > 0, ctx.Err()
 }
 
 // Init checks that the indexes are open. Open has already created them and
@@ -386,13 +409,9 @@ func (g *generation) indexEvents(ctx context.Context, docs []search.EventDocumen
 				textOf[d.ID] = &docs[i]
 			}
 		}
-		raw, err := eventJSON(d, from)
-		if err != nil {
-			return fmt.Errorf("bleve: event %d: %w", d.ID, err)
-		}
 		k := d.Key()
 		keys[k] = struct{}{}
-		put = append(put, storedDoc{k, snappy.Encode(nil, raw)})
+		put = append(put, storedDoc{k, snappy.Encode(nil, encodeEvent(d, from))})
 		if len(ids) == 0 || ids[len(ids)-1] != d.ID {
 			ids = append(ids, d.ID)
 		}

@@ -4,7 +4,7 @@
 // generation, three things:
 //
 //   - events.db: every event document (one per occurrence of a series),
-//     snappy-compressed JSON in a bbolt file (events.go). Nothing queries
+//     snappy-compressed, in a bbolt file (events.go, codec.go). Nothing queries
 //     it: at open its documents fill a search/memindex index, which answers
 //     every event query (lists with exact totals and facets, text, geo:
 //     see its package documentation for why not Bleve), and every event

@@ -12,7 +12,7 @@ import (
 
 // This file is the edge between the contract's documents and what the
 // engine keeps: for a place, the flat map Bleve indexes, whose keys are
-// the mapping's field names; for an event, its stored JSON (see
+// the mapping's field names; for an event, its stored form (see
 // events.go). Building the maps here (rather than letting Bleve reflect on
 // the structs) keeps the conversions in one place: IDs as document IDs,
 // booleans always present.
@@ -43,7 +43,8 @@ func sortKeyOf(primary, id int64) string {
 // languages by default) is stored, encoded and read back with its text
 // once, not seven times (200,000 characters of description made 1.4 MB of
 // JSON). Documents stored before TextSame existed have none and read back
-// as they are.
+// as they are. It is written in the binary form (codec.go); documents
+// written by format 1 of the store are its JSON, and read back as well.
 //
 // TextFrom, set on an occurrence whose text is that of an earlier
 // occurrence of its series written in the same call (most occurrences of a
@@ -57,11 +58,12 @@ type storedEvent struct {
 	TextFrom string            `json:"text_from,omitempty"`
 }
 
-// eventJSON is the stored form of an event: the document as JSON
-// (storedEvent), its text already plain (search.PlainText), which
-// eventStore.load reads back; textFrom, when set, is the key of a document
-// stored with the same text (see storedEvent).
-func eventJSON(d search.EventDocument, textFrom string) ([]byte, error) {
+// encodeEvent is the stored form of an event: the document (storedEvent)
+// in the binary form (codec.go), its text already plain
+// (search.PlainText), which eventStore.load reads back; textFrom, when
+// set, is the key of a document stored with the same text (see
+// storedEvent).
+func encodeEvent(d search.EventDocument, textFrom string) []byte {
 	stored := storedEvent{EventDocument: d}
 	if textFrom != "" {
 		stored.Text, stored.TextFrom = nil, textFrom
@@ -91,7 +93,7 @@ func eventJSON(d search.EventDocument, textFrom string) ([]byte, error) {
 		}
 		stored.Text = text
 	}
-	return json.Marshal(stored)
+	return encodeBinary(nil, &stored)
 }
 
 // decodeEvent reads a stored event document back (see storedEvent); a
@@ -106,7 +108,12 @@ func decodeEvent(raw []byte) (search.EventDocument, error) {
 // whose text this one shares ("" when it has its own).
 func decodeStored(raw []byte) (search.EventDocument, string, error) {
 	var stored storedEvent
-	if err := json.Unmarshal(raw, &stored); err != nil {
+	if len(raw) > 0 && raw[0] == binaryMark {
+		var err error
+		if stored, err = decodeBinary(raw); err != nil {
+			return search.EventDocument{}, "", err
+		}
+	} else if err := json.Unmarshal(raw, &stored); err != nil { // format 1
 		return search.EventDocument{}, "", err
 	}
 	d, err := stored.expand()

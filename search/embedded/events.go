@@ -23,8 +23,8 @@ import (
 
 // This file keeps the event documents of a generation on disk: one bbolt
 // file (events.db, events.db.<n>) mapping each document's key
-// (search.EventDocument.Key) to its stored JSON (storedEvent), compressed
-// with snappy (JSON text shrinks to about a third). Nothing
+// (search.EventDocument.Key) to its stored form (storedEvent, in the
+// binary form of codec.go), compressed with snappy. Nothing
 // queries it: event queries are answered by the generation's memindex,
 // which is filled from it at open and kept in step by every event write.
 // A write is one bbolt transaction, flushed to disk before it returns.
@@ -46,7 +46,16 @@ var (
 // records another is recreated empty at open (the sync worker repopulates
 // it), as a Bleve index built with another mapping is. Change it when
 // storedEvent changes incompatibly.
-const eventsFormat = "eventcal events 1"
+//
+// Format 2 writes the binary form (codec.go); format 1 wrote JSON, which
+// decodeStored still reads. A store of format 1 is therefore opened as it
+// is and marked format 2 at once (before anything is written to it in the
+// binary form), so that a build that knows only format 1 recreates it
+// rather than failing on documents it cannot read.
+const eventsFormat = "eventcal events 2"
+
+// eventsFormatJSON is format 1: every document stored as JSON.
+const eventsFormatJSON = "eventcal events 1"
 
 // fillPercent is how full a write leaves the pages it splits. The keys
 // come in no useful order (decimal IDs), so bbolt's default (half full)
@@ -61,6 +70,9 @@ const lockWait = time.Second
 // eventStore is the event documents of one generation.
 type eventStore struct {
 	db *bolt.DB
+	// jsonDocs counts the documents the last load found in the JSON form
+	// of format 1 (see eventsFormat).
+	jsonDocs atomic.Int64
 }
 
 // openEventStore opens the store at path if there is one (nil, false, nil
@@ -84,6 +96,16 @@ func openEventStore(path string) (s *eventStore, ok bool, err error) {
 	if err != nil {
 		_ = s.close()
 		return nil, false, fmt.Errorf("bleve: read %s: %w", path, err)
+	}
+	if string(format) == eventsFormatJSON {
+		err := s.db.Update(func(tx *bolt.Tx) error {
+			return tx.Bucket(metaBucket).Put(formatKey, []byte(eventsFormat))
+		})
+		if err != nil {
+			_ = s.close()
+			return nil, false, fmt.Errorf("bleve: update %s to %s: %w", path, eventsFormat, err)
+		}
+		return s, true, nil
 	}
 	return s, string(format) == eventsFormat, nil
 }
@@ -141,7 +163,7 @@ func (s *eventStore) ping() error {
 	})
 }
 
-// storedDoc is one document to write: its key and stored JSON,
+// storedDoc is one document to write: its key and stored form,
 // snappy-compressed.
 type storedDoc struct {
 	key string
@@ -183,7 +205,7 @@ func (s *eventStore) write(ctx context.Context, docs []storedDoc, del []string, 
 const loadChunk = 4096
 
 // loadEntry is one stored document as load finds it: its event ID and
-// occurrence (read from its key) and its compressed JSON, which stays
+// occurrence (read from its key) and its compressed stored form, which stays
 // valid while the read transaction is open.
 type loadEntry struct {
 	id  int64
@@ -200,7 +222,7 @@ type loadEntry struct {
 //
 // The documents' keys are read and ordered first (bbolt orders them as
 // bytes, "10" before "9"), without decoding anything; GOMAXPROCS
-// goroutines then decode (snappy, JSON) chunks of whole events, each
+// goroutines then decode (snappy, decodeStored) chunks of whole events, each
 // straight into its place in the ordered slice, so no document is moved
 // by a sort or a growing slice.
 func (s *eventStore) load(apply func([]search.EventDocument)) (int, error) {
@@ -222,7 +244,8 @@ func (s *eventStore) load(apply func([]search.EventDocument)) (int, error) {
 			return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.occ, b.occ))
 		})
 		docs = make([]search.EventDocument, len(entries))
-		return decodeChunks(entries, docs, loadChunk)
+		s.jsonDocs.Store(0)
+		return decodeChunks(entries, docs, loadChunk, &s.jsonDocs)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("bleve: load the events: %w", err)
@@ -260,8 +283,9 @@ func chunkByEvent(entries []loadEntry, size int) []int {
 
 // decodeChunks decodes entries into docs (docs[i] from entries[i]) with
 // GOMAXPROCS goroutines, each taking chunks of about size entries (whole
-// events). It returns the first error.
-func decodeChunks(entries []loadEntry, docs []search.EventDocument, size int) error {
+// events), counting in jsonDocs the documents stored as JSON. It returns
+// the first error.
+func decodeChunks(entries []loadEntry, docs []search.EventDocument, size int, jsonDocs *atomic.Int64) error {
 	bounds := chunkByEvent(entries, size)
 	workers := min(max(1, runtime.GOMAXPROCS(0)), len(bounds)-1)
 	var next atomic.Int64
@@ -280,7 +304,7 @@ func decodeChunks(entries []loadEntry, docs []search.EventDocument, size int) er
 				}
 				lo, hi := bounds[c], bounds[c+1]
 				var err error
-				if buf, err = decodeChunk(entries[lo:hi], docs[lo:hi], buf); err != nil {
+				if buf, err = decodeChunk(entries[lo:hi], docs[lo:hi], buf, jsonDocs); err != nil {
 					errs[w] = err
 					failed.Store(true)
 					return
@@ -295,8 +319,9 @@ func decodeChunks(entries []loadEntry, docs []search.EventDocument, size int) er
 // decodeChunk decodes the documents of entries (whole events) into docs:
 // an occurrence stored with another's text (storedEvent.TextFrom) gets
 // that document's text map, which is among the same event's. buf is a
-// scratch buffer for snappy, returned for the next call.
-func decodeChunk(entries []loadEntry, docs []search.EventDocument, buf []byte) ([]byte, error) {
+// scratch buffer for snappy, returned for the next call. The documents
+// stored as JSON are counted in jsonDocs.
+func decodeChunk(entries []loadEntry, docs []search.EventDocument, buf []byte, jsonDocs *atomic.Int64) ([]byte, error) {
 	// The occurrences with their own text, by key, and those stored with
 	// another's.
 	var keyAt map[string]int
@@ -305,12 +330,17 @@ func decodeChunk(entries []loadEntry, docs []search.EventDocument, buf []byte) (
 		from string
 	}
 	var shared []sharedText
+	var asJSON int64
+	defer func() { jsonDocs.Add(asJSON) }()
 	for i, e := range entries {
 		raw, err := snappy.Decode(buf[:cap(buf)], e.raw)
 		if err != nil {
 			return buf, fmt.Errorf("document %s: %w", e.key, err)
 		}
 		buf = raw
+		if len(raw) == 0 || raw[0] != binaryMark {
+			asJSON++
+		}
 		d, from, err := decodeStored(raw)
 		if err != nil {
 			return buf, fmt.Errorf("document %s: %w", e.key, err)

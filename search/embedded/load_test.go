@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
@@ -132,7 +133,7 @@ func TestLoadOrder(t *testing.T) {
 					return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.occ, b.occ))
 				})
 				got := make([]search.EventDocument, len(entries))
-				if err := decodeChunks(entries, got, size); err != nil {
+				if err := decodeChunks(entries, got, size, new(atomic.Int64)); err != nil {
 					return err
 				}
 				if !reflect.DeepEqual(got, want) {

@@ -59,3 +59,33 @@ func TestRebuildReleasesMemory(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenReleasesMemory: opening an engine whose event store holds
+// documents returns the heap to the operating system once, after the
+// documents are loaded (their decoded form is garbage then); an empty
+// store does not. Not parallel: it replaces releaseMemory.
+func TestOpenReleasesMemory(t *testing.T) {
+	dir := t.TempDir()
+	e := mustOpen(t, dir)
+	mustIndex(t, e, searchtest.Generate(1, 40, 6, 4))
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	defer func(f func()) { releaseMemory = f }(releaseMemory)
+	calls := 0
+	releaseMemory = func() { calls++ }
+	for _, c := range []struct {
+		dir   string
+		calls int
+	}{{t.TempDir(), 0}, {dir, 1}} {
+		calls = 0
+		opened := mustOpen(t, c.dir)
+		docs := opened.cur.queries.Count()
+		if err := opened.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if calls != c.calls {
+			t.Errorf("open of a store of %d documents released memory %d times, want %d", docs, calls, c.calls)
+		}
+	}
+}

@@ -126,18 +126,10 @@ func (x *Index) Apply(docs []search.EventDocument) {
 	x.removeStale(docs)
 	grps := groupsOf(docs)
 	if x.Count() == 0 && len(docs) > blockMax {
-		preps := make([]prepared, len(docs))
-		for i := range docs {
-			var prev *prepared
-			if i > 0 {
-				prev = &preps[i-1]
-			}
-			preps[i] = prepare(&docs[i], prev)
-			preps[i].grp = grps[i]
-		}
+		p := startPrepare(docs, grps, prepareRun)
 		x.mu.Lock()
 		defer x.mu.Unlock()
-		x.load(preps)
+		x.load(p.preps, p.wait)
 		return
 	}
 	var next, prev *prepared
@@ -266,9 +258,12 @@ func (x *Index) take(slot uint32) uint32 {
 }
 
 // load fills an empty index with prepared documents, building the date
-// order in one sort and each vocabulary's order in one merge.
-func (x *Index) load(preps []prepared) {
+// order in one sort and each vocabulary's order in one merge. ready(i)
+// returns once preps[i] is prepared (startPrepare prepares the later
+// documents while the earlier ones are linked).
+func (x *Index) load(preps []prepared, ready func(i int)) {
 	for i := range preps {
+		ready(i)
 		p := &preps[i]
 		k := keyOf(p.d)
 		slot, ok := x.slotOf(k)

@@ -1,0 +1,290 @@
+package embedded
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+
+	"github.com/calendar/eventcal/search"
+)
+
+// This file is the binary form of a stored event document (storedEvent),
+// which events.db holds since format 2 (eventsFormat). Start-up reads
+// every stored document back, and decoding them with encoding/json (by
+// reflection, field names matched one by one) was its largest cost; this
+// form is read field after field with no reflection and no names, in a
+// fraction of the time.
+//
+// A document in this form starts with binaryMark; one stored as JSON (by
+// format 1) starts with '{' and is still read (decodeStored), so a store
+// of format 1 opens without being rebuilt.
+//
+// The layout, in this order: binaryMark; ID (varint); Occurrence (string);
+// Status (string); Author, PublishDate, Start, End, StartLocal, EndLocal
+// (varints); the flags (uvarint: the booleans and whether Geo is set, see
+// the flag constants); EventStatus (string); CategoryIDs (int list);
+// CategorySlugs (string list); TagIDs (int list); TagSlugs (string list);
+// VenueIDs, OrganizerIDs (int lists); Geo's Lat and Lng (8 bytes each,
+// IEEE 754 little-endian) when the flag says it is set; ParentID
+// (varint); Text (count, then per language its code, title, description
+// and excerpt); TextSame (count, then pairs of language codes); TextFrom
+// (string). A string is its length (uvarint) and its bytes. A list or map
+// is its count plus one (uvarint), 0 standing for nil, so that nil and
+// empty read back as they were written, as with JSON's null and [].
+
+// binaryMark is the first byte of a document in the binary form.
+const binaryMark = 0x01
+
+// The flags of the binary form.
+const (
+	flagAllDay = 1 << iota
+	flagFeatured
+	flagTicketed
+	flagSticky
+	flagHideFromListings
+	flagHasPassword
+	flagHasGeo
+	flagGeo // Geo is set (non-nil)
+)
+
+// encodeBinary appends the binary form of s to b.
+func encodeBinary(b []byte, s *storedEvent) []byte {
+	d := &s.EventDocument
+	b = append(b, binaryMark)
+	b = binary.AppendVarint(b, d.ID)
+	b = appendString(b, d.Occurrence)
+	b = appendString(b, d.Status)
+	for _, v := range [...]int64{d.Author, d.PublishDate, d.Start, d.End, d.StartLocal, d.EndLocal} {
+		b = binary.AppendVarint(b, v)
+	}
+	var flags uint64
+	for _, f := range [...]struct {
+		on   bool
+		flag uint64
+	}{
+		{d.AllDay, flagAllDay}, {d.Featured, flagFeatured}, {d.Ticketed, flagTicketed}, {d.Sticky, flagSticky},
+		{d.HideFromListings, flagHideFromListings}, {d.HasPassword, flagHasPassword}, {d.HasGeo, flagHasGeo}, {d.Geo != nil, flagGeo},
+	} {
+		if f.on {
+			flags |= f.flag
+		}
+	}
+	b = binary.AppendUvarint(b, flags)
+	b = appendString(b, d.EventStatus)
+	b = appendInts(b, d.CategoryIDs)
+	b = appendStrings(b, d.CategorySlugs)
+	b = appendInts(b, d.TagIDs)
+	b = appendStrings(b, d.TagSlugs)
+	b = appendInts(b, d.VenueIDs)
+	b = appendInts(b, d.OrganizerIDs)
+	if d.Geo != nil {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(d.Geo.Lat))
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(d.Geo.Lng))
+	}
+	b = binary.AppendVarint(b, d.ParentID)
+	b = appendCount(b, d.Text == nil, len(d.Text))
+	for _, lang := range sortedKeys(d.Text) {
+		t := d.Text[lang]
+		b = appendString(b, lang)
+		b = appendString(b, t.Title)
+		b = appendString(b, t.Description)
+		b = appendString(b, t.Excerpt)
+	}
+	b = appendCount(b, s.TextSame == nil, len(s.TextSame))
+	for _, lang := range sortedKeys(s.TextSame) {
+		b = appendString(b, lang)
+		b = appendString(b, s.TextSame[lang])
+	}
+	return appendString(b, s.TextFrom)
+}
+
+// sortedKeys returns m's keys in order, so that equal documents encode to
+// equal bytes.
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// appendCount writes the count of a list or map: 0 for nil, else n+1.
+func appendCount(b []byte, isNil bool, n int) []byte {
+	if isNil {
+		return append(b, 0)
+	}
+	return binary.AppendUvarint(b, uint64(n)+1)
+}
+
+func appendInts(b []byte, v []int64) []byte {
+	b = appendCount(b, v == nil, len(v))
+	for _, x := range v {
+		b = binary.AppendVarint(b, x)
+	}
+	return b
+}
+
+func appendStrings(b []byte, v []string) []byte {
+	b = appendCount(b, v == nil, len(v))
+	for _, s := range v {
+		b = appendString(b, s)
+	}
+	return b
+}
+
+// errTruncated reports a binary document that ends early or holds a count
+// or length beyond its end.
+var errTruncated = errors.New("the stored document is truncated or malformed")
+
+// reader reads the binary form; the first failure sticks in err and every
+// later read returns zero values.
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) fail() {
+	if r.err == nil {
+		r.err = errTruncated
+	}
+	r.b = nil
+}
+
+func (r *reader) varint() int64 {
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) string() string {
+	n := r.uvarint()
+	if n > uint64(len(r.b)) {
+		r.fail()
+		return ""
+	}
+	s := string(r.b[:n])
+	r.b = r.b[n:]
+	return s
+}
+
+// count reads a count written by appendCount: ok false for nil. A count
+// larger than the bytes left (each element takes at least one) fails.
+func (r *reader) count() (n int, ok bool) {
+	c := r.uvarint()
+	if c == 0 {
+		return 0, false
+	}
+	if c-1 > uint64(len(r.b)) {
+		r.fail()
+		return 0, false
+	}
+	return int(c - 1), true
+}
+
+func (r *reader) ints() []int64 {
+	n, ok := r.count()
+	if !ok {
+		return nil
+	}
+	v := make([]int64, n)
+	for i := range v {
+		v[i] = r.varint()
+	}
+	return v
+}
+
+func (r *reader) strings() []string {
+	n, ok := r.count()
+	if !ok {
+		return nil
+	}
+	v := make([]string, n)
+	for i := range v {
+		v[i] = r.string()
+	}
+	return v
+}
+
+func (r *reader) float() float64 {
+	if len(r.b) < 8 {
+		r.fail()
+		return 0
+	}
+	v := math.Float64frombits(binary.LittleEndian.Uint64(r.b))
+	r.b = r.b[8:]
+	return v
+}
+
+// decodeBinary reads a document in the binary form (raw starts with
+// binaryMark).
+func decodeBinary(raw []byte) (storedEvent, error) {
+	if len(raw) == 0 || raw[0] != binaryMark {
+		return storedEvent{}, errTruncated
+	}
+	r := &reader{b: raw[1:]}
+	var s storedEvent
+	d := &s.EventDocument
+	d.ID = r.varint()
+	d.Occurrence = r.string()
+	d.Status = r.string()
+	for _, v := range [...]*int64{&d.Author, &d.PublishDate, &d.Start, &d.End, &d.StartLocal, &d.EndLocal} {
+		*v = r.varint()
+	}
+	flags := r.uvarint()
+	d.AllDay = flags&flagAllDay != 0
+	d.Featured = flags&flagFeatured != 0
+	d.Ticketed = flags&flagTicketed != 0
+	d.Sticky = flags&flagSticky != 0
+	d.HideFromListings = flags&flagHideFromListings != 0
+	d.HasPassword = flags&flagHasPassword != 0
+	d.HasGeo = flags&flagHasGeo != 0
+	d.EventStatus = r.string()
+	d.CategoryIDs = r.ints()
+	d.CategorySlugs = r.strings()
+	d.TagIDs = r.ints()
+	d.TagSlugs = r.strings()
+	d.VenueIDs = r.ints()
+	d.OrganizerIDs = r.ints()
+	if flags&flagGeo != 0 {
+		d.Geo = &search.GeoPoint{Lat: r.float(), Lng: r.float()}
+	}
+	d.ParentID = r.varint()
+	if n, ok := r.count(); ok {
+		d.Text = make(map[string]search.Text, n)
+		for range n {
+			lang := r.string()
+			d.Text[lang] = search.Text{Title: r.string(), Description: r.string(), Excerpt: r.string()}
+		}
+	}
+	if n, ok := r.count(); ok {
+		s.TextSame = make(map[string]string, n)
+		for range n {
+			lang := r.string()
+			s.TextSame[lang] = r.string()
+		}
+	}
+	s.TextFrom = r.string()
+	if r.err != nil {
+		return storedEvent{}, r.err
+	}
+	if len(r.b) != 0 {
+		return storedEvent{}, fmt.Errorf("%w: %d bytes after its end", errTruncated, len(r.b))
+	}
+	return s, nil
+}
