@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -367,9 +366,10 @@ func (g *generation) indexEvents(ctx context.Context, docs []search.EventDocumen
 	put := make([]storedDoc, 0, len(docs))
 	keys := make(map[string]struct{}, len(docs))
 	ids := make([]int64, 0, len(docs))
-	// textOf: the first document of each event in docs with its own
-	// stored text; a later occurrence with the same text refers to it.
-	textOf := map[int64]*search.EventDocument{}
+	// firstOf: the first occurrence of each event in docs, stored whole;
+	// a later occurrence refers to it for its text or, when it differs
+	// in its dates only, for everything else (occurrenceJSON).
+	firstOf := map[int64]*search.EventDocument{}
 	last := make(map[string]int, len(docs))
 	for i := range docs {
 		last[docs[i].Key()] = i
@@ -378,15 +378,16 @@ func (g *generation) indexEvents(ctx context.Context, docs []search.EventDocumen
 		if last[d.Key()] != i {
 			continue // a later document of the same key replaces it
 		}
-		from := ""
-		if d.Occurrence != "" {
-			if first := textOf[d.ID]; first != nil && maps.Equal(first.Text, d.Text) {
-				from = first.Key()
-			} else if first == nil {
-				textOf[d.ID] = &docs[i]
+		var raw []byte
+		var err error
+		if first := firstOf[d.ID]; first != nil && d.Occurrence != "" {
+			raw, err = occurrenceJSON(&docs[i], first, first.Key())
+		} else {
+			if d.Occurrence != "" {
+				firstOf[d.ID] = &docs[i]
 			}
+			raw, err = eventJSON(d, "")
 		}
-		raw, err := eventJSON(d, from)
 		if err != nil {
 			return fmt.Errorf("bleve: event %d: %w", d.ID, err)
 		}

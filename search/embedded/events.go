@@ -46,7 +46,19 @@ var (
 // records another is recreated empty at open (the sync worker repopulates
 // it), as a Bleve index built with another mapping is. Change it when
 // storedEvent changes incompatibly.
-const eventsFormat = "eventcal events 1"
+//
+// Format 2 added occurrences stored as their dates (storedEvent.DatesFrom),
+// which a reader of format 1 would take for documents without fields. A
+// store of format 1 holds format 2's documents without those: openEventStore
+// keeps it and records format 2 before anything writes to it
+// (upgradableFormats), so that a version that reads format 1 only
+// recreates the store rather than misreading it.
+const eventsFormat = "eventcal events 2"
+
+// upgradableFormats are the earlier formats whose documents the current
+// one reads as they are: openEventStore records eventsFormat in their
+// stores and keeps their documents.
+var upgradableFormats = []string{"eventcal events 1"}
 
 // fillPercent is how full a write leaves the pages it splits. The keys
 // come in no useful order (decimal IDs), so bbolt's default (half full)
@@ -84,6 +96,14 @@ func openEventStore(path string) (s *eventStore, ok bool, err error) {
 	if err != nil {
 		_ = s.close()
 		return nil, false, fmt.Errorf("bleve: read %s: %w", path, err)
+	}
+	if slices.Contains(upgradableFormats, string(format)) {
+		err := s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(metaBucket).Put(formatKey, []byte(eventsFormat)) })
+		if err != nil {
+			_ = s.close()
+			return nil, false, fmt.Errorf("bleve: record the format of %s: %w", path, err)
+		}
+		format = []byte(eventsFormat)
 	}
 	return s, string(format) == eventsFormat, nil
 }
@@ -294,15 +314,17 @@ func decodeChunks(entries []loadEntry, docs []search.EventDocument, size int) er
 
 // decodeChunk decodes the documents of entries (whole events) into docs:
 // an occurrence stored with another's text (storedEvent.TextFrom) gets
-// that document's text map, which is among the same event's. buf is a
+// that document's text map, and one stored as its dates
+// (storedEvent.DatesFrom) that document's other fields; the document is
+// among the same event's. buf is a
 // scratch buffer for snappy, returned for the next call.
 func decodeChunk(entries []loadEntry, docs []search.EventDocument, buf []byte) ([]byte, error) {
 	// The occurrences with their own text, by key, and those stored with
 	// another's.
 	var keyAt map[string]int
 	type sharedText struct {
-		at   int
-		from string
+		at  int
+		ref storedRef
 	}
 	var shared []sharedText
 	for i, e := range entries {
@@ -311,12 +333,12 @@ func decodeChunk(entries []loadEntry, docs []search.EventDocument, buf []byte) (
 			return buf, fmt.Errorf("document %s: %w", e.key, err)
 		}
 		buf = raw
-		d, from, err := decodeStored(raw)
+		d, ref, err := decodeStored(raw)
 		if err != nil {
 			return buf, fmt.Errorf("document %s: %w", e.key, err)
 		}
-		if from != "" {
-			shared = append(shared, sharedText{i, from})
+		if ref.from != "" {
+			shared = append(shared, sharedText{i, ref})
 		} else if d.Occurrence != "" {
 			if keyAt == nil {
 				keyAt = map[string]int{}
@@ -326,8 +348,8 @@ func decodeChunk(entries []loadEntry, docs []search.EventDocument, buf []byte) (
 		docs[i] = d
 	}
 	for _, s := range shared {
-		if j, ok := keyAt[s.from]; ok {
-			docs[s.at].Text = docs[j].Text
+		if j, ok := keyAt[s.ref.from]; ok {
+			s.ref.resolve(&docs[s.at], &docs[j])
 		}
 	}
 	return buf, nil
