@@ -171,6 +171,10 @@ func openGeneration(dir string, n int64) (*generation, error) {
 		closeAll()
 		return nil, err
 	}
+	// The load read every page of the file through its mapping, which
+	// nothing reads again until the next open. A failure costs resident
+	// memory only.
+	_ = events.releaseMapped()
 	return g, nil
 }
 
