@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"text/tabwriter"
@@ -151,4 +152,54 @@ func (s *stack) loadWith(base string, path func(*rand.Rand) string, header http.
 	start := time.Now()
 	wg.Wait()
 	return loadResult{rate: float64(count.Load()) / time.Since(start).Seconds(), lat: lat, errors: errs.Load(), count: count.Load()}
+}
+
+// peakRSSMiB returns the highest resident set size the process has had,
+// in MiB (VmHWM; Linux, 0 elsewhere).
+func peakRSSMiB() float64 {
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb float64
+			if _, err := fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), &kb); err == nil {
+				return kb / 1024
+			}
+		}
+	}
+	return 0
+}
+
+// phaseClock times the phases of a run, in wall and CPU time (the CPU
+// time hardly depends on what else runs on the machine), for the table.
+type phaseClock struct {
+	wall time.Time
+	cpu  time.Duration
+	rows []phaseRow
+}
+
+// phaseRow is one timed phase.
+type phaseRow struct {
+	name      string
+	wall, cpu time.Duration
+}
+
+// newPhaseClock starts timing the first phase.
+func newPhaseClock() *phaseClock { return &phaseClock{wall: time.Now(), cpu: cpuTime()} }
+
+// done ends the phase running (name) and starts the next.
+func (c *phaseClock) done(name string) {
+	now, cpu := time.Now(), cpuTime()
+	c.rows = append(c.rows, phaseRow{name, now.Sub(c.wall), cpu - c.cpu})
+	c.wall, c.cpu = now, cpu
+	fmt.Fprintf(os.Stderr, "%s: %.1f s (%.1f s CPU)\n", name, c.rows[len(c.rows)-1].wall.Seconds(), c.rows[len(c.rows)-1].cpu.Seconds())
+}
+
+// write adds the phases to the table.
+func (c *phaseClock) write(tw io.Writer) {
+	for _, r := range c.rows {
+		fmt.Fprintf(tw, "phase: %s (wall s, CPU s)\t\t%.1f\t%.1f\t\t\t\n", r.name, r.wall.Seconds(), r.cpu.Seconds())
+	}
 }

@@ -210,10 +210,12 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 	if seriesCount > 0 {
 		kit.seriesEvery = max(1, max(0, nEvents-apiEvents)/seriesCount)
 	}
+	phases := newPhaseClock()
 	bulk, err := storeSeed(ctx, st, w, kit, 0, max(0, nEvents-apiEvents))
 	if err != nil {
 		return err
 	}
+	phases.done(fmt.Sprintf("seed of %d events into the store (the worker indexing meanwhile)", len(bulk)))
 	nAPI := nEvents - len(bulk)
 	var mu sync.Mutex
 	eventBody := func(i int) map[string]any {
@@ -236,6 +238,7 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 	if err != nil {
 		return err
 	}
+	phases.done(fmt.Sprintf("seed of %d events through the API", nAPI))
 	createRate := float64(nAPI) / time.Since(t0).Seconds()
 	createCommands := "" // the worker's, indexing the creates meanwhile, included
 	if storeKind != "sqlite" && nAPI > 0 {
@@ -248,6 +251,7 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 	if err := w.Flush(flushCtx); err != nil {
 		return err
 	}
+	phases.done("the index catching up")
 
 	fmt.Fprintln(os.Stderr, "measuring sync lag...")
 	lag, err := s.syncLag(lagSamples, today)
@@ -259,6 +263,7 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 	if err != nil {
 		return err
 	}
+	phases.done("sync lag")
 	// Slugs for by-slug reads.
 	slugs := make([]string, 0, 200)
 	for i := 0; i < 200 && i < len(eventIDs); i++ {
@@ -360,6 +365,7 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 	fmt.Fprintf(tw, "ceiling: bare Fiber, %d-byte body\t%.0f\t%.2f\t%.2f\t1.00\t\n", len(page), ceiling.rate, ceiling.lat.pct(50), ceiling.lat.pct(99))
 	// A full rebuild, as POST /admin/reindex runs it (zero downtime: a
 	// new generation beside the live one, then the swap).
+	phases.done("read rows")
 	fmt.Fprintln(os.Stderr, "full reindex...")
 	rx := indexing.NewReindexer(st, eng, w, quiet, nil, nil)
 	t1 := time.Now()
@@ -371,12 +377,15 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 		return err
 	}
 	took := time.Since(t1)
+	phases.done("full reindex")
 	runtime.GC()
 	fmt.Fprintf(tw, "full reindex: %d documents, %s\t%.0f docs/s\t%.1f s\t\t\t\n", job.Done, job.State, float64(job.Done)/took.Seconds(), took.Seconds())
 	if indexed, err := rawEngine.CountEvents(ctx); err == nil {
 		fmt.Fprintf(tw, "event documents in the index (an occurrence is one)\t%d\t\t\t\t\n", indexed)
 	}
 	fmt.Fprintf(tw, "process RSS after the reindex (MiB)\t%.0f\t\t\t\t\n", rssMiB())
+	fmt.Fprintf(tw, "process peak RSS until then (MiB)\t%.0f\t\t\t\t\n", peakRSSMiB())
+	phases.write(tw)
 	if backupBench {
 		fmt.Fprintln(os.Stderr, "reads while backups run...")
 		if err := s.backupRows(tw, st, dir, uncachedBase, conc, dur); err != nil {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -178,6 +177,10 @@ func openGeneration(dir string, n int64) (*generation, error) {
 		return nil, err
 	}
 	g.jsonDocs = int(events.jsonDocs.Load())
+	// The load read every page of the file through its mapping, which
+	// nothing reads again until the next open. A failure costs resident
+	// memory only.
+	_ = events.releaseMapped()
 	if loaded > 0 {
 		// The decoded documents (the index keeps what it needs of them)
 		// and the tokenizing's scratch are garbage now: return them to
@@ -390,9 +393,10 @@ func (g *generation) indexEvents(ctx context.Context, docs []search.EventDocumen
 	put := make([]storedDoc, 0, len(docs))
 	keys := make(map[string]struct{}, len(docs))
 	ids := make([]int64, 0, len(docs))
-	// textOf: the first document of each event in docs with its own
-	// stored text; a later occurrence with the same text refers to it.
-	textOf := map[int64]*search.EventDocument{}
+	// firstOf: the first occurrence of each event in docs, stored whole;
+	// a later occurrence refers to it for its text or, when it differs
+	// in its dates only, for everything else (encodeOccurrence).
+	firstOf := map[int64]*search.EventDocument{}
 	last := make(map[string]int, len(docs))
 	for i := range docs {
 		last[docs[i].Key()] = i
@@ -401,17 +405,18 @@ func (g *generation) indexEvents(ctx context.Context, docs []search.EventDocumen
 		if last[d.Key()] != i {
 			continue // a later document of the same key replaces it
 		}
-		from := ""
-		if d.Occurrence != "" {
-			if first := textOf[d.ID]; first != nil && maps.Equal(first.Text, d.Text) {
-				from = first.Key()
-			} else if first == nil {
-				textOf[d.ID] = &docs[i]
+		var raw []byte
+		if first := firstOf[d.ID]; first != nil && d.Occurrence != "" {
+			raw = encodeOccurrence(&docs[i], first, first.Key())
+		} else {
+			if d.Occurrence != "" {
+				firstOf[d.ID] = &docs[i]
 			}
+			raw = encodeEvent(d, "")
 		}
 		k := d.Key()
 		keys[k] = struct{}{}
-		put = append(put, storedDoc{k, snappy.Encode(nil, encodeEvent(d, from))})
+		put = append(put, storedDoc{k, snappy.Encode(nil, raw)})
 		if len(ids) == 0 || ids[len(ids)-1] != d.ID {
 			ids = append(ids, d.ID)
 		}

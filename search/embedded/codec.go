@@ -31,7 +31,7 @@ import (
 // IEEE 754 little-endian) when the flag says it is set; ParentID
 // (varint); Text (count, then per language its code, title, description
 // and excerpt); TextSame (count, then pairs of language codes); TextFrom
-// (string). A string is its length (uvarint) and its bytes. A list or map
+// (string); DatesFrom (string). A string is its length (uvarint) and its bytes. A list or map
 // is its count plus one (uvarint), 0 standing for nil, so that nil and
 // empty read back as they were written, as with JSON's null and [].
 
@@ -98,7 +98,8 @@ func encodeBinary(b []byte, s *storedEvent) []byte {
 		b = appendString(b, lang)
 		b = appendString(b, s.TextSame[lang])
 	}
-	return appendString(b, s.TextFrom)
+	b = appendString(b, s.TextFrom)
+	return appendString(b, s.DatesFrom)
 }
 
 // sortedKeys returns m's keys in order, so that equal documents encode to
@@ -280,6 +281,7 @@ func decodeBinary(raw []byte) (storedEvent, error) {
 		}
 	}
 	s.TextFrom = r.string()
+	s.DatesFrom = r.string()
 	if r.err != nil {
 		return storedEvent{}, r.err
 	}

@@ -130,7 +130,7 @@ func TestBinaryFormRoundTrip(t *testing.T) {
 				t.Fatalf("decodeStored: %v / as JSON: %v", err, jerr)
 			}
 			if !reflect.DeepEqual(d, wantD) || from != wantFrom {
-				t.Fatalf("binary form reads back\n%+v %q\nJSON form\n%+v %q", d, from, wantD, wantFrom)
+				t.Fatalf("binary form reads back\n%+v %+v\nJSON form\n%+v %+v", d, from, wantD, wantFrom)
 			}
 		})
 	}

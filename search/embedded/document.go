@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 
@@ -52,10 +53,67 @@ func sortKeyOf(primary, id int64) string {
 // not once per occurrence, and eventStore.load gives both documents the same
 // text map. A write replaces all the documents of an event together, so
 // the document named is always stored with it.
+//
+// DatesFrom, set on an occurrence that differs from an earlier occurrence
+// of its series written in the same call in its key and dates only (most
+// occurrences of a series), names that document's key: the occurrence is
+// stored as its ID, key and dates (encodeOccurrence: a few dozen bytes
+// instead of hundreds), and eventStore.load gives it every other field of
+// the document named. A document with DatesFrom has no TextFrom.
 type storedEvent struct {
 	search.EventDocument
-	TextSame map[string]string `json:"text_same,omitempty"`
-	TextFrom string            `json:"text_from,omitempty"`
+	TextSame  map[string]string `json:"text_same,omitempty"`
+	TextFrom  string            `json:"text_from,omitempty"`
+	DatesFrom string            `json:"dates_from,omitempty"`
+}
+
+// storedRef is what a stored document takes from another of its event's
+// (eventStore.load resolves it): nothing (from empty), the text (TextFrom)
+// or everything but the key and dates (DatesFrom, dates set).
+type storedRef struct {
+	from  string
+	dates bool
+}
+
+// resolve completes d, decoded with ref r, from src, the document r.from
+// names.
+func (r storedRef) resolve(d *search.EventDocument, src *search.EventDocument) {
+	if !r.dates {
+		d.Text = src.Text
+		return
+	}
+	occ, start, end, startLocal, endLocal := d.Occurrence, d.Start, d.End, d.StartLocal, d.EndLocal
+	*d = *src
+	d.Occurrence, d.Start, d.End, d.StartLocal, d.EndLocal = occ, start, end, startLocal, endLocal
+}
+
+// sameButDates reports whether a and b differ in their occurrence keys and
+// dates (Start, End, StartLocal, EndLocal) only: b may then be stored as
+// its dates referring to a (encodeOccurrence). Every other field is compared,
+// those added to search.EventDocument later included.
+func sameButDates(a, b *search.EventDocument) bool {
+	x, y := *a, *b
+	x.Occurrence, x.Start, x.End, x.StartLocal, x.EndLocal = "", 0, 0, 0, 0
+	y.Occurrence, y.Start, y.End, y.StartLocal, y.EndLocal = "", 0, 0, 0, 0
+	return reflect.DeepEqual(x, y)
+}
+
+// encodeOccurrence is the stored form of occurrence d of a series whose
+// first document written in the same call is first (stored whole) under
+// key firstKey: its ID, key and dates only when it differs from first in
+// nothing else (DatesFrom), with first's text when only the text is the
+// same (TextFrom), else whole.
+func encodeOccurrence(d, first *search.EventDocument, firstKey string) []byte {
+	if sameButDates(first, d) {
+		stored := storedEvent{EventDocument: search.EventDocument{ID: d.ID, Occurrence: d.Occurrence,
+			Start: d.Start, End: d.End, StartLocal: d.StartLocal, EndLocal: d.EndLocal}, DatesFrom: firstKey}
+		return encodeBinary(nil, &stored)
+	}
+	from := ""
+	if maps.Equal(first.Text, d.Text) {
+		from = firstKey
+	}
+	return encodeEvent(*d, from)
 }
 
 // encodeEvent is the stored form of an event: the document (storedEvent)
@@ -104,20 +162,23 @@ func decodeEvent(raw []byte) (search.EventDocument, error) {
 	return d, err
 }
 
-// decodeStored is decodeEvent, also returning the key of the document
-// whose text this one shares ("" when it has its own).
-func decodeStored(raw []byte) (search.EventDocument, string, error) {
+// decodeStored is decodeEvent, also returning what the document takes
+// from another of its event's (see storedRef; the caller resolves it).
+func decodeStored(raw []byte) (search.EventDocument, storedRef, error) {
 	var stored storedEvent
 	if len(raw) > 0 && raw[0] == binaryMark {
 		var err error
 		if stored, err = decodeBinary(raw); err != nil {
-			return search.EventDocument{}, "", err
+			return search.EventDocument{}, storedRef{}, err
 		}
 	} else if err := json.Unmarshal(raw, &stored); err != nil { // format 1
-		return search.EventDocument{}, "", err
+		return search.EventDocument{}, storedRef{}, err
 	}
 	d, err := stored.expand()
-	return d, stored.TextFrom, err
+	if stored.DatesFrom != "" {
+		return d, storedRef{from: stored.DatesFrom, dates: true}, err
+	}
+	return d, storedRef{from: stored.TextFrom}, err
 }
 
 // expand resolves TextSame.

@@ -17,16 +17,16 @@ import (
 )
 
 // sequentialLoad is how the event store was read back before it was
-// decoded in parallel: every document in key order, TextFrom resolved
-// over all of them, then sorted by ID and occurrence. TestLoadOrder
+// decoded in parallel: every document in key order, TextFrom and
+// DatesFrom resolved over all of them, then sorted by ID and occurrence. TestLoadOrder
 // compares the parallel load with it.
 func sequentialLoad(t *testing.T, s *eventStore) []search.EventDocument {
 	t.Helper()
 	var docs []search.EventDocument
 	keyAt := map[string]int{}
 	type sharedText struct {
-		at   int
-		from string
+		at  int
+		ref storedRef
 	}
 	var shared []sharedText
 	err := s.db.View(func(tx *bolt.Tx) error {
@@ -35,12 +35,12 @@ func sequentialLoad(t *testing.T, s *eventStore) []search.EventDocument {
 			if err != nil {
 				return err
 			}
-			d, from, err := decodeStored(raw)
+			d, ref, err := decodeStored(raw)
 			if err != nil {
 				return err
 			}
-			if from != "" {
-				shared = append(shared, sharedText{len(docs), from})
+			if ref.from != "" {
+				shared = append(shared, sharedText{len(docs), ref})
 			} else if d.Occurrence != "" {
 				keyAt[string(k)] = len(docs)
 			}
@@ -52,8 +52,8 @@ func sequentialLoad(t *testing.T, s *eventStore) []search.EventDocument {
 		t.Fatal(err)
 	}
 	for _, s := range shared {
-		if j, ok := keyAt[s.from]; ok {
-			docs[s.at].Text = docs[j].Text
+		if j, ok := keyAt[s.ref.from]; ok {
+			s.ref.resolve(&docs[s.at], &docs[j])
 		}
 	}
 	slices.SortFunc(docs, func(a, b search.EventDocument) int {

@@ -237,6 +237,10 @@ func (r *rebuild) Commit(ctx context.Context) error {
 	r.release()
 	oldN := old.n
 	err := errors.Join(old.close(), removeGeneration(r.e.dir, oldN))
+	// The rebuild's writes read most of the new file through its mapping;
+	// nothing reads it again until the next open. A failure costs
+	// resident memory only.
+	_ = r.gen.events.releaseMapped()
 	releaseMemory()
 	if err != nil {
 		return fmt.Errorf("bleve: rebuild committed (generation %d is live), but removing generation %d failed (the next Open retries): %w", r.gen.n, oldN, err)

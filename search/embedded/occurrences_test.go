@@ -1,0 +1,200 @@
+package embedded
+
+import (
+	"cmp"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/calendar/eventcal/search"
+	"github.com/calendar/eventcal/search/searchtest"
+)
+
+// seriesDocs returns the documents of a weekly series of n occurrences
+// (event id) with every field set, three of them with an override (a venue
+// and point, a title, a status: the 11th, 21st and 31st, when n > 30),
+// and a single event.
+func seriesDocs(id int64, n int) []search.EventDocument {
+	text := search.Text{Title: "Jazz night", Description: "An evening of jazz and poetry.", Excerpt: "Jazz"}
+	d := search.EventDocument{ID: id, Text: map[string]search.Text{"en": text, "fr": text, "nl": {Title: "Jazzavond"}},
+		Status: "publish", Author: 3, PublishDate: 1700000000, Start: 1800000000, End: 1800007200,
+		StartLocal: 1800003600, EndLocal: 1800010800, Featured: true, Ticketed: true, EventStatus: "scheduled",
+		CategoryIDs: []int64{4, 5}, CategorySlugs: []string{"music", "jazz"}, TagIDs: []int64{6}, TagSlugs: []string{"live"},
+		VenueIDs: []int64{7}, OrganizerIDs: []int64{8, 9}, Geo: &search.GeoPoint{Lat: 48.85, Lng: 2.35}, HasGeo: true, ParentID: 2}
+	docs := searchtest.Occurrences(d, n, 7*86400)
+	if n > 30 {
+		docs[10].VenueIDs, docs[10].Geo = []int64{17}, &search.GeoPoint{Lat: 52.37, Lng: 4.9}
+		docs[20].Text = map[string]search.Text{"en": {Title: "Jazz night: the finale"}, "fr": text, "nl": {Title: "Jazzavond"}}
+		docs[30].Status = "private"
+	}
+	single := d
+	single.ID, single.Occurrence = id+1, ""
+	return append(docs, single)
+}
+
+// storedSizes returns the stored (compressed) size of every document of
+// the engine's live generation, by key.
+func storedSizes(t *testing.T, e *Engine) map[string]int {
+	t.Helper()
+	sizes := map[string]int{}
+	err := e.cur.events.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(eventsBucket).ForEach(func(k, v []byte) error {
+			sizes[string(k)] = len(v)
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sizes
+}
+
+// TestOccurrencesStoredAsDates: the occurrences of a series that differ
+// from its first in their dates only are stored as their key and dates
+// (at most 160 compressed bytes each, where the whole document without
+// its text took about 300), those with an override as before, and the
+// engine reopened from the file holds the documents written, every field
+// of every occurrence included.
+func TestOccurrencesStoredAsDates(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	docs := seriesDocs(100, 105)
+	e := mustOpen(t, dir)
+	if err := e.IndexEvents(t.Context(), docs); err != nil {
+		t.Fatal(err)
+	}
+	sizes := storedSizes(t, e)
+	if len(sizes) != len(docs) {
+		t.Fatalf("stored %d documents, want %d", len(sizes), len(docs))
+	}
+	overridden := map[int]bool{0: true, 10: true, 20: true, 30: true}
+	plain, most := 0, 0
+	for i, d := range docs[:105] {
+		if overridden[i] {
+			continue
+		}
+		n := sizes[d.Key()]
+		plain += n
+		most = max(most, n)
+	}
+	perOccurrence := float64(plain) / float64(105-len(overridden))
+	t.Logf("an occurrence that differs in its dates: %.0f bytes stored (at most %d); the first occurrence %d, the one with another venue %d",
+		perOccurrence, most, sizes[docs[0].Key()], sizes[docs[10].Key()])
+	if most > 160 {
+		t.Errorf("an occurrence that differs in its dates only is stored in up to %d bytes, want at most 160", most)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, ok, err := openEventStore(filepath.Join(dir, "events.db"))
+	if err != nil || !ok {
+		t.Fatalf("openEventStore: %v, %v", ok, err)
+	}
+	defer s.close()
+	var got []search.EventDocument
+	if _, err := s.load(func(d []search.EventDocument) { got = d }); err != nil {
+		t.Fatal(err)
+	}
+	want := slicesSortedByKey(docs)
+	if len(got) != len(want) {
+		t.Fatalf("loaded %d documents, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Errorf("document %s read back as\n%+v\nwant\n%+v", want[i].Key(), got[i], want[i])
+		}
+	}
+}
+
+// slicesSortedByKey returns docs in the order load hands them over: by ID,
+// then occurrence key.
+func slicesSortedByKey(docs []search.EventDocument) []search.EventDocument {
+	out := slices.Clone(docs)
+	slices.SortFunc(out, func(a, b search.EventDocument) int {
+		return cmp.Or(cmp.Compare(a.ID, b.ID), cmp.Compare(a.Occurrence, b.Occurrence))
+	})
+	return out
+}
+
+// TestSameButDatesComparesEveryField: an occurrence stored as its dates
+// takes every other field from the document it names, so sameButDates must
+// tell a difference in any of them, in the fields search.EventDocument
+// gains later too (each is set here by reflection).
+func TestSameButDatesComparesEveryField(t *testing.T) {
+	t.Parallel()
+	base := seriesDocs(1, 2)[0]
+	dates := map[string]bool{"Occurrence": true, "Start": true, "End": true, "StartLocal": true, "EndLocal": true}
+	typ := reflect.TypeOf(base)
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		t.Run(f.Name, func(t *testing.T) {
+			other := base
+			v := reflect.ValueOf(&other).Elem().Field(i)
+			switch v.Kind() {
+			case reflect.String:
+				v.SetString(v.String() + "x")
+			case reflect.Int64:
+				v.SetInt(v.Int() + 1)
+			case reflect.Bool:
+				v.SetBool(!v.Bool())
+			case reflect.Slice:
+				v.Set(reflect.Append(v, reflect.Zero(v.Type().Elem())))
+			case reflect.Map:
+				m := reflect.MakeMap(v.Type())
+				m.SetMapIndex(reflect.ValueOf("de"), reflect.ValueOf(search.Text{Title: "Jazzabend"}))
+				v.Set(m)
+			case reflect.Pointer:
+				p := reflect.New(v.Type().Elem())
+				v.Set(p)
+			default:
+				t.Fatalf("field %s of kind %s: teach this test to change it", f.Name, v.Kind())
+			}
+			if got := sameButDates(&base, &other); got != dates[f.Name] {
+				t.Errorf("sameButDates with another %s = %v, want %v", f.Name, got, dates[f.Name])
+			}
+		})
+	}
+	if !sameButDates(&base, &base) {
+		t.Error("sameButDates of a document and itself = false")
+	}
+}
+
+// TestEventStoreFormat1Upgraded: a store of format 1 (before occurrences
+// were stored as their dates) is kept at open, its documents loaded, and
+// records the current format, so that a version reading format 1 only
+// recreates it instead of misreading the occurrences written since.
+func TestEventStoreFormat1Upgraded(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	e := mustOpen(t, dir)
+	docs := seriesDocs(100, 5)
+	if err := e.IndexEvents(t.Context(), docs); err != nil {
+		t.Fatal(err)
+	}
+	err := e.cur.events.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(metaBucket).Put(formatKey, []byte("eventcal events 1"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	e = mustOpen(t, dir)
+	defer e.Close()
+	n, err := e.CountEvents(t.Context())
+	if err != nil || n != len(docs) {
+		t.Fatalf("CountEvents after reopening = %d, %v; want %d (the documents kept)", n, err, len(docs))
+	}
+	var format string
+	err = e.cur.events.db.View(func(tx *bolt.Tx) error {
+		format = string(tx.Bucket(metaBucket).Get(formatKey))
+		return nil
+	})
+	if err != nil || format != eventsFormat || !strings.HasPrefix(format, "eventcal events ") || format == "eventcal events 1" {
+		t.Errorf("format after reopening = %q, %v; want %q", format, err, eventsFormat)
+	}
+}
