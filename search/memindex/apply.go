@@ -165,16 +165,42 @@ func (x *Index) Apply(docs []search.EventDocument) {
 		if preparedHook != nil {
 			preparedHook()
 		}
-		x.mu.Lock()
+		x.lockW()
 		x.linkChunk(chunk, merges, slots, built)
-		x.mu.Unlock()
+		x.unlockW()
 	}
 	x.compact()
 }
 
+// lockW takes the write lock for a writer, counting the words it links or
+// unlinks in this hold from zero.
+func (x *wordIndex) lockW() {
+	x.mu.Lock()
+	x.held = 0
+}
+
+// unlockW releases the write lock taken by lockW.
+func (x *wordIndex) unlockW() {
+	x.maxHeld = max(x.maxHeld, x.held)
+	x.mu.Unlock()
+}
+
+// yield lets the queries waiting for the write lock run: the writer
+// releases it and takes it again. The caller holds it (lockW), with the
+// index consistent for readers.
+func (x *wordIndex) yield() {
+	x.unlockW()
+	if yieldHook != nil {
+		yieldHook()
+	}
+	x.lockW()
+}
+
 // linkChunk installs the merged vocabularies and links the chunk's
 // documents at the slots build chose, with the words it built. The caller
-// holds mu.
+// holds mu (lockW); a document of more than chunkWords words is unlinked
+// and linked releasing it between pieces of its words (see link and
+// unlink).
 func (x *Index) linkChunk(chunk []prepared, merges []merged, slots []uint32, built map[builtKey]*word) {
 	for _, m := range merges {
 		v := x.vocabulary(m.lang, m.vis)
@@ -193,12 +219,14 @@ func (x *Index) linkChunk(chunk []prepared, merges []merged, slots []uint32, bui
 		slot, ok := x.slotOf(k)
 		if ok {
 			x.unplace(slot)
-			x.unlink(slot)
+			x.unlink(slot, x.yield)
 		} else {
 			slot = x.take(slots[i])
+		}
+		x.link(slot, p, x.yield)
+		if !ok {
 			x.addDoc(k, slot)
 		}
-		x.link(slot, p)
 		x.place(slot, p.grp)
 	}
 }
@@ -277,12 +305,12 @@ func (x *Index) load(preps []prepared) {
 			if x.rows[slot].grp != nil {
 				x.unplace(slot)
 			}
-			x.unlink(slot)
+			x.unlink(slot, nil)
 		} else {
 			slot = x.allocate()
 			x.addDoc(k, slot)
 		}
-		x.link(slot, p)
+		x.link(slot, p, nil)
 		if p.grp != nil {
 			x.place(slot, p.grp)
 		}
@@ -324,20 +352,24 @@ func (x *Index) Remove(ids []int64) {
 }
 
 // removeSlots removes the documents at slots (distinct, live), releasing
-// the lock between chunks of about chunkWords words. The caller holds
-// writeMu.
+// the lock between chunks of about chunkWords words; a document of more
+// words is removed alone, releasing it between pieces of its words (see
+// unlink). The caller holds writeMu.
 func (x *Index) removeSlots(slots []uint32) {
 	for len(slots) > 0 {
-		x.mu.Lock()
+		x.lockW()
 		words := 0
 		touched := map[int64]struct{}{}
 		for len(slots) > 0 && words < chunkWords {
 			slot := slots[0]
-			slots = slots[1:]
 			r := &x.rows[slot]
+			if words > 0 && len(r.words) > chunkWords {
+				break // alone, in a chunk of its own
+			}
+			slots = slots[1:]
 			words += len(r.words)
 			x.unplace(slot)
-			x.unlink(slot)
+			x.unlink(slot, x.yield)
 			x.docs--
 			touched[r.id] = struct{}{}
 			x.rows[slot] = row{}
@@ -355,7 +387,7 @@ func (x *Index) removeSlots(slots []uint32) {
 				}
 			}
 		}
-		x.mu.Unlock()
+		x.unlockW()
 	}
 }
 
@@ -395,8 +427,12 @@ func (x *Index) allocate() uint32 {
 }
 
 // link sets the row of the prepared document at slot and adds it to the
-// bitmaps and points.
-func (x *Index) link(slot uint32, p *prepared) {
+// bitmaps and points. Its words come first: with yield (nil: none), a
+// document of more than chunkWords words has its slot hidden from the word
+// matches while its words are linked in pieces of at most chunkWords,
+// yield called between them (the row, its lists and its entry are set in
+// the last hold, so a query sees all of the document or none of it).
+func (x *Index) link(slot uint32, p *prepared, yield func()) {
 	d := p.d
 	r := &rowBody{
 		pub: d.PublishDate, parent: d.ParentID, status: x.name(d.Status), eventStatus: x.name(d.EventStatusOf()),
@@ -415,6 +451,48 @@ func (x *Index) link(slot uint32, p *prepared) {
 			like = x.rows[s].rowBody
 		}
 	}
+	pieces := newPieces(x, slot, p.words, yield)
+	if like != nil {
+		// An occurrence with its series' text: the same words, so the
+		// same postings, in the same vocabularies (like holds them).
+		r.words, r.nTitle = like.words, like.nTitle
+		for i, w := range r.words {
+			pieces.next()
+			title := i < int(r.nTitle)
+			b := &w.body
+			if title {
+				b = &w.title
+			}
+			(*b).Add(slot)
+			w.vocab.joinPrefixes(w.text, slot, title)
+		}
+	} else {
+		// The title words of every language, then the body words.
+		r.words = make([]*word, 0, p.words)
+		for _, title := range []bool{true, false} {
+			for _, t := range p.texts {
+				if t.aliasOf != "" {
+					continue
+				}
+				vis := p.visibility()
+				v := x.vocabulary(t.lang, vis)
+				built := func(w string) *word { return x.built[builtKey{t.lang, vis, w}] }
+				words := t.body
+				if title {
+					words = t.title
+				}
+				for len(words) > 0 {
+					n := pieces.take(len(words))
+					r.words = v.add(r.words, slot, words[:n], title, built)
+					words = words[n:]
+				}
+			}
+			if title {
+				r.nTitle = uint32(len(r.words))
+			}
+		}
+	}
+	pieces.done()
 	lists := [numLists][]int64{d.CategoryIDs, d.TagIDs, d.VenueIDs, d.OrganizerIDs}
 	n := 0
 	for l, values := range lists {
@@ -452,60 +530,72 @@ func (x *Index) link(slot uint32, p *prepared) {
 		}
 	}
 	if like != nil {
-		// An occurrence with its series' text: the same words, so the
-		// same postings, in the same vocabularies (like holds them).
-		r.words, r.nTitle, r.aliases = like.words, like.nTitle, like.aliases
-		for i, w := range r.words {
-			title := i < int(r.nTitle)
-			b := &w.body
-			if title {
-				b = &w.title
-			}
-			(*b).Add(slot)
-			w.vocab.joinPrefixes(w.text, slot, title)
-		}
-		for _, a := range r.aliases {
-			a.Add(slot)
-		}
-		if r.same(like) {
-			r = like // an occurrence that differs in its dates only
-		}
-		if p.grp != nil && p.grp.body == nil {
-			p.grp.body = r
-		}
-		x.rows[slot] = row{id: d.ID, occ: d.Occurrence, rowBody: r}
-		x.ents[slot] = e
-		return
+		r.aliases = like.aliases
+	} else {
+		r.aliases = x.aliasSet(p.texts)
 	}
-	r.aliases = x.aliasSet(p.texts)
 	for _, a := range r.aliases {
 		a.Add(slot)
 	}
-	// The title words of every language, then the body words.
-	r.words = make([]*word, 0, p.words)
-	for _, title := range []bool{true, false} {
-		for _, t := range p.texts {
-			if t.aliasOf != "" {
-				continue
-			}
-			vis := p.visibility()
-			v := x.vocabulary(t.lang, vis)
-			built := func(w string) *word { return x.built[builtKey{t.lang, vis, w}] }
-			words := t.body
-			if title {
-				words = t.title
-			}
-			r.words = v.add(r.words, slot, words, title, built)
-		}
-		if title {
-			r.nTitle = uint32(len(r.words))
-		}
+	if like != nil && r.same(like) {
+		r = like // an occurrence that differs in its dates only
 	}
 	if p.grp != nil && p.grp.body == nil {
 		p.grp.body = r
 	}
 	x.rows[slot] = row{id: d.ID, occ: d.Occurrence, rowBody: r}
 	x.ents[slot] = e
+}
+
+// pieces is how a writer links or unlinks the words of one row: counted
+// (holds.count), and, for a row of more than chunkWords words when the
+// writer may yield, in pieces of at most chunkWords words with the lock
+// released between them, the row's slot hidden from the word matches
+// until done.
+type pieces struct {
+	x     *Index
+	slot  uint32
+	yield func()
+	// left is how many more words the current hold may take.
+	left int
+}
+
+// newPieces starts linking or unlinking the words (how many) of the row
+// at slot; yield nil: in this hold.
+func newPieces(x *Index, slot uint32, words int, yield func()) pieces {
+	if words <= chunkWords {
+		yield = nil
+	}
+	ps := pieces{x: x, slot: slot, yield: yield, left: max(chunkWords-x.held, 0)}
+	if yield != nil {
+		x.hidden.Add(slot)
+	}
+	return ps
+}
+
+// take returns how many of n more words to link or unlink now (at least
+// one), yielding first when the hold took its share.
+func (ps *pieces) take(n int) int {
+	if ps.yield != nil {
+		if ps.left == 0 {
+			ps.yield()
+			ps.left = chunkWords
+		}
+		n = min(n, ps.left)
+		ps.left -= n
+	}
+	ps.x.count(n)
+	return n
+}
+
+// next is take for one word.
+func (ps *pieces) next() { ps.take(1) }
+
+// done ends the pieces: the row's words are all linked or unlinked.
+func (ps *pieces) done() {
+	if ps.yield != nil {
+		ps.x.hidden.Remove(ps.slot)
+	}
 }
 
 // same reports whether b and c hold the same: equal numbers and the same
@@ -597,24 +687,14 @@ func (x *codes) statusCode(s string) uint8 {
 	return c
 }
 
-// unlink removes the row at slot from the bitmaps and points; a word no
-// row holds any more leaves its vocabulary.
-func (x *Index) unlink(slot uint32) {
+// unlink removes the row at slot (taken out of the date order or its
+// group: unplace) from the bitmaps and points; a word no row holds any
+// more leaves its vocabulary. Its words come last: with yield (nil: none),
+// a row of more than chunkWords words has its slot hidden from the word
+// matches while they are unlinked in pieces of at most chunkWords, yield
+// called between them.
+func (x *Index) unlink(slot uint32, yield func()) {
 	r := &x.rows[slot]
-	for i, e := range r.words {
-		title := i < int(r.nTitle)
-		e.vocab.leavePrefixes(e.text, slot, title)
-		b := &e.body
-		if title {
-			b = &e.title
-		}
-		if (*b).Remove(slot); (*b).IsEmpty() {
-			*b = nil
-		}
-		if e.title == nil && e.body == nil {
-			forget(e)
-		}
-	}
 	for _, a := range r.aliases {
 		a.Remove(slot)
 	}
@@ -636,6 +716,23 @@ func (x *Index) unlink(slot uint32) {
 			x.freePts = append(x.freePts, i)
 		}
 	}
+	pieces := newPieces(x, slot, len(r.words), yield)
+	for i, e := range r.words {
+		pieces.next()
+		title := i < int(r.nTitle)
+		e.vocab.leavePrefixes(e.text, slot, title)
+		b := &e.body
+		if title {
+			b = &e.title
+		}
+		if (*b).Remove(slot); (*b).IsEmpty() {
+			*b = nil
+		}
+		if e.title == nil && e.body == nil {
+			forget(e)
+		}
+	}
+	pieces.done()
 }
 
 // forget drops an unused word from its vocabulary: from recent, or, left

@@ -139,6 +139,8 @@ type Index struct {
 	// built holds, while a writer links a chunk, the words it built
 	// outside the lock (build).
 	built map[builtKey]*word
+	// holds is what a writer keeps across its holds of mu.
+	holds
 	// checked counts the vocabulary words that queries' prefix and typo
 	// walks compared with a term: the work of a text search that grows
 	// with the vocabulary (see Checked).
@@ -408,6 +410,24 @@ var recentMax = 1024
 // milliseconds). A variable so that the tests can take small chunks.
 var chunkWords = 8192
 
+// holds is what a writer keeps across its holds of the write lock (mu):
+// the slots whose words it links or unlinks over several holds, which the
+// word matches leave out meanwhile (wordIndex.match), and the words it
+// linked or unlinked in the current hold and in its longest hold so far,
+// the work readers wait for (the tests read them).
+type holds struct {
+	hidden        *roaring.Bitmap
+	held, maxHeld int
+}
+
+// count records that the writer linked or unlinked n words in this hold.
+func (h *holds) count(n int) { h.held += n }
+
+// yieldHook, when set (tests), is called by a writer each time it
+// releases the lock between pieces of one document's words (yield),
+// holding writeMu but not mu.
+var yieldHook func()
+
 // preparedHook, when set (tests), is called by a writer after it prepared
 // a chunk, holding writeMu but not mu.
 var preparedHook func()
@@ -417,7 +437,7 @@ func New() *Index {
 	x := &Index{
 		byID: map[int64][]uint32{}, codes: codes{seriesOf: map[int64]uint32{}, statuses: map[string]uint8{}, nameOf: map[string]uint32{}}, aliasSets: map[string][]*roaring.Bitmap{},
 		pointOf: map[search.GeoPoint]int32{}, langs: map[string]*language{}, reps: roaring.New(), grouped: roaring.New(),
-		facets: newFacetIndex(),
+		facets: newFacetIndex(), holds: holds{hidden: roaring.New()},
 	}
 	x.wordIndex = wordIndex{x}
 	for i := range x.lists {

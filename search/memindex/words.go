@@ -284,7 +284,7 @@ func (v *vocabulary) merge() {
 // body) of their text in l's language, and, when scored, the same rows
 // split by how they match: the words of l, and of each language l aliases
 // to for the aliased rows. Only the vocabularies of the visibilities p
-// keeps are read.
+// keeps are read, and the rows a writer holds hidden (holds) are left out.
 func (x *wordIndex) match(p *plan, l *language, t search.Term, scored bool) (*roaring.Bitmap, []scoredClass) {
 	matched, classes := x.matchParts(p, l, t, scored)
 	for lang, rows := range l.aliases {
@@ -298,6 +298,15 @@ func (x *wordIndex) match(p *plan, l *language, t search.Term, scored bool) (*ro
 			for k := range classes {
 				cs[k].And(rows)
 				classes[k].Or(cs[k])
+			}
+		}
+	}
+	if !x.hidden.IsEmpty() {
+		// Rows a writer is linking or unlinking word by word (holds).
+		matched.AndNot(x.hidden)
+		if scored {
+			for _, c := range classes {
+				c.AndNot(x.hidden)
 			}
 		}
 	}
