@@ -112,10 +112,12 @@ func docFlags(d *search.EventDocument) uint8 {
 // The documents are tokenized, the words they bring built with their
 // postings, and the vocabularies that gain many words re-sorted, before
 // the lock is taken, in chunks of about chunkWords words;
-// the lock is held only to link a chunk (map and bitmap updates), so a
-// write's hold of the lock grows with the chunk's words, never with the
-// rest of the write or the size of the vocabulary, and queries run between
-// chunks and during their preparation.
+// the lock is held only to link (map and bitmap updates), and released
+// every holdWords words: between documents, and between pieces of one
+// document's words (see link). So a write's hold of the lock is bounded
+// by holdWords words and one small document, never grows with the size of
+// a document, the rest of the write or the size of the vocabulary, and
+// queries run between holds and during the preparation.
 func (x *Index) Apply(docs []search.EventDocument) {
 	if len(docs) == 0 {
 		return
@@ -198,9 +200,9 @@ func (x *wordIndex) yield() {
 
 // linkChunk installs the merged vocabularies and links the chunk's
 // documents at the slots build chose, with the words it built. The caller
-// holds mu (lockW); a document of more than chunkWords words is unlinked
-// and linked releasing it between pieces of its words (see link and
-// unlink).
+// holds mu (lockW), and releases it between documents once it linked
+// holdWords words in one hold; a document of more words is unlinked and
+// linked releasing it between pieces of its words (see link and unlink).
 func (x *Index) linkChunk(chunk []prepared, merges []merged, slots []uint32, built map[builtKey]*word) {
 	for _, m := range merges {
 		v := x.vocabulary(m.lang, m.vis)
@@ -214,6 +216,9 @@ func (x *Index) linkChunk(chunk []prepared, merges []merged, slots []uint32, bui
 	x.built = built
 	defer func() { x.built = nil }()
 	for i := range chunk {
+		if x.held >= holdWords {
+			x.yield()
+		}
 		p := &chunk[i]
 		k := keyOf(p.d)
 		slot, ok := x.slotOf(k)
@@ -336,8 +341,8 @@ func (x *Index) load(preps []prepared) {
 }
 
 // Remove deletes events, every document (occurrence) of each; IDs not in
-// the index are ignored. Like Apply, it releases the lock between chunks
-// of about chunkWords words.
+// the index are ignored. Like Apply, it releases the lock every holdWords
+// words.
 func (x *Index) Remove(ids []int64) {
 	x.writeMu.Lock()
 	defer x.writeMu.Unlock()
@@ -352,7 +357,7 @@ func (x *Index) Remove(ids []int64) {
 }
 
 // removeSlots removes the documents at slots (distinct, live), releasing
-// the lock between chunks of about chunkWords words; a document of more
+// the lock between chunks of about holdWords words; a document of more
 // words is removed alone, releasing it between pieces of its words (see
 // unlink). The caller holds writeMu.
 func (x *Index) removeSlots(slots []uint32) {
@@ -360,10 +365,10 @@ func (x *Index) removeSlots(slots []uint32) {
 		x.lockW()
 		words := 0
 		touched := map[int64]struct{}{}
-		for len(slots) > 0 && words < chunkWords {
+		for len(slots) > 0 && words < holdWords {
 			slot := slots[0]
 			r := &x.rows[slot]
-			if words > 0 && len(r.words) > chunkWords {
+			if words > 0 && len(r.words) > holdWords {
 				break // alone, in a chunk of its own
 			}
 			slots = slots[1:]
@@ -428,8 +433,8 @@ func (x *Index) allocate() uint32 {
 
 // link sets the row of the prepared document at slot and adds it to the
 // bitmaps and points. Its words come first: with yield (nil: none), a
-// document of more than chunkWords words has its slot hidden from the word
-// matches while its words are linked in pieces of at most chunkWords,
+// document of more than holdWords words has its slot hidden from the word
+// matches while its words are linked in pieces of at most holdWords,
 // yield called between them (the row, its lists and its entry are set in
 // the last hold, so a query sees all of the document or none of it).
 func (x *Index) link(slot uint32, p *prepared, yield func()) {
@@ -548,8 +553,8 @@ func (x *Index) link(slot uint32, p *prepared, yield func()) {
 }
 
 // pieces is how a writer links or unlinks the words of one row: counted
-// (holds.count), and, for a row of more than chunkWords words when the
-// writer may yield, in pieces of at most chunkWords words with the lock
+// (holds.count), and, for a row of more than holdWords words when the
+// writer may yield, in pieces of at most holdWords words with the lock
 // released between them, the row's slot hidden from the word matches
 // until done.
 type pieces struct {
@@ -563,10 +568,10 @@ type pieces struct {
 // newPieces starts linking or unlinking the words (how many) of the row
 // at slot; yield nil: in this hold.
 func newPieces(x *Index, slot uint32, words int, yield func()) pieces {
-	if words <= chunkWords {
+	if words <= holdWords {
 		yield = nil
 	}
-	ps := pieces{x: x, slot: slot, yield: yield, left: max(chunkWords-x.held, 0)}
+	ps := pieces{x: x, slot: slot, yield: yield, left: max(holdWords-x.held, 0)}
 	if yield != nil {
 		x.hidden.Add(slot)
 	}
@@ -579,7 +584,7 @@ func (ps *pieces) take(n int) int {
 	if ps.yield != nil {
 		if ps.left == 0 {
 			ps.yield()
-			ps.left = chunkWords
+			ps.left = holdWords
 		}
 		n = min(n, ps.left)
 		ps.left -= n
@@ -690,8 +695,8 @@ func (x *codes) statusCode(s string) uint8 {
 // unlink removes the row at slot (taken out of the date order or its
 // group: unplace) from the bitmaps and points; a word no row holds any
 // more leaves its vocabulary. Its words come last: with yield (nil: none),
-// a row of more than chunkWords words has its slot hidden from the word
-// matches while they are unlinked in pieces of at most chunkWords, yield
+// a row of more than holdWords words has its slot hidden from the word
+// matches while they are unlinked in pieces of at most holdWords, yield
 // called between them.
 func (x *Index) unlink(slot uint32, yield func()) {
 	r := &x.rows[slot]

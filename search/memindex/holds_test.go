@@ -47,7 +47,7 @@ func probes(text string) []string {
 // documents with a 200,000-character description (about 23,000 distinct
 // words) and counts the words the writer links or unlinks in one hold of
 // the lock (holds.maxHeld), the work a query waits for: at most
-// chunkWords, whatever the size of the document, where the whole document
+// holdWords, whatever the size of the document, where the whole document
 // was linked in one hold before. Each time the writer releases the lock
 // between pieces, queries must see all of the document or none of it: the
 // occurrences a word of the document finds are those a list without text
@@ -134,8 +134,8 @@ func TestLargeDocumentHoldsTheLockBriefly(t *testing.T) {
 			x.maxHeld, yields, probing, gone = 0, 0, c.probe, c.gone
 			before := x.Count()
 			c.write()
-			if x.maxHeld > chunkWords {
-				t.Errorf("%d words linked or unlinked in one hold of the lock, want at most %d", x.maxHeld, chunkWords)
+			if x.maxHeld > holdWords {
+				t.Errorf("%d words linked or unlinked in one hold of the lock, want at most %d", x.maxHeld, holdWords)
 			}
 			if yields == 0 {
 				t.Error("the writer never released the lock between pieces")

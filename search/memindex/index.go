@@ -66,7 +66,7 @@
 // concurrent use: queries share a read lock; a write tokenizes its
 // documents, builds the postings of the words they bring and re-sorts the
 // vocabularies they grow without it, then holds the write lock only to
-// link them, in chunks of about chunkWords words (see Apply). The words are kept per language and visibility (status,
+// link them, releasing it every holdWords words (see Apply). The words are kept per language and visibility (status,
 // hidden, protected; see language), so that a search walks only the words
 // of events it may match.
 package memindex
@@ -403,12 +403,20 @@ type vocabulary struct {
 // tests can merge often.
 var recentMax = 1024
 
-// chunkWords bounds the words a writer links in one hold of the lock: a
-// write of many documents releases it between chunks of about this many
-// words (a document's words are linked in one hold, so a 200,000-character
-// description, about 30,000 words at most, holds it for a few
-// milliseconds). A variable so that the tests can take small chunks.
+// chunkWords bounds the words a writer prepares at a time (tokenized,
+// built and merged outside the lock): a write of many documents is
+// prepared and linked in chunks of about this many words (one document at
+// least). A variable so that the tests can take small chunks.
 var chunkWords = 8192
+
+// holdWords bounds the words a writer links or unlinks in one hold of the
+// lock, the work a query may wait for (about a millisecond): the writer
+// releases it between documents once it linked this many, and a document
+// of more words (a 200,000-character description holds about 23,000
+// distinct words) is linked and unlinked in pieces of at most this many,
+// hidden from the word matches until done (see link). A variable so that
+// the tests can take small pieces.
+var holdWords = 1024
 
 // holds is what a writer keeps across its holds of the write lock (mu):
 // the slots whose words it links or unlinks over several holds, which the
