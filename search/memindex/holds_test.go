@@ -10,31 +10,6 @@ import (
 	"github.com/calendar/eventcal/search"
 )
 
-// hugeDescription returns about n characters of random words of 3 to 12
-// letters, as the benchmark's large drafts have (nearly every word new to
-// the index).
-func hugeDescription(r *rand.Rand, n int) string {
-	var b strings.Builder
-	for b.Len() < n-13 {
-		for range 3 + r.IntN(10) {
-			b.WriteByte(byte('a' + r.IntN(26)))
-		}
-		b.WriteByte(' ')
-	}
-	return b.String()
-}
-
-// hugeDraft returns a draft of event id (occurrence occ) with description
-// text in the service's seven languages, untranslated.
-func hugeDraft(id int64, occ, text string) search.EventDocument {
-	d := search.EventDocument{ID: id, Occurrence: occ, Status: "draft", Start: 1_800_000_000 + id, End: 1_800_003_600 + id,
-		Text: map[string]search.Text{}, CategoryIDs: []int64{3}}
-	for _, l := range []string{"nl", "en", "fr", "de", "it", "pl", "es"} {
-		d.Text[l] = search.Text{Title: "Huge draft", Description: text}
-	}
-	return d
-}
-
 // probes returns words of text to search for: of ten letters or more (no
 // other text of the test holds them), the first, one from the middle and
 // the last (each in its own piece of the linking).
