@@ -117,7 +117,7 @@ func BenchmarkReadsWhileDraftsArrive(b *testing.B) {
 			wg.Wait()
 			b.Logf("%s: p50 %.2f / %.2f ms, p99 %.2f / %.2f ms (quiet / with drafts), %d / %d queries, %d drafts",
 				row.name, pct(quiet, 50), pct(drafts, 50), pct(quiet, 99), pct(drafts, 99), len(quiet), len(drafts), posted.Load())
-			b.ReportMetric(pct(drafts, 99)/pct(quiet, 99), row.name+"-p99-drafts/quiet")
+			b.ReportMetric(pct(drafts, 99)/pct(quiet, 99), strings.ReplaceAll(row.name, " ", "-")+"-p99-drafts/quiet")
 		}
 	}
 }
