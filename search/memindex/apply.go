@@ -222,10 +222,17 @@ func (x *Index) linkChunk(chunk []prepared, merges []merged, slots []uint32, bui
 		p := &chunk[i]
 		k := keyOf(p.d)
 		slot, ok := x.slotOf(k)
-		if ok {
+		switch {
+		case ok && slots[i] != slot:
+			// A version of more than holdWords words replaced, or
+			// replacing one: build chose a fresh slot (see replace).
+			x.replace(slot, x.take(slots[i]), p)
+			continue
+		case ok:
+			// Both versions small: replaced in this hold.
 			x.unplace(slot)
-			x.unlink(slot, x.yield)
-		} else {
+			x.unlink(slot, nil)
+		default:
 			slot = x.take(slots[i])
 		}
 		x.link(slot, p, x.yield)
@@ -234,6 +241,36 @@ func (x *Index) linkChunk(chunk []prepared, merges []merged, slots []uint32, bui
 		}
 		x.place(slot, p.grp)
 	}
+}
+
+// swaps reports whether the document at slot, replaced by p, is replaced
+// by replace (at a fresh slot) rather than in place: when the words of
+// either version take more than one hold.
+func (x *Index) swaps(p *prepared, slot uint32) bool {
+	return p.words > holdWords || len(x.rows[slot].words) > holdWords
+}
+
+// replace replaces the document at slot old by p, linked at the free slot
+// slot (taken), so that readers see the old version whole until the hold
+// in which they see the new one whole: the new version's words are linked
+// in pieces while its slot is hidden from the word matches, then, in the
+// hold of the last piece, its row is completed, the old version leaves the
+// date order or its group, the document's key names the new slot and the
+// new version takes its place; then the old version is unlinked (its
+// lists, aliases and point in that same hold, its words in pieces, its
+// slot hidden) and its slot freed. So an edited event never leaves a list
+// or a search for the duration of the write, nor shows twice. The caller
+// holds mu (lockW).
+func (x *Index) replace(old, slot uint32, p *prepared) {
+	x.link(slot, p, x.yield)
+	x.unplace(old)
+	slots := x.byID[p.d.ID]
+	slots[slices.Index(slots, old)] = slot
+	x.place(slot, p.grp)
+	x.unlink(old, x.yield)
+	x.rows[old] = row{}
+	x.ents[old] = entry{}
+	x.free = append(x.free, old)
 }
 
 // lastOfEach returns docs without the documents that a later one of the
@@ -286,10 +323,13 @@ func (x *Index) idsOf(docs []search.EventDocument) map[int64]struct{} {
 }
 
 // take returns slot, taken from the free slots or by growing rows (build
-// chose it as allocate would have).
+// chose it as allocate would have; a slot a replacement freed since is
+// left for a later chunk).
 func (x *Index) take(slot uint32) uint32 {
 	if int(slot) == len(x.rows) {
-		return x.allocate()
+		x.rows = append(x.rows, row{})
+		x.ents = append(x.ents, entry{})
+		return slot
 	}
 	if i := slices.Index(x.free, slot); i >= 0 {
 		x.free = slices.Delete(x.free, i, i+1)
@@ -373,18 +413,20 @@ func (x *Index) removeSlots(slots []uint32) {
 			}
 			slots = slots[1:]
 			words += len(r.words)
+			// The document leaves the date order or its group and its
+			// key in this hold, before its words (maybe in pieces), so
+			// that no query (an IDs one neither) finds it meanwhile.
 			x.unplace(slot)
-			x.unlink(slot, x.yield)
+			x.byID[r.id] = slices.DeleteFunc(x.byID[r.id], func(s uint32) bool { return s == slot })
 			x.docs--
 			touched[r.id] = struct{}{}
+			x.unlink(slot, x.yield)
 			x.rows[slot] = row{}
 			x.ents[slot] = entry{}
 			x.free = append(x.free, slot)
 		}
 		for id := range touched {
-			if rest := slices.DeleteFunc(x.byID[id], func(s uint32) bool { return !x.rows[s].isLive() }); len(rest) > 0 {
-				x.byID[id] = rest
-			} else {
+			if len(x.byID[id]) == 0 {
 				delete(x.byID, id)
 				if n, ok := x.seriesOf[id]; ok {
 					delete(x.seriesOf, id)

@@ -1,9 +1,11 @@
 package memindex
 
 import (
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,28 +20,56 @@ func probes(text string) []string {
 	return []string{f[0], f[len(f)/2], f[len(f)-1]}
 }
 
+// The words every version of the documents of
+// TestLargeDocumentHoldsTheLockBriefly holds, first and last.
+const commonFirst, commonLast = "sharedvocablefirst", "sharedvocablelast"
+
+// versionDoc returns document occ of event id in version v of texts: its
+// text is texts[v] between the common words, and its one tag is v, so that
+// a list by tag tells which version a query sees.
+func versionDoc(id int64, occ string, texts []string, v int) search.EventDocument {
+	d := hugeDraft(id, occ, commonFirst+" "+texts[v]+" "+commonLast)
+	d.TagIDs = []int64{int64(v)}
+	return d
+}
+
 // TestLargeDocumentHoldsTheLockBriefly writes, replaces and removes
 // documents with a 200,000-character description (about 23,000 distinct
 // words) and counts the words the writer links or unlinks in one hold of
 // the lock (holds.maxHeld), the work a query waits for: at most
 // holdWords, whatever the size of the document, where the whole document
 // was linked in one hold before. Each time the writer releases the lock
-// between pieces, queries must see all of the document or none of it: the
-// occurrences a word of the document finds are those a list without text
-// holds. After each write the index answers as if written at once.
+// between pieces, queries must see each document whole in one version:
+// the one before the write or, once swapped, the one after (never
+// neither while both exist, never both, never back). A list without text
+// and an IDs query hold it once, a list by its version's tag holds it and
+// the other version's does not, the tag facet counts it under its
+// version, a word of both versions finds it once, and a word of one
+// version only finds it exactly while that version is seen. This covers
+// a large document replaced by another large one, by a small one and the
+// reverse, and a series whose occurrences share a large text replaced.
+// After each write the index answers as if written at once.
 func TestLargeDocumentHoldsTheLockBriefly(t *testing.T) {
 	r := rand.New(rand.NewPCG(37, 1))
 	x, _ := benchIndex(300)
-	textA, textB := hugeDescription(r, 199000), hugeDescription(r, 199000)
+	// The versions: 1 and 2 large, 3 small (0: none).
+	texts := []string{"", hugeDescription(r, 199000), hugeDescription(r, 199000),
+		"a small version: manageable, uncomplicated, straightforward"}
+	only := make([][]string, len(texts))
+	for v := 1; v < len(texts); v++ {
+		only[v] = probes(texts[v])
+	}
 	const id, series = int64(1 << 40), int64(1<<40 + 1)
 	ids := []int64{id, series}
-	// probing are the words of the documents written, gone those no
-	// document holds after the write, checked at each release of the lock.
-	var probing, gone []string
+	keys := []docKey{{id, ""}, {series, "a"}, {series, "b"}, {series, "c"}}
+	// before and after are the version of each document before and after
+	// the write; seen the version each showed at the last release.
+	var before, after, seen map[docKey]int
 
-	// occurrences returns the documents of the probed events that q finds
-	// (in German when q has no language: the text the others alias).
-	occurrences := func(q search.EventQuery) map[docKey]bool {
+	// occurrences returns how many times q finds each document of the
+	// probed events (in German when q has no language: the text the
+	// others alias), and the result.
+	occurrences := func(q search.EventQuery) (map[docKey]int, search.Result) {
 		if q.Limit = 1000; q.Lang == "" {
 			q.Lang = "de"
 		}
@@ -47,67 +77,130 @@ func TestLargeDocumentHoldsTheLockBriefly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := map[docKey]bool{}
+		out := map[docKey]int{}
 		for i, got := range res.IDs {
-			occ := ""
-			if res.Occurrences != nil {
-				occ = res.Occurrences[i]
-			}
 			switch {
 			case slices.Contains(ids, got):
-				out[docKey{got, occ}] = true
-			case q.Query != "":
+				out[docKey{got, res.Occurrence(i)}]++
+			case q.Query != "" || q.IDs != nil:
 				// Only the documents written hold the probed words.
-				t.Errorf("%q finds event %d %q", q.Query, got, occ)
+				t.Errorf("%q finds event %d %q", q.Query, got, res.Occurrence(i))
 			}
 		}
-		return out
+		return out, res
 	}
-	yields := 0
-	defer func() { yieldHook = nil }()
-	yieldHook = func() {
-		yields++
-		listed := occurrences(search.EventQuery{CategoryIDs: []int64{3}})
-		for _, w := range probing {
-			for _, q := range []search.EventQuery{{Lang: "de"}, {Lang: "en"}, {Lang: "de", Relevance: true}} {
-				q.Query = w
-				if found := occurrences(q); !maps.Equal(found, listed) {
-					t.Errorf("release %d: %q (%s, by relevance: %v) finds %v, the list holds %v", yields, w, q.Lang, q.Relevance, found, listed)
+	// check checks what queries see at a release (at, for messages) and
+	// returns the version of each document they see.
+	check := func(t *testing.T, at string) map[docKey]int {
+		t.Helper()
+		listed, _ := occurrences(search.EventQuery{CategoryIDs: []int64{3}})
+		shown := map[docKey]int{}
+		for _, k := range keys {
+			n := listed[k]
+			if n > 1 {
+				t.Errorf("%s: the list holds %v %d times", at, k, n)
+			}
+			for v := 1; v < len(texts); v++ {
+				byTag, _ := occurrences(search.EventQuery{TagIDs: []int64{int64(v)}})
+				if byTag[k] > 0 {
+					if shown[k] != 0 {
+						t.Errorf("%s: %v listed in versions %d and %d", at, k, shown[k], v)
+					}
+					shown[k] = v
+				}
+			}
+			if (n > 0) != (shown[k] != 0) {
+				t.Errorf("%s: %v listed %d times, in version %d by its tag", at, k, n, shown[k])
+			}
+			switch s := shown[k]; {
+			case s != before[k] && s != after[k]:
+				t.Errorf("%s: %v seen in version %d, want %d (before) or %d (after)", at, k, s, before[k], after[k])
+			case s == before[k] && seen[k] == after[k] && before[k] != after[k]:
+				t.Errorf("%s: %v seen in version %d again after version %d", at, k, s, after[k])
+			}
+		}
+		byIDs, res := occurrences(search.EventQuery{IDs: ids, Facets: []string{search.FacetTags}})
+		if !maps.Equal(byIDs, listed) {
+			t.Errorf("%s: an IDs query finds %v, the list holds %v", at, byIDs, listed)
+		}
+		tags := map[string]int{}
+		for _, v := range shown {
+			if v != 0 {
+				tags[strconv.Itoa(v)]++
+			}
+		}
+		if res.Total != len(byIDs) || !maps.Equal(res.Facets[search.FacetTags], tags) {
+			t.Errorf("%s: an IDs query counts %d, tags %v; want %d, %v", at, res.Total, res.Facets[search.FacetTags], len(byIDs), tags)
+		}
+		for v := 0; v < len(texts); v++ {
+			words, want := only[v], map[docKey]int{}
+			if v == 0 {
+				words, want = []string{commonFirst, commonLast}, listed
+			}
+			for k, s := range shown {
+				if v != 0 && s == v {
+					want[k] = 1
+				}
+			}
+			for _, w := range words {
+				for _, q := range []search.EventQuery{{Lang: "de"}, {Lang: "en"}, {Lang: "de", Relevance: true}} {
+					q.Query = w
+					if found, _ := occurrences(q); !maps.Equal(found, want) {
+						t.Errorf("%s: %q (%s, by relevance: %v) finds %v, want %v (seen: %v)", at, w, q.Lang, q.Relevance, found, want, shown)
+					}
 				}
 			}
 		}
-		for _, w := range gone {
-			if found := occurrences(search.EventQuery{Query: w}); len(found) > 0 {
-				t.Errorf("release %d: %q, a word of a text replaced or removed, finds %v", yields, w, found)
+		return shown
+	}
+	yields, swapped := 0, 0
+	var hookT *testing.T
+	defer func() { yieldHook = nil }()
+	yieldHook = func() {
+		yields++
+		shown := check(hookT, fmt.Sprintf("release %d", yields))
+		for k, v := range shown {
+			if v != seen[k] {
+				swapped++
 			}
 		}
+		seen = shown
 	}
-	occ := func(k string) search.EventDocument { return hugeDraft(series, k, textB) }
+	doc := func(k docKey, v int) search.EventDocument { return versionDoc(k.id, k.occ, texts, v) }
+	occs := func(v int) []search.EventDocument {
+		return []search.EventDocument{doc(keys[1], v), doc(keys[2], v), doc(keys[3], v)}
+	}
 	cases := []struct {
 		name  string
 		write func()
-		// probe are the words of the documents written; found, the
-		// documents each finds after the write.
-		probe []string
-		found map[docKey]bool
-		// gone are words that no document holds after the write.
-		gone []string
+		// after is the version of each document after the write.
+		after map[docKey]int
+		// swaps tells that the write replaces documents that readers
+		// must see change version between two releases.
+		swaps bool
 	}{
-		{"a new document", func() { x.Apply([]search.EventDocument{hugeDraft(id, "", textA)}) },
-			probes(textA), map[docKey]bool{{id, ""}: true}, nil},
-		{"the document replaced by another text", func() { x.Apply([]search.EventDocument{hugeDraft(id, "", textB)}) },
-			probes(textB), map[docKey]bool{{id, ""}: true}, probes(textA)},
-		{"three occurrences sharing the text", func() { x.Apply([]search.EventDocument{occ("a"), occ("b"), occ("c")}) },
-			probes(textB), map[docKey]bool{{id, ""}: true, {series, "a"}: true, {series, "b"}: true, {series, "c"}: true}, probes(textA)},
+		{"a new document", func() { x.Apply([]search.EventDocument{doc(keys[0], 1)}) },
+			map[docKey]int{keys[0]: 1}, false},
+		{"the document replaced by another text", func() { x.Apply([]search.EventDocument{doc(keys[0], 2)}) },
+			map[docKey]int{keys[0]: 2}, true},
+		{"three occurrences sharing the text", func() { x.Apply(occs(1)) },
+			map[docKey]int{keys[0]: 2, keys[1]: 1, keys[2]: 1, keys[3]: 1}, false},
+		{"the shared text of the occurrences replaced", func() { x.Apply(occs(2)) },
+			map[docKey]int{keys[0]: 2, keys[1]: 2, keys[2]: 2, keys[3]: 2}, true},
+		{"the document replaced by a small one", func() { x.Apply([]search.EventDocument{doc(keys[0], 3)}) },
+			map[docKey]int{keys[0]: 3, keys[1]: 2, keys[2]: 2, keys[3]: 2}, false},
+		{"the small document replaced by a large one", func() { x.Apply([]search.EventDocument{doc(keys[0], 1)}) },
+			map[docKey]int{keys[0]: 1, keys[1]: 2, keys[2]: 2, keys[3]: 2}, false},
 		{"the document removed", func() { x.Remove([]int64{id}) },
-			probes(textB), map[docKey]bool{{series, "a"}: true, {series, "b"}: true, {series, "c"}: true}, probes(textA)},
+			map[docKey]int{keys[1]: 2, keys[2]: 2, keys[3]: 2}, false},
 		{"the series removed", func() { x.Remove([]int64{series}) },
-			probes(textB), nil, nil},
+			map[docKey]int{}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			x.maxHeld, yields, probing, gone = 0, 0, c.probe, c.gone
-			before := x.Count()
+			hookT, before, after, seen = t, after, c.after, maps.Clone(after)
+			x.maxHeld, yields, swapped = 0, 0, 0
+			count := x.Count()
 			c.write()
 			if x.maxHeld > holdWords {
 				t.Errorf("%d words linked or unlinked in one hold of the lock, want at most %d", x.maxHeld, holdWords)
@@ -115,23 +208,17 @@ func TestLargeDocumentHoldsTheLockBriefly(t *testing.T) {
 			if yields == 0 {
 				t.Error("the writer never released the lock between pieces")
 			}
+			if c.swaps && swapped == 0 {
+				t.Error("no release saw a document in its new version (the test saw no swap)")
+			}
 			if !x.hidden.IsEmpty() {
 				t.Errorf("slots %v still hidden after the write", x.hidden.ToArray())
 			}
-			for _, w := range c.probe {
-				if got := occurrences(search.EventQuery{Query: w}); !maps.Equal(got, c.found) {
-					t.Errorf("%q finds %v, want %v", w, got, c.found)
-				}
+			before = c.after
+			if shown := check(t, "after the write"); !maps.Equal(shown, c.after) {
+				t.Errorf("after the write, seen %v, want %v", shown, c.after)
 			}
-			for _, w := range c.gone {
-				if got := occurrences(search.EventQuery{Query: w}); len(got) > 0 {
-					t.Errorf("%q, a word no document holds, finds %v", w, got)
-				}
-			}
-			if got := occurrences(search.EventQuery{CategoryIDs: []int64{3}}); !maps.Equal(got, c.found) {
-				t.Errorf("the list holds %v, want %v", got, c.found)
-			}
-			t.Logf("%d documents before, %d after; %d releases, at most %d words in one hold", before, x.Count(), yields, x.maxHeld)
+			t.Logf("%d documents before, %d after; %d releases, at most %d words in one hold", count, x.Count(), yields, x.maxHeld)
 		})
 	}
 }
