@@ -117,7 +117,10 @@ func docFlags(d *search.EventDocument) uint8 {
 // document's words (see link). So a write's hold of the lock is bounded
 // by holdWords words and one small document, never grows with the size of
 // a document, the rest of the write or the size of the vocabulary, and
-// queries run between holds and during the preparation.
+// queries run between holds and during the preparation. Between holds a
+// query sees each document whole, in one version: a document replaced
+// keeps its old version until the hold in which the new one replaces it
+// (see replace), a removed one is gone at once.
 func (x *Index) Apply(docs []search.EventDocument) {
 	if len(docs) == 0 {
 		return
@@ -201,8 +204,10 @@ func (x *wordIndex) yield() {
 // linkChunk installs the merged vocabularies and links the chunk's
 // documents at the slots build chose, with the words it built. The caller
 // holds mu (lockW), and releases it between documents once it linked
-// holdWords words in one hold; a document of more words is unlinked and
-// linked releasing it between pieces of its words (see link and unlink).
+// holdWords words in one hold; a document of more words is linked
+// releasing it between pieces of its words (see link), and a document
+// replaced where either version has more is linked at a fresh slot and
+// swapped with its old version in one hold (see replace).
 func (x *Index) linkChunk(chunk []prepared, merges []merged, slots []uint32, built map[builtKey]*word) {
 	for _, m := range merges {
 		v := x.vocabulary(m.lang, m.vis)
