@@ -9,6 +9,7 @@ import (
 	_ "net/http/pprof" // -pprof
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -31,8 +32,12 @@ var (
 // servePprof serves net/http/pprof on -pprof's address (when set), to
 // profile any phase of a run, seeding included:
 // go tool pprof http://localhost:6060/debug/pprof/profile?seconds=20
+// (and /debug/pprof/mutex, /debug/pprof/block: where goroutines wait on
+// locks, one contention event in 100 sampled, blocking of 1 ms and more).
 func servePprof() {
 	if pprofAddr != "" {
+		runtime.SetMutexProfileFraction(100)
+		runtime.SetBlockProfileRate(int(time.Millisecond))
 		go func() { fmt.Fprintln(os.Stderr, "pprof:", http.ListenAndServe(pprofAddr, nil)) }()
 	}
 }

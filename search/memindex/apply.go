@@ -112,10 +112,15 @@ func docFlags(d *search.EventDocument) uint8 {
 // The documents are tokenized, the words they bring built with their
 // postings, and the vocabularies that gain many words re-sorted, before
 // the lock is taken, in chunks of about chunkWords words;
-// the lock is held only to link a chunk (map and bitmap updates), so a
-// write's hold of the lock grows with the chunk's words, never with the
-// rest of the write or the size of the vocabulary, and queries run between
-// chunks and during their preparation.
+// the lock is held only to link (map and bitmap updates), and released
+// every holdWords words: between documents, and between pieces of one
+// document's words (see link). So a write's hold of the lock is bounded
+// by holdWords words and one small document, never grows with the size of
+// a document, the rest of the write or the size of the vocabulary, and
+// queries run between holds and during the preparation. Between holds a
+// query sees each document whole, in one version: a document replaced
+// keeps its old version until the hold in which the new one replaces it
+// (see replace), a removed one is gone at once.
 func (x *Index) Apply(docs []search.EventDocument) {
 	if len(docs) == 0 {
 		return
@@ -157,16 +162,44 @@ func (x *Index) Apply(docs []search.EventDocument) {
 		if preparedHook != nil {
 			preparedHook()
 		}
-		x.mu.Lock()
+		x.lockW()
 		x.linkChunk(chunk, merges, slots, built)
-		x.mu.Unlock()
+		x.unlockW()
 	}
 	x.compact()
 }
 
+// lockW takes the write lock for a writer, counting the words it links or
+// unlinks in this hold from zero.
+func (x *wordIndex) lockW() {
+	x.mu.Lock()
+	x.held = 0
+}
+
+// unlockW releases the write lock taken by lockW.
+func (x *wordIndex) unlockW() {
+	x.maxHeld = max(x.maxHeld, x.held)
+	x.mu.Unlock()
+}
+
+// yield lets the queries waiting for the write lock run: the writer
+// releases it and takes it again. The caller holds it (lockW), with the
+// index consistent for readers.
+func (x *wordIndex) yield() {
+	x.unlockW()
+	if yieldHook != nil {
+		yieldHook()
+	}
+	x.lockW()
+}
+
 // linkChunk installs the merged vocabularies and links the chunk's
 // documents at the slots build chose, with the words it built. The caller
-// holds mu.
+// holds mu (lockW), and releases it between documents once it linked
+// holdWords words in one hold; a document of more words is linked
+// releasing it between pieces of its words (see link), and a document
+// replaced where either version has more is linked at a fresh slot and
+// swapped with its old version in one hold (see replace).
 func (x *Index) linkChunk(chunk []prepared, merges []merged, slots []uint32, built map[builtKey]*word) {
 	for _, m := range merges {
 		v := x.vocabulary(m.lang, m.vis)
@@ -180,19 +213,61 @@ func (x *Index) linkChunk(chunk []prepared, merges []merged, slots []uint32, bui
 	x.built = built
 	defer func() { x.built = nil }()
 	for i := range chunk {
+		if x.held >= holdWords {
+			x.yield()
+		}
 		p := &chunk[i]
 		k := keyOf(p.d)
 		slot, ok := x.slotOf(k)
-		if ok {
+		switch {
+		case ok && slots[i] != slot:
+			// A version of more than holdWords words replaced, or
+			// replacing one: build chose a fresh slot (see replace).
+			x.replace(slot, x.take(slots[i]), p)
+			continue
+		case ok:
+			// Both versions small: replaced in this hold.
 			x.unplace(slot)
-			x.unlink(slot)
-		} else {
+			x.unlink(slot, nil)
+		default:
 			slot = x.take(slots[i])
+		}
+		x.link(slot, p, x.yield)
+		if !ok {
 			x.addDoc(k, slot)
 		}
-		x.link(slot, p)
 		x.place(slot, p.grp)
 	}
+}
+
+// swaps reports whether the document at slot, replaced by p, is replaced
+// by replace (at a fresh slot) rather than in place: when the words of
+// either version take more than one hold.
+func (x *Index) swaps(p *prepared, slot uint32) bool {
+	return p.words > holdWords || len(x.rows[slot].words) > holdWords
+}
+
+// replace replaces the document at slot old by p, linked at the free slot
+// slot (taken), so that readers see the old version whole until the hold
+// in which they see the new one whole: the new version's words are linked
+// in pieces while its slot is hidden from the word matches, then, in the
+// hold of the last piece, its row is completed, the old version leaves the
+// date order or its group, the document's key names the new slot and the
+// new version takes its place; then the old version is unlinked (its
+// lists, aliases and point in that same hold, its words in pieces, its
+// slot hidden) and its slot freed. So an edited event never leaves a list
+// or a search for the duration of the write, nor shows twice. The caller
+// holds mu (lockW).
+func (x *Index) replace(old, slot uint32, p *prepared) {
+	x.link(slot, p, x.yield)
+	x.unplace(old)
+	slots := x.byID[p.d.ID]
+	slots[slices.Index(slots, old)] = slot
+	x.place(slot, p.grp)
+	x.unlink(old, x.yield)
+	x.rows[old] = row{}
+	x.ents[old] = entry{}
+	x.free = append(x.free, old)
 }
 
 // lastOfEach returns docs without the documents that a later one of the
@@ -245,10 +320,13 @@ func (x *Index) idsOf(docs []search.EventDocument) map[int64]struct{} {
 }
 
 // take returns slot, taken from the free slots or by growing rows (build
-// chose it as allocate would have).
+// chose it as allocate would have; a slot a replacement freed since is
+// left for a later chunk).
 func (x *Index) take(slot uint32) uint32 {
 	if int(slot) == len(x.rows) {
-		return x.allocate()
+		x.rows = append(x.rows, row{})
+		x.ents = append(x.ents, entry{})
+		return slot
 	}
 	if i := slices.Index(x.free, slot); i >= 0 {
 		x.free = slices.Delete(x.free, i, i+1)
@@ -272,12 +350,12 @@ func (x *Index) load(preps []prepared, ready func(i int)) {
 			if x.rows[slot].grp != nil {
 				x.unplace(slot)
 			}
-			x.unlink(slot)
+			x.unlink(slot, nil)
 		} else {
 			slot = x.allocate()
 			x.addDoc(k, slot)
 		}
-		x.link(slot, p)
+		x.link(slot, p, nil)
 		if p.grp != nil {
 			x.place(slot, p.grp)
 		}
@@ -303,8 +381,8 @@ func (x *Index) load(preps []prepared, ready func(i int)) {
 }
 
 // Remove deletes events, every document (occurrence) of each; IDs not in
-// the index are ignored. Like Apply, it releases the lock between chunks
-// of about chunkWords words.
+// the index are ignored. Like Apply, it releases the lock every holdWords
+// words.
 func (x *Index) Remove(ids []int64) {
 	x.writeMu.Lock()
 	defer x.writeMu.Unlock()
@@ -319,30 +397,36 @@ func (x *Index) Remove(ids []int64) {
 }
 
 // removeSlots removes the documents at slots (distinct, live), releasing
-// the lock between chunks of about chunkWords words. The caller holds
-// writeMu.
+// the lock between chunks of about holdWords words; a document of more
+// words is removed alone, releasing it between pieces of its words (see
+// unlink). The caller holds writeMu.
 func (x *Index) removeSlots(slots []uint32) {
 	for len(slots) > 0 {
-		x.mu.Lock()
+		x.lockW()
 		words := 0
 		touched := map[int64]struct{}{}
-		for len(slots) > 0 && words < chunkWords {
+		for len(slots) > 0 && words < holdWords {
 			slot := slots[0]
-			slots = slots[1:]
 			r := &x.rows[slot]
+			if words > 0 && len(r.words) > holdWords {
+				break // alone, in a chunk of its own
+			}
+			slots = slots[1:]
 			words += len(r.words)
+			// The document leaves the date order or its group and its
+			// key in this hold, before its words (maybe in pieces), so
+			// that no query (an IDs one neither) finds it meanwhile.
 			x.unplace(slot)
-			x.unlink(slot)
+			x.byID[r.id] = slices.DeleteFunc(x.byID[r.id], func(s uint32) bool { return s == slot })
 			x.docs--
 			touched[r.id] = struct{}{}
+			x.unlink(slot, x.yield)
 			x.rows[slot] = row{}
 			x.ents[slot] = entry{}
 			x.free = append(x.free, slot)
 		}
 		for id := range touched {
-			if rest := slices.DeleteFunc(x.byID[id], func(s uint32) bool { return !x.rows[s].isLive() }); len(rest) > 0 {
-				x.byID[id] = rest
-			} else {
+			if len(x.byID[id]) == 0 {
 				delete(x.byID, id)
 				if n, ok := x.seriesOf[id]; ok {
 					delete(x.seriesOf, id)
@@ -350,7 +434,7 @@ func (x *Index) removeSlots(slots []uint32) {
 				}
 			}
 		}
-		x.mu.Unlock()
+		x.unlockW()
 	}
 }
 
@@ -390,8 +474,12 @@ func (x *Index) allocate() uint32 {
 }
 
 // link sets the row of the prepared document at slot and adds it to the
-// bitmaps and points.
-func (x *Index) link(slot uint32, p *prepared) {
+// bitmaps and points. Its words come first: with yield (nil: none), a
+// document of more than holdWords words has its slot hidden from the word
+// matches while its words are linked in pieces of at most holdWords,
+// yield called between them (the row, its lists and its entry are set in
+// the last hold, so a query sees all of the document or none of it).
+func (x *Index) link(slot uint32, p *prepared, yield func()) {
 	d := p.d
 	r := &rowBody{
 		pub: d.PublishDate, parent: d.ParentID, status: x.name(d.Status), eventStatus: x.name(d.EventStatusOf()),
@@ -410,6 +498,48 @@ func (x *Index) link(slot uint32, p *prepared) {
 			like = x.rows[s].rowBody
 		}
 	}
+	pieces := newPieces(x, slot, p.words, yield)
+	if like != nil {
+		// An occurrence with its series' text: the same words, so the
+		// same postings, in the same vocabularies (like holds them).
+		r.words, r.nTitle = like.words, like.nTitle
+		for i, w := range r.words {
+			pieces.next()
+			title := i < int(r.nTitle)
+			b := &w.body
+			if title {
+				b = &w.title
+			}
+			(*b).Add(slot)
+			w.vocab.joinPrefixes(w.text, slot, title)
+		}
+	} else {
+		// The title words of every language, then the body words.
+		r.words = make([]*word, 0, p.words)
+		for _, title := range []bool{true, false} {
+			for _, t := range p.texts {
+				if t.aliasOf != "" {
+					continue
+				}
+				vis := p.visibility()
+				v := x.vocabulary(t.lang, vis)
+				built := func(w string) *word { return x.built[builtKey{t.lang, vis, w}] }
+				words := t.body
+				if title {
+					words = t.title
+				}
+				for len(words) > 0 {
+					n := pieces.take(len(words))
+					r.words = v.add(r.words, slot, words[:n], title, built)
+					words = words[n:]
+				}
+			}
+			if title {
+				r.nTitle = uint32(len(r.words))
+			}
+		}
+	}
+	pieces.done()
 	lists := [numLists][]int64{d.CategoryIDs, d.TagIDs, d.VenueIDs, d.OrganizerIDs}
 	n := 0
 	for l, values := range lists {
@@ -447,60 +577,72 @@ func (x *Index) link(slot uint32, p *prepared) {
 		}
 	}
 	if like != nil {
-		// An occurrence with its series' text: the same words, so the
-		// same postings, in the same vocabularies (like holds them).
-		r.words, r.nTitle, r.aliases = like.words, like.nTitle, like.aliases
-		for i, w := range r.words {
-			title := i < int(r.nTitle)
-			b := &w.body
-			if title {
-				b = &w.title
-			}
-			(*b).Add(slot)
-			w.vocab.joinPrefixes(w.text, slot, title)
-		}
-		for _, a := range r.aliases {
-			a.Add(slot)
-		}
-		if r.same(like) {
-			r = like // an occurrence that differs in its dates only
-		}
-		if p.grp != nil && p.grp.body == nil {
-			p.grp.body = r
-		}
-		x.rows[slot] = row{id: d.ID, occ: d.Occurrence, rowBody: r}
-		x.ents[slot] = e
-		return
+		r.aliases = like.aliases
+	} else {
+		r.aliases = x.aliasSet(p.texts)
 	}
-	r.aliases = x.aliasSet(p.texts)
 	for _, a := range r.aliases {
 		a.Add(slot)
 	}
-	// The title words of every language, then the body words.
-	r.words = make([]*word, 0, p.words)
-	for _, title := range []bool{true, false} {
-		for _, t := range p.texts {
-			if t.aliasOf != "" {
-				continue
-			}
-			vis := p.visibility()
-			v := x.vocabulary(t.lang, vis)
-			built := func(w string) *word { return x.built[builtKey{t.lang, vis, w}] }
-			words := t.body
-			if title {
-				words = t.title
-			}
-			r.words = v.add(r.words, slot, words, title, built)
-		}
-		if title {
-			r.nTitle = uint32(len(r.words))
-		}
+	if like != nil && r.same(like) {
+		r = like // an occurrence that differs in its dates only
 	}
 	if p.grp != nil && p.grp.body == nil {
 		p.grp.body = r
 	}
 	x.rows[slot] = row{id: d.ID, occ: d.Occurrence, rowBody: r}
 	x.ents[slot] = e
+}
+
+// pieces is how a writer links or unlinks the words of one row: counted
+// (holds.count), and, for a row of more than holdWords words when the
+// writer may yield, in pieces of at most holdWords words with the lock
+// released between them, the row's slot hidden from the word matches
+// until done.
+type pieces struct {
+	x     *Index
+	slot  uint32
+	yield func()
+	// left is how many more words the current hold may take.
+	left int
+}
+
+// newPieces starts linking or unlinking the words (how many) of the row
+// at slot; yield nil: in this hold.
+func newPieces(x *Index, slot uint32, words int, yield func()) pieces {
+	if words <= holdWords {
+		yield = nil
+	}
+	ps := pieces{x: x, slot: slot, yield: yield, left: max(holdWords-x.held, 0)}
+	if yield != nil {
+		x.hidden.Add(slot)
+	}
+	return ps
+}
+
+// take returns how many of n more words to link or unlink now (at least
+// one), yielding first when the hold took its share.
+func (ps *pieces) take(n int) int {
+	if ps.yield != nil {
+		if ps.left == 0 {
+			ps.yield()
+			ps.left = holdWords
+		}
+		n = min(n, ps.left)
+		ps.left -= n
+	}
+	ps.x.count(n)
+	return n
+}
+
+// next is take for one word.
+func (ps *pieces) next() { ps.take(1) }
+
+// done ends the pieces: the row's words are all linked or unlinked.
+func (ps *pieces) done() {
+	if ps.yield != nil {
+		ps.x.hidden.Remove(ps.slot)
+	}
 }
 
 // same reports whether b and c hold the same: equal numbers and the same
@@ -592,24 +734,14 @@ func (x *codes) statusCode(s string) uint8 {
 	return c
 }
 
-// unlink removes the row at slot from the bitmaps and points; a word no
-// row holds any more leaves its vocabulary.
-func (x *Index) unlink(slot uint32) {
+// unlink removes the row at slot (taken out of the date order or its
+// group: unplace) from the bitmaps and points; a word no row holds any
+// more leaves its vocabulary. Its words come last: with yield (nil: none),
+// a row of more than holdWords words has its slot hidden from the word
+// matches while they are unlinked in pieces of at most holdWords, yield
+// called between them.
+func (x *Index) unlink(slot uint32, yield func()) {
 	r := &x.rows[slot]
-	for i, e := range r.words {
-		title := i < int(r.nTitle)
-		e.vocab.leavePrefixes(e.text, slot, title)
-		b := &e.body
-		if title {
-			b = &e.title
-		}
-		if (*b).Remove(slot); (*b).IsEmpty() {
-			*b = nil
-		}
-		if e.title == nil && e.body == nil {
-			forget(e)
-		}
-	}
 	for _, a := range r.aliases {
 		a.Remove(slot)
 	}
@@ -631,6 +763,23 @@ func (x *Index) unlink(slot uint32) {
 			x.freePts = append(x.freePts, i)
 		}
 	}
+	pieces := newPieces(x, slot, len(r.words), yield)
+	for i, e := range r.words {
+		pieces.next()
+		title := i < int(r.nTitle)
+		e.vocab.leavePrefixes(e.text, slot, title)
+		b := &e.body
+		if title {
+			b = &e.title
+		}
+		if (*b).Remove(slot); (*b).IsEmpty() {
+			*b = nil
+		}
+		if e.title == nil && e.body == nil {
+			forget(e)
+		}
+	}
+	pieces.done()
 }
 
 // forget drops an unused word from its vocabulary: from recent, or, left

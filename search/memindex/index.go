@@ -66,7 +66,7 @@
 // concurrent use: queries share a read lock; a write tokenizes its
 // documents, builds the postings of the words they bring and re-sorts the
 // vocabularies they grow without it, then holds the write lock only to
-// link them, in chunks of about chunkWords words (see Apply). The words are kept per language and visibility (status,
+// link them, releasing it every holdWords words (see Apply). The words are kept per language and visibility (status,
 // hidden, protected; see language), so that a search walks only the words
 // of events it may match.
 package memindex
@@ -139,6 +139,8 @@ type Index struct {
 	// built holds, while a writer links a chunk, the words it built
 	// outside the lock (build).
 	built map[builtKey]*word
+	// holds is what a writer keeps across its holds of mu.
+	holds
 	// checked counts the vocabulary words that queries' prefix and typo
 	// walks compared with a term: the work of a text search that grows
 	// with the vocabulary (see Checked).
@@ -401,12 +403,38 @@ type vocabulary struct {
 // tests can merge often.
 var recentMax = 1024
 
-// chunkWords bounds the words a writer links in one hold of the lock: a
-// write of many documents releases it between chunks of about this many
-// words (a document's words are linked in one hold, so a 200,000-character
-// description, about 30,000 words at most, holds it for a few
-// milliseconds). A variable so that the tests can take small chunks.
+// chunkWords bounds the words a writer prepares at a time (tokenized,
+// built and merged outside the lock): a write of many documents is
+// prepared and linked in chunks of about this many words (one document at
+// least). A variable so that the tests can take small chunks.
 var chunkWords = 8192
+
+// holdWords bounds the words a writer links or unlinks in one hold of the
+// lock, the work a query may wait for (about a millisecond): the writer
+// releases it between documents once it linked this many, and a document
+// of more words (a 200,000-character description holds about 23,000
+// distinct words) is linked and unlinked in pieces of at most this many,
+// hidden from the word matches until done (see link). A variable so that
+// the tests can take small pieces.
+var holdWords = 1024
+
+// holds is what a writer keeps across its holds of the write lock (mu):
+// the slots whose words it links or unlinks over several holds, which the
+// word matches leave out meanwhile (wordIndex.match), and the words it
+// linked or unlinked in the current hold and in its longest hold so far,
+// the work readers wait for (the tests read them).
+type holds struct {
+	hidden        *roaring.Bitmap
+	held, maxHeld int
+}
+
+// count records that the writer linked or unlinked n words in this hold.
+func (h *holds) count(n int) { h.held += n }
+
+// yieldHook, when set (tests), is called by a writer each time it
+// releases the lock between pieces of one document's words (yield),
+// holding writeMu but not mu.
+var yieldHook func()
 
 // preparedHook, when set (tests), is called by a writer after it prepared
 // a chunk, holding writeMu but not mu.
@@ -417,7 +445,7 @@ func New() *Index {
 	x := &Index{
 		byID: map[int64][]uint32{}, codes: codes{seriesOf: map[int64]uint32{}, statuses: map[string]uint8{}, nameOf: map[string]uint32{}}, aliasSets: map[string][]*roaring.Bitmap{},
 		pointOf: map[search.GeoPoint]int32{}, langs: map[string]*language{}, reps: roaring.New(), grouped: roaring.New(),
-		facets: newFacetIndex(),
+		facets: newFacetIndex(), holds: holds{hidden: roaring.New()},
 	}
 	x.wordIndex = wordIndex{x}
 	for i := range x.lists {

@@ -27,10 +27,12 @@ func TestAgreesWithReferenceAfterChanges(t *testing.T) {
 		{recentMax, fewValues, chunkWords, 0, countInside},
 	} {
 		t.Run(fmt.Sprintf("merge after %d new words, facets by match above %d values, chunks of %d words, counted from %d candidates, counting mode %d", c.recent, c.fewValues, c.chunk, c.counted, c.mode), func(t *testing.T) {
-			defer func(r, f, c, m, o int) {
-				recentMax, fewValues, chunkWords, minCounted, countedMode = r, f, c, m, o
-			}(recentMax, fewValues, chunkWords, minCounted, countedMode)
-			recentMax, fewValues, chunkWords, minCounted, countedMode = c.recent, c.fewValues, c.chunk, c.counted, c.mode
+			defer func(r, f, c, h, m, o int) {
+				recentMax, fewValues, chunkWords, holdWords, minCounted, countedMode = r, f, c, h, m, o
+			}(recentMax, fewValues, chunkWords, holdWords, minCounted, countedMode)
+			// Holds of the lock as small as the chunks: every document of
+			// more than one word linked and unlinked in pieces.
+			recentMax, fewValues, chunkWords, holdWords, minCounted, countedMode = c.recent, c.fewValues, c.chunk, min(holdWords, c.chunk), c.counted, c.mode
 			agreesAfterChanges(t)
 		})
 	}

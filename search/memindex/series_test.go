@@ -50,8 +50,8 @@ func (e eventEngine) Close() error                                              
 func TestSeriesConformance(t *testing.T) {
 	for _, c := range []struct{ counted, mode int }{{minCounted, countedMode}, {0, countFromKinds}, {0, countInside}} {
 		t.Run(fmt.Sprintf("counted from %d candidates", c.counted), func(t *testing.T) {
-			defer func(c, m, o int) { chunkWords, minCounted, countedMode = c, m, o }(chunkWords, minCounted, countedMode)
-			chunkWords, minCounted, countedMode = 1, c.counted, c.mode
+			defer func(c, h, m, o int) { chunkWords, holdWords, minCounted, countedMode = c, h, m, o }(chunkWords, holdWords, minCounted, countedMode)
+			chunkWords, holdWords, minCounted, countedMode = 1, 1, c.counted, c.mode
 			searchtest.RunSeries(t, func(*testing.T) search.Engine { return eventEngine{New()} })
 		})
 	}
@@ -103,10 +103,10 @@ func TestSeriesAgreeWithReferenceAfterChanges(t *testing.T) {
 		{3, 0, 0, countFromKinds}, {3, 0, 0, countInside},
 	} {
 		t.Run(fmt.Sprintf("chunks of %d words, pages found by their start past offset %d, counted from %d candidates, counting mode %d", c.chunk, c.deep, c.counted, c.mode), func(t *testing.T) {
-			defer func(c, d, m, o int) {
-				chunkWords, deepOffset, minCounted, countedMode = c, d, m, o
-			}(chunkWords, deepOffset, minCounted, countedMode)
-			chunkWords, deepOffset, minCounted, countedMode = c.chunk, c.deep, c.counted, c.mode
+			defer func(c, h, d, m, o int) {
+				chunkWords, holdWords, deepOffset, minCounted, countedMode = c, h, d, m, o
+			}(chunkWords, holdWords, deepOffset, minCounted, countedMode)
+			chunkWords, holdWords, deepOffset, minCounted, countedMode = c.chunk, min(holdWords, c.chunk), c.deep, c.counted, c.mode
 			seriesAgree(t)
 		})
 	}

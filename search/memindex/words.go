@@ -29,7 +29,8 @@ type builtKey struct {
 type wordIndex struct{ *Index }
 
 // build chooses the slot of each document of chunk (as linkChunk will
-// take them: its own, or a free one, or a new one) and makes, outside the
+// take them: its own, or a free one, or a new one, also for a document
+// replaced by swapping slots: see replace) and makes, outside the
 // lock, the words that no vocabulary holds yet, with their postings of the
 // chunk's documents, so that linking them under the lock only puts them in
 // their vocabulary. A document whose ID the chunk holds twice gets no
@@ -44,19 +45,23 @@ func (x *wordIndex) build(chunk []prepared) ([]uint32, map[builtKey]*word) {
 	assigned := map[docKey]uint32{}
 	free, next := len(x.free), uint32(len(x.rows))
 	built := map[builtKey]*word{}
+	fresh := func() uint32 {
+		if free > 0 {
+			free--
+			return x.free[free]
+		}
+		next++
+		return next - 1
+	}
 	for i := range chunk {
 		p := &chunk[i]
 		k := keyOf(p.d)
 		slot, ok := x.slotOf(k)
-		if !ok {
+		if ok && x.swaps(p, slot) {
+			slot = fresh() // replaced by swapping slots (see replace)
+		} else if !ok {
 			if slot, ok = assigned[k]; !ok {
-				if free > 0 {
-					free--
-					slot = x.free[free]
-				} else {
-					slot = next
-					next++
-				}
+				slot = fresh()
 				assigned[k] = slot
 			}
 		}
@@ -284,7 +289,7 @@ func (v *vocabulary) merge() {
 // body) of their text in l's language, and, when scored, the same rows
 // split by how they match: the words of l, and of each language l aliases
 // to for the aliased rows. Only the vocabularies of the visibilities p
-// keeps are read.
+// keeps are read, and the rows a writer holds hidden (holds) are left out.
 func (x *wordIndex) match(p *plan, l *language, t search.Term, scored bool) (*roaring.Bitmap, []scoredClass) {
 	matched, classes := x.matchParts(p, l, t, scored)
 	for lang, rows := range l.aliases {
@@ -298,6 +303,15 @@ func (x *wordIndex) match(p *plan, l *language, t search.Term, scored bool) (*ro
 			for k := range classes {
 				cs[k].And(rows)
 				classes[k].Or(cs[k])
+			}
+		}
+	}
+	if !x.hidden.IsEmpty() {
+		// Rows a writer is linking or unlinking word by word (holds).
+		matched.AndNot(x.hidden)
+		if scored {
+			for _, c := range classes {
+				c.AndNot(x.hidden)
 			}
 		}
 	}

@@ -1,0 +1,123 @@
+package memindex
+
+import (
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/calendar/eventcal/search"
+)
+
+// hugeDescription returns about n characters of random words of 3 to 12
+// letters, as the benchmark's large drafts have (nearly every word new to
+// the index).
+func hugeDescription(r *rand.Rand, n int) string {
+	var b strings.Builder
+	for b.Len() < n-13 {
+		for range 3 + r.IntN(10) {
+			b.WriteByte(byte('a' + r.IntN(26)))
+		}
+		b.WriteByte(' ')
+	}
+	return b.String()
+}
+
+// hugeDraft returns a draft of event id (occurrence occ) with description
+// text in the service's seven languages, untranslated.
+func hugeDraft(id int64, occ, text string) search.EventDocument {
+	d := search.EventDocument{ID: id, Occurrence: occ, Status: "draft", Start: 1_800_000_000 + id, End: 1_800_003_600 + id,
+		Text: map[string]search.Text{}, CategoryIDs: []int64{3}}
+	for _, l := range []string{"nl", "en", "fr", "de", "it", "pl", "es"} {
+		d.Text[l] = search.Text{Title: "Huge draft", Description: text}
+	}
+	return d
+}
+
+// BenchmarkReadsWhileDraftsArrive is the service benchmark's large-drafts
+// rows on the engine alone: four readers run the default list and the
+// typeahead query "jazz c" over MEMINDEX_DRAFT_EVENTS events (default
+// 200,000) for 3 s quiet, then 3 s while a writer indexes a draft with a
+// 200,000-character description every MEMINDEX_DRAFT_INTERVAL (default
+// 500ms), and reports the readers' p50 and p99 in ms, quiet and with
+// drafts, within the same run (on a shared machine only the ratio
+// means much): go test ./search/memindex -run XXX -bench
+// ReadsWhileDraftsArrive -benchtime 1x.
+func BenchmarkReadsWhileDraftsArrive(b *testing.B) {
+	n, every := 200000, 500*time.Millisecond
+	if v, err := strconv.Atoi(os.Getenv("MEMINDEX_DRAFT_EVENTS")); err == nil {
+		n = v
+	}
+	if v, err := time.ParseDuration(os.Getenv("MEMINDEX_DRAFT_INTERVAL")); err == nil {
+		every = v
+	}
+	x, now := benchIndex(n)
+	qs := listQueries(now)
+	rows := []benchQuery{qs[0], qs[4]}
+	r := rand.New(rand.NewPCG(37, 2))
+	id := int64(1 << 40)
+	measure := func(q search.EventQuery) []time.Duration {
+		var mu sync.Mutex
+		var lat []time.Duration
+		var wg sync.WaitGroup
+		end := time.Now().Add(3 * time.Second)
+		for range 4 {
+			wg.Go(func() {
+				var mine []time.Duration
+				for time.Now().Before(end) {
+					t0 := time.Now()
+					if _, err := x.Search(b.Context(), q); err != nil {
+						b.Error(err)
+						return
+					}
+					mine = append(mine, time.Since(t0))
+				}
+				mu.Lock()
+				lat = append(lat, mine...)
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		slices.Sort(lat)
+		return lat
+	}
+	pct := func(lat []time.Duration, p int) float64 {
+		if len(lat) == 0 {
+			return 0
+		}
+		return float64(lat[min(len(lat)-1, len(lat)*p/100)].Microseconds()) / 1000
+	}
+	for b.Loop() {
+		for _, row := range rows {
+			quiet := measure(row.q)
+			stop := make(chan struct{})
+			var posted atomic.Int64
+			var wg sync.WaitGroup
+			wg.Go(func() {
+				tick := time.NewTicker(every)
+				defer tick.Stop()
+				for ; ; id++ {
+					// New random words each time, as the service's drafts.
+					x.Apply([]search.EventDocument{hugeDraft(id, "", hugeDescription(r, 199000))})
+					posted.Add(1)
+					select {
+					case <-stop:
+						return
+					case <-tick.C:
+					}
+				}
+			})
+			drafts := measure(row.q)
+			close(stop)
+			wg.Wait()
+			b.Logf("%s: p50 %.2f / %.2f ms, p99 %.2f / %.2f ms (quiet / with drafts), %d / %d queries, %d drafts",
+				row.name, pct(quiet, 50), pct(drafts, 50), pct(quiet, 99), pct(drafts, 99), len(quiet), len(drafts), posted.Load())
+			b.ReportMetric(pct(drafts, 99)/pct(quiet, 99), strings.ReplaceAll(row.name, " ", "-")+"-p99-drafts/quiet")
+		}
+	}
+}
