@@ -243,7 +243,7 @@ func (x *Index) linkChunk(chunk []prepared, merges []merged, slots []uint32, bui
 // swaps reports whether the document at slot, replaced by p, is replaced
 // by replace (at a fresh slot) rather than in place: when the words of
 // either version take more than one hold.
-func (x *Index) swaps(p *prepared, slot uint32) bool {
+func (x *wordIndex) swaps(p *prepared, slot uint32) bool {
 	return p.words > holdWords || len(x.rows[slot].words) > holdWords
 }
 
@@ -662,7 +662,7 @@ func sameSlice[T any](a, b []T) bool {
 // language's (see language.aliases), creating those missing: one slice
 // for every row with the same aliases (most rows have the same), which
 // the rows share (read only; an alias bitmap, once created, stays).
-func (x *Index) aliasSet(texts []preparedText) []*roaring.Bitmap {
+func (x *wordIndex) aliasSet(texts []preparedText) []*roaring.Bitmap {
 	var key []byte
 	for _, t := range texts {
 		if t.aliasOf != "" {
