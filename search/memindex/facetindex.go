@@ -76,6 +76,8 @@ type facetIndex struct {
 	// values numbers the values of each list filter densely, so that a
 	// query adds counts in arrays.
 	values [numLists]valueNumbers
+	// points numbers the geo points (Index.points) the buckets hold.
+	points valueNumbers
 }
 
 // valueNumbers gives the values of a list filter dense numbers, freed
@@ -103,6 +105,10 @@ type fbucket struct {
 	minStart, maxStart, minEnd, maxEnd int64
 	kinds                              []fkind
 	lists                              [numLists]fvalues
+	// points holds the documents of each geo point (by its number in
+	// facetIndex.points), so that a radius query counts a bucket a step
+	// per point (see nearCounted).
+	points fvalues
 	// byCategory holds, per category, the counts of the values of the
 	// bucket's documents of that category (see cells).
 	byCategory map[int64]*cells
@@ -219,6 +225,7 @@ func newFacetIndex() *facetIndex {
 	for l := range f.values {
 		f.values[l].num = map[int64]int32{}
 	}
+	f.points.num = map[int64]int32{}
 	return f
 }
 
@@ -271,6 +278,9 @@ func (f *facetIndex) add(x *Index, slot uint32, e *entry) {
 			}
 		}
 	}
+	if e.point >= 0 {
+		b.points.add(&f.points, int64(e.point), i, k, len(b.start))
+	}
 	f.categoryCells(b, r, k, 1)
 }
 
@@ -298,6 +308,9 @@ func (f *facetIndex) remove(x *Index, slot uint32, e *entry) {
 				b.lists[l].remove(&f.values[l], v, i, k, len(b.start))
 			}
 		}
+	}
+	if e.point >= 0 {
+		b.points.remove(&f.points, int64(e.point), i, k, len(b.start))
 	}
 	if b.n == 0 {
 		delete(f.buckets, b.num)
@@ -498,9 +511,11 @@ func (f *facetIndex) count(p *plan, s *facetSums) {
 			filtered, lists = true, lists+1
 		}
 	}
+	// A radius is a filter the buckets decide by their points (matchSet).
+	filtered = filtered || p.inside != nil
 	// byCategory: the only list filter is one category, whose cells count
 	// the buckets that the dates hold whole.
-	byCategory := lists == 1 && len(want[listCategories]) == 1
+	byCategory := lists == 1 && len(want[listCategories]) == 1 && p.inside == nil
 	lo, hi := bucketOf(p.startMin), bucketOf(p.startMax)
 	var m, t []uint64 // scratch bit sets
 	ok := make([]bool, 0, 8)
@@ -542,9 +557,10 @@ func (f *facetIndex) count(p *plan, s *facetSums) {
 // matchSet returns the matches of p in bucket b as a bit set of its local
 // numbers, in m (t is scratch; both are returned for reuse), and whether
 // there is none: the documents of the values of the list filters (want;
-// none: every document), of the kinds ok (all: every kind with documents)
-// and, unless the dates hold the bucket whole, in the dates. It adds its
-// steps to work.
+// none: every document), at the points inside p's circle (with a
+// radius), of the kinds ok (all: every kind with documents) and, unless
+// the dates hold the bucket whole, in the dates. It adds its steps to
+// work.
 func (f *facetIndex) matchSet(b *fbucket, p *plan, want *[numLists][]int64, ok []bool, all, whole bool,
 	m, t []uint64, work *uint64) (_, _ []uint64, empty bool) {
 	words := (len(b.start) + 63) / 64
@@ -561,6 +577,28 @@ func (f *facetIndex) matchSet(b *fbucket, p *plan, want *[numLists][]int64, ok [
 				if at, in := b.lists[l].at[vn]; in {
 					*work += orInto(t, &b.lists[l].vs[at])
 				}
+			}
+		}
+		if first {
+			copy(m, t)
+			first = false
+		} else {
+			andInto(m, t)
+		}
+		*work += uint64(words)
+		if isEmpty(m) {
+			return m, t, true
+		}
+	}
+	if p.inside != nil {
+		// The documents of the points inside the circle.
+		in := p.insideByNumber(f)
+		t = slices.Grow(t[:0], words)[:words]
+		clear(t)
+		for j := range b.points.vs {
+			*work++
+			if fv := &b.points.vs[j]; in[fv.v] != 0 {
+				*work += orInto(t, fv)
 			}
 		}
 		if first {

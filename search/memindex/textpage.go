@@ -61,6 +61,10 @@ const (
 // The work it did (entries read, kinds' bitmaps intersected) is added to
 // Index.visited.
 func (s *searcher) firstCounted(p *plan, collect int) (main []uint32, n int, ok bool) {
+	if nearsCounted(p) {
+		main, n = s.nearCounted(p, collect)
+		return main, n, true
+	}
 	if p.cands == nil || p.mainNone || p.needsRest() || p.inside != nil || p.q.CollapseSeries {
 		return nil, 0, false
 	}
