@@ -498,7 +498,7 @@ type facetSums struct {
 }
 
 // count adds the facets of the date order's documents that match p to s.
-func (f *facetIndex) count(p *plan, s *facetSums) {
+func (f *facetIndex) count(x *Index, p *plan, s *facetSums) {
 	for l, asked := range s.asked {
 		if asked {
 			s.lists[l] = make([]int, len(f.values[l].ids))
@@ -547,7 +547,7 @@ func (f *facetIndex) count(p *plan, s *facetSums) {
 			s.paths[pathCut]++
 		}
 		var empty bool
-		if m, t, empty = f.matchSet(b, p, &want, ok, all, whole, m, t, &s.work); empty {
+		if m, t, empty = f.matchSet(x, b, p, &want, ok, all, whole, m, t, &s.work); empty {
 			continue
 		}
 		s.addSet(b, m)
@@ -561,7 +561,7 @@ func (f *facetIndex) count(p *plan, s *facetSums) {
 // radius), of the kinds ok (all: every kind with documents) and, unless
 // the dates hold the bucket whole, in the dates. It adds its steps to
 // work.
-func (f *facetIndex) matchSet(b *fbucket, p *plan, want *[numLists][]int64, ok []bool, all, whole bool,
+func (f *facetIndex) matchSet(x *Index, b *fbucket, p *plan, want *[numLists][]int64, ok []bool, all, whole bool,
 	m, t []uint64, work *uint64) (_, _ []uint64, empty bool) {
 	words := (len(b.start) + 63) / 64
 	m = slices.Grow(m[:0], words)[:words]
@@ -591,23 +591,51 @@ func (f *facetIndex) matchSet(b *fbucket, p *plan, want *[numLists][]int64, ok [
 		}
 	}
 	if p.inside != nil {
-		// The documents of the points inside the circle.
+		// The documents of the points inside the circle, from their
+		// postings; or, when the list filters left fewer documents than
+		// those postings hold, each document left decided by its point.
 		in := p.insideByNumber(f)
-		t = slices.Grow(t[:0], words)[:words]
-		clear(t)
+		postN := 0
 		for j := range b.points.vs {
 			*work++
 			if fv := &b.points.vs[j]; in[fv.v] != 0 {
-				*work += orInto(t, fv)
+				postN += int(fv.n)
 			}
 		}
-		if first {
-			copy(m, t)
-			first = false
-		} else {
-			andInto(m, t)
+		if left := 0; !first {
+			left = andCount(m, m)
+			*work += uint64(words)
+			if left < postN {
+				for w := range m {
+					word := m[w]
+					for word != 0 {
+						i := w<<6 + bits.TrailingZeros64(word)
+						word &= word - 1
+						*work++
+						if p.inside[x.ents[b.slot[i]].point+1] == 0 {
+							m[w] &^= 1 << (i & 63)
+						}
+					}
+				}
+				postN = -1
+			}
 		}
-		*work += uint64(words)
+		if postN >= 0 {
+			t = slices.Grow(t[:0], words)[:words]
+			clear(t)
+			for j := range b.points.vs {
+				if fv := &b.points.vs[j]; in[fv.v] != 0 {
+					*work += orInto(t, fv)
+				}
+			}
+			if first {
+				copy(m, t)
+				first = false
+			} else {
+				andInto(m, t)
+			}
+			*work += uint64(words)
+		}
 		if isEmpty(m) {
 			return m, t, true
 		}
@@ -846,7 +874,7 @@ func (f *facetIndex) each(x *Index, p *plan, fn func(e *entry), skip func(n int)
 			continue
 		}
 		whole := b.minStart >= p.startMin && b.maxStart <= p.startMax && b.minEnd >= p.endMin && b.maxEnd <= p.endMax
-		if m, t, empty = f.matchSet(b, p, &want, ok, all, whole, m, t, &work); empty {
+		if m, t, empty = f.matchSet(x, b, p, &want, ok, all, whole, m, t, &work); empty {
 			continue
 		}
 		if skip != nil {

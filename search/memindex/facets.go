@@ -273,7 +273,7 @@ func (c *facetCounts) bucketCounts(x *Index) [numLists]map[int64]int {
 		return *out
 	}
 	s := &facetSums{asked: c.lists, featured: c.featured, ticketed: c.ticketed}
-	x.facets.count(c.p, s)
+	x.facets.count(x, c.p, s)
 	c.dateMatches = s.matches
 	x.facets.work.Add(s.work)
 	for i, n := range s.paths {
