@@ -47,19 +47,28 @@ var bucketListMin = 16
 //     numbers, from the postings of the filter values and the kinds' bit
 //     sets (and, for a bucket that the dates cut, the dates of its
 //     documents), and each value counts its documents in that set (a step
-//     per posting, or per 64 local numbers for a dense value).
+//     per posting, or per 64 local numbers for a dense value). A radius
+//     is one more filter there: the postings of the bucket's points inside
+//     the circle (or, when the list filters left fewer documents, each of
+//     those decided by its point).
+//
+// The bucket also holds its documents per geo point, with their number
+// per kind, so that a radius list counts a bucket a step per point
+// (nearCounted).
 //
 // So the work grows with the values and buckets of the window (and the
 // documents of the two or so buckets the dates cut), never with the
-// matches: the facets of every upcoming event cost as much as those of a
+// matches (but for a radius's postings, a step per document inside the
+// circle): the facets of every upcoming event cost as much as those of a
 // week's worth. The total of a query that asks for no page comes from the
 // same counts (countOnly). The counts are exact.
 //
 // Memory: per document of the date order its dates, slot and local
 // number (24 bytes) and its postings (4 bytes a value, less as a bit
-// set); per bucket and value 80 bytes; per bucket, category, kind and
-// value a cell of 8 bytes (at 200,000 events of the load benchmark's
-// shape, 23 MB in all, a tenth more heap).
+// set, and 4 bytes for its point); per bucket and value (or point) 80
+// bytes; per bucket, category, kind and value a cell of 8 bytes (at
+// 200,000 events of the load benchmark's shape, 23 MB in all, a tenth
+// more heap, before the points).
 type facetIndex struct {
 	// work counts the steps of every query's facets so far (facetSums.work),
 	// and paths the buckets they took each way (see facetPath).
