@@ -604,17 +604,24 @@ func (f *facetIndex) matchSet(x *Index, b *fbucket, p *plan, want *[numLists][]i
 		// postings; or, when the list filters left fewer documents than
 		// those postings hold, each document left decided by its point.
 		in := p.insideByNumber(f)
-		postN := 0
-		for j := range b.points.vs {
-			*work++
-			if fv := &b.points.vs[j]; in[fv.v] != 0 {
-				postN += int(fv.n)
-			}
-		}
-		if left := 0; !first {
+		left := math.MaxInt
+		if !first {
 			left = andCount(m, m)
 			*work += uint64(words)
-			if left < postN {
+		}
+		postN := 0
+		if left > len(b.points.vs) {
+			// (No more documents left than points: they are decided one
+			// by one, without counting the postings.)
+			for j := range b.points.vs {
+				*work++
+				if fv := &b.points.vs[j]; in[fv.v] != 0 {
+					postN += int(fv.n)
+				}
+			}
+		}
+		if !first {
+			if left < postN || left <= len(b.points.vs) {
 				for w := range m {
 					word := m[w]
 					for word != 0 {
