@@ -93,3 +93,53 @@ func TestNearWorkDoesNotGrowWithMatches(t *testing.T) {
 		})
 	}
 }
+
+// TestNearListAgreesWithReference checks the radius lists of nearIndex
+// (every event at a point) against the reference: circles holding every
+// point, ten and one, over windows whose bounds fall on events' starts
+// and ends, inside weeks and at their edges, with pages before, across
+// and after the end of the matches, featured or not; so that every way
+// nearCounted reads a week (the date order up to the page or whole, the
+// points' documents) is taken.
+func TestNearListAgreesWithReference(t *testing.T) {
+	t.Parallel()
+	x, docs, t0 := nearIndex()
+	circles := []search.GeoCircle{
+		{Center: search.GeoPoint{Lat: 48.095, Lng: 2}, RadiusKm: 30}, // every point
+		{Center: search.GeoPoint{Lat: 48.045, Lng: 2}, RadiusKm: 5.5},
+		{Center: search.GeoPoint{Lat: 48.19, Lng: 2}, RadiusKm: 0.5},
+	}
+	some := search.Some[int64]
+	var none search.Opt[int64]
+	at := func(w, j int64) int64 { return t0 + w*week + j } // the start of the j-th event of week w
+	windows := []struct{ gte, lt, endLTE, endGT search.Opt[int64] }{
+		{none, none, none, none},
+		{some(at(3, 0)), some(at(9, 0)), none, none},
+		{some(at(3, 1)), some(at(9, 399)), none, none},
+		{some(at(3, 399)), some(at(4, 1)), none, none},
+		{some(at(10, 200)), none, some(at(12, 3600+7)), none},
+		{none, none, none, some(at(40, 3600+150))},
+		{some(at(7, 5)), some(at(7, 6)), none, none},
+	}
+	n := 0
+	for _, c := range circles {
+		for _, w := range windows {
+			for _, page := range [][2]int{{0, 10}, {0, 400}, {5, 3}, {395, 10}, {3000, 10}, {0, 0}} {
+				for _, featured := range []search.Opt[bool]{{}, search.Some(true)} {
+					q := search.EventQuery{Near: search.Some(c), StartGTE: w.gte, StartLT: w.lt, EndLTE: w.endLTE, EndGT: w.endGT,
+						Featured: featured, Offset: page[0], Limit: page[1]}
+					got, err := x.Search(t.Context(), q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want := searchtest.ExpectedEvents(docs, q)
+					if got.Total != want.Total || !slices.Equal(got.IDs, want.IDs) {
+						t.Fatalf("%+v: total %d, page %v; want %d, %v", q, got.Total, got.IDs, want.Total, want.IDs)
+					}
+					n++
+				}
+			}
+		}
+	}
+	t.Logf("%d queries agree", n)
+}
