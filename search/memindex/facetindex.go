@@ -520,11 +520,9 @@ func (f *facetIndex) count(x *Index, p *plan, s *facetSums) {
 			filtered, lists = true, lists+1
 		}
 	}
-	// A radius is a filter the buckets decide by their points (matchSet).
-	filtered = filtered || p.inside != nil
 	// byCategory: the only list filter is one category, whose cells count
 	// the buckets that the dates hold whole.
-	byCategory := lists == 1 && len(want[listCategories]) == 1 && p.inside == nil
+	byCategory := lists == 1 && len(want[listCategories]) == 1
 	lo, hi := bucketOf(p.startMin), bucketOf(p.startMax)
 	var m, t []uint64 // scratch bit sets
 	ok := make([]bool, 0, 8)
@@ -538,12 +536,15 @@ func (f *facetIndex) count(x *Index, p *plan, s *facetSums) {
 			continue
 		}
 		whole := b.minStart >= p.startMin && b.maxStart <= p.startMax && b.minEnd >= p.endMin && b.maxEnd <= p.endMax
-		if whole && !filtered {
+		// A radius is a filter the buckets decide by their points
+		// (matchSet), unless every document of a bucket is inside it.
+		inside := p.inside == nil || whole && f.allInside(b, p, &s.work)
+		if whole && !filtered && inside {
 			s.paths[pathWhole]++
 			s.addWhole(b, ok, all)
 			continue
 		}
-		if whole && byCategory {
+		if whole && byCategory && inside {
 			s.paths[pathCells]++
 			if cc := b.byCategory[want[listCategories][0]]; cc != nil {
 				s.addCells(b, cc, ok)
@@ -561,6 +562,21 @@ func (f *facetIndex) count(x *Index, p *plan, s *facetSums) {
 		}
 		s.addSet(b, m)
 	}
+}
+
+// allInside reports whether every document of bucket b is at a point
+// inside p's circle, a step (added to work) per point of the bucket.
+func (f *facetIndex) allInside(b *fbucket, p *plan, work *uint64) bool {
+	in, n := p.insideByNumber(f), 0
+	for j := range b.points.vs {
+		*work++
+		fv := &b.points.vs[j]
+		if in[fv.v] == 0 {
+			return false
+		}
+		n += int(fv.n)
+	}
+	return n == b.n
 }
 
 // matchSet returns the matches of p in bucket b as a bit set of its local

@@ -1,6 +1,7 @@
 package memindex
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -20,7 +21,7 @@ func nearIndex() (*Index, []search.EventDocument, int64) {
 		start := int64(t0 + (i%weeks)*week + j)
 		docs[i] = search.EventDocument{
 			ID: int64(i + 1), Status: "publish", Start: start, End: start + 3600, Featured: j%10 == 0,
-			HasGeo: true, Geo: &search.GeoPoint{Lat: 48 + float64(i%20)*0.01, Lng: 2},
+			CategoryIDs: []int64{int64(i % 3)}, HasGeo: true, Geo: &search.GeoPoint{Lat: 48 + float64(i%20)*0.01, Lng: 2},
 		}
 	}
 	x := New()
@@ -98,9 +99,11 @@ func TestNearWorkDoesNotGrowWithMatches(t *testing.T) {
 // (every event at a point) against the reference: circles holding every
 // point, ten and one, over windows whose bounds fall on events' starts
 // and ends, inside weeks and at their edges, with pages before, across
-// and after the end of the matches, featured or not; so that every way
-// nearCounted reads a week (the date order up to the page or whole, the
-// points' documents) is taken.
+// and after the end of the matches, featured or not, the first pages
+// with facets; so that every way nearCounted reads a week (the date
+// order up to the page or whole, the points' documents) and every way
+// the facet buckets count a radius (a week whose documents are all
+// inside counted whole, the points' postings) is taken.
 func TestNearListAgreesWithReference(t *testing.T) {
 	t.Parallel()
 	x, docs, t0 := nearIndex()
@@ -128,6 +131,9 @@ func TestNearListAgreesWithReference(t *testing.T) {
 				for _, featured := range []search.Opt[bool]{{}, search.Some(true)} {
 					q := search.EventQuery{Near: search.Some(c), StartGTE: w.gte, StartLT: w.lt, EndLTE: w.endLTE, EndGT: w.endGT,
 						Featured: featured, Offset: page[0], Limit: page[1]}
+					if page[0] == 0 {
+						q.Facets = []string{search.FacetFeatured, search.FacetCategories}
+					}
 					got, err := x.Search(t.Context(), q)
 					if err != nil {
 						t.Fatal(err)
@@ -135,6 +141,9 @@ func TestNearListAgreesWithReference(t *testing.T) {
 					want := searchtest.ExpectedEvents(docs, q)
 					if got.Total != want.Total || !slices.Equal(got.IDs, want.IDs) {
 						t.Fatalf("%+v: total %d, page %v; want %d, %v", q, got.Total, got.IDs, want.Total, want.IDs)
+					}
+					if wantF := searchtest.ExpectedFacets(docs, q); fmt.Sprint(got.Facets) != fmt.Sprint(wantF) {
+						t.Fatalf("%+v: facets\n got %v\nwant %v", q, got.Facets, wantF)
 					}
 					n++
 				}
