@@ -47,19 +47,28 @@ var bucketListMin = 16
 //     numbers, from the postings of the filter values and the kinds' bit
 //     sets (and, for a bucket that the dates cut, the dates of its
 //     documents), and each value counts its documents in that set (a step
-//     per posting, or per 64 local numbers for a dense value).
+//     per posting, or per 64 local numbers for a dense value). A radius
+//     is one more filter there: the postings of the bucket's points inside
+//     the circle (or, when the list filters left fewer documents, each of
+//     those decided by its point).
+//
+// The bucket also holds its documents per geo point, with their number
+// per kind, so that a radius list counts a bucket a step per point
+// (nearCounted).
 //
 // So the work grows with the values and buckets of the window (and the
 // documents of the two or so buckets the dates cut), never with the
-// matches: the facets of every upcoming event cost as much as those of a
+// matches (but for a radius's postings, a step per document inside the
+// circle): the facets of every upcoming event cost as much as those of a
 // week's worth. The total of a query that asks for no page comes from the
 // same counts (countOnly). The counts are exact.
 //
 // Memory: per document of the date order its dates, slot and local
 // number (24 bytes) and its postings (4 bytes a value, less as a bit
-// set); per bucket and value 80 bytes; per bucket, category, kind and
-// value a cell of 8 bytes (at 200,000 events of the load benchmark's
-// shape, 23 MB in all, a tenth more heap).
+// set, and 4 bytes for its point); per bucket and value (or point) 80
+// bytes; per bucket, category, kind and value a cell of 8 bytes (at
+// 200,000 events of the load benchmark's shape, 23 MB in all, a tenth
+// more heap, before the points).
 type facetIndex struct {
 	// work counts the steps of every query's facets so far (facetSums.work),
 	// and paths the buckets they took each way (see facetPath).
@@ -76,6 +85,8 @@ type facetIndex struct {
 	// values numbers the values of each list filter densely, so that a
 	// query adds counts in arrays.
 	values [numLists]valueNumbers
+	// points numbers the geo points (Index.points) the buckets hold.
+	points valueNumbers
 }
 
 // valueNumbers gives the values of a list filter dense numbers, freed
@@ -103,6 +114,10 @@ type fbucket struct {
 	minStart, maxStart, minEnd, maxEnd int64
 	kinds                              []fkind
 	lists                              [numLists]fvalues
+	// points holds the documents of each geo point (by its number in
+	// facetIndex.points), so that a radius query counts a bucket a step
+	// per point (see nearCounted).
+	points fvalues
 	// byCategory holds, per category, the counts of the values of the
 	// bucket's documents of that category (see cells).
 	byCategory map[int64]*cells
@@ -219,6 +234,7 @@ func newFacetIndex() *facetIndex {
 	for l := range f.values {
 		f.values[l].num = map[int64]int32{}
 	}
+	f.points.num = map[int64]int32{}
 	return f
 }
 
@@ -271,6 +287,9 @@ func (f *facetIndex) add(x *Index, slot uint32, e *entry) {
 			}
 		}
 	}
+	if e.point >= 0 {
+		b.points.add(&f.points, int64(e.point), i, k, len(b.start))
+	}
 	f.categoryCells(b, r, k, 1)
 }
 
@@ -298,6 +317,9 @@ func (f *facetIndex) remove(x *Index, slot uint32, e *entry) {
 				b.lists[l].remove(&f.values[l], v, i, k, len(b.start))
 			}
 		}
+	}
+	if e.point >= 0 {
+		b.points.remove(&f.points, int64(e.point), i, k, len(b.start))
 	}
 	if b.n == 0 {
 		delete(f.buckets, b.num)
@@ -485,7 +507,7 @@ type facetSums struct {
 }
 
 // count adds the facets of the date order's documents that match p to s.
-func (f *facetIndex) count(p *plan, s *facetSums) {
+func (f *facetIndex) count(x *Index, p *plan, s *facetSums) {
 	for l, asked := range s.asked {
 		if asked {
 			s.lists[l] = make([]int, len(f.values[l].ids))
@@ -514,12 +536,15 @@ func (f *facetIndex) count(p *plan, s *facetSums) {
 			continue
 		}
 		whole := b.minStart >= p.startMin && b.maxStart <= p.startMax && b.minEnd >= p.endMin && b.maxEnd <= p.endMax
-		if whole && !filtered {
+		// A radius is a filter the buckets decide by their points
+		// (matchSet), unless every document of a bucket is inside it.
+		inside := p.inside == nil || whole && f.allInside(b, p, &s.work)
+		if whole && !filtered && inside {
 			s.paths[pathWhole]++
 			s.addWhole(b, ok, all)
 			continue
 		}
-		if whole && byCategory {
+		if whole && byCategory && inside {
 			s.paths[pathCells]++
 			if cc := b.byCategory[want[listCategories][0]]; cc != nil {
 				s.addCells(b, cc, ok)
@@ -532,20 +557,36 @@ func (f *facetIndex) count(p *plan, s *facetSums) {
 			s.paths[pathCut]++
 		}
 		var empty bool
-		if m, t, empty = f.matchSet(b, p, &want, ok, all, whole, m, t, &s.work); empty {
+		if m, t, empty = f.matchSet(x, b, p, &want, ok, all, whole, m, t, &s.work); empty {
 			continue
 		}
 		s.addSet(b, m)
 	}
 }
 
+// allInside reports whether every document of bucket b is at a point
+// inside p's circle, a step (added to work) per point of the bucket.
+func (f *facetIndex) allInside(b *fbucket, p *plan, work *uint64) bool {
+	in, n := p.insideByNumber(f), 0
+	for j := range b.points.vs {
+		*work++
+		fv := &b.points.vs[j]
+		if in[fv.v] == 0 {
+			return false
+		}
+		n += int(fv.n)
+	}
+	return n == b.n
+}
+
 // matchSet returns the matches of p in bucket b as a bit set of its local
 // numbers, in m (t is scratch; both are returned for reuse), and whether
 // there is none: the documents of the values of the list filters (want;
-// none: every document), of the kinds ok (all: every kind with documents)
-// and, unless the dates hold the bucket whole, in the dates. It adds its
-// steps to work.
-func (f *facetIndex) matchSet(b *fbucket, p *plan, want *[numLists][]int64, ok []bool, all, whole bool,
+// none: every document), at the points inside p's circle (with a
+// radius), of the kinds ok (all: every kind with documents) and, unless
+// the dates hold the bucket whole, in the dates. It adds its steps to
+// work.
+func (f *facetIndex) matchSet(x *Index, b *fbucket, p *plan, want *[numLists][]int64, ok []bool, all, whole bool,
 	m, t []uint64, work *uint64) (_, _ []uint64, empty bool) {
 	words := (len(b.start) + 63) / 64
 	m = slices.Grow(m[:0], words)[:words]
@@ -570,6 +611,63 @@ func (f *facetIndex) matchSet(b *fbucket, p *plan, want *[numLists][]int64, ok [
 			andInto(m, t)
 		}
 		*work += uint64(words)
+		if isEmpty(m) {
+			return m, t, true
+		}
+	}
+	if p.inside != nil {
+		// The documents of the points inside the circle, from their
+		// postings; or, when the list filters left fewer documents than
+		// those postings hold, each document left decided by its point.
+		in := p.insideByNumber(f)
+		left := math.MaxInt
+		if !first {
+			left = andCount(m, m)
+			*work += uint64(words)
+		}
+		postN := 0
+		if left > len(b.points.vs) {
+			// (No more documents left than points: they are decided one
+			// by one, without counting the postings.)
+			for j := range b.points.vs {
+				*work++
+				if fv := &b.points.vs[j]; in[fv.v] != 0 {
+					postN += int(fv.n)
+				}
+			}
+		}
+		if !first {
+			if left < postN || left <= len(b.points.vs) {
+				for w := range m {
+					word := m[w]
+					for word != 0 {
+						i := w<<6 + bits.TrailingZeros64(word)
+						word &= word - 1
+						*work++
+						if p.inside[x.ents[b.slot[i]].point+1] == 0 {
+							m[w] &^= 1 << (i & 63)
+						}
+					}
+				}
+				postN = -1
+			}
+		}
+		if postN >= 0 {
+			t = slices.Grow(t[:0], words)[:words]
+			clear(t)
+			for j := range b.points.vs {
+				if fv := &b.points.vs[j]; in[fv.v] != 0 {
+					*work += orInto(t, fv)
+				}
+			}
+			if first {
+				copy(m, t)
+				first = false
+			} else {
+				andInto(m, t)
+			}
+			*work += uint64(words)
+		}
 		if isEmpty(m) {
 			return m, t, true
 		}
@@ -808,7 +906,7 @@ func (f *facetIndex) each(x *Index, p *plan, fn func(e *entry), skip func(n int)
 			continue
 		}
 		whole := b.minStart >= p.startMin && b.maxStart <= p.startMax && b.minEnd >= p.endMin && b.maxEnd <= p.endMax
-		if m, t, empty = f.matchSet(b, p, &want, ok, all, whole, m, t, &work); empty {
+		if m, t, empty = f.matchSet(x, b, p, &want, ok, all, whole, m, t, &work); empty {
 			continue
 		}
 		if skip != nil {

@@ -14,11 +14,13 @@ import (
 
 // facetCounts counts the matches per value of each requested facet.
 //
-// Most queries (those whose filters are the dates, statuses, flags and
-// list filters) count the date order's matches from the facet buckets at
-// the end (fast; see facetIndex), so their facets cost a step per value
-// and week of the window, not a step per match. The others (text, IDs,
-// radius, parent, event status) count them as they go by: the flags at
+// Most queries (those whose filters are the dates, statuses, flags, list
+// filters and a radius) count the date order's matches from the facet
+// buckets at the end (fast; see facetIndex), so their facets cost a step
+// per value and week of the window, not a step per match (with a radius,
+// a step per document of the points inside the circle in each week, read
+// from the buckets' postings). The others (text, IDs, parent, event
+// status) count them as they go by: the flags at
 // once, the list values at the end, by intersecting the set of matches
 // with each value's bitmap (a few microseconds a value, where counting
 // each match's values would read every matching row). Either way each
@@ -88,12 +90,13 @@ func newFacetCounts(x *Index, p *plan) *facetCounts {
 }
 
 // bucketed reports whether the facet buckets decide every filter of p:
-// the dates, statuses, flags and list filters (not text, IDs, a radius, a
-// parent, event statuses or a status without a code). A query with text
-// is not, even when the text has no word (not parsed again here).
+// the dates, statuses, flags, list filters and radius (by the buckets'
+// points; not text, IDs, a parent, event statuses or a status without a
+// code). A query with text is not, even when the text has no word (not
+// parsed again here).
 func bucketed(p *plan) bool {
 	q := &p.q
-	return q.Query == "" && len(q.IDs) == 0 && !q.Near.Set && !p.needsRest()
+	return q.Query == "" && len(q.IDs) == 0 && !p.needsRest()
 }
 
 // perMatch reports whether the counts need every match of the date order
@@ -128,6 +131,9 @@ func (s *searcher) countOnly(gs []groupHit) bool {
 	c := s.counts
 	if !c.fast || s.limit != 0 || s.p.q.CollapseSeries {
 		return false
+	}
+	if len(c.names) == 0 && nearsCounted(s.p) {
+		return false // nearCounted counts a radius without its postings
 	}
 	c.bucketCounts(s.x)
 	total := c.dateMatches
@@ -267,7 +273,7 @@ func (c *facetCounts) bucketCounts(x *Index) [numLists]map[int64]int {
 		return *out
 	}
 	s := &facetSums{asked: c.lists, featured: c.featured, ticketed: c.ticketed}
-	x.facets.count(c.p, s)
+	x.facets.count(x, c.p, s)
 	c.dateMatches = s.matches
 	x.facets.work.Add(s.work)
 	for i, n := range s.paths {

@@ -7,7 +7,8 @@ import (
 )
 
 // This file is the geo part: the table of distinct points (addPoint) and
-// how a radius query decides each point once (plan.near).
+// how a radius query decides each point once (plan.near). A radius list
+// is counted from the facet buckets' documents per point (geolist.go).
 
 // addPoint returns the index of p in the point table, adding it.
 func (x *Index) addPoint(p search.GeoPoint) int32 {

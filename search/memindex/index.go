@@ -44,7 +44,10 @@
 //   - A table of the distinct geo points (events share their venue's): a
 //     radius query decides each point once, with the contract's rule
 //     (search.GeoCircle.Contains), after a latitude band that no point
-//     inside can leave.
+//     inside can leave. The facet buckets (see facetIndex) also hold the
+//     date order's documents per point and week, so that a radius list
+//     counts a week a step per point it holds, and reads only the weeks
+//     of its page and those its dates cut (nearCounted).
 //   - Groups of occurrences (see group): the occurrences of a series that
 //     differ in their dates only (those without an override) are not in
 //     the date order but in their group, in order, with a head (first and

@@ -43,6 +43,9 @@ type plan struct {
 	// (0), at the point's index plus one, so that an entry without a
 	// point (-1) reads 0 (nil: no radius).
 	inside []uint8
+	// insideNum holds inside by the points' numbers in the facet buckets
+	// (see insideByNumber; nil until asked for).
+	insideNum []uint8
 }
 
 // ranked reports whether the hits are ordered by something other than

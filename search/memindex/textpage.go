@@ -58,9 +58,16 @@ const (
 // work grows with the page and with the smaller of the entries inside
 // and outside the dates, not with the candidates.
 //
+// A plan whose only filter beyond those is a radius is answered by
+// nearCounted instead, from the facet buckets' documents per point.
+//
 // The work it did (entries read, kinds' bitmaps intersected) is added to
 // Index.visited.
 func (s *searcher) firstCounted(p *plan, collect int) (main []uint32, n int, ok bool) {
+	if nearsCounted(p) {
+		main, n = s.nearCounted(p, collect)
+		return main, n, true
+	}
 	if p.cands == nil || p.mainNone || p.needsRest() || p.inside != nil || p.q.CollapseSeries {
 		return nil, 0, false
 	}
