@@ -187,9 +187,8 @@ func (s *scanner) value(depth int) (*node, error) {
 		}
 	case '"':
 		start := s.i
-		raw := s.stringLiteral()
-		if plainString(raw) {
-			return &node{kind: 's', text: string(s.b[start:s.i])}, nil
+		if text, ok := marshaledText(s.stringLiteral()); ok {
+			return &node{kind: 's', text: text}, nil
 		}
 		var v string
 		if err := json.Unmarshal(s.b[start:s.i], &v); err != nil {
@@ -237,20 +236,57 @@ func (s *scanner) stringValue() string {
 	return v
 }
 
-// plainString reports whether a string literal's content is its value
-// and also how encoding/json writes that value: no escapes, nothing
-// json.Marshal escapes (<, >, &, U+2028, U+2029, invalid UTF-8).
+// plainString reports whether a string literal's content raw is its
+// value: no escapes, valid UTF-8.
 func plainString(raw []byte) bool {
 	ascii := true
 	for _, c := range raw {
 		switch {
-		case c == '\\' || c == '<' || c == '>' || c == '&' || c < 0x20:
+		case c == '\\' || c < 0x20:
 			return false
 		case c >= utf8.RuneSelf:
 			ascii = false
 		}
 	}
-	return ascii || (utf8.Valid(raw) && !bytes.ContainsRune(raw, '\u2028') && !bytes.ContainsRune(raw, '\u2029'))
+	return ascii || utf8.Valid(raw)
+}
+
+// marshaledText returns the text json.Marshal writes for the value of a
+// string literal whose content is raw, when plainString tells that value
+// without decoding: raw quoted, with <, >, &, U+2028 and U+2029 escaped
+// as json.Marshal escapes them.
+func marshaledText(raw []byte) (string, bool) {
+	if !plainString(raw) {
+		return "", false
+	}
+	var b strings.Builder
+	b.Grow(len(raw) + 2)
+	b.WriteByte('"')
+	last := 0
+	for i := 0; i < len(raw); i++ {
+		var esc string
+		switch c := raw[i]; {
+		case c == '<':
+			esc = `\u003c`
+		case c == '>':
+			esc = `\u003e`
+		case c == '&':
+			esc = `\u0026`
+		case c == 0xE2 && i+2 < len(raw) && raw[i+1] == 0x80 && (raw[i+2] == 0xA8 || raw[i+2] == 0xA9):
+			esc = `\u202` + string("89"[raw[i+2]-0xA8])
+		default:
+			continue
+		}
+		b.Write(raw[last:i])
+		b.WriteString(esc)
+		if raw[i] == 0xE2 {
+			i += 2
+		}
+		last = i + 1
+	}
+	b.Write(raw[last:])
+	b.WriteByte('"')
+	return b.String(), true
 }
 
 // get returns the value of an object's key, or nil.

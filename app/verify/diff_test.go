@@ -114,6 +114,7 @@ func TestParseJSONAsDecoder(t *testing.T) {
 		`{"esc":"a\"b\\c\/d\n\u00e9\u0041","html":"<a href=\"x\">&amp;</a>","ls":"a` + "\u2028" + `b\u2029"}`,
 		`{"utf":"Hôtel de ville 😀","bad":"a` + "\xff\xfe" + `b","key\u00e9":1,"k\"q":2,"<k>":3}`,
 		"{\"ctl\":\"tab\\there\",\"del\":\"\x7f\"}",
+		`["&<p>Live music</p>>","<` + "\u2027\u2028\u2029" + `&","` + "\u2029" + `","é<&>😀","x` + "\xe2\x80" + `"]`,
 		`[{"id":1,"title":"Concert 01","venue":{"id":2,"city":"Lyon"}},{"id":2,"title":"Concert (fr)"}]`,
 		`{"a":1,"a":2}`,
 		strings.Repeat("[", maxDepth) + `"deepest"` + strings.Repeat("]", maxDepth),
