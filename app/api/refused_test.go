@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -166,7 +167,8 @@ func withoutVolatile(d string) string {
 // write (webhooks, users, tokens, reindex). The subtest "record too
 // large" refuses writes whose record would be over the store's bound
 // (413), on a series near it (on MongoDB not under -short: slow on
-// FerretDB).
+// FerretDB; and there one refusal per refusal path, the variants of a
+// path, marked in the table, left to the SQLite run).
 //
 // The two engines run in parallel with each other and with the package's
 // other parallel tests; the MongoDB store's calls get a minute (not the
@@ -226,6 +228,14 @@ func TestRefusedWriteLeavesNothing(t *testing.T) {
 				}
 				e, dump := st.start(t)
 				steps := refusedLargeWrites(t, e)
+				if st.name == "mongo" {
+					// Each refusal moves the 16 MB series through
+					// FerretDB several times; the bound is checked
+					// before the store (app/calendar, on a copy), so
+					// one refusal per path shows the engine keeps
+					// nothing, and the SQLite run sends the variants.
+					steps = slices.DeleteFunc(steps, func(s refusal) bool { return largeVariants[s.route+": "+s.why] != "" })
+				}
 				// The marks stay: indexing a 16 MB series takes long, and
 				// refusedLargeWrites marks every record the requests
 				// could mark again.
@@ -699,6 +709,15 @@ func refusedLargeWrites(t *testing.T, e *env) []refusal {
 		{"PATCH /events/{id}/occurrences/{key}", "record too large", "PATCH", first(big), "admin", map[string]any{"description": desc, "venue": venue}, 413, tooLarge},
 		{"PATCH /events/{id}/occurrences/{key}", "override text bound", "PATCH", first(texts), "admin", map[string]any{"description": desc, "venue": venue}, 400, "rest_series_override_text_limit"},
 	}
+}
+
+// largeVariants are the steps of refusedLargeWrites that take the refusal
+// path of an earlier step (the same handler and size check, on another
+// address or with other linked records), each with that step: the
+// MongoDB run leaves them out, the SQLite run sends them.
+var largeVariants = map[string]string{
+	"PATCH /events/{id}: record too large, new venue only": "PATCH /events/{id}: record too large",
+	"PUT /events/by-slug/{slug}: record too large":         "PATCH /events/{id}: record too large",
 }
 
 // refusedRateWrites spends an author's write rate (WRITE_RATE=0.001,

@@ -1,6 +1,8 @@
 package verify
 
 import (
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -96,4 +98,58 @@ func TestCompareAnswers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestParseJSONAsDecoder: parseJSON's own scanner of valid documents
+// gives the nodes encoding/json's tokens give (decodeJSON): key order,
+// string texts as json.Marshal writes the decoded value (escapes,
+// <, >, &, U+2028, invalid UTF-8), numbers as written, white space, and
+// the depth bound at its edge; and a body that is not one valid
+// document gets decodeJSON's error.
+func TestParseJSONAsDecoder(t *testing.T) {
+	t.Parallel()
+	docs := []string{
+		`{}`, `[]`, ` { } `, "[ 1 ,\t2 ,\r\n3 ]", `"plain"`, `12`, `-0.5e+10`, `1E3`, `true`, `false`, `null`,
+		`{"b":1,"a":[true,false,null,"x"],"c":{"d":{}}}`,
+		`{"esc":"a\"b\\c\/d\n\u00e9\u0041","html":"<a href=\"x\">&amp;</a>","ls":"a` + "\u2028" + `b\u2029"}`,
+		`{"utf":"Hôtel de ville 😀","bad":"a` + "\xff\xfe" + `b","key\u00e9":1,"k\"q":2,"<k>":3}`,
+		"{\"ctl\":\"tab\\there\",\"del\":\"\x7f\"}",
+		`["&<p>Live music</p>>","<` + "\u2027\u2028\u2029" + `&","` + "\u2029" + `","é<&>😀","x` + "\xe2\x80" + `"]`,
+		`[{"id":1,"title":"Concert 01","venue":{"id":2,"city":"Lyon"}},{"id":2,"title":"Concert (fr)"}]`,
+		`{"a":1,"a":2}`,
+		strings.Repeat("[", maxDepth) + `"deepest"` + strings.Repeat("]", maxDepth),
+		strings.Repeat("[", maxDepth+1) + `1` + strings.Repeat("]", maxDepth+1),
+		strings.Repeat(`{"k":`, maxDepth+1) + `1` + strings.Repeat("}", maxDepth+1),
+		// Not one valid document: decodeJSON answers.
+		``, `{`, `{"a":1}x`, `{"a":1} {}`, `[1,]`, `{"a" 1}`, `nul`, `"open`,
+	}
+	for _, doc := range docs {
+		got, gotErr := parseJSON([]byte(doc))
+		want, wantErr := decodeJSON([]byte(doc))
+		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) {
+			t.Errorf("parseJSON(%.60q): %s, %v; decodeJSON: %s, %v", doc, nodeString(got), gotErr, nodeString(want), wantErr)
+		}
+	}
+}
+
+// nodeString writes a node with its structure, for a failure message.
+func nodeString(n *node) string {
+	if n == nil {
+		return "nil"
+	}
+	switch n.kind {
+	case '{':
+		var parts []string
+		for i, k := range n.keys {
+			parts = append(parts, fmt.Sprintf("%q:%s", k, nodeString(n.vals[i])))
+		}
+		return "{" + strings.Join(parts, ",") + "}"
+	case '[':
+		var parts []string
+		for _, v := range n.vals {
+			parts = append(parts, nodeString(v))
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	}
+	return n.text
 }

@@ -9,7 +9,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,10 +49,17 @@ const (
 	contribTok  = "ecal_contrib000000000000000000000000000000000000000000000000000000"
 )
 
-// newStack starts a service with LANGUAGES en,fr,de.
+// newStack starts a service with LANGUAGES en,fr,de, stopped when the
+// test ends.
 func newStack(t *testing.T) *stack {
 	t.Helper()
-	dir := t.TempDir()
+	return startStack(t, t.TempDir(), t.Cleanup)
+}
+
+// startStack starts a service with LANGUAGES en,fr,de and its files in
+// dir; cleanup registers what stops it.
+func startStack(t *testing.T, dir string, cleanup func(func())) *stack {
+	t.Helper()
 	vars := map[string]string{"DATA_DIR": dir, "SITE_URL": "http://calendar.test", "ADMIN_TOKEN": adminToken,
 		"LANGUAGES": "en,fr,de", "DEFAULT_LANGUAGE": "en", "WRITE_RATE": "10000", "WRITE_BURST": "10000"}
 	cfg, err := config.Load(func(k string) string { return vars[k] })
@@ -62,7 +71,7 @@ func newStack(t *testing.T) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close(context.Background()) })
+	cleanup(func() { st.Close(context.Background()) })
 	raw, err := embedded.Open(filepath.Join(dir, "index"))
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +80,7 @@ func newStack(t *testing.T) *stack {
 	if err := eng.Init(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { eng.Close() })
+	cleanup(func() { eng.Close() })
 	now := func() time.Time { return fixedNow }
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	w := &indexing.Worker{Store: st, Engine: eng, Log: quiet, Now: now,
@@ -99,8 +108,78 @@ func newStack(t *testing.T) *stack {
 	}
 	served := make(chan struct{})
 	go func() { defer close(served); _ = a.Listener(ln) }()
-	t.Cleanup(func() { _ = a.Shutdown(); <-served })
+	cleanup(func() { _ = a.Shutdown(); <-served })
 	return &stack{t: t, url: "http://" + ln.Addr().String(), app: a, store: st, worker: w}
+}
+
+// as returns the stack for test t: its requests fail t.
+func (s *stack) as(t *testing.T) *stack {
+	c := *s
+	c.t = t
+	return &c
+}
+
+// shared is the seeded pair of stacks the tests that change neither
+// share (the "from" side of every comparison, and an equal "against"):
+// built once, by the first test that asks, and stopped by TestMain.
+var shared struct {
+	once     sync.Once
+	a, b     *stack
+	d        seeded
+	dir      string
+	cleanups []func()
+}
+
+// sharedPair returns the shared seeded stacks for test t, and what the
+// seed made.
+func sharedPair(t *testing.T) (a, b *stack, d seeded) {
+	t.Helper()
+	shared.once.Do(func() {
+		dir, err := os.MkdirTemp("", "verify-shared-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		shared.dir = dir
+		cleanup := func(f func()) { shared.cleanups = append(shared.cleanups, f) }
+		var pair [2]*stack
+		for i := range pair {
+			sub := filepath.Join(dir, fmt.Sprint(i))
+			if err := os.Mkdir(sub, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			pair[i] = startStack(t, sub, cleanup)
+		}
+		a, b := pair[0], pair[1]
+		shared.d = seed(t, a, b)
+		shared.a, shared.b = a, b
+	})
+	if shared.b == nil {
+		t.Fatal("the shared stacks could not be built (see the first test that asked)")
+	}
+	return shared.a.as(t), shared.b.as(t), shared.d
+}
+
+// againstShared returns a new stack seeded as the shared ones, for a
+// test to change, with the shared "from" stack and what the seed made.
+func againstShared(t *testing.T) (a, b *stack, d seeded) {
+	t.Helper()
+	a, _, d = sharedPair(t)
+	b = newStack(t)
+	if got := seed(t, b); fmt.Sprint(got) != fmt.Sprint(d) {
+		t.Fatalf("the new stack got other IDs than the shared ones: %+v, %+v", got, d)
+	}
+	return a, b, d
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for i := len(shared.cleanups) - 1; i >= 0; i-- {
+		shared.cleanups[i]()
+	}
+	if shared.dir != "" {
+		os.RemoveAll(shared.dir)
+	}
+	os.Exit(code)
 }
 
 // send sends a request with a token and a JSON body to the stack's API

@@ -52,8 +52,7 @@ func dump(rep *verify.Report) string {
 
 func TestEqualServices(t *testing.T) {
 	t.Parallel()
-	a, b := newStack(t), newStack(t)
-	seed(t, a, b)
+	a, b, _ := sharedPair(t)
 	var progress strings.Builder
 	rep := compare(t, a, b, verify.Options{Progress: &progress})
 	if !rep.Equal() {
@@ -209,8 +208,7 @@ func TestDifferences(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			a, b := newStack(t), newStack(t)
-			d := seed(t, a, b)
+			a, b, d := againstShared(t)
 			tt.change(t, b, d)
 			b.flush()
 			rep := compare(t, a, b, verify.Options{Tokens: []string{"", editorToken}})
@@ -262,8 +260,7 @@ func proxy(t *testing.T, target string, tamper func(r *http.Request, status int,
 // every reader and language, and nothing else is.
 func TestICSDifference(t *testing.T) {
 	t.Parallel()
-	a, b := newStack(t), newStack(t)
-	d := seed(t, a, b)
+	a, b, d := sharedPair(t)
 	ics := fmt.Sprintf("/calendar/events/v1/events/%d.ics", d.events[7])
 	against := proxy(t, b.url, func(r *http.Request, status int, body []byte) (int, []byte) {
 		if r.URL.Path == ics {
@@ -289,8 +286,7 @@ func TestICSDifference(t *testing.T) {
 // reported, not compared.
 func TestBoundsAndRetries(t *testing.T) {
 	t.Parallel()
-	a, b := newStack(t), newStack(t)
-	d := seed(t, a, b)
+	a, b, d := againstShared(t)
 	b.write("PATCH", fmt.Sprintf("/venues/%d", d.venue), map[string]any{"city": "Lille"})
 	b.flush()
 
@@ -395,8 +391,7 @@ func TestUnreachable(t *testing.T) {
 // silently passed over.
 func TestNotes(t *testing.T) {
 	t.Parallel()
-	a, b := newStack(t), newStack(t)
-	d := seed(t, a, b)
+	a, b, d := againstShared(t)
 	b.write("PATCH", fmt.Sprintf("/events/%d", d.hidden), map[string]any{"title": "Hidden rehearsal (room B)"})
 	b.flush()
 	var progress strings.Builder
