@@ -91,14 +91,7 @@ func TestLoadOrder(t *testing.T) {
 	if err := e.IndexEvents(t.Context(), docs); err != nil {
 		t.Fatalf("IndexEvents: %v", err)
 	}
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, ok, err := openEventStore(filepath.Join(dir, "events.db"))
-	if err != nil || !ok {
-		t.Fatalf("openEventStore: %v, %v", ok, err)
-	}
-	defer s.close()
+	s := closeAndOpenStore(t, e, dir)
 	want := sequentialLoad(t, s)
 	if len(want) != len(docs) {
 		t.Fatalf("stored %d documents, want %d", len(want), len(docs))
@@ -179,4 +172,19 @@ func TestChunkByEvent(t *testing.T) {
 			}
 		})
 	}
+}
+
+// closeAndOpenStore closes e and opens the event store it wrote in dir,
+// closed when the test ends.
+func closeAndOpenStore(t *testing.T, e *Engine, dir string) *eventStore {
+	t.Helper()
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, ok, err := openEventStore(filepath.Join(dir, "events.db"))
+	if err != nil || !ok {
+		t.Fatalf("openEventStore: %v, %v", ok, err)
+	}
+	t.Cleanup(func() { _ = s.close() })
+	return s
 }

@@ -2,7 +2,6 @@ package embedded
 
 import (
 	"cmp"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -87,15 +86,7 @@ func TestOccurrencesStoredAsDates(t *testing.T) {
 	if most > 160 {
 		t.Errorf("an occurrence that differs in its dates only is stored in up to %d bytes, want at most 160", most)
 	}
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	s, ok, err := openEventStore(filepath.Join(dir, "events.db"))
-	if err != nil || !ok {
-		t.Fatalf("openEventStore: %v, %v", ok, err)
-	}
-	defer s.close()
+	s := closeAndOpenStore(t, e, dir)
 	var got []search.EventDocument
 	if _, err := s.load(func(d []search.EventDocument) { got = d }); err != nil {
 		t.Fatal(err)
