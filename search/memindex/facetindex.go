@@ -604,12 +604,7 @@ func (f *facetIndex) matchSet(x *Index, b *fbucket, p *plan, want *[numLists][]i
 				}
 			}
 		}
-		if first {
-			copy(m, t)
-			first = false
-		} else {
-			andInto(m, t)
-		}
+		first = intersectInto(m, t, first)
 		*work += uint64(words)
 		if isEmpty(m) {
 			return m, t, true
@@ -660,12 +655,7 @@ func (f *facetIndex) matchSet(x *Index, b *fbucket, p *plan, want *[numLists][]i
 					*work += orInto(t, fv)
 				}
 			}
-			if first {
-				copy(m, t)
-				first = false
-			} else {
-				andInto(m, t)
-			}
+			first = intersectInto(m, t, first)
 			*work += uint64(words)
 		}
 		if isEmpty(m) {
@@ -844,6 +834,17 @@ func orWords(t, s []uint64) {
 	for w, v := range s[:min(len(s), len(t))] {
 		t[w] |= v
 	}
+}
+
+// intersectInto narrows m to t: m becomes t when first (nothing narrowed
+// it yet), else m AND t. It returns false, the next call's first.
+func intersectInto(m, t []uint64, first bool) bool {
+	if first {
+		copy(m, t)
+	} else {
+		andInto(m, t)
+	}
+	return false
 }
 
 // andInto ands t into m (of the same length).
