@@ -18,15 +18,34 @@ import (
 // how a query decides them (groupHit, plan.groups, plan.span) and merges
 // their members into a page in the date order (cursors).
 
-// place puts the entry of the row at slot in its group g, or, when g is
-// nil, in the date order. The caller holds mu.
+// place puts the entry of the row at slot in the date order (and the
+// facet buckets), and, when g is not nil, in its group g too. The caller
+// holds mu.
 func (x *Index) place(slot uint32, g *group) {
-	e := x.ents[slot]
-	if g == nil {
-		x.order.insert(x, e)
-		x.facets.add(x, slot, &e)
-		return
+	if g != nil {
+		x.join(slot, g)
 	}
+	e := x.ents[slot]
+	x.order.insert(x, e)
+	x.facets.add(x, slot, &e)
+}
+
+// unplace takes the entry of the row at slot out of the date order (and
+// the facet buckets) and out of its group, if any. The caller holds mu.
+func (x *Index) unplace(slot uint32) {
+	e := x.ents[slot]
+	x.order.remove(x, e)
+	x.facets.remove(x, slot, &e)
+	if x.rows[slot].grp != nil {
+		x.leave(slot)
+	}
+}
+
+// join puts the row at slot in its group g (the date order is the
+// caller's), marking its entry flagGrouped. The caller holds mu.
+func (x *Index) join(slot uint32, g *group) {
+	x.ents[slot].flags |= flagGrouped
+	e := x.ents[slot]
 	if g.at < 0 {
 		g.series, g.rep, g.at = e.series, slot, len(x.groups)
 		x.groups = append(x.groups, g)
@@ -41,28 +60,24 @@ func (x *Index) place(slot uint32, g *group) {
 	x.nGrouped++
 }
 
-// unplace takes the entry of the row at slot out of its group or the
-// date order; a group left empty leaves the index. The caller holds mu.
-func (x *Index) unplace(slot uint32) {
+// leave takes the row at slot (in a group) out of its group, clearing
+// its entry's flagGrouped; a group left empty leaves the index. The
+// caller holds mu.
+func (x *Index) leave(slot uint32) {
 	r := &x.rows[slot]
 	g := r.grp
-	if g == nil {
-		e := x.ents[slot]
-		x.order.remove(x, e)
-		x.facets.remove(x, slot, &e)
-		return
-	}
 	r.grp = nil
 	x.grouped.Remove(slot)
 	x.nGrouped--
 	switch i := sort.Search(len(g.occ), func(i int) bool { return x.compare(x.ents[g.occ[i].slot], x.ents[slot]) >= 0 }); {
 	case i == 0 && len(g.occ) > 0 && g.occ[0].slot == slot:
-		// The first: a series rewritten (in the date order) leaves its
-		// old group from the front, so no member moves.
+		// The first: a series rewritten leaves its old group from the
+		// front, so no member moves.
 		g.occ = g.occ[1:]
 	case i < len(g.occ) && g.occ[i].slot == slot:
 		g.occ = slices.Delete(g.occ, i, i+1)
 	}
+	x.ents[slot].flags &^= flagGrouped
 	if g.rep == slot {
 		x.reps.Remove(slot)
 		if len(g.occ) > 0 {
@@ -179,7 +194,7 @@ func (x *Index) compareHits(a, b *groupHit) int {
 // has candidates, they are narrowed to the date order's documents (the
 // groups' members are decided here).
 func (p *plan) groups(x *Index) []groupHit {
-	if len(x.groups) == 0 {
+	if len(x.groups) == 0 || !p.q.CollapseSeries {
 		return nil
 	}
 	var out []groupHit

@@ -305,7 +305,7 @@ type groupHead struct {
 func (g *group) head(x *Index) groupHead {
 	e := &x.ents[g.occ[0].slot]
 	return groupHead{first: e.start, last: g.occ[len(g.occ)-1].start, dur: g.dur, n: int32(len(g.occ)),
-		point: e.point, series: g.series, status: e.status, flags: e.flags}
+		point: e.point, series: g.series, status: e.status, flags: e.flags &^ flagGrouped}
 }
 
 // entry is an event in the date order.
@@ -330,6 +330,11 @@ const (
 	flagHidden
 	flagProtected
 	flagHasGeo
+	// flagGrouped marks a member of a group (see group): a list that
+	// collapses series (CollapseSeries) decides the groups on their heads
+	// and reads the date order without their members; every other list
+	// reads them in the date order like any other document.
+	flagGrouped
 )
 
 // point is a distinct geo point and the number of events at it.

@@ -30,8 +30,9 @@ type plan struct {
 	// cands holds the candidates of the list filters, IDs and words
 	// (nil: every event).
 	cands *roaring.Bitmap
-	// mainNone: no document of the date order can match (the candidates,
-	// narrowed to it, are none), while a group may.
+	// mainNone: no document of the date order but the groups' members
+	// can match (the candidates, narrowed to it, are none), while a group
+	// may (a list that collapses series only).
 	mainNone bool
 	// set holds cands as a bit set once each built it (copies of the plan
 	// with other date bounds share it).
@@ -109,6 +110,11 @@ func (x *Index) plan(q search.EventQuery) *plan {
 	}
 	if q.ExcludeProtected {
 		p.flagMask |= flagProtected
+	}
+	if q.CollapseSeries {
+		// The groups are decided on their heads (plan.groups), so their
+		// members are left out of the date order's matches.
+		p.flagMask |= flagGrouped
 	}
 	and := func(b *roaring.Bitmap) {
 		if p.cands == nil {
@@ -202,7 +208,7 @@ func (p *plan) each(x *Index, ordered int, fn func(e *entry), skip func(n int) b
 	// read counts the entries and candidates read (Index.visited).
 	read := 0
 	defer func() { x.visited.Add(uint64(read)) }()
-	if p.cands != nil && p.cands.GetCardinality()*sparse < uint64(x.docs-x.nGrouped) {
+	if p.cands != nil && p.cands.GetCardinality()*sparse < uint64(x.docs) {
 		cands := p.cands.ToArray()
 		read += len(cands)
 		cands = slices.DeleteFunc(cands, func(slot uint32) bool { return !p.passes(x, &x.ents[slot]) })

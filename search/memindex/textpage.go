@@ -84,7 +84,7 @@ func (s *searcher) countedIn(p *plan, w *window, card uint64, collect int) (main
 	x := s.x
 	read := 0
 	defer func() { x.visited.Add(uint64(read)) }()
-	entries := x.docs - x.nGrouped
+	entries := x.docs
 	inside := entries - w.outside
 	c := max(int(min(card, math.MaxInt32)), 1)
 	// What plan.each would cost, and the way from the kinds.
@@ -164,7 +164,7 @@ func (s *searcher) window(p *plan) *window {
 		w.b1, w.i1 = x.order.lowerBound(p.startMax + 1)
 	}
 	if len(x.order) > 0 {
-		per := (x.docs - x.nGrouped) / len(x.order)
+		per := x.docs / len(x.order)
 		w.outside = max(0, (w.b0+len(x.order)-w.b1)*per+w.i0-w.i1)
 	}
 	return w
