@@ -375,7 +375,8 @@ func (x *Index) load(preps []prepared, ready func(i int)) {
 	for i := range all {
 		x.facets.add(x, all[i].slot, &all[i])
 	}
-	x.setOrder(all)
+	// The date order holds the documents outside a group.
+	x.setOrder(slices.DeleteFunc(all, func(e entry) bool { return e.flags&flagGrouped != 0 }))
 }
 
 // Remove deletes events, every document (occurrence) of each; IDs not in

@@ -18,31 +18,33 @@ import (
 // how a query decides them (groupHit, plan.groups, plan.span) and merges
 // their members into a page in the date order (cursors).
 
-// place puts the entry of the row at slot in the date order (and the
-// facet buckets), and, when g is not nil, in its group g too. The caller
-// holds mu.
+// place puts the entry of the row at slot in its group g, or, when g is
+// nil, in the date order; and in the facet buckets either way (they hold
+// every document: see facetIndex). The caller holds mu.
 func (x *Index) place(slot uint32, g *group) {
 	if g != nil {
 		x.join(slot, g)
+	} else {
+		x.order.insert(x, x.ents[slot])
 	}
 	e := x.ents[slot]
-	x.order.insert(x, e)
 	x.facets.add(x, slot, &e)
 }
 
-// unplace takes the entry of the row at slot out of the date order (and
-// the facet buckets) and out of its group, if any. The caller holds mu.
+// unplace takes the entry of the row at slot out of the facet buckets and
+// out of its group or the date order. The caller holds mu.
 func (x *Index) unplace(slot uint32) {
 	e := x.ents[slot]
-	x.order.remove(x, e)
 	x.facets.remove(x, slot, &e)
 	if x.rows[slot].grp != nil {
 		x.leave(slot)
+	} else {
+		x.order.remove(x, e)
 	}
 }
 
-// join puts the row at slot in its group g (the date order is the
-// caller's), marking its entry flagGrouped. The caller holds mu.
+// join puts the row at slot in its group g, marking its entry
+// flagGrouped (the facet buckets are the caller's). The caller holds mu.
 func (x *Index) join(slot uint32, g *group) {
 	x.ents[slot].flags |= flagGrouped
 	e := x.ents[slot]
@@ -61,8 +63,8 @@ func (x *Index) join(slot uint32, g *group) {
 }
 
 // leave takes the row at slot (in a group) out of its group, clearing
-// its entry's flagGrouped; a group left empty leaves the index. The
-// caller holds mu.
+// its entry's flagGrouped; a group left empty leaves the index (the facet
+// buckets are the caller's). The caller holds mu.
 func (x *Index) leave(slot uint32) {
 	r := &x.rows[slot]
 	g := r.grp
@@ -194,7 +196,7 @@ func (x *Index) compareHits(a, b *groupHit) int {
 // has candidates, they are narrowed to the date order's documents (the
 // groups' members are decided here).
 func (p *plan) groups(x *Index) []groupHit {
-	if len(x.groups) == 0 || !p.q.CollapseSeries {
+	if !p.grouped {
 		return nil
 	}
 	var out []groupHit

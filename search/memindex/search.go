@@ -20,12 +20,13 @@ const maxPage = math.MaxInt32
 // facets q asks for.
 //
 // Every document is in the date order (and the facet buckets), the
-// groups' members too, so a list's work grows with its page and the
-// weeks of its window, not with how many series it spans. A list that
-// collapses series (CollapseSeries) leaves the groups' members out of the
-// date order and decides each group of uniform occurrences (see group)
-// once, on its head and representative, its first member in the date
-// bounds found by binary search; its page merges the two in the date
+// groups' members too, so a list without words or IDs costs a step per
+// week of its window and its page, however many series it spans. A
+// query that collapses series, has words or IDs (plan.grouped) leaves the
+// groups' members out of the date order's matches and decides each group
+// of uniform occurrences (see group) once, on its representative (only
+// those among its candidates, when it has some), counting its members in
+// the date bounds by binary search; its page merges the two in the date
 // order.
 func (x *Index) Search(ctx context.Context, q search.EventQuery) (search.Result, error) {
 	if err := ctx.Err(); err != nil {
@@ -37,6 +38,7 @@ func (x *Index) Search(ctx context.Context, q search.EventQuery) (search.Result,
 	s := &searcher{x: x, p: p, res: search.Result{IDs: []int64{}}, counts: newFacetCounts(x, p)}
 	s.offset, s.limit = min(max(q.Offset, 0), maxPage), min(max(q.Limit, 0), maxPage)
 	if !p.none {
+		p.decideGroups(x, s.limit)
 		gs := p.groups(x)
 		switch {
 		case s.countOnly(gs):
@@ -44,8 +46,10 @@ func (x *Index) Search(ctx context.Context, q search.EventQuery) (search.Result,
 			s.ranked(gs)
 		case q.CollapseSeries:
 			s.collapsed(gs)
-		default:
+		case len(gs) == 0:
 			s.ordered()
+		default:
+			s.merged(gs)
 		}
 	}
 	s.res.Facets = s.counts.result(x)
@@ -131,6 +135,61 @@ func (s *searcher) ordered() {
 		s.res.Total++
 		s.counts.add(e.slot, e)
 	}, skip)
+}
+
+// merged runs a query in the date order with matching groups: the first
+// offset+limit matches of the date order (the rest counted, from the
+// blocks' summaries when they can), merged with the groups' members.
+func (s *searcher) merged(gs []groupHit) {
+	x := s.x
+	need := s.offset + s.limit
+	if s.limit == 0 {
+		need = 0
+	}
+	deep := s.offset > deepOffset
+	collect := need
+	if deep {
+		collect = 0
+	}
+	main, total := s.mainFirst(s.p, collect, true)
+	for _, h := range gs {
+		total += h.hi - h.lo
+		s.counts.addGroup(x, h.g, h.hi-h.lo)
+	}
+	s.res.Total = total
+	if need == 0 || s.offset >= total {
+		return
+	}
+	from := s.offset
+	if deep {
+		// The page's first match starts at t: the matches before it are
+		// skipped whole, and the page is merged from the matches at t on.
+		p := s.p
+		mainUpTo := func(t int64) int {
+			q := *p
+			q.startMax = min(q.startMax, t)
+			_, n := s.mainFirst(&q, 0, false)
+			return n
+		}
+		// The date order's starts lie within its first and last entries'.
+		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+		if len(x.order) > 0 {
+			last := x.order[len(x.order)-1]
+			lo, hi = x.order[0].e[0].start, last.e[len(last.e)-1].start
+		}
+		t, before := pageStart(gs, s.offset, mainUpTo, max(lo, p.startMin), min(hi, p.startMax))
+		from -= before
+		need = from + s.limit
+		q := *p
+		q.startMin = max(q.startMin, t)
+		main, _ = s.mainFirst(&q, need, false)
+		gs = membersFrom(gs, t)
+	}
+	// Only the groups whose first member in the bounds is among the need
+	// first such can have a member on the page: need members come before
+	// any member of the others.
+	firstK(gs, need, func(a, b groupHit) int { return x.compareHits(&a, &b) })
+	s.merge(main, newCursors(x, gs[:min(need, len(gs))]), from, need)
 }
 
 // deepOffset is the offset past which a merged page is found by its
