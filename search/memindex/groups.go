@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
 
@@ -200,7 +201,17 @@ func (p *plan) groups(x *Index) []groupHit {
 		return nil
 	}
 	var out []groupHit
+	if p.cands == nil {
+		if v, ok := hitPool.Get().(*[]groupHit); ok && cap(*v) >= len(x.heads) {
+			out = (*v)[:0]
+		} else {
+			out = make([]groupHit, 0, len(x.heads))
+		}
+	}
 	rest := p.needsRest()
+	// A collapsed list without facets lists a group by its first member
+	// in the bounds and counts it once: its last is not looked for.
+	firstOnly := p.q.CollapseSeries && len(p.q.Facets) == 0 && !p.ranked()
 	try := func(i int) {
 		h := &x.heads[i]
 		if h.flags&p.flagMask != p.flagWant || p.statuses != 0 && p.statuses&(1<<h.status) == 0 ||
@@ -211,7 +222,7 @@ func (p *plan) groups(x *Index) []groupHit {
 		if rest && !p.passesRest(x, &x.ents[g.occ[0].slot]) { // every member has the representative's statuses and parent
 			return
 		}
-		if lo, hi, start := p.span(x, g, h); lo < hi {
+		if lo, hi, start := p.span(x, g, h, firstOnly); lo < hi {
 			out = append(out, groupHit{g: g, lo: lo, hi: hi, start: start, series: h.series})
 		}
 	}
@@ -235,11 +246,25 @@ func (p *plan) groups(x *Index) []groupHit {
 	return out
 }
 
+// hitPool holds the group hits of queries done (putHits), so that a
+// query deciding every group reuses a slice of their number.
+var hitPool sync.Pool
+
+// putHits gives back the group hits of a query once it is done with them.
+func putHits(gs []groupHit) {
+	if cap(gs) >= 1024 {
+		clear(gs[:cap(gs)]) // no group kept alive by the pool
+		hitPool.Put(&gs)
+	}
+}
+
 // span returns the range [lo, hi) of g's members within p's date bounds
 // and the start of member lo: a member's end is its start plus g.dur, so
 // the bounds on the end are bounds on the start. The members are read
-// only when the bounds cut the group (its head says).
-func (p *plan) span(x *Index, g *group, h *groupHead) (int, int, int64) {
+// only when the bounds cut the group (its head says). With firstOnly, hi
+// is lo+1 when there is a member in the bounds (the others are not
+// looked for).
+func (p *plan) span(x *Index, g *group, h *groupHead, firstOnly bool) (int, int, int64) {
 	lo, hi := p.startMin, p.startMax
 	if p.endMin != math.MinInt64 {
 		if b := p.endMin - h.dur; b <= p.endMin { // else below int64: no bound
@@ -256,13 +281,22 @@ func (p *plan) span(x *Index, g *group, h *groupHead) (int, int, int64) {
 	if lo > hi || h.last < lo || h.first > hi {
 		return 0, 0, 0
 	}
-	if lo <= h.first && h.last <= hi {
+	if lo <= h.first && (h.last <= hi || firstOnly && h.first <= hi) {
+		if firstOnly {
+			return 0, 1, h.first
+		}
 		return 0, int(h.n), h.first
 	}
 	occ := g.occ
 	i, j := 0, len(occ)
 	if h.first < lo {
 		i = sort.Search(len(occ), func(i int) bool { return occ[i].start >= lo })
+	}
+	if firstOnly {
+		if i < len(occ) && occ[i].start <= hi {
+			return i, i + 1, occ[i].start
+		}
+		return 0, 0, 0
 	}
 	if h.last > hi {
 		j = i + sort.Search(len(occ)-i, func(k int) bool { return occ[i+k].start > hi })

@@ -40,6 +40,7 @@ func (x *Index) Search(ctx context.Context, q search.EventQuery) (search.Result,
 	if !p.none {
 		p.decideGroups(x, s.limit)
 		gs := p.groups(x)
+		defer putHits(gs)
 		switch {
 		case s.countOnly(gs):
 		case p.ranked():
