@@ -25,9 +25,11 @@ var facetWidth int64 = 7 * 86400
 // variable so that the tests can read every list by them.
 var bucketListMin = 16
 
-// facetIndex holds the documents of the date order (single events and
-// occurrences with an override; the groups' members are counted per
-// group) by bucket: the week of their start.
+// facetIndex holds every document (those of the date order, and the
+// groups' members, marked flagGrouped) by bucket: the week of their
+// start. A plan that decides groups (plan.grouped) leaves the members out
+// by their flag and counts them per group; any other reads them here
+// like any other document (plan.byBuckets).
 //
 // Each document has a local number in its bucket. Per bucket it keeps,
 // for each kind (status and flags) a bit set of its documents and their
