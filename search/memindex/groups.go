@@ -230,6 +230,7 @@ func (p *plan) groups(x *Index) []groupHit {
 		for i := range x.heads {
 			try(i)
 		}
+		x.decided.Add(uint64(len(x.heads)))
 		return out
 	}
 	it := roaring.And(p.cands, x.reps).ManyIterator()
@@ -238,6 +239,7 @@ func (p *plan) groups(x *Index) []groupHit {
 		for _, slot := range buf[:n] {
 			try(x.rows[slot].grp.at)
 		}
+		x.decided.Add(uint64(n))
 	}
 	if x.nGrouped > 0 {
 		p.cands = roaring.AndNot(p.cands, x.grouped)

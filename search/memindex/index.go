@@ -161,6 +161,10 @@ type Index struct {
 	// intersected: the work of a list that may grow with its matches (the
 	// tests count it).
 	visited atomic.Uint64
+	// decided counts the groups that queries decided (plan.groups): the
+	// work of a list that grows with the number of series (the tests
+	// count it).
+	decided atomic.Uint64
 }
 
 // The list filters of a query, indexing Index.lists.
