@@ -342,10 +342,10 @@ const (
 	flagHidden
 	flagProtected
 	flagHasGeo
-	// flagGrouped marks a member of a group (see group): a list that
-	// collapses series (CollapseSeries) decides the groups on their heads
-	// and reads the date order without their members; every other list
-	// reads them in the date order like any other document.
+	// flagGrouped marks a member of a group (see group) in the facet
+	// buckets: a plan that decides the groups (plan.grouped) leaves the
+	// members out there by it; any other reads them like any other
+	// document.
 	flagGrouped
 )
 

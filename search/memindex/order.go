@@ -35,10 +35,9 @@ type block struct {
 	e              []entry
 	minEnd, maxEnd int64
 	kinds          []kindCount
-	// occurrences counts the entries of series outside a group
-	// (occurrences with an override): a collapsed list counts a block
-	// from its summary only without them (it leaves the groups' members
-	// out by their flag, flagGrouped).
+	// occurrences counts the entries of series (occurrences with an
+	// override; the groups' members are not in the date order): a
+	// collapsed list counts a block from its summary only without them.
 	occurrences int32
 }
 
@@ -70,7 +69,7 @@ func (b *block) summarize() {
 // range only grows here (summarize narrows it).
 func (b *block) count(e *entry, delta int32) {
 	b.minEnd, b.maxEnd = min(b.minEnd, e.end), max(b.maxEnd, e.end)
-	if e.series != 0 && e.flags&flagGrouped == 0 {
+	if e.series != 0 {
 		b.occurrences += delta
 	}
 	for i := range b.kinds {

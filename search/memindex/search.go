@@ -19,15 +19,16 @@ const maxPage = math.MaxInt32
 // Search runs q: the page of IDs in q's order, the exact total, and the
 // facets q asks for.
 //
-// Every document is in the date order (and the facet buckets), the
-// groups' members too, so a list without words or IDs costs a step per
-// week of its window and its page, however many series it spans. A
-// query that collapses series, has words or IDs (plan.grouped) leaves the
-// groups' members out of the date order's matches and decides each group
-// of uniform occurrences (see group) once, on its representative (only
-// those among its candidates, when it has some), counting its members in
-// the date bounds by binary search; its page merges the two in the date
-// order.
+// The facet buckets hold every document, the groups' members too, so a
+// list without words or IDs is answered there (plan.byBuckets), at a
+// step per week of its window and its page, however many series it
+// spans. Any other query (words, IDs, a collapsed list, a relevance or
+// publish-date order) reads the date order, which holds the documents
+// outside groups (single events, and occurrences with an override), and
+// decides each group of uniform occurrences (see group) once, on its
+// representative (only those among its candidates, when it has some),
+// counting its members in the date bounds by binary search; its page
+// merges the two in the date order.
 func (x *Index) Search(ctx context.Context, q search.EventQuery) (search.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return search.Result{}, err
