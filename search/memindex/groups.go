@@ -292,7 +292,7 @@ func (p *plan) span(x *Index, g *group, h *groupHead, firstOnly bool) (int, int,
 	occ := g.occ
 	i, j := 0, len(occ)
 	if h.first < lo {
-		i = sort.Search(len(occ), func(i int) bool { return occ[i].start >= lo })
+		i = startsFrom(occ, lo)
 	}
 	if firstOnly {
 		if i < len(occ) && occ[i].start <= hi {
@@ -300,13 +300,52 @@ func (p *plan) span(x *Index, g *group, h *groupHead, firstOnly bool) (int, int,
 		}
 		return 0, 0, 0
 	}
-	if h.last > hi {
-		j = i + sort.Search(len(occ)-i, func(k int) bool { return occ[i+k].start > hi })
+	if h.last > hi { // (so hi+1 does not overflow)
+		j = i + startsFrom(occ[i:], hi+1)
 	}
 	if i >= j {
 		return 0, 0, 0
 	}
 	return i, j, occ[i].start
+}
+
+// startsFrom returns the index of the first member of occ (in order)
+// that starts at or after t. The members of a group are about evenly
+// spaced (a weekly series' are), so it guesses the index from t's place
+// between the first and last starts and searches outward from the guess
+// in steps that double: a step or two where a binary search reads as
+// many members as the group has halvings (each a cache miss, over a
+// group's members that nothing else reads).
+func startsFrom(occ []member, t int64) int {
+	n := len(occ)
+	if n == 0 || occ[0].start >= t {
+		return 0
+	}
+	if occ[n-1].start < t {
+		return n
+	}
+	// occ[0].start < t <= occ[n-1].start: the answer is in [1, n-1].
+	f, l := float64(occ[0].start), float64(occ[n-1].start)
+	g := min(max(int((float64(t)-f)/(l-f)*float64(n-1)), 1), n-1)
+	lo, hi := g, g // the answer is in (lo, hi]
+	if occ[g].start >= t {
+		for step := 1; ; step *= 2 {
+			lo = max(g-step, 0)
+			if lo == 0 || occ[lo].start < t {
+				break
+			}
+			hi = lo
+		}
+	} else {
+		for step := 1; ; step *= 2 {
+			hi = min(g+step, n-1)
+			if hi == n-1 || occ[hi].start >= t {
+				break
+			}
+			lo = hi
+		}
+	}
+	return lo + 1 + sort.Search(hi-lo-1, func(k int) bool { return occ[lo+1+k].start >= t })
 }
 
 // cursors is a heap of groups' members in the date order: each group hit
