@@ -348,7 +348,7 @@ func (x *Index) load(preps []prepared, ready func(i int)) {
 		if ok {
 			// A repeated key: the later document wins.
 			if x.rows[slot].grp != nil {
-				x.unplace(slot)
+				x.leave(slot) // the date order is built below
 			}
 			x.unlink(slot, nil)
 		} else {
@@ -357,7 +357,7 @@ func (x *Index) load(preps []prepared, ready func(i int)) {
 		}
 		x.link(slot, p, nil)
 		if p.grp != nil {
-			x.place(slot, p.grp)
+			x.join(slot, p.grp)
 		}
 	}
 	for _, l := range x.langs {
@@ -365,19 +365,18 @@ func (x *Index) load(preps []prepared, ready func(i int)) {
 			v.merge()
 		}
 	}
-	all := make([]entry, 0, x.docs-x.nGrouped)
+	all := make([]entry, 0, x.docs)
 	for _, slots := range x.byID {
 		for _, slot := range slots {
-			if x.rows[slot].grp == nil {
-				all = append(all, x.ents[slot])
-			}
+			all = append(all, x.ents[slot])
 		}
 	}
 	slices.SortFunc(all, x.compare)
 	for i := range all {
 		x.facets.add(x, all[i].slot, &all[i])
 	}
-	x.setOrder(all)
+	// The date order holds the documents outside a group.
+	x.setOrder(slices.DeleteFunc(all, func(e entry) bool { return e.flags&flagGrouped != 0 }))
 }
 
 // Remove deletes events, every document (occurrence) of each; IDs not in

@@ -132,7 +132,7 @@ func runQueries(b *testing.B, x *Index, prefix string, qs []benchQuery) {
 // one-letter prefix): go test ./search/memindex -run XXX -bench
 // SeriesSearch.
 func BenchmarkSeriesSearch(b *testing.B) {
-	x, now := benchIndexSeries(100000, 5000)
+	x, now := benchIndexSeries(benchSeriesSize())
 	b.Logf("%d documents", x.Count())
 	w := func(f func(q *search.EventQuery)) search.EventQuery { return with(now, f) }
 	runQueries(b, x, "", append(listQueries(now),
@@ -219,4 +219,17 @@ func BenchmarkTypeahead(b *testing.B) {
 		x = nil
 		runtime.GC()
 	}
+}
+
+// benchSeriesSize returns the events and series of BenchmarkSeriesSearch:
+// 100,000 and 5,000, or SERIES_BENCH_EVENTS and SERIES_BENCH_SERIES.
+func benchSeriesSize() (int, int) {
+	n, s := 100000, 5000
+	if v, err := strconv.Atoi(os.Getenv("SERIES_BENCH_EVENTS")); err == nil && v > 0 {
+		n = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("SERIES_BENCH_SERIES")); err == nil && v > 0 {
+		s = v
+	}
+	return n, s
 }

@@ -25,9 +25,11 @@ var facetWidth int64 = 7 * 86400
 // variable so that the tests can read every list by them.
 var bucketListMin = 16
 
-// facetIndex holds the documents of the date order (single events and
-// occurrences with an override; the groups' members are counted per
-// group) by bucket: the week of their start.
+// facetIndex holds every document (those of the date order, and the
+// groups' members, marked flagGrouped) by bucket: the week of their
+// start. A plan that decides groups (plan.grouped) leaves the members out
+// by their flag and counts them per group; any other reads them here
+// like any other document (plan.byBuckets).
 //
 // Each document has a local number in its bucket. Per bucket it keeps,
 // for each kind (status and flags) a bit set of its documents and their
@@ -87,6 +89,10 @@ type facetIndex struct {
 	values [numLists]valueNumbers
 	// points numbers the geo points (Index.points) the buckets hold.
 	points valueNumbers
+	// inverted counts the documents whose end is before their start:
+	// while there are none, a bound on the end is one on the start too
+	// (see Index.plan).
+	inverted int
 }
 
 // valueNumbers gives the values of a list filter dense numbers, freed
@@ -268,6 +274,9 @@ func (f *facetIndex) add(x *Index, slot uint32, e *entry) {
 	}
 	setBit(&b.live, i)
 	b.n++
+	if e.end < e.start {
+		f.inverted++
+	}
 	b.minStart, b.maxStart = min(b.minStart, e.start), max(b.maxStart, e.start)
 	b.minEnd, b.maxEnd = min(b.minEnd, e.end), max(b.maxEnd, e.end)
 	k := b.kind(e.status, e.flags)
@@ -305,6 +314,9 @@ func (f *facetIndex) remove(x *Index, slot uint32, e *entry) {
 	clearBit(b.live, i)
 	b.free = append(b.free, i)
 	b.n--
+	if e.end < e.start {
+		f.inverted--
+	}
 	k := b.kind(e.status, e.flags)
 	b.kinds[k].n--
 	clearBit(b.kinds[k].bits, i)
@@ -874,22 +886,19 @@ func isEmpty(m []uint64) bool {
 
 // each is plan.each by the buckets, for a plan in the date order (not
 // ranked, series not collapsed) with list filters whose filters the
-// buckets decide (bucketed): each bucket of the window in turn, its
-// matches a bit set (matchSet), counted by skip when it takes them, else
-// read in the date order. So a list filtered by a category costs a step
+// buckets decide (bucketed), or with no candidates at all (every document
+// of its dates, statuses and flags: then its whole buckets are counted
+// from their kinds): each bucket of the window in turn, its matches a bit
+// set (matchSet), counted by skip when it takes them, else read, the
+// first ordered of them in the date order. So a list filtered by a category costs a step
 // per posting of the category in the window (or per 64 documents of a
 // week, for a category on many of them) and the page, where the
 // candidates would each be read from the entries. Below bucketListMin
 // candidates per bucket of the window, reading them costs less, and each
 // leaves them to plan.each. It reports whether it ran.
-func (f *facetIndex) each(x *Index, p *plan, fn func(e *entry), skip func(n int) bool) bool {
-	if p.cands == nil || p.ranked() || p.q.CollapseSeries || !bucketed(p) {
-		return false
-	}
-	lo, hi := bucketOf(p.startMin), bucketOf(p.startMax)
-	first := sort.Search(len(f.nums), func(i int) bool { return f.nums[i] >= lo })
-	last := sort.Search(len(f.nums), func(i int) bool { return f.nums[i] > hi })
-	if p.cands.GetCardinality() < uint64(bucketListMin*(last-first)) {
+func (f *facetIndex) each(x *Index, p *plan, ordered int, fn func(e *entry), skip func(n int) bool) bool {
+	first, last, takes := f.takes(x, p, skip != nil)
+	if !takes {
 		return false
 	}
 	want := [numLists][]int64{p.q.CategoryIDs, p.q.TagIDs, p.q.VenueIDs, p.q.OrganizerIDs}
@@ -897,6 +906,7 @@ func (f *facetIndex) each(x *Index, p *plan, fn func(e *entry), skip func(n int)
 	var slots []uint32
 	ok := make([]bool, 0, 8)
 	var work uint64
+	seen := 0 // the matches counted or read so far
 	for i := first; i < last; i++ {
 		b := f.buckets[f.nums[i]]
 		if b.minEnd > p.endMax || b.maxEnd < p.endMin {
@@ -907,17 +917,39 @@ func (f *facetIndex) each(x *Index, p *plan, fn func(e *entry), skip func(n int)
 			continue
 		}
 		whole := b.minStart >= p.startMin && b.maxStart <= p.startMax && b.minEnd >= p.endMin && b.maxEnd <= p.endMax
+		if p.cands == nil && whole && skip != nil {
+			// No filter but the kinds: the bucket's count is its kinds'.
+			n := 0
+			for k := range b.kinds {
+				if ok[k] {
+					n += int(b.kinds[k].n)
+				}
+			}
+			work += uint64(len(b.kinds))
+			if n == 0 {
+				continue
+			}
+			if skip(n) {
+				seen += n
+				continue
+			}
+		}
 		if m, t, empty = f.matchSet(x, b, p, &want, ok, all, whole, m, t, &work); empty {
 			continue
 		}
 		if skip != nil {
 			if n := andCount(m, m); n == 0 || skip(n) {
+				seen += n
 				continue
 			}
 		}
 		slots = slots[:0]
 		eachBit(m, func(i uint32) { slots = append(slots, b.slot[i]) })
-		slices.SortFunc(slots, func(a, b uint32) int { return x.compare(x.ents[a], x.ents[b]) })
+		// Only the first of them that the caller orders need the date
+		// order (see plan.each).
+		firstK(slots, max(ordered-seen, 0), func(a, b uint32) int { return x.compare(x.ents[a], x.ents[b]) })
+		work += uint64(len(slots))
+		seen += len(slots)
 		for _, slot := range slots {
 			fn(&x.ents[slot])
 		}
@@ -925,3 +957,30 @@ func (f *facetIndex) each(x *Index, p *plan, fn func(e *entry), skip func(n int)
 	f.listWork.Add(work)
 	return true
 }
+
+// takes reports whether each reads p's list by the buckets (counting,
+// when counted, is whether the caller counts what it can), and the range
+// [first, last) of the buckets of its window in f.nums.
+func (f *facetIndex) takes(x *Index, p *plan, counted bool) (first, last int, ok bool) {
+	if p.ranked() || p.q.CollapseSeries || !bucketed(p) {
+		return 0, 0, false
+	}
+	lo, hi := bucketOf(p.startMin), bucketOf(p.startMax)
+	first = sort.Search(len(f.nums), func(i int) bool { return f.nums[i] >= lo })
+	last = sort.Search(len(f.nums), func(i int) bool { return f.nums[i] > hi })
+	if p.cands == nil {
+		// Every document of the window a candidate: read by the buckets
+		// when they are fewer than the blocks of the date order that
+		// plan.each would count (a bucket costs about as much as a few
+		// blocks: its kinds, and its page's documents).
+		ok = p.inside == nil && counted && bucketBlocks*(last-first) <= x.docs/blockMax
+	} else {
+		ok = p.cands.GetCardinality() >= uint64(bucketListMin*(last-first))
+	}
+	return first, last, ok
+}
+
+// bucketBlocks is how many blocks of the date order a bucket read by
+// facetIndex.each costs about as much as, for a list without candidates.
+// A variable so that the tests can read every such list by the buckets.
+var bucketBlocks = 4

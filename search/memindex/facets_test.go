@@ -23,8 +23,8 @@ import (
 func TestFacetBucketsAgreeWithReference(t *testing.T) {
 	for _, width := range []int64{3600, 7 * 86400, 120 * 86400, 1 << 50} {
 		t.Run(fmt.Sprintf("buckets of %d s", width), func(t *testing.T) {
-			defer func(w int64, m int) { facetWidth, bucketListMin = w, m }(facetWidth, bucketListMin)
-			facetWidth, bucketListMin = width, 0 // every list with list filters read by the buckets
+			defer func(w int64, m, b int) { facetWidth, bucketListMin, bucketBlocks = w, m, b }(facetWidth, bucketListMin, bucketBlocks)
+			facetWidth, bucketListMin, bucketBlocks = width, 0, 0 // every list with list filters or none read by the buckets
 			facetBucketsAgree(t)
 		})
 	}
@@ -307,12 +307,12 @@ func TestFacetBucketsAtTheEndsOfTime(t *testing.T) {
 // TestListsByBucketsAgreeWithReference runs the engine's agreement tests
 // (generated events and series, changed in rounds, with generated queries
 // of every filter, order and page, deep pages found by their start) with
-// every list that has list filters read by the facet buckets
-// (facetIndex.each), so that its pages and totals are checked as the date
-// order's.
+// every list that has list filters, or no candidates at all, read by the
+// facet buckets (facetIndex.each), so that its pages and totals are
+// checked as the date order's.
 func TestListsByBucketsAgreeWithReference(t *testing.T) {
-	defer func(m, d int) { bucketListMin, deepOffset = m, d }(bucketListMin, deepOffset)
-	bucketListMin = 0
+	defer func(m, d, b int) { bucketListMin, deepOffset, bucketBlocks = m, d, b }(bucketListMin, deepOffset, bucketBlocks)
+	bucketListMin, bucketBlocks = 0, 0
 	t.Run("events", agreesAfterChanges)
 	deepOffset = 0
 	t.Run("series, pages found by their start", seriesAgree)

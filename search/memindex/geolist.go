@@ -42,7 +42,9 @@ func nearsCounted(p *plan) bool {
 //     read: the date order's entries of its week in p's dates, or the
 //     documents of its points inside the circle, whichever is fewer (for
 //     the page, the date order is read until the page is full: about
-//     page × documents / matches entries).
+//     page × documents / matches entries); the documents of its points
+//     inside when the index has groups (their members are in the buckets,
+//     not in the date order).
 //
 // So the work grows with the buckets of the window and the points each
 // holds, the page, and the documents of the buckets the dates cut (two
@@ -101,7 +103,7 @@ func (s *searcher) nearCounted(p *plan, collect int) (main []uint32, n int) {
 		if whole {
 			walk = min(b.n, (need+1)*(b.n/inN+1))
 		}
-		if walk <= postN {
+		if walk <= postN && x.nGrouped == 0 { // (the date order holds no group's members)
 			k, r := s.walkBucket(p, b, &main, need, !whole)
 			read += r
 			if whole {

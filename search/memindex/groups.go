@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
 
@@ -19,14 +20,35 @@ import (
 // their members into a page in the date order (cursors).
 
 // place puts the entry of the row at slot in its group g, or, when g is
-// nil, in the date order. The caller holds mu.
+// nil, in the date order; and in the facet buckets either way (they hold
+// every document: see facetIndex). The caller holds mu.
 func (x *Index) place(slot uint32, g *group) {
-	e := x.ents[slot]
-	if g == nil {
-		x.order.insert(x, e)
-		x.facets.add(x, slot, &e)
-		return
+	if g != nil {
+		x.join(slot, g)
+	} else {
+		x.order.insert(x, x.ents[slot])
 	}
+	e := x.ents[slot]
+	x.facets.add(x, slot, &e)
+}
+
+// unplace takes the entry of the row at slot out of the facet buckets and
+// out of its group or the date order. The caller holds mu.
+func (x *Index) unplace(slot uint32) {
+	e := x.ents[slot]
+	x.facets.remove(x, slot, &e)
+	if x.rows[slot].grp != nil {
+		x.leave(slot)
+	} else {
+		x.order.remove(x, e)
+	}
+}
+
+// join puts the row at slot in its group g, marking its entry
+// flagGrouped (the facet buckets are the caller's). The caller holds mu.
+func (x *Index) join(slot uint32, g *group) {
+	x.ents[slot].flags |= flagGrouped
+	e := x.ents[slot]
 	if g.at < 0 {
 		g.series, g.rep, g.at = e.series, slot, len(x.groups)
 		x.groups = append(x.groups, g)
@@ -41,28 +63,24 @@ func (x *Index) place(slot uint32, g *group) {
 	x.nGrouped++
 }
 
-// unplace takes the entry of the row at slot out of its group or the
-// date order; a group left empty leaves the index. The caller holds mu.
-func (x *Index) unplace(slot uint32) {
+// leave takes the row at slot (in a group) out of its group, clearing
+// its entry's flagGrouped; a group left empty leaves the index (the facet
+// buckets are the caller's). The caller holds mu.
+func (x *Index) leave(slot uint32) {
 	r := &x.rows[slot]
 	g := r.grp
-	if g == nil {
-		e := x.ents[slot]
-		x.order.remove(x, e)
-		x.facets.remove(x, slot, &e)
-		return
-	}
 	r.grp = nil
 	x.grouped.Remove(slot)
 	x.nGrouped--
 	switch i := sort.Search(len(g.occ), func(i int) bool { return x.compare(x.ents[g.occ[i].slot], x.ents[slot]) >= 0 }); {
 	case i == 0 && len(g.occ) > 0 && g.occ[0].slot == slot:
-		// The first: a series rewritten (in the date order) leaves its
-		// old group from the front, so no member moves.
+		// The first: a series rewritten leaves its old group from the
+		// front, so no member moves.
 		g.occ = g.occ[1:]
 	case i < len(g.occ) && g.occ[i].slot == slot:
 		g.occ = slices.Delete(g.occ, i, i+1)
 	}
+	x.ents[slot].flags &^= flagGrouped
 	if g.rep == slot {
 		x.reps.Remove(slot)
 		if len(g.occ) > 0 {
@@ -179,11 +197,21 @@ func (x *Index) compareHits(a, b *groupHit) int {
 // has candidates, they are narrowed to the date order's documents (the
 // groups' members are decided here).
 func (p *plan) groups(x *Index) []groupHit {
-	if len(x.groups) == 0 {
+	if !p.grouped {
 		return nil
 	}
 	var out []groupHit
+	if p.cands == nil {
+		if v, ok := hitPool.Get().(*[]groupHit); ok && cap(*v) >= len(x.heads) {
+			out = (*v)[:0]
+		} else {
+			out = make([]groupHit, 0, len(x.heads))
+		}
+	}
 	rest := p.needsRest()
+	// A collapsed list without facets lists a group by its first member
+	// in the bounds and counts it once: its last is not looked for.
+	firstOnly := p.q.CollapseSeries && len(p.q.Facets) == 0 && !p.ranked()
 	try := func(i int) {
 		h := &x.heads[i]
 		if h.flags&p.flagMask != p.flagWant || p.statuses != 0 && p.statuses&(1<<h.status) == 0 ||
@@ -194,7 +222,7 @@ func (p *plan) groups(x *Index) []groupHit {
 		if rest && !p.passesRest(x, &x.ents[g.occ[0].slot]) { // every member has the representative's statuses and parent
 			return
 		}
-		if lo, hi, start := p.span(x, g, h); lo < hi {
+		if lo, hi, start := p.span(x, g, h, firstOnly); lo < hi {
 			out = append(out, groupHit{g: g, lo: lo, hi: hi, start: start, series: h.series})
 		}
 	}
@@ -202,6 +230,7 @@ func (p *plan) groups(x *Index) []groupHit {
 		for i := range x.heads {
 			try(i)
 		}
+		x.decided.Add(uint64(len(x.heads)))
 		return out
 	}
 	it := roaring.And(p.cands, x.reps).ManyIterator()
@@ -210,6 +239,7 @@ func (p *plan) groups(x *Index) []groupHit {
 		for _, slot := range buf[:n] {
 			try(x.rows[slot].grp.at)
 		}
+		x.decided.Add(uint64(n))
 	}
 	if x.nGrouped > 0 {
 		p.cands = roaring.AndNot(p.cands, x.grouped)
@@ -218,11 +248,25 @@ func (p *plan) groups(x *Index) []groupHit {
 	return out
 }
 
+// hitPool holds the group hits of queries done (putHits), so that a
+// query deciding every group reuses a slice of their number.
+var hitPool sync.Pool
+
+// putHits gives back the group hits of a query once it is done with them.
+func putHits(gs []groupHit) {
+	if cap(gs) >= 1024 {
+		clear(gs[:cap(gs)]) // no group kept alive by the pool
+		hitPool.Put(&gs)
+	}
+}
+
 // span returns the range [lo, hi) of g's members within p's date bounds
 // and the start of member lo: a member's end is its start plus g.dur, so
 // the bounds on the end are bounds on the start. The members are read
-// only when the bounds cut the group (its head says).
-func (p *plan) span(x *Index, g *group, h *groupHead) (int, int, int64) {
+// only when the bounds cut the group (its head says). With firstOnly, hi
+// is lo+1 when there is a member in the bounds (the others are not
+// looked for).
+func (p *plan) span(x *Index, g *group, h *groupHead, firstOnly bool) (int, int, int64) {
 	lo, hi := p.startMin, p.startMax
 	if p.endMin != math.MinInt64 {
 		if b := p.endMin - h.dur; b <= p.endMin { // else below int64: no bound
@@ -239,21 +283,69 @@ func (p *plan) span(x *Index, g *group, h *groupHead) (int, int, int64) {
 	if lo > hi || h.last < lo || h.first > hi {
 		return 0, 0, 0
 	}
-	if lo <= h.first && h.last <= hi {
+	if lo <= h.first && (h.last <= hi || firstOnly && h.first <= hi) {
+		if firstOnly {
+			return 0, 1, h.first
+		}
 		return 0, int(h.n), h.first
 	}
 	occ := g.occ
 	i, j := 0, len(occ)
 	if h.first < lo {
-		i = sort.Search(len(occ), func(i int) bool { return occ[i].start >= lo })
+		i = startsFrom(occ, lo)
 	}
-	if h.last > hi {
-		j = i + sort.Search(len(occ)-i, func(k int) bool { return occ[i+k].start > hi })
+	if firstOnly {
+		if i < len(occ) && occ[i].start <= hi {
+			return i, i + 1, occ[i].start
+		}
+		return 0, 0, 0
+	}
+	if h.last > hi { // (so hi+1 does not overflow)
+		j = i + startsFrom(occ[i:], hi+1)
 	}
 	if i >= j {
 		return 0, 0, 0
 	}
 	return i, j, occ[i].start
+}
+
+// startsFrom returns the index of the first member of occ (in order)
+// that starts at or after t. The members of a group are about evenly
+// spaced (a weekly series' are), so it guesses the index from t's place
+// between the first and last starts and searches outward from the guess
+// in steps that double: a step or two where a binary search reads as
+// many members as the group has halvings (each a cache miss, over a
+// group's members that nothing else reads).
+func startsFrom(occ []member, t int64) int {
+	n := len(occ)
+	if n == 0 || occ[0].start >= t {
+		return 0
+	}
+	if occ[n-1].start < t {
+		return n
+	}
+	// occ[0].start < t <= occ[n-1].start: the answer is in [1, n-1].
+	f, l := float64(occ[0].start), float64(occ[n-1].start)
+	g := min(max(int((float64(t)-f)/(l-f)*float64(n-1)), 1), n-1)
+	lo, hi := g, g // the answer is in (lo, hi]
+	if occ[g].start >= t {
+		for step := 1; ; step *= 2 {
+			lo = max(g-step, 0)
+			if lo == 0 || occ[lo].start < t {
+				break
+			}
+			hi = lo
+		}
+	} else {
+		for step := 1; ; step *= 2 {
+			hi = min(g+step, n-1)
+			if hi == n-1 || occ[hi].start >= t {
+				break
+			}
+			lo = hi
+		}
+	}
+	return lo + 1 + sort.Search(hi-lo-1, func(k int) bool { return occ[lo+1+k].start >= t })
 }
 
 // cursors is a heap of groups' members in the date order: each group hit

@@ -55,11 +55,19 @@
 //     decides a group once, on its head and one representative's
 //     membership of the candidates, and counts its members in the date
 //     bounds by binary search; a page merges the date order with the
-//     groups' members. So a list over 5,000 weekly series of 105
-//     occurrences reads 5,000 heads rather than 525,000 entries (measured
-//     with the load benchmark at 100,000 events of which 5,000 series,
-//     650,000 documents: a one-word search went from 19.5 to 4.1 ms at
-//     p50, a 50 km radius from 16.1 to 1.7 ms; bench/README.md).
+//     groups' members. So a search over 5,000 weekly series of 105
+//     occurrences reads the heads of the series it matches rather than
+//     their 525,000 entries (measured with the load benchmark at 100,000
+//     events of which 5,000 series, 650,000 documents: a one-word search
+//     went from 19.5 to 4.1 ms at p50, a 50 km radius from 16.1 to 1.7
+//     ms; bench/README.md). The facet buckets hold the members too, so a
+//     list without words or IDs (no candidates, or list filters, or a
+//     radius) is answered by the buckets alone, a step per week of its
+//     window and its page, and decides no group: at 50,000 series, a
+//     list deciding every group cost 15 to 20 ms of CPU where the buckets
+//     take under 1 (plan.byBuckets). Only words, IDs and a collapsed
+//     list decide groups (a collapsed list every group, by its head and
+//     first member in the dates).
 //
 // Every filter is thus decided exactly as the reference (search/searchtest)
 // decides it, and totals and facet counts are exact.
@@ -153,6 +161,10 @@ type Index struct {
 	// intersected: the work of a list that may grow with its matches (the
 	// tests count it).
 	visited atomic.Uint64
+	// decided counts the groups that queries decided (plan.groups): the
+	// work of a list that grows with the number of series (the tests
+	// count it).
+	decided atomic.Uint64
 }
 
 // The list filters of a query, indexing Index.lists.
@@ -305,7 +317,7 @@ type groupHead struct {
 func (g *group) head(x *Index) groupHead {
 	e := &x.ents[g.occ[0].slot]
 	return groupHead{first: e.start, last: g.occ[len(g.occ)-1].start, dur: g.dur, n: int32(len(g.occ)),
-		point: e.point, series: g.series, status: e.status, flags: e.flags}
+		point: e.point, series: g.series, status: e.status, flags: e.flags &^ flagGrouped}
 }
 
 // entry is an event in the date order.
@@ -330,6 +342,11 @@ const (
 	flagHidden
 	flagProtected
 	flagHasGeo
+	// flagGrouped marks a member of a group (see group) in the facet
+	// buckets: a plan that decides the groups (plan.grouped) leaves the
+	// members out there by it; any other reads them like any other
+	// document.
+	flagGrouped
 )
 
 // point is a distinct geo point and the number of events at it.

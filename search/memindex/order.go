@@ -36,8 +36,8 @@ type block struct {
 	minEnd, maxEnd int64
 	kinds          []kindCount
 	// occurrences counts the entries of series (occurrences with an
-	// override): a collapsed list counts a block from its summary only
-	// without them.
+	// override; the groups' members are not in the date order): a
+	// collapsed list counts a block from its summary only without them.
 	occurrences int32
 }
 

@@ -30,8 +30,15 @@ type plan struct {
 	// cands holds the candidates of the list filters, IDs and words
 	// (nil: every event).
 	cands *roaring.Bitmap
-	// mainNone: no document of the date order can match (the candidates,
-	// narrowed to it, are none), while a group may.
+	// grouped: the groups are decided on their representatives
+	// (plan.groups) and merged with the date order, which does not hold
+	// their members; the facet buckets' members are left out by their
+	// flag. Otherwise the plan is answered by the facet buckets alone,
+	// which hold every document (see byBuckets).
+	grouped bool
+	// mainNone: no document of the date order but the groups' members
+	// can match (the candidates, narrowed to it, are none), while a group
+	// may (a grouped plan only).
 	mainNone bool
 	// set holds cands as a bit set once each built it (copies of the plan
 	// with other date bounds share it).
@@ -76,6 +83,11 @@ func (x *Index) plan(q search.EventQuery) *plan {
 	p := &plan{q: q}
 	p.startMin, p.startMax = bounds(q.StartGTE, q.StartGT, search.Opt[int64]{}, q.StartLT)
 	p.endMin, p.endMax = bounds(search.Opt[int64]{}, q.EndGT, q.EndLTE, q.EndLT)
+	if x.facets.inverted == 0 {
+		// No document ends before it starts: one that ends by endMax
+		// starts by it too, so the date order is read no further.
+		p.startMax = min(p.startMax, p.endMax)
+	}
 	if p.startMin > p.startMax || p.endMin > p.endMax {
 		p.none = true
 		return p
@@ -169,6 +181,36 @@ func (x *Index) plan(q search.EventQuery) *plan {
 	return p
 }
 
+// decideGroups sets p.grouped: whether p needs the groups, that is
+// whether the facet buckets do not answer it alone (byBuckets). A query
+// for a page of limit.
+func (p *plan) decideGroups(x *Index, limit int) {
+	if p.grouped = len(x.groups) > 0 && !p.byBuckets(x, limit); p.grouped {
+		p.flagMask |= flagGrouped
+	}
+}
+
+// byBuckets reports whether the facet buckets answer p alone, its page
+// and total (and facets): a list in the date order without words or IDs
+// (bucketed), series not collapsed, that asks for its total only (the
+// buckets count it: countOnly), or has a radius and no candidates
+// (nearCounted), or that facetIndex.each reads (see facetIndex.takes).
+// Then the groups' members are read there like any other document, and
+// the work does not grow with the number of series; otherwise the
+// groups are decided on their representatives (a query with words or
+// IDs: a group costs a step, where its members would each be a
+// candidate).
+func (p *plan) byBuckets(x *Index, limit int) bool {
+	if p.ranked() || p.q.CollapseSeries || !bucketed(p) {
+		return false
+	}
+	if limit == 0 && !(len(p.q.Facets) == 0 && nearsCounted(p)) || nearsCounted(p) {
+		return true
+	}
+	_, _, ok := x.facets.takes(x, p, true)
+	return ok
+}
+
 // keeps reports whether p can match an event of visibility vis: its
 // status is one p keeps (a status without a code is compared by name
 // here too), and its hidden and protected flags pass p's.
@@ -196,7 +238,7 @@ const sparse = 16
 // instead (facetIndex.each: a week's matches counted by skip, or read in
 // order), when its candidates are not few.
 func (p *plan) each(x *Index, ordered int, fn func(e *entry), skip func(n int) bool) {
-	if p.mainNone || x.facets.each(x, p, fn, skip) {
+	if p.mainNone || x.facets.each(x, p, ordered, fn, skip) {
 		return
 	}
 	// read counts the entries and candidates read (Index.visited).

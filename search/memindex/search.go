@@ -19,11 +19,16 @@ const maxPage = math.MaxInt32
 // Search runs q: the page of IDs in q's order, the exact total, and the
 // facets q asks for.
 //
-// The documents of the date order (single events, and occurrences with
-// an override) are read there; each group of uniform occurrences (see
-// group) is decided once, on its representative, and brings its members
-// within the date bounds, found by binary search; a page merges the two
-// in the date order.
+// The facet buckets hold every document, the groups' members too, so a
+// list without words or IDs is answered there (plan.byBuckets), at a
+// step per week of its window and its page, however many series it
+// spans. Any other query (words, IDs, a collapsed list, a relevance or
+// publish-date order) reads the date order, which holds the documents
+// outside groups (single events, and occurrences with an override), and
+// decides each group of uniform occurrences (see group) once, on its
+// representative (only those among its candidates, when it has some),
+// counting its members in the date bounds by binary search; its page
+// merges the two in the date order.
 func (x *Index) Search(ctx context.Context, q search.EventQuery) (search.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return search.Result{}, err
@@ -34,7 +39,9 @@ func (x *Index) Search(ctx context.Context, q search.EventQuery) (search.Result,
 	s := &searcher{x: x, p: p, res: search.Result{IDs: []int64{}}, counts: newFacetCounts(x, p)}
 	s.offset, s.limit = min(max(q.Offset, 0), maxPage), min(max(q.Limit, 0), maxPage)
 	if !p.none {
+		p.decideGroups(x, s.limit)
 		gs := p.groups(x)
+		defer putHits(gs)
 		switch {
 		case s.countOnly(gs):
 		case p.ranked():

@@ -329,3 +329,101 @@ func (ls *liveSeries) removeSome(r *rand.Rand, oneIn int) ([]int64, map[int64][]
 	}
 	return gone, saved
 }
+
+// TestListsDecideNoGroup counts the groups that queries decide and the
+// steps they take (Index.decided, listSteps), not their time, over
+// weekly series of 60 occurrences and single events, first with 40
+// series, then with 400: a list without words or IDs (the default
+// window, a category, facets, a radius, a deep page, the total alone)
+// decides no group and reads the series' occurrences in the facet
+// buckets (with 400 series, in under a quarter as many steps as it has
+// matches); a search
+// decides only the groups it matches; a collapsed list decides every
+// group (by its head). Before the buckets held the groups' members, every
+// list decided every group.
+func TestListsDecideNoGroup(t *testing.T) {
+	t.Parallel()
+	const weeks, week = 60, 7 * 86400
+	build := func(series int) (*Index, []search.EventDocument) {
+		var docs []search.EventDocument
+		for s := range series + 200 {
+			id := int64(s + 1)
+			text := search.Text{Title: fmt.Sprintf("concert %d", s)}
+			if s%10 == 0 {
+				text.Title = fmt.Sprintf("opera %d", s)
+			}
+			d := search.EventDocument{ID: id, Status: "publish", PublishDate: 5, CategoryIDs: []int64{id % 3}, VenueIDs: []int64{id % 5},
+				HasGeo: true, Geo: &search.GeoPoint{Lat: 48 + float64(id%5), Lng: 2}, Text: map[string]search.Text{"en": text}}
+			start := int64(s%weeks)*week + int64(s)*60
+			if s >= series {
+				d.Start, d.End = start, start+3600
+				docs = append(docs, d)
+				continue
+			}
+			for k := range weeks {
+				o := d
+				o.Occurrence = fmt.Sprintf("k%03d", k)
+				o.Start, o.End = int64(k)*week+int64(s)*60, int64(k)*week+int64(s)*60+3600
+				docs = append(docs, o)
+			}
+		}
+		x := New()
+		x.Apply(docs)
+		return x, docs
+	}
+	window := search.EventQuery{Lang: "en", Statuses: []string{"publish"}, StartGTE: search.Some(int64(5 * week)), EndLTE: search.Some(int64(50 * week)), Limit: 10}
+	with := func(f func(q *search.EventQuery)) search.EventQuery {
+		q := window
+		f(&q)
+		return q
+	}
+	lists := []struct {
+		name string
+		q    search.EventQuery
+	}{
+		{"the window", window},
+		{"a category", with(func(q *search.EventQuery) { q.CategoryIDs = []int64{1} })},
+		{"facets", with(func(q *search.EventQuery) { q.Facets = []string{search.FacetCategories, search.FacetVenue} })},
+		{"a radius", with(func(q *search.EventQuery) {
+			q.Near = search.Some(search.GeoCircle{Center: search.GeoPoint{Lat: 48, Lng: 2}, RadiusKm: 10})
+		})},
+		{"a deep page", with(func(q *search.EventQuery) { q.Offset = 3000 })},
+		{"the total alone", with(func(q *search.EventQuery) { q.Limit = 0 })},
+	}
+	defer func(b int) { bucketBlocks = b }(bucketBlocks)
+	bucketBlocks = 0 // (a small index: the buckets read its lists as a large one's)
+	for _, series := range []int{40, 400} {
+		x, docs := build(series)
+		if len(x.groups) != series {
+			t.Fatalf("%d groups, want %d", len(x.groups), series)
+		}
+		check := func(name string, q search.EventQuery) (decided, steps uint64, total int) {
+			d0, s0 := x.decided.Load(), listSteps(x)
+			got, err := x.Search(t.Context(), q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := searchtest.ExpectedEvents(docs, q)
+			if got.Total != want.Total || !slices.Equal(got.IDs, want.IDs) {
+				t.Fatalf("%d series, %s: total %d, page %v; want %d, %v", series, name, got.Total, got.IDs, want.Total, want.IDs)
+			}
+			return x.decided.Load() - d0, listSteps(x) - s0, got.Total
+		}
+		for _, l := range lists {
+			decided, steps, total := check(l.name, l.q)
+			if decided != 0 {
+				t.Errorf("%d series, %s: %d groups decided, want none", series, l.name, decided)
+			}
+			if series == 400 && (total < 3000 || steps*4 > uint64(total)) {
+				t.Errorf("%d series, %s: %d steps for %d matches, want under a quarter (of at least 3,000)", series, l.name, steps, total)
+			}
+			t.Logf("%d series, %s: %d steps, %d matches", series, l.name, steps, total)
+		}
+		if decided, _, _ := check("a search", with(func(q *search.EventQuery) { q.Query = "opera" })); decided > uint64(series/10+1) {
+			t.Errorf("%d series, a search: %d groups decided, want at most the %d it matches", series, decided, series/10+1)
+		}
+		if decided, _, _ := check("collapsed", with(func(q *search.EventQuery) { q.CollapseSeries = true })); decided != uint64(series) {
+			t.Errorf("%d series, collapsed: %d groups decided, want every one (%d)", series, decided, series)
+		}
+	}
+}

@@ -75,6 +75,11 @@ func (s *searcher) firstCounted(p *plan, collect int) (main []uint32, n int, ok 
 	if card < uint64(minCounted) {
 		return nil, 0, false
 	}
+	if !p.grouped && len(s.x.groups) > 0 {
+		// The date order does not hold the groups' members: the buckets
+		// answer p (see plan.byBuckets).
+		return nil, 0, false
+	}
 	return s.countedIn(p, s.window(p), card, collect)
 }
 
@@ -257,8 +262,17 @@ func (s *searcher) countByKinds(p *plan, w *window) (n, read int) {
 			}
 		}
 	}
+	// A whole block outside without an entry of the kinds p keeps (such
+	// as one of groups' members only, in a grouped plan) is passed over
+	// on its summary.
+	outBlock := func(b int) {
+		read++
+		if p.keepsAny(x.order[b]) {
+			out(x.order[b].e, false)
+		}
+	}
 	for b := range w.b0 {
-		out(x.order[b].e, false)
+		outBlock(b)
 	}
 	if w.b0 < len(x.order) {
 		out(x.order[w.b0].e[:w.i0], false)
@@ -267,7 +281,7 @@ func (s *searcher) countByKinds(p *plan, w *window) (n, read int) {
 		out(x.order[w.b1].e[w.i1:], false)
 	}
 	for b := w.b1 + 1; b < len(x.order); b++ {
-		out(x.order[b].e, false)
+		outBlock(b)
 	}
 	for _, b := range w.mixedBlocks {
 		lo, hi := 0, len(x.order[b].e)
@@ -282,4 +296,15 @@ func (s *searcher) countByKinds(p *plan, w *window) (n, read int) {
 		}
 	}
 	return n, read
+}
+
+// keepsAny reports whether the block holds an entry of a kind (status and
+// flags) that p keeps, from its summary.
+func (p *plan) keepsAny(blk *block) bool {
+	for _, k := range blk.kinds {
+		if k.flags&p.flagMask == p.flagWant && (p.statuses == 0 || p.statuses&(1<<k.status) != 0) {
+			return true
+		}
+	}
+	return false
 }
