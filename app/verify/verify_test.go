@@ -32,7 +32,7 @@ func compare(t *testing.T, from, against *stack, opts verify.Options) *verify.Re
 
 // plainClient asks for answers without compression: the services gzip
 // every answer for a client that takes it (as Go's transport asks by
-// default), about a tenth of this package's CPU, and the body Compare
+// default), about a sixth of this package's CPU, and the body Compare
 // reads is the same either way (the transport decompresses).
 // TestEqualServices compares through Compare's own clients, compressed.
 var plainClient = &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 2 * verify.DefaultConcurrency}}
