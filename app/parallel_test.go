@@ -1,0 +1,31 @@
+package app
+
+import (
+	"flag"
+	"os"
+	"runtime"
+	"strconv"
+	"testing"
+)
+
+// TestMain runs more of the package's parallel tests at once than go
+// test's default -parallel (GOMAXPROCS) unless -parallel is given: most
+// of them spend their time waiting (on a service's start and stop, a
+// scheduled slot, a subprocess, the timeout a test is about) rather than
+// computing, and on a 2-core machine two waiting tests held both slots
+// while the cores idled.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		if err := flag.Set("test.parallel", strconv.Itoa(waitingParallel(runtime.GOMAXPROCS(0)))); err != nil {
+			panic(err)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// waitingParallel is how many parallel tests run at once on procs
+// processors: four per processor, at least eight.
+func waitingParallel(procs int) int { return max(8, 4*procs) }
