@@ -136,6 +136,13 @@ func WithLocalClockForTest(now func() time.Time) Option {
 	return func(o *openOptions) { o.now = now }
 }
 
+// WithRereadTimeoutForTest bounds the re-reads that decide whether a
+// failed write landed by d instead of the store's cleanup bound (10 s):
+// a test whose re-reads all fail need not wait that out.
+func WithRereadTimeoutForTest(d time.Duration) Option {
+	return func(o *openOptions) { o.rereadTimeout = d }
+}
+
 // TakeLockForTest takes the lock of key and keeps it, as a holder that
 // died would; it reports false when another holder has it.
 func TakeLockForTest(ctx context.Context, s *Store, key string) (bool, error) {

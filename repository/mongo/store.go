@@ -190,6 +190,10 @@ type conn struct {
 	// timeout is the deadline of each operation (WithTimeout); 0 means
 	// none.
 	timeout time.Duration
+	// rereadTimeout, when set, bounds the re-reads that decide whether a
+	// failed write landed (storedDoc) instead of cleanupContext's bound
+	// (tests set it: WithRereadTimeoutForTest).
+	rereadTimeout time.Duration
 	// The background index build (buildIndexes): stopIndexes cancels it,
 	// indexesDone is closed when it has ended, with indexErr set.
 	stopIndexes context.CancelFunc
@@ -230,6 +234,9 @@ type openOptions struct {
 	mongoDBPlan bool
 	// now is the local clock (time.Now; tests replace it).
 	now func() time.Time
+	// rereadTimeout is conn.rereadTimeout (0: cleanupContext's bound;
+	// tests set it).
+	rereadTimeout time.Duration
 }
 
 // WithTimeout sets the deadline of every operation the store sends whose
@@ -319,6 +326,7 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, er
 	if oo.client.Timeout != nil {
 		s.timeout = *oo.client.Timeout
 	}
+	s.rereadTimeout = oo.rereadTimeout
 	s.noMaxAccumulator = ferret
 	s.ferretDB = ferret && !oo.mongoDBPlan
 	s.byIDLookups = s.ferretDB
