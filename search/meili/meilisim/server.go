@@ -396,7 +396,8 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		var body any
 		if len(raw) > 0 {
-			if err := json.Unmarshal(raw, &body); err != nil {
+			var err error
+			if body, err = decodeJSON(raw); err != nil {
 				if f.opts.Errorf != nil {
 					f.opts.Errorf("meilisim: %s %s: body is not JSON: %v", r.Method, r.URL.Path, err)
 				}
