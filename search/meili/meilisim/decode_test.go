@@ -3,6 +3,8 @@ package meilisim
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -70,4 +72,20 @@ func FuzzDecodeJSON(f *testing.F) {
 		f.Add([]byte(c))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) { checkDecode(t, raw) })
+}
+
+// TestSprintAsFmt: sprint gives fmt.Sprint's text.
+func TestSprintAsFmt(t *testing.T) {
+	t.Parallel()
+	values := []any{"", "id-7", 0.0, -0.0, 1.0, -1.0, 7.0, 1e6, 1e20, 1e21, 1e-4, 1e-5, 123456789.0, 0.1, 1.5, -2.25, 3.0e15, 9007199254740993.0,
+		math.MaxFloat64, math.SmallestNonzeroFloat64, math.Inf(1), math.Inf(-1), math.NaN(), true, nil, []any{1.0}, map[string]any{"a": 1.0}}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 10000 {
+		values = append(values, math.Float64frombits(rng.Uint64()), float64(rng.Int64N(1<<53)), rng.Float64()*1e6)
+	}
+	for _, v := range values {
+		if got, want := sprint(v), fmt.Sprint(v); got != want {
+			t.Errorf("sprint(%#v) = %q, want %q", v, got, want)
+		}
+	}
 }
