@@ -77,7 +77,7 @@ func FuzzDecodeJSON(f *testing.F) {
 // TestSprintAsFmt: sprint gives fmt.Sprint's text.
 func TestSprintAsFmt(t *testing.T) {
 	t.Parallel()
-	values := []any{"", "id-7", 0.0, -0.0, 1.0, -1.0, 7.0, 1e6, 1e20, 1e21, 1e-4, 1e-5, 123456789.0, 0.1, 1.5, -2.25, 3.0e15, 9007199254740993.0,
+	values := []any{"", "id-7", 0.0, math.Copysign(0, -1), 1.0, -1.0, 7.0, 1e6, 1e20, 1e21, 1e-4, 1e-5, 123456789.0, 0.1, 1.5, -2.25, 3.0e15, 9007199254740993.0,
 		math.MaxFloat64, math.SmallestNonzeroFloat64, math.Inf(1), math.Inf(-1), math.NaN(), true, nil, []any{1.0}, map[string]any{"a": 1.0}}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 10000 {
