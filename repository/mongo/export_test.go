@@ -136,6 +136,25 @@ func WithLocalClockForTest(now func() time.Time) Option {
 	return func(o *openOptions) { o.now = now }
 }
 
+// WithRereadTimeoutForTest bounds the re-reads that decide whether a
+// failed write landed by d instead of the store's cleanup bound (10 s):
+// a test whose re-reads all fail need not wait that out.
+func WithRereadTimeoutForTest(d time.Duration) Option {
+	return func(o *openOptions) { o.rereadTimeout = d }
+}
+
+// WithoutIndexBuildForTest makes Open skip the background build of the
+// non-unique indexes (the unique ones, which writes rely on, are built as
+// always). Queries answer the same without them, only by scanning: the
+// conformance suite, which checks results on a fresh database per
+// subtest, would otherwise build some 25 indexes for each (and keep them
+// up to date on every write), while the build in the background races
+// with its queries anyway. The tests of plans and indexes open without
+// it.
+func WithoutIndexBuildForTest() Option {
+	return func(o *openOptions) { o.noIndexBuild = true }
+}
+
 // TakeLockForTest takes the lock of key and keeps it, as a holder that
 // died would; it reports false when another holder has it.
 func TakeLockForTest(ctx context.Context, s *Store, key string) (bool, error) {

@@ -4,11 +4,16 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/mongo"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
+
+// rereadTimeout bounds the re-reads of the cases whose re-reads all fail
+// (WithRereadTimeoutForTest): they fail however long they are given.
+const rereadTimeout = time.Second
 
 // TestWriteFailuresDoNotLie loses the reply of each write command of each
 // write path once (after the server applied it), or cuts the command
@@ -289,9 +294,20 @@ func TestWriteFailuresDoNotLie(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			// Each case has its own proxy and database; most of its time
+			// is the driver's wait before it checks a server again after
+			// the lost reply (heartbeat), so the cases wait together.
+			t.Parallel()
 			ctx := t.Context()
 			p, puri := mongotest.ProxyURI(t, uri)
-			s, err := mongo.Open(ctx, puri, mongotest.Database(t))
+			var opts []mongo.Option
+			if len(tc.more) > 0 {
+				// The further faults fail every re-read until the write
+				// returns: bound them by rereadTimeout, not the 10 s
+				// cleanup bound.
+				opts = append(opts, mongo.WithRereadTimeoutForTest(rereadTimeout))
+			}
+			s, err := mongo.Open(ctx, puri, mongotest.Database(t), opts...)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -427,6 +427,11 @@ const rereadAttempts = 3
 func (s *itemIO) storedDoc(ctx context.Context, coll *mongo.Collection, filter bson.D) (bson.Raw, error) {
 	cctx, cancel := s.cleanupContext(ctx)
 	defer cancel()
+	if s.rereadTimeout > 0 {
+		var cancelReread context.CancelFunc
+		cctx, cancelReread = context.WithTimeout(cctx, s.rereadTimeout)
+		defer cancelReread()
+	}
 	var err error
 	for attempt := range rereadAttempts {
 		var raw bson.Raw

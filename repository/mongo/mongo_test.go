@@ -17,9 +17,9 @@ import (
 
 // openStore opens a store on a fresh database of the server at uri and
 // closes it when t ends.
-func openStore(t *testing.T, uri string) *mongo.Store {
+func openStore(t *testing.T, uri string, opts ...mongo.Option) *mongo.Store {
 	t.Helper()
-	s, err := mongo.Open(t.Context(), uri, mongotest.Database(t))
+	s, err := mongo.Open(t.Context(), uri, mongotest.Database(t), opts...)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -35,7 +35,9 @@ func openStore(t *testing.T, uri string) *mongo.Store {
 func TestStore(t *testing.T) {
 	t.Parallel()
 	uri := mongotest.Start(t)
-	storetest.RunWith(t, mongotest.StoreOptions(), func(t *testing.T) repository.Store { return openStore(t, uri) })
+	storetest.RunWith(t, mongotest.StoreOptions(), func(t *testing.T) repository.Store {
+		return openStore(t, uri, mongo.WithoutIndexBuildForTest())
+	})
 }
 
 // TestEngine checks engine-specific behaviour the shared suite cannot see.

@@ -190,6 +190,10 @@ type conn struct {
 	// timeout is the deadline of each operation (WithTimeout); 0 means
 	// none.
 	timeout time.Duration
+	// rereadTimeout, when set, bounds the re-reads that decide whether a
+	// failed write landed (storedDoc) instead of cleanupContext's bound
+	// (tests set it: WithRereadTimeoutForTest).
+	rereadTimeout time.Duration
 	// The background index build (buildIndexes): stopIndexes cancels it,
 	// indexesDone is closed when it has ended, with indexErr set.
 	stopIndexes context.CancelFunc
@@ -230,6 +234,12 @@ type openOptions struct {
 	mongoDBPlan bool
 	// now is the local clock (time.Now; tests replace it).
 	now func() time.Time
+	// rereadTimeout is conn.rereadTimeout (0: cleanupContext's bound;
+	// tests set it).
+	rereadTimeout time.Duration
+	// noIndexBuild skips the background build of the non-unique indexes
+	// (tests of results, not plans, set it: WithoutIndexBuildForTest).
+	noIndexBuild bool
 }
 
 // WithTimeout sets the deadline of every operation the store sends whose
@@ -319,6 +329,7 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, er
 	if oo.client.Timeout != nil {
 		s.timeout = *oo.client.Timeout
 	}
+	s.rereadTimeout = oo.rereadTimeout
 	s.noMaxAccumulator = ferret
 	s.ferretDB = ferret && !oo.mongoDBPlan
 	s.byIDLookups = s.ferretDB
@@ -337,6 +348,11 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, er
 	if err := s.backfillNameKeys(ctx); err != nil {
 		client.Disconnect(context.WithoutCancel(ctx))
 		return nil, err
+	}
+	if oo.noIndexBuild {
+		s.indexesDone = make(chan struct{})
+		close(s.indexesDone)
+		return s, nil
 	}
 	s.startIndexBuild(ctx)
 	return s, nil

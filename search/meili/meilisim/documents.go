@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -15,7 +16,7 @@ func (ix *Index) Put(doc map[string]any) {
 	if pk == "" {
 		pk = "id"
 	}
-	key := fmt.Sprint(doc[pk])
+	key := sprint(doc[pk])
 	ix.Docs[key] = doc
 	if _, ok := ix.Internal[key]; ok {
 		return
@@ -42,7 +43,20 @@ func (ix *Index) KeyOf(doc map[string]any) string {
 	if pk == "" {
 		pk = "id"
 	}
-	return fmt.Sprint(doc[pk])
+	return sprint(doc[pk])
+}
+
+// sprint is fmt.Sprint(v) for a decoded JSON value, without fmt for the
+// strings and numbers keys and sort ties are made of (the simulator makes
+// one for every document of every search).
+func sprint(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64) // fmt's %v of a float64
+	}
+	return fmt.Sprint(v)
 }
 
 // documentRoutes answers the document routes of an index.

@@ -155,7 +155,7 @@ func (f *searchRoutes) rankedSearch(ix *Index, body map[string]any) ([]map[strin
 				return c
 			}
 		}
-		return cmp.Compare(fmt.Sprint(a["id"]), fmt.Sprint(b["id"]))
+		return cmp.Compare(sprint(a["id"]), sprint(b["id"]))
 	})
 	scores := make(map[string]float64, len(out))
 	for _, doc := range out {
@@ -267,7 +267,7 @@ func emulateDistinct(ix *Index, body map[string]any, found []map[string]any) (hi
 		for _, d := range docs {
 			v, ok := d[attr]
 			if ok {
-				k := fmt.Sprint(v)
+				k := sprint(v)
 				if seen[k] {
 					continue
 				}
@@ -294,7 +294,7 @@ func emulateFacets(ix *Index, body map[string]any, found []map[string]any) (map[
 	filterable, _ := ix.Settings["filterableAttributes"].([]any)
 	dist := map[string]map[string]int{}
 	for _, x := range list {
-		a := fmt.Sprint(x)
+		a := sprint(x)
 		if !slices.Contains(filterable, any(a)) {
 			e := NewAPIError("invalid_search_facets", fmt.Sprintf("Attribute `%s` is not filterable.", a))
 			return nil, &e
@@ -304,11 +304,11 @@ func emulateFacets(ix *Index, body map[string]any, found []map[string]any) (map[
 			switch v := doc[a].(type) {
 			case []any:
 				for _, x := range v {
-					counts[fmt.Sprint(x)]++
+					counts[sprint(x)]++
 				}
 			case nil:
 			default:
-				counts[fmt.Sprint(v)]++
+				counts[sprint(v)]++
 			}
 		}
 		dist[a] = counts

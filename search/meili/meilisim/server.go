@@ -379,6 +379,42 @@ func New(opts Options) *Server {
 	return f
 }
 
+// readBody reads at most limit bytes of r's body. A document addition is
+// up to the request budget, tens of megabytes, sent without a length:
+// io.ReadAll would copy it over and over as its buffer grows, so the body
+// is read in chunks (reused from bodyChunks) and copied once, into a slice
+// of its size.
+func readBody(r *http.Request, limit int64) []byte {
+	body := io.LimitReader(r.Body, limit)
+	var chunks []*[]byte
+	defer func() {
+		for _, c := range chunks {
+			bodyChunks.Put(c)
+		}
+	}()
+	total := 0
+	for {
+		c := bodyChunks.Get().(*[]byte)
+		chunks = append(chunks, c)
+		n, err := io.ReadFull(body, *c)
+		total += n
+		if err != nil {
+			break
+		}
+	}
+	out := make([]byte, 0, total)
+	for _, c := range chunks {
+		out = append(out, (*c)[:min(len(*c), total-len(out))]...)
+	}
+	return out
+}
+
+// bodyChunks are the buffers readBody reads into.
+var bodyChunks = sync.Pool{New: func() any {
+	c := make([]byte, 1<<20)
+	return &c
+}}
+
 // ServeHTTP answers one request as the simulated server.
 func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	mux := f.mux
@@ -386,7 +422,7 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// crates/meilisearch/src/extractors/payload.rs: a body beyond
 		// http_payload_size_limit is refused with payload_too_large (413)
 		// before anything is registered.
-		raw, _ := io.ReadAll(io.LimitReader(r.Body, f.opts.PayloadLimit+1))
+		raw := readBody(r, f.opts.PayloadLimit+1)
 		if int64(len(raw)) > f.opts.PayloadLimit {
 			f.Mu.Lock()
 			f.Refused++
@@ -396,7 +432,8 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		var body any
 		if len(raw) > 0 {
-			if err := json.Unmarshal(raw, &body); err != nil {
+			var err error
+			if body, err = decodeJSON(raw); err != nil {
 				if f.opts.Errorf != nil {
 					f.opts.Errorf("meilisim: %s %s: body is not JSON: %v", r.Method, r.URL.Path, err)
 				}
