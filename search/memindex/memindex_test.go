@@ -658,3 +658,27 @@ func TestOneTypoWalkJumps(t *testing.T) {
 		t.Errorf("searching lecture read %d vocabulary words, want at most %d (not the 3,000 lag probes)", read, most)
 	}
 }
+
+// TestOneTypoWalkSmallVocabulary: under typoJumpMin words with the term's
+// first letter, as in a small index, the walk checks each word (it reads
+// no more than doing so: the jumps' searches would cost more there).
+func TestOneTypoWalkSmallVocabulary(t *testing.T) {
+	t.Parallel()
+	v := &vocabulary{byText: map[string]*word{}}
+	for _, w := range []string{"lecture", "lectures", "lagprobe1", "lagprobe2", "lamp", "late", "lexture", "lcture", "market", "lunch", "lecturer"} {
+		v.byText[w] = &word{text: w, vocab: v}
+		v.sorted = append(v.sorted, w)
+	}
+	slices.Sort(v.sorted)
+	for _, q := range []string{"lecture", "lectrue", "lxcture"} {
+		for _, prefix := range []bool{false, true} {
+			term := search.Term{Word: q, Prefix: prefix, Typos: search.MaxTypos(q)}
+			var got, want []string
+			read := v.walk(term, func(e *word) { got = append(got, e.text) })
+			plain := v.walkJumping(term, func(e *word) { want = append(want, e.text) }, math.MaxInt)
+			if read > plain || !slices.Equal(got, want) {
+				t.Errorf("walk(%+v) read %d words and found %q; checking each reads %d and finds %q", term, read, got, plain, want)
+			}
+		}
+	}
+}
