@@ -470,12 +470,116 @@ func (t Term) Matches(w string) bool {
 		if diff := utf8.RuneCountInString(w) - utf8.RuneCountInString(t.Word); diff > budget || -diff > budget {
 			return false
 		}
-		return Distance(t.Word, w) <= budget
+		return within(t.Word, w, budget, false)
 	}
 	if utf8.RuneCountInString(w) < utf8.RuneCountInString(t.Word)-budget {
 		return false
 	}
-	return PrefixDistance(t.Word, w) <= budget
+	return within(t.Word, w, budget, true)
+}
+
+// within reports whether Distance(a, b) (prefix: PrefixDistance(a, b))
+// is at most k, as Matches asks it of every word a typo walk reads: the
+// words sharing a query word's first letter, most of them far from it.
+// So it computes only the band of the matrix within k of the diagonal
+// (a cell outside is more than k), stops once two rows in a row exceed
+// k (no later row can come back under), reads at most len(a)+k
+// characters of b, and allocates nothing for words of up to
+// withinStack characters.
+func within(a, b string, k int, prefix bool) bool {
+	ok, _ := withinCells(a, b, k, prefix)
+	return ok
+}
+
+// withinStack is the length, in characters, up to which within works in
+// arrays on the stack.
+const withinStack = 64
+
+// withinCells is within, also returning the number of matrix cells it
+// computed (the work, for the tests).
+func withinCells(a, b string, k int, prefix bool) (ok bool, cells int) {
+	var abuf, bbuf [withinStack]rune
+	ra := appendRunes(abuf[:0], a, -1)
+	n := len(ra)
+	// No column past n+k can end within k: read one more to know whether
+	// b is longer.
+	rb := appendRunes(bbuf[:0], b, n+k+1)
+	if len(rb) > n+k {
+		if !prefix {
+			return false, 0
+		}
+		rb = rb[:n+k]
+	}
+	m := len(rb)
+	if n-m > k {
+		return false, 0 // the last row's band holds no column
+	}
+	inf := k + 1 // any distance over k
+	var rowBuf [3 * (withinStack + 8)]int
+	var rows []int
+	if w := 3 * (m + 2); w <= len(rowBuf) {
+		rows = rowBuf[:w]
+	} else {
+		rows = make([]int, w)
+	}
+	// Rows i-2, i-1 and i of the OSA matrix (a along rows, b along
+	// columns), as distances: each row holds columns i-k-1 to i+k+1, the
+	// two ends inf.
+	prev2, prev, cur := rows[:m+2], rows[m+2:2*(m+2)], rows[2*(m+2):]
+	for j := range prev {
+		prev[j] = min(j, inf)
+	}
+	prevMin := 0
+	for i := 1; i <= n; i++ {
+		lo, hi := max(1, i-k), min(m, i+k)
+		cur[lo-1] = inf
+		if lo == 1 {
+			cur[0] = min(i, inf)
+		}
+		rowMin := cur[lo-1]
+		for j := lo; j <= hi; j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			v := min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost, inf)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				v = min(v, prev2[j-2]+1)
+			}
+			cur[j] = v
+			rowMin = min(rowMin, v)
+		}
+		cells += max(0, hi-lo+1)
+		cur[hi+1] = inf
+		// A cell takes the minimum over the row above, or two above
+		// plus one: once two rows exceed k, every later one does.
+		if rowMin > k && prevMin > k {
+			return false, cells
+		}
+		prevMin = rowMin
+		prev2, prev, cur = prev, cur, prev2
+	}
+	if !prefix {
+		return prev[m] <= k, cells
+	}
+	for j := max(0, n-k); j <= min(m, n+k); j++ {
+		if prev[j] <= k {
+			return true, cells
+		}
+	}
+	return false, cells
+}
+
+// appendRunes appends the characters of s to dst, at most limit of them
+// (no limit when negative).
+func appendRunes(dst []rune, s string, limit int) []rune {
+	for _, r := range s {
+		if len(dst) == limit {
+			break
+		}
+		dst = append(dst, r)
+	}
+	return dst
 }
 
 // Known differences from Meilisearch, which caps what one query word

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestPlainText(t *testing.T) {
@@ -277,6 +278,86 @@ func TestNoWordHoldsAHyphen(t *testing.T) {
 	for r := rune(0); r <= 0x10FFFF; r++ {
 		if isWordRune(r) && strings.ContainsAny(Fold(string(r)), "-\"") {
 			t.Errorf("%U is a word character that folds to %q", r, Fold(string(r)))
+		}
+	}
+}
+
+// TestWithinAgreesWithDistance: within answers as Distance and
+// PrefixDistance compared with k, for every pair of words of up to four
+// letters over a small alphabet (a two-byte letter among them), and for
+// words longer than its stack arrays.
+func TestWithinAgreesWithDistance(t *testing.T) {
+	var words []string
+	var grow func(w string)
+	grow = func(w string) {
+		words = append(words, w)
+		if utf8.RuneCountInString(w) == 4 {
+			return
+		}
+		for _, c := range []string{"a", "b", "é"} {
+			grow(w + c)
+		}
+	}
+	grow("")
+	long := strings.Repeat("ab", 40)
+	words = append(words, long, long+"x", "x"+long, long[:79]+"é")
+	for _, a := range words {
+		for _, b := range words {
+			for k := range 3 {
+				if got, want := within(a, b, k, false), Distance(a, b) <= k; got != want {
+					t.Fatalf("within(%q, %q, %d, whole) = %v, want %v (Distance %d)", a, b, k, got, want, Distance(a, b))
+				}
+				if got, want := within(a, b, k, true), PrefixDistance(a, b) <= k; got != want {
+					t.Fatalf("within(%q, %q, %d, prefix) = %v, want %v (PrefixDistance %d)", a, b, k, got, want, PrefixDistance(a, b))
+				}
+			}
+		}
+	}
+}
+
+// TestWithinWork: within computes only the band of k around the diagonal
+// (at most len(a)·(2k+1) cells, whatever the length of b), and stops
+// early for a word that parts from a at its second letter, as the
+// words a typo walk reads mostly are (a full matrix would be
+// len(a)·len(b) cells).
+func TestWithinWork(t *testing.T) {
+	tests := []struct {
+		a, b     string
+		k        int
+		maxCells int
+	}{
+		{"lecture", "lagprobe1234", 1, 4 * 3},
+		{"lecture", "lagprobe1234", 2, 5 * 5},
+		{"festivals", strings.Repeat("f", 200), 2, 9 * 5},
+		{"festivals", "festivals" + strings.Repeat("x", 200), 1, 9 * 3},
+		{"concert", "concerts", 1, 7 * 3},
+	}
+	for _, tt := range tests {
+		for _, prefix := range []bool{false, true} {
+			if _, cells := withinCells(tt.a, tt.b, tt.k, prefix); cells > tt.maxCells {
+				t.Errorf("withinCells(%q, %q, %d, %v) computed %d cells, want at most %d", tt.a, tt.b, tt.k, prefix, cells, tt.maxCells)
+			}
+		}
+	}
+}
+
+// TestTermMatchesAllocatesNothing: a typo check (what a typo walk does
+// for each word it reads) allocates nothing, matching or not.
+func TestTermMatchesAllocatesNothing(t *testing.T) {
+	tests := []struct {
+		query string
+		words []string
+	}{
+		{"lecture", []string{"lagprobe1234", "lectures", "lcture", "lexture"}},
+		{"lecture ", []string{"lagprobe1234", "lectrue", "lectur"}},
+		{"festivals ", []string{"festivaxx", "fxstivals", "fairground"}},
+	}
+	for _, tt := range tests {
+		term := ParseQuery(tt.query)[0]
+		for _, w := range tt.words {
+			if n := testing.AllocsPerRun(50, func() { term.Matches(w) }); n != 0 {
+				t.Errorf("term %q matching %q: %v allocations, want none", tt.query, w, n)
+			}
 		}
 	}
 }

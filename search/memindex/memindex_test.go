@@ -463,7 +463,8 @@ func TestBounds(t *testing.T) {
 // TestWalkFindsEveryMatch checks the vocabulary walk against every word
 // tried with search.Term.Matches, for terms of every typo budget, whole and
 // as prefixes, with edits at the first letters (where the two-typo walk
-// reads only some ranges), on words sorted and not yet sorted.
+// reads only some ranges, as does the one-typo walk that jumps over
+// second letters), on words sorted and not yet sorted.
 func TestWalkFindsEveryMatch(t *testing.T) {
 	t.Parallel()
 	base := []string{"exhibition", "xhibition", "axhibition", "aexhibition", "xehibition", "exhibitions",
@@ -510,17 +511,20 @@ func TestWalkFindsEveryMatch(t *testing.T) {
 		for _, q := range append(slices.Clone(base), words[:80]...) {
 			for _, prefix := range []bool{false, true} {
 				term := search.Term{Word: q, Prefix: prefix, Typos: search.MaxTypos(q)}
-				var want, got []string
+				var want []string
 				for w := range v.byText {
 					if term.Matches(w) {
 						want = append(want, w)
 					}
 				}
-				v.walk(term, func(e *word) { got = append(got, e.text) })
 				slices.Sort(want)
-				slices.Sort(got)
-				if !slices.Equal(got, want) {
-					t.Fatalf("walk(%+v) with %d of %d words sorted:\n got %q\nwant %q", term, len(v.sorted), len(v.byText), got, want)
+				for _, jumpMin := range []int{0, math.MaxInt} { // jumping over second letters, and not
+					var got []string
+					v.walkJumping(term, func(e *word) { got = append(got, e.text) }, jumpMin)
+					slices.Sort(got)
+					if !slices.Equal(got, want) {
+						t.Fatalf("walk(%+v) with %d of %d words sorted, jumpMin %d:\n got %q\nwant %q", term, len(v.sorted), len(v.byText), jumpMin, got, want)
+					}
 				}
 			}
 		}
@@ -556,6 +560,127 @@ func TestSortFirst(t *testing.T) {
 		slices.Sort(rest)
 		if sorted := slices.Sorted(slices.Values(all)); !slices.Equal(rest, sorted) {
 			t.Fatalf("k=%d: the slots changed", k)
+		}
+	}
+}
+
+// TestOneTypoWalkJumps: the one-typo walk that jumps over second letters
+// finds every word one edit (at any position, the first letter's too)
+// from the term or from a prefix of it, as checking each word does; and
+// where many words share the term's first letter (the load benchmark's
+// lag probes, lagprobe1 to lagprobe3000, under "l" with "lecture"), it
+// reads a few of them, not all (counted in Index.Checked, not timed).
+func TestOneTypoWalkJumps(t *testing.T) {
+	t.Parallel()
+	letters := []string{"a", "c", "e", "l", "r", "t", "u", "é"}
+	edits := func(w string) []string {
+		rs := []rune(w)
+		var out []string
+		for i := 0; i <= len(rs); i++ {
+			for _, l := range letters {
+				c := []rune(l)[0]
+				out = append(out, string(slices.Insert(slices.Clone(rs), i, c)))
+				if i < len(rs) {
+					sub := slices.Clone(rs)
+					sub[i] = c
+					out = append(out, string(sub))
+				}
+			}
+			if i < len(rs) {
+				out = append(out, string(slices.Delete(slices.Clone(rs), i, i+1)))
+			}
+			if i+1 < len(rs) {
+				sw := slices.Clone(rs)
+				sw[i], sw[i+1] = sw[i+1], sw[i]
+				out = append(out, string(sw))
+			}
+		}
+		return out
+	}
+	x := New()
+	var docs []search.EventDocument
+	add := func(title string) {
+		id := int64(len(docs) + 1)
+		docs = append(docs, search.EventDocument{ID: id, Status: "publish", Start: 1_800_000_000 + id, End: 1_800_003_600 + id,
+			Text: map[string]search.Text{"en": {Title: title}}})
+	}
+	for i := range 3000 {
+		add(fmt.Sprintf("Probe lagprobe%d", i+1))
+	}
+	var words []string
+	for _, w := range edits("lecture") {
+		words = append(words, w, w+"s", w+"x")
+	}
+	words = append(words, "l", "le", "lec", "lect", "lecture", "lectures", "electure", "llecture")
+	for _, w := range words {
+		add(w)
+	}
+	x.Apply(docs)
+	v := x.langs["en"].parts[visibility{status: "publish"}]
+	if v == nil {
+		t.Fatal("no vocabulary of published English text")
+	}
+	if len(v.recent) > 0 {
+		v.merge()
+	}
+	for _, q := range append([]string{"lecture", "lectrue", "lcture", "leture", "lexture", "lecturr"}, edits("lecture")[:40]...) {
+		for _, prefix := range []bool{false, true} {
+			term := search.Term{Word: q, Prefix: prefix, Typos: search.MaxTypos(q)}
+			if term.Typos != 1 {
+				continue
+			}
+			var want []string
+			for w := range v.byText {
+				if term.Matches(w) {
+					want = append(want, w)
+				}
+			}
+			slices.Sort(want)
+			var got []string
+			v.walkJumping(term, func(e *word) { got = append(got, e.text) }, 0)
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("walk(%+v), jumping:\n got %q\nwant %q", term, got, want)
+			}
+		}
+	}
+	// The work: the words of the query's walk, through Search.
+	before := x.Checked()
+	res, err := x.Search(t.Context(), search.EventQuery{Lang: "en", Query: "lecture", Statuses: []string{"publish"}, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := x.Checked() - before
+	if res.Total == 0 {
+		t.Fatal("lecture matched nothing: the test measures nothing")
+	}
+	if most := uint64(len(words)) + 200; read > most {
+		t.Errorf("searching lecture read %d vocabulary words, want at most %d (not the 3,000 lag probes)", read, most)
+	}
+}
+
+// TestOneTypoWalkSmallVocabulary: under typoJumpMin words with the term's
+// first letter, as in a small index, the walk checks each word (it reads
+// no more than doing so: the jumps' searches would cost more there).
+func TestOneTypoWalkSmallVocabulary(t *testing.T) {
+	t.Parallel()
+	v := &vocabulary{byText: map[string]*word{}}
+	for _, w := range []string{"lecture", "lectures", "lagprobe1", "lagprobe2", "lamp", "late", "lexture", "lcture", "market", "lunch", "lecturer"} {
+		v.byText[w] = &word{text: w, vocab: v}
+		v.sorted = append(v.sorted, w)
+	}
+	slices.Sort(v.sorted)
+	for _, q := range []string{"lecture", "lectrue", "lxcture"} {
+		for _, prefix := range []bool{false, true} {
+			term := search.Term{Word: q, Prefix: prefix, Typos: search.MaxTypos(q)}
+			var got, want []string
+			read := v.walk(term, func(e *word) { got = append(got, e.text) })
+			plain := v.walkJumping(term, func(e *word) { want = append(want, e.text) }, math.MaxInt)
+			slices.Sort(got)
+			slices.Sort(want)
+			if read > plain || !slices.Equal(got, want) {
+				t.Errorf("walk(%+v) read %d words and found %q; checking each reads %d and finds %q", term, read, got, plain, want)
+			}
 		}
 	}
 }

@@ -408,9 +408,29 @@ func (x *wordIndex) matchParts(p *plan, l *language, t search.Term, scored bool)
 // reads the words with the term's first letter, and, of every other first
 // letter c, those starting with c+term[1] or c+term[0], and those starting
 // with term[1:] or term[1]+term[0]. New words not yet sorted are all
-// checked. It returns the number of words it read (each word it compared
-// with the term, each recent word, each first letter it jumped to).
+// checked. With one typo, when more than typoJumpMin sorted words share
+// the term's first letter, the walk reads only the words that can be
+// within one typo keeping that letter: those starting with term[:2],
+// term[0]+term[2]+term[3] or term[0]+term[2]+term[1], and, of every
+// second letter c, those starting with term[0]+c+term[1] or
+// term[0]+c+term[2]. It returns the number of words it read (each word it
+// compared with the term, each recent word, each first or second letter
+// it jumped to).
 func (v *vocabulary) walk(t search.Term, fn func(*word)) int {
+	return v.walkJumping(t, fn, typoJumpMin)
+}
+
+// typoJumpMin is the number of sorted words sharing a one-typo term's
+// first letter above which the walk jumps from one second letter to the
+// next (two binary searches for each) rather than checking each word: a
+// small vocabulary (a small index's) has few words under a letter, and
+// checking them costs less than the searches.
+const typoJumpMin = 256
+
+// walkJumping is walk, jumping over the second letters of a one-typo
+// term's first letter when more than jumpMin sorted words hold it (the
+// tests take both ways).
+func (v *vocabulary) walkJumping(t search.Term, fn func(*word), jumpMin int) int {
 	if len(t.Word) > search.MaxWordBytes {
 		return 0
 	}
@@ -441,8 +461,40 @@ func (v *vocabulary) walk(t search.Term, fn func(*word)) int {
 		walkRecent(v, t.Word, visit)
 		return checked + len(v.recent)
 	case t.Typos < 2:
-		walkPrefix(string(r0))
-		walkRecent(v, string(r0), visit)
+		first := t.Word[:n0]
+		lo := sort.SearchStrings(v.sorted, first)
+		n := sort.Search(len(v.sorted)-lo, func(j int) bool { return !strings.HasPrefix(v.sorted[lo+j], first) })
+		checked++
+		s1, n1 := utf8.DecodeRuneInString(t.Word[n0:])
+		s2, n2 := utf8.DecodeRuneInString(t.Word[n0+n1:])
+		_, n3 := utf8.DecodeRuneInString(t.Word[n0+n1+n2:])
+		if n <= jumpMin || n3 == 0 || s1 == utf8.RuneError || s2 == utf8.RuneError {
+			walkPrefix(first)
+			walkRecent(v, first, visit)
+			return checked + len(v.recent)
+		}
+		// A word within one typo, the first letter kept, has at least
+		// len(term)-1 >= 3 letters, and its first three are term[:2]
+		// and any letter, term[0]+term[2]+term[3] (term[1] deleted),
+		// term[0]+term[2]+term[1] (swapped), or term[0], any letter and
+		// term[1] (one inserted) or term[2] (term[1] replaced).
+		c1, c2, c3 := t.Word[n0:n0+n1], t.Word[n0+n1:n0+n1+n2], t.Word[n0+n1+n2:n0+n1+n2+n3]
+		walkPrefix(first + c1)
+		walkPrefix(first + c2 + c3)
+		walkPrefix(first + c2 + c1)
+		for i := lo; i < lo+n; {
+			_, size := utf8.DecodeRuneInString(v.sorted[i][len(first):])
+			if size == 0 {
+				i++ // the first letter alone: too short to match
+				continue
+			}
+			second := v.sorted[i][:len(first)+size]
+			walkPrefix(second + c1)
+			walkPrefix(second + c2)
+			i += sort.Search(lo+n-i, func(j int) bool { return !strings.HasPrefix(v.sorted[i+j], second) })
+			checked++
+		}
+		walkRecent(v, first, visit)
 		return checked + len(v.recent)
 	}
 	walkRecent(v, "", visit)
