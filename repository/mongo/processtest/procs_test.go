@@ -180,14 +180,16 @@ var keptBin struct {
 }
 
 // keptBinName names the kept binary of package pkg of the module at dir:
-// one per checkout (dir), so that two checkouts tested at once do not
-// build over each other's; a -trimpath build does not depend on where its
-// sources are (the previous release, extracted to a new directory each
-// run), so it is named without dir.
+// one per checkout, so that two checkouts tested at once do not build
+// over each other's. A -trimpath build (the previous release, extracted
+// to a new directory each run) is named by the checkout whose tests
+// build it, and previousLayout: its binary does not depend on where its
+// sources are.
 func keptBinName(dir, pkg string, trimpath bool) string {
 	key := fmt.Sprintf("%s\x00%s\x00%v", dir, pkg, trimpath)
 	if trimpath {
-		key = fmt.Sprintf("%s\x00%s\x00%v", previousLayout, pkg, trimpath)
+		wd, _ := os.Getwd()
+		key = fmt.Sprintf("%s\x00%s\x00%s\x00%v", wd, previousLayout, pkg, trimpath)
 	}
 	sum := sha256.Sum256([]byte(key))
 	return hex.EncodeToString(sum[:8])
