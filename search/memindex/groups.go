@@ -14,6 +14,11 @@ import (
 	"github.com/calendar/eventcal/search"
 )
 
+// groupIndex holds the steps of the groups of uniform occurrences (see
+// group) on the Index it embeds: placing a document in its group or the
+// date order, and ordering group hits.
+type groupIndex struct{ *Index }
+
 // This file holds the groups of uniform occurrences (see group): how a
 // write forms them and places a document in one or in the date order, and
 // how a query decides them (groupHit, plan.groups, plan.span) and merges
@@ -22,31 +27,31 @@ import (
 // place puts the entry of the row at slot in its group g, or, when g is
 // nil, in the date order; and in the facet buckets either way (they hold
 // every document: see facetIndex). The caller holds mu.
-func (x *Index) place(slot uint32, g *group) {
+func (x *groupIndex) place(slot uint32, g *group) {
 	if g != nil {
 		x.join(slot, g)
 	} else {
-		x.order.insert(x, x.ents[slot])
+		x.order.insert(x.Index, x.ents[slot])
 	}
 	e := x.ents[slot]
-	x.facets.add(x, slot, &e)
+	x.facets.add(x.Index, slot, &e)
 }
 
 // unplace takes the entry of the row at slot out of the facet buckets and
 // out of its group or the date order. The caller holds mu.
-func (x *Index) unplace(slot uint32) {
+func (x *groupIndex) unplace(slot uint32) {
 	e := x.ents[slot]
-	x.facets.remove(x, slot, &e)
+	x.facets.remove(x.Index, slot, &e)
 	if x.rows[slot].grp != nil {
 		x.leave(slot)
 	} else {
-		x.order.remove(x, e)
+		x.order.remove(x.Index, e)
 	}
 }
 
 // join puts the row at slot in its group g, marking its entry
 // flagGrouped (the facet buckets are the caller's). The caller holds mu.
-func (x *Index) join(slot uint32, g *group) {
+func (x *groupIndex) join(slot uint32, g *group) {
 	x.ents[slot].flags |= flagGrouped
 	e := x.ents[slot]
 	if g.at < 0 {
@@ -57,7 +62,7 @@ func (x *Index) join(slot uint32, g *group) {
 	}
 	i := sort.Search(len(g.occ), func(i int) bool { return x.compare(x.ents[g.occ[i].slot], e) >= 0 })
 	g.occ = slices.Insert(g.occ, i, member{start: e.start, slot: slot})
-	x.heads[g.at] = g.head(x)
+	x.heads[g.at] = g.head(x.Index)
 	x.rows[slot].grp = g
 	x.grouped.Add(slot)
 	x.nGrouped++
@@ -66,7 +71,7 @@ func (x *Index) join(slot uint32, g *group) {
 // leave takes the row at slot (in a group) out of its group, clearing
 // its entry's flagGrouped; a group left empty leaves the index (the facet
 // buckets are the caller's). The caller holds mu.
-func (x *Index) leave(slot uint32) {
+func (x *groupIndex) leave(slot uint32) {
 	r := &x.rows[slot]
 	g := r.grp
 	r.grp = nil
@@ -96,7 +101,7 @@ func (x *Index) leave(slot uint32) {
 		g.at = -1
 		return
 	}
-	x.heads[g.at] = g.head(x)
+	x.heads[g.at] = g.head(x.Index)
 }
 
 // groupsOf returns, for each document of docs, the new group it joins
@@ -185,7 +190,7 @@ type groupHit struct {
 }
 
 // compareHits orders group hits by their members lo in the date order.
-func (x *Index) compareHits(a, b *groupHit) int {
+func (x *groupIndex) compareHits(a, b *groupHit) int {
 	if c := cmp.Compare(a.start, b.start); c != 0 {
 		return c
 	}
@@ -377,7 +382,7 @@ func (c *cursors) Pop() any {
 func (c *cursors) after(e entry) bool { return c.x.before(e, &c.hs[0]) }
 
 // before reports whether e comes before member lo of group hit h.
-func (x *Index) before(e entry, h *groupHit) bool {
+func (x *groupIndex) before(e entry, h *groupHit) bool {
 	if e.start != h.start {
 		return e.start < h.start
 	}

@@ -94,10 +94,12 @@ import (
 )
 
 // Index is the in-memory event index. The zero value is not usable: call
-// New. The word steps are declared on wordIndex (words.go), which Index
-// embeds (holding the Index back).
+// New. The word steps are declared on wordIndex (words.go) and the
+// groups' on groupIndex (groups.go), which Index embeds (each holding
+// the Index back).
 type Index struct {
 	wordIndex
+	groupIndex
 
 	// writeMu orders the writers. A writer prepares its documents (their
 	// words, and the vocabularies' new sorted orders) holding writeMu only,
@@ -467,7 +469,7 @@ func New() *Index {
 		pointOf: map[search.GeoPoint]int32{}, langs: map[string]*language{}, reps: roaring.New(), grouped: roaring.New(),
 		facets: newFacetIndex(), holds: holds{hidden: roaring.New()},
 	}
-	x.wordIndex = wordIndex{x}
+	x.wordIndex, x.groupIndex = wordIndex{x}, groupIndex{x}
 	for i := range x.lists {
 		x.lists[i] = map[int64]*roaring.Bitmap{}
 	}
