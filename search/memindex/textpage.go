@@ -244,11 +244,34 @@ func (s *searcher) walkWindow(p *plan, w *window, fn func(slot uint32) bool, tes
 // filter but those the entry decides.
 func (s *searcher) countByKinds(p *plan, w *window) (n, read int) {
 	x := s.x
+	// Every candidate is an entry of the date order, of one kind: the
+	// candidates of the kinds p keeps are all of them less those of the
+	// kinds it does not, whichever kinds hold fewer entries are
+	// intersected (an anonymous search leaves out the drafts, hidden and
+	// protected events: few).
+	var keep, drop uint64
 	for k, kb := range x.kinds {
 		if k.flags&p.flagMask == p.flagWant && (p.statuses == 0 || p.statuses&(1<<k.status) != 0) {
-			n += int(p.cands.AndCardinality(kb))
-			read++
+			keep += kb.GetCardinality()
+		} else {
+			drop += kb.GetCardinality()
 		}
+		read++
+	}
+	byDrop := drop < keep
+	if byDrop {
+		n = int(p.cands.GetCardinality())
+	}
+	for k, kb := range x.kinds {
+		if keeps := k.flags&p.flagMask == p.flagWant && (p.statuses == 0 || p.statuses&(1<<k.status) != 0); keeps == byDrop {
+			continue
+		}
+		c := int(p.cands.AndCardinality(kb))
+		if byDrop {
+			c = -c
+		}
+		n += c
+		read++
 	}
 	// Less the candidates of those kinds outside the dates.
 	out := func(es []entry, inBounds bool) {
