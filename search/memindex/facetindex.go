@@ -970,10 +970,13 @@ func (f *facetIndex) takes(x *Index, p *plan, counted bool) (first, last int, ok
 	last = sort.Search(len(f.nums), func(i int) bool { return f.nums[i] > hi })
 	if p.cands == nil {
 		// Every document of the window a candidate: read by the buckets
-		// when they are fewer than the blocks of the date order that
-		// plan.each would count (a bucket costs about as much as a few
-		// blocks: its kinds, and its page's documents).
-		ok = p.inside == nil && counted && bucketBlocks*(last-first) <= x.docs/blockMax
+		// when the index has groups (the date order does not hold their
+		// members) and the buckets are fewer than the blocks of the date
+		// order that plan.each would count (a bucket costs about as much
+		// as a few blocks: its kinds, and its page's documents). Without
+		// groups the date order's blocks answer it (at 1,000,000 events
+		// the buckets made the default list's p50 1.85 → 3.3 ms).
+		ok = p.inside == nil && counted && (x.nGrouped > 0 || bucketBlocks == 0) && bucketBlocks*(last-first) <= x.docs/blockMax
 	} else {
 		ok = p.cands.GetCardinality() >= uint64(bucketListMin*(last-first))
 	}

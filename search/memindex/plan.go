@@ -83,9 +83,13 @@ func (x *Index) plan(q search.EventQuery) *plan {
 	p := &plan{q: q}
 	p.startMin, p.startMax = bounds(q.StartGTE, q.StartGT, search.Opt[int64]{}, q.StartLT)
 	p.endMin, p.endMax = bounds(search.Opt[int64]{}, q.EndGT, q.EndLTE, q.EndLT)
-	if x.facets.inverted == 0 {
+	if x.facets.inverted == 0 && x.nGrouped > 0 {
 		// No document ends before it starts: one that ends by endMax
-		// starts by it too, so the date order is read no further.
+		// starts by it too, so the buckets and groups are read no
+		// further. (Without groups the counted pages weigh the date
+		// order's entries outside the start bounds, and this would make
+		// them many: at 1,000,000 events the filtered list took 4 times
+		// as long.)
 		p.startMax = min(p.startMax, p.endMax)
 	}
 	if p.startMin > p.startMax || p.endMin > p.endMax {
