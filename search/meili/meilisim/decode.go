@@ -116,18 +116,11 @@ func (d *fastJSON) object(depth int) (any, bool) {
 			return nil, false
 		}
 		m[k.(string)] = v // a repeated key: the last wins, as in json
-		d.space()
-		if d.i >= len(d.b) {
+		switch done, ok := d.after('}'); {
+		case !ok:
 			return nil, false
-		}
-		switch d.b[d.i] {
-		case ',':
-			d.i++
-		case '}':
-			d.i++
+		case done:
 			return m, true
-		default:
-			return nil, false
 		}
 	}
 }
@@ -147,20 +140,32 @@ func (d *fastJSON) array(depth int) (any, bool) {
 			return nil, false
 		}
 		a = append(a, v)
-		d.space()
-		if d.i >= len(d.b) {
+		switch done, ok := d.after(']'); {
+		case !ok:
 			return nil, false
-		}
-		switch d.b[d.i] {
-		case ',':
-			d.i++
-		case ']':
-			d.i++
+		case done:
 			return a, true
-		default:
-			return nil, false
 		}
 	}
+}
+
+// after reads what follows a member of an object or array, spaces then a
+// comma (another member follows) or its closing byte (done); ok false for
+// anything else.
+func (d *fastJSON) after(closing byte) (done, ok bool) {
+	d.space()
+	if d.i >= len(d.b) {
+		return false, false
+	}
+	switch d.b[d.i] {
+	case ',':
+		d.i++
+		return false, true
+	case closing:
+		d.i++
+		return true, true
+	}
+	return false, false
 }
 
 // str decodes a string; d.i is at its opening quote. One without an
