@@ -19,9 +19,10 @@
 // replica and after a restart; a cron source ("@hourly", "@daily",
 // "@weekly", five fields) runs at each time of its expression (in
 // TIMEZONE) plus a fixed delay derived from its ID, below the smaller of
-// five minutes and a tenth of the expression's period. A source's job is
-// a singleton (a tick while its run goes on is skipped), and the runner's
-// claim on the source keeps its runs one at a time across processes.
+// five minutes and a tenth of the expression's period. A source's job
+// runs one run at a time (a tick while its run goes on is skipped), and
+// the runner's claim on the source keeps its runs one at a time across
+// processes.
 //
 // How it relates to the other sync packages: it runs rebuilds through
 // package sync/indexing (Reindexer) and reads the horizon and time zone

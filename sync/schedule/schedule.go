@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-co-op/gocron/v2"
-	"github.com/google/uuid"
 	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -80,8 +80,12 @@ type Options struct {
 	// and counted as busy.
 	SourceBusy error
 
-	// afterRun, when set, is called after every job run (tests).
+	// afterRun, when set, is called after every job run, once the job
+	// may run again (tests).
 	afterRun func(name string)
+	// skipped, when set, is called for every tick skipped as the job's
+	// previous run goes on (tests).
+	skipped func(name string)
 	// monitor, when set, is told of every tick of every job: run,
 	// skipped for the lease or skipped as its previous run goes on
 	// (tests).
@@ -91,10 +95,9 @@ type Options struct {
 // Schedule runs the periodic jobs with gocron: full rebuilds on
 // REINDEX_CRON, backups on BACKUP_SCHEDULE, scheduled publishing every
 // minute, the recurrence horizon, and the calendar sources on their
-// schedules. Each job runs in
-// singleton mode (a run still going when the next is due makes that one
-// wait, gocron.LimitModeReschedule), and only in the process holding the
-// lease: the lease is the scheduler's Elector.
+// schedules. Each job runs one run at a time (a tick while its previous
+// run goes on is skipped; see single), and only in the process holding
+// the lease: the lease is the scheduler's Elector.
 type Schedule struct {
 	sched   gocron.Scheduler
 	clock   clockwork.Clock
@@ -138,28 +141,22 @@ func New(o Options) (*Schedule, error) {
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	s := &Schedule{sched: sched, clock: o.Clock, metrics: newSourceMetrics(), cancel: cancel}
-	options := func(name string) []gocron.JobOption {
-		opts := []gocron.JobOption{gocron.WithName(name), gocron.WithSingletonMode(gocron.LimitModeReschedule)}
-		if o.afterRun != nil {
-			opts = append(opts, gocron.WithEventListeners(gocron.AfterJobRuns(func(_ uuid.UUID, name string) { o.afterRun(name) })))
-		}
-		return opts
-	}
+	options := func(name string) []gocron.JobOption { return []gocron.JobOption{gocron.WithName(name)} }
 	if o.ReindexCron != "" {
-		task := gocron.NewTask(func(ctx context.Context) { runScheduledReindex(ctx, o.Reindexer, o.Log) })
+		task := o.task(jobReindex, new(single), func(ctx context.Context) { runScheduledReindex(ctx, o.Reindexer, o.Log) })
 		if _, err := sched.NewJob(gocron.CronJob(o.ReindexCron, false), task, options(jobReindex)...); err != nil {
 			s.abort()
 			return nil, fmt.Errorf("sync: schedule rebuilds on %q: %w", o.ReindexCron, err)
 		}
 	}
 	if o.BackupCron != "" && o.Backups != nil {
-		task := gocron.NewTask(func(ctx context.Context) { runScheduledBackup(ctx, o.Backups, o.Lease, o.Log) })
+		task := o.task(jobBackup, new(single), func(ctx context.Context) { runScheduledBackup(ctx, o.Backups, o.Lease, o.Log) })
 		if _, err := sched.NewJob(gocron.CronJob(o.BackupCron, false), task, options(jobBackup)...); err != nil {
 			s.abort()
 			return nil, fmt.Errorf("sync: schedule backups on %q: %w", o.BackupCron, err)
 		}
 	}
-	task := gocron.NewTask(func(ctx context.Context) {
+	task := o.task(jobPublish, new(single), func(ctx context.Context) {
 		runScheduledPublish(ctx, o.Store, o.Lease, o.Notifier, o.Clock.Now(), o.Log)
 	})
 	if _, err := sched.NewJob(gocron.DurationJob(o.PublishEvery), task, options(jobPublish)...); err != nil {
@@ -171,7 +168,7 @@ func New(o Options) (*Schedule, error) {
 			o.HorizonEvery = DefaultHorizonEvery
 		}
 		roller := &horizonRoller{store: o.Store, lease: o.Lease, docs: o.Docs, notifier: o.Notifier, log: o.Log, every: o.HorizonEvery}
-		task := gocron.NewTask(func(ctx context.Context) { roller.run(ctx, o.Clock.Now()) })
+		task := o.task(jobHorizon, new(single), func(ctx context.Context) { roller.run(ctx, o.Clock.Now()) })
 		opts := append(options(jobHorizon), gocron.WithStartAt(gocron.WithStartImmediately()))
 		if _, err := sched.NewJob(gocron.DurationJob(o.HorizonEvery), task, opts...); err != nil {
 			s.abort()
@@ -183,9 +180,9 @@ func New(o Options) (*Schedule, error) {
 			o.SourcePoll = DefaultSourcePoll
 		}
 		s.sources = &sourceJobs{sched: sched, store: o.Sources, runner: o.SourceRunner, busy: o.SourceBusy,
-			lease: o.Lease, loc: o.Location, clock: o.Clock, log: o.Log, metrics: s.metrics, options: options, ctx: runCtx,
-			jobs: map[int64]feed.Schedule{}, bad: map[int64]string{}, started: map[int64]time.Time{}}
-		task := gocron.NewTask(func(ctx context.Context) { s.sources.sync(ctx) })
+			lease: o.Lease, loc: o.Location, clock: o.Clock, log: o.Log, metrics: s.metrics, options: options, task: o.task, ctx: runCtx,
+			jobs: map[int64]feed.Schedule{}, bad: map[int64]string{}, started: map[int64]time.Time{}, guards: map[int64]*single{}}
+		task := o.task(jobSources, new(single), func(ctx context.Context) { s.sources.sync(ctx) })
 		opts := append(options(jobSources), gocron.WithStartAt(gocron.WithStartImmediately()))
 		if _, err := sched.NewJob(gocron.DurationJob(o.SourcePoll), task, opts...); err != nil {
 			s.abort()
@@ -193,6 +190,36 @@ func New(o Options) (*Schedule, error) {
 		}
 	}
 	return s, nil
+}
+
+// single keeps a job's runs one at a time: a tick that comes while the
+// job's previous run goes on is skipped, and the job runs again at its
+// next tick. gocron's singleton mode (gocron.LimitModeReschedule) does
+// the same, but frees the job only after its listeners and monitor were
+// told the run ended, so that nothing can tell from outside when the job
+// may run again: a tick right after the end of a run could be skipped.
+// single is freed before the run is reported (Options.afterRun).
+type single struct{ busy atomic.Bool }
+
+// task returns the gocron task of the job name: fn, run under the guard
+// g (a tick while g is held is skipped and logged).
+func (o *Options) task(name string, g *single, fn func(ctx context.Context)) gocron.Task {
+	return gocron.NewTask(func(ctx context.Context) {
+		if !g.busy.CompareAndSwap(false, true) {
+			o.Log.Debug("scheduled run skipped: the previous run goes on", "job", name)
+			if o.skipped != nil {
+				o.skipped(name)
+			}
+			return
+		}
+		func() {
+			defer g.busy.Store(false)
+			fn(ctx)
+		}()
+		if o.afterRun != nil {
+			o.afterRun(name)
+		}
+	})
 }
 
 // abort stops a schedule New could not finish.
@@ -266,8 +293,8 @@ func runScheduledReindex(ctx context.Context, r *indexing.Reindexer, log *slog.L
 		log.Error("scheduled reindex did not start", "err", err)
 		return
 	}
-	// The job logs its own end; waiting keeps the gocron job running
-	// (singleton mode) for as long as the rebuild.
+	// The job logs its own end; waiting keeps the job's guard (single)
+	// held for as long as the rebuild.
 	_, _ = r.Wait(ctx)
 }
 

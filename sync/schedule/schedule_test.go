@@ -127,8 +127,8 @@ func TestScheduledRebuild(t *testing.T) {
 // TestScheduledPublishing: every minute, scheduled items whose date has
 // come are published and the worker is woken. Each step starts a schedule
 // at a given time and lets its first run happen: one run per schedule, as
-// two runs of a singleton job in a row on a fake clock could overlap (the
-// second is then skipped by design, gocron.LimitModeReschedule).
+// two runs of a job in a row on a fake clock could overlap (the second
+// is then skipped by design, single).
 func TestScheduledPublishing(t *testing.T) {
 	t.Parallel()
 	start := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)

@@ -62,9 +62,7 @@ func sourceJobName(id int64) string { return "source " + strconv.FormatInt(id, 1
 var sourceJobSpace = uuid.MustParse("6f1c7a52-3b0e-4f55-9a55-0d8c2f1e35a1")
 
 // sourceJobID is the job ID of a source: the same for every job the
-// source gets, so that a changed schedule replaces the job in place and
-// keeps its singleton runner (a run still going when the new schedule
-// fires makes that tick wait for the next).
+// source gets, so that a changed schedule replaces the job in place.
 func sourceJobID(id int64) uuid.UUID {
 	return uuid.NewSHA1(sourceJobSpace, []byte(strconv.FormatInt(id, 10)))
 }
@@ -240,9 +238,11 @@ type sourceJobs struct {
 	clock   clockwork.Clock
 	log     *slog.Logger
 	metrics *sourceMetrics
-	// options are the job options every job gets (name, singleton mode,
-	// the tests' listener).
+	// options are the job options every job gets (its name).
 	options func(name string) []gocron.JobOption
+	// task makes a job's task: its function under its guard, reported to
+	// the tests' hooks (Options.task).
+	task func(name string, g *single, fn func(ctx context.Context)) gocron.Task
 	// ctx is the context of the runs: it ends when the schedule shuts
 	// down, not when a source's job is replaced or removed (a run in
 	// progress then goes on to its end).
@@ -255,6 +255,10 @@ type sourceJobs struct {
 	bad map[int64]string
 	// started holds when each source's last scheduled run started.
 	started map[int64]time.Time
+	// guards holds each source job's guard: kept when the job is
+	// replaced, so that a run still going when the new schedule fires
+	// makes that tick skip.
+	guards map[int64]*single
 }
 
 // sync reads the sources and brings their jobs in line: a job for each
@@ -299,6 +303,7 @@ func (j *sourceJobs) sync(ctx context.Context) {
 		if _, ok := want[id]; !ok {
 			_ = j.sched.RemoveJob(sourceJobID(id))
 			delete(j.jobs, id)
+			delete(j.guards, id)
 			delete(j.started, id)
 		}
 	}
@@ -340,7 +345,12 @@ func (j *sourceJobs) set(id int64, sch feed.Schedule) error {
 		def = gocron.CronJob(sch.Cron, false)
 		opts = append(opts, gocron.WithCronImplementation(&delayedCron{id: id}))
 	}
-	task := gocron.NewTask(func() { j.run(id, gap) })
+	g := j.guards[id]
+	if g == nil {
+		g = new(single)
+		j.guards[id] = g
+	}
+	task := j.task(sourceJobName(id), g, func(context.Context) { j.run(id, gap) })
 	_, err := j.sched.Update(sourceJobID(id), def, task, opts...)
 	return err
 }
@@ -349,7 +359,7 @@ func (j *sourceJobs) set(id int64, sch feed.Schedule) error {
 // held. A run that fails or does not start is logged and counted; the
 // job tries again at its next time. A tick less than gap (half the
 // schedule's period) after the source's last scheduled run started is
-// dropped: gocron may fire a singleton job a second time at once when
+// dropped: gocron may fire a job a second time at once when
 // it handles the end of a short run before its rescheduling.
 func (j *sourceJobs) run(id int64, gap time.Duration) {
 	ctx := j.ctx
