@@ -29,6 +29,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -86,12 +87,33 @@ func StartFiles(t testing.TB) (uri, dir string) {
 	if err != nil {
 		t.Fatalf("mongotest: %v", err)
 	}
+	uri, err = untilDeadline(uri, testdeadline.Of(t))
+	if err != nil {
+		t.Fatalf("mongotest: %v", err)
+	}
 	t.Cleanup(func() {
 		if err := stop(testdeadline.Of(t)); err != nil {
 			t.Errorf("mongotest: %v", err)
 		}
 	})
 	return uri, dir
+}
+
+// untilDeadline returns uri with timeoutMS set to the time left until
+// deadline: a store opened on it bounds each operation by the test's own
+// deadline, not by the store's DefaultTimeout of 10 s, which an operation
+// on a near-16 MB record can exceed on a busy machine (the embedded
+// FerretDB decodes documents in Go). Tests of the timeout itself set their
+// own (mongo.WithTimeout).
+func untilDeadline(uri string, deadline time.Time) (string, error) {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return "", fmt.Errorf("FerretDB's URI %q: %w", uri, err)
+	}
+	q := u.Query()
+	q.Set("timeoutMS", strconv.FormatInt(max(time.Until(deadline).Milliseconds(), 1), 10))
+	u.RawQuery = q.Encode()
+	return u.String(), nil
 }
 
 // Embedded starts a FerretDB v1 with the SQLite handler in this process,
