@@ -95,7 +95,7 @@ func serverMain() {
 func serverCommand(t *testing.T, root, name, pkg string) (bin string, args []string) {
 	t.Helper()
 	if raceEnabled {
-		return binary(t, root, pkg, false), nil
+		return binary(t, root, pkg), nil
 	}
 	return testsupport.MainCommand(t), []string{name}
 }
@@ -107,42 +107,37 @@ type built struct {
 	err  error
 }
 
-// builds are the binaries built so far, by module directory, package
-// and -trimpath.
+// builds are the binaries built so far, by module directory and
+// package.
 var (
 	buildsMu sync.Mutex
-	builds   = map[[3]string]*built{}
+	builds   = map[[2]string]*built{}
 )
 
 // binary returns the path of the package pkg of the module at dir, built
-// the first time a test asks for it; the tests share it. trimpath builds
-// with -trimpath: the build cache then serves a module extracted to a new
-// directory each run (the previous release), which it would otherwise
-// compile in full every time; this checkout builds without it, sharing
-// the packages go test compiled. Every binary is linked without its
-// symbol table and DWARF (-ldflags "-s -w", as the Dockerfile builds):
-// the build cache keeps no link, and they take half its CPU. The binaries
-// are kept between runs (keptBinDir), so that go build finds them up to
-// date when their sources did not change and links nothing.
-func binary(t *testing.T, dir, pkg string, trimpath bool) string {
+// the first time a test asks for it; the tests share it. Every binary is
+// linked without its symbol table and DWARF (-ldflags "-s -w", as the
+// Dockerfile builds): the build cache keeps no link, and they take half
+// its CPU. The binaries are kept between runs (keptBinDir), so that go
+// build finds them up to date when their sources did not change and
+// links nothing. No build uses -trimpath: the dependencies are then the
+// very packages go test compiled (same versions, same flags), and only the
+// module's own packages are compiled, once per source directory.
+func binary(t *testing.T, dir, pkg string) string {
 	t.Helper()
 	buildsMu.Lock()
-	b := builds[[3]string{dir, pkg, fmt.Sprint(trimpath)}]
+	b := builds[[2]string{dir, pkg}]
 	if b == nil {
 		b = &built{path: filepath.Join(binDir, fmt.Sprintf("bin%d", len(builds)))}
 		if keep := keptBinDir(); keep != "" {
-			b.path = filepath.Join(keep, keptBinName(dir, pkg, trimpath))
+			b.path = filepath.Join(keep, keptBinName(dir, pkg))
 		}
-		builds[[3]string{dir, pkg, fmt.Sprint(trimpath)}] = b
+		builds[[2]string{dir, pkg}] = b
 	}
 	buildsMu.Unlock()
 	gotool := testsupport.GoTool(t)
 	b.once.Do(func() {
-		args := []string{"build", "-ldflags", "-s -w", "-o", b.path}
-		if trimpath {
-			args = append(args, "-trimpath")
-		}
-		cmd := exec.Command(gotool, append(args, pkg)...)
+		cmd := exec.Command(gotool, "build", "-ldflags", "-s -w", "-o", b.path, pkg)
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.err = fmt.Errorf("go build %s in %s: %v\n%s", pkg, dir, err, out)
@@ -180,18 +175,12 @@ var keptBin struct {
 }
 
 // keptBinName names the kept binary of package pkg of the module at dir:
-// one per checkout, so that two checkouts tested at once do not build
-// over each other's. A -trimpath build (the previous release, extracted
-// to a new directory each run) is named by the checkout whose tests
-// build it, and previousLayout: its binary does not depend on where its
-// sources are.
-func keptBinName(dir, pkg string, trimpath bool) string {
-	key := fmt.Sprintf("%s\x00%s\x00%v", dir, pkg, trimpath)
-	if trimpath {
-		wd, _ := os.Getwd()
-		key = fmt.Sprintf("%s\x00%s\x00%s\x00%v", wd, previousLayout, pkg, trimpath)
-	}
-	sum := sha256.Sum256([]byte(key))
+// one per checkout whose tests build it (even for the previous release,
+// whose sources all checkouts share), so that two checkouts tested at
+// once do not build over each other's.
+func keptBinName(dir, pkg string) string {
+	wd, _ := os.Getwd()
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%s", wd, dir, pkg)))
 	return hex.EncodeToString(sum[:8])
 }
 

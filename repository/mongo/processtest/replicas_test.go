@@ -28,7 +28,7 @@ func TestReplicasSurviveSIGKILL(t *testing.T) {
 	skipShort(t)
 	t.Parallel()
 	root := repoRoot(t)
-	eventcal := binary(t, root, ".", false)
+	eventcal := binary(t, root, ".")
 	srv := startServers(t, root)
 	db := mongotest.Database(t)
 	ctx := t.Context()

@@ -26,8 +26,12 @@ const previousLayout = "445450092588a2372eda58da9146b4174a5bc0c4^"
 const envNewSource = "PROCESSTEST_NEW_SOURCE"
 
 // buildPrevious extracts previousLayout from the repository's history
-// (git archive, into a temporary directory) and returns its eventcal,
-// built; it skips t when the history is not there (a shallow clone).
+// (git archive) and returns its eventcal, built; it skips t when the
+// history is not there (a shallow clone). The sources go to a directory
+// named by the commit under the user's cache directory (keptBinDir's
+// parent), kept between runs, so that go build finds the release's own
+// packages compiled by the last run; without a cache directory, to a
+// temporary one.
 func buildPrevious(t *testing.T, root string) string {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
@@ -36,15 +40,33 @@ func buildPrevious(t *testing.T, root string) string {
 	if err := exec.Command("git", "-C", root, "cat-file", "-e", previousLayout+"^{commit}").Run(); err != nil {
 		t.Skipf("commit %s is not in this clone's history (shallow clone?): cannot build the previous release", previousLayout)
 	}
-	src := filepath.Join(t.TempDir(), "previous")
-	if err := os.MkdirAll(src, 0o755); err != nil {
-		t.Fatal(err)
+	parent := t.TempDir()
+	if keep := keptBinDir(); keep != "" {
+		parent = filepath.Join(filepath.Dir(keep), "processtest-src")
 	}
-	archive := exec.Command("sh", "-c", "git -C \"$1\" archive \"$2\" | tar -x -C \"$3\"", "sh", root, previousLayout, src)
-	if b, err := archive.CombinedOutput(); err != nil {
-		t.Fatalf("git archive %s: %v\n%s", previousLayout, err, b)
+	src := filepath.Join(parent, strings.TrimSuffix(previousLayout, "^")+"-parent")
+	if _, err := os.Stat(filepath.Join(src, "go.mod")); err != nil {
+		// Extracted beside its place, then renamed into it: a test run
+		// at the same time (another checkout) sees all of it or none.
+		if err := os.MkdirAll(parent, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		tmp, err := os.MkdirTemp(parent, "extract-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(tmp)
+		archive := exec.Command("sh", "-c", "git -C \"$1\" archive \"$2\" | tar -x -C \"$3\"", "sh", root, previousLayout, tmp)
+		if b, err := archive.CombinedOutput(); err != nil {
+			t.Fatalf("git archive %s: %v\n%s", previousLayout, err, b)
+		}
+		if err := os.Rename(tmp, src); err != nil {
+			if _, serr := os.Stat(filepath.Join(src, "go.mod")); serr != nil {
+				t.Fatalf("place the previous release's sources: %v", err)
+			}
+		}
 	}
-	return binary(t, src, ".", true)
+	return binary(t, src, ".")
 }
 
 // TestRollingUpgrade runs a replica of the previous released layout
@@ -66,7 +88,7 @@ func TestRollingUpgrade(t *testing.T) {
 		newSrc = dir
 		t.Logf("%s: the new replica is built from %s", envNewSource, dir)
 	}
-	newBin := binary(t, newSrc, ".", false)
+	newBin := binary(t, newSrc, ".")
 	srv := startServers(t, root)
 	db := mongotest.Database(t)
 	ctx := t.Context()
