@@ -462,3 +462,77 @@ func TestFacetsWhileWriting(t *testing.T) {
 		}
 	}
 }
+
+// TestFacetsOfManyCategories: documents with many categories and tags
+// (past the 32 keys categoryCells keeps on its stack, up to 400
+// categories, as an import may hold) give the reference's facets and
+// totals, for all events and for each category's page (a bucket counted
+// by the category's cells), after the load, after a rewrite that takes
+// some categories away and after removing half of the documents; with
+// every document removed, no bucket is left.
+func TestFacetsOfManyCategories(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		docs, cats int // documents; categories and tags of the largest
+	}{
+		{"few", 6, 3},
+		{"past the stack keys", 12, 40},
+		{"four hundred", 3, 400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := searchtest.Generate(7, tc.docs, 10, 4)
+			docs := slices.Clone(f.Events)
+			for i := range docs {
+				n := tc.cats - i%3 // sizes differ: not every document holds every category
+				docs[i].CategoryIDs, docs[i].TagIDs = nil, nil
+				for c := range n {
+					docs[i].CategoryIDs = append(docs[i].CategoryIDs, int64(1000+c))
+					docs[i].TagIDs = append(docs[i].TagIDs, int64(5000+(c*7)%tc.cats)) // distinct: 7 and the sizes are coprime
+				}
+			}
+			x := New()
+			x.Apply(docs)
+			check := func(when string, docs []search.EventDocument) {
+				t.Helper()
+				for _, cat := range []int64{0, 1000, int64(1000 + tc.cats - 1), int64(1000 + tc.cats/2)} {
+					q := search.EventQuery{Lang: "en", Limit: 10, Facets: search.EventFacets}
+					if cat != 0 {
+						q.CategoryIDs = []int64{cat}
+					}
+					got, err := x.Search(t.Context(), q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want := searchtest.ExpectedEvents(docs, q)
+					if got.Total != want.Total || !slices.Equal(got.IDs, want.IDs) {
+						t.Fatalf("%s, category %d: total %d %v, want %d %v", when, cat, got.Total, got.IDs, want.Total, want.IDs)
+					}
+					if want := searchtest.ExpectedFacets(docs, q); fmt.Sprint(got.Facets) != fmt.Sprint(want) {
+						t.Fatalf("%s, category %d: facets\n got %v\nwant %v", when, cat, got.Facets, want)
+					}
+				}
+			}
+			check("loaded", docs)
+			for i := range docs {
+				docs[i].CategoryIDs = docs[i].CategoryIDs[:len(docs[i].CategoryIDs)*2/3]
+			}
+			x.Apply(docs)
+			check("rewritten", docs)
+			var gone []int64
+			for _, d := range docs[:len(docs)/2] {
+				gone = append(gone, d.ID)
+			}
+			x.Remove(gone)
+			check("half removed", docs[len(docs)/2:])
+			x.Remove(func() (ids []int64) {
+				for _, d := range docs {
+					ids = append(ids, d.ID)
+				}
+				return ids
+			}())
+			if len(x.facets.buckets) != 0 {
+				t.Errorf("%d buckets left with every document removed", len(x.facets.buckets))
+			}
+		})
+	}
+}
