@@ -31,18 +31,12 @@ func openStore(t *testing.T, uri string, opts ...mongo.Option) *mongo.Store {
 // database on one FerretDB server. The embedded FerretDB runs in the test
 // process, over SQLite, and serialises writes: its concurrency tests use
 // fewer writers (mongotest.StoreOptions); against a real MongoDB
-// (TEST_MONGO_URI) they run in full. The store's calls get a minute, not
-// the default 10 s: the RecordSize group reads and writes 16 MB records
-// through the embedded FerretDB, which on a busy machine took longer (a
-// full go test ./... at a load of 26 on 2 cores failed
-// RecordSize/CreatePostAtTheBound: "get post 1: ... context deadline
-// exceeded"); the deadlines are TestStoreCallsHaveDeadlines's to check,
-// not this suite's.
+// (TEST_MONGO_URI) they run in full.
 func TestStore(t *testing.T) {
 	t.Parallel()
 	uri := mongotest.Start(t)
 	storetest.RunWith(t, mongotest.StoreOptions(), func(t *testing.T) repository.Store {
-		return openStore(t, uri, mongo.WithoutIndexBuildForTest(), mongo.WithTimeout(time.Minute))
+		return openStore(t, uri, mongo.WithoutIndexBuildForTest())
 	})
 }
 
