@@ -127,7 +127,10 @@ type Index struct {
 	// and grouped every slot in a group (nGrouped of them).
 	groups []*group
 	// heads holds the head of each group, at the group's index in groups.
-	heads    []groupHead
+	heads []groupHead
+	// collapse is what the collapsed lists keep about the groups beyond
+	// their heads (see collapseState).
+	collapse collapseState
 	reps     *roaring.Bitmap
 	grouped  *roaring.Bitmap
 	nGrouped int

@@ -40,6 +40,11 @@ func (x *Index) Search(ctx context.Context, q search.EventQuery) (search.Result,
 	s.offset, s.limit = min(max(q.Offset, 0), maxPage), min(max(q.Limit, 0), maxPage)
 	if !p.none {
 		p.decideGroups(x, s.limit)
+		if s.collapsedByBuckets() {
+			s.res.Facets = s.counts.result(x)
+			s.res.Occurrences = s.occs
+			return s.res, nil
+		}
 		gs := p.groups(x)
 		defer putHits(gs)
 		switch {

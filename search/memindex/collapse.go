@@ -1,0 +1,375 @@
+package memindex
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+)
+
+// This file holds the collapsed list without filters but the dates,
+// statuses and flags (collapsedByBuckets): its total from the groups'
+// first and last starts kept sorted (groupSpans) and the date order's
+// block summaries, and its page from the facet buckets, read in the date
+// order from the start of its dates until the page is full. So it decides
+// no group: its work grows with the weeks it walks and its page, not with
+// the number of series.
+
+// collapseState is what the collapsed lists keep about the groups beyond
+// their heads: bounds on their members' gaps and durations, the groups of
+// each series, and the groups' spans sorted (built when a query asks,
+// after a write changed a group). Index embeds it; the writers change it
+// holding mu.
+type collapseState struct {
+	// gen counts the changes to the groups (join, leave): spans built at
+	// another gen are stale.
+	gen uint64
+	// maxGap bounds the gaps between the starts of consecutive members of
+	// every group, and maxDur the groups' durations (end minus start). A
+	// write raises them and nothing lowers them (an upper bound is all a
+	// query needs; finding the new largest gap when one goes would read
+	// every group).
+	maxGap, maxDur int64
+	// bySeries holds the groups of each series number; multi counts the
+	// series with more than one (a series being rewritten, between the
+	// holds of its write).
+	bySeries [][]*group
+	multi    int
+	// spans holds the groups' spans of gen (nil: none built); spansMu
+	// orders the queries that build them.
+	spans   atomic.Pointer[groupSpans]
+	spansMu sync.Mutex
+}
+
+// groupSpans holds, per kind (status and flags), the first and last
+// starts of the groups of that kind and the ends of those members, each
+// sorted, so that a query counts the groups that have a member in its
+// dates with a binary search per kind and bound (see groupsInDates).
+type groupSpans struct {
+	gen   uint64
+	kinds []spanKind
+}
+
+// spanKind is the groups of one status and flags: each array holds one
+// value per group, sorted.
+type spanKind struct {
+	status, flags                  uint8
+	first, firstEnd, last, lastEnd []int64
+}
+
+// joined updates c for a member joining g at index i of g.occ (g just
+// installed when its first member joins).
+func (c *collapseState) joined(g *group, i int) {
+	c.gen++
+	if len(g.occ) == 1 {
+		c.maxDur = max(c.maxDur, g.dur)
+		c.addSeries(g)
+	}
+	if i > 0 {
+		c.maxGap = max(c.maxGap, distance(g.occ[i-1].start, g.occ[i].start))
+	}
+	if i+1 < len(g.occ) {
+		c.maxGap = max(c.maxGap, distance(g.occ[i].start, g.occ[i+1].start))
+	}
+}
+
+// left updates c for the member at index i of g.occ having left (g left
+// the index when it has no member any more).
+func (c *collapseState) left(g *group, i int) {
+	c.gen++
+	if len(g.occ) == 0 {
+		c.dropSeries(g)
+		return
+	}
+	if i > 0 && i < len(g.occ) {
+		c.maxGap = max(c.maxGap, distance(g.occ[i-1].start, g.occ[i].start))
+	}
+}
+
+// distance returns b − a for a ≤ b, or math.MaxInt64 when that overflows.
+func distance(a, b int64) int64 {
+	if d := uint64(b) - uint64(a); d <= math.MaxInt64 {
+		return int64(d)
+	}
+	return math.MaxInt64
+}
+
+// addSeries records g among its series' groups.
+func (c *collapseState) addSeries(g *group) {
+	for int(g.series) >= len(c.bySeries) {
+		c.bySeries = append(c.bySeries, nil)
+	}
+	gs := append(c.bySeries[g.series], g)
+	if len(gs) == 2 {
+		c.multi++
+	}
+	c.bySeries[g.series] = gs
+}
+
+// dropSeries takes g out of its series' groups.
+func (c *collapseState) dropSeries(g *group) {
+	if int(g.series) >= len(c.bySeries) {
+		return
+	}
+	gs := c.bySeries[g.series]
+	if i := slices.Index(gs, g); i >= 0 {
+		gs = slices.Delete(gs, i, i+1)
+		if len(gs) == 1 {
+			c.multi--
+		}
+		if len(gs) == 0 {
+			gs = nil
+		}
+		c.bySeries[g.series] = gs
+	}
+}
+
+// groupSpans returns the groups' spans, building them when a write
+// changed a group since. The caller holds mu (read).
+func (x *Index) groupSpans() *groupSpans {
+	c := &x.collapse
+	if s := c.spans.Load(); s != nil && s.gen == c.gen {
+		return s
+	}
+	c.spansMu.Lock()
+	defer c.spansMu.Unlock()
+	if s := c.spans.Load(); s != nil && s.gen == c.gen {
+		return s
+	}
+	s := &groupSpans{gen: c.gen}
+	for i := range x.heads {
+		h := &x.heads[i]
+		k := -1
+		for j := range s.kinds {
+			if s.kinds[j].status == h.status && s.kinds[j].flags == h.flags {
+				k = j
+				break
+			}
+		}
+		if k < 0 {
+			k = len(s.kinds)
+			s.kinds = append(s.kinds, spanKind{status: h.status, flags: h.flags})
+		}
+		sk := &s.kinds[k]
+		sk.first, sk.firstEnd = append(sk.first, h.first), append(sk.firstEnd, endOf(h.first, h.dur))
+		sk.last, sk.lastEnd = append(sk.last, h.last), append(sk.lastEnd, endOf(h.last, h.dur))
+	}
+	for k := range s.kinds {
+		sk := &s.kinds[k]
+		for _, a := range [][]int64{sk.first, sk.firstEnd, sk.last, sk.lastEnd} {
+			slices.Sort(a)
+		}
+	}
+	c.spans.Store(s)
+	return s
+}
+
+// endOf returns start + dur (dur ≥ 0), or math.MaxInt64 when that
+// overflows.
+func endOf(start, dur int64) int64 {
+	if e := start + dur; e >= start {
+		return e
+	}
+	return math.MaxInt64
+}
+
+// groupsInDates returns the number of groups of the kinds p keeps (its
+// statuses and flags, flagGrouped aside) that have a member in p's dates,
+// and whether it could count them exactly from the spans: as the groups
+// of those kinds less those whose last member is before the dates and
+// those whose first is after them. That holds when
+//
+//   - the lower bounds come down to one on the start or one on the end
+//     (endMin ≤ startMin, or no startMin), and the upper bounds too
+//     (startMax ≥ endMax, or no endMax): a member's end is its start
+//     plus the group's duration, not negative;
+//   - no gap between consecutive members of a group is wider than the
+//     dates (less the longest duration, when the bounds are a start and
+//     an end): then a group that has members on both sides of the dates
+//     has one inside, and none has all its members on both sides.
+//
+// The caller has checked that no series has more than one group.
+func (p *plan) groupsInDates(x *Index) (int, bool) {
+	c := &x.collapse
+	var lowEnd, upEnd bool
+	switch {
+	case p.endMin <= p.startMin:
+	case p.startMin == math.MinInt64:
+		lowEnd = true
+	default:
+		return 0, false
+	}
+	switch {
+	case p.startMax >= p.endMax:
+		upEnd = true
+	case p.endMax == math.MaxInt64:
+	default:
+		return 0, false
+	}
+	lo, hi, d := p.startMin, p.startMax, int64(0)
+	if lowEnd {
+		lo = p.endMin
+	}
+	if upEnd {
+		hi = p.endMax
+		if !lowEnd {
+			d = c.maxDur
+		}
+	}
+	if lo != math.MinInt64 && hi != math.MaxInt64 && (hi < lo || uint64(hi)-uint64(lo) < uint64(d)+uint64(c.maxGap)) {
+		return 0, false
+	}
+	n := 0
+	mask, want := p.flagMask&^flagGrouped, p.flagWant
+	for _, k := range x.groupSpans().kinds {
+		if k.flags&mask != want || p.statuses != 0 && p.statuses&(1<<k.status) == 0 {
+			continue
+		}
+		early, late := k.last, k.first
+		if lowEnd {
+			early = k.lastEnd
+		}
+		if upEnd {
+			late = k.firstEnd
+		}
+		n += len(k.first)
+		n -= sort.Search(len(early), func(i int) bool { return early[i] >= lo })
+		n -= len(late) - sort.Search(len(late), func(i int) bool { return late[i] > hi })
+	}
+	return n, true
+}
+
+// collapsedPageMax bounds the page (offset plus limit) of a collapsed
+// list read by the buckets (collapsedByBuckets); a deeper page takes the
+// path that decides every group, whose cost the index's size bounds (at
+// 1,000,000 events and 50,000 series, about 100 ms of CPU). A variable
+// so that the tests can take either path.
+var collapsedPageMax = 2048
+
+// collapsedByBuckets runs a collapsed list (CollapseSeries) that has no
+// words, IDs, list filters, radius, facets, parent or event-status filter
+// and a page within collapsedPageMax, in an index with groups (without,
+// the date order alone answers it as cheaply), and reports whether it did. Its
+// total is the date order's single events (counted from its blocks'
+// summaries) plus the groups with a member in the dates (groupsInDates)
+// plus the series whose occurrences with an override match and whose
+// group does not; its page is read from the facet buckets, which hold
+// every document, in the date order from the start of the dates, each
+// series listed at its first match, until the page is full. It decides no
+// group (Index.decided): the work grows with the kinds, the date order's
+// blocks, the weeks the page spans and the page.
+func (s *searcher) collapsedByBuckets() bool {
+	x, p := s.x, s.p
+	need := s.offset + s.limit
+	if s.limit == 0 {
+		need = 0
+	}
+	if !p.grouped || !p.q.CollapseSeries || p.ranked() || len(p.q.Facets) > 0 || p.cands != nil || p.inside != nil || p.needsRest() ||
+		x.collapse.multi > 0 || need > collapsedPageMax {
+		return false
+	}
+	groups, ok := p.groupsInDates(x)
+	if !ok {
+		return false
+	}
+	total := groups
+	// The date order: its single events, counted from the summaries of
+	// the blocks without occurrences, and the occurrences with an
+	// override, each series counted once unless its group has a member
+	// in the dates.
+	var seen []uint64
+	mask, want := p.flagMask&^flagGrouped, p.flagWant
+	p.each(x, 0, func(e *entry) {
+		n := e.series
+		if n == 0 {
+			total++
+			return
+		}
+		if seen == nil {
+			seen = make([]uint64, x.seriesMax/64+1)
+		}
+		if seen[n>>6]&(1<<(n&63)) != 0 {
+			return
+		}
+		seen[n>>6] |= 1 << (n & 63)
+		if int(n) < len(x.collapse.bySeries) {
+			for _, g := range x.collapse.bySeries[n] {
+				h := &x.heads[g.at]
+				if h.flags&mask == want && (p.statuses == 0 || p.statuses&(1<<h.status) != 0) {
+					if lo, hi, _ := p.span(x, g, h, true); lo < hi {
+						return // counted with the groups
+					}
+				}
+			}
+		}
+		total++
+	}, func(n int) bool {
+		total += n // a block without occurrences: its single events
+		return true
+	})
+	s.res.Total = total
+	if need = min(need, total); need > s.offset {
+		s.walkCollapsed(need)
+	}
+	return true
+}
+
+// walkCollapsed puts on the page the listed matches from s.offset to need
+// of a collapsed list, reading the facet buckets of its dates in order,
+// each bucket's matches in the date order (the first of them only, as
+// many as the page still needs, then more when series seen before took
+// some), until need are listed.
+func (s *searcher) walkCollapsed(need int) {
+	x, f := s.x, s.x.facets
+	pp := *s.p
+	pp.flagMask &^= flagGrouped // the buckets' members are read as any document
+	var none [numLists][]int64
+	var m, t []uint64
+	var items []member
+	ok := make([]bool, 0, 8)
+	var work uint64
+	defer func() { f.listWork.Add(work) }()
+	byDate := func(a, b member) int {
+		if c := cmp.Compare(a.start, b.start); c != 0 {
+			return c
+		}
+		return x.compare(x.ents[a.slot], x.ents[b.slot])
+	}
+	listed := 0
+	lo, hi := bucketOf(pp.startMin), bucketOf(pp.startMax)
+	for i := sort.Search(len(f.nums), func(i int) bool { return f.nums[i] >= lo }); i < len(f.nums) && f.nums[i] <= hi && listed < need; i++ {
+		b := f.buckets[f.nums[i]]
+		work++
+		if b.minEnd > pp.endMax || b.maxEnd < pp.endMin {
+			continue
+		}
+		var all, some, empty bool
+		if ok, all, some = b.keeps(&pp, ok[:0]); !some {
+			continue
+		}
+		whole := b.minStart >= pp.startMin && b.maxStart <= pp.startMax && b.minEnd >= pp.endMin && b.maxEnd <= pp.endMax
+		if m, t, empty = f.matchSet(x, b, &pp, &none, ok, all, whole, m, t, &work); empty {
+			continue
+		}
+		items = items[:0]
+		eachBit(m, func(i uint32) { items = append(items, member{start: b.start[i], slot: b.slot[i]}) })
+		work += uint64(len(items))
+		for done, k := 0, need-listed; done < len(items) && listed < need; done, k = done+k, 2*k {
+			k = min(max(k, need-listed), len(items)-done)
+			firstK(items[done:], k, byDate)
+			for _, it := range items[done : done+k] {
+				if !s.first(&x.ents[it.slot]) {
+					continue
+				}
+				if listed >= s.offset {
+					s.put(it.slot)
+				}
+				if listed++; listed == need {
+					break
+				}
+			}
+		}
+	}
+}
