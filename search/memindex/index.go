@@ -65,9 +65,13 @@
 //     radius) is answered by the buckets alone, a step per week of its
 //     window and its page, and decides no group: at 50,000 series, a
 //     list deciding every group cost 15 to 20 ms of CPU where the buckets
-//     take under 1 (plan.byBuckets). Only words, IDs and a collapsed
-//     list decide groups (a collapsed list every group, by its head and
-//     first member in the dates).
+//     take under 1 (plan.byBuckets). Only words, IDs and some collapsed
+//     lists decide groups: a collapsed list without words, IDs, list
+//     filters or a radius counts the groups with a member in its dates
+//     from their first and last starts kept sorted, and reads its page
+//     from the buckets (collapsedByBuckets); with them, or past
+//     collapsedPageMax, it decides every group by its head and first
+//     member in the dates.
 //
 // Every filter is thus decided exactly as the reference (search/searchtest)
 // decides it, and totals and facet counts are exact.
