@@ -183,8 +183,9 @@ func endOf(start, dur int64) int64 {
 //
 //   - the lower bounds come down to one on the start or one on the end
 //     (endMin ≤ startMin, or no startMin), and the upper bounds too
-//     (startMax ≥ endMax, or no endMax): a member's end is its start
-//     plus the group's duration, not negative;
+//     (startMax ≥ endMax, or no endMax, or startMax at least the longest
+//     duration below endMax): a member's end is its start plus the
+//     group's duration, not negative;
 //   - no gap between consecutive members of a group is wider than the
 //     dates (less the longest duration, when the bounds are a start and
 //     an end): then a group that has members on both sides of the dates
@@ -204,7 +205,8 @@ func (p *plan) groupsInDates(x *Index) (int, bool) {
 	switch {
 	case p.startMax >= p.endMax:
 		upEnd = true
-	case p.endMax == math.MaxInt64:
+	case p.endMax == math.MaxInt64 || p.startMax <= p.endMax-c.maxDur:
+		// (A member that starts by startMax ends by endMax.)
 	default:
 		return 0, false
 	}
@@ -242,24 +244,27 @@ func (p *plan) groupsInDates(x *Index) (int, bool) {
 }
 
 // collapsedPageMax bounds the page (offset plus limit) of a collapsed
-// list read by the buckets (collapsedByBuckets); a deeper page takes the
-// path that decides every group, whose cost the index's size bounds (at
-// 1,000,000 events and 50,000 series, about 100 ms of CPU). A variable
-// so that the tests can take either path.
+// list read by the buckets from the start of its dates (walkCollapsed); a
+// deeper page is found by its start (deepCollapsed). A variable so that
+// the tests can take either path.
 var collapsedPageMax = 2048
 
 // collapsedByBuckets runs a collapsed list (CollapseSeries) that has no
 // words, IDs, list filters, radius, facets, parent or event-status filter
-// and a page within collapsedPageMax, in an index with groups (without,
+// in an index with groups (without,
 // the date order alone answers it as cheaply), and reports whether it did. Its
 // total is the date order's single events (counted from its blocks'
 // summaries) plus the groups with a member in the dates (groupsInDates)
 // plus the series whose occurrences with an override match and whose
 // group does not; its page is read from the facet buckets, which hold
 // every document, in the date order from the start of the dates, each
-// series listed at its first match, until the page is full. It decides no
-// group (Index.decided): the work grows with the kinds, the date order's
-// blocks, the weeks the page spans and the page.
+// series listed at its first match, until the page is full (a page past
+// collapsedPageMax: deepCollapsed). It decides no group (Index.decided):
+// the work grows with the kinds, the date order's blocks, the weeks the
+// page spans and the page. It declines (and the path that decides every
+// group runs) when a series has two groups, when groupsInDates cannot
+// count the groups exactly (dates narrower than the widest gap between a
+// group's members), and for a deep page that deepCollapsed cannot find.
 func (s *searcher) collapsedByBuckets() bool {
 	x, p := s.x, s.p
 	need := s.offset + s.limit
@@ -267,7 +272,7 @@ func (s *searcher) collapsedByBuckets() bool {
 		need = 0
 	}
 	if !p.grouped || !p.q.CollapseSeries || p.ranked() || len(p.q.Facets) > 0 || p.cands != nil || p.inside != nil || p.needsRest() ||
-		x.collapse.multi > 0 || need > collapsedPageMax {
+		x.collapse.multi > 0 {
 		return false
 	}
 	groups, ok := p.groupsInDates(x)
@@ -279,6 +284,29 @@ func (s *searcher) collapsedByBuckets() bool {
 	// the blocks without occurrences, and the occurrences with an
 	// override, each series counted once unless its group has a member
 	// in the dates.
+	n, overrides := p.dateOrderListed(x)
+	total += n
+	s.res.Total = total
+	if need = min(need, total); need <= s.offset {
+		return true
+	}
+	if need <= collapsedPageMax {
+		s.walkCollapsed(need)
+		return true
+	}
+	if overrides {
+		return false // (the deep walk tells a series' first match by its group alone)
+	}
+	return s.deepCollapsed(need)
+}
+
+// dateOrderListed returns the number of the date order's matches of p
+// that a collapsed list lists: its single events (counted from the
+// summaries of the blocks without occurrences) and the series whose
+// occurrences with an override match and whose group has no member in
+// the dates (each once); and whether any occurrence with an override
+// (or of a series without a group) matches.
+func (p *plan) dateOrderListed(x *Index) (total int, overrides bool) {
 	var seen []uint64
 	mask, want := p.flagMask&^flagGrouped, p.flagWant
 	p.each(x, 0, func(e *entry) {
@@ -287,6 +315,7 @@ func (s *searcher) collapsedByBuckets() bool {
 			total++
 			return
 		}
+		overrides = true
 		if seen == nil {
 			seen = make([]uint64, x.seriesMax/64+1)
 		}
@@ -309,10 +338,89 @@ func (s *searcher) collapsedByBuckets() bool {
 		total += n // a block without occurrences: its single events
 		return true
 	})
-	s.res.Total = total
-	if need = min(need, total); need > s.offset {
-		s.walkCollapsed(need)
+	return total, overrides
+}
+
+// deepCollapsed puts on the page the listed matches from s.offset to need
+// (past collapsedPageMax) of a collapsed list none of whose matches is
+// in the date order as a series' (an occurrence with an override), and
+// reports whether it could. It finds the start t of the page's first
+// match by bisection on t, counting the listed matches that start by t
+// as the list up to t (groupsInDates and the date order's summaries: 2
+// binary searches per kind and a step per block, about 60 times), then
+// reads the buckets from t as walkCollapsed does, a group's member
+// listed when the member before it in its group is outside the dates
+// (listedMember). It cannot when the page starts within the longest
+// duration before the end bound (then the path that decides every group
+// takes it). When the page starts within the widest gap between members
+// from the start of the dates, the first pages are walked from the start
+// (walkCollapsed): the weeks of that gap bound the walk.
+func (s *searcher) deepCollapsed(need int) bool {
+	x, p := s.x, s.p
+	c := &x.collapse
+	if len(x.facets.nums) == 0 {
+		return false
 	}
+	// The starts of the documents lie within the buckets' bounds.
+	first, last := x.facets.buckets[x.facets.nums[0]], x.facets.buckets[x.facets.nums[len(x.facets.nums)-1]]
+	a, b := max(p.startMin, first.minStart), min(p.startMax, last.maxStart)
+	if p.endMax != math.MaxInt64 {
+		// (Up to a start that far below endMax, the count holds.)
+		b = min(b, p.endMax-c.maxDur)
+	}
+	if a > b {
+		return false
+	}
+	// upTo returns the number of listed matches that start by t, and
+	// whether it could count them (from some t on, up to b, it can).
+	upTo := func(t int64) (int, bool) {
+		q := *p
+		q.startMax = min(q.startMax, t)
+		if q.startMin > q.startMax {
+			return 0, true
+		}
+		g, ok := q.groupsInDates(x)
+		if !ok {
+			return 0, false
+		}
+		n, _ := q.dateOrderListed(x)
+		return g + n, true
+	}
+	if n, ok := upTo(b); !ok || n <= s.offset {
+		return false
+	}
+	n, ok := upTo(a)
+	if !ok {
+		// The smallest t whose count holds, by bisection too.
+		lo, hi := a, b
+		for lo < hi {
+			mid := int64(uint64(lo) + (uint64(hi)-uint64(lo))/2)
+			if _, ok := upTo(mid); ok {
+				hi = mid
+			} else {
+				lo = mid + 1
+			}
+		}
+		a = lo
+		n, _ = upTo(a)
+	}
+	if n > s.offset {
+		s.walkCollapsed(need) // the page is within the first gap
+		return true
+	}
+	// upTo(a) <= offset < upTo(b): the smallest t in (a, b] with more
+	// than offset listed by t.
+	lo, hi := a+1, b
+	for lo < hi {
+		mid := int64(uint64(lo) + (uint64(hi)-uint64(lo))/2)
+		if n, _ := upTo(mid); n > s.offset {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	before, _ := upTo(lo - 1)
+	s.walkFrom(lo, before, need)
 	return true
 }
 
@@ -321,10 +429,20 @@ func (s *searcher) collapsedByBuckets() bool {
 // each bucket's matches in the date order (the first of them only, as
 // many as the page still needs, then more when series seen before took
 // some), until need are listed.
-func (s *searcher) walkCollapsed(need int) {
+func (s *searcher) walkCollapsed(need int) { s.walkFrom(math.MinInt64, 0, need) }
+
+// walkFrom is walkCollapsed from the matches that start at or after
+// from, before listed matches starting before it. From the start of the
+// dates (from at or before it) a series is listed at its first match
+// read (searcher.first); from later (deepCollapsed) a group's member is
+// listed when the member before it in its group is outside the dates
+// (listedMember).
+func (s *searcher) walkFrom(from int64, before, need int) {
 	x, f := s.x, s.x.facets
 	pp := *s.p
 	pp.flagMask &^= flagGrouped // the buckets' members are read as any document
+	fromStart := from <= pp.startMin
+	pp.startMin = max(pp.startMin, from)
 	var none [numLists][]int64
 	var m, t []uint64
 	var items []member
@@ -337,7 +455,7 @@ func (s *searcher) walkCollapsed(need int) {
 		}
 		return x.compare(x.ents[a.slot], x.ents[b.slot])
 	}
-	listed := 0
+	listed := before
 	lo, hi := bucketOf(pp.startMin), bucketOf(pp.startMax)
 	for i := sort.Search(len(f.nums), func(i int) bool { return f.nums[i] >= lo }); i < len(f.nums) && f.nums[i] <= hi && listed < need; i++ {
 		b := f.buckets[f.nums[i]]
@@ -360,7 +478,7 @@ func (s *searcher) walkCollapsed(need int) {
 			k = min(max(k, need-listed), len(items)-done)
 			firstK(items[done:], k, byDate)
 			for _, it := range items[done : done+k] {
-				if !s.first(&x.ents[it.slot]) {
+				if fromStart && !s.first(&x.ents[it.slot]) || !fromStart && !s.p.listedMember(x, it) {
 					continue
 				}
 				if listed >= s.offset {
@@ -372,4 +490,26 @@ func (s *searcher) walkCollapsed(need int) {
 			}
 		}
 	}
+}
+
+// listedMember reports whether a match m of a collapsed list is listed,
+// when no series' match is in the date order and no series has two
+// groups: a single event is; a group's member is when it is the first
+// of its group or the member before it is outside p's dates.
+func (p *plan) listedMember(x *Index, m member) bool {
+	g := x.rows[m.slot].grp
+	if g == nil {
+		return true
+	}
+	occ := g.occ
+	i := startsFrom(occ, m.start)
+	for i < len(occ) && occ[i].slot != m.slot {
+		i++
+	}
+	if i == 0 {
+		return true
+	}
+	st := occ[i-1].start
+	en := endOf(st, g.dur)
+	return st < p.startMin || st > p.startMax || en < p.endMin || en > p.endMax
 }

@@ -13,10 +13,10 @@ import (
 
 // collapseDocs returns single events and series over two years from now:
 // weekly series of up to 105 occurrences (every twentieth occurrence with
-// an override: another title or status), a few daily series and a few
+// an override, another title or status, when overrides), a few daily series and a few
 // monthly ones (gaps of 30 days), long events, every status and flag,
 // and now.
-func collapseDocs(singles, series int) ([]search.EventDocument, int64) {
+func collapseDocs(singles, series int, overrides bool) ([]search.EventDocument, int64) {
 	r := rand.New(rand.NewPCG(11, 12))
 	const now, day = int64(1_800_000_000), int64(86400)
 	statuses := []string{"publish", "publish", "publish", "publish", "draft", "private", "future"}
@@ -48,7 +48,7 @@ func collapseDocs(singles, series int) ([]search.EventDocument, int64) {
 			o := d
 			o.Occurrence = fmt.Sprintf("k%03d", k)
 			o.Start, o.End = d.Start+int64(k)*every, d.End+int64(k)*every
-			if k%20 == 19 {
+			if overrides && k%20 == 19 {
 				if r.IntN(2) == 0 {
 					o.Text = map[string]search.Text{"en": {Title: fmt.Sprintf("changed %d", k)}}
 				} else {
@@ -129,13 +129,18 @@ func collapsedQuery(r *rand.Rand, now int64) search.EventQuery {
 // load and after writes (series moved, retitled, restatused, removed and
 // written back), and checks that most took the path that decides no
 // group (collapsedByBuckets), with 1,024-second buckets too (many buckets
-// to a page).
+// to a page), and with collapsedPageMax at 16 over series without
+// overrides (most pages found by their start: deepCollapsed).
 func TestCollapsedByBucketsAgreesWithReference(t *testing.T) {
-	all, now := collapseDocs(3000, 600)
-	for _, width := range []int64{facetWidth, 1024} {
-		t.Run(fmt.Sprint(width), func(t *testing.T) {
-			defer func(w int64) { facetWidth = w }(facetWidth)
-			facetWidth = width
+	for _, c := range []struct {
+		width, pageMax int64
+		overrides      bool
+	}{{facetWidth, 2048, true}, {1024, 2048, true}, {facetWidth, 16, false}, {1024, 16, false}} {
+		all, now := collapseDocs(3000, 600, c.overrides)
+		t.Run(fmt.Sprint(c.width, "/", c.pageMax, "/", c.overrides), func(t *testing.T) {
+			defer func(w int64, m int) { facetWidth, collapsedPageMax = w, m }(facetWidth, collapsedPageMax)
+			facetWidth, collapsedPageMax = c.width, int(c.pageMax)
+			width := c.width
 			ls := newLiveSeries(all)
 			ls.write(ls.order)
 			x, docs := ls.x, all
@@ -202,7 +207,8 @@ func TestGroupsInDatesBounds(t *testing.T) {
 		{"a start and an end bound", week, 3 * week, ninf, 3 * week, 4, true},
 		{"an end bound below", ninf, inf, 9*week + 3600 + 2*3600, inf, 2, true},
 		{"both end bounds", ninf, inf, 0, 5 * week, 4, true},
-		{"a start and an end bound both above", ninf, 3 * week, ninf, 4 * week, 0, false},
+		{"a start bound a duration below the end bound", ninf, 3 * week, ninf, 4 * week, 4, true},
+		{"a start bound within a duration of the end bound", ninf, 4*week - 1800, ninf, 4 * week, 0, false},
 	} {
 		p := &plan{startMin: c.startMin, startMax: c.startMax, endMin: c.endMin, endMax: c.endMax}
 		got, ok := p.groupsInDates(x)

@@ -339,8 +339,8 @@ func (ls *liveSeries) removeSome(r *rand.Rand, oneIn int) ([]int64, map[int64][]
 // buckets (with 400 series, in under a quarter as many steps as it has
 // matches); a search
 // decides only the groups it matches; the first pages of a collapsed list
-// decide none either (collapsedByBuckets), a page past collapsedPageMax
-// every group (by its head). Before the buckets held the groups' members,
+// and its deep pages decide none either (collapsedByBuckets,
+// deepCollapsed). Before the buckets held the groups' members,
 // every list decided every group.
 func TestListsDecideNoGroup(t *testing.T) {
 	t.Parallel()
@@ -428,10 +428,14 @@ func TestListsDecideNoGroup(t *testing.T) {
 		} else {
 			t.Logf("%d series, collapsed: %d steps", series, steps)
 		}
-		if decided, _, _ := check("collapsed, past collapsedPageMax", with(func(q *search.EventQuery) {
-			q.CollapseSeries, q.Offset = true, collapsedPageMax
-		})); decided != uint64(series) {
-			t.Errorf("%d series, collapsed past collapsedPageMax: %d groups decided, want every one (%d)", series, decided, series)
+		pageMax := collapsedPageMax
+		collapsedPageMax = 16 // (a small index: its deep pages are found by their start, as a large one's)
+		decided, steps, _ := check("collapsed, a deep page", with(func(q *search.EventQuery) { q.CollapseSeries, q.Offset = true, 300 }))
+		collapsedPageMax = pageMax
+		if decided != 0 || steps > 20000 {
+			t.Errorf("%d series, collapsed, a deep page: %d groups decided, %d steps; want none, and at most 20,000 steps", series, decided, steps)
+		} else {
+			t.Logf("%d series, collapsed, a deep page: %d steps", series, steps)
 		}
 	}
 }
