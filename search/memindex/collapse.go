@@ -251,9 +251,8 @@ var collapsedPageMax = 2048
 
 // collapsedByBuckets runs a collapsed list (CollapseSeries) that has no
 // words, IDs, list filters, radius, facets, parent or event-status filter
-// in an index with groups (without,
-// the date order alone answers it as cheaply), and reports whether it did. Its
-// total is the date order's single events (counted from its blocks'
+// in an index with groups (without, the date order alone answers it as
+// cheaply), and reports whether it did. Its total is the date order's single events (counted from its blocks'
 // summaries) plus the groups with a member in the dates (groupsInDates)
 // plus the series whose occurrences with an override match and whose
 // group does not; its page is read from the facet buckets, which hold
@@ -264,7 +263,8 @@ var collapsedPageMax = 2048
 // page spans and the page. It declines (and the path that decides every
 // group runs) when a series has two groups, when groupsInDates cannot
 // count the groups exactly (dates narrower than the widest gap between a
-// group's members), and for a deep page that deepCollapsed cannot find.
+// group's members), and for a deep page when a series' occurrence with an
+// override matches or deepCollapsed cannot find the page.
 func (s *searcher) collapsedByBuckets() bool {
 	x, p := s.x, s.p
 	need := s.offset + s.limit
