@@ -243,6 +243,12 @@ func (p *plan) groupsInDates(x *Index) (int, bool) {
 	return n, true
 }
 
+// deepOccurrenceBlocks bounds the blocks of the date order holding
+// occurrences (with an override, or of series without a group) within
+// the dates of a deep collapsed page found by its start (deepCollapsed):
+// each of its counts reads them entry by entry.
+const deepOccurrenceBlocks = 16
+
 // collapsedPageMax bounds the page (offset plus limit) of a collapsed
 // list read by the buckets from the start of its dates (walkCollapsed); a
 // deeper page is found by its start (deepCollapsed). A variable so that
@@ -370,6 +376,17 @@ func (s *searcher) deepCollapsed(need int) bool {
 	}
 	if a > b {
 		return false
+	}
+	// Each count reads the blocks of the date order with occurrences
+	// entry by entry: with more than a few in the dates, the path that
+	// decides every group (which reads the date order once) costs less.
+	occBlocks := 0
+	for i, _ := x.order.lowerBound(a); i < len(x.order) && x.order[i].e[0].start <= b; i++ {
+		if x.order[i].occurrences > 0 {
+			if occBlocks++; occBlocks > deepOccurrenceBlocks {
+				return false
+			}
+		}
 	}
 	// upTo returns the number of listed matches that start by t, and
 	// whether it could count them (from some t on, up to b, it can).
