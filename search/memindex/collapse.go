@@ -38,9 +38,29 @@ type collapseState struct {
 	bySeries [][]*group
 	multi    int
 	// spans holds the groups' spans of gen (nil: none built); spansMu
-	// orders the queries that build them.
+	// orders the queries that build them. dirty holds the groups changed
+	// since the last build (each once: group.spanned.dirty), whose
+	// spans the next build replaces.
 	spans   atomic.Pointer[groupSpans]
 	spansMu sync.Mutex
+	dirty   []*group
+}
+
+// spanned is what the built spans hold of a group (in: they hold it).
+type spanned struct {
+	in, dirty     bool
+	status, flags uint8
+	first, last   int64
+	dur           int64
+}
+
+// touch marks g changed since the spans were built.
+func (c *collapseState) touch(g *group) {
+	c.gen++
+	if !g.spanned.dirty {
+		g.spanned.dirty = true
+		c.dirty = append(c.dirty, g)
+	}
 }
 
 // groupSpans holds, per kind (status and flags), the first and last
@@ -62,7 +82,7 @@ type spanKind struct {
 // joined updates c for a member joining g at index i of g.occ (g just
 // installed when its first member joins).
 func (c *collapseState) joined(g *group, i int) {
-	c.gen++
+	c.touch(g)
 	if len(g.occ) == 1 {
 		c.maxDur = max(c.maxDur, g.dur)
 		c.addSeries(g)
@@ -78,7 +98,7 @@ func (c *collapseState) joined(g *group, i int) {
 // left updates c for the member at index i of g.occ having left (g left
 // the index when it has no member any more).
 func (c *collapseState) left(g *group, i int) {
-	c.gen++
+	c.touch(g)
 	if len(g.occ) == 0 {
 		c.dropSeries(g)
 		return
@@ -127,7 +147,12 @@ func (c *collapseState) dropSeries(g *group) {
 }
 
 // groupSpans returns the groups' spans, building them when a write
-// changed a group since. The caller holds mu (read).
+// changed a group since: the spans before, with the changed groups'
+// values taken out and their new ones merged in (a pass over the spans
+// and a sort of the changes), or all anew when there are no spans yet or
+// many changes. The caller holds mu (read): no writer runs, and the
+// queries that build are ordered by spansMu (the spans of other queries
+// are never changed).
 func (x *Index) groupSpans() *groupSpans {
 	c := &x.collapse
 	if s := c.spans.Load(); s != nil && s.gen == c.gen {
@@ -135,26 +160,48 @@ func (x *Index) groupSpans() *groupSpans {
 	}
 	c.spansMu.Lock()
 	defer c.spansMu.Unlock()
-	if s := c.spans.Load(); s != nil && s.gen == c.gen {
-		return s
+	old := c.spans.Load()
+	if old != nil && old.gen == c.gen {
+		return old
 	}
-	s := &groupSpans{gen: c.gen}
-	for i := range x.heads {
-		h := &x.heads[i]
-		k := -1
-		for j := range s.kinds {
-			if s.kinds[j].status == h.status && s.kinds[j].flags == h.flags {
-				k = j
-				break
-			}
-		}
-		if k < 0 {
-			k = len(s.kinds)
-			s.kinds = append(s.kinds, spanKind{status: h.status, flags: h.flags})
-		}
-		sk := &s.kinds[k]
-		sk.first, sk.firstEnd = append(sk.first, h.first), append(sk.firstEnd, endOf(h.first, h.dur))
-		sk.last, sk.lastEnd = append(sk.last, h.last), append(sk.lastEnd, endOf(h.last, h.dur))
+	var s *groupSpans
+	if old == nil || len(c.dirty) > len(x.groups)/8 {
+		s = x.allSpans()
+	} else {
+		s = old.merged(x, c.dirty)
+	}
+	s.gen = c.gen
+	for _, g := range c.dirty {
+		g.spanned.dirty = false
+	}
+	c.dirty = c.dirty[:0]
+	c.spans.Store(s)
+	return s
+}
+
+// spannedNow returns what the spans hold of g now: its head's values, or
+// nothing for a group that left.
+func (x *Index) spannedNow(g *group) spanned {
+	if g.at < 0 {
+		return spanned{}
+	}
+	h := &x.heads[g.at]
+	return spanned{in: true, status: h.status, flags: h.flags, first: h.first, last: h.last, dur: h.dur}
+}
+
+// allSpans builds the spans of every group.
+func (x *Index) allSpans() *groupSpans {
+	for _, g := range x.collapse.dirty {
+		g.spanned = spanned{dirty: true} // (a group that left is in no spans)
+	}
+	s := &groupSpans{}
+	for _, g := range x.groups {
+		sp := x.spannedNow(g)
+		sp.dirty = g.spanned.dirty
+		g.spanned = sp
+		sk := s.kind(sp.status, sp.flags)
+		sk.first, sk.firstEnd = append(sk.first, sp.first), append(sk.firstEnd, endOf(sp.first, sp.dur))
+		sk.last, sk.lastEnd = append(sk.last, sp.last), append(sk.lastEnd, endOf(sp.last, sp.dur))
 	}
 	for k := range s.kinds {
 		sk := &s.kinds[k]
@@ -162,8 +209,100 @@ func (x *Index) groupSpans() *groupSpans {
 			slices.Sort(a)
 		}
 	}
-	c.spans.Store(s)
 	return s
+}
+
+// kind returns s's kind of status and flags, adding it.
+func (s *groupSpans) kind(status, flags uint8) *spanKind {
+	for k := range s.kinds {
+		if s.kinds[k].status == status && s.kinds[k].flags == flags {
+			return &s.kinds[k]
+		}
+	}
+	s.kinds = append(s.kinds, spanKind{status: status, flags: flags})
+	return &s.kinds[len(s.kinds)-1]
+}
+
+// merged returns new spans: s with the values of the changed groups
+// taken out and their new values (x.spannedNow) in, updating each
+// group's spanned. s is not changed.
+func (s *groupSpans) merged(x *Index, changed []*group) *groupSpans {
+	type change struct{ out, in [4][]int64 }
+	byKind := map[[2]uint8]*change{}
+	at := func(status, flags uint8) *change {
+		k := [2]uint8{status, flags}
+		if byKind[k] == nil {
+			byKind[k] = &change{}
+		}
+		return byKind[k]
+	}
+	values := func(sp spanned) [4]int64 {
+		return [4]int64{sp.first, endOf(sp.first, sp.dur), sp.last, endOf(sp.last, sp.dur)}
+	}
+	for _, g := range changed {
+		if g.spanned.in {
+			ch := at(g.spanned.status, g.spanned.flags)
+			for a, v := range values(g.spanned) {
+				ch.out[a] = append(ch.out[a], v)
+			}
+		}
+		now := x.spannedNow(g)
+		if now.in {
+			ch := at(now.status, now.flags)
+			for a, v := range values(now) {
+				ch.in[a] = append(ch.in[a], v)
+			}
+		}
+		now.dirty = g.spanned.dirty
+		g.spanned = now
+	}
+	out := &groupSpans{kinds: make([]spanKind, 0, len(s.kinds)+len(byKind))}
+	for _, k := range s.kinds {
+		nk := k
+		if ch := byKind[[2]uint8{k.status, k.flags}]; ch != nil {
+			arrs := [4]*[]int64{&nk.first, &nk.firstEnd, &nk.last, &nk.lastEnd}
+			for a, arr := range arrs {
+				*arr = mergeSpans(*arr, ch.out[a], ch.in[a])
+			}
+			delete(byKind, [2]uint8{k.status, k.flags})
+		}
+		if len(nk.first) > 0 {
+			out.kinds = append(out.kinds, nk)
+		}
+	}
+	for key, ch := range byKind { // kinds the spans did not hold
+		nk := spanKind{status: key[0], flags: key[1]}
+		arrs := [4]*[]int64{&nk.first, &nk.firstEnd, &nk.last, &nk.lastEnd}
+		for a, arr := range arrs {
+			*arr = mergeSpans(nil, nil, ch.in[a])
+		}
+		if len(nk.first) > 0 {
+			out.kinds = append(out.kinds, nk)
+		}
+	}
+	return out
+}
+
+// mergeSpans returns a new sorted array: the sorted values of a, less
+// one occurrence of each value of out (all in a), plus the values of in
+// (out and in are sorted here).
+func mergeSpans(a, out, in []int64) []int64 {
+	slices.Sort(out)
+	slices.Sort(in)
+	r := make([]int64, 0, len(a)-len(out)+len(in))
+	i, j := 0, 0
+	for _, v := range a {
+		if i < len(out) && out[i] == v {
+			i++
+			continue
+		}
+		for j < len(in) && in[j] < v {
+			r = append(r, in[j])
+			j++
+		}
+		r = append(r, v)
+	}
+	return append(r, in[j:]...)
 }
 
 // endOf returns start + dur (dur ≥ 0), or math.MaxInt64 when that

@@ -217,3 +217,47 @@ func TestGroupsInDatesBounds(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkGroupSpans measures the build of the groups' spans that the
+// first collapsed list after a write to a group pays (groupSpans), over
+// 50,000 groups: all anew, and after a write changed one group (merged)
+// or 20 (a write of 2,000 occurrences): go test ./search/memindex -run
+// '^$' -bench GroupSpans.
+func BenchmarkGroupSpans(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var docs []search.EventDocument
+	for s := range 50000 {
+		st := int64(1_800_000_000) + int64(r.IntN(730*24))*3600
+		for k := range 3 {
+			o := st + int64(k)*7*86400
+			docs = append(docs, search.EventDocument{ID: int64(s + 1), Occurrence: fmt.Sprint(k), Status: "publish", Start: o, End: o + 3600,
+				Featured: s%5 == 0, Text: map[string]search.Text{"en": {Title: "x"}}})
+		}
+	}
+	x := New()
+	x.Apply(docs)
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	for _, changed := range []int{0, 1, 20} {
+		name := fmt.Sprintf("%d changed", changed)
+		if changed == 0 {
+			name = "all anew"
+		}
+		b.Run(name, func(b *testing.B) {
+			cpu0 := cpuTime()
+			for i := 0; b.Loop(); i++ {
+				// (As a write does, under the write lock: nothing else
+				// runs here.)
+				if changed == 0 {
+					x.collapse.spans.Store(nil)
+					x.collapse.gen++
+				}
+				for k := range changed {
+					x.collapse.touch(x.groups[(i*changed+k)%len(x.groups)])
+				}
+				x.groupSpans()
+			}
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}

@@ -298,6 +298,8 @@ type group struct {
 	// body is the row body its members share (nil until the first is
 	// linked).
 	body *rowBody
+	// spanned is what the groups' spans (collapseState) hold of it.
+	spanned spanned
 }
 
 // member is a member of a group: its start and slot.
