@@ -261,3 +261,72 @@ func BenchmarkGroupSpans(b *testing.B) {
 		})
 	}
 }
+
+// TestCollapsedWhileWriting runs collapsed lists on three goroutines
+// while a writer rewrites, moves and removes series (run it with -race:
+// the groups' spans are built by queries under the read lock, ordered by
+// spansMu, from the groups that writers change under the write lock),
+// then checks them against the reference once the writes are done.
+func TestCollapsedWhileWriting(t *testing.T) {
+	t.Parallel()
+	all, now := collapseDocs(300, 60, false)
+	ls := newLiveSeries(all)
+	ls.write(ls.order)
+	query := func(i int) search.EventQuery {
+		return search.EventQuery{Lang: "en", CollapseSeries: true, Statuses: []string{"publish"}, Limit: 10, Offset: i % 40,
+			StartGTE: search.Some(now + int64(i%30)*86400), EndLTE: search.Some(now + 700*86400)}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r := rand.New(rand.NewPCG(9, 10))
+		for range 60 {
+			id := ls.order[300+r.IntN(60)] // a series
+			docs := slices.Clone(ls.live[id])
+			shift := int64(r.IntN(20*86400)) - 10*86400
+			for k := range docs {
+				docs[k].Start, docs[k].End = docs[k].Start+shift, docs[k].End+shift
+			}
+			if len(docs) > 0 {
+				ls.live[id] = docs
+				ls.write([]int64{id})
+			}
+			if r.IntN(5) == 0 {
+				ls.removeSome(r, 60)
+			}
+		}
+	}()
+	errs := make(chan error, 3)
+	for g := range 3 {
+		go func() {
+			for i := g; ; i += 3 {
+				if _, err := ls.x.Search(t.Context(), query(i)); err != nil {
+					errs <- err
+					return
+				}
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+			}
+		}()
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	docs := ls.all()
+	for i := range 40 {
+		q := query(i)
+		got, err := ls.x.Search(t.Context(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := searchtest.ExpectedEvents(docs, q); got.Total != want.Total || !slices.Equal(got.IDs, want.IDs) {
+			t.Fatalf("%+v after the writes: %d %v, want %d %v", q, got.Total, got.IDs, want.Total, want.IDs)
+		}
+	}
+}
