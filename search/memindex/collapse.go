@@ -54,14 +54,36 @@ type spanned struct {
 	dur           int64
 }
 
-// touch marks g changed since the spans were built.
-func (c *collapseState) touch(g *group) {
+// touch marks g changed since the spans were built; groups are the
+// index's groups. Without spans only gen moves (the next build reads
+// every group). Past dirtyMax changed groups (writes and no collapsed
+// list to build the spans) the spans are dropped, so that the changed
+// groups are not held: every group's spanned is cleared, those of the
+// groups that left with the changed ones.
+func (c *collapseState) touch(g *group, groups []*group) {
 	c.gen++
-	if !g.spanned.dirty {
-		g.spanned.dirty = true
-		c.dirty = append(c.dirty, g)
+	if c.spans.Load() == nil || g.spanned.dirty {
+		return
 	}
+	if len(c.dirty) >= dirtyMax {
+		for _, d := range c.dirty {
+			d.spanned = spanned{}
+		}
+		for _, d := range groups {
+			d.spanned = spanned{}
+		}
+		c.dirty = nil
+		c.spans.Store(nil)
+		return
+	}
+	g.spanned.dirty = true
+	c.dirty = append(c.dirty, g)
 }
+
+// dirtyMax bounds the groups changed since the spans were built that
+// collapseState keeps (past it, the next build reads every group). A
+// variable so that the tests can drop the spans.
+var dirtyMax = 1 << 14
 
 // groupSpans holds, per kind (status and flags), the first and last
 // starts of the groups of that kind and the ends of those members, each
@@ -80,9 +102,9 @@ type spanKind struct {
 }
 
 // joined updates c for a member joining g at index i of g.occ (g just
-// installed when its first member joins).
-func (c *collapseState) joined(g *group, i int) {
-	c.touch(g)
+// installed when its first member joins); groups are the index's.
+func (c *collapseState) joined(g *group, i int, groups []*group) {
+	c.touch(g, groups)
 	if len(g.occ) == 1 {
 		c.maxDur = max(c.maxDur, g.dur)
 		c.addSeries(g)
@@ -96,9 +118,9 @@ func (c *collapseState) joined(g *group, i int) {
 }
 
 // left updates c for the member at index i of g.occ having left (g left
-// the index when it has no member any more).
-func (c *collapseState) left(g *group, i int) {
-	c.touch(g)
+// the index when it has no member any more); groups are the index's.
+func (c *collapseState) left(g *group, i int, groups []*group) {
+	c.touch(g, groups)
 	if len(g.occ) == 0 {
 		c.dropSeries(g)
 		return

@@ -130,16 +130,20 @@ func collapsedQuery(r *rand.Rand, now int64) search.EventQuery {
 // written back), and checks that most took the path that decides no
 // group (collapsedByBuckets), with 1,024-second buckets too (many buckets
 // to a page), and with collapsedPageMax at 16 over series without
-// overrides (most pages found by their start: deepCollapsed).
+// overrides (most pages found by their start: deepCollapsed), and with
+// dirtyMax at 3 (the writes drop the spans: the next list builds them
+// anew).
 func TestCollapsedByBucketsAgreesWithReference(t *testing.T) {
 	for _, c := range []struct {
 		width, pageMax int64
 		overrides      bool
-	}{{facetWidth, 2048, true}, {1024, 2048, true}, {facetWidth, 16, false}, {1024, 16, false}} {
+		dirtyMax       int
+	}{{facetWidth, 2048, true, dirtyMax}, {1024, 2048, true, dirtyMax}, {facetWidth, 16, false, dirtyMax}, {1024, 16, false, dirtyMax},
+		{facetWidth, 2048, true, 3}} {
 		all, now := collapseDocs(3000, 600, c.overrides)
-		t.Run(fmt.Sprint(c.width, "/", c.pageMax, "/", c.overrides), func(t *testing.T) {
-			defer func(w int64, m int) { facetWidth, collapsedPageMax = w, m }(facetWidth, collapsedPageMax)
-			facetWidth, collapsedPageMax = c.width, int(c.pageMax)
+		t.Run(fmt.Sprint(c.width, "/", c.pageMax, "/", c.overrides, "/", c.dirtyMax), func(t *testing.T) {
+			defer func(w int64, m, d int) { facetWidth, collapsedPageMax, dirtyMax = w, m, d }(facetWidth, collapsedPageMax, dirtyMax)
+			facetWidth, collapsedPageMax, dirtyMax = c.width, int(c.pageMax), c.dirtyMax
 			width := c.width
 			ls := newLiveSeries(all)
 			ls.write(ls.order)
@@ -253,7 +257,7 @@ func BenchmarkGroupSpans(b *testing.B) {
 					x.collapse.gen++
 				}
 				for k := range changed {
-					x.collapse.touch(x.groups[(i*changed+k)%len(x.groups)])
+					x.collapse.touch(x.groups[(i*changed+k)%len(x.groups)], x.groups)
 				}
 				x.groupSpans()
 			}
