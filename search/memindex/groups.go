@@ -62,6 +62,7 @@ func (x *groupIndex) join(slot uint32, g *group) {
 	}
 	i := sort.Search(len(g.occ), func(i int) bool { return x.compare(x.ents[g.occ[i].slot], e) >= 0 })
 	g.occ = slices.Insert(g.occ, i, member{start: e.start, slot: slot})
+	x.collapse.joined(g, i, x.groups)
 	x.heads[g.at] = g.head(x.Index)
 	x.rows[slot].grp = g
 	x.grouped.Add(slot)
@@ -82,8 +83,10 @@ func (x *groupIndex) leave(slot uint32) {
 		// The first: a series rewritten leaves its old group from the
 		// front, so no member moves.
 		g.occ = g.occ[1:]
+		x.collapse.left(g, 0, x.groups)
 	case i < len(g.occ) && g.occ[i].slot == slot:
 		g.occ = slices.Delete(g.occ, i, i+1)
+		x.collapse.left(g, i, x.groups)
 	}
 	x.ents[slot].flags &^= flagGrouped
 	if g.rep == slot {

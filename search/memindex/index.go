@@ -65,9 +65,13 @@
 //     radius) is answered by the buckets alone, a step per week of its
 //     window and its page, and decides no group: at 50,000 series, a
 //     list deciding every group cost 15 to 20 ms of CPU where the buckets
-//     take under 1 (plan.byBuckets). Only words, IDs and a collapsed
-//     list decide groups (a collapsed list every group, by its head and
-//     first member in the dates).
+//     take under 1 (plan.byBuckets). Only words, IDs and some collapsed
+//     lists decide groups: a collapsed list without words, IDs, list
+//     filters or a radius counts the groups with a member in its dates
+//     from their first and last starts kept sorted, and reads its page
+//     from the buckets (collapsedByBuckets); with them, or past
+//     collapsedPageMax, it decides every group by its head and first
+//     member in the dates.
 //
 // Every filter is thus decided exactly as the reference (search/searchtest)
 // decides it, and totals and facet counts are exact.
@@ -127,7 +131,10 @@ type Index struct {
 	// and grouped every slot in a group (nGrouped of them).
 	groups []*group
 	// heads holds the head of each group, at the group's index in groups.
-	heads    []groupHead
+	heads []groupHead
+	// collapse is what the collapsed lists keep about the groups beyond
+	// their heads (see collapseState).
+	collapse collapseState
 	reps     *roaring.Bitmap
 	grouped  *roaring.Bitmap
 	nGrouped int
@@ -291,6 +298,8 @@ type group struct {
 	// body is the row body its members share (nil until the first is
 	// linked).
 	body *rowBody
+	// spanned is what the groups' spans (collapseState) hold of it.
+	spanned spanned
 }
 
 // member is a member of a group: its start and slot.

@@ -22,8 +22,11 @@ const maxPage = math.MaxInt32
 // The facet buckets hold every document, the groups' members too, so a
 // list without words or IDs is answered there (plan.byBuckets), at a
 // step per week of its window and its page, however many series it
-// spans. Any other query (words, IDs, a collapsed list, a relevance or
-// publish-date order) reads the date order, which holds the documents
+// spans. A collapsed list without words, IDs, list filters, a radius or
+// facets counts its groups from their sorted spans and reads its page
+// from the buckets too (collapsedByBuckets), when its dates and page
+// allow. Any other query (words, IDs, another collapsed list, a relevance
+// or publish-date order) reads the date order, which holds the documents
 // outside groups (single events, and occurrences with an override), and
 // decides each group of uniform occurrences (see group) once, on its
 // representative (only those among its candidates, when it has some),
@@ -40,6 +43,11 @@ func (x *Index) Search(ctx context.Context, q search.EventQuery) (search.Result,
 	s.offset, s.limit = min(max(q.Offset, 0), maxPage), min(max(q.Limit, 0), maxPage)
 	if !p.none {
 		p.decideGroups(x, s.limit)
+		if s.collapsedByBuckets() {
+			s.res.Facets = s.counts.result(x)
+			s.res.Occurrences = s.occs
+			return s.res, nil
+		}
 		gs := p.groups(x)
 		defer putHits(gs)
 		switch {

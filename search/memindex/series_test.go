@@ -338,9 +338,10 @@ func (ls *liveSeries) removeSome(r *rand.Rand, oneIn int) ([]int64, map[int64][]
 // decides no group and reads the series' occurrences in the facet
 // buckets (with 400 series, in under a quarter as many steps as it has
 // matches); a search
-// decides only the groups it matches; a collapsed list decides every
-// group (by its head). Before the buckets held the groups' members, every
-// list decided every group.
+// decides only the groups it matches; the first pages of a collapsed list
+// and its deep pages decide none either (collapsedByBuckets,
+// deepCollapsed). Before the buckets held the groups' members,
+// every list decided every group.
 func TestListsDecideNoGroup(t *testing.T) {
 	t.Parallel()
 	const weeks, week = 60, 7 * 86400
@@ -422,8 +423,19 @@ func TestListsDecideNoGroup(t *testing.T) {
 		if decided, _, _ := check("a search", with(func(q *search.EventQuery) { q.Query = "opera" })); decided > uint64(series/10+1) {
 			t.Errorf("%d series, a search: %d groups decided, want at most the %d it matches", series, decided, series/10+1)
 		}
-		if decided, _, _ := check("collapsed", with(func(q *search.EventQuery) { q.CollapseSeries = true })); decided != uint64(series) {
-			t.Errorf("%d series, collapsed: %d groups decided, want every one (%d)", series, decided, series)
+		if decided, steps, _ := check("collapsed", with(func(q *search.EventQuery) { q.CollapseSeries = true })); decided != 0 || steps > 4000 {
+			t.Errorf("%d series, collapsed: %d groups decided, %d steps; want none, and at most 4,000 steps", series, decided, steps)
+		} else {
+			t.Logf("%d series, collapsed: %d steps", series, steps)
+		}
+		pageMax := collapsedPageMax
+		collapsedPageMax = 16 // (a small index: its deep pages are found by their start, as a large one's)
+		decided, steps, _ := check("collapsed, a deep page", with(func(q *search.EventQuery) { q.CollapseSeries, q.Offset = true, 300 }))
+		collapsedPageMax = pageMax
+		if decided != 0 || steps > 20000 {
+			t.Errorf("%d series, collapsed, a deep page: %d groups decided, %d steps; want none, and at most 20,000 steps", series, decided, steps)
+		} else {
+			t.Logf("%d series, collapsed, a deep page: %d steps", series, steps)
 		}
 	}
 }
