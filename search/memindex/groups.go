@@ -62,6 +62,7 @@ func (x *groupIndex) join(slot uint32, g *group) {
 	}
 	i := sort.Search(len(g.occ), func(i int) bool { return x.compare(x.ents[g.occ[i].slot], e) >= 0 })
 	g.occ = slices.Insert(g.occ, i, member{start: e.start, slot: slot})
+	g.joined(i)
 	x.heads[g.at] = g.head(x.Index)
 	x.rows[slot].grp = g
 	x.grouped.Add(slot)
@@ -84,6 +85,9 @@ func (x *groupIndex) leave(slot uint32) {
 		g.occ = g.occ[1:]
 	case i < len(g.occ) && g.occ[i].slot == slot:
 		g.occ = slices.Delete(g.occ, i, i+1)
+		if i < len(g.occ) {
+			g.restep() // a member from between two others
+		}
 	}
 	x.ents[slot].flags &^= flagGrouped
 	if g.rep == slot {
@@ -102,6 +106,43 @@ func (x *groupIndex) leave(slot uint32) {
 		return
 	}
 	x.heads[g.at] = g.head(x.Index)
+}
+
+// joined keeps g.step after a member joined at i: a member after the
+// last or before the first keeps a step its neighbour's distance
+// matches, and keeps a group not known to be evenly spaced so (its other
+// members' distances are as they were); any other join looks at every
+// member (restep). So a series written in order costs a step per member.
+func (g *group) joined(i int) {
+	n := len(g.occ)
+	switch {
+	case n > 2 && g.step == 0 && (i == 0 || i == n-1):
+	case n > 2 && i == n-1 && g.occ[i].start-g.occ[i-1].start == g.step:
+	case n > 2 && i == 0 && g.occ[1].start-g.occ[0].start == g.step:
+	default:
+		g.restep()
+	}
+}
+
+// restep sets g.step from g's members: the distance between the first
+// two when every two in a row are that far apart (and it is above 0),
+// else 0. A distance that overflows int64 is negative, so a step above 0
+// is exact.
+func (g *group) restep() {
+	g.step = 0
+	if len(g.occ) < 2 {
+		return
+	}
+	s := g.occ[1].start - g.occ[0].start
+	if s <= 0 {
+		return
+	}
+	for k := 2; k < len(g.occ); k++ {
+		if g.occ[k].start-g.occ[k-1].start != s {
+			return
+		}
+	}
+	g.step = s
 }
 
 // groupsOf returns, for each document of docs, the new group it joins
@@ -294,6 +335,9 @@ func (p *plan) span(x *Index, g *group, h *groupHead, firstOnly bool) (int, int,
 		}
 		return 0, int(h.n), h.first
 	}
+	if h.step > 0 {
+		return p.spanByStep(h, lo, hi, firstOnly)
+	}
 	occ := g.occ
 	i, j := 0, len(occ)
 	if h.first < lo {
@@ -312,6 +356,33 @@ func (p *plan) span(x *Index, g *group, h *groupHead, firstOnly bool) (int, int,
 		return 0, 0, 0
 	}
 	return i, j, occ[i].start
+}
+
+// spanByStep is span for a group whose members are evenly spaced
+// (h.step > 0) and that the start bounds [lo, hi] cut (lo <= h.last,
+// h.first <= hi, and not both lo <= h.first and h.last <= hi): the
+// members' indexes in the bounds are found by division, reading none of
+// them (a member a query has not read yet is a cache miss).
+func (p *plan) spanByStep(h *groupHead, lo, hi int64, firstOnly bool) (int, int, int64) {
+	step := uint64(h.step)
+	i, j := uint64(0), uint64(h.n)
+	if h.first < lo {
+		d := uint64(lo) - uint64(h.first) // the distance, exact as unsigned
+		i = d / step
+		if d%step != 0 {
+			i++
+		}
+	}
+	if h.last > hi {
+		j = (uint64(hi)-uint64(h.first))/step + 1
+	}
+	if i >= j {
+		return 0, 0, 0
+	}
+	if firstOnly {
+		j = i + 1
+	}
+	return int(i), int(j), h.first + int64(i*step)
 }
 
 // startsFrom returns the index of the first member of occ (in order)

@@ -291,6 +291,12 @@ type group struct {
 	// body is the row body its members share (nil until the first is
 	// linked).
 	body *rowBody
+	// step, when above 0, is the spacing of the members' starts: member
+	// k starts at occ[0].start + k*step (a weekly series' members, say),
+	// so that a query counts the members in its dates without reading
+	// them (see plan.span). 0: not known to be evenly spaced (see
+	// group.restep).
+	step int64
 }
 
 // member is a member of a group: its start and slot.
@@ -308,17 +314,19 @@ type groupHead struct {
 	// their number.
 	first, last int64
 	dur         int64
-	n           int32
-	point       int32
-	series      uint32
-	status      uint8
-	flags       uint8
+	// step is the group's step (see group.step).
+	step   int64
+	n      int32
+	point  int32
+	series uint32
+	status uint8
+	flags  uint8
 }
 
 // head returns the head of g (installed) from its members.
 func (g *group) head(x *Index) groupHead {
 	e := &x.ents[g.occ[0].slot]
-	return groupHead{first: e.start, last: g.occ[len(g.occ)-1].start, dur: g.dur, n: int32(len(g.occ)),
+	return groupHead{first: e.start, last: g.occ[len(g.occ)-1].start, dur: g.dur, step: g.step, n: int32(len(g.occ)),
 		point: e.point, series: g.series, status: e.status, flags: e.flags &^ flagGrouped}
 }
 
