@@ -59,6 +59,7 @@ func (x *groupIndex) join(slot uint32, g *group) {
 		x.groups = append(x.groups, g)
 		x.heads = append(x.heads, groupHead{})
 		x.reps.Add(slot)
+		x.addRep(slot, g.at)
 	}
 	i := sort.Search(len(g.occ), func(i int) bool { return x.compare(x.ents[g.occ[i].slot], e) >= 0 })
 	g.occ = slices.Insert(g.occ, i, member{start: e.start, slot: slot})
@@ -92,20 +93,49 @@ func (x *groupIndex) leave(slot uint32) {
 	x.ents[slot].flags &^= flagGrouped
 	if g.rep == slot {
 		x.reps.Remove(slot)
+		x.dropRep(slot)
 		if len(g.occ) > 0 {
 			g.rep = g.occ[0].slot
 			x.reps.Add(g.rep)
+			x.addRep(g.rep, g.at)
 		}
 	}
 	if len(g.occ) == 0 {
 		end := len(x.groups) - 1
 		last := x.groups[end]
+		if last != g {
+			x.repAt[x.repIndex(last.rep)] = int32(g.at)
+		}
 		x.groups[g.at], x.heads[g.at], last.at = last, x.heads[end], g.at
 		x.groups, x.heads = x.groups[:end], x.heads[:end]
 		g.at = -1
 		return
 	}
 	x.heads[g.at] = g.head(x.Index)
+}
+
+// repIndex returns the index in repSlots of slot (a representative's).
+func (x *groupIndex) repIndex(slot uint32) int {
+	i, _ := slices.BinarySearch(x.repSlots, slot)
+	return i
+}
+
+// addRep adds slot, the representative of the group at index at of
+// groups, to repSlots and repAt (at the end when it is the largest: a
+// load adds them so).
+func (x *groupIndex) addRep(slot uint32, at int) {
+	i := x.repIndex(slot)
+	x.repSlots = slices.Insert(x.repSlots, i, slot)
+	x.repAt = slices.Insert(x.repAt, i, int32(at))
+}
+
+// dropRep takes slot, a representative no more, out of repSlots and
+// repAt.
+func (x *groupIndex) dropRep(slot uint32) {
+	if i := x.repIndex(slot); i < len(x.repSlots) && x.repSlots[i] == slot {
+		x.repSlots = slices.Delete(x.repSlots, i, i+1)
+		x.repAt = slices.Delete(x.repAt, i, i+1)
+	}
 }
 
 // joined keeps g.step after a member joined at i: a member after the
@@ -279,11 +309,26 @@ func (p *plan) groups(x *Index) []groupHit {
 		x.decided.Add(uint64(len(x.heads)))
 		return out
 	}
-	it := roaring.And(p.cands, x.reps).ManyIterator()
+	matched := roaring.And(p.cands, x.reps)
+	if v, ok := hitPool.Get().(*[]groupHit); ok && uint64(cap(*v)) >= matched.GetCardinality() {
+		out = (*v)[:0]
+	} else {
+		out = make([]groupHit, 0, matched.GetCardinality())
+	}
+	it := matched.ManyIterator()
 	buf := make([]uint32, 256)
+	// The representatives come in slot order: each is found in repSlots
+	// from the one before, by steps that double then a binary search.
+	reps, k := x.repSlots, 0
 	for n := it.NextMany(buf); n > 0; n = it.NextMany(buf) {
 		for _, slot := range buf[:n] {
-			try(x.rows[slot].grp.at)
+			step := 1
+			for k+step < len(reps) && reps[k+step] <= slot {
+				k += step
+				step *= 2
+			}
+			k += sort.Search(min(step, len(reps)-k), func(j int) bool { return reps[k+j] >= slot })
+			try(int(x.repAt[k]))
 		}
 		x.decided.Add(uint64(n))
 	}

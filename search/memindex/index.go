@@ -127,8 +127,15 @@ type Index struct {
 	// and grouped every slot in a group (nGrouped of them).
 	groups []*group
 	// heads holds the head of each group, at the group's index in groups.
-	heads    []groupHead
-	reps     *roaring.Bitmap
+	heads []groupHead
+	reps  *roaring.Bitmap
+	// repSlots holds the representatives' slots in order and repAt the
+	// index in groups of each one's group, so that a query finds the
+	// group of each representative among its candidates (taken in slot
+	// order) reading these two arrays in order, not the representative's
+	// row and group (two cache misses each).
+	repSlots []uint32
+	repAt    []int32
 	grouped  *roaring.Bitmap
 	nGrouped int
 	// order holds an entry of every event, by (start, ID).

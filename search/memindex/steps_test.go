@@ -164,9 +164,20 @@ func TestSteppedGroupsAgreeWithReference(t *testing.T) {
 }
 
 // checkSteps fails t unless every group's step (when above 0) is the
-// distance between each two of its members in a row.
+// distance between each two of its members in a row, and unless
+// repSlots and repAt hold each group's representative, in order, at its
+// group's index.
 func checkSteps(t *testing.T, x *Index) {
 	t.Helper()
+	if len(x.repSlots) != len(x.groups) || len(x.repAt) != len(x.groups) || !slices.IsSorted(x.repSlots) {
+		t.Fatalf("%d groups, %d representatives' slots (sorted: %v), %d indexes", len(x.groups), len(x.repSlots),
+			slices.IsSorted(x.repSlots), len(x.repAt))
+	}
+	for k, slot := range x.repSlots {
+		if at := x.repAt[k]; at < 0 || int(at) >= len(x.groups) || x.groups[at].rep != slot {
+			t.Fatalf("representative %d at slot %d: group index %d, not its group's", k, slot, at)
+		}
+	}
 	for _, g := range x.groups {
 		if g.step <= 0 {
 			continue
