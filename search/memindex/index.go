@@ -170,6 +170,12 @@ type Index struct {
 	// intersected: the work of a list that may grow with its matches (the
 	// tests count it).
 	visited atomic.Uint64
+	// version is raised whenever a writer takes mu to change the index
+	// (lockW, load), so that what a query keeps for the next ones
+	// (matches) is of one version of the index.
+	version uint64
+	// matches keeps the rows of recent query words (see matchCache).
+	matches matchCache
 	// decided counts the groups that queries decided (plan.groups): the
 	// work of a list that grows with the number of series (the tests
 	// count it).

@@ -126,10 +126,18 @@ func (x *Index) plan(q search.EventQuery) *plan {
 	if q.ExcludeProtected {
 		p.flagMask |= flagProtected
 	}
-	and := func(b *roaring.Bitmap) {
-		if p.cands == nil {
-			p.cands = b
-		} else {
+	// shared: p.cands is a bitmap of the match cache, which no one
+	// changes (the next filter makes a new one).
+	shared := false
+	// and narrows the candidates to b, a bitmap of the match cache when
+	// cached (else one p may change).
+	and := func(b *roaring.Bitmap, cached bool) {
+		switch {
+		case p.cands == nil:
+			p.cands, shared = b, cached
+		case shared:
+			p.cands, shared = roaring.And(p.cands, b), false
+		default:
 			p.cands.And(b)
 		}
 		if p.cands.IsEmpty() {
@@ -141,7 +149,7 @@ func (x *Index) plan(q search.EventQuery) *plan {
 		for _, id := range q.IDs {
 			b.AddMany(x.byID[id])
 		}
-		if and(b); p.none {
+		if and(b, false); p.none {
 			return p
 		}
 	}
@@ -155,7 +163,7 @@ func (x *Index) plan(q search.EventQuery) *plan {
 				parts = append(parts, b)
 			}
 		}
-		if and(roaring.FastOr(parts...)); p.none {
+		if and(roaring.FastOr(parts...), false); p.none {
 			return p
 		}
 	}
@@ -174,8 +182,20 @@ func (x *Index) plan(q search.EventQuery) *plan {
 		return p
 	}
 	for _, t := range terms {
-		matched, classes := x.match(p, l, t, q.Relevance)
-		if and(matched); p.none {
+		var matched *roaring.Bitmap
+		var classes []scoredClass
+		if q.Relevance {
+			matched, classes = x.match(p, l, t, true)
+		} else {
+			// The rows of a word are kept for the next queries of this
+			// version of the index (search-as-you-type).
+			k := keyOfMatch(p, q.Lang, t)
+			if matched = x.matches.get(x.version, k); matched == nil {
+				matched, _ = x.match(p, l, t, false)
+				x.matches.put(x.version, k, matched)
+			}
+		}
+		if and(matched, !q.Relevance); p.none {
 			return p
 		}
 		if q.Relevance {
