@@ -302,6 +302,7 @@ func (p *plan) groups(x *Index) []groupHit {
 			out = append(out, groupHit{g: g, lo: lo, hi: hi, start: start, series: h.series})
 		}
 	}
+	defer func() { x.searchedGroups.Add(uint64(p.searched)) }()
 	if p.cands == nil {
 		for i := range x.heads {
 			try(i)
@@ -383,6 +384,7 @@ func (p *plan) span(x *Index, g *group, h *groupHead, firstOnly bool) (int, int,
 	if h.step > 0 {
 		return p.spanByStep(h, lo, hi, firstOnly)
 	}
+	p.searched++
 	occ := g.occ
 	i, j := 0, len(occ)
 	if h.first < lo {

@@ -170,6 +170,10 @@ type Index struct {
 	// intersected: the work of a list that may grow with its matches (the
 	// tests count it).
 	visited atomic.Uint64
+	// searchedGroups counts the groups whose members queries searched
+	// for their date bounds (plan.span): those the bounds cut that are not
+	// evenly spaced (the tests count it).
+	searchedGroups atomic.Uint64
 	// version is raised whenever a writer takes mu to change the index
 	// (lockW, load), so that what a query keeps for the next ones
 	// (matches) is of one version of the index.

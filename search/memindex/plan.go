@@ -50,6 +50,9 @@ type plan struct {
 	// (0), at the point's index plus one, so that an entry without a
 	// point (-1) reads 0 (nil: no radius).
 	inside []uint8
+	// searched counts the groups whose members span searched for the
+	// date bounds (Index.searchedGroups).
+	searched int
 	// insideNum holds inside by the points' numbers in the facet buckets
 	// (see insideByNumber; nil until asked for).
 	insideNum []uint8

@@ -252,3 +252,58 @@ func TestGroupStepFollowsJoinsAndLeaves(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchReadsNoMemberOfEvenGroups counts the groups whose members a
+// search reads to find those in its dates (Index.searchedGroups), not its
+// time, over 400 weekly series of 60 occurrences (a tenth "opera", the
+// others "concert") and a window that cuts every group: evenly spaced,
+// a search of either word reads no group's members (each group matched
+// costs a step in its head, counted by division), so the work per group
+// does not grow with its members; with the start an hour later from the
+// 30th occurrence on (not evenly spaced) each group matched is searched,
+// as before the steps. Every answer is the reference's.
+func TestSearchReadsNoMemberOfEvenGroups(t *testing.T) {
+	const weeks, week, series = 60, 7 * 86400, 400
+	for _, even := range []bool{true, false} {
+		var docs []search.EventDocument
+		for s := range series {
+			title := "concert"
+			if s%10 == 0 {
+				title = "opera"
+			}
+			for k := range weeks {
+				start := int64(k)*week + int64(s)*60
+				if !even && k >= 30 {
+					start += 3600
+				}
+				docs = append(docs, search.EventDocument{ID: int64(s + 1), Occurrence: fmt.Sprintf("k%03d", k), Status: "publish",
+					Start: start, End: start + 3600, Text: map[string]search.Text{"en": {Title: fmt.Sprintf("%s %d", title, s)}}})
+			}
+		}
+		x := New()
+		x.Apply(docs)
+		if len(x.groups) != series {
+			t.Fatalf("%d groups, want %d", len(x.groups), series)
+		}
+		for word, groups := range map[string]uint64{"opera": series / 10, "concert": series - series/10} {
+			q := search.EventQuery{Lang: "en", Query: word, Statuses: []string{"publish"}, StartGTE: search.Some(int64(5 * week)),
+				EndLTE: search.Some(int64(50 * week)), Limit: 10}
+			s0, d0 := x.searchedGroups.Load(), x.decided.Load()
+			got, err := x.Search(t.Context(), q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := searchtest.ExpectedEvents(docs, q); got.Total != want.Total || !slices.Equal(got.IDs, want.IDs) {
+				t.Fatalf("evenly spaced %v, %q: total %d, %v; want %d, %v", even, word, got.Total, got.IDs, want.Total, want.IDs)
+			}
+			searched, decided := x.searchedGroups.Load()-s0, x.decided.Load()-d0
+			t.Logf("evenly spaced %v, %q: %d groups decided, %d searched, %d matches", even, word, decided, searched, got.Total)
+			if decided != groups {
+				t.Errorf("evenly spaced %v, %q: %d groups decided, want the %d it matches", even, word, decided, groups)
+			}
+			if want := map[bool]uint64{true: 0, false: groups}[even]; searched != want {
+				t.Errorf("evenly spaced %v, %q: the members of %d groups searched, want %d", even, word, searched, want)
+			}
+		}
+	}
+}
