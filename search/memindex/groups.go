@@ -310,7 +310,12 @@ func (p *plan) groups(x *Index) []groupHit {
 		x.decided.Add(uint64(len(x.heads)))
 		return out
 	}
-	matched := roaring.And(p.cands, x.reps)
+	var matched, singles *roaring.Bitmap
+	if p.cached != nil {
+		matched, singles = x.matches.derived(x, p.cached)
+	} else {
+		matched = roaring.And(p.cands, x.reps)
+	}
 	if v, ok := hitPool.Get().(*[]groupHit); ok && uint64(cap(*v)) >= matched.GetCardinality() {
 		out = (*v)[:0]
 	} else {
@@ -334,7 +339,11 @@ func (p *plan) groups(x *Index) []groupHit {
 		x.decided.Add(uint64(n))
 	}
 	if x.nGrouped > 0 {
-		p.cands = roaring.AndNot(p.cands, x.grouped)
+		if singles != nil {
+			p.cands = singles // (shared: no one changes it)
+		} else {
+			p.cands = roaring.AndNot(p.cands, x.grouped)
+		}
 		p.mainNone = p.cands.IsEmpty()
 	}
 	return out

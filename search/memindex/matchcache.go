@@ -21,9 +21,37 @@ import (
 type matchCache struct {
 	mu      sync.Mutex
 	version uint64
-	m       map[matchKey]*roaring.Bitmap
+	m       map[matchKey]*matchEntry
 	// hits and misses count the lookups (the tests read them).
 	hits, misses uint64
+}
+
+// matchEntry is the rows a word matched (rows), and, once a query
+// without other candidate filters asked for them, those that are groups'
+// representatives (reps) and those outside groups (singles): what
+// plan.groups takes from the candidates, each an operation over every
+// row the word matched (millions, with many series).
+type matchEntry struct {
+	rows, reps, singles *roaring.Bitmap
+}
+
+// derived returns e's reps and singles, from the index x (of the
+// entry's version: the caller holds x.mu for reading), making them the
+// first time.
+func (c *matchCache) derived(x *Index, e *matchEntry) (reps, singles *roaring.Bitmap) {
+	c.mu.Lock()
+	reps, singles = e.reps, e.singles
+	c.mu.Unlock()
+	if reps != nil {
+		return reps, singles
+	}
+	reps, singles = roaring.And(e.rows, x.reps), roaring.AndNot(e.rows, x.grouped)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e.reps == nil {
+		e.reps, e.singles = reps, singles
+	}
+	return e.reps, e.singles
 }
 
 // matchCacheMax bounds the words a matchCache keeps: past it, one is
@@ -50,8 +78,8 @@ func keyOfMatch(p *plan, lang string, t search.Term) matchKey {
 		mask: p.flagMask & visibilityFlags, want: p.flagWant & visibilityFlags, joined: joinedPrefixes}
 }
 
-// get returns the rows of k at the index's version v (nil: not kept).
-func (c *matchCache) get(v uint64, k matchKey) *roaring.Bitmap {
+// get returns the entry of k at the index's version v (nil: not kept).
+func (c *matchCache) get(v uint64, k matchKey) *matchEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	b := c.m[k]
@@ -64,15 +92,15 @@ func (c *matchCache) get(v uint64, k matchKey) *roaring.Bitmap {
 }
 
 // put keeps the rows b of k at the index's version v, emptying the cache
-// of an older version first.
-func (c *matchCache) put(v uint64, k matchKey, b *roaring.Bitmap) {
+// of an older version first, and returns their entry.
+func (c *matchCache) put(v uint64, k matchKey, b *roaring.Bitmap) *matchEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.version != v || c.m == nil {
 		if v < c.version {
-			return // a query of an older version, finishing late
+			return &matchEntry{rows: b} // a query of an older version, finishing late
 		}
-		c.version, c.m = v, map[matchKey]*roaring.Bitmap{}
+		c.version, c.m = v, map[matchKey]*matchEntry{}
 	}
 	if len(c.m) >= matchCacheMax {
 		for old := range c.m {
@@ -80,5 +108,7 @@ func (c *matchCache) put(v uint64, k matchKey, b *roaring.Bitmap) {
 			break
 		}
 	}
-	c.m[k] = b
+	e := &matchEntry{rows: b}
+	c.m[k] = e
+	return e
 }

@@ -50,6 +50,10 @@ type plan struct {
 	// (0), at the point's index plus one, so that an entry without a
 	// point (-1) reads 0 (nil: no radius).
 	inside []uint8
+	// cached is the match cache's entry whose rows cands is (nil: cands
+	// is not a cached word's rows), whose bitmaps derived from them
+	// plan.groups reuses.
+	cached *matchEntry
 	// searched counts the groups whose members span searched for the
 	// date bounds (Index.searchedGroups).
 	searched int
@@ -139,7 +143,7 @@ func (x *Index) plan(q search.EventQuery) *plan {
 		case p.cands == nil:
 			p.cands, shared = b, cached
 		case shared:
-			p.cands, shared = roaring.And(p.cands, b), false
+			p.cands, shared, p.cached = roaring.And(p.cands, b), false, nil
 		default:
 			p.cands.And(b)
 		}
@@ -193,9 +197,14 @@ func (x *Index) plan(q search.EventQuery) *plan {
 			// The rows of a word are kept for the next queries of this
 			// version of the index (search-as-you-type).
 			k := keyOfMatch(p, q.Lang, t)
-			if matched = x.matches.get(x.version, k); matched == nil {
-				matched, _ = x.match(p, l, t, false)
-				x.matches.put(x.version, k, matched)
+			e := x.matches.get(x.version, k)
+			if e == nil {
+				m, _ := x.match(p, l, t, false)
+				e = x.matches.put(x.version, k, m)
+			}
+			matched = e.rows
+			if p.cands == nil {
+				p.cached = e
 			}
 		}
 		if and(matched, !q.Relevance); p.none {
