@@ -1,6 +1,7 @@
 package memindex
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 
@@ -76,6 +77,19 @@ type matchKey struct {
 func keyOfMatch(p *plan, lang string, t search.Term) matchKey {
 	return matchKey{lang: lang, word: t.Word, prefix: t.Prefix, typos: t.Typos, statuses: strings.Join(p.q.Statuses, "\x00"),
 		mask: p.flagMask & visibilityFlags, want: p.flagWant & visibilityFlags, joined: joinedPrefixes}
+}
+
+// keyOfWords returns the key of the rows that match every term of
+// terms (several) of plan p in language lang: its word holds every
+// term's, and its typos are -1 (no single term's key).
+func keyOfWords(p *plan, lang string, terms []search.Term) matchKey {
+	k := keyOfMatch(p, lang, search.Term{Typos: -1})
+	var b strings.Builder
+	for _, t := range terms {
+		fmt.Fprintf(&b, "%s\x00%v\x00%d\x01", t.Word, t.Prefix, t.Typos)
+	}
+	k.word = b.String()
+	return k
 }
 
 // get returns the entry of k at the index's version v (nil: not kept).

@@ -188,6 +188,20 @@ func (x *Index) plan(q search.EventQuery) *plan {
 		p.none = true
 		return p
 	}
+	// Several words alone: the rows that match them all are kept too.
+	var all matchKey
+	if whole := len(terms) > 1 && p.cands == nil && !q.Relevance; whole {
+		all = keyOfWords(p, q.Lang, terms)
+		if e := x.matches.get(x.version, all); e != nil {
+			p.cands, p.cached, p.none = e.rows, e, e.rows.IsEmpty()
+			return p
+		}
+		defer func() {
+			if !shared && p.cands != nil {
+				p.cached = x.matches.put(x.version, all, p.cands)
+			}
+		}()
+	}
 	for _, t := range terms {
 		var matched *roaring.Bitmap
 		var classes []scoredClass
