@@ -134,6 +134,7 @@ func (x *Index) Apply(docs []search.EventDocument) {
 		p := startPrepare(docs, grps, prepareRun)
 		x.mu.Lock()
 		defer x.mu.Unlock()
+		x.version++
 		x.load(p.preps, p.wait)
 		return
 	}
@@ -173,6 +174,7 @@ func (x *Index) Apply(docs []search.EventDocument) {
 // unlinks in this hold from zero.
 func (x *wordIndex) lockW() {
 	x.mu.Lock()
+	x.version++
 	x.held = 0
 }
 
@@ -454,6 +456,7 @@ func (x *Index) compact() {
 				}
 			}
 			x.mu.Lock()
+			x.version++
 			v.sorted, v.stale = live, 0
 			x.mu.Unlock()
 		}

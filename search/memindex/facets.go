@@ -148,6 +148,9 @@ func (s *searcher) countOnly(gs []groupHit) bool {
 // addGroup counts n matching members of group g: as many times its
 // representative's values and flags.
 func (c *facetCounts) addGroup(x *Index, g *group, n int) {
+	if c.featured == nil && c.ticketed == nil && c.lists == [numLists]bool{} {
+		return // no facet: the group and its representative are not read
+	}
 	e := &x.ents[g.rep]
 	if c.featured != nil {
 		c.featured[e.flags&flagFeatured>>bits.TrailingZeros8(flagFeatured)] += n

@@ -59,10 +59,12 @@ func (x *groupIndex) join(slot uint32, g *group) {
 		x.groups = append(x.groups, g)
 		x.heads = append(x.heads, groupHead{})
 		x.reps.Add(slot)
+		x.addRep(slot, g.at)
 	}
 	i := sort.Search(len(g.occ), func(i int) bool { return x.compare(x.ents[g.occ[i].slot], e) >= 0 })
 	g.occ = slices.Insert(g.occ, i, member{start: e.start, slot: slot})
 	x.collapse.joined(g, i, x.groups)
+	g.joined(i)
 	x.heads[g.at] = g.head(x.Index)
 	x.rows[slot].grp = g
 	x.grouped.Add(slot)
@@ -87,24 +89,93 @@ func (x *groupIndex) leave(slot uint32) {
 	case i < len(g.occ) && g.occ[i].slot == slot:
 		g.occ = slices.Delete(g.occ, i, i+1)
 		x.collapse.left(g, i, x.groups)
+		if i < len(g.occ) {
+			g.restep() // a member from between two others
+		}
 	}
 	x.ents[slot].flags &^= flagGrouped
 	if g.rep == slot {
 		x.reps.Remove(slot)
+		x.dropRep(slot)
 		if len(g.occ) > 0 {
 			g.rep = g.occ[0].slot
 			x.reps.Add(g.rep)
+			x.addRep(g.rep, g.at)
 		}
 	}
 	if len(g.occ) == 0 {
 		end := len(x.groups) - 1
 		last := x.groups[end]
+		if last != g {
+			x.repAt[x.repIndex(last.rep)] = int32(g.at)
+		}
 		x.groups[g.at], x.heads[g.at], last.at = last, x.heads[end], g.at
 		x.groups, x.heads = x.groups[:end], x.heads[:end]
 		g.at = -1
 		return
 	}
 	x.heads[g.at] = g.head(x.Index)
+}
+
+// repIndex returns the index in repSlots of slot (a representative's).
+func (x *groupIndex) repIndex(slot uint32) int {
+	i, _ := slices.BinarySearch(x.repSlots, slot)
+	return i
+}
+
+// addRep adds slot, the representative of the group at index at of
+// groups, to repSlots and repAt (at the end when it is the largest: a
+// load adds them so).
+func (x *groupIndex) addRep(slot uint32, at int) {
+	i := x.repIndex(slot)
+	x.repSlots = slices.Insert(x.repSlots, i, slot)
+	x.repAt = slices.Insert(x.repAt, i, int32(at))
+}
+
+// dropRep takes slot, a representative no more, out of repSlots and
+// repAt.
+func (x *groupIndex) dropRep(slot uint32) {
+	if i := x.repIndex(slot); i < len(x.repSlots) && x.repSlots[i] == slot {
+		x.repSlots = slices.Delete(x.repSlots, i, i+1)
+		x.repAt = slices.Delete(x.repAt, i, i+1)
+	}
+}
+
+// joined keeps g.step after a member joined at i: a member after the
+// last or before the first keeps a step its neighbour's distance
+// matches, and keeps a group not known to be evenly spaced so (its other
+// members' distances are as they were); any other join looks at every
+// member (restep). So a series written in order costs a step per member.
+func (g *group) joined(i int) {
+	n := len(g.occ)
+	switch {
+	case n > 2 && g.step == 0 && (i == 0 || i == n-1):
+	case n > 2 && i == n-1 && g.occ[i].start-g.occ[i-1].start == g.step:
+	case n > 2 && i == 0 && g.occ[1].start-g.occ[0].start == g.step:
+	default:
+		g.restep()
+	}
+}
+
+// restep sets g.step from g's members: the distance between the first
+// two when every two in a row are that far apart (and it is above 0),
+// else 0. A distance that overflows int64 is negative, so a step above 0
+// is exact.
+func (g *group) restep() {
+	g.step = 0
+	if len(g.occ) < 2 {
+		return
+	}
+	s := g.occ[1].start - g.occ[0].start
+	if s <= 0 {
+		return
+	}
+	for k := 2; k < len(g.occ); k++ {
+		if g.occ[k].start-g.occ[k-1].start != s {
+			return
+		}
+	}
+	g.step = s
 }
 
 // groupsOf returns, for each document of docs, the new group it joins
@@ -234,6 +305,7 @@ func (p *plan) groups(x *Index) []groupHit {
 			out = append(out, groupHit{g: g, lo: lo, hi: hi, start: start, series: h.series})
 		}
 	}
+	defer func() { x.searchedGroups.Add(uint64(p.searched)) }()
 	if p.cands == nil {
 		for i := range x.heads {
 			try(i)
@@ -241,16 +313,40 @@ func (p *plan) groups(x *Index) []groupHit {
 		x.decided.Add(uint64(len(x.heads)))
 		return out
 	}
-	it := roaring.And(p.cands, x.reps).ManyIterator()
+	var matched, singles *roaring.Bitmap
+	if p.cached != nil {
+		matched, singles = x.matches.derived(x, p.cached)
+	} else {
+		matched = roaring.And(p.cands, x.reps)
+	}
+	if v, ok := hitPool.Get().(*[]groupHit); ok && uint64(cap(*v)) >= matched.GetCardinality() {
+		out = (*v)[:0]
+	} else {
+		out = make([]groupHit, 0, matched.GetCardinality())
+	}
+	it := matched.ManyIterator()
 	buf := make([]uint32, 256)
+	// The representatives come in slot order: each is found in repSlots
+	// from the one before, by steps that double then a binary search.
+	reps, k := x.repSlots, 0
 	for n := it.NextMany(buf); n > 0; n = it.NextMany(buf) {
 		for _, slot := range buf[:n] {
-			try(x.rows[slot].grp.at)
+			step := 1
+			for k+step < len(reps) && reps[k+step] <= slot {
+				k += step
+				step *= 2
+			}
+			k += sort.Search(min(step, len(reps)-k), func(j int) bool { return reps[k+j] >= slot })
+			try(int(x.repAt[k]))
 		}
 		x.decided.Add(uint64(n))
 	}
 	if x.nGrouped > 0 {
-		p.cands = roaring.AndNot(p.cands, x.grouped)
+		if singles != nil {
+			p.cands = singles // (shared: no one changes it)
+		} else {
+			p.cands = roaring.AndNot(p.cands, x.grouped)
+		}
 		p.mainNone = p.cands.IsEmpty()
 	}
 	return out
@@ -297,6 +393,10 @@ func (p *plan) span(x *Index, g *group, h *groupHead, firstOnly bool) (int, int,
 		}
 		return 0, int(h.n), h.first
 	}
+	if h.step > 0 {
+		return p.spanByStep(h, lo, hi, firstOnly)
+	}
+	p.searched++
 	occ := g.occ
 	i, j := 0, len(occ)
 	if h.first < lo {
@@ -315,6 +415,33 @@ func (p *plan) span(x *Index, g *group, h *groupHead, firstOnly bool) (int, int,
 		return 0, 0, 0
 	}
 	return i, j, occ[i].start
+}
+
+// spanByStep is span for a group whose members are evenly spaced
+// (h.step > 0) and that the start bounds [lo, hi] cut (lo <= h.last,
+// h.first <= hi, and not both lo <= h.first and h.last <= hi): the
+// members' indexes in the bounds are found by division, reading none of
+// them (a member a query has not read yet is a cache miss).
+func (p *plan) spanByStep(h *groupHead, lo, hi int64, firstOnly bool) (int, int, int64) {
+	step := uint64(h.step)
+	i, j := uint64(0), uint64(h.n)
+	if h.first < lo {
+		d := uint64(lo) - uint64(h.first) // the distance, exact as unsigned
+		i = d / step
+		if d%step != 0 {
+			i++
+		}
+	}
+	if h.last > hi {
+		j = (uint64(hi)-uint64(h.first))/step + 1
+	}
+	if i >= j {
+		return 0, 0, 0
+	}
+	if firstOnly {
+		j = i + 1
+	}
+	return int(i), int(j), h.first + int64(i*step)
 }
 
 // startsFrom returns the index of the first member of occ (in order)

@@ -136,6 +136,13 @@ type Index struct {
 	// their heads (see collapseState).
 	collapse collapseState
 	reps     *roaring.Bitmap
+	// repSlots holds the representatives' slots in order and repAt the
+	// index in groups of each one's group, so that a query finds the
+	// group of each representative among its candidates (taken in slot
+	// order) reading these two arrays in order, not the representative's
+	// row and group (two cache misses each).
+	repSlots []uint32
+	repAt    []int32
 	grouped  *roaring.Bitmap
 	nGrouped int
 	// order holds an entry of every event, by (start, ID).
@@ -170,6 +177,16 @@ type Index struct {
 	// intersected: the work of a list that may grow with its matches (the
 	// tests count it).
 	visited atomic.Uint64
+	// searchedGroups counts the groups whose members queries searched
+	// for their date bounds (plan.span): those the bounds cut that are not
+	// evenly spaced (the tests count it).
+	searchedGroups atomic.Uint64
+	// version is raised whenever a writer takes mu to change the index
+	// (lockW, load), so that what a query keeps for the next ones
+	// (matches) is of one version of the index.
+	version uint64
+	// matches keeps the rows of recent query words (see matchCache).
+	matches matchCache
 	// decided counts the groups that queries decided (plan.groups): the
 	// work of a list that grows with the number of series (the tests
 	// count it).
@@ -300,6 +317,12 @@ type group struct {
 	body *rowBody
 	// spanned is what the groups' spans (collapseState) hold of it.
 	spanned spanned
+	// step, when above 0, is the spacing of the members' starts: member
+	// k starts at occ[0].start + k*step (a weekly series' members, say),
+	// so that a query counts the members in its dates without reading
+	// them (see plan.span). 0: not known to be evenly spaced (see
+	// group.restep).
+	step int64
 }
 
 // member is a member of a group: its start and slot.
@@ -317,17 +340,19 @@ type groupHead struct {
 	// their number.
 	first, last int64
 	dur         int64
-	n           int32
-	point       int32
-	series      uint32
-	status      uint8
-	flags       uint8
+	// step is the group's step (see group.step).
+	step   int64
+	n      int32
+	point  int32
+	series uint32
+	status uint8
+	flags  uint8
 }
 
 // head returns the head of g (installed) from its members.
 func (g *group) head(x *Index) groupHead {
 	e := &x.ents[g.occ[0].slot]
-	return groupHead{first: e.start, last: g.occ[len(g.occ)-1].start, dur: g.dur, n: int32(len(g.occ)),
+	return groupHead{first: e.start, last: g.occ[len(g.occ)-1].start, dur: g.dur, step: g.step, n: int32(len(g.occ)),
 		point: e.point, series: g.series, status: e.status, flags: e.flags &^ flagGrouped}
 }
 

@@ -50,6 +50,13 @@ type plan struct {
 	// (0), at the point's index plus one, so that an entry without a
 	// point (-1) reads 0 (nil: no radius).
 	inside []uint8
+	// cached is the match cache's entry whose rows cands is (nil: cands
+	// is not a cached word's rows), whose bitmaps derived from them
+	// plan.groups reuses.
+	cached *matchEntry
+	// searched counts the groups whose members span searched for the
+	// date bounds (Index.searchedGroups).
+	searched int
 	// insideNum holds inside by the points' numbers in the facet buckets
 	// (see insideByNumber; nil until asked for).
 	insideNum []uint8
@@ -126,10 +133,18 @@ func (x *Index) plan(q search.EventQuery) *plan {
 	if q.ExcludeProtected {
 		p.flagMask |= flagProtected
 	}
-	and := func(b *roaring.Bitmap) {
-		if p.cands == nil {
-			p.cands = b
-		} else {
+	// shared: p.cands is a bitmap of the match cache, which no one
+	// changes (the next filter makes a new one).
+	shared := false
+	// and narrows the candidates to b, a bitmap of the match cache when
+	// cached (else one p may change).
+	and := func(b *roaring.Bitmap, cached bool) {
+		switch {
+		case p.cands == nil:
+			p.cands, shared = b, cached
+		case shared:
+			p.cands, shared, p.cached = roaring.And(p.cands, b), false, nil
+		default:
 			p.cands.And(b)
 		}
 		if p.cands.IsEmpty() {
@@ -141,7 +156,7 @@ func (x *Index) plan(q search.EventQuery) *plan {
 		for _, id := range q.IDs {
 			b.AddMany(x.byID[id])
 		}
-		if and(b); p.none {
+		if and(b, false); p.none {
 			return p
 		}
 	}
@@ -155,7 +170,7 @@ func (x *Index) plan(q search.EventQuery) *plan {
 				parts = append(parts, b)
 			}
 		}
-		if and(roaring.FastOr(parts...)); p.none {
+		if and(roaring.FastOr(parts...), false); p.none {
 			return p
 		}
 	}
@@ -173,9 +188,40 @@ func (x *Index) plan(q search.EventQuery) *plan {
 		p.none = true
 		return p
 	}
+	// Several words alone: the rows that match them all are kept too.
+	var all matchKey
+	if whole := len(terms) > 1 && p.cands == nil && !q.Relevance; whole {
+		all = keyOfWords(p, q.Lang, terms)
+		if e := x.matches.get(x.version, all); e != nil {
+			p.cands, p.cached, p.none = e.rows, e, e.rows.IsEmpty()
+			return p
+		}
+		defer func() {
+			if !shared && p.cands != nil {
+				p.cached = x.matches.put(x.version, all, p.cands)
+			}
+		}()
+	}
 	for _, t := range terms {
-		matched, classes := x.match(p, l, t, q.Relevance)
-		if and(matched); p.none {
+		var matched *roaring.Bitmap
+		var classes []scoredClass
+		if q.Relevance {
+			matched, classes = x.match(p, l, t, true)
+		} else {
+			// The rows of a word are kept for the next queries of this
+			// version of the index (search-as-you-type).
+			k := keyOfMatch(p, q.Lang, t)
+			e := x.matches.get(x.version, k)
+			if e == nil {
+				m, _ := x.match(p, l, t, false)
+				e = x.matches.put(x.version, k, m)
+			}
+			matched = e.rows
+			if p.cands == nil {
+				p.cached = e
+			}
+		}
+		if and(matched, !q.Relevance); p.none {
 			return p
 		}
 		if q.Relevance {
