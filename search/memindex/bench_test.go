@@ -21,9 +21,20 @@ var benchWords = []string{"jazz", "rock", "theatre", "poetry", "cinema", "opera"
 func benchIndex(n int) (*Index, int64) { return benchIndexSeries(n, 0) }
 
 // benchIndexSeries is benchIndex with series of its events (every
-// n/series-th) weekly series of 105 occurrences from their start, as the
-// load benchmark's -series mode indexes them.
-func benchIndexSeries(n, series int) (*Index, int64) {
+// n/series-th) weekly series of 105 occurrences from their start (which
+// is anywhere in the two years, unlike the load benchmark's:
+// benchIndexThisWeek).
+func benchIndexSeries(n, series int) (*Index, int64) { return benchIndexShaped(n, series, false) }
+
+// benchIndexThisWeek is benchIndexSeries with every series starting in
+// the week from now, as the load benchmark's -series mode writes them
+// (bench/series.go): every week of the window then holds an occurrence
+// of every series.
+func benchIndexThisWeek(n, series int) (*Index, int64) { return benchIndexShaped(n, series, true) }
+
+// benchIndexShaped builds benchIndexSeries's events, the series starting
+// in the week from now when thisWeek.
+func benchIndexShaped(n, series int, thisWeek bool) (*Index, int64) {
 	r := rand.New(rand.NewPCG(1, 2))
 	const now = int64(1_800_000_000)
 	docs := make([]search.EventDocument, n)
@@ -56,6 +67,10 @@ func benchIndexSeries(n, series int) (*Index, int64) {
 			if i%every != 0 {
 				all = append(all, d)
 				continue
+			}
+			if thisWeek {
+				d.Start = now + int64(r.IntN(7*24))*3600
+				d.End = d.Start + 7200
 			}
 			for k := range 105 {
 				o := d
@@ -145,6 +160,22 @@ func BenchmarkSeriesSearch(b *testing.B) {
 		benchQuery{"relevance, one prefix, deep page", w(func(q *search.EventQuery) { q.Query = "c"; q.Relevance = true; q.Offset = 200000 })},
 		benchQuery{"collapsed, deep page", w(func(q *search.EventQuery) { q.CollapseSeries = true; q.Offset = 90000 })},
 		benchQuery{"past the last page", w(func(q *search.EventQuery) { q.Offset = 5000000 })},
+	))
+}
+
+// BenchmarkSeriesThisWeek is BenchmarkSeriesSearch's list rows over an
+// index whose series all start in the week from now, as the load
+// benchmark writes them: the first week of every window holds an
+// occurrence of every series (SERIES_BENCH_EVENTS, SERIES_BENCH_SERIES).
+func BenchmarkSeriesThisWeek(b *testing.B) {
+	x, now := benchIndexThisWeek(benchSeriesSize())
+	b.Logf("%d documents", x.Count())
+	w := func(f func(q *search.EventQuery)) search.EventQuery { return with(now, f) }
+	runQueries(b, x, "", append(listQueries(now),
+		benchQuery{"collapsed", w(func(q *search.EventQuery) { q.CollapseSeries = true })},
+		benchQuery{"page 3", w(func(q *search.EventQuery) { q.Offset = 16 })},
+		benchQuery{"total only", w(func(q *search.EventQuery) { q.Limit = 0 })},
+		benchQuery{"from tomorrow", w(func(q *search.EventQuery) { q.StartGTE = search.Some(now + 86400) })},
 	))
 }
 

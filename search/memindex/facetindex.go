@@ -78,7 +78,11 @@ type facetIndex struct {
 	paths [numPaths]atomic.Uint64
 	// listWork counts the steps of the lists read by the buckets (each).
 	listWork atomic.Uint64
-	buckets  map[int64]*fbucket
+	// ordered counts the documents those lists put in the date order
+	// (compared entry by entry): at most their pages' and the ties of
+	// their last starts, not a week's matches (each).
+	ordered atomic.Uint64
+	buckets map[int64]*fbucket
 	// nums holds the numbers of the buckets, in order.
 	nums []int64
 	// local holds each slot's local number in its bucket (slots of the
@@ -947,7 +951,13 @@ func isEmpty(m []uint64) bool {
 // first ordered of them in the date order. So a list filtered by a category costs a step
 // per posting of the category in the window (or per 64 documents of a
 // week, for a category on many of them) and the page, where the
-// candidates would each be read from the entries. Below bucketListMin
+// candidates would each be read from the entries. When a bucket's
+// matches are many more than the first it must order, only those
+// starting at or before the k-th start (kthStart, from the bucket's own
+// dates) are compared entry by entry, and the others are counted by skip
+// when it takes them: a week that the dates cut holds an occurrence of
+// every weekly series (50,000 at the load benchmark's largest), where
+// ordering them all was most of the default list's cost. Below bucketListMin
 // candidates per bucket of the window, reading them costs less, and each
 // leaves them to plan.each. It reports whether it ran.
 func (f *facetIndex) each(x *Index, p *plan, ordered int, fn func(e *entry), skip func(n int) bool) bool {
@@ -958,8 +968,9 @@ func (f *facetIndex) each(x *Index, p *plan, ordered int, fn func(e *entry), ski
 	want := [numLists][]int64{p.q.CategoryIDs, p.q.TagIDs, p.q.VenueIDs, p.q.OrganizerIDs}
 	var m, t []uint64
 	var slots []uint32
+	var starts []int64
 	ok := make([]bool, 0, 8)
-	var work uint64
+	var work, sorted uint64
 	seen := 0 // the matches counted or read so far
 	for i := first; i < last; i++ {
 		b := f.buckets[f.nums[i]]
@@ -991,25 +1002,122 @@ func (f *facetIndex) each(x *Index, p *plan, ordered int, fn func(e *entry), ski
 		if m, t, empty = f.matchSet(x, b, p, &want, ok, all, whole, m, t, &work); empty {
 			continue
 		}
-		if skip != nil {
-			if n := andCount(m, m); n == 0 || skip(n) {
-				seen += n
+		n := andCount(m, m)
+		if n == 0 || skip != nil && skip(n) {
+			seen += n
+			continue
+		}
+		work += uint64(n)
+		// Only the first of them that the caller orders need the date
+		// order (see plan.each).
+		k := max(ordered-seen, 0)
+		seen += n
+		if k > 0 && k*fewFirst <= n {
+			// Few of many: the first k start at or before the k-th
+			// smallest start, read from the bucket's dates; only those
+			// are ordered by the entries (a week that the dates cut
+			// holds an occurrence of every weekly series).
+			var upTo int64
+			upTo, starts = kthStart(b.start, m, k, starts)
+			slots = slots[:0]
+			for w, word := range m {
+				for ; word != 0; word &= word - 1 {
+					if i := w<<6 + bits.TrailingZeros64(word); b.start[i] <= upTo {
+						slots = append(slots, b.slot[i])
+					}
+				}
+			}
+			firstK(slots, k, func(a, b uint32) int { return x.compare(x.ents[a], x.ents[b]) })
+			sorted += uint64(len(slots))
+			for _, slot := range slots[:k] {
+				fn(&x.ents[slot])
+			}
+			if skip != nil && skip(n-k) {
 				continue
 			}
+			// The others, in any order.
+			for _, slot := range slots[k:] {
+				fn(&x.ents[slot])
+			}
+			for w, word := range m {
+				for ; word != 0; word &= word - 1 {
+					if i := w<<6 + bits.TrailingZeros64(word); b.start[i] > upTo {
+						fn(&x.ents[b.slot[i]])
+					}
+				}
+			}
+			continue
 		}
 		slots = slots[:0]
 		eachBit(m, func(i uint32) { slots = append(slots, b.slot[i]) })
-		// Only the first of them that the caller orders need the date
-		// order (see plan.each).
-		firstK(slots, max(ordered-seen, 0), func(a, b uint32) int { return x.compare(x.ents[a], x.ents[b]) })
-		work += uint64(len(slots))
-		seen += len(slots)
+		firstK(slots, k, func(a, b uint32) int { return x.compare(x.ents[a], x.ents[b]) })
+		if k > 0 {
+			sorted += uint64(len(slots))
+		}
 		for _, slot := range slots {
 			fn(&x.ents[slot])
 		}
 	}
 	f.listWork.Add(work)
+	f.ordered.Add(sorted)
 	return true
+}
+
+// fewFirst: a bucket's matches are at least this many times the first
+// ones a list needs of them when each orders only those starting at or
+// before the k-th start (kthStart) rather than every match.
+const fewFirst = 8
+
+// kthStart returns the k-th smallest start (1 <= k <= the bits set in
+// m) of the local numbers set in m, with h as scratch (returned for
+// reuse): a max-heap of the k smallest so far, which most starts pass
+// with one comparison.
+func kthStart(start []int64, m []uint64, k int, h []int64) (int64, []int64) {
+	h = h[:0]
+	for w, word := range m {
+		for ; word != 0; word &= word - 1 {
+			v := start[w<<6+bits.TrailingZeros64(word)]
+			if len(h) == k && v >= h[0] {
+				continue
+			}
+			h = pushSmallest(h, k, v)
+		}
+	}
+	return h[0], h
+}
+
+// pushSmallest adds v to h, a max-heap of at most k values, keeping the
+// k smallest: v is appended while h holds fewer, else it replaces the
+// largest (the caller made sure that v is smaller).
+func pushSmallest(h []int64, k int, v int64) []int64 {
+	if len(h) < k {
+		h = append(h, v)
+		for j := len(h) - 1; j > 0; {
+			up := (j - 1) / 2
+			if h[up] >= h[j] {
+				break
+			}
+			h[up], h[j] = h[j], h[up]
+			j = up
+		}
+		return h
+	}
+	h[0] = v
+	for j := 0; ; {
+		c := 2*j + 1
+		if c >= k {
+			break
+		}
+		if c+1 < k && h[c+1] > h[c] {
+			c++
+		}
+		if h[j] >= h[c] {
+			break
+		}
+		h[j], h[c] = h[c], h[j]
+		j = c
+	}
+	return h
 }
 
 // takes reports whether each reads p's list by the buckets (counting,
