@@ -245,25 +245,7 @@ func TestAgreesWithReferenceAtSize(t *testing.T) {
 				features[name]++
 			}
 		}
-		got, err := x.Search(t.Context(), q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := searchtest.ExpectedEvents(docs, q)
-		if q.Relevance && q.Query != "" {
-			want = rankedReference(x, docs, q)
-		}
-		gotOcc := make([]string, len(got.IDs))
-		for k := range got.IDs {
-			gotOcc[k] = got.Occurrence(k)
-		}
-		if got.Total != want.Total || !slices.Equal(got.IDs, want.IDs) || !slices.Equal(gotOcc, want.Occurrences) {
-			t.Fatalf("query %d (%s) %+v:\ngot  total %d, %v %q\nwant total %d, %v %q", i, kind, q,
-				got.Total, got.IDs, gotOcc, want.Total, want.IDs, want.Occurrences)
-		}
-		if wantF := searchtest.ExpectedFacets(docs, q); fmt.Sprint(got.Facets) != fmt.Sprint(wantF) {
-			t.Fatalf("query %d (%s) %+v: facets\n got %v\nwant %v", i, kind, q, got.Facets, wantF)
-		}
+		checkAgainstReference(t, x, docs, q, fmt.Sprintf("query %d (%s)", i, kind))
 	}
 	t.Logf("%d queries agree: by kind %v; with %v", queries, kinds, features)
 	if x.visited.Load() == visited || x.facets.work.Load() == counted {
@@ -310,4 +292,30 @@ func agreeWrites(r *rand.Rand, ls *liveSeries) []search.EventDocument {
 	}
 	ls.write(back)
 	return ls.all()
+}
+
+// checkAgainstReference runs q on x and fails t, naming the query by
+// name, unless its total, page (IDs and occurrences) and facets are the
+// reference's over docs (the ranked reference for a relevance search).
+func checkAgainstReference(t *testing.T, x *Index, docs []search.EventDocument, q search.EventQuery, name string) {
+	t.Helper()
+	got, err := x.Search(t.Context(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := searchtest.ExpectedEvents(docs, q)
+	if q.Relevance && q.Query != "" {
+		want = rankedReference(x, docs, q)
+	}
+	gotOcc := make([]string, len(got.IDs))
+	for k := range got.IDs {
+		gotOcc[k] = got.Occurrence(k)
+	}
+	if got.Total != want.Total || !slices.Equal(got.IDs, want.IDs) || !slices.Equal(gotOcc, want.Occurrences) {
+		t.Fatalf("%s %+v:\ngot  total %d, %v %q\nwant total %d, %v %q", name, q,
+			got.Total, got.IDs, gotOcc, want.Total, want.IDs, want.Occurrences)
+	}
+	if wantF := searchtest.ExpectedFacets(docs, q); fmt.Sprint(got.Facets) != fmt.Sprint(wantF) {
+		t.Fatalf("%s %+v: facets\n got %v\nwant %v", name, q, got.Facets, wantF)
+	}
 }

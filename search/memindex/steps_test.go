@@ -140,25 +140,7 @@ func TestSteppedGroupsAgreeWithReference(t *testing.T) {
 		if r.IntN(3) == 0 && q.Query == "" {
 			q.Query = benchWords[r.IntN(len(benchWords))][:1+r.IntN(3)] // text over many groups
 		}
-		got, err := x.Search(t.Context(), q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := searchtest.ExpectedEvents(docs, q)
-		if q.Relevance && q.Query != "" {
-			want = rankedReference(x, docs, q)
-		}
-		gotOcc := make([]string, len(got.IDs))
-		for k := range got.IDs {
-			gotOcc[k] = got.Occurrence(k)
-		}
-		if got.Total != want.Total || !slices.Equal(got.IDs, want.IDs) || !slices.Equal(gotOcc, want.Occurrences) {
-			t.Fatalf("query %d (%s) %+v:\ngot  total %d, %v %q\nwant total %d, %v %q", i, kind, q,
-				got.Total, got.IDs, gotOcc, want.Total, want.IDs, want.Occurrences)
-		}
-		if wantF := searchtest.ExpectedFacets(docs, q); fmt.Sprint(got.Facets) != fmt.Sprint(wantF) {
-			t.Fatalf("query %d (%s) %+v: facets\n got %v\nwant %v", i, kind, q, got.Facets, wantF)
-		}
+		checkAgainstReference(t, x, docs, q, fmt.Sprintf("query %d (%s)", i, kind))
 	}
 	checkSteps(t, x)
 }
