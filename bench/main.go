@@ -246,7 +246,9 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 	}
 	eventIDs = append(bulk, eventIDs...)
 	fmt.Fprintln(os.Stderr, "waiting for the index to catch up...")
-	flushCtx, cancelFlush := context.WithTimeout(ctx, 10*time.Minute)
+	// An hour: on a busy machine the worker can trail a 1,000,000-event
+	// seed by more than ten minutes (2026-11-27, at a load of 14).
+	flushCtx, cancelFlush := context.WithTimeout(ctx, time.Hour)
 	defer cancelFlush()
 	if err := w.Flush(flushCtx); err != nil {
 		return err
