@@ -1,4 +1,4 @@
-package mongotest_test
+package mongo_test
 
 import (
 	"context"
@@ -19,9 +19,10 @@ import (
 
 // TestMain runs the standalone test server's main (cmd/ferretdb, whose
 // body is commandMain) when a test starts this binary as the command
-// (testsupport.MainCommand). The command's test lives here, not in
-// cmd/ferretdb: a test binary there would link FerretDB once more at
-// every go test run, for a main that only calls Command.
+// (testsupport.MainCommand). The tests of package mongotest and of its
+// command live in this package's test binary (the files mongotest_*_test.go),
+// not in their own: each of those would link FerretDB once more at every
+// go test run.
 func TestMain(m *testing.M) {
 	testsupport.RunMain(commandMain)
 	os.Exit(m.Run())
