@@ -12,6 +12,7 @@ import (
 	"github.com/calendar/eventcal/search"
 	"github.com/calendar/eventcal/search/embedded"
 	"github.com/calendar/eventcal/sync/internal/testkit"
+	"github.com/calendar/eventcal/sync/internal/testkit/indexkit"
 )
 
 // Short names for the shared fixtures of package testkit.
@@ -44,7 +45,7 @@ func newStackWithEvents(t *testing.T, n int) *stack {
 
 func newStack(t *testing.T) *stack {
 	t.Helper()
-	st, eng, dir := testkit.Open(t)
+	st, eng, dir := indexkit.Open(t)
 	s := &stack{Kit: testkit.NewKit(st, eng), store: st, engine: eng, dir: dir}
 	s.worker = &Worker{Store: st, Engine: eng, Log: testkit.Quiet,
 		Docs: &DocBuilder{Store: st, Languages: []string{"en"}, DefaultLanguage: "en", Location: time.UTC}}

@@ -9,6 +9,7 @@ import (
 	"github.com/calendar/eventcal/search/embedded"
 	"github.com/calendar/eventcal/sync/indexing"
 	"github.com/calendar/eventcal/sync/internal/testkit"
+	"github.com/calendar/eventcal/sync/internal/testkit/indexkit"
 )
 
 // stack is an embedded store and index with an indexing worker that the
@@ -24,7 +25,7 @@ type stack struct {
 
 func newStack(t *testing.T) *stack {
 	t.Helper()
-	st, eng, _ := testkit.Open(t)
+	st, eng, _ := indexkit.Open(t)
 	return &stack{Kit: testkit.NewKit(st, eng), store: st, engine: eng, worker: &indexing.Worker{Store: st, Engine: eng, Log: testkit.Quiet,
 		Docs: &indexing.DocBuilder{Store: st, Languages: []string{"en"}, DefaultLanguage: "en", Location: time.UTC}}}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/sync/internal/testkit"
+	"github.com/calendar/eventcal/sync/internal/testkit/storekit"
 	"github.com/calendar/eventcal/sync/lease"
 )
 
@@ -52,7 +53,7 @@ func (rc *idReceiver) received() []string {
 func claimsFixture(t *testing.T, rc *idReceiver, t0 time.Time, msgs ...string) (repository.Store, *repository.Webhook) {
 	t.Helper()
 	ctx := t.Context()
-	st := testkit.OpenStore(t, t.TempDir())
+	st := storekit.OpenStore(t, t.TempDir())
 	w := &repository.Webhook{URL: rc.srv.URL, Events: []string{"*"}, Secret: NewSecret(), Active: true}
 	if err := st.CreateWebhook(ctx, w); err != nil {
 		t.Fatal(err)
@@ -280,7 +281,7 @@ func (plainRenderer) RenderLabel(_ context.Context, t *repository.Label) (json.R
 func TestWebhookOutboxFenced(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	store := testkit.OpenStore(t, t.TempDir())
+	store := storekit.OpenStore(t, t.TempDir())
 	w := &repository.Webhook{URL: "https://hooks.example/in", Events: []string{"*"}, Secret: NewSecret(), Active: true}
 	if err := store.CreateWebhook(ctx, w); err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/sync/internal/testkit"
+	"github.com/calendar/eventcal/sync/internal/testkit/storekit"
 )
 
 // isolationMessage is the body of the test messages.
@@ -105,7 +106,7 @@ func inItemOrder(ms []isolationMessage) error {
 func TestWebhookIsolation(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	st := testkit.OpenStore(t, t.TempDir())
+	st := storekit.OpenStore(t, t.TempDir())
 
 	release := make(chan struct{})
 	var releaseOnce sync.Once
@@ -307,7 +308,7 @@ func TestWebhookIsolation(t *testing.T) {
 func TestWebhookRestartKeepsMessages(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	st := testkit.OpenStore(t, t.TempDir())
+	st := storekit.OpenStore(t, t.TempDir())
 	var up atomic.Bool
 	rc := newIsolationReceiver(t, func(r *http.Request, _ isolationMessage, _ int) int {
 		if !up.Load() {
@@ -451,7 +452,7 @@ func TestWebhookConcurrencyBounds(t *testing.T) {
 func hangingEndpoints(t *testing.T) (repository.Store, []*receiver) {
 	t.Helper()
 	ctx := t.Context()
-	st := testkit.OpenStore(t, t.TempDir())
+	st := storekit.OpenStore(t, t.TempDir())
 	release := make(chan struct{})
 	var rcs []*receiver
 	var ds []*repository.Delivery

@@ -15,6 +15,10 @@
 //
 // FerretDB logs are discarded unless TEST_FERRETDB_LOG is set (to "debug"
 // for everything, to anything else for warnings and errors).
+//
+// The package's own tests are in package mongo's test binary (the files
+// repository/mongo/mongotest_*_test.go): a test binary of their own would
+// link FerretDB once more at every go test run.
 package mongotest
 
 import (

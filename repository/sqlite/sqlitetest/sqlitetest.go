@@ -4,7 +4,8 @@
 // stores, so Create writes a copy of one database that a store created
 // and closed once per test process, and Open then finds its schema
 // current. Only tests import it; the tests of package sqlite open new
-// files, which is what they test.
+// files, which is what they test (Create's own test,
+// TestCreateMatchesANewStore, is in package sqlite's test binary).
 package sqlitetest
 
 import (

@@ -1,32 +1,28 @@
 // Package testkit holds the test helpers that the tests of several sync
-// packages share: an embedded store and Bleve index in a test's temporary
-// directory, posts and series created through the store, what the index
+// packages share: posts and series created through a store, what an index
 // lists, a lease the test holds or loses by hand, a log buffer and a
-// polling wait. It imports none of the sync packages, so that the
-// in-package tests of each of them (indexing included) can use it; the
-// tests that drive a worker embed them (Kit) in a small stack of their
-// own (indexing/helpers_test.go, schedule/helpers_test.go).
+// polling wait. The embedded store is opened by package storekit, the
+// store with a Bleve index by package indexkit: this one links neither
+// SQLite nor Bleve, so that a test binary that needs neither (sync/lease)
+// does not link them at every run. It imports none of the sync packages,
+// so that the in-package tests of each of them (indexing included) can use
+// it; the tests that drive a worker embed them (Kit) in a small stack of
+// their own (indexing/helpers_test.go, schedule/helpers_test.go).
 package testkit
 
 import (
 	"context"
 	"errors"
-	"github.com/calendar/eventcal/config/testsupport"
 	"io"
-	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/calendar/eventcal/config/testdeadline"
+	"github.com/calendar/eventcal/config/testsupport"
 	"github.com/calendar/eventcal/repository"
-	"github.com/calendar/eventcal/repository/sqlite"
-	"github.com/calendar/eventcal/repository/sqlite/sqlitetest"
 	"github.com/calendar/eventcal/search"
-	"github.com/calendar/eventcal/search/embedded"
 )
 
 // Quiet is a logger that drops everything.
@@ -37,37 +33,6 @@ var BaseTime = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // SeriesStart is the first occurrence of the test series: a Monday.
 var SeriesStart = time.Date(2026, 4, 6, 19, 0, 0, 0, time.UTC)
-
-// OpenStore opens an embedded store in dir, closed when the test ends.
-func OpenStore(t *testing.T, dir string) *sqlite.Store {
-	t.Helper()
-	path := filepath.Join(dir, "calendar.db")
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		sqlitetest.Create(t, path) // a new store, made from a copy
-	}
-	st, err := sqlite.Open(t.Context(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close(context.Background()) })
-	return st
-}
-
-// Open opens an embedded store and a Bleve index in a new temporary
-// directory, both closed when the test ends; indexDir is the index's
-// directory.
-func Open(t *testing.T) (st *sqlite.Store, eng *embedded.Engine, indexDir string) {
-	t.Helper()
-	dir := t.TempDir()
-	st = OpenStore(t, dir)
-	indexDir = filepath.Join(dir, "index")
-	eng, err := embedded.Open(indexDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close() })
-	return st, eng, indexDir
-}
 
 // Post creates a post of kind with a title and status through the store.
 func Post(t *testing.T, store repository.Store, kind repository.Kind, title, status string, date time.Time) *repository.Record {

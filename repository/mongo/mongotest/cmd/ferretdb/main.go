@@ -7,7 +7,9 @@
 // It prints "listening on ADDR" once the server answers a ping, and stops
 // on SIGINT or SIGTERM. Without -dir the SQLite files go to a new
 // temporary directory, removed at exit. It is a test tool: the files are
-// written without fsync.
+// written without fsync. Its test is TestCommandServesAndStops, in package
+// mongo's test binary (repository/mongo/mongotest_command_test.go), which
+// runs the same main (mongotest.Command).
 package main
 
 import (
@@ -17,6 +19,8 @@ import (
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
 
+// main is mongotest.Command on the arguments (commandMain of
+// repository/mongo/mongotest_command_test.go repeats it).
 func main() {
 	if err := mongotest.Command(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "ferretdb:", err)

@@ -1,4 +1,4 @@
-package mongotest_test
+package mongo_test
 
 import (
 	"context"

@@ -1,7 +1,8 @@
-package main
+package mongo_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -13,25 +14,40 @@ import (
 
 	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/config/testsupport"
+	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
 
-// TestMain runs the command's main when a test starts this binary as the
-// command (testsupport.MainCommand).
+// TestMain runs the standalone test server's main (cmd/ferretdb, whose
+// body is commandMain) when a test starts this binary as the command
+// (testsupport.MainCommand). The tests of package mongotest and of its
+// command live in this package's test binary (the files mongotest_*_test.go),
+// not in their own: each of those would link FerretDB once more at every
+// go test run.
 func TestMain(m *testing.M) {
-	testsupport.RunMain(main)
+	testsupport.RunMain(commandMain)
 	os.Exit(m.Run())
 }
 
-// TestCommandServesAndStops builds the command, runs it on a free port
-// with its files in a given directory, writes and reads a document over
-// the wire, stops it with SIGTERM (exit status 0) and checks that the
-// SQLite files stayed. It runs a separate process: -short skips it.
+// commandMain is cmd/ferretdb's main: Command on the process's
+// arguments, exit status 1 on an error.
+func commandMain() {
+	if err := mongotest.Command(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "ferretdb:", err)
+		os.Exit(1)
+	}
+}
+
+// TestCommandServesAndStops runs the standalone test server's command
+// (commandMain, as cmd/ferretdb) on a free port with its files in a given
+// directory, writes and reads a document over the wire, stops it with
+// SIGTERM (exit status 0) and checks that the SQLite files stayed. It runs
+// a separate process: -short skips it.
 func TestCommandServesAndStops(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skips the test that builds and runs the standalone FerretDB command")
 	}
 	tmp := t.TempDir()
-	bin := testsupport.MainCommand(t) // this test binary running main
+	bin := testsupport.MainCommand(t) // this test binary running commandMain
 	data := filepath.Join(tmp, "data")
 	cmd, addr := testsupport.StartServer(t, bin, "-addr", "127.0.0.1:0", "-dir", data)
 

@@ -1,4 +1,4 @@
-package sqlitetest_test
+package sqlite_test
 
 import (
 	"context"
@@ -14,7 +14,9 @@ import (
 
 // TestCreateMatchesANewStore: a store opened on a file Create made holds
 // what a store opened on a new file holds (every table, index and
-// trigger, every row, the schema version), for each file Create makes.
+// trigger, every row, the schema version), for each file Create makes. It is package sqlitetest's test, kept in
+// package sqlite's test binary (as an external test) so that sqlitetest
+// has no test binary of its own linking SQLite again at every go test run.
 func TestCreateMatchesANewStore(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -1,4 +1,4 @@
-package mongotest_test
+package mongo_test
 
 import (
 	"context"
@@ -15,10 +15,10 @@ import (
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
 
-// connect returns a client of uri closed when t ends. Retryable writes are
-// off so that a lost reply reaches the caller (the test server is no
-// replica set anyway).
-func connect(t *testing.T, uri string) *mongo.Client {
+// connectNoRetry returns a client of uri closed when t ends. Retryable
+// writes are off so that a lost reply reaches the caller (the test server
+// is no replica set anyway).
+func connectNoRetry(t *testing.T, uri string) *mongo.Client {
 	t.Helper()
 	client, err := mongo.Connect(options.Client().ApplyURI(uri).SetRetryWrites(false).SetRetryReads(false))
 	if err != nil {
@@ -31,7 +31,7 @@ func connect(t *testing.T, uri string) *mongo.Client {
 func TestFaultProxy(t *testing.T) {
 	t.Parallel()
 	uri := mongotest.Start(t)
-	direct := connect(t, uri)
+	direct := connectNoRetry(t, uri)
 	cases := []struct {
 		name   string
 		faults []mongotest.Fault
@@ -81,7 +81,7 @@ func TestFaultProxy(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testdeadline.Context(t)
 			p, puri := mongotest.ProxyURI(t, uri)
-			client := connect(t, puri)
+			client := connectNoRetry(t, puri)
 			db := mongotest.Database(t)
 			// A first command through the proxy so the handshake is done.
 			if err := client.Database(db).RunCommand(ctx, bson.D{{Key: "ping", Value: 1}}).Err(); err != nil {
@@ -124,7 +124,7 @@ func TestFaultProxy(t *testing.T) {
 func TestFaultProxyWriteError(t *testing.T) {
 	t.Parallel()
 	uri := mongotest.Start(t)
-	direct := connect(t, uri)
+	direct := connectNoRetry(t, uri)
 	for _, tc := range []struct {
 		name     string
 		code     int32
@@ -138,7 +138,7 @@ func TestFaultProxyWriteError(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testdeadline.Context(t)
 			p, puri := mongotest.ProxyURI(t, uri)
-			client := connect(t, puri)
+			client := connectNoRetry(t, puri)
 			db := mongotest.Database(t)
 			coll := client.Database(db).Collection("c")
 			var befores int
@@ -183,7 +183,7 @@ func TestFaultProxyDelayAndCutAll(t *testing.T) {
 	t.Parallel()
 	uri := mongotest.Start(t)
 	p, puri := mongotest.ProxyURI(t, uri)
-	client := connect(t, puri)
+	client := connectNoRetry(t, puri)
 	ctx := testdeadline.Context(t)
 	db := client.Database(mongotest.Database(t))
 	if err := db.RunCommand(ctx, bson.D{{Key: "ping", Value: 1}}).Err(); err != nil {
