@@ -147,12 +147,12 @@ func TestCollapsedByBucketsAgreesWithReference(t *testing.T) {
 			width := c.width
 			ls := newLiveSeries(all)
 			ls.write(ls.order)
-			x, docs := ls.x, all
+			x, docs := ls.x, byStart(all)
 			r := rand.New(rand.NewPCG(13, uint64(width)))
 			byBuckets, queries := 0, 400
 			for i := range queries {
 				if i == queries/2 {
-					docs = agreeWrites(r, ls)
+					docs = byStart(agreeWrites(r, ls))
 				}
 				q := collapsedQuery(r, now)
 				d0 := x.decided.Load()

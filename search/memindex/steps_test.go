@@ -95,7 +95,7 @@ func TestSteppedGroupsAgreeWithReference(t *testing.T) {
 		t.Fatalf("%d of %d groups evenly spaced: want many, not all", stepped, len(x.groups))
 	}
 	r := rand.New(rand.NewPCG(11, 12))
-	docs := all
+	docs := byStart(all)
 	const queries = 400
 	for i := range queries {
 		if i == queries/2 {
@@ -130,7 +130,7 @@ func TestSteppedGroupsAgreeWithReference(t *testing.T) {
 				}
 			}
 			ls.write(changed)
-			docs = agreeWrites(r, ls)
+			docs = byStart(agreeWrites(r, ls))
 			t.Logf("after the writes: %d documents, %d groups", len(docs), len(x.groups))
 		}
 		if x.Count() != len(docs) {
