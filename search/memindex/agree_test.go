@@ -222,19 +222,19 @@ func TestAgreesWithReferenceAtSize(t *testing.T) {
 	all, now := agreeDocs(n)
 	ls := newLiveSeries(all)
 	ls.write(ls.order)
-	x, docs := ls.x, byStart(all)
-	t.Logf("%d events, %d documents, %d groups", n, len(docs), len(x.groups))
+	x, ref := ls.x, searchtest.NewReference(all)
+	t.Logf("%d events, %d documents, %d groups", n, ref.Len(), len(x.groups))
 	r := rand.New(rand.NewPCG(7, 8))
 	kinds := map[string]int{}
 	features := map[string]int{}
 	visited, counted := x.visited.Load(), x.facets.work.Load()
 	for i := range queries {
 		if i == queries/2 {
-			docs = byStart(agreeWrites(r, ls))
-			t.Logf("after the writes: %d documents, %d groups", len(docs), len(x.groups))
+			ref = searchtest.NewReference(agreeWrites(r, ls))
+			t.Logf("after the writes: %d documents, %d groups", ref.Len(), len(x.groups))
 		}
-		if x.Count() != len(docs) {
-			t.Fatalf("Count %d, want %d", x.Count(), len(docs))
+		if x.Count() != ref.Len() {
+			t.Fatalf("Count %d, want %d", x.Count(), ref.Len())
 		}
 		q, kind := agreeQuery(r, now)
 		kinds[kind]++
@@ -245,7 +245,7 @@ func TestAgreesWithReferenceAtSize(t *testing.T) {
 				features[name]++
 			}
 		}
-		checkAgainstReference(t, x, docs, q, fmt.Sprintf("query %d (%s)", i, kind))
+		checkAgainstReference(t, x, ref, q, fmt.Sprintf("query %d (%s)", i, kind))
 	}
 	t.Logf("%d queries agree: by kind %v; with %v", queries, kinds, features)
 	if x.visited.Load() == visited || x.facets.work.Load() == counted {
@@ -296,17 +296,17 @@ func agreeWrites(r *rand.Rand, ls *liveSeries) []search.EventDocument {
 
 // checkAgainstReference runs q on x and fails t, naming the query by
 // name, unless its total, page (IDs and occurrences) and facets are the
-// reference's over docs (the ranked reference for a relevance search).
-// (docs in the order of byStart make the reference cheaper, not other.)
-func checkAgainstReference(t *testing.T, x *Index, docs []search.EventDocument, q search.EventQuery, name string) {
+// reference's over ref's documents (the ranked reference for a relevance
+// search).
+func checkAgainstReference(t *testing.T, x *Index, ref *searchtest.Reference, q search.EventQuery, name string) {
 	t.Helper()
 	got, err := x.Search(t.Context(), q)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, wantF := searchtest.ExpectedEventsAndFacets(docs, q)
+	want, wantF := ref.EventsAndFacets(q)
 	if q.Relevance && q.Query != "" {
-		want = rankedReference(x, docs, q)
+		want = rankedReference(x, ref, q)
 	}
 	gotOcc := make([]string, len(got.IDs))
 	for k := range got.IDs {
@@ -319,15 +319,4 @@ func checkAgainstReference(t *testing.T, x *Index, docs []search.EventDocument, 
 	if fmt.Sprint(got.Facets) != fmt.Sprint(wantF) {
 		t.Fatalf("%s %+v: facets\n got %v\nwant %v", name, q, got.Facets, wantF)
 	}
-}
-
-// byStart returns a copy of docs sorted by start (searchtest.SortEvents,
-// the order of the lists): the reference's answers do not depend on the
-// order of its documents, but over documents in this order it finds
-// each list's matches in order, and sorting them costs it one pass
-// instead of a sort per query.
-func byStart(docs []search.EventDocument) []search.EventDocument {
-	docs = slices.Clone(docs)
-	searchtest.SortEvents(docs, search.ByStart)
-	return docs
 }

@@ -23,6 +23,12 @@ func MatchEvent(doc search.EventDocument, q search.EventQuery) bool {
 // (search.ParseQuery): ExpectedHits and ExpectedFacets parse it once for
 // all the documents.
 func matchEvent(doc *search.EventDocument, q *search.EventQuery, terms []search.Term) bool {
+	return matchEventWith(doc, q, terms, nil)
+}
+
+// matchEventWith is matchEvent with the words of doc's texts in q.Lang
+// (wordsOf) at hand in words, when not nil (Reference finds them once).
+func matchEventWith(doc *search.EventDocument, q *search.EventQuery, terms []search.Term, words *[3][]string) bool {
 	if len(q.IDs) > 0 && !slices.Contains(q.IDs, doc.ID) {
 		return false
 	}
@@ -62,12 +68,22 @@ func matchEvent(doc *search.EventDocument, q *search.EventQuery, terms []search.
 	if len(terms) > 0 {
 		// Each term may match in a different field: the union of the
 		// fields' words must match them all.
-		t := doc.Text[q.Lang]
-		if !matchesAllIn(terms, textWords.Get(t.Title), textWords.Get(t.Description), textWords.Get(t.Excerpt)) {
+		if words == nil {
+			w := wordsOf(doc, q.Lang)
+			words = &w
+		}
+		if !matchesAllIn(terms, words[0], words[1], words[2]) {
 			return false
 		}
 	}
 	return true
+}
+
+// wordsOf returns the indexed words of doc's title, description and
+// excerpt in lang (textWords).
+func wordsOf(doc *search.EventDocument, lang string) [3][]string {
+	t := doc.Text[lang]
+	return [3][]string{textWords.Get(t.Title), textWords.Get(t.Description), textWords.Get(t.Excerpt)}
 }
 
 // MatchPlace reports whether doc satisfies every filter of q (its kind
