@@ -25,8 +25,9 @@ type Reference struct {
 	words map[string][][3][]string // by language, parallel to docs
 }
 
-// NewReference returns the Reference of docs (a copy: docs is left as
-// it is).
+// NewReference returns the Reference of docs (a copy of the slice, in
+// another order: docs is left as it is; the documents' own slices and
+// maps are shared, so a write to them shows in both).
 func NewReference(docs []search.EventDocument) *Reference {
 	// Sorted as pointers, then copied once (SortEvents moves each
 	// document several times).
