@@ -222,19 +222,19 @@ func TestAgreesWithReferenceAtSize(t *testing.T) {
 	all, now := agreeDocs(n)
 	ls := newLiveSeries(all)
 	ls.write(ls.order)
-	x, docs := ls.x, all
-	t.Logf("%d events, %d documents, %d groups", n, len(docs), len(x.groups))
+	x, ref := ls.x, searchtest.NewReference(all)
+	t.Logf("%d events, %d documents, %d groups", n, ref.Len(), len(x.groups))
 	r := rand.New(rand.NewPCG(7, 8))
 	kinds := map[string]int{}
 	features := map[string]int{}
 	visited, counted := x.visited.Load(), x.facets.work.Load()
 	for i := range queries {
 		if i == queries/2 {
-			docs = agreeWrites(r, ls)
-			t.Logf("after the writes: %d documents, %d groups", len(docs), len(x.groups))
+			ref = searchtest.NewReference(agreeWrites(r, ls))
+			t.Logf("after the writes: %d documents, %d groups", ref.Len(), len(x.groups))
 		}
-		if x.Count() != len(docs) {
-			t.Fatalf("Count %d, want %d", x.Count(), len(docs))
+		if x.Count() != ref.Len() {
+			t.Fatalf("Count %d, want %d", x.Count(), ref.Len())
 		}
 		q, kind := agreeQuery(r, now)
 		kinds[kind]++
@@ -245,7 +245,7 @@ func TestAgreesWithReferenceAtSize(t *testing.T) {
 				features[name]++
 			}
 		}
-		checkAgainstReference(t, x, docs, q, fmt.Sprintf("query %d (%s)", i, kind))
+		checkAgainstReference(t, x, ref, q, fmt.Sprintf("query %d (%s)", i, kind))
 	}
 	t.Logf("%d queries agree: by kind %v; with %v", queries, kinds, features)
 	if x.visited.Load() == visited || x.facets.work.Load() == counted {
@@ -296,16 +296,17 @@ func agreeWrites(r *rand.Rand, ls *liveSeries) []search.EventDocument {
 
 // checkAgainstReference runs q on x and fails t, naming the query by
 // name, unless its total, page (IDs and occurrences) and facets are the
-// reference's over docs (the ranked reference for a relevance search).
-func checkAgainstReference(t *testing.T, x *Index, docs []search.EventDocument, q search.EventQuery, name string) {
+// reference's over ref's documents (the ranked reference for a relevance
+// search).
+func checkAgainstReference(t *testing.T, x *Index, ref *searchtest.Reference, q search.EventQuery, name string) {
 	t.Helper()
 	got, err := x.Search(t.Context(), q)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := searchtest.ExpectedEvents(docs, q)
+	want, wantF := ref.EventsAndFacets(q)
 	if q.Relevance && q.Query != "" {
-		want = rankedReference(x, docs, q)
+		want = rankedReference(x, ref, q)
 	}
 	gotOcc := make([]string, len(got.IDs))
 	for k := range got.IDs {
@@ -315,7 +316,7 @@ func checkAgainstReference(t *testing.T, x *Index, docs []search.EventDocument, 
 		t.Fatalf("%s %+v:\ngot  total %d, %v %q\nwant total %d, %v %q", name, q,
 			got.Total, got.IDs, gotOcc, want.Total, want.IDs, want.Occurrences)
 	}
-	if wantF := searchtest.ExpectedFacets(docs, q); fmt.Sprint(got.Facets) != fmt.Sprint(wantF) {
+	if fmt.Sprint(got.Facets) != fmt.Sprint(wantF) {
 		t.Fatalf("%s %+v: facets\n got %v\nwant %v", name, q, got.Facets, wantF)
 	}
 }

@@ -147,12 +147,12 @@ func TestCollapsedByBucketsAgreesWithReference(t *testing.T) {
 			width := c.width
 			ls := newLiveSeries(all)
 			ls.write(ls.order)
-			x, docs := ls.x, all
+			x, ref := ls.x, searchtest.NewReference(all)
 			r := rand.New(rand.NewPCG(13, uint64(width)))
 			byBuckets, queries := 0, 400
 			for i := range queries {
 				if i == queries/2 {
-					docs = agreeWrites(r, ls)
+					ref = searchtest.NewReference(agreeWrites(r, ls))
 				}
 				q := collapsedQuery(r, now)
 				d0 := x.decided.Load()
@@ -163,7 +163,7 @@ func TestCollapsedByBucketsAgreesWithReference(t *testing.T) {
 				if x.decided.Load() == d0 {
 					byBuckets++
 				}
-				want := searchtest.ExpectedEvents(docs, q)
+				want := ref.Events(q)
 				gotOcc := make([]string, len(got.IDs))
 				for k := range got.IDs {
 					gotOcc[k] = got.Occurrence(k)

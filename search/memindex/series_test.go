@@ -196,6 +196,7 @@ func checkSeries(t *testing.T, round string, x *Index, docs []search.EventDocume
 	if x.Count() != len(docs) {
 		t.Fatalf("%s: Count %d, want %d", round, x.Count(), len(docs))
 	}
+	ref := searchtest.NewReference(docs)
 	for i := 0; i < 400; i++ {
 		q := randomQuery(r, f, docs)
 		q.CollapseSeries = r.IntN(2) == 0
@@ -203,9 +204,9 @@ func checkSeries(t *testing.T, round string, x *Index, docs []search.EventDocume
 		if err != nil {
 			t.Fatalf("%s: %+v: %v", round, q, err)
 		}
-		want := searchtest.ExpectedEvents(docs, q)
+		want, wantF := ref.EventsAndFacets(q)
 		if q.Relevance && q.Query != "" {
-			want = rankedReference(x, docs, q)
+			want = rankedReference(x, ref, q)
 		}
 		if got.Total != want.Total {
 			t.Fatalf("%s: %+v: total %d, want %d", round, q, got.Total, want.Total)
@@ -217,7 +218,7 @@ func checkSeries(t *testing.T, round string, x *Index, docs []search.EventDocume
 		if !slices.Equal(got.IDs, want.IDs) || !slices.Equal(gotOcc, want.Occurrences) {
 			t.Fatalf("%s: %+v: page %v %q, want %v %q", round, q, got.IDs, gotOcc, want.IDs, want.Occurrences)
 		}
-		if wantF := searchtest.ExpectedFacets(docs, q); fmt.Sprint(got.Facets) != fmt.Sprint(wantF) {
+		if fmt.Sprint(got.Facets) != fmt.Sprint(wantF) {
 			t.Fatalf("%s: %+v: facets %v, want %v", round, q, got.Facets, wantF)
 		}
 	}
@@ -227,10 +228,10 @@ func checkSeries(t *testing.T, round string, x *Index, docs []search.EventDocume
 // the reference's matches (searchtest), each scored by the index's own
 // scores (the reference has none), sorted by score, date, ID and
 // occurrence key, each series' first kept when collapsed.
-func rankedReference(x *Index, docs []search.EventDocument, q search.EventQuery) search.Result {
+func rankedReference(x *Index, ref *searchtest.Reference, q search.EventQuery) search.Result {
 	whole := q
-	whole.Offset, whole.Limit, whole.CollapseSeries = 0, len(docs)+1, false
-	all := searchtest.ExpectedEvents(docs, whole)
+	whole.Offset, whole.Limit, whole.CollapseSeries = 0, ref.Len()+1, false
+	all := ref.Events(whole)
 	p := x.plan(q)
 	type hit struct {
 		id    int64

@@ -95,7 +95,7 @@ func TestSteppedGroupsAgreeWithReference(t *testing.T) {
 		t.Fatalf("%d of %d groups evenly spaced: want many, not all", stepped, len(x.groups))
 	}
 	r := rand.New(rand.NewPCG(11, 12))
-	docs := all
+	ref := searchtest.NewReference(all)
 	const queries = 400
 	for i := range queries {
 		if i == queries/2 {
@@ -130,17 +130,17 @@ func TestSteppedGroupsAgreeWithReference(t *testing.T) {
 				}
 			}
 			ls.write(changed)
-			docs = agreeWrites(r, ls)
-			t.Logf("after the writes: %d documents, %d groups", len(docs), len(x.groups))
+			ref = searchtest.NewReference(agreeWrites(r, ls))
+			t.Logf("after the writes: %d documents, %d groups", ref.Len(), len(x.groups))
 		}
-		if x.Count() != len(docs) {
-			t.Fatalf("Count %d, want %d", x.Count(), len(docs))
+		if x.Count() != ref.Len() {
+			t.Fatalf("Count %d, want %d", x.Count(), ref.Len())
 		}
 		q, kind := agreeQuery(r, now)
 		if r.IntN(3) == 0 && q.Query == "" {
 			q.Query = benchWords[r.IntN(len(benchWords))][:1+r.IntN(3)] // text over many groups
 		}
-		checkAgainstReference(t, x, docs, q, fmt.Sprintf("query %d (%s)", i, kind))
+		checkAgainstReference(t, x, ref, q, fmt.Sprintf("query %d (%s)", i, kind))
 	}
 	checkSteps(t, x)
 }

@@ -23,6 +23,12 @@ func MatchEvent(doc search.EventDocument, q search.EventQuery) bool {
 // (search.ParseQuery): ExpectedHits and ExpectedFacets parse it once for
 // all the documents.
 func matchEvent(doc *search.EventDocument, q *search.EventQuery, terms []search.Term) bool {
+	return matchEventWith(doc, q, terms, nil)
+}
+
+// matchEventWith is matchEvent with the words of doc's texts in q.Lang
+// (wordsOf) at hand in words, when not nil (Reference finds them once).
+func matchEventWith(doc *search.EventDocument, q *search.EventQuery, terms []search.Term, words *[3][]string) bool {
 	if len(q.IDs) > 0 && !slices.Contains(q.IDs, doc.ID) {
 		return false
 	}
@@ -62,12 +68,22 @@ func matchEvent(doc *search.EventDocument, q *search.EventQuery, terms []search.
 	if len(terms) > 0 {
 		// Each term may match in a different field: the union of the
 		// fields' words must match them all.
-		t := doc.Text[q.Lang]
-		if !matchesAllIn(terms, textWords.Get(t.Title), textWords.Get(t.Description), textWords.Get(t.Excerpt)) {
+		if words == nil {
+			w := wordsOf(doc, q.Lang)
+			words = &w
+		}
+		if !matchesAllIn(terms, words[0], words[1], words[2]) {
 			return false
 		}
 	}
 	return true
+}
+
+// wordsOf returns the indexed words of doc's title, description and
+// excerpt in lang (textWords).
+func wordsOf(doc *search.EventDocument, lang string) [3][]string {
+	t := doc.Text[lang]
+	return [3][]string{textWords.Get(t.Title), textWords.Get(t.Description), textWords.Get(t.Excerpt)}
 }
 
 // MatchPlace reports whether doc satisfies every filter of q (its kind
@@ -117,28 +133,67 @@ func MatchPlace(doc search.PlaceDocument, q search.PlaceQuery) bool {
 // the matches sorted by q.Sort, collapsed (CollapseSeries), then paged.
 // Occurrences is always set, parallel to IDs.
 func ExpectedEvents(docs []search.EventDocument, q search.EventQuery) search.Result {
-	return pageOfHits(ExpectedHits(docs, q), q.Offset, q.Limit)
+	return pageOf(expectedMatches(docs, q), q.Offset, q.Limit)
+}
+
+// ExpectedEventsAndFacets returns ExpectedEvents and ExpectedFacets of q
+// over docs, matching each document once for both.
+func ExpectedEventsAndFacets(docs []search.EventDocument, q search.EventQuery) (search.Result, map[string]map[string]int) {
+	matches := matchingEvents(docs, q)
+	facets := facetsOf(matches, q.Facets)
+	return pageOf(listed(matches, q), q.Offset, q.Limit), facets
 }
 
 // pageOfHits is the result of a query whose hits (ExpectedHits) are hits,
 // paged by offset and limit: one ExpectedHits serves every page of a query.
 func pageOfHits(hits []search.EventDocument, offset, limit int) search.Result {
+	ptrs := make([]*search.EventDocument, len(hits))
+	for i := range hits {
+		ptrs[i] = &hits[i]
+	}
+	return pageOf(ptrs, offset, limit)
+}
+
+// pageOf is the result of a query whose hits, in order, are hits, paged
+// by offset and limit.
+func pageOf(hits []*search.EventDocument, offset, limit int) search.Result {
 	ids := make([]int64, len(hits))
-	occs := make([]string, len(hits))
 	for i, d := range hits {
-		ids[i], occs[i] = d.ID, d.Occurrence
+		ids[i] = d.ID
 	}
 	page := Page(ids, offset, limit)
-	from := min(max(offset, 0), len(occs))
-	return search.Result{IDs: page, Occurrences: slices.Clone(occs[from : from+len(page)]), Total: len(hits)}
+	from := min(max(offset, 0), len(hits))
+	occs := make([]string, len(page))
+	for i := range page {
+		occs[i] = hits[from+i].Occurrence
+	}
+	return search.Result{IDs: page, Occurrences: occs, Total: len(hits)}
 }
 
 // ExpectedHits returns every document that q lists, in q's order (not
 // paged): the matches sorted by q.Sort, and with CollapseSeries only the
 // first of each ID.
 func ExpectedHits(docs []search.EventDocument, q search.EventQuery) []search.EventDocument {
-	// The matches are sorted as pointers, then copied once: sorting the
-	// documents themselves moves every one several times.
+	var hits []search.EventDocument
+	if matches := expectedMatches(docs, q); len(matches) > 0 {
+		hits = make([]search.EventDocument, len(matches))
+		for i, d := range matches {
+			hits[i] = *d
+		}
+	}
+	return hits
+}
+
+// expectedMatches is ExpectedHits as pointers into docs: the documents
+// are sorted as pointers, and copied (by ExpectedHits) only when a
+// caller wants them whole.
+func expectedMatches(docs []search.EventDocument, q search.EventQuery) []*search.EventDocument {
+	return listed(matchingEvents(docs, q), q)
+}
+
+// matchingEvents returns pointers to the documents of docs that match q
+// (matchEvent), in docs' order.
+func matchingEvents(docs []search.EventDocument, q search.EventQuery) []*search.EventDocument {
 	terms := search.ParseQuery(q.Query)
 	var matches []*search.EventDocument
 	for i := range docs {
@@ -146,8 +201,16 @@ func ExpectedHits(docs []search.EventDocument, q search.EventQuery) []search.Eve
 			matches = append(matches, &docs[i])
 		}
 	}
+	return matches
+}
+
+// listed sorts matches (q's matches) in place by q.Sort and, with
+// CollapseSeries, keeps the first of each ID; it returns them. (Matches
+// already in that order, as from documents sorted by SortEvents, cost
+// the sort one pass.)
+func listed(matches []*search.EventDocument, q search.EventQuery) []*search.EventDocument {
 	by := eventOrder(q.Sort)
-	slices.SortFunc(matches, func(a, b *search.EventDocument) int { return by(a, b) })
+	slices.SortFunc(matches, by)
 	if q.CollapseSeries {
 		seen := map[int64]bool{}
 		matches = slices.DeleteFunc(matches, func(d *search.EventDocument) bool {
@@ -158,14 +221,7 @@ func ExpectedHits(docs []search.EventDocument, q search.EventQuery) []search.Eve
 			return false
 		})
 	}
-	var hits []search.EventDocument
-	if len(matches) > 0 {
-		hits = make([]search.EventDocument, len(matches))
-		for i, d := range matches {
-			hits[i] = *d
-		}
-	}
-	return hits
+	return matches
 }
 
 // ExpectedPlaces returns the result an engine must give for q over docs:
@@ -195,14 +251,23 @@ func SortEvents(docs []search.EventDocument, by search.EventSort) {
 	slices.SortFunc(docs, func(a, b search.EventDocument) int { return order(&a, &b) })
 }
 
-// eventOrder returns the comparison SortEvents sorts by.
+// eventOrder returns the comparison SortEvents sorts by. (It compares
+// the IDs and the occurrence keys only on equal dates and IDs: the
+// reference sorts every query's matches.)
 func eventOrder(by search.EventSort) func(a, b *search.EventDocument) int {
-	key := func(d *search.EventDocument) int64 { return d.Start }
-	if by == search.ByPublishDate {
-		key = func(d *search.EventDocument) int64 { return d.PublishDate }
-	}
+	byPublish := by == search.ByPublishDate
 	return func(a, b *search.EventDocument) int {
-		return cmp.Or(cmp.Compare(key(a), key(b)), cmp.Compare(a.ID, b.ID), cmp.Compare(a.Occurrence, b.Occurrence))
+		ka, kb := a.Start, b.Start
+		if byPublish {
+			ka, kb = a.PublishDate, b.PublishDate
+		}
+		if c := cmp.Compare(ka, kb); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.ID, b.ID); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Occurrence, b.Occurrence)
 	}
 }
 
@@ -284,17 +349,21 @@ func ExpectedFacets(docs []search.EventDocument, q search.EventQuery) map[string
 	if len(q.Facets) == 0 {
 		return nil
 	}
+	return facetsOf(matchingEvents(docs, q), q.Facets)
+}
+
+// facetsOf counts, for each facet of facets, the documents of matches per
+// value (search.FacetValues); nil when facets is empty.
+func facetsOf(matches []*search.EventDocument, facets []string) map[string]map[string]int {
+	if len(facets) == 0 {
+		return nil
+	}
 	out := map[string]map[string]int{}
-	for _, f := range q.Facets {
+	for _, f := range facets {
 		out[f] = map[string]int{}
 	}
-	terms := search.ParseQuery(q.Query)
-	for i := range docs {
-		d := &docs[i]
-		if !matchEvent(d, &q, terms) {
-			continue
-		}
-		for _, f := range q.Facets {
+	for _, d := range matches {
+		for _, f := range facets {
 			for _, v := range search.FacetValues(*d, f) {
 				out[f][v]++
 			}

@@ -138,3 +138,63 @@ func TestGenerateIsDeterministic(t *testing.T) {
 		t.Fatal("two seeds gave the same events")
 	}
 }
+
+// TestExpectedEventsAndFacets checks the reference's order on ties (the
+// date, then the ID, then the occurrence key, a single event's empty key
+// first), collapsed series (the first occurrence of each ID), paging with
+// occurrences, and that ExpectedEventsAndFacets is ExpectedEvents and
+// ExpectedFacets whatever the order of the documents given.
+func TestExpectedEventsAndFacets(t *testing.T) {
+	events := []search.EventDocument{
+		{ID: 4, Occurrence: "b", Start: 10, PublishDate: 1, Status: "publish", CategoryIDs: []int64{1}},
+		{ID: 4, Occurrence: "a", Start: 10, PublishDate: 1, Status: "publish", CategoryIDs: []int64{1}},
+		{ID: 2, Start: 10, PublishDate: 3, Status: "draft", CategoryIDs: []int64{2}},
+		{ID: 4, Occurrence: "c", Start: 3, PublishDate: 1, Status: "publish", CategoryIDs: []int64{1, 2}},
+		{ID: 9, Start: 20, PublishDate: 1, Status: "publish"},
+		{ID: 4, Occurrence: "d", Start: 30, PublishDate: 1, Status: "draft", CategoryIDs: []int64{2}},
+	}
+	facets := []string{search.FacetCategories}
+	for _, c := range []struct {
+		name     string
+		q        search.EventQuery
+		ids      []int64
+		occs     []string
+		total    int
+		category map[string]int
+	}{
+		{"by start", search.EventQuery{Limit: 10}, []int64{4, 2, 4, 4, 9, 4}, []string{"c", "", "a", "b", "", "d"}, 6, nil},
+		{"a page", search.EventQuery{Offset: 2, Limit: 2, Facets: facets}, []int64{4, 4}, []string{"a", "b"}, 6,
+			map[string]int{"1": 3, "2": 3}},
+		{"by publish date", search.EventQuery{Sort: search.ByPublishDate, Limit: 3}, []int64{4, 4, 4}, []string{"a", "b", "c"}, 6, nil},
+		{"collapsed", search.EventQuery{CollapseSeries: true, Limit: 10, Facets: facets}, []int64{4, 2, 9}, []string{"c", "", ""}, 3,
+			map[string]int{"1": 3, "2": 3}},
+		{"collapsed, one status", search.EventQuery{CollapseSeries: true, Statuses: []string{"draft"}, Limit: 10, Facets: facets},
+			[]int64{2, 4}, []string{"", "d"}, 2, map[string]int{"2": 2}},
+		{"the total only", search.EventQuery{Statuses: []string{"publish"}, Facets: facets}, []int64{}, []string{}, 4,
+			map[string]int{"1": 3, "2": 1}},
+	} {
+		for _, order := range []string{"as given", "reversed", "sorted"} {
+			docs := slices.Clone(events)
+			switch order {
+			case "reversed":
+				slices.Reverse(docs)
+			case "sorted":
+				SortEvents(docs, c.q.Sort)
+			}
+			got, gotF := ExpectedEventsAndFacets(docs, c.q)
+			if !slices.Equal(got.IDs, c.ids) || !slices.Equal(got.Occurrences, c.occs) || got.Total != c.total {
+				t.Errorf("%s, %s: %v %q total %d; want %v %q total %d", c.name, order, got.IDs, got.Occurrences, got.Total, c.ids, c.occs, c.total)
+			}
+			var want map[string]map[string]int
+			if c.category != nil {
+				want = map[string]map[string]int{search.FacetCategories: c.category}
+			}
+			if !reflect.DeepEqual(gotF, want) {
+				t.Errorf("%s, %s: facets %v, want %v", c.name, order, gotF, want)
+			}
+			if e, f := ExpectedEvents(docs, c.q), ExpectedFacets(docs, c.q); !reflect.DeepEqual(e, got) || !reflect.DeepEqual(f, gotF) {
+				t.Errorf("%s, %s: ExpectedEvents %+v and ExpectedFacets %v differ", c.name, order, e, f)
+			}
+		}
+	}
+}

@@ -483,9 +483,11 @@ func (p *filterParser) primary() (predicate, error) {
 		return nil, err
 	}
 	if op == "!=" {
-		return func(doc map[string]any) bool { return !anyElement(doc[field], "=", v) }, nil
+		eq := elementTest("=", v)
+		return func(doc map[string]any) bool { return !eq(doc[field]) }, nil
 	}
-	return func(doc map[string]any) bool { return anyElement(doc[field], op, v) }, nil
+	test := elementTest(op, v)
+	return func(doc map[string]any) bool { return test(doc[field]) }, nil
 }
 
 // value reads a literal: a quoted string (unescaped as Meilisearch does)
@@ -577,42 +579,49 @@ func OtherLibmCos(x float64) float64 {
 	return c
 }
 
-// anyElement compares a document value (or, for an array, any of its
-// elements) with a literal: numerically for numbers, as the words true
-// and false for booleans, exactly for strings. A missing value never
-// matches.
-func anyElement(v any, op, lit string) bool {
-	if list, ok := v.([]any); ok {
-		return slices.ContainsFunc(list, func(x any) bool { return anyElement(x, op, lit) })
+// elementTest returns the test of a document value against op and the
+// literal lit, which compares the value (or, for an array, any of its
+// elements) with lit: numerically for numbers, as the words true and
+// false for booleans, exactly for strings. A missing value never
+// matches. lit is parsed once, here, not for each document a filter
+// reads.
+func elementTest(op, lit string) func(v any) bool {
+	n, err := strconv.ParseFloat(lit, 64)
+	isNum := err == nil
+	var num func(x float64) bool
+	switch op {
+	case "=":
+		num = func(x float64) bool { return x == n }
+	case ">":
+		num = func(x float64) bool { return x > n }
+	case ">=":
+		num = func(x float64) bool { return x >= n }
+	case "<":
+		num = func(x float64) bool { return x < n }
+	case "<=":
+		num = func(x float64) bool { return x <= n }
+	default:
+		isNum = false
 	}
-	switch x := v.(type) {
-	case float64:
-		n, err := strconv.ParseFloat(lit, 64)
-		if err != nil {
-			return false
+	var test func(v any) bool
+	test = func(v any) bool {
+		switch x := v.(type) {
+		case []any:
+			return slices.ContainsFunc(x, test)
+		case float64:
+			return isNum && num(x)
+		case bool:
+			return op == "=" && strconv.FormatBool(x) == lit
+		case string:
+			return op == "=" && x == lit
 		}
-		switch op {
-		case "=":
-			return x == n
-		case ">":
-			return x > n
-		case ">=":
-			return x >= n
-		case "<":
-			return x < n
-		case "<=":
-			return x <= n
-		}
-	case bool:
-		return op == "=" && strconv.FormatBool(x) == lit
-	case string:
-		return op == "=" && x == lit
+		return false
 	}
-	return false
+	return test
 }
 
 // inSet holds the values of an IN filter so that a document is looked up
-// in them at once: has(v) is anyElement(v, "=", x) for some value x, a
+// in them at once: has(v) is elementTest("=", x)(v) for some value x, a
 // number compared as a number and anything else as text, without parsing
 // every value again for every document (a filter of many IDs reads every
 // document of the index).

@@ -228,3 +228,30 @@ func TestFederatedSearchCost(t *testing.T) {
 		})
 	}
 }
+
+// TestElementTest checks a filter's comparison of a document value with
+// a literal (elementTest): each operator on numbers below, on and above
+// the literal, booleans and strings (equality only), arrays (any
+// element), a missing value, and a literal that is not a number.
+func TestElementTest(t *testing.T) {
+	for _, c := range []struct {
+		op, lit string
+		v       any
+		want    bool
+	}{
+		{"=", "5", 5.0, true}, {"=", "5", 4.0, false}, {"=", "5.0", 5.0, true},
+		{">", "5", 5.0, false}, {">", "5", 6.0, true},
+		{">=", "5", 5.0, true}, {">=", "5", 4.0, false},
+		{"<", "5", 5.0, false}, {"<", "5", 4.0, true},
+		{"<=", "5", 5.0, true}, {"<=", "5", 6.0, false},
+		{">", "abc", 6.0, false}, {"=", "abc", 6.0, false},
+		{"=", "true", true, true}, {"=", "true", false, false}, {"=", "false", false, true}, {">", "true", true, false},
+		{"=", "paris", "paris", true}, {"=", "paris", "Paris", false}, {">=", "paris", "paris", false},
+		{"=", "3", "3", true}, {"=", "3", []any{1.0, 3.0}, true}, {">", "2", []any{1.0, 2.0}, false},
+		{">", "2", []any{1.0, []any{5.0}}, true}, {"=", "x", []any{}, false}, {"=", "5", nil, false},
+	} {
+		if got := elementTest(c.op, c.lit)(c.v); got != c.want {
+			t.Errorf("%v %s %s: %v, want %v", c.v, c.op, c.lit, got, c.want)
+		}
+	}
+}
