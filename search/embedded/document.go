@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"strconv"
 
@@ -89,14 +88,32 @@ func (r storedRef) resolve(d *search.EventDocument, src *search.EventDocument) {
 
 // sameButDates reports whether a and b differ in their occurrence keys and
 // dates (Start, End, StartLocal, EndLocal) only: b may then be stored as
-// its dates referring to a (encodeOccurrence). Every other field is compared,
-// those added to search.EventDocument later included.
+// its dates referring to a (encodeOccurrence). Every other field is
+// compared as reflect.DeepEqual compares it (a nil slice or map differs
+// from an empty one, a geo point by its value), field by field: a full
+// reindex of many series calls it once per occurrence, where copying
+// both documents and reflecting on them took about a tenth of its CPU.
+// A field added to search.EventDocument must be added here:
+// TestSameButDatesComparesEveryField fails until it is.
 func sameButDates(a, b *search.EventDocument) bool {
-	x, y := *a, *b
-	x.Occurrence, x.Start, x.End, x.StartLocal, x.EndLocal = "", 0, 0, 0, 0
-	y.Occurrence, y.Start, y.End, y.StartLocal, y.EndLocal = "", 0, 0, 0, 0
-	return reflect.DeepEqual(x, y)
+	return a.ID == b.ID && a.Status == b.Status && a.Author == b.Author && a.PublishDate == b.PublishDate &&
+		a.AllDay == b.AllDay && a.Featured == b.Featured && a.Ticketed == b.Ticketed && a.Sticky == b.Sticky &&
+		a.HideFromListings == b.HideFromListings && a.HasPassword == b.HasPassword && a.EventStatus == b.EventStatus &&
+		a.HasGeo == b.HasGeo && a.ParentID == b.ParentID && sameGeo(a.Geo, b.Geo) &&
+		sameList(a.CategoryIDs, b.CategoryIDs) && sameList(a.CategorySlugs, b.CategorySlugs) &&
+		sameList(a.TagIDs, b.TagIDs) && sameList(a.TagSlugs, b.TagSlugs) &&
+		sameList(a.VenueIDs, b.VenueIDs) && sameList(a.OrganizerIDs, b.OrganizerIDs) &&
+		(a.Text == nil) == (b.Text == nil) && maps.Equal(a.Text, b.Text)
 }
+
+// sameList reports whether a and b are equal as reflect.DeepEqual has it:
+// both nil, or both not nil with equal elements.
+func sameList[T comparable](a, b []T) bool { return (a == nil) == (b == nil) && slices.Equal(a, b) }
+
+// sameGeo reports whether a and b are equal as reflect.DeepEqual has it:
+// the same pointer (nil included), or both set to equal points (a NaN
+// coordinate equals nothing).
+func sameGeo(a, b *search.GeoPoint) bool { return a == b || a != nil && b != nil && *a == *b }
 
 // encodeOccurrence is the stored form of occurrence d of a series whose
 // first document written in the same call is first (stored whole) under

@@ -2,6 +2,8 @@ package embedded
 
 import (
 	"cmp"
+	"maps"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -152,6 +154,65 @@ func TestSameButDatesComparesEveryField(t *testing.T) {
 	}
 	if !sameButDates(&base, &base) {
 		t.Error("sameButDates of a document and itself = false")
+	}
+}
+
+// TestSameButDatesAsDeepEqual: sameButDates compares the fields field by
+// field as reflect.DeepEqual of the documents without their dates did
+// (its first form): a nil list or text differs from an empty one, the same
+// geo point pointer is equal even holding NaN, other points by value.
+func TestSameButDatesAsDeepEqual(t *testing.T) {
+	t.Parallel()
+	base := seriesDocs(1, 2)[0]
+	nan := &search.GeoPoint{Lat: math.NaN(), Lng: 2}
+	cases := []struct {
+		name   string
+		change func(a, b *search.EventDocument)
+	}{
+		{"the same", func(a, b *search.EventDocument) {}},
+		{"other dates", func(a, b *search.EventDocument) { b.Start, b.End, b.Occurrence = b.Start+60, b.End+60, "x" }},
+		{"nil and empty categories", func(a, b *search.EventDocument) { a.CategoryIDs, b.CategoryIDs = nil, []int64{} }},
+		{"both nil categories", func(a, b *search.EventDocument) { a.CategoryIDs, b.CategoryIDs = nil, nil }},
+		{"equal categories apart", func(a, b *search.EventDocument) { b.CategoryIDs = slices.Clone(a.CategoryIDs) }},
+		{"nil and empty slugs", func(a, b *search.EventDocument) { a.TagSlugs, b.TagSlugs = []string{}, nil }},
+		{"nil and empty text", func(a, b *search.EventDocument) { a.Text, b.Text = nil, map[string]search.Text{} }},
+		{"equal text apart", func(a, b *search.EventDocument) { b.Text = maps.Clone(a.Text) }},
+		{"text of one language less", func(a, b *search.EventDocument) { b.Text = maps.Clone(a.Text); delete(b.Text, "fr") }},
+		{"no points", func(a, b *search.EventDocument) { a.Geo, b.Geo = nil, nil }},
+		{"a point and none", func(a, b *search.EventDocument) { b.Geo = nil }},
+		{"equal points apart", func(a, b *search.EventDocument) { g := *a.Geo; b.Geo = &g }},
+		{"other points", func(a, b *search.EventDocument) { b.Geo = &search.GeoPoint{Lat: 1, Lng: 2} }},
+		{"one NaN point", func(a, b *search.EventDocument) { a.Geo, b.Geo = nan, nan }},
+		{"two NaN points", func(a, b *search.EventDocument) { g := *nan; a.Geo, b.Geo = nan, &g }},
+		{"the same categories, one more", func(a, b *search.EventDocument) { b.CategoryIDs = append(slices.Clone(a.CategoryIDs), 0) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a, b := base, base
+			c.change(&a, &b)
+			x, y := a, b
+			x.Occurrence, x.Start, x.End, x.StartLocal, x.EndLocal = "", 0, 0, 0, 0
+			y.Occurrence, y.Start, y.End, y.StartLocal, y.EndLocal = "", 0, 0, 0, 0
+			want := reflect.DeepEqual(x, y)
+			if got := sameButDates(&a, &b); got != want {
+				t.Errorf("sameButDates = %v, reflect.DeepEqual = %v", got, want)
+			}
+			if got := sameButDates(&b, &a); got != want {
+				t.Errorf("sameButDates the other way = %v, reflect.DeepEqual = %v", got, want)
+			}
+		})
+	}
+}
+
+// BenchmarkSameButDates measures sameButDates on two occurrences of one
+// series that differ in their dates only (what a reindex of series
+// compares once per occurrence).
+func BenchmarkSameButDates(b *testing.B) {
+	docs := seriesDocs(1, 2)
+	for b.Loop() {
+		if !sameButDates(&docs[0], &docs[1]) {
+			b.Fatal("the occurrences differ")
+		}
 	}
 }
 

@@ -273,8 +273,14 @@ func (x *Index) replace(old, slot uint32, p *prepared) {
 }
 
 // lastOfEach returns docs without the documents that a later one of the
-// same key replaces, in their order.
+// same key replaces, in their order. Documents whose keys increase (by
+// ID, then occurrence: start-up loads events.db so, 5.4 million
+// documents at 50,000 series) repeat none, and are returned without
+// building the map of their keys.
 func lastOfEach(docs []search.EventDocument) []search.EventDocument {
+	if keysIncrease(docs) {
+		return docs
+	}
 	last := make(map[docKey]int, len(docs))
 	for i := range docs {
 		last[keyOf(&docs[i])] = i
@@ -291,10 +297,35 @@ func lastOfEach(docs []search.EventDocument) []search.EventDocument {
 	return out
 }
 
+// keysIncrease reports whether the keys of docs strictly increase, by ID
+// then occurrence.
+func keysIncrease(docs []search.EventDocument) bool {
+	for i := 1; i < len(docs); i++ {
+		a, b := &docs[i-1], &docs[i]
+		if a.ID > b.ID || a.ID == b.ID && a.Occurrence >= b.Occurrence {
+			return false
+		}
+	}
+	return true
+}
+
 // removeStale removes the documents of the IDs of docs that docs do not
 // hold (the occurrences a series no longer has, a series that became a
-// single event or the reverse). The caller holds writeMu.
+// single event or the reverse). When the index holds none of the IDs (a
+// load, a reindex's new generation) it builds nothing. The caller holds
+// writeMu.
 func (x *Index) removeStale(docs []search.EventDocument) {
+	x.mu.RLock()
+	held := false
+	for i := range docs {
+		if _, held = x.byID[docs[i].ID]; held {
+			break
+		}
+	}
+	x.mu.RUnlock()
+	if !held {
+		return
+	}
 	keep := make(map[docKey]struct{}, len(docs))
 	for i := range docs {
 		keep[keyOf(&docs[i])] = struct{}{}

@@ -36,8 +36,20 @@ func benchIndexThisWeek(n, series int) (*Index, int64) { return benchIndexShaped
 // benchIndexShaped builds benchIndexSeries's events, the series starting
 // in the week from now when thisWeek.
 func benchIndexShaped(n, series int, thisWeek bool) (*Index, int64) {
+	docs, now := benchDocs(n, series, thisWeek)
+	x := New()
+	x.Apply(docs)
+	return x, now
+}
+
+// benchNow is the benchmarks' now (2027-01-15).
+const benchNow = int64(1_800_000_000)
+
+// benchDocs returns the documents of benchIndexShaped (each event's
+// documents together, in the order of their IDs) and now.
+func benchDocs(n, series int, thisWeek bool) ([]search.EventDocument, int64) {
 	r := rand.New(rand.NewPCG(1, 2))
-	const now = int64(1_800_000_000)
+	const now = benchNow
 	docs := make([]search.EventDocument, n)
 	for i := range docs {
 		start := now + int64(r.IntN(730*24))*3600
@@ -82,9 +94,7 @@ func benchIndexShaped(n, series int, thisWeek bool) (*Index, int64) {
 		}
 		docs = all
 	}
-	x := New()
-	x.Apply(docs)
-	return x, now
+	return docs, now
 }
 
 // benchQuery is one list row of the benchmarks.
@@ -208,6 +218,81 @@ func BenchmarkApply(b *testing.B) {
 		x.Apply([]search.EventDocument{{ID: int64(i%1000 + 1), Status: "publish", Start: now + int64(i), End: now + int64(i) + 60,
 			Text: map[string]search.Text{"en": {Title: fmt.Sprintf("jazz night %d", i)}}}})
 	}
+}
+
+// BenchmarkBulkLoad measures filling an empty index with the load
+// benchmark's shape of events and weekly series (every series starting
+// in the week from now, every fourth event a series: bench's -startup
+// 200000 -series 50000 at a tenth of the events), in CPU time per
+// document: "batches" in writes of about reindexBatch documents that
+// never split an event, as a full reindex (sync/indexing's scan) fills a
+// new generation, and "load" in one write, as start-up reads events.db
+// back (search/embedded). BULK_BENCH_EVENTS and BULK_BENCH_SERIES change
+// the size: go test ./search/memindex -run XXX -bench BulkLoad -cpu 1
+// -benchtime 3x.
+func BenchmarkBulkLoad(b *testing.B) {
+	n, series := 20000, 5000
+	if v, err := strconv.Atoi(os.Getenv("BULK_BENCH_EVENTS")); err == nil && v > 0 {
+		n = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("BULK_BENCH_SERIES")); err == nil && v > 0 {
+		series = v
+	}
+	docs, _ := benchDocs(n, series, true)
+	batches := eventBatches(docs, reindexBatch)
+	for _, c := range []struct {
+		name    string
+		batches [][]search.EventDocument
+	}{{"batches", batches}, {"load", [][]search.EventDocument{docs}}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var cpu int64
+			for b.Loop() {
+				runtime.GC()
+				cpu0 := cpuTime()
+				x := New()
+				for _, batch := range c.batches {
+					x.Apply(batch)
+				}
+				cpu += cpuTime() - cpu0
+				if x.Count() != len(docs) {
+					b.Fatalf("%d documents indexed, want %d", x.Count(), len(docs))
+				}
+			}
+			b.ReportMetric(float64(cpu)/float64(b.N)/float64(len(docs)), "cpu-ns/doc")
+		})
+	}
+}
+
+// reindexBatch is the documents of one write of a full reindex
+// (sync/indexing's batchDocs).
+const reindexBatch = 2000
+
+// eventBatches cuts docs (each event's documents together) into batches
+// of at most size documents, or one event's documents when they are
+// more, never splitting an event: Apply replaces all of an event's
+// documents with those of one call.
+func eventBatches(docs []search.EventDocument, size int) [][]search.EventDocument {
+	var out [][]search.EventDocument
+	for start := 0; start < len(docs); {
+		end := start + 1
+		for end < len(docs) && docs[end].ID == docs[end-1].ID {
+			end++
+		}
+		for end < len(docs) {
+			next := end + 1
+			for next < len(docs) && docs[next].ID == docs[next-1].ID {
+				next++
+			}
+			if next-start > size {
+				break
+			}
+			end = next
+		}
+		out = append(out, docs[start:end])
+		start = end
+	}
+	return out
 }
 
 // textSizes returns the index sizes of the text benchmarks: 100,000 and
