@@ -66,7 +66,7 @@ func refusalStores() []storeUnderTest {
 				if err != nil {
 					t.Fatal(err)
 				}
-				mongotest.IndexIDs(t, dir, name)
+				indexIDs(t, st, dir, name)
 				cl, err := mdriver.Connect(options.Client().ApplyURI(uri))
 				if err != nil {
 					t.Fatal(err)
