@@ -17,6 +17,7 @@ import (
 	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/config/testsupport"
 	"github.com/calendar/eventcal/repository"
+	"github.com/calendar/eventcal/repository/mongo"
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
 
@@ -64,8 +65,10 @@ func TestRoundTrip(t *testing.T) {
 	work := t.TempDir()
 	firstFile := filepath.Join(work, "first.jsonl")
 	mustCLI(t, firstEnv, "export", "--out", firstFile)
-	secondEnv := tripEnv(map[string]string{"DATA_DIR": t.TempDir(), "MONGO_URI": mongotest.Start(t), "MONGO_DATABASE": mongotest.Database(t)})
+	mongoURI, mongoFiles := mongotest.StartFiles(t)
+	secondEnv := tripEnv(map[string]string{"DATA_DIR": t.TempDir(), "MONGO_URI": mongoURI, "MONGO_DATABASE": mongotest.Database(t)})
 	second := startService(t, secondEnv)
+	indexMongoIDs(t, mongoURI, mongoFiles, secondEnv["MONGO_DATABASE"])
 	checkLoaded(t, "MongoDB", mustCLI(t, secondEnv, "load", firstFile).stdout, false)
 	checkLoaded(t, "MongoDB, loaded again", mustCLI(t, secondEnv, "load", firstFile).stdout, true)
 	waitSettled(t, second, firstIndex)
@@ -146,6 +149,29 @@ func TestRoundTrip(t *testing.T) {
 			t.Errorf("sequence %s: the third drew %d; the first had handed out up to %d", seq, id, seqs[seq])
 		}
 	}
+}
+
+// indexMongoIDs indexes the look-ups by _id of database db on the
+// embedded FerretDB at uri (its files in dir) as MongoDB does
+// (mongotest.IndexIDs), once the service started on it has made its
+// collections: a store opened here waits for the build of the declared
+// indexes (idempotent, the service's own build makes the same), which
+// makes most of them, then closes. Without the index every look-up by
+// _id scans its collection. Nothing on an external server (dir "").
+func indexMongoIDs(t *testing.T, uri, dir, db string) {
+	t.Helper()
+	if dir == "" {
+		return
+	}
+	st, err := mongo.Open(context.Background(), uri, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close(context.Background())
+	if err := st.WaitIndexes(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mongotest.IndexIDs(t, dir, db)
 }
 
 // mustCLI runs the command line with env and fails the test unless it

@@ -101,7 +101,7 @@ func newMongoEnv(t testing.TB, settings ...string) *env {
 // openMongo is an envOptions.openStore: a MongoDB store on a server of
 // its own (an embedded FerretDB, or the server of TEST_MONGO_URI) in a
 // database of its own, its look-ups by _id indexed as on MongoDB
-// (mongotest.IndexIDs).
+// (indexIDs).
 func openMongo(t testing.TB, _ *config.Config) repository.Store {
 	t.Helper()
 	uri, dir := mongotest.StartFiles(t)
@@ -110,8 +110,23 @@ func openMongo(t testing.TB, _ *config.Config) repository.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mongotest.IndexIDs(t, dir, db)
+	indexIDs(t, st, dir, db)
 	return st
+}
+
+// indexIDs indexes the look-ups by _id of st (database db on the embedded
+// FerretDB whose files are in dir) as MongoDB does (mongotest.IndexIDs),
+// in every collection Open made: it first waits for the background build
+// of the store's non-unique indexes, which makes most of the collections
+// (posts, terms, tokens, slugs, index_marks and more), so that none is
+// left without the index and scanned, every document decoded, on each
+// look-up. Nothing on an external server (dir "").
+func indexIDs(t testing.TB, st *mongo.Store, dir, db string) {
+	t.Helper()
+	if err := st.WaitIndexes(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mongotest.IndexIDs(t, dir, db)
 }
 
 // newEnvIn starts a stack on an existing data directory.

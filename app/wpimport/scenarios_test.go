@@ -196,7 +196,12 @@ func TestImportMongo(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The store's look-ups by _id use an index, as on MongoDB (an
-		// embedded FerretDB scans the collection for each without it).
+		// embedded FerretDB scans the collection for each without it),
+		// in every collection the store made: its background index
+		// build (WaitIndexes) makes most of them.
+		if err := s.WaitIndexes(t.Context()); err != nil {
+			t.Fatal(err)
+		}
 		mongotest.IndexIDs(t, dir, db)
 		t.Cleanup(func() { s.Close(context.Background()) })
 		return s
