@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"io"
+	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -205,6 +208,40 @@ func TestFaultProxyDelayAndCutAll(t *testing.T) {
 	// The rule was used up: the next find passes.
 	if err := db.Collection("c").FindOne(ctx, bson.D{}).Err(); !errors.Is(err, mongo.ErrNoDocuments) {
 		t.Errorf("find after the delay rule: %v", err)
+	}
+
+	// A connection the proxy has relayed a command on is tracked, so
+	// CutAll closes it: its next read ends at once (were CutAll to do
+	// nothing, the read would wait until the test's deadline and fail).
+	raw, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if err := raw.SetDeadline(testdeadline.Of(t)); err != nil {
+		t.Fatal(err)
+	}
+	ping, err := bson.Marshal(bson.D{{Key: "ping", Value: 1}, {Key: "$db", Value: "admin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := make([]byte, 20, 21+len(ping)) // header and flags, then a kind-0 section
+	binary.LittleEndian.PutUint32(msg[12:], 2013)
+	msg = append(append(msg, 0), ping...)
+	binary.LittleEndian.PutUint32(msg, uint32(len(msg)))
+	if _, err := raw.Write(msg); err != nil {
+		t.Fatal(err)
+	}
+	size := make([]byte, 4)
+	if _, err := io.ReadFull(raw, size); err != nil {
+		t.Fatalf("reply to a ping through the proxy: %v", err)
+	}
+	if _, err := io.ReadFull(raw, make([]byte, binary.LittleEndian.Uint32(size)-4)); err != nil {
+		t.Fatalf("reply to a ping through the proxy: %v", err)
+	}
+	p.CutAll()
+	if _, err := raw.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("read on a relayed connection after CutAll: %v, want it closed", err)
 	}
 
 	// CutAll fails the connections in use; the driver reconnects.
