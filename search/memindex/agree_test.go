@@ -308,10 +308,7 @@ func checkAgainstReference(t *testing.T, x *Index, ref *searchtest.Reference, q 
 	if q.Relevance && q.Query != "" {
 		want = rankedReference(x, ref, q)
 	}
-	gotOcc := make([]string, len(got.IDs))
-	for k := range got.IDs {
-		gotOcc[k] = got.Occurrence(k)
-	}
+	gotOcc := occurrencesOf(got)
 	if got.Total != want.Total || !slices.Equal(got.IDs, want.IDs) || !slices.Equal(gotOcc, want.Occurrences) {
 		t.Fatalf("%s %+v:\ngot  total %d, %v %q\nwant total %d, %v %q", name, q,
 			got.Total, got.IDs, gotOcc, want.Total, want.IDs, want.Occurrences)
@@ -319,4 +316,14 @@ func checkAgainstReference(t *testing.T, x *Index, ref *searchtest.Reference, q 
 	if fmt.Sprint(got.Facets) != fmt.Sprint(wantF) {
 		t.Fatalf("%s %+v: facets\n got %v\nwant %v", name, q, got.Facets, wantF)
 	}
+}
+
+// occurrencesOf returns the occurrence key of each hit of r, in order,
+// to compare with the reference's Occurrences.
+func occurrencesOf(r search.Result) []string {
+	occ := make([]string, len(r.IDs))
+	for k := range r.IDs {
+		occ[k] = r.Occurrence(k)
+	}
+	return occ
 }

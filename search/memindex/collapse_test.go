@@ -164,10 +164,7 @@ func TestCollapsedByBucketsAgreesWithReference(t *testing.T) {
 					byBuckets++
 				}
 				want := ref.Events(q)
-				gotOcc := make([]string, len(got.IDs))
-				for k := range got.IDs {
-					gotOcc[k] = got.Occurrence(k)
-				}
+				gotOcc := occurrencesOf(got)
 				if got.Total != want.Total || !slices.Equal(got.IDs, want.IDs) || !slices.Equal(gotOcc, want.Occurrences) {
 					t.Fatalf("query %d %+v:\ngot  total %d, %v %q\nwant total %d, %v %q", i, q,
 						got.Total, got.IDs, gotOcc, want.Total, want.IDs, want.Occurrences)

@@ -211,10 +211,7 @@ func checkSeries(t *testing.T, round string, x *Index, docs []search.EventDocume
 		if got.Total != want.Total {
 			t.Fatalf("%s: %+v: total %d, want %d", round, q, got.Total, want.Total)
 		}
-		gotOcc := make([]string, len(got.IDs))
-		for k := range got.IDs {
-			gotOcc[k] = got.Occurrence(k)
-		}
+		gotOcc := occurrencesOf(got)
 		if !slices.Equal(got.IDs, want.IDs) || !slices.Equal(gotOcc, want.Occurrences) {
 			t.Fatalf("%s: %+v: page %v %q, want %v %q", round, q, got.IDs, gotOcc, want.IDs, want.Occurrences)
 		}
