@@ -203,3 +203,41 @@ func TestCollapsedWalkOrdersFewOfMany(t *testing.T) {
 		})
 	}
 }
+
+// TestCollapsedWalkFewOfManyAgrees compares generated collapsed lists
+// over fewOfManyDocs (a week holding an occurrence of every series, many
+// starts tied at the hour) with the reference: from a start within the
+// first weeks, the first pages and pages past the first week, the page
+// walked from the start of the dates or found by its start.
+func TestCollapsedWalkFewOfManyAgrees(t *testing.T) {
+	defer func(m int) { collapsedPageMax = m }(collapsedPageMax)
+	const now = int64(1_800_000_000)
+	docs := fewOfManyDocs(now, 400, 600, 10)
+	x := New()
+	x.Apply(docs)
+	r := rand.New(rand.NewPCG(11, 12))
+	for i := range 300 {
+		collapsedPageMax = []int{16, 2048}[r.IntN(2)]
+		q := search.EventQuery{Lang: "en", Statuses: []string{"publish"}, CollapseSeries: true,
+			StartGTE: search.Some(now + int64(r.IntN(3*7*24))*3600 + int64(r.IntN(2))*1800), EndLTE: search.Some(now + 2*366*86400),
+			Limit: 1 + r.IntN(20)}
+		switch r.IntN(3) {
+		case 0:
+			q.Offset = r.IntN(40)
+		case 1:
+			q.Offset = r.IntN(700)
+		}
+		if r.IntN(4) == 0 {
+			q.Featured = search.Some(r.IntN(2) == 0)
+		}
+		got, err := x.Search(t.Context(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := searchtest.ExpectedEvents(docs, q)
+		if got.Total != want.Total || !slices.Equal(got.IDs, want.IDs) || !slices.Equal(occurrences(got), want.Occurrences) {
+			t.Fatalf("query %d (%+v, page max %d): page %v %q of %d, want %v %q of %d", i, q, collapsedPageMax,
+				got.IDs, occurrences(got), got.Total, want.IDs, want.Occurrences, want.Total)
+		}
+	}
+}
