@@ -199,6 +199,24 @@ func BenchmarkSeriesThisWeek(b *testing.B) {
 		benchQuery{"total only", w(func(q *search.EventQuery) { q.Limit = 0 })},
 		benchQuery{"from tomorrow", w(func(q *search.EventQuery) { q.StartGTE = search.Some(now + 86400) })},
 	))
+	runQueries(b, x, "", serviceQueries(now))
+}
+
+// serviceQueries returns the engine queries the load benchmark's facets
+// and collapsed rows send through the service for an anonymous reader
+// (app/handlers' eventPage and eventFacets): the facets row's page of
+// one category (protected events listed, redacted), then its count-only
+// query (protected events left out) with the facets; and the collapsed
+// list's page (protected events listed).
+func serviceQueries(now int64) []benchQuery {
+	w := func(f func(q *search.EventQuery)) search.EventQuery { return with(now, f) }
+	return []benchQuery{
+		{"service facets, page", w(func(q *search.EventQuery) { q.ExcludeProtected = false; q.CategoryIDs = []int64{7} })},
+		{"service facets, counts", w(func(q *search.EventQuery) {
+			q.CategoryIDs, q.Facets, q.Limit = []int64{7}, []string{search.FacetCategories, search.FacetVenue}, 0
+		})},
+		{"service collapsed", w(func(q *search.EventQuery) { q.ExcludeProtected = false; q.CollapseSeries = true })},
+	}
 }
 
 // BenchmarkSearch measures the list queries of the load benchmark on the

@@ -3,6 +3,7 @@ package memindex
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 	"sync"
@@ -624,9 +625,10 @@ func (s *searcher) walkFrom(from int64, before, need int) {
 	var none [numLists][]int64
 	var m, t []uint64
 	var items []member
+	var starts []int64
 	ok := make([]bool, 0, 8)
-	var work uint64
-	defer func() { f.listWork.Add(work) }()
+	var work, sorted uint64
+	defer func() { f.listWork.Add(work); f.ordered.Add(sorted) }()
 	byDate := func(a, b member) int {
 		if c := cmp.Compare(a.start, b.start); c != 0 {
 			return c
@@ -649,13 +651,35 @@ func (s *searcher) walkFrom(from int64, before, need int) {
 		if m, t, empty = f.matchSet(x, b, &pp, &none, ok, all, whole, m, t, &work); empty {
 			continue
 		}
-		items = items[:0]
-		eachBit(m, func(i uint32) { items = append(items, member{start: b.start[i], slot: b.slot[i]}) })
-		work += uint64(len(items))
-		for done, k := 0, need-listed; done < len(items) && listed < need; done, k = done+k, 2*k {
-			k = min(max(k, need-listed), len(items)-done)
-			firstK(items[done:], k, byDate)
-			for _, it := range items[done : done+k] {
+		// The bucket's matches in rounds, each the next k of them in the
+		// date order (k doubling when series seen before took some):
+		// those starting after the round before's last start and at or
+		// before the k-th smallest such start (kthStartAbove), ties
+		// included, so that a week holding an occurrence of every series
+		// orders its page's first matches, not all of them.
+		n := andCount(m, m)
+		work += uint64(n)
+		after, hasAfter := int64(math.MinInt64), false
+		for left, k := n, need-listed; left > 0 && listed < need; k *= 2 {
+			k = min(max(k, need-listed), left)
+			upTo := int64(math.MaxInt64)
+			if k*fewFirst <= left {
+				upTo, starts = kthStartAbove(b.start, m, after, hasAfter, k, starts)
+			}
+			items = items[:0]
+			for w, word := range m {
+				for ; word != 0; word &= word - 1 {
+					i := w<<6 + bits.TrailingZeros64(word)
+					if st := b.start[i]; st <= upTo && (!hasAfter || st > after) {
+						items = append(items, member{start: st, slot: b.slot[i]})
+					}
+				}
+			}
+			sorted += uint64(len(items))
+			slices.SortFunc(items, byDate)
+			left -= len(items)
+			after, hasAfter = upTo, true
+			for _, it := range items {
 				if fromStart && !s.first(&x.ents[it.slot]) || !fromStart && !s.p.listedMember(x, it) {
 					continue
 				}
@@ -668,6 +692,23 @@ func (s *searcher) walkFrom(from int64, before, need int) {
 			}
 		}
 	}
+}
+
+// kthStartAbove is kthStart over the local numbers set in m whose start
+// is above after (all of them when !hasAfter): the k-th smallest such
+// start (1 <= k <= their number), with h as scratch (returned for reuse).
+func kthStartAbove(start []int64, m []uint64, after int64, hasAfter bool, k int, h []int64) (int64, []int64) {
+	h = h[:0]
+	for w, word := range m {
+		for ; word != 0; word &= word - 1 {
+			v := start[w<<6+bits.TrailingZeros64(word)]
+			if len(h) == k && v >= h[0] || hasAfter && v <= after {
+				continue
+			}
+			h = pushSmallest(h, k, v)
+		}
+	}
+	return h[0], h
 }
 
 // listedMember reports whether a match m of a collapsed list is listed,

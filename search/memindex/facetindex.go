@@ -78,9 +78,10 @@ type facetIndex struct {
 	paths [numPaths]atomic.Uint64
 	// listWork counts the steps of the lists read by the buckets (each).
 	listWork atomic.Uint64
-	// ordered counts the documents those lists put in the date order
-	// (compared entry by entry): at most their pages' and the ties of
-	// their last starts, not a week's matches (each).
+	// ordered counts the documents those lists, and the collapsed lists'
+	// walks (searcher.walkFrom), put in the date order (compared entry by
+	// entry): at most their pages' and the ties of their last starts, not
+	// a week's matches (each).
 	ordered atomic.Uint64
 	buckets map[int64]*fbucket
 	// nums holds the numbers of the buckets, in order.

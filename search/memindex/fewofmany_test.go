@@ -142,3 +142,102 @@ func occurrences(res search.Result) []string {
 	}
 	return out
 }
+
+// TestCollapsedWalkOrdersFewOfMany: a collapsed list read by the buckets
+// (walkCollapsed, and deepCollapsed's walk from its page's start) over a
+// week holding an occurrence of every series orders only its page's
+// first matches and the ties of their last start (facetIndex.ordered),
+// not the week's every match, and lists what the reference lists.
+func TestCollapsedWalkOrdersFewOfMany(t *testing.T) {
+	defer func(m int) { collapsedPageMax = m }(collapsedPageMax)
+	const now = int64(1_800_000_000)
+	const series = 600
+	docs := fewOfManyDocs(now, series, 900, 12)
+	x := New()
+	x.Apply(docs)
+	if x.nGrouped == 0 {
+		t.Fatal("no groups: the series' occurrences should form groups")
+	}
+	for _, c := range []struct {
+		name          string
+		from          int64
+		offset, limit int
+		featured      bool
+		pageMax       int
+	}{
+		{"first page", now, 0, 8, false, 2048},
+		{"first match", now, 0, 1, false, 2048},
+		{"page 3", now, 16, 8, false, 2048},
+		{"from the third day", now + 2*86400 + 1800, 0, 10, false, 2048},
+		{"featured", now, 0, 5, true, 2048},
+		{"past the first week", now, 640, 10, false, 2048},
+		{"a page found by its start", now, 40, 8, false, 16},
+		{"a page found by its start, past the first week", now, 700, 8, false, 16},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			collapsedPageMax = c.pageMax
+			q := search.EventQuery{Lang: "en", Statuses: []string{"publish"}, StartGTE: search.Some(c.from),
+				EndLTE: search.Some(now + 2*366*86400), Offset: c.offset, Limit: c.limit, CollapseSeries: true}
+			if c.featured {
+				q.Featured = search.Some(true)
+			}
+			walked, before := x.facets.listWork.Load(), x.facets.ordered.Load()
+			got, err := x.Search(t.Context(), q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ordered := x.facets.ordered.Load() - before
+			if x.facets.listWork.Load() == walked {
+				t.Fatal("the buckets were not walked: the path under test did not run")
+			}
+			want := searchtest.ExpectedEvents(docs, q)
+			if got.Total != want.Total || !slices.Equal(got.IDs, want.IDs) || !slices.Equal(occurrences(got), want.Occurrences) {
+				t.Fatalf("page %v %q of %d, want %v %q of %d", got.IDs, occurrences(got), got.Total, want.IDs, want.Occurrences, want.Total)
+			}
+			// A first page of a few in the week of every series: its
+			// matches and the ties of their last start (a few an hour),
+			// not the week's more than 600.
+			if need := c.offset + c.limit; need*fewFirst <= series && ordered > uint64(2*need+64) {
+				t.Errorf("%d matches ordered for a page ending at %d, want at most %d", ordered, need, 2*need+64)
+			}
+		})
+	}
+}
+
+// TestCollapsedWalkFewOfManyAgrees compares generated collapsed lists
+// over fewOfManyDocs (a week holding an occurrence of every series, many
+// starts tied at the hour) with the reference: from a start within the
+// first weeks, the first pages and pages past the first week, the page
+// walked from the start of the dates or found by its start.
+func TestCollapsedWalkFewOfManyAgrees(t *testing.T) {
+	defer func(m int) { collapsedPageMax = m }(collapsedPageMax)
+	const now = int64(1_800_000_000)
+	docs := fewOfManyDocs(now, 400, 600, 10)
+	x := New()
+	x.Apply(docs)
+	r := rand.New(rand.NewPCG(11, 12))
+	for i := range 300 {
+		collapsedPageMax = []int{16, 2048}[r.IntN(2)]
+		q := search.EventQuery{Lang: "en", Statuses: []string{"publish"}, CollapseSeries: true,
+			StartGTE: search.Some(now + int64(r.IntN(3*7*24))*3600 + int64(r.IntN(2))*1800), EndLTE: search.Some(now + 2*366*86400),
+			Limit: 1 + r.IntN(20)}
+		switch r.IntN(3) {
+		case 0:
+			q.Offset = r.IntN(40)
+		case 1:
+			q.Offset = r.IntN(700)
+		}
+		if r.IntN(4) == 0 {
+			q.Featured = search.Some(r.IntN(2) == 0)
+		}
+		got, err := x.Search(t.Context(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := searchtest.ExpectedEvents(docs, q)
+		if got.Total != want.Total || !slices.Equal(got.IDs, want.IDs) || !slices.Equal(occurrences(got), want.Occurrences) {
+			t.Fatalf("query %d (%+v, page max %d): page %v %q of %d, want %v %q of %d", i, q, collapsedPageMax,
+				got.IDs, occurrences(got), got.Total, want.IDs, want.Occurrences, want.Total)
+		}
+	}
+}
