@@ -234,7 +234,11 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 	var createLat latencies
 	t0 := time.Now()
 	cmds0 := storeCommands.Load()
+	seedCPU := cpuTime()
 	eventIDs, err := s.seed(nAPI, conc, eventBody, "events", &createLat)
+	if nAPI > 0 {
+		fmt.Fprintf(os.Stderr, "cpu per request: POST /events: %.3f ms (%d requests, the worker's indexing meanwhile included)\n", float64(cpuTime()-seedCPU)/float64(nAPI)/1e6, nAPI)
+	}
 	if err != nil {
 		return err
 	}
@@ -345,7 +349,13 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 			continue
 		}
 		before := storeCommands.Load()
+		cpu0 := cpuTime()
 		res := s.load(uncachedBase, sc.path, conc, dur)
+		if res.count > 0 {
+			// The process's CPU (service and clients) per request: on a
+			// shared machine the rates also hold what else ran.
+			fmt.Fprintf(os.Stderr, "cpu per request: %s: %.3f ms (%d requests)\n", sc.name, float64(cpuTime()-cpu0)/float64(res.count)/1e6, res.count)
+		}
 		perRequest := ""
 		if storeKind != "sqlite" && res.count > 0 {
 			perRequest = fmt.Sprintf("%.2f", float64(storeCommands.Load()-before)/float64(res.count))

@@ -152,3 +152,65 @@ func TestNearListAgreesWithReference(t *testing.T) {
 	}
 	t.Logf("%d queries agree", n)
 }
+
+// TestNearCheaperAtItsBoundary builds indexes whose one week holds 20
+// points and just fewer, as many, and just more events than the steps
+// of nearCounted cost (20 × nearStepCost entries), and runs radius lists
+// (pages, a deep page, the total only, anonymous) in each: plan.each
+// must answer them while the steps cost as much as the entries or more
+// (Index.nearDeclined counts it), nearCounted once they cost less, and
+// both ways, and nearCounted taken always (nearStepCost 0), must give
+// the reference's pages and totals.
+func TestNearCheaperAtItsBoundary(t *testing.T) {
+	const points = 20
+	now := int64(1_800_000_000)
+	week := (bucketOf(now) + 1) * facetWidth // the start of a bucket
+	for _, c := range []struct {
+		name     string
+		events   int
+		declined bool
+	}{
+		{"just under", points*nearStepCost - 1, true},
+		{"at", points * nearStepCost, true},
+		{"just over", points*nearStepCost + 1, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			docs := make([]search.EventDocument, c.events)
+			for i := range docs {
+				status := "publish"
+				if i%7 == 3 {
+					status = "draft"
+				}
+				start := week + int64(i)*600
+				docs[i] = search.EventDocument{ID: int64(i + 1), Status: status, Start: start, End: start + 3600, PublishDate: now,
+					HasGeo: true, Geo: &search.GeoPoint{Lat: 48 + float64(i%points)*0.05, Lng: 2},
+					Text: map[string]search.Text{"en": {Title: fmt.Sprintf("event %d", i)}}}
+			}
+			x := New()
+			x.Apply(docs)
+			ref := searchtest.NewReference(docs)
+			near := search.Some(search.GeoCircle{Center: search.GeoPoint{Lat: 48, Lng: 2}, RadiusKm: 30})
+			queries := map[string]search.EventQuery{
+				"first page":     {Lang: "en", Near: near, StartGTE: search.Some(now), Limit: 8},
+				"deep page":      {Lang: "en", Near: near, StartGTE: search.Some(now), Offset: 20, Limit: 8},
+				"total only":     {Lang: "en", Near: near, StartGTE: search.Some(now)},
+				"anonymous":      {Lang: "en", Near: near, Statuses: []string{"publish"}, ExcludeHidden: true, ExcludeProtected: true, Limit: 8},
+				"the week's end": {Lang: "en", Near: near, StartGTE: search.Some(week), EndLTE: search.Some(week + facetWidth), Limit: 8},
+			}
+			for name, q := range queries {
+				for _, cost := range []int{nearStepCost, 0} {
+					func() {
+						defer func(c int) { nearStepCost = c }(nearStepCost)
+						nearStepCost = cost
+						before := x.nearDeclined.Load()
+						checkAgainstReference(t, x, ref, q, fmt.Sprintf("%s, nearStepCost %d", name, cost))
+						declined := x.nearDeclined.Load() != before
+						if want := c.declined && cost != 0; declined != want {
+							t.Errorf("%s, nearStepCost %d: %d events, %d points: plan.each taken %v, want %v", name, cost, c.events, points, declined, want)
+						}
+					}()
+				}
+			}
+		})
+	}
+}

@@ -177,6 +177,9 @@ type Index struct {
 	// intersected: the work of a list that may grow with its matches (the
 	// tests count it).
 	visited atomic.Uint64
+	// nearDeclined counts the radius queries that nearCheaper left to
+	// plan.each (the tests count it).
+	nearDeclined atomic.Uint64
 	// searchedGroups counts the groups whose members queries searched
 	// for their date bounds (plan.span): those the bounds cut that are not
 	// evenly spaced (the tests count it).

@@ -64,7 +64,7 @@ const (
 // The work it did (entries read, kinds' bitmaps intersected) is added to
 // Index.visited.
 func (s *searcher) firstCounted(p *plan, collect int) (main []uint32, n int, ok bool) {
-	if nearsCounted(p) {
+	if nearsCounted(p) && s.nearCheaper(p) {
 		main, n = s.nearCounted(p, collect)
 		return main, n, true
 	}
