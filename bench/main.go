@@ -345,7 +345,9 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 			continue
 		}
 		before := storeCommands.Load()
+		gcBefore := sampleGC()
 		res := s.load(uncachedBase, sc.path, conc, dur)
+		gcRow(os.Stderr, sc.name, res.count, gcBefore, sampleGC())
 		perRequest := ""
 		if storeKind != "sqlite" && res.count > 0 {
 			perRequest = fmt.Sprintf("%.2f", float64(storeCommands.Load()-before)/float64(res.count))
