@@ -1,6 +1,7 @@
 package memindex
 
 import (
+	"math"
 	"runtime"
 	"testing"
 
@@ -45,14 +46,20 @@ func TestQueryAllocations(t *testing.T) {
 			}
 			run()
 			allocs := testing.AllocsPerRun(100, run)
-			var before, after runtime.MemStats
-			const runs = 100
-			runtime.ReadMemStats(&before)
-			for range runs {
-				run()
+			// The bytes, the least of five batches: the count is the
+			// process's, so another test's goroutines, or a collection
+			// that emptied the pools, only add to a batch.
+			kb := math.Inf(1)
+			for range 5 {
+				var before, after runtime.MemStats
+				const runs = 20
+				runtime.ReadMemStats(&before)
+				for range runs {
+					run()
+				}
+				runtime.ReadMemStats(&after)
+				kb = min(kb, float64(after.TotalAlloc-before.TotalAlloc)/runs/1024)
 			}
-			runtime.ReadMemStats(&after)
-			kb := float64(after.TotalAlloc-before.TotalAlloc) / runs / 1024
 			t.Logf("%.0f allocations, %.1f KB a query (a bit set over the slots: %.1f KB)", allocs, kb, setBytes/1024)
 			if allocs > c.allocs {
 				t.Errorf("%.0f allocations a query, want at most %.0f", allocs, c.allocs)
