@@ -349,13 +349,9 @@ func run(nEvents, nVenues, nOrgs, nCats, nTags, conc int, dur time.Duration, lag
 			continue
 		}
 		before := storeCommands.Load()
-		cpu0 := cpuTime()
+		gcBefore := sampleGC()
 		res := s.load(uncachedBase, sc.path, conc, dur)
-		if res.count > 0 {
-			// The process's CPU (service and clients) per request: on a
-			// shared machine the rates also hold what else ran.
-			fmt.Fprintf(os.Stderr, "cpu per request: %s: %.3f ms (%d requests)\n", sc.name, float64(cpuTime()-cpu0)/float64(res.count)/1e6, res.count)
-		}
+		gcRow(os.Stderr, sc.name, res.count, gcBefore, sampleGC())
 		perRequest := ""
 		if storeKind != "sqlite" && res.count > 0 {
 			perRequest = fmt.Sprintf("%.2f", float64(storeCommands.Load()-before)/float64(res.count))

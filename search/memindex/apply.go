@@ -267,6 +267,7 @@ func (x *Index) replace(old, slot uint32, p *prepared) {
 	slots[slices.Index(slots, old)] = slot
 	x.place(slot, p.grp)
 	x.unlink(old, x.yield)
+	x.occNames.dropOcc(x.rows[old].occ)
 	x.rows[old] = row{}
 	x.ents[old] = entry{}
 	x.free = append(x.free, old)
@@ -334,7 +335,7 @@ func (x *Index) removeStale(docs []search.EventDocument) {
 	x.mu.RLock()
 	for id := range x.idsOf(docs) {
 		for _, slot := range x.byID[id] {
-			if _, ok := keep[docKey{id, x.rows[slot].occ}]; !ok {
+			if _, ok := keep[docKey{id, x.occNames.occString(x.rows[slot].occ)}]; !ok {
 				stale = append(stale, slot)
 			}
 		}
@@ -453,6 +454,7 @@ func (x *Index) removeSlots(slots []uint32) {
 			x.docs--
 			touched[r.id] = struct{}{}
 			x.unlink(slot, x.yield)
+			x.occNames.dropOcc(r.occ)
 			x.rows[slot] = row{}
 			x.ents[slot] = entry{}
 			x.free = append(x.free, slot)
@@ -623,7 +625,7 @@ func (x *Index) link(slot uint32, p *prepared, yield func()) {
 	if p.grp != nil && p.grp.body == nil {
 		p.grp.body = r
 	}
-	x.rows[slot] = row{id: d.ID, occ: d.Occurrence, rowBody: r}
+	x.rows[slot] = row{id: d.ID, occ: x.occNames.keyOcc(d.Occurrence), rowBody: r}
 	x.ents[slot] = e
 }
 

@@ -624,11 +624,13 @@ func (s *searcher) walkFrom(from int64, before, need int) {
 	pp.startMin = max(pp.startMin, from)
 	var none [numLists][]int64
 	var m, t []uint64
-	var items []member
+	// items holds a bucket's matches (at 25,000 weekly series, a week
+	// holds 25,000 of them): from the pool, given back grown.
+	items := memberPool.get(0)
 	var starts []int64
 	ok := make([]bool, 0, 8)
 	var work, sorted uint64
-	defer func() { f.listWork.Add(work); f.ordered.Add(sorted) }()
+	defer func() { f.listWork.Add(work); f.ordered.Add(sorted); memberPool.put(items) }()
 	byDate := func(a, b member) int {
 		if c := cmp.Compare(a.start, b.start); c != 0 {
 			return c

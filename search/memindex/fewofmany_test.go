@@ -120,8 +120,8 @@ func TestBucketListsOrderFewOfMany(t *testing.T) {
 				}
 				for i := range min(need, len(read)) {
 					r := &x.rows[read[i]]
-					if r.id != first.IDs[i] || r.occ != first.Occurrence(i) {
-						t.Fatalf("%s: match %d is %d %q, want %d %q", skip.name, i, r.id, r.occ, first.IDs[i], first.Occurrence(i))
+					if r.id != first.IDs[i] || x.occNames.occString(r.occ) != first.Occurrence(i) {
+						t.Fatalf("%s: match %d is %d %q, want %d %q", skip.name, i, r.id, x.occNames.occString(r.occ), first.IDs[i], first.Occurrence(i))
 					}
 				}
 				// A page of few: its matches and the ties of its last

@@ -358,7 +358,7 @@ var hitPool sync.Pool
 
 // putHits gives back the group hits of a query once it is done with them.
 func putHits(gs []groupHit) {
-	if cap(gs) >= 1024 {
+	if cap(gs) >= 256 {
 		clear(gs[:cap(gs)]) // no group kept alive by the pool
 		hitPool.Put(&gs)
 	}

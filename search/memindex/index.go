@@ -88,7 +88,6 @@ package memindex
 
 import (
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -126,6 +125,9 @@ type Index struct {
 	docs int
 	// codes numbers the series, statuses and names the rows refer to.
 	codes
+	// occNames interns the rows' occurrence keys not of the service's
+	// form (see occKey).
+	occNames occNames
 	// groups holds the uniform occurrences of the series (see group),
 	// which are not in order; reps holds each group's representative slot
 	// and grouped every slot in a group (nGrouped of them).
@@ -250,8 +252,9 @@ func keyOf(d *search.EventDocument) docKey { return docKey{d.ID, d.Occurrence} }
 // Index.ents only, the statuses are numbers of Index.names, and the lists
 // are one slice.
 type row struct {
-	id  int64
-	occ string
+	id int64
+	// occ is the occurrence key (see occKey; Index.occNames).
+	occ occKey
 	// rowBody is nil for a free slot.
 	*rowBody
 	// grp is the group that holds the entry (nil: the date order does).
@@ -534,12 +537,12 @@ func (x *Index) slotOf(k docKey) (uint32, bool) {
 // rows' keys, as byID holds them): its index, or where it would go.
 func (x *Index) occIndex(slots []uint32, occ string) (int, bool) {
 	if len(slots) == 1 { // a single event, most often
-		if c := strings.Compare(x.rows[slots[0]].occ, occ); c != 0 {
+		if c := x.occNames.compareOccString(x.rows[slots[0]].occ, occ); c != 0 {
 			return max(0, -c), false
 		}
 		return 0, true
 	}
-	return slices.BinarySearchFunc(slots, occ, func(s uint32, occ string) int { return strings.Compare(x.rows[s].occ, occ) })
+	return slices.BinarySearchFunc(slots, occ, func(s uint32, occ string) int { return x.occNames.compareOccString(x.rows[s].occ, occ) })
 }
 
 // addDoc records slot (whose row is not linked yet) as document k's.
@@ -559,7 +562,7 @@ func (x *Index) Keys(ids []int64) []string {
 	var out []string
 	for _, id := range ids {
 		for _, slot := range x.byID[id] {
-			out = append(out, search.DocumentKey(id, x.rows[slot].occ))
+			out = append(out, search.DocumentKey(id, x.occNames.occString(x.rows[slot].occ)))
 		}
 	}
 	return out

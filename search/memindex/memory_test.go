@@ -67,7 +67,7 @@ func TestRowSize(t *testing.T) {
 		name      string
 		got, want uintptr
 	}{
-		{"row", unsafe.Sizeof(row{}), 40},
+		{"row", unsafe.Sizeof(row{}), 32},
 		{"row body", unsafe.Sizeof(rowBody{}), 112},
 		{"entry", unsafe.Sizeof(entry{}), 32},
 	} {
@@ -116,8 +116,8 @@ func TestOccurrencesShareTheirBody(t *testing.T) {
 					t.Fatalf("document %d not indexed", i)
 				}
 				r := &x.rows[slot]
-				if r.id != d.ID || r.occ != d.Occurrence || r.pub != d.PublishDate || x.names[r.status] != d.Status {
-					t.Errorf("document %d: row %d %q pub %d status %q", i, r.id, r.occ, r.pub, x.names[r.status])
+				if r.id != d.ID || x.occNames.occString(r.occ) != d.Occurrence || r.pub != d.PublishDate || x.names[r.status] != d.Status {
+					t.Errorf("document %d: row %d %q pub %d status %q", i, r.id, x.occNames.occString(r.occ), r.pub, x.names[r.status])
 				}
 				bodies[r.rowBody] = true
 			}

@@ -20,7 +20,7 @@ func (x *Index) compare(a, b entry) int {
 		return c
 	}
 	ra, rb := &x.rows[a.slot], &x.rows[b.slot]
-	return cmp.Or(cmp.Compare(ra.id, rb.id), cmp.Compare(ra.occ, rb.occ))
+	return cmp.Or(cmp.Compare(ra.id, rb.id), x.occNames.compareOcc(ra.occ, rb.occ))
 }
 
 // blocks is the date order: sorted runs of entries, each non-empty and of

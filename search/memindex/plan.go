@@ -43,6 +43,10 @@ type plan struct {
 	// set holds cands as a bit set once each built it (copies of the plan
 	// with other date bounds share it).
 	set []uint64
+	// scratch holds what the query took from the pools (set, and the
+	// sets of the plans copied from this one), given back when Search
+	// is done.
+	scratch *scratch
 	// words holds the scored ways each word matches, for a relevance
 	// order.
 	words [][]scoredClass
@@ -87,7 +91,7 @@ const (
 )
 
 func (x *Index) plan(q search.EventQuery) *plan {
-	p := &plan{q: q}
+	p := &plan{q: q, scratch: &scratch{}}
 	p.startMin, p.startMax = bounds(q.StartGTE, q.StartGT, search.Opt[int64]{}, q.StartLT)
 	p.endMin, p.endMax = bounds(search.Opt[int64]{}, q.EndGT, q.EndLTE, q.EndLT)
 	if x.facets.inverted == 0 && x.nGrouped > 0 {
@@ -307,7 +311,7 @@ func (p *plan) each(x *Index, ordered int, fn func(e *entry), skip func(n int) b
 		return
 	}
 	if p.cands != nil && p.set == nil {
-		p.set = make([]uint64, (len(x.rows)+63)/64)
+		p.set = p.scratch.bitSet((len(x.rows) + 63) / 64)
 		it := p.cands.ManyIterator()
 		buf := make([]uint32, 256)
 		for n := it.NextMany(buf); n > 0; n = it.NextMany(buf) {

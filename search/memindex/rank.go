@@ -169,7 +169,7 @@ func (s *searcher) compareRanked(a, b rankHit) int {
 		return c
 	}
 	ra, rb := &s.x.rows[a.slot], &s.x.rows[b.slot]
-	return cmp.Or(cmp.Compare(ra.id, rb.id), cmp.Compare(ra.occ, rb.occ))
+	return cmp.Or(cmp.Compare(ra.id, rb.id), s.x.occNames.compareOcc(ra.occ, rb.occ))
 }
 
 // collapseRanked keeps, of the hits of each series, the first in the

@@ -39,6 +39,7 @@ func (x *Index) Search(ctx context.Context, q search.EventQuery) (search.Result,
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	p := x.plan(q)
+	defer p.scratch.release()
 	s := &searcher{x: x, p: p, res: search.Result{IDs: []int64{}}, counts: newFacetCounts(x, p)}
 	s.offset, s.limit = min(max(q.Offset, 0), maxPage), min(max(q.Limit, 0), maxPage)
 	if !p.none {
@@ -83,11 +84,11 @@ type searcher struct {
 func (s *searcher) put(slot uint32) {
 	r := &s.x.rows[slot]
 	s.res.IDs = append(s.res.IDs, r.id)
-	if r.occ != "" && s.occs == nil {
+	if r.occ != 0 && s.occs == nil {
 		s.occs = make([]string, len(s.res.IDs)-1, cap(s.res.IDs))
 	}
 	if s.occs != nil {
-		s.occs = append(s.occs, r.occ)
+		s.occs = append(s.occs, s.x.occNames.occString(r.occ))
 	}
 }
 
@@ -253,7 +254,9 @@ func pageStart(gs []groupHit, offset int, mainUpTo func(t int64) int, lo, hi int
 	// upTo returns the number of matches starting at or before t.
 	// The starts of each hit's first and last members, read once: most
 	// steps decide a group on them.
-	firsts, lasts := make([]int64, len(gs)), make([]int64, len(gs))
+	firsts, lasts := int64Pool.get(len(gs)), int64Pool.get(len(gs))
+	defer int64Pool.put(firsts)
+	defer int64Pool.put(lasts)
 	for i := range gs {
 		h := &gs[i]
 		firsts[i], lasts[i] = h.g.occ[h.lo].start, h.g.occ[h.hi-1].start
@@ -338,7 +341,8 @@ func (s *searcher) collapsed(gs []groupHit) {
 	// date order comes first).
 	var gfirst []int32
 	if len(gs) > 0 {
-		gfirst = make([]int32, x.seriesMax+1)
+		gfirst = int32Pool.get(int(x.seriesMax) + 1)
+		defer int32Pool.put(gfirst)
 		for i := range gfirst {
 			gfirst[i] = -1
 		}
