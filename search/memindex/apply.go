@@ -134,7 +134,7 @@ func (x *Index) Apply(docs []search.EventDocument) {
 		p := startPrepare(docs, grps, prepareRun)
 		x.mu.Lock()
 		defer x.mu.Unlock()
-		x.version++
+		x.matches.clear()
 		x.load(p.preps, p.wait)
 		return
 	}
@@ -174,7 +174,6 @@ func (x *Index) Apply(docs []search.EventDocument) {
 // unlinks in this hold from zero.
 func (x *wordIndex) lockW() {
 	x.mu.Lock()
-	x.version++
 	x.held = 0
 }
 
@@ -489,7 +488,6 @@ func (x *Index) compact() {
 				}
 			}
 			x.mu.Lock()
-			x.version++
 			v.sorted, v.stale = live, 0
 			x.mu.Unlock()
 		}
@@ -533,7 +531,7 @@ func (x *Index) link(slot uint32, p *prepared, yield func()) {
 			like = x.rows[s].rowBody
 		}
 	}
-	pieces := newPieces(x, slot, p.words, yield)
+	pieces := newPieces(x, slot, p.words, yield, &r.words)
 	if like != nil {
 		// An occurrence with its series' text: the same words, so the
 		// same postings, in the same vocabularies (like holds them).
@@ -547,6 +545,7 @@ func (x *Index) link(slot uint32, p *prepared, yield func()) {
 			}
 			(*b).Add(slot)
 			w.vocab.joinPrefixes(w.text, slot, title)
+			x.matches.touchWord(x, w)
 		}
 	} else {
 		// The title words of every language, then the body words.
@@ -565,7 +564,9 @@ func (x *Index) link(slot uint32, p *prepared, yield func()) {
 				}
 				for len(words) > 0 {
 					n := pieces.take(len(words))
+					from := len(r.words)
 					r.words = v.add(r.words, slot, words[:n], title, built)
+					x.matches.touchWords(x, r.words[from:])
 					words = words[n:]
 				}
 			}
@@ -638,19 +639,24 @@ type pieces struct {
 	x     *Index
 	slot  uint32
 	yield func()
+	// words is the row's words (all of them when unlinking, all once
+	// linked when done): hiding or showing the row changes their
+	// matches (matchCache.touchWord).
+	words *[]*word
 	// left is how many more words the current hold may take.
 	left int
 }
 
 // newPieces starts linking or unlinking the words (how many) of the row
-// at slot; yield nil: in this hold.
-func newPieces(x *Index, slot uint32, words int, yield func()) pieces {
+// at slot, whose words are those of refs; yield nil: in this hold.
+func newPieces(x *Index, slot uint32, words int, yield func(), refs *[]*word) pieces {
 	if words <= holdWords {
 		yield = nil
 	}
-	ps := pieces{x: x, slot: slot, yield: yield, left: max(holdWords-x.held, 0)}
+	ps := pieces{x: x, slot: slot, yield: yield, left: max(holdWords-x.held, 0), words: refs}
 	if yield != nil {
 		x.hidden.Add(slot)
+		x.matches.touchWords(x, *refs)
 	}
 	return ps
 }
@@ -677,6 +683,7 @@ func (ps *pieces) next() { ps.take(1) }
 func (ps *pieces) done() {
 	if ps.yield != nil {
 		ps.x.hidden.Remove(ps.slot)
+		ps.x.matches.touchWords(ps.x, *ps.words)
 	}
 }
 
@@ -798,7 +805,7 @@ func (x *Index) unlink(slot uint32, yield func()) {
 			x.freePts = append(x.freePts, i)
 		}
 	}
-	pieces := newPieces(x, slot, len(r.words), yield)
+	pieces := newPieces(x, slot, len(r.words), yield, &r.words)
 	for i, e := range r.words {
 		pieces.next()
 		title := i < int(r.nTitle)
@@ -810,6 +817,7 @@ func (x *Index) unlink(slot uint32, yield func()) {
 		if (*b).Remove(slot); (*b).IsEmpty() {
 			*b = nil
 		}
+		x.matches.touchWord(x, e)
 		if e.title == nil && e.body == nil {
 			forget(e)
 		}

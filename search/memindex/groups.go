@@ -69,6 +69,7 @@ func (x *groupIndex) join(slot uint32, g *group) {
 	x.rows[slot].grp = g
 	x.grouped.Add(slot)
 	x.nGrouped++
+	x.regrouped++
 }
 
 // leave takes the row at slot (in a group) out of its group, clearing
@@ -80,6 +81,7 @@ func (x *groupIndex) leave(slot uint32) {
 	r.grp = nil
 	x.grouped.Remove(slot)
 	x.nGrouped--
+	x.regrouped++
 	switch i := sort.Search(len(g.occ), func(i int) bool { return x.compare(x.ents[g.occ[i].slot], x.ents[slot]) >= 0 }); {
 	case i == 0 && len(g.occ) > 0 && g.occ[0].slot == slot:
 		// The first: a series rewritten leaves its old group from the

@@ -186,10 +186,10 @@ type Index struct {
 	// for their date bounds (plan.span): those the bounds cut that are not
 	// evenly spaced (the tests count it).
 	searchedGroups atomic.Uint64
-	// version is raised whenever a writer takes mu to change the index
-	// (lockW, load), so that what a query keeps for the next ones
-	// (matches) is of one version of the index.
-	version uint64
+	// regrouped is raised whenever a row joins or leaves a group (reps
+	// and grouped change), so that what a query keeps of them for the
+	// next ones (matchEntry's reps and singles) is made again.
+	regrouped uint64
 	// matches keeps the rows of recent query words (see matchCache).
 	matches matchCache
 	// decided counts the groups that queries decided (plan.groups): the
@@ -453,6 +453,9 @@ type vocabulary struct {
 	// pending holds the words a writer merged into sorted ahead of linking
 	// them (premerge), while it links them.
 	pending map[string]struct{}
+	// lang and vis are the language and visibility of its words.
+	lang string
+	vis  visibility
 	// prefixes holds, for each prefix of one or two letters of its words,
 	// the rows whose title and whose body hold a word with it (see
 	// prefixRows).

@@ -2,6 +2,7 @@ package memindex
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -11,20 +12,28 @@ import (
 )
 
 // matchCache keeps the rows that recent query words matched (match,
-// unscored), per word and the visibilities a query keeps, for the
-// index's version: search-as-you-type asks for the same few prefixes
-// again and again (`j`, `ja`, `jaz`...), and with many series a common
-// prefix matches millions of rows, whose bitmaps cost milliseconds to
-// join (the vocabularies' postings, the languages' aliases). Any write
-// makes a new version (Index.version, raised whenever a writer takes the
-// write lock), which empties it. The bitmaps it hands out are shared:
-// their users must not change them (see Index.plan).
+// unscored), per word and the visibilities a query keeps: search-as-you-
+// type asks for the same few prefixes again and again (`j`, `ja`,
+// `jaz`...), and with many series a common prefix matches millions of
+// rows, whose bitmaps cost milliseconds to join (the vocabularies'
+// postings, the languages' aliases). An entry stays across writes until
+// a write changes what it holds: the writers tell the cache of every
+// word whose rows they change (a posting added or removed, the row
+// hidden or shown while linked in pieces, the row's aliases: see
+// touchWord), and it drops the entries whose terms match that word in a
+// vocabulary they read (dependsOn). So a write of other words leaves the
+// cache as it was. The bitmaps it hands out are shared: their users must
+// not change them (see Index.plan).
+//
+// The queries get and put entries holding Index.mu for reading (mu
+// guards the map among them); the writers drop entries holding Index.mu
+// for writing, when no query runs.
 type matchCache struct {
-	mu      sync.Mutex
-	version uint64
-	m       map[matchKey]*matchEntry
-	// hits and misses count the lookups (the tests read them).
-	hits, misses uint64
+	mu sync.Mutex
+	m  map[matchKey]*matchEntry
+	// hits and misses count the lookups, dropped the entries a write
+	// dropped (the tests read them).
+	hits, misses, dropped uint64
 }
 
 // matchEntry is the rows a word matched (rows), and, once a query
@@ -34,23 +43,33 @@ type matchCache struct {
 // row the word matched (millions, with many series).
 type matchEntry struct {
 	rows, reps, singles *roaring.Bitmap
+	// regrouped is Index.regrouped when reps and singles were made:
+	// they are made again once the groups changed.
+	regrouped uint64
+	// What the rows depend on: the terms (every one of which a row
+	// matches), the language, and the visibilities the query keeps.
+	terms      []search.Term
+	lang       string
+	statuses   []string
+	mask, want uint8
 }
 
-// derived returns e's reps and singles, from the index x (of the
-// entry's version: the caller holds x.mu for reading), making them the
-// first time.
+// derived returns e's reps and singles, from the index x (the caller
+// holds x.mu for reading), making them the first time and again when
+// the groups changed since.
 func (c *matchCache) derived(x *Index, e *matchEntry) (reps, singles *roaring.Bitmap) {
 	c.mu.Lock()
 	reps, singles = e.reps, e.singles
+	ok := reps != nil && e.regrouped == x.regrouped
 	c.mu.Unlock()
-	if reps != nil {
+	if ok {
 		return reps, singles
 	}
 	reps, singles = roaring.And(e.rows, x.reps), roaring.AndNot(e.rows, x.grouped)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e.reps == nil {
-		e.reps, e.singles = reps, singles
+	if e.reps == nil || e.regrouped != x.regrouped {
+		e.reps, e.singles, e.regrouped = reps, singles, x.regrouped
 	}
 	return e.reps, e.singles
 }
@@ -92,12 +111,12 @@ func keyOfWords(p *plan, lang string, terms []search.Term) matchKey {
 	return k
 }
 
-// get returns the entry of k at the index's version v (nil: not kept).
-func (c *matchCache) get(v uint64, k matchKey) *matchEntry {
+// get returns the entry of k (nil: not kept).
+func (c *matchCache) get(k matchKey) *matchEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	b := c.m[k]
-	if c.version != v || b == nil {
+	if b == nil {
 		c.misses++
 		return nil
 	}
@@ -105,16 +124,13 @@ func (c *matchCache) get(v uint64, k matchKey) *matchEntry {
 	return b
 }
 
-// put keeps the rows b of k at the index's version v, emptying the cache
-// of an older version first, and returns their entry.
-func (c *matchCache) put(v uint64, k matchKey, b *roaring.Bitmap) *matchEntry {
+// put keeps the rows b of k, those of plan p that match every term of
+// terms in language lang, and returns their entry.
+func (c *matchCache) put(p *plan, lang string, terms []search.Term, k matchKey, b *roaring.Bitmap) *matchEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.version != v || c.m == nil {
-		if v < c.version {
-			return &matchEntry{rows: b} // a query of an older version, finishing late
-		}
-		c.version, c.m = v, map[matchKey]*matchEntry{}
+	if c.m == nil {
+		c.m = map[matchKey]*matchEntry{}
 	}
 	if len(c.m) >= matchCacheMax {
 		for old := range c.m {
@@ -122,7 +138,71 @@ func (c *matchCache) put(v uint64, k matchKey, b *roaring.Bitmap) *matchEntry {
 			break
 		}
 	}
-	e := &matchEntry{rows: b}
+	e := &matchEntry{rows: b, terms: slices.Clone(terms), lang: lang, statuses: slices.Clone(p.q.Statuses),
+		mask: p.flagMask & visibilityFlags, want: p.flagWant & visibilityFlags}
 	c.m[k] = e
 	return e
+}
+
+// clear drops every entry. The caller holds Index.mu for writing.
+func (c *matchCache) clear() {
+	c.dropped += uint64(len(c.m))
+	clear(c.m)
+}
+
+// touchWord drops the entries whose rows may change when the rows of
+// word w change in the index x: a row gains or loses w (link, unlink),
+// or a row holding w is hidden or shown (pieces). The caller holds x.mu
+// for writing and calls it in the hold of the change, so that no query
+// reads an entry of the rows before it. A row's aliases change in a hold
+// that touches all its words too (in the last hold of link, its words
+// linked there or the row shown; in the first of unlink, its words
+// unlinked there or the row hidden), so they need no call of their own.
+func (c *matchCache) touchWord(x *Index, w *word) {
+	if len(c.m) == 0 {
+		return
+	}
+	for k, e := range c.m {
+		if e.dependsOn(x, w) {
+			delete(c.m, k)
+			c.dropped++
+		}
+	}
+}
+
+// touchWords is touchWord for each of words.
+func (c *matchCache) touchWords(x *Index, words []*word) {
+	if len(c.m) == 0 {
+		return
+	}
+	for _, w := range words {
+		c.touchWord(x, w)
+	}
+}
+
+// dependsOn reports whether e's rows may change with the rows of word w:
+// w is in a vocabulary that e's query reads (of e's language, or of a
+// language it has aliases to; of a visibility it keeps), and one of e's
+// terms reads w (a row holding w may match e's other terms through its
+// other words).
+func (e *matchEntry) dependsOn(x *Index, w *word) bool {
+	v := w.vocab
+	if v.lang != e.lang {
+		l := x.langs[e.lang]
+		if l == nil || l.aliases[v.lang] == nil {
+			return false
+		}
+	}
+	if !slices.ContainsFunc(e.terms, func(t search.Term) bool { return termReads(t, w.text) }) {
+		return false
+	}
+	return keepsVisibility(e.statuses, e.mask, e.want, v.vis)
+}
+
+// termReads reports whether a query of term t may read the rows of word
+// w: w matches t (search.Term.Matches), or is t's word, or starts with t
+// when t is a prefix (the walk's ways and prefixRows'), all of them so
+// that an entry is never kept past a change it depends on.
+func termReads(t search.Term, w string) bool {
+	return w == t.Word || t.Prefix && strings.HasPrefix(w, t.Word) || t.Typos > 0 && t.Matches(w)
 }

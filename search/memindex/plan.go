@@ -196,13 +196,13 @@ func (x *Index) plan(q search.EventQuery) *plan {
 	var all matchKey
 	if whole := len(terms) > 1 && p.cands == nil && !q.Relevance; whole {
 		all = keyOfWords(p, q.Lang, terms)
-		if e := x.matches.get(x.version, all); e != nil {
+		if e := x.matches.get(all); e != nil {
 			p.cands, p.cached, p.none = e.rows, e, e.rows.IsEmpty()
 			return p
 		}
 		defer func() {
 			if !shared && p.cands != nil {
-				p.cached = x.matches.put(x.version, all, p.cands)
+				p.cached = x.matches.put(p, q.Lang, terms, all, p.cands)
 			}
 		}()
 	}
@@ -212,13 +212,13 @@ func (x *Index) plan(q search.EventQuery) *plan {
 		if q.Relevance {
 			matched, classes = x.match(p, l, t, true)
 		} else {
-			// The rows of a word are kept for the next queries of this
-			// version of the index (search-as-you-type).
+			// The rows of a word are kept for the next queries, until
+			// a write changes them (search-as-you-type).
 			k := keyOfMatch(p, q.Lang, t)
-			e := x.matches.get(x.version, k)
+			e := x.matches.get(k)
 			if e == nil {
 				m, _ := x.match(p, l, t, false)
-				e = x.matches.put(x.version, k, m)
+				e = x.matches.put(p, q.Lang, []search.Term{t}, k, m)
 			}
 			matched = e.rows
 			if p.cands == nil {
@@ -269,11 +269,17 @@ func (p *plan) byBuckets(x *Index, limit int) bool {
 // status is one p keeps (a status without a code is compared by name
 // here too), and its hidden and protected flags pass p's.
 func (p *plan) keeps(vis visibility) bool {
-	if len(p.q.Statuses) > 0 && !slices.Contains(p.q.Statuses, vis.status) {
+	return keepsVisibility(p.q.Statuses, p.flagMask, p.flagWant, vis)
+}
+
+// keepsVisibility is plan.keeps for a plan of statuses and flags mask
+// and want (only the visibility flags of which count).
+func keepsVisibility(statuses []string, mask, want uint8, vis visibility) bool {
+	if len(statuses) > 0 && !slices.Contains(statuses, vis.status) {
 		return false
 	}
-	mask := p.flagMask & visibilityFlags
-	return vis.flags&mask == p.flagWant&mask
+	mask &= visibilityFlags
+	return vis.flags&mask == want&mask
 }
 
 // sparse: below one candidate in this many events, the candidates are

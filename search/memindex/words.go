@@ -208,7 +208,7 @@ func (x *wordIndex) vocabulary(lang string, vis visibility) *vocabulary {
 	l := x.language(lang)
 	v := l.parts[vis]
 	if v == nil {
-		v = &vocabulary{byText: map[string]*word{}}
+		v = &vocabulary{byText: map[string]*word{}, lang: lang, vis: vis}
 		l.parts[vis] = v
 	}
 	return v
