@@ -147,27 +147,35 @@ func ExpectedEventsAndFacets(docs []search.EventDocument, q search.EventQuery) (
 // pageOfHits is the result of a query whose hits (ExpectedHits) are hits,
 // paged by offset and limit: one ExpectedHits serves every page of a query.
 func pageOfHits(hits []search.EventDocument, offset, limit int) search.Result {
-	ptrs := make([]*search.EventDocument, len(hits))
-	for i := range hits {
-		ptrs[i] = &hits[i]
+	from := min(max(offset, 0), len(hits))
+	to := from
+	if limit > 0 {
+		to = from + min(limit, len(hits)-from)
 	}
-	return pageOf(ptrs, offset, limit)
+	ptrs := make([]*search.EventDocument, to-from)
+	for i := range ptrs {
+		ptrs[i] = &hits[from+i]
+	}
+	res := pageOf(ptrs, 0, len(ptrs))
+	res.Total = len(hits)
+	return res
 }
 
 // pageOf is the result of a query whose hits, in order, are hits, paged
 // by offset and limit.
 func pageOf(hits []*search.EventDocument, offset, limit int) search.Result {
-	ids := make([]int64, len(hits))
-	for i, d := range hits {
-		ids[i] = d.ID
-	}
-	page := Page(ids, offset, limit)
+	// Page's bounds, without the IDs of every hit (a reference's query
+	// may match tens of thousands of documents for a page of ten).
 	from := min(max(offset, 0), len(hits))
-	occs := make([]string, len(page))
-	for i := range page {
-		occs[i] = hits[from+i].Occurrence
+	to := from
+	if limit > 0 {
+		to = from + min(limit, len(hits)-from)
 	}
-	return search.Result{IDs: page, Occurrences: occs, Total: len(hits)}
+	ids, occs := make([]int64, to-from), make([]string, to-from)
+	for i, d := range hits[from:to] {
+		ids[i], occs[i] = d.ID, d.Occurrence
+	}
+	return search.Result{IDs: ids, Occurrences: occs, Total: len(hits)}
 }
 
 // ExpectedHits returns every document that q lists, in q's order (not
@@ -209,10 +217,18 @@ func matchingEvents(docs []search.EventDocument, q search.EventQuery) []*search.
 // already in that order, as from documents sorted by SortEvents, cost
 // the sort one pass.)
 func listed(matches []*search.EventDocument, q search.EventQuery) []*search.EventDocument {
+	return listedWith(matches, q, nil)
+}
+
+// listedWith is listed with seen, when not nil, an empty map to collapse
+// the series with (Reference reuses one for its queries).
+func listedWith(matches []*search.EventDocument, q search.EventQuery, seen map[int64]bool) []*search.EventDocument {
 	by := eventOrder(q.Sort)
 	slices.SortFunc(matches, by)
 	if q.CollapseSeries {
-		seen := map[int64]bool{}
+		if seen == nil {
+			seen = map[int64]bool{}
+		}
 		matches = slices.DeleteFunc(matches, func(d *search.EventDocument) bool {
 			if seen[d.ID] {
 				return true
