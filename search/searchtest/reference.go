@@ -3,6 +3,7 @@ package searchtest
 import (
 	"cmp"
 	"slices"
+	"strconv"
 
 	"github.com/calendar/eventcal/config/testsupport"
 	"github.com/calendar/eventcal/search"
@@ -378,12 +379,43 @@ func facetsOf(matches []*search.EventDocument, facets []string) map[string]map[s
 	for _, f := range facets {
 		out[f] = map[string]int{}
 	}
-	for _, d := range matches {
-		for _, f := range facets {
-			for _, v := range search.FacetValues(*d, f) {
-				out[f][v]++
+	for _, f := range facets {
+		ids := facetIDs(f)
+		if ids == nil {
+			for _, d := range matches {
+				for _, v := range search.FacetValues(*d, f) {
+					out[f][v]++
+				}
 			}
+			continue
+		}
+		// A facet of IDs: counted by ID, then named as FacetValues names
+		// them (TestFacetIDs), without a string per document and value.
+		byID := map[int64]int{}
+		for _, d := range matches {
+			for _, id := range ids(d) {
+				byID[id]++
+			}
+		}
+		for id, n := range byID {
+			out[f][strconv.FormatInt(id, 10)] += n
 		}
 	}
 	return out
+}
+
+// facetIDs returns the IDs of a document that facet f counts, for a facet
+// of IDs (categories, tags, venue, organizer); nil for another.
+func facetIDs(f string) func(d *search.EventDocument) []int64 {
+	switch f {
+	case search.FacetCategories:
+		return func(d *search.EventDocument) []int64 { return d.CategoryIDs }
+	case search.FacetTags:
+		return func(d *search.EventDocument) []int64 { return d.TagIDs }
+	case search.FacetVenue:
+		return func(d *search.EventDocument) []int64 { return d.VenueIDs }
+	case search.FacetOrganizer:
+		return func(d *search.EventDocument) []int64 { return d.OrganizerIDs }
+	}
+	return nil
 }
