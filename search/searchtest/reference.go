@@ -3,6 +3,7 @@ package searchtest
 import (
 	"cmp"
 	"slices"
+	"strconv"
 
 	"github.com/calendar/eventcal/config/testsupport"
 	"github.com/calendar/eventcal/search"
@@ -147,27 +148,35 @@ func ExpectedEventsAndFacets(docs []search.EventDocument, q search.EventQuery) (
 // pageOfHits is the result of a query whose hits (ExpectedHits) are hits,
 // paged by offset and limit: one ExpectedHits serves every page of a query.
 func pageOfHits(hits []search.EventDocument, offset, limit int) search.Result {
-	ptrs := make([]*search.EventDocument, len(hits))
-	for i := range hits {
-		ptrs[i] = &hits[i]
+	from := min(max(offset, 0), len(hits))
+	to := from
+	if limit > 0 {
+		to = from + min(limit, len(hits)-from)
 	}
-	return pageOf(ptrs, offset, limit)
+	ptrs := make([]*search.EventDocument, to-from)
+	for i := range ptrs {
+		ptrs[i] = &hits[from+i]
+	}
+	res := pageOf(ptrs, 0, len(ptrs))
+	res.Total = len(hits)
+	return res
 }
 
 // pageOf is the result of a query whose hits, in order, are hits, paged
 // by offset and limit.
 func pageOf(hits []*search.EventDocument, offset, limit int) search.Result {
-	ids := make([]int64, len(hits))
-	for i, d := range hits {
-		ids[i] = d.ID
-	}
-	page := Page(ids, offset, limit)
+	// Page's bounds, without the IDs of every hit (a reference's query
+	// may match tens of thousands of documents for a page of ten).
 	from := min(max(offset, 0), len(hits))
-	occs := make([]string, len(page))
-	for i := range page {
-		occs[i] = hits[from+i].Occurrence
+	to := from
+	if limit > 0 {
+		to = from + min(limit, len(hits)-from)
 	}
-	return search.Result{IDs: page, Occurrences: occs, Total: len(hits)}
+	ids, occs := make([]int64, to-from), make([]string, to-from)
+	for i, d := range hits[from:to] {
+		ids[i], occs[i] = d.ID, d.Occurrence
+	}
+	return search.Result{IDs: ids, Occurrences: occs, Total: len(hits)}
 }
 
 // ExpectedHits returns every document that q lists, in q's order (not
@@ -209,10 +218,18 @@ func matchingEvents(docs []search.EventDocument, q search.EventQuery) []*search.
 // already in that order, as from documents sorted by SortEvents, cost
 // the sort one pass.)
 func listed(matches []*search.EventDocument, q search.EventQuery) []*search.EventDocument {
+	return listedWith(matches, q, nil)
+}
+
+// listedWith is listed with seen, when not nil, an empty map to collapse
+// the series with (Reference reuses one for its queries).
+func listedWith(matches []*search.EventDocument, q search.EventQuery, seen map[int64]bool) []*search.EventDocument {
 	by := eventOrder(q.Sort)
 	slices.SortFunc(matches, by)
 	if q.CollapseSeries {
-		seen := map[int64]bool{}
+		if seen == nil {
+			seen = map[int64]bool{}
+		}
 		matches = slices.DeleteFunc(matches, func(d *search.EventDocument) bool {
 			if seen[d.ID] {
 				return true
@@ -362,12 +379,43 @@ func facetsOf(matches []*search.EventDocument, facets []string) map[string]map[s
 	for _, f := range facets {
 		out[f] = map[string]int{}
 	}
-	for _, d := range matches {
-		for _, f := range facets {
-			for _, v := range search.FacetValues(*d, f) {
-				out[f][v]++
+	for _, f := range facets {
+		ids := facetIDs(f)
+		if ids == nil {
+			for _, d := range matches {
+				for _, v := range search.FacetValues(*d, f) {
+					out[f][v]++
+				}
 			}
+			continue
+		}
+		// A facet of IDs: counted by ID, then named as FacetValues names
+		// them (TestFacetIDs), without a string per document and value.
+		byID := map[int64]int{}
+		for _, d := range matches {
+			for _, id := range ids(d) {
+				byID[id]++
+			}
+		}
+		for id, n := range byID {
+			out[f][strconv.FormatInt(id, 10)] += n
 		}
 	}
 	return out
+}
+
+// facetIDs returns the IDs of a document that facet f counts, for a facet
+// of IDs (categories, tags, venue, organizer); nil for another.
+func facetIDs(f string) func(d *search.EventDocument) []int64 {
+	switch f {
+	case search.FacetCategories:
+		return func(d *search.EventDocument) []int64 { return d.CategoryIDs }
+	case search.FacetTags:
+		return func(d *search.EventDocument) []int64 { return d.TagIDs }
+	case search.FacetVenue:
+		return func(d *search.EventDocument) []int64 { return d.VenueIDs }
+	case search.FacetOrganizer:
+		return func(d *search.EventDocument) []int64 { return d.OrganizerIDs }
+	}
+	return nil
 }

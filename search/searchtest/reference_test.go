@@ -3,6 +3,7 @@ package searchtest
 import (
 	"reflect"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/calendar/eventcal/search"
@@ -194,6 +195,33 @@ func TestExpectedEventsAndFacets(t *testing.T) {
 			}
 			if e, f := ExpectedEvents(docs, c.q), ExpectedFacets(docs, c.q); !reflect.DeepEqual(e, got) || !reflect.DeepEqual(f, gotF) {
 				t.Errorf("%s, %s: ExpectedEvents %+v and ExpectedFacets %v differ", c.name, order, e, f)
+			}
+		}
+	}
+}
+
+// TestFacetIDs checks the facets the reference counts by ID against
+// search.FacetValues, which names each value: for every facet of IDs,
+// facetIDs' IDs as text are FacetValues' values, in order, for documents
+// with none, one and several IDs (a repeated one included).
+func TestFacetIDs(t *testing.T) {
+	docs := []search.EventDocument{{}, {CategoryIDs: []int64{3}, TagIDs: []int64{-1, 0}, VenueIDs: []int64{7}, OrganizerIDs: []int64{1 << 40}},
+		{CategoryIDs: []int64{2, 2, 9}, TagIDs: []int64{5}, OrganizerIDs: []int64{4, 8}}}
+	for _, f := range search.EventFacets {
+		ids := facetIDs(f)
+		if ids == nil {
+			if f != search.FacetFeatured && f != search.FacetTicketed {
+				t.Errorf("facet %q: not counted by ID", f)
+			}
+			continue
+		}
+		for i := range docs {
+			var got []string
+			for _, id := range ids(&docs[i]) {
+				got = append(got, strconv.FormatInt(id, 10))
+			}
+			if want := search.FacetValues(docs[i], f); !slices.Equal(got, want) && len(got)+len(want) > 0 {
+				t.Errorf("facet %q of %+v: IDs %v, FacetValues %v", f, docs[i], got, want)
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -57,6 +58,10 @@ func additionSizes(sim *meilisim.Server) (sizes []int64, refused int) {
 	return sizes, sim.Refused
 }
 
+// envFullSize names the environment variable that runs
+// TestDailyTwoYearSeriesThreeLanguagesIndexesFullSize.
+const envFullSize = "INDEXING_FULL_SIZE"
+
 // longSeries is the size of a long daily series test.
 type longSeries struct {
 	payloadLimit int64 // the simulator's http_payload_size_limit
@@ -100,7 +105,17 @@ func TestDailyTwoYearSeriesThreeLanguagesIndexes(t *testing.T) {
 // (each occurrence, each language's full description); the searches by
 // word of the scaled test are left out (see longSeries.wordSearches).
 // Skipped under -short: the test holds about 1.5 GB at its peak.
+//
+// It runs only when INDEXING_FULL_SIZE is set (to anything): it costs
+// about 6.5 CPU-s and 1.3 GB, as much as the rest of the package, and
+// the 1/20-scale test runs the same code, request cutting and refusals
+// in every go test run. .ci/run runs it at full size on its own:
+// INDEXING_FULL_SIZE=1 go test ./sync/indexing -run
+// '^TestDailyTwoYearSeriesThreeLanguagesIndexesFullSize$'.
 func TestDailyTwoYearSeriesThreeLanguagesIndexesFullSize(t *testing.T) {
+	if os.Getenv(envFullSize) == "" {
+		t.Skipf("full-size series: about 6.5 CPU-s and 1.3 GB; set %s=1 to run it (.ci/run does)", envFullSize)
+	}
 	if testing.Short() {
 		t.Skip("full-size series: about 440 MB of documents; run without -short")
 	}

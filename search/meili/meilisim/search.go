@@ -394,14 +394,20 @@ func (p *filterParser) expect(want string) error {
 }
 
 func (p *filterParser) or() (predicate, error) {
-	return p.chain("OR", p.and, func(a, b bool) bool { return a || b })
+	return p.chain("OR", p.and, true)
 }
 
 func (p *filterParser) and() (predicate, error) {
-	return p.chain("AND", p.not, func(a, b bool) bool { return a && b })
+	return p.chain("AND", p.not, false)
 }
 
-func (p *filterParser) chain(op string, sub func() (predicate, error), join func(a, b bool) bool) (predicate, error) {
+// chain parses sub, then more of it joined by op, into the predicate of
+// them all joined: OR when decides is true (the first part that holds
+// decides), AND when it is false (the first that fails decides). The
+// parts are pure, so stopping at the deciding one gives the value of
+// every part evaluated and joined; it spares the filter's other look-ups
+// for each document the simulator filters.
+func (p *filterParser) chain(op string, sub func() (predicate, error), decides bool) (predicate, error) {
 	first, err := sub()
 	if err != nil {
 		return nil, err
@@ -415,12 +421,16 @@ func (p *filterParser) chain(op string, sub func() (predicate, error), join func
 		}
 		parts = append(parts, next)
 	}
+	if len(parts) == 1 {
+		return first, nil
+	}
 	return func(doc map[string]any) bool {
-		r := parts[0](doc)
-		for _, part := range parts[1:] {
-			r = join(r, part(doc))
+		for _, part := range parts {
+			if part(doc) == decides {
+				return decides
+			}
 		}
-		return r
+		return !decides
 	}, nil
 }
 
