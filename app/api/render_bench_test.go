@@ -161,6 +161,17 @@ func BenchmarkUncachedRead(b *testing.B) {
 			get(b, path)
 		}
 	})
+	// A list filtered by a category named by its slug (categories=): the
+	// reference is resolved on every request unless kept.
+	b.Run("list-categories", func(b *testing.B) {
+		path := base + "/events?categories=category-1"
+		get(b, path)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range b.N {
+			get(b, path)
+		}
+	})
 	// The same list with the engine's answer replayed: the app's part alone.
 	replay := &replayEngine{Engine: eng}
 	ra, err := api.New(api.Options{Config: cfg, Store: st, Search: replay, Logger: quiet, ResponseCacheBytes: -1})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/calendar/eventcal/app/present"
 	"strconv"
 	"strings"
 
@@ -225,21 +226,51 @@ func (r *Request) resolveTermRefs(tax repository.LabelKind, v any) ([]int64, err
 	var ids []int64
 	for _, it := range items {
 		sv, _ := input.AsString(it)
-		t, err := r.s.cal.LookupLabel(r.ctx, tax, r.lang, sv)
-		if err != nil {
+		n, num := input.AsInt(it)
+		k := present.TermRefKey{Tax: tax, Lang: r.lang, Ref: sv, ID: n, Num: num}
+		id, err := present.ResolveTermRef(r.s.render, k, func() (int64, error) { return r.lookupTermRef(k) })
+		var unsure uncertainTermError
+		switch {
+		case errors.As(err, &unsure):
+			return nil, unknownTermError{ref: sv}
+		case err != nil:
 			return nil, err
-		}
-		if t == nil {
-			if n, ok := input.AsInt(it); ok {
-				if tt, err := r.s.store.GetLabel(r.ctx, n); err == nil && tt.Taxonomy == tax {
-					t = tt
-				}
-			}
-		}
-		if t == nil {
+		case id == 0:
 			return nil, unknownTermError{ref: sv}
 		}
-		ids = append(ids, t.ID)
+		ids = append(ids, id)
 	}
 	return ids, nil
+}
+
+// uncertainTermError is a term reference lookupTermRef could not confirm
+// because reading it by ID failed (not a 404): answered as unknown, as
+// before, but never kept by the reference cache.
+type uncertainTermError struct{ err error }
+
+func (e uncertainTermError) Error() string { return "term by ID: " + e.err.Error() }
+
+// lookupTermRef resolves one term reference in the store: by slug or name
+// (LookupLabel), then by ID. It returns 0 when k names no term of k.Tax.
+func (r *Request) lookupTermRef(k present.TermRefKey) (int64, error) {
+	t, err := r.s.cal.LookupLabel(r.ctx, k.Tax, k.Lang, k.Ref)
+	if err != nil {
+		return 0, err
+	}
+	if t != nil {
+		return t.ID, nil
+	}
+	if !k.Num {
+		return 0, nil
+	}
+	tt, err := r.s.store.GetLabel(r.ctx, k.ID)
+	switch {
+	case errors.Is(err, repository.ErrNotFound):
+		return 0, nil
+	case err != nil:
+		return 0, uncertainTermError{err}
+	case tt.Taxonomy != k.Tax:
+		return 0, nil
+	}
+	return tt.ID, nil
 }

@@ -29,6 +29,9 @@ type linkedRecords struct {
 	// embed (a page renders the same few again and again), and the
 	// post-only fields of listed events (rendered).
 	renders map[renderedKey]renderedEntry
+	// refs keeps the term references list filters resolved (0: the
+	// reference names no term); see ResolveTermRef.
+	refs map[TermRefKey]int64
 }
 
 // renderedKind says what a kept rendering is.
@@ -67,6 +70,7 @@ func (c *linkedRecords) current() int64 {
 	if c.posts == nil || g != c.was || time.Since(c.at) >= c.ttl {
 		c.posts, c.terms = map[int64]*repository.Record{}, map[int64]*repository.Label{}
 		c.renders = map[renderedKey]renderedEntry{}
+		c.refs = map[TermRefKey]int64{}
 		c.was, c.at = g, time.Now()
 	}
 	return g
@@ -145,4 +149,63 @@ func rendered[T any](c *linkedRecords, k renderedKey, src, img any, count int, b
 	}
 	c.mu.Unlock()
 	return v
+}
+
+// TermRefKey names a term reference as a list filter gave it: the
+// taxonomy, the request's language, the reference (ID, slug or name) and
+// its value as a whole number (Num false when it is none).
+type TermRefKey struct {
+	Tax  repository.LabelKind
+	Lang string
+	Ref  string
+	ID   int64
+	Num  bool
+}
+
+// maxTermRefs bounds the kept term references, unknown ones included: past
+// it the kept references start over, so a caller sending ever new names
+// cannot grow memory without bound.
+const maxTermRefs = 4096
+
+// ResolveTermRef returns the ID of the term k names (0: none), as resolve
+// finds it, through rn's linked-record cache: a list filter's categories=
+// and tags= would otherwise read and decode the store on every request.
+// The answers (unknown ones too) are dropped with the linked records: when
+// the write generation moves (every write route moves it before and after
+// its write, so a category renamed, deleted or created on this replica is
+// seen at once) and after the record TTL (writes by other replicas). An
+// answer is kept only when no write intervened while resolve ran; an error
+// from resolve is returned and never kept. A nil rn resolves every time.
+func ResolveTermRef(rn *Renderer, k TermRefKey, resolve func() (int64, error)) (int64, error) {
+	if rn == nil {
+		return resolve()
+	}
+	c := &rn.links
+	c.mu.Lock()
+	gen := c.current()
+	id, ok := c.refs[k]
+	c.mu.Unlock()
+	if ok {
+		return id, nil
+	}
+	id, err := resolve()
+	if err != nil {
+		return 0, err
+	}
+	c.mu.Lock()
+	if c.current() == gen {
+		if len(c.refs) >= maxTermRefs {
+			c.refs = map[TermRefKey]int64{}
+		}
+		c.refs[k] = id
+	}
+	c.mu.Unlock()
+	return id, nil
+}
+
+// keptTermRefs is how many term references c keeps (for tests).
+func (c *linkedRecords) keptTermRefs() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.refs)
 }
