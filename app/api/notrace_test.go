@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -20,16 +19,12 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
-// dumpSQLite returns every table of the SQLite store in dir, each table's
-// rows in the order of all their columns, as text: two dumps are equal
-// exactly when the stores hold the same data.
-func dumpSQLite(t testing.TB, dir string) string {
+// dumpSQLite returns every table of the SQLite store whose file db
+// reads (read only), each table's rows in the order of all their columns,
+// as text: two dumps are equal exactly when the stores hold the same
+// data.
+func dumpSQLite(t testing.TB, db *sql.DB) string {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "calendar.db")+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
 	if err != nil {
 		t.Fatal(err)
@@ -102,20 +97,23 @@ func dumpMongo(t testing.TB, db *mdriver.Database) string {
 	return b.String()
 }
 
+// ferretDBFileDSN is the data source name dumpFerretDB opens the file of
+// an embedded FerretDB's database with: read only, waiting for FerretDB's
+// writes.
+func ferretDBFileDSN(file string) string {
+	return "file:" + file + "?mode=ro&_pragma=busy_timeout(30000)"
+}
+
 // dumpFerretDB is dumpMongo read from the SQLite file of one database of
-// an embedded FerretDB (mongotest.StartFiles): every collection its
-// _ferretdb_collections table names, each document as FerretDB stored it
-// (its _ferretdb_sjson text), sorted. FerretDB writes a document's text
+// an embedded FerretDB (mongotest.StartFiles), through db (opened with
+// ferretDBFileDSN): every collection its _ferretdb_collections table
+// names, each document as FerretDB stored it (its _ferretdb_sjson text),
+// sorted. FerretDB writes a document's text
 // afresh on every change, so two dumps are equal exactly when the
 // collections hold the same documents; reading the file skips FerretDB's
 // decoding of every document, most of a dump's cost over the wire.
-func dumpFerretDB(t testing.TB, file string) string {
+func dumpFerretDB(t testing.TB, db *sql.DB) string {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+file+"?mode=ro&_pragma=busy_timeout(30000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	rows, err := db.Query(`SELECT name, table_name FROM _ferretdb_collections ORDER BY name`)
 	if err != nil {
 		t.Fatal(err)
@@ -157,6 +155,57 @@ func dumpFerretDB(t testing.TB, file string) string {
 		fmt.Fprintf(&b, "== %s (%d documents)\n%s\n", names[i], len(lines), strings.Join(lines, "\n"))
 	}
 	return b.String()
+}
+
+// dumpUnlessUnchanged returns a dump function of the SQLite file dsn
+// opens (dump reads it, as dumpSQLite or dumpFerretDB) that reads the
+// file again only when a change was committed to it since the last dump,
+// and otherwise returns the last dump: the same text a new read would
+// give. SQLite's PRAGMA data_version, asked on one connection, changes
+// when any other connection commits a change to the file (WAL or not),
+// and only then; the dump reads the version before and after, and keeps
+// its text only when both are the same (no commit during the read).
+// Most refusals of TestRefusedWriteLeavesNothing commit nothing, and a
+// dump near the store's record bound reads and hashes 16 MB. The
+// connection opens at the first dump (the file may not exist before)
+// and closes when t ends.
+func dumpUnlessUnchanged(t *testing.T, dsn func() string, dump func(testing.TB, *sql.DB) string) func() string {
+	var (
+		db      *sql.DB
+		last    string
+		version int64 = -1 // of last; -1: none kept
+	)
+	dataVersion := func() int64 {
+		var v int64
+		if err := db.QueryRow(`PRAGMA data_version`).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	return func() string {
+		t.Helper()
+		if db == nil {
+			var err error
+			if db, err = sql.Open("sqlite", dsn()); err != nil {
+				t.Fatal(err)
+			}
+			// One connection: data_version compares commits seen by
+			// the connection asking.
+			db.SetMaxOpenConns(1)
+			t.Cleanup(func() { db.Close() })
+		}
+		before := dataVersion()
+		if before == version {
+			return last
+		}
+		d := dump(t, db)
+		if after := dataVersion(); after == before {
+			last, version = d, after
+		} else {
+			version = -1
+		}
+		return d
+	}
 }
 
 // bigRow is the size over which a dump shows a row (document) by its

@@ -51,7 +51,7 @@ func refusalStores() []storeUnderTest {
 		{"sqlite", func(t *testing.T, settings ...string) (*env, func() string) {
 			dir := t.TempDir()
 			e := newEnvWith(t, dir, envOptions{noWorker: true}, settings...)
-			return e, func() string { return dumpSQLite(t, dir) }
+			return e, dumpUnlessUnchanged(t, func() string { return "file:" + filepath.Join(dir, "calendar.db") + "?mode=ro" }, dumpSQLite)
 		}},
 		{"mongo", func(t *testing.T, settings ...string) (*env, func() string) {
 			var db *mdriver.Database
@@ -76,12 +76,10 @@ func refusalStores() []storeUnderTest {
 				return st
 			}
 			e := newEnvWith(t, t.TempDir(), envOptions{noWorker: true, openStore: open}, settings...)
-			return e, func() string {
-				if file != "" {
-					return dumpFerretDB(t, file)
-				}
-				return dumpMongo(t, db)
+			if file == "" {
+				return e, func() string { return dumpMongo(t, db) }
 			}
+			return e, dumpUnlessUnchanged(t, func() string { return ferretDBFileDSN(file) }, dumpFerretDB)
 		}},
 	}
 }

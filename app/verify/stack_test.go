@@ -57,8 +57,18 @@ func newStack(t *testing.T) *stack {
 }
 
 // startStack starts a service with LANGUAGES en,fr,de and its files in
-// dir; cleanup registers what stops it.
+// dir, a new one; cleanup registers what stops it.
 func startStack(t *testing.T, dir string, cleanup func(func())) *stack {
+	t.Helper()
+	return openStack(t, dir, true, cleanup)
+}
+
+// openStack starts a service with LANGUAGES en,fr,de and its files in
+// dir; cleanup registers what stops it. With fresh, dir is new and the
+// service's editor and contributor (and their tokens) are made; without,
+// dir holds a stack's files (a copy of the seeded template), users
+// included.
+func openStack(t *testing.T, dir string, fresh bool, cleanup func(func())) *stack {
 	t.Helper()
 	vars := map[string]string{"DATA_DIR": dir, "SITE_URL": "http://calendar.test", "ADMIN_TOKEN": adminToken,
 		"LANGUAGES": "en,fr,de", "DEFAULT_LANGUAGE": "en", "WRITE_RATE": "10000", "WRITE_BURST": "10000"}
@@ -94,6 +104,9 @@ func startStack(t *testing.T, dir string, cleanup func(func())) *stack {
 		login, token string
 		role         repository.Role
 	}{{"editor1", editorToken, repository.RoleEditor}, {"contrib1", contribTok, repository.RoleContributor}} {
+		if !fresh {
+			break
+		}
 		user := &repository.User{Login: u.login, Role: u.role, Created: fixedNow}
 		if err := st.CreateUser(ctx, user); err != nil {
 			t.Fatal(err)
@@ -160,15 +173,56 @@ func sharedPair(t *testing.T) (a, b *stack, d seeded) {
 }
 
 // againstShared returns a new stack seeded as the shared ones, for a
-// test to change, with the shared "from" stack and what the seed made.
+// test to change, with the shared "from" stack and what the seed made:
+// a service on a copy of the files of the seeded template (seededTemplate).
 func againstShared(t *testing.T) (a, b *stack, d seeded) {
 	t.Helper()
 	a, _, d = sharedPair(t)
-	b = newStack(t)
-	if got := seed(t, b); fmt.Sprint(got) != fmt.Sprint(d) {
-		t.Fatalf("the new stack got other IDs than the shared ones: %+v, %+v", got, d)
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(seededTemplate(t))); err != nil {
+		t.Fatal(err)
 	}
-	return a, b, d
+	return a, openStack(t, dir, false, t.Cleanup), d
+}
+
+// template is the directory of a stack seeded as the shared ones and
+// stopped: againstShared starts each of its stacks on a copy, instead of
+// seeding a new one through the API (about a fifth of the package's
+// CPU). Made once, by the first test that asks; TestMain removes it.
+var template struct {
+	once sync.Once
+	dir  string // removed by TestMain
+	made bool   // the seeded stack stopped in dir
+}
+
+// seededTemplate returns template's directory, made the first time: a
+// stack started there, seeded (the same IDs as the shared stacks: the
+// same writes on the same clock), its index flushed, then stopped, so
+// that its files hold all of it.
+func seededTemplate(t *testing.T) string {
+	t.Helper()
+	_, _, d := sharedPair(t)
+	template.once.Do(func() {
+		dir, err := os.MkdirTemp("", "verify-template-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		template.dir = dir
+		var stops []func()
+		s := startStack(t, dir, func(f func()) { stops = append(stops, f) })
+		got := seed(t, s)
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+		if fmt.Sprint(got) != fmt.Sprint(d) {
+			t.Fatalf("the template got other IDs than the shared stacks: %+v, %+v", got, d)
+		}
+		template.made = true
+	})
+	if !template.made {
+		t.Fatal("the seeded template could not be made (see the first test that asked)")
+	}
+	return template.dir
 }
 
 func TestMain(m *testing.M) {
@@ -178,6 +232,9 @@ func TestMain(m *testing.M) {
 	}
 	if shared.dir != "" {
 		os.RemoveAll(shared.dir)
+	}
+	if template.dir != "" {
+		os.RemoveAll(template.dir)
 	}
 	os.Exit(code)
 }
