@@ -398,18 +398,9 @@ func (x *Index) load(preps []prepared, ready func(i int)) {
 			v.merge()
 		}
 	}
-	all := make([]entry, 0, x.docs)
-	for _, slots := range x.byID {
-		for _, slot := range slots {
-			all = append(all, x.ents[slot])
-		}
+	if !x.bulk { // a bulk index builds them at Finish
+		x.buildOrder()
 	}
-	slices.SortFunc(all, x.compare)
-	for i := range all {
-		x.facets.add(x, all[i].slot, &all[i])
-	}
-	// The date order holds the documents outside a group.
-	x.setOrder(slices.DeleteFunc(all, func(e entry) bool { return e.flags&flagGrouped != 0 }))
 }
 
 // Remove deletes events, every document (occurrence) of each; IDs not in

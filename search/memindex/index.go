@@ -104,6 +104,11 @@ import (
 type Index struct {
 	wordIndex
 	groupIndex
+	bulkIndex
+
+	// bulk is set while an index made by NewBulk defers its date order
+	// and facet buckets (until Finish): it answers no query meanwhile.
+	bulk bool
 
 	// writeMu orders the writers. A writer prepares its documents (their
 	// words, and the vocabularies' new sorted orders) holding writeMu only,
@@ -503,7 +508,7 @@ func New() *Index {
 		pointOf: map[search.GeoPoint]int32{}, langs: map[string]*language{}, reps: roaring.New(), grouped: roaring.New(),
 		facets: newFacetIndex(), holds: holds{hidden: roaring.New()},
 	}
-	x.wordIndex, x.groupIndex = wordIndex{x}, groupIndex{x}
+	x.wordIndex, x.groupIndex, x.bulkIndex = wordIndex{x}, groupIndex{x}, bulkIndex{x}
 	for i := range x.lists {
 		x.lists[i] = map[int64]*roaring.Bitmap{}
 	}

@@ -38,6 +38,9 @@ func (x *Index) Search(ctx context.Context, q search.EventQuery) (search.Result,
 	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
+	if x.bulk {
+		return search.Result{}, errBulk
+	}
 	p := x.plan(q)
 	s := &searcher{x: x, p: p, res: search.Result{IDs: []int64{}}, counts: newFacetCounts(x, p)}
 	s.offset, s.limit = min(max(q.Offset, 0), maxPage), min(max(q.Limit, 0), maxPage)
