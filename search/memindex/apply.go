@@ -213,7 +213,7 @@ func (x *Index) linkChunk(chunk []prepared, merges []merged, slots []uint32, bui
 		}
 	}()
 	x.built = built
-	defer func() { x.built = nil }()
+	defer func() { x.built, x.likePrefixes = nil, nil }()
 	for i := range chunk {
 		if x.held >= holdWords {
 			x.yield()
@@ -373,6 +373,7 @@ func (x *Index) take(slot uint32) uint32 {
 // returns once preps[i] is prepared (startPrepare prepares the later
 // documents while the earlier ones are linked).
 func (x *Index) load(preps []prepared, ready func(i int)) {
+	defer func() { x.likePrefixes = nil }()
 	for i := range preps {
 		ready(i)
 		p := &preps[i]
@@ -527,6 +528,10 @@ func (x *Index) link(slot uint32, p *prepared, yield func()) {
 		// An occurrence with its series' text: the same words, so the
 		// same postings, in the same vocabularies (like holds them).
 		r.words, r.nTitle = like.words, like.nTitle
+		// A row of few words (linked in one hold) joins the distinct
+		// prefix bitmaps of its words once each (sharedPrefixes), not
+		// each word's prefixes by name.
+		few := pieces.yield == nil
 		for i, w := range r.words {
 			pieces.next()
 			title := i < int(r.nTitle)
@@ -535,7 +540,14 @@ func (x *Index) link(slot uint32, p *prepared, yield func()) {
 				b = &w.title
 			}
 			(*b).Add(slot)
-			w.vocab.joinPrefixes(w.text, slot, title)
+			if !few {
+				w.vocab.joinPrefixes(w.text, slot, title)
+			}
+		}
+		if few {
+			for _, b := range x.sharedPrefixes(like) {
+				b.Add(slot)
+			}
 		}
 	} else {
 		// The title words of every language, then the body words.

@@ -171,6 +171,10 @@ type Index struct {
 	// built holds, while a writer links a chunk, the words it built
 	// outside the lock (build).
 	built map[builtKey]*word
+	// likePrefixes holds, while a writer links a chunk or a load, the
+	// distinct prefix bitmaps of the words of each row body that later
+	// rows of the same write share (see sharedPrefixes).
+	likePrefixes map[*rowBody][]*roaring.Bitmap
 	// holds is what a writer keeps across its holds of mu.
 	holds
 	// checked counts the vocabulary words that queries' prefix and typo
