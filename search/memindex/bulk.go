@@ -2,7 +2,9 @@ package memindex
 
 import (
 	"errors"
+	"runtime"
 	"slices"
+	"sync"
 )
 
 // This file is the bulk build: an index that nothing queries until it is
@@ -68,10 +70,45 @@ func (x *Index) buildOrder() {
 			all = append(all, x.ents[slot])
 		}
 	}
-	slices.SortFunc(all, x.compare)
+	all = x.sortEntries(all)
 	for i := range all {
 		x.facets.add(x, all[i].slot, &all[i])
 	}
 	// The date order holds the documents outside a group.
 	x.setOrder(slices.DeleteFunc(all, func(e entry) bool { return e.flags&flagGrouped != 0 }))
+}
+
+// parallelSortMin is the number of entries from which sortEntries sorts
+// two halves on two goroutines and merges them. A variable so that the
+// tests can take the parallel sort at small sizes.
+var parallelSortMin = 1 << 16
+
+// sortEntries returns all sorted in the date order (x.compare, a total
+// order of the documents). Many entries, with two cores or more, are
+// sorted as two halves at once, then merged into a new slice: the sort of
+// a load or a Finish is a tenth of its CPU (3.7 of 37 CPU-s of a start-up
+// at 2.7 million documents) and ran on one core.
+func (x *Index) sortEntries(all []entry) []entry {
+	if len(all) < parallelSortMin || runtime.GOMAXPROCS(0) < 2 {
+		slices.SortFunc(all, x.compare)
+		return all
+	}
+	a, b := all[:len(all)/2], all[len(all)/2:]
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		slices.SortFunc(a, x.compare)
+	}()
+	slices.SortFunc(b, x.compare)
+	wg.Wait()
+	out := make([]entry, 0, len(all))
+	for len(a) > 0 && len(b) > 0 {
+		if x.compare(a[0], b[0]) <= 0 {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }

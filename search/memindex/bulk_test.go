@@ -20,6 +20,9 @@ import (
 func TestBulkAgrees(t *testing.T) {
 	const events, queries = 3000, 250
 	all, now := agreeDocs(events)
+	// Finish's sort in two halves, merged (sortEntries), at this size.
+	defer func(n int) { parallelSortMin = n }(parallelSortMin)
+	parallelSortMin = 64
 	for _, c := range []struct {
 		name  string
 		write func(x *Index, docs []search.EventDocument)
