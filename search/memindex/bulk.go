@@ -63,7 +63,7 @@ func (x *bulkIndex) Finish() {
 // document, from empty ones: the documents sorted in the date order are
 // added to the buckets (so each bucket is written at once, in order), and
 // those outside a group become the date order. The caller holds mu.
-func (x *Index) buildOrder() {
+func (x *bulkIndex) buildOrder() {
 	all := make([]entry, 0, x.docs)
 	for _, slots := range x.byID {
 		for _, slot := range slots {
@@ -72,7 +72,7 @@ func (x *Index) buildOrder() {
 	}
 	all = x.sortEntries(all)
 	for i := range all {
-		x.facets.add(x, all[i].slot, &all[i])
+		x.facets.add(x.Index, all[i].slot, &all[i])
 	}
 	// The date order holds the documents outside a group.
 	x.setOrder(slices.DeleteFunc(all, func(e entry) bool { return e.flags&flagGrouped != 0 }))
@@ -88,7 +88,7 @@ var parallelSortMin = 1 << 16
 // sorted as two halves at once, then merged into a new slice: the sort of
 // a load or a Finish is a tenth of its CPU (3.7 of 37 CPU-s of a start-up
 // at 2.7 million documents) and ran on one core.
-func (x *Index) sortEntries(all []entry) []entry {
+func (x *bulkIndex) sortEntries(all []entry) []entry {
 	if len(all) < parallelSortMin || runtime.GOMAXPROCS(0) < 2 {
 		slices.SortFunc(all, x.compare)
 		return all
