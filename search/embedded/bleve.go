@@ -68,6 +68,10 @@ type generation struct {
 	// queries answers event queries from the documents of events, loaded
 	// at open and kept in step by every event write.
 	queries *memindex.Index
+	// bulk is set on a rebuild's generation until Commit: its queries are
+	// built in bulk (memindex.NewBulk) and its event writes apply them
+	// beside the store's (see indexEvents).
+	bulk bool
 	// eventsMu orders event writes, so that the stored documents and
 	// queries apply them in the same order.
 	eventsMu sync.Mutex
@@ -389,20 +393,64 @@ func (e *Engine) IndexEvents(ctx context.Context, docs []search.EventDocument) e
 // the batch's events that it does not hold (occurrences a series lost, the
 // single document of an event that became a series, or the reverse), as
 // found in the in-memory index, which holds exactly the stored documents.
+//
+// In a rebuild's generation (bulk), the documents are applied to the
+// queries while they are encoded and stored, on another goroutine: nothing
+// reads that generation before Commit, and a failed write fails the
+// rebuild, which discards it (so its queries may hold what its store does
+// not).
 func (g *generation) indexEvents(ctx context.Context, docs []search.EventDocument) error {
-	put := make([]storedDoc, 0, len(docs))
-	keys := make(map[string]struct{}, len(docs))
+	// last: the index of the last document of each key (a later
+	// document of the same key replaces an earlier one).
+	last := make(map[string]int, len(docs))
 	ids := make([]int64, 0, len(docs))
+	for i := range docs {
+		last[docs[i].Key()] = i
+		if len(ids) == 0 || ids[len(ids)-1] != docs[i].ID {
+			ids = append(ids, docs[i].ID)
+		}
+	}
+	var put []storedDoc
+	if !g.bulk {
+		put = encodeDocs(docs, last)
+	}
+	g.eventsMu.Lock()
+	defer g.eventsMu.Unlock()
+	var del []string
+	for _, k := range g.queries.Keys(ids) {
+		if _, ok := last[k]; !ok {
+			del = append(del, k)
+		}
+	}
+	if g.bulk {
+		applied := make(chan struct{})
+		go func() {
+			defer close(applied)
+			g.queries.Apply(docs)
+		}()
+		err := g.events.write(ctx, encodeDocs(docs, last), del, "index events")
+		<-applied
+		return err
+	}
+	if err := g.events.write(ctx, put, del, "index events"); err != nil {
+		return err
+	}
+	g.queries.Apply(docs)
+	return nil
+}
+
+// encodeDocs returns the stored form of each document of docs that no
+// later one of the same key replaces (last holds the index of the last
+// document of each key).
+func encodeDocs(docs []search.EventDocument, last map[string]int) []storedDoc {
+	put := make([]storedDoc, 0, len(last))
 	// firstOf: the first occurrence of each event in docs, stored whole;
 	// a later occurrence refers to it for its text or, when it differs
 	// in its dates only, for everything else (encodeOccurrence).
 	firstOf := map[int64]*search.EventDocument{}
-	last := make(map[string]int, len(docs))
-	for i := range docs {
-		last[docs[i].Key()] = i
-	}
 	for i, d := range docs {
-		if last[d.Key()] != i {
+		k := d.Key()
+		if last[k] != i {
 			continue // a later document of the same key replaces it
 		}
 		var raw []byte
@@ -414,26 +462,9 @@ func (g *generation) indexEvents(ctx context.Context, docs []search.EventDocumen
 			}
 			raw = encodeEvent(d, "")
 		}
-		k := d.Key()
-		keys[k] = struct{}{}
 		put = append(put, storedDoc{k, snappy.Encode(nil, raw)})
-		if len(ids) == 0 || ids[len(ids)-1] != d.ID {
-			ids = append(ids, d.ID)
-		}
 	}
-	g.eventsMu.Lock()
-	defer g.eventsMu.Unlock()
-	var del []string
-	for _, k := range g.queries.Keys(ids) {
-		if _, ok := keys[k]; !ok {
-			del = append(del, k)
-		}
-	}
-	if err := g.events.write(ctx, put, del, "index events"); err != nil {
-		return err
-	}
-	g.queries.Apply(docs)
-	return nil
+	return put
 }
 
 // deleteEvents removes every stored document (every occurrence) of the

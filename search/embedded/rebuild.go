@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/calendar/eventcal/search"
+	"github.com/calendar/eventcal/search/memindex"
 )
 
 // manifestName is the file under the engine's directory that names the
@@ -167,6 +168,10 @@ func (e *Engine) BeginRebuild(ctx context.Context) (search.Rebuild, error) {
 	// Commit discards it: its writes skip the flush to disk, and Commit
 	// flushes the file once (see Commit).
 	g.events.db.NoSync = true
+	// Nor does anything query it: its in-memory index defers its date
+	// order and facet buckets to Commit, which builds them in one sort
+	// (memindex.NewBulk).
+	g.queries, g.bulk = memindex.NewBulk(), true
 	r := &rebuild{e: e, gen: g}
 	e.rebuilding = r
 	return r, nil
@@ -218,8 +223,13 @@ func (r *rebuild) Commit(ctx context.Context) error {
 	}
 	// The new generation's writes were not flushed (BeginRebuild): flush
 	// them before the manifest names it, and flush every later write, as
-	// the live generation's are.
-	if err := r.gen.events.db.Sync(); err != nil {
+	// the live generation's are. Meanwhile its in-memory index builds
+	// what it deferred (no write runs: r.mu is held).
+	synced := make(chan error, 1)
+	go func() { synced <- r.gen.events.db.Sync() }()
+	r.gen.queries.Finish()
+	r.gen.bulk = false
+	if err := <-synced; err != nil {
 		r.mu.Unlock()
 		return fmt.Errorf("bleve: flush the new generation: %w", err)
 	}

@@ -212,7 +212,7 @@ func (x *Index) linkChunk(chunk []prepared, merges []merged, slots []uint32, bui
 		}
 	}()
 	x.built = built
-	defer func() { x.built = nil }()
+	defer func() { x.built, x.likePrefixes = nil, nil }()
 	for i := range chunk {
 		if x.held >= holdWords {
 			x.yield()
@@ -373,6 +373,7 @@ func (x *Index) take(slot uint32) uint32 {
 // returns once preps[i] is prepared (startPrepare prepares the later
 // documents while the earlier ones are linked).
 func (x *Index) load(preps []prepared, ready func(i int)) {
+	defer func() { x.likePrefixes = nil }()
 	for i := range preps {
 		ready(i)
 		p := &preps[i]
@@ -398,18 +399,9 @@ func (x *Index) load(preps []prepared, ready func(i int)) {
 			v.merge()
 		}
 	}
-	all := make([]entry, 0, x.docs)
-	for _, slots := range x.byID {
-		for _, slot := range slots {
-			all = append(all, x.ents[slot])
-		}
+	if !x.bulk { // a bulk index builds them at Finish
+		x.buildOrder()
 	}
-	slices.SortFunc(all, x.compare)
-	for i := range all {
-		x.facets.add(x, all[i].slot, &all[i])
-	}
-	// The date order holds the documents outside a group.
-	x.setOrder(slices.DeleteFunc(all, func(e entry) bool { return e.flags&flagGrouped != 0 }))
 }
 
 // Remove deletes events, every document (occurrence) of each; IDs not in
@@ -536,6 +528,10 @@ func (x *Index) link(slot uint32, p *prepared, yield func()) {
 		// An occurrence with its series' text: the same words, so the
 		// same postings, in the same vocabularies (like holds them).
 		r.words, r.nTitle = like.words, like.nTitle
+		// A row of few words (linked in one hold) joins the distinct
+		// prefix bitmaps of its words once each (sharedPrefixes), not
+		// each word's prefixes by name.
+		few := pieces.yield == nil
 		for i, w := range r.words {
 			pieces.next()
 			title := i < int(r.nTitle)
@@ -544,8 +540,15 @@ func (x *Index) link(slot uint32, p *prepared, yield func()) {
 				b = &w.title
 			}
 			(*b).Add(slot)
-			w.vocab.joinPrefixes(w.text, slot, title)
 			x.matches.touchWord(x, w)
+			if !few {
+				w.vocab.joinPrefixes(w.text, slot, title)
+			}
+		}
+		if few {
+			for _, b := range x.sharedPrefixes(like) {
+				b.Add(slot)
+			}
 		}
 	} else {
 		// The title words of every language, then the body words.

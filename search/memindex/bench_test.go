@@ -243,9 +243,10 @@ func BenchmarkApply(b *testing.B) {
 // in the week from now, every fourth event a series: bench's -startup
 // 200000 -series 50000 at a tenth of the events), in CPU time per
 // document: "batches" in writes of about reindexBatch documents that
-// never split an event, as a full reindex (sync/indexing's scan) fills a
-// new generation, and "load" in one write, as start-up reads events.db
-// back (search/embedded). BULK_BENCH_EVENTS and BULK_BENCH_SERIES change
+// never split an event, as a full reindex (sync/indexing's scan) filled a
+// new generation before NewBulk, "bulk batches" the same into NewBulk's
+// index and its Finish, as a full reindex fills it now, and "load" in one
+// write, as start-up reads events.db back (search/embedded). BULK_BENCH_EVENTS and BULK_BENCH_SERIES change
 // the size: go test ./search/memindex -run XXX -bench BulkLoad -cpu 1
 // -benchtime 3x.
 func BenchmarkBulkLoad(b *testing.B) {
@@ -261,7 +262,8 @@ func BenchmarkBulkLoad(b *testing.B) {
 	for _, c := range []struct {
 		name    string
 		batches [][]search.EventDocument
-	}{{"batches", batches}, {"load", [][]search.EventDocument{docs}}} {
+		bulk    bool
+	}{{"batches", batches, false}, {"bulk batches", batches, true}, {"load", [][]search.EventDocument{docs}, false}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			var cpu int64
@@ -269,9 +271,13 @@ func BenchmarkBulkLoad(b *testing.B) {
 				runtime.GC()
 				cpu0 := cpuTime()
 				x := New()
+				if c.bulk {
+					x = NewBulk()
+				}
 				for _, batch := range c.batches {
 					x.Apply(batch)
 				}
+				x.Finish()
 				cpu += cpuTime() - cpu0
 				if x.Count() != len(docs) {
 					b.Fatalf("%d documents indexed, want %d", x.Count(), len(docs))

@@ -26,11 +26,16 @@ type groupIndex struct{ *Index }
 
 // place puts the entry of the row at slot in its group g, or, when g is
 // nil, in the date order; and in the facet buckets either way (they hold
-// every document: see facetIndex). The caller holds mu.
+// every document: see facetIndex), unless the index is built in bulk
+// (NewBulk: Finish builds both). The caller holds mu.
 func (x *groupIndex) place(slot uint32, g *group) {
 	if g != nil {
 		x.join(slot, g)
-	} else {
+	}
+	if x.bulk {
+		return // the date order and the buckets are built at Finish
+	}
+	if g == nil {
 		x.order.insert(x.Index, x.ents[slot])
 	}
 	e := x.ents[slot]
@@ -41,10 +46,12 @@ func (x *groupIndex) place(slot uint32, g *group) {
 // out of its group or the date order. The caller holds mu.
 func (x *groupIndex) unplace(slot uint32) {
 	e := x.ents[slot]
-	x.facets.remove(x.Index, slot, &e)
+	if !x.bulk {
+		x.facets.remove(x.Index, slot, &e)
+	}
 	if x.rows[slot].grp != nil {
 		x.leave(slot)
-	} else {
+	} else if !x.bulk {
 		x.order.remove(x.Index, e)
 	}
 }

@@ -103,6 +103,11 @@ import (
 type Index struct {
 	wordIndex
 	groupIndex
+	bulkIndex
+
+	// bulk is set while an index made by NewBulk defers its date order
+	// and facet buckets (until Finish): it answers no query meanwhile.
+	bulk bool
 
 	// writeMu orders the writers. A writer prepares its documents (their
 	// words, and the vocabularies' new sorted orders) holding writeMu only,
@@ -168,6 +173,10 @@ type Index struct {
 	// built holds, while a writer links a chunk, the words it built
 	// outside the lock (build).
 	built map[builtKey]*word
+	// likePrefixes holds, while a writer links a chunk or a load, the
+	// distinct prefix bitmaps of the words of each row body that later
+	// rows of the same write share (see sharedPrefixes).
+	likePrefixes map[*rowBody][]*roaring.Bitmap
 	// holds is what a writer keeps across its holds of mu.
 	holds
 	// checked counts the vocabulary words that queries' prefix and typo
@@ -512,7 +521,7 @@ func New() *Index {
 		pointOf: map[search.GeoPoint]int32{}, langs: map[string]*language{}, reps: roaring.New(), grouped: roaring.New(),
 		facets: newFacetIndex(), holds: holds{hidden: roaring.New()},
 	}
-	x.wordIndex, x.groupIndex = wordIndex{x}, groupIndex{x}
+	x.wordIndex, x.groupIndex, x.bulkIndex = wordIndex{x}, groupIndex{x}, bulkIndex{x}
 	for i := range x.lists {
 		x.lists[i] = map[int64]*roaring.Bitmap{}
 	}

@@ -38,6 +38,9 @@ func (x *Index) Search(ctx context.Context, q search.EventQuery) (search.Result,
 	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
+	if x.bulk {
+		return search.Result{}, errBulk
+	}
 	p := x.plan(q)
 	defer p.scratch.release()
 	s := &searcher{x: x, p: p, res: search.Result{IDs: []int64{}}, counts: newFacetCounts(x, p)}

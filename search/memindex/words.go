@@ -575,6 +575,41 @@ func (v *vocabulary) joinPrefixes(w string, slot uint32, title bool) {
 	})
 }
 
+// sharedPrefixes returns the distinct prefix bitmaps (title and body)
+// that joinPrefixes adds a row of like's words to, each once, kept in
+// likePrefixes for the writer's chunk or load: the occurrences of a
+// series share their words, and their prefixes' names were hashed and
+// their bitmaps added to once per word (most words of a text share their
+// first letter with others). The bitmaps stay those of the prefixes
+// while the write lasts: a row of like's body is live and in each of them,
+// so none is emptied or dropped (leavePrefixes).
+func (x *wordIndex) sharedPrefixes(like *rowBody) []*roaring.Bitmap {
+	if bs, ok := x.likePrefixes[like]; ok {
+		return bs
+	}
+	var bs []*roaring.Bitmap
+	seen := map[*roaring.Bitmap]struct{}{}
+	for i, w := range like.words {
+		title := i < int(like.nTitle)
+		shortPrefixes(w.text, func(p string) {
+			u := w.vocab.prefixes[p]
+			b := u.body
+			if title {
+				b = u.title
+			}
+			if _, ok := seen[b]; !ok {
+				seen[b] = struct{}{}
+				bs = append(bs, b)
+			}
+		})
+	}
+	if x.likePrefixes == nil {
+		x.likePrefixes = map[*rowBody][]*roaring.Bitmap{}
+	}
+	x.likePrefixes[like] = bs
+	return bs
+}
+
 // leavePrefixes removes slot from the rows of the short prefixes of word
 // w (in the title or the body): the row at slot leaves with all its
 // words.
