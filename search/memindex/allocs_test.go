@@ -20,7 +20,9 @@ import (
 // set over the slots is 5.6 KB here: one made per query (as before the
 // pools) exceeds the byte bound of the rows that read one, and a
 // bucket's matches made per query (the collapsed list's) the bound of
-// the collapsed list.
+// the collapsed list. A one-value list filter reads the value's bitmap
+// itself: a copy of it (5.8 KB a query here, as before) exceeds the
+// bound of the "one category" row.
 func TestQueryAllocations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds an index of 45,000 documents")
@@ -37,6 +39,7 @@ func TestQueryAllocations(t *testing.T) {
 		{"search", w(func(q *search.EventQuery) { q.Query = "jazz" }), 60, setBytes / 1024},
 		{"collapsed search", w(func(q *search.EventQuery) { q.Query = "jazz"; q.CollapseSeries = true }), 100, 14},
 		{"collapsed", w(func(q *search.EventQuery) { q.CollapseSeries = true }), 40, 4},
+		{"one category", w(func(q *search.EventQuery) { q.CategoryIDs = []int64{7} }), 40, 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			run := func() {

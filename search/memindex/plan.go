@@ -137,11 +137,12 @@ func (x *Index) plan(q search.EventQuery) *plan {
 	if q.ExcludeProtected {
 		p.flagMask |= flagProtected
 	}
-	// shared: p.cands is a bitmap of the match cache, which no one
-	// changes (the next filter makes a new one).
+	// shared: p.cands is a bitmap of the match cache or of the index (a
+	// list value's), which no one changes here (the next filter makes a
+	// new one).
 	shared := false
-	// and narrows the candidates to b, a bitmap of the match cache when
-	// cached (else one p may change).
+	// and narrows the candidates to b, a bitmap of the match cache or the
+	// index when cached (else one p may change).
 	and := func(b *roaring.Bitmap, cached bool) {
 		switch {
 		case p.cands == nil:
@@ -174,7 +175,16 @@ func (x *Index) plan(q search.EventQuery) *plan {
 				parts = append(parts, b)
 			}
 		}
-		if and(roaring.FastOr(parts...), false); p.none {
+		// One value: its bitmap itself, shared (read under the read lock,
+		// never changed here: the next filter makes a new one), not a
+		// copy (a category of 1,000,000 events copied on every request
+		// was 7.5 % of the bench's uncached rows).
+		if len(parts) == 1 {
+			and(parts[0], true)
+		} else {
+			and(roaring.FastOr(parts...), false)
+		}
+		if p.none {
 			return p
 		}
 	}
