@@ -3,6 +3,7 @@ package memindex
 import (
 	"math"
 	"runtime"
+	"runtime/debug"
 	"testing"
 
 	"github.com/calendar/eventcal/search"
@@ -22,7 +23,11 @@ import (
 // bucket's matches made per query (the collapsed list's) the bound of
 // the collapsed list. A one-value list filter reads the value's bitmap
 // itself: a copy of it (5.8 KB a query here, as before) exceeds the
-// bound of the "one category" row.
+// bound of the "one category" row. The search row allocated 3.6 KB in
+// most runs of the test and 6.6 KB in about one of ten, in the same
+// process (not understood yet; a collection is not the cause: there is
+// none while measuring): its bound is 8 KB, which a bit set made per
+// query (9.2–9.7 KB) still exceeds.
 func TestQueryAllocations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds an index of 45,000 documents")
@@ -36,7 +41,7 @@ func TestQueryAllocations(t *testing.T) {
 		allocs, kb float64
 	}{
 		{"default list", w(func(*search.EventQuery) {}), 40, 4},
-		{"search", w(func(q *search.EventQuery) { q.Query = "jazz" }), 60, setBytes / 1024},
+		{"search", w(func(q *search.EventQuery) { q.Query = "jazz" }), 60, 8},
 		{"collapsed search", w(func(q *search.EventQuery) { q.Query = "jazz"; q.CollapseSeries = true }), 100, 14},
 		{"collapsed", w(func(q *search.EventQuery) { q.CollapseSeries = true }), 40, 4},
 		{"one category", w(func(q *search.EventQuery) { q.CategoryIDs = []int64{7} }), 40, 3},
@@ -47,13 +52,18 @@ func TestQueryAllocations(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			// No collection while measuring: one empties the pools, and
+			// on a busy machine (CI) collections came often enough to
+			// add a bit set to most batches.
+			runtime.GC()
+			defer debug.SetGCPercent(debug.SetGCPercent(-1))
 			run()
 			allocs := testing.AllocsPerRun(100, run)
-			// The bytes, the least of five batches: the count is the
-			// process's, so another test's goroutines, or a collection
-			// that emptied the pools, only add to a batch.
+			// The bytes, the least of ten batches: the count is the
+			// process's, so another test's goroutines only add to a
+			// batch.
 			kb := math.Inf(1)
-			for range 5 {
+			for range 10 {
 				var before, after runtime.MemStats
 				const runs = 20
 				runtime.ReadMemStats(&before)
