@@ -9,7 +9,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/search"
 	"github.com/calendar/eventcal/search/meili/meilisim"
 	"github.com/calendar/eventcal/search/searchtest"
@@ -59,7 +61,24 @@ func TestFakeDistinctAsMeilisearch(t *testing.T) {
 		{"key": "6", "id": 6, "start": 15, "venue_ids": []any{1}},
 		{"key": "7-a", "id": 7, "occurrence": "a", "start": 5, "venue_ids": []any{3}},
 	}
-	f.post(t, "/indexes/ev/documents?primaryKey=key", docs)
+	task := f.post(t, "/indexes/ev/documents?primaryKey=key", docs)
+	// The fake, as Meilisearch, indexes in a task of its own: wait for it
+	// (under the race detector the first search came before it).
+	testdeadline.Poll(t, 5*time.Millisecond, "the documents' task", func() bool {
+		resp, err := http.Get(fmt.Sprintf("%s/tasks/%v", f.srv.URL, task["taskUid"]))
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		var st map[string]any
+		if json.NewDecoder(resp.Body).Decode(&st) != nil {
+			return false
+		}
+		if st["status"] == "failed" {
+			t.Fatalf("the documents' task failed: %v", st["error"])
+		}
+		return st["status"] == "succeeded"
+	})
 	sort := []any{"start:asc", "id:asc", "occurrence:asc"}
 	keys := func(answer map[string]any) []string {
 		var out []string
