@@ -27,7 +27,15 @@ var buildRevision string
 // at link time (buildRevision), else the VCS revision from the build
 // information, else "unknown" (go run, go test, -buildvcs=false).
 func BuildVersion() (version, revision string) {
-	version, revision = config.Version, "unknown"
+	return buildVersion(config.Version, buildRevision)
+}
+
+// buildVersion is BuildVersion for the given config.Version and linked
+// revision: a pure function of them and the build information, so that
+// its test sets no package variable that concurrent tests read (api.New
+// reads both through NewIdentity).
+func buildVersion(source, linked string) (version, revision string) {
+	version, revision = source, "unknown"
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
 			if s.Key == "vcs.revision" && s.Value != "" {
@@ -35,8 +43,8 @@ func BuildVersion() (version, revision string) {
 			}
 		}
 	}
-	if buildRevision != "" {
-		revision = buildRevision
+	if linked != "" {
+		revision = linked
 	}
 	return version, revision
 }

@@ -12,7 +12,6 @@ import (
 // information.
 func TestBuildVersionLinkerFlags(t *testing.T) {
 	t.Parallel()
-	defer func(v, r string) { config.Version, buildRevision = v, r }(config.Version, buildRevision)
 	source := config.Version
 	tests := []struct {
 		name, version, revision string
@@ -22,11 +21,13 @@ func TestBuildVersionLinkerFlags(t *testing.T) {
 		{"both", "2.0.1", "abc123", "2.0.1", "abc123"},
 		{"version only", "2.0.1-rc.1", "", "2.0.1-rc.1", "unknown"},
 	}
+	if v, r := BuildVersion(); v != config.Version || (buildRevision != "" && r != buildRevision) {
+		t.Errorf("BuildVersion() = %q, %q; config.Version %q, linked revision %q", v, r, config.Version, buildRevision)
+	}
 	for _, tc := range tests {
-		config.Version, buildRevision = tc.version, tc.revision
-		v, r := BuildVersion()
+		v, r := buildVersion(tc.version, tc.revision)
 		if v != tc.wantVersion || r != tc.wantRev {
-			t.Errorf("%s: BuildVersion() = %q, %q; want %q, %q", tc.name, v, r, tc.wantVersion, tc.wantRev)
+			t.Errorf("%s: buildVersion(%q, %q) = %q, %q; want %q, %q", tc.name, tc.version, tc.revision, v, r, tc.wantVersion, tc.wantRev)
 		}
 	}
 }
