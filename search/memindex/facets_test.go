@@ -188,21 +188,26 @@ func TestFacetWorkDoesNotGrowWithMatches(t *testing.T) {
 		name      string
 		few, many search.EventQuery
 		edges     bool
+		// kinds is how many kinds the many query keeps per kind the few
+		// one keeps, when the cells count it: a week's cells of a kind
+		// the query does not keep are passed over (addCells), so the
+		// steps may grow that many times (not with the matches).
+		kinds uint64
 	}{
 		{"category 1, then category 2", window(from, to, func(q *search.EventQuery) { q.CategoryIDs = []int64{1} }),
-			window(from, to, func(q *search.EventQuery) { q.CategoryIDs = []int64{2} }), false},
+			window(from, to, func(q *search.EventQuery) { q.CategoryIDs = []int64{2} }), false, 1},
 		{"featured, then every event", window(from, to, func(q *search.EventQuery) { q.Featured = search.Some(true) }),
-			window(from, to, all), false},
+			window(from, to, all), false, 1},
 		{"featured of category 2, then category 2", window(from, to, func(q *search.EventQuery) {
 			q.CategoryIDs, q.Featured = []int64{2}, search.Some(true)
-		}), window(from, to, func(q *search.EventQuery) { q.CategoryIDs = []int64{2} }), false},
+		}), window(from, to, func(q *search.EventQuery) { q.CategoryIDs = []int64{2} }), false, 2},
 		{"category 1 or 2: featured, then all", window(from, to, func(q *search.EventQuery) {
 			q.CategoryIDs, q.Featured = []int64{1, 2}, search.Some(true)
-		}), window(from, to, func(q *search.EventQuery) { q.CategoryIDs = []int64{1, 2} }), false},
+		}), window(from, to, func(q *search.EventQuery) { q.CategoryIDs = []int64{1, 2} }), false, 1},
 		{"cut weeks: category 1, then category 2", window(cutFrom, cutTo, func(q *search.EventQuery) { q.CategoryIDs = []int64{1} }),
-			window(cutFrom, cutTo, func(q *search.EventQuery) { q.CategoryIDs = []int64{2} }), true},
+			window(cutFrom, cutTo, func(q *search.EventQuery) { q.CategoryIDs = []int64{2} }), true, 1},
 		{"cut weeks: featured, then every event", window(cutFrom, cutTo, func(q *search.EventQuery) { q.Featured = search.Some(true) }),
-			window(cutFrom, cutTo, all), true},
+			window(cutFrom, cutTo, all), true, 1},
 	}
 	perWeek := events / weeks
 	for _, c := range pairs {
@@ -221,9 +226,9 @@ func TestFacetWorkDoesNotGrowWithMatches(t *testing.T) {
 			if c.edges {
 				slack += uint64(2 * perWeek)
 			}
-			if manyWork > fewWork+slack {
+			if manyWork > c.kinds*fewWork+slack {
 				t.Errorf("%d matches: %d steps; %d matches: %d steps (allowed: %d)",
-					few, fewWork, many, manyWork, fewWork+slack)
+					few, fewWork, many, manyWork, c.kinds*fewWork+slack)
 			}
 			t.Logf("%d matches: %d steps; %d matches: %d steps", few, fewWork, many, manyWork)
 		})
@@ -385,9 +390,11 @@ func TestListWorkByBucketsDoesNotGrowWithMatches(t *testing.T) {
 			if totals[1] < 9*totals[0] {
 				t.Fatalf("totals %v: the case does not grow the matches ten times", totals)
 			}
-			// As many steps, give or take one per week (a category's
-			// documents are numbers or a bit set, of their own length).
-			if steps[0] == 0 || steps[1] > steps[0]+weeks {
+			// As many steps, give or take a few per week (a category's
+			// documents are numbers or a bit set, of their own length;
+			// a week counted from the category's cells takes a step per
+			// kind, the week of a page is read).
+			if steps[0] == 0 || steps[1] > steps[0]+4*weeks {
 				t.Errorf("%d matches: %d steps; %d matches: %d steps (want as many, not none)", totals[0], steps[0], totals[1], steps[1])
 			}
 			t.Logf("%d matches: %d steps; %d matches: %d steps", totals[0], steps[0], totals[1], steps[1])
