@@ -46,10 +46,11 @@ var bucketListMin = 16
 //     is one category (a category's page), adds the category's cells of
 //     the kinds the query keeps (a step per cell: per value and kind);
 //   - a span of 1<<spanShift buckets (facetIndex.spans) that the dates
-//     hold whole, in a query of one category as above, adds the
-//     category's cells of the span at once: its weeks cost as much as
-//     one week (so a window of two years reads about 13 spans and the
-//     weeks at its edges, not 105 weeks);
+//     hold whole, in a query without list filters or of one category as
+//     above, adds its counts of each value or the category's cells of
+//     the span at once: its weeks cost as much as one week (so a window
+//     of two years reads about 13 spans and the weeks at its edges, not
+//     105 weeks);
 //   - otherwise the bucket's matches become a bit set of its local
 //     numbers, from the postings of the filter values and the kinds' bit
 //     sets (and, for a bucket that the dates cut, the dates of its
@@ -91,14 +92,14 @@ type facetIndex struct {
 	// a week's matches (each).
 	ordered atomic.Uint64
 	buckets map[int64]*fbucket
-	// spans holds, per span of spanBuckets consecutive bucket numbers
-	// (the bucket's number >> spanShift), the kinds, date bounds and
-	// category cells of all the documents of its buckets (no postings):
-	// a query of one category counts a span that its dates hold whole
-	// from the span's cells, as it would a bucket (a step per value and
-	// kind), so the weeks inside a long window cost a span's cells per
-	// spanBuckets weeks, and only the weeks at its edges are taken one
-	// by one.
+	// spans holds, per span of 1<<spanShift consecutive bucket numbers
+	// (the bucket's number >> spanShift), the kinds, date bounds, values'
+	// counts per kind and category cells of all the documents of its
+	// buckets (no postings): a query without list filters or of one
+	// category counts a span that its dates hold whole from the span's
+	// counts or cells, as it would a bucket (a step per value and kind),
+	// so the weeks inside a long window cost a span's per 1<<spanShift
+	// weeks, and only the weeks at its edges are taken one by one.
 	spans map[int64]*fbucket
 	// nums holds the numbers of the buckets, in order.
 	nums []int64
@@ -432,6 +433,14 @@ func (f *facetIndex) addToSpan(r *row, num int64, e *entry, delta int) {
 	sp.n += delta
 	sp.kinds[k].n += int32(delta)
 	f.categoryCells(sp, r, k, delta)
+	for l := range numLists {
+		vs := r.list(l)
+		for j, v := range vs {
+			if !slices.Contains(vs[:j], v) {
+				sp.lists[l].count(f.values[l].num[v], k, delta)
+			}
+		}
+	}
 	if sp.n == 0 {
 		delete(f.spans, sn)
 		return
@@ -572,6 +581,41 @@ func (fv *fvalues) add(nums *valueNumbers, v int64, i uint32, k, size int) {
 	}
 }
 
+// count adds delta (1 or -1) to the count of value number vn (of kind k)
+// without postings (a span's values: the numbers are held by the
+// buckets' values, which hold the span's documents too), dropping a value
+// left with none.
+func (fv *fvalues) count(vn int32, k, delta int) {
+	if fv.at == nil {
+		fv.at = map[int32]int32{}
+	}
+	at, ok := fv.at[vn]
+	if !ok {
+		if delta < 0 {
+			return // cannot happen: a span's document has its values
+		}
+		at = int32(len(fv.vs))
+		fv.at[vn] = at
+		fv.vs = append(fv.vs, fvalue{v: vn})
+	}
+	e := &fv.vs[at]
+	e.n += int32(delta)
+	for k >= len(e.byKind) {
+		e.byKind = append(e.byKind, 0)
+	}
+	e.byKind[k] += int32(delta)
+	if e.n > 0 {
+		return
+	}
+	last := int32(len(fv.vs) - 1)
+	if at != last {
+		fv.vs[at] = fv.vs[last]
+		fv.at[fv.vs[at].v] = at
+	}
+	fv.vs = fv.vs[:last]
+	delete(fv.at, vn)
+}
+
 // remove removes local number i (of kind k) from value v.
 func (fv *fvalues) remove(nums *valueNumbers, v int64, i uint32, k, size int) {
 	vn, ok := nums.num[v]
@@ -665,7 +709,7 @@ const (
 	pathCells        // held whole, one category: the category's cells
 	pathSet          // the matches as a bit set
 	pathCut          // the same, the dates cutting the bucket
-	pathSpan         // a span held whole, one category: the span's cells
+	pathSpan         // a span held whole, no list filter or one category: the span's counts or cells
 	numPaths
 )
 
@@ -705,6 +749,19 @@ func (f *facetIndex) count(x *Index, p *plan, s *facetSums) {
 	var m, t []uint64 // scratch bit sets
 	ok := make([]bool, 0, 8)
 	for i := sort.Search(len(f.nums), func(i int) bool { return f.nums[i] >= lo }); i < len(f.nums) && f.nums[i] <= hi; i++ {
+		if !filtered && p.inside == nil {
+			if sp, next := f.wholeSpan(p, i); sp != nil {
+				// The dates hold the span whole, no list filter: its
+				// values' counts count its buckets at once.
+				s.paths[pathSpan]++
+				var all, some bool
+				if ok, all, some = sp.keeps(p, ok[:0]); some {
+					s.addWhole(sp, ok, all)
+				}
+				i = next - 1
+				continue
+			}
+		}
 		if byCategory && p.inside == nil {
 			if sp, next := f.wholeSpan(p, i); sp != nil {
 				// The dates hold the span whole: its cells count its
