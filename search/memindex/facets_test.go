@@ -21,16 +21,32 @@ import (
 // give the reference's counts. At the end, with every event removed, the
 // buckets and value numbers are gone.
 func TestFacetBucketsAgreeWithReference(t *testing.T) {
-	for _, width := range []int64{3600, 7 * 86400, 120 * 86400, 1 << 50} {
-		t.Run(fmt.Sprintf("buckets of %d s", width), func(t *testing.T) {
-			defer func(w int64, m, b int) { facetWidth, bucketListMin, bucketBlocks = w, m, b }(facetWidth, bucketListMin, bucketBlocks)
-			facetWidth, bucketListMin, bucketBlocks = width, 0, 0 // every list with list filters or none read by the buckets
-			facetBucketsAgree(t)
+	var taken [numPaths]uint64
+	for i, width := range []int64{3600, 7 * 86400, 120 * 86400, 1 << 50, 7 * 86400} {
+		shift := []uint{1, 3, 2, 3, 0}[i] // spans of 2, 8, 4, 8 and 1 buckets
+		t.Run(fmt.Sprintf("buckets of %d s, spans of %d", width, 1<<shift), func(t *testing.T) {
+			defer func(w int64, m, b int, s uint) {
+				facetWidth, bucketListMin, bucketBlocks, spanShift = w, m, b, s
+			}(facetWidth, bucketListMin, bucketBlocks, spanShift)
+			// Every list with list filters or none read by the buckets.
+			facetWidth, bucketListMin, bucketBlocks, spanShift = width, 0, 0, shift
+			for p, n := range facetBucketsAgree(t) {
+				taken[p] += n
+			}
 		})
+	}
+	// A single bucket is its span's only one: held whole, it is counted
+	// as a span, and the buckets' ways are taken at the other widths.
+	for p, n := range taken {
+		if n == 0 {
+			t.Errorf("no bucket was counted by way %d at any width: the test does not exercise it", p)
+		}
 	}
 }
 
-func facetBucketsAgree(t *testing.T) {
+// facetBucketsAgree is TestFacetBucketsAgreeWithReference at the current
+// widths; it returns how many buckets were counted each way.
+func facetBucketsAgree(t *testing.T) (paths [numPaths]uint64) {
 	f := searchtest.Generate(13, 700, 30, 12)
 	fs := searchtest.WithSeries(f)
 	r := rand.New(rand.NewPCG(31, 32))
@@ -83,23 +99,32 @@ func facetBucketsAgree(t *testing.T) {
 		write(gone[:len(gone)/2])
 		checkFacets(t, fmt.Sprintf("round %d", round), x, all(), f, r)
 	}
-	for _, p := range []int{pathWhole, pathCells, pathSet, pathCut} {
-		if x.facets.paths[p].Load() == 0 {
+	for p := range paths {
+		paths[p] = x.facets.paths[p].Load()
+	}
+	for _, p := range []int{pathSet, pathCut} {
+		if paths[p] == 0 {
 			t.Errorf("no bucket was counted by way %d: the test does not exercise it", p)
 		}
+	}
+	// (A span held whole counts its buckets by its values or a
+	// category's cells: with one bucket, every bucket held whole.)
+	if paths[pathWhole]+paths[pathCells]+paths[pathSpan] == 0 {
+		t.Error("no bucket held whole was counted: the test does not exercise them")
 	}
 	if x.facets.listWork.Load() == 0 {
 		t.Error("no list was read by the buckets: the test does not exercise facetIndex.each")
 	}
 	x.Remove(order)
-	if len(x.facets.buckets) != 0 || len(x.facets.nums) != 0 {
-		t.Errorf("after removing everything: %d buckets, %d bucket numbers", len(x.facets.buckets), len(x.facets.nums))
+	if len(x.facets.buckets) != 0 || len(x.facets.nums) != 0 || len(x.facets.spans) != 0 {
+		t.Errorf("after removing everything: %d buckets, %d bucket numbers, %d spans", len(x.facets.buckets), len(x.facets.nums), len(x.facets.spans))
 	}
 	for l, n := range x.facets.values {
 		if len(n.num) != 0 || len(n.free) != len(n.ids) {
 			t.Errorf("list filter %d keeps %d value numbers (%d free of %d)", l, len(n.num), len(n.free), len(n.ids))
 		}
 	}
+	return paths
 }
 
 // categoriesOf returns the distinct categories of docs.
@@ -188,21 +213,26 @@ func TestFacetWorkDoesNotGrowWithMatches(t *testing.T) {
 		name      string
 		few, many search.EventQuery
 		edges     bool
+		// kinds is how many kinds the many query keeps per kind the few
+		// one keeps, when the cells count it: a week's cells of a kind
+		// the query does not keep are passed over (addCells), so the
+		// steps may grow that many times (not with the matches).
+		kinds uint64
 	}{
 		{"category 1, then category 2", window(from, to, func(q *search.EventQuery) { q.CategoryIDs = []int64{1} }),
-			window(from, to, func(q *search.EventQuery) { q.CategoryIDs = []int64{2} }), false},
+			window(from, to, func(q *search.EventQuery) { q.CategoryIDs = []int64{2} }), false, 1},
 		{"featured, then every event", window(from, to, func(q *search.EventQuery) { q.Featured = search.Some(true) }),
-			window(from, to, all), false},
+			window(from, to, all), false, 1},
 		{"featured of category 2, then category 2", window(from, to, func(q *search.EventQuery) {
 			q.CategoryIDs, q.Featured = []int64{2}, search.Some(true)
-		}), window(from, to, func(q *search.EventQuery) { q.CategoryIDs = []int64{2} }), false},
+		}), window(from, to, func(q *search.EventQuery) { q.CategoryIDs = []int64{2} }), false, 2},
 		{"category 1 or 2: featured, then all", window(from, to, func(q *search.EventQuery) {
 			q.CategoryIDs, q.Featured = []int64{1, 2}, search.Some(true)
-		}), window(from, to, func(q *search.EventQuery) { q.CategoryIDs = []int64{1, 2} }), false},
+		}), window(from, to, func(q *search.EventQuery) { q.CategoryIDs = []int64{1, 2} }), false, 1},
 		{"cut weeks: category 1, then category 2", window(cutFrom, cutTo, func(q *search.EventQuery) { q.CategoryIDs = []int64{1} }),
-			window(cutFrom, cutTo, func(q *search.EventQuery) { q.CategoryIDs = []int64{2} }), true},
+			window(cutFrom, cutTo, func(q *search.EventQuery) { q.CategoryIDs = []int64{2} }), true, 1},
 		{"cut weeks: featured, then every event", window(cutFrom, cutTo, func(q *search.EventQuery) { q.Featured = search.Some(true) }),
-			window(cutFrom, cutTo, all), true},
+			window(cutFrom, cutTo, all), true, 1},
 	}
 	perWeek := events / weeks
 	for _, c := range pairs {
@@ -221,9 +251,9 @@ func TestFacetWorkDoesNotGrowWithMatches(t *testing.T) {
 			if c.edges {
 				slack += uint64(2 * perWeek)
 			}
-			if manyWork > fewWork+slack {
+			if manyWork > c.kinds*fewWork+slack {
 				t.Errorf("%d matches: %d steps; %d matches: %d steps (allowed: %d)",
-					few, fewWork, many, manyWork, fewWork+slack)
+					few, fewWork, many, manyWork, c.kinds*fewWork+slack)
 			}
 			t.Logf("%d matches: %d steps; %d matches: %d steps", few, fewWork, many, manyWork)
 		})
@@ -385,9 +415,11 @@ func TestListWorkByBucketsDoesNotGrowWithMatches(t *testing.T) {
 			if totals[1] < 9*totals[0] {
 				t.Fatalf("totals %v: the case does not grow the matches ten times", totals)
 			}
-			// As many steps, give or take one per week (a category's
-			// documents are numbers or a bit set, of their own length).
-			if steps[0] == 0 || steps[1] > steps[0]+weeks {
+			// As many steps, give or take a few per week (a category's
+			// documents are numbers or a bit set, of their own length;
+			// a week or span counted from the category's cells takes a
+			// step per kind, where the week of a page is read).
+			if steps[0] == 0 || steps[1] > steps[0]+8*weeks {
 				t.Errorf("%d matches: %d steps; %d matches: %d steps (want as many, not none)", totals[0], steps[0], totals[1], steps[1])
 			}
 			t.Logf("%d matches: %d steps; %d matches: %d steps", totals[0], steps[0], totals[1], steps[1])
@@ -531,6 +563,85 @@ func TestFacetsOfManyCategories(t *testing.T) {
 			if len(x.facets.buckets) != 0 {
 				t.Errorf("%d buckets left with every document removed", len(x.facets.buckets))
 			}
+		})
+	}
+}
+
+// TestCategoryWorkGrowsWithSpansNotWeeks counts the steps (not the time)
+// of a category's facets and of its list's total over windows of 16 to
+// 256 weeks, some cutting weeks at both ends: the weeks inside a span the
+// dates hold whole are counted from the span's cells at once, so the
+// steps are at most those of a span's or a week's cells (the most any
+// holds) per whole span and per week at the window's edges (fewer than
+// two spans' worth), and the documents of the two weeks the dates cut;
+// and the total of a category's list takes a step per kind of each of
+// them, and the first week read. Counting each week's cells (as before)
+// took a week's cells per week of the window.
+func TestCategoryWorkGrowsWithSpansNotWeeks(t *testing.T) {
+	t.Parallel()
+	const (
+		nWeeks  = 256
+		perWeek = 24
+	)
+	t0 := int64(1_800_086_400 - 1_800_086_400%week)
+	var docs []search.EventDocument
+	for w := range nWeeks {
+		for j := range perWeek {
+			start := t0 + int64(w)*week + int64(j)*3600
+			docs = append(docs, search.EventDocument{
+				ID: int64(len(docs) + 1), Status: "publish", Start: start, End: start + 3600,
+				CategoryIDs: []int64{int64(1 + j%3)}, VenueIDs: []int64{int64(100 + j%6)}, TagIDs: []int64{int64(200 + j%4)},
+				Featured: j%4 == 0,
+			})
+		}
+	}
+	x := New()
+	x.Apply(docs)
+	// The most cells (and kinds) a week or span holds of category 1.
+	most, kinds := 0, 0
+	for _, bs := range []map[int64]*fbucket{x.facets.buckets, x.facets.spans} {
+		for _, b := range bs {
+			if cc := b.byCategory[1]; cc != nil {
+				most = max(most, len(cc.cs))
+			}
+			kinds = max(kinds, len(b.kinds))
+		}
+	}
+	span := int64(1) << spanShift
+	for _, c := range []struct {
+		name     string
+		from, to int64
+	}{
+		{"16 weeks", t0, t0 + 16*week},
+		{"64 weeks", t0 + 8*week, t0 + 72*week},
+		{"256 weeks", t0, t0 + nWeeks*week},
+		{"250 weeks, cut at both ends", t0 + 3*week + 86400, t0 + 253*week + 86400},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			weeksIn := (c.to - c.from + week - 1) / week
+			// Whole spans, and at most span-1 weeks at each edge and the
+			// two weeks cut.
+			units := uint64(weeksIn/span + 2*span)
+			q := search.EventQuery{StartGTE: search.Some(c.from), StartLT: search.Some(c.to), CategoryIDs: []int64{1},
+				Facets: []string{search.FacetCategories, search.FacetVenue, search.FacetTags}}
+			_, steps := facetRun(t, x, docs, q)
+			if limit := units*uint64(most) + 2*perWeek; steps == 0 || steps > limit {
+				t.Errorf("%d weeks: facets took %d steps (allowed: %d, a week's cells each %d)", weeksIn, steps, limit, uint64(weeksIn)*uint64(most))
+			}
+			q.Facets, q.Limit = nil, 8
+			before := x.facets.listWork.Load()
+			got, err := x.Search(t.Context(), q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := searchtest.ExpectedEvents(docs, q); got.Total != want.Total || !slices.Equal(got.IDs, want.IDs) {
+				t.Fatalf("list: %d %v, want %d %v", got.Total, got.IDs, want.Total, want.IDs)
+			}
+			listSteps := x.facets.listWork.Load() - before
+			if limit := units*uint64(kinds) + 4*perWeek; listSteps > limit {
+				t.Errorf("%d weeks: the list took %d steps (allowed: %d)", weeksIn, listSteps, limit)
+			}
+			t.Logf("%d weeks: facets %d steps, list %d steps (%d cells, %d kinds at most)", weeksIn, steps, listSteps, most, kinds)
 		})
 	}
 }
