@@ -118,6 +118,9 @@ type Index struct {
 	// (listed in free) until an added event takes it.
 	rows []row
 	free []uint32
+	// bodies holds the rows' bodies, which rows and groups refer to by
+	// number.
+	bodies bodyStore
 	// ents holds each row's entry again, by slot: candidates taken from a
 	// bitmap (in slot order) are checked reading it in order, where the
 	// rows would be read at random.
@@ -251,7 +254,7 @@ func keyOf(d *search.EventDocument) docKey { return docKey{d.ID, d.Occurrence} }
 // what the entry does not hold. Its ID and occurrence key are its own;
 // the rest is in its body, which the occurrences of a series that differ
 // only in their dates share (read only once linked), so such an
-// occurrence costs its row (40 bytes), its entry, its postings and its
+// occurrence costs its row (24 bytes), its entry, its postings and its
 // keys, not another copy of the series' body. Occurrences that share
 // their text and visibility but not the rest share the body's words,
 // aliases and lists.
@@ -260,18 +263,26 @@ func keyOf(d *search.EventDocument) docKey { return docKey{d.ID, d.Occurrence} }
 // TestRowSize), since every document has them: the entry is in
 // Index.ents only, the statuses are numbers of Index.names, and the lists
 // are one slice.
+//
+// A row holds no pointer (TestRowHoldsNoPointer): its body and group are
+// numbers, so that Index.rows, one element per document (6.4 million at
+// 1,000,000 events and 50,000 weekly series), is memory the garbage
+// collector does not scan, where a body and a group pointer per row had
+// it follow two pointers per document on every cycle.
 type row struct {
 	id int64
 	// occ is the occurrence key (see occKey; Index.occNames).
 	occ occKey
-	// rowBody is nil for a free slot.
-	*rowBody
-	// grp is the group that holds the entry (nil: the date order does).
-	grp *group
+	// body is the number of the row's body in Index.bodies (0 for a free
+	// slot).
+	body uint32
+	// grp is 1 + the index in Index.groups of the group that holds the
+	// entry (0: the date order does; see Index.groupOf).
+	grp uint32
 }
 
 // isLive reports whether the row holds a document (its slot is not free).
-func (r *row) isLive() bool { return r.rowBody != nil }
+func (r *row) isLive() bool { return r.body != 0 }
 
 // rowBody is what a row holds beside its ID and occurrence key.
 type rowBody struct {
@@ -327,9 +338,10 @@ type group struct {
 	occ []member
 	// at is the group's index in Index.groups, -1 while not installed.
 	at int
-	// body is the row body its members share (nil until the first is
-	// linked).
-	body *rowBody
+	// body is the number in Index.bodies of the row body its members
+	// share (0 until the first is linked); the group holds a reference to
+	// it (bodyStore.retain) until it has no member left.
+	body uint32
 	// spanned is what the groups' spans (collapseState) hold of it.
 	spanned spanned
 	// step, when above 0, is the spacing of the members' starts: member
