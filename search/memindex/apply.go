@@ -262,8 +262,10 @@ func (x *wordIndex) swaps(p *prepared, slot uint32) bool {
 func (x *Index) replace(old, slot uint32, p *prepared) {
 	x.link(slot, p, x.yield)
 	x.unplace(old)
-	slots := x.byID[p.d.ID]
+	var buf [1]uint32
+	slots := x.byID.get(p.d.ID, &buf)
 	slots[slices.Index(slots, old)] = slot
+	x.byID.set(p.d.ID, slots)
 	x.place(slot, p.grp)
 	x.unlink(old, x.yield)
 	x.occNames.dropOcc(x.rows[old].occ)
@@ -318,7 +320,7 @@ func (x *Index) removeStale(docs []search.EventDocument) {
 	x.mu.RLock()
 	held := false
 	for i := range docs {
-		if _, held = x.byID[docs[i].ID]; held {
+		if held = x.byID.has(docs[i].ID); held {
 			break
 		}
 	}
@@ -332,8 +334,9 @@ func (x *Index) removeStale(docs []search.EventDocument) {
 	}
 	var stale []uint32
 	x.mu.RLock()
+	var buf [1]uint32
 	for id := range x.idsOf(docs) {
-		for _, slot := range x.byID[id] {
+		for _, slot := range x.byID.get(id, &buf) {
 			if _, ok := keep[docKey{id, x.occNames.occString(x.rows[slot].occ)}]; !ok {
 				stale = append(stale, slot)
 			}
@@ -412,8 +415,9 @@ func (x *Index) Remove(ids []int64) {
 	defer x.writeMu.Unlock()
 	var slots []uint32
 	x.mu.RLock()
+	var buf [1]uint32
 	for _, id := range ids {
-		slots = append(slots, x.byID[id]...)
+		slots = append(slots, x.byID.get(id, &buf)...)
 	}
 	x.mu.RUnlock()
 	x.removeSlots(slots)
@@ -442,7 +446,8 @@ func (x *Index) removeSlots(slots []uint32) {
 			// key in this hold, before its words (maybe in pieces), so
 			// that no query (an IDs one neither) finds it meanwhile.
 			x.unplace(slot)
-			x.byID[r.id] = slices.DeleteFunc(x.byID[r.id], func(s uint32) bool { return s == slot })
+			var buf [1]uint32
+			x.byID.set(r.id, slices.DeleteFunc(x.byID.get(r.id, &buf), func(s uint32) bool { return s == slot }))
 			x.docs--
 			touched[r.id] = struct{}{}
 			x.unlink(slot, x.yield)
@@ -452,8 +457,7 @@ func (x *Index) removeSlots(slots []uint32) {
 			x.free = append(x.free, slot)
 		}
 		for id := range touched {
-			if len(x.byID[id]) == 0 {
-				delete(x.byID, id)
+			if !x.byID.has(id) {
 				if n, ok := x.seriesOf[id]; ok {
 					delete(x.seriesOf, id)
 					x.seriesFree = append(x.seriesFree, n)

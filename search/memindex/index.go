@@ -129,7 +129,7 @@ type Index struct {
 	// one per occurrence for a series), in the order of their occurrence
 	// keys, so that slotOf finds a document by binary search (a map by
 	// document key cost about 64 bytes a document); docs counts them.
-	byID map[int64][]uint32
+	byID idSlots
 	docs int
 	// codes numbers the series, statuses and names the rows refer to.
 	codes
@@ -529,7 +529,7 @@ var preparedHook func()
 // New returns an empty index.
 func New() *Index {
 	x := &Index{
-		byID: map[int64][]uint32{}, codes: codes{seriesOf: map[int64]uint32{}, statuses: map[string]uint8{}, nameOf: map[string]uint32{}}, aliasSets: map[string][]*roaring.Bitmap{},
+		byID: newIDSlots(), codes: codes{seriesOf: map[int64]uint32{}, statuses: map[string]uint8{}, nameOf: map[string]uint32{}}, aliasSets: map[string][]*roaring.Bitmap{},
 		pointOf: map[search.GeoPoint]int32{}, langs: map[string]*language{}, reps: roaring.New(), grouped: roaring.New(),
 		facets: newFacetIndex(), holds: holds{hidden: roaring.New()},
 	}
@@ -550,7 +550,8 @@ func (x *Index) Count() int {
 
 // slotOf returns the slot of document k, if the index holds it.
 func (x *Index) slotOf(k docKey) (uint32, bool) {
-	slots := x.byID[k.id]
+	var buf [1]uint32
+	slots := x.byID.get(k.id, &buf)
 	if i, ok := x.occIndex(slots, k.occ); ok {
 		return slots[i], true
 	}
@@ -571,9 +572,13 @@ func (x *Index) occIndex(slots []uint32, occ string) (int, bool) {
 
 // addDoc records slot (whose row is not linked yet) as document k's.
 func (x *Index) addDoc(k docKey, slot uint32) {
-	slots := x.byID[k.id]
-	i, _ := x.occIndex(slots, k.occ)
-	x.byID[k.id] = slices.Insert(slots, i, slot)
+	var buf [1]uint32
+	if slots := x.byID.get(k.id, &buf); len(slots) > 0 {
+		i, _ := x.occIndex(slots, k.occ)
+		x.byID.set(k.id, slices.Insert(slots, i, slot))
+	} else {
+		x.byID.one[k.id] = slot // a first document: no slice
+	}
 	x.docs++
 }
 
@@ -585,7 +590,8 @@ func (x *Index) Keys(ids []int64) []string {
 	defer x.mu.RUnlock()
 	var out []string
 	for _, id := range ids {
-		for _, slot := range x.byID[id] {
+		var buf [1]uint32
+		for _, slot := range x.byID.get(id, &buf) {
 			out = append(out, search.DocumentKey(id, x.occNames.occString(x.rows[slot].occ)))
 		}
 	}

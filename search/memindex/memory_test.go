@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -182,11 +183,13 @@ func TestOccurrenceCost(t *testing.T) {
 // no pointer (no pointer, slice, map, string, interface, channel or
 // function, at any depth), so that the garbage collector never scans the
 // arrays that hold them (Index.rows, Index.ents, the groups' members and
-// heads): at 6.4 million documents, the pointers a row held (its body and
-// group) were two more for every cycle to follow per document.
+// heads, the slots of the IDs of one document): at 6.4 million
+// documents, the pointers a row held (its body and group) were two more
+// for every cycle to follow per document.
 func TestRowHoldsNoPointer(t *testing.T) {
-	for _, v := range []any{row{}, entry{}, member{}, groupHead{}} {
-		typ := reflect.TypeOf(v)
+	one := reflect.TypeOf(idSlots{}.one)
+	for _, typ := range []reflect.Type{reflect.TypeOf(row{}), reflect.TypeOf(entry{}), reflect.TypeOf(member{}),
+		reflect.TypeOf(groupHead{}), one.Key(), one.Elem()} {
 		if path, ok := pointerIn(typ); ok {
 			t.Errorf("%s holds a pointer: %s", typ, path)
 		}
@@ -217,7 +220,8 @@ func pointerIn(typ reflect.Type) (string, bool) {
 }
 
 // TestBodiesReleased: the bodies store holds exactly the bodies that live
-// rows use, through writes that replace occurrences (sharing their body
+// rows use, and every grouped row names a group that holds it (a group
+// moves in Index.groups when another leaves), through writes that replace occurrences (sharing their body
 // or not), turn a series into a single event, regroup it and remove
 // events: none leaks (held without a row) and none is released while a
 // row uses it (its number reused by another body would give that row
@@ -274,6 +278,9 @@ func TestBodiesReleased(t *testing.T) {
 					if x.bodies.refs[r.body] == 0 {
 						t.Errorf("slot %d: body %d released", slot, r.body)
 					}
+					if r.grp != 0 && (int(r.grp) > len(x.groups) || !slices.ContainsFunc(x.groupOf(uint32(slot)).occ, func(m member) bool { return m.slot == uint32(slot) })) {
+						t.Errorf("slot %d: group %d does not hold it", slot, r.grp)
+					}
 				}
 			}
 			for _, g := range x.groups {
@@ -285,5 +292,37 @@ func TestBodiesReleased(t *testing.T) {
 				t.Errorf("%d bodies held, %d used", n, len(used))
 			}
 		})
+	}
+}
+
+// TestIDSlots: an ID's slots move between the map of one slot and that of
+// more as they grow and shrink, and an ID of none is in neither.
+func TestIDSlots(t *testing.T) {
+	m := newIDSlots()
+	var buf [1]uint32
+	for _, tt := range []struct {
+		name      string
+		slots     []uint32
+		one, many int
+	}{
+		{"first", []uint32{4}, 1, 0},
+		{"second", []uint32{4, 9}, 0, 1},
+		{"third", []uint32{2, 4, 9}, 0, 1},
+		{"back to one", []uint32{9}, 1, 0},
+		{"none", nil, 0, 0},
+	} {
+		m.set(7, slices.Clone(tt.slots))
+		if got := m.get(7, &buf); !slices.Equal(got, tt.slots) {
+			t.Errorf("%s: get %v, want %v", tt.name, got, tt.slots)
+		}
+		if m.has(7) != (len(tt.slots) > 0) {
+			t.Errorf("%s: has %v", tt.name, m.has(7))
+		}
+		if len(m.one) != tt.one || len(m.many) != tt.many {
+			t.Errorf("%s: %d IDs of one slot, %d of more; want %d, %d", tt.name, len(m.one), len(m.many), tt.one, tt.many)
+		}
+		if got := slices.Sorted(m.slots()); !slices.Equal(got, tt.slots) {
+			t.Errorf("%s: slots %v, want %v", tt.name, got, tt.slots)
+		}
 	}
 }

@@ -158,8 +158,9 @@ func (x *Index) plan(q search.EventQuery) *plan {
 	}
 	if len(q.IDs) > 0 {
 		b := roaring.New()
+		var buf [1]uint32
 		for _, id := range q.IDs {
-			b.AddMany(x.byID[id])
+			b.AddMany(x.byID.get(id, &buf))
 		}
 		if and(b, false); p.none {
 			return p
