@@ -67,12 +67,17 @@ func (s *bodyStore) release(b uint32) bool {
 // live returns the number of bodies held.
 func (s *bodyStore) live() int { return max(len(s.refs)-1, 0) - len(s.free) }
 
+// rowIndex holds the steps of the rows' bodies on the Index it embeds:
+// reading a row's body, and setting a row so that the bodies' references
+// are counted.
+type rowIndex struct{ *Index }
+
 // bodyOf returns the body of the row at slot (live).
-func (x *Index) bodyOf(slot uint32) *rowBody { return x.bodies.at(x.rows[slot].body) }
+func (x *rowIndex) bodyOf(slot uint32) *rowBody { return x.bodies.at(x.rows[slot].body) }
 
 // groupOf returns the group that holds the row at slot (nil: the date
 // order does).
-func (x *Index) groupOf(slot uint32) *group {
+func (x *groupIndex) groupOf(slot uint32) *group {
 	if g := x.rows[slot].grp; g != 0 {
 		return x.groups[g-1]
 	}
@@ -81,7 +86,7 @@ func (x *Index) groupOf(slot uint32) *group {
 
 // setRow sets the row at slot to r, moving the reference to a body from
 // its old one to r's (so that a body that r shares with it stays).
-func (x *Index) setRow(slot uint32, r row) {
+func (x *rowIndex) setRow(slot uint32, r row) {
 	x.bodies.retain(r.body)
 	if old := x.rows[slot].body; old != 0 {
 		x.releaseBody(old)
@@ -92,7 +97,7 @@ func (x *Index) setRow(slot uint32, r row) {
 // releaseBody releases a reference to body b; a body released for the
 // last time leaves likePrefixes too, since its number (and address) will
 // name another.
-func (x *Index) releaseBody(b uint32) {
+func (x *rowIndex) releaseBody(b uint32) {
 	if b == 0 {
 		return
 	}

@@ -97,13 +97,14 @@ import (
 )
 
 // Index is the in-memory event index. The zero value is not usable: call
-// New. The word steps are declared on wordIndex (words.go) and the
-// groups' on groupIndex (groups.go), which Index embeds (each holding
-// the Index back).
+// New. The word steps are declared on wordIndex (words.go), the groups'
+// on groupIndex (groups.go) and the rows' bodies' on rowIndex
+// (bodies.go), which Index embeds (each holding the Index back).
 type Index struct {
 	wordIndex
 	groupIndex
 	bulkIndex
+	rowIndex
 
 	// bulk is set while an index made by NewBulk defers its date order
 	// and facet buckets (until Finish): it answers no query meanwhile.
@@ -533,7 +534,7 @@ func New() *Index {
 		pointOf: map[search.GeoPoint]int32{}, langs: map[string]*language{}, reps: roaring.New(), grouped: roaring.New(),
 		facets: newFacetIndex(), holds: holds{hidden: roaring.New()},
 	}
-	x.wordIndex, x.groupIndex, x.bulkIndex = wordIndex{x}, groupIndex{x}, bulkIndex{x}
+	x.wordIndex, x.groupIndex, x.bulkIndex, x.rowIndex = wordIndex{x}, groupIndex{x}, bulkIndex{x}, rowIndex{x}
 	for i := range x.lists {
 		x.lists[i] = map[int64]*roaring.Bitmap{}
 	}
