@@ -245,7 +245,7 @@ func (x *Index) linkChunk(chunk []prepared, merges []merged, slots []uint32, bui
 // by replace (at a fresh slot) rather than in place: when the words of
 // either version take more than one hold.
 func (x *wordIndex) swaps(p *prepared, slot uint32) bool {
-	return p.words > holdWords || len(x.rows[slot].words) > holdWords
+	return p.words > holdWords || len(x.bodyOf(slot).words) > holdWords
 }
 
 // replace replaces the document at slot old by p, linked at the free slot
@@ -262,12 +262,14 @@ func (x *wordIndex) swaps(p *prepared, slot uint32) bool {
 func (x *Index) replace(old, slot uint32, p *prepared) {
 	x.link(slot, p, x.yield)
 	x.unplace(old)
-	slots := x.byID[p.d.ID]
+	var buf [1]uint32
+	slots := x.byID.get(p.d.ID, &buf)
 	slots[slices.Index(slots, old)] = slot
+	x.byID.set(p.d.ID, slots)
 	x.place(slot, p.grp)
 	x.unlink(old, x.yield)
 	x.occNames.dropOcc(x.rows[old].occ)
-	x.rows[old] = row{}
+	x.setRow(old, row{})
 	x.ents[old] = entry{}
 	x.free = append(x.free, old)
 }
@@ -318,7 +320,7 @@ func (x *Index) removeStale(docs []search.EventDocument) {
 	x.mu.RLock()
 	held := false
 	for i := range docs {
-		if _, held = x.byID[docs[i].ID]; held {
+		if held = x.byID.has(docs[i].ID); held {
 			break
 		}
 	}
@@ -332,8 +334,9 @@ func (x *Index) removeStale(docs []search.EventDocument) {
 	}
 	var stale []uint32
 	x.mu.RLock()
+	var buf [1]uint32
 	for id := range x.idsOf(docs) {
-		for _, slot := range x.byID[id] {
+		for _, slot := range x.byID.get(id, &buf) {
 			if _, ok := keep[docKey{id, x.occNames.occString(x.rows[slot].occ)}]; !ok {
 				stale = append(stale, slot)
 			}
@@ -381,7 +384,7 @@ func (x *Index) load(preps []prepared, ready func(i int)) {
 		slot, ok := x.slotOf(k)
 		if ok {
 			// A repeated key: the later document wins.
-			if x.rows[slot].grp != nil {
+			if x.rows[slot].grp != 0 {
 				x.leave(slot) // the date order is built below
 			}
 			x.unlink(slot, nil)
@@ -412,8 +415,9 @@ func (x *Index) Remove(ids []int64) {
 	defer x.writeMu.Unlock()
 	var slots []uint32
 	x.mu.RLock()
+	var buf [1]uint32
 	for _, id := range ids {
-		slots = append(slots, x.byID[id]...)
+		slots = append(slots, x.byID.get(id, &buf)...)
 	}
 	x.mu.RUnlock()
 	x.removeSlots(slots)
@@ -432,27 +436,28 @@ func (x *Index) removeSlots(slots []uint32) {
 		for len(slots) > 0 && words < holdWords {
 			slot := slots[0]
 			r := &x.rows[slot]
-			if words > 0 && len(r.words) > holdWords {
+			nw := len(x.bodies.at(r.body).words)
+			if words > 0 && nw > holdWords {
 				break // alone, in a chunk of its own
 			}
 			slots = slots[1:]
-			words += len(r.words)
+			words += nw
 			// The document leaves the date order or its group and its
 			// key in this hold, before its words (maybe in pieces), so
 			// that no query (an IDs one neither) finds it meanwhile.
 			x.unplace(slot)
-			x.byID[r.id] = slices.DeleteFunc(x.byID[r.id], func(s uint32) bool { return s == slot })
+			var buf [1]uint32
+			x.byID.set(r.id, slices.DeleteFunc(x.byID.get(r.id, &buf), func(s uint32) bool { return s == slot }))
 			x.docs--
 			touched[r.id] = struct{}{}
 			x.unlink(slot, x.yield)
 			x.occNames.dropOcc(r.occ)
-			x.rows[slot] = row{}
+			x.setRow(slot, row{})
 			x.ents[slot] = entry{}
 			x.free = append(x.free, slot)
 		}
 		for id := range touched {
-			if len(x.byID[id]) == 0 {
-				delete(x.byID, id)
+			if !x.byID.has(id) {
 				if n, ok := x.seriesOf[id]; ok {
 					delete(x.seriesOf, id)
 					x.seriesFree = append(x.seriesFree, n)
@@ -514,14 +519,18 @@ func (x *Index) link(slot uint32, p *prepared, yield func()) {
 		e.series = x.seriesNumber(d.ID)
 	}
 	var like *rowBody
-	if p.grp != nil && p.grp.body != nil {
+	var likeBody uint32 // like's number in x.bodies
+	if p.grp != nil && p.grp.body != 0 {
 		// A member of a group: the same text, visibility and lists as the
 		// group's first member, whatever came between them.
-		like = p.grp.body
+		likeBody = p.grp.body
 	} else if p.shares {
 		if s, ok := x.slotOf(p.like); ok && x.rows[s].isLive() && x.rows[s].id == d.ID {
-			like = x.rows[s].rowBody
+			likeBody = x.rows[s].body
 		}
+	}
+	if likeBody != 0 {
+		like = x.bodies.at(likeBody)
 	}
 	pieces := newPieces(x, slot, p.words, yield, &r.words)
 	if like != nil {
@@ -623,13 +632,17 @@ func (x *Index) link(slot uint32, p *prepared, yield func()) {
 	for _, a := range r.aliases {
 		a.Add(slot)
 	}
+	var body uint32
 	if like != nil && r.same(like) {
-		r = like // an occurrence that differs in its dates only
+		body = likeBody // an occurrence that differs in its dates only
+	} else {
+		body = x.bodies.add(r)
 	}
-	if p.grp != nil && p.grp.body == nil {
-		p.grp.body = r
+	if p.grp != nil && p.grp.body == 0 {
+		p.grp.body = body
+		x.bodies.retain(body)
 	}
-	x.rows[slot] = row{id: d.ID, occ: x.occNames.keyOcc(d.Occurrence), rowBody: r}
+	x.setRow(slot, row{id: d.ID, occ: x.occNames.keyOcc(d.Occurrence), body: body})
 	x.ents[slot] = e
 }
 
@@ -786,7 +799,7 @@ func (x *codes) statusCode(s string) uint8 {
 // matches while they are unlinked in pieces of at most holdWords, yield
 // called between them.
 func (x *Index) unlink(slot uint32, yield func()) {
-	r := &x.rows[slot]
+	r := x.bodyOf(slot)
 	for _, a := range r.aliases {
 		a.Remove(slot)
 	}

@@ -65,10 +65,8 @@ func (x *bulkIndex) Finish() {
 // those outside a group become the date order. The caller holds mu.
 func (x *bulkIndex) buildOrder() {
 	all := make([]entry, 0, x.docs)
-	for _, slots := range x.byID {
-		for _, slot := range slots {
-			all = append(all, x.ents[slot])
-		}
+	for slot := range x.byID.slots() {
+		all = append(all, x.ents[slot])
 	}
 	all = x.sortEntries(all)
 	for i := range all {

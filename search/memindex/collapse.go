@@ -718,7 +718,7 @@ func kthStartAbove(start []int64, m []uint64, after int64, hasAfter bool, k int,
 // groups: a single event is; a group's member is when it is the first
 // of its group or the member before it is outside p's dates.
 func (p *plan) listedMember(x *Index, m member) bool {
-	g := x.rows[m.slot].grp
+	g := x.groupOf(m.slot)
 	if g == nil {
 		return true
 	}

@@ -282,7 +282,7 @@ func (c *cells) addAll(keys []uint64, delta int) {
 // deduplicating every list again for every category took a step per
 // category and pair of values: about 2·10⁹ for one document of 2,000
 // categories, seconds of CPU each time it was indexed.
-func (f *facetIndex) categoryCells(b *fbucket, r *row, k, delta int) {
+func (f *facetIndex) categoryCells(b *fbucket, r *rowBody, k, delta int) {
 	cats := r.list(listCategories)
 	if len(cats) == 0 {
 		return
@@ -400,7 +400,7 @@ func (f *facetIndex) add(x *Index, slot uint32, e *entry) {
 		f.local = append(f.local, 0)
 	}
 	f.local[slot] = i
-	r := &x.rows[slot]
+	r := x.bodyOf(slot)
 	for l := range numLists {
 		vs := r.list(l)
 		for j, v := range vs {
@@ -492,7 +492,7 @@ func (f *facetIndex) remove(x *Index, slot uint32, e *entry) {
 	k := b.kind(e.status, e.flags)
 	b.kinds[k].n--
 	clearBit(b.kinds[k].bits, i)
-	r := &x.rows[slot]
+	r := x.bodyOf(slot)
 	f.categoryCells(b, r, k, -1) // before the values' numbers may go
 	f.addToSpan(r, b.num, e, -1)
 	defer f.boundSpan(b.num, e) // once the bucket's bounds are recomputed

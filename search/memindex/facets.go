@@ -165,7 +165,7 @@ func (c *facetCounts) addGroup(x *Index, g *group, n int) {
 		if c.grouped[l] == nil {
 			c.grouped[l] = map[int64]int{}
 		}
-		vs := x.rows[g.rep].list(l)
+		vs := x.bodyOf(g.rep).list(l)
 		for i, v := range vs {
 			if !slices.Contains(vs[:i], v) {
 				c.grouped[l][v] += n
@@ -202,7 +202,7 @@ func (c *facetCounts) result(x *Index) map[string]map[string]int {
 			}
 			byValue[l] = map[int64]int{}
 			for _, slot := range c.few {
-				vs := x.rows[slot].list(l)
+				vs := x.bodyOf(slot).list(l)
 				for i, v := range vs {
 					if !slices.Contains(vs[:i], v) {
 						byValue[l][v]++

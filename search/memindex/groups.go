@@ -49,7 +49,7 @@ func (x *groupIndex) unplace(slot uint32) {
 	if !x.bulk {
 		x.facets.remove(x.Index, slot, &e)
 	}
-	if x.rows[slot].grp != nil {
+	if x.rows[slot].grp != 0 {
 		x.leave(slot)
 	} else if !x.bulk {
 		x.order.remove(x.Index, e)
@@ -73,7 +73,7 @@ func (x *groupIndex) join(slot uint32, g *group) {
 	x.collapse.joined(g, i, x.groups)
 	g.joined(i)
 	x.heads[g.at] = g.head(x.Index)
-	x.rows[slot].grp = g
+	x.rows[slot].grp = uint32(g.at) + 1
 	x.grouped.Add(slot)
 	x.nGrouped++
 	x.regrouped++
@@ -83,9 +83,8 @@ func (x *groupIndex) join(slot uint32, g *group) {
 // its entry's flagGrouped; a group left empty leaves the index (the facet
 // buckets are the caller's). The caller holds mu.
 func (x *groupIndex) leave(slot uint32) {
-	r := &x.rows[slot]
-	g := r.grp
-	r.grp = nil
+	g := x.groupOf(slot)
+	x.rows[slot].grp = 0
 	x.grouped.Remove(slot)
 	x.nGrouped--
 	x.regrouped++
@@ -120,7 +119,15 @@ func (x *groupIndex) leave(slot uint32) {
 		}
 		x.groups[g.at], x.heads[g.at], last.at = last, x.heads[end], g.at
 		x.groups, x.heads = x.groups[:end], x.heads[:end]
+		// The last group's members name it by its index: it moved.
+		for _, m := range last.occ {
+			x.rows[m.slot].grp = uint32(last.at) + 1
+		}
 		g.at = -1
+		// A group without members keeps no body (a member that joins it
+		// again takes its own, as the first did).
+		x.releaseBody(g.body)
+		g.body = 0
 		return
 	}
 	x.heads[g.at] = g.head(x.Index)

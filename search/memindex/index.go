@@ -97,13 +97,14 @@ import (
 )
 
 // Index is the in-memory event index. The zero value is not usable: call
-// New. The word steps are declared on wordIndex (words.go) and the
-// groups' on groupIndex (groups.go), which Index embeds (each holding
-// the Index back).
+// New. The word steps are declared on wordIndex (words.go), the groups'
+// on groupIndex (groups.go) and the rows' bodies' on rowIndex
+// (bodies.go), which Index embeds (each holding the Index back).
 type Index struct {
 	wordIndex
 	groupIndex
 	bulkIndex
+	rowIndex
 
 	// bulk is set while an index made by NewBulk defers its date order
 	// and facet buckets (until Finish): it answers no query meanwhile.
@@ -118,6 +119,9 @@ type Index struct {
 	// (listed in free) until an added event takes it.
 	rows []row
 	free []uint32
+	// bodies holds the rows' bodies, which rows and groups refer to by
+	// number.
+	bodies bodyStore
 	// ents holds each row's entry again, by slot: candidates taken from a
 	// bitmap (in slot order) are checked reading it in order, where the
 	// rows would be read at random.
@@ -126,7 +130,7 @@ type Index struct {
 	// one per occurrence for a series), in the order of their occurrence
 	// keys, so that slotOf finds a document by binary search (a map by
 	// document key cost about 64 bytes a document); docs counts them.
-	byID map[int64][]uint32
+	byID idSlots
 	docs int
 	// codes numbers the series, statuses and names the rows refer to.
 	codes
@@ -251,7 +255,7 @@ func keyOf(d *search.EventDocument) docKey { return docKey{d.ID, d.Occurrence} }
 // what the entry does not hold. Its ID and occurrence key are its own;
 // the rest is in its body, which the occurrences of a series that differ
 // only in their dates share (read only once linked), so such an
-// occurrence costs its row (40 bytes), its entry, its postings and its
+// occurrence costs its row (24 bytes), its entry, its postings and its
 // keys, not another copy of the series' body. Occurrences that share
 // their text and visibility but not the rest share the body's words,
 // aliases and lists.
@@ -260,18 +264,26 @@ func keyOf(d *search.EventDocument) docKey { return docKey{d.ID, d.Occurrence} }
 // TestRowSize), since every document has them: the entry is in
 // Index.ents only, the statuses are numbers of Index.names, and the lists
 // are one slice.
+//
+// A row holds no pointer (TestRowHoldsNoPointer): its body and group are
+// numbers, so that Index.rows, one element per document (6.4 million at
+// 1,000,000 events and 50,000 weekly series), is memory the garbage
+// collector does not scan, where a body and a group pointer per row had
+// it follow two pointers per document on every cycle.
 type row struct {
 	id int64
 	// occ is the occurrence key (see occKey; Index.occNames).
 	occ occKey
-	// rowBody is nil for a free slot.
-	*rowBody
-	// grp is the group that holds the entry (nil: the date order does).
-	grp *group
+	// body is the number of the row's body in Index.bodies (0 for a free
+	// slot).
+	body uint32
+	// grp is 1 + the index in Index.groups of the group that holds the
+	// entry (0: the date order does; see Index.groupOf).
+	grp uint32
 }
 
 // isLive reports whether the row holds a document (its slot is not free).
-func (r *row) isLive() bool { return r.rowBody != nil }
+func (r *row) isLive() bool { return r.body != 0 }
 
 // rowBody is what a row holds beside its ID and occurrence key.
 type rowBody struct {
@@ -327,9 +339,10 @@ type group struct {
 	occ []member
 	// at is the group's index in Index.groups, -1 while not installed.
 	at int
-	// body is the row body its members share (nil until the first is
-	// linked).
-	body *rowBody
+	// body is the number in Index.bodies of the row body its members
+	// share (0 until the first is linked); the group holds a reference to
+	// it (bodyStore.retain) until it has no member left.
+	body uint32
 	// spanned is what the groups' spans (collapseState) hold of it.
 	spanned spanned
 	// step, when above 0, is the spacing of the members' starts: member
@@ -517,11 +530,11 @@ var preparedHook func()
 // New returns an empty index.
 func New() *Index {
 	x := &Index{
-		byID: map[int64][]uint32{}, codes: codes{seriesOf: map[int64]uint32{}, statuses: map[string]uint8{}, nameOf: map[string]uint32{}}, aliasSets: map[string][]*roaring.Bitmap{},
+		byID: newIDSlots(), codes: codes{seriesOf: map[int64]uint32{}, statuses: map[string]uint8{}, nameOf: map[string]uint32{}}, aliasSets: map[string][]*roaring.Bitmap{},
 		pointOf: map[search.GeoPoint]int32{}, langs: map[string]*language{}, reps: roaring.New(), grouped: roaring.New(),
 		facets: newFacetIndex(), holds: holds{hidden: roaring.New()},
 	}
-	x.wordIndex, x.groupIndex, x.bulkIndex = wordIndex{x}, groupIndex{x}, bulkIndex{x}
+	x.wordIndex, x.groupIndex, x.bulkIndex, x.rowIndex = wordIndex{x}, groupIndex{x}, bulkIndex{x}, rowIndex{x}
 	for i := range x.lists {
 		x.lists[i] = map[int64]*roaring.Bitmap{}
 	}
@@ -538,7 +551,8 @@ func (x *Index) Count() int {
 
 // slotOf returns the slot of document k, if the index holds it.
 func (x *Index) slotOf(k docKey) (uint32, bool) {
-	slots := x.byID[k.id]
+	var buf [1]uint32
+	slots := x.byID.get(k.id, &buf)
 	if i, ok := x.occIndex(slots, k.occ); ok {
 		return slots[i], true
 	}
@@ -559,9 +573,13 @@ func (x *Index) occIndex(slots []uint32, occ string) (int, bool) {
 
 // addDoc records slot (whose row is not linked yet) as document k's.
 func (x *Index) addDoc(k docKey, slot uint32) {
-	slots := x.byID[k.id]
-	i, _ := x.occIndex(slots, k.occ)
-	x.byID[k.id] = slices.Insert(slots, i, slot)
+	var buf [1]uint32
+	if slots := x.byID.get(k.id, &buf); len(slots) > 0 {
+		i, _ := x.occIndex(slots, k.occ)
+		x.byID.set(k.id, slices.Insert(slots, i, slot))
+	} else {
+		x.byID.one[k.id] = slot // a first document: no slice
+	}
 	x.docs++
 }
 
@@ -573,7 +591,8 @@ func (x *Index) Keys(ids []int64) []string {
 	defer x.mu.RUnlock()
 	var out []string
 	for _, id := range ids {
-		for _, slot := range x.byID[id] {
+		var buf [1]uint32
+		for _, slot := range x.byID.get(id, &buf) {
 			out = append(out, search.DocumentKey(id, x.occNames.occString(x.rows[slot].occ)))
 		}
 	}

@@ -544,8 +544,8 @@ func TestSortFirst(t *testing.T) {
 	}
 	x.Apply(docs)
 	var all []uint32
-	for _, slots := range x.byID {
-		all = append(all, slots...)
+	for slot := range x.byID.slots() {
+		all = append(all, slot)
 	}
 	want := slices.Clone(all)
 	slices.SortFunc(want, func(a, b uint32) int { return x.compare(x.ents[a], x.ents[b]) })

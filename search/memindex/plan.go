@@ -158,8 +158,9 @@ func (x *Index) plan(q search.EventQuery) *plan {
 	}
 	if len(q.IDs) > 0 {
 		b := roaring.New()
+		var buf [1]uint32
 		for _, id := range q.IDs {
-			b.AddMany(x.byID[id])
+			b.AddMany(x.byID.get(id, &buf))
 		}
 		if and(b, false); p.none {
 			return p
@@ -440,14 +441,14 @@ func (p *plan) needsRest() bool {
 // status.
 func (p *plan) passesRest(x *Index, e *entry) bool {
 	q := &p.q
-	if e.status == 0 && p.statuses != 0 && (!p.byName || !slices.Contains(q.Statuses, x.names[x.rows[e.slot].status])) {
+	if e.status == 0 && p.statuses != 0 && (!p.byName || !slices.Contains(q.Statuses, x.names[x.bodyOf(e.slot).status])) {
 		return false
 	}
 	if p.inside != nil && p.inside[e.point+1] == 0 {
 		return false
 	}
-	if len(q.EventStatuses) > 0 && !slices.Contains(q.EventStatuses, x.names[x.rows[e.slot].eventStatus]) {
+	if len(q.EventStatuses) > 0 && !slices.Contains(q.EventStatuses, x.names[x.bodyOf(e.slot).eventStatus]) {
 		return false
 	}
-	return !q.ParentID.Set || x.rows[e.slot].parent == q.ParentID.Value
+	return !q.ParentID.Set || x.bodyOf(e.slot).parent == q.ParentID.Value
 }

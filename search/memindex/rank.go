@@ -33,7 +33,7 @@ func (s *searcher) ranked(gs []groupHit) {
 	p.each(x, 0, func(e *entry) {
 		date := e.start
 		if !byStart {
-			date = x.rows[e.slot].pub
+			date = x.bodyOf(e.slot).pub
 		}
 		hits = append(hits, rankHit{score: p.score(e.slot), date: date, slot: e.slot, gi: -1})
 		s.counts.add(e.slot, e)
@@ -51,7 +51,7 @@ func (s *searcher) ranked(gs []groupHit) {
 		}
 		for k := h.lo; k < h.hi; k++ {
 			slot := h.g.occ[k].slot
-			hits = append(hits, rankHit{score: score, date: x.rows[slot].pub, slot: slot, gi: -1})
+			hits = append(hits, rankHit{score: score, date: x.bodyOf(slot).pub, slot: slot, gi: -1})
 		}
 	}
 	if p.q.CollapseSeries {

@@ -242,7 +242,7 @@ func rankedReference(x *Index, ref *searchtest.Reference, q search.EventQuery) s
 		slot, _ := x.slotOf(docKey{id, occ})
 		date := x.ents[slot].start
 		if q.Sort == search.ByPublishDate {
-			date = x.rows[slot].pub
+			date = x.bodyOf(slot).pub
 		}
 		hits[i] = hit{id: id, occ: occ, score: p.score(slot), date: date}
 	}
