@@ -416,13 +416,13 @@ func (f *facetIndex) add(x *Index, slot uint32, e *entry) {
 	f.addToSpan(r, num, e, 1)
 }
 
-// addToSpan adds (delta 1) or removes (-1) the document of row r (its
+// addToSpan adds (delta 1) or removes (-1) the document of row body r (its
 // entry e) in bucket num to or from the span of the bucket: its count,
 // kind and category cells, and on adding its date bounds. A span left
 // empty goes. A removal is made before the values' numbers may go (the
 // cells' keys need them), and its caller then recomputes the span's date
 // bounds (boundSpan). The caller holds mu.
-func (f *facetIndex) addToSpan(r *row, num int64, e *entry, delta int) {
+func (f *facetIndex) addToSpan(r *rowBody, num int64, e *entry, delta int) {
 	sn := num >> spanShift
 	sp := f.spans[sn]
 	if sp == nil {
