@@ -90,7 +90,13 @@ func (s *searcher) rankedTiers(gs []groupHit) bool {
 	if p.cands.GetCardinality() < uint64(minCounted) {
 		return false
 	}
-	ts, ok := p.tiers()
+	var ts []tier
+	var ok bool
+	if p.cached != nil {
+		ts, ok = x.matches.tiersOf(p.cached, p)
+	} else {
+		ts, ok = p.tiers()
+	}
 	if !ok {
 		return false
 	}
