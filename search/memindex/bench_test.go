@@ -135,15 +135,24 @@ func listQueries(now int64) []benchQuery {
 }
 
 // runQueries runs each query as a sub-benchmark of b. With
-// MEMINDEX_BENCH_WRITES set, one small write precedes each query, so that
-// nothing a query keeps for the next (the match cache, the groups' spans)
-// survives: the cost of a service taking edits.
+// MEMINDEX_BENCH_WRITES set, one small write precedes each query: the
+// cost of a service taking edits. With MEMINDEX_BENCH_COLD set, the match
+// cache is emptied before each query, so that every query word's rows are
+// found again (a search box typed into asks for ever new prefixes).
 func runQueries(b *testing.B, x *Index, prefix string, qs []benchQuery) {
 	for _, c := range qs {
 		b.Run(prefix+c.name, func(b *testing.B) {
 			cpu0 := cpuTime()
 			writes := os.Getenv("MEMINDEX_BENCH_WRITES") != ""
+			cold := os.Getenv("MEMINDEX_BENCH_COLD") != ""
 			for i := 0; b.Loop(); i++ {
+				if cold {
+					// No word's rows kept from the query before: a search
+					// box's ever new prefixes, each a miss of the cache.
+					x.mu.Lock()
+					x.matches.clear()
+					x.mu.Unlock()
+				}
 				if writes {
 					// One small write before each query, as a service
 					// taking edits does: nothing kept between queries

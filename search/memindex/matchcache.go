@@ -46,6 +46,17 @@ type matchEntry struct {
 	// regrouped is Index.regrouped when reps and singles were made:
 	// they are made again once the groups changed.
 	regrouped uint64
+	// classes is the ways the rows match, for a relevance order
+	// (wordIndex.match, scored; nil until a relevance query asked, and
+	// for an entry of several words).
+	classes []scoredClass
+	// tiers is the score tiers of a relevance query whose candidates
+	// were tiersOf (these rows, or their singles), and the words'
+	// classes of the entry's terms (plan.tiers; tiersOK false when it
+	// declined). Nil until such a query asked.
+	tiers   []tier
+	tiersOf *roaring.Bitmap
+	tiersOK bool
 	// What the rows depend on: the terms (every one of which a row
 	// matches), the language, and the visibilities the query keeps.
 	terms      []search.Term
@@ -72,6 +83,42 @@ func (c *matchCache) derived(x *Index, e *matchEntry) (reps, singles *roaring.Bi
 		e.reps, e.singles, e.regrouped = reps, singles, x.regrouped
 	}
 	return e.reps, e.singles
+}
+
+// classesOf returns the ways e's rows match (nil: not made yet).
+func (c *matchCache) classesOf(e *matchEntry) []scoredClass {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return e.classes
+}
+
+// setClasses keeps the ways e's rows match, made from the index as e's
+// rows are (no write between: it would have dropped e).
+func (c *matchCache) setClasses(e *matchEntry, classes []scoredClass) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e.classes == nil {
+		e.classes = classes
+	}
+}
+
+// tiersOf returns the score tiers of plan p (plan.tiers), a relevance
+// query whose candidates and words' classes are those of e (p.cached),
+// made the first time and again when p's candidates are other rows (the
+// singles made again once the groups changed). The tiers' bitmaps are
+// shared: their users must not change them.
+func (c *matchCache) tiersOf(e *matchEntry, p *plan) ([]tier, bool) {
+	c.mu.Lock()
+	ts, of, ok := e.tiers, e.tiersOf, e.tiersOK
+	c.mu.Unlock()
+	if of != nil && of == p.cands {
+		return ts, ok
+	}
+	ts, ok = p.tiers()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e.tiers, e.tiersOf, e.tiersOK = ts, p.cands, ok
+	return ts, ok
 }
 
 // matchCacheMax bounds the words a matchCache keeps: past it, one is

@@ -205,43 +205,54 @@ func (x *Index) plan(q search.EventQuery) *plan {
 	}
 	// Several words alone: the rows that match them all are kept too.
 	var all matchKey
-	if whole := len(terms) > 1 && p.cands == nil && !q.Relevance; whole {
+	var whole *matchEntry
+	if len(terms) > 1 && p.cands == nil {
 		all = keyOfWords(p, q.Lang, terms)
-		if e := x.matches.get(all); e != nil {
-			p.cands, p.cached, p.none = e.rows, e, e.rows.IsEmpty()
+		if whole = x.matches.get(all); whole != nil && !q.Relevance {
+			p.cands, p.cached, p.none = whole.rows, whole, whole.rows.IsEmpty()
 			return p
 		}
-		defer func() {
-			if !shared && p.cands != nil {
-				p.cached = x.matches.put(p, q.Lang, terms, all, p.cands)
-			}
-		}()
+		if whole == nil {
+			defer func() {
+				if !shared && p.cands != nil {
+					p.cached = x.matches.put(p, q.Lang, terms, all, p.cands)
+				}
+			}()
+		}
 	}
 	for _, t := range terms {
-		var matched *roaring.Bitmap
-		var classes []scoredClass
-		if q.Relevance {
-			matched, classes = x.match(p, l, t, true)
-		} else {
-			// The rows of a word are kept for the next queries, until
-			// a write changes them (search-as-you-type).
-			k := keyOfMatch(p, q.Lang, t)
-			e := x.matches.get(k)
-			if e == nil {
-				m, _ := x.match(p, l, t, false)
-				e = x.matches.put(p, q.Lang, []search.Term{t}, k, m)
-			}
-			matched = e.rows
-			if p.cands == nil {
-				p.cached = e
+		// The rows of a word are kept for the next queries, until a
+		// write changes them (search-as-you-type), and for a relevance
+		// order the ways they match (scored).
+		k := keyOfMatch(p, q.Lang, t)
+		e := x.matches.get(k)
+		if e == nil {
+			m, classes := x.match(p, l, t, q.Relevance)
+			e = x.matches.put(p, q.Lang, []search.Term{t}, k, m)
+			if q.Relevance {
+				x.matches.setClasses(e, classes)
 			}
 		}
-		if and(matched, !q.Relevance); p.none {
-			return p
-		}
 		if q.Relevance {
+			classes := x.matches.classesOf(e)
+			if classes == nil {
+				_, classes = x.match(p, l, t, true)
+				x.matches.setClasses(e, classes)
+			}
 			p.words = append(p.words, classes)
 		}
+		if whole != nil {
+			continue // the rows of every word are whole's
+		}
+		if p.cands == nil {
+			p.cached = e
+		}
+		if and(e.rows, true); p.none {
+			return p
+		}
+	}
+	if whole != nil {
+		p.cands, p.cached, p.none = whole.rows, whole, whole.rows.IsEmpty()
 	}
 	return p
 }

@@ -90,7 +90,13 @@ func (s *searcher) rankedTiers(gs []groupHit) bool {
 	if p.cands.GetCardinality() < uint64(minCounted) {
 		return false
 	}
-	ts, ok := p.tiers()
+	var ts []tier
+	var ok bool
+	if p.cached != nil {
+		ts, ok = x.matches.tiersOf(p.cached, p)
+	} else {
+		ts, ok = p.tiers()
+	}
 	if !ok {
 		return false
 	}
@@ -121,6 +127,12 @@ func (s *searcher) rankedTiers(gs []groupHit) bool {
 	for _, l := range levels {
 		total += l.main
 	}
+	// The groups by score: each hit's level noted, then the hits put in
+	// place by level (levelGroups), each level's a part of gs, not a
+	// copy (with many series, thousands of hits).
+	var byLevel []*level
+	at := map[*level]int32{}
+	in := make([]int32, len(gs))
 	for i := range gs {
 		h := &gs[i]
 		score := p.score(h.g.rep)
@@ -131,8 +143,17 @@ func (s *searcher) rankedTiers(gs []groupHit) bool {
 			l = &level{plan: &tp}
 			levels[score] = l
 		}
-		l.groups = append(l.groups, *h)
+		k, ok := at[l]
+		if !ok {
+			k = int32(len(byLevel))
+			at[l] = k
+			byLevel = append(byLevel, l)
+		}
+		in[i] = k
 		total += h.hi - h.lo
+	}
+	for k, part := range levelGroups(gs, in, len(byLevel)) {
+		byLevel[k].groups = part
 	}
 	s.res.Total = total
 	if s.limit == 0 || s.offset >= total {
@@ -170,4 +191,37 @@ func (s *searcher) rankedTiers(gs []groupHit) bool {
 		pos = 0
 	}
 	return true
+}
+
+// levelGroups reorders gs in place so that the hits of each level (in[i]
+// is hit i's, from 0 to levels-1) are together, and returns each
+// level's part of gs: a bucket sort that swaps hits into their level's
+// next free place, moving each hit at most once.
+func levelGroups(gs []groupHit, in []int32, levels int) [][]groupHit {
+	starts := make([]int, levels+1)
+	for _, k := range in {
+		starts[k+1]++
+	}
+	for k := range levels {
+		starts[k+1] += starts[k]
+	}
+	next := slices.Clone(starts[:levels])
+	for k := range levels {
+		for i := next[k]; i < starts[k+1]; i = next[k] {
+			d := in[i]
+			if int(d) == k {
+				next[k]++
+				continue
+			}
+			j := next[d]
+			next[d]++
+			gs[i], gs[j] = gs[j], gs[i]
+			in[i], in[j] = in[j], in[i]
+		}
+	}
+	parts := make([][]groupHit, levels)
+	for k := range parts {
+		parts[k] = gs[starts[k]:starts[k+1]:starts[k+1]]
+	}
+	return parts
 }

@@ -297,12 +297,10 @@ func (x *wordIndex) match(p *plan, l *language, t search.Term, scored bool) (*ro
 			continue
 		}
 		m, cs := x.matchParts(p, x.langs[lang], t, scored)
-		m.And(rows)
-		matched.Or(m)
+		matched = joinAliased(matched, m, rows)
 		if scored {
 			for k := range classes {
-				cs[k].And(rows)
-				classes[k].Or(cs[k])
+				classes[k] = joinAliased(classes[k], cs[k], rows)
 			}
 		}
 	}
@@ -331,6 +329,26 @@ func (x *wordIndex) match(p *plan, l *language, t search.Term, scored bool) (*ro
 	// Best first, so a row's score for this word is its first class.
 	slices.SortStableFunc(out, func(a, b scoredClass) int { return cmp.Compare(b.score, a.score) })
 	return matched, out
+}
+
+// joinAliased returns into joined with the rows of m (a bitmap of its
+// own, which it may change) that rows holds: the rows of an aliased
+// language's words whose text is that language's. It copies no bitmap it
+// need not: m is not narrowed when rows holds it whole (the rows of every
+// document aliased: an intersection with a full container would copy
+// each of m's), and is returned itself when into is empty.
+func joinAliased(into, m, rows *roaring.Bitmap) *roaring.Bitmap {
+	if m.IsEmpty() {
+		return into
+	}
+	if m.AndCardinality(rows) != m.GetCardinality() {
+		m.And(rows)
+	}
+	if into.IsEmpty() {
+		return m
+	}
+	into.Or(m)
+	return into
 }
 
 // matchParts returns the rows where t matches a word of l's vocabularies
