@@ -766,14 +766,8 @@ const MaxPositionsPerAttribute = 1 << 16
 // separators (8 for a hard one such as "."), so with punctuation the real
 // cut comes earlier.
 func indexedWords(tok *simTokenizer, text string) []string {
-	return indexedWordsByAddress.get(tok, text)
-}
-
-// indexedWordsByAddress finds a stored text's indexed words by its
-// address, then by indexedWordsMemo.
-var indexedWordsByAddress = wordsByAddress{max: 1 << 16, of: func(tok *simTokenizer, text string) []string {
 	return indexedWordsMemo.Get(tokenizedText{tok, text})
-}}
+}
 
 // tokenizedText is a text and the tokenizer that cuts it.
 type tokenizedText struct {
@@ -833,14 +827,8 @@ var indexedWordsMemo = testsupport.Memo[tokenizedText, []string]{F: func(k token
 // remembered: the ranking reads the words of every hit's attributes for
 // each search. The slice is shared; callers only read it.
 func allWords(tok *simTokenizer, text string) []string {
-	return allWordsByAddress.get(tok, text)
-}
-
-// allWordsByAddress finds a stored text's words by its address, then by
-// allWordsMemo.
-var allWordsByAddress = wordsByAddress{max: 1 << 16, of: func(tok *simTokenizer, text string) []string {
 	return allWordsMemo.Get(tokenizedText{tok, text})
-}}
+}
 
 // allWordsMemo remembers allWords' answers.
 var allWordsMemo = testsupport.Memo[tokenizedText, []string]{F: func(k tokenizedText) []string {
