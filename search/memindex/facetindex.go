@@ -607,6 +607,12 @@ func (fv *fvalues) count(vn int32, k, delta int) {
 	if e.n > 0 {
 		return
 	}
+	fv.drop(at, vn)
+}
+
+// drop removes the emptied value number vn, at index at of fv.vs, moving
+// the last value into its place.
+func (fv *fvalues) drop(at, vn int32) {
 	last := int32(len(fv.vs) - 1)
 	if at != last {
 		fv.vs[at] = fv.vs[last]
@@ -643,13 +649,7 @@ func (fv *fvalues) remove(nums *valueNumbers, v int64, i uint32, k, size int) {
 	if e.n > 0 {
 		return
 	}
-	last := int32(len(fv.vs) - 1)
-	if at != last {
-		fv.vs[at] = fv.vs[last]
-		fv.at[fv.vs[at].v] = at
-	}
-	fv.vs = fv.vs[:last]
-	delete(fv.at, vn)
+	fv.drop(at, vn)
 	nums.release(vn)
 }
 
