@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+
+	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
 
 // TestMain runs more of the package's parallel tests at once than go
@@ -13,7 +15,8 @@ import (
 // of them spend their time waiting (on a service's start and stop, a
 // scheduled slot, a subprocess, the timeout a test is about) rather than
 // computing, and on a 2-core machine two waiting tests held both slots
-// while the cores idled.
+// while the cores idled. The MongoDB tests share one embedded FerretDB
+// (mongotest.Main).
 func TestMain(m *testing.M) {
 	flag.Parse()
 	given := false
@@ -23,7 +26,7 @@ func TestMain(m *testing.M) {
 			panic(err)
 		}
 	}
-	os.Exit(m.Run())
+	os.Exit(mongotest.Main(m)) // the MongoDB tests share one embedded FerretDB
 }
 
 // waitingParallel is how many parallel tests run at once on procs

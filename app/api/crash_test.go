@@ -18,6 +18,7 @@ import (
 	"github.com/calendar/eventcal/app/api"
 	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/config/testsupport"
+	"github.com/calendar/eventcal/repository/mongo/mongotest"
 	"github.com/calendar/eventcal/repository/sqlite"
 )
 
@@ -30,7 +31,7 @@ func TestMain(m *testing.M) {
 		os.Exit(runCrashChild(dir))
 	}
 	testsupport.NoDNS()
-	os.Exit(m.Run())
+	os.Exit(mongotest.Main(m)) // the MongoDB tests share one embedded FerretDB
 }
 
 // runCrashChild serves the API on a loopback port without a sync worker

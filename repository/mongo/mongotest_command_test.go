@@ -22,10 +22,10 @@ import (
 // (testsupport.MainCommand). The tests of package mongotest and of its
 // command live in this package's test binary (the files mongotest_*_test.go),
 // not in their own: each of those would link FerretDB once more at every
-// go test run.
+// go test run. The tests share one embedded FerretDB (mongotest.Main).
 func TestMain(m *testing.M) {
 	testsupport.RunMain(commandMain)
-	os.Exit(m.Run())
+	os.Exit(mongotest.Main(m))
 }
 
 // commandMain is cmd/ferretdb's main: Command on the process's

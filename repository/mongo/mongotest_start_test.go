@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
+	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -23,7 +25,7 @@ func TestStartServesDatabases(t *testing.T) {
 	for _, name := range []string{"first", "second"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			uri := mongotest.Start(t)
+			uri, _ := mongotest.StartOwn(t)
 			ctx := testdeadline.Context(t)
 			client, err := mongo.Connect(options.Client().ApplyURI(uri))
 			if err != nil {
@@ -140,5 +142,40 @@ func TestIndexIDLookups(t *testing.T) {
 	}
 	if _, err := coll.DeleteOne(ctx, bson.D{{Key: "_id", Value: "post:4"}}); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestStartShares checks that, under mongotest.Main (this package's
+// TestMain), Start and StartFiles hand every test the process's one
+// FerretDB (the same address and files), while StartOwn starts another.
+func TestStartShares(t *testing.T) {
+	t.Parallel()
+	if os.Getenv(mongotest.EnvURI) != "" {
+		t.Skip("TEST_MONGO_URI names an external server")
+	}
+	addr := func(uri string) string {
+		u, err := url.Parse(uri)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u.Host
+	}
+	var hosts, dirs []string
+	for _, start := range []func(t testing.TB) (string, string){
+		func(t testing.TB) (string, string) { return mongotest.Start(t), "" },
+		mongotest.StartFiles,
+		mongotest.StartFiles,
+		mongotest.StartOwn,
+	} {
+		t.Run("start", func(t *testing.T) {
+			uri, dir := start(t)
+			hosts, dirs = append(hosts, addr(uri)), append(dirs, dir)
+		})
+	}
+	if hosts[0] != hosts[1] || hosts[1] != hosts[2] || dirs[1] != dirs[2] || dirs[1] == "" {
+		t.Errorf("Start and StartFiles handed out servers %v, files %v; want one", hosts[:3], dirs[1:3])
+	}
+	if hosts[3] == hosts[0] || dirs[3] == dirs[1] {
+		t.Errorf("StartOwn handed out the shared server %s (files %s)", hosts[3], dirs[3])
 	}
 }

@@ -66,7 +66,8 @@ var newMu sync.Mutex
 // then use Database for unique database names). Otherwise it starts an
 // embedded FerretDB v1 with the SQLite handler on a random loopback port,
 // state under t.TempDir(), waits until it answers a ping and stops it when
-// t and its subtests finish.
+// t and its subtests finish; in a process whose TestMain runs Main, it
+// returns the process's shared embedded FerretDB instead.
 func Start(t testing.TB) string {
 	t.Helper()
 	uri, _ := StartFiles(t)
@@ -79,8 +80,30 @@ func Start(t testing.TB) string {
 // table) whose _ferretdb_sjson column holds the documents. A test that
 // compares the whole store many times reads them directly, without
 // FerretDB decoding every document for each look. dir is "" when
-// TEST_MONGO_URI names an external server.
+// TEST_MONGO_URI names an external server. In a process whose TestMain
+// runs Main, the server and dir are the process's shared ones: touch only
+// the files of your own databases there.
 func StartFiles(t testing.TB) (uri, dir string) {
+	t.Helper()
+	if uri := os.Getenv(EnvURI); uri != "" {
+		return uri, ""
+	}
+	uri, dir, ok := sharedServer(t)
+	if !ok {
+		return StartOwn(t)
+	}
+	uri, err := untilDeadline(uri, testdeadline.Of(t))
+	if err != nil {
+		t.Fatalf("mongotest: %v", err)
+	}
+	return uri, dir
+}
+
+// StartOwn is StartFiles with an embedded FerretDB of t's own even in a
+// process whose TestMain runs Main: for the tests that need a server no
+// other test uses (several servers at once, a server they stop). Every
+// other test calls Start or StartFiles.
+func StartOwn(t testing.TB) (uri, dir string) {
 	t.Helper()
 	if uri := os.Getenv(EnvURI); uri != "" {
 		return uri, ""
@@ -101,6 +124,80 @@ func StartFiles(t testing.TB) (uri, dir string) {
 		}
 	})
 	return uri, dir
+}
+
+// shared is the process's embedded FerretDB when its TestMain runs Main:
+// started by the first test that asks (sharedServer), stopped by Main
+// after the tests.
+var shared struct {
+	mu       sync.Mutex
+	enabled  bool // Main runs the tests
+	started  bool // the first test asked (err says how it went)
+	uri, dir string
+	stop     func(deadline time.Time) error
+	err      error
+}
+
+// sharedStopWait bounds how long Main waits for the shared FerretDB to
+// stop once the tests are done (it waits up to three seconds for open
+// connections itself).
+const sharedStopWait = time.Minute
+
+// Main runs the tests of m with one embedded FerretDB for the whole test
+// process (started by the first test calling Start or StartFiles, each
+// test in databases of its own, mongotest.Database) and stops it, its
+// files removed, once they are done; it returns m.Run's exit code, or 1
+// when the server did not stop. Call it from TestMain:
+//
+//	func TestMain(m *testing.M) { os.Exit(mongotest.Main(m)) }
+//
+// A server per test costs its start and stop, and ferretdb.New writes
+// package-level state (the version info: FerretDB v1.24
+// ferretdb/ferretdb.go) that the servers already running read, a data
+// race under -race; one server per process starts once. Tests that need a
+// server of their own call StartOwn.
+func Main(m *testing.M) int {
+	shared.mu.Lock()
+	shared.enabled = true
+	shared.mu.Unlock()
+
+	code := m.Run()
+
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.stop != nil {
+		if err := shared.stop(time.Now().Add(sharedStopWait)); err != nil {
+			fmt.Fprintf(os.Stderr, "mongotest: the shared FerretDB: %v\n", err)
+			code = max(code, 1)
+		}
+	}
+	if shared.dir != "" {
+		os.RemoveAll(shared.dir)
+	}
+	return code
+}
+
+// sharedServer returns the URI and files of the process's shared FerretDB
+// (starting it for the first test that asks), ok false when TestMain does
+// not run Main. t fails when the server could not start.
+func sharedServer(t testing.TB) (uri, dir string, ok bool) {
+	t.Helper()
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if !shared.enabled {
+		return "", "", false
+	}
+	if !shared.started {
+		shared.started = true
+		shared.dir, shared.err = os.MkdirTemp("", "mongotest-")
+		if shared.err == nil {
+			shared.uri, shared.stop, shared.err = Embedded(shared.dir, logger(), testdeadline.Of(t))
+		}
+	}
+	if shared.err != nil {
+		t.Fatalf("mongotest: the shared FerretDB: %v", shared.err)
+	}
+	return shared.uri, shared.dir, true
 }
 
 // untilDeadline returns uri with timeoutMS set to the time left until
@@ -296,6 +393,9 @@ func StoreOptions() storetest.Options {
 // counters, marks, locks, slug reservations, ID claims and tokens that way,
 // several times per read and write, in collections that grow with the data. Call it after the store created its
 // collections (mongo.Open); collections created later lack the index.
+// dir must be a server's own (Embedded, StartOwn), not the one StartFiles
+// shares between the tests of a process (Main): index one database there
+// with IndexIDs.
 func IndexIDLookups(dir string) error {
 	files, err := filepath.Glob(filepath.Join(dir, "*.sqlite"))
 	if err != nil {
