@@ -26,11 +26,11 @@ var (
 )
 
 // openStores returns a function per store engine that opens an empty
-// store for a test: SQLite in t.TempDir(), and MongoDB on an embedded
-// FerretDB (or TEST_MONGO_URI), started once for the calling test.
+// store for a test: SQLite in t.TempDir(), and MongoDB in a database of
+// its own on the process's embedded FerretDB (mongotest.Main, TestMain)
+// or TEST_MONGO_URI.
 func openStores(t *testing.T) map[string]func(t *testing.T) repository.Store {
 	t.Helper()
-	var uri string
 	return map[string]func(t *testing.T) repository.Store{
 		"sqlite": func(t *testing.T) repository.Store {
 			st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "calendar.db"))
@@ -41,10 +41,7 @@ func openStores(t *testing.T) map[string]func(t *testing.T) repository.Store {
 			return st
 		},
 		"mongo": func(t *testing.T) repository.Store {
-			if uri == "" {
-				uri = mongotest.Start(t)
-			}
-			st, err := mongo.Open(context.Background(), uri, mongotest.Database(t))
+			st, err := mongo.Open(context.Background(), mongotest.Start(t), mongotest.Database(t))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -172,6 +172,9 @@ func TestStartShares(t *testing.T) {
 			hosts, dirs = append(hosts, addr(uri)), append(dirs, dir)
 		})
 	}
+	if len(hosts) < 4 {
+		t.Fatalf("%d of 4 starts returned a server", len(hosts))
+	}
 	if hosts[0] != hosts[1] || hosts[1] != hosts[2] || dirs[1] != dirs[2] || dirs[1] == "" {
 		t.Errorf("Start and StartFiles handed out servers %v, files %v; want one", hosts[:3], dirs[1:3])
 	}
