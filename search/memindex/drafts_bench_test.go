@@ -79,7 +79,8 @@ func draftRows(now int64) []draftRow {
 // 200,000-character description every MEMINDEX_DRAFT_INTERVAL (default
 // 500ms), and reports the readers' p50 and p99 in ms, quiet and with
 // drafts, within the same run (on a shared machine only the ratio
-// means much): go test ./search/memindex -run XXX -bench
+// means much), and the most words linked and match cache entries
+// checked in one hold of the lock while drafts arrive (holds): go test ./search/memindex -run XXX -bench
 // ReadsWhileDraftsArrive -benchtime 1x.
 func BenchmarkReadsWhileDraftsArrive(b *testing.B) {
 	n, every, series := 200000, 500*time.Millisecond, 0
@@ -135,6 +136,9 @@ func BenchmarkReadsWhileDraftsArrive(b *testing.B) {
 	for b.Loop() {
 		for _, row := range rows {
 			quiet := measure(row)
+			x.mu.Lock()
+			x.maxHeld, x.maxTouched = 0, 0
+			x.mu.Unlock()
 			stop := make(chan struct{})
 			var posted atomic.Int64
 			var wg sync.WaitGroup
@@ -155,11 +159,41 @@ func BenchmarkReadsWhileDraftsArrive(b *testing.B) {
 			drafts := measure(row)
 			close(stop)
 			wg.Wait()
-			b.Logf("%s: p50 %.2f / %.2f ms, p99 %.2f / %.2f ms (quiet / with drafts), %d / %d queries, %d drafts",
-				row.name, pct(quiet, 50), pct(drafts, 50), pct(quiet, 99), pct(drafts, 99), len(quiet), len(drafts), posted.Load())
+			b.Logf("%s: p50 %.2f / %.2f ms, p99 %.2f / %.2f ms (quiet / with drafts), %d / %d queries, %d drafts; in one hold at most %d words linked, %d cache entries checked",
+				row.name, pct(quiet, 50), pct(drafts, 50), pct(quiet, 99), pct(drafts, 99), len(quiet), len(drafts), posted.Load(), x.maxHeld, x.maxTouched)
 			name := strings.ReplaceAll(row.name, " ", "-")
 			b.ReportMetric(pct(drafts, 50)/pct(quiet, 50), name+"-p50-drafts/quiet")
 			b.ReportMetric(pct(drafts, 99)/pct(quiet, 99), name+"-p99-drafts/quiet")
 		}
+	}
+}
+
+// BenchmarkApplyDraftWithCachedQueries is the writer's side of
+// BenchmarkReadsWhileDraftsArrive: the CPU of indexing one draft with a
+// 200,000-character description of new words over 20,000 events while
+// the match cache holds the entries of anonymous typeahead queries
+// (prefixes and typos), made again before each draft: go test
+// ./search/memindex -run XXX -bench ApplyDraftWithCachedQueries -cpu 1.
+func BenchmarkApplyDraftWithCachedQueries(b *testing.B) {
+	x, now := benchIndex(20000)
+	r := rand.New(rand.NewPCG(37, 4))
+	var qs []search.EventQuery
+	for _, w := range benchWords {
+		for _, typed := range []string{w[:1], w[:min(3, len(w))], w + " c", w + "x "} {
+			qs = append(qs, with(now, func(q *search.EventQuery) { q.Query = typed }))
+		}
+	}
+	id := int64(1 << 40)
+	for b.Loop() {
+		b.StopTimer()
+		for _, q := range qs {
+			if _, err := x.Search(b.Context(), q); err != nil {
+				b.Fatal(err)
+			}
+		}
+		d := hugeDraft(id, "", hugeDescription(r, 199000))
+		id++
+		b.StartTimer()
+		x.Apply([]search.EventDocument{d})
 	}
 }

@@ -273,10 +273,13 @@ func (e *matchEntry) dependsOn(x *Index, w *word) bool {
 			return false
 		}
 	}
-	if !slices.ContainsFunc(e.terms, func(t search.Term) bool { return termReads(t, w.text) }) {
+	// The visibility first: a draft's words (tens of thousands) are
+	// checked against the anonymous queries' entries by it alone, not by
+	// matching each term (typos).
+	if !keepsVisibility(e.statuses, e.mask, e.want, v.vis) {
 		return false
 	}
-	return keepsVisibility(e.statuses, e.mask, e.want, v.vis)
+	return slices.ContainsFunc(e.terms, func(t search.Term) bool { return termReads(t, w.text) })
 }
 
 // termReads reports whether a query of term t may read the rows of word
