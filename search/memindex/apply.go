@@ -174,12 +174,14 @@ func (x *Index) Apply(docs []search.EventDocument) {
 // unlinks in this hold from zero.
 func (x *wordIndex) lockW() {
 	x.mu.Lock()
-	x.held = 0
+	x.held, x.touched = 0, 0
+	x.seq++
 }
 
 // unlockW releases the write lock taken by lockW.
 func (x *wordIndex) unlockW() {
 	x.maxHeld = max(x.maxHeld, x.held)
+	x.maxTouched = max(x.maxTouched, x.touched)
 	x.mu.Unlock()
 }
 
@@ -551,7 +553,7 @@ func (x *Index) link(slot uint32, p *prepared, yield func(), run *sharedRun) {
 	if likeBody != 0 {
 		like = x.bodies.at(likeBody)
 	}
-	pieces := newPieces(x, slot, p.words, yield, &r.words)
+	pieces := newPieces(x, slot, p.words, yield)
 	if like != nil {
 		// An occurrence with its series' text: the same words, so the
 		// same postings, in the same vocabularies (like holds them).
@@ -680,28 +682,34 @@ func (x *Index) link(slot uint32, p *prepared, yield func(), run *sharedRun) {
 // writer may yield, in pieces of at most holdWords words with the lock
 // released between them, the row's slot hidden from the word matches
 // until done.
+//
+// Hiding and showing the row change the match cache's entries without
+// going through the row's words (tens of thousands for a large draft,
+// each checked against every entry, in one hold): hiding it drops the
+// entries that hold its slot (matchCache.touchSlot), the only ones it
+// changes; each piece drops the entries that depend on its words
+// (touchWord), so that when the row is shown only the entries made while
+// it was hidden may lack it, and those are dropped (dropSince).
 type pieces struct {
 	x     *Index
 	slot  uint32
 	yield func()
-	// words is the row's words (all of them when unlinking, all once
-	// linked when done): hiding or showing the row changes their
-	// matches (matchCache.touchWord).
-	words *[]*word
+	// since is the hold in which the row was hidden (holds.seq).
+	since uint64
 	// left is how many more words the current hold may take.
 	left int
 }
 
 // newPieces starts linking or unlinking the words (how many) of the row
 // at slot, whose words are those of refs; yield nil: in this hold.
-func newPieces(x *Index, slot uint32, words int, yield func(), refs *[]*word) pieces {
+func newPieces(x *Index, slot uint32, words int, yield func()) pieces {
 	if words <= holdWords {
 		yield = nil
 	}
-	ps := pieces{x: x, slot: slot, yield: yield, left: max(holdWords-x.held, 0), words: refs}
+	ps := pieces{x: x, slot: slot, yield: yield, left: max(holdWords-x.held, 0), since: x.seq}
 	if yield != nil {
 		x.hidden.Add(slot)
-		x.matches.touchWords(x, *refs)
+		x.matches.touchSlot(x, slot)
 	}
 	return ps
 }
@@ -728,7 +736,7 @@ func (ps *pieces) next() { ps.take(1) }
 func (ps *pieces) done() {
 	if ps.yield != nil {
 		ps.x.hidden.Remove(ps.slot)
-		ps.x.matches.touchWords(ps.x, *ps.words)
+		ps.x.matches.dropSince(ps.x, ps.since)
 	}
 }
 
@@ -850,7 +858,7 @@ func (x *Index) unlink(slot uint32, yield func()) {
 			x.freePts = append(x.freePts, i)
 		}
 	}
-	pieces := newPieces(x, slot, len(r.words), yield, &r.words)
+	pieces := newPieces(x, slot, len(r.words), yield)
 	for i, e := range r.words {
 		pieces.next()
 		title := i < int(r.nTitle)

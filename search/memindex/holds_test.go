@@ -229,3 +229,87 @@ func TestLargeDocumentHoldsTheLockBriefly(t *testing.T) {
 		})
 	}
 }
+
+// TestLargeDocumentTouchesTheCacheBriefly writes, replaces and removes a
+// large document (28,000 characters, with holdWords lowered to 160 as in
+// TestLargeDocumentHoldsTheLockBriefly) while the match cache holds
+// entries, queries filling it again at every release of the lock, and
+// counts the entries the writer checks against changed words or rows in
+// one hold (holds.maxTouched), work the queries wait for as for the words
+// linked: at most an entry per word of the hold and two more per entry
+// (hiding and showing the row), where showing the row checked every
+// entry against each of its tens of thousands of words in one hold
+// before. After each write the queries answer as a fresh index does.
+func TestLargeDocumentTouchesTheCacheBriefly(t *testing.T) {
+	defer func(n int) { holdWords = n }(holdWords)
+	holdWords = 160
+	r := rand.New(rand.NewPCG(37, 3))
+	x, now := benchIndex(300)
+	text := hugeDescription(r, 28000)
+	// Words of the document and others, prefixes and typos, for
+	// published and for draft rows.
+	words := append(probes(text), "jazz", "j", "ja", "th", "festivl ", "jazz c")
+	query := func(w, status string) search.EventQuery {
+		return with(now, func(q *search.EventQuery) { q.Query, q.Statuses = w, []string{status} })
+	}
+	queries := func(t *testing.T, x *Index) []search.Result {
+		var res []search.Result
+		for _, status := range []string{"publish", "draft"} {
+			for _, w := range words {
+				got, err := x.Search(t.Context(), query(w, status))
+				if err != nil {
+					t.Fatal(err)
+				}
+				res = append(res, got)
+			}
+		}
+		return res
+	}
+	releases := 0
+	defer func() { yieldHook = nil }()
+	yieldHook = func() {
+		releases++
+		queries(t, x)
+	}
+	for _, c := range []struct {
+		name   string
+		status string
+		remove bool
+	}{
+		{"a large draft", "draft", false},
+		{"replaced by a large published version", "publish", false},
+		{"removed", "", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			queries(t, x)
+			if len(x.matches.m) == 0 {
+				t.Fatal("no entry in the match cache: the test measures nothing")
+			}
+			x.maxTouched, releases = 0, 0
+			var fresh *Index
+			if c.remove {
+				x.Remove([]int64{1 << 40})
+				fresh, _ = benchIndex(300)
+			} else {
+				d := hugeDraft(1<<40, "", text+" "+c.status)
+				d.Status = c.status
+				x.Apply([]search.EventDocument{d})
+				fresh, _ = benchIndex(300)
+				fresh.Apply([]search.EventDocument{d})
+			}
+			if releases == 0 {
+				t.Fatal("the write never released the lock: the test measures nothing")
+			}
+			if bound := (holdWords + 2) * matchCacheMax; x.maxTouched > bound {
+				t.Errorf("%d match cache entries checked in one hold of the lock, want at most %d", x.maxTouched, bound)
+			}
+			t.Logf("%d releases, at most %d entries checked in one hold", releases, x.maxTouched)
+			got, want := queries(t, x), queries(t, fresh)
+			for i := range want {
+				if got[i].Total != want[i].Total || !slices.Equal(got[i].IDs, want[i].IDs) {
+					t.Errorf("query %d: total %d, %v; want %d, %v", i, got[i].Total, got[i].IDs, want[i].Total, want[i].IDs)
+				}
+			}
+		})
+	}
+}

@@ -513,6 +513,16 @@ var holdWords = 1024
 type holds struct {
 	hidden        *roaring.Bitmap
 	held, maxHeld int
+	// seq numbers the writers' holds (lockW): a query keeps with its
+	// match cache entries the hold it saw last (matchEntry.seq), so that
+	// a writer showing a row it linked in pieces drops only the entries
+	// made since it hid it (matchCache.dropSince).
+	seq uint64
+	// touched and maxTouched are the match cache entries the writer
+	// checked against a changed word or row in this hold and in its
+	// longest hold so far (matchCache.touchWord), the other work readers
+	// wait for (the tests read them).
+	touched, maxTouched int
 }
 
 // count records that the writer linked or unlinked n words in this hold.

@@ -63,6 +63,9 @@ type matchEntry struct {
 	lang       string
 	statuses   []string
 	mask, want uint8
+	// seq is the last of the writers' holds before the rows were
+	// matched (holds.seq).
+	seq uint64
 }
 
 // derived returns e's reps and singles, from the index x (the caller
@@ -172,8 +175,9 @@ func (c *matchCache) get(k matchKey) *matchEntry {
 }
 
 // put keeps the rows b of k, those of plan p that match every term of
-// terms in language lang, and returns their entry.
-func (c *matchCache) put(p *plan, lang string, terms []search.Term, k matchKey, b *roaring.Bitmap) *matchEntry {
+// terms in language lang, matched after the writers' hold seq
+// (holds.seq), and returns their entry.
+func (c *matchCache) put(p *plan, seq uint64, lang string, terms []search.Term, k matchKey, b *roaring.Bitmap) *matchEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
@@ -186,7 +190,7 @@ func (c *matchCache) put(p *plan, lang string, terms []search.Term, k matchKey, 
 		}
 	}
 	e := &matchEntry{rows: b, terms: slices.Clone(terms), lang: lang, statuses: slices.Clone(p.q.Statuses),
-		mask: p.flagMask & visibilityFlags, want: p.flagWant & visibilityFlags}
+		mask: p.flagMask & visibilityFlags, want: p.flagWant & visibilityFlags, seq: seq}
 	c.m[k] = e
 	return e
 }
@@ -209,8 +213,37 @@ func (c *matchCache) touchWord(x *Index, w *word) {
 	if len(c.m) == 0 {
 		return
 	}
+	x.touched += len(c.m)
 	for k, e := range c.m {
 		if e.dependsOn(x, w) {
+			delete(c.m, k)
+			c.dropped++
+		}
+	}
+}
+
+// touchSlot drops the entries whose rows hold slot: those that change
+// when a writer hides the row at slot from the word matches (pieces).
+// The caller holds x.mu for writing.
+func (c *matchCache) touchSlot(x *Index, slot uint32) {
+	x.touched += len(c.m)
+	for k, e := range c.m {
+		if e.rows.Contains(slot) {
+			delete(c.m, k)
+			c.dropped++
+		}
+	}
+}
+
+// dropSince drops the entries made since the writer's hold seq
+// (holds.seq): when a writer shows a row it hid in that hold, those
+// made meanwhile lack it (the others were dropped as its words were
+// linked, if they depend on them: see pieces). The caller holds x.mu
+// for writing.
+func (c *matchCache) dropSince(x *Index, seq uint64) {
+	x.touched += len(c.m)
+	for k, e := range c.m {
+		if e.seq >= seq {
 			delete(c.m, k)
 			c.dropped++
 		}
@@ -240,10 +273,13 @@ func (e *matchEntry) dependsOn(x *Index, w *word) bool {
 			return false
 		}
 	}
-	if !slices.ContainsFunc(e.terms, func(t search.Term) bool { return termReads(t, w.text) }) {
+	// The visibility first: a draft's words (tens of thousands) are
+	// checked against the anonymous queries' entries by it alone, not by
+	// matching each term (typos).
+	if !keepsVisibility(e.statuses, e.mask, e.want, v.vis) {
 		return false
 	}
-	return keepsVisibility(e.statuses, e.mask, e.want, v.vis)
+	return slices.ContainsFunc(e.terms, func(t search.Term) bool { return termReads(t, w.text) })
 }
 
 // termReads reports whether a query of term t may read the rows of word

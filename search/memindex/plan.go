@@ -215,7 +215,7 @@ func (x *Index) plan(q search.EventQuery) *plan {
 		if whole == nil {
 			defer func() {
 				if !shared && p.cands != nil {
-					p.cached = x.matches.put(p, q.Lang, terms, all, p.cands)
+					p.cached = x.matches.put(p, x.seq, q.Lang, terms, all, p.cands)
 				}
 			}()
 		}
@@ -228,7 +228,7 @@ func (x *Index) plan(q search.EventQuery) *plan {
 		e := x.matches.get(k)
 		if e == nil {
 			m, classes := x.match(p, l, t, q.Relevance)
-			e = x.matches.put(p, q.Lang, []search.Term{t}, k, m)
+			e = x.matches.put(p, x.seq, q.Lang, []search.Term{t}, k, m)
 			if q.Relevance {
 				x.matches.setClasses(e, classes)
 			}
