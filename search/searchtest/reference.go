@@ -224,8 +224,13 @@ func listed(matches []*search.EventDocument, q search.EventQuery) []*search.Even
 // listedWith is listed with seen, when not nil, an empty map to collapse
 // the series with (Reference reuses one for its queries).
 func listedWith(matches []*search.EventDocument, q search.EventQuery, seen map[int64]bool) []*search.EventDocument {
-	by := eventOrder(q.Sort)
-	slices.SortFunc(matches, by)
+	slices.SortFunc(matches, eventOrder(q.Sort))
+	return collapsedWith(matches, q, seen)
+}
+
+// collapsedWith is listedWith of matches already in q's order: with
+// CollapseSeries, only the first of each ID is kept.
+func collapsedWith(matches []*search.EventDocument, q search.EventQuery, seen map[int64]bool) []*search.EventDocument {
 	if q.CollapseSeries {
 		if seen == nil {
 			seen = map[int64]bool{}

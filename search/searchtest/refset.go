@@ -17,7 +17,8 @@ import (
 // every document whose start may be within q's start bounds with the
 // same matchEvent, and sorts and pages the matches the same way; the
 // documents sorted by start only spare it the documents outside the
-// start bounds and make the sort of the matches one pass.
+// start bounds and the sort of matches listed by start (they are found
+// in that order).
 //
 // Each document's end, status and flags are also kept apart, in a small
 // record per document (refKey): most documents a query reads fail on
@@ -146,7 +147,7 @@ func (r *Reference) EventsAndFacets(q search.EventQuery) (res search.Result, fac
 	r.withScratch(func(s *refScratch) {
 		matches := r.matching(q, s.matches)
 		facets = facetsOf(matches, q.Facets)
-		res = pageOf(listedWith(matches, q, s.seen), q.Offset, q.Limit)
+		res = pageOf(r.listed(matches, q, s.seen), q.Offset, q.Limit)
 		s.matches = matches
 	})
 	return res, facets
@@ -156,10 +157,20 @@ func (r *Reference) EventsAndFacets(q search.EventQuery) (res search.Result, fac
 func (r *Reference) Events(q search.EventQuery) (res search.Result) {
 	r.withScratch(func(s *refScratch) {
 		matches := r.matching(q, s.matches)
-		res = pageOf(listedWith(matches, q, s.seen), q.Offset, q.Limit)
+		res = pageOf(r.listed(matches, q, s.seen), q.Offset, q.Limit)
 		s.matches = matches
 	})
 	return res
+}
+
+// listed is listedWith of matches found by matching, which are in start
+// order (eventOrder(search.ByStart), as r.docs): sorted again only when
+// q sorts by another key.
+func (r *Reference) listed(matches []*search.EventDocument, q search.EventQuery, seen map[int64]bool) []*search.EventDocument {
+	if q.Sort == search.ByPublishDate {
+		return listedWith(matches, q, seen)
+	}
+	return collapsedWith(matches, q, seen)
 }
 
 // matching appends to matches pointers to the documents that match q
