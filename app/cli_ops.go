@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -76,7 +77,19 @@ func (c *opsCommands) parseOps(name, synopsis string, args []string) (*opsCall, 
 
 // remoteBase returns the base URL of a running service to ask, or "" to
 // work directly: --url wins; else a service answering on LISTEN_ADDR.
+// A service that accepts the connection but does not answer within
+// probeWait (a busy machine, a service in the middle of a rebuild) is
+// asked again for up to probeSlowWait before the command works
+// directly: working directly beside a running service fails on the
+// index's lock, so only a refused connection (or any other failure)
+// means none runs.
 func remoteBase(f *opsFlags, cfg *config.Config) string {
+	return remoteBaseWithin(f, cfg, probeWait, probeSlowWait)
+}
+
+// remoteBaseWithin is remoteBase with the two probes' bounds (the tests
+// take short ones).
+func remoteBaseWithin(f *opsFlags, cfg *config.Config, wait, slowWait time.Duration) string {
 	if f.direct {
 		return ""
 	}
@@ -87,11 +100,21 @@ func remoteBase(f *opsFlags, cfg *config.Config) string {
 	if err != nil {
 		return ""
 	}
-	if probe(health, time.Second, io.Discard) != nil {
-		return ""
+	if err := probe(health, wait, io.Discard); err != nil {
+		var ne net.Error
+		if !errors.As(err, &ne) || !ne.Timeout() || probe(health, slowWait, io.Discard) != nil {
+			return ""
+		}
 	}
 	return strings.TrimSuffix(health, "/healthz")
 }
+
+// probeWait and probeSlowWait bound remoteBase's two probes of
+// LISTEN_ADDR.
+const (
+	probeWait     = time.Second
+	probeSlowWait = 30 * time.Second
+)
 
 // adminClient talks to a running service's admin API.
 type adminClient struct {

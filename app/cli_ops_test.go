@@ -8,9 +8,11 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/calendar/eventcal/config"
 	"github.com/calendar/eventcal/config/testdeadline"
 	"github.com/calendar/eventcal/repository"
 	"github.com/calendar/eventcal/repository/sqlite"
@@ -162,5 +164,71 @@ func TestFollowInterrupted(t *testing.T) {
 	code := c.followRemote(ctx, a, indexing.Job{ID: "j1", State: indexing.JobRunning, Done: 5, Total: 10, Started: time.Now()})
 	if code != exitFailure || !strings.Contains(errb.String(), "it goes on in the service") || !strings.Contains(errb.String(), "reindex --cancel") {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// TestRemoteBaseWaitsForASlowService: the operations commands ask a
+// service found on LISTEN_ADDR even when it answers slower than the first
+// probe (a busy machine: working directly beside it would fail on the
+// index's lock), and work directly only when nothing answers: a refused
+// connection, an answer other than 200, or no answer within the second
+// probe either. The slow service holds the first probe until that probe
+// gives up (its context ends), so no case depends on how fast the machine is.
+func TestRemoteBaseWaitsForASlowService(t *testing.T) {
+	t.Parallel()
+	// The cases that must find the service give the second probe a
+	// minute (they end as soon as it answers); the one that must not,
+	// a fifth of a second.
+	const wait, slowWait, shortSlowWait = 50 * time.Millisecond, time.Minute, 200 * time.Millisecond
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedAddr := closed.Listener.Addr().String()
+	closed.Close()
+	cases := []struct {
+		name    string
+		handler func(n int, w http.ResponseWriter, r *http.Request) // n: the request's number, from 1
+		remote  bool
+	}{
+		{"answers at once", func(int, http.ResponseWriter, *http.Request) {}, true},
+		{"answers the second probe", func(n int, w http.ResponseWriter, r *http.Request) {
+			if n == 1 {
+				<-r.Context().Done()
+			}
+		}, true},
+		{"answers no probe", func(_ int, w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }, false},
+		{"answers 503", func(_ int, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) }, false},
+		{"nothing listens", nil, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			addr := closedAddr
+			if c.handler != nil {
+				var mu sync.Mutex
+				n := 0
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					mu.Lock()
+					n++
+					k := n
+					mu.Unlock()
+					c.handler(k, w, r)
+				}))
+				t.Cleanup(srv.Close)
+				addr = srv.Listener.Addr().String()
+			}
+			cfg, err := config.Load(func(k string) string {
+				return map[string]string{"DATA_DIR": t.TempDir(), "LISTEN_ADDR": addr}[k]
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			second := slowWait
+			if !c.remote {
+				second = shortSlowWait
+			}
+			got := remoteBaseWithin(&opsFlags{}, cfg, wait, second)
+			if want := map[bool]string{true: "http://" + addr}[c.remote]; got != want {
+				t.Errorf("remote base %q, want %q", got, want)
+			}
+		})
 	}
 }
