@@ -106,7 +106,10 @@ func openMongo(t testing.TB, _ *config.Config) repository.Store {
 	t.Helper()
 	uri, dir := mongotest.StartFiles(t)
 	db := mongotest.Database(t)
-	st, err := mongo.Open(context.Background(), uri, db)
+	// A busy item's lock is waited for until the test's deadline, as every
+	// operation is (the URI's timeoutMS): many writers of one item on a
+	// busy machine (checkRaces) can outwait the default.
+	st, err := mongo.Open(context.Background(), uri, db, mongo.WithLockWait(testdeadline.Timeout(t)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,8 @@ package mongo_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -84,5 +86,34 @@ func TestLocksOnTheServerClock(t *testing.T) {
 				t.Errorf("GetPostBySlug = %v, %v; want %d", got, err, old.ID)
 			}
 		})
+	}
+}
+
+// TestLockWaitBoundsABusyItem: a write to an item whose lock another
+// writer holds (here one that died) fails after the store's lock wait
+// (WithLockWait), saying how long it waited, rather than after
+// DefaultLockWait.
+func TestLockWaitBoundsABusyItem(t *testing.T) {
+	t.Parallel()
+	uri := mongotest.Start(t)
+	ctx := t.Context()
+	s, err := mongo.Open(ctx, uri, mongotest.Database(t), mongo.WithoutIndexBuildForTest(), mongo.WithLockWait(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	held := event("held")
+	if err := s.CreateRecord(ctx, held); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := mongo.TakeLockForTest(ctx, s, fmt.Sprintf("post:%d", held.ID)); err != nil || !ok {
+		t.Fatalf("the record's lock: %v, %v", ok, err)
+	}
+	_, err = s.UpdateRecord(ctx, held.ID, func(p *repository.Record) error {
+		p.Title = repository.Text{"en": "changed"}
+		return nil
+	})
+	if want := "still locked by another writer after 100ms"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("update of a locked record: %v, want an error saying %q", err, want)
 	}
 }

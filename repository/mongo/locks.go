@@ -15,8 +15,9 @@ import (
 // (dbNow), so that hosts whose clocks disagree agree on a lock's age.
 const lockLease = 30 * time.Second
 
-// lockWait bounds how long lock waits for a busy item before failing.
-const lockWait = 20 * time.Second
+// DefaultLockWait bounds how long a write waits for a busy item's lock
+// before failing, unless WithLockWait sets another bound.
+const DefaultLockWait = 20 * time.Second
 
 // lockDoc is a document of the locks collection.
 type lockDoc struct {
@@ -37,6 +38,10 @@ type lockTable struct{ *conn }
 // lock takes the write lock of the item key ("post:12"), waiting with
 // backoff while another writer holds it.
 func (s *lockTable) lock(ctx context.Context, key string) (*itemLock, error) {
+	lockWait := s.lockWait
+	if lockWait <= 0 {
+		lockWait = DefaultLockWait
+	}
 	deadline := time.Now().Add(lockWait)
 	for attempt := 0; ; attempt++ {
 		l, err := s.tryLock(ctx, key)

@@ -174,6 +174,9 @@ type conn struct {
 	// byIDLookups reads records by several IDs with one find per ID
 	// (findByIDs): set on FerretDB unless WithMongoDBPlan.
 	byIDLookups bool
+	// lockWait bounds a write's wait for a busy item's lock (WithLockWait;
+	// 0: DefaultLockWait).
+	lockWait time.Duration
 	// clock estimates the server's clock (clock.go).
 	clock serverClock
 	// layout is the layout this store writes, 1 or 2 (migrate.go); it
@@ -240,6 +243,17 @@ type openOptions struct {
 	// noIndexBuild skips the background build of the non-unique indexes
 	// (tests of results, not plans, set it: WithoutIndexBuildForTest).
 	noIndexBuild bool
+	// lockWait is conn.lockWait (WithLockWait).
+	lockWait time.Duration
+}
+
+// WithLockWait sets how long a write waits for a busy item (another
+// writer holding its lock: the same record, a name or slug being
+// reserved) before it fails, answered 503 (default DefaultLockWait; 0
+// keeps the default). Tests on a busy machine bound it by their own
+// deadline instead.
+func WithLockWait(d time.Duration) Option {
+	return func(o *openOptions) { o.lockWait = d }
 }
 
 // WithTimeout sets the deadline of every operation the store sends whose
@@ -248,7 +262,7 @@ type openOptions struct {
 // remaining time to the server as maxTimeMS, so that neither the process
 // nor the server works on a command longer. A store call that sends
 // several commands gives each this long, and waiting for a busy item's
-// lock is bounded apart (lockWait). Requests run with a context without a
+// lock is bounded apart (WithLockWait). Requests run with a context without a
 // deadline, so this is what bounds their store calls.
 func WithTimeout(d time.Duration) Option {
 	return func(o *openOptions) {
@@ -330,6 +344,7 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, er
 		s.timeout = *oo.client.Timeout
 	}
 	s.rereadTimeout = oo.rereadTimeout
+	s.lockWait = oo.lockWait
 	s.noMaxAccumulator = ferret
 	s.ferretDB = ferret && !oo.mongoDBPlan
 	s.byIDLookups = s.ferretDB
