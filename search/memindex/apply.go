@@ -701,7 +701,8 @@ type pieces struct {
 }
 
 // newPieces starts linking or unlinking the words (how many) of the row
-// at slot, whose words are those of refs; yield nil: in this hold.
+// at slot; yield nil: in this hold. With more than holdWords words it
+// hides the row, in the hold it notes (since).
 func newPieces(x *Index, slot uint32, words int, yield func()) pieces {
 	if words <= holdWords {
 		yield = nil
