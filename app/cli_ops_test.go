@@ -172,14 +172,17 @@ func TestFollowInterrupted(t *testing.T) {
 // probe (a busy machine: working directly beside it would fail on the
 // index's lock), and work directly only when nothing answers: a refused
 // connection, an answer other than 200, or no answer within the second
-// probe either. The slow service holds the first probe until that probe
-// gives up (its context ends), so no case depends on how fast the machine is.
+// probe either. The slow service holds the first request it gets until
+// that probe gives up (its context ends).
 func TestRemoteBaseWaitsForASlowService(t *testing.T) {
 	t.Parallel()
-	// The cases that must find the service give the second probe a
-	// minute (they end as soon as it answers); the one that must not,
-	// a fifth of a second.
-	const wait, slowWait, shortSlowWait = 50 * time.Millisecond, time.Minute, 200 * time.Millisecond
+	// The first probe waits 2 s: long enough for its request to reach
+	// the slow server even on a busy machine (with 50 ms, under the race
+	// detector at a load of 25, it gave up before it was sent, so the
+	// second probe was the one held). The cases that must find the
+	// service give the second probe a minute (they end as soon as it
+	// answers); the one that must not, a fifth of a second.
+	const wait, slowWait, shortSlowWait = 2 * time.Second, time.Minute, 200 * time.Millisecond
 	closed := httptest.NewServer(http.NotFoundHandler())
 	closedAddr := closed.Listener.Addr().String()
 	closed.Close()
