@@ -114,6 +114,11 @@ type facetIndex struct {
 	// while there are none, a bound on the end is one on the start too
 	// (see Index.plan).
 	inverted int
+	// numbered marks a part of a parallel build (addSorted): every value
+	// and point already has its number in values and points, which add
+	// only reads (it neither numbers values nor counts their buckets in
+	// refs: addSorted counts them once the parts are merged).
+	numbered bool
 }
 
 // valueNumbers gives the values of a list filter dense numbers, freed
@@ -403,13 +408,22 @@ func (f *facetIndex) add(x *Index, slot uint32, e *entry) {
 	for l := range numLists {
 		vs := r.list(l)
 		for j, v := range vs {
-			if !slices.Contains(vs[:j], v) {
+			if slices.Contains(vs[:j], v) {
+				continue
+			}
+			if f.numbered {
+				b.lists[l].addNum(f.values[l].num[v], i, k, len(b.start))
+			} else {
 				b.lists[l].add(&f.values[l], v, i, k, len(b.start))
 			}
 		}
 	}
 	if e.point >= 0 {
-		b.points.add(&f.points, int64(e.point), i, k, len(b.start))
+		if f.numbered {
+			b.points.addNum(f.points.num[int64(e.point)], i, k, len(b.start))
+		} else {
+			b.points.add(&f.points, int64(e.point), i, k, len(b.start))
+		}
 	}
 	f.categoryCells(b, r, k, 1)
 	f.addToSpan(r, num, e, 1)
@@ -548,18 +562,27 @@ func (b *fbucket) kind(status, flags uint8) int {
 func dense(n, size int) bool   { return n*32 > size }
 func sparseN(n, size int) bool { return n*64 < size }
 
-// add adds local number i (of kind k) to value v.
+// add adds local number i (of kind k) to value v, numbering v.
 func (fv *fvalues) add(nums *valueNumbers, v int64, i uint32, k, size int) {
+	vn := nums.get(v)
+	if fv.addNum(vn, i, k, size) {
+		nums.refs[vn]++
+	}
+}
+
+// addNum adds local number i (of kind k) to the value numbered vn, and
+// reports whether the value is new in fv (the caller counts the bucket in
+// the value's refs).
+func (fv *fvalues) addNum(vn int32, i uint32, k, size int) (added bool) {
 	if fv.at == nil {
 		fv.at = map[int32]int32{}
 	}
-	vn := nums.get(v)
 	at, ok := fv.at[vn]
 	if !ok {
 		at = int32(len(fv.vs))
 		fv.at[vn] = at
 		fv.vs = append(fv.vs, fvalue{v: vn})
-		nums.refs[vn]++
+		added = true
 	}
 	e := &fv.vs[at]
 	e.n++
@@ -569,7 +592,7 @@ func (fv *fvalues) add(nums *valueNumbers, v int64, i uint32, k, size int) {
 	e.byKind[k]++
 	if e.bits != nil {
 		setBit(&e.bits, i)
-		return
+		return added
 	}
 	e.docs = append(e.docs, i)
 	if dense(len(e.docs), size) {
@@ -578,6 +601,7 @@ func (fv *fvalues) add(nums *valueNumbers, v int64, i uint32, k, size int) {
 		}
 		e.docs = nil
 	}
+	return added
 }
 
 // count adds delta (1 or -1) to the count of value number vn (of kind k)
