@@ -171,15 +171,29 @@ type firstValues struct {
 // firstSeen returns the values and points of the documents of part in the
 // order add meets them first: document after document, and in each, its
 // values of a list in their order.
+//
+// The occurrences of a series share a body (their lists): a body met
+// before in the part brings no value first, and is skipped (at start-up
+// on 100,000 events and 25,000 weekly series, reading every document's
+// lists here was a quarter of the CPU of the buckets' build).
 func firstSeen(x *Index, part []entry) firstValues {
 	var fv firstValues
 	var seen [numLists]map[int64]struct{}
-	points := map[int64]struct{}{}
 	for l := range seen {
 		seen[l] = map[int64]struct{}{}
 	}
+	var bodies, points []uint64 // bit sets: by body number, by point
 	for i := range part {
-		r := x.bodyOf(part[i].slot)
+		if p := part[i].point; p >= 0 && !hasBit(points, uint32(p)) {
+			setBit(&points, uint32(p))
+			fv.points = append(fv.points, int64(p))
+		}
+		b := x.rows[part[i].slot].body
+		if hasBit(bodies, b) {
+			continue
+		}
+		setBit(&bodies, b)
+		r := x.bodies.at(b)
 		for l := range numLists {
 			for _, v := range r.list(l) {
 				if _, ok := seen[l][v]; !ok {
@@ -188,12 +202,12 @@ func firstSeen(x *Index, part []entry) firstValues {
 				}
 			}
 		}
-		if p := part[i].point; p >= 0 {
-			if _, ok := points[int64(p)]; !ok {
-				points[int64(p)] = struct{}{}
-				fv.points = append(fv.points, int64(p))
-			}
-		}
 	}
 	return fv
+}
+
+// hasBit reports whether bit i of s is set.
+func hasBit(s []uint64, i uint32) bool {
+	w := int(i >> 6)
+	return w < len(s) && s[w]&(1<<(i&63)) != 0
 }

@@ -180,12 +180,10 @@ func cellKey(k, l int, vn int32) uint64 { return uint64(k)<<28 | uint64(l)<<25 |
 func (c cell) key() uint64 { return uint64(c) >> cellBits }
 func (c cell) n() int      { return int(c & (1<<cellBits - 1)) }
 
-// add adds delta (1 or -1) to the cell of key, adding or dropping it.
-func (c *cells) add(key uint64, delta int) { c.addFrom(0, key, delta) }
-
-// addFrom is add for a key whose cell, if any, is at or after index lo
-// (the cells before lo have smaller keys). It returns the index of the
-// key's cell, or where it would be.
+// addFrom adds delta (1 or -1) to the cell of key, adding or dropping
+// it; the key's cell, if any, is at or after index lo (the cells before
+// lo have smaller keys). It returns the index of the key's cell, or where
+// it would be.
 func (c *cells) addFrom(lo int, key uint64, delta int) int {
 	i := c.from(lo, key)
 	if i == len(c.cs) || c.cs[i].key() != key {
@@ -242,7 +240,7 @@ func (c *cells) docs(ok []bool) int {
 const manyKeys = 32
 
 // addAll adds delta (1 or -1) to the cells of keys (sorted, without
-// repeats), as add does for each. Up to manyKeys keys it adds them one at
+// repeats), as addFrom does for each. Up to manyKeys keys it adds them one at
 // a time; more (a document of many categories or tags) are merged with
 // the cells in one pass into a new slice, since inserting or dropping
 // cells one at a time moves the cells after each: cubic work in the keys
