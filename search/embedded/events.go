@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -9,7 +10,6 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -232,10 +232,26 @@ const loadChunk = 4096
 // occurrence (read from its key) and its compressed stored form, which stays
 // valid while the read transaction is open.
 type loadEntry struct {
-	id  int64
-	occ string
-	key []byte
-	raw []byte
+	id int64
+	// idLen is the length of the key's ID (the occurrence, if any, starts
+	// after it and a "-").
+	idLen int32
+	key   []byte
+	raw   []byte
+}
+
+// occ returns the entry's occurrence (its key's bytes after the ID and
+// "-"; none for a key of an ID only).
+func (e *loadEntry) occ() []byte {
+	if int(e.idLen) >= len(e.key) {
+		return nil
+	}
+	return e.key[e.idLen+1:]
+}
+
+// compareEntries orders entries by event ID, then occurrence.
+func compareEntries(a, b loadEntry) int {
+	return cmp.Or(cmp.Compare(a.id, b.id), bytes.Compare(a.occ(), b.occ()))
 }
 
 // load reads every stored document and hands them all to apply in one
@@ -254,19 +270,14 @@ func (s *eventStore) load(apply func([]search.EventDocument)) (int, error) {
 	err := s.db.View(func(tx *bolt.Tx) error {
 		var entries []loadEntry
 		err := tx.Bucket(eventsBucket).ForEach(func(k, v []byte) error {
-			id, occ, err := parseKey(k)
-			if err != nil {
-				return err
-			}
-			entries = append(entries, loadEntry{id: id, occ: occ, key: k, raw: v})
-			return nil
+			e, err := newLoadEntry(k, v)
+			entries = append(entries, e)
+			return err
 		})
 		if err != nil {
 			return err
 		}
-		slices.SortFunc(entries, func(a, b loadEntry) int {
-			return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.occ, b.occ))
-		})
+		entries = orderEntries(entries)
 		docs = make([]search.EventDocument, len(entries))
 		s.jsonDocs.Store(0)
 		return decodeChunks(entries, docs, loadChunk, &s.jsonDocs)
@@ -278,15 +289,55 @@ func (s *eventStore) load(apply func([]search.EventDocument)) (int, error) {
 	return len(docs), nil
 }
 
-// parseKey reads the event ID and occurrence of a document key
-// (search.DocumentKey).
-func parseKey(k []byte) (int64, string, error) {
-	idPart, occ, _ := strings.Cut(string(k), "-")
-	id, err := strconv.ParseInt(idPart, 10, 64)
+// newLoadEntry reads the event ID and occurrence of a document key k
+// (search.DocumentKey) of stored form v. It copies nothing: the entry
+// holds k and v (valid while the read transaction is open).
+func newLoadEntry(k, v []byte) (loadEntry, error) {
+	idPart, _, _ := bytes.Cut(k, []byte("-"))
+	id, err := strconv.ParseInt(string(idPart), 10, 64)
 	if err != nil {
-		return 0, "", fmt.Errorf("document key %q: %w", k, err)
+		return loadEntry{}, fmt.Errorf("document key %q: %w", k, err)
 	}
-	return id, occ, nil
+	return loadEntry{id: id, idLen: int32(len(idPart)), key: k, raw: v}, nil
+}
+
+// orderEntries returns entries, read in bbolt's key order (as bytes: "10"
+// before "9"), ordered by event ID and occurrence (compareEntries).
+//
+// In the key order an event's documents are together and in the order of
+// their occurrences, and the events of IDs written with as many digits
+// are in the order of their IDs: so a stable counting sort by the length
+// of the IDs orders them, in two passes, where sorting them took 1.3 of
+// 39 CPU-s of a start-up (100,000 events and 25,000 weekly series, 2.7
+// million documents), on one goroutine before anything else. The result
+// is checked, and sorted if it is not in order (IDs written with leading
+// zeros, or entries not in the key order).
+func orderEntries(entries []loadEntry) []loadEntry {
+	// The IDs' lengths: 1 to 19 digits, 20 for any other.
+	var at [22]int
+	lenOf := func(e *loadEntry) int { return min(max(int(e.idLen), 1), 20) }
+	for i := range entries {
+		at[lenOf(&entries[i])+1]++
+	}
+	out := entries
+	if slices.Max(at[:]) != len(entries) { // IDs of two lengths or more
+		for l := 1; l < len(at); l++ {
+			at[l] += at[l-1]
+		}
+		out = make([]loadEntry, len(entries))
+		for i := range entries {
+			l := lenOf(&entries[i])
+			out[at[l]] = entries[i]
+			at[l]++
+		}
+	}
+	for i := 1; i < len(out); i++ {
+		if compareEntries(out[i-1], out[i]) > 0 {
+			slices.SortFunc(out, compareEntries)
+			break
+		}
+	}
+	return out
 }
 
 // chunkByEvent cuts entries (ordered by ID) into chunks of about size

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -115,16 +117,14 @@ func TestLoadOrder(t *testing.T) {
 			err := s.db.View(func(tx *bolt.Tx) error {
 				var entries []loadEntry
 				err := tx.Bucket(eventsBucket).ForEach(func(k, v []byte) error {
-					id, occ, err := parseKey(k)
-					entries = append(entries, loadEntry{id: id, occ: occ, key: k, raw: v})
+					e, err := newLoadEntry(k, v)
+					entries = append(entries, e)
 					return err
 				})
 				if err != nil {
 					return err
 				}
-				slices.SortFunc(entries, func(a, b loadEntry) int {
-					return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.occ, b.occ))
-				})
+				slices.SortFunc(entries, compareEntries)
 				got := make([]search.EventDocument, len(entries))
 				if err := decodeChunks(entries, got, size, new(atomic.Int64)); err != nil {
 					return err
@@ -187,4 +187,54 @@ func closeAndOpenStore(t *testing.T, e *Engine, dir string) *eventStore {
 	}
 	t.Cleanup(func() { _ = s.close() })
 	return s
+}
+
+// TestOrderEntries: entries in bbolt's key order (bytes) come out of
+// orderEntries by event ID and occurrence, whatever the lengths of their
+// IDs, and keys out of that order (IDs with leading zeros, or entries not
+// in the key order) are sorted all the same.
+func TestOrderEntries(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		keys []string
+	}{
+		{"empty", nil},
+		{"one length", []string{"1-a", "1-b", "2", "3-a", "7-2026"}},
+		{"lengths", []string{"1-a", "1-b", "10-a", "100", "100-x", "101-a", "11", "2-b", "20-a", "9-a", "9-b"}},
+		{"lengths, one document each", []string{"1", "10", "100", "1000", "11", "2", "9", "99"}},
+		{"the largest IDs", []string{"1", "9223372036854775807-a", "9223372036854775807-b", "99"}},
+		{"leading zeros", []string{"007-a", "01-a", "010-a", "8-a"}},
+		{"not in the key order", []string{"9-a", "10-a", "1-b", "1-a"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var entries []loadEntry
+			for _, k := range tt.keys {
+				e, err := newLoadEntry([]byte(k), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				entries = append(entries, e)
+			}
+			want := slices.Clone(entries)
+			slices.SortFunc(want, func(a, b loadEntry) int {
+				ia, oa, _ := strings.Cut(string(a.key), "-")
+				ib, ob, _ := strings.Cut(string(b.key), "-")
+				na, _ := strconv.ParseInt(ia, 10, 64)
+				nb, _ := strconv.ParseInt(ib, 10, 64)
+				return cmp.Or(cmp.Compare(na, nb), cmp.Compare(oa, ob))
+			})
+			got := orderEntries(entries)
+			keys := func(es []loadEntry) (out []string) {
+				for _, e := range es {
+					out = append(out, string(e.key))
+				}
+				return out
+			}
+			if !slices.Equal(keys(got), keys(want)) {
+				t.Errorf("orderEntries = %q, want %q", keys(got), keys(want))
+			}
+		})
+	}
 }

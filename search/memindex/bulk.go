@@ -69,9 +69,7 @@ func (x *bulkIndex) buildOrder() {
 		all = append(all, x.ents[slot])
 	}
 	all = x.sortEntries(all)
-	for i := range all {
-		x.facets.add(x.Index, all[i].slot, &all[i])
-	}
+	x.facets.addSorted(x.Index, all)
 	// The date order holds the documents outside a group.
 	x.setOrder(slices.DeleteFunc(all, func(e entry) bool { return e.flags&flagGrouped != 0 }))
 }

@@ -20,9 +20,10 @@ import (
 func TestBulkAgrees(t *testing.T) {
 	const events, queries = 3000, 250
 	all, now := agreeDocs(events)
-	// Finish's sort in two halves, merged (sortEntries), at this size.
-	defer func(n int) { parallelSortMin = n }(parallelSortMin)
-	parallelSortMin = 64
+	// Finish's sort in two halves, merged (sortEntries), and its facet
+	// buckets built in parts (addSorted), at this size.
+	defer func(n, m int) { parallelSortMin, parallelFacetMin = n, m }(parallelSortMin, parallelFacetMin)
+	parallelSortMin, parallelFacetMin = 64, 64
 	for _, c := range []struct {
 		name  string
 		write func(x *Index, docs []search.EventDocument)
