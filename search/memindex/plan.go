@@ -64,6 +64,14 @@ type plan struct {
 	// insideNum holds inside by the points' numbers in the facet buckets
 	// (see insideByNumber; nil until asked for).
 	insideNum []uint8
+	// unsplit: cands still holds groups' members, which plan.groups
+	// decided (the date order holds none of them), and singlesN is the
+	// number of the others, the date order's; plan.split narrows cands
+	// to those when a pass reads them whole (plan.each). A query in the
+	// date order that counts its matches from cardinalities
+	// (firstCounted) so never copies a common prefix's rows.
+	unsplit  bool
+	singlesN uint64
 }
 
 // ranked reports whether the hits are ordered by something other than
@@ -320,7 +328,10 @@ const sparse = 16
 // instead (facetIndex.each: a week's matches counted by skip, or read in
 // order), when its candidates are not few.
 func (p *plan) each(x *Index, ordered int, fn func(e *entry), skip func(n int) bool) {
-	if p.mainNone || x.facets.each(x, p, ordered, fn, skip) {
+	if p.mainNone {
+		return
+	}
+	if p.split(x); x.facets.each(x, p, ordered, fn, skip) {
 		return
 	}
 	// read counts the entries and candidates read (Index.visited).

@@ -176,6 +176,7 @@ func (s *searcher) merged(gs []groupHit) {
 	}
 	from := s.offset
 	if deep {
+		s.p.split(x) // (once, not in each of the plans copied below)
 		// The page's first match starts at t: the matches before it are
 		// skipped whole, and the page is merged from the matches at t on.
 		p := s.p
