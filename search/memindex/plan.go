@@ -234,8 +234,24 @@ func (x *Index) plan(q search.EventQuery) *plan {
 		// order the ways they match (scored).
 		k := keyOfMatch(p, q.Lang, t)
 		e := x.matches.get(k)
+		if e == nil && all != (matchKey{}) && whole == nil && !q.Relevance && p.cands == nil {
+			// The first word of several, whose rows are narrowed to
+			// every word's and kept so (all): a new bitmap of them is
+			// narrowed in place, not kept and copied by the first
+			// intersection (a search box typed into asks for ever new
+			// pairs of words, and the first word's rows are millions with
+			// many series).
+			m, _, mShared := x.match(p, l, t, false)
+			if !mShared {
+				if and(m, false); p.none {
+					return p
+				}
+				continue
+			}
+			e = x.matches.put(p, x.seq, q.Lang, []search.Term{t}, k, m)
+		}
 		if e == nil {
-			m, classes := x.match(p, l, t, q.Relevance)
+			m, classes, _ := x.match(p, l, t, q.Relevance)
 			e = x.matches.put(p, x.seq, q.Lang, []search.Term{t}, k, m)
 			if q.Relevance {
 				x.matches.setClasses(e, classes)
@@ -244,7 +260,7 @@ func (x *Index) plan(q search.EventQuery) *plan {
 		if q.Relevance {
 			classes := x.matches.classesOf(e)
 			if classes == nil {
-				_, classes = x.match(p, l, t, true)
+				_, classes, _ = x.match(p, l, t, true)
 				x.matches.setClasses(e, classes)
 			}
 			p.words = append(p.words, classes)

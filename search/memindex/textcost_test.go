@@ -65,7 +65,7 @@ func TestAliasedMatchCopies(t *testing.T) {
 			if l == nil || len(l.aliases) == 0 {
 				t.Fatalf("language %q has no aliases: the test reads nothing", c.lang)
 			}
-			m, _ := x.match(p, l, c.term, false)
+			m, _, _ := x.match(p, l, c.term, false)
 			size := float64(m.GetSizeInBytes())
 			if m.GetCardinality() < 1000 {
 				t.Fatalf("%d rows match: too few to weigh the copies", m.GetCardinality())

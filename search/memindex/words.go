@@ -292,10 +292,11 @@ func (v *vocabulary) merge() {
 // keeps are read, and the rows a writer holds hidden (holds) are left out.
 //
 // The rows it returns may be a bitmap of the index (a short prefix's
-// joined rows: prefixRows.all), which no one may change: the caller keeps
-// them read-only (the match cache's entries are).
-func (x *wordIndex) match(p *plan, l *language, t search.Term, scored bool) (*roaring.Bitmap, []scoredClass) {
-	matched, shared, classes := x.matchParts(p, l, t, scored)
+// joined rows: prefixRows.all), which no one may change (shared: the
+// caller keeps them read-only, as the match cache's entries are); else
+// they are a new bitmap, the caller's.
+func (x *wordIndex) match(p *plan, l *language, t search.Term, scored bool) (rows *roaring.Bitmap, classes []scoredClass, shared bool) {
+	matched, shared, parts := x.matchParts(p, l, t, scored)
 	for lang, rows := range l.aliases {
 		if rows.IsEmpty() {
 			continue
@@ -303,8 +304,8 @@ func (x *wordIndex) match(p *plan, l *language, t search.Term, scored bool) (*ro
 		m, mShared, cs := x.matchParts(p, x.langs[lang], t, scored)
 		matched, shared = joinAliasedShared(matched, shared, m, mShared, rows)
 		if scored {
-			for k := range classes {
-				classes[k] = joinAliased(classes[k], cs[k], rows)
+			for k := range parts {
+				parts[k] = joinAliased(parts[k], cs[k], rows)
 			}
 		}
 	}
@@ -316,27 +317,27 @@ func (x *wordIndex) match(p *plan, l *language, t search.Term, scored bool) (*ro
 			matched.AndNot(x.hidden)
 		}
 		if scored {
-			for _, c := range classes {
+			for _, c := range parts {
 				c.AndNot(x.hidden)
 			}
 		}
 	}
 	if !scored {
-		return matched, nil
+		return matched, nil, shared
 	}
 	weights := [6]float64{
 		scoreTitle * scoreExact, scoreTitle * scorePrefix, scoreTitle * scoreTypo,
 		scoreExact, scorePrefix, scoreTypo,
 	}
 	var out []scoredClass
-	for k, b := range classes {
+	for k, b := range parts {
 		if !b.IsEmpty() {
 			out = append(out, scoredClass{rows: b, score: weights[k]})
 		}
 	}
 	// Best first, so a row's score for this word is its first class.
 	slices.SortStableFunc(out, func(a, b scoredClass) int { return cmp.Compare(b.score, a.score) })
-	return matched, out
+	return matched, out, shared
 }
 
 // joinAliased returns into joined with the rows of m (a bitmap of its
