@@ -209,6 +209,41 @@ func BenchmarkSeriesThisWeek(b *testing.B) {
 		benchQuery{"from tomorrow", w(func(q *search.EventQuery) { q.StartGTE = search.Some(now + 86400) })},
 	))
 	runQueries(b, x, "", serviceQueries(now))
+	runMix(b, x, "typeahead mix", typeaheadMix(now))
+}
+
+// typeaheadMix returns the load benchmark's typeahead requests
+// (typeaheadQueries, bench's typeaheadPath) as queries of the default
+// window from now.
+func typeaheadMix(now int64) []search.EventQuery {
+	var qs []search.EventQuery
+	for _, t := range typeaheadQueries {
+		qs = append(qs, with(now, func(q *search.EventQuery) { q.Query = t }))
+	}
+	return qs
+}
+
+// runMix runs the queries qs in turn, one per iteration, as the
+// sub-benchmark name of b: a search box typed into asks each of them
+// in turn. MEMINDEX_BENCH_COLD empties the match cache before each, as
+// runQueries does.
+func runMix(b *testing.B, x *Index, name string, qs []search.EventQuery) {
+	b.Run(name, func(b *testing.B) {
+		b.ReportAllocs()
+		cpu0 := cpuTime()
+		cold := os.Getenv("MEMINDEX_BENCH_COLD") != ""
+		for i := 0; b.Loop(); i++ {
+			if cold {
+				x.mu.Lock()
+				x.matches.clear()
+				x.mu.Unlock()
+			}
+			if _, err := x.Search(b.Context(), qs[i%len(qs)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+	})
 }
 
 // serviceQueries returns the engine queries the load benchmark's facets
@@ -377,6 +412,7 @@ func BenchmarkTypeahead(b *testing.B) {
 			benchQuery{"relevance c", with(now, func(q *search.EventQuery) { q.Query = "c"; q.Relevance = true })},
 		)
 		runQueries(b, x, fmt.Sprintf("%d/", n), qs)
+		runMix(b, x, fmt.Sprintf("%d/typeahead mix", n), typeaheadMix(now))
 		x = nil
 		runtime.GC()
 	}

@@ -358,14 +358,50 @@ func (p *plan) groups(x *Index) []groupHit {
 		x.decided.Add(uint64(n))
 	}
 	if x.nGrouped > 0 {
-		if singles != nil {
-			p.cands = singles // (shared: no one changes it)
-		} else {
-			p.cands = roaring.AndNot(p.cands, x.grouped)
+		p.unsplit = true
+		switch {
+		case singles != nil:
+			p.cands, p.unsplit = singles, false // (shared: no one changes it)
+			p.mainNone = p.cands.IsEmpty()
+		case !p.ranked() && !p.q.CollapseSeries:
+			// The candidates outside groups are counted, not made: a
+			// query in the date order reads them whole only in
+			// plan.each (which splits them first), and firstCounted
+			// counts them with cardinalities and tests each entry it
+			// reads (the date order holds no group's member).
+			p.singlesN = p.cands.GetCardinality() - p.cands.AndCardinality(x.grouped)
+			p.mainNone = p.singlesN == 0
+		default:
+			p.split(x)
+			p.mainNone = p.cands.IsEmpty()
 		}
-		p.mainNone = p.cands.IsEmpty()
 	}
 	return out
+}
+
+// split narrows the candidates of p to the date order's documents (those
+// outside groups) when plan.groups left them whole (p.unsplit): from the
+// match cache's entry when they are its rows (matchCache.singlesOf), else
+// as a new bitmap.
+func (p *plan) split(x *Index) {
+	if !p.unsplit {
+		return
+	}
+	p.unsplit = false
+	if p.cached != nil && p.cands == p.cached.rows {
+		p.cands = x.matches.singlesOf(x, p.cached) // (shared: no one changes it)
+	} else {
+		p.cands = roaring.AndNot(p.cands, x.grouped)
+	}
+}
+
+// candsCount returns the number of p's candidates in the date order (a
+// grouped plan's, once plan.groups decided the groups).
+func (p *plan) candsCount() uint64 {
+	if p.unsplit {
+		return p.singlesN
+	}
+	return p.cands.GetCardinality()
 }
 
 // hitPool holds the group hits of queries done (putHits), so that a

@@ -68,9 +68,12 @@ type matchEntry struct {
 	seq uint64
 }
 
-// derived returns e's reps and singles, from the index x (the caller
-// holds x.mu for reading), making them the first time and again when
-// the groups changed since.
+// derived returns e's reps, from the index x (the caller holds x.mu for
+// reading), making them the first time and again when the groups changed
+// since, and its singles when made (nil: not yet, see singlesOf): a
+// query that does not read them whole (one that counts its matches
+// outside groups from cardinalities: firstCounted) makes no copy of
+// them.
 func (c *matchCache) derived(x *Index, e *matchEntry) (reps, singles *roaring.Bitmap) {
 	c.mu.Lock()
 	reps, singles = e.reps, e.singles
@@ -79,13 +82,33 @@ func (c *matchCache) derived(x *Index, e *matchEntry) (reps, singles *roaring.Bi
 	if ok {
 		return reps, singles
 	}
-	reps, singles = roaring.And(e.rows, x.reps), roaring.AndNot(e.rows, x.grouped)
+	reps = roaring.And(e.rows, x.reps)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e.reps == nil || e.regrouped != x.regrouped {
-		e.reps, e.singles, e.regrouped = reps, singles, x.regrouped
+		e.reps, e.singles, e.regrouped = reps, nil, x.regrouped
 	}
 	return e.reps, e.singles
+}
+
+// singlesOf returns e's singles, from the index x (the caller holds x.mu
+// for reading), making them the first time and again when the groups
+// changed since (derived makes its reps).
+func (c *matchCache) singlesOf(x *Index, e *matchEntry) *roaring.Bitmap {
+	c.mu.Lock()
+	singles := e.singles
+	ok := singles != nil && e.regrouped == x.regrouped
+	c.mu.Unlock()
+	if ok {
+		return singles
+	}
+	singles = roaring.AndNot(e.rows, x.grouped)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e.reps != nil && e.regrouped == x.regrouped {
+		e.singles = singles
+	}
+	return singles
 }
 
 // classesOf returns the ways e's rows match (nil: not made yet).

@@ -204,7 +204,8 @@ func check(t *testing.T, round string, x *Index, live map[int64]search.EventDocu
 	if kinds != 0 {
 		t.Fatalf("%s: the kinds hold %d slots more than the date order", round, -kinds)
 	}
-	// A short prefix's rows are its words' rows joined.
+	// A short prefix's rows are its words' rows joined (all: the title's
+	// and the body's).
 	for lang, l := range x.langs {
 		for vis, v := range l.parts {
 			want := map[string]*prefixRows{}
@@ -212,10 +213,10 @@ func check(t *testing.T, round string, x *Index, live map[int64]search.EventDocu
 				shortPrefixes(w, func(p string) {
 					u := want[p]
 					if u == nil {
-						u = &prefixRows{title: roaring.New(), body: roaring.New()}
+						u = &prefixRows{title: roaring.New(), body: roaring.New(), all: roaring.New()}
 						want[p] = u
 					}
-					for _, b := range [][2]*roaring.Bitmap{{u.title, e.title}, {u.body, e.body}} {
+					for _, b := range [][2]*roaring.Bitmap{{u.title, e.title}, {u.body, e.body}, {u.all, e.title}, {u.all, e.body}} {
 						if b[1] != nil {
 							b[0].Or(b[1])
 						}
@@ -230,7 +231,7 @@ func check(t *testing.T, round string, x *Index, live map[int64]search.EventDocu
 				if got == nil {
 					t.Fatalf("%s: language %s, %+v: no rows for prefix %q", round, lang, vis, p)
 				}
-				for _, b := range [][2]*roaring.Bitmap{{u.title, got.title}, {u.body, got.body}} {
+				for _, b := range [][2]*roaring.Bitmap{{u.title, got.title}, {u.body, got.body}, {u.all, got.all}} {
 					if g := b[1]; g == nil && !b[0].IsEmpty() || g != nil && !g.Equals(b[0]) {
 						t.Fatalf("%s: language %s, %+v: the rows of prefix %q differ from its words'", round, lang, vis, p)
 					}

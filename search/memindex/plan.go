@@ -64,6 +64,14 @@ type plan struct {
 	// insideNum holds inside by the points' numbers in the facet buckets
 	// (see insideByNumber; nil until asked for).
 	insideNum []uint8
+	// unsplit: cands still holds groups' members, which plan.groups
+	// decided (the date order holds none of them), and singlesN is the
+	// number of the others, the date order's; plan.split narrows cands
+	// to those when a pass reads them whole (plan.each). A query in the
+	// date order that counts its matches from cardinalities
+	// (firstCounted) so never copies a common prefix's rows.
+	unsplit  bool
+	singlesN uint64
 }
 
 // ranked reports whether the hits are ordered by something other than
@@ -226,8 +234,24 @@ func (x *Index) plan(q search.EventQuery) *plan {
 		// order the ways they match (scored).
 		k := keyOfMatch(p, q.Lang, t)
 		e := x.matches.get(k)
+		if e == nil && all != (matchKey{}) && whole == nil && !q.Relevance && p.cands == nil {
+			// The first word of several, whose rows are narrowed to
+			// every word's and kept so (all): a new bitmap of them is
+			// narrowed in place, not kept and copied by the first
+			// intersection (a search box typed into asks for ever new
+			// pairs of words, and the first word's rows are millions with
+			// many series).
+			m, _, mShared := x.match(p, l, t, false)
+			if !mShared {
+				if and(m, false); p.none {
+					return p
+				}
+				continue
+			}
+			e = x.matches.put(p, x.seq, q.Lang, []search.Term{t}, k, m)
+		}
 		if e == nil {
-			m, classes := x.match(p, l, t, q.Relevance)
+			m, classes, _ := x.match(p, l, t, q.Relevance)
 			e = x.matches.put(p, x.seq, q.Lang, []search.Term{t}, k, m)
 			if q.Relevance {
 				x.matches.setClasses(e, classes)
@@ -236,7 +260,7 @@ func (x *Index) plan(q search.EventQuery) *plan {
 		if q.Relevance {
 			classes := x.matches.classesOf(e)
 			if classes == nil {
-				_, classes = x.match(p, l, t, true)
+				_, classes, _ = x.match(p, l, t, true)
 				x.matches.setClasses(e, classes)
 			}
 			p.words = append(p.words, classes)
@@ -320,7 +344,10 @@ const sparse = 16
 // instead (facetIndex.each: a week's matches counted by skip, or read in
 // order), when its candidates are not few.
 func (p *plan) each(x *Index, ordered int, fn func(e *entry), skip func(n int) bool) {
-	if p.mainNone || x.facets.each(x, p, ordered, fn, skip) {
+	if p.mainNone {
+		return
+	}
+	if p.split(x); x.facets.each(x, p, ordered, fn, skip) {
 		return
 	}
 	// read counts the entries and candidates read (Index.visited).

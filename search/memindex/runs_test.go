@@ -83,6 +83,7 @@ func checkPostings(t *testing.T, x *Index, docs int) {
 				} else {
 					put(u.body, uint32(slot))
 				}
+				put(u.all, uint32(slot))
 			})
 		}
 	}

@@ -176,6 +176,7 @@ func (s *searcher) merged(gs []groupHit) {
 	}
 	from := s.offset
 	if deep {
+		s.p.split(x) // (once, not in each of the plans copied below)
 		// The page's first match starts at t: the matches before it are
 		// skipped whole, and the page is merged from the matches at t on.
 		p := s.p
@@ -416,8 +417,61 @@ func firstK[T any](c []T, k int, cmpFn func(a, b T) int) {
 	if k <= 0 {
 		return
 	}
+	if k <= firstFewMax && len(c) > 8*k {
+		firstFew(c, k, cmpFn)
+		return
+	}
 	selectK(c, k, cmpFn)
 	slices.SortFunc(c[:min(k, len(c))], cmpFn)
+}
+
+// firstFewMax is the largest k for which firstK takes the k first of
+// many elements by firstFew: a page's few first of thousands of group
+// hits (a short prefix's matching series) cost about one comparison
+// each, where a quickselect compares and swaps each several times.
+const firstFewMax = 32
+
+// firstFew is firstK for a small k (at most firstFewMax): one pass that
+// keeps the indexes of the k first elements seen, in order (an element
+// that comes after the k-th so far costs one comparison), then moves
+// them to the front, the elements they displace taking their places.
+func firstFew[T any](c []T, k int, cmpFn func(a, b T) int) {
+	var buf [firstFewMax]int
+	best := buf[:0]
+	for i := range c {
+		n := len(best)
+		if n == k && cmpFn(c[i], c[best[n-1]]) >= 0 {
+			continue
+		}
+		j := sort.Search(n, func(j int) bool { return cmpFn(c[i], c[best[j]]) < 0 })
+		if n < k {
+			best = append(best, 0)
+		}
+		copy(best[j+1:], best[j:len(best)-1])
+		best[j] = i
+	}
+	// The chosen, in order; the front's others go where chosen ones
+	// were past the front.
+	var vals [firstFewMax]T
+	var chosen [firstFewMax]bool // chosen[i]: c[i] (i < k) is among best
+	for j, i := range best {
+		vals[j] = c[i]
+		if i < k {
+			chosen[i] = true
+		}
+	}
+	free := 0 // the next of best past the front
+	for i := range len(best) {
+		if chosen[i] {
+			continue
+		}
+		for best[free] < k {
+			free++
+		}
+		c[best[free]] = c[i]
+		free++
+	}
+	copy(c, vals[:len(best)])
 }
 
 // selectK puts the k first elements of c by cmpFn at its front, in no

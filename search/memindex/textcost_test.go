@@ -1,6 +1,7 @@
 package memindex
 
 import (
+	"fmt"
 	"math"
 	"runtime"
 	"runtime/debug"
@@ -64,7 +65,7 @@ func TestAliasedMatchCopies(t *testing.T) {
 			if l == nil || len(l.aliases) == 0 {
 				t.Fatalf("language %q has no aliases: the test reads nothing", c.lang)
 			}
-			m, _ := x.match(p, l, c.term, false)
+			m, _, _ := x.match(p, l, c.term, false)
 			size := float64(m.GetSizeInBytes())
 			if m.GetCardinality() < 1000 {
 				t.Fatalf("%d rows match: too few to weigh the copies", m.GetCardinality())
@@ -187,6 +188,74 @@ func TestLevelGroups(t *testing.T) {
 			}
 			if len(seen) != len(c.in) {
 				t.Errorf("%d hits in the parts, want %d", len(seen), len(c.in))
+			}
+		})
+	}
+}
+
+// TestColdPrefixCopiesNoRows bounds what a search box's short prefix
+// allocates in the date order when it misses the match cache (each new
+// prefix typed does), in an index whose series' occurrences hold most of
+// the prefix's rows: less than half the bitmap of those rows, so nothing
+// that grows with them. Before, the query joined the prefix's title and
+// body rows into a new bitmap (matchParts' FastOr) and copied those
+// outside groups (the match cache's singles): more than the rows'
+// bitmap.
+func TestColdPrefixCopiesNoRows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds an index of 162,000 documents")
+	}
+	if raceEnabled {
+		t.Skip("the race detector allocates for itself: the bounds are for the plain build")
+	}
+	const now, week = benchNow, 7 * 86400
+	var docs []search.EventDocument
+	for i := range 2000 {
+		start := now + int64(i)*3600
+		docs = append(docs, search.EventDocument{ID: int64(i + 1), Status: "publish", Start: start, End: start + 7200,
+			Text: map[string]search.Text{"en": {Title: fmt.Sprintf("jazz night %d", i), Description: "An evening of jazz and comedy."}}})
+	}
+	for s := range 40 {
+		text := search.Text{Title: fmt.Sprintf("jazz concert %d", s), Description: "Jazz, every week."}
+		if s%2 == 1 {
+			text = search.Text{Title: fmt.Sprintf("cinema club %d", s), Description: "A film and a jazz concert."}
+		}
+		for k := range 4000 {
+			start := now + int64(s)*3600 + int64(k)*week
+			docs = append(docs, search.EventDocument{ID: int64(10000 + s), Occurrence: fmt.Sprintf("w%04d", k), Status: "publish",
+				Start: start, End: start + 7200, Text: map[string]search.Text{"en": text}})
+		}
+	}
+	x := New()
+	x.Apply(docs)
+	for _, word := range []string{"j", "ja", "co"} {
+		t.Run(word, func(t *testing.T) {
+			q := with(now, func(q *search.EventQuery) { q.Query = word })
+			x.mu.RLock()
+			p := x.plan(q)
+			rows := p.cands
+			p.scratch.release()
+			x.mu.RUnlock()
+			size := float64(rows.GetSizeInBytes())
+			if rows.GetCardinality() < 100000 {
+				t.Fatalf("%d rows match: too few to weigh the copies", rows.GetCardinality())
+			}
+			run := func() {
+				x.mu.Lock()
+				x.matches.clear() // a new prefix: a miss of the match cache
+				x.mu.Unlock()
+				res, err := x.Search(t.Context(), q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(res.IDs) != 8 || res.Total < 2000 {
+					t.Fatalf("%d hits of %d: want a page of 8 of the thousands", len(res.IDs), res.Total)
+				}
+			}
+			got := bytesPerRun(run)
+			t.Logf("%d rows, %.1f KB their bitmap, %.1f KB allocated a query", rows.GetCardinality(), size/1024, got/1024)
+			if got > size/2 {
+				t.Errorf("a cold query allocated %.1f KB, want less than half its rows' bitmap (%.1f KB)", got/1024, size/2/1024)
 			}
 		})
 	}

@@ -71,7 +71,7 @@ func (s *searcher) firstCounted(p *plan, collect int) (main []uint32, n int, ok 
 	if p.cands == nil || p.mainNone || p.needsRest() || p.inside != nil || p.q.CollapseSeries {
 		return nil, 0, false
 	}
-	card := p.cands.GetCardinality()
+	card := p.candsCount()
 	if card < uint64(minCounted) {
 		return nil, 0, false
 	}
@@ -260,7 +260,7 @@ func (s *searcher) countByKinds(p *plan, w *window) (n, read int) {
 	}
 	byDrop := drop < keep
 	if byDrop {
-		n = int(p.cands.GetCardinality())
+		n = int(p.candsCount())
 	}
 	for k, kb := range x.kinds {
 		if keeps := k.flags&p.flagMask == p.flagWant && (p.statuses == 0 || p.statuses&(1<<k.status) != 0); keeps == byDrop {

@@ -290,45 +290,54 @@ func (v *vocabulary) merge() {
 // split by how they match: the words of l, and of each language l aliases
 // to for the aliased rows. Only the vocabularies of the visibilities p
 // keeps are read, and the rows a writer holds hidden (holds) are left out.
-func (x *wordIndex) match(p *plan, l *language, t search.Term, scored bool) (*roaring.Bitmap, []scoredClass) {
-	matched, classes := x.matchParts(p, l, t, scored)
+//
+// The rows it returns may be a bitmap of the index (a short prefix's
+// joined rows: prefixRows.all), which no one may change (shared: the
+// caller keeps them read-only, as the match cache's entries are); else
+// they are a new bitmap, the caller's.
+func (x *wordIndex) match(p *plan, l *language, t search.Term, scored bool) (rows *roaring.Bitmap, classes []scoredClass, shared bool) {
+	matched, shared, parts := x.matchParts(p, l, t, scored)
 	for lang, rows := range l.aliases {
 		if rows.IsEmpty() {
 			continue
 		}
-		m, cs := x.matchParts(p, x.langs[lang], t, scored)
-		matched = joinAliased(matched, m, rows)
+		m, mShared, cs := x.matchParts(p, x.langs[lang], t, scored)
+		matched, shared = joinAliasedShared(matched, shared, m, mShared, rows)
 		if scored {
-			for k := range classes {
-				classes[k] = joinAliased(classes[k], cs[k], rows)
+			for k := range parts {
+				parts[k] = joinAliased(parts[k], cs[k], rows)
 			}
 		}
 	}
 	if !x.hidden.IsEmpty() {
 		// Rows a writer is linking or unlinking word by word (holds).
-		matched.AndNot(x.hidden)
+		if shared {
+			matched = roaring.AndNot(matched, x.hidden)
+		} else {
+			matched.AndNot(x.hidden)
+		}
 		if scored {
-			for _, c := range classes {
+			for _, c := range parts {
 				c.AndNot(x.hidden)
 			}
 		}
 	}
 	if !scored {
-		return matched, nil
+		return matched, nil, shared
 	}
 	weights := [6]float64{
 		scoreTitle * scoreExact, scoreTitle * scorePrefix, scoreTitle * scoreTypo,
 		scoreExact, scorePrefix, scoreTypo,
 	}
 	var out []scoredClass
-	for k, b := range classes {
+	for k, b := range parts {
 		if !b.IsEmpty() {
 			out = append(out, scoredClass{rows: b, score: weights[k]})
 		}
 	}
 	// Best first, so a row's score for this word is its first class.
 	slices.SortStableFunc(out, func(a, b scoredClass) int { return cmp.Compare(b.score, a.score) })
-	return matched, out
+	return matched, out, shared
 }
 
 // joinAliased returns into joined with the rows of m (a bitmap of its
@@ -351,11 +360,39 @@ func joinAliased(into, m, rows *roaring.Bitmap) *roaring.Bitmap {
 	return into
 }
 
+// joinAliasedShared is joinAliased for rows that may be bitmaps of the
+// index (shared: into when intoShared, m when mShared), which it copies
+// before it changes them and returns as they are otherwise: an aliased
+// language's short prefix (the rows of every document aliased) is its
+// joined rows themselves. It reports whether the result is shared.
+func joinAliasedShared(into *roaring.Bitmap, intoShared bool, m *roaring.Bitmap, mShared bool, rows *roaring.Bitmap) (*roaring.Bitmap, bool) {
+	if m.IsEmpty() {
+		return into, intoShared
+	}
+	if m.AndCardinality(rows) != m.GetCardinality() {
+		if mShared {
+			m, mShared = roaring.And(m, rows), false
+		} else {
+			m.And(rows)
+		}
+	}
+	if into.IsEmpty() {
+		return m, mShared
+	}
+	if intoShared {
+		into = into.Clone()
+	}
+	into.Or(m)
+	return into, false
+}
+
 // matchParts returns the rows where t matches a word of l's vocabularies
 // of the visibilities p keeps, and when scored the six classes of
 // scoredClass (title exact, prefix, typo, then body exact, prefix, typo)
-// as bitmaps.
-func (x *wordIndex) matchParts(p *plan, l *language, t search.Term, scored bool) (*roaring.Bitmap, [6]*roaring.Bitmap) {
+// as bitmaps. The rows are shared (a bitmap of the index, which no one
+// may change) when they are one short prefix's joined rows
+// (prefixRows.all): a search box's first letters then copy no rows.
+func (x *wordIndex) matchParts(p *plan, l *language, t search.Term, scored bool) (*roaring.Bitmap, bool, [6]*roaring.Bitmap) {
 	var parts []*roaring.Bitmap
 	var classes [6][]*roaring.Bitmap
 	checked := 0
@@ -369,12 +406,14 @@ func (x *wordIndex) matchParts(p *plan, l *language, t search.Term, scored bool)
 			// it is in the prefix's rows too, but its exact class
 			// scores higher: plan.score takes that first).
 			checked++
+			if u.all != nil {
+				parts = append(parts, u.all)
+			}
 			exact := v.byText[t.Word]
 			for g, b := range [2]*roaring.Bitmap{u.title, u.body} {
 				if b == nil {
 					continue
 				}
-				parts = append(parts, b)
 				if !scored {
 					continue
 				}
@@ -412,8 +451,16 @@ func (x *wordIndex) matchParts(p *plan, l *language, t search.Term, scored bool)
 			out[k] = roaring.FastOr(bs...)
 		}
 	}
-	return roaring.FastOr(parts...), out
+	if len(parts) == 1 && joinedShared {
+		return parts[0], true, out
+	}
+	return roaring.FastOr(parts...), false, out
 }
+
+// joinedShared: matchParts hands out a short prefix's joined rows
+// themselves, not a copy. A variable so that the tests can compare with
+// copying them.
+var joinedShared = true
 
 // walk calls fn for every word of the vocabulary that t matches
 // (search.Term.Matches), each once. The walk reads only the words that can
@@ -557,8 +604,14 @@ const prefixLetters = 2
 var joinedPrefixes = true
 
 // prefixRows is the rows whose title and whose body (description,
-// excerpt) hold a word with one prefix (nil: none).
-type prefixRows struct{ title, body *roaring.Bitmap }
+// excerpt) hold a word with one prefix (nil: none), and all, the rows of
+// either (title or body), which a query's match hands out shared rather
+// than join the two again: a one-letter prefix's rows are a large part
+// of the index, and joining them cost a copy of them on every query that
+// missed the match cache. A row leaves all with its first word that has
+// the prefix: its words leave together, in one hold (holds), the row
+// hidden from the matches meanwhile.
+type prefixRows struct{ title, body, all *roaring.Bitmap }
 
 // shortPrefixes calls fn with each prefix of w of one to prefixLetters
 // letters.
@@ -590,6 +643,10 @@ func (v *vocabulary) joinPrefixes(w string, slot uint32, title bool) {
 			*b = roaring.New()
 		}
 		(*b).Add(slot)
+		if u.all == nil {
+			u.all = roaring.New()
+		}
+		u.all.Add(slot)
 	})
 }
 
@@ -615,9 +672,11 @@ func (x *wordIndex) sharedPrefixes(like *rowBody) []*roaring.Bitmap {
 			if title {
 				b = u.title
 			}
-			if _, ok := seen[b]; !ok {
-				seen[b] = struct{}{}
-				bs = append(bs, b)
+			for _, b := range [2]*roaring.Bitmap{b, u.all} {
+				if _, ok := seen[b]; !ok {
+					seen[b] = struct{}{}
+					bs = append(bs, b)
+				}
 			}
 		})
 	}
@@ -641,9 +700,11 @@ func (v *vocabulary) leavePrefixes(w string, slot uint32, title bool) {
 		if title {
 			b = &u.title
 		}
-		if *b != nil {
-			if (*b).Remove(slot); (*b).IsEmpty() {
-				*b = nil
+		for _, b := range [2]**roaring.Bitmap{b, &u.all} {
+			if *b != nil {
+				if (*b).Remove(slot); (*b).IsEmpty() {
+					*b = nil
+				}
 			}
 		}
 		if u.title == nil && u.body == nil {
