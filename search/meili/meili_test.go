@@ -44,8 +44,7 @@ func TestConformance(t *testing.T) {
 		})
 		return e
 	}
-	searchtest.Run(t, newEngine)
-	t.Run("NearEdges", func(t *testing.T) { searchtest.RunNearEdges(t, newEngine) })
+	searchtest.Run(t, newEngine) // NearEdges included
 }
 
 // TestNearEdgesAgainstFake runs the shared generated-data check of the
