@@ -155,6 +155,13 @@ func WithoutIndexBuildForTest() Option {
 	return func(o *openOptions) { o.noIndexBuild = true }
 }
 
+// WithMaxDrawsForTest bounds the values one new ID may draw by n instead
+// of maxDraws (100), so that the conformance suite's sequence tests cross
+// the bound with fewer explicit IDs (mongotest.StoreOptions' ExplicitRun).
+func WithMaxDrawsForTest(n int) Option {
+	return func(o *openOptions) { o.maxDraws = n }
+}
+
 // TakeLockForTest takes the lock of key and keeps it, as a holder that
 // died would; it reports false when another holder has it.
 func TakeLockForTest(ctx context.Context, s *Store, key string) (bool, error) {

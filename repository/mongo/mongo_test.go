@@ -31,14 +31,30 @@ func openStore(t *testing.T, uri string, opts ...mongo.Option) *mongo.Store {
 // database on one FerretDB server. The embedded FerretDB runs in the test
 // process, over SQLite, and serialises writes: its concurrency tests use
 // fewer writers (mongotest.StoreOptions); against a real MongoDB
-// (TEST_MONGO_URI) they run in full.
+// (TEST_MONGO_URI) they run in full. Its stores give up on a new ID
+// after storeMaxDraws draws, so that the sequence tests cross that bound
+// with ExplicitRun explicit IDs.
 func TestStore(t *testing.T) {
 	t.Parallel()
 	uri := mongotest.Start(t)
-	storetest.RunWith(t, mongotest.StoreOptions(), func(t *testing.T) repository.Store {
-		return openStore(t, uri, mongo.WithoutIndexBuildForTest())
+	opts := mongotest.StoreOptions()
+	opts.ExplicitRun = storeExplicitRun
+	storetest.RunWith(t, opts, func(t *testing.T) repository.Store {
+		return openStore(t, uri, mongo.WithoutIndexBuildForTest(), mongo.WithMaxDrawsForTest(storeMaxDraws))
 	})
 }
+
+// storeMaxDraws bounds the draws of one new ID in TestStore's stores
+// (WithMaxDrawsForTest) instead of the store's 100, and storeExplicitRun
+// is the number of consecutive explicit IDs its sequence tests create:
+// more than a store that did not move its sequence past them could step
+// over, as the suite's default 120 are with 100 draws, in a fifth of the
+// writes. The concurrency tests' writers, whose creates may draw a value
+// FerretDB handed out twice, need a few draws at most.
+const (
+	storeMaxDraws    = 20
+	storeExplicitRun = 24
+)
 
 // TestEngine checks engine-specific behaviour the shared suite cannot see.
 func TestEngine(t *testing.T) {

@@ -13,8 +13,18 @@ import (
 )
 
 // maxDraws bounds how many values nextID draws before giving up; more than a
-// handful only happens when something keeps claiming the same values.
+// handful only happens when something keeps claiming the same values. A
+// store's own bound (conn.maxDraws, WithMaxDrawsForTest) replaces it.
 const maxDraws = 100
+
+// draws returns the store's bound on the values one new ID may draw:
+// conn.maxDraws when set, else maxDraws.
+func (s *sequencer) draws() int {
+	if s.maxDraws > 0 {
+		return s.maxDraws
+	}
+	return maxDraws
+}
 
 // sequencer draws IDs from the counters collection and claims them in
 // id_claims.
@@ -55,7 +65,7 @@ func (s *sequencer) nextSeq(ctx context.Context, name string, n int64) (int64, e
 // ID is handed out once even when the counter is not atomic (FerretDB v1).
 // The claims also keep IDs from being reused after a delete.
 func (s *sequencer) nextID(ctx context.Context, seq string) (int64, error) {
-	for range maxDraws {
+	for range s.draws() {
 		id, err := s.nextSeq(ctx, seq, 1)
 		if err != nil {
 			return 0, err
@@ -74,7 +84,7 @@ func (s *sequencer) nextID(ctx context.Context, seq string) (int64, error) {
 			return id, nil
 		}
 	}
-	return 0, fmt.Errorf("mongo: sequence %s: no free ID after %d draws", seq, maxDraws)
+	return 0, fmt.Errorf("mongo: sequence %s: no free ID after %d draws", seq, s.draws())
 }
 
 // claimID records that id of sequence seq is in use. It returns false when

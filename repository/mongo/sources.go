@@ -188,7 +188,7 @@ func (s *sourceStore) CreateSourceRun(ctx context.Context, r *repository.SourceR
 	// (FerretDB v1) fails the insert and is drawn again. Runs claim no
 	// IDs in id_claims (there would be one claim per run ever made):
 	// the counter only grows, so a pruned run's ID never comes back.
-	for range maxDraws {
+	for range s.draws() {
 		id, err := s.nextSeq(ctx, seqSourceRun, 1)
 		if err != nil {
 			return err
@@ -206,7 +206,7 @@ func (s *sourceStore) CreateSourceRun(ctx context.Context, r *repository.SourceR
 			return fmt.Errorf("mongo: create run: %w", err)
 		}
 	}
-	return fmt.Errorf("mongo: sequence %s: no free ID after %d draws", seqSourceRun, maxDraws)
+	return fmt.Errorf("mongo: sequence %s: no free ID after %d draws", seqSourceRun, s.draws())
 }
 
 // SaveSourceRun stores r over the stored run with its ID (which keeps its

@@ -177,6 +177,9 @@ type conn struct {
 	// lockWait bounds a write's wait for a busy item's lock (WithLockWait;
 	// 0: DefaultLockWait).
 	lockWait time.Duration
+	// maxDraws bounds the values one new ID may draw (0: the constant
+	// maxDraws; tests lower it: WithMaxDrawsForTest).
+	maxDraws int
 	// clock estimates the server's clock (clock.go).
 	clock serverClock
 	// layout is the layout this store writes, 1 or 2 (migrate.go); it
@@ -245,6 +248,8 @@ type openOptions struct {
 	noIndexBuild bool
 	// lockWait is conn.lockWait (WithLockWait).
 	lockWait time.Duration
+	// maxDraws is conn.maxDraws (WithMaxDrawsForTest).
+	maxDraws int
 }
 
 // WithLockWait sets how long a write waits for a busy item (another
@@ -345,6 +350,7 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, er
 	}
 	s.rereadTimeout = oo.rereadTimeout
 	s.lockWait = oo.lockWait
+	s.maxDraws = oo.maxDraws
 	s.noMaxAccumulator = ferret
 	s.ferretDB = ferret && !oo.mongoDBPlan
 	s.byIDLookups = s.ferretDB

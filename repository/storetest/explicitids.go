@@ -13,23 +13,32 @@ import (
 // explicitIDTests cover what an import keeping its source's IDs needs:
 // posts and terms created with explicit IDs, the sequences moved past
 // them, taken IDs refused, and the Origin stored with the record.
-var explicitIDTests = []storeTest{
-	{"PostSequenceMovesPast", testExplicitPostIDsMoveSequence},
-	{"TermSequenceMovesPast", testExplicitTermIDsMoveSequence},
-	{"TakenIDRefused", testExplicitIDTaken},
-	{"TakenIDKeepsSlugs", testExplicitIDTakenKeepsSlugs},
-	{"IDOutOfRangeRefused", testExplicitIDOutOfRange},
-	{"OriginRoundTrip", testOriginRoundTrip},
+func explicitIDTests(run int) []storeTest {
+	return []storeTest{
+		{"PostSequenceMovesPast", func(t *testing.T, ctx context.Context, s repository.Store) {
+			testExplicitPostIDsMoveSequence(t, ctx, s, run)
+		}},
+		{"TermSequenceMovesPast", func(t *testing.T, ctx context.Context, s repository.Store) {
+			testExplicitTermIDsMoveSequence(t, ctx, s, run)
+		}},
+		{"TakenIDRefused", testExplicitIDTaken},
+		{"TakenIDKeepsSlugs", testExplicitIDTakenKeepsSlugs},
+		{"IDOutOfRangeRefused", testExplicitIDOutOfRange},
+		{"OriginRoundTrip", testOriginRoundTrip},
+	}
 }
 
-// explicitRun is how many consecutive explicit IDs the sequence tests
-// create: more than an engine that skips taken IDs one draw at a time
-// (MongoDB's id_claims allow 100 draws) could step over.
-const explicitRun = 120
+// DefaultExplicitRun is how many consecutive explicit IDs the sequence
+// tests create by default (Options.ExplicitRun): more than an engine
+// that skips taken IDs one draw at a time (MongoDB's id_claims allow 100
+// draws) could step over.
+const DefaultExplicitRun = 120
 
-func testExplicitPostIDsMoveSequence(t *testing.T, ctx context.Context, s repository.Store) {
+// testExplicitPostIDsMoveSequence creates run posts with consecutive
+// explicit IDs: the next post without one gets a larger ID.
+func testExplicitPostIDsMoveSequence(t *testing.T, ctx context.Context, s repository.Store, run int) {
 	first := mustCreatePost(t, ctx, s, minimalEvent("auto-first"))
-	last := first.ID + explicitRun
+	last := first.ID + int64(run)
 	for id := first.ID + 1; id <= last; id++ {
 		p := minimalEvent(fmt.Sprintf("imported-%d", id))
 		p.ID = id
@@ -53,9 +62,11 @@ func testExplicitPostIDsMoveSequence(t *testing.T, ctx context.Context, s reposi
 	}
 }
 
-func testExplicitTermIDsMoveSequence(t *testing.T, ctx context.Context, s repository.Store) {
+// testExplicitTermIDsMoveSequence creates run terms with consecutive
+// explicit IDs: the next term without one gets a larger ID.
+func testExplicitTermIDsMoveSequence(t *testing.T, ctx context.Context, s repository.Store, run int) {
 	first := mustCreateTerm(t, ctx, s, termFixture(repository.LabelCategory, "Auto first", 0))
-	last := first.ID + explicitRun
+	last := first.ID + int64(run)
 	parent, child := int64(0), int64(0)
 	for id := first.ID + 1; id <= last; id++ {
 		tax := repository.LabelCategory

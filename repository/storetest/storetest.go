@@ -49,6 +49,11 @@ type Options struct {
 	// PerWorker is the number of posts each goroutine creates in the
 	// PostIDs concurrency test (default DefaultPerWorker).
 	PerWorker int
+	// ExplicitRun is the number of consecutive explicit IDs the
+	// ExplicitIDs sequence tests create (default DefaultExplicitRun). It
+	// must exceed the draws the engine makes for one new ID before it
+	// gives up: an engine whose test lowers that bound may run fewer.
+	ExplicitRun int
 }
 
 // Run runs the conformance suite in full. newStore must return a fresh,
@@ -70,6 +75,10 @@ func RunWith(t *testing.T, opts Options, newStore func(t *testing.T) repository.
 	if opts.PerWorker > 0 {
 		conc.perWorker = opts.PerWorker
 	}
+	explicitRun := DefaultExplicitRun
+	if opts.ExplicitRun > 0 {
+		explicitRun = opts.ExplicitRun
+	}
 	groups := []struct {
 		name  string
 		tests []storeTest
@@ -90,7 +99,7 @@ func RunWith(t *testing.T, opts Options, newStore func(t *testing.T) repository.
 		{"AccountDocuments", accountDocumentTests},
 		{"Accounts", accountTests},
 		{"Exclusive", exclusiveTests},
-		{"ExplicitIDs", explicitIDTests},
+		{"ExplicitIDs", explicitIDTests(explicitRun)},
 		{"Recurrence", recurrenceTests},
 		{"JobState", jobStateTests},
 		{"RecordSize", recordSizeTests},

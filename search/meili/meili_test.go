@@ -44,25 +44,24 @@ func TestConformance(t *testing.T) {
 		})
 		return e
 	}
-	searchtest.Run(t, newEngine)
-	t.Run("NearEdges", func(t *testing.T) { searchtest.RunNearEdges(t, newEngine) })
+	searchtest.Run(t, newEngine) // NearEdges included
 }
 
 // TestNearEdgesAgainstFake runs the shared generated-data check of the
 // Near rule (searchtest.RunNearEdges: points exactly on the circle, a
 // float step or a millimetre either side, at the poles and across the
 // antimeridian) against the fake, whose _geoRadius is Meilisearch's rule
-// from its source: once with Go's cos (the fake and search.DistanceM then
-// agree everywhere) and once with a cos one last place off for most
-// arguments (another C library's), where only the engine's edge ring keeps
-// the result exact.
+// from its source, with a cos one last place off for most arguments
+// (another C library's), where only the engine's edge ring keeps the
+// result exact. With Go's cos (the fake and search.DistanceM then agree
+// everywhere) the same check runs in TestSuiteAgainstFake (its
+// NearEdges, on a fake configured alike): it is not run twice.
 func TestNearEdgesAgainstFake(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
 		cos  func(float64) float64
 	}{
-		{"same cos", nil},
 		{"another C library's cos", meilisim.OtherLibmCos},
 	}
 	for _, tt := range tests {

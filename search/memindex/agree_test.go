@@ -218,6 +218,7 @@ func agreeQuery(r *rand.Rand, now int64) (search.EventQuery, string) {
 // MEMINDEX_AGREE_EVENTS=1000000 MEMINDEX_AGREE_QUERIES=300 go test
 // ./search/memindex -run TestAgreesWithReferenceAtSize -v -timeout 3h.
 func TestAgreesWithReferenceAtSize(t *testing.T) {
+	t.Parallel() // sets none of the package's knobs: runs beside the other parallel tests
 	n, queries := agreeSize(t)
 	all, now := agreeDocs(n)
 	ls := newLiveSeries(all)

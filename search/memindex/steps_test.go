@@ -80,6 +80,7 @@ func steppedDocs(n int) ([]search.EventDocument, int64) {
 // again), change single occurrences (each leaves its group, from the
 // middle most often), move series and remove some.
 func TestSteppedGroupsAgreeWithReference(t *testing.T) {
+	t.Parallel() // sets none of the package's knobs: runs beside the other parallel tests
 	all, now := steppedDocs(4000)
 	ls := newLiveSeries(all)
 	ls.write(ls.order)

@@ -79,6 +79,9 @@ type Worker struct {
 	// marks queued beside it (fitBatch): it goes, alone, in the next
 	// batch; guarded by stepMu.
 	deferred markVersion
+	// scanPage is the number of posts per page of a full scan (0:
+	// scanPageSize; a test lowers it to cross pages with fewer posts).
+	scanPage int
 
 	statsMu workerStats
 }
@@ -552,7 +555,8 @@ func (w *Worker) indexAllInto(ctx context.Context, dst search.Writer, progress f
 	return skipped, nil
 }
 
-// scanPageSize is the number of posts per page of a full scan.
+// scanPageSize is the number of posts per page of a full scan
+// (Worker.scanPage replaces it in tests).
 const scanPageSize = 500
 
 // scanPage is one page of a full scan, read ahead of its writing: the
@@ -581,7 +585,11 @@ func (w *Worker) scanPages(ctx context.Context, kind repository.Kind) (pages <-c
 	go func() {
 		defer close(finished)
 		defer close(out)
-		q := repository.RecordQuery{Kind: kind, ExcludeStatuses: unindexedStatuses(kind), Limit: scanPageSize} // trash.go
+		limit := scanPageSize
+		if w.scanPage > 0 {
+			limit = w.scanPage
+		}
+		q := repository.RecordQuery{Kind: kind, ExcludeStatuses: unindexedStatuses(kind), Limit: limit} // trash.go
 		var docs *DocBuilder
 		if w.Docs != nil && kind == repository.KindEvent {
 			docs = w.Docs.forScan()
