@@ -96,7 +96,13 @@ func openStack(t *testing.T, dir string, fresh bool, cleanup func(func())) *stac
 	w := &indexing.Worker{Store: st, Engine: eng, Log: quiet, Now: now,
 		Docs: &indexing.DocBuilder{Store: st, Languages: cfg.Languages, DefaultLanguage: cfg.DefaultLanguage, Location: cfg.Location,
 			MaxOccurrences: cfg.MaxSeriesOccurrences}}
-	a, err := api.New(api.Options{Config: cfg, Store: st, Search: eng, Indexer: w, Logger: quiet, Now: now})
+	// Every write to a stack goes through its own API (or precedes its
+	// first request), which makes every cached rendering stale at once, as
+	// the index's write generation does: the TTL, which bounds the
+	// staleness of writes by other processes, is never reached here. So
+	// the shared stacks render each answer once for the package: most
+	// comparisons ask them the same requests again.
+	a, err := api.New(api.Options{Config: cfg, Store: st, Search: eng, Indexer: w, Logger: quiet, Now: now, ResponseCacheTTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
