@@ -426,15 +426,20 @@ func (x *Index) load(preps []prepared, ready func(i int)) {
 }
 
 // Remove deletes events, every document (occurrence) of each; IDs not in
-// the index are ignored. Like Apply, it releases the lock every holdWords
-// words.
+// the index are ignored, and so is an ID named again. Like Apply, it
+// releases the lock every holdWords words.
 func (x *Index) Remove(ids []int64) {
 	x.writeMu.Lock()
 	defer x.writeMu.Unlock()
 	var slots []uint32
 	x.mu.RLock()
 	var buf [1]uint32
+	seen := make(map[int64]struct{}, len(ids))
 	for _, id := range ids {
+		if _, ok := seen[id]; ok {
+			continue // named twice: its slots once (removeSlots wants them distinct)
+		}
+		seen[id] = struct{}{}
 		slots = append(slots, x.byID.get(id, &buf)...)
 	}
 	x.mu.RUnlock()
