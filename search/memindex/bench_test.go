@@ -147,11 +147,7 @@ func runQueries(b *testing.B, x *Index, prefix string, qs []benchQuery) {
 			cold := os.Getenv("MEMINDEX_BENCH_COLD") != ""
 			for i := 0; b.Loop(); i++ {
 				if cold {
-					// No word's rows kept from the query before: a search
-					// box's ever new prefixes, each a miss of the cache.
-					x.mu.Lock()
-					x.matches.clear()
-					x.mu.Unlock()
+					emptyMatches(x)
 				}
 				if writes {
 					// One small write before each query, as a service
@@ -223,6 +219,15 @@ func typeaheadMix(now int64) []search.EventQuery {
 	return qs
 }
 
+// emptyMatches empties x's match cache: no word's rows kept from the
+// query before, as for a search box's ever new prefixes, each a miss of
+// the cache (MEMINDEX_BENCH_COLD).
+func emptyMatches(x *Index) {
+	x.mu.Lock()
+	x.matches.clear()
+	x.mu.Unlock()
+}
+
 // runMix runs the queries qs in turn, one per iteration, as the
 // sub-benchmark name of b: a search box typed into asks each of them
 // in turn. MEMINDEX_BENCH_COLD empties the match cache before each, as
@@ -234,9 +239,7 @@ func runMix(b *testing.B, x *Index, name string, qs []search.EventQuery) {
 		cold := os.Getenv("MEMINDEX_BENCH_COLD") != ""
 		for i := 0; b.Loop(); i++ {
 			if cold {
-				x.mu.Lock()
-				x.matches.clear()
-				x.mu.Unlock()
+				emptyMatches(x)
 			}
 			if _, err := x.Search(b.Context(), qs[i%len(qs)]); err != nil {
 				b.Fatal(err)
