@@ -206,6 +206,11 @@ func BenchmarkSeriesThisWeek(b *testing.B) {
 	))
 	runQueries(b, x, "", serviceQueries(now))
 	runMix(b, x, "typeahead mix", typeaheadMix(now))
+	// Each request of the mix alone, as a row of its own: the cost of
+	// each kind (a short prefix, a longer one, two words, a typo).
+	for i, q := range typeaheadMix(now) {
+		runMix(b, x, "typeahead each/"+typeaheadQueries[i], []search.EventQuery{q})
+	}
 }
 
 // typeaheadMix returns the load benchmark's typeahead requests

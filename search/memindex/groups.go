@@ -345,6 +345,13 @@ func (p *plan) groups(x *Index) []groupHit {
 	// The representatives come in slot order: each is found in repSlots
 	// from the one before, by steps that double then a binary search.
 	reps, k := x.repSlots, 0
+	// members counts the candidates in groups: a group's members are
+	// candidates together (the same text, lists, point and key; a row a
+	// writer holds hidden is in no group), so those of the groups whose
+	// representative is one, read here anyway, rather than an
+	// intersection's count over every candidate (millions of a common
+	// prefix's rows with many series).
+	members := 0
 	for n := it.NextMany(buf); n > 0; n = it.NextMany(buf) {
 		for _, slot := range buf[:n] {
 			step := 1
@@ -353,6 +360,7 @@ func (p *plan) groups(x *Index) []groupHit {
 				step *= 2
 			}
 			k += sort.Search(min(step, len(reps)-k), func(j int) bool { return reps[k+j] >= slot })
+			members += len(x.groups[x.repAt[k]].occ)
 			try(int(x.repAt[k]))
 		}
 		x.decided.Add(uint64(n))
@@ -369,7 +377,7 @@ func (p *plan) groups(x *Index) []groupHit {
 			// plan.each (which splits them first), and firstCounted
 			// counts them with cardinalities and tests each entry it
 			// reads (the date order holds no group's member).
-			p.singlesN = p.cands.GetCardinality() - p.cands.AndCardinality(x.grouped)
+			p.singlesN = p.cands.GetCardinality() - uint64(members)
 			p.mainNone = p.singlesN == 0
 		default:
 			p.split(x)

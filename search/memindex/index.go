@@ -187,6 +187,10 @@ type Index struct {
 	// walks compared with a term: the work of a text search that grows
 	// with the vocabulary (see Checked).
 	checked atomic.Uint64
+	// aliasTested counts the rows of aliased languages' matches that
+	// queries tested against their alias rows (joinAliased: those
+	// aliasesAll could not spare; the tests count it).
+	aliasTested atomic.Uint64
 	// visited counts the date order's entries and candidates that queries
 	// read to find their pages and totals, and the kinds' bitmaps they
 	// intersected: the work of a list that may grow with its matches (the

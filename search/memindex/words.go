@@ -302,10 +302,14 @@ func (x *wordIndex) match(p *plan, l *language, t search.Term, scored bool) (row
 			continue
 		}
 		m, mShared, cs := x.matchParts(p, x.langs[lang], t, scored)
-		matched, shared = joinAliasedShared(matched, shared, m, mShared, rows)
+		whole := x.aliasesAll(rows)
+		if !whole {
+			x.aliasTested.Add(m.GetCardinality())
+		}
+		matched, shared = joinAliasedShared(matched, shared, m, mShared, rows, whole)
 		if scored {
 			for k := range parts {
-				parts[k] = joinAliased(parts[k], cs[k], rows)
+				parts[k] = joinAliased(parts[k], cs[k], rows, whole)
 			}
 		}
 	}
@@ -340,17 +344,36 @@ func (x *wordIndex) match(p *plan, l *language, t search.Term, scored bool) (row
 	return matched, out, shared
 }
 
+// aliasesAll reports whether the alias rows hold every document of the
+// index (every event's text in a language is another's: the service's
+// seven languages falling back to one text), and so every row a word
+// matches: then joinAliased need not test m against them (an
+// intersection's count over every row the word matches, a tenth of a
+// cold typeahead query's CPU with many series). It holds when no writer
+// holds a row hidden (holds): a row is then in the alias rows only while
+// it is a document (link adds it in the hold that counts it, unlink
+// takes it out in the hold that uncounts it), and a word's rows are
+// documents too.
+func (x *wordIndex) aliasesAll(rows *roaring.Bitmap) bool {
+	return aliasesAllTested && x.hidden.IsEmpty() && rows.GetCardinality() == uint64(x.docs)
+}
+
+// aliasesAllTested: match trusts aliasesAll. A variable so that the
+// tests can compare with testing every aliased match.
+var aliasesAllTested = true
+
 // joinAliased returns into joined with the rows of m (a bitmap of its
 // own, which it may change) that rows holds: the rows of an aliased
 // language's words whose text is that language's. It copies no bitmap it
 // need not: m is not narrowed when rows holds it whole (the rows of every
 // document aliased: an intersection with a full container would copy
-// each of m's), and is returned itself when into is empty.
-func joinAliased(into, m, rows *roaring.Bitmap) *roaring.Bitmap {
+// each of m's), and is returned itself when into is empty. With whole,
+// rows holds every row m may hold (aliasesAll), and m is not tested.
+func joinAliased(into, m, rows *roaring.Bitmap, whole bool) *roaring.Bitmap {
 	if m.IsEmpty() {
 		return into
 	}
-	if m.AndCardinality(rows) != m.GetCardinality() {
+	if !whole && m.AndCardinality(rows) != m.GetCardinality() {
 		m.And(rows)
 	}
 	if into.IsEmpty() {
@@ -365,11 +388,11 @@ func joinAliased(into, m, rows *roaring.Bitmap) *roaring.Bitmap {
 // before it changes them and returns as they are otherwise: an aliased
 // language's short prefix (the rows of every document aliased) is its
 // joined rows themselves. It reports whether the result is shared.
-func joinAliasedShared(into *roaring.Bitmap, intoShared bool, m *roaring.Bitmap, mShared bool, rows *roaring.Bitmap) (*roaring.Bitmap, bool) {
+func joinAliasedShared(into *roaring.Bitmap, intoShared bool, m *roaring.Bitmap, mShared bool, rows *roaring.Bitmap, whole bool) (*roaring.Bitmap, bool) {
 	if m.IsEmpty() {
 		return into, intoShared
 	}
-	if m.AndCardinality(rows) != m.GetCardinality() {
+	if !whole && m.AndCardinality(rows) != m.GetCardinality() {
 		if mShared {
 			m, mShared = roaring.And(m, rows), false
 		} else {
