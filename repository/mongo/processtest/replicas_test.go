@@ -173,8 +173,11 @@ func TestReplicasSurviveSIGKILL(t *testing.T) {
 	eventually(t, "writes through both replicas", atLeast(15), r1, r2)
 	// Kill the leader while writes (and so its batches) keep coming.
 	r1.kill()
-	before := perWriter[1].Load()
+	before, roundsAtKill := perWriter[1].Load(), polls.Load()
 	eventually(t, "writes through r2 while r1 is down", func() bool { return perWriter[1].Load() >= before+5 }, r2)
+	// At least one whole round of the reader while r1 is down (the round
+	// under way at the kill may have started before it).
+	eventually(t, "the reader polls both replicas while r1 is down", func() bool { return polls.Load() >= roundsAtKill+2 }, r2)
 	r1mu.Lock()
 	r1.run(t) // same REPLICA_ID: takes its lease back at once
 	r1mu.Unlock()
