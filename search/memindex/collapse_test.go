@@ -156,14 +156,17 @@ func TestCollapsedByBucketsAgreesWithReference(t *testing.T) {
 				}
 				q := collapsedQuery(r, now)
 				d0 := x.decided.Load()
-				got, err := x.Search(t.Context(), q)
+				var (
+					got search.Result
+					err error
+				)
+				want := alongside(func() { got, err = x.Search(t.Context(), q) }, func() search.Result { return ref.Events(q) })
 				if err != nil {
 					t.Fatal(err)
 				}
 				if x.decided.Load() == d0 {
 					byBuckets++
 				}
-				want := ref.Events(q)
 				gotOcc := occurrencesOf(got)
 				if got.Total != want.Total || !slices.Equal(got.IDs, want.IDs) || !slices.Equal(gotOcc, want.Occurrences) {
 					t.Fatalf("query %d %+v:\ngot  total %d, %v %q\nwant total %d, %v %q", i, q,

@@ -170,11 +170,18 @@ func checkFacets(t *testing.T, round string, x *Index, docs []search.EventDocume
 		if r.IntN(3) == 0 {
 			q.Offset, q.Limit = 0, 0 // the total and facets only (countOnly)
 		}
-		got, err := x.Search(t.Context(), q)
+		var (
+			got search.Result
+			err error
+		)
+		wp := alongside(func() { got, err = x.Search(t.Context(), q) }, func() refPage {
+			res, facets := ref.EventsAndFacets(q)
+			return refPage{res, facets}
+		})
 		if err != nil {
 			t.Fatalf("%s: %+v: %v", round, q, err)
 		}
-		want, wantF := ref.EventsAndFacets(q)
+		want, wantF := wp.res, wp.facets
 		if got.Total != want.Total {
 			t.Fatalf("%s: %+v: total %d, want %d", round, q, got.Total, want.Total)
 		}

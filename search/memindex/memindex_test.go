@@ -242,11 +242,18 @@ func check(t *testing.T, round string, x *Index, live map[int64]search.EventDocu
 	ref := searchtest.NewReference(docs)
 	for i := 0; i < 400; i++ {
 		q := randomQuery(r, f, docs)
-		got, err := x.Search(t.Context(), q)
+		var (
+			got search.Result
+			err error
+		)
+		wp := alongside(func() { got, err = x.Search(t.Context(), q) }, func() refPage {
+			res, facets := ref.EventsAndFacets(q)
+			return refPage{res, facets}
+		})
 		if err != nil {
 			t.Fatalf("%s: %+v: %v", round, q, err)
 		}
-		want, wantF := ref.EventsAndFacets(q)
+		want, wantF := wp.res, wp.facets
 		if got.Total != want.Total {
 			t.Fatalf("%s: %+v: total %d, want %d", round, q, got.Total, want.Total)
 		}

@@ -14,6 +14,7 @@ import (
 // a run that lost or gained a slot would fail here even where the
 // queries decide the occurrences' group on its first member.
 func TestRunsPostEveryRow(t *testing.T) {
+	t.Parallel() // sets none of the package's knobs: runs beside the other parallel tests
 	all, _ := agreeDocs(3000)
 	for _, c := range []struct {
 		name  string

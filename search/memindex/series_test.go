@@ -200,11 +200,18 @@ func checkSeries(t *testing.T, round string, x *Index, docs []search.EventDocume
 	for i := 0; i < 400; i++ {
 		q := randomQuery(r, f, docs)
 		q.CollapseSeries = r.IntN(2) == 0
-		got, err := x.Search(t.Context(), q)
+		var (
+			got search.Result
+			err error
+		)
+		wp := alongside(func() { got, err = x.Search(t.Context(), q) }, func() refPage {
+			res, facets := ref.EventsAndFacets(q)
+			return refPage{res, facets}
+		})
 		if err != nil {
 			t.Fatalf("%s: %+v: %v", round, q, err)
 		}
-		want, wantF := ref.EventsAndFacets(q)
+		want, wantF := wp.res, wp.facets
 		if q.Relevance && q.Query != "" {
 			want = rankedReference(x, ref, q)
 		}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -15,9 +16,47 @@ import (
 	"github.com/calendar/eventcal/repository/mongo/mongotest"
 )
 
+// The load of TestReplicasSurviveSIGKILL is paced. Flat out, its reader
+// kept FerretDB (most of it), the simulator and both replicas busy for as
+// long as the test waited, and one wait is sometimes long: a webhook
+// delivery claimed by the killed replica is sent again only when its
+// claim expires (30 s), so that the test took 6 to 38 CPU-s from one run
+// to the next (a round of the reader, listing both replicas, costs about
+// 0.1 CPU-s, mostly FerretDB's). Paced, the writers still write all the
+// time (a write takes longer than writerPace, so they are hardly slowed:
+// the kill still lands during writes and the leader's batches; the pace
+// only stops a writer spinning on its killed replica's refused
+// connections), and the reader still polls both replicas back to back
+// across the kill and the restart, while the writers write. Once they
+// stop, nothing the reader guards changes any more except through the
+// webhook redelivery: it goes on polling, once a second. What the test
+// proves (no acknowledged write lost, no listed event vanishing, every
+// message sent) does not depend on requests coming back to back.
+const (
+	// writerPace is the least time between two writes of one writer.
+	writerPace = 10 * time.Millisecond
+	// readerPace is the least time between two rounds of the reader
+	// (each lists both replicas) while the writers write: less than a
+	// round takes.
+	readerPace = 50 * time.Millisecond
+	// readerSettledPace is the reader's pace once the writers stopped.
+	readerSettledPace = time.Second
+)
+
+// paced waits for tick's next tick and reports true, or reports false
+// once ctx ends.
+func paced(ctx context.Context, tick *time.Ticker) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-tick.C:
+		return true
+	}
+}
+
 // TestReplicasSurviveSIGKILL runs two replicas of this version on one
 // FerretDB and one Meilisearch simulator, writes through both without
-// pause, kills the leader with SIGKILL while its sync worker and webhook
+// stopping (paced: writerPace, readerPace), kills the leader with SIGKILL while its sync worker and webhook
 // sender are busy, and restarts it. Every acknowledged write must end up
 // listed on both replicas (polled until the test's deadline: the lag
 // target is not asserted as a time), a reader polling both must never see
@@ -68,7 +107,12 @@ func TestReplicasSurviveSIGKILL(t *testing.T) {
 		writers.Add(1)
 		go func() {
 			defer writers.Done()
+			tick := time.NewTicker(writerPace)
+			defer tick.Stop()
 			for n := 0; wctx.Err() == nil; n++ {
+				if !paced(wctx, tick) {
+					return
+				}
 				code, out, err := current(w).call("POST", "/events", eventBody(fmt.Sprintf("Replica %d write %d", w, n), int(day.Add(1))))
 				if err != nil || code != http.StatusCreated {
 					continue // down (killed) or refused: not acknowledged
@@ -86,13 +130,24 @@ func TestReplicasSurviveSIGKILL(t *testing.T) {
 		vanished []string
 		vmu      sync.Mutex
 	)
+	var polls atomic.Int64 // the reader's rounds, logged
 	rctx, stopReader := context.WithCancel(ctx)
 	var readerDone sync.WaitGroup
 	readerDone.Add(1)
 	go func() {
 		defer readerDone.Done()
 		seen := []map[int64]bool{{}, {}}
-		for rctx.Err() == nil {
+		tick := time.NewTicker(readerPace)
+		defer tick.Stop()
+		settled := wctx.Done()
+		for paced(rctx, tick) {
+			select {
+			case <-settled:
+				tick.Reset(readerSettledPace)
+				settled = nil
+			default:
+			}
+			polls.Add(1)
 			for i := range 2 {
 				ids, err := current(i).listedIDs()
 				if err != nil {
@@ -118,8 +173,11 @@ func TestReplicasSurviveSIGKILL(t *testing.T) {
 	eventually(t, "writes through both replicas", atLeast(15), r1, r2)
 	// Kill the leader while writes (and so its batches) keep coming.
 	r1.kill()
-	before := perWriter[1].Load()
+	before, roundsAtKill := perWriter[1].Load(), polls.Load()
 	eventually(t, "writes through r2 while r1 is down", func() bool { return perWriter[1].Load() >= before+5 }, r2)
+	// At least one whole round of the reader while r1 is down (the round
+	// under way at the kill may have started before it).
+	eventually(t, "the reader polls both replicas while r1 is down", func() bool { return polls.Load() >= roundsAtKill+2 }, r2)
 	r1mu.Lock()
 	r1.run(t) // same REPLICA_ID: takes its lease back at once
 	r1mu.Unlock()
@@ -180,5 +238,5 @@ func TestReplicasSurviveSIGKILL(t *testing.T) {
 			t.Errorf("%s was sent under %d message IDs: %v", key, len(set), set)
 		}
 	}
-	t.Logf("%d acknowledged events, %d messages (%d distinct), leader at the end: %s", len(want), len(rc.messages()), len(ids), leader())
+	t.Logf("%d acknowledged events, %d messages (%d distinct), %d reader rounds, leader at the end: %s", len(want), len(rc.messages()), len(ids), polls.Load(), leader())
 }
