@@ -865,21 +865,26 @@ func (x *Index) unlink(slot uint32, yield func()) {
 		}
 	}
 	pieces := newPieces(x, slot, len(r.words), yield)
-	for i, e := range r.words {
-		pieces.next()
-		title := i < int(r.nTitle)
-		e.vocab.leavePrefixes(e.text, slot, title)
-		b := &e.body
-		if title {
-			b = &e.title
+	for i := 0; i < len(r.words); {
+		// A piece of the words, whose match cache entries are dropped
+		// in its hold, checked once per vocabulary (touchWords).
+		n := pieces.take(len(r.words) - i)
+		for j, e := range r.words[i : i+n] {
+			title := i+j < int(r.nTitle)
+			e.vocab.leavePrefixes(e.text, slot, title)
+			b := &e.body
+			if title {
+				b = &e.title
+			}
+			if (*b).Remove(slot); (*b).IsEmpty() {
+				*b = nil
+			}
+			if e.title == nil && e.body == nil {
+				forget(e)
+			}
 		}
-		if (*b).Remove(slot); (*b).IsEmpty() {
-			*b = nil
-		}
-		x.matches.touchWord(x, e)
-		if e.title == nil && e.body == nil {
-			forget(e)
-		}
+		x.matches.touchWords(x, r.words[i:i+n])
+		i += n
 	}
 	pieces.done()
 }

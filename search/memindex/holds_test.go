@@ -313,3 +313,85 @@ func TestLargeDocumentTouchesTheCacheBriefly(t *testing.T) {
 		})
 	}
 }
+
+// TestDraftSkipsTheEntriesOfOtherVisibilities writes and then removes a
+// large draft (28,000 characters, holdWords lowered to 160) while the match cache
+// holds the entries of queries that read the draft's vocabulary or do
+// not (published rows: the anonymous queries), queries filling it again
+// at every release of the lock, and counts the entries checked in one
+// hold (holds.maxTouched): an entry that does not read the draft's
+// vocabulary costs a check per vocabulary of a hold's words, not one per
+// word (then the writer checked every entry against each word of the
+// hold, 160 × the entries). After each write the queries answer as a
+// fresh index does.
+func TestDraftSkipsTheEntriesOfOtherVisibilities(t *testing.T) {
+	defer func(n int) { holdWords = n }(holdWords)
+	holdWords = 160
+	text := hugeDescription(rand.New(rand.NewPCG(37, 5)), 28000)
+	for _, c := range []struct {
+		name     string
+		statuses []string // of the queries
+		bound    func(entries int) int
+	}{
+		// At most four vocabularies in one hold (title and body, in
+		// the languages without aliases), and the hiding and showing
+		// of the row.
+		{"published rows", []string{"publish"}, func(entries int) int { return 6 * entries }},
+		// Published and draft rows: these read the draft vocabulary, a
+		// check per word of the hold.
+		{"published and draft rows", []string{"publish", "draft"}, func(entries int) int { return (holdWords + 6) * entries }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			x, now := benchIndex(300)
+			words := append(probes(text), "jazz", "j", "ja", "th", "festivl ", "jazz c", "concert")
+			queries := func(t *testing.T, x *Index) []search.Result {
+				var res []search.Result
+				for _, w := range words {
+					got, err := x.Search(t.Context(), with(now, func(q *search.EventQuery) { q.Query, q.Statuses = w, c.statuses }))
+					if err != nil {
+						t.Fatal(err)
+					}
+					res = append(res, got)
+				}
+				return res
+			}
+			releases := 0
+			defer func() { yieldHook = nil }()
+			yieldHook = func() {
+				releases++
+				queries(t, x)
+			}
+			d := hugeDraft(1<<40, "", text)
+			for _, write := range []string{"applied", "removed"} {
+				queries(t, x)
+				entries := len(x.matches.m)
+				if entries == 0 {
+					t.Fatal("no entry in the match cache: the test measures nothing")
+				}
+				fresh, _ := benchIndex(300)
+				if write == "applied" {
+					fresh.Apply([]search.EventDocument{d})
+				}
+				x.maxTouched, releases = 0, 0
+				if write == "applied" {
+					x.Apply([]search.EventDocument{d})
+				} else {
+					x.Remove([]int64{d.ID})
+				}
+				if releases == 0 {
+					t.Fatal("the write never released the lock: the test measures nothing")
+				}
+				if bound := c.bound(entries); x.maxTouched > bound {
+					t.Errorf("draft %s: %d match cache entries checked in one hold of the lock (%d entries), want at most %d", write, x.maxTouched, entries, bound)
+				}
+				t.Logf("draft %s: %d releases, %d entries, at most %d checked in one hold", write, releases, entries, x.maxTouched)
+				got, want := queries(t, x), queries(t, fresh)
+				for i := range want {
+					if got[i].Total != want[i].Total || !slices.Equal(got[i].IDs, want[i].IDs) {
+						t.Errorf("draft %s, query %q: total %d, %v; want %d, %v", write, words[i], got[i].Total, got[i].IDs, want[i].Total, want[i].IDs)
+					}
+				}
+			}
+		})
+	}
+}

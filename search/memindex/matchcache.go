@@ -273,36 +273,68 @@ func (c *matchCache) dropSince(x *Index, seq uint64) {
 	}
 }
 
-// touchWords is touchWord for each of words.
+// touchWords is touchWord for each of words, checking each entry once
+// against each vocabulary of words (reads) and only the entries that read
+// it against the words' texts: a large draft's tens of thousands of words,
+// in the draft vocabulary that the anonymous queries' entries do not read,
+// cost an entry a check per piece of the draft, not one per word (the
+// writer holds the lock meanwhile). The caller holds x.mu for writing.
 func (c *matchCache) touchWords(x *Index, words []*word) {
-	if len(c.m) == 0 {
-		return
+	for len(words) > 0 && len(c.m) > 0 {
+		v := words[0].vocab
+		n := 1
+		for n < len(words) && words[n].vocab == v {
+			n++
+		}
+		c.touchVocabulary(x, v, words[:n])
+		words = words[n:]
 	}
-	for _, w := range words {
-		c.touchWord(x, w)
+}
+
+// touchVocabulary drops the entries whose rows may change when the rows
+// of words, all of vocabulary v, change in the index x: those that read
+// v and have a term that reads one of the words (what dependsOn checks
+// word by word). It counts the checks in x.touched: one per entry, and
+// one per word for an entry that reads v.
+func (c *matchCache) touchVocabulary(x *Index, v *vocabulary, words []*word) {
+	x.touched += len(c.m)
+	for k, e := range c.m {
+		if !e.reads(x, v) {
+			continue
+		}
+		x.touched += len(words)
+		if slices.ContainsFunc(words, func(w *word) bool { return e.readsText(w.text) }) {
+			delete(c.m, k)
+			c.dropped++
+		}
 	}
 }
 
 // dependsOn reports whether e's rows may change with the rows of word w:
-// w is in a vocabulary that e's query reads (of e's language, or of a
-// language it has aliases to; of a visibility it keeps), and one of e's
-// terms reads w (a row holding w may match e's other terms through its
-// other words).
+// w is in a vocabulary that e's query reads (reads), and one of e's terms
+// reads w (readsText: a row holding w may match e's other terms through
+// its other words).
 func (e *matchEntry) dependsOn(x *Index, w *word) bool {
-	v := w.vocab
+	return e.reads(x, w.vocab) && e.readsText(w.text)
+}
+
+// reads reports whether e's query reads vocabulary v: one of e's
+// language, or of a language it has aliases to, and of a visibility it
+// keeps.
+func (e *matchEntry) reads(x *Index, v *vocabulary) bool {
 	if v.lang != e.lang {
 		l := x.langs[e.lang]
 		if l == nil || l.aliases[v.lang] == nil {
 			return false
 		}
 	}
-	// The visibility first: a draft's words (tens of thousands) are
-	// checked against the anonymous queries' entries by it alone, not by
-	// matching each term (typos).
-	if !keepsVisibility(e.statuses, e.mask, e.want, v.vis) {
-		return false
-	}
-	return slices.ContainsFunc(e.terms, func(t search.Term) bool { return termReads(t, w.text) })
+	return keepsVisibility(e.statuses, e.mask, e.want, v.vis)
+}
+
+// readsText reports whether one of e's terms reads a word of text w
+// (termReads).
+func (e *matchEntry) readsText(w string) bool {
+	return slices.ContainsFunc(e.terms, func(t search.Term) bool { return termReads(t, w) })
 }
 
 // termReads reports whether a query of term t may read the rows of word
