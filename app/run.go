@@ -480,7 +480,7 @@ func newWorker(cfg *config.Config, store repository.Store, engine search.Engine,
 // newWebhooks builds the webhook deliverer; the worker hands it every
 // batch of marks, and the lease holder runs its delivery loop.
 func newWebhooks(cfg *config.Config, store repository.Store, logger *slog.Logger) *webhooks.Dispatcher {
-	return &webhooks.Dispatcher{Store: store, Log: logger, AllowPrivate: cfg.WebhookAllowPrivate,
+	return &webhooks.Dispatcher{Store: store, Log: logger, AllowPrivate: cfg.WebhookAllowPrivate, Timeout: cfg.WebhookTimeout,
 		Render: api.NewItemRenderer(api.Options{Config: cfg, Store: store})}
 }
 

@@ -131,6 +131,10 @@ type Config struct {
 	// WebhookAllowPrivate lets webhook endpoints reach private addresses
 	// (WEBHOOK_ALLOW_PRIVATE).
 	WebhookAllowPrivate bool
+	// WebhookTimeout bounds one webhook delivery attempt
+	// (WEBHOOK_TIMEOUT); a claim on a delivery holds for three times it
+	// plus the grace (sync/webhooks Dispatcher.Timeout).
+	WebhookTimeout time.Duration
 	// SourcesAllowPrivate lets calendar sources reach private addresses
 	// (SOURCES_ALLOW_PRIVATE).
 	SourcesAllowPrivate bool

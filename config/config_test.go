@@ -146,6 +146,8 @@ func TestValid(t *testing.T) {
 		{"source fetch timeout default", nil, func(c *Config) any { return c.SourceFetchTimeout }, time.Minute},
 		{"source fetch timeout", map[string]string{"SOURCE_FETCH_TIMEOUT": "2m"}, func(c *Config) any { return c.SourceFetchTimeout }, 2 * time.Minute},
 		{"source fetch timeout seconds", map[string]string{"SOURCE_FETCH_TIMEOUT": "1"}, func(c *Config) any { return c.SourceFetchTimeout }, time.Second},
+		{"webhook timeout", map[string]string{"WEBHOOK_TIMEOUT": "2s"}, func(c *Config) any { return c.WebhookTimeout }, 2 * time.Second},
+		{"webhook timeout default", nil, func(c *Config) any { return c.WebhookTimeout }, 10 * time.Second},
 		{"source max bytes default", nil, func(c *Config) any { return c.SourceMaxBytes }, int64(20 << 20)},
 		{"source max bytes", map[string]string{"SOURCE_MAX_BYTES": "1048576"}, func(c *Config) any { return c.SourceMaxBytes }, int64(1 << 20)},
 		{"source max events default", nil, func(c *Config) any { return c.SourceMaxEvents }, 50000},
@@ -272,6 +274,8 @@ func TestInvalid(t *testing.T) {
 		{"source fetch timeout zero", map[string]string{"SOURCE_FETCH_TIMEOUT": "0"}, "SOURCE_FETCH_TIMEOUT", "from 1s to 1h"},
 		{"source fetch timeout too long", map[string]string{"SOURCE_FETCH_TIMEOUT": "2h"}, "SOURCE_FETCH_TIMEOUT", "from 1s to 1h"},
 		{"source fetch timeout word", map[string]string{"SOURCE_FETCH_TIMEOUT": "slow"}, "SOURCE_FETCH_TIMEOUT", "duration"},
+		{"webhook timeout too short", map[string]string{"WEBHOOK_TIMEOUT": "500ms"}, "WEBHOOK_TIMEOUT", "from 1s to 1m"},
+		{"webhook timeout too long", map[string]string{"WEBHOOK_TIMEOUT": "2m"}, "WEBHOOK_TIMEOUT", "from 1s to 1m"},
 		{"source max bytes too small", map[string]string{"SOURCE_MAX_BYTES": "100"}, "SOURCE_MAX_BYTES", "whole number of bytes from 1024 to 1073741824"},
 		{"source max bytes with a unit", map[string]string{"SOURCE_MAX_BYTES": "20MiB"}, "SOURCE_MAX_BYTES", "whole number of bytes"},
 		{"source max events zero", map[string]string{"SOURCE_MAX_EVENTS": "0"}, "SOURCE_MAX_EVENTS", "whole number from 1 to 1000000"},
@@ -398,7 +402,7 @@ func TestRegistry(t *testing.T) {
 		"MAX_CONNECTIONS", "BODY_MEMORY_MIB", "BODY_MEMORY_PER_CALLER_MIB",
 		"MAX_SERIES_OCCURRENCES", "MAX_SERIES_OVERRIDE_TEXT", "MAX_ACCOUNT_DOCUMENTS", "SYNC_BATCH_BYTES", "STORE_TIMEOUT", "MEILI_MAX_REQUEST_BYTES",
 		"CURRENCY_SYMBOL", "CURRENCY_CODE", "CURRENCY_POSITION", "BACKUP_SCHEDULE", "BACKUP_KEEP", "BACKUP_DIR",
-		"SOURCES_ALLOW_PRIVATE", "SOURCE_FETCH_TIMEOUT", "SOURCE_MAX_BYTES", "SOURCE_MAX_EVENTS")
+		"SOURCES_ALLOW_PRIVATE", "SOURCE_FETCH_TIMEOUT", "SOURCE_MAX_BYTES", "SOURCE_MAX_EVENTS", "WEBHOOK_TIMEOUT")
 	for _, name := range want {
 		if !seen[name] {
 			t.Errorf("%s is not registered", name)

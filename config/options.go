@@ -663,6 +663,22 @@ var registry = []Option{
 		format: func(c *Config) string { return strconv.FormatBool(c.WebhookAllowPrivate) },
 	},
 	{
+		Name: "WEBHOOK_TIMEOUT", Default: "10s", Type: TypeDuration,
+		Description: "how long one webhook delivery attempt may take; a delivery a stopped replica had claimed is sent again by the next lease holder after three times this plus up to 5s (Go duration or whole seconds; 1s to 1m)",
+		parse: func(c *Config, raw string) error {
+			d, err := parseDuration(raw)
+			if err != nil {
+				return err
+			}
+			if d < time.Second || d > time.Minute {
+				return errors.New("must be from 1s to 1m")
+			}
+			c.WebhookTimeout = d
+			return nil
+		},
+		format: func(c *Config) string { return c.WebhookTimeout.String() },
+	},
+	{
 		Name: "SOURCES_ALLOW_PRIVATE", Default: "false", Type: TypeBool,
 		Description: "let calendar sources be (or resolve or redirect to) private, loopback, link-local and reserved addresses; off, a source cannot make the service reach internal hosts",
 		parse: func(c *Config, raw string) error {

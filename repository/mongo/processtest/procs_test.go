@@ -321,6 +321,9 @@ func startReplica(t *testing.T, s *servers, bin, id, db string) *replica {
 	addr := freeAddr(t)
 	env := []string{"MONGO_URI=" + s.mongoURI, "MONGO_DATABASE=" + db, "MEILI_URL=" + s.meiliURL, "MEILI_API_KEY=" + meiliKey,
 		"LISTEN_ADDR=" + addr, "ADMIN_TOKEN=" + adminToken, "REPLICA_ID=" + id, "LEASE_TTL=3s", "WEBHOOK_ALLOW_PRIVATE=true",
+		// A killed leader's claimed deliveries are sent again once the
+		// claim expires (3 x WEBHOOK_TIMEOUT + grace): 8 s, not 35.
+		"WEBHOOK_TIMEOUT=2s",
 		"SHUTDOWN_TIMEOUT=5s", "DRAIN_DELAY=0", "DATA_DIR=" + t.TempDir(), "LOG_LEVEL=debug"}
 	r := &replica{id: id, base: "http://" + addr + apiRoot, bin: bin, env: env}
 	r.run(t)
