@@ -149,6 +149,22 @@ type reader struct {
 	in  *interner
 }
 
+// stringOr reads a string as string does, returning like instead when it
+// has the same bytes (no allocation).
+func (r *reader) stringOr(like string) string {
+	n := r.uvarint()
+	if n > uint64(len(r.b)) {
+		r.fail()
+		return ""
+	}
+	s := like
+	if string(r.b[:n]) != like {
+		s = string(r.b[:n])
+	}
+	r.b = r.b[n:]
+	return s
+}
+
 // internMax is the number of strings an interner holds at most: it
 // forgets them all when full (a load's decoder reads a chunk's events,
 // whose repeated strings are few).
@@ -286,15 +302,17 @@ func (r *reader) float() float64 {
 // binaryMark).
 func decodeBinary(raw []byte) (storedEvent, error) {
 	var s storedEvent
-	err := decodeBinaryInto(raw, &s, nil)
+	err := decodeBinaryInto(raw, &s, nil, "")
 	return s, err
 }
 
 // decodeBinaryInto reads a document in the binary form (raw starts with
 // binaryMark) into s, which it zeroes first; its repeated short strings
-// through in when not nil (see interner). Filling the caller's s keeps a
-// decoder's storedEvent off the heap.
-func decodeBinaryInto(raw []byte, s *storedEvent, in *interner) error {
+// through in when not nil (see interner), and its occurrence as occ when
+// it is the same (the key's, which load cuts from one string per chunk
+// rather than allocating one per document). Filling the caller's s keeps
+// a decoder's storedEvent off the heap.
+func decodeBinaryInto(raw []byte, s *storedEvent, in *interner, occ string) error {
 	*s = storedEvent{}
 	if len(raw) == 0 || raw[0] != binaryMark {
 		return errTruncated
@@ -302,7 +320,7 @@ func decodeBinaryInto(raw []byte, s *storedEvent, in *interner) error {
 	r := &reader{b: raw[1:], in: in}
 	d := &s.EventDocument
 	d.ID = r.varint()
-	d.Occurrence = r.string()
+	d.Occurrence = r.stringOr(occ)
 	d.Status = r.shared()
 	for _, v := range [...]*int64{&d.Author, &d.PublishDate, &d.Start, &d.End, &d.StartLocal, &d.EndLocal} {
 		*v = r.varint()

@@ -182,15 +182,16 @@ func decodeEvent(raw []byte) (search.EventDocument, error) {
 // decodeStored is decodeEvent, also returning what the document takes
 // from another of its event's (see storedRef; the caller resolves it).
 func decodeStored(raw []byte) (search.EventDocument, storedRef, error) {
-	return decodeStoredWith(raw, nil)
+	return decodeStoredWith(raw, nil, "")
 }
 
 // decodeStoredWith is decodeStored, reading the binary form's repeated
-// short strings through in when not nil (see interner).
-func decodeStoredWith(raw []byte, in *interner) (search.EventDocument, storedRef, error) {
+// short strings through in when not nil (see interner) and its
+// occurrence as occ when the same (see decodeBinaryInto).
+func decodeStoredWith(raw []byte, in *interner, occ string) (search.EventDocument, storedRef, error) {
 	var stored storedEvent
 	if len(raw) > 0 && raw[0] == binaryMark {
-		if err := decodeBinaryInto(raw, &stored, in); err != nil {
+		if err := decodeBinaryInto(raw, &stored, in, occ); err != nil {
 			return search.EventDocument{}, storedRef{}, err
 		}
 	} else {
