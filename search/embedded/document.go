@@ -182,20 +182,39 @@ func decodeEvent(raw []byte) (search.EventDocument, error) {
 // decodeStored is decodeEvent, also returning what the document takes
 // from another of its event's (see storedRef; the caller resolves it).
 func decodeStored(raw []byte) (search.EventDocument, storedRef, error) {
+	return decodeStoredWith(raw, nil, "")
+}
+
+// decodeStoredWith is decodeStored, reading the binary form's repeated
+// short strings through in when not nil (see interner) and its
+// occurrence as occ when the same (see decodeBinaryInto).
+func decodeStoredWith(raw []byte, in *interner, occ string) (search.EventDocument, storedRef, error) {
 	var stored storedEvent
 	if len(raw) > 0 && raw[0] == binaryMark {
-		var err error
-		if stored, err = decodeBinary(raw); err != nil {
+		if err := decodeBinaryInto(raw, &stored, in, occ); err != nil {
 			return search.EventDocument{}, storedRef{}, err
 		}
-	} else if err := json.Unmarshal(raw, &stored); err != nil { // format 1
-		return search.EventDocument{}, storedRef{}, err
+	} else {
+		var err error
+		if stored, err = decodeJSON(raw); err != nil { // format 1
+			return search.EventDocument{}, storedRef{}, err
+		}
 	}
 	d, err := stored.expand()
 	if stored.DatesFrom != "" {
 		return d, storedRef{from: stored.DatesFrom, dates: true}, err
 	}
 	return d, storedRef{from: stored.TextFrom}, err
+}
+
+// decodeJSON reads a document in the JSON form (format 1). Apart from
+// decodeStoredWith, so that the pointer json.Unmarshal takes does not move
+// the binary form's storedEvent to the heap (a tenth of a load's
+// allocations).
+func decodeJSON(raw []byte) (storedEvent, error) {
+	var stored storedEvent
+	err := json.Unmarshal(raw, &stored)
+	return stored, err
 }
 
 // expand resolves TextSame.

@@ -238,3 +238,41 @@ func TestOrderEntries(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkDecodeChunk measures decodeChunk, the decoders' part of a
+// start-up, on the stored forms of the fixtures' events with series (most
+// documents are occurrences stored as their dates, DatesFrom), in chunks
+// of loadChunk entries on one goroutine, with its allocations:
+// go test ./search/embedded -run '^$' -bench DecodeChunk -benchmem -cpu 1.
+func BenchmarkDecodeChunk(b *testing.B) {
+	f := searchtest.WithSeries(searchtest.Generate(9, 3000, 50, 20))
+	last := map[string]int{}
+	for i, d := range f.Events {
+		last[d.Key()] = i
+	}
+	put := encodeDocs(f.Events, last)
+	slices.SortFunc(put, func(a, b storedDoc) int { return strings.Compare(a.key, b.key) })
+	entries := make([]loadEntry, len(put))
+	for i, p := range put {
+		e, err := newLoadEntry([]byte(p.key), p.raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		entries[i] = e
+	}
+	entries = orderEntries(entries)
+	bounds := chunkByEvent(entries, loadChunk)
+	docs := make([]search.EventDocument, len(entries))
+	var jsonDocs atomic.Int64
+	var buf []byte
+	var in interner
+	for b.Loop() {
+		for c := 1; c < len(bounds); c++ {
+			var err error
+			if buf, err = decodeChunk(entries[bounds[c-1]:bounds[c]], docs[bounds[c-1]:bounds[c]], buf, &in, &jsonDocs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(entries)), "ns/doc")
+}

@@ -88,3 +88,48 @@ func agreeBoth(t *testing.T, round string, want, got *Index, docs []search.Event
 		}
 	}
 }
+
+// TestMergeSplit: sortEntries' merge in two halves (mergeSplit, then
+// mergeInto on each) gives, for every split point, the entries the merge
+// of the two sorted halves one entry after another gives, ties (equal
+// starts) included, whatever the halves' sizes.
+func TestMergeSplit(t *testing.T) {
+	byStart := func(a, b entry) int { return int(a.start - b.start) }
+	rng := rand.New(rand.NewPCG(4, 6))
+	for _, c := range []struct {
+		name   string
+		na, nb int
+		span   int64 // starts drawn below span: small for many ties
+	}{
+		{"both empty", 0, 0, 10},
+		{"a empty", 0, 7, 10},
+		{"b empty", 9, 0, 10},
+		{"even", 50, 50, 1000},
+		{"ties", 40, 33, 4},
+		{"uneven", 3, 80, 100},
+		{"a longer", 90, 5, 100},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			side := func(n int, tag uint32) []entry {
+				s := make([]entry, n)
+				for i := range s {
+					s[i] = entry{start: rng.Int64N(c.span), slot: tag + uint32(i)}
+				}
+				slices.SortStableFunc(s, byStart)
+				return s
+			}
+			a, b := side(c.na, 0), side(c.nb, 1000)
+			want := make([]entry, c.na+c.nb)
+			mergeInto(want, a, b, byStart)
+			for k := 0; k <= c.na+c.nb; k++ {
+				i := mergeSplit(a, b, k, byStart)
+				got := make([]entry, c.na+c.nb)
+				mergeInto(got[:k], a[:i], b[:k-i], byStart)
+				mergeInto(got[k:], a[i:], b[k-i:], byStart)
+				if !slices.Equal(got, want) {
+					t.Fatalf("split at %d (%d of a): %v, want %v", k, i, got, want)
+				}
+			}
+		})
+	}
+}
