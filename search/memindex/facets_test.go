@@ -170,14 +170,7 @@ func checkFacets(t *testing.T, round string, x *Index, docs []search.EventDocume
 		if r.IntN(3) == 0 {
 			q.Offset, q.Limit = 0, 0 // the total and facets only (countOnly)
 		}
-		var (
-			got search.Result
-			err error
-		)
-		wp := alongside(func() { got, err = x.Search(t.Context(), q) }, func() refPage {
-			res, facets := ref.EventsAndFacets(q)
-			return refPage{res, facets}
-		})
+		wp, got, err := searchAlongside(t.Context(), x, ref, q)
 		if err != nil {
 			t.Fatalf("%s: %+v: %v", round, q, err)
 		}

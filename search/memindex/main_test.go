@@ -1,12 +1,14 @@
 package memindex
 
 import (
+	"context"
 	"flag"
 	"os"
 	"runtime/debug"
 	"testing"
 
 	"github.com/calendar/eventcal/search"
+	"github.com/calendar/eventcal/search/searchtest"
 )
 
 // testGCPercent is the collector's target while the tests (not the
@@ -42,6 +44,20 @@ func alongside[T any](index func(), ref func() T) T {
 	go func() { done <- ref() }()
 	index()
 	return <-done
+}
+
+// searchAlongside runs q on the index x and, alongside, on the reference:
+// the reference's page with its facets, then the index's answer.
+func searchAlongside(ctx context.Context, x *Index, ref *searchtest.Reference, q search.EventQuery) (refPage, search.Result, error) {
+	var (
+		got search.Result
+		err error
+	)
+	wp := alongside(func() { got, err = x.Search(ctx, q) }, func() refPage {
+		res, facets := ref.EventsAndFacets(q)
+		return refPage{res, facets}
+	})
+	return wp, got, err
 }
 
 // refPage is a page of the reference with its facets (EventsAndFacets).

@@ -242,14 +242,7 @@ func check(t *testing.T, round string, x *Index, live map[int64]search.EventDocu
 	ref := searchtest.NewReference(docs)
 	for i := 0; i < 400; i++ {
 		q := randomQuery(r, f, docs)
-		var (
-			got search.Result
-			err error
-		)
-		wp := alongside(func() { got, err = x.Search(t.Context(), q) }, func() refPage {
-			res, facets := ref.EventsAndFacets(q)
-			return refPage{res, facets}
-		})
+		wp, got, err := searchAlongside(t.Context(), x, ref, q)
 		if err != nil {
 			t.Fatalf("%s: %+v: %v", round, q, err)
 		}

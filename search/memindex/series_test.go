@@ -200,14 +200,7 @@ func checkSeries(t *testing.T, round string, x *Index, docs []search.EventDocume
 	for i := 0; i < 400; i++ {
 		q := randomQuery(r, f, docs)
 		q.CollapseSeries = r.IntN(2) == 0
-		var (
-			got search.Result
-			err error
-		)
-		wp := alongside(func() { got, err = x.Search(t.Context(), q) }, func() refPage {
-			res, facets := ref.EventsAndFacets(q)
-			return refPage{res, facets}
-		})
+		wp, got, err := searchAlongside(t.Context(), x, ref, q)
 		if err != nil {
 			t.Fatalf("%s: %+v: %v", round, q, err)
 		}
