@@ -255,13 +255,7 @@ func TestLargeDocumentTouchesTheCacheBriefly(t *testing.T) {
 	queries := func(t *testing.T, x *Index) []search.Result {
 		var res []search.Result
 		for _, status := range []string{"publish", "draft"} {
-			for _, w := range words {
-				got, err := x.Search(t.Context(), query(w, status))
-				if err != nil {
-					t.Fatal(err)
-				}
-				res = append(res, got)
-			}
+			res = append(res, searchWords(t, x, words, func(w string) search.EventQuery { return query(w, status) })...)
 		}
 		return res
 	}
@@ -345,15 +339,9 @@ func TestDraftSkipsTheEntriesOfOtherVisibilities(t *testing.T) {
 			x, now := benchIndex(300)
 			words := append(probes(text), "jazz", "j", "ja", "th", "festivl ", "jazz c", "concert")
 			queries := func(t *testing.T, x *Index) []search.Result {
-				var res []search.Result
-				for _, w := range words {
-					got, err := x.Search(t.Context(), with(now, func(q *search.EventQuery) { q.Query, q.Statuses = w, c.statuses }))
-					if err != nil {
-						t.Fatal(err)
-					}
-					res = append(res, got)
-				}
-				return res
+				return searchWords(t, x, words, func(w string) search.EventQuery {
+					return with(now, func(q *search.EventQuery) { q.Query, q.Statuses = w, c.statuses })
+				})
 			}
 			releases := 0
 			defer func() { yieldHook = nil }()
@@ -394,4 +382,18 @@ func TestDraftSkipsTheEntriesOfOtherVisibilities(t *testing.T) {
 			}
 		})
 	}
+}
+
+// searchWords answers the query q makes of each word on x, in order.
+func searchWords(t *testing.T, x *Index, words []string, q func(w string) search.EventQuery) []search.Result {
+	t.Helper()
+	res := make([]search.Result, 0, len(words))
+	for _, w := range words {
+		got, err := x.Search(t.Context(), q(w))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res = append(res, got)
+	}
+	return res
 }
