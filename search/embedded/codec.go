@@ -152,17 +152,10 @@ type reader struct {
 // stringOr reads a string as string does, returning like instead when it
 // has the same bytes (no allocation).
 func (r *reader) stringOr(like string) string {
-	n := r.uvarint()
-	if n > uint64(len(r.b)) {
-		r.fail()
-		return ""
+	if b := r.next(); string(b) != like {
+		return string(b)
 	}
-	s := like
-	if string(r.b[:n]) != like {
-		s = string(r.b[:n])
-	}
-	r.b = r.b[n:]
-	return s
+	return like
 }
 
 // internMax is the number of strings an interner holds at most: it
@@ -223,35 +216,32 @@ func (r *reader) uvarint() uint64 {
 	return v
 }
 
-func (r *reader) string() string {
+func (r *reader) string() string { return string(r.next()) }
+
+// next reads the bytes of a string (its length, then the bytes), nil
+// after a failure; the bytes are raw's, not a copy.
+func (r *reader) next() []byte {
 	n := r.uvarint()
 	if n > uint64(len(r.b)) {
 		r.fail()
-		return ""
+		return nil
 	}
-	s := string(r.b[:n])
+	b := r.b[:n]
 	r.b = r.b[n:]
-	return s
+	return b
 }
 
-// count reads a count written by appendCount: ok false for nil. A count
-// larger than the bytes left (each element takes at least one) fails.
 // shared reads a string as string does, through the reader's interner
 // when it has one: for the strings many documents repeat.
 func (r *reader) shared() string {
 	if r.in == nil {
 		return r.string()
 	}
-	n := r.uvarint()
-	if n > uint64(len(r.b)) {
-		r.fail()
-		return ""
-	}
-	s := r.in.get(r.b[:n])
-	r.b = r.b[n:]
-	return s
+	return r.in.get(r.next())
 }
 
+// count reads a count written by appendCount: ok false for nil. A count
+// larger than the bytes left (each element takes at least one) fails.
 func (r *reader) count() (n int, ok bool) {
 	c := r.uvarint()
 	if c == 0 {
