@@ -338,7 +338,7 @@ func openStore(ctx context.Context, cfg *config.Config) (repository.Store, error
 		}
 		return s, nil
 	}
-	s, err := mongo.Open(ctx, cfg.MongoURI, cfg.MongoDatabase, mongo.WithTimeout(cfg.StoreTimeout))
+	s, err := mongo.Open(ctx, cfg.MongoURI, cfg.MongoDatabase, mongo.WithTimeout(cfg.StoreTimeout), mongo.WithReplica(replicaID(cfg)))
 	if err != nil {
 		return nil, fmt.Errorf("MONGO_URI: %w", err)
 	}

@@ -23,6 +23,27 @@ func AgeSlugReservationsForTest(ctx context.Context, s *Store) error {
 	return err
 }
 
+// ShiftLocksForTest moves the time of every item lock by d (back when d
+// is negative), keeping it well inside the lock lease, so that a test
+// orders a lock before or after a store's opening by more than the
+// clocks' estimates may disagree.
+func ShiftLocksForTest(ctx context.Context, s *Store, d time.Duration) error {
+	cur, err := s.locks.Find(ctx, bson.D{})
+	if err != nil {
+		return err
+	}
+	var locks []lockDoc
+	if err := cur.All(ctx, &locks); err != nil {
+		return err
+	}
+	for _, l := range locks {
+		if _, err := s.locks.UpdateOne(ctx, bson.D{{Key: "_id", Value: l.Key}}, bson.D{{Key: "$set", Value: bson.D{{Key: "at", Value: l.At.Add(d)}}}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // SlugReservationsForTest returns the number of slug reservations.
 func SlugReservationsForTest(ctx context.Context, s *Store) (int64, error) {
 	return s.slugs.CountDocuments(ctx, bson.D{})

@@ -24,6 +24,10 @@ type lockDoc struct {
 	Key   string    `bson:"_id"`
 	Token string    `bson:"token"`
 	At    time.Time `bson:"at"`
+	// Replica and Instance name the holding process (WithReplica; empty
+	// for a store opened without it, or written by an older version).
+	Replica  string `bson:"replica,omitempty"`
+	Instance string `bson:"instance,omitempty"`
 }
 
 // itemLock is a held lock.
@@ -62,7 +66,7 @@ func (s *lockTable) lock(ctx context.Context, key string) (*itemLock, error) {
 func (s *lockTable) tryLock(ctx context.Context, key string) (*itemLock, error) {
 	for range 3 {
 		l := &itemLock{key: key, token: newToken()}
-		_, err := s.locks.InsertOne(ctx, lockDoc{Key: key, Token: l.token, At: s.dbNow(ctx)})
+		_, err := s.locks.InsertOne(ctx, lockDoc{Key: key, Token: l.token, At: s.dbNow(ctx), Replica: s.replica, Instance: s.instance})
 		if err == nil {
 			return l, nil
 		}
@@ -76,15 +80,27 @@ func (s *lockTable) tryLock(ctx context.Context, key string) (*itemLock, error) 
 			continue // released meanwhile: try again
 		case err != nil:
 			return nil, fmt.Errorf("mongo: lock %s: %w", key, err)
-		case s.dbNow(ctx).Sub(cur.At) < lockLease:
+		case s.dbNow(ctx).Sub(cur.At) < lockLease && !s.predecessors(&cur):
 			return nil, nil
 		}
-		// The holder died: remove its lock (only that one) and retry.
+		// The holder died (its lease passed, or it was this replica's
+		// previous process): remove its lock (only that one) and retry.
 		if _, err := s.locks.DeleteOne(ctx, bson.D{{Key: "_id", Value: key}, {Key: "token", Value: cur.Token}}); err != nil {
 			return nil, fmt.Errorf("mongo: break expired lock %s: %w", key, err)
 		}
 	}
 	return nil, nil
+}
+
+// predecessors reports whether cur was taken by this replica's previous
+// process: under this store's identity, by another instance, before this
+// store opened (see WithReplica). That process is dead, so its lock need
+// not wait for the lease. A lock taken since this store opened, under its
+// identity by another instance, is a live duplicate's (which the lease
+// refuses): it waits for the lease like any other.
+func (s *lockTable) predecessors(cur *lockDoc) bool {
+	return s.replica != "" && cur.Replica == s.replica && cur.Instance != "" &&
+		cur.Instance != s.instance && cur.At.Before(s.openedAt)
 }
 
 // unlock releases l. It runs even when ctx is done; a failure only delays

@@ -180,6 +180,13 @@ type conn struct {
 	// maxDraws bounds the values one new ID may draw (0: the constant
 	// maxDraws; tests lower it: WithMaxDrawsForTest).
 	maxDraws int
+	// replica is this process's replica identity (WithReplica; empty:
+	// none), instance a random ID drawn at Open, and openedAt the
+	// server's clock then: item locks record the first two, so that a
+	// restarted replica breaks its crashed predecessor's locks at once
+	// (locks.go, predecessors).
+	replica, instance string
+	openedAt          time.Time
 	// clock estimates the server's clock (clock.go).
 	clock serverClock
 	// layout is the layout this store writes, 1 or 2 (migrate.go); it
@@ -250,6 +257,8 @@ type openOptions struct {
 	lockWait time.Duration
 	// maxDraws is conn.maxDraws (WithMaxDrawsForTest).
 	maxDraws int
+	// replica is conn.replica (WithReplica).
+	replica string
 }
 
 // WithLockWait sets how long a write waits for a busy item (another
@@ -259,6 +268,20 @@ type openOptions struct {
 // deadline instead.
 func WithLockWait(d time.Duration) Option {
 	return func(o *openOptions) { o.lockWait = d }
+}
+
+// WithReplica names this process's replica identity, as its lease does
+// (REPLICA_ID, else the host name: see Lease). The store records it, with
+// a random instance ID drawn at Open, in every item lock it takes. A lock
+// held under this identity by another instance, taken before this store
+// opened, was left by this replica's previous process, which crashed
+// holding it (a replica runs one process at a time: two live processes
+// with one identity are refused, ErrDuplicateReplica); it is broken at
+// once instead of after the lock lease (30 s), so that a replica restarted
+// after a crash does not wait on its own dead locks. Without it (or for
+// locks of other identities) only the lease breaks a lock.
+func WithReplica(id string) Option {
+	return func(o *openOptions) { o.replica = id }
 }
 
 // WithTimeout sets the deadline of every operation the store sends whose
@@ -351,6 +374,9 @@ func Open(ctx context.Context, uri, database string, opts ...Option) (*Store, er
 	s.rereadTimeout = oo.rereadTimeout
 	s.lockWait = oo.lockWait
 	s.maxDraws = oo.maxDraws
+	if oo.replica != "" {
+		s.replica, s.instance, s.openedAt = oo.replica, randomInstance(), s.dbNow(ctx)
+	}
 	s.noMaxAccumulator = ferret
 	s.ferretDB = ferret && !oo.mongoDBPlan
 	s.byIDLookups = s.ferretDB
