@@ -96,8 +96,17 @@ func (c concurrency) testConcurrentPostIDs(t *testing.T, ctx context.Context, s 
 	}
 }
 
+// slugRounds is how many records (or terms) each writer of the slug
+// races creates, all asking for one slug. Every create probes the
+// candidates taken before it (same, same-2, ...), so a race costs the
+// square of the records in it: 5 rounds of the 4 writers an embedded
+// FerretDB runs (mongotest.StoreOptions) are 16 events, 4 venues and 10
+// terms per taxonomy racing at once, past the two-digit candidates
+// (same-10), and 5 rounds of DefaultWorkers twice as many.
+const slugRounds = 5
+
 func (c concurrency) testConcurrentPostSlugs(t *testing.T, ctx context.Context, s repository.Store) {
-	const n = 10
+	const n = slugRounds
 	type created struct {
 		id    int64
 		slugs repository.Text
@@ -163,7 +172,7 @@ func (c concurrency) testConcurrentPostSlugs(t *testing.T, ctx context.Context, 
 }
 
 func (c concurrency) testConcurrentTerms(t *testing.T, ctx context.Context, s repository.Store) {
-	const n = 10
+	const n = slugRounds
 	var terms collector[*repository.Label]
 	var posts collector[int64]
 	c.parallel(n, func(w, i int) {

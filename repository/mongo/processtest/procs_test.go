@@ -137,10 +137,16 @@ func binary(t *testing.T, dir, pkg string) string {
 	buildsMu.Unlock()
 	gotool := testsupport.GoTool(t)
 	b.once.Do(func() {
+		began := time.Now()
 		cmd := exec.Command(gotool, "build", "-ldflags", "-s -w", "-o", b.path, pkg)
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.err = fmt.Errorf("go build %s in %s: %v\n%s", pkg, dir, err, out)
+		}
+		// Logged (go test -v): a build that compiles, not just checks,
+		// is most of a slow run's time.
+		if st := cmd.ProcessState; st != nil {
+			t.Logf("go build %s in %s: %.2fs, %.2f CPU-s", pkg, dir, time.Since(began).Seconds(), (st.UserTime() + st.SystemTime()).Seconds())
 		}
 	})
 	if b.err != nil {
@@ -478,9 +484,16 @@ func (rc *receiver) messages() []hook {
 }
 
 // eventually polls cond until it holds, failing t at the test's deadline.
+// It logs how long it waited, and when (go test -v shows it).
 func eventually(t *testing.T, what string, cond func() bool, logs ...*replica) {
 	t.Helper()
 	deadline := testdeadline.Of(t)
+	began := time.Now()
+	// Logged (go test -v) so that a slow run shows what it waited on.
+	defer func() {
+		t.Logf("%s: after %.2fs (%s to %s UTC)", what, time.Since(began).Seconds(),
+			began.UTC().Format("15:04:05.000"), time.Now().UTC().Format("15:04:05.000"))
+	}()
 	for !cond() {
 		if time.Now().After(deadline) {
 			var b strings.Builder
