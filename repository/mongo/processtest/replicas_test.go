@@ -33,18 +33,14 @@ import (
 // proves (no acknowledged write lost, no listed event vanishing, every
 // message sent) does not depend on requests coming back to back.
 //
-// One run in four or five still waits about 24 s more for "a message for
-// every acknowledged event" (24.3 s against 1.2-3.1 s in the others): the
-// kill landed while r1 held the item lock (mongo's locks collection) that
-// the store takes on FerretDB v1, and only there, around one
-// compare-and-set of a webhook delivery (casDelivery: a claim or a
-// result). A dead holder's lock is broken only once its lease (lockLease,
-// 30 s) has passed; until then the restarted r1's claims (it leads
-// again, so it sends the messages) of that delivery wait
-// (DefaultLockWait, 20 s) and fail ("delivery:... is still locked by
-// another writer after 20s" in its log), and the message goes out on the
-// first pass after the lease. The test waits for it: the message must
-// come.
+// The kill may land while r1 holds an item lock (mongo's locks
+// collection), for instance the one the store takes on FerretDB v1
+// around one compare-and-set of a webhook delivery (casDelivery: a claim
+// or a result). The restarted r1 (same REPLICA_ID, and it leads again, so
+// it sends the messages) breaks the locks its dead predecessor held at
+// once (mongo.WithReplica); before that, it waited out the lock lease
+// (30 s), and one run in three or four took about 24 s more for "a
+// message for every acknowledged event".
 const (
 	// writerPace is the least time between two writes of one writer.
 	writerPace = 10 * time.Millisecond
