@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -32,7 +31,7 @@ func TestMain(m *testing.M) {
 		os.Exit(runCrashChild(dir))
 	}
 	testsupport.NoDNS()
-	collectLessOften()
+	testsupport.CollectLessOften(testGCPercent)
 	os.Exit(mongotest.Main(m)) // the MongoDB tests share one embedded FerretDB
 }
 
@@ -44,15 +43,6 @@ func TestMain(m *testing.M) {
 // the live heap after a collection (liveHeap) or the bytes allocated, so
 // the target does not change what they see.
 const testGCPercent = 200
-
-// collectLessOften sets the collector's target to testGCPercent unless
-// GOGC is set, or the race detector runs (its shadow memory grows with
-// the heap).
-func collectLessOften() {
-	if os.Getenv("GOGC") == "" && !raceEnabled {
-		debug.SetGCPercent(testGCPercent)
-	}
-}
 
 // runCrashChild serves the API on a loopback port without a sync worker
 // and prints the address; the parent kills it with SIGKILL.
