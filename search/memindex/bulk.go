@@ -54,7 +54,7 @@ func (x *bulkIndex) Finish() {
 		return
 	}
 	x.matches.clear() // empty (no query before Finish), kept so for safety
-	x.facets = newFacetIndex()
+	x.facets = newFacetIndex(x.knobs)
 	x.buildOrder()
 	x.bulk = false
 }

@@ -22,8 +22,8 @@ func TestBulkAgrees(t *testing.T) {
 	all, now := agreeDocs(events)
 	// Finish's sort in two halves, merged (sortEntries), and its facet
 	// buckets built in parts (addSorted), at this size.
-	defer func(n, m int) { parallelSortMin, parallelFacetMin = n, m }(parallelSortMin, parallelFacetMin)
-	parallelSortMin, parallelFacetMin = 64, 64
+	defer func(n int) { parallelSortMin = n }(parallelSortMin)
+	parallelSortMin = 64
 	for _, c := range []struct {
 		name  string
 		write func(x *Index, docs []search.EventDocument)
@@ -37,10 +37,12 @@ func TestBulkAgrees(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			byEvent, bulk := newLiveSeries(all), newLiveSeries(all)
+			byEvent.x.parallelFacetMin = 64
 			for _, id := range byEvent.order {
 				byEvent.x.Apply(byEvent.live[id])
 			}
 			bulk.x = NewBulk()
+			bulk.x.parallelFacetMin = 64
 			c.write(bulk.x, all)
 			// The same writes to both (the same draws).
 			agreeWrites(rand.New(rand.NewPCG(9, 10)), byEvent)

@@ -106,6 +106,10 @@ type Index struct {
 	bulkIndex
 	rowIndex
 
+	// knobs are its sizes and thresholds (defaultKnobs unless a test
+	// sets others), shared with facets and collapse.
+	*knobs
+
 	// bulk is set while an index made by NewBulk defers its date order
 	// and facet buckets (until Finish): it answers no query meanwhile.
 	bulk bool
@@ -543,10 +547,11 @@ var preparedHook func()
 
 // New returns an empty index.
 func New() *Index {
-	x := &Index{
+	k := defaultKnobs
+	x := &Index{knobs: &k, collapse: collapseState{knobs: &k},
 		byID: newIDSlots(), codes: codes{seriesOf: map[int64]uint32{}, statuses: map[string]uint8{}, nameOf: map[string]uint32{}}, aliasSets: map[string][]*roaring.Bitmap{},
 		pointOf: map[search.GeoPoint]int32{}, langs: map[string]*language{}, reps: roaring.New(), grouped: roaring.New(),
-		facets: newFacetIndex(), holds: holds{hidden: roaring.New()},
+		facets: newFacetIndex(&k), holds: holds{hidden: roaring.New()},
 	}
 	x.wordIndex, x.groupIndex, x.bulkIndex, x.rowIndex = wordIndex{x}, groupIndex{x}, bulkIndex{x}, rowIndex{x}
 	for i := range x.lists {

@@ -33,15 +33,15 @@ func TestAgreesWithReferenceAfterChanges(t *testing.T) {
 			// Holds of the lock as small as the chunks: every document of
 			// more than one word linked and unlinked in pieces.
 			recentMax, fewValues, chunkWords, holdWords, minCounted, countedMode = c.recent, c.fewValues, c.chunk, min(holdWords, c.chunk), c.counted, c.mode
-			agreesAfterChanges(t)
+			agreesAfterChanges(t, nil)
 		})
 	}
 }
 
-func agreesAfterChanges(t *testing.T) {
+func agreesAfterChanges(t *testing.T, tune func(*knobs)) {
 	f := searchtest.Generate(7, 600, 30, 12)
 	r := rand.New(rand.NewPCG(11, 12))
-	x := New()
+	x := newWith(tune)
 	live := map[int64]search.EventDocument{}
 	apply := func(docs []search.EventDocument) {
 		x.Apply(docs)
@@ -57,7 +57,7 @@ func agreesAfterChanges(t *testing.T) {
 	}
 	// Loaded in one call (one sort), with a repeated ID whose later
 	// document wins.
-	loaded := New()
+	loaded := newWith(tune)
 	first := f.Events[0]
 	first.Start -= 1e6
 	loaded.Apply(append([]search.EventDocument{first}, f.Events...))
