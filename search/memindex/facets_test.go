@@ -351,11 +351,15 @@ func TestFacetBucketsAtTheEndsOfTime(t *testing.T) {
 // facet buckets (facetIndex.each), so that its pages and totals are
 // checked as the date order's.
 func TestListsByBucketsAgreeWithReference(t *testing.T) {
-	defer func(d int) { deepOffset = d }(deepOffset)
-	byBuckets := func(k *knobs) { k.bucketListMin, k.bucketBlocks = 0, 0 }
-	t.Run("events", func(t *testing.T) { agreesAfterChanges(t, byBuckets) })
-	deepOffset = 0
-	t.Run("series, pages found by their start", func(t *testing.T) { seriesAgree(t, byBuckets) })
+	t.Parallel() // its knobs are its indexes' own
+	t.Run("events", func(t *testing.T) {
+		t.Parallel()
+		agreesAfterChanges(t, func(k *knobs) { k.bucketListMin, k.bucketBlocks = 0, 0 })
+	})
+	t.Run("series, pages found by their start", func(t *testing.T) {
+		t.Parallel()
+		seriesAgree(t, func(k *knobs) { k.bucketListMin, k.bucketBlocks, k.deepOffset = 0, 0, 0 })
+	})
 }
 
 // The shape of workIndex: events over weeks from a week's start.

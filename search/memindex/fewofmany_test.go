@@ -49,6 +49,7 @@ func fewOfManyDocs(now int64, series, singles, weeks int) []search.EventDocument
 // other match once: with each's skip refusing to count, without a skip
 // (a list with candidates), and through Search (against the reference).
 func TestBucketListsOrderFewOfMany(t *testing.T) {
+	t.Parallel() // its knobs are its indexes' own
 	const now = int64(1_800_000_000)
 	docs := fewOfManyDocs(now, 600, 900, 12)
 	x := newWith(func(k *knobs) { k.bucketListMin, k.bucketBlocks = 0, 0 }) // every list of the window read by the buckets
@@ -147,6 +148,7 @@ func occurrences(res search.Result) []string {
 // first matches and the ties of their last start (facetIndex.ordered),
 // not the week's every match, and lists what the reference lists.
 func TestCollapsedWalkOrdersFewOfMany(t *testing.T) {
+	t.Parallel() // its knobs are its indexes' own
 	const now = int64(1_800_000_000)
 	const series = 600
 	docs := fewOfManyDocs(now, series, 900, 12)
@@ -207,6 +209,7 @@ func TestCollapsedWalkOrdersFewOfMany(t *testing.T) {
 // first weeks, the first pages and pages past the first week, the page
 // walked from the start of the dates or found by its start.
 func TestCollapsedWalkFewOfManyAgrees(t *testing.T) {
+	t.Parallel() // its knobs are its indexes' own
 	const now = int64(1_800_000_000)
 	docs := fewOfManyDocs(now, 400, 600, 10)
 	x := New()

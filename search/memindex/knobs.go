@@ -1,7 +1,7 @@
 package memindex
 
 // knobs are the sizes and thresholds that choose how an index counts its
-// facets and walks its collapsed lists. Each index has its own (New takes
+// facets, walks its lists and cuts its writes, and the tests' hooks. Each index has its own (New takes
 // defaultKnobs; the tests set others on their indexes before the first
 // write), so that tests taking other ways run in parallel with the rest.
 // An index's facetIndex and collapseState share its knobs. Queries and
@@ -37,6 +37,55 @@ type knobs struct {
 	// collapseState keeps (past it, the next build reads every group).
 	// The tests drop the spans.
 	dirtyMax int
+
+	// recentMax bounds the unsorted new words of a vocabulary: a merge
+	// (O(vocabulary), outside the lock) once recentMax new words wait,
+	// and at most recentMax words checked one by one in a walk. The tests
+	// merge often.
+	recentMax int
+	// chunkWords bounds the words a writer prepares at a time
+	// (tokenized, built and merged outside the lock): a write of many
+	// documents is prepared and linked in chunks of about this many
+	// words (one document at least). The tests take small chunks.
+	chunkWords int
+	// holdWords bounds the words a writer links or unlinks in one hold
+	// of the lock, the work a query may wait for (about a millisecond):
+	// the writer releases it between documents once it linked this many,
+	// and a document of more words (a 200,000-character description holds
+	// about 23,000 distinct words) is linked and unlinked in pieces of at
+	// most this many, hidden from the word matches until done (see link).
+	// The tests take small pieces.
+	holdWords int
+	// yieldHook, when set (tests), is called by a writer each time it
+	// releases the lock between pieces of one document's words (yield),
+	// holding writeMu but not mu.
+	yieldHook func()
+	// preparedHook, when set (tests), is called by a writer after it
+	// prepared a chunk, holding writeMu but not mu.
+	preparedHook func()
+	// parallelSortMin is the number of entries from which sortEntries
+	// sorts two halves on two goroutines and merges them. The tests take
+	// the parallel sort at small sizes.
+	parallelSortMin int
+	// fewValues: see fewMax. The tests take both ways.
+	fewValues int
+	// deepOffset is the offset past which a merged page is found by its
+	// start (pageStart) rather than by merging every match before it: a
+	// page at offset n would otherwise cost n steps of the merge (300,000
+	// matches into a page: 130 ms), where pageStart costs about 30 counts
+	// of the matches up to a date, each reading the date order's block
+	// summaries and one binary search per group. The tests find every
+	// page by its start.
+	deepOffset int
+	// minCounted is the number of candidates from which a query's page
+	// and total are found by firstCounted: below it, sorting the
+	// candidates (plan.each) costs little. The tests take every query
+	// through firstCounted.
+	minCounted int
+	// countedMode makes firstCounted count one way (tests): 0 chooses by
+	// the costs, countFromKinds from the kinds' cardinalities,
+	// countInside inside the dates (neither declining).
+	countedMode int
 }
 
 // defaultKnobs are the knobs of the indexes that New makes.
@@ -48,6 +97,13 @@ var defaultKnobs = knobs{
 	parallelFacetMin: 1 << 15,
 	collapsedPageMax: 2048,
 	dirtyMax:         1 << 14,
+	recentMax:        1024,
+	chunkWords:       8192,
+	holdWords:        1024,
+	parallelSortMin:  1 << 16,
+	fewValues:        64,
+	deepOffset:       2048,
+	minCounted:       1024,
 }
 
 // bucketOf returns the number of the bucket of a start.

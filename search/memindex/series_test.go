@@ -48,11 +48,14 @@ func (e eventEngine) Close() error                                              
 // queries this index answers. It runs again with every query that has
 // candidates paged and counted by firstCounted and rankedTiers.
 func TestSeriesConformance(t *testing.T) {
-	for _, c := range []struct{ counted, mode int }{{minCounted, countedMode}, {0, countFromKinds}, {0, countInside}} {
+	t.Parallel() // its knobs are its indexes' own
+	d := defaultKnobs
+	for _, c := range []struct{ counted, mode int }{{d.minCounted, d.countedMode}, {0, countFromKinds}, {0, countInside}} {
 		t.Run(fmt.Sprintf("counted from %d candidates", c.counted), func(t *testing.T) {
-			defer func(c, h, m, o int) { chunkWords, holdWords, minCounted, countedMode = c, h, m, o }(chunkWords, holdWords, minCounted, countedMode)
-			chunkWords, holdWords, minCounted, countedMode = 1, 1, c.counted, c.mode
-			searchtest.RunSeries(t, func(*testing.T) search.Engine { return eventEngine{New()} })
+			t.Parallel()
+			searchtest.RunSeries(t, func(*testing.T) search.Engine {
+				return eventEngine{newWith(func(k *knobs) { k.chunkWords, k.holdWords, k.minCounted, k.countedMode = 1, 1, c.counted, c.mode })}
+			})
 		})
 	}
 }
@@ -96,18 +99,19 @@ func TestSeriesNumbersAreReused(t *testing.T) {
 // uniform occurrences and the date order must agree on every filter,
 // total, page, occurrence key and facet.
 func TestSeriesAgreeWithReferenceAfterChanges(t *testing.T) {
+	t.Parallel() // its knobs are its indexes' own
+	d := defaultKnobs
 	for _, c := range []struct{ chunk, deep, counted, mode int }{
-		{chunkWords, deepOffset, minCounted, countedMode}, {3, 0, minCounted, countedMode},
+		{d.chunkWords, d.deepOffset, d.minCounted, d.countedMode}, {3, 0, d.minCounted, d.countedMode},
 		// Every page with candidates walked and counted by firstCounted,
 		// from the kinds' cardinalities, or else inside the dates.
 		{3, 0, 0, countFromKinds}, {3, 0, 0, countInside},
 	} {
 		t.Run(fmt.Sprintf("chunks of %d words, pages found by their start past offset %d, counted from %d candidates, counting mode %d", c.chunk, c.deep, c.counted, c.mode), func(t *testing.T) {
-			defer func(c, h, d, m, o int) {
-				chunkWords, holdWords, deepOffset, minCounted, countedMode = c, h, d, m, o
-			}(chunkWords, holdWords, deepOffset, minCounted, countedMode)
-			chunkWords, holdWords, deepOffset, minCounted, countedMode = c.chunk, min(holdWords, c.chunk), c.deep, c.counted, c.mode
-			seriesAgree(t, nil)
+			t.Parallel()
+			seriesAgree(t, func(k *knobs) {
+				k.chunkWords, k.holdWords, k.deepOffset, k.minCounted, k.countedMode = c.chunk, min(k.holdWords, c.chunk), c.deep, c.counted, c.mode
+			})
 		})
 	}
 }
