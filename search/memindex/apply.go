@@ -150,7 +150,7 @@ func (x *Index) Apply(docs []search.EventDocument) {
 				next = &p
 				prev = next
 			}
-			if len(chunk) > 0 && words+next.words > chunkWords {
+			if len(chunk) > 0 && words+next.words > x.chunkWords {
 				break
 			}
 			chunk = append(chunk, *next)
@@ -160,8 +160,8 @@ func (x *Index) Apply(docs []search.EventDocument) {
 		}
 		merges := x.premerge(chunk)
 		slots, built := x.build(chunk)
-		if preparedHook != nil {
-			preparedHook()
+		if x.preparedHook != nil {
+			x.preparedHook()
 		}
 		x.lockW()
 		x.linkChunk(chunk, merges, slots, built)
@@ -190,8 +190,8 @@ func (x *wordIndex) unlockW() {
 // index consistent for readers.
 func (x *wordIndex) yield() {
 	x.unlockW()
-	if yieldHook != nil {
-		yieldHook()
+	if x.yieldHook != nil {
+		x.yieldHook()
 	}
 	x.lockW()
 }
@@ -225,7 +225,7 @@ func (x *Index) linkChunk(chunk []prepared, merges []merged, slots []uint32, bui
 		defer run.flush()
 	}
 	for i := range chunk {
-		if x.held >= holdWords {
+		if x.held >= x.holdWords {
 			x.yield()
 		}
 		p := &chunk[i]
@@ -258,7 +258,7 @@ func (x *Index) linkChunk(chunk []prepared, merges []merged, slots []uint32, bui
 // by replace (at a fresh slot) rather than in place: when the words of
 // either version take more than one hold.
 func (x *wordIndex) swaps(p *prepared, slot uint32) bool {
-	return p.words > holdWords || len(x.bodyOf(slot).words) > holdWords
+	return p.words > x.holdWords || len(x.bodyOf(slot).words) > x.holdWords
 }
 
 // replace replaces the document at slot old by p, linked at the free slot
@@ -456,11 +456,11 @@ func (x *Index) removeSlots(slots []uint32) {
 		x.lockW()
 		words := 0
 		touched := map[int64]struct{}{}
-		for len(slots) > 0 && words < holdWords {
+		for len(slots) > 0 && words < x.holdWords {
 			slot := slots[0]
 			r := &x.rows[slot]
 			nw := len(x.bodies.at(r.body).words)
-			if words > 0 && nw > holdWords {
+			if words > 0 && nw > x.holdWords {
 				break // alone, in a chunk of its own
 			}
 			slots = slots[1:]
@@ -709,10 +709,10 @@ type pieces struct {
 // at slot; yield nil: in this hold. With more than holdWords words it
 // hides the row, in the hold it notes (since).
 func newPieces(x *Index, slot uint32, words int, yield func()) pieces {
-	if words <= holdWords {
+	if words <= x.holdWords {
 		yield = nil
 	}
-	ps := pieces{x: x, slot: slot, yield: yield, left: max(holdWords-x.held, 0), since: x.seq}
+	ps := pieces{x: x, slot: slot, yield: yield, left: max(x.holdWords-x.held, 0), since: x.seq}
 	if yield != nil {
 		x.hidden.Add(slot)
 		x.matches.touchSlot(x, slot)
@@ -726,7 +726,7 @@ func (ps *pieces) take(n int) int {
 	if ps.yield != nil {
 		if ps.left == 0 {
 			ps.yield()
-			ps.left = holdWords
+			ps.left = ps.x.holdWords
 		}
 		n = min(n, ps.left)
 		ps.left -= n

@@ -54,7 +54,7 @@ func (x *bulkIndex) Finish() {
 		return
 	}
 	x.matches.clear() // empty (no query before Finish), kept so for safety
-	x.facets = newFacetIndex()
+	x.facets = newFacetIndex(x.knobs)
 	x.buildOrder()
 	x.bulk = false
 }
@@ -74,11 +74,6 @@ func (x *bulkIndex) buildOrder() {
 	x.setOrder(slices.DeleteFunc(all, func(e entry) bool { return e.flags&flagGrouped != 0 }))
 }
 
-// parallelSortMin is the number of entries from which sortEntries sorts
-// two halves on two goroutines and merges them. A variable so that the
-// tests can take the parallel sort at small sizes.
-var parallelSortMin = 1 << 16
-
 // sortEntries returns all sorted in the date order (x.compare, a total
 // order of the documents). Many entries, with two cores or more, are
 // sorted as two halves at once, then merged into a new slice, also on two
@@ -86,7 +81,7 @@ var parallelSortMin = 1 << 16
 // a load or a Finish is a tenth of its CPU (3.7 of 37 CPU-s of a start-up
 // at 2.7 million documents) and ran on one core.
 func (x *bulkIndex) sortEntries(all []entry) []entry {
-	if len(all) < parallelSortMin || runtime.GOMAXPROCS(0) < 2 {
+	if len(all) < x.parallelSortMin || runtime.GOMAXPROCS(0) < 2 {
 		slices.SortFunc(all, x.compare)
 		return all
 	}

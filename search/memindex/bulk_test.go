@@ -18,12 +18,12 @@ import (
 // reference; it refuses queries before Finish, and after it keeps
 // agreeing through more writes.
 func TestBulkAgrees(t *testing.T) {
+	t.Parallel() // its knobs are its indexes' own
 	const events, queries = 3000, 250
 	all, now := agreeDocs(events)
 	// Finish's sort in two halves, merged (sortEntries), and its facet
 	// buckets built in parts (addSorted), at this size.
-	defer func(n, m int) { parallelSortMin, parallelFacetMin = n, m }(parallelSortMin, parallelFacetMin)
-	parallelSortMin, parallelFacetMin = 64, 64
+	tune := func(k *knobs) { k.parallelSortMin, k.parallelFacetMin = 64, 64 }
 	for _, c := range []struct {
 		name  string
 		write func(x *Index, docs []search.EventDocument)
@@ -37,10 +37,12 @@ func TestBulkAgrees(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			byEvent, bulk := newLiveSeries(all), newLiveSeries(all)
+			tune(byEvent.x.knobs)
 			for _, id := range byEvent.order {
 				byEvent.x.Apply(byEvent.live[id])
 			}
 			bulk.x = NewBulk()
+			tune(bulk.x.knobs)
 			c.write(bulk.x, all)
 			// The same writes to both (the same draws).
 			agreeWrites(rand.New(rand.NewPCG(9, 10)), byEvent)

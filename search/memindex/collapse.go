@@ -24,6 +24,8 @@ import (
 // after a write changed a group). Index embeds it; the writers change it
 // holding mu.
 type collapseState struct {
+	// knobs are the index's (dirtyMax).
+	*knobs
 	// gen counts the changes to the groups (join, leave): spans built at
 	// another gen are stale.
 	gen uint64
@@ -66,7 +68,7 @@ func (c *collapseState) touch(g *group, groups []*group) {
 	if c.spans.Load() == nil || g.spanned.dirty {
 		return
 	}
-	if len(c.dirty) >= dirtyMax {
+	if len(c.dirty) >= c.dirtyMax {
 		for _, d := range c.dirty {
 			d.spanned = spanned{}
 		}
@@ -80,11 +82,6 @@ func (c *collapseState) touch(g *group, groups []*group) {
 	g.spanned.dirty = true
 	c.dirty = append(c.dirty, g)
 }
-
-// dirtyMax bounds the groups changed since the spans were built that
-// collapseState keeps (past it, the next build reads every group). A
-// variable so that the tests can drop the spans.
-var dirtyMax = 1 << 14
 
 // groupSpans holds, per kind (status and flags), the first and last
 // starts of the groups of that kind and the ends of those members, each
@@ -411,12 +408,6 @@ func (p *plan) groupsInDates(x *Index) (int, bool) {
 // each of its counts reads them entry by entry.
 const deepOccurrenceBlocks = 16
 
-// collapsedPageMax bounds the page (offset plus limit) of a collapsed
-// list read by the buckets from the start of its dates (walkCollapsed); a
-// deeper page is found by its start (deepCollapsed). A variable so that
-// the tests can take either path.
-var collapsedPageMax = 2048
-
 // collapsedByBuckets runs a collapsed list (CollapseSeries) that has no
 // words, IDs, list filters, radius, facets, parent or event-status filter
 // in an index with groups (without, the date order alone answers it as
@@ -458,7 +449,7 @@ func (s *searcher) collapsedByBuckets() bool {
 	if need = min(need, total); need <= s.offset {
 		return true
 	}
-	if need <= collapsedPageMax {
+	if need <= x.collapsedPageMax {
 		s.walkCollapsed(need)
 		return true
 	}
@@ -638,7 +629,7 @@ func (s *searcher) walkFrom(from int64, before, need int) {
 		return x.compare(x.ents[a.slot], x.ents[b.slot])
 	}
 	listed := before
-	lo, hi := bucketOf(pp.startMin), bucketOf(pp.startMax)
+	lo, hi := s.x.bucketOf(pp.startMin), s.x.bucketOf(pp.startMax)
 	for i := sort.Search(len(f.nums), func(i int) bool { return f.nums[i] >= lo }); i < len(f.nums) && f.nums[i] <= hi && listed < need; i++ {
 		b := f.buckets[f.nums[i]]
 		work++

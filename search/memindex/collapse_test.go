@@ -67,7 +67,7 @@ func collapseDocs(singles, series int, overrides bool) ([]search.EventDocument, 
 // one status; featured sometimes; the first pages, pages deeper than
 // collapsedPageMax, past the last; the total alone; and now and then a
 // category, a word or facets (which take the path that decides groups).
-func collapsedQuery(r *rand.Rand, now int64) search.EventQuery {
+func collapsedQuery(r *rand.Rand, now int64, pageMax int) search.EventQuery {
 	const day = int64(86400)
 	q := search.EventQuery{Lang: "en", CollapseSeries: true, Limit: 1 + r.IntN(20)}
 	from := now + int64(r.IntN(800)-100)*day + int64(r.IntN(86400))
@@ -102,9 +102,9 @@ func collapsedQuery(r *rand.Rand, now int64) search.EventQuery {
 	}
 	switch r.IntN(8) {
 	case 0:
-		q.Offset = r.IntN(collapsedPageMax)
+		q.Offset = r.IntN(pageMax)
 	case 1:
-		q.Offset = collapsedPageMax + r.IntN(3000)
+		q.Offset = pageMax + r.IntN(3000)
 	case 2:
 		q.Offset, q.Limit = 0, 0
 	case 3:
@@ -134,18 +134,20 @@ func collapsedQuery(r *rand.Rand, now int64) search.EventQuery {
 // dirtyMax at 3 (the writes drop the spans: the next list builds them
 // anew).
 func TestCollapsedByBucketsAgreesWithReference(t *testing.T) {
+	t.Parallel() // its knobs are its indexes' own
+	week, dirtyMax := defaultKnobs.facetWidth, defaultKnobs.dirtyMax
 	for _, c := range []struct {
 		width, pageMax int64
 		overrides      bool
 		dirtyMax       int
-	}{{facetWidth, 2048, true, dirtyMax}, {1024, 2048, true, dirtyMax}, {facetWidth, 16, false, dirtyMax}, {1024, 16, false, dirtyMax},
-		{facetWidth, 2048, true, 3}} {
-		all, now := collapseDocs(3000, 600, c.overrides)
+	}{{week, 2048, true, dirtyMax}, {1024, 2048, true, dirtyMax}, {week, 16, false, dirtyMax}, {1024, 16, false, dirtyMax},
+		{week, 2048, true, 3}} {
 		t.Run(fmt.Sprint(c.width, "/", c.pageMax, "/", c.overrides, "/", c.dirtyMax), func(t *testing.T) {
-			defer func(w int64, m, d int) { facetWidth, collapsedPageMax, dirtyMax = w, m, d }(facetWidth, collapsedPageMax, dirtyMax)
-			facetWidth, collapsedPageMax, dirtyMax = c.width, int(c.pageMax), c.dirtyMax
+			t.Parallel()
+			all, now := collapseDocs(3000, 600, c.overrides)
 			width := c.width
 			ls := newLiveSeries(all)
+			ls.x.facetWidth, ls.x.collapsedPageMax, ls.x.dirtyMax = c.width, int(c.pageMax), c.dirtyMax
 			ls.write(ls.order)
 			x, ref := ls.x, searchtest.NewReference(all)
 			r := rand.New(rand.NewPCG(13, uint64(width)))
@@ -154,7 +156,7 @@ func TestCollapsedByBucketsAgreesWithReference(t *testing.T) {
 				if i == queries/2 {
 					ref = searchtest.NewReference(agreeWrites(r, ls))
 				}
-				q := collapsedQuery(r, now)
+				q := collapsedQuery(r, now, int(c.pageMax))
 				d0 := x.decided.Load()
 				var (
 					got search.Result

@@ -25,15 +25,6 @@ import (
 // buckets and spans, which are merged at the end. The result is the same
 // facetIndex, number for number, as adding the documents one by one.
 
-// parallelFacetMin is the number of documents from which addSorted builds
-// the buckets on several goroutines. A variable so that the tests can
-// take the parallel build at small sizes.
-var parallelFacetMin = 1 << 15
-
-// builtInParts, when set (by the tests), is called with the number of
-// parts of each build of addSorted (1: one by one).
-var builtInParts func(parts int)
-
 // facetPartsPerWorker is the number of parts addSorted cuts the documents
 // into per goroutine, so that a goroutine done early takes another part
 // (the parts' buckets are not equally costly).
@@ -46,11 +37,11 @@ const facetPartsPerWorker = 4
 func (f *facetIndex) addSorted(x *Index, all []entry) {
 	workers := runtime.GOMAXPROCS(0)
 	var bounds []int
-	if len(all) >= parallelFacetMin && workers >= 2 && len(f.buckets) == 0 && len(f.spans) == 0 {
-		bounds = spanBounds(all, workers*facetPartsPerWorker)
+	if len(all) >= f.parallelFacetMin && workers >= 2 && len(f.buckets) == 0 && len(f.spans) == 0 {
+		bounds = f.spanBounds(all, workers*facetPartsPerWorker)
 	}
-	if builtInParts != nil {
-		builtInParts(max(len(bounds)-1, 1))
+	if f.builtInParts != nil {
+		f.builtInParts(max(len(bounds)-1, 1))
 	}
 	if len(bounds) < 3 { // one part
 		for i := range all {
@@ -86,7 +77,7 @@ func (f *facetIndex) addSorted(x *Index, all []entry) {
 	// part's own slots).
 	built := make([]*facetIndex, parts)
 	eachPart(parts, workers, func(p int) {
-		pf := &facetIndex{buckets: map[int64]*fbucket{}, spans: map[int64]*fbucket{}, local: f.local,
+		pf := &facetIndex{knobs: f.knobs, buckets: map[int64]*fbucket{}, spans: map[int64]*fbucket{}, local: f.local,
 			values: f.values, points: f.points, numbered: true}
 		for i := bounds[p]; i < bounds[p+1]; i++ {
 			pf.add(x, all[i].slot, &all[i])
@@ -121,7 +112,7 @@ func (f *facetIndex) addSorted(x *Index, all []entry) {
 // many documents, at span boundaries (a span's documents are in one
 // part), and returns the offset of each part's first document and
 // len(all) last.
-func spanBounds(all []entry, n int) []int {
+func (k *knobs) spanBounds(all []entry, n int) []int {
 	bounds := []int{0}
 	size := max(len(all)/max(n, 1), 1)
 	for start := 0; start < len(all); {
@@ -129,8 +120,8 @@ func spanBounds(all []entry, n int) []int {
 		if end < len(all) {
 			// Up to the first document of a later span (all is sorted
 			// by start, so by span).
-			sn := bucketOf(all[end-1].start) >> spanShift
-			if j := slices.IndexFunc(all[end:], func(e entry) bool { return bucketOf(e.start)>>spanShift != sn }); j >= 0 {
+			sn := k.bucketOf(all[end-1].start) >> k.spanShift
+			if j := slices.IndexFunc(all[end:], func(e entry) bool { return k.bucketOf(e.start)>>k.spanShift != sn }); j >= 0 {
 				end += j
 			} else {
 				end = len(all)

@@ -26,23 +26,24 @@ func TestParallelFacetBuild(t *testing.T) {
 	}
 	writes := []struct {
 		name  string
-		build func() *Index
+		build func(tune func(*knobs)) *Index
 	}{
-		{"load", func() *Index {
-			x := New()
+		{"load", func(tune func(*knobs)) *Index {
+			x := newWith(tune)
 			x.Apply(docs)
 			return x
 		}},
-		{"bulk", func() *Index {
+		{"bulk", func(tune func(*knobs)) *Index {
 			x := NewBulk()
+			tune(x.knobs)
 			for _, b := range eventBatches(docs, 400) {
 				x.Apply(b)
 			}
 			x.Finish()
 			return x
 		}},
-		{"load after removals", func() *Index {
-			x := New()
+		{"load after removals", func(tune func(*knobs)) *Index {
+			x := newWith(tune)
 			x.Apply(docs[len(docs)/2:])
 			x.Remove(ids)
 			x.Apply(docs)
@@ -52,36 +53,36 @@ func TestParallelFacetBuild(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	}
-	defer func(w int64, s uint, m int) {
-		facetWidth, spanShift, parallelFacetMin, builtInParts = w, s, m, nil
-	}(facetWidth, spanShift, parallelFacetMin)
-	for _, c := range []struct {
-		width int64
-		shift uint
-	}{{7 * 86400, 3}, {86400, 0}, {3600, 2}, {1 << 50, 3}} {
-		for _, w := range writes {
-			t.Run(fmt.Sprintf("%s, buckets of %d s, spans of %d", w.name, c.width, 1<<c.shift), func(t *testing.T) {
-				facetWidth, spanShift = c.width, c.shift
-				parallelFacetMin = math.MaxInt
-				one := w.build()
-				parallelFacetMin = 1
-				most := 0
-				builtInParts = func(n int) { most = max(most, n) }
-				parts := w.build()
-				builtInParts = nil
-				if err := sameFacets(one.facets, parts.facets); err != nil {
-					t.Fatal(err)
-				}
-				if len(parts.facets.buckets) == 0 {
-					t.Fatal("no buckets")
-				}
-				// One bucket is one span, one part; the others are cut.
-				if c.width < 1<<50 && most < 2 {
-					t.Fatalf("built in %d part(s): the parallel build was not taken", most)
-				}
-			})
+	// The builds run in parallel (each index has its own knobs); the
+	// group returns when all are done, before GOMAXPROCS is restored.
+	t.Run("builds", func(t *testing.T) {
+		for _, c := range []struct {
+			width int64
+			shift uint
+		}{{7 * 86400, 3}, {86400, 0}, {3600, 2}, {1 << 50, 3}} {
+			for _, w := range writes {
+				t.Run(fmt.Sprintf("%s, buckets of %d s, spans of %d", w.name, c.width, 1<<c.shift), func(t *testing.T) {
+					t.Parallel()
+					one := w.build(func(k *knobs) { k.facetWidth, k.spanShift, k.parallelFacetMin = c.width, c.shift, math.MaxInt })
+					most := 0
+					parts := w.build(func(k *knobs) {
+						k.facetWidth, k.spanShift, k.parallelFacetMin = c.width, c.shift, 1
+						k.builtInParts = func(n int) { most = max(most, n) } // (called by the writer: this goroutine)
+					})
+					if err := sameFacets(one.facets, parts.facets); err != nil {
+						t.Fatal(err)
+					}
+					if len(parts.facets.buckets) == 0 {
+						t.Fatal("no buckets")
+					}
+					// One bucket is one span, one part; the others are cut.
+					if c.width < 1<<50 && most < 2 {
+						t.Fatalf("built in %d part(s): the parallel build was not taken", most)
+					}
+				})
+			}
 		}
-	}
+	})
 }
 
 // sameFacets returns an error naming the first field of got that differs

@@ -53,7 +53,7 @@ func (f *facetIndex) count(x *Index, p *plan, s *facetSums) {
 	// byCategory: the only list filter is one category, whose cells count
 	// the buckets that the dates hold whole.
 	byCategory := lists == 1 && len(want[listCategories]) == 1
-	lo, hi := bucketOf(p.startMin), bucketOf(p.startMax)
+	lo, hi := f.bucketOf(p.startMin), f.bucketOf(p.startMax)
 	var m, t []uint64 // scratch bit sets
 	ok := make([]bool, 0, 8)
 	for i := sort.Search(len(f.nums), func(i int) bool { return f.nums[i] >= lo }); i < len(f.nums) && f.nums[i] <= hi; i++ {
@@ -127,8 +127,8 @@ func (f *facetIndex) count(x *Index, p *plan, s *facetSums) {
 // bucket of it, all in p's window), and the index in f.nums after the
 // span's last bucket; nil otherwise.
 func (f *facetIndex) wholeSpan(p *plan, i int) (*fbucket, int) {
-	sn := f.nums[i] >> spanShift
-	if i > 0 && f.nums[i-1]>>spanShift == sn {
+	sn := f.nums[i] >> f.spanShift
+	if i > 0 && f.nums[i-1]>>f.spanShift == sn {
 		return nil, 0
 	}
 	sp := f.spans[sn]
@@ -136,7 +136,7 @@ func (f *facetIndex) wholeSpan(p *plan, i int) (*fbucket, int) {
 		return nil, 0
 	}
 	next := i + 1
-	for next < len(f.nums) && f.nums[next]>>spanShift == sn {
+	for next < len(f.nums) && f.nums[next]>>f.spanShift == sn {
 		next++
 	}
 	return sp, next

@@ -15,15 +15,6 @@ import (
 // a step per match (see facetIndex); and the lists with list filters read
 // by them (facetIndex.each).
 
-// facetWidth is the span of start dates of one bucket, in seconds (a
-// week). A variable so that the tests can take small buckets.
-var facetWidth int64 = 7 * 86400
-
-// bucketListMin is the number of candidates per bucket of a list's window
-// from which the list is read by the buckets (facetIndex.each). A
-// variable so that the tests can read every list by them.
-var bucketListMin = 16
-
 // facetIndex holds every document (those of the date order, and the
 // groups' members, marked flagGrouped) by bucket: the week of their
 // start. A plan that decides groups (plan.grouped) leaves the members out
@@ -44,7 +35,7 @@ var bucketListMin = 16
 //   - a bucket that the dates hold whole, in a query whose only list filter
 //     is one category (a category's page), adds the category's cells of
 //     the kinds the query keeps (a step per cell: per value and kind);
-//   - a span of 1<<spanShift buckets (facetIndex.spans) that the dates
+//   - a span of 1<<f.spanShift buckets (facetIndex.spans) that the dates
 //     hold whole, in a query without list filters or of one category as
 //     above, adds its counts of each value or the category's cells of
 //     the span at once: its weeks cost as much as one week (so a window
@@ -79,6 +70,8 @@ var bucketListMin = 16
 // the buckets' (at 100,000 events and 25,000 weekly series, 384,000
 // cells to 2.1 million: 3 MB).
 type facetIndex struct {
+	// knobs are the index's (its buckets' width and spans).
+	*knobs
 	// work counts the steps of every query's facets so far (facetSums.work),
 	// and paths the buckets they took each way (see facetPath).
 	work  atomic.Uint64
@@ -91,13 +84,13 @@ type facetIndex struct {
 	// a week's matches (each).
 	ordered atomic.Uint64
 	buckets map[int64]*fbucket
-	// spans holds, per span of 1<<spanShift consecutive bucket numbers
-	// (the bucket's number >> spanShift), the kinds, date bounds, values'
+	// spans holds, per span of 1<<f.spanShift consecutive bucket numbers
+	// (the bucket's number >> f.spanShift), the kinds, date bounds, values'
 	// counts per kind and category cells of all the documents of its
 	// buckets (no postings): a query without list filters or of one
 	// category counts a span that its dates hold whole from the span's
 	// counts or cells, as it would a bucket (a step per value and kind),
-	// so the weeks inside a long window cost a span's per 1<<spanShift
+	// so the weeks inside a long window cost a span's per 1<<f.spanShift
 	// weeks, and only the weeks at its edges are taken one by one.
 	spans map[int64]*fbucket
 	// nums holds the numbers of the buckets, in order.
@@ -348,13 +341,8 @@ type fvalue struct {
 	bits   []uint64
 }
 
-// spanShift gives the buckets of a span (facetIndex.spans): 1<<spanShift
-// consecutive bucket numbers. A variable so that the tests can take
-// other spans.
-var spanShift uint = 3
-
-func newFacetIndex() *facetIndex {
-	f := &facetIndex{buckets: map[int64]*fbucket{}, spans: map[int64]*fbucket{}}
+func newFacetIndex(k *knobs) *facetIndex {
+	f := &facetIndex{knobs: k, buckets: map[int64]*fbucket{}, spans: map[int64]*fbucket{}}
 	for l := range f.values {
 		f.values[l].num = map[int64]int32{}
 	}
@@ -362,19 +350,10 @@ func newFacetIndex() *facetIndex {
 	return f
 }
 
-// bucketOf returns the number of the bucket of a start.
-func bucketOf(start int64) int64 {
-	b := start / facetWidth
-	if start%facetWidth < 0 {
-		b--
-	}
-	return b
-}
-
 // add puts the document at slot (its entry e, in the date order) in its
 // bucket. The caller holds mu.
 func (f *facetIndex) add(x *Index, slot uint32, e *entry) {
-	num := bucketOf(e.start)
+	num := f.bucketOf(e.start)
 	b := f.buckets[num]
 	if b == nil {
 		b = &fbucket{num: num, minStart: math.MaxInt64, maxStart: math.MinInt64, minEnd: math.MaxInt64, maxEnd: math.MinInt64}
@@ -437,7 +416,7 @@ func (f *facetIndex) add(x *Index, slot uint32, e *entry) {
 // cells' keys need them), and its caller then recomputes the span's date
 // bounds (boundSpan). The caller holds mu.
 func (f *facetIndex) addToSpan(r *rowBody, num int64, e *entry, delta int) {
-	sn := num >> spanShift
+	sn := num >> f.spanShift
 	sp := f.spans[sn]
 	if sp == nil {
 		sp = &fbucket{num: sn, minStart: math.MaxInt64, maxStart: math.MinInt64, minEnd: math.MaxInt64, maxEnd: math.MinInt64}
@@ -469,19 +448,19 @@ func (f *facetIndex) addToSpan(r *rowBody, num int64, e *entry, delta int) {
 // buckets (already updated) after the removal of a document of entry e,
 // when e was at one of them. The caller holds mu.
 func (f *facetIndex) boundSpan(num int64, e *entry) {
-	sn := num >> spanShift
+	sn := num >> f.spanShift
 	sp := f.spans[sn]
 	if sp == nil {
 		return
 	}
 	if e.start == sp.minStart || e.start == sp.maxStart || e.end == sp.minEnd || e.end == sp.maxEnd {
 		sp.minStart, sp.maxStart, sp.minEnd, sp.maxEnd = math.MaxInt64, math.MinInt64, math.MaxInt64, math.MinInt64
-		for j := sn << spanShift; ; j++ {
+		for j := sn << f.spanShift; ; j++ {
 			if b := f.buckets[j]; b != nil {
 				sp.minStart, sp.maxStart = min(sp.minStart, b.minStart), max(sp.maxStart, b.maxStart)
 				sp.minEnd, sp.maxEnd = min(sp.minEnd, b.minEnd), max(sp.maxEnd, b.maxEnd)
 			}
-			if j == sn<<spanShift|(1<<spanShift-1) {
+			if j == sn<<f.spanShift|(1<<f.spanShift-1) {
 				break
 			}
 		}
@@ -492,7 +471,7 @@ func (f *facetIndex) boundSpan(num int64, e *entry) {
 // bucket left empty goes. The caller holds mu, and the row still has the
 // lists it was added with.
 func (f *facetIndex) remove(x *Index, slot uint32, e *entry) {
-	b := f.buckets[bucketOf(e.start)]
+	b := f.buckets[f.bucketOf(e.start)]
 	if b == nil {
 		return // cannot happen: every document of the date order is in one
 	}

@@ -52,16 +52,12 @@ type facetCounts struct {
 	dateMatches int
 }
 
-// fewMax and fewValues choose how list facets are counted: with at most
-// fewMax matches and more than fewValues values asked for, match by match
-// (a few thousand map increments), else value by value (an intersection
-// of bitmaps each, whose cost grows with the matches when they are few
-// and spread).
-// (Variables so that the tests can take both ways.)
-var (
-	fewMax    = 4096
-	fewValues = 64
-)
+// fewMax and fewValues (knobs) choose how list facets are counted: with
+// at most fewMax matches and more than fewValues values asked for, match
+// by match (a few thousand map increments), else value by value (an
+// intersection of bitmaps each, whose cost grows with the matches when
+// they are few and spread).
+const fewMax = 4096
 
 // facetLists maps the ID facets to their list filter.
 var facetLists = map[string]int{
@@ -195,7 +191,7 @@ func (c *facetCounts) result(x *Index) map[string]map[string]int {
 	var matches *roaring.Bitmap
 	if c.fast {
 		byValue = c.bucketCounts(x)
-	} else if c.matches != nil && c.n <= fewMax && values > fewValues {
+	} else if c.matches != nil && c.n <= fewMax && values > x.fewValues {
 		for l, asked := range c.lists {
 			if !asked {
 				continue

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/calendar/eventcal/search"
@@ -21,20 +22,28 @@ import (
 // give the reference's counts. At the end, with every event removed, the
 // buckets and value numbers are gone.
 func TestFacetBucketsAgreeWithReference(t *testing.T) {
-	var taken [numPaths]uint64
-	for i, width := range []int64{3600, 7 * 86400, 120 * 86400, 1 << 50, 7 * 86400} {
-		shift := []uint{1, 3, 2, 3, 0}[i] // spans of 2, 8, 4, 8 and 1 buckets
-		t.Run(fmt.Sprintf("buckets of %d s, spans of %d", width, 1<<shift), func(t *testing.T) {
-			defer func(w int64, m, b int, s uint) {
-				facetWidth, bucketListMin, bucketBlocks, spanShift = w, m, b, s
-			}(facetWidth, bucketListMin, bucketBlocks, spanShift)
-			// Every list with list filters or none read by the buckets.
-			facetWidth, bucketListMin, bucketBlocks, spanShift = width, 0, 0, shift
-			for p, n := range facetBucketsAgree(t) {
-				taken[p] += n
-			}
-		})
-	}
+	t.Parallel() // its knobs are its indexes' own
+	var (
+		mu    sync.Mutex
+		taken [numPaths]uint64
+	)
+	t.Run("widths", func(t *testing.T) { // returns when every width is done
+		for i, width := range []int64{3600, 7 * 86400, 120 * 86400, 1 << 50, 7 * 86400} {
+			shift := []uint{1, 3, 2, 3, 0}[i] // spans of 2, 8, 4, 8 and 1 buckets
+			t.Run(fmt.Sprintf("buckets of %d s, spans of %d", width, 1<<shift), func(t *testing.T) {
+				t.Parallel()
+				paths := facetBucketsAgree(t, func(k *knobs) {
+					// Every list with list filters or none read by the buckets.
+					k.facetWidth, k.bucketListMin, k.bucketBlocks, k.spanShift = width, 0, 0, shift
+				})
+				mu.Lock()
+				defer mu.Unlock()
+				for p, n := range paths {
+					taken[p] += n
+				}
+			})
+		}
+	})
 	// A single bucket is its span's only one: held whole, it is counted
 	// as a span, and the buckets' ways are taken at the other widths.
 	for p, n := range taken {
@@ -44,13 +53,15 @@ func TestFacetBucketsAgreeWithReference(t *testing.T) {
 	}
 }
 
-// facetBucketsAgree is TestFacetBucketsAgreeWithReference at the current
-// widths; it returns how many buckets were counted each way.
-func facetBucketsAgree(t *testing.T) (paths [numPaths]uint64) {
+// facetBucketsAgree is TestFacetBucketsAgreeWithReference with the
+// knobs that tune sets (the widths); it returns how many buckets were
+// counted each way.
+func facetBucketsAgree(t *testing.T, tune func(*knobs)) (paths [numPaths]uint64) {
 	f := searchtest.Generate(13, 700, 30, 12)
 	fs := searchtest.WithSeries(f)
 	r := rand.New(rand.NewPCG(31, 32))
 	ls := newLiveSeries(fs.Events)
+	tune(ls.x.knobs)
 	x, live, order, write, all := ls.x, ls.live, ls.order, ls.write, ls.all
 	// Loaded in one call into an empty index (the bulk load), then the
 	// same events written again one batch at a time.
@@ -282,6 +293,7 @@ func facetRun(t *testing.T, x *Index, docs []search.EventDocument, q search.Even
 // reference, for windows that hold, cut or miss their buckets.
 func TestFacetBucketsAtTheEndsOfTime(t *testing.T) {
 	t.Parallel()
+	facetWidth := defaultKnobs.facetWidth
 	starts := []int64{math.MinInt64, math.MinInt64 + 1, -facetWidth - 1, -facetWidth, -1, 0, 1, facetWidth - 1, facetWidth,
 		math.MaxInt64 - 1, math.MaxInt64}
 	var docs []search.EventDocument
@@ -339,11 +351,15 @@ func TestFacetBucketsAtTheEndsOfTime(t *testing.T) {
 // facet buckets (facetIndex.each), so that its pages and totals are
 // checked as the date order's.
 func TestListsByBucketsAgreeWithReference(t *testing.T) {
-	defer func(m, d, b int) { bucketListMin, deepOffset, bucketBlocks = m, d, b }(bucketListMin, deepOffset, bucketBlocks)
-	bucketListMin, bucketBlocks = 0, 0
-	t.Run("events", agreesAfterChanges)
-	deepOffset = 0
-	t.Run("series, pages found by their start", seriesAgree)
+	t.Parallel() // its knobs are its indexes' own
+	t.Run("events", func(t *testing.T) {
+		t.Parallel()
+		agreesAfterChanges(t, func(k *knobs) { k.bucketListMin, k.bucketBlocks = 0, 0 })
+	})
+	t.Run("series, pages found by their start", func(t *testing.T) {
+		t.Parallel()
+		seriesAgree(t, func(k *knobs) { k.bucketListMin, k.bucketBlocks, k.deepOffset = 0, 0, 0 })
+	})
 }
 
 // The shape of workIndex: events over weeks from a week's start.
@@ -607,7 +623,7 @@ func TestCategoryWorkGrowsWithSpansNotWeeks(t *testing.T) {
 			kinds = max(kinds, len(b.kinds))
 		}
 	}
-	span := int64(1) << spanShift
+	span := int64(1) << x.spanShift
 	for _, c := range []struct {
 		name     string
 		from, to int64

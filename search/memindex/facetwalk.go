@@ -233,7 +233,7 @@ func (f *facetIndex) takes(x *Index, p *plan, counted bool) (first, last int, ok
 	if p.ranked() || p.q.CollapseSeries || !bucketed(p) {
 		return 0, 0, false
 	}
-	lo, hi := bucketOf(p.startMin), bucketOf(p.startMax)
+	lo, hi := f.bucketOf(p.startMin), f.bucketOf(p.startMax)
 	first = sort.Search(len(f.nums), func(i int) bool { return f.nums[i] >= lo })
 	last = sort.Search(len(f.nums), func(i int) bool { return f.nums[i] > hi })
 	if p.cands == nil {
@@ -244,14 +244,9 @@ func (f *facetIndex) takes(x *Index, p *plan, counted bool) (first, last int, ok
 		// as a few blocks: its kinds, and its page's documents). Without
 		// groups the date order's blocks answer it (at 1,000,000 events
 		// the buckets made the default list's p50 1.85 → 3.3 ms).
-		ok = p.inside == nil && counted && (x.nGrouped > 0 || bucketBlocks == 0) && bucketBlocks*(last-first) <= x.docs/blockMax
+		ok = p.inside == nil && counted && (x.nGrouped > 0 || f.bucketBlocks == 0) && f.bucketBlocks*(last-first) <= x.docs/blockMax
 	} else {
-		ok = p.cands.GetCardinality() >= uint64(bucketListMin*(last-first))
+		ok = p.cands.GetCardinality() >= uint64(f.bucketListMin*(last-first))
 	}
 	return first, last, ok
 }
-
-// bucketBlocks is how many blocks of the date order a bucket read by
-// facetIndex.each costs about as much as, for a list without candidates.
-// A variable so that the tests can read every such list by the buckets.
-var bucketBlocks = 4

@@ -49,11 +49,10 @@ func fewOfManyDocs(now int64, series, singles, weeks int) []search.EventDocument
 // other match once: with each's skip refusing to count, without a skip
 // (a list with candidates), and through Search (against the reference).
 func TestBucketListsOrderFewOfMany(t *testing.T) {
-	defer func(m, b int) { bucketListMin, bucketBlocks = m, b }(bucketListMin, bucketBlocks)
-	bucketListMin, bucketBlocks = 0, 0 // every list of the window read by the buckets
+	t.Parallel() // its knobs are its indexes' own
 	const now = int64(1_800_000_000)
 	docs := fewOfManyDocs(now, 600, 900, 12)
-	x := New()
+	x := newWith(func(k *knobs) { k.bucketListMin, k.bucketBlocks = 0, 0 }) // every list of the window read by the buckets
 	x.Apply(docs)
 	if x.nGrouped == 0 {
 		t.Fatal("no groups: the series' occurrences should form groups")
@@ -149,7 +148,7 @@ func occurrences(res search.Result) []string {
 // first matches and the ties of their last start (facetIndex.ordered),
 // not the week's every match, and lists what the reference lists.
 func TestCollapsedWalkOrdersFewOfMany(t *testing.T) {
-	defer func(m int) { collapsedPageMax = m }(collapsedPageMax)
+	t.Parallel() // its knobs are its indexes' own
 	const now = int64(1_800_000_000)
 	const series = 600
 	docs := fewOfManyDocs(now, series, 900, 12)
@@ -175,7 +174,7 @@ func TestCollapsedWalkOrdersFewOfMany(t *testing.T) {
 		{"a page found by its start, past the first week", now, 700, 8, false, 16},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			collapsedPageMax = c.pageMax
+			x.collapsedPageMax = c.pageMax // (no query runs meanwhile)
 			q := search.EventQuery{Lang: "en", Statuses: []string{"publish"}, StartGTE: search.Some(c.from),
 				EndLTE: search.Some(now + 2*366*86400), Offset: c.offset, Limit: c.limit, CollapseSeries: true}
 			if c.featured {
@@ -210,14 +209,14 @@ func TestCollapsedWalkOrdersFewOfMany(t *testing.T) {
 // first weeks, the first pages and pages past the first week, the page
 // walked from the start of the dates or found by its start.
 func TestCollapsedWalkFewOfManyAgrees(t *testing.T) {
-	defer func(m int) { collapsedPageMax = m }(collapsedPageMax)
+	t.Parallel() // its knobs are its indexes' own
 	const now = int64(1_800_000_000)
 	docs := fewOfManyDocs(now, 400, 600, 10)
 	x := New()
 	x.Apply(docs)
 	r := rand.New(rand.NewPCG(11, 12))
 	for i := range 300 {
-		collapsedPageMax = []int{16, 2048}[r.IntN(2)]
+		x.collapsedPageMax = []int{16, 2048}[r.IntN(2)] // (no query runs meanwhile)
 		q := search.EventQuery{Lang: "en", Statuses: []string{"publish"}, CollapseSeries: true,
 			StartGTE: search.Some(now + int64(r.IntN(3*7*24))*3600 + int64(r.IntN(2))*1800), EndLTE: search.Some(now + 2*366*86400),
 			Limit: 1 + r.IntN(20)}
@@ -236,7 +235,7 @@ func TestCollapsedWalkFewOfManyAgrees(t *testing.T) {
 		}
 		want := searchtest.ExpectedEvents(docs, q)
 		if got.Total != want.Total || !slices.Equal(got.IDs, want.IDs) || !slices.Equal(occurrences(got), want.Occurrences) {
-			t.Fatalf("query %d (%+v, page max %d): page %v %q of %d, want %v %q of %d", i, q, collapsedPageMax,
+			t.Fatalf("query %d (%+v, page max %d): page %v %q of %d, want %v %q of %d", i, q, x.collapsedPageMax,
 				got.IDs, occurrences(got), got.Total, want.IDs, want.Occurrences, want.Total)
 		}
 	}

@@ -163,6 +163,7 @@ func TestHiddenWordFloodCostsAnonymousSearchesNothing(t *testing.T) {
 // held the lock while it tokenizes. Each huge document is its own chunk,
 // so the lock is released between them.
 func TestReadersProceedWhileIndexing(t *testing.T) {
+	t.Parallel() // its knobs are its indexes' own
 	r := rand.New(rand.NewPCG(7, 8))
 	x, _ := benchIndex(300)
 	var huge []search.EventDocument
@@ -173,8 +174,7 @@ func TestReadersProceedWhileIndexing(t *testing.T) {
 
 	paused, release := make(chan struct{}), make(chan struct{})
 	chunks := 0
-	defer func() { preparedHook = nil }()
-	preparedHook = func() {
+	x.preparedHook = func() {
 		if chunks++; chunks == 1 {
 			close(paused)
 			<-release

@@ -55,7 +55,7 @@ func (s *searcher) nearCheaper(p *plan) bool {
 		return true
 	}
 	entries := x.docs
-	lo, hi := bucketOf(p.startMin), bucketOf(p.startMax)
+	lo, hi := s.x.bucketOf(p.startMin), s.x.bucketOf(p.startMax)
 	steps := 0
 	for i := sort.Search(len(f.nums), func(i int) bool { return f.nums[i] >= lo }); i < len(f.nums) && f.nums[i] <= hi; i++ {
 		if steps += len(f.buckets[f.nums[i]].points.vs); steps*nearStepCost >= entries {
@@ -93,7 +93,7 @@ func (s *searcher) nearCounted(p *plan, collect int) (main []uint32, n int) {
 	defer func() { x.visited.Add(uint64(read)) }()
 	in := p.insideByNumber(f)
 	read += len(in)
-	lo, hi := bucketOf(p.startMin), bucketOf(p.startMax)
+	lo, hi := s.x.bucketOf(p.startMin), s.x.bucketOf(p.startMax)
 	ok := make([]bool, 0, 8)
 	var slots []uint32
 	for i := sort.Search(len(f.nums), func(i int) bool { return f.nums[i] >= lo }); i < len(f.nums) && f.nums[i] <= hi; i++ {

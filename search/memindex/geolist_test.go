@@ -164,7 +164,8 @@ func TestNearListAgreesWithReference(t *testing.T) {
 func TestNearCheaperAtItsBoundary(t *testing.T) {
 	const points = 20
 	now := int64(1_800_000_000)
-	week := (bucketOf(now) + 1) * facetWidth // the start of a bucket
+	facetWidth := defaultKnobs.facetWidth                 // New's indexes'
+	week := (defaultKnobs.bucketOf(now) + 1) * facetWidth // the start of a bucket
 	for _, c := range []struct {
 		name     string
 		events   int

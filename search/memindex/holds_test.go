@@ -51,14 +51,14 @@ func versionDoc(id int64, occ string, texts []string, v int) search.EventDocumen
 // reverse, and a series whose occurrences share a large text replaced.
 // After each write the index answers as if written at once.
 func TestLargeDocumentHoldsTheLockBriefly(t *testing.T) {
+	t.Parallel() // its knobs are its index's own
 	// The bound is holdWords whatever its value: a smaller one here
 	// (the service's is 1,024) gives as many releases per write with
 	// documents a seventh of the service's drafts, so the checks at every
 	// release cost a seventh.
-	defer func(n int) { holdWords = n }(holdWords)
-	holdWords = 160
 	r := rand.New(rand.NewPCG(37, 1))
 	x, _ := benchIndex(300)
+	x.holdWords = 160
 	// The versions: 1 and 2 large, 3 small (0: none).
 	texts := []string{"", hugeDescription(r, 28000), hugeDescription(r, 28000),
 		"a small version: manageable, uncomplicated, straightforward"}
@@ -162,8 +162,7 @@ func TestLargeDocumentHoldsTheLockBriefly(t *testing.T) {
 	}
 	yields, swapped := 0, 0
 	var hookT *testing.T
-	defer func() { yieldHook = nil }()
-	yieldHook = func() {
+	x.yieldHook = func() {
 		yields++
 		shown := check(hookT, fmt.Sprintf("release %d", yields))
 		for k, v := range shown {
@@ -209,8 +208,8 @@ func TestLargeDocumentHoldsTheLockBriefly(t *testing.T) {
 			x.maxHeld, yields, swapped = 0, 0, 0
 			count := x.Count()
 			c.write()
-			if x.maxHeld > holdWords {
-				t.Errorf("%d words linked or unlinked in one hold of the lock, want at most %d", x.maxHeld, holdWords)
+			if x.maxHeld > x.holdWords {
+				t.Errorf("%d words linked or unlinked in one hold of the lock, want at most %d", x.maxHeld, x.holdWords)
 			}
 			if yields == 0 {
 				t.Error("the writer never released the lock between pieces")
@@ -241,10 +240,10 @@ func TestLargeDocumentHoldsTheLockBriefly(t *testing.T) {
 // entry against each of its tens of thousands of words in one hold
 // before. After each write the queries answer as a fresh index does.
 func TestLargeDocumentTouchesTheCacheBriefly(t *testing.T) {
-	defer func(n int) { holdWords = n }(holdWords)
-	holdWords = 160
+	t.Parallel() // its knobs are its index's own
 	r := rand.New(rand.NewPCG(37, 3))
 	x, now := benchIndex(300)
+	x.holdWords = 160
 	text := hugeDescription(r, 28000)
 	// Words of the document and others, prefixes and typos, for
 	// published and for draft rows.
@@ -260,8 +259,7 @@ func TestLargeDocumentTouchesTheCacheBriefly(t *testing.T) {
 		return res
 	}
 	releases := 0
-	defer func() { yieldHook = nil }()
-	yieldHook = func() {
+	x.yieldHook = func() {
 		releases++
 		queries(t, x)
 	}
@@ -294,7 +292,7 @@ func TestLargeDocumentTouchesTheCacheBriefly(t *testing.T) {
 			if releases == 0 {
 				t.Fatal("the write never released the lock: the test measures nothing")
 			}
-			if bound := (holdWords + 2) * matchCacheMax; x.maxTouched > bound {
+			if bound := (x.holdWords + 2) * matchCacheMax; x.maxTouched > bound {
 				t.Errorf("%d match cache entries checked in one hold of the lock, want at most %d", x.maxTouched, bound)
 			}
 			t.Logf("%d releases, at most %d entries checked in one hold", releases, x.maxTouched)
@@ -319,8 +317,8 @@ func TestLargeDocumentTouchesTheCacheBriefly(t *testing.T) {
 // hold, 160 × the entries). After each write the queries answer as a
 // fresh index does.
 func TestDraftSkipsTheEntriesOfOtherVisibilities(t *testing.T) {
-	defer func(n int) { holdWords = n }(holdWords)
-	holdWords = 160
+	t.Parallel() // its knobs are its indexes' own
+	const holdWords = 160
 	text := hugeDescription(rand.New(rand.NewPCG(37, 5)), 28000)
 	for _, c := range []struct {
 		name     string
@@ -337,6 +335,7 @@ func TestDraftSkipsTheEntriesOfOtherVisibilities(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			x, now := benchIndex(300)
+			x.holdWords = holdWords
 			words := append(probes(text), "jazz", "j", "ja", "th", "festivl ", "jazz c", "concert")
 			queries := func(t *testing.T, x *Index) []search.Result {
 				return searchWords(t, x, words, func(w string) search.EventQuery {
@@ -344,8 +343,7 @@ func TestDraftSkipsTheEntriesOfOtherVisibilities(t *testing.T) {
 				})
 			}
 			releases := 0
-			defer func() { yieldHook = nil }()
-			yieldHook = func() {
+			x.yieldHook = func() {
 				releases++
 				queries(t, x)
 			}

@@ -106,6 +106,10 @@ type Index struct {
 	bulkIndex
 	rowIndex
 
+	// knobs are its sizes and thresholds (defaultKnobs unless a test
+	// sets others), shared with facets and collapse.
+	*knobs
+
 	// bulk is set while an index made by NewBulk defers its date order
 	// and facet buckets (until Finish): it answers no query meanwhile.
 	bulk bool
@@ -488,27 +492,6 @@ type vocabulary struct {
 	prefixes map[string]*prefixRows
 }
 
-// recentMax bounds the unsorted new words of a vocabulary: a merge
-// (O(vocabulary), outside the lock) once recentMax new words wait, and at
-// most recentMax words checked one by one in a walk. A variable so that the
-// tests can merge often.
-var recentMax = 1024
-
-// chunkWords bounds the words a writer prepares at a time (tokenized,
-// built and merged outside the lock): a write of many documents is
-// prepared and linked in chunks of about this many words (one document at
-// least). A variable so that the tests can take small chunks.
-var chunkWords = 8192
-
-// holdWords bounds the words a writer links or unlinks in one hold of the
-// lock, the work a query may wait for (about a millisecond): the writer
-// releases it between documents once it linked this many, and a document
-// of more words (a 200,000-character description holds about 23,000
-// distinct words) is linked and unlinked in pieces of at most this many,
-// hidden from the word matches until done (see link). A variable so that
-// the tests can take small pieces.
-var holdWords = 1024
-
 // holds is what a writer keeps across its holds of the write lock (mu):
 // the slots whose words it links or unlinks over several holds, which the
 // word matches leave out meanwhile (wordIndex.match), and the words it
@@ -532,21 +515,13 @@ type holds struct {
 // count records that the writer linked or unlinked n words in this hold.
 func (h *holds) count(n int) { h.held += n }
 
-// yieldHook, when set (tests), is called by a writer each time it
-// releases the lock between pieces of one document's words (yield),
-// holding writeMu but not mu.
-var yieldHook func()
-
-// preparedHook, when set (tests), is called by a writer after it prepared
-// a chunk, holding writeMu but not mu.
-var preparedHook func()
-
 // New returns an empty index.
 func New() *Index {
-	x := &Index{
+	k := defaultKnobs
+	x := &Index{knobs: &k, collapse: collapseState{knobs: &k},
 		byID: newIDSlots(), codes: codes{seriesOf: map[int64]uint32{}, statuses: map[string]uint8{}, nameOf: map[string]uint32{}}, aliasSets: map[string][]*roaring.Bitmap{},
 		pointOf: map[search.GeoPoint]int32{}, langs: map[string]*language{}, reps: roaring.New(), grouped: roaring.New(),
-		facets: newFacetIndex(), holds: holds{hidden: roaring.New()},
+		facets: newFacetIndex(&k), holds: holds{hidden: roaring.New()},
 	}
 	x.wordIndex, x.groupIndex, x.bulkIndex, x.rowIndex = wordIndex{x}, groupIndex{x}, bulkIndex{x}, rowIndex{x}
 	for i := range x.lists {

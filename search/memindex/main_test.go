@@ -32,13 +32,12 @@ func TestMain(m *testing.M) {
 
 // alongside runs index (the index's answer) on this goroutine and ref
 // (the reference's answer, from package searchtest) on another at the
-// same time, and returns ref's result once both are done. The agreement
-// tests that set the package's knobs cannot run in parallel with other
-// tests (the knobs are package variables), and a third to a half of
-// their CPU is the reference's: computed beside the index's answer, it
-// takes the second core. The reference reads no knob and nothing the
-// index writes (each Reference is used by one goroutine at a time: the
-// caller does not touch it while ref runs).
+// same time, and returns ref's result once both are done. A third to a
+// half of an agreement loop's CPU is the reference's: computed beside the
+// index's answer, it takes the second core when the loop runs alone. The
+// reference reads no knob and nothing the index writes (each Reference
+// is used by one goroutine at a time: the caller does not touch it while
+// ref runs).
 func alongside[T any](index func(), ref func() T) T {
 	done := make(chan T, 1)
 	go func() { done <- ref() }()

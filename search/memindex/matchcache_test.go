@@ -93,10 +93,10 @@ func dropMatches(x *Index) {
 // the answer once the cache is emptied. So an entry kept past a change
 // of its rows fails it.
 func TestMatchCacheFollowsWrites(t *testing.T) {
-	defer func(n int) { holdWords = n }(holdWords)
-	holdWords = 160
+	t.Parallel() // its knobs are its index's own
 	all, now := agreeDocs(1500)
 	ls := newLiveSeries(all)
+	ls.x.holdWords = 160
 	ls.write(ls.order)
 	x := ls.x
 	r := rand.New(rand.NewPCG(41, 42))
@@ -131,8 +131,7 @@ func TestMatchCacheFollowsWrites(t *testing.T) {
 		return out
 	}
 	releases := 0
-	defer func() { yieldHook = nil }()
-	yieldHook = func() {
+	x.yieldHook = func() {
 		releases++
 		kept := answers()
 		dropMatches(x)

@@ -19,29 +19,30 @@ import (
 // generated queries of every filter, order, page and facet against the
 // reference (searchtest) after each round.
 func TestAgreesWithReferenceAfterChanges(t *testing.T) {
+	t.Parallel() // its knobs are its indexes' own
+	d := defaultKnobs
 	for _, c := range []struct{ recent, fewValues, chunk, counted, mode int }{
-		{recentMax, fewValues, chunkWords, minCounted, countedMode}, {2, 0, 1, minCounted, countedMode},
+		{d.recentMax, d.fewValues, d.chunkWords, d.minCounted, d.countedMode}, {2, 0, 1, d.minCounted, d.countedMode},
 		// Every page with candidates walked and counted by firstCounted,
 		// from the kinds' cardinalities, or else inside the dates.
-		{recentMax, fewValues, chunkWords, 0, countFromKinds},
-		{recentMax, fewValues, chunkWords, 0, countInside},
+		{d.recentMax, d.fewValues, d.chunkWords, 0, countFromKinds},
+		{d.recentMax, d.fewValues, d.chunkWords, 0, countInside},
 	} {
 		t.Run(fmt.Sprintf("merge after %d new words, facets by match above %d values, chunks of %d words, counted from %d candidates, counting mode %d", c.recent, c.fewValues, c.chunk, c.counted, c.mode), func(t *testing.T) {
-			defer func(r, f, c, h, m, o int) {
-				recentMax, fewValues, chunkWords, holdWords, minCounted, countedMode = r, f, c, h, m, o
-			}(recentMax, fewValues, chunkWords, holdWords, minCounted, countedMode)
-			// Holds of the lock as small as the chunks: every document of
-			// more than one word linked and unlinked in pieces.
-			recentMax, fewValues, chunkWords, holdWords, minCounted, countedMode = c.recent, c.fewValues, c.chunk, min(holdWords, c.chunk), c.counted, c.mode
-			agreesAfterChanges(t)
+			t.Parallel()
+			agreesAfterChanges(t, func(k *knobs) {
+				// Holds of the lock as small as the chunks: every document
+				// of more than one word linked and unlinked in pieces.
+				k.recentMax, k.fewValues, k.chunkWords, k.holdWords, k.minCounted, k.countedMode = c.recent, c.fewValues, c.chunk, min(k.holdWords, c.chunk), c.counted, c.mode
+			})
 		})
 	}
 }
 
-func agreesAfterChanges(t *testing.T) {
+func agreesAfterChanges(t *testing.T, tune func(*knobs)) {
 	f := searchtest.Generate(7, 600, 30, 12)
 	r := rand.New(rand.NewPCG(11, 12))
-	x := New()
+	x := newWith(tune)
 	live := map[int64]search.EventDocument{}
 	apply := func(docs []search.EventDocument) {
 		x.Apply(docs)
@@ -57,7 +58,7 @@ func agreesAfterChanges(t *testing.T) {
 	}
 	// Loaded in one call (one sort), with a repeated ID whose later
 	// document wins.
-	loaded := New()
+	loaded := newWith(tune)
 	first := f.Events[0]
 	first.Start -= 1e6
 	loaded.Apply(append([]search.EventDocument{first}, f.Events...))

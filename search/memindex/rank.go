@@ -123,7 +123,7 @@ func (s *searcher) scorePage(hits []rankHit, gs []groupHit) {
 // of gs. Past deepOffset it finds the start of the page first.
 func (s *searcher) datePage(main []uint32, gs []groupHit, from, take int) {
 	x := s.x
-	if from > deepOffset {
+	if from > s.x.deepOffset {
 		starts := make([]int64, len(main))
 		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
 		for i, slot := range main {

@@ -160,7 +160,7 @@ func (s *searcher) merged(gs []groupHit) {
 	if s.limit == 0 {
 		need = 0
 	}
-	deep := s.offset > deepOffset
+	deep := s.offset > s.x.deepOffset
 	collect := need
 	if deep {
 		collect = 0
@@ -206,15 +206,6 @@ func (s *searcher) merged(gs []groupHit) {
 	firstK(gs, need, func(a, b groupHit) int { return x.compareHits(&a, &b) })
 	s.merge(main, newCursors(x, gs[:min(need, len(gs))]), from, need)
 }
-
-// deepOffset is the offset past which a merged page is found by its
-// start (pageStart) rather than by merging every match before it: a page
-// at offset n would otherwise cost n steps of the merge (300,000 matches
-// into a page: 130 ms), where pageStart costs about 30 counts of the
-// matches up to a date, each reading the date order's block summaries and
-// one binary search per group. A variable so that the tests can find
-// every page by its start.
-var deepOffset = 2048
 
 // mainFirst reads the date order's matches of p: the first collect of
 // them in order, and their number (counting whole blocks from their

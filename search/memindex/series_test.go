@@ -48,11 +48,14 @@ func (e eventEngine) Close() error                                              
 // queries this index answers. It runs again with every query that has
 // candidates paged and counted by firstCounted and rankedTiers.
 func TestSeriesConformance(t *testing.T) {
-	for _, c := range []struct{ counted, mode int }{{minCounted, countedMode}, {0, countFromKinds}, {0, countInside}} {
+	t.Parallel() // its knobs are its indexes' own
+	d := defaultKnobs
+	for _, c := range []struct{ counted, mode int }{{d.minCounted, d.countedMode}, {0, countFromKinds}, {0, countInside}} {
 		t.Run(fmt.Sprintf("counted from %d candidates", c.counted), func(t *testing.T) {
-			defer func(c, h, m, o int) { chunkWords, holdWords, minCounted, countedMode = c, h, m, o }(chunkWords, holdWords, minCounted, countedMode)
-			chunkWords, holdWords, minCounted, countedMode = 1, 1, c.counted, c.mode
-			searchtest.RunSeries(t, func(*testing.T) search.Engine { return eventEngine{New()} })
+			t.Parallel()
+			searchtest.RunSeries(t, func(*testing.T) search.Engine {
+				return eventEngine{newWith(func(k *knobs) { k.chunkWords, k.holdWords, k.minCounted, k.countedMode = 1, 1, c.counted, c.mode })}
+			})
 		})
 	}
 }
@@ -96,27 +99,33 @@ func TestSeriesNumbersAreReused(t *testing.T) {
 // uniform occurrences and the date order must agree on every filter,
 // total, page, occurrence key and facet.
 func TestSeriesAgreeWithReferenceAfterChanges(t *testing.T) {
+	t.Parallel() // its knobs are its indexes' own
+	d := defaultKnobs
 	for _, c := range []struct{ chunk, deep, counted, mode int }{
-		{chunkWords, deepOffset, minCounted, countedMode}, {3, 0, minCounted, countedMode},
+		{d.chunkWords, d.deepOffset, d.minCounted, d.countedMode}, {3, 0, d.minCounted, d.countedMode},
 		// Every page with candidates walked and counted by firstCounted,
 		// from the kinds' cardinalities, or else inside the dates.
 		{3, 0, 0, countFromKinds}, {3, 0, 0, countInside},
 	} {
 		t.Run(fmt.Sprintf("chunks of %d words, pages found by their start past offset %d, counted from %d candidates, counting mode %d", c.chunk, c.deep, c.counted, c.mode), func(t *testing.T) {
-			defer func(c, h, d, m, o int) {
-				chunkWords, holdWords, deepOffset, minCounted, countedMode = c, h, d, m, o
-			}(chunkWords, holdWords, deepOffset, minCounted, countedMode)
-			chunkWords, holdWords, deepOffset, minCounted, countedMode = c.chunk, min(holdWords, c.chunk), c.deep, c.counted, c.mode
-			seriesAgree(t)
+			t.Parallel()
+			seriesAgree(t, func(k *knobs) {
+				k.chunkWords, k.holdWords, k.deepOffset, k.minCounted, k.countedMode = c.chunk, min(k.holdWords, c.chunk), c.deep, c.counted, c.mode
+			})
 		})
 	}
 }
 
-func seriesAgree(t *testing.T) {
+// seriesAgree is TestSeriesAgreeWithReferenceAfterChanges with the knobs
+// that tune sets (nil: the defaults) on its index.
+func seriesAgree(t *testing.T, tune func(*knobs)) {
 	f := searchtest.Generate(9, 400, 30, 12)
 	fs := searchtest.WithSeries(f)
 	r := rand.New(rand.NewPCG(21, 22))
 	ls := newLiveSeries(fs.Events)
+	if tune != nil {
+		tune(ls.x.knobs)
+	}
 	x, live, order, write, all := ls.x, ls.live, ls.order, ls.write, ls.all
 	write(order[:1])
 	write(order[1:9])
@@ -341,9 +350,7 @@ func (ls *liveSeries) removeSome(r *rand.Rand, oneIn int) ([]int64, map[int64][]
 // deepCollapsed). Before the buckets held the groups' members,
 // every list decided every group.
 func TestListsDecideNoGroup(t *testing.T) {
-	// Not parallel: it sets collapsedPageMax, which parallel tests'
-	// queries read (the race detector caught it with
-	// TestCollapsedWhileWriting).
+	t.Parallel() // its knobs are its indexes' own
 	const weeks, week = 60, 7 * 86400
 	build := func(series int) (*Index, []search.EventDocument) {
 		var docs []search.EventDocument
@@ -368,7 +375,7 @@ func TestListsDecideNoGroup(t *testing.T) {
 				docs = append(docs, o)
 			}
 		}
-		x := New()
+		x := newWith(func(k *knobs) { k.bucketBlocks = 0 }) // (a small index: the buckets read its lists as a large one's)
 		x.Apply(docs)
 		return x, docs
 	}
@@ -391,8 +398,6 @@ func TestListsDecideNoGroup(t *testing.T) {
 		{"a deep page", with(func(q *search.EventQuery) { q.Offset = 3000 })},
 		{"the total alone", with(func(q *search.EventQuery) { q.Limit = 0 })},
 	}
-	defer func(b int) { bucketBlocks = b }(bucketBlocks)
-	bucketBlocks = 0 // (a small index: the buckets read its lists as a large one's)
 	for _, series := range []int{40, 400} {
 		x, docs := build(series)
 		if len(x.groups) != series {
@@ -428,10 +433,8 @@ func TestListsDecideNoGroup(t *testing.T) {
 		} else {
 			t.Logf("%d series, collapsed: %d steps", series, steps)
 		}
-		pageMax := collapsedPageMax
-		collapsedPageMax = 16 // (a small index: its deep pages are found by their start, as a large one's)
+		x.collapsedPageMax = 16 // (a small index: its deep pages are found by their start, as a large one's; no query runs meanwhile)
 		decided, steps, _ := check("collapsed, a deep page", with(func(q *search.EventQuery) { q.CollapseSeries, q.Offset = true, 300 }))
-		collapsedPageMax = pageMax
 		if decided != 0 || steps > 20000 {
 			t.Errorf("%d series, collapsed, a deep page: %d groups decided, %d steps; want none, and at most 20,000 steps", series, decided, steps)
 		} else {

@@ -113,7 +113,7 @@ func TestRelevanceCached(t *testing.T) {
 				return res
 			}
 			first := run()
-			if first.Total < minCounted {
+			if first.Total < x.minCounted {
 				t.Fatalf("%d matches: too few for the score tiers", first.Total)
 			}
 			checked := x.Checked()

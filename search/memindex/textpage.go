@@ -8,22 +8,11 @@ import "math"
 // candidates' cardinalities, so that neither grows with the number of
 // candidates (see firstCounted).
 
-// minCounted is the number of candidates from which a query's page and
-// total are found by firstCounted: below it, sorting the candidates
-// (plan.each) costs little. A variable so that the tests can take every
-// query through firstCounted.
-var minCounted = 1024
-
 // The costs that firstCounted weighs, in entries read in order: testing
 // a slot in the candidates' bitmap (a search among its containers and in
 // one), and taking a candidate in plan.each's sparse pass (reading its
 // entry at random, and sorting it).
 const containsCost, sortCost = 8, 8
-
-// countedMode makes firstCounted count one way (tests): 0 chooses by the
-// costs, countFromKinds from the kinds' cardinalities, countInside
-// inside the dates (neither declining).
-var countedMode = 0
 
 // The ways firstCounted counts.
 const (
@@ -72,7 +61,7 @@ func (s *searcher) firstCounted(p *plan, collect int) (main []uint32, n int, ok 
 		return nil, 0, false
 	}
 	card := p.candsCount()
-	if card < uint64(minCounted) {
+	if card < uint64(s.x.minCounted) {
 		return nil, 0, false
 	}
 	if !p.grouped && len(s.x.groups) > 0 {
@@ -99,7 +88,7 @@ func (s *searcher) countedIn(p *plan, w *window, card uint64, collect int) (main
 	}
 	walk := (min(collect, c) + 1) * (entries / c) * containsCost
 	budget := old / containsCost // the tests that cost what plan.each would
-	if countedMode != 0 {
+	if s.x.countedMode != 0 {
 		budget = math.MaxInt
 	}
 	tested := 0
@@ -107,8 +96,8 @@ func (s *searcher) countedIn(p *plan, w *window, card uint64, collect int) (main
 		tested++
 		return tested <= budget
 	}
-	fromKinds := countedMode == countFromKinds
-	if countedMode == 0 && w.outside*containsCost+walk <= old {
+	fromKinds := s.x.countedMode == countFromKinds
+	if s.x.countedMode == 0 && w.outside*containsCost+walk <= old {
 		// The blocks whose ends the end bounds cut are read too: as
 		// many as cost what plan.each would.
 		fromKinds = s.mixed(p, w, (old-walk)/containsCost-w.outside)
@@ -130,7 +119,7 @@ func (s *searcher) countedIn(p *plan, w *window, card uint64, collect int) (main
 		}
 		return main, n, true
 	}
-	if countedMode == 0 && inside >= old {
+	if s.x.countedMode == 0 && inside >= old {
 		return nil, 0, false
 	}
 	read += s.walkWindow(p, w, func(slot uint32) bool {

@@ -20,6 +20,7 @@ import (
 // of every match, itself checked against the reference by the agreement
 // tests), and that firstCounted read fewer entries in all.
 func TestCountedPagesAgreeAtSize(t *testing.T) {
+	t.Parallel() // its knobs are its indexes' own
 	type index struct {
 		name string
 		x    *Index
@@ -56,8 +57,8 @@ func TestCountedPagesAgreeAtSize(t *testing.T) {
 // searchWith runs q with firstCounted taken from minCounted candidates.
 func searchWith(t *testing.T, x *Index, q search.EventQuery, counted int) search.Result {
 	t.Helper()
-	defer func(m int) { minCounted = m }(minCounted)
-	minCounted = counted
+	defer func(m int) { x.minCounted = m }(x.minCounted)
+	x.minCounted = counted // (no query runs meanwhile)
 	res, err := x.Search(t.Context(), q)
 	if err != nil {
 		t.Fatal(err)

@@ -84,10 +84,10 @@ func (p *plan) tiers() (ts []tier, ok bool) {
 // count declines): ranked then scores every match.
 func (s *searcher) rankedTiers(gs []groupHit) bool {
 	x, p := s.x, s.p
-	if len(p.q.Facets) > 0 || p.q.CollapseSeries || s.offset > deepOffset || p.cands == nil || p.needsRest() || p.inside != nil {
+	if len(p.q.Facets) > 0 || p.q.CollapseSeries || s.offset > s.x.deepOffset || p.cands == nil || p.needsRest() || p.inside != nil {
 		return false
 	}
-	if p.cands.GetCardinality() < uint64(minCounted) {
+	if p.cands.GetCardinality() < uint64(s.x.minCounted) {
 		return false
 	}
 	var ts []tier
@@ -115,7 +115,7 @@ func (s *searcher) rankedTiers(gs []groupHit) bool {
 		tp.cands, tp.set, tp.words = t.rows, nil, nil
 		l := &level{plan: &tp, card: t.rows.GetCardinality()}
 		if !p.mainNone {
-			if l.card < uint64(minCounted) {
+			if l.card < uint64(s.x.minCounted) {
 				_, l.main = s.mainFirst(&tp, 0, false)
 			} else if _, l.main, ok = s.countedIn(&tp, w, l.card, 0); !ok {
 				return false
@@ -176,7 +176,7 @@ func (s *searcher) rankedTiers(gs []groupHit) bool {
 		need := pos + take
 		var main []uint32
 		if !l.plan.mainNone && l.main > 0 {
-			if l.card < uint64(minCounted) {
+			if l.card < uint64(s.x.minCounted) {
 				main, _ = s.mainFirst(l.plan, min(need, l.main), false)
 			} else if main, _, ok = s.countedIn(l.plan, w, l.card, min(need, l.main)); !ok {
 				main, _ = s.mainFirst(l.plan, min(need, l.main), false)

@@ -153,7 +153,7 @@ func (x *wordIndex) premerge(chunk []prepared) []merged {
 		if v != nil {
 			waiting = len(v.recent)
 		}
-		if waiting+len(set) <= recentMax {
+		if waiting+len(set) <= x.recentMax {
 			continue
 		}
 		add := slices.Collect(maps.Keys(set))

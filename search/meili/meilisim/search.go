@@ -122,29 +122,40 @@ func (f *searchRoutes) rankedSearch(ix *Index, body map[string]any) ([]map[strin
 	for i, t := range terms {
 		reach[i] = prefixReach(ix, t)
 	}
-	var out []map[string]any
-	for _, doc := range ix.Docs {
-		if !match(doc) {
-			continue
-		}
-		if len(terms) > 0 {
-			var have []string
-			for _, a := range on {
-				text, _ := doc[a].(string)
-				have = append(have, indexedWords(tok, text)...)
-			}
-			all := true
-			for i, t := range terms {
-				all = all && slices.ContainsFunc(have, func(w string) bool {
-					if reach[i] != nil && w != t.Word && strings.HasPrefix(w, t.Word) {
-						return reach[i][w]
+	// A document matches when each term matches one of the indexed words
+	// of its searched attributes (the words' posting lists: searchIndex),
+	// and the filter.
+	sx := searchIndexOf(ix)
+	var cand []bool // the documents (sx.docs) every term matches; nil: all
+	if len(terms) > 0 {
+		byWord := sx.postings(tok, on)
+		for i, t := range terms {
+			hit := make([]bool, len(sx.docs))
+			for w, docs := range byWord {
+				var ok bool
+				if reach[i] != nil && w != t.Word && strings.HasPrefix(w, t.Word) {
+					ok = reach[i][w]
+				} else {
+					ok = t.Matches(w)
+				}
+				if ok {
+					for _, d := range docs {
+						hit[d] = true
 					}
-					return t.Matches(w)
-				})
+				}
 			}
-			if !all {
-				continue
+			if cand != nil {
+				for d := range hit {
+					hit[d] = hit[d] && cand[d]
+				}
 			}
+			cand = hit
+		}
+	}
+	var out []map[string]any
+	for d, doc := range sx.docs {
+		if cand != nil && !cand[d] || !match(doc) {
+			continue
 		}
 		out = append(out, doc)
 	}
@@ -199,6 +210,68 @@ func (f *searchRoutes) rankedSearch(ix *Index, body map[string]any) ([]map[strin
 		}
 	}
 	return out, scores, nil
+}
+
+// searchIndex is what rankedSearch reads of an index's documents, made
+// once per change of the index (Index.Writes) rather than at every
+// search, which scanned and split the texts of every document: the
+// documents in the order of their primary key, and for each tokenizer
+// and list of searched attributes the posting lists of the words they
+// index (indexedWords). It answers what the scan answered: a document
+// has a word in its searched attributes exactly when the word's list
+// holds it.
+type searchIndex struct {
+	// writes and n are the index's Writes and number of documents when
+	// it was made (n also catches a test that stores a document directly
+	// without counting the write).
+	writes, n int
+	docs      []map[string]any
+	words     map[postingsKey]map[string][]int32
+}
+
+// postingsKey names the posting lists of one tokenizer and one list of
+// searched attributes (joined with NUL).
+type postingsKey struct {
+	tok *simTokenizer
+	on  string
+}
+
+// searchIndexOf returns the index's searchIndex, made anew after a
+// change. The caller holds f.Mu.
+func searchIndexOf(ix *Index) *searchIndex {
+	if sx := ix.search; sx != nil && sx.writes == ix.Writes && sx.n == len(ix.Docs) {
+		return sx
+	}
+	keys := slices.Sorted(maps.Keys(ix.Docs))
+	sx := &searchIndex{writes: ix.Writes, n: len(ix.Docs), docs: make([]map[string]any, len(keys)), words: map[postingsKey]map[string][]int32{}}
+	for i, k := range keys {
+		sx.docs[i] = ix.Docs[k]
+	}
+	ix.search = sx
+	return sx
+}
+
+// postings returns, for each word that tok indexes in the attributes on
+// of some document, the documents (numbers into sx.docs, ascending, each
+// once) that hold it.
+func (sx *searchIndex) postings(tok *simTokenizer, on []string) map[string][]int32 {
+	key := postingsKey{tok, strings.Join(on, "\x00")}
+	if m, ok := sx.words[key]; ok {
+		return m
+	}
+	m := map[string][]int32{}
+	for d, doc := range sx.docs {
+		for _, a := range on {
+			text, _ := doc[a].(string)
+			for _, w := range indexedWords(tok, text) {
+				if list := m[w]; len(list) == 0 || list[len(list)-1] != int32(d) {
+					m[w] = append(list, int32(d))
+				}
+			}
+		}
+	}
+	sx.words[key] = m
+	return m
 }
 
 // maxTotalHits is the index's pagination.maxTotalHits (default 1000).

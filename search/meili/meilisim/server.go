@@ -154,6 +154,10 @@ type Index struct {
 	Writes  int
 	Words   []string
 	WordsAt int
+	// search is what searches read of docs as of some writes
+	// (searchIndexOf). A caller that changes Docs or a document directly
+	// counts the change in Writes.
+	search *searchIndex
 }
 
 // Task is one registered task.
