@@ -3,6 +3,7 @@ package testsupport
 import (
 	"os"
 	"runtime/debug"
+	"strconv"
 )
 
 // CollectLessOften sets the garbage collector's target (GOGC) of the test
@@ -17,4 +18,17 @@ func CollectLessOften(percent int) {
 	if os.Getenv("GOGC") == "" && !raceEnabled {
 		debug.SetGCPercent(percent)
 	}
+}
+
+// ChildGOGC returns the GOGC for the processes a test starts, by the rule
+// of CollectLessOften: the environment's GOGC when set, the default (100)
+// under the race detector, else percent.
+func ChildGOGC(percent int) string {
+	switch {
+	case os.Getenv("GOGC") != "":
+		return os.Getenv("GOGC")
+	case raceEnabled:
+		return "100"
+	}
+	return strconv.Itoa(percent)
 }

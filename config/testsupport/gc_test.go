@@ -31,3 +31,25 @@ func TestCollectLessOften(t *testing.T) {
 		})
 	}
 }
+
+// TestChildGOGC: the processes a test starts get the environment's GOGC
+// when set, the default under the race detector, else the percent asked.
+func TestChildGOGC(t *testing.T) {
+	for _, tc := range []struct {
+		name, gogc, want string
+	}{
+		{"GOGC unset", "", "400"},
+		{"GOGC set", "150", "150"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("GOGC", tc.gogc)
+			want := tc.want
+			if raceEnabled && tc.gogc == "" {
+				want = "100"
+			}
+			if got := ChildGOGC(400); got != want {
+				t.Errorf("ChildGOGC(400) = %q, want %q (race detector %v)", got, want, raceEnabled)
+			}
+		})
+	}
+}

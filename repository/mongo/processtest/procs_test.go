@@ -192,23 +192,11 @@ func keptBinName(dir, pkg string) string {
 
 // childGCPercent is the collector's target (GOGC) of the processes the
 // tests start (FerretDB, the simulator, the service replicas), unless GOGC
-// is set or the race detector runs: they allocate much and keep little,
-// and what the tests prove (no acknowledged write lost across kills and
-// restarts) does not depend on how often they collect.
-const childGCPercent = "400"
-
-// childGOGC returns the GOGC of the processes the tests start: the
-// environment's, else childGCPercent, else (under the race detector) the
-// default.
-func childGOGC() string {
-	switch {
-	case os.Getenv("GOGC") != "":
-		return os.Getenv("GOGC")
-	case raceEnabled:
-		return "100"
-	}
-	return childGCPercent
-}
+// is set or the race detector runs (testsupport.ChildGOGC): they allocate
+// much and keep little, and what the tests prove (no acknowledged write
+// lost across kills and restarts) does not depend on how often they
+// collect.
+const childGCPercent = 400
 
 // proc is a running process with its output kept.
 type proc struct {
@@ -226,7 +214,7 @@ func start(t *testing.T, name, bin string, env []string, firstLine bool, args ..
 	t.Helper()
 	p := &proc{name: name, out: &testsupport.SyncBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(bin, args...)
-	p.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TZ=UTC", "GOGC=" + childGOGC()}, env...)
+	p.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TZ=UTC", "GOGC=" + testsupport.ChildGOGC(childGCPercent)}, env...)
 	p.cmd.Stderr = p.out
 	var stdout io.Reader
 	if firstLine {
